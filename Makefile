@@ -1,0 +1,137 @@
+# gpuperf - GNU Makefile
+#
+#   make            library (static + shared) and the gpuperf CLI
+#   make demo       run the simulated-GPU demo (the main job)
+#   make test       build and run the unit and API tests
+#   make test-asan  the same under AddressSanitizer + UBSan
+#   make bench      build the benchmarks (bench/*)
+#   make install PREFIX=/usr/local
+#
+# Build outputs go to $(BUILD) (default build/). Missing Debian packages are
+# installed by scripts/install-deps.sh the first time (as root), or the
+# exact apt-get line is printed.
+
+BUILD ?= build
+PREFIX ?= /usr/local
+
+SAN ?=
+OPT ?= -O2
+
+WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+       -Wno-unused-parameter
+BASE_CFLAGS = -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) -fPIC -fvisibility=hidden \
+              -Iinclude -Isrc
+ifneq ($(SAN),)
+BASE_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
+               -fno-sanitize-recover=undefined
+SAN_LDFLAGS = -fsanitize=address,undefined
+endif
+ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
+LDLIBS_LIB = -lpthread -lm
+ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
+
+# Library sources: every .c of each subsystem directory.
+LIB_DIRS = src/core src/counters src/backend/sim src/backend/linux src/perfetto src/tp
+LIB_SRCS = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
+LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+
+CLI_SRCS = $(wildcard tools/gpuperf/*.c)
+CLI_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
+
+TEST_SRCS = $(wildcard tests/*.c tests/unit/*.c tests/api/*.c)
+TEST_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRCS))
+
+BENCH_SRCS = $(wildcard bench/*.c)
+BENCH_BINS = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+
+STATIC_LIB = $(BUILD)/libgpuperf.a
+SHARED_LIB = $(BUILD)/libgpuperf.so
+SONAME = libgpuperf.so.0
+CLI = $(BUILD)/gpuperf
+TEST_BIN = $(BUILD)/tests/gpuperf-tests
+DEPS_STAMP = $(BUILD)/.deps-ok
+
+.PHONY: all lib demo test test-asan bench install uninstall clean deps \
+        format check-format
+
+all: $(STATIC_LIB) $(SHARED_LIB) $(CLI)
+
+lib: $(STATIC_LIB) $(SHARED_LIB)
+
+# Debian packages: checked once per build directory.
+$(DEPS_STAMP): scripts/install-deps.sh
+	@scripts/install-deps.sh
+	@mkdir -p $(@D) && touch $@
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/obj/tests/%.o: ALL_CFLAGS += -Itests
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(STATIC_LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+$(SHARED_LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined $(ALL_LDFLAGS) \
+	  -o $@ $^ $(LDLIBS_LIB)
+	ln -sf libgpuperf.so $(BUILD)/$(SONAME)
+
+# The CLI uses the public API only, from the shared library.
+$(CLI): $(CLI_OBJS) $(SHARED_LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) -L$(BUILD) -lgpuperf \
+	  -Wl,-rpath,'$$ORIGIN' $(LDLIBS_LIB)
+
+# Tests reach internals too, so they link the static library.
+$(TEST_BIN): $(TEST_OBJS) $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJS) $(STATIC_LIB) $(LDLIBS_LIB)
+
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS_LIB)
+
+demo: $(CLI)
+	$(CLI) demo
+
+test: $(TEST_BIN) $(CLI)
+	GPUPERF_CLI=$(abspath $(CLI)) $(TEST_BIN) $(TESTFLAGS)
+
+test-asan:
+	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 test
+
+bench: $(BENCH_BINS)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include/gpuperf $(DESTDIR)$(PREFIX)/lib \
+	  $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/gpuperf/*.h $(DESTDIR)$(PREFIX)/include/gpuperf/
+	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libgpuperf.so
+	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/gpuperf
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^#define GP_VERSION_STRING "\(.*\)"/\1/p' include/gpuperf/gpuperf.h)|g' \
+	  gpuperf.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gpuperf.pc
+
+uninstall:
+	rm -rf $(DESTDIR)$(PREFIX)/include/gpuperf
+	rm -f $(DESTDIR)$(PREFIX)/lib/libgpuperf.a $(DESTDIR)$(PREFIX)/lib/libgpuperf.so \
+	  $(DESTDIR)$(PREFIX)/lib/$(SONAME) $(DESTDIR)$(PREFIX)/bin/gpuperf \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/gpuperf.pc
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+check-format:
+	clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-asan build-clang
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)

@@ -1,0 +1,556 @@
+/*
+ * gpuperf/activity.h - activity records and the buffers that carry them.
+ *
+ * The model is CUPTI's activity API. Backends (the simulated GPUs, OpenCL,
+ * CUDA) describe what happened as records: a kernel ran, a copy moved bytes,
+ * an API call took so long, a counter had this value. Records are written
+ * into per-thread buffers that the application supplies through a request
+ * callback; full buffers, and partial ones at a flush, come back through a
+ * completion callback, called from one collector thread. The application
+ * walks a buffer with gp_activity_get_next_record().
+ *
+ * Record layout. Every record starts with gp_activity {kind, size}: size is
+ * the whole record in bytes, a multiple of 8. A reader that does not know a
+ * kind, or finds a record larger than the struct it knows, skips by size;
+ * structs grow only by adding fields at the end. All fields are fixed-width;
+ * all times are nanoseconds in the trace clock (CLOCK_BOOTTIME, see
+ * clock.h), 0 meaning unknown. Strings are ids into a process-wide string
+ * table, resolved with gp_activity_string().
+ *
+ * Records of GPU work (kernel, memcpy, memset) end with num_wait_ids uint64
+ * correlation ids of the work they waited on (event dependencies); use
+ * gp_activity_wait_ids() to reach them.
+ */
+#ifndef GPUPERF_ACTIVITY_H
+#define GPUPERF_ACTIVITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuperf/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Record kinds. Values are stable: they are written into buffers. */
+typedef enum gp_activity_kind {
+  GP_ACTIVITY_KIND_INVALID = 0,
+  GP_ACTIVITY_KIND_KERNEL = 1,          /* gp_activity_kernel (concurrent) */
+  GP_ACTIVITY_KIND_MEMCPY = 2,          /* gp_activity_memcpy, all kinds */
+  GP_ACTIVITY_KIND_MEMSET = 3,          /* gp_activity_memset */
+  GP_ACTIVITY_KIND_API = 4,             /* gp_activity_api */
+  GP_ACTIVITY_KIND_MARKER = 5,          /* gp_activity_marker */
+  GP_ACTIVITY_KIND_DEVICE = 6,          /* gp_activity_device */
+  GP_ACTIVITY_KIND_CONTEXT = 7,         /* gp_activity_context */
+  GP_ACTIVITY_KIND_NAME = 8,            /* gp_activity_name */
+  GP_ACTIVITY_KIND_OVERHEAD = 9,        /* gp_activity_overhead */
+  GP_ACTIVITY_KIND_ENVIRONMENT = 10,    /* gp_activity_environment */
+  GP_ACTIVITY_KIND_COUNTER = 11,        /* gp_activity_counter */
+  GP_ACTIVITY_KIND_DROPPED = 12,        /* gp_activity_dropped */
+  GP_ACTIVITY_KIND_SYNCHRONIZATION = 13, /* gp_activity_sync */
+  GP_ACTIVITY_KIND_COUNT                /* one past the last kind */
+} gp_activity_kind;
+
+/* The header every record starts with. */
+typedef struct gp_activity {
+  uint32_t kind; /* gp_activity_kind */
+  uint32_t size; /* bytes in the whole record, a multiple of 8 */
+} gp_activity;
+
+/* Record flags, per kind. */
+#define GP_ACTIVITY_FLAG_NONE 0u
+#define GP_ACTIVITY_FLAG_MEMCPY_ASYNC (1u << 0)   /* MEMCPY, MEMSET */
+#define GP_ACTIVITY_FLAG_MARKER_INSTANT (1u << 0) /* MARKER */
+#define GP_ACTIVITY_FLAG_MARKER_START (1u << 1)   /* MARKER */
+#define GP_ACTIVITY_FLAG_MARKER_END (1u << 2)     /* MARKER */
+#define GP_ACTIVITY_FLAG_DEVICE_CONCURRENT_KERNELS (1u << 0) /* DEVICE */
+
+/* Correlation id 0 means "no correlation". */
+#define GP_CORRELATION_ID_UNKNOWN 0u
+
+/* Which API a context (and so its GPU work) belongs to. The values of the
+ * first six match Perfetto's InternedGraphicsContext.Api. */
+typedef enum gp_api {
+  GP_API_UNDEFINED = 0,
+  GP_API_OPEN_GL = 1,
+  GP_API_VULKAN = 2,
+  GP_API_OPEN_CL = 3,
+  GP_API_CUDA = 4,
+  GP_API_HIP = 5,
+  GP_API_SIM = 64 /* gpuperf's simulated GPUs */
+} gp_api;
+
+/* Which family of host calls an API record belongs to. */
+typedef enum gp_api_domain {
+  GP_API_DOMAIN_UNKNOWN = 0,
+  GP_API_DOMAIN_SIM = 1,          /* gp_sim_* calls */
+  GP_API_DOMAIN_CUDA_RUNTIME = 2,
+  GP_API_DOMAIN_CUDA_DRIVER = 3,
+  GP_API_DOMAIN_OPENCL = 4
+} gp_api_domain;
+
+/* Source and destination of a copy; values match CUPTI's. */
+typedef enum gp_memcpy_kind {
+  GP_MEMCPY_UNKNOWN = 0,
+  GP_MEMCPY_HTOD = 1,
+  GP_MEMCPY_DTOH = 2,
+  GP_MEMCPY_HTOA = 3,
+  GP_MEMCPY_ATOH = 4,
+  GP_MEMCPY_ATOA = 5,
+  GP_MEMCPY_ATOD = 6,
+  GP_MEMCPY_DTOA = 7,
+  GP_MEMCPY_DTOD = 8, /* within one device */
+  GP_MEMCPY_HTOH = 9,
+  GP_MEMCPY_PTOP = 10 /* between two devices */
+} gp_memcpy_kind;
+
+/* The kind of memory on either side of a copy or under a memset. */
+typedef enum gp_memory_kind {
+  GP_MEMORY_UNKNOWN = 0,
+  GP_MEMORY_PAGEABLE = 1,
+  GP_MEMORY_PINNED = 2,
+  GP_MEMORY_DEVICE = 3,
+  GP_MEMORY_ARRAY = 4,
+  GP_MEMORY_MANAGED = 5
+} gp_memory_kind;
+
+/* A kernel execution. Ends with num_wait_ids uint64 ids. */
+typedef struct gp_activity_kernel {
+  gp_activity hdr;
+  uint64_t correlation_id; /* the API record that launched it */
+  uint64_t queued;         /* host enqueued it */
+  uint64_t submitted;      /* dependencies met, handed to the hardware */
+  uint64_t start;
+  uint64_t end;
+  uint32_t device_id;
+  uint32_t context_id;
+  uint32_t stream_id;
+  uint32_t queue_id;          /* hardware queue index on the device */
+  uint32_t name_id;           /* mangled name (string id) */
+  uint32_t demangled_name_id; /* demangled name, 0 if none */
+  uint32_t grid_x, grid_y, grid_z;
+  uint32_t block_x, block_y, block_z;
+  uint32_t static_shared_memory;  /* bytes per block */
+  uint32_t dynamic_shared_memory; /* bytes per block */
+  uint32_t registers_per_thread;
+  uint32_t flags;
+  uint32_t perfmon_id; /* perfmon the job carried, 0 if none */
+  uint32_t num_wait_ids;
+} gp_activity_kernel;
+
+/* A memory copy of any kind, peer-to-peer included. Ends with wait ids. */
+typedef struct gp_activity_memcpy {
+  gp_activity hdr;
+  uint64_t correlation_id;
+  uint64_t queued;
+  uint64_t submitted;
+  uint64_t start;
+  uint64_t end;
+  uint64_t bytes;
+  uint32_t device_id; /* the device whose queue ran the copy */
+  uint32_t context_id;
+  uint32_t stream_id;
+  uint32_t queue_id;
+  uint32_t src_device_id; /* UINT32_MAX for host memory */
+  uint32_t dst_device_id; /* UINT32_MAX for host memory */
+  uint32_t src_context_id;
+  uint32_t dst_context_id;
+  uint8_t copy_kind; /* gp_memcpy_kind */
+  uint8_t src_kind;  /* gp_memory_kind */
+  uint8_t dst_kind;  /* gp_memory_kind */
+  uint8_t reserved0;
+  uint32_t flags;
+  uint32_t perfmon_id;
+  uint32_t num_wait_ids;
+} gp_activity_memcpy;
+
+/* A memory fill. Ends with wait ids. */
+typedef struct gp_activity_memset {
+  gp_activity hdr;
+  uint64_t correlation_id;
+  uint64_t queued;
+  uint64_t submitted;
+  uint64_t start;
+  uint64_t end;
+  uint64_t bytes;
+  uint32_t device_id;
+  uint32_t context_id;
+  uint32_t stream_id;
+  uint32_t queue_id;
+  uint32_t value;
+  uint8_t memory_kind; /* gp_memory_kind */
+  uint8_t reserved0[3];
+  uint32_t flags;
+  uint32_t perfmon_id;
+  uint32_t num_wait_ids;
+  uint32_t reserved1;
+} gp_activity_memset;
+
+/* A host API call (runtime or driver). */
+typedef struct gp_activity_api {
+  gp_activity hdr;
+  uint64_t correlation_id; /* shared with the GPU work it launched */
+  uint64_t start;
+  uint64_t end;
+  uint32_t process_id;
+  uint32_t thread_id;
+  uint32_t domain;  /* gp_api_domain */
+  uint32_t cbid;    /* function id within the domain */
+  uint32_t name_id; /* function name */
+  int32_t return_value;
+} gp_activity_api;
+
+/* A user marker: instant, or the start or end of a range. */
+typedef struct gp_activity_marker {
+  gp_activity hdr;
+  uint64_t timestamp;
+  uint64_t id;       /* range id: the same on START and END */
+  uint32_t flags;    /* GP_ACTIVITY_FLAG_MARKER_* */
+  uint32_t name_id;  /* 0 on END */
+  uint32_t domain_id; /* string id of the domain, 0 for the default */
+  uint32_t process_id;
+  uint32_t thread_id;
+  uint32_t depth; /* nesting depth of push/pop ranges, 0 otherwise */
+} gp_activity_marker;
+
+/* A device, emitted when it appears or when DEVICE is enabled. */
+typedef struct gp_activity_device {
+  gp_activity hdr;
+  uint64_t global_memory_bytes;
+  uint64_t memory_bandwidth_bytes_per_s;
+  uint32_t device_id;
+  uint32_t flags;
+  uint32_t name_id;
+  uint32_t vendor_id; /* string id of the vendor name */
+  uint32_t model_id;  /* string id */
+  uint32_t architecture_id; /* string id */
+  uint32_t driver_version_id; /* string id, 0 if unknown */
+  uint32_t pci_domain, pci_bus, pci_device, pci_function;
+  uint32_t compute_units;
+  uint32_t core_clock_khz;
+  uint32_t memory_clock_khz;
+  uint32_t max_threads_per_block;
+  uint32_t max_shared_memory_per_block;
+  uint32_t num_queues;
+  uint32_t clock_id; /* the device's clock (clock.h), 0 if none */
+  uint8_t uuid[16];
+} gp_activity_device;
+
+/* A context, emitted when created. */
+typedef struct gp_activity_context {
+  gp_activity hdr;
+  uint32_t context_id;
+  uint32_t device_id;
+  uint32_t api; /* gp_api */
+  uint32_t default_stream_id;
+  uint32_t process_id;
+  uint32_t reserved0;
+} gp_activity_context;
+
+/* What a NAME record names. */
+typedef enum gp_object_kind {
+  GP_OBJECT_UNKNOWN = 0,
+  GP_OBJECT_PROCESS = 1,
+  GP_OBJECT_THREAD = 2,
+  GP_OBJECT_DEVICE = 3,
+  GP_OBJECT_CONTEXT = 4,
+  GP_OBJECT_STREAM = 5
+} gp_object_kind;
+
+/* A name given to a thread, stream, context or device. */
+typedef struct gp_activity_name {
+  gp_activity hdr;
+  uint32_t object_kind; /* gp_object_kind */
+  uint32_t process_id;
+  uint32_t thread_id;
+  uint32_t device_id;
+  uint32_t context_id;
+  uint32_t stream_id;
+  uint32_t name_id;
+  uint32_t reserved0;
+} gp_activity_name;
+
+/* Where gpuperf itself spent time. */
+typedef enum gp_overhead_kind {
+  GP_OVERHEAD_UNKNOWN = 0,
+  GP_OVERHEAD_BUFFER_FLUSH = 1,    /* completing buffers to the client */
+  GP_OVERHEAD_INSTRUMENTATION = 2, /* per-activity counter sampling */
+  GP_OVERHEAD_RESOURCE = 3         /* creating and destroying our objects */
+} gp_overhead_kind;
+
+typedef struct gp_activity_overhead {
+  gp_activity hdr;
+  uint64_t start;
+  uint64_t end;
+  uint32_t overhead_kind; /* gp_overhead_kind */
+  uint32_t process_id;
+  uint32_t thread_id;
+  uint32_t reserved0;
+  uint64_t bytes; /* bytes moved, when that means something (flush) */
+} gp_activity_overhead;
+
+/* Environment samples: clocks, temperature, power, cooling. */
+typedef enum gp_environment_kind {
+  GP_ENVIRONMENT_UNKNOWN = 0,
+  GP_ENVIRONMENT_SPEED = 1,
+  GP_ENVIRONMENT_TEMPERATURE = 2,
+  GP_ENVIRONMENT_POWER = 3,
+  GP_ENVIRONMENT_COOLING = 4
+} gp_environment_kind;
+
+typedef struct gp_activity_environment {
+  gp_activity hdr;
+  uint64_t timestamp;
+  uint32_t device_id;
+  uint32_t environment_kind; /* gp_environment_kind */
+  union {
+    struct {
+      uint32_t core_clock_khz;
+      uint32_t memory_clock_khz;
+      uint32_t throttle_reasons;
+      uint32_t reserved0;
+    } speed;
+    struct {
+      uint32_t gpu_temperature_mc; /* millidegrees Celsius */
+      uint32_t reserved0[3];
+    } temperature;
+    struct {
+      uint32_t power_mw;
+      uint32_t power_limit_mw;
+      uint32_t reserved0[2];
+    } power;
+    struct {
+      uint32_t fan_speed_pct; /* percent of maximum */
+      uint32_t reserved0[3];
+    } cooling;
+  } data;
+} gp_activity_environment;
+
+/* How a counter value is stored. */
+typedef enum gp_value_type {
+  GP_VALUE_INT64 = 0,
+  GP_VALUE_DOUBLE = 1
+} gp_value_type;
+
+/* One counter value: a periodic sample (correlation_id 0) or a value
+ * measured over one activity (correlation_id of that activity). */
+typedef struct gp_activity_counter {
+  gp_activity hdr;
+  uint64_t timestamp;      /* periodic: end of the sampling window */
+  uint64_t correlation_id; /* instrumented: the activity measured */
+  uint64_t window_start;   /* start of the window the value covers */
+  uint32_t device_id;
+  uint32_t counter_id;
+  uint32_t value_type; /* gp_value_type */
+  uint32_t perfmon_id; /* 0 for periodic samples */
+  union {
+    int64_t i64;
+    double f64;
+  } value;
+} gp_activity_counter;
+
+/* Why records were dropped. */
+typedef enum gp_drop_reason {
+  GP_DROP_NO_BUFFER = 0,    /* the buffer pool limit was reached */
+  GP_DROP_DECLINED = 1,     /* the request callback returned no buffer */
+  GP_DROP_NO_CALLBACKS = 2, /* no buffer callbacks registered */
+  GP_DROP_TOO_LARGE = 3,    /* the record does not fit in a buffer */
+  GP_DROP_REASON_COUNT
+} gp_drop_reason;
+
+/* Written into a thread's next buffer after that thread dropped records:
+ * one record per (kind, reason) with the count and the time span. */
+typedef struct gp_activity_dropped {
+  gp_activity hdr;
+  uint64_t first; /* time of the first record dropped */
+  uint64_t last;  /* time of the last record dropped */
+  uint64_t count;
+  uint32_t dropped_kind; /* gp_activity_kind of the dropped records */
+  uint32_t reason;       /* gp_drop_reason */
+  uint32_t thread_id;
+  uint32_t reserved0;
+} gp_activity_dropped;
+
+/* What a host thread waited for. */
+typedef enum gp_sync_kind {
+  GP_SYNC_UNKNOWN = 0,
+  GP_SYNC_EVENT_SYNCHRONIZE = 1,
+  GP_SYNC_STREAM_WAIT_EVENT = 2,
+  GP_SYNC_STREAM_SYNCHRONIZE = 3,
+  GP_SYNC_CONTEXT_SYNCHRONIZE = 4
+} gp_sync_kind;
+
+typedef struct gp_activity_sync {
+  gp_activity hdr;
+  uint64_t correlation_id; /* the API call that waited */
+  uint64_t start;
+  uint64_t end;
+  uint64_t wait_id; /* correlation id of the GPU work waited for, 0 if none */
+  uint32_t sync_kind; /* gp_sync_kind */
+  uint32_t device_id;
+  uint32_t context_id;
+  uint32_t stream_id;
+  uint32_t event_id;
+  uint32_t reserved0;
+} gp_activity_sync;
+
+/* ------------------------------------------------------------------ */
+/* Collection                                                          */
+
+/*
+ * Enables or disables collection of one kind, for all contexts. By default
+ * every kind is disabled except DROPPED. Returns 0, or GP_EKIND for a kind
+ * that does not exist (nothing changes).
+ */
+GP_EXPORT int gp_activity_enable(gp_activity_kind kind);
+GP_EXPORT int gp_activity_disable(gp_activity_kind kind);
+
+/*
+ * Enables or disables one kind for one context; this setting supersedes the
+ * global one for records of that context. Only the kinds whose records name
+ * a context (KERNEL, MEMCPY, MEMSET, SYNCHRONIZATION, COUNTER) can be set
+ * per context: others give GP_ENOTSUP. Returns GP_EKIND for an unknown kind,
+ * GP_ENOENT for an unknown context. A failed call changes nothing.
+ */
+GP_EXPORT int gp_activity_enable_context(uint32_t context_id,
+                                         gp_activity_kind kind);
+GP_EXPORT int gp_activity_disable_context(uint32_t context_id,
+                                          gp_activity_kind kind);
+
+/*
+ * Returns 1 if records of kind are collected for context_id (0: no
+ * particular context), 0 if not, GP_EKIND for an unknown kind.
+ */
+GP_EXPORT int gp_activity_is_enabled(uint32_t context_id,
+                                     gp_activity_kind kind);
+
+/*
+ * Asks for an empty buffer. *size holds the suggested size on entry
+ * (GP_ACTIVITY_ATTR_BUFFER_SIZE); set *buffer and *size to the buffer given,
+ * 8-byte aligned, or *buffer to NULL to decline (records are then dropped
+ * and counted). *max_num_records: 0 to fill the buffer, or a maximum.
+ * Called from any thread that produces records.
+ */
+typedef void (*gp_buffer_request_fn)(uint8_t **buffer, size_t *size,
+                                     size_t *max_num_records);
+
+/*
+ * Returns a buffer holding valid_size bytes of records. Ownership of buffer
+ * passes back to the application. Called from the collector thread only,
+ * one buffer at a time, in the order buffers were filled per thread.
+ */
+typedef void (*gp_buffer_complete_fn)(uint8_t *buffer, size_t size,
+                                      size_t valid_size);
+
+/*
+ * Registers the buffer callbacks and starts the collector thread. Returns
+ * GP_EINVAL if either is NULL. Registering again replaces the pair after
+ * every buffer obtained from the old pair has been completed to it.
+ */
+GP_EXPORT int gp_activity_register_callbacks(gp_buffer_request_fn request,
+                                             gp_buffer_complete_fn complete);
+
+/*
+ * Iterates over the records of a buffer. Pass *record = NULL to get the
+ * first record; afterwards pass the previous one. Returns 0 and sets
+ * *record, GP_EEND when there are no more records, GP_EINVAL if buffer or
+ * record is NULL, GP_ECORRUPT if a record header is malformed or runs past
+ * valid_size (iteration cannot continue).
+ */
+GP_EXPORT int gp_activity_get_next_record(const uint8_t *buffer,
+                                          size_t valid_size,
+                                          const gp_activity **record);
+
+/*
+ * Returns the wait ids at the end of a KERNEL, MEMCPY or MEMSET record and
+ * stores their number in *n; NULL with *n = 0 for other kinds or none.
+ */
+GP_EXPORT const uint64_t *gp_activity_wait_ids(const gp_activity *record,
+                                               uint32_t *n);
+
+/* Flags for gp_activity_flush_all(). */
+#define GP_ACTIVITY_FLUSH_FORCED 1u
+
+/*
+ * Delivers every record written so far through the completion callback,
+ * partially filled buffers included, and returns when they have been
+ * completed. Without GP_ACTIVITY_FLUSH_FORCED, GPU work that has not
+ * finished yet is left for later; with it, backends also emit records for
+ * work still in flight. Returns GP_ENOCALLBACK if no callbacks are
+ * registered, GP_EINVAL for unknown flags.
+ */
+GP_EXPORT int gp_activity_flush_all(uint32_t flags);
+
+/*
+ * Stores in *dropped the number of records dropped since the last call for
+ * the same (context_id, stream_id), and resets that count. context_id 0
+ * (with stream_id 0) counts every dropped record; a context id counts the
+ * records of that context, and stream_id 0 then means all its streams.
+ * Returns GP_EINVAL if dropped is NULL.
+ */
+GP_EXPORT int gp_activity_get_num_dropped_records(uint32_t context_id,
+                                                  uint32_t stream_id,
+                                                  size_t *dropped);
+
+/* Cumulative drop counts by kind and reason (never reset). */
+typedef struct gp_activity_drop_stats {
+  uint64_t count[GP_ACTIVITY_KIND_COUNT][GP_DROP_REASON_COUNT];
+  uint64_t total;
+} gp_activity_drop_stats;
+
+/* Fills *stats. Returns GP_EINVAL if stats is NULL. */
+GP_EXPORT int gp_activity_get_drop_stats(gp_activity_drop_stats *stats);
+
+/* Attributes of the activity API. All values are size_t. */
+typedef enum gp_activity_attr {
+  GP_ACTIVITY_ATTR_BUFFER_SIZE = 0,       /* suggested size, default 1 MiB */
+  GP_ACTIVITY_ATTR_BUFFER_POOL_LIMIT = 1, /* buffers held at once, default 64 */
+  GP_ACTIVITY_ATTR_FLUSH_PERIOD_MS = 2,   /* periodic flush, 0 = off */
+  GP_ACTIVITY_ATTR_COUNT
+} gp_activity_attr;
+
+/*
+ * Reads an attribute into value. *value_size holds the size of value on
+ * entry and the bytes written on return. Returns GP_EINVAL if value_size or
+ * value is NULL or attr is unknown, GP_ESIZE if *value_size is too small
+ * (then *value_size is set to the size needed and value is untouched).
+ */
+GP_EXPORT int gp_activity_get_attribute(gp_activity_attr attr,
+                                        size_t *value_size, void *value);
+
+/*
+ * Writes an attribute. Same errors as get; GP_ERANGE for a value out of
+ * range (buffer size below 1 KiB or above 1 GiB, pool limit 0). A failed
+ * call changes nothing.
+ */
+GP_EXPORT int gp_activity_set_attribute(gp_activity_attr attr,
+                                        size_t *value_size, const void *value);
+
+/*
+ * Returns the string for a string id found in a record, or "" for id 0 or
+ * an unknown id. The string lives until the process exits.
+ */
+GP_EXPORT const char *gp_activity_string(uint32_t string_id);
+
+/* Returns the name of a kind ("KERNEL"), or "UNKNOWN". */
+GP_EXPORT const char *gp_activity_kind_name(uint32_t kind);
+
+/* Returns the name of a drop reason ("no_buffer"), or "unknown". */
+GP_EXPORT const char *gp_drop_reason_name(uint32_t reason);
+
+/* Returns the name of a memcpy kind ("HtoD"), or "Unknown". */
+GP_EXPORT const char *gp_memcpy_kind_name(uint32_t kind);
+
+/*
+ * Flushes (forced), stops the collector thread and disables every kind.
+ * Buffers still held are completed first. Callbacks stay registered; a
+ * later enable starts collection again. Returns 0 or the flush error.
+ */
+GP_EXPORT int gp_activity_finalize(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUPERF_ACTIVITY_H */

@@ -1,0 +1,58 @@
+/*
+ * gpuperf/markers.h - user markers and ranges, in the manner of NVTX.
+ *
+ * A program marks instants and ranges of its own work; each becomes a
+ * MARKER record (when that kind is enabled) and, for push/pop ranges, the
+ * thread's current range stack is what the counter filters test activity
+ * against ("instrument kernels inside a 'training*' range"). The stack is
+ * kept even when MARKER records are disabled.
+ *
+ * domain may be NULL for the default domain. Strings are copied.
+ */
+#ifndef GPUPERF_MARKERS_H
+#define GPUPERF_MARKERS_H
+
+#include <stdint.h>
+
+#include "gpuperf/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Deepest push/pop nesting kept per thread; deeper pushes fail. */
+#define GP_RANGE_MAX_DEPTH 64
+
+/* Marks an instant. Returns GP_EINVAL if name is NULL. */
+GP_EXPORT int gp_marker_instant(const char *domain, const char *name);
+
+/*
+ * Opens a range on the calling thread's stack. Returns 0, GP_EINVAL if name
+ * is NULL, GP_ENOSPC past GP_RANGE_MAX_DEPTH (nothing pushed).
+ */
+GP_EXPORT int gp_range_push(const char *domain, const char *name);
+
+/* Closes the innermost range of the calling thread. GP_ESTATE if none. */
+GP_EXPORT int gp_range_pop(void);
+
+/*
+ * Starts a range that may end on another thread and does not nest; stores
+ * its id in *range_id. Returns GP_EINVAL for NULL name or range_id.
+ */
+GP_EXPORT int gp_range_start(const char *domain, const char *name,
+                             uint64_t *range_id);
+
+/* Ends a range started with gp_range_start(). GP_ENOENT if not open. */
+GP_EXPORT int gp_range_end(uint64_t range_id);
+
+/*
+ * Returns the depth of the calling thread's push/pop stack, and stores up to
+ * cap string ids of its ranges, outermost first, in ids (may be NULL).
+ */
+GP_EXPORT uint32_t gp_range_stack(uint32_t *ids, uint32_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUPERF_MARKERS_H */

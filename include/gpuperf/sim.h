@@ -1,0 +1,216 @@
+/*
+ * gpuperf/sim.h - simulated GPUs, driven like a tiny CUDA.
+ *
+ * The simulator gives every part of gpuperf real work to observe on any
+ * machine. It models devices with hardware queues and a clock of their own,
+ * contexts, streams, kernels whose cost follows from their work size,
+ * copies of every kind (peer-to-peer between two simulated devices
+ * included), fills, and events for dependencies across streams and
+ * devices. Every call produces an API record; the GPU work it launches
+ * produces KERNEL, MEMCPY and MEMSET records with the same correlation id.
+ *
+ * Time. By default time is virtual and deterministic: each call advances a
+ * virtual host clock by a fixed cost, work is scheduled on the virtual
+ * device timelines, and the same program gives the same timestamps on
+ * every run. Queues still overlap: two streams on different hardware
+ * queues run at the same time. In real time mode the host clock is the
+ * trace clock and synchronising calls sleep until the work would be done.
+ *
+ * Nothing is computed: device memory is an address range with no bytes
+ * behind it, and kernels have a cost but no code.
+ *
+ * All functions return 0 or a negative GP_E* code; a failed call changes
+ * nothing. Objects are not thread-safe individually: one stream should be
+ * driven by one thread at a time; different streams may be driven from
+ * different threads.
+ */
+#ifndef GPUPERF_SIM_H
+#define GPUPERF_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuperf/activity.h"
+#include "gpuperf/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GP_SIM_MAX_DEVICES 8
+
+typedef enum gp_sim_model {
+  GP_SIM_MODEL_COMPUTE = 1, /* a data-centre compute GPU */
+  GP_SIM_MODEL_V3D = 2      /* a Broadcom V3D 4.2 (Raspberry Pi 4) GPU */
+} gp_sim_model;
+
+typedef enum gp_sim_time {
+  GP_SIM_TIME_VIRTUAL = 0, /* deterministic virtual time (default) */
+  GP_SIM_TIME_REAL = 1     /* the trace clock; synchronisation sleeps */
+} gp_sim_time;
+
+typedef struct gp_sim_config {
+  uint32_t num_devices;                /* 1 .. GP_SIM_MAX_DEVICES */
+  uint32_t models[GP_SIM_MAX_DEVICES]; /* gp_sim_model of each device */
+  uint32_t time_mode;                  /* gp_sim_time */
+  uint32_t reserved0;                  /* must be 0 */
+} gp_sim_config;
+
+typedef struct gp_sim_context gp_sim_context;
+typedef struct gp_sim_stream gp_sim_stream;
+typedef struct gp_sim_event gp_sim_event;
+typedef struct gp_sim_kernel gp_sim_kernel;
+
+typedef struct gp_sim_dim3 {
+  uint32_t x, y, z;
+} gp_sim_dim3;
+
+/* A kernel's name and the cost model's description of its work. */
+typedef struct gp_sim_kernel_desc {
+  const char *name;           /* mangled name; required */
+  const char *demangled_name; /* NULL: same as name */
+  double flops_per_thread;    /* arithmetic per thread */
+  double bytes_per_thread;    /* DRAM traffic per thread, read + written */
+  double read_fraction;       /* share of the traffic that is reads, 0..1 */
+  double cache_locality;      /* 0..1: how much of it hits in L2 */
+  uint32_t registers_per_thread;
+  uint32_t static_shared_memory; /* bytes per block */
+} gp_sim_kernel_desc;
+
+/*
+ * Creates the simulated devices. cfg NULL reads GPUPERF_SIM_DEVICES (a comma
+ * list of "compute" and "v3d", default "compute,compute,v3d") and
+ * GPUPERF_SIM_TIME ("virtual" or "real"). Returns GP_EBUSY if already
+ * initialised, GP_EINVAL for a bad config (unknown model, no device, too
+ * many, reserved field set), with nothing created.
+ */
+GP_EXPORT int gp_sim_init(const gp_sim_config *cfg);
+
+/*
+ * Retires all outstanding work, destroys every context and the devices'
+ * simulator state. Device ids stay registered (records already written
+ * name them). Returns GP_ESTATE if not initialised.
+ */
+GP_EXPORT int gp_sim_shutdown(void);
+
+/* Stores the gpuperf device id of simulated device `index` in *device_id. */
+GP_EXPORT int gp_sim_device_id(uint32_t index, uint32_t *device_id);
+
+/* Stores the number of simulated devices in *n (initialising with the
+ * defaults if needed). */
+GP_EXPORT int gp_sim_device_count(uint32_t *n);
+
+/*
+ * Creates a context on simulated device `index` (0-based among simulated
+ * devices), initialising the simulator with the defaults if needed.
+ * GP_ENODEV for a bad index.
+ */
+GP_EXPORT int gp_sim_context_create(uint32_t index, gp_sim_context **ctx);
+
+/* Waits for the context's work and destroys it with its streams, events
+ * and allocations. NULL is accepted. */
+GP_EXPORT int gp_sim_context_destroy(gp_sim_context *ctx);
+
+/* The gpuperf context id of ctx (as in records), 0 for NULL. */
+GP_EXPORT uint32_t gp_sim_context_id(const gp_sim_context *ctx);
+
+/* Creates a stream. Its work runs in order; different streams overlap. */
+GP_EXPORT int gp_sim_stream_create(gp_sim_context *ctx, gp_sim_stream **stream);
+
+/* Waits for the stream's work and destroys it. NULL is accepted. */
+GP_EXPORT int gp_sim_stream_destroy(gp_sim_stream *stream);
+
+/* The context's default stream (owned by the context). */
+GP_EXPORT gp_sim_stream *gp_sim_default_stream(gp_sim_context *ctx);
+
+/* The stream id used in records, 0 for NULL. */
+GP_EXPORT uint32_t gp_sim_stream_id(const gp_sim_stream *stream);
+
+/* Names a stream (copied); emits a NAME record. */
+GP_EXPORT int gp_sim_stream_set_name(gp_sim_stream *stream, const char *name);
+
+/* Allocates device memory: an address range, no bytes behind it. */
+GP_EXPORT int gp_sim_malloc(gp_sim_context *ctx, uint64_t bytes,
+                            uint64_t *addr);
+
+/* Frees device memory. GP_ENOENT if addr is not an allocation of ctx. */
+GP_EXPORT int gp_sim_free(gp_sim_context *ctx, uint64_t addr);
+
+/* Marks host memory as pinned (copies from and to it are faster). */
+GP_EXPORT int gp_sim_host_register(const void *ptr, uint64_t bytes);
+GP_EXPORT int gp_sim_host_unregister(const void *ptr);
+
+/* Host address as the copy calls take it. */
+#define GP_SIM_HOST(ptr) ((uint64_t)(uintptr_t)(ptr))
+
+/*
+ * Creates a kernel from desc (strings copied). GP_EINVAL if desc or name is
+ * NULL, or a cost is negative or not finite, or a fraction is outside 0..1.
+ */
+GP_EXPORT int gp_sim_kernel_create(const gp_sim_kernel_desc *desc,
+                                   gp_sim_kernel **kernel);
+GP_EXPORT int gp_sim_kernel_destroy(gp_sim_kernel *kernel);
+
+/*
+ * Launches a kernel on a stream. GP_EINVAL for a zero dimension, a block
+ * over the device's max threads per block, or shared memory over its
+ * limit.
+ */
+GP_EXPORT int gp_sim_launch(gp_sim_stream *stream, const gp_sim_kernel *kernel,
+                            gp_sim_dim3 grid, gp_sim_dim3 block,
+                            uint32_t dynamic_shared_memory);
+
+/*
+ * Copies bytes on a stream. kind says which side is which: device addresses
+ * must be live allocations large enough (of the stream's device, or of two
+ * different devices for PTOP), host addresses any non-zero value.
+ * GP_EINVAL otherwise. GP_MEMCPY_HTOA and the other array kinds are not
+ * simulated (GP_ENOTSUP).
+ */
+GP_EXPORT int gp_sim_memcpy_async(gp_sim_stream *stream, uint64_t dst,
+                                  uint64_t src, uint64_t bytes,
+                                  gp_memcpy_kind kind);
+
+/* The same, then waits for the stream (a synchronous copy). */
+GP_EXPORT int gp_sim_memcpy(gp_sim_stream *stream, uint64_t dst, uint64_t src,
+                            uint64_t bytes, gp_memcpy_kind kind);
+
+/* Fills bytes of device memory with value (as cudaMemsetAsync). */
+GP_EXPORT int gp_sim_memset_async(gp_sim_stream *stream, uint64_t dst,
+                                  uint32_t value, uint64_t bytes);
+
+GP_EXPORT int gp_sim_event_create(gp_sim_context *ctx, gp_sim_event **event);
+GP_EXPORT int gp_sim_event_destroy(gp_sim_event *event);
+
+/* Captures the work queued on stream so far. */
+GP_EXPORT int gp_sim_event_record(gp_sim_event *event, gp_sim_stream *stream);
+
+/* Makes later work on stream wait for the event's work, on any device. An
+ * event never recorded is complete. */
+GP_EXPORT int gp_sim_stream_wait_event(gp_sim_stream *stream,
+                                       gp_sim_event *event);
+
+/* Returns 0 if the event's work is done, GP_EAGAIN if not (no waiting). */
+GP_EXPORT int gp_sim_event_query(gp_sim_event *event);
+
+/* Blocks (in simulated time) until the event's work is done. */
+GP_EXPORT int gp_sim_event_synchronize(gp_sim_event *event);
+
+/* Device time between two completed events, in ns. GP_EAGAIN if not done. */
+GP_EXPORT int gp_sim_event_elapsed(gp_sim_event *start, gp_sim_event *end,
+                                   uint64_t *ns);
+
+GP_EXPORT int gp_sim_stream_synchronize(gp_sim_stream *stream);
+GP_EXPORT int gp_sim_context_synchronize(gp_sim_context *ctx);
+
+/*
+ * Spends ns of host time between calls, as a program computing on the CPU
+ * would: virtual time advances, or (real time) the thread sleeps.
+ */
+GP_EXPORT int gp_sim_host_work(uint64_t ns);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUPERF_SIM_H */

@@ -1,0 +1,43 @@
+#!/bin/sh
+# install-deps.sh - make sure the Debian packages gpuperf needs are present.
+#
+# Checks each package with dpkg-query. If some are missing: as root, runs
+# apt-get to install them; otherwise prints the exact command and fails.
+# `make` calls this once per build directory; CI calls it directly.
+#
+#   scripts/install-deps.sh          check, and install what is missing
+#   scripts/install-deps.sh --list   print the package list
+set -eu
+
+# gcc, make: build; libsqlite3-dev: trace processor; zlib1g-dev: compressed
+# trace packets; ocl-icd-opencl-dev, opencl-headers, pocl-opencl-icd: the
+# OpenCL backend and its tests on a real (CPU) driver; clang: the clang
+# build check and libFuzzer targets; pkg-config: install checks.
+PACKAGES="gcc make libc6-dev libsqlite3-dev zlib1g-dev ocl-icd-opencl-dev \
+opencl-headers pocl-opencl-icd clang pkg-config"
+
+if [ "${1:-}" = "--list" ]; then
+  echo $PACKAGES
+  exit 0
+fi
+
+missing=""
+for p in $PACKAGES; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+
+[ -z "$missing" ] && exit 0
+
+cmd="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "gpuperf: missing Debian packages:$missing" >&2
+  echo "gpuperf: install them with:  sudo apt-get update && sudo $cmd" >&2
+  exit 1
+fi
+echo "gpuperf: installing missing Debian packages:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >&2

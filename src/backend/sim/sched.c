@@ -1,0 +1,461 @@
+/*
+ * sched.c - time, scheduling and retirement for the simulated GPUs.
+ *
+ * Work is scheduled when it is submitted: it becomes ready when the host
+ * queued it, its stream's previous work has ended and every event it
+ * waits on is done; it starts when its hardware queue is free too, and
+ * lasts what the cost model says. All of that is known at once, so the
+ * timeline is exact and, in virtual time, the same on every run. Work is
+ * retired into records only once the host clock has passed its end (or on
+ * a forced flush), as a real GPU's results arrive after the fact.
+ *
+ * Times are kept in host nanoseconds; each device also has a clock of its
+ * own (offset and a rate error of some ppm), and record timestamps go
+ * device time -> trace time through the core's clock snapshots, so the
+ * mapping code runs in every test.
+ *
+ * Everything here runs with gp__sim.lock held.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "simInt.h"
+
+#define ENV_PERIOD_NS 1000000ull /* environment sample period */
+#define ENV_MAX_CATCHUP 1000     /* samples emitted per retire, at most */
+#define SNAPSHOT_EVERY_NS 10000000ull
+
+/* ------------------------------------------------------------------ */
+/* Time                                                                 */
+
+/* Host time now. */
+uint64_t gp__sim_now(void) {
+  if (gp__sim.time_mode == GP_SIM_TIME_VIRTUAL)
+    return atomic_load_explicit(&gp__sim.vnow, memory_order_acquire);
+  return gp_get_timestamp();
+}
+
+/* Spends host time: virtual time moves; real time moves by itself. */
+void gp__sim_advance(uint64_t ns) {
+  if (gp__sim.time_mode == GP_SIM_TIME_VIRTUAL)
+    atomic_fetch_add_explicit(&gp__sim.vnow, ns, memory_order_acq_rel);
+}
+
+/* Blocks the host until time t. In real time the lock is released while
+ * sleeping, so other threads can go on. */
+void gp__sim_wait_until(uint64_t t) {
+  if (gp__sim.time_mode == GP_SIM_TIME_VIRTUAL) {
+    uint64_t cur = atomic_load(&gp__sim.vnow);
+    while (cur < t &&
+           !atomic_compare_exchange_weak(&gp__sim.vnow, &cur, t)) {
+    }
+    return;
+  }
+  uint64_t now = gp_get_timestamp();
+  if (now >= t)
+    return;
+  pthread_mutex_unlock(&gp__sim.lock);
+  while ((now = gp_get_timestamp()) < t) {
+    uint64_t d = t - now;
+    struct timespec ts = {(time_t)(d / 1000000000ull),
+                          (long)(d % 1000000000ull)};
+    nanosleep(&ts, NULL);
+  }
+  pthread_mutex_lock(&gp__sim.lock);
+}
+
+/* The device's own clock at host time host_ns. */
+uint64_t gp__sim_device_time(const sim_device *d, uint64_t host_ns) {
+  __int128 rel = (__int128)host_ns - (__int128)d->clock_epoch;
+  __int128 v = (__int128)host_ns + d->clock_offset +
+               rel * d->m->clock_drift_ppb / 1000000000;
+  return v < 0 ? 0 : (uint64_t)v;
+}
+
+/* Records a (device, trace) clock pair for d. */
+void gp__sim_clock_snapshot(sim_device *d) {
+  gp_clock_snapshot_take(d->clock_id, NULL);
+}
+
+/* Trace time of host time h on device d, through the device clock. */
+static uint64_t to_trace(const sim_device *d, uint64_t h) {
+  uint64_t t = 0;
+  if (gp_clock_to_trace(d->clock_id, gp__sim_device_time(d, h), &t) != 0)
+    return h; /* no snapshot yet cannot happen: one is taken at init */
+  return t;
+}
+
+/* ------------------------------------------------------------------ */
+/* The in-flight heap                                                   */
+
+static bool op_before(const sim_op *a, const sim_op *b) {
+  if (a->end != b->end)
+    return a->end < b->end;
+  return a->correlation_id < b->correlation_id;
+}
+
+static void heap_swap(size_t i, size_t j) {
+  sim_op t = gp__sim.heap[i];
+  gp__sim.heap[i] = gp__sim.heap[j];
+  gp__sim.heap[j] = t;
+}
+
+static void heap_push(const sim_op *op) {
+  size_t i = gp__sim.heap_n++;
+  gp__sim.heap[i] = *op;
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (!op_before(&gp__sim.heap[i], &gp__sim.heap[p]))
+      break;
+    heap_swap(i, p);
+    i = p;
+  }
+}
+
+static void heap_pop(sim_op *out) {
+  *out = gp__sim.heap[0];
+  gp__sim.heap[0] = gp__sim.heap[--gp__sim.heap_n];
+  size_t i = 0, n = gp__sim.heap_n;
+  for (;;) {
+    size_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < n && op_before(&gp__sim.heap[l], &gp__sim.heap[m]))
+      m = l;
+    if (r < n && op_before(&gp__sim.heap[r], &gp__sim.heap[m]))
+      m = r;
+    if (m == i)
+      break;
+    heap_swap(i, m);
+    i = m;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Scheduling                                                           */
+
+static void busy_append(sim_queue *q, uint64_t start, uint64_t end) {
+  if (q->log_count > 0) {
+    sim_busy *last =
+        &q->log[(q->log_head + q->log_count - 1) % SIM_BUSY_LOG];
+    if (start <= last->end) {
+      if (end > last->end)
+        last->end = end;
+      return;
+    }
+  }
+  if (q->log_count == SIM_BUSY_LOG) {
+    q->log_head = (q->log_head + 1) % SIM_BUSY_LOG;
+    q->log_count--;
+  }
+  q->log[(q->log_head + q->log_count) % SIM_BUSY_LOG] =
+      (sim_busy){start, end};
+  q->log_count++;
+}
+
+/*
+ * Places op (with queued, queue and everything else but the times filled
+ * in) on its stream and queue, taking over the stream's pending waits.
+ * Returns GP_ENOMEM with nothing changed if memory runs out.
+ */
+int gp__sim_schedule(gp_sim_stream *s, sim_op *op, uint64_t duration) {
+  sim_device *d = s->ctx->dev;
+  if (gp__sim.heap_n == gp__sim.heap_cap) {
+    size_t ncap = gp__sim.heap_cap ? gp__sim.heap_cap * 2 : 256;
+    sim_op *h = realloc(gp__sim.heap, ncap * sizeof(*h));
+    if (!h)
+      return GP_ENOMEM;
+    gp__sim.heap = h;
+    gp__sim.heap_cap = ncap;
+  }
+  uint32_t nw = 0;
+  for (uint32_t i = 0; i < s->num_waits; i++)
+    if (s->waits[i].correlation_id)
+      nw++;
+  uint64_t *ids = op->waits_inline;
+  if (nw > SIM_INLINE_WAITS) {
+    ids = malloc(nw * sizeof(*ids));
+    if (!ids)
+      return GP_ENOMEM;
+    op->waits_heap = ids;
+  }
+
+  uint64_t ready = op->queued;
+  if (s->tail_end > ready)
+    ready = s->tail_end;
+  op->num_waits = 0;
+  for (uint32_t i = 0; i < s->num_waits; i++) {
+    if (s->waits[i].done_at > ready)
+      ready = s->waits[i].done_at;
+    if (s->waits[i].correlation_id)
+      ids[op->num_waits++] = s->waits[i].correlation_id;
+  }
+  s->num_waits = 0;
+
+  sim_queue *q = &d->queues[op->queue];
+  uint64_t start = ready > q->free_at ? ready : q->free_at;
+  op->submitted = ready;
+  op->start = start;
+  op->end = start + duration;
+  q->free_at = op->end;
+  s->tail_end = op->end;
+  s->tail_corr = op->correlation_id;
+  busy_append(q, op->start, op->end);
+  heap_push(op);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Retirement                                                           */
+
+static const uint64_t *op_waits(const sim_op *op) {
+  return op->waits_heap ? op->waits_heap : op->waits_inline;
+}
+
+static void emit_kernel(const sim_op *op, const sim_device *d) {
+  uint32_t size = sizeof(gp_activity_kernel) + 8u * op->num_waits;
+  gp_activity_kernel *r = gp__activity_reserve(
+      GP_ACTIVITY_KIND_KERNEL, size, op->context_id, op->stream_id);
+  if (!r)
+    return;
+  r->correlation_id = op->correlation_id;
+  r->queued = to_trace(d, op->queued);
+  r->submitted = to_trace(d, op->submitted);
+  r->start = to_trace(d, op->start);
+  r->end = to_trace(d, op->end);
+  r->device_id = op->device_id;
+  r->context_id = op->context_id;
+  r->stream_id = op->stream_id;
+  r->queue_id = op->queue;
+  r->name_id = op->name_id;
+  r->demangled_name_id = op->demangled_id;
+  r->grid_x = op->grid.x;
+  r->grid_y = op->grid.y;
+  r->grid_z = op->grid.z;
+  r->block_x = op->block.x;
+  r->block_y = op->block.y;
+  r->block_z = op->block.z;
+  r->static_shared_memory = op->static_shared;
+  r->dynamic_shared_memory = op->dynamic_shared;
+  r->registers_per_thread = op->registers;
+  r->flags = op->flags;
+  r->perfmon_id = op->perfmon_id;
+  r->num_wait_ids = op->num_waits;
+  memcpy((uint8_t *)r + sizeof(*r), op_waits(op), 8u * op->num_waits);
+  gp__activity_commit(r);
+}
+
+static void emit_memcpy(const sim_op *op, const sim_device *d) {
+  uint32_t size = sizeof(gp_activity_memcpy) + 8u * op->num_waits;
+  gp_activity_memcpy *r = gp__activity_reserve(
+      GP_ACTIVITY_KIND_MEMCPY, size, op->context_id, op->stream_id);
+  if (!r)
+    return;
+  memset(r, 0, sizeof(*r));
+  r->hdr.kind = GP_ACTIVITY_KIND_MEMCPY;
+  r->hdr.size = size;
+  r->correlation_id = op->correlation_id;
+  r->queued = to_trace(d, op->queued);
+  r->submitted = to_trace(d, op->submitted);
+  r->start = to_trace(d, op->start);
+  r->end = to_trace(d, op->end);
+  r->bytes = op->bytes;
+  r->device_id = op->device_id;
+  r->context_id = op->context_id;
+  r->stream_id = op->stream_id;
+  r->queue_id = op->queue;
+  r->src_device_id = op->src_device;
+  r->dst_device_id = op->dst_device;
+  r->src_context_id = op->src_context;
+  r->dst_context_id = op->dst_context;
+  r->copy_kind = (uint8_t)op->copy_kind;
+  r->src_kind = (uint8_t)op->src_kind;
+  r->dst_kind = (uint8_t)op->dst_kind;
+  r->flags = op->flags;
+  r->perfmon_id = op->perfmon_id;
+  r->num_wait_ids = op->num_waits;
+  memcpy((uint8_t *)r + sizeof(*r), op_waits(op), 8u * op->num_waits);
+  gp__activity_commit(r);
+}
+
+static void emit_memset(const sim_op *op, const sim_device *d) {
+  uint32_t size = sizeof(gp_activity_memset) + 8u * op->num_waits;
+  gp_activity_memset *r = gp__activity_reserve(
+      GP_ACTIVITY_KIND_MEMSET, size, op->context_id, op->stream_id);
+  if (!r)
+    return;
+  memset(r, 0, sizeof(*r));
+  r->hdr.kind = GP_ACTIVITY_KIND_MEMSET;
+  r->hdr.size = size;
+  r->correlation_id = op->correlation_id;
+  r->queued = to_trace(d, op->queued);
+  r->submitted = to_trace(d, op->submitted);
+  r->start = to_trace(d, op->start);
+  r->end = to_trace(d, op->end);
+  r->bytes = op->bytes;
+  r->device_id = op->device_id;
+  r->context_id = op->context_id;
+  r->stream_id = op->stream_id;
+  r->queue_id = op->queue;
+  r->value = op->value;
+  r->memory_kind = GP_MEMORY_DEVICE;
+  r->flags = op->flags;
+  r->perfmon_id = op->perfmon_id;
+  r->num_wait_ids = op->num_waits;
+  memcpy((uint8_t *)r + sizeof(*r), op_waits(op), 8u * op->num_waits);
+  gp__activity_commit(r);
+}
+
+static void emit_op(const sim_op *op) {
+  const sim_device *d = &gp__sim.devices[op->dev_index];
+  switch (op->kind) {
+  case GP_ACTIVITY_KIND_KERNEL:
+    emit_kernel(op, d);
+    break;
+  case GP_ACTIVITY_KIND_MEMCPY:
+    emit_memcpy(op, d);
+    break;
+  case GP_ACTIVITY_KIND_MEMSET:
+    emit_memset(op, d);
+    break;
+  default:
+    break;
+  }
+}
+
+/* Share of [t0, t1) during which any queue of d was busy. */
+double gp__sim_busy_fraction(const sim_device *d, uint64_t t0, uint64_t t1) {
+  if (t1 <= t0)
+    return 0.0;
+  /* Gather the intervals overlapping the window from every queue. */
+  sim_busy iv[SIM_MAX_QUEUES * 64];
+  size_t n = 0;
+  for (uint32_t qi = 0; qi < d->m->num_queues; qi++) {
+    const sim_queue *q = &d->queues[qi];
+    for (uint32_t k = q->log_count; k > 0 && n < GP_ARRAY_SIZE(iv); k--) {
+      const sim_busy *b = &q->log[(q->log_head + k - 1) % SIM_BUSY_LOG];
+      if (b->end <= t0)
+        break;
+      if (b->start >= t1)
+        continue;
+      iv[n].start = b->start < t0 ? t0 : b->start;
+      iv[n].end = b->end > t1 ? t1 : b->end;
+      n++;
+    }
+  }
+  /* Insertion sort by start (n is small), then take the union. */
+  for (size_t i = 1; i < n; i++) {
+    sim_busy x = iv[i];
+    size_t j = i;
+    while (j > 0 && iv[j - 1].start > x.start) {
+      iv[j] = iv[j - 1];
+      j--;
+    }
+    iv[j] = x;
+  }
+  uint64_t busy = 0, cur_s = 0, cur_e = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i == 0 || iv[i].start > cur_e) {
+      busy += cur_e - cur_s;
+      cur_s = iv[i].start;
+      cur_e = iv[i].end;
+    } else if (iv[i].end > cur_e) {
+      cur_e = iv[i].end;
+    }
+  }
+  busy += cur_e - cur_s;
+  return (double)busy / (double)(t1 - t0);
+}
+
+static void emit_env(const sim_device *d, uint64_t t, uint32_t kind,
+                     uint32_t a, uint32_t b) {
+  gp_activity_environment *r = gp__activity_reserve(
+      GP_ACTIVITY_KIND_ENVIRONMENT, sizeof(*r), 0, 0);
+  if (!r)
+    return;
+  memset(&r->data, 0, sizeof(r->data));
+  r->timestamp = to_trace(d, t);
+  r->device_id = d->device_id;
+  r->environment_kind = kind;
+  switch (kind) {
+  case GP_ENVIRONMENT_SPEED:
+    r->data.speed.core_clock_khz = a;
+    r->data.speed.memory_clock_khz = b;
+    break;
+  case GP_ENVIRONMENT_TEMPERATURE:
+    r->data.temperature.gpu_temperature_mc = a;
+    break;
+  case GP_ENVIRONMENT_POWER:
+    r->data.power.power_mw = a;
+    r->data.power.power_limit_mw = b;
+    break;
+  default:
+    r->data.cooling.fan_speed_pct = a;
+    break;
+  }
+  gp__activity_commit(r);
+}
+
+/* Emits environment samples for d up to host time now. */
+static void sample_environment(sim_device *d, uint64_t now) {
+  bool on = gp__activity_enabled(GP_ACTIVITY_KIND_ENVIRONMENT, 0);
+  if (!on) {
+    if (d->next_env <= now)
+      d->next_env = now - now % ENV_PERIOD_NS + ENV_PERIOD_NS;
+    return;
+  }
+  if (d->next_env + ENV_MAX_CATCHUP * ENV_PERIOD_NS < now)
+    d->next_env = now - ENV_MAX_CATCHUP * ENV_PERIOD_NS;
+  const sim_model *m = d->m;
+  for (; d->next_env <= now; d->next_env += ENV_PERIOD_NS) {
+    uint64_t t = d->next_env;
+    double util = gp__sim_busy_fraction(d, t - ENV_PERIOD_NS, t);
+    double target = m->idle_c + (m->busy_c - m->idle_c) * util;
+    d->temp_c += (target - d->temp_c) * 0.05;
+    double watts = m->idle_w + (m->busy_w - m->idle_w) * util;
+    emit_env(d, t, GP_ENVIRONMENT_SPEED, m->core_clock_khz,
+             m->memory_clock_khz);
+    emit_env(d, t, GP_ENVIRONMENT_TEMPERATURE,
+             (uint32_t)llround(d->temp_c * 1000.0), 0);
+    emit_env(d, t, GP_ENVIRONMENT_POWER, (uint32_t)llround(watts * 1000.0),
+             (uint32_t)llround(m->busy_w * 1000.0));
+    emit_env(d, t, GP_ENVIRONMENT_COOLING,
+             (uint32_t)llround(30.0 + 70.0 * util), 0);
+  }
+}
+
+/*
+ * Retires into records the work that has ended by now, or all in-flight
+ * work if all is true, in order of end time; then samples the environment
+ * and refreshes clock snapshots that have grown old.
+ */
+void gp__sim_retire(bool all) {
+  if (!gp__sim.initialised)
+    return;
+  uint64_t now = gp__sim_now();
+  for (uint32_t i = 0; i < gp__sim.num_devices; i++) {
+    sim_device *d = &gp__sim.devices[i];
+    gp_clock_snapshot last;
+    size_t n = 0;
+    gp_clock_get_snapshots(d->clock_id, &last, 1, &n, NULL);
+    if (n == 0 || last.trace_ts + SNAPSHOT_EVERY_NS <= gp_get_timestamp())
+      gp__sim_clock_snapshot(d);
+  }
+  while (gp__sim.heap_n > 0 && (all || gp__sim.heap[0].end <= now)) {
+    sim_op op;
+    heap_pop(&op);
+    if (op.emit)
+      emit_op(&op);
+    free(op.waits_heap);
+  }
+  for (uint32_t i = 0; i < gp__sim.num_devices; i++)
+    sample_environment(&gp__sim.devices[i], now);
+}
+
+/* The flush hook: retire what is done, or everything when forced. */
+void gp__sim_flush_hook(void *user, bool forced) {
+  (void)user;
+  pthread_mutex_lock(&gp__sim.lock);
+  gp__sim_retire(forced);
+  pthread_mutex_unlock(&gp__sim.lock);
+}

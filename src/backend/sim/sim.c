@@ -1,0 +1,1016 @@
+/*
+ * sim.c - the public gp_sim_* calls: devices, contexts, streams, memory,
+ * kernels, copies, fills and events of the simulated GPUs.
+ *
+ * Each call is bracketed by api_begin()/api_end(): they take the
+ * simulator lock, allocate the correlation id, charge the call's virtual
+ * cost, write the API record and retire finished work. Arguments are
+ * validated completely before anything changes, so a failed call leaves
+ * the simulator as it was (its API record, with the error code, is still
+ * written: a profiler should show failed calls).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simInt.h"
+
+sim_state gp__sim = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+#define VIRTUAL_EPOCH_NS 1000000000ull /* virtual time starts at 1 s */
+#define DEVICE_ADDR_SHIFT 40           /* device i owns [(i+1)<<40, ...) */
+
+/* Host cost of each call in virtual time, ns. */
+static const uint32_t api_cost[SIM_CBID_COUNT] = {
+    [SIM_CBID_CONTEXT_CREATE] = 120000, [SIM_CBID_CONTEXT_DESTROY] = 40000,
+    [SIM_CBID_STREAM_CREATE] = 6000,    [SIM_CBID_STREAM_DESTROY] = 4000,
+    [SIM_CBID_STREAM_SET_NAME] = 300,   [SIM_CBID_MALLOC] = 9000,
+    [SIM_CBID_FREE] = 7000,             [SIM_CBID_HOST_REGISTER] = 25000,
+    [SIM_CBID_HOST_UNREGISTER] = 12000, [SIM_CBID_KERNEL_CREATE] = 30000,
+    [SIM_CBID_KERNEL_DESTROY] = 2000,   [SIM_CBID_LAUNCH] = 3500,
+    [SIM_CBID_MEMCPY_ASYNC] = 2800,     [SIM_CBID_MEMCPY] = 3000,
+    [SIM_CBID_MEMSET_ASYNC] = 2600,     [SIM_CBID_EVENT_CREATE] = 1200,
+    [SIM_CBID_EVENT_DESTROY] = 800,     [SIM_CBID_EVENT_RECORD] = 1100,
+    [SIM_CBID_STREAM_WAIT_EVENT] = 900, [SIM_CBID_EVENT_QUERY] = 400,
+    [SIM_CBID_EVENT_SYNCHRONIZE] = 700, [SIM_CBID_EVENT_ELAPSED] = 300,
+    [SIM_CBID_STREAM_SYNCHRONIZE] = 900, [SIM_CBID_CONTEXT_SYNCHRONIZE] = 1000,
+};
+
+static GP_TLS bool tls_thread_named;
+
+/* ------------------------------------------------------------------ */
+/* API bracketing                                                       */
+
+typedef struct api_call {
+  uint32_t cbid;
+  uint64_t correlation_id;
+  uint64_t start;
+} api_call;
+
+static uint64_t virtual_clock(void) {
+  return atomic_load_explicit(&gp__sim.vnow, memory_order_acquire);
+}
+
+static int init_locked(const gp_sim_config *cfg);
+
+/* Takes the lock, initialising with the defaults if needed. */
+static int api_begin(api_call *c, uint32_t cbid) {
+  pthread_mutex_lock(&gp__sim.lock);
+  if (!gp__sim.initialised) {
+    int rc = init_locked(NULL);
+    if (rc != 0) {
+      pthread_mutex_unlock(&gp__sim.lock);
+      return rc;
+    }
+  }
+  if (!tls_thread_named) {
+    tls_thread_named = true;
+    char name[32] = "";
+    pthread_getname_np(pthread_self(), name, sizeof(name));
+    gp__emit_name(GP_OBJECT_THREAD, 0, 0, 0, gp__tid(), name);
+  }
+  c->cbid = cbid;
+  c->correlation_id = gp__correlation_next();
+  c->start = gp__sim_now();
+  return 0;
+}
+
+/* Charges the call, writes its API record, retires finished work and
+ * drops the lock. Returns rc. */
+static int api_end(api_call *c, int rc) {
+  gp__sim_advance(api_cost[c->cbid]);
+  uint64_t end = gp__sim_now();
+  if (gp__activity_enabled(GP_ACTIVITY_KIND_API, 0)) {
+    gp_activity_api *r =
+        gp__activity_reserve(GP_ACTIVITY_KIND_API, sizeof(*r), 0, 0);
+    if (r) {
+      r->correlation_id = c->correlation_id;
+      r->start = c->start;
+      r->end = end;
+      r->process_id = gp__pid();
+      r->thread_id = gp__tid();
+      r->domain = GP_API_DOMAIN_SIM;
+      r->cbid = c->cbid;
+      r->name_id = gp__string_intern(gp__sim_cbid_name(c->cbid));
+      r->return_value = rc;
+      gp__activity_commit(r);
+    }
+  }
+  gp__sim_retire(false);
+  pthread_mutex_unlock(&gp__sim.lock);
+  return rc;
+}
+
+static void emit_sync(const api_call *c, uint32_t kind, sim_device *d,
+                      uint32_t context_id, uint32_t stream_id,
+                      uint32_t event_id, uint64_t wait_id) {
+  if (!gp__activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, context_id))
+    return;
+  gp_activity_sync *r = gp__activity_reserve(
+      GP_ACTIVITY_KIND_SYNCHRONIZATION, sizeof(*r), context_id, stream_id);
+  if (!r)
+    return;
+  r->correlation_id = c->correlation_id;
+  r->start = c->start;
+  r->end = gp__sim_now();
+  r->wait_id = wait_id;
+  r->sync_kind = kind;
+  r->device_id = d ? d->device_id : 0;
+  r->context_id = context_id;
+  r->stream_id = stream_id;
+  r->event_id = event_id;
+  r->reserved0 = 0;
+  gp__activity_commit(r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Initialisation                                                       */
+
+static uint64_t device_clock_read(void *user) {
+  return gp__sim_device_time(user, gp__sim_now());
+}
+
+static int parse_env_config(gp_sim_config *cfg) {
+  memset(cfg, 0, sizeof(*cfg));
+  const char *devs = getenv("GPUPERF_SIM_DEVICES");
+  if (!devs || !*devs)
+    devs = "compute,compute,v3d";
+  const char *p = devs;
+  while (*p) {
+    size_t len = strcspn(p, ",");
+    if (cfg->num_devices == GP_SIM_MAX_DEVICES)
+      return GP_EINVAL;
+    if (len == 7 && strncmp(p, "compute", 7) == 0)
+      cfg->models[cfg->num_devices++] = GP_SIM_MODEL_COMPUTE;
+    else if (len == 3 && strncmp(p, "v3d", 3) == 0)
+      cfg->models[cfg->num_devices++] = GP_SIM_MODEL_V3D;
+    else
+      return GP_EINVAL;
+    p += len;
+    if (*p == ',')
+      p++;
+  }
+  const char *tm = getenv("GPUPERF_SIM_TIME");
+  if (tm && strcmp(tm, "real") == 0)
+    cfg->time_mode = GP_SIM_TIME_REAL;
+  else if (tm && *tm && strcmp(tm, "virtual") != 0)
+    return GP_EINVAL;
+  return 0;
+}
+
+static int validate_config(const gp_sim_config *cfg) {
+  if (cfg->num_devices == 0 || cfg->num_devices > GP_SIM_MAX_DEVICES ||
+      cfg->reserved0 != 0 ||
+      (cfg->time_mode != GP_SIM_TIME_VIRTUAL &&
+       cfg->time_mode != GP_SIM_TIME_REAL))
+    return GP_EINVAL;
+  for (uint32_t i = 0; i < cfg->num_devices; i++)
+    if (!gp__sim_model_get(cfg->models[i]))
+      return GP_EINVAL;
+  return 0;
+}
+
+static void fill_device_info(const sim_model *m, uint32_t index,
+                             uint32_t next_id, gp_device_info *info,
+                             char *name, size_t name_size) {
+  memset(info, 0, sizeof(*info));
+  snprintf(name, name_size, m->name_fmt, next_id);
+  info->api = GP_API_SIM;
+  info->name = name;
+  info->vendor = m->vendor;
+  info->model = m->model_name;
+  info->architecture = m->architecture;
+  info->driver_version = m->driver_version;
+  static const char tag[] = "gpuperf-sim-gpu";
+  memcpy(info->uuid, tag, sizeof(tag) - 1);
+  info->uuid[15] = (uint8_t)index;
+  info->pci_bus = 0x17 + index * 0x10;
+  info->global_memory_bytes = m->memory_bytes;
+  info->memory_bandwidth_bytes_per_s = (uint64_t)m->dram_bw;
+  info->compute_units = m->compute_units;
+  info->core_clock_khz = m->core_clock_khz;
+  info->memory_clock_khz = m->memory_clock_khz;
+  info->max_threads_per_block = m->max_threads_per_block;
+  info->max_shared_memory_per_block = m->shared_per_block;
+  info->flags = GP_ACTIVITY_FLAG_DEVICE_CONCURRENT_KERNELS;
+}
+
+/* Initialises the simulator; caller holds the lock. */
+static int init_locked(const gp_sim_config *cfg) {
+  gp_sim_config envcfg;
+  if (!cfg) {
+    int rc = parse_env_config(&envcfg);
+    if (rc != 0)
+      return rc;
+    cfg = &envcfg;
+  }
+  int rc = validate_config(cfg);
+  if (rc != 0)
+    return rc;
+  gp__sim.time_mode = cfg->time_mode;
+  if (cfg->time_mode == GP_SIM_TIME_VIRTUAL) {
+    if (atomic_load(&gp__sim.vnow) == 0)
+      atomic_store(&gp__sim.vnow, VIRTUAL_EPOCH_NS);
+    gp__clock_set_virtual(virtual_clock);
+  }
+  uint32_t first = 0;
+  gp_device_count(&first);
+  for (uint32_t i = 0; i < cfg->num_devices; i++) {
+    sim_device *d = &gp__sim.devices[i];
+    memset(d, 0, sizeof(*d));
+    d->m = gp__sim_model_get(cfg->models[i]);
+    d->index = i;
+    d->clock_epoch = gp__sim_now();
+    d->clock_offset = 3000000000000ll + (int64_t)i * 250000000000ll;
+    d->next_addr = (uint64_t)(i + 1) << DEVICE_ADDR_SHIFT;
+    d->temp_c = d->m->idle_c;
+    char clock_name[64];
+    snprintf(clock_name, sizeof(clock_name), "sim-gpu%u", first + i);
+    rc = gp_clock_register(clock_name, device_clock_read, d, &d->clock_id);
+    if (rc != 0)
+      return rc;
+    gp__sim_clock_snapshot(d);
+    gp_device_info info;
+    char name[64];
+    fill_device_info(d->m, i, first + i, &info, name, sizeof(name));
+    info.clock_id = d->clock_id;
+    rc = gp__device_register(&info, d->m->queues, d->m->num_queues,
+                             &d->device_id);
+    if (rc != 0)
+      return rc;
+    d->next_env = gp__sim_now();
+  }
+  gp__sim.num_devices = cfg->num_devices;
+  gp__activity_add_flush_hook(gp__sim_flush_hook, NULL);
+  gp__sim.initialised = true;
+  return 0;
+}
+
+/* See sim.h. */
+int gp_sim_init(const gp_sim_config *cfg) {
+  pthread_mutex_lock(&gp__sim.lock);
+  int rc = gp__sim.initialised ? GP_EBUSY : init_locked(cfg);
+  pthread_mutex_unlock(&gp__sim.lock);
+  return rc;
+}
+
+static void context_free(gp_sim_context *ctx);
+
+/* See sim.h. */
+int gp_sim_shutdown(void) {
+  pthread_mutex_lock(&gp__sim.lock);
+  if (!gp__sim.initialised) {
+    pthread_mutex_unlock(&gp__sim.lock);
+    return GP_ESTATE;
+  }
+  gp__sim_retire(true);
+  for (size_t i = 0; i < gp__sim.num_contexts; i++)
+    context_free(gp__sim.contexts[i]);
+  free(gp__sim.contexts);
+  gp__sim.contexts = NULL;
+  gp__sim.num_contexts = gp__sim.cap_contexts = 0;
+  free(gp__sim.heap);
+  gp__sim.heap = NULL;
+  gp__sim.heap_n = gp__sim.heap_cap = 0;
+  free(gp__sim.pinned);
+  gp__sim.pinned = NULL;
+  gp__sim.num_pinned = gp__sim.cap_pinned = 0;
+  for (uint32_t i = 0; i < gp__sim.num_devices; i++) {
+    gp_clock_unregister(gp__sim.devices[i].clock_id);
+    free(gp__sim.devices[i].allocs);
+  }
+  gp__sim.num_devices = 0;
+  gp__sim.initialised = false;
+  gp__activity_remove_flush_hook(gp__sim_flush_hook, NULL);
+  pthread_mutex_unlock(&gp__sim.lock);
+  return 0;
+}
+
+/* See sim.h. */
+int gp_sim_device_count(uint32_t *n) {
+  if (!n)
+    return GP_EINVAL;
+  pthread_mutex_lock(&gp__sim.lock);
+  int rc = gp__sim.initialised ? 0 : init_locked(NULL);
+  *n = rc == 0 ? gp__sim.num_devices : 0;
+  pthread_mutex_unlock(&gp__sim.lock);
+  return rc;
+}
+
+/* See sim.h. */
+int gp_sim_device_id(uint32_t index, uint32_t *device_id) {
+  if (!device_id)
+    return GP_EINVAL;
+  pthread_mutex_lock(&gp__sim.lock);
+  int rc = gp__sim.initialised ? 0 : init_locked(NULL);
+  if (rc == 0 && index >= gp__sim.num_devices)
+    rc = GP_ENODEV;
+  if (rc == 0)
+    *device_id = gp__sim.devices[index].device_id;
+  pthread_mutex_unlock(&gp__sim.lock);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Growable arrays                                                      */
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap)
+    return 0;
+  size_t ncap = *cap ? *cap * 2 : 8;
+  while (ncap < need)
+    ncap *= 2;
+  void *n = realloc(*arr, ncap * elem);
+  if (!n)
+    return GP_ENOMEM;
+  *arr = n;
+  *cap = ncap;
+  return 0;
+}
+
+static void remove_ptr(void **arr, size_t *n, void *p) {
+  for (size_t i = 0; i < *n; i++) {
+    if (arr[i] == p) {
+      arr[i] = arr[--*n];
+      return;
+    }
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Contexts and streams                                                 */
+
+static gp_sim_stream *stream_new(gp_sim_context *ctx) {
+  if (grow((void **)&ctx->streams, &ctx->cap_streams, ctx->num_streams + 1,
+           sizeof(*ctx->streams)) != 0)
+    return NULL;
+  gp_sim_stream *s = calloc(1, sizeof(*s));
+  if (!s)
+    return NULL;
+  s->ctx = ctx;
+  s->id = ctx->next_stream_id++;
+  s->ordinal = s->id - 1;
+  ctx->streams[ctx->num_streams++] = s;
+  return s;
+}
+
+static void stream_free(gp_sim_stream *s) {
+  free(s->waits);
+  free(s);
+}
+
+static void context_free(gp_sim_context *ctx) {
+  for (size_t i = 0; i < ctx->num_streams; i++)
+    stream_free(ctx->streams[i]);
+  free(ctx->streams);
+  for (size_t i = 0; i < ctx->num_events; i++)
+    free(ctx->events[i]);
+  free(ctx->events);
+  sim_device *d = ctx->dev;
+  size_t k = 0;
+  for (size_t i = 0; i < d->num_allocs; i++)
+    if (d->allocs[i].context_id != ctx->id)
+      d->allocs[k++] = d->allocs[i];
+  d->num_allocs = k;
+  gp__context_unregister(ctx->id);
+  free(ctx);
+}
+
+static bool context_live(const gp_sim_context *ctx) {
+  for (size_t i = 0; i < gp__sim.num_contexts; i++)
+    if (gp__sim.contexts[i] == ctx)
+      return true;
+  return false;
+}
+
+/* See sim.h. */
+int gp_sim_context_create(uint32_t index, gp_sim_context **out) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_CONTEXT_CREATE);
+  if (rc != 0)
+    return rc;
+  if (!out)
+    return api_end(&c, GP_EINVAL);
+  if (index >= gp__sim.num_devices)
+    return api_end(&c, GP_ENODEV);
+  if (grow((void **)&gp__sim.contexts, &gp__sim.cap_contexts,
+           gp__sim.num_contexts + 1, sizeof(*gp__sim.contexts)) != 0)
+    return api_end(&c, GP_ENOMEM);
+  gp_sim_context *ctx = calloc(1, sizeof(*ctx));
+  if (!ctx)
+    return api_end(&c, GP_ENOMEM);
+  ctx->dev = &gp__sim.devices[index];
+  ctx->next_stream_id = 1;
+  ctx->next_event_id = 1;
+  ctx->default_stream = stream_new(ctx);
+  if (!ctx->default_stream) {
+    free(ctx->streams);
+    free(ctx);
+    return api_end(&c, GP_ENOMEM);
+  }
+  rc = gp__context_register(ctx->dev->device_id, GP_API_SIM,
+                            ctx->default_stream->id, &ctx->id);
+  if (rc != 0) {
+    context_free(ctx);
+    return api_end(&c, rc);
+  }
+  gp__sim.contexts[gp__sim.num_contexts++] = ctx;
+  gp__sim_clock_snapshot(ctx->dev);
+  *out = ctx;
+  return api_end(&c, 0);
+}
+
+static uint64_t context_tail(const gp_sim_context *ctx, uint64_t *corr) {
+  uint64_t t = 0;
+  *corr = 0;
+  for (size_t i = 0; i < ctx->num_streams; i++) {
+    if (ctx->streams[i]->tail_end >= t) {
+      t = ctx->streams[i]->tail_end;
+      *corr = ctx->streams[i]->tail_corr;
+    }
+  }
+  return t;
+}
+
+/* See sim.h. */
+int gp_sim_context_destroy(gp_sim_context *ctx) {
+  if (!ctx)
+    return 0;
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_CONTEXT_DESTROY);
+  if (rc != 0)
+    return rc;
+  if (!context_live(ctx))
+    return api_end(&c, GP_EINVAL);
+  uint64_t corr;
+  gp__sim_wait_until(context_tail(ctx, &corr));
+  remove_ptr((void **)gp__sim.contexts, &gp__sim.num_contexts, ctx);
+  context_free(ctx);
+  return api_end(&c, 0);
+}
+
+/* See sim.h. */
+uint32_t gp_sim_context_id(const gp_sim_context *ctx) {
+  return ctx ? ctx->id : 0;
+}
+
+/* See sim.h. */
+int gp_sim_stream_create(gp_sim_context *ctx, gp_sim_stream **out) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_STREAM_CREATE);
+  if (rc != 0)
+    return rc;
+  if (!ctx || !out || !context_live(ctx))
+    return api_end(&c, GP_EINVAL);
+  gp_sim_stream *s = stream_new(ctx);
+  if (!s)
+    return api_end(&c, GP_ENOMEM);
+  *out = s;
+  return api_end(&c, 0);
+}
+
+/* See sim.h. */
+int gp_sim_stream_destroy(gp_sim_stream *s) {
+  if (!s)
+    return 0;
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_STREAM_DESTROY);
+  if (rc != 0)
+    return rc;
+  if (s == s->ctx->default_stream)
+    return api_end(&c, GP_EINVAL);
+  /* Work already scheduled carries its own copy of what it needs. */
+  remove_ptr((void **)s->ctx->streams, &s->ctx->num_streams, s);
+  stream_free(s);
+  return api_end(&c, 0);
+}
+
+/* See sim.h. */
+gp_sim_stream *gp_sim_default_stream(gp_sim_context *ctx) {
+  return ctx ? ctx->default_stream : NULL;
+}
+
+/* See sim.h. */
+uint32_t gp_sim_stream_id(const gp_sim_stream *s) { return s ? s->id : 0; }
+
+/* See sim.h. */
+int gp_sim_stream_set_name(gp_sim_stream *s, const char *name) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_STREAM_SET_NAME);
+  if (rc != 0)
+    return rc;
+  if (!s || !name)
+    return api_end(&c, GP_EINVAL);
+  gp__emit_name(GP_OBJECT_STREAM, s->ctx->dev->device_id, s->ctx->id, s->id,
+                0, name);
+  return api_end(&c, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory                                                               */
+
+/* The allocation of d covering [addr, addr + bytes), or NULL. */
+static sim_alloc *find_alloc(sim_device *d, uint64_t addr, uint64_t bytes) {
+  for (size_t i = 0; i < d->num_allocs; i++) {
+    sim_alloc *a = &d->allocs[i];
+    if (addr >= a->addr && addr - a->addr < a->bytes &&
+        bytes <= a->bytes - (addr - a->addr))
+      return a;
+  }
+  return NULL;
+}
+
+/* The simulator device whose address range holds addr, or NULL. */
+static sim_device *device_of(uint64_t addr) {
+  uint64_t i = addr >> DEVICE_ADDR_SHIFT;
+  if (i == 0 || i > gp__sim.num_devices)
+    return NULL;
+  return &gp__sim.devices[i - 1];
+}
+
+static uint64_t used_bytes(const sim_device *d) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < d->num_allocs; i++)
+    n += d->allocs[i].bytes;
+  return n;
+}
+
+/* See sim.h. */
+int gp_sim_malloc(gp_sim_context *ctx, uint64_t bytes, uint64_t *addr) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_MALLOC);
+  if (rc != 0)
+    return rc;
+  if (!ctx || !addr || bytes == 0 || !context_live(ctx))
+    return api_end(&c, GP_EINVAL);
+  sim_device *d = ctx->dev;
+  if (bytes > d->m->memory_bytes - used_bytes(d))
+    return api_end(&c, GP_ENOMEM);
+  if (grow((void **)&d->allocs, &d->cap_allocs, d->num_allocs + 1,
+           sizeof(*d->allocs)) != 0)
+    return api_end(&c, GP_ENOMEM);
+  uint64_t a = (d->next_addr + 255) & ~255ull;
+  d->next_addr = a + bytes;
+  d->allocs[d->num_allocs++] = (sim_alloc){a, bytes, ctx->id};
+  *addr = a;
+  return api_end(&c, 0);
+}
+
+/* See sim.h. */
+int gp_sim_free(gp_sim_context *ctx, uint64_t addr) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_FREE);
+  if (rc != 0)
+    return rc;
+  if (!ctx || !context_live(ctx))
+    return api_end(&c, GP_EINVAL);
+  sim_device *d = ctx->dev;
+  for (size_t i = 0; i < d->num_allocs; i++) {
+    if (d->allocs[i].addr == addr && d->allocs[i].context_id == ctx->id) {
+      d->allocs[i] = d->allocs[--d->num_allocs];
+      return api_end(&c, 0);
+    }
+  }
+  return api_end(&c, GP_ENOENT);
+}
+
+static bool host_pinned(uint64_t addr, uint64_t bytes) {
+  for (size_t i = 0; i < gp__sim.num_pinned; i++) {
+    uint64_t a = gp__sim.pinned[i].addr, n = gp__sim.pinned[i].bytes;
+    if (addr >= a && addr - a < n && bytes <= n - (addr - a))
+      return true;
+  }
+  return false;
+}
+
+/* See sim.h. */
+int gp_sim_host_register(const void *ptr, uint64_t bytes) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_HOST_REGISTER);
+  if (rc != 0)
+    return rc;
+  uint64_t a = GP_SIM_HOST(ptr);
+  if (!ptr || bytes == 0 || device_of(a))
+    return api_end(&c, GP_EINVAL);
+  for (size_t i = 0; i < gp__sim.num_pinned; i++)
+    if (gp__sim.pinned[i].addr == a)
+      return api_end(&c, GP_EEXIST);
+  if (grow((void **)&gp__sim.pinned, &gp__sim.cap_pinned,
+           gp__sim.num_pinned + 1, sizeof(*gp__sim.pinned)) != 0)
+    return api_end(&c, GP_ENOMEM);
+  gp__sim.pinned[gp__sim.num_pinned].addr = a;
+  gp__sim.pinned[gp__sim.num_pinned].bytes = bytes;
+  gp__sim.num_pinned++;
+  return api_end(&c, 0);
+}
+
+/* See sim.h. */
+int gp_sim_host_unregister(const void *ptr) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_HOST_UNREGISTER);
+  if (rc != 0)
+    return rc;
+  for (size_t i = 0; i < gp__sim.num_pinned; i++) {
+    if (gp__sim.pinned[i].addr == GP_SIM_HOST(ptr)) {
+      gp__sim.pinned[i] = gp__sim.pinned[--gp__sim.num_pinned];
+      return api_end(&c, 0);
+    }
+  }
+  return api_end(&c, GP_ENOENT);
+}
+
+/* ------------------------------------------------------------------ */
+/* Kernels                                                              */
+
+static bool finite_nonneg(double v) { return v >= 0.0 && v < 1e300; }
+
+/* See sim.h. */
+int gp_sim_kernel_create(const gp_sim_kernel_desc *desc,
+                         gp_sim_kernel **out) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_KERNEL_CREATE);
+  if (rc != 0)
+    return rc;
+  if (!desc || !out || !desc->name || !*desc->name ||
+      !finite_nonneg(desc->flops_per_thread) ||
+      !finite_nonneg(desc->bytes_per_thread) ||
+      !(desc->read_fraction >= 0.0 && desc->read_fraction <= 1.0) ||
+      !(desc->cache_locality >= 0.0 && desc->cache_locality <= 1.0))
+    return api_end(&c, GP_EINVAL);
+  gp_sim_kernel *k = calloc(1, sizeof(*k));
+  char *name = strdup(desc->name);
+  char *dem = strdup(desc->demangled_name ? desc->demangled_name : desc->name);
+  if (!k || !name || !dem) {
+    free(k);
+    free(name);
+    free(dem);
+    return api_end(&c, GP_ENOMEM);
+  }
+  k->desc = *desc;
+  k->desc.name = name;
+  k->desc.demangled_name = dem;
+  k->name_id = gp__string_intern(name);
+  k->demangled_id = gp__string_intern(dem);
+  *out = k;
+  return api_end(&c, 0);
+}
+
+/* See sim.h. */
+int gp_sim_kernel_destroy(gp_sim_kernel *k) {
+  if (!k)
+    return 0;
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_KERNEL_DESTROY);
+  if (rc != 0)
+    return rc;
+  free((char *)k->desc.name);
+  free((char *)k->desc.demangled_name);
+  free(k);
+  return api_end(&c, 0);
+}
+
+/* Fills the fields common to every op submitted on s. */
+static void op_init(sim_op *op, uint32_t kind, const api_call *c,
+                    gp_sim_stream *s, uint32_t queue) {
+  memset(op, 0, sizeof(*op));
+  op->kind = kind;
+  op->correlation_id = c->correlation_id;
+  op->queued = gp__sim_now() + api_cost[c->cbid];
+  op->device_id = s->ctx->dev->device_id;
+  op->dev_index = s->ctx->dev->index;
+  op->context_id = s->ctx->id;
+  op->stream_id = s->id;
+  op->queue = queue;
+  op->emit = gp__activity_enabled(kind, s->ctx->id);
+}
+
+static uint32_t compute_queue(const gp_sim_stream *s) {
+  const sim_model *m = s->ctx->dev->m;
+  return m->first_compute + s->ordinal % m->num_compute;
+}
+
+/* See sim.h. */
+int gp_sim_launch(gp_sim_stream *s, const gp_sim_kernel *k, gp_sim_dim3 grid,
+                  gp_sim_dim3 block, uint32_t dynamic_shared_memory) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_LAUNCH);
+  if (rc != 0)
+    return rc;
+  if (!s || !k || !grid.x || !grid.y || !grid.z || !block.x || !block.y ||
+      !block.z)
+    return api_end(&c, GP_EINVAL);
+  const sim_model *m = s->ctx->dev->m;
+  uint64_t tpb = (uint64_t)block.x * block.y * block.z;
+  if (tpb > m->max_threads_per_block ||
+      (uint64_t)k->desc.static_shared_memory + dynamic_shared_memory >
+          m->shared_per_block)
+    return api_end(&c, GP_EINVAL);
+  sim_op op;
+  op_init(&op, GP_ACTIVITY_KIND_KERNEL, &c, s, compute_queue(s));
+  op.name_id = k->name_id;
+  op.demangled_id = k->demangled_id;
+  op.grid = grid;
+  op.block = block;
+  op.static_shared = k->desc.static_shared_memory;
+  op.dynamic_shared = dynamic_shared_memory;
+  op.registers = k->desc.registers_per_thread;
+  uint64_t dur = gp__sim_kernel_cost(m, &k->desc, grid, block,
+                                     dynamic_shared_memory, &op.stats);
+  return api_end(&c, gp__sim_schedule(s, &op, dur));
+}
+
+/* ------------------------------------------------------------------ */
+/* Copies and fills                                                     */
+
+/* Validates a copy and fills the op's copy fields. Returns 0 or an
+ * error; changes nothing else. */
+static int prepare_copy(gp_sim_stream *s, uint64_t dst, uint64_t src,
+                        uint64_t bytes, gp_memcpy_kind kind, sim_op *op) {
+  sim_device *sd = s->ctx->dev;
+  sim_device *src_dev = device_of(src), *dst_dev = device_of(dst);
+  sim_alloc *sa = src_dev ? find_alloc(src_dev, src, bytes) : NULL;
+  sim_alloc *da = dst_dev ? find_alloc(dst_dev, dst, bytes) : NULL;
+  const sim_model *m = sd->m;
+  if (bytes == 0 || !src || !dst)
+    return GP_EINVAL;
+  switch (kind) {
+  case GP_MEMCPY_HTOD:
+    if (src_dev || dst_dev != sd || !da)
+      return GP_EINVAL;
+    op->queue = m->q_h2d;
+    break;
+  case GP_MEMCPY_DTOH:
+    if (dst_dev || src_dev != sd || !sa)
+      return GP_EINVAL;
+    op->queue = m->q_d2h;
+    break;
+  case GP_MEMCPY_DTOD:
+    if (src_dev != sd || dst_dev != sd || !sa || !da)
+      return GP_EINVAL;
+    op->queue = compute_queue(s);
+    break;
+  case GP_MEMCPY_PTOP:
+    if (!sa || !da || src_dev == dst_dev || (src_dev != sd && dst_dev != sd))
+      return GP_EINVAL;
+    op->queue = m->q_p2p;
+    break;
+  case GP_MEMCPY_HTOH:
+    if (src_dev || dst_dev)
+      return GP_EINVAL;
+    op->queue = m->q_h2d;
+    break;
+  case GP_MEMCPY_HTOA:
+  case GP_MEMCPY_ATOH:
+  case GP_MEMCPY_ATOA:
+  case GP_MEMCPY_ATOD:
+  case GP_MEMCPY_DTOA:
+    return GP_ENOTSUP;
+  default:
+    return GP_EINVAL;
+  }
+  op->bytes = bytes;
+  op->copy_kind = kind;
+  op->src_kind = src_dev ? GP_MEMORY_DEVICE
+                         : host_pinned(src, bytes) ? GP_MEMORY_PINNED
+                                                   : GP_MEMORY_PAGEABLE;
+  op->dst_kind = dst_dev ? GP_MEMORY_DEVICE
+                         : host_pinned(dst, bytes) ? GP_MEMORY_PINNED
+                                                   : GP_MEMORY_PAGEABLE;
+  op->src_device = src_dev ? src_dev->device_id : UINT32_MAX;
+  op->dst_device = dst_dev ? dst_dev->device_id : UINT32_MAX;
+  op->src_context = sa ? sa->context_id : 0;
+  op->dst_context = da ? da->context_id : 0;
+  return 0;
+}
+
+static int copy_locked(const api_call *c, gp_sim_stream *s, uint64_t dst,
+                       uint64_t src, uint64_t bytes, gp_memcpy_kind kind,
+                       bool async) {
+  if (!s)
+    return GP_EINVAL;
+  sim_op op;
+  op_init(&op, GP_ACTIVITY_KIND_MEMCPY, c, s, 0);
+  int rc = prepare_copy(s, dst, src, bytes, kind, &op);
+  if (rc != 0)
+    return rc;
+  op.flags = async ? GP_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
+  uint64_t dur = gp__sim_copy_cost(s->ctx->dev->m, op.copy_kind, op.src_kind,
+                                   op.dst_kind, bytes);
+  return gp__sim_schedule(s, &op, dur);
+}
+
+/* See sim.h. */
+int gp_sim_memcpy_async(gp_sim_stream *s, uint64_t dst, uint64_t src,
+                        uint64_t bytes, gp_memcpy_kind kind) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_MEMCPY_ASYNC);
+  if (rc != 0)
+    return rc;
+  return api_end(&c, copy_locked(&c, s, dst, src, bytes, kind, true));
+}
+
+/* See sim.h. */
+int gp_sim_memcpy(gp_sim_stream *s, uint64_t dst, uint64_t src,
+                  uint64_t bytes, gp_memcpy_kind kind) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_MEMCPY);
+  if (rc != 0)
+    return rc;
+  rc = copy_locked(&c, s, dst, src, bytes, kind, false);
+  if (rc == 0)
+    gp__sim_wait_until(s->tail_end);
+  return api_end(&c, rc);
+}
+
+/* See sim.h. */
+int gp_sim_memset_async(gp_sim_stream *s, uint64_t dst, uint32_t value,
+                        uint64_t bytes) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_MEMSET_ASYNC);
+  if (rc != 0)
+    return rc;
+  if (!s || bytes == 0 || device_of(dst) != s->ctx->dev ||
+      !find_alloc(s->ctx->dev, dst, bytes))
+    return api_end(&c, GP_EINVAL);
+  sim_op op;
+  op_init(&op, GP_ACTIVITY_KIND_MEMSET, &c, s, compute_queue(s));
+  op.bytes = bytes;
+  op.value = value;
+  op.flags = GP_ACTIVITY_FLAG_MEMCPY_ASYNC;
+  uint64_t dur = gp__sim_fill_cost(s->ctx->dev->m, bytes);
+  return api_end(&c, gp__sim_schedule(s, &op, dur));
+}
+
+/* ------------------------------------------------------------------ */
+/* Events and synchronisation                                           */
+
+/* See sim.h. */
+int gp_sim_event_create(gp_sim_context *ctx, gp_sim_event **out) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_EVENT_CREATE);
+  if (rc != 0)
+    return rc;
+  if (!ctx || !out || !context_live(ctx))
+    return api_end(&c, GP_EINVAL);
+  if (grow((void **)&ctx->events, &ctx->cap_events, ctx->num_events + 1,
+           sizeof(*ctx->events)) != 0)
+    return api_end(&c, GP_ENOMEM);
+  gp_sim_event *e = calloc(1, sizeof(*e));
+  if (!e)
+    return api_end(&c, GP_ENOMEM);
+  e->ctx = ctx;
+  e->id = ctx->next_event_id++;
+  e->dev_index = ctx->dev->index;
+  ctx->events[ctx->num_events++] = e;
+  *out = e;
+  return api_end(&c, 0);
+}
+
+/* See sim.h. */
+int gp_sim_event_destroy(gp_sim_event *e) {
+  if (!e)
+    return 0;
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_EVENT_DESTROY);
+  if (rc != 0)
+    return rc;
+  remove_ptr((void **)e->ctx->events, &e->ctx->num_events, e);
+  free(e);
+  return api_end(&c, 0);
+}
+
+/* See sim.h. */
+int gp_sim_event_record(gp_sim_event *e, gp_sim_stream *s) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_EVENT_RECORD);
+  if (rc != 0)
+    return rc;
+  if (!e || !s)
+    return api_end(&c, GP_EINVAL);
+  uint64_t done = s->tail_end;
+  for (uint32_t i = 0; i < s->num_waits; i++)
+    if (s->waits[i].done_at > done)
+      done = s->waits[i].done_at;
+  uint64_t now = gp__sim_now();
+  e->recorded = true;
+  e->correlation_id = s->tail_corr;
+  e->done_at = done > now ? done : now;
+  e->dev_index = s->ctx->dev->index;
+  return api_end(&c, 0);
+}
+
+/* See sim.h. */
+int gp_sim_stream_wait_event(gp_sim_stream *s, gp_sim_event *e) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_STREAM_WAIT_EVENT);
+  if (rc != 0)
+    return rc;
+  if (!s || !e)
+    return api_end(&c, GP_EINVAL);
+  if (e->recorded) {
+    if (s->num_waits == s->cap_waits) {
+      uint32_t ncap = s->cap_waits ? s->cap_waits * 2 : 4;
+      sim_wait *w = realloc(s->waits, ncap * sizeof(*w));
+      if (!w)
+        return api_end(&c, GP_ENOMEM);
+      s->waits = w;
+      s->cap_waits = ncap;
+    }
+    s->waits[s->num_waits++] = (sim_wait){e->correlation_id, e->done_at};
+  }
+  emit_sync(&c, GP_SYNC_STREAM_WAIT_EVENT, s->ctx->dev, s->ctx->id, s->id,
+            e->id, e->recorded ? e->correlation_id : 0);
+  return api_end(&c, 0);
+}
+
+/* See sim.h. */
+int gp_sim_event_query(gp_sim_event *e) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_EVENT_QUERY);
+  if (rc != 0)
+    return rc;
+  if (!e)
+    return api_end(&c, GP_EINVAL);
+  bool done = !e->recorded || gp__sim_now() >= e->done_at;
+  return api_end(&c, done ? 0 : GP_EAGAIN);
+}
+
+/* See sim.h. */
+int gp_sim_event_synchronize(gp_sim_event *e) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_EVENT_SYNCHRONIZE);
+  if (rc != 0)
+    return rc;
+  if (!e)
+    return api_end(&c, GP_EINVAL);
+  if (e->recorded)
+    gp__sim_wait_until(e->done_at);
+  emit_sync(&c, GP_SYNC_EVENT_SYNCHRONIZE, e->ctx->dev, e->ctx->id, 0, e->id,
+            e->recorded ? e->correlation_id : 0);
+  return api_end(&c, 0);
+}
+
+/* See sim.h. */
+int gp_sim_event_elapsed(gp_sim_event *a, gp_sim_event *b, uint64_t *ns) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_EVENT_ELAPSED);
+  if (rc != 0)
+    return rc;
+  if (!a || !b || !ns)
+    return api_end(&c, GP_EINVAL);
+  if (!a->recorded || !b->recorded)
+    return api_end(&c, GP_ESTATE);
+  uint64_t now = gp__sim_now();
+  if (now < a->done_at || now < b->done_at)
+    return api_end(&c, GP_EAGAIN);
+  const sim_device *da = &gp__sim.devices[a->dev_index];
+  const sim_device *db = &gp__sim.devices[b->dev_index];
+  uint64_t ta = gp__sim_device_time(da, a->done_at);
+  uint64_t tb = gp__sim_device_time(db, b->done_at);
+  if (tb < ta)
+    return api_end(&c, GP_ERANGE);
+  *ns = tb - ta;
+  return api_end(&c, 0);
+}
+
+/* See sim.h. */
+int gp_sim_stream_synchronize(gp_sim_stream *s) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_STREAM_SYNCHRONIZE);
+  if (rc != 0)
+    return rc;
+  if (!s)
+    return api_end(&c, GP_EINVAL);
+  gp__sim_wait_until(s->tail_end);
+  gp__sim_clock_snapshot(s->ctx->dev);
+  emit_sync(&c, GP_SYNC_STREAM_SYNCHRONIZE, s->ctx->dev, s->ctx->id, s->id, 0,
+            s->tail_corr);
+  return api_end(&c, 0);
+}
+
+/* See sim.h. */
+int gp_sim_context_synchronize(gp_sim_context *ctx) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_CONTEXT_SYNCHRONIZE);
+  if (rc != 0)
+    return rc;
+  if (!ctx || !context_live(ctx))
+    return api_end(&c, GP_EINVAL);
+  uint64_t corr;
+  gp__sim_wait_until(context_tail(ctx, &corr));
+  gp__sim_clock_snapshot(ctx->dev);
+  emit_sync(&c, GP_SYNC_CONTEXT_SYNCHRONIZE, ctx->dev, ctx->id, 0, 0, corr);
+  return api_end(&c, 0);
+}
+
+/* See sim.h. */
+int gp_sim_host_work(uint64_t ns) {
+  pthread_mutex_lock(&gp__sim.lock);
+  int rc = gp__sim.initialised ? 0 : init_locked(NULL);
+  if (rc == 0)
+    gp__sim_wait_until(gp__sim_now() + ns);
+  if (rc == 0)
+    gp__sim_retire(false);
+  pthread_mutex_unlock(&gp__sim.lock);
+  return rc;
+}

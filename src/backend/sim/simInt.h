@@ -1,0 +1,240 @@
+/*
+ * simInt.h - private structures of the simulated GPU backend, shared by
+ * sim.c (the public gp_sim_* calls), sched.c (time, scheduling and
+ * retirement into records) and model.c (device models and cost model).
+ *
+ * All simulator state is guarded by one mutex, sim.lock: calls are short
+ * and the simulator is about being observed, not about scaling.
+ */
+#ifndef GPUPERF_SIM_INT_H
+#define GPUPERF_SIM_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "core/core.h"
+
+#define SIM_MAX_QUEUES 8
+#define SIM_INLINE_WAITS 4
+#define SIM_BUSY_LOG 512 /* busy intervals kept per queue */
+
+/* API callback ids (cbid in API records). */
+typedef enum sim_cbid {
+  SIM_CBID_INVALID = 0,
+  SIM_CBID_CONTEXT_CREATE,
+  SIM_CBID_CONTEXT_DESTROY,
+  SIM_CBID_STREAM_CREATE,
+  SIM_CBID_STREAM_DESTROY,
+  SIM_CBID_STREAM_SET_NAME,
+  SIM_CBID_MALLOC,
+  SIM_CBID_FREE,
+  SIM_CBID_HOST_REGISTER,
+  SIM_CBID_HOST_UNREGISTER,
+  SIM_CBID_KERNEL_CREATE,
+  SIM_CBID_KERNEL_DESTROY,
+  SIM_CBID_LAUNCH,
+  SIM_CBID_MEMCPY_ASYNC,
+  SIM_CBID_MEMCPY,
+  SIM_CBID_MEMSET_ASYNC,
+  SIM_CBID_EVENT_CREATE,
+  SIM_CBID_EVENT_DESTROY,
+  SIM_CBID_EVENT_RECORD,
+  SIM_CBID_STREAM_WAIT_EVENT,
+  SIM_CBID_EVENT_QUERY,
+  SIM_CBID_EVENT_SYNCHRONIZE,
+  SIM_CBID_EVENT_ELAPSED,
+  SIM_CBID_STREAM_SYNCHRONIZE,
+  SIM_CBID_CONTEXT_SYNCHRONIZE,
+  SIM_CBID_COUNT
+} sim_cbid;
+
+/* What the cost model says about one piece of work; the counter
+ * providers turn these into counter values. */
+typedef struct sim_work_stats {
+  double flops;
+  double dram_read_bytes;
+  double dram_write_bytes;
+  double l2_requests; /* 32-byte sectors */
+  double l2_hits;
+  double occupancy;      /* achieved, 0..1 */
+  double active_cycles;  /* per compute unit, average */
+  double elapsed_cycles; /* per compute unit */
+  uint64_t threads;
+} sim_work_stats;
+
+/* A device model's fixed parameters. */
+typedef struct sim_model {
+  uint32_t model; /* gp_sim_model */
+  const char *name_fmt; /* "%u" gets the device id */
+  const char *vendor, *model_name, *architecture, *driver_version;
+  uint64_t memory_bytes;
+  double dram_bw;       /* bytes/s */
+  double peak_flops;    /* flops/s */
+  double h2d_pinned_bw, h2d_pageable_bw; /* host<->device, bytes/s */
+  double p2p_bw;        /* device<->device across devices */
+  double hth_bw;        /* host to host */
+  double fill_bw;       /* memset */
+  uint64_t launch_ns;   /* fixed cost of a kernel */
+  uint64_t copy_ns;     /* fixed cost of a copy */
+  uint32_t compute_units;
+  uint32_t core_clock_khz, memory_clock_khz;
+  uint32_t max_threads_per_block;
+  uint32_t max_threads_per_cu;
+  uint32_t max_blocks_per_cu;
+  uint32_t registers_per_cu;
+  uint32_t shared_per_block, shared_per_cu;
+  uint32_t warp;
+  uint32_t num_queues;
+  gp_device_queue_info queues[SIM_MAX_QUEUES];
+  /* Queue indexes by role. */
+  uint32_t first_compute, num_compute;
+  uint32_t q_h2d, q_d2h, q_p2p;
+  /* Environment model. */
+  double idle_w, busy_w, idle_c, busy_c;
+  int64_t clock_drift_ppb; /* device clock rate error */
+} sim_model;
+
+/* A unit of work on a hardware queue, until it is retired into a record. */
+typedef struct sim_op {
+  uint32_t kind; /* GP_ACTIVITY_KIND_KERNEL / MEMCPY / MEMSET */
+  bool emit;     /* record it when retired */
+  uint64_t correlation_id;
+  uint64_t queued, submitted, start, end; /* host ns */
+  uint32_t device_id; /* gpuperf device id */
+  uint32_t dev_index; /* simulator device index */
+  uint32_t context_id, stream_id, queue;
+  uint32_t perfmon_id;
+  /* Kernel. */
+  uint32_t name_id, demangled_id;
+  gp_sim_dim3 grid, block;
+  uint32_t static_shared, dynamic_shared, registers;
+  /* Copy and fill. */
+  uint64_t bytes;
+  uint32_t copy_kind, src_kind, dst_kind, value;
+  uint32_t src_device, dst_device, src_context, dst_context;
+  uint32_t flags;
+  /* Dependencies: correlation ids waited on. */
+  uint32_t num_waits;
+  uint64_t waits_inline[SIM_INLINE_WAITS];
+  uint64_t *waits_heap; /* when num_waits > SIM_INLINE_WAITS */
+  sim_work_stats stats;
+} sim_op;
+
+typedef struct sim_busy {
+  uint64_t start, end;
+} sim_busy;
+
+typedef struct sim_queue {
+  uint64_t free_at; /* host ns when the queue is idle again */
+  sim_busy log[SIM_BUSY_LOG]; /* recent busy intervals, in order */
+  uint32_t log_head, log_count;
+} sim_queue;
+
+typedef struct sim_alloc {
+  uint64_t addr, bytes;
+  uint32_t context_id;
+} sim_alloc;
+
+typedef struct sim_device {
+  const sim_model *m;
+  uint32_t index;
+  uint32_t device_id; /* gpuperf id */
+  uint32_t clock_id;
+  int64_t clock_offset; /* device clock = host + offset + drift */
+  uint64_t clock_epoch;
+  sim_queue queues[SIM_MAX_QUEUES];
+  uint64_t next_addr;
+  sim_alloc *allocs;
+  size_t num_allocs, cap_allocs;
+  /* Environment sampling. */
+  uint64_t next_env; /* host ns of the next sample */
+  double temp_c;
+} sim_device;
+
+struct gp_sim_context {
+  uint32_t id;
+  sim_device *dev;
+  gp_sim_stream *default_stream;
+  gp_sim_stream **streams; /* all streams, default included */
+  size_t num_streams, cap_streams;
+  gp_sim_event **events;
+  size_t num_events, cap_events;
+  uint32_t next_stream_id;
+  uint32_t next_event_id;
+};
+
+/* A pending dependency: work on another stream this stream must wait for. */
+typedef struct sim_wait {
+  uint64_t correlation_id; /* 0: none recorded (only the time matters) */
+  uint64_t done_at;
+} sim_wait;
+
+struct gp_sim_stream {
+  gp_sim_context *ctx;
+  uint32_t id;
+  uint32_t ordinal;     /* 0 for the default stream, then 1, 2, ... */
+  uint64_t tail_end;    /* host ns when the last op ends */
+  uint64_t tail_corr;   /* its correlation id */
+  sim_wait *waits;      /* for the next op */
+  uint32_t num_waits, cap_waits;
+};
+
+struct gp_sim_event {
+  gp_sim_context *ctx;
+  uint32_t id;
+  bool recorded;
+  uint64_t correlation_id; /* last op captured, 0 if none */
+  uint64_t done_at;
+  uint32_t dev_index;
+};
+
+struct gp_sim_kernel {
+  gp_sim_kernel_desc desc; /* strings owned */
+  uint32_t name_id, demangled_id;
+};
+
+/* The simulator. */
+typedef struct sim_state {
+  pthread_mutex_t lock;
+  bool initialised;
+  uint32_t time_mode;
+  _Atomic uint64_t vnow; /* virtual host time, ns */
+  sim_device devices[GP_SIM_MAX_DEVICES];
+  uint32_t num_devices;
+  gp_sim_context **contexts;
+  size_t num_contexts, cap_contexts;
+  /* In-flight ops: a binary min-heap by (end, correlation id). */
+  sim_op *heap;
+  size_t heap_n, heap_cap;
+  /* Pinned host ranges. */
+  struct {
+    uint64_t addr, bytes;
+  } *pinned;
+  size_t num_pinned, cap_pinned;
+} sim_state;
+
+extern sim_state gp__sim;
+
+/* model.c */
+const sim_model *gp__sim_model_get(uint32_t model);
+uint64_t gp__sim_kernel_cost(const sim_model *m, const gp_sim_kernel_desc *k,
+                             gp_sim_dim3 grid, gp_sim_dim3 block,
+                             uint32_t dynamic_shared, sim_work_stats *st);
+uint64_t gp__sim_copy_cost(const sim_model *m, uint32_t copy_kind,
+                           uint32_t src_kind, uint32_t dst_kind,
+                           uint64_t bytes);
+uint64_t gp__sim_fill_cost(const sim_model *m, uint64_t bytes);
+const char *gp__sim_cbid_name(uint32_t cbid);
+
+/* sched.c (all with gp__sim.lock held) */
+uint64_t gp__sim_now(void);
+void gp__sim_advance(uint64_t ns);
+void gp__sim_wait_until(uint64_t t);
+uint64_t gp__sim_device_time(const sim_device *d, uint64_t host_ns);
+void gp__sim_clock_snapshot(sim_device *d);
+int gp__sim_schedule(gp_sim_stream *s, sim_op *op, uint64_t duration);
+void gp__sim_retire(bool all);
+void gp__sim_flush_hook(void *user, bool forced);
+double gp__sim_busy_fraction(const sim_device *d, uint64_t t0, uint64_t t1);
+
+#endif /* GPUPERF_SIM_INT_H */

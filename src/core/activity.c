@@ -1,0 +1,581 @@
+/*
+ * activity.c - producing activity records: per-thread buffers, enabling,
+ * drop accounting and attributes (the CUPTI buffer model; the collector
+ * thread and flush are in collector.c).
+ *
+ * Each producing thread owns a slot holding its current buffer. Writing a
+ * record is a bump of the slot's private head, the stores of the fields,
+ * and a release store of the published head: no lock, no allocation, no
+ * atomic read-modify-write. When the buffer is full the thread hands it to
+ * the collector queue and takes a new one (from the free list or the
+ * application's request callback); only then is a lock taken.
+ *
+ * A flush must deliver records from buffers other threads are still
+ * writing into. It never takes a buffer away from its owner: under the
+ * slot's lock (which the owner takes only when it swaps buffers) it copies
+ * the records between the slot's `taken` mark and the published head into
+ * a fresh buffer and advances `taken`. When the owner later hands the
+ * buffer over, the collector first moves the records after `taken` to the
+ * front. Every record is therefore delivered exactly once, in order per
+ * thread.
+ *
+ * The collector thread is the only caller of completion callbacks (and of
+ * observers). Slots are never freed, only reused by later threads, so the
+ * slot list can be walked without a lock.
+ *
+ * Records that cannot be written are dropped and counted by kind and
+ * reason, globally, per (context, stream), and in the thread's slot, from
+ * which a DROPPED record is written into the thread's next buffer.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "activityInt.h"
+
+_Atomic uint64_t gp__enabled_mask = 1ull << GP_ACTIVITY_KIND_DROPPED;
+
+gp__activity_state gp__act = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .work = PTHREAD_COND_INITIALIZER,
+    .done = PTHREAD_COND_INITIALIZER,
+    .buffer_size = DEFAULT_BUFFER_SIZE,
+    .pool_limit = DEFAULT_POOL_LIMIT,
+    .drop_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+slot *_Atomic gp__slots;
+GP_TLS slot *gp__tls_slot;
+static pthread_key_t slot_key;
+static pthread_once_t slot_key_once = PTHREAD_ONCE_INIT;
+
+static void thread_exit(void *arg);
+static void atfork_prepare(void);
+static void atfork_parent(void);
+static void atfork_child(void);
+
+static void init_once(void) {
+  pthread_key_create(&slot_key, thread_exit);
+  pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* Registers the thread-exit key and the fork handlers, once. */
+void gp__activity_init(void) { pthread_once(&slot_key_once, init_once); }
+
+/* ------------------------------------------------------------------ */
+/* Names                                                                */
+
+static const char *const kind_names[GP_ACTIVITY_KIND_COUNT] = {
+    "INVALID", "KERNEL",   "MEMCPY",      "MEMSET",  "API",
+    "MARKER",  "DEVICE",   "CONTEXT",     "NAME",    "OVERHEAD",
+    "ENVIRONMENT", "COUNTER", "DROPPED", "SYNCHRONIZATION"};
+
+/* See activity.h. */
+const char *gp_activity_kind_name(uint32_t kind) {
+  return kind < GP_ACTIVITY_KIND_COUNT ? kind_names[kind] : "UNKNOWN";
+}
+
+/* See activity.h. */
+const char *gp_drop_reason_name(uint32_t reason) {
+  static const char *const names[GP_DROP_REASON_COUNT] = {
+      "no_buffer", "declined", "no_callbacks", "too_large"};
+  return reason < GP_DROP_REASON_COUNT ? names[reason] : "unknown";
+}
+
+/* See activity.h. */
+const char *gp_memcpy_kind_name(uint32_t kind) {
+  static const char *const names[] = {"Unknown", "HtoD", "DtoH", "HtoA",
+                                      "AtoH",    "AtoA", "AtoD", "DtoA",
+                                      "DtoD",    "HtoH", "PtoP"};
+  return kind < GP_ARRAY_SIZE(names) ? names[kind] : "Unknown";
+}
+
+/* ------------------------------------------------------------------ */
+/* Enabling                                                             */
+
+static bool kind_valid(uint32_t kind) {
+  return kind > GP_ACTIVITY_KIND_INVALID && kind < GP_ACTIVITY_KIND_COUNT;
+}
+
+/* See activity.h. */
+int gp_activity_enable(gp_activity_kind kind) {
+  if (!kind_valid(kind))
+    return GP_EKIND;
+  uint64_t old = atomic_fetch_or(&gp__enabled_mask, 1ull << kind);
+  if (kind == GP_ACTIVITY_KIND_DEVICE && !(old & (1ull << kind)))
+    gp__device_emit_all();
+  return 0;
+}
+
+/* See activity.h. */
+int gp_activity_disable(gp_activity_kind kind) {
+  if (!kind_valid(kind))
+    return GP_EKIND;
+  atomic_fetch_and(&gp__enabled_mask, ~(1ull << kind));
+  return 0;
+}
+
+static int set_context(uint32_t context_id, gp_activity_kind kind, bool on) {
+  if (!kind_valid(kind))
+    return GP_EKIND;
+  if (!((CONTEXT_KINDS >> kind) & 1))
+    return GP_ENOTSUP;
+  if (!gp__context_exists(context_id))
+    return GP_ENOENT;
+  pthread_mutex_lock(&gp__act.lock);
+  int n = atomic_load(&gp__act.num_overrides), i;
+  for (i = 0; i < n; i++)
+    if (gp__act.overrides[i].context_id == context_id)
+      break;
+  if (i == n) {
+    if (n == (int)GP_ARRAY_SIZE(gp__act.overrides)) {
+      pthread_mutex_unlock(&gp__act.lock);
+      return GP_ENOSPC;
+    }
+    gp__act.overrides[i].context_id = context_id;
+    gp__act.overrides[i].set_mask = 0;
+    gp__act.overrides[i].on_mask = 0;
+  }
+  gp__act.overrides[i].set_mask |= 1ull << kind;
+  if (on)
+    gp__act.overrides[i].on_mask |= 1ull << kind;
+  else
+    gp__act.overrides[i].on_mask &= ~(1ull << kind);
+  if (i == n)
+    atomic_store(&gp__act.num_overrides, n + 1);
+  pthread_mutex_unlock(&gp__act.lock);
+  return 0;
+}
+
+/* See activity.h. */
+int gp_activity_enable_context(uint32_t context_id, gp_activity_kind kind) {
+  return set_context(context_id, kind, true);
+}
+
+/* See activity.h. */
+int gp_activity_disable_context(uint32_t context_id, gp_activity_kind kind) {
+  return set_context(context_id, kind, false);
+}
+
+/* Forgets the overrides of a context (called when it goes away). */
+void gp__activity_forget_context(uint32_t context_id) {
+  pthread_mutex_lock(&gp__act.lock);
+  int n = atomic_load(&gp__act.num_overrides);
+  for (int i = 0; i < n; i++) {
+    if (gp__act.overrides[i].context_id == context_id) {
+      gp__act.overrides[i] = gp__act.overrides[n - 1];
+      atomic_store(&gp__act.num_overrides, n - 1);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&gp__act.lock);
+}
+
+/* See core.h. */
+bool gp__activity_enabled(uint32_t kind, uint32_t context_id) {
+  uint64_t bit = 1ull << kind;
+  bool on = (atomic_load_explicit(&gp__enabled_mask, memory_order_relaxed) &
+             bit) != 0;
+  if (context_id == 0 || GP_LIKELY(atomic_load_explicit(
+                             &gp__act.num_overrides, memory_order_relaxed) == 0))
+    return on;
+  pthread_mutex_lock(&gp__act.lock);
+  int n = atomic_load(&gp__act.num_overrides);
+  for (int i = 0; i < n; i++) {
+    if (gp__act.overrides[i].context_id == context_id &&
+        (gp__act.overrides[i].set_mask & bit)) {
+      on = (gp__act.overrides[i].on_mask & bit) != 0;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&gp__act.lock);
+  return on;
+}
+
+/* See activity.h. */
+int gp_activity_is_enabled(uint32_t context_id, gp_activity_kind kind) {
+  if (!kind_valid(kind))
+    return GP_EKIND;
+  return gp__activity_enabled(kind, context_id) ? 1 : 0;
+}
+
+/* See core.h. */
+uint64_t gp__correlation_next(void) {
+  return atomic_fetch_add_explicit(&gp__act.correlation, 1, memory_order_relaxed) +
+         1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Slots                                                                */
+
+static slot *slot_attach(void) {
+  gp__activity_init();
+  slot *s;
+  for (s = atomic_load(&gp__slots); s; s = atomic_load(&s->next)) {
+    int expect = 0;
+    if (atomic_compare_exchange_strong(&s->live, &expect, 1))
+      break;
+  }
+  if (!s) {
+    s = calloc(1, sizeof(*s));
+    if (!s)
+      return NULL;
+    pthread_mutex_init(&s->lock, NULL);
+    atomic_store(&s->live, 1);
+    slot *head = atomic_load(&gp__slots);
+    do {
+      atomic_store(&s->next, head);
+    } while (!atomic_compare_exchange_weak(&gp__slots, &head, s));
+  }
+  s->tid = gp__tid();
+  s->records_left = UINT32_MAX;
+  gp__tls_slot = s;
+  pthread_setspecific(slot_key, s);
+  return s;
+}
+
+/* Hands the owner's current buffer to the collector (or keeps it for
+ * reuse if nothing in it is undelivered). Owner only. */
+void gp__slot_release(slot *s) {
+  pthread_mutex_lock(&s->lock);
+  uint8_t *b = s->buf;
+  size_t size = s->buf_size;
+  uint32_t taken = s->taken, head = s->head_local;
+  gp_buffer_complete_fn comp = s->buf_complete;
+  s->buf = NULL;
+  s->cap = 0;
+  s->head_local = 0;
+  s->taken = 0;
+  atomic_store_explicit(&s->head, 0, memory_order_release);
+  pthread_mutex_unlock(&s->lock);
+  if (!b)
+    return;
+  if (head > taken)
+    gp__buffer_enqueue(b, size, taken, head, comp);
+  else
+    gp__buffer_keep(b, size, comp);
+}
+
+static void thread_exit(void *arg) {
+  slot *s = arg;
+  if (!s)
+    return;
+  gp__slot_release(s);
+  memset(s->drop_pend, 0, sizeof(s->drop_pend));
+  s->has_drops = false;
+  gp__tls_slot = NULL;
+  atomic_store(&s->live, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Drops                                                                */
+
+static void count_drop(slot *s, uint32_t kind, int reason,
+                       uint32_t context_id, uint32_t stream_id) {
+  atomic_fetch_add_explicit(&gp__act.drop_stats[kind][reason], 1,
+                            memory_order_relaxed);
+  atomic_fetch_add_explicit(&gp__act.drop_total, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&gp__act.drop_unread, 1, memory_order_relaxed);
+  if (context_id != 0) {
+    pthread_mutex_lock(&gp__act.drop_lock);
+    int i;
+    for (i = 0; i < gp__act.num_drops; i++)
+      if (gp__act.drops[i].context_id == context_id &&
+          gp__act.drops[i].stream_id == stream_id)
+        break;
+    if (i == gp__act.num_drops && i < MAX_DROP_ENTRIES) {
+      gp__act.drops[i].context_id = context_id;
+      gp__act.drops[i].stream_id = stream_id;
+      gp__act.drops[i].unread = 0;
+      gp__act.num_drops++;
+    }
+    if (i < gp__act.num_drops)
+      gp__act.drops[i].unread++;
+    pthread_mutex_unlock(&gp__act.drop_lock);
+  }
+  if (s && kind != GP_ACTIVITY_KIND_DROPPED) {
+    drop_pending *d = &s->drop_pend[kind][reason];
+    uint64_t now = gp_get_timestamp();
+    if (d->count++ == 0)
+      d->first = now;
+    d->last = now;
+    s->has_drops = true;
+  }
+}
+
+/* Writes DROPPED records for what the thread dropped, as far as they fit.
+ * Owner only; the slot has a buffer. */
+static void write_drop_records(slot *s) {
+  bool want = (atomic_load_explicit(&gp__enabled_mask, memory_order_relaxed) &
+               (1ull << GP_ACTIVITY_KIND_DROPPED)) != 0;
+  bool left = false;
+  for (uint32_t k = 0; k < GP_ACTIVITY_KIND_COUNT; k++) {
+    for (uint32_t r = 0; r < GP_DROP_REASON_COUNT; r++) {
+      drop_pending *d = &s->drop_pend[k][r];
+      if (d->count == 0)
+        continue;
+      if (!want) {
+        memset(d, 0, sizeof(*d));
+        continue;
+      }
+      uint32_t size = sizeof(gp_activity_dropped);
+      if (s->head_local + size > s->cap || s->records_left == 0) {
+        left = true;
+        continue;
+      }
+      gp_activity_dropped *rec = (void *)(s->buf + s->head_local);
+      memset(rec, 0, size);
+      rec->hdr.kind = GP_ACTIVITY_KIND_DROPPED;
+      rec->hdr.size = size;
+      rec->first = d->first;
+      rec->last = d->last;
+      rec->count = d->count;
+      rec->dropped_kind = k;
+      rec->reason = r;
+      rec->thread_id = s->tid;
+      s->head_local += size;
+      s->records_left--;
+      memset(d, 0, sizeof(*d));
+    }
+  }
+  atomic_store_explicit(&s->head, s->head_local, memory_order_release);
+  s->has_drops = left;
+}
+
+/* ------------------------------------------------------------------ */
+/* Producing                                                            */
+
+static void *reserve_slow(uint32_t kind, uint32_t size, uint32_t context_id,
+                          uint32_t stream_id) {
+  slot *s = gp__tls_slot;
+  if (!s && !(s = slot_attach())) {
+    count_drop(NULL, kind, GP_DROP_NO_BUFFER, context_id, stream_id);
+    return NULL;
+  }
+  if (s->buf && (s->head_local + size > s->cap || s->records_left == 0))
+    gp__slot_release(s);
+  if (!s->buf) {
+    size_t bsize = 0, maxr = 0;
+    gp_buffer_complete_fn comp = NULL;
+    int reason = 0;
+    uint8_t *b = gp__buffer_get(&bsize, &maxr, &comp, &reason, false);
+    if (!b) {
+      count_drop(s, kind, reason, context_id, stream_id);
+      return NULL;
+    }
+    pthread_mutex_lock(&s->lock);
+    s->buf = b;
+    s->buf_size = bsize;
+    s->buf_complete = comp;
+    s->cap = bsize > UINT32_MAX ? UINT32_MAX & ~7u : (uint32_t)(bsize & ~7ul);
+    s->head_local = 0;
+    s->taken = 0;
+    s->records_left = maxr ? (maxr > UINT32_MAX ? UINT32_MAX : (uint32_t)maxr)
+                           : UINT32_MAX;
+    atomic_store_explicit(&s->head, 0, memory_order_release);
+    pthread_mutex_unlock(&s->lock);
+  }
+  if (s->has_drops)
+    write_drop_records(s);
+  if (size > s->cap) {
+    count_drop(s, kind, GP_DROP_TOO_LARGE, context_id, stream_id);
+    return NULL;
+  }
+  if (s->head_local + size > s->cap || s->records_left == 0) {
+    /* The drop records filled it: start over with a fresh buffer. */
+    return reserve_slow(kind, size, context_id, stream_id);
+  }
+  gp_activity *rec = (gp_activity *)(s->buf + s->head_local);
+  rec->kind = kind;
+  rec->size = size;
+  s->open = size;
+  return rec;
+}
+
+/* See core.h. */
+void *gp__activity_reserve(uint32_t kind, uint32_t size, uint32_t context_id,
+                           uint32_t stream_id) {
+  slot *s = gp__tls_slot;
+  if (GP_LIKELY(s != NULL && s->head_local + size <= s->cap &&
+                s->records_left != 0 && !s->has_drops)) {
+    gp_activity *rec = (gp_activity *)(s->buf + s->head_local);
+    rec->kind = kind;
+    rec->size = size;
+    s->open = size;
+    return rec;
+  }
+  return reserve_slow(kind, size, context_id, stream_id);
+}
+
+/* See core.h. */
+void gp__activity_commit(void *record) {
+  slot *s = gp__tls_slot;
+  (void)record;
+  s->head_local += s->open;
+  s->open = 0;
+  s->records_left--;
+  atomic_store_explicit(&s->head, s->head_local, memory_order_release);
+}
+
+/* ------------------------------------------------------------------ */
+/* Drop queries and attributes                                          */
+
+/* See activity.h. */
+int gp_activity_get_num_dropped_records(uint32_t context_id,
+                                        uint32_t stream_id, size_t *dropped) {
+  if (!dropped)
+    return GP_EINVAL;
+  if (context_id == 0) {
+    *dropped = (size_t)atomic_exchange(&gp__act.drop_unread, 0);
+    return 0;
+  }
+  uint64_t n = 0;
+  pthread_mutex_lock(&gp__act.drop_lock);
+  for (int i = 0; i < gp__act.num_drops; i++) {
+    if (gp__act.drops[i].context_id == context_id &&
+        (stream_id == 0 || gp__act.drops[i].stream_id == stream_id)) {
+      n += gp__act.drops[i].unread;
+      gp__act.drops[i].unread = 0;
+    }
+  }
+  pthread_mutex_unlock(&gp__act.drop_lock);
+  *dropped = (size_t)n;
+  return 0;
+}
+
+/* See activity.h. */
+int gp_activity_get_drop_stats(gp_activity_drop_stats *stats) {
+  if (!stats)
+    return GP_EINVAL;
+  for (int k = 0; k < GP_ACTIVITY_KIND_COUNT; k++)
+    for (int r = 0; r < GP_DROP_REASON_COUNT; r++)
+      stats->count[k][r] = atomic_load(&gp__act.drop_stats[k][r]);
+  stats->total = atomic_load(&gp__act.drop_total);
+  return 0;
+}
+
+/* See activity.h. */
+int gp_activity_get_attribute(gp_activity_attr attr, size_t *value_size,
+                              void *value) {
+  if (!value_size || !value || attr < 0 || attr >= GP_ACTIVITY_ATTR_COUNT)
+    return GP_EINVAL;
+  if (*value_size < sizeof(size_t)) {
+    *value_size = sizeof(size_t);
+    return GP_ESIZE;
+  }
+  size_t v;
+  pthread_mutex_lock(&gp__act.lock);
+  switch (attr) {
+  case GP_ACTIVITY_ATTR_BUFFER_SIZE:
+    v = gp__act.buffer_size;
+    break;
+  case GP_ACTIVITY_ATTR_BUFFER_POOL_LIMIT:
+    v = gp__act.pool_limit;
+    break;
+  default:
+    v = gp__act.flush_period_ms;
+    break;
+  }
+  pthread_mutex_unlock(&gp__act.lock);
+  memcpy(value, &v, sizeof(v));
+  *value_size = sizeof(size_t);
+  return 0;
+}
+
+/* See activity.h. */
+int gp_activity_set_attribute(gp_activity_attr attr, size_t *value_size,
+                              const void *value) {
+  if (!value_size || !value || attr < 0 || attr >= GP_ACTIVITY_ATTR_COUNT)
+    return GP_EINVAL;
+  if (*value_size < sizeof(size_t)) {
+    *value_size = sizeof(size_t);
+    return GP_ESIZE;
+  }
+  size_t v;
+  memcpy(&v, value, sizeof(v));
+  switch (attr) {
+  case GP_ACTIVITY_ATTR_BUFFER_SIZE:
+    if (v < MIN_BUFFER_SIZE || v > MAX_BUFFER_SIZE)
+      return GP_ERANGE;
+    break;
+  case GP_ACTIVITY_ATTR_BUFFER_POOL_LIMIT:
+    if (v == 0)
+      return GP_ERANGE;
+    break;
+  default:
+    if (v > 3600000)
+      return GP_ERANGE;
+    break;
+  }
+  pthread_mutex_lock(&gp__act.lock);
+  switch (attr) {
+  case GP_ACTIVITY_ATTR_BUFFER_SIZE:
+    gp__act.buffer_size = v;
+    break;
+  case GP_ACTIVITY_ATTR_BUFFER_POOL_LIMIT:
+    atomic_store(&gp__act.pool_limit, v);
+    break;
+  default:
+    gp__act.flush_period_ms = v;
+    pthread_cond_signal(&gp__act.work);
+    break;
+  }
+  pthread_mutex_unlock(&gp__act.lock);
+  *value_size = sizeof(size_t);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* fork()                                                               */
+
+static void atfork_prepare(void) { pthread_mutex_lock(&gp__act.lock); }
+
+static void atfork_parent(void) { pthread_mutex_unlock(&gp__act.lock); }
+
+/*
+ * In the child only the forking thread exists and the collector is gone.
+ * Records written before the fork belong to the parent, which delivers
+ * them; the child forgets them (they are not drops) and starts afresh with
+ * the same callbacks and settings.
+ */
+static void atfork_child(void) {
+  pthread_mutex_init(&gp__act.lock, NULL);
+  pthread_cond_init(&gp__act.work, NULL);
+  pthread_cond_init(&gp__act.done, NULL);
+  pthread_mutex_init(&gp__act.drop_lock, NULL);
+  gp__act.collector_running = false;
+  gp__act.stop = false;
+  gp__act.q_head = gp__act.q_tail = NULL;
+  gp__act.free_list = NULL;
+  atomic_store(&gp__act.free_count, 0);
+  gp__act.enqueued_seq = gp__act.completed_seq = 0;
+  size_t held = 0;
+  for (slot *s = atomic_load(&gp__slots); s; s = atomic_load(&s->next)) {
+    pthread_mutex_init(&s->lock, NULL);
+    memset(s->drop_pend, 0, sizeof(s->drop_pend));
+    s->has_drops = false;
+    if (s == gp__tls_slot) {
+      s->taken = s->head_local; /* the parent's records */
+      if (s->buf)
+        held++;
+    } else {
+      s->buf = NULL;
+      s->cap = 0;
+      s->head_local = 0;
+      s->taken = 0;
+      atomic_store(&s->head, 0);
+      atomic_store(&s->live, 0);
+    }
+  }
+  atomic_store(&gp__act.outstanding, held);
+  if (gp__act.request || atomic_load(&gp__act.num_observers) > 0)
+    gp__collector_start_locked();
+}
+

@@ -1,0 +1,137 @@
+/*
+ * activityInt.h - private state shared by the activity modules:
+ * activity.c (enabling, per-thread slots, producing, drops, attributes,
+ * fork) and collector.c (buffers, the collector thread, flush).
+ */
+#ifndef GPUPERF_ACTIVITY_INT_H
+#define GPUPERF_ACTIVITY_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "core.h"
+
+#define MIN_BUFFER_SIZE 1024u
+#define MAX_BUFFER_SIZE (1u << 30)
+#define DEFAULT_BUFFER_SIZE (1u << 20)
+#define DEFAULT_POOL_LIMIT 64u
+#define MAX_HOOKS 16
+#define MAX_OBSERVERS 8
+#define MAX_DROP_ENTRIES 256
+
+/* The kinds that can be set per context. */
+#define CONTEXT_KINDS                                                          \
+  ((1ull << GP_ACTIVITY_KIND_KERNEL) | (1ull << GP_ACTIVITY_KIND_MEMCPY) |     \
+   (1ull << GP_ACTIVITY_KIND_MEMSET) |                                         \
+   (1ull << GP_ACTIVITY_KIND_SYNCHRONIZATION) |                                \
+   (1ull << GP_ACTIVITY_KIND_COUNTER))
+
+typedef struct drop_pending {
+  uint64_t count, first, last;
+} drop_pending;
+
+/* One thread's buffer state. */
+typedef struct slot {
+  /* Owner-only fast path fields. */
+  uint8_t *buf;
+  uint32_t cap;           /* usable bytes of buf */
+  uint32_t head_local;    /* end of the last committed record */
+  uint32_t open;          /* size of the open reservation */
+  uint32_t records_left;  /* max_num_records budget, UINT32_MAX = none */
+  bool has_drops;         /* drop_pend holds something to report */
+  gp_buffer_complete_fn buf_complete; /* where buf goes back to */
+  size_t buf_size;        /* size the request callback gave */
+  /* Shared: */
+  _Atomic uint32_t head;  /* published end of committed records */
+  uint32_t taken;         /* records before this were delivered (lock) */
+  pthread_mutex_t lock;   /* taken by the owner to swap buffers */
+  _Atomic int live;       /* owned by a running thread */
+  uint32_t tid;
+  drop_pending drop_pend[GP_ACTIVITY_KIND_COUNT][GP_DROP_REASON_COUNT];
+  struct slot *_Atomic next;
+} slot;
+
+/* A buffer waiting for the collector. */
+typedef struct pending {
+  uint8_t *buf;
+  size_t size;   /* as the request callback gave it */
+  size_t offset; /* records start here (already-delivered prefix) */
+  size_t valid;  /* records end here */
+  gp_buffer_complete_fn complete;
+  uint64_t seq;
+  struct pending *next;
+} pending;
+
+typedef struct drop_entry {
+  uint32_t context_id, stream_id;
+  uint64_t unread;
+} drop_entry;
+
+
+typedef struct gp__activity_state {
+  pthread_mutex_t lock; /* everything below that is not atomic */
+  pthread_cond_t work;  /* collector: something to do */
+  pthread_cond_t done;  /* flushers: completed_seq moved */
+  gp_buffer_request_fn request;
+  gp_buffer_complete_fn complete;
+  size_t buffer_size, flush_period_ms;
+  _Atomic size_t pool_limit;
+  _Atomic size_t outstanding; /* buffers held by us: gp__slots, queue, free */
+  pending *q_head, *q_tail;
+  uint64_t enqueued_seq, completed_seq;
+  pthread_t collector;
+  bool collector_running, stop;
+  pthread_t collector_tid_self;
+  /* Empty buffers kept for reuse (from exited threads). */
+  pending *free_list;
+  _Atomic size_t free_count;
+  /* Hooks and observers: fixed arrays, changed under lock. */
+  struct {
+    gp__flush_hook fn;
+    void *user;
+  } hooks[MAX_HOOKS];
+  int num_hooks;
+  struct {
+    gp__buffer_observer fn;
+    void *user;
+  } observers[MAX_OBSERVERS];
+  _Atomic int num_observers;
+  /* Per-context overrides. */
+  struct {
+    uint32_t context_id;
+    uint64_t set_mask, on_mask;
+  } overrides[64];
+  _Atomic int num_overrides;
+  /* Drops. */
+  _Atomic uint64_t drop_stats[GP_ACTIVITY_KIND_COUNT][GP_DROP_REASON_COUNT];
+  _Atomic uint64_t drop_total;
+  _Atomic uint64_t drop_unread; /* for (0, 0) */
+  pthread_mutex_t drop_lock;
+  drop_entry drops[MAX_DROP_ENTRIES];
+  int num_drops;
+  _Atomic uint64_t correlation;
+} gp__activity_state;
+
+extern gp__activity_state gp__act;
+extern _Atomic uint64_t gp__enabled_mask;
+
+
+extern slot *_Atomic gp__slots;
+extern GP_TLS slot *gp__tls_slot;
+
+/* activity.c */
+void gp__activity_init(void);
+void gp__slot_release(slot *s);
+
+/* collector.c */
+uint8_t *gp__buffer_get(size_t *size, size_t *max_records,
+                        gp_buffer_complete_fn *complete, int *reason,
+                        bool bypass_limit);
+uint64_t gp__buffer_enqueue(uint8_t *buf, size_t size, size_t offset,
+                            size_t valid, gp_buffer_complete_fn complete);
+void gp__buffer_keep(uint8_t *buf, size_t size, gp_buffer_complete_fn comp);
+bool gp__collect_slot(slot *s);
+void gp__collect_slots(void);
+int gp__collector_start_locked(void);
+
+#endif /* GPUPERF_ACTIVITY_INT_H */

@@ -1,0 +1,462 @@
+/*
+ * collector.c - buffers and their way back to the application: getting
+ * empty buffers within the pool limit, the completion queue, the one
+ * collector thread that calls completion callbacks and observers, flush
+ * and finalize.
+ *
+ * A flush never takes a buffer from the thread writing into it: under the
+ * slot's lock it copies the records between `taken` and the published
+ * head into a fresh buffer (which may go past the pool limit, since it is
+ * completed at once) and advances `taken`. When the owner later hands its
+ * buffer over, the records after `taken` are moved to the front before
+ * completion, so each record is delivered once, in order per thread.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "activityInt.h"
+
+/* ------------------------------------------------------------------ */
+/* Buffers                                                              */
+
+static void internal_request(uint8_t **buffer, size_t *size,
+                             size_t *max_num_records) {
+  *max_num_records = 0;
+  *buffer = aligned_alloc(8, GP_ALIGN8(*size));
+}
+
+static void internal_complete(uint8_t *buffer, size_t size,
+                              size_t valid_size) {
+  (void)size;
+  (void)valid_size;
+  free(buffer);
+}
+
+/*
+ * Gets an empty buffer: a kept one, or a new one from the request callback
+ * while fewer than the pool limit are held (flush copies may go past the
+ * limit: they are completed at once). Returns NULL and the drop reason in
+ * *reason if there is none. Called without locks.
+ */
+uint8_t *gp__buffer_get(size_t *size, size_t *max_records,
+                           gp_buffer_complete_fn *complete, int *reason,
+                           bool bypass_limit) {
+  size_t n_free = atomic_load_explicit(&gp__act.free_count, memory_order_relaxed);
+  if (!bypass_limit && n_free == 0 &&
+      atomic_load_explicit(&gp__act.outstanding, memory_order_relaxed) >=
+          atomic_load_explicit(&gp__act.pool_limit, memory_order_relaxed)) {
+    /* The common case while dropping: decided without the lock. */
+    *reason = GP_DROP_NO_BUFFER;
+    return NULL;
+  }
+  if (n_free > 0) {
+    pthread_mutex_lock(&gp__act.lock);
+    pending *p = gp__act.free_list;
+    if (p) {
+      gp__act.free_list = p->next;
+      atomic_fetch_sub(&gp__act.free_count, 1);
+    }
+    pthread_mutex_unlock(&gp__act.lock);
+    if (p) {
+      uint8_t *b = p->buf;
+      *size = p->size;
+      *complete = p->complete;
+      *max_records = 0;
+      free(p);
+      return b;
+    }
+  }
+  pthread_mutex_lock(&gp__act.lock);
+  gp_buffer_request_fn req = gp__act.request;
+  gp_buffer_complete_fn comp = gp__act.complete;
+  size_t want = gp__act.buffer_size;
+  if (!req && atomic_load(&gp__act.num_observers) > 0) {
+    req = internal_request;
+    comp = internal_complete;
+  }
+  if (!req) {
+    pthread_mutex_unlock(&gp__act.lock);
+    *reason = GP_DROP_NO_CALLBACKS;
+    return NULL;
+  }
+  if (!bypass_limit && atomic_load(&gp__act.outstanding) >= atomic_load(&gp__act.pool_limit)) {
+    pthread_cond_signal(&gp__act.work);
+    pthread_mutex_unlock(&gp__act.lock);
+    *reason = GP_DROP_NO_BUFFER;
+    return NULL;
+  }
+  atomic_fetch_add(&gp__act.outstanding, 1);
+  pthread_mutex_unlock(&gp__act.lock);
+
+  uint8_t *b = NULL;
+  size_t sz = want, maxr = 0;
+  req(&b, &sz, &maxr);
+  if (!b || sz < sizeof(gp_activity) || ((uintptr_t)b & 7u)) {
+    atomic_fetch_sub(&gp__act.outstanding, 1);
+    *reason = GP_DROP_DECLINED;
+    return NULL;
+  }
+  *size = sz;
+  *max_records = maxr;
+  *complete = comp;
+  return b;
+}
+
+/* Queues a buffer for the collector; takes ownership. Caller holds no
+ * lock. Returns the sequence number given. */
+uint64_t gp__buffer_enqueue(uint8_t *buf, size_t size, size_t offset, size_t valid,
+                        gp_buffer_complete_fn complete) {
+  pending *p = malloc(sizeof(*p));
+  pthread_mutex_lock(&gp__act.lock);
+  if (!p) {
+    /* Out of memory for the queue node: complete inline, in order lost. */
+    pthread_mutex_unlock(&gp__act.lock);
+    if (offset > 0 && valid > offset)
+      memmove(buf, buf + offset, valid - offset);
+    complete(buf, size, valid > offset ? valid - offset : 0);
+    atomic_fetch_sub(&gp__act.outstanding, 1);
+    return 0;
+  }
+  p->buf = buf;
+  p->size = size;
+  p->offset = offset;
+  p->valid = valid;
+  p->complete = complete;
+  p->next = NULL;
+  p->seq = ++gp__act.enqueued_seq;
+  if (gp__act.q_tail)
+    gp__act.q_tail->next = p;
+  else
+    gp__act.q_head = p;
+  gp__act.q_tail = p;
+  pthread_cond_signal(&gp__act.work);
+  uint64_t seq = p->seq;
+  pthread_mutex_unlock(&gp__act.lock);
+  return seq;
+}
+
+/* Keeps an empty buffer for reuse. */
+void gp__buffer_keep(uint8_t *buf, size_t size, gp_buffer_complete_fn comp) {
+  pending *p = malloc(sizeof(*p));
+  if (!p) {
+    gp__buffer_enqueue(buf, size, 0, 0, comp);
+    return;
+  }
+  p->buf = buf;
+  p->size = size;
+  p->complete = comp;
+  pthread_mutex_lock(&gp__act.lock);
+  p->next = gp__act.free_list;
+  gp__act.free_list = p;
+  atomic_fetch_add(&gp__act.free_count, 1);
+  pthread_mutex_unlock(&gp__act.lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Collector                                                            */
+
+static void run_observers(const uint8_t *buf, size_t valid) {
+  int n = atomic_load(&gp__act.num_observers);
+  for (int i = 0; i < n; i++) {
+    gp__buffer_observer fn = gp__act.observers[i].fn;
+    if (fn)
+      fn(gp__act.observers[i].user, buf, valid);
+  }
+}
+
+static void emit_overhead(uint64_t start, uint64_t end, uint64_t bytes) {
+  if (!gp__activity_enabled(GP_ACTIVITY_KIND_OVERHEAD, 0))
+    return;
+  gp_activity_overhead *r = gp__activity_reserve(
+      GP_ACTIVITY_KIND_OVERHEAD, sizeof(*r), 0, 0);
+  if (!r)
+    return;
+  r->start = start;
+  r->end = end;
+  r->overhead_kind = GP_OVERHEAD_BUFFER_FLUSH;
+  r->process_id = gp__pid();
+  r->thread_id = gp__tid();
+  r->reserved0 = 0;
+  r->bytes = bytes;
+  gp__activity_commit(r);
+}
+
+/* Completes one queued buffer. Called without gp__act.lock. */
+static void complete_one(pending *p) {
+  uint64_t t0 = gp_get_timestamp();
+  size_t valid = p->valid > p->offset ? p->valid - p->offset : 0;
+  if (p->offset > 0 && valid > 0)
+    memmove(p->buf, p->buf + p->offset, valid);
+  run_observers(p->buf, valid);
+  p->complete(p->buf, p->size, valid);
+  atomic_fetch_sub(&gp__act.outstanding, 1);
+  uint64_t t1 = gp_get_timestamp();
+  if (valid > 0)
+    emit_overhead(t0, t1, valid);
+}
+
+/* Pops and completes everything queued. Called with gp__act.lock held; drops it
+ * while completing. */
+static void drain_locked(void) {
+  while (gp__act.q_head) {
+    pending *p = gp__act.q_head;
+    gp__act.q_head = p->next;
+    if (!gp__act.q_head)
+      gp__act.q_tail = NULL;
+    pthread_mutex_unlock(&gp__act.lock);
+    complete_one(p);
+    pthread_mutex_lock(&gp__act.lock);
+    if (p->seq > gp__act.completed_seq)
+      gp__act.completed_seq = p->seq;
+    pthread_cond_broadcast(&gp__act.done);
+    free(p);
+  }
+}
+
+static void *collector_main(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&gp__act.lock);
+  gp__act.collector_tid_self = pthread_self();
+  uint64_t last_flush = gp_clock_read_host(GP_CLOCK_MONOTONIC);
+  while (!gp__act.stop) {
+    if (!gp__act.q_head) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      uint64_t wait_ms = gp__act.flush_period_ms ? gp__act.flush_period_ms : 1000;
+      ts.tv_sec += (time_t)(wait_ms / 1000);
+      ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+      if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+      }
+      pthread_cond_timedwait(&gp__act.work, &gp__act.lock, &ts);
+    }
+    drain_locked();
+    uint64_t period = gp__act.flush_period_ms;
+    uint64_t now = gp_clock_read_host(GP_CLOCK_MONOTONIC);
+    if (period && now - last_flush >= period * 1000000ull && !gp__act.stop) {
+      last_flush = now;
+      pthread_mutex_unlock(&gp__act.lock);
+      gp__collect_slots();
+      pthread_mutex_lock(&gp__act.lock);
+      drain_locked();
+    }
+  }
+  /* Our own records (overhead) go out with the rest before we leave. */
+  pthread_mutex_unlock(&gp__act.lock);
+  if (gp__tls_slot)
+    gp__slot_release(gp__tls_slot);
+  pthread_mutex_lock(&gp__act.lock);
+  drain_locked();
+  pthread_mutex_unlock(&gp__act.lock);
+  return NULL;
+}
+
+/* Starts the collector if it is not running. Caller holds gp__act.lock. */
+int gp__collector_start_locked(void) {
+  if (gp__act.collector_running)
+    return 0;
+  gp__act.stop = false;
+  int rc = pthread_create(&gp__act.collector, NULL, collector_main, NULL);
+  if (rc != 0)
+    return -rc;
+  gp__act.collector_running = true;
+  return 0;
+}
+
+/* See activity.h. */
+int gp_activity_register_callbacks(gp_buffer_request_fn request,
+                                   gp_buffer_complete_fn complete) {
+  if (!request || !complete)
+    return GP_EINVAL;
+  gp__activity_init();
+  pthread_mutex_lock(&gp__act.lock);
+  int rc = gp__collector_start_locked();
+  if (rc == 0) {
+    gp__act.request = request;
+    gp__act.complete = complete;
+  }
+  pthread_mutex_unlock(&gp__act.lock);
+  return rc;
+}
+
+/*
+ * Copies the undelivered records of one slot into fresh buffers and queues
+ * them. Returns false if no buffer could be had (the rest stays for the
+ * next flush).
+ */
+bool gp__collect_slot(slot *s) {
+  pthread_mutex_lock(&s->lock);
+  for (;;) {
+    uint32_t head = atomic_load_explicit(&s->head, memory_order_acquire);
+    if (!s->buf || head <= s->taken)
+      break;
+    size_t bsize = 0, maxr = 0;
+    gp_buffer_complete_fn comp = NULL;
+    int reason = 0;
+    uint8_t *b = gp__buffer_get(&bsize, &maxr, &comp, &reason, true);
+    if (!b) {
+      pthread_mutex_unlock(&s->lock);
+      return false;
+    }
+    /* Copy whole records that fit. */
+    uint32_t from = s->taken, to = from;
+    size_t nrec = 0;
+    while (to < head) {
+      const gp_activity *r = (const gp_activity *)(s->buf + to);
+      if ((size_t)(to - from) + r->size > bsize ||
+          (maxr && nrec == maxr))
+        break;
+      to += r->size;
+      nrec++;
+    }
+    if (to == from) {
+      /* Not even one record fits the buffer we were given. */
+      gp__buffer_enqueue(b, bsize, 0, 0, comp);
+      pthread_mutex_unlock(&s->lock);
+      return false;
+    }
+    memcpy(b, s->buf + from, to - from);
+    s->taken = to;
+    gp__buffer_enqueue(b, bsize, 0, to - from, comp);
+  }
+  pthread_mutex_unlock(&s->lock);
+  return true;
+}
+
+void gp__collect_slots(void) {
+  for (slot *s = atomic_load(&gp__slots); s; s = atomic_load(&s->next))
+    gp__collect_slot(s);
+}
+
+static bool on_collector(void) {
+  return gp__act.collector_running &&
+         pthread_equal(pthread_self(), gp__act.collector_tid_self);
+}
+
+/* See activity.h. */
+int gp_activity_flush_all(uint32_t flags) {
+  if (flags & ~GP_ACTIVITY_FLUSH_FORCED)
+    return GP_EINVAL;
+  pthread_mutex_lock(&gp__act.lock);
+  bool have = gp__act.request != NULL || atomic_load(&gp__act.num_observers) > 0;
+  if (have && !gp__act.collector_running) {
+    int rc = gp__collector_start_locked();
+    if (rc != 0) {
+      pthread_mutex_unlock(&gp__act.lock);
+      return rc;
+    }
+  }
+  int nh = gp__act.num_hooks;
+  gp__flush_hook fns[MAX_HOOKS];
+  void *users[MAX_HOOKS];
+  for (int i = 0; i < nh; i++) {
+    fns[i] = gp__act.hooks[i].fn;
+    users[i] = gp__act.hooks[i].user;
+  }
+  pthread_mutex_unlock(&gp__act.lock);
+  if (!have)
+    return GP_ENOCALLBACK;
+
+  for (int i = 0; i < nh; i++)
+    fns[i](users[i], (flags & GP_ACTIVITY_FLUSH_FORCED) != 0);
+
+  /* Copy out every slot. If the application declines to give a buffer,
+   * the records stay where they are for a later flush. */
+  gp__collect_slots();
+
+  pthread_mutex_lock(&gp__act.lock);
+  if (on_collector()) {
+    drain_locked();
+  } else {
+    uint64_t target = gp__act.enqueued_seq;
+    pthread_cond_signal(&gp__act.work);
+    while (gp__act.completed_seq < target)
+      pthread_cond_wait(&gp__act.done, &gp__act.lock);
+  }
+  pthread_mutex_unlock(&gp__act.lock);
+  return 0;
+}
+
+/* See activity.h. */
+int gp_activity_finalize(void) {
+  pthread_mutex_lock(&gp__act.lock);
+  bool running = gp__act.collector_running;
+  pthread_mutex_unlock(&gp__act.lock);
+  int rc = 0;
+  if (running) {
+    rc = gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
+    pthread_mutex_lock(&gp__act.lock);
+    gp__act.stop = true;
+    pthread_cond_signal(&gp__act.work);
+    pthread_mutex_unlock(&gp__act.lock);
+    pthread_join(gp__act.collector, NULL);
+    pthread_mutex_lock(&gp__act.lock);
+    gp__act.collector_running = false;
+    pthread_mutex_unlock(&gp__act.lock);
+  }
+  atomic_store(&gp__enabled_mask, 1ull << GP_ACTIVITY_KIND_DROPPED);
+  return rc == GP_ENOCALLBACK ? 0 : rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Hooks and observers                                                  */
+
+/* See core.h. */
+int gp__activity_add_flush_hook(gp__flush_hook hook, void *user) {
+  pthread_mutex_lock(&gp__act.lock);
+  if (gp__act.num_hooks == MAX_HOOKS) {
+    pthread_mutex_unlock(&gp__act.lock);
+    return GP_ENOSPC;
+  }
+  gp__act.hooks[gp__act.num_hooks].fn = hook;
+  gp__act.hooks[gp__act.num_hooks].user = user;
+  gp__act.num_hooks++;
+  pthread_mutex_unlock(&gp__act.lock);
+  return 0;
+}
+
+/* See core.h. */
+void gp__activity_remove_flush_hook(gp__flush_hook hook, void *user) {
+  pthread_mutex_lock(&gp__act.lock);
+  for (int i = 0; i < gp__act.num_hooks; i++) {
+    if (gp__act.hooks[i].fn == hook && gp__act.hooks[i].user == user) {
+      gp__act.hooks[i] = gp__act.hooks[--gp__act.num_hooks];
+      break;
+    }
+  }
+  pthread_mutex_unlock(&gp__act.lock);
+}
+
+/* See core.h. */
+int gp__activity_add_observer(gp__buffer_observer fn, void *user) {
+  gp__activity_init();
+  pthread_mutex_lock(&gp__act.lock);
+  int n = atomic_load(&gp__act.num_observers);
+  if (n == MAX_OBSERVERS) {
+    pthread_mutex_unlock(&gp__act.lock);
+    return GP_ENOSPC;
+  }
+  gp__act.observers[n].fn = fn;
+  gp__act.observers[n].user = user;
+  atomic_store(&gp__act.num_observers, n + 1);
+  int rc = gp__collector_start_locked();
+  pthread_mutex_unlock(&gp__act.lock);
+  return rc;
+}
+
+/* See core.h. */
+void gp__activity_remove_observer(gp__buffer_observer fn, void *user) {
+  pthread_mutex_lock(&gp__act.lock);
+  int n = atomic_load(&gp__act.num_observers);
+  for (int i = 0; i < n; i++) {
+    if (gp__act.observers[i].fn == fn && gp__act.observers[i].user == user) {
+      gp__act.observers[i] = gp__act.observers[n - 1];
+      atomic_store(&gp__act.num_observers, n - 1);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&gp__act.lock);
+}
+

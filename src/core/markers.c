@@ -1,0 +1,134 @@
+/*
+ * markers.c - user markers and ranges (the NVTX-like part of the API).
+ *
+ * Push/pop ranges live on a per-thread stack of string ids, which the
+ * counter filters read to decide whether an activity sits inside a
+ * matching range; the stack is kept whether or not MARKER records are
+ * being collected. Start/end ranges may cross threads and do not nest;
+ * the set of open ones is kept so that ending an unknown range is an
+ * error rather than a dangling END record.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+typedef struct range {
+  uint64_t id;
+  uint32_t name_id;
+  uint32_t domain_id;
+} range;
+
+static GP_TLS range tls_stack[GP_RANGE_MAX_DEPTH];
+static GP_TLS uint32_t tls_depth;
+static _Atomic uint64_t next_range_id;
+
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t *open_ids;
+static size_t open_n, open_cap;
+
+static void emit(uint32_t flags, uint64_t id, uint32_t name_id,
+                 uint32_t domain_id, uint32_t depth) {
+  if (!gp__activity_enabled(GP_ACTIVITY_KIND_MARKER, 0))
+    return;
+  gp_activity_marker *r =
+      gp__activity_reserve(GP_ACTIVITY_KIND_MARKER, sizeof(*r), 0, 0);
+  if (!r)
+    return;
+  r->timestamp = gp_get_timestamp();
+  r->id = id;
+  r->flags = flags;
+  r->name_id = name_id;
+  r->domain_id = domain_id;
+  r->process_id = gp__pid();
+  r->thread_id = gp__tid();
+  r->depth = depth;
+  gp__activity_commit(r);
+}
+
+/* See markers.h. */
+int gp_marker_instant(const char *domain, const char *name) {
+  if (!name)
+    return GP_EINVAL;
+  uint64_t id = atomic_fetch_add(&next_range_id, 1) + 1;
+  emit(GP_ACTIVITY_FLAG_MARKER_INSTANT, id, gp__string_intern(name),
+       gp__string_intern(domain), 0);
+  return 0;
+}
+
+/* See markers.h. */
+int gp_range_push(const char *domain, const char *name) {
+  if (!name)
+    return GP_EINVAL;
+  if (tls_depth >= GP_RANGE_MAX_DEPTH)
+    return GP_ENOSPC;
+  range *r = &tls_stack[tls_depth];
+  r->id = atomic_fetch_add(&next_range_id, 1) + 1;
+  r->name_id = gp__string_intern(name);
+  r->domain_id = gp__string_intern(domain);
+  tls_depth++;
+  emit(GP_ACTIVITY_FLAG_MARKER_START, r->id, r->name_id, r->domain_id,
+       tls_depth);
+  return 0;
+}
+
+/* See markers.h. */
+int gp_range_pop(void) {
+  if (tls_depth == 0)
+    return GP_ESTATE;
+  range *r = &tls_stack[tls_depth - 1];
+  emit(GP_ACTIVITY_FLAG_MARKER_END, r->id, 0, r->domain_id, tls_depth);
+  tls_depth--;
+  return 0;
+}
+
+/* See markers.h. */
+int gp_range_start(const char *domain, const char *name, uint64_t *range_id) {
+  if (!name || !range_id)
+    return GP_EINVAL;
+  uint64_t id = atomic_fetch_add(&next_range_id, 1) + 1;
+  pthread_mutex_lock(&open_lock);
+  if (open_n == open_cap) {
+    size_t ncap = open_cap ? open_cap * 2 : 16;
+    uint64_t *n = realloc(open_ids, ncap * sizeof(*n));
+    if (!n) {
+      pthread_mutex_unlock(&open_lock);
+      return GP_ENOMEM;
+    }
+    open_ids = n;
+    open_cap = ncap;
+  }
+  open_ids[open_n++] = id;
+  pthread_mutex_unlock(&open_lock);
+  *range_id = id;
+  emit(GP_ACTIVITY_FLAG_MARKER_START, id, gp__string_intern(name),
+       gp__string_intern(domain), 0);
+  return 0;
+}
+
+/* See markers.h. */
+int gp_range_end(uint64_t range_id) {
+  pthread_mutex_lock(&open_lock);
+  size_t i;
+  for (i = 0; i < open_n; i++)
+    if (open_ids[i] == range_id)
+      break;
+  if (i == open_n) {
+    pthread_mutex_unlock(&open_lock);
+    return GP_ENOENT;
+  }
+  open_ids[i] = open_ids[--open_n];
+  pthread_mutex_unlock(&open_lock);
+  emit(GP_ACTIVITY_FLAG_MARKER_END, range_id, 0, 0, 0);
+  return 0;
+}
+
+/* See markers.h. */
+uint32_t gp_range_stack(uint32_t *ids, uint32_t cap) {
+  if (ids)
+    for (uint32_t i = 0; i < tls_depth && i < cap; i++)
+      ids[i] = tls_stack[i].name_id;
+  return tls_depth;
+}

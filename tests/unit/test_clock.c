@@ -1,0 +1,149 @@
+/*
+ * test_clock.c - the trace clock and device clock mapping.
+ */
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "harness.h"
+
+static uint64_t boottime(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+TEST(clock_tracks_boottime) {
+  /* Run long enough for calibration and a few re-measurements. */
+  uint64_t prev = gp_get_timestamp();
+  uint64_t start = boottime();
+  int64_t worst = 0;
+  while (boottime() - start < 200000000ull) {
+    uint64_t b0 = boottime();
+    uint64_t t = gp_get_timestamp();
+    uint64_t b1 = boottime();
+    ASSERT_GE(t, prev); /* monotonic */
+    prev = t;
+    if (b1 - start > 20000000ull) {
+      int64_t err = t < b0 ? (int64_t)(b0 - t) : t > b1 ? (int64_t)(t - b1) : 0;
+      if (err > worst)
+        worst = err;
+    }
+  }
+  printf("worst distance from CLOCK_BOOTTIME after 20 ms: %" PRId64 " ns\n",
+         worst);
+  ASSERT_LT(worst, 50000); /* 50 us */
+}
+
+TEST(clock_without_tsc) {
+  setenv("GPUPERF_NO_TSC", "1", 1);
+  uint64_t b0 = boottime();
+  uint64_t t = gp_get_timestamp();
+  uint64_t b1 = boottime();
+  ASSERT_GE(t, b0);
+  ASSERT_LE(t, b1);
+  usleep(3000);
+  b0 = boottime();
+  t = gp_get_timestamp();
+  b1 = boottime();
+  ASSERT_GE(t, b0);
+  ASSERT_LE(t, b1);
+}
+
+static void *hammer(void *arg) {
+  uint64_t *bad = arg;
+  uint64_t prev = 0;
+  for (int i = 0; i < 2000000; i++) {
+    uint64_t t = gp_get_timestamp();
+    if (t < prev)
+      (*bad)++;
+    prev = t;
+  }
+  return NULL;
+}
+
+TEST(clock_monotonic_per_thread) {
+  pthread_t t[4];
+  uint64_t bad[4] = {0};
+  for (int i = 0; i < 4; i++)
+    ASSERT_OK(-pthread_create(&t[i], NULL, hammer, &bad[i]));
+  for (int i = 0; i < 4; i++) {
+    ASSERT_OK(-pthread_join(t[i], NULL));
+    ASSERT_EQ(bad[i], 0);
+  }
+}
+
+static uint64_t fake_device_now;
+static uint64_t read_fake(void *user) {
+  (void)user;
+  return fake_device_now;
+}
+
+TEST(clock_device_mapping) {
+  uint32_t id;
+  ASSERT_ERR(gp_clock_register(NULL, read_fake, NULL, &id), GP_EINVAL);
+  ASSERT_OK(gp_clock_register("fake", read_fake, NULL, &id));
+  ASSERT_GE(id, GP_CLOCK_FIRST_DEVICE);
+  uint64_t out;
+  ASSERT_ERR(gp_clock_to_trace(id, 5, &out), GP_EAGAIN);
+  ASSERT_ERR(gp_clock_to_trace(12345, 5, &out), GP_ENOENT);
+
+  /* Device runs at twice the trace rate, offset. */
+  gp_clock_snapshot a = {1000, 50000, 0}, b = {3000, 51000, 0},
+                    c = {5000, 52000, 0};
+  ASSERT_OK(gp_clock_add_snapshot(id, &a));
+  ASSERT_OK(gp_clock_add_snapshot(id, &b));
+  ASSERT_OK(gp_clock_to_trace(id, 2000, &out));
+  ASSERT_EQ(out, 50500); /* interpolated */
+  ASSERT_OK(gp_clock_to_trace(id, 7000, &out));
+  ASSERT_EQ(out, 53000); /* extrapolated at the last rate */
+  ASSERT_OK(gp_clock_to_trace(id, 0, &out));
+  ASSERT_EQ(out, 49000); /* before the first: its offset */
+  ASSERT_OK(gp_clock_add_snapshot(id, &c));
+  ASSERT_OK(gp_clock_to_trace(id, 4000, &out));
+  ASSERT_EQ(out, 51500);
+
+  /* Snapshots must move forwards on both clocks. */
+  gp_clock_snapshot back = {4000, 53000, 0};
+  ASSERT_ERR(gp_clock_add_snapshot(id, &back), GP_ERANGE);
+  gp_clock_snapshot back2 = {6000, 51000, 0};
+  ASSERT_ERR(gp_clock_add_snapshot(id, &back2), GP_ERANGE);
+
+  gp_clock_snapshot got[8];
+  size_t n;
+  const char *name;
+  ASSERT_OK(gp_clock_get_snapshots(id, got, 8, &n, &name));
+  ASSERT_EQ(n, 3);
+  ASSERT_STR_EQ(name, "fake");
+  ASSERT_EQ(got[2].device_ts, 5000);
+  ASSERT_OK(gp_clock_get_snapshots(id, got, 2, &n, NULL));
+  ASSERT_EQ(n, 2);
+  ASSERT_EQ(got[0].device_ts, 3000); /* the most recent two */
+
+  /* A real snapshot through the read function. */
+  uint32_t id2;
+  ASSERT_OK(gp_clock_register("fake2", read_fake, NULL, &id2));
+  fake_device_now = 777;
+  gp_clock_snapshot s;
+  uint64_t before = gp_get_timestamp();
+  ASSERT_OK(gp_clock_snapshot_take(id2, &s));
+  ASSERT_EQ(s.device_ts, 777);
+  ASSERT_GE(s.trace_ts, before);
+  ASSERT_LE(s.trace_ts, gp_get_timestamp());
+
+  uint32_t id3;
+  ASSERT_OK(gp_clock_register("nofn", NULL, NULL, &id3));
+  ASSERT_ERR(gp_clock_snapshot_take(id3, NULL), GP_ENOTSUP);
+  ASSERT_OK(gp_clock_unregister(id));
+  ASSERT_ERR(gp_clock_unregister(id), GP_ENOENT);
+  ASSERT_ERR(gp_clock_to_trace(id, 1, &out), GP_ENOENT);
+}
+
+TEST(clock_host_clocks) {
+  ASSERT_GT(gp_clock_read_host(GP_CLOCK_REALTIME), 1500000000ull * 1000000000ull);
+  ASSERT_GT(gp_clock_read_host(GP_CLOCK_MONOTONIC), 0);
+  ASSERT_GE(gp_clock_read_host(GP_CLOCK_BOOTTIME),
+            gp_clock_read_host(GP_CLOCK_MONOTONIC) - 1000000);
+  ASSERT_EQ(gp_clock_read_host(42), 0);
+}

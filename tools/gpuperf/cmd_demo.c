@@ -1,0 +1,269 @@
+/*
+ * cmd_demo.c - `gpuperf demo`: the main job on the built-in default.
+ *
+ * Runs the simulated training step (demo_workload.c) with every activity
+ * kind enabled, collects the records through the activity API's buffer
+ * callbacks, as any application would, and prints a summary: kernels,
+ * copies, API calls, user ranges, per-GPU busy time, drops.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MAX_NAMES 64
+#define MAX_GPUS GP_SIM_MAX_DEVICES
+
+typedef struct stat_row {
+  uint32_t name_id;
+  uint32_t display_id; /* demangled name, when there is one */
+  uint64_t count;
+  uint64_t total_ns, max_ns;
+  uint64_t bytes;
+} stat_row;
+
+static struct {
+  stat_row kernels[MAX_NAMES];
+  int nkernels;
+  stat_row copies[16]; /* by gp_memcpy_kind */
+  stat_row memsets;
+  stat_row apis[MAX_NAMES];
+  int napis;
+  uint64_t by_kind[GP_ACTIVITY_KIND_COUNT];
+  uint64_t busy_ns[MAX_GPUS];
+  uint64_t first_ts, last_ts;
+  uint64_t ranges;
+  uint64_t dropped_reported;
+} S;
+
+static stat_row *row_for(stat_row *rows, int *n, uint32_t name_id) {
+  for (int i = 0; i < *n; i++)
+    if (rows[i].name_id == name_id)
+      return &rows[i];
+  if (*n == MAX_NAMES)
+    return NULL;
+  rows[*n].name_id = name_id;
+  return &rows[(*n)++];
+}
+
+static void add(stat_row *r, uint64_t start, uint64_t end, uint64_t bytes) {
+  if (!r)
+    return;
+  uint64_t d = end > start ? end - start : 0;
+  r->count++;
+  r->total_ns += d;
+  if (d > r->max_ns)
+    r->max_ns = d;
+  r->bytes += bytes;
+}
+
+static void span(uint64_t start, uint64_t end) {
+  if (start && (!S.first_ts || start < S.first_ts))
+    S.first_ts = start;
+  if (end > S.last_ts)
+    S.last_ts = end;
+}
+
+static void on_record(const gp_activity *r) {
+  if (r->kind < GP_ACTIVITY_KIND_COUNT)
+    S.by_kind[r->kind]++;
+  switch (r->kind) {
+  case GP_ACTIVITY_KIND_KERNEL: {
+    const gp_activity_kernel *k = (const gp_activity_kernel *)r;
+    stat_row *row = row_for(S.kernels, &S.nkernels, k->name_id);
+    if (row)
+      row->display_id = k->demangled_name_id;
+    add(row, k->start, k->end, 0);
+    if (k->device_id < MAX_GPUS)
+      S.busy_ns[k->device_id] += k->end - k->start;
+    span(k->start, k->end);
+    break;
+  }
+  case GP_ACTIVITY_KIND_MEMCPY: {
+    const gp_activity_memcpy *m = (const gp_activity_memcpy *)r;
+    add(&S.copies[m->copy_kind & 15], m->start, m->end, m->bytes);
+    span(m->start, m->end);
+    break;
+  }
+  case GP_ACTIVITY_KIND_MEMSET: {
+    const gp_activity_memset *m = (const gp_activity_memset *)r;
+    add(&S.memsets, m->start, m->end, m->bytes);
+    span(m->start, m->end);
+    break;
+  }
+  case GP_ACTIVITY_KIND_API: {
+    const gp_activity_api *a = (const gp_activity_api *)r;
+    add(row_for(S.apis, &S.napis, a->name_id), a->start, a->end, 0);
+    span(a->start, a->end);
+    break;
+  }
+  case GP_ACTIVITY_KIND_MARKER: {
+    const gp_activity_marker *m = (const gp_activity_marker *)r;
+    if (m->flags & GP_ACTIVITY_FLAG_MARKER_START)
+      S.ranges++;
+    break;
+  }
+  case GP_ACTIVITY_KIND_DROPPED:
+    S.dropped_reported += ((const gp_activity_dropped *)r)->count;
+    break;
+  default:
+    break;
+  }
+}
+
+static size_t buffer_size = 1 << 20;
+
+static void request(uint8_t **buffer, size_t *size, size_t *max_records) {
+  *buffer = aligned_alloc(8, buffer_size);
+  *size = buffer_size;
+  *max_records = 0;
+}
+
+static void complete(uint8_t *buffer, size_t size, size_t valid) {
+  (void)size;
+  const gp_activity *r = NULL;
+  while (gp_activity_get_next_record(buffer, valid, &r) == 0)
+    on_record(r);
+  free(buffer);
+}
+
+static int by_total_desc(const void *a, const void *b) {
+  const stat_row *x = a, *y = b;
+  return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
+}
+
+static void print_summary(uint32_t gpus, uint32_t steps) {
+  char b1[32], b2[32], b3[32];
+  double wall = (double)(S.last_ts - S.first_ts);
+  printf("gpuperf demo: %u simulated GPU%s, %u training step%s, %s of GPU "
+         "time\n\n",
+         gpus, gpus == 1 ? "" : "s", steps, steps == 1 ? "" : "s",
+         cli_fmt_ns(b1, sizeof(b1), wall));
+
+  qsort(S.kernels, (size_t)S.nkernels, sizeof(stat_row), by_total_desc);
+  printf("%-22s %8s %12s %12s %12s\n", "kernel", "count", "total", "avg",
+         "max");
+  for (int i = 0; i < S.nkernels; i++) {
+    const stat_row *r = &S.kernels[i];
+    /* The function name: the demangled name up to its parameter list. */
+    const char *name =
+        gp_activity_string(r->display_id ? r->display_id : r->name_id);
+    char shortname[64];
+    snprintf(shortname, sizeof(shortname), "%.*s", (int)strcspn(name, "("),
+             name);
+    printf("%-22.22s %8llu %12s %12s %12s\n", shortname,
+           (unsigned long long)r->count,
+           cli_fmt_ns(b1, sizeof(b1), (double)r->total_ns),
+           cli_fmt_ns(b2, sizeof(b2), (double)r->total_ns / (double)r->count),
+           cli_fmt_ns(b3, sizeof(b3), (double)r->max_ns));
+  }
+
+  printf("\n%-22s %8s %12s %12s %12s\n", "copy", "count", "bytes", "total",
+         "bandwidth");
+  for (int k = 0; k < 16; k++) {
+    const stat_row *r = &S.copies[k];
+    if (!r->count)
+      continue;
+    printf("%-22s %8llu %12s %12s %9.1f GB/s\n", gp_memcpy_kind_name((uint32_t)k),
+           (unsigned long long)r->count,
+           cli_fmt_bytes(b1, sizeof(b1), (double)r->bytes),
+           cli_fmt_ns(b2, sizeof(b2), (double)r->total_ns),
+           r->total_ns ? (double)r->bytes / (double)r->total_ns : 0.0);
+  }
+  if (S.memsets.count)
+    printf("%-22s %8llu %12s %12s %9.1f GB/s\n", "memset",
+           (unsigned long long)S.memsets.count,
+           cli_fmt_bytes(b1, sizeof(b1), (double)S.memsets.bytes),
+           cli_fmt_ns(b2, sizeof(b2), (double)S.memsets.total_ns),
+           S.memsets.total_ns
+               ? (double)S.memsets.bytes / (double)S.memsets.total_ns
+               : 0.0);
+
+  qsort(S.apis, (size_t)S.napis, sizeof(stat_row), by_total_desc);
+  printf("\n%-28s %8s %12s\n", "API call", "count", "total");
+  for (int i = 0; i < S.napis && i < 8; i++)
+    printf("%-28s %8llu %12s\n", gp_activity_string(S.apis[i].name_id),
+           (unsigned long long)S.apis[i].count,
+           cli_fmt_ns(b1, sizeof(b1), (double)S.apis[i].total_ns));
+
+  printf("\n%-22s %12s %8s\n", "GPU", "kernel time", "busy");
+  for (uint32_t g = 0; g < gpus && g < MAX_GPUS; g++) {
+    gp_device_info info;
+    if (gp_device_get_info(g, &info) != 0)
+      continue;
+    printf("%-22s %12s %7.1f%%\n", info.name,
+           cli_fmt_ns(b1, sizeof(b1), (double)S.busy_ns[g]),
+           wall > 0 ? 100.0 * (double)S.busy_ns[g] / wall : 0.0);
+  }
+
+  size_t dropped = 0;
+  gp_activity_get_num_dropped_records(0, 0, &dropped);
+  printf("\nrecords:");
+  for (uint32_t k = 1; k < GP_ACTIVITY_KIND_COUNT; k++)
+    if (S.by_kind[k])
+      printf(" %s %llu", gp_activity_kind_name(k),
+             (unsigned long long)S.by_kind[k]);
+  printf("\nuser ranges: %llu; dropped records: %zu\n",
+         (unsigned long long)S.ranges, dropped);
+}
+
+static void demo_usage(FILE *out) {
+  fprintf(out,
+          "usage: gpuperf demo [--gpus N] [--steps N]\n\n"
+          "Runs a data-parallel training step on simulated GPUs (copies,\n"
+          "matmul and softmax forward and backward, a peer-to-peer\n"
+          "gradient exchange) and summarises what the activity API saw.\n"
+          "Deterministic: the same options give the same timeline.\n\n"
+          "  --gpus N    simulated compute GPUs, 1 to 8 (default 2)\n"
+          "  --steps N   training steps, 1 to 1000000 (default 10)\n");
+}
+
+/* See cli.h. */
+int cmd_demo(int argc, char **argv) {
+  demo_options opts = {2, 10};
+  static const struct option longopts[] = {{"gpus", required_argument, 0, 'g'},
+                                            {"steps", required_argument, 0, 's'},
+                                            {"help", no_argument, 0, 'h'},
+                                            {0, 0, 0, 0}};
+  int c;
+  uint64_t v;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'g':
+      if (!cli_parse_u64("--gpus", optarg, 1, MAX_GPUS, &v))
+        return CLI_USAGE;
+      opts.gpus = (uint32_t)v;
+      break;
+    case 's':
+      if (!cli_parse_u64("--steps", optarg, 1, 1000000, &v))
+        return CLI_USAGE;
+      opts.steps = (uint32_t)v;
+      break;
+    case 'h':
+      demo_usage(stdout);
+      return CLI_OK;
+    default:
+      demo_usage(stderr);
+      return CLI_USAGE;
+    }
+  }
+  if (optind < argc) {
+    demo_usage(stderr);
+    return cli_error(CLI_USAGE, "unexpected argument '%s'", argv[optind]);
+  }
+
+  int rc = gp_activity_register_callbacks(request, complete);
+  for (uint32_t k = 1; rc == 0 && k < GP_ACTIVITY_KIND_COUNT; k++)
+    rc = gp_activity_enable((gp_activity_kind)k);
+  if (rc == 0)
+    rc = demo_workload_run(&opts);
+  if (rc == 0)
+    rc = gp_activity_finalize();
+  if (rc != 0)
+    return cli_error(CLI_BAD_INPUT, "demo failed: %s", gp_strerror(rc));
+  print_summary(opts.gpus, opts.steps);
+  return CLI_OK;
+}

@@ -1,0 +1,215 @@
+/*
+ * demo_workload.c - the simulated training step behind `gpuperf demo`.
+ *
+ * Data-parallel training on N simulated compute GPUs: every step copies a
+ * batch to each GPU, runs the forward pass (matmul, softmax) and the
+ * backward pass (softmax and matmul gradients), exchanges gradients with
+ * the next GPU over the peer-to-peer link, applies the update once the
+ * peer's gradients have arrived, and copies the loss back to the host.
+ * Steps and passes are user ranges ("training step N", "forward",
+ * "backward"), as a framework would mark them. Uses the public API only.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MAX_GPUS GP_SIM_MAX_DEVICES
+
+typedef struct demo_gpu {
+  gp_sim_context *ctx;
+  gp_sim_stream *compute, *copy, *comm;
+  gp_sim_event *batch_ready, *grads_ready, *grads_sent, *step_done;
+  uint64_t batch, weights, activations, grads, peer_grads, loss;
+} demo_gpu;
+
+typedef struct demo_kernels {
+  gp_sim_kernel *matmul, *softmax, *softmax_bwd, *matmul_bwd, *sgd;
+} demo_kernels;
+
+static const uint64_t BATCH_BYTES = 8ull << 20;
+static const uint64_t WEIGHT_BYTES = 64ull << 20;
+static const uint64_t GRAD_BYTES = 64ull << 20;
+
+static int make_kernel(const char *mangled, const char *demangled,
+                       double flops, double bytes, double locality,
+                       uint32_t regs, uint32_t shared, gp_sim_kernel **out) {
+  gp_sim_kernel_desc d;
+  memset(&d, 0, sizeof(d));
+  d.name = mangled;
+  d.demangled_name = demangled;
+  d.flops_per_thread = flops;
+  d.bytes_per_thread = bytes;
+  d.read_fraction = 0.7;
+  d.cache_locality = locality;
+  d.registers_per_thread = regs;
+  d.static_shared_memory = shared;
+  return gp_sim_kernel_create(&d, out);
+}
+
+static int make_kernels(demo_kernels *k) {
+  int rc;
+  if ((rc = make_kernel("_Z13matmul_kernelPKfS0_Pfiii",
+                        "matmul_kernel(float const*, float const*, float*, "
+                        "int, int, int)",
+                        1650, 48, 0.85, 64, 8192, &k->matmul)))
+    return rc;
+  if ((rc = make_kernel("_Z14softmax_kernelPKfPfii",
+                        "softmax_kernel(float const*, float*, int, int)", 40,
+                        96, 0.3, 32, 4096, &k->softmax)))
+    return rc;
+  if ((rc = make_kernel("_Z18softmax_bwd_kernelPKfS0_Pfii",
+                        "softmax_bwd_kernel(float const*, float const*, "
+                        "float*, int, int)",
+                        80, 196, 0.25, 40, 4096, &k->softmax_bwd)))
+    return rc;
+  if ((rc = make_kernel("_Z17matmul_bwd_kernelPKfS0_S0_PfS1_iii",
+                        "matmul_bwd_kernel(float const*, float const*, float "
+                        "const*, float*, float*, int, int, int)",
+                        2380, 64, 0.8, 72, 8192, &k->matmul_bwd)))
+    return rc;
+  return make_kernel("_Z10sgd_updatePfPKffi",
+                     "sgd_update(float*, float const*, float, int)", 8, 24,
+                     0.1, 24, 0, &k->sgd);
+}
+
+static int setup_gpu(uint32_t i, demo_gpu *g) {
+  int rc;
+  if ((rc = gp_sim_context_create(i, &g->ctx)) ||
+      (rc = gp_sim_stream_create(g->ctx, &g->compute)) ||
+      (rc = gp_sim_stream_create(g->ctx, &g->copy)) ||
+      (rc = gp_sim_stream_create(g->ctx, &g->comm)) ||
+      (rc = gp_sim_stream_set_name(g->compute, "compute")) ||
+      (rc = gp_sim_stream_set_name(g->copy, "copy")) ||
+      (rc = gp_sim_stream_set_name(g->comm, "comm")) ||
+      (rc = gp_sim_event_create(g->ctx, &g->batch_ready)) ||
+      (rc = gp_sim_event_create(g->ctx, &g->grads_ready)) ||
+      (rc = gp_sim_event_create(g->ctx, &g->grads_sent)) ||
+      (rc = gp_sim_event_create(g->ctx, &g->step_done)) ||
+      (rc = gp_sim_malloc(g->ctx, BATCH_BYTES, &g->batch)) ||
+      (rc = gp_sim_malloc(g->ctx, WEIGHT_BYTES, &g->weights)) ||
+      (rc = gp_sim_malloc(g->ctx, 4 * BATCH_BYTES, &g->activations)) ||
+      (rc = gp_sim_malloc(g->ctx, GRAD_BYTES, &g->grads)) ||
+      (rc = gp_sim_malloc(g->ctx, GRAD_BYTES, &g->peer_grads)) ||
+      (rc = gp_sim_malloc(g->ctx, 4096, &g->loss)))
+    return rc;
+  return 0;
+}
+
+static int forward(const demo_kernels *k, demo_gpu *g) {
+  const gp_sim_dim3 mm_grid = {64, 64, 1}, mm_block = {16, 16, 1};
+  const gp_sim_dim3 sm_grid = {4096, 1, 1}, sm_block = {256, 1, 1};
+  int rc;
+  if ((rc = gp_sim_launch(g->compute, k->matmul, mm_grid, mm_block, 0)) ||
+      (rc = gp_sim_launch(g->compute, k->softmax, sm_grid, sm_block, 0)))
+    return rc;
+  return 0;
+}
+
+static int backward(const demo_kernels *k, demo_gpu *g) {
+  const gp_sim_dim3 mm_grid = {64, 64, 1}, mm_block = {16, 16, 1};
+  const gp_sim_dim3 sm_grid = {4096, 1, 1}, sm_block = {256, 1, 1};
+  int rc;
+  if ((rc = gp_sim_launch(g->compute, k->softmax_bwd, sm_grid, sm_block,
+                          0)) ||
+      (rc = gp_sim_launch(g->compute, k->matmul_bwd, mm_grid, mm_block, 0)))
+    return rc;
+  return 0;
+}
+
+static int step(uint32_t n, const demo_kernels *k, demo_gpu *gpus,
+                uint32_t ngpus, const void *host_batch, void *host_loss) {
+  char name[48];
+  int rc;
+  snprintf(name, sizeof(name), "training step %u", n);
+  if ((rc = gp_range_push("demo", name)))
+    return rc;
+  /* The data loader prepares the batch on the CPU. */
+  if ((rc = gp_sim_host_work(150000)))
+    return rc;
+  for (uint32_t i = 0; i < ngpus; i++) {
+    demo_gpu *g = &gpus[i];
+    if ((rc = gp_sim_memcpy_async(g->copy, g->batch, GP_SIM_HOST(host_batch),
+                                  BATCH_BYTES, GP_MEMCPY_HTOD)) ||
+        (rc = gp_sim_event_record(g->batch_ready, g->copy)) ||
+        (rc = gp_sim_stream_wait_event(g->compute, g->batch_ready)))
+      return rc;
+  }
+  if ((rc = gp_range_push("demo", "forward")))
+    return rc;
+  for (uint32_t i = 0; i < ngpus; i++)
+    if ((rc = forward(k, &gpus[i])))
+      return rc;
+  if ((rc = gp_range_pop()) || (rc = gp_range_push("demo", "backward")))
+    return rc;
+  for (uint32_t i = 0; i < ngpus; i++)
+    if ((rc = backward(k, &gpus[i])))
+      return rc;
+  if ((rc = gp_range_pop()))
+    return rc;
+  /* Gradient exchange: each GPU sends its gradients to the next one. */
+  for (uint32_t i = 0; i < ngpus; i++) {
+    demo_gpu *g = &gpus[i], *peer = &gpus[(i + 1) % ngpus];
+    if ((rc = gp_sim_event_record(g->grads_ready, g->compute)) ||
+        (rc = gp_sim_stream_wait_event(g->comm, g->grads_ready)))
+      return rc;
+    if (ngpus > 1 &&
+        (rc = gp_sim_memcpy_async(g->comm, peer->peer_grads, g->grads,
+                                  GRAD_BYTES, GP_MEMCPY_PTOP)))
+      return rc;
+    if ((rc = gp_sim_event_record(g->grads_sent, g->comm)))
+      return rc;
+  }
+  const gp_sim_dim3 up_grid = {2048, 1, 1}, up_block = {256, 1, 1};
+  for (uint32_t i = 0; i < ngpus; i++) {
+    demo_gpu *g = &gpus[i], *from = &gpus[(i + ngpus - 1) % ngpus];
+    if ((rc = gp_sim_stream_wait_event(g->compute, from->grads_sent)) ||
+        (rc = gp_sim_launch(g->compute, k->sgd, up_grid, up_block, 0)) ||
+        (rc = gp_sim_memset_async(g->compute, g->grads, 0, GRAD_BYTES)) ||
+        (rc = gp_sim_event_record(g->step_done, g->compute)) ||
+        (rc = gp_sim_stream_wait_event(g->copy, g->step_done)) ||
+        (rc = gp_sim_memcpy_async(g->copy, GP_SIM_HOST(host_loss), g->loss,
+                                  4096, GP_MEMCPY_DTOH)))
+      return rc;
+  }
+  for (uint32_t i = 0; i < ngpus; i++)
+    if ((rc = gp_sim_context_synchronize(gpus[i].ctx)))
+      return rc;
+  return gp_range_pop();
+}
+
+/* See cli.h. */
+int demo_workload_run(const demo_options *opts) {
+  if (opts->gpus < 1 || opts->gpus > MAX_GPUS)
+    return GP_EINVAL;
+  gp_sim_config cfg;
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.num_devices = opts->gpus;
+  for (uint32_t i = 0; i < opts->gpus; i++)
+    cfg.models[i] = GP_SIM_MODEL_COMPUTE;
+  int rc = gp_sim_init(&cfg);
+  if (rc)
+    return rc;
+  static char host_batch[64], host_loss[64];
+  demo_gpu gpus[MAX_GPUS];
+  demo_kernels k;
+  memset(gpus, 0, sizeof(gpus));
+  if ((rc = gp_sim_host_register(host_batch, BATCH_BYTES)) ||
+      (rc = make_kernels(&k)))
+    return rc;
+  for (uint32_t i = 0; i < opts->gpus; i++)
+    if ((rc = setup_gpu(i, &gpus[i])))
+      return rc;
+  for (uint32_t s = 1; s <= opts->steps; s++)
+    if ((rc = step(s, &k, gpus, opts->gpus, host_batch, host_loss)))
+      return rc;
+  for (uint32_t i = 0; i < opts->gpus; i++)
+    if ((rc = gp_sim_context_destroy(gpus[i].ctx)))
+      return rc;
+  gp_sim_kernel_destroy(k.matmul);
+  gp_sim_kernel_destroy(k.softmax);
+  gp_sim_kernel_destroy(k.softmax_bwd);
+  gp_sim_kernel_destroy(k.matmul_bwd);
+  gp_sim_kernel_destroy(k.sgd);
+  return gp_sim_host_unregister(host_batch);
+}

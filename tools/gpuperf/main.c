@@ -1,0 +1,111 @@
+/*
+ * main.c - the gpuperf command line: dispatch to subcommands.
+ *
+ * Subcommands follow Linux perf where the meaning is the same. Each lives
+ * in its own cmd_*.c and uses only the public API of libgpuperf.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} command;
+
+static const command commands[] = {
+    {"list", cmd_list, "list devices (and what can be measured on them)"},
+    {"demo", cmd_demo, "run a simulated two-GPU training step and summarise it"},
+};
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: gpuperf [--version] [--help] COMMAND [ARGS]\n\n"
+          "gpuperf is perf for GPUs: it records what GPUs did and what their\n"
+          "counters said.\n\n"
+          "commands:\n");
+  for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+    fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out, "\nRun 'gpuperf COMMAND --help' for the options of a command.\n");
+}
+
+/* See cli.h. */
+int cli_error(int status, const char *fmt, ...) {
+  va_list ap;
+  fputs("gpuperf: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return status;
+}
+
+/* See cli.h. */
+bool cli_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
+                   uint64_t *out) {
+  char *end = NULL;
+  if (!s || !*s || *s == '-') {
+    cli_error(CLI_USAGE, "%s needs a number", opt);
+    return false;
+  }
+  unsigned long long v = strtoull(s, &end, 10);
+  if (*end != '\0' || v < min || v > max) {
+    cli_error(CLI_USAGE, "%s: '%s' is not a number from %llu to %llu", opt, s,
+              (unsigned long long)min, (unsigned long long)max);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+/* See cli.h. */
+const char *cli_fmt_ns(char *buf, size_t size, double ns) {
+  if (ns >= 1e9)
+    snprintf(buf, size, "%.3f s", ns / 1e9);
+  else if (ns >= 1e6)
+    snprintf(buf, size, "%.3f ms", ns / 1e6);
+  else if (ns >= 1e3)
+    snprintf(buf, size, "%.3f us", ns / 1e3);
+  else
+    snprintf(buf, size, "%.0f ns", ns);
+  return buf;
+}
+
+/* See cli.h. */
+const char *cli_fmt_bytes(char *buf, size_t size, double bytes) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 4) {
+    bytes /= 1024.0;
+    u++;
+  }
+  snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+  return buf;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return CLI_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
+      strcmp(cmd, "help") == 0) {
+    usage(stdout);
+    return CLI_OK;
+  }
+  if (strcmp(cmd, "--version") == 0) {
+    printf("gpuperf %s\n", gp_version());
+    return CLI_OK;
+  }
+  for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+    if (strcmp(cmd, commands[i].name) == 0)
+      return commands[i].run(argc - 1, argv + 1);
+  cli_error(CLI_USAGE, "'%s' is not a gpuperf command", cmd);
+  usage(stderr);
+  return CLI_USAGE;
+}
