@@ -51,12 +51,17 @@ CLI = $(BUILD)/gpuperf
 TEST_BIN = $(BUILD)/tests/gpuperf-tests
 DEPS_STAMP = $(BUILD)/.deps-ok
 
-.PHONY: all lib demo test test-asan bench install uninstall clean deps \
+.PHONY: all lib tests demo test test-asan bench install uninstall clean deps \
         format check-format
+
+# Keep objects of programs built by pattern rules.
+.SECONDARY:
 
 all: $(STATIC_LIB) $(SHARED_LIB) $(CLI)
 
 lib: $(STATIC_LIB) $(SHARED_LIB)
+
+tests: $(TEST_BIN)
 
 # Debian packages: checked once per build directory.
 $(DEPS_STAMP): scripts/install-deps.sh

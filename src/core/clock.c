@@ -92,7 +92,7 @@ static GP_TLS uint64_t tls_floor; /* last value this thread returned */
 #if GP_HAVE_TSC
 static bool cpu_has_invariant_tsc(void) {
   unsigned a, b, c, d;
-  if (__get_cpuid_max(0x80000000u, NULL) < 0x80000007u)
+  if ((unsigned)__get_cpuid_max(0x80000000u, NULL) < 0x80000007u)
     return false;
   __cpuid(0x80000007u, a, b, c, d);
   return (d & (1u << 8)) != 0;
