@@ -17,6 +17,13 @@ PREFIX ?= /usr/local
 SAN ?=
 OPT ?= -O2
 
+# Quiet by default; make V=1 shows the commands.
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
+
 WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wno-unused-parameter
 BASE_CFLAGS = -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) -fPIC -fvisibility=hidden \
@@ -38,7 +45,7 @@ LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 CLI_SRCS = $(wildcard tools/gpuperf/*.c)
 CLI_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
 
-TEST_SRCS = $(wildcard tests/*.c tests/unit/*.c tests/api/*.c)
+TEST_SRCS = $(wildcard tests/*.c tests/unit/*.c tests/api/*.c tests/tp/*.c)
 TEST_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRCS))
 
 BENCH_SRCS = $(wildcard bench/*.c)
@@ -75,32 +82,38 @@ $(BUILD)/obj/tests/%.o: ALL_CFLAGS += -Itests
 
 $(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(STATIC_LIB): $(LIB_OBJS)
 	@mkdir -p $(@D)
-	rm -f $@
-	ar rcs $@ $^
+	@rm -f $@
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)ar rcs $@ $^
 
 $(SHARED_LIB): $(LIB_OBJS)
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined $(ALL_LDFLAGS) \
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined $(ALL_LDFLAGS) \
 	  -o $@ $^ $(LDLIBS_LIB)
-	ln -sf libgpuperf.so $(BUILD)/$(SONAME)
+	@ln -sf libgpuperf.so $(BUILD)/$(SONAME)
 
 # The CLI uses the public API only, from the shared library.
 $(CLI): $(CLI_OBJS) $(SHARED_LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) -L$(BUILD) -lgpuperf \
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) -L$(BUILD) -lgpuperf \
 	  -Wl,-rpath,'$$ORIGIN' $(LDLIBS_LIB)
 
 # Tests reach internals too, so they link the static library.
 $(TEST_BIN): $(TEST_OBJS) $(STATIC_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJS) $(STATIC_LIB) $(LDLIBS_LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJS) $(STATIC_LIB) $(LDLIBS_LIB)
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(STATIC_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS_LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS_LIB)
 
 demo: $(CLI)
 	$(CLI) demo

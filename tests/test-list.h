@@ -31,6 +31,12 @@ GP_TEST_ENTRY(activity_dropped_per_context, 10)
 GP_TEST_ENTRY(activity_four_threads_accounting, 120)
 GP_TEST_ENTRY(activity_finalize_flushes_and_disables, 10)
 
+/* unit: protobuf wire format */
+GP_TEST_ENTRY(pb_scalars_roundtrip, 10)
+GP_TEST_ENTRY(pb_nested_across_chunks, 10)
+GP_TEST_ENTRY(pb_writer_misuse_sets_error, 10)
+GP_TEST_ENTRY(pb_reader_rejects_malformed_input, 10)
+
 /* api: markers and the simulated GPUs */
 GP_TEST_ENTRY(markers_ranges_and_records, 10)
 GP_TEST_ENTRY(markers_depth_limit, 10)
