@@ -49,6 +49,9 @@ TEST_SRCS = $(wildcard tests/*.c tests/unit/*.c tests/api/*.c tests/tp/*.c)
 TEST_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRCS))
 
 BENCH_SRCS = $(wildcard bench/*.c)
+
+# Where the shared reference data and conformance cases live.
+SHARED ?= $(abspath ../shared)
 BENCH_BINS = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 STATIC_LIB = $(BUILD)/libgpuperf.a
@@ -119,7 +122,8 @@ demo: $(CLI)
 	$(CLI) demo
 
 test: $(TEST_BIN) $(CLI)
-	GPUPERF_CLI=$(abspath $(CLI)) $(TEST_BIN) $(TESTFLAGS)
+	GPUPERF_CLI=$(abspath $(CLI)) GPUPERF_SHARED=$(SHARED) \
+	  GPUPERF_BUILD=$(abspath $(BUILD)) $(TEST_BIN) $(TESTFLAGS)
 
 test-asan:
 	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 test
@@ -151,5 +155,9 @@ check-format:
 
 clean:
 	rm -rf build build-asan build-clang
+
+# Subsystems with build steps of their own (extra libraries, preload
+# libraries, fuzzers) add them in mk/*.mk.
+-include $(sort $(wildcard mk/*.mk))
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)

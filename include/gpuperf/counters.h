@@ -5,6 +5,15 @@
  * CUDA devices, and host counter sources. A device has an id (dense, from
  * 0, in the order devices appear; it is the gpu_id written into traces),
  * descriptive information and its hardware queues.
+ *
+ * A device may also publish a counter catalog: counters with ids unique
+ * on that device, names, units, groups and blocks with a capacity (how
+ * many of a block's counters can count at once). Counters are read in
+ * three ways: perfmons (sets of counters that jobs carry, switched and
+ * accumulated by the device's scheduler, the V3D model), monitors (the
+ * GL_AMD_performance_monitor-shaped API built on perfmons), and sampling
+ * (periodic, or per activity through a filter pipeline), which writes
+ * COUNTER records into the activity stream.
  */
 #ifndef GPUPERF_COUNTERS_H
 #define GPUPERF_COUNTERS_H
@@ -75,6 +84,204 @@ GP_EXPORT int gp_device_get_queue(uint32_t device_id, uint32_t queue,
 /* Formats a device's PCI address as "dddd:bb:dd.f" into buf (>= 13 bytes). */
 GP_EXPORT int gp_device_pci_bdf(const gp_device_info *info, char *buf,
                                 size_t size);
+
+/* ------------------------------------------------------------------ */
+/* Counter catalogs                                                     */
+
+/* Counter groups; values match Perfetto's GpuCounterGroup. Custom groups
+ * use ids from GP_COUNTER_GROUP_FIRST_CUSTOM. */
+typedef enum gp_counter_group {
+  GP_COUNTER_GROUP_UNCLASSIFIED = 0,
+  GP_COUNTER_GROUP_SYSTEM = 1,
+  GP_COUNTER_GROUP_VERTICES = 2,
+  GP_COUNTER_GROUP_FRAGMENTS = 3,
+  GP_COUNTER_GROUP_PRIMITIVES = 4,
+  GP_COUNTER_GROUP_MEMORY = 5,
+  GP_COUNTER_GROUP_COMPUTE = 6,
+  GP_COUNTER_GROUP_RAY_TRACING = 7,
+  GP_COUNTER_GROUP_FIRST_CUSTOM = 100
+} gp_counter_group;
+
+/* Units; values match Perfetto's GpuCounterDescriptor.MeasureUnit. */
+typedef enum gp_unit {
+  GP_UNIT_NONE = 0, GP_UNIT_BIT = 1, GP_UNIT_KILOBIT = 2, GP_UNIT_MEGABIT = 3,
+  GP_UNIT_GIGABIT = 4, GP_UNIT_TERABIT = 5, GP_UNIT_PETABIT = 6,
+  GP_UNIT_BYTE = 7, GP_UNIT_KILOBYTE = 8, GP_UNIT_MEGABYTE = 9,
+  GP_UNIT_GIGABYTE = 10, GP_UNIT_TERABYTE = 11, GP_UNIT_PETABYTE = 12,
+  GP_UNIT_HERTZ = 13, GP_UNIT_KILOHERTZ = 14, GP_UNIT_MEGAHERTZ = 15,
+  GP_UNIT_GIGAHERTZ = 16, GP_UNIT_TERAHERTZ = 17, GP_UNIT_PETAHERTZ = 18,
+  GP_UNIT_NANOSECOND = 19, GP_UNIT_MICROSECOND = 20, GP_UNIT_MILLISECOND = 21,
+  GP_UNIT_SECOND = 22, GP_UNIT_MINUTE = 23, GP_UNIT_HOUR = 24,
+  GP_UNIT_VERTEX = 25, GP_UNIT_PIXEL = 26, GP_UNIT_TRIANGLE = 27,
+  GP_UNIT_MILLIWATT = 28, GP_UNIT_WATT = 29, GP_UNIT_KILOWATT = 30,
+  GP_UNIT_JOULE = 31, GP_UNIT_VOLT = 32, GP_UNIT_AMPERE = 33,
+  GP_UNIT_CELSIUS = 34, GP_UNIT_FAHRENHEIT = 35, GP_UNIT_KELVIN = 36,
+  GP_UNIT_PERCENT = 37, GP_UNIT_PRIMITIVE = 38, GP_UNIT_FRAGMENT = 39,
+  GP_UNIT_INSTRUCTION = 40
+} gp_unit;
+
+/* How a counter's values read. */
+typedef enum gp_counter_type {
+  GP_COUNTER_TYPE_INT64 = 0,  /* a count (values as int64) */
+  GP_COUNTER_TYPE_DOUBLE = 1, /* a rate or ratio (values as double) */
+  GP_COUNTER_TYPE_PERCENT = 2 /* 0..100 (values as double) */
+} gp_counter_type;
+
+#define GP_COUNTER_MAX_UNITS 4
+#define GP_COUNTER_MAX_GROUPS 4
+
+/* One counter. Strings live as long as the process. */
+typedef struct gp_counter_info {
+  uint32_t id;        /* unique on its device (Perfetto's counter_id) */
+  uint32_t device_id;
+  const char *name;
+  const char *description;
+  const char *category; /* the vendor's category, "" if none */
+  uint32_t type;        /* gp_counter_type */
+  uint32_t block_id;
+  uint32_t num_numerator_units;
+  uint32_t numerator_units[GP_COUNTER_MAX_UNITS];   /* gp_unit */
+  uint32_t num_denominator_units;
+  uint32_t denominator_units[GP_COUNTER_MAX_UNITS]; /* gp_unit */
+  uint32_t num_groups;
+  uint32_t groups[GP_COUNTER_MAX_GROUPS]; /* gp_counter_group or custom */
+  double peak_value;  /* largest meaningful value, 0 if unknown */
+  uint32_t select_by_default;
+  uint32_t reserved0;
+} gp_counter_info;
+
+/* A block: counters that share hardware, capacity of them at once. */
+typedef struct gp_counter_block_info {
+  uint32_t id;
+  uint32_t capacity;
+  uint32_t num_counters;
+  uint32_t reserved0;
+  const char *name;
+  const char *description;
+} gp_counter_block_info;
+
+/* A group with a name: custom groups, and names for the fixed ones. */
+typedef struct gp_counter_group_info {
+  uint32_t id;
+  uint32_t reserved0;
+  const char *name;
+  const char *description;
+} gp_counter_group_info;
+
+/* The catalog as a whole. */
+typedef struct gp_counter_catalog_info {
+  uint32_t num_counters;
+  uint32_t num_blocks;
+  uint32_t num_groups;  /* named groups (gp_counter_group_get) */
+  uint32_t max_active;  /* counters one perfmon may hold */
+  uint64_t min_sampling_period_ns;
+  uint64_t max_sampling_period_ns;
+  uint32_t supports_instrumented; /* per-activity sampling possible */
+  uint32_t reserved0;
+} gp_counter_catalog_info;
+
+/*
+ * Describes a device's catalog. GP_ENODEV for an unknown device, GP_ENOENT
+ * if the device publishes no counters.
+ */
+GP_EXPORT int gp_counter_catalog(uint32_t device_id,
+                                 gp_counter_catalog_info *info);
+
+/* The index-th counter of a device (0 .. num_counters-1). GP_ENOENT past
+ * the end. */
+GP_EXPORT int gp_counter_get(uint32_t device_id, uint32_t index,
+                             gp_counter_info *info);
+
+/* The counter with this id. GP_ENOCOUNTER if there is none. */
+GP_EXPORT int gp_counter_lookup(uint32_t device_id, uint32_t counter_id,
+                                gp_counter_info *info);
+
+/* The index-th block / named group of a device. GP_ENOENT past the end. */
+GP_EXPORT int gp_counter_block_get(uint32_t device_id, uint32_t index,
+                                   gp_counter_block_info *info);
+GP_EXPORT int gp_counter_group_get(uint32_t device_id, uint32_t index,
+                                   gp_counter_group_info *info);
+
+/*
+ * Resolves counter names or shell globs to ids, in catalog order, without
+ * duplicates, into ids (up to cap) and their number into *count. A plain
+ * name (no glob characters) that matches nothing, or a glob that matches
+ * nothing, gives GP_ENOCOUNTER (nothing stored). GP_ENOSPC if more than
+ * cap match.
+ */
+GP_EXPORT int gp_counter_select(uint32_t device_id, const char *const *names,
+                                size_t num_names, uint32_t *ids, size_t cap,
+                                size_t *count);
+
+/* ------------------------------------------------------------------ */
+/* Sampling into the activity stream                                    */
+
+/* Which name of a kernel the activity name filters match. Values match
+ * Perfetto's ActivityNameFilter.NameBase. */
+typedef enum gp_name_base {
+  GP_NAME_BASE_MANGLED = 0,   /* the mangled name (default) */
+  GP_NAME_BASE_DEMANGLED = 1, /* the full demangled name */
+  GP_NAME_BASE_FUNCTION = 2   /* the bare function name */
+} gp_name_base;
+
+typedef struct gp_activity_name_filter {
+  const char *name_glob; /* required */
+  uint32_t name_base;    /* gp_name_base */
+  uint32_t reserved0;
+} gp_activity_name_filter;
+
+/* Instrument `count` activities after skipping `skip` (counted over the
+ * activities that passed the name and range filters). */
+typedef struct gp_activity_range {
+  uint32_t skip;
+  uint32_t count; /* UINT32_MAX: all the rest */
+} gp_activity_range;
+
+/*
+ * What to sample, as Perfetto's GpuCounterConfig says it. Either
+ * counter_ids or counter_names (names or globs), not both. Periodic
+ * sampling when counter_period_ns > 0; per-activity sampling when
+ * instrumented is set, decided by the filters in this order: name filters
+ * (any must match; none = all pass), TX-range include/exclude globs over
+ * the enclosing user ranges (excludes win; none = all pass), then skip /
+ * count ranges (none = all). Pointers are borrowed for the duration of the
+ * call only.
+ */
+typedef struct gp_counter_config {
+  uint64_t counter_period_ns;
+  const uint32_t *counter_ids;
+  size_t num_counter_ids;
+  const char *const *counter_names;
+  size_t num_counter_names;
+  uint32_t instrumented;
+  uint32_t reserved0;
+  const gp_activity_name_filter *name_filters;
+  size_t num_name_filters;
+  const char *const *tx_include_globs;
+  size_t num_tx_include_globs;
+  const char *const *tx_exclude_globs;
+  size_t num_tx_exclude_globs;
+  const gp_activity_range *ranges;
+  size_t num_ranges;
+} gp_counter_config;
+
+/*
+ * Starts sampling counters of a device (or of every device with a catalog,
+ * for GP_ALL_DEVICES) into COUNTER records: periodic samples carry
+ * correlation_id 0 and the window they cover; per-activity values carry the
+ * activity's correlation id and its [start, end] as the window. Validates
+ * the whole config first: GP_ENOCOUNTER for an unknown counter,
+ * GP_ECAPACITY for more than the hardware can count at once, GP_EINVAL for
+ * a bad period or filter; nothing starts on error. GP_EBUSY if sampling
+ * already runs on the device.
+ */
+#define GP_ALL_DEVICES UINT32_MAX
+GP_EXPORT int gp_counters_start(uint32_t device_id,
+                                const gp_counter_config *config);
+
+/* Stops sampling (emitting the last partial window). GP_ESTATE if not
+ * sampling. */
+GP_EXPORT int gp_counters_stop(uint32_t device_id);
 
 #ifdef __cplusplus
 }

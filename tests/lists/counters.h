@@ -1,0 +1,1 @@
+/* lists/counters.h - tests of counters, perfmons, monitors, sampling, perf_event. */

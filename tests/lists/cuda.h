@@ -1,0 +1,1 @@
+/* lists/cuda.h - tests of the CUDA/CUPTI collector. */

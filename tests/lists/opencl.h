@@ -1,0 +1,1 @@
+/* lists/opencl.h - tests of the OpenCL interception library. */

@@ -1,0 +1,1 @@
+/* lists/tp.h - tests of the trace processor, query and report. */
