@@ -1,0 +1,273 @@
+/*
+ * ids.c - CUPTI's device and context ids mapped onto ours, and the clock
+ * of CUPTI timestamps.
+ *
+ * CUPTI numbers devices by their CUdevice ordinal and contexts with its
+ * own process-unique ids. Ours are shared with every other backend (the
+ * simulator may have registered devices first), so each CUPTI id gets our
+ * id on first sight. A device is best described before any record names
+ * it (collector.c does so from the driver at start); a record that names
+ * an unknown device registers it from its number alone, so nothing is
+ * ever attributed to the wrong device.
+ *
+ * CUPTI's timestamps, GPU ones included, are on the timebase of
+ * cuptiGetTimestamp(), which follows CLOCK_REALTIME. They are mapped onto
+ * the trace clock through a registered device clock named "cupti" whose
+ * snapshots pair cuptiGetTimestamp() with our clock; conversion goes
+ * through those snapshots, never through an assumed offset.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudaInt.h"
+
+#define MAX_CUDA_DEVICES 64
+#define CTX_CACHE 4
+
+typedef struct ctx_map {
+  uint32_t cupti_id;
+  uint32_t cupti_device;
+  uint32_t gp_id;
+  bool live;
+} ctx_map;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Our id + 1 per CUPTI device ordinal; 0 = not registered. Read without
+ * the lock on the hot path. */
+static _Atomic uint32_t device_ids[MAX_CUDA_DEVICES];
+static ctx_map *contexts; /* under lock */
+static size_t num_contexts, cap_contexts;
+static _Atomic uint32_t generation = 1; /* bumped by reset: stale caches */
+
+static _Atomic uint32_t clock_id;
+static _Atomic uint64_t last_snapshot; /* trace time of the last one */
+
+/* ------------------------------------------------------------------ */
+/* Devices                                                              */
+
+static int register_device(uint32_t cupti_device, const gp_device_info *info,
+                           uint32_t *device_id) {
+  static const gp_device_queue_info queues[] = {
+      {"Compute", "kernels of every stream", GP_QUEUE_COMPUTE, 0},
+      {"Copy", "copies and fills of every stream", GP_QUEUE_COPY, 0}};
+  gp_device_info in = *info;
+  in.api = GP_API_CUDA;
+  in.clock_id = gp__cuda_clock();
+  return gp__device_register(&in, queues, GP_ARRAY_SIZE(queues), device_id);
+}
+
+/* See cudaInt.h. */
+int gp__cuda_device_describe(uint32_t cupti_device, const gp_device_info *info,
+                             uint32_t *device_id) {
+  if (!info || !device_id)
+    return GP_EINVAL;
+  if (cupti_device >= MAX_CUDA_DEVICES)
+    return GP_ENOSPC;
+  pthread_mutex_lock(&lock);
+  uint32_t have = atomic_load(&device_ids[cupti_device]);
+  int rc = 0;
+  if (have) {
+    *device_id = have - 1;
+  } else {
+    uint32_t id = 0;
+    rc = register_device(cupti_device, info, &id);
+    if (rc == 0) {
+      atomic_store(&device_ids[cupti_device], id + 1);
+      *device_id = id;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+/* See cudaInt.h. */
+uint32_t gp__cuda_device(uint32_t cupti_device) {
+  if (cupti_device >= MAX_CUDA_DEVICES)
+    return UINT32_MAX;
+  uint32_t have = atomic_load_explicit(&device_ids[cupti_device],
+                                       memory_order_acquire);
+  if (GP_LIKELY(have != 0))
+    return have - 1;
+  char name[32];
+  snprintf(name, sizeof(name), "CUDA device %u", cupti_device);
+  gp_device_info info;
+  memset(&info, 0, sizeof(info));
+  info.name = name;
+  info.vendor = "NVIDIA";
+  info.model = name;
+  info.architecture = "";
+  info.driver_version = "";
+  uint32_t id;
+  return gp__cuda_device_describe(cupti_device, &info, &id) == 0 ? id
+                                                                 : UINT32_MAX;
+}
+
+/* See cudaInt.h. */
+bool gp__cuda_device_known(uint32_t cupti_device) {
+  return cupti_device < MAX_CUDA_DEVICES &&
+         atomic_load(&device_ids[cupti_device]) != 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Contexts                                                             */
+
+static ctx_map *ctx_find(uint32_t cupti_context) {
+  for (size_t i = 0; i < num_contexts; i++)
+    if (contexts[i].cupti_id == cupti_context)
+      return &contexts[i];
+  return NULL;
+}
+
+/* See cudaInt.h. */
+uint32_t gp__cuda_context(uint32_t cupti_context, uint32_t cupti_device,
+                          uint32_t default_stream) {
+  if (cupti_context == 0)
+    return 0;
+  /* Contexts are few and records of one context come in runs: a small
+   * per-thread cache spares the lock. */
+  static GP_TLS uint32_t cache_key[CTX_CACHE], cache_val[CTX_CACHE];
+  static GP_TLS unsigned cache_next;
+  static GP_TLS uint32_t cache_gen;
+  uint32_t gen = atomic_load_explicit(&generation, memory_order_relaxed);
+  if (cache_gen != gen) {
+    memset(cache_val, 0, sizeof(cache_val));
+    cache_gen = gen;
+  }
+  for (unsigned i = 0; i < CTX_CACHE; i++)
+    if (cache_key[i] == cupti_context && cache_val[i] != 0)
+      return cache_val[i];
+
+  uint32_t id = 0;
+  pthread_mutex_lock(&lock);
+  ctx_map *c = ctx_find(cupti_context);
+  if (c) {
+    id = c->gp_id;
+    goto out;
+  }
+  pthread_mutex_unlock(&lock);
+  /* Registering the device may take the lock: do it outside. */
+  uint32_t dev = gp__cuda_device(cupti_device);
+  if (dev == UINT32_MAX)
+    return 0;
+  pthread_mutex_lock(&lock);
+  c = ctx_find(cupti_context);
+  if (c) {
+    id = c->gp_id;
+    goto out;
+  }
+  if (num_contexts == cap_contexts) {
+    size_t ncap = cap_contexts ? cap_contexts * 2 : 16;
+    ctx_map *n = realloc(contexts, ncap * sizeof(*n));
+    if (!n)
+      goto out;
+    contexts = n;
+    cap_contexts = ncap;
+  }
+  if (gp__context_register(dev, GP_API_CUDA, default_stream, &id) != 0) {
+    id = 0;
+    goto out;
+  }
+  contexts[num_contexts++] = (ctx_map){cupti_context, cupti_device, id, true};
+out:
+  pthread_mutex_unlock(&lock);
+  if (id) {
+    cache_key[cache_next % CTX_CACHE] = cupti_context;
+    cache_val[cache_next % CTX_CACHE] = id;
+    cache_next++;
+  }
+  return id;
+}
+
+/* See cudaInt.h. */
+uint32_t gp__cuda_context_device(uint32_t cupti_context) {
+  pthread_mutex_lock(&lock);
+  ctx_map *c = ctx_find(cupti_context);
+  uint32_t dev = c ? c->cupti_device : UINT32_MAX;
+  pthread_mutex_unlock(&lock);
+  return dev;
+}
+
+/* See cudaInt.h. */
+void gp__cuda_context_gone(uint32_t cupti_context) {
+  pthread_mutex_lock(&lock);
+  ctx_map *c = ctx_find(cupti_context);
+  /* The mapping stays: records of the context may still be in CUPTI's
+   * buffers and must keep landing on the same id. */
+  bool was_live = c && c->live;
+  if (c)
+    c->live = false;
+  uint32_t id = c ? c->gp_id : 0;
+  pthread_mutex_unlock(&lock);
+  if (was_live)
+    gp__context_unregister(id);
+}
+
+/* See cudaInt.h. */
+void gp__cuda_ids_reset(void) {
+  pthread_mutex_lock(&lock);
+  free(contexts);
+  contexts = NULL;
+  num_contexts = cap_contexts = 0;
+  atomic_fetch_add(&generation, 1);
+  pthread_mutex_unlock(&lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* The CUPTI clock                                                      */
+
+static uint64_t read_cupti_clock(void *user) {
+  (void)user;
+  uint64_t ts = 0;
+  if (cuptiGetTimestamp(&ts) != CUPTI_SUCCESS)
+    return 0;
+  return ts;
+}
+
+/* See cudaInt.h. */
+uint32_t gp__cuda_clock(void) {
+  uint32_t id = atomic_load_explicit(&clock_id, memory_order_acquire);
+  if (GP_LIKELY(id != 0))
+    return id;
+  pthread_mutex_lock(&lock);
+  id = atomic_load(&clock_id);
+  if (id == 0 && gp_clock_register("cupti", read_cupti_clock, NULL, &id) == 0) {
+    gp_clock_snapshot s;
+    if (gp_clock_snapshot_take(id, &s) == 0)
+      atomic_store(&last_snapshot, s.trace_ts);
+    atomic_store_explicit(&clock_id, id, memory_order_release);
+  }
+  pthread_mutex_unlock(&lock);
+  return id;
+}
+
+/* See cudaInt.h. */
+int gp__cuda_clock_refresh(uint64_t min_interval_ns) {
+  uint32_t id = gp__cuda_clock();
+  if (id == 0)
+    return GP_ENOENT;
+  uint64_t now = gp_get_timestamp();
+  uint64_t last = atomic_load(&last_snapshot);
+  if (min_interval_ns && now - last < min_interval_ns)
+    return 0;
+  gp_clock_snapshot s;
+  int rc = gp_clock_snapshot_take(id, &s);
+  /* CLOCK_REALTIME can be stepped back (NTP, an administrator): such a
+   * pair is refused (GP_ERANGE) and the mapping keeps the earlier ones. */
+  if (rc == 0)
+    atomic_store(&last_snapshot, s.trace_ts);
+  return rc;
+}
+
+/* See cudaInt.h. */
+uint64_t gp__cuda_ts(uint64_t cupti_ts) {
+  if (cupti_ts == 0)
+    return 0;
+  uint32_t id = gp__cuda_clock();
+  uint64_t t = 0;
+  if (id == 0 || gp_clock_to_trace(id, cupti_ts, &t) != 0)
+    return 0;
+  return t;
+}

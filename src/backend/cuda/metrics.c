@@ -1,0 +1,332 @@
+/*
+ * metrics.c - what NVIDIA GPUs can count, from CUPTI's Profiler Host API.
+ *
+ * The host API knows every supported chip's metrics without a GPU or a
+ * driver: given a chip name ("GH100") it lists base metrics (counters,
+ * ratios, throughputs), their descriptions and units, the rollup
+ * suffixes each accepts, and it builds the configuration image a set of
+ * full metric names ("gpu__time_duration.sum") needs, telling how many
+ * replay passes that takes. The same image then configures the range
+ * profiler or PM sampling on a real device (profiler.c).
+ *
+ * A catalog loads the names of all base metrics when opened (a few
+ * thousand) and their properties lazily, as they are asked for.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti_profiler_host.h>
+
+#include "cudaInt.h"
+
+typedef struct metric {
+  const char *name; /* owned by the host object */
+  uint32_t type;
+  bool have_props;
+  gp_cuda_metric_info info;
+} metric;
+
+struct gp_cuda_metrics {
+  CUpti_Profiler_Host_Object *host;
+  uint32_t profiler;
+  char chip[64];
+  metric *v;
+  size_t n;
+  pthread_mutex_t lock; /* lazy properties */
+};
+
+static int host_init(const char *chip, uint32_t profiler,
+                     const uint8_t *availability,
+                     CUpti_Profiler_Host_Object **host) {
+  CUpti_Profiler_Host_Initialize_Params p;
+  memset(&p, 0, sizeof(p));
+  p.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
+  p.profilerType = profiler == GP_CUDA_PROFILER_PM_SAMPLING
+                       ? CUPTI_PROFILER_TYPE_PM_SAMPLING
+                       : CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  p.pChipName = chip;
+  p.pCounterAvailabilityImage = availability;
+  CUptiResult r = cuptiProfilerHostInitialize(&p);
+  if (r == CUPTI_ERROR_INVALID_CHIP_NAME)
+    return GP_ENODEV;
+  if (r != CUPTI_SUCCESS)
+    return gp__cuda_cupti_error("cuptiProfilerHostInitialize", r);
+  *host = p.pHostObject;
+  return 0;
+}
+
+static void host_fini(CUpti_Profiler_Host_Object *host) {
+  if (!host)
+    return;
+  CUpti_Profiler_Host_Deinitialize_Params p;
+  memset(&p, 0, sizeof(p));
+  p.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE;
+  p.pHostObject = host;
+  cuptiProfilerHostDeinitialize(&p);
+}
+
+/* See cuda.h. */
+int gp_cuda_chips(size_t *n, const char *const **names) {
+  if (!n)
+    return GP_EINVAL;
+  CUpti_Profiler_Host_GetSupportedChips_Params p;
+  memset(&p, 0, sizeof(p));
+  p.structSize = CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE;
+  CUptiResult r = cuptiProfilerHostGetSupportedChips(&p);
+  if (r != CUPTI_SUCCESS)
+    return gp__cuda_cupti_error("cuptiProfilerHostGetSupportedChips", r);
+  *n = p.numChips;
+  if (names)
+    *names = p.ppChipNames;
+  return 0;
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(((const metric *)a)->name, ((const metric *)b)->name);
+}
+
+/* See cuda.h. */
+int gp_cuda_metrics_open(const char *chip, uint32_t profiler,
+                         gp_cuda_metrics **out) {
+  if (!chip || !out || profiler > GP_CUDA_PROFILER_PM_SAMPLING)
+    return GP_EINVAL;
+  if (strlen(chip) >= sizeof(((gp_cuda_metrics *)0)->chip))
+    return GP_ENODEV;
+  gp_cuda_metrics *m = calloc(1, sizeof(*m));
+  if (!m)
+    return GP_ENOMEM;
+  int rc = host_init(chip, profiler, NULL, &m->host);
+  if (rc != 0)
+    goto free_m;
+  m->profiler = profiler;
+  strcpy(m->chip, chip);
+  pthread_mutex_init(&m->lock, NULL);
+  for (uint32_t t = 0; t < CUPTI_METRIC_TYPE__COUNT; t++) {
+    CUpti_Profiler_Host_GetBaseMetrics_Params p;
+    memset(&p, 0, sizeof(p));
+    p.structSize = CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE;
+    p.pHostObject = m->host;
+    p.metricType = (CUpti_MetricType)t;
+    CUptiResult r = cuptiProfilerHostGetBaseMetrics(&p);
+    if (r != CUPTI_SUCCESS) {
+      rc = gp__cuda_cupti_error("cuptiProfilerHostGetBaseMetrics", r);
+      goto fini;
+    }
+    if (p.numMetrics == 0)
+      continue;
+    metric *nv = realloc(m->v, (m->n + p.numMetrics) * sizeof(*nv));
+    if (!nv) {
+      rc = GP_ENOMEM;
+      goto fini;
+    }
+    m->v = nv;
+    for (size_t i = 0; i < p.numMetrics; i++) {
+      memset(&m->v[m->n], 0, sizeof(m->v[m->n]));
+      m->v[m->n].name = p.ppMetricNames[i];
+      m->v[m->n].type = t;
+      m->n++;
+    }
+  }
+  qsort(m->v, m->n, sizeof(*m->v), by_name);
+  *out = m;
+  return 0;
+
+fini:
+  pthread_mutex_destroy(&m->lock);
+  host_fini(m->host);
+  free(m->v);
+free_m:
+  free(m);
+  return rc;
+}
+
+/* See cuda.h. */
+void gp_cuda_metrics_close(gp_cuda_metrics *m) {
+  if (!m)
+    return;
+  host_fini(m->host);
+  pthread_mutex_destroy(&m->lock);
+  free(m->v);
+  free(m);
+}
+
+/* See cuda.h. */
+size_t gp_cuda_metrics_count(const gp_cuda_metrics *m) { return m ? m->n : 0; }
+
+static void load_props(gp_cuda_metrics *m, metric *e) {
+  pthread_mutex_lock(&m->lock);
+  if (!e->have_props) {
+    CUpti_Profiler_Host_GetMetricProperties_Params p;
+    memset(&p, 0, sizeof(p));
+    p.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE;
+    p.pHostObject = m->host;
+    p.pMetricName = e->name;
+    bool ok = cuptiProfilerHostGetMetricProperties(&p) == CUPTI_SUCCESS;
+    e->info.name = e->name;
+    e->info.description = ok && p.pDescription ? p.pDescription : "";
+    e->info.hw_unit = ok && p.pHwUnit ? p.pHwUnit : "";
+    e->info.dim_unit = ok && p.pDimUnit ? p.pDimUnit : "";
+    e->info.type = e->type;
+    e->have_props = true;
+  }
+  pthread_mutex_unlock(&m->lock);
+}
+
+/* See cuda.h. */
+int gp_cuda_metrics_get(gp_cuda_metrics *m, size_t index,
+                        gp_cuda_metric_info *info) {
+  if (!m || !info)
+    return GP_EINVAL;
+  if (index >= m->n)
+    return GP_ENOENT;
+  load_props(m, &m->v[index]);
+  *info = m->v[index].info;
+  return 0;
+}
+
+/* Finds the base metric of name: the whole name, else the part before
+ * each '.' from the right. */
+static metric *find(gp_cuda_metrics *m, const char *name) {
+  char buf[512];
+  size_t len = strlen(name);
+  if (len >= sizeof(buf))
+    return NULL;
+  memcpy(buf, name, len + 1);
+  for (;;) {
+    metric key = {.name = buf};
+    metric *e = bsearch(&key, m->v, m->n, sizeof(*m->v), by_name);
+    if (e)
+      return e;
+    char *dot = strrchr(buf, '.');
+    if (!dot)
+      return NULL;
+    *dot = '\0';
+  }
+}
+
+/* See cuda.h. */
+int gp_cuda_metrics_find(gp_cuda_metrics *m, const char *name,
+                         gp_cuda_metric_info *info) {
+  if (!m || !name || !info)
+    return GP_EINVAL;
+  metric *e = find(m, name);
+  if (!e)
+    return GP_ENOCOUNTER;
+  load_props(m, e);
+  *info = e->info;
+  return 0;
+}
+
+/* See cuda.h. */
+int gp_cuda_metrics_submetrics(gp_cuda_metrics *m, const char *name,
+                               const char *const **subs, size_t *n) {
+  if (!m || !name || !subs || !n)
+    return GP_EINVAL;
+  metric *e = find(m, name);
+  if (!e || strcmp(e->name, name) != 0)
+    return GP_ENOCOUNTER;
+  CUpti_Profiler_Host_GetSubMetrics_Params p;
+  memset(&p, 0, sizeof(p));
+  p.structSize = CUpti_Profiler_Host_GetSubMetrics_Params_STRUCT_SIZE;
+  p.pHostObject = m->host;
+  p.metricType = (CUpti_MetricType)e->type;
+  p.pMetricName = e->name;
+  CUptiResult r = cuptiProfilerHostGetSubMetrics(&p);
+  if (r != CUPTI_SUCCESS)
+    return gp__cuda_cupti_error("cuptiProfilerHostGetSubMetrics", r);
+  *subs = (const char *const *)p.ppSubMetrics;
+  *n = p.numOfSubmetrics;
+  return 0;
+}
+
+/* See cudaInt.h. */
+int gp__cuda_config_image(const char *chip, uint32_t profiler,
+                          const uint8_t *availability,
+                          const char *const *names, size_t num_names,
+                          uint8_t **image, size_t *image_size, size_t *passes,
+                          size_t *bad) {
+  if (!chip || !names || num_names == 0 || !image || !image_size)
+    return GP_EINVAL;
+  CUpti_Profiler_Host_Object *host = NULL;
+  int rc = host_init(chip, profiler, availability, &host);
+  if (rc != 0)
+    return rc;
+  /* One name at a time, so that a refusal names the culprit. */
+  for (size_t i = 0; i < num_names; i++) {
+    CUpti_Profiler_Host_ConfigAddMetrics_Params p;
+    memset(&p, 0, sizeof(p));
+    p.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
+    p.pHostObject = host;
+    const char *one = names[i];
+    p.ppMetricNames = &one;
+    p.numMetrics = 1;
+    if (!one || cuptiProfilerHostConfigAddMetrics(&p) != CUPTI_SUCCESS) {
+      if (bad)
+        *bad = i;
+      rc = GP_ENOCOUNTER;
+      goto fini;
+    }
+  }
+  CUpti_Profiler_Host_GetConfigImageSize_Params sp;
+  memset(&sp, 0, sizeof(sp));
+  sp.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
+  sp.pHostObject = host;
+  CUptiResult r = cuptiProfilerHostGetConfigImageSize(&sp);
+  if (r != CUPTI_SUCCESS) {
+    rc = gp__cuda_cupti_error("cuptiProfilerHostGetConfigImageSize", r);
+    goto fini;
+  }
+  uint8_t *img = malloc(sp.configImageSize ? sp.configImageSize : 1);
+  if (!img) {
+    rc = GP_ENOMEM;
+    goto fini;
+  }
+  CUpti_Profiler_Host_GetConfigImage_Params ip;
+  memset(&ip, 0, sizeof(ip));
+  ip.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
+  ip.pHostObject = host;
+  ip.configImageSize = sp.configImageSize;
+  ip.pConfigImage = img;
+  r = cuptiProfilerHostGetConfigImage(&ip);
+  if (r != CUPTI_SUCCESS) {
+    rc = gp__cuda_cupti_error("cuptiProfilerHostGetConfigImage", r);
+    free(img);
+    goto fini;
+  }
+  if (passes) {
+    CUpti_Profiler_Host_GetNumOfPasses_Params np;
+    memset(&np, 0, sizeof(np));
+    np.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
+    np.configImageSize = sp.configImageSize;
+    np.pConfigImage = img;
+    r = cuptiProfilerHostGetNumOfPasses(&np);
+    if (r != CUPTI_SUCCESS) {
+      rc = gp__cuda_cupti_error("cuptiProfilerHostGetNumOfPasses", r);
+      free(img);
+      goto fini;
+    }
+    *passes = np.numOfPasses;
+  }
+  *image = img;
+  *image_size = sp.configImageSize;
+fini:
+  host_fini(host);
+  return rc;
+}
+
+/* See cuda.h. */
+int gp_cuda_metrics_plan(gp_cuda_metrics *m, const char *const *names,
+                         size_t num_names, size_t *passes, size_t *bad) {
+  if (!m || !names || num_names == 0 || !passes)
+    return GP_EINVAL;
+  uint8_t *img = NULL;
+  size_t size = 0, np = 0;
+  int rc = gp__cuda_config_image(m->chip, m->profiler, NULL, names, num_names,
+                                 &img, &size, &np, bad);
+  if (rc != 0)
+    return rc;
+  free(img);
+  *passes = np;
+  return 0;
+}
