@@ -26,6 +26,7 @@ GP_TEST_ENTRY(activity_drop_reasons, 10)
 GP_TEST_ENTRY(activity_dropped_per_context, 10)
 GP_TEST_ENTRY(activity_four_threads_accounting, 120)
 GP_TEST_ENTRY(activity_finalize_flushes_and_disables, 10)
+GP_TEST_ENTRY(activity_fork_child_starts_afresh, 20)
 
 /* unit: protobuf wire format */
 GP_TEST_ENTRY(pb_scalars_roundtrip, 10)
