@@ -1,1 +1,9 @@
-/* lists/cuda.h - tests of the CUDA/CUPTI collector. */
+/* lists/cuda.h - tests of the CUDA/CUPTI collector. They skip where the
+ * CUDA toolkit was not found at build time (mk/cuda.mk). */
+
+/* api: translation of CUPTI records (test_cuda_translate.c) */
+GP_TEST_ENTRY(cuda_translate_every_kind, 20)
+GP_TEST_ENTRY(cuda_translate_timestamps_follow_the_cupti_clock, 20)
+GP_TEST_ENTRY(cuda_translate_disabled_and_unknown_kinds, 20)
+GP_TEST_ENTRY(cuda_dropped_records_are_carried, 20)
+GP_TEST_ENTRY(cuda_buffer_pool_is_bounded, 20)

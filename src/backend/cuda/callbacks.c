@@ -27,16 +27,14 @@
 #include <string.h>
 #include <wchar.h>
 
-#include <cuda.h>
-#include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtSync.h>
 
-#include <generated_cuda_meta.h>
-#include <generated_cuda_runtime_api_meta.h>
-#include <generated_nvtx_meta.h>
-
+/* cupti.h (through cudaInt.h) brings the runtime and driver *_params
+ * structs; the NVTX ones need the NVTX types first. */
 #include "cudaInt.h"
+
+#include <generated_nvtx_meta.h>
 
 enum {
   OP_NONE = 0,
@@ -152,7 +150,6 @@ static const api_op runtime_ops[] = {
     RT_0(cudaDeviceSynchronize_v3020, OP_CTX_SYNC, 0),
     RT_0(cudaThreadSynchronize_v3020, OP_CTX_SYNC, 0),
     RT_S(cudaStreamDestroy_v5050, OP_STREAM_DESTROY, 0),
-    RT_S(cudaStreamDestroy_v3020, OP_STREAM_DESTROY, 0),
     RT_E(cudaEventDestroy_v3020, OP_EVENT_DESTROY),
 };
 
@@ -324,9 +321,10 @@ static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   if (!op)
     return;
   bool nested = !runtime && runtime_corr != 0;
-  if (op->op == OP_KERNEL)
-    gp__cuda_profiler_launch(cb->context, cb->symbolName,
-                             nested ? runtime_corr : cb->correlationId, enter);
+  /* The launch the program made is bracketed once, at its own level. */
+  if (op->op == OP_KERNEL && !nested)
+    gp__cuda_profiler_launch(cb->context, cb->symbolName, cb->correlationId,
+                             enter);
   if (!enter)
     return;
   if (nested) {

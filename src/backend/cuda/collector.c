@@ -132,11 +132,41 @@ bool gp__cuda_running(void) {
 /* ------------------------------------------------------------------ */
 /* The driver                                                           */
 
+/* "NAME (n)" for a driver error, into a static buffer (start holds the
+ * lock). The stub's cuGetErrorName fails too: a few names are known here. */
 static const char *cu_error(CUresult r) {
+  static char buf[96];
   const char *s = NULL;
-  if (drv.error_name && drv.error_name(r, &s) == CUDA_SUCCESS && s)
-    return s;
-  return "CUDA_ERROR_?";
+  if (!drv.error_name || drv.error_name(r, &s) != CUDA_SUCCESS || !s) {
+    switch (r) {
+    case CUDA_ERROR_NOT_INITIALIZED:
+      s = "CUDA_ERROR_NOT_INITIALIZED";
+      break;
+    case CUDA_ERROR_STUB_LIBRARY:
+      s = "CUDA_ERROR_STUB_LIBRARY";
+      break;
+    case CUDA_ERROR_DEVICE_UNAVAILABLE:
+      s = "CUDA_ERROR_DEVICE_UNAVAILABLE";
+      break;
+    case CUDA_ERROR_NO_DEVICE:
+      s = "CUDA_ERROR_NO_DEVICE";
+      break;
+    case CUDA_ERROR_OPERATING_SYSTEM:
+      s = "CUDA_ERROR_OPERATING_SYSTEM";
+      break;
+    case CUDA_ERROR_NOT_PERMITTED:
+      s = "CUDA_ERROR_NOT_PERMITTED";
+      break;
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+      s = "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+      break;
+    default:
+      s = "CUDA_ERROR";
+      break;
+    }
+  }
+  snprintf(buf, sizeof(buf), "%s (%d)", s, (int)r);
+  return buf;
 }
 
 /* Finds libcuda.so.1 and its entry points. loaded_only: only if the
@@ -188,8 +218,7 @@ static int driver_probe(int *count) {
                  "toolkit's link stub, not a driver",
                  cu_error(r));
     else
-      set_status("no CUDA device: cuInit failed with %s (%d)", cu_error(r),
-                 (int)r);
+      set_status("no CUDA device: cuInit failed with %s", cu_error(r));
     return GP_ENODEV;
   }
   *count = 0;

@@ -229,10 +229,51 @@ const char *gp__cuda_status(void);
 /* Records a CUPTI error: "what: CUPTI_ERROR_... (n)" into the status. */
 int gp__cuda_cupti_error(const char *what, CUptiResult rc);
 
+/* Describes CUPTI device `ordinal` from the driver, if not yet known. */
+void gp__cuda_describe_device(uint32_t ordinal);
+
 /* True while collection runs. */
 bool gp__cuda_running(void);
 
+/* ---- metrics.c ---- */
+
+/* A Profiler Host API object configured with a set of full metric names:
+ * its configuration image, and the evaluation of counter data. */
+typedef struct gp__cuda_host gp__cuda_host;
+
+/*
+ * Opens a host object for chip and profiler (with the device's counter
+ * availability image, or NULL offline) and configures it with names
+ * (copied). GP_ENODEV for an unknown chip; GP_ENOCOUNTER if CUPTI refuses
+ * a name, whose index goes to *bad. *out is set only on success.
+ */
+int gp__cuda_host_open(const char *chip, uint32_t profiler,
+                       const uint8_t *availability, const char *const *names,
+                       size_t num_names, gp__cuda_host **out, size_t *bad);
+
+/* The configuration image (owned by h) and the passes it takes. */
+const uint8_t *gp__cuda_host_config(const gp__cuda_host *h, size_t *size,
+                                    size_t *passes);
+
+/* The configured names, in order. */
+const char *const *gp__cuda_host_names(const gp__cuda_host *h, size_t *n);
+
+/* Evaluates range or sample `index` of a counter data image into values
+ * (one per configured name). */
+int gp__cuda_host_evaluate(gp__cuda_host *h, const uint8_t *data, size_t size,
+                           size_t index, double *values);
+
+void gp__cuda_host_close(gp__cuda_host *h);
+
 /* ---- profiler.c ---- */
+
+/* Reads the counter configuration from the environment and prepares it
+ * (started by collector.c). Returns 0 when none is asked for. */
+int gp__cuda_profiler_start(void);
+
+/* Stops every sampler and frees their state. */
+void gp__cuda_profiler_stop(void);
+
 
 /* Called at a kernel launch (API enter and exit) with the function's
  * name, on the launching thread. */

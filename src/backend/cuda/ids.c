@@ -48,14 +48,14 @@ static _Atomic uint64_t last_snapshot; /* trace time of the last one */
 /* ------------------------------------------------------------------ */
 /* Devices                                                              */
 
-static int register_device(uint32_t cupti_device, const gp_device_info *info,
+static int register_device(const gp_device_info *info, uint32_t clock,
                            uint32_t *device_id) {
   static const gp_device_queue_info queues[] = {
       {"Compute", "kernels of every stream", GP_QUEUE_COMPUTE, 0},
       {"Copy", "copies and fills of every stream", GP_QUEUE_COPY, 0}};
   gp_device_info in = *info;
   in.api = GP_API_CUDA;
-  in.clock_id = gp__cuda_clock();
+  in.clock_id = clock;
   return gp__device_register(&in, queues, GP_ARRAY_SIZE(queues), device_id);
 }
 
@@ -66,6 +66,7 @@ int gp__cuda_device_describe(uint32_t cupti_device, const gp_device_info *info,
     return GP_EINVAL;
   if (cupti_device >= MAX_CUDA_DEVICES)
     return GP_ENOSPC;
+  uint32_t clock = gp__cuda_clock(); /* takes the lock itself */
   pthread_mutex_lock(&lock);
   uint32_t have = atomic_load(&device_ids[cupti_device]);
   int rc = 0;
@@ -73,7 +74,7 @@ int gp__cuda_device_describe(uint32_t cupti_device, const gp_device_info *info,
     *device_id = have - 1;
   } else {
     uint32_t id = 0;
-    rc = register_device(cupti_device, info, &id);
+    rc = register_device(info, clock, &id);
     if (rc == 0) {
       atomic_store(&device_ids[cupti_device], id + 1);
       *device_id = id;

@@ -240,79 +240,152 @@ int gp_cuda_metrics_submetrics(gp_cuda_metrics *m, const char *name,
   return 0;
 }
 
+struct gp__cuda_host {
+  CUpti_Profiler_Host_Object *host;
+  const char **names; /* copies */
+  size_t num_names;
+  uint8_t *config;
+  size_t config_size;
+  size_t passes;
+};
+
 /* See cudaInt.h. */
-int gp__cuda_config_image(const char *chip, uint32_t profiler,
-                          const uint8_t *availability,
-                          const char *const *names, size_t num_names,
-                          uint8_t **image, size_t *image_size, size_t *passes,
-                          size_t *bad) {
-  if (!chip || !names || num_names == 0 || !image || !image_size)
-    return GP_EINVAL;
-  CUpti_Profiler_Host_Object *host = NULL;
-  int rc = host_init(chip, profiler, availability, &host);
-  if (rc != 0)
-    return rc;
-  /* One name at a time, so that a refusal names the culprit. */
-  for (size_t i = 0; i < num_names; i++) {
+void gp__cuda_host_close(gp__cuda_host *h) {
+  if (!h)
+    return;
+  host_fini(h->host);
+  for (size_t i = 0; i < h->num_names; i++)
+    free((void *)h->names[i]);
+  free(h->names);
+  free(h->config);
+  free(h);
+}
+
+/* Adds the metrics one at a time, so that a refusal names the culprit,
+ * then builds the configuration image and counts its passes. */
+static int host_configure(gp__cuda_host *h, uint32_t profiler, size_t *bad) {
+  for (size_t i = 0; i < h->num_names; i++) {
     CUpti_Profiler_Host_ConfigAddMetrics_Params p;
     memset(&p, 0, sizeof(p));
     p.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
-    p.pHostObject = host;
-    const char *one = names[i];
-    p.ppMetricNames = &one;
+    p.pHostObject = h->host;
+    p.ppMetricNames = &h->names[i];
     p.numMetrics = 1;
-    if (!one || cuptiProfilerHostConfigAddMetrics(&p) != CUPTI_SUCCESS) {
+    if (cuptiProfilerHostConfigAddMetrics(&p) != CUPTI_SUCCESS) {
       if (bad)
         *bad = i;
-      rc = GP_ENOCOUNTER;
-      goto fini;
+      return GP_ENOCOUNTER;
     }
   }
   CUpti_Profiler_Host_GetConfigImageSize_Params sp;
   memset(&sp, 0, sizeof(sp));
   sp.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
-  sp.pHostObject = host;
+  sp.pHostObject = h->host;
   CUptiResult r = cuptiProfilerHostGetConfigImageSize(&sp);
-  if (r != CUPTI_SUCCESS) {
-    rc = gp__cuda_cupti_error("cuptiProfilerHostGetConfigImageSize", r);
-    goto fini;
-  }
-  uint8_t *img = malloc(sp.configImageSize ? sp.configImageSize : 1);
-  if (!img) {
-    rc = GP_ENOMEM;
-    goto fini;
-  }
+  if (r != CUPTI_SUCCESS)
+    return gp__cuda_cupti_error("cuptiProfilerHostGetConfigImageSize", r);
+  h->config = malloc(sp.configImageSize ? sp.configImageSize : 1);
+  if (!h->config)
+    return GP_ENOMEM;
+  h->config_size = sp.configImageSize;
   CUpti_Profiler_Host_GetConfigImage_Params ip;
   memset(&ip, 0, sizeof(ip));
   ip.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
-  ip.pHostObject = host;
-  ip.configImageSize = sp.configImageSize;
-  ip.pConfigImage = img;
+  ip.pHostObject = h->host;
+  ip.configImageSize = h->config_size;
+  ip.pConfigImage = h->config;
   r = cuptiProfilerHostGetConfigImage(&ip);
-  if (r != CUPTI_SUCCESS) {
-    rc = gp__cuda_cupti_error("cuptiProfilerHostGetConfigImage", r);
-    free(img);
-    goto fini;
-  }
-  if (passes) {
+  if (r != CUPTI_SUCCESS)
+    return gp__cuda_cupti_error("cuptiProfilerHostGetConfigImage", r);
+  h->passes = 1;
+  if (profiler == GP_CUDA_PROFILER_RANGE) {
+    /* PM sampling always takes one pass: it has no replay. */
     CUpti_Profiler_Host_GetNumOfPasses_Params np;
     memset(&np, 0, sizeof(np));
     np.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
-    np.configImageSize = sp.configImageSize;
-    np.pConfigImage = img;
+    np.configImageSize = h->config_size;
+    np.pConfigImage = h->config;
     r = cuptiProfilerHostGetNumOfPasses(&np);
-    if (r != CUPTI_SUCCESS) {
-      rc = gp__cuda_cupti_error("cuptiProfilerHostGetNumOfPasses", r);
-      free(img);
-      goto fini;
-    }
-    *passes = np.numOfPasses;
+    if (r != CUPTI_SUCCESS)
+      return gp__cuda_cupti_error("cuptiProfilerHostGetNumOfPasses", r);
+    h->passes = np.numOfPasses;
   }
-  *image = img;
-  *image_size = sp.configImageSize;
-fini:
-  host_fini(host);
+  return 0;
+}
+
+/* See cudaInt.h. */
+int gp__cuda_host_open(const char *chip, uint32_t profiler,
+                       const uint8_t *availability, const char *const *names,
+                       size_t num_names, gp__cuda_host **out, size_t *bad) {
+  if (!chip || !names || num_names == 0 || !out ||
+      profiler > GP_CUDA_PROFILER_PM_SAMPLING)
+    return GP_EINVAL;
+  for (size_t i = 0; i < num_names; i++) {
+    if (!names[i] || !*names[i]) {
+      if (bad)
+        *bad = i;
+      return GP_ENOCOUNTER;
+    }
+  }
+  gp__cuda_host *h = calloc(1, sizeof(*h));
+  if (!h)
+    return GP_ENOMEM;
+  int rc = GP_ENOMEM;
+  h->names = calloc(num_names, sizeof(*h->names));
+  if (!h->names)
+    goto fail;
+  for (size_t i = 0; i < num_names; i++) {
+    h->names[i] = strdup(names[i]);
+    if (!h->names[i])
+      goto fail;
+    h->num_names++;
+  }
+  rc = host_init(chip, profiler, availability, &h->host);
+  if (rc != 0)
+    goto fail;
+  rc = host_configure(h, profiler, bad);
+  if (rc != 0)
+    goto fail;
+  *out = h;
+  return 0;
+fail:
+  gp__cuda_host_close(h);
   return rc;
+}
+
+/* See cudaInt.h. */
+const uint8_t *gp__cuda_host_config(const gp__cuda_host *h, size_t *size,
+                                    size_t *passes) {
+  if (size)
+    *size = h->config_size;
+  if (passes)
+    *passes = h->passes;
+  return h->config;
+}
+
+/* See cudaInt.h. */
+const char *const *gp__cuda_host_names(const gp__cuda_host *h, size_t *n) {
+  *n = h->num_names;
+  return h->names;
+}
+
+/* See cudaInt.h. */
+int gp__cuda_host_evaluate(gp__cuda_host *h, const uint8_t *data, size_t size,
+                           size_t index, double *values) {
+  CUpti_Profiler_Host_EvaluateToGpuValues_Params p;
+  memset(&p, 0, sizeof(p));
+  p.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
+  p.pHostObject = h->host;
+  p.pCounterDataImage = data;
+  p.counterDataImageSize = size;
+  p.rangeIndex = index;
+  p.ppMetricNames = h->names;
+  p.numMetrics = h->num_names;
+  p.pMetricValues = values;
+  CUptiResult r = cuptiProfilerHostEvaluateToGpuValues(&p);
+  return r == CUPTI_SUCCESS
+             ? 0
+             : gp__cuda_cupti_error("cuptiProfilerHostEvaluateToGpuValues", r);
 }
 
 /* See cuda.h. */
@@ -320,13 +393,12 @@ int gp_cuda_metrics_plan(gp_cuda_metrics *m, const char *const *names,
                          size_t num_names, size_t *passes, size_t *bad) {
   if (!m || !names || num_names == 0 || !passes)
     return GP_EINVAL;
-  uint8_t *img = NULL;
-  size_t size = 0, np = 0;
-  int rc = gp__cuda_config_image(m->chip, m->profiler, NULL, names, num_names,
-                                 &img, &size, &np, bad);
+  gp__cuda_host *h = NULL;
+  int rc = gp__cuda_host_open(m->chip, m->profiler, NULL, names, num_names, &h,
+                              bad);
   if (rc != 0)
     return rc;
-  free(img);
-  *passes = np;
+  gp__cuda_host_config(h, NULL, passes);
+  gp__cuda_host_close(h);
   return 0;
 }

@@ -354,6 +354,12 @@ static int memcpy_p2p(const CUpti_ActivityMemcpyPtoP4 *m) {
   uint32_t ctx = gp__cuda_context(m->contextId, m->deviceId, 0);
   if (!gp__activity_enabled(GP_ACTIVITY_KIND_MEMCPY, ctx))
     return GP_ENOENT;
+  /* Registering a device or context writes a record: all of them before
+   * ours is reserved (one open reservation per thread). */
+  uint32_t src_dev = gp__cuda_device(m->srcDeviceId);
+  uint32_t dst_dev = gp__cuda_device(m->dstDeviceId);
+  uint32_t src_ctx = gp__cuda_context(m->srcContextId, m->srcDeviceId, 0);
+  uint32_t dst_ctx = gp__cuda_context(m->dstContextId, m->dstDeviceId, 0);
   uint32_t n = 0;
   gp_activity_memcpy *r =
       reserve_work(GP_ACTIVITY_KIND_MEMCPY, sizeof(*r), ctx, m->streamId,
@@ -368,10 +374,10 @@ static int memcpy_p2p(const CUpti_ActivityMemcpyPtoP4 *m) {
   r->context_id = ctx;
   r->stream_id = m->streamId;
   r->queue_id = 1;
-  r->src_device_id = gp__cuda_device(m->srcDeviceId);
-  r->dst_device_id = gp__cuda_device(m->dstDeviceId);
-  r->src_context_id = gp__cuda_context(m->srcContextId, m->srcDeviceId, 0);
-  r->dst_context_id = gp__cuda_context(m->dstContextId, m->dstDeviceId, 0);
+  r->src_device_id = src_dev;
+  r->dst_device_id = dst_dev;
+  r->src_context_id = src_ctx;
+  r->dst_context_id = dst_ctx;
   r->copy_kind = m->copyKind <= GP_MEMCPY_PTOP ? m->copyKind : GP_MEMCPY_UNKNOWN;
   r->src_kind = memory_kind(m->srcKind);
   r->dst_kind = memory_kind(m->dstKind);
