@@ -7,3 +7,9 @@ GP_TEST_ENTRY(cuda_translate_timestamps_follow_the_cupti_clock, 20)
 GP_TEST_ENTRY(cuda_translate_disabled_and_unknown_kinds, 20)
 GP_TEST_ENTRY(cuda_dropped_records_are_carried, 20)
 GP_TEST_ENTRY(cuda_buffer_pool_is_bounded, 20)
+
+/* api: what the callbacks feed (test_cuda_callbacks.c) */
+GP_TEST_ENTRY(cuda_event_dependencies_become_wait_ids, 20)
+GP_TEST_ENTRY(cuda_deps_table_is_bounded, 60)
+GP_TEST_ENTRY(cuda_nvtx_calls_become_ranges_and_markers, 20)
+GP_TEST_ENTRY(cuda_api_names_and_demangling, 20)

@@ -107,19 +107,24 @@ static uint32_t stream_or_zero(uint32_t id) {
 #define NAME_CACHE 2048
 static _Atomic uint32_t runtime_names[NAME_CACHE], driver_names[NAME_CACHE];
 
-/* Strips "_vNNNN", then "_ptsz" / "_ptds": the per-thread-stream and
- * version variants are one function to a reader. */
+/* Strips version suffixes ("_v7000", "_v2") and per-thread-stream ones
+ * ("_ptsz", "_ptds"), in any order: the variants are one function to a
+ * reader. */
 static size_t base_name_len(const char *s) {
   size_t n = strlen(s);
-  size_t i = n;
-  while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
-    i--;
-  if (i < n && i >= 2 && s[i - 1] == 'v' && s[i - 2] == '_')
-    n = i - 2;
-  if (n > 5 && (strncmp(s + n - 5, "_ptsz", 5) == 0 ||
-                strncmp(s + n - 5, "_ptds", 5) == 0))
-    n -= 5;
-  return n;
+  for (;;) {
+    size_t i = n;
+    while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+      i--;
+    if (i < n && i >= 3 && s[i - 1] == 'v' && s[i - 2] == '_') {
+      n = i - 2;
+    } else if (n > 5 && (strncmp(s + n - 5, "_ptsz", 5) == 0 ||
+                         strncmp(s + n - 5, "_ptds", 5) == 0)) {
+      n -= 5;
+    } else {
+      return n;
+    }
+  }
 }
 
 /* See cudaInt.h. */
