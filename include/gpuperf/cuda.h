@@ -57,6 +57,22 @@ GP_EXPORT int gp_cuda_stop(void);
  */
 GP_EXPORT const char *gp_cuda_status(void);
 
+/*
+ * Copies the chip name ("GH100") of a CUDA device, by its gpuperf device
+ * id, into buf (size bytes, NUL-terminated). Needs a started collector
+ * and the device present: GP_ENODEV for a device that is not a CUDA one,
+ * GP_ESTATE if not started, GP_ESIZE if buf is too small, GP_EIO if CUPTI
+ * cannot tell.
+ */
+GP_EXPORT int gp_cuda_device_chip(uint32_t device_id, char *buf, size_t size);
+
+/*
+ * The absolute path of the libcupti this library runs with, or "" if it
+ * cannot be told. NVTX ranges reach CUPTI (and so gpuperf) when a program
+ * runs with NVTX_INJECTION64_PATH set to it; `gpuperf record` does that.
+ */
+GP_EXPORT const char *gp_cuda_cupti_library(void);
+
 /* ------------------------------------------------------------------ */
 /* Metric catalogs (the Profiler Host API: works without a GPU)         */
 

@@ -13,3 +13,12 @@ GP_TEST_ENTRY(cuda_event_dependencies_become_wait_ids, 20)
 GP_TEST_ENTRY(cuda_deps_table_is_bounded, 60)
 GP_TEST_ENTRY(cuda_nvtx_calls_become_ranges_and_markers, 20)
 GP_TEST_ENTRY(cuda_api_names_and_demangling, 20)
+
+/* api: the collector, the catalogs, the CLI, the device check script
+ * (test_cuda_collector.c) */
+GP_TEST_ENTRY(cuda_collector_loads_without_cuda, 30)
+GP_TEST_ENTRY(cuda_collector_with_the_driver_stub, 30)
+GP_TEST_ENTRY(cuda_metric_catalogs_offline, 60)
+GP_TEST_ENTRY(cuda_cli_lists_metrics_without_a_gpu, 60)
+GP_TEST_ENTRY(cuda_cli_says_no_cuda_device, 60)
+GP_TEST_ENTRY(cuda_device_check_script_without_a_gpu, 180)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_cuda.h"
 
 static void json_string(const char *s) {
   putchar('"');
@@ -144,5 +145,7 @@ int cmd_list(int argc, char **argv) {
   }
   if (json)
     printf("\n]}\n");
+  else if (!one)
+    cli_cuda_list_note(stdout);
   return CLI_OK;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_cuda.h"
 
 typedef struct command {
   const char *name;
@@ -20,6 +21,7 @@ typedef struct command {
 static const command commands[] = {
     {"list", cmd_list, "list devices (and what can be measured on them)"},
     {"demo", cmd_demo, "run a simulated two-GPU training step and summarise it"},
+    {"cuda", cmd_cuda, "CUDA devices and the metrics NVIDIA GPUs can count"},
 };
 
 static void usage(FILE *out) {

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include <cuda.h>
+#include <cupti_target.h>
 
 #include "cudaInt.h"
 
@@ -461,6 +462,39 @@ int gp_cuda_stop(void) {
   cuptiUnsubscribe(subscriber);
   subscriber = NULL;
   gp__cuda_clock_refresh(0);
+  return 0;
+}
+
+/* See cuda.h. */
+const char *gp_cuda_cupti_library(void) {
+  static char path[4096];
+  Dl_info info;
+  if (!path[0] && dladdr((void *)cuptiGetVersion, &info) && info.dli_fname &&
+      !realpath(info.dli_fname, path))
+    snprintf(path, sizeof(path), "%s", info.dli_fname);
+  return path;
+}
+
+/* See cuda.h. */
+int gp_cuda_device_chip(uint32_t device_id, char *buf, size_t size) {
+  if (!buf || size == 0)
+    return GP_EINVAL;
+  if (!gp__cuda_running())
+    return GP_ESTATE;
+  uint32_t ordinal = gp__cuda_device_ordinal(device_id);
+  if (ordinal == UINT32_MAX)
+    return GP_ENODEV;
+  /* Safe here: the collector runs, so the driver and the device are. */
+  CUpti_Device_GetChipName_Params p;
+  memset(&p, 0, sizeof(p));
+  p.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
+  p.deviceIndex = ordinal;
+  CUptiResult r = cuptiDeviceGetChipName(&p);
+  if (r != CUPTI_SUCCESS || !p.pChipName)
+    return gp__cuda_cupti_error("cuptiDeviceGetChipName", r);
+  if (strlen(p.pChipName) >= size)
+    return GP_ESIZE;
+  strcpy(buf, p.pChipName);
   return 0;
 }
 

@@ -45,6 +45,9 @@ uint32_t gp__cuda_device(uint32_t cupti_device);
 int gp__cuda_device_describe(uint32_t cupti_device, const gp_device_info *info,
                              uint32_t *device_id);
 
+/* The CUPTI ordinal of our device id, or UINT32_MAX if it is not CUDA's. */
+uint32_t gp__cuda_device_ordinal(uint32_t device_id);
+
 /* True if cupti_device is known (described or referenced). */
 bool gp__cuda_device_known(uint32_t cupti_device);
 

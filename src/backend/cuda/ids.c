@@ -107,6 +107,14 @@ uint32_t gp__cuda_device(uint32_t cupti_device) {
 }
 
 /* See cudaInt.h. */
+uint32_t gp__cuda_device_ordinal(uint32_t device_id) {
+  for (uint32_t i = 0; i < MAX_CUDA_DEVICES; i++)
+    if (atomic_load(&device_ids[i]) == device_id + 1)
+      return i;
+  return UINT32_MAX;
+}
+
+/* See cudaInt.h. */
 bool gp__cuda_device_known(uint32_t cupti_device) {
   return cupti_device < MAX_CUDA_DEVICES &&
          atomic_load(&device_ids[cupti_device]) != 0;

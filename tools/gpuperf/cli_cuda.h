@@ -1,0 +1,35 @@
+/*
+ * cli_cuda.h - the CLI's way to the CUDA collector, libgpuperf-cuda.so.
+ *
+ * The CLI links libgpuperf only; the CUDA collector is a library of its
+ * own, built where the toolkit is, and installed beside libgpuperf. The
+ * CLI finds it at run time (so one CLI serves machines with and without
+ * CUDA) and reaches its gp_cuda_* functions with dlsym.
+ */
+#ifndef GPUPERF_CLI_CUDA_H
+#define GPUPERF_CLI_CUDA_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/*
+ * Stores the absolute path of libgpuperf-cuda.so in buf: $GPUPERF_CUDA_LIB
+ * if set, else the file beside the libgpuperf.so the CLI runs with.
+ * Returns false (buf holding the path tried) if there is no such file.
+ */
+bool cli_cuda_library(char *buf, size_t size);
+
+/*
+ * `gpuperf cuda`: the CUDA devices and what they can count, or one chip's
+ * metrics without a GPU.
+ */
+int cmd_cuda(int argc, char **argv);
+
+/*
+ * Prints, for `gpuperf list`, one line per CUDA device with its chip and
+ * metric count, or the reason there is none. Prints nothing where the
+ * CUDA collector is not built.
+ */
+void cli_cuda_list_note(FILE *out);
+
+#endif /* GPUPERF_CLI_CUDA_H */
