@@ -72,6 +72,15 @@ $(CUDA_PROBE): tests/cuda/probe.c | $(DEPS_STAMP)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -ldl
 
+install: install-cuda
+uninstall: uninstall-cuda
+.PHONY: install-cuda uninstall-cuda
+install-cuda: $(CUDA_LIB)
+	install -d $(DESTDIR)$(PREFIX)/lib
+	install -m 755 $(CUDA_LIB) $(DESTDIR)$(PREFIX)/lib/libgpuperf-cuda.so
+uninstall-cuda:
+	rm -f $(DESTDIR)$(PREFIX)/lib/libgpuperf-cuda.so
+
 cuda-info:
 	@echo "CUDA collector: built from $(CUDA_HOME)"
 	@echo "  cupti.h in $(CUPTI_INC), libcupti.so in $(CUPTI_LIBDIR)"

@@ -123,6 +123,12 @@ int gp__cuda_cupti_error(const char *what, CUptiResult rc) {
 }
 
 /* See cudaInt.h. */
+int gp__cuda_refuse(const char *why) {
+  set_status("%s", why);
+  return GP_ENOTSUP;
+}
+
+/* See cudaInt.h. */
 bool gp__cuda_running(void) {
   pthread_mutex_lock(&lock);
   bool r = running;

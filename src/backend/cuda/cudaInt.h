@@ -235,6 +235,9 @@ int gp__cuda_cupti_error(const char *what, CUptiResult rc);
 /* Describes CUPTI device `ordinal` from the driver, if not yet known. */
 void gp__cuda_describe_device(uint32_t ordinal);
 
+/* Puts why into the status and returns GP_ENOTSUP. */
+int gp__cuda_refuse(const char *why);
+
 /* True while collection runs. */
 bool gp__cuda_running(void);
 

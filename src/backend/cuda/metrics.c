@@ -36,9 +36,34 @@ struct gp_cuda_metrics {
   pthread_mutex_t lock; /* lazy properties */
 };
 
+/* libcupti loads libnvperf_host.so with RTLD_DEEPBIND, which
+ * AddressSanitizer answers by killing the process: in such a build the
+ * host API is refused instead. */
+#if defined(__SANITIZE_ADDRESS__)
+#define GP_CUDA_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GP_CUDA_ASAN 1
+#endif
+#endif
+
+static int sanitizer_refuses(void) {
+#ifdef GP_CUDA_ASAN
+  return gp__cuda_refuse(
+      "the Profiler Host API is not available in an AddressSanitizer build: "
+      "libcupti loads libnvperf_host.so with RTLD_DEEPBIND, which the "
+      "sanitizer does not allow");
+#else
+  return 0;
+#endif
+}
+
 static int host_init(const char *chip, uint32_t profiler,
                      const uint8_t *availability,
                      CUpti_Profiler_Host_Object **host) {
+  int rc = sanitizer_refuses();
+  if (rc != 0)
+    return rc;
   CUpti_Profiler_Host_Initialize_Params p;
   memset(&p, 0, sizeof(p));
   p.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
@@ -70,6 +95,9 @@ static void host_fini(CUpti_Profiler_Host_Object *host) {
 int gp_cuda_chips(size_t *n, const char *const **names) {
   if (!n)
     return GP_EINVAL;
+  int rc = sanitizer_refuses();
+  if (rc != 0)
+    return rc;
   CUpti_Profiler_Host_GetSupportedChips_Params p;
   memset(&p, 0, sizeof(p));
   p.structSize = CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE;
