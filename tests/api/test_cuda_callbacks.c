@@ -86,7 +86,8 @@ static const gp_activity_kernel *kernel_rec(uint32_t corr) {
   gp_test_fail(__FILE__, __LINE__, "no kernel record for %u", corr);
 }
 
-static void expect_waits(const gp_activity *r, uint32_t n, const uint64_t *want) {
+static void expect_waits(const gp_activity *r, uint32_t n,
+                         const uint64_t *want) {
   uint32_t got = 99;
   const uint64_t *ids = gp_activity_wait_ids(r, &got);
   ASSERT_EQ(got, n);
@@ -122,7 +123,8 @@ TEST(cuda_event_dependencies_become_wait_ids) {
   CUevent E3 = (CUevent)0x3200;
 
   /* Kernel 100 on A (the runtime runs cuLaunchKernel 101 inside). */
-  rt_launch_nested(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 100, 101, A);
+  rt_launch_nested(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 100, 101,
+                   A);
   cudaEventRecord_v3020_params er = {.event = E, .stream = A};
   rt(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, 102, &er);
   cudaStreamWaitEvent_v3020_params sw = {.stream = B, .event = E};
@@ -180,7 +182,7 @@ TEST(cuda_event_dependencies_become_wait_ids) {
   memset(&m, 0, sizeof(m));
   m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
   m.contextId = 1;
-  m.correlationId = 305; /* the driver's id ... */
+  m.correlationId = 305;        /* the driver's id ... */
   m.runtimeCorrelationId = 105; /* ... and the runtime call's */
   ASSERT_OK(gp__cuda_translate((const CUpti_Activity *)&m));
   CUpti_ActivityMemset4 f;
@@ -252,7 +254,8 @@ TEST(cuda_deps_table_is_bounded) {
 /* NVTX                                                                 */
 
 static void nvtx(uint32_t cbid, const void *params, const void *ret) {
-  CUpti_NvtxData d = {.functionName = "nvtx", .functionParams = params,
+  CUpti_NvtxData d = {.functionName = "nvtx",
+                      .functionParams = params,
                       .functionReturnValue = ret};
   gp__cuda_callback(NULL, CUPTI_CB_DOMAIN_NVTX, cbid, &d);
 }
@@ -268,7 +271,8 @@ static nvtxEventAttributes_t attr_ascii(const char *msg) {
 }
 
 static const gp_activity_marker *marker(size_t i) {
-  const gp_activity_marker *m = (const void *)tu_find(GP_ACTIVITY_KIND_MARKER, i);
+  const gp_activity_marker *m =
+      (const void *)tu_find(GP_ACTIVITY_KIND_MARKER, i);
   if (!m)
     gp_test_fail(__FILE__, __LINE__, "no marker #%zu", i);
   return m;
@@ -293,7 +297,8 @@ TEST(cuda_nvtx_calls_become_ranges_and_markers) {
   a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
   a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
   a.message.registered = str;
-  nvtxDomainRangePushEx_params p2 = {.domain = dom, .core = {.eventAttrib = &a}};
+  nvtxDomainRangePushEx_params p2 = {.domain = dom,
+                                     .core = {.eventAttrib = &a}};
   nvtx(CUPTI_CBID_NVTX_nvtxDomainRangePushEx, &p2, NULL);
   nvtxEventAttributes_t w;
   memset(&w, 0, sizeof(w));
@@ -324,7 +329,8 @@ TEST(cuda_nvtx_calls_become_ranges_and_markers) {
   nvtx(CUPTI_CBID_NVTX_nvtxRangeStartA, &s1, &rid);
   nvtxEventAttributes_t sa = attr_ascii("in app domain");
   nvtxRangeId_t rid2 = 78;
-  nvtxDomainRangeStartEx_params s2 = {.domain = dom, .core = {.eventAttrib = &sa}};
+  nvtxDomainRangeStartEx_params s2 = {.domain = dom,
+                                      .core = {.eventAttrib = &sa}};
   nvtx(CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, &s2, &rid2);
   nvtxRangeEnd_params e1 = {.id = 77};
   nvtx(CUPTI_CBID_NVTX_nvtxRangeEnd, &e1, NULL);
@@ -382,14 +388,15 @@ TEST(cuda_api_names_and_demangling) {
     uint32_t domain, cbid;
     const char *name;
   } cases[] = {
-      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-       "cudaLaunchKernel"},
+      {CUPTI_CB_DOMAIN_RUNTIME_API,
+       CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel"},
       {CUPTI_CB_DOMAIN_RUNTIME_API,
        CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000, "cudaMemcpyAsync"},
       {CUPTI_CB_DOMAIN_RUNTIME_API,
-       CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, "__cudaLaunchKernel"},
-      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000,
-       "cudaMemcpy"},
+       CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+       "__cudaLaunchKernel"},
+      {CUPTI_CB_DOMAIN_RUNTIME_API,
+       CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000, "cudaMemcpy"},
       {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
        "cuMemcpyHtoDAsync"},
       {CUPTI_CB_DOMAIN_DRIVER_API,
@@ -402,15 +409,16 @@ TEST(cuda_api_names_and_demangling) {
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     uint32_t id = gp__cuda_api_name(cases[i].domain, cases[i].cbid);
     ASSERT_STR_EQ(gp_activity_string(id), cases[i].name);
-    ASSERT_EQ(gp__cuda_api_name(cases[i].domain, cases[i].cbid), id); /* cached */
+    ASSERT_EQ(gp__cuda_api_name(cases[i].domain, cases[i].cbid),
+              id); /* cached */
   }
   ASSERT_EQ(gp__cuda_api_name(CUPTI_CB_DOMAIN_RUNTIME_API, 100000), 0);
 
   ASSERT_STR_EQ(gp_activity_string(gp__cuda_demangle("_Z6matmulPfS_S_i")),
                 "matmul(float*, float*, float*, int)");
-  ASSERT_STR_EQ(gp_activity_string(gp__cuda_demangle(
-                    "_ZN4cute6kernelILi128EEEvPKfPf")),
-                "void cute::kernel<128>(float const*, float*)");
+  ASSERT_STR_EQ(
+      gp_activity_string(gp__cuda_demangle("_ZN4cute6kernelILi128EEEvPKfPf")),
+      "void cute::kernel<128>(float const*, float*)");
   ASSERT_EQ(gp__cuda_demangle("_Znot a name"), 0);
   ASSERT_EQ(gp__cuda_demangle("vecAdd"), 0);
   ASSERT_EQ(gp__cuda_demangle(NULL), 0);

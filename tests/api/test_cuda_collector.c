@@ -79,8 +79,9 @@ static int run(const char *cmd, char *out, size_t size) {
 static int probe(const char *env, const char *mode, char *out, size_t size) {
   const char *build = env_or_skip("GPUPERF_BUILD");
   char cmd[2048];
-  snprintf(cmd, sizeof(cmd), "%s '%s/tests/cuda-probe' '%s/libgpuperf-cuda.so' %s 2>&1",
-           env, build, build, mode);
+  snprintf(cmd, sizeof(cmd),
+           "%s '%s/tests/cuda-probe' '%s/libgpuperf-cuda.so' %s 2>&1", env,
+           build, build, mode);
   return run(cmd, out, size);
 }
 
@@ -167,7 +168,8 @@ TEST(cuda_metric_catalogs_offline) {
   ASSERT_STR_EQ(mi.name, "sm__cycles_elapsed");
   ASSERT_OK(gp_cuda_metrics_find(m, "sm__throughput", &mi));
   ASSERT_EQ(mi.type, GP_CUDA_METRIC_THROUGHPUT);
-  ASSERT_ERR(gp_cuda_metrics_find(m, "no__such_metric.sum", &mi), GP_ENOCOUNTER);
+  ASSERT_ERR(gp_cuda_metrics_find(m, "no__such_metric.sum", &mi),
+             GP_ENOCOUNTER);
 
   const char *const *subs = NULL;
   size_t ns = 0;
@@ -177,8 +179,9 @@ TEST(cuda_metric_catalogs_offline) {
   for (size_t i = 0; i < ns; i++)
     max |= strcmp(subs[i], ".max") == 0;
   ASSERT(max);
-  ASSERT_ERR(gp_cuda_metrics_submetrics(m, "sm__cycles_elapsed.max", &subs, &ns),
-             GP_ENOCOUNTER);
+  ASSERT_ERR(
+      gp_cuda_metrics_submetrics(m, "sm__cycles_elapsed.max", &subs, &ns),
+      GP_ENOCOUNTER);
 
   /* Plans: what can be collected together, in how many passes. */
   const char *good[] = {"gpu__time_duration.sum", "sm__cycles_elapsed.max"};
@@ -226,7 +229,8 @@ TEST(cuda_cli_lists_metrics_without_a_gpu) {
   const char *cli = env_or_skip("GPUPERF_CLI");
   skip_if_asan();
   char cmd[1024], out[1 << 16];
-  snprintf(cmd, sizeof(cmd), "'%s' cuda --chip GH100 'dram__bytes_*' 2>&1", cli);
+  snprintf(cmd, sizeof(cmd), "'%s' cuda --chip GH100 'dram__bytes_*' 2>&1",
+           cli);
   ASSERT_EQ(run(cmd, out, sizeof(out)), 0);
   ASSERT(strstr(out, "dram__bytes_read "));
   ASSERT(strstr(out, "# of bytes read from DRAM"));
@@ -234,8 +238,9 @@ TEST(cuda_cli_lists_metrics_without_a_gpu) {
   snprintf(cmd, sizeof(cmd),
            "'%s' cuda --chip GH100 --json sm__cycles_elapsed 2>&1", cli);
   ASSERT_EQ(run(cmd, out, sizeof(out)), 0);
-  ASSERT(strstr(out, "{\"name\": \"sm__cycles_elapsed\", \"type\": \"counter\", "
-                     "\"hw_unit\": \"sm\", \"dim_unit\": \"gpc_cycle\""));
+  ASSERT(strstr(out,
+                "{\"name\": \"sm__cycles_elapsed\", \"type\": \"counter\", "
+                "\"hw_unit\": \"sm\", \"dim_unit\": \"gpc_cycle\""));
   snprintf(cmd, sizeof(cmd),
            "'%s' cuda --chip GH100 --check gpu__time_duration.sum 2>&1", cli);
   ASSERT_EQ(run(cmd, out, sizeof(out)), 0);
@@ -283,9 +288,10 @@ TEST(cuda_device_check_script_without_a_gpu) {
     SKIP("no nvcc at %s", nvcc);
   char cmd[4096], out[1 << 16];
   /* Run from the repository root (the test runs there under make). */
-  snprintf(cmd, sizeof(cmd),
-           "GPUPERF_CHECK_DIR='%s/check' scripts/device-check-cuda.sh '%s' 2>&1",
-           gp_test_tmpdir(), build);
+  snprintf(
+      cmd, sizeof(cmd),
+      "GPUPERF_CHECK_DIR='%s/check' scripts/device-check-cuda.sh '%s' 2>&1",
+      gp_test_tmpdir(), build);
   if (access("scripts/device-check-cuda.sh", X_OK) != 0)
     SKIP("not run from the repository root");
   ASSERT_EQ(run(cmd, out, sizeof(out)), 77);

@@ -122,7 +122,8 @@ TEST(cuda_translate_every_kind) {
   cbuf b;
   cbuf_init(&b);
 
-  CUpti_ActivityContext3 *cx = put(&b, sizeof(*cx), CUPTI_ACTIVITY_KIND_CONTEXT);
+  CUpti_ActivityContext3 *cx =
+      put(&b, sizeof(*cx), CUPTI_ACTIVITY_KIND_CONTEXT);
   cx->contextId = 1;
   cx->deviceId = 0;
   cx->nullStreamId = 7;
@@ -338,8 +339,7 @@ TEST(cuda_translate_every_kind) {
 
   /* CONTEXT: the one CUPTI described, and the peer copy's destination */
   ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_CONTEXT), 2);
-  const gp_activity_context *c =
-      (const void *)nth(GP_ACTIVITY_KIND_CONTEXT, 0);
+  const gp_activity_context *c = (const void *)nth(GP_ACTIVITY_KIND_CONTEXT, 0);
   uint32_t ctx = gp__cuda_context(1, 0, 0);
   ASSERT_NE(ctx, 0);
   ASSERT_EQ(c->context_id, ctx);

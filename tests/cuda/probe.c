@@ -56,7 +56,8 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[2], "start") == 0) {
     int (*start)(uint32_t) = (int (*)(uint32_t))dlsym(lib, "gp_cuda_start");
-    const char *(*name)(int) = (const char *(*)(int))dlsym(lib, "gp_error_name");
+    const char *(*name)(int) =
+        (const char *(*)(int))dlsym(lib, "gp_error_name");
     if (!start || !name) {
       fprintf(stderr, "probe: gp_cuda_start or gp_error_name not exported\n");
       return 2;

@@ -165,8 +165,8 @@ static int list_metrics(cuda_api *a, const char *chip, uint32_t profiler,
     return cli_error(CLI_BAD_INPUT, "cannot list the metrics of %s: %s (%s)",
                      chip, gp_strerror(rc), a->status());
   size_t n = a->count(m), shown = 0;
-  const char *prof = profiler == GP_CUDA_PROFILER_PM_SAMPLING ? "pm-sampling"
-                                                               : "range";
+  const char *prof =
+      profiler == GP_CUDA_PROFILER_PM_SAMPLING ? "pm-sampling" : "range";
   if (json) {
     printf("{\"chip\": ");
     json_string(stdout, chip);
@@ -288,12 +288,12 @@ static void usage(FILE *out) {
 /* See cli_cuda.h. */
 int cmd_cuda(int argc, char **argv) {
   static const struct option longopts[] = {{"chip", required_argument, 0, 'c'},
-                                            {"chips", no_argument, 0, 'C'},
-                                            {"pm", no_argument, 0, 'p'},
-                                            {"check", required_argument, 0, 'k'},
-                                            {"json", no_argument, 0, 'j'},
-                                            {"help", no_argument, 0, 'h'},
-                                            {0, 0, 0, 0}};
+                                           {"chips", no_argument, 0, 'C'},
+                                           {"pm", no_argument, 0, 'p'},
+                                           {"check", required_argument, 0, 'k'},
+                                           {"json", no_argument, 0, 'j'},
+                                           {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
   const char *chip = NULL;
   char *check = NULL;
   bool json = false, chips = false;

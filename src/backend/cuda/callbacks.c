@@ -38,13 +38,13 @@
 
 enum {
   OP_NONE = 0,
-  OP_KERNEL,        /* launches a kernel on a stream */
-  OP_WORK,          /* launches other work (copy, fill, graph) on a stream */
-  OP_EVENT_RECORD,  /* records an event on a stream */
-  OP_STREAM_WAIT,   /* makes a stream wait for an event */
-  OP_EVENT_SYNC,    /* host waits for an event */
-  OP_STREAM_SYNC,   /* host waits for a stream */
-  OP_CTX_SYNC,      /* host waits for everything */
+  OP_KERNEL,       /* launches a kernel on a stream */
+  OP_WORK,         /* launches other work (copy, fill, graph) on a stream */
+  OP_EVENT_RECORD, /* records an event on a stream */
+  OP_STREAM_WAIT,  /* makes a stream wait for an event */
+  OP_EVENT_SYNC,   /* host waits for an event */
+  OP_STREAM_SYNC,  /* host waits for a stream */
+  OP_CTX_SYNC,     /* host waits for everything */
   OP_STREAM_DESTROY,
   OP_EVENT_DESTROY
 };
@@ -78,11 +78,14 @@ typedef struct launch13_params {
 #define OFF(type, field) ((int16_t)offsetof(type, field))
 
 /* Runtime: NAME_params has `stream` and/or `event`. */
-#define RT_S(n, op, pt) {RT_ID(n), op, pt, OFF(n##_params, stream), -1, -1}
+#define RT_S(n, op, pt)                                                        \
+  { RT_ID(n), op, pt, OFF(n##_params, stream), -1, -1 }
 #define RT_SE(n, op, pt)                                                       \
-  {RT_ID(n), op, pt, OFF(n##_params, stream), OFF(n##_params, event), -1}
-#define RT_E(n, op) {RT_ID(n), op, 0, -1, OFF(n##_params, event), -1}
-#define RT_0(n, op, pt) {RT_ID(n), op, pt, -1, -1, -1}
+  { RT_ID(n), op, pt, OFF(n##_params, stream), OFF(n##_params, event), -1 }
+#define RT_E(n, op)                                                            \
+  { RT_ID(n), op, 0, -1, OFF(n##_params, event), -1 }
+#define RT_0(n, op, pt)                                                        \
+  { RT_ID(n), op, pt, -1, -1, -1 }
 
 static const api_op runtime_ops[] = {
     {RT_ID(__cudaLaunchKernel_v13000), OP_KERNEL, 0,
@@ -92,11 +95,11 @@ static const api_op runtime_ops[] = {
     RT_S(cudaLaunchKernel_v7000, OP_KERNEL, 0),
     RT_S(cudaLaunchKernel_ptsz_v7000, OP_KERNEL, 1),
     {RT_ID(cudaLaunchKernelExC_v11060), OP_KERNEL, 0,
-     OFF(cudaLaunchKernelExC_v11060_params, config),
-     -1, OFF(cudaLaunchConfig_t, stream)},
+     OFF(cudaLaunchKernelExC_v11060_params, config), -1,
+     OFF(cudaLaunchConfig_t, stream)},
     {RT_ID(cudaLaunchKernelExC_ptsz_v11060), OP_KERNEL, 1,
-     OFF(cudaLaunchKernelExC_ptsz_v11060_params, config),
-     -1, OFF(cudaLaunchConfig_t, stream)},
+     OFF(cudaLaunchKernelExC_ptsz_v11060_params, config), -1,
+     OFF(cudaLaunchConfig_t, stream)},
     RT_S(cudaLaunchCooperativeKernel_v9000, OP_KERNEL, 0),
     RT_S(cudaLaunchCooperativeKernel_ptsz_v9000, OP_KERNEL, 1),
     RT_S(cudaGraphLaunch_v10000, OP_WORK, 0),
@@ -154,19 +157,23 @@ static const api_op runtime_ops[] = {
 };
 
 /* Driver: NAME_params has `hStream` and/or `hEvent`. */
-#define DR_S(n, op, pt) {DR_ID(n), op, pt, OFF(n##_params, hStream), -1, -1}
+#define DR_S(n, op, pt)                                                        \
+  { DR_ID(n), op, pt, OFF(n##_params, hStream), -1, -1 }
 #define DR_SE(n, op, pt)                                                       \
-  {DR_ID(n), op, pt, OFF(n##_params, hStream), OFF(n##_params, hEvent), -1}
-#define DR_E(n, op) {DR_ID(n), op, 0, -1, OFF(n##_params, hEvent), -1}
-#define DR_0(n, op) {DR_ID(n), op, 0, -1, -1, -1}
+  { DR_ID(n), op, pt, OFF(n##_params, hStream), OFF(n##_params, hEvent), -1 }
+#define DR_E(n, op)                                                            \
+  { DR_ID(n), op, 0, -1, OFF(n##_params, hEvent), -1 }
+#define DR_0(n, op)                                                            \
+  { DR_ID(n), op, 0, -1, -1, -1 }
 
 static const api_op driver_ops[] = {
     DR_S(cuLaunchKernel, OP_KERNEL, 0),
     DR_S(cuLaunchKernel_ptsz, OP_KERNEL, 1),
-    {DR_ID(cuLaunchKernelEx), OP_KERNEL, 0, OFF(cuLaunchKernelEx_params, config),
-     -1, OFF(CUlaunchConfig, hStream)},
+    {DR_ID(cuLaunchKernelEx), OP_KERNEL, 0,
+     OFF(cuLaunchKernelEx_params, config), -1, OFF(CUlaunchConfig, hStream)},
     {DR_ID(cuLaunchKernelEx_ptsz), OP_KERNEL, 1,
-     OFF(cuLaunchKernelEx_ptsz_params, config), -1, OFF(CUlaunchConfig, hStream)},
+     OFF(cuLaunchKernelEx_ptsz_params, config), -1,
+     OFF(CUlaunchConfig, hStream)},
     DR_S(cuLaunchCooperativeKernel, OP_KERNEL, 0),
     DR_S(cuLaunchCooperativeKernel_ptsz, OP_KERNEL, 1),
     DR_S(cuGraphLaunch, OP_WORK, 0),
@@ -224,7 +231,8 @@ static void build_index(void) {
 _Static_assert(GP_ARRAY_SIZE(runtime_ops) < 255, "runtime_ops too large");
 _Static_assert(GP_ARRAY_SIZE(driver_ops) < 255, "driver_ops too large");
 
-static const api_op *find_op(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+static const api_op *find_op(CUpti_CallbackDomain domain,
+                             CUpti_CallbackId cbid) {
   pthread_once(&index_once, build_index);
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     if (cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE && runtime_index[cbid])
@@ -442,8 +450,8 @@ static const char *attr_message(const nvtxEventAttributes_t *a, char *wide,
     return NULL;
   case NVTX_MESSAGE_TYPE_REGISTERED: {
     pthread_mutex_lock(&nvtx_lock);
-    uint32_t id = (uint32_t)list_get(
-        &strings, (uintptr_t)a->message.registered, false);
+    uint32_t id =
+        (uint32_t)list_get(&strings, (uintptr_t)a->message.registered, false);
     pthread_mutex_unlock(&nvtx_lock);
     return id ? gp_activity_string(id) : NULL;
   }
@@ -452,8 +460,7 @@ static const char *attr_message(const nvtxEventAttributes_t *a, char *wide,
   }
 }
 
-static void range_start(const char *domain, const char *msg,
-                        const void *ret) {
+static void range_start(const char *domain, const char *msg, const void *ret) {
   uint64_t ours = 0;
   if (gp_range_start(domain, msg ? msg : "", &ours) != 0 || !ret)
     return;
@@ -540,7 +547,8 @@ static void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d) {
     if (ret) {
       nvtxDomainHandle_t h;
       memcpy(&h, ret, sizeof(h));
-      uint32_t id = gp__string_intern(((const nvtxDomainCreateA_params *)p)->name);
+      uint32_t id =
+          gp__string_intern(((const nvtxDomainCreateA_params *)p)->name);
       pthread_mutex_lock(&nvtx_lock);
       list_put(&domains, (uintptr_t)h, id);
       pthread_mutex_unlock(&nvtx_lock);

@@ -52,7 +52,6 @@ static char status[512];
 static bool running;
 static bool atexit_done;
 static CUpti_SubscriberHandle subscriber;
-static uint32_t flags_started;
 
 /* The CUPTI kinds we enable; optional ones may be refused by a device
  * or driver without failing the start. */
@@ -77,7 +76,8 @@ static const struct {
 /* ------------------------------------------------------------------ */
 /* Status                                                               */
 
-static void set_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void set_status(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 static void set_status(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -86,10 +86,14 @@ static void set_status(const char *fmt, ...) {
 }
 
 /* See cudaInt.h. */
-const char *gp__cuda_status(void) { return status; }
+const char *gp__cuda_status(void) {
+  return status;
+}
 
 /* See cuda.h. */
-const char *gp_cuda_status(void) { return status; }
+const char *gp_cuda_status(void) {
+  return status;
+}
 
 /* See cudaInt.h. */
 int gp__cuda_cupti_error(const char *what, CUptiResult rc) {
@@ -284,7 +288,8 @@ void gp__cuda_describe_device(uint32_t ordinal) {
   uint64_t bus_bits =
       (uint64_t)attr(d, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
   info.memory_bandwidth_bytes_per_s = 2u * mem_khz * 1000u * bus_bits / 8u;
-  info.compute_units = (uint32_t)attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  info.compute_units =
+      (uint32_t)attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
   info.core_clock_khz = (uint32_t)attr(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
   info.memory_clock_khz = (uint32_t)mem_khz;
   info.max_threads_per_block =
@@ -343,9 +348,9 @@ static size_t env_size(const char *name, size_t dflt) {
 /* Subscribes, registers the buffers, enables the kinds. Caller holds
  * lock; the driver is known to be there. */
 static int cupti_start(void) {
-  int rc = gp__cuda_buffers_configure(
-      env_size("GPUPERF_CUDA_BUFFER_SIZE", 8u << 20),
-      env_size("GPUPERF_CUDA_BUFFERS", 16));
+  int rc =
+      gp__cuda_buffers_configure(env_size("GPUPERF_CUDA_BUFFER_SIZE", 8u << 20),
+                                 env_size("GPUPERF_CUDA_BUFFERS", 16));
   if (rc != 0 && rc != GP_EBUSY) {
     set_status("GPUPERF_CUDA_BUFFER_SIZE must be 65536 to 1073741824 and "
                "GPUPERF_CUDA_BUFFERS 1 to 4096");
@@ -374,12 +379,9 @@ static int cupti_start(void) {
     rc = gp__cuda_cupti_error("cuptiActivityRegisterCallbacks", r);
     goto unsubscribe;
   }
-  size_t enabled = 0;
   for (size_t i = 0; i < GP_ARRAY_SIZE(kinds); i++) {
     r = cuptiActivityEnable(kinds[i].kind);
-    if (r == CUPTI_SUCCESS) {
-      enabled++;
-    } else if (!kinds[i].optional) {
+    if (r != CUPTI_SUCCESS && !kinds[i].optional) {
       rc = gp__cuda_cupti_error("cuptiActivityEnable", r);
       goto disable;
     }
@@ -393,7 +395,6 @@ static int cupti_start(void) {
     set_status("cannot add the flush hook: %s", gp_strerror(rc));
     goto disable;
   }
-  (void)enabled;
   return 0;
 
 disable:
@@ -405,7 +406,7 @@ unsubscribe:
   return rc;
 }
 
-static int start_locked(bool injected, uint32_t flags) {
+static int start_locked(bool injected) {
   if (running)
     return GP_EBUSY;
   status[0] = '\0';
@@ -430,7 +431,6 @@ static int start_locked(bool injected, uint32_t flags) {
     fprintf(stderr, "gpuperf-cuda: counters: %s\n", status);
   }
   running = true;
-  flags_started = flags;
   if (!atexit_done) {
     atexit(at_exit);
     atexit_done = true;
@@ -443,7 +443,7 @@ int gp_cuda_start(uint32_t flags) {
   if (flags != 0)
     return GP_EINVAL;
   pthread_mutex_lock(&lock);
-  int rc = start_locked(false, flags);
+  int rc = start_locked(false);
   pthread_mutex_unlock(&lock);
   return rc;
 }
@@ -468,6 +468,10 @@ int gp_cuda_stop(void) {
   cuptiUnsubscribe(subscriber);
   subscriber = NULL;
   gp__cuda_clock_refresh(0);
+  /* Everything CUPTI had is translated: the bookkeeping can go. */
+  gp__cuda_deps_reset();
+  gp__cuda_callbacks_reset();
+  gp__cuda_translate_reset();
   return 0;
 }
 
@@ -512,7 +516,7 @@ int gp_cuda_device_chip(uint32_t device_id, char *buf, size_t size) {
 GP_EXPORT int InitializeInjection(void);
 int InitializeInjection(void) {
   pthread_mutex_lock(&lock);
-  int rc = running ? 0 : start_locked(true, 0);
+  int rc = running ? 0 : start_locked(true);
   pthread_mutex_unlock(&lock);
   if (rc != 0)
     fprintf(stderr, "gpuperf-cuda: %s\n", status);

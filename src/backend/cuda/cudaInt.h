@@ -81,7 +81,7 @@ int gp__cuda_clock_refresh(uint64_t min_interval_ns);
 /* Converts a CUPTI timestamp to the trace clock; 0 stays 0 (unknown). */
 uint64_t gp__cuda_ts(uint64_t cupti_ts);
 
-/* Forgets every id mapping (for tests and after stop). */
+/* Forgets the context mappings (devices stay registered for good). */
 void gp__cuda_ids_reset(void);
 
 /* ---- translate.c ---- */
@@ -279,7 +279,6 @@ int gp__cuda_profiler_start(void);
 
 /* Stops every sampler and frees their state. */
 void gp__cuda_profiler_stop(void);
-
 
 /* Called at a kernel launch (API enter and exit) with the function's
  * name, on the launching thread. */

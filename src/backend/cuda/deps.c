@@ -55,7 +55,9 @@ static size_t hash_ptr(uintptr_t k) {
 
 /* ---- handles: streams and events ---- */
 
-static handle_entry *h_slots(void) { return handles.slots; }
+static handle_entry *h_slots(void) {
+  return handles.slots;
+}
 
 static handle_entry *h_find(uintptr_t key) {
   if (handles.cap == 0)
@@ -130,7 +132,9 @@ static void h_remove(handle_entry *e) {
 
 /* ---- pending wait ids by correlation id ---- */
 
-static dep_entry *d_slots(void) { return deps.slots; }
+static dep_entry *d_slots(void) {
+  return deps.slots;
+}
 
 static dep_entry *d_find(uint32_t corr) {
   if (deps.cap == 0 || corr == 0)

@@ -88,8 +88,8 @@ int gp__cuda_device_describe(uint32_t cupti_device, const gp_device_info *info,
 uint32_t gp__cuda_device(uint32_t cupti_device) {
   if (cupti_device >= MAX_CUDA_DEVICES)
     return UINT32_MAX;
-  uint32_t have = atomic_load_explicit(&device_ids[cupti_device],
-                                       memory_order_acquire);
+  uint32_t have =
+      atomic_load_explicit(&device_ids[cupti_device], memory_order_acquire);
   if (GP_LIKELY(have != 0))
     return have - 1;
   char name[32];

@@ -180,7 +180,9 @@ void gp_cuda_metrics_close(gp_cuda_metrics *m) {
 }
 
 /* See cuda.h. */
-size_t gp_cuda_metrics_count(const gp_cuda_metrics *m) { return m ? m->n : 0; }
+size_t gp_cuda_metrics_count(const gp_cuda_metrics *m) {
+  return m ? m->n : 0;
+}
 
 static void load_props(gp_cuda_metrics *m, metric *e) {
   pthread_mutex_lock(&m->lock);
@@ -422,8 +424,8 @@ int gp_cuda_metrics_plan(gp_cuda_metrics *m, const char *const *names,
   if (!m || !names || num_names == 0 || !passes)
     return GP_EINVAL;
   gp__cuda_host *h = NULL;
-  int rc = gp__cuda_host_open(m->chip, m->profiler, NULL, names, num_names, &h,
-                              bad);
+  int rc =
+      gp__cuda_host_open(m->chip, m->profiler, NULL, names, num_names, &h, bad);
   if (rc != 0)
     return rc;
   gp__cuda_host_config(h, NULL, passes);

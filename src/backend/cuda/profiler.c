@@ -194,13 +194,15 @@ static uint8_t *range_availability(CUcontext ctx) {
 static int rp_reset_data(rp_ctx *c) {
   CUpti_RangeProfiler_CounterDataImage_Initialize_Params ip;
   memset(&ip, 0, sizeof(ip));
-  ip.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE;
+  ip.structSize =
+      CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE;
   ip.pRangeProfilerObject = c->obj;
   ip.counterDataSize = c->data_size;
   ip.pCounterData = c->data;
   CUptiResult r = cuptiRangeProfilerCounterDataImageInitialize(&ip);
   if (r != CUPTI_SUCCESS)
-    return gp__cuda_cupti_error("cuptiRangeProfilerCounterDataImageInitialize", r);
+    return gp__cuda_cupti_error("cuptiRangeProfilerCounterDataImageInitialize",
+                                r);
   size_t config_size = 0;
   const uint8_t *config = gp__cuda_host_config(c->host, &config_size, NULL);
   CUpti_RangeProfiler_SetConfig_Params sp;
@@ -295,7 +297,8 @@ static void rp_decode(rp_ctx *c) {
     uint32_t dev = gp__cuda_device(c->cupti_device);
     double values[MAX_METRICS];
     for (size_t i = 0; i < ranges && i < c->n; i++) {
-      if (gp__cuda_host_evaluate(c->host, c->data, c->data_size, i, values) != 0)
+      if (gp__cuda_host_evaluate(c->host, c->data, c->data_size, i, values) !=
+          0)
         continue;
       for (size_t m = 0; m < range_metrics.n; m++)
         emit(dev, (uint32_t)(m + 1), c->corr[i], c->t0[i], c->t1[i], values[m]);
@@ -414,14 +417,16 @@ void gp__cuda_profiler_context(CUcontext ctx, bool created) {
 static int pm_reset_data(pm_dev *d) {
   CUpti_PmSampling_CounterDataImage_Initialize_Params ip;
   memset(&ip, 0, sizeof(ip));
-  ip.structSize = CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE;
+  ip.structSize =
+      CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE;
   ip.pPmSamplingObject = d->obj;
   ip.counterDataSize = d->data_size;
   ip.pCounterData = d->data;
   CUptiResult r = cuptiPmSamplingCounterDataImageInitialize(&ip);
   return r == CUPTI_SUCCESS
              ? 0
-             : gp__cuda_cupti_error("cuptiPmSamplingCounterDataImageInitialize", r);
+             : gp__cuda_cupti_error("cuptiPmSamplingCounterDataImageInitialize",
+                                    r);
 }
 
 static int pm_setup(pm_dev *d) {
@@ -440,10 +445,9 @@ static int pm_setup(pm_dev *d) {
   const char *chip = r == CUPTI_SUCCESS ? chip_name((uint32_t)d->index) : NULL;
   int rc = chip ? gp__cuda_host_open(chip, GP_CUDA_PROFILER_PM_SAMPLING, avail,
                                      pm_metrics.v, pm_metrics.n, &d->host, NULL)
-                : gp__cuda_cupti_error("cuptiPmSamplingGetCounterAvailability",
-                                       r == CUPTI_SUCCESS
-                                           ? CUPTI_ERROR_NOT_SUPPORTED
-                                           : r);
+                : gp__cuda_cupti_error(
+                      "cuptiPmSamplingGetCounterAvailability",
+                      r == CUPTI_SUCCESS ? CUPTI_ERROR_NOT_SUPPORTED : r);
   free(avail);
   if (rc != 0)
     return rc;
@@ -466,7 +470,8 @@ static int pm_setup(pm_dev *d) {
   cp.hardwareBufferSize = PM_HW_BUFFER;
   cp.samplingInterval = pm_period_ns;
   cp.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
-  cp.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
+  cp.hwBufferAppendMode =
+      CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
   r = cuptiPmSamplingSetConfig(&cp);
   if (r != CUPTI_SUCCESS)
     return gp__cuda_cupti_error("cuptiPmSamplingSetConfig", r);
@@ -492,7 +497,8 @@ static int pm_setup(pm_dev *d) {
   st.structSize = CUpti_PmSampling_Start_Params_STRUCT_SIZE;
   st.pPmSamplingObject = d->obj;
   r = cuptiPmSamplingStart(&st);
-  return r == CUPTI_SUCCESS ? 0 : gp__cuda_cupti_error("cuptiPmSamplingStart", r);
+  return r == CUPTI_SUCCESS ? 0
+                            : gp__cuda_cupti_error("cuptiPmSamplingStart", r);
 }
 
 /* Decodes what the hardware buffer holds and writes it out. */
@@ -517,7 +523,8 @@ static void pm_decode(pm_dev *d) {
   for (size_t i = 0; i < ip.numCompletedSamples; i++) {
     CUpti_PmSampling_CounterData_GetSampleInfo_Params sp;
     memset(&sp, 0, sizeof(sp));
-    sp.structSize = CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE;
+    sp.structSize =
+        CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE;
     sp.pPmSamplingObject = d->obj;
     sp.pCounterDataImage = d->data;
     sp.counterDataImageSize = d->data_size;

@@ -129,9 +129,10 @@ static size_t base_name_len(const char *s) {
 
 /* See cudaInt.h. */
 uint32_t gp__cuda_api_name(uint32_t domain, uint32_t cbid) {
-  _Atomic uint32_t *cache = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_names
-                            : domain == CUPTI_CB_DOMAIN_DRIVER_API ? driver_names
-                                                                   : NULL;
+  _Atomic uint32_t *cache =
+      domain == CUPTI_CB_DOMAIN_RUNTIME_API  ? runtime_names
+      : domain == CUPTI_CB_DOMAIN_DRIVER_API ? driver_names
+                                             : NULL;
   if (cache && cbid < NAME_CACHE) {
     uint32_t id = atomic_load_explicit(&cache[cbid], memory_order_relaxed);
     if (id)
@@ -280,9 +281,8 @@ static int kernel(const CUpti_ActivityKernel10 *k) {
   if (!gp__activity_enabled(GP_ACTIVITY_KIND_KERNEL, ctx))
     return GP_ENOENT;
   uint32_t n = 0;
-  gp_activity_kernel *r =
-      reserve_work(GP_ACTIVITY_KIND_KERNEL, sizeof(*r), ctx, k->streamId,
-                   k->correlationId, 0, &n);
+  gp_activity_kernel *r = reserve_work(GP_ACTIVITY_KIND_KERNEL, sizeof(*r), ctx,
+                                       k->streamId, k->correlationId, 0, &n);
   if (!r)
     return GP_ENOSPC;
   r->correlation_id = k->correlationId;
@@ -324,9 +324,8 @@ static int memcpy_rec(const CUpti_ActivityMemcpy6 *m) {
     return GP_ENOENT;
   uint32_t corr = copy_correlation(m->correlationId, m->runtimeCorrelationId);
   uint32_t n = 0;
-  gp_activity_memcpy *r =
-      reserve_work(GP_ACTIVITY_KIND_MEMCPY, sizeof(*r), ctx, m->streamId, corr,
-                   m->correlationId, &n);
+  gp_activity_memcpy *r = reserve_work(GP_ACTIVITY_KIND_MEMCPY, sizeof(*r), ctx,
+                                       m->streamId, corr, m->correlationId, &n);
   if (!r)
     return GP_ENOSPC;
   bool src_host, dst_host;
@@ -343,7 +342,8 @@ static int memcpy_rec(const CUpti_ActivityMemcpy6 *m) {
   r->dst_device_id = dst_host ? UINT32_MAX : dev;
   r->src_context_id = src_host ? 0 : ctx;
   r->dst_context_id = dst_host ? 0 : ctx;
-  r->copy_kind = m->copyKind <= GP_MEMCPY_PTOP ? m->copyKind : GP_MEMCPY_UNKNOWN;
+  r->copy_kind =
+      m->copyKind <= GP_MEMCPY_PTOP ? m->copyKind : GP_MEMCPY_UNKNOWN;
   r->src_kind = memory_kind(m->srcKind);
   r->dst_kind = memory_kind(m->dstKind);
   r->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)
@@ -366,9 +366,8 @@ static int memcpy_p2p(const CUpti_ActivityMemcpyPtoP4 *m) {
   uint32_t src_ctx = gp__cuda_context(m->srcContextId, m->srcDeviceId, 0);
   uint32_t dst_ctx = gp__cuda_context(m->dstContextId, m->dstDeviceId, 0);
   uint32_t n = 0;
-  gp_activity_memcpy *r =
-      reserve_work(GP_ACTIVITY_KIND_MEMCPY, sizeof(*r), ctx, m->streamId,
-                   m->correlationId, 0, &n);
+  gp_activity_memcpy *r = reserve_work(GP_ACTIVITY_KIND_MEMCPY, sizeof(*r), ctx,
+                                       m->streamId, m->correlationId, 0, &n);
   if (!r)
     return GP_ENOSPC;
   r->correlation_id = m->correlationId;
@@ -383,7 +382,8 @@ static int memcpy_p2p(const CUpti_ActivityMemcpyPtoP4 *m) {
   r->dst_device_id = dst_dev;
   r->src_context_id = src_ctx;
   r->dst_context_id = dst_ctx;
-  r->copy_kind = m->copyKind <= GP_MEMCPY_PTOP ? m->copyKind : GP_MEMCPY_UNKNOWN;
+  r->copy_kind =
+      m->copyKind <= GP_MEMCPY_PTOP ? m->copyKind : GP_MEMCPY_UNKNOWN;
   r->src_kind = memory_kind(m->srcKind);
   r->dst_kind = memory_kind(m->dstKind);
   r->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)
@@ -400,9 +400,8 @@ static int memset_rec(const CUpti_ActivityMemset4 *m) {
   if (!gp__activity_enabled(GP_ACTIVITY_KIND_MEMSET, ctx))
     return GP_ENOENT;
   uint32_t n = 0;
-  gp_activity_memset *r =
-      reserve_work(GP_ACTIVITY_KIND_MEMSET, sizeof(*r), ctx, m->streamId,
-                   m->correlationId, 0, &n);
+  gp_activity_memset *r = reserve_work(GP_ACTIVITY_KIND_MEMSET, sizeof(*r), ctx,
+                                       m->streamId, m->correlationId, 0, &n);
   if (!r)
     return GP_ENOSPC;
   r->correlation_id = m->correlationId;
@@ -457,7 +456,8 @@ static int sync_rec(const CUpti_ActivitySynchronization2 *s) {
                       ? UINT32_MAX
                       : gp__cuda_context_device(s->contextId);
   uint32_t dev = cdev == UINT32_MAX ? UINT32_MAX : gp__cuda_device(cdev);
-  uint32_t ctx = cdev == UINT32_MAX ? 0 : gp__cuda_context(s->contextId, cdev, 0);
+  uint32_t ctx =
+      cdev == UINT32_MAX ? 0 : gp__cuda_context(s->contextId, cdev, 0);
   if (!gp__activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, ctx))
     return GP_ENOENT;
   uint64_t waits[GP_CUDA_MAX_WAITS];
@@ -471,14 +471,16 @@ static int sync_rec(const CUpti_ActivitySynchronization2 *s) {
   r->start = gp__cuda_ts(s->start);
   r->end = gp__cuda_ts(s->end);
   r->wait_id = n ? waits[0] : 0;
-  r->sync_kind = s->type <= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
-                     ? (uint32_t)s->type
-                     : GP_SYNC_UNKNOWN;
+  r->sync_kind =
+      s->type <= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
+          ? (uint32_t)s->type
+          : GP_SYNC_UNKNOWN;
   r->device_id = dev;
   r->context_id = ctx;
   r->stream_id = stream_or_zero(s->streamId);
-  r->event_id =
-      s->cudaEventId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : s->cudaEventId;
+  r->event_id = s->cudaEventId == CUPTI_SYNCHRONIZATION_INVALID_VALUE
+                    ? 0
+                    : s->cudaEventId;
   r->reserved0 = 0;
   gp__activity_commit(r);
   return 0;
@@ -491,8 +493,9 @@ static int marker(const CUpti_ActivityMarker2 *m) {
   if (m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ||
       m->objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS) {
     pid = m->objectId.pt.processId;
-    tid = m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m->objectId.pt.threadId
-                                                        : 0;
+    tid = m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD
+              ? m->objectId.pt.threadId
+              : 0;
   }
   uint32_t flags = 0, depth = 0;
   if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
@@ -513,8 +516,8 @@ static int marker(const CUpti_ActivityMarker2 *m) {
   r->timestamp = gp__cuda_ts(m->timestamp);
   r->id = m->id;
   r->flags = flags;
-  r->name_id = flags == GP_ACTIVITY_FLAG_MARKER_END ? 0
-                                                    : gp__string_intern(m->name);
+  r->name_id =
+      flags == GP_ACTIVITY_FLAG_MARKER_END ? 0 : gp__string_intern(m->name);
   r->domain_id = gp__string_intern(m->domain);
   r->process_id = pid;
   r->thread_id = tid;
@@ -589,8 +592,9 @@ static int device(const CUpti_ActivityDevice5 *d) {
 }
 
 static int context(const CUpti_ActivityContext3 *c) {
-  return gp__cuda_context(c->contextId, c->deviceId, c->nullStreamId) ? 0
-                                                                      : GP_ENOMEM;
+  return gp__cuda_context(c->contextId, c->deviceId, c->nullStreamId)
+             ? 0
+             : GP_ENOMEM;
 }
 
 static int name_rec(const CUpti_ActivityName *n) {
@@ -655,7 +659,8 @@ static int environment(const CUpti_ActivityEnvironment *e) {
   case GP_ENVIRONMENT_SPEED: /* CUPTI: MHz */
     r->data.speed.core_clock_khz = e->data.speed.smClock * 1000u;
     r->data.speed.memory_clock_khz = e->data.speed.memoryClock * 1000u;
-    r->data.speed.throttle_reasons = (uint32_t)e->data.speed.clocksThrottleReasons;
+    r->data.speed.throttle_reasons =
+        (uint32_t)e->data.speed.clocksThrottleReasons;
     break;
   case GP_ENVIRONMENT_TEMPERATURE: /* CUPTI: degrees C */
     r->data.temperature.gpu_temperature_mc =
