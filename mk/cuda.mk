@@ -66,6 +66,16 @@ $(TEST_BIN): $(CUDA_OBJS)
 $(TEST_BIN): TEST_OBJS += $(CUDA_OBJS)
 $(TEST_BIN): LDLIBS_LIB += $(CUDA_LDLIBS)
 
+# The cost of translation, per CUPTI record (bench/cuda/translate.c).
+CUDA_BENCH := $(BUILD)/bench/cuda-translate
+bench: $(CUDA_BENCH)
+$(BUILD)/obj/bench/cuda/%.o: ALL_CFLAGS += $(CUDA_CFLAGS) -Isrc/backend/cuda
+$(CUDA_BENCH): $(BUILD)/obj/bench/cuda/translate.o $(CUDA_OBJS) $(STATIC_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(CUDA_OBJS) $(STATIC_LIB) \
+	  $(CUDA_LDLIBS) $(LDLIBS_LIB)
+
 # A CUDA-free program that loads the collector as the driver would.
 $(CUDA_PROBE): tests/cuda/probe.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)

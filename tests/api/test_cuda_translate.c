@@ -568,6 +568,32 @@ TEST(cuda_translate_every_kind) {
   ASSERT_EQ(d->clock_id, gp__cuda_clock());
 }
 
+TEST(cuda_kernel_names_are_not_trusted_by_address) {
+  /* CUPTI reuses a name pointer for every launch of a kernel, and may
+   * reuse its memory for another name later: the string decides. */
+  tu_capture(1 << 16, 0);
+  ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_KERNEL));
+  char name[32] = "_Z3fooi";
+  CUpti_ActivityKernel10 k;
+  memset(&k, 0, sizeof(k));
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.contextId = 1;
+  k.name = name;
+  for (int i = 0; i < 2; i++)
+    ASSERT_OK(gp__cuda_translate((const CUpti_Activity *)&k));
+  strcpy(name, "_Z3barv");
+  ASSERT_OK(gp__cuda_translate((const CUpti_Activity *)&k));
+  ASSERT_OK(gp_activity_flush_all(0));
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_KERNEL), 3);
+  const gp_activity_kernel *r[3];
+  for (int i = 0; i < 3; i++)
+    r[i] = (const void *)nth(GP_ACTIVITY_KIND_KERNEL, (size_t)i);
+  ASSERT_EQ(r[0]->name_id, r[1]->name_id);
+  ASSERT_STR_EQ(gp_activity_string(r[1]->demangled_name_id), "foo(int)");
+  ASSERT_STR_EQ(gp_activity_string(r[2]->name_id), "_Z3barv");
+  ASSERT_STR_EQ(gp_activity_string(r[2]->demangled_name_id), "bar()");
+}
+
 TEST(cuda_translate_timestamps_follow_the_cupti_clock) {
   /* Snapshots pair real cuptiGetTimestamp() readings with our clock. */
   uint32_t clk = gp__cuda_clock();
@@ -596,6 +622,21 @@ TEST(cuda_translate_timestamps_follow_the_cupti_clock) {
   ASSERT_GE(t + 1000000, before);
   ASSERT_LE(t, after + 1000000);
   ASSERT_EQ(gp__cuda_ts(0), 0);
+  /* Within a buffer, timestamps map through a copy of the snapshots:
+   * exactly as gp_clock_to_trace() maps them, before, between and after
+   * the snapshots. */
+  gp__cuda_ts_begin();
+  for (int i = -20; i <= 40; i++) {
+    uint64_t d = snaps[0].device_ts + (uint64_t)((int64_t)i * 7919 * 1000);
+    if (i < 0)
+      d = snaps[0].device_ts - (uint64_t)(-i) * 1000003u;
+    if (i == 40)
+      d = snaps[n - 1].device_ts + 5000000000ull;
+    uint64_t want = 0;
+    ASSERT_OK(gp_clock_to_trace(clk, d, &want));
+    ASSERT_UEQ(gp__cuda_ts(d), want);
+  }
+  gp__cuda_ts_end();
   /* A refresh within the interval takes no snapshot. */
   ASSERT_OK(gp__cuda_clock_refresh(60ull * 1000000000ull));
   size_t n2 = 0;
@@ -724,6 +765,7 @@ TEST(cuda_buffer_pool_is_bounded) {
          "build time; see mk/cuda.mk (CUDA_HOME)");                            \
   }
 NO_CUDA(cuda_translate_every_kind)
+NO_CUDA(cuda_kernel_names_are_not_trusted_by_address)
 NO_CUDA(cuda_translate_timestamps_follow_the_cupti_clock)
 NO_CUDA(cuda_translate_disabled_and_unknown_kinds)
 NO_CUDA(cuda_dropped_records_are_carried)

@@ -9,6 +9,7 @@
 #ifndef GPUPERF_CLI_CUDA_H
 #define GPUPERF_CLI_CUDA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -31,5 +32,15 @@ int cmd_cuda(int argc, char **argv);
  * CUDA collector is not built.
  */
 void cli_cuda_list_note(FILE *out);
+
+/*
+ * For `gpuperf record`, in the child about to run the program: sets
+ * CUDA_INJECTION64_PATH to libgpuperf-cuda.so, so that the CUDA driver
+ * loads the collector, and NVTX_INJECTION64_PATH to the libcupti it uses,
+ * so that NVTX ranges reach it. Values already in the environment are
+ * kept (the user's choice). Does nothing where the collector is not
+ * built. Returns true if CUDA_INJECTION64_PATH names the collector.
+ */
+bool cli_cuda_record_env(void);
 
 #endif /* GPUPERF_CLI_CUDA_H */

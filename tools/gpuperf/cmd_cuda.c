@@ -380,3 +380,25 @@ void cli_cuda_list_note(FILE *out) {
             i, d.name, chip, count, chip);
   }
 }
+
+/* See cli_cuda.h. */
+bool cli_cuda_record_env(void) {
+  char path[PATH_MAX];
+  if (!cli_cuda_library(path, sizeof(path)))
+    return false;
+  const char *have = getenv("CUDA_INJECTION64_PATH");
+  if (have && *have)
+    return strcmp(have, path) == 0;
+  setenv("CUDA_INJECTION64_PATH", path, 1);
+  const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+  if (nvtx && *nvtx)
+    return true;
+  /* Where the collector's libcupti is: loading the collector tells. */
+  void *lib = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+  const char *(*cupti)(void) =
+      lib ? (const char *(*)(void))dlsym(lib, "gp_cuda_cupti_library") : NULL;
+  const char *cpath = cupti ? cupti() : "";
+  if (cpath && *cpath)
+    setenv("NVTX_INJECTION64_PATH", cpath, 1);
+  return true;
+}

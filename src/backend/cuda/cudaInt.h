@@ -81,6 +81,15 @@ int gp__cuda_clock_refresh(uint64_t min_interval_ns);
 /* Converts a CUPTI timestamp to the trace clock; 0 stays 0 (unknown). */
 uint64_t gp__cuda_ts(uint64_t cupti_ts);
 
+/*
+ * Between begin and end, gp__cuda_ts() on this thread maps through a
+ * copy of the snapshots taken at begin (no lock per timestamp; the same
+ * result as gp_clock_to_trace() with those snapshots). Used around the
+ * translation of one buffer.
+ */
+void gp__cuda_ts_begin(void);
+void gp__cuda_ts_end(void);
+
 /* Forgets the context mappings (devices stay registered for good). */
 void gp__cuda_ids_reset(void);
 

@@ -17,6 +17,7 @@
  * must not grow it forever, so when it fills, the oldest half goes.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,9 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static table handles; /* handle_entry */
 static table deps;    /* dep_entry, corr 0 = empty */
 static uint32_t last_work;
+/* deps.count, readable without the lock: most work waits for nothing, and
+ * its record should not pay for the lock to learn that. */
+static _Atomic size_t num_deps;
 
 static size_t hash_ptr(uintptr_t k) {
   uint64_t x = (uint64_t)k * 0x9E3779B97F4A7C15ull;
@@ -246,6 +250,7 @@ void gp__cuda_deps_launch(const void *stream, uint32_t corr) {
     s->work = corr;
   }
   last_work = corr;
+  atomic_store_explicit(&num_deps, deps.count, memory_order_release);
   pthread_mutex_unlock(&lock);
 }
 
@@ -259,6 +264,7 @@ void gp__cuda_deps_alias(uint32_t corr, uint32_t alias) {
     dep_entry copy = *e;
     d_add(alias, copy.waits, copy.n);
   }
+  atomic_store_explicit(&num_deps, deps.count, memory_order_release);
   pthread_mutex_unlock(&lock);
 }
 
@@ -303,6 +309,7 @@ void gp__cuda_deps_sync(uint32_t corr, int what, const void *handle) {
   }
   if (work)
     d_add(corr, &work, 1);
+  atomic_store_explicit(&num_deps, deps.count, memory_order_release);
   pthread_mutex_unlock(&lock);
 }
 
@@ -318,6 +325,8 @@ void gp__cuda_deps_forget(const void *handle) {
 /* See cudaInt.h. */
 uint32_t gp__cuda_deps_take(uint32_t corr, uint64_t *ids, uint32_t cap) {
   uint32_t n = 0;
+  if (atomic_load_explicit(&num_deps, memory_order_acquire) == 0)
+    return 0;
   pthread_mutex_lock(&lock);
   dep_entry *e = d_find(corr);
   if (e) {
@@ -325,6 +334,7 @@ uint32_t gp__cuda_deps_take(uint32_t corr, uint64_t *ids, uint32_t cap) {
       ids[n] = e->waits[n];
     d_remove(e);
   }
+  atomic_store_explicit(&num_deps, deps.count, memory_order_release);
   pthread_mutex_unlock(&lock);
   return n;
 }
@@ -345,5 +355,6 @@ void gp__cuda_deps_reset(void) {
   memset(&handles, 0, sizeof(handles));
   memset(&deps, 0, sizeof(deps));
   last_work = 0;
+  atomic_store_explicit(&num_deps, deps.count, memory_order_release);
   pthread_mutex_unlock(&lock);
 }

@@ -270,10 +270,94 @@ int gp__cuda_clock_refresh(uint64_t min_interval_ns) {
   return rc;
 }
 
+/*
+ * A buffer holds thousands of timestamps; gp_clock_to_trace() takes the
+ * clock lock for each. While a thread translates a buffer it maps them
+ * through its own copy of the snapshots instead, with the same
+ * piecewise-linear rule as gp_clock_to_trace() (clock.h): the offset of
+ * the first snapshot before it, interpolation between the two that
+ * bracket a timestamp, the line of the last two beyond the last. The copy
+ * lives on the heap: the library may be dlopen()ed, where static TLS is
+ * scarce.
+ */
+#define SNAP_CACHE 256
+
+typedef struct snap_cache {
+  gp_clock_snapshot v[SNAP_CACHE];
+  size_t n;
+  bool on;
+} snap_cache;
+
+static GP_TLS snap_cache *tls_snaps;
+static pthread_key_t snaps_key;
+static pthread_once_t snaps_once = PTHREAD_ONCE_INIT;
+
+static void snaps_key_init(void) {
+  pthread_key_create(&snaps_key, free);
+}
+
+/* See cudaInt.h. */
+void gp__cuda_ts_begin(void) {
+  uint32_t id = gp__cuda_clock();
+  if (id == 0)
+    return;
+  if (!tls_snaps) {
+    pthread_once(&snaps_once, snaps_key_init);
+    tls_snaps = calloc(1, sizeof(*tls_snaps));
+    if (!tls_snaps)
+      return;
+    pthread_setspecific(snaps_key, tls_snaps);
+  }
+  size_t n = 0;
+  if (gp_clock_get_snapshots(id, tls_snaps->v, SNAP_CACHE, &n, NULL) == 0 &&
+      n > 0) {
+    tls_snaps->n = n;
+    tls_snaps->on = true;
+  }
+}
+
+/* See cudaInt.h. */
+void gp__cuda_ts_end(void) {
+  if (tls_snaps)
+    tls_snaps->on = false;
+}
+
+/* Maps d through the line from a to b (b may equal a: pure offset). */
+static uint64_t map_linear(const gp_clock_snapshot *a,
+                           const gp_clock_snapshot *b, uint64_t d) {
+  __int128 dd = (__int128)d - (__int128)a->device_ts;
+  if (b->device_ts == a->device_ts)
+    return (uint64_t)((__int128)a->trace_ts + dd);
+  __int128 span_t = (__int128)b->trace_ts - (__int128)a->trace_ts;
+  __int128 span_d = (__int128)b->device_ts - (__int128)a->device_ts;
+  __int128 r = (__int128)a->trace_ts + (dd * span_t) / span_d;
+  return r < 0 ? 0 : (uint64_t)r;
+}
+
+static uint64_t map_cached(const snap_cache *c, uint64_t d) {
+  const gp_clock_snapshot *first = &c->v[0], *last = &c->v[c->n - 1];
+  if (d <= first->device_ts)
+    return map_linear(first, first, d);
+  if (d >= last->device_ts)
+    return map_linear(c->n >= 2 ? &c->v[c->n - 2] : last, last, d);
+  size_t lo = 0, hi = c->n - 1;
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (c->v[mid].device_ts <= d)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return map_linear(&c->v[lo], &c->v[hi], d);
+}
+
 /* See cudaInt.h. */
 uint64_t gp__cuda_ts(uint64_t cupti_ts) {
   if (cupti_ts == 0)
     return 0;
+  snap_cache *c = tls_snaps;
+  if (c && c->on)
+    return map_cached(c, cupti_ts);
   uint32_t id = gp__cuda_clock();
   uint64_t t = 0;
   if (id == 0 || gp_clock_to_trace(id, cupti_ts, &t) != 0)

@@ -169,11 +169,10 @@ static void find_demangler(void) {
   *(void **)&demangler = f;
 }
 
-/* See cudaInt.h. */
-uint32_t gp__cuda_demangle(const char *mangled) {
+/* The demangled form of mangled, whose string id is mid. */
+static uint32_t demangle_id(const char *mangled, uint32_t mid) {
   if (!mangled || strncmp(mangled, "_Z", 2) != 0)
     return 0;
-  uint32_t mid = gp__string_intern(mangled);
   uint64_t e = atomic_load_explicit(&demangled[mid % DEMANGLE_CACHE],
                                     memory_order_relaxed);
   if (mid != 0 && (uint32_t)(e >> 32) == mid)
@@ -191,6 +190,55 @@ uint32_t gp__cuda_demangle(const char *mangled) {
     atomic_store_explicit(&demangled[mid % DEMANGLE_CACHE],
                           ((uint64_t)mid << 32) | id, memory_order_relaxed);
   return id;
+}
+
+/* See cudaInt.h. */
+uint32_t gp__cuda_demangle(const char *mangled) {
+  if (!mangled || strncmp(mangled, "_Z", 2) != 0)
+    return 0;
+  return demangle_id(mangled, gp__string_intern(mangled));
+}
+
+/* CUPTI hands out the same name pointer for every launch of a kernel.
+ * Remembering pointer -> string id spares hashing the name per record;
+ * the string is compared, so a pointer CUPTI reused for another name is
+ * not believed. */
+#define NAME_PTR_CACHE 1024
+typedef struct name_entry {
+  const char *ptr;
+  uint32_t id, demangled_id;
+} name_entry;
+static GP_TLS name_entry *name_cache; /* per thread, on the heap */
+static pthread_key_t name_cache_key;
+static pthread_once_t name_cache_once = PTHREAD_ONCE_INIT;
+
+static void name_cache_key_init(void) {
+  pthread_key_create(&name_cache_key, free);
+}
+
+static void kernel_names(const char *name, uint32_t *id, uint32_t *dem) {
+  *id = 0;
+  *dem = 0;
+  if (!name)
+    return;
+  if (!name_cache) {
+    pthread_once(&name_cache_once, name_cache_key_init);
+    name_cache = calloc(NAME_PTR_CACHE, sizeof(*name_cache));
+    if (name_cache)
+      pthread_setspecific(name_cache_key, name_cache);
+  }
+  name_entry *e =
+      name_cache ? &name_cache[((uintptr_t)name >> 3) % NAME_PTR_CACHE] : NULL;
+  if (e && e->ptr == name && e->id &&
+      strcmp(gp_activity_string(e->id), name) == 0) {
+    *id = e->id;
+    *dem = e->demangled_id;
+    return;
+  }
+  *id = gp__string_intern(name);
+  *dem = demangle_id(name, *id);
+  if (e && *id)
+    *e = (name_entry){name, *id, *dem};
 }
 
 /* ------------------------------------------------------------------ */
@@ -294,8 +342,7 @@ static int kernel(const CUpti_ActivityKernel10 *k) {
   r->context_id = ctx;
   r->stream_id = k->streamId;
   r->queue_id = 0;
-  r->name_id = gp__string_intern(k->name);
-  r->demangled_name_id = gp__cuda_demangle(k->name);
+  kernel_names(k->name, &r->name_id, &r->demangled_name_id);
   r->grid_x = (uint32_t)k->gridX;
   r->grid_y = (uint32_t)k->gridY;
   r->grid_z = (uint32_t)k->gridZ;
@@ -725,6 +772,7 @@ int gp__cuda_translate_buffer(const uint8_t *buffer, size_t valid_size,
   CUptiResult res = CUPTI_SUCCESS;
   int rc = 0;
   if (buffer && valid_size > 0) {
+    gp__cuda_ts_begin();
     /* CUPTI's iterator takes a non-const buffer but only reads it. */
     while ((res = cuptiActivityGetNextRecord((uint8_t *)buffer, valid_size,
                                              &rec)) == CUPTI_SUCCESS) {
@@ -745,6 +793,7 @@ int gp__cuda_translate_buffer(const uint8_t *buffer, size_t valid_size,
         break;
       }
     }
+    gp__cuda_ts_end();
     if (res != CUPTI_ERROR_MAX_LIMIT_REACHED)
       rc = GP_ECORRUPT;
   }
