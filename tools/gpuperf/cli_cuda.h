@@ -28,8 +28,8 @@ int cmd_cuda(int argc, char **argv);
 
 /*
  * Prints, for `gpuperf list`, one line per CUDA device with its chip and
- * metric count, or the reason there is none. Prints nothing where the
- * CUDA collector is not built.
+ * metric count. Prints nothing where the CUDA collector is not built or
+ * there is no CUDA device (`gpuperf cuda` says why).
  */
 void cli_cuda_list_note(FILE *out);
 

@@ -355,10 +355,10 @@ void cli_cuda_list_note(FILE *out) {
   cuda_api a;
   if (load(&a, true) != 0)
     return;
-  if (a.start(0) != 0) {
-    fprintf(out, "CUDA: %s\n", a.status());
+  /* No device, no line: `gpuperf cuda` tells why (and the list stays
+   * what GPUPERF_HUD=help prints in a program without CUDA). */
+  if (a.start(0) != 0)
     return;
-  }
   uint32_t n = 0;
   a.device_count(&n);
   for (uint32_t i = 0; i < n; i++) {
