@@ -225,6 +225,80 @@ TEST(cuda_metric_catalogs_offline) {
   gp__cuda_host_close(h);
 }
 
+static void no_emit(void *user, uint32_t dev, size_t metric, double value,
+                    uint64_t ts, uint64_t window_start, uint64_t corr) {
+  (void)user, (void)dev, (void)metric, (void)value, (void)ts;
+  (void)window_start, (void)corr;
+}
+
+TEST(cuda_sampling_configuration) {
+  /* What can be checked without a GPU: validation, one configuration per
+   * device, stop and restart, a PM setup that fails leaves nothing. */
+  const char *two[] = {"gpu__time_duration.sum", "sm__cycles_elapsed.max"};
+  gp__cuda_sampling c = {
+      .metrics = two, .num_metrics = 2, .instrumented = true, .emit = no_emit};
+  ASSERT_ERR(gp__cuda_sampling_start(0, NULL), GP_EINVAL);
+  ASSERT_ERR(gp__cuda_sampling_start(64, &c), GP_EINVAL);
+  gp__cuda_sampling bad = c;
+  bad.emit = NULL;
+  ASSERT_ERR(gp__cuda_sampling_start(0, &bad), GP_EINVAL);
+  bad = c;
+  bad.num_metrics = 0;
+  ASSERT_ERR(gp__cuda_sampling_start(0, &bad), GP_EINVAL);
+  bad = c;
+  bad.instrumented = false;
+  ASSERT_ERR(gp__cuda_sampling_start(0, &bad), GP_EINVAL);
+  const char *empty[] = {"gpu__time_duration.sum", ""};
+  bad = c;
+  bad.metrics = empty;
+  ASSERT_ERR(gp__cuda_sampling_start(0, &bad), GP_EINVAL);
+  const char *many[65];
+  for (int i = 0; i < 65; i++)
+    many[i] = "gpu__time_duration.sum";
+  bad = c;
+  bad.metrics = many;
+  bad.num_metrics = 65;
+  ASSERT_ERR(gp__cuda_sampling_start(0, &bad), GP_ECAPACITY);
+
+  ASSERT_OK(gp__cuda_sampling_start(0, &c));
+  ASSERT_ERR(gp__cuda_sampling_start(0, &c), GP_EBUSY);
+  ASSERT_OK(gp__cuda_sampling_start(1, &c)); /* another device */
+  gp__cuda_sampling_stop(0);
+  gp__cuda_sampling_stop(0); /* twice: nothing */
+  ASSERT_OK(gp__cuda_sampling_start(0, &c));
+  gp__cuda_sampling_stop(0);
+  gp__cuda_sampling_stop(1);
+
+  /* PM sampling needs the device: without a driver CUPTI refuses, and
+   * the device is left free. */
+  skip_if_driver();
+  gp__cuda_sampling pm = {
+      .metrics = two, .num_metrics = 2, .period_ns = 1000000, .emit = no_emit};
+  int rc = gp__cuda_sampling_start(2, &pm);
+  ASSERT_NE(rc, 0);
+  ASSERT(strstr(gp_cuda_status(), "cuptiPmSamplingGetCounterAvailability"));
+  ASSERT_OK(gp__cuda_sampling_start(2, &c));
+  gp__cuda_sampling_stop(2);
+}
+
+TEST(cuda_counter_environment_is_checked) {
+  ASSERT_OK(gp__cuda_profiler_start()); /* none set */
+  gp__cuda_profiler_stop();
+  setenv("GPUPERF_CUDA_PM_METRICS", "sm__cycles_elapsed.max", 1);
+  setenv("GPUPERF_CUDA_PM_PERIOD_NS", "5", 1);
+  ASSERT_ERR(gp__cuda_profiler_start(), GP_ENOTSUP);
+  ASSERT(strstr(gp_cuda_status(), "GPUPERF_CUDA_PM_PERIOD_NS 1000"));
+  setenv("GPUPERF_CUDA_PM_PERIOD_NS", "20000", 1);
+  char list[65 * 8 + 1] = "";
+  for (int i = 0; i < 65; i++)
+    strcat(list, "a.sum,");
+  setenv("GPUPERF_CUDA_METRICS", list, 1);
+  ASSERT_ERR(gp__cuda_profiler_start(), GP_ENOTSUP);
+  setenv("GPUPERF_CUDA_METRICS", " gpu__time_duration.sum,,", 1);
+  ASSERT_OK(gp__cuda_profiler_start());
+  gp__cuda_profiler_stop();
+}
+
 TEST(cuda_cli_lists_metrics_without_a_gpu) {
   const char *cli = env_or_skip("GPUPERF_CLI");
   skip_if_asan();
@@ -321,6 +395,8 @@ TEST(cuda_device_check_script_without_a_gpu) {
 NO_CUDA(cuda_collector_loads_without_cuda)
 NO_CUDA(cuda_collector_with_the_driver_stub)
 NO_CUDA(cuda_metric_catalogs_offline)
+NO_CUDA(cuda_sampling_configuration)
+NO_CUDA(cuda_counter_environment_is_checked)
 NO_CUDA(cuda_cli_lists_metrics_without_a_gpu)
 NO_CUDA(cuda_cli_says_no_cuda_device)
 NO_CUDA(cuda_device_check_script_without_a_gpu)

@@ -300,7 +300,8 @@ void gp__cuda_describe_device(uint32_t ordinal) {
                    ? GP_ACTIVITY_FLAG_DEVICE_CONCURRENT_KERNELS
                    : 0;
   uint32_t id;
-  gp__cuda_device_describe(ordinal, &info, &id);
+  if (gp__cuda_device_describe(ordinal, &info, &id) == 0)
+    gp__cuda_profiler_device(ordinal);
 }
 
 /* ------------------------------------------------------------------ */
@@ -422,14 +423,13 @@ static int start_locked(bool injected) {
   rc = cupti_start();
   if (rc != 0)
     return rc;
-  for (int i = 0; i < count; i++)
-    gp__cuda_describe_device((uint32_t)i);
-  rc = gp__cuda_profiler_start();
-  if (rc != 0) {
-    /* Counters were asked for and cannot be had: tracing goes on, the
-     * reason is kept and printed. */
+  if (gp__cuda_profiler_start() != 0) {
+    /* Counters were asked for wrongly: tracing goes on, the reason is
+     * printed. */
     fprintf(stderr, "gpuperf-cuda: counters: %s\n", status);
   }
+  for (int i = 0; i < count; i++)
+    gp__cuda_describe_device((uint32_t)i);
   running = true;
   if (!atexit_done) {
     atexit(at_exit);

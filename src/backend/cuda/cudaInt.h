@@ -282,11 +282,55 @@ void gp__cuda_host_close(gp__cuda_host *h);
 
 /* ---- profiler.c ---- */
 
-/* Reads the counter configuration from the environment and prepares it
- * (started by collector.c). Returns 0 when none is asked for. */
+/* Where sampled values go: metric is the index into the configured
+ * metrics; correlation_id is the launch's for per-kernel values, 0 for
+ * periodic ones. */
+typedef void (*gp__cuda_emit_fn)(void *user, uint32_t cupti_device,
+                                 size_t metric, double value,
+                                 uint64_t timestamp, uint64_t window_start,
+                                 uint64_t correlation_id);
+
+/* Whether a kernel launched now (on the calling thread) is measured. */
+typedef bool (*gp__cuda_want_fn)(void *user, const char *mangled,
+                                 const char *demangled);
+
+/* What to sample on one device. */
+typedef struct gp__cuda_sampling {
+  const char *const *metrics; /* full names, copied */
+  size_t num_metrics;
+  bool instrumented;     /* per kernel, with the range profiler */
+  uint64_t period_ns;    /* > 0: periodic, with PM sampling */
+  gp__cuda_want_fn want; /* NULL: every kernel */
+  gp__cuda_emit_fn emit;
+  void *user; /* for want and emit; kept until stopped */
+} gp__cuda_sampling;
+
+/*
+ * Starts sampling on CUPTI device `cupti_device` (the device must be
+ * present). Per-kernel sampling is set up lazily, per context, at the
+ * first kernel it measures; PM sampling at once. GP_EBUSY if the device
+ * samples already, GP_EINVAL for a bad config, or the error of the PM
+ * setup (GP_ENOCOUNTER for a metric PM sampling cannot read, the reason
+ * in gp_cuda_status()). Nothing starts on error.
+ */
+int gp__cuda_sampling_start(uint32_t cupti_device,
+                            const gp__cuda_sampling *cfg);
+
+/* Stops sampling on a device, writing out what is pending first. */
+void gp__cuda_sampling_stop(uint32_t cupti_device);
+
+/*
+ * Reads the counter configuration of the environment (GPUPERF_CUDA_*),
+ * at start. Returns GP_EINVAL for a malformed one (the reason in the
+ * status); 0 otherwise, also when there is none.
+ */
 int gp__cuda_profiler_start(void);
 
-/* Stops every sampler and frees their state. */
+/* A device appeared (described from the driver): the environment's
+ * configuration, if any, starts on it. */
+void gp__cuda_profiler_device(uint32_t cupti_device);
+
+/* Stops every device's sampling and frees the state. */
 void gp__cuda_profiler_stop(void);
 
 /* Called at a kernel launch (API enter and exit) with the function's
@@ -297,7 +341,7 @@ void gp__cuda_profiler_launch(CUcontext ctx, const char *name, uint32_t corr,
 /* Called when a context is created or about to be destroyed. */
 void gp__cuda_profiler_context(CUcontext ctx, bool created);
 
-/* Stops sampling and decodes what is pending (flush, stop). */
+/* Writes out what is pending (flush; final: PM sampling too). */
 void gp__cuda_profiler_flush(bool final);
 
 #endif /* GPUPERF_CUDA_INT_H */

@@ -1,37 +1,44 @@
 /*
  * profiler.c - counter values from a real GPU: per kernel with the range
- * profiler, periodic with PM sampling, both written as COUNTER records.
+ * profiler, periodic with PM sampling.
  *
- * Per kernel (instrumented). For each context, the range profiler is
- * enabled with a configuration image built by the Profiler Host API for
- * the device's chip and counter availability, in auto-range mode with
- * kernel replay: every kernel between Start and Stop becomes one range,
- * replayed inside its launch as many times as the metrics need passes.
- * A kernel chosen by the filter is bracketed by Start at its launch's
- * entry and Stop at its exit, on the launching thread, with the context's
- * lock held in between so that two threads never interleave their
- * ranges. Ranges are decoded in batches (a full batch, a flush, the
- * context's end); range i is the i-th instrumented launch, so its values
- * go out with that launch's correlation id, the window being the launch
- * call (the kernel's own times are in its KERNEL record, joined by the
- * correlation id).
+ * Each CUDA device may sample one configuration at a time
+ * (gp__cuda_sampling_start): full metric names, per kernel and/or
+ * periodic, and where the values go (an emit callback: COUNTER records
+ * with the counter ids of whoever asked).
+ *
+ * Per kernel (instrumented). For each context of the device the range
+ * profiler is enabled with a configuration image that the Profiler Host
+ * API builds for the device's chip and counter availability, in
+ * auto-range mode with kernel replay: every kernel between Start and Stop
+ * becomes one range, replayed inside its launch as many times as the
+ * metrics need passes. A kernel the configuration wants is bracketed by
+ * Start at its launch's entry and Stop at its exit, on the launching
+ * thread, with the context's lock held in between so that two threads
+ * never interleave their ranges. Ranges are decoded in batches (a full
+ * batch, a flush, the context's end, a stop); range i is the i-th
+ * measured launch, so its values go out with that launch's correlation
+ * id; the window is the launch call (the kernel's own times are in its
+ * KERNEL record, joined by the correlation id).
  *
  * Periodic. PM sampling runs per device on the GPU's time trigger; a
- * thread decodes the hardware buffer every 100 ms and writes one COUNTER
- * record per metric and sample, timestamped at the sample's end with the
- * window start. The sample times are taken to be on CUPTI's timebase and
- * mapped like every other CUPTI timestamp (an assumption no GPU here
- * could check).
+ * thread decodes the hardware buffer every 100 ms and emits one value per
+ * metric and sample, at the sample's end with its start as the window.
+ * The sample times are taken to be on CUPTI's timebase and mapped like
+ * every other CUPTI timestamp (an assumption no GPU here could check).
  *
- * Configuration, until the counters API drives it: GPUPERF_CUDA_METRICS
- * (full metric names, comma-separated, per kernel), GPUPERF_CUDA_KERNELS
- * (globs on mangled or demangled names; default all), GPUPERF_CUDA_PM_METRICS
- * and GPUPERF_CUDA_PM_PERIOD_NS (default 1000000). Counter ids: the n-th
- * per-kernel metric is n, the n-th PM metric 1000 + n.
+ * Configuration from the environment (until the counters API drives every
+ * device): GPUPERF_CUDA_METRICS (full metric names, comma-separated, per
+ * kernel), GPUPERF_CUDA_KERNELS (globs on mangled or demangled names;
+ * default all), GPUPERF_CUDA_PM_METRICS and GPUPERF_CUDA_PM_PERIOD_NS
+ * (default 1000000). It applies to every device as it appears; its
+ * counter ids are n for the n-th per-kernel metric, 1000 + n for the n-th
+ * PM metric.
  *
  * None of this can run without a GPU; it has not been run on one.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,10 +50,9 @@
 
 #include "cudaInt.h"
 
+#define MAX_DEVS 64
 #define MAX_RANGES 64
 #define MAX_METRICS 64
-#define MAX_GLOBS 16
-#define PM_DEVICES 16
 #define PM_MAX_SAMPLES 4096
 #define PM_HW_BUFFER (64u << 20)
 #define PM_DECODE_NS 100000000ull
@@ -58,11 +64,34 @@ typedef struct names_list {
   size_t n;
 } names_list;
 
+typedef struct pm_state {
+  CUpti_PmSampling_Object *obj;
+  gp__cuda_host *host;
+  uint8_t *data;
+  size_t data_size;
+} pm_state;
+
+/* One device's sampling. Changed under `lock`; `gen` tells a context
+ * that the configuration it was set up for is gone. */
+typedef struct dev_sampling {
+  bool on;
+  bool instrumented;
+  uint64_t period_ns;
+  uint32_t gen;
+  names_list metrics;
+  gp__cuda_want_fn want;
+  gp__cuda_emit_fn emit;
+  void *user;
+  pm_state pm;
+} dev_sampling;
+
 typedef struct rp_ctx {
   CUcontext ctx;
   uint32_t cupti_device;
-  pthread_mutex_t lock; /* held from an instrumented launch's entry to exit */
-  bool failed;          /* could not be set up: never tried again */
+  pthread_mutex_t lock; /* held from a measured launch's entry to exit */
+  uint32_t gen;         /* of the device configuration set up for */
+  bool failed;          /* could not be set up for gen: not tried again */
+  bool gone;            /* the context was destroyed */
   CUpti_RangeProfiler_Object *obj;
   gp__cuda_host *host;
   uint8_t *data;
@@ -70,31 +99,27 @@ typedef struct rp_ctx {
   size_t n;
   uint32_t corr[MAX_RANGES];
   uint64_t t0[MAX_RANGES], t1[MAX_RANGES];
-  bool started;
+  /* The configuration's output, copied at setup. */
+  size_t num_metrics;
+  gp__cuda_emit_fn emit;
+  void *user;
   struct rp_ctx *next;
 } rp_ctx;
 
-typedef struct pm_dev {
-  size_t index;
-  CUpti_PmSampling_Object *obj;
-  gp__cuda_host *host;
-  uint8_t *data;
-  size_t data_size;
-} pm_dev;
-
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static names_list range_metrics, pm_metrics, kernel_globs;
-static rp_ctx *contexts;
+static dev_sampling devs[MAX_DEVS];
+static rp_ctx *contexts; /* prepended under lock, never removed */
 static bool profiler_initialized;
-static pm_dev pm[PM_DEVICES];
-static size_t num_pm;
-static uint64_t pm_period_ns = 1000000;
 static pthread_t pm_thread;
 static bool pm_running, pm_stop;
 static pthread_cond_t pm_cond = PTHREAD_COND_INITIALIZER;
 
+/* The environment's configuration. */
+static names_list env_range, env_pm, env_kernels;
+static uint64_t env_period_ns = 1000000;
+
 /* ------------------------------------------------------------------ */
-/* Configuration                                                        */
+/* Lists                                                                */
 
 static int parse_list(const char *s, names_list *out) {
   memset(out, 0, sizeof(*out));
@@ -117,44 +142,34 @@ static int parse_list(const char *s, names_list *out) {
   return 0;
 }
 
+/* Copies names into out as one allocation. */
+static int copy_list(const char *const *names, size_t n, names_list *out) {
+  memset(out, 0, sizeof(*out));
+  if (n > MAX_METRICS)
+    return GP_ECAPACITY;
+  size_t len = 1;
+  for (size_t i = 0; i < n; i++) {
+    if (!names[i] || !*names[i])
+      return GP_EINVAL;
+    len += strlen(names[i]) + 1;
+  }
+  out->storage = malloc(len);
+  if (!out->storage)
+    return GP_ENOMEM;
+  char *p = out->storage;
+  for (size_t i = 0; i < n; i++) {
+    size_t l = strlen(names[i]) + 1;
+    memcpy(p, names[i], l);
+    out->v[i] = p;
+    p += l;
+  }
+  out->n = n;
+  return 0;
+}
+
 static void free_list(names_list *l) {
   free(l->storage);
   memset(l, 0, sizeof(*l));
-}
-
-static bool wants_kernel(const char *name) {
-  if (kernel_globs.n == 0)
-    return true;
-  if (!name)
-    return false;
-  const char *dem = gp_activity_string(gp__cuda_demangle(name));
-  for (size_t i = 0; i < kernel_globs.n; i++)
-    if (gp__glob_match(kernel_globs.v[i], name) ||
-        (*dem && gp__glob_match(kernel_globs.v[i], dem)))
-      return true;
-  return false;
-}
-
-/* ------------------------------------------------------------------ */
-/* Records                                                              */
-
-static void emit(uint32_t device, uint32_t counter_id, uint64_t corr,
-                 uint64_t window_start, uint64_t ts, double value) {
-  if (!gp__activity_enabled(GP_ACTIVITY_KIND_COUNTER, 0))
-    return;
-  gp_activity_counter *r =
-      gp__activity_reserve(GP_ACTIVITY_KIND_COUNTER, sizeof(*r), 0, 0);
-  if (!r)
-    return;
-  r->timestamp = ts;
-  r->correlation_id = corr;
-  r->window_start = window_start;
-  r->device_id = device;
-  r->counter_id = counter_id;
-  r->value_type = GP_VALUE_DOUBLE;
-  r->perfmon_id = 0;
-  r->value.f64 = value;
-  gp__activity_commit(r);
 }
 
 /* ------------------------------------------------------------------ */
@@ -227,8 +242,9 @@ static int rp_reset_data(rp_ctx *c) {
   return 0;
 }
 
-/* Sets up the range profiler on c's context. Caller holds c->lock. */
-static int rp_setup(rp_ctx *c) {
+/* Sets up the range profiler on c's context for the device's metrics.
+ * Caller holds c->lock and `lock`. */
+static int rp_setup(rp_ctx *c, const dev_sampling *d) {
   if (!profiler_initialized) {
     CUpti_Profiler_Initialize_Params ip;
     memset(&ip, 0, sizeof(ip));
@@ -245,9 +261,8 @@ static int rp_setup(rp_ctx *c) {
     return gp__cuda_cupti_error("cuptiDeviceGetChipName/GetCounterAvailability",
                                 CUPTI_ERROR_NOT_SUPPORTED);
   }
-  size_t bad = 0;
-  int rc = gp__cuda_host_open(chip, GP_CUDA_PROFILER_RANGE, avail,
-                              range_metrics.v, range_metrics.n, &c->host, &bad);
+  int rc = gp__cuda_host_open(chip, GP_CUDA_PROFILER_RANGE, avail, d->metrics.v,
+                              d->metrics.n, &c->host, NULL);
   free(avail);
   if (rc != 0)
     return rc;
@@ -263,8 +278,8 @@ static int rp_setup(rp_ctx *c) {
   memset(&sp, 0, sizeof(sp));
   sp.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
   sp.pRangeProfilerObject = c->obj;
-  sp.pMetricNames = range_metrics.v;
-  sp.numMetrics = range_metrics.n;
+  sp.pMetricNames = (const char **)d->metrics.v;
+  sp.numMetrics = d->metrics.n;
   sp.maxNumOfRanges = MAX_RANGES;
   sp.maxNumRangeTreeNodes = MAX_RANGES;
   r = cuptiRangeProfilerGetCounterDataSize(&sp);
@@ -274,10 +289,13 @@ static int rp_setup(rp_ctx *c) {
   c->data = malloc(c->data_size);
   if (!c->data)
     return GP_ENOMEM;
+  c->num_metrics = d->metrics.n;
+  c->emit = d->emit;
+  c->user = d->user;
   return rp_reset_data(c);
 }
 
-/* Decodes the batch of c and writes its values. Caller holds c->lock. */
+/* Decodes c's batch and emits its values. Caller holds c->lock. */
 static void rp_decode(rp_ctx *c) {
   if (!c->obj || c->n == 0)
     return;
@@ -294,43 +312,20 @@ static void rp_decode(rp_ctx *c) {
     size_t ranges = 0;
     if (cuptiRangeProfilerGetCounterDataInfo(&ip) == CUPTI_SUCCESS)
       ranges = ip.numTotalRanges;
-    uint32_t dev = gp__cuda_device(c->cupti_device);
     double values[MAX_METRICS];
     for (size_t i = 0; i < ranges && i < c->n; i++) {
       if (gp__cuda_host_evaluate(c->host, c->data, c->data_size, i, values) !=
           0)
         continue;
-      for (size_t m = 0; m < range_metrics.n; m++)
-        emit(dev, (uint32_t)(m + 1), c->corr[i], c->t0[i], c->t1[i], values[m]);
+      for (size_t m = 0; m < c->num_metrics; m++)
+        c->emit(c->user, c->cupti_device, m, values[m], c->t1[i], c->t0[i],
+                c->corr[i]);
     }
     if (dp.numOfRangeDropped > 0)
       gp__activity_add_drops(GP_ACTIVITY_KIND_COUNTER, GP_DROP_SOURCE, 0, 0,
-                             dp.numOfRangeDropped * range_metrics.n);
+                             dp.numOfRangeDropped * c->num_metrics);
   }
   rp_reset_data(c);
-}
-
-static rp_ctx *rp_find(CUcontext ctx, bool create) {
-  pthread_mutex_lock(&lock);
-  rp_ctx *c = contexts;
-  while (c && c->ctx != ctx)
-    c = c->next;
-  if (!c && create) {
-    uint32_t dev = 0;
-    c = calloc(1, sizeof(*c));
-    if (c && cuptiGetDeviceId(ctx, &dev) == CUPTI_SUCCESS) {
-      c->ctx = ctx;
-      c->cupti_device = dev;
-      pthread_mutex_init(&c->lock, NULL);
-      c->next = contexts;
-      contexts = c;
-    } else {
-      free(c);
-      c = NULL;
-    }
-  }
-  pthread_mutex_unlock(&lock);
-  return c;
 }
 
 static void rp_teardown(rp_ctx *c) {
@@ -346,34 +341,84 @@ static void rp_teardown(rp_ctx *c) {
   c->host = NULL;
   free(c->data);
   c->data = NULL;
+  c->n = 0;
+}
+
+static rp_ctx *rp_find(CUcontext ctx, bool create) {
+  pthread_mutex_lock(&lock);
+  rp_ctx *c = contexts;
+  while (c && c->ctx != ctx)
+    c = c->next;
+  if (!c && create) {
+    uint32_t dev = 0;
+    c = calloc(1, sizeof(*c));
+    if (c && cuptiGetDeviceId(ctx, &dev) == CUPTI_SUCCESS && dev < MAX_DEVS) {
+      c->ctx = ctx;
+      c->cupti_device = dev;
+      pthread_mutex_init(&c->lock, NULL);
+      c->next = contexts;
+      contexts = c;
+    } else {
+      free(c);
+      c = NULL;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  return c;
+}
+
+/* Is a launch on device d measured? Reads the configuration under lock. */
+static bool wanted(uint32_t d, const char *name, uint32_t *gen) {
+  pthread_mutex_lock(&lock);
+  dev_sampling *ds = &devs[d];
+  bool on = ds->on && ds->instrumented;
+  gp__cuda_want_fn want = ds->want;
+  void *user = ds->user;
+  *gen = ds->gen;
+  pthread_mutex_unlock(&lock);
+  if (!on)
+    return false;
+  if (!want)
+    return true;
+  const char *dem = gp_activity_string(gp__cuda_demangle(name));
+  return want(user, name, *dem ? dem : NULL);
 }
 
 /* See cudaInt.h. */
 void gp__cuda_profiler_launch(CUcontext ctx, const char *name, uint32_t corr,
                               bool enter) {
-  if (range_metrics.n == 0 || !ctx)
+  static GP_TLS rp_ctx *open_ctx; /* a measured launch in progress */
+  if (!ctx)
     return;
-  static GP_TLS rp_ctx *open_ctx; /* instrumented launch in progress */
   if (enter) {
-    if (open_ctx || !wants_kernel(name))
+    if (open_ctx || !name)
       return;
     rp_ctx *c = rp_find(ctx, true);
-    if (!c)
+    uint32_t gen = 0;
+    if (!c || !wanted(c->cupti_device, name, &gen))
       return;
     pthread_mutex_lock(&c->lock);
-    if (!c->obj && !c->failed && rp_setup(c) != 0) {
-      c->failed = true;
+    pthread_mutex_lock(&lock);
+    dev_sampling *d = &devs[c->cupti_device];
+    bool ok = d->on && d->instrumented && d->gen == gen && !c->gone;
+    if (ok && c->gen != gen) {
+      /* First launch under this configuration: (re)build. */
       rp_teardown(c);
+      c->gen = gen;
+      c->failed = rp_setup(c, d) != 0;
+      if (c->failed)
+        rp_teardown(c);
     }
+    ok = ok && !c->failed;
+    pthread_mutex_unlock(&lock);
     CUpti_RangeProfiler_Start_Params sp;
     memset(&sp, 0, sizeof(sp));
     sp.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
     sp.pRangeProfilerObject = c->obj;
-    if (c->failed || cuptiRangeProfilerStart(&sp) != CUPTI_SUCCESS) {
+    if (!ok || cuptiRangeProfilerStart(&sp) != CUPTI_SUCCESS) {
       pthread_mutex_unlock(&c->lock);
       return;
     }
-    c->started = true;
     c->corr[c->n] = corr;
     c->t0[c->n] = gp_get_timestamp();
     open_ctx = c;
@@ -391,7 +436,6 @@ void gp__cuda_profiler_launch(CUcontext ctx, const char *name, uint32_t corr,
     c->t1[c->n] = gp_get_timestamp();
     c->n++;
   }
-  c->started = false;
   if (c->n == MAX_RANGES)
     rp_decode(c);
   pthread_mutex_unlock(&c->lock);
@@ -399,7 +443,7 @@ void gp__cuda_profiler_launch(CUcontext ctx, const char *name, uint32_t corr,
 
 /* See cudaInt.h. */
 void gp__cuda_profiler_context(CUcontext ctx, bool created) {
-  if (created || range_metrics.n == 0)
+  if (created)
     return;
   rp_ctx *c = rp_find(ctx, false);
   if (!c)
@@ -407,21 +451,24 @@ void gp__cuda_profiler_context(CUcontext ctx, bool created) {
   pthread_mutex_lock(&c->lock);
   rp_decode(c);
   rp_teardown(c);
-  c->failed = true; /* the context is going: no more ranges */
+  pthread_mutex_lock(&lock);
+  c->gone = true; /* CUcontext values can be reused: not this entry */
+  c->ctx = NULL;
+  pthread_mutex_unlock(&lock);
   pthread_mutex_unlock(&c->lock);
 }
 
 /* ------------------------------------------------------------------ */
 /* PM sampling, per device                                              */
 
-static int pm_reset_data(pm_dev *d) {
+static int pm_reset_data(pm_state *p) {
   CUpti_PmSampling_CounterDataImage_Initialize_Params ip;
   memset(&ip, 0, sizeof(ip));
   ip.structSize =
       CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE;
-  ip.pPmSamplingObject = d->obj;
-  ip.counterDataSize = d->data_size;
-  ip.pCounterData = d->data;
+  ip.pPmSamplingObject = p->obj;
+  ip.counterDataSize = p->data_size;
+  ip.pCounterData = p->data;
   CUptiResult r = cuptiPmSamplingCounterDataImageInitialize(&ip);
   return r == CUPTI_SUCCESS
              ? 0
@@ -429,11 +476,12 @@ static int pm_reset_data(pm_dev *d) {
                                     r);
 }
 
-static int pm_setup(pm_dev *d) {
+static int pm_setup(uint32_t index, dev_sampling *d) {
+  pm_state *p = &d->pm;
   CUpti_PmSampling_GetCounterAvailability_Params ap;
   memset(&ap, 0, sizeof(ap));
   ap.structSize = CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE;
-  ap.deviceIndex = d->index;
+  ap.deviceIndex = index;
   CUptiResult r = cuptiPmSamplingGetCounterAvailability(&ap);
   if (r != CUPTI_SUCCESS)
     return gp__cuda_cupti_error("cuptiPmSamplingGetCounterAvailability", r);
@@ -442,9 +490,9 @@ static int pm_setup(pm_dev *d) {
     return GP_ENOMEM;
   ap.pCounterAvailabilityImage = avail;
   r = cuptiPmSamplingGetCounterAvailability(&ap);
-  const char *chip = r == CUPTI_SUCCESS ? chip_name((uint32_t)d->index) : NULL;
+  const char *chip = r == CUPTI_SUCCESS ? chip_name(index) : NULL;
   int rc = chip ? gp__cuda_host_open(chip, GP_CUDA_PROFILER_PM_SAMPLING, avail,
-                                     pm_metrics.v, pm_metrics.n, &d->host, NULL)
+                                     d->metrics.v, d->metrics.n, &p->host, NULL)
                 : gp__cuda_cupti_error(
                       "cuptiPmSamplingGetCounterAvailability",
                       r == CUPTI_SUCCESS ? CUPTI_ERROR_NOT_SUPPORTED : r);
@@ -454,21 +502,21 @@ static int pm_setup(pm_dev *d) {
   CUpti_PmSampling_Enable_Params ep;
   memset(&ep, 0, sizeof(ep));
   ep.structSize = CUpti_PmSampling_Enable_Params_STRUCT_SIZE;
-  ep.deviceIndex = d->index;
+  ep.deviceIndex = index;
   r = cuptiPmSamplingEnable(&ep);
   if (r != CUPTI_SUCCESS)
     return gp__cuda_cupti_error("cuptiPmSamplingEnable", r);
-  d->obj = ep.pPmSamplingObject;
+  p->obj = ep.pPmSamplingObject;
   size_t config_size = 0;
-  const uint8_t *config = gp__cuda_host_config(d->host, &config_size, NULL);
+  const uint8_t *config = gp__cuda_host_config(p->host, &config_size, NULL);
   CUpti_PmSampling_SetConfig_Params cp;
   memset(&cp, 0, sizeof(cp));
   cp.structSize = CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE;
-  cp.pPmSamplingObject = d->obj;
+  cp.pPmSamplingObject = p->obj;
   cp.configSize = config_size;
   cp.pConfig = config;
   cp.hardwareBufferSize = PM_HW_BUFFER;
-  cp.samplingInterval = pm_period_ns;
+  cp.samplingInterval = d->period_ns;
   cp.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
   cp.hwBufferAppendMode =
       CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
@@ -478,90 +526,91 @@ static int pm_setup(pm_dev *d) {
   CUpti_PmSampling_GetCounterDataSize_Params sp;
   memset(&sp, 0, sizeof(sp));
   sp.structSize = CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE;
-  sp.pPmSamplingObject = d->obj;
-  sp.pMetricNames = pm_metrics.v;
-  sp.numMetrics = pm_metrics.n;
+  sp.pPmSamplingObject = p->obj;
+  sp.pMetricNames = (const char **)d->metrics.v;
+  sp.numMetrics = d->metrics.n;
   sp.maxSamples = PM_MAX_SAMPLES;
   r = cuptiPmSamplingGetCounterDataSize(&sp);
   if (r != CUPTI_SUCCESS)
     return gp__cuda_cupti_error("cuptiPmSamplingGetCounterDataSize", r);
-  d->data_size = sp.counterDataSize;
-  d->data = malloc(d->data_size);
-  if (!d->data)
+  p->data_size = sp.counterDataSize;
+  p->data = malloc(p->data_size);
+  if (!p->data)
     return GP_ENOMEM;
-  rc = pm_reset_data(d);
+  rc = pm_reset_data(p);
   if (rc != 0)
     return rc;
   CUpti_PmSampling_Start_Params st;
   memset(&st, 0, sizeof(st));
   st.structSize = CUpti_PmSampling_Start_Params_STRUCT_SIZE;
-  st.pPmSamplingObject = d->obj;
+  st.pPmSamplingObject = p->obj;
   r = cuptiPmSamplingStart(&st);
   return r == CUPTI_SUCCESS ? 0
                             : gp__cuda_cupti_error("cuptiPmSamplingStart", r);
 }
 
-/* Decodes what the hardware buffer holds and writes it out. */
-static void pm_decode(pm_dev *d) {
+/* Decodes what the hardware buffer holds and emits it. Caller holds lock. */
+static void pm_decode(uint32_t index, dev_sampling *d) {
+  pm_state *p = &d->pm;
   CUpti_PmSampling_DecodeData_Params dp;
   memset(&dp, 0, sizeof(dp));
   dp.structSize = CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE;
-  dp.pPmSamplingObject = d->obj;
-  dp.pCounterDataImage = d->data;
-  dp.counterDataImageSize = d->data_size;
+  dp.pPmSamplingObject = p->obj;
+  dp.pCounterDataImage = p->data;
+  dp.counterDataImageSize = p->data_size;
   if (cuptiPmSamplingDecodeData(&dp) != CUPTI_SUCCESS)
     return;
   CUpti_PmSampling_GetCounterDataInfo_Params ip;
   memset(&ip, 0, sizeof(ip));
   ip.structSize = CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE;
-  ip.pCounterDataImage = d->data;
-  ip.counterDataImageSize = d->data_size;
+  ip.pCounterDataImage = p->data;
+  ip.counterDataImageSize = p->data_size;
   if (cuptiPmSamplingGetCounterDataInfo(&ip) != CUPTI_SUCCESS)
     return;
-  uint32_t dev = gp__cuda_device((uint32_t)d->index);
   double values[MAX_METRICS];
   for (size_t i = 0; i < ip.numCompletedSamples; i++) {
     CUpti_PmSampling_CounterData_GetSampleInfo_Params sp;
     memset(&sp, 0, sizeof(sp));
     sp.structSize =
         CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE;
-    sp.pPmSamplingObject = d->obj;
-    sp.pCounterDataImage = d->data;
-    sp.counterDataImageSize = d->data_size;
+    sp.pPmSamplingObject = p->obj;
+    sp.pCounterDataImage = p->data;
+    sp.counterDataImageSize = p->data_size;
     sp.sampleIndex = i;
     if (cuptiPmSamplingCounterDataGetSampleInfo(&sp) != CUPTI_SUCCESS ||
-        gp__cuda_host_evaluate(d->host, d->data, d->data_size, i, values) != 0)
+        gp__cuda_host_evaluate(p->host, p->data, p->data_size, i, values) != 0)
       continue;
     uint64_t t0 = gp__cuda_ts(sp.startTimestamp);
     uint64_t t1 = gp__cuda_ts(sp.endTimestamp);
-    for (size_t m = 0; m < pm_metrics.n; m++)
-      emit(dev, PM_FIRST_ID + (uint32_t)m + 1, 0, t0, t1, values[m]);
+    for (size_t m = 0; m < d->metrics.n; m++)
+      d->emit(d->user, index, m, values[m], t1, t0, 0);
   }
   if (dp.overflow)
     gp__activity_add_drops(GP_ACTIVITY_KIND_COUNTER, GP_DROP_SOURCE, 0, 0, 1);
-  pm_reset_data(d);
+  pm_reset_data(p);
 }
 
-static void pm_teardown(pm_dev *d) {
-  if (d->obj) {
+static void pm_teardown(uint32_t index, dev_sampling *d) {
+  pm_state *p = &d->pm;
+  if (p->obj) {
     CUpti_PmSampling_Stop_Params st;
     memset(&st, 0, sizeof(st));
     st.structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE;
-    st.pPmSamplingObject = d->obj;
+    st.pPmSamplingObject = p->obj;
     cuptiPmSamplingStop(&st);
-    if (d->data)
-      pm_decode(d);
+    if (p->data)
+      pm_decode(index, d);
     CUpti_PmSampling_Disable_Params dp;
     memset(&dp, 0, sizeof(dp));
     dp.structSize = CUpti_PmSampling_Disable_Params_STRUCT_SIZE;
-    dp.pPmSamplingObject = d->obj;
+    dp.pPmSamplingObject = p->obj;
     cuptiPmSamplingDisable(&dp);
-    d->obj = NULL;
+    p->obj = NULL;
   }
-  gp__cuda_host_close(d->host);
-  d->host = NULL;
-  free(d->data);
-  d->data = NULL;
+  gp__cuda_host_close(p->host);
+  p->host = NULL;
+  free(p->data);
+  p->data = NULL;
 }
 
 static void *pm_main(void *arg) {
@@ -576,60 +625,180 @@ static void *pm_main(void *arg) {
       ts.tv_nsec -= 1000000000L;
     }
     pthread_cond_timedwait(&pm_cond, &lock, &ts);
-    for (size_t i = 0; i < num_pm; i++)
-      if (pm[i].obj)
-        pm_decode(&pm[i]);
+    for (uint32_t i = 0; i < MAX_DEVS; i++)
+      if (devs[i].on && devs[i].pm.obj)
+        pm_decode(i, &devs[i]);
   }
   pthread_mutex_unlock(&lock);
   return NULL;
 }
 
 /* ------------------------------------------------------------------ */
-/* Start, flush, stop                                                   */
+/* Starting and stopping a device                                       */
+
+/* See cudaInt.h. */
+int gp__cuda_sampling_start(uint32_t cupti_device,
+                            const gp__cuda_sampling *cfg) {
+  if (cupti_device >= MAX_DEVS || !cfg || !cfg->emit || cfg->num_metrics == 0 ||
+      (!cfg->instrumented && cfg->period_ns == 0))
+    return GP_EINVAL;
+  names_list metrics;
+  int rc = copy_list(cfg->metrics, cfg->num_metrics, &metrics);
+  if (rc != 0)
+    return rc;
+  pthread_mutex_lock(&lock);
+  dev_sampling *d = &devs[cupti_device];
+  if (d->on) {
+    pthread_mutex_unlock(&lock);
+    free_list(&metrics);
+    return GP_EBUSY;
+  }
+  d->metrics = metrics;
+  d->instrumented = cfg->instrumented;
+  d->period_ns = cfg->period_ns;
+  d->want = cfg->want;
+  d->emit = cfg->emit;
+  d->user = cfg->user;
+  if (cfg->period_ns > 0) {
+    rc = pm_setup(cupti_device, d);
+    if (rc != 0) {
+      pm_teardown(cupti_device, d);
+      free_list(&d->metrics);
+      pthread_mutex_unlock(&lock);
+      return rc;
+    }
+    if (!pm_running) {
+      pm_stop = false;
+      pm_running = pthread_create(&pm_thread, NULL, pm_main, NULL) == 0;
+    }
+  }
+  d->gen++;
+  d->on = true;
+  pthread_mutex_unlock(&lock);
+  return 0;
+}
+
+/* See cudaInt.h. */
+void gp__cuda_sampling_stop(uint32_t cupti_device) {
+  if (cupti_device >= MAX_DEVS)
+    return;
+  pthread_mutex_lock(&lock);
+  dev_sampling *d = &devs[cupti_device];
+  if (!d->on) {
+    pthread_mutex_unlock(&lock);
+    return;
+  }
+  d->on = false;
+  d->gen++;
+  rp_ctx *list = contexts;
+  pthread_mutex_unlock(&lock);
+  /* Each context's pending ranges go out under the configuration they
+   * were taken with; a launch in progress finishes first (its lock). */
+  for (rp_ctx *c = list; c; c = c->next) {
+    if (c->cupti_device != cupti_device)
+      continue;
+    pthread_mutex_lock(&c->lock);
+    rp_decode(c);
+    rp_teardown(c);
+    pthread_mutex_unlock(&c->lock);
+  }
+  pthread_mutex_lock(&lock);
+  pm_teardown(cupti_device, d);
+  free_list(&d->metrics);
+  d->want = NULL;
+  d->emit = NULL;
+  d->user = NULL;
+  pthread_mutex_unlock(&lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* The environment's configuration                                      */
+
+static bool env_want(void *user, const char *mangled, const char *demangled) {
+  (void)user;
+  if (env_kernels.n == 0)
+    return true;
+  for (size_t i = 0; i < env_kernels.n; i++)
+    if (gp__glob_match(env_kernels.v[i], mangled) ||
+        (demangled && gp__glob_match(env_kernels.v[i], demangled)))
+      return true;
+  return false;
+}
+
+/* Writes a COUNTER record; user tells the first counter id (1 or 1001). */
+static void env_emit(void *user, uint32_t cupti_device, size_t metric,
+                     double value, uint64_t timestamp, uint64_t window_start,
+                     uint64_t corr) {
+  if (!gp__activity_enabled(GP_ACTIVITY_KIND_COUNTER, 0))
+    return;
+  uint32_t device = gp__cuda_device(cupti_device);
+  gp_activity_counter *r =
+      gp__activity_reserve(GP_ACTIVITY_KIND_COUNTER, sizeof(*r), 0, 0);
+  if (!r)
+    return;
+  r->timestamp = timestamp;
+  r->correlation_id = corr;
+  r->window_start = window_start;
+  r->device_id = device;
+  r->counter_id = (uint32_t)(uintptr_t)user + (uint32_t)metric;
+  r->value_type = GP_VALUE_DOUBLE;
+  r->perfmon_id = 0;
+  r->value.f64 = value;
+  gp__activity_commit(r);
+}
 
 /* See cudaInt.h. */
 int gp__cuda_profiler_start(void) {
-  int rc = parse_list(getenv("GPUPERF_CUDA_METRICS"), &range_metrics);
+  int rc = parse_list(getenv("GPUPERF_CUDA_METRICS"), &env_range);
   if (rc == 0)
-    rc = parse_list(getenv("GPUPERF_CUDA_KERNELS"), &kernel_globs);
+    rc = parse_list(getenv("GPUPERF_CUDA_KERNELS"), &env_kernels);
   if (rc == 0)
-    rc = parse_list(getenv("GPUPERF_CUDA_PM_METRICS"), &pm_metrics);
-  if (rc != 0)
-    goto fail;
+    rc = parse_list(getenv("GPUPERF_CUDA_PM_METRICS"), &env_pm);
   const char *period = getenv("GPUPERF_CUDA_PM_PERIOD_NS");
-  if (period && *period) {
+  if (rc == 0 && period && *period) {
     char *end;
     unsigned long long v = strtoull(period, &end, 10);
-    if (*end || v < 1000 || v > 1000000000ull) {
+    if (*end || v < 1000 || v > 1000000000ull)
       rc = GP_EINVAL;
-      goto fail;
-    }
-    pm_period_ns = v;
-  }
-  if (pm_metrics.n == 0)
-    return 0;
-  /* Devices that answer; those that do not are skipped. */
-  pthread_mutex_lock(&lock);
-  int count = 0;
-  for (uint32_t i = 0; i < PM_DEVICES; i++) {
-    if (!gp__cuda_device_known(i))
-      continue;
-    pm[num_pm].index = i;
-    if (pm_setup(&pm[num_pm]) == 0)
-      count++, num_pm++;
     else
-      pm_teardown(&pm[num_pm]);
+      env_period_ns = v;
   }
-  if (count > 0 && pthread_create(&pm_thread, NULL, pm_main, NULL) == 0)
-    pm_running = true;
-  pthread_mutex_unlock(&lock);
-  return count > 0 ? 0 : GP_ENOTSUP;
+  if (rc != 0) {
+    free_list(&env_range);
+    free_list(&env_kernels);
+    free_list(&env_pm);
+    return gp__cuda_refuse(
+        "GPUPERF_CUDA_METRICS, GPUPERF_CUDA_KERNELS and "
+        "GPUPERF_CUDA_PM_METRICS take up to 64 comma-separated names; "
+        "GPUPERF_CUDA_PM_PERIOD_NS 1000 to 1000000000");
+  }
+  return 0;
+}
 
-fail:
-  free_list(&range_metrics);
-  free_list(&kernel_globs);
-  free_list(&pm_metrics);
-  return rc;
+/* See cudaInt.h. */
+void gp__cuda_profiler_device(uint32_t cupti_device) {
+  if (env_range.n > 0) {
+    gp__cuda_sampling c = {.metrics = env_range.v,
+                           .num_metrics = env_range.n,
+                           .instrumented = true,
+                           .want = env_want,
+                           .emit = env_emit,
+                           .user = (void *)(uintptr_t)1};
+    gp__cuda_sampling_start(cupti_device, &c);
+  }
+  if (env_pm.n > 0) {
+    /* A device samples one configuration: PM sampling goes on the device
+     * only when no per-kernel metrics took it. */
+    gp__cuda_sampling c = {.metrics = env_pm.v,
+                           .num_metrics = env_pm.n,
+                           .period_ns = env_period_ns,
+                           .emit = env_emit,
+                           .user = (void *)(uintptr_t)(PM_FIRST_ID + 1)};
+    int rc = gp__cuda_sampling_start(cupti_device, &c);
+    if (rc != 0 && rc != GP_EBUSY)
+      fprintf(stderr, "gpuperf-cuda: PM sampling on device %u: %s\n",
+              cupti_device, gp__cuda_status());
+  }
 }
 
 /* See cudaInt.h. */
@@ -646,32 +815,26 @@ void gp__cuda_profiler_flush(bool final) {
   }
   if (final) {
     pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < num_pm; i++)
-      if (pm[i].obj)
-        pm_decode(&pm[i]);
+    for (uint32_t i = 0; i < MAX_DEVS; i++)
+      if (devs[i].on && devs[i].pm.obj)
+        pm_decode(i, &devs[i]);
     pthread_mutex_unlock(&lock);
   }
 }
 
 /* See cudaInt.h. */
 void gp__cuda_profiler_stop(void) {
+  for (uint32_t i = 0; i < MAX_DEVS; i++)
+    gp__cuda_sampling_stop(i);
   pthread_mutex_lock(&lock);
   pm_stop = true;
   pthread_cond_signal(&pm_cond);
-  bool joined = pm_running;
-  pthread_mutex_unlock(&lock);
-  if (joined)
-    pthread_join(pm_thread, NULL);
-  pthread_mutex_lock(&lock);
+  bool join = pm_running;
   pm_running = false;
-  for (size_t i = 0; i < num_pm; i++)
-    pm_teardown(&pm[i]);
-  num_pm = 0;
-  for (rp_ctx *c = contexts; c; c = c->next) {
-    pthread_mutex_lock(&c->lock);
-    rp_decode(c);
-    rp_teardown(c);
-    pthread_mutex_unlock(&c->lock);
-  }
   pthread_mutex_unlock(&lock);
+  if (join)
+    pthread_join(pm_thread, NULL);
+  free_list(&env_range);
+  free_list(&env_kernels);
+  free_list(&env_pm);
 }
