@@ -252,6 +252,10 @@ bool gp__cuda_running(void);
 
 /* ---- metrics.c ---- */
 
+/* GP_ENOTSUP (with the reason in the status) in an AddressSanitizer
+ * build, where libcupti's profiling libraries cannot be loaded; else 0. */
+int gp__cuda_sanitizer_refuses(void);
+
 /* A Profiler Host API object configured with a set of full metric names:
  * its configuration image, and the evaluation of counter data. */
 typedef struct gp__cuda_host gp__cuda_host;

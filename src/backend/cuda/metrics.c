@@ -47,7 +47,8 @@ struct gp_cuda_metrics {
 #endif
 #endif
 
-static int sanitizer_refuses(void) {
+/* See cudaInt.h. */
+int gp__cuda_sanitizer_refuses(void) {
 #ifdef GP_CUDA_ASAN
   return gp__cuda_refuse(
       "the Profiler Host API is not available in an AddressSanitizer build: "
@@ -61,7 +62,7 @@ static int sanitizer_refuses(void) {
 static int host_init(const char *chip, uint32_t profiler,
                      const uint8_t *availability,
                      CUpti_Profiler_Host_Object **host) {
-  int rc = sanitizer_refuses();
+  int rc = gp__cuda_sanitizer_refuses();
   if (rc != 0)
     return rc;
   CUpti_Profiler_Host_Initialize_Params p;
@@ -95,7 +96,7 @@ static void host_fini(CUpti_Profiler_Host_Object *host) {
 int gp_cuda_chips(size_t *n, const char *const **names) {
   if (!n)
     return GP_EINVAL;
-  int rc = sanitizer_refuses();
+  int rc = gp__cuda_sanitizer_refuses();
   if (rc != 0)
     return rc;
   CUpti_Profiler_Host_GetSupportedChips_Params p;

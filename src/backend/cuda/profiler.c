@@ -245,6 +245,9 @@ static int rp_reset_data(rp_ctx *c) {
 /* Sets up the range profiler on c's context for the device's metrics.
  * Caller holds c->lock and `lock`. */
 static int rp_setup(rp_ctx *c, const dev_sampling *d) {
+  int rc = gp__cuda_sanitizer_refuses();
+  if (rc != 0)
+    return rc;
   if (!profiler_initialized) {
     CUpti_Profiler_Initialize_Params ip;
     memset(&ip, 0, sizeof(ip));
@@ -261,8 +264,8 @@ static int rp_setup(rp_ctx *c, const dev_sampling *d) {
     return gp__cuda_cupti_error("cuptiDeviceGetChipName/GetCounterAvailability",
                                 CUPTI_ERROR_NOT_SUPPORTED);
   }
-  int rc = gp__cuda_host_open(chip, GP_CUDA_PROFILER_RANGE, avail, d->metrics.v,
-                              d->metrics.n, &c->host, NULL);
+  rc = gp__cuda_host_open(chip, GP_CUDA_PROFILER_RANGE, avail, d->metrics.v,
+                          d->metrics.n, &c->host, NULL);
   free(avail);
   if (rc != 0)
     return rc;
@@ -478,6 +481,9 @@ static int pm_reset_data(pm_state *p) {
 
 static int pm_setup(uint32_t index, dev_sampling *d) {
   pm_state *p = &d->pm;
+  int rc = gp__cuda_sanitizer_refuses();
+  if (rc != 0)
+    return rc;
   CUpti_PmSampling_GetCounterAvailability_Params ap;
   memset(&ap, 0, sizeof(ap));
   ap.structSize = CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE;
@@ -491,11 +497,11 @@ static int pm_setup(uint32_t index, dev_sampling *d) {
   ap.pCounterAvailabilityImage = avail;
   r = cuptiPmSamplingGetCounterAvailability(&ap);
   const char *chip = r == CUPTI_SUCCESS ? chip_name(index) : NULL;
-  int rc = chip ? gp__cuda_host_open(chip, GP_CUDA_PROFILER_PM_SAMPLING, avail,
-                                     d->metrics.v, d->metrics.n, &p->host, NULL)
-                : gp__cuda_cupti_error(
-                      "cuptiPmSamplingGetCounterAvailability",
-                      r == CUPTI_SUCCESS ? CUPTI_ERROR_NOT_SUPPORTED : r);
+  rc = chip ? gp__cuda_host_open(chip, GP_CUDA_PROFILER_PM_SAMPLING, avail,
+                                 d->metrics.v, d->metrics.n, &p->host, NULL)
+            : gp__cuda_cupti_error(
+                  "cuptiPmSamplingGetCounterAvailability",
+                  r == CUPTI_SUCCESS ? CUPTI_ERROR_NOT_SUPPORTED : r);
   free(avail);
   if (rc != 0)
     return rc;
