@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 
 #include "core/core.h"
+#include "counters/countersInt.h"
 
 #define SIM_MAX_QUEUES 8
 #define SIM_INLINE_WAITS 4
@@ -45,6 +46,7 @@ typedef enum sim_cbid {
   SIM_CBID_EVENT_ELAPSED,
   SIM_CBID_STREAM_SYNCHRONIZE,
   SIM_CBID_CONTEXT_SYNCHRONIZE,
+  SIM_CBID_STREAM_SET_PERFMON,
   SIM_CBID_COUNT
 } sim_cbid;
 
@@ -59,8 +61,71 @@ typedef struct sim_work_stats {
   double occupancy;      /* achieved, 0..1 */
   double active_cycles;  /* per compute unit, average */
   double elapsed_cycles; /* per compute unit */
+  double issue_cycles;   /* of the active ones, issuing instructions */
+  double stall_cycles;   /* of the active ones, waiting for memory */
+  double read_fraction;  /* share of the traffic that is reads */
   uint64_t threads;
 } sim_work_stats;
+
+/*
+ * What jobs did, in quantities that add up across jobs: the simulated
+ * hardware counters. The counter catalogs (simcounters.c) turn a sum of
+ * these, over a span of time with so much busy time in it, into counter
+ * values.
+ */
+typedef struct sim_acc {
+  double jobs, kernels;
+  double work_ns;   /* sum of job durations */
+  double kernel_ns; /* sum of kernel durations */
+  double flops, threads, instructions;
+  double dram_read, dram_write;   /* bytes */
+  double l2_read, l2_write;       /* 32-byte sectors requested */
+  double l2_read_hit, l2_write_hit;
+  double active_cycles; /* per compute unit: cycles with work resident */
+  double occ_cycles;    /* occupancy x active cycles */
+  double issue_cycles;  /* per compute unit: issuing */
+  double stall_cycles;  /* per compute unit: waiting for memory */
+} sim_acc;
+
+#define SIM_UNION_MAX 32
+
+/* The union of busy intervals of a segment; intervals that can no longer
+ * merge with new work (they ended before the host's present) are folded
+ * into `closed`. */
+typedef struct sim_union {
+  uint64_t closed;
+  uint32_t n;
+  uint64_t start[SIM_UNION_MAX], end[SIM_UNION_MAX];
+} sim_union;
+
+/*
+ * A device's perfmon state, as its scheduler keeps it. A segment is a run
+ * of consecutive jobs with the same effective perfmon (the global one if
+ * set, else the job's own, possibly none); segments never overlap in
+ * time, and `acc` is the hardware counters of the current one.
+ */
+typedef struct sim_pmstate {
+  gp_perfmon *global; /* reference */
+  gp_perfmon *cur;    /* effective perfmon of the segment (reference) */
+  bool seg_open;      /* the segment has jobs */
+  uint64_t seg_start, seg_end;
+  sim_acc acc;
+  sim_union busy;
+  uint64_t tail; /* end of the device's last job, any queue */
+} sim_pmstate;
+
+/* A job kept for periodic sampling until its windows are emitted. */
+typedef struct sim_job {
+  uint64_t start, end;
+  sim_acc acc;
+} sim_job;
+
+typedef struct sim_sampling {
+  gp__sampler *s;    /* reference; NULL when not sampling */
+  uint64_t win_start; /* host ns: start of the next window */
+  sim_job *log;
+  size_t n, cap;
+} sim_sampling;
 
 /* A device model's fixed parameters. */
 typedef struct sim_model {
@@ -104,6 +169,9 @@ typedef struct sim_op {
   uint32_t dev_index; /* simulator device index */
   uint32_t context_id, stream_id, queue;
   uint32_t perfmon_id;
+  gp_perfmon *pm;     /* the job's own perfmon, then the effective one
+                         (a reference from scheduling to retirement) */
+  gp__sampler *instr; /* instrumented by this sampler (reference) */
   /* Kernel. */
   uint32_t name_id, demangled_id;
   gp_sim_dim3 grid, block;
@@ -149,6 +217,9 @@ typedef struct sim_device {
   /* Environment sampling. */
   uint64_t next_env; /* host ns of the next sample */
   double temp_c;
+  /* Counters. */
+  sim_pmstate pm;
+  sim_sampling smp;
 } sim_device;
 
 struct gp_sim_context {
@@ -161,6 +232,7 @@ struct gp_sim_context {
   size_t num_events, cap_events;
   uint32_t next_stream_id;
   uint32_t next_event_id;
+  gp_perfmon *pm; /* an active monitor's perfmon (reference) */
 };
 
 /* A pending dependency: work on another stream this stream must wait for. */
@@ -177,6 +249,7 @@ struct gp_sim_stream {
   uint64_t tail_corr;   /* its correlation id */
   sim_wait *waits;      /* for the next op */
   uint32_t num_waits, cap_waits;
+  gp_perfmon *pm;       /* carried by its jobs (reference), or NULL */
 };
 
 struct gp_sim_event {
@@ -211,9 +284,25 @@ typedef struct sim_state {
     uint64_t addr, bytes;
   } *pinned;
   size_t num_pinned, cap_pinned;
+  /* Devices whose catalogs are to be announced once the lock is free. */
+  _Atomic uint32_t num_announce;
+  uint32_t announce[GP_SIM_MAX_DEVICES];
 } sim_state;
 
 extern sim_state gp__sim;
+
+/* True on the thread holding gp__sim.lock (taken with gp__sim_lock). */
+extern GP_TLS bool gp__sim_locked;
+
+static inline void gp__sim_lock(void) {
+  pthread_mutex_lock(&gp__sim.lock);
+  gp__sim_locked = true;
+}
+
+static inline void gp__sim_unlock(void) {
+  gp__sim_locked = false;
+  pthread_mutex_unlock(&gp__sim.lock);
+}
 
 /* model.c */
 const sim_model *gp__sim_model_get(uint32_t model);
@@ -236,5 +325,21 @@ int gp__sim_schedule(gp_sim_stream *s, sim_op *op, uint64_t duration);
 void gp__sim_retire(bool all);
 void gp__sim_flush_hook(void *user, bool forced);
 double gp__sim_busy_fraction(const sim_device *d, uint64_t t0, uint64_t t1);
+void gp__sim_perfmon_fold(sim_device *d);
+void gp__sim_sampling_emit(sim_device *d, uint64_t until, bool final);
+void gp__sim_sampling_seed(sim_device *d);
+
+/* sim.c */
+void gp__sim_announce(void);
+
+/* simcounters.c */
+const gp__catalog *gp__sim_catalog(uint32_t model);
+extern const gp__provider_ops gp__sim_provider;
+void gp__sim_op_acc(const sim_op *op, const sim_model *m, sim_acc *a);
+void gp__sim_acc_add(sim_acc *dst, const sim_acc *src, double scale);
+void gp__sim_counter_eval(const sim_model *m, const gp__catalog *cat,
+                          uint32_t index, const sim_acc *a, double span_ns,
+                          double busy_ns, double *num, double *den);
+sim_device *gp__sim_device_by_id(uint32_t device_id);
 
 #endif /* GPUPERF_SIM_INT_H */
