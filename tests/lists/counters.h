@@ -9,3 +9,16 @@ GP_TEST_ENTRY(perfmon_same_perfmon_no_switch, 10)
 GP_TEST_ENTRY(perfmon_values_through_fence, 10)
 GP_TEST_ENTRY(perfmon_global_conflicts, 10)
 GP_TEST_ENTRY(perfmon_destroy_with_jobs_in_flight, 10)
+
+/* api: monitors (GL_AMD_performance_monitor) */
+GP_TEST_ENTRY(monitor_groups_and_counters, 10)
+GP_TEST_ENTRY(monitor_misuse_errors, 10)
+GP_TEST_ENTRY(monitor_results_match_jobs, 10)
+
+/* api: sampling and the filter pipeline */
+GP_TEST_ENTRY(sampling_config_validation, 10)
+GP_TEST_ENTRY(sampling_periodic_windows, 20)
+GP_TEST_ENTRY(sampling_seed_example_filter, 20)
+GP_TEST_ENTRY(sampling_exclude_beats_include, 10)
+GP_TEST_ENTRY(sampling_name_bases_and_ranges, 20)
+GP_TEST_ENTRY(sampling_instrumented_values, 10)

@@ -624,7 +624,12 @@ static void emit_window(sim_device *d, uint64_t t0, uint64_t t1) {
   busy += ce - cs;
   free(iv);
   const gp__sampler *s = sm->s;
-  uint64_t tt0 = to_trace(d, t0), tt1 = to_trace(d, t1);
+  /* Windows share their edges exactly in trace time too, whatever clock
+   * snapshot maps each of them. */
+  uint64_t tt0 = sm->win_start_trace, tt1 = to_trace(d, t1);
+  if (tt1 < tt0)
+    tt1 = tt0;
+  sm->win_start_trace = tt1;
   for (uint32_t i = 0; i < s->num_counters; i++) {
     double num = 0.0, den = 0.0;
     gp__sim_counter_eval(d->m, s->cat, s->index[i], &a, (double)(t1 - t0),
@@ -667,9 +672,10 @@ void gp__sim_sampling_emit(sim_device *d, uint64_t until, bool final) {
 }
 
 /* Puts the device's work already in flight into the sampling log (when
- * sampling starts). */
+ * sampling starts at sm->win_start). */
 void gp__sim_sampling_seed(sim_device *d) {
   sim_sampling *sm = &d->smp;
+  sm->win_start_trace = to_trace(d, sm->win_start);
   for (size_t i = 0; i < gp__sim.heap_n; i++) {
     const sim_op *op = &gp__sim.heap[i];
     if (op->dev_index != d->index || op->end <= sm->win_start)

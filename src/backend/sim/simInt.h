@@ -123,6 +123,7 @@ typedef struct sim_job {
 typedef struct sim_sampling {
   gp__sampler *s;    /* reference; NULL when not sampling */
   uint64_t win_start; /* host ns: start of the next window */
+  uint64_t win_start_trace; /* the same in trace time, as last written */
   sim_job *log;
   size_t n, cap;
 } sim_sampling;

@@ -139,8 +139,7 @@ static int sp_sampling_start(void *prov, gp__sampler *s) {
     memset(&d->smp, 0, sizeof(d->smp));
     d->smp.s = gp__sampler_get(s);
     d->smp.win_start = gp__sim_now();
-    if (s->period_ns)
-      gp__sim_sampling_seed(d);
+    gp__sim_sampling_seed(d);
   }
   if (locked)
     gp__sim_unlock();
