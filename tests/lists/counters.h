@@ -22,3 +22,15 @@ GP_TEST_ENTRY(sampling_seed_example_filter, 20)
 GP_TEST_ENTRY(sampling_exclude_beats_include, 10)
 GP_TEST_ENTRY(sampling_name_bases_and_ranges, 20)
 GP_TEST_ENTRY(sampling_instrumented_values, 10)
+
+/* cli: list, GPUPERF_HUD=help, stat */
+GP_TEST_ENTRY(cli_list_counters, 20)
+GP_TEST_ENTRY(cli_hud_help_prints_list, 20)
+GP_TEST_ENTRY(cli_stat_totals_per_counter_and_kernel, 30)
+GP_TEST_ENTRY(cli_stat_children_and_errors, 30)
+
+/* api: the host CPU through perf_event */
+GP_TEST_ENTRY(perf_event_host_catalog_and_perfmon, 20)
+GP_TEST_ENTRY(perf_event_periodic_sampling, 20)
+GP_TEST_ENTRY(perf_event_refused_names_paranoid, 10)
+GP_TEST_ENTRY(perf_event_unprivileged_process, 20)

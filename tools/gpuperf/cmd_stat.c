@@ -226,7 +226,7 @@ static bool read_file(const char *path) {
   while (ok && fgets(line, sizeof(line), f)) {
     line[strcspn(line, "\n")] = '\0';
     size_t n = split(line, fl, 10);
-    if (n == 8 && strcmp(fl[0], "counter") == 0) {
+    if (n == 7 && strcmp(fl[0], "counter") == 0) {
       merge_value(find_row('c', fl[1], NULL, fl[2]), fl[3], fl[4],
                   strtod(fl[5], NULL), strtod(fl[6], NULL));
     } else if (n == 5 && strcmp(fl[0], "kernel") == 0) {
@@ -235,7 +235,7 @@ static bool read_file(const char *path) {
         r->launches += strtoull(fl[3], NULL, 10);
         r->time_ns += strtoull(fl[4], NULL, 10);
       }
-    } else if (n == 9 && strcmp(fl[0], "kvalue") == 0) {
+    } else if (n == 8 && strcmp(fl[0], "kvalue") == 0) {
       merge_value(find_row('v', fl[1], fl[2], fl[3]), fl[4], fl[5],
                   strtod(fl[6], NULL), strtod(fl[7], NULL));
     } else if (n == 4 && strcmp(fl[0], "host") == 0) {
@@ -296,11 +296,11 @@ static void print_value(FILE *out, const row *r, const char *indent) {
   char num[48];
   bool pct = r->units && strcmp(r->units, "PERCENT") == 0;
   if (pct)
-    fprintf(out, "%s%18.2f %%  %-50s\n", indent, r->value, r->counter);
+    snprintf(num, sizeof(num), "%.2f %%", r->value);
   else
-    fprintf(out, "%s%20s  %-50s %s\n", indent,
-            fmt_num(num, sizeof(num), r->value), r->counter,
-            r->units && strcmp(r->units, "-") ? r->units : "");
+    fmt_num(num, sizeof(num), r->value);
+  fprintf(out, "%s%20s  %-50s %s\n", indent, num, r->counter,
+          pct || !r->units || !strcmp(r->units, "-") ? "" : r->units);
 }
 
 static int cmp_kernel_time(const void *a, const void *b) {
@@ -365,6 +365,15 @@ static void print_report(FILE *out, char **argv, double wall_s) {
 /* Prepends the loaded libgpuperf to LD_PRELOAD, so that CMD counts even
  * if it does not link it itself. */
 static void preload_self(void) {
+#if defined(__SANITIZE_ADDRESS__)
+  /* A sanitizer build of the library cannot be preloaded ahead of its
+   * runtime: CMD must link the library itself. */
+  return;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return;
+#endif
+#endif
   Dl_info info;
   if (!dladdr((void *)gp_version, &info) || !info.dli_fname ||
       !strstr(info.dli_fname, "libgpuperf"))
@@ -386,72 +395,27 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* See cli.h. */
-int cmd_stat(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"events", required_argument, 0, 'e'},
-      {"output", required_argument, 0, 'o'},
-      {"period", required_argument, 0, 'p'},
-      {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
-  char *names[MAX_EVENTS];
-  size_t nnames = 0;
-  const char *output = NULL;
-  uint64_t period = 1000000;
-  int c, status = CLI_OK;
-  optind = 1;
-  /* '+': options end at the first non-option (CMD's own options). */
-  while ((c = getopt_long(argc, argv, "+e:o:h", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'e': {
-      const char *p = optarg;
-      while (*p) {
-        size_t len = strcspn(p, ",");
-        if (len && nnames == MAX_EVENTS)
-          return cli_error(CLI_USAGE, "-e: at most %d counter names",
-                           MAX_EVENTS);
-        if (len)
-          names[nnames++] = strndup(p, len);
-        p += len;
-        if (*p == ',')
-          p++;
-      }
-      break;
-    }
-    case 'o':
-      output = optarg;
-      break;
-    case 'p':
-      if (!cli_parse_u64("--period", optarg, 1000, 60000000000ull, &period))
-        return CLI_USAGE;
-      break;
-    case 'h':
-      stat_usage(stdout);
-      return CLI_OK;
-    default:
-      stat_usage(stderr);
-      return CLI_USAGE;
-    }
-  }
-  if (optind >= argc) {
-    stat_usage(stderr);
-    return cli_error(CLI_USAGE, "no command to run (gpuperf stat -- CMD)");
-  }
-  char **cmd = argv + optind;
-  status = check_events(names, nnames);
+/* Checks the names, runs cmd and prints its totals; returns the exit
+ * status of gpuperf. */
+static int stat_run(char **names, size_t nnames, const char *output,
+                    uint64_t period, char **cmd) {
+  int status = check_events(names, nnames);
   if (status != CLI_OK)
     return status;
 
-  FILE *out = stderr;
-  if (output && !(out = fopen(output, "w")))
-    return cli_error(CLI_BAD_INPUT, "cannot write %s: %s", output,
-                     strerror(errno));
   const char *tmp = getenv("TMPDIR");
   char dir[4096];
-  snprintf(dir, sizeof(dir), "%s/gpuperf-stat.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  snprintf(dir, sizeof(dir), "%s/gpuperf-stat.XXXXXX",
+           tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(dir))
     return cli_error(CLI_BAD_INPUT, "cannot make a directory in %s: %s",
                      tmp && *tmp ? tmp : "/tmp", strerror(errno));
+  FILE *out = stderr;
+  if (output && !(out = fopen(output, "w"))) {
+    rmdir(dir);
+    return cli_error(CLI_BAD_INPUT, "cannot write %s: %s", output,
+                     strerror(errno));
+  }
   char joined[8192] = "", pbuf[32];
   for (size_t i = 0; i < nnames; i++) {
     size_t o = strlen(joined);
@@ -467,8 +431,12 @@ int cmd_stat(int argc, char **argv) {
   fflush(NULL);
   double t0 = now_s();
   pid_t pid = fork();
-  if (pid < 0)
+  if (pid < 0) {
+    rmdir(dir);
+    if (out != stderr)
+      fclose(out);
     return cli_error(CLI_BAD_INPUT, "cannot fork: %s", strerror(errno));
+  }
   if (pid == 0) {
     execvp(cmd[0], cmd);
     fprintf(stderr, "gpuperf stat: cannot run '%s': %s\n", cmd[0],
@@ -495,7 +463,69 @@ int cmd_stat(int argc, char **argv) {
   }
   if (out != stderr && fclose(out) != 0)
     cli_error(0, "cannot write %s: %s", output, strerror(errno));
+  return rc;
+}
+
+/* See cli.h. */
+int cmd_stat(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"events", required_argument, 0, 'e'},
+      {"output", required_argument, 0, 'o'},
+      {"period", required_argument, 0, 'p'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  char *names[MAX_EVENTS];
+  size_t nnames = 0;
+  const char *output = NULL;
+  uint64_t period = 1000000;
+  int c, status = CLI_OK;
+  optind = 1;
+  /* '+': options end at the first non-option (CMD's own options). */
+  while ((c = getopt_long(argc, argv, "+e:o:h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'e': {
+      const char *p = optarg;
+      while (*p) {
+        size_t len = strcspn(p, ",");
+        if (len && nnames == MAX_EVENTS) {
+          status = cli_error(CLI_USAGE, "-e: at most %d counter names",
+                             MAX_EVENTS);
+          goto out;
+        }
+        if (len)
+          names[nnames++] = strndup(p, len);
+        p += len;
+        if (*p == ',')
+          p++;
+      }
+      break;
+    }
+    case 'o':
+      output = optarg;
+      break;
+    case 'p':
+      if (!cli_parse_u64("--period", optarg, 1000, 60000000000ull, &period)) {
+        status = CLI_USAGE;
+        goto out;
+      }
+      break;
+    case 'h':
+      stat_usage(stdout);
+      goto out;
+    default:
+      stat_usage(stderr);
+      status = CLI_USAGE;
+      goto out;
+    }
+  }
+  if (optind >= argc) {
+    stat_usage(stderr);
+    status = cli_error(CLI_USAGE, "no command to run (gpuperf stat -- CMD)");
+    goto out;
+  }
+  status = stat_run(names, nnames, output, period, argv + optind);
+out:
   for (size_t i = 0; i < nnames; i++)
     free(names[i]);
-  return rc;
+  return status;
 }
