@@ -203,6 +203,11 @@ uint64_t gp__sim_kernel_cost(const sim_model *m, const gp_sim_kernel_desc *k,
     st->issue_cycles = st->active_cycles * (issue > 1.0 ? 1.0 : issue);
     st->stall_cycles = st->active_cycles - st->issue_cycles;
     st->read_fraction = k->read_fraction;
+    st->l2_read_requests = st->l2_requests * k->read_fraction;
+    st->l2_read_hits = st->l2_hits * k->read_fraction;
+    st->occupied_cycles = occupancy * st->active_cycles;
+    /* One warp instruction per warp-wide operation, one per sector. */
+    st->instructions = flops / m->warp + st->l2_requests;
     st->threads = threads;
   }
   return ns;

@@ -251,9 +251,7 @@ static void perfmon_job(sim_device *d, gp_perfmon *pm, const sim_op *op) {
   } else if (op->end > ps->seg_end) {
     ps->seg_end = op->end;
   }
-  sim_acc a;
-  gp__sim_op_acc(op, d->m, &a);
-  gp__sim_acc_add(&ps->acc, &a, 1.0);
+  gp__sim_op_acc_add(&ps->acc, op, d->m);
   union_add(&ps->busy, op->start, op->end, gp__sim_now());
   if (op->end > pm->last_end)
     pm->last_end = op->end;
@@ -266,7 +264,9 @@ static void perfmon_job(sim_device *d, gp_perfmon *pm, const sim_op *op) {
  * (the device's global one, else its own) differs from the one running
  * waits for all the device's work, so that no two perfmons' jobs overlap;
  * one with the same perfmon only waits for the segment to have started.
- * On return op->pm is the effective perfmon, referenced until retirement.
+ * The job is counted into its effective perfmon's segment here, so it
+ * holds no reference: the device holds one on the perfmon programmed, and
+ * nothing reads a perfmon once its jobs were counted.
  * Returns GP_ENOMEM with nothing changed if memory runs out.
  */
 int gp__sim_schedule(gp_sim_stream *s, sim_op *op, uint64_t duration) {
@@ -332,7 +332,7 @@ int gp__sim_schedule(gp_sim_stream *s, sim_op *op, uint64_t duration) {
   s->tail_corr = op->correlation_id;
   busy_append(q, op->start, op->end);
   perfmon_job(d, pm, op);
-  op->pm = gp_perfmon_get(pm);
+  op->pm = NULL;
   op->perfmon_id = gp_perfmon_id(pm);
   if (periodic) {
     sim_job *j = &sm->log[sm->n++];
@@ -721,7 +721,6 @@ void gp__sim_retire(bool all) {
       emit_instrumented(&op, &gp__sim.devices[op.dev_index]);
       gp__sampler_put(op.instr);
     }
-    gp_perfmon_put(op.pm);
     free(op.waits_heap);
   }
   for (uint32_t i = 0; i < gp__sim.num_devices; i++) {

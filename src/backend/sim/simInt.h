@@ -64,6 +64,9 @@ typedef struct sim_work_stats {
   double issue_cycles;   /* of the active ones, issuing instructions */
   double stall_cycles;   /* of the active ones, waiting for memory */
   double read_fraction;  /* share of the traffic that is reads */
+  double l2_read_requests, l2_read_hits; /* the reads' share of the above */
+  double occupied_cycles; /* occupancy x active cycles */
+  double instructions;    /* warp instructions */
   uint64_t threads;
 } sim_work_stats;
 
@@ -170,8 +173,8 @@ typedef struct sim_op {
   uint32_t dev_index; /* simulator device index */
   uint32_t context_id, stream_id, queue;
   uint32_t perfmon_id;
-  gp_perfmon *pm;     /* the job's own perfmon, then the effective one
-                         (a reference from scheduling to retirement) */
+  gp_perfmon *pm;     /* the job's own perfmon (borrowed; scheduling
+                         counts the job into it and forgets it) */
   gp__sampler *instr; /* instrumented by this sampler (reference) */
   /* Kernel. */
   uint32_t name_id, demangled_id;
@@ -337,6 +340,7 @@ void gp__sim_announce(void);
 const gp__catalog *gp__sim_catalog(uint32_t model);
 extern const gp__provider_ops gp__sim_provider;
 void gp__sim_op_acc(const sim_op *op, const sim_model *m, sim_acc *a);
+void gp__sim_op_acc_add(sim_acc *a, const sim_op *op, const sim_model *m);
 void gp__sim_acc_add(sim_acc *dst, const sim_acc *src, double scale);
 void gp__sim_counter_eval(const sim_model *m, const gp__catalog *cat,
                           uint32_t index, const sim_acc *a, double span_ns,
