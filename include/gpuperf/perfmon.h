@@ -103,7 +103,7 @@ typedef struct gp_perfmon_info {
   uint32_t id;
   uint32_t device_id;
   uint32_t num_counters;
-  uint32_t destroyed; /* 1 once gp_perfmon_destroy() was called */
+  uint32_t destroyed;          /* 1 once gp_perfmon_destroy() was called */
   const uint32_t *counter_ids; /* lives as long as the perfmon */
 } gp_perfmon_info;
 
@@ -170,8 +170,7 @@ GP_EXPORT int gp_monitor_get_group_info(uint32_t device_id, uint32_t group,
  * number in *count. GP_ENOENT for an unknown group.
  */
 GP_EXPORT int gp_monitor_get_counters(uint32_t device_id, uint32_t group,
-                                      uint32_t *ids, size_t cap,
-                                      size_t *count);
+                                      uint32_t *ids, size_t cap, size_t *count);
 
 typedef struct gp_monitor_counter_info {
   uint32_t id;
@@ -251,8 +250,8 @@ typedef struct gp_monitor_result {
  * active or if it never ran; GP_EINVAL for an unknown pname or NULL data;
  * GP_ESIZE if size is smaller than one uint32_t (or one entry).
  */
-GP_EXPORT int gp_monitor_get_result(gp_monitor *mon, uint32_t pname,
-                                    void *data, size_t size, size_t *written);
+GP_EXPORT int gp_monitor_get_result(gp_monitor *mon, uint32_t pname, void *data,
+                                    size_t size, size_t *written);
 
 #ifdef __cplusplus
 }

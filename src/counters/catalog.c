@@ -32,8 +32,7 @@ int gp__counters_register(uint32_t device_id, const gp__catalog *cat,
   gp_device_info di;
   if (!cat || !ops || (cat->num_counters > 0 && !cat->counters))
     return GP_EINVAL;
-  if (device_id >= GP__MAX_DEVICES ||
-      gp_device_get_info(device_id, &di) != 0)
+  if (device_id >= GP__MAX_DEVICES || gp_device_get_info(device_id, &di) != 0)
     return GP_ENODEV;
   if (cat->num_blocks > GP_PERFMON_MAX_COUNTERS ||
       (cat->num_blocks > 0 && !cat->blocks))
@@ -127,8 +126,7 @@ int gp__catalog_check(const gp__catalog *cat, const uint32_t *ids, size_t n,
   for (size_t i = 0; i < n; i++) {
     int k = gp__catalog_find(cat, ids[i]);
     uint32_t b = cat->counters[k].info.block_id;
-    if (b < GP_PERFMON_MAX_COUNTERS &&
-        ++per_block[b] > cat->blocks[b].capacity)
+    if (b < GP_PERFMON_MAX_COUNTERS && ++per_block[b] > cat->blocks[b].capacity)
       return GP_ECAPACITY;
     if (index)
       index[i] = (uint32_t)k;
@@ -136,7 +134,9 @@ int gp__catalog_check(const gp__catalog *cat, const uint32_t *ids, size_t n,
   return 0;
 }
 
-static bool has_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
+static bool has_glob(const char *s) {
+  return strpbrk(s, "*?[") != NULL;
+}
 
 /* See countersInt.h. */
 int gp__catalog_select(const gp__catalog *cat, const char *const *names,
@@ -320,14 +320,14 @@ int gp_counter_select(uint32_t device_id, const char *const *names,
 }
 
 static const char *const unit_names[] = {
-    "NONE",        "BIT",         "KILOBIT",   "MEGABIT",    "GIGABIT",
-    "TERABIT",     "PETABIT",     "BYTE",      "KILOBYTE",   "MEGABYTE",
-    "GIGABYTE",    "TERABYTE",    "PETABYTE",  "HERTZ",      "KILOHERTZ",
-    "MEGAHERTZ",   "GIGAHERTZ",   "TERAHERTZ", "PETAHERTZ",  "NANOSECOND",
-    "MICROSECOND", "MILLISECOND", "SECOND",    "MINUTE",     "HOUR",
-    "VERTEX",      "PIXEL",       "TRIANGLE",  "MILLIWATT",  "WATT",
-    "KILOWATT",    "JOULE",       "VOLT",      "AMPERE",     "CELSIUS",
-    "FAHRENHEIT",  "KELVIN",      "PERCENT",   "PRIMITIVE",  "FRAGMENT",
+    "NONE",        "BIT",         "KILOBIT",   "MEGABIT",   "GIGABIT",
+    "TERABIT",     "PETABIT",     "BYTE",      "KILOBYTE",  "MEGABYTE",
+    "GIGABYTE",    "TERABYTE",    "PETABYTE",  "HERTZ",     "KILOHERTZ",
+    "MEGAHERTZ",   "GIGAHERTZ",   "TERAHERTZ", "PETAHERTZ", "NANOSECOND",
+    "MICROSECOND", "MILLISECOND", "SECOND",    "MINUTE",    "HOUR",
+    "VERTEX",      "PIXEL",       "TRIANGLE",  "MILLIWATT", "WATT",
+    "KILOWATT",    "JOULE",       "VOLT",      "AMPERE",    "CELSIUS",
+    "FAHRENHEIT",  "KELVIN",      "PERCENT",   "PRIMITIVE", "FRAGMENT",
     "INSTRUCTION"};
 
 /* See counters.h. */

@@ -2,8 +2,9 @@
  * countersInt.h - the counters subsystem seen from the inside: how a
  * backend publishes a device's catalog and the hooks through which the
  * generic code (perfmons, monitors, sampling) reaches the device's
- * scheduler or hardware. Included by the files of src/counters and by the backends
- * that provide counters (the simulator, the Linux perf_event provider).
+ * scheduler or hardware. Included by the files of src/counters and by the
+ * backends that provide counters (the simulator, the Linux perf_event
+ * provider).
  *
  * Values. A counter's value is kept as a pair (num, den) of doubles that
  * add up across jobs, segments and windows: a count has den 0 and is num;
@@ -117,8 +118,7 @@ typedef struct gp__provider_ops {
   int (*set_global)(void *prov, uint32_t device_id, gp_perfmon *pm,
                     gp_perfmon *current);
   /* Which device runs a context: GP_ENOENT if not one of ours. */
-  int (*context_device)(void *prov, uint32_t context_id,
-                        uint32_t *device_id);
+  int (*context_device)(void *prov, uint32_t context_id, uint32_t *device_id);
   /* Makes the jobs of a context carry pm (NULL: none). */
   int (*context_bind)(void *prov, uint32_t context_id, gp_perfmon *pm);
   /* Starts / stops sampling s (validated) on its device. Stop emits the
@@ -132,9 +132,9 @@ typedef struct gp__provider_ops {
 /*
  * Publishes the catalog of a registered device, with the provider's hooks
  * and state (all borrowed for the life of the process); the provider then
- * calls gp__counters_announce(). GP_EEXIST if the device already has one, GP_ENODEV
- * for an unknown device, GP_EINVAL for a malformed catalog (a block id
- * out of range, a duplicate counter id).
+ * calls gp__counters_announce(). GP_EEXIST if the device already has one,
+ * GP_ENODEV for an unknown device, GP_EINVAL for a malformed catalog (a block
+ * id out of range, a duplicate counter id).
  */
 int gp__counters_register(uint32_t device_id, const gp__catalog *cat,
                           const gp__provider_ops *ops, void *prov);

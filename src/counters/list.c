@@ -10,7 +10,7 @@
 #include "countersInt.h"
 
 static const char *fixed_group_name(uint32_t g) {
-  static const char *const names[] = {"Unclassified", "System",  "Vertices",
+  static const char *const names[] = {"Unclassified", "System",     "Vertices",
                                       "Fragments",    "Primitives", "Memory",
                                       "Compute",      "Ray tracing"};
   return g < GP_ARRAY_SIZE(names) ? names[g] : "Custom";
@@ -45,8 +45,8 @@ static const char *units_string(const gp_counter_info *c, char *buf,
        i++)
     o += (size_t)snprintf(buf + o, o < size ? size - o : 0, "%s%s",
                           i ? "*" : "", gp_unit_name(c->numerator_units[i]));
-  for (uint32_t i = 0;
-       i < c->num_denominator_units && i < GP_COUNTER_MAX_UNITS; i++)
+  for (uint32_t i = 0; i < c->num_denominator_units && i < GP_COUNTER_MAX_UNITS;
+       i++)
     o += (size_t)snprintf(buf + o, o < size ? size - o : 0, "%s%s",
                           i ? "*" : "/", gp_unit_name(c->denominator_units[i]));
   if (!buf[0])
@@ -99,8 +99,8 @@ static void text_counters(FILE *out, uint32_t dev) {
       fprintf(out, "%s %s (%u counters, %u at once)", b ? "," : "", bi.name,
               bi.num_counters, bi.capacity);
   }
-  fprintf(out, "\n  %5s  %-54s %-8s %-12s %s\n", "id", "name", "type",
-          "units", "groups");
+  fprintf(out, "\n  %5s  %-54s %-8s %-12s %s\n", "id", "name", "type", "units",
+          "groups");
   for (uint32_t i = 0; i < ci.num_counters; i++) {
     gp_counter_info c;
     char units[96];
@@ -108,7 +108,8 @@ static void text_counters(FILE *out, uint32_t dev) {
       continue;
     fprintf(out, "  %5u%c %-54s %-8s %-12s ", c.id,
             c.select_by_default ? '*' : ' ', c.name,
-            gp_counter_type_name(c.type), units_string(&c, units, sizeof(units)));
+            gp_counter_type_name(c.type),
+            units_string(&c, units, sizeof(units)));
     for (uint32_t g = 0; g < c.num_groups && g < GP_COUNTER_MAX_GROUPS; g++)
       fprintf(out, "%s%s", g ? ", " : "", group_name(dev, c.groups[g]));
     fprintf(out, "\n         %s\n", c.description);
@@ -121,8 +122,8 @@ static void text_device(FILE *out, const gp_device_info *d, uint32_t flags) {
   gp_device_pci_bdf(d, bdf, sizeof(bdf));
   fmt_bytes(mem, sizeof(mem), (double)d->global_memory_bytes);
   fprintf(out, "device %u: %s\n", d->id, d->name);
-  fprintf(out, "  vendor %s, model %s, architecture %s\n", d->vendor,
-          d->model, d->architecture);
+  fprintf(out, "  vendor %s, model %s, architecture %s\n", d->vendor, d->model,
+          d->architecture);
   fprintf(out, "  %u compute units", d->compute_units);
   if (d->core_clock_khz)
     fprintf(out, " at %u MHz", d->core_clock_khz / 1000);

@@ -163,7 +163,9 @@ int gp_perfmon_lookup(uint32_t id, gp_perfmon **out) {
 }
 
 /* See perfmon.h. */
-uint32_t gp_perfmon_id(const gp_perfmon *pm) { return pm ? pm->id : 0; }
+uint32_t gp_perfmon_id(const gp_perfmon *pm) {
+  return pm ? pm->id : 0;
+}
 
 /* See perfmon.h. */
 int gp_perfmon_get_info(const gp_perfmon *pm, gp_perfmon_info *info) {
@@ -181,8 +183,8 @@ int gp_perfmon_get_info(const gp_perfmon *pm, gp_perfmon_info *info) {
 /* See countersInt.h. */
 void gp__perfmon_values(const gp_perfmon *pm, gp_counter_value *out) {
   for (uint32_t i = 0; i < pm->num_counters; i++)
-    gp__counter_finish(&pm->cat->counters[pm->index[i]], pm->num[i],
-                       pm->den[i], &out[i]);
+    gp__counter_finish(&pm->cat->counters[pm->index[i]], pm->num[i], pm->den[i],
+                       &out[i]);
 }
 
 /* See perfmon.h. */

@@ -235,8 +235,8 @@ void gp__counter_emit(const gp__catalog *cat, uint32_t device_id,
                       uint32_t context_id) {
   if (!gp__activity_enabled(GP_ACTIVITY_KIND_COUNTER, context_id))
     return;
-  gp_activity_counter *r = gp__activity_reserve(GP_ACTIVITY_KIND_COUNTER,
-                                                sizeof(*r), context_id, 0);
+  gp_activity_counter *r =
+      gp__activity_reserve(GP_ACTIVITY_KIND_COUNTER, sizeof(*r), context_id, 0);
   if (!r)
     return;
   const gp__counter_def *def = &cat->counters[index];
@@ -459,7 +459,7 @@ int gp_counters_start(uint32_t device_id, const gp_counter_config *config) {
   }
   if (!any) {
     rc = config->instrumented && !config->counter_period_ns ? GP_ENOTSUP
-                                                             : GP_ENOCOUNTER;
+                                                            : GP_ENOCOUNTER;
     goto fail;
   }
   if (config->instrumented) {

@@ -194,10 +194,10 @@ static void on_counter(const gp_activity_counter *c) {
   int idx = cat ? gp__catalog_find(cat, c->counter_id) : -1;
   if (idx < 0)
     return;
-  double v = c->value_type == GP_VALUE_INT64 ? (double)c->value.i64
-                                             : c->value.f64;
-  uint64_t w = c->timestamp > c->window_start ? c->timestamp - c->window_start
-                                              : 0;
+  double v =
+      c->value_type == GP_VALUE_INT64 ? (double)c->value.i64 : c->value.f64;
+  uint64_t w =
+      c->timestamp > c->window_start ? c->timestamp - c->window_start : 0;
   uint32_t combine = cat->counters[idx].combine;
   if (c->correlation_id == 0) {
     total *t = total_get(c->device_id, (uint32_t)idx);
@@ -237,9 +237,9 @@ static void on_device(uint32_t dev) {
   uint32_t ids[GP_PERFMON_MAX_COUNTERS];
   size_t n = 0;
   if (st.num_names) {
-    int rc = gp__catalog_select(cat, (const char *const *)st.names,
-                                st.num_names, true, ids,
-                                GP_PERFMON_MAX_COUNTERS, &n);
+    int rc =
+        gp__catalog_select(cat, (const char *const *)st.names, st.num_names,
+                           true, ids, GP_PERFMON_MAX_COUNTERS, &n);
     if (rc != 0 || n == 0)
       return;
   }
@@ -272,8 +272,8 @@ static void open_host(void) {
   for (uint32_t i = 0; i < cat->num_counters && n < GP_PERFMON_MAX_COUNTERS;
        i++) {
     const char *cn = cat->counters[i].info.name;
-    bool want = st.num_names == 0 ? cat->counters[i].info.select_by_default
-                                  : false;
+    bool want =
+        st.num_names == 0 ? cat->counters[i].info.select_by_default : false;
     for (size_t j = 0; j < st.num_names && !want; j++)
       want = strpbrk(st.names[j], "*?[") ? gp__glob_match(st.names[j], cn)
                                          : strcmp(st.names[j], cn) == 0;
@@ -317,8 +317,8 @@ static const char *units_of(const gp_counter_info *c, char *buf, size_t n) {
        i++)
     o += (size_t)snprintf(buf + o, o < n ? n - o : 0, "%s%s", i ? "*" : "",
                           gp_unit_name(c->numerator_units[i]));
-  for (uint32_t i = 0;
-       i < c->num_denominator_units && i < GP_COUNTER_MAX_UNITS; i++)
+  for (uint32_t i = 0; i < c->num_denominator_units && i < GP_COUNTER_MAX_UNITS;
+       i++)
     o += (size_t)snprintf(buf + o, o < n ? n - o : 0, "%s%s", i ? "*" : "/",
                           gp_unit_name(c->denominator_units[i]));
   if (!buf[0])

@@ -147,8 +147,8 @@ static double report_value(const char *t, const char *device,
   const char *end = strstr(p, "\n\n");
   const char *line = strstr(p, counter);
   if (!line || (end && line > end))
-    gp_test_fail(__FILE__, __LINE__, "no %s for %s/%s in:\n%s", counter,
-                 device, kernel ? kernel : "-", t);
+    gp_test_fail(__FILE__, __LINE__, "no %s for %s/%s in:\n%s", counter, device,
+                 kernel ? kernel : "-", t);
   const char *s = line;
   while (s > t && s[-1] != '\n')
     s--;
@@ -174,26 +174,30 @@ TEST(cli_stat_totals_per_counter_and_kernel) {
   const char *g = cli(), *app = stat_app();
   const char *out = gp_test_path(0, "out"), *err = gp_test_path(1, "err");
   const char *rep = gp_test_path(2, "report");
-  char *a[] = {(char *)g,   "stat", "-e",
-               "dram__bytes_read.sum,Utilization,cycle-count,task-clock",
-               "-o",        (char *)rep, "--", (char *)app, "--launches",
-               "6",         "--exit",    "3",  NULL};
+  char *a[] = {
+      (char *)g,    "stat",
+      "-e",         "dram__bytes_read.sum,Utilization,cycle-count,task-clock",
+      "-o",         (char *)rep,
+      "--",         (char *)app,
+      "--launches", "6",
+      "--exit",     "3",
+      NULL};
   ASSERT_EQ(run(a, NULL, out, err), 3); /* the program's status */
   ASSERT(strstr(slurp(out), "stat_app: done"));
   const char *t = slurp(rep);
   ASSERT(strstr(t, "Performance counter stats for"));
   double saxpy = expected_dram(0, 6), reduce = expected_dram(1, 6);
-  ASSERT_NEAR(report_value(t, "Sim Compute GPU #0:", NULL,
-                           "dram__bytes_read.sum"),
-              saxpy + reduce, 2.0);
-  ASSERT_NEAR(report_value(t, "Sim Compute GPU #0:",
-                           "saxpy(float, float*, float*)",
-                           "dram__bytes_read.sum"),
-              saxpy, 6.0); /* one rounding per launch */
-  ASSERT_NEAR(report_value(t, "Sim Compute GPU #0:",
-                           "reduce(float const*, float*)",
-                           "dram__bytes_read.sum"),
-              reduce, 4.0);
+  ASSERT_NEAR(
+      report_value(t, "Sim Compute GPU #0:", NULL, "dram__bytes_read.sum"),
+      saxpy + reduce, 2.0);
+  ASSERT_NEAR(
+      report_value(t, "Sim Compute GPU #0:", "saxpy(float, float*, float*)",
+                   "dram__bytes_read.sum"),
+      saxpy, 6.0); /* one rounding per launch */
+  ASSERT_NEAR(
+      report_value(t, "Sim Compute GPU #0:", "reduce(float const*, float*)",
+                   "dram__bytes_read.sum"),
+      reduce, 4.0);
   ASSERT(strstr(t, "kernel saxpy(float, float*, float*): 6 launches"));
   ASSERT(strstr(t, "kernel reduce(float const*, float*): 4 launches"));
   ASSERT(strstr(t, "kernel csd_blur: 6 launches"));
@@ -210,18 +214,20 @@ TEST(cli_stat_children_and_errors) {
   const char *out = gp_test_path(0, "out"), *err = gp_test_path(1, "err");
   const char *touched = gp_test_path(2, "touched");
   /* Two processes: both counted. */
-  char *a[] = {(char *)g,   "stat", "-e", "dram__bytes_read.sum", "--",
-               (char *)app, "--launches", "2", "--spawn", NULL};
+  char *a[] = {(char *)g, "stat",      "-e",         "dram__bytes_read.sum",
+               "--",      (char *)app, "--launches", "2",
+               "--spawn", NULL};
   ASSERT_EQ(run(a, NULL, out, err), 0);
   const char *t = slurp(err);
   ASSERT(strstr(t, "(all its processes)"));
-  ASSERT_NEAR(report_value(t, "Sim Compute GPU #0:", NULL,
-                           "dram__bytes_read.sum"),
-              2 * (expected_dram(0, 2) + expected_dram(1, 2)), 4.0);
+  ASSERT_NEAR(
+      report_value(t, "Sim Compute GPU #0:", NULL, "dram__bytes_read.sum"),
+      2 * (expected_dram(0, 2) + expected_dram(1, 2)), 4.0);
   ASSERT(strstr(t, "kernel saxpy(float, float*, float*): 4 launches"));
   /* An unknown counter: status 2, one clear line, the program not run. */
-  char *b[] = {(char *)g,   "stat",    "-e", "cycle-count,no-such-counter",
-               "--",        (char *)app, "--touch", (char *)touched, NULL};
+  char *b[] = {(char *)g, "stat",      "-e",      "cycle-count,no-such-counter",
+               "--",      (char *)app, "--touch", (char *)touched,
+               NULL};
   ASSERT_EQ(run(b, NULL, out, err), 2);
   ASSERT(strstr(slurp(err), "unknown counter 'no-such-counter'"));
   ASSERT(access(touched, F_OK) != 0);

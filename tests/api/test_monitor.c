@@ -95,16 +95,14 @@ TEST(monitor_misuse_errors) {
   ASSERT_ERR(gp_monitor_begin(m), GP_ESTATE);
   ASSERT_ERR(gp_monitor_begin(m2), GP_EBUSY); /* one per context */
   ASSERT_ERR(gp_monitor_select_counters(m, 1, 0, &util, 1), GP_ESTATE);
-  ASSERT_ERR(gp_monitor_get_result(m, GP_MONITOR_RESULT, buf, sizeof(buf),
-                                   &w),
+  ASSERT_ERR(gp_monitor_get_result(m, GP_MONITOR_RESULT, buf, sizeof(buf), &w),
              GP_ESTATE);
   ASSERT_OK(gp_monitor_end(m));
   ASSERT_ERR(gp_monitor_end(m), GP_ESTATE);
   ASSERT_ERR(gp_monitor_get_result(m, 7, buf, sizeof(buf), &w), GP_EINVAL);
   ASSERT_ERR(gp_monitor_get_result(m, GP_MONITOR_RESULT_SIZE, buf, 2, &w),
              GP_ESIZE);
-  ASSERT_ERR(gp_monitor_get_result(m, GP_MONITOR_RESULT, buf, 8, &w),
-             GP_ESIZE);
+  ASSERT_ERR(gp_monitor_get_result(m, GP_MONITOR_RESULT, buf, 8, &w), GP_ESIZE);
   ASSERT_ERR(gp_monitor_get_result(m, GP_MONITOR_RESULT, NULL, 8, &w),
              GP_EINVAL);
   uint32_t size = 0;
@@ -156,14 +154,14 @@ TEST(monitor_results_match_jobs) {
   for (int i = 0; i < 4; i++) {
     ASSERT_OK(gp_sim_launch(s, k, dim(32 + 8 * i), dim(64), 0));
     sim_work_stats st;
-    uint64_t ns = gp__sim_kernel_cost(gp__sim_model_get(GP_SIM_MODEL_V3D),
-                                      &kd, dim(32 + 8 * i), dim(64), 0, &st);
+    uint64_t ns = gp__sim_kernel_cost(gp__sim_model_get(GP_SIM_MODEL_V3D), &kd,
+                                      dim(32 + 8 * i), dim(64), 0, &st);
     read += st.dram_read_bytes;
     issue += st.issue_cycles;
     dur += (double)ns;
     /* Another context's work is not the monitor's. */
-    ASSERT_OK(gp_sim_launch(gp_sim_default_stream(other), k, dim(64), dim(64),
-                            0));
+    ASSERT_OK(
+        gp_sim_launch(gp_sim_default_stream(other), k, dim(64), dim(64), 0));
   }
   ASSERT_OK(gp_monitor_end(m));
   ASSERT_OK(gp_sim_launch(s, k, dim(16), dim(64), 0)); /* after end */
@@ -191,8 +189,8 @@ TEST(monitor_results_match_jobs) {
    * segment of its own: cycle-count is the jobs' own time. */
   ASSERT_NEAR(res[1].value.i64, dur * 0.5, 1.0);
   /* A partial buffer takes whole entries. */
-  ASSERT_OK(gp_monitor_get_result(m, GP_MONITOR_RESULT, res,
-                                  sizeof(res[0]) + 4, &w));
+  ASSERT_OK(
+      gp_monitor_get_result(m, GP_MONITOR_RESULT, res, sizeof(res[0]) + 4, &w));
   ASSERT_EQ(w, sizeof(res[0]));
   gp_monitor_destroy(m);
   gp_sim_kernel_destroy(k);

@@ -103,11 +103,11 @@ TEST(perf_event_periodic_sampling) {
   c.counter_period_ns = 5000000;
   c.counter_ids = &id;
   c.num_counter_ids = 1;
-  ASSERT_ERR(gp_counters_start(dev, &(gp_counter_config){
-                                        .counter_period_ns = 1000,
-                                        .counter_ids = &id,
-                                        .num_counter_ids = 1}),
-             GP_EINVAL); /* below 1 ms */
+  ASSERT_ERR(
+      gp_counters_start(dev, &(gp_counter_config){.counter_period_ns = 1000,
+                                                  .counter_ids = &id,
+                                                  .num_counter_ids = 1}),
+      GP_EINVAL); /* below 1 ms */
   ASSERT_OK(gp_counters_start(dev, &c));
   burn_ms(40);
   ASSERT_OK(gp_counters_stop(dev));

@@ -370,11 +370,11 @@ TEST(sampling_exclude_beats_include) {
   c.num_tx_exclude_globs = 1;
   ASSERT_OK(gp_counters_start(0, &c));
   ASSERT_OK(gp_range_push(NULL, "training epoch"));
-  launch(s, k); /* 1: included */
+  launch(s, k);                                      /* 1: included */
   ASSERT_OK(gp_range_push(NULL, "validation pass")); /* inner: excluded */
   launch(s, k);                                      /* 2: excluded */
-  ASSERT_OK(gp_range_push(NULL, "training inner")); /* included again? no */
-  launch(s, k);                                     /* 3: still excluded */
+  ASSERT_OK(gp_range_push(NULL, "training inner"));  /* included again? no */
+  launch(s, k);                                      /* 3: still excluded */
   ASSERT_OK(gp_range_pop());
   ASSERT_OK(gp_range_pop());
   launch(s, k); /* 4: included */
@@ -416,18 +416,18 @@ TEST(sampling_exclude_beats_include) {
 
 TEST(sampling_name_bases_and_ranges) {
   char buf[64];
-  ASSERT_STR_EQ(gp__function_name("void ns::myKernel<float>(float*, int)",
-                                  buf, sizeof(buf)),
+  ASSERT_STR_EQ(gp__function_name("void ns::myKernel<float>(float*, int)", buf,
+                                  sizeof(buf)),
                 "myKernel");
   ASSERT_STR_EQ(gp__function_name("saxpy(float, float*)", buf, sizeof(buf)),
                 "saxpy");
   ASSERT_STR_EQ(gp__function_name("plain", buf, sizeof(buf)), "plain");
   ASSERT_STR_EQ(gp__function_name("a::b::c<x::y<int>>()", buf, sizeof(buf)),
                 "c");
-  ASSERT_STR_EQ(gp__function_name(
-                    "std::vector<int> ns::K<std::pair<a, b> >::run(int)", buf,
-                    sizeof(buf)),
-                "run");
+  ASSERT_STR_EQ(
+      gp__function_name("std::vector<int> ns::K<std::pair<a, b> >::run(int)",
+                        buf, sizeof(buf)),
+      "run");
 
   init_sim();
   tu_capture(1 << 20, 0);
@@ -546,9 +546,9 @@ TEST(sampling_instrumented_values) {
     else if (x->counter_id == 33)
       ASSERT_NEAR(x->value.i64, (double)ns * 0.5, 1.0);
     else
-      ASSERT_NEAR(x->value.i64,
-                  (double)ns * 0.5 * 8 - (st.issue_cycles + st.stall_cycles) * 8,
-                  1.0);
+      ASSERT_NEAR(
+          x->value.i64,
+          (double)ns * 0.5 * 8 - (st.issue_cycles + st.stall_cycles) * 8, 1.0);
   }
   ASSERT_EQ(per_activity, 3);
   ASSERT_GE(periodic, 3);

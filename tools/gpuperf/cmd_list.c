@@ -24,10 +24,11 @@ static void list_usage(FILE *out) {
 
 /* See cli.h. */
 int cmd_list(int argc, char **argv) {
-  static const struct option longopts[] = {{"device", required_argument, 0, 'd'},
-                                            {"json", no_argument, 0, 'j'},
-                                            {"help", no_argument, 0, 'h'},
-                                            {0, 0, 0, 0}};
+  static const struct option longopts[] = {
+      {"device", required_argument, 0, 'd'},
+      {"json", no_argument, 0, 'j'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
   bool json = false, one = false;
   uint64_t only = 0;
   int c;
@@ -55,7 +56,8 @@ int cmd_list(int argc, char **argv) {
   uint32_t n = 0, host = 0;
   int rc = gp_sim_device_count(&n);
   if (rc != 0)
-    return cli_error(CLI_BAD_INPUT, "cannot start the simulated GPUs: %s "
+    return cli_error(CLI_BAD_INPUT,
+                     "cannot start the simulated GPUs: %s "
                      "(check GPUPERF_SIM_DEVICES and GPUPERF_SIM_TIME)",
                      gp_strerror(rc));
   rc = gp_host_device_register(&host);

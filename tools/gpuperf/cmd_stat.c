@@ -38,7 +38,7 @@ typedef struct row {
   char *counter; /* counter name ('c', 'v', 'h') */
   char *units;
   bool avg;
-  double value, weight;      /* avg: weighted mean over weight ns */
+  double value, weight;       /* avg: weighted mean over weight ns */
   uint64_t launches, time_ns; /* 'k' */
 } row;
 
@@ -47,26 +47,29 @@ static size_t nrows;
 static int nfiles, nprocs;
 
 static void stat_usage(FILE *out) {
-  fprintf(out,
-          "usage: gpuperf stat [-e COUNTERS] [-o FILE] [--period NS] "
-          "-- CMD [ARGS...]\n\n"
-          "Runs CMD and prints the totals of GPU counters (per device and\n"
-          "per kernel) and of the host CPU's perf_event counters. CMD is a\n"
-          "program that drives GPUs through libgpuperf (the simulated GPUs\n"
-          "today); libgpuperf is preloaded into it. Exits with CMD's status.\n\n"
-          "  -e, --events LIST  counter names or globs, comma-separated, "
-          "repeatable\n"
-          "                     (default: each device's default counters;\n"
-          "                     see 'gpuperf list')\n"
-          "  -o, --output FILE  write the totals to FILE instead of stderr\n"
-          "      --period NS    sampling period of the totals (default "
-          "1000000)\n");
+  fprintf(
+      out,
+      "usage: gpuperf stat [-e COUNTERS] [-o FILE] [--period NS] "
+      "-- CMD [ARGS...]\n\n"
+      "Runs CMD and prints the totals of GPU counters (per device and\n"
+      "per kernel) and of the host CPU's perf_event counters. CMD is a\n"
+      "program that drives GPUs through libgpuperf (the simulated GPUs\n"
+      "today); libgpuperf is preloaded into it. Exits with CMD's status.\n\n"
+      "  -e, --events LIST  counter names or globs, comma-separated, "
+      "repeatable\n"
+      "                     (default: each device's default counters;\n"
+      "                     see 'gpuperf list')\n"
+      "  -o, --output FILE  write the totals to FILE instead of stderr\n"
+      "      --period NS    sampling period of the totals (default "
+      "1000000)\n");
 }
 
 /* ------------------------------------------------------------------ */
 /* Checking the counter names                                           */
 
-static bool has_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
+static bool has_glob(const char *s) {
+  return strpbrk(s, "*?[") != NULL;
+}
 
 /*
  * Each name must match a counter of some device, and what the names
@@ -77,7 +80,8 @@ static int check_events(char **names, size_t n) {
   uint32_t ndev = 0, host = 0;
   int rc = gp_sim_device_count(&ndev);
   if (rc != 0)
-    return cli_error(CLI_BAD_INPUT, "cannot start the simulated GPUs: %s "
+    return cli_error(CLI_BAD_INPUT,
+                     "cannot start the simulated GPUs: %s "
                      "(check GPUPERF_SIM_DEVICES and GPUPERF_SIM_TIME)",
                      gp_strerror(rc));
   gp_host_device_register(&host);
@@ -88,15 +92,15 @@ static int check_events(char **names, size_t n) {
       uint32_t ids[GP_PERFMON_MAX_COUNTERS];
       size_t cnt = 0;
       const char *one[1] = {names[j]};
-      int r = gp_counter_select(d, one, 1, ids, GP_PERFMON_MAX_COUNTERS,
-                                &cnt);
+      int r = gp_counter_select(d, one, 1, ids, GP_PERFMON_MAX_COUNTERS, &cnt);
       hit = r == 0 || r == GP_ENOSPC;
     }
     if (!hit)
       return cli_error(CLI_BAD_INPUT,
                        "unknown counter '%s': no device has a counter %s "
                        "(see 'gpuperf list')",
-                       names[j], has_glob(names[j]) ? "matching it" : "named so");
+                       names[j],
+                       has_glob(names[j]) ? "matching it" : "named so");
   }
   if (n == 0)
     return CLI_OK;
@@ -199,8 +203,8 @@ static row *find_row(char kind, const char *dev, const char *kernel,
   return r;
 }
 
-static void merge_value(row *r, const char *units, const char *how,
-                        double v, double w) {
+static void merge_value(row *r, const char *units, const char *how, double v,
+                        double w) {
   if (!r)
     return;
   if (!r->units)
@@ -221,8 +225,8 @@ static bool read_file(const char *path) {
     return false;
   char line[8192];
   char *fl[10];
-  bool ok = fgets(line, sizeof(line), f) &&
-            strncmp(line, "gpuperf-stat\t1", 14) == 0;
+  bool ok =
+      fgets(line, sizeof(line), f) && strncmp(line, "gpuperf-stat\t1", 14) == 0;
   while (ok && fgets(line, sizeof(line), f)) {
     line[strcspn(line, "\n")] = '\0';
     size_t n = split(line, fl, 10);
@@ -456,8 +460,10 @@ static int stat_run(char **names, size_t nnames, const char *output,
   read_dir(dir);
   if (nfiles == 0) {
     if (rc != 127)
-      cli_error(0, "no counts: '%s' did not load libgpuperf, or ended "
-                "without exiting normally (status %d)", cmd[0], rc);
+      cli_error(0,
+                "no counts: '%s' did not load libgpuperf, or ended "
+                "without exiting normally (status %d)",
+                cmd[0], rc);
   } else {
     print_report(out, cmd, wall);
   }
@@ -488,8 +494,8 @@ int cmd_stat(int argc, char **argv) {
       while (*p) {
         size_t len = strcspn(p, ",");
         if (len && nnames == MAX_EVENTS) {
-          status = cli_error(CLI_USAGE, "-e: at most %d counter names",
-                             MAX_EVENTS);
+          status =
+              cli_error(CLI_USAGE, "-e: at most %d counter names", MAX_EVENTS);
           goto out;
         }
         if (len)

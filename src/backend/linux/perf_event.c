@@ -46,8 +46,8 @@ static const perf_event_def sw_events[] = {
      GP_UNIT_NANOSECOND, "CPU time the process's tasks ran"},
     {2, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "cpu-clock",
      GP_UNIT_NANOSECOND, "CPU clock time while counting"},
-    {3, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
-     "context-switches", GP_UNIT_NONE, "Context switches"},
+    {3, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "context-switches",
+     GP_UNIT_NONE, "Context switches"},
     {4, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, "cpu-migrations",
      GP_UNIT_NONE, "Moves of a task from one CPU to another"},
     {5, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "page-faults",
@@ -146,9 +146,8 @@ static void add_def(uint32_t *n, const perf_event_def *e, uint32_t block) {
   d->info.num_groups = 2;
   d->info.groups[0] = GP_COUNTER_GROUP_SYSTEM;
   d->info.groups[1] = block == BLOCK_SOFTWARE ? GROUP_SW : GROUP_HW;
-  d->info.select_by_default =
-      e->id == 1 || e->id == 3 || e->id == 4 || e->id == 5 || e->id == 101 ||
-      e->id == 102;
+  d->info.select_by_default = e->id == 1 || e->id == 3 || e->id == 4 ||
+                              e->id == 5 || e->id == 101 || e->id == 102;
   d->combine = GP__SUM;
   def_src[*n] = e;
   (*n)++;
@@ -170,10 +169,18 @@ static void probe(void) {
     }
   }
   blocks[BLOCK_SOFTWARE] = (gp_counter_block_info){
-      BLOCK_SOFTWARE, nsw, 0, 0, "software",
+      BLOCK_SOFTWARE,
+      nsw,
+      0,
+      0,
+      "software",
       "software events the kernel counts (all at once)"};
   blocks[BLOCK_HARDWARE] = (gp_counter_block_info){
-      BLOCK_HARDWARE, HW_CAPACITY, 0, 0, "cpu",
+      BLOCK_HARDWARE,
+      HW_CAPACITY,
+      0,
+      0,
+      "cpu",
       "hardware events of the CPU's PMU (4 at once, so that values are "
       "never estimates from multiplexing)"};
   catalog.counters = defs;

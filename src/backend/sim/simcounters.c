@@ -65,8 +65,8 @@ static const gp__counter_def compute_counters[C_COUNT] = {
          "Share of the time during which any queue of the device was running "
          "work (kernels, copies or fills)"),
     CDEF(C_TIME, "gpu__time_duration.sum", GP_COUNTER_TYPE_INT64, GP__SUM,
-         B_DEVICE, GP_COUNTER_GROUP_SYSTEM, 0, 1, GP_UNIT_NANOSECOND, 1, 0.0,
-         0, "Total duration of the jobs measured"),
+         B_DEVICE, GP_COUNTER_GROUP_SYSTEM, 0, 1, GP_UNIT_NANOSECOND, 1, 0.0, 0,
+         "Total duration of the jobs measured"),
     CDEF(C_ELAPSED, "sm__cycles_elapsed.avg", GP_COUNTER_TYPE_DOUBLE, GP__SUM,
          B_SM, GP_COUNTER_GROUP_COMPUTE, CG_CUSTOM_SM, 2, 0, 0, 0.0, 0,
          "Cycles elapsed on the compute units (SMs) while counting, average "
@@ -255,8 +255,12 @@ void gp__sim_op_acc(const sim_op *op, const sim_model *m, sim_acc *a) {
   gp__sim_op_acc_add(a, op, m);
 }
 
-static double pos(double x) { return x > 0.0 ? x : 0.0; }
-static double min2(double a, double b) { return a < b ? a : b; }
+static double pos(double x) {
+  return x > 0.0 ? x : 0.0;
+}
+static double min2(double a, double b) {
+  return a < b ? a : b;
+}
 
 static void eval_compute(const sim_model *m, uint32_t i, const sim_acc *a,
                          double span, double busy, double *num, double *den) {
