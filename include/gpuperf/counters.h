@@ -232,10 +232,11 @@ typedef struct gp_activity_name_filter {
 } gp_activity_name_filter;
 
 /* Instrument `count` activities after skipping `skip` (counted over the
- * activities that passed the name and range filters). */
+ * activities that passed the name and range filters). As in Perfetto's
+ * config, where an unset count means all the rest, count 0 does too. */
 typedef struct gp_activity_range {
   uint32_t skip;
-  uint32_t count; /* UINT32_MAX: all the rest */
+  uint32_t count; /* UINT32_MAX (or 0): all the rest */
 } gp_activity_range;
 
 /*
@@ -274,7 +275,11 @@ typedef struct gp_counter_config {
  * the whole config first: GP_ENOCOUNTER for an unknown counter,
  * GP_ECAPACITY for more than the hardware can count at once, GP_EINVAL for
  * a bad period or filter; nothing starts on error. GP_EBUSY if sampling
- * already runs on the device.
+ * already runs on the device. GP_ENOTSUP if instrumented sampling is asked
+ * of a device that cannot do it (the host CPU; with GP_ALL_DEVICES such a
+ * device takes only the periodic part, if any). With GP_ALL_DEVICES, each
+ * id or name must exist on at least one device, and each device samples
+ * those it has. Only kernels are instrumented.
  */
 #define GP_ALL_DEVICES UINT32_MAX
 GP_EXPORT int gp_counters_start(uint32_t device_id,

@@ -68,7 +68,7 @@ typedef union gp_counter_value {
  * device; GP_ENOENT if the device has no counters; GP_ENOCOUNTER for an id
  * the catalog does not have; GP_ECAPACITY for more counters than the
  * device's max_active or than one of its blocks can count at once. On
- * the host CPU device, GP_EPERM or GP_EACCES when perf_event_open() is
+ * the host CPU device, GP_EPERM or -EACCES when perf_event_open() is
  * refused (gp_host_perf_status() says why). Stores one reference in *pm;
  * nothing is created on error.
  */

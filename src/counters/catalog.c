@@ -24,7 +24,8 @@ typedef struct entry {
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static entry entries[GP__MAX_DEVICES];
 static _Atomic(const gp__catalog *) published[GP__MAX_DEVICES];
-static void (*device_hook)(uint32_t device_id);
+#define MAX_HOOKS 8
+static void (*hooks[MAX_HOOKS])(uint32_t device_id);
 
 /* See countersInt.h. */
 int gp__counters_register(uint32_t device_id, const gp__catalog *cat,
@@ -60,17 +61,37 @@ int gp__counters_register(uint32_t device_id, const gp__catalog *cat,
 
 /* See countersInt.h. */
 void gp__counters_announce(uint32_t device_id) {
+  void (*fns[MAX_HOOKS])(uint32_t);
   pthread_mutex_lock(&reg_lock);
-  void (*hook)(uint32_t) = device_hook;
+  memcpy(fns, hooks, sizeof(fns));
   pthread_mutex_unlock(&reg_lock);
-  if (hook && gp__catalog_get(device_id, NULL))
-    hook(device_id);
+  if (!gp__catalog_get(device_id, NULL))
+    return;
+  for (int i = 0; i < MAX_HOOKS; i++)
+    if (fns[i])
+      fns[i](device_id);
 }
 
 /* See countersInt.h. */
-void gp__counters_set_device_hook(void (*fn)(uint32_t device_id)) {
+int gp__counters_add_device_hook(void (*fn)(uint32_t device_id)) {
+  int rc = GP_ENOSPC;
   pthread_mutex_lock(&reg_lock);
-  device_hook = fn;
+  for (int i = 0; i < MAX_HOOKS && rc != 0; i++) {
+    if (!hooks[i]) {
+      hooks[i] = fn;
+      rc = 0;
+    }
+  }
+  pthread_mutex_unlock(&reg_lock);
+  return rc;
+}
+
+/* See countersInt.h. */
+void gp__counters_remove_device_hook(void (*fn)(uint32_t device_id)) {
+  pthread_mutex_lock(&reg_lock);
+  for (int i = 0; i < MAX_HOOKS; i++)
+    if (hooks[i] == fn)
+      hooks[i] = NULL;
   pthread_mutex_unlock(&reg_lock);
 }
 

@@ -167,9 +167,15 @@ int gp__catalog_select(const gp__catalog *cat, const char *const *names,
                        size_t num_names, bool lenient, uint32_t *ids,
                        size_t cap, size_t *count);
 
-/* Calls fn for each device announced from now on (one hook; NULL removes
- * it). Used by the env-triggered stat session. */
-void gp__counters_set_device_hook(void (*fn)(uint32_t device_id));
+/*
+ * Calls fn for each device announced from now on (a catalog that appears
+ * after start-up, as the simulated GPUs do on first use). Sessions that
+ * start sampling on devices as they come use it: the env-triggered stat
+ * session, and any other. Returns GP_ENOSPC past 8 hooks; removing a hook
+ * that is not there does nothing.
+ */
+int gp__counters_add_device_hook(void (*fn)(uint32_t device_id));
+void gp__counters_remove_device_hook(void (*fn)(uint32_t device_id));
 
 /* Converts a (num, den) pair of counter def into a value; returns the
  * gp_value_type it is stored as. */

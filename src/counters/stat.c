@@ -424,7 +424,7 @@ static void stat_exit(void) {
   if (!st.on || getpid() != st.pid)
     return;
   st.on = false;
-  gp__counters_set_device_hook(NULL);
+  gp__counters_remove_device_hook(on_device);
   /* Retire what is in flight (per-kernel values), close the sampling
    * windows, then deliver everything to the observer. */
   gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
@@ -472,6 +472,7 @@ __attribute__((constructor)) static void stat_start(void) {
   gp_activity_enable(GP_ACTIVITY_KIND_KERNEL);
   gp_activity_enable(GP_ACTIVITY_KIND_COUNTER);
   st.on = true;
-  gp__counters_set_device_hook(on_device);
+  if (gp__counters_add_device_hook(on_device) != 0)
+    fprintf(stderr, "gpuperf stat: cannot follow new devices\n");
   atexit(stat_exit);
 }
