@@ -78,7 +78,7 @@ static double run_chunk(rig *r, int variant, long n) {
 
 int main(int argc, char **argv) {
   long jobs = 40000;
-  int runs = 21;
+  int runs = 31;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc)
       jobs = atol(argv[++i]);

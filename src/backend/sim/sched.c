@@ -161,18 +161,17 @@ static void busy_append(sim_queue *q, uint64_t start, uint64_t end) {
 static void union_add(sim_union *u, uint64_t s, uint64_t e, uint64_t now) {
   uint32_t k = 0;
   for (uint32_t i = 0; i < u->n; i++) {
-    if (u->end[i] <= now) {
-      u->closed += u->end[i] - u->start[i];
-    } else if (u->start[i] <= e && s <= u->end[i]) {
+    sim_busy b = u->iv[i];
+    if (b.end <= now) {
+      u->closed += b.end - b.start;
+    } else if (b.start <= e && s <= b.end) {
       /* Overlapping or touching: absorb it into [s, e). */
-      if (u->start[i] < s)
-        s = u->start[i];
-      if (u->end[i] > e)
-        e = u->end[i];
+      if (b.start < s)
+        s = b.start;
+      if (b.end > e)
+        e = b.end;
     } else {
-      u->start[k] = u->start[i];
-      u->end[k] = u->end[i];
-      k++;
+      u->iv[k++] = b;
     }
   }
   u->n = k;
@@ -181,22 +180,18 @@ static void union_add(sim_union *u, uint64_t s, uint64_t e, uint64_t now) {
      * is closed early (it may then be counted twice if overlapped). */
     uint32_t m = 0;
     for (uint32_t i = 1; i < u->n; i++)
-      if (u->end[i] < u->end[m])
+      if (u->iv[i].end < u->iv[m].end)
         m = i;
-    u->closed += u->end[m] - u->start[m];
-    u->start[m] = u->start[u->n - 1];
-    u->end[m] = u->end[u->n - 1];
-    u->n--;
+    u->closed += u->iv[m].end - u->iv[m].start;
+    u->iv[m] = u->iv[--u->n];
   }
-  u->start[u->n] = s;
-  u->end[u->n] = e;
-  u->n++;
+  u->iv[u->n++] = (sim_busy){s, e};
 }
 
 static uint64_t union_total(const sim_union *u) {
   uint64_t t = u->closed;
   for (uint32_t i = 0; i < u->n; i++)
-    t += u->end[i] - u->start[i];
+    t += u->iv[i].end - u->iv[i].start;
   return t;
 }
 

@@ -206,50 +206,6 @@ void gp__sim_acc_add(sim_acc *dst, const sim_acc *src, double scale) {
 }
 
 /* See simInt.h. */
-void gp__sim_op_acc_add(sim_acc *a, const sim_op *op, const sim_model *m) {
-  double dur = (double)(op->end - op->start);
-  a->jobs += 1.0;
-  a->work_ns += dur;
-  switch (op->kind) {
-  case GP_ACTIVITY_KIND_KERNEL: {
-    const sim_work_stats *st = &op->stats;
-    a->kernels += 1.0;
-    a->kernel_ns += dur;
-    a->flops += st->flops;
-    a->threads += (double)st->threads;
-    a->instructions += st->instructions;
-    a->dram_read += st->dram_read_bytes;
-    a->dram_write += st->dram_write_bytes;
-    a->l2_read += st->l2_read_requests;
-    a->l2_write += st->l2_requests - st->l2_read_requests;
-    a->l2_read_hit += st->l2_read_hits;
-    a->l2_write_hit += st->l2_hits - st->l2_read_hits;
-    a->active_cycles += st->active_cycles;
-    a->occ_cycles += st->occupied_cycles;
-    a->issue_cycles += st->issue_cycles;
-    a->stall_cycles += st->stall_cycles;
-    break;
-  }
-  case GP_ACTIVITY_KIND_MEMCPY: {
-    double b = (double)op->bytes;
-    /* On the V3D, host and GPU share one DRAM: a copy reads and writes
-     * it; elsewhere each side counts its own. */
-    bool shared = m->model == GP_SIM_MODEL_V3D;
-    if (shared || op->src_device == op->device_id)
-      a->dram_read += b;
-    if (shared || op->dst_device == op->device_id)
-      a->dram_write += b;
-    break;
-  }
-  case GP_ACTIVITY_KIND_MEMSET:
-    a->dram_write += (double)op->bytes;
-    break;
-  default:
-    break;
-  }
-}
-
-/* See simInt.h. */
 void gp__sim_op_acc(const sim_op *op, const sim_model *m, sim_acc *a) {
   memset(a, 0, sizeof(*a));
   gp__sim_op_acc_add(a, op, m);
