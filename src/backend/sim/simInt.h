@@ -90,7 +90,11 @@ typedef struct sim_acc {
   double stall_cycles;  /* per compute unit: waiting for memory */
 } sim_acc;
 
-#define SIM_UNION_MAX 32
+typedef struct sim_busy {
+  uint64_t start, end;
+} sim_busy;
+
+#define SIM_UNION_MAX 16
 
 /* The union of busy intervals of a segment; intervals that can no longer
  * merge with new work (they ended before the host's present) are folded
@@ -98,7 +102,8 @@ typedef struct sim_acc {
 typedef struct sim_union {
   uint64_t closed;
   uint32_t n;
-  uint64_t start[SIM_UNION_MAX], end[SIM_UNION_MAX];
+  uint32_t reserved0;
+  sim_busy iv[SIM_UNION_MAX];
 } sim_union;
 
 /*
@@ -108,13 +113,14 @@ typedef struct sim_union {
  * time, and `acc` is the hardware counters of the current one.
  */
 typedef struct sim_pmstate {
+  /* What every job reads, together. */
   gp_perfmon *global; /* reference */
   gp_perfmon *cur;    /* effective perfmon of the segment (reference) */
+  uint64_t tail;      /* end of the device's last job, any queue */
   bool seg_open;      /* the segment has jobs */
   uint64_t seg_start, seg_end;
-  sim_acc acc;
   sim_union busy;
-  uint64_t tail; /* end of the device's last job, any queue */
+  sim_acc acc;
 } sim_pmstate;
 
 /* A job kept for periodic sampling until its windows are emitted. */
@@ -191,10 +197,6 @@ typedef struct sim_op {
   uint64_t *waits_heap; /* when num_waits > SIM_INLINE_WAITS */
   sim_work_stats stats;
 } sim_op;
-
-typedef struct sim_busy {
-  uint64_t start, end;
-} sim_busy;
 
 typedef struct sim_queue {
   uint64_t free_at; /* host ns when the queue is idle again */
@@ -340,11 +342,56 @@ void gp__sim_announce(void);
 const gp__catalog *gp__sim_catalog(uint32_t model);
 extern const gp__provider_ops gp__sim_provider;
 void gp__sim_op_acc(const sim_op *op, const sim_model *m, sim_acc *a);
-void gp__sim_op_acc_add(sim_acc *a, const sim_op *op, const sim_model *m);
 void gp__sim_acc_add(sim_acc *dst, const sim_acc *src, double scale);
 void gp__sim_counter_eval(const sim_model *m, const gp__catalog *cat,
                           uint32_t index, const sim_acc *a, double span_ns,
                           double busy_ns, double *num, double *den);
 sim_device *gp__sim_device_by_id(uint32_t device_id);
+
+/* Adds what op did to *a (the hot path of a job counted into a perfmon's
+ * segment: inline, adds only; the cost model derived the rest). */
+static inline void gp__sim_op_acc_add(sim_acc *a, const sim_op *op,
+                                      const sim_model *m) {
+  double dur = (double)(op->end - op->start);
+  a->jobs += 1.0;
+  a->work_ns += dur;
+  switch (op->kind) {
+  case GP_ACTIVITY_KIND_KERNEL: {
+    const sim_work_stats *st = &op->stats;
+    a->kernels += 1.0;
+    a->kernel_ns += dur;
+    a->flops += st->flops;
+    a->threads += (double)st->threads;
+    a->instructions += st->instructions;
+    a->dram_read += st->dram_read_bytes;
+    a->dram_write += st->dram_write_bytes;
+    a->l2_read += st->l2_read_requests;
+    a->l2_write += st->l2_requests - st->l2_read_requests;
+    a->l2_read_hit += st->l2_read_hits;
+    a->l2_write_hit += st->l2_hits - st->l2_read_hits;
+    a->active_cycles += st->active_cycles;
+    a->occ_cycles += st->occupied_cycles;
+    a->issue_cycles += st->issue_cycles;
+    a->stall_cycles += st->stall_cycles;
+    break;
+  }
+  case GP_ACTIVITY_KIND_MEMCPY: {
+    double b = (double)op->bytes;
+    /* On the V3D, host and GPU share one DRAM: a copy reads and writes
+     * it; elsewhere each side counts its own. */
+    bool shared = m->model == GP_SIM_MODEL_V3D;
+    if (shared || op->src_device == op->device_id)
+      a->dram_read += b;
+    if (shared || op->dst_device == op->device_id)
+      a->dram_write += b;
+    break;
+  }
+  case GP_ACTIVITY_KIND_MEMSET:
+    a->dram_write += (double)op->bytes;
+    break;
+  default:
+    break;
+  }
+}
 
 #endif /* GPUPERF_SIM_INT_H */
