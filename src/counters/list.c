@@ -78,12 +78,22 @@ static void fmt_bytes(char *buf, size_t size, double bytes) {
 /* ------------------------------------------------------------------ */
 /* Text                                                                 */
 
+/* The host CPU's counters cannot be read if perf_event_open is refused:
+ * say so (and why) where they are listed. */
+static bool host_refused(uint32_t dev, char *msg, size_t size) {
+  const gp__catalog *cat = gp__catalog_get(dev, NULL);
+  return cat && !cat->has_scheduler && gp_host_perf_status(msg, size) != 0;
+}
+
 static void text_counters(FILE *out, uint32_t dev) {
   gp_counter_catalog_info ci;
+  char msg[512];
   if (gp_counter_catalog(dev, &ci) != 0) {
     fprintf(out, "  counters: none\n");
     return;
   }
+  if (host_refused(dev, msg, sizeof(msg)))
+    fprintf(out, "  note: %s\n", msg);
   char lo[32], hi[32];
   fmt_period(lo, sizeof(lo), ci.min_sampling_period_ns);
   fmt_period(hi, sizeof(hi), ci.max_sampling_period_ns);
@@ -175,11 +185,17 @@ static void json_counters(FILE *out, uint32_t dev) {
   }
   fprintf(out,
           ", \"max_active\": %u, \"min_sampling_period_ns\": %llu, "
-          "\"max_sampling_period_ns\": %llu, \"supports_instrumented\": %s, "
-          "\"blocks\": [",
+          "\"max_sampling_period_ns\": %llu, \"supports_instrumented\": %s, ",
           ci.max_active, (unsigned long long)ci.min_sampling_period_ns,
           (unsigned long long)ci.max_sampling_period_ns,
           ci.supports_instrumented ? "true" : "false");
+  char msg[512];
+  if (host_refused(dev, msg, sizeof(msg))) {
+    fprintf(out, "\"unavailable\": ");
+    json_string(out, msg);
+    fprintf(out, ", ");
+  }
+  fprintf(out, "\"blocks\": [");
   for (uint32_t b = 0; b < ci.num_blocks; b++) {
     gp_counter_block_info bi;
     if (gp_counter_block_get(dev, b, &bi) != 0)

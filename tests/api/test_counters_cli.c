@@ -10,16 +10,21 @@
 
 #include "backend/sim/simInt.h"
 #include "harness.h"
+#include "programs/refuse_perf.h"
 #include "programs/stat_app.h"
 #include "testutil.h"
 
 /* Runs argv with extra env ("K=V" strings, NULL-terminated, may be NULL),
- * stdout and stderr into files; returns the exit status (128+sig). */
-static int run(char *const argv[], const char *const *env, const char *out,
-               const char *err) {
+ * stdout and stderr into files; returns the exit status (128+sig). With
+ * refuse, perf_event_open() is refused in the child (99 if that cannot be
+ * arranged). */
+static int run_as(char *const argv[], const char *const *env, const char *out,
+                  const char *err, bool refuse) {
   pid_t pid = fork();
   ASSERT(pid >= 0);
   if (pid == 0) {
+    if (refuse && !refuse_perf_event_open())
+      _exit(99);
     for (size_t i = 0; env && env[i]; i++)
       putenv((char *)env[i]);
     int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -34,6 +39,11 @@ static int run(char *const argv[], const char *const *env, const char *out,
   int ws = 0;
   ASSERT(waitpid(pid, &ws, 0) == pid);
   return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+static int run(char *const argv[], const char *const *env, const char *out,
+               const char *err) {
+  return run_as(argv, env, out, err, false);
 }
 
 static char *slurp(const char *path) {
@@ -99,6 +109,18 @@ TEST(cli_list_counters) {
   ASSERT(strstr(slurp(err), "no device 99"));
   char *a4[] = {(char *)g, "list", "--bogus", NULL};
   ASSERT_EQ(run(a4, NULL, out, err), 1);
+  /* Where perf_event_open is refused, the host CPU says why. */
+  int rc = run_as(a1, NULL, out, err, true);
+  if (rc == 99)
+    return; /* no seccomp here: the refusal is tested where it can be */
+  ASSERT_EQ(rc, 0);
+  t = slurp(out);
+  const char *note = strstr(t, "note: perf_event_open() refused");
+  ASSERT_NOT_NULL(note);
+  ASSERT(strstr(note, "kernel.perf_event_paranoid is"));
+  char *a5[] = {(char *)g, "list", "--json", NULL};
+  ASSERT_EQ(run_as(a5, NULL, out, err, true), 0);
+  ASSERT(strstr(slurp(out), "\"unavailable\": \"perf_event_open() refused"));
 }
 
 /* GPUPERF_HUD=help: any program loading the library prints the list that

@@ -5,18 +5,13 @@
  * kernel refuses (made to happen with a seccomp filter, as container
  * runtimes do, and by dropping privileges where the sysctl forbids it).
  */
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <pwd.h>
-#include <stddef.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "programs/refuse_perf.h"
 #include "testutil.h"
 
 static uint32_t host_device(void) {
@@ -129,33 +124,6 @@ TEST(perf_event_periodic_sampling) {
   }
   ASSERT_GE(n, 3);
   ASSERT_GE(sum, 35000000); /* the windows add up to the CPU time burnt */
-}
-
-/* Installs a seccomp filter that makes perf_event_open fail with EACCES,
- * as a container runtime's default profile does. Returns false if the
- * architecture is not one the filter knows. */
-static bool refuse_perf_event_open(void) {
-#if defined(__x86_64__)
-  const uint32_t arch = AUDIT_ARCH_X86_64;
-#elif defined(__aarch64__)
-  const uint32_t arch = AUDIT_ARCH_AARCH64;
-#else
-  return false;
-#endif
-  struct sock_filter f[] = {
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_perf_event_open, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-  };
-  struct sock_fprog prog = {(unsigned short)(sizeof(f) / sizeof(f[0])), f};
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
-    return false;
-  return true;
 }
 
 static int paranoid(void) {
