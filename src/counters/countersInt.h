@@ -54,19 +54,22 @@ typedef struct gp__catalog {
   uint32_t has_scheduler; /* jobs, switching, a global perfmon */
 } gp__catalog;
 
-/* A perfmon. Fields up to `index` are fixed at creation. */
+/* A perfmon. The first line holds what the scheduler reads for every job
+ * (id, destroyed, last_end); the rest but the values is fixed at
+ * creation. */
 struct gp_perfmon {
   _Atomic uint32_t refs;
   uint32_t id;
+  _Atomic uint32_t destroyed;
   uint32_t device_id;
+  uint64_t last_end; /* provider-owned: when its last job ends */
   uint32_t num_counters;
+  uint32_t reserved0;
   const gp__catalog *cat;
   uint32_t *ids;   /* counter ids, in creation order */
   uint32_t *index; /* their catalog indexes */
-  _Atomic uint32_t destroyed;
   /* Provider-owned, under the provider's lock. */
   double *num, *den; /* accumulated values */
-  uint64_t last_end; /* when its last job ends (provider time) */
   void *hw;          /* provider data (perf_event fds) */
 };
 

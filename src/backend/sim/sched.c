@@ -328,7 +328,7 @@ int gp__sim_schedule(gp_sim_stream *s, sim_op *op, uint64_t duration) {
   busy_append(q, op->start, op->end);
   perfmon_job(d, pm, op);
   op->pm = NULL;
-  op->perfmon_id = gp_perfmon_id(pm);
+  op->perfmon_id = pm ? pm->id : 0;
   if (periodic) {
     sim_job *j = &sm->log[sm->n++];
     j->start = op->start;
