@@ -286,6 +286,101 @@ TEST(cuda_sampling_configuration) {
   gp__cuda_sampling_stop(2);
 }
 
+TEST(cuda_devices_publish_counter_catalogs) {
+  /* A device described by CUPTI, as if present; its chip's catalog. */
+  CUpti_ActivityDevice5 d;
+  memset(&d, 0, sizeof(d));
+  d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+  d.id = 0;
+  d.name = "NVIDIA H100";
+  d.computeCapabilityMajor = 9;
+  ASSERT_OK(gp__cuda_translate((const CUpti_Activity *)&d));
+  uint32_t dev = gp__cuda_device(0);
+#ifdef ASAN_BUILD
+  ASSERT_ERR(gp__cuda_provider_publish(dev, 0, "GH100"), GP_ENOTSUP);
+  SKIP("the Profiler Host API is refused in AddressSanitizer builds");
+#endif
+  ASSERT_ERR(gp__cuda_provider_publish(dev, 0, "NOPE"), GP_ENODEV);
+  ASSERT_OK(gp__cuda_provider_publish(dev, 0, "GH100"));
+  ASSERT_ERR(gp__cuda_provider_publish(dev, 0, "GH100"), GP_EEXIST);
+
+  gp_counter_catalog_info ci;
+  ASSERT_OK(gp_counter_catalog(dev, &ci));
+  ASSERT_GT(ci.num_counters, 3000);
+  ASSERT_EQ(ci.num_blocks, 1);
+  ASSERT_EQ(ci.max_active, 64);
+  ASSERT_EQ(ci.supports_instrumented, 1);
+  ASSERT_GT(ci.max_sampling_period_ns, ci.min_sampling_period_ns);
+
+  const char *names[] = {"dram__bytes_read.sum",
+                         "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                         "gpu__time_duration.sum"};
+  uint32_t ids[8];
+  size_t n = 0;
+  ASSERT_OK(gp_counter_select(dev, names, 3, ids, 8, &n));
+  ASSERT_EQ(n, 3);
+  /* In catalog (name) order. */
+  gp_counter_info info;
+  ASSERT_OK(gp_counter_lookup(dev, ids[0], &info));
+  ASSERT_STR_EQ(info.name, "dram__bytes_read.sum");
+  ASSERT_STR_EQ(info.description, "# of bytes read from DRAM");
+  ASSERT_STR_EQ(info.category, "dram");
+  ASSERT_EQ(info.type, GP_COUNTER_TYPE_INT64);
+  ASSERT_EQ(info.num_numerator_units, 1);
+  ASSERT_EQ(info.numerator_units[0], GP_UNIT_BYTE);
+  ASSERT_EQ(info.groups[0], GP_COUNTER_GROUP_MEMORY);
+  ASSERT_OK(gp_counter_lookup(dev, ids[1], &info));
+  ASSERT_STR_EQ(info.name, "gpu__time_duration.sum");
+  ASSERT_EQ(info.numerator_units[0], GP_UNIT_NANOSECOND);
+  ASSERT_OK(gp_counter_lookup(dev, ids[2], &info));
+  ASSERT_STR_EQ(info.name, "sm__throughput.avg.pct_of_peak_sustained_elapsed");
+  ASSERT_EQ(info.type, GP_COUNTER_TYPE_PERCENT);
+  ASSERT_EQ(info.groups[0], GP_COUNTER_GROUP_COMPUTE);
+  const char *glob[] = {"dram__bytes_*"};
+  ASSERT_OK(gp_counter_select(dev, glob, 1, ids, 8, &n));
+  ASSERT_EQ(n, 2); /* dram__bytes_read.sum, dram__bytes_write.sum */
+  const char *unknown[] = {"sm__cycles_elapsed.max"}; /* not the rollup */
+  ASSERT_ERR(gp_counter_select(dev, unknown, 1, ids, 8, &n), GP_ENOCOUNTER);
+
+  /* The list shows them. */
+  FILE *f = fopen(gp_test_path(0, "list.txt"), "w+");
+  ASSERT_NOT_NULL(f);
+  ASSERT_OK(gp_device_list_print(f, dev, 0));
+  rewind(f);
+  static char text[1 << 22];
+  size_t len = fread(text, 1, sizeof(text) - 1, f);
+  text[len] = '\0';
+  fclose(f);
+  ASSERT(strstr(text, "NVIDIA H100"));
+  ASSERT(strstr(text, "dram__bytes_read.sum"));
+
+  /* Sampling through the counters API lands on the device's one
+   * configuration: busy for anything else until stopped. */
+  gp_counter_config cfg;
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.counter_names = names;
+  cfg.num_counter_names = 3;
+  cfg.instrumented = 1;
+  ASSERT_OK(gp_counters_start(dev, &cfg));
+  const char *one[] = {"gpu__time_duration.sum"};
+  gp__cuda_sampling mine = {
+      .metrics = one, .num_metrics = 1, .instrumented = true, .emit = no_emit};
+  ASSERT_ERR(gp__cuda_sampling_start(0, &mine), GP_EBUSY);
+  ASSERT_OK(gp_counters_stop(dev));
+  ASSERT_OK(gp__cuda_sampling_start(0, &mine));
+  gp__cuda_sampling_stop(0);
+
+  /* Periodic sampling needs the device itself: refused here, and
+   * nothing is left started. */
+  skip_if_driver();
+  cfg.instrumented = 0;
+  cfg.counter_period_ns = 1000000;
+  ASSERT_NE(gp_counters_start(dev, &cfg), 0);
+  ASSERT_ERR(gp_counters_stop(dev), GP_ESTATE);
+  ASSERT_OK(gp__cuda_sampling_start(0, &mine));
+  gp__cuda_sampling_stop(0);
+}
+
 TEST(cuda_counter_environment_is_checked) {
   ASSERT_OK(gp__cuda_profiler_start()); /* none set */
   gp__cuda_profiler_stop();
@@ -402,6 +497,7 @@ NO_CUDA(cuda_collector_with_the_driver_stub)
 NO_CUDA(cuda_metric_catalogs_offline)
 NO_CUDA(cuda_sampling_configuration)
 NO_CUDA(cuda_counter_environment_is_checked)
+NO_CUDA(cuda_devices_publish_counter_catalogs)
 NO_CUDA(cuda_cli_lists_metrics_without_a_gpu)
 NO_CUDA(cuda_cli_says_no_cuda_device)
 NO_CUDA(cuda_device_check_script_without_a_gpu)

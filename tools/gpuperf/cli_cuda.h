@@ -27,9 +27,9 @@ bool cli_cuda_library(char *buf, size_t size);
 int cmd_cuda(int argc, char **argv);
 
 /*
- * Prints, for `gpuperf list`, one line per CUDA device with its chip and
- * metric count. Prints nothing where the CUDA collector is not built or
- * there is no CUDA device (`gpuperf cuda` says why).
+ * Prints, for `gpuperf list`, each CUDA device with its counters (its
+ * chip's metrics). Prints nothing where the CUDA collector is not built
+ * or there is no CUDA device (`gpuperf cuda` says why).
  */
 void cli_cuda_list_note(FILE *out);
 

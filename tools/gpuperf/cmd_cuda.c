@@ -359,25 +359,19 @@ void cli_cuda_list_note(FILE *out) {
    * what GPUPERF_HUD=help prints in a program without CUDA). */
   if (a.start(0) != 0)
     return;
+  /* The collector's own copy of the library knows the CUDA devices and
+   * their catalogs: it prints them the way gpuperf list prints the rest. */
+  __typeof__(&gp_device_list_print) print =
+      (__typeof__(&gp_device_list_print))dlsym(a.lib, "gp_device_list_print");
   uint32_t n = 0;
   a.device_count(&n);
   for (uint32_t i = 0; i < n; i++) {
     gp_device_info d;
-    char chip[64];
-    gp_cuda_metrics *m = NULL;
     if (a.device_info(i, &d) != 0 || d.api != GP_API_CUDA)
       continue;
-    if (a.device_chip(i, chip, sizeof(chip)) != 0)
-      continue;
-    size_t count = 0;
-    if (a.open(chip, GP_CUDA_PROFILER_RANGE, &m) == 0) {
-      count = a.count(m);
-      a.close(m);
-    }
-    fprintf(out,
-            "CUDA device %u: %s, chip %s, %zu metrics (gpuperf cuda --chip "
-            "%s)\n",
-            i, d.name, chip, count, chip);
+    fprintf(out, "CUDA ");
+    if (!print || print(out, i, 0) != 0)
+      fprintf(out, "device %u: %s\n", i, d.name);
   }
 }
 

@@ -300,8 +300,20 @@ void gp__cuda_describe_device(uint32_t ordinal) {
                    ? GP_ACTIVITY_FLAG_DEVICE_CONCURRENT_KERNELS
                    : 0;
   uint32_t id;
-  if (gp__cuda_device_describe(ordinal, &info, &id) == 0)
-    gp__cuda_profiler_device(ordinal);
+  if (gp__cuda_device_describe(ordinal, &info, &id) != 0)
+    return;
+  /* Its metrics as a counter catalog (safe: the device is there). */
+  CUpti_Device_GetChipName_Params cp;
+  memset(&cp, 0, sizeof(cp));
+  cp.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
+  cp.deviceIndex = ordinal;
+  if (cuptiDeviceGetChipName(&cp) == CUPTI_SUCCESS && cp.pChipName) {
+    int rc = gp__cuda_provider_publish(id, ordinal, cp.pChipName);
+    if (rc != 0 && rc != GP_ENOTSUP)
+      fprintf(stderr, "gpuperf-cuda: no counters for device %u (%s): %s\n", id,
+              cp.pChipName, gp_strerror(rc));
+  }
+  gp__cuda_profiler_device(ordinal);
 }
 
 /* ------------------------------------------------------------------ */

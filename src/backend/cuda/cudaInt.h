@@ -348,4 +348,15 @@ void gp__cuda_profiler_context(CUcontext ctx, bool created);
 /* Writes out what is pending (flush; final: PM sampling too). */
 void gp__cuda_profiler_flush(bool final);
 
+/* ---- provider.c ---- */
+
+/*
+ * Publishes device_id's counter catalog (the metrics of chip) with the
+ * counters API, the CUDA device being CUPTI's cupti_device, and announces
+ * it to sessions. GP_ENODEV for an unknown chip, GP_EEXIST if the device
+ * has a catalog, GP_ENOTSUP where the host API cannot run (sanitizers).
+ */
+int gp__cuda_provider_publish(uint32_t device_id, uint32_t cupti_device,
+                              const char *chip);
+
 #endif /* GPUPERF_CUDA_INT_H */
