@@ -179,7 +179,7 @@ static int step(uint32_t n, const demo_kernels *k, demo_gpu *gpus,
 }
 
 /* See cli.h. */
-int demo_workload_run(const demo_options *opts) {
+int demo_sim_init(const demo_options *opts) {
   if (opts->gpus < 1 || opts->gpus > MAX_GPUS)
     return GP_EINVAL;
   gp_sim_config cfg;
@@ -187,9 +187,17 @@ int demo_workload_run(const demo_options *opts) {
   cfg.num_devices = opts->gpus;
   for (uint32_t i = 0; i < opts->gpus; i++)
     cfg.models[i] = GP_SIM_MODEL_COMPUTE;
-  int rc = gp_sim_init(&cfg);
+  return gp_sim_init(&cfg);
+}
+
+/* See cli.h. */
+int demo_workload_run(const demo_options *opts) {
+  uint32_t have = 0;
+  int rc = gp_sim_device_count(&have);
   if (rc)
     return rc;
+  if (opts->gpus < 1 || opts->gpus > have)
+    return GP_EINVAL;
   static char host_batch[64], host_loss[64];
   demo_gpu gpus[MAX_GPUS];
   demo_kernels k;

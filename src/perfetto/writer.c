@@ -1,0 +1,974 @@
+/*
+ * writer.c - the trace writer's sequence and host side: packets and their
+ * sequence flags, interned data, the sink (a file written after every
+ * buffer), clock snapshots, process and thread tracks, API calls and user
+ * ranges as track-event slices, drops and our own overhead as counters,
+ * GpuLog packets, and the dispatch of records to writer_gpu.c and
+ * writer_counters.c.
+ *
+ * One writer is one packet sequence. Its first packet clears the
+ * incremental state; so does the first packet after any loss the writer
+ * knows of (dropped activity records, a failed write), which then also
+ * says previous packets were dropped, and interned entries are written
+ * again as they are next used.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "writerInt.h"
+
+/* ------------------------------------------------------------------ */
+/* Hash maps                                                            */
+
+static size_t map_hash(uint64_t k1, uint64_t k2) {
+  uint64_t h = k1 * 0x9e3779b97f4a7c15ull ^ (k2 + 0x632be59bd9b4e019ull);
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 32;
+  return (size_t)h;
+}
+
+static bool map_grow(tw_map *m) {
+  size_t ncap = m->cap ? m->cap * 2 : 64;
+  tw_entry *ne = calloc(ncap, sizeof(*ne));
+  if (!ne)
+    return false;
+  for (size_t i = 0; i < m->cap; i++) {
+    if (!m->e[i].used)
+      continue;
+    size_t j = map_hash(m->e[i].k1, m->e[i].k2) & (ncap - 1);
+    while (ne[j].used)
+      j = (j + 1) & (ncap - 1);
+    ne[j] = m->e[i];
+  }
+  free(m->e);
+  m->e = ne;
+  m->cap = ncap;
+  return true;
+}
+
+/* See writerInt.h. */
+tw_entry *gp__tw_map_get(tw_map *m, uint64_t k1, uint64_t k2, bool *created) {
+  if (created)
+    *created = false;
+  if (m->cap) {
+    size_t j = map_hash(k1, k2) & (m->cap - 1);
+    while (m->e[j].used) {
+      if (m->e[j].k1 == k1 && m->e[j].k2 == k2)
+        return &m->e[j];
+      j = (j + 1) & (m->cap - 1);
+    }
+  }
+  if ((m->n + 1) * 2 > m->cap && !map_grow(m))
+    return NULL;
+  size_t j = map_hash(k1, k2) & (m->cap - 1);
+  while (m->e[j].used)
+    j = (j + 1) & (m->cap - 1);
+  tw_entry *e = &m->e[j];
+  memset(e, 0, sizeof(*e));
+  e->k1 = k1;
+  e->k2 = k2;
+  e->used = 1;
+  m->n++;
+  if (created)
+    *created = true;
+  return e;
+}
+
+/* See writerInt.h. */
+void gp__tw_map_fini(tw_map *m) {
+  free(m->e);
+  memset(m, 0, sizeof(*m));
+}
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                        */
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* See writerInt.h. */
+size_t gp__tw_u64_to_str(uint64_t v, char *buf) {
+  char tmp[24];
+  size_t n = 0;
+  do {
+    tmp[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  for (size_t i = 0; i < n; i++)
+    buf[i] = tmp[n - 1 - i];
+  buf[n] = '\0';
+  return n;
+}
+
+/* The time a record is about, for the first snapshot and the bounds. */
+static uint64_t record_time(const gp_activity *r) {
+  switch (r->kind) {
+  case GP_ACTIVITY_KIND_KERNEL:
+    return ((const gp_activity_kernel *)r)->start;
+  case GP_ACTIVITY_KIND_MEMCPY:
+    return ((const gp_activity_memcpy *)r)->start;
+  case GP_ACTIVITY_KIND_MEMSET:
+    return ((const gp_activity_memset *)r)->start;
+  case GP_ACTIVITY_KIND_API:
+    return ((const gp_activity_api *)r)->start;
+  case GP_ACTIVITY_KIND_MARKER:
+    return ((const gp_activity_marker *)r)->timestamp;
+  case GP_ACTIVITY_KIND_COUNTER:
+    return ((const gp_activity_counter *)r)->timestamp;
+  case GP_ACTIVITY_KIND_DROPPED:
+    return ((const gp_activity_dropped *)r)->first;
+  case GP_ACTIVITY_KIND_SYNCHRONIZATION:
+    return ((const gp_activity_sync *)r)->start;
+  default:
+    return 0;
+  }
+}
+
+/* Starts a new generation of incremental state; lost: packets (or the
+ * records they would have held) were lost before this point. */
+static void reset_incremental(gp__tw *w, bool lost) {
+  w->gen++;
+  w->clear_next = true;
+  if (lost)
+    w->lost_next = true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sink                                                                 */
+
+typedef struct sink_ctx {
+  gp__tw *w;
+  int rc;
+} sink_ctx;
+
+static int fd_write_all(int fd, const uint8_t *p, size_t n) {
+  while (n > 0) {
+    ssize_t k = write(fd, p, n);
+    if (k < 0) {
+      if (errno == EINTR)
+        continue;
+      return -errno;
+    }
+    if (k == 0)
+      return GP_EIO;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+static int sink_chunk(void *user, const uint8_t *data, size_t len) {
+  sink_ctx *c = user;
+  gp__tw *w = c->w;
+  int rc = 0;
+  if (w->o.fd >= 0)
+    rc = fd_write_all(w->o.fd, data, len);
+  else if (w->o.sink)
+    rc = w->o.sink(w->o.sink_user, data, len);
+  c->rc = rc;
+  return rc;
+}
+
+/* Writes out every complete packet held. On failure the bytes are lost:
+ * a file is cut back to its last good length and the loss is marked. */
+static int tw_flush(gp__tw *w) {
+  uint64_t size = gp__pb_size(&w->pb);
+  int rc = 0;
+  if (size == 0 && !gp__pb_error(&w->pb))
+    return 0;
+  if (gp__pb_error(&w->pb)) {
+    rc = GP_ENOMEM;
+  } else {
+    sink_ctx c = {w, 0};
+    gp__pb_for_each(&w->pb, sink_chunk, &c);
+    rc = c.rc;
+  }
+  if (rc == 0) {
+    w->off += size;
+    w->st.bytes += size;
+  } else {
+    if (w->o.fd >= 0 && ftruncate(w->o.fd, (off_t)w->off) == 0)
+      lseek(w->o.fd, (off_t)w->off, SEEK_SET);
+    w->st.sink_errors++;
+    if (w->st.first_error == 0)
+      w->st.first_error = rc;
+    reset_incremental(w, true);
+  }
+  gp__pb_writer_reset(&w->pb);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Packets and interned data                                            */
+
+/* See writerInt.h. */
+void gp__tw_pend(gp__tw *w, uint32_t kind, uint64_t iid, uint64_t a,
+                 uint64_t b, const tw_entry *p) {
+  if (w->npend == TW_MAX_PENDING)
+    return; /* cannot happen: no packet needs that many (defensive) */
+  tw_pending *q = &w->pend[w->npend++];
+  q->kind = kind;
+  q->iid = iid;
+  q->a = a;
+  q->b = b;
+  q->p = p;
+}
+
+static void write_name_entry(gp__pb_writer *pb, uint32_t field, uint64_t iid,
+                             uint32_t string_id) {
+  gp__pb_begin(pb, field);
+  gp__pb_uint(pb, GP_PB_INTERNED_IID, iid);
+  gp__pb_string(pb, GP_PB_INTERNED_NAME, gp_activity_string(string_id));
+  gp__pb_end(pb);
+}
+
+static void write_pending(gp__tw *w) {
+  gp__pb_writer *pb = &w->pb;
+  gp__pb_begin(pb, GP_PB_PACKET_INTERNED_DATA);
+  for (int i = 0; i < w->npend; i++) {
+    const tw_pending *p = &w->pend[i];
+    switch (p->kind) {
+    case TW_PEND_EVENT_NAME:
+      write_name_entry(pb, GP_PB_INTERNED_EVENT_NAMES, p->iid, (uint32_t)p->a);
+      break;
+    case TW_PEND_CATEGORY:
+      write_name_entry(pb, GP_PB_INTERNED_EVENT_CATEGORIES, p->iid,
+                       (uint32_t)p->a);
+      break;
+    case TW_PEND_DEBUG_NAME:
+      write_name_entry(pb, GP_PB_INTERNED_DEBUG_ANNOTATION_NAMES, p->iid,
+                       (uint32_t)p->a);
+      break;
+    case TW_PEND_COUNTER_DESC:
+      gp__tw_counter_write_pending(w, p);
+      break;
+    default:
+      gp__tw_gpu_write_pending(w, p);
+      break;
+    }
+  }
+  gp__pb_end(pb);
+  w->npend = 0;
+}
+
+/* See writerInt.h. */
+void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags) {
+  gp__pb_writer *pb = &w->pb;
+  gp__pb_begin(pb, GP_PB_TRACE_PACKET);
+  if (ts)
+    gp__pb_uint(pb, GP_PB_PACKET_TIMESTAMP, ts);
+  gp__pb_uint(pb, GP_PB_PACKET_SEQUENCE_ID, w->o.sequence_id);
+  if (w->o.machine_id)
+    gp__pb_uint(pb, GP_PB_PACKET_MACHINE_ID, w->o.machine_id);
+  if (w->clear_next) {
+    if (w->st.packets == 0)
+      gp__pb_uint(pb, GP_PB_PACKET_FIRST_PACKET_ON_SEQUENCE, 1);
+    if (w->lost_next)
+      gp__pb_uint(pb, GP_PB_PACKET_PREVIOUS_PACKET_DROPPED, 1);
+    flags |= GP_PB_SEQ_INCREMENTAL_STATE_CLEARED;
+    w->clear_next = w->lost_next = false;
+  }
+  if (w->npend)
+    write_pending(w);
+  if (flags)
+    gp__pb_uint(pb, GP_PB_PACKET_SEQUENCE_FLAGS, flags);
+  w->st.packets++;
+}
+
+/* See writerInt.h. */
+void gp__tw_packet_end(gp__tw *w) { gp__pb_end(&w->pb); }
+
+static uint64_t intern_string(gp__tw *w, tw_map *m, uint32_t kind,
+                              uint32_t string_id) {
+  tw_entry *e = gp__tw_map_get(m, string_id, 0, NULL);
+  if (!e)
+    return 0;
+  if (!e->iid)
+    e->iid = ++w->next_iid;
+  if (e->gen != w->gen) {
+    e->gen = w->gen;
+    gp__tw_pend(w, kind, e->iid, string_id, 0, NULL);
+  }
+  return e->iid;
+}
+
+/* See writerInt.h. */
+uint64_t gp__tw_event_name(gp__tw *w, uint32_t string_id) {
+  return intern_string(w, &w->names, TW_PEND_EVENT_NAME, string_id);
+}
+
+/* ------------------------------------------------------------------ */
+/* Clocks                                                               */
+
+static void write_host_snapshot(gp__tw *w, uint64_t hint) {
+  uint64_t boot, mono, real;
+  if (w->o.deterministic || gp__clock_is_virtual()) {
+    boot = w->o.deterministic && hint ? hint : gp_get_timestamp();
+    mono = boot;
+    real = boot + TW_VIRTUAL_REALTIME_EPOCH;
+  } else {
+    boot = gp_get_timestamp();
+    mono = gp_clock_read_host(GP_CLOCK_MONOTONIC);
+    real = gp_clock_read_host(GP_CLOCK_REALTIME);
+  }
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, boot, 0);
+  gp__pb_begin(pb, GP_PB_PACKET_CLOCK_SNAPSHOT);
+  static const uint32_t ids[3] = {GP_CLOCK_BOOTTIME, GP_CLOCK_MONOTONIC,
+                                  GP_CLOCK_REALTIME};
+  const uint64_t vals[3] = {boot, mono, real};
+  for (int i = 0; i < 3; i++) {
+    gp__pb_begin(pb, GP_PB_CLOCK_SNAPSHOT_CLOCKS);
+    gp__pb_uint(pb, GP_PB_CLOCK_ID, ids[i]);
+    gp__pb_uint(pb, GP_PB_CLOCK_TIMESTAMP, vals[i]);
+    gp__pb_end(pb);
+  }
+  gp__pb_uint(pb, GP_PB_CLOCK_SNAPSHOT_PRIMARY_TRACE_CLOCK, GP_CLOCK_BOOTTIME);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+  w->host_snap_ts = boot;
+}
+
+/* Writes the device-clock snapshots taken since the last ones written,
+ * those before `bound` (trace time) only. */
+static void write_device_snapshots(gp__tw *w, uint64_t bound) {
+  gp_clock_snapshot snaps[256];
+  for (uint32_t d = 0; d < w->num_devices; d++) {
+    tw_device *dv = &w->dev[d];
+    if (!dv->known || !dv->clock_id)
+      continue;
+    size_t n = 0;
+    if (gp_clock_get_snapshots(dv->clock_id, snaps, GP_ARRAY_SIZE(snaps), &n,
+                               NULL) != 0)
+      continue;
+    for (size_t i = 0; i < n; i++) {
+      const gp_clock_snapshot *s = &snaps[i];
+      if (s->trace_ts <= dv->clock_last || s->trace_ts >= bound)
+        continue;
+      gp__pb_writer *pb = &w->pb;
+      gp__tw_packet_begin(w, s->trace_ts, 0);
+      gp__pb_begin(pb, GP_PB_PACKET_CLOCK_SNAPSHOT);
+      gp__pb_begin(pb, GP_PB_CLOCK_SNAPSHOT_CLOCKS);
+      gp__pb_uint(pb, GP_PB_CLOCK_ID, GP_CLOCK_BOOTTIME);
+      gp__pb_uint(pb, GP_PB_CLOCK_TIMESTAMP, s->trace_ts);
+      gp__pb_end(pb);
+      gp__pb_begin(pb, GP_PB_CLOCK_SNAPSHOT_CLOCKS);
+      gp__pb_uint(pb, GP_PB_CLOCK_ID, dv->clock_id);
+      gp__pb_uint(pb, GP_PB_CLOCK_TIMESTAMP, s->device_ts);
+      gp__pb_end(pb);
+      gp__pb_end(pb);
+      gp__tw_packet_end(w);
+      dv->clock_last = s->trace_ts;
+    }
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Processes and threads                                                */
+
+/* See writerInt.h. */
+uint32_t gp__tw_pid(gp__tw *w, uint32_t pid) {
+  if (!w->o.deterministic)
+    return pid;
+  return pid == w->pid ? w->vpid : w->vpid + 500 + (pid % 500);
+}
+
+static uint32_t written_tid(gp__tw *w, tw_entry *e, uint32_t pid,
+                            uint32_t tid) {
+  if (!w->o.deterministic)
+    return tid;
+  if (!e->iid)
+    e->iid = tid == pid ? 0 : ++w->next_vtid;
+  return gp__tw_pid(w, pid) + (uint32_t)e->iid;
+}
+
+/* See writerInt.h. */
+void gp__tw_track_descriptor(gp__tw *w, uint64_t uuid, uint64_t parent,
+                             const char *name) {
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, 0, 0);
+  gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
+  gp__pb_uint(pb, GP_PB_TD_UUID, uuid);
+  if (name)
+    gp__pb_string(pb, GP_PB_TD_NAME, name);
+  if (parent)
+    gp__pb_uint(pb, GP_PB_TD_PARENT_UUID, parent);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+}
+
+static void write_cmdline(gp__pb_writer *pb) {
+  FILE *f = fopen("/proc/self/cmdline", "r");
+  if (!f)
+    return;
+  char buf[4096];
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  for (size_t i = 0; i < n;) {
+    size_t len = strlen(buf + i);
+    gp__pb_bytes(pb, GP_PB_PD_CMDLINE, buf + i, len);
+    i += len + 1;
+  }
+}
+
+static uint64_t process_track(gp__tw *w, uint32_t pid) {
+  tw_entry *e = gp__tw_map_get(&w->processes, pid, 0, NULL);
+  uint32_t vpid = gp__tw_pid(w, pid);
+  uint64_t uuid = tw_uuid(w->o.sequence_id, TW_TRACK_PROCESS, vpid);
+  if (!e || e->gen)
+    return uuid;
+  e->gen = 1;
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, 0, 0);
+  gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
+  gp__pb_uint(pb, GP_PB_TD_UUID, uuid);
+  gp__pb_begin(pb, GP_PB_TD_PROCESS);
+  gp__pb_uint(pb, GP_PB_PD_PID, vpid);
+  if (pid == w->pid) {
+    if (!w->o.deterministic)
+      write_cmdline(pb);
+    gp__pb_string(pb, GP_PB_PD_PROCESS_NAME, program_invocation_short_name);
+  }
+  gp__pb_end(pb);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+  return uuid;
+}
+
+/* See writerInt.h. */
+uint64_t gp__tw_process_track(gp__tw *w) { return process_track(w, w->pid); }
+
+static void write_thread_descriptor(gp__tw *w, tw_entry *e, uint64_t uuid) {
+  uint32_t pid = (uint32_t)(e->k1 >> 32), tid = (uint32_t)e->k1;
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, 0, 0);
+  gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
+  gp__pb_uint(pb, GP_PB_TD_UUID, uuid);
+  gp__pb_begin(pb, GP_PB_TD_THREAD);
+  gp__pb_uint(pb, GP_PB_THD_PID, gp__tw_pid(w, pid));
+  gp__pb_uint(pb, GP_PB_THD_TID, written_tid(w, e, pid, tid));
+  if (e->aux)
+    gp__pb_string(pb, GP_PB_THD_THREAD_NAME,
+                  gp_activity_string((uint32_t)e->aux));
+  gp__pb_end(pb);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+}
+
+/* The track of a thread, its descriptor written the first time. */
+static uint64_t thread_track(gp__tw *w, uint32_t pid, uint32_t tid) {
+  tw_entry *e =
+      gp__tw_map_get(&w->threads, ((uint64_t)pid << 32) | tid, 0, NULL);
+  if (!e)
+    return tw_uuid(w->o.sequence_id, TW_TRACK_THREAD, tid);
+  process_track(w, pid);
+  uint64_t uuid =
+      tw_uuid(w->o.sequence_id, TW_TRACK_THREAD, written_tid(w, e, pid, tid));
+  if (!e->gen) {
+    e->gen = 1;
+    write_thread_descriptor(w, e, uuid);
+  }
+  return uuid;
+}
+
+static void thread_name(gp__tw *w, const gp_activity_name *n) {
+  tw_entry *e = gp__tw_map_get(
+      &w->threads, ((uint64_t)n->process_id << 32) | n->thread_id, 0, NULL);
+  if (!e || e->aux == n->name_id)
+    return;
+  e->aux = n->name_id;
+  if (e->gen) /* already described: describe again with the name */
+    write_thread_descriptor(
+        w, e,
+        tw_uuid(w->o.sequence_id, TW_TRACK_THREAD,
+                written_tid(w, e, n->process_id, n->thread_id)));
+}
+
+/* ------------------------------------------------------------------ */
+/* Counter tracks of our own: drops and overhead                        */
+
+#define TW_COUNTER_DROPPED 1
+#define TW_COUNTER_OVERHEAD 2
+
+static void own_counter(gp__tw *w, uint32_t which, uint64_t ts,
+                        uint64_t value) {
+  gp__pb_writer *pb = &w->pb;
+  uint64_t uuid = tw_uuid(w->o.sequence_id, TW_TRACK_COUNTER, which);
+  gp__tw_packet_begin(w, ts, 0);
+  gp__pb_begin(pb, GP_PB_PACKET_TRACK_EVENT);
+  gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_COUNTER);
+  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, uuid);
+  gp__pb_int(pb, GP_PB_TE_COUNTER_VALUE, (int64_t)value);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+  w->st.track_events++;
+}
+
+static void own_counter_tracks(gp__tw *w) {
+  uint64_t parent = gp__tw_process_track(w);
+  static const struct {
+    uint32_t which;
+    const char *name;
+    uint32_t unit;
+  } tracks[] = {
+      {TW_COUNTER_DROPPED, "gpuperf dropped records", GP_PB_COUNTER_UNIT_COUNT},
+      {TW_COUNTER_OVERHEAD, "gpuperf writer overhead",
+       GP_PB_COUNTER_UNIT_TIME_NS},
+  };
+  for (size_t i = 0; i < GP_ARRAY_SIZE(tracks); i++) {
+    if (tracks[i].which == TW_COUNTER_OVERHEAD && w->o.deterministic)
+      continue; /* real time: never in a deterministic trace */
+    gp__pb_writer *pb = &w->pb;
+    gp__tw_packet_begin(w, 0, 0);
+    gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
+    gp__pb_uint(pb, GP_PB_TD_UUID,
+                tw_uuid(w->o.sequence_id, TW_TRACK_COUNTER, tracks[i].which));
+    gp__pb_string(pb, GP_PB_TD_NAME, tracks[i].name);
+    gp__pb_uint(pb, GP_PB_TD_PARENT_UUID, parent);
+    gp__pb_begin(pb, GP_PB_TD_COUNTER);
+    gp__pb_uint(pb, GP_PB_CD_UNIT, tracks[i].unit);
+    gp__pb_end(pb);
+    gp__pb_end(pb);
+    gp__tw_packet_end(w);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* GpuLog                                                               */
+
+static void gpu_log(gp__tw *w, uint64_t ts, uint32_t severity,
+                    const char *tag, const char *msg) {
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, ts, 0);
+  gp__pb_begin(pb, GP_PB_PACKET_GPU_LOG);
+  gp__pb_uint(pb, GP_PB_LOG_SEVERITY, severity);
+  gp__pb_string(pb, GP_PB_LOG_TAG, tag);
+  gp__pb_string(pb, GP_PB_LOG_MESSAGE, msg);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+}
+
+/* ------------------------------------------------------------------ */
+/* API calls                                                            */
+
+static uint32_t gpu_api_of_domain(uint32_t domain) {
+  switch (domain) {
+  case GP_API_DOMAIN_CUDA_RUNTIME:
+  case GP_API_DOMAIN_CUDA_DRIVER:
+    return GP_API_CUDA;
+  case GP_API_DOMAIN_OPENCL:
+    return GP_API_OPEN_CL;
+  default:
+    return 0;
+  }
+}
+
+static void api_record(gp__tw *w, const gp_activity_api *a) {
+  gp__tw_saw_ts(w, a->end);
+  if (w->o.gpu_log && a->return_value != 0) {
+    char msg[256];
+    snprintf(msg, sizeof(msg), "%s returned %s: %s",
+             gp_activity_string(a->name_id), gp_error_name(a->return_value),
+             gp_strerror(a->return_value));
+    gpu_log(w, a->end, GP_PB_LOG_SEVERITY_ERROR,
+            gp_activity_string(a->name_id), msg);
+  }
+  if (!w->o.render_stages)
+    return;
+  uint64_t track = thread_track(w, a->process_id, a->thread_id);
+  /* Waits this call made (SYNCHRONIZATION records come first). */
+  uint64_t waits[4];
+  int nwaits = 0;
+  for (uint32_t i = 0; i < TW_SYNC_RING; i++) {
+    if (w->sync_ring[i].corr == a->correlation_id && a->correlation_id) {
+      if (nwaits < 4)
+        waits[nwaits++] = w->sync_ring[i].wait_id;
+      w->sync_ring[i].corr = 0;
+    }
+  }
+  uint64_t name_iid = gp__tw_event_name(w, a->name_id);
+  uint64_t rv_iid = 0;
+  if (a->return_value != 0) {
+    static uint32_t rv_name;
+    if (!rv_name)
+      rv_name = gp__string_intern("return_value");
+    rv_iid = intern_string(w, &w->debug_names, TW_PEND_DEBUG_NAME, rv_name);
+  }
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, a->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
+  gp__pb_begin(pb, GP_PB_PACKET_TRACK_EVENT);
+  gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_BEGIN);
+  gp__pb_uint(pb, GP_PB_TE_NAME_IID, name_iid);
+  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, track);
+  if (rv_iid) {
+    gp__pb_begin(pb, GP_PB_TE_DEBUG_ANNOTATIONS);
+    gp__pb_uint(pb, GP_PB_DA_NAME_IID, rv_iid);
+    gp__pb_int(pb, GP_PB_DA_INT_VALUE, a->return_value);
+    gp__pb_end(pb);
+  }
+  if (a->correlation_id) {
+    gp__pb_begin(pb, GP_PB_TE_GPU_CORRELATION);
+    gp__pb_uint(pb, GP_PB_CORR_SUBMISSION_IDS,
+                gp__tw_event_id(w, a->correlation_id));
+    for (int i = 0; i < nwaits; i++)
+      gp__pb_uint(pb, GP_PB_CORR_WAIT_IDS, gp__tw_event_id(w, waits[i]));
+    gp__pb_end(pb);
+  }
+  uint32_t api = gpu_api_of_domain(a->domain);
+  if (api)
+    gp__pb_uint(pb, GP_PB_TE_GPU_API, api);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+
+  gp__tw_packet_begin(w, a->end, 0);
+  gp__pb_begin(pb, GP_PB_PACKET_TRACK_EVENT);
+  gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_END);
+  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, track);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+  w->st.track_events += 2;
+}
+
+static void sync_record(gp__tw *w, const gp_activity_sync *s) {
+  gp__tw_saw_ts(w, s->end);
+  if (!s->wait_id || !s->correlation_id)
+    return;
+  w->sync_ring[w->sync_head % TW_SYNC_RING].corr = s->correlation_id;
+  w->sync_ring[w->sync_head % TW_SYNC_RING].wait_id = s->wait_id;
+  w->sync_head++;
+}
+
+/* ------------------------------------------------------------------ */
+/* User markers and ranges                                              */
+
+static void slice_event(gp__tw *w, uint64_t ts, uint32_t type, uint64_t track,
+                        uint32_t name_id, uint32_t category_id) {
+  uint64_t name_iid = name_id ? gp__tw_event_name(w, name_id) : 0;
+  uint64_t cat_iid =
+      category_id
+          ? intern_string(w, &w->categories, TW_PEND_CATEGORY, category_id)
+          : 0;
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, ts,
+                      name_iid || cat_iid ? GP_PB_SEQ_NEEDS_INCREMENTAL_STATE
+                                          : 0);
+  gp__pb_begin(pb, GP_PB_PACKET_TRACK_EVENT);
+  if (cat_iid)
+    gp__pb_uint(pb, GP_PB_TE_CATEGORY_IIDS, cat_iid);
+  gp__pb_uint(pb, GP_PB_TE_TYPE, type);
+  if (name_iid)
+    gp__pb_uint(pb, GP_PB_TE_NAME_IID, name_iid);
+  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, track);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+  w->st.track_events++;
+}
+
+static void marker_record(gp__tw *w, const gp_activity_marker *m) {
+  gp__tw_saw_ts(w, m->timestamp);
+  if (!w->o.render_stages)
+    return;
+  if (m->flags & GP_ACTIVITY_FLAG_MARKER_INSTANT) {
+    slice_event(w, m->timestamp, GP_PB_TE_TYPE_INSTANT,
+                thread_track(w, m->process_id, m->thread_id), m->name_id,
+                m->domain_id);
+    return;
+  }
+  bool start = (m->flags & GP_ACTIVITY_FLAG_MARKER_START) != 0;
+  if (m->depth > 0) { /* push/pop: nests on the thread's track */
+    slice_event(w, m->timestamp,
+                start ? GP_PB_TE_TYPE_SLICE_BEGIN : GP_PB_TE_TYPE_SLICE_END,
+                thread_track(w, m->process_id, m->thread_id),
+                start ? m->name_id : 0, start ? m->domain_id : 0);
+    return;
+  }
+  /* start/end ranges may cross threads and overlap: a track each. */
+  uint64_t track =
+      tw_uuid(w->o.sequence_id, TW_TRACK_ASYNC, (uint32_t)(m->id & 0xffffffff));
+  if (start) {
+    uint64_t parent = process_track(w, m->process_id);
+    gp__tw_track_descriptor(w, track, parent, gp_activity_string(m->name_id));
+  }
+  slice_event(w, m->timestamp,
+              start ? GP_PB_TE_TYPE_SLICE_BEGIN : GP_PB_TE_TYPE_SLICE_END,
+              track, start ? m->name_id : 0, start ? m->domain_id : 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Drops and overhead                                                   */
+
+static void dropped_record(gp__tw *w, const gp_activity_dropped *d) {
+  gp__tw_saw_ts(w, d->last);
+  w->st.dropped += d->count;
+  /* The records are gone: say so, and start the incremental state anew. */
+  reset_incremental(w, true);
+  own_counter(w, TW_COUNTER_DROPPED, d->last ? d->last : w->max_ts,
+              w->st.dropped);
+  if (w->o.gpu_log) {
+    char msg[160];
+    snprintf(msg, sizeof(msg), "%llu %s records dropped (%s)",
+             (unsigned long long)d->count,
+             gp_activity_kind_name(d->dropped_kind),
+             gp_drop_reason_name(d->reason));
+    gpu_log(w, d->last, GP_PB_LOG_SEVERITY_WARNING, "gpuperf", msg);
+  }
+}
+
+static void overhead_record(gp__tw *w, const gp_activity_overhead *o) {
+  /* Real-time measurements: never part of a deterministic trace. */
+  if (w->o.deterministic || !w->o.render_stages || o->end < o->start)
+    return;
+  static uint32_t name;
+  if (!name)
+    name = gp__string_intern("gpuperf buffer completion");
+  uint64_t track = thread_track(w, o->process_id, o->thread_id);
+  slice_event(w, o->start, GP_PB_TE_TYPE_SLICE_BEGIN, track, name, 0);
+  slice_event(w, o->end, GP_PB_TE_TYPE_SLICE_END, track, 0, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Life cycle                                                           */
+
+static void tw_begin(gp__tw *w, uint64_t hint) {
+  w->began = true;
+  write_host_snapshot(w, hint);
+  gp__tw_process_track(w);
+  own_counter_tracks(w);
+  uint32_t n = 0;
+  gp_device_count(&n);
+  for (uint32_t d = 0; d < n && d < TW_MAX_DEVICES; d++)
+    gp__tw_device_seen(w, d);
+  gp__tw_gpu_info(w);
+}
+
+/* See writer.h. */
+int gp__tw_create(const gp__tw_options *opts, gp__tw **out) {
+  if (!opts || !out || opts->sequence_id == 0 ||
+      opts->sequence_id >= (1u << 24) || opts->descriptor_mode > 2)
+    return GP_EINVAL;
+  gp__tw *w = calloc(1, sizeof(*w));
+  if (!w)
+    return GP_ENOMEM;
+  pthread_mutex_init(&w->lock, NULL);
+  w->o = *opts;
+  if (w->o.descriptor_mode == 0)
+    w->o.descriptor_mode = GP_TW_DESCRIPTOR_INTERNED;
+  gp__pb_writer_init(&w->pb);
+  w->gen = 1;
+  w->clear_next = true;
+  w->pid = gp__pid();
+  w->vpid = 1000 * w->o.sequence_id;
+  *out = w;
+  return 0;
+}
+
+/* See writer.h. */
+void gp__tw_destroy(gp__tw *w) {
+  if (!w)
+    return;
+  gp__tw_counter_fini(w);
+  tw_map *maps[] = {&w->names,   &w->categories, &w->debug_names, &w->kernels,
+                    &w->contexts, &w->queues,    &w->stages,      &w->threads,
+                    &w->processes, &w->streams,  &w->apis,        &w->asyncs};
+  for (size_t i = 0; i < GP_ARRAY_SIZE(maps); i++)
+    gp__tw_map_fini(maps[i]);
+  gp__pb_writer_fini(&w->pb);
+  pthread_mutex_destroy(&w->lock);
+  free(w);
+}
+
+/* See writer.h. */
+int gp__tw_select_counters(gp__tw *w, uint32_t device_id, const uint32_t *ids,
+                           size_t n, bool periodic, bool instrumented) {
+  pthread_mutex_lock(&w->lock);
+  int rc = gp__tw_counter_select(w, device_id, ids, n, periodic, instrumented);
+  pthread_mutex_unlock(&w->lock);
+  return rc;
+}
+
+static void name_record(gp__tw *w, const gp_activity_name *n) {
+  if (n->object_kind == GP_OBJECT_THREAD && w->o.render_stages)
+    thread_name(w, n);
+  else if (n->object_kind == GP_OBJECT_STREAM && w->o.render_stages)
+    gp__tw_gpu_stream_name(w, n);
+}
+
+static void dispatch(gp__tw *w, const gp_activity *r) {
+  switch (r->kind) {
+  case GP_ACTIVITY_KIND_KERNEL:
+    if (w->o.render_stages)
+      gp__tw_gpu_kernel(w, (const gp_activity_kernel *)r);
+    break;
+  case GP_ACTIVITY_KIND_MEMCPY:
+    if (w->o.render_stages)
+      gp__tw_gpu_memcpy(w, (const gp_activity_memcpy *)r);
+    break;
+  case GP_ACTIVITY_KIND_MEMSET:
+    if (w->o.render_stages)
+      gp__tw_gpu_memset(w, (const gp_activity_memset *)r);
+    break;
+  case GP_ACTIVITY_KIND_API:
+    api_record(w, (const gp_activity_api *)r);
+    break;
+  case GP_ACTIVITY_KIND_MARKER:
+    marker_record(w, (const gp_activity_marker *)r);
+    break;
+  case GP_ACTIVITY_KIND_DEVICE:
+    gp__tw_device_seen(w, ((const gp_activity_device *)r)->device_id);
+    break;
+  case GP_ACTIVITY_KIND_CONTEXT:
+    gp__tw_gpu_context(w, (const gp_activity_context *)r);
+    break;
+  case GP_ACTIVITY_KIND_NAME:
+    name_record(w, (const gp_activity_name *)r);
+    break;
+  case GP_ACTIVITY_KIND_OVERHEAD:
+    overhead_record(w, (const gp_activity_overhead *)r);
+    break;
+  case GP_ACTIVITY_KIND_COUNTER:
+    if (w->o.counters)
+      gp__tw_counter_record(w, (const gp_activity_counter *)r);
+    break;
+  case GP_ACTIVITY_KIND_DROPPED:
+    dropped_record(w, (const gp_activity_dropped *)r);
+    break;
+  case GP_ACTIVITY_KIND_SYNCHRONIZATION:
+    sync_record(w, (const gp_activity_sync *)r);
+    break;
+  default: /* ENVIRONMENT and kinds we do not know */
+    break;
+  }
+}
+
+/* Periodic packets at the end of a buffer: clocks and our overhead. */
+static void periodic(gp__tw *w) {
+  gp__tw_counter_flush(w);
+  gp__tw_gpu_info(w);
+  write_device_snapshots(w, w->o.deterministic ? w->max_ts : UINT64_MAX);
+  if (w->max_ts >= w->host_snap_ts + TW_HOST_SNAPSHOT_NS)
+    write_host_snapshot(w, w->max_ts);
+  if (!w->o.deterministic) {
+    uint64_t now = mono_ns();
+    if (now - w->last_overhead_real >= TW_OVERHEAD_PERIOD_NS) {
+      w->last_overhead_real = now;
+      own_counter(w, TW_COUNTER_OVERHEAD, w->max_ts, w->st.writer_ns);
+    }
+  }
+}
+
+/* See writer.h. */
+void gp__tw_consume(gp__tw *w, const uint8_t *buffer, size_t valid_size) {
+  pthread_mutex_lock(&w->lock);
+  if (w->finished) {
+    pthread_mutex_unlock(&w->lock);
+    return;
+  }
+  uint64_t t0 = mono_ns();
+  const gp_activity *r = NULL;
+  if (!w->began) {
+    uint64_t hint = 0;
+    while (!hint && gp_activity_get_next_record(buffer, valid_size, &r) == 0)
+      hint = record_time(r);
+    tw_begin(w, hint);
+    r = NULL;
+  }
+  while (gp_activity_get_next_record(buffer, valid_size, &r) == 0) {
+    w->st.records++;
+    dispatch(w, r);
+    if (gp__pb_size(&w->pb) > TW_FLUSH_BYTES)
+      tw_flush(w);
+  }
+  periodic(w);
+  tw_flush(w);
+  w->st.writer_ns += mono_ns() - t0;
+  pthread_mutex_unlock(&w->lock);
+}
+
+/* See writer.h. */
+int gp__tw_finish(gp__tw *w) {
+  pthread_mutex_lock(&w->lock);
+  if (w->finished) {
+    int rc = w->st.first_error;
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+  }
+  uint64_t t0 = mono_ns();
+  if (!w->began)
+    tw_begin(w, 0);
+  gp__tw_counter_flush(w);
+  gp__tw_gpu_info(w);
+  write_device_snapshots(w, UINT64_MAX);
+  uint64_t end = w->max_ts ? w->max_ts : w->host_snap_ts;
+  if (end > w->host_snap_ts)
+    write_host_snapshot(w, end);
+  own_counter(w, TW_COUNTER_DROPPED, end, w->st.dropped);
+  if (!w->o.deterministic)
+    own_counter(w, TW_COUNTER_OVERHEAD, end,
+                w->st.writer_ns + (mono_ns() - t0));
+  tw_flush(w);
+  w->st.writer_ns += mono_ns() - t0;
+  w->finished = true;
+  int rc = w->st.first_error;
+  pthread_mutex_unlock(&w->lock);
+  return rc;
+}
+
+/* See writer.h. */
+void gp__tw_get_stats(gp__tw *w, gp__tw_stats *st) {
+  pthread_mutex_lock(&w->lock);
+  *st = w->st;
+  pthread_mutex_unlock(&w->lock);
+}
+
+/* See writer.h. */
+void gp__tw_lock(gp__tw *w) { pthread_mutex_lock(&w->lock); }
+
+/* See writer.h. */
+void gp__tw_unlock(gp__tw *w) { pthread_mutex_unlock(&w->lock); }
+
+static void forget_emitted(tw_map *m) {
+  for (size_t i = 0; i < m->cap; i++)
+    m->e[i].gen = 0;
+}
+
+/* See writer.h. */
+void gp__tw_reset_after_fork(gp__tw *w, uint32_t seq_id, int fd) {
+  pthread_mutex_init(&w->lock, NULL);
+  gp__pb_writer_reset(&w->pb);
+  w->o.sequence_id = seq_id;
+  w->o.fd = fd;
+  w->off = 0;
+  w->began = w->finished = false;
+  w->gen++;
+  w->clear_next = true;
+  w->lost_next = false;
+  w->pid = gp__pid();
+  w->vpid = 1000 * seq_id;
+  w->max_ts = w->first_ts = w->host_snap_ts = 0;
+  w->last_overhead_real = 0;
+  w->npend = 0;
+  w->gpu_info_n = 0;
+  memset(w->sync_ring, 0, sizeof(w->sync_ring));
+  /* Tracks carry the sequence id in their uuids: describe them anew. */
+  tw_map *tracks[] = {&w->threads, &w->processes, &w->streams, &w->apis,
+                      &w->asyncs};
+  for (size_t i = 0; i < GP_ARRAY_SIZE(tracks); i++)
+    forget_emitted(tracks[i]);
+  for (uint32_t d = 0; d < TW_MAX_DEVICES; d++) {
+    w->dev[d].tracked = false;
+    w->dev[d].clock_last = 0;
+    w->dev[d].ctr.desc_iid = 0;
+    w->dev[d].ctr.inline_n = 0;
+    w->dev[d].ctr.dirty = true;
+  }
+  memset(&w->st, 0, sizeof(w->st));
+}
