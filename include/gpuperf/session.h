@@ -198,7 +198,7 @@ typedef struct gp_session_stats {
   uint64_t track_events;  /* slices, instants and counter values */
   uint64_t counter_events;/* GPU counter sample packets */
   uint64_t dropped;       /* records lost before they reached the trace */
-  uint64_t writer_ns;     /* real time the session spent writing */
+  uint64_t writer_ns;     /* CPU time the session spent writing */
   uint32_t counter_devices; /* devices sampling counters for the session */
   uint32_t sequence_id;
   int counter_error;      /* why counters did not start somewhere, 0 if ok */

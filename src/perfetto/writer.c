@@ -94,6 +94,14 @@ static uint64_t mono_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* CPU time of the calling thread: the writer's cost, not counting the
+ * time its thread waits for a core. */
+static uint64_t cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* See writerInt.h. */
 size_t gp__tw_u64_to_str(uint64_t v, char *buf) {
   char tmp[24];
@@ -259,10 +267,20 @@ static void write_pending(gp__tw *w) {
   w->npend = 0;
 }
 
-/* See writerInt.h. */
+/* See writerInt.h. Packets without interned data are short: their
+ * length takes two bytes instead of four. */
 void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags) {
   gp__pb_writer *pb = &w->pb;
-  gp__pb_begin(pb, GP_PB_TRACE_PACKET);
+  bool large = (flags & TW_PACKET_LARGE) != 0;
+  flags &= ~TW_PACKET_LARGE;
+  if (w->npend || large) {
+    w->pkt.len_at = NULL;
+    gp__pb_begin(pb, GP_PB_TRACE_PACKET);
+  } else {
+    w->pkt = gp__pb_begin_medium(pb, GP_PB_TRACE_PACKET);
+    if (!w->pkt.len_at)
+      w->pkt.start = 1; /* out of memory: the error flag is set */
+  }
   if (ts)
     gp__pb_uint(pb, GP_PB_PACKET_TIMESTAMP, ts);
   gp__pb_uint(pb, GP_PB_PACKET_SEQUENCE_ID, w->o.sequence_id);
@@ -284,7 +302,14 @@ void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags) {
 }
 
 /* See writerInt.h. */
-void gp__tw_packet_end(gp__tw *w) { gp__pb_end(&w->pb); }
+void gp__tw_packet_end(gp__tw *w) {
+  if (w->pkt.len_at || w->pkt.start)
+    gp__pb_end_medium(&w->pb, w->pkt);
+  else
+    gp__pb_end(&w->pb);
+  w->pkt.len_at = NULL;
+  w->pkt.start = 0;
+}
 
 static uint64_t intern_string(gp__tw *w, tw_map *m, uint32_t kind,
                               uint32_t string_id) {
@@ -302,7 +327,25 @@ static uint64_t intern_string(gp__tw *w, tw_map *m, uint32_t kind,
 
 /* See writerInt.h. */
 uint64_t gp__tw_event_name(gp__tw *w, uint32_t string_id) {
-  return intern_string(w, &w->names, TW_PEND_EVENT_NAME, string_id);
+  if (string_id >= w->name_cap) {
+    size_t ncap = w->name_cap ? w->name_cap : 256;
+    while (ncap <= string_id)
+      ncap *= 2;
+    struct tw_name *n = realloc(w->name_tab, ncap * sizeof(*n));
+    if (!n)
+      return intern_string(w, &w->names, TW_PEND_EVENT_NAME, string_id);
+    memset(n + w->name_cap, 0, (ncap - w->name_cap) * sizeof(*n));
+    w->name_tab = n;
+    w->name_cap = ncap;
+  }
+  struct tw_name *e = &w->name_tab[string_id];
+  if (!e->iid)
+    e->iid = ++w->next_iid;
+  if (e->gen != w->gen) {
+    e->gen = w->gen;
+    gp__tw_pend(w, TW_PEND_EVENT_NAME, e->iid, string_id, 0, NULL);
+  }
+  return e->iid;
 }
 
 /* ------------------------------------------------------------------ */
@@ -466,6 +509,11 @@ static void write_thread_descriptor(gp__tw *w, tw_entry *e, uint64_t uuid) {
 
 /* The track of a thread, its descriptor written the first time. */
 static uint64_t thread_track(gp__tw *w, uint32_t pid, uint32_t tid) {
+  uint64_t key = ((uint64_t)pid << 32) | tid;
+  if (w->last_thread_key == key && w->last_thread_uuid)
+    return w->last_thread_uuid;
+  w->last_thread_key = key;
+  w->last_thread_uuid = 0;
   tw_entry *e =
       gp__tw_map_get(&w->threads, ((uint64_t)pid << 32) | tid, 0, NULL);
   if (!e)
@@ -477,6 +525,7 @@ static uint64_t thread_track(gp__tw *w, uint32_t pid, uint32_t tid) {
     e->gen = 1;
     write_thread_descriptor(w, e, uuid);
   }
+  w->last_thread_uuid = uuid;
   return uuid;
 }
 
@@ -586,14 +635,12 @@ static void api_record(gp__tw *w, const gp_activity_api *a) {
     return;
   uint64_t track = thread_track(w, a->process_id, a->thread_id);
   /* Waits this call made (SYNCHRONIZATION records come first). */
-  uint64_t waits[4];
+  uint64_t waits[1];
   int nwaits = 0;
-  for (uint32_t i = 0; i < TW_SYNC_RING; i++) {
-    if (w->sync_ring[i].corr == a->correlation_id && a->correlation_id) {
-      if (nwaits < 4)
-        waits[nwaits++] = w->sync_ring[i].wait_id;
-      w->sync_ring[i].corr = 0;
-    }
+  uint32_t slot = (uint32_t)(a->correlation_id % TW_SYNC_RING);
+  if (a->correlation_id && w->sync_ring[slot].corr == a->correlation_id) {
+    waits[nwaits++] = w->sync_ring[slot].wait_id;
+    w->sync_ring[slot].corr = 0;
   }
   uint64_t name_iid = gp__tw_event_name(w, a->name_id);
   uint64_t rv_iid = 0;
@@ -605,7 +652,7 @@ static void api_record(gp__tw *w, const gp_activity_api *a) {
   }
   gp__pb_writer *pb = &w->pb;
   gp__tw_packet_begin(w, a->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
-  gp__pb_begin(pb, GP_PB_PACKET_TRACK_EVENT);
+  gp__pb_short te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
   gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_BEGIN);
   gp__pb_uint(pb, GP_PB_TE_NAME_IID, name_iid);
   gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, track);
@@ -616,24 +663,24 @@ static void api_record(gp__tw *w, const gp_activity_api *a) {
     gp__pb_end(pb);
   }
   if (a->correlation_id) {
-    gp__pb_begin(pb, GP_PB_TE_GPU_CORRELATION);
+    gp__pb_short c = gp__pb_begin_short(pb, GP_PB_TE_GPU_CORRELATION);
     gp__pb_uint(pb, GP_PB_CORR_SUBMISSION_IDS,
                 gp__tw_event_id(w, a->correlation_id));
     for (int i = 0; i < nwaits; i++)
       gp__pb_uint(pb, GP_PB_CORR_WAIT_IDS, gp__tw_event_id(w, waits[i]));
-    gp__pb_end(pb);
+    gp__pb_end_short(pb, c);
   }
   uint32_t api = gpu_api_of_domain(a->domain);
   if (api)
     gp__pb_uint(pb, GP_PB_TE_GPU_API, api);
-  gp__pb_end(pb);
+  gp__pb_end_short(pb, te);
   gp__tw_packet_end(w);
 
   gp__tw_packet_begin(w, a->end, 0);
-  gp__pb_begin(pb, GP_PB_PACKET_TRACK_EVENT);
+  te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
   gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_END);
   gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, track);
-  gp__pb_end(pb);
+  gp__pb_end_short(pb, te);
   gp__tw_packet_end(w);
   w->st.track_events += 2;
 }
@@ -642,9 +689,10 @@ static void sync_record(gp__tw *w, const gp_activity_sync *s) {
   gp__tw_saw_ts(w, s->end);
   if (!s->wait_id || !s->correlation_id)
     return;
-  w->sync_ring[w->sync_head % TW_SYNC_RING].corr = s->correlation_id;
-  w->sync_ring[w->sync_head % TW_SYNC_RING].wait_id = s->wait_id;
-  w->sync_head++;
+  /* Kept by the call's correlation id until its API record comes. */
+  uint32_t slot = (uint32_t)(s->correlation_id % TW_SYNC_RING);
+  w->sync_ring[slot].corr = s->correlation_id;
+  w->sync_ring[slot].wait_id = s->wait_id;
 }
 
 /* ------------------------------------------------------------------ */
@@ -661,14 +709,14 @@ static void slice_event(gp__tw *w, uint64_t ts, uint32_t type, uint64_t track,
   gp__tw_packet_begin(w, ts,
                       name_iid || cat_iid ? GP_PB_SEQ_NEEDS_INCREMENTAL_STATE
                                           : 0);
-  gp__pb_begin(pb, GP_PB_PACKET_TRACK_EVENT);
+  gp__pb_short te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
   if (cat_iid)
     gp__pb_uint(pb, GP_PB_TE_CATEGORY_IIDS, cat_iid);
   gp__pb_uint(pb, GP_PB_TE_TYPE, type);
   if (name_iid)
     gp__pb_uint(pb, GP_PB_TE_NAME_IID, name_iid);
   gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, track);
-  gp__pb_end(pb);
+  gp__pb_end_short(pb, te);
   gp__tw_packet_end(w);
   w->st.track_events++;
 }
@@ -776,6 +824,7 @@ void gp__tw_destroy(gp__tw *w) {
   if (!w)
     return;
   gp__tw_counter_fini(w);
+  free(w->name_tab);
   tw_map *maps[] = {&w->names,   &w->categories, &w->debug_names, &w->kernels,
                     &w->contexts, &w->queues,    &w->stages,      &w->threads,
                     &w->processes, &w->streams,  &w->apis,        &w->asyncs};
@@ -872,7 +921,7 @@ void gp__tw_consume(gp__tw *w, const uint8_t *buffer, size_t valid_size) {
     pthread_mutex_unlock(&w->lock);
     return;
   }
-  uint64_t t0 = mono_ns();
+  uint64_t t0 = cpu_ns();
   const gp_activity *r = NULL;
   if (!w->began) {
     uint64_t hint = 0;
@@ -889,7 +938,7 @@ void gp__tw_consume(gp__tw *w, const uint8_t *buffer, size_t valid_size) {
   }
   periodic(w);
   tw_flush(w);
-  w->st.writer_ns += mono_ns() - t0;
+  w->st.writer_ns += cpu_ns() - t0;
   pthread_mutex_unlock(&w->lock);
 }
 
@@ -901,7 +950,7 @@ int gp__tw_finish(gp__tw *w) {
     pthread_mutex_unlock(&w->lock);
     return rc;
   }
-  uint64_t t0 = mono_ns();
+  uint64_t t0 = cpu_ns();
   if (!w->began)
     tw_begin(w, 0);
   gp__tw_counter_flush(w);
@@ -913,9 +962,9 @@ int gp__tw_finish(gp__tw *w) {
   own_counter(w, TW_COUNTER_DROPPED, end, w->st.dropped);
   if (!w->o.deterministic)
     own_counter(w, TW_COUNTER_OVERHEAD, end,
-                w->st.writer_ns + (mono_ns() - t0));
+                w->st.writer_ns + (cpu_ns() - t0));
   tw_flush(w);
-  w->st.writer_ns += mono_ns() - t0;
+  w->st.writer_ns += cpu_ns() - t0;
   w->finished = true;
   int rc = w->st.first_error;
   pthread_mutex_unlock(&w->lock);
@@ -958,6 +1007,8 @@ void gp__tw_reset_after_fork(gp__tw *w, uint32_t seq_id, int fd) {
   w->npend = 0;
   w->gpu_info_n = 0;
   memset(w->sync_ring, 0, sizeof(w->sync_ring));
+  w->last_thread_key = 0;
+  w->last_thread_uuid = 0;
   /* Tracks carry the sequence id in their uuids: describe them anew. */
   tw_map *tracks[] = {&w->threads, &w->processes, &w->streams, &w->apis,
                       &w->asyncs};

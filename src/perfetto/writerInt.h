@@ -23,7 +23,7 @@
 
 #define TW_MAX_DEVICES 64
 #define TW_MAX_PENDING 16   /* interned entries one packet may introduce */
-#define TW_SYNC_RING 64     /* recent SYNCHRONIZATION waits, by call */
+#define TW_SYNC_RING 256    /* recent SYNCHRONIZATION waits, by call */
 #define TW_FLUSH_BYTES (4u << 20) /* write out mid-buffer past this */
 #define TW_HOST_SNAPSHOT_NS 1000000000ull /* host clocks every trace second */
 #define TW_OVERHEAD_PERIOD_NS 1000000000ull
@@ -150,12 +150,21 @@ struct gp__tw {
   uint32_t num_devices;  /* one past the largest device id seen */
   uint32_t gpu_info_n;   /* devices the last GpuInfo described */
   tw_group lead, group; /* counter samples being assembled */
+  /* Event names by string id (ids are dense): iid and generation. */
+  struct tw_name {
+    uint64_t iid;
+    uint32_t gen;
+  } *name_tab;
+  size_t name_cap;
+  gp__pb_short pkt;      /* the open packet, when its length is short */
+  gp__pb_short rse;      /* the open render stage event */
+  const tw_entry *last_kernel; /* kernel_entry() cache */
   tw_pending pend[TW_MAX_PENDING];
   int npend;
   struct {
     uint64_t corr, wait_id;
-  } sync_ring[TW_SYNC_RING];
-  uint32_t sync_head;
+  } sync_ring[TW_SYNC_RING]; /* by correlation id modulo the size */
+  uint64_t last_thread_key, last_thread_uuid; /* thread_track() cache */
   gp__tw_stats st;
 };
 
@@ -163,7 +172,10 @@ struct gp__tw {
 
 /* Opens a TracePacket at ts (0: no timestamp) with the sequence fields and
  * flags (GP_PB_SEQ_NEEDS_INCREMENTAL_STATE when interned data is used);
- * writes and clears the pending interned entries. */
+ * writes and clears the pending interned entries. Packets are assumed to
+ * stay under 16 KiB unless they hold interned data or TW_PACKET_LARGE is
+ * in flags. */
+#define TW_PACKET_LARGE (1u << 31)
 void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags);
 void gp__tw_packet_end(gp__tw *w);
 

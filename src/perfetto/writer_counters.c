@@ -273,7 +273,8 @@ static void write_group(gp__tw *w, tw_group *g) {
     }
   }
   gp__tw_packet_begin(w, g->ts,
-                      interned ? GP_PB_SEQ_NEEDS_INCREMENTAL_STATE : 0);
+                      interned ? GP_PB_SEQ_NEEDS_INCREMENTAL_STATE
+                               : TW_PACKET_LARGE);
   gp__pb_begin(pb, GP_PB_PACKET_GPU_COUNTER_EVENT);
   if (!interned && inline_from < inline_to) {
     write_descriptor(w, GP_PB_GCE_COUNTER_DESCRIPTOR, g->device, d,

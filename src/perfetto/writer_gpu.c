@@ -169,7 +169,7 @@ void gp__tw_gpu_info(gp__tw *w) {
   if (w->num_devices == 0 || w->gpu_info_n == w->num_devices)
     return;
   gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, 0, 0);
+  gp__tw_packet_begin(w, 0, TW_PACKET_LARGE);
   gp__pb_begin(pb, GP_PB_PACKET_GPU_INFO);
   for (uint32_t d = 0; d < w->num_devices; d++)
     write_gpu(pb, d);
@@ -336,6 +336,9 @@ static const tw_entry *kernel_entry(gp__tw *w, const gp_activity_kernel *k) {
   uint64_t k2 = ((uint64_t)(k->registers_per_thread & 0xffff) << 48) |
                 ((uint64_t)(k->device_id & 0xff) << 40) |
                 (k->static_shared_memory & 0xffffffffffull);
+  const tw_entry *last = w->last_kernel;
+  if (last && last->k1 == k1 && last->k2 == k2 && last->gen == w->gen)
+    return last;
   bool created;
   tw_entry *e = gp__tw_map_get(&w->kernels, k1, k2, &created);
   if (!e)
@@ -349,6 +352,7 @@ static const tw_entry *kernel_entry(gp__tw *w, const gp_activity_kernel *k) {
     need_arg_names(w);
     gp__tw_pend(w, TW_PEND_KERNEL, e->iid, 0, 0, e);
   }
+  w->last_kernel = e; /* valid until the map grows: see gp__tw_map_get */
   return e;
 }
 
@@ -450,7 +454,7 @@ static void work_begin(gp__tw *w, const gpu_work *g, uint64_t ctx_iid,
                        uint64_t q_iid, uint64_t s_iid) {
   gp__pb_writer *pb = &w->pb;
   gp__tw_packet_begin(w, g->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
-  gp__pb_begin(pb, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT);
+  w->rse = gp__pb_begin_medium(pb, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT);
   gp__pb_uint(pb, GP_PB_RSE_EVENT_ID, gp__tw_event_id(w, g->corr));
   gp__pb_uint(pb, GP_PB_RSE_DURATION, g->end > g->start ? g->end - g->start : 0);
   gp__pb_uint(pb, GP_PB_RSE_CONTEXT, ctx_iid);
@@ -466,24 +470,24 @@ static void work_begin(gp__tw *w, const gpu_work *g, uint64_t ctx_iid,
 /* Closes the event and packet; mirrors the work on its stream track. */
 static void work_end(gp__tw *w, const gpu_work *g, uint64_t stream_uuid) {
   gp__pb_writer *pb = &w->pb;
-  gp__pb_end(pb);
+  gp__pb_end_medium(pb, w->rse);
   gp__tw_packet_end(w);
   w->st.render_stages++;
   if (!stream_uuid)
     return;
   uint64_t name_iid = gp__tw_event_name(w, g->name_id);
   gp__tw_packet_begin(w, g->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
-  gp__pb_begin(pb, GP_PB_PACKET_TRACK_EVENT);
+  gp__pb_short te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
   gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_BEGIN);
   gp__pb_uint(pb, GP_PB_TE_NAME_IID, name_iid);
   gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, stream_uuid);
-  gp__pb_end(pb);
+  gp__pb_end_short(pb, te);
   gp__tw_packet_end(w);
   gp__tw_packet_begin(w, g->end, 0);
-  gp__pb_begin(pb, GP_PB_PACKET_TRACK_EVENT);
+  te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
   gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_END);
   gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, stream_uuid);
-  gp__pb_end(pb);
+  gp__pb_end_short(pb, te);
   gp__tw_packet_end(w);
   w->st.track_events += 2;
 }
@@ -541,7 +545,7 @@ void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
   gp__pb_writer *pb = &w->pb;
   if (ke)
     gp__pb_uint(pb, GP_PB_RSE_KERNEL_IID, ke->iid);
-  gp__pb_begin(pb, GP_PB_RSE_LAUNCH);
+  gp__pb_short launch = gp__pb_begin_medium(pb, GP_PB_RSE_LAUNCH);
   dim3(pb, GP_PB_LAUNCH_GRID_SIZE, k->grid_x, k->grid_y, k->grid_z);
   dim3(pb, GP_PB_LAUNCH_WORKGROUP_SIZE, k->block_x, k->block_y, k->block_z);
   uint64_t grid = (uint64_t)k->grid_x * k->grid_y * k->grid_z;
@@ -556,7 +560,7 @@ void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
   uint_arg(pb, GP_PB_LAUNCH_ARGS, ARG_BLOCK_SIZE, block);
   uint_arg(pb, GP_PB_LAUNCH_ARGS, ARG_THREAD_COUNT, grid * block);
   uint_arg(pb, GP_PB_LAUNCH_ARGS, ARG_SMEM_DYNAMIC, k->dynamic_shared_memory);
-  gp__pb_end(pb);
+  gp__pb_end_medium(pb, launch);
   work_end(w, &g, stream_uuid);
 }
 
