@@ -687,7 +687,10 @@ static void api_record(gp__tw *w, const gp_activity_api *a) {
 
 static void sync_record(gp__tw *w, const gp_activity_sync *s) {
   gp__tw_saw_ts(w, s->end);
-  if (!s->wait_id || !s->correlation_id)
+  /* Only waits of the host count: a stream waiting for an event is the
+   * GPU waiting (render stages say so with event_wait_ids). */
+  if (!s->wait_id || !s->correlation_id ||
+      s->sync_kind == GP_SYNC_STREAM_WAIT_EVENT)
     return;
   /* Kept by the call's correlation id until its API record comes. */
   uint32_t slot = (uint32_t)(s->correlation_id % TW_SYNC_RING);

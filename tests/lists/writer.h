@@ -1,1 +1,11 @@
-/* lists/writer.h - tests of the trace writer, TraceConfig parser, demo and record. */
+/* lists/writer.h - tests of the trace writer, the TraceConfig text format,
+ * sessions, `gpuperf demo` and `gpuperf record`. */
+
+/* unit: the writer through our own decoder */
+GP_TEST_ENTRY(writer_roundtrip_every_field, 20)
+GP_TEST_ENTRY(writer_deterministic_bytes, 30)
+GP_TEST_ENTRY(writer_golden_small_trace, 20)
+GP_TEST_ENTRY(writer_drops_clear_incremental_state, 10)
+GP_TEST_ENTRY(writer_counters_interned_descriptor, 10)
+GP_TEST_ENTRY(writer_counters_inline_descriptor, 10)
+GP_TEST_ENTRY(writer_dump_matches_perfetto_decoding, 20)
