@@ -9,3 +9,9 @@ GP_TEST_ENTRY(writer_drops_clear_incremental_state, 10)
 GP_TEST_ENTRY(writer_counters_interned_descriptor, 10)
 GP_TEST_ENTRY(writer_counters_inline_descriptor, 10)
 GP_TEST_ENTRY(writer_dump_matches_perfetto_decoding, 20)
+
+/* unit: the TraceConfig text format */
+GP_TEST_ENTRY(tconfig_every_field_and_roundtrip, 10)
+GP_TEST_ENTRY(tconfig_defaults_and_add_counters, 10)
+GP_TEST_ENTRY(tconfig_bad_input_names_line_and_column, 10)
+GP_TEST_ENTRY(tconfig_nothing_recorded_on_error, 10)
