@@ -162,7 +162,8 @@ typedef struct gp_session gp_session;
 typedef struct gp_session_options {
   uint32_t flags;       /* GP_SESSION_* */
   uint32_t sequence_id; /* packet sequence id, 1 .. 2^24-1; 0: 1 */
-  int output_fd;        /* write here (borrowed, not closed) when path is NULL */
+  int output_fd;        /* write here when path is NULL: a descriptor
+                           above 0 (0 means unset), borrowed, not closed */
   uint32_t reserved0;   /* must be 0 */
   char *error;          /* if not NULL: why gp_session_start() failed */
   size_t error_size;

@@ -521,7 +521,7 @@ static gp_trace_config *copy_config(const gp_trace_config *cfg) {
 static int start(const gp_trace_config *cfg, const char *path,
                  const gp_session_options *opts, bool env, gp_session **out) {
   if (!cfg || !out || (opts && opts->reserved0) ||
-      (!path && (!opts || opts->output_fd < 0)) ||
+      (!path && (!opts || opts->output_fd <= 0)) ||
       (opts && opts->sequence_id >= (1u << 24))) {
     set_error(opts, "invalid arguments");
     return GP_EINVAL;

@@ -1003,7 +1003,9 @@ void gp__tw_reset_after_fork(gp__tw *w, uint32_t seq_id, int fd) {
   w->gen++;
   w->clear_next = true;
   w->lost_next = false;
-  w->pid = gp__pid();
+  /* getpid(), not gp__pid(): fork handlers run in the order they were
+   * registered, and the cached pid may not have been refreshed yet. */
+  w->pid = (uint32_t)getpid();
   w->vpid = 1000 * seq_id;
   w->max_ts = w->first_ts = w->host_snap_ts = 0;
   w->last_overhead_real = 0;

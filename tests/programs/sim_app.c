@@ -5,14 +5,15 @@
  * is set.
  *
  *   sim_app [--steps N] [--sleep-ms N] [--fork N] [--exec] [--forever]
- *           [--exit CODE] [--fail]
+ *           [--exit CODE] [--fail] [--pidfile PATH]
  *
  * Each step, inside a user range "step N": a copy to the device, two
  * kernels on two streams with an event dependency, a fill, a copy back,
  * and a synchronisation. --fork N forks N children before any GPU work,
  * each running the steps too (with --exec they exec this program
  * instead); --forever repeats until killed; --fail makes one call fail
- * (an invalid launch); --exit sets the exit status.
+ * (an invalid launch); --exit sets the exit status; --pidfile writes the
+ * process id once the first step is done.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -36,6 +37,8 @@ static void sleep_ms(unsigned ms) {
   struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
 }
+
+static const char *pidfile;
 
 static void run(unsigned steps, unsigned sleep, int forever, int fail) {
   gp_sim_context *ctx;
@@ -83,6 +86,13 @@ static void run(unsigned steps, unsigned sleep, int forever, int fail) {
     }
     check(gp_sim_context_synchronize(ctx), "synchronize");
     check(gp_range_pop(), "range");
+    if (pidfile && i == 1) {
+      FILE *f = fopen(pidfile, "w");
+      if (f) {
+        fprintf(f, "%d\n", (int)getpid());
+        fclose(f);
+      }
+    }
     if (sleep)
       sleep_ms(sleep);
   }
@@ -107,6 +117,8 @@ int main(int argc, char **argv) {
       forever = 1;
     else if (!strcmp(argv[i], "--fail"))
       fail = 1;
+    else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc)
+      pidfile = argv[++i];
     else {
       fprintf(stderr, "sim_app: unknown argument %s\n", argv[i]);
       return 1;
