@@ -69,6 +69,8 @@ struct gp_session {
   int counter_error;
   gp__tw_stats final;
   bool have_final;
+  gp__tw_options wopts;  /* what the writer was made with */
+  bool w_inherited;      /* a forked child's copy: never freed */
 };
 
 static struct {
@@ -85,6 +87,7 @@ static size_t saved_flush_ms, saved_pool;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static gp_session *env_session;
 static char env_dir[4096];
+static gp__tw *inherited[MAX_SESSIONS]; /* kept reachable, never used */
 
 static void atfork_prepare(void);
 static void atfork_parent(void);
@@ -551,9 +554,8 @@ static int start(const gp_trace_config *cfg, const char *path,
   } else {
     s->fd = opts->output_fd;
   }
-  gp__tw_options wo;
-  writer_options(s->cfg, s->seq, s->fd, det, &wo);
-  if ((rc = gp__tw_create(&wo, &s->w)) != 0)
+  writer_options(s->cfg, s->seq, s->fd, det, &s->wopts);
+  if ((rc = gp__tw_create(&s->wopts, &s->w)) != 0)
     goto fail;
   if ((s->slot = slot_take(s)) < 0) {
     rc = GP_EBUSY;
@@ -699,7 +701,8 @@ void gp_session_destroy(gp_session *s) {
   session_stop(s, false);
   if (s == env_session)
     env_session = NULL;
-  gp__tw_destroy(s->w);
+  if (!s->w_inherited)
+    gp__tw_destroy(s->w);
   gp_trace_config_destroy(s->cfg);
   pthread_cond_destroy(&s->cond);
   pthread_mutex_destroy(&s->lock);
@@ -825,28 +828,20 @@ __attribute__((constructor)) static void session_ctor(void) {
 /* ------------------------------------------------------------------ */
 /* fork()                                                               */
 
-static void atfork_prepare(void) {
-  for (int i = 0; i < MAX_SESSIONS; i++) {
-    pthread_mutex_lock(&slots[i].lock);
-    if (slots[i].s)
-      gp__tw_lock(slots[i].s->w);
-  }
-}
-
-static void atfork_parent(void) {
-  for (int i = MAX_SESSIONS - 1; i >= 0; i--) {
-    if (slots[i].s)
-      gp__tw_unlock(slots[i].s->w);
-    pthread_mutex_unlock(&slots[i].lock);
-  }
-}
-
 /*
- * In the child: the session started from the environment goes on in a
- * file and sequence of its own; any other session belongs to the parent
- * and is detached (its file is the parent's). Threads are gone: the
- * helper does not run in the child.
+ * No lock is taken around fork(): the collector may be writing a buffer
+ * at that moment, and waiting for it from a prepare handler deadlocks when
+ * the fork itself holds the allocator (sanitizers do). So the child never
+ * trusts its copy of a writer: it is left alone (possibly half-updated)
+ * and, for the session started from the environment, a new writer goes on
+ * in a file and sequence of the child's own. Any other session belongs to
+ * the parent and is detached in the child. Threads are gone: the helper
+ * does not run in the child.
  */
+static void atfork_prepare(void) {}
+
+static void atfork_parent(void) {}
+
 static void atfork_child(void) {
   for (int i = 0; i < MAX_SESSIONS; i++) {
     gp_session *s = slots[i].s;
@@ -858,19 +853,34 @@ static void atfork_child(void) {
     s->helper_running = false;
     s->npending = 0;
     s->deadline_ns = 0;
-    uint32_t seq = 0;
-    int fd = s->env && s == env_session ? claim_file(env_dir, &seq) : -1;
+    s->w_inherited = true;
     if (s->own_fd && s->fd >= 0)
       close(s->fd);
+    s->fd = -1;
+    uint32_t seq = 0;
+    int fd = s->env && s == env_session ? claim_file(env_dir, &seq) : -1;
+    gp__tw *w = NULL;
     if (fd >= 0) {
+      gp__tw_options o = s->wopts;
+      o.sequence_id = seq;
+      o.fd = fd;
+      if (gp__tw_create(&o, &w) != 0) {
+        close(fd);
+        fd = -1;
+      }
+    }
+    if (w) {
+      inherited[i] = s->w;
+      s->w = w;
+      s->w_inherited = false;
       s->fd = fd;
+      s->own_fd = true;
       s->seq = seq;
-      gp__tw_reset_after_fork(s->w, seq, fd);
+      s->wopts.sequence_id = seq;
+      s->wopts.fd = fd;
     } else {
       /* Its observer stays registered (core may not be called from here),
        * so the slot stays taken: it ignores every buffer from now on. */
-      gp__tw_reset_after_fork(s->w, s->seq, -1);
-      s->fd = -1;
       s->own_fd = false;
       s->stopped = true; /* the parent's: nothing to do here */
       s->slot = -1;

@@ -816,7 +816,9 @@ int gp__tw_create(const gp__tw_options *opts, gp__tw **out) {
   gp__pb_writer_init(&w->pb);
   w->gen = 1;
   w->clear_next = true;
-  w->pid = gp__pid();
+  /* getpid(), not gp__pid(): a writer may be made in a fork handler,
+   * before the cached pid is refreshed. */
+  w->pid = (uint32_t)getpid();
   w->vpid = 1000 * w->o.sequence_id;
   *out = w;
   return 0;
@@ -979,52 +981,4 @@ void gp__tw_get_stats(gp__tw *w, gp__tw_stats *st) {
   pthread_mutex_lock(&w->lock);
   *st = w->st;
   pthread_mutex_unlock(&w->lock);
-}
-
-/* See writer.h. */
-void gp__tw_lock(gp__tw *w) { pthread_mutex_lock(&w->lock); }
-
-/* See writer.h. */
-void gp__tw_unlock(gp__tw *w) { pthread_mutex_unlock(&w->lock); }
-
-static void forget_emitted(tw_map *m) {
-  for (size_t i = 0; i < m->cap; i++)
-    m->e[i].gen = 0;
-}
-
-/* See writer.h. */
-void gp__tw_reset_after_fork(gp__tw *w, uint32_t seq_id, int fd) {
-  pthread_mutex_init(&w->lock, NULL);
-  gp__pb_writer_reset(&w->pb);
-  w->o.sequence_id = seq_id;
-  w->o.fd = fd;
-  w->off = 0;
-  w->began = w->finished = false;
-  w->gen++;
-  w->clear_next = true;
-  w->lost_next = false;
-  /* getpid(), not gp__pid(): fork handlers run in the order they were
-   * registered, and the cached pid may not have been refreshed yet. */
-  w->pid = (uint32_t)getpid();
-  w->vpid = 1000 * seq_id;
-  w->max_ts = w->first_ts = w->host_snap_ts = 0;
-  w->last_overhead_real = 0;
-  w->npend = 0;
-  w->gpu_info_n = 0;
-  memset(w->sync_ring, 0, sizeof(w->sync_ring));
-  w->last_thread_key = 0;
-  w->last_thread_uuid = 0;
-  /* Tracks carry the sequence id in their uuids: describe them anew. */
-  tw_map *tracks[] = {&w->threads, &w->processes, &w->streams, &w->apis,
-                      &w->asyncs};
-  for (size_t i = 0; i < GP_ARRAY_SIZE(tracks); i++)
-    forget_emitted(tracks[i]);
-  for (uint32_t d = 0; d < TW_MAX_DEVICES; d++) {
-    w->dev[d].tracked = false;
-    w->dev[d].clock_last = 0;
-    w->dev[d].ctr.desc_iid = 0;
-    w->dev[d].ctr.inline_n = 0;
-    w->dev[d].ctr.dirty = true;
-  }
-  memset(&w->st, 0, sizeof(w->st));
 }

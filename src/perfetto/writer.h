@@ -91,15 +91,4 @@ int gp__tw_finish(gp__tw *w);
 /* Copies the statistics into *st. */
 void gp__tw_get_stats(gp__tw *w, gp__tw_stats *st);
 
-/*
- * In a child after fork(): forgets the parent's pending bytes and state and
- * starts a new sequence seq_id writing to fd. Called from a fork handler,
- * so it only resets memory it owns.
- */
-void gp__tw_reset_after_fork(gp__tw *w, uint32_t seq_id, int fd);
-
-/* Locks a writer across fork() (prepare / parent handlers). */
-void gp__tw_lock(gp__tw *w);
-void gp__tw_unlock(gp__tw *w);
-
 #endif /* GPUPERF_PERFETTO_WRITER_H */

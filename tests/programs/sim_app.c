@@ -96,6 +96,8 @@ static void run(unsigned steps, unsigned sleep, int forever, int fail) {
     if (sleep)
       sleep_ms(sleep);
   }
+  gp_sim_kernel_destroy(ka);
+  gp_sim_kernel_destroy(kb);
   gp_sim_context_destroy(ctx);
 }
 

@@ -164,7 +164,8 @@ static int merge(const char *dir, int fd, bool quiet, unsigned *procs,
     np++;
   }
   closedir(dp);
-  qsort(parts, np, sizeof(*parts), by_number);
+  if (np > 1)
+    qsort(parts, np, sizeof(*parts), by_number);
   int rc = 0;
   *procs = 0;
   *packets = *bytes = 0;
