@@ -830,6 +830,7 @@ void gp__tw_destroy(gp__tw *w) {
     return;
   gp__tw_counter_fini(w);
   free(w->name_tab);
+  free(w->launches);
   tw_map *maps[] = {&w->names,   &w->categories, &w->debug_names, &w->kernels,
                     &w->contexts, &w->queues,    &w->stages,      &w->threads,
                     &w->processes, &w->streams,  &w->apis,        &w->asyncs};
@@ -935,12 +936,14 @@ void gp__tw_consume(gp__tw *w, const uint8_t *buffer, size_t valid_size) {
     tw_begin(w, hint);
     r = NULL;
   }
+  uint32_t k = 0;
   while (gp_activity_get_next_record(buffer, valid_size, &r) == 0) {
-    w->st.records++;
     dispatch(w, r);
-    if (gp__pb_size(&w->pb) > TW_FLUSH_BYTES)
+    /* Bound the memory held: write out now and then (whole packets). */
+    if ((++k & 255) == 0 && gp__pb_size(&w->pb) > TW_FLUSH_BYTES)
       tw_flush(w);
   }
+  w->st.records += k;
   periodic(w);
   tw_flush(w);
   w->st.writer_ns += cpu_ns() - t0;

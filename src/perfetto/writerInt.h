@@ -117,8 +117,11 @@ typedef struct tw_group {
   } s[TW_GROUP_MAX];
 } tw_group;
 
+#define TW_DIRECT_QUEUES 32 /* queues with their emitted-generation inline */
+
 typedef struct tw_device {
   bool known;
+  uint32_t queue_gen[TW_DIRECT_QUEUES];
   bool tracked;         /* device track emitted */
   uint32_t api;         /* gp_api */
   uint32_t clock_id;
@@ -159,6 +162,14 @@ struct gp__tw {
   gp__pb_short pkt;      /* the open packet, when its length is short */
   gp__pb_short rse;      /* the open render stage event */
   const tw_entry *last_kernel; /* kernel_entry() cache */
+  uint32_t stage_gen[16];        /* stages emitted, by stage index */
+  uint64_t last_stream_key, last_stream_uuid; /* stream_track() cache */
+  /* Encoded launch messages by shape, direct-mapped (see writer_gpu.c). */
+  struct tw_launch {
+    uint32_t key[7];
+    uint8_t len;
+    uint8_t bytes[127];
+  } *launches;
   tw_pending pend[TW_MAX_PENDING];
   int npend;
   struct {

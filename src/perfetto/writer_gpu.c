@@ -12,6 +12,7 @@
  * every process of a recording.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "writerInt.h"
@@ -46,9 +47,8 @@ static uint32_t stage_string(uint32_t s) {
 
 static uint64_t stage_iid(gp__tw *w, uint32_t s) {
   uint64_t iid = STAGE_IID_BASE | s;
-  tw_entry *e = gp__tw_map_get(&w->stages, iid, 0, NULL);
-  if (e && e->gen != w->gen) {
-    e->gen = w->gen;
+  if (s < GP_ARRAY_SIZE(w->stage_gen) && w->stage_gen[s] != w->gen) {
+    w->stage_gen[s] = w->gen;
     gp__tw_pend(w, TW_PEND_STAGE, iid, s, 0, NULL);
   }
   return iid;
@@ -254,6 +254,9 @@ static uint64_t stream_uuid(const gp__tw *w, uint32_t ctx, uint32_t stream) {
 
 static uint64_t stream_track(gp__tw *w, uint32_t device, uint32_t ctx,
                              uint32_t stream) {
+  uint64_t key = stream | ((uint64_t)ctx << 32);
+  if (w->last_stream_uuid && w->last_stream_key == key)
+    return w->last_stream_uuid;
   uint64_t uuid = stream_uuid(w, ctx, stream);
   tw_entry *e =
       gp__tw_map_get(&w->streams, stream | ((uint64_t)ctx << 32), 0, NULL);
@@ -265,6 +268,8 @@ static uint64_t stream_track(gp__tw *w, uint32_t device, uint32_t ctx,
     e->gen = 1;
     stream_descriptor(w, e, uuid);
   }
+  w->last_stream_key = key;
+  w->last_stream_uuid = uuid;
   return uuid;
 }
 
@@ -286,6 +291,14 @@ void gp__tw_gpu_stream_name(gp__tw *w, const gp_activity_name *n) {
 
 static uint64_t queue_iid(gp__tw *w, uint32_t device, uint32_t queue) {
   uint64_t iid = 1 + ((uint64_t)device << 8) + (queue & 0xff);
+  if (device < TW_MAX_DEVICES && queue < TW_DIRECT_QUEUES) {
+    uint32_t *gen = &w->dev[device].queue_gen[queue];
+    if (*gen != w->gen) {
+      *gen = w->gen;
+      gp__tw_pend(w, TW_PEND_QUEUE, iid, device, queue, NULL);
+    }
+    return iid;
+  }
   tw_entry *e = gp__tw_map_get(&w->queues, iid, 0, NULL);
   if (e && e->gen != w->gen) {
     e->gen = w->gen;
@@ -529,22 +542,8 @@ static const char *memory_kind_name(uint32_t k) {
   return k < GP_ARRAY_SIZE(names) ? names[k] : "unknown";
 }
 
-/* See writerInt.h. */
-void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
-  gpu_work g = {k->correlation_id, k->start, k->end, k->device_id,
-                k->context_id, k->stream_id, k->queue_id, STAGE_KERNEL,
-                0, 0, NULL, 0};
-  g.waits = gp_activity_wait_ids(&k->hdr, &g.nwaits);
-  uint64_t ctx, q, s;
-  uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
-  const tw_entry *ke = kernel_entry(w, k);
-  g.name_id = ke ? (uint32_t)ke->aux : k->name_id;
-  g.name_iid = gp__tw_event_name(w, g.name_id);
-  need_arg_names(w);
-  work_begin(w, &g, ctx, q, s);
-  gp__pb_writer *pb = &w->pb;
-  if (ke)
-    gp__pb_uint(pb, GP_PB_RSE_KERNEL_IID, ke->iid);
+/* Encodes the launch message of k into the writer (any shape). */
+static void encode_launch(gp__pb_writer *pb, const gp_activity_kernel *k) {
   gp__pb_short launch = gp__pb_begin_medium(pb, GP_PB_RSE_LAUNCH);
   dim3(pb, GP_PB_LAUNCH_GRID_SIZE, k->grid_x, k->grid_y, k->grid_z);
   dim3(pb, GP_PB_LAUNCH_WORKGROUP_SIZE, k->block_x, k->block_y, k->block_z);
@@ -561,6 +560,58 @@ void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
   uint_arg(pb, GP_PB_LAUNCH_ARGS, ARG_THREAD_COUNT, grid * block);
   uint_arg(pb, GP_PB_LAUNCH_ARGS, ARG_SMEM_DYNAMIC, k->dynamic_shared_memory);
   gp__pb_end_medium(pb, launch);
+}
+
+#define LAUNCH_CACHE 64
+
+/*
+ * Writes the launch message. Programs launch the same shapes again and
+ * again, so encoded launches are kept in a small direct-mapped cache by
+ * shape and copied: the bytes are the same as encoding them afresh.
+ */
+static void write_launch(gp__tw *w, const gp_activity_kernel *k) {
+  const uint32_t key[7] = {k->grid_x,  k->grid_y,  k->grid_z,
+                           k->block_x, k->block_y, k->block_z,
+                           k->dynamic_shared_memory};
+  uint32_t h = 0;
+  for (int i = 0; i < 7; i++)
+    h = (h ^ key[i]) * 0x01000193u;
+  if (!w->launches)
+    w->launches = calloc(LAUNCH_CACHE, sizeof(*w->launches));
+  struct tw_launch *c = w->launches ? &w->launches[h % LAUNCH_CACHE] : NULL;
+  if (c && c->len && memcmp(c->key, key, sizeof(key)) == 0) {
+    gp__pb_raw(&w->pb, c->bytes, c->len);
+    return;
+  }
+  uint64_t at = gp__pb_size(&w->pb);
+  const uint8_t *p0 = w->pb.p;
+  encode_launch(&w->pb, k);
+  size_t len = (size_t)(gp__pb_size(&w->pb) - at);
+  /* Cache it if it was written in one piece (not across chunks). */
+  if (c && len < sizeof(c->bytes) && w->pb.p == p0 + len) {
+    memcpy(c->key, key, sizeof(key));
+    memcpy(c->bytes, p0, len);
+    c->len = (uint8_t)len;
+  }
+}
+
+/* See writerInt.h. */
+void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
+  gpu_work g = {k->correlation_id, k->start, k->end, k->device_id,
+                k->context_id, k->stream_id, k->queue_id, STAGE_KERNEL,
+                0, 0, NULL, 0};
+  g.waits = gp_activity_wait_ids(&k->hdr, &g.nwaits);
+  uint64_t ctx, q, s;
+  uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
+  const tw_entry *ke = kernel_entry(w, k);
+  g.name_id = ke ? (uint32_t)ke->aux : k->name_id;
+  g.name_iid = gp__tw_event_name(w, g.name_id);
+  need_arg_names(w);
+  work_begin(w, &g, ctx, q, s);
+  gp__pb_writer *pb = &w->pb;
+  if (ke)
+    gp__pb_uint(pb, GP_PB_RSE_KERNEL_IID, ke->iid);
+  write_launch(w, k);
   work_end(w, &g, stream_uuid);
 }
 
