@@ -13,15 +13,15 @@
  * and disabled after the last one only if it was off before; the flush
  * period and buffer pool limit are restored likewise.
  *
- * The helper thread of a session starts counters on devices that appear
- * while it runs (device listeners may not call into the backend that is
- * registering the device) and ends the session after duration_ms.
+ * The helper thread of a session starts counters (session_counters.c) on
+ * devices that appear while it runs (device listeners may not call into
+ * the backend that is registering the device) and ends the session after
+ * duration_ms.
  *
  * Recording another program: the constructor below starts a session when
  * GPUPERF_RECORD_DIR is set, and the fork handlers give a forked child its
  * own file and packet sequence (session.h describes the protocol).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -33,45 +33,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core.h"
-#include "perfetto/writer.h"
+#include "sessionInt.h"
 
-#pragma weak gp_counters_start
-#pragma weak gp_counters_stop
-#pragma weak gp_counter_catalog
-#pragma weak gp_counter_get
-#pragma weak gp_counter_lookup
-#pragma weak gp_counter_select
 
-#define MAX_SESSIONS 8
-#define DEFAULT_FLUSH_MS 500u
-#define MAX_DEV 64
 
-struct gp_session {
-  gp_trace_config *cfg;
-  gp__tw *w;
-  int fd;
-  bool own_fd;
-  bool env;          /* started from GPUPERF_RECORD_DIR */
-  bool stopped;
-  int stop_rc;
-  int slot;
-  uint32_t seq;
-  uint64_t kinds;    /* kinds this session holds a reference on */
-  pthread_mutex_t lock;      /* below */
-  pthread_cond_t cond;
-  pthread_t helper;
-  bool helper_running, helper_quit;
-  uint32_t pending_dev[MAX_DEV];
-  uint32_t npending;
-  uint64_t deadline_ns; /* CLOCK_MONOTONIC, 0: none */
-  uint64_t counters_on; /* devices sampling for us (bit per device < 64) */
-  int counter_error;
-  gp__tw_stats final;
-  bool have_final;
-  gp__tw_options wopts;  /* what the writer was made with */
-  bool w_inherited;      /* a forked child's copy: never freed */
-};
 
 static struct {
   pthread_mutex_t lock;
@@ -101,10 +66,8 @@ static void global_init(void) {
 
 static uint64_t mono_now(void) { return gp_clock_read_host(GP_CLOCK_MONOTONIC); }
 
-static void set_error(const gp_session_options *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void set_error(const gp_session_options *o, const char *fmt, ...) {
+/* See sessionInt.h. */
+void gp__session_error(const gp_session_options *o, const char *fmt, ...) {
   if (!o || !o->error || !o->error_size)
     return;
   va_list ap;
@@ -230,201 +193,6 @@ static void release_shared(gp_session *s) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Counters                                                             */
-
-static bool contains_ci(const char *hay, const char *needle) {
-  if (!hay || !*needle)
-    return !*needle;
-  size_t n = strlen(needle);
-  for (; *hay; hay++) {
-    size_t i = 0;
-    while (i < n && hay[i] &&
-           tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
-      i++;
-    if (i == n)
-      return true;
-  }
-  return false;
-}
-
-/* The gpu.counters data source that applies to a device: one whose vendor
- * suffix the device matches, else the one without a suffix. */
-static bool counters_source_for(const gp_trace_config *cfg, uint32_t dev,
-                                gp_data_source_info *out) {
-  gp_device_info di;
-  if (gp_device_get_info(dev, &di) != 0)
-    return false;
-  bool generic = false;
-  gp_data_source_info ds, g;
-  for (uint32_t i = 0; gp_trace_config_get_data_source(cfg, i, &ds) == 0; i++) {
-    if (ds.kind != GP_DATA_SOURCE_GPU_COUNTERS)
-      continue;
-    if (!*ds.vendor) {
-      g = ds;
-      generic = true;
-    } else if (contains_ci(di.name, ds.vendor) ||
-               contains_ci(di.vendor, ds.vendor) ||
-               contains_ci(di.model, ds.vendor) ||
-               contains_ci(di.architecture, ds.vendor)) {
-      *out = ds;
-      return true;
-    }
-  }
-  if (generic)
-    *out = g;
-  return generic;
-}
-
-static bool counters_supported(void) {
-  return gp_counters_start && gp_counters_stop && gp_counter_catalog &&
-         gp_counter_get && gp_counter_lookup && gp_counter_select;
-}
-
-/* Resolves the counters ds asks for on dev into ids. Returns how many,
- * or a negative error. `matched[i]` is set for each name that matched. */
-static int resolve(uint32_t dev, const gp_data_source_info *ds,
-                   const gp_counter_catalog_info *cat, uint32_t *ids,
-                   size_t cap, bool *matched) {
-  const gp_counter_config *cc = &ds->counters;
-  size_t n = 0;
-  if (cc->num_counter_ids) {
-    for (size_t i = 0; i < cc->num_counter_ids && n < cap; i++) {
-      gp_counter_info ci;
-      if (gp_counter_lookup(dev, cc->counter_ids[i], &ci) == 0) {
-        ids[n++] = cc->counter_ids[i];
-        if (matched)
-          matched[i] = true;
-      }
-    }
-  } else if (cc->num_counter_names) {
-    for (size_t i = 0; i < cc->num_counter_names; i++) {
-      size_t got = 0;
-      int rc = gp_counter_select(dev, &cc->counter_names[i], 1, ids + n,
-                                 cap - n, &got);
-      if (rc == GP_ENOCOUNTER)
-        continue;
-      if (rc != 0)
-        return rc;
-      if (matched)
-        matched[i] = true;
-      /* Keep ids unique across names. */
-      size_t base = n;
-      for (size_t j = 0; j < got; j++) {
-        uint32_t v = ids[base + j];
-        bool dup = false;
-        for (size_t k = 0; k < n && !dup; k++)
-          dup = ids[k] == v;
-        if (!dup)
-          ids[n++] = v;
-      }
-    }
-  } else {
-    for (uint32_t i = 0; i < cat->num_counters && n < cap; i++) {
-      gp_counter_info ci;
-      if (gp_counter_get(dev, i, &ci) == 0 && ci.select_by_default)
-        ids[n++] = ci.id;
-    }
-  }
-  return (int)n;
-}
-
-/* Starts sampling on dev for s. Returns 0 if started or nothing applies. */
-static int start_counters_on(gp_session *s, uint32_t dev, bool *matched) {
-  gp_data_source_info ds;
-  gp_counter_catalog_info cat;
-  if (dev >= MAX_DEV || (s->counters_on & (1ull << dev)) ||
-      !counters_source_for(s->cfg, dev, &ds))
-    return 0;
-  if (!counters_supported())
-    return GP_ENOTSUP;
-  if (gp_counter_catalog(dev, &cat) != 0)
-    return 0; /* this device has no counters */
-  uint32_t ids[512];
-  int n = resolve(dev, &ds, &cat, ids, GP_ARRAY_SIZE(ids), matched);
-  if (n <= 0)
-    return n;
-  gp_counter_config cc = ds.counters;
-  cc.counter_ids = ids;
-  cc.num_counter_ids = (size_t)n;
-  cc.counter_names = NULL;
-  cc.num_counter_names = 0;
-  int rc = gp_counters_start(dev, &cc);
-  if (rc != 0)
-    return rc;
-  s->counters_on |= 1ull << dev;
-  gp__tw_select_counters(s->w, dev, ids, (size_t)n, cc.counter_period_ns > 0,
-                         cc.instrumented != 0);
-  return 0;
-}
-
-/* Starts counters on the devices that exist now; checks that every name
- * matched some device when devices with counters exist. */
-static int start_counters_now(gp_session *s, const gp_session_options *o) {
-  gp_data_source_info ds;
-  bool want = false;
-  for (uint32_t i = 0; gp_trace_config_get_data_source(s->cfg, i, &ds) == 0; i++)
-    want |= ds.kind == GP_DATA_SOURCE_GPU_COUNTERS;
-  if (!want)
-    return 0;
-  if (!counters_supported()) {
-    s->counter_error = GP_ENOTSUP;
-    return 0; /* recorded without counters; the stats say why */
-  }
-  uint32_t ndev = 0;
-  gp_device_count(&ndev);
-  bool any_catalog = false;
-  for (uint32_t d = 0; d < ndev && d < MAX_DEV; d++) {
-    gp_counter_catalog_info cat;
-    if (gp_counter_catalog(d, &cat) == 0)
-      any_catalog = true;
-  }
-  for (uint32_t i = 0; gp_trace_config_get_data_source(s->cfg, i, &ds) == 0; i++) {
-    if (ds.kind != GP_DATA_SOURCE_GPU_COUNTERS)
-      continue;
-    size_t nsel = ds.counters.num_counter_ids + ds.counters.num_counter_names;
-    bool *matched = calloc(nsel + 1, sizeof(bool));
-    if (!matched)
-      return GP_ENOMEM;
-    for (uint32_t d = 0; d < ndev && d < MAX_DEV; d++) {
-      gp_data_source_info applies;
-      if (!counters_source_for(s->cfg, d, &applies) ||
-          strcmp(applies.name, ds.name) != 0)
-        continue;
-      int rc = start_counters_on(s, d, matched);
-      if (rc != 0) {
-        gp_device_info di;
-        gp_device_get_info(d, &di);
-        set_error(o, "cannot sample the counters of %s on device %u (%s): %s",
-                  ds.name, d, di.name, gp_strerror(rc));
-        free(matched);
-        return rc;
-      }
-    }
-    for (size_t k = 0; any_catalog && k < nsel; k++) {
-      if (matched[k])
-        continue;
-      if (ds.counters.num_counter_names)
-        set_error(o, "%s: no device has a counter matching '%s'", ds.name,
-                  ds.counters.counter_names[k]);
-      else
-        set_error(o, "%s: no device has a counter with id %u", ds.name,
-                  ds.counters.counter_ids[k]);
-      free(matched);
-      return GP_ENOCOUNTER;
-    }
-    free(matched);
-  }
-  return 0;
-}
-
-static void stop_counters(gp_session *s) {
-  for (uint32_t d = 0; d < MAX_DEV; d++)
-    if ((s->counters_on & (1ull << d)) && gp_counters_stop)
-      gp_counters_stop(d);
-  s->counters_on = 0;
-}
-
-/* ------------------------------------------------------------------ */
 /* Helper thread                                                        */
 
 static void on_device(void *user, uint32_t device_id) {
@@ -465,7 +233,7 @@ static void *helper_main(void *arg) {
     if (s->npending) {
       uint32_t dev = s->pending_dev[--s->npending];
       pthread_mutex_unlock(&s->lock);
-      int rc = start_counters_on(s, dev, NULL);
+      int rc = gp__session_counters_on(s, dev, NULL);
       pthread_mutex_lock(&s->lock);
       if (rc != 0 && s->counter_error == 0)
         s->counter_error = rc;
@@ -526,7 +294,7 @@ static int start(const gp_trace_config *cfg, const char *path,
   if (!cfg || !out || (opts && opts->reserved0) ||
       (!path && (!opts || opts->output_fd <= 0)) ||
       (opts && opts->sequence_id >= (1u << 24))) {
-    set_error(opts, "invalid arguments");
+    gp__session_error(opts, "invalid arguments");
     return GP_EINVAL;
   }
   pthread_once(&init_once, global_init);
@@ -547,7 +315,7 @@ static int start(const gp_trace_config *cfg, const char *path,
     s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (s->fd < 0) {
       rc = -errno;
-      set_error(opts, "cannot create %s: %s", path, strerror(errno));
+      gp__session_error(opts, "cannot create %s: %s", path, strerror(errno));
       goto fail;
     }
     s->own_fd = true;
@@ -559,7 +327,7 @@ static int start(const gp_trace_config *cfg, const char *path,
     goto fail;
   if ((s->slot = slot_take(s)) < 0) {
     rc = GP_EBUSY;
-    set_error(opts, "too many sessions at once (%d)", MAX_SESSIONS);
+    gp__session_error(opts, "too many sessions at once (%d)", MAX_SESSIONS);
     goto fail;
   }
   if ((rc = gp__activity_add_observer(observe, (void *)(intptr_t)s->slot)))
@@ -571,7 +339,7 @@ static int start(const gp_trace_config *cfg, const char *path,
   acquire_shared(s, ti.flush_period_ms ? ti.flush_period_ms : DEFAULT_FLUSH_MS,
                  ti.buffer_size_kb);
   pthread_mutex_unlock(&g_lock);
-  if ((rc = start_counters_now(s, opts)) != 0)
+  if ((rc = gp__session_counters_start(s, opts)) != 0)
     goto fail_shared;
   gp_data_source_info ds;
   bool counters = false;
@@ -579,8 +347,8 @@ static int start(const gp_trace_config *cfg, const char *path,
     counters |= ds.kind == GP_DATA_SOURCE_GPU_COUNTERS;
   if (ti.duration_ms)
     s->deadline_ns = mono_now() + (uint64_t)ti.duration_ms * 1000000ull;
-  if ((counters && counters_supported()) || ti.duration_ms) {
-    if (counters && counters_supported())
+  if ((counters && gp__session_counters_supported()) || ti.duration_ms) {
+    if (counters && gp__session_counters_supported())
       gp__device_add_listener(on_device, s);
     if (pthread_create(&s->helper, NULL, helper_main, s) == 0)
       s->helper_running = true;
@@ -589,7 +357,7 @@ static int start(const gp_trace_config *cfg, const char *path,
   return 0;
 
 fail_shared:
-  stop_counters(s);
+  gp__session_counters_stop(s);
   release_shared(s);
   gp__activity_remove_observer(observe, (void *)(intptr_t)s->slot);
 fail_slot:
@@ -639,7 +407,7 @@ static int session_stop(gp_session *s, bool from_helper) {
     s->helper_running = false;
   }
   if (s->slot >= 0 && slots[s->slot].s == s) {
-    stop_counters(s);
+    gp__session_counters_stop(s);
     gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
     gp__activity_remove_observer(observe, (void *)(intptr_t)s->slot);
     slot_detach(s->slot);

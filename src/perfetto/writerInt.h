@@ -227,6 +227,28 @@ static inline uint64_t gp__tw_event_id(const gp__tw *w, uint64_t corr) {
   return ((uint64_t)w->o.sequence_id << 40) | (corr & ((1ull << 40) - 1));
 }
 
+/* Starts a new generation of incremental state; lost: packets (or the
+ * records they would have held) were lost before this point. */
+void gp__tw_reset_incremental(gp__tw *w, bool lost);
+
+/* The iid of string_id in map m (kind: its TW_PEND_*), queued if new in
+ * this generation. */
+uint64_t gp__tw_intern_string(gp__tw *w, tw_map *m, uint32_t kind,
+                              uint32_t string_id);
+
+/* ---- writer_host.c ---- */
+#define TW_COUNTER_DROPPED 1  /* our own counter tracks */
+#define TW_COUNTER_OVERHEAD 2
+void gp__tw_api(gp__tw *w, const gp_activity_api *a);
+void gp__tw_sync(gp__tw *w, const gp_activity_sync *s);
+void gp__tw_marker(gp__tw *w, const gp_activity_marker *m);
+void gp__tw_dropped(gp__tw *w, const gp_activity_dropped *d);
+void gp__tw_overhead(gp__tw *w, const gp_activity_overhead *o);
+void gp__tw_name(gp__tw *w, const gp_activity_name *n);
+void gp__tw_own_counter_tracks(gp__tw *w);
+void gp__tw_own_counter(gp__tw *w, uint32_t which, uint64_t ts,
+                        uint64_t value);
+
 /* ---- writer_gpu.c ---- */
 void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k);
 void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m);
