@@ -271,3 +271,50 @@ TEST(tconfig_nothing_recorded_on_error) {
   ASSERT_EQ(tiny[4], '\0');
   ASSERT_EQ(tiny[5], 'x');
 }
+
+/* A small deterministic generator for the mutations below. */
+static uint32_t rnd(uint64_t *s) {
+  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+  return (uint32_t)(*s >> 33);
+}
+
+TEST(tconfig_survives_mutated_input) {
+  /* Thousands of corrupted variants of a valid config: each parses or
+   * fails with GP_EPARSE and a positioned message; none crashes (the
+   * sanitizer build checks memory errors). */
+  uint64_t seed = 42;
+  size_t n = sizeof(full) - 1;
+  char *buf = malloc(n + 64);
+  static const char alphabet[] = "{}<>[]:;,\"'\\#\n 0x-9azAZ_.";
+  for (int iter = 0; iter < 3000; iter++) {
+    memcpy(buf, full, n);
+    size_t len = n;
+    int edits = 1 + (int)(rnd(&seed) % 4);
+    for (int e = 0; e < edits; e++) {
+      size_t at = rnd(&seed) % len;
+      switch (rnd(&seed) % 3) {
+      case 0:
+        buf[at] = alphabet[rnd(&seed) % (sizeof(alphabet) - 1)];
+        break;
+      case 1:
+        len = at + 1; /* truncate */
+        break;
+      default:
+        buf[at] = (char)(rnd(&seed) & 0xff);
+        break;
+      }
+    }
+    gp_trace_config *c = NULL;
+    char err[256] = "";
+    int rc = gp_trace_config_parse(buf, len, &c, err, sizeof(err));
+    if (rc == 0) {
+      size_t need = 0;
+      ASSERT_ERR(gp_trace_config_format(c, NULL, 0, &need), GP_ESIZE);
+      gp_trace_config_destroy(c);
+    } else {
+      ASSERT_EQ(rc, GP_EPARSE);
+      ASSERT(strncmp(err, "line ", 5) == 0);
+    }
+  }
+  free(buf);
+}

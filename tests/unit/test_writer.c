@@ -724,3 +724,40 @@ TEST(writer_dump_matches_perfetto_decoding) {
   closedir(dp);
   ASSERT_GT(cases, 20);
 }
+
+TEST(writer_dump_survives_corrupt_traces) {
+  /* A real trace, corrupted: the dump prints what it can and reports the
+   * first malformed packet; it never reads outside its input. */
+  const char *path = gp_test_path(0, "c.pftrace");
+  record_workload(path, render_config, 1, false);
+  size_t n;
+  uint8_t *orig = wt_read_file(path, &n);
+  uint8_t *buf = malloc(n);
+  uint64_t seed = 7;
+  FILE *null = fopen("/dev/null", "w");
+  ASSERT_NOT_NULL(null);
+  for (int iter = 0; iter < 500; iter++) {
+    memcpy(buf, orig, n);
+    size_t len = n;
+    for (int e = 0; e < 3; e++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      size_t at = (size_t)(seed >> 33) % len;
+      if (e == 2 && (seed & 1))
+        len = at + 1;
+      else
+        buf[at] ^= (uint8_t)(1u << ((seed >> 20) & 7));
+    }
+    /* Exactly: the copy holds len bytes, so a read past it is a bug. */
+    uint8_t *exact = malloc(len);
+    memcpy(exact, buf, len);
+    int rc = gp__trace_dump(exact, len, null);
+    ASSERT(rc == 0 || rc == GP_ECORRUPT);
+    wt_trace t;
+    wt_parse(&t, exact, len); /* takes ownership */
+    ASSERT_LE(t.valid, len);
+    wt_free(&t);
+  }
+  fclose(null);
+  free(buf);
+  free(orig);
+}
