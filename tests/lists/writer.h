@@ -9,6 +9,7 @@ GP_TEST_ENTRY(writer_drops_clear_incremental_state, 10)
 GP_TEST_ENTRY(writer_counters_interned_descriptor, 10)
 GP_TEST_ENTRY(writer_counters_inline_descriptor, 10)
 GP_TEST_ENTRY(writer_dump_matches_perfetto_decoding, 20)
+GP_TEST_ENTRY(writer_machine_id_on_every_packet, 10)
 
 /* unit: the TraceConfig text format */
 GP_TEST_ENTRY(tconfig_every_field_and_roundtrip, 10)

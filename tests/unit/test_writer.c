@@ -14,6 +14,7 @@
 #include "core/core.h"
 #include "harness.h"
 #include "perfetto/dump.h"
+#include "perfetto/pb.h"
 #include "perfetto/proto.h"
 #include "perfetto/writer.h"
 #include "writer_util.h"
@@ -760,4 +761,27 @@ TEST(writer_dump_survives_corrupt_traces) {
   fclose(null);
   free(buf);
   free(orig);
+}
+
+TEST(writer_machine_id_on_every_packet) {
+  const char *path = gp_test_path(0, "m.pftrace");
+  const char *config =
+      "data_sources { config { name: \"gpu.renderstages\" } }\n"
+      "gpuperf_options { machine_id: 1001 }\n";
+  record_workload(path, config, 1, false);
+  wt_trace t;
+  wt_load(&t, path);
+  ASSERT_GT(t.n, 10);
+  for (size_t i = 0; i < t.n; i++) {
+    /* Field 98 of the packet itself. */
+    const uint8_t *pkt = t.bytes + t.p[i].offset;
+    gp__pb_reader r;
+    gp__pb_field f;
+    gp__pb_reader_init(&r, pkt, t.size - t.p[i].offset, 0);
+    ASSERT_EQ(gp__pb_next(&r, &f), 1);
+    uint64_t v;
+    ASSERT(wt_u64(f.data, f.size, GP_PB_PACKET_MACHINE_ID, &v));
+    ASSERT_EQ(v, 1001);
+  }
+  wt_free(&t);
 }
