@@ -347,8 +347,8 @@ static int start(const gp_trace_config *cfg, const char *path,
     counters |= ds.kind == GP_DATA_SOURCE_GPU_COUNTERS;
   if (ti.duration_ms)
     s->deadline_ns = mono_now() + (uint64_t)ti.duration_ms * 1000000ull;
-  if ((counters && gp__session_counters_supported()) || ti.duration_ms) {
-    if (counters && gp__session_counters_supported())
+  if (counters || ti.duration_ms) {
+    if (counters)
       gp__device_add_listener(on_device, s);
     if (pthread_create(&s->helper, NULL, helper_main, s) == 0)
       s->helper_running = true;
@@ -458,7 +458,7 @@ int gp_session_get_stats(const gp_session *s, gp_session_stats *st) {
   st->sequence_id = s->seq;
   st->counter_error = s->counter_error;
   for (uint32_t d = 0; d < MAX_DEV; d++)
-    st->counter_devices += (s->counters_on >> d) & 1;
+    st->counter_devices += (s->counters_ever >> d) & 1;
   return 0;
 }
 

@@ -34,6 +34,7 @@ struct gp_session {
   uint32_t npending;
   uint64_t deadline_ns; /* CLOCK_MONOTONIC, 0: none */
   uint64_t counters_on; /* devices sampling for us (bit per device < 64) */
+  uint64_t counters_ever; /* devices that sampled for us at some point */
   int counter_error;
   gp__tw_stats final;
   bool have_final;
@@ -44,9 +45,6 @@ struct gp_session {
 /* Writes a message into o->error (if there is room for one). */
 void gp__session_error(const gp_session_options *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-
-/* True if the counter API is linked in. */
-bool gp__session_counters_supported(void);
 
 /* Starts counters on the devices that exist now; GP_ENOCOUNTER if a name
  * or id matches no device that has counters (message in o->error). */

@@ -3,10 +3,6 @@
  * gpu.counters data source applies to a device (vendor suffixes), the
  * counter ids its names, globs or ids select there (or the catalog's
  * defaults), and starting and stopping sampling (counters.h).
- *
- * The counter API is implemented by src/counters; until it is linked in,
- * its functions resolve to NULL here and sessions record without counters
- * (gp_session_stats.counter_error says GP_ENOTSUP).
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -14,12 +10,6 @@
 
 #include "sessionInt.h"
 
-#pragma weak gp_counters_start
-#pragma weak gp_counters_stop
-#pragma weak gp_counter_catalog
-#pragma weak gp_counter_get
-#pragma weak gp_counter_lookup
-#pragma weak gp_counter_select
 
 /* ------------------------------------------------------------------ */
 /* Counters                                                             */
@@ -67,11 +57,6 @@ static bool counters_source_for(const gp_trace_config *cfg, uint32_t dev,
   return generic;
 }
 
-/* See sessionInt.h. */
-bool gp__session_counters_supported(void) {
-  return gp_counters_start && gp_counters_stop && gp_counter_catalog &&
-         gp_counter_get && gp_counter_lookup && gp_counter_select;
-}
 
 /* Resolves the counters ds asks for on dev into ids. Returns how many,
  * or a negative error. `matched[i]` is set for each name that matched. */
@@ -129,8 +114,6 @@ int gp__session_counters_on(gp_session *s, uint32_t dev, bool *matched) {
   if (dev >= MAX_DEV || (s->counters_on & (1ull << dev)) ||
       !counters_source_for(s->cfg, dev, &ds))
     return 0;
-  if (!gp__session_counters_supported())
-    return GP_ENOTSUP;
   if (gp_counter_catalog(dev, &cat) != 0)
     return 0; /* this device has no counters */
   uint32_t ids[512];
@@ -146,6 +129,7 @@ int gp__session_counters_on(gp_session *s, uint32_t dev, bool *matched) {
   if (rc != 0)
     return rc;
   s->counters_on |= 1ull << dev;
+  s->counters_ever |= 1ull << dev;
   gp__tw_select_counters(s->w, dev, ids, (size_t)n, cc.counter_period_ns > 0,
                          cc.instrumented != 0);
   return 0;
@@ -161,10 +145,6 @@ int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
     want |= ds.kind == GP_DATA_SOURCE_GPU_COUNTERS;
   if (!want)
     return 0;
-  if (!gp__session_counters_supported()) {
-    s->counter_error = GP_ENOTSUP;
-    return 0; /* recorded without counters; the stats say why */
-  }
   uint32_t ndev = 0;
   gp_device_count(&ndev);
   bool any_catalog = false;
@@ -215,7 +195,7 @@ int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
 /* See sessionInt.h. */
 void gp__session_counters_stop(gp_session *s) {
   for (uint32_t d = 0; d < MAX_DEV; d++)
-    if ((s->counters_on & (1ull << d)) && gp_counters_stop)
+    if (s->counters_on & (1ull << d))
       gp_counters_stop(d);
   s->counters_on = 0;
 }

@@ -27,13 +27,6 @@
 
 #include "writerInt.h"
 
-/* The counter API is implemented by src/counters; until it is linked in,
- * these resolve to NULL and counters are described by id only. */
-#pragma weak gp_counter_lookup
-#pragma weak gp_counter_catalog
-#pragma weak gp_counter_block_get
-#pragma weak gp_counter_group_get
-
 #define INSTR_SUFFIX " (per activity)"
 
 static uint32_t spec_id(const gp__tw *w, uint32_t device, const tw_spec *s) {
@@ -105,7 +98,7 @@ void gp__tw_counter_fini(gp__tw *w) {
 
 static bool lookup(uint32_t device, uint32_t id, gp_counter_info *ci) {
   memset(ci, 0, sizeof(*ci));
-  return gp_counter_lookup && gp_counter_lookup(device, id, ci) == 0;
+  return gp_counter_lookup(device, id, ci) == 0;
 }
 
 static bool in_group(const gp_counter_info *ci, uint32_t group) {
@@ -166,9 +159,9 @@ static void write_blocks_and_groups(gp__tw *w, uint32_t device,
                                     size_t to) {
   gp__pb_writer *pb = &w->pb;
   gp_counter_catalog_info cat;
-  if (!gp_counter_catalog || gp_counter_catalog(device, &cat) != 0)
+  if (gp_counter_catalog(device, &cat) != 0)
     return;
-  for (uint32_t b = 0; gp_counter_block_get && b < cat.num_blocks; b++) {
+  for (uint32_t b = 0; b < cat.num_blocks; b++) {
     gp_counter_block_info bi;
     if (gp_counter_block_get(device, b, &bi) != 0)
       continue;
@@ -192,16 +185,11 @@ static void write_blocks_and_groups(gp__tw *w, uint32_t device,
     if (any)
       gp__pb_end(pb);
   }
-  for (uint32_t g = 0; gp_counter_group_get && g < cat.num_groups; g++) {
+  for (uint32_t g = 0; g < cat.num_groups; g++) {
     gp_counter_group_info gi;
     if (gp_counter_group_get(device, g, &gi) != 0)
       continue;
-    gp__pb_begin(pb, GP_PB_GCD_COUNTER_GROUPS);
-    gp__pb_uint(pb, GP_PB_GROUP_ID, gi.id);
-    if (gi.name)
-      gp__pb_string(pb, GP_PB_GROUP_NAME, gi.name);
-    if (gi.description && *gi.description)
-      gp__pb_string(pb, GP_PB_GROUP_DESCRIPTION, gi.description);
+    bool any = false;
     for (size_t i = from; i < to; i++) {
       const tw_spec *s = &d->specs[i];
       gp_counter_info ci;
@@ -210,10 +198,21 @@ static void write_blocks_and_groups(gp__tw *w, uint32_t device,
         member = s->instr; /* see the top of this file */
       else
         member = !s->instr && lookup(device, s->id, &ci) && in_group(&ci, gi.id);
-      if (member)
-        gp__pb_uint(pb, GP_PB_GROUP_COUNTER_IDS, spec_id(w, device, s));
+      if (!member)
+        continue;
+      if (!any) { /* groups without a counter of ours are left out */
+        gp__pb_begin(pb, GP_PB_GCD_COUNTER_GROUPS);
+        gp__pb_uint(pb, GP_PB_GROUP_ID, gi.id);
+        if (gi.name)
+          gp__pb_string(pb, GP_PB_GROUP_NAME, gi.name);
+        if (gi.description && *gi.description)
+          gp__pb_string(pb, GP_PB_GROUP_DESCRIPTION, gi.description);
+        any = true;
+      }
+      gp__pb_uint(pb, GP_PB_GROUP_COUNTER_IDS, spec_id(w, device, s));
     }
-    gp__pb_end(pb);
+    if (any)
+      gp__pb_end(pb);
   }
   if (cat.min_sampling_period_ns)
     gp__pb_uint(pb, GP_PB_GCD_MIN_PERIOD, cat.min_sampling_period_ns);

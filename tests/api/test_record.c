@@ -2,7 +2,7 @@
  * test_record.c - sessions and `gpuperf record` / `gpuperf demo` from the
  * outside: processes and their sequences, exit status, a recording killed
  * with SIGKILL, duration_ms, bad configs, start errors, and counters from
- * a real catalog (once src/counters provides one).
+ * the simulated GPUs' catalogs, periodic and per kernel.
  */
 #include <errno.h>
 #include <signal.h>
@@ -14,9 +14,6 @@
 #include "harness.h"
 #include "perfetto/proto.h"
 #include "unit/writer_util.h"
-
-#pragma weak gp_counters_start
-#pragma weak gp_counter_catalog
 
 static const char *cli(void) {
   const char *c = getenv("GPUPERF_CLI");
@@ -303,9 +300,6 @@ TEST(session_start_errors_leave_nothing) {
 }
 
 TEST(session_counters_from_the_catalog) {
-  if (!gp_counters_start || !gp_counter_catalog)
-    SKIP("counter sampling is not implemented in this build yet "
-         "(src/counters has not landed)");
   gp_sim_config sc;
   memset(&sc, 0, sizeof(sc));
   sc.num_devices = 1;
@@ -365,5 +359,103 @@ TEST(session_counters_from_the_catalog) {
       named |= wt_str_is(sp, sn, GP_PB_SPEC_C_NAME, 0, "Utilization");
   }
   ASSERT(named);
+  wt_free(&t);
+}
+
+TEST(session_instrumented_counters_inside_kernels) {
+  gp_sim_config sc;
+  memset(&sc, 0, sizeof(sc));
+  sc.num_devices = 1;
+  sc.models[0] = GP_SIM_MODEL_COMPUTE;
+  ASSERT_OK(gp_sim_init(&sc));
+  const char *text =
+      "data_sources { config { name: \"gpu.renderstages\" } }\n"
+      "data_sources { config { name: \"gpu.counters\" gpu_counter_config {\n"
+      "  counter_names: \"sm__cycles_active.avg\"\n"
+      "  instrumented_sampling_config {\n"
+      "    activity_name_filters { name_glob: \"busy*\" } } } } }\n";
+  gp_trace_config *cfg;
+  char err[256] = "";
+  ASSERT_OK(gp_trace_config_parse(text, strlen(text), &cfg, err, sizeof(err)));
+  gp_session_options o;
+  memset(&o, 0, sizeof(o));
+  o.flags = GP_SESSION_DETERMINISTIC;
+  o.error = err;
+  o.error_size = sizeof(err);
+  gp_session *s;
+  const char *path = gp_test_path(0, "i.pftrace");
+  int rc = gp_session_start(cfg, path, &o, &s);
+  if (rc != 0)
+    gp_test_fail(__FILE__, __LINE__, "start: %s: %s", gp_error_name(rc), err);
+  gp_sim_context *ctx;
+  gp_sim_kernel *k, *other;
+  gp_sim_kernel_desc d;
+  memset(&d, 0, sizeof(d));
+  d.name = "busy_kernel";
+  d.flops_per_thread = 5000;
+  d.bytes_per_thread = 16;
+  d.read_fraction = 0.5;
+  ASSERT_OK(gp_sim_context_create(0, &ctx));
+  ASSERT_OK(gp_sim_kernel_create(&d, &k));
+  d.name = "idle_kernel";
+  ASSERT_OK(gp_sim_kernel_create(&d, &other));
+  const gp_sim_dim3 grid = {512, 1, 1}, block = {256, 1, 1};
+  for (int i = 0; i < 5; i++) {
+    ASSERT_OK(gp_sim_launch(gp_sim_default_stream(ctx), k, grid, block, 0));
+    ASSERT_OK(gp_sim_launch(gp_sim_default_stream(ctx), other, grid, block,
+                            0));
+  }
+  ASSERT_OK(gp_sim_context_synchronize(ctx));
+  ASSERT_OK(gp_session_stop(s));
+  gp_session_destroy(s);
+  gp_trace_config_destroy(cfg);
+
+  wt_trace t;
+  wt_load(&t, path);
+  wt_check_sequences(&t);
+  /* Every per-activity sample lies inside a busy_kernel's [start, end). */
+  size_t samples = 0;
+  for (size_t i = 0; i < t.n; i++) {
+    const uint8_t *c;
+    size_t cn;
+    uint64_t id;
+    if (t.p[i].data_id != GP_PB_PACKET_GPU_COUNTER_EVENT ||
+        !wt_sub(t.p[i].data, t.p[i].data_size, GP_PB_GCE_COUNTERS, 0, &c,
+                &cn) ||
+        !wt_u64(c, cn, GP_PB_GC_COUNTER_ID, &id) || !(id & 0x80000000u))
+      continue;
+    bool inside = false;
+    for (size_t j = 0; j < t.n && !inside; j++) {
+      uint64_t dur;
+      if (t.p[j].data_id == GP_PB_PACKET_GPU_RENDER_STAGE_EVENT &&
+          wt_u64(t.p[j].data, t.p[j].data_size, GP_PB_RSE_DURATION, &dur))
+        inside = t.p[i].ts >= t.p[j].ts && t.p[i].ts < t.p[j].ts + dur;
+    }
+    ASSERT(inside);
+    samples++;
+  }
+  ASSERT_EQ(samples, 5);
+  /* Their spec: COMPUTE group, forwards looking. */
+  bool spec_ok = false;
+  for (size_t i = 0; i < t.n && !spec_ok; i++) {
+    const uint8_t *e, *dd, *sp;
+    size_t en, dn, sn;
+    if (!t.p[i].interned ||
+        !wt_sub(t.p[i].interned, t.p[i].interned_size,
+                GP_PB_INTERNED_GPU_COUNTER_DESCRIPTORS, 0, &e, &en) ||
+        !wt_sub(e, en, GP_PB_IGCD_DESCRIPTOR, 0, &dd, &dn))
+      continue;
+    for (size_t k2 = 0; wt_sub(dd, dn, GP_PB_GCD_SPECS, k2, &sp, &sn); k2++) {
+      uint64_t id, g, dir;
+      if (wt_u64(sp, sn, GP_PB_SPEC_COUNTER_ID, &id) && (id & 0x80000000u) &&
+          wt_u64(sp, sn, GP_PB_SPEC_GROUPS, &g) &&
+          wt_u64(sp, sn, GP_PB_SPEC_VALUE_DIRECTION, &dir))
+        spec_ok = g == GP_COUNTER_GROUP_COMPUTE &&
+                  dir == GP_PB_VALUE_DIRECTION_FORWARDS &&
+                  wt_str_is(sp, sn, GP_PB_SPEC_C_NAME, 0,
+                            "sm__cycles_active.avg");
+    }
+  }
+  ASSERT(spec_ok);
   wt_free(&t);
 }

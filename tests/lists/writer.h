@@ -27,6 +27,7 @@ GP_TEST_ENTRY(record_bad_config_runs_nothing, 20)
 GP_TEST_ENTRY(demo_writes_the_same_trace_twice, 30)
 GP_TEST_ENTRY(session_start_errors_leave_nothing, 20)
 GP_TEST_ENTRY(session_counters_from_the_catalog, 30)
+GP_TEST_ENTRY(session_instrumented_counters_inside_kernels, 30)
 
 /* robustness: mutated configs and traces */
 GP_TEST_ENTRY(tconfig_survives_mutated_input, 60)
