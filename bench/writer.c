@@ -9,7 +9,8 @@
  *    the writer (src/perfetto/writer.c) to a sink that keeps nothing, on
  *    the calling thread: render-stage events per second and MB/s, median
  *    of the runs, for render stages alone (the renderstages config's
- *    low_overhead) and with the stream slices written by default.
+ *    low_overhead) and with the stream slices written by default; and
+ *    API calls (two track-event packets each) per second.
  * 2. The writer's share of `gpuperf demo --steps 1000`: the CLI next to
  *    this program is run with and without its trace; the share is the
  *    writer's CPU time (as the demo reports it) over the process's CPU
@@ -164,6 +165,54 @@ static void make_records(uint64_t n, bufs *out) {
   out->events = n;
 }
 
+/* Fills buffers with n API records of one thread (some failing). */
+static void make_api_records(uint64_t n, bufs *out) {
+  static const char *const names[] = {"cudaLaunchKernel", "cudaMemcpyAsync",
+                                      "cudaEventRecord",
+                                      "cudaStreamWaitEvent"};
+  uint32_t ids[4];
+  for (int i = 0; i < 4; i++)
+    ids[i] = gp__string_intern(names[i]);
+  memset(out, 0, sizeof(*out));
+  int cap = 16;
+  out->b = malloc((size_t)cap * sizeof(*out->b));
+  out->valid = malloc((size_t)cap * sizeof(*out->valid));
+  uint8_t *cur = NULL;
+  size_t off = BUF_SIZE;
+  uint64_t t = 2000000000ull;
+  for (uint64_t i = 1; i <= n; i++) {
+    size_t size = sizeof(gp_activity_api);
+    if (off + size > BUF_SIZE) {
+      if (cur)
+        out->valid[out->n - 1] = off;
+      if (out->n == cap) {
+        cap *= 2;
+        out->b = realloc(out->b, (size_t)cap * sizeof(*out->b));
+        out->valid = realloc(out->valid, (size_t)cap * sizeof(*out->valid));
+      }
+      cur = aligned_alloc(8, BUF_SIZE);
+      out->b[out->n++] = cur;
+      off = 0;
+    }
+    gp_activity_api *a = (gp_activity_api *)(cur + off);
+    memset(a, 0, size);
+    a->hdr.kind = GP_ACTIVITY_KIND_API;
+    a->hdr.size = (uint32_t)size;
+    a->correlation_id = i;
+    a->start = t;
+    a->end = t + 3000;
+    t += 3500;
+    a->process_id = 4242;
+    a->thread_id = 4242;
+    a->domain = GP_API_DOMAIN_CUDA_RUNTIME;
+    a->name_id = ids[i % 4];
+    off += size;
+  }
+  if (cur)
+    out->valid[out->n - 1] = off;
+  out->events = n;
+}
+
 static int count_sink(void *user, const uint8_t *data, size_t len) {
   (void)data;
   *(uint64_t *)user += len;
@@ -193,6 +242,24 @@ static double encode_run(const bufs *b, bool stream_slices, uint64_t *bytes) {
   double t = now_s() - t0;
   gp__tw_destroy(w);
   return t;
+}
+
+static void bench_api(uint64_t events, int runs) {
+  bufs b;
+  make_api_records(events, &b);
+  double *rate = malloc((size_t)runs * sizeof(double));
+  uint64_t bytes = 0;
+  encode_run(&b, true, &bytes);
+  for (int r = 0; r < runs; r++)
+    rate[r] = (double)events / encode_run(&b, true, &bytes);
+  printf("encode, API calls: %.2f M calls/s (two packets each), %.1f "
+         "bytes/call (median of %d)\n",
+         median(rate, runs) / 1e6, (double)bytes / (double)events, runs);
+  free(rate);
+  for (int i = 0; i < b.n; i++)
+    free(b.b[i]);
+  free(b.b);
+  free(b.valid);
 }
 
 static void bench_encode(uint64_t events, int runs) {
@@ -346,6 +413,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   bench_encode(events, runs);
+  bench_api(events, runs);
   bench_demo(argv[0], demo_runs);
   return 0;
 }

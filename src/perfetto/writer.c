@@ -79,6 +79,18 @@ tw_entry *gp__tw_map_get(tw_map *m, uint64_t k1, uint64_t k2, bool *created) {
 }
 
 /* See writerInt.h. */
+uint64_t gp__tw_track_uuid(gp__tw *w, uint32_t kind, uint64_t key) {
+  tw_entry *e = gp__tw_map_get(&w->track_ids, kind, key, NULL);
+  if (e && e->iid)
+    return e->iid;
+  uint64_t n = ++w->next_track, seq = w->o.sequence_id;
+  uint64_t uuid = seq < 4096 ? (n << 12) | seq : (seq << 40) | n;
+  if (e)
+    e->iid = uuid;
+  return uuid;
+}
+
+/* See writerInt.h. */
 void gp__tw_map_fini(tw_map *m) {
   free(m->e);
   memset(m, 0, sizeof(*m));
@@ -462,7 +474,8 @@ void gp__tw_destroy(gp__tw *w) {
   free(w->launches);
   tw_map *maps[] = {&w->names,   &w->categories, &w->debug_names, &w->kernels,
                     &w->contexts, &w->queues,    &w->stages,      &w->threads,
-                    &w->processes, &w->streams,  &w->apis,        &w->asyncs};
+                    &w->processes, &w->streams,  &w->apis,        &w->asyncs,
+                    &w->track_ids};
   for (size_t i = 0; i < GP_ARRAY_SIZE(maps); i++)
     gp__tw_map_fini(maps[i]);
   gp__pb_writer_fini(&w->pb);

@@ -30,7 +30,7 @@
 /* REALTIME in virtual time: 2023-11-14 22:13:20 UTC plus the virtual clock. */
 #define TW_VIRTUAL_REALTIME_EPOCH 1700000000000000000ull
 
-/* Track uuids: sequence id, what the track is, and a local key. */
+/* What a track is, for its uuid. */
 enum {
   TW_TRACK_PROCESS = 1,
   TW_TRACK_THREAD = 2,
@@ -40,9 +40,10 @@ enum {
   TW_TRACK_COUNTER = 6,
   TW_TRACK_ASYNC = 7
 };
-static inline uint64_t tw_uuid(uint32_t seq, uint32_t kind, uint32_t key) {
-  return ((uint64_t)seq << 40) | ((uint64_t)kind << 32) | key;
-}
+/* The uuid of track (kind, key): numbered in order of first use, with the
+ * sequence id in the low 12 bits (or, past 4095 sequences, bits 40 and
+ * up), so uuids are unique across the processes of a trace and short. */
+uint64_t gp__tw_track_uuid(struct gp__tw *w, uint32_t kind, uint64_t key);
 
 /* A hash map entry: two 64-bit key words, an iid, and small payloads. */
 typedef struct tw_entry {
@@ -146,7 +147,8 @@ struct gp__tw {
   uint64_t off;          /* bytes of the file known good */
   uint64_t next_iid;     /* event names, categories, kernels, ... */
   tw_map names, categories, debug_names, kernels, contexts, queues, stages;
-  tw_map threads, processes, streams, apis, asyncs;
+  tw_map threads, processes, streams, apis, asyncs, track_ids;
+  uint64_t next_track;   /* tracks numbered so far */
   uint32_t arg_names_gen;
   uint32_t next_vtid;
   tw_device dev[TW_MAX_DEVICES];
@@ -222,9 +224,14 @@ static inline void gp__tw_saw_ts(gp__tw *w, uint64_t ts) {
     w->first_ts = ts;
 }
 
-/* Event ids of render stages: unique across the processes of a trace. */
+/* Event ids of render stages: unique across the processes of a trace,
+ * and short: (correlation id << 8) | sequence id for the first 255
+ * sequences; past that, bit 63 | sequence id << 40 | correlation id. */
 static inline uint64_t gp__tw_event_id(const gp__tw *w, uint64_t corr) {
-  return ((uint64_t)w->o.sequence_id << 40) | (corr & ((1ull << 40) - 1));
+  uint64_t seq = w->o.sequence_id;
+  if (seq < 256 && corr < (1ull << 55))
+    return (corr << 8) | seq;
+  return (1ull << 63) | (seq << 40) | (corr & ((1ull << 40) - 1));
 }
 
 /* Starts a new generation of incremental state; lost: packets (or the

@@ -218,8 +218,8 @@ static const char *api_name(uint32_t api) {
 
 static uint64_t device_track(gp__tw *w, uint32_t device_id) {
   uint32_t api = device_id < TW_MAX_DEVICES ? w->dev[device_id].api : 0;
-  uint64_t api_uuid = tw_uuid(w->o.sequence_id, TW_TRACK_API, api);
-  uint64_t uuid = tw_uuid(w->o.sequence_id, TW_TRACK_DEVICE, device_id);
+  uint64_t api_uuid = gp__tw_track_uuid(w, TW_TRACK_API, api);
+  uint64_t uuid = gp__tw_track_uuid(w, TW_TRACK_DEVICE, device_id);
   tw_entry *a = gp__tw_map_get(&w->apis, api, 0, NULL);
   if (a && !a->gen) {
     a->gen = 1;
@@ -247,9 +247,9 @@ static void stream_descriptor(gp__tw *w, const tw_entry *e, uint64_t uuid) {
                           name);
 }
 
-static uint64_t stream_uuid(const gp__tw *w, uint32_t ctx, uint32_t stream) {
-  return tw_uuid(w->o.sequence_id, TW_TRACK_STREAM,
-                 (ctx << 16) ^ (stream & 0xffff));
+static uint64_t stream_uuid(gp__tw *w, uint32_t ctx, uint32_t stream) {
+  return gp__tw_track_uuid(w, TW_TRACK_STREAM,
+                           ((uint64_t)ctx << 32) | stream);
 }
 
 static uint64_t stream_track(gp__tw *w, uint32_t device, uint32_t ctx,

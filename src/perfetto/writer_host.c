@@ -62,7 +62,7 @@ static void write_cmdline(gp__pb_writer *pb) {
 static uint64_t process_track(gp__tw *w, uint32_t pid) {
   tw_entry *e = gp__tw_map_get(&w->processes, pid, 0, NULL);
   uint32_t vpid = gp__tw_pid(w, pid);
-  uint64_t uuid = tw_uuid(w->o.sequence_id, TW_TRACK_PROCESS, vpid);
+  uint64_t uuid = gp__tw_track_uuid(w, TW_TRACK_PROCESS, vpid);
   if (!e || e->gen)
     return uuid;
   e->gen = 1;
@@ -113,10 +113,10 @@ static uint64_t thread_track(gp__tw *w, uint32_t pid, uint32_t tid) {
   tw_entry *e =
       gp__tw_map_get(&w->threads, ((uint64_t)pid << 32) | tid, 0, NULL);
   if (!e)
-    return tw_uuid(w->o.sequence_id, TW_TRACK_THREAD, tid);
+    return gp__tw_track_uuid(w, TW_TRACK_THREAD, tid);
   process_track(w, pid);
   uint64_t uuid =
-      tw_uuid(w->o.sequence_id, TW_TRACK_THREAD, written_tid(w, e, pid, tid));
+      gp__tw_track_uuid(w, TW_TRACK_THREAD, written_tid(w, e, pid, tid));
   if (!e->gen) {
     e->gen = 1;
     write_thread_descriptor(w, e, uuid);
@@ -134,7 +134,7 @@ static void thread_name(gp__tw *w, const gp_activity_name *n) {
   if (e->gen) /* already described: describe again with the name */
     write_thread_descriptor(
         w, e,
-        tw_uuid(w->o.sequence_id, TW_TRACK_THREAD,
+        gp__tw_track_uuid(w, TW_TRACK_THREAD,
                 written_tid(w, e, n->process_id, n->thread_id)));
 }
 
@@ -145,7 +145,7 @@ static void thread_name(gp__tw *w, const gp_activity_name *n) {
 void gp__tw_own_counter(gp__tw *w, uint32_t which, uint64_t ts,
                         uint64_t value) {
   gp__pb_writer *pb = &w->pb;
-  uint64_t uuid = tw_uuid(w->o.sequence_id, TW_TRACK_COUNTER, which);
+  uint64_t uuid = gp__tw_track_uuid(w, TW_TRACK_COUNTER, which);
   gp__tw_packet_begin(w, ts, 0);
   gp__pb_begin(pb, GP_PB_PACKET_TRACK_EVENT);
   gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_COUNTER);
@@ -175,7 +175,7 @@ void gp__tw_own_counter_tracks(gp__tw *w) {
     gp__tw_packet_begin(w, 0, 0);
     gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
     gp__pb_uint(pb, GP_PB_TD_UUID,
-                tw_uuid(w->o.sequence_id, TW_TRACK_COUNTER, tracks[i].which));
+                gp__tw_track_uuid(w, TW_TRACK_COUNTER, tracks[i].which));
     gp__pb_string(pb, GP_PB_TD_NAME, tracks[i].name);
     gp__pb_uint(pb, GP_PB_TD_PARENT_UUID, parent);
     gp__pb_begin(pb, GP_PB_TD_COUNTER);
@@ -342,7 +342,7 @@ void gp__tw_marker(gp__tw *w, const gp_activity_marker *m) {
   }
   /* start/end ranges may cross threads and overlap: a track each. */
   uint64_t track =
-      tw_uuid(w->o.sequence_id, TW_TRACK_ASYNC, (uint32_t)(m->id & 0xffffffff));
+      gp__tw_track_uuid(w, TW_TRACK_ASYNC, m->id);
   if (start) {
     uint64_t parent = process_track(w, m->process_id);
     gp__tw_track_descriptor(w, track, parent, gp_activity_string(m->name_id));

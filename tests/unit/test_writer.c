@@ -188,7 +188,7 @@ TEST(writer_roundtrip_every_field) {
                   consume_name);
   ASSERT_NOT_NULL(k);
   ASSERT(wt_u64(k->data, k->data_size, GP_PB_RSE_EVENT_ID, &v));
-  ASSERT_EQ(v >> 40, 1); /* the sequence id */
+  ASSERT_EQ(v & 0xff, 1); /* the sequence id, in the low byte */
   ASSERT(wt_u64(k->data, k->data_size, GP_PB_RSE_DURATION, &v) && v > 0);
   ASSERT(wt_u64(k->data, k->data_size, GP_PB_RSE_GPU_ID, &v) && v == 0);
   ASSERT_EQ(wt_count(k->data, k->data_size, GP_PB_RSE_EVENT_WAIT_IDS), 1);
