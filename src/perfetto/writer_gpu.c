@@ -316,8 +316,11 @@ void gp__tw_gpu_context(gp__tw *w, const gp_activity_context *c) {
   gp__tw_device_seen(w, c->device_id);
 }
 
+/* Context iids are also the trace processor's context ids: unique across
+ * the processes of a trace, with the sequence id in the low 12 bits. */
 static uint64_t context_iid(gp__tw *w, uint32_t ctx, uint32_t device) {
-  uint64_t iid = ((uint64_t)w->o.sequence_id << 32) | ctx;
+  uint64_t seq = w->o.sequence_id;
+  uint64_t iid = seq < 4096 ? ((uint64_t)ctx << 12) | seq : (seq << 32) | ctx;
   tw_entry *e = gp__tw_map_get(&w->contexts, ctx, 0, NULL);
   if (!e)
     return iid;
