@@ -168,8 +168,7 @@ static void make_records(uint64_t n, bufs *out) {
 /* Fills buffers with n API records of one thread (some failing). */
 static void make_api_records(uint64_t n, bufs *out) {
   static const char *const names[] = {"cudaLaunchKernel", "cudaMemcpyAsync",
-                                      "cudaEventRecord",
-                                      "cudaStreamWaitEvent"};
+                                      "cudaEventRecord", "cudaStreamWaitEvent"};
   uint32_t ids[4];
   for (int i = 0; i < 4; i++)
     ids[i] = gp__string_intern(names[i]);
@@ -305,8 +304,7 @@ static double run_demo(const char *cli, const char *out, bool trace,
     close(fd[0]);
     close(fd[1]);
     if (trace)
-      execl(cli, "gpuperf", "demo", "--steps", "1000", "-o", out,
-            (char *)NULL);
+      execl(cli, "gpuperf", "demo", "--steps", "1000", "-o", out, (char *)NULL);
     else
       execl(cli, "gpuperf", "demo", "--steps", "1000", "--no-trace",
             (char *)NULL);
@@ -328,8 +326,7 @@ static double run_demo(const char *cli, const char *out, bool trace,
   fclose(f);
   int st;
   struct rusage ru;
-  if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) ||
-      WEXITSTATUS(st) != 0)
+  if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
     return -1;
   *wall = now_s() - t0;
   return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
@@ -340,8 +337,8 @@ static void bench_demo(const char *argv0, int runs) {
   char cli[4096], out[64];
   snprintf(cli, sizeof(cli), "%s", argv0);
   char *slash = strrchr(cli, '/');
-  snprintf(slash ? slash + 1 : cli, sizeof(cli) - (size_t)(slash ? slash + 1 - cli : 0),
-           "../gpuperf");
+  snprintf(slash ? slash + 1 : cli,
+           sizeof(cli) - (size_t)(slash ? slash + 1 - cli : 0), "../gpuperf");
   if (access(cli, X_OK) != 0) {
     printf("demo: %s not found (build the CLI first): skipped\n", cli);
     return;

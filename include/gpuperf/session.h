@@ -81,7 +81,7 @@ typedef enum gp_data_source_kind {
 /* One data source of a config. Pointers are owned by the config and live
  * until it is destroyed or changed. */
 typedef struct gp_data_source_info {
-  uint32_t kind;   /* gp_data_source_kind */
+  uint32_t kind; /* gp_data_source_kind */
   uint32_t target_buffer;
   const char *name;   /* as written, "gpu.counters.v3d" */
   const char *vendor; /* the suffix, "v3d"; "" if none */
@@ -90,7 +90,8 @@ typedef struct gp_data_source_info {
   uint32_t fix_gpu_clock;
   /* gpu.renderstages */
   uint32_t full_loadstore;
-  uint32_t low_overhead; /* GPU work on hardware queues only (no stream slices) */
+  uint32_t
+      low_overhead; /* GPU work on hardware queues only (no stream slices) */
   uint32_t num_trace_metrics;
   const char *const *trace_metrics;
 } gp_data_source_info;
@@ -192,17 +193,17 @@ GP_EXPORT int gp_session_start(const gp_trace_config *cfg, const char *path,
 GP_EXPORT int gp_session_stop(gp_session *s);
 
 typedef struct gp_session_stats {
-  uint64_t records;       /* activity records written into the trace */
-  uint64_t packets;       /* TracePackets written */
-  uint64_t bytes;         /* bytes written */
-  uint64_t render_stages; /* GPU work events */
-  uint64_t track_events;  /* slices, instants and counter values */
-  uint64_t counter_events;/* GPU counter sample packets */
-  uint64_t dropped;       /* records lost before they reached the trace */
-  uint64_t writer_ns;     /* CPU time the session spent writing */
+  uint64_t records;         /* activity records written into the trace */
+  uint64_t packets;         /* TracePackets written */
+  uint64_t bytes;           /* bytes written */
+  uint64_t render_stages;   /* GPU work events */
+  uint64_t track_events;    /* slices, instants and counter values */
+  uint64_t counter_events;  /* GPU counter sample packets */
+  uint64_t dropped;         /* records lost before they reached the trace */
+  uint64_t writer_ns;       /* CPU time the session spent writing */
   uint32_t counter_devices; /* devices sampling counters for the session */
   uint32_t sequence_id;
-  int counter_error;      /* why counters did not start somewhere, 0 if ok */
+  int counter_error; /* why counters did not start somewhere, 0 if ok */
   uint32_t reserved0;
 } gp_session_stats;
 

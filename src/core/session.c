@@ -35,9 +35,6 @@
 
 #include "sessionInt.h"
 
-
-
-
 static struct {
   pthread_mutex_t lock;
   gp_session *s; /* NULL: free or detached */
@@ -64,7 +61,9 @@ static void global_init(void) {
   pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
-static uint64_t mono_now(void) { return gp_clock_read_host(GP_CLOCK_MONOTONIC); }
+static uint64_t mono_now(void) {
+  return gp_clock_read_host(GP_CLOCK_MONOTONIC);
+}
 
 /* See sessionInt.h. */
 void gp__session_error(const gp_session_options *o, const char *fmt, ...) {
@@ -119,16 +118,20 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
   for (uint32_t i = 0; gp_trace_config_get_data_source(cfg, i, &ds) == 0; i++) {
     switch (ds.kind) {
     case GP_DATA_SOURCE_GPU_RENDERSTAGES:
-      k |= (1ull << GP_ACTIVITY_KIND_KERNEL) | (1ull << GP_ACTIVITY_KIND_MEMCPY) |
+      k |= (1ull << GP_ACTIVITY_KIND_KERNEL) |
+           (1ull << GP_ACTIVITY_KIND_MEMCPY) |
            (1ull << GP_ACTIVITY_KIND_MEMSET) | (1ull << GP_ACTIVITY_KIND_API) |
-           (1ull << GP_ACTIVITY_KIND_MARKER) | (1ull << GP_ACTIVITY_KIND_DEVICE) |
-           (1ull << GP_ACTIVITY_KIND_CONTEXT) | (1ull << GP_ACTIVITY_KIND_NAME) |
+           (1ull << GP_ACTIVITY_KIND_MARKER) |
+           (1ull << GP_ACTIVITY_KIND_DEVICE) |
+           (1ull << GP_ACTIVITY_KIND_CONTEXT) |
+           (1ull << GP_ACTIVITY_KIND_NAME) |
            (1ull << GP_ACTIVITY_KIND_SYNCHRONIZATION);
       if (!deterministic)
         k |= 1ull << GP_ACTIVITY_KIND_OVERHEAD;
       break;
     case GP_DATA_SOURCE_GPU_COUNTERS:
-      k |= (1ull << GP_ACTIVITY_KIND_COUNTER) | (1ull << GP_ACTIVITY_KIND_DEVICE);
+      k |= (1ull << GP_ACTIVITY_KIND_COUNTER) |
+           (1ull << GP_ACTIVITY_KIND_DEVICE);
       break;
     case GP_DATA_SOURCE_GPU_LOG:
       k |= 1ull << GP_ACTIVITY_KIND_API;
@@ -343,7 +346,8 @@ static int start(const gp_trace_config *cfg, const char *path,
     goto fail_shared;
   gp_data_source_info ds;
   bool counters = false;
-  for (uint32_t i = 0; gp_trace_config_get_data_source(s->cfg, i, &ds) == 0; i++)
+  for (uint32_t i = 0; gp_trace_config_get_data_source(s->cfg, i, &ds) == 0;
+       i++)
     counters |= ds.kind == GP_DATA_SOURCE_GPU_COUNTERS;
   if (ti.duration_ms)
     s->deadline_ns = mono_now() + (uint64_t)ti.duration_ms * 1000000ull;

@@ -20,26 +20,26 @@ struct gp_session {
   gp__tw *w;
   int fd;
   bool own_fd;
-  bool env;          /* started from GPUPERF_RECORD_DIR */
+  bool env; /* started from GPUPERF_RECORD_DIR */
   bool stopped;
   int stop_rc;
   int slot;
   uint32_t seq;
-  uint64_t kinds;    /* kinds this session holds a reference on */
-  pthread_mutex_t lock;      /* below */
+  uint64_t kinds;       /* kinds this session holds a reference on */
+  pthread_mutex_t lock; /* below */
   pthread_cond_t cond;
   pthread_t helper;
   bool helper_running, helper_quit;
   uint32_t pending_dev[MAX_DEV];
   uint32_t npending;
-  uint64_t deadline_ns; /* CLOCK_MONOTONIC, 0: none */
-  uint64_t counters_on; /* devices sampling for us (bit per device < 64) */
+  uint64_t deadline_ns;   /* CLOCK_MONOTONIC, 0: none */
+  uint64_t counters_on;   /* devices sampling for us (bit per device < 64) */
   uint64_t counters_ever; /* devices that sampled for us at some point */
   int counter_error;
   gp__tw_stats final;
   bool have_final;
-  gp__tw_options wopts;  /* what the writer was made with */
-  bool w_inherited;      /* a forked child's copy: never freed */
+  gp__tw_options wopts; /* what the writer was made with */
+  bool w_inherited;     /* a forked child's copy: never freed */
 };
 
 /* Writes a message into o->error (if there is room for one). */

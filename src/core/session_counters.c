@@ -10,7 +10,6 @@
 
 #include "sessionInt.h"
 
-
 /* ------------------------------------------------------------------ */
 /* Counters                                                             */
 
@@ -56,7 +55,6 @@ static bool counters_source_for(const gp_trace_config *cfg, uint32_t dev,
     *out = g;
   return generic;
 }
-
 
 /* Resolves the counters ds asks for on dev into ids. Returns how many,
  * or a negative error. `matched[i]` is set for each name that matched. */
@@ -141,7 +139,8 @@ int gp__session_counters_on(gp_session *s, uint32_t dev, bool *matched) {
 int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
   gp_data_source_info ds;
   bool want = false;
-  for (uint32_t i = 0; gp_trace_config_get_data_source(s->cfg, i, &ds) == 0; i++)
+  for (uint32_t i = 0; gp_trace_config_get_data_source(s->cfg, i, &ds) == 0;
+       i++)
     want |= ds.kind == GP_DATA_SOURCE_GPU_COUNTERS;
   if (!want)
     return 0;
@@ -153,7 +152,8 @@ int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
     if (gp_counter_catalog(d, &cat) == 0)
       any_catalog = true;
   }
-  for (uint32_t i = 0; gp_trace_config_get_data_source(s->cfg, i, &ds) == 0; i++) {
+  for (uint32_t i = 0; gp_trace_config_get_data_source(s->cfg, i, &ds) == 0;
+       i++) {
     if (ds.kind != GP_DATA_SOURCE_GPU_COUNTERS)
       continue;
     size_t nsel = ds.counters.num_counter_ids + ds.counters.num_counter_names;
@@ -169,8 +169,9 @@ int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
       if (rc != 0) {
         gp_device_info di;
         gp_device_get_info(d, &di);
-        gp__session_error(o, "cannot sample the counters of %s on device %u (%s): %s",
-                  ds.name, d, di.name, gp_strerror(rc));
+        gp__session_error(
+            o, "cannot sample the counters of %s on device %u (%s): %s",
+            ds.name, d, di.name, gp_strerror(rc));
         free(matched);
         return rc;
       }
@@ -179,11 +180,11 @@ int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
       if (matched[k])
         continue;
       if (ds.counters.num_counter_names)
-        gp__session_error(o, "%s: no device has a counter matching '%s'", ds.name,
-                  ds.counters.counter_names[k]);
+        gp__session_error(o, "%s: no device has a counter matching '%s'",
+                          ds.name, ds.counters.counter_names[k]);
       else
         gp__session_error(o, "%s: no device has a counter with id %u", ds.name,
-                  ds.counters.counter_ids[k]);
+                          ds.counters.counter_ids[k]);
       free(matched);
       return GP_ENOCOUNTER;
     }

@@ -11,8 +11,8 @@
 #include "pb.h"
 
 typedef enum dtype {
-  D_UINT,   /* varint, unsigned */
-  D_INT,    /* varint, signed (int32/int64) */
+  D_UINT, /* varint, unsigned */
+  D_INT,  /* varint, signed (int32/int64) */
   D_BOOL,
   D_ENUM,
   D_STRING, /* also bytes: escaped the same way */
@@ -40,39 +40,59 @@ struct dmsg {
   static const dmsg name = {name##_f, sizeof(name##_f) / sizeof(dfield)}
 
 /* Enums: names by value ("" for a value without a name), NULL-ended. */
-static const char *const e_builtin_clock[] = {
-    "BUILTIN_CLOCK_UNKNOWN", "BUILTIN_CLOCK_REALTIME",
-    "BUILTIN_CLOCK_REALTIME_COARSE", "BUILTIN_CLOCK_MONOTONIC",
-    "BUILTIN_CLOCK_MONOTONIC_COARSE", "BUILTIN_CLOCK_MONOTONIC_RAW",
-    "BUILTIN_CLOCK_BOOTTIME", "", "", "BUILTIN_CLOCK_TSC",
-    "BUILTIN_CLOCK_PERF", "BUILTIN_CLOCK_TRACE_FILE", NULL};
-static const char *const e_te_type[] = {
-    "TYPE_UNSPECIFIED", "TYPE_SLICE_BEGIN", "TYPE_SLICE_END", "TYPE_INSTANT",
-    "TYPE_COUNTER", "TYPE_STATE", NULL};
-static const char *const e_gpu_api[] = {
-    "GPU_API_UNDEFINED", "GPU_API_OPEN_GL", "GPU_API_VULKAN",
-    "GPU_API_OPEN_CL", "GPU_API_CUDA", "GPU_API_HIP", NULL};
-static const char *const e_ctx_api[] = {"UNDEFINED", "OPEN_GL", "VULKAN",
-                                        "OPEN_CL",   "CUDA",    "HIP", NULL};
-static const char *const e_stage_cat[] = {"OTHER", "GRAPHICS", "COMPUTE",
-                                          NULL};
-static const char *const e_group[] = {
-    "UNCLASSIFIED", "SYSTEM", "VERTICES", "FRAGMENTS", "PRIMITIVES",
-    "MEMORY", "COMPUTE", "RAY_TRACING", NULL};
+static const char *const e_builtin_clock[] = {"BUILTIN_CLOCK_UNKNOWN",
+                                              "BUILTIN_CLOCK_REALTIME",
+                                              "BUILTIN_CLOCK_REALTIME_COARSE",
+                                              "BUILTIN_CLOCK_MONOTONIC",
+                                              "BUILTIN_CLOCK_MONOTONIC_COARSE",
+                                              "BUILTIN_CLOCK_MONOTONIC_RAW",
+                                              "BUILTIN_CLOCK_BOOTTIME",
+                                              "",
+                                              "",
+                                              "BUILTIN_CLOCK_TSC",
+                                              "BUILTIN_CLOCK_PERF",
+                                              "BUILTIN_CLOCK_TRACE_FILE",
+                                              NULL};
+static const char *const e_te_type[] = {"TYPE_UNSPECIFIED",
+                                        "TYPE_SLICE_BEGIN",
+                                        "TYPE_SLICE_END",
+                                        "TYPE_INSTANT",
+                                        "TYPE_COUNTER",
+                                        "TYPE_STATE",
+                                        NULL};
+static const char *const e_gpu_api[] = {"GPU_API_UNDEFINED",
+                                        "GPU_API_OPEN_GL",
+                                        "GPU_API_VULKAN",
+                                        "GPU_API_OPEN_CL",
+                                        "GPU_API_CUDA",
+                                        "GPU_API_HIP",
+                                        NULL};
+static const char *const e_ctx_api[] = {
+    "UNDEFINED", "OPEN_GL", "VULKAN", "OPEN_CL", "CUDA", "HIP", NULL};
+static const char *const e_stage_cat[] = {"OTHER", "GRAPHICS", "COMPUTE", NULL};
+static const char *const e_group[] = {"UNCLASSIFIED", "SYSTEM",      "VERTICES",
+                                      "FRAGMENTS",    "PRIMITIVES",  "MEMORY",
+                                      "COMPUTE",      "RAY_TRACING", NULL};
 static const char *const e_unit[] = {
-    "NONE", "BIT", "KILOBIT", "MEGABIT", "GIGABIT", "TERABIT", "PETABIT",
-    "BYTE", "KILOBYTE", "MEGABYTE", "GIGABYTE", "TERABYTE", "PETABYTE",
-    "HERTZ", "KILOHERTZ", "MEGAHERTZ", "GIGAHERTZ", "TERAHERTZ", "PETAHERTZ",
-    "NANOSECOND", "MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR",
-    "VERTEX", "PIXEL", "TRIANGLE", "MILLIWATT", "WATT", "KILOWATT", "JOULE",
-    "VOLT", "AMPERE", "CELSIUS", "FAHRENHEIT", "KELVIN", "PERCENT",
-    "PRIMITIVE", "FRAGMENT", "INSTRUCTION", NULL};
+    "NONE",        "BIT",         "KILOBIT",   "MEGABIT",   "GIGABIT",
+    "TERABIT",     "PETABIT",     "BYTE",      "KILOBYTE",  "MEGABYTE",
+    "GIGABYTE",    "TERABYTE",    "PETABYTE",  "HERTZ",     "KILOHERTZ",
+    "MEGAHERTZ",   "GIGAHERTZ",   "TERAHERTZ", "PETAHERTZ", "NANOSECOND",
+    "MICROSECOND", "MILLISECOND", "SECOND",    "MINUTE",    "HOUR",
+    "VERTEX",      "PIXEL",       "TRIANGLE",  "MILLIWATT", "WATT",
+    "KILOWATT",    "JOULE",       "VOLT",      "AMPERE",    "CELSIUS",
+    "FAHRENHEIT",  "KELVIN",      "PERCENT",   "PRIMITIVE", "FRAGMENT",
+    "INSTRUCTION", NULL};
 static const char *const e_direction[] = {
     "VALUE_DIRECTION_UNSPECIFIED", "VALUE_DIRECTION_BACKWARDS_LOOKING",
     "VALUE_DIRECTION_FORWARDS_LOOKING", NULL};
-static const char *const e_severity[] = {
-    "LOG_SEVERITY_UNSPECIFIED", "LOG_SEVERITY_VERBOSE", "LOG_SEVERITY_DEBUG",
-    "LOG_SEVERITY_INFO", "LOG_SEVERITY_WARNING", "LOG_SEVERITY_ERROR", NULL};
+static const char *const e_severity[] = {"LOG_SEVERITY_UNSPECIFIED",
+                                         "LOG_SEVERITY_VERBOSE",
+                                         "LOG_SEVERITY_DEBUG",
+                                         "LOG_SEVERITY_INFO",
+                                         "LOG_SEVERITY_WARNING",
+                                         "LOG_SEVERITY_ERROR",
+                                         NULL};
 static const char *const e_counter_unit[] = {
     "UNIT_UNSPECIFIED", "UNIT_TIME_NS", "UNIT_COUNT", "UNIT_SIZE_BYTES", NULL};
 
@@ -156,18 +176,17 @@ MSG(m_rse, {1, "event_id", D_UINT, NULL}, {2, "duration", D_UINT, NULL},
     {12, "command_buffer_handle", D_UINT, NULL},
     {13, "hw_queue_iid", D_UINT, NULL}, {14, "stage_iid", D_UINT, NULL},
     {15, "render_subpass_index_mask", D_UINT, NULL},
-    {16, "render_pass_instance_id", D_UINT, NULL},
-    {17, "name", D_STRING, NULL}, {18, "event_wait_ids", D_UINT, NULL},
-    {19, "kernel_iid", D_UINT, NULL}, {20, "name_iid", D_UINT, NULL},
-    {21, "launch", D_MSG, &m_launch});
+    {16, "render_pass_instance_id", D_UINT, NULL}, {17, "name", D_STRING, NULL},
+    {18, "event_wait_ids", D_UINT, NULL}, {19, "kernel_iid", D_UINT, NULL},
+    {20, "name_iid", D_UINT, NULL}, {21, "launch", D_MSG, &m_launch});
 MSG(m_kv, {1, "key", D_STRING, NULL}, {2, "value", D_STRING, NULL});
 MSG(m_gpu, {1, "name", D_STRING, NULL}, {2, "vendor", D_STRING, NULL},
     {3, "model", D_STRING, NULL}, {4, "architecture", D_STRING, NULL},
     {5, "uuid", D_STRING, NULL}, {6, "extra_info", D_MSG, &m_kv},
     {7, "pci_bdf", D_STRING, NULL});
 MSG(m_gpu_info, {1, "gpus", D_MSG, &m_gpu});
-MSG(m_gpu_log, {1, "severity", D_ENUM, e_severity},
-    {2, "tag", D_STRING, NULL}, {3, "log_message", D_STRING, NULL});
+MSG(m_gpu_log, {1, "severity", D_ENUM, e_severity}, {2, "tag", D_STRING, NULL},
+    {3, "log_message", D_STRING, NULL});
 MSG(m_mem_total, {1, "gpu_id", D_UINT, NULL}, {2, "pid", D_UINT, NULL},
     {3, "size", D_UINT, NULL});
 MSG(m_gpu_freq, {1, "gpu_id", D_UINT, NULL},
@@ -257,12 +276,24 @@ static void print_escaped(FILE *out, const uint8_t *p, size_t n) {
   for (size_t i = 0; i < n; i++) {
     uint8_t c = p[i];
     switch (c) {
-    case '\n': fputs("\\n", out); break;
-    case '\r': fputs("\\r", out); break;
-    case '\t': fputs("\\t", out); break;
-    case '"': fputs("\\\"", out); break;
-    case '\'': fputs("\\'", out); break;
-    case '\\': fputs("\\\\", out); break;
+    case '\n':
+      fputs("\\n", out);
+      break;
+    case '\r':
+      fputs("\\r", out);
+      break;
+    case '\t':
+      fputs("\\t", out);
+      break;
+    case '"':
+      fputs("\\\"", out);
+      break;
+    case '\'':
+      fputs("\\'", out);
+      break;
+    case '\\':
+      fputs("\\\\", out);
+      break;
     default:
       if (c < 0x20 || c >= 0x7f)
         fprintf(out, "\\%03o", c);

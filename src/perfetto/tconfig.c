@@ -17,17 +17,39 @@
 /* Schema                                                               */
 
 enum {
-  F_BUFFERS = 1, F_DATA_SOURCES, F_DURATION_MS, F_FLUSH_PERIOD_MS,
-  F_FILE_WRITE_PERIOD_MS, F_WRITE_INTO_FILE, F_GPUPERF_OPTIONS,
-  F_SIZE_KB, F_FILL_POLICY,
-  F_CONFIG, F_NAME, F_TARGET_BUFFER, F_GPU_COUNTER_CONFIG,
+  F_BUFFERS = 1,
+  F_DATA_SOURCES,
+  F_DURATION_MS,
+  F_FLUSH_PERIOD_MS,
+  F_FILE_WRITE_PERIOD_MS,
+  F_WRITE_INTO_FILE,
+  F_GPUPERF_OPTIONS,
+  F_SIZE_KB,
+  F_FILL_POLICY,
+  F_CONFIG,
+  F_NAME,
+  F_TARGET_BUFFER,
+  F_GPU_COUNTER_CONFIG,
   F_GPU_RENDERSTAGES_CONFIG,
-  F_COUNTER_PERIOD_NS, F_COUNTER_IDS, F_COUNTER_NAMES,
-  F_INSTRUMENTED_SAMPLING, F_FIX_GPU_CLOCK, F_ISC,
-  F_NAME_FILTERS, F_TX_INCLUDE, F_TX_EXCLUDE, F_RANGES,
-  F_NAME_GLOB, F_NAME_BASE, F_SKIP, F_COUNT,
-  F_FULL_LOADSTORE, F_LOW_OVERHEAD, F_TRACE_METRICS,
-  F_DESCRIPTOR_MODE, F_MACHINE_ID
+  F_COUNTER_PERIOD_NS,
+  F_COUNTER_IDS,
+  F_COUNTER_NAMES,
+  F_INSTRUMENTED_SAMPLING,
+  F_FIX_GPU_CLOCK,
+  F_ISC,
+  F_NAME_FILTERS,
+  F_TX_INCLUDE,
+  F_TX_EXCLUDE,
+  F_RANGES,
+  F_NAME_GLOB,
+  F_NAME_BASE,
+  F_SKIP,
+  F_COUNT,
+  F_FULL_LOADSTORE,
+  F_LOW_OVERHEAD,
+  F_TRACE_METRICS,
+  F_DESCRIPTOR_MODE,
+  F_MACHINE_ID
 };
 
 static const char *const fill_policies[] = {"UNSPECIFIED", "RING_BUFFER",
@@ -86,8 +108,8 @@ static const gp__tp_message grc_msg = {"gpu_renderstages_config", grc_fields};
 static const gp__tp_field dsc_fields[] = {
     {"name", F_NAME, GP_TP_STRING, false, NULL, NULL},
     {"target_buffer", F_TARGET_BUFFER, GP_TP_U32, false, NULL, NULL},
-    {"gpu_counter_config", F_GPU_COUNTER_CONFIG, GP_TP_MESSAGE, false,
-     &gcc_msg, NULL},
+    {"gpu_counter_config", F_GPU_COUNTER_CONFIG, GP_TP_MESSAGE, false, &gcc_msg,
+     NULL},
     {"gpu_renderstages_config", F_GPU_RENDERSTAGES_CONFIG, GP_TP_MESSAGE, false,
      &grc_msg, NULL},
     {NULL, 0, 0, false, NULL, NULL}};
@@ -123,9 +145,9 @@ static const gp__tp_message trace_msg = {"TraceConfig", trace_fields};
 
 typedef struct tc_source {
   gp_data_source_info info;
-  bool period_set;       /* counter_period_ns given */
-  bool isc;              /* instrumented_sampling_config given */
-  bool counter_config;   /* gpu_counter_config given */
+  bool period_set;     /* counter_period_ns given */
+  bool isc;            /* instrumented_sampling_config given */
+  bool counter_config; /* gpu_counter_config given */
   bool renderstages_config;
   bool target_set;
   uint32_t line;
@@ -318,15 +340,16 @@ static int convert_counters(gp_trace_config *c, tc_source *s,
       return rc;
   }
   if (p && p->u == 0 && !cc->instrumented)
-    FAIL(p, "counter_period_ns: 0 samples nothing (leave it out for the "
-            "default of %llu ns, or enable instrumented sampling)",
+    FAIL(p,
+         "counter_period_ns: 0 samples nothing (leave it out for the "
+         "default of %llu ns, or enable instrumented sampling)",
          (unsigned long long)GP_DEFAULT_COUNTER_PERIOD_NS);
   s->counter_config = true;
   return 0;
 }
 
-static int convert_source(gp_trace_config *c, const gp__tp_node *ds,
-                          char *err, size_t err_size) {
+static int convert_source(gp_trace_config *c, const gp__tp_node *ds, char *err,
+                          size_t err_size) {
   const gp__tp_node *cfg = first_field(ds->child, F_CONFIG);
   if (!cfg)
     FAIL(ds, "data_sources needs a config { name: ... }");
@@ -334,8 +357,8 @@ static int convert_source(gp_trace_config *c, const gp__tp_node *ds,
   if (!name)
     FAIL(cfg, "the data source config has no name");
   const char *vendor = "";
-  uint32_t kind = strlen(name->s) == name->len ? source_kind(name->s, &vendor)
-                                               : 0;
+  uint32_t kind =
+      strlen(name->s) == name->len ? source_kind(name->s, &vendor) : 0;
   if (!kind)
     FAIL(name,
          "data source '%s' is not one gpuperf records: use gpu.renderstages, "
@@ -344,8 +367,8 @@ static int convert_source(gp_trace_config *c, const gp__tp_node *ds,
          name->s);
   for (uint32_t i = 0; i < c->nsrc; i++)
     if (strcmp(c->src[i].info.name, name->s) == 0)
-      FAIL(name, "data source '%s' is given twice (first at line %u)",
-           name->s, c->src[i].line);
+      FAIL(name, "data source '%s' is given twice (first at line %u)", name->s,
+           c->src[i].line);
   tc_source *s = add_source(c);
   if (!s)
     return GP_ENOMEM;
@@ -365,12 +388,14 @@ static int convert_source(gp_trace_config *c, const gp__tp_node *ds,
   const gp__tp_node *gcc = first_field(cfg->child, F_GPU_COUNTER_CONFIG);
   const gp__tp_node *grc = first_field(cfg->child, F_GPU_RENDERSTAGES_CONFIG);
   if (gcc && kind != GP_DATA_SOURCE_GPU_COUNTERS)
-    FAIL(gcc, "gpu_counter_config belongs to a gpu.counters data source, not "
-              "to '%s'",
+    FAIL(gcc,
+         "gpu_counter_config belongs to a gpu.counters data source, not "
+         "to '%s'",
          name->s);
   if (grc && kind != GP_DATA_SOURCE_GPU_RENDERSTAGES)
-    FAIL(grc, "gpu_renderstages_config belongs to a gpu.renderstages data "
-              "source, not to '%s'",
+    FAIL(grc,
+         "gpu_renderstages_config belongs to a gpu.renderstages data "
+         "source, not to '%s'",
          name->s);
   if (gcc) {
     int rc = convert_counters(c, s, gcc->child, err, err_size);
@@ -436,8 +461,9 @@ static int convert(gp_trace_config *c, const gp__tp_node *root, char *err,
       c->options_given = true;
       if ((x = first_field(n->child, F_DESCRIPTOR_MODE))) {
         if (x->u != 1 && x->u != 2)
-          FAIL(x, "counter_descriptor_mode must be 1 (inline) or 2 "
-                  "(interned), not %llu",
+          FAIL(x,
+               "counter_descriptor_mode must be 1 (inline) or 2 "
+               "(interned), not %llu",
                (unsigned long long)x->u);
         c->descriptor_mode = (uint32_t)x->u;
       }
@@ -586,13 +612,14 @@ typedef struct sbuf {
   bool oom;
 } sbuf;
 
-static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void put(sbuf *b, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt,
-                    ap);
+  int k =
+      vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
   va_end(ap);
   if (k < 0) {
     b->oom = true;

@@ -191,7 +191,8 @@ static bool punct(const token *t, char c) {
 }
 
 static bool ident_is(const token *t, const char *s) {
-  return t->kind == TOK_IDENT && strlen(s) == t->n && memcmp(t->p, s, t->n) == 0;
+  return t->kind == TOK_IDENT && strlen(s) == t->n &&
+         memcmp(t->p, s, t->n) == 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -220,14 +221,33 @@ static int unescape(parser *ps, const token *t, char *buf, size_t *len) {
     }
     c = *p++;
     switch (c) {
-    case 'n': buf[n++] = '\n'; break;
-    case 't': buf[n++] = '\t'; break;
-    case 'r': buf[n++] = '\r'; break;
-    case 'a': buf[n++] = '\a'; break;
-    case 'b': buf[n++] = '\b'; break;
-    case 'f': buf[n++] = '\f'; break;
-    case 'v': buf[n++] = '\v'; break;
-    case '\\': case '\'': case '"': case '?': buf[n++] = c; break;
+    case 'n':
+      buf[n++] = '\n';
+      break;
+    case 't':
+      buf[n++] = '\t';
+      break;
+    case 'r':
+      buf[n++] = '\r';
+      break;
+    case 'a':
+      buf[n++] = '\a';
+      break;
+    case 'b':
+      buf[n++] = '\b';
+      break;
+    case 'f':
+      buf[n++] = '\f';
+      break;
+    case 'v':
+      buf[n++] = '\v';
+      break;
+    case '\\':
+    case '\'':
+    case '"':
+    case '?':
+      buf[n++] = c;
+      break;
     case 'x': {
       int v = 0, k = 0;
       while (k < 2 && p < e && hexval(*p) >= 0)
@@ -336,8 +356,8 @@ static int scalar(parser *ps, const gp__tp_field *f, gp__tp_node *n) {
         break;
       k += (size_t)m;
     }
-    return perr(ps, t, "'%.*s' is not a value of '%s' (one of: %s)",
-                (int)t->n, t->p, f->name, known);
+    return perr(ps, t, "'%.*s' is not a value of '%s' (one of: %s)", (int)t->n,
+                t->p, f->name, known);
   }
   case GP_TP_STRING: {
     if (t->kind != TOK_STRING)
@@ -357,8 +377,7 @@ static int scalar(parser *ps, const gp__tp_field *f, gp__tp_node *n) {
       return GP_ENOMEM;
     size_t len = 0;
     while (ps->tok.kind == TOK_STRING) {
-      if ((rc = unescape(ps, &ps->tok, buf, &len)) != 0 ||
-          (rc = next(ps)) != 0)
+      if ((rc = unescape(ps, &ps->tok, buf, &len)) != 0 || (rc = next(ps)) != 0)
         return rc;
     }
     buf[len] = '\0';
@@ -394,16 +413,16 @@ static int unknown_field(parser *ps, const gp__tp_message *msg,
   size_t k = 0;
   for (const gp__tp_field *f = msg->fields; f->name && k < sizeof(known) - 1;
        f++) {
-    int m = snprintf(known + k, sizeof(known) - k, "%s%s", k ? ", " : "",
-                     f->name);
+    int m =
+        snprintf(known + k, sizeof(known) - k, "%s%s", k ? ", " : "", f->name);
     if (m < 0)
       break;
     k += (size_t)m;
   }
   if (t->kind == TOK_PUNCT && t->p[0] == '[')
     return perr(ps, t, "extensions are not supported in %s", msg->name);
-  return perr(ps, t, "unknown field '%.*s' in %s (known fields: %s)",
-              (int)t->n, t->p, msg->name, known);
+  return perr(ps, t, "unknown field '%.*s' in %s (known fields: %s)", (int)t->n,
+              t->p, msg->name, known);
 }
 
 static gp__tp_node *new_node(parser *ps, const gp__tp_field *f,
@@ -427,8 +446,8 @@ static int value(parser *ps, const gp__tp_field *f, const token *at,
   if (f->type == GP_TP_MESSAGE) {
     token open = ps->tok;
     if (!punct(&open, '{') && !punct(&open, '<'))
-      return perr(ps, &open, "expected '{' to open '%s', found '%.*s'",
-                  f->name, (int)open.n, open.p);
+      return perr(ps, &open, "expected '{' to open '%s', found '%.*s'", f->name,
+                  (int)open.n, open.p);
     if (++ps->depth > 32)
       return perr(ps, &open, "messages nested too deeply");
     if ((rc = next(ps)) != 0 ||

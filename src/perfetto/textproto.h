@@ -49,11 +49,11 @@ typedef struct gp__tp_message gp__tp_message;
 
 typedef struct gp__tp_field {
   const char *name;
-  int id;            /* the caller's tag for the field */
+  int id; /* the caller's tag for the field */
   gp__tp_type type;
   bool repeated;
-  const gp__tp_message *message;   /* GP_TP_MESSAGE */
-  const char *const *enum_values;  /* GP_TP_ENUM: names by value, NULL-ended */
+  const gp__tp_message *message;  /* GP_TP_MESSAGE */
+  const char *const *enum_values; /* GP_TP_ENUM: names by value, NULL-ended */
 } gp__tp_field;
 
 struct gp__tp_message {
@@ -64,8 +64,8 @@ struct gp__tp_message {
 typedef struct gp__tp_node {
   const gp__tp_field *field;
   uint32_t line, column;
-  uint64_t u;      /* numbers, bools, enum values */
-  const char *s;   /* strings (NUL-terminated; may hold NULs: see len) */
+  uint64_t u;    /* numbers, bools, enum values */
+  const char *s; /* strings (NUL-terminated; may hold NULs: see len) */
   size_t len;
   struct gp__tp_node *child; /* messages: first field */
   struct gp__tp_node *next;  /* next field of the same message */
@@ -82,6 +82,7 @@ int gp__tp_parse(const char *text, size_t len, const gp__tp_message *msg,
 
 /* Formats "line L, column C: " + message for node n into err. */
 void gp__tp_error_at(const gp__tp_node *n, char *err, size_t err_size,
-                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+                     const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif /* GPUPERF_PERFETTO_TEXTPROTO_H */

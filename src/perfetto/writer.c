@@ -230,8 +230,8 @@ static int tw_flush(gp__tw *w) {
 /* Packets and interned data                                            */
 
 /* See writerInt.h. */
-void gp__tw_pend(gp__tw *w, uint32_t kind, uint64_t iid, uint64_t a,
-                 uint64_t b, const tw_entry *p) {
+void gp__tw_pend(gp__tw *w, uint32_t kind, uint64_t iid, uint64_t a, uint64_t b,
+                 const tw_entry *p) {
   if (w->npend == TW_MAX_PENDING)
     return; /* cannot happen: no packet needs that many (defensive) */
   tw_pending *q = &w->pend[w->npend++];
@@ -472,9 +472,9 @@ void gp__tw_destroy(gp__tw *w) {
   gp__tw_counter_fini(w);
   free(w->name_tab);
   free(w->launches);
-  tw_map *maps[] = {&w->names,   &w->categories, &w->debug_names, &w->kernels,
-                    &w->contexts, &w->queues,    &w->stages,      &w->threads,
-                    &w->processes, &w->streams,  &w->apis,        &w->asyncs,
+  tw_map *maps[] = {&w->names,     &w->categories, &w->debug_names, &w->kernels,
+                    &w->contexts,  &w->queues,     &w->stages,      &w->threads,
+                    &w->processes, &w->streams,    &w->apis,        &w->asyncs,
                     &w->track_ids};
   for (size_t i = 0; i < GP_ARRAY_SIZE(maps); i++)
     gp__tw_map_fini(maps[i]);
@@ -605,7 +605,7 @@ int gp__tw_finish(gp__tw *w) {
   gp__tw_own_counter(w, TW_COUNTER_DROPPED, end, w->st.dropped);
   if (!w->o.deterministic)
     gp__tw_own_counter(w, TW_COUNTER_OVERHEAD, end,
-                w->st.writer_ns + (cpu_ns() - t0));
+                       w->st.writer_ns + (cpu_ns() - t0));
   tw_flush(w);
   w->st.writer_ns += cpu_ns() - t0;
   w->finished = true;

@@ -22,9 +22,9 @@
 #include "writer.h"
 
 #define TW_MAX_DEVICES 64
-#define TW_MAX_PENDING 16   /* interned entries one packet may introduce */
-#define TW_SYNC_RING 256    /* recent SYNCHRONIZATION waits, by call */
-#define TW_FLUSH_BYTES (4u << 20) /* write out mid-buffer past this */
+#define TW_MAX_PENDING 16 /* interned entries one packet may introduce */
+#define TW_SYNC_RING 256  /* recent SYNCHRONIZATION waits, by call */
+#define TW_FLUSH_BYTES (4u << 20)         /* write out mid-buffer past this */
 #define TW_HOST_SNAPSHOT_NS 1000000000ull /* host clocks every trace second */
 #define TW_OVERHEAD_PERIOD_NS 1000000000ull
 /* REALTIME in virtual time: 2023-11-14 22:13:20 UTC plus the virtual clock. */
@@ -49,8 +49,8 @@ uint64_t gp__tw_track_uuid(struct gp__tw *w, uint32_t kind, uint64_t key);
 typedef struct tw_entry {
   uint64_t k1, k2;
   uint64_t iid;
-  uint64_t aux;  /* per map: string ids, device, ... */
-  uint32_t gen;  /* emitted in this generation (0: never) */
+  uint64_t aux; /* per map: string ids, device, ... */
+  uint32_t gen; /* emitted in this generation (0: never) */
   uint32_t used;
 } tw_entry;
 
@@ -66,15 +66,15 @@ void gp__tw_map_fini(tw_map *m);
 
 /* Interned entries one packet introduces (written into its interned_data). */
 typedef enum tw_pending_kind {
-  TW_PEND_EVENT_NAME,    /* iid, string id in a */
-  TW_PEND_CATEGORY,      /* iid, string id in a */
-  TW_PEND_DEBUG_NAME,    /* iid, string id in a */
-  TW_PEND_CONTEXT,       /* iid, pid in a, api in b */
-  TW_PEND_QUEUE,         /* iid, device in a, queue in b */
-  TW_PEND_STAGE,         /* iid, stage index in a */
-  TW_PEND_KERNEL,        /* iid, kernel entry in p */
-  TW_PEND_ARG_NAMES,     /* every compute arg name */
-  TW_PEND_COUNTER_DESC   /* iid, device in a */
+  TW_PEND_EVENT_NAME,  /* iid, string id in a */
+  TW_PEND_CATEGORY,    /* iid, string id in a */
+  TW_PEND_DEBUG_NAME,  /* iid, string id in a */
+  TW_PEND_CONTEXT,     /* iid, pid in a, api in b */
+  TW_PEND_QUEUE,       /* iid, device in a, queue in b */
+  TW_PEND_STAGE,       /* iid, stage index in a */
+  TW_PEND_KERNEL,      /* iid, kernel entry in p */
+  TW_PEND_ARG_NAMES,   /* every compute arg name */
+  TW_PEND_COUNTER_DESC /* iid, device in a */
 } tw_pending_kind;
 
 typedef struct tw_pending {
@@ -123,10 +123,10 @@ typedef struct tw_group {
 typedef struct tw_device {
   bool known;
   uint32_t queue_gen[TW_DIRECT_QUEUES];
-  bool tracked;         /* device track emitted */
-  uint32_t api;         /* gp_api */
+  bool tracked; /* device track emitted */
+  uint32_t api; /* gp_api */
   uint32_t clock_id;
-  uint64_t clock_last;  /* trace ts of the last device snapshot written */
+  uint64_t clock_last; /* trace ts of the last device snapshot written */
   tw_counter_dev ctr;
 } tw_device;
 
@@ -144,34 +144,34 @@ struct gp__tw {
   uint64_t first_ts;     /* first record timestamp seen */
   uint64_t host_snap_ts; /* trace time of the last host snapshot */
   uint64_t last_overhead_ns, last_overhead_real;
-  uint64_t off;          /* bytes of the file known good */
-  uint64_t next_iid;     /* event names, categories, kernels, ... */
+  uint64_t off;      /* bytes of the file known good */
+  uint64_t next_iid; /* event names, categories, kernels, ... */
   tw_map names, categories, debug_names, kernels, contexts, queues, stages;
   tw_map threads, processes, streams, apis, asyncs, track_ids;
-  uint64_t next_track;   /* tracks numbered so far */
+  uint64_t next_track; /* tracks numbered so far */
   uint32_t arg_names_gen;
   uint32_t next_vtid;
   tw_device dev[TW_MAX_DEVICES];
-  uint32_t num_devices;  /* one past the largest device id seen */
-  uint32_t gpu_info_n;   /* devices the last GpuInfo described */
+  uint32_t num_devices; /* one past the largest device id seen */
+  uint32_t gpu_info_n;  /* devices the last GpuInfo described */
   tw_group lead, group; /* counter samples being assembled */
   /* Event names by string id (ids are dense): iid and generation. */
   struct tw_name {
     uint64_t iid;
     uint32_t gen;
-  } *name_tab;
+  } * name_tab;
   size_t name_cap;
-  gp__pb_short pkt;      /* the open packet, when its length is short */
-  gp__pb_short rse;      /* the open render stage event */
+  gp__pb_short pkt;            /* the open packet, when its length is short */
+  gp__pb_short rse;            /* the open render stage event */
   const tw_entry *last_kernel; /* kernel_entry() cache */
-  uint32_t stage_gen[16];        /* stages emitted, by stage index */
+  uint32_t stage_gen[16];      /* stages emitted, by stage index */
   uint64_t last_stream_key, last_stream_uuid; /* stream_track() cache */
   /* Encoded launch messages by shape, direct-mapped (see writer_gpu.c). */
   struct tw_launch {
     uint32_t key[7];
     uint8_t len;
     uint8_t bytes[127];
-  } *launches;
+  } * launches;
   tw_pending pend[TW_MAX_PENDING];
   int npend;
   struct {
@@ -193,8 +193,8 @@ void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags);
 void gp__tw_packet_end(gp__tw *w);
 
 /* Queues an interned entry for the next packet. */
-void gp__tw_pend(gp__tw *w, uint32_t kind, uint64_t iid, uint64_t a,
-                 uint64_t b, const tw_entry *p);
+void gp__tw_pend(gp__tw *w, uint32_t kind, uint64_t iid, uint64_t a, uint64_t b,
+                 const tw_entry *p);
 
 /* The iid of an event name (string id), queued if not yet emitted. */
 uint64_t gp__tw_event_name(gp__tw *w, uint32_t string_id);
@@ -244,7 +244,7 @@ uint64_t gp__tw_intern_string(gp__tw *w, tw_map *m, uint32_t kind,
                               uint32_t string_id);
 
 /* ---- writer_host.c ---- */
-#define TW_COUNTER_DROPPED 1  /* our own counter tracks */
+#define TW_COUNTER_DROPPED 1 /* our own counter tracks */
 #define TW_COUNTER_OVERHEAD 2
 void gp__tw_api(gp__tw *w, const gp_activity_api *a);
 void gp__tw_sync(gp__tw *w, const gp_activity_sync *s);
@@ -253,8 +253,7 @@ void gp__tw_dropped(gp__tw *w, const gp_activity_dropped *d);
 void gp__tw_overhead(gp__tw *w, const gp_activity_overhead *o);
 void gp__tw_name(gp__tw *w, const gp_activity_name *n);
 void gp__tw_own_counter_tracks(gp__tw *w);
-void gp__tw_own_counter(gp__tw *w, uint32_t which, uint64_t ts,
-                        uint64_t value);
+void gp__tw_own_counter(gp__tw *w, uint32_t which, uint64_t ts, uint64_t value);
 
 /* ---- writer_gpu.c ---- */
 void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k);

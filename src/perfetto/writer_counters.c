@@ -128,21 +128,19 @@ static void write_spec(gp__tw *w, uint32_t device, const tw_counter_dev *d,
     gp__pb_string(pb, GP_PB_SPEC_C_DESCRIPTION, ci.description);
   if (known && ci.peak_value != 0)
     gp__pb_double(pb, GP_PB_SPEC_DOUBLE_PEAK, ci.peak_value);
-  for (uint32_t u = 0; known && u < ci.num_numerator_units &&
-                       u < GP_COUNTER_MAX_UNITS;
-       u++)
+  for (uint32_t u = 0;
+       known && u < ci.num_numerator_units && u < GP_COUNTER_MAX_UNITS; u++)
     gp__pb_uint(pb, GP_PB_SPEC_NUMERATOR_UNITS, ci.numerator_units[u]);
-  for (uint32_t u = 0; known && u < ci.num_denominator_units &&
-                       u < GP_COUNTER_MAX_UNITS;
-       u++)
+  for (uint32_t u = 0;
+       known && u < ci.num_denominator_units && u < GP_COUNTER_MAX_UNITS; u++)
     gp__pb_uint(pb, GP_PB_SPEC_DENOMINATOR_UNITS, ci.denominator_units[u]);
   if (known && ci.select_by_default)
     gp__pb_uint(pb, GP_PB_SPEC_SELECT_BY_DEFAULT, 1);
   if (s->instr) {
     gp__pb_uint(pb, GP_PB_SPEC_GROUPS, GP_COUNTER_GROUP_COMPUTE);
   } else {
-    for (uint32_t g = 0; known && g < ci.num_groups && g < GP_COUNTER_MAX_GROUPS;
-         g++)
+    for (uint32_t g = 0;
+         known && g < ci.num_groups && g < GP_COUNTER_MAX_GROUPS; g++)
       if (ci.groups[g] < GP_COUNTER_GROUP_FIRST_CUSTOM &&
           ci.groups[g] != GP_COUNTER_GROUP_COMPUTE)
         gp__pb_uint(pb, GP_PB_SPEC_GROUPS, ci.groups[g]);
@@ -180,7 +178,8 @@ static void write_blocks_and_groups(gp__tw *w, uint32_t device,
           gp__pb_string(pb, GP_PB_BLOCK_DESCRIPTION, bi.description);
         any = true;
       }
-      gp__pb_uint(pb, GP_PB_BLOCK_COUNTER_IDS, spec_id(w, device, &d->specs[i]));
+      gp__pb_uint(pb, GP_PB_BLOCK_COUNTER_IDS,
+                  spec_id(w, device, &d->specs[i]));
     }
     if (any)
       gp__pb_end(pb);
@@ -197,7 +196,8 @@ static void write_blocks_and_groups(gp__tw *w, uint32_t device,
       if (gi.id == GP_COUNTER_GROUP_COMPUTE)
         member = s->instr; /* see the top of this file */
       else
-        member = !s->instr && lookup(device, s->id, &ci) && in_group(&ci, gi.id);
+        member =
+            !s->instr && lookup(device, s->id, &ci) && in_group(&ci, gi.id);
       if (!member)
         continue;
       if (!any) { /* groups without a counter of ours are left out */
@@ -271,13 +271,12 @@ static void write_group(gp__tw *w, tw_group *g) {
       gp__tw_pend(w, TW_PEND_COUNTER_DESC, d->desc_iid, g->device, 0, NULL);
     }
   }
-  gp__tw_packet_begin(w, g->ts,
-                      interned ? GP_PB_SEQ_NEEDS_INCREMENTAL_STATE
-                               : TW_PACKET_LARGE);
+  gp__tw_packet_begin(
+      w, g->ts, interned ? GP_PB_SEQ_NEEDS_INCREMENTAL_STATE : TW_PACKET_LARGE);
   gp__pb_begin(pb, GP_PB_PACKET_GPU_COUNTER_EVENT);
   if (!interned && inline_from < inline_to) {
-    write_descriptor(w, GP_PB_GCE_COUNTER_DESCRIPTOR, g->device, d,
-                     inline_from, inline_to);
+    write_descriptor(w, GP_PB_GCE_COUNTER_DESCRIPTOR, g->device, d, inline_from,
+                     inline_to);
     d->inline_n = inline_to;
   }
   for (uint32_t i = 0; i < g->n; i++) {
@@ -307,8 +306,7 @@ void gp__tw_counter_flush(gp__tw *w) {
 /* Adds a sample to g, writing what was assembled first if the sample
  * belongs to another (device, timestamp). */
 static void add_sample(gp__tw *w, tw_group *g, uint32_t device, uint64_t ts,
-                       uint32_t spec, const gp_activity_counter *c,
-                       bool zero) {
+                       uint32_t spec, const gp_activity_counter *c, bool zero) {
   if (g->active && (g->device != device || g->ts != ts || g->n == TW_GROUP_MAX))
     gp__tw_counter_flush(w);
   if (!g->active) {

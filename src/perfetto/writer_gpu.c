@@ -243,13 +243,11 @@ static void stream_descriptor(gp__tw *w, const tw_entry *e, uint64_t uuid) {
              gp_activity_string((uint32_t)e->aux));
   else
     snprintf(name, sizeof(name), "Stream #%u", stream);
-  gp__tw_track_descriptor(w, uuid, device_track(w, (uint32_t)e->iid - 1),
-                          name);
+  gp__tw_track_descriptor(w, uuid, device_track(w, (uint32_t)e->iid - 1), name);
 }
 
 static uint64_t stream_uuid(gp__tw *w, uint32_t ctx, uint32_t stream) {
-  return gp__tw_track_uuid(w, TW_TRACK_STREAM,
-                           ((uint64_t)ctx << 32) | stream);
+  return gp__tw_track_uuid(w, TW_TRACK_STREAM, ((uint64_t)ctx << 32) | stream);
 }
 
 static uint64_t stream_track(gp__tw *w, uint32_t device, uint32_t ctx,
@@ -472,7 +470,8 @@ static void work_begin(gp__tw *w, const gpu_work *g, uint64_t ctx_iid,
   gp__tw_packet_begin(w, g->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
   w->rse = gp__pb_begin_medium(pb, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT);
   gp__pb_uint(pb, GP_PB_RSE_EVENT_ID, gp__tw_event_id(w, g->corr));
-  gp__pb_uint(pb, GP_PB_RSE_DURATION, g->end > g->start ? g->end - g->start : 0);
+  gp__pb_uint(pb, GP_PB_RSE_DURATION,
+              g->end > g->start ? g->end - g->start : 0);
   gp__pb_uint(pb, GP_PB_RSE_CONTEXT, ctx_iid);
   gp__pb_int(pb, GP_PB_RSE_GPU_ID, (int32_t)g->device);
   gp__pb_uint(pb, GP_PB_RSE_HW_QUEUE_IID, q_iid);
@@ -573,8 +572,12 @@ static void encode_launch(gp__pb_writer *pb, const gp_activity_kernel *k) {
  * shape and copied: the bytes are the same as encoding them afresh.
  */
 static void write_launch(gp__tw *w, const gp_activity_kernel *k) {
-  const uint32_t key[7] = {k->grid_x,  k->grid_y,  k->grid_z,
-                           k->block_x, k->block_y, k->block_z,
+  const uint32_t key[7] = {k->grid_x,
+                           k->grid_y,
+                           k->grid_z,
+                           k->block_x,
+                           k->block_y,
+                           k->block_z,
                            k->dynamic_shared_memory};
   uint32_t h = 0;
   for (int i = 0; i < 7; i++)
@@ -600,9 +603,18 @@ static void write_launch(gp__tw *w, const gp_activity_kernel *k) {
 
 /* See writerInt.h. */
 void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
-  gpu_work g = {k->correlation_id, k->start, k->end, k->device_id,
-                k->context_id, k->stream_id, k->queue_id, STAGE_KERNEL,
-                0, 0, NULL, 0};
+  gpu_work g = {k->correlation_id,
+                k->start,
+                k->end,
+                k->device_id,
+                k->context_id,
+                k->stream_id,
+                k->queue_id,
+                STAGE_KERNEL,
+                0,
+                0,
+                NULL,
+                0};
   g.waits = gp_activity_wait_ids(&k->hdr, &g.nwaits);
   uint64_t ctx, q, s;
   uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
@@ -620,12 +632,13 @@ void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
 
 /* See writerInt.h. */
 void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m) {
-  uint32_t stage = STAGE_MEMCPY_FIRST + (m->copy_kind <= GP_MEMCPY_PTOP
-                                             ? m->copy_kind
-                                             : GP_MEMCPY_UNKNOWN);
-  gpu_work g = {m->correlation_id, m->start, m->end, m->device_id,
-                m->context_id, m->stream_id, m->queue_id, stage,
-                0, stage_string(stage), NULL, 0};
+  uint32_t stage =
+      STAGE_MEMCPY_FIRST +
+      (m->copy_kind <= GP_MEMCPY_PTOP ? m->copy_kind : GP_MEMCPY_UNKNOWN);
+  gpu_work g = {m->correlation_id,   m->start,      m->end,
+                m->device_id,        m->context_id, m->stream_id,
+                m->queue_id,         stage,         0,
+                stage_string(stage), NULL,          0};
   g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
   uint64_t ctx, q, s;
   uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
@@ -643,9 +656,18 @@ void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m) {
 
 /* See writerInt.h. */
 void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m) {
-  gpu_work g = {m->correlation_id, m->start, m->end, m->device_id,
-                m->context_id, m->stream_id, m->queue_id, STAGE_MEMSET,
-                0, stage_string(STAGE_MEMSET), NULL, 0};
+  gpu_work g = {m->correlation_id,
+                m->start,
+                m->end,
+                m->device_id,
+                m->context_id,
+                m->stream_id,
+                m->queue_id,
+                STAGE_MEMSET,
+                0,
+                stage_string(STAGE_MEMSET),
+                NULL,
+                0};
   g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
   uint64_t ctx, q, s;
   uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);

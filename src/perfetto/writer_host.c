@@ -84,7 +84,9 @@ static uint64_t process_track(gp__tw *w, uint32_t pid) {
 }
 
 /* See writerInt.h. */
-uint64_t gp__tw_process_track(gp__tw *w) { return process_track(w, w->pid); }
+uint64_t gp__tw_process_track(gp__tw *w) {
+  return process_track(w, w->pid);
+}
 
 static void write_thread_descriptor(gp__tw *w, tw_entry *e, uint64_t uuid) {
   uint32_t pid = (uint32_t)(e->k1 >> 32), tid = (uint32_t)e->k1;
@@ -135,7 +137,7 @@ static void thread_name(gp__tw *w, const gp_activity_name *n) {
     write_thread_descriptor(
         w, e,
         gp__tw_track_uuid(w, TW_TRACK_THREAD,
-                written_tid(w, e, n->process_id, n->thread_id)));
+                          written_tid(w, e, n->process_id, n->thread_id)));
 }
 
 /* ------------------------------------------------------------------ */
@@ -189,8 +191,8 @@ void gp__tw_own_counter_tracks(gp__tw *w) {
 /* ------------------------------------------------------------------ */
 /* GpuLog                                                               */
 
-static void gpu_log(gp__tw *w, uint64_t ts, uint32_t severity,
-                    const char *tag, const char *msg) {
+static void gpu_log(gp__tw *w, uint64_t ts, uint32_t severity, const char *tag,
+                    const char *msg) {
   gp__pb_writer *pb = &w->pb;
   gp__tw_packet_begin(w, ts, 0);
   gp__pb_begin(pb, GP_PB_PACKET_GPU_LOG);
@@ -224,8 +226,8 @@ void gp__tw_api(gp__tw *w, const gp_activity_api *a) {
     snprintf(msg, sizeof(msg), "%s returned %s: %s",
              gp_activity_string(a->name_id), gp_error_name(a->return_value),
              gp_strerror(a->return_value));
-    gpu_log(w, a->end, GP_PB_LOG_SEVERITY_ERROR,
-            gp_activity_string(a->name_id), msg);
+    gpu_log(w, a->end, GP_PB_LOG_SEVERITY_ERROR, gp_activity_string(a->name_id),
+            msg);
   }
   if (!w->o.render_stages)
     return;
@@ -244,7 +246,8 @@ void gp__tw_api(gp__tw *w, const gp_activity_api *a) {
     static uint32_t rv_name;
     if (!rv_name)
       rv_name = gp__string_intern("return_value");
-    rv_iid = gp__tw_intern_string(w, &w->debug_names, TW_PEND_DEBUG_NAME, rv_name);
+    rv_iid =
+        gp__tw_intern_string(w, &w->debug_names, TW_PEND_DEBUG_NAME, rv_name);
   }
   gp__pb_writer *pb = &w->pb;
   gp__tw_packet_begin(w, a->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
@@ -301,14 +304,13 @@ void gp__tw_sync(gp__tw *w, const gp_activity_sync *s) {
 static void slice_event(gp__tw *w, uint64_t ts, uint32_t type, uint64_t track,
                         uint32_t name_id, uint32_t category_id) {
   uint64_t name_iid = name_id ? gp__tw_event_name(w, name_id) : 0;
-  uint64_t cat_iid =
-      category_id
-          ? gp__tw_intern_string(w, &w->categories, TW_PEND_CATEGORY, category_id)
-          : 0;
+  uint64_t cat_iid = category_id
+                         ? gp__tw_intern_string(w, &w->categories,
+                                                TW_PEND_CATEGORY, category_id)
+                         : 0;
   gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, ts,
-                      name_iid || cat_iid ? GP_PB_SEQ_NEEDS_INCREMENTAL_STATE
-                                          : 0);
+  gp__tw_packet_begin(
+      w, ts, name_iid || cat_iid ? GP_PB_SEQ_NEEDS_INCREMENTAL_STATE : 0);
   gp__pb_short te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
   if (cat_iid)
     gp__pb_uint(pb, GP_PB_TE_CATEGORY_IIDS, cat_iid);
@@ -341,8 +343,7 @@ void gp__tw_marker(gp__tw *w, const gp_activity_marker *m) {
     return;
   }
   /* start/end ranges may cross threads and overlap: a track each. */
-  uint64_t track =
-      gp__tw_track_uuid(w, TW_TRACK_ASYNC, m->id);
+  uint64_t track = gp__tw_track_uuid(w, TW_TRACK_ASYNC, m->id);
   if (start) {
     uint64_t parent = process_track(w, m->process_id);
     gp__tw_track_descriptor(w, track, parent, gp_activity_string(m->name_id));
@@ -362,7 +363,7 @@ void gp__tw_dropped(gp__tw *w, const gp_activity_dropped *d) {
   /* The records are gone: say so, and start the incremental state anew. */
   gp__tw_reset_incremental(w, true);
   gp__tw_own_counter(w, TW_COUNTER_DROPPED, d->last ? d->last : w->max_ts,
-              w->st.dropped);
+                     w->st.dropped);
   if (w->o.gpu_log) {
     char msg[160];
     snprintf(msg, sizeof(msg), "%llu %s records dropped (%s)",

@@ -65,8 +65,10 @@ TEST(record_children_get_sequences_and_status) {
   const char *app = wt_build_path("tests/programs/sim_app");
   const char *out = gp_test_path(0, "rec.pftrace");
   char cmd[2048];
-  snprintf(cmd, sizeof(cmd), "'%s' record -q -o '%s' -- '%s' --steps 2 "
-           "--fork 2 --exit 3", cli(), out, app);
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -q -o '%s' -- '%s' --steps 2 "
+           "--fork 2 --exit 3",
+           cli(), out, app);
   ASSERT_EQ(wt_system(cmd), 3);
   wt_trace t;
   wt_load(&t, out);
@@ -104,8 +106,10 @@ TEST(record_exec_children) {
   const char *app = wt_build_path("tests/programs/sim_app");
   const char *out = gp_test_path(0, "exec.pftrace");
   char cmd[2048];
-  snprintf(cmd, sizeof(cmd), "'%s' record -q -o '%s' -- '%s' --steps 1 "
-           "--fork 2 --exec", cli(), out, app);
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -q -o '%s' -- '%s' --steps 1 "
+           "--fork 2 --exec",
+           cli(), out, app);
   ASSERT_EQ(wt_system(cmd), 0);
   wt_trace t;
   wt_load(&t, out);
@@ -125,8 +129,8 @@ static pid_t start_forever(const char *dir, const char *pidfile) {
   if (pid == 0) {
     setenv("GPUPERF_RECORD_DIR", dir, 1);
     unsetenv("GPUPERF_RECORD_CONFIG");
-    execl(app, "sim_app", "--forever", "--sleep-ms", "2", "--pidfile",
-          pidfile, (char *)NULL);
+    execl(app, "sim_app", "--forever", "--sleep-ms", "2", "--pidfile", pidfile,
+          (char *)NULL);
     _exit(127);
   }
   return pid;
@@ -202,8 +206,10 @@ TEST(record_duration_ms_ends_the_recording) {
              "data_sources { config { name: \"gpu.renderstages\" } }\n");
   fclose(f);
   char cmd[2048];
-  snprintf(cmd, sizeof(cmd), "'%s' record -q -c '%s' -o '%s' -- '%s' "
-           "--steps 150 --sleep-ms 8", cli(), cfg, out, app);
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -q -c '%s' -o '%s' -- '%s' "
+           "--steps 150 --sleep-ms 8",
+           cli(), cfg, out, app);
   ASSERT_EQ(wt_system(cmd), 0);
   wt_trace t;
   wt_load(&t, out);
@@ -226,8 +232,10 @@ TEST(record_bad_config_runs_nothing) {
              "    gpu_counter_config { counter_period: 5 } } }\n");
   fclose(f);
   char cmd[3000];
-  snprintf(cmd, sizeof(cmd), "'%s' record -c '%s' -o '%s' -- touch '%s.ran' "
-           "2>'%s'", cli(), cfg, out, out, err);
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -c '%s' -o '%s' -- touch '%s.ran' "
+           "2>'%s'",
+           cli(), cfg, out, out, err);
   ASSERT_EQ(wt_system(cmd), 2);
   size_t n;
   char *msg = (char *)wt_read_file(err, &n);
@@ -245,8 +253,10 @@ TEST(record_bad_config_runs_nothing) {
   snprintf(cmd, sizeof(cmd), "'%s' record 2>/dev/null", cli());
   ASSERT_EQ(wt_system(cmd), 1);
   /* A command that does not exist: the shell's 127. */
-  snprintf(cmd, sizeof(cmd), "'%s' record -q -o '%s' -- /nonexistent/x "
-           "2>/dev/null", cli(), out);
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -q -o '%s' -- /nonexistent/x "
+           "2>/dev/null",
+           cli(), out);
   ASSERT_EQ(wt_system(cmd), 127);
 }
 
@@ -254,7 +264,8 @@ TEST(demo_writes_the_same_trace_twice) {
   const char *a = strdup(gp_test_path(0, "a.pftrace"));
   const char *b = strdup(gp_test_path(1, "b.pftrace"));
   char cmd[2048];
-  snprintf(cmd, sizeof(cmd), "'%s' demo --steps 3 -o '%s' >/dev/null && "
+  snprintf(cmd, sizeof(cmd),
+           "'%s' demo --steps 3 -o '%s' >/dev/null && "
            "'%s' demo --steps 3 -o '%s' >/dev/null && cmp -s '%s' '%s'",
            cli(), a, cli(), b, a, b);
   ASSERT_EQ(wt_system(cmd), 0);
@@ -402,8 +413,7 @@ TEST(session_instrumented_counters_inside_kernels) {
   const gp_sim_dim3 grid = {512, 1, 1}, block = {256, 1, 1};
   for (int i = 0; i < 5; i++) {
     ASSERT_OK(gp_sim_launch(gp_sim_default_stream(ctx), k, grid, block, 0));
-    ASSERT_OK(gp_sim_launch(gp_sim_default_stream(ctx), other, grid, block,
-                            0));
+    ASSERT_OK(gp_sim_launch(gp_sim_default_stream(ctx), other, grid, block, 0));
   }
   ASSERT_OK(gp_sim_context_synchronize(ctx));
   ASSERT_OK(gp_session_stop(s));
@@ -450,10 +460,10 @@ TEST(session_instrumented_counters_inside_kernels) {
       if (wt_u64(sp, sn, GP_PB_SPEC_COUNTER_ID, &id) && (id & 0x80000000u) &&
           wt_u64(sp, sn, GP_PB_SPEC_GROUPS, &g) &&
           wt_u64(sp, sn, GP_PB_SPEC_VALUE_DIRECTION, &dir))
-        spec_ok = g == GP_COUNTER_GROUP_COMPUTE &&
-                  dir == GP_PB_VALUE_DIRECTION_FORWARDS &&
-                  wt_str_is(sp, sn, GP_PB_SPEC_C_NAME, 0,
-                            "sm__cycles_active.avg");
+        spec_ok =
+            g == GP_COUNTER_GROUP_COMPUTE &&
+            dir == GP_PB_VALUE_DIRECTION_FORWARDS &&
+            wt_str_is(sp, sn, GP_PB_SPEC_C_NAME, 0, "sm__cycles_active.avg");
     }
   }
   ASSERT(spec_ok);

@@ -49,7 +49,8 @@ static const char full[] =
     "  }\n"
     "}\n"
     "data_sources < config < name: \"gpu.renderstages\"\n"
-    "  gpu_renderstages_config { low_overhead: true trace_metrics: \"a\" } > >\n"
+    "  gpu_renderstages_config { low_overhead: true trace_metrics: \"a\" } > "
+    ">\n"
     "data_sources { config { name: \"gpu.log\" } }\n"
     "gpuperf_options { counter_descriptor_mode: 1 machine_id: 7 }\n";
 
@@ -117,7 +118,8 @@ static void check_full(const gp_trace_config *c) {
 TEST(tconfig_every_field_and_roundtrip) {
   gp_trace_config *c = NULL;
   char err[256];
-  ASSERT_OK(gp_trace_config_parse(full, sizeof(full) - 1, &c, err, sizeof(err)));
+  ASSERT_OK(
+      gp_trace_config_parse(full, sizeof(full) - 1, &c, err, sizeof(err)));
   check_full(c);
   /* Written back, read again: the same config. */
   size_t need = 0;
@@ -203,11 +205,11 @@ TEST(tconfig_bad_input_names_line_and_column) {
       "'duration_ms' is given twice (first at line 1, column 1)");
   bad("data_sources { config { name: \"gpu.log\" }",
       "line 1, column 42:", "not closed");
-  bad("data_sources { config { name: \"gpu.log } }", "line 1, column 31:",
-      "string not closed");
+  bad("data_sources { config { name: \"gpu.log } }",
+      "line 1, column 31:", "string not closed");
   bad("write_into_file: yes", "line 1, column 18:", "expected true or false");
-  bad("buffers { fill_policy: ALWAYS }", "line 1, column 24:",
-      "'ALWAYS' is not a value of 'fill_policy'");
+  bad("buffers { fill_policy: ALWAYS }",
+      "line 1, column 24:", "'ALWAYS' is not a value of 'fill_policy'");
   bad("duration_ms: 1 $", "line 1, column 16:", "unexpected character '$'");
   bad("data_sources { config { name: \"linux.ftrace\" } }",
       "line 1, column 25:", "not one gpuperf records");
@@ -247,8 +249,8 @@ TEST(tconfig_bad_input_names_line_and_column) {
   bad("gpuperf_options { counter_descriptor_mode: 3 }",
       "line 1, column 19:", "must be 1 (inline) or 2");
   bad("duration_ms: [1, 2]", "line 1, column 14:", "not a repeated field");
-  bad("data_sources { config { name: \"a\\q\" } }", "line 1, column 31:",
-      "unknown escape");
+  bad("data_sources { config { name: \"a\\q\" } }",
+      "line 1, column 31:", "unknown escape");
   bad("[perfetto.x] { }", "line 1, column 1:", "extensions are not supported");
 }
 
@@ -258,9 +260,9 @@ TEST(tconfig_nothing_recorded_on_error) {
   const char *broken = "data_sources { config { name: \"gpu.log\" }\n";
   gp_trace_config *c = NULL;
   char err[256];
-  ASSERT_ERR(gp_trace_config_parse(broken, strlen(broken), &c, err,
-                                   sizeof(err)),
-             GP_EPARSE);
+  ASSERT_ERR(
+      gp_trace_config_parse(broken, strlen(broken), &c, err, sizeof(err)),
+      GP_EPARSE);
   ASSERT(c == NULL);
   ASSERT_ERR(gp_trace_config_parse(NULL, 1, &c, err, sizeof(err)), GP_EINVAL);
   ASSERT_ERR(gp_trace_config_parse("", 0, NULL, err, sizeof(err)), GP_EINVAL);

@@ -60,8 +60,8 @@ static void workload(unsigned steps, bool fail) {
     char name[32];
     snprintf(name, sizeof(name), "step %u", i);
     CHECK(gp_range_push("test", name));
-    CHECK(gp_sim_memcpy_async(s1, buf, GP_SIM_HOST(host), 4096,
-                              GP_MEMCPY_HTOD));
+    CHECK(
+        gp_sim_memcpy_async(s1, buf, GP_SIM_HOST(host), 4096, GP_MEMCPY_HTOD));
     CHECK(gp_sim_launch(s1, ka, grid, block, 0));
     CHECK(gp_sim_event_record(ev, s1));
     CHECK(gp_sim_stream_wait_event(s2, ev));
@@ -118,9 +118,9 @@ static uint64_t iid_of(const wt_trace *t, uint32_t field, const char *name) {
   for (size_t i = 0; i < t->n; i++) {
     const uint8_t *e;
     size_t en;
-    for (size_t k = 0; t->p[i].interned &&
-                       wt_sub(t->p[i].interned, t->p[i].interned_size, field,
-                              k, &e, &en);
+    for (size_t k = 0;
+         t->p[i].interned &&
+         wt_sub(t->p[i].interned, t->p[i].interned_size, field, k, &e, &en);
          k++) {
       uint64_t iid;
       if (wt_str_is(e, en, 2, 0, name) && wt_u64(e, en, 1, &iid))
@@ -183,9 +183,8 @@ TEST(writer_roundtrip_every_field) {
   /* The consume kernel: every field, and its interned entries. */
   uint64_t consume_name = iid_of(&t, GP_PB_INTERNED_EVENT_NAMES, "consume");
   ASSERT_NE(consume_name, 0);
-  const wt_packet *k =
-      find_packet(&t, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT, GP_PB_RSE_NAME_IID,
-                  consume_name);
+  const wt_packet *k = find_packet(&t, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT,
+                                   GP_PB_RSE_NAME_IID, consume_name);
   ASSERT_NOT_NULL(k);
   ASSERT(wt_u64(k->data, k->data_size, GP_PB_RSE_EVENT_ID, &v));
   ASSERT_EQ(v & 0xff, 1); /* the sequence id, in the low byte */
@@ -207,8 +206,8 @@ TEST(writer_roundtrip_every_field) {
   ASSERT(wt_u64(dim, dn, GP_PB_DIM3_X, &v) && v == 128);
   uint64_t dyn = iid_of(&t, GP_PB_INTERNED_COMPUTE_ARG_NAMES,
                         "launch__shared_mem_per_block_dynamic");
-  uint64_t threads = iid_of(&t, GP_PB_INTERNED_COMPUTE_ARG_NAMES,
-                            "launch__thread_count");
+  uint64_t threads =
+      iid_of(&t, GP_PB_INTERNED_COMPUTE_ARG_NAMES, "launch__thread_count");
   ASSERT_NE(dyn, 0);
   bool saw_dyn = false, saw_threads = false;
   const uint8_t *a;
@@ -230,9 +229,9 @@ TEST(writer_roundtrip_every_field) {
     const uint8_t *e;
     size_t en;
     uint64_t iid;
-    for (size_t j = 0; t.p[i].interned &&
-                       wt_sub(t.p[i].interned, t.p[i].interned_size,
-                              GP_PB_INTERNED_COMPUTE_KERNELS, j, &e, &en);
+    for (size_t j = 0;
+         t.p[i].interned && wt_sub(t.p[i].interned, t.p[i].interned_size,
+                                   GP_PB_INTERNED_COMPUTE_KERNELS, j, &e, &en);
          j++)
       if (wt_u64(e, en, 1, &iid) && iid == v)
         kernel_ok = wt_str_is(e, en, GP_PB_KERNEL_NAME, 0, "_Z7consumePKfi") &&
@@ -548,15 +547,15 @@ static size_t collect_specs(const wt_trace *t, const uint8_t **specs,
                GP_PB_INTERNED_GPU_COUNTER_DESCRIPTORS, 0, &e, &en) &&
         wt_sub(e, en, GP_PB_IGCD_DESCRIPTOR, 0, &d, &dn)) {
       n = 0;
-      for (size_t k = 0; n < cap && wt_sub(d, dn, GP_PB_GCD_SPECS, k,
-                                           &specs[n], &sizes[n]);
+      for (size_t k = 0;
+           n < cap && wt_sub(d, dn, GP_PB_GCD_SPECS, k, &specs[n], &sizes[n]);
            k++)
         n++;
     } else if (t->p[i].data_id == GP_PB_PACKET_GPU_COUNTER_EVENT &&
                wt_sub(t->p[i].data, t->p[i].data_size,
                       GP_PB_GCE_COUNTER_DESCRIPTOR, 0, &d, &dn)) {
-      for (size_t k = 0; n < cap && wt_sub(d, dn, GP_PB_GCD_SPECS, k,
-                                           &specs[n], &sizes[n]);
+      for (size_t k = 0;
+           n < cap && wt_sub(d, dn, GP_PB_GCD_SPECS, k, &specs[n], &sizes[n]);
            k++)
         n++;
     }

@@ -57,19 +57,26 @@ void wt_parse(wt_trace *t, uint8_t *bytes, size_t size) {
     int rc;
     while ((rc = gp__pb_next(&sub, &g)) == 1) {
       switch (g.id) {
-      case GP_PB_PACKET_TIMESTAMP: p->ts = g.value; break;
-      case GP_PB_PACKET_SEQUENCE_ID: p->seq = (uint32_t)g.value; break;
-      case GP_PB_PACKET_SEQUENCE_FLAGS: p->flags = (uint32_t)g.value; break;
-      case GP_PB_PACKET_PREVIOUS_PACKET_DROPPED: p->dropped = g.value != 0; break;
+      case GP_PB_PACKET_TIMESTAMP:
+        p->ts = g.value;
+        break;
+      case GP_PB_PACKET_SEQUENCE_ID:
+        p->seq = (uint32_t)g.value;
+        break;
+      case GP_PB_PACKET_SEQUENCE_FLAGS:
+        p->flags = (uint32_t)g.value;
+        break;
+      case GP_PB_PACKET_PREVIOUS_PACKET_DROPPED:
+        p->dropped = g.value != 0;
+        break;
       case GP_PB_PACKET_INTERNED_DATA:
         p->interned = g.data;
         p->interned_size = g.size;
         break;
       default:
-        if (g.wire_type == GP_PB_LEN && (g.id == 6 || g.id == 11 ||
-                                         g.id == 52 || g.id == 53 ||
-                                         g.id == 60 || g.id == 63 ||
-                                         g.id == 128)) {
+        if (g.wire_type == GP_PB_LEN &&
+            (g.id == 6 || g.id == 11 || g.id == 52 || g.id == 53 ||
+             g.id == 60 || g.id == 63 || g.id == 128)) {
           p->data_id = g.id;
           p->data = g.data;
           p->data_size = g.size;
@@ -168,7 +175,7 @@ typedef struct iid_def {
 
 typedef struct seq_state {
   uint32_t seq;
-  uint32_t gen;  /* 0: not valid yet */
+  uint32_t gen; /* 0: not valid yet */
 } seq_state;
 
 typedef struct checker {
@@ -188,8 +195,8 @@ static seq_state *seq_of(checker *c, uint32_t seq) {
   return &c->seqs[c->nseqs++];
 }
 
-static iid_def *find_def(checker *c, uint32_t seq, uint32_t field,
-                         uint64_t iid, uint32_t gen) {
+static iid_def *find_def(checker *c, uint32_t seq, uint32_t field, uint64_t iid,
+                         uint32_t gen) {
   for (size_t i = c->n; i > 0; i--) {
     iid_def *d = &c->defs[i - 1];
     if (d->seq == seq && d->field == field && d->iid == iid &&
@@ -232,14 +239,12 @@ static void need(checker *c, const wt_packet *p, uint32_t gen, uint32_t field,
     gp_test_fail(__FILE__, __LINE__,
                  "packet at %llu refers to interned field %u iid %llu without "
                  "SEQ_NEEDS_INCREMENTAL_STATE",
-                 (unsigned long long)p->offset, field,
-                 (unsigned long long)iid);
+                 (unsigned long long)p->offset, field, (unsigned long long)iid);
   if (!find_def(c, p->seq, field, iid, gen))
     gp_test_fail(__FILE__, __LINE__,
                  "packet at %llu refers to interned field %u iid %llu, not "
                  "defined in its generation",
-                 (unsigned long long)p->offset, field,
-                 (unsigned long long)iid);
+                 (unsigned long long)p->offset, field, (unsigned long long)iid);
 }
 
 static void check_refs(checker *c, const wt_packet *p, uint32_t gen) {

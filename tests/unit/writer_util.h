@@ -13,12 +13,12 @@
 
 /* One TracePacket, with the fields the checks need. */
 typedef struct wt_packet {
-  uint64_t offset;   /* in the file */
-  uint64_t ts;       /* 0 if absent */
-  uint32_t seq;      /* trusted_packet_sequence_id */
-  uint32_t flags;    /* sequence_flags */
-  bool dropped;      /* previous_packet_dropped */
-  uint32_t data_id;  /* the field number of its data (53, 11, 60, ...), 0 */
+  uint64_t offset;  /* in the file */
+  uint64_t ts;      /* 0 if absent */
+  uint32_t seq;     /* trusted_packet_sequence_id */
+  uint32_t flags;   /* sequence_flags */
+  bool dropped;     /* previous_packet_dropped */
+  uint32_t data_id; /* the field number of its data (53, 11, 60, ...), 0 */
   const uint8_t *data;
   size_t data_size;
   const uint8_t *interned; /* interned_data payload, NULL if none */

@@ -170,8 +170,8 @@ static void print_summary(uint32_t gpus, uint32_t steps) {
     const stat_row *r = &S.copies[k];
     if (!r->count)
       continue;
-    printf("%-22s %8llu %12s %12s %9.1f GB/s\n", gp_memcpy_kind_name((uint32_t)k),
-           (unsigned long long)r->count,
+    printf("%-22s %8llu %12s %12s %9.1f GB/s\n",
+           gp_memcpy_kind_name((uint32_t)k), (unsigned long long)r->count,
            cli_fmt_bytes(b1, sizeof(b1), (double)r->bytes),
            cli_fmt_ns(b2, sizeof(b2), (double)r->total_ns),
            r->total_ns ? (double)r->bytes / (double)r->total_ns : 0.0);
@@ -224,7 +224,8 @@ static const char demo_config[] =
     "      counter_period_ns: 500000\n"
     "      counter_names: \"Utilization\"\n"
     "      counter_names: \"sm__cycles_active.avg\"\n"
-    "      counter_names: \"sm__warps_active.avg.pct_of_peak_sustained_active\"\n"
+    "      counter_names: "
+    "\"sm__warps_active.avg.pct_of_peak_sustained_active\"\n"
     "      counter_names: \"lts__t_sector_hit_rate.pct\"\n"
     "      counter_names: \"dram__bytes_read.sum\"\n"
     "      counter_names: \"dram__bytes_write.sum\"\n"
@@ -244,8 +245,7 @@ static void print_trace(const char *path, const gp_session_stats *st,
   printf("trace: %s, %s in %llu packets (%llu GPU events, %llu slices and "
          "counter values, %llu counter samples)\n",
          path, cli_fmt_bytes(b1, sizeof(b1), (double)st->bytes),
-         (unsigned long long)st->packets,
-         (unsigned long long)st->render_stages,
+         (unsigned long long)st->packets, (unsigned long long)st->render_stages,
          (unsigned long long)st->track_events,
          (unsigned long long)st->counter_events);
   if (st->counter_error)
@@ -260,17 +260,18 @@ static void print_trace(const char *path, const gp_session_stats *st,
 }
 
 static void demo_usage(FILE *out) {
-  fprintf(out,
-          "usage: gpuperf demo [-o FILE] [--gpus N] [--steps N] [--no-trace]\n\n"
-          "Runs a data-parallel training step on simulated GPUs (copies,\n"
-          "matmul and softmax forward and backward, a peer-to-peer\n"
-          "gradient exchange), writes a Perfetto trace of it and\n"
-          "summarises what the activity API saw. Deterministic: the same\n"
-          "options give the same trace, byte for byte.\n\n"
-          "  -o, --output FILE  trace file (default demo.pftrace)\n"
-          "  --gpus N           simulated compute GPUs, 1 to 8 (default 2)\n"
-          "  --steps N          training steps, 1 to 1000000 (default 10)\n"
-          "  --no-trace         run without writing a trace\n");
+  fprintf(
+      out,
+      "usage: gpuperf demo [-o FILE] [--gpus N] [--steps N] [--no-trace]\n\n"
+      "Runs a data-parallel training step on simulated GPUs (copies,\n"
+      "matmul and softmax forward and backward, a peer-to-peer\n"
+      "gradient exchange), writes a Perfetto trace of it and\n"
+      "summarises what the activity API saw. Deterministic: the same\n"
+      "options give the same trace, byte for byte.\n\n"
+      "  -o, --output FILE  trace file (default demo.pftrace)\n"
+      "  --gpus N           simulated compute GPUs, 1 to 8 (default 2)\n"
+      "  --steps N          training steps, 1 to 1000000 (default 10)\n"
+      "  --no-trace         run without writing a trace\n");
 }
 
 /* See cli.h. */
@@ -278,12 +279,13 @@ int cmd_demo(int argc, char **argv) {
   demo_options opts = {2, 10};
   const char *output = "demo.pftrace";
   bool trace = true;
-  static const struct option longopts[] = {{"gpus", required_argument, 0, 'g'},
-                                            {"steps", required_argument, 0, 's'},
-                                            {"output", required_argument, 0, 'o'},
-                                            {"no-trace", no_argument, 0, 'n'},
-                                            {"help", no_argument, 0, 'h'},
-                                            {0, 0, 0, 0}};
+  static const struct option longopts[] = {
+      {"gpus", required_argument, 0, 'g'},
+      {"steps", required_argument, 0, 's'},
+      {"output", required_argument, 0, 'o'},
+      {"no-trace", no_argument, 0, 'n'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
   int c;
   uint64_t v;
   optind = 1;

@@ -37,21 +37,22 @@ static void forward_signal(int sig) {
 }
 
 static void record_usage(FILE *out) {
-  fprintf(out,
-          "usage: gpuperf record [-c CONFIG] [-e COUNTERS] [-o FILE] [-q] "
-          "[--] CMD [ARGS...]\n\n"
-          "Runs CMD and records what its processes do on GPUs into one\n"
-          "Perfetto trace (open it in ui.perfetto.dev, or query it with\n"
-          "gpuperf query). Programs that use libgpuperf are recorded; each\n"
-          "process, children included, gets its own packet sequence.\n\n"
-          "  -c, --config FILE     TraceConfig in the protobuf text format\n"
-          "                        (default: gpu.renderstages and gpu.counters)\n"
-          "  -e, --event COUNTERS  counters to sample, names or globs, comma\n"
-          "                        separated (adds to gpu.counters)\n"
-          "  -o, --output FILE     trace file (default gpuperf.pftrace)\n"
-          "  -q, --quiet           no summary\n\n"
-          "Exit status: CMD's, 128 + the signal that ended it, 1 for a usage\n"
-          "error, 2 for a bad config.\n");
+  fprintf(
+      out,
+      "usage: gpuperf record [-c CONFIG] [-e COUNTERS] [-o FILE] [-q] "
+      "[--] CMD [ARGS...]\n\n"
+      "Runs CMD and records what its processes do on GPUs into one\n"
+      "Perfetto trace (open it in ui.perfetto.dev, or query it with\n"
+      "gpuperf query). Programs that use libgpuperf are recorded; each\n"
+      "process, children included, gets its own packet sequence.\n\n"
+      "  -c, --config FILE     TraceConfig in the protobuf text format\n"
+      "                        (default: gpu.renderstages and gpu.counters)\n"
+      "  -e, --event COUNTERS  counters to sample, names or globs, comma\n"
+      "                        separated (adds to gpu.counters)\n"
+      "  -o, --output FILE     trace file (default gpuperf.pftrace)\n"
+      "  -q, --quiet           no summary\n\n"
+      "Exit status: CMD's, 128 + the signal that ended it, 1 for a usage\n"
+      "error, 2 for a bad config.\n");
 }
 
 static char *slurp(const char *path, size_t *len) {
@@ -202,12 +203,13 @@ static int merge(const char *dir, int fd, bool quiet, unsigned *procs,
 int cmd_record(int argc, char **argv) {
   const char *config = NULL, *events = NULL, *output = "gpuperf.pftrace";
   bool quiet = false;
-  static const struct option longopts[] = {{"config", required_argument, 0, 'c'},
-                                            {"event", required_argument, 0, 'e'},
-                                            {"output", required_argument, 0, 'o'},
-                                            {"quiet", no_argument, 0, 'q'},
-                                            {"help", no_argument, 0, 'h'},
-                                            {0, 0, 0, 0}};
+  static const struct option longopts[] = {
+      {"config", required_argument, 0, 'c'},
+      {"event", required_argument, 0, 'e'},
+      {"output", required_argument, 0, 'o'},
+      {"quiet", no_argument, 0, 'q'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "+c:e:o:qh", longopts, NULL)) != -1) {
@@ -259,8 +261,7 @@ int cmd_record(int argc, char **argv) {
   }
   if (events && (rc = gp_trace_config_add_counters(cfg, events)) != 0) {
     gp_trace_config_destroy(cfg);
-    return cli_error(CLI_USAGE,
-                     "-e '%s': %s", events,
+    return cli_error(CLI_USAGE, "-e '%s': %s", events,
                      rc == GP_EINVAL ? "expected counter names or globs, "
                                        "comma separated (and a config that "
                                        "selects counters by name)"
@@ -341,17 +342,22 @@ int cmd_record(int argc, char **argv) {
   rc = merge(dir, out, quiet, &procs, &packets, &bytes);
   if (close(out) != 0 && rc == 0)
     rc = -errno;
-  int code = WIFEXITED(status) ? WEXITSTATUS(status)
-                               : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  int code = WIFEXITED(status)
+                 ? WEXITSTATUS(status)
+                 : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   if (rc != 0) {
-    cli_error(CLI_BAD_INPUT, "cannot write %s: %s (the process traces are "
-              "left in %s)", output, strerror(-rc), dir);
+    cli_error(CLI_BAD_INPUT,
+              "cannot write %s: %s (the process traces are "
+              "left in %s)",
+              output, strerror(-rc), dir);
     return code ? code : CLI_BAD_INPUT;
   }
   unlink(cfg_path);
   if (rmdir(dir) != 0 && !quiet)
-    fprintf(stderr, "gpuperf record: %s is not empty (a process still "
-            "running?); left in place\n", dir);
+    fprintf(stderr,
+            "gpuperf record: %s is not empty (a process still "
+            "running?); left in place\n",
+            dir);
   if (!quiet) {
     char b[32];
     fprintf(stderr,
@@ -360,8 +366,10 @@ int cmd_record(int argc, char **argv) {
             procs, procs == 1 ? "" : "es", (unsigned long long)packets,
             cli_fmt_bytes(b, sizeof(b), (double)bytes), output);
     if (procs == 0)
-      fprintf(stderr, "gpuperf record: no process of '%s' loaded libgpuperf: "
-              "nothing was recorded\n", argv[optind]);
+      fprintf(stderr,
+              "gpuperf record: no process of '%s' loaded libgpuperf: "
+              "nothing was recorded\n",
+              argv[optind]);
   }
   return code;
 }
