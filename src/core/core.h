@@ -142,16 +142,6 @@ void gp__context_unregister(uint32_t context_id);
 /* True if context_id is registered and live. */
 bool gp__context_exists(uint32_t context_id);
 
-/*
- * Device listeners: fn(user, device_id) is called on the registering
- * thread after each device is registered. Backends may hold their own
- * locks while registering, so a listener must not call back into them or
- * block: it notes the id and returns. GP_ENOSPC past 8 listeners.
- */
-typedef void (*gp__device_listener)(void *user, uint32_t device_id);
-int gp__device_add_listener(gp__device_listener fn, void *user);
-void gp__device_remove_listener(gp__device_listener fn, void *user);
-
 /* Emits a NAME record for an object (if enabled). */
 void gp__emit_name(uint32_t object_kind, uint32_t device_id,
                    uint32_t context_id, uint32_t stream_id, uint32_t thread_id,

@@ -32,53 +32,6 @@ static _Atomic uint32_t num_devices;
 static context_entry *contexts; /* index = context id */
 static uint32_t contexts_cap, next_context = 1;
 
-#define MAX_LISTENERS 8
-static struct {
-  gp__device_listener fn;
-  void *user;
-} listeners[MAX_LISTENERS];
-static int num_listeners;
-
-/* See core.h. */
-int gp__device_add_listener(gp__device_listener fn, void *user) {
-  pthread_mutex_lock(&lock);
-  int rc = GP_ENOSPC;
-  if (num_listeners < MAX_LISTENERS) {
-    listeners[num_listeners].fn = fn;
-    listeners[num_listeners].user = user;
-    num_listeners++;
-    rc = 0;
-  }
-  pthread_mutex_unlock(&lock);
-  return rc;
-}
-
-/* See core.h. */
-void gp__device_remove_listener(gp__device_listener fn, void *user) {
-  pthread_mutex_lock(&lock);
-  for (int i = 0; i < num_listeners; i++) {
-    if (listeners[i].fn == fn && listeners[i].user == user) {
-      listeners[i] = listeners[--num_listeners];
-      break;
-    }
-  }
-  pthread_mutex_unlock(&lock);
-}
-
-static void notify_listeners(uint32_t id) {
-  pthread_mutex_lock(&lock);
-  int n = num_listeners;
-  gp__device_listener fns[MAX_LISTENERS];
-  void *users[MAX_LISTENERS];
-  for (int i = 0; i < n; i++) {
-    fns[i] = listeners[i].fn;
-    users[i] = listeners[i].user;
-  }
-  pthread_mutex_unlock(&lock);
-  for (int i = 0; i < n; i++)
-    fns[i](users[i], id);
-}
-
 static const char *dup_or_empty(const char *s) {
   char *d = strdup(s ? s : "");
   return d ? d : "";
@@ -119,7 +72,6 @@ int gp__device_register(const gp_device_info *info,
   pthread_mutex_unlock(&lock);
   *device_id = id;
   gp__device_emit(id);
-  notify_listeners(id);
   return 0;
 }
 

@@ -13,10 +13,9 @@
  * and disabled after the last one only if it was off before; the flush
  * period and buffer pool limit are restored likewise.
  *
- * The helper thread of a session starts counters (session_counters.c) on
- * devices that appear while it runs (device listeners may not call into
- * the backend that is registering the device) and ends the session after
- * duration_ms.
+ * Counters (session_counters.c) start on the devices that exist when a
+ * session starts and on those whose catalogs are announced while it runs.
+ * A helper thread ends the session after duration_ms.
  *
  * Recording another program: the constructor below starts a session when
  * GPUPERF_RECORD_DIR is set, and the fork handlers give a forked child its
@@ -198,22 +197,13 @@ static void release_shared(gp_session *s) {
 /* ------------------------------------------------------------------ */
 /* Helper thread                                                        */
 
-static void on_device(void *user, uint32_t device_id) {
-  gp_session *s = user;
-  pthread_mutex_lock(&s->lock);
-  if (s->npending < MAX_DEV)
-    s->pending_dev[s->npending++] = device_id;
-  pthread_cond_signal(&s->cond);
-  pthread_mutex_unlock(&s->lock);
-}
-
 static int session_stop(gp_session *s, bool from_helper);
 
 static void *helper_main(void *arg) {
   gp_session *s = arg;
   pthread_mutex_lock(&s->lock);
   for (;;) {
-    while (!s->helper_quit && s->npending == 0 &&
+    while (!s->helper_quit &&
            !(s->deadline_ns && mono_now() >= s->deadline_ns)) {
       if (s->deadline_ns) {
         struct timespec ts;
@@ -233,15 +223,6 @@ static void *helper_main(void *arg) {
     }
     if (s->helper_quit)
       break;
-    if (s->npending) {
-      uint32_t dev = s->pending_dev[--s->npending];
-      pthread_mutex_unlock(&s->lock);
-      int rc = gp__session_counters_on(s, dev, NULL);
-      pthread_mutex_lock(&s->lock);
-      if (rc != 0 && s->counter_error == 0)
-        s->counter_error = rc;
-      continue;
-    }
     /* duration_ms is over. */
     s->deadline_ns = 0;
     pthread_mutex_unlock(&s->lock);
@@ -344,16 +325,8 @@ static int start(const gp_trace_config *cfg, const char *path,
   pthread_mutex_unlock(&g_lock);
   if ((rc = gp__session_counters_start(s, opts)) != 0)
     goto fail_shared;
-  gp_data_source_info ds;
-  bool counters = false;
-  for (uint32_t i = 0; gp_trace_config_get_data_source(s->cfg, i, &ds) == 0;
-       i++)
-    counters |= ds.kind == GP_DATA_SOURCE_GPU_COUNTERS;
-  if (ti.duration_ms)
+  if (ti.duration_ms) {
     s->deadline_ns = mono_now() + (uint64_t)ti.duration_ms * 1000000ull;
-  if (counters || ti.duration_ms) {
-    if (counters)
-      gp__device_add_listener(on_device, s);
     if (pthread_create(&s->helper, NULL, helper_main, s) == 0)
       s->helper_running = true;
   }
@@ -361,6 +334,7 @@ static int start(const gp_trace_config *cfg, const char *path,
   return 0;
 
 fail_shared:
+  gp__session_counters_unwatch(s);
   gp__session_counters_stop(s);
   release_shared(s);
   gp__activity_remove_observer(observe, (void *)(intptr_t)s->slot);
@@ -405,11 +379,22 @@ static int session_stop(gp_session *s, bool from_helper) {
   s->helper_quit = !from_helper;
   pthread_cond_signal(&s->cond);
   pthread_mutex_unlock(&s->lock);
-  gp__device_remove_listener(on_device, s);
   if (!from_helper && s->helper_running) {
     pthread_join(s->helper, NULL);
     s->helper_running = false;
   }
+  char msg[256];
+  if (gp__session_counters_unmatched(s, msg, sizeof(msg)) != 0) {
+    if (s->counter_error == 0)
+      s->counter_error = GP_ENOCOUNTER;
+    if (s->env) /* nobody else can tell the user */
+      fprintf(stderr, "gpuperf: %s: %s: nothing was sampled for it\n",
+              program_invocation_short_name, msg);
+  } else if (s->env && s->counter_error && s->counter_error != GP_ENOCOUNTER) {
+    fprintf(stderr, "gpuperf: %s: counters not sampled: %s\n",
+            program_invocation_short_name, gp_strerror(s->counter_error));
+  }
+  gp__session_counters_unwatch(s);
   if (s->slot >= 0 && slots[s->slot].s == s) {
     gp__session_counters_stop(s);
     gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
@@ -615,6 +600,7 @@ static void atfork_prepare(void) {}
 static void atfork_parent(void) {}
 
 static void atfork_child(void) {
+  gp__session_counters_after_fork();
   for (int i = 0; i < MAX_SESSIONS; i++) {
     gp_session *s = slots[i].s;
     pthread_mutex_init(&slots[i].lock, NULL);
@@ -623,7 +609,6 @@ static void atfork_child(void) {
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->cond, NULL);
     s->helper_running = false;
-    s->npending = 0;
     s->deadline_ns = 0;
     s->w_inherited = true;
     if (s->own_fd && s->fd >= 0)
@@ -656,6 +641,7 @@ static void atfork_child(void) {
       s->own_fd = false;
       s->stopped = true; /* the parent's: nothing to do here */
       s->slot = -1;
+      gp__session_counters_unwatch(s);
       slots[i].s = NULL;
     }
   }

@@ -30,11 +30,11 @@ struct gp_session {
   pthread_cond_t cond;
   pthread_t helper;
   bool helper_running, helper_quit;
-  uint32_t pending_dev[MAX_DEV];
-  uint32_t npending;
   uint64_t deadline_ns;   /* CLOCK_MONOTONIC, 0: none */
   uint64_t counters_on;   /* devices sampling for us (bit per device < 64) */
   uint64_t counters_ever; /* devices that sampled for us at some point */
+  uint64_t matched[8];    /* per counters data source: names/ids matched */
+  bool saw_catalog;       /* a device with counters was considered */
   int counter_error;
   gp__tw_stats final;
   bool have_final;
@@ -46,13 +46,24 @@ struct gp_session {
 void gp__session_error(const gp_session_options *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Starts counters on the devices that exist now; GP_ENOCOUNTER if a name
- * or id matches no device that has counters (message in o->error). */
+/* Starts counters on the devices that exist now, and from now on on each
+ * device whose catalog is announced (until unwatched); GP_ENOCOUNTER if a
+ * name or id matches no device that has counters (message in o->error). */
 int gp__session_counters_start(gp_session *s, const gp_session_options *o);
 
-/* Starts sampling on device dev for s if a data source applies; sets
- * matched[i] for the names or ids that matched there (may be NULL). */
-int gp__session_counters_on(gp_session *s, uint32_t dev, bool *matched);
+/* No more counters on new devices for s (NULL-safe, idempotent). */
+void gp__session_counters_unwatch(gp_session *s);
+
+/* In a child after fork(): resets the lock of the watch list. */
+void gp__session_counters_after_fork(void);
+
+/* Starts sampling on device dev for s if a data source applies, and notes
+ * which of its names or ids matched there. */
+int gp__session_counters_on(gp_session *s, uint32_t dev);
+
+/* GP_ENOCOUNTER, with a message, if a counter name or id of the config has
+ * matched no device with counters so far; 0 otherwise. */
+int gp__session_counters_unmatched(const gp_session *s, char *msg, size_t size);
 
 /* Stops the sampling s started. */
 void gp__session_counters_stop(gp_session *s);

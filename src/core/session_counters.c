@@ -5,10 +5,48 @@
  * defaults), and starting and stopping sampling (counters.h).
  */
 #include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters/countersInt.h"
 #include "sessionInt.h"
+
+/* Sessions that start counters on devices announced later (the simulated
+ * GPUs announce their catalogs on first use). The counters layer calls
+ * the hook on the announcing thread, holding no lock: sampling starts at
+ * once, at the same point of a virtual-time run every time. */
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static gp_session *watching[MAX_SESSIONS];
+static bool hooked;
+
+static void on_catalog(uint32_t device_id) {
+  pthread_mutex_lock(&watch_lock);
+  for (int i = 0; i < MAX_SESSIONS; i++) {
+    gp_session *s = watching[i];
+    if (!s)
+      continue;
+    int rc = gp__session_counters_on(s, device_id);
+    if (rc != 0 && s->counter_error == 0)
+      s->counter_error = rc;
+  }
+  pthread_mutex_unlock(&watch_lock);
+}
+
+/* See sessionInt.h. */
+void gp__session_counters_unwatch(gp_session *s) {
+  pthread_mutex_lock(&watch_lock);
+  for (int i = 0; i < MAX_SESSIONS; i++)
+    if (watching[i] == s)
+      watching[i] = NULL;
+  pthread_mutex_unlock(&watch_lock);
+}
+
+/* See sessionInt.h. */
+void gp__session_counters_after_fork(void) {
+  pthread_mutex_init(&watch_lock, NULL);
+}
 
 /* ------------------------------------------------------------------ */
 /* Counters                                                             */
@@ -31,28 +69,33 @@ static bool contains_ci(const char *hay, const char *needle) {
 /* The gpu.counters data source that applies to a device: one whose vendor
  * suffix the device matches, else the one without a suffix. */
 static bool counters_source_for(const gp_trace_config *cfg, uint32_t dev,
-                                gp_data_source_info *out) {
+                                gp_data_source_info *out, uint32_t *index) {
   gp_device_info di;
   if (gp_device_get_info(dev, &di) != 0)
     return false;
   bool generic = false;
+  uint32_t gi = 0;
   gp_data_source_info ds, g;
   for (uint32_t i = 0; gp_trace_config_get_data_source(cfg, i, &ds) == 0; i++) {
     if (ds.kind != GP_DATA_SOURCE_GPU_COUNTERS)
       continue;
     if (!*ds.vendor) {
       g = ds;
+      gi = i;
       generic = true;
     } else if (contains_ci(di.name, ds.vendor) ||
                contains_ci(di.vendor, ds.vendor) ||
                contains_ci(di.model, ds.vendor) ||
                contains_ci(di.architecture, ds.vendor)) {
       *out = ds;
+      *index = i;
       return true;
     }
   }
-  if (generic)
+  if (generic) {
     *out = g;
+    *index = gi;
+  }
   return generic;
 }
 
@@ -104,18 +147,24 @@ static int resolve(uint32_t dev, const gp_data_source_info *ds,
   return (int)n;
 }
 
-/* Starts sampling on dev for s. Returns 0 if started or nothing applies. */
 /* See sessionInt.h. */
-int gp__session_counters_on(gp_session *s, uint32_t dev, bool *matched) {
+int gp__session_counters_on(gp_session *s, uint32_t dev) {
   gp_data_source_info ds;
   gp_counter_catalog_info cat;
+  uint32_t index = 0;
   if (dev >= MAX_DEV || (s->counters_on & (1ull << dev)) ||
-      !counters_source_for(s->cfg, dev, &ds))
+      !counters_source_for(s->cfg, dev, &ds, &index))
     return 0;
   if (gp_counter_catalog(dev, &cat) != 0)
     return 0; /* this device has no counters */
+  s->saw_catalog = true;
+  bool matched[64] = {false};
   uint32_t ids[512];
   int n = resolve(dev, &ds, &cat, ids, GP_ARRAY_SIZE(ids), matched);
+  if (index < GP_ARRAY_SIZE(s->matched))
+    for (int k = 0; k < 64; k++)
+      if (matched[k])
+        s->matched[index] |= 1ull << k;
   if (n <= 0)
     return n;
   gp_counter_config cc = ds.counters;
@@ -133,8 +182,33 @@ int gp__session_counters_on(gp_session *s, uint32_t dev, bool *matched) {
   return 0;
 }
 
-/* Starts counters on the devices that exist now; checks that every name
- * matched some device when devices with counters exist. */
+/* See sessionInt.h. */
+int gp__session_counters_unmatched(const gp_session *s, char *msg,
+                                   size_t size) {
+  if (!s->saw_catalog)
+    return 0; /* no device with counters yet: nothing can be said */
+  gp_data_source_info ds;
+  for (uint32_t i = 0; gp_trace_config_get_data_source(s->cfg, i, &ds) == 0;
+       i++) {
+    if (ds.kind != GP_DATA_SOURCE_GPU_COUNTERS ||
+        i >= GP_ARRAY_SIZE(s->matched))
+      continue;
+    size_t nsel = ds.counters.num_counter_ids + ds.counters.num_counter_names;
+    for (size_t k = 0; k < nsel && k < 64; k++) {
+      if (s->matched[i] & (1ull << k))
+        continue;
+      if (ds.counters.num_counter_names)
+        snprintf(msg, size, "%s: no device has a counter matching '%s'",
+                 ds.name, ds.counters.counter_names[k]);
+      else
+        snprintf(msg, size, "%s: no device has a counter with id %u", ds.name,
+                 ds.counters.counter_ids[k]);
+      return GP_ENOCOUNTER;
+    }
+  }
+  return 0;
+}
+
 /* See sessionInt.h. */
 int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
   gp_data_source_info ds;
@@ -144,53 +218,36 @@ int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
     want |= ds.kind == GP_DATA_SOURCE_GPU_COUNTERS;
   if (!want)
     return 0;
+  /* Watch first, under the same lock as the devices of now, so that no
+   * announcement falls in between and none is handled twice. */
+  pthread_mutex_lock(&watch_lock);
+  if (!hooked && gp__counters_add_device_hook(on_catalog) == 0)
+    hooked = true;
+  for (int i = 0; i < MAX_SESSIONS; i++) {
+    if (!watching[i]) {
+      watching[i] = s;
+      break;
+    }
+  }
   uint32_t ndev = 0;
   gp_device_count(&ndev);
-  bool any_catalog = false;
   for (uint32_t d = 0; d < ndev && d < MAX_DEV; d++) {
-    gp_counter_catalog_info cat;
-    if (gp_counter_catalog(d, &cat) == 0)
-      any_catalog = true;
-  }
-  for (uint32_t i = 0; gp_trace_config_get_data_source(s->cfg, i, &ds) == 0;
-       i++) {
-    if (ds.kind != GP_DATA_SOURCE_GPU_COUNTERS)
-      continue;
-    size_t nsel = ds.counters.num_counter_ids + ds.counters.num_counter_names;
-    bool *matched = calloc(nsel + 1, sizeof(bool));
-    if (!matched)
-      return GP_ENOMEM;
-    for (uint32_t d = 0; d < ndev && d < MAX_DEV; d++) {
-      gp_data_source_info applies;
-      if (!counters_source_for(s->cfg, d, &applies) ||
-          strcmp(applies.name, ds.name) != 0)
-        continue;
-      int rc = gp__session_counters_on(s, d, matched);
-      if (rc != 0) {
-        gp_device_info di;
-        gp_device_get_info(d, &di);
-        gp__session_error(
-            o, "cannot sample the counters of %s on device %u (%s): %s",
-            ds.name, d, di.name, gp_strerror(rc));
-        free(matched);
-        return rc;
-      }
+    int rc = gp__session_counters_on(s, d);
+    if (rc != 0) {
+      pthread_mutex_unlock(&watch_lock);
+      gp_device_info di;
+      gp_device_get_info(d, &di);
+      gp__session_error(o, "cannot sample counters on device %u (%s): %s", d,
+                        di.name, gp_strerror(rc));
+      return rc;
     }
-    for (size_t k = 0; any_catalog && k < nsel; k++) {
-      if (matched[k])
-        continue;
-      if (ds.counters.num_counter_names)
-        gp__session_error(o, "%s: no device has a counter matching '%s'",
-                          ds.name, ds.counters.counter_names[k]);
-      else
-        gp__session_error(o, "%s: no device has a counter with id %u", ds.name,
-                          ds.counters.counter_ids[k]);
-      free(matched);
-      return GP_ENOCOUNTER;
-    }
-    free(matched);
   }
-  return 0;
+  pthread_mutex_unlock(&watch_lock);
+  char msg[256];
+  int rc = gp__session_counters_unmatched(s, msg, sizeof(msg));
+  if (rc != 0)
+    gp__session_error(o, "%s", msg);
+  return rc;
 }
 
 /* See sessionInt.h. */

@@ -469,3 +469,45 @@ TEST(session_instrumented_counters_inside_kernels) {
   ASSERT(spec_ok);
   wt_free(&t);
 }
+
+TEST(record_e_selects_counters) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  const char *out = strdup(gp_test_path(0, "e.pftrace"));
+  const char *err = strdup(gp_test_path(1, "stderr"));
+  char cmd[3000];
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -q -e Utilization -o '%s' -- '%s' "
+           "--steps 3 2>'%s'",
+           cli(), out, app, err);
+  ASSERT_EQ(wt_system(cmd), 0);
+  wt_trace t;
+  wt_load(&t, out);
+  wt_check_sequences(&t);
+  ASSERT_GT(wt_count_packets(&t, GP_PB_PACKET_GPU_COUNTER_EVENT), 1);
+  bool named = false;
+  for (size_t i = 0; i < t.n && !named; i++) {
+    const uint8_t *e, *dd, *sp;
+    size_t en, dn, sn;
+    if (!t.p[i].interned ||
+        !wt_sub(t.p[i].interned, t.p[i].interned_size,
+                GP_PB_INTERNED_GPU_COUNTER_DESCRIPTORS, 0, &e, &en) ||
+        !wt_sub(e, en, GP_PB_IGCD_DESCRIPTOR, 0, &dd, &dn))
+      continue;
+    for (size_t k = 0; wt_sub(dd, dn, GP_PB_GCD_SPECS, k, &sp, &sn); k++)
+      named |= wt_str_is(sp, sn, GP_PB_SPEC_C_NAME, 0, "Utilization");
+  }
+  ASSERT(named);
+  wt_free(&t);
+  /* A name no device has: the program runs, recorded, and is told. */
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -q -e no_such_counter -o '%s' -- "
+           "'%s' --steps 1 2>'%s'",
+           cli(), out, app, err);
+  ASSERT_EQ(wt_system(cmd), 0);
+  size_t n;
+  char *msg = (char *)wt_read_file(err, &n);
+  msg = realloc(msg, n + 1);
+  msg[n] = '\0';
+  ASSERT(strstr(msg, "no device has a counter matching 'no_such_counter'"));
+  free(msg);
+}
