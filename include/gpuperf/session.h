@@ -174,11 +174,12 @@ typedef struct gp_session_options {
  * Starts a session writing to the file at path (created or truncated;
  * copied), or, with path NULL, to opts->output_fd. cfg is copied; opts may
  * be NULL. Starts counter sampling on the devices that exist now and on
- * those that appear while the session runs. Returns GP_EINVAL for bad
- * arguments, -errno if the file cannot be opened, GP_ENOCOUNTER or
- * GP_ECAPACITY (from gp_counters_start) if the counters asked for cannot
- * be sampled on any device, GP_ENOTSUP if counters are asked for and this
- * build cannot sample any; nothing is left running on error.
+ * those whose counter catalogs appear while the session runs. Returns
+ * GP_EINVAL for bad arguments, -errno if the file cannot be opened,
+ * GP_ENOCOUNTER if a counter name or id matches no device that has
+ * counters, GP_ECAPACITY or GP_ENOTSUP (from gp_counters_start) if what is
+ * asked for cannot be sampled; opts->error then says which. Nothing is
+ * left running on error.
  */
 GP_EXPORT int gp_session_start(const gp_trace_config *cfg, const char *path,
                                const gp_session_options *opts,
