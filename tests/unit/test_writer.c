@@ -363,6 +363,15 @@ TEST(writer_golden_small_trace) {
   ASSERT_OK(gp__trace_dump(d, n, mem));
   fclose(mem);
   free(d);
+  /* Every field we write has a name in the dump's schema (whose tables
+   * match Perfetto's decoding: writer_dump_matches_perfetto_decoding). */
+  for (const char *l = text; l && *l;
+       l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    while (*l == ' ')
+      l++;
+    if (*l == '#')
+      gp_test_fail(__FILE__, __LINE__, "field unknown to the dump: %.40s", l);
+  }
   const char *shared_src = getenv("GPUPERF_SOURCE");
   char golden[1024];
   snprintf(golden, sizeof(golden), "%s/tests/data/writer/golden_small.txt",
