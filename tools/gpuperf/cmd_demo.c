@@ -243,9 +243,10 @@ static void print_trace(const char *path, const gp_session_stats *st,
                         double total_ns) {
   char b1[32], b2[32], b3[32];
   printf("trace: %s, %s in %llu packets (%llu GPU events, %llu slices and "
-         "counter values, %llu counter samples)\n",
+         "counter values, %llu GPU counter events)\n",
          path, cli_fmt_bytes(b1, sizeof(b1), (double)st->bytes),
-         (unsigned long long)st->packets, (unsigned long long)st->render_stages,
+         (unsigned long long)st->packets,
+         (unsigned long long)st->render_stages,
          (unsigned long long)st->track_events,
          (unsigned long long)st->counter_events);
   if (st->counter_error)
@@ -253,10 +254,10 @@ static void print_trace(const char *path, const gp_session_stats *st,
   else
     printf("counters: sampled on %u device%s\n", st->counter_devices,
            st->counter_devices == 1 ? "" : "s");
-  printf("trace writer: %s of %s in all (%.1f%%)\n",
+  printf("trace writer: %s of CPU time, %.1f%% of the %s the demo took\n",
          cli_fmt_ns(b2, sizeof(b2), (double)st->writer_ns),
-         cli_fmt_ns(b3, sizeof(b3), total_ns),
-         total_ns > 0 ? 100.0 * (double)st->writer_ns / total_ns : 0.0);
+         total_ns > 0 ? 100.0 * (double)st->writer_ns / total_ns : 0.0,
+         cli_fmt_ns(b3, sizeof(b3), total_ns));
 }
 
 static void demo_usage(FILE *out) {
