@@ -10,6 +10,8 @@ GP_TEST_ENTRY(writer_counters_interned_descriptor, 10)
 GP_TEST_ENTRY(writer_counters_inline_descriptor, 10)
 GP_TEST_ENTRY(writer_dump_matches_perfetto_decoding, 20)
 GP_TEST_ENTRY(writer_machine_id_on_every_packet, 10)
+GP_TEST_ENTRY(writer_failed_write_is_marked_and_recovered, 10)
+GP_TEST_ENTRY(session_write_errors_are_reported, 20)
 
 /* unit: the TraceConfig text format */
 GP_TEST_ENTRY(tconfig_every_field_and_roundtrip, 10)

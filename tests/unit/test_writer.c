@@ -7,6 +7,7 @@
  * traces matches Perfetto's decoding of them.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -792,4 +793,69 @@ TEST(writer_machine_id_on_every_packet) {
     ASSERT_EQ(v, 1001);
   }
   wt_free(&t);
+}
+
+/* A sink that loses the n-th write. */
+typedef struct flaky {
+  membuf m;
+  int writes, fail_at;
+} flaky;
+
+static int flaky_sink(void *user, const uint8_t *data, size_t len) {
+  flaky *f = user;
+  if (++f->writes == f->fail_at)
+    return GP_EIO;
+  return mem_sink(&f->m, data, len);
+}
+
+TEST(writer_failed_write_is_marked_and_recovered) {
+  flaky f = {{NULL, 0, 0}, 0, 2};
+  gp__tw_options o;
+  memset(&o, 0, sizeof(o));
+  o.sequence_id = 3;
+  o.deterministic = true;
+  o.render_stages = true;
+  o.fd = -1;
+  o.sink = flaky_sink;
+  o.sink_user = &f;
+  gp__tw *w;
+  ASSERT_OK(gp__tw_create(&o, &w));
+  _Alignas(8) uint8_t buf[4096];
+  for (int b = 0; b < 3; b++) { /* three buffers, three writes */
+    size_t off = 0;
+    put_kernel(buf, &off, (uint64_t)(10 * b + 1), 1000 + 1000 * (uint64_t)b);
+    put_kernel(buf, &off, (uint64_t)(10 * b + 2), 1500 + 1000 * (uint64_t)b);
+    gp__tw_consume(w, buf, off);
+  }
+  ASSERT_ERR(gp__tw_finish(w), GP_EIO);
+  gp__tw_stats st;
+  gp__tw_get_stats(w, &st);
+  ASSERT_EQ(st.sink_errors, 1);
+  gp__tw_destroy(w);
+  wt_trace t;
+  wt_parse(&t, f.m.p, f.m.n);
+  ASSERT_EQ(t.valid, t.size); /* whole packets only */
+  wt_check_sequences(&t);     /* the loss is said, the state cleared */
+  /* The second buffer's two kernels were lost; the first and the third
+   * are there, the third's entries defined again. */
+  ASSERT_EQ(wt_count_packets(&t, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT), 4);
+  bool marked = false;
+  for (size_t i = 0; i < t.n; i++)
+    marked |= t.p[i].dropped;
+  ASSERT(marked);
+  wt_free(&t);
+}
+
+TEST(session_write_errors_are_reported) {
+  if (access("/dev/full", W_OK) != 0)
+    SKIP("no /dev/full here");
+  gp_trace_config *cfg;
+  ASSERT_OK(gp_trace_config_parse(render_config, strlen(render_config), &cfg,
+                                  NULL, 0));
+  gp_session *s;
+  ASSERT_OK(gp_session_start(cfg, "/dev/full", NULL, &s));
+  gp_trace_config_destroy(cfg);
+  workload(1, false);
+  ASSERT_ERR(gp_session_stop(s), -ENOSPC);
+  gp_session_destroy(s);
 }
