@@ -179,7 +179,9 @@ typedef struct gp_session_options {
  * GP_ENOCOUNTER if a counter name or id matches no device that has
  * counters, GP_ECAPACITY or GP_ENOTSUP (from gp_counters_start) if what is
  * asked for cannot be sampled; opts->error then says which. Nothing is
- * left running on error.
+ * left running on error. A device that is sampling already (for another
+ * session or the application) is not restarted: its samples, which every
+ * observer sees, are recorded as they come.
  */
 GP_EXPORT int gp_session_start(const gp_trace_config *cfg, const char *path,
                                const gp_session_options *opts,
