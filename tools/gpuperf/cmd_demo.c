@@ -9,6 +9,7 @@
  * virtual time and the session is deterministic, so the same options give
  * the same trace, byte for byte.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,8 +246,7 @@ static void print_trace(const char *path, const gp_session_stats *st,
   printf("trace: %s, %s in %llu packets (%llu GPU events, %llu slices and "
          "counter values, %llu GPU counter events)\n",
          path, cli_fmt_bytes(b1, sizeof(b1), (double)st->bytes),
-         (unsigned long long)st->packets,
-         (unsigned long long)st->render_stages,
+         (unsigned long long)st->packets, (unsigned long long)st->render_stages,
          (unsigned long long)st->track_events,
          (unsigned long long)st->counter_events);
   if (st->counter_error)
@@ -278,7 +278,7 @@ static void demo_usage(FILE *out) {
 /* See cli.h. */
 int cmd_demo(int argc, char **argv) {
   demo_options opts = {2, 10};
-  const char *output = "demo.pftrace";
+  const char *output = "demo.pftrace", *config = NULL;
   bool trace = true;
   static const struct option longopts[] = {
       {"gpus", required_argument, 0, 'g'},
@@ -290,7 +290,7 @@ int cmd_demo(int argc, char **argv) {
   int c;
   uint64_t v;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "ho:c:", longopts, NULL)) != -1) {
     switch (c) {
     case 'g':
       if (!cli_parse_u64("--gpus", optarg, 1, MAX_GPUS, &v))
@@ -309,6 +309,9 @@ int cmd_demo(int argc, char **argv) {
       break;
     case 'n':
       trace = false;
+      break;
+    case 'c':
+      config = optarg;
       break;
     case 'h':
       demo_usage(stdout);
@@ -338,10 +341,26 @@ int cmd_demo(int argc, char **argv) {
   if (trace) {
     gp_trace_config *cfg = NULL;
     char err[512] = "";
-    rc = gp_trace_config_parse(demo_config, sizeof(demo_config) - 1, &cfg, err,
-                               sizeof(err));
+    const char *text = demo_config;
+    size_t len = sizeof(demo_config) - 1;
+    char *file = NULL;
+    if (config) {
+      FILE *f = fopen(config, "rb");
+      if (!f)
+        return cli_error(CLI_BAD_INPUT, "cannot read %s: %s", config,
+                         strerror(errno));
+      file = malloc(1 << 20);
+      len = file ? fread(file, 1, (1 << 20) - 1, f) : 0;
+      fclose(f);
+      if (!file)
+        return cli_error(CLI_BAD_INPUT, "out of memory");
+      text = file;
+    }
+    rc = gp_trace_config_parse(text, len, &cfg, err, sizeof(err));
+    free(file);
     if (rc != 0)
-      return cli_error(CLI_BAD_INPUT, "demo config: %s", err);
+      return cli_error(CLI_BAD_INPUT, "%s: %s", config ? config : "demo config",
+                       err);
     gp_session_options so;
     memset(&so, 0, sizeof(so));
     so.flags = GP_SESSION_DETERMINISTIC;
