@@ -12,9 +12,10 @@
 #
 # Environment: CUDA_HOME (default /usr/local/cuda), ITERATIONS (default
 # 10), GPUPERF_CHECK_DIR (where the sample and trace go; default a fresh
-# temporary directory, kept on failure), METRICS (per-kernel metrics to
-# record; default gpu__time_duration.sum,sm__cycles_elapsed.max; empty
-# skips the counter check).
+# temporary directory, kept on failure), METRICS (per-kernel counters to
+# record, names from the device's catalog as `gpuperf list` shows them;
+# default gpu__time_duration.sum,sm__cycles_elapsed.sum; empty skips the
+# counter check).
 #
 # Exit status: 0 every check passed; 1 a check failed; 2 the check could
 # not run (no nvcc, gpuperf not built, a tool missing); 77 there is no
@@ -24,7 +25,7 @@ set -u
 BUILD=${1:-build}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 ITERATIONS=${ITERATIONS:-10}
-METRICS=${METRICS-gpu__time_duration.sum,sm__cycles_elapsed.max}
+METRICS=${METRICS-gpu__time_duration.sum,sm__cycles_elapsed.sum}
 CLI=$BUILD/gpuperf
 LIB=$BUILD/libgpuperf-cuda.so
 SRC=$(dirname "$0")/../tests/cuda/sample.cu
@@ -58,6 +59,17 @@ say "building the sample with $NVCC"
 timeout 120 "$NVCC" -O2 -lineinfo -o "$SAMPLE" "$SRC" >"$DIR/nvcc.log" 2>&1 ||
   { cat "$DIR/nvcc.log" >&2; die 2 "nvcc failed (log in $DIR/nvcc.log)"; }
 
+# The config: GPU work, API calls and ranges; the counters per kernel.
+CONFIG=$DIR/config.pbtxt
+{
+  echo 'data_sources { config { name: "gpu.renderstages" } }'
+  if [ -n "$METRICS" ]; then
+    echo 'data_sources { config { name: "gpu.counters" gpu_counter_config {'
+    echo "$METRICS" | tr ',' '\n' | sed '/^$/d; s/.*/  counter_names: "&"/'
+    echo '  instrumented_sampling: true } } }'
+  fi
+} >"$CONFIG"
+
 # --- 2. is there a GPU? ---------------------------------------------------
 if ! timeout 60 "$CLI" cuda >"$DIR/devices.txt" 2>&1; then
   say "SKIP: $(tail -n 1 "$DIR/devices.txt" | sed 's/^gpuperf: //')"
@@ -71,7 +83,7 @@ sed 's/^/  /' "$DIR/devices.txt"
 "$CLI" record --help >/dev/null 2>&1 ||
   die 2 "this gpuperf has no 'record' command"
 say "recording $ITERATIONS iterations${METRICS:+ with $METRICS per kernel}"
-GPUPERF_CUDA_METRICS=$METRICS timeout 120 "$CLI" record -o "$TRACE" -- \
+timeout 120 "$CLI" record -c "$CONFIG" -o "$TRACE" -- \
   "$SAMPLE" "$ITERATIONS" >"$DIR/record.log" 2>&1
 rc=$?
 sed 's/^/  /' "$DIR/record.log"
@@ -134,7 +146,7 @@ if [ -n "$METRICS" ]; then
     "SELECT COUNT(*) FROM counter c JOIN gpu_counter_track t ON c.track_id = t.id"
 fi
 check "nothing dropped" eq 0 \
-  "SELECT COALESCE(SUM(value), 0) FROM stats WHERE name LIKE '%drop%'"
+  "SELECT CAST(COALESCE(MAX(c.value), 0) AS INT) FROM counter c JOIN counter_track t ON c.track_id = t.id WHERE t.name = 'gpuperf dropped records'"
 
 elapsed=$(( $(date +%s) - started ))
 if [ $failures -ne 0 ]; then

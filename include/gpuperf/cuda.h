@@ -69,7 +69,9 @@ GP_EXPORT int gp_cuda_device_chip(uint32_t device_id, char *buf, size_t size);
 /*
  * The absolute path of the libcupti this library runs with, or "" if it
  * cannot be told. NVTX ranges reach CUPTI (and so gpuperf) when a program
- * runs with NVTX_INJECTION64_PATH set to it; `gpuperf record` does that.
+ * runs with NVTX_INJECTION64_PATH set to it, or to libgpuperf-cuda.so,
+ * whose InitializeInjectionNvtx2() hands over to this libcupti's (what
+ * `gpuperf record` sets).
  */
 GP_EXPORT const char *gp_cuda_cupti_library(void);
 

@@ -24,6 +24,7 @@
 #ifdef GP_HAVE_CUDA
 
 #include "cudaInt.h"
+#include "gpuperf/session.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ASAN_BUILD 1
@@ -472,6 +473,27 @@ TEST(cuda_device_check_script_without_a_gpu) {
   ASSERT_EQ(run(cmd, out, sizeof(out)), 77);
   ASSERT(strstr(out, "device-check-cuda: building the sample with "));
   ASSERT(strstr(out, "device-check-cuda: SKIP: no CUDA device: "));
+  /* The config it would record with is one gpuperf accepts: GPU work,
+   * and its default counters per kernel. */
+  FILE *cf = fopen(gp_test_path(0, "check/config.pbtxt"), "r");
+  ASSERT_NOT_NULL(cf);
+  char text[2048];
+  size_t tl = fread(text, 1, sizeof(text) - 1, cf);
+  fclose(cf);
+  text[tl] = '\0';
+  gp_trace_config *cfg = NULL;
+  char err[256] = "";
+  ASSERT_OK(gp_trace_config_parse(text, tl, &cfg, err, sizeof(err)));
+  gp_data_source_info ds;
+  ASSERT_OK(gp_trace_config_get_data_source(cfg, 0, &ds));
+  ASSERT_EQ(ds.kind, GP_DATA_SOURCE_GPU_RENDERSTAGES);
+  ASSERT_OK(gp_trace_config_get_data_source(cfg, 1, &ds));
+  ASSERT_EQ(ds.kind, GP_DATA_SOURCE_GPU_COUNTERS);
+  ASSERT_EQ(ds.counters.instrumented, 1);
+  ASSERT_EQ(ds.counters.num_counter_names, 2);
+  ASSERT_STR_EQ(ds.counters.counter_names[0], "gpu__time_duration.sum");
+  ASSERT_STR_EQ(ds.counters.counter_names[1], "sm__cycles_elapsed.sum");
+  gp_trace_config_destroy(cfg);
   /* The sample was really built, and it says the same when run. */
   struct stat st;
   ASSERT_EQ(stat(gp_test_path(0, "check/sample"), &st), 0);

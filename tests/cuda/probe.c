@@ -10,6 +10,8 @@
  *   cuda-probe LIB inject-driver
  *                           the same after loading libcuda.so.1 first
  *                           (as the driver is loaded when it injects us)
+ *   cuda-probe LIB nvtx     dlopen + InitializeInjectionNvtx2, as NVTX
+ *                           does; exit 0 if it returned non-zero
  *   cuda-probe LIB start    dlopen + gp_cuda_start; prints "start: <code>"
  *                           and the status line; exit 0 if it started,
  *                           3 if not
@@ -21,9 +23,15 @@
 #include <stdio.h>
 #include <string.h>
 
+/* NVTX's export table function; CUPTI asks for tables when it needs them. */
+static const void *no_table(uint32_t id) {
+  (void)id;
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: cuda-probe LIB inject|inject-driver|start\n");
+    fprintf(stderr, "usage: cuda-probe LIB inject|inject-driver|nvtx|start\n");
     return 2;
   }
   void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -53,6 +61,18 @@ int main(int argc, char **argv) {
     int rc = init();
     printf("inject: %d\nstatus: %s\n", rc, status());
     return rc == 1 ? 0 : 1;
+  }
+  if (strcmp(argv[2], "nvtx") == 0) {
+    int (*init)(const void *(*)(uint32_t)) =
+        (int (*)(const void *(*)(uint32_t)))dlsym(lib,
+                                                  "InitializeInjectionNvtx2");
+    if (!init) {
+      fprintf(stderr, "probe: InitializeInjectionNvtx2 not exported\n");
+      return 2;
+    }
+    int rc = init(no_table);
+    printf("nvtx: %d\n", rc);
+    return rc != 0 ? 0 : 1;
   }
   if (strcmp(argv[2], "start") == 0) {
     int (*start)(uint32_t) = (int (*)(uint32_t))dlsym(lib, "gp_cuda_start");

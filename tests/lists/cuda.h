@@ -26,3 +26,7 @@ GP_TEST_ENTRY(cuda_devices_publish_counter_catalogs, 60)
 GP_TEST_ENTRY(cuda_cli_lists_metrics_without_a_gpu, 60)
 GP_TEST_ENTRY(cuda_cli_says_no_cuda_device, 60)
 GP_TEST_ENTRY(cuda_device_check_script_without_a_gpu, 180)
+
+/* api: from CUPTI to a trace (test_cuda_trace.c) */
+GP_TEST_ENTRY(cuda_sample_run_becomes_a_trace, 60)
+GP_TEST_ENTRY(cuda_recording_samples_the_device_check_counters, 60)

@@ -36,10 +36,11 @@ void cli_cuda_list_note(FILE *out);
 /*
  * For `gpuperf record`, in the child about to run the program: sets
  * CUDA_INJECTION64_PATH to libgpuperf-cuda.so, so that the CUDA driver
- * loads the collector, and NVTX_INJECTION64_PATH to the libcupti it uses,
- * so that NVTX ranges reach it. Values already in the environment are
- * kept (the user's choice). Does nothing where the collector is not
- * built. Returns true if CUDA_INJECTION64_PATH names the collector.
+ * loads the collector, and NVTX_INJECTION64_PATH to the same library,
+ * which hands NVTX on to its libcupti, so that NVTX ranges reach it.
+ * Values already in the environment are kept (the user's choice). Does
+ * nothing where the collector is not built. Returns true if
+ * CUDA_INJECTION64_PATH names the collector.
  */
 bool cli_cuda_record_env(void);
 

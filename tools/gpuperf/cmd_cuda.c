@@ -384,15 +384,9 @@ bool cli_cuda_record_env(void) {
   if (have && *have)
     return strcmp(have, path) == 0;
   setenv("CUDA_INJECTION64_PATH", path, 1);
+  /* The collector hands NVTX's initialisation on to its libcupti. */
   const char *nvtx = getenv("NVTX_INJECTION64_PATH");
-  if (nvtx && *nvtx)
-    return true;
-  /* Where the collector's libcupti is: loading the collector tells. */
-  void *lib = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
-  const char *(*cupti)(void) =
-      lib ? (const char *(*)(void))dlsym(lib, "gp_cuda_cupti_library") : NULL;
-  const char *cpath = cupti ? cupti() : "";
-  if (cpath && *cpath)
-    setenv("NVTX_INJECTION64_PATH", cpath, 1);
+  if (!nvtx || !*nvtx)
+    setenv("NVTX_INJECTION64_PATH", path, 1);
   return true;
 }

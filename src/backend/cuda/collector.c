@@ -521,6 +521,32 @@ int gp_cuda_device_chip(uint32_t device_id, char *buf, size_t size) {
 }
 
 /*
+ * The entry point NVTX calls when NVTX_INJECTION64_PATH names this
+ * library: NVTX's calls go to CUPTI, which hands them to our subscriber
+ * as callbacks. So it is handed on to libcupti's own, the one this
+ * library is linked with; `gpuperf record` can then name one library in
+ * both variables. Returns what libcupti returns (non-zero on success), 0
+ * with a message if libcupti's entry point cannot be found.
+ */
+typedef const void *(*nvtx_export_table_fn)(uint32_t id);
+GP_EXPORT int InitializeInjectionNvtx2(nvtx_export_table_fn get_export_table);
+int InitializeInjectionNvtx2(nvtx_export_table_fn get_export_table) {
+  const char *path = gp_cuda_cupti_library();
+  void *h = *path ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+  int (*init)(nvtx_export_table_fn) = NULL;
+  if (h)
+    *(void **)&init = dlsym(h, "InitializeInjectionNvtx2");
+  if (!init || init == InitializeInjectionNvtx2) {
+    fprintf(stderr,
+            "gpuperf-cuda: NVTX ranges are not recorded: no "
+            "InitializeInjectionNvtx2 in libcupti (%s)\n",
+            *path ? path : "not found");
+    return 0;
+  }
+  return init(get_export_table);
+}
+
+/*
  * The entry point the CUDA driver calls when CUDA_INJECTION64_PATH names
  * this library. Returns 1: a collector that cannot start must not fail
  * the program's CUDA initialisation; the reason is printed instead.
