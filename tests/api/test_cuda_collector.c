@@ -15,6 +15,7 @@
  * testing a GPU machine's behaviour).
  */
 #include <dlfcn.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -102,6 +103,37 @@ TEST(cuda_collector_loads_without_cuda) {
                      "cannot be loaded"));
   /* Nothing printed on its own: only the status line. */
   ASSERT(!strstr(out, "gpuperf-cuda:"));
+  /* As NVTX would load it: handed over to libcupti's entry point. */
+  ASSERT_EQ(probe("", "nvtx", out, sizeof(out)), 0);
+  ASSERT(strstr(out, "nvtx: 1\n"));
+  ASSERT(!strstr(out, "gpuperf-cuda:"));
+}
+
+TEST(cuda_record_injects_the_collector) {
+  const char *cli = env_or_skip("GPUPERF_CLI");
+  const char *build = env_or_skip("GPUPERF_BUILD");
+  char cmd[2048], out[1 << 16], want[1200];
+  snprintf(cmd, sizeof(cmd),
+           "env -u CUDA_INJECTION64_PATH -u NVTX_INJECTION64_PATH "
+           "'%s' record -q -o '%s' -- env 2>&1",
+           cli, gp_test_path(0, "env.pftrace"));
+  ASSERT_EQ(run(cmd, out, sizeof(out)), 0);
+  char lib[1024];
+  ASSERT(realpath(build, lib) != NULL);
+  snprintf(want, sizeof(want), "CUDA_INJECTION64_PATH=%s/libgpuperf-cuda.so\n",
+           lib);
+  ASSERT(strstr(out, want));
+  snprintf(want, sizeof(want), "NVTX_INJECTION64_PATH=%s/libgpuperf-cuda.so\n",
+           lib);
+  ASSERT(strstr(out, want));
+  /* The user's own choice stays. */
+  snprintf(cmd, sizeof(cmd),
+           "CUDA_INJECTION64_PATH=/opt/other.so NVTX_INJECTION64_PATH= "
+           "'%s' record -q -o '%s' -- env 2>&1",
+           cli, gp_test_path(0, "env.pftrace"));
+  ASSERT_EQ(run(cmd, out, sizeof(out)), 0);
+  ASSERT(strstr(out, "CUDA_INJECTION64_PATH=/opt/other.so\n"));
+  ASSERT(!strstr(out, "NVTX_INJECTION64_PATH=/"));
 }
 
 TEST(cuda_collector_with_the_driver_stub) {
@@ -516,6 +548,7 @@ TEST(cuda_device_check_script_without_a_gpu) {
   }
 NO_CUDA(cuda_collector_loads_without_cuda)
 NO_CUDA(cuda_collector_with_the_driver_stub)
+NO_CUDA(cuda_record_injects_the_collector)
 NO_CUDA(cuda_metric_catalogs_offline)
 NO_CUDA(cuda_sampling_configuration)
 NO_CUDA(cuda_counter_environment_is_checked)

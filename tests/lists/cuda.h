@@ -19,6 +19,7 @@ GP_TEST_ENTRY(cuda_api_names_and_demangling, 20)
  * (test_cuda_collector.c) */
 GP_TEST_ENTRY(cuda_collector_loads_without_cuda, 30)
 GP_TEST_ENTRY(cuda_collector_with_the_driver_stub, 30)
+GP_TEST_ENTRY(cuda_record_injects_the_collector, 30)
 GP_TEST_ENTRY(cuda_metric_catalogs_offline, 60)
 GP_TEST_ENTRY(cuda_sampling_configuration, 30)
 GP_TEST_ENTRY(cuda_counter_environment_is_checked, 30)
