@@ -409,8 +409,13 @@ void gp__cuda_profiler_launch(CUcontext ctx, const char *name, uint32_t corr,
       rp_teardown(c);
       c->gen = gen;
       c->failed = rp_setup(c, d) != 0;
-      if (c->failed)
+      if (c->failed) {
         rp_teardown(c);
+        /* Once per context and configuration: the program runs on. */
+        fprintf(stderr,
+                "gpuperf-cuda: no per-kernel counters on CUDA device %u: %s\n",
+                c->cupti_device, gp__cuda_status());
+      }
     }
     ok = ok && !c->failed;
     pthread_mutex_unlock(&lock);
