@@ -277,6 +277,8 @@ static void thread_exit(void *arg) {
 /* ------------------------------------------------------------------ */
 /* Drops                                                                */
 
+static void write_drop_records(slot *s);
+
 static void count_drops(slot *s, uint32_t kind, int reason,
                         uint32_t context_id, uint32_t stream_id, uint64_t n) {
   atomic_fetch_add_explicit(&gp__act.drop_stats[kind][reason], n,
@@ -327,6 +329,10 @@ void gp__activity_add_drops(uint32_t kind, uint32_t reason,
   if (!s)
     s = slot_attach();
   count_drops(s, kind, (int)reason, context_id, stream_id, count);
+  /* A source's drops are news now: write the DROPPED record at once if the
+   * thread holds a buffer (else with its next record). */
+  if (s && s->buf && s->open == 0)
+    write_drop_records(s);
 }
 
 /* Writes DROPPED records for what the thread dropped, as far as they fit.
