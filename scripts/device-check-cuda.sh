@@ -6,22 +6,38 @@
 # records it with `gpuperf record`, and checks the trace with
 # `gpuperf query`: kernel names and counts, copies and fills, dependency
 # flows, API-to-kernel correlation flows, NVTX ranges, per-kernel
-# counters. Everything under 5 minutes (each step has its own timeout).
+# counters, nothing dropped. Everything under 5 minutes (each step has
+# its own timeout).
 #
 #   scripts/device-check-cuda.sh [BUILD_DIR]      (default: build)
+#   scripts/device-check-cuda.sh --check-trace TRACE ITERATIONS [BUILD_DIR]
+#                   only the checks, on a trace of the sample made
+#                   elsewhere (the tests give it one made from CUPTI
+#                   records without a GPU)
 #
 # Environment: CUDA_HOME (default /usr/local/cuda), ITERATIONS (default
-# 10), GPUPERF_CHECK_DIR (where the sample and trace go; default a fresh
-# temporary directory, kept on failure), METRICS (per-kernel counters to
-# record, names from the device's catalog as `gpuperf list` shows them;
-# default gpu__time_duration.sum,sm__cycles_elapsed.sum; empty skips the
-# counter check).
+# 10), GPUPERF_CHECK_DIR (where the sample, config, trace and logs go;
+# default a fresh temporary directory, kept on failure), METRICS
+# (per-kernel counters to record, names from the device's catalog as
+# `gpuperf list` shows them; default
+# gpu__time_duration.sum,sm__cycles_elapsed.sum; empty skips the counter
+# check).
 #
 # Exit status: 0 every check passed; 1 a check failed; 2 the check could
 # not run (no nvcc, gpuperf not built, a tool missing); 77 there is no
 # CUDA device here (after the sample was built, so nvcc is checked too).
 set -u
 
+say() { echo "device-check-cuda: $*"; }
+die() { status=$1; shift; say "$*" >&2; exit "$status"; }
+
+CHECK_ONLY=
+if [ "${1:-}" = "--check-trace" ]; then
+  [ $# -ge 3 ] || die 2 "usage: $0 --check-trace TRACE ITERATIONS [BUILD_DIR]"
+  CHECK_ONLY=$2
+  ITERATIONS=$3
+  shift 3
+fi
 BUILD=${1:-build}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 ITERATIONS=${ITERATIONS:-10}
@@ -30,19 +46,25 @@ CLI=$BUILD/gpuperf
 LIB=$BUILD/libgpuperf-cuda.so
 SRC=$(dirname "$0")/../tests/cuda/sample.cu
 
-say() { echo "device-check-cuda: $*"; }
-die() { status=$1; shift; say "$*" >&2; exit "$status"; }
+case $ITERATIONS in
+  '' | *[!0-9]*) die 2 "ITERATIONS must be a number, not '$ITERATIONS'" ;;
+esac
 
 # --- what we need ---------------------------------------------------------
-NVCC=
-for c in "$CUDA_HOME/bin/nvcc" "$(command -v nvcc 2>/dev/null || true)"; do
-  [ -n "$c" ] && [ -x "$c" ] && { NVCC=$c; break; }
-done
-[ -n "$NVCC" ] || die 2 "no nvcc (looked in $CUDA_HOME/bin and PATH)"
 [ -x "$CLI" ] || die 2 "$CLI not found: build first (make)"
-[ -f "$LIB" ] || die 2 "$LIB not found: the CUDA collector was not built (make cuda-info)"
-[ -f "$SRC" ] || die 2 "$SRC not found"
 command -v timeout >/dev/null 2>&1 || die 2 "timeout(1) is missing (coreutils)"
+if [ -z "$CHECK_ONLY" ]; then
+  NVCC=
+  for c in "$CUDA_HOME/bin/nvcc" "$(command -v nvcc 2>/dev/null || true)"; do
+    [ -n "$c" ] && [ -x "$c" ] && { NVCC=$c; break; }
+  done
+  [ -n "$NVCC" ] || die 2 "no nvcc (looked in $CUDA_HOME/bin and PATH)"
+  [ -f "$LIB" ] ||
+    die 2 "$LIB not found: the CUDA collector was not built (make cuda-info)"
+  [ -f "$SRC" ] || die 2 "$SRC not found"
+else
+  [ -f "$CHECK_ONLY" ] || die 2 "$CHECK_ONLY: no such trace"
+fi
 
 if [ -n "${GPUPERF_CHECK_DIR:-}" ]; then
   DIR=$GPUPERF_CHECK_DIR
@@ -50,47 +72,54 @@ if [ -n "${GPUPERF_CHECK_DIR:-}" ]; then
 else
   DIR=$(mktemp -d /tmp/gpuperf-cuda-check-XXXXXX) || die 2 "mktemp failed"
 fi
-SAMPLE=$DIR/sample
-TRACE=$DIR/sample.pftrace
 started=$(date +%s)
 
-# --- 1. build the sample --------------------------------------------------
-say "building the sample with $NVCC"
-timeout 120 "$NVCC" -O2 -lineinfo -o "$SAMPLE" "$SRC" >"$DIR/nvcc.log" 2>&1 ||
-  { cat "$DIR/nvcc.log" >&2; die 2 "nvcc failed (log in $DIR/nvcc.log)"; }
+if [ -z "$CHECK_ONLY" ]; then
+  SAMPLE=$DIR/sample
+  TRACE=$DIR/sample.pftrace
 
-# The config: GPU work, API calls and ranges; the counters per kernel.
-CONFIG=$DIR/config.pbtxt
-{
-  echo 'data_sources { config { name: "gpu.renderstages" } }'
-  if [ -n "$METRICS" ]; then
-    echo 'data_sources { config { name: "gpu.counters" gpu_counter_config {'
-    echo "$METRICS" | tr ',' '\n' | sed '/^$/d; s/.*/  counter_names: "&"/'
-    echo '  instrumented_sampling: true } } }'
+  # --- 1. build the sample ------------------------------------------------
+  say "building the sample with $NVCC"
+  timeout 120 "$NVCC" -O2 -lineinfo -o "$SAMPLE" "$SRC" >"$DIR/nvcc.log" 2>&1 ||
+    { cat "$DIR/nvcc.log" >&2; die 2 "nvcc failed (log in $DIR/nvcc.log)"; }
+
+  # The config: GPU work, API calls and ranges; the counters per kernel.
+  CONFIG=$DIR/config.pbtxt
+  {
+    echo 'data_sources { config { name: "gpu.renderstages" } }'
+    if [ -n "$METRICS" ]; then
+      echo 'data_sources { config { name: "gpu.counters" gpu_counter_config {'
+      echo "$METRICS" | tr ',' '\n' | sed '/^$/d; s/.*/  counter_names: "&"/'
+      echo '  instrumented_sampling: true } } }'
+    fi
+  } >"$CONFIG"
+
+  # --- 2. is there a GPU? -------------------------------------------------
+  if ! timeout 60 "$CLI" cuda >"$DIR/devices.txt" 2>&1; then
+    say "SKIP: $(tail -n 1 "$DIR/devices.txt" | sed 's/^gpuperf: //')"
+    say "the sample builds; the GPU path is not checked here"
+    [ -z "${GPUPERF_CHECK_DIR:-}" ] && rm -rf "$DIR"
+    exit 77
   fi
-} >"$CONFIG"
+  sed 's/^/  /' "$DIR/devices.txt"
 
-# --- 2. is there a GPU? ---------------------------------------------------
-if ! timeout 60 "$CLI" cuda >"$DIR/devices.txt" 2>&1; then
-  say "SKIP: $(tail -n 1 "$DIR/devices.txt" | sed 's/^gpuperf: //')"
-  say "the sample builds; the GPU path is not checked here"
-  [ -z "${GPUPERF_CHECK_DIR:-}" ] && rm -rf "$DIR"
-  exit 77
+  # --- 3. record it -------------------------------------------------------
+  "$CLI" record --help >/dev/null 2>&1 ||
+    die 2 "this gpuperf has no 'record' command"
+  say "recording $ITERATIONS iterations${METRICS:+ with $METRICS per kernel}"
+  timeout 120 "$CLI" record -c "$CONFIG" -o "$TRACE" -- \
+    "$SAMPLE" "$ITERATIONS" >"$DIR/record.log" 2>&1
+  rc=$?
+  sed 's/^/  /' "$DIR/record.log"
+  [ $rc -eq 0 ] || die 1 "FAIL: gpuperf record exited $rc (files in $DIR)"
+  [ -s "$TRACE" ] || die 1 "FAIL: no trace written (files in $DIR)"
+else
+  TRACE=$CHECK_ONLY
 fi
-sed 's/^/  /' "$DIR/devices.txt"
-
-# --- 3. record it ---------------------------------------------------------
-"$CLI" record --help >/dev/null 2>&1 ||
-  die 2 "this gpuperf has no 'record' command"
-say "recording $ITERATIONS iterations${METRICS:+ with $METRICS per kernel}"
-timeout 120 "$CLI" record -c "$CONFIG" -o "$TRACE" -- \
-  "$SAMPLE" "$ITERATIONS" >"$DIR/record.log" 2>&1
-rc=$?
-sed 's/^/  /' "$DIR/record.log"
-[ $rc -eq 0 ] || die 1 "FAIL: gpuperf record exited $rc (files in $DIR)"
-[ -s "$TRACE" ] || die 1 "FAIL: no trace written (files in $DIR)"
 
 # --- 4. check the trace ---------------------------------------------------
+"$CLI" query --help >/dev/null 2>&1 ||
+  die 2 "this gpuperf has no 'query' command"
 failures=0
 # q SQL: the query's single value (first column of the first row).
 q() {
@@ -124,6 +153,8 @@ check "kernel durations" eq "$((2 * N))" \
 # Copies and fills run on the Copy queue: 2N HtoD + N DtoH + N fills.
 check "copies and fills" eq "$((4 * N))" \
   "SELECT COUNT(*) FROM gpu_slice s JOIN track t ON s.track_id = t.id WHERE t.name = 'Copy'"
+check "host-to-device copies" eq "$((2 * N))" \
+  "SELECT COUNT(*) FROM gpu_slice WHERE name = 'Memcpy HtoD'"
 # add waits for scale through the event: one flow per iteration.
 check "event dependency flows" ge "$N" \
   "SELECT COUNT(*) FROM flow f JOIN gpu_slice a ON f.slice_out = a.id JOIN gpu_slice b ON f.slice_in = b.id WHERE a.name LIKE '%scale%' AND b.name LIKE '%add%'"
@@ -137,7 +168,7 @@ check "iteration ranges" eq "$N" \
   "SELECT COUNT(*) FROM slice WHERE name = 'iteration'"
 check "setup range" eq 1 \
   "SELECT COUNT(*) FROM slice WHERE name = 'setup'"
-check "kernels inside iterations" eq "$((2 * N))" \
+check "kernels launched inside iterations" eq "$((2 * N))" \
   "SELECT COUNT(DISTINCT b.id) FROM slice r JOIN slice a ON a.ts >= r.ts AND a.ts < r.ts + r.dur AND a.name LIKE '%LaunchKernel%' JOIN flow f ON f.slice_out = a.id JOIN gpu_slice b ON f.slice_in = b.id WHERE r.name = 'iteration'"
 # Per-kernel counters, one value per kernel and metric.
 if [ -n "$METRICS" ]; then
@@ -153,4 +184,5 @@ if [ $failures -ne 0 ]; then
   die 1 "FAIL: $failures checks failed in ${elapsed}s (trace and logs in $DIR)"
 fi
 say "PASS: all checks in ${elapsed}s (trace: $TRACE)"
+[ -z "${GPUPERF_CHECK_DIR:-}" ] && [ -n "$CHECK_ONLY" ] && rm -rf "$DIR"
 exit 0

@@ -235,6 +235,26 @@ static uint64_t read_cupti_clock(void *user) {
   return ts;
 }
 
+/*
+ * Measures one (CUPTI, trace) pair: the narrowest of a few windows of
+ * trace-clock readings around cuptiGetTimestamp(), whose first call can
+ * take a millisecond of lazy set-up that must not become mapping error.
+ */
+static int measure_pair(gp_clock_snapshot *out) {
+  gp_clock_snapshot best = {0, 0, UINT64_MAX};
+  for (int i = 0; i < 5; i++) {
+    uint64_t t0 = gp_get_timestamp();
+    uint64_t d = read_cupti_clock(NULL);
+    uint64_t t1 = gp_get_timestamp();
+    if (d == 0)
+      return GP_EIO;
+    if ((t1 - t0) / 2 < best.error_ns)
+      best = (gp_clock_snapshot){d, t0 + (t1 - t0) / 2, (t1 - t0) / 2};
+  }
+  *out = best;
+  return 0;
+}
+
 /* See cudaInt.h. */
 uint32_t gp__cuda_clock(void) {
   uint32_t id = atomic_load_explicit(&clock_id, memory_order_acquire);
@@ -244,7 +264,7 @@ uint32_t gp__cuda_clock(void) {
   id = atomic_load(&clock_id);
   if (id == 0 && gp_clock_register("cupti", read_cupti_clock, NULL, &id) == 0) {
     gp_clock_snapshot s;
-    if (gp_clock_snapshot_take(id, &s) == 0)
+    if (measure_pair(&s) == 0 && gp_clock_add_snapshot(id, &s) == 0)
       atomic_store(&last_snapshot, s.trace_ts);
     atomic_store_explicit(&clock_id, id, memory_order_release);
   }
@@ -262,7 +282,9 @@ int gp__cuda_clock_refresh(uint64_t min_interval_ns) {
   if (min_interval_ns && now - last < min_interval_ns)
     return 0;
   gp_clock_snapshot s;
-  int rc = gp_clock_snapshot_take(id, &s);
+  int rc = measure_pair(&s);
+  if (rc == 0)
+    rc = gp_clock_add_snapshot(id, &s);
   /* CLOCK_REALTIME can be stepped back (NTP, an administrator): such a
    * pair is refused (GP_ERANGE) and the mapping keeps the earlier ones. */
   if (rc == 0)
