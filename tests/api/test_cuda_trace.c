@@ -13,6 +13,9 @@
  *
  * Without the CUDA toolkit at build time every test here skips.
  */
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "harness.h"
 
 #ifdef GP_HAVE_CUDA
@@ -229,7 +232,8 @@ static const char device_check_config[] =
 
 /* Records the fake sample run into a trace with config text; returns
  * the trace's path and the session's stats in *st. */
-static const char *record_sample(const char *cfg_text, gp_session_stats *st) {
+static const char *record_sample(const char *cfg_text, gp_session_stats *st,
+                                 size_t drops) {
   gp_trace_config *cfg = NULL;
   char err[256] = "";
   ASSERT_OK(gp_trace_config_parse(cfg_text, strlen(cfg_text), &cfg, err,
@@ -244,7 +248,7 @@ static const char *record_sample(const char *cfg_text, gp_session_stats *st) {
   ASSERT_NOT_NULL(f.buf);
   sample_run(&f);
   gp__cuda_buffer_complete(NULL, 0, f.buf, f.size, f.used);
-  gp__cuda_carry_drops(1, 14, 3); /* CUPTI lost three */
+  gp__cuda_carry_drops(1, 14, drops); /* what CUPTI lost */
   ASSERT_OK(gp_session_stop(s));
   ASSERT_OK(gp_session_get_stats(s, st));
   ASSERT_EQ(st->render_stages, 6 * ITERATIONS); /* 2 kernels 3 copies 1 fill */
@@ -256,7 +260,7 @@ static const char *record_sample(const char *cfg_text, gp_session_stats *st) {
 TEST(cuda_sample_run_becomes_a_trace) {
   gp_session_stats st;
   const char *path = record_sample(
-      "data_sources { config { name: \"gpu.renderstages\" } }\n", &st);
+      "data_sources { config { name: \"gpu.renderstages\" } }\n", &st, 3);
   size_t len = 0;
   char *trace = read_all(path, &len);
   ASSERT_GT(len, 1000);
@@ -327,6 +331,50 @@ TEST(cuda_recording_samples_the_device_check_counters) {
   gp_trace_config_destroy(cfg);
 }
 
+/* Runs the device check's queries on a trace; returns its exit status
+ * and its output in out. */
+static int device_check(const char *trace, char *out, size_t size) {
+  const char *build = getenv("GPUPERF_BUILD");
+  if (!build || !*build)
+    SKIP("GPUPERF_BUILD is not set (run through `make test`)");
+  if (access("scripts/device-check-cuda.sh", X_OK) != 0)
+    SKIP("not run from the repository root");
+  char cmd[2048];
+  snprintf(cmd, sizeof(cmd),
+           "METRICS= scripts/device-check-cuda.sh --check-trace '%s' %d '%s' "
+           "2>&1",
+           trace, ITERATIONS, build);
+  FILE *p = popen(cmd, "r");
+  ASSERT_NOT_NULL(p);
+  size_t n = fread(out, 1, size - 1, p);
+  out[n] = '\0';
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+TEST(cuda_device_check_queries_pass_on_a_cupti_fed_trace) {
+  /* The queries the device check runs on a GPU, run on the trace of the
+   * sample made from CUPTI records here: they must find what the sample
+   * did, and fail when something is wrong (here: drops). */
+  gp_session_stats st;
+  const char *cfg = "data_sources { config { name: \"gpu.renderstages\" } }";
+  const char *path = record_sample(cfg, &st, 0);
+  static char out[1 << 16];
+  int rc = device_check(path, out, sizeof(out));
+  if (rc == 2 && strstr(out, "no 'query' command"))
+    SKIP("this gpuperf has no 'query' command (the trace processor)");
+  if (rc != 0)
+    fputs(out, stderr);
+  ASSERT_EQ(rc, 0);
+  ASSERT(strstr(out, "ok    event dependency flows: 5"));
+  ASSERT(strstr(out, "ok    kernels launched inside iterations: 10"));
+  ASSERT(strstr(out, "PASS: all checks"));
+  path = record_sample(cfg, &st, 3);
+  ASSERT_EQ(device_check(path, out, sizeof(out)), 1);
+  ASSERT(strstr(out, "FAIL  nothing dropped: got '3', want eq 0"));
+  ASSERT(strstr(out, "FAIL: 1 checks failed"));
+}
+
 #else /* !GP_HAVE_CUDA */
 
 #define NO_CUDA(name)                                                          \
@@ -335,6 +383,7 @@ TEST(cuda_recording_samples_the_device_check_counters) {
          "build time; see mk/cuda.mk (CUDA_HOME)");                            \
   }
 NO_CUDA(cuda_sample_run_becomes_a_trace)
+NO_CUDA(cuda_device_check_queries_pass_on_a_cupti_fed_trace)
 NO_CUDA(cuda_recording_samples_the_device_check_counters)
 
 #endif

@@ -30,4 +30,5 @@ GP_TEST_ENTRY(cuda_device_check_script_without_a_gpu, 180)
 
 /* api: from CUPTI to a trace (test_cuda_trace.c) */
 GP_TEST_ENTRY(cuda_sample_run_becomes_a_trace, 60)
+GP_TEST_ENTRY(cuda_device_check_queries_pass_on_a_cupti_fed_trace, 120)
 GP_TEST_ENTRY(cuda_recording_samples_the_device_check_counters, 60)
