@@ -2,16 +2,17 @@
  * cudaInt.h - what the modules of the CUPTI collector share.
  *
  * The collector (libgpuperf-cuda.so) is built only where the CUDA toolkit
- * is found. It has six parts:
+ * is found. Its parts:
  *
  *   ids.c        CUPTI device and context ids -> ours; the CUPTI clock
  *   translate.c  one CUPTI activity record -> our records
  *   deps.c       stream/event bookkeeping -> wait ids of GPU work
  *   buffers.c    the buffer pool CUPTI fills; completion; dropped counts
  *   callbacks.c  CUPTI callbacks: API calls, resources, NVTX ranges
- *   collector.c  start and stop, InitializeInjection, the driver probe
+ *   collector.c  start and stop, InitializeInjection(Nvtx2), the driver
  *   metrics.c    metric catalogs of the Profiler Host API (offline)
  *   profiler.c   range profiler and PM sampling at run time
+ *   provider.c   CUDA devices' counter catalogs in the counters API
  *
  * Everything here is internal (hidden). State is process-wide: there is
  * one CUPTI per process.
