@@ -12,6 +12,7 @@
  *   collector.c  start and stop, InitializeInjection(Nvtx2), the driver
  *   metrics.c    metric catalogs of the Profiler Host API (offline)
  *   profiler.c   range profiler and PM sampling at run time
+ *   envconfig.c  counters asked for in the environment
  *   provider.c   CUDA devices' counter catalogs in the counters API
  *
  * Everything here is internal (hidden). State is process-wide: there is
@@ -324,17 +325,6 @@ int gp__cuda_sampling_start(uint32_t cupti_device,
 /* Stops sampling on a device, writing out what is pending first. */
 void gp__cuda_sampling_stop(uint32_t cupti_device);
 
-/*
- * Reads the counter configuration of the environment (GPUPERF_CUDA_*),
- * at start. Returns GP_EINVAL for a malformed one (the reason in the
- * status); 0 otherwise, also when there is none.
- */
-int gp__cuda_profiler_start(void);
-
-/* A device appeared (described from the driver): the environment's
- * configuration, if any, starts on it. */
-void gp__cuda_profiler_device(uint32_t cupti_device);
-
 /* Stops every device's sampling and frees the state. */
 void gp__cuda_profiler_stop(void);
 
@@ -348,6 +338,22 @@ void gp__cuda_profiler_context(CUcontext ctx, bool created);
 
 /* Writes out what is pending (flush; final: PM sampling too). */
 void gp__cuda_profiler_flush(bool final);
+
+/* ---- envconfig.c ---- */
+
+/*
+ * Reads the counter configuration of the environment (GPUPERF_CUDA_*),
+ * at start. Returns GP_ENOTSUP for a malformed one (the reason in the
+ * status); 0 otherwise, also when there is none.
+ */
+int gp__cuda_profiler_start(void);
+
+/* A device appeared (described from the driver): the environment's
+ * configuration, if any, starts on it. */
+void gp__cuda_profiler_device(uint32_t cupti_device);
+
+/* Forgets the environment's configuration (stop). */
+void gp__cuda_env_stop(void);
 
 /* ---- provider.c ---- */
 

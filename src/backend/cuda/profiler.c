@@ -27,13 +27,8 @@
  * The sample times are taken to be on CUPTI's timebase and mapped like
  * every other CUPTI timestamp (an assumption no GPU here could check).
  *
- * Configuration from the environment (until the counters API drives every
- * device): GPUPERF_CUDA_METRICS (full metric names, comma-separated, per
- * kernel), GPUPERF_CUDA_KERNELS (globs on mangled or demangled names;
- * default all), GPUPERF_CUDA_PM_METRICS and GPUPERF_CUDA_PM_PERIOD_NS
- * (default 1000000). It applies to every device as it appears; its
- * counter ids are n for the n-th per-kernel metric, 1000 + n for the n-th
- * PM metric.
+ * Who asks: the counters API (provider.c), or the environment
+ * (envconfig.c).
  *
  * None of this can run without a GPU; it has not been run on one.
  */
@@ -56,7 +51,6 @@
 #define PM_MAX_SAMPLES 4096
 #define PM_HW_BUFFER (64u << 20)
 #define PM_DECODE_NS 100000000ull
-#define PM_FIRST_ID 1000u
 
 typedef struct names_list {
   char *storage;
@@ -114,33 +108,8 @@ static pthread_t pm_thread;
 static bool pm_running, pm_stop;
 static pthread_cond_t pm_cond = PTHREAD_COND_INITIALIZER;
 
-/* The environment's configuration. */
-static names_list env_range, env_pm, env_kernels;
-static uint64_t env_period_ns = 1000000;
-
 /* ------------------------------------------------------------------ */
 /* Lists                                                                */
-
-static int parse_list(const char *s, names_list *out) {
-  memset(out, 0, sizeof(*out));
-  if (!s || !*s)
-    return 0;
-  out->storage = strdup(s);
-  if (!out->storage)
-    return GP_ENOMEM;
-  char *save = NULL;
-  for (char *t = strtok_r(out->storage, ",", &save); t;
-       t = strtok_r(NULL, ",", &save)) {
-    while (*t == ' ')
-      t++;
-    if (!*t)
-      continue;
-    if (out->n == MAX_METRICS)
-      return GP_ECAPACITY;
-    out->v[out->n++] = t;
-  }
-  return 0;
-}
 
 /* Copies names into out as one allocation. */
 static int copy_list(const char *const *names, size_t n, names_list *out) {
@@ -722,96 +691,6 @@ void gp__cuda_sampling_stop(uint32_t cupti_device) {
   pthread_mutex_unlock(&lock);
 }
 
-/* ------------------------------------------------------------------ */
-/* The environment's configuration                                      */
-
-static bool env_want(void *user, const char *mangled, const char *demangled) {
-  (void)user;
-  if (env_kernels.n == 0)
-    return true;
-  for (size_t i = 0; i < env_kernels.n; i++)
-    if (gp__glob_match(env_kernels.v[i], mangled) ||
-        (demangled && gp__glob_match(env_kernels.v[i], demangled)))
-      return true;
-  return false;
-}
-
-/* Writes a COUNTER record; user tells the first counter id (1 or 1001). */
-static void env_emit(void *user, uint32_t cupti_device, size_t metric,
-                     double value, uint64_t timestamp, uint64_t window_start,
-                     uint64_t corr) {
-  if (!gp__activity_enabled(GP_ACTIVITY_KIND_COUNTER, 0))
-    return;
-  uint32_t device = gp__cuda_device(cupti_device);
-  gp_activity_counter *r =
-      gp__activity_reserve(GP_ACTIVITY_KIND_COUNTER, sizeof(*r), 0, 0);
-  if (!r)
-    return;
-  r->timestamp = timestamp;
-  r->correlation_id = corr;
-  r->window_start = window_start;
-  r->device_id = device;
-  r->counter_id = (uint32_t)(uintptr_t)user + (uint32_t)metric;
-  r->value_type = GP_VALUE_DOUBLE;
-  r->perfmon_id = 0;
-  r->value.f64 = value;
-  gp__activity_commit(r);
-}
-
-/* See cudaInt.h. */
-int gp__cuda_profiler_start(void) {
-  int rc = parse_list(getenv("GPUPERF_CUDA_METRICS"), &env_range);
-  if (rc == 0)
-    rc = parse_list(getenv("GPUPERF_CUDA_KERNELS"), &env_kernels);
-  if (rc == 0)
-    rc = parse_list(getenv("GPUPERF_CUDA_PM_METRICS"), &env_pm);
-  const char *period = getenv("GPUPERF_CUDA_PM_PERIOD_NS");
-  if (rc == 0 && period && *period) {
-    char *end;
-    unsigned long long v = strtoull(period, &end, 10);
-    if (*end || v < 1000 || v > 1000000000ull)
-      rc = GP_EINVAL;
-    else
-      env_period_ns = v;
-  }
-  if (rc != 0) {
-    free_list(&env_range);
-    free_list(&env_kernels);
-    free_list(&env_pm);
-    return gp__cuda_refuse(
-        "GPUPERF_CUDA_METRICS, GPUPERF_CUDA_KERNELS and "
-        "GPUPERF_CUDA_PM_METRICS take up to 64 comma-separated names; "
-        "GPUPERF_CUDA_PM_PERIOD_NS 1000 to 1000000000");
-  }
-  return 0;
-}
-
-/* See cudaInt.h. */
-void gp__cuda_profiler_device(uint32_t cupti_device) {
-  if (env_range.n > 0) {
-    gp__cuda_sampling c = {.metrics = env_range.v,
-                           .num_metrics = env_range.n,
-                           .instrumented = true,
-                           .want = env_want,
-                           .emit = env_emit,
-                           .user = (void *)(uintptr_t)1};
-    gp__cuda_sampling_start(cupti_device, &c);
-  }
-  if (env_pm.n > 0) {
-    /* A device samples one configuration: PM sampling goes on the device
-     * only when no per-kernel metrics took it. */
-    gp__cuda_sampling c = {.metrics = env_pm.v,
-                           .num_metrics = env_pm.n,
-                           .period_ns = env_period_ns,
-                           .emit = env_emit,
-                           .user = (void *)(uintptr_t)(PM_FIRST_ID + 1)};
-    int rc = gp__cuda_sampling_start(cupti_device, &c);
-    if (rc != 0 && rc != GP_EBUSY)
-      fprintf(stderr, "gpuperf-cuda: PM sampling on device %u: %s\n",
-              cupti_device, gp__cuda_status());
-  }
-}
-
 /* See cudaInt.h. */
 void gp__cuda_profiler_flush(bool final) {
   pthread_mutex_lock(&lock);
@@ -845,7 +724,5 @@ void gp__cuda_profiler_stop(void) {
   pthread_mutex_unlock(&lock);
   if (join)
     pthread_join(pm_thread, NULL);
-  free_list(&env_range);
-  free_list(&env_kernels);
-  free_list(&env_pm);
+  gp__cuda_env_stop();
 }
