@@ -6,6 +6,7 @@
  *
  *   ids.c        CUPTI device and context ids -> ours; the CUPTI clock
  *   translate.c  one CUPTI activity record -> our records
+ *   names.c      API function names, demangled kernel names
  *   deps.c       stream/event bookkeeping -> wait ids of GPU work
  *   buffers.c    the buffer pool CUPTI fills; completion; dropped counts
  *   callbacks.c  CUPTI callbacks: API calls, resources, NVTX ranges
@@ -95,6 +96,24 @@ void gp__cuda_ts_end(void);
 /* Forgets the context mappings (devices stay registered for good). */
 void gp__cuda_ids_reset(void);
 
+/* ---- names.c ---- */
+
+/*
+ * The name of an API function without its version suffix
+ * ("cudaLaunchKernel" for cudaLaunchKernel_v7000), interned; 0 if CUPTI
+ * does not know the cbid.
+ */
+uint32_t gp__cuda_api_name(uint32_t domain, uint32_t cbid);
+
+/* Returns the demangled form of a mangled name, interned; 0 if it is not
+ * a mangled name or no demangler is available. */
+uint32_t gp__cuda_demangle(const char *mangled);
+
+/* A kernel's name and demangled name as string ids (0 for NULL), through
+ * a per-thread cache keyed by CUPTI's name pointer and checked against
+ * the string. */
+void gp__cuda_kernel_names(const char *name, uint32_t *id, uint32_t *dem);
+
 /* ---- translate.c ---- */
 
 /* What a translated buffer contained. */
@@ -126,17 +145,6 @@ int gp__cuda_translate_buffer(const uint8_t *buffer, size_t valid_size,
 
 /* The gp_activity_kind a CUPTI kind becomes, 0 for none. */
 uint32_t gp__cuda_kind_map(uint32_t cupti_kind);
-
-/*
- * The name of an API function without its version suffix
- * ("cudaLaunchKernel" for cudaLaunchKernel_v7000), interned; 0 if CUPTI
- * does not know the cbid.
- */
-uint32_t gp__cuda_api_name(uint32_t domain, uint32_t cbid);
-
-/* Returns the demangled form of a mangled name, interned; 0 if it is not
- * a mangled name or no demangler is available. */
-uint32_t gp__cuda_demangle(const char *mangled);
 
 /* Forgets marker nesting state (for tests). */
 void gp__cuda_translate_reset(void);
