@@ -20,6 +20,8 @@ typedef struct command {
 static const command commands[] = {
     {"list", cmd_list, "list devices (and what can be measured on them)"},
     {"demo", cmd_demo, "run a simulated two-GPU training step and summarise it"},
+    {"report", cmd_report, "summarise a trace: kernels, queues, API calls, counters"},
+    {"query", cmd_query, "run SQL (PerfettoSQL) on a trace"},
 };
 
 static void usage(FILE *out) {
