@@ -17,7 +17,9 @@
  *
  *   bits 62..63  kind (GP_TP_ENT_PACKET, GP_TP_ENT_FTRACE)
  *   bits 40..61  generation (sequence state the packet was tokenized in)
- *   bits  0..39  offset of the record's length varint in the source
+ *   bits  0..39  source offset of the tag of the field to parse: the
+ *                packet's data field (gpu_render_stage_event, ...) or
+ *                the FtraceEvent in its bundle
  *
  * Source offsets below file_size are in the file; above it, in the buffer
  * of data inflated from compressed_packets.
@@ -30,6 +32,7 @@
 
 #include "perfetto/pb.h"
 #include "tp/clocks.h"
+#include "tp/pbfast.h"
 #include "tp/store.h"
 #include "tp/util.h"
 
@@ -60,6 +63,7 @@ static inline uint64_t gp__tp_ref_off(uint64_t ref) {
 /* A generation of a sequence: its interning namespace and defaults. */
 typedef struct gp__tp_gen {
   uint32_t seq_id;
+  uint32_t machine;  /* machine row of the sequence's packets */
   uint32_t ns;       /* interning namespace */
   uint32_t ts_clock; /* trace_packet_defaults.timestamp_clock_id, 0 none */
   uint64_t ted_off;  /* track_event_defaults message, ted_len 0 = none */
@@ -133,6 +137,7 @@ typedef struct gp__tp_stack {
 
 /* A render-stage track-compression set: tracks sharing dimensions. */
 typedef struct gp__tp_cset {
+  uint32_t dims; /* the dimension arg set they share */
   GP_TP_VEC(struct gp__tp_cset_track {
     uint32_t track;
     int64_t end;
@@ -165,6 +170,27 @@ typedef struct gp__tp_stage {
   uint32_t name;
   uint32_t description;
 } gp__tp_stage;
+
+/* Decoded interned messages, cached (gp__tp_interned.cache indexes). */
+typedef struct gp__tp_spec_cache {
+  uint32_t name, description;
+  int64_t category;
+} gp__tp_spec_cache;
+
+typedef struct gp__tp_args_cache {
+  uint32_t first, n; /* in imp->cached_args */
+  int64_t pid;       /* graphics contexts */
+} gp__tp_args_cache;
+
+/* A small direct-mapped cache of GPU counter lookups. */
+#define GP_TP_CTR_CACHE 256
+typedef struct gp__tp_ctr_cache {
+  uint32_t ns, id;
+  uint64_t iid;
+  uint32_t spec; /* GP_TP_NONE: slot empty */
+  uint32_t machine;
+  bool global;
+} gp__tp_ctr_cache;
 
 typedef struct gp__tp_importer {
   gp__tp_db *db;
@@ -227,6 +253,17 @@ typedef struct gp__tp_importer {
   gp__tp_map flow_by_event; /* event id -> index in evflows */
   GP_TP_VEC(gp__tp_evflow) evflows;
   GP_TP_VEC(gp__tp_slist) lists;
+
+  /* Caches of decoded interned messages and hot lookups. */
+  GP_TP_VEC(gp__tp_spec_cache) spec_cache;
+  GP_TP_VEC(gp__tp_args_cache) args_cache;
+  GP_TP_VEC(gp__tp_arg) cached_args;
+  gp__tp_map2 track_cache; /* (gpu << 33 | iid << 32 | name, hwq) -> cset */
+  gp__tp_ctr_cache ctr_cache[GP_TP_CTR_CACHE];
+  uint32_t k_launch[6]; /* launch.grid_size.x ... launch.workgroup_size.z */
+  uint32_t k_kernel[3]; /* kernel_name, kernel_demangled_name, arch */
+  uint32_t k_dims[5];   /* ugpu, gpu, render_stage_source, hwqueue_* */
+  uint32_t k_src_iid, k_src_id;
 
   /* Singleton tracks. */
   uint32_t gpu_log_track;
@@ -359,6 +396,14 @@ int gp__tp_debug_name_set(gp__tp_importer *imp, int64_t type, uint64_t handle,
 /* Prepares imp to import data[0..size) (borrowed until fini) into db. */
 void gp__tp_importer_init(gp__tp_importer *imp, gp__tp_db *db, const char *name,
                           const uint8_t *data, uint64_t size);
+
+/*
+ * Sorts entries by ts, stably (equal timestamps keep their order): a
+ * least-significant-digit radix sort on ts - min(ts), skipping digits all
+ * entries share; nothing at all if already sorted. 0 or GP_ENOMEM (then
+ * the order is unchanged). sort.c.
+ */
+int gp__tp_sort_entries(gp__tp_entry *a, size_t n);
 
 /* Runs both passes. Returns 0 or the first error (imp->errmsg, err_off). */
 int gp__tp_import(gp__tp_importer *imp);

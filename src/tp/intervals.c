@@ -37,90 +37,109 @@
 #define MAX_PARTS 4
 
 /* ------------------------------------------------------------------ */
-/* A growable byte buffer for the aggregates                             */
+/* Aggregates: rows into a buffer, handed over by handle                 */
 
-typedef struct buf {
-  uint8_t *p;
-  size_t n, cap;
+/* What the aggregates return: a handle to a buffer in tp->bufs. */
+#define IV_MAGIC 0x31564947u /* "GIV1" */
+#define CI_MAGIC 0x31494347u /* "GCI1" */
+
+typedef struct handle {
+  uint32_t magic;
+  uint32_t pad;
+  uint64_t id; /* 0: an empty table */
+} handle;
+
+/* The aggregate's state (in SQLite's aggregate context). */
+typedef struct acc {
+  GP_TP_VEC(uint8_t) data;
   uint64_t count;
   uint32_t nparts;
   bool error;
   const char *why;
-} buf;
+} acc;
 
-static bool buf_put(buf *b, const void *d, size_t n) {
-  if (b->n + n > b->cap) {
-    size_t cap = b->cap ? b->cap * 2 : 4096;
-    while (cap < b->n + n)
-      cap *= 2;
-    uint8_t *p = realloc(b->p, cap);
-    if (!p)
-      return false;
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->n, d, n);
-  b->n += n;
+static bool put(acc *a, const void *d, size_t n) {
+  if (!gp__tp_vec_reserve(&a->data, n))
+    return false;
+  memcpy(a->data.v + a->data.n, d, n);
+  a->data.n += n;
   return true;
 }
 
-static bool buf_i64(buf *b, int64_t v) { return buf_put(b, &v, 8); }
+static bool put_i64(acc *a, int64_t v) { return put(a, &v, 8); }
 
-/* Blob layout: magic, count, nparts, then the records. */
-#define IV_MAGIC 0x31564947u /* "GIV1" */
-#define CI_MAGIC 0x31494347u /* "GCI1" */
-
-typedef struct blob_head {
-  uint32_t magic;
-  uint32_t nparts;
-  uint64_t count;
-} blob_head;
-
-static buf *agg_buf(sqlite3_context *ctx, uint32_t magic) {
-  buf **slot = sqlite3_aggregate_context(ctx, sizeof(buf *));
-  if (!slot)
-    return NULL;
-  if (!*slot) {
-    *slot = calloc(1, sizeof(buf));
-    if (!*slot)
-      return NULL;
-    blob_head h = {magic, 0, 0};
-    if (!buf_put(*slot, &h, sizeof(h))) {
-      free(*slot);
-      *slot = NULL;
-      return NULL;
-    }
-  }
-  return *slot;
+static acc *get_acc(sqlite3_context *ctx) {
+  return sqlite3_aggregate_context(ctx, sizeof(acc));
 }
 
-static void agg_final(sqlite3_context *ctx, uint32_t magic) {
-  buf **slot = sqlite3_aggregate_context(ctx, 0);
-  buf *b = slot ? *slot : NULL;
-  if (!b) {
-    blob_head h = {magic, 0, 0};
-    sqlite3_result_blob(ctx, &h, sizeof(h), SQLITE_TRANSIENT);
+static void acc_fail(acc *a, const char *why) {
+  a->error = true;
+  a->why = why;
+}
+
+/* See sqlInt.h. */
+void gp__tp_bufs_clear(gp_tp *tp) {
+  for (size_t i = 0; i < tp->bufs.n; i++)
+    gp__tp_vec_release(tp->bufs.v[i].p, tp->bufs.v[i].cap, 1);
+  gp__tp_vec_free(&tp->bufs);
+}
+
+static const gp__tp_buf *find_buf(gp_tp *tp, const handle *h) {
+  for (size_t i = tp->bufs.n; i-- > 0;)
+    if (tp->bufs.v[i].id == h->id)
+      return &tp->bufs.v[i];
+  return NULL;
+}
+
+static void acc_final(sqlite3_context *ctx, uint32_t magic) {
+  gp_tp *tp = sqlite3_user_data(ctx);
+  acc *a = sqlite3_aggregate_context(ctx, 0);
+  handle h = {magic, 0, 0};
+  if (a && a->error) {
+    sqlite3_result_error(ctx, a->why, -1);
+    gp__tp_vec_free(&a->data);
     return;
   }
-  if (b->error) {
-    sqlite3_result_error(ctx, b->why, -1);
-  } else {
-    blob_head *h = (blob_head *)b->p;
-    h->count = b->count;
-    h->nparts = b->nparts;
-    sqlite3_result_blob64(ctx, b->p, b->n, free);
-    b->p = NULL;
+  if (a && a->count) {
+    gp__tp_buf b = {++tp->next_buf, a->data.v, a->data.n, a->data.cap,
+                    a->count, a->nparts};
+    if (!gp__tp_vec_push(&tp->bufs, b)) {
+      gp__tp_vec_free(&a->data);
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    a->data.v = NULL; /* now owned by tp->bufs */
+    h.id = b.id;
   }
-  free(b->p);
-  free(b);
-  *slot = NULL;
+  sqlite3_result_blob(ctx, &h, sizeof(h), SQLITE_TRANSIENT);
+}
+
+/* Reads a handle argument of a table-valued function. */
+static const gp__tp_buf *arg_buf(gp_tp *tp, sqlite3_value *v, uint32_t magic,
+                                 bool *empty) {
+  *empty = false;
+  if (sqlite3_value_type(v) != SQLITE_BLOB ||
+      sqlite3_value_bytes(v) != (int)sizeof(handle))
+    return NULL;
+  handle h;
+  memcpy(&h, sqlite3_value_blob(v), sizeof(h));
+  if (h.magic != magic)
+    return NULL;
+  if (h.id == 0) {
+    *empty = true;
+    return NULL;
+  }
+  return find_buf(tp, &h);
 }
 
 /* ------------------------------------------------------------------ */
 /* __gp_iv_agg(id, ts, dur, p...)                                        */
 
+/* Record: id, ts, dur (int64 each), then per partition column a type
+ * byte and 8 bytes (integer, real), 4 + n bytes (text, blob) or nothing
+ * (NULL). */
 static void iv_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
-  buf *b = agg_buf(ctx, IV_MAGIC);
+  acc *b = get_acc(ctx);
   if (!b) {
     sqlite3_result_error_nomem(ctx);
     return;
@@ -128,55 +147,56 @@ static void iv_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   if (b->error)
     return;
   if (argc < 3 || argc > 3 + MAX_PARTS) {
-    b->error = true;
-    b->why = "interval intersect: bad number of columns";
+    acc_fail(b, "interval intersect: bad number of columns");
     return;
   }
   for (int i = 0; i < 3; i++)
     if (sqlite3_value_type(v[i]) != SQLITE_INTEGER) {
-      b->error = true;
-      b->why = "interval intersect: id, ts and dur must be integers";
+      acc_fail(b, "interval intersect: id, ts and dur must be integers");
       return;
     }
   int64_t id = sqlite3_value_int64(v[0]), ts = sqlite3_value_int64(v[1]),
           dur = sqlite3_value_int64(v[2]);
   if (ts < 0 || dur < 0) {
-    b->error = true;
-    b->why = "interval intersect: ts and dur must not be negative";
+    acc_fail(b, "interval intersect: ts and dur must not be negative");
     return;
   }
   b->nparts = (uint32_t)(argc - 3);
-  bool ok = buf_i64(b, id) && buf_i64(b, ts) && buf_i64(b, dur);
+  bool ok = put_i64(b, id) && put_i64(b, ts) && put_i64(b, dur);
   for (int i = 3; ok && i < argc; i++) {
     uint8_t t = (uint8_t)sqlite3_value_type(v[i]);
-    ok = buf_put(b, &t, 1);
+    ok = put(b, &t, 1);
     if (t == SQLITE_INTEGER) {
-      ok = ok && buf_i64(b, sqlite3_value_int64(v[i]));
+      ok = ok && put_i64(b, sqlite3_value_int64(v[i]));
     } else if (t == SQLITE_FLOAT) {
       double d = sqlite3_value_double(v[i]);
-      ok = ok && buf_put(b, &d, 8);
+      ok = ok && put(b, &d, 8);
     } else if (t == SQLITE_TEXT || t == SQLITE_BLOB) {
       const void *p = t == SQLITE_TEXT ? (const void *)sqlite3_value_text(v[i])
                                        : sqlite3_value_blob(v[i]);
       uint32_t n = (uint32_t)sqlite3_value_bytes(v[i]);
-      ok = ok && buf_put(b, &n, 4) && (n == 0 || buf_put(b, p, n));
+      ok = ok && put(b, &n, 4) && (n == 0 || put(b, p, n));
     }
   }
   if (!ok) {
-    b->error = true;
-    b->why = "interval intersect: out of memory";
+    acc_fail(b, "interval intersect: out of memory");
     return;
   }
   b->count++;
 }
 
-static void iv_final(sqlite3_context *ctx) { agg_final(ctx, IV_MAGIC); }
+static void iv_final(sqlite3_context *ctx) { acc_final(ctx, IV_MAGIC); }
 
 /* ------------------------------------------------------------------ */
 /* __gp_ci_agg(id, ts, track_id, value)                                  */
 
+typedef struct ci_rec {
+  int64_t id, ts, track;
+  double value;
+} ci_rec;
+
 static void ci_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
-  buf *b = agg_buf(ctx, CI_MAGIC);
+  acc *b = get_acc(ctx);
   if (!b) {
     sqlite3_result_error_nomem(ctx);
     return;
@@ -187,68 +207,101 @@ static void ci_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
     return; /* a counter row without value has no interval */
   for (int i = 0; i < 3; i++)
     if (sqlite3_value_type(v[i]) != SQLITE_INTEGER) {
-      b->error = true;
-      b->why = "counter_leading_intervals: id, ts and track_id must be "
-               "integers";
+      acc_fail(b, "counter_leading_intervals: id, ts and track_id must be "
+                  "integers");
       return;
     }
-  double d = sqlite3_value_double(v[3]);
-  if (!(buf_i64(b, sqlite3_value_int64(v[0])) &&
-        buf_i64(b, sqlite3_value_int64(v[1])) &&
-        buf_i64(b, sqlite3_value_int64(v[2])) && buf_put(b, &d, 8))) {
-    b->error = true;
-    b->why = "counter_leading_intervals: out of memory";
+  ci_rec r = {sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1]),
+              sqlite3_value_int64(v[2]), sqlite3_value_double(v[3])};
+  if (!put(b, &r, sizeof(r))) {
+    acc_fail(b, "counter_leading_intervals: out of memory");
     return;
   }
   b->count++;
 }
 
-static void ci_final(sqlite3_context *ctx) { agg_final(ctx, CI_MAGIC); }
+static void ci_final(sqlite3_context *ctx) { acc_final(ctx, CI_MAGIC); }
 
 /* ------------------------------------------------------------------ */
-/* Parsing an interval blob                                              */
+/* An interval table, grouped by partition                               */
 
 typedef struct ivtab {
   uint64_t n;
   int64_t *id, *ts, *end;
-  const uint8_t **part; /* start of each record's partition values */
-  uint32_t *plen;
-  uint32_t *order; /* by (partition, ts) */
+  uint32_t *order;   /* rows by (group, ts) */
+  uint32_t ngroups;
+  uint64_t *gstart;  /* group g is order[gstart[g] .. gstart[g + 1]) */
+  const uint8_t **gpart; /* partition bytes of each group */
+  uint32_t *gplen;
+  gp__tp_map gmap;   /* hash of partition bytes -> first group (chained) */
+  uint32_t *gnext;
 } ivtab;
 
 static void ivtab_free(ivtab *t) {
   free(t->id);
   free(t->ts);
   free(t->end);
-  free(t->part);
-  free(t->plen);
   free(t->order);
+  free(t->gstart);
+  free(t->gpart);
+  free(t->gplen);
+  free(t->gnext);
+  gp__tp_map_free(&t->gmap);
   memset(t, 0, sizeof(*t));
 }
 
-static int parse_iv(const uint8_t *p, size_t size, uint32_t *nparts,
-                    ivtab *t) {
-  blob_head h;
-  if (size < sizeof(h))
+static uint64_t part_hash(const uint8_t *p, uint32_t n) {
+  return gp__tp_hash_bytes(p, n, 0x7a1f0c2d);
+}
+
+/* The group of partition bytes p in t, or UINT32_MAX. */
+static uint32_t find_group(const ivtab *t, const uint8_t *p, uint32_t n) {
+  uint64_t *g = gp__tp_map_get(&t->gmap, part_hash(p, n));
+  for (uint32_t x = g ? (uint32_t)*g : UINT32_MAX; x != UINT32_MAX;
+       x = t->gnext[x])
+    if (t->gplen[x] == n && memcmp(t->gpart[x], p, n) == 0)
+      return x;
+  return UINT32_MAX;
+}
+
+static int ts_order_cmp(const void *x, const void *y, void *arg) {
+  const int64_t *ts = arg;
+  uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+  if (ts[i] != ts[j])
+    return ts[i] < ts[j] ? -1 : 1;
+  return i < j ? -1 : (i > j);
+}
+
+/* Reads an interval buffer and groups its rows by partition, each group
+ * in ts order (input order for ties). */
+static int load_iv(const gp__tp_buf *b, uint32_t *nparts, ivtab *t) {
+  size_t size = b->n;
+  const uint8_t *p = b->p;
+  if (b->count > size / 24)
     return GP_EINVAL;
-  memcpy(&h, p, sizeof(h));
-  if (h.magic != IV_MAGIC || h.count > size / 24)
-    return GP_EINVAL;
-  t->n = h.count;
-  *nparts = h.nparts;
+  t->n = b->count;
+  *nparts = b->nparts;
   size_t n = t->n ? t->n : 1;
   t->id = malloc(n * 8);
   t->ts = malloc(n * 8);
   t->end = malloc(n * 8);
-  t->part = malloc(n * sizeof(*t->part));
-  t->plen = malloc(n * 4);
   t->order = malloc(n * 4);
-  if (!t->id || !t->ts || !t->end || !t->part || !t->plen || !t->order)
-    return GP_ENOMEM;
-  size_t at = sizeof(h);
+  uint32_t *grp = malloc(n * 4);
+  const uint8_t **part = malloc(n * sizeof(*part));
+  uint32_t *plen = malloc(n * 4);
+  t->gpart = malloc(n * sizeof(*t->gpart));
+  t->gplen = malloc(n * 4);
+  t->gnext = malloc(n * 4);
+  t->gstart = calloc(n + 1, 8);
+  int rc = GP_ENOMEM;
+  if (!t->id || !t->ts || !t->end || !t->order || !grp || !part || !plen ||
+      !t->gpart || !t->gplen || !t->gnext || !t->gstart)
+    goto out;
+  rc = GP_EINVAL;
+  size_t at = 0;
   for (uint64_t i = 0; i < t->n; i++) {
     if (at + 24 > size)
-      return GP_EINVAL;
+      goto out;
     int64_t dur;
     memcpy(&t->id[i], p + at, 8);
     memcpy(&t->ts[i], p + at + 8, 8);
@@ -256,46 +309,74 @@ static int parse_iv(const uint8_t *p, size_t size, uint32_t *nparts,
     /* Both are non-negative; saturate rather than overflow. */
     t->end[i] = dur > INT64_MAX - t->ts[i] ? INT64_MAX : t->ts[i] + dur;
     at += 24;
-    t->part[i] = p + at;
-    for (uint32_t k = 0; k < h.nparts; k++) {
+    part[i] = p + at;
+    for (uint32_t k = 0; k < b->nparts; k++) {
       if (at + 1 > size)
-        return GP_EINVAL;
+        goto out;
       uint8_t ty = p[at++];
       if (ty == SQLITE_INTEGER || ty == SQLITE_FLOAT) {
         at += 8;
       } else if (ty == SQLITE_TEXT || ty == SQLITE_BLOB) {
         uint32_t len;
         if (at + 4 > size)
-          return GP_EINVAL;
+          goto out;
         memcpy(&len, p + at, 4);
         at += 4 + (size_t)len;
       }
       if (at > size)
-        return GP_EINVAL;
+        goto out;
     }
-    t->plen[i] = (uint32_t)(p + at - t->part[i]);
-    t->order[i] = (uint32_t)i;
+    plen[i] = (uint32_t)(p + at - part[i]);
+    /* Its group, by partition bytes (first appearance order); rows of one
+     * partition usually come together. */
+    uint32_t g = i && plen[i] == plen[i - 1] &&
+                         memcmp(part[i], part[i - 1], plen[i]) == 0
+                     ? grp[i - 1]
+                     : find_group(t, part[i], plen[i]);
+    if (g == UINT32_MAX) {
+      g = t->ngroups++;
+      t->gpart[g] = part[i];
+      t->gplen[g] = plen[i];
+      bool ins;
+      uint64_t *head =
+          gp__tp_map_put(&t->gmap, part_hash(part[i], plen[i]), g, &ins);
+      if (!head) {
+        rc = GP_ENOMEM;
+        goto out;
+      }
+      t->gnext[g] = ins ? UINT32_MAX : (uint32_t)*head;
+      *head = g;
+    }
+    grp[i] = g;
+    t->gstart[g + 1]++;
   }
-  return 0;
-}
-
-static int part_cmp(const uint8_t *a, uint32_t an, const uint8_t *b,
-                    uint32_t bn) {
-  if (an != bn)
-    return an < bn ? -1 : 1;
-  return memcmp(a, b, an);
-}
-
-static int order_cmp(const void *x, const void *y, void *arg) {
-  const ivtab *sort_tab = arg;
-  uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
-  int c = part_cmp(sort_tab->part[i], sort_tab->plen[i], sort_tab->part[j],
-                   sort_tab->plen[j]);
-  if (c)
-    return c;
-  if (sort_tab->ts[i] != sort_tab->ts[j])
-    return sort_tab->ts[i] < sort_tab->ts[j] ? -1 : 1;
-  return i < j ? -1 : (i > j);
+  /* Counting sort by group (stable), then ts order within groups. */
+  for (uint32_t g = 0; g < t->ngroups; g++)
+    t->gstart[g + 1] += t->gstart[g];
+  uint64_t *fill = malloc((t->ngroups + 1) * 8);
+  if (!fill) {
+    rc = GP_ENOMEM;
+    goto out;
+  }
+  memcpy(fill, t->gstart, (t->ngroups + 1) * 8);
+  for (uint64_t i = 0; i < t->n; i++)
+    t->order[fill[grp[i]]++] = (uint32_t)i;
+  free(fill);
+  for (uint32_t g = 0; g < t->ngroups; g++) {
+    uint32_t *o = t->order + t->gstart[g];
+    uint64_t m = t->gstart[g + 1] - t->gstart[g];
+    uint64_t k = 1;
+    while (k < m && t->ts[o[k - 1]] <= t->ts[o[k]])
+      k++;
+    if (k < m)
+      qsort_r(o, m, 4, ts_order_cmp, t->ts);
+  }
+  rc = 0;
+out:
+  free(grp);
+  free(part);
+  free(plen);
+  return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -495,17 +576,18 @@ out:
   return rc;
 }
 
-/* The result of one intersection: rows of ts, dur, ids and a pointer to
- * the partition values (into the copy of table 0's blob). */
+/* The result of one intersection: rows of ts, dur and ids, and for each
+ * row the partition group it belongs to (partition bytes are copied). */
 typedef struct ivresult {
   int refs;
   int k;
   uint32_t nparts;
-  uint64_t n;
+  uint64_t n, cap;
   int64_t *ts, *dur, *ids;
-  const uint8_t **part;
-  uint8_t *blob0; /* owned copy of table 0's blob */
-  uint64_t key;   /* hash of the inputs */
+  uint32_t *grp;
+  uint8_t **gpart; /* owned copies */
+  uint32_t ngroups;
+  uint64_t key; /* hash of the inputs' handles */
 } ivresult;
 
 static void result_put(ivresult *r) {
@@ -514,15 +596,25 @@ static void result_put(ivresult *r) {
   free(r->ts);
   free(r->dur);
   free(r->ids);
-  free(r->part);
-  free(r->blob0);
+  free(r->grp);
+  for (uint32_t g = 0; g < r->ngroups; g++)
+    free(r->gpart[g]);
+  free(r->gpart);
   free(r);
 }
 
-static int result_add(ivresult *r, uint64_t *cap, const ivset *s,
-                      const uint8_t *part) {
-  if (r->n + s->n > *cap) {
-    uint64_t c = *cap ? *cap : 64;
+static int result_add(ivresult *r, const ivset *s, const uint8_t *part,
+                      uint32_t plen) {
+  uint8_t **gp = realloc(r->gpart, (r->ngroups + 1) * sizeof(*gp));
+  if (!gp)
+    return GP_ENOMEM;
+  r->gpart = gp;
+  if (!(gp[r->ngroups] = malloc(plen ? plen : 1)))
+    return GP_ENOMEM;
+  memcpy(gp[r->ngroups], part, plen);
+  uint32_t g = r->ngroups++;
+  if (r->n + s->n > r->cap) {
+    uint64_t c = r->cap ? r->cap : 64;
     while (c < r->n + s->n)
       c *= 2;
     int64_t *a = realloc(r->ts, c * 8);
@@ -535,57 +627,59 @@ static int result_add(ivresult *r, uint64_t *cap, const ivset *s,
     if (!(a = realloc(r->ids, c * 8 * (uint64_t)r->k)))
       return GP_ENOMEM;
     r->ids = a;
-    const uint8_t **p = realloc(r->part, c * sizeof(*p));
-    if (!p)
+    uint32_t *q = realloc(r->grp, c * 4);
+    if (!q)
       return GP_ENOMEM;
-    r->part = p;
-    *cap = c;
+    r->grp = q;
+    r->cap = c;
   }
   for (uint64_t i = 0; i < s->n; i++) {
     r->ts[r->n] = s->ts[i];
     r->dur[r->n] = s->end[i] - s->ts[i];
     memcpy(r->ids + r->n * (uint64_t)r->k, s->ids + i * (uint64_t)s->k,
            8 * (size_t)r->k);
-    r->part[r->n] = part;
+    r->grp[r->n] = g;
     r->n++;
   }
   return 0;
 }
 
-/* Intersects k blobs (the first copied into the result). */
-static int intersect(const uint8_t *const *blobs, const size_t *sizes, int k,
-                     ivresult **out, const char **why) {
+/* Intersects k interval tables (NULL: an empty table). */
+static int intersect(const gp__tp_buf *const *bufs, int k, ivresult **out,
+                     const char **why) {
   ivtab t[MAX_TABLES];
   memset(t, 0, sizeof(t));
   ivresult *r = calloc(1, sizeof(*r));
   int rc = GP_ENOMEM;
-  uint64_t cap = 0;
   ivset cur = {0, 0, NULL, NULL, NULL, k};
-  if (!r)
-    return GP_ENOMEM;
+  int64_t *ids = calloc((size_t)k, 8);
+  if (!r || !ids)
+    goto out;
   r->refs = 1;
   r->k = k;
-  r->blob0 = malloc(sizes[0] ? sizes[0] : 1);
-  if (!r->blob0)
-    goto out;
-  memcpy(r->blob0, blobs[0], sizes[0]);
+  bool any_empty = false;
   for (int i = 0; i < k; i++) {
+    if (!bufs[i]) {
+      any_empty = true;
+      continue;
+    }
     uint32_t np;
-    rc = parse_iv(i ? blobs[i] : r->blob0, sizes[i], &np, &t[i]);
-    if (rc) {
+    if ((rc = load_iv(bufs[i], &np, &t[i]))) {
       *why = rc == GP_ENOMEM ? "out of memory"
                              : "interval intersect: not an interval table";
       goto out;
     }
-    if (i == 0)
+    if (i == 0 || !r->nparts)
       r->nparts = np;
-    else if (np != r->nparts && t[i].n && t[0].n) {
+    else if (np != r->nparts) {
       rc = GP_EINVAL;
       *why = "interval intersect: tables disagree on partition columns";
       goto out;
     }
-    qsort_r(t[i].order, t[i].n, 4, order_cmp, &t[i]);
   }
+  rc = 0;
+  if (any_empty)
+    goto done; /* an empty input: an empty result */
   /* Tables by ascending size, as Perfetto does. */
   int ord[MAX_TABLES];
   for (int i = 0; i < k; i++)
@@ -596,78 +690,45 @@ static int intersect(const uint8_t *const *blobs, const size_t *sizes, int k,
       ord[j] = ord[j - 1];
       ord[j - 1] = x;
     }
-  uint64_t pos[MAX_TABLES] = {0};
-  int64_t *ids = calloc((size_t)k, 8);
-  if (!ids)
-    goto out;
-  for (;;) {
-    /* The greatest partition at the heads; advance the others to it. */
-    bool done = false;
-    int maxi = 0;
-    for (int i = 0; i < k && !done; i++) {
-      if (pos[i] >= t[i].n) {
-        done = true;
-        break;
-      }
-      uint32_t a = t[i].order[pos[i]], b = t[maxi].order[pos[maxi]];
-      if (part_cmp(t[i].part[a], t[i].plen[a], t[maxi].part[b],
-                   t[maxi].plen[b]) > 0)
-        maxi = i;
-    }
-    if (done)
-      break;
-    uint32_t mb = t[maxi].order[pos[maxi]];
-    const uint8_t *mp = t[maxi].part[mb];
-    uint32_t ml = t[maxi].plen[mb];
+  /* Each partition of the smallest table that every table has. */
+  const ivtab *first = &t[ord[0]];
+  for (uint32_t g = 0; g < first->ngroups; g++) {
+    uint32_t grp[MAX_TABLES];
     bool all = true;
-    uint64_t end[MAX_TABLES];
-    for (int i = 0; i < k; i++) {
-      while (pos[i] < t[i].n &&
-             part_cmp(t[i].part[t[i].order[pos[i]]],
-                      t[i].plen[t[i].order[pos[i]]], mp, ml) < 0)
-        pos[i]++;
-      if (pos[i] >= t[i].n ||
-          part_cmp(t[i].part[t[i].order[pos[i]]], t[i].plen[t[i].order[pos[i]]],
-                   mp, ml) != 0) {
-        all = false;
-        continue;
-      }
-      end[i] = pos[i];
-      while (end[i] < t[i].n &&
-             part_cmp(t[i].part[t[i].order[end[i]]],
-                      t[i].plen[t[i].order[end[i]]], mp, ml) == 0)
-        end[i]++;
+    for (int i = 0; i < k && all; i++) {
+      grp[i] = find_group(&t[i], first->gpart[g], first->gplen[g]);
+      all = grp[i] != UINT32_MAX;
     }
     if (!all)
       continue;
-    /* Intersect this partition's groups. */
     cur.n = 0;
-    int first = ord[0];
-    for (uint64_t q = pos[first]; q < end[first]; q++) {
-      uint32_t row = t[first].order[q];
-      ids[first] = (int64_t)(uint32_t)t[first].id[row];
-      if (!ivset_push(&cur, t[first].ts[row], t[first].end[row], ids))
-        goto out_ids;
+    const ivtab *f = first;
+    uint32_t fg = grp[ord[0]];
+    for (uint64_t q = f->gstart[fg]; q < f->gstart[fg + 1]; q++) {
+      uint32_t row = f->order[q];
+      ids[ord[0]] = (int64_t)(uint32_t)f->id[row];
+      if (!ivset_push(&cur, f->ts[row], f->end[row], ids)) {
+        rc = GP_ENOMEM;
+        goto out;
+      }
     }
-    for (int s = 1; s < k && cur.n; s++)
-      if ((rc = intersect_step(&cur, &t[ord[s]], pos[ord[s]], end[ord[s]],
+    for (int s = 1; s < k && cur.n; s++) {
+      const ivtab *ts = &t[ord[s]];
+      uint32_t sg = grp[ord[s]];
+      if ((rc = intersect_step(&cur, ts, ts->gstart[sg], ts->gstart[sg + 1],
                                ord[s])))
-        goto out_ids;
-    /* Partition values of this group, from table 0's copy. */
-    const uint8_t *part = t[0].part[t[0].order[pos[0]]];
-    if ((rc = result_add(r, &cap, &cur, part)))
-      goto out_ids;
-    for (int i = 0; i < k; i++)
-      pos[i] = end[i];
+        goto out;
+    }
+    if (cur.n && (rc = result_add(r, &cur, first->gpart[g], first->gplen[g])))
+      goto out;
   }
-  rc = 0;
+done:
   *out = r;
   r = NULL;
-out_ids:
-  free(ids);
 out:
   if (rc == GP_ENOMEM)
     *why = "out of memory";
+  free(ids);
   ivset_free(&cur);
   for (int i = 0; i < k; i++)
     ivtab_free(&t[i]);
@@ -683,6 +744,7 @@ enum { IX_TS, IX_DUR, IX_ID0, IX_P0 = IX_ID0 + MAX_TABLES,
 
 typedef struct ix_vtab {
   sqlite3_vtab base;
+  gp_tp *tp;
   ivresult *cached;
 } ix_vtab;
 
@@ -695,7 +757,6 @@ typedef struct ix_cursor {
 static int ix_connect(sqlite3 *db, void *aux, int argc,
                       const char *const *argv, sqlite3_vtab **out,
                       char **err) {
-  (void)aux;
   (void)argc;
   (void)argv;
   (void)err;
@@ -715,6 +776,7 @@ static int ix_connect(sqlite3 *db, void *aux, int argc,
   if (!v)
     return SQLITE_NOMEM;
   memset(v, 0, sizeof(*v));
+  v->tp = aux;
   *out = &v->base;
   return SQLITE_OK;
 }
@@ -760,7 +822,7 @@ static int ix_best_index(sqlite3_vtab *tab, sqlite3_index_info *info) {
   return hidden_best_index(info, IX_B0, MAX_TABLES);
 }
 
-static int cur_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {
+static int ix_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {
   (void)tab;
   ix_cursor *c = sqlite3_malloc(sizeof(*c));
   if (!c)
@@ -794,18 +856,18 @@ static int ix_filter(sqlite3_vtab_cursor *cur, int mask, const char *s,
   if (k < 1 || mask != (1 << k) - 1)
     return set_vtab_error(cur->pVtab,
                           "interval intersect: tables must be given in order");
-  const uint8_t *blobs[MAX_TABLES];
-  size_t sizes[MAX_TABLES];
+  const gp__tp_buf *bufs[MAX_TABLES];
   uint64_t key = 0x9e3779b97f4a7c15ull;
   for (int i = 0; i < k; i++) {
-    if (sqlite3_value_type(argv[i]) != SQLITE_BLOB)
+    bool empty;
+    bufs[i] = arg_buf(v->tp, argv[i], IV_MAGIC, &empty);
+    if (!bufs[i] && !empty)
       return set_vtab_error(cur->pVtab,
                             "interval intersect: not an interval table");
-    blobs[i] = sqlite3_value_blob(argv[i]);
-    sizes[i] = (size_t)sqlite3_value_bytes(argv[i]);
-    key = gp__tp_hash_bytes(blobs[i], sizes[i], key);
+    key = gp__tp_mix64(key ^ (bufs[i] ? bufs[i]->id : 0)) + (uint64_t)i;
   }
-  /* The planner may run us once per outer row: reuse the last result. */
+  /* The planner may run us once per outer row: reuse the last result.
+   * Handles are never reused, so a match is the same input. */
   if (v->cached && v->cached->key == key && v->cached->k == k) {
     c->r = v->cached;
     c->r->refs++;
@@ -813,7 +875,7 @@ static int ix_filter(sqlite3_vtab_cursor *cur, int mask, const char *s,
   }
   const char *why = "interval intersect failed";
   ivresult *r = NULL;
-  if (intersect(blobs, sizes, k, &r, &why) != 0)
+  if (intersect(bufs, k, &r, &why) != 0)
     return set_vtab_error(cur->pVtab, why);
   r->key = key;
   result_put(v->cached);
@@ -833,7 +895,7 @@ static int ix_eof(sqlite3_vtab_cursor *cur) {
   return !c->r || c->row >= c->r->n;
 }
 
-/* The value of partition column p of a record's partition bytes. */
+/* The value of partition column col from a group's partition bytes. */
 static void part_value(sqlite3_context *ctx, const uint8_t *p, uint32_t nparts,
                        int col) {
   for (uint32_t i = 0; i < nparts; i++) {
@@ -882,19 +944,17 @@ static int ix_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     sqlite3_result_int64(ctx, r->ts[i]);
   else if (col == IX_DUR)
     sqlite3_result_int64(ctx, r->dur[i]);
-  else if (col < IX_P0)
-    if (col - IX_ID0 < r->k)
-      sqlite3_result_int64(ctx, r->ids[i * (uint64_t)r->k + (uint64_t)(col - IX_ID0)]);
-    else
-      sqlite3_result_null(ctx);
-  else if (col < IX_B0)
-    part_value(ctx, r->part[i], r->nparts, col - IX_P0);
+  else if (col < IX_P0 && col - IX_ID0 < r->k)
+    sqlite3_result_int64(
+        ctx, r->ids[i * (uint64_t)r->k + (uint64_t)(col - IX_ID0)]);
+  else if (col >= IX_P0 && col < IX_B0)
+    part_value(ctx, r->gpart[r->grp[i]], r->nparts, col - IX_P0);
   else
     sqlite3_result_null(ctx);
   return SQLITE_OK;
 }
 
-static int cur_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out) {
+static int ix_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out) {
   *out = (sqlite3_int64)((ix_cursor *)cur)->row;
   return SQLITE_OK;
 }
@@ -903,34 +963,31 @@ static sqlite3_module ix_module = {
     .xConnect = ix_connect,
     .xBestIndex = ix_best_index,
     .xDisconnect = ix_disconnect,
-    .xOpen = cur_open,
+    .xOpen = ix_open,
     .xClose = ix_close,
     .xFilter = ix_filter,
     .xNext = ix_next,
     .xEof = ix_eof,
     .xColumn = ix_column,
-    .xRowid = cur_rowid,
+    .xRowid = ix_rowid,
 };
 
 /* ------------------------------------------------------------------ */
-/* __gp_counter_intervals(blob, trace_end)                               */
+/* __gp_counter_intervals(handle, trace_end)                             */
 
-typedef struct ci_row {
-  int64_t id, ts, track;
-  double value;
-  uint64_t seq;
-} ci_row;
+typedef struct ci_vtab {
+  sqlite3_vtab base;
+  gp_tp *tp;
+} ci_vtab;
 
-typedef struct ci_out {
-  int64_t id, ts, dur, track;
-  double value, next, delta;
-  bool has_next, has_delta;
-} ci_out;
-
+/* The kept rows (indices into the records, in output order); a row's
+ * interval lasts until the next kept row of the same track. */
 typedef struct ci_cursor {
   sqlite3_vtab_cursor base;
-  ci_out *rows;
+  const ci_rec *rec;
+  uint32_t *kept;
   uint64_t n, row;
+  int64_t trace_end;
 } ci_cursor;
 
 enum { CI_ID, CI_TS, CI_DUR, CI_TRACK, CI_VALUE, CI_NEXT, CI_DELTA, CI_BLOB,
@@ -939,7 +996,6 @@ enum { CI_ID, CI_TS, CI_DUR, CI_TRACK, CI_VALUE, CI_NEXT, CI_DELTA, CI_BLOB,
 static int ci_connect(sqlite3 *db, void *aux, int argc,
                       const char *const *argv, sqlite3_vtab **out,
                       char **err) {
-  (void)aux;
   (void)argc;
   (void)argv;
   (void)err;
@@ -948,11 +1004,12 @@ static int ci_connect(sqlite3 *db, void *aux, int argc,
           "delta_value, b HIDDEN, trace_end HIDDEN)");
   if (rc != SQLITE_OK)
     return rc;
-  sqlite3_vtab *v = sqlite3_malloc(sizeof(*v));
+  ci_vtab *v = sqlite3_malloc(sizeof(*v));
   if (!v)
     return SQLITE_NOMEM;
   memset(v, 0, sizeof(*v));
-  *out = v;
+  v->tp = aux;
+  *out = &v->base;
   return SQLITE_OK;
 }
 
@@ -977,98 +1034,84 @@ static int ci_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {
 }
 
 static int ci_close(sqlite3_vtab_cursor *cur) {
-  free(((ci_cursor *)cur)->rows);
+  free(((ci_cursor *)cur)->kept);
   sqlite3_free(cur);
   return SQLITE_OK;
 }
 
-static int ci_cmp(const void *x, const void *y) {
-  const ci_row *a = x, *b = y;
+static int ci_cmp(const void *x, const void *y, void *arg) {
+  const ci_rec *rec = arg;
+  uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+  const ci_rec *a = &rec[i], *b = &rec[j];
   if (a->track != b->track)
     return a->track < b->track ? -1 : 1;
   if (a->ts != b->ts)
     return a->ts < b->ts ? -1 : 1;
-  return a->seq < b->seq ? -1 : (a->seq > b->seq);
-}
-
-/* Emits the kept rows of one track, [lo, hi) of kept[]. */
-static void ci_emit(ci_cursor *c, const ci_row *kept, uint64_t nk,
-                    int64_t trace_end) {
-  for (uint64_t i = 0; i < nk; i++) {
-    ci_out *o = &c->rows[c->n++];
-    o->id = kept[i].id;
-    o->ts = kept[i].ts;
-    o->track = kept[i].track;
-    o->value = kept[i].value;
-    o->has_next = i + 1 < nk;
-    o->dur = (o->has_next ? kept[i + 1].ts : trace_end) - kept[i].ts;
-    o->next = o->has_next ? kept[i + 1].value : 0;
-    o->has_delta = i > 0;
-    o->delta = i > 0 ? kept[i].value - kept[i - 1].value : 0;
-  }
+  return i < j ? -1 : (i > j);
 }
 
 static int ci_filter(sqlite3_vtab_cursor *cur, int mask, const char *s,
                      int argc, sqlite3_value **argv) {
   (void)s;
   ci_cursor *c = (ci_cursor *)cur;
-  free(c->rows);
-  c->rows = NULL;
+  ci_vtab *v = (ci_vtab *)cur->pVtab;
+  free(c->kept);
+  c->kept = NULL;
   c->n = c->row = 0;
-  if (mask != 3 || argc != 2 || sqlite3_value_type(argv[0]) != SQLITE_BLOB)
+  bool empty;
+  const gp__tp_buf *b =
+      mask == 3 && argc == 2 ? arg_buf(v->tp, argv[0], CI_MAGIC, &empty) : NULL;
+  if (!b && !(mask == 3 && argc == 2 && empty))
     return set_vtab_error(cur->pVtab,
                           "counter_leading_intervals: not a counter table");
-  const uint8_t *p = sqlite3_value_blob(argv[0]);
-  size_t size = (size_t)sqlite3_value_bytes(argv[0]);
-  int64_t trace_end = sqlite3_value_int64(argv[1]);
-  blob_head h;
-  if (size < sizeof(h))
+  if (!b)
+    return SQLITE_OK;
+  c->trace_end = sqlite3_value_int64(argv[1]);
+  uint64_t n = b->count;
+  if (n > b->n / sizeof(ci_rec) || n > UINT32_MAX)
     return set_vtab_error(cur->pVtab, "counter_leading_intervals: bad input");
-  memcpy(&h, p, sizeof(h));
-  if (h.magic != CI_MAGIC || h.count > (size - sizeof(h)) / 32)
-    return set_vtab_error(cur->pVtab, "counter_leading_intervals: bad input");
-  uint64_t n = h.count;
-  ci_row *in = malloc((n ? n : 1) * sizeof(ci_row));
-  ci_row *kept = malloc((n ? n : 1) * sizeof(ci_row));
-  c->rows = malloc((n ? n : 1) * sizeof(ci_out));
-  if (!in || !kept || !c->rows) {
-    free(in);
-    free(kept);
+  const ci_rec *rec = (const ci_rec *)b->p;
+  c->rec = rec;
+  uint32_t *order = malloc((n ? n : 1) * 4);
+  c->kept = malloc((n ? n : 1) * 4);
+  if (!order || !c->kept) {
+    free(order);
     return SQLITE_NOMEM;
   }
+  /* By track, then ts, then input order; usually the input already is. */
+  bool sorted = true;
   for (uint64_t i = 0; i < n; i++) {
-    const uint8_t *r = p + sizeof(h) + i * 32;
-    memcpy(&in[i].id, r, 8);
-    memcpy(&in[i].ts, r + 8, 8);
-    memcpy(&in[i].track, r + 16, 8);
-    memcpy(&in[i].value, r + 24, 8);
-    in[i].seq = i;
+    order[i] = (uint32_t)i;
+    if (i && (rec[i].track < rec[i - 1].track ||
+              (rec[i].track == rec[i - 1].track && rec[i].ts < rec[i - 1].ts)))
+      sorted = false;
   }
-  qsort(in, n, sizeof(ci_row), ci_cmp);
+  if (!sorted)
+    qsort_r(order, n, 4, ci_cmp, (void *)rec);
   for (uint64_t lo = 0; lo < n;) {
     uint64_t hi = lo;
-    while (hi < n && in[hi].track == in[lo].track)
+    while (hi < n && rec[order[hi]].track == rec[order[lo]].track)
       hi++;
-    uint64_t nk = 0;
+    uint64_t first = c->n;
     bool held = false;
-    ci_row hrow;
+    uint32_t hrow = 0;
     for (uint64_t i = lo; i < hi; i++) {
-      if (nk >= 2 && in[i].value == kept[nk - 1].value &&
-          in[i].value == kept[nk - 2].value) {
+      uint32_t x = order[i];
+      uint64_t nk = c->n - first;
+      if (nk >= 2 && rec[x].value == rec[c->kept[c->n - 1]].value &&
+          rec[x].value == rec[c->kept[c->n - 2]].value) {
         held = true;
-        hrow = in[i];
+        hrow = x;
         continue;
       }
-      if (held && hrow.ts != 0)
-        kept[nk++] = hrow;
+      if (held && rec[hrow].ts != 0)
+        c->kept[c->n++] = hrow;
       held = false;
-      kept[nk++] = in[i];
+      c->kept[c->n++] = x;
     }
-    ci_emit(c, kept, nk, trace_end);
     lo = hi;
   }
-  free(in);
-  free(kept);
+  free(order);
   return SQLITE_OK;
 }
 
@@ -1084,22 +1127,30 @@ static int ci_eof(sqlite3_vtab_cursor *cur) {
 
 static int ci_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   ci_cursor *c = (ci_cursor *)cur;
-  const ci_out *o = &c->rows[c->row];
+  const ci_rec *r = &c->rec[c->kept[c->row]];
+  const ci_rec *next = c->row + 1 < c->n ? &c->rec[c->kept[c->row + 1]] : NULL;
+  const ci_rec *prev = c->row > 0 ? &c->rec[c->kept[c->row - 1]] : NULL;
+  if (next && next->track != r->track)
+    next = NULL;
+  if (prev && prev->track != r->track)
+    prev = NULL;
   switch (col) {
-  case CI_ID: sqlite3_result_int64(ctx, o->id); break;
-  case CI_TS: sqlite3_result_int64(ctx, o->ts); break;
-  case CI_DUR: sqlite3_result_int64(ctx, o->dur); break;
-  case CI_TRACK: sqlite3_result_int64(ctx, o->track); break;
-  case CI_VALUE: sqlite3_result_double(ctx, o->value); break;
+  case CI_ID: sqlite3_result_int64(ctx, r->id); break;
+  case CI_TS: sqlite3_result_int64(ctx, r->ts); break;
+  case CI_DUR:
+    sqlite3_result_int64(ctx, (next ? next->ts : c->trace_end) - r->ts);
+    break;
+  case CI_TRACK: sqlite3_result_int64(ctx, r->track); break;
+  case CI_VALUE: sqlite3_result_double(ctx, r->value); break;
   case CI_NEXT:
-    if (o->has_next)
-      sqlite3_result_double(ctx, o->next);
+    if (next)
+      sqlite3_result_double(ctx, next->value);
     else
       sqlite3_result_null(ctx);
     break;
   case CI_DELTA:
-    if (o->has_delta)
-      sqlite3_result_double(ctx, o->delta);
+    if (prev)
+      sqlite3_result_double(ctx, r->value - prev->value);
     else
       sqlite3_result_null(ctx);
     break;
@@ -1128,15 +1179,15 @@ static sqlite3_module ci_module = {
 
 /* See sqlInt.h. */
 int gp__tp_intervals_register(gp_tp *tp) {
-  int rc = sqlite3_create_function(tp->sql, "__gp_iv_agg", -1, SQLITE_UTF8,
-                                   NULL, NULL, iv_step, iv_final);
+  int rc = sqlite3_create_function(tp->sql, "__gp_iv_agg", -1, SQLITE_UTF8, tp,
+                                   NULL, iv_step, iv_final);
   if (rc == SQLITE_OK)
-    rc = sqlite3_create_function(tp->sql, "__gp_ci_agg", 4, SQLITE_UTF8, NULL,
+    rc = sqlite3_create_function(tp->sql, "__gp_ci_agg", 4, SQLITE_UTF8, tp,
                                  NULL, ci_step, ci_final);
   if (rc == SQLITE_OK)
-    rc = sqlite3_create_module(tp->sql, "__gp_intersect", &ix_module, NULL);
+    rc = sqlite3_create_module(tp->sql, "__gp_intersect", &ix_module, tp);
   if (rc == SQLITE_OK)
     rc = sqlite3_create_module(tp->sql, "__gp_counter_intervals", &ci_module,
-                               NULL);
+                               tp);
   return rc == SQLITE_OK ? 0 : GP_ESQL;
 }

@@ -54,7 +54,7 @@ static int decode_spec(gp__tp_importer *imp, const gp__pb_reader *parent,
   gp__pb_field f;
   gp__pb_reader_sub(&r, parent, pf);
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     bool v = f.wire_type == GP_PB_VARINT, l = f.wire_type == GP_PB_LEN;
     if (f.id == 1 && v) {
       s->has_id = true;
@@ -180,7 +180,7 @@ static int process_descriptor(gp__tp_importer *imp, uint32_t machine,
   group_meta meta;
   meta.n = 0;
   gp__pb_reader_init(&r, data, len, gp__tp_off(imp, data));
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id != 6 || f.wire_type != GP_PB_LEN)
       continue;
     bool has_gid = false;
@@ -188,7 +188,7 @@ static int process_descriptor(gp__tp_importer *imp, uint32_t machine,
     uint32_t name = GP_TP_NONE, desc = GP_TP_NONE;
     gp__pb_reader_sub(&sub, &r, &f);
     int rc2;
-    while ((rc2 = gp__pb_next(&sub, &g)) > 0) {
+    while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
       if (g.id == 1 && g.wire_type == GP_PB_VARINT) {
         has_gid = true;
         gid = (uint32_t)g.value;
@@ -220,7 +220,7 @@ static int process_descriptor(gp__tp_importer *imp, uint32_t machine,
   /* Specs, in order. local: counter ids resolved by this descriptor. */
   gp__tp_map local = {0};
   gp__pb_reader_init(&r, data, len, gp__tp_off(imp, data));
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id != 1 || f.wire_type != GP_PB_LEN)
       continue;
     spec s;
@@ -278,14 +278,14 @@ static int process_descriptor(gp__tp_importer *imp, uint32_t machine,
 
   /* Custom groups: one row per listed counter this descriptor resolved. */
   gp__pb_reader_init(&r, data, len, gp__tp_off(imp, data));
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id != 6 || f.wire_type != GP_PB_LEN)
       continue;
     bool has_gid = false;
     uint64_t gid = 0;
     uint32_t name = GP_TP_NONE, desc = GP_TP_NONE;
     gp__pb_reader_sub(&sub, &r, &f);
-    while (gp__pb_next(&sub, &g) > 0) {
+    while (gp__tp_pb_next(&sub, &g) > 0) {
       if (g.id == 1 && g.wire_type == GP_PB_VARINT) {
         has_gid = true;
         gid = (uint32_t)g.value;
@@ -298,7 +298,7 @@ static int process_descriptor(gp__tp_importer *imp, uint32_t machine,
     if (!has_gid)
       continue;
     gp__pb_reader_sub(&sub, &r, &f);
-    while (gp__pb_next(&sub, &g) > 0) {
+    while (gp__tp_pb_next(&sub, &g) > 0) {
       if (g.id != 4 || g.wire_type != GP_PB_VARINT)
         continue;
       uint64_t *t = gp__tp_map_get(&local, (uint32_t)g.value);
@@ -329,7 +329,7 @@ static int decode_event(gp__tp_importer *imp, const uint8_t *data, size_t len,
   gp__pb_field f;
   gp__pb_reader_init(&r, data, len, gp__tp_off(imp, data));
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id == 1 && f.wire_type == GP_PB_LEN) {
       e->desc = f.data;
       e->desc_len = f.size;
@@ -363,7 +363,7 @@ static int interned_descriptor(gp__tp_importer *imp, uint32_t machine,
     gp__pb_field f;
     gp__tp_reader_at(imp, &r, in->off, in->len);
     int rc;
-    while ((rc = gp__pb_next(&r, &f)) > 0) {
+    while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
       if (f.id == 2 && f.wire_type == GP_PB_LEN) {
         desc = f.data;
         desc_len = f.size;
@@ -429,6 +429,32 @@ static int push_value(gp__tp_importer *imp, int64_t ts, double value,
   return 0;
 }
 
+/* The spec of counter id for a packet (descriptor iid in ns, or the
+ * machine's global ids): through a small direct-mapped cache, since a
+ * sampler repeats the same few ids. NULL if unknown. */
+static const gp__tp_ctr_spec *lookup_spec(gp__tp_importer *imp, bool global,
+                                          uint32_t ns, uint64_t iid,
+                                          uint32_t machine, uint32_t id) {
+  uint64_t h = gp__tp_mix64(((uint64_t)ns << 32 | id) ^ iid * 31 ^
+                            ((uint64_t)machine << 48) ^ global);
+  gp__tp_ctr_cache *c = &imp->ctr_cache[h & (GP_TP_CTR_CACHE - 1)];
+  if (c->spec != GP_TP_NONE && c->id == id && c->global == global &&
+      (global ? c->machine == machine : (c->ns == ns && c->iid == iid)))
+    return &imp->ctr_specs.v[c->spec];
+  uint64_t *si =
+      global ? gp__tp_map_get(&imp->ctr_global, (uint64_t)machine << 32 | id)
+             : gp__tp_map2_get(&imp->ctr_interned, (uint64_t)ns << 32 | id, iid);
+  if (!si)
+    return NULL;
+  c->spec = (uint32_t)*si;
+  c->id = id;
+  c->ns = ns;
+  c->iid = iid;
+  c->machine = machine;
+  c->global = global;
+  return &imp->ctr_specs.v[*si];
+}
+
 /* See import.h. */
 int gp__tp_parse_gpu_counter_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
   const uint8_t *data = gp__tp_src(imp, p->data_off);
@@ -437,12 +463,11 @@ int gp__tp_parse_gpu_counter_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
   if (rc || !e.has_counters)
     return rc;
   uint32_t ns = imp->gens.v[p->gen].ns;
-  if (e.has_iid && !gp__tp_map2_get(&imp->desc_done, ns, e.iid))
-    return 0; /* missing descriptor: counted when tokenized */
+  bool checked = false;
   gp__pb_reader r, sub;
   gp__pb_field f, g;
   gp__pb_reader_init(&r, data, p->data_len, p->data_off);
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id != 2 || f.wire_type != GP_PB_LEN)
       continue;
     bool has_id = false, has_val = false;
@@ -450,7 +475,7 @@ int gp__tp_parse_gpu_counter_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
     double v = 0;
     gp__pb_reader_sub(&sub, &r, &f);
     int rc2;
-    while ((rc2 = gp__pb_next(&sub, &g)) > 0) {
+    while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
       if (g.id == 1 && g.wire_type == GP_PB_VARINT) {
         has_id = true;
         id = (uint32_t)g.value;
@@ -466,17 +491,20 @@ int gp__tp_parse_gpu_counter_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
       return gp__tp_corrupt(imp, &sub, "GpuCounter");
     if (!has_id || !has_val)
       continue;
-    uint64_t *si =
-        e.has_iid
-            ? gp__tp_map2_get(&imp->ctr_interned, (uint64_t)ns << 32 | id, e.iid)
-            : gp__tp_map_get(&imp->ctr_global,
-                             (uint64_t)p->machine << 32 | id);
-    if (!si) {
+    const gp__tp_ctr_spec *sp =
+        lookup_spec(imp, !e.has_iid, ns, e.iid, p->machine, id);
+    if (!sp && e.has_iid && !checked) {
+      /* A descriptor that was missing is counted once, when tokenized. */
+      if (!gp__tp_map2_get(&imp->desc_done, ns, e.iid))
+        return 0;
+      checked = true;
+    }
+    if (!sp) {
       if (e.has_iid)
         gp__tp_stat(imp, GP_TP_STAT_gpu_counters_invalid_spec, 1);
       continue;
     }
-    gp__tp_ctr_spec cs = imp->ctr_specs.v[*si];
+    gp__tp_ctr_spec cs = *sp;
     if ((rc2 = push_value(imp, p->ts, v, &cs)))
       return rc2;
   }

@@ -45,7 +45,7 @@ static int gpu_info_one(gp__tp_importer *imp, uint32_t machine, uint32_t index,
   gp__pb_reader r, sub;
   gp__pb_field f, g;
   gp__pb_reader_sub(&r, parent, pf);
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.wire_type != GP_PB_LEN)
       continue;
     uint32_t *dst = NULL;
@@ -70,7 +70,7 @@ static int gpu_info_one(gp__tp_importer *imp, uint32_t machine, uint32_t index,
       bool hk = false, hv = false;
       gp__pb_reader_sub(&sub, &r, &f);
       int rc2;
-      while ((rc2 = gp__pb_next(&sub, &g)) > 0) {
+      while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
         if (g.wire_type != GP_PB_LEN)
           continue;
         if (g.id == 1) {
@@ -119,7 +119,7 @@ int gp__tp_tokenize_gpu_info(gp__tp_importer *imp, uint32_t machine,
   gp__pb_reader_init(&r, data, len, gp__tp_off(imp, data));
   uint32_t index = 0;
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id != 1 || f.wire_type != GP_PB_LEN)
       continue;
     int rc2 = gpu_info_one(imp, machine, index++, &r, &f);
@@ -159,7 +159,7 @@ int gp__tp_parse_gpu_log(gp__tp_importer *imp, const gp__tp_pkt *p) {
   uint32_t tag = GP_TP_NONE, msg = GP_TP_NONE;
   bool has_tag = false, has_msg = false;
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     int rc2 = 0;
     if (f.id == 1 && f.wire_type == GP_PB_VARINT) {
       severity = f.value;
@@ -230,7 +230,7 @@ int gp__tp_parse_gpu_mem_total(gp__tp_importer *imp, const gp__tp_pkt *p) {
   uint32_t gpu = 0, pid = 0;
   uint64_t size = 0;
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.wire_type != GP_PB_VARINT)
       continue;
     if (f.id == 1)
@@ -266,7 +266,7 @@ int gp__tp_parse_gpu_frequency(gp__tp_importer *imp, const gp__tp_pkt *p) {
   gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
   uint32_t gpu = 0, khz = 0;
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.wire_type != GP_PB_VARINT)
       continue;
     if (f.id == 1)
@@ -290,7 +290,7 @@ int gp__tp_parse_ftrace_event(gp__tp_importer *imp, int64_t ts, uint64_t off,
   gp__pb_field f, g;
   gp__tp_reader_at(imp, &r, off, len);
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.wire_type != GP_PB_LEN || (f.id != 340 && f.id != 240))
       continue;
     uint32_t gpu = 0;
@@ -298,7 +298,7 @@ int gp__tp_parse_ftrace_event(gp__tp_importer *imp, int64_t ts, uint64_t off,
     uint64_t size = 0;
     gp__pb_reader_sub(&sub, &r, &f);
     int rc2;
-    while ((rc2 = gp__pb_next(&sub, &g)) > 0) {
+    while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
       if (g.wire_type != GP_PB_VARINT)
         continue;
       if (f.id == 340 && g.id == 1)
@@ -353,7 +353,7 @@ static int vk_object_name(gp__tp_importer *imp, const gp__pb_reader *parent,
   uint64_t object = 0;
   uint32_t name = GP_TP_NONE;
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id == 3 && f.wire_type == GP_PB_VARINT)
       type = (int32_t)(uint32_t)f.value;
     else if (f.id == 4 && f.wire_type == GP_PB_VARINT)
@@ -377,7 +377,7 @@ static int vk_queue_submit(gp__tp_importer *imp, const gp__tp_pkt *p,
   uint64_t dur = 0;
   uint32_t pid = 0, tid = 0, sub = 0;
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.wire_type != GP_PB_VARINT)
       continue;
     if (f.id == 1)
@@ -410,7 +410,7 @@ static int vk_queue_submit(gp__tp_importer *imp, const gp__tp_pkt *p,
   gp__tp_argb_int(b, k_tid, tid);
   uint32_t count = 0;
   gp__pb_reader_sub(&r, parent, pf);
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id != 5 || f.wire_type != GP_PB_VARINT)
       continue;
     if (count == 0)
@@ -445,7 +445,7 @@ int gp__tp_parse_vulkan_api(gp__tp_importer *imp, const gp__tp_pkt *p) {
   gp__pb_field f;
   gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.wire_type != GP_PB_LEN)
       continue;
     int rc2 = 0;
@@ -498,7 +498,7 @@ int gp__tp_parse_vulkan_memory(gp__tp_importer *imp, const gp__tp_pkt *p) {
   a.device = a.device_memory = a.memory_type = a.heap = a.object_handle =
       a.memory_address = a.memory_size = INT64_MIN;
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     uint64_t v = f.value;
     switch (f.id) {
     case 1: source = v; break;
@@ -587,7 +587,7 @@ int gp__tp_parse_vulkan_memory(gp__tp_importer *imp, const gp__tp_pkt *p) {
     b->n = 0;
     b->overflow = false;
     gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
-    while (!rc && (rc = gp__pb_next(&r, &f)) > 0) {
+    while (!rc && (rc = gp__tp_pb_next(&r, &f)) > 0) {
       rc = 0;
       if (f.id != 9 || f.wire_type != GP_PB_LEN)
         continue;
@@ -596,7 +596,7 @@ int gp__tp_parse_vulkan_memory(gp__tp_importer *imp, const gp__tp_pkt *p) {
       int64_t val = 0;
       gp__pb_reader_sub(&sub, &r, &f);
       int rc2;
-      while ((rc2 = gp__pb_next(&sub, &g)) > 0) {
+      while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
         if (g.id == 1 && g.wire_type == GP_PB_VARINT)
           kiid = g.value;
         else if (g.id == 2 && g.wire_type == GP_PB_VARINT) {

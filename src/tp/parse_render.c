@@ -40,7 +40,7 @@ static int decode_rs(gp__tp_importer *imp, const gp__tp_pkt *p, rs *e) {
   gp__pb_field f;
   gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.wire_type == GP_PB_VARINT) {
       uint64_t v = f.value;
       switch (f.id) {
@@ -100,7 +100,7 @@ static int decode_desc(gp__tp_importer *imp, const gp__pb_reader *parent,
   *has_name = false;
   *name = *desc = GP_TP_NONE;
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.wire_type != GP_PB_LEN)
       continue;
     int rc2 = 0;
@@ -118,25 +118,15 @@ static int decode_desc(gp__tp_importer *imp, const gp__pb_reader *parent,
   return 0;
 }
 
-static int stage_dims(gp__tp_importer *imp, gp__tp_argb *dims, uint32_t ugpu,
-                      uint32_t gpu, const char *source, uint64_t hwq,
-                      uint32_t hwq_name) {
-  uint32_t k[5], src;
-  static const char *const keys[5] = {"ugpu", "gpu", "render_stage_source",
-                                      "hwqueue_id", "hwqueue_name"};
-  int rc;
-  for (int i = 0; i < 5; i++)
-    if ((rc = gp__tp_intern(imp, keys[i], strlen(keys[i]), &k[i])))
-      return rc;
-  if ((rc = gp__tp_intern(imp, source, strlen(source), &src)))
-    return rc;
+static void stage_dims(gp__tp_importer *imp, gp__tp_argb *dims, uint32_t ugpu,
+                       uint32_t gpu, bool iid, uint64_t hwq,
+                       uint32_t hwq_name) {
   dims->n = 0;
-  gp__tp_argb_uint(dims, k[0], ugpu);
-  gp__tp_argb_uint(dims, k[1], gpu);
-  gp__tp_argb_str(dims, k[2], src);
-  gp__tp_argb_uint(dims, k[3], (uint32_t)hwq);
-  gp__tp_argb_str(dims, k[4], hwq_name);
-  return 0;
+  gp__tp_argb_uint(dims, imp->k_dims[0], ugpu);
+  gp__tp_argb_uint(dims, imp->k_dims[1], gpu);
+  gp__tp_argb_str(dims, imp->k_dims[2], iid ? imp->k_src_iid : imp->k_src_id);
+  gp__tp_argb_uint(dims, imp->k_dims[3], (uint32_t)hwq);
+  gp__tp_argb_str(dims, imp->k_dims[4], hwq_name);
 }
 
 /* Legacy Specifications: hardware queues by index, stages appended. */
@@ -147,7 +137,7 @@ static int parse_specs(gp__tp_importer *imp, const gp__tp_pkt *p, const rs *e,
   gp__pb_reader_init(&r, e->specs, e->specs_len, gp__tp_off(imp, e->specs));
   uint32_t qid = 0;
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.wire_type != GP_PB_LEN)
       continue;
     bool has_name;
@@ -177,9 +167,9 @@ static int parse_specs(gp__tp_importer *imp, const gp__tp_pkt *p, const rs *e,
       /* The queue's placeholder track gets its name and description. */
       uint32_t ugpu;
       gp__tp_argb dims;
-      if ((rc2 = gp__tp_gpu_get(imp, p->machine, gpu, &ugpu)) ||
-          (rc2 = stage_dims(imp, &dims, ugpu, gpu, "id", id, GP_TP_NONE)))
+      if ((rc2 = gp__tp_gpu_get(imp, p->machine, gpu, &ugpu)))
         return rc2;
+      stage_dims(imp, &dims, ugpu, gpu, false, id, GP_TP_NONE);
       uint32_t set;
       if (gp__tp_argset_commit(imp->db, &dims, &set))
         return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
@@ -204,7 +194,7 @@ static int parse_specs(gp__tp_importer *imp, const gp__tp_pkt *p, const rs *e,
     } else if (f.id == 1) {
       gp__pb_reader_sub(&sub, &r, &f);
       int rc2;
-      while ((rc2 = gp__pb_next(&sub, &g)) > 0)
+      while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0)
         if (g.id == 2 && g.wire_type == GP_PB_VARINT)
           *pid = (int32_t)(uint32_t)g.value;
       if (rc2 < 0)
@@ -216,7 +206,7 @@ static int parse_specs(gp__tp_importer *imp, const gp__tp_pkt *p, const rs *e,
   return 0;
 }
 
-/* Decodes an InternedGpuRenderStageSpecification. */
+/* An InternedGpuRenderStageSpecification, decoded once. */
 static int stage_spec(gp__tp_importer *imp, uint32_t gen, uint64_t iid,
                       bool *found, uint32_t *name, uint32_t *desc,
                       int64_t *category) {
@@ -228,11 +218,18 @@ static int stage_spec(gp__tp_importer *imp, uint32_t gen, uint64_t iid,
   if (!in)
     return 0;
   *found = true;
+  if (in->cache != GP_TP_NONE) {
+    const gp__tp_spec_cache *c = &imp->spec_cache.v[in->cache];
+    *name = c->name;
+    *desc = c->description;
+    *category = c->category;
+    return 0;
+  }
   gp__pb_reader r;
   gp__pb_field f;
   gp__tp_reader_at(imp, &r, in->off, in->len);
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     int rc2 = 0;
     if (f.id == 2 && f.wire_type == GP_PB_LEN)
       rc2 = gp__tp_intern(imp, f.data, f.size, name);
@@ -245,23 +242,46 @@ static int stage_spec(gp__tp_importer *imp, uint32_t gen, uint64_t iid,
   }
   if (rc < 0)
     return gp__tp_corrupt(imp, &r, "InternedGpuRenderStageSpecification");
+  gp__tp_spec_cache c = {*name, *desc, *category};
+  if (imp->spec_cache.n >= GP_TP_NONE - 2 ||
+      !gp__tp_vec_push(&imp->spec_cache, c))
+    return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
+  in->cache = (uint32_t)imp->spec_cache.n - 1;
+  return 0;
+}
+
+/* The compression set of a queue's dimensions (cached by them). */
+static int cset_for(gp__tp_importer *imp, uint32_t ugpu, uint32_t gpu,
+                    bool iid, uint64_t hwq, uint32_t dim_name, uint32_t *out) {
+  uint64_t k1 = (uint64_t)ugpu << 33 | (uint64_t)iid << 32 | dim_name;
+  uint64_t k2 = (uint32_t)hwq;
+  uint64_t *c = gp__tp_map2_get(&imp->track_cache, k1, k2);
+  if (c) {
+    *out = (uint32_t)*c;
+    return 0;
+  }
+  gp__tp_argb dims;
+  stage_dims(imp, &dims, ugpu, gpu, iid, hwq, dim_name);
+  uint32_t set;
+  if (gp__tp_argset_commit(imp->db, &dims, &set))
+    return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
+  bool ins;
+  uint64_t *ci = gp__tp_map_put(&imp->cset_by_dims, set, imp->csets.n, &ins);
+  if (!ci || (ins && !gp__tp_vec_push(&imp->csets, ((gp__tp_cset){set, {0}}))))
+    return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
+  if (!gp__tp_map2_put(&imp->track_cache, k1, k2, *ci, NULL))
+    return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
+  *out = (uint32_t)*ci;
   return 0;
 }
 
 /* The track a render stage [ts, ts+dur) goes to: the first track of its
- * dimension set that is free at ts, or a new one. */
-static int compress_track(gp__tp_importer *imp, const gp__tp_argb *dims,
-                          uint32_t name, uint32_t desc, uint32_t machine,
-                          uint32_t ugpu, uint32_t gpu, int64_t ts, int64_t dur,
+ * compression set that is free at ts, or a new one. */
+static int compress_track(gp__tp_importer *imp, uint32_t ci, uint32_t name,
+                          uint32_t desc, uint32_t machine, uint32_t ugpu,
+                          uint32_t gpu, int64_t ts, int64_t dur,
                           uint32_t *out) {
-  uint32_t set;
-  if (gp__tp_argset_commit(imp->db, dims, &set))
-    return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
-  bool ins;
-  uint64_t *ci = gp__tp_map_put(&imp->cset_by_dims, set, imp->csets.n, &ins);
-  if (!ci || (ins && !gp__tp_vec_push(&imp->csets, ((gp__tp_cset){{0}}))))
-    return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
-  gp__tp_cset *cs = &imp->csets.v[*ci];
+  gp__tp_cset *cs = &imp->csets.v[ci];
   int64_t end = gp__tp_wadd(ts, dur);
   for (size_t i = 0; i < cs->t.n; i++)
     if (cs->t.v[i].end <= ts) {
@@ -269,6 +289,7 @@ static int compress_track(gp__tp_importer *imp, const gp__tp_argb *dims,
       *out = cs->t.v[i].track;
       return 0;
     }
+  uint32_t set = cs->dims;
   gp__tp_argb src;
   src.n = 0;
   if (desc != GP_TP_NONE)
@@ -298,7 +319,7 @@ static int compute_arg(gp__tp_importer *imp, uint32_t gen,
   int64_t val = 0;
   uint64_t str_iid = 0;
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     int rc2 = 0;
     bool v = f.wire_type == GP_PB_VARINT;
     if (f.id == 1 && v) {
@@ -355,63 +376,78 @@ static int kernel_args(gp__tp_importer *imp, uint32_t gen, uint64_t iid,
       gp__tp_interned_get(imp, imp->gens.v[gen].ns, GP_TP_IN_COMPUTE_KERNELS, iid);
   if (!in)
     return 0;
-  static const char *const keys[] = {"kernel_name", "kernel_demangled_name",
-                                     "arch"};
-  gp__pb_reader r;
-  gp__pb_field f;
-  int rc;
-  /* Names first, in field order 2, 3, 4, then the args. */
-  for (uint32_t want = 2; want <= 5; want++) {
-    gp__tp_reader_at(imp, &r, in->off, in->len);
-    while ((rc = gp__pb_next(&r, &f)) > 0) {
-      if (f.id != want || f.wire_type != GP_PB_LEN)
-        continue;
-      int rc2;
-      if (want == 5) {
-        rc2 = compute_arg(imp, gen, &r, &f, b);
-      } else {
-        uint32_t k, s;
-        rc2 = gp__tp_intern(imp, keys[want - 2], strlen(keys[want - 2]), &k);
-        if (!rc2)
-          rc2 = gp__tp_intern(imp, f.data, f.size, &s);
-        if (!rc2)
-          gp__tp_argb_str(b, k, s);
+  if (in->cache == GP_TP_NONE) {
+    /* Decode once: names in field order 2, 3, 4, then the args. */
+    gp__tp_argb *k = malloc(sizeof(*k));
+    if (!k)
+      return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
+    k->n = 0;
+    k->overflow = false;
+    gp__pb_reader r;
+    gp__pb_field f;
+    int rc = 0;
+    for (uint32_t want = 2; want <= 5 && !rc; want++) {
+      gp__tp_reader_at(imp, &r, in->off, in->len);
+      while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
+        if (f.id != want || f.wire_type != GP_PB_LEN)
+          continue;
+        int rc2;
+        if (want == 5) {
+          rc2 = compute_arg(imp, gen, &r, &f, k);
+        } else {
+          uint32_t str;
+          rc2 = gp__tp_intern(imp, f.data, f.size, &str);
+          if (!rc2)
+            gp__tp_argb_str(k, imp->k_kernel[want - 2], str);
+        }
+        if (rc2) {
+          rc = rc2;
+          break;
+        }
       }
-      if (rc2)
-        return rc2;
+      if (rc < 0)
+        rc = gp__tp_corrupt(imp, &r, "InternedComputeKernel");
     }
-    if (rc < 0)
-      return gp__tp_corrupt(imp, &r, "InternedComputeKernel");
+    gp__tp_args_cache c = {(uint32_t)imp->cached_args.n, k->n, 0};
+    if (!rc && (!gp__tp_vec_reserve(&imp->cached_args, k->n) ||
+                !gp__tp_vec_push(&imp->args_cache, c)))
+      rc = gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
+    if (!rc) {
+      memcpy(imp->cached_args.v + imp->cached_args.n, k->a,
+             k->n * sizeof(gp__tp_arg));
+      imp->cached_args.n += k->n;
+      in->cache = (uint32_t)imp->args_cache.n - 1;
+    }
+    free(k);
+    if (rc)
+      return rc;
+  }
+  const gp__tp_args_cache *c = &imp->args_cache.v[in->cache];
+  for (uint32_t i = 0; i < c->n; i++) {
+    const gp__tp_arg *a = &imp->cached_args.v[c->first + i];
+    gp__tp_argb_add(b, a->key, a->flat_key, a->type, a->value);
   }
   return 0;
 }
 
 static int dim3_args(gp__tp_importer *imp, const gp__pb_reader *parent,
-                     const gp__pb_field *pf, const char *prefix,
-                     gp__tp_argb *b) {
+                     const gp__pb_field *pf, int which, gp__tp_argb *b) {
   gp__pb_reader r;
   gp__pb_field f;
   bool has[3] = {false, false, false};
   uint64_t v[3] = {0, 0, 0};
   gp__pb_reader_sub(&r, parent, pf);
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0)
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0)
     if (f.id >= 1 && f.id <= 3 && f.wire_type == GP_PB_VARINT) {
       has[f.id - 1] = true;
       v[f.id - 1] = (uint32_t)f.value;
     }
   if (rc < 0)
     return gp__tp_corrupt(imp, &r, "Dim3");
-  for (int i = 0; i < 3; i++) {
-    if (!has[i])
-      continue;
-    char key[48];
-    int n = snprintf(key, sizeof(key), "launch.%s.%c", prefix, "xyz"[i]);
-    uint32_t k;
-    if ((rc = gp__tp_intern(imp, key, (size_t)n, &k)))
-      return rc;
-    gp__tp_argb_uint(b, k, v[i]);
-  }
+  for (int i = 0; i < 3; i++)
+    if (has[i])
+      gp__tp_argb_uint(b, imp->k_launch[which * 3 + i], v[i]);
   return 0;
 }
 
@@ -422,13 +458,11 @@ static int launch_args(gp__tp_importer *imp, uint32_t gen, const rs *e,
   int rc;
   for (uint32_t want = 1; want <= 3; want++) {
     gp__pb_reader_init(&r, e->launch, e->launch_len, gp__tp_off(imp, e->launch));
-    while ((rc = gp__pb_next(&r, &f)) > 0) {
+    while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
       if (f.id != want || f.wire_type != GP_PB_LEN)
         continue;
       int rc2 = want == 3 ? compute_arg(imp, gen, &r, &f, b)
-                          : dim3_args(imp, &r, &f,
-                                      want == 1 ? "grid_size" : "workgroup_size",
-                                      b);
+                          : dim3_args(imp, &r, &f, (int)want - 1, b);
       if (rc2)
         return rc2;
       if (want != 3)
@@ -446,13 +480,13 @@ static int extra_data_args(gp__tp_importer *imp, const gp__tp_pkt *p,
   gp__pb_field f, g;
   gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id != 6 || f.wire_type != GP_PB_LEN)
       continue;
     uint32_t key = GP_TP_NONE, val = GP_TP_NONE;
     gp__pb_reader_sub(&sub, &r, &f);
     int rc2;
-    while ((rc2 = gp__pb_next(&sub, &g)) > 0) {
+    while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
       if (g.wire_type != GP_PB_LEN)
         continue;
       int rc3 = 0;
@@ -630,6 +664,10 @@ static int graphics_context(gp__tp_importer *imp, const gp__tp_pkt *p,
                                             GP_TP_IN_GRAPHICS_CONTEXTS, ctx);
   if (!in)
     return 0;
+  if (in->cache != GP_TP_NONE) {
+    *pid = imp->args_cache.v[in->cache].pid;
+    return 0;
+  }
   gp__pb_reader r;
   gp__pb_field f;
   gp__tp_reader_at(imp, &r, in->off, in->len);
@@ -637,7 +675,7 @@ static int graphics_context(gp__tp_importer *imp, const gp__tp_pkt *p,
   uint64_t api = 0;
   int64_t cpid = 0;
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id == 2 && f.wire_type == GP_PB_VARINT) {
       has_pid = true;
       cpid = (int32_t)(uint32_t)f.value;
@@ -649,13 +687,17 @@ static int graphics_context(gp__tp_importer *imp, const gp__tp_pkt *p,
   if (rc < 0)
     return gp__tp_corrupt(imp, &r, "InternedGraphicsContext");
   *pid = cpid;
+  gp__tp_args_cache c = {0, 0, cpid};
+  if (!gp__tp_vec_push(&imp->args_cache, c))
+    return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
+  in->cache = (uint32_t)imp->args_cache.n - 1;
   bool ins;
   if (!gp__tp_map_put(&imp->ctx_seen, ctx, 1, &ins))
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
   if (!ins)
     return 0;
-  gp__tp_gpu_context row = {(uint32_t)ctx, has_pid ? (int64_t)(uint32_t)cpid : -1,
-                            GP_TP_NONE};
+  gp__tp_gpu_context row = {(uint32_t)ctx,
+                            has_pid ? (int64_t)(uint32_t)cpid : -1, GP_TP_NONE};
   if (has_api) {
     const char *a = api_name(api);
     if ((rc = gp__tp_intern(imp, a, strlen(a), &row.api)))
@@ -685,11 +727,9 @@ int gp__tp_parse_render_stage(gp__tp_importer *imp, const gp__tp_pkt *p) {
   /* The hardware queue: its name, description and track dimensions. */
   uint32_t qname = GP_TP_NONE, qdesc = GP_TP_NONE, dim_name = GP_TP_NONE;
   uint64_t hwq;
-  const char *source;
   if (e.has_hwq_iid) {
     bool found;
     int64_t cat;
-    source = "iid";
     hwq = e.hwq_iid;
     if ((rc = stage_spec(imp, p->gen, hwq, &found, &qname, &qdesc, &cat)))
       return rc;
@@ -699,7 +739,6 @@ int gp__tp_parse_render_stage(gp__tp_importer *imp, const gp__tp_pkt *p) {
     }
     dim_name = qname;
   } else {
-    source = "id";
     hwq = (uint32_t)e.hwq_id;
     if (hwq < imp->hwq_legacy.n && imp->hwq_legacy.v[hwq].set) {
       qname = dim_name = imp->hwq_legacy.v[hwq].name;
@@ -714,19 +753,16 @@ int gp__tp_parse_render_stage(gp__tp_importer *imp, const gp__tp_pkt *p) {
         return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
     }
   }
-  uint32_t ugpu, track;
-  gp__tp_argb dims;
+  uint32_t ugpu, track, ci = 0;
   if ((rc = gp__tp_gpu_get(imp, p->machine, gpu, &ugpu)) ||
-      (rc = stage_dims(imp, &dims, ugpu, gpu, source, hwq, dim_name)) ||
-      (rc = compress_track(imp, &dims, qname, qdesc, p->machine, ugpu, gpu,
-                           p->ts, (int64_t)e.duration, &track)))
+      (rc = cset_for(imp, ugpu, gpu, e.has_hwq_iid, hwq, dim_name, &ci)) ||
+      (rc = compress_track(imp, ci, qname, qdesc, p->machine, ugpu, gpu, p->ts,
+                           (int64_t)e.duration, &track)))
     return rc;
 
   /* The slice's name, and the stage's args. */
   uint32_t name = GP_TP_NONE;
-  gp__tp_argb *extra = malloc(sizeof(*extra));
-  if (!extra)
-    return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
+  gp__tp_argb extra_b, *extra = &extra_b;
   extra->n = 0;
   extra->overflow = false;
   int8_t category = -1;
@@ -827,7 +863,6 @@ int gp__tp_parse_render_stage(gp__tp_importer *imp, const gp__tp_pkt *p) {
   for (uint32_t i = 0; i < e.nwaits && !rc; i++)
     rc = add_event_wait(imp, e.waits[i], slice);
 out:
-  free(extra);
   return rc;
 }
 

@@ -72,7 +72,7 @@ static int decode_process(gp__tp_importer *imp, const gp__pb_reader *parent,
   gp__pb_field f;
   gp__pb_reader_sub(&r, parent, pf);
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id == 1 && f.wire_type == GP_PB_VARINT)
       *pid = (int32_t)(uint32_t)f.value;
     else if (f.id == 6 && f.wire_type == GP_PB_LEN &&
@@ -91,7 +91,7 @@ static int decode_thread(gp__tp_importer *imp, const gp__pb_reader *parent,
   gp__pb_field f;
   gp__pb_reader_sub(&r, parent, pf);
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id == 1 && f.wire_type == GP_PB_VARINT)
       *pid = (int32_t)(uint32_t)f.value;
     else if (f.id == 2 && f.wire_type == GP_PB_VARINT)
@@ -113,7 +113,7 @@ static int decode_counter(gp__tp_importer *imp, const gp__pb_reader *parent,
   gp__pb_reader_sub(&r, parent, pf);
   d->is_counter = true;
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     int rc2 = 0;
     if (f.id == 3 && f.wire_type == GP_PB_VARINT && f.value >= 1 &&
         f.value <= 3 && d->counter_unit == GP_TP_NONE)
@@ -146,7 +146,7 @@ int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
   uint32_t pname = GP_TP_NONE, tname = GP_TP_NONE;
   int64_t ppid = -1, tpid = -1;
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     int rc2 = 0;
     if (f.id == 1 && f.wire_type == GP_PB_VARINT)
       d.uuid = f.value;
@@ -318,7 +318,7 @@ static int annotation_value(gp__tp_importer *imp, uint32_t gen,
   if ((rc = key(imp, path, &k)) || (rc = key(imp, flat, &fk)))
     return rc;
   uint32_t array_index = 0;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     int rc2 = 0;
     bool v = f.wire_type == GP_PB_VARINT;
     switch (f.id) {
@@ -391,7 +391,7 @@ static int annotation(gp__tp_importer *imp, uint32_t gen,
   gp__pb_reader_sub(&r, parent, pf);
   char name[256] = "";
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id == 10 && f.wire_type == GP_PB_LEN) {
       size_t n = f.size < sizeof(name) - 1 ? f.size : sizeof(name) - 1;
       memcpy(name, f.data, n);
@@ -438,7 +438,7 @@ static int decode_te(gp__tp_importer *imp, const gp__tp_pkt *p, te *e) {
   gp__pb_field f;
   gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     bool v = f.wire_type == GP_PB_VARINT;
     switch (f.id) {
     case 9:
@@ -517,7 +517,7 @@ static int categories(gp__tp_importer *imp, const gp__tp_pkt *p,
   gp__pb_field f;
   gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     uint32_t s = GP_TP_NONE;
     if (f.id == 3 && f.wire_type == GP_PB_VARINT) {
       int rc2;
@@ -560,7 +560,7 @@ static int event_args(gp__tp_importer *imp, const gp__tp_pkt *p, const te *e,
   gp__pb_field f;
   gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0)
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0)
     if (f.id == 4 && f.wire_type == GP_PB_LEN) {
       int rc2 = annotation(imp, p->gen, &r, &f, "debug", 0, b);
       if (rc2) {
@@ -596,11 +596,11 @@ static int slice_links(gp__tp_importer *imp, const gp__tp_pkt *p,
   gp__pb_field f, g;
   gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     int rc2 = 0;
     if (f.id == 3000 && f.wire_type == GP_PB_LEN) {
       gp__pb_reader_sub(&sub, &r, &f);
-      while (!rc2 && (rc2 = gp__pb_next(&sub, &g)) > 0) {
+      while (!rc2 && (rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
         rc2 = 0;
         if (g.wire_type != GP_PB_VARINT)
           continue;
@@ -664,7 +664,7 @@ int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
     gp__pb_field f;
     gp__tp_reader_at(imp, &r, gen->ted_off, gen->ted_len);
     bool own_extra = nextra > 0;
-    while ((rc = gp__pb_next(&r, &f)) > 0) {
+    while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
       if (f.id == 11 && f.wire_type == GP_PB_VARINT && !e.has_track)
         uuid = f.value;
       else if (f.id == 31 && f.wire_type == GP_PB_VARINT && !own_extra &&

@@ -135,7 +135,7 @@ uint32_t gp__tp_interned_str(gp__tp_importer *imp, uint32_t gen,
   gp__tp_reader_at(imp, &r, e->off, e->len);
   uint32_t s = CACHE_ABSENT;
   int n;
-  while ((n = gp__pb_next(&r, &f)) > 0)
+  while ((n = gp__tp_pb_next(&r, &f)) > 0)
     if (f.id == str_field && f.wire_type == GP_PB_LEN) {
       *rc = gp__tp_intern(imp, f.data, f.size, &s);
       if (*rc)
@@ -207,7 +207,7 @@ static int tokenize_interned(gp__tp_importer *imp, uint32_t ns,
   gp__pb_field f, g;
   gp__pb_reader_init(&r, data, len, gp__tp_off(imp, data));
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.wire_type != GP_PB_LEN)
       continue;
     switch (f.id) {
@@ -229,7 +229,7 @@ static int tokenize_interned(gp__tp_importer *imp, uint32_t ns,
     uint64_t iid = 0;
     gp__pb_reader_sub(&sub, &r, &f);
     int rc2;
-    while ((rc2 = gp__pb_next(&sub, &g)) > 0)
+    while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0)
       if (g.id == 1 && g.wire_type == GP_PB_VARINT)
         iid = g.value;
     if (rc2 < 0)
@@ -255,7 +255,7 @@ static int tokenize_defaults(gp__tp_importer *imp, gp__tp_gen *g,
   g->ts_clock = 0;
   g->ted_len = 0;
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id == 58 && f.wire_type == GP_PB_VARINT)
       g->ts_clock = (uint32_t)f.value;
     else if (f.id == 11 && f.wire_type == GP_PB_LEN && f.size <= UINT32_MAX) {
@@ -277,7 +277,7 @@ static int tokenize_clock_snapshot(gp__tp_importer *imp, uint32_t seq_id,
   uint32_t n = 0, primary = 0;
   bool bad = false;
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id == 2 && f.wire_type == GP_PB_VARINT) {
       primary = (uint32_t)f.value;
     } else if (f.id == 1 && f.wire_type == GP_PB_LEN) {
@@ -285,7 +285,7 @@ static int tokenize_clock_snapshot(gp__tp_importer *imp, uint32_t seq_id,
       gp__tp_snap_clock c = {0, 0, 1, false};
       gp__pb_reader_sub(&sub, &r, &f);
       int rc2;
-      while ((rc2 = gp__pb_next(&sub, &g)) > 0) {
+      while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
         if (g.wire_type != GP_PB_VARINT)
           continue;
         if (g.id == 1)
@@ -342,6 +342,7 @@ typedef struct top {
   uint32_t data_id;
   const uint8_t *data;
   size_t data_len;
+  uint64_t data_tag; /* source offset of the data field's tag */
   bool unknown; /* a data field we do not import */
 } top;
 
@@ -371,7 +372,10 @@ static int decode_top(gp__tp_importer *imp, const uint8_t *p, size_t n,
   gp__pb_field f;
   gp__pb_reader_init(&r, p, n, gp__tp_off(imp, p));
   int rc;
-  while ((rc = gp__pb_next(&r, &f)) > 0) {
+  for (;;) {
+    uint64_t at = gp__pb_offset(&r);
+    if ((rc = gp__tp_pb_next(&r, &f)) <= 0)
+      break;
     bool v = f.wire_type == GP_PB_VARINT, l = f.wire_type == GP_PB_LEN;
     switch (f.id) {
     case PKT_TIMESTAMP:
@@ -443,6 +447,7 @@ static int decode_top(gp__tp_importer *imp, const uint8_t *p, size_t n,
         t->data_id = f.id;
         t->data = f.data;
         t->data_len = f.size;
+        t->data_tag = at;
       } else {
         t->unknown = true;
       }
@@ -506,15 +511,14 @@ static int push_entry(gp__tp_importer *imp, int64_t ts, uint64_t ref,
 }
 
 static int tokenize_ftrace(gp__tp_importer *imp, const top *t, uint32_t seq,
-                           uint64_t off) {
+                           uint32_t gen, uint64_t off) {
   gp__pb_reader r, sub;
   gp__pb_field f, g;
   gp__pb_reader_init(&r, t->data, t->data_len, gp__tp_off(imp, t->data));
-  uint32_t machine = machine_row(imp, t);
   int rc;
   for (;;) {
     uint64_t at = gp__pb_offset(&r);
-    if ((rc = gp__pb_next(&r, &f)) <= 0)
+    if ((rc = gp__tp_pb_next(&r, &f)) <= 0)
       break;
     if (f.id != 2 || f.wire_type != GP_PB_LEN)
       continue;
@@ -522,7 +526,7 @@ static int tokenize_ftrace(gp__tp_importer *imp, const top *t, uint32_t seq,
     bool has_ts = false, wanted = false;
     uint64_t ts = 0;
     int rc2;
-    while ((rc2 = gp__pb_next(&sub, &g)) > 0) {
+    while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
       if (g.id == 1 && g.wire_type == GP_PB_VARINT) {
         has_ts = true;
         ts = g.value;
@@ -547,9 +551,7 @@ static int tokenize_ftrace(gp__tp_importer *imp, const top *t, uint32_t seq,
     }
     if (tts > imp->max_ts)
       imp->max_ts = tts;
-    uint64_t lenoff = len_offset(imp, at);
-    rc2 = push_entry(imp, tts, gp__tp_ref(GP_TP_ENT_FTRACE, machine, lenoff),
-                     off);
+    rc2 = push_entry(imp, tts, gp__tp_ref(GP_TP_ENT_FTRACE, gen, at), off);
     if (rc2)
       return rc2;
   }
@@ -578,13 +580,14 @@ static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
     return gp__tp_tokenize_track_descriptor(imp, machine_row(imp, t), t->data,
                                             t->data_len);
   case PKT_FTRACE_EVENTS:
-    return tokenize_ftrace(imp, t, t->seq, lenoff);
+    return tokenize_ftrace(imp, t, t->seq, gen, lenoff);
   case 0:
     return 0;
   default:
     break;
   }
-  return push_entry(imp, ts, gp__tp_ref(GP_TP_ENT_PACKET, gen, lenoff), lenoff);
+  return push_entry(imp, ts, gp__tp_ref(GP_TP_ENT_PACKET, gen, t->data_tag),
+                    lenoff);
 }
 
 static int tokenize_packets(gp__tp_importer *imp, uint64_t off, uint64_t end,
@@ -711,6 +714,15 @@ static int tokenize_packet(gp__tp_importer *imp, uint64_t lenoff,
     return 0;
   }
 
+  uint32_t machine = machine_row(imp, &t);
+  if (imp->gens.v[seq->gen].machine != machine) {
+    gp__tp_gen copy = imp->gens.v[seq->gen];
+    copy.machine = machine;
+    uint32_t g2;
+    if ((rc = new_gen(imp, t.seq, &copy, &g2, lenoff)) != 0)
+      return rc;
+    seq->gen = g2;
+  }
   uint32_t gen = seq->gen;
   int64_t ts;
   if (t.has_ts) {
@@ -749,7 +761,7 @@ static int tokenize_packets(gp__tp_importer *imp, uint64_t off, uint64_t end,
   gp__pb_reader_init(&r, base, (size_t)(end - off), off);
   for (;;) {
     uint64_t at = gp__pb_offset(&r);
-    int rc = gp__pb_next(&r, &f);
+    int rc = gp__tp_pb_next(&r, &f);
     if (rc == 0)
       return 0;
     if (rc < 0) {
@@ -801,92 +813,9 @@ static int tokenize_packets(gp__tp_importer *imp, uint64_t off, uint64_t end,
   }
 }
 
-/* ------------------------------------------------------------------ */
-/* Sorting: a stable natural merge sort on ts                            */
-
-static void insertion_sort(gp__tp_entry *a, size_t lo, size_t hi) {
-  for (size_t i = lo + 1; i < hi; i++) {
-    gp__tp_entry x = a[i];
-    size_t j = i;
-    while (j > lo && a[j - 1].ts > x.ts) {
-      a[j] = a[j - 1];
-      j--;
-    }
-    a[j] = x;
-  }
-}
-
-static void merge(const gp__tp_entry *src, gp__tp_entry *dst, size_t lo,
-                  size_t mid, size_t hi) {
-  size_t i = lo, j = mid, k = lo;
-  if (mid >= hi || src[mid - 1].ts <= src[mid].ts) {
-    memcpy(dst + lo, src + lo, (hi - lo) * sizeof(*src));
-    return;
-  }
-  while (i < mid && j < hi)
-    dst[k++] = src[j].ts < src[i].ts ? src[j++] : src[i++];
-  while (i < mid)
-    dst[k++] = src[i++];
-  while (j < hi)
-    dst[k++] = src[j++];
-}
-
 static int sort_entries(gp__tp_importer *imp) {
-  gp__tp_entry *a = imp->entries.v;
-  size_t n = imp->entries.n;
-  size_t i = 1;
-  while (i < n && a[i - 1].ts <= a[i].ts)
-    i++;
-  if (i >= n)
-    return 0;
-  /* Runs of at least MINRUN, extended naturally. */
-  enum { MINRUN = 32 };
-  GP_TP_VEC(size_t) runs = {0};
-  size_t start = 0;
-  while (start < n) {
-    size_t end = start + 1;
-    while (end < n && a[end - 1].ts <= a[end].ts)
-      end++;
-    if (end - start < MINRUN) {
-      end = start + MINRUN < n ? start + MINRUN : n;
-      insertion_sort(a, start, end);
-      while (end < n && a[end - 1].ts <= a[end].ts)
-        end++;
-    }
-    if (!gp__tp_vec_push(&runs, start)) {
-      gp__tp_vec_free(&runs);
-      return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory sorting events");
-    }
-    start = end;
-  }
-  if (runs.n == 1) {
-    gp__tp_vec_free(&runs);
-    return 0;
-  }
-  gp__tp_entry *tmp = malloc(n * sizeof(*tmp));
-  if (!tmp) {
-    gp__tp_vec_free(&runs);
+  if (gp__tp_sort_entries(imp->entries.v, imp->entries.n) != 0)
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory sorting events");
-  }
-  gp__tp_entry *src = a, *dst = tmp;
-  while (runs.n > 1) {
-    size_t k = 0;
-    for (size_t r = 0; r < runs.n; r += 2) {
-      size_t lo = runs.v[r];
-      size_t mid = r + 1 < runs.n ? runs.v[r + 1] : n;
-      size_t hi = r + 2 < runs.n ? runs.v[r + 2] : n;
-      merge(src, dst, lo, mid, hi);
-      runs.v[k++] = lo;
-    }
-    runs.n = k;
-    gp__tp_entry *t = src;
-    src = dst;
-    dst = t;
-  }
-  if (src != a)
-    memcpy(a, src, n * sizeof(*a));
-  free(tmp);
-  gp__tp_vec_free(&runs);
   return 0;
 }
 
@@ -896,25 +825,27 @@ static int sort_entries(gp__tp_importer *imp) {
 static int parse_entry(gp__tp_importer *imp, const gp__tp_entry *e) {
   uint64_t off = gp__tp_ref_off(e->ref);
   const uint8_t *p = gp__tp_src(imp, off);
-  uint64_t len = 0;
-  size_t nl = gp__pb_get_varint(p, p + 10, &len);
+  uint32_t gen = gp__tp_ref_gen(e->ref);
+  /* The field was validated when tokenized: its tag and length varints
+   * end before the data does, so they decode without a bound check. */
+  uint64_t tag = 0, len = 0;
+  size_t nt = gp__pb_get_varint(p, p + 10, &tag);
+  size_t nl = gp__pb_get_varint(p + nt, p + nt + 10, &len);
+  uint64_t data_off = off + nt + nl;
+  const gp__tp_gen *g = &imp->gens.v[gen];
   if (gp__tp_ref_kind(e->ref) == GP_TP_ENT_FTRACE)
-    return gp__tp_parse_ftrace_event(imp, e->ts, off + nl, (size_t)len,
-                                     gp__tp_ref_gen(e->ref));
-  top t;
-  int rc = decode_top(imp, p + nl, (size_t)len, &t);
-  if (rc)
-    return rc;
+    return gp__tp_parse_ftrace_event(imp, e->ts, data_off, (size_t)len,
+                                     g->machine);
   gp__tp_pkt pk;
   pk.ts = e->ts;
-  pk.has_ts = t.has_ts;
-  pk.seq_id = t.seq;
-  pk.gen = gp__tp_ref_gen(e->ref);
-  pk.machine = machine_row(imp, &t);
-  pk.data_id = t.data_id;
-  pk.data_off = gp__tp_off(imp, t.data);
-  pk.data_len = t.data_len;
-  switch (t.data_id) {
+  pk.has_ts = true;
+  pk.seq_id = g->seq_id;
+  pk.gen = gen;
+  pk.machine = g->machine;
+  pk.data_id = (uint32_t)(tag >> 3);
+  pk.data_off = data_off;
+  pk.data_len = (size_t)len;
+  switch (pk.data_id) {
   case PKT_GPU_COUNTER_EVENT:
     return gp__tp_parse_gpu_counter_event(imp, &pk);
   case PKT_GPU_RENDER_STAGE_EVENT:
@@ -960,9 +891,35 @@ static int retry_deferred(gp__tp_importer *imp) {
   return 0;
 }
 
+/* The keys the parsers use on every event, interned once. */
+static int intern_keys(gp__tp_importer *imp) {
+  static const char *const launch[6] = {
+      "launch.grid_size.x",      "launch.grid_size.y",
+      "launch.grid_size.z",      "launch.workgroup_size.x",
+      "launch.workgroup_size.y", "launch.workgroup_size.z"};
+  static const char *const kernel[3] = {"kernel_name", "kernel_demangled_name",
+                                        "arch"};
+  static const char *const dims[5] = {"ugpu", "gpu", "render_stage_source",
+                                      "hwqueue_id", "hwqueue_name"};
+  int rc = 0;
+  for (int i = 0; !rc && i < 6; i++)
+    rc = gp__tp_intern(imp, launch[i], strlen(launch[i]), &imp->k_launch[i]);
+  for (int i = 0; !rc && i < 3; i++)
+    rc = gp__tp_intern(imp, kernel[i], strlen(kernel[i]), &imp->k_kernel[i]);
+  for (int i = 0; !rc && i < 5; i++)
+    rc = gp__tp_intern(imp, dims[i], strlen(dims[i]), &imp->k_dims[i]);
+  if (!rc)
+    rc = gp__tp_intern(imp, "iid", 3, &imp->k_src_iid);
+  if (!rc)
+    rc = gp__tp_intern(imp, "id", 2, &imp->k_src_id);
+  return rc;
+}
+
 /* See import.h. */
 int gp__tp_import(gp__tp_importer *imp) {
-  int rc = tokenize_packets(imp, 0, imp->file_size, false);
+  int rc = intern_keys(imp);
+  if (!rc)
+    rc = tokenize_packets(imp, 0, imp->file_size, false);
   if (!rc)
     rc = retry_deferred(imp);
   if (!rc)
@@ -986,6 +943,8 @@ void gp__tp_importer_init(gp__tp_importer *imp, gp__tp_db *db, const char *name,
   imp->file = data;
   imp->file_size = size;
   gp__tp_clocks_init(&imp->clocks);
+  for (int i = 0; i < GP_TP_CTR_CACHE; i++)
+    imp->ctr_cache[i].spec = GP_TP_NONE;
   imp->gpu_log_track = GP_TP_NONE;
   imp->vulkan_events_track = GP_TP_NONE;
 }

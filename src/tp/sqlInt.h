@@ -82,6 +82,17 @@ typedef struct gp__tp_colindex {
 typedef struct gp__tp_macro gp__tp_macro;
 typedef struct gp__tp_fn gp__tp_fn;
 
+/* A buffer an aggregate hands to a table-valued function (intervals.c):
+ * SQL passes a 16-byte handle, not megabytes of blob. Freed when the
+ * query's rows are. */
+typedef struct gp__tp_buf {
+  uint64_t id;
+  uint8_t *p;
+  size_t n, cap;
+  uint64_t count;  /* records */
+  uint32_t nparts; /* interval tables: partition columns */
+} gp__tp_buf;
+
 struct gp_tp {
   sqlite3 *sql;
   gp__tp_db *db; /* NULL when the tables come from a database file */
@@ -92,7 +103,13 @@ struct gp_tp {
   gp__tp_fn *fns;
   uint64_t modules; /* bitmask of included modules */
   sqlite3_stmt *extract_stmt; /* database mode: extract_arg's lookup */
+  GP_TP_VEC(gp__tp_buf) bufs;
+  uint64_t next_buf;
+  uint32_t live_rows; /* gp_tp_rows not yet destroyed: bufs may be in use */
 };
+
+/* Frees the buffers aggregates handed over (at the end of a query). */
+void gp__tp_bufs_clear(gp_tp *tp);
 
 /* Registers the gp_table module and creates the intrinsic virtual
  * tables over tp->db. */

@@ -53,6 +53,7 @@ static void tp_free(gp_tp *tp) {
   sqlite3_finalize(tp->extract_stmt);
   if (tp->sql)
     sqlite3_close_v2(tp->sql);
+  gp__tp_bufs_clear(tp);
   gp__tp_psql_free(tp);
   for (int t = 0; t < GP_TP_MAX_TABLES; t++)
     for (int c = 0; c < GP_TP_MAX_COLS; c++) {
@@ -196,7 +197,7 @@ int gp_tp_open(const char *path, const gp_tp_options *opts, gp_tp **out,
   size_t size = (size_t)st.st_size;
   void *map = NULL;
   if (size) {
-    map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    map = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     if (map == MAP_FAILED) {
       int e = errno;
       close(fd);
@@ -241,11 +242,16 @@ int gp_tp_query(gp_tp *tp, const char *sql, gp_tp_rows **out,
   gp_tp_rows *r = calloc(1, sizeof(*r));
   if (!r)
     return gp__tp_set_error(err, GP_ENOMEM, UINT64_MAX, "out of memory");
+  if (tp->live_rows == 0)
+    gp__tp_bufs_clear(tp);
   int rc = gp__tp_psql_run(tp, sql, &r->st, err);
   if (rc) {
     free(r);
+    if (tp->live_rows == 0)
+      gp__tp_bufs_clear(tp);
     return rc;
   }
+  tp->live_rows++;
   r->tp = tp;
   r->done = !r->st;
   *out = r;
@@ -325,6 +331,8 @@ void gp_tp_rows_destroy(gp_tp_rows *rows) {
   if (!rows)
     return;
   sqlite3_finalize(rows->st);
+  if (--rows->tp->live_rows == 0)
+    gp__tp_bufs_clear(rows->tp); /* no statement can still use them */
   free(rows);
 }
 

@@ -438,4 +438,8 @@ void gp__tp_trackers_free(gp__tp_importer *imp) {
   gp__tp_map_free(&imp->desc_by_uuid);
   gp__tp_map_free(&imp->running_sum);
   gp__tp_map_free(&imp->flow_v1);
+  gp__tp_vec_free(&imp->spec_cache);
+  gp__tp_vec_free(&imp->args_cache);
+  gp__tp_vec_free(&imp->cached_args);
+  gp__tp_map2_free(&imp->track_cache);
 }

@@ -5,6 +5,21 @@
 #include "tp/util.h"
 
 #include <stdlib.h>
+#include <sys/mman.h>
+
+#define BIG (1u << 20)
+#define PAGE 4096u
+
+static size_t map_len(size_t bytes) { return (bytes + PAGE - 1) & ~(size_t)(PAGE - 1); }
+
+static void want_huge(void *p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  madvise(p, map_len(bytes), MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
 
 /* See util.h. */
 bool gp__tp_vec_grow(void **v, size_t *cap, size_t n, size_t more,
@@ -21,12 +36,40 @@ bool gp__tp_vec_grow(void **v, size_t *cap, size_t n, size_t more,
   }
   if (ncap > SIZE_MAX / elem)
     return false;
-  void *p = realloc(*v, ncap * elem);
-  if (!p)
-    return false;
+  size_t old = *cap * elem, bytes = ncap * elem;
+  void *p;
+  if (bytes < BIG) {
+    p = realloc(*v, bytes);
+    if (!p)
+      return false;
+  } else if (old >= BIG) {
+    p = mremap(*v, map_len(old), map_len(bytes), MREMAP_MAYMOVE);
+    if (p == MAP_FAILED)
+      return false;
+    want_huge(p, bytes);
+  } else {
+    p = mmap(NULL, map_len(bytes), PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      return false;
+    want_huge(p, bytes);
+    if (n)
+      memcpy(p, *v, n * elem);
+    free(*v);
+  }
   *v = p;
   *cap = ncap;
   return true;
+}
+
+/* See util.h. */
+void gp__tp_vec_release(void *v, size_t cap, size_t elem) {
+  if (!v)
+    return;
+  if (cap * elem >= BIG)
+    munmap(v, map_len(cap * elem));
+  else
+    free(v);
 }
 
 /* See util.h. */

@@ -44,10 +44,15 @@ static inline int64_t gp__tp_wmul(int64_t a, int64_t b) {
 
 /*
  * Makes room for `more` elements of `elem` bytes after the n in use.
- * Returns false (nothing changed) if memory runs out.
+ * Returns false (nothing changed) if memory runs out. Arrays of a
+ * megabyte or more live in their own mappings, which grow by remapping
+ * (no copy) and ask for transparent huge pages (far fewer page faults).
  */
 bool gp__tp_vec_grow(void **v, size_t *cap, size_t n, size_t more,
                      size_t elem);
+
+/* Frees what gp__tp_vec_grow allocated (cap elements of elem bytes). */
+void gp__tp_vec_release(void *v, size_t cap, size_t elem);
 
 #define gp__tp_vec_reserve(vec, more)                                          \
   ((vec)->n + (more) <= (vec)->cap ||                                          \
@@ -60,7 +65,7 @@ bool gp__tp_vec_grow(void **v, size_t *cap, size_t n, size_t more,
 
 #define gp__tp_vec_free(vec)                                                   \
   do {                                                                         \
-    free((vec)->v);                                                            \
+    gp__tp_vec_release((vec)->v, (vec)->cap, sizeof(*(vec)->v));               \
     (vec)->v = NULL;                                                           \
     (vec)->n = (vec)->cap = 0;                                                 \
   } while (0)
