@@ -22,3 +22,27 @@ GP_TEST_ENTRY(tp_sql_counter_leading_intervals, 20)
 GP_TEST_ENTRY(tp_sql_macros, 20)
 GP_TEST_ENTRY(tp_sql_modules_and_statements, 20)
 GP_TEST_ENTRY(tp_sql_create_perfetto_objects, 20)
+
+/* the public API */
+GP_TEST_ENTRY(tp_api_typed_rows, 20)
+GP_TEST_ENTRY(tp_api_errors_carry_messages, 20)
+GP_TEST_ENTRY(tp_api_open_failures, 20)
+GP_TEST_ENTRY(tp_api_formats, 20)
+GP_TEST_ENTRY(tp_api_result_sets_side_by_side, 20)
+
+/* bad input */
+GP_TEST_ENTRY(tp_corrupt_random_bytes, 60)
+GP_TEST_ENTRY(tp_corrupt_truncated_at_every_offset, 60)
+GP_TEST_ENTRY(tp_corrupt_length_past_end, 20)
+GP_TEST_ENTRY(tp_corrupt_deep_nesting, 60)
+GP_TEST_ENTRY(tp_corrupt_cli_exit_status, 30)
+
+/* --db */
+GP_TEST_ENTRY(tp_db_reuse_and_invalidate, 30)
+GP_TEST_ENTRY(tp_db_refuses_foreign_files, 20)
+GP_TEST_ENTRY(tp_db_cli, 30)
+
+/* the CLI */
+GP_TEST_ENTRY(tp_cli_query, 30)
+GP_TEST_ENTRY(tp_cli_query_errors, 30)
+GP_TEST_ENTRY(tp_cli_report, 30)

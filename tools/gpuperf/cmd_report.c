@@ -121,16 +121,22 @@ static void table_print(out *o, const char *title, table *t) {
         w[i % (size_t)t->ncols] = l;
     }
     fprintf(f, "\n%s\n", title);
-    for (int c = 0; c < t->ncols; c++)
-      fprintf(f, "  %*s%-*s", 0, "", (int)w[c], t->head[c]);
+    for (int c = 0; c < t->ncols; c++) {
+      bool last = c + 1 == t->ncols;
+      if (t->right[c])
+        fprintf(f, "  %*s", (int)w[c], t->head[c]);
+      else
+        fprintf(f, "  %-*s", last ? 0 : (int)w[c], t->head[c]);
+    }
     fputc('\n', f);
     for (size_t r = 0; r < rows; r++) {
       for (int c = 0; c < t->ncols; c++) {
         const char *s = t->cells[r * (size_t)t->ncols + (size_t)c];
+        bool last = c + 1 == t->ncols;
         if (t->right[c])
           fprintf(f, "  %*s", (int)w[c], s ? s : "");
         else
-          fprintf(f, "  %-*s", (int)w[c], s ? s : "");
+          fprintf(f, "  %-*s", last ? 0 : (int)w[c], s ? s : "");
       }
       fputc('\n', f);
     }
