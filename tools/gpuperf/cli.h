@@ -17,6 +17,7 @@
 
 int cmd_list(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
