@@ -33,9 +33,16 @@ typedef struct str {
   bool oom;
 } str;
 
+/* Macro expansions larger than this are refused (exponential macros). */
+#define MAX_TEXT (64u << 20)
+
 static void str_add(str *s, const char *d, size_t n) {
   if (s->oom)
     return;
+  if (s->n + n > MAX_TEXT) {
+    s->oom = true;
+    return;
+  }
   if (s->n + n + 1 > s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 256;
     while (cap < s->n + n + 1)

@@ -48,7 +48,10 @@ enum {
 #define SEQ_INCREMENTAL_STATE_CLEARED 1u
 #define SEQ_NEEDS_INCREMENTAL_STATE 2u
 #define CACHE_ABSENT (GP_TP_NONE - 1)
-#define MAX_INFLATED (1ull << 38)
+/* Inflating stops past max(256 MiB, 256 x the file): a few kilobytes
+ * must not claim gigabytes (a real trace compresses 5-20x). */
+#define MIN_INFLATE_CAP (256ull << 20)
+#define INFLATE_RATIO 256
 
 /* ------------------------------------------------------------------ */
 /* Errors                                                                */
@@ -609,8 +612,17 @@ static int inflate_packets(gp__tp_importer *imp, const top *t, uint64_t off) {
   int zrc = Z_OK;
   int rc = 0;
   while (zrc != Z_STREAM_END) {
-    if (!gp__tp_vec_reserve(&imp->inflated, 1 << 16) ||
-        imp->inflated.n > MAX_INFLATED) {
+    uint64_t cap = imp->file_size * INFLATE_RATIO;
+    if (cap < MIN_INFLATE_CAP)
+      cap = MIN_INFLATE_CAP;
+    if (imp->inflated.n > cap) {
+      rc = gp__tp_fail(imp, GP_ECORRUPT, field_off,
+                       "compressed_packets inflate to more than %llu bytes "
+                       "(%dx the file): refusing a decompression bomb",
+                       (unsigned long long)cap, INFLATE_RATIO);
+      break;
+    }
+    if (!gp__tp_vec_reserve(&imp->inflated, 1 << 16)) {
       rc = gp__tp_fail(imp, GP_ENOMEM, field_off,
                        "out of memory inflating compressed_packets");
       break;

@@ -46,3 +46,10 @@ GP_TEST_ENTRY(tp_db_cli, 30)
 GP_TEST_ENTRY(tp_cli_query, 30)
 GP_TEST_ENTRY(tp_cli_query_errors, 30)
 GP_TEST_ENTRY(tp_cli_report, 30)
+
+/* the seed's example query */
+GP_TEST_ENTRY(tp_seed_query_synthetic, 30)
+GP_TEST_ENTRY(tp_seed_query_on_demo, 120)
+
+/* the fuzz corpus and past crashes */
+GP_TEST_ENTRY(tp_fuzz_replay, 120)
