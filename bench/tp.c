@@ -36,9 +36,9 @@
 #define NKERNELS 8
 
 static const char *const kernel_names[NKERNELS] = {
-    "matmul_kernel", "matmul_bwd_kernel", "softmax_kernel",
-    "softmax_bwd_kernel", "layernorm_kernel", "gelu_kernel",
-    "allreduce_kernel", "adam_update_kernel"};
+    "matmul_kernel",      "matmul_bwd_kernel", "softmax_kernel",
+    "softmax_bwd_kernel", "layernorm_kernel",  "gelu_kernel",
+    "allreduce_kernel",   "adam_update_kernel"};
 
 static const char seed_query[] =
     "INCLUDE PERFETTO MODULE counters.intervals;\n"
@@ -450,8 +450,8 @@ static void run_child(const char *path, int fd) {
     FILE *devnull = fopen("/dev/null", "w");
     t0 = now_s();
     c0 = cpu_s();
-    r.rc = gp_tp_write(tp, seed_query, GP_TP_FORMAT_CSV, devnull, &r.rows,
-                       &err);
+    r.rc =
+        gp_tp_write(tp, seed_query, GP_TP_FORMAT_CSV, devnull, &r.rows, &err);
     r.query_s = now_s() - t0;
     r.query_cpu = cpu_s() - c0;
     if (r.rc)
@@ -493,9 +493,8 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--keep") == 0)
       keep = true;
     else {
-      fprintf(stderr,
-              "usage: bench/tp [--events N] [--kernels K] [--runs R] "
-              "[--trace FILE] [--keep]\n");
+      fprintf(stderr, "usage: bench/tp [--events N] [--kernels K] [--runs R] "
+                      "[--trace FILE] [--keep]\n");
       return 1;
     }
   }
@@ -517,8 +516,8 @@ int main(int argc, char **argv) {
   printf("trace: %s, %.1f MB, %" PRIu64 " packets (%" PRIu64
          " kernels, %" PRIu64 " API slices, %" PRIu64
          " counter samples), written in %.2f s\n",
-         path, (double)g.bytes / 1e6, g.packets, g.kernels, g.slices,
-         g.samples, now_s() - t0);
+         path, (double)g.bytes / 1e6, g.packets, g.kernels, g.slices, g.samples,
+         now_s() - t0);
   double imp[15], qry[15], impc[15], qryc[15], peak[15], peak_delta[15];
   result r = {0};
   for (int i = 0; i < runs; i++) {

@@ -49,8 +49,8 @@ typedef struct gp_tp_rows gp_tp_rows;
 
 /* Why a call failed. */
 typedef struct gp_tp_error {
-  int code;         /* the GP_E* code returned */
-  uint64_t offset;  /* byte offset in the trace at fault, or UINT64_MAX */
+  int code;          /* the GP_E* code returned */
+  uint64_t offset;   /* byte offset in the trace at fault, or UINT64_MAX */
   char message[512]; /* one line, no trailing newline */
 } gp_tp_error;
 
@@ -72,10 +72,10 @@ typedef struct gp_tp_options {
 /* What opening cost. */
 typedef struct gp_tp_info {
   uint64_t trace_bytes;
-  uint64_t packets;     /* TracePackets read (0 when loaded from a db) */
-  uint64_t events;      /* packets and ftrace events parsed in ts order */
-  double import_seconds; /* tokenize + sort + parse + SQL setup */
-  bool from_db;         /* tables came from db_path, nothing imported */
+  uint64_t packets;         /* TracePackets read (0 when loaded from a db) */
+  uint64_t events;          /* packets and ftrace events parsed in ts order */
+  double import_seconds;    /* tokenize + sort + parse + SQL setup */
+  bool from_db;             /* tables came from db_path, nothing imported */
   int64_t start_ts, end_ts; /* trace bounds (ns, trace clock) */
 } gp_tp_info;
 
@@ -110,9 +110,9 @@ GP_EXPORT int gp_tp_open(const char *path, const gp_tp_options *opts,
  * The same for a trace in memory (data is borrowed for the call only;
  * opts->db_path is ignored). name is used in messages (may be NULL).
  */
-GP_EXPORT int gp_tp_open_buffer(const void *data, size_t size,
-                                const char *name, const gp_tp_options *opts,
-                                gp_tp **out, gp_tp_error *err);
+GP_EXPORT int gp_tp_open_buffer(const void *data, size_t size, const char *name,
+                                const gp_tp_options *opts, gp_tp **out,
+                                gp_tp_error *err);
 
 /* Closes tp (NULL is accepted). Rows of it must be destroyed first. */
 GP_EXPORT void gp_tp_close(gp_tp *tp);

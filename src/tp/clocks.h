@@ -50,7 +50,7 @@ typedef struct gp__tp_clocks {
   uint64_t trace_clock;
   bool primary_set;
   GP_TP_VEC(gp__tp_clock_info) info;
-  gp__tp_map info_by_key;  /* key -> index in info */
+  gp__tp_map info_by_key; /* key -> index in info */
   GP_TP_VEC(gp__tp_clock_edge) edges;
   gp__tp_map edge_by_pair; /* hash(from, to) -> edge index (+1 chain-free:
                               keys are exact, see clocks.c) */
@@ -59,7 +59,8 @@ typedef struct gp__tp_clocks {
   GP_TP_VEC(struct gp__tp_clock_path {
     int len;
     uint32_t edge[4];
-  }) paths;
+  })
+  paths;
 } gp__tp_clocks;
 
 /* The key of clock_id as seen by a packet of sequence seq_id. */

@@ -114,7 +114,7 @@ typedef struct gp__tp_ctr_spec {
 typedef struct gp__tp_desc {
   uint64_t uuid;
   uint64_t parent_uuid;
-  uint32_t name; /* string or NONE */
+  uint32_t name;    /* string or NONE */
   int64_t pid, tid; /* -1 = absent */
   bool is_counter;
   bool counter_incremental;
@@ -141,7 +141,8 @@ typedef struct gp__tp_cset {
   GP_TP_VEC(struct gp__tp_cset_track {
     uint32_t track;
     int64_t end;
-  }) t;
+  })
+  t;
 } gp__tp_cset;
 
 /* A list of slice ids. */
@@ -222,17 +223,18 @@ typedef struct gp__tp_importer {
     uint64_t ref;
     uint64_t clock_key;
     int64_t ts;
-  }) deferred;
+  })
+  deferred;
   bool host_used;
   bool adopted;
   uint64_t adopted_raw;
   gp__tp_map machine_by_raw; /* raw machine id -> machine row */
 
   /* Parser: shared trackers. */
-  gp__tp_map gpu_by_num;       /* machine << 32 | gpu -> gpu row */
-  gp__tp_map track_by_dims;    /* type << 32 | dims set -> track */
-  gp__tp_map upid_by_pid;      /* machine << 32 | pid -> upid */
-  gp__tp_map utid_by_tid;      /* machine << 32 | tid -> utid (live) */
+  gp__tp_map gpu_by_num;          /* machine << 32 | gpu -> gpu row */
+  gp__tp_map track_by_dims;       /* type << 32 | dims set -> track */
+  gp__tp_map upid_by_pid;         /* machine << 32 | pid -> upid */
+  gp__tp_map utid_by_tid;         /* machine << 32 | tid -> utid (live) */
   GP_TP_VEC(gp__tp_stack) stacks; /* by track id */
 
   /* GPU counters. */
@@ -248,8 +250,8 @@ typedef struct gp__tp_importer {
   GP_TP_VEC(gp__tp_stage) stage_legacy;
   gp__tp_map cset_by_dims; /* dims set -> index in csets */
   GP_TP_VEC(gp__tp_cset) csets;
-  gp__tp_map ctx_seen;     /* graphics context id -> 1 */
-  gp__tp_map2 debug_names; /* (object type, handle) -> string id */
+  gp__tp_map ctx_seen;      /* graphics context id -> 1 */
+  gp__tp_map2 debug_names;  /* (object type, handle) -> string id */
   gp__tp_map flow_by_event; /* event id -> index in evflows */
   GP_TP_VEC(gp__tp_evflow) evflows;
   GP_TP_VEC(gp__tp_slist) lists;
@@ -336,9 +338,8 @@ gp__tp_interned *gp__tp_interned_get(gp__tp_importer *imp, uint32_t ns,
  * EventName/InternedString/...) gives it: interned in the string pool and
  * cached. GP_TP_NONE if absent. 0 or a negative code in *rc.
  */
-uint32_t gp__tp_interned_str(gp__tp_importer *imp, uint32_t gen,
-                             uint32_t field, uint64_t iid, uint32_t str_field,
-                             int *rc);
+uint32_t gp__tp_interned_str(gp__tp_importer *imp, uint32_t gen, uint32_t field,
+                             uint64_t iid, uint32_t str_field, int *rc);
 
 /* ------------------------------------------------------------------ */
 /* A packet being parsed                                                 */
@@ -429,14 +430,13 @@ typedef struct gp__tp_track_spec {
   bool is_counter;
   uint32_t unit;
   uint32_t machine;
-  const gp__tp_argb *source; /* may be NULL */
+  const gp__tp_argb *source;     /* may be NULL */
   int64_t ugpu, gpu, upid, utid; /* dimension mirrors, -1 none */
   uint32_t parent;
 } gp__tp_track_spec;
 
 int gp__tp_track_intern(gp__tp_importer *imp, const gp__tp_track_spec *spec,
-                        const gp__tp_argb *dims, uint32_t *out,
-                        bool *created);
+                        const gp__tp_argb *dims, uint32_t *out, bool *created);
 
 /* Creates a track unconditionally (its dims set may equal another's). */
 int gp__tp_track_new(gp__tp_importer *imp, const gp__tp_track_spec *spec,
@@ -487,8 +487,7 @@ int gp__tp_gext_add(gp__tp_importer *imp, uint32_t slice, uint8_t kind,
                     uint32_t *row);
 
 /* Interns s (length n) or fails the import with GP_ENOMEM. */
-int gp__tp_intern(gp__tp_importer *imp, const void *s, size_t n,
-                  uint32_t *out);
+int gp__tp_intern(gp__tp_importer *imp, const void *s, size_t n, uint32_t *out);
 
 /* Releases the parse-time trackers (called once parsing is over). */
 void gp__tp_trackers_free(gp__tp_importer *imp);

@@ -20,13 +20,12 @@
 #define MAX_GROUPS 64
 
 static const char *const unit_names[] = {
-    "",       "bit",    "Kb",        "Mb",       "Gb",          "Tb",  "Pb",
-    "B",      "KB",     "MB",        "GB",       "TB",          "PB",  "Hz",
-    "KHz",    "MHz",    "GHz",       "THz",      "PHz",         "ns",  "us",
-    "ms",     "s",      "min",       "h",        "Vertex",      "Pixel",
-    "Triangle", "mW",   "W",         "kW",       "J",           "V",   "A",
-    "C",      "F",      "K",         "%",        "Primitive",   "Fragment",
-    "Instruction"};
+    "",    "bit", "Kb",  "Mb",        "Gb",       "Tb",         "Pb",
+    "B",   "KB",  "MB",  "GB",        "TB",       "PB",         "Hz",
+    "KHz", "MHz", "GHz", "THz",       "PHz",      "ns",         "us",
+    "ms",  "s",   "min", "h",         "Vertex",   "Pixel",      "Triangle",
+    "mW",  "W",   "kW",  "J",         "V",        "A",          "C",
+    "F",   "K",   "%",   "Primitive", "Fragment", "Instruction"};
 
 static const char *unit_name(uint64_t u) {
   return u < sizeof(unit_names) / sizeof(unit_names[0]) ? unit_names[u]
@@ -131,8 +130,9 @@ static int counter_track(gp__tp_importer *imp, uint32_t machine, int32_t gpu,
   gp__tp_argb_str(&dims, k_name, name);
   src.n = 0;
   gp__tp_argb_str(&src, db->k_description, desc);
-  gp__tp_track_spec ts = {"gpu_counter", name, true, unit, machine, &src,
-                          ugpu, (uint32_t)gpu, -1, -1, GP_TP_NONE};
+  gp__tp_track_spec ts = {"gpu_counter", name, true,          unit, machine,
+                          &src,          ugpu, (uint32_t)gpu, -1,   -1,
+                          GP_TP_NONE};
   return gp__tp_track_intern(imp, &ts, &dims, track, NULL);
 }
 
@@ -261,8 +261,8 @@ static int process_descriptor(gp__tp_importer *imp, uint32_t machine,
     gp__tp_ctr_spec cs = {track, s.forwards};
     uint64_t *slot;
     if (interned)
-      slot = gp__tp_map2_put(&imp->ctr_interned, (uint64_t)ns << 32 | s.id,
-                             iid, imp->ctr_specs.n, &first);
+      slot = gp__tp_map2_put(&imp->ctr_interned, (uint64_t)ns << 32 | s.id, iid,
+                             imp->ctr_specs.n, &first);
     else
       slot = gp__tp_map_put(&imp->ctr_global, (uint64_t)machine << 32 | s.id,
                             imp->ctr_specs.n, &first);
@@ -442,8 +442,9 @@ static const gp__tp_ctr_spec *lookup_spec(gp__tp_importer *imp, bool global,
       (global ? c->machine == machine : (c->ns == ns && c->iid == iid)))
     return &imp->ctr_specs.v[c->spec];
   uint64_t *si =
-      global ? gp__tp_map_get(&imp->ctr_global, (uint64_t)machine << 32 | id)
-             : gp__tp_map2_get(&imp->ctr_interned, (uint64_t)ns << 32 | id, iid);
+      global
+          ? gp__tp_map_get(&imp->ctr_global, (uint64_t)machine << 32 | id)
+          : gp__tp_map2_get(&imp->ctr_interned, (uint64_t)ns << 32 | id, iid);
   if (!si)
     return NULL;
   c->spec = (uint32_t)*si;

@@ -50,11 +50,21 @@ static int gpu_info_one(gp__tp_importer *imp, uint32_t machine, uint32_t index,
       continue;
     uint32_t *dst = NULL;
     switch (f.id) {
-    case 1: dst = &db->gpus.v[row].name; break;
-    case 2: dst = &db->gpus.v[row].vendor; break;
-    case 3: dst = &db->gpus.v[row].model; break;
-    case 4: dst = &db->gpus.v[row].architecture; break;
-    case 7: dst = &db->gpus.v[row].pci_bdf; break;
+    case 1:
+      dst = &db->gpus.v[row].name;
+      break;
+    case 2:
+      dst = &db->gpus.v[row].vendor;
+      break;
+    case 3:
+      dst = &db->gpus.v[row].model;
+      break;
+    case 4:
+      dst = &db->gpus.v[row].architecture;
+      break;
+    case 7:
+      dst = &db->gpus.v[row].pci_bdf;
+      break;
     case 5: {
       if (f.size == 0 || f.size > 256)
         break;
@@ -142,16 +152,16 @@ static int singleton_track(gp__tp_importer *imp, uint32_t *track,
   int rc = key(imp, name, &n);
   if (rc)
     return rc;
-  gp__tp_track_spec spec = {type, n,  false, GP_TP_NONE, 0,
-                            NULL, -1, -1,    -1,         -1, GP_TP_NONE};
+  gp__tp_track_spec spec = {type, n,  false, GP_TP_NONE, 0,         NULL,
+                            -1,   -1, -1,    -1,         GP_TP_NONE};
   return gp__tp_track_intern(imp, &spec, NULL, track, NULL);
 }
 
 /* See import.h. */
 int gp__tp_parse_gpu_log(gp__tp_importer *imp, const gp__tp_pkt *p) {
-  static const char *const sev[] = {"UNSPECIFIED", "VERBOSE", "DEBUG",
-                                    "INFO",        "WARNING", "ERROR",
-                                    "UNKNOWN_SEVERITY"};
+  static const char *const sev[] = {
+      "UNSPECIFIED", "VERBOSE", "DEBUG",           "INFO",
+      "WARNING",     "ERROR",   "UNKNOWN_SEVERITY"};
   gp__pb_reader r;
   gp__pb_field f;
   gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
@@ -217,8 +227,8 @@ static int gpu_counter_track(gp__tp_importer *imp, uint32_t machine,
   gp__tp_argb_uint(&dims, k_gpu, gpu);
   if (upid >= 0)
     gp__tp_argb_uint(&dims, k_upid, (uint64_t)upid);
-  gp__tp_track_spec spec = {type, n,     true, u,  machine,   NULL,
-                            ugpu, gpu,   upid, -1, GP_TP_NONE};
+  gp__tp_track_spec spec = {type, n,   true, u,  machine,   NULL,
+                            ugpu, gpu, upid, -1, GP_TP_NONE};
   return gp__tp_track_intern(imp, &spec, &dims, track, NULL);
 }
 
@@ -244,8 +254,8 @@ int gp__tp_parse_gpu_mem_total(gp__tp_importer *imp, const gp__tp_pkt *p) {
     return gp__tp_corrupt(imp, &r, "GpuMemTotalEvent");
   uint32_t track;
   if (pid == 0) {
-    rc = gpu_counter_track(imp, p->machine, "gpu_memory", "GPU Memory",
-                           "bytes", gpu, -1, &track);
+    rc = gpu_counter_track(imp, p->machine, "gpu_memory", "GPU Memory", "bytes",
+                           gpu, -1, &track);
   } else {
     uint32_t utid;
     if ((rc = gp__tp_thread_update(imp, p->machine, pid, pid, &utid)))
@@ -317,8 +327,8 @@ int gp__tp_parse_ftrace_event(gp__tp_importer *imp, int64_t ts, uint64_t off,
     }
     uint32_t track;
     if (pid == 0) {
-      rc2 = gpu_counter_track(imp, machine, "gpu_memory", "GPU Memory",
-                              "bytes", gpu, -1, &track);
+      rc2 = gpu_counter_track(imp, machine, "gpu_memory", "GPU Memory", "bytes",
+                              gpu, -1, &track);
     } else {
       /* The kernel emits these after a process died; they would invent a
        * process, so they are dropped unless the thread is alive. */
@@ -370,7 +380,8 @@ static int vk_object_name(gp__tp_importer *imp, const gp__pb_reader *parent,
 }
 
 static int vk_queue_submit(gp__tp_importer *imp, const gp__tp_pkt *p,
-                           const gp__pb_reader *parent, const gp__pb_field *pf) {
+                           const gp__pb_reader *parent,
+                           const gp__pb_field *pf) {
   gp__pb_reader r;
   gp__pb_field f;
   gp__pb_reader_sub(&r, parent, pf);
@@ -479,11 +490,11 @@ static int running_sum(gp__tp_importer *imp, uint32_t track, int64_t ts,
 
 /* See import.h. */
 int gp__tp_parse_vulkan_memory(gp__tp_importer *imp, const gp__tp_pkt *p) {
-  static const char *const sources[] = {"UNSPECIFIED",       "DRIVER",
-                                        "DEVICE",            "GPU_DEVICE_MEMORY",
-                                        "GPU_BUFFER",        "GPU_IMAGE"};
-  static const char *const ops[] = {"UNSPECIFIED", "CREATE",
-                                    "DESTROY",     "BIND",
+  static const char *const sources[] = {"UNSPECIFIED", "DRIVER",
+                                        "DEVICE",      "GPU_DEVICE_MEMORY",
+                                        "GPU_BUFFER",  "GPU_IMAGE"};
+  static const char *const ops[] = {"UNSPECIFIED",   "CREATE",
+                                    "DESTROY",       "BIND",
                                     "DESTROY_BOUND", "ANNOTATIONS"};
   static const char *const scopes[] = {"UNSPECIFIED", "COMMAND", "OBJECT",
                                        "CACHE",       "DEVICE",  "INSTANCE"};
@@ -501,21 +512,52 @@ int gp__tp_parse_vulkan_memory(gp__tp_importer *imp, const gp__tp_pkt *p) {
   while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     uint64_t v = f.value;
     switch (f.id) {
-    case 1: source = v; break;
-    case 2: op = v; break;
-    case 3: a.ts = (int64_t)v; break;
-    case 4: pid = (uint32_t)v; break;
-    case 5: a.memory_address = (int64_t)v; break;
-    case 6: a.memory_size = (int64_t)v; break;
-    case 7: has_caller = true; caller = v; break;
-    case 8: has_scope = true; scope = v; break;
-    case 9: has_annot = f.wire_type == GP_PB_LEN || has_annot; break;
-    case 16: a.device = (int64_t)v; break;
-    case 17: a.device_memory = (int64_t)v; break;
-    case 18: a.memory_type = (uint32_t)v; break;
-    case 19: a.heap = (uint32_t)v; break;
-    case 20: a.object_handle = (int64_t)v; break;
-    default: break;
+    case 1:
+      source = v;
+      break;
+    case 2:
+      op = v;
+      break;
+    case 3:
+      a.ts = (int64_t)v;
+      break;
+    case 4:
+      pid = (uint32_t)v;
+      break;
+    case 5:
+      a.memory_address = (int64_t)v;
+      break;
+    case 6:
+      a.memory_size = (int64_t)v;
+      break;
+    case 7:
+      has_caller = true;
+      caller = v;
+      break;
+    case 8:
+      has_scope = true;
+      scope = v;
+      break;
+    case 9:
+      has_annot = f.wire_type == GP_PB_LEN || has_annot;
+      break;
+    case 16:
+      a.device = (int64_t)v;
+      break;
+    case 17:
+      a.device_memory = (int64_t)v;
+      break;
+    case 18:
+      a.memory_type = (uint32_t)v;
+      break;
+    case 19:
+      a.heap = (uint32_t)v;
+      break;
+    case 20:
+      a.object_handle = (int64_t)v;
+      break;
+    default:
+      break;
     }
   }
   if (rc < 0)
@@ -560,8 +602,9 @@ int gp__tp_parse_vulkan_memory(gp__tp_importer *imp, const gp__tp_pkt *p) {
     uint32_t k_upid, k_dim, n, dimstr, track;
     bool driver = source == 1;
     if ((rc = key(imp, "upid", &k_upid)) ||
-        (rc = key(imp, driver ? "vulkan_allocation_scope" : "vulkan_memory_type",
-                  &k_dim)) ||
+        (rc =
+             key(imp, driver ? "vulkan_allocation_scope" : "vulkan_memory_type",
+                 &k_dim)) ||
         (rc = key(imp, name, &n)) ||
         (rc = key(imp, enum_name(scopes, 6, scope), &dimstr)))
       return rc;
@@ -572,8 +615,8 @@ int gp__tp_parse_vulkan_memory(gp__tp_importer *imp, const gp__tp_pkt *p) {
       gp__tp_argb_str(&dims, k_dim, dimstr);
     else
       gp__tp_argb_uint(&dims, k_dim, (uint32_t)mtype);
-    gp__tp_track_spec spec = {type,   n,  true, GP_TP_NONE, p->machine, NULL,
-                              -1,     -1, a.upid, -1,       GP_TP_NONE};
+    gp__tp_track_spec spec = {type, n,  true,   GP_TP_NONE, p->machine, NULL,
+                              -1,   -1, a.upid, -1,         GP_TP_NONE};
     if ((rc = gp__tp_track_intern(imp, &spec, &dims, &track, NULL)) ||
         (rc = running_sum(imp, track, a.ts, delta)))
       return rc;

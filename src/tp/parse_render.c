@@ -44,31 +44,70 @@ static int decode_rs(gp__tp_importer *imp, const gp__tp_pkt *p, rs *e) {
     if (f.wire_type == GP_PB_VARINT) {
       uint64_t v = f.value;
       switch (f.id) {
-      case 1: e->has_event_id = true; e->event_id = v; break;
-      case 2: e->duration = v; break;
-      case 3: e->hwq_id = (int32_t)(uint32_t)v; break;
-      case 4: e->has_stage_id = true; e->stage_id = (int32_t)(uint32_t)v; break;
-      case 5: e->has_context = true; e->context = v; break;
-      case 8: e->rt = v; break;
-      case 9: e->rp = v; break;
-      case 10: e->submission_id = (uint32_t)v; break;
-      case 11: e->has_gpu = true; e->gpu = (int32_t)(uint32_t)v; break;
-      case 12: e->cb = v; break;
-      case 13: e->has_hwq_iid = true; e->hwq_iid = v; break;
-      case 14: e->has_stage_iid = true; e->stage_iid = v; break;
+      case 1:
+        e->has_event_id = true;
+        e->event_id = v;
+        break;
+      case 2:
+        e->duration = v;
+        break;
+      case 3:
+        e->hwq_id = (int32_t)(uint32_t)v;
+        break;
+      case 4:
+        e->has_stage_id = true;
+        e->stage_id = (int32_t)(uint32_t)v;
+        break;
+      case 5:
+        e->has_context = true;
+        e->context = v;
+        break;
+      case 8:
+        e->rt = v;
+        break;
+      case 9:
+        e->rp = v;
+        break;
+      case 10:
+        e->submission_id = (uint32_t)v;
+        break;
+      case 11:
+        e->has_gpu = true;
+        e->gpu = (int32_t)(uint32_t)v;
+        break;
+      case 12:
+        e->cb = v;
+        break;
+      case 13:
+        e->has_hwq_iid = true;
+        e->hwq_iid = v;
+        break;
+      case 14:
+        e->has_stage_iid = true;
+        e->stage_iid = v;
+        break;
       case 15:
         e->has_masks = true;
         if (e->nmasks < MAX_MASKS)
           e->masks[e->nmasks++] = v;
         break;
-      case 16: e->rpi = v; break;
+      case 16:
+        e->rpi = v;
+        break;
       case 18:
         if (e->nwaits < MAX_WAITS)
           e->waits[e->nwaits++] = v;
         break;
-      case 19: e->has_kernel_iid = true; e->kernel_iid = v; break;
-      case 20: e->has_name_iid = true; e->name_iid = v; break;
-      default: break;
+      case 19:
+        e->has_kernel_iid = true;
+        e->kernel_iid = v;
+        break;
+      case 20:
+        e->has_name_iid = true;
+        e->name_iid = v;
+        break;
+      default:
+        break;
       }
     } else if (f.wire_type == GP_PB_LEN) {
       if (f.id == 17) {
@@ -251,8 +290,8 @@ static int stage_spec(gp__tp_importer *imp, uint32_t gen, uint64_t iid,
 }
 
 /* The compression set of a queue's dimensions (cached by them). */
-static int cset_for(gp__tp_importer *imp, uint32_t ugpu, uint32_t gpu,
-                    bool iid, uint64_t hwq, uint32_t dim_name, uint32_t *out) {
+static int cset_for(gp__tp_importer *imp, uint32_t ugpu, uint32_t gpu, bool iid,
+                    uint64_t hwq, uint32_t dim_name, uint32_t *out) {
   uint64_t k1 = (uint64_t)ugpu << 33 | (uint64_t)iid << 32 | dim_name;
   uint64_t k2 = (uint32_t)hwq;
   uint64_t *c = gp__tp_map2_get(&imp->track_cache, k1, k2);
@@ -294,8 +333,17 @@ static int compress_track(gp__tp_importer *imp, uint32_t ci, uint32_t name,
   src.n = 0;
   if (desc != GP_TP_NONE)
     gp__tp_argb_str(&src, imp->db->k_description, desc);
-  gp__tp_track_spec spec = {"gpu_render_stage", name, false, GP_TP_NONE,
-                            machine, &src, ugpu, gpu, -1, -1, GP_TP_NONE};
+  gp__tp_track_spec spec = {"gpu_render_stage",
+                            name,
+                            false,
+                            GP_TP_NONE,
+                            machine,
+                            &src,
+                            ugpu,
+                            gpu,
+                            -1,
+                            -1,
+                            GP_TP_NONE};
   int rc = gp__tp_track_new(imp, &spec, set, out);
   if (rc)
     return rc;
@@ -372,8 +420,8 @@ static int compute_arg(gp__tp_importer *imp, uint32_t gen,
 
 static int kernel_args(gp__tp_importer *imp, uint32_t gen, uint64_t iid,
                        gp__tp_argb *b) {
-  gp__tp_interned *in =
-      gp__tp_interned_get(imp, imp->gens.v[gen].ns, GP_TP_IN_COMPUTE_KERNELS, iid);
+  gp__tp_interned *in = gp__tp_interned_get(imp, imp->gens.v[gen].ns,
+                                            GP_TP_IN_COMPUTE_KERNELS, iid);
   if (!in)
     return 0;
   if (in->cache == GP_TP_NONE) {
@@ -457,7 +505,8 @@ static int launch_args(gp__tp_importer *imp, uint32_t gen, const rs *e,
   gp__pb_field f;
   int rc;
   for (uint32_t want = 1; want <= 3; want++) {
-    gp__pb_reader_init(&r, e->launch, e->launch_len, gp__tp_off(imp, e->launch));
+    gp__pb_reader_init(&r, e->launch, e->launch_len,
+                       gp__tp_off(imp, e->launch));
     while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
       if (f.id != want || f.wire_type != GP_PB_LEN)
         continue;
@@ -549,8 +598,8 @@ static int rare(gp__tp_importer *imp, uint32_t row, uint32_t col,
 static int evflow(gp__tp_importer *imp, uint64_t event_id,
                   gp__tp_evflow **out) {
   bool ins;
-  uint64_t *i = gp__tp_map_put(&imp->flow_by_event, event_id, imp->evflows.n,
-                               &ins);
+  uint64_t *i =
+      gp__tp_map_put(&imp->flow_by_event, event_id, imp->evflows.n, &ins);
   if (!i)
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
   if (ins) {
@@ -769,8 +818,8 @@ int gp__tp_parse_render_stage(gp__tp_importer *imp, const gp__tp_pkt *p) {
   uint32_t sname = GP_TP_NONE, sdesc = GP_TP_NONE;
   bool sfound = false;
   int64_t scat = 0;
-  if (e.has_stage_iid &&
-      (rc = stage_spec(imp, p->gen, e.stage_iid, &sfound, &sname, &sdesc, &scat)))
+  if (e.has_stage_iid && (rc = stage_spec(imp, p->gen, e.stage_iid, &sfound,
+                                          &sname, &sdesc, &scat)))
     goto out;
   if (e.has_name_iid) {
     name = gp__tp_interned_str(imp, p->gen, GP_TP_IN_EVENT_NAMES, e.name_iid, 2,
@@ -869,8 +918,8 @@ out:
 /* See import.h. */
 int gp__tp_debug_name_set(gp__tp_importer *imp, int64_t type, uint64_t handle,
                           uint32_t name) {
-  uint64_t *s = gp__tp_map2_put(&imp->debug_names, (uint64_t)type, handle,
-                                name, NULL);
+  uint64_t *s =
+      gp__tp_map2_put(&imp->debug_names, (uint64_t)type, handle, name, NULL);
   if (!s)
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
   *s = name;

@@ -152,7 +152,8 @@ int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
       d.uuid = f.value;
     else if (f.id == 5 && f.wire_type == GP_PB_VARINT)
       d.parent_uuid = f.value;
-    else if ((f.id == 2 || f.id == 10 || f.id == 13) && f.wire_type == GP_PB_LEN)
+    else if ((f.id == 2 || f.id == 10 || f.id == 13) &&
+             f.wire_type == GP_PB_LEN)
       rc2 = gp__tp_intern(imp, f.data, f.size, &d.name);
     else if (f.id == 3 && f.wire_type == GP_PB_LEN)
       rc2 = decode_process(imp, &r, &f, &ppid, &pname);
@@ -248,31 +249,33 @@ static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
   if (tid >= 0) {
     gp__tp_argb_uint(&dims, k_utid, utid);
     type = d.is_counter ? "thread_counter_track_event"
-                        : own ? "thread" : "thread_track_event";
+           : own        ? "thread"
+                        : "thread_track_event";
   } else if (pid >= 0) {
     gp__tp_argb_uint(&dims, k_upid, upid);
     type = d.is_counter ? "process_counter_track_event"
-                        : own ? "process" : "process_track_event";
+           : own        ? "process"
+                        : "process_track_event";
   } else {
     type = d.is_counter ? "global_counter_track_event" : "global_track_event";
   }
   if (!own || d.is_counter)
     gp__tp_argb_uint(&dims, k_uuid, d.uuid);
   uint32_t name = d.name;
-  if (d.uuid == 0 && name == GP_TP_NONE && (rc = key(imp, "Default Track", &name)))
+  if (d.uuid == 0 && name == GP_TP_NONE &&
+      (rc = key(imp, "Default Track", &name)))
     return rc;
-  gp__tp_track_spec spec = {
-      type,
-      name,
-      d.is_counter,
-      d.counter_unit,
-      d.machine,
-      NULL,
-      -1,
-      -1,
-      upid == GP_TP_NONE || tid >= 0 ? -1 : (int64_t)upid,
-      utid == GP_TP_NONE ? -1 : (int64_t)utid,
-      parent};
+  gp__tp_track_spec spec = {type,
+                            name,
+                            d.is_counter,
+                            d.counter_unit,
+                            d.machine,
+                            NULL,
+                            -1,
+                            -1,
+                            upid == GP_TP_NONE || tid >= 0 ? -1 : (int64_t)upid,
+                            utid == GP_TP_NONE ? -1 : (int64_t)utid,
+                            parent};
   uint32_t track;
   if ((rc = gp__tp_track_intern(imp, &spec, &dims, &track, NULL)))
     return rc;
@@ -348,14 +351,15 @@ static int annotation_value(gp__tp_importer *imp, uint32_t gen,
         uint32_t s;
         rc2 = gp__tp_intern(imp, f.data, f.size, &s);
         if (!rc2)
-          gp__tp_argb_add(b, k, fk, f.id == 9 ? GP_TP_ARG_JSON : GP_TP_ARG_STRING,
-                          s);
+          gp__tp_argb_add(b, k, fk,
+                          f.id == 9 ? GP_TP_ARG_JSON : GP_TP_ARG_STRING, s);
       }
       break;
     case 17:
       if (v) {
         uint32_t s = gp__tp_interned_str(
-            imp, gen, GP_TP_IN_DEBUG_ANNOTATION_STRING_VALUES, f.value, 2, &rc2);
+            imp, gen, GP_TP_IN_DEBUG_ANNOTATION_STRING_VALUES, f.value, 2,
+            &rc2);
         if (!rc2 && s != GP_TP_NONE)
           gp__tp_argb_add(b, k, fk, GP_TP_ARG_STRING, s);
       }
@@ -397,8 +401,8 @@ static int annotation(gp__tp_importer *imp, uint32_t gen,
       memcpy(name, f.data, n);
       name[n] = '\0';
     } else if (f.id == 1 && f.wire_type == GP_PB_VARINT) {
-      uint32_t s = gp__tp_interned_str(imp, gen, GP_TP_IN_DEBUG_ANNOTATION_NAMES,
-                                       f.value, 2, &rc);
+      uint32_t s = gp__tp_interned_str(
+          imp, gen, GP_TP_IN_DEBUG_ANNOTATION_NAMES, f.value, 2, &rc);
       if (rc)
         return rc;
       if (s != GP_TP_NONE)
@@ -573,9 +577,9 @@ static int event_args(gp__tp_importer *imp, const gp__tp_pkt *p, const te *e,
     return gp__tp_corrupt(imp, &r, "TrackEvent");
   }
   if (e->has_api) {
-    static const char *const apis[] = {
-        "GPU_API_UNDEFINED", "GPU_API_OPEN_GL", "GPU_API_VULKAN",
-        "GPU_API_OPEN_CL",   "GPU_API_CUDA",    "GPU_API_HIP"};
+    static const char *const apis[] = {"GPU_API_UNDEFINED", "GPU_API_OPEN_GL",
+                                       "GPU_API_VULKAN",    "GPU_API_OPEN_CL",
+                                       "GPU_API_CUDA",      "GPU_API_HIP"};
     uint32_t k, v;
     if ((rc = key(imp, "gpu_api", &k)) ||
         (rc = key(imp, e->api < 6 ? apis[e->api] : "GPU_API_UNDEFINED", &v))) {

@@ -107,9 +107,9 @@ static int interned_put(gp__tp_importer *imp, uint32_t ns, uint32_t field,
   if (!gp__tp_vec_reserve(&imp->interned, 1))
     return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory interning data");
   bool ins;
-  uint64_t *slot = gp__tp_map2_put(&imp->interned_by_key,
-                                   (uint64_t)ns << 32 | field, iid,
-                                   imp->interned.n, &ins);
+  uint64_t *slot =
+      gp__tp_map2_put(&imp->interned_by_key, (uint64_t)ns << 32 | field, iid,
+                      imp->interned.n, &ins);
   if (!slot)
     return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory interning data");
   if (!ins)
@@ -122,11 +122,11 @@ static int interned_put(gp__tp_importer *imp, uint32_t ns, uint32_t field,
 }
 
 /* See import.h. */
-uint32_t gp__tp_interned_str(gp__tp_importer *imp, uint32_t gen,
-                             uint32_t field, uint64_t iid, uint32_t str_field,
-                             int *rc) {
+uint32_t gp__tp_interned_str(gp__tp_importer *imp, uint32_t gen, uint32_t field,
+                             uint64_t iid, uint32_t str_field, int *rc) {
   *rc = 0;
-  gp__tp_interned *e = gp__tp_interned_get(imp, imp->gens.v[gen].ns, field, iid);
+  gp__tp_interned *e =
+      gp__tp_interned_get(imp, imp->gens.v[gen].ns, field, iid);
   if (!e)
     return GP_TP_NONE;
   if (e->cache == CACHE_ABSENT)
@@ -164,8 +164,8 @@ int gp__tp_intern(gp__tp_importer *imp, const void *s, size_t n,
 /* ------------------------------------------------------------------ */
 /* Sequences                                                             */
 
-static int new_gen(gp__tp_importer *imp, uint32_t seq_id, const gp__tp_gen *copy,
-                   uint32_t *out, uint64_t off) {
+static int new_gen(gp__tp_importer *imp, uint32_t seq_id,
+                   const gp__tp_gen *copy, uint32_t *out, uint64_t off) {
   if (imp->gens.n >= GP_TP_MAX_GENS)
     return gp__tp_fail(imp, GP_ERANGE, off,
                        "more than %u sequence generations (incremental-state "
@@ -346,7 +346,7 @@ typedef struct top {
   const uint8_t *data;
   size_t data_len;
   uint64_t data_tag; /* source offset of the data field's tag */
-  bool unknown; /* a data field we do not import */
+  bool unknown;      /* a data field we do not import */
 } top;
 
 static bool is_data_field(uint32_t id) {
@@ -701,8 +701,8 @@ static int tokenize_packet(gp__tp_importer *imp, uint64_t lenoff,
   }
   if (t.interned) {
     if (!seq->valid)
-      gp__tp_stat(imp, GP_TP_STAT_interned_data_skipped_incremental_state_invalid,
-                  1);
+      gp__tp_stat(
+          imp, GP_TP_STAT_interned_data_skipped_incremental_state_invalid, 1);
     else if ((rc = tokenize_interned(imp, imp->gens.v[seq->gen].ns, t.interned,
                                      t.interned_len)) != 0)
       return rc;
@@ -749,8 +749,8 @@ static int tokenize_packet(gp__tp_importer *imp, uint64_t lenoff,
       uint64_t key = gp__tp_clock_key(clock, t.seq);
       int64_t ns = gp__tp_clocks_abs(&imp->clocks, key, ts);
       if (gp__tp_clocks_convert(&imp->clocks, key, ns, &ts) != 0) {
-        struct gp__tp_deferred d = {
-            gp__tp_ref(GP_TP_ENT_PACKET, gen, lenoff), key, ns};
+        struct gp__tp_deferred d = {gp__tp_ref(GP_TP_ENT_PACKET, gen, lenoff),
+                                    key, ns};
         if (!gp__tp_vec_push(&imp->deferred, d))
           return gp__tp_fail(imp, GP_ENOMEM, lenoff, "out of memory");
         return 0;
@@ -782,8 +782,7 @@ static int tokenize_packets(gp__tp_importer *imp, uint64_t off, uint64_t end,
       uint64_t tag, len;
       size_t nt = gp__pb_get_varint(p, base + (end - off), &tag);
       if (!inflated && imp->allow_truncated) {
-        gp__tp_stat(imp, GP_TP_STAT_trace_truncated_bytes,
-                    (int64_t)(end - at));
+        gp__tp_stat(imp, GP_TP_STAT_trace_truncated_bytes, (int64_t)(end - at));
         return 0;
       }
       if (nt && (tag & 7) == GP_PB_LEN) {
@@ -796,8 +795,7 @@ static int tokenize_packets(gp__tp_importer *imp, uint64_t off, uint64_t end,
                              inflated ? "inflated data" : "file",
                              (unsigned long long)((end - at) - nt - nl));
         if (!nl)
-          return gp__tp_fail(imp, GP_ECORRUPT, at,
-                             "truncated packet length");
+          return gp__tp_fail(imp, GP_ECORRUPT, at, "truncated packet length");
       }
       return gp__tp_fail(imp, GP_ECORRUPT, at,
                          nt ? "malformed field (wire type %u) where a packet "

@@ -24,11 +24,10 @@ static const struct {
   const char *name;
   const char *body;
 } views[] = {
-    {"slice",
-     "SELECT id, ts, dur, track_id, category, name, depth, parent_id, "
-     "arg_set_id, thread_ts, thread_dur, thread_instruction_count, "
-     "thread_instruction_delta, category AS cat, id AS slice_id "
-     "FROM __intrinsic_slice"},
+    {"slice", "SELECT id, ts, dur, track_id, category, name, depth, parent_id, "
+              "arg_set_id, thread_ts, thread_dur, thread_instruction_count, "
+              "thread_instruction_delta, category AS cat, id AS slice_id "
+              "FROM __intrinsic_slice"},
     {"slices", "SELECT * FROM slice"},
     {"gpu_slice",
      "SELECT id, ts, dur, track_id, category, name, depth, parent_id, "
@@ -83,18 +82,16 @@ static const struct {
      "SELECT id, id AS upid, pid, name, start_ts, end_ts, parent_upid, uid, "
      "android_appid, android_user_id, cmdline, arg_set_id, machine_id "
      "FROM __intrinsic_process"},
-    {"thread",
-     "SELECT id, id AS utid, tid, name, start_ts, end_ts, upid, "
-     "is_main_thread, machine_id FROM __intrinsic_thread"},
+    {"thread", "SELECT id, id AS utid, tid, name, start_ts, end_ts, upid, "
+               "is_main_thread, machine_id FROM __intrinsic_thread"},
     {"stats",
      "SELECT id, name, NULL AS key, idx, severity, source, value, "
      "description, 0 AS machine_id, 0 AS trace_id FROM __intrinsic_stats"},
     {"machine", "SELECT * FROM __intrinsic_machine"},
     {"vulkan_memory_allocations",
      "SELECT * FROM __intrinsic_vulkan_memory_allocations"},
-    {"counters",
-     "SELECT v.*, t.name, t.unit FROM counter AS v "
-     "JOIN counter_track AS t ON v.track_id = t.id ORDER BY ts"},
+    {"counters", "SELECT v.*, t.name, t.unit FROM counter AS v "
+                 "JOIN counter_track AS t ON v.track_id = t.id ORDER BY ts"},
     {"trace_bounds", "SELECT trace_start() AS start_ts, trace_end() AS end_ts"},
 };
 

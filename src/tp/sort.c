@@ -103,7 +103,7 @@ static int radix(gp__tp_entry *a, size_t n) {
   for (size_t k = 1; k < n; k++)
     if (a[k].ts < min)
       min = a[k].ts;
-  size_t (*hist)[256] = calloc(8, sizeof(*hist));
+  size_t(*hist)[256] = calloc(8, sizeof(*hist));
   size_t cap = 0;
   gp__tp_entry *tmp = scratch(n, &cap);
   if (!hist || !tmp) {

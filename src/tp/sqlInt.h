@@ -101,7 +101,7 @@ struct gp_tp {
   /* PerfettoSQL state. */
   gp__tp_macro *macros;
   gp__tp_fn *fns;
-  uint64_t modules; /* bitmask of included modules */
+  uint64_t modules;           /* bitmask of included modules */
   sqlite3_stmt *extract_stmt; /* database mode: extract_arg's lookup */
   GP_TP_VEC(gp__tp_buf) bufs;
   uint64_t next_buf;
@@ -156,6 +156,7 @@ void gp__tp_psql_free(gp_tp *tp);
 /* Fills err (may be NULL) with code, offset and a formatted message;
  * returns code. */
 int gp__tp_set_error(gp_tp_error *err, int code, uint64_t offset,
-                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+                     const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif /* GPUPERF_TP_SQLINT_H */

@@ -54,7 +54,8 @@ static void extract_db(sqlite3_context *ctx, gp_tp *tp, sqlite3_int64 set,
           "SELECT CASE WHEN value_type IN ('string', 'json') THEN string_value "
           "WHEN value_type = 'real' THEN real_value ELSE int_value END "
           "FROM __intrinsic_args WHERE arg_set_id = ?1 AND key = ?2 LIMIT 1",
-          -1, SQLITE_PREPARE_PERSISTENT, &tp->extract_stmt, NULL) != SQLITE_OK) {
+          -1, SQLITE_PREPARE_PERSISTENT, &tp->extract_stmt,
+          NULL) != SQLITE_OK) {
     sqlite3_result_error(ctx, sqlite3_errmsg(tp->sql), -1);
     return;
   }
@@ -83,8 +84,7 @@ static void fn_extract_arg(sqlite3_context *ctx, int argc, sqlite3_value **v) {
     return;
   }
   if (sqlite3_value_numeric_type(v[0]) != SQLITE_INTEGER) {
-    sqlite3_result_error(ctx, "extract_arg: arg_set_id must be an integer",
-                         -1);
+    sqlite3_result_error(ctx, "extract_arg: arg_set_id must be an integer", -1);
     return;
   }
   sqlite3_int64 set = sqlite3_value_int64(v[0]);

@@ -66,8 +66,8 @@ int gp__tp_db_init(gp__tp_db *db) {
   if (!gp__tp_vec_push(&db->set_first, 0))
     goto nomem;
   gp__tp_machine host = {0};
-  gp__tp_process swapper = {0, GP_TP_NONE, GP_TP_NONE, INT64_MIN, INT64_MIN,
-                            GP_TP_NONE, 0};
+  gp__tp_process swapper = {0,         GP_TP_NONE, GP_TP_NONE, INT64_MIN,
+                            INT64_MIN, GP_TP_NONE, 0};
   gp__tp_thread idle = {0, GP_TP_NONE, 0, INT64_MIN, INT64_MIN, 0};
   if (!gp__tp_vec_push(&db->machines, host) ||
       !gp__tp_vec_push(&db->processes, swapper) ||
@@ -303,7 +303,8 @@ static void always_arg(const gp__tp_db *db, uint32_t g, uint32_t i,
                        gp__tp_arg *o) {
   switch (i) {
   case 0:
-    mk(o, db->k_context_id, GP_TP_ARG_UINT, (int64_t)db->dict.v[db->g_ctx.v[g]]);
+    mk(o, db->k_context_id, GP_TP_ARG_UINT,
+       (int64_t)db->dict.v[db->g_ctx.v[g]]);
     break;
   case 1:
     mk(o, db->k_render_target, GP_TP_ARG_UINT,

@@ -53,52 +53,52 @@ typedef struct gp__tp_arg {
 
 /* Stats: X(name, severity, source, description). */
 #define GP_TP_STATS(X)                                                         \
-  X(gpu_counters_invalid_spec, "error", "analysis",                           \
+  X(gpu_counters_invalid_spec, "error", "analysis",                            \
     "A GPU counter spec without id or name, a duplicate id, or a sample "      \
     "naming an id its interned descriptor does not define")                    \
-  X(gpu_counters_missing_spec, "error", "analysis",                           \
-    "A GPU counter sample whose descriptor could not be found")               \
-  X(gpu_counters_missing_timestamp, "data_loss", "analysis",                  \
-    "GPU counter samples in a packet without timestamp (dropped)")            \
-  X(gpu_render_stage_parser_errors, "error", "analysis",                      \
+  X(gpu_counters_missing_spec, "error", "analysis",                            \
+    "A GPU counter sample whose descriptor could not be found")                \
+  X(gpu_counters_missing_timestamp, "data_loss", "analysis",                   \
+    "GPU counter samples in a packet without timestamp (dropped)")             \
+  X(gpu_render_stage_parser_errors, "error", "analysis",                       \
     "Render-stage events whose hardware queue could not be resolved "          \
     "(dropped)")                                                               \
-  X(packet_skipped_seq_needs_incremental_state_invalid, "data_loss",          \
+  X(packet_skipped_seq_needs_incremental_state_invalid, "data_loss",           \
     "analysis",                                                                \
     "Packets needing incremental state on a sequence whose state was not "     \
     "valid (dropped)")                                                         \
-  X(interned_data_skipped_incremental_state_invalid, "data_loss", "analysis", \
-    "Interned data on a sequence whose state was not valid (ignored)")        \
-  X(clock_sync_failure_undeferrable_packet_loss, "data_loss", "analysis",     \
+  X(interned_data_skipped_incremental_state_invalid, "data_loss", "analysis",  \
+    "Interned data on a sequence whose state was not valid (ignored)")         \
+  X(clock_sync_failure_undeferrable_packet_loss, "data_loss", "analysis",      \
     "Packets whose timestamp could not be converted to the trace clock "       \
     "(dropped)")                                                               \
-  X(clock_snapshot_invalid, "error", "analysis",                              \
-    "Clock snapshots that could not be used")                                 \
-  X(sequence_previous_packet_dropped, "data_loss", "trace",                   \
-    "Packets with previous_packet_dropped set: the producer lost data")       \
-  X(compressed_packets_inflated, "info", "analysis",                          \
+  X(clock_snapshot_invalid, "error", "analysis",                               \
+    "Clock snapshots that could not be used")                                  \
+  X(sequence_previous_packet_dropped, "data_loss", "trace",                    \
+    "Packets with previous_packet_dropped set: the producer lost data")        \
+  X(compressed_packets_inflated, "info", "analysis",                           \
     "compressed_packets fields inflated")                                      \
-  X(track_event_parser_errors, "error", "analysis",                           \
-    "Track events that could not be imported (unknown track uuid, ...)")      \
-  X(track_event_tokenizer_errors, "error", "analysis",                        \
-    "Track descriptors or events that could not be tokenized")                \
-  X(misplaced_end_event, "data_loss", "analysis",                             \
-    "Slice ends that did not match an open slice")                            \
-  X(slice_drop_overlapping_complete_event, "error", "analysis",               \
-    "Complete slices partially overlapping an open one (dropped)")            \
-  X(slice_max_depth_exceeded, "error", "analysis",                            \
-    "Slices nested deeper than 512 (dropped)")                                \
-  X(flow_invalid_id, "error", "analysis",                                     \
-    "Flow events whose other end never appeared")                             \
-  X(vulkan_allocations_invalid_string_id, "error", "analysis",                \
-    "Vulkan memory events naming an unknown interned string")                 \
-  X(ftrace_gpu_mem_total_unknown_pid, "info", "analysis",                     \
-    "ftrace gpu_mem_total samples for a pid with no live thread (dropped)")   \
-  X(packet_type_not_imported, "info", "analysis",                             \
-    "Packets of a type this trace processor does not import (skipped)")       \
-  X(trace_truncated_bytes, "data_loss", "trace",                              \
-    "Bytes of an incomplete last packet ignored (--allow-truncated)")         \
-  X(gpuperf_dropped_records, "data_loss", "trace",                            \
+  X(track_event_parser_errors, "error", "analysis",                            \
+    "Track events that could not be imported (unknown track uuid, ...)")       \
+  X(track_event_tokenizer_errors, "error", "analysis",                         \
+    "Track descriptors or events that could not be tokenized")                 \
+  X(misplaced_end_event, "data_loss", "analysis",                              \
+    "Slice ends that did not match an open slice")                             \
+  X(slice_drop_overlapping_complete_event, "error", "analysis",                \
+    "Complete slices partially overlapping an open one (dropped)")             \
+  X(slice_max_depth_exceeded, "error", "analysis",                             \
+    "Slices nested deeper than 512 (dropped)")                                 \
+  X(flow_invalid_id, "error", "analysis",                                      \
+    "Flow events whose other end never appeared")                              \
+  X(vulkan_allocations_invalid_string_id, "error", "analysis",                 \
+    "Vulkan memory events naming an unknown interned string")                  \
+  X(ftrace_gpu_mem_total_unknown_pid, "info", "analysis",                      \
+    "ftrace gpu_mem_total samples for a pid with no live thread (dropped)")    \
+  X(packet_type_not_imported, "info", "analysis",                              \
+    "Packets of a type this trace processor does not import (skipped)")        \
+  X(trace_truncated_bytes, "data_loss", "trace",                               \
+    "Bytes of an incomplete last packet ignored (--allow-truncated)")          \
+  X(gpuperf_dropped_records, "data_loss", "trace",                             \
     "Records the recording side reported as dropped")
 
 enum {
@@ -109,14 +109,14 @@ enum {
 };
 
 typedef struct gp__tp_track {
-  uint32_t name, type;  /* strings */
-  uint8_t is_counter;   /* event_type: 'counter' or 'slice' */
-  uint32_t dims;        /* dimension arg set */
-  uint32_t source;      /* source arg set */
-  uint32_t parent;      /* track id */
+  uint32_t name, type; /* strings */
+  uint8_t is_counter;  /* event_type: 'counter' or 'slice' */
+  uint32_t dims;       /* dimension arg set */
+  uint32_t source;     /* source arg set */
+  uint32_t parent;     /* track id */
   uint32_t machine;
-  uint32_t unit;        /* counter_unit string */
-  uint32_t description; /* string, mirrors source arg 'description' */
+  uint32_t unit;                 /* counter_unit string */
+  uint32_t description;          /* string, mirrors source arg 'description' */
   int64_t ugpu, gpu, upid, utid; /* -1 = NULL; mirror the dimensions */
 } gp__tp_track;
 
@@ -129,7 +129,7 @@ typedef struct gp__tp_gpu {
 
 typedef struct gp__tp_process {
   int64_t pid;
-  uint32_t name, cmdline; /* strings */
+  uint32_t name, cmdline;   /* strings */
   int64_t start_ts, end_ts; /* INT64_MIN = NULL */
   uint32_t parent_upid;
   uint32_t machine;
@@ -216,8 +216,8 @@ typedef struct gp__tp_db {
   GP_TP_VEC(uint32_t) g_ctx, g_rt, g_rp, g_cb, g_hwq; /* u64 dictionary */
   GP_TP_VEC(int64_t) g_sub;
   GP_TP_VEC(uint32_t) g_upid;
-  GP_TP_VEC(int8_t) g_cat; /* render_stage_category, -1 = absent */
-  GP_TP_VEC(uint32_t) g_extra; /* stored set of extra args */
+  GP_TP_VEC(int8_t) g_cat;       /* render_stage_category, -1 = absent */
+  GP_TP_VEC(uint32_t) g_extra;   /* stored set of extra args */
   GP_TP_VEC(gp__tp_rare) g_rare; /* sorted by (row, col) */
   GP_TP_VEC(uint64_t) dict;
   gp__tp_map dict_map;

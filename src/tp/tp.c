@@ -103,8 +103,8 @@ static int import_data(const void *data, size_t size, const char *name,
     if (size == 0)
       gp__tp_set_error(err, rc, 0, "%s: empty file, not a trace", name);
     else if (rc == GP_ECORRUPT || imp.err_off)
-      gp__tp_set_error(err, rc, imp.err_off, "%s: offset %" PRIu64 ": %s",
-                       name, imp.err_off, imp.errmsg);
+      gp__tp_set_error(err, rc, imp.err_off, "%s: offset %" PRIu64 ": %s", name,
+                       imp.err_off, imp.errmsg);
     else
       gp__tp_set_error(err, rc, UINT64_MAX, "%s: %s", name,
                        imp.errmsg[0] ? imp.errmsg : gp_strerror(rc));
@@ -124,8 +124,8 @@ static int import_data(const void *data, size_t size, const char *name,
   tp->info.end_ts = tp->db->end_ts;
   char msg[400] = "";
   if (sqlite3_open_v2(":memory:", &tp->sql,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-      SQLITE_OK) {
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                      NULL) != SQLITE_OK) {
     tp_free(tp);
     return gp__tp_set_error(err, GP_ESQL, UINT64_MAX, "cannot open SQLite");
   }
@@ -201,8 +201,7 @@ int gp_tp_open(const char *path, const gp_tp_options *opts, gp_tp **out,
     if (map == MAP_FAILED) {
       int e = errno;
       close(fd);
-      return gp__tp_set_error(err, -e, UINT64_MAX, "%s: %s", path,
-                              strerror(e));
+      return gp__tp_set_error(err, -e, UINT64_MAX, "%s: %s", path, strerror(e));
     }
     madvise(map, size, MADV_SEQUENTIAL);
   }
@@ -223,7 +222,9 @@ int gp_tp_open(const char *path, const gp_tp_options *opts, gp_tp **out,
 }
 
 /* See tp.h. */
-void gp_tp_close(gp_tp *tp) { tp_free(tp); }
+void gp_tp_close(gp_tp *tp) {
+  tp_free(tp);
+}
 
 /* See tp.h. */
 void gp_tp_get_info(const gp_tp *tp, gp_tp_info *info) {
@@ -289,11 +290,16 @@ gp_tp_type gp_tp_rows_type(const gp_tp_rows *rows, int col) {
   if (!rows || !rows->st)
     return GP_TP_NULL;
   switch (sqlite3_column_type(rows->st, col)) {
-  case SQLITE_INTEGER: return GP_TP_INT;
-  case SQLITE_FLOAT: return GP_TP_REAL;
-  case SQLITE_TEXT: return GP_TP_TEXT;
-  case SQLITE_BLOB: return GP_TP_BLOB;
-  default: return GP_TP_NULL;
+  case SQLITE_INTEGER:
+    return GP_TP_INT;
+  case SQLITE_FLOAT:
+    return GP_TP_REAL;
+  case SQLITE_TEXT:
+    return GP_TP_TEXT;
+  case SQLITE_BLOB:
+    return GP_TP_BLOB;
+  default:
+    return GP_TP_NULL;
   }
 }
 
@@ -342,11 +348,21 @@ void gp_tp_rows_destroy(gp_tp_rows *rows) {
 /* A value as Perfetto's diff-test CSV writes it. */
 static void csv_value(const gp_tp_rows *r, int c, FILE *out) {
   switch (gp_tp_rows_type(r, c)) {
-  case GP_TP_NULL: fputs("\"[NULL]\"", out); break;
-  case GP_TP_INT: fprintf(out, "%" PRId64, gp_tp_rows_int(r, c)); break;
-  case GP_TP_REAL: fprintf(out, "%f", gp_tp_rows_real(r, c)); break;
-  case GP_TP_TEXT: fprintf(out, "\"%s\"", gp_tp_rows_text(r, c)); break;
-  default: fputs("\"<raw bytes>\"", out); break;
+  case GP_TP_NULL:
+    fputs("\"[NULL]\"", out);
+    break;
+  case GP_TP_INT:
+    fprintf(out, "%" PRId64, gp_tp_rows_int(r, c));
+    break;
+  case GP_TP_REAL:
+    fprintf(out, "%f", gp_tp_rows_real(r, c));
+    break;
+  case GP_TP_TEXT:
+    fprintf(out, "\"%s\"", gp_tp_rows_text(r, c));
+    break;
+  default:
+    fputs("\"<raw bytes>\"", out);
+    break;
   }
 }
 
@@ -369,7 +385,9 @@ static void json_string(const char *s, FILE *out) {
 
 static void json_value(const gp_tp_rows *r, int c, FILE *out) {
   switch (gp_tp_rows_type(r, c)) {
-  case GP_TP_INT: fprintf(out, "%" PRId64, gp_tp_rows_int(r, c)); break;
+  case GP_TP_INT:
+    fprintf(out, "%" PRId64, gp_tp_rows_int(r, c));
+    break;
   case GP_TP_REAL: {
     double d = gp_tp_rows_real(r, c);
     if (isfinite(d))
@@ -378,7 +396,9 @@ static void json_value(const gp_tp_rows *r, int c, FILE *out) {
       fputs("null", out);
     break;
   }
-  case GP_TP_TEXT: json_string(gp_tp_rows_text(r, c), out); break;
+  case GP_TP_TEXT:
+    json_string(gp_tp_rows_text(r, c), out);
+    break;
   case GP_TP_BLOB: {
     size_t n;
     const unsigned char *b = gp_tp_rows_blob(r, c, &n);
@@ -388,7 +408,9 @@ static void json_value(const gp_tp_rows *r, int c, FILE *out) {
     fputc('"', out);
     break;
   }
-  default: fputs("null", out); break;
+  default:
+    fputs("null", out);
+    break;
   }
 }
 
@@ -396,15 +418,18 @@ static void json_value(const gp_tp_rows *r, int c, FILE *out) {
 static char *table_value(const gp_tp_rows *r, int c) {
   char buf[64];
   switch (gp_tp_rows_type(r, c)) {
-  case GP_TP_NULL: return strdup("NULL");
+  case GP_TP_NULL:
+    return strdup("NULL");
   case GP_TP_INT:
     snprintf(buf, sizeof(buf), "%" PRId64, gp_tp_rows_int(r, c));
     return strdup(buf);
   case GP_TP_REAL:
     snprintf(buf, sizeof(buf), "%g", gp_tp_rows_real(r, c));
     return strdup(buf);
-  case GP_TP_TEXT: return strdup(gp_tp_rows_text(r, c));
-  default: return strdup("<bytes>");
+  case GP_TP_TEXT:
+    return strdup(gp_tp_rows_text(r, c));
+  default:
+    return strdup("<bytes>");
   }
 }
 

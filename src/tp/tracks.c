@@ -31,9 +31,8 @@ int gp__tp_gpu_get(gp__tp_importer *imp, uint32_t machine, int64_t gpu,
   if (!slot)
     return nomem(imp);
   if (ins) {
-    gp__tp_gpu g = {gpu,        GP_TP_NONE, GP_TP_NONE, GP_TP_NONE,
-                    GP_TP_NONE, GP_TP_NONE, GP_TP_NONE, machine,
-                    GP_TP_NONE};
+    gp__tp_gpu g = {gpu,        GP_TP_NONE, GP_TP_NONE, GP_TP_NONE, GP_TP_NONE,
+                    GP_TP_NONE, GP_TP_NONE, machine,    GP_TP_NONE};
     if (!gp__tp_vec_push(&db->gpus, g)) {
       *slot = GP_TP_NONE; /* unreachable entry; import fails anyway */
       return nomem(imp);
@@ -80,8 +79,7 @@ int gp__tp_track_new(gp__tp_importer *imp, const gp__tp_track_spec *spec,
 
 /* See import.h. */
 int gp__tp_track_intern(gp__tp_importer *imp, const gp__tp_track_spec *spec,
-                        const gp__tp_argb *dims, uint32_t *out,
-                        bool *created) {
+                        const gp__tp_argb *dims, uint32_t *out, bool *created) {
   uint32_t dims_set = GP_TP_NONE, type;
   if (dims && gp__tp_argset_commit(imp->db, dims, &dims_set) != 0)
     return nomem(imp);
@@ -116,7 +114,8 @@ int gp__tp_process_get(gp__tp_importer *imp, uint32_t machine, int64_t pid,
   gp__tp_db *db = imp->db;
   uint64_t key = (uint64_t)machine << 32 | (uint32_t)pid;
   bool ins;
-  uint64_t *slot = gp__tp_map_put(&imp->upid_by_pid, key, db->processes.n, &ins);
+  uint64_t *slot =
+      gp__tp_map_put(&imp->upid_by_pid, key, db->processes.n, &ins);
   if (!slot)
     return nomem(imp);
   if (ins) {
@@ -132,8 +131,8 @@ int gp__tp_process_get(gp__tp_importer *imp, uint32_t machine, int64_t pid,
 /* See import.h. */
 uint32_t gp__tp_thread_find(gp__tp_importer *imp, uint32_t machine,
                             int64_t tid) {
-  uint64_t *slot =
-      gp__tp_map_get(&imp->utid_by_tid, (uint64_t)machine << 32 | (uint32_t)tid);
+  uint64_t *slot = gp__tp_map_get(&imp->utid_by_tid,
+                                  (uint64_t)machine << 32 | (uint32_t)tid);
   return slot ? (uint32_t)*slot : GP_TP_NONE;
 }
 
@@ -150,8 +149,8 @@ int gp__tp_thread_update(gp__tp_importer *imp, uint32_t machine, int64_t tid,
     return 0;
   }
   uint32_t t = gp__tp_thread_find(imp, machine, tid);
-  if (t != GP_TP_NONE && (db->threads.v[t].upid == GP_TP_NONE ||
-                          db->threads.v[t].upid == upid)) {
+  if (t != GP_TP_NONE &&
+      (db->threads.v[t].upid == GP_TP_NONE || db->threads.v[t].upid == upid)) {
     db->threads.v[t].upid = upid;
     *utid = t;
     return 0;
@@ -173,8 +172,8 @@ int gp__tp_thread_update(gp__tp_importer *imp, uint32_t machine, int64_t tid,
 /* See import.h. */
 void gp__tp_thread_end(gp__tp_importer *imp, uint32_t machine, int64_t tid,
                        int64_t ts) {
-  uint64_t *slot =
-      gp__tp_map_get(&imp->utid_by_tid, (uint64_t)machine << 32 | (uint32_t)tid);
+  uint64_t *slot = gp__tp_map_get(&imp->utid_by_tid,
+                                  (uint64_t)machine << 32 | (uint32_t)tid);
   if (!slot || *slot == GP_TP_NONE)
     return;
   imp->db->threads.v[*slot].end_ts = ts;

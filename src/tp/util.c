@@ -10,7 +10,9 @@
 #define BIG (1u << 20)
 #define PAGE 4096u
 
-static size_t map_len(size_t bytes) { return (bytes + PAGE - 1) & ~(size_t)(PAGE - 1); }
+static size_t map_len(size_t bytes) {
+  return (bytes + PAGE - 1) & ~(size_t)(PAGE - 1);
+}
 
 static void want_huge(void *p, size_t bytes) {
 #ifdef MADV_HUGEPAGE
@@ -164,8 +166,9 @@ void gp__tp_map_free(gp__tp_map *m) {
 
 static size_t map2_slot(const gp__tp_map2 *m, uint64_t k1, uint64_t k2) {
   size_t mask = m->cap - 1;
-  size_t i = (size_t)gp__tp_mix64(k1 ^ gp__tp_mix64(k2 + 0x632be59bd9b4e019ull)) &
-             mask;
+  size_t i =
+      (size_t)gp__tp_mix64(k1 ^ gp__tp_mix64(k2 + 0x632be59bd9b4e019ull)) &
+      mask;
   while (m->used[i] && (m->k1[i] != k1 || m->k2[i] != k2))
     i = (i + 1) & mask;
   return i;

@@ -48,8 +48,7 @@ static inline int64_t gp__tp_wmul(int64_t a, int64_t b) {
  * megabyte or more live in their own mappings, which grow by remapping
  * (no copy) and ask for transparent huge pages (far fewer page faults).
  */
-bool gp__tp_vec_grow(void **v, size_t *cap, size_t n, size_t more,
-                     size_t elem);
+bool gp__tp_vec_grow(void **v, size_t *cap, size_t n, size_t more, size_t elem);
 
 /* Frees what gp__tp_vec_grow allocated (cap elements of elem bytes). */
 void gp__tp_vec_release(void *v, size_t cap, size_t elem);
@@ -127,12 +126,12 @@ void gp__tp_map2_free(gp__tp_map2 *m);
 /* String pool                                                           */
 
 typedef struct gp__tp_strpool {
-  char *arena;      /* NUL-terminated strings, back to back */
-  size_t used, cap; /* bytes of arena */
+  char *arena;             /* NUL-terminated strings, back to back */
+  size_t used, cap;        /* bytes of arena */
   GP_TP_VEC(uint32_t) off; /* id -> offset in arena */
   GP_TP_VEC(uint32_t) len; /* id -> length */
-  uint32_t *slots;  /* hash index of ids, GP_TP_NONE = empty */
-  size_t nslots;    /* power of two */
+  uint32_t *slots;         /* hash index of ids, GP_TP_NONE = empty */
+  size_t nslots;           /* power of two */
 } gp__tp_strpool;
 
 /*

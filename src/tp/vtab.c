@@ -114,8 +114,7 @@ static int vt_best_index(sqlite3_vtab *tab, sqlite3_index_info *info) {
         best = PLAN_INDEX, bcol = c->iColumn, eq = i;
         cost = log2(n) + 50, rows = 50;
       }
-    } else if ((fl & GP_TP_COL_SORTED) &&
-               (rcol < 0 || rcol == c->iColumn)) {
+    } else if ((fl & GP_TP_COL_SORTED) && (rcol < 0 || rcol == c->iColumn)) {
       switch (c->op) {
       case SQLITE_INDEX_CONSTRAINT_GT:
       case SQLITE_INDEX_CONSTRAINT_GE:

@@ -27,7 +27,9 @@ static void packet(uint64_t ts, uint32_t seq, uint32_t flags) {
     gp__pb_uint(&w, 13, flags);
 }
 
-static void end(void) { gp__pb_end(&w); }
+static void end(void) {
+  gp__pb_end(&w);
+}
 
 static int save(const char *dir, const char *name) {
   char path[1024];

@@ -63,8 +63,7 @@ TEST(tp_api_errors_carry_messages) {
   gp_tp *tp = one_slice();
   gp_tp_rows *r = (gp_tp_rows *)&r;
   gp_tp_error err;
-  ASSERT_ERR(gp_tp_query(tp, "SELECT * FROM no_such_table", &r, &err),
-             GP_ESQL);
+  ASSERT_ERR(gp_tp_query(tp, "SELECT * FROM no_such_table", &r, &err), GP_ESQL);
   ASSERT(r == (gp_tp_rows *)&r); /* untouched on failure */
   ASSERT_EQ(err.code, GP_ESQL);
   ASSERT(strstr(err.message, "no_such_table") != NULL);
@@ -111,8 +110,9 @@ TEST(tp_api_formats) {
   FILE *f = open_memstream(&buf, &n);
   gp_tp_error err;
   uint64_t rows;
-  ASSERT_OK(gp_tp_write(tp, "SELECT ts, dur, name, 0.5 AS h, NULL AS z FROM "
-                            "slice",
+  ASSERT_OK(gp_tp_write(tp,
+                        "SELECT ts, dur, name, 0.5 AS h, NULL AS z FROM "
+                        "slice",
                         GP_TP_FORMAT_JSON, f, &rows, &err));
   fclose(f);
   ASSERT_EQ(rows, 1);
@@ -120,8 +120,8 @@ TEST(tp_api_formats) {
                      "\"h\": 0.5, \"z\": null}\n]\n");
   free(buf);
   f = open_memstream(&buf, &n);
-  ASSERT_OK(gp_tp_write(tp, "SELECT ts, name FROM slice", GP_TP_FORMAT_TABLE,
-                        f, &rows, &err));
+  ASSERT_OK(gp_tp_write(tp, "SELECT ts, name FROM slice", GP_TP_FORMAT_TABLE, f,
+                        &rows, &err));
   fclose(f);
   ASSERT_STR_EQ(buf, "ts  name\n--  ----\n10  k\"1\n");
   free(buf);

@@ -120,9 +120,9 @@ TEST(tp_cli_query) {
   ASSERT_STR_EQ(out, "gpu  name\n---  -----\n0    GPU A\n1    GPU B\n");
   free(out);
   free(err);
-  ASSERT_EQ(tp_cli(&out, &err, "query", trace, "-f", sqlf, "--format", "json",
-                   NULL),
-            0);
+  ASSERT_EQ(
+      tp_cli(&out, &err, "query", trace, "-f", sqlf, "--format", "json", NULL),
+      0);
   ASSERT_STR_EQ(out, "[\n  {\"gpu\": 0, \"name\": \"GPU A\"},\n  {\"gpu\": 1, "
                      "\"name\": \"GPU B\"}\n]\n");
   free(out);
@@ -142,17 +142,18 @@ TEST(tp_cli_query_errors) {
   ASSERT(strstr(err, "usage: gpuperf query") != NULL);
   free(out);
   free(err);
-  ASSERT_EQ(tp_cli(&out, &err, "query", trace, "SELECT 1", "--format", "xml",
-                   NULL),
-            1);
+  ASSERT_EQ(
+      tp_cli(&out, &err, "query", trace, "SELECT 1", "--format", "xml", NULL),
+      1);
   ASSERT(strstr(err, "'xml' is not table, csv or json") != NULL);
   free(out);
   free(err);
   ASSERT_EQ(tp_cli(&out, &err, "query", trace, "SELECT 1", "--bogus", NULL), 1);
   free(out);
   free(err);
-  ASSERT_EQ(tp_cli(&out, &err, "query", trace, "SELECT 1;\nSELECT nope FROM "
-                                               "gpu",
+  ASSERT_EQ(tp_cli(&out, &err, "query", trace,
+                   "SELECT 1;\nSELECT nope FROM "
+                   "gpu",
                    NULL),
             2);
   ASSERT(strstr(err, "line 2") != NULL);
@@ -190,9 +191,9 @@ TEST(tp_cli_report) {
   const char *html = gp_test_path(1, "r.html");
   write_trace(trace);
   char *out, *err;
-  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--top", "5", "--html", html,
-                   NULL),
-            0);
+  ASSERT_EQ(
+      tp_cli(&out, &err, "report", trace, "--top", "5", "--html", html, NULL),
+      0);
   squeeze(out);
   /* Kernels: gemm twice (400 ns), relu once; the copy is not a kernel. */
   ASSERT(strstr(out, "Top kernels by total time") != NULL);

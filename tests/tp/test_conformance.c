@@ -94,8 +94,8 @@ TEST(tp_conformance_all_cases) {
       while (*sb == '\n')
         sb++;
       if (strcmp(sa, sb) != 0) {
-        printf("  %-50s DIFFERS\n--- expected\n%s\n--- actual\n%s\n",
-               names[i], sb, sa);
+        printf("  %-50s DIFFERS\n--- expected\n%s\n--- actual\n%s\n", names[i],
+               sb, sa);
         failed++;
       } else {
         printf("  %-50s ok\n", names[i]);

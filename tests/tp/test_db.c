@@ -169,12 +169,12 @@ TEST(tp_db_cli) {
   const char *sql = "SELECT name, count(*) AS n FROM gpu_slice GROUP BY name "
                     "ORDER BY name";
   char *a, *b, *err;
-  ASSERT_EQ(tp_cli(&a, &err, "query", trace, sql, "--db", db, "--format",
-                   "csv", NULL),
+  ASSERT_EQ(tp_cli(&a, &err, "query", trace, sql, "--db", db, "--format", "csv",
+                   NULL),
             0);
   free(err);
-  ASSERT_EQ(tp_cli(&b, &err, "query", "--db", db, trace, sql, "--format",
-                   "csv", NULL),
+  ASSERT_EQ(tp_cli(&b, &err, "query", "--db", db, trace, sql, "--format", "csv",
+                   NULL),
             0);
   free(err);
   ASSERT_STR_EQ(a, "\"name\",\"n\"\n\"even\",10\n\"odd\",10\n");

@@ -38,10 +38,14 @@ static int replay_dir(const char *dir) {
         continue;
       }
       static const char *const q[] = {
-          "SELECT * FROM slice", "SELECT * FROM gpu_slice",
-          "SELECT * FROM args", "SELECT * FROM counter",
-          "SELECT * FROM track", "SELECT * FROM flow",
-          "SELECT * FROM gpu", "SELECT * FROM stats",
+          "SELECT * FROM slice",
+          "SELECT * FROM gpu_slice",
+          "SELECT * FROM args",
+          "SELECT * FROM counter",
+          "SELECT * FROM track",
+          "SELECT * FROM flow",
+          "SELECT * FROM gpu",
+          "SELECT * FROM stats",
           "SELECT * FROM process JOIN thread USING (upid)"};
       for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++)
         free(tp_csv(tp, q[i]));

@@ -17,8 +17,7 @@
 #define SEQ_NEEDS 2
 
 /* An inline (mode 1) counter descriptor with one forwards-looking spec. */
-static void counter_descriptor(tg *t, uint32_t id, const char *name,
-                               int gpu) {
+static void counter_descriptor(tg *t, uint32_t id, const char *name, int gpu) {
   gp__pb_writer *w = &t->w;
   gp__pb_begin(w, 52);
   gp__pb_begin(w, 1);
@@ -42,8 +41,8 @@ static void counter_sample(tg *t, uint32_t id, int64_t v) {
   gp__pb_end(w);
 }
 
-static void snapshot2(tg *t, uint32_t c1, uint64_t t1, uint32_t c2,
-                      uint64_t t2, bool incremental1, uint64_t unit1) {
+static void snapshot2(tg *t, uint32_t c1, uint64_t t1, uint32_t c2, uint64_t t2,
+                      bool incremental1, uint64_t unit1) {
   gp__pb_writer *w = &t->w;
   gp__pb_begin(w, 6);
   gp__pb_begin(w, 1);
@@ -175,8 +174,7 @@ TEST(tp_import_clocks) {
   counter_sample(&t, 1, 5);
   tg_end(&t);
   gp_tp *tp = tp_open_tg(&t);
-  tp_expect(tp, counters_sql,
-            "\"ts\",\"v\"\n6000,1\n7050,3\n8000,2\n9020,4");
+  tp_expect(tp, counters_sql, "\"ts\",\"v\"\n6000,1\n7050,3\n8000,2\n9020,4");
   ASSERT_EQ(tp_int(tp, "SELECT value FROM stats WHERE name = "
                        "'clock_sync_failure_undeferrable_packet_loss'"),
             1);
@@ -330,7 +328,10 @@ TEST(tp_import_overlapping_stages_compress) {
   const struct {
     uint64_t ts, dur;
     const char *name;
-  } s[] = {{100, 10, "a"}, {105, 10, "b"}, {106, 2, "c"}, {110, 10, "d"},
+  } s[] = {{100, 10, "a"},
+           {105, 10, "b"},
+           {106, 2, "c"},
+           {110, 10, "d"},
            {120, 10, "e"}};
   for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
     tg_packet(&t, s[i].ts, 1, 0);
@@ -388,14 +389,14 @@ TEST(tp_import_unknown_fields_skipped) {
   tg t;
   tg_init(&t);
   tg_packet(&t, 10, 1, 0);
-  gp__pb_uint(&t.w, 900, 1);          /* unknown varint */
-  gp__pb_fixed32(&t.w, 901, 7);       /* unknown fixed32 */
-  gp__pb_string(&t.w, 902, "x");      /* unknown bytes */
+  gp__pb_uint(&t.w, 900, 1);     /* unknown varint */
+  gp__pb_fixed32(&t.w, 901, 7);  /* unknown fixed32 */
+  gp__pb_string(&t.w, 902, "x"); /* unknown bytes */
   gp__pb_begin(&t.w, 53);
   gp__pb_uint(&t.w, 1, 1);
   gp__pb_uint(&t.w, 2, 5);
-  gp__pb_fixed64(&t.w, 77, 9);        /* unknown in the event */
-  gp__pb_begin(&t.w, 78);             /* unknown nested message */
+  gp__pb_fixed64(&t.w, 77, 9); /* unknown in the event */
+  gp__pb_begin(&t.w, 78);      /* unknown nested message */
   gp__pb_uint(&t.w, 1, 2);
   gp__pb_end(&t.w);
   gp__pb_string(&t.w, 17, "kept");

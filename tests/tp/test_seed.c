@@ -256,8 +256,7 @@ TEST(tp_seed_query_synthetic) {
         tg_packet(&t, (uint64_t)(T0 + j * STEP + copy * 5000), seq, 2);
         gp__pb_begin(&t.w, 53);
         gp__pb_uint(&t.w, 1, (uint64_t)(g * 1000 + j * 2 + copy + 1));
-        gp__pb_uint(&t.w, 2,
-                    (uint64_t)(copy ? 4000 : kernel_dur(g, j)));
+        gp__pb_uint(&t.w, 2, (uint64_t)(copy ? 4000 : kernel_dur(g, j)));
         gp__pb_int(&t.w, 11, g);
         gp__pb_uint(&t.w, 13, 1);
         gp__pb_uint(&t.w, 14, copy ? 3 : 2);

@@ -40,17 +40,18 @@ TEST(tp_sql_interval_intersect_semantics) {
             "1,10,5,5\n1,14,0,0\n2,10,10,5\n2,11,10,0\n3,10,5,0\n4,13,30,0");
   /* Three tables, a partition column with NULL as a value of its own;
    * partitions missing from a table produce nothing. */
-  tp_expect(tp,
-            "INCLUDE PERFETTO MODULE intervals.intersect;\n"
-            "WITH a(id, ts, dur, p) AS (VALUES (1, 0, 100, 'x'), "
-            "(2, 0, 100, NULL), (3, 0, 100, 'only_a')),\n"
-            "b(id, ts, dur, p) AS (VALUES (10, 10, 20, 'x'), (11, 50, 10, NULL), "
-            "(12, 0, 10, 'only_b')),\n"
-            "c(id, ts, dur, p) AS (VALUES (20, 15, 100, 'x'), (21, 55, 1, NULL))\n"
-            "SELECT id_0, id_1, id_2, ts, dur, p FROM "
-            "_interval_intersect!((a, b, c), (p)) ORDER BY id_0",
-            "\"id_0\",\"id_1\",\"id_2\",\"ts\",\"dur\",\"p\"\n"
-            "1,10,20,15,15,\"x\"\n2,11,21,55,1,\"[NULL]\"");
+  tp_expect(
+      tp,
+      "INCLUDE PERFETTO MODULE intervals.intersect;\n"
+      "WITH a(id, ts, dur, p) AS (VALUES (1, 0, 100, 'x'), "
+      "(2, 0, 100, NULL), (3, 0, 100, 'only_a')),\n"
+      "b(id, ts, dur, p) AS (VALUES (10, 10, 20, 'x'), (11, 50, 10, NULL), "
+      "(12, 0, 10, 'only_b')),\n"
+      "c(id, ts, dur, p) AS (VALUES (20, 15, 100, 'x'), (21, 55, 1, NULL))\n"
+      "SELECT id_0, id_1, id_2, ts, dur, p FROM "
+      "_interval_intersect!((a, b, c), (p)) ORDER BY id_0",
+      "\"id_0\",\"id_1\",\"id_2\",\"ts\",\"dur\",\"p\"\n"
+      "1,10,20,15,15,\"x\"\n2,11,21,55,1,\"[NULL]\"");
   /* An empty table: an empty result. */
   tp_expect(tp,
             "INCLUDE PERFETTO MODULE intervals.intersect;\n"
@@ -67,13 +68,14 @@ TEST(tp_sql_interval_intersect_semantics) {
             "ORDER BY id",
             "\"id\",\"ts\",\"dur\"\n1,5,5\n2,10,5\n3,5,0");
   /* Other column names. */
-  tp_expect(tp,
-            "INCLUDE PERFETTO MODULE intervals.intersect;\n"
-            "WITH a(k, s, d) AS (VALUES (1, 0, 10)),\n"
-            "b(k2, s2, d2) AS (VALUES (7, 5, 10))\n"
-            "SELECT id_0, id_1, ts, dur FROM _interval_intersect_with_col_names!"
-            "(a, k, s, d, b, k2, s2, d2, ())",
-            "\"id_0\",\"id_1\",\"ts\",\"dur\"\n1,7,5,5");
+  tp_expect(
+      tp,
+      "INCLUDE PERFETTO MODULE intervals.intersect;\n"
+      "WITH a(k, s, d) AS (VALUES (1, 0, 10)),\n"
+      "b(k2, s2, d2) AS (VALUES (7, 5, 10))\n"
+      "SELECT id_0, id_1, ts, dur FROM _interval_intersect_with_col_names!"
+      "(a, k, s, d, b, k2, s2, d2, ())",
+      "\"id_0\",\"id_1\",\"ts\",\"dur\"\n1,7,5,5");
   char msg[512];
   ASSERT_ERR(tp_fail(tp,
                      "INCLUDE PERFETTO MODULE intervals.intersect;\n"
@@ -153,8 +155,8 @@ TEST(tp_sql_macros) {
   /* Macros persist for the handle; redefinition needs OR REPLACE. */
   tp_expect(tp, "SELECT add_one!(1) AS a", "\"a\"\n2");
   char msg[512];
-  tp_fail(tp, "CREATE PERFETTO MACRO add_one(x Expr) RETURNS Expr AS $x",
-          msg, sizeof(msg));
+  tp_fail(tp, "CREATE PERFETTO MACRO add_one(x Expr) RETURNS Expr AS $x", msg,
+          sizeof(msg));
   ASSERT(strstr(msg, "already exists") != NULL);
   tp_expect(tp,
             "CREATE OR REPLACE PERFETTO MACRO add_one(x Expr) RETURNS Expr AS "
@@ -227,7 +229,6 @@ TEST(tp_sql_create_perfetto_objects) {
             "\"d\"\n1000");
   char msg[512];
   tp_fail(tp, "CREATE PERFETTO WIDGET w AS SELECT 1", msg, sizeof(msg));
-  ASSERT(strstr(msg, "expected MACRO, FUNCTION, TABLE, VIEW or INDEX") !=
-         NULL);
+  ASSERT(strstr(msg, "expected MACRO, FUNCTION, TABLE, VIEW or INDEX") != NULL);
   gp_tp_close(tp);
 }

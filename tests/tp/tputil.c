@@ -14,9 +14,13 @@
 
 #include "harness.h"
 
-void tg_init(tg *t) { gp__pb_writer_init(&t->w); }
+void tg_init(tg *t) {
+  gp__pb_writer_init(&t->w);
+}
 
-void tg_fini(tg *t) { gp__pb_writer_fini(&t->w); }
+void tg_fini(tg *t) {
+  gp__pb_writer_fini(&t->w);
+}
 
 void tg_packet(tg *t, uint64_t ts, uint32_t seq, uint32_t flags) {
   gp__pb_begin(&t->w, 1);
@@ -28,7 +32,9 @@ void tg_packet(tg *t, uint64_t ts, uint32_t seq, uint32_t flags) {
     gp__pb_uint(&t->w, 13, flags);
 }
 
-void tg_end(tg *t) { gp__pb_end(&t->w); }
+void tg_end(tg *t) {
+  gp__pb_end(&t->w);
+}
 
 uint8_t *tg_bytes(tg *t, size_t *size) {
   ASSERT(!gp__pb_error(&t->w));
@@ -125,8 +131,7 @@ static char *normalize(const char *s) {
   return out;
 }
 
-void tp_assert_csv(const char *actual, const char *expected,
-                   const char *what) {
+void tp_assert_csv(const char *actual, const char *expected, const char *what) {
   char *a = normalize(actual), *e = normalize(expected);
   if (strcmp(a, e) != 0)
     gp_test_fail(__FILE__, __LINE__,

@@ -18,25 +18,26 @@
 #include "gpuperf/tp.h"
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: gpuperf query FILE [SQL | -f FILE.sql] [--format "
-          "table|csv|json]\n"
-          "                     [--db FILE] [--allow-truncated]\n\n"
-          "Runs SQL on a Perfetto trace (any producer). Tables and views have\n"
-          "Perfetto's names: gpu, gpu_track, gpu_slice, gpu_counter_track,\n"
-          "gpu_counter_group, counter, track, slice, flow, args, process,\n"
-          "thread, stats, ... (docs/sql.md). PerfettoSQL is understood:\n"
-          "INCLUDE PERFETTO MODULE, macros called with '!', CREATE PERFETTO\n"
-          "MACRO/TABLE/VIEW/FUNCTION. Several statements may be given; the\n"
-          "rows of the last are printed. Without SQL, the trace is summarised.\n\n"
-          "  -f FILE.sql        read the SQL from a file ('-' for stdin)\n"
-          "  --format FMT       table (default), csv (Perfetto's diff-test "
-          "CSV) or json\n"
-          "  --db FILE          keep the imported tables in this SQLite file and\n"
-          "                     reuse it while the trace is unchanged\n"
-          "  --allow-truncated  import a trace whose last packet is incomplete\n"
-          "                     (a killed recording) instead of failing\n\n"
-          "Exit status: 0 success, 1 usage error, 2 bad trace or SQL error.\n");
+  fprintf(
+      out,
+      "usage: gpuperf query FILE [SQL | -f FILE.sql] [--format "
+      "table|csv|json]\n"
+      "                     [--db FILE] [--allow-truncated]\n\n"
+      "Runs SQL on a Perfetto trace (any producer). Tables and views have\n"
+      "Perfetto's names: gpu, gpu_track, gpu_slice, gpu_counter_track,\n"
+      "gpu_counter_group, counter, track, slice, flow, args, process,\n"
+      "thread, stats, ... (docs/sql.md). PerfettoSQL is understood:\n"
+      "INCLUDE PERFETTO MODULE, macros called with '!', CREATE PERFETTO\n"
+      "MACRO/TABLE/VIEW/FUNCTION. Several statements may be given; the\n"
+      "rows of the last are printed. Without SQL, the trace is summarised.\n\n"
+      "  -f FILE.sql        read the SQL from a file ('-' for stdin)\n"
+      "  --format FMT       table (default), csv (Perfetto's diff-test "
+      "CSV) or json\n"
+      "  --db FILE          keep the imported tables in this SQLite file and\n"
+      "                     reuse it while the trace is unchanged\n"
+      "  --allow-truncated  import a trace whose last packet is incomplete\n"
+      "                     (a killed recording) instead of failing\n\n"
+      "Exit status: 0 success, 1 usage error, 2 bad trace or SQL error.\n");
 }
 
 /* Reads a whole file (or stdin for "-") into a NUL-terminated buffer. */
@@ -108,8 +109,8 @@ int cmd_query(int argc, char **argv) {
       else if (strcmp(argv[i], "json") == 0)
         format = GP_TP_FORMAT_JSON;
       else
-        return cli_error(CLI_USAGE,
-                         "--format: '%s' is not table, csv or json", argv[i]);
+        return cli_error(CLI_USAGE, "--format: '%s' is not table, csv or json",
+                         argv[i]);
     } else if (strcmp(a, "--db") == 0) {
       if (++i >= argc)
         return cli_error(CLI_USAGE, "--db needs a file");
@@ -157,8 +158,8 @@ int cmd_query(int argc, char **argv) {
     status = cli_error(CLI_BAD_INPUT, "%s", err.message);
   }
   if (fflush(stdout) != 0 && status == CLI_OK)
-    status = cli_error(CLI_BAD_INPUT, "writing the result: %s",
-                       strerror(errno));
+    status =
+        cli_error(CLI_BAD_INPUT, "writing the result: %s", strerror(errno));
   gp_tp_close(tp);
   free(text);
   return status;

@@ -200,9 +200,9 @@ static void kernel_single_row(gp_tp_rows *r, void *user) {
   char buf[64];
   table_add(&c->t, 0, "%s", text(r, 0));
   table_add(&c->t, 1, "%s", text(r, 1));
-  table_add(&c->t, 2, "%s",
-            cli_fmt_ns(buf, sizeof(buf),
-                       (double)(gp_tp_rows_int(r, 2) - c->start)));
+  table_add(
+      &c->t, 2, "%s",
+      cli_fmt_ns(buf, sizeof(buf), (double)(gp_tp_rows_int(r, 2) - c->start)));
   dur_cell(&c->t, (double)gp_tp_rows_int(r, 3));
 }
 
@@ -338,7 +338,8 @@ static void dropped_row(gp_tp_rows *r, void *user) {
 static void gpu_row(gp_tp_rows *r, void *user) {
   ctx *c = user;
   table_add(&c->t, 0, "%" PRId64, gp_tp_rows_int(r, 0));
-  table_add(&c->t, 1, "%s", gp_tp_rows_type(r, 1) == GP_TP_NULL ? "" : text(r, 1));
+  table_add(&c->t, 1, "%s",
+            gp_tp_rows_type(r, 1) == GP_TP_NULL ? "" : text(r, 1));
   table_add(&c->t, 2, "%" PRId64, gp_tp_rows_int(r, 2));
 }
 
@@ -395,7 +396,9 @@ static int report(gp_tp *tp, out *o, const char *trace, unsigned top) {
   c.t = (table){6,
                 {"kernel", "count", "total", "average", "max", "share"},
                 {false, true, true, true, true, true},
-                0, 0, 0};
+                0,
+                0,
+                0};
   if ((rc = each_row(tp, sql, kernel_total_row, &c)))
     return rc;
   table_print(o, "Top kernels by total time", &c.t);
@@ -409,7 +412,9 @@ static int report(gp_tp *tp, out *o, const char *trace, unsigned top) {
   c.t = (table){4,
                 {"kernel", "gpu", "start", "duration"},
                 {false, false, true, true},
-                0, 0, 0};
+                0,
+                0,
+                0};
   if ((rc = each_row(tp, sql, kernel_single_row, &c)))
     return rc;
   table_print(o, "Longest single kernels", &c.t);
@@ -446,16 +451,19 @@ static int report(gp_tp *tp, out *o, const char *trace, unsigned top) {
   busy_flush(&b);
   table_print(o, "Busy time per GPU queue", &c.t);
 
-  snprintf(sql, sizeof(sql),
-           "SELECT coalesce(s.name, '(unnamed)'), count(*), sum(max(s.dur, 0)), "
-           "avg(max(s.dur, 0)), max(s.dur) FROM slice s JOIN track t ON "
-           "s.track_id = t.id WHERE t.id NOT IN (SELECT id FROM gpu_track) "
-           "AND s.depth = 0 GROUP BY s.name ORDER BY sum(s.dur) DESC LIMIT %u",
-           top);
+  snprintf(
+      sql, sizeof(sql),
+      "SELECT coalesce(s.name, '(unnamed)'), count(*), sum(max(s.dur, 0)), "
+      "avg(max(s.dur, 0)), max(s.dur) FROM slice s JOIN track t ON "
+      "s.track_id = t.id WHERE t.id NOT IN (SELECT id FROM gpu_track) "
+      "AND s.depth = 0 GROUP BY s.name ORDER BY sum(s.dur) DESC LIMIT %u",
+      top);
   c.t = (table){5,
                 {"call", "count", "total", "average", "max"},
                 {false, true, true, true, true},
-                0, 0, 0};
+                0,
+                0,
+                0};
   if ((rc = each_row(tp, sql, api_row, &c)))
     return rc;
   table_print(o, "API calls and host ranges (outermost)", &c.t);
@@ -466,7 +474,9 @@ static int report(gp_tp *tp, out *o, const char *trace, unsigned top) {
                 {"counter", "gpu", "unit", "samples", "min", "average", "max",
                  "time-weighted"},
                 {false, true, false, true, true, true, true, true},
-                0, 0, 0};
+                0,
+                0,
+                0};
   tracks k = {&c, tp, 0};
   if ((rc = each_row(tp,
                      "SELECT t.id, t.name, gct.gpu_id, t.unit FROM "

@@ -1,11 +1,11 @@
 /*
- * intervals.c - the engines behind PerfettoSQL's interval macros.
+ * intersect.c - _interval_intersect!: the engine behind the macro.
  *
  * _interval_intersect!((t1, ..., tk), (p1, ..., pm)) expands (psql.c) to
  *
  *   __gp_intersect((SELECT __gp_iv_agg(id, ts, dur, p1, ...) FROM t1), ...)
  *
- * The aggregate packs a table's intervals into a blob; the table-valued
+ * The aggregate collects a table's intervals (aggbuf.c); the table-valued
  * function intersects them. Per partition (tuple of p values, NULL being
  * a value like any other; only tuples present in every table count) the
  * tables are intersected pairwise, smallest first, each step a sweep over
@@ -18,209 +18,12 @@
  * overlaps [a, b) iff a <= p < b, and another instant iff at the same p.
  * The result is [max(starts), min(ends)), or the instant itself. Negative
  * ts or dur is an error. Ids come out truncated to 32 bits, as there.
- *
- * counter_leading_intervals!(t) expands to __gp_counter_intervals over
- * __gp_ci_agg(id, ts, track_id, value): per track, in ts order (ties in
- * input order), runs of equal values are thinned (a value equal to the
- * last two kept is held back; the latest held-back row is kept when the
- * value changes, and dropped at the end; a held row at ts 0 is never
- * kept), then each kept row lasts until the next one (the last until
- * trace_end()), with next_value and delta_value.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpuperf/error.h"
-#include "tp/sqlInt.h"
-
-#define MAX_TABLES 15
-#define MAX_PARTS 4
-
-/* ------------------------------------------------------------------ */
-/* Aggregates: rows into a buffer, handed over by handle                 */
-
-/* What the aggregates return: a handle to a buffer in tp->bufs. */
-#define IV_MAGIC 0x31564947u /* "GIV1" */
-#define CI_MAGIC 0x31494347u /* "GCI1" */
-
-typedef struct handle {
-  uint32_t magic;
-  uint32_t pad;
-  uint64_t id; /* 0: an empty table */
-} handle;
-
-/* The aggregate's state (in SQLite's aggregate context). */
-typedef struct acc {
-  GP_TP_VEC(uint8_t) data;
-  uint64_t count;
-  uint32_t nparts;
-  bool error;
-  const char *why;
-} acc;
-
-static bool put(acc *a, const void *d, size_t n) {
-  if (!gp__tp_vec_reserve(&a->data, n))
-    return false;
-  memcpy(a->data.v + a->data.n, d, n);
-  a->data.n += n;
-  return true;
-}
-
-static bool put_i64(acc *a, int64_t v) { return put(a, &v, 8); }
-
-static acc *get_acc(sqlite3_context *ctx) {
-  return sqlite3_aggregate_context(ctx, sizeof(acc));
-}
-
-static void acc_fail(acc *a, const char *why) {
-  a->error = true;
-  a->why = why;
-}
-
-/* See sqlInt.h. */
-void gp__tp_bufs_clear(gp_tp *tp) {
-  for (size_t i = 0; i < tp->bufs.n; i++)
-    gp__tp_vec_release(tp->bufs.v[i].p, tp->bufs.v[i].cap, 1);
-  gp__tp_vec_free(&tp->bufs);
-}
-
-static const gp__tp_buf *find_buf(gp_tp *tp, const handle *h) {
-  for (size_t i = tp->bufs.n; i-- > 0;)
-    if (tp->bufs.v[i].id == h->id)
-      return &tp->bufs.v[i];
-  return NULL;
-}
-
-static void acc_final(sqlite3_context *ctx, uint32_t magic) {
-  gp_tp *tp = sqlite3_user_data(ctx);
-  acc *a = sqlite3_aggregate_context(ctx, 0);
-  handle h = {magic, 0, 0};
-  if (a && a->error) {
-    sqlite3_result_error(ctx, a->why, -1);
-    gp__tp_vec_free(&a->data);
-    return;
-  }
-  if (a && a->count) {
-    gp__tp_buf b = {++tp->next_buf, a->data.v, a->data.n, a->data.cap,
-                    a->count, a->nparts};
-    if (!gp__tp_vec_push(&tp->bufs, b)) {
-      gp__tp_vec_free(&a->data);
-      sqlite3_result_error_nomem(ctx);
-      return;
-    }
-    a->data.v = NULL; /* now owned by tp->bufs */
-    h.id = b.id;
-  }
-  sqlite3_result_blob(ctx, &h, sizeof(h), SQLITE_TRANSIENT);
-}
-
-/* Reads a handle argument of a table-valued function. */
-static const gp__tp_buf *arg_buf(gp_tp *tp, sqlite3_value *v, uint32_t magic,
-                                 bool *empty) {
-  *empty = false;
-  if (sqlite3_value_type(v) != SQLITE_BLOB ||
-      sqlite3_value_bytes(v) != (int)sizeof(handle))
-    return NULL;
-  handle h;
-  memcpy(&h, sqlite3_value_blob(v), sizeof(h));
-  if (h.magic != magic)
-    return NULL;
-  if (h.id == 0) {
-    *empty = true;
-    return NULL;
-  }
-  return find_buf(tp, &h);
-}
-
-/* ------------------------------------------------------------------ */
-/* __gp_iv_agg(id, ts, dur, p...)                                        */
-
-/* Record: id, ts, dur (int64 each), then per partition column a type
- * byte and 8 bytes (integer, real), 4 + n bytes (text, blob) or nothing
- * (NULL). */
-static void iv_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
-  acc *b = get_acc(ctx);
-  if (!b) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  if (b->error)
-    return;
-  if (argc < 3 || argc > 3 + MAX_PARTS) {
-    acc_fail(b, "interval intersect: bad number of columns");
-    return;
-  }
-  for (int i = 0; i < 3; i++)
-    if (sqlite3_value_type(v[i]) != SQLITE_INTEGER) {
-      acc_fail(b, "interval intersect: id, ts and dur must be integers");
-      return;
-    }
-  int64_t id = sqlite3_value_int64(v[0]), ts = sqlite3_value_int64(v[1]),
-          dur = sqlite3_value_int64(v[2]);
-  if (ts < 0 || dur < 0) {
-    acc_fail(b, "interval intersect: ts and dur must not be negative");
-    return;
-  }
-  b->nparts = (uint32_t)(argc - 3);
-  bool ok = put_i64(b, id) && put_i64(b, ts) && put_i64(b, dur);
-  for (int i = 3; ok && i < argc; i++) {
-    uint8_t t = (uint8_t)sqlite3_value_type(v[i]);
-    ok = put(b, &t, 1);
-    if (t == SQLITE_INTEGER) {
-      ok = ok && put_i64(b, sqlite3_value_int64(v[i]));
-    } else if (t == SQLITE_FLOAT) {
-      double d = sqlite3_value_double(v[i]);
-      ok = ok && put(b, &d, 8);
-    } else if (t == SQLITE_TEXT || t == SQLITE_BLOB) {
-      const void *p = t == SQLITE_TEXT ? (const void *)sqlite3_value_text(v[i])
-                                       : sqlite3_value_blob(v[i]);
-      uint32_t n = (uint32_t)sqlite3_value_bytes(v[i]);
-      ok = ok && put(b, &n, 4) && (n == 0 || put(b, p, n));
-    }
-  }
-  if (!ok) {
-    acc_fail(b, "interval intersect: out of memory");
-    return;
-  }
-  b->count++;
-}
-
-static void iv_final(sqlite3_context *ctx) { acc_final(ctx, IV_MAGIC); }
-
-/* ------------------------------------------------------------------ */
-/* __gp_ci_agg(id, ts, track_id, value)                                  */
-
-typedef struct ci_rec {
-  int64_t id, ts, track;
-  double value;
-} ci_rec;
-
-static void ci_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
-  acc *b = get_acc(ctx);
-  if (!b) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  if (b->error || argc != 4)
-    return;
-  if (sqlite3_value_type(v[3]) == SQLITE_NULL)
-    return; /* a counter row without value has no interval */
-  for (int i = 0; i < 3; i++)
-    if (sqlite3_value_type(v[i]) != SQLITE_INTEGER) {
-      acc_fail(b, "counter_leading_intervals: id, ts and track_id must be "
-                  "integers");
-      return;
-    }
-  ci_rec r = {sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1]),
-              sqlite3_value_int64(v[2]), sqlite3_value_double(v[3])};
-  if (!put(b, &r, sizeof(r))) {
-    acc_fail(b, "counter_leading_intervals: out of memory");
-    return;
-  }
-  b->count++;
-}
-
-static void ci_final(sqlite3_context *ctx) { acc_final(ctx, CI_MAGIC); }
+#include "tp/aggbuf.h"
 
 /* ------------------------------------------------------------------ */
 /* An interval table, grouped by partition                               */
@@ -228,12 +31,12 @@ static void ci_final(sqlite3_context *ctx) { acc_final(ctx, CI_MAGIC); }
 typedef struct ivtab {
   uint64_t n;
   int64_t *id, *ts, *end;
-  uint32_t *order;   /* rows by (group, ts) */
+  uint32_t *order; /* rows by (group, ts) */
   uint32_t ngroups;
-  uint64_t *gstart;  /* group g is order[gstart[g] .. gstart[g + 1]) */
+  uint64_t *gstart;      /* group g is order[gstart[g] .. gstart[g + 1]) */
   const uint8_t **gpart; /* partition bytes of each group */
   uint32_t *gplen;
-  gp__tp_map gmap;   /* hash of partition bytes -> first group (chained) */
+  gp__tp_map gmap; /* hash of partition bytes -> first group (chained) */
   uint32_t *gnext;
 } ivtab;
 
@@ -739,8 +542,14 @@ out:
 /* ------------------------------------------------------------------ */
 /* __gp_intersect(...): the table-valued function                         */
 
-enum { IX_TS, IX_DUR, IX_ID0, IX_P0 = IX_ID0 + MAX_TABLES,
-       IX_B0 = IX_P0 + MAX_PARTS, IX_NCOLS = IX_B0 + MAX_TABLES };
+enum {
+  IX_TS,
+  IX_DUR,
+  IX_ID0,
+  IX_P0 = IX_ID0 + MAX_TABLES,
+  IX_B0 = IX_P0 + MAX_PARTS,
+  IX_NCOLS = IX_B0 + MAX_TABLES
+};
 
 typedef struct ix_vtab {
   sqlite3_vtab base;
@@ -754,9 +563,8 @@ typedef struct ix_cursor {
   uint64_t row;
 } ix_cursor;
 
-static int ix_connect(sqlite3 *db, void *aux, int argc,
-                      const char *const *argv, sqlite3_vtab **out,
-                      char **err) {
+static int ix_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                      sqlite3_vtab **out, char **err) {
   (void)argc;
   (void)argv;
   (void)err;
@@ -787,39 +595,9 @@ static int ix_disconnect(sqlite3_vtab *tab) {
   return SQLITE_OK;
 }
 
-/* Table-valued functions take their arguments as equality constraints
- * on the hidden columns, which must all be usable. */
-static int hidden_best_index(sqlite3_index_info *info, int first_hidden,
-                             int nhidden) {
-  int mask = 0;
-  int argi[32];
-  for (int i = 0; i < 32; i++)
-    argi[i] = -1;
-  for (int i = 0; i < info->nConstraint; i++) {
-    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
-    int h = c->iColumn - first_hidden;
-    if (h < 0 || h >= nhidden || c->op != SQLITE_INDEX_CONSTRAINT_EQ)
-      continue;
-    if (!c->usable)
-      return SQLITE_CONSTRAINT;
-    mask |= 1 << h;
-    argi[h] = i;
-  }
-  int arg = 1;
-  for (int h = 0; h < nhidden; h++)
-    if (argi[h] >= 0) {
-      info->aConstraintUsage[argi[h]].argvIndex = arg++;
-      info->aConstraintUsage[argi[h]].omit = 1;
-    }
-  info->idxNum = mask;
-  info->estimatedCost = 1000;
-  info->estimatedRows = 1000;
-  return SQLITE_OK;
-}
-
 static int ix_best_index(sqlite3_vtab *tab, sqlite3_index_info *info) {
   (void)tab;
-  return hidden_best_index(info, IX_B0, MAX_TABLES);
+  return gp__tp_hidden_best_index(info, IX_B0, MAX_TABLES);
 }
 
 static int ix_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {
@@ -838,12 +616,6 @@ static int ix_close(sqlite3_vtab_cursor *cur) {
   return SQLITE_OK;
 }
 
-static int set_vtab_error(sqlite3_vtab *tab, const char *msg) {
-  sqlite3_free(tab->zErrMsg);
-  tab->zErrMsg = sqlite3_mprintf("%s", msg);
-  return SQLITE_ERROR;
-}
-
 static int ix_filter(sqlite3_vtab_cursor *cur, int mask, const char *s,
                      int argc, sqlite3_value **argv) {
   (void)s;
@@ -854,16 +626,16 @@ static int ix_filter(sqlite3_vtab_cursor *cur, int mask, const char *s,
   c->row = 0;
   int k = argc;
   if (k < 1 || mask != (1 << k) - 1)
-    return set_vtab_error(cur->pVtab,
-                          "interval intersect: tables must be given in order");
+    return gp__tp_vtab_error(
+        cur->pVtab, "interval intersect: tables must be given in order");
   const gp__tp_buf *bufs[MAX_TABLES];
   uint64_t key = 0x9e3779b97f4a7c15ull;
   for (int i = 0; i < k; i++) {
     bool empty;
-    bufs[i] = arg_buf(v->tp, argv[i], IV_MAGIC, &empty);
+    bufs[i] = gp__tp_arg_buf(v->tp, argv[i], IV_MAGIC, &empty);
     if (!bufs[i] && !empty)
-      return set_vtab_error(cur->pVtab,
-                            "interval intersect: not an interval table");
+      return gp__tp_vtab_error(cur->pVtab,
+                               "interval intersect: not an interval table");
     key = gp__tp_mix64(key ^ (bufs[i] ? bufs[i]->id : 0)) + (uint64_t)i;
   }
   /* The planner may run us once per outer row: reuse the last result.
@@ -876,7 +648,7 @@ static int ix_filter(sqlite3_vtab_cursor *cur, int mask, const char *s,
   const char *why = "interval intersect failed";
   ivresult *r = NULL;
   if (intersect(bufs, k, &r, &why) != 0)
-    return set_vtab_error(cur->pVtab, why);
+    return gp__tp_vtab_error(cur->pVtab, why);
   r->key = key;
   result_put(v->cached);
   v->cached = r;
@@ -945,8 +717,8 @@ static int ix_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   else if (col == IX_DUR)
     sqlite3_result_int64(ctx, r->dur[i]);
   else if (col < IX_P0 && col - IX_ID0 < r->k)
-    sqlite3_result_int64(
-        ctx, r->ids[i * (uint64_t)r->k + (uint64_t)(col - IX_ID0)]);
+    sqlite3_result_int64(ctx,
+                         r->ids[i * (uint64_t)r->k + (uint64_t)(col - IX_ID0)]);
   else if (col >= IX_P0 && col < IX_B0)
     part_value(ctx, r->gpart[r->grp[i]], r->nparts, col - IX_P0);
   else
@@ -959,7 +731,8 @@ static int ix_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out) {
   return SQLITE_OK;
 }
 
-static sqlite3_module ix_module = {
+/* See aggbuf.h. */
+sqlite3_module gp__tp_intersect_module = {
     .xConnect = ix_connect,
     .xBestIndex = ix_best_index,
     .xDisconnect = ix_disconnect,
@@ -971,223 +744,3 @@ static sqlite3_module ix_module = {
     .xColumn = ix_column,
     .xRowid = ix_rowid,
 };
-
-/* ------------------------------------------------------------------ */
-/* __gp_counter_intervals(handle, trace_end)                             */
-
-typedef struct ci_vtab {
-  sqlite3_vtab base;
-  gp_tp *tp;
-} ci_vtab;
-
-/* The kept rows (indices into the records, in output order); a row's
- * interval lasts until the next kept row of the same track. */
-typedef struct ci_cursor {
-  sqlite3_vtab_cursor base;
-  const ci_rec *rec;
-  uint32_t *kept;
-  uint64_t n, row;
-  int64_t trace_end;
-} ci_cursor;
-
-enum { CI_ID, CI_TS, CI_DUR, CI_TRACK, CI_VALUE, CI_NEXT, CI_DELTA, CI_BLOB,
-       CI_END };
-
-static int ci_connect(sqlite3 *db, void *aux, int argc,
-                      const char *const *argv, sqlite3_vtab **out,
-                      char **err) {
-  (void)argc;
-  (void)argv;
-  (void)err;
-  int rc = sqlite3_declare_vtab(
-      db, "CREATE TABLE x(id, ts, dur, track_id, value, next_value, "
-          "delta_value, b HIDDEN, trace_end HIDDEN)");
-  if (rc != SQLITE_OK)
-    return rc;
-  ci_vtab *v = sqlite3_malloc(sizeof(*v));
-  if (!v)
-    return SQLITE_NOMEM;
-  memset(v, 0, sizeof(*v));
-  v->tp = aux;
-  *out = &v->base;
-  return SQLITE_OK;
-}
-
-static int ci_disconnect(sqlite3_vtab *v) {
-  sqlite3_free(v);
-  return SQLITE_OK;
-}
-
-static int ci_best_index(sqlite3_vtab *tab, sqlite3_index_info *info) {
-  (void)tab;
-  return hidden_best_index(info, CI_BLOB, 2);
-}
-
-static int ci_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {
-  (void)tab;
-  ci_cursor *c = sqlite3_malloc(sizeof(*c));
-  if (!c)
-    return SQLITE_NOMEM;
-  memset(c, 0, sizeof(*c));
-  *out = &c->base;
-  return SQLITE_OK;
-}
-
-static int ci_close(sqlite3_vtab_cursor *cur) {
-  free(((ci_cursor *)cur)->kept);
-  sqlite3_free(cur);
-  return SQLITE_OK;
-}
-
-static int ci_cmp(const void *x, const void *y, void *arg) {
-  const ci_rec *rec = arg;
-  uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
-  const ci_rec *a = &rec[i], *b = &rec[j];
-  if (a->track != b->track)
-    return a->track < b->track ? -1 : 1;
-  if (a->ts != b->ts)
-    return a->ts < b->ts ? -1 : 1;
-  return i < j ? -1 : (i > j);
-}
-
-static int ci_filter(sqlite3_vtab_cursor *cur, int mask, const char *s,
-                     int argc, sqlite3_value **argv) {
-  (void)s;
-  ci_cursor *c = (ci_cursor *)cur;
-  ci_vtab *v = (ci_vtab *)cur->pVtab;
-  free(c->kept);
-  c->kept = NULL;
-  c->n = c->row = 0;
-  bool empty;
-  const gp__tp_buf *b =
-      mask == 3 && argc == 2 ? arg_buf(v->tp, argv[0], CI_MAGIC, &empty) : NULL;
-  if (!b && !(mask == 3 && argc == 2 && empty))
-    return set_vtab_error(cur->pVtab,
-                          "counter_leading_intervals: not a counter table");
-  if (!b)
-    return SQLITE_OK;
-  c->trace_end = sqlite3_value_int64(argv[1]);
-  uint64_t n = b->count;
-  if (n > b->n / sizeof(ci_rec) || n > UINT32_MAX)
-    return set_vtab_error(cur->pVtab, "counter_leading_intervals: bad input");
-  const ci_rec *rec = (const ci_rec *)b->p;
-  c->rec = rec;
-  uint32_t *order = malloc((n ? n : 1) * 4);
-  c->kept = malloc((n ? n : 1) * 4);
-  if (!order || !c->kept) {
-    free(order);
-    return SQLITE_NOMEM;
-  }
-  /* By track, then ts, then input order; usually the input already is. */
-  bool sorted = true;
-  for (uint64_t i = 0; i < n; i++) {
-    order[i] = (uint32_t)i;
-    if (i && (rec[i].track < rec[i - 1].track ||
-              (rec[i].track == rec[i - 1].track && rec[i].ts < rec[i - 1].ts)))
-      sorted = false;
-  }
-  if (!sorted)
-    qsort_r(order, n, 4, ci_cmp, (void *)rec);
-  for (uint64_t lo = 0; lo < n;) {
-    uint64_t hi = lo;
-    while (hi < n && rec[order[hi]].track == rec[order[lo]].track)
-      hi++;
-    uint64_t first = c->n;
-    bool held = false;
-    uint32_t hrow = 0;
-    for (uint64_t i = lo; i < hi; i++) {
-      uint32_t x = order[i];
-      uint64_t nk = c->n - first;
-      if (nk >= 2 && rec[x].value == rec[c->kept[c->n - 1]].value &&
-          rec[x].value == rec[c->kept[c->n - 2]].value) {
-        held = true;
-        hrow = x;
-        continue;
-      }
-      if (held && rec[hrow].ts != 0)
-        c->kept[c->n++] = hrow;
-      held = false;
-      c->kept[c->n++] = x;
-    }
-    lo = hi;
-  }
-  free(order);
-  return SQLITE_OK;
-}
-
-static int ci_next(sqlite3_vtab_cursor *cur) {
-  ((ci_cursor *)cur)->row++;
-  return SQLITE_OK;
-}
-
-static int ci_eof(sqlite3_vtab_cursor *cur) {
-  ci_cursor *c = (ci_cursor *)cur;
-  return c->row >= c->n;
-}
-
-static int ci_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
-  ci_cursor *c = (ci_cursor *)cur;
-  const ci_rec *r = &c->rec[c->kept[c->row]];
-  const ci_rec *next = c->row + 1 < c->n ? &c->rec[c->kept[c->row + 1]] : NULL;
-  const ci_rec *prev = c->row > 0 ? &c->rec[c->kept[c->row - 1]] : NULL;
-  if (next && next->track != r->track)
-    next = NULL;
-  if (prev && prev->track != r->track)
-    prev = NULL;
-  switch (col) {
-  case CI_ID: sqlite3_result_int64(ctx, r->id); break;
-  case CI_TS: sqlite3_result_int64(ctx, r->ts); break;
-  case CI_DUR:
-    sqlite3_result_int64(ctx, (next ? next->ts : c->trace_end) - r->ts);
-    break;
-  case CI_TRACK: sqlite3_result_int64(ctx, r->track); break;
-  case CI_VALUE: sqlite3_result_double(ctx, r->value); break;
-  case CI_NEXT:
-    if (next)
-      sqlite3_result_double(ctx, next->value);
-    else
-      sqlite3_result_null(ctx);
-    break;
-  case CI_DELTA:
-    if (prev)
-      sqlite3_result_double(ctx, r->value - prev->value);
-    else
-      sqlite3_result_null(ctx);
-    break;
-  default: sqlite3_result_null(ctx); break;
-  }
-  return SQLITE_OK;
-}
-
-static int ci_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out) {
-  *out = (sqlite3_int64)((ci_cursor *)cur)->row;
-  return SQLITE_OK;
-}
-
-static sqlite3_module ci_module = {
-    .xConnect = ci_connect,
-    .xBestIndex = ci_best_index,
-    .xDisconnect = ci_disconnect,
-    .xOpen = ci_open,
-    .xClose = ci_close,
-    .xFilter = ci_filter,
-    .xNext = ci_next,
-    .xEof = ci_eof,
-    .xColumn = ci_column,
-    .xRowid = ci_rowid,
-};
-
-/* See sqlInt.h. */
-int gp__tp_intervals_register(gp_tp *tp) {
-  int rc = sqlite3_create_function(tp->sql, "__gp_iv_agg", -1, SQLITE_UTF8, tp,
-                                   NULL, iv_step, iv_final);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_create_function(tp->sql, "__gp_ci_agg", 4, SQLITE_UTF8, tp,
-                                 NULL, ci_step, ci_final);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_create_module(tp->sql, "__gp_intersect", &ix_module, tp);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_create_module(tp->sql, "__gp_counter_intervals", &ci_module,
-                               tp);
-  return rc == SQLITE_OK ? 0 : GP_ESQL;
-}
