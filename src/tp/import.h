@@ -342,6 +342,30 @@ uint32_t gp__tp_interned_str(gp__tp_importer *imp, uint32_t gen, uint32_t field,
                              uint64_t iid, uint32_t str_field, int *rc);
 
 /* ------------------------------------------------------------------ */
+/* Sequences (seq.c)                                                     */
+
+/* A new generation for seq_id: a copy of *copy (new defaults, machine)
+ * or, with copy NULL, a fresh interning namespace. Its index in *out. */
+int gp__tp_seq_new_gen(gp__tp_importer *imp, uint32_t seq_id,
+                       const gp__tp_gen *copy, uint32_t *out, uint64_t off);
+
+/* The state of sequence seq_id, created (invalid) on first sight. */
+int gp__tp_seq_get(gp__tp_importer *imp, uint32_t seq_id, gp__tp_seq **out,
+                   bool *is_new, uint64_t off);
+
+/* Stores the entries of an InternedData message in namespace ns. */
+int gp__tp_seq_interned(gp__tp_importer *imp, uint32_t ns, const uint8_t *data,
+                        size_t len);
+
+/* Reads TracePacketDefaults into g (replacing its defaults). */
+int gp__tp_seq_defaults(gp__tp_importer *imp, gp__tp_gen *g,
+                        const uint8_t *data, size_t len);
+
+/* Adds a ClockSnapshot (sequence-scoped clocks keyed by seq_id). */
+int gp__tp_seq_clock_snapshot(gp__tp_importer *imp, uint32_t seq_id,
+                              const uint8_t *data, size_t len);
+
+/* ------------------------------------------------------------------ */
 /* A packet being parsed                                                 */
 
 typedef struct gp__tp_pkt {
@@ -387,9 +411,22 @@ int gp__tp_flow_submission(gp__tp_importer *imp, uint64_t event_id,
 int gp__tp_flow_te_wait(gp__tp_importer *imp, uint64_t event_id,
                         uint32_t te_slice);
 
+/* A render stage slice with event_id (flows.c): flows from the track
+ * events that submitted it and to those waiting for it or its id. */
+int gp__tp_flow_gpu_slice(gp__tp_importer *imp, uint64_t event_id,
+                          uint32_t slice);
+
+/* A render stage slice that waited for `waited` (event_wait_ids). */
+int gp__tp_flow_event_wait(gp__tp_importer *imp, uint64_t waited,
+                           uint32_t slice);
+
 /* Remembers a Vulkan debug-utils object name (latest wins). */
 int gp__tp_debug_name_set(gp__tp_importer *imp, int64_t type, uint64_t handle,
                           uint32_t name);
+
+/* The name of a Vulkan object of that type, or GP_TP_NONE. */
+uint32_t gp__tp_debug_name_get(gp__tp_importer *imp, int64_t type,
+                               uint64_t handle);
 
 /* ------------------------------------------------------------------ */
 /* Driving an import (reader.c)                                          */

@@ -686,3 +686,21 @@ int gp__tp_parse_vulkan_memory(gp__tp_importer *imp, const gp__tp_pkt *p) {
     return nomem(imp);
   return 0;
 }
+
+/* See import.h. */
+int gp__tp_debug_name_set(gp__tp_importer *imp, int64_t type, uint64_t handle,
+                          uint32_t name) {
+  uint64_t *s =
+      gp__tp_map2_put(&imp->debug_names, (uint64_t)type, handle, name, NULL);
+  if (!s)
+    return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
+  *s = name;
+  return 0;
+}
+
+/* See import.h. */
+uint32_t gp__tp_debug_name_get(gp__tp_importer *imp, int64_t type,
+                               uint64_t handle) {
+  uint64_t *s = gp__tp_map2_get(&imp->debug_names, (uint64_t)type, handle);
+  return s ? (uint32_t)*s : GP_TP_NONE;
+}
