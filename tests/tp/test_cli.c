@@ -208,6 +208,7 @@ TEST(tp_cli_report) {
   ASSERT(strstr(out, " GPU A: compute 100 ns 28.6%\n") != NULL);
   ASSERT(strstr(out, " GPU A: copy 150 ns 42.9%\n") != NULL);
   ASSERT(strstr(out, " cudaLaunchKernel 2 10 ns 5 ns 5 ns\n") != NULL);
+  ASSERT(strstr(out, " gemm 2") == NULL || strstr(out, "API") != NULL);
   /* Utilization: 0 over [100, 200), 50 over [200, 400): 33.3 on average
    * over time, 25 per sample. */
   ASSERT(strstr(out, " Utilization 0 % 2 0 25 50 33.3333\n") != NULL);

@@ -184,26 +184,61 @@ static double recompute(gp_tp *tp, const char *gpu_name, int64_t ts,
   return sum / (double)dur;
 }
 
-/* Checks the seed query's rows against the recomputation. */
+/* Checks the seed query's rows against the recomputation. Kernels of
+ * equal name, GPU and duration (a training loop repeats them) are told
+ * apart by their averages: each row must match a distinct such kernel. */
 static void check_rows(gp_tp *tp, const row *rows, int n) {
   int64_t end = tp_int(tp, "SELECT trace_end()");
+  int64_t used[16];
+  int nused = 0;
   for (int i = 0; i < n; i++) {
     char sql[512];
     snprintf(sql, sizeof(sql),
              "SELECT s.ts FROM gpu_slice s JOIN gpu_track t ON s.track_id = "
              "t.id JOIN gpu g ON g.id = extract_arg(t.dimension_arg_set_id, "
-             "'ugpu') WHERE s.name = '%s' AND s.dur = %lld AND g.name = '%s' "
-             "ORDER BY s.ts LIMIT 1",
+             "'ugpu') WHERE s.render_stage_category = 2 AND s.name = '%s' AND "
+             "s.dur = %lld AND g.name = '%s' ORDER BY s.ts",
              rows[i].kernel, (long long)rows[i].dur, rows[i].gpu);
-    int64_t ts = tp_int(tp, sql);
-    double want = recompute(tp, rows[i].gpu, ts, rows[i].dur, end);
-    printf("  %-24s %-24s %8lld ns  avg %.6f (recomputed %.6f)\n",
+    gp_tp_rows *r;
+    gp_tp_error err;
+    ASSERT_OK(gp_tp_query(tp, sql, &r, &err));
+    int64_t cand[256];
+    int nc = 0;
+    while (gp_tp_rows_next(r, &err) == 1 && nc < 256)
+      cand[nc++] = gp_tp_rows_int(r, 0);
+    gp_tp_rows_destroy(r);
+    ASSERT_GT(nc, 0);
+    double best = 0;
+    bool matched = false;
+    for (int c = 0; c < nc && !matched; c++) {
+      bool taken = false;
+      for (int u = 0; u < nused; u++)
+        taken |= used[u] == cand[c];
+      if (taken)
+        continue;
+      double want = recompute(tp, rows[i].gpu, cand[c], rows[i].dur, end);
+      best = want;
+      if (fabs(rows[i].avg - want) <= 1e-9 * (fabs(want) + 1)) {
+        matched = true;
+        used[nused++] = cand[c];
+      }
+    }
+    printf("  %-24s %-24s %8lld ns  avg %.6f (recomputed %.6f, %d "
+           "candidate%s)\n",
            rows[i].kernel, rows[i].gpu, (long long)rows[i].dur, rows[i].avg,
-           want);
-    ASSERT_NEAR(rows[i].avg, want, 1e-9 * (fabs(want) + 1));
+           matched ? rows[i].avg : best, nc, nc == 1 ? "" : "s");
+    ASSERT(matched);
     if (i)
       ASSERT_LE(rows[i].dur, rows[i - 1].dur);
   }
+  /* And they are the five longest compute kernels. */
+  int64_t sum = tp_int(tp, "SELECT sum(dur) FROM (SELECT dur FROM gpu_slice "
+                           "WHERE render_stage_category = 2 AND dur > 0 "
+                           "ORDER BY dur DESC LIMIT 5)");
+  int64_t got = 0;
+  for (int i = 0; i < n; i++)
+    got += rows[i].dur;
+  ASSERT_EQ(got, sum);
 }
 
 /* ------------------------------------------------------------------ */

@@ -466,7 +466,7 @@ static int report(gp_tp *tp, out *o, const char *trace, unsigned top) {
                 0};
   if ((rc = each_row(tp, sql, api_row, &c)))
     return rc;
-  table_print(o, "API calls and host ranges (outermost)", &c.t);
+  table_print(o, "API calls and host ranges", &c.t);
 
   /* Time-weighted average: each value holds until the next sample of its
    * track; the last until the end of the trace. */
@@ -488,8 +488,17 @@ static int report(gp_tp *tp, out *o, const char *trace, unsigned top) {
     return rc;
   table_print(o, "Counters", &c.t);
 
+  /* What the recording dropped (gpuperf writes a cumulative counter),
+   * then what the import could not use. */
   c.t = (table){3, {"what", "count", "meaning"}, {false, true, false}, 0, 0, 0};
   if ((rc = each_row(tp,
+                     "SELECT 'gpuperf dropped records', cast_int!(value), "
+                     "'records the recording session lost (its own count)' "
+                     "FROM counter WHERE track_id IN (SELECT id FROM "
+                     "counter_track WHERE name = 'gpuperf dropped records') "
+                     "ORDER BY ts DESC LIMIT 1",
+                     dropped_row, &c)) ||
+      (rc = each_row(tp,
                      "SELECT name, value, description FROM stats WHERE value "
                      "> 0 AND severity IN ('data_loss', 'error') ORDER BY name",
                      dropped_row, &c)))
