@@ -99,9 +99,11 @@ typedef enum gp_tp_format {
 /*
  * Opens and imports the trace at path. opts may be NULL (defaults).
  * On success *out is a new handle (free with gp_tp_close). On failure
- * returns GP_ENOENT/-errno (cannot read the file), GP_ECORRUPT (malformed
- * trace: err->offset names the byte), GP_ENOMEM, GP_ESQL (a database
- * file problem); *out is untouched and nothing is left behind.
+ * returns -errno (cannot read the file: GP_ENOENT, -EISDIR, ...),
+ * GP_ECORRUPT (malformed trace: err->offset names the byte), GP_ERANGE
+ * (a limit of the importer), GP_ENOMEM, GP_EEXIST (db_path is a file that
+ * is not a gpuperf trace database: it is left alone) or GP_ESQL (another
+ * database file problem); *out is untouched and nothing is left behind.
  */
 GP_EXPORT int gp_tp_open(const char *path, const gp_tp_options *opts,
                          gp_tp **out, gp_tp_error *err);

@@ -160,31 +160,33 @@ TEST(tp_corrupt_deep_nesting) {
    * debug annotation: the importer reads only as deep as the schema goes
    * (8 levels of annotations), so neither recurses without bound. */
   enum { DEPTH = 100000 };
-  size_t cap = (size_t)DEPTH * 8 + 64, n = 0;
-  uint8_t *inner = malloc(cap), *outer = malloc(cap + 64);
-  ASSERT(inner && outer);
-  /* Build inside out: each level is field 11 (dict entries) of a
+  size_t cap = (size_t)DEPTH * 8 + 64;
+  uint8_t *buf = malloc(cap), *inner;
+  ASSERT_NOT_NULL(buf);
+  /* Built back to front: each level is field 11 (dict entries) of a
    * DebugAnnotation holding the level below, with a name. */
-  inner[n++] = 0x52; /* name (10) */
-  inner[n++] = 1;
-  inner[n++] = 'x';
+  size_t pos = cap;
+  buf[--pos] = 'x';
+  buf[--pos] = 1;
+  buf[--pos] = 0x52; /* name (10) */
   for (int level = 0; level < DEPTH; level++) {
-    uint8_t hdr[16];
-    size_t h = 0;
-    hdr[h++] = 0x5a; /* field 11, LEN */
-    uint64_t len = n;
+    uint64_t len = cap - pos;
+    uint8_t v[10];
+    size_t nv = 0;
     do {
-      hdr[h++] = (uint8_t)(len | (len >= 0x80 ? 0x80 : 0));
+      v[nv++] = (uint8_t)(len | (len >= 0x80 ? 0x80 : 0));
       len >>= 7;
     } while (len);
-    hdr[h++] = 0x52;
-    hdr[h++] = 1;
-    hdr[h++] = 'y';
-    memmove(inner + h, inner, n);
-    memcpy(inner, hdr, h);
-    n += h;
-    ASSERT_LT(n + 16, cap);
+    for (size_t k = nv; k-- > 0;)
+      buf[--pos] = v[k];
+    buf[--pos] = 0x5a; /* field 11, LEN */
+    buf[--pos] = 'y';
+    buf[--pos] = 1;
+    buf[--pos] = 0x52;
+    ASSERT_GT(pos, 16);
   }
+  inner = buf + pos;
+  size_t n = cap - pos;
   for (int unknown = 0; unknown < 2; unknown++) {
     tg t;
     tg_init(&t);
@@ -209,6 +211,7 @@ TEST(tp_corrupt_deep_nesting) {
   }
   /* Nesting within the depth the importer reads (debug annotation dicts,
    * 5 levels) whose innermost length lies: an error at its offset. */
+  inner = buf;
   n = 0;
   inner[n++] = 0x5a; /* dict entry claiming 100 bytes it does not have */
   inner[n++] = 100;
@@ -239,8 +242,7 @@ TEST(tp_corrupt_deep_nesting) {
   ASSERT_LT(err.offset, tn);
   free(p);
   tg_fini(&t);
-  free(inner);
-  free(outer);
+  free(buf);
 }
 
 TEST(tp_corrupt_cli_exit_status) {
