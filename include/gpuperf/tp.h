@@ -97,7 +97,8 @@ typedef enum gp_tp_format {
 } gp_tp_format;
 
 /*
- * Opens and imports the trace at path. opts may be NULL (defaults).
+ * Opens and imports the trace at path. path and opts (NULL: defaults) are
+ * borrowed for the call; err (NULL: not wanted) is filled on failure.
  * On success *out is a new handle (free with gp_tp_close). On failure
  * returns -errno (cannot read the file: GP_ENOENT, -EISDIR, ...),
  * GP_ECORRUPT (malformed trace: err->offset names the byte), GP_ERANGE
@@ -109,14 +110,16 @@ GP_EXPORT int gp_tp_open(const char *path, const gp_tp_options *opts,
                          gp_tp **out, gp_tp_error *err);
 
 /*
- * The same for a trace in memory (data is borrowed for the call only;
- * opts->db_path is ignored). name is used in messages (may be NULL).
+ * The same for a trace in memory: data (size bytes), name (used in
+ * messages; NULL: "trace") and opts are borrowed for the call only;
+ * opts->db_path is ignored.
  */
 GP_EXPORT int gp_tp_open_buffer(const void *data, size_t size, const char *name,
                                 const gp_tp_options *opts, gp_tp **out,
                                 gp_tp_error *err);
 
-/* Closes tp (NULL is accepted). Rows of it must be destroyed first. */
+/* Closes tp, freeing everything it owns (NULL is accepted). Its rows
+ * must be destroyed first. */
 GP_EXPORT void gp_tp_close(gp_tp *tp);
 
 /* What opening tp cost (copied into *info). */
@@ -124,9 +127,10 @@ GP_EXPORT void gp_tp_get_info(const gp_tp *tp, gp_tp_info *info);
 
 /*
  * Runs sql: every statement but the last is executed and its rows
- * dropped; the rows of the last are returned in *out (destroy with
- * gp_tp_rows_destroy). GP_ESQL (or GP_EPARSE) with a message on error.
- * sql is borrowed for the call.
+ * dropped; the rows of the last are returned in *out, owned by the caller
+ * (destroy with gp_tp_rows_destroy, before gp_tp_close). Several result
+ * sets may be open at once. GP_ESQL (or GP_EPARSE) with a message naming
+ * the line on error. sql is borrowed for the call.
  */
 GP_EXPORT int gp_tp_query(gp_tp *tp, const char *sql, gp_tp_rows **out,
                           gp_tp_error *err);
@@ -153,7 +157,8 @@ GP_EXPORT void gp_tp_rows_destroy(gp_tp_rows *rows);
 
 /*
  * Runs sql (as gp_tp_query) and writes every row of the last statement
- * to out in the given format. *nrows (may be NULL) gets the row count.
+ * to out (borrowed; not closed) in the given format. *nrows (may be NULL)
+ * gets the row count.
  */
 GP_EXPORT int gp_tp_write(gp_tp *tp, const char *sql, gp_tp_format format,
                           FILE *out, uint64_t *nrows, gp_tp_error *err);
