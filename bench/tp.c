@@ -476,8 +476,73 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Medians over the runs of one trace. */
+typedef struct medians {
+  double import_wall, import_cpu, query_wall, query_cpu, peak, peak_delta;
+  uint64_t events, rows;
+} medians;
+
+/* Writes a trace of `packets` packets and `kernels` kernels to path and
+ * measures it `runs` times. Returns 0 or 1. */
+static int bench_trace(const char *path, uint64_t packets, uint64_t kernels,
+                       int runs, gen *g, medians *m) {
+  double t0 = now_s();
+  int rc = generate(path, packets, kernels, g);
+  if (rc) {
+    fprintf(stderr, "bench/tp: writing %s: %s\n", path, gp_strerror(rc));
+    return 1;
+  }
+  printf("\ntrace %s: %.1f MB, %" PRIu64 " packets (%" PRIu64
+         " kernels, %" PRIu64 " API slices, %" PRIu64
+         " counter samples, half of them Utilization), written in %.2f s\n",
+         path, (double)g->bytes / 1e6, g->packets, g->kernels, g->slices,
+         g->samples, now_s() - t0);
+  double imp[15], qry[15], impc[15], qryc[15], peak[15], delta[15];
+  result r = {0};
+  for (int i = 0; i < runs; i++) {
+    int fds[2];
+    if (pipe(fds) != 0)
+      return 1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(fds[0]);
+      run_child(path, fds[1]);
+    }
+    close(fds[1]);
+    ssize_t got = read(fds[0], &r, sizeof(r));
+    close(fds[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    if (got != (ssize_t)sizeof(r) || r.rc != 0) {
+      fprintf(stderr, "bench/tp: run %d failed\n", i + 1);
+      return 1;
+    }
+    imp[i] = r.import_s;
+    qry[i] = r.query_s;
+    impc[i] = r.import_cpu;
+    qryc[i] = r.query_cpu;
+    peak[i] = (double)r.peak_kb * 1024.0 / (double)g->bytes;
+    delta[i] = (double)(r.peak_kb - r.base_kb) * 1024.0 / (double)g->bytes;
+    printf("  run %d: import %.3f s (CPU %.3f s), seed query %.3f s (CPU "
+           "%.3f s, %" PRIu64 " rows), peak RSS %.1f MB\n",
+           i + 1, r.import_s, r.import_cpu, r.query_s, r.query_cpu, r.rows,
+           (double)r.peak_kb / 1024.0);
+  }
+  m->import_wall = median(imp, runs);
+  m->import_cpu = median(impc, runs);
+  m->query_wall = median(qry, runs);
+  m->query_cpu = median(qryc, runs);
+  m->peak = median(peak, runs);
+  m->peak_delta = median(delta, runs);
+  m->events = r.events;
+  m->rows = r.rows;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   uint64_t events = 5200000, kernels = 200000;
+  uint64_t q_kernels = 100000, q_samples = 1050000;
   int runs = 3;
   const char *trace = NULL;
   bool keep = false;
@@ -500,78 +565,49 @@ int main(int argc, char **argv) {
   }
   if (runs < 1 || runs > 15)
     runs = 3;
-  char path[512];
+  char path[512], qpath[600];
   if (trace)
     snprintf(path, sizeof(path), "%s", trace);
   else
     snprintf(path, sizeof(path), "/tmp/gpuperf-bench-tp-%ld.pftrace",
              (long)getpid());
-  gen g;
-  double t0 = now_s();
-  int rc = generate(path, events, kernels, &g);
-  if (rc) {
-    fprintf(stderr, "bench/tp: writing %s: %s\n", path, gp_strerror(rc));
+  snprintf(qpath, sizeof(qpath), "%s.query", path);
+  printf("bench/tp: %d runs per trace, each in a fresh process; medians. "
+         "Throughput is on CPU time (user + system: the importer is one "
+         "thread, so that is its time on a core of its own; wall time also "
+         "counts waiting for a core on a shared machine).\n",
+         runs);
+  gen g, qg;
+  medians m, qm;
+  int rc = bench_trace(path, events, kernels, runs, &g, &m);
+  if (!rc)
+    rc = bench_trace(qpath, q_kernels * 3 + q_samples + 16, q_kernels, runs,
+                     &qg, &qm);
+  if (!keep) {
+    if (!trace)
+      unlink(path);
+    unlink(qpath);
+  }
+  if (rc)
     return 1;
-  }
-  printf("trace: %s, %.1f MB, %" PRIu64 " packets (%" PRIu64
-         " kernels, %" PRIu64 " API slices, %" PRIu64
-         " counter samples), written in %.2f s\n",
-         path, (double)g.bytes / 1e6, g.packets, g.kernels, g.slices, g.samples,
-         now_s() - t0);
-  double imp[15], qry[15], impc[15], qryc[15], peak[15], peak_delta[15];
-  result r = {0};
-  for (int i = 0; i < runs; i++) {
-    int fds[2];
-    if (pipe(fds) != 0)
-      return 1;
-    pid_t pid = fork();
-    if (pid == 0) {
-      close(fds[0]);
-      run_child(path, fds[1]);
-    }
-    close(fds[1]);
-    ssize_t got = read(fds[0], &r, sizeof(r));
-    close(fds[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    if (got != (ssize_t)sizeof(r) || r.rc != 0) {
-      fprintf(stderr, "bench/tp: run %d failed\n", i + 1);
-      if (!keep && !trace)
-        unlink(path);
-      return 1;
-    }
-    imp[i] = r.import_s;
-    qry[i] = r.query_s;
-    impc[i] = r.import_cpu;
-    qryc[i] = r.query_cpu;
-    peak[i] = (double)r.peak_kb * 1024.0 / (double)g.bytes;
-    peak_delta[i] = (double)(r.peak_kb - r.base_kb) * 1024.0 / (double)g.bytes;
-    printf("run %d: import %.3f s (CPU %.3f s), seed query %.3f s (CPU %.3f "
-           "s, %" PRIu64 " rows), peak RSS %.1f MB\n",
-           i + 1, r.import_s, r.import_cpu, r.query_s, r.query_cpu, r.rows,
-           (double)r.peak_kb / 1024.0);
-  }
-  /* One core: the importer is single-threaded, so its CPU time (user +
-   * system) is the time it takes on a core of its own; wall time also
-   * counts waiting for a core on a shared machine. */
-  double mi = median(imp, runs), mq = median(qry, runs),
-         mic = median(impc, runs), mqc = median(qryc, runs),
-         mp = median(peak, runs), md = median(peak_delta, runs);
-  printf("\nimport (median of %d): %.2f M packets/s on one core (CPU time "
-         "%.3f s), %.1f MB/s; wall %.3f s (%.2f M/s)\n",
-         runs, (double)r.events / mic / 1e6, mic, (double)g.bytes / mic / 1e6,
-         mi, (double)r.events / mi / 1e6);
-  printf("peak memory: %.2fx the trace (VmHWM), %.2fx counting only what "
-         "the import added\n",
-         mp, md);
-  printf("seed query at %" PRIu64 " kernels, %" PRIu64
+  double rate = (double)m.events / m.import_cpu;
+  printf("\nimport of %" PRIu64 " events (%.1f MB): %.2f M events/s on one "
+         "core (CPU %.3f s), %.1f MB/s; wall %.3f s (%.2f M/s)\n",
+         m.events, (double)g.bytes / 1e6, rate / 1e6, m.import_cpu,
+         (double)g.bytes / m.import_cpu / 1e6, m.import_wall,
+         (double)m.events / m.import_wall / 1e6);
+  printf("peak memory importing it: %.2fx the trace (VmHWM), %.2fx counting "
+         "only what the import added\n",
+         m.peak, m.peak_delta);
+  printf("seed query at %" PRIu64 " kernels and %" PRIu64
          " counter samples: %.3f s CPU (wall %.3f s)\n",
-         g.kernels, g.samples, mqc, mq);
-  printf("targets: >= 1.5 M events/s [%s], peak <= 3x [%s], query <= 2 s "
-         "[%s]\n",
-         (double)r.events / mic >= 1.5e6 ? "met" : "MISSED",
-         mp <= 3.0 ? "met" : "MISSED", mqc <= 2.0 ? "met" : "MISSED");
-  if (!keep && !trace)
-    unlink(path);
+         qg.kernels, qg.samples, qm.query_cpu, qm.query_wall);
+  printf("seed query at %" PRIu64 " kernels and %" PRIu64
+         " counter samples: %.3f s CPU (wall %.3f s)\n",
+         g.kernels, g.samples, m.query_cpu, m.query_wall);
+  printf("targets: >= 1.5 M events/s [%s]; peak <= 3x the trace [%s]; seed "
+         "query <= 2 s at >= 100 k kernels and >= 1 M samples [%s]\n",
+         rate >= 1.5e6 ? "met" : "MISSED", m.peak <= 3.0 ? "met" : "MISSED",
+         qm.query_cpu <= 2.0 ? "met" : "MISSED");
   return 0;
 }
