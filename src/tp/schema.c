@@ -4,7 +4,8 @@
  *
  * A saved database holds every intrinsic table as an ordinary table (with
  * the indexes queries need), the same views, and __gp_meta: the format
- * version and the identity of the trace (size and modification time). It
+ * version and the identity of the trace (size, modification time, and a
+ * hash of its first and last 64 KiB). It
  * is written to a temporary file and renamed into place, so a reader never
  * sees half a database; it is reused only while the trace is unchanged.
  */
@@ -117,6 +118,29 @@ int gp__tp_views_create(gp_tp *tp, const char *schema, char *err,
 /* ------------------------------------------------------------------ */
 /* Saved databases                                                       */
 
+/* A fingerprint of the trace's content: a hash of its first and last
+ * 64 KiB (with size and mtime, this tells a changed or other trace apart
+ * without reading it all). -1 if it cannot be read. */
+static int64_t fingerprint(const char *path, int64_t size) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return -1;
+  static const size_t chunk = 64 << 10;
+  uint8_t *buf = malloc(chunk);
+  uint64_t h = 0x8f1bbcdcca62c1d6ull;
+  bool ok = buf != NULL;
+  for (int part = 0; ok && part < 2; part++) {
+    if (part && size > (int64_t)chunk &&
+        fseeko(f, (off_t)(size - (int64_t)chunk), SEEK_SET) != 0)
+      ok = false;
+    size_t n = ok ? fread(buf, 1, chunk, f) : 0;
+    h = gp__tp_hash_bytes(buf, n, h);
+  }
+  free(buf);
+  fclose(f);
+  return ok ? (int64_t)(h >> 1) : -1;
+}
+
 static int64_t mtime_ns(const struct stat *st) {
   return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 }
@@ -187,10 +211,10 @@ int gp__tp_db_save(gp_tp *tp, const char *path, const char *trace_path,
              "('format', %d), ('trace_size', %" PRId64 "),"
              "('trace_mtime_ns', %" PRId64 "), ('start_ts', %" PRId64 "),"
              "('end_ts', %" PRId64 "), ('packets', %" PRIu64 "),"
-             "('events', %" PRIu64 ")",
+             "('events', %" PRIu64 "), ('trace_fingerprint', %" PRId64 ")",
              GP_TP_DB_FORMAT, (int64_t)st.st_size, mtime_ns(&st),
              tp->info.start_ts, tp->info.end_ts, tp->info.packets,
-             tp->info.events);
+             tp->info.events, fingerprint(trace_path, (int64_t)st.st_size));
     rc = exec(tp->sql, meta, err, errsize);
   }
   if (!rc)
@@ -240,11 +264,12 @@ int gp__tp_db_load(const char *path, const char *trace_path, sqlite3 **out,
     return GP_ESQL;
   }
   int64_t format = 0, size = -1, mtime = -1, start = 0, end = 0, packets = 0,
-          events = 0;
+          events = 0, fp = -2;
   bool ok = meta_int(db, "format", &format) &&
             meta_int(db, "trace_size", &size) &&
             meta_int(db, "trace_mtime_ns", &mtime) &&
-            meta_int(db, "start_ts", &start) && meta_int(db, "end_ts", &end);
+            meta_int(db, "start_ts", &start) && meta_int(db, "end_ts", &end) &&
+            meta_int(db, "trace_fingerprint", &fp);
   meta_int(db, "packets", &packets);
   meta_int(db, "events", &events);
   if (!ok) {
@@ -264,7 +289,8 @@ int gp__tp_db_load(const char *path, const char *trace_path, sqlite3 **out,
     return 0;
   }
   if (format != GP_TP_DB_FORMAT || size != (int64_t)st.st_size ||
-      mtime != mtime_ns(&st)) {
+      mtime != mtime_ns(&st) ||
+      fp != fingerprint(trace_path, (int64_t)st.st_size)) {
     sqlite3_close(db);
     return 0; /* stale: the caller re-imports and overwrites */
   }

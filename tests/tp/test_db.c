@@ -126,6 +126,25 @@ TEST(tp_db_reuse_and_invalidate) {
     free(second[i]);
     free(mem[i]);
   }
+  /* Another trace of the same size and mtime (copied with cp -p, say) is
+   * told apart by its content. */
+  struct stat before;
+  ASSERT_EQ(stat(trace, &before), 0);
+  size_t n;
+  char *bytes = tp_read_file(trace, &n);
+  char *odd = memmem(bytes, n, "odd", 3);
+  ASSERT_NOT_NULL(odd);
+  odd[0] = 'e';
+  FILE *f = fopen(trace, "wb");
+  ASSERT_EQ(fwrite(bytes, 1, n, f), n);
+  fclose(f);
+  free(bytes);
+  struct timespec same[2] = {{0, UTIME_OMIT}, before.st_mtim};
+  ASSERT_EQ(utimensat(AT_FDCWD, trace, same, 0), 0);
+  answers(trace, db, first, &from_db);
+  ASSERT(!from_db);
+  for (size_t i = 0; i < NQ; i++)
+    free(first[i]);
   /* The file is plain SQLite: the views work without gpuperf. */
   sqlite3 *s;
   ASSERT_EQ(sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);

@@ -7,7 +7,8 @@
  * Without SQL, a summary of what the trace holds is printed. The CSV
  * format is the one of Perfetto's diff tests (quoted header and strings,
  * NULL as "[NULL]", doubles as %f). --db keeps the imported tables in a
- * SQLite file and reuses it while the trace keeps its size and mtime.
+ * SQLite file and reuses it while the trace is unchanged (size, mtime and
+ * a hash of its ends).
  */
 #include <errno.h>
 #include <stdio.h>
