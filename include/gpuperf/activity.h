@@ -356,6 +356,8 @@ typedef enum gp_drop_reason {
   GP_DROP_DECLINED = 1,     /* the request callback returned no buffer */
   GP_DROP_NO_CALLBACKS = 2, /* no buffer callbacks registered */
   GP_DROP_TOO_LARGE = 3,    /* the record does not fit in a buffer */
+  GP_DROP_SOURCE = 4,       /* lost by the source before reaching us (CUPTI's
+                               own buffers); the kind may be INVALID */
   GP_DROP_REASON_COUNT
 } gp_drop_reason;
 

@@ -85,7 +85,7 @@ const char *gp_activity_kind_name(uint32_t kind) {
 /* See activity.h. */
 const char *gp_drop_reason_name(uint32_t reason) {
   static const char *const names[GP_DROP_REASON_COUNT] = {
-      "no_buffer", "declined", "no_callbacks", "too_large"};
+      "no_buffer", "declined", "no_callbacks", "too_large", "source"};
   return reason < GP_DROP_REASON_COUNT ? names[reason] : "unknown";
 }
 
@@ -277,12 +277,14 @@ static void thread_exit(void *arg) {
 /* ------------------------------------------------------------------ */
 /* Drops                                                                */
 
-static void count_drop(slot *s, uint32_t kind, int reason,
-                       uint32_t context_id, uint32_t stream_id) {
-  atomic_fetch_add_explicit(&gp__act.drop_stats[kind][reason], 1,
+static void write_drop_records(slot *s);
+
+static void count_drops(slot *s, uint32_t kind, int reason,
+                        uint32_t context_id, uint32_t stream_id, uint64_t n) {
+  atomic_fetch_add_explicit(&gp__act.drop_stats[kind][reason], n,
                             memory_order_relaxed);
-  atomic_fetch_add_explicit(&gp__act.drop_total, 1, memory_order_relaxed);
-  atomic_fetch_add_explicit(&gp__act.drop_unread, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&gp__act.drop_total, n, memory_order_relaxed);
+  atomic_fetch_add_explicit(&gp__act.drop_unread, n, memory_order_relaxed);
   if (context_id != 0) {
     pthread_mutex_lock(&gp__act.drop_lock);
     int i;
@@ -297,17 +299,40 @@ static void count_drop(slot *s, uint32_t kind, int reason,
       gp__act.num_drops++;
     }
     if (i < gp__act.num_drops)
-      gp__act.drops[i].unread++;
+      gp__act.drops[i].unread += n;
     pthread_mutex_unlock(&gp__act.drop_lock);
   }
   if (s && kind != GP_ACTIVITY_KIND_DROPPED) {
     drop_pending *d = &s->drop_pend[kind][reason];
     uint64_t now = gp_get_timestamp();
-    if (d->count++ == 0)
+    if (d->count == 0)
       d->first = now;
+    d->count += n;
     d->last = now;
     s->has_drops = true;
   }
+}
+
+static void count_drop(slot *s, uint32_t kind, int reason,
+                       uint32_t context_id, uint32_t stream_id) {
+  count_drops(s, kind, reason, context_id, stream_id, 1);
+}
+
+/* See core.h. */
+void gp__activity_add_drops(uint32_t kind, uint32_t reason,
+                            uint32_t context_id, uint32_t stream_id,
+                            uint64_t count) {
+  if (count == 0 || kind >= GP_ACTIVITY_KIND_COUNT ||
+      reason >= GP_DROP_REASON_COUNT)
+    return;
+  slot *s = gp__tls_slot;
+  if (!s)
+    s = slot_attach();
+  count_drops(s, kind, (int)reason, context_id, stream_id, count);
+  /* A source's drops are news now: write the DROPPED record at once if the
+   * thread holds a buffer (else with its next record). */
+  if (s && s->buf && s->open == 0)
+    write_drop_records(s);
 }
 
 /* Writes DROPPED records for what the thread dropped, as far as they fit.

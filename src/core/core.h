@@ -109,6 +109,17 @@ typedef void (*gp__buffer_observer)(void *user, const uint8_t *buffer,
 int gp__activity_add_observer(gp__buffer_observer fn, void *user);
 void gp__activity_remove_observer(gp__buffer_observer fn, void *user);
 
+/*
+ * Counts count records that a source dropped before they reached us (a
+ * backend's own buffers overflowed), by kind and reason and against
+ * context_id and stream_id, exactly as our own drops are counted; a
+ * DROPPED record follows in the calling thread's next buffer. Ignores
+ * count 0 and kinds or reasons out of range.
+ */
+void gp__activity_add_drops(uint32_t kind, uint32_t reason,
+                            uint32_t context_id, uint32_t stream_id,
+                            uint64_t count);
+
 /* Forgets the per-context settings of a context that went away. */
 void gp__activity_forget_context(uint32_t context_id);
 

@@ -1,1 +1,34 @@
-/* lists/cuda.h - tests of the CUDA/CUPTI collector. */
+/* lists/cuda.h - tests of the CUDA/CUPTI collector. They skip where the
+ * CUDA toolkit was not found at build time (mk/cuda.mk). */
+
+/* api: translation of CUPTI records (test_cuda_translate.c) */
+GP_TEST_ENTRY(cuda_translate_every_kind, 20)
+GP_TEST_ENTRY(cuda_kernel_names_are_not_trusted_by_address, 20)
+GP_TEST_ENTRY(cuda_translate_timestamps_follow_the_cupti_clock, 20)
+GP_TEST_ENTRY(cuda_translate_disabled_and_unknown_kinds, 20)
+GP_TEST_ENTRY(cuda_dropped_records_are_carried, 20)
+GP_TEST_ENTRY(cuda_buffer_pool_is_bounded, 20)
+
+/* api: what the callbacks feed (test_cuda_callbacks.c) */
+GP_TEST_ENTRY(cuda_event_dependencies_become_wait_ids, 20)
+GP_TEST_ENTRY(cuda_deps_table_is_bounded, 60)
+GP_TEST_ENTRY(cuda_nvtx_calls_become_ranges_and_markers, 20)
+GP_TEST_ENTRY(cuda_api_names_and_demangling, 20)
+
+/* api: the collector, the catalogs, the CLI, the device check script
+ * (test_cuda_collector.c) */
+GP_TEST_ENTRY(cuda_collector_loads_without_cuda, 30)
+GP_TEST_ENTRY(cuda_collector_with_the_driver_stub, 30)
+GP_TEST_ENTRY(cuda_record_injects_the_collector, 30)
+GP_TEST_ENTRY(cuda_metric_catalogs_offline, 60)
+GP_TEST_ENTRY(cuda_sampling_configuration, 30)
+GP_TEST_ENTRY(cuda_counter_environment_is_checked, 30)
+GP_TEST_ENTRY(cuda_devices_publish_counter_catalogs, 60)
+GP_TEST_ENTRY(cuda_cli_lists_metrics_without_a_gpu, 60)
+GP_TEST_ENTRY(cuda_cli_says_no_cuda_device, 60)
+GP_TEST_ENTRY(cuda_device_check_script_without_a_gpu, 180)
+
+/* api: from CUPTI to a trace (test_cuda_trace.c) */
+GP_TEST_ENTRY(cuda_sample_run_becomes_a_trace, 60)
+GP_TEST_ENTRY(cuda_device_check_queries_pass_on_a_cupti_fed_trace, 120)
+GP_TEST_ENTRY(cuda_recording_samples_the_device_check_counters, 60)

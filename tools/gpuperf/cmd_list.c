@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_cuda.h"
 
 static void list_usage(FILE *out) {
   fprintf(out,
@@ -72,5 +73,7 @@ int cmd_list(int argc, char **argv) {
   if (rc != 0)
     return cli_error(CLI_BAD_INPUT, "cannot write the list: %s",
                      gp_strerror(rc));
+  if (!json && !one)
+    cli_cuda_list_note(stdout);
   return CLI_OK;
 }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_cuda.h"
 
 static pid_t child_pid;
 
@@ -317,6 +318,7 @@ int cmd_record(int argc, char **argv) {
   if (child_pid == 0) {
     setenv("GPUPERF_RECORD_DIR", dir, 1);
     setenv("GPUPERF_RECORD_CONFIG", cfg_path, 1);
+    cli_cuda_record_env(); /* CUDA programs: the driver loads the collector */
     execvp(argv[optind], argv + optind);
     int e = errno;
     fprintf(stderr, "gpuperf: cannot run '%s': %s\n", argv[optind],

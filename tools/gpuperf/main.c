@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_cuda.h"
 
 typedef struct command {
   const char *name;
@@ -24,6 +25,7 @@ static const command commands[] = {
     {"record", cmd_record, "record a program's GPU work into a Perfetto trace"},
     {"report", cmd_report, "summarise a trace: kernels, queues, API calls, counters"},
     {"query", cmd_query, "run SQL (PerfettoSQL) on a trace"},
+    {"cuda", cmd_cuda, "CUDA devices and the metrics NVIDIA GPUs can count"},
 };
 
 static void usage(FILE *out) {

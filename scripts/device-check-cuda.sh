@@ -1,0 +1,188 @@
+#!/bin/sh
+# device-check-cuda.sh - the CUDA collector end to end on a real GPU.
+#
+# Builds tests/cuda/sample.cu with nvcc (kernels, async copies on two
+# streams, a fill, an event dependency between the streams, NVTX ranges),
+# records it with `gpuperf record`, and checks the trace with
+# `gpuperf query`: kernel names and counts, copies and fills, dependency
+# flows, API-to-kernel correlation flows, NVTX ranges, per-kernel
+# counters, nothing dropped. Everything under 5 minutes (each step has
+# its own timeout).
+#
+#   scripts/device-check-cuda.sh [BUILD_DIR]      (default: build)
+#   scripts/device-check-cuda.sh --check-trace TRACE ITERATIONS [BUILD_DIR]
+#                   only the checks, on a trace of the sample made
+#                   elsewhere (the tests give it one made from CUPTI
+#                   records without a GPU)
+#
+# Environment: CUDA_HOME (default /usr/local/cuda), ITERATIONS (default
+# 10), GPUPERF_CHECK_DIR (where the sample, config, trace and logs go;
+# default a fresh temporary directory, kept on failure), METRICS
+# (per-kernel counters to record, names from the device's catalog as
+# `gpuperf list` shows them; default
+# gpu__time_duration.sum,sm__cycles_elapsed.sum; empty skips the counter
+# check).
+#
+# Exit status: 0 every check passed; 1 a check failed; 2 the check could
+# not run (no nvcc, gpuperf not built, a tool missing); 77 there is no
+# CUDA device here (after the sample was built, so nvcc is checked too).
+set -u
+
+say() { echo "device-check-cuda: $*"; }
+die() { status=$1; shift; say "$*" >&2; exit "$status"; }
+
+CHECK_ONLY=
+if [ "${1:-}" = "--check-trace" ]; then
+  [ $# -ge 3 ] || die 2 "usage: $0 --check-trace TRACE ITERATIONS [BUILD_DIR]"
+  CHECK_ONLY=$2
+  ITERATIONS=$3
+  shift 3
+fi
+BUILD=${1:-build}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+ITERATIONS=${ITERATIONS:-10}
+METRICS=${METRICS-gpu__time_duration.sum,sm__cycles_elapsed.sum}
+CLI=$BUILD/gpuperf
+LIB=$BUILD/libgpuperf-cuda.so
+SRC=$(dirname "$0")/../tests/cuda/sample.cu
+
+case $ITERATIONS in
+  '' | *[!0-9]*) die 2 "ITERATIONS must be a number, not '$ITERATIONS'" ;;
+esac
+
+# --- what we need ---------------------------------------------------------
+[ -x "$CLI" ] || die 2 "$CLI not found: build first (make)"
+command -v timeout >/dev/null 2>&1 || die 2 "timeout(1) is missing (coreutils)"
+if [ -z "$CHECK_ONLY" ]; then
+  NVCC=
+  for c in "$CUDA_HOME/bin/nvcc" "$(command -v nvcc 2>/dev/null || true)"; do
+    [ -n "$c" ] && [ -x "$c" ] && { NVCC=$c; break; }
+  done
+  [ -n "$NVCC" ] || die 2 "no nvcc (looked in $CUDA_HOME/bin and PATH)"
+  [ -f "$LIB" ] ||
+    die 2 "$LIB not found: the CUDA collector was not built (make cuda-info)"
+  [ -f "$SRC" ] || die 2 "$SRC not found"
+else
+  [ -f "$CHECK_ONLY" ] || die 2 "$CHECK_ONLY: no such trace"
+fi
+
+if [ -n "${GPUPERF_CHECK_DIR:-}" ]; then
+  DIR=$GPUPERF_CHECK_DIR
+  mkdir -p "$DIR" || die 2 "cannot create $DIR"
+else
+  DIR=$(mktemp -d /tmp/gpuperf-cuda-check-XXXXXX) || die 2 "mktemp failed"
+fi
+started=$(date +%s)
+
+if [ -z "$CHECK_ONLY" ]; then
+  SAMPLE=$DIR/sample
+  TRACE=$DIR/sample.pftrace
+
+  # --- 1. build the sample ------------------------------------------------
+  say "building the sample with $NVCC"
+  timeout 120 "$NVCC" -O2 -lineinfo -o "$SAMPLE" "$SRC" >"$DIR/nvcc.log" 2>&1 ||
+    { cat "$DIR/nvcc.log" >&2; die 2 "nvcc failed (log in $DIR/nvcc.log)"; }
+
+  # The config: GPU work, API calls and ranges; the counters per kernel.
+  CONFIG=$DIR/config.pbtxt
+  {
+    echo 'data_sources { config { name: "gpu.renderstages" } }'
+    if [ -n "$METRICS" ]; then
+      echo 'data_sources { config { name: "gpu.counters" gpu_counter_config {'
+      echo "$METRICS" | tr ',' '\n' | sed '/^$/d; s/.*/  counter_names: "&"/'
+      echo '  instrumented_sampling: true } } }'
+    fi
+  } >"$CONFIG"
+
+  # --- 2. is there a GPU? -------------------------------------------------
+  if ! timeout 60 "$CLI" cuda >"$DIR/devices.txt" 2>&1; then
+    say "SKIP: $(tail -n 1 "$DIR/devices.txt" | sed 's/^gpuperf: //')"
+    say "the sample builds; the GPU path is not checked here"
+    [ -z "${GPUPERF_CHECK_DIR:-}" ] && rm -rf "$DIR"
+    exit 77
+  fi
+  sed 's/^/  /' "$DIR/devices.txt"
+
+  # --- 3. record it -------------------------------------------------------
+  "$CLI" record --help >/dev/null 2>&1 ||
+    die 2 "this gpuperf has no 'record' command"
+  say "recording $ITERATIONS iterations${METRICS:+ with $METRICS per kernel}"
+  timeout 120 "$CLI" record -c "$CONFIG" -o "$TRACE" -- \
+    "$SAMPLE" "$ITERATIONS" >"$DIR/record.log" 2>&1
+  rc=$?
+  sed 's/^/  /' "$DIR/record.log"
+  [ $rc -eq 0 ] || die 1 "FAIL: gpuperf record exited $rc (files in $DIR)"
+  [ -s "$TRACE" ] || die 1 "FAIL: no trace written (files in $DIR)"
+else
+  TRACE=$CHECK_ONLY
+fi
+
+# --- 4. check the trace ---------------------------------------------------
+"$CLI" query --help >/dev/null 2>&1 ||
+  die 2 "this gpuperf has no 'query' command"
+failures=0
+# q SQL: the query's single value (first column of the first row).
+q() {
+  timeout 60 "$CLI" query "$TRACE" "$1" --format csv 2>>"$DIR/query.log" |
+    sed -n '2p' | cut -d, -f1 | tr -d '"'
+}
+# check NAME OP WANT SQL: OP is eq or ge.
+check() {
+  got=$(q "$4")
+  case $2 in
+    eq) [ "$got" = "$3" ] && ok=1 || ok=0 ;;
+    ge) [ -n "$got" ] && [ "$got" -ge "$3" ] 2>/dev/null && ok=1 || ok=0 ;;
+  esac
+  if [ $ok -eq 1 ]; then
+    say "ok    $1: $got"
+  else
+    say "FAIL  $1: got '${got}', want $2 $3"
+    echo "  query: $4" >&2
+    failures=$((failures + 1))
+  fi
+}
+
+N=$ITERATIONS
+# GPU work: kernels by name (mangled or demangled), on the Compute queue.
+check "scale kernels" eq "$N" \
+  "SELECT COUNT(*) FROM gpu_slice WHERE name LIKE '%scale%'"
+check "add kernels" eq "$N" \
+  "SELECT COUNT(*) FROM gpu_slice WHERE name LIKE '%add%'"
+check "kernel durations" eq "$((2 * N))" \
+  "SELECT COUNT(*) FROM gpu_slice WHERE (name LIKE '%scale%' OR name LIKE '%add%') AND dur > 0"
+# Copies and fills run on the Copy queue: 2N HtoD + N DtoH + N fills.
+check "copies and fills" eq "$((4 * N))" \
+  "SELECT COUNT(*) FROM gpu_slice s JOIN track t ON s.track_id = t.id WHERE t.name = 'Copy'"
+check "host-to-device copies" eq "$((2 * N))" \
+  "SELECT COUNT(*) FROM gpu_slice WHERE name = 'Memcpy HtoD'"
+# add waits for scale through the event: one flow per iteration.
+check "event dependency flows" ge "$N" \
+  "SELECT COUNT(*) FROM flow f JOIN gpu_slice a ON f.slice_out = a.id JOIN gpu_slice b ON f.slice_in = b.id WHERE a.name LIKE '%scale%' AND b.name LIKE '%add%'"
+# Every kernel is reached from the API call that launched it.
+check "launch correlation flows" eq "$((2 * N))" \
+  "SELECT COUNT(DISTINCT b.id) FROM flow f JOIN slice a ON f.slice_out = a.id JOIN gpu_slice b ON f.slice_in = b.id WHERE a.name LIKE '%LaunchKernel%'"
+check "copy correlation flows" ge "$((3 * N))" \
+  "SELECT COUNT(DISTINCT b.id) FROM flow f JOIN slice a ON f.slice_out = a.id JOIN gpu_slice b ON f.slice_in = b.id WHERE a.name LIKE 'cudaMemcpy%'"
+# NVTX ranges on the host thread.
+check "iteration ranges" eq "$N" \
+  "SELECT COUNT(*) FROM slice WHERE name = 'iteration'"
+check "setup range" eq 1 \
+  "SELECT COUNT(*) FROM slice WHERE name = 'setup'"
+check "kernels launched inside iterations" eq "$((2 * N))" \
+  "SELECT COUNT(DISTINCT b.id) FROM slice r JOIN slice a ON a.ts >= r.ts AND a.ts < r.ts + r.dur AND a.name LIKE '%LaunchKernel%' JOIN flow f ON f.slice_out = a.id JOIN gpu_slice b ON f.slice_in = b.id WHERE r.name = 'iteration'"
+# Per-kernel counters, one value per kernel and metric.
+if [ -n "$METRICS" ]; then
+  nmetrics=$(echo "$METRICS" | tr ',' '\n' | grep -c .)
+  check "per-kernel counter values" ge "$((2 * N * nmetrics))" \
+    "SELECT COUNT(*) FROM counter c JOIN gpu_counter_track t ON c.track_id = t.id"
+fi
+check "nothing dropped" eq 0 \
+  "SELECT CAST(COALESCE(MAX(c.value), 0) AS INT) FROM counter c JOIN counter_track t ON c.track_id = t.id WHERE t.name = 'gpuperf dropped records'"
+
+elapsed=$(( $(date +%s) - started ))
+if [ $failures -ne 0 ]; then
+  die 1 "FAIL: $failures checks failed in ${elapsed}s (trace and logs in $DIR)"
+fi
+say "PASS: all checks in ${elapsed}s (trace: $TRACE)"
+[ -z "${GPUPERF_CHECK_DIR:-}" ] && [ -n "$CHECK_ONLY" ] && rm -rf "$DIR"
+exit 0
