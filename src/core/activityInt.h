@@ -81,6 +81,7 @@ typedef struct gp__activity_state {
   uint64_t enqueued_seq, completed_seq;
   pthread_t collector;
   bool collector_running, stop;
+  bool collector_ready; /* the collector thread has started */
   pthread_t collector_tid_self;
   /* Empty buffers kept for reuse (from exited threads). */
   pending *free_list;

@@ -208,11 +208,16 @@ static void drain_locked(void) {
       gp__act.q_tail = NULL;
     pthread_mutex_unlock(&gp__act.lock);
     complete_one(p);
-    pthread_mutex_lock(&gp__act.lock);
-    if (p->seq > gp__act.completed_seq)
-      gp__act.completed_seq = p->seq;
-    pthread_cond_broadcast(&gp__act.done);
+    uint64_t seq = p->seq;
+    /* Freed before a flusher is released: once flush returns, the
+     * collector allocates nothing until new work comes (a fork right
+     * after a flush then finds no allocator lock held, which matters for
+     * sanitizer runtimes that do not lock their allocator around fork). */
     free(p);
+    pthread_mutex_lock(&gp__act.lock);
+    if (seq > gp__act.completed_seq)
+      gp__act.completed_seq = seq;
+    pthread_cond_broadcast(&gp__act.done);
   }
 }
 
@@ -220,6 +225,8 @@ static void *collector_main(void *arg) {
   (void)arg;
   pthread_mutex_lock(&gp__act.lock);
   gp__act.collector_tid_self = pthread_self();
+  gp__act.collector_ready = true;
+  pthread_cond_broadcast(&gp__act.done);
   uint64_t last_flush = gp_clock_read_host(GP_CLOCK_MONOTONIC);
   while (!gp__act.stop) {
     if (!gp__act.q_head) {
@@ -260,10 +267,16 @@ int gp__collector_start_locked(void) {
   if (gp__act.collector_running)
     return 0;
   gp__act.stop = false;
+  gp__act.collector_ready = false;
   int rc = pthread_create(&gp__act.collector, NULL, collector_main, NULL);
   if (rc != 0)
     return -rc;
   gp__act.collector_running = true;
+  /* Wait until the thread runs: its start-up (allocations of the thread
+   * library and of sanitizers) is then over before our caller goes on,
+   * and so before a fork that might follow. */
+  while (!gp__act.collector_ready)
+    pthread_cond_wait(&gp__act.done, &gp__act.lock);
   return 0;
 }
 
