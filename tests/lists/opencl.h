@@ -1,1 +1,12 @@
 /* lists/opencl.h - tests of the OpenCL interception library. */
+
+/* api: records captured in-process, on PoCL */
+GP_TEST_ENTRY(opencl_records_match_sample, 120)
+GP_TEST_ENTRY(opencl_device_context_and_names, 60)
+GP_TEST_ENTRY(opencl_behaviour_unchanged, 120)
+GP_TEST_ENTRY(opencl_dependencies_and_correlation, 60)
+GP_TEST_ENTRY(opencl_invalid_calls_record_errors, 60)
+GP_TEST_ENTRY(opencl_objects_made_before_recording, 60)
+GP_TEST_ENTRY(opencl_threads_and_early_releases, 120)
+GP_TEST_ENTRY(opencl_fork_child_forgets_parent_work, 60)
+GP_TEST_ENTRY(opencl_no_platform_is_clean, 60)
