@@ -6,26 +6,32 @@
  * version, compute units, clock, memory and limits are asked of the driver
  * and written as a DEVICE record, with one hardware queue ("Compute").
  *
- * Every device gets a clock (clock.h) for its profiling timestamps, fed
- * with snapshots we measure; how depends on what the driver offers:
+ * Profiling times are in the device's clock; each record's times are
+ * mapped to the trace clock with pairs of simultaneous readings measured
+ * around that very command, which keeps the mapping exact where it matters
+ * even though the trace clock slews against every other clock. How depends
+ * on what the driver offers:
  *
- *  TIMER    clGetDeviceAndHostTimer works (OpenCL >= 2.1 drivers with a
- *           host timer): a snapshot is its device time paired with the
- *           midpoint of our trace-clock readings around the call.
- *  RAW      it does not (PoCL answers CL_INVALID_OPERATION): PoCL takes
- *           its timestamps from CLOCK_MONOTONIC_RAW, so a snapshot pairs
- *           that clock with the trace clock read around it. This is an
- *           assumption until verified: the first commands are bracketed
- *           with CLOCK_MONOTONIC_RAW readings, and the first that completes
- *           must show its QUEUED time inside its bracket.
+ *  RAW      PoCL's timestamps are CLOCK_MONOTONIC_RAW (and it does not
+ *           implement clGetDeviceAndHostTimer). Each enqueue takes an
+ *           anchor (that clock between two trace-clock readings) right
+ *           before the driver call, the completion another; the command's
+ *           times, all between the two, are interpolated between them.
+ *           That PoCL uses this clock is checked, not assumed: while
+ *           unconfirmed, enqueues also read it after the call, and the
+ *           first command to complete must show its QUEUED time inside.
  *  BRACKET  the check failed (a driver on some other clock): QUEUED is
  *           taken during the enqueue call, so it is paired with the middle
- *           of the call, the error being half the call's length.
+ *           of the call (error: half the call), and the other times follow
+ *           at the device clock's rate, taken as the trace clock's.
+ *  TIMER    clGetDeviceAndHostTimer works (drivers with a host timer,
+ *           OpenCL >= 2.1): snapshots of it (every 50 ms while commands
+ *           complete) map times through the clock module.
  *
- * Snapshots are re-measured every 50 ms while commands complete, since
- * MONOTONIC_RAW and BOOTTIME drift apart under NTP; the clock module
- * interpolates between them. Each snapshot records its error, the bound
- * the clock test checks kernels against.
+ * Every device has a clock in the clock module (clock.h) that receives
+ * these pairs as snapshots every 50 ms or so, so a trace carries them.
+ * max_error_ns keeps the widest pair used: the bound the clock test holds
+ * the records to.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,8 +42,7 @@
 
 #include <CL/cl_ext.h>
 
-#define RESAMPLE_NS 50000000ull /* re-measure the mapping every 50 ms */
-#define BRACKET_MIN_GAP_NS 10000000ull
+#define SNAPSHOT_NS 50000000ull /* a snapshot every 50 ms */
 
 static _Atomic int test_mode;
 static _Atomic int64_t test_skew;
@@ -55,63 +60,84 @@ uint64_t gp__ocl_raw_now(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* ------------------------------------------------------------------ */
-/* Snapshots                                                            */
+/* See oclInt.h. */
+void gp__ocl_anchor_take(gp__ocl_anchor *a) {
+  uint64_t t0 = gp_get_timestamp();
+  a->raw = gp__ocl_raw_now();
+  uint64_t t1 = gp_get_timestamp();
+  a->trace = t0 + (t1 - t0) / 2;
+  a->err = (t1 - t0 + 1) / 2;
+}
 
-/* Reads the device clock once between two trace-clock readings; keeps the
- * tightest of three tries. Returns false if the device clock can't be read. */
-static bool measure(gp__ocl_device *d, int mode, gp_clock_snapshot *out) {
+static void note_error(gp__ocl_device *d, uint64_t err) {
+  uint64_t cur = atomic_load_explicit(&d->max_error_ns, memory_order_relaxed);
+  while (err > cur &&
+         !atomic_compare_exchange_weak(&d->max_error_ns, &cur, err))
+    ;
+}
+
+/* Adds a snapshot if the period has passed since the last one. */
+static void maybe_snapshot(gp__ocl_device *d, const gp_clock_snapshot *s) {
+  uint64_t next = atomic_load_explicit(&d->next_snapshot, memory_order_relaxed);
+  if (GP_LIKELY(s->trace_ts < next))
+    return;
+  pthread_mutex_lock(&d->clock_lock);
+  if (s->trace_ts >= atomic_load(&d->next_snapshot) &&
+      gp_clock_add_snapshot(d->clock_id, s) == 0)
+    atomic_store(&d->next_snapshot, s->trace_ts + SNAPSHOT_NS);
+  pthread_mutex_unlock(&d->clock_lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* TIMER                                                                */
+
+/* A snapshot of the device timer: the tightest of three readings between
+ * two of the trace clock. False if the timer can't be read. */
+static bool timer_measure(gp__ocl_device *d, gp_clock_snapshot *out) {
   __typeof__(&clGetDeviceAndHostTimer) timer =
-      mode == GP_OCL_CLOCK_TIMER ? GP_CL_REAL(clGetDeviceAndHostTimer) : NULL;
+      GP_CL_REAL(clGetDeviceAndHostTimer);
   uint64_t best = UINT64_MAX;
-  for (int i = 0; i < 3; i++) {
-    uint64_t t0 = gp_get_timestamp(), dev;
-    if (timer) {
-      cl_ulong dts = 0, hts = 0;
-      if (timer(d->cl, &dts, &hts) != CL_SUCCESS)
-        return false;
-      dev = dts;
-    } else {
-      dev = gp__ocl_raw_now();
-    }
+  for (int i = 0; timer && i < 3; i++) {
+    cl_ulong dts = 0, hts = 0;
+    uint64_t t0 = gp_get_timestamp();
+    if (timer(d->cl, &dts, &hts) != CL_SUCCESS)
+      return false;
     uint64_t t1 = gp_get_timestamp();
     if (t1 - t0 < best) {
       best = t1 - t0;
-      out->device_ts = dev;
+      out->device_ts = dts;
       out->trace_ts = t0 + (t1 - t0) / 2;
       out->error_ns = (t1 - t0 + 1) / 2;
     }
   }
-  return true;
+  return best != UINT64_MAX;
 }
 
-static void resample(gp__ocl_device *d, int mode) {
-  gp_clock_snapshot s;
-  if (measure(d, mode, &s))
-    gp_clock_add_snapshot(d->clock_id, &s);
-}
-
-/* See oclInt.h. */
-void gp__ocl_device_tick(gp__ocl_device *d) {
-  int mode = atomic_load_explicit(&d->clock_mode, memory_order_relaxed);
-  if (mode == GP_OCL_CLOCK_BRACKET ||
-      (mode == GP_OCL_CLOCK_RAW &&
-       atomic_load_explicit(&d->raw_verdict, memory_order_relaxed) != 1))
-    return;
+static void timer_tick(gp__ocl_device *d) {
   uint64_t now = gp_get_timestamp();
   uint64_t next = atomic_load_explicit(&d->next_snapshot, memory_order_relaxed);
-  if (GP_LIKELY(now < next))
+  if (GP_LIKELY(now < next) ||
+      !atomic_compare_exchange_strong(&d->next_snapshot, &next,
+                                      now + SNAPSHOT_NS))
     return;
-  if (!atomic_compare_exchange_strong(&d->next_snapshot, &next,
-                                      now + RESAMPLE_NS))
-    return; /* another thread is re-measuring */
+  gp_clock_snapshot s;
   pthread_mutex_lock(&d->clock_lock);
-  resample(d, mode);
+  if (timer_measure(d, &s) && gp_clock_add_snapshot(d->clock_id, &s) == 0)
+    note_error(d, s.error_ns);
   pthread_mutex_unlock(&d->clock_lock);
 }
 
+/* ------------------------------------------------------------------ */
+/* RAW and BRACKET                                                      */
+
 /* See oclInt.h. */
-bool gp__ocl_device_wants_raw(gp__ocl_device *d) {
+bool gp__ocl_device_anchors(gp__ocl_device *d) {
+  return atomic_load_explicit(&d->clock_mode, memory_order_relaxed) ==
+         GP_OCL_CLOCK_RAW;
+}
+
+/* See oclInt.h. */
+bool gp__ocl_device_unverified(gp__ocl_device *d) {
   return atomic_load_explicit(&d->clock_mode, memory_order_relaxed) ==
              GP_OCL_CLOCK_RAW &&
          atomic_load_explicit(&d->raw_verdict, memory_order_relaxed) == 0;
@@ -124,10 +150,8 @@ static void judge_raw(gp__ocl_device *d, const gp__ocl_entry *e,
   pthread_mutex_lock(&d->clock_lock);
   if (atomic_load(&d->raw_verdict) == 0) {
     queued += (uint64_t)atomic_load(&test_skew);
-    if (queued >= e->raw_start && queued <= e->raw_end) {
+    if (queued >= e->anchor.raw && queued <= e->raw_after) {
       atomic_store(&d->raw_verdict, 1);
-      resample(d, GP_OCL_CLOCK_RAW);
-      atomic_store(&d->next_snapshot, gp_get_timestamp() + RESAMPLE_NS);
     } else {
       atomic_store(&d->raw_verdict, -1);
       atomic_store(&d->clock_mode, GP_OCL_CLOCK_BRACKET);
@@ -136,47 +160,69 @@ static void judge_raw(gp__ocl_device *d, const gp__ocl_entry *e,
   pthread_mutex_unlock(&d->clock_lock);
 }
 
-/* BRACKET: pairs a command's QUEUED time with the middle of its enqueue
- * call. Keeps pairs at least 10 ms apart unless tighter than the best. */
-static void add_bracket(gp__ocl_device *d, const gp__ocl_entry *e,
-                        uint64_t queued) {
-  if (e->host_end < e->host_start || e->host_start == 0)
-    return;
-  gp_clock_snapshot s = {
-      .device_ts = queued,
-      .trace_ts = e->host_start + (e->host_end - e->host_start) / 2,
-      .error_ns = (e->host_end - e->host_start + 1) / 2,
-  };
-  uint64_t best = atomic_load(&d->best_bracket_ns);
-  uint64_t next = atomic_load(&d->next_snapshot);
-  if (s.error_ns >= best && s.trace_ts < next)
-    return;
-  pthread_mutex_lock(&d->clock_lock);
-  if (gp_clock_add_snapshot(d->clock_id, &s) == 0) {
-    if (s.error_ns < best)
-      atomic_store(&d->best_bracket_ns, s.error_ns);
-    atomic_store(&d->next_snapshot, s.trace_ts + BRACKET_MIN_GAP_NS);
-  }
-  pthread_mutex_unlock(&d->clock_lock);
+/* Interpolates between anchors a and b (a.raw <= b.raw): the offset
+ * between the clocks moves linearly from a's to b's. */
+static uint64_t between(const gp__ocl_anchor *a, const gp__ocl_anchor *b,
+                        uint64_t t) {
+  __int128 off_a = (__int128)a->trace - (__int128)a->raw;
+  __int128 off_b = (__int128)b->trace - (__int128)b->raw;
+  __int128 off;
+  if (t <= a->raw || b->raw <= a->raw)
+    off = off_a;
+  else if (t >= b->raw)
+    off = off_b;
+  else
+    off = off_a + (off_b - off_a) * (__int128)(t - a->raw) /
+                      (__int128)(b->raw - a->raw);
+  __int128 r = (__int128)t + off;
+  return r < 0 ? 0 : (uint64_t)r;
 }
 
 /* See oclInt.h. */
 void gp__ocl_device_map(gp__ocl_device *d, const gp__ocl_entry *e,
                         const uint64_t dev_ts[4], uint64_t out[4]) {
-  if (gp__ocl_device_wants_raw(d) && e->raw_start != 0 && dev_ts[0] != 0)
+  memset(out, 0, 4 * sizeof(uint64_t));
+  if (dev_ts[0] == 0)
+    return;
+  if (gp__ocl_device_unverified(d) && e->anchor.raw != 0 && e->raw_after != 0)
     judge_raw(d, e, dev_ts[0]);
-  if (atomic_load_explicit(&d->clock_mode, memory_order_relaxed) ==
-      GP_OCL_CLOCK_BRACKET) {
-    if (dev_ts[0] != 0)
-      add_bracket(d, e, dev_ts[0]);
-  } else {
-    gp__ocl_device_tick(d);
+  int mode = atomic_load_explicit(&d->clock_mode, memory_order_relaxed);
+  if (mode == GP_OCL_CLOCK_TIMER) {
+    timer_tick(d);
+    for (int i = 0; i < 4; i++)
+      if (dev_ts[i] && gp_clock_to_trace(d->clock_id, dev_ts[i], &out[i]) != 0)
+        out[i] = 0;
+    return;
   }
-  for (int i = 0; i < 4; i++) {
-    uint64_t t = 0;
-    if (dev_ts[i] == 0 || gp_clock_to_trace(d->clock_id, dev_ts[i], &t) != 0)
-      t = 0;
-    out[i] = t;
+  if (mode == GP_OCL_CLOCK_RAW && atomic_load(&d->raw_verdict) == 1 &&
+      e->anchor.raw != 0) {
+    gp__ocl_anchor b;
+    gp__ocl_anchor_take(&b);
+    for (int i = 0; i < 4; i++)
+      out[i] = dev_ts[i] ? between(&e->anchor, &b, dev_ts[i]) : 0;
+    note_error(d, e->anchor.err > b.err ? e->anchor.err : b.err);
+    gp_clock_snapshot s = {b.raw, b.trace, b.err};
+    maybe_snapshot(d, &s);
+    return;
+  }
+  /* BRACKET, or a RAW device not confirmed yet: the enqueue call holds
+   * QUEUED, whatever the device's clock. */
+  if (e->host_start == 0 || e->host_end < e->host_start)
+    return;
+  gp__ocl_anchor q = {dev_ts[0], e->host_start + (e->host_end - e->host_start) / 2,
+                      (e->host_end - e->host_start + 1) / 2};
+  for (int i = 0; i < 4; i++)
+    out[i] = dev_ts[i] ? between(&q, &q, dev_ts[i]) : 0;
+  note_error(d, q.err);
+  if (mode == GP_OCL_CLOCK_BRACKET) {
+    /* Only the tighter pairs make snapshots. */
+    uint64_t best = atomic_load(&d->best_bracket_ns);
+    if (q.err <= 2 * best) {
+      if (q.err < best)
+        atomic_store(&d->best_bracket_ns, q.err);
+      gp_clock_snapshot s = {q.raw, q.trace, q.err};
+      maybe_snapshot(d, &s);
+    }
   }
 }
 
@@ -327,10 +373,8 @@ gp__ocl_device *gp__ocl_device_get(cl_device_id dev) {
    * once we know which (see the top of this file). */
   if (gp_clock_register(clock_name, NULL, NULL, &d->clock_id) != 0)
     goto fail;
-  if (mode == GP_OCL_CLOCK_TIMER) {
-    resample(d, mode);
-    atomic_store(&d->next_snapshot, gp_get_timestamp() + RESAMPLE_NS);
-  }
+  if (mode == GP_OCL_CLOCK_TIMER)
+    timer_tick(d);
   info.clock_id = d->clock_id;
   gp_device_queue_info queue = {"Compute", "OpenCL command queues",
                                 GP_QUEUE_COMPUTE, 0};

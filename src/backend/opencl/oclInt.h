@@ -124,25 +124,35 @@ typedef struct gp__ocl_device {
   int version;        /* OpenCL version of the device, e.g. 300 */
   _Atomic int clock_mode;
   _Atomic int raw_verdict;          /* RAW: 0 unknown, 1 confirmed, -1 not */
-  _Atomic uint64_t next_snapshot;   /* trace time of the next re-sample */
+  _Atomic uint64_t next_snapshot;   /* trace time of the next snapshot */
   _Atomic uint64_t best_bracket_ns; /* BRACKET: tightest pair seen */
-  pthread_mutex_t clock_lock;       /* mode changes and bracket pairs */
+  _Atomic uint64_t max_error_ns;    /* widest anchor or snapshot used */
+  pthread_mutex_t clock_lock;       /* mode changes and snapshots */
 } gp__ocl_device;
+
+/* A device-clock reading (MONOTONIC_RAW here) paired with the trace clock
+ * read just before and after it: trace is the midpoint, err half the gap. */
+typedef struct gp__ocl_anchor {
+  uint64_t raw, trace, err;
+} gp__ocl_anchor;
+
+/* Takes an anchor now. */
+void gp__ocl_anchor_take(gp__ocl_anchor *a);
 
 /*
  * Returns the record of an OpenCL device, registering it (DEVICE record,
- * clock, first snapshot) the first time it is seen. NULL if out of memory
- * or past the device limit. Makes driver queries; takes no lock of the
- * caller's.
+ * clock) the first time it is seen. NULL if out of memory or past the
+ * device limit. Makes driver queries; takes no lock of the caller's.
  */
 gp__ocl_device *gp__ocl_device_get(cl_device_id dev);
 
-/* True while enqueues on d should read CLOCK_MONOTONIC_RAW around the
- * call (the device's clock is not confirmed yet). */
-bool gp__ocl_device_wants_raw(gp__ocl_device *d);
+/* True if enqueues on d take an anchor before the driver call (the device
+ * is, or may be, on CLOCK_MONOTONIC_RAW). */
+bool gp__ocl_device_anchors(gp__ocl_device *d);
 
-/* Re-samples d's clock if the period has passed. Cheap otherwise. */
-void gp__ocl_device_tick(gp__ocl_device *d);
+/* True while d's use of CLOCK_MONOTONIC_RAW is not confirmed yet: enqueues
+ * also read that clock after the driver call. */
+bool gp__ocl_device_unverified(gp__ocl_device *d);
 
 /*
  * For tests: devices registered from now on start with clock mode mode
@@ -158,8 +168,10 @@ struct gp__ocl_entry;
 
 /*
  * Maps the profiling times dev_ts[0..3] (queued, submitted, start, end;
- * 0 = unknown) of entry e's command to the trace clock into out[0..3],
- * deciding or refining the clock mapping with what e measured on the host.
+ * 0 = unknown) of entry e's command to the trace clock into out[0..3] (0
+ * where unknown), deciding or refining the clock mapping with what e
+ * measured on the host. Call after the command completed (it takes the
+ * second anchor now).
  */
 void gp__ocl_device_map(gp__ocl_device *d, const struct gp__ocl_entry *e,
                         const uint64_t dev_ts[4], uint64_t out[4]);
@@ -245,7 +257,8 @@ typedef struct gp__ocl_entry {
   gp__ocl_cmd cmd;
   uint64_t corr;
   uint64_t host_start, host_end; /* the enqueue call, trace clock */
-  uint64_t raw_start, raw_end;   /* CLOCK_MONOTONIC_RAW around it, or 0 */
+  gp__ocl_anchor anchor;         /* before the driver call, raw 0 if none */
+  uint64_t raw_after;            /* MONOTONIC_RAW after it, while checking */
   uint32_t device_id, context_id, stream_id;
   uint32_t num_waits;
   uint64_t waits[]; /* correlation ids it waited on */
@@ -267,7 +280,7 @@ typedef struct gp__ocl_enqueue {
   bool track;        /* a GPU record is wanted */
   cl_event internal; /* our event when the program passed none */
   cl_event *evp;     /* what to pass the driver as the event pointer */
-  uint64_t raw_start;
+  gp__ocl_anchor anchor;
   uint32_t kind; /* of the record, 0 for a marker or barrier */
 } gp__ocl_enqueue;
 

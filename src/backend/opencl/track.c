@@ -324,7 +324,7 @@ void gp__ocl_enqueue_begin(gp__ocl_enqueue *en, uint32_t id,
   en->track = false;
   en->internal = NULL;
   en->evp = app_event;
-  en->raw_start = 0;
+  en->anchor.raw = 0;
   en->kind = kind;
   if (GP_LIKELY(gp__ocl_recording())) {
     en->q = gp__ocl_queue_get(q);
@@ -342,8 +342,9 @@ void gp__ocl_enqueue_begin(gp__ocl_enqueue *en, uint32_t id,
   if (en->track && kind != 0) {
     if (!app_event)
       en->evp = &en->internal;
-    if (en->q->dev && gp__ocl_device_wants_raw(en->q->dev))
-      en->raw_start = gp__ocl_raw_now();
+    /* Last, right before the driver call: */
+    if (en->q->dev && gp__ocl_device_anchors(en->q->dev))
+      gp__ocl_anchor_take(&en->anchor);
   }
 }
 
@@ -375,7 +376,7 @@ static void track_passthrough(gp__ocl_enqueue *en, cl_uint num_waits,
 static void track_command(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
                           cl_uint num_waits, const cl_event *wait_list,
                           cl_event ev, bool internal, uint64_t end,
-                          uint64_t raw_end) {
+                          uint64_t raw_after) {
   uint64_t ids[GP_OCL_MAX_WAITS];
   gp__ocl_queue *q = en->q;
   pthread_mutex_lock(&gp__ocl.lock);
@@ -405,8 +406,8 @@ static void track_command(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
   e->corr = en->call.corr;
   e->host_start = en->call.start;
   e->host_end = end;
-  e->raw_start = en->raw_start;
-  e->raw_end = raw_end;
+  e->anchor = en->anchor;
+  e->raw_after = raw_after;
   e->device_id = q->device_id;
   e->context_id = q->context_id;
   e->stream_id = q->stream_id;
@@ -443,7 +444,9 @@ void gp__ocl_enqueue_end(gp__ocl_enqueue *en, cl_int rc,
                          const gp__ocl_cmd *cmd, cl_uint num_waits,
                          const cl_event *wait_list, cl_event *app_event,
                          bool barrier) {
-  uint64_t raw_end = en->raw_start ? gp__ocl_raw_now() : 0;
+  uint64_t raw_after = en->anchor.raw && gp__ocl_device_unverified(en->q->dev)
+                           ? gp__ocl_raw_now()
+                           : 0;
   uint64_t end = gp_get_timestamp();
   if (rc == CL_SUCCESS && en->track) {
     if (en->kind == 0)
@@ -451,7 +454,7 @@ void gp__ocl_enqueue_end(gp__ocl_enqueue *en, cl_int rc,
                         app_event ? *app_event : NULL, barrier);
     else if (en->evp && *en->evp)
       track_command(en, cmd, num_waits, wait_list, *en->evp,
-                    en->evp == &en->internal, end, raw_end);
+                    en->evp == &en->internal, end, raw_after);
   }
   gp__ocl_call_end_at(&en->call, rc, end);
 }
