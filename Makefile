@@ -105,7 +105,7 @@ $(SHARED_LIB): $(LIB_OBJS)
 $(CLI): $(CLI_OBJS) $(SHARED_LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) -L$(BUILD) -lgpuperf \
-	  -Wl,-rpath,'$$ORIGIN' $(LDLIBS_LIB)
+	  -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib' $(LDLIBS_LIB)
 
 # Tests reach internals too, so they link the static library.
 $(TEST_BIN): $(TEST_OBJS) $(STATIC_LIB)

@@ -575,7 +575,7 @@ static void atfork_child(void) {
     }
   }
   atomic_store(&gp__act.outstanding, held);
-  if (gp__act.request || atomic_load(&gp__act.num_observers) > 0)
-    gp__collector_start_locked();
+  /* The collector is restarted lazily, by the next hand-over or flush:
+   * creating threads here, in a fork handler, is not safe. */
 }
 

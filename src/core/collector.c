@@ -125,6 +125,8 @@ uint64_t gp__buffer_enqueue(uint8_t *buf, size_t size, size_t offset, size_t val
   p->complete = complete;
   p->next = NULL;
   p->seq = ++gp__act.enqueued_seq;
+  if (!gp__act.collector_running)
+    gp__collector_start_locked(); /* first hand-over after a fork */
   if (gp__act.q_tail)
     gp__act.q_tail->next = p;
   else

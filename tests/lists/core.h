@@ -26,6 +26,7 @@ GP_TEST_ENTRY(activity_drop_reasons, 10)
 GP_TEST_ENTRY(activity_dropped_per_context, 10)
 GP_TEST_ENTRY(activity_four_threads_accounting, 120)
 GP_TEST_ENTRY(activity_finalize_flushes_and_disables, 10)
+GP_TEST_ENTRY(activity_fork_child_starts_afresh, 20)
 
 /* unit: protobuf wire format */
 GP_TEST_ENTRY(pb_scalars_roundtrip, 10)
@@ -46,3 +47,5 @@ GP_TEST_ENTRY(sim_forced_flush_retires_work_in_flight, 20)
 GP_TEST_ENTRY(sim_device_context_name_records, 20)
 GP_TEST_ENTRY(sim_environment_samples, 20)
 GP_TEST_ENTRY(sim_real_time_mode, 20)
+GP_TEST_ENTRY(build_shared_library_exports_only_the_api, 20)
+GP_TEST_ENTRY(cli_exit_codes_and_messages, 30)

@@ -4,6 +4,7 @@
  */
 #include <pthread.h>
 #include <stddef.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/core.h"
@@ -453,4 +454,27 @@ TEST(activity_finalize_flushes_and_disables) {
   ASSERT_OK(gp_marker_instant(NULL, "after"));
   ASSERT_OK(gp_activity_flush_all(0));
   ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_MARKER), 2);
+}
+
+TEST(activity_fork_child_starts_afresh) {
+  tu_capture(1 << 16, 0);
+  for (int i = 0; i < 3; i++)
+    ASSERT(produce((uint64_t)i, 0));
+  pid_t pid = fork();
+  ASSERT(pid >= 0);
+  if (pid == 0) {
+    /* The parent's three records are the parent's to deliver. */
+    for (int i = 0; i < 2; i++)
+      if (!produce(10 + (uint64_t)i, 0))
+        _exit(10);
+    if (gp_activity_flush_all(0) != 0)
+      _exit(11);
+    _exit((int)tu_count(GP_ACTIVITY_KIND_MARKER));
+  }
+  int status;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 2);
+  ASSERT_OK(gp_activity_flush_all(0));
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_MARKER), 3);
 }
