@@ -17,9 +17,13 @@ OCL_SAMPLE_SRCS = tests/opencl/sample_main.c tests/opencl/workload.c
 OCL_SAMPLE_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(OCL_SAMPLE_SRCS))
 OCL_MAP = src/backend/opencl/exports.map
 
+OCL_PLUGIN = $(BUILD)/tests/libopencl-plugin.so
+OCL_PLUGIN_HOST = $(BUILD)/tests/opencl-plugin-host
+OCL_HELPERS = $(OCL_SAMPLE) $(OCL_PLUGIN) $(OCL_PLUGIN_HOST)
+
 all: $(OCL_PRELOAD) $(OCL_SAMPLE)
-tests: $(OCL_PRELOAD) $(OCL_SAMPLE)
-test: $(OCL_PRELOAD) $(OCL_SAMPLE)
+tests: $(OCL_PRELOAD) $(OCL_HELPERS)
+test: $(OCL_PRELOAD) $(OCL_HELPERS)
 
 # The core objects are linked in directly (not through the archive) so
 # that everything the core starts by itself comes along; the version
@@ -35,6 +39,18 @@ $(OCL_SAMPLE): $(OCL_SAMPLE_OBJS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OCL_SAMPLE_OBJS) -lOpenCL -lm
+
+# The workload again, as a plugin a host program opens with RTLD_LOCAL.
+$(OCL_PLUGIN): $(BUILD)/obj/tests/opencl/plugin.o \
+    $(BUILD)/obj/tests/opencl/workload.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -o $@ $^ -lOpenCL -lm
+
+$(OCL_PLUGIN_HOST): $(BUILD)/obj/tests/opencl/plugin_host.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -ldl
 
 # Tests: the wrappers, the sample's workload and the helpers join the test
 # binary.
@@ -57,4 +73,5 @@ install-opencl: $(OCL_PRELOAD)
 	install -d $(DESTDIR)$(PREFIX)/lib/gpuperf
 	install -m 755 $(OCL_PRELOAD) $(DESTDIR)$(PREFIX)/lib/gpuperf/
 
--include $(OCL_OBJS:.o=.d) $(OCL_SAMPLE_OBJS:.o=.d) $(BUILD)/obj/bench/opencl.d
+-include $(OCL_OBJS:.o=.d) $(OCL_SAMPLE_OBJS:.o=.d) $(BUILD)/obj/bench/opencl.d \
+  $(BUILD)/obj/tests/opencl/plugin.d $(BUILD)/obj/tests/opencl/plugin_host.d

@@ -15,3 +15,10 @@ GP_TEST_ENTRY(opencl_no_platform_is_clean, 60)
 GP_TEST_ENTRY(opencl_clock_monotonic_raw, 60)
 GP_TEST_ENTRY(opencl_clock_enqueue_brackets, 60)
 GP_TEST_ENTRY(opencl_clock_unconfirmed_raw_falls_back, 60)
+
+/* api: the preload library in other programs */
+GP_TEST_ENTRY(opencl_preload_exports_only_entry_points, 30)
+GP_TEST_ENTRY(opencl_preload_sample_unchanged, 120)
+GP_TEST_ENTRY(opencl_preload_plugin_opened_local, 120)
+GP_TEST_ENTRY(opencl_preload_fork_and_exec, 180)
+GP_TEST_ENTRY(opencl_preload_harmless_without_opencl, 30)

@@ -160,22 +160,20 @@ static void judge_raw(gp__ocl_device *d, const gp__ocl_entry *e,
   pthread_mutex_unlock(&d->clock_lock);
 }
 
-/* Interpolates between anchors a and b (a.raw <= b.raw): the offset
- * between the clocks moves linearly from a's to b's. */
+/* Maps device time t with anchors a and b (a.raw <= b.raw): the offset
+ * between the clocks moves linearly from a's to b's, and is a's or b's
+ * outside them. With a == b, a fixed offset. */
 static uint64_t between(const gp__ocl_anchor *a, const gp__ocl_anchor *b,
                         uint64_t t) {
-  __int128 off_a = (__int128)a->trace - (__int128)a->raw;
-  __int128 off_b = (__int128)b->trace - (__int128)b->raw;
-  __int128 off;
-  if (t <= a->raw || b->raw <= a->raw)
-    off = off_a;
-  else if (t >= b->raw)
+  int64_t off_a = (int64_t)(a->trace - a->raw);
+  int64_t off_b = (int64_t)(b->trace - b->raw);
+  int64_t off = off_a;
+  if (t >= b->raw)
     off = off_b;
-  else
-    off = off_a + (off_b - off_a) * (__int128)(t - a->raw) /
-                      (__int128)(b->raw - a->raw);
-  __int128 r = (__int128)t + off;
-  return r < 0 ? 0 : (uint64_t)r;
+  else if (t > a->raw && off_b != off_a)
+    off = off_a + (int64_t)((double)(off_b - off_a) * (double)(t - a->raw) /
+                            (double)(b->raw - a->raw));
+  return t + (uint64_t)off;
 }
 
 /* See oclInt.h. */

@@ -230,6 +230,9 @@ uint32_t gp__ocl_context_id(cl_context ctx, gp__ocl_device *dev);
 /* ------------------------------------------------------------------ */
 /* track.c: commands in flight                                         */
 
+/* Wait ids an entry holds without a separate allocation. */
+#define GP_OCL_INLINE_WAITS 6
+
 /* What an enqueued command is, for its record. */
 typedef struct gp__ocl_cmd {
   uint32_t kind; /* GP_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET; 0: none */
@@ -246,9 +249,9 @@ typedef struct gp__ocl_cmd {
 typedef struct gp__ocl_evinfo gp__ocl_evinfo;
 
 typedef struct gp__ocl_entry {
-  struct gp__ocl_entry *prev, *next; /* pending list (gp__ocl.lock) */
+  struct gp__ocl_entry *prev, *next; /* pending list (pending.c) */
   _Atomic int refs;    /* the record's owner and the callback */
-  bool retired;        /* the record has an owner (gp__ocl.lock) */
+  bool retired;        /* the record has an owner (list lock) */
   bool internal;       /* event is ours, released once read */
   cl_int swept_status; /* status a flush found it in */
   cl_event event;
@@ -261,7 +264,8 @@ typedef struct gp__ocl_entry {
   uint64_t raw_after;            /* MONOTONIC_RAW after it, while checking */
   uint32_t device_id, context_id, stream_id;
   uint32_t num_waits;
-  uint64_t waits[]; /* correlation ids it waited on */
+  uint64_t *waits; /* correlation ids it waited on: inline_waits or heap */
+  uint64_t inline_waits[GP_OCL_INLINE_WAITS];
 } gp__ocl_entry;
 
 /* What an event of the program stands for: the command that completes it
@@ -335,6 +339,42 @@ typedef struct gp__ocl_stats {
 
 void gp__ocl_get_stats(gp__ocl_stats *out);
 
+/* ---- pending.c: entries in flight ---- */
+
+/*
+ * A fresh entry with room for num_waits wait ids, holding two references
+ * (its record's writer and its callback), or NULL if out of memory. The
+ * caller fills it, then links it (gp__ocl_entry_link) and watches it.
+ */
+gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits);
+
+/* Makes e pending. Caller holds gp__ocl.lock (and may then give e an
+ * evinfo before dropping it). */
+void gp__ocl_entry_link(gp__ocl_entry *e);
+
+/* Registers e's completion callback (no lock held): from then on e may
+ * be retired and written on any thread. */
+void gp__ocl_entry_watch(gp__ocl_entry *e);
+
+/* An extra reference to e while looking at it; drop it after. */
+void gp__ocl_entry_hold(gp__ocl_entry *e);
+void gp__ocl_entry_drop(gp__ocl_entry *e);
+
+/*
+ * Takes ownership of e's record: true for the one caller that gets it,
+ * who must then call gp__ocl_finish. events_locked: the caller holds
+ * gp__ocl.lock already.
+ */
+bool gp__ocl_retire(gp__ocl_entry *e, bool events_locked);
+
+/*
+ * Writes the record of a retired entry: with can_read and status
+ * CL_COMPLETE the event's profiling times are read; else the record has
+ * only the host's enqueue time. Releases an internal event, drops the
+ * owner's reference.
+ */
+void gp__ocl_finish(gp__ocl_entry *e, cl_int status, bool can_read);
+
 /* Registers the flush hook and fork handlers of track.c (from init). */
 void gp__ocl_track_init(void);
 
@@ -348,10 +388,7 @@ void gp__ocl_device_atfork_child(void);
 /* Shared state                                                         */
 
 typedef struct gp__ocl_state {
-  pthread_mutex_t lock; /* pending list, events, mappings, SVM, queues' deps */
-  pthread_cond_t drained;
-  gp__ocl_entry *pending;
-  size_t num_pending;
+  pthread_mutex_t lock; /* events, mappings, SVM, queues' dependencies */
   gp__ptrmap events;   /* cl_event -> gp__ocl_evinfo (lock) */
   gp__ptrmap mappings; /* mapped host pointer -> gp__ocl_mapping (lock) */
   gp__ptrmap svm;      /* SVM allocation base -> size (lock) */

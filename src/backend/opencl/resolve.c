@@ -91,8 +91,9 @@ void *gp__ocl_resolve(uint32_t id) {
 /* Set-up                                                               */
 
 gp__ocl_state gp__ocl = {
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-    .drained = PTHREAD_COND_INITIALIZER,
+    /* Short sections, taken by program and driver threads alike: spin a
+     * little before sleeping. */
+    .lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP,
     .objects_lock = PTHREAD_MUTEX_INITIALIZER,
     .events = {.lockfree_readers = false},
     .mappings = {.lockfree_readers = false},
