@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gpuperf/export.h"
 
@@ -231,10 +232,11 @@ typedef struct gp_activity_name_filter {
 } gp_activity_name_filter;
 
 /* Instrument `count` activities after skipping `skip` (counted over the
- * activities that passed the name and range filters). */
+ * activities that passed the name and range filters). As in Perfetto's
+ * config, where an unset count means all the rest, count 0 does too. */
 typedef struct gp_activity_range {
   uint32_t skip;
-  uint32_t count; /* UINT32_MAX: all the rest */
+  uint32_t count; /* UINT32_MAX (or 0): all the rest */
 } gp_activity_range;
 
 /*
@@ -273,7 +275,11 @@ typedef struct gp_counter_config {
  * the whole config first: GP_ENOCOUNTER for an unknown counter,
  * GP_ECAPACITY for more than the hardware can count at once, GP_EINVAL for
  * a bad period or filter; nothing starts on error. GP_EBUSY if sampling
- * already runs on the device.
+ * already runs on the device. GP_ENOTSUP if instrumented sampling is asked
+ * of a device that cannot do it (the host CPU; with GP_ALL_DEVICES such a
+ * device takes only the periodic part, if any). With GP_ALL_DEVICES, each
+ * id or name must exist on at least one device, and each device samples
+ * those it has. Only kernels are instrumented.
  */
 #define GP_ALL_DEVICES UINT32_MAX
 GP_EXPORT int gp_counters_start(uint32_t device_id,
@@ -282,6 +288,57 @@ GP_EXPORT int gp_counters_start(uint32_t device_id,
 /* Stops sampling (emitting the last partial window). GP_ESTATE if not
  * sampling. */
 GP_EXPORT int gp_counters_stop(uint32_t device_id);
+
+
+/* ------------------------------------------------------------------ */
+/* Names, listing and the host CPU                                      */
+
+/* Perfetto's MeasureUnit name of a unit ("BYTE", "PERCENT"), or
+ * "UNKNOWN". */
+GP_EXPORT const char *gp_unit_name(uint32_t unit);
+
+/* The name of a counter type ("int64", "double", "percent"), or
+ * "unknown". */
+GP_EXPORT const char *gp_counter_type_name(uint32_t type);
+
+/* The named group with this id (custom, or a name for a fixed one).
+ * GP_ENOENT if the device names no such group. */
+GP_EXPORT int gp_counter_group_lookup(uint32_t device_id, uint32_t group_id,
+                                      gp_counter_group_info *info);
+
+/* Flags of gp_device_list_print(). */
+#define GP_LIST_JSON 1u      /* JSON instead of text */
+#define GP_LIST_NO_COUNTERS 2u /* devices and queues only */
+
+/*
+ * Prints the devices gpuperf knows and their counters (id, name, type,
+ * units, groups, blocks, description) to out: every device, or only
+ * device_id (GP_ALL_DEVICES for all). This is what `gpuperf list` and
+ * GPUPERF_HUD=help print. GP_EINVAL for NULL out or unknown flags,
+ * GP_ENODEV for an unknown device, GP_EIO if writing failed.
+ */
+GP_EXPORT int gp_device_list_print(FILE *out, uint32_t device_id,
+                                   uint32_t flags);
+
+/*
+ * Registers the host CPU as a device (once; later calls return the same
+ * id) whose catalog is the perf_event counters this machine offers:
+ * hardware events where the kernel has them, software events (task-clock,
+ * context switches, page faults, ...) always. A perfmon on it counts the
+ * calling process, its threads and children created afterwards. Host CPU
+ * devices do not run jobs: perfmons are never pending and there is no
+ * global perfmon. Stores the device id in *device_id.
+ */
+GP_EXPORT int gp_host_device_register(uint32_t *device_id);
+
+/*
+ * Says whether perf_event_open() can count this process: returns 0 if it
+ * can, or the error it gave (GP_EPERM, GP_EACCES as -EACCES, GP_ENOSYS as
+ * -ENOSYS ...) and writes into msg (size bytes, may be NULL) one line
+ * naming the cause, kernel.perf_event_paranoid with its current value
+ * when that is the reason.
+ */
+GP_EXPORT int gp_host_perf_status(char *msg, size_t size);
 
 #ifdef __cplusplus
 }

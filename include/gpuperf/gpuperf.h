@@ -13,6 +13,7 @@
 #include "gpuperf/counters.h"
 #include "gpuperf/error.h"
 #include "gpuperf/markers.h"
+#include "gpuperf/perfmon.h"
 #include "gpuperf/sim.h"
 
 #define GP_VERSION_MAJOR 0

@@ -32,6 +32,7 @@
 
 #include "gpuperf/activity.h"
 #include "gpuperf/export.h"
+#include "gpuperf/perfmon.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -128,6 +129,17 @@ GP_EXPORT uint32_t gp_sim_stream_id(const gp_sim_stream *stream);
 
 /* Names a stream (copied); emits a NAME record. */
 GP_EXPORT int gp_sim_stream_set_name(gp_sim_stream *stream, const char *name);
+
+/*
+ * Makes every job submitted on stream from now on (kernels, copies,
+ * fills) carry pm, or none for NULL; the stream takes a reference. A
+ * stream's perfmon wins over an active monitor of its context. The
+ * device's scheduler switches perfmons between jobs (perfmon.h); a job
+ * carrying a perfmon is refused with GP_EAGAIN while the device has a
+ * global perfmon, and with GP_ENOENT once pm was destroyed. GP_EINVAL if
+ * pm belongs to another device.
+ */
+GP_EXPORT int gp_sim_stream_set_perfmon(gp_sim_stream *stream, gp_perfmon *pm);
 
 /* Allocates device memory: an address range, no bytes behind it. */
 GP_EXPORT int gp_sim_malloc(gp_sim_context *ctx, uint64_t bytes,

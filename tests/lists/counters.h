@@ -1,1 +1,36 @@
 /* lists/counters.h - tests of counters, perfmons, monitors, sampling, perf_event. */
+
+/* api: catalogs and perfmons */
+GP_TEST_ENTRY(counters_catalogs_published, 10)
+GP_TEST_ENTRY(counters_select_names_and_globs, 10)
+GP_TEST_ENTRY(perfmon_create_rejects_bad_sets, 10)
+GP_TEST_ENTRY(perfmon_two_clients_get_own_counts, 20)
+GP_TEST_ENTRY(perfmon_same_perfmon_no_switch, 10)
+GP_TEST_ENTRY(perfmon_values_through_fence, 10)
+GP_TEST_ENTRY(perfmon_global_conflicts, 10)
+GP_TEST_ENTRY(perfmon_destroy_with_jobs_in_flight, 10)
+
+/* api: monitors (GL_AMD_performance_monitor) */
+GP_TEST_ENTRY(monitor_groups_and_counters, 10)
+GP_TEST_ENTRY(monitor_misuse_errors, 10)
+GP_TEST_ENTRY(monitor_results_match_jobs, 10)
+
+/* api: sampling and the filter pipeline */
+GP_TEST_ENTRY(sampling_config_validation, 10)
+GP_TEST_ENTRY(sampling_periodic_windows, 20)
+GP_TEST_ENTRY(sampling_seed_example_filter, 20)
+GP_TEST_ENTRY(sampling_exclude_beats_include, 10)
+GP_TEST_ENTRY(sampling_name_bases_and_ranges, 20)
+GP_TEST_ENTRY(sampling_instrumented_values, 10)
+
+/* cli: list, GPUPERF_HUD=help, stat */
+GP_TEST_ENTRY(cli_list_counters, 20)
+GP_TEST_ENTRY(cli_hud_help_prints_list, 20)
+GP_TEST_ENTRY(cli_stat_totals_per_counter_and_kernel, 30)
+GP_TEST_ENTRY(cli_stat_children_and_errors, 30)
+
+/* api: the host CPU through perf_event */
+GP_TEST_ENTRY(perf_event_host_catalog_and_perfmon, 20)
+GP_TEST_ENTRY(perf_event_periodic_sampling, 20)
+GP_TEST_ENTRY(perf_event_refused_names_paranoid, 10)
+GP_TEST_ENTRY(perf_event_unprivileged_process, 20)

@@ -17,6 +17,7 @@
 
 int cmd_list(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
 
 /* Prints "gpuperf: " and the message to stderr; returns status. */
 int cli_error(int status, const char *fmt, ...)

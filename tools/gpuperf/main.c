@@ -20,6 +20,7 @@ typedef struct command {
 static const command commands[] = {
     {"list", cmd_list, "list devices (and what can be measured on them)"},
     {"demo", cmd_demo, "run a simulated two-GPU training step and summarise it"},
+    {"stat", cmd_stat, "run a program and print its counter totals"},
 };
 
 static void usage(FILE *out) {

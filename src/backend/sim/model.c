@@ -197,6 +197,17 @@ uint64_t gp__sim_kernel_cost(const sim_model *m, const gp_sim_kernel_desc *k,
     if (used * m->compute_units < 1.0)
       used = 1.0 / m->compute_units;
     st->active_cycles = busy_ns * cycles_per_ns * (used > 1.0 ? 1.0 : used);
+    /* Of the active cycles, the compute-bound share issues; the rest
+     * waits for memory. */
+    double issue = t > 0.0 ? t_compute / t : 1.0;
+    st->issue_cycles = st->active_cycles * (issue > 1.0 ? 1.0 : issue);
+    st->stall_cycles = st->active_cycles - st->issue_cycles;
+    st->read_fraction = k->read_fraction;
+    st->l2_read_requests = st->l2_requests * k->read_fraction;
+    st->l2_read_hits = st->l2_hits * k->read_fraction;
+    st->occupied_cycles = occupancy * st->active_cycles;
+    /* One warp instruction per warp-wide operation, one per sector. */
+    st->instructions = flops / m->warp + st->l2_requests;
     st->threads = threads;
   }
   return ns;
@@ -258,6 +269,7 @@ static const char *const cbid_names[SIM_CBID_COUNT] = {
     [SIM_CBID_EVENT_ELAPSED] = "gp_sim_event_elapsed",
     [SIM_CBID_STREAM_SYNCHRONIZE] = "gp_sim_stream_synchronize",
     [SIM_CBID_CONTEXT_SYNCHRONIZE] = "gp_sim_context_synchronize",
+    [SIM_CBID_STREAM_SET_PERFMON] = "gp_sim_stream_set_perfmon",
 };
 
 /* Returns the function name for an API cbid. */

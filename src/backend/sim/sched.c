@@ -56,14 +56,14 @@ void gp__sim_wait_until(uint64_t t) {
   uint64_t now = gp_get_timestamp();
   if (now >= t)
     return;
-  pthread_mutex_unlock(&gp__sim.lock);
+  gp__sim_unlock();
   while ((now = gp_get_timestamp()) < t) {
     uint64_t d = t - now;
     struct timespec ts = {(time_t)(d / 1000000000ull),
                           (long)(d % 1000000000ull)};
     nanosleep(&ts, NULL);
   }
-  pthread_mutex_lock(&gp__sim.lock);
+  gp__sim_lock();
 }
 
 /* The device's own clock at host time host_ns. */
@@ -153,13 +153,129 @@ static void busy_append(sim_queue *q, uint64_t start, uint64_t end) {
   q->log_count++;
 }
 
+/* ------------------------------------------------------------------ */
+/* Perfmon segments                                                     */
+
+/* Adds [s, e) to a segment's busy union; now is the host's present, before
+ * which no new work can start. */
+static void union_add(sim_union *u, uint64_t s, uint64_t e, uint64_t now) {
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < u->n; i++) {
+    sim_busy b = u->iv[i];
+    if (b.end <= now) {
+      u->closed += b.end - b.start;
+    } else if (b.start <= e && s <= b.end) {
+      /* Overlapping or touching: absorb it into [s, e). */
+      if (b.start < s)
+        s = b.start;
+      if (b.end > e)
+        e = b.end;
+    } else {
+      u->iv[k++] = b;
+    }
+  }
+  u->n = k;
+  if (u->n == SIM_UNION_MAX) {
+    /* Defensive: more disjoint future intervals than kept; the earliest
+     * is closed early (it may then be counted twice if overlapped). */
+    uint32_t m = 0;
+    for (uint32_t i = 1; i < u->n; i++)
+      if (u->iv[i].end < u->iv[m].end)
+        m = i;
+    u->closed += u->iv[m].end - u->iv[m].start;
+    u->iv[m] = u->iv[--u->n];
+  }
+  u->iv[u->n++] = (sim_busy){s, e};
+}
+
+static uint64_t union_total(const sim_union *u) {
+  uint64_t t = u->closed;
+  for (uint32_t i = 0; i < u->n; i++)
+    t += u->iv[i].end - u->iv[i].start;
+  return t;
+}
+
+/*
+ * Captures the current segment of d into its perfmon: the hardware
+ * counters (the segment's summed work over its span and busy time) are
+ * converted into the perfmon's counters and added to its values. The
+ * perfmon stays programmed; the next job with the same perfmon opens a
+ * new segment without a switch.
+ */
+void gp__sim_perfmon_fold(sim_device *d) {
+  sim_pmstate *ps = &d->pm;
+  gp_perfmon *pm = ps->cur;
+  if (pm && ps->seg_open) {
+    double span = (double)(ps->seg_end - ps->seg_start);
+    double busy = (double)union_total(&ps->busy);
+    for (uint32_t i = 0; i < pm->num_counters; i++) {
+      double num = 0.0, den = 0.0;
+      gp__sim_counter_eval(d->m, pm->cat, pm->index[i], &ps->acc, span, busy,
+                           &num, &den);
+      pm->num[i] += num;
+      pm->den[i] += den;
+    }
+  }
+  memset(&ps->acc, 0, sizeof(ps->acc));
+  memset(&ps->busy, 0, sizeof(ps->busy));
+  ps->seg_open = false;
+}
+
+/*
+ * The scheduler's side of a job with effective perfmon pm, placed at
+ * [start, end): switch perfmons if it differs from the running one (read
+ * and add the hardware counters into the outgoing perfmon, program pm),
+ * then count the job into the segment.
+ */
+static void perfmon_job(sim_device *d, gp_perfmon *pm, const sim_op *op) {
+  sim_pmstate *ps = &d->pm;
+  if (pm != ps->cur) {
+    gp__sim_perfmon_fold(d);
+    gp_perfmon_put(ps->cur);
+    ps->cur = gp_perfmon_get(pm);
+    gp__perfmon_count_switch(d->device_id);
+  }
+  if (op->end > ps->tail)
+    ps->tail = op->end;
+  if (!pm)
+    return;
+  if (!ps->seg_open) {
+    ps->seg_open = true;
+    ps->seg_start = op->start;
+    ps->seg_end = op->end;
+  } else if (op->end > ps->seg_end) {
+    ps->seg_end = op->end;
+  }
+  gp__sim_op_acc_add(&ps->acc, op, d->m);
+  union_add(&ps->busy, op->start, op->end, gp__sim_now());
+  if (op->end > pm->last_end)
+    pm->last_end = op->end;
+}
+
 /*
  * Places op (with queued, queue and everything else but the times filled
- * in) on its stream and queue, taking over the stream's pending waits.
+ * in; op->pm the job's own perfmon, borrowed) on its stream and queue,
+ * taking over the stream's pending waits. A job whose effective perfmon
+ * (the device's global one, else its own) differs from the one running
+ * waits for all the device's work, so that no two perfmons' jobs overlap;
+ * one with the same perfmon only waits for the segment to have started.
+ * The job is counted into its effective perfmon's segment here, so it
+ * holds no reference: the device holds one on the perfmon programmed, and
+ * nothing reads a perfmon once its jobs were counted.
  * Returns GP_ENOMEM with nothing changed if memory runs out.
  */
 int gp__sim_schedule(gp_sim_stream *s, sim_op *op, uint64_t duration) {
   sim_device *d = s->ctx->dev;
+  sim_sampling *sm = &d->smp;
+  bool periodic = sm->s && sm->s->period_ns;
+  if (periodic && sm->n == sm->cap) {
+    size_t ncap = sm->cap ? sm->cap * 2 : 64;
+    sim_job *l = realloc(sm->log, ncap * sizeof(*l));
+    if (!l)
+      return GP_ENOMEM;
+    sm->log = l;
+    sm->cap = ncap;
+  }
   if (gp__sim.heap_n == gp__sim.heap_cap) {
     size_t ncap = gp__sim.heap_cap ? gp__sim.heap_cap * 2 : 256;
     sim_op *h = realloc(gp__sim.heap, ncap * sizeof(*h));
@@ -192,6 +308,15 @@ int gp__sim_schedule(gp_sim_stream *s, sim_op *op, uint64_t duration) {
   }
   s->num_waits = 0;
 
+  sim_pmstate *ps = &d->pm;
+  gp_perfmon *pm = ps->global ? ps->global : op->pm;
+  if (pm != ps->cur) {
+    if (ps->tail > ready)
+      ready = ps->tail; /* drain: perfmons never share the hardware */
+  } else if (ps->seg_open && ps->seg_start > ready) {
+    ready = ps->seg_start;
+  }
+
   sim_queue *q = &d->queues[op->queue];
   uint64_t start = ready > q->free_at ? ready : q->free_at;
   op->submitted = ready;
@@ -201,6 +326,15 @@ int gp__sim_schedule(gp_sim_stream *s, sim_op *op, uint64_t duration) {
   s->tail_end = op->end;
   s->tail_corr = op->correlation_id;
   busy_append(q, op->start, op->end);
+  perfmon_job(d, pm, op);
+  op->pm = NULL;
+  op->perfmon_id = pm ? pm->id : 0;
+  if (periodic) {
+    sim_job *j = &sm->log[sm->n++];
+    j->start = op->start;
+    j->end = op->end;
+    gp__sim_op_acc(op, d->m, &j->acc);
+  }
   heap_push(op);
   return 0;
 }
@@ -424,10 +558,142 @@ static void sample_environment(sim_device *d, uint64_t now) {
   }
 }
 
+/* ------------------------------------------------------------------ */
+/* Counter sampling                                                     */
+
+#define MAX_CATCHUP_WINDOWS 10000
+
+/* Per-activity values of an instrumented job: its own work over its own
+ * [start, end), which it kept busy throughout. */
+static void emit_instrumented(const sim_op *op, const sim_device *d) {
+  const gp__sampler *s = op->instr;
+  sim_acc a;
+  gp__sim_op_acc(op, d->m, &a);
+  double dur = (double)(op->end - op->start);
+  uint64_t t0 = to_trace(d, op->start), t1 = to_trace(d, op->end);
+  for (uint32_t i = 0; i < s->num_counters; i++) {
+    double num = 0.0, den = 0.0;
+    gp__sim_counter_eval(d->m, s->cat, s->index[i], &a, dur, dur, &num, &den);
+    gp__counter_emit(s->cat, d->device_id, s->index[i], num, den, t1, t0,
+                     op->correlation_id, op->perfmon_id, op->context_id);
+  }
+}
+
+static int cmp_busy(const void *a, const void *b) {
+  const sim_busy *x = a, *y = b;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Emits one periodic window [t0, t1) of d and forgets the jobs that
+ * ended in it. */
+static void emit_window(sim_device *d, uint64_t t0, uint64_t t1) {
+  sim_sampling *sm = &d->smp;
+  sim_acc a;
+  memset(&a, 0, sizeof(a));
+  sim_busy *iv = sm->n ? malloc(sm->n * sizeof(*iv)) : NULL;
+  size_t niv = 0;
+  for (size_t i = 0; i < sm->n; i++) {
+    const sim_job *j = &sm->log[i];
+    if (j->end <= t0 || j->start >= t1 || j->end <= j->start)
+      continue;
+    uint64_t s = j->start > t0 ? j->start : t0;
+    uint64_t e = j->end < t1 ? j->end : t1;
+    gp__sim_acc_add(&a, &j->acc,
+                    (double)(e - s) / (double)(j->end - j->start));
+    if (iv)
+      iv[niv++] = (sim_busy){s, e};
+  }
+  /* The union of busy intervals, as gp__sim_busy_fraction() takes it. */
+  if (niv > 1)
+    qsort(iv, niv, sizeof(*iv), cmp_busy);
+  uint64_t busy = 0, cs = 0, ce = 0;
+  for (size_t i = 0; i < niv; i++) {
+    if (i == 0 || iv[i].start > ce) {
+      busy += ce - cs;
+      cs = iv[i].start;
+      ce = iv[i].end;
+    } else if (iv[i].end > ce) {
+      ce = iv[i].end;
+    }
+  }
+  busy += ce - cs;
+  free(iv);
+  const gp__sampler *s = sm->s;
+  /* Windows share their edges exactly in trace time too, whatever clock
+   * snapshot maps each of them. */
+  uint64_t tt0 = sm->win_start_trace, tt1 = to_trace(d, t1);
+  if (tt1 < tt0)
+    tt1 = tt0;
+  sm->win_start_trace = tt1;
+  for (uint32_t i = 0; i < s->num_counters; i++) {
+    double num = 0.0, den = 0.0;
+    gp__sim_counter_eval(d->m, s->cat, s->index[i], &a, (double)(t1 - t0),
+                         (double)busy, &num, &den);
+    gp__counter_emit(s->cat, d->device_id, s->index[i], num, den, tt1, tt0,
+                     0, 0, 0);
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < sm->n; i++)
+    if (sm->log[i].end > t1)
+      sm->log[k++] = sm->log[i];
+  sm->n = k;
+}
+
+/*
+ * Emits the periodic windows of d that end by `until`; with final, also
+ * the partial window up to `until`. Far behind (virtual time jumped), the
+ * older windows are merged into one so that totals stay right.
+ */
+void gp__sim_sampling_emit(sim_device *d, uint64_t until, bool final) {
+  sim_sampling *sm = &d->smp;
+  if (!sm->s || !sm->s->period_ns)
+    return;
+  uint64_t p = sm->s->period_ns;
+  if (until > sm->win_start &&
+      (until - sm->win_start) / p > MAX_CATCHUP_WINDOWS) {
+    uint64_t t1 = until - (until - sm->win_start) % p -
+                  (uint64_t)MAX_CATCHUP_WINDOWS * p;
+    emit_window(d, sm->win_start, t1);
+    sm->win_start = t1;
+  }
+  while (sm->win_start + p <= until) {
+    emit_window(d, sm->win_start, sm->win_start + p);
+    sm->win_start += p;
+  }
+  if (final && sm->win_start < until) {
+    emit_window(d, sm->win_start, until);
+    sm->win_start = until;
+  }
+}
+
+/* Puts the device's work already in flight into the sampling log (when
+ * sampling starts at sm->win_start). */
+void gp__sim_sampling_seed(sim_device *d) {
+  sim_sampling *sm = &d->smp;
+  sm->win_start_trace = to_trace(d, sm->win_start);
+  for (size_t i = 0; i < gp__sim.heap_n; i++) {
+    const sim_op *op = &gp__sim.heap[i];
+    if (op->dev_index != d->index || op->end <= sm->win_start)
+      continue;
+    if (sm->n == sm->cap) {
+      size_t ncap = sm->cap ? sm->cap * 2 : 64;
+      sim_job *l = realloc(sm->log, ncap * sizeof(*l));
+      if (!l)
+        return; /* defensive: sampling goes on without the older work */
+      sm->log = l;
+      sm->cap = ncap;
+    }
+    sim_job *j = &sm->log[sm->n++];
+    j->start = op->start;
+    j->end = op->end;
+    gp__sim_op_acc(op, d->m, &j->acc);
+  }
+}
+
 /*
  * Retires into records the work that has ended by now, or all in-flight
  * work if all is true, in order of end time; then samples the environment
- * and refreshes clock snapshots that have grown old.
+ * and counters, and refreshes clock snapshots that have grown old.
  */
 void gp__sim_retire(bool all) {
   if (!gp__sim.initialised)
@@ -446,16 +712,22 @@ void gp__sim_retire(bool all) {
     heap_pop(&op);
     if (op.emit)
       emit_op(&op);
+    if (op.instr) {
+      emit_instrumented(&op, &gp__sim.devices[op.dev_index]);
+      gp__sampler_put(op.instr);
+    }
     free(op.waits_heap);
   }
-  for (uint32_t i = 0; i < gp__sim.num_devices; i++)
+  for (uint32_t i = 0; i < gp__sim.num_devices; i++) {
     sample_environment(&gp__sim.devices[i], now);
+    gp__sim_sampling_emit(&gp__sim.devices[i], now, false);
+  }
 }
 
 /* The flush hook: retire what is done, or everything when forced. */
 void gp__sim_flush_hook(void *user, bool forced) {
   (void)user;
-  pthread_mutex_lock(&gp__sim.lock);
+  gp__sim_lock();
   gp__sim_retire(forced);
-  pthread_mutex_unlock(&gp__sim.lock);
+  gp__sim_unlock();
 }

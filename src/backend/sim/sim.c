@@ -34,9 +34,11 @@ static const uint32_t api_cost[SIM_CBID_COUNT] = {
     [SIM_CBID_STREAM_WAIT_EVENT] = 900, [SIM_CBID_EVENT_QUERY] = 400,
     [SIM_CBID_EVENT_SYNCHRONIZE] = 700, [SIM_CBID_EVENT_ELAPSED] = 300,
     [SIM_CBID_STREAM_SYNCHRONIZE] = 900, [SIM_CBID_CONTEXT_SYNCHRONIZE] = 1000,
+    [SIM_CBID_STREAM_SET_PERFMON] = 400,
 };
 
 static GP_TLS bool tls_thread_named;
+GP_TLS bool gp__sim_locked;
 
 /* ------------------------------------------------------------------ */
 /* API bracketing                                                       */
@@ -53,13 +55,29 @@ static uint64_t virtual_clock(void) {
 
 static int init_locked(const gp_sim_config *cfg);
 
+/*
+ * Announces the catalogs of devices created since the last call (to the
+ * env-triggered stat session, which starts sampling on them). Called
+ * without the lock, so that what the announcement starts can take it.
+ */
+void gp__sim_announce(void) {
+  uint32_t ids[GP_SIM_MAX_DEVICES], n;
+  gp__sim_lock();
+  n = atomic_load(&gp__sim.num_announce);
+  memcpy(ids, gp__sim.announce, n * sizeof(*ids));
+  atomic_store(&gp__sim.num_announce, 0);
+  gp__sim_unlock();
+  for (uint32_t i = 0; i < n; i++)
+    gp__counters_announce(ids[i]);
+}
+
 /* Takes the lock, initialising with the defaults if needed. */
 static int api_begin(api_call *c, uint32_t cbid) {
-  pthread_mutex_lock(&gp__sim.lock);
+  gp__sim_lock();
   if (!gp__sim.initialised) {
     int rc = init_locked(NULL);
     if (rc != 0) {
-      pthread_mutex_unlock(&gp__sim.lock);
+      gp__sim_unlock();
       return rc;
     }
   }
@@ -97,7 +115,10 @@ static int api_end(api_call *c, int rc) {
     }
   }
   gp__sim_retire(false);
-  pthread_mutex_unlock(&gp__sim.lock);
+  gp__sim_unlock();
+  if (GP_UNLIKELY(atomic_load_explicit(&gp__sim.num_announce,
+                                       memory_order_relaxed)))
+    gp__sim_announce();
   return rc;
 }
 
@@ -239,6 +260,10 @@ static int init_locked(const gp_sim_config *cfg) {
     if (rc != 0)
       return rc;
     d->next_env = gp__sim_now();
+    if (gp__counters_register(d->device_id, gp__sim_catalog(d->m->model),
+                              &gp__sim_provider, NULL) == 0)
+      gp__sim.announce[atomic_fetch_add(&gp__sim.num_announce, 1)] =
+          d->device_id;
   }
   gp__sim.num_devices = cfg->num_devices;
   gp__activity_add_flush_hook(gp__sim_flush_hook, NULL);
@@ -248,9 +273,10 @@ static int init_locked(const gp_sim_config *cfg) {
 
 /* See sim.h. */
 int gp_sim_init(const gp_sim_config *cfg) {
-  pthread_mutex_lock(&gp__sim.lock);
+  gp__sim_lock();
   int rc = gp__sim.initialised ? GP_EBUSY : init_locked(cfg);
-  pthread_mutex_unlock(&gp__sim.lock);
+  gp__sim_unlock();
+  gp__sim_announce();
   return rc;
 }
 
@@ -258,12 +284,24 @@ static void context_free(gp_sim_context *ctx);
 
 /* See sim.h. */
 int gp_sim_shutdown(void) {
-  pthread_mutex_lock(&gp__sim.lock);
+  gp__sim_lock();
   if (!gp__sim.initialised) {
-    pthread_mutex_unlock(&gp__sim.lock);
+    gp__sim_unlock();
     return GP_ESTATE;
   }
   gp__sim_retire(true);
+  for (uint32_t i = 0; i < gp__sim.num_devices; i++) {
+    /* Counters: the last windows, the last segment, the references. */
+    sim_device *d = &gp__sim.devices[i];
+    gp__sim_sampling_emit(d, gp__sim_now(), true);
+    free(d->smp.log);
+    gp__sampler_put(d->smp.s);
+    memset(&d->smp, 0, sizeof(d->smp));
+    gp__sim_perfmon_fold(d);
+    gp_perfmon_put(d->pm.cur);
+    gp_perfmon_put(d->pm.global);
+    memset(&d->pm, 0, sizeof(d->pm));
+  }
   for (size_t i = 0; i < gp__sim.num_contexts; i++)
     context_free(gp__sim.contexts[i]);
   free(gp__sim.contexts);
@@ -282,7 +320,7 @@ int gp_sim_shutdown(void) {
   gp__sim.num_devices = 0;
   gp__sim.initialised = false;
   gp__activity_remove_flush_hook(gp__sim_flush_hook, NULL);
-  pthread_mutex_unlock(&gp__sim.lock);
+  gp__sim_unlock();
   return 0;
 }
 
@@ -290,10 +328,11 @@ int gp_sim_shutdown(void) {
 int gp_sim_device_count(uint32_t *n) {
   if (!n)
     return GP_EINVAL;
-  pthread_mutex_lock(&gp__sim.lock);
+  gp__sim_lock();
   int rc = gp__sim.initialised ? 0 : init_locked(NULL);
   *n = rc == 0 ? gp__sim.num_devices : 0;
-  pthread_mutex_unlock(&gp__sim.lock);
+  gp__sim_unlock();
+  gp__sim_announce();
   return rc;
 }
 
@@ -301,13 +340,14 @@ int gp_sim_device_count(uint32_t *n) {
 int gp_sim_device_id(uint32_t index, uint32_t *device_id) {
   if (!device_id)
     return GP_EINVAL;
-  pthread_mutex_lock(&gp__sim.lock);
+  gp__sim_lock();
   int rc = gp__sim.initialised ? 0 : init_locked(NULL);
   if (rc == 0 && index >= gp__sim.num_devices)
     rc = GP_ENODEV;
   if (rc == 0)
     *device_id = gp__sim.devices[index].device_id;
-  pthread_mutex_unlock(&gp__sim.lock);
+  gp__sim_unlock();
+  gp__sim_announce();
   return rc;
 }
 
@@ -355,6 +395,7 @@ static gp_sim_stream *stream_new(gp_sim_context *ctx) {
 }
 
 static void stream_free(gp_sim_stream *s) {
+  gp_perfmon_put(s->pm);
   free(s->waits);
   free(s);
 }
@@ -373,6 +414,7 @@ static void context_free(gp_sim_context *ctx) {
       d->allocs[k++] = d->allocs[i];
   d->num_allocs = k;
   gp__context_unregister(ctx->id);
+  gp_perfmon_put(ctx->pm);
   free(ctx);
 }
 
@@ -503,6 +545,23 @@ int gp_sim_stream_set_name(gp_sim_stream *s, const char *name) {
     return api_end(&c, GP_EINVAL);
   gp__emit_name(GP_OBJECT_STREAM, s->ctx->dev->device_id, s->ctx->id, s->id,
                 0, name);
+  return api_end(&c, 0);
+}
+
+/* See sim.h. */
+int gp_sim_stream_set_perfmon(gp_sim_stream *s, gp_perfmon *pm) {
+  api_call c;
+  int rc = api_begin(&c, SIM_CBID_STREAM_SET_PERFMON);
+  if (rc != 0)
+    return rc;
+  if (!s || !context_live(s->ctx))
+    return api_end(&c, GP_EINVAL);
+  if (pm && pm->device_id != s->ctx->dev->device_id)
+    return api_end(&c, GP_EINVAL);
+  if (pm && atomic_load(&pm->destroyed))
+    return api_end(&c, GP_ENOENT);
+  gp_perfmon_put(s->pm);
+  s->pm = gp_perfmon_get(pm);
   return api_end(&c, 0);
 }
 
@@ -689,6 +748,21 @@ static uint32_t compute_queue(const gp_sim_stream *s) {
   return m->first_compute + s->ordinal % m->num_compute;
 }
 
+/*
+ * The perfmon a job on s carries: the stream's, else the context's (an
+ * active monitor's). GP_ENOENT if it was destroyed, GP_EAGAIN while the
+ * device has a global perfmon (as the V3D submit ioctls answer).
+ */
+static int job_perfmon(const gp_sim_stream *s, sim_op *op) {
+  gp_perfmon *pm = s->pm ? s->pm : s->ctx->pm;
+  if (pm && atomic_load_explicit(&pm->destroyed, memory_order_relaxed))
+    return GP_ENOENT;
+  if (pm && s->ctx->dev->pm.global)
+    return GP_EAGAIN;
+  op->pm = pm;
+  return 0;
+}
+
 /* See sim.h. */
 int gp_sim_launch(gp_sim_stream *s, const gp_sim_kernel *k, gp_sim_dim3 grid,
                   gp_sim_dim3 block, uint32_t dynamic_shared_memory) {
@@ -714,9 +788,19 @@ int gp_sim_launch(gp_sim_stream *s, const gp_sim_kernel *k, gp_sim_dim3 grid,
   op.static_shared = k->desc.static_shared_memory;
   op.dynamic_shared = dynamic_shared_memory;
   op.registers = k->desc.registers_per_thread;
+  rc = job_perfmon(s, &op);
+  if (rc != 0)
+    return api_end(&c, rc);
   uint64_t dur = gp__sim_kernel_cost(m, &k->desc, grid, block,
                                      dynamic_shared_memory, &op.stats);
-  return api_end(&c, gp__sim_schedule(s, &op, dur));
+  gp__sampler *smp = s->ctx->dev->smp.s;
+  if (GP_UNLIKELY(smp != NULL) && smp->instrumented &&
+      gp__sampler_instrument(smp, k->desc.name, k->desc.demangled_name))
+    op.instr = gp__sampler_get(smp);
+  rc = gp__sim_schedule(s, &op, dur);
+  if (rc != 0)
+    gp__sampler_put(op.instr);
+  return api_end(&c, rc);
 }
 
 /* ------------------------------------------------------------------ */
@@ -794,6 +878,9 @@ static int copy_locked(const api_call *c, gp_sim_stream *s, uint64_t dst,
   if (rc != 0)
     return rc;
   op.flags = async ? GP_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
+  rc = job_perfmon(s, &op);
+  if (rc != 0)
+    return rc;
   uint64_t dur = gp__sim_copy_cost(s->ctx->dev->m, op.copy_kind, op.src_kind,
                                    op.dst_kind, bytes);
   return gp__sim_schedule(s, &op, dur);
@@ -837,6 +924,9 @@ int gp_sim_memset_async(gp_sim_stream *s, uint64_t dst, uint32_t value,
   op.bytes = bytes;
   op.value = value;
   op.flags = GP_ACTIVITY_FLAG_MEMCPY_ASYNC;
+  rc = job_perfmon(s, &op);
+  if (rc != 0)
+    return api_end(&c, rc);
   uint64_t dur = gp__sim_fill_cost(s->ctx->dev->m, bytes);
   return api_end(&c, gp__sim_schedule(s, &op, dur));
 }
@@ -1005,12 +1095,13 @@ int gp_sim_context_synchronize(gp_sim_context *ctx) {
 
 /* See sim.h. */
 int gp_sim_host_work(uint64_t ns) {
-  pthread_mutex_lock(&gp__sim.lock);
+  gp__sim_lock();
   int rc = gp__sim.initialised ? 0 : init_locked(NULL);
   if (rc == 0)
     gp__sim_wait_until(gp__sim_now() + ns);
   if (rc == 0)
     gp__sim_retire(false);
-  pthread_mutex_unlock(&gp__sim.lock);
+  gp__sim_unlock();
+  gp__sim_announce();
   return rc;
 }

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 
 #include "core/core.h"
+#include "counters/countersInt.h"
 
 #define SIM_MAX_QUEUES 8
 #define SIM_INLINE_WAITS 4
@@ -45,6 +46,7 @@ typedef enum sim_cbid {
   SIM_CBID_EVENT_ELAPSED,
   SIM_CBID_STREAM_SYNCHRONIZE,
   SIM_CBID_CONTEXT_SYNCHRONIZE,
+  SIM_CBID_STREAM_SET_PERFMON,
   SIM_CBID_COUNT
 } sim_cbid;
 
@@ -59,8 +61,81 @@ typedef struct sim_work_stats {
   double occupancy;      /* achieved, 0..1 */
   double active_cycles;  /* per compute unit, average */
   double elapsed_cycles; /* per compute unit */
+  double issue_cycles;   /* of the active ones, issuing instructions */
+  double stall_cycles;   /* of the active ones, waiting for memory */
+  double read_fraction;  /* share of the traffic that is reads */
+  double l2_read_requests, l2_read_hits; /* the reads' share of the above */
+  double occupied_cycles; /* occupancy x active cycles */
+  double instructions;    /* warp instructions */
   uint64_t threads;
 } sim_work_stats;
+
+/*
+ * What jobs did, in quantities that add up across jobs: the simulated
+ * hardware counters. The counter catalogs (simcounters.c) turn a sum of
+ * these, over a span of time with so much busy time in it, into counter
+ * values.
+ */
+typedef struct sim_acc {
+  double jobs, kernels;
+  double work_ns;   /* sum of job durations */
+  double kernel_ns; /* sum of kernel durations */
+  double flops, threads, instructions;
+  double dram_read, dram_write;   /* bytes */
+  double l2_read, l2_write;       /* 32-byte sectors requested */
+  double l2_read_hit, l2_write_hit;
+  double active_cycles; /* per compute unit: cycles with work resident */
+  double occ_cycles;    /* occupancy x active cycles */
+  double issue_cycles;  /* per compute unit: issuing */
+  double stall_cycles;  /* per compute unit: waiting for memory */
+} sim_acc;
+
+typedef struct sim_busy {
+  uint64_t start, end;
+} sim_busy;
+
+#define SIM_UNION_MAX 16
+
+/* The union of busy intervals of a segment; intervals that can no longer
+ * merge with new work (they ended before the host's present) are folded
+ * into `closed`. */
+typedef struct sim_union {
+  uint64_t closed;
+  uint32_t n;
+  uint32_t reserved0;
+  sim_busy iv[SIM_UNION_MAX];
+} sim_union;
+
+/*
+ * A device's perfmon state, as its scheduler keeps it. A segment is a run
+ * of consecutive jobs with the same effective perfmon (the global one if
+ * set, else the job's own, possibly none); segments never overlap in
+ * time, and `acc` is the hardware counters of the current one.
+ */
+typedef struct sim_pmstate {
+  /* What every job reads, together. */
+  gp_perfmon *global; /* reference */
+  gp_perfmon *cur;    /* effective perfmon of the segment (reference) */
+  uint64_t tail;      /* end of the device's last job, any queue */
+  bool seg_open;      /* the segment has jobs */
+  uint64_t seg_start, seg_end;
+  sim_union busy;
+  sim_acc acc;
+} sim_pmstate;
+
+/* A job kept for periodic sampling until its windows are emitted. */
+typedef struct sim_job {
+  uint64_t start, end;
+  sim_acc acc;
+} sim_job;
+
+typedef struct sim_sampling {
+  gp__sampler *s;    /* reference; NULL when not sampling */
+  uint64_t win_start; /* host ns: start of the next window */
+  uint64_t win_start_trace; /* the same in trace time, as last written */
+  sim_job *log;
+  size_t n, cap;
+} sim_sampling;
 
 /* A device model's fixed parameters. */
 typedef struct sim_model {
@@ -104,6 +179,9 @@ typedef struct sim_op {
   uint32_t dev_index; /* simulator device index */
   uint32_t context_id, stream_id, queue;
   uint32_t perfmon_id;
+  gp_perfmon *pm;     /* the job's own perfmon (borrowed; scheduling
+                         counts the job into it and forgets it) */
+  gp__sampler *instr; /* instrumented by this sampler (reference) */
   /* Kernel. */
   uint32_t name_id, demangled_id;
   gp_sim_dim3 grid, block;
@@ -119,10 +197,6 @@ typedef struct sim_op {
   uint64_t *waits_heap; /* when num_waits > SIM_INLINE_WAITS */
   sim_work_stats stats;
 } sim_op;
-
-typedef struct sim_busy {
-  uint64_t start, end;
-} sim_busy;
 
 typedef struct sim_queue {
   uint64_t free_at; /* host ns when the queue is idle again */
@@ -149,6 +223,9 @@ typedef struct sim_device {
   /* Environment sampling. */
   uint64_t next_env; /* host ns of the next sample */
   double temp_c;
+  /* Counters. */
+  sim_pmstate pm;
+  sim_sampling smp;
 } sim_device;
 
 struct gp_sim_context {
@@ -161,6 +238,7 @@ struct gp_sim_context {
   size_t num_events, cap_events;
   uint32_t next_stream_id;
   uint32_t next_event_id;
+  gp_perfmon *pm; /* an active monitor's perfmon (reference) */
 };
 
 /* A pending dependency: work on another stream this stream must wait for. */
@@ -177,6 +255,7 @@ struct gp_sim_stream {
   uint64_t tail_corr;   /* its correlation id */
   sim_wait *waits;      /* for the next op */
   uint32_t num_waits, cap_waits;
+  gp_perfmon *pm;       /* carried by its jobs (reference), or NULL */
 };
 
 struct gp_sim_event {
@@ -211,9 +290,25 @@ typedef struct sim_state {
     uint64_t addr, bytes;
   } *pinned;
   size_t num_pinned, cap_pinned;
+  /* Devices whose catalogs are to be announced once the lock is free. */
+  _Atomic uint32_t num_announce;
+  uint32_t announce[GP_SIM_MAX_DEVICES];
 } sim_state;
 
 extern sim_state gp__sim;
+
+/* True on the thread holding gp__sim.lock (taken with gp__sim_lock). */
+extern GP_TLS bool gp__sim_locked;
+
+static inline void gp__sim_lock(void) {
+  pthread_mutex_lock(&gp__sim.lock);
+  gp__sim_locked = true;
+}
+
+static inline void gp__sim_unlock(void) {
+  gp__sim_locked = false;
+  pthread_mutex_unlock(&gp__sim.lock);
+}
 
 /* model.c */
 const sim_model *gp__sim_model_get(uint32_t model);
@@ -236,5 +331,67 @@ int gp__sim_schedule(gp_sim_stream *s, sim_op *op, uint64_t duration);
 void gp__sim_retire(bool all);
 void gp__sim_flush_hook(void *user, bool forced);
 double gp__sim_busy_fraction(const sim_device *d, uint64_t t0, uint64_t t1);
+void gp__sim_perfmon_fold(sim_device *d);
+void gp__sim_sampling_emit(sim_device *d, uint64_t until, bool final);
+void gp__sim_sampling_seed(sim_device *d);
+
+/* sim.c */
+void gp__sim_announce(void);
+
+/* simcounters.c */
+const gp__catalog *gp__sim_catalog(uint32_t model);
+extern const gp__provider_ops gp__sim_provider;
+void gp__sim_op_acc(const sim_op *op, const sim_model *m, sim_acc *a);
+void gp__sim_acc_add(sim_acc *dst, const sim_acc *src, double scale);
+void gp__sim_counter_eval(const sim_model *m, const gp__catalog *cat,
+                          uint32_t index, const sim_acc *a, double span_ns,
+                          double busy_ns, double *num, double *den);
+sim_device *gp__sim_device_by_id(uint32_t device_id);
+
+/* Adds what op did to *a (the hot path of a job counted into a perfmon's
+ * segment: inline, adds only; the cost model derived the rest). */
+static inline void gp__sim_op_acc_add(sim_acc *a, const sim_op *op,
+                                      const sim_model *m) {
+  double dur = (double)(op->end - op->start);
+  a->jobs += 1.0;
+  a->work_ns += dur;
+  switch (op->kind) {
+  case GP_ACTIVITY_KIND_KERNEL: {
+    const sim_work_stats *st = &op->stats;
+    a->kernels += 1.0;
+    a->kernel_ns += dur;
+    a->flops += st->flops;
+    a->threads += (double)st->threads;
+    a->instructions += st->instructions;
+    a->dram_read += st->dram_read_bytes;
+    a->dram_write += st->dram_write_bytes;
+    a->l2_read += st->l2_read_requests;
+    a->l2_write += st->l2_requests - st->l2_read_requests;
+    a->l2_read_hit += st->l2_read_hits;
+    a->l2_write_hit += st->l2_hits - st->l2_read_hits;
+    a->active_cycles += st->active_cycles;
+    a->occ_cycles += st->occupied_cycles;
+    a->issue_cycles += st->issue_cycles;
+    a->stall_cycles += st->stall_cycles;
+    break;
+  }
+  case GP_ACTIVITY_KIND_MEMCPY: {
+    double b = (double)op->bytes;
+    /* On the V3D, host and GPU share one DRAM: a copy reads and writes
+     * it; elsewhere each side counts its own. */
+    bool shared = m->model == GP_SIM_MODEL_V3D;
+    if (shared || op->src_device == op->device_id)
+      a->dram_read += b;
+    if (shared || op->dst_device == op->device_id)
+      a->dram_write += b;
+    break;
+  }
+  case GP_ACTIVITY_KIND_MEMSET:
+    a->dram_write += (double)op->bytes;
+    break;
+  default:
+    break;
+  }
+}
 
 #endif /* GPUPERF_SIM_INT_H */

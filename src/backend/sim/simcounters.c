@@ -1,0 +1,375 @@
+/*
+ * simcounters.c - the counters of the simulated GPUs: their catalogs
+ * ("compute" and the real V3D 4.2 one), how the cost model's work
+ * statistics become counter values, and the provider hooks through which
+ * perfmons, monitors and sampling reach the simulator.
+ *
+ * Every value follows from the cost model. A job's statistics become a
+ * sim_acc (quantities that add up across jobs); a measurement is a sum of
+ * those over a span of time (a perfmon's segment, a sampling window, one
+ * activity) together with the busy time in that span, and each counter is
+ * a formula over the three. Utilization is busy time / span, busy time
+ * being the union of the intervals during which any queue of the device
+ * ran work, the definition gp__sim_busy_fraction() uses. Active cycles
+ * never exceed elapsed ones: overlapping kernels share the compute units,
+ * so active cycles are capped at the busy cycles of the span.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "simInt.h"
+
+/* ------------------------------------------------------------------ */
+/* The compute catalog                                                  */
+
+enum {
+  C_UTIL,
+  C_TIME,
+  C_ELAPSED,
+  C_ACTIVE,
+  C_OCCUPANCY,
+  C_INST,
+  C_FLOPS,
+  C_L2_SECTORS,
+  C_L2_HIT_RATE,
+  C_DRAM_READ,
+  C_DRAM_WRITE,
+  C_DRAM_PCT,
+  C_COUNT
+};
+
+enum { B_DEVICE, B_SM, B_LTS, B_DRAM, B_COUNT };
+
+#define CG_CUSTOM_SM (GP_COUNTER_GROUP_FIRST_CUSTOM + 0)
+#define CG_CUSTOM_L2 (GP_COUNTER_GROUP_FIRST_CUSTOM + 1)
+
+#define CDEF(idx, nm, ty, comb, blk, g1, g2, ng, u, nu, peak, dflt, desc)      \
+  [idx] = {{.id = (idx) + 1,                                                   \
+            .name = nm,                                                        \
+            .description = desc,                                               \
+            .category = "",                                                    \
+            .type = ty,                                                        \
+            .block_id = blk,                                                   \
+            .num_numerator_units = nu,                                         \
+            .numerator_units = {u},                                            \
+            .num_groups = ng,                                                  \
+            .groups = {g1, g2},                                                \
+            .peak_value = peak,                                                \
+            .select_by_default = dflt},                                        \
+           comb,                                                               \
+           0}
+
+static const gp__counter_def compute_counters[C_COUNT] = {
+    CDEF(C_UTIL, "Utilization", GP_COUNTER_TYPE_PERCENT, GP__RATIO, B_DEVICE,
+         GP_COUNTER_GROUP_SYSTEM, 0, 1, GP_UNIT_PERCENT, 1, 100.0, 1,
+         "Share of the time during which any queue of the device was running "
+         "work (kernels, copies or fills)"),
+    CDEF(C_TIME, "gpu__time_duration.sum", GP_COUNTER_TYPE_INT64, GP__SUM,
+         B_DEVICE, GP_COUNTER_GROUP_SYSTEM, 0, 1, GP_UNIT_NANOSECOND, 1, 0.0, 0,
+         "Total duration of the jobs measured"),
+    CDEF(C_ELAPSED, "sm__cycles_elapsed.avg", GP_COUNTER_TYPE_DOUBLE, GP__SUM,
+         B_SM, GP_COUNTER_GROUP_COMPUTE, CG_CUSTOM_SM, 2, 0, 0, 0.0, 0,
+         "Cycles elapsed on the compute units (SMs) while counting, average "
+         "over the units"),
+    CDEF(C_ACTIVE, "sm__cycles_active.avg", GP_COUNTER_TYPE_DOUBLE, GP__SUM,
+         B_SM, GP_COUNTER_GROUP_COMPUTE, CG_CUSTOM_SM, 2, 0, 0, 0.0, 1,
+         "Cycles with at least one warp resident, average over the units"),
+    CDEF(C_OCCUPANCY, "sm__warps_active.avg.pct_of_peak_sustained_active",
+         GP_COUNTER_TYPE_PERCENT, GP__RATIO, B_SM, GP_COUNTER_GROUP_COMPUTE,
+         CG_CUSTOM_SM, 2, GP_UNIT_PERCENT, 1, 100.0, 1,
+         "Achieved occupancy: resident warps as a share of the maximum, over "
+         "the active cycles"),
+    CDEF(C_INST, "smsp__inst_executed.sum", GP_COUNTER_TYPE_INT64, GP__SUM,
+         B_SM, GP_COUNTER_GROUP_COMPUTE, CG_CUSTOM_SM, 2, GP_UNIT_INSTRUCTION,
+         1, 0.0, 0, "Warp instructions executed"),
+    CDEF(C_FLOPS, "smsp__sass_thread_inst_executed_ops_fadd_fmul_ffma.sum",
+         GP_COUNTER_TYPE_INT64, GP__SUM, B_SM, GP_COUNTER_GROUP_COMPUTE,
+         CG_CUSTOM_SM, 2, 0, 0, 0.0, 0,
+         "Single-precision floating-point operations executed by threads"),
+    CDEF(C_L2_SECTORS, "lts__t_sectors.sum", GP_COUNTER_TYPE_INT64, GP__SUM,
+         B_LTS, GP_COUNTER_GROUP_MEMORY, CG_CUSTOM_L2, 2, 0, 0, 0.0, 0,
+         "32-byte sectors requested from the L2 cache"),
+    CDEF(C_L2_HIT_RATE, "lts__t_sector_hit_rate.pct", GP_COUNTER_TYPE_PERCENT,
+         GP__RATIO, B_LTS, GP_COUNTER_GROUP_MEMORY, CG_CUSTOM_L2, 2,
+         GP_UNIT_PERCENT, 1, 100.0, 1,
+         "Share of L2 sector requests that hit in the cache"),
+    CDEF(C_DRAM_READ, "dram__bytes_read.sum", GP_COUNTER_TYPE_INT64, GP__SUM,
+         B_DRAM, GP_COUNTER_GROUP_MEMORY, 0, 1, GP_UNIT_BYTE, 1, 0.0, 1,
+         "Bytes read from device memory"),
+    CDEF(C_DRAM_WRITE, "dram__bytes_write.sum", GP_COUNTER_TYPE_INT64, GP__SUM,
+         B_DRAM, GP_COUNTER_GROUP_MEMORY, 0, 1, GP_UNIT_BYTE, 1, 0.0, 1,
+         "Bytes written to device memory"),
+    CDEF(C_DRAM_PCT, "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+         GP_COUNTER_TYPE_PERCENT, GP__RATIO, B_DRAM, GP_COUNTER_GROUP_MEMORY, 0,
+         1, GP_UNIT_PERCENT, 1, 100.0, 0,
+         "Device memory traffic as a share of the peak bandwidth over the "
+         "time counted"),
+};
+
+static const gp_counter_block_info compute_blocks[B_COUNT] = {
+    {B_DEVICE, 2, 0, 0, "device", "device-wide time counters"},
+    {B_SM, 4, 0, 0, "sm", "compute unit (SM) counters"},
+    {B_LTS, 2, 0, 0, "lts", "L2 cache slice counters"},
+    {B_DRAM, 2, 0, 0, "dram", "device memory counters"},
+};
+
+static const gp_counter_group_info compute_groups[] = {
+    {GP_COUNTER_GROUP_SYSTEM, 0, "System", "the device as a whole"},
+    {GP_COUNTER_GROUP_MEMORY, 0, "Memory", "caches and device memory"},
+    {GP_COUNTER_GROUP_COMPUTE, 0, "Compute", "the compute units"},
+    {CG_CUSTOM_SM, 0, "Compute Core", "what the SMs did"},
+    {CG_CUSTOM_L2, 0, "L2 Cache", "the L2 cache"},
+};
+
+static const gp__catalog compute_catalog = {
+    .counters = compute_counters,
+    .num_counters = C_COUNT,
+    .num_blocks = B_COUNT,
+    .blocks = compute_blocks,
+    .groups = compute_groups,
+    .num_groups = GP_ARRAY_SIZE(compute_groups),
+    .max_active = 10,
+    .min_period_ns = 10000,
+    .max_period_ns = 10000000000ull,
+    .supports_instrumented = 1,
+    .has_scheduler = 1,
+};
+
+/* ------------------------------------------------------------------ */
+/* The V3D 4.2 catalog                                                  */
+
+extern const gp__counter_def gp__sim_v3d_counters[87];
+
+static const gp_counter_block_info v3d_blocks[] = {
+    {0, 32, 0, 0, "perfcnt",
+     "the V3D performance counters: any 32 of the 87 at once "
+     "(DRM_V3D_MAX_PERF_COUNTERS)"},
+};
+
+#define V3DG(k) (GP_COUNTER_GROUP_FIRST_CUSTOM + (k))
+static const gp_counter_group_info v3d_groups[] = {
+    {GP_COUNTER_GROUP_SYSTEM, 0, "System", "core and control lists"},
+    {GP_COUNTER_GROUP_VERTICES, 0, "Vertices", "vertex pipeline"},
+    {GP_COUNTER_GROUP_FRAGMENTS, 0, "Fragments", "fragment pipeline"},
+    {GP_COUNTER_GROUP_PRIMITIVES, 0, "Primitives", "primitive setup"},
+    {GP_COUNTER_GROUP_MEMORY, 0, "Memory", "caches, bus and memory"},
+    {GP_COUNTER_GROUP_COMPUTE, 0, "Compute", "the shader processors"},
+    {V3DG(0), 0, "FEP", "front-end pipeline"},
+    {V3DG(1), 0, "TLB", "tile buffer"},
+    {V3DG(2), 0, "PTB", "primitive tile binner"},
+    {V3DG(3), 0, "QPU", "quad processing units (shader cores)"},
+    {V3DG(4), 0, "TMU", "texture and memory lookup unit"},
+    {V3DG(5), 0, "VPM", "vertex pipeline memory"},
+    {V3DG(6), 0, "CLE", "control list executor"},
+    {V3DG(7), 0, "L2T", "level 2 texture cache"},
+    {V3DG(8), 0, "CORE", "the core"},
+    {V3DG(9), 0, "AXI", "AXI bus watches"},
+    {V3DG(10), 0, "PSE", "primitive setup engine"},
+    {V3DG(11), 0, "GMP", "memory protection"},
+};
+
+static const gp__catalog v3d_catalog = {
+    .counters = gp__sim_v3d_counters,
+    .num_counters = 87,
+    .num_blocks = 1,
+    .blocks = v3d_blocks,
+    .groups = v3d_groups,
+    .num_groups = GP_ARRAY_SIZE(v3d_groups),
+    .max_active = 32,
+    .min_period_ns = 10000,
+    .max_period_ns = 10000000000ull,
+    .supports_instrumented = 1,
+    .has_scheduler = 1,
+};
+
+/* See simInt.h. */
+const gp__catalog *gp__sim_catalog(uint32_t model) {
+  switch (model) {
+  case GP_SIM_MODEL_COMPUTE:
+    return &compute_catalog;
+  case GP_SIM_MODEL_V3D:
+    return &v3d_catalog;
+  default:
+    return NULL;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* From work to values                                                  */
+
+/* See simInt.h. */
+void gp__sim_acc_add(sim_acc *dst, const sim_acc *src, double scale) {
+  double *d = (double *)dst;
+  const double *s = (const double *)src;
+  for (size_t i = 0; i < sizeof(sim_acc) / sizeof(double); i++)
+    d[i] += s[i] * scale;
+}
+
+/* See simInt.h. */
+void gp__sim_op_acc(const sim_op *op, const sim_model *m, sim_acc *a) {
+  memset(a, 0, sizeof(*a));
+  gp__sim_op_acc_add(a, op, m);
+}
+
+static double pos(double x) {
+  return x > 0.0 ? x : 0.0;
+}
+static double min2(double a, double b) {
+  return a < b ? a : b;
+}
+
+static void eval_compute(const sim_model *m, uint32_t i, const sim_acc *a,
+                         double span, double busy, double *num, double *den) {
+  double clk = m->core_clock_khz / 1e6; /* cycles per ns */
+  *den = 0.0;
+  switch (i) {
+  case C_UTIL:
+    *num = busy;
+    *den = span;
+    break;
+  case C_TIME:
+    *num = a->work_ns;
+    break;
+  case C_ELAPSED:
+    *num = span * clk;
+    break;
+  case C_ACTIVE:
+    *num = min2(a->active_cycles, busy * clk);
+    break;
+  case C_OCCUPANCY:
+    *num = a->occ_cycles;
+    *den = a->active_cycles;
+    break;
+  case C_INST:
+    *num = a->instructions;
+    break;
+  case C_FLOPS:
+    *num = a->flops;
+    break;
+  case C_L2_SECTORS:
+    *num = a->l2_read + a->l2_write;
+    break;
+  case C_L2_HIT_RATE:
+    *num = a->l2_read_hit + a->l2_write_hit;
+    *den = a->l2_read + a->l2_write;
+    break;
+  case C_DRAM_READ:
+    *num = a->dram_read;
+    break;
+  case C_DRAM_WRITE:
+    *num = a->dram_write;
+    break;
+  case C_DRAM_PCT:
+    *num = a->dram_read + a->dram_write;
+    *den = m->dram_bw * span * 1e-9;
+    break;
+  default:
+    *num = 0.0;
+    break;
+  }
+}
+
+/*
+ * The V3D 4.2 counters for compute work (CSD jobs) and copies: QPU cycle
+ * counters from the compute units' active and stalled cycles, cache
+ * counters from the L2 model, bus and memory counters from DRAM traffic
+ * (64-byte transactions). The graphics pipeline (FEP, TLB, PTB, VPM, PSE,
+ * the CLE threads) is not simulated and counts 0.
+ */
+static double eval_v3d(const sim_model *m, uint32_t i, const sim_acc *a,
+                       double span, double busy) {
+  double clk = m->core_clock_khz / 1e6;
+  double qpus = m->compute_units;
+  double active = a->issue_cycles * qpus, stall = a->stall_cycles * qpus;
+  double stall_share =
+      a->issue_cycles + a->stall_cycles > 0.0
+          ? a->stall_cycles / (a->issue_cycles + a->stall_cycles)
+          : 0.0;
+  double icache_miss = a->kernels * 32.0;
+  double uniforms = a->instructions * 0.05, ucache_miss = a->kernels * 8.0;
+  double sectors = a->l2_read + a->l2_write;
+  double hits = a->l2_read_hit + a->l2_write_hit;
+  switch (i) {
+  case 13: /* QPU-total-idle-clk-cycles */
+    return pos(span * clk * qpus - active - stall);
+  case 14: /* QPU-total-active-clk-cycles-vertex-coord-shading (user) */
+  case 16: /* QPU-total-clk-cycles-executing-valid-instr */
+    return active;
+  case 17: /* QPU-total-clk-cycles-waiting-TMU */
+  case 33: /* QPU-total-clk-cycles-waiting-vertex-coord-shading */
+    return stall;
+  case 20: /* QPU-total-instr-cache-hit */
+    return pos(a->instructions - icache_miss);
+  case 21:
+  case 60: /* L2T-SLC0-reads */
+    return icache_miss;
+  case 22:
+    return pos(uniforms - ucache_miss);
+  case 23:
+  case 61: /* L2T-SLC1-reads */
+    return ucache_miss;
+  case 24: /* TMU-total-text-quads-access: 16-byte quad lookups */
+    return sectors * 2.0;
+  case 25: /* TMU-total-text-cache-miss: fetches from L2 */
+  case 56: /* L2T-TMU-reads */
+    return a->l2_read;
+  case 30:
+    return hits;
+  case 31:
+    return pos(sectors - hits);
+  case 32: /* cycle-count */
+    return span * clk;
+  case 36:
+  case 71: /* core-memory-writes */
+  case 72: /* L2T-memory-writes */
+    return a->dram_write / 64.0;
+  case 37:
+  case 75: /* core-memory-reads */
+  case 76: /* L2T-memory-reads */
+    return a->dram_read / 64.0;
+  case 38:
+    return a->dram_write / 64.0 * stall_share;
+  case 39:
+    return a->dram_read / 64.0 * stall_share;
+  case 40:
+    return a->dram_write;
+  case 41:
+    return a->dram_read;
+  case 49: /* TMU-total-config-access: one per 16-lane batch */
+    return a->threads / 16.0;
+  case 59: /* L2T-TMU-config-reads */
+    return a->threads / 64.0;
+  case 52: /* L2T-TMU-writes */
+    return a->l2_write;
+  case 53: /* TMU-active-cycles: a sector per cycle */
+    return min2(sectors, span * clk);
+  case 54: /* TMU-stalled-cycles */
+    return a->stall_cycles;
+  case 63:
+    return pos(a->l2_write - a->l2_write_hit);
+  case 64:
+    return pos(a->l2_read - a->l2_read_hit);
+  case 68:
+    return icache_miss * 0.25;
+  case 69:
+    return ucache_miss * 0.25;
+  case 85: /* TMU-MRU-hits */
+    return a->l2_read_hit * 0.5;
+  case 86: /* compute-active-cycles */
+    return min2(a->kernel_ns, busy) * clk;
+  default:
+    return 0.0;
+  }
+}
+
+/* See simInt.h. */
+void gp__sim_counter_eval(const sim_model *m, const gp__catalog *cat,
+                          uint32_t index, const sim_acc *a, double span_ns,
+                          double busy_ns, double *num, double *den) {
+  if (cat == &v3d_catalog) {
+    *num = eval_v3d(m, index, a, span_ns, busy_ns);
+    *den = 0.0;
+  } else {
+    eval_compute(m, index, a, span_ns, busy_ns, num, den);
+  }
+}

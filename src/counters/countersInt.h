@@ -1,0 +1,228 @@
+/*
+ * countersInt.h - the counters subsystem seen from the inside: how a
+ * backend publishes a device's catalog and the hooks through which the
+ * generic code (perfmons, monitors, sampling) reaches the device's
+ * scheduler or hardware. Included by the files of src/counters and by the
+ * backends that provide counters (the simulator, the Linux perf_event
+ * provider).
+ *
+ * Values. A counter's value is kept as a pair (num, den) of doubles that
+ * add up across jobs, segments and windows: a count has den 0 and is num;
+ * a ratio (a hit rate, utilization) is num/den, times 100 for percent
+ * counters. Accumulating pairs rather than finished values is what lets a
+ * perfmon's utilization over ten jobs be right.
+ *
+ * Locks. Providers guard perfmon values and their own state with their
+ * own lock; the generic code calls provider hooks with its session lock
+ * held, never with the perfmon-table lock. A provider may put a perfmon
+ * reference (and so free it) with its own lock held.
+ */
+#ifndef GPUPERF_COUNTERS_INT_H
+#define GPUPERF_COUNTERS_INT_H
+
+#include <stdatomic.h>
+
+#include "core/core.h"
+
+#define GP__MAX_DEVICES 64
+
+/* How a counter's (num, den) pair reads. */
+typedef enum gp__combine {
+  GP__SUM = 0,  /* num */
+  GP__RATIO = 1 /* num / den (x100 for GP_COUNTER_TYPE_PERCENT) */
+} gp__combine;
+
+/* A counter as a provider describes it (info.device_id is ignored). */
+typedef struct gp__counter_def {
+  gp_counter_info info;
+  uint32_t combine; /* gp__combine */
+  uint32_t reserved0;
+} gp__counter_def;
+
+/* A device's catalog. Everything it points to lives as long as the
+ * process. */
+typedef struct gp__catalog {
+  const gp__counter_def *counters;
+  uint32_t num_counters;
+  uint32_t num_blocks;
+  const gp_counter_block_info *blocks; /* ids 0 .. num_blocks-1, in order */
+  const gp_counter_group_info *groups;
+  uint32_t num_groups;
+  uint32_t max_active;
+  uint64_t min_period_ns, max_period_ns;
+  uint32_t supports_instrumented;
+  uint32_t has_scheduler; /* jobs, switching, a global perfmon */
+} gp__catalog;
+
+/* A perfmon. The first line holds what the scheduler reads for every job
+ * (id, destroyed, last_end); the rest but the values is fixed at
+ * creation. */
+struct gp_perfmon {
+  _Atomic uint32_t refs;
+  uint32_t id;
+  _Atomic uint32_t destroyed;
+  uint32_t device_id;
+  uint64_t last_end; /* provider-owned: when its last job ends */
+  uint32_t num_counters;
+  uint32_t reserved0;
+  const gp__catalog *cat;
+  uint32_t *ids;   /* counter ids, in creation order */
+  uint32_t *index; /* their catalog indexes */
+  /* Provider-owned, under the provider's lock. */
+  double *num, *den; /* accumulated values */
+  void *hw;          /* provider data (perf_event fds) */
+};
+
+/* The filter pipeline of one gp_counters_start() call, shared by the
+ * devices it started. Immutable but for `matched`. */
+typedef struct gp__filter {
+  _Atomic uint32_t refs;
+  uint32_t num_names;
+  gp_activity_name_filter *names; /* globs owned */
+  uint32_t num_include, num_exclude;
+  char **include, **exclude;
+  uint32_t num_ranges;
+  gp_activity_range *ranges;
+  _Atomic uint64_t matched; /* activities that passed names and ranges */
+} gp__filter;
+
+/* Sampling on one device. Reference counted: the provider may hold
+ * references for instrumented work still in flight after the stop. */
+typedef struct gp__sampler {
+  _Atomic uint32_t refs;
+  uint32_t device_id;
+  uint32_t instrumented;
+  uint64_t period_ns; /* 0: no periodic sampling */
+  uint32_t num_counters;
+  uint32_t reserved0;
+  uint32_t *ids;
+  uint32_t *index;
+  const gp__catalog *cat;
+  gp__filter *filter; /* NULL unless instrumented */
+  void *prov_data;    /* provider's sampling state */
+} gp__sampler;
+
+/* Hooks a provider gives with its catalog. Any may be NULL (not
+ * supported). All return 0 or a GP_E* code. */
+typedef struct gp__provider_ops {
+  /* Prepares hardware for a new perfmon (perf_event: opens the events);
+   * called before the perfmon is published. */
+  int (*perfmon_open)(void *prov, gp_perfmon *pm);
+  /* Releases what open took; called on the last put, possibly with the
+   * provider's own lock held: must not take it. */
+  void (*perfmon_close)(void *prov, gp_perfmon *pm);
+  /* Brings pm's values up to date and converts them into out (with
+   * gp__perfmon_values()), under the provider's lock. GP_EAGAIN if jobs
+   * are pending and !wait. */
+  int (*perfmon_read)(void *prov, gp_perfmon *pm, bool wait,
+                      gp_counter_value *out);
+  /* Sets (pm) or clears (NULL, only if `current` is the global one) the
+   * device's global perfmon, taking or dropping a reference. */
+  int (*set_global)(void *prov, uint32_t device_id, gp_perfmon *pm,
+                    gp_perfmon *current);
+  /* Which device runs a context: GP_ENOENT if not one of ours. */
+  int (*context_device)(void *prov, uint32_t context_id, uint32_t *device_id);
+  /* Makes the jobs of a context carry pm (NULL: none). */
+  int (*context_bind)(void *prov, uint32_t context_id, gp_perfmon *pm);
+  /* Starts / stops sampling s (validated) on its device. Stop emits the
+   * last partial window. */
+  int (*sampling_start)(void *prov, gp__sampler *s);
+  void (*sampling_stop)(void *prov, gp__sampler *s);
+} gp__provider_ops;
+
+/* ---- catalog.c ---- */
+
+/*
+ * Publishes the catalog of a registered device, with the provider's hooks
+ * and state (all borrowed for the life of the process); the provider then
+ * calls gp__counters_announce(). GP_EEXIST if the device already has one,
+ * GP_ENODEV for an unknown device, GP_EINVAL for a malformed catalog (a block
+ * id out of range, a duplicate counter id).
+ */
+int gp__counters_register(uint32_t device_id, const gp__catalog *cat,
+                          const gp__provider_ops *ops, void *prov);
+
+/* Tells the device hook (if any) that device_id has a catalog. Called by
+ * the provider once it holds no lock of its own. */
+void gp__counters_announce(uint32_t device_id);
+
+/* The catalog of a device, or NULL (GP_ENODEV / GP_ENOENT in *err). */
+const gp__catalog *gp__catalog_get(uint32_t device_id, int *err);
+
+/* The provider of a device with a catalog, or NULL. */
+const gp__provider_ops *gp__provider_get(uint32_t device_id, void **prov);
+
+/* Catalog index of a counter id, or -1. */
+int gp__catalog_find(const gp__catalog *cat, uint32_t counter_id);
+
+/*
+ * Checks a set of counter ids against a catalog: each known
+ * (GP_ENOCOUNTER), no duplicates (GP_EINVAL), within max_active and every
+ * block's capacity (GP_ECAPACITY). Stores catalog indexes in index (n
+ * entries) when it is not NULL.
+ */
+int gp__catalog_check(const gp__catalog *cat, const uint32_t *ids, size_t n,
+                      uint32_t *index);
+
+/* Resolves names/globs against one catalog, as gp_counter_select(). With
+ * lenient, names that match nothing are skipped instead of failing. */
+int gp__catalog_select(const gp__catalog *cat, const char *const *names,
+                       size_t num_names, bool lenient, uint32_t *ids,
+                       size_t cap, size_t *count);
+
+/*
+ * Calls fn for each device announced from now on (a catalog that appears
+ * after start-up, as the simulated GPUs do on first use). Sessions that
+ * start sampling on devices as they come use it: the env-triggered stat
+ * session, and any other. Returns GP_ENOSPC past 8 hooks; removing a hook
+ * that is not there does nothing.
+ */
+int gp__counters_add_device_hook(void (*fn)(uint32_t device_id));
+void gp__counters_remove_device_hook(void (*fn)(uint32_t device_id));
+
+/* Converts a (num, den) pair of counter def into a value; returns the
+ * gp_value_type it is stored as. */
+uint32_t gp__counter_finish(const gp__counter_def *def, double num, double den,
+                            gp_counter_value *out);
+
+/* ---- perfmon.c ---- */
+
+/* Converts pm's accumulated pairs into out (caller holds the provider's
+ * lock). */
+void gp__perfmon_values(const gp_perfmon *pm, gp_counter_value *out);
+
+/* Counts a perfmon switch on a device (any thread). */
+void gp__perfmon_count_switch(uint32_t device_id);
+
+/* ---- sampling.c ---- */
+
+/*
+ * Decides, on the thread submitting it, whether an activity is
+ * instrumented by sampler s: its name filters (against the mangled or
+ * demangled name, or the function name derived from the demangled one),
+ * the calling thread's range stack against the include/exclude globs,
+ * then the skip/count ranges. Counts the activity if it passed the first
+ * two steps. demangled may be NULL (then the mangled name stands in).
+ */
+bool gp__sampler_instrument(gp__sampler *s, const char *mangled,
+                            const char *demangled);
+
+/* Takes / drops a reference on a sampler (the last put frees it). */
+gp__sampler *gp__sampler_get(gp__sampler *s);
+void gp__sampler_put(gp__sampler *s);
+
+/* The bare function name of a demangled name ("ns::f<int>(float)" -> "f")
+ * into buf. Returns buf. */
+const char *gp__function_name(const char *demangled, char *buf, size_t size);
+
+/*
+ * Writes one COUNTER record (if that kind is enabled for context_id):
+ * counter `index` of sampler s's catalog, the value from (num, den).
+ */
+void gp__counter_emit(const gp__catalog *cat, uint32_t device_id,
+                      uint32_t index, double num, double den,
+                      uint64_t timestamp, uint64_t window_start,
+                      uint64_t correlation_id, uint32_t perfmon_id,
+                      uint32_t context_id);
+
+#endif /* GPUPERF_COUNTERS_INT_H */

@@ -1,0 +1,86 @@
+/*
+ * stat_app.c - a small program that drives the simulated GPUs through
+ * libgpuperf (linked as a shared library), for the tests of `gpuperf stat`
+ * and GPUPERF_HUD=help.
+ *
+ *   stat_app [--launches N] [--spawn] [--exit CODE] [--touch FILE]
+ *
+ * Runs the workload of stat_app.h (N launches of saxpy, N/2+1 of reduce
+ * on device 0, N of csd_blur on device 2), burns a little CPU, and exits
+ * with CODE. --spawn runs a second copy of itself (without --spawn) and
+ * waits for it; --touch creates FILE first, so a test can tell whether
+ * the program ran at all.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "programs/stat_app.h"
+
+static int check(int rc, const char *what) {
+  if (rc != 0) {
+    fprintf(stderr, "stat_app: %s: %s\n", what, gp_strerror(rc));
+    exit(100);
+  }
+  return rc;
+}
+
+static void run(int dev, int which, int n) {
+  gp_sim_context *ctx;
+  gp_sim_kernel *k;
+  gp_sim_kernel_desc d = stat_app_kernel(which);
+  check(gp_sim_context_create((uint32_t)dev, &ctx), "context");
+  check(gp_sim_kernel_create(&d, &k), "kernel");
+  gp_sim_dim3 g = {dev == 2 ? STAT_APP_V3D_GRID : STAT_APP_GRID, 1, 1};
+  gp_sim_dim3 b = {dev == 2 ? STAT_APP_V3D_BLOCK : STAT_APP_BLOCK, 1, 1};
+  for (int i = 0; i < stat_app_launches(which, n); i++) {
+    check(gp_sim_launch(gp_sim_default_stream(ctx), k, g, b, 0), "launch");
+    check(gp_sim_host_work(20000), "host work");
+  }
+  check(gp_sim_context_synchronize(ctx), "synchronize");
+  gp_sim_kernel_destroy(k);
+  gp_sim_context_destroy(ctx);
+}
+
+int main(int argc, char **argv) {
+  int n = 4, code = 0, spawn = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--launches") == 0 && i + 1 < argc) {
+      n = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--exit") == 0 && i + 1 < argc) {
+      code = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--spawn") == 0) {
+      spawn = 1;
+    } else if (strcmp(argv[i], "--touch") == 0 && i + 1 < argc) {
+      FILE *f = fopen(argv[++i], "w");
+      if (f)
+        fclose(f);
+    } else {
+      fprintf(stderr, "usage: stat_app [--launches N] [--spawn] [--exit CODE]"
+                      " [--touch FILE]\n");
+      return 2;
+    }
+  }
+  if (spawn) {
+    char nbuf[16];
+    snprintf(nbuf, sizeof(nbuf), "%d", n);
+    pid_t pid = fork();
+    if (pid == 0) {
+      execl("/proc/self/exe", argv[0], "--launches", nbuf, (char *)NULL);
+      _exit(127);
+    }
+    int ws;
+    waitpid(pid, &ws, 0);
+  }
+  run(0, 0, n);
+  run(0, 1, n);
+  run(2, 2, n);
+  volatile double x = 0; /* a little CPU time for task-clock */
+  for (int i = 0; i < 2000000; i++)
+    x += i * 0.5;
+  (void)x;
+  printf("stat_app: done\n");
+  return code;
+}

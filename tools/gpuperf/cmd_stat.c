@@ -1,0 +1,534 @@
+/*
+ * cmd_stat.c - `gpuperf stat [-e COUNTERS] -- CMD ARGS...`: runs a program
+ * that drives GPUs through libgpuperf and prints its counter totals,
+ * overall and per kernel, and the host CPU counters of the process tree,
+ * as `perf stat` does for CPU events.
+ *
+ * The measuring happens inside the program: stat validates the counter
+ * names against the devices it sees, makes a private directory, and runs
+ * CMD with GPUPERF_STAT_DIR, GPUPERF_STAT_EVENTS and GPUPERF_STAT_PERIOD_NS
+ * in its environment and libgpuperf preloaded. The library's start-up hook
+ * in every process of the tree counts and, at exit, writes DIR/stat.PID
+ * (format in src/counters/stat.c and docs/counters.md); stat merges those
+ * files by device and counter name and prints them. It exits with CMD's
+ * status (128 + N if CMD died of signal N, 127 if it could not run).
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define MAX_EVENTS 64
+#define MAX_ROWS 4096
+
+typedef struct row {
+  char kind;     /* 'c' counter, 'k' kernel, 'v' kernel value, 'h' host */
+  char *device;  /* device name ("" for host) */
+  char *kernel;  /* kernel name ('k', 'v') */
+  char *counter; /* counter name ('c', 'v', 'h') */
+  char *units;
+  bool avg;
+  double value, weight;       /* avg: weighted mean over weight ns */
+  uint64_t launches, time_ns; /* 'k' */
+} row;
+
+static row rows[MAX_ROWS];
+static size_t nrows;
+static int nfiles, nprocs;
+
+static void stat_usage(FILE *out) {
+  fprintf(
+      out,
+      "usage: gpuperf stat [-e COUNTERS] [-o FILE] [--period NS] "
+      "-- CMD [ARGS...]\n\n"
+      "Runs CMD and prints the totals of GPU counters (per device and\n"
+      "per kernel) and of the host CPU's perf_event counters. CMD is a\n"
+      "program that drives GPUs through libgpuperf (the simulated GPUs\n"
+      "today); libgpuperf is preloaded into it. Exits with CMD's status.\n\n"
+      "  -e, --events LIST  counter names or globs, comma-separated, "
+      "repeatable\n"
+      "                     (default: each device's default counters;\n"
+      "                     see 'gpuperf list')\n"
+      "  -o, --output FILE  write the totals to FILE instead of stderr\n"
+      "      --period NS    sampling period of the totals (default "
+      "1000000)\n");
+}
+
+/* ------------------------------------------------------------------ */
+/* Checking the counter names                                           */
+
+static bool has_glob(const char *s) {
+  return strpbrk(s, "*?[") != NULL;
+}
+
+/*
+ * Each name must match a counter of some device, and what the names
+ * select on each device must fit what it counts at once (checked by
+ * creating, then destroying, a perfmon: its validation is the device's).
+ */
+static int check_events(char **names, size_t n) {
+  uint32_t ndev = 0, host = 0;
+  int rc = gp_sim_device_count(&ndev);
+  if (rc != 0)
+    return cli_error(CLI_BAD_INPUT,
+                     "cannot start the simulated GPUs: %s "
+                     "(check GPUPERF_SIM_DEVICES and GPUPERF_SIM_TIME)",
+                     gp_strerror(rc));
+  gp_host_device_register(&host);
+  gp_device_count(&ndev);
+  for (size_t j = 0; j < n; j++) {
+    bool hit = false;
+    for (uint32_t d = 0; d < ndev && !hit; d++) {
+      uint32_t ids[GP_PERFMON_MAX_COUNTERS];
+      size_t cnt = 0;
+      const char *one[1] = {names[j]};
+      int r = gp_counter_select(d, one, 1, ids, GP_PERFMON_MAX_COUNTERS, &cnt);
+      hit = r == 0 || r == GP_ENOSPC;
+    }
+    if (!hit)
+      return cli_error(CLI_BAD_INPUT,
+                       "unknown counter '%s': no device has a counter %s "
+                       "(see 'gpuperf list')",
+                       names[j],
+                       has_glob(names[j]) ? "matching it" : "named so");
+  }
+  if (n == 0)
+    return CLI_OK;
+  for (uint32_t d = 0; d < ndev; d++) {
+    uint32_t ids[GP_PERFMON_MAX_COUNTERS], total = 0;
+    for (size_t j = 0; j < n; j++) {
+      uint32_t got[GP_PERFMON_MAX_COUNTERS];
+      size_t cnt = 0;
+      const char *one[1] = {names[j]};
+      if (gp_counter_select(d, one, 1, got, GP_PERFMON_MAX_COUNTERS, &cnt) !=
+          0) {
+        if (gp_counter_select(d, one, 1, got, 0, &cnt) == GP_ENOSPC)
+          return cli_error(CLI_BAD_INPUT,
+                           "'%s' selects more counters than device %u can "
+                           "count at once",
+                           names[j], d);
+        continue;
+      }
+      for (size_t k = 0; k < cnt; k++) {
+        bool dup = false;
+        for (uint32_t m = 0; m < total && !dup; m++)
+          dup = ids[m] == got[k];
+        if (!dup && total < GP_PERFMON_MAX_COUNTERS)
+          ids[total++] = got[k];
+      }
+    }
+    if (total == 0)
+      continue;
+    gp_perfmon *pm = NULL;
+    rc = gp_perfmon_create(d, ids, total, &pm);
+    gp_perfmon_destroy(pm);
+    gp_device_info di;
+    gp_device_get_info(d, &di);
+    if (rc == GP_ECAPACITY)
+      return cli_error(CLI_BAD_INPUT,
+                       "%u counters selected on device %u (%s): more than it "
+                       "can count at once (see the blocks in 'gpuperf list "
+                       "--device %u')",
+                       total, d, di.name, d);
+    /* A refused host CPU is reported by the program's own session. */
+    (void)host;
+  }
+  return CLI_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading the processes' files                                         */
+
+static char *unescape(const char *s, size_t len) {
+  char *d = malloc(len + 1), *o = d;
+  if (!d)
+    return NULL;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] == '\\' && i + 1 < len) {
+      char c = s[++i];
+      *o++ = c == 't' ? '\t' : c == 'n' ? '\n' : c;
+    } else {
+      *o++ = s[i];
+    }
+  }
+  *o = '\0';
+  return d;
+}
+
+/* Splits line (no newline) at tabs into at most max unescaped fields. */
+static size_t split(const char *line, char **f, size_t max) {
+  size_t n = 0;
+  const char *p = line;
+  while (n < max) {
+    size_t len = strcspn(p, "\t");
+    f[n++] = unescape(p, len);
+    if (!p[len])
+      break;
+    p += len + 1;
+  }
+  return n;
+}
+
+static bool same(const char *a, const char *b) {
+  return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static row *find_row(char kind, const char *dev, const char *kernel,
+                     const char *counter) {
+  for (size_t i = 0; i < nrows; i++)
+    if (rows[i].kind == kind && same(rows[i].device, dev) &&
+        same(rows[i].kernel, kernel) && same(rows[i].counter, counter))
+      return &rows[i];
+  if (nrows == MAX_ROWS)
+    return NULL;
+  row *r = &rows[nrows++];
+  memset(r, 0, sizeof(*r));
+  r->kind = kind;
+  r->device = dev ? strdup(dev) : NULL;
+  r->kernel = kernel ? strdup(kernel) : NULL;
+  r->counter = counter ? strdup(counter) : NULL;
+  return r;
+}
+
+static void merge_value(row *r, const char *units, const char *how, double v,
+                        double w) {
+  if (!r)
+    return;
+  if (!r->units)
+    r->units = strdup(units);
+  r->avg = strcmp(how, "avg") == 0;
+  if (!r->avg) {
+    r->value += v;
+  } else if (w > 0) {
+    r->value = (r->value * r->weight + v * w) / (r->weight + w);
+    r->weight += w;
+  }
+}
+
+/* Merges one stat file; returns false if it is not one. */
+static bool read_file(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return false;
+  char line[8192];
+  char *fl[10];
+  bool ok =
+      fgets(line, sizeof(line), f) && strncmp(line, "gpuperf-stat\t1", 14) == 0;
+  while (ok && fgets(line, sizeof(line), f)) {
+    line[strcspn(line, "\n")] = '\0';
+    size_t n = split(line, fl, 10);
+    if (n == 7 && strcmp(fl[0], "counter") == 0) {
+      merge_value(find_row('c', fl[1], NULL, fl[2]), fl[3], fl[4],
+                  strtod(fl[5], NULL), strtod(fl[6], NULL));
+    } else if (n == 5 && strcmp(fl[0], "kernel") == 0) {
+      row *r = find_row('k', fl[1], fl[2], NULL);
+      if (r) {
+        r->launches += strtoull(fl[3], NULL, 10);
+        r->time_ns += strtoull(fl[4], NULL, 10);
+      }
+    } else if (n == 8 && strcmp(fl[0], "kvalue") == 0) {
+      merge_value(find_row('v', fl[1], fl[2], fl[3]), fl[4], fl[5],
+                  strtod(fl[6], NULL), strtod(fl[7], NULL));
+    } else if (n == 4 && strcmp(fl[0], "host") == 0) {
+      merge_value(find_row('h', "", NULL, fl[1]), fl[2], "sum",
+                  strtod(fl[3], NULL), 0);
+    } else if (n >= 1 && strcmp(fl[0], "process") == 0) {
+      nprocs++;
+    }
+    for (size_t i = 0; i < n; i++)
+      free(fl[i]);
+  }
+  fclose(f);
+  return ok;
+}
+
+static void read_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  struct dirent *e;
+  char path[4096 + 512];
+  while ((e = readdir(d))) {
+    if (strncmp(e->d_name, "stat.", 5) != 0)
+      continue;
+    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+    if (strstr(e->d_name, ".tmp") == NULL && read_file(path))
+      nfiles++;
+    unlink(path);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
+/* ------------------------------------------------------------------ */
+/* Printing                                                             */
+
+/* 1234567 -> "1,234,567" (integers); others with 2 decimals. */
+static const char *fmt_num(char *buf, size_t size, double v) {
+  if (fabs(v) < 9e15 && v == floor(v)) {
+    char tmp[32];
+    snprintf(tmp, sizeof(tmp), "%.0f", fabs(v));
+    size_t len = strlen(tmp), o = 0;
+    if (v < 0 && o < size - 1)
+      buf[o++] = '-';
+    for (size_t i = 0; i < len && o < size - 1; i++) {
+      if (i > 0 && (len - i) % 3 == 0 && o < size - 1)
+        buf[o++] = ',';
+      buf[o++] = tmp[i];
+    }
+    buf[o] = '\0';
+  } else {
+    snprintf(buf, size, "%.2f", v);
+  }
+  return buf;
+}
+
+static void print_value(FILE *out, const row *r, const char *indent) {
+  char num[48];
+  bool pct = r->units && strcmp(r->units, "PERCENT") == 0;
+  if (pct)
+    snprintf(num, sizeof(num), "%.2f %%", r->value);
+  else
+    fmt_num(num, sizeof(num), r->value);
+  fprintf(out, "%s%20s  %-50s %s\n", indent, num, r->counter,
+          pct || !r->units || !strcmp(r->units, "-") ? "" : r->units);
+}
+
+static int cmp_kernel_time(const void *a, const void *b) {
+  const row *x = *(const row *const *)a, *y = *(const row *const *)b;
+  if (x->time_ns != y->time_ns)
+    return x->time_ns < y->time_ns ? 1 : -1;
+  return strcmp(x->kernel, y->kernel);
+}
+
+static void print_report(FILE *out, char **argv, double wall_s) {
+  fprintf(out, "\n Performance counter stats for '");
+  for (int i = 0; argv[i]; i++)
+    fprintf(out, "%s%s", i ? " " : "", argv[i]);
+  fprintf(out, "'%s:\n", nprocs > 1 ? " (all its processes)" : "");
+  /* Devices in order of first appearance. */
+  for (size_t i = 0; i < nrows; i++) {
+    if (rows[i].kind == 'h')
+      continue;
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; j++)
+      seen = rows[j].kind != 'h' && same(rows[j].device, rows[i].device);
+    if (seen)
+      continue;
+    const char *dev = rows[i].device;
+    fprintf(out, "\n %s:\n", dev);
+    for (size_t j = 0; j < nrows; j++)
+      if (rows[j].kind == 'c' && same(rows[j].device, dev))
+        print_value(out, &rows[j], "");
+    const row *ks[MAX_ROWS];
+    size_t nk = 0;
+    for (size_t j = 0; j < nrows; j++)
+      if (rows[j].kind == 'k' && same(rows[j].device, dev))
+        ks[nk++] = &rows[j];
+    qsort(ks, nk, sizeof(ks[0]), cmp_kernel_time);
+    for (size_t k = 0; k < nk; k++) {
+      char t[32];
+      fprintf(out, "\n   kernel %s: %llu launch%s, %s\n", ks[k]->kernel,
+              (unsigned long long)ks[k]->launches,
+              ks[k]->launches == 1 ? "" : "es",
+              cli_fmt_ns(t, sizeof(t), (double)ks[k]->time_ns));
+      for (size_t j = 0; j < nrows; j++)
+        if (rows[j].kind == 'v' && same(rows[j].device, dev) &&
+            same(rows[j].kernel, ks[k]->kernel))
+          print_value(out, &rows[j], "  ");
+    }
+  }
+  bool host = false;
+  for (size_t i = 0; i < nrows; i++) {
+    if (rows[i].kind != 'h')
+      continue;
+    if (!host)
+      fprintf(out, "\n Host CPU (perf_event, the whole process tree):\n");
+    host = true;
+    print_value(out, &rows[i], "");
+  }
+  fprintf(out, "\n %20.9f seconds time elapsed\n\n", wall_s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Running the command                                                  */
+
+/* Prepends the loaded libgpuperf to LD_PRELOAD, so that CMD counts even
+ * if it does not link it itself. */
+static void preload_self(void) {
+#if defined(__SANITIZE_ADDRESS__)
+  /* A sanitizer build of the library cannot be preloaded ahead of its
+   * runtime: CMD must link the library itself. */
+  return;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return;
+#endif
+#endif
+  Dl_info info;
+  if (!dladdr((void *)gp_version, &info) || !info.dli_fname ||
+      !strstr(info.dli_fname, "libgpuperf"))
+    return; /* linked statically: CMD must load the library itself */
+  const char *old = getenv("LD_PRELOAD");
+  size_t len = strlen(info.dli_fname) + (old ? strlen(old) : 0) + 2;
+  char *v = malloc(len);
+  if (!v)
+    return;
+  snprintf(v, len, "%s%s%s", info.dli_fname, old && *old ? ":" : "",
+           old ? old : "");
+  setenv("LD_PRELOAD", v, 1);
+  free(v);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Checks the names, runs cmd and prints its totals; returns the exit
+ * status of gpuperf. */
+static int stat_run(char **names, size_t nnames, const char *output,
+                    uint64_t period, char **cmd) {
+  int status = check_events(names, nnames);
+  if (status != CLI_OK)
+    return status;
+
+  const char *tmp = getenv("TMPDIR");
+  char dir[4096];
+  snprintf(dir, sizeof(dir), "%s/gpuperf-stat.XXXXXX",
+           tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir))
+    return cli_error(CLI_BAD_INPUT, "cannot make a directory in %s: %s",
+                     tmp && *tmp ? tmp : "/tmp", strerror(errno));
+  FILE *out = stderr;
+  if (output && !(out = fopen(output, "w"))) {
+    rmdir(dir);
+    return cli_error(CLI_BAD_INPUT, "cannot write %s: %s", output,
+                     strerror(errno));
+  }
+  char joined[8192] = "", pbuf[32];
+  for (size_t i = 0; i < nnames; i++) {
+    size_t o = strlen(joined);
+    snprintf(joined + o, sizeof(joined) - o, "%s%s", i ? "," : "", names[i]);
+  }
+  snprintf(pbuf, sizeof(pbuf), "%llu", (unsigned long long)period);
+  setenv("GPUPERF_STAT_DIR", dir, 1);
+  setenv("GPUPERF_STAT_EVENTS", joined, 1);
+  setenv("GPUPERF_STAT_PERIOD_NS", pbuf, 1);
+  unsetenv("GPUPERF_STAT_HOST_PID");
+  preload_self();
+
+  fflush(NULL);
+  double t0 = now_s();
+  pid_t pid = fork();
+  if (pid < 0) {
+    rmdir(dir);
+    if (out != stderr)
+      fclose(out);
+    return cli_error(CLI_BAD_INPUT, "cannot fork: %s", strerror(errno));
+  }
+  if (pid == 0) {
+    execvp(cmd[0], cmd);
+    fprintf(stderr, "gpuperf stat: cannot run '%s': %s\n", cmd[0],
+            strerror(errno));
+    _exit(127);
+  }
+  /* Like perf stat: ^C goes to the program, and we report after it. */
+  signal(SIGINT, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  int ws = 0;
+  while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+  }
+  double wall = now_s() - t0;
+  int rc = WIFEXITED(ws)     ? WEXITSTATUS(ws)
+           : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws)
+                             : 1;
+  read_dir(dir);
+  if (nfiles == 0) {
+    if (rc != 127)
+      cli_error(0,
+                "no counts: '%s' did not load libgpuperf, or ended "
+                "without exiting normally (status %d)",
+                cmd[0], rc);
+  } else {
+    print_report(out, cmd, wall);
+  }
+  if (out != stderr && fclose(out) != 0)
+    cli_error(0, "cannot write %s: %s", output, strerror(errno));
+  return rc;
+}
+
+/* See cli.h. */
+int cmd_stat(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"events", required_argument, 0, 'e'},
+      {"output", required_argument, 0, 'o'},
+      {"period", required_argument, 0, 'p'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  char *names[MAX_EVENTS];
+  size_t nnames = 0;
+  const char *output = NULL;
+  uint64_t period = 1000000;
+  int c, status = CLI_OK;
+  optind = 1;
+  /* '+': options end at the first non-option (CMD's own options). */
+  while ((c = getopt_long(argc, argv, "+e:o:h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'e': {
+      const char *p = optarg;
+      while (*p) {
+        size_t len = strcspn(p, ",");
+        if (len && nnames == MAX_EVENTS) {
+          status =
+              cli_error(CLI_USAGE, "-e: at most %d counter names", MAX_EVENTS);
+          goto out;
+        }
+        if (len)
+          names[nnames++] = strndup(p, len);
+        p += len;
+        if (*p == ',')
+          p++;
+      }
+      break;
+    }
+    case 'o':
+      output = optarg;
+      break;
+    case 'p':
+      if (!cli_parse_u64("--period", optarg, 1000, 60000000000ull, &period)) {
+        status = CLI_USAGE;
+        goto out;
+      }
+      break;
+    case 'h':
+      stat_usage(stdout);
+      goto out;
+    default:
+      stat_usage(stderr);
+      status = CLI_USAGE;
+      goto out;
+    }
+  }
+  if (optind >= argc) {
+    stat_usage(stderr);
+    status = cli_error(CLI_USAGE, "no command to run (gpuperf stat -- CMD)");
+    goto out;
+  }
+  status = stat_run(names, nnames, output, period, argv + optind);
+out:
+  for (size_t i = 0; i < nnames; i++)
+    free(names[i]);
+  return status;
+}
