@@ -2,7 +2,7 @@
 # program, its tests and its benchmark.
 #
 #   $(BUILD)/libgpuperf-opencl.so   LD_PRELOAD library: the OpenCL entry
-#                                   points over a private copy of the core
+#                                   points, writing into libgpuperf.so
 #   $(BUILD)/tests/opencl-sample    the sample OpenCL program (tests/opencl)
 #   $(BUILD)/bench/opencl           enqueue overhead, in-process
 #
@@ -25,14 +25,17 @@ all: $(OCL_PRELOAD) $(OCL_SAMPLE)
 tests: $(OCL_PRELOAD) $(OCL_HELPERS)
 test: $(OCL_PRELOAD) $(OCL_HELPERS)
 
-# The core objects are linked in directly (not through the archive) so
-# that everything the core starts by itself comes along; the version
-# script keeps all but the cl* entry points local.
-$(OCL_PRELOAD): $(OCL_OBJS) $(LIB_OBJS) $(OCL_MAP)
+# The preload library has no core of its own: it writes into the process's
+# libgpuperf.so.0 (found next to it, or one directory up once installed in
+# lib/gpuperf/), reached through gp_backend_interface(). The version script
+# keeps all but the cl* entry points local.
+$(OCL_PRELOAD): $(OCL_OBJS) $(SHARED_LIB) $(OCL_MAP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared -Wl,--no-undefined -Wl,--version-script=$(OCL_MAP) \
-	  $(ALL_LDFLAGS) -o $@ $(OCL_OBJS) $(LIB_OBJS) $(LDLIBS_LIB) -ldl
+	$(Q)$(CC) -shared -Wl,-soname,libgpuperf-opencl.so -Wl,--no-undefined \
+	  -Wl,--version-script=$(OCL_MAP) $(ALL_LDFLAGS) -o $@ $(OCL_OBJS) \
+	  -L$(BUILD) -lgpuperf -Wl,-rpath,'$$ORIGIN:$$ORIGIN/..' \
+	  $(LDLIBS_LIB) -ldl
 
 # The sample is an ordinary OpenCL program: the loader, nothing of ours.
 $(OCL_SAMPLE): $(OCL_SAMPLE_OBJS)

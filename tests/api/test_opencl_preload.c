@@ -57,13 +57,18 @@ TEST(opencl_preload_exports_only_entry_points) {
   if (st != 0)
     SKIP("nm is not available");
   ASSERT_EQ(n, GP_CL_ID_COUNT);
-  /* It must not pull in a loader of its own: the program's is used. */
+  /* It must not pull in a loader of its own (the program's is used), and
+   * writes into the process's one libgpuperf. */
   snprintf(cmd, sizeof(cmd), "readelf -d '%s'", lib);
   p = popen(cmd, "r");
   ASSERT_NOT_NULL(p);
-  while (fgets(line, sizeof(line), p))
+  bool core = false;
+  while (fgets(line, sizeof(line), p)) {
     ASSERT(strstr(line, "libOpenCL") == NULL);
+    core |= strstr(line, "NEEDED") && strstr(line, "[libgpuperf.so.0]");
+  }
   pclose(p);
+  ASSERT(core);
 }
 
 static int cmp_lines(const void *a, const void *b) {
@@ -168,6 +173,64 @@ TEST(opencl_preload_harmless_without_opencl) {
   ASSERT_EQ(ocl_run(argv, env, 30, &out, &err), 5);
   ASSERT_STR_EQ(out, "hello\n");
   ASSERT_STR_EQ(err, "");
+  free(out);
+  free(err);
+}
+
+/* Launches of kernel name the sample printed ("count kernel NAME ..."
+ * lines, all shapes, failed ones included: stat counts every record). */
+static unsigned sample_launches(const char *out, const char *name) {
+  unsigned total = 0;
+  char key[96];
+  snprintf(key, sizeof(key), " count kernel %s ", name);
+  for (const char *p = out; (p = strstr(p, key)) != NULL; p++) {
+    unsigned l = 0, f = 0;
+    const char *q = strstr(p, "launches=");
+    if (q && sscanf(q, "launches=%u failed=%u", &l, &f) == 2)
+      total += l + f;
+  }
+  return total;
+}
+
+TEST(opencl_stat_per_kernel_totals) {
+  ocl_env();
+  const char *cli = getenv("GPUPERF_CLI");
+  if (!cli || !*cli)
+    SKIP("GPUPERF_CLI is not set (run through `make test`)");
+#if defined(__SANITIZE_ADDRESS__)
+  SKIP("gpuperf stat preloads nothing in a sanitizer build");
+#endif
+  char sample[512];
+  need_build("tests/opencl-sample", sample, sizeof(sample));
+  char *argv[] = {(char *)cli, "stat", "--", sample, "-n", "2",
+                  "--exit-status", "4", NULL};
+  char *out = NULL, *err = NULL;
+  int rc = ocl_run(argv, NULL, 120, &out, &err);
+  if (rc == 77)
+    SKIP("no OpenCL device");
+  ASSERT_EQ(rc, 4); /* the program's status */
+  const char *names[] = {"scale", "add", "reduce", "blur2d", "fixed16",
+                         "task", "svm_inc"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    unsigned want = sample_launches(out, names[i]);
+    ASSERT_GT(want, 0);
+    char key[96];
+    snprintf(key, sizeof(key), "kernel %s: ", names[i]);
+    const char *p = strstr(err, key);
+    if (!p)
+      gp_test_fail(__FILE__, __LINE__, "no line for %s in:\n%s", names[i],
+                   err);
+    unsigned got = 0;
+    ASSERT_EQ(sscanf(p + strlen(key), "%u launch", &got), 1);
+    ASSERT_EQ(got, want);
+  }
+  ASSERT(strstr(err, "Host CPU (perf_event") != NULL ||
+         strstr(err, "host CPU counters unavailable") != NULL);
+  /* Recorded (kernels), the program computed and saw what it does alone. */
+  char *plain = NULL;
+  ASSERT_EQ(ocl_run(argv + 3, NULL, 120, &plain, NULL), 4);
+  ASSERT_STR_EQ(out, plain);
+  free(plain);
   free(out);
   free(err);
 }

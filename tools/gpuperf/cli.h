@@ -19,6 +19,14 @@ int cmd_list(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 
+/*
+ * Adds libgpuperf-opencl.so (found beside the loaded libgpuperf, or named
+ * by GPUPERF_OPENCL_LIB) to LD_PRELOAD, so that a program run next records
+ * its OpenCL calls. Does nothing with GPUPERF_OPENCL=0, in sanitizer
+ * builds, or if the library is not found.
+ */
+void cli_preload_opencl(void);
+
 /* Prints "gpuperf: " and the message to stderr; returns status. */
 int cli_error(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

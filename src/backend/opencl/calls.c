@@ -19,27 +19,27 @@ static _Atomic bool process_named;
 
 /* See oclInt.h. */
 bool gp__ocl_recording(void) {
-  return gp__activity_enabled(GP_ACTIVITY_KIND_API, 0) ||
-         gp__activity_enabled(GP_ACTIVITY_KIND_KERNEL, 0) ||
-         gp__activity_enabled(GP_ACTIVITY_KIND_MEMCPY, 0) ||
-         gp__activity_enabled(GP_ACTIVITY_KIND_MEMSET, 0) ||
-         gp__activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, 0);
+  return GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0) ||
+         GP_CORE->activity_enabled(GP_ACTIVITY_KIND_KERNEL, 0) ||
+         GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MEMCPY, 0) ||
+         GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MEMSET, 0) ||
+         GP_CORE->activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, 0);
 }
 
 static void name_thread(void) {
   thread_named = true;
   if (!atomic_exchange(&process_named, true))
-    gp__emit_name(GP_OBJECT_PROCESS, 0, 0, 0, 0, program_invocation_short_name);
+    GP_CORE->emit_name(GP_OBJECT_PROCESS, 0, 0, 0, 0, program_invocation_short_name);
   char name[32] = "";
   pthread_getname_np(pthread_self(), name, sizeof(name));
-  gp__emit_name(GP_OBJECT_THREAD, 0, 0, 0, gp__tid(), name);
+  GP_CORE->emit_name(GP_OBJECT_THREAD, 0, 0, 0, GP_CORE->tid(), name);
 }
 
 /* See oclInt.h. */
 void gp__ocl_call_begin(gp__ocl_call *c, uint32_t id, bool want_corr) {
   c->id = id;
-  c->api = gp__activity_enabled(GP_ACTIVITY_KIND_API, 0);
-  c->corr = (c->api || want_corr) ? gp__correlation_next() : 0;
+  c->api = GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0);
+  c->corr = (c->api || want_corr) ? GP_CORE->correlation_next() : 0;
   c->start = gp_get_timestamp();
 }
 
@@ -53,23 +53,23 @@ void gp__ocl_call_end_at(gp__ocl_call *c, int32_t rv, uint64_t end) {
   uint32_t name_id =
       atomic_load_explicit(&name_ids[c->id], memory_order_relaxed);
   if (GP_UNLIKELY(name_id == 0)) {
-    name_id = gp__string_intern(gp__ocl_call_name(c->id));
+    name_id = GP_CORE->string_intern(gp__ocl_call_name(c->id));
     atomic_store_explicit(&name_ids[c->id], name_id, memory_order_relaxed);
   }
   gp_activity_api *r =
-      gp__activity_reserve(GP_ACTIVITY_KIND_API, sizeof(*r), 0, 0);
+      GP_CORE->activity_reserve(GP_ACTIVITY_KIND_API, sizeof(*r), 0, 0);
   if (!r)
     return;
   r->correlation_id = c->corr;
   r->start = c->start;
   r->end = end;
-  r->process_id = gp__pid();
-  r->thread_id = gp__tid();
+  r->process_id = GP_CORE->pid();
+  r->thread_id = GP_CORE->tid();
   r->domain = GP_API_DOMAIN_OPENCL;
   r->cbid = c->id;
   r->name_id = name_id;
   r->return_value = rv;
-  gp__activity_commit(r);
+  GP_CORE->activity_commit(r);
 }
 
 /* See oclInt.h. */
@@ -82,9 +82,9 @@ void gp__ocl_call_end(gp__ocl_call *c, int32_t rv) {
 void gp__ocl_emit_sync(const gp__ocl_call *c, uint64_t end, uint32_t sync_kind,
                        uint32_t device_id, uint32_t context_id,
                        uint32_t stream_id, uint64_t wait_id) {
-  if (!gp__activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, context_id))
+  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, context_id))
     return;
-  gp_activity_sync *r = gp__activity_reserve(
+  gp_activity_sync *r = GP_CORE->activity_reserve(
       GP_ACTIVITY_KIND_SYNCHRONIZATION, sizeof(*r), context_id, stream_id);
   if (!r)
     return;
@@ -98,5 +98,5 @@ void gp__ocl_emit_sync(const gp__ocl_call *c, uint64_t end, uint32_t sync_kind,
   r->stream_id = stream_id;
   r->event_id = 0;
   r->reserved0 = 0;
-  gp__activity_commit(r);
+  GP_CORE->activity_commit(r);
 }

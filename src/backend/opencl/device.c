@@ -376,7 +376,7 @@ gp__ocl_device *gp__ocl_device_get(cl_device_id dev) {
   info.clock_id = d->clock_id;
   gp_device_queue_info queue = {"Compute", "OpenCL command queues",
                                 GP_QUEUE_COMPUTE, 0};
-  if (gp__device_register(&info, &queue, 1, &d->device_id) != 0) {
+  if (GP_CORE->device_register(&info, &queue, 1, &d->device_id) != 0) {
     gp_clock_unregister(d->clock_id);
     goto fail;
   }

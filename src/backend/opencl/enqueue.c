@@ -106,7 +106,7 @@ static void kernel_cmd(gp__ocl_cmd *c, cl_kernel kernel, cl_uint dims, const siz
   c->kind = GP_ACTIVITY_KIND_KERNEL;
   gp__ocl_kernel *k = gp__ocl_kernel_get(kernel);
   c->name_id = k ? atomic_load_explicit(&k->name_id, memory_order_relaxed)
-                 : gp__string_intern("[unknown kernel]");
+                 : GP_CORE->string_intern("[unknown kernel]");
   for (cl_uint i = 0; i < 3; i++) {
     size_t g = global && i < dims ? global[i] : 1;
     if (local) {
@@ -230,7 +230,7 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueTask(cl_command_queue command_queue,
   if (en.track && rc == CL_SUCCESS) {
     gp__ocl_kernel *k = gp__ocl_kernel_get(kernel);
     single_kernel_cmd(&cmd, k ? atomic_load(&k->name_id)
-                              : gp__string_intern("[unknown kernel]"));
+                              : GP_CORE->string_intern("[unknown kernel]"));
   }
   END(rc, &cmd, num_events_in_wait_list, event_wait_list, event, false);
   return rc;
@@ -247,7 +247,7 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueNativeKernel(
                    event_wait_list, en.evp);
   gp__ocl_cmd cmd;
   if (en.track && rc == CL_SUCCESS)
-    single_kernel_cmd(&cmd, gp__string_intern("[native kernel]"));
+    single_kernel_cmd(&cmd, GP_CORE->string_intern("[native kernel]"));
   END(rc, &cmd, num_events_in_wait_list, event_wait_list, event, false);
   return rc;
 }

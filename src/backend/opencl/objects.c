@@ -37,7 +37,7 @@ static void CL_CALLBACK context_destroyed(cl_context ctx, void *user) {
   pthread_mutex_unlock(&gp__ocl.objects_lock);
   for (uint32_t i = 0; i < c->num_devices; i++)
     if (c->context_ids[i])
-      gp__context_unregister(c->context_ids[i]);
+      GP_CORE->context_unregister(c->context_ids[i]);
   /* c itself stays: a lock-free reader may still hold it. */
 }
 
@@ -67,7 +67,7 @@ static gp__ocl_context *context_register(cl_context ctx) {
     if (!d)
       continue;
     cl30 = cl30 || d->version >= 300;
-    if (gp__context_register(d->device_id, GP_API_OPEN_CL, 0, &ids[i]) != 0)
+    if (GP_CORE->context_register(d->device_id, GP_API_OPEN_CL, 0, &ids[i]) != 0)
       ids[i] = 0;
   }
   pthread_mutex_lock(&gp__ocl.objects_lock);
@@ -205,7 +205,7 @@ static gp__ocl_queue *queue_register(cl_command_queue q, cl_context ctx,
   char name[64];
   snprintf(name, sizeof(name), "OpenCL queue %u (%s)", r->stream_id,
            r->out_of_order ? "out-of-order" : "in-order");
-  gp__emit_name(GP_OBJECT_STREAM, r->device_id, context_id, r->stream_id, 0,
+  GP_CORE->emit_name(GP_OBJECT_STREAM, r->device_id, context_id, r->stream_id, 0,
                 name);
   return r;
 }
@@ -449,7 +449,7 @@ static gp__ocl_kernel *kernel_register(cl_kernel k, const char *name,
     buf[sizeof(buf) - 1] = '\0';
     name = buf;
   }
-  uint32_t id = gp__string_intern(name[0] ? name : "[unnamed kernel]");
+  uint32_t id = GP_CORE->string_intern(name[0] ? name : "[unnamed kernel]");
   pthread_mutex_lock(&gp__ocl.objects_lock);
   gp__ocl_kernel *r = gp__ptrmap_get(&gp__ocl.kernels, k);
   bool fresh = r == NULL;
@@ -616,7 +616,7 @@ GP_CL_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint num_events,
   if (!real)
     return CL_INVALID_OPERATION;
   gp__ocl_call c;
-  bool sync = gp__activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, 0);
+  bool sync = GP_CORE->activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, 0);
   gp__ocl_call_begin(&c, GP_CL_ID_clWaitForEvents, sync);
   cl_int rc = real(num_events, event_list);
   uint64_t end = gp_get_timestamp();
@@ -642,7 +642,7 @@ GP_CL_ENTRY cl_int CL_API_CALL clFinish(cl_command_queue command_queue) {
   if (!real)
     return CL_INVALID_OPERATION;
   gp__ocl_call c;
-  bool sync = gp__activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, 0);
+  bool sync = GP_CORE->activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, 0);
   gp__ocl_call_begin(&c, GP_CL_ID_clFinish, sync);
   cl_int rc = real(command_queue);
   uint64_t end = gp_get_timestamp();

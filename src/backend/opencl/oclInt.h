@@ -35,7 +35,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "core/core.h"
+#include "core/backend.h"
 
 #include "cl_api.h"
 #include "ptrmap.h"
@@ -76,6 +76,25 @@ static inline void *gp__ocl_real(uint32_t id) {
 /* Runs the library's one-time set-up (fork handlers, flush hook). Calls
  * nothing in OpenCL. Cheap after the first call. */
 void gp__ocl_init(void);
+
+/* ------------------------------------------------------------------ */
+/* The core's producer functions (core/backend.h), reached through the   */
+/* table of the libgpuperf the process loaded: the preload library has   */
+/* no core of its own.                                                   */
+
+extern const gp_backend_ops *_Atomic gp__ocl_core_ops;
+
+/* Loads the table; if the core is missing or of another version, one
+ * message and a table that records nothing. Never NULL. */
+const gp_backend_ops *gp__ocl_core_load(void);
+
+static inline const gp_backend_ops *gp__ocl_core(void) {
+  const gp_backend_ops *c =
+      atomic_load_explicit(&gp__ocl_core_ops, memory_order_acquire);
+  return GP_LIKELY(c != NULL) ? c : gp__ocl_core_load();
+}
+
+#define GP_CORE (gp__ocl_core())
 
 /* ------------------------------------------------------------------ */
 /* calls.c: API records                                                 */

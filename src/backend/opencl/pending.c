@@ -180,7 +180,7 @@ bool gp__ocl_retire(gp__ocl_entry *e, bool events_locked) {
 
 static void emit_kernel(const gp__ocl_entry *e, const uint64_t ts[4]) {
   uint32_t size = (uint32_t)sizeof(gp_activity_kernel) + 8u * e->num_waits;
-  gp_activity_kernel *r = gp__activity_reserve(GP_ACTIVITY_KIND_KERNEL, size,
+  gp_activity_kernel *r = GP_CORE->activity_reserve(GP_ACTIVITY_KIND_KERNEL, size,
                                                e->context_id, e->stream_id);
   if (!r)
     return;
@@ -204,12 +204,12 @@ static void emit_kernel(const gp__ocl_entry *e, const uint64_t ts[4]) {
   r->dynamic_shared_memory = e->cmd.dynamic_shared;
   r->num_wait_ids = e->num_waits;
   memcpy((uint8_t *)r + sizeof(*r), e->waits, 8u * e->num_waits);
-  gp__activity_commit(r);
+  GP_CORE->activity_commit(r);
 }
 
 static void emit_memcpy(const gp__ocl_entry *e, const uint64_t ts[4]) {
   uint32_t size = (uint32_t)sizeof(gp_activity_memcpy) + 8u * e->num_waits;
-  gp_activity_memcpy *r = gp__activity_reserve(GP_ACTIVITY_KIND_MEMCPY, size,
+  gp_activity_memcpy *r = GP_CORE->activity_reserve(GP_ACTIVITY_KIND_MEMCPY, size,
                                                e->context_id, e->stream_id);
   if (!r)
     return;
@@ -234,12 +234,12 @@ static void emit_memcpy(const gp__ocl_entry *e, const uint64_t ts[4]) {
   r->flags = GP_ACTIVITY_FLAG_MEMCPY_ASYNC;
   r->num_wait_ids = e->num_waits;
   memcpy((uint8_t *)r + sizeof(*r), e->waits, 8u * e->num_waits);
-  gp__activity_commit(r);
+  GP_CORE->activity_commit(r);
 }
 
 static void emit_memset(const gp__ocl_entry *e, const uint64_t ts[4]) {
   uint32_t size = (uint32_t)sizeof(gp_activity_memset) + 8u * e->num_waits;
-  gp_activity_memset *r = gp__activity_reserve(GP_ACTIVITY_KIND_MEMSET, size,
+  gp_activity_memset *r = GP_CORE->activity_reserve(GP_ACTIVITY_KIND_MEMSET, size,
                                                e->context_id, e->stream_id);
   if (!r)
     return;
@@ -259,7 +259,7 @@ static void emit_memset(const gp__ocl_entry *e, const uint64_t ts[4]) {
   r->flags = GP_ACTIVITY_FLAG_MEMCPY_ASYNC;
   r->num_wait_ids = e->num_waits;
   memcpy((uint8_t *)r + sizeof(*r), e->waits, 8u * e->num_waits);
-  gp__activity_commit(r);
+  GP_CORE->activity_commit(r);
 }
 
 /* See oclInt.h. */
@@ -294,7 +294,7 @@ void gp__ocl_finish(gp__ocl_entry *e, cl_int status, bool can_read) {
   }
   atomic_fetch_add_explicit(complete ? &n_recorded : &n_unknown, 1,
                             memory_order_relaxed);
-  if (gp__activity_enabled(e->cmd.kind, e->context_id)) {
+  if (GP_CORE->activity_enabled(e->cmd.kind, e->context_id)) {
     if (e->cmd.kind == GP_ACTIVITY_KIND_KERNEL)
       emit_kernel(e, ts);
     else if (e->cmd.kind == GP_ACTIVITY_KIND_MEMCPY)
@@ -491,6 +491,6 @@ static void atfork_child(void) {
 /* See oclInt.h. */
 void gp__ocl_track_init(void) {
   pthread_once(&shards_once, shards_init);
-  gp__activity_add_flush_hook(flush_hook, NULL);
+  GP_CORE->activity_add_flush_hook(flush_hook, NULL);
   pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }

@@ -88,6 +88,72 @@ void *gp__ocl_resolve(uint32_t id) {
 }
 
 /* ------------------------------------------------------------------ */
+/* The core                                                             */
+
+const gp_backend_ops *_Atomic gp__ocl_core_ops;
+
+static bool off_enabled(uint32_t kind, uint32_t context_id) {
+  (void)kind;
+  (void)context_id;
+  return false;
+}
+static void *off_reserve(uint32_t kind, uint32_t size, uint32_t context_id,
+                         uint32_t stream_id) {
+  (void)kind, (void)size, (void)context_id, (void)stream_id;
+  return NULL;
+}
+static void off_commit(void *record) { (void)record; }
+static uint64_t off_correlation(void) { return 0; }
+static int off_hook(gp__flush_hook hook, void *user) {
+  (void)hook, (void)user;
+  return 0;
+}
+static uint32_t off_intern(const char *s) {
+  (void)s;
+  return 0;
+}
+static int off_device(const gp_device_info *info,
+                      const gp_device_queue_info *queues, uint32_t n,
+                      uint32_t *id) {
+  (void)info, (void)queues, (void)n, (void)id;
+  return GP_ENOTSUP;
+}
+static int off_context(uint32_t device_id, uint32_t api, uint32_t stream,
+                       uint32_t *id) {
+  (void)device_id, (void)api, (void)stream, (void)id;
+  return GP_ENOTSUP;
+}
+static void off_uncontext(uint32_t id) { (void)id; }
+static void off_name(uint32_t kind, uint32_t device_id, uint32_t context_id,
+                     uint32_t stream_id, uint32_t thread_id, const char *n) {
+  (void)kind, (void)device_id, (void)context_id, (void)stream_id;
+  (void)thread_id, (void)n;
+}
+static uint32_t off_id(void) { return 0; }
+
+/* A core that records nothing: what a mismatched libgpuperf gets us. */
+static const gp_backend_ops off_ops = {
+    GP_BACKEND_INTERFACE_VERSION, sizeof(gp_backend_ops), off_enabled,
+    off_reserve, off_commit, off_correlation, off_hook, off_intern,
+    off_device, off_context, off_uncontext, off_name, off_id, off_id};
+
+/* See oclInt.h. */
+const gp_backend_ops *gp__ocl_core_load(void) {
+  const gp_backend_ops *c =
+      gp_backend_interface(GP_BACKEND_INTERFACE_VERSION, sizeof(*c));
+  if (!c) {
+    static _Atomic bool told;
+    if (!atomic_exchange(&told, true))
+      fprintf(stderr, "gpuperf: libgpuperf-opencl.so and the libgpuperf it "
+                      "loaded are of different builds: OpenCL calls are "
+                      "not recorded\n");
+    c = &off_ops;
+  }
+  atomic_store_explicit(&gp__ocl_core_ops, c, memory_order_release);
+  return c;
+}
+
+/* ------------------------------------------------------------------ */
 /* Set-up                                                               */
 
 gp__ocl_state gp__ocl = {

@@ -126,11 +126,11 @@ void gp__ocl_enqueue_begin(gp__ocl_enqueue *en, uint32_t id,
     if (en->q) {
       uint32_t ctx = en->q->context_id;
       if (kind != 0)
-        en->track = gp__activity_enabled(kind, ctx);
+        en->track = GP_CORE->activity_enabled(kind, ctx);
       else
-        en->track = gp__activity_enabled(GP_ACTIVITY_KIND_KERNEL, ctx) ||
-                    gp__activity_enabled(GP_ACTIVITY_KIND_MEMCPY, ctx) ||
-                    gp__activity_enabled(GP_ACTIVITY_KIND_MEMSET, ctx);
+        en->track = GP_CORE->activity_enabled(GP_ACTIVITY_KIND_KERNEL, ctx) ||
+                    GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MEMCPY, ctx) ||
+                    GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MEMSET, ctx);
     }
   }
   gp__ocl_call_begin(&en->call, id, en->track);
