@@ -207,8 +207,8 @@ static double last_cpu; /* CPU seconds of the last run */
 static double run_tiny(env *e, long n) {
   const api *a = e->a;
   cl_int err = 0;
-  cl_mem b = a->CreateBuffer(e->ctx, CL_MEM_READ_WRITE, 64 * sizeof(int),
-                             NULL, &err);
+  cl_mem b =
+      a->CreateBuffer(e->ctx, CL_MEM_READ_WRITE, 64 * sizeof(int), NULL, &err);
   CK(err);
   CK(a->SetKernelArg(e->tiny, 0, sizeof(b), &b));
   size_t g = 64, l = 64;
@@ -216,8 +216,7 @@ static double run_tiny(env *e, long n) {
   CK(a->Finish(e->q1)); /* compiled and warm before the clock starts */
   double t0 = now_s(), c0 = cpu_s();
   for (long i = 0; i < n; i++) {
-    CK(a->EnqueueNDRangeKernel(e->q1, e->tiny, 1, NULL, &g, &l, 0, NULL,
-                               NULL));
+    CK(a->EnqueueNDRangeKernel(e->q1, e->tiny, 1, NULL, &g, &l, 0, NULL, NULL));
     if (i % 10000 == 9999)
       CK(a->Finish(e->q1));
   }
@@ -239,8 +238,8 @@ static double run_realistic(env *e, int iterations) {
   cl_int err = 0;
   cl_mem x = a->CreateBuffer(e->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
   cl_mem y = a->CreateBuffer(e->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
-  cl_mem r = a->CreateBuffer(e->ctx, CL_MEM_READ_WRITE, bytes / GROUP, NULL,
-                             &err);
+  cl_mem r =
+      a->CreateBuffer(e->ctx, CL_MEM_READ_WRITE, bytes / GROUP, NULL, &err);
   CK(err);
   size_t g = N, l = GROUP;
   float alpha = 0.25f;
@@ -250,8 +249,7 @@ static double run_realistic(env *e, int iterations) {
     if (it == 0)
       t0 = now_s(); /* iteration -1 warms the kernels up */
     cl_event up, k[3], red;
-    CK(a->EnqueueWriteBuffer(e->q1, x, CL_FALSE, 0, bytes, host, 0, NULL,
-                             &up));
+    CK(a->EnqueueWriteBuffer(e->q1, x, CL_FALSE, 0, bytes, host, 0, NULL, &up));
     CK(a->SetKernelArg(e->saxpy, 0, sizeof(y), &y));
     CK(a->SetKernelArg(e->saxpy, 1, sizeof(x), &x));
     CK(a->SetKernelArg(e->saxpy, 2, sizeof(alpha), &alpha));
@@ -365,8 +363,7 @@ int main(int argc, char **argv) {
   static const gp_activity_kind kinds[] = {
       GP_ACTIVITY_KIND_API, GP_ACTIVITY_KIND_KERNEL, GP_ACTIVITY_KIND_MEMCPY,
       GP_ACTIVITY_KIND_MEMSET, GP_ACTIVITY_KIND_SYNCHRONIZATION};
-  for (size_t i = 0; i < (api_only ? 1 : sizeof(kinds) / sizeof(kinds[0]));
-       i++)
+  for (size_t i = 0; i < (api_only ? 1 : sizeof(kinds) / sizeof(kinds[0])); i++)
     gp_activity_enable(kinds[i]);
 
   env plain, traced;
@@ -413,10 +410,10 @@ int main(int argc, char **argv) {
   double per_plain = tp * 1e9 / (double)kernels;
   double per_traced = tt * 1e9 / (double)kernels;
   printf("tiny kernels: %ld enqueues per run\n", kernels);
-  printf("  without interception  %8.0f ns per enqueue (%.1f ms)\n",
-         per_plain, tp * 1e3);
-  printf("  with interception     %8.0f ns per enqueue (%.1f ms)\n",
-         per_traced, tt * 1e3);
+  printf("  without interception  %8.0f ns per enqueue (%.1f ms)\n", per_plain,
+         tp * 1e3);
+  printf("  with interception     %8.0f ns per enqueue (%.1f ms)\n", per_traced,
+         tt * 1e3);
   printf("  added                 %8.0f ns per enqueue (target <= 1000), "
          "ratio %.3f\n",
          per_traced - per_plain, tt / tp);

@@ -36,8 +36,8 @@ typedef struct gp_backend_ops {
                           uint32_t default_stream_id, uint32_t *context_id);
   void (*context_unregister)(uint32_t context_id);
   void (*emit_name)(uint32_t object_kind, uint32_t device_id,
-                    uint32_t context_id, uint32_t stream_id,
-                    uint32_t thread_id, const char *name);
+                    uint32_t context_id, uint32_t stream_id, uint32_t thread_id,
+                    const char *name);
   uint32_t (*tid)(void);
   uint32_t (*pid)(void);
 } gp_backend_ops;

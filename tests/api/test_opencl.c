@@ -440,8 +440,7 @@ TEST(opencl_invalid_calls_record_errors) {
   cl_event ev = NULL;
   /* Bad arguments: the driver's error comes back unchanged, the call is
    * recorded with it, and no command is tracked. */
-  ASSERT_EQ(clEnqueueNDRangeKernel(NULL, NULL, 1, NULL, &g, NULL, 0, NULL,
-                                   &ev),
+  ASSERT_EQ(clEnqueueNDRangeKernel(NULL, NULL, 1, NULL, &g, NULL, 0, NULL, &ev),
             CL_INVALID_COMMAND_QUEUE);
   ASSERT(ev == NULL);
   cl_int e = 0;
@@ -452,8 +451,7 @@ TEST(opencl_invalid_calls_record_errors) {
   ASSERT_EQ(clReleaseEvent(NULL), CL_INVALID_EVENT);
   ASSERT_OK(gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED));
   const char *names[] = {"clEnqueueNDRangeKernel", "clCreateBuffer",
-                         "clCreateKernel", "clWaitForEvents",
-                         "clReleaseEvent"};
+                         "clCreateKernel", "clWaitForEvents", "clReleaseEvent"};
   const int32_t rcs[] = {CL_INVALID_COMMAND_QUEUE, CL_INVALID_CONTEXT,
                          CL_INVALID_PROGRAM, CL_INVALID_VALUE,
                          CL_INVALID_EVENT};
@@ -664,4 +662,74 @@ TEST(opencl_no_platform_is_clean) {
   ASSERT_STR_EQ(ocl_api_name(a), "clGetPlatformIDs");
   ASSERT_NE(a->return_value, CL_SUCCESS);
   ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_DEVICE), 0);
+}
+
+TEST(opencl_two_devices_one_context) {
+  ocl_env();
+  setenv("POCL_DEVICES", "pthread pthread", 1);
+  ocl_require_device();
+  ocl_capture_all();
+  cl_platform_id p;
+  cl_device_id dev[2];
+  cl_uint nd = 0;
+  ASSERT_EQ(clGetPlatformIDs(1, &p, NULL), CL_SUCCESS);
+  ASSERT_EQ(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 2, dev, &nd), CL_SUCCESS);
+  if (nd < 2)
+    SKIP("PoCL made %u device(s) of POCL_DEVICES=\"pthread pthread\"", nd);
+  cl_int e = 0;
+  cl_context ctx = clCreateContext(NULL, 2, dev, NULL, NULL, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  cl_command_queue q0 =
+      clCreateCommandQueueWithProperties(ctx, dev[0], NULL, &e);
+  cl_command_queue q1 =
+      clCreateCommandQueueWithProperties(ctx, dev[1], NULL, &e);
+  cl_mem a = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, NULL, &e);
+  cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, NULL, &e);
+  int v = 3;
+  cl_event f;
+  ASSERT_EQ(clEnqueueFillBuffer(q0, a, &v, sizeof(v), 0, 4096, 0, NULL, &f),
+            CL_SUCCESS);
+  ASSERT_EQ(clEnqueueCopyBuffer(q1, a, b, 0, 0, 4096, 1, &f, NULL), CL_SUCCESS);
+  int host[1024];
+  ASSERT_EQ(
+      clEnqueueReadBuffer(q1, b, CL_TRUE, 0, sizeof(host), host, 0, NULL, NULL),
+      CL_SUCCESS);
+  ASSERT_EQ(host[1023], 3);
+  clReleaseEvent(f);
+  clReleaseMemObject(a);
+  clReleaseMemObject(b);
+  clReleaseCommandQueue(q0);
+  clReleaseCommandQueue(q1);
+  clReleaseContext(ctx);
+  ASSERT_OK(gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED));
+
+  /* Two devices, one gpuperf context each, records on the right one. */
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_DEVICE), 2);
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_CONTEXT), 2);
+  const gp_activity_context *c0 =
+      (const void *)tu_find(GP_ACTIVITY_KIND_CONTEXT, 0);
+  const gp_activity_context *c1 =
+      (const void *)tu_find(GP_ACTIVITY_KIND_CONTEXT, 1);
+  ASSERT_NE(c0->device_id, c1->device_id);
+  const gp_activity_memset *fill =
+      (const void *)tu_find(GP_ACTIVITY_KIND_MEMSET, 0);
+  ASSERT_NOT_NULL(fill);
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_MEMCPY), 2);
+  const gp_activity_memcpy *copy = NULL;
+  for (size_t i = 0; i < 2; i++) {
+    const gp_activity_memcpy *m =
+        (const void *)tu_find(GP_ACTIVITY_KIND_MEMCPY, i);
+    if (m->copy_kind == GP_MEMCPY_DTOD)
+      copy = m;
+  }
+  ASSERT_NOT_NULL(copy);
+  ASSERT_NE(fill->device_id, copy->device_id);
+  ASSERT_EQ(fill->context_id,
+            fill->device_id == c0->device_id ? c0->context_id : c1->context_id);
+  ASSERT_EQ(copy->context_id,
+            copy->device_id == c0->device_id ? c0->context_id : c1->context_id);
+  uint32_t nw = 0;
+  const uint64_t *w = gp_activity_wait_ids((const gp_activity *)copy, &nw);
+  ASSERT_EQ(nw, 1); /* across devices */
+  ASSERT_EQ(w[0], fill->correlation_id);
 }

@@ -55,7 +55,8 @@ static void slack(clock_result *res, int64_t margin, uint64_t err,
 }
 
 /* Checks one command against its host window. */
-static void check_window(clock_result *res, uint64_t corr, const uint64_t ts[4]) {
+static void check_window(clock_result *res, uint64_t corr,
+                         const uint64_t ts[4]) {
   const gp_activity_api *a = ocl_api(corr);
   const gp_activity_sync *s = sync_for(corr);
   ASSERT_NOT_NULL(a);
@@ -98,8 +99,8 @@ static void clock_run(int mode, int64_t skew_ns, int expect_mode,
   cl_kernel k = clCreateKernel(prog, "spin", &e);
   ASSERT_EQ(e, CL_SUCCESS);
   size_t n = 4096;
-  cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, n * sizeof(float), NULL,
-                            &e);
+  cl_mem b =
+      clCreateBuffer(ctx, CL_MEM_READ_WRITE, n * sizeof(float), NULL, &e);
   float *host = calloc(n, sizeof(float));
   ASSERT_EQ(clSetKernelArg(k, 0, sizeof(b), &b), CL_SUCCESS);
   for (int i = 0; i < 24; i++) {
@@ -110,8 +111,8 @@ static void clock_run(int mode, int64_t skew_ns, int expect_mode,
     cl_event ev[2];
     ASSERT_EQ(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &l, 0, NULL, &ev[0]),
               CL_SUCCESS);
-    ASSERT_EQ(clEnqueueReadBuffer(q, b, CL_FALSE, 0, n * sizeof(float), host,
-                                  1, &ev[0], &ev[1]),
+    ASSERT_EQ(clEnqueueReadBuffer(q, b, CL_FALSE, 0, n * sizeof(float), host, 1,
+                                  &ev[0], &ev[1]),
               CL_SUCCESS);
     ASSERT_EQ(clWaitForEvents(2, ev), CL_SUCCESS);
     clReleaseEvent(ev[0]);

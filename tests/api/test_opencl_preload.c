@@ -98,16 +98,15 @@ static void sort_lines(char *text) {
 /* Runs the sample with args, with and without the preload library; both
  * must exit with want and print the same (once sorted, if sorted). Returns
  * the output. */
-static char *same_with_and_without(char *const argv[], int want,
-                                   bool sorted) {
+static char *same_with_and_without(char *const argv[], int want, bool sorted) {
   char *plain = NULL, *traced = NULL, *err = NULL;
   char *env[] = {preload_env(), NULL};
   int rc = ocl_run(argv, NULL, 120, &plain, &err);
   if (rc == 77)
     SKIP("no OpenCL device");
   if (rc != want)
-    gp_test_fail(__FILE__, __LINE__, "%s exited %d (want %d):\n%s", argv[0],
-                 rc, want, err ? err : "");
+    gp_test_fail(__FILE__, __LINE__, "%s exited %d (want %d):\n%s", argv[0], rc,
+                 want, err ? err : "");
   free(err);
   rc = ocl_run(argv, env, 120, &traced, &err);
   if (rc != want)
@@ -127,9 +126,9 @@ static char *same_with_and_without(char *const argv[], int want,
 TEST(opencl_preload_sample_unchanged) {
   ocl_env();
   char sample[512];
-  char *argv[] = {(char *)need_build("tests/opencl-sample", sample,
-                                     sizeof(sample)),
-                  "--exit-status", "3", NULL};
+  char *argv[] = {
+      (char *)need_build("tests/opencl-sample", sample, sizeof(sample)),
+      "--exit-status", "3", NULL};
   char *out = same_with_and_without(argv, 3, false);
   ASSERT(strstr(out, "main refcounts pending=") != NULL);
   ASSERT(strstr(out, "main count commands=") != NULL);
@@ -139,11 +138,10 @@ TEST(opencl_preload_sample_unchanged) {
 TEST(opencl_preload_plugin_opened_local) {
   ocl_env();
   char host[512], plugin[512];
-  char *argv[] = {(char *)need_build("tests/opencl-plugin-host", host,
-                                     sizeof(host)),
-                  (char *)need_build("tests/libopencl-plugin.so", plugin,
-                                     sizeof(plugin)),
-                  NULL};
+  char *argv[] = {
+      (char *)need_build("tests/opencl-plugin-host", host, sizeof(host)),
+      (char *)need_build("tests/libopencl-plugin.so", plugin, sizeof(plugin)),
+      NULL};
   char *out = same_with_and_without(argv, 0, false);
   ASSERT(strstr(out, "main count commands=") != NULL);
   free(out);
@@ -152,9 +150,9 @@ TEST(opencl_preload_plugin_opened_local) {
 TEST(opencl_preload_fork_and_exec) {
   ocl_env();
   char sample[512];
-  char *fork_argv[] = {(char *)need_build("tests/opencl-sample", sample,
-                                          sizeof(sample)),
-                       "--fork", NULL};
+  char *fork_argv[] = {
+      (char *)need_build("tests/opencl-sample", sample, sizeof(sample)),
+      "--fork", NULL};
   char *out = same_with_and_without(fork_argv, 0, true);
   ASSERT(strstr(out, "parent count commands=") != NULL);
   ASSERT(strstr(out, "child count commands=") != NULL);
@@ -202,15 +200,15 @@ TEST(opencl_stat_per_kernel_totals) {
 #endif
   char sample[512];
   need_build("tests/opencl-sample", sample, sizeof(sample));
-  char *argv[] = {(char *)cli, "stat", "--", sample, "-n", "2",
-                  "--exit-status", "4", NULL};
+  char *argv[] = {(char *)cli, "stat",          "--", sample, "-n",
+                  "2",         "--exit-status", "4",  NULL};
   char *out = NULL, *err = NULL;
   int rc = ocl_run(argv, NULL, 120, &out, &err);
   if (rc == 77)
     SKIP("no OpenCL device");
   ASSERT_EQ(rc, 4); /* the program's status */
-  const char *names[] = {"scale", "add", "reduce", "blur2d", "fixed16",
-                         "task", "svm_inc"};
+  const char *names[] = {"scale",   "add",  "reduce", "blur2d",
+                         "fixed16", "task", "svm_inc"};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
     unsigned want = sample_launches(out, names[i]);
     ASSERT_GT(want, 0);
@@ -218,8 +216,7 @@ TEST(opencl_stat_per_kernel_totals) {
     snprintf(key, sizeof(key), "kernel %s: ", names[i]);
     const char *p = strstr(err, key);
     if (!p)
-      gp_test_fail(__FILE__, __LINE__, "no line for %s in:\n%s", names[i],
-                   err);
+      gp_test_fail(__FILE__, __LINE__, "no line for %s in:\n%s", names[i], err);
     unsigned got = 0;
     ASSERT_EQ(sscanf(p + strlen(key), "%u launch", &got), 1);
     ASSERT_EQ(got, want);

@@ -10,6 +10,7 @@ GP_TEST_ENTRY(opencl_objects_made_before_recording, 60)
 GP_TEST_ENTRY(opencl_threads_and_early_releases, 120)
 GP_TEST_ENTRY(opencl_fork_child_forgets_parent_work, 60)
 GP_TEST_ENTRY(opencl_no_platform_is_clean, 60)
+GP_TEST_ENTRY(opencl_two_devices_one_context, 60)
 
 /* api: profiling times mapped to the trace clock */
 GP_TEST_ENTRY(opencl_clock_monotonic_raw, 60)

@@ -61,10 +61,10 @@ void ocl_require_device(void) {
 void ocl_capture_all(void) {
   tu_capture(1 << 20, 0);
   static const gp_activity_kind kinds[] = {
-      GP_ACTIVITY_KIND_API,     GP_ACTIVITY_KIND_KERNEL,
-      GP_ACTIVITY_KIND_MEMCPY,  GP_ACTIVITY_KIND_MEMSET,
-      GP_ACTIVITY_KIND_DEVICE,  GP_ACTIVITY_KIND_CONTEXT,
-      GP_ACTIVITY_KIND_NAME,    GP_ACTIVITY_KIND_SYNCHRONIZATION};
+      GP_ACTIVITY_KIND_API,    GP_ACTIVITY_KIND_KERNEL,
+      GP_ACTIVITY_KIND_MEMCPY, GP_ACTIVITY_KIND_MEMSET,
+      GP_ACTIVITY_KIND_DEVICE, GP_ACTIVITY_KIND_CONTEXT,
+      GP_ACTIVITY_KIND_NAME,   GP_ACTIVITY_KIND_SYNCHRONIZATION};
   for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
     ASSERT_OK(gp_activity_enable(kinds[i]));
 }
@@ -177,8 +177,8 @@ int ocl_run(char *const argv[], char *const env[], int timeout_s, char **out,
       kill(pid, SIGKILL);
       waitpid(pid, &st, 0);
       char *e = slurp(err_path);
-      gp_test_fail(__FILE__, __LINE__, "%s ran past %d s; stderr:\n%s",
-                   argv[0], timeout_s, e ? e : "");
+      gp_test_fail(__FILE__, __LINE__, "%s ran past %d s; stderr:\n%s", argv[0],
+                   timeout_s, e ? e : "");
     }
     usleep(5000);
   }

@@ -106,8 +106,8 @@ int main(int argc, char **argv) {
       return 1;
     }
     if (pid == 0) {
-      execl("/proc/self/exe", argv[0], "-n", n, "--size", size, "--tag",
-            "exec", (char *)NULL);
+      execl("/proc/self/exe", argv[0], "-n", n, "--size", size, "--tag", "exec",
+            (char *)NULL);
       perror("exec");
       _exit(127);
     }

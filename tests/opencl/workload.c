@@ -243,7 +243,7 @@ static int setup(wl *w) {
 }
 
 static void teardown(wl *w) {
-  cl_kernel ks[] = {w->k_scale, w->k_add,   w->k_blur, w->k_reduce,
+  cl_kernel ks[] = {w->k_scale, w->k_add,  w->k_blur, w->k_reduce,
                     w->k_fixed, w->k_task, w->k_svm};
   for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++)
     if (ks[i])
@@ -264,37 +264,36 @@ static void teardown(wl *w) {
 /* What the program sees of its queues and events. */
 static int observe(wl *w) {
   cl_command_queue_properties pa = 0, pb = 0, po = 0;
-  CHECK(clGetCommandQueueInfo(w->qa, CL_QUEUE_PROPERTIES, sizeof(pa), &pa,
-                              NULL));
-  CHECK(clGetCommandQueueInfo(w->qb, CL_QUEUE_PROPERTIES, sizeof(pb), &pb,
-                              NULL));
-  CHECK(clGetCommandQueueInfo(w->qo, CL_QUEUE_PROPERTIES, sizeof(po), &po,
-                              NULL));
+  CHECK(
+      clGetCommandQueueInfo(w->qa, CL_QUEUE_PROPERTIES, sizeof(pa), &pa, NULL));
+  CHECK(
+      clGetCommandQueueInfo(w->qb, CL_QUEUE_PROPERTIES, sizeof(pb), &pb, NULL));
+  CHECK(
+      clGetCommandQueueInfo(w->qo, CL_QUEUE_PROPERTIES, sizeof(po), &po, NULL));
   size_t arr = 0;
   CHECK(clGetCommandQueueInfo(w->qo, CL_QUEUE_PROPERTIES_ARRAY, 0, NULL, &arr));
-  fprintf(w->out, "%s queue properties qa=%#llx qb=%#llx qo=%#llx qo_array=%zu\n",
+  fprintf(w->out,
+          "%s queue properties qa=%#llx qb=%#llx qo=%#llx qo_array=%zu\n",
           w->opt->tag, (unsigned long long)pa, (unsigned long long)pb,
           (unsigned long long)po, arr);
 
   float x = 1.0f;
   cl_mem b;
   cl_int e_ = CL_SUCCESS;
-  CHECK_OBJ(b, clCreateBuffer(w->ctx, CL_MEM_READ_WRITE, sizeof(x), NULL,
-                              &e_));
+  CHECK_OBJ(b, clCreateBuffer(w->ctx, CL_MEM_READ_WRITE, sizeof(x), NULL, &e_));
   cl_event ea, eb;
-  CHECK(clEnqueueWriteBuffer(w->qa, b, CL_TRUE, 0, sizeof(x), &x, 0, NULL,
-                             &ea));
+  CHECK(
+      clEnqueueWriteBuffer(w->qa, b, CL_TRUE, 0, sizeof(x), &x, 0, NULL, &ea));
   count_copy(w, WL_HTOD, sizeof(x));
-  CHECK(clEnqueueWriteBuffer(w->qb, b, CL_TRUE, 0, sizeof(x), &x, 0, NULL,
-                             &eb));
+  CHECK(
+      clEnqueueWriteBuffer(w->qb, b, CL_TRUE, 0, sizeof(x), &x, 0, NULL, &eb));
   count_copy(w, WL_HTOD, sizeof(x));
   cl_ulong t = 0;
-  cl_int ra = clGetEventProfilingInfo(ea, CL_PROFILING_COMMAND_END,
-                                      sizeof(t), &t, NULL);
-  cl_int rb = clGetEventProfilingInfo(eb, CL_PROFILING_COMMAND_END,
-                                      sizeof(t), &t, NULL);
-  fprintf(w->out, "%s profiling qa=%d qb=%d\n", w->opt->tag, (int)ra,
-          (int)rb);
+  cl_int ra = clGetEventProfilingInfo(ea, CL_PROFILING_COMMAND_END, sizeof(t),
+                                      &t, NULL);
+  cl_int rb = clGetEventProfilingInfo(eb, CL_PROFILING_COMMAND_END, sizeof(t),
+                                      &t, NULL);
+  fprintf(w->out, "%s profiling qa=%d qb=%d\n", w->opt->tag, (int)ra, (int)rb);
   CHECK(clReleaseEvent(ea));
   CHECK(clReleaseEvent(eb));
   CHECK(clReleaseMemObject(b));
@@ -314,8 +313,8 @@ static int buffers(wl *w, float *result) {
   CHECK_OBJ(a, clCreateBuffer(w->ctx, CL_MEM_READ_WRITE, bytes, NULL, &e_));
   CHECK_OBJ(b, clCreateBuffer(w->ctx, CL_MEM_READ_WRITE, bytes, NULL, &e_));
   CHECK_OBJ(c, clCreateBuffer(w->ctx, CL_MEM_READ_WRITE, bytes, NULL, &e_));
-  CHECK_OBJ(r, clCreateBuffer(w->ctx, CL_MEM_READ_WRITE, bytes / 64, NULL,
-                              &e_));
+  CHECK_OBJ(r,
+            clCreateBuffer(w->ctx, CL_MEM_READ_WRITE, bytes / 64, NULL, &e_));
   cl_event w_a, fill_b, k_scale, k_add, mk, k_red;
 
   /* qa: upload a (event), fill b (event). */
@@ -352,8 +351,8 @@ static int buffers(wl *w, float *result) {
   CHECK(clSetKernelArg(w->k_reduce, 0, sizeof(c), &c));
   CHECK(clSetKernelArg(w->k_reduce, 1, sizeof(r), &r));
   CHECK(clSetKernelArg(w->k_reduce, 2, 64 * sizeof(float), NULL));
-  CHECK(clEnqueueNDRangeKernel(w->qb, w->k_reduce, 1, NULL, &g1, &l1, 1,
-                               &k_add, &k_red));
+  CHECK(clEnqueueNDRangeKernel(w->qb, w->k_reduce, 1, NULL, &g1, &l1, 1, &k_add,
+                               &k_red));
   count_kernel(w, "reduce", 1, &g1, &l1, 64 * sizeof(float), false);
   w->c->dependencies += 1;
 
@@ -361,8 +360,8 @@ static int buffers(wl *w, float *result) {
   float *partial = malloc(bytes / 64);
   if (!partial)
     return 1;
-  CHECK(clEnqueueReadBuffer(w->qb, r, CL_TRUE, 0, bytes / 64, partial, 0,
-                            NULL, ev_or_null(w, NULL, false)));
+  CHECK(clEnqueueReadBuffer(w->qb, r, CL_TRUE, 0, bytes / 64, partial, 0, NULL,
+                            ev_or_null(w, NULL, false)));
   count_copy(w, WL_DTOH, bytes / 64);
   double sum = 0;
   for (size_t i = 0; i < n / 64; i++)
@@ -377,16 +376,16 @@ static int buffers(wl *w, float *result) {
   size_t rows = n / 256;
   size_t origin[3] = {0, 0, 0}, region[3] = {256 * sizeof(float), rows / 2, 1};
   CHECK(clEnqueueCopyBufferRect(w->qa, a, b, origin, origin, region,
-                                256 * sizeof(float), 0, 256 * sizeof(float),
-                                0, 0, NULL, ev_or_null(w, NULL, false)));
+                                256 * sizeof(float), 0, 256 * sizeof(float), 0,
+                                0, NULL, ev_or_null(w, NULL, false)));
   count_copy(w, WL_DTOD, region[0] * region[1]);
   CHECK(clEnqueueWriteBufferRect(w->qa, b, CL_FALSE, origin, origin, region,
-                                 256 * sizeof(float), 0, 256 * sizeof(float),
-                                 0, h, 0, NULL, ev_or_null(w, NULL, false)));
+                                 256 * sizeof(float), 0, 256 * sizeof(float), 0,
+                                 h, 0, NULL, ev_or_null(w, NULL, false)));
   count_copy(w, WL_HTOD, region[0] * region[1]);
   CHECK(clEnqueueReadBufferRect(w->qa, b, CL_TRUE, origin, origin, region,
-                                256 * sizeof(float), 0, 256 * sizeof(float),
-                                0, h2, 0, NULL, ev_or_null(w, NULL, false)));
+                                256 * sizeof(float), 0, 256 * sizeof(float), 0,
+                                h2, 0, NULL, ev_or_null(w, NULL, false)));
   count_copy(w, WL_DTOH, region[0] * region[1]);
   unsigned char zero = 0;
   CHECK(clEnqueueFillBuffer(w->qa, b, &zero, 1, bytes / 2, bytes / 2, 0, NULL,
@@ -433,8 +432,8 @@ static int buffers(wl *w, float *result) {
   CHECK(clSetKernelArg(w->k_fixed, 0, sizeof(b), &b));
   size_t g3 = 256;
   size_t fixed_local = 16;
-  CHECK(clEnqueueNDRangeKernel(w->qa, w->k_fixed, 1, NULL, &g3, &fixed_local,
-                               0, NULL, ev_or_null(w, NULL, false)));
+  CHECK(clEnqueueNDRangeKernel(w->qa, w->k_fixed, 1, NULL, &g3, &fixed_local, 0,
+                               NULL, ev_or_null(w, NULL, false)));
   count_kernel(w, "fixed16", 1, &g3, &fixed_local, 0, false);
   /* scale with no local size: the driver picks the work-group size. */
   CHECK(clSetKernelArg(w->k_scale, 0, sizeof(b), &b));
@@ -448,8 +447,8 @@ static int buffers(wl *w, float *result) {
     size_t one = 1;
     count_kernel(w, "task", 1, &one, &one, 0, false);
   }
-  CHECK(clEnqueueMigrateMemObjects(w->qa, 1, &b, CL_MIGRATE_MEM_OBJECT_HOST,
-                                   0, NULL, ev_or_null(w, NULL, false)));
+  CHECK(clEnqueueMigrateMemObjects(w->qa, 1, &b, CL_MIGRATE_MEM_OBJECT_HOST, 0,
+                                   NULL, ev_or_null(w, NULL, false)));
   count_copy(w, WL_DTOH, bytes);
   CHECK(clEnqueueMigrateMemObjects(w->qa, 1, &b, 0, 0, NULL,
                                    ev_or_null(w, NULL, false)));
@@ -495,10 +494,10 @@ static int images(wl *w) {
   desc.image_height = 32;
   cl_int e_ = CL_SUCCESS;
   cl_mem i1, i2, buf;
-  CHECK_OBJ(i1, clCreateImage(w->ctx, CL_MEM_READ_WRITE, &fmt, &desc, NULL,
-                              &e_));
-  CHECK_OBJ(i2, clCreateImage(w->ctx, CL_MEM_READ_WRITE, &fmt, &desc, NULL,
-                              &e_));
+  CHECK_OBJ(i1,
+            clCreateImage(w->ctx, CL_MEM_READ_WRITE, &fmt, &desc, NULL, &e_));
+  CHECK_OBJ(i2,
+            clCreateImage(w->ctx, CL_MEM_READ_WRITE, &fmt, &desc, NULL, &e_));
   size_t bytes = 64 * 32 * 4;
   CHECK_OBJ(buf, clCreateBuffer(w->ctx, CL_MEM_READ_WRITE, bytes, NULL, &e_));
   unsigned char *px = malloc(bytes);
@@ -537,10 +536,10 @@ static int images(wl *w) {
   count_copy(w, WL_DTOA, bytes);
   size_t pitch = 0;
   unsigned char *m;
-  CHECK_OBJ(m, (unsigned char *)clEnqueueMapImage(
-                   w->qb, i1, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, origin,
-                   region, &pitch, NULL, 0, NULL, ev_or_null(w, NULL, false),
-                   &e_));
+  CHECK_OBJ(m,
+            (unsigned char *)clEnqueueMapImage(
+                w->qb, i1, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, origin, region,
+                &pitch, NULL, 0, NULL, ev_or_null(w, NULL, false), &e_));
   count_copy(w, WL_ATOH, bytes);
   m[0] = 42;
   CHECK(clEnqueueUnmapMemObject(w->qb, i1, m, 0, NULL,
@@ -624,8 +623,8 @@ static int svm(wl *w) {
 static int events(wl *w) {
   cl_int e_ = CL_SUCCESS;
   cl_mem x;
-  CHECK_OBJ(x, clCreateBuffer(w->ctx, CL_MEM_READ_WRITE, 64 * sizeof(int),
-                              NULL, &e_));
+  CHECK_OBJ(x, clCreateBuffer(w->ctx, CL_MEM_READ_WRITE, 64 * sizeof(int), NULL,
+                              &e_));
   int zeros[64] = {0};
   CHECK(clEnqueueWriteBuffer(w->qb, x, CL_TRUE, 0, sizeof(zeros), zeros, 0,
                              NULL, ev_or_null(w, NULL, false)));
@@ -635,8 +634,8 @@ static int events(wl *w) {
   CHECK_OBJ(gate, clCreateUserEvent(w->ctx, &e_));
   CHECK(clSetKernelArg(w->k_fixed, 0, sizeof(x), &x));
   size_t g = 64, l = 16;
-  CHECK(clEnqueueNDRangeKernel(w->qb, w->k_fixed, 1, NULL, &g, &l, 1, &gate,
-                               &k));
+  CHECK(
+      clEnqueueNDRangeKernel(w->qb, w->k_fixed, 1, NULL, &g, &l, 1, &gate, &k));
   count_kernel(w, "fixed16", 1, &g, &l, 0, false);
   cl_uint before = refcount(k);
   CHECK(clRetainEvent(k));
@@ -659,14 +658,14 @@ static int events(wl *w) {
   /* A kernel behind a user event that fails never runs. */
   cl_event bad, kf;
   CHECK_OBJ(bad, clCreateUserEvent(w->ctx, &e_));
-  CHECK(clEnqueueNDRangeKernel(w->qb, w->k_fixed, 1, NULL, &g, &l, 1, &bad,
-                               &kf));
+  CHECK(
+      clEnqueueNDRangeKernel(w->qb, w->k_fixed, 1, NULL, &g, &l, 1, &bad, &kf));
   count_kernel(w, "fixed16", 1, &g, &l, 0, true);
   CHECK(clSetUserEventStatus(bad, -42));
   cl_int wr = clWaitForEvents(1, &kf);
   cl_int fst = 0;
-  CHECK(clGetEventInfo(kf, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(fst),
-                       &fst, NULL));
+  CHECK(clGetEventInfo(kf, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(fst), &fst,
+                       NULL));
   fprintf(w->out, "%s failed wait=%d status=%s\n", w->opt->tag, (int)wr,
           fst < 0 ? "error" : "complete");
   CHECK(clReleaseEvent(kf));

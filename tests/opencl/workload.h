@@ -55,15 +55,15 @@ typedef struct wl_counts {
   uint64_t copy_bytes[WL_COPY_KINDS];
   unsigned fills;
   uint64_t fill_bytes;
-  unsigned markers;     /* markers, barriers, SVM frees: no record */
-  unsigned null_events; /* commands enqueued with no event asked for */
-  unsigned commands;    /* kernels + copies + fills */
+  unsigned markers;      /* markers, barriers, SVM frees: no record */
+  unsigned null_events;  /* commands enqueued with no event asked for */
+  unsigned commands;     /* kernels + copies + fills */
   unsigned dependencies; /* wait-list edges between recorded commands */
 } wl_counts;
 
 typedef struct wl_options {
-  int iterations; /* repetitions of the main phase, >= 1 */
-  size_t n;       /* elements per buffer (a multiple of 256) */
+  int iterations;  /* repetitions of the main phase, >= 1 */
+  size_t n;        /* elements per buffer (a multiple of 256) */
   const char *tag; /* prefix of every output line */
 } wl_options;
 

@@ -29,7 +29,8 @@ bool gp__ocl_recording(void) {
 static void name_thread(void) {
   thread_named = true;
   if (!atomic_exchange(&process_named, true))
-    GP_CORE->emit_name(GP_OBJECT_PROCESS, 0, 0, 0, 0, program_invocation_short_name);
+    GP_CORE->emit_name(GP_OBJECT_PROCESS, 0, 0, 0, 0,
+                       program_invocation_short_name);
   char name[32] = "";
   pthread_getname_np(pthread_self(), name, sizeof(name));
   GP_CORE->emit_name(GP_OBJECT_THREAD, 0, 0, 0, GP_CORE->tid(), name);

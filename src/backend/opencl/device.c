@@ -116,9 +116,8 @@ static bool timer_measure(gp__ocl_device *d, gp_clock_snapshot *out) {
 static void timer_tick(gp__ocl_device *d) {
   uint64_t now = gp_get_timestamp();
   uint64_t next = atomic_load_explicit(&d->next_snapshot, memory_order_relaxed);
-  if (GP_LIKELY(now < next) ||
-      !atomic_compare_exchange_strong(&d->next_snapshot, &next,
-                                      now + SNAPSHOT_NS))
+  if (GP_LIKELY(now < next) || !atomic_compare_exchange_strong(
+                                   &d->next_snapshot, &next, now + SNAPSHOT_NS))
     return;
   gp_clock_snapshot s;
   pthread_mutex_lock(&d->clock_lock);
@@ -207,7 +206,8 @@ void gp__ocl_device_map(gp__ocl_device *d, const gp__ocl_entry *e,
    * QUEUED, whatever the device's clock. */
   if (e->host_start == 0 || e->host_end < e->host_start)
     return;
-  gp__ocl_anchor q = {dev_ts[0], e->host_start + (e->host_end - e->host_start) / 2,
+  gp__ocl_anchor q = {dev_ts[0],
+                      e->host_start + (e->host_end - e->host_start) / 2,
                       (e->host_end - e->host_start + 1) / 2};
   for (int i = 0; i < 4; i++)
     out[i] = dev_ts[i] ? between(&q, &q, dev_ts[i]) : 0;
@@ -233,8 +233,7 @@ static pthread_mutex_t register_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *info_str(cl_device_id dev, cl_device_info what, char *buf,
                             size_t size) {
   buf[0] = '\0';
-  if (GP_CL_REAL(clGetDeviceInfo)(dev, what, size - 1, buf, NULL) !=
-      CL_SUCCESS)
+  if (GP_CL_REAL(clGetDeviceInfo)(dev, what, size - 1, buf, NULL) != CL_SUCCESS)
     buf[0] = '\0';
   buf[size - 1] = '\0';
   return buf;
@@ -302,8 +301,7 @@ static void fill_info(cl_device_id dev, gp_device_info *info, char *name,
   info->architecture = info_str(dev, CL_DEVICE_VERSION, version, 256);
   info_str(dev, CL_DEVICE_EXTENSIONS, exts, exts_size);
   info->global_memory_bytes = info_u64(dev, CL_DEVICE_GLOBAL_MEM_SIZE, 8);
-  info->compute_units =
-      (uint32_t)info_u64(dev, CL_DEVICE_MAX_COMPUTE_UNITS, 4);
+  info->compute_units = (uint32_t)info_u64(dev, CL_DEVICE_MAX_COMPUTE_UNITS, 4);
   info->core_clock_khz =
       (uint32_t)info_u64(dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, 4) * 1000u;
   size_t wg = 0;
@@ -330,8 +328,8 @@ static void fill_info(cl_device_id dev, gp_device_info *info, char *name,
   }
   if (has_extension(exts, "cl_khr_device_uuid")) {
     cl_uchar uuid[CL_UUID_SIZE_KHR];
-    if (GP_CL_REAL(clGetDeviceInfo)(dev, CL_DEVICE_UUID_KHR, sizeof(uuid),
-                                    uuid, NULL) == CL_SUCCESS)
+    if (GP_CL_REAL(clGetDeviceInfo)(dev, CL_DEVICE_UUID_KHR, sizeof(uuid), uuid,
+                                    NULL) == CL_SUCCESS)
       memcpy(info->uuid, uuid, sizeof(info->uuid));
   }
   info->num_queues = 1;

@@ -76,8 +76,8 @@ static bool is_image(cl_mem mem) {
   return t != CL_MEM_OBJECT_BUFFER && t != CL_MEM_OBJECT_PIPE;
 }
 
-static void copy_cmd(gp__ocl_cmd *c, uint64_t bytes, uint8_t kind,
-                     uint8_t src, uint8_t dst) {
+static void copy_cmd(gp__ocl_cmd *c, uint64_t bytes, uint8_t kind, uint8_t src,
+                     uint8_t dst) {
   memset(c, 0, sizeof(*c));
   c->kind = GP_ACTIVITY_KIND_MEMCPY;
   c->bytes = bytes;
@@ -100,8 +100,8 @@ static void fill_cmd(gp__ocl_cmd *c, uint64_t bytes, const void *pattern,
   c->dst_kind = mem;
 }
 
-static void kernel_cmd(gp__ocl_cmd *c, cl_kernel kernel, cl_uint dims, const size_t *global,
-                       const size_t *local) {
+static void kernel_cmd(gp__ocl_cmd *c, cl_kernel kernel, cl_uint dims,
+                       const size_t *global, const size_t *local) {
   memset(c, 0, sizeof(*c));
   c->kind = GP_ACTIVITY_KIND_KERNEL;
   gp__ocl_kernel *k = gp__ocl_kernel_get(kernel);
@@ -242,9 +242,9 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueNativeKernel(
     const void **args_mem_loc, cl_uint num_events_in_wait_list,
     const cl_event *event_wait_list, cl_event *event) {
   BEGIN(clEnqueueNativeKernel, command_queue, event, GP_ACTIVITY_KIND_KERNEL);
-  cl_int rc = real(command_queue, user_func, args, cb_args, num_mem_objects,
-                   mem_list, args_mem_loc, num_events_in_wait_list,
-                   event_wait_list, en.evp);
+  cl_int rc =
+      real(command_queue, user_func, args, cb_args, num_mem_objects, mem_list,
+           args_mem_loc, num_events_in_wait_list, event_wait_list, en.evp);
   gp__ocl_cmd cmd;
   if (en.track && rc == CL_SUCCESS)
     single_kernel_cmd(&cmd, GP_CORE->string_intern("[native kernel]"));
@@ -268,11 +268,11 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueReadBuffer(
   return rc;
 }
 
-GP_CL_ENTRY cl_int CL_API_CALL clEnqueueWriteBuffer(
-    cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write,
-    size_t offset, size_t size, const void *ptr,
-    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
-    cl_event *event) {
+GP_CL_ENTRY cl_int CL_API_CALL
+clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
+                     cl_bool blocking_write, size_t offset, size_t size,
+                     const void *ptr, cl_uint num_events_in_wait_list,
+                     const cl_event *event_wait_list, cl_event *event) {
   BEGIN(clEnqueueWriteBuffer, command_queue, event, GP_ACTIVITY_KIND_MEMCPY);
   cl_int rc = real(command_queue, buffer, blocking_write, offset, size, ptr,
                    num_events_in_wait_list, event_wait_list, en.evp);
@@ -289,8 +289,7 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueReadBufferRect(
     size_t host_row_pitch, size_t host_slice_pitch, void *ptr,
     cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
     cl_event *event) {
-  BEGIN(clEnqueueReadBufferRect, command_queue, event,
-        GP_ACTIVITY_KIND_MEMCPY);
+  BEGIN(clEnqueueReadBufferRect, command_queue, event, GP_ACTIVITY_KIND_MEMCPY);
   cl_int rc = real(command_queue, buffer, blocking_read, buffer_origin,
                    host_origin, region, buffer_row_pitch, buffer_slice_pitch,
                    host_row_pitch, host_slice_pitch, ptr,
@@ -322,15 +321,15 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueWriteBufferRect(
   return rc;
 }
 
-GP_CL_ENTRY cl_int CL_API_CALL clEnqueueCopyBuffer(
-    cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer,
-    size_t src_offset, size_t dst_offset, size_t size,
-    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
-    cl_event *event) {
+GP_CL_ENTRY cl_int CL_API_CALL
+clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer,
+                    cl_mem dst_buffer, size_t src_offset, size_t dst_offset,
+                    size_t size, cl_uint num_events_in_wait_list,
+                    const cl_event *event_wait_list, cl_event *event) {
   BEGIN(clEnqueueCopyBuffer, command_queue, event, GP_ACTIVITY_KIND_MEMCPY);
-  cl_int rc = real(command_queue, src_buffer, dst_buffer, src_offset,
-                   dst_offset, size, num_events_in_wait_list, event_wait_list,
-                   en.evp);
+  cl_int rc =
+      real(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size,
+           num_events_in_wait_list, event_wait_list, en.evp);
   gp__ocl_cmd cmd;
   copy_cmd(&cmd, size, GP_MEMCPY_DTOD, GP_MEMORY_DEVICE, GP_MEMORY_DEVICE);
   END(rc, &cmd, num_events_in_wait_list, event_wait_list, event, false);
@@ -343,12 +342,11 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueCopyBufferRect(
     size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch,
     size_t dst_slice_pitch, cl_uint num_events_in_wait_list,
     const cl_event *event_wait_list, cl_event *event) {
-  BEGIN(clEnqueueCopyBufferRect, command_queue, event,
-        GP_ACTIVITY_KIND_MEMCPY);
-  cl_int rc = real(command_queue, src_buffer, dst_buffer, src_origin,
-                   dst_origin, region, src_row_pitch, src_slice_pitch,
-                   dst_row_pitch, dst_slice_pitch, num_events_in_wait_list,
-                   event_wait_list, en.evp);
+  BEGIN(clEnqueueCopyBufferRect, command_queue, event, GP_ACTIVITY_KIND_MEMCPY);
+  cl_int rc =
+      real(command_queue, src_buffer, dst_buffer, src_origin, dst_origin,
+           region, src_row_pitch, src_slice_pitch, dst_row_pitch,
+           dst_slice_pitch, num_events_in_wait_list, event_wait_list, en.evp);
   gp__ocl_cmd cmd;
   copy_cmd(&cmd, region_size(region), GP_MEMCPY_DTOD, GP_MEMORY_DEVICE,
            GP_MEMORY_DEVICE);
@@ -356,11 +354,11 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueCopyBufferRect(
   return rc;
 }
 
-GP_CL_ENTRY cl_int CL_API_CALL clEnqueueFillBuffer(
-    cl_command_queue command_queue, cl_mem buffer, const void *pattern,
-    size_t pattern_size, size_t offset, size_t size,
-    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
-    cl_event *event) {
+GP_CL_ENTRY cl_int CL_API_CALL
+clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer,
+                    const void *pattern, size_t pattern_size, size_t offset,
+                    size_t size, cl_uint num_events_in_wait_list,
+                    const cl_event *event_wait_list, cl_event *event) {
   BEGIN(clEnqueueFillBuffer, command_queue, event, GP_ACTIVITY_KIND_MEMSET);
   cl_int rc = real(command_queue, buffer, pattern, pattern_size, offset, size,
                    num_events_in_wait_list, event_wait_list, en.evp);
@@ -392,12 +390,11 @@ GP_CL_ENTRY void *CL_API_CALL clEnqueueMapBuffer(
   return p;
 }
 
-GP_CL_ENTRY cl_int CL_API_CALL clEnqueueUnmapMemObject(
-    cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr,
-    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
-    cl_event *event) {
-  BEGIN(clEnqueueUnmapMemObject, command_queue, event,
-        GP_ACTIVITY_KIND_MEMCPY);
+GP_CL_ENTRY cl_int CL_API_CALL
+clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj,
+                        void *mapped_ptr, cl_uint num_events_in_wait_list,
+                        const cl_event *event_wait_list, cl_event *event) {
+  BEGIN(clEnqueueUnmapMemObject, command_queue, event, GP_ACTIVITY_KIND_MEMCPY);
   cl_int rc = real(command_queue, memobj, mapped_ptr, num_events_in_wait_list,
                    event_wait_list, en.evp);
   gp__ocl_cmd cmd;
@@ -443,13 +440,13 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueReadImage(
     size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list,
     const cl_event *event_wait_list, cl_event *event) {
   BEGIN(clEnqueueReadImage, command_queue, event, GP_ACTIVITY_KIND_MEMCPY);
-  cl_int rc = real(command_queue, image, blocking_read, origin, region,
-                   row_pitch, slice_pitch, ptr, num_events_in_wait_list,
-                   event_wait_list, en.evp);
+  cl_int rc =
+      real(command_queue, image, blocking_read, origin, region, row_pitch,
+           slice_pitch, ptr, num_events_in_wait_list, event_wait_list, en.evp);
   gp__ocl_cmd cmd;
   if (en.track && rc == CL_SUCCESS)
-    copy_cmd(&cmd, image_bytes(image, region), GP_MEMCPY_ATOH,
-             GP_MEMORY_ARRAY, GP_MEMORY_PAGEABLE);
+    copy_cmd(&cmd, image_bytes(image, region), GP_MEMCPY_ATOH, GP_MEMORY_ARRAY,
+             GP_MEMORY_PAGEABLE);
   END(rc, &cmd, num_events_in_wait_list, event_wait_list, event, false);
   return rc;
 }
@@ -473,16 +470,14 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueWriteImage(
 
 GP_CL_ENTRY cl_int CL_API_CALL clEnqueueFillImage(
     cl_command_queue command_queue, cl_mem image, const void *fill_color,
-    const size_t *origin, const size_t *region,
-    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
-    cl_event *event) {
+    const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list,
+    const cl_event *event_wait_list, cl_event *event) {
   BEGIN(clEnqueueFillImage, command_queue, event, GP_ACTIVITY_KIND_MEMSET);
   cl_int rc = real(command_queue, image, fill_color, origin, region,
                    num_events_in_wait_list, event_wait_list, en.evp);
   gp__ocl_cmd cmd;
   if (en.track && rc == CL_SUCCESS)
-    fill_cmd(&cmd, image_bytes(image, region), fill_color, 16,
-             GP_MEMORY_ARRAY);
+    fill_cmd(&cmd, image_bytes(image, region), fill_color, 16, GP_MEMORY_ARRAY);
   END(rc, &cmd, num_events_in_wait_list, event_wait_list, event, false);
   return rc;
 }
@@ -493,9 +488,8 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueCopyImage(
     cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
     cl_event *event) {
   BEGIN(clEnqueueCopyImage, command_queue, event, GP_ACTIVITY_KIND_MEMCPY);
-  cl_int rc = real(command_queue, src_image, dst_image, src_origin,
-                   dst_origin, region, num_events_in_wait_list,
-                   event_wait_list, en.evp);
+  cl_int rc = real(command_queue, src_image, dst_image, src_origin, dst_origin,
+                   region, num_events_in_wait_list, event_wait_list, en.evp);
   gp__ocl_cmd cmd;
   if (en.track && rc == CL_SUCCESS)
     copy_cmd(&cmd, image_bytes(src_image, region), GP_MEMCPY_ATOA,
@@ -511,9 +505,9 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueCopyImageToBuffer(
     cl_event *event) {
   BEGIN(clEnqueueCopyImageToBuffer, command_queue, event,
         GP_ACTIVITY_KIND_MEMCPY);
-  cl_int rc = real(command_queue, src_image, dst_buffer, src_origin, region,
-                   dst_offset, num_events_in_wait_list, event_wait_list,
-                   en.evp);
+  cl_int rc =
+      real(command_queue, src_image, dst_buffer, src_origin, region, dst_offset,
+           num_events_in_wait_list, event_wait_list, en.evp);
   gp__ocl_cmd cmd;
   if (en.track && rc == CL_SUCCESS)
     copy_cmd(&cmd, image_bytes(src_image, region), GP_MEMCPY_ATOD,
@@ -529,9 +523,8 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueCopyBufferToImage(
     cl_event *event) {
   BEGIN(clEnqueueCopyBufferToImage, command_queue, event,
         GP_ACTIVITY_KIND_MEMCPY);
-  cl_int rc = real(command_queue, src_buffer, dst_image, src_offset,
-                   dst_origin, region, num_events_in_wait_list,
-                   event_wait_list, en.evp);
+  cl_int rc = real(command_queue, src_buffer, dst_image, src_offset, dst_origin,
+                   region, num_events_in_wait_list, event_wait_list, en.evp);
   gp__ocl_cmd cmd;
   if (en.track && rc == CL_SUCCESS)
     copy_cmd(&cmd, image_bytes(dst_image, region), GP_MEMCPY_DTOA,
@@ -572,8 +565,8 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueMarkerWithWaitList(
     cl_command_queue command_queue, cl_uint num_events_in_wait_list,
     const cl_event *event_wait_list, cl_event *event) {
   BEGIN(clEnqueueMarkerWithWaitList, command_queue, event, 0);
-  cl_int rc = real(command_queue, num_events_in_wait_list, event_wait_list,
-                   event);
+  cl_int rc =
+      real(command_queue, num_events_in_wait_list, event_wait_list, event);
   END(rc, NULL, num_events_in_wait_list, event_wait_list, event, false);
   return rc;
 }
@@ -582,8 +575,8 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueBarrierWithWaitList(
     cl_command_queue command_queue, cl_uint num_events_in_wait_list,
     const cl_event *event_wait_list, cl_event *event) {
   BEGIN(clEnqueueBarrierWithWaitList, command_queue, event, 0);
-  cl_int rc = real(command_queue, num_events_in_wait_list, event_wait_list,
-                   event);
+  cl_int rc =
+      real(command_queue, num_events_in_wait_list, event_wait_list, event);
   END(rc, NULL, num_events_in_wait_list, event_wait_list, event, true);
   return rc;
 }
@@ -596,17 +589,17 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueMarker(cl_command_queue command_queue,
   return rc;
 }
 
-GP_CL_ENTRY cl_int CL_API_CALL clEnqueueBarrier(
-    cl_command_queue command_queue) {
+GP_CL_ENTRY cl_int CL_API_CALL
+clEnqueueBarrier(cl_command_queue command_queue) {
   BEGIN(clEnqueueBarrier, command_queue, NULL, 0);
   cl_int rc = real(command_queue);
   END(rc, NULL, 0, NULL, NULL, true);
   return rc;
 }
 
-GP_CL_ENTRY cl_int CL_API_CALL clEnqueueWaitForEvents(
-    cl_command_queue command_queue, cl_uint num_events,
-    const cl_event *event_list) {
+GP_CL_ENTRY cl_int CL_API_CALL
+clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events,
+                       const cl_event *event_list) {
   BEGIN(clEnqueueWaitForEvents, command_queue, NULL, 0);
   cl_int rc = real(command_queue, num_events, event_list);
   END(rc, NULL, num_events, event_list, NULL, true);
@@ -625,9 +618,8 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueSVMFree(
     void *user_data, cl_uint num_events_in_wait_list,
     const cl_event *event_wait_list, cl_event *event) {
   BEGIN(clEnqueueSVMFree, command_queue, event, 0);
-  cl_int rc = real(command_queue, num_svm_pointers, svm_pointers,
-                   pfn_free_func, user_data, num_events_in_wait_list,
-                   event_wait_list, event);
+  cl_int rc = real(command_queue, num_svm_pointers, svm_pointers, pfn_free_func,
+                   user_data, num_events_in_wait_list, event_wait_list, event);
   if (rc == CL_SUCCESS && svm_pointers) {
     pthread_mutex_lock(&gp__ocl.lock);
     for (cl_uint i = 0; i < num_svm_pointers; i++)
@@ -681,18 +673,17 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueSVMMap(
   gp__ocl_cmd cmd;
   if (en.track && rc == CL_SUCCESS) {
     uint64_t bytes = (flags & CL_MAP_WRITE_INVALIDATE_REGION) ? 0 : size;
-    copy_cmd(&cmd, bytes, GP_MEMCPY_DTOH, GP_MEMORY_MANAGED,
-             GP_MEMORY_UNKNOWN);
+    copy_cmd(&cmd, bytes, GP_MEMCPY_DTOH, GP_MEMORY_MANAGED, GP_MEMORY_UNKNOWN);
     mapping_add(svm_ptr, size, flags, GP_MEMORY_MANAGED);
   }
   END(rc, &cmd, num_events_in_wait_list, event_wait_list, event, false);
   return rc;
 }
 
-GP_CL_ENTRY cl_int CL_API_CALL clEnqueueSVMUnmap(
-    cl_command_queue command_queue, void *svm_ptr,
-    cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
-    cl_event *event) {
+GP_CL_ENTRY cl_int CL_API_CALL
+clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr,
+                  cl_uint num_events_in_wait_list,
+                  const cl_event *event_wait_list, cl_event *event) {
   BEGIN(clEnqueueSVMUnmap, command_queue, event, GP_ACTIVITY_KIND_MEMCPY);
   cl_int rc = real(command_queue, svm_ptr, num_events_in_wait_list,
                    event_wait_list, en.evp);
@@ -708,8 +699,7 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueSVMMigrateMem(
     const void **svm_pointers, const size_t *sizes,
     cl_mem_migration_flags flags, cl_uint num_events_in_wait_list,
     const cl_event *event_wait_list, cl_event *event) {
-  BEGIN(clEnqueueSVMMigrateMem, command_queue, event,
-        GP_ACTIVITY_KIND_MEMCPY);
+  BEGIN(clEnqueueSVMMigrateMem, command_queue, event, GP_ACTIVITY_KIND_MEMCPY);
   cl_int rc = real(command_queue, num_svm_pointers, svm_pointers, sizes, flags,
                    num_events_in_wait_list, event_wait_list, en.evp);
   gp__ocl_cmd cmd;

@@ -67,7 +67,8 @@ static gp__ocl_context *context_register(cl_context ctx) {
     if (!d)
       continue;
     cl30 = cl30 || d->version >= 300;
-    if (GP_CORE->context_register(d->device_id, GP_API_OPEN_CL, 0, &ids[i]) != 0)
+    if (GP_CORE->context_register(d->device_id, GP_API_OPEN_CL, 0, &ids[i]) !=
+        0)
       ids[i] = 0;
   }
   pthread_mutex_lock(&gp__ocl.objects_lock);
@@ -205,8 +206,8 @@ static gp__ocl_queue *queue_register(cl_command_queue q, cl_context ctx,
   char name[64];
   snprintf(name, sizeof(name), "OpenCL queue %u (%s)", r->stream_id,
            r->out_of_order ? "out-of-order" : "in-order");
-  GP_CORE->emit_name(GP_OBJECT_STREAM, r->device_id, context_id, r->stream_id, 0,
-                name);
+  GP_CORE->emit_name(GP_OBJECT_STREAM, r->device_id, context_id, r->stream_id,
+                     0, name);
   return r;
 }
 
@@ -293,8 +294,8 @@ GP_CL_ENTRY cl_command_queue CL_API_CALL clCreateCommandQueueWithProperties(
   if (q)
     queue_register(q, context, device,
                    flags | (forced ? CL_QUEUE_PROFILING_ENABLE : 0),
-                   (flags & CL_QUEUE_PROFILING_ENABLE) != 0, forced,
-                   properties, n * sizeof(cl_queue_properties));
+                   (flags & CL_QUEUE_PROFILING_ENABLE) != 0, forced, properties,
+                   n * sizeof(cl_queue_properties));
   if (mine != local)
     free(mine);
   if (errcode_ret)
@@ -303,10 +304,9 @@ GP_CL_ENTRY cl_command_queue CL_API_CALL clCreateCommandQueueWithProperties(
   return q;
 }
 
-GP_CL_ENTRY cl_command_queue CL_API_CALL
-clCreateCommandQueue(cl_context context, cl_device_id device,
-                     cl_command_queue_properties properties,
-                     cl_int *errcode_ret) {
+GP_CL_ENTRY cl_command_queue CL_API_CALL clCreateCommandQueue(
+    cl_context context, cl_device_id device,
+    cl_command_queue_properties properties, cl_int *errcode_ret) {
   __typeof__(&clCreateCommandQueue) real = GP_CL_REAL(clCreateCommandQueue);
   if (!real) {
     if (errcode_ret)
@@ -397,12 +397,13 @@ GP_CL_ENTRY cl_int CL_API_CALL clSetCommandQueueProperty(
   if (ask != 0 || properties == 0)
     rc = real(command_queue, ask, enable, old_properties);
   else if (old_properties)
-    rc = GP_CL_REAL(clGetCommandQueueInfo)(
-        command_queue, CL_QUEUE_PROPERTIES, sizeof(*old_properties),
-        old_properties, NULL);
+    rc = GP_CL_REAL(clGetCommandQueueInfo)(command_queue, CL_QUEUE_PROPERTIES,
+                                           sizeof(*old_properties),
+                                           old_properties, NULL);
   if (rc == CL_SUCCESS) {
     if (old_properties && hide)
-      *old_properties &= ~(cl_command_queue_properties)CL_QUEUE_PROFILING_ENABLE;
+      *old_properties &=
+          ~(cl_command_queue_properties)CL_QUEUE_PROFILING_ENABLE;
     if (r && r->forced && (properties & CL_QUEUE_PROFILING_ENABLE))
       r->app_profiling = enable != CL_FALSE;
   }
@@ -443,8 +444,8 @@ static gp__ocl_kernel *kernel_register(cl_kernel k, const char *name,
   if (!name) {
     size_t len = 0;
     buf[0] = '\0';
-    if (GP_CL_REAL(clGetKernelInfo)(k, CL_KERNEL_FUNCTION_NAME,
-                                    sizeof(buf) - 1, buf, &len) != CL_SUCCESS)
+    if (GP_CL_REAL(clGetKernelInfo)(k, CL_KERNEL_FUNCTION_NAME, sizeof(buf) - 1,
+                                    buf, &len) != CL_SUCCESS)
       buf[0] = '\0';
     buf[sizeof(buf) - 1] = '\0';
     name = buf;
@@ -502,9 +503,9 @@ GP_CL_ENTRY cl_kernel CL_API_CALL clCreateKernel(cl_program program,
   return k;
 }
 
-GP_CL_ENTRY cl_int CL_API_CALL clCreateKernelsInProgram(
-    cl_program program, cl_uint num_kernels, cl_kernel *kernels,
-    cl_uint *num_kernels_ret) {
+GP_CL_ENTRY cl_int CL_API_CALL
+clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
+                         cl_kernel *kernels, cl_uint *num_kernels_ret) {
   __typeof__(&clCreateKernelsInProgram) real =
       GP_CL_REAL(clCreateKernelsInProgram);
   if (!real)
@@ -564,9 +565,8 @@ GP_CL_ENTRY cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel,
   if (rc == CL_SUCCESS && arg_index < GP_OCL_LOCAL_ARGS) {
     gp__ocl_kernel *k = gp__ocl_kernel_get(kernel);
     /* A __local argument is set with its size and no value. */
-    uint32_t local = arg_value == NULL && arg_size <= UINT32_MAX
-                         ? (uint32_t)arg_size
-                         : 0;
+    uint32_t local =
+        arg_value == NULL && arg_size <= UINT32_MAX ? (uint32_t)arg_size : 0;
     if (k)
       atomic_store_explicit(&k->local_bytes[arg_index], local,
                             memory_order_relaxed);
@@ -626,11 +626,11 @@ GP_CL_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint num_events,
     cl_command_queue q = NULL;
     gp__ocl_queue *r = NULL;
     if (GP_CL_REAL(clGetEventInfo)(event_list[i], CL_EVENT_COMMAND_QUEUE,
-                                   sizeof(q), &q, NULL) == CL_SUCCESS && q)
+                                   sizeof(q), &q, NULL) == CL_SUCCESS &&
+        q)
       r = gp__ocl_queue_get(q);
-    gp__ocl_emit_sync(&c, end, GP_SYNC_EVENT_SYNCHRONIZE,
-                      r ? r->device_id : 0, r ? r->context_id : 0,
-                      r ? r->stream_id : 0,
+    gp__ocl_emit_sync(&c, end, GP_SYNC_EVENT_SYNCHRONIZE, r ? r->device_id : 0,
+                      r ? r->context_id : 0, r ? r->stream_id : 0,
                       gp__ocl_event_corr(event_list[i]));
   }
   gp__ocl_call_end_at(&c, rc, end);

@@ -131,8 +131,8 @@ void gp__ocl_emit_sync(const gp__ocl_call *c, uint64_t end, uint32_t sync_kind,
 /* device.c: devices and their clocks                                  */
 
 enum {
-  GP_OCL_CLOCK_TIMER = 1, /* clGetDeviceAndHostTimer works: read it */
-  GP_OCL_CLOCK_RAW = 2,   /* profiling on CLOCK_MONOTONIC_RAW (PoCL) */
+  GP_OCL_CLOCK_TIMER = 1,  /* clGetDeviceAndHostTimer works: read it */
+  GP_OCL_CLOCK_RAW = 2,    /* profiling on CLOCK_MONOTONIC_RAW (PoCL) */
   GP_OCL_CLOCK_BRACKET = 3 /* unknown: pair QUEUED with the enqueue call */
 };
 
@@ -198,8 +198,8 @@ void gp__ocl_device_map(gp__ocl_device *d, const struct gp__ocl_entry *e,
 /* ------------------------------------------------------------------ */
 /* objects.c: contexts, queues, kernels                                */
 
-#define GP_OCL_RECENT 32      /* commands remembered per queue for markers */
-#define GP_OCL_LOCAL_ARGS 32  /* kernel arguments tracked for local memory */
+#define GP_OCL_RECENT 32     /* commands remembered per queue for markers */
+#define GP_OCL_LOCAL_ARGS 32 /* kernel arguments tracked for local memory */
 
 typedef struct gp__ocl_context {
   cl_context cl;
@@ -259,8 +259,8 @@ typedef struct gp__ocl_cmd {
   uint32_t grid[3], block[3];
   uint32_t dynamic_shared;
   uint64_t bytes;
-  uint32_t value;    /* memset: the fill pattern's first bytes */
-  uint8_t copy_kind; /* gp_memcpy_kind */
+  uint32_t value;             /* memset: the fill pattern's first bytes */
+  uint8_t copy_kind;          /* gp_memcpy_kind */
   uint8_t src_kind, dst_kind; /* gp_memory_kind; memset: dst_kind */
   bool src_host, dst_host;    /* memcpy side in host memory */
 } gp__ocl_cmd;
@@ -269,10 +269,10 @@ typedef struct gp__ocl_evinfo gp__ocl_evinfo;
 
 typedef struct gp__ocl_entry {
   struct gp__ocl_entry *prev, *next; /* pending list (pending.c) */
-  _Atomic int refs;    /* the record's owner and the callback */
-  bool retired;        /* the record has an owner (list lock) */
-  bool internal;       /* event is ours, released once read */
-  cl_int swept_status; /* status a flush found it in */
+  _Atomic int refs;                  /* the record's owner and the callback */
+  bool retired;                      /* the record has an owner (list lock) */
+  bool internal;                     /* event is ours, released once read */
+  cl_int swept_status;               /* status a flush found it in */
   cl_event event;
   gp__ocl_evinfo *evinfo; /* the program's event's info while pending */
   gp__ocl_device *dev;
@@ -313,9 +313,8 @@ typedef struct gp__ocl_enqueue {
  * command is tracked. Leaves in en->evp the event pointer to pass to the
  * driver: the program's, or ours if it passed NULL and we track.
  */
-void gp__ocl_enqueue_begin(gp__ocl_enqueue *en, uint32_t id,
-                           cl_command_queue q, cl_event *app_event,
-                           uint32_t kind);
+void gp__ocl_enqueue_begin(gp__ocl_enqueue *en, uint32_t id, cl_command_queue q,
+                           cl_event *app_event, uint32_t kind);
 
 /*
  * Finishes an enqueue whose driver call returned rc: on success tracks the
@@ -324,10 +323,9 @@ void gp__ocl_enqueue_begin(gp__ocl_enqueue *en, uint32_t id,
  * back later ones), with its wait list; then writes the API record.
  * app_event is the program's event pointer (NULL if it passed none).
  */
-void gp__ocl_enqueue_end(gp__ocl_enqueue *en, cl_int rc,
-                         const gp__ocl_cmd *cmd, cl_uint num_waits,
-                         const cl_event *wait_list, cl_event *app_event,
-                         bool barrier);
+void gp__ocl_enqueue_end(gp__ocl_enqueue *en, cl_int rc, const gp__ocl_cmd *cmd,
+                         cl_uint num_waits, const cl_event *wait_list,
+                         cl_event *app_event, bool barrier);
 
 /* The correlation id of the command behind a program event, 0 if none
  * (for SYNCHRONIZATION records). */
@@ -347,13 +345,13 @@ void gp__ocl_event_forget(cl_event ev);
 
 /* What the tracker did so far (for tests and the docs' claims). */
 typedef struct gp__ocl_stats {
-  uint64_t tracked;   /* commands whose completion we waited for */
-  uint64_t recorded;  /* GPU records written with profiling times */
-  uint64_t unknown;   /* GPU records written without them */
-  uint64_t failed;    /* commands that ended in an error */
-  uint64_t internal;  /* events we made because the program passed none */
-  uint64_t released;  /* of those, released again */
-  uint64_t pending;   /* commands still in flight */
+  uint64_t tracked;  /* commands whose completion we waited for */
+  uint64_t recorded; /* GPU records written with profiling times */
+  uint64_t unknown;  /* GPU records written without them */
+  uint64_t failed;   /* commands that ended in an error */
+  uint64_t internal; /* events we made because the program passed none */
+  uint64_t released; /* of those, released again */
+  uint64_t pending;  /* commands still in flight */
 } gp__ocl_stats;
 
 void gp__ocl_get_stats(gp__ocl_stats *out);
@@ -408,13 +406,13 @@ void gp__ocl_device_atfork_child(void);
 
 typedef struct gp__ocl_state {
   pthread_mutex_t lock; /* events, mappings, SVM, queues' dependencies */
-  gp__ptrmap events;   /* cl_event -> gp__ocl_evinfo (lock) */
-  gp__ptrmap mappings; /* mapped host pointer -> gp__ocl_mapping (lock) */
-  gp__ptrmap svm;      /* SVM allocation base -> size (lock) */
-  gp__ptrmap queues;   /* lock-free reads */
-  gp__ptrmap kernels;  /* lock-free reads */
-  gp__ptrmap contexts; /* lock-free reads */
-  gp__ptrmap devices;  /* lock-free reads */
+  gp__ptrmap events;    /* cl_event -> gp__ocl_evinfo (lock) */
+  gp__ptrmap mappings;  /* mapped host pointer -> gp__ocl_mapping (lock) */
+  gp__ptrmap svm;       /* SVM allocation base -> size (lock) */
+  gp__ptrmap queues;    /* lock-free reads */
+  gp__ptrmap kernels;   /* lock-free reads */
+  gp__ptrmap contexts;  /* lock-free reads */
+  gp__ptrmap devices;   /* lock-free reads */
   pthread_mutex_t objects_lock; /* writers of the lock-free maps */
   _Atomic uint32_t next_stream;
 } gp__ocl_state;

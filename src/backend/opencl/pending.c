@@ -32,7 +32,8 @@
 
 #include "oclInt.h"
 
-#define DRAIN_WAIT_NS 1000000000ull /* forced flush: wait for work in flight */
+#define DRAIN_WAIT_NS 1000000000ull /* forced flush: wait for work in flight   \
+                                     */
 #define SHARDS 32
 
 typedef struct shard {
@@ -43,8 +44,8 @@ typedef struct shard {
 static shard shards[SHARDS];
 static pthread_once_t shards_once = PTHREAD_ONCE_INIT;
 
-static _Atomic uint64_t n_tracked, n_recorded, n_unknown, n_failed,
-    n_internal, n_released;
+static _Atomic uint64_t n_tracked, n_recorded, n_unknown, n_failed, n_internal,
+    n_released;
 static _Atomic size_t num_pending; /* entries in the lists */
 static _Atomic size_t finishing;   /* retired, record not written yet */
 static _Atomic int drain_waiting;  /* forced flushes waiting for both */
@@ -101,8 +102,7 @@ gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
   else if (!(e = malloc(sizeof(*e))))
     return NULL;
   e->waits = e->inline_waits;
-  if (num_waits > GP_OCL_INLINE_WAITS &&
-      !(e->waits = malloc(8u * num_waits))) {
+  if (num_waits > GP_OCL_INLINE_WAITS && !(e->waits = malloc(8u * num_waits))) {
     e->next = own_free;
     own_free = e;
     return NULL;
@@ -133,7 +133,9 @@ void gp__ocl_entry_hold(gp__ocl_entry *e) {
 }
 
 /* See oclInt.h. */
-void gp__ocl_entry_drop(gp__ocl_entry *e) { entry_put(e); }
+void gp__ocl_entry_drop(gp__ocl_entry *e) {
+  entry_put(e);
+}
 
 /* Takes the record's ownership. Caller holds e's list lock (and
  * gp__ocl.lock if e has an evinfo); e is pending. */
@@ -180,8 +182,8 @@ bool gp__ocl_retire(gp__ocl_entry *e, bool events_locked) {
 
 static void emit_kernel(const gp__ocl_entry *e, const uint64_t ts[4]) {
   uint32_t size = (uint32_t)sizeof(gp_activity_kernel) + 8u * e->num_waits;
-  gp_activity_kernel *r = GP_CORE->activity_reserve(GP_ACTIVITY_KIND_KERNEL, size,
-                                               e->context_id, e->stream_id);
+  gp_activity_kernel *r = GP_CORE->activity_reserve(
+      GP_ACTIVITY_KIND_KERNEL, size, e->context_id, e->stream_id);
   if (!r)
     return;
   memset((uint8_t *)r + sizeof(gp_activity), 0,
@@ -209,8 +211,8 @@ static void emit_kernel(const gp__ocl_entry *e, const uint64_t ts[4]) {
 
 static void emit_memcpy(const gp__ocl_entry *e, const uint64_t ts[4]) {
   uint32_t size = (uint32_t)sizeof(gp_activity_memcpy) + 8u * e->num_waits;
-  gp_activity_memcpy *r = GP_CORE->activity_reserve(GP_ACTIVITY_KIND_MEMCPY, size,
-                                               e->context_id, e->stream_id);
+  gp_activity_memcpy *r = GP_CORE->activity_reserve(
+      GP_ACTIVITY_KIND_MEMCPY, size, e->context_id, e->stream_id);
   if (!r)
     return;
   memset((uint8_t *)r + sizeof(gp_activity), 0,
@@ -239,8 +241,8 @@ static void emit_memcpy(const gp__ocl_entry *e, const uint64_t ts[4]) {
 
 static void emit_memset(const gp__ocl_entry *e, const uint64_t ts[4]) {
   uint32_t size = (uint32_t)sizeof(gp_activity_memset) + 8u * e->num_waits;
-  gp_activity_memset *r = GP_CORE->activity_reserve(GP_ACTIVITY_KIND_MEMSET, size,
-                                               e->context_id, e->stream_id);
+  gp_activity_memset *r = GP_CORE->activity_reserve(
+      GP_ACTIVITY_KIND_MEMSET, size, e->context_id, e->stream_id);
   if (!r)
     return;
   memset((uint8_t *)r + sizeof(gp_activity), 0,
@@ -277,8 +279,7 @@ void gp__ocl_finish(gp__ocl_entry *e, cl_int status, bool can_read) {
     complete = prof != NULL;
     for (int i = 0; i < 4 && complete; i++) {
       cl_ulong v = 0;
-      if (prof(e->event, which[i], sizeof(v), &v, NULL) != CL_SUCCESS ||
-          v == 0)
+      if (prof(e->event, which[i], sizeof(v), &v, NULL) != CL_SUCCESS || v == 0)
         complete = false;
       dev[i] = v;
     }

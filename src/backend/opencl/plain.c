@@ -16,7 +16,7 @@
     __typeof__(&name) real_ = GP_CL_REAL(name);                                \
     if (GP_UNLIKELY(!real_))                                                   \
       return CL_INVALID_OPERATION;                                             \
-    if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0))                        \
+    if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0))                   \
       return real_ args;                                                       \
     gp__ocl_call c_;                                                           \
     gp__ocl_call_begin(&c_, GP_CL_ID_##name, false);                           \
@@ -33,7 +33,7 @@
         *errcode_ret = CL_INVALID_OPERATION;                                   \
       return NULL;                                                             \
     }                                                                          \
-    if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0))                        \
+    if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0))                   \
       return real_ args;                                                       \
     gp__ocl_call c_;                                                           \
     gp__ocl_call_begin(&c_, GP_CL_ID_##name, false);                           \
@@ -50,7 +50,7 @@
     __typeof__(&name) real_ = GP_CL_REAL(name);                                \
     if (GP_UNLIKELY(!real_))                                                   \
       return NULL;                                                             \
-    if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0))                        \
+    if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0))                   \
       return real_ args;                                                       \
     gp__ocl_call c_;                                                           \
     gp__ocl_call_begin(&c_, GP_CL_ID_##name, false);                           \
@@ -64,7 +64,7 @@
     __typeof__(&name) real_ = GP_CL_REAL(name);                                \
     if (GP_UNLIKELY(!real_))                                                   \
       return;                                                                  \
-    if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0)) {                      \
+    if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0)) {                 \
       real_ args;                                                              \
       return;                                                                  \
     }                                                                          \

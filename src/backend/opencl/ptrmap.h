@@ -59,8 +59,8 @@ void *gp__ptrmap_del(gp__ptrmap *m, const void *key);
  * Calls fn for every live entry, in no particular order. Writers' lock;
  * fn must not change the map.
  */
-void gp__ptrmap_each(gp__ptrmap *m, void (*fn)(void *user, const void *key,
-                                                void *val),
+void gp__ptrmap_each(gp__ptrmap *m,
+                     void (*fn)(void *user, const void *key, void *val),
                      void *user);
 
 #endif /* GPUPERF_OPENCL_PTRMAP_H */

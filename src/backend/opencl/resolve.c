@@ -102,8 +102,12 @@ static void *off_reserve(uint32_t kind, uint32_t size, uint32_t context_id,
   (void)kind, (void)size, (void)context_id, (void)stream_id;
   return NULL;
 }
-static void off_commit(void *record) { (void)record; }
-static uint64_t off_correlation(void) { return 0; }
+static void off_commit(void *record) {
+  (void)record;
+}
+static uint64_t off_correlation(void) {
+  return 0;
+}
 static int off_hook(gp__flush_hook hook, void *user) {
   (void)hook, (void)user;
   return 0;
@@ -123,19 +127,33 @@ static int off_context(uint32_t device_id, uint32_t api, uint32_t stream,
   (void)device_id, (void)api, (void)stream, (void)id;
   return GP_ENOTSUP;
 }
-static void off_uncontext(uint32_t id) { (void)id; }
+static void off_uncontext(uint32_t id) {
+  (void)id;
+}
 static void off_name(uint32_t kind, uint32_t device_id, uint32_t context_id,
                      uint32_t stream_id, uint32_t thread_id, const char *n) {
   (void)kind, (void)device_id, (void)context_id, (void)stream_id;
   (void)thread_id, (void)n;
 }
-static uint32_t off_id(void) { return 0; }
+static uint32_t off_id(void) {
+  return 0;
+}
 
 /* A core that records nothing: what a mismatched libgpuperf gets us. */
-static const gp_backend_ops off_ops = {
-    GP_BACKEND_INTERFACE_VERSION, sizeof(gp_backend_ops), off_enabled,
-    off_reserve, off_commit, off_correlation, off_hook, off_intern,
-    off_device, off_context, off_uncontext, off_name, off_id, off_id};
+static const gp_backend_ops off_ops = {GP_BACKEND_INTERFACE_VERSION,
+                                       sizeof(gp_backend_ops),
+                                       off_enabled,
+                                       off_reserve,
+                                       off_commit,
+                                       off_correlation,
+                                       off_hook,
+                                       off_intern,
+                                       off_device,
+                                       off_context,
+                                       off_uncontext,
+                                       off_name,
+                                       off_id,
+                                       off_id};
 
 /* See oclInt.h. */
 const gp_backend_ops *gp__ocl_core_load(void) {
@@ -172,7 +190,11 @@ gp__ocl_state gp__ocl = {
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
-static void init_run(void) { gp__ocl_track_init(); }
+static void init_run(void) {
+  gp__ocl_track_init();
+}
 
 /* See oclInt.h. */
-void gp__ocl_init(void) { pthread_once(&init_once, init_run); }
+void gp__ocl_init(void) {
+  pthread_once(&init_once, init_run);
+}

@@ -55,8 +55,8 @@ static uint32_t add_ids(const uint64_t *ids, uint32_t count, uint64_t *out,
 }
 
 /* Adds what "every command enqueued so far on q" stands for. */
-static uint32_t add_previous(const gp__ocl_queue *q, uint64_t *out,
-                             uint32_t n, uint32_t cap) {
+static uint32_t add_previous(const gp__ocl_queue *q, uint64_t *out, uint32_t n,
+                             uint32_t cap) {
   if (q->num_recent > 0 || !q->out_of_order)
     return add_ids(q->recent, q->num_recent, out, n, cap);
   return add_ids(q->frontier, q->num_frontier, out, n, cap);
@@ -112,9 +112,8 @@ static gp__ocl_evinfo *evinfo_new(const gp__ocl_queue *q, const uint64_t *ids,
 /* Enqueues                                                             */
 
 /* See oclInt.h. */
-void gp__ocl_enqueue_begin(gp__ocl_enqueue *en, uint32_t id,
-                           cl_command_queue q, cl_event *app_event,
-                           uint32_t kind) {
+void gp__ocl_enqueue_begin(gp__ocl_enqueue *en, uint32_t id, cl_command_queue q,
+                           cl_event *app_event, uint32_t kind) {
   en->q = NULL;
   en->track = false;
   en->internal = NULL;
@@ -212,18 +211,17 @@ static void track_command(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
 }
 
 /* See oclInt.h. */
-void gp__ocl_enqueue_end(gp__ocl_enqueue *en, cl_int rc,
-                         const gp__ocl_cmd *cmd, cl_uint num_waits,
-                         const cl_event *wait_list, cl_event *app_event,
-                         bool barrier) {
+void gp__ocl_enqueue_end(gp__ocl_enqueue *en, cl_int rc, const gp__ocl_cmd *cmd,
+                         cl_uint num_waits, const cl_event *wait_list,
+                         cl_event *app_event, bool barrier) {
   uint64_t raw_after = en->anchor.raw && gp__ocl_device_unverified(en->q->dev)
                            ? gp__ocl_raw_now()
                            : 0;
   uint64_t end = gp_get_timestamp();
   if (rc == CL_SUCCESS && en->track) {
     if (en->kind == 0)
-      track_passthrough(en, num_waits, wait_list,
-                        app_event ? *app_event : NULL, barrier);
+      track_passthrough(en, num_waits, wait_list, app_event ? *app_event : NULL,
+                        barrier);
     else if (en->evp && *en->evp)
       track_command(en, cmd, num_waits, wait_list, *en->evp,
                     en->evp == &en->internal, end, raw_after);
@@ -312,4 +310,3 @@ void gp__ocl_event_forget(cl_event ev) {
   }
   pthread_mutex_unlock(&gp__ocl.lock);
 }
-
