@@ -36,19 +36,25 @@
                                      */
 #define SHARDS 32
 
+/* One list of pending entries, with what happened to its entries. A
+ * command's entry is touched by the thread that enqueues it and the one
+ * that completes it; keeping every counter on its list's own cache line
+ * (not on shared global ones) is what keeps those threads from fighting
+ * over memory. */
 typedef struct shard {
   pthread_mutex_t lock;
   gp__ocl_entry *head;
-} shard;
+  uint64_t pending;            /* entries in the list (lock) */
+  uint64_t tracked, internal;  /* (lock) */
+  _Atomic uint64_t finishing;  /* retired, record not written yet */
+  _Atomic uint64_t recorded, unknown, failed, released;
+  gp__ocl_entry *_Atomic returned; /* recycled entries */
+} __attribute__((aligned(64))) shard;
 
 static shard shards[SHARDS];
 static pthread_once_t shards_once = PTHREAD_ONCE_INIT;
 
-static _Atomic uint64_t n_tracked, n_recorded, n_unknown, n_failed, n_internal,
-    n_released;
-static _Atomic size_t num_pending; /* entries in the lists */
-static _Atomic size_t finishing;   /* retired, record not written yet */
-static _Atomic int drain_waiting;  /* forced flushes waiting for both */
+static _Atomic int drain_waiting __attribute__((aligned(64)));
 static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t drained = PTHREAD_COND_INITIALIZER;
 
@@ -83,26 +89,30 @@ static void wake_drainers(void) {
 /*
  * Entries are recycled, not freed: they are made on the program's threads
  * and done with on the driver's, and malloc's arenas are slow to trade
- * memory across threads. A freed entry is pushed on a shared stack; a
- * thread that needs one takes the whole stack into its own list. Pushes
- * and the taking of everything at once cannot suffer from ABA.
+ * memory across threads. A freed entry is pushed on its list's stack; a
+ * thread that needs one takes a whole stack into its own list. Pushes and
+ * the taking of everything at once cannot suffer from ABA.
  */
-static gp__ocl_entry *_Atomic returned;
 static GP_TLS gp__ocl_entry *own_free;
+static GP_TLS unsigned own_next_shard;
 
 /* See oclInt.h. */
 gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
   pthread_once(&shards_once, shards_init);
   gp__ocl_entry *e = own_free;
-  if (!e)
-    e = own_free =
-        atomic_exchange_explicit(&returned, NULL, memory_order_acquire);
+  for (unsigned i = 0; !e && i < SHARDS; i++) {
+    shard *s = &shards[(own_next_shard++) % SHARDS];
+    if (atomic_load_explicit(&s->returned, memory_order_relaxed))
+      e = own_free =
+          atomic_exchange_explicit(&s->returned, NULL, memory_order_acquire);
+  }
   if (e)
     own_free = e->next;
   else if (!(e = malloc(sizeof(*e))))
     return NULL;
   e->waits = e->inline_waits;
-  if (num_waits > GP_OCL_INLINE_WAITS && !(e->waits = malloc(8u * num_waits))) {
+  if (num_waits > GP_OCL_INLINE_WAITS &&
+      !(e->waits = malloc(8u * num_waits))) {
     e->next = own_free;
     own_free = e;
     return NULL;
@@ -120,11 +130,13 @@ static void entry_put(gp__ocl_entry *e) {
     return;
   if (e->waits != e->inline_waits)
     free(e->waits);
-  gp__ocl_entry *head = atomic_load_explicit(&returned, memory_order_relaxed);
+  shard *s = shard_of(e);
+  gp__ocl_entry *head =
+      atomic_load_explicit(&s->returned, memory_order_relaxed);
   do {
     e->next = head;
   } while (!atomic_compare_exchange_weak_explicit(
-      &returned, &head, e, memory_order_release, memory_order_relaxed));
+      &s->returned, &head, e, memory_order_release, memory_order_relaxed));
 }
 
 /* See oclInt.h. */
@@ -142,7 +154,7 @@ void gp__ocl_entry_drop(gp__ocl_entry *e) {
 static void retire_locked(gp__ocl_entry *e) {
   shard *s = shard_of(e);
   e->retired = true;
-  atomic_fetch_add(&finishing, 1);
+  atomic_fetch_add_explicit(&s->finishing, 1, memory_order_relaxed);
   if (e->prev)
     e->prev->next = e->next;
   else
@@ -150,7 +162,7 @@ static void retire_locked(gp__ocl_entry *e) {
   if (e->next)
     e->next->prev = e->prev;
   e->prev = e->next = NULL;
-  atomic_fetch_sub(&num_pending, 1);
+  s->pending--;
   if (e->evinfo) {
     e->evinfo->entry = NULL;
     e->evinfo = NULL;
@@ -271,8 +283,9 @@ void gp__ocl_finish(gp__ocl_entry *e, cl_int status, bool can_read) {
       CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
       CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
   bool complete = false;
+  shard *s = shard_of(e);
   if (status < 0)
-    atomic_fetch_add_explicit(&n_failed, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->failed, 1, memory_order_relaxed);
   if (can_read && status == CL_COMPLETE) {
     __typeof__(&clGetEventProfilingInfo) prof =
         GP_CL_REAL(clGetEventProfilingInfo);
@@ -293,7 +306,7 @@ void gp__ocl_finish(gp__ocl_entry *e, cl_int status, bool can_read) {
     ts[0] = e->host_start;
     ts[1] = ts[2] = ts[3] = 0;
   }
-  atomic_fetch_add_explicit(complete ? &n_recorded : &n_unknown, 1,
+  atomic_fetch_add_explicit(complete ? &s->recorded : &s->unknown, 1,
                             memory_order_relaxed);
   if (GP_CORE->activity_enabled(e->cmd.kind, e->context_id)) {
     if (e->cmd.kind == GP_ACTIVITY_KIND_KERNEL)
@@ -306,10 +319,10 @@ void gp__ocl_finish(gp__ocl_entry *e, cl_int status, bool can_read) {
   if (e->internal && e->event) {
     __typeof__(&clReleaseEvent) rel = GP_CL_REAL(clReleaseEvent);
     if (rel && rel(e->event) == CL_SUCCESS)
-      atomic_fetch_add_explicit(&n_released, 1, memory_order_relaxed);
+      atomic_fetch_add_explicit(&s->released, 1, memory_order_relaxed);
   }
   entry_put(e);
-  atomic_fetch_sub(&finishing, 1);
+  atomic_fetch_sub_explicit(&s->finishing, 1, memory_order_release);
   wake_drainers();
 }
 
@@ -330,11 +343,10 @@ void gp__ocl_entry_link(gp__ocl_entry *e) {
   if (e->next)
     e->next->prev = e;
   s->head = e;
-  atomic_fetch_add(&num_pending, 1);
+  s->pending++;
+  s->tracked++;
+  s->internal += e->internal;
   pthread_mutex_unlock(&s->lock);
-  atomic_fetch_add_explicit(&n_tracked, 1, memory_order_relaxed);
-  if (e->internal)
-    atomic_fetch_add_explicit(&n_internal, 1, memory_order_relaxed);
 }
 
 /* See oclInt.h. */
@@ -392,6 +404,18 @@ static void sweep_internal(void) {
   }
 }
 
+/* Commands pending or being written, over all lists. */
+static uint64_t in_flight(void) {
+  uint64_t n = 0;
+  for (int i = 0; i < SHARDS; i++) {
+    pthread_mutex_lock(&shards[i].lock);
+    n += shards[i].pending;
+    pthread_mutex_unlock(&shards[i].lock);
+    n += atomic_load_explicit(&shards[i].finishing, memory_order_acquire);
+  }
+  return n;
+}
+
 static void flush_hook(void *user, bool forced) {
   (void)user;
   pthread_once(&shards_once, shards_init);
@@ -404,7 +428,7 @@ static void flush_hook(void *user, bool forced) {
   dl.tv_sec += (time_t)(DRAIN_WAIT_NS / 1000000000ull);
   pthread_mutex_lock(&drain_lock);
   atomic_fetch_add(&drain_waiting, 1);
-  while (atomic_load(&num_pending) > 0 || atomic_load(&finishing) > 0)
+  while (in_flight() > 0)
     if (pthread_cond_timedwait(&drained, &drain_lock, &dl) != 0)
       break;
   atomic_fetch_sub(&drain_waiting, 1);
@@ -436,13 +460,20 @@ static void flush_hook(void *user, bool forced) {
 
 /* See oclInt.h. */
 void gp__ocl_get_stats(gp__ocl_stats *out) {
-  out->tracked = atomic_load(&n_tracked);
-  out->recorded = atomic_load(&n_recorded);
-  out->unknown = atomic_load(&n_unknown);
-  out->failed = atomic_load(&n_failed);
-  out->internal = atomic_load(&n_internal);
-  out->released = atomic_load(&n_released);
-  out->pending = atomic_load(&num_pending);
+  memset(out, 0, sizeof(*out));
+  pthread_once(&shards_once, shards_init);
+  for (int i = 0; i < SHARDS; i++) {
+    shard *s = &shards[i];
+    pthread_mutex_lock(&s->lock);
+    out->tracked += s->tracked;
+    out->internal += s->internal;
+    out->pending += s->pending;
+    pthread_mutex_unlock(&s->lock);
+    out->recorded += atomic_load(&s->recorded);
+    out->unknown += atomic_load(&s->unknown);
+    out->failed += atomic_load(&s->failed);
+    out->released += atomic_load(&s->released);
+  }
 }
 
 /* ------------------------------------------------------------------ */
@@ -482,9 +513,9 @@ static void atfork_child(void) {
       e = next;
     }
     shards[i].head = NULL;
+    shards[i].pending = 0;
+    atomic_store(&shards[i].finishing, 0);
   }
-  atomic_store(&num_pending, 0);
-  atomic_store(&finishing, 0);
   atomic_store(&drain_waiting, 0);
   gp__ocl_device_atfork_child();
 }
