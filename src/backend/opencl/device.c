@@ -177,7 +177,8 @@ static uint64_t between(const gp__ocl_anchor *a, const gp__ocl_anchor *b,
 
 /* See oclInt.h. */
 void gp__ocl_device_map(gp__ocl_device *d, const gp__ocl_entry *e,
-                        const uint64_t dev_ts[4], uint64_t out[4]) {
+                        const uint64_t dev_ts[4], uint64_t out[4],
+                        const gp__ocl_anchor *after) {
   memset(out, 0, 4 * sizeof(uint64_t));
   if (dev_ts[0] == 0)
     return;
@@ -194,7 +195,10 @@ void gp__ocl_device_map(gp__ocl_device *d, const gp__ocl_entry *e,
   if (mode == GP_OCL_CLOCK_RAW && atomic_load(&d->raw_verdict) == 1 &&
       e->anchor.raw != 0) {
     gp__ocl_anchor b;
-    gp__ocl_anchor_take(&b);
+    if (after && after->raw >= e->anchor.raw)
+      b = *after;
+    else
+      gp__ocl_anchor_take(&b);
     for (int i = 0; i < 4; i++)
       out[i] = dev_ts[i] ? between(&e->anchor, &b, dev_ts[i]) : 0;
     note_error(d, e->anchor.err > b.err ? e->anchor.err : b.err);

@@ -120,9 +120,8 @@ static void kernel_cmd(gp__ocl_cmd *c, cl_kernel kernel, cl_uint dims,
     }
   }
   if (k) {
-    uint64_t shared = 0;
-    for (int i = 0; i < GP_OCL_LOCAL_ARGS; i++)
-      shared += atomic_load_explicit(&k->local_bytes[i], memory_order_relaxed);
+    uint64_t shared = atomic_load_explicit(&k->local_total,
+                                           memory_order_relaxed);
     c->dynamic_shared = shared > UINT32_MAX ? UINT32_MAX : (uint32_t)shared;
   }
 }

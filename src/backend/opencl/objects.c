@@ -173,8 +173,8 @@ static gp__ocl_queue *queue_register(cl_command_queue q, cl_context ctx,
   pthread_mutex_lock(&gp__ocl.objects_lock);
   gp__ocl_queue *r = gp__ptrmap_get(&gp__ocl.queues, q);
   bool fresh = r == NULL;
-  if (fresh)
-    r = calloc(1, sizeof(*r));
+  if (fresh && (r = calloc(1, sizeof(*r))) != NULL)
+    pthread_mutex_init(&r->reap_lock, NULL);
   if (!r) {
     pthread_mutex_unlock(&gp__ocl.objects_lock);
     free(copy);
@@ -460,9 +460,13 @@ static gp__ocl_kernel *kernel_register(cl_kernel k, const char *name,
   }
   r->cl = k;
   atomic_store(&r->name_id, id);
-  for (int i = 0; i < GP_OCL_LOCAL_ARGS; i++)
-    atomic_store(&r->local_bytes[i],
-                 like ? atomic_load(&like->local_bytes[i]) : 0);
+  uint64_t total = 0;
+  for (int i = 0; i < GP_OCL_LOCAL_ARGS; i++) {
+    uint32_t v = like ? atomic_load(&like->local_bytes[i]) : 0;
+    atomic_store(&r->local_bytes[i], v);
+    total += v;
+  }
+  atomic_store(&r->local_total, total);
   if (fresh && gp__ptrmap_put(&gp__ocl.kernels, k, r, NULL) != 0) {
     pthread_mutex_unlock(&gp__ocl.objects_lock);
     free(r);
@@ -567,9 +571,13 @@ GP_CL_ENTRY cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel,
     /* A __local argument is set with its size and no value. */
     uint32_t local =
         arg_value == NULL && arg_size <= UINT32_MAX ? (uint32_t)arg_size : 0;
-    if (k)
-      atomic_store_explicit(&k->local_bytes[arg_index], local,
-                            memory_order_relaxed);
+    if (k) {
+      uint32_t was = atomic_exchange_explicit(&k->local_bytes[arg_index],
+                                              local, memory_order_relaxed);
+      atomic_fetch_add_explicit(&k->local_total,
+                                (uint64_t)local - (uint64_t)was,
+                                memory_order_relaxed);
+    }
   }
   gp__ocl_call_end(&c, rc);
   return rc;
@@ -646,6 +654,9 @@ GP_CL_ENTRY cl_int CL_API_CALL clFinish(cl_command_queue command_queue) {
   gp__ocl_call_begin(&c, GP_CL_ID_clFinish, sync);
   cl_int rc = real(command_queue);
   uint64_t end = gp_get_timestamp();
+  gp__ocl_queue *q = gp__ptrmap_get(&gp__ocl.queues, command_queue);
+  if (q && !q->out_of_order)
+    gp__ocl_reap(q, UINT32_MAX); /* all done now */
   if (sync) {
     gp__ocl_queue *r = gp__ocl_queue_get(command_queue);
     if (r)

@@ -189,11 +189,12 @@ struct gp__ocl_entry;
  * Maps the profiling times dev_ts[0..3] (queued, submitted, start, end;
  * 0 = unknown) of entry e's command to the trace clock into out[0..3] (0
  * where unknown), deciding or refining the clock mapping with what e
- * measured on the host. Call after the command completed (it takes the
- * second anchor now).
+ * measured on the host. Call after the command completed: after is an
+ * anchor taken since (NULL: one is taken now).
  */
 void gp__ocl_device_map(gp__ocl_device *d, const struct gp__ocl_entry *e,
-                        const uint64_t dev_ts[4], uint64_t out[4]);
+                        const uint64_t dev_ts[4], uint64_t out[4],
+                        const gp__ocl_anchor *after);
 
 /* ------------------------------------------------------------------ */
 /* objects.c: contexts, queues, kernels                                */
@@ -224,12 +225,17 @@ typedef struct gp__ocl_queue {
   uint32_t num_recent, num_frontier;
   uint64_t recent[GP_OCL_RECENT];
   uint64_t frontier[GP_OCL_RECENT];
+  /* In-order queues: commands with our own events, oldest first, read when
+   * the program next calls in on the queue (pending.c). */
+  pthread_mutex_t reap_lock;
+  struct gp__ocl_entry *reap_head, *reap_tail;
 } gp__ocl_queue;
 
 typedef struct gp__ocl_kernel {
   cl_kernel cl;
   _Atomic uint32_t name_id;
   _Atomic uint32_t local_bytes[GP_OCL_LOCAL_ARGS]; /* __local argument sizes */
+  _Atomic uint64_t local_total; /* their sum */
 } gp__ocl_kernel;
 
 /*
@@ -272,6 +278,8 @@ typedef struct gp__ocl_entry {
   _Atomic int refs;                  /* the record's owner and the callback */
   bool retired;                      /* the record has an owner (list lock) */
   bool internal;                     /* event is ours, released once read */
+  bool deferred;                     /* read when reaped, no callback */
+  struct gp__ocl_entry *reap_next;   /* the queue's reap list */
   cl_int swept_status;               /* status a flush found it in */
   cl_event event;
   gp__ocl_evinfo *evinfo; /* the program's event's info while pending */
@@ -373,6 +381,22 @@ void gp__ocl_entry_link(gp__ocl_entry *e);
  * be retired and written on any thread. */
 void gp__ocl_entry_watch(gp__ocl_entry *e);
 
+/* Instead of a callback: puts e (an internal event's, on in-order queue
+ * q) on q's reap list, read once complete by gp__ocl_reap(). */
+void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q);
+
+/*
+ * Writes the records of up to max commands of q's reap list that have
+ * completed (or failed), oldest first; stops at the first still running.
+ * Called on the program's calls on q and at flushes; never waits.
+ */
+void gp__ocl_reap(gp__ocl_queue *q, unsigned max);
+
+/* Same, with an anchor the caller took after the commands completed
+ * (raw 0: none). */
+void gp__ocl_reap_at(gp__ocl_queue *q, unsigned max,
+                     const gp__ocl_anchor *after);
+
 /* An extra reference to e while looking at it; drop it after. */
 void gp__ocl_entry_hold(gp__ocl_entry *e);
 void gp__ocl_entry_drop(gp__ocl_entry *e);
@@ -391,6 +415,11 @@ bool gp__ocl_retire(gp__ocl_entry *e, bool events_locked);
  * owner's reference.
  */
 void gp__ocl_finish(gp__ocl_entry *e, cl_int status, bool can_read);
+
+/* Same, mapping the times with an anchor taken after the command ended
+ * (NULL: one is taken). */
+void gp__ocl_finish_at(gp__ocl_entry *e, cl_int status, bool can_read,
+                       const gp__ocl_anchor *after);
 
 /* Registers the flush hook and fork handlers of track.c (from init). */
 void gp__ocl_track_init(void);

@@ -83,6 +83,14 @@ static void wake_drainers(void) {
   }
 }
 
+static cl_int event_status(cl_event ev) {
+  cl_int st = CL_QUEUED;
+  if (GP_CL_REAL(clGetEventInfo)(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                 sizeof(st), &st, NULL) != CL_SUCCESS)
+    return CL_QUEUED;
+  return st;
+}
+
 /* ------------------------------------------------------------------ */
 /* Entries                                                              */
 
@@ -117,9 +125,10 @@ gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
     own_free = e;
     return NULL;
   }
-  e->prev = e->next = NULL;
+  e->prev = e->next = e->reap_next = NULL;
   atomic_init(&e->refs, 2);
   e->retired = false;
+  e->deferred = false;
   e->evinfo = NULL;
   e->num_waits = 0;
   return e;
@@ -278,6 +287,12 @@ static void emit_memset(const gp__ocl_entry *e, const uint64_t ts[4]) {
 
 /* See oclInt.h. */
 void gp__ocl_finish(gp__ocl_entry *e, cl_int status, bool can_read) {
+  gp__ocl_finish_at(e, status, can_read, NULL);
+}
+
+/* See oclInt.h. */
+void gp__ocl_finish_at(gp__ocl_entry *e, cl_int status, bool can_read,
+                       const gp__ocl_anchor *after) {
   uint64_t dev[4] = {0, 0, 0, 0}, ts[4] = {0, 0, 0, 0};
   static const cl_profiling_info which[4] = {
       CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
@@ -298,7 +313,7 @@ void gp__ocl_finish(gp__ocl_entry *e, cl_int status, bool can_read) {
     }
   }
   if (complete) {
-    gp__ocl_device_map(e->dev, e, dev, ts);
+    gp__ocl_device_map(e->dev, e, dev, ts, after);
     complete = ts[0] && ts[1] && ts[2] && ts[3];
   }
   if (!complete) {
@@ -362,15 +377,90 @@ void gp__ocl_entry_watch(gp__ocl_entry *e) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Flushes                                                              */
+/* Reaping                                                              */
 
-static cl_int event_status(cl_event ev) {
-  cl_int st = CL_QUEUED;
-  if (GP_CL_REAL(clGetEventInfo)(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                                 sizeof(st), &st, NULL) != CL_SUCCESS)
-    return CL_QUEUED;
-  return st;
+/*
+ * A command of an in-order queue that the program asked no event for is
+ * not watched with a callback: its (our) event is asked for its status the
+ * next time the program calls in on the queue, and on clFinish, and the
+ * records of those complete are written then, on the program's thread.
+ * In-order queues complete in order, so only the oldest need asking. This
+ * leaves the driver's threads to the driver, and spares a callback per
+ * command; the times are the same, read from the same event.
+ */
+
+/* See oclInt.h. */
+void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q) {
+  pthread_mutex_lock(&q->reap_lock);
+  e->reap_next = NULL;
+  if (q->reap_tail)
+    q->reap_tail->reap_next = e;
+  else
+    q->reap_head = e;
+  q->reap_tail = e;
+  pthread_mutex_unlock(&q->reap_lock);
 }
+
+/* Pops q's oldest entry if it is done, or unconditionally with force;
+ * stores its status. Asking the driver for an event's status runs no
+ * callbacks, so it is done under the list's lock. */
+static gp__ocl_entry *reap_pop(gp__ocl_queue *q, bool force, cl_int *st) {
+  pthread_mutex_lock(&q->reap_lock);
+  gp__ocl_entry *e = q->reap_head;
+  if (e) {
+    *st = event_status(e->event);
+    if (*st <= CL_COMPLETE || force) {
+      q->reap_head = e->reap_next;
+      if (!q->reap_head)
+        q->reap_tail = NULL;
+      e->reap_next = NULL;
+    } else {
+      e = NULL;
+    }
+  }
+  pthread_mutex_unlock(&q->reap_lock);
+  return e;
+}
+
+static void reap_finish(gp__ocl_entry *e, cl_int st,
+                        const gp__ocl_anchor *after) {
+  if (gp__ocl_retire(e, false))
+    gp__ocl_finish_at(e, st, st <= CL_COMPLETE, after);
+  entry_put(e); /* the reap list's reference */
+}
+
+/* See oclInt.h. */
+void gp__ocl_reap_at(gp__ocl_queue *q, unsigned max,
+                     const gp__ocl_anchor *after) {
+  for (unsigned i = 0; i < max; i++) {
+    cl_int st = CL_QUEUED;
+    gp__ocl_entry *e = reap_pop(q, false, &st);
+    if (!e)
+      return;
+    reap_finish(e, st, after && after->raw ? after : NULL);
+  }
+}
+
+/* See oclInt.h. */
+void gp__ocl_reap(gp__ocl_queue *q, unsigned max) {
+  gp__ocl_reap_at(q, max, NULL);
+}
+
+static void reap_all(void *user, const void *key, void *val) {
+  (void)key;
+  gp__ocl_queue *q = val;
+  if (user) { /* forced: what is left, done or not */
+    cl_int st = CL_QUEUED;
+    gp__ocl_entry *e;
+    while ((e = reap_pop(q, true, &st)) != NULL)
+      reap_finish(e, st, NULL);
+  } else {
+    gp__ocl_reap(q, UINT32_MAX);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Flushes                                                              */
 
 /* Retires the pending commands with internal events that completed or
  * failed without a callback having written them yet. Asking the driver for
@@ -384,8 +474,8 @@ static void sweep_internal(void) {
     gp__ocl_entry *next;
     for (gp__ocl_entry *e = s->head; e; e = next) {
       next = e->next;
-      if (!e->internal)
-        continue;
+      if (!e->internal || e->deferred)
+        continue; /* the program's events; reap lists */
       cl_int st = event_status(e->event);
       if (st > CL_COMPLETE)
         continue;
@@ -419,28 +509,41 @@ static uint64_t in_flight(void) {
 static void flush_hook(void *user, bool forced) {
   (void)user;
   pthread_once(&shards_once, shards_init);
+  gp__ptrmap_each(&gp__ocl.queues, reap_all, NULL);
   sweep_internal();
   if (!forced)
     return;
-  /* Work in flight: give callbacks a moment to deliver it whole. */
-  struct timespec dl;
-  clock_gettime(CLOCK_REALTIME, &dl);
-  dl.tv_sec += (time_t)(DRAIN_WAIT_NS / 1000000000ull);
-  pthread_mutex_lock(&drain_lock);
-  atomic_fetch_add(&drain_waiting, 1);
-  while (in_flight() > 0)
-    if (pthread_cond_timedwait(&drained, &drain_lock, &dl) != 0)
-      break;
-  atomic_fetch_sub(&drain_waiting, 1);
-  pthread_mutex_unlock(&drain_lock);
+  /* Work in flight: give it a moment to end and be read whole. */
+  uint64_t deadline = gp_clock_read_host(GP_CLOCK_MONOTONIC) + DRAIN_WAIT_NS;
+  while (in_flight() > 0 &&
+         gp_clock_read_host(GP_CLOCK_MONOTONIC) < deadline) {
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_nsec += 2000000;
+    if (dl.tv_nsec >= 1000000000) {
+      dl.tv_sec++;
+      dl.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&drain_lock);
+    atomic_fetch_add(&drain_waiting, 1);
+    pthread_cond_timedwait(&drained, &drain_lock, &dl);
+    atomic_fetch_sub(&drain_waiting, 1);
+    pthread_mutex_unlock(&drain_lock);
+    gp__ptrmap_each(&gp__ocl.queues, reap_all, NULL);
+    sweep_internal();
+  }
   /* What remains: ours to write with what we know. */
+  gp__ptrmap_each(&gp__ocl.queues, reap_all, (void *)1);
   gp__ocl_entry *left = NULL;
   pthread_mutex_lock(&gp__ocl.lock);
   for (int i = 0; i < SHARDS; i++) {
     shard *s = &shards[i];
     pthread_mutex_lock(&s->lock);
-    while (s->head) {
-      gp__ocl_entry *e = s->head;
+    gp__ocl_entry *next;
+    for (gp__ocl_entry *e = s->head; e; e = next) {
+      next = e->next;
+      if (e->deferred)
+        continue; /* on a reap list: written by the reaper */
       retire_locked(e);
       e->next = left;
       left = e;
@@ -493,6 +596,14 @@ static void atfork_parent(void) {
   pthread_mutex_unlock(&gp__ocl.objects_lock);
 }
 
+static void reap_reset(void *user, const void *key, void *val) {
+  (void)user;
+  (void)key;
+  gp__ocl_queue *q = val;
+  pthread_mutex_init(&q->reap_lock, NULL);
+  q->reap_head = q->reap_tail = NULL;
+}
+
 /* The commands in flight are the parent's: their callbacks will never run
  * here, and their records are the parent's to write. */
 static void atfork_child(void) {
@@ -517,6 +628,7 @@ static void atfork_child(void) {
     atomic_store(&shards[i].finishing, 0);
   }
   atomic_store(&drain_waiting, 0);
+  gp__ptrmap_each(&gp__ocl.queues, reap_reset, NULL);
   gp__ocl_device_atfork_child();
 }
 

@@ -198,6 +198,7 @@ static void track_command(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
   e->stream_id = q->stream_id;
   e->num_waits = n;
   memcpy(e->waits, ids, 8u * n);
+  e->deferred = internal && !q->out_of_order;
   /* Pending before anyone can find it through the event. */
   gp__ocl_entry_link(e);
   if (info) {
@@ -207,7 +208,10 @@ static void track_command(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
   }
   note_recent(q, e->corr);
   pthread_mutex_unlock(&gp__ocl.lock);
-  gp__ocl_entry_watch(e);
+  if (e->deferred)
+    gp__ocl_entry_defer(e, q);
+  else
+    gp__ocl_entry_watch(e);
 }
 
 /* See oclInt.h. */
@@ -218,6 +222,11 @@ void gp__ocl_enqueue_end(gp__ocl_enqueue *en, cl_int rc, const gp__ocl_cmd *cmd,
                            ? gp__ocl_raw_now()
                            : 0;
   uint64_t end = gp_get_timestamp();
+  /* Commands of this queue that completed since: their records now. The
+   * anchor this enqueue took is after them unless they ended during the
+   * call, where it is close enough (a few us at the rate of the clocks). */
+  if (en->track && !en->q->out_of_order)
+    gp__ocl_reap_at(en->q, 4, &en->anchor);
   if (rc == CL_SUCCESS && en->track) {
     if (en->kind == 0)
       track_passthrough(en, num_waits, wait_list, app_event ? *app_event : NULL,
