@@ -14,6 +14,7 @@
 #include "gpuperf/error.h"
 #include "gpuperf/markers.h"
 #include "gpuperf/perfmon.h"
+#include "gpuperf/session.h"
 #include "gpuperf/sim.h"
 
 #define GP_VERSION_MAJOR 0

@@ -171,6 +171,67 @@ void gp__pb_begin(gp__pb_writer *w, uint32_t field);
 /* Closes the innermost open message, patching its length. */
 void gp__pb_end(gp__pb_writer *w);
 
+/*
+ * Short nested messages. gp__pb_begin_short() opens a message that will
+ * hold fewer than 128 bytes (a Dim3, an interned {iid, name} with a short
+ * name, ...) and reserves one length byte instead of four;
+ * gp__pb_end_short() patches it, or sets the error flag if the content
+ * grew to 128 bytes or more. Nothing else may be opened in between.
+ */
+typedef struct gp__pb_short {
+  uint8_t *len_at; /* NULL if the writer ran out of memory */
+  uint64_t start;
+} gp__pb_short;
+
+static inline gp__pb_short gp__pb_begin_short(gp__pb_writer *w,
+                                              uint32_t field) {
+  gp__pb_short s = {NULL, 0};
+  if (!gp__pb_reserve(w, 16))
+    return s;
+  gp__pb_tag(w, field, GP_PB_LEN);
+  s.len_at = w->p++;
+  s.start = gp__pb_size(w);
+  return s;
+}
+
+static inline void gp__pb_end_short(gp__pb_writer *w, gp__pb_short s) {
+  if (!s.len_at)
+    return;
+  uint64_t len = gp__pb_size(w) - s.start;
+  if (len >= 128)
+    w->oom = true;
+  else
+    *s.len_at = (uint8_t)len;
+}
+
+/*
+ * Medium nested messages: as gp__pb_begin_short(), with two length bytes
+ * (a redundant varint) for content of fewer than 16384 bytes.
+ */
+static inline gp__pb_short gp__pb_begin_medium(gp__pb_writer *w,
+                                               uint32_t field) {
+  gp__pb_short s = {NULL, 0};
+  if (!gp__pb_reserve(w, 16))
+    return s;
+  gp__pb_tag(w, field, GP_PB_LEN);
+  s.len_at = w->p;
+  w->p += 2;
+  s.start = gp__pb_size(w);
+  return s;
+}
+
+static inline void gp__pb_end_medium(gp__pb_writer *w, gp__pb_short s) {
+  if (!s.len_at)
+    return;
+  uint64_t len = gp__pb_size(w) - s.start;
+  if (len >= 16384) {
+    w->oom = true;
+    return;
+  }
+  s.len_at[0] = (uint8_t)(0x80 | (len & 0x7f));
+  s.len_at[1] = (uint8_t)(len >> 7);
+}
+
 /* Calls fn on each run of content bytes, in order; stops at the first
  * non-zero return and returns it. Nesting should be closed. */
 int gp__pb_for_each(const gp__pb_writer *w,

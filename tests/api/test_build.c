@@ -68,5 +68,8 @@ TEST(cli_exit_codes_and_messages) {
   ASSERT_EQ(run_cli("list --device 99", err, sizeof(err)), 2);
   ASSERT(strstr(err, "no device 99"));
   ASSERT_EQ(run_cli("list --json", err, sizeof(err)), 0);
-  ASSERT_EQ(run_cli("demo --steps 2", err, sizeof(err)), 0);
+  char demo_args[600];
+  snprintf(demo_args, sizeof(demo_args), "demo --steps 2 -o %s",
+           gp_test_path(0, "demo.pftrace"));
+  ASSERT_EQ(run_cli(demo_args, err, sizeof(err)), 0);
 }

@@ -1,1 +1,37 @@
-/* lists/writer.h - tests of the trace writer, TraceConfig parser, demo and record. */
+/* lists/writer.h - tests of the trace writer, the TraceConfig text format,
+ * sessions, `gpuperf demo` and `gpuperf record`. */
+
+/* unit: the writer through our own decoder */
+GP_TEST_ENTRY(writer_roundtrip_every_field, 20)
+GP_TEST_ENTRY(writer_deterministic_bytes, 30)
+GP_TEST_ENTRY(writer_golden_small_trace, 20)
+GP_TEST_ENTRY(writer_drops_clear_incremental_state, 10)
+GP_TEST_ENTRY(writer_counters_interned_descriptor, 10)
+GP_TEST_ENTRY(writer_counters_inline_descriptor, 10)
+GP_TEST_ENTRY(writer_dump_matches_perfetto_decoding, 20)
+GP_TEST_ENTRY(writer_machine_id_on_every_packet, 10)
+GP_TEST_ENTRY(writer_failed_write_is_marked_and_recovered, 10)
+GP_TEST_ENTRY(session_write_errors_are_reported, 20)
+
+/* unit: the TraceConfig text format */
+GP_TEST_ENTRY(tconfig_every_field_and_roundtrip, 10)
+GP_TEST_ENTRY(tconfig_defaults_and_add_counters, 10)
+GP_TEST_ENTRY(tconfig_bad_input_names_line_and_column, 10)
+GP_TEST_ENTRY(tconfig_nothing_recorded_on_error, 10)
+
+/* api: sessions, `gpuperf record` and `gpuperf demo` */
+GP_TEST_ENTRY(record_children_get_sequences_and_status, 30)
+GP_TEST_ENTRY(record_exec_children, 30)
+GP_TEST_ENTRY(record_sigkill_leaves_a_readable_trace, 30)
+GP_TEST_ENTRY(record_cli_keeps_whole_packets_of_a_killed_program, 30)
+GP_TEST_ENTRY(record_duration_ms_ends_the_recording, 30)
+GP_TEST_ENTRY(record_bad_config_runs_nothing, 20)
+GP_TEST_ENTRY(record_e_selects_counters, 30)
+GP_TEST_ENTRY(demo_writes_the_same_trace_twice, 30)
+GP_TEST_ENTRY(session_start_errors_leave_nothing, 20)
+GP_TEST_ENTRY(session_counters_from_the_catalog, 30)
+GP_TEST_ENTRY(session_instrumented_counters_inside_kernels, 30)
+
+/* robustness: mutated configs and traces */
+GP_TEST_ENTRY(tconfig_survives_mutated_input, 60)
+GP_TEST_ENTRY(writer_dump_survives_corrupt_traces, 60)

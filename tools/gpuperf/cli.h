@@ -18,6 +18,7 @@
 int cmd_list(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 
 /*
  * Adds libgpuperf-opencl.so (found beside the loaded libgpuperf, or named
@@ -50,8 +51,11 @@ typedef struct demo_options {
   uint32_t steps;
 } demo_options;
 
-/* Runs the workload on the simulated GPUs (initialised with opts->gpus
- * compute devices). Returns 0 or a gpuperf error. */
+/* Initialises the simulator with opts->gpus compute devices. */
+int demo_sim_init(const demo_options *opts);
+
+/* Runs the workload on the simulated GPUs, initialised before with
+ * demo_sim_init(). Returns 0 or a gpuperf error. */
 int demo_workload_run(const demo_options *opts);
 
 #endif /* GPUPERF_CLI_H */

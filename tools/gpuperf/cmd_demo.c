@@ -1,15 +1,20 @@
 /*
  * cmd_demo.c - `gpuperf demo`: the main job on the built-in default.
  *
- * Runs the simulated training step (demo_workload.c) with every activity
- * kind enabled, collects the records through the activity API's buffer
- * callbacks, as any application would, and prints a summary: kernels,
- * copies, API calls, user ranges, per-GPU busy time, drops.
+ * Runs the simulated training step (demo_workload.c) and records it twice
+ * over: a tracing session writes the Perfetto trace (demo.pftrace, or
+ * -o FILE), and the activity API's buffer callbacks, as any application
+ * would use them, feed a summary: kernels, copies, API calls, per-GPU busy
+ * time, drops, and what the trace holds and cost. The simulator runs in
+ * virtual time and the session is deterministic, so the same options give
+ * the same trace, byte for byte.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 
@@ -166,8 +171,8 @@ static void print_summary(uint32_t gpus, uint32_t steps) {
     const stat_row *r = &S.copies[k];
     if (!r->count)
       continue;
-    printf("%-22s %8llu %12s %12s %9.1f GB/s\n", gp_memcpy_kind_name((uint32_t)k),
-           (unsigned long long)r->count,
+    printf("%-22s %8llu %12s %12s %9.1f GB/s\n",
+           gp_memcpy_kind_name((uint32_t)k), (unsigned long long)r->count,
            cli_fmt_bytes(b1, sizeof(b1), (double)r->bytes),
            cli_fmt_ns(b2, sizeof(b2), (double)r->total_ns),
            r->total_ns ? (double)r->bytes / (double)r->total_ns : 0.0);
@@ -209,28 +214,83 @@ static void print_summary(uint32_t gpus, uint32_t steps) {
          (unsigned long long)S.ranges, dropped);
 }
 
+/* The counters asked for by the demo's config. */
+static const char demo_config[] =
+    "data_sources { config { name: \"gpu.renderstages\" } }\n"
+    "data_sources { config { name: \"gpu.log\" } }\n"
+    "data_sources {\n"
+    "  config {\n"
+    "    name: \"gpu.counters\"\n"
+    "    gpu_counter_config {\n"
+    "      counter_period_ns: 500000\n"
+    "      counter_names: \"Utilization\"\n"
+    "      counter_names: \"sm__cycles_active.avg\"\n"
+    "      counter_names: "
+    "\"sm__warps_active.avg.pct_of_peak_sustained_active\"\n"
+    "      counter_names: \"lts__t_sector_hit_rate.pct\"\n"
+    "      counter_names: \"dram__bytes_read.sum\"\n"
+    "      counter_names: \"dram__bytes_write.sum\"\n"
+    "    }\n"
+    "  }\n"
+    "}\n";
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void print_trace(const char *path, const gp_session_stats *st,
+                        double total_ns) {
+  char b1[32], b2[32], b3[32];
+  printf("trace: %s, %s in %llu packets (%llu GPU events, %llu slices and "
+         "counter values, %llu GPU counter events)\n",
+         path, cli_fmt_bytes(b1, sizeof(b1), (double)st->bytes),
+         (unsigned long long)st->packets, (unsigned long long)st->render_stages,
+         (unsigned long long)st->track_events,
+         (unsigned long long)st->counter_events);
+  if (st->counter_error)
+    printf("counters: not recorded (%s)\n", gp_strerror(st->counter_error));
+  else
+    printf("counters: sampled on %u device%s\n", st->counter_devices,
+           st->counter_devices == 1 ? "" : "s");
+  printf("trace writer: %s of CPU time, %.1f%% of the %s the demo took\n",
+         cli_fmt_ns(b2, sizeof(b2), (double)st->writer_ns),
+         total_ns > 0 ? 100.0 * (double)st->writer_ns / total_ns : 0.0,
+         cli_fmt_ns(b3, sizeof(b3), total_ns));
+}
+
 static void demo_usage(FILE *out) {
-  fprintf(out,
-          "usage: gpuperf demo [--gpus N] [--steps N]\n\n"
-          "Runs a data-parallel training step on simulated GPUs (copies,\n"
-          "matmul and softmax forward and backward, a peer-to-peer\n"
-          "gradient exchange) and summarises what the activity API saw.\n"
-          "Deterministic: the same options give the same timeline.\n\n"
-          "  --gpus N    simulated compute GPUs, 1 to 8 (default 2)\n"
-          "  --steps N   training steps, 1 to 1000000 (default 10)\n");
+  fprintf(
+      out,
+      "usage: gpuperf demo [-o FILE] [--gpus N] [--steps N] [--no-trace]\n\n"
+      "Runs a data-parallel training step on simulated GPUs (copies,\n"
+      "matmul and softmax forward and backward, a peer-to-peer\n"
+      "gradient exchange), writes a Perfetto trace of it and\n"
+      "summarises what the activity API saw. Deterministic: the same\n"
+      "options give the same trace, byte for byte.\n\n"
+      "  -o, --output FILE  trace file (default demo.pftrace)\n"
+      "  --gpus N           simulated compute GPUs, 1 to 8 (default 2)\n"
+      "  --steps N          training steps, 1 to 1000000 (default 10)\n"
+      "  --no-trace         run without writing a trace\n");
 }
 
 /* See cli.h. */
 int cmd_demo(int argc, char **argv) {
   demo_options opts = {2, 10};
-  static const struct option longopts[] = {{"gpus", required_argument, 0, 'g'},
-                                            {"steps", required_argument, 0, 's'},
-                                            {"help", no_argument, 0, 'h'},
-                                            {0, 0, 0, 0}};
+  const char *output = "demo.pftrace", *config = NULL;
+  bool trace = true;
+  static const struct option longopts[] = {
+      {"gpus", required_argument, 0, 'g'},
+      {"steps", required_argument, 0, 's'},
+      {"output", required_argument, 0, 'o'},
+      {"no-trace", no_argument, 0, 'n'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
   int c;
   uint64_t v;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "ho:c:", longopts, NULL)) != -1) {
     switch (c) {
     case 'g':
       if (!cli_parse_u64("--gpus", optarg, 1, MAX_GPUS, &v))
@@ -241,6 +301,17 @@ int cmd_demo(int argc, char **argv) {
       if (!cli_parse_u64("--steps", optarg, 1, 1000000, &v))
         return CLI_USAGE;
       opts.steps = (uint32_t)v;
+      break;
+    case 'o':
+      if (!*optarg)
+        return cli_error(CLI_USAGE, "-o needs a file name");
+      output = optarg;
+      break;
+    case 'n':
+      trace = false;
+      break;
+    case 'c':
+      config = optarg;
       break;
     case 'h':
       demo_usage(stdout);
@@ -255,15 +326,73 @@ int cmd_demo(int argc, char **argv) {
     return cli_error(CLI_USAGE, "unexpected argument '%s'", argv[optind]);
   }
 
-  int rc = gp_activity_register_callbacks(request, complete);
+  double t0 = now_ns();
+  int rc = demo_sim_init(&opts);
+  if (rc != 0)
+    return cli_error(CLI_BAD_INPUT, "cannot start the simulated GPUs: %s",
+                     gp_strerror(rc));
+  rc = gp_activity_register_callbacks(request, complete);
   for (uint32_t k = 1; rc == 0 && k < GP_ACTIVITY_KIND_COUNT; k++)
     rc = gp_activity_enable((gp_activity_kind)k);
-  if (rc == 0)
-    rc = demo_workload_run(&opts);
-  if (rc == 0)
-    rc = gp_activity_finalize();
   if (rc != 0)
     return cli_error(CLI_BAD_INPUT, "demo failed: %s", gp_strerror(rc));
+
+  gp_session *session = NULL;
+  if (trace) {
+    gp_trace_config *cfg = NULL;
+    char err[512] = "";
+    const char *text = demo_config;
+    size_t len = sizeof(demo_config) - 1;
+    char *file = NULL;
+    if (config) {
+      FILE *f = fopen(config, "rb");
+      if (!f)
+        return cli_error(CLI_BAD_INPUT, "cannot read %s: %s", config,
+                         strerror(errno));
+      file = malloc(1 << 20);
+      len = file ? fread(file, 1, (1 << 20) - 1, f) : 0;
+      fclose(f);
+      if (!file)
+        return cli_error(CLI_BAD_INPUT, "out of memory");
+      text = file;
+    }
+    rc = gp_trace_config_parse(text, len, &cfg, err, sizeof(err));
+    free(file);
+    if (rc != 0)
+      return cli_error(CLI_BAD_INPUT, "%s: %s", config ? config : "demo config",
+                       err);
+    gp_session_options so;
+    memset(&so, 0, sizeof(so));
+    so.flags = GP_SESSION_DETERMINISTIC;
+    so.error = err;
+    so.error_size = sizeof(err);
+    rc = gp_session_start(cfg, output, &so, &session);
+    gp_trace_config_destroy(cfg);
+    if (rc != 0)
+      return cli_error(CLI_BAD_INPUT, "cannot record the demo: %s",
+                       err[0] ? err : gp_strerror(rc));
+  }
+  rc = demo_workload_run(&opts);
+  int src = session ? gp_session_stop(session) : 0;
+  int frc = gp_activity_finalize();
+  double total = now_ns() - t0;
+  if (rc != 0 || frc != 0) {
+    gp_session_destroy(session);
+    return cli_error(CLI_BAD_INPUT, "demo failed: %s",
+                     gp_strerror(rc ? rc : frc));
+  }
+  if (src != 0) {
+    gp_session_destroy(session);
+    return cli_error(CLI_BAD_INPUT, "cannot write %s: %s", output,
+                     gp_strerror(src));
+  }
   print_summary(opts.gpus, opts.steps);
+  if (session) {
+    gp_session_stats st;
+    gp_session_get_stats(session, &st);
+    printf("\n");
+    print_trace(output, &st, total);
+    gp_session_destroy(session);
+  }
   return CLI_OK;
 }

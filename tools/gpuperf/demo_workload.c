@@ -31,9 +31,9 @@ static const uint64_t BATCH_BYTES = 8ull << 20;
 static const uint64_t WEIGHT_BYTES = 64ull << 20;
 static const uint64_t GRAD_BYTES = 64ull << 20;
 
-static int make_kernel(const char *mangled, const char *demangled,
-                       double flops, double bytes, double locality,
-                       uint32_t regs, uint32_t shared, gp_sim_kernel **out) {
+static int make_kernel(const char *mangled, const char *demangled, double flops,
+                       double bytes, double locality, uint32_t regs,
+                       uint32_t shared, gp_sim_kernel **out) {
   gp_sim_kernel_desc d;
   memset(&d, 0, sizeof(d));
   d.name = mangled;
@@ -69,8 +69,8 @@ static int make_kernels(demo_kernels *k) {
                         2380, 64, 0.8, 72, 8192, &k->matmul_bwd)))
     return rc;
   return make_kernel("_Z10sgd_updatePfPKffi",
-                     "sgd_update(float*, float const*, float, int)", 8, 24,
-                     0.1, 24, 0, &k->sgd);
+                     "sgd_update(float*, float const*, float, int)", 8, 24, 0.1,
+                     24, 0, &k->sgd);
 }
 
 static int setup_gpu(uint32_t i, demo_gpu *g) {
@@ -110,8 +110,7 @@ static int backward(const demo_kernels *k, demo_gpu *g) {
   const gp_sim_dim3 mm_grid = {64, 64, 1}, mm_block = {16, 16, 1};
   const gp_sim_dim3 sm_grid = {4096, 1, 1}, sm_block = {256, 1, 1};
   int rc;
-  if ((rc = gp_sim_launch(g->compute, k->softmax_bwd, sm_grid, sm_block,
-                          0)) ||
+  if ((rc = gp_sim_launch(g->compute, k->softmax_bwd, sm_grid, sm_block, 0)) ||
       (rc = gp_sim_launch(g->compute, k->matmul_bwd, mm_grid, mm_block, 0)))
     return rc;
   return 0;
@@ -179,7 +178,7 @@ static int step(uint32_t n, const demo_kernels *k, demo_gpu *gpus,
 }
 
 /* See cli.h. */
-int demo_workload_run(const demo_options *opts) {
+int demo_sim_init(const demo_options *opts) {
   if (opts->gpus < 1 || opts->gpus > MAX_GPUS)
     return GP_EINVAL;
   gp_sim_config cfg;
@@ -187,9 +186,17 @@ int demo_workload_run(const demo_options *opts) {
   cfg.num_devices = opts->gpus;
   for (uint32_t i = 0; i < opts->gpus; i++)
     cfg.models[i] = GP_SIM_MODEL_COMPUTE;
-  int rc = gp_sim_init(&cfg);
+  return gp_sim_init(&cfg);
+}
+
+/* See cli.h. */
+int demo_workload_run(const demo_options *opts) {
+  uint32_t have = 0;
+  int rc = gp_sim_device_count(&have);
   if (rc)
     return rc;
+  if (opts->gpus < 1 || opts->gpus > have)
+    return GP_EINVAL;
   static char host_batch[64], host_loss[64];
   demo_gpu gpus[MAX_GPUS];
   demo_kernels k;

@@ -21,6 +21,7 @@ static const command commands[] = {
     {"list", cmd_list, "list devices (and what can be measured on them)"},
     {"demo", cmd_demo, "run a simulated two-GPU training step and summarise it"},
     {"stat", cmd_stat, "run a program and print its counter totals"},
+    {"record", cmd_record, "record a program's GPU work into a Perfetto trace"},
 };
 
 static void usage(FILE *out) {

@@ -1,0 +1,231 @@
+/*
+ * gpuperf/session.h - tracing sessions: a trace config, a start, a stop,
+ * and a Perfetto trace file in between.
+ *
+ * A session is a consumer of the activity stream (activity.h): it enables
+ * the record kinds its config asks for, starts counter sampling on the
+ * devices its config names, and writes every completed buffer as Perfetto
+ * TracePackets of one packet sequence into its file as they come, flushed
+ * at least every second (docs/trace-format.md says what is written). It
+ * works beside the application's own buffer callbacks, which see the same
+ * records.
+ *
+ * Configs are Perfetto TraceConfigs in the protobuf text format:
+ *
+ *   buffers { size_kb: 65536 }
+ *   duration_ms: 10000
+ *   data_sources { config { name: "gpu.renderstages" } }
+ *   data_sources {
+ *     config {
+ *       name: "gpu.counters"
+ *       gpu_counter_config {
+ *         counter_period_ns: 1000000
+ *         counter_names: "Utilization"
+ *         counter_names: "sm__*"
+ *       }
+ *     }
+ *   }
+ *
+ * Data sources: gpu.renderstages (GPU work, API calls, user ranges),
+ * gpu.counters (counter samples), gpu.log (failed calls and dropped
+ * records as log messages), each optionally with a vendor suffix
+ * ("gpu.counters.v3d": only devices whose name, vendor, model or
+ * architecture contains "v3d", case-insensitively). gpuperf's own options
+ * go in an extra top-level block that Perfetto's tools do not know:
+ *
+ *   gpuperf_options { counter_descriptor_mode: 1  machine_id: 7 }
+ *
+ * docs/trace-format.md lists every field accepted.
+ *
+ * Recording another program (the mechanism behind `gpuperf record`):
+ * when a process loads libgpuperf.so with GPUPERF_RECORD_DIR set in its
+ * environment, the library's constructor starts a session as if by
+ * gp_session_start_from_env(), and stops it at exit. Each recorded process
+ * claims the file "<dir>/<N>.pftrace" for the smallest N >= 1 not yet
+ * taken (N is its packet sequence id, so every process of a recording has
+ * its own sequence), and a child made with fork() claims a new one in the
+ * child; a program started with exec() loads the library again and does
+ * the same. The files can be concatenated into one trace in any order.
+ * GPUPERF_RECORD_CONFIG names a config file (text format); without it the
+ * default config is used. A program that links libgpuperf statically has
+ * no constructor to run: it calls gp_session_start_from_env() itself.
+ */
+#ifndef GPUPERF_SESSION_H
+#define GPUPERF_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuperf/counters.h"
+#include "gpuperf/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Trace configs                                                        */
+
+typedef struct gp_trace_config gp_trace_config;
+
+typedef enum gp_data_source_kind {
+  GP_DATA_SOURCE_GPU_COUNTERS = 1,     /* gpu.counters[.vendor] */
+  GP_DATA_SOURCE_GPU_RENDERSTAGES = 2, /* gpu.renderstages[.vendor] */
+  GP_DATA_SOURCE_GPU_LOG = 3           /* gpu.log[.vendor] */
+} gp_data_source_kind;
+
+/* Default sampling period of gpu.counters without counter_period_ns (and
+ * without instrumented sampling). */
+#define GP_DEFAULT_COUNTER_PERIOD_NS 1000000ull
+
+/* One data source of a config. Pointers are owned by the config and live
+ * until it is destroyed or changed. */
+typedef struct gp_data_source_info {
+  uint32_t kind; /* gp_data_source_kind */
+  uint32_t target_buffer;
+  const char *name;   /* as written, "gpu.counters.v3d" */
+  const char *vendor; /* the suffix, "v3d"; "" if none */
+  /* gpu.counters: what to sample, ready for gp_counters_start(). */
+  gp_counter_config counters;
+  uint32_t fix_gpu_clock;
+  /* gpu.renderstages */
+  uint32_t full_loadstore;
+  uint32_t
+      low_overhead; /* GPU work on hardware queues only (no stream slices) */
+  uint32_t num_trace_metrics;
+  const char *const *trace_metrics;
+} gp_data_source_info;
+
+typedef struct gp_trace_config_info {
+  uint32_t num_data_sources;
+  uint32_t num_buffers;
+  uint64_t buffer_size_kb;          /* all buffers together, 0 if none given */
+  uint32_t duration_ms;             /* 0: until stopped */
+  uint32_t flush_period_ms;         /* 0: the default, 500 */
+  uint32_t counter_descriptor_mode; /* 1 (inline) or 2 (interned, default) */
+  uint32_t machine_id;              /* 0: none */
+} gp_trace_config_info;
+
+/*
+ * Parses a TraceConfig in the protobuf text format (text need not be
+ * NUL-terminated). On success stores a new config in *out. On error
+ * returns GP_EPARSE (syntax, unknown field, value out of range, a config
+ * gpuperf cannot record) with "line L, column C: what" written into err
+ * (err_size bytes, may be 0), or GP_ENOMEM; *out is untouched.
+ */
+GP_EXPORT int gp_trace_config_parse(const char *text, size_t len,
+                                    gp_trace_config **out, char *err,
+                                    size_t err_size);
+
+/* Stores in *out the default config: gpu.renderstages and gpu.counters
+ * (the counters each device selects by default, every
+ * GP_DEFAULT_COUNTER_PERIOD_NS). */
+GP_EXPORT int gp_trace_config_default(gp_trace_config **out);
+
+/*
+ * Adds counters to sample, as `gpuperf record -e` does: names is a comma
+ * list of counter names or globs ("Utilization,sm__*"), copied. Adds a
+ * gpu.counters data source if there is none; otherwise extends the first
+ * one (GP_EINVAL if it selects counters by id). GP_EINVAL for an empty
+ * name. A failed call changes nothing.
+ */
+GP_EXPORT int gp_trace_config_add_counters(gp_trace_config *cfg,
+                                           const char *names);
+
+GP_EXPORT int gp_trace_config_get_info(const gp_trace_config *cfg,
+                                       gp_trace_config_info *info);
+
+/* Fills *info for data source index. GP_ENOENT past the last. */
+GP_EXPORT int gp_trace_config_get_data_source(const gp_trace_config *cfg,
+                                              uint32_t index,
+                                              gp_data_source_info *info);
+
+/*
+ * Writes the config in the text format into buf (size bytes, NUL
+ * included) and the length it needs (without the NUL) into *needed.
+ * Returns GP_ESIZE, with nothing written, if buf is too small; parsing
+ * the text gives back an equal config.
+ */
+GP_EXPORT int gp_trace_config_format(const gp_trace_config *cfg, char *buf,
+                                     size_t size, size_t *needed);
+
+/* Frees a config. NULL is accepted. */
+GP_EXPORT void gp_trace_config_destroy(gp_trace_config *cfg);
+
+/* ------------------------------------------------------------------ */
+/* Sessions                                                             */
+
+typedef struct gp_session gp_session;
+
+/* Session flags. */
+#define GP_SESSION_DETERMINISTIC (1u << 0) /* no pids, tids, real clocks */
+
+typedef struct gp_session_options {
+  uint32_t flags;       /* GP_SESSION_* */
+  uint32_t sequence_id; /* packet sequence id, 1 .. 2^24-1; 0: 1 */
+  int output_fd;        /* write here when path is NULL: a descriptor
+                           above 0 (0 means unset), borrowed, not closed */
+  uint32_t reserved0;   /* must be 0 */
+  char *error;          /* if not NULL: why gp_session_start() failed */
+  size_t error_size;
+} gp_session_options;
+
+/*
+ * Starts a session writing to the file at path (created or truncated;
+ * copied), or, with path NULL, to opts->output_fd. cfg is copied; opts may
+ * be NULL. Starts counter sampling on the devices that exist now and on
+ * those whose counter catalogs appear while the session runs. Returns
+ * GP_EINVAL for bad arguments, -errno if the file cannot be opened,
+ * GP_ENOCOUNTER if a counter name or id matches no device that has
+ * counters, GP_ECAPACITY or GP_ENOTSUP (from gp_counters_start) if what is
+ * asked for cannot be sampled; opts->error then says which. Nothing is
+ * left running on error. A device that is sampling already (for another
+ * session or the application) is not restarted: its samples, which every
+ * observer sees, are recorded as they come.
+ */
+GP_EXPORT int gp_session_start(const gp_trace_config *cfg, const char *path,
+                               const gp_session_options *opts,
+                               gp_session **out);
+
+/*
+ * Stops a session: stops its counter sampling, delivers every record
+ * (GPU work in flight included: a forced flush), writes the last packets
+ * and closes its file. Returns 0 or the first write error of the session.
+ * Stopping twice returns the same result.
+ */
+GP_EXPORT int gp_session_stop(gp_session *s);
+
+typedef struct gp_session_stats {
+  uint64_t records;         /* activity records written into the trace */
+  uint64_t packets;         /* TracePackets written */
+  uint64_t bytes;           /* bytes written */
+  uint64_t render_stages;   /* GPU work events */
+  uint64_t track_events;    /* slices, instants and counter values */
+  uint64_t counter_events;  /* GPU counter sample packets */
+  uint64_t dropped;         /* records lost before they reached the trace */
+  uint64_t writer_ns;       /* CPU time the session spent writing */
+  uint32_t counter_devices; /* devices sampling counters for the session */
+  uint32_t sequence_id;
+  int counter_error; /* why counters did not start somewhere, 0 if ok */
+  uint32_t reserved0;
+} gp_session_stats;
+
+/* Fills *st (valid before and after stop). */
+GP_EXPORT int gp_session_get_stats(const gp_session *s, gp_session_stats *st);
+
+/* Stops the session if needed and frees it. NULL is accepted. */
+GP_EXPORT void gp_session_destroy(gp_session *s);
+
+/*
+ * Starts the session GPUPERF_RECORD_DIR and GPUPERF_RECORD_CONFIG describe
+ * (see the top of this file) and stores it in *out. Returns GP_ENOENT if
+ * GPUPERF_RECORD_DIR is not set, GP_EPARSE for a bad config file, or what
+ * gp_session_start() returns.
+ */
+GP_EXPORT int gp_session_start_from_env(gp_session **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUPERF_SESSION_H */

@@ -1,0 +1,41 @@
+# mk/writer.mk - build steps of the trace writer's area: helper programs
+# the tests run (build/tests/programs/), built with `make tests`.
+#
+#   sim_app    drives the simulated GPUs; linked with the shared library, so
+#              that `gpuperf record` can record it (the library's
+#              constructor starts the session)
+#   tracedump  prints a trace with gpuperf's decoder (static library)
+
+WRITER_PROGS = $(BUILD)/tests/programs/sim_app $(BUILD)/tests/programs/tracedump
+
+tests: $(WRITER_PROGS)
+test: $(WRITER_PROGS)
+
+$(BUILD)/tests/programs/sim_app: $(BUILD)/obj/tests/programs/sim_app.o $(SHARED_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD) -lgpuperf \
+	  -Wl,-rpath,'$$ORIGIN/../..' $(LDLIBS_LIB)
+
+$(BUILD)/tests/programs/tracedump: $(BUILD)/obj/tests/programs/tracedump.o $(STATIC_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS_LIB)
+
+-include $(BUILD)/obj/tests/programs/sim_app.d $(BUILD)/obj/tests/programs/tracedump.d
+
+# libFuzzer targets (clang): $(BUILD)/fuzz/fuzz_tconfig and fuzz_tracedump,
+# built by `make fuzz-writer` (not by `all`: they need clang).
+# Run one with e.g. build/fuzz/fuzz_tconfig -max_total_time=60.
+FUZZ_BUILD = $(BUILD)
+FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+             -Iinclude -Isrc
+WRITER_FUZZ_SRCS = $(foreach d,src/core src/backend/sim src/perfetto,$(wildcard $(d)/*.c))
+
+.PHONY: fuzz-writer
+fuzz-writer: $(FUZZ_BUILD)/fuzz/fuzz_tconfig $(FUZZ_BUILD)/fuzz/fuzz_tracedump
+
+$(FUZZ_BUILD)/fuzz/%: tests/fuzz/%.c $(WRITER_FUZZ_SRCS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)clang $(FUZZ_FLAGS) -o $@ $< $(WRITER_FUZZ_SRCS) -lpthread -lm

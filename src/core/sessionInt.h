@@ -1,0 +1,71 @@
+/*
+ * sessionInt.h - what session.c (start, stop, the observer, the helper
+ * thread, recording from the environment, fork) and session_counters.c
+ * (counter sampling for a session) share.
+ */
+#ifndef GPUPERF_SESSION_INT_H
+#define GPUPERF_SESSION_INT_H
+
+#include <pthread.h>
+
+#include "core.h"
+#include "perfetto/writer.h"
+
+#define MAX_SESSIONS 8
+#define DEFAULT_FLUSH_MS 500u
+#define MAX_DEV 64
+
+struct gp_session {
+  gp_trace_config *cfg;
+  gp__tw *w;
+  int fd;
+  bool own_fd;
+  bool env; /* started from GPUPERF_RECORD_DIR */
+  bool stopped;
+  int stop_rc;
+  int slot;
+  uint32_t seq;
+  uint64_t kinds;       /* kinds this session holds a reference on */
+  pthread_mutex_t lock; /* below */
+  pthread_cond_t cond;
+  pthread_t helper;
+  bool helper_running, helper_quit;
+  uint64_t deadline_ns;   /* CLOCK_MONOTONIC, 0: none */
+  uint64_t counters_on;   /* devices sampling for us (bit per device < 64) */
+  uint64_t counters_ever; /* devices that sampled for us at some point */
+  uint64_t matched[8];    /* per counters data source: names/ids matched */
+  bool saw_catalog;       /* a device with counters was considered */
+  int counter_error;
+  gp__tw_stats final;
+  bool have_final;
+  gp__tw_options wopts; /* what the writer was made with */
+  bool w_inherited;     /* a forked child's copy: never freed */
+};
+
+/* Writes a message into o->error (if there is room for one). */
+void gp__session_error(const gp_session_options *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Starts counters on the devices that exist now, and from now on on each
+ * device whose catalog is announced (until unwatched); GP_ENOCOUNTER if a
+ * name or id matches no device that has counters (message in o->error). */
+int gp__session_counters_start(gp_session *s, const gp_session_options *o);
+
+/* No more counters on new devices for s (NULL-safe, idempotent). */
+void gp__session_counters_unwatch(gp_session *s);
+
+/* In a child after fork(): resets the lock of the watch list. */
+void gp__session_counters_after_fork(void);
+
+/* Starts sampling on device dev for s if a data source applies, and notes
+ * which of its names or ids matched there. */
+int gp__session_counters_on(gp_session *s, uint32_t dev);
+
+/* GP_ENOCOUNTER, with a message, if a counter name or id of the config has
+ * matched no device with counters so far; 0 otherwise. */
+int gp__session_counters_unmatched(const gp_session *s, char *msg, size_t size);
+
+/* Stops the sampling s started. */
+void gp__session_counters_stop(gp_session *s);
+
+#endif /* GPUPERF_SESSION_INT_H */

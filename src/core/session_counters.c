@@ -1,0 +1,266 @@
+/*
+ * session_counters.c - the counters side of tracing sessions: which
+ * gpu.counters data source applies to a device (vendor suffixes), the
+ * counter ids its names, globs or ids select there (or the catalog's
+ * defaults), and starting and stopping sampling (counters.h).
+ */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counters/countersInt.h"
+#include "sessionInt.h"
+
+/* Sessions that start counters on devices announced later (the simulated
+ * GPUs announce their catalogs on first use). The counters layer calls
+ * the hook on the announcing thread, holding no lock: sampling starts at
+ * once, at the same point of a virtual-time run every time. */
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static gp_session *watching[MAX_SESSIONS];
+static bool hooked;
+
+static void on_catalog(uint32_t device_id) {
+  pthread_mutex_lock(&watch_lock);
+  for (int i = 0; i < MAX_SESSIONS; i++) {
+    gp_session *s = watching[i];
+    if (!s)
+      continue;
+    int rc = gp__session_counters_on(s, device_id);
+    if (rc != 0 && s->counter_error == 0)
+      s->counter_error = rc;
+  }
+  pthread_mutex_unlock(&watch_lock);
+}
+
+/* See sessionInt.h. */
+void gp__session_counters_unwatch(gp_session *s) {
+  pthread_mutex_lock(&watch_lock);
+  for (int i = 0; i < MAX_SESSIONS; i++)
+    if (watching[i] == s)
+      watching[i] = NULL;
+  pthread_mutex_unlock(&watch_lock);
+}
+
+/* See sessionInt.h. */
+void gp__session_counters_after_fork(void) {
+  pthread_mutex_init(&watch_lock, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* Counters                                                             */
+
+static bool contains_ci(const char *hay, const char *needle) {
+  if (!hay || !*needle)
+    return !*needle;
+  size_t n = strlen(needle);
+  for (; *hay; hay++) {
+    size_t i = 0;
+    while (i < n && hay[i] &&
+           tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+      i++;
+    if (i == n)
+      return true;
+  }
+  return false;
+}
+
+/* The gpu.counters data source that applies to a device: one whose vendor
+ * suffix the device matches, else the one without a suffix. */
+static bool counters_source_for(const gp_trace_config *cfg, uint32_t dev,
+                                gp_data_source_info *out, uint32_t *index) {
+  gp_device_info di;
+  if (gp_device_get_info(dev, &di) != 0)
+    return false;
+  bool generic = false;
+  uint32_t gi = 0;
+  gp_data_source_info ds, g;
+  for (uint32_t i = 0; gp_trace_config_get_data_source(cfg, i, &ds) == 0; i++) {
+    if (ds.kind != GP_DATA_SOURCE_GPU_COUNTERS)
+      continue;
+    if (!*ds.vendor) {
+      g = ds;
+      gi = i;
+      generic = true;
+    } else if (contains_ci(di.name, ds.vendor) ||
+               contains_ci(di.vendor, ds.vendor) ||
+               contains_ci(di.model, ds.vendor) ||
+               contains_ci(di.architecture, ds.vendor)) {
+      *out = ds;
+      *index = i;
+      return true;
+    }
+  }
+  if (generic) {
+    *out = g;
+    *index = gi;
+  }
+  return generic;
+}
+
+/* Resolves the counters ds asks for on dev into ids. Returns how many,
+ * or a negative error. `matched[i]` is set for each name that matched. */
+static int resolve(uint32_t dev, const gp_data_source_info *ds,
+                   const gp_counter_catalog_info *cat, uint32_t *ids,
+                   size_t cap, bool *matched) {
+  const gp_counter_config *cc = &ds->counters;
+  size_t n = 0;
+  if (cc->num_counter_ids) {
+    for (size_t i = 0; i < cc->num_counter_ids && n < cap; i++) {
+      gp_counter_info ci;
+      if (gp_counter_lookup(dev, cc->counter_ids[i], &ci) == 0) {
+        ids[n++] = cc->counter_ids[i];
+        if (matched)
+          matched[i] = true;
+      }
+    }
+  } else if (cc->num_counter_names) {
+    for (size_t i = 0; i < cc->num_counter_names; i++) {
+      size_t got = 0;
+      int rc = gp_counter_select(dev, &cc->counter_names[i], 1, ids + n,
+                                 cap - n, &got);
+      if (rc == GP_ENOCOUNTER)
+        continue;
+      if (rc != 0)
+        return rc;
+      if (matched)
+        matched[i] = true;
+      /* Keep ids unique across names. */
+      size_t base = n;
+      for (size_t j = 0; j < got; j++) {
+        uint32_t v = ids[base + j];
+        bool dup = false;
+        for (size_t k = 0; k < n && !dup; k++)
+          dup = ids[k] == v;
+        if (!dup)
+          ids[n++] = v;
+      }
+    }
+  } else {
+    for (uint32_t i = 0; i < cat->num_counters && n < cap; i++) {
+      gp_counter_info ci;
+      if (gp_counter_get(dev, i, &ci) == 0 && ci.select_by_default)
+        ids[n++] = ci.id;
+    }
+  }
+  return (int)n;
+}
+
+/* See sessionInt.h. */
+int gp__session_counters_on(gp_session *s, uint32_t dev) {
+  gp_data_source_info ds;
+  gp_counter_catalog_info cat;
+  uint32_t index = 0;
+  if (dev >= MAX_DEV || (s->counters_on & (1ull << dev)) ||
+      !counters_source_for(s->cfg, dev, &ds, &index))
+    return 0;
+  if (gp_counter_catalog(dev, &cat) != 0)
+    return 0; /* this device has no counters */
+  s->saw_catalog = true;
+  bool matched[64] = {false};
+  uint32_t ids[512];
+  int n = resolve(dev, &ds, &cat, ids, GP_ARRAY_SIZE(ids), matched);
+  if (index < GP_ARRAY_SIZE(s->matched))
+    for (int k = 0; k < 64; k++)
+      if (matched[k])
+        s->matched[index] |= 1ull << k;
+  if (n <= 0)
+    return n;
+  gp_counter_config cc = ds.counters;
+  cc.counter_ids = ids;
+  cc.num_counter_ids = (size_t)n;
+  cc.counter_names = NULL;
+  cc.num_counter_names = 0;
+  int rc = gp_counters_start(dev, &cc);
+  if (rc == GP_EBUSY) {
+    /* Sampling runs already (another session, or the application): its
+     * records reach every observer, this session's writer included. */
+    gp__tw_select_counters(s->w, dev, ids, (size_t)n,
+                           cc.counter_period_ns > 0, cc.instrumented != 0);
+    return 0;
+  }
+  if (rc != 0)
+    return rc;
+  s->counters_on |= 1ull << dev;
+  s->counters_ever |= 1ull << dev;
+  gp__tw_select_counters(s->w, dev, ids, (size_t)n, cc.counter_period_ns > 0,
+                         cc.instrumented != 0);
+  return 0;
+}
+
+/* See sessionInt.h. */
+int gp__session_counters_unmatched(const gp_session *s, char *msg,
+                                   size_t size) {
+  if (!s->saw_catalog)
+    return 0; /* no device with counters yet: nothing can be said */
+  gp_data_source_info ds;
+  for (uint32_t i = 0; gp_trace_config_get_data_source(s->cfg, i, &ds) == 0;
+       i++) {
+    if (ds.kind != GP_DATA_SOURCE_GPU_COUNTERS ||
+        i >= GP_ARRAY_SIZE(s->matched))
+      continue;
+    size_t nsel = ds.counters.num_counter_ids + ds.counters.num_counter_names;
+    for (size_t k = 0; k < nsel && k < 64; k++) {
+      if (s->matched[i] & (1ull << k))
+        continue;
+      if (ds.counters.num_counter_names)
+        snprintf(msg, size, "%s: no device has a counter matching '%s'",
+                 ds.name, ds.counters.counter_names[k]);
+      else
+        snprintf(msg, size, "%s: no device has a counter with id %u", ds.name,
+                 ds.counters.counter_ids[k]);
+      return GP_ENOCOUNTER;
+    }
+  }
+  return 0;
+}
+
+/* See sessionInt.h. */
+int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
+  gp_data_source_info ds;
+  bool want = false;
+  for (uint32_t i = 0; gp_trace_config_get_data_source(s->cfg, i, &ds) == 0;
+       i++)
+    want |= ds.kind == GP_DATA_SOURCE_GPU_COUNTERS;
+  if (!want)
+    return 0;
+  /* Watch first, under the same lock as the devices of now, so that no
+   * announcement falls in between and none is handled twice. */
+  pthread_mutex_lock(&watch_lock);
+  if (!hooked && gp__counters_add_device_hook(on_catalog) == 0)
+    hooked = true;
+  for (int i = 0; i < MAX_SESSIONS; i++) {
+    if (!watching[i]) {
+      watching[i] = s;
+      break;
+    }
+  }
+  uint32_t ndev = 0;
+  gp_device_count(&ndev);
+  for (uint32_t d = 0; d < ndev && d < MAX_DEV; d++) {
+    int rc = gp__session_counters_on(s, d);
+    if (rc != 0) {
+      pthread_mutex_unlock(&watch_lock);
+      gp_device_info di;
+      gp_device_get_info(d, &di);
+      gp__session_error(o, "cannot sample counters on device %u (%s): %s", d,
+                        di.name, gp_strerror(rc));
+      return rc;
+    }
+  }
+  pthread_mutex_unlock(&watch_lock);
+  char msg[256];
+  int rc = gp__session_counters_unmatched(s, msg, sizeof(msg));
+  if (rc != 0)
+    gp__session_error(o, "%s", msg);
+  return rc;
+}
+
+/* See sessionInt.h. */
+void gp__session_counters_stop(gp_session *s) {
+  for (uint32_t d = 0; d < MAX_DEV; d++)
+    if (s->counters_on & (1ull << d))
+      gp_counters_stop(d);
+  s->counters_on = 0;
+}

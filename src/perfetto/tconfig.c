@@ -1,0 +1,756 @@
+/*
+ * tconfig.c - Perfetto's TraceConfig in the text format: the subset
+ * gpuperf records (session.h), read with textproto.c against the schema
+ * below, checked for what the schema cannot say (a data source gpuperf
+ * does not provide, ids and names together, a oneof given twice, a
+ * filter without a glob), and written back (gp_trace_config_format).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "textproto.h"
+
+/* ------------------------------------------------------------------ */
+/* Schema                                                               */
+
+enum {
+  F_BUFFERS = 1,
+  F_DATA_SOURCES,
+  F_DURATION_MS,
+  F_FLUSH_PERIOD_MS,
+  F_FILE_WRITE_PERIOD_MS,
+  F_WRITE_INTO_FILE,
+  F_GPUPERF_OPTIONS,
+  F_SIZE_KB,
+  F_FILL_POLICY,
+  F_CONFIG,
+  F_NAME,
+  F_TARGET_BUFFER,
+  F_GPU_COUNTER_CONFIG,
+  F_GPU_RENDERSTAGES_CONFIG,
+  F_COUNTER_PERIOD_NS,
+  F_COUNTER_IDS,
+  F_COUNTER_NAMES,
+  F_INSTRUMENTED_SAMPLING,
+  F_FIX_GPU_CLOCK,
+  F_ISC,
+  F_NAME_FILTERS,
+  F_TX_INCLUDE,
+  F_TX_EXCLUDE,
+  F_RANGES,
+  F_NAME_GLOB,
+  F_NAME_BASE,
+  F_SKIP,
+  F_COUNT,
+  F_FULL_LOADSTORE,
+  F_LOW_OVERHEAD,
+  F_TRACE_METRICS,
+  F_DESCRIPTOR_MODE,
+  F_MACHINE_ID
+};
+
+static const char *const fill_policies[] = {"UNSPECIFIED", "RING_BUFFER",
+                                            "DISCARD", NULL};
+static const char *const name_bases[] = {
+    "MANGLED_KERNEL_NAME", "DEMANGLED_KERNEL_NAME", "FUNCTION_NAME", NULL};
+
+static const gp__tp_field buffer_fields[] = {
+    {"size_kb", F_SIZE_KB, GP_TP_U32, false, NULL, NULL},
+    {"fill_policy", F_FILL_POLICY, GP_TP_ENUM, false, NULL, fill_policies},
+    {NULL, 0, 0, false, NULL, NULL}};
+static const gp__tp_message buffer_msg = {"buffers", buffer_fields};
+
+static const gp__tp_field filter_fields[] = {
+    {"name_glob", F_NAME_GLOB, GP_TP_STRING, false, NULL, NULL},
+    {"name_base", F_NAME_BASE, GP_TP_ENUM, false, NULL, name_bases},
+    {NULL, 0, 0, false, NULL, NULL}};
+static const gp__tp_message filter_msg = {"activity_name_filters",
+                                          filter_fields};
+
+static const gp__tp_field range_fields[] = {
+    {"skip", F_SKIP, GP_TP_U32, false, NULL, NULL},
+    {"count", F_COUNT, GP_TP_U32, false, NULL, NULL},
+    {NULL, 0, 0, false, NULL, NULL}};
+static const gp__tp_message range_msg = {"activity_ranges", range_fields};
+
+static const gp__tp_field isc_fields[] = {
+    {"activity_name_filters", F_NAME_FILTERS, GP_TP_MESSAGE, true, &filter_msg,
+     NULL},
+    {"activity_tx_include_globs", F_TX_INCLUDE, GP_TP_STRING, true, NULL, NULL},
+    {"activity_tx_exclude_globs", F_TX_EXCLUDE, GP_TP_STRING, true, NULL, NULL},
+    {"activity_ranges", F_RANGES, GP_TP_MESSAGE, true, &range_msg, NULL},
+    {NULL, 0, 0, false, NULL, NULL}};
+static const gp__tp_message isc_msg = {"instrumented_sampling_config",
+                                       isc_fields};
+
+static const gp__tp_field gcc_fields[] = {
+    {"counter_period_ns", F_COUNTER_PERIOD_NS, GP_TP_U64, false, NULL, NULL},
+    {"counter_ids", F_COUNTER_IDS, GP_TP_U32, true, NULL, NULL},
+    {"counter_names", F_COUNTER_NAMES, GP_TP_STRING, true, NULL, NULL},
+    {"instrumented_sampling", F_INSTRUMENTED_SAMPLING, GP_TP_BOOL, false, NULL,
+     NULL},
+    {"fix_gpu_clock", F_FIX_GPU_CLOCK, GP_TP_BOOL, false, NULL, NULL},
+    {"instrumented_sampling_config", F_ISC, GP_TP_MESSAGE, false, &isc_msg,
+     NULL},
+    {NULL, 0, 0, false, NULL, NULL}};
+static const gp__tp_message gcc_msg = {"gpu_counter_config", gcc_fields};
+
+static const gp__tp_field grc_fields[] = {
+    {"full_loadstore", F_FULL_LOADSTORE, GP_TP_BOOL, false, NULL, NULL},
+    {"low_overhead", F_LOW_OVERHEAD, GP_TP_BOOL, false, NULL, NULL},
+    {"trace_metrics", F_TRACE_METRICS, GP_TP_STRING, true, NULL, NULL},
+    {NULL, 0, 0, false, NULL, NULL}};
+static const gp__tp_message grc_msg = {"gpu_renderstages_config", grc_fields};
+
+static const gp__tp_field dsc_fields[] = {
+    {"name", F_NAME, GP_TP_STRING, false, NULL, NULL},
+    {"target_buffer", F_TARGET_BUFFER, GP_TP_U32, false, NULL, NULL},
+    {"gpu_counter_config", F_GPU_COUNTER_CONFIG, GP_TP_MESSAGE, false, &gcc_msg,
+     NULL},
+    {"gpu_renderstages_config", F_GPU_RENDERSTAGES_CONFIG, GP_TP_MESSAGE, false,
+     &grc_msg, NULL},
+    {NULL, 0, 0, false, NULL, NULL}};
+static const gp__tp_message dsc_msg = {"config", dsc_fields};
+
+static const gp__tp_field ds_fields[] = {
+    {"config", F_CONFIG, GP_TP_MESSAGE, false, &dsc_msg, NULL},
+    {NULL, 0, 0, false, NULL, NULL}};
+static const gp__tp_message ds_msg = {"data_sources", ds_fields};
+
+static const gp__tp_field opt_fields[] = {
+    {"counter_descriptor_mode", F_DESCRIPTOR_MODE, GP_TP_U32, false, NULL,
+     NULL},
+    {"machine_id", F_MACHINE_ID, GP_TP_U32, false, NULL, NULL},
+    {NULL, 0, 0, false, NULL, NULL}};
+static const gp__tp_message opt_msg = {"gpuperf_options", opt_fields};
+
+static const gp__tp_field trace_fields[] = {
+    {"buffers", F_BUFFERS, GP_TP_MESSAGE, true, &buffer_msg, NULL},
+    {"data_sources", F_DATA_SOURCES, GP_TP_MESSAGE, true, &ds_msg, NULL},
+    {"duration_ms", F_DURATION_MS, GP_TP_U32, false, NULL, NULL},
+    {"flush_period_ms", F_FLUSH_PERIOD_MS, GP_TP_U32, false, NULL, NULL},
+    {"file_write_period_ms", F_FILE_WRITE_PERIOD_MS, GP_TP_U32, false, NULL,
+     NULL},
+    {"write_into_file", F_WRITE_INTO_FILE, GP_TP_BOOL, false, NULL, NULL},
+    {"gpuperf_options", F_GPUPERF_OPTIONS, GP_TP_MESSAGE, false, &opt_msg,
+     NULL},
+    {NULL, 0, 0, false, NULL, NULL}};
+static const gp__tp_message trace_msg = {"TraceConfig", trace_fields};
+
+/* ------------------------------------------------------------------ */
+/* The config                                                           */
+
+typedef struct tc_source {
+  gp_data_source_info info;
+  bool period_set;     /* counter_period_ns given */
+  bool isc;            /* instrumented_sampling_config given */
+  bool counter_config; /* gpu_counter_config given */
+  bool renderstages_config;
+  bool target_set;
+  uint32_t line;
+} tc_source;
+
+typedef struct tc_buffer {
+  uint32_t size_kb, fill_policy;
+} tc_buffer;
+
+struct gp_trace_config {
+  gp__arena arena;
+  tc_source *src;
+  uint32_t nsrc, capsrc;
+  tc_buffer *buffers;
+  uint32_t nbuf;
+  uint32_t duration_ms, flush_period_ms, file_write_period_ms;
+  int write_into_file; /* -1 unset */
+  uint32_t descriptor_mode, machine_id;
+  bool options_given;
+};
+
+static const struct {
+  const char *base;
+  uint32_t kind;
+} source_kinds[] = {{"gpu.counters", GP_DATA_SOURCE_GPU_COUNTERS},
+                    {"gpu.renderstages", GP_DATA_SOURCE_GPU_RENDERSTAGES},
+                    {"gpu.log", GP_DATA_SOURCE_GPU_LOG}};
+
+/* The kind of a data source name and its vendor suffix; 0 if not ours. */
+static uint32_t source_kind(const char *name, const char **vendor) {
+  for (size_t i = 0; i < GP_ARRAY_SIZE(source_kinds); i++) {
+    size_t n = strlen(source_kinds[i].base);
+    if (strncmp(name, source_kinds[i].base, n) != 0)
+      continue;
+    if (name[n] == '\0') {
+      *vendor = "";
+      return source_kinds[i].kind;
+    }
+    if (name[n] == '.' && name[n + 1] != '\0' && !strchr(name + n + 1, '.')) {
+      *vendor = name + n + 1;
+      return source_kinds[i].kind;
+    }
+  }
+  return 0;
+}
+
+static tc_source *add_source(gp_trace_config *c) {
+  if (c->nsrc == c->capsrc) {
+    uint32_t ncap = c->capsrc ? c->capsrc * 2 : 4;
+    tc_source *n = realloc(c->src, ncap * sizeof(*n));
+    if (!n)
+      return NULL;
+    c->src = n;
+    c->capsrc = ncap;
+  }
+  tc_source *s = &c->src[c->nsrc++];
+  memset(s, 0, sizeof(*s));
+  return s;
+}
+
+static size_t count_field(const gp__tp_node *n, int id) {
+  size_t k = 0;
+  for (; n; n = n->next)
+    k += n->field->id == id;
+  return k;
+}
+
+static const gp__tp_node *first_field(const gp__tp_node *n, int id) {
+  for (; n; n = n->next)
+    if (n->field->id == id)
+      return n;
+  return NULL;
+}
+
+/* The strings of every `id` field among n's siblings, in the arena. */
+static const char *const *collect_strings(gp__arena *a, const gp__tp_node *n,
+                                          int id, size_t *count) {
+  *count = count_field(n, id);
+  const char **v = gp__arena_alloc(a, (*count + 1) * sizeof(char *));
+  if (!v)
+    return NULL;
+  size_t k = 0;
+  for (; n; n = n->next)
+    if (n->field->id == id)
+      v[k++] = n->s;
+  return v;
+}
+
+#define FAIL(node, ...)                                                        \
+  do {                                                                         \
+    gp__tp_error_at((node), err, err_size, __VA_ARGS__);                       \
+    return GP_EPARSE;                                                          \
+  } while (0)
+
+static int convert_isc(gp_trace_config *c, tc_source *s, const gp__tp_node *isc,
+                       char *err, size_t err_size) {
+  gp_counter_config *cc = &s->info.counters;
+  gp__arena *a = &c->arena;
+  size_t nf = count_field(isc, F_NAME_FILTERS);
+  gp_activity_name_filter *filters =
+      gp__arena_alloc(a, (nf + 1) * sizeof(*filters));
+  size_t nr = count_field(isc, F_RANGES);
+  gp_activity_range *ranges = gp__arena_alloc(a, (nr + 1) * sizeof(*ranges));
+  if (!filters || !ranges)
+    return GP_ENOMEM;
+  size_t kf = 0, kr = 0;
+  for (const gp__tp_node *n = isc; n; n = n->next) {
+    if (n->field->id == F_NAME_FILTERS) {
+      const gp__tp_node *g = first_field(n->child, F_NAME_GLOB);
+      const gp__tp_node *b = first_field(n->child, F_NAME_BASE);
+      if (!g)
+        FAIL(n, "activity_name_filters needs a name_glob");
+      if (g->len == 0)
+        FAIL(g, "name_glob is empty");
+      filters[kf].name_glob = g->s;
+      filters[kf].name_base = b ? (uint32_t)b->u : GP_NAME_BASE_MANGLED;
+      kf++;
+    } else if (n->field->id == F_RANGES) {
+      const gp__tp_node *sk = first_field(n->child, F_SKIP);
+      const gp__tp_node *ct = first_field(n->child, F_COUNT);
+      ranges[kr].skip = sk ? (uint32_t)sk->u : 0;
+      ranges[kr].count = ct ? (uint32_t)ct->u : UINT32_MAX;
+      kr++;
+    }
+  }
+  cc->name_filters = filters;
+  cc->num_name_filters = kf;
+  cc->ranges = ranges;
+  cc->num_ranges = kr;
+  cc->tx_include_globs =
+      collect_strings(a, isc, F_TX_INCLUDE, &cc->num_tx_include_globs);
+  cc->tx_exclude_globs =
+      collect_strings(a, isc, F_TX_EXCLUDE, &cc->num_tx_exclude_globs);
+  if (!cc->tx_include_globs || !cc->tx_exclude_globs)
+    return GP_ENOMEM;
+  cc->instrumented = 1;
+  s->isc = true;
+  return 0;
+}
+
+static int convert_counters(gp_trace_config *c, tc_source *s,
+                            const gp__tp_node *gcc, char *err,
+                            size_t err_size) {
+  gp_counter_config *cc = &s->info.counters;
+  const gp__tp_node *ids = first_field(gcc, F_COUNTER_IDS);
+  const gp__tp_node *names = first_field(gcc, F_COUNTER_NAMES);
+  const gp__tp_node *is = first_field(gcc, F_INSTRUMENTED_SAMPLING);
+  const gp__tp_node *isc = first_field(gcc, F_ISC);
+  if (ids && names)
+    FAIL(ids->line > names->line ||
+                 (ids->line == names->line && ids->column > names->column)
+             ? ids
+             : names,
+         "use counter_ids or counter_names, not both");
+  if (is && isc)
+    FAIL(isc->line > is->line ? isc : is,
+         "instrumented_sampling and instrumented_sampling_config are "
+         "alternatives (a oneof): give one");
+  size_t n = count_field(gcc, F_COUNTER_IDS);
+  uint32_t *idv = gp__arena_alloc(&c->arena, (n + 1) * sizeof(uint32_t));
+  if (!idv)
+    return GP_ENOMEM;
+  size_t k = 0;
+  for (const gp__tp_node *x = gcc; x; x = x->next) {
+    if (x->field->id == F_COUNTER_IDS)
+      idv[k++] = (uint32_t)x->u;
+    else if (x->field->id == F_COUNTER_NAMES && x->len == 0)
+      FAIL(x, "counter_names: empty name");
+    else if (x->field->id == F_COUNTER_NAMES && strlen(x->s) != x->len)
+      FAIL(x, "counter_names: name holds a NUL byte");
+  }
+  cc->counter_ids = idv;
+  cc->num_counter_ids = n;
+  cc->counter_names =
+      collect_strings(&c->arena, gcc, F_COUNTER_NAMES, &cc->num_counter_names);
+  if (!cc->counter_names)
+    return GP_ENOMEM;
+  const gp__tp_node *p = first_field(gcc, F_COUNTER_PERIOD_NS);
+  if (p) {
+    s->period_set = true;
+    cc->counter_period_ns = p->u;
+  }
+  const gp__tp_node *fix = first_field(gcc, F_FIX_GPU_CLOCK);
+  s->info.fix_gpu_clock = fix ? (uint32_t)fix->u : 0;
+  if (is)
+    cc->instrumented = (uint32_t)is->u;
+  if (isc) {
+    int rc = convert_isc(c, s, isc->child, err, err_size);
+    if (rc != 0)
+      return rc;
+  }
+  if (p && p->u == 0 && !cc->instrumented)
+    FAIL(p,
+         "counter_period_ns: 0 samples nothing (leave it out for the "
+         "default of %llu ns, or enable instrumented sampling)",
+         (unsigned long long)GP_DEFAULT_COUNTER_PERIOD_NS);
+  s->counter_config = true;
+  return 0;
+}
+
+static int convert_source(gp_trace_config *c, const gp__tp_node *ds, char *err,
+                          size_t err_size) {
+  const gp__tp_node *cfg = first_field(ds->child, F_CONFIG);
+  if (!cfg)
+    FAIL(ds, "data_sources needs a config { name: ... }");
+  const gp__tp_node *name = first_field(cfg->child, F_NAME);
+  if (!name)
+    FAIL(cfg, "the data source config has no name");
+  const char *vendor = "";
+  uint32_t kind =
+      strlen(name->s) == name->len ? source_kind(name->s, &vendor) : 0;
+  if (!kind)
+    FAIL(name,
+         "data source '%s' is not one gpuperf records: use gpu.renderstages, "
+         "gpu.counters or gpu.log, optionally with a vendor suffix such as "
+         "gpu.counters.v3d",
+         name->s);
+  for (uint32_t i = 0; i < c->nsrc; i++)
+    if (strcmp(c->src[i].info.name, name->s) == 0)
+      FAIL(name, "data source '%s' is given twice (first at line %u)", name->s,
+           c->src[i].line);
+  tc_source *s = add_source(c);
+  if (!s)
+    return GP_ENOMEM;
+  s->info.kind = kind;
+  s->info.name = name->s;
+  s->info.vendor = vendor;
+  s->line = name->line;
+  const gp__tp_node *tb = first_field(cfg->child, F_TARGET_BUFFER);
+  if (tb) {
+    if (c->nbuf && tb->u >= c->nbuf)
+      FAIL(tb, "target_buffer %llu: there %s only %u buffer%s",
+           (unsigned long long)tb->u, c->nbuf == 1 ? "is" : "are", c->nbuf,
+           c->nbuf == 1 ? "" : "s");
+    s->info.target_buffer = (uint32_t)tb->u;
+    s->target_set = true;
+  }
+  const gp__tp_node *gcc = first_field(cfg->child, F_GPU_COUNTER_CONFIG);
+  const gp__tp_node *grc = first_field(cfg->child, F_GPU_RENDERSTAGES_CONFIG);
+  if (gcc && kind != GP_DATA_SOURCE_GPU_COUNTERS)
+    FAIL(gcc,
+         "gpu_counter_config belongs to a gpu.counters data source, not "
+         "to '%s'",
+         name->s);
+  if (grc && kind != GP_DATA_SOURCE_GPU_RENDERSTAGES)
+    FAIL(grc,
+         "gpu_renderstages_config belongs to a gpu.renderstages data "
+         "source, not to '%s'",
+         name->s);
+  if (gcc) {
+    int rc = convert_counters(c, s, gcc->child, err, err_size);
+    if (rc != 0)
+      return rc;
+  }
+  if (grc) {
+    const gp__tp_node *x;
+    if ((x = first_field(grc->child, F_FULL_LOADSTORE)))
+      s->info.full_loadstore = (uint32_t)x->u;
+    if ((x = first_field(grc->child, F_LOW_OVERHEAD)))
+      s->info.low_overhead = (uint32_t)x->u;
+    size_t n;
+    s->info.trace_metrics =
+        collect_strings(&c->arena, grc->child, F_TRACE_METRICS, &n);
+    if (!s->info.trace_metrics)
+      return GP_ENOMEM;
+    s->info.num_trace_metrics = (uint32_t)n;
+    s->renderstages_config = true;
+  }
+  return 0;
+}
+
+static gp_trace_config *config_new(void) {
+  gp_trace_config *c = calloc(1, sizeof(*c));
+  if (c) {
+    c->write_into_file = -1;
+    c->descriptor_mode = 2;
+  }
+  return c;
+}
+
+static int convert(gp_trace_config *c, const gp__tp_node *root, char *err,
+                   size_t err_size) {
+  c->nbuf = (uint32_t)count_field(root, F_BUFFERS);
+  c->buffers = gp__arena_alloc(&c->arena, (c->nbuf + 1) * sizeof(tc_buffer));
+  if (!c->buffers)
+    return GP_ENOMEM;
+  uint32_t kb = 0;
+  for (const gp__tp_node *n = root; n; n = n->next) {
+    const gp__tp_node *x;
+    switch (n->field->id) {
+    case F_BUFFERS:
+      if ((x = first_field(n->child, F_SIZE_KB)))
+        c->buffers[kb].size_kb = (uint32_t)x->u;
+      if ((x = first_field(n->child, F_FILL_POLICY)))
+        c->buffers[kb].fill_policy = (uint32_t)x->u;
+      kb++;
+      break;
+    case F_DURATION_MS:
+      c->duration_ms = (uint32_t)n->u;
+      break;
+    case F_FLUSH_PERIOD_MS:
+      c->flush_period_ms = (uint32_t)n->u;
+      break;
+    case F_FILE_WRITE_PERIOD_MS:
+      c->file_write_period_ms = (uint32_t)n->u;
+      break;
+    case F_WRITE_INTO_FILE:
+      c->write_into_file = (int)n->u;
+      break;
+    case F_GPUPERF_OPTIONS:
+      c->options_given = true;
+      if ((x = first_field(n->child, F_DESCRIPTOR_MODE))) {
+        if (x->u != 1 && x->u != 2)
+          FAIL(x,
+               "counter_descriptor_mode must be 1 (inline) or 2 "
+               "(interned), not %llu",
+               (unsigned long long)x->u);
+        c->descriptor_mode = (uint32_t)x->u;
+      }
+      if ((x = first_field(n->child, F_MACHINE_ID)))
+        c->machine_id = (uint32_t)x->u;
+      break;
+    default:
+      break;
+    }
+  }
+  for (const gp__tp_node *n = root; n; n = n->next) {
+    if (n->field->id != F_DATA_SOURCES)
+      continue;
+    int rc = convert_source(c, n, err, err_size);
+    if (rc != 0)
+      return rc;
+  }
+  return 0;
+}
+
+/* See session.h. */
+int gp_trace_config_parse(const char *text, size_t len, gp_trace_config **out,
+                          char *err, size_t err_size) {
+  if ((!text && len) || !out)
+    return GP_EINVAL;
+  gp_trace_config *c = config_new();
+  if (!c)
+    return GP_ENOMEM;
+  gp__tp_node *root = NULL;
+  int rc = gp__tp_parse(text ? text : "", len, &trace_msg, &c->arena, &root,
+                        err, err_size);
+  if (rc == 0)
+    rc = convert(c, root, err, err_size);
+  if (rc != 0) {
+    gp_trace_config_destroy(c);
+    return rc;
+  }
+  *out = c;
+  return 0;
+}
+
+/* See session.h. */
+int gp_trace_config_default(gp_trace_config **out) {
+  static const char text[] =
+      "data_sources { config { name: \"gpu.renderstages\" } }\n"
+      "data_sources { config { name: \"gpu.counters\" } }\n";
+  return gp_trace_config_parse(text, sizeof(text) - 1, out, NULL, 0);
+}
+
+/* See session.h. */
+int gp_trace_config_add_counters(gp_trace_config *c, const char *names) {
+  if (!c || !names)
+    return GP_EINVAL;
+  /* Validate the whole list before changing anything. */
+  size_t count = 0;
+  for (const char *p = names;; p++) {
+    size_t len = strcspn(p, ",");
+    if (len == 0)
+      return GP_EINVAL;
+    count++;
+    p += len;
+    if (!*p)
+      break;
+  }
+  tc_source *s = NULL;
+  for (uint32_t i = 0; i < c->nsrc && !s; i++)
+    if (c->src[i].info.kind == GP_DATA_SOURCE_GPU_COUNTERS)
+      s = &c->src[i];
+  if (s && s->info.counters.num_counter_ids > 0)
+    return GP_EINVAL;
+  size_t have = s ? s->info.counters.num_counter_names : 0;
+  const char **v = gp__arena_alloc(&c->arena, (have + count + 1) * sizeof(*v));
+  if (!v)
+    return GP_ENOMEM;
+  if (have)
+    memcpy(v, s->info.counters.counter_names, have * sizeof(*v));
+  size_t k = have;
+  for (const char *p = names;; p++) {
+    size_t len = strcspn(p, ",");
+    if (!(v[k++] = gp__arena_strndup(&c->arena, p, len)))
+      return GP_ENOMEM;
+    p += len;
+    if (!*p)
+      break;
+  }
+  if (!s) {
+    if (!(s = add_source(c)))
+      return GP_ENOMEM;
+    s->info.kind = GP_DATA_SOURCE_GPU_COUNTERS;
+    s->info.name = "gpu.counters";
+    s->info.vendor = "";
+  }
+  s->counter_config = true;
+  s->info.counters.counter_names = v;
+  s->info.counters.num_counter_names = k;
+  return 0;
+}
+
+/* See session.h. */
+int gp_trace_config_get_info(const gp_trace_config *c,
+                             gp_trace_config_info *info) {
+  if (!c || !info)
+    return GP_EINVAL;
+  memset(info, 0, sizeof(*info));
+  info->num_data_sources = c->nsrc;
+  info->num_buffers = c->nbuf;
+  for (uint32_t i = 0; i < c->nbuf; i++)
+    info->buffer_size_kb += c->buffers[i].size_kb;
+  info->duration_ms = c->duration_ms;
+  info->flush_period_ms = c->flush_period_ms;
+  info->counter_descriptor_mode = c->descriptor_mode;
+  info->machine_id = c->machine_id;
+  return 0;
+}
+
+/* See session.h. */
+int gp_trace_config_get_data_source(const gp_trace_config *c, uint32_t index,
+                                    gp_data_source_info *info) {
+  if (!c || !info)
+    return GP_EINVAL;
+  if (index >= c->nsrc)
+    return GP_ENOENT;
+  const tc_source *s = &c->src[index];
+  *info = s->info;
+  if (s->info.kind == GP_DATA_SOURCE_GPU_COUNTERS && !s->period_set &&
+      !s->info.counters.instrumented)
+    info->counters.counter_period_ns = GP_DEFAULT_COUNTER_PERIOD_NS;
+  return 0;
+}
+
+/* See session.h. */
+void gp_trace_config_destroy(gp_trace_config *c) {
+  if (!c)
+    return;
+  gp__arena_free(&c->arena);
+  free(c->src);
+  free(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing configs back                                                 */
+
+typedef struct sbuf {
+  char *p;
+  size_t n, cap;
+  bool oom;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void put(sbuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int k =
+      vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+  va_end(ap);
+  if (k < 0) {
+    b->oom = true;
+    return;
+  }
+  if (b->n + (size_t)k + 1 > b->cap) {
+    size_t ncap = b->cap ? b->cap * 2 : 1024;
+    while (ncap < b->n + (size_t)k + 1)
+      ncap *= 2;
+    char *np = realloc(b->p, ncap);
+    if (!np) {
+      b->oom = true;
+      return;
+    }
+    b->p = np;
+    b->cap = ncap;
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
+    va_end(ap);
+  }
+  b->n += (size_t)k;
+}
+
+static void put_string(sbuf *b, const char *indent, const char *field,
+                       const char *s) {
+  put(b, "%s%s: \"", indent, field);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      put(b, "\\%c", ch);
+    else if (ch < 0x20 || ch >= 0x7f)
+      put(b, "\\%03o", ch);
+    else
+      put(b, "%c", ch);
+  }
+  put(b, "\"\n");
+}
+
+static void format_counters(sbuf *b, const tc_source *s) {
+  const gp_counter_config *cc = &s->info.counters;
+  const char *in = "      ";
+  put(b, "    gpu_counter_config {\n");
+  if (s->period_set)
+    put(b, "%scounter_period_ns: %llu\n", in,
+        (unsigned long long)cc->counter_period_ns);
+  for (size_t i = 0; i < cc->num_counter_ids; i++)
+    put(b, "%scounter_ids: %u\n", in, cc->counter_ids[i]);
+  for (size_t i = 0; i < cc->num_counter_names; i++)
+    put_string(b, in, "counter_names", cc->counter_names[i]);
+  if (s->info.fix_gpu_clock)
+    put(b, "%sfix_gpu_clock: true\n", in);
+  if (s->isc) {
+    put(b, "%sinstrumented_sampling_config {\n", in);
+    for (size_t i = 0; i < cc->num_name_filters; i++) {
+      put(b, "        activity_name_filters {\n");
+      put_string(b, "          ", "name_glob", cc->name_filters[i].name_glob);
+      put(b, "          name_base: %s\n",
+          name_bases[cc->name_filters[i].name_base < 3
+                         ? cc->name_filters[i].name_base
+                         : 0]);
+      put(b, "        }\n");
+    }
+    for (size_t i = 0; i < cc->num_tx_include_globs; i++)
+      put_string(b, "        ", "activity_tx_include_globs",
+                 cc->tx_include_globs[i]);
+    for (size_t i = 0; i < cc->num_tx_exclude_globs; i++)
+      put_string(b, "        ", "activity_tx_exclude_globs",
+                 cc->tx_exclude_globs[i]);
+    for (size_t i = 0; i < cc->num_ranges; i++)
+      put(b, "        activity_ranges { skip: %u count: %u }\n",
+          cc->ranges[i].skip, cc->ranges[i].count);
+    put(b, "%s}\n", in);
+  } else if (cc->instrumented) {
+    put(b, "%sinstrumented_sampling: true\n", in);
+  }
+  put(b, "    }\n");
+}
+
+/* See session.h. */
+int gp_trace_config_format(const gp_trace_config *c, char *buf, size_t size,
+                           size_t *needed) {
+  if (!c || !needed || (size && !buf))
+    return GP_EINVAL;
+  sbuf b = {NULL, 0, 0, false};
+  for (uint32_t i = 0; i < c->nbuf; i++)
+    put(&b, "buffers { size_kb: %u fill_policy: %s }\n", c->buffers[i].size_kb,
+        fill_policies[c->buffers[i].fill_policy < 3 ? c->buffers[i].fill_policy
+                                                    : 0]);
+  if (c->duration_ms)
+    put(&b, "duration_ms: %u\n", c->duration_ms);
+  if (c->flush_period_ms)
+    put(&b, "flush_period_ms: %u\n", c->flush_period_ms);
+  if (c->file_write_period_ms)
+    put(&b, "file_write_period_ms: %u\n", c->file_write_period_ms);
+  if (c->write_into_file >= 0)
+    put(&b, "write_into_file: %s\n", c->write_into_file ? "true" : "false");
+  for (uint32_t i = 0; i < c->nsrc; i++) {
+    const tc_source *s = &c->src[i];
+    put(&b, "data_sources {\n  config {\n");
+    put_string(&b, "    ", "name", s->info.name);
+    if (s->target_set)
+      put(&b, "    target_buffer: %u\n", s->info.target_buffer);
+    if (s->counter_config)
+      format_counters(&b, s);
+    if (s->renderstages_config) {
+      put(&b, "    gpu_renderstages_config {\n");
+      if (s->info.full_loadstore)
+        put(&b, "      full_loadstore: true\n");
+      if (s->info.low_overhead)
+        put(&b, "      low_overhead: true\n");
+      for (uint32_t k = 0; k < s->info.num_trace_metrics; k++)
+        put_string(&b, "      ", "trace_metrics", s->info.trace_metrics[k]);
+      put(&b, "    }\n");
+    }
+    put(&b, "  }\n}\n");
+  }
+  if (c->options_given || c->descriptor_mode != 2 || c->machine_id)
+    put(&b, "gpuperf_options { counter_descriptor_mode: %u machine_id: %u }\n",
+        c->descriptor_mode, c->machine_id);
+  if (b.oom) {
+    free(b.p);
+    return GP_ENOMEM;
+  }
+  *needed = b.n;
+  int rc = 0;
+  if (b.n + 1 > size)
+    rc = GP_ESIZE;
+  else if (b.n)
+    memcpy(buf, b.p, b.n + 1);
+  else
+    buf[0] = '\0';
+  free(b.p);
+  return rc;
+}

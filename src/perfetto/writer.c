@@ -1,0 +1,622 @@
+/*
+ * writer.c - the trace writer's sequence: packets and their sequence
+ * flags, interned data, the sink (a file written after every buffer),
+ * clock snapshots, the writer's life cycle, and the dispatch of records to
+ * writer_host.c (threads, API calls, ranges, drops, logs), writer_gpu.c
+ * (devices and GPU work) and writer_counters.c (counters).
+ *
+ * One writer is one packet sequence. Its first packet clears the
+ * incremental state; so does the first packet after any loss the writer
+ * knows of (dropped activity records, a failed write), which then also
+ * says previous packets were dropped, and interned entries are written
+ * again as they are next used.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "writerInt.h"
+
+/* ------------------------------------------------------------------ */
+/* Hash maps                                                            */
+
+static size_t map_hash(uint64_t k1, uint64_t k2) {
+  uint64_t h = k1 * 0x9e3779b97f4a7c15ull ^ (k2 + 0x632be59bd9b4e019ull);
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 32;
+  return (size_t)h;
+}
+
+static bool map_grow(tw_map *m) {
+  size_t ncap = m->cap ? m->cap * 2 : 64;
+  tw_entry *ne = calloc(ncap, sizeof(*ne));
+  if (!ne)
+    return false;
+  for (size_t i = 0; i < m->cap; i++) {
+    if (!m->e[i].used)
+      continue;
+    size_t j = map_hash(m->e[i].k1, m->e[i].k2) & (ncap - 1);
+    while (ne[j].used)
+      j = (j + 1) & (ncap - 1);
+    ne[j] = m->e[i];
+  }
+  free(m->e);
+  m->e = ne;
+  m->cap = ncap;
+  return true;
+}
+
+/* See writerInt.h. */
+tw_entry *gp__tw_map_get(tw_map *m, uint64_t k1, uint64_t k2, bool *created) {
+  if (created)
+    *created = false;
+  if (m->cap) {
+    size_t j = map_hash(k1, k2) & (m->cap - 1);
+    while (m->e[j].used) {
+      if (m->e[j].k1 == k1 && m->e[j].k2 == k2)
+        return &m->e[j];
+      j = (j + 1) & (m->cap - 1);
+    }
+  }
+  if ((m->n + 1) * 2 > m->cap && !map_grow(m))
+    return NULL;
+  size_t j = map_hash(k1, k2) & (m->cap - 1);
+  while (m->e[j].used)
+    j = (j + 1) & (m->cap - 1);
+  tw_entry *e = &m->e[j];
+  memset(e, 0, sizeof(*e));
+  e->k1 = k1;
+  e->k2 = k2;
+  e->used = 1;
+  m->n++;
+  if (created)
+    *created = true;
+  return e;
+}
+
+/* See writerInt.h. */
+uint64_t gp__tw_track_uuid(gp__tw *w, uint32_t kind, uint64_t key) {
+  tw_entry *e = gp__tw_map_get(&w->track_ids, kind, key, NULL);
+  if (e && e->iid)
+    return e->iid;
+  uint64_t n = ++w->next_track, seq = w->o.sequence_id;
+  uint64_t uuid = seq < 4096 ? (n << 12) | seq : (seq << 40) | n;
+  if (e)
+    e->iid = uuid;
+  return uuid;
+}
+
+/* See writerInt.h. */
+void gp__tw_map_fini(tw_map *m) {
+  free(m->e);
+  memset(m, 0, sizeof(*m));
+}
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                        */
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of the calling thread: the writer's cost, not counting the
+ * time its thread waits for a core. */
+static uint64_t cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* See writerInt.h. */
+size_t gp__tw_u64_to_str(uint64_t v, char *buf) {
+  char tmp[24];
+  size_t n = 0;
+  do {
+    tmp[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  for (size_t i = 0; i < n; i++)
+    buf[i] = tmp[n - 1 - i];
+  buf[n] = '\0';
+  return n;
+}
+
+/* The time a record is about, for the first snapshot and the bounds. */
+static uint64_t record_time(const gp_activity *r) {
+  switch (r->kind) {
+  case GP_ACTIVITY_KIND_KERNEL:
+    return ((const gp_activity_kernel *)r)->start;
+  case GP_ACTIVITY_KIND_MEMCPY:
+    return ((const gp_activity_memcpy *)r)->start;
+  case GP_ACTIVITY_KIND_MEMSET:
+    return ((const gp_activity_memset *)r)->start;
+  case GP_ACTIVITY_KIND_API:
+    return ((const gp_activity_api *)r)->start;
+  case GP_ACTIVITY_KIND_MARKER:
+    return ((const gp_activity_marker *)r)->timestamp;
+  case GP_ACTIVITY_KIND_COUNTER:
+    return ((const gp_activity_counter *)r)->timestamp;
+  case GP_ACTIVITY_KIND_DROPPED:
+    return ((const gp_activity_dropped *)r)->first;
+  case GP_ACTIVITY_KIND_SYNCHRONIZATION:
+    return ((const gp_activity_sync *)r)->start;
+  default:
+    return 0;
+  }
+}
+
+/* Starts a new generation of incremental state; lost: packets (or the
+ * records they would have held) were lost before this point. */
+/* See writerInt.h. */
+void gp__tw_reset_incremental(gp__tw *w, bool lost) {
+  w->gen++;
+  w->clear_next = true;
+  if (lost)
+    w->lost_next = true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sink                                                                 */
+
+typedef struct sink_ctx {
+  gp__tw *w;
+  int rc;
+} sink_ctx;
+
+static int fd_write_all(int fd, const uint8_t *p, size_t n) {
+  while (n > 0) {
+    ssize_t k = write(fd, p, n);
+    if (k < 0) {
+      if (errno == EINTR)
+        continue;
+      return -errno;
+    }
+    if (k == 0)
+      return GP_EIO;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+static int sink_chunk(void *user, const uint8_t *data, size_t len) {
+  sink_ctx *c = user;
+  gp__tw *w = c->w;
+  int rc = 0;
+  if (w->o.fd >= 0)
+    rc = fd_write_all(w->o.fd, data, len);
+  else if (w->o.sink)
+    rc = w->o.sink(w->o.sink_user, data, len);
+  c->rc = rc;
+  return rc;
+}
+
+/* Writes out every complete packet held. On failure the bytes are lost:
+ * a file is cut back to its last good length and the loss is marked. */
+static int tw_flush(gp__tw *w) {
+  uint64_t size = gp__pb_size(&w->pb);
+  int rc = 0;
+  if (size == 0 && !gp__pb_error(&w->pb))
+    return 0;
+  if (gp__pb_error(&w->pb)) {
+    rc = GP_ENOMEM;
+  } else {
+    sink_ctx c = {w, 0};
+    gp__pb_for_each(&w->pb, sink_chunk, &c);
+    rc = c.rc;
+  }
+  if (rc == 0) {
+    w->off += size;
+    w->st.bytes += size;
+  } else {
+    if (w->o.fd >= 0 && ftruncate(w->o.fd, (off_t)w->off) == 0)
+      lseek(w->o.fd, (off_t)w->off, SEEK_SET);
+    w->st.sink_errors++;
+    if (w->st.first_error == 0)
+      w->st.first_error = rc;
+    gp__tw_reset_incremental(w, true);
+  }
+  gp__pb_writer_reset(&w->pb);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Packets and interned data                                            */
+
+/* See writerInt.h. */
+void gp__tw_pend(gp__tw *w, uint32_t kind, uint64_t iid, uint64_t a, uint64_t b,
+                 const tw_entry *p) {
+  if (w->npend == TW_MAX_PENDING)
+    return; /* cannot happen: no packet needs that many (defensive) */
+  tw_pending *q = &w->pend[w->npend++];
+  q->kind = kind;
+  q->iid = iid;
+  q->a = a;
+  q->b = b;
+  q->p = p;
+}
+
+static void write_name_entry(gp__pb_writer *pb, uint32_t field, uint64_t iid,
+                             uint32_t string_id) {
+  gp__pb_begin(pb, field);
+  gp__pb_uint(pb, GP_PB_INTERNED_IID, iid);
+  gp__pb_string(pb, GP_PB_INTERNED_NAME, gp_activity_string(string_id));
+  gp__pb_end(pb);
+}
+
+static void write_pending(gp__tw *w) {
+  gp__pb_writer *pb = &w->pb;
+  gp__pb_begin(pb, GP_PB_PACKET_INTERNED_DATA);
+  for (int i = 0; i < w->npend; i++) {
+    const tw_pending *p = &w->pend[i];
+    switch (p->kind) {
+    case TW_PEND_EVENT_NAME:
+      write_name_entry(pb, GP_PB_INTERNED_EVENT_NAMES, p->iid, (uint32_t)p->a);
+      break;
+    case TW_PEND_CATEGORY:
+      write_name_entry(pb, GP_PB_INTERNED_EVENT_CATEGORIES, p->iid,
+                       (uint32_t)p->a);
+      break;
+    case TW_PEND_DEBUG_NAME:
+      write_name_entry(pb, GP_PB_INTERNED_DEBUG_ANNOTATION_NAMES, p->iid,
+                       (uint32_t)p->a);
+      break;
+    case TW_PEND_COUNTER_DESC:
+      gp__tw_counter_write_pending(w, p);
+      break;
+    default:
+      gp__tw_gpu_write_pending(w, p);
+      break;
+    }
+  }
+  gp__pb_end(pb);
+  w->npend = 0;
+}
+
+/* See writerInt.h. Packets without interned data are short: their
+ * length takes two bytes instead of four. */
+void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags) {
+  gp__pb_writer *pb = &w->pb;
+  bool large = (flags & TW_PACKET_LARGE) != 0;
+  flags &= ~TW_PACKET_LARGE;
+  if (w->npend || large) {
+    w->pkt.len_at = NULL;
+    gp__pb_begin(pb, GP_PB_TRACE_PACKET);
+  } else {
+    w->pkt = gp__pb_begin_medium(pb, GP_PB_TRACE_PACKET);
+    if (!w->pkt.len_at)
+      w->pkt.start = 1; /* out of memory: the error flag is set */
+  }
+  if (ts)
+    gp__pb_uint(pb, GP_PB_PACKET_TIMESTAMP, ts);
+  gp__pb_uint(pb, GP_PB_PACKET_SEQUENCE_ID, w->o.sequence_id);
+  if (w->o.machine_id)
+    gp__pb_uint(pb, GP_PB_PACKET_MACHINE_ID, w->o.machine_id);
+  if (w->clear_next) {
+    if (w->st.packets == 0)
+      gp__pb_uint(pb, GP_PB_PACKET_FIRST_PACKET_ON_SEQUENCE, 1);
+    if (w->lost_next)
+      gp__pb_uint(pb, GP_PB_PACKET_PREVIOUS_PACKET_DROPPED, 1);
+    flags |= GP_PB_SEQ_INCREMENTAL_STATE_CLEARED;
+    w->clear_next = w->lost_next = false;
+  }
+  if (w->npend)
+    write_pending(w);
+  if (flags)
+    gp__pb_uint(pb, GP_PB_PACKET_SEQUENCE_FLAGS, flags);
+  w->st.packets++;
+}
+
+/* See writerInt.h. */
+void gp__tw_packet_end(gp__tw *w) {
+  if (w->pkt.len_at || w->pkt.start)
+    gp__pb_end_medium(&w->pb, w->pkt);
+  else
+    gp__pb_end(&w->pb);
+  w->pkt.len_at = NULL;
+  w->pkt.start = 0;
+}
+
+/* See writerInt.h. */
+uint64_t gp__tw_intern_string(gp__tw *w, tw_map *m, uint32_t kind,
+                              uint32_t string_id) {
+  tw_entry *e = gp__tw_map_get(m, string_id, 0, NULL);
+  if (!e)
+    return 0;
+  if (!e->iid)
+    e->iid = ++w->next_iid;
+  if (e->gen != w->gen) {
+    e->gen = w->gen;
+    gp__tw_pend(w, kind, e->iid, string_id, 0, NULL);
+  }
+  return e->iid;
+}
+
+/* See writerInt.h. */
+uint64_t gp__tw_event_name(gp__tw *w, uint32_t string_id) {
+  if (string_id >= w->name_cap) {
+    size_t ncap = w->name_cap ? w->name_cap : 256;
+    while (ncap <= string_id)
+      ncap *= 2;
+    struct tw_name *n = realloc(w->name_tab, ncap * sizeof(*n));
+    if (!n)
+      return gp__tw_intern_string(w, &w->names, TW_PEND_EVENT_NAME, string_id);
+    memset(n + w->name_cap, 0, (ncap - w->name_cap) * sizeof(*n));
+    w->name_tab = n;
+    w->name_cap = ncap;
+  }
+  struct tw_name *e = &w->name_tab[string_id];
+  if (!e->iid)
+    e->iid = ++w->next_iid;
+  if (e->gen != w->gen) {
+    e->gen = w->gen;
+    gp__tw_pend(w, TW_PEND_EVENT_NAME, e->iid, string_id, 0, NULL);
+  }
+  return e->iid;
+}
+
+/* ------------------------------------------------------------------ */
+/* Clocks                                                               */
+
+static void write_host_snapshot(gp__tw *w, uint64_t hint) {
+  uint64_t boot, mono, real;
+  if (w->o.deterministic || gp__clock_is_virtual()) {
+    boot = w->o.deterministic && hint ? hint : gp_get_timestamp();
+    mono = boot;
+    real = boot + TW_VIRTUAL_REALTIME_EPOCH;
+  } else {
+    boot = gp_get_timestamp();
+    mono = gp_clock_read_host(GP_CLOCK_MONOTONIC);
+    real = gp_clock_read_host(GP_CLOCK_REALTIME);
+  }
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, boot, 0);
+  gp__pb_begin(pb, GP_PB_PACKET_CLOCK_SNAPSHOT);
+  static const uint32_t ids[3] = {GP_CLOCK_BOOTTIME, GP_CLOCK_MONOTONIC,
+                                  GP_CLOCK_REALTIME};
+  const uint64_t vals[3] = {boot, mono, real};
+  for (int i = 0; i < 3; i++) {
+    gp__pb_begin(pb, GP_PB_CLOCK_SNAPSHOT_CLOCKS);
+    gp__pb_uint(pb, GP_PB_CLOCK_ID, ids[i]);
+    gp__pb_uint(pb, GP_PB_CLOCK_TIMESTAMP, vals[i]);
+    gp__pb_end(pb);
+  }
+  gp__pb_uint(pb, GP_PB_CLOCK_SNAPSHOT_PRIMARY_TRACE_CLOCK, GP_CLOCK_BOOTTIME);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+  w->host_snap_ts = boot;
+}
+
+/* Writes the device-clock snapshots taken since the last ones written,
+ * those before `bound` (trace time) only. */
+static void write_device_snapshots(gp__tw *w, uint64_t bound) {
+  gp_clock_snapshot snaps[256];
+  for (uint32_t d = 0; d < w->num_devices; d++) {
+    tw_device *dv = &w->dev[d];
+    if (!dv->known || !dv->clock_id)
+      continue;
+    size_t n = 0;
+    if (gp_clock_get_snapshots(dv->clock_id, snaps, GP_ARRAY_SIZE(snaps), &n,
+                               NULL) != 0)
+      continue;
+    for (size_t i = 0; i < n; i++) {
+      const gp_clock_snapshot *s = &snaps[i];
+      if (s->trace_ts <= dv->clock_last || s->trace_ts >= bound)
+        continue;
+      gp__pb_writer *pb = &w->pb;
+      gp__tw_packet_begin(w, s->trace_ts, 0);
+      gp__pb_begin(pb, GP_PB_PACKET_CLOCK_SNAPSHOT);
+      gp__pb_begin(pb, GP_PB_CLOCK_SNAPSHOT_CLOCKS);
+      gp__pb_uint(pb, GP_PB_CLOCK_ID, GP_CLOCK_BOOTTIME);
+      gp__pb_uint(pb, GP_PB_CLOCK_TIMESTAMP, s->trace_ts);
+      gp__pb_end(pb);
+      gp__pb_begin(pb, GP_PB_CLOCK_SNAPSHOT_CLOCKS);
+      gp__pb_uint(pb, GP_PB_CLOCK_ID, dv->clock_id);
+      gp__pb_uint(pb, GP_PB_CLOCK_TIMESTAMP, s->device_ts);
+      gp__pb_end(pb);
+      gp__pb_end(pb);
+      gp__tw_packet_end(w);
+      dv->clock_last = s->trace_ts;
+    }
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Life cycle                                                           */
+
+static void tw_begin(gp__tw *w, uint64_t hint) {
+  w->began = true;
+  write_host_snapshot(w, hint);
+  gp__tw_process_track(w);
+  gp__tw_own_counter_tracks(w);
+  uint32_t n = 0;
+  gp_device_count(&n);
+  for (uint32_t d = 0; d < n && d < TW_MAX_DEVICES; d++)
+    gp__tw_device_seen(w, d);
+  gp__tw_gpu_info(w);
+}
+
+/* See writer.h. */
+int gp__tw_create(const gp__tw_options *opts, gp__tw **out) {
+  if (!opts || !out || opts->sequence_id == 0 ||
+      opts->sequence_id >= (1u << 24) || opts->descriptor_mode > 2)
+    return GP_EINVAL;
+  gp__tw *w = calloc(1, sizeof(*w));
+  if (!w)
+    return GP_ENOMEM;
+  pthread_mutex_init(&w->lock, NULL);
+  w->o = *opts;
+  if (w->o.descriptor_mode == 0)
+    w->o.descriptor_mode = GP_TW_DESCRIPTOR_INTERNED;
+  gp__pb_writer_init(&w->pb);
+  w->gen = 1;
+  w->clear_next = true;
+  /* getpid(), not gp__pid(): a writer may be made in a fork handler,
+   * before the cached pid is refreshed. */
+  w->pid = (uint32_t)getpid();
+  w->vpid = 1000 * w->o.sequence_id;
+  *out = w;
+  return 0;
+}
+
+/* See writer.h. */
+void gp__tw_destroy(gp__tw *w) {
+  if (!w)
+    return;
+  gp__tw_counter_fini(w);
+  free(w->name_tab);
+  free(w->launches);
+  tw_map *maps[] = {&w->names,     &w->categories, &w->debug_names, &w->kernels,
+                    &w->contexts,  &w->queues,     &w->stages,      &w->threads,
+                    &w->processes, &w->streams,    &w->apis,        &w->asyncs,
+                    &w->track_ids};
+  for (size_t i = 0; i < GP_ARRAY_SIZE(maps); i++)
+    gp__tw_map_fini(maps[i]);
+  gp__pb_writer_fini(&w->pb);
+  pthread_mutex_destroy(&w->lock);
+  free(w);
+}
+
+/* See writer.h. */
+int gp__tw_select_counters(gp__tw *w, uint32_t device_id, const uint32_t *ids,
+                           size_t n, bool periodic, bool instrumented) {
+  pthread_mutex_lock(&w->lock);
+  int rc = gp__tw_counter_select(w, device_id, ids, n, periodic, instrumented);
+  pthread_mutex_unlock(&w->lock);
+  return rc;
+}
+
+static void dispatch(gp__tw *w, const gp_activity *r) {
+  switch (r->kind) {
+  case GP_ACTIVITY_KIND_KERNEL:
+    if (w->o.render_stages)
+      gp__tw_gpu_kernel(w, (const gp_activity_kernel *)r);
+    break;
+  case GP_ACTIVITY_KIND_MEMCPY:
+    if (w->o.render_stages)
+      gp__tw_gpu_memcpy(w, (const gp_activity_memcpy *)r);
+    break;
+  case GP_ACTIVITY_KIND_MEMSET:
+    if (w->o.render_stages)
+      gp__tw_gpu_memset(w, (const gp_activity_memset *)r);
+    break;
+  case GP_ACTIVITY_KIND_API:
+    gp__tw_api(w, (const gp_activity_api *)r);
+    break;
+  case GP_ACTIVITY_KIND_MARKER:
+    gp__tw_marker(w, (const gp_activity_marker *)r);
+    break;
+  case GP_ACTIVITY_KIND_DEVICE:
+    gp__tw_device_seen(w, ((const gp_activity_device *)r)->device_id);
+    break;
+  case GP_ACTIVITY_KIND_CONTEXT:
+    gp__tw_gpu_context(w, (const gp_activity_context *)r);
+    break;
+  case GP_ACTIVITY_KIND_NAME:
+    gp__tw_name(w, (const gp_activity_name *)r);
+    break;
+  case GP_ACTIVITY_KIND_OVERHEAD:
+    gp__tw_overhead(w, (const gp_activity_overhead *)r);
+    break;
+  case GP_ACTIVITY_KIND_COUNTER:
+    if (w->o.counters)
+      gp__tw_counter_record(w, (const gp_activity_counter *)r);
+    break;
+  case GP_ACTIVITY_KIND_DROPPED:
+    gp__tw_dropped(w, (const gp_activity_dropped *)r);
+    break;
+  case GP_ACTIVITY_KIND_SYNCHRONIZATION:
+    gp__tw_sync(w, (const gp_activity_sync *)r);
+    break;
+  default: /* ENVIRONMENT and kinds we do not know */
+    break;
+  }
+}
+
+/* Periodic packets at the end of a buffer: clocks and our overhead. */
+static void periodic(gp__tw *w) {
+  gp__tw_counter_flush(w);
+  gp__tw_gpu_info(w);
+  write_device_snapshots(w, w->o.deterministic ? w->max_ts : UINT64_MAX);
+  if (w->max_ts >= w->host_snap_ts + TW_HOST_SNAPSHOT_NS)
+    write_host_snapshot(w, w->max_ts);
+  if (!w->o.deterministic) {
+    uint64_t now = mono_ns();
+    if (now - w->last_overhead_real >= TW_OVERHEAD_PERIOD_NS) {
+      w->last_overhead_real = now;
+      gp__tw_own_counter(w, TW_COUNTER_OVERHEAD, w->max_ts, w->st.writer_ns);
+    }
+  }
+}
+
+/* See writer.h. */
+void gp__tw_consume(gp__tw *w, const uint8_t *buffer, size_t valid_size) {
+  pthread_mutex_lock(&w->lock);
+  if (w->finished) {
+    pthread_mutex_unlock(&w->lock);
+    return;
+  }
+  uint64_t t0 = cpu_ns();
+  const gp_activity *r = NULL;
+  if (!w->began) {
+    uint64_t hint = 0;
+    while (!hint && gp_activity_get_next_record(buffer, valid_size, &r) == 0)
+      hint = record_time(r);
+    tw_begin(w, hint);
+    r = NULL;
+  }
+  uint32_t k = 0;
+  while (gp_activity_get_next_record(buffer, valid_size, &r) == 0) {
+    dispatch(w, r);
+    /* Bound the memory held: write out now and then (whole packets). */
+    if ((++k & 255) == 0 && gp__pb_size(&w->pb) > TW_FLUSH_BYTES)
+      tw_flush(w);
+  }
+  w->st.records += k;
+  periodic(w);
+  tw_flush(w);
+  w->st.writer_ns += cpu_ns() - t0;
+  pthread_mutex_unlock(&w->lock);
+}
+
+/* See writer.h. */
+int gp__tw_finish(gp__tw *w) {
+  pthread_mutex_lock(&w->lock);
+  if (w->finished) {
+    int rc = w->st.first_error;
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+  }
+  uint64_t t0 = cpu_ns();
+  if (!w->began)
+    tw_begin(w, 0);
+  gp__tw_counter_flush(w);
+  gp__tw_gpu_info(w);
+  write_device_snapshots(w, UINT64_MAX);
+  uint64_t end = w->max_ts ? w->max_ts : w->host_snap_ts;
+  if (end > w->host_snap_ts)
+    write_host_snapshot(w, end);
+  gp__tw_own_counter(w, TW_COUNTER_DROPPED, end, w->st.dropped);
+  if (!w->o.deterministic)
+    gp__tw_own_counter(w, TW_COUNTER_OVERHEAD, end,
+                       w->st.writer_ns + (cpu_ns() - t0));
+  tw_flush(w);
+  w->st.writer_ns += cpu_ns() - t0;
+  w->finished = true;
+  int rc = w->st.first_error;
+  pthread_mutex_unlock(&w->lock);
+  return rc;
+}
+
+/* See writer.h. */
+void gp__tw_get_stats(gp__tw *w, gp__tw_stats *st) {
+  pthread_mutex_lock(&w->lock);
+  *st = w->st;
+  pthread_mutex_unlock(&w->lock);
+}

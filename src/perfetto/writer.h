@@ -1,0 +1,94 @@
+/*
+ * writer.h - the Perfetto trace writer: a consumer of the activity stream.
+ *
+ * A writer turns completed activity buffers (it is fed by a tracing
+ * session's buffer observer, on the collector thread) into TracePackets of
+ * one packet sequence and hands the bytes to a sink: a file descriptor,
+ * written after every buffer so that a recording killed at any moment
+ * leaves a trace readable up to its last write, or a callback (tests,
+ * benchmarks). docs/trace-format.md describes what is written, packet by
+ * packet, and why; every function here is internal to libgpuperf.
+ *
+ * A writer is used by one thread at a time; the functions lock internally,
+ * so the collector thread may feed it while another thread finishes it.
+ */
+#ifndef GPUPERF_PERFETTO_WRITER_H
+#define GPUPERF_PERFETTO_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where the bytes go. Returns 0, or a negative GP_E* code (the bytes are
+ * then lost and the writer marks the loss in the next packet). */
+typedef int (*gp__tw_sink_fn)(void *user, const uint8_t *data, size_t len);
+
+/* The counter descriptor modes of Perfetto's GpuCounterEvent. */
+#define GP_TW_DESCRIPTOR_INLINE 1   /* mode 1: descriptor in the event */
+#define GP_TW_DESCRIPTOR_INTERNED 2 /* mode 2: InternedGpuCounterDescriptor */
+
+typedef struct gp__tw_options {
+  uint32_t sequence_id;     /* trusted_packet_sequence_id, 1 .. 2^24-1 */
+  uint32_t machine_id;      /* written on every packet when not 0 */
+  uint32_t descriptor_mode; /* GP_TW_DESCRIPTOR_*, 0 = interned */
+  bool deterministic;       /* no real-time values, pids or tids (see docs) */
+  bool render_stages;       /* GPU work, API calls, user ranges */
+  bool stream_slices;       /* GPU work also on the process's stream tracks */
+  bool counters;            /* COUNTER records */
+  bool gpu_log;             /* failed calls and drops as GpuLog packets */
+  int fd;                   /* output file, or -1 to use sink */
+  gp__tw_sink_fn sink;      /* used when fd < 0; NULL discards */
+  void *sink_user;
+} gp__tw_options;
+
+/* What a writer did, for summaries, tests and the benchmark. */
+typedef struct gp__tw_stats {
+  uint64_t records;        /* activity records consumed */
+  uint64_t packets;        /* TracePackets written */
+  uint64_t bytes;          /* bytes handed to the sink */
+  uint64_t render_stages;  /* gpu_render_stage_event packets */
+  uint64_t track_events;   /* track_event packets */
+  uint64_t counter_events; /* gpu_counter_event packets */
+  uint64_t dropped;        /* activity records reported dropped */
+  uint64_t sink_errors;    /* writes that failed (their bytes were lost) */
+  uint64_t writer_ns;      /* CPU time spent encoding and writing */
+  int first_error;         /* first sink error, 0 if none */
+} gp__tw_stats;
+
+typedef struct gp__tw gp__tw;
+
+/*
+ * Creates a writer. opts is copied. Writes nothing until the first
+ * gp__tw_consume() or gp__tw_finish(). Returns GP_EINVAL for a bad
+ * sequence id or descriptor mode, GP_ENOMEM.
+ */
+int gp__tw_create(const gp__tw_options *opts, gp__tw **out);
+
+/* Frees a writer (does not close its fd). NULL is accepted. */
+void gp__tw_destroy(gp__tw *w);
+
+/*
+ * Tells the writer which counters of a device are sampled, periodically
+ * and/or per activity, so that one counter descriptor covers them all.
+ * ids is copied. Counters seen later in records are added as they come.
+ */
+int gp__tw_select_counters(gp__tw *w, uint32_t device_id, const uint32_t *ids,
+                           size_t n, bool periodic, bool instrumented);
+
+/*
+ * Encodes the records of one completed buffer and writes the packets to
+ * the sink. Malformed buffers are encoded up to the first bad record.
+ */
+void gp__tw_consume(gp__tw *w, const uint8_t *buffer, size_t valid_size);
+
+/*
+ * Writes the final packets (clock snapshots, drop and overhead counters)
+ * and flushes. Returns 0 or the first sink error of the writer's life.
+ * Later consume calls are ignored.
+ */
+int gp__tw_finish(gp__tw *w);
+
+/* Copies the statistics into *st. */
+void gp__tw_get_stats(gp__tw *w, gp__tw_stats *st);
+
+#endif /* GPUPERF_PERFETTO_WRITER_H */

@@ -1,0 +1,278 @@
+/*
+ * writerInt.h - private state of the trace writer, shared by writer.c
+ * (sequence, packets, sink, host tracks, API calls, ranges, logs, clocks),
+ * writer_gpu.c (devices, GPU work, stream tracks) and writer_counters.c
+ * (counter descriptors and samples).
+ *
+ * Interning. Every interned value has an iid that never changes for the
+ * writer's life (iids of hardware queues and stages are even computed
+ * from what they name, so equal queues get equal iids in every process).
+ * What is reset with the incremental state is only whether an entry has
+ * been emitted: an entry is current when its `gen` equals the writer's
+ * generation, which a reset increments.
+ */
+#ifndef GPUPERF_PERFETTO_WRITER_INT_H
+#define GPUPERF_PERFETTO_WRITER_INT_H
+
+#include <pthread.h>
+
+#include "core/core.h"
+#include "pb.h"
+#include "proto.h"
+#include "writer.h"
+
+#define TW_MAX_DEVICES 64
+#define TW_MAX_PENDING 16 /* interned entries one packet may introduce */
+#define TW_SYNC_RING 256  /* recent SYNCHRONIZATION waits, by call */
+#define TW_FLUSH_BYTES (4u << 20)         /* write out mid-buffer past this */
+#define TW_HOST_SNAPSHOT_NS 1000000000ull /* host clocks every trace second */
+#define TW_OVERHEAD_PERIOD_NS 1000000000ull
+/* REALTIME in virtual time: 2023-11-14 22:13:20 UTC plus the virtual clock. */
+#define TW_VIRTUAL_REALTIME_EPOCH 1700000000000000000ull
+
+/* What a track is, for its uuid. */
+enum {
+  TW_TRACK_PROCESS = 1,
+  TW_TRACK_THREAD = 2,
+  TW_TRACK_API = 3,
+  TW_TRACK_DEVICE = 4,
+  TW_TRACK_STREAM = 5,
+  TW_TRACK_COUNTER = 6,
+  TW_TRACK_ASYNC = 7
+};
+/* The uuid of track (kind, key): numbered in order of first use, with the
+ * sequence id in the low 12 bits (or, past 4095 sequences, bits 40 and
+ * up), so uuids are unique across the processes of a trace and short. */
+uint64_t gp__tw_track_uuid(struct gp__tw *w, uint32_t kind, uint64_t key);
+
+/* A hash map entry: two 64-bit key words, an iid, and small payloads. */
+typedef struct tw_entry {
+  uint64_t k1, k2;
+  uint64_t iid;
+  uint64_t aux; /* per map: string ids, device, ... */
+  uint32_t gen; /* emitted in this generation (0: never) */
+  uint32_t used;
+} tw_entry;
+
+typedef struct tw_map {
+  tw_entry *e;
+  size_t cap, n; /* cap is a power of two */
+} tw_map;
+
+/* Returns the entry for (k1, k2), inserting a zeroed one (used = 1) if
+ * absent and *created is set; NULL when memory runs out. */
+tw_entry *gp__tw_map_get(tw_map *m, uint64_t k1, uint64_t k2, bool *created);
+void gp__tw_map_fini(tw_map *m);
+
+/* Interned entries one packet introduces (written into its interned_data). */
+typedef enum tw_pending_kind {
+  TW_PEND_EVENT_NAME,  /* iid, string id in a */
+  TW_PEND_CATEGORY,    /* iid, string id in a */
+  TW_PEND_DEBUG_NAME,  /* iid, string id in a */
+  TW_PEND_CONTEXT,     /* iid, pid in a, api in b */
+  TW_PEND_QUEUE,       /* iid, device in a, queue in b */
+  TW_PEND_STAGE,       /* iid, stage index in a */
+  TW_PEND_KERNEL,      /* iid, kernel entry in p */
+  TW_PEND_ARG_NAMES,   /* every compute arg name */
+  TW_PEND_COUNTER_DESC /* iid, device in a */
+} tw_pending_kind;
+
+typedef struct tw_pending {
+  uint32_t kind;
+  uint64_t iid;
+  uint64_t a, b;
+  const tw_entry *p;
+} tw_pending;
+
+/* One counter spec of a device's descriptor: a catalog counter, sampled
+ * periodically or per activity (two specs when both). */
+typedef struct tw_spec {
+  uint32_t id;      /* catalog counter id */
+  uint32_t instr;   /* 1: per-activity values */
+  uint64_t last_ts; /* periodic: timestamp of the last sample written */
+} tw_spec;
+
+/* Counter descriptor state of one device. */
+typedef struct tw_counter_dev {
+  tw_spec *specs; /* in the order they were added */
+  size_t n, cap;
+  uint64_t desc_iid; /* mode 2: current descriptor's iid, 0 none yet */
+  uint32_t desc_gen; /* generation it was emitted in */
+  bool dirty;        /* specs were added since the descriptor was made */
+  size_t inline_n;   /* mode 1: specs [0, inline_n) already described */
+} tw_counter_dev;
+
+/* Counter samples with one (device, timestamp), assembled into one
+ * GpuCounterEvent. */
+#define TW_GROUP_MAX 32
+typedef struct tw_group {
+  bool active;
+  uint32_t device;
+  uint64_t ts;
+  uint32_t n;
+  struct {
+    uint32_t spec; /* spec id as written */
+    uint32_t is_double;
+    int64_t i;
+    double d;
+  } s[TW_GROUP_MAX];
+} tw_group;
+
+#define TW_DIRECT_QUEUES 32 /* queues with their emitted-generation inline */
+
+typedef struct tw_device {
+  bool known;
+  uint32_t queue_gen[TW_DIRECT_QUEUES];
+  bool tracked; /* device track emitted */
+  uint32_t api; /* gp_api */
+  uint32_t clock_id;
+  uint64_t clock_last; /* trace ts of the last device snapshot written */
+  tw_counter_dev ctr;
+} tw_device;
+
+struct gp__tw {
+  pthread_mutex_t lock;
+  gp__tw_options o;
+  gp__pb_writer pb;
+  bool began, finished;
+  uint32_t gen;          /* interning generation */
+  bool clear_next;       /* next packet clears the incremental state */
+  bool lost_next;        /* ... and says packets were lost */
+  uint32_t pid;          /* our process (real) */
+  uint32_t vpid;         /* our process as written */
+  uint64_t max_ts;       /* largest record timestamp seen */
+  uint64_t first_ts;     /* first record timestamp seen */
+  uint64_t host_snap_ts; /* trace time of the last host snapshot */
+  uint64_t last_overhead_ns, last_overhead_real;
+  uint64_t off;      /* bytes of the file known good */
+  uint64_t next_iid; /* event names, categories, kernels, ... */
+  tw_map names, categories, debug_names, kernels, contexts, queues, stages;
+  tw_map threads, processes, streams, apis, asyncs, track_ids;
+  uint64_t next_track; /* tracks numbered so far */
+  uint32_t arg_names_gen;
+  uint32_t next_vtid;
+  tw_device dev[TW_MAX_DEVICES];
+  uint32_t num_devices; /* one past the largest device id seen */
+  uint32_t gpu_info_n;  /* devices the last GpuInfo described */
+  tw_group lead, group; /* counter samples being assembled */
+  /* Event names by string id (ids are dense): iid and generation. */
+  struct tw_name {
+    uint64_t iid;
+    uint32_t gen;
+  } * name_tab;
+  size_t name_cap;
+  gp__pb_short pkt;            /* the open packet, when its length is short */
+  gp__pb_short rse;            /* the open render stage event */
+  const tw_entry *last_kernel; /* kernel_entry() cache */
+  uint32_t stage_gen[16];      /* stages emitted, by stage index */
+  uint64_t last_stream_key, last_stream_uuid; /* stream_track() cache */
+  /* Encoded launch messages by shape, direct-mapped (see writer_gpu.c). */
+  struct tw_launch {
+    uint32_t key[7];
+    uint8_t len;
+    uint8_t bytes[127];
+  } * launches;
+  tw_pending pend[TW_MAX_PENDING];
+  int npend;
+  struct {
+    uint64_t corr, wait_id;
+  } sync_ring[TW_SYNC_RING]; /* by correlation id modulo the size */
+  uint64_t last_thread_key, last_thread_uuid; /* thread_track() cache */
+  gp__tw_stats st;
+};
+
+/* ---- writer.c: packets ---- */
+
+/* Opens a TracePacket at ts (0: no timestamp) with the sequence fields and
+ * flags (GP_PB_SEQ_NEEDS_INCREMENTAL_STATE when interned data is used);
+ * writes and clears the pending interned entries. Packets are assumed to
+ * stay under 16 KiB unless they hold interned data or TW_PACKET_LARGE is
+ * in flags. */
+#define TW_PACKET_LARGE (1u << 31)
+void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags);
+void gp__tw_packet_end(gp__tw *w);
+
+/* Queues an interned entry for the next packet. */
+void gp__tw_pend(gp__tw *w, uint32_t kind, uint64_t iid, uint64_t a, uint64_t b,
+                 const tw_entry *p);
+
+/* The iid of an event name (string id), queued if not yet emitted. */
+uint64_t gp__tw_event_name(gp__tw *w, uint32_t string_id);
+
+/* Makes sure the device is known (GpuInfo written, clock followed). */
+void gp__tw_device_seen(gp__tw *w, uint32_t device_id);
+
+/* The pid and tid as written (virtual ones in deterministic mode). */
+uint32_t gp__tw_pid(gp__tw *w, uint32_t pid);
+
+/* Emits the process track descriptor of our own process if needed and
+ * returns its uuid. */
+uint64_t gp__tw_process_track(gp__tw *w);
+
+/* Writes a TrackDescriptor. */
+void gp__tw_track_descriptor(gp__tw *w, uint64_t uuid, uint64_t parent,
+                             const char *name);
+
+/* Formats v in decimal into buf (>= 21 bytes); returns the length. */
+size_t gp__tw_u64_to_str(uint64_t v, char *buf);
+
+/* Notes a record timestamp (first and largest). */
+static inline void gp__tw_saw_ts(gp__tw *w, uint64_t ts) {
+  if (ts > w->max_ts)
+    w->max_ts = ts;
+  if (w->first_ts == 0)
+    w->first_ts = ts;
+}
+
+/* Event ids of render stages: unique across the processes of a trace,
+ * and short: (correlation id << 8) | sequence id for the first 255
+ * sequences; past that, bit 63 | sequence id << 40 | correlation id. */
+static inline uint64_t gp__tw_event_id(const gp__tw *w, uint64_t corr) {
+  uint64_t seq = w->o.sequence_id;
+  if (seq < 256 && corr < (1ull << 55))
+    return (corr << 8) | seq;
+  return (1ull << 63) | (seq << 40) | (corr & ((1ull << 40) - 1));
+}
+
+/* Starts a new generation of incremental state; lost: packets (or the
+ * records they would have held) were lost before this point. */
+void gp__tw_reset_incremental(gp__tw *w, bool lost);
+
+/* The iid of string_id in map m (kind: its TW_PEND_*), queued if new in
+ * this generation. */
+uint64_t gp__tw_intern_string(gp__tw *w, tw_map *m, uint32_t kind,
+                              uint32_t string_id);
+
+/* ---- writer_host.c ---- */
+#define TW_COUNTER_DROPPED 1 /* our own counter tracks */
+#define TW_COUNTER_OVERHEAD 2
+void gp__tw_api(gp__tw *w, const gp_activity_api *a);
+void gp__tw_sync(gp__tw *w, const gp_activity_sync *s);
+void gp__tw_marker(gp__tw *w, const gp_activity_marker *m);
+void gp__tw_dropped(gp__tw *w, const gp_activity_dropped *d);
+void gp__tw_overhead(gp__tw *w, const gp_activity_overhead *o);
+void gp__tw_name(gp__tw *w, const gp_activity_name *n);
+void gp__tw_own_counter_tracks(gp__tw *w);
+void gp__tw_own_counter(gp__tw *w, uint32_t which, uint64_t ts, uint64_t value);
+
+/* ---- writer_gpu.c ---- */
+void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k);
+void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m);
+void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m);
+void gp__tw_gpu_context(gp__tw *w, const gp_activity_context *c);
+void gp__tw_gpu_stream_name(gp__tw *w, const gp_activity_name *n);
+void gp__tw_gpu_info(gp__tw *w);
+/* Writes the interned entries of GPU kinds (queue, stage, context,
+ * kernel, arg names). */
+void gp__tw_gpu_write_pending(gp__tw *w, const tw_pending *p);
+
+/* ---- writer_counters.c ---- */
+void gp__tw_counter_record(gp__tw *w, const gp_activity_counter *c);
+int gp__tw_counter_select(gp__tw *w, uint32_t device_id, const uint32_t *ids,
+                          size_t n, bool periodic, bool instrumented);
+void gp__tw_counter_write_pending(gp__tw *w, const tw_pending *p);
+void gp__tw_counter_fini(gp__tw *w);
+/* Writes the counter samples being grouped into a packet. */
+void gp__tw_counter_flush(gp__tw *w);
+
+#endif /* GPUPERF_PERFETTO_WRITER_INT_H */

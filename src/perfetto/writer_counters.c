@@ -1,0 +1,347 @@
+/*
+ * writer_counters.c - COUNTER records as gpu_counter_event packets.
+ *
+ * Descriptors. In mode 2 (the default) each device's counters are
+ * described by an InternedGpuCounterDescriptor whose iid the samples
+ * reference; when a counter not yet described shows up, a new descriptor
+ * (new iid, all counters so far) is interned. In mode 1 the descriptor is
+ * written inside the first GpuCounterEvent that needs it, and counter ids
+ * are global to the trace, so they are made from the gpu id:
+ * ((gpu_id + 1) << 20) | (per-activity << 19) | counter id.
+ *
+ * Periodic samples. Each value covers its sampling window and is written
+ * at the window's end, BACKWARDS_LOOKING, as Perfetto expects; the trace
+ * processor moves a value to the previous sample of its track, so a zero
+ * sample is written at the start of a window that does not begin where
+ * the previous one ended (the first one, in particular): no value is lost.
+ *
+ * Per-activity (instrumented) values are written as samples of separate
+ * specs in the COMPUTE group, FORWARDS_LOOKING, timestamped at the start
+ * of the activity they measured: inside the kernel's [start, end), where
+ * Perfetto's GPU compute view looks for them. The periodic specs leave
+ * COMPUTE out of their groups so that the view does not add them in.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "writerInt.h"
+
+#define INSTR_SUFFIX " (per activity)"
+
+static uint32_t spec_id(const gp__tw *w, uint32_t device, const tw_spec *s) {
+  if (w->o.descriptor_mode == GP_TW_DESCRIPTOR_INLINE)
+    return ((device + 1) << 20) | (s->instr << 19) | (s->id & 0x7ffff);
+  return s->instr ? (s->id | 0x80000000u) : s->id;
+}
+
+static tw_counter_dev *counter_dev(gp__tw *w, uint32_t device) {
+  if (device >= TW_MAX_DEVICES)
+    return NULL;
+  gp__tw_device_seen(w, device);
+  return &w->dev[device].ctr;
+}
+
+/* The spec for (id, instr), added if new. */
+static tw_spec *find_spec(tw_counter_dev *d, uint32_t id, uint32_t instr) {
+  for (size_t i = 0; i < d->n; i++)
+    if (d->specs[i].id == id && d->specs[i].instr == instr)
+      return &d->specs[i];
+  if (d->n == d->cap) {
+    size_t ncap = d->cap ? d->cap * 2 : 16;
+    tw_spec *ns = realloc(d->specs, ncap * sizeof(*ns));
+    if (!ns)
+      return NULL;
+    d->specs = ns;
+    d->cap = ncap;
+  }
+  tw_spec *s = &d->specs[d->n++];
+  s->id = id;
+  s->instr = instr;
+  s->last_ts = 0;
+  d->dirty = true;
+  return s;
+}
+
+static bool has_spec(const tw_counter_dev *d, uint32_t id, uint32_t instr,
+                     size_t below) {
+  for (size_t i = 0; i < below && i < d->n; i++)
+    if (d->specs[i].id == id && d->specs[i].instr == instr)
+      return true;
+  return false;
+}
+
+/* See writerInt.h. */
+int gp__tw_counter_select(gp__tw *w, uint32_t device_id, const uint32_t *ids,
+                          size_t n, bool periodic, bool instrumented) {
+  tw_counter_dev *d = counter_dev(w, device_id);
+  if (!d)
+    return GP_ENODEV;
+  for (size_t i = 0; i < n; i++) {
+    if ((periodic && !find_spec(d, ids[i], 0)) ||
+        (instrumented && !find_spec(d, ids[i], 1)))
+      return GP_ENOMEM;
+  }
+  return 0;
+}
+
+/* See writerInt.h. */
+void gp__tw_counter_fini(gp__tw *w) {
+  for (uint32_t i = 0; i < TW_MAX_DEVICES; i++) {
+    free(w->dev[i].ctr.specs);
+    memset(&w->dev[i].ctr, 0, sizeof(w->dev[i].ctr));
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Descriptors                                                          */
+
+static bool lookup(uint32_t device, uint32_t id, gp_counter_info *ci) {
+  memset(ci, 0, sizeof(*ci));
+  return gp_counter_lookup(device, id, ci) == 0;
+}
+
+static bool in_group(const gp_counter_info *ci, uint32_t group) {
+  for (uint32_t g = 0; g < ci->num_groups && g < GP_COUNTER_MAX_GROUPS; g++)
+    if (ci->groups[g] == group)
+      return true;
+  return false;
+}
+
+static void write_spec(gp__tw *w, uint32_t device, const tw_counter_dev *d,
+                       size_t i) {
+  gp__pb_writer *pb = &w->pb;
+  const tw_spec *s = &d->specs[i];
+  gp_counter_info ci;
+  bool known = lookup(device, s->id, &ci);
+  char name[160];
+  if (!known)
+    snprintf(name, sizeof(name), "counter %u", s->id);
+  else if (s->instr && has_spec(d, s->id, 0, d->n))
+    snprintf(name, sizeof(name), "%s" INSTR_SUFFIX, ci.name);
+  else
+    snprintf(name, sizeof(name), "%s", ci.name);
+  gp__pb_begin(pb, GP_PB_GCD_SPECS);
+  gp__pb_uint(pb, GP_PB_SPEC_COUNTER_ID, spec_id(w, device, s));
+  gp__pb_string(pb, GP_PB_SPEC_C_NAME, name);
+  if (known && ci.description && *ci.description)
+    gp__pb_string(pb, GP_PB_SPEC_C_DESCRIPTION, ci.description);
+  if (known && ci.peak_value != 0)
+    gp__pb_double(pb, GP_PB_SPEC_DOUBLE_PEAK, ci.peak_value);
+  for (uint32_t u = 0;
+       known && u < ci.num_numerator_units && u < GP_COUNTER_MAX_UNITS; u++)
+    gp__pb_uint(pb, GP_PB_SPEC_NUMERATOR_UNITS, ci.numerator_units[u]);
+  for (uint32_t u = 0;
+       known && u < ci.num_denominator_units && u < GP_COUNTER_MAX_UNITS; u++)
+    gp__pb_uint(pb, GP_PB_SPEC_DENOMINATOR_UNITS, ci.denominator_units[u]);
+  if (known && ci.select_by_default)
+    gp__pb_uint(pb, GP_PB_SPEC_SELECT_BY_DEFAULT, 1);
+  if (s->instr) {
+    gp__pb_uint(pb, GP_PB_SPEC_GROUPS, GP_COUNTER_GROUP_COMPUTE);
+  } else {
+    for (uint32_t g = 0;
+         known && g < ci.num_groups && g < GP_COUNTER_MAX_GROUPS; g++)
+      if (ci.groups[g] < GP_COUNTER_GROUP_FIRST_CUSTOM &&
+          ci.groups[g] != GP_COUNTER_GROUP_COMPUTE)
+        gp__pb_uint(pb, GP_PB_SPEC_GROUPS, ci.groups[g]);
+  }
+  gp__pb_uint(pb, GP_PB_SPEC_VALUE_DIRECTION,
+              s->instr ? GP_PB_VALUE_DIRECTION_FORWARDS
+                       : GP_PB_VALUE_DIRECTION_BACKWARDS);
+  gp__pb_end(pb);
+}
+
+/* Blocks and named groups of the catalog, listing the specs [from, to). */
+static void write_blocks_and_groups(gp__tw *w, uint32_t device,
+                                    const tw_counter_dev *d, size_t from,
+                                    size_t to) {
+  gp__pb_writer *pb = &w->pb;
+  gp_counter_catalog_info cat;
+  if (gp_counter_catalog(device, &cat) != 0)
+    return;
+  for (uint32_t b = 0; b < cat.num_blocks; b++) {
+    gp_counter_block_info bi;
+    if (gp_counter_block_get(device, b, &bi) != 0)
+      continue;
+    bool any = false;
+    for (size_t i = from; i < to; i++) {
+      gp_counter_info ci;
+      if (!lookup(device, d->specs[i].id, &ci) || ci.block_id != bi.id)
+        continue;
+      if (!any) {
+        gp__pb_begin(pb, GP_PB_GCD_BLOCKS);
+        gp__pb_uint(pb, GP_PB_BLOCK_ID, bi.id);
+        gp__pb_uint(pb, GP_PB_BLOCK_CAPACITY, bi.capacity);
+        if (bi.name)
+          gp__pb_string(pb, GP_PB_BLOCK_NAME, bi.name);
+        if (bi.description && *bi.description)
+          gp__pb_string(pb, GP_PB_BLOCK_DESCRIPTION, bi.description);
+        any = true;
+      }
+      gp__pb_uint(pb, GP_PB_BLOCK_COUNTER_IDS,
+                  spec_id(w, device, &d->specs[i]));
+    }
+    if (any)
+      gp__pb_end(pb);
+  }
+  for (uint32_t g = 0; g < cat.num_groups; g++) {
+    gp_counter_group_info gi;
+    if (gp_counter_group_get(device, g, &gi) != 0)
+      continue;
+    bool any = false;
+    for (size_t i = from; i < to; i++) {
+      const tw_spec *s = &d->specs[i];
+      gp_counter_info ci;
+      bool member;
+      if (gi.id == GP_COUNTER_GROUP_COMPUTE)
+        member = s->instr; /* see the top of this file */
+      else
+        member =
+            !s->instr && lookup(device, s->id, &ci) && in_group(&ci, gi.id);
+      if (!member)
+        continue;
+      if (!any) { /* groups without a counter of ours are left out */
+        gp__pb_begin(pb, GP_PB_GCD_COUNTER_GROUPS);
+        gp__pb_uint(pb, GP_PB_GROUP_ID, gi.id);
+        if (gi.name)
+          gp__pb_string(pb, GP_PB_GROUP_NAME, gi.name);
+        if (gi.description && *gi.description)
+          gp__pb_string(pb, GP_PB_GROUP_DESCRIPTION, gi.description);
+        any = true;
+      }
+      gp__pb_uint(pb, GP_PB_GROUP_COUNTER_IDS, spec_id(w, device, s));
+    }
+    if (any)
+      gp__pb_end(pb);
+  }
+  if (cat.min_sampling_period_ns)
+    gp__pb_uint(pb, GP_PB_GCD_MIN_PERIOD, cat.min_sampling_period_ns);
+  if (cat.max_sampling_period_ns)
+    gp__pb_uint(pb, GP_PB_GCD_MAX_PERIOD, cat.max_sampling_period_ns);
+  if (cat.supports_instrumented)
+    gp__pb_uint(pb, GP_PB_GCD_SUPPORTS_INSTRUMENTED, 1);
+}
+
+/* A GpuCounterDescriptor of the specs [from, to) of a device. */
+static void write_descriptor(gp__tw *w, uint32_t field, uint32_t device,
+                             const tw_counter_dev *d, size_t from, size_t to) {
+  gp__pb_writer *pb = &w->pb;
+  gp__pb_begin(pb, field);
+  for (size_t i = from; i < to; i++)
+    write_spec(w, device, d, i);
+  write_blocks_and_groups(w, device, d, from, to);
+  gp__pb_uint(pb, GP_PB_GCD_SUPPORTS_NAMES, 1);
+  gp__pb_uint(pb, GP_PB_GCD_SUPPORTS_NAME_GLOBS, 1);
+  gp__pb_end(pb);
+}
+
+/* See writerInt.h: an InternedGpuCounterDescriptor (mode 2). */
+void gp__tw_counter_write_pending(gp__tw *w, const tw_pending *p) {
+  gp__pb_writer *pb = &w->pb;
+  uint32_t device = (uint32_t)p->a;
+  const tw_counter_dev *d = &w->dev[device].ctr;
+  gp__pb_begin(pb, GP_PB_INTERNED_GPU_COUNTER_DESCRIPTORS);
+  gp__pb_uint(pb, GP_PB_IGCD_IID, p->iid);
+  write_descriptor(w, GP_PB_IGCD_DESCRIPTOR, device, d, 0, d->n);
+  gp__pb_int(pb, GP_PB_IGCD_GPU_ID, (int32_t)device);
+  gp__pb_end(pb);
+}
+
+/* ------------------------------------------------------------------ */
+/* Samples                                                              */
+
+static void write_group(gp__tw *w, tw_group *g) {
+  if (!g->active)
+    return;
+  g->active = false;
+  if (g->n == 0)
+    return;
+  tw_counter_dev *d = &w->dev[g->device].ctr;
+  gp__pb_writer *pb = &w->pb;
+  bool interned = w->o.descriptor_mode == GP_TW_DESCRIPTOR_INTERNED;
+  size_t inline_from = d->inline_n, inline_to = d->n;
+  if (interned) {
+    if (d->dirty || !d->desc_iid) {
+      d->desc_iid = ++w->next_iid;
+      d->dirty = false;
+      d->desc_gen = 0;
+    }
+    if (d->desc_gen != w->gen) {
+      d->desc_gen = w->gen;
+      gp__tw_pend(w, TW_PEND_COUNTER_DESC, d->desc_iid, g->device, 0, NULL);
+    }
+  }
+  gp__tw_packet_begin(
+      w, g->ts, interned ? GP_PB_SEQ_NEEDS_INCREMENTAL_STATE : TW_PACKET_LARGE);
+  gp__pb_begin(pb, GP_PB_PACKET_GPU_COUNTER_EVENT);
+  if (!interned && inline_from < inline_to) {
+    write_descriptor(w, GP_PB_GCE_COUNTER_DESCRIPTOR, g->device, d, inline_from,
+                     inline_to);
+    d->inline_n = inline_to;
+  }
+  for (uint32_t i = 0; i < g->n; i++) {
+    gp__pb_short s = gp__pb_begin_short(pb, GP_PB_GCE_COUNTERS);
+    gp__pb_uint(pb, GP_PB_GC_COUNTER_ID, g->s[i].spec);
+    if (g->s[i].is_double)
+      gp__pb_double(pb, GP_PB_GC_DOUBLE_VALUE, g->s[i].d);
+    else
+      gp__pb_int(pb, GP_PB_GC_INT_VALUE, g->s[i].i);
+    gp__pb_end_short(pb, s);
+  }
+  if (interned)
+    gp__pb_uint(pb, GP_PB_GCE_COUNTER_DESCRIPTOR_IID, d->desc_iid);
+  else
+    gp__pb_int(pb, GP_PB_GCE_GPU_ID, (int32_t)g->device);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+  w->st.counter_events++;
+}
+
+/* See writerInt.h. */
+void gp__tw_counter_flush(gp__tw *w) {
+  write_group(w, &w->lead);
+  write_group(w, &w->group);
+}
+
+/* Adds a sample to g, writing what was assembled first if the sample
+ * belongs to another (device, timestamp). */
+static void add_sample(gp__tw *w, tw_group *g, uint32_t device, uint64_t ts,
+                       uint32_t spec, const gp_activity_counter *c, bool zero) {
+  if (g->active && (g->device != device || g->ts != ts || g->n == TW_GROUP_MAX))
+    gp__tw_counter_flush(w);
+  if (!g->active) {
+    g->active = true;
+    g->device = device;
+    g->ts = ts;
+    g->n = 0;
+  }
+  g->s[g->n].spec = spec;
+  g->s[g->n].is_double = c->value_type == GP_VALUE_DOUBLE;
+  g->s[g->n].i = zero ? 0 : c->value.i64;
+  g->s[g->n].d = zero ? 0.0 : c->value.f64;
+  g->n++;
+}
+
+/* See writerInt.h. */
+void gp__tw_counter_record(gp__tw *w, const gp_activity_counter *c) {
+  tw_counter_dev *d = counter_dev(w, c->device_id);
+  if (!d)
+    return;
+  uint32_t instr = c->correlation_id != 0;
+  tw_spec *s = find_spec(d, c->counter_id, instr);
+  if (!s)
+    return;
+  uint32_t spec = spec_id(w, c->device_id, s);
+  if (instr) {
+    uint64_t ts = c->window_start ? c->window_start : c->timestamp;
+    gp__tw_saw_ts(w, ts);
+    add_sample(w, &w->group, c->device_id, ts, spec, c, false);
+    return;
+  }
+  gp__tw_saw_ts(w, c->timestamp);
+  if (c->window_start && c->window_start < c->timestamp &&
+      s->last_ts != c->window_start)
+    add_sample(w, &w->lead, c->device_id, c->window_start, spec, c, true);
+  add_sample(w, &w->group, c->device_id, c->timestamp, spec, c, false);
+  s->last_ts = c->timestamp;
+}

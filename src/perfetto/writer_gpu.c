@@ -1,0 +1,678 @@
+/*
+ * writer_gpu.c - the GPU side of the trace writer: GpuInfo for the
+ * devices, gpu_render_stage_event packets for kernels, copies and fills
+ * with their interned hardware queues, stages, graphics contexts and
+ * compute kernels, and the process's track tree API -> "Device #N" ->
+ * "Stream #M", on which the same work is mirrored as slices (unless the
+ * renderstages config asks for low overhead).
+ *
+ * Interning ids of queues and stages are computed from what they name
+ * (device and queue index; stage index), so that the same hardware queue
+ * gets the same iid, hence the same track in the trace processor, in
+ * every process of a recording.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "writerInt.h"
+
+/* ------------------------------------------------------------------ */
+/* Stages                                                               */
+
+enum {
+  STAGE_KERNEL = 0,
+  STAGE_MEMCPY_FIRST = 1, /* 1 + gp_memcpy_kind, kinds 0 .. 10 */
+  STAGE_MEMSET = 12,
+  STAGE_COUNT = 13
+};
+#define STAGE_IID_BASE (1ull << 24)
+
+static const char *stage_name(uint32_t s) {
+  static const char *const names[STAGE_COUNT] = {
+      "Kernel",      "Memcpy",      "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA",
+      "Memcpy AtoH", "Memcpy AtoA", "Memcpy AtoD", "Memcpy DtoA", "Memcpy DtoD",
+      "Memcpy HtoH", "Memcpy PtoP", "Memset"};
+  return s < STAGE_COUNT ? names[s] : "Unknown";
+}
+
+static uint32_t stage_string(uint32_t s) {
+  static uint32_t ids[STAGE_COUNT];
+  if (s >= STAGE_COUNT)
+    return 0;
+  if (!ids[s])
+    ids[s] = gp__string_intern(stage_name(s));
+  return ids[s];
+}
+
+static uint64_t stage_iid(gp__tw *w, uint32_t s) {
+  uint64_t iid = STAGE_IID_BASE | s;
+  if (s < GP_ARRAY_SIZE(w->stage_gen) && w->stage_gen[s] != w->gen) {
+    w->stage_gen[s] = w->gen;
+    gp__tw_pend(w, TW_PEND_STAGE, iid, s, 0, NULL);
+  }
+  return iid;
+}
+
+/* ------------------------------------------------------------------ */
+/* Compute argument names (GpuInternedData.compute_arg_names)           */
+
+enum {
+  ARG_GRID_X = 1,
+  ARG_GRID_Y,
+  ARG_GRID_Z,
+  ARG_BLOCK_X,
+  ARG_BLOCK_Y,
+  ARG_BLOCK_Z,
+  ARG_GRID_SIZE,
+  ARG_BLOCK_SIZE,
+  ARG_THREAD_COUNT,
+  ARG_SMEM_DYNAMIC,
+  ARG_REGISTERS,
+  ARG_SMEM_STATIC,
+  ARG_COUNT
+};
+
+/* The names Perfetto's GPU compute view reads launch metrics by. */
+static const char *const arg_names[ARG_COUNT] = {
+    "",
+    "launch__grid_size_x",
+    "launch__grid_size_y",
+    "launch__grid_size_z",
+    "launch__block_size_x",
+    "launch__block_size_y",
+    "launch__block_size_z",
+    "launch__grid_size",
+    "launch__block_size",
+    "launch__thread_count",
+    "launch__shared_mem_per_block_dynamic",
+    "launch__registers_per_thread",
+    "launch__shared_mem_per_block_static"};
+
+static void need_arg_names(gp__tw *w) {
+  if (w->arg_names_gen != w->gen) {
+    w->arg_names_gen = w->gen;
+    gp__tw_pend(w, TW_PEND_ARG_NAMES, 0, 0, 0, NULL);
+  }
+}
+
+static inline void uint_arg(gp__pb_writer *pb, uint32_t field, uint32_t name,
+                            uint64_t v) {
+  gp__pb_short s = gp__pb_begin_short(pb, field);
+  gp__pb_uint(pb, GP_PB_ARG_NAME_IID, name);
+  gp__pb_uint(pb, GP_PB_ARG_UINT_VALUE, v);
+  gp__pb_end_short(pb, s);
+}
+
+static inline void dim3(gp__pb_writer *pb, uint32_t field, uint32_t x,
+                        uint32_t y, uint32_t z) {
+  gp__pb_short s = gp__pb_begin_short(pb, field);
+  gp__pb_uint(pb, GP_PB_DIM3_X, x);
+  gp__pb_uint(pb, GP_PB_DIM3_Y, y);
+  gp__pb_uint(pb, GP_PB_DIM3_Z, z);
+  gp__pb_end_short(pb, s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Devices                                                              */
+
+static void write_gpu(gp__pb_writer *pb, uint32_t d) {
+  gp_device_info di;
+  gp__pb_begin(pb, GP_PB_GPU_INFO_GPUS);
+  if (gp_device_get_info(d, &di) != 0) {
+    gp__pb_end(pb);
+    return;
+  }
+  gp__pb_string(pb, GP_PB_GPU_NAME, di.name);
+  gp__pb_string(pb, GP_PB_GPU_VENDOR, di.vendor);
+  gp__pb_string(pb, GP_PB_GPU_MODEL, di.model);
+  gp__pb_string(pb, GP_PB_GPU_ARCHITECTURE, di.architecture);
+  static const uint8_t zero[16];
+  if (memcmp(di.uuid, zero, 16) != 0)
+    gp__pb_bytes(pb, GP_PB_GPU_UUID, di.uuid, 16);
+  const struct {
+    const char *key;
+    uint64_t value;
+  } kv[] = {
+      {"compute_units", di.compute_units},
+      {"core_clock_khz", di.core_clock_khz},
+      {"memory_clock_khz", di.memory_clock_khz},
+      {"memory_bytes", di.global_memory_bytes},
+      {"memory_bandwidth_bytes_per_s", di.memory_bandwidth_bytes_per_s},
+      {"max_threads_per_block", di.max_threads_per_block},
+      {"max_shared_memory_per_block", di.max_shared_memory_per_block},
+      {"hardware_queues", di.num_queues},
+  };
+  if (di.driver_version && *di.driver_version) {
+    gp__pb_begin(pb, GP_PB_GPU_EXTRA_INFO);
+    gp__pb_string(pb, GP_PB_KV_KEY, "driver_version");
+    gp__pb_string(pb, GP_PB_KV_VALUE, di.driver_version);
+    gp__pb_end(pb);
+  }
+  for (size_t i = 0; i < GP_ARRAY_SIZE(kv); i++) {
+    char num[24];
+    gp__tw_u64_to_str(kv[i].value, num);
+    gp__pb_begin(pb, GP_PB_GPU_EXTRA_INFO);
+    gp__pb_string(pb, GP_PB_KV_KEY, kv[i].key);
+    gp__pb_string(pb, GP_PB_KV_VALUE, num);
+    gp__pb_end(pb);
+  }
+  char bdf[16];
+  if (gp_device_pci_bdf(&di, bdf, sizeof(bdf)) == 0)
+    gp__pb_string(pb, GP_PB_GPU_PCI_BDF, bdf);
+  gp__pb_end(pb);
+}
+
+/* See writerInt.h: one GpuInfo for devices 0 .. num_devices-1 (the index
+ * in `gpus` is the gpu_id), written again when more devices appear. */
+void gp__tw_gpu_info(gp__tw *w) {
+  if (w->num_devices == 0 || w->gpu_info_n == w->num_devices)
+    return;
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, 0, TW_PACKET_LARGE);
+  gp__pb_begin(pb, GP_PB_PACKET_GPU_INFO);
+  for (uint32_t d = 0; d < w->num_devices; d++)
+    write_gpu(pb, d);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+  w->gpu_info_n = w->num_devices;
+}
+
+/* See writerInt.h. */
+void gp__tw_device_seen(gp__tw *w, uint32_t device_id) {
+  if (device_id >= TW_MAX_DEVICES || w->dev[device_id].known)
+    return;
+  tw_device *d = &w->dev[device_id];
+  gp_device_info di;
+  d->known = true;
+  if (gp_device_get_info(device_id, &di) == 0) {
+    d->api = di.api;
+    d->clock_id = di.clock_id;
+  }
+  if (device_id + 1 > w->num_devices)
+    w->num_devices = device_id + 1;
+  /* GpuInfo follows at the end of the buffer (gp__tw_gpu_info). */
+}
+
+/* ------------------------------------------------------------------ */
+/* Track tree: API -> Device #N -> Stream #M                            */
+
+static const char *api_name(uint32_t api) {
+  switch (api) {
+  case GP_API_OPEN_GL:
+    return "OpenGL";
+  case GP_API_VULKAN:
+    return "Vulkan";
+  case GP_API_OPEN_CL:
+    return "OpenCL";
+  case GP_API_CUDA:
+    return "CUDA";
+  case GP_API_HIP:
+    return "HIP";
+  case GP_API_SIM:
+    return "Simulated GPUs";
+  default:
+    return "GPU";
+  }
+}
+
+static uint64_t device_track(gp__tw *w, uint32_t device_id) {
+  uint32_t api = device_id < TW_MAX_DEVICES ? w->dev[device_id].api : 0;
+  uint64_t api_uuid = gp__tw_track_uuid(w, TW_TRACK_API, api);
+  uint64_t uuid = gp__tw_track_uuid(w, TW_TRACK_DEVICE, device_id);
+  tw_entry *a = gp__tw_map_get(&w->apis, api, 0, NULL);
+  if (a && !a->gen) {
+    a->gen = 1;
+    gp__tw_track_descriptor(w, api_uuid, gp__tw_process_track(w),
+                            api_name(api));
+  }
+  if (device_id < TW_MAX_DEVICES && !w->dev[device_id].tracked) {
+    char name[32];
+    snprintf(name, sizeof(name), "Device #%u", device_id);
+    gp__tw_track_descriptor(w, uuid, api_uuid, name);
+    w->dev[device_id].tracked = true;
+  }
+  return uuid;
+}
+
+static void stream_descriptor(gp__tw *w, const tw_entry *e, uint64_t uuid) {
+  uint32_t stream = (uint32_t)e->k1;
+  char name[96];
+  if (e->aux)
+    snprintf(name, sizeof(name), "Stream #%u (%s)", stream,
+             gp_activity_string((uint32_t)e->aux));
+  else
+    snprintf(name, sizeof(name), "Stream #%u", stream);
+  gp__tw_track_descriptor(w, uuid, device_track(w, (uint32_t)e->iid - 1), name);
+}
+
+static uint64_t stream_uuid(gp__tw *w, uint32_t ctx, uint32_t stream) {
+  return gp__tw_track_uuid(w, TW_TRACK_STREAM, ((uint64_t)ctx << 32) | stream);
+}
+
+static uint64_t stream_track(gp__tw *w, uint32_t device, uint32_t ctx,
+                             uint32_t stream) {
+  uint64_t key = stream | ((uint64_t)ctx << 32);
+  if (w->last_stream_uuid && w->last_stream_key == key)
+    return w->last_stream_uuid;
+  uint64_t uuid = stream_uuid(w, ctx, stream);
+  tw_entry *e =
+      gp__tw_map_get(&w->streams, stream | ((uint64_t)ctx << 32), 0, NULL);
+  if (!e)
+    return uuid;
+  if (!e->iid)
+    e->iid = (uint64_t)device + 1;
+  if (!e->gen) {
+    e->gen = 1;
+    stream_descriptor(w, e, uuid);
+  }
+  w->last_stream_key = key;
+  w->last_stream_uuid = uuid;
+  return uuid;
+}
+
+/* See writerInt.h. */
+void gp__tw_gpu_stream_name(gp__tw *w, const gp_activity_name *n) {
+  tw_entry *e = gp__tw_map_get(
+      &w->streams, n->stream_id | ((uint64_t)n->context_id << 32), 0, NULL);
+  if (!e || e->aux == n->name_id)
+    return;
+  e->aux = n->name_id;
+  if (!e->iid)
+    e->iid = (uint64_t)n->device_id + 1;
+  if (e->gen) /* described already: describe again, named */
+    stream_descriptor(w, e, stream_uuid(w, n->context_id, n->stream_id));
+}
+
+/* ------------------------------------------------------------------ */
+/* Interned queues, contexts, kernels                                   */
+
+static uint64_t queue_iid(gp__tw *w, uint32_t device, uint32_t queue) {
+  uint64_t iid = 1 + ((uint64_t)device << 8) + (queue & 0xff);
+  if (device < TW_MAX_DEVICES && queue < TW_DIRECT_QUEUES) {
+    uint32_t *gen = &w->dev[device].queue_gen[queue];
+    if (*gen != w->gen) {
+      *gen = w->gen;
+      gp__tw_pend(w, TW_PEND_QUEUE, iid, device, queue, NULL);
+    }
+    return iid;
+  }
+  tw_entry *e = gp__tw_map_get(&w->queues, iid, 0, NULL);
+  if (e && e->gen != w->gen) {
+    e->gen = w->gen;
+    gp__tw_pend(w, TW_PEND_QUEUE, iid, device, queue, NULL);
+  }
+  return iid;
+}
+
+/* See writerInt.h. */
+void gp__tw_gpu_context(gp__tw *w, const gp_activity_context *c) {
+  tw_entry *e = gp__tw_map_get(&w->contexts, c->context_id, 0, NULL);
+  if (!e)
+    return;
+  e->aux = ((uint64_t)c->api << 32) | c->device_id;
+  gp__tw_device_seen(w, c->device_id);
+}
+
+/* Context iids are also the trace processor's context ids: unique across
+ * the processes of a trace, with the sequence id in the low 12 bits. */
+static uint64_t context_iid(gp__tw *w, uint32_t ctx, uint32_t device) {
+  uint64_t seq = w->o.sequence_id;
+  uint64_t iid = seq < 4096 ? ((uint64_t)ctx << 12) | seq : (seq << 32) | ctx;
+  tw_entry *e = gp__tw_map_get(&w->contexts, ctx, 0, NULL);
+  if (!e)
+    return iid;
+  if (!e->aux) {
+    uint32_t api = device < TW_MAX_DEVICES ? w->dev[device].api : 0;
+    e->aux = ((uint64_t)api << 32) | device;
+  }
+  if (e->gen != w->gen) {
+    e->gen = w->gen;
+    uint32_t api = (uint32_t)(e->aux >> 32);
+    gp__tw_pend(w, TW_PEND_CONTEXT, iid, gp__tw_pid(w, w->pid),
+                api <= GP_API_HIP ? api : GP_API_UNDEFINED, NULL);
+  }
+  return iid;
+}
+
+/* The function name of a kernel: its demangled name up to the '(' of
+ * the parameter list, or its only name. */
+static uint32_t short_name(uint32_t name_id, uint32_t demangled_id) {
+  const char *s = gp_activity_string(demangled_id ? demangled_id : name_id);
+  size_t n = strcspn(s, "(");
+  if (n == 0)
+    return name_id;
+  return gp__string_intern_n(s, n);
+}
+
+static const tw_entry *kernel_entry(gp__tw *w, const gp_activity_kernel *k) {
+  uint64_t k1 = ((uint64_t)k->name_id << 32) | k->demangled_name_id;
+  uint64_t k2 = ((uint64_t)(k->registers_per_thread & 0xffff) << 48) |
+                ((uint64_t)(k->device_id & 0xff) << 40) |
+                (k->static_shared_memory & 0xffffffffffull);
+  const tw_entry *last = w->last_kernel;
+  if (last && last->k1 == k1 && last->k2 == k2 && last->gen == w->gen)
+    return last;
+  bool created;
+  tw_entry *e = gp__tw_map_get(&w->kernels, k1, k2, &created);
+  if (!e)
+    return NULL;
+  if (created) {
+    e->iid = ++w->next_iid;
+    e->aux = short_name(k->name_id, k->demangled_name_id);
+  }
+  if (e->gen != w->gen) {
+    e->gen = w->gen;
+    need_arg_names(w);
+    gp__tw_pend(w, TW_PEND_KERNEL, e->iid, 0, 0, e);
+  }
+  w->last_kernel = e; /* valid until the map grows: see gp__tw_map_get */
+  return e;
+}
+
+static void write_kernel(gp__tw *w, const tw_pending *p) {
+  gp__pb_writer *pb = &w->pb;
+  const tw_entry *e = p->p;
+  uint32_t name_id = (uint32_t)(e->k1 >> 32), dem_id = (uint32_t)e->k1;
+  uint32_t device = (uint32_t)(e->k2 >> 40) & 0xff;
+  uint32_t regs = (uint32_t)(e->k2 >> 48);
+  uint64_t smem = e->k2 & 0xffffffffffull;
+  gp__pb_begin(pb, GP_PB_INTERNED_COMPUTE_KERNELS);
+  gp__pb_uint(pb, GP_PB_KERNEL_IID, p->iid);
+  gp__pb_string(pb, GP_PB_KERNEL_NAME, gp_activity_string(name_id));
+  if (dem_id)
+    gp__pb_string(pb, GP_PB_KERNEL_DEMANGLED_NAME, gp_activity_string(dem_id));
+  gp_device_info di;
+  if (gp_device_get_info(device, &di) == 0 && di.architecture &&
+      *di.architecture)
+    gp__pb_string(pb, GP_PB_KERNEL_ARCH, di.architecture);
+  uint_arg(pb, GP_PB_KERNEL_ARGS, ARG_REGISTERS, regs);
+  uint_arg(pb, GP_PB_KERNEL_ARGS, ARG_SMEM_STATIC, smem);
+  gp__pb_end(pb);
+}
+
+/* See writerInt.h. */
+void gp__tw_gpu_write_pending(gp__tw *w, const tw_pending *p) {
+  gp__pb_writer *pb = &w->pb;
+  switch (p->kind) {
+  case TW_PEND_QUEUE: {
+    gp_device_queue_info qi;
+    char fallback[32];
+    if (gp_device_get_queue((uint32_t)p->a, (uint32_t)p->b, &qi) != 0) {
+      snprintf(fallback, sizeof(fallback), "Queue %u", (uint32_t)p->b);
+      qi.name = fallback;
+      qi.description = "";
+      qi.kind = GP_QUEUE_OTHER;
+    }
+    gp__pb_begin(pb, GP_PB_INTERNED_GPU_SPECIFICATIONS);
+    gp__pb_uint(pb, GP_PB_SPEC_IID, p->iid);
+    gp__pb_string(pb, GP_PB_SPEC_NAME, qi.name);
+    if (qi.description && *qi.description)
+      gp__pb_string(pb, GP_PB_SPEC_DESCRIPTION, qi.description);
+    gp__pb_uint(pb, GP_PB_SPEC_CATEGORY,
+                qi.kind == GP_QUEUE_COMPUTE    ? GP_PB_STAGE_CATEGORY_COMPUTE
+                : qi.kind == GP_QUEUE_GRAPHICS ? GP_PB_STAGE_CATEGORY_GRAPHICS
+                                               : GP_PB_STAGE_CATEGORY_OTHER);
+    gp__pb_end(pb);
+    break;
+  }
+  case TW_PEND_STAGE: {
+    gp__pb_short s = gp__pb_begin_short(pb, GP_PB_INTERNED_GPU_SPECIFICATIONS);
+    gp__pb_uint(pb, GP_PB_SPEC_IID, p->iid);
+    gp__pb_string(pb, GP_PB_SPEC_NAME, stage_name((uint32_t)p->a));
+    gp__pb_uint(pb, GP_PB_SPEC_CATEGORY,
+                p->a == STAGE_KERNEL ? GP_PB_STAGE_CATEGORY_COMPUTE
+                                     : GP_PB_STAGE_CATEGORY_OTHER);
+    gp__pb_end_short(pb, s);
+    break;
+  }
+  case TW_PEND_CONTEXT: {
+    gp__pb_short s = gp__pb_begin_short(pb, GP_PB_INTERNED_GRAPHICS_CONTEXTS);
+    gp__pb_uint(pb, GP_PB_GCTX_IID, p->iid);
+    gp__pb_int(pb, GP_PB_GCTX_PID, (int32_t)p->a);
+    gp__pb_uint(pb, GP_PB_GCTX_API, p->b);
+    gp__pb_end_short(pb, s);
+    break;
+  }
+  case TW_PEND_KERNEL:
+    write_kernel(w, p);
+    break;
+  case TW_PEND_ARG_NAMES:
+    for (uint32_t i = 1; i < ARG_COUNT; i++) {
+      gp__pb_short s = gp__pb_begin_short(pb, GP_PB_INTERNED_COMPUTE_ARG_NAMES);
+      gp__pb_uint(pb, GP_PB_INTERNED_IID, i);
+      gp__pb_string(pb, GP_PB_INTERNED_NAME, arg_names[i]);
+      gp__pb_end_short(pb, s);
+    }
+    break;
+  default:
+    break;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* GPU work                                                             */
+
+/* What kernels, copies and fills share. */
+typedef struct gpu_work {
+  uint64_t corr, start, end;
+  uint32_t device, context, stream, queue, stage;
+  uint64_t name_iid; /* 0: the stage's name */
+  uint32_t name_id;  /* string id of the slice name */
+  const uint64_t *waits;
+  uint32_t nwaits;
+} gpu_work;
+
+/* Opens the packet and the render stage event, common fields written. */
+static void work_begin(gp__tw *w, const gpu_work *g, uint64_t ctx_iid,
+                       uint64_t q_iid, uint64_t s_iid) {
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, g->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
+  w->rse = gp__pb_begin_medium(pb, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT);
+  gp__pb_uint(pb, GP_PB_RSE_EVENT_ID, gp__tw_event_id(w, g->corr));
+  gp__pb_uint(pb, GP_PB_RSE_DURATION,
+              g->end > g->start ? g->end - g->start : 0);
+  gp__pb_uint(pb, GP_PB_RSE_CONTEXT, ctx_iid);
+  gp__pb_int(pb, GP_PB_RSE_GPU_ID, (int32_t)g->device);
+  gp__pb_uint(pb, GP_PB_RSE_HW_QUEUE_IID, q_iid);
+  gp__pb_uint(pb, GP_PB_RSE_STAGE_IID, s_iid);
+  for (uint32_t i = 0; i < g->nwaits; i++)
+    gp__pb_uint(pb, GP_PB_RSE_EVENT_WAIT_IDS, gp__tw_event_id(w, g->waits[i]));
+  if (g->name_iid)
+    gp__pb_uint(pb, GP_PB_RSE_NAME_IID, g->name_iid);
+}
+
+/* Closes the event and packet; mirrors the work on its stream track. */
+static void work_end(gp__tw *w, const gpu_work *g, uint64_t stream_uuid) {
+  gp__pb_writer *pb = &w->pb;
+  gp__pb_end_medium(pb, w->rse);
+  gp__tw_packet_end(w);
+  w->st.render_stages++;
+  if (!stream_uuid)
+    return;
+  uint64_t name_iid = gp__tw_event_name(w, g->name_id);
+  gp__tw_packet_begin(w, g->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
+  gp__pb_short te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
+  gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_BEGIN);
+  gp__pb_uint(pb, GP_PB_TE_NAME_IID, name_iid);
+  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, stream_uuid);
+  gp__pb_end_short(pb, te);
+  gp__tw_packet_end(w);
+  gp__tw_packet_begin(w, g->end, 0);
+  te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
+  gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_END);
+  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, stream_uuid);
+  gp__pb_end_short(pb, te);
+  gp__tw_packet_end(w);
+  w->st.track_events += 2;
+}
+
+/* Track descriptors first (they are packets of their own), then the
+ * interned entries the event needs, which go into its packet. */
+static uint64_t work_prepare(gp__tw *w, const gpu_work *g, uint64_t *ctx_iid,
+                             uint64_t *q_iid, uint64_t *s_iid) {
+  gp__tw_saw_ts(w, g->end);
+  gp__tw_device_seen(w, g->device);
+  uint64_t stream_uuid = 0;
+  if (w->o.stream_slices)
+    stream_uuid = stream_track(w, g->device, g->context, g->stream);
+  *ctx_iid = context_iid(w, g->context, g->device);
+  *q_iid = queue_iid(w, g->device, g->queue);
+  *s_iid = stage_iid(w, g->stage);
+  return stream_uuid;
+}
+
+static void extra(gp__pb_writer *pb, const char *name, uint64_t v) {
+  char num[24];
+  size_t n = gp__tw_u64_to_str(v, num);
+  gp__pb_short s = gp__pb_begin_short(pb, GP_PB_RSE_EXTRA_DATA);
+  gp__pb_string(pb, GP_PB_EXTRA_NAME, name);
+  gp__pb_bytes(pb, GP_PB_EXTRA_VALUE, num, n);
+  gp__pb_end_short(pb, s);
+}
+
+static void extra_str(gp__pb_writer *pb, const char *name, const char *v) {
+  gp__pb_short s = gp__pb_begin_short(pb, GP_PB_RSE_EXTRA_DATA);
+  gp__pb_string(pb, GP_PB_EXTRA_NAME, name);
+  gp__pb_string(pb, GP_PB_EXTRA_VALUE, v);
+  gp__pb_end_short(pb, s);
+}
+
+static const char *memory_kind_name(uint32_t k) {
+  static const char *const names[] = {"unknown", "pageable", "pinned",
+                                      "device",  "array",    "managed"};
+  return k < GP_ARRAY_SIZE(names) ? names[k] : "unknown";
+}
+
+/* Encodes the launch message of k into the writer (any shape). */
+static void encode_launch(gp__pb_writer *pb, const gp_activity_kernel *k) {
+  gp__pb_short launch = gp__pb_begin_medium(pb, GP_PB_RSE_LAUNCH);
+  dim3(pb, GP_PB_LAUNCH_GRID_SIZE, k->grid_x, k->grid_y, k->grid_z);
+  dim3(pb, GP_PB_LAUNCH_WORKGROUP_SIZE, k->block_x, k->block_y, k->block_z);
+  uint64_t grid = (uint64_t)k->grid_x * k->grid_y * k->grid_z;
+  uint64_t block = (uint64_t)k->block_x * k->block_y * k->block_z;
+  uint_arg(pb, GP_PB_LAUNCH_ARGS, ARG_GRID_X, k->grid_x);
+  uint_arg(pb, GP_PB_LAUNCH_ARGS, ARG_GRID_Y, k->grid_y);
+  uint_arg(pb, GP_PB_LAUNCH_ARGS, ARG_GRID_Z, k->grid_z);
+  uint_arg(pb, GP_PB_LAUNCH_ARGS, ARG_BLOCK_X, k->block_x);
+  uint_arg(pb, GP_PB_LAUNCH_ARGS, ARG_BLOCK_Y, k->block_y);
+  uint_arg(pb, GP_PB_LAUNCH_ARGS, ARG_BLOCK_Z, k->block_z);
+  uint_arg(pb, GP_PB_LAUNCH_ARGS, ARG_GRID_SIZE, grid);
+  uint_arg(pb, GP_PB_LAUNCH_ARGS, ARG_BLOCK_SIZE, block);
+  uint_arg(pb, GP_PB_LAUNCH_ARGS, ARG_THREAD_COUNT, grid * block);
+  uint_arg(pb, GP_PB_LAUNCH_ARGS, ARG_SMEM_DYNAMIC, k->dynamic_shared_memory);
+  gp__pb_end_medium(pb, launch);
+}
+
+#define LAUNCH_CACHE 64
+
+/*
+ * Writes the launch message. Programs launch the same shapes again and
+ * again, so encoded launches are kept in a small direct-mapped cache by
+ * shape and copied: the bytes are the same as encoding them afresh.
+ */
+static void write_launch(gp__tw *w, const gp_activity_kernel *k) {
+  const uint32_t key[7] = {k->grid_x,
+                           k->grid_y,
+                           k->grid_z,
+                           k->block_x,
+                           k->block_y,
+                           k->block_z,
+                           k->dynamic_shared_memory};
+  uint32_t h = 0;
+  for (int i = 0; i < 7; i++)
+    h = (h ^ key[i]) * 0x01000193u;
+  if (!w->launches)
+    w->launches = calloc(LAUNCH_CACHE, sizeof(*w->launches));
+  struct tw_launch *c = w->launches ? &w->launches[h % LAUNCH_CACHE] : NULL;
+  if (c && c->len && memcmp(c->key, key, sizeof(key)) == 0) {
+    gp__pb_raw(&w->pb, c->bytes, c->len);
+    return;
+  }
+  uint64_t at = gp__pb_size(&w->pb);
+  const uint8_t *p0 = w->pb.p;
+  encode_launch(&w->pb, k);
+  size_t len = (size_t)(gp__pb_size(&w->pb) - at);
+  /* Cache it if it was written in one piece (not across chunks). */
+  if (c && len < sizeof(c->bytes) && w->pb.p == p0 + len) {
+    memcpy(c->key, key, sizeof(key));
+    memcpy(c->bytes, p0, len);
+    c->len = (uint8_t)len;
+  }
+}
+
+/* See writerInt.h. */
+void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
+  gpu_work g = {k->correlation_id,
+                k->start,
+                k->end,
+                k->device_id,
+                k->context_id,
+                k->stream_id,
+                k->queue_id,
+                STAGE_KERNEL,
+                0,
+                0,
+                NULL,
+                0};
+  g.waits = gp_activity_wait_ids(&k->hdr, &g.nwaits);
+  uint64_t ctx, q, s;
+  uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
+  const tw_entry *ke = kernel_entry(w, k);
+  g.name_id = ke ? (uint32_t)ke->aux : k->name_id;
+  g.name_iid = gp__tw_event_name(w, g.name_id);
+  need_arg_names(w);
+  work_begin(w, &g, ctx, q, s);
+  gp__pb_writer *pb = &w->pb;
+  if (ke)
+    gp__pb_uint(pb, GP_PB_RSE_KERNEL_IID, ke->iid);
+  write_launch(w, k);
+  work_end(w, &g, stream_uuid);
+}
+
+/* See writerInt.h. */
+void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m) {
+  uint32_t stage =
+      STAGE_MEMCPY_FIRST +
+      (m->copy_kind <= GP_MEMCPY_PTOP ? m->copy_kind : GP_MEMCPY_UNKNOWN);
+  gpu_work g = {m->correlation_id,   m->start,      m->end,
+                m->device_id,        m->context_id, m->stream_id,
+                m->queue_id,         stage,         0,
+                stage_string(stage), NULL,          0};
+  g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
+  uint64_t ctx, q, s;
+  uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
+  work_begin(w, &g, ctx, q, s);
+  gp__pb_writer *pb = &w->pb;
+  extra(pb, "bytes", m->bytes);
+  extra_str(pb, "src_kind", memory_kind_name(m->src_kind));
+  extra_str(pb, "dst_kind", memory_kind_name(m->dst_kind));
+  if (m->src_device_id != UINT32_MAX)
+    extra(pb, "src_device", m->src_device_id);
+  if (m->dst_device_id != UINT32_MAX)
+    extra(pb, "dst_device", m->dst_device_id);
+  work_end(w, &g, stream_uuid);
+}
+
+/* See writerInt.h. */
+void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m) {
+  gpu_work g = {m->correlation_id,
+                m->start,
+                m->end,
+                m->device_id,
+                m->context_id,
+                m->stream_id,
+                m->queue_id,
+                STAGE_MEMSET,
+                0,
+                stage_string(STAGE_MEMSET),
+                NULL,
+                0};
+  g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
+  uint64_t ctx, q, s;
+  uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
+  work_begin(w, &g, ctx, q, s);
+  extra(&w->pb, "bytes", m->bytes);
+  extra(&w->pb, "value", m->value);
+  work_end(w, &g, stream_uuid);
+}

@@ -1,0 +1,396 @@
+/*
+ * writer_host.c - the host side of the trace writer: process and thread
+ * tracks, API calls and user ranges as track-event slices (with the
+ * GpuCorrelation extension that links calls to the GPU work they
+ * submitted or waited for), drops and our own overhead as counter tracks,
+ * and GpuLog packets.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "writerInt.h"
+
+/* ------------------------------------------------------------------ */
+/* Processes and threads                                                */
+
+/* See writerInt.h. */
+uint32_t gp__tw_pid(gp__tw *w, uint32_t pid) {
+  if (!w->o.deterministic)
+    return pid;
+  return pid == w->pid ? w->vpid : w->vpid + 500 + (pid % 500);
+}
+
+static uint32_t written_tid(gp__tw *w, tw_entry *e, uint32_t pid,
+                            uint32_t tid) {
+  if (!w->o.deterministic)
+    return tid;
+  if (!e->iid)
+    e->iid = tid == pid ? 0 : ++w->next_vtid;
+  return gp__tw_pid(w, pid) + (uint32_t)e->iid;
+}
+
+/* See writerInt.h. */
+void gp__tw_track_descriptor(gp__tw *w, uint64_t uuid, uint64_t parent,
+                             const char *name) {
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, 0, 0);
+  gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
+  gp__pb_uint(pb, GP_PB_TD_UUID, uuid);
+  if (name)
+    gp__pb_string(pb, GP_PB_TD_NAME, name);
+  if (parent)
+    gp__pb_uint(pb, GP_PB_TD_PARENT_UUID, parent);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+}
+
+static void write_cmdline(gp__pb_writer *pb) {
+  FILE *f = fopen("/proc/self/cmdline", "r");
+  if (!f)
+    return;
+  char buf[4096];
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  for (size_t i = 0; i < n;) {
+    size_t len = strlen(buf + i);
+    gp__pb_bytes(pb, GP_PB_PD_CMDLINE, buf + i, len);
+    i += len + 1;
+  }
+}
+
+static uint64_t process_track(gp__tw *w, uint32_t pid) {
+  tw_entry *e = gp__tw_map_get(&w->processes, pid, 0, NULL);
+  uint32_t vpid = gp__tw_pid(w, pid);
+  uint64_t uuid = gp__tw_track_uuid(w, TW_TRACK_PROCESS, vpid);
+  if (!e || e->gen)
+    return uuid;
+  e->gen = 1;
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, 0, 0);
+  gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
+  gp__pb_uint(pb, GP_PB_TD_UUID, uuid);
+  gp__pb_begin(pb, GP_PB_TD_PROCESS);
+  gp__pb_uint(pb, GP_PB_PD_PID, vpid);
+  if (pid == w->pid) {
+    if (!w->o.deterministic)
+      write_cmdline(pb);
+    gp__pb_string(pb, GP_PB_PD_PROCESS_NAME, program_invocation_short_name);
+  }
+  gp__pb_end(pb);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+  return uuid;
+}
+
+/* See writerInt.h. */
+uint64_t gp__tw_process_track(gp__tw *w) {
+  return process_track(w, w->pid);
+}
+
+static void write_thread_descriptor(gp__tw *w, tw_entry *e, uint64_t uuid) {
+  uint32_t pid = (uint32_t)(e->k1 >> 32), tid = (uint32_t)e->k1;
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, 0, 0);
+  gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
+  gp__pb_uint(pb, GP_PB_TD_UUID, uuid);
+  gp__pb_begin(pb, GP_PB_TD_THREAD);
+  gp__pb_uint(pb, GP_PB_THD_PID, gp__tw_pid(w, pid));
+  gp__pb_uint(pb, GP_PB_THD_TID, written_tid(w, e, pid, tid));
+  if (e->aux)
+    gp__pb_string(pb, GP_PB_THD_THREAD_NAME,
+                  gp_activity_string((uint32_t)e->aux));
+  gp__pb_end(pb);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+}
+
+/* The track of a thread, its descriptor written the first time. */
+static uint64_t thread_track(gp__tw *w, uint32_t pid, uint32_t tid) {
+  uint64_t key = ((uint64_t)pid << 32) | tid;
+  if (w->last_thread_key == key && w->last_thread_uuid)
+    return w->last_thread_uuid;
+  w->last_thread_key = key;
+  w->last_thread_uuid = 0;
+  tw_entry *e =
+      gp__tw_map_get(&w->threads, ((uint64_t)pid << 32) | tid, 0, NULL);
+  if (!e)
+    return gp__tw_track_uuid(w, TW_TRACK_THREAD, tid);
+  process_track(w, pid);
+  uint64_t uuid =
+      gp__tw_track_uuid(w, TW_TRACK_THREAD, written_tid(w, e, pid, tid));
+  if (!e->gen) {
+    e->gen = 1;
+    write_thread_descriptor(w, e, uuid);
+  }
+  w->last_thread_uuid = uuid;
+  return uuid;
+}
+
+static void thread_name(gp__tw *w, const gp_activity_name *n) {
+  tw_entry *e = gp__tw_map_get(
+      &w->threads, ((uint64_t)n->process_id << 32) | n->thread_id, 0, NULL);
+  if (!e || e->aux == n->name_id)
+    return;
+  e->aux = n->name_id;
+  if (e->gen) /* already described: describe again with the name */
+    write_thread_descriptor(
+        w, e,
+        gp__tw_track_uuid(w, TW_TRACK_THREAD,
+                          written_tid(w, e, n->process_id, n->thread_id)));
+}
+
+/* ------------------------------------------------------------------ */
+/* Counter tracks of our own: drops and overhead                        */
+
+/* See writerInt.h. */
+void gp__tw_own_counter(gp__tw *w, uint32_t which, uint64_t ts,
+                        uint64_t value) {
+  gp__pb_writer *pb = &w->pb;
+  uint64_t uuid = gp__tw_track_uuid(w, TW_TRACK_COUNTER, which);
+  gp__tw_packet_begin(w, ts, 0);
+  gp__pb_begin(pb, GP_PB_PACKET_TRACK_EVENT);
+  gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_COUNTER);
+  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, uuid);
+  gp__pb_int(pb, GP_PB_TE_COUNTER_VALUE, (int64_t)value);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+  w->st.track_events++;
+}
+
+/* See writerInt.h. */
+void gp__tw_own_counter_tracks(gp__tw *w) {
+  uint64_t parent = gp__tw_process_track(w);
+  static const struct {
+    uint32_t which;
+    const char *name;
+    uint32_t unit;
+  } tracks[] = {
+      {TW_COUNTER_DROPPED, "gpuperf dropped records", GP_PB_COUNTER_UNIT_COUNT},
+      {TW_COUNTER_OVERHEAD, "gpuperf writer overhead",
+       GP_PB_COUNTER_UNIT_TIME_NS},
+  };
+  for (size_t i = 0; i < GP_ARRAY_SIZE(tracks); i++) {
+    if (tracks[i].which == TW_COUNTER_OVERHEAD && w->o.deterministic)
+      continue; /* real time: never in a deterministic trace */
+    gp__pb_writer *pb = &w->pb;
+    gp__tw_packet_begin(w, 0, 0);
+    gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
+    gp__pb_uint(pb, GP_PB_TD_UUID,
+                gp__tw_track_uuid(w, TW_TRACK_COUNTER, tracks[i].which));
+    gp__pb_string(pb, GP_PB_TD_NAME, tracks[i].name);
+    gp__pb_uint(pb, GP_PB_TD_PARENT_UUID, parent);
+    gp__pb_begin(pb, GP_PB_TD_COUNTER);
+    gp__pb_uint(pb, GP_PB_CD_UNIT, tracks[i].unit);
+    gp__pb_end(pb);
+    gp__pb_end(pb);
+    gp__tw_packet_end(w);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* GpuLog                                                               */
+
+static void gpu_log(gp__tw *w, uint64_t ts, uint32_t severity, const char *tag,
+                    const char *msg) {
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, ts, 0);
+  gp__pb_begin(pb, GP_PB_PACKET_GPU_LOG);
+  gp__pb_uint(pb, GP_PB_LOG_SEVERITY, severity);
+  gp__pb_string(pb, GP_PB_LOG_TAG, tag);
+  gp__pb_string(pb, GP_PB_LOG_MESSAGE, msg);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+}
+
+/* ------------------------------------------------------------------ */
+/* API calls                                                            */
+
+static uint32_t gpu_api_of_domain(uint32_t domain) {
+  switch (domain) {
+  case GP_API_DOMAIN_CUDA_RUNTIME:
+  case GP_API_DOMAIN_CUDA_DRIVER:
+    return GP_API_CUDA;
+  case GP_API_DOMAIN_OPENCL:
+    return GP_API_OPEN_CL;
+  default:
+    return 0;
+  }
+}
+
+/* See writerInt.h. */
+void gp__tw_api(gp__tw *w, const gp_activity_api *a) {
+  gp__tw_saw_ts(w, a->end);
+  if (w->o.gpu_log && a->return_value != 0) {
+    char msg[256];
+    snprintf(msg, sizeof(msg), "%s returned %s: %s",
+             gp_activity_string(a->name_id), gp_error_name(a->return_value),
+             gp_strerror(a->return_value));
+    gpu_log(w, a->end, GP_PB_LOG_SEVERITY_ERROR, gp_activity_string(a->name_id),
+            msg);
+  }
+  if (!w->o.render_stages)
+    return;
+  uint64_t track = thread_track(w, a->process_id, a->thread_id);
+  /* Waits this call made (SYNCHRONIZATION records come first). */
+  uint64_t waits[1];
+  int nwaits = 0;
+  uint32_t slot = (uint32_t)(a->correlation_id % TW_SYNC_RING);
+  if (a->correlation_id && w->sync_ring[slot].corr == a->correlation_id) {
+    waits[nwaits++] = w->sync_ring[slot].wait_id;
+    w->sync_ring[slot].corr = 0;
+  }
+  uint64_t name_iid = gp__tw_event_name(w, a->name_id);
+  uint64_t rv_iid = 0;
+  if (a->return_value != 0) {
+    static uint32_t rv_name;
+    if (!rv_name)
+      rv_name = gp__string_intern("return_value");
+    rv_iid =
+        gp__tw_intern_string(w, &w->debug_names, TW_PEND_DEBUG_NAME, rv_name);
+  }
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, a->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
+  gp__pb_short te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
+  gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_BEGIN);
+  gp__pb_uint(pb, GP_PB_TE_NAME_IID, name_iid);
+  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, track);
+  if (rv_iid) {
+    gp__pb_begin(pb, GP_PB_TE_DEBUG_ANNOTATIONS);
+    gp__pb_uint(pb, GP_PB_DA_NAME_IID, rv_iid);
+    gp__pb_int(pb, GP_PB_DA_INT_VALUE, a->return_value);
+    gp__pb_end(pb);
+  }
+  if (a->correlation_id) {
+    gp__pb_short c = gp__pb_begin_short(pb, GP_PB_TE_GPU_CORRELATION);
+    gp__pb_uint(pb, GP_PB_CORR_SUBMISSION_IDS,
+                gp__tw_event_id(w, a->correlation_id));
+    for (int i = 0; i < nwaits; i++)
+      gp__pb_uint(pb, GP_PB_CORR_WAIT_IDS, gp__tw_event_id(w, waits[i]));
+    gp__pb_end_short(pb, c);
+  }
+  uint32_t api = gpu_api_of_domain(a->domain);
+  if (api)
+    gp__pb_uint(pb, GP_PB_TE_GPU_API, api);
+  gp__pb_end_short(pb, te);
+  gp__tw_packet_end(w);
+
+  gp__tw_packet_begin(w, a->end, 0);
+  te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
+  gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_END);
+  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, track);
+  gp__pb_end_short(pb, te);
+  gp__tw_packet_end(w);
+  w->st.track_events += 2;
+}
+
+/* See writerInt.h. */
+void gp__tw_sync(gp__tw *w, const gp_activity_sync *s) {
+  gp__tw_saw_ts(w, s->end);
+  /* Only waits of the host count: a stream waiting for an event is the
+   * GPU waiting (render stages say so with event_wait_ids). */
+  if (!s->wait_id || !s->correlation_id ||
+      s->sync_kind == GP_SYNC_STREAM_WAIT_EVENT)
+    return;
+  /* Kept by the call's correlation id until its API record comes. */
+  uint32_t slot = (uint32_t)(s->correlation_id % TW_SYNC_RING);
+  w->sync_ring[slot].corr = s->correlation_id;
+  w->sync_ring[slot].wait_id = s->wait_id;
+}
+
+/* ------------------------------------------------------------------ */
+/* User markers and ranges                                              */
+
+static void slice_event(gp__tw *w, uint64_t ts, uint32_t type, uint64_t track,
+                        uint32_t name_id, uint32_t category_id) {
+  uint64_t name_iid = name_id ? gp__tw_event_name(w, name_id) : 0;
+  uint64_t cat_iid = category_id
+                         ? gp__tw_intern_string(w, &w->categories,
+                                                TW_PEND_CATEGORY, category_id)
+                         : 0;
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(
+      w, ts, name_iid || cat_iid ? GP_PB_SEQ_NEEDS_INCREMENTAL_STATE : 0);
+  gp__pb_short te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
+  if (cat_iid)
+    gp__pb_uint(pb, GP_PB_TE_CATEGORY_IIDS, cat_iid);
+  gp__pb_uint(pb, GP_PB_TE_TYPE, type);
+  if (name_iid)
+    gp__pb_uint(pb, GP_PB_TE_NAME_IID, name_iid);
+  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, track);
+  gp__pb_end_short(pb, te);
+  gp__tw_packet_end(w);
+  w->st.track_events++;
+}
+
+/* See writerInt.h. */
+void gp__tw_marker(gp__tw *w, const gp_activity_marker *m) {
+  gp__tw_saw_ts(w, m->timestamp);
+  if (!w->o.render_stages)
+    return;
+  if (m->flags & GP_ACTIVITY_FLAG_MARKER_INSTANT) {
+    slice_event(w, m->timestamp, GP_PB_TE_TYPE_INSTANT,
+                thread_track(w, m->process_id, m->thread_id), m->name_id,
+                m->domain_id);
+    return;
+  }
+  bool start = (m->flags & GP_ACTIVITY_FLAG_MARKER_START) != 0;
+  if (m->depth > 0) { /* push/pop: nests on the thread's track */
+    slice_event(w, m->timestamp,
+                start ? GP_PB_TE_TYPE_SLICE_BEGIN : GP_PB_TE_TYPE_SLICE_END,
+                thread_track(w, m->process_id, m->thread_id),
+                start ? m->name_id : 0, start ? m->domain_id : 0);
+    return;
+  }
+  /* start/end ranges may cross threads and overlap: a track each. */
+  uint64_t track = gp__tw_track_uuid(w, TW_TRACK_ASYNC, m->id);
+  if (start) {
+    uint64_t parent = process_track(w, m->process_id);
+    gp__tw_track_descriptor(w, track, parent, gp_activity_string(m->name_id));
+  }
+  slice_event(w, m->timestamp,
+              start ? GP_PB_TE_TYPE_SLICE_BEGIN : GP_PB_TE_TYPE_SLICE_END,
+              track, start ? m->name_id : 0, start ? m->domain_id : 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Drops and overhead                                                   */
+
+/* See writerInt.h. */
+void gp__tw_dropped(gp__tw *w, const gp_activity_dropped *d) {
+  gp__tw_saw_ts(w, d->last);
+  w->st.dropped += d->count;
+  /* The records are gone: say so, and start the incremental state anew. */
+  gp__tw_reset_incremental(w, true);
+  gp__tw_own_counter(w, TW_COUNTER_DROPPED, d->last ? d->last : w->max_ts,
+                     w->st.dropped);
+  if (w->o.gpu_log) {
+    char msg[160];
+    snprintf(msg, sizeof(msg), "%llu %s records dropped (%s)",
+             (unsigned long long)d->count,
+             gp_activity_kind_name(d->dropped_kind),
+             gp_drop_reason_name(d->reason));
+    gpu_log(w, d->last, GP_PB_LOG_SEVERITY_WARNING, "gpuperf", msg);
+  }
+}
+
+/* See writerInt.h. */
+void gp__tw_overhead(gp__tw *w, const gp_activity_overhead *o) {
+  /* Real-time measurements: never part of a deterministic trace. */
+  if (w->o.deterministic || !w->o.render_stages || o->end < o->start)
+    return;
+  static uint32_t name;
+  if (!name)
+    name = gp__string_intern("gpuperf buffer completion");
+  uint64_t track = thread_track(w, o->process_id, o->thread_id);
+  slice_event(w, o->start, GP_PB_TE_TYPE_SLICE_BEGIN, track, name, 0);
+  slice_event(w, o->end, GP_PB_TE_TYPE_SLICE_END, track, 0, 0);
+}
+
+/* See writerInt.h. */
+void gp__tw_name(gp__tw *w, const gp_activity_name *n) {
+  if (n->object_kind == GP_OBJECT_THREAD && w->o.render_stages)
+    thread_name(w, n);
+  else if (n->object_kind == GP_OBJECT_STREAM && w->o.render_stages)
+    gp__tw_gpu_stream_name(w, n);
+}
