@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
     opt.tag = pid == 0 ? "child" : "parent";
     int rc = run(&opt);
     if (pid == 0)
-      _exit(rc);
+      exit(rc); /* not _exit: a tracer finishes its trace at exit */
     int crc = wait_child(pid);
     if (rc == 0 && crc != 0)
       rc = crc;
