@@ -19,8 +19,11 @@
  * not say what they chose) and the grid holds the global size in
  * work-items.
  *
- * Each wrapper describes its command only when it is tracked; otherwise
- * it costs the driver call plus the API record.
+ * Each wrapper below is the OpenCL entry point of the same name: it
+ * forwards the call unchanged (with our event when the program passed none
+ * and the command is tracked) and records it as the table above says. It
+ * describes its command only when it is tracked; otherwise it costs the
+ * driver call plus the API record.
  */
 #include <string.h>
 

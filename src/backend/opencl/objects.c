@@ -114,6 +114,7 @@ static cl_context context_wrap(cl_context ctx, gp__ocl_call *c,
   return ctx;
 }
 
+/* OpenCL entry point: forwarded; registers the context and its devices. */
 GP_CL_ENTRY cl_context CL_API_CALL clCreateContext(
     const cl_context_properties *properties, cl_uint num_devices,
     const cl_device_id *devices,
@@ -133,6 +134,7 @@ GP_CL_ENTRY cl_context CL_API_CALL clCreateContext(
   return context_wrap(ctx, &c, errcode_ret, err);
 }
 
+/* OpenCL entry point: forwarded; registers the context and its devices. */
 GP_CL_ENTRY cl_context CL_API_CALL clCreateContextFromType(
     const cl_context_properties *properties, cl_device_type device_type,
     void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *),
@@ -241,6 +243,9 @@ static size_t props_len(const cl_queue_properties *p) {
   return n + 1;
 }
 
+/* OpenCL entry point: forwarded with CL_QUEUE_PROFILING_ENABLE added to
+ * the program's properties (not on-device queues; not if the device
+ * refuses it); registers the queue as a stream. */
 GP_CL_ENTRY cl_command_queue CL_API_CALL clCreateCommandQueueWithProperties(
     cl_context context, cl_device_id device,
     const cl_queue_properties *properties, cl_int *errcode_ret) {
@@ -304,6 +309,7 @@ GP_CL_ENTRY cl_command_queue CL_API_CALL clCreateCommandQueueWithProperties(
   return q;
 }
 
+/* OpenCL 1.x entry point: as clCreateCommandQueueWithProperties. */
 GP_CL_ENTRY cl_command_queue CL_API_CALL clCreateCommandQueue(
     cl_context context, cl_device_id device,
     cl_command_queue_properties properties, cl_int *errcode_ret) {
@@ -343,6 +349,8 @@ static bool hidden_profiling(cl_command_queue q) {
   return r && r->forced && !r->app_profiling;
 }
 
+/* OpenCL entry point: forwarded; properties read back as the program
+ * set them, without the profiling we added. */
 GP_CL_ENTRY cl_int CL_API_CALL clGetCommandQueueInfo(
     cl_command_queue command_queue, cl_command_queue_info param_name,
     size_t param_value_size, void *param_value, size_t *param_value_size_ret) {
@@ -379,6 +387,8 @@ GP_CL_ENTRY cl_int CL_API_CALL clGetCommandQueueInfo(
   return rc;
 }
 
+/* OpenCL 1.0 entry point: forwarded, except that profiling we added is
+ * not turned off; old properties as the program set them. */
 GP_CL_ENTRY cl_int CL_API_CALL clSetCommandQueueProperty(
     cl_command_queue command_queue, cl_command_queue_properties properties,
     cl_bool enable, cl_command_queue_properties *old_properties) {
@@ -411,6 +421,8 @@ GP_CL_ENTRY cl_int CL_API_CALL clSetCommandQueueProperty(
   return rc;
 }
 
+/* OpenCL entry point: CL_PROFILING_INFO_NOT_AVAILABLE, as without us, on
+ * queues whose profiling we added; else forwarded. */
 GP_CL_ENTRY cl_int CL_API_CALL clGetEventProfilingInfo(
     cl_event event, cl_profiling_info param_name, size_t param_value_size,
     void *param_value, size_t *param_value_size_ret) {
@@ -484,6 +496,7 @@ gp__ocl_kernel *gp__ocl_kernel_get(cl_kernel k) {
   return kernel_register(k, NULL, NULL);
 }
 
+/* OpenCL entry point: forwarded; remembers the kernel's name. */
 GP_CL_ENTRY cl_kernel CL_API_CALL clCreateKernel(cl_program program,
                                                  const char *kernel_name,
                                                  cl_int *errcode_ret) {
@@ -507,6 +520,7 @@ GP_CL_ENTRY cl_kernel CL_API_CALL clCreateKernel(cl_program program,
   return k;
 }
 
+/* OpenCL entry point: forwarded; remembers the kernels' names. */
 GP_CL_ENTRY cl_int CL_API_CALL
 clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
                          cl_kernel *kernels, cl_uint *num_kernels_ret) {
@@ -529,6 +543,8 @@ clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
   return rc;
 }
 
+/* OpenCL entry point: forwarded; the clone keeps the name and __local
+ * arguments of its source. */
 GP_CL_ENTRY cl_kernel CL_API_CALL clCloneKernel(cl_kernel source_kernel,
                                                 cl_int *errcode_ret) {
   __typeof__(&clCloneKernel) real = GP_CL_REAL(clCloneKernel);
@@ -554,6 +570,7 @@ GP_CL_ENTRY cl_kernel CL_API_CALL clCloneKernel(cl_kernel source_kernel,
   return k;
 }
 
+/* OpenCL entry point: forwarded; remembers __local argument sizes. */
 GP_CL_ENTRY cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel,
                                               cl_uint arg_index,
                                               size_t arg_size,
@@ -586,6 +603,8 @@ GP_CL_ENTRY cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel,
 /* ------------------------------------------------------------------ */
 /* Events and waits                                                     */
 
+/* OpenCL entry point: records a failed command before the program lets
+ * go of its event; forgets the event at its last release. */
 GP_CL_ENTRY cl_int CL_API_CALL clReleaseEvent(cl_event event) {
   __typeof__(&clReleaseEvent) real = GP_CL_REAL(clReleaseEvent);
   if (!real)
@@ -598,6 +617,7 @@ GP_CL_ENTRY cl_int CL_API_CALL clReleaseEvent(cl_event event) {
   return rc;
 }
 
+/* OpenCL entry point: forwarded; a user event stands for no command. */
 GP_CL_ENTRY cl_event CL_API_CALL clCreateUserEvent(cl_context context,
                                                    cl_int *errcode_ret) {
   __typeof__(&clCreateUserEvent) real = GP_CL_REAL(clCreateUserEvent);
@@ -618,6 +638,8 @@ GP_CL_ENTRY cl_event CL_API_CALL clCreateUserEvent(cl_context context,
   return ev;
 }
 
+/* OpenCL entry point: forwarded; a SYNCHRONIZATION record per event, and
+ * the records of commands it saw end. */
 GP_CL_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint num_events,
                                                const cl_event *event_list) {
   __typeof__(&clWaitForEvents) real = GP_CL_REAL(clWaitForEvents);
@@ -645,6 +667,8 @@ GP_CL_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint num_events,
   return rc;
 }
 
+/* OpenCL entry point: forwarded; a SYNCHRONIZATION record, and the
+ * records of the queue's commands read on its next call. */
 GP_CL_ENTRY cl_int CL_API_CALL clFinish(cl_command_queue command_queue) {
   __typeof__(&clFinish) real = GP_CL_REAL(clFinish);
   if (!real)
@@ -670,6 +694,7 @@ GP_CL_ENTRY cl_int CL_API_CALL clFinish(cl_command_queue command_queue) {
 /* ------------------------------------------------------------------ */
 /* Shared virtual memory: which pointers are SVM, for copy kinds        */
 
+/* OpenCL entry point: forwarded; remembers the allocation (copy kinds). */
 GP_CL_ENTRY void *CL_API_CALL clSVMAlloc(cl_context context,
                                          cl_svm_mem_flags flags, size_t size,
                                          cl_uint alignment) {
@@ -690,6 +715,7 @@ GP_CL_ENTRY void *CL_API_CALL clSVMAlloc(cl_context context,
   return p;
 }
 
+/* OpenCL entry point: forgets the allocation; forwarded. */
 GP_CL_ENTRY void CL_API_CALL clSVMFree(cl_context context, void *svm_pointer) {
   __typeof__(&clSVMFree) real = GP_CL_REAL(clSVMFree);
   if (!real)
