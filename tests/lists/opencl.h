@@ -24,3 +24,7 @@ GP_TEST_ENTRY(opencl_preload_plugin_opened_local, 120)
 GP_TEST_ENTRY(opencl_preload_fork_and_exec, 180)
 GP_TEST_ENTRY(opencl_preload_harmless_without_opencl, 30)
 GP_TEST_ENTRY(opencl_stat_per_kernel_totals, 120)
+
+/* api: gpuperf record, and the trace through the trace processor */
+GP_TEST_ENTRY(opencl_trace_of_the_sample, 240)
+GP_TEST_ENTRY(opencl_trace_fork_and_exec, 300)
