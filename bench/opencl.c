@@ -1,7 +1,8 @@
 /*
  * bench/opencl.c - what the OpenCL interception costs a program.
  *
- *   opencl [--kernels N] [--runs R] [--iterations I]
+ *   opencl [--kernels N] [--runs R] [--iterations I] [--tiny-only]
+ *          [--realistic-only] [--api-only] [--one-way plain|traced]
  *
  * Two workloads, each run R times (default 5) without interception and R
  * times with it, alternately, in one process on the first OpenCL device:
@@ -21,8 +22,10 @@
  * Prints medians: ns per enqueue and the ns added (from the run totals,
  * and from the differences of neighbouring chunks, which the load of a
  * shared machine disturbs least), the process's CPU time per enqueue, and
- * the ratio of wall times. Targets: <= 1000 ns added per enqueue; <= 5% on the realistic
- * workload. On a shared machine the figures are noisy: look at the medians.
+ * the ratio of wall times. Targets: <= 1000 ns added per enqueue, <= 5 %
+ * on the realistic workload. --tiny-only, --realistic-only: one workload;
+ * --api-only: API records only (no command is tracked); --one-way: only
+ * that way (for profilers).
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
