@@ -219,9 +219,11 @@ typedef struct gp__ocl_queue {
   bool forced;        /* we added CL_QUEUE_PROFILING_ENABLE */
   cl_queue_properties *app_props; /* the program's property list, or NULL */
   size_t app_props_size;          /* bytes, terminator included */
-  /* Under gp__ocl.lock: what a marker without a wait list stands for.
-   * In-order: the last command. Out-of-order: the commands since the last
-   * barrier or, if none, what that barrier stood for (the frontier). */
+  /* What a marker without a wait list stands for. In-order: the last
+   * command (last). Out-of-order, under gp__ocl.lock: the commands since
+   * the last barrier or, if none, what that barrier stood for (the
+   * frontier). */
+  _Atomic uint64_t last;
   uint32_t num_recent, num_frontier;
   uint64_t recent[GP_OCL_RECENT];
   uint64_t frontier[GP_OCL_RECENT];
@@ -229,6 +231,7 @@ typedef struct gp__ocl_queue {
    * the program next calls in on the queue (pending.c). */
   pthread_mutex_t reap_lock;
   struct gp__ocl_entry *reap_head, *reap_tail;
+  _Atomic uint64_t reap_n; /* entries on the list */
 } gp__ocl_queue;
 
 typedef struct gp__ocl_kernel {
@@ -373,8 +376,9 @@ void gp__ocl_get_stats(gp__ocl_stats *out);
  */
 gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits);
 
-/* Makes e pending. Caller holds gp__ocl.lock (and may then give e an
- * evinfo before dropping it). */
+/* Makes e pending, to be watched (not for deferred entries, which their
+ * queue's reap list holds). Caller holds gp__ocl.lock (and may then give
+ * e an evinfo before dropping it). */
 void gp__ocl_entry_link(gp__ocl_entry *e);
 
 /* Registers e's completion callback (no lock held): from then on e may

@@ -45,7 +45,7 @@ typedef struct shard {
   pthread_mutex_t lock;
   gp__ocl_entry *head;
   uint64_t pending;            /* entries in the list (lock) */
-  uint64_t tracked, internal;  /* (lock) */
+  _Atomic uint64_t tracked, internal;
   _Atomic uint64_t finishing;  /* retired, record not written yet */
   _Atomic uint64_t recorded, unknown, failed, released;
   gp__ocl_entry *_Atomic returned; /* recycled entries */
@@ -102,7 +102,8 @@ static cl_int event_status(cl_event ev) {
  * the taking of everything at once cannot suffer from ABA.
  */
 static GP_TLS gp__ocl_entry *own_free;
-static GP_TLS unsigned own_next_shard;
+static GP_TLS unsigned own_free_n, own_next_shard;
+#define OWN_FREE_MAX 64 /* kept by a thread before they go to the lists */
 
 /* See oclInt.h. */
 gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
@@ -114,10 +115,13 @@ gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
       e = own_free =
           atomic_exchange_explicit(&s->returned, NULL, memory_order_acquire);
   }
-  if (e)
+  if (e) {
     own_free = e->next;
-  else if (!(e = malloc(sizeof(*e))))
+    if (own_free_n)
+      own_free_n--;
+  } else if (!(e = malloc(sizeof(*e)))) {
     return NULL;
+  }
   e->waits = e->inline_waits;
   if (num_waits > GP_OCL_INLINE_WAITS &&
       !(e->waits = malloc(8u * num_waits))) {
@@ -139,6 +143,14 @@ static void entry_put(gp__ocl_entry *e) {
     return;
   if (e->waits != e->inline_waits)
     free(e->waits);
+  if (own_free_n < OWN_FREE_MAX) {
+    /* Freed where it will be made again (commands read on the program's
+     * thread), or at most a few kept by a driver thread. */
+    e->next = own_free;
+    own_free = e;
+    own_free_n++;
+    return;
+  }
   shard *s = shard_of(e);
   gp__ocl_entry *head =
       atomic_load_explicit(&s->returned, memory_order_relaxed);
@@ -359,9 +371,10 @@ void gp__ocl_entry_link(gp__ocl_entry *e) {
     e->next->prev = e;
   s->head = e;
   s->pending++;
-  s->tracked++;
-  s->internal += e->internal;
   pthread_mutex_unlock(&s->lock);
+  atomic_fetch_add_explicit(&s->tracked, 1, memory_order_relaxed);
+  if (e->internal)
+    atomic_fetch_add_explicit(&s->internal, 1, memory_order_relaxed);
 }
 
 /* See oclInt.h. */
@@ -391,6 +404,9 @@ void gp__ocl_entry_watch(gp__ocl_entry *e) {
 
 /* See oclInt.h. */
 void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q) {
+  shard *s = shard_of(e);
+  atomic_fetch_add_explicit(&s->tracked, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&s->internal, 1, memory_order_relaxed);
   pthread_mutex_lock(&q->reap_lock);
   e->reap_next = NULL;
   if (q->reap_tail)
@@ -398,22 +414,41 @@ void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q) {
   else
     q->reap_head = e;
   q->reap_tail = e;
+  atomic_fetch_add_explicit(&q->reap_n, 1, memory_order_relaxed);
   pthread_mutex_unlock(&q->reap_lock);
 }
 
+/* Is the command of our event ev over? Its END time is there once it
+ * completed (one query, where asking for its status would be another);
+ * without it, a failed command is told by its status. */
+static cl_int reap_status(cl_event ev) {
+  cl_ulong end = 0;
+  if (GP_CL_REAL(clGetEventProfilingInfo)(ev, CL_PROFILING_COMMAND_END,
+                                          sizeof(end), &end,
+                                          NULL) == CL_SUCCESS &&
+      end != 0)
+    return CL_COMPLETE;
+  return event_status(ev);
+}
+
 /* Pops q's oldest entry if it is done, or unconditionally with force;
- * stores its status. Asking the driver for an event's status runs no
- * callbacks, so it is done under the list's lock. */
+ * stores its status. The entry is then retired: its record is the
+ * caller's to write. Asking the driver about an event runs no callbacks,
+ * so it is done under the list's lock. */
 static gp__ocl_entry *reap_pop(gp__ocl_queue *q, bool force, cl_int *st) {
   pthread_mutex_lock(&q->reap_lock);
   gp__ocl_entry *e = q->reap_head;
   if (e) {
-    *st = event_status(e->event);
+    *st = reap_status(e->event);
     if (*st <= CL_COMPLETE || force) {
       q->reap_head = e->reap_next;
       if (!q->reap_head)
         q->reap_tail = NULL;
       e->reap_next = NULL;
+      e->retired = true;
+      atomic_fetch_add_explicit(&shard_of(e)->finishing, 1,
+                                memory_order_relaxed);
+      atomic_fetch_sub_explicit(&q->reap_n, 1, memory_order_relaxed);
     } else {
       e = NULL;
     }
@@ -424,8 +459,7 @@ static gp__ocl_entry *reap_pop(gp__ocl_queue *q, bool force, cl_int *st) {
 
 static void reap_finish(gp__ocl_entry *e, cl_int st,
                         const gp__ocl_anchor *after) {
-  if (gp__ocl_retire(e, false))
-    gp__ocl_finish_at(e, st, st <= CL_COMPLETE, after);
+  gp__ocl_finish_at(e, st, st <= CL_COMPLETE, after);
   entry_put(e); /* the reap list's reference */
 }
 
@@ -459,6 +493,18 @@ static void reap_all(void *user, const void *key, void *val) {
   }
 }
 
+static void count_waiting(void *user, const void *key, void *val) {
+  (void)key;
+  *(uint64_t *)user += atomic_load(&((gp__ocl_queue *)val)->reap_n);
+}
+
+/* Commands on the queues' reap lists. */
+static uint64_t reap_waiting(void) {
+  uint64_t n = 0;
+  gp__ptrmap_each(&gp__ocl.queues, count_waiting, &n);
+  return n;
+}
+
 /* ------------------------------------------------------------------ */
 /* Flushes                                                              */
 
@@ -474,8 +520,8 @@ static void sweep_internal(void) {
     gp__ocl_entry *next;
     for (gp__ocl_entry *e = s->head; e; e = next) {
       next = e->next;
-      if (!e->internal || e->deferred)
-        continue; /* the program's events; reap lists */
+      if (!e->internal)
+        continue; /* the program's events */
       cl_int st = event_status(e->event);
       if (st > CL_COMPLETE)
         continue;
@@ -503,7 +549,7 @@ static uint64_t in_flight(void) {
     pthread_mutex_unlock(&shards[i].lock);
     n += atomic_load_explicit(&shards[i].finishing, memory_order_acquire);
   }
-  return n;
+  return n + reap_waiting();
 }
 
 static void flush_hook(void *user, bool forced) {
@@ -542,8 +588,6 @@ static void flush_hook(void *user, bool forced) {
     gp__ocl_entry *next;
     for (gp__ocl_entry *e = s->head; e; e = next) {
       next = e->next;
-      if (e->deferred)
-        continue; /* on a reap list: written by the reaper */
       retire_locked(e);
       e->next = left;
       left = e;
@@ -568,15 +612,16 @@ void gp__ocl_get_stats(gp__ocl_stats *out) {
   for (int i = 0; i < SHARDS; i++) {
     shard *s = &shards[i];
     pthread_mutex_lock(&s->lock);
-    out->tracked += s->tracked;
-    out->internal += s->internal;
     out->pending += s->pending;
     pthread_mutex_unlock(&s->lock);
+    out->tracked += atomic_load(&s->tracked);
+    out->internal += atomic_load(&s->internal);
     out->recorded += atomic_load(&s->recorded);
     out->unknown += atomic_load(&s->unknown);
     out->failed += atomic_load(&s->failed);
     out->released += atomic_load(&s->released);
   }
+  out->pending += reap_waiting();
 }
 
 /* ------------------------------------------------------------------ */
@@ -601,7 +646,16 @@ static void reap_reset(void *user, const void *key, void *val) {
   (void)key;
   gp__ocl_queue *q = val;
   pthread_mutex_init(&q->reap_lock, NULL);
+  gp__ocl_entry *e = q->reap_head;
+  while (e) {
+    gp__ocl_entry *next = e->reap_next;
+    if (e->waits != e->inline_waits)
+      free(e->waits);
+    free(e);
+    e = next;
+  }
   q->reap_head = q->reap_tail = NULL;
+  atomic_store(&q->reap_n, 0);
 }
 
 /* The commands in flight are the parent's: their callbacks will never run

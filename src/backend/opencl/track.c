@@ -55,18 +55,22 @@ static uint32_t add_ids(const uint64_t *ids, uint32_t count, uint64_t *out,
 }
 
 /* Adds what "every command enqueued so far on q" stands for. */
-static uint32_t add_previous(const gp__ocl_queue *q, uint64_t *out, uint32_t n,
+static uint32_t add_previous(gp__ocl_queue *q, uint64_t *out, uint32_t n,
                              uint32_t cap) {
-  if (q->num_recent > 0 || !q->out_of_order)
+  if (!q->out_of_order) {
+    uint64_t last = atomic_load_explicit(&q->last, memory_order_relaxed);
+    return last ? add_ids(&last, 1, out, n, cap) : n;
+  }
+  if (q->num_recent > 0)
     return add_ids(q->recent, q->num_recent, out, n, cap);
   return add_ids(q->frontier, q->num_frontier, out, n, cap);
 }
 
-/* Remembers that the queue ran command corr. Caller holds gp__ocl.lock. */
+/* Remembers that the queue ran command corr. Caller holds gp__ocl.lock
+ * for an out-of-order queue. */
 static void note_recent(gp__ocl_queue *q, uint64_t corr) {
   if (!q->out_of_order) {
-    q->recent[0] = corr;
-    q->num_recent = 1;
+    atomic_store_explicit(&q->last, corr, memory_order_relaxed);
     return;
   }
   if (q->num_recent == GP_OCL_RECENT) {
@@ -173,18 +177,28 @@ static void track_command(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
                           uint64_t raw_after) {
   uint64_t ids[GP_OCL_MAX_WAITS];
   gp__ocl_queue *q = en->q;
-  pthread_mutex_lock(&gp__ocl.lock);
-  uint32_t n = resolve_waits(num_waits, wait_list, ids, 0, GP_OCL_MAX_WAITS);
+  /* Our own event on an in-order queue, with nothing to wait for: no
+   * event can name it and the queue's state is one word, so the event
+   * table's lock is not needed (the common case of a busy loop). */
+  bool deferred = internal && !q->out_of_order;
+  bool locked = !deferred || (num_waits > 0 && wait_list);
+  if (locked)
+    pthread_mutex_lock(&gp__ocl.lock);
+  uint32_t n =
+      locked ? resolve_waits(num_waits, wait_list, ids, 0, GP_OCL_MAX_WAITS)
+             : 0;
   gp__ocl_entry *e = gp__ocl_entry_new(n);
   gp__ocl_evinfo *info = internal ? NULL : evinfo_new(q, &en->call.corr, 1);
   if (!e) {
-    pthread_mutex_unlock(&gp__ocl.lock);
+    if (locked)
+      pthread_mutex_unlock(&gp__ocl.lock);
     free(info);
     if (internal)
       GP_CL_REAL(clReleaseEvent)(ev);
     return; /* out of memory: the command goes unrecorded */
   }
   e->internal = internal;
+  e->deferred = deferred;
   e->event = ev;
   e->dev = q->dev;
   e->cmd = *cmd;
@@ -198,17 +212,19 @@ static void track_command(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
   e->stream_id = q->stream_id;
   e->num_waits = n;
   memcpy(e->waits, ids, 8u * n);
-  e->deferred = internal && !q->out_of_order;
-  /* Pending before anyone can find it through the event. */
-  gp__ocl_entry_link(e);
-  if (info) {
-    info->entry = e;
-    e->evinfo = info;
-    event_set_locked(ev, info);
+  if (!deferred) {
+    /* Pending before anyone can find it through the event. */
+    gp__ocl_entry_link(e);
+    if (info) {
+      info->entry = e;
+      e->evinfo = info;
+      event_set_locked(ev, info);
+    }
   }
   note_recent(q, e->corr);
-  pthread_mutex_unlock(&gp__ocl.lock);
-  if (e->deferred)
+  if (locked)
+    pthread_mutex_unlock(&gp__ocl.lock);
+  if (deferred)
     gp__ocl_entry_defer(e, q);
   else
     gp__ocl_entry_watch(e);
