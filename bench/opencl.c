@@ -293,6 +293,7 @@ static double run_realistic(env *e, int iterations) {
 /* Records: consumed as a trace writer would, without writing.         */
 
 static _Atomic unsigned long records;
+static size_t buffer_bytes = 1 << 20; /* as the core suggests by default */
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *pool[64];
 static int pool_n;
@@ -300,7 +301,7 @@ static int pool_n;
 /* Buffers are recycled, as a trace writer would: fresh ones cost page
  * faults, which are not the interception's doing. */
 static void on_request(uint8_t **buffer, size_t *size, size_t *max) {
-  *size = 4 << 20;
+  *size = buffer_bytes;
   *max = 0;
   pthread_mutex_lock(&pool_lock);
   *buffer = pool_n > 0 ? pool[--pool_n] : NULL;
@@ -353,6 +354,8 @@ int main(int argc, char **argv) {
       realistic_only = true;
     else if (strcmp(argv[i], "--one-way") == 0 && i + 1 < argc)
       one_way = argv[++i];
+    else if (strcmp(argv[i], "--buffer-kb") == 0 && i + 1 < argc)
+      buffer_bytes = (size_t)atol(argv[++i]) << 10;
     else {
       fprintf(stderr, "usage: opencl [--kernels N] [--runs R] "
                       "[--iterations I] [--api-only] [--tiny-only] "
