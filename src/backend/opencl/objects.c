@@ -196,6 +196,7 @@ static gp__ocl_queue *queue_register(cl_command_queue q, cl_context ctx,
   r->app_props_size = copy ? app_props_size : 0;
   r->num_recent = 0;
   r->num_frontier = 0;
+  atomic_store(&r->last, 0);
   if (fresh && gp__ptrmap_put(&gp__ocl.queues, q, r, NULL) != 0) {
     pthread_mutex_unlock(&gp__ocl.objects_lock);
     free(copy);
