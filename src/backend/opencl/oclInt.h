@@ -4,11 +4,12 @@
  * The library defines the OpenCL entry points (cl_api.h lists them) and
  * forwards each call to the real ICD loader, found lazily with
  * dlsym(RTLD_NEXT) (resolve.c). Around the call it writes an API record
- * (calls.c); around each enqueue it also starts tracking the command
- * (enqueue.c, track.c) until its event completes, then reads the event's
- * profiling times, maps them to the trace clock (device.c) and writes a
- * KERNEL, MEMCPY or MEMSET record. Context, queue, kernel and event calls
- * keep the tables the records need (objects.c).
+ * (calls.c) into the process's libgpuperf, reached through
+ * gp_backend_interface(); around each enqueue it also starts tracking the
+ * command (enqueue.c, track.c) until its event completes, then reads the
+ * event's profiling times, maps them to the trace clock (device.c) and
+ * writes a KERNEL, MEMCPY or MEMSET record (pending.c). Context, queue,
+ * kernel and event calls keep the tables the records need (objects.c).
  *
  * Rules every module follows:
  *  - nothing OpenCL is called before the program's first OpenCL call (a
@@ -16,7 +17,8 @@
  *  - no lock of ours is held across a call into the driver that may run
  *    event callbacks (clFinish, clFlush, clWaitForEvents, enqueues,
  *    clSetEventCallback, clReleaseEvent): on some drivers callbacks run
- *    on the calling thread, and ours take gp__ocl.lock;
+ *    on the calling thread, and ours take our locks (asking an event for
+ *    its status or profiling times, or retaining one, runs none);
  *  - the program's objects keep the reference counts the program gave
  *    them: we never retain its events, queues or contexts.
  */
@@ -256,7 +258,7 @@ gp__ocl_kernel *gp__ocl_kernel_get(cl_kernel k);
 uint32_t gp__ocl_context_id(cl_context ctx, gp__ocl_device *dev);
 
 /* ------------------------------------------------------------------ */
-/* track.c: commands in flight                                         */
+/* track.c and pending.c: commands in flight                           */
 
 /* Wait ids an entry holds without a separate allocation. */
 #define GP_OCL_INLINE_WAITS 6
@@ -425,7 +427,7 @@ void gp__ocl_finish(gp__ocl_entry *e, cl_int status, bool can_read);
 void gp__ocl_finish_at(gp__ocl_entry *e, cl_int status, bool can_read,
                        const gp__ocl_anchor *after);
 
-/* Registers the flush hook and fork handlers of track.c (from init). */
+/* Registers the flush hook and fork handlers of pending.c (from init). */
 void gp__ocl_track_init(void);
 
 /* In a forked child: locks of device.c made usable again. */
