@@ -418,19 +418,6 @@ void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q) {
   pthread_mutex_unlock(&q->reap_lock);
 }
 
-/* Is the command of our event ev over? Its END time is there once it
- * completed (one query, where asking for its status would be another);
- * without it, a failed command is told by its status. */
-static cl_int reap_status(cl_event ev) {
-  cl_ulong end = 0;
-  if (GP_CL_REAL(clGetEventProfilingInfo)(ev, CL_PROFILING_COMMAND_END,
-                                          sizeof(end), &end,
-                                          NULL) == CL_SUCCESS &&
-      end != 0)
-    return CL_COMPLETE;
-  return event_status(ev);
-}
-
 /* Pops q's oldest entry if it is done, or unconditionally with force;
  * stores its status. The entry is then retired: its record is the
  * caller's to write. Asking the driver about an event runs no callbacks,
@@ -439,7 +426,7 @@ static gp__ocl_entry *reap_pop(gp__ocl_queue *q, bool force, cl_int *st) {
   pthread_mutex_lock(&q->reap_lock);
   gp__ocl_entry *e = q->reap_head;
   if (e) {
-    *st = reap_status(e->event);
+    *st = event_status(e->event);
     if (*st <= CL_COMPLETE || force) {
       q->reap_head = e->reap_next;
       if (!q->reap_head)
