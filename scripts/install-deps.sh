@@ -12,9 +12,10 @@ set -eu
 # gcc, make: build; libsqlite3-dev: trace processor; zlib1g-dev: compressed
 # trace packets; ocl-icd-opencl-dev, opencl-headers, pocl-opencl-icd: the
 # OpenCL backend and its tests on a real (CPU) driver; clang: the clang
-# build check and libFuzzer targets; pkg-config: install checks.
+# build check and libFuzzer targets; libclang-rt-14-dev: the libFuzzer
+# runtime (make fuzz); pkg-config: install checks.
 PACKAGES="gcc make libc6-dev libsqlite3-dev zlib1g-dev ocl-icd-opencl-dev \
-opencl-headers pocl-opencl-icd clang pkg-config"
+opencl-headers pocl-opencl-icd clang libclang-rt-14-dev pkg-config"
 
 if [ "${1:-}" = "--list" ]; then
   echo $PACKAGES

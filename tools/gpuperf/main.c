@@ -22,6 +22,8 @@ static const command commands[] = {
     {"demo", cmd_demo, "run a simulated two-GPU training step and summarise it"},
     {"stat", cmd_stat, "run a program and print its counter totals"},
     {"record", cmd_record, "record a program's GPU work into a Perfetto trace"},
+    {"report", cmd_report, "summarise a trace: kernels, queues, API calls, counters"},
+    {"query", cmd_query, "run SQL (PerfettoSQL) on a trace"},
 };
 
 static void usage(FILE *out) {

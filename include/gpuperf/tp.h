@@ -1,0 +1,170 @@
+/*
+ * gpuperf/tp.h - the trace processor: open a Perfetto trace, query it in
+ * SQL, iterate rows with typed columns.
+ *
+ * A trace from any producer (gpuperf's writer, Perfetto's own, an
+ * Android GPU driver) is imported into tables with Perfetto's names and
+ * columns: gpu, gpu_track, gpu_slice, gpu_counter_track,
+ * gpu_counter_group, counter, track, slice, flow, args, process, thread,
+ * stats and more (docs/sql.md lists them). Queries are SQLite SQL plus
+ * the PerfettoSQL that Perfetto's standard library needs:
+ * INCLUDE PERFETTO MODULE, macros called with '!', and CREATE PERFETTO
+ * MACRO / TABLE / VIEW / FUNCTION.
+ *
+ *   gp_tp *tp;
+ *   gp_tp_error err;
+ *   if (gp_tp_open("demo.pftrace", NULL, &tp, &err) != 0)
+ *     fprintf(stderr, "%s\n", err.message);
+ *   gp_tp_rows *rows;
+ *   gp_tp_query(tp, "SELECT name, dur FROM gpu_slice", &rows, &err);
+ *   while (gp_tp_rows_next(rows, &err) == 1)
+ *     printf("%s %lld\n", gp_tp_rows_text(rows, 0),
+ *            (long long)gp_tp_rows_int(rows, 1));
+ *   gp_tp_rows_destroy(rows);
+ *   gp_tp_close(tp);
+ *
+ * A handle is used by one thread at a time; distinct handles are
+ * independent. Errors return a negative GP_E* code and, when the caller
+ * passes a gp_tp_error, a message naming what is at fault.
+ */
+#ifndef GPUPERF_TP_H
+#define GPUPERF_TP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gpuperf/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An opened trace. */
+typedef struct gp_tp gp_tp;
+
+/* The rows of one query. */
+typedef struct gp_tp_rows gp_tp_rows;
+
+/* Why a call failed. */
+typedef struct gp_tp_error {
+  int code;          /* the GP_E* code returned */
+  uint64_t offset;   /* byte offset in the trace at fault, or UINT64_MAX */
+  char message[512]; /* one line, no trailing newline */
+} gp_tp_error;
+
+/* gp_tp_options.flags */
+#define GP_TP_ALLOW_TRUNCATED 0x1u /* ignore an incomplete last packet */
+#define GP_TP_REBUILD_DB 0x2u      /* re-import even if db_path matches */
+
+typedef struct gp_tp_options {
+  uint32_t size; /* sizeof(gp_tp_options): lets the struct grow */
+  uint32_t flags;
+  /*
+   * If set, the imported tables are kept in this SQLite file (written
+   * atomically) and reused by later opens while the trace file keeps the
+   * same size and modification time. Borrowed for the call.
+   */
+  const char *db_path;
+} gp_tp_options;
+
+/* What opening cost. */
+typedef struct gp_tp_info {
+  uint64_t trace_bytes;
+  uint64_t packets;         /* TracePackets read (0 when loaded from a db) */
+  uint64_t events;          /* packets and ftrace events parsed in ts order */
+  double import_seconds;    /* tokenize + sort + parse + SQL setup */
+  bool from_db;             /* tables came from db_path, nothing imported */
+  int64_t start_ts, end_ts; /* trace bounds (ns, trace clock) */
+} gp_tp_info;
+
+/* Column types of a row. */
+typedef enum gp_tp_type {
+  GP_TP_NULL = 0,
+  GP_TP_INT = 1,
+  GP_TP_REAL = 2,
+  GP_TP_TEXT = 3,
+  GP_TP_BLOB = 4,
+} gp_tp_type;
+
+/* Output formats of gp_tp_write(). */
+typedef enum gp_tp_format {
+  GP_TP_FORMAT_CSV = 0,   /* Perfetto's diff-test CSV: quoted header and
+                             strings, NULL as "[NULL]", doubles as %f */
+  GP_TP_FORMAT_TABLE = 1, /* aligned columns for a terminal */
+  GP_TP_FORMAT_JSON = 2,  /* an array of objects, one per row */
+} gp_tp_format;
+
+/*
+ * Opens and imports the trace at path. path and opts (NULL: defaults) are
+ * borrowed for the call; err (NULL: not wanted) is filled on failure.
+ * On success *out is a new handle (free with gp_tp_close). On failure
+ * returns -errno (cannot read the file: GP_ENOENT, -EISDIR, ...),
+ * GP_ECORRUPT (malformed trace: err->offset names the byte), GP_ERANGE
+ * (a limit of the importer), GP_ENOMEM, GP_EEXIST (db_path is a file that
+ * is not a gpuperf trace database: it is left alone) or GP_ESQL (another
+ * database file problem); *out is untouched and nothing is left behind.
+ */
+GP_EXPORT int gp_tp_open(const char *path, const gp_tp_options *opts,
+                         gp_tp **out, gp_tp_error *err);
+
+/*
+ * The same for a trace in memory: data (size bytes), name (used in
+ * messages; NULL: "trace") and opts are borrowed for the call only;
+ * opts->db_path is ignored.
+ */
+GP_EXPORT int gp_tp_open_buffer(const void *data, size_t size, const char *name,
+                                const gp_tp_options *opts, gp_tp **out,
+                                gp_tp_error *err);
+
+/* Closes tp, freeing everything it owns (NULL is accepted). Its rows
+ * must be destroyed first. */
+GP_EXPORT void gp_tp_close(gp_tp *tp);
+
+/* What opening tp cost (copied into *info). */
+GP_EXPORT void gp_tp_get_info(const gp_tp *tp, gp_tp_info *info);
+
+/*
+ * Runs sql: every statement but the last is executed and its rows
+ * dropped; the rows of the last are returned in *out, owned by the caller
+ * (destroy with gp_tp_rows_destroy, before gp_tp_close). Several result
+ * sets may be open at once. GP_ESQL (or GP_EPARSE) with a message naming
+ * the line on error. sql is borrowed for the call.
+ */
+GP_EXPORT int gp_tp_query(gp_tp *tp, const char *sql, gp_tp_rows **out,
+                          gp_tp_error *err);
+
+/* Steps to the next row: 1 if there is one, 0 at the end, or a negative
+ * code (GP_ESQL with err filled). */
+GP_EXPORT int gp_tp_rows_next(gp_tp_rows *rows, gp_tp_error *err);
+
+/* Column count and names (names live as long as rows). */
+GP_EXPORT int gp_tp_rows_columns(const gp_tp_rows *rows);
+GP_EXPORT const char *gp_tp_rows_name(const gp_tp_rows *rows, int col);
+
+/* Typed values of the current row. Text is NUL-terminated and valid
+ * until the next gp_tp_rows_next or destroy; NULL for a NULL value. */
+GP_EXPORT gp_tp_type gp_tp_rows_type(const gp_tp_rows *rows, int col);
+GP_EXPORT int64_t gp_tp_rows_int(const gp_tp_rows *rows, int col);
+GP_EXPORT double gp_tp_rows_real(const gp_tp_rows *rows, int col);
+GP_EXPORT const char *gp_tp_rows_text(const gp_tp_rows *rows, int col);
+GP_EXPORT const void *gp_tp_rows_blob(const gp_tp_rows *rows, int col,
+                                      size_t *size);
+
+/* Frees rows (NULL is accepted). */
+GP_EXPORT void gp_tp_rows_destroy(gp_tp_rows *rows);
+
+/*
+ * Runs sql (as gp_tp_query) and writes every row of the last statement
+ * to out (borrowed; not closed) in the given format. *nrows (may be NULL)
+ * gets the row count.
+ */
+GP_EXPORT int gp_tp_write(gp_tp *tp, const char *sql, gp_tp_format format,
+                          FILE *out, uint64_t *nrows, gp_tp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUPERF_TP_H */

@@ -1,0 +1,48 @@
+# mk/tp.mk - build steps of the trace processor (src/tp, tests/tp, fuzz).
+#
+# The trace processor links SQLite and zlib; the importer has a libFuzzer
+# target (clang only): `make fuzz` builds build-fuzz/fuzz-importer, and
+# `make fuzz-run FUZZ_SECONDS=60` runs it over tests/fuzz/corpus/importer.
+
+LDLIBS_LIB += -lsqlite3 -lz
+
+# --- libFuzzer target for the importer (clang) -------------------------
+FUZZ_BUILD ?= build-fuzz
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+           -fno-omit-frame-pointer
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) -Iinclude -Isrc \
+              $(FUZZ_SAN) -fsanitize=fuzzer-no-link
+FUZZ_SRCS = $(wildcard src/tp/*.c) src/perfetto/pb.c src/core/error.c
+FUZZ_OBJS = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
+FUZZ_BIN = $(FUZZ_BUILD)/fuzz-importer
+
+.PHONY: fuzz fuzz-run
+
+fuzz: $(FUZZ_BIN)
+
+$(FUZZ_BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  FUZZCC  $<")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_BIN): tests/fuzz/fuzz_importer.c $(FUZZ_OBJS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  FUZZLD  $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_LIB)
+
+# Runs the fuzzer; new interesting inputs land in the corpus directory.
+fuzz-run: $(FUZZ_BIN)
+	$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	  -timeout=10 -rss_limit_mb=2048 tests/fuzz/corpus/importer
+
+-include $(FUZZ_OBJS:.o=.d)
+
+# The fuzz corpus' seed traces (tests/fuzz/make_seeds.c).
+.PHONY: fuzz-seeds
+fuzz-seeds: $(STATIC_LIB)
+	@mkdir -p $(BUILD)/fuzz
+	$(Q)$(CC) $(ALL_CFLAGS) -o $(BUILD)/fuzz/make-seeds tests/fuzz/make_seeds.c \
+	  $(STATIC_LIB) $(LDLIBS_LIB)
+	$(BUILD)/fuzz/make-seeds tests/fuzz/corpus/importer

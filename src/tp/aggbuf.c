@@ -1,0 +1,248 @@
+/*
+ * aggbuf.c - the aggregates behind the interval macros, the registry of
+ * the buffers they hand over, and what the interval table-valued
+ * functions share (see aggbuf.h, intervals of psql.c's macros).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuperf/error.h"
+#include "tp/aggbuf.h"
+
+/* ------------------------------------------------------------------ */
+/* Aggregates: rows into a buffer, handed over by handle                 */
+
+/* What the aggregates return: a handle to a buffer in tp->bufs. */
+
+/* What the aggregates return. */
+typedef struct handle {
+  uint32_t magic;
+  uint32_t pad;
+  uint64_t id; /* 0: an empty table */
+} handle;
+
+/* The aggregate's state (in SQLite's aggregate context). */
+typedef struct acc {
+  GP_TP_VEC(uint8_t) data;
+  uint64_t count;
+  uint32_t nparts;
+  bool error;
+  const char *why;
+} acc;
+
+static bool put(acc *a, const void *d, size_t n) {
+  if (!gp__tp_vec_reserve(&a->data, n))
+    return false;
+  memcpy(a->data.v + a->data.n, d, n);
+  a->data.n += n;
+  return true;
+}
+
+static bool put_i64(acc *a, int64_t v) {
+  return put(a, &v, 8);
+}
+
+static acc *get_acc(sqlite3_context *ctx) {
+  return sqlite3_aggregate_context(ctx, sizeof(acc));
+}
+
+static void acc_fail(acc *a, const char *why) {
+  a->error = true;
+  a->why = why;
+}
+
+/* See sqlInt.h. */
+void gp__tp_bufs_clear(gp_tp *tp) {
+  for (size_t i = 0; i < tp->bufs.n; i++)
+    gp__tp_vec_release(tp->bufs.v[i].p, tp->bufs.v[i].cap, 1);
+  gp__tp_vec_free(&tp->bufs);
+}
+
+static const gp__tp_buf *find_buf(gp_tp *tp, const handle *h) {
+  for (size_t i = tp->bufs.n; i-- > 0;)
+    if (tp->bufs.v[i].id == h->id)
+      return &tp->bufs.v[i];
+  return NULL;
+}
+
+static void acc_final(sqlite3_context *ctx, uint32_t magic) {
+  gp_tp *tp = sqlite3_user_data(ctx);
+  acc *a = sqlite3_aggregate_context(ctx, 0);
+  handle h = {magic, 0, 0};
+  if (a && a->error) {
+    sqlite3_result_error(ctx, a->why, -1);
+    gp__tp_vec_free(&a->data);
+    return;
+  }
+  if (a && a->count) {
+    gp__tp_buf b = {++tp->next_buf, a->data.v, a->data.n,
+                    a->data.cap,    a->count,  a->nparts};
+    if (!gp__tp_vec_push(&tp->bufs, b)) {
+      gp__tp_vec_free(&a->data);
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    a->data.v = NULL; /* now owned by tp->bufs */
+    h.id = b.id;
+  }
+  sqlite3_result_blob(ctx, &h, sizeof(h), SQLITE_TRANSIENT);
+}
+
+/* See aggbuf.h. */
+const gp__tp_buf *gp__tp_arg_buf(gp_tp *tp, sqlite3_value *v, uint32_t magic,
+                                 bool *empty) {
+  *empty = false;
+  if (sqlite3_value_type(v) != SQLITE_BLOB ||
+      sqlite3_value_bytes(v) != (int)sizeof(handle))
+    return NULL;
+  handle h;
+  memcpy(&h, sqlite3_value_blob(v), sizeof(h));
+  if (h.magic != magic)
+    return NULL;
+  if (h.id == 0) {
+    *empty = true;
+    return NULL;
+  }
+  return find_buf(tp, &h);
+}
+
+/* ------------------------------------------------------------------ */
+/* __gp_iv_agg(id, ts, dur, p...)                                        */
+
+/* Record: id, ts, dur (int64 each), then per partition column a type
+ * byte and 8 bytes (integer, real), 4 + n bytes (text, blob) or nothing
+ * (NULL). */
+static void iv_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+  acc *b = get_acc(ctx);
+  if (!b) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (b->error)
+    return;
+  if (argc < 3 || argc > 3 + MAX_PARTS) {
+    acc_fail(b, "interval intersect: bad number of columns");
+    return;
+  }
+  for (int i = 0; i < 3; i++)
+    if (sqlite3_value_type(v[i]) != SQLITE_INTEGER) {
+      acc_fail(b, "interval intersect: id, ts and dur must be integers");
+      return;
+    }
+  int64_t id = sqlite3_value_int64(v[0]), ts = sqlite3_value_int64(v[1]),
+          dur = sqlite3_value_int64(v[2]);
+  if (ts < 0 || dur < 0) {
+    acc_fail(b, "interval intersect: ts and dur must not be negative");
+    return;
+  }
+  b->nparts = (uint32_t)(argc - 3);
+  bool ok = put_i64(b, id) && put_i64(b, ts) && put_i64(b, dur);
+  for (int i = 3; ok && i < argc; i++) {
+    uint8_t t = (uint8_t)sqlite3_value_type(v[i]);
+    ok = put(b, &t, 1);
+    if (t == SQLITE_INTEGER) {
+      ok = ok && put_i64(b, sqlite3_value_int64(v[i]));
+    } else if (t == SQLITE_FLOAT) {
+      double d = sqlite3_value_double(v[i]);
+      ok = ok && put(b, &d, 8);
+    } else if (t == SQLITE_TEXT || t == SQLITE_BLOB) {
+      const void *p = t == SQLITE_TEXT ? (const void *)sqlite3_value_text(v[i])
+                                       : sqlite3_value_blob(v[i]);
+      uint32_t n = (uint32_t)sqlite3_value_bytes(v[i]);
+      ok = ok && put(b, &n, 4) && (n == 0 || put(b, p, n));
+    }
+  }
+  if (!ok) {
+    acc_fail(b, "interval intersect: out of memory");
+    return;
+  }
+  b->count++;
+}
+
+static void iv_final(sqlite3_context *ctx) {
+  acc_final(ctx, IV_MAGIC);
+}
+
+/* ------------------------------------------------------------------ */
+/* __gp_ci_agg(id, ts, track_id, value)                                  */
+
+static void ci_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+  acc *b = get_acc(ctx);
+  if (!b) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (b->error || argc != 4)
+    return;
+  if (sqlite3_value_type(v[3]) == SQLITE_NULL)
+    return; /* a counter row without value has no interval */
+  for (int i = 0; i < 3; i++)
+    if (sqlite3_value_type(v[i]) != SQLITE_INTEGER) {
+      acc_fail(b, "counter_leading_intervals: id, ts and track_id must be "
+                  "integers");
+      return;
+    }
+  ci_rec r = {sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1]),
+              sqlite3_value_int64(v[2]), sqlite3_value_double(v[3])};
+  if (!put(b, &r, sizeof(r))) {
+    acc_fail(b, "counter_leading_intervals: out of memory");
+    return;
+  }
+  b->count++;
+}
+
+static void ci_final(sqlite3_context *ctx) {
+  acc_final(ctx, CI_MAGIC);
+}
+
+/* See aggbuf.h. */
+int gp__tp_hidden_best_index(sqlite3_index_info *info, int first_hidden,
+                             int nhidden) {
+  int mask = 0;
+  int argi[32];
+  for (int i = 0; i < 32; i++)
+    argi[i] = -1;
+  for (int i = 0; i < info->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+    int h = c->iColumn - first_hidden;
+    if (h < 0 || h >= nhidden || c->op != SQLITE_INDEX_CONSTRAINT_EQ)
+      continue;
+    if (!c->usable)
+      return SQLITE_CONSTRAINT;
+    mask |= 1 << h;
+    argi[h] = i;
+  }
+  int arg = 1;
+  for (int h = 0; h < nhidden; h++)
+    if (argi[h] >= 0) {
+      info->aConstraintUsage[argi[h]].argvIndex = arg++;
+      info->aConstraintUsage[argi[h]].omit = 1;
+    }
+  info->idxNum = mask;
+  info->estimatedCost = 1000;
+  info->estimatedRows = 1000;
+  return SQLITE_OK;
+}
+
+/* See aggbuf.h. */
+int gp__tp_vtab_error(sqlite3_vtab *tab, const char *msg) {
+  sqlite3_free(tab->zErrMsg);
+  tab->zErrMsg = sqlite3_mprintf("%s", msg);
+  return SQLITE_ERROR;
+}
+
+/* See sqlInt.h. */
+int gp__tp_intervals_register(gp_tp *tp) {
+  int rc = sqlite3_create_function(tp->sql, "__gp_iv_agg", -1, SQLITE_UTF8, tp,
+                                   NULL, iv_step, iv_final);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(tp->sql, "__gp_ci_agg", 4, SQLITE_UTF8, tp,
+                                 NULL, ci_step, ci_final);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_module(tp->sql, "__gp_intersect",
+                               &gp__tp_intersect_module, tp);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_module(tp->sql, "__gp_counter_intervals",
+                               &gp__tp_counter_intervals_module, tp);
+  return rc == SQLITE_OK ? 0 : GP_ESQL;
+}

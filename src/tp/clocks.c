@@ -1,0 +1,236 @@
+/*
+ * clocks.c - clock snapshots and timestamp conversion (see clocks.h).
+ */
+#include "tp/clocks.h"
+
+#include <stdlib.h>
+
+#include "gpuperf/error.h"
+
+#define MAX_HOPS 4
+
+/* See clocks.h. */
+void gp__tp_clocks_init(gp__tp_clocks *c) {
+  memset(c, 0, sizeof(*c));
+  c->trace_clock = GP_TP_CLOCK_BOOTTIME;
+}
+
+/* See clocks.h. */
+void gp__tp_clocks_fini(gp__tp_clocks *c) {
+  for (size_t i = 0; i < c->info.n; i++)
+    gp__tp_vec_free(&c->info.v[i].out);
+  for (size_t i = 0; i < c->edges.n; i++)
+    gp__tp_vec_free(&c->edges.v[i].pts);
+  gp__tp_vec_free(&c->info);
+  gp__tp_vec_free(&c->edges);
+  gp__tp_map_free(&c->info_by_key);
+  gp__tp_map_free(&c->edge_by_pair);
+  gp__tp_map_free(&c->path_by_src);
+  gp__tp_vec_free(&c->paths);
+}
+
+static void forget_paths(gp__tp_clocks *c) {
+  gp__tp_map_free(&c->path_by_src);
+  c->paths.n = 0;
+}
+
+static gp__tp_clock_info *find_info(gp__tp_clocks *c, uint64_t key) {
+  uint64_t *i = gp__tp_map_get(&c->info_by_key, key);
+  return i ? &c->info.v[*i] : NULL;
+}
+
+static gp__tp_clock_info *get_info(gp__tp_clocks *c, uint64_t key) {
+  gp__tp_clock_info *ci = find_info(c, key);
+  if (ci)
+    return ci;
+  if (!gp__tp_vec_reserve(&c->info, 1))
+    return NULL;
+  bool ins;
+  uint64_t *slot = gp__tp_map_put(&c->info_by_key, key, c->info.n, &ins);
+  if (!slot)
+    return NULL;
+  ci = &c->info.v[c->info.n++];
+  memset(ci, 0, sizeof(*ci));
+  ci->key = key;
+  ci->unit = 1;
+  return ci;
+}
+
+/* Edges are keyed by an exact 64-bit pairing of the two clock keys where
+ * possible; sequence-scoped keys are folded, so collisions are checked. */
+static uint64_t pair_key(uint64_t from, uint64_t to) {
+  return gp__tp_mix64(from * 0x9e3779b97f4a7c15ull ^ gp__tp_mix64(to));
+}
+
+static int get_edge(gp__tp_clocks *c, uint64_t from, uint64_t to,
+                    gp__tp_clock_edge **out) {
+  uint64_t pk = pair_key(from, to);
+  for (;;) {
+    uint64_t *i = gp__tp_map_get(&c->edge_by_pair, pk);
+    if (!i)
+      break;
+    gp__tp_clock_edge *e = &c->edges.v[*i];
+    if (e->from == from && e->to == to) {
+      *out = e;
+      return 0;
+    }
+    pk = gp__tp_mix64(pk + 1); /* collision: probe the next key */
+  }
+  gp__tp_clock_info *fi = get_info(c, from);
+  if (!fi || !gp__tp_vec_reserve(&c->edges, 1) ||
+      !gp__tp_vec_reserve(&fi->out, 1))
+    return GP_ENOMEM;
+  if (!gp__tp_map_put(&c->edge_by_pair, pk, c->edges.n, NULL))
+    return GP_ENOMEM;
+  gp__tp_clock_edge *e = &c->edges.v[c->edges.n];
+  memset(e, 0, sizeof(*e));
+  e->from = from;
+  e->to = to;
+  fi->out.v[fi->out.n++] = (uint32_t)c->edges.n;
+  c->edges.n++;
+  forget_paths(c); /* a new edge may give a shorter path */
+  *out = e;
+  return 0;
+}
+
+static int add_point(gp__tp_clock_edge *e, int64_t a, int64_t b) {
+  if (!gp__tp_vec_reserve(&e->pts, 1))
+    return GP_ENOMEM;
+  size_t i = e->pts.n;
+  while (i > 0 && e->pts.v[i - 1].a > a)
+    i--;
+  memmove(e->pts.v + i + 1, e->pts.v + i, (e->pts.n - i) * sizeof(e->pts.v[0]));
+  e->pts.v[i].a = a;
+  e->pts.v[i].b = b;
+  e->pts.n++;
+  return 0;
+}
+
+/* See clocks.h. */
+int gp__tp_clocks_add_snapshot(gp__tp_clocks *c, const gp__tp_snap_clock *clk,
+                               uint32_t n, uint32_t primary) {
+  if (n < 1)
+    return GP_EINVAL;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = i + 1; j < n; j++)
+      if (clk[i].key == clk[j].key)
+        return GP_EINVAL;
+  int64_t ns[64];
+  if (n > 64)
+    return GP_EINVAL;
+  for (uint32_t i = 0; i < n; i++) {
+    gp__tp_clock_info *ci = get_info(c, clk[i].key);
+    if (!ci)
+      return GP_ENOMEM;
+    ci->unit = clk[i].unit > 0 ? clk[i].unit : 1;
+    ci->incremental = clk[i].incremental;
+    ci->last = clk[i].ts;
+    ns[i] = gp__tp_wmul(clk[i].ts, ci->unit);
+  }
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = 0; j < n; j++) {
+      if (i == j)
+        continue;
+      gp__tp_clock_edge *e;
+      int rc = get_edge(c, clk[i].key, clk[j].key, &e);
+      if (rc == 0)
+        rc = add_point(e, ns[i], ns[j]);
+      if (rc)
+        return rc;
+    }
+  if (primary) {
+    c->trace_clock = primary;
+    c->primary_set = true;
+    forget_paths(c);
+  }
+  return 0;
+}
+
+/* Breadth-first search from src to the trace clock; returns the path's
+ * index in c->paths, or -1 if there is none (or memory ran out). */
+static long find_path(gp__tp_clocks *c, uint64_t src) {
+  typedef struct {
+    uint64_t key;
+    int len;
+    uint32_t path[MAX_HOPS];
+  } node;
+  node queue[256];
+  int head = 0, tail = 0;
+  queue[tail].key = src;
+  queue[tail].len = 0;
+  tail++;
+  while (head < tail) {
+    node cur = queue[head++];
+    if (cur.key == c->trace_clock) {
+      if (!gp__tp_vec_reserve(&c->paths, 1) ||
+          !gp__tp_map_put(&c->path_by_src, src, c->paths.n, NULL))
+        return -1;
+      c->paths.v[c->paths.n].len = cur.len;
+      memcpy(c->paths.v[c->paths.n].edge, cur.path, sizeof(cur.path));
+      return (long)c->paths.n++;
+    }
+    if (cur.len == MAX_HOPS)
+      continue;
+    gp__tp_clock_info *ci = find_info(c, cur.key);
+    if (!ci)
+      continue;
+    for (size_t i = 0; i < ci->out.n && tail < 256; i++) {
+      const gp__tp_clock_edge *e = &c->edges.v[ci->out.v[i]];
+      bool seen = e->to == src;
+      for (int k = 0; k < cur.len && !seen; k++)
+        seen = c->edges.v[cur.path[k]].to == e->to;
+      if (seen)
+        continue;
+      node nx = cur;
+      nx.key = e->to;
+      nx.path[nx.len++] = ci->out.v[i];
+      queue[tail++] = nx;
+    }
+  }
+  return -1;
+}
+
+static int64_t hop(const gp__tp_clock_edge *e, int64_t t) {
+  size_t lo = 0, hi = e->pts.n;
+  while (lo < hi) { /* first point with a > t */
+    size_t mid = (lo + hi) / 2;
+    if (e->pts.v[mid].a <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  const gp__tp_clock_point *p = &e->pts.v[lo ? lo - 1 : 0];
+  return gp__tp_wadd(p->b, gp__tp_wsub(t, p->a));
+}
+
+/* See clocks.h. */
+int64_t gp__tp_clocks_abs(gp__tp_clocks *c, uint64_t key, int64_t ts) {
+  gp__tp_clock_info *ci = find_info(c, key);
+  if (!ci)
+    return ts;
+  if (ci->incremental) {
+    ci->last = gp__tp_wadd(ci->last, ts);
+    ts = ci->last;
+  }
+  return gp__tp_wmul(ts, ci->unit);
+}
+
+/* See clocks.h. */
+int gp__tp_clocks_convert(gp__tp_clocks *c, uint64_t key, int64_t ns,
+                          int64_t *out) {
+  if (key == c->trace_clock) {
+    *out = ns;
+    return 0;
+  }
+  if (!find_info(c, key))
+    return GP_ENOENT;
+  uint64_t *pi = gp__tp_map_get(&c->path_by_src, key);
+  long p = pi ? (long)*pi : find_path(c, key);
+  if (p < 0)
+    return GP_ENOENT;
+  int64_t t = ns;
+  for (int i = 0; i < c->paths.v[p].len; i++)
+    t = hop(&c->edges.v[c->paths.v[p].edge[i]], t);
+  *out = t;
+  return 0;
+}

@@ -1,0 +1,106 @@
+/*
+ * clocks.h - converting packet timestamps to the trace clock.
+ *
+ * ClockSnapshot packets say "at this instant, clock A read a and clock B
+ * read b". Each snapshot adds, for every ordered pair of its clocks, a
+ * point (a, b) to the series of that pair. A timestamp t of clock A is
+ * converted to clock B with the point whose a is the greatest <= t (the
+ * first point if t precedes them all): b + (t - a). Clocks that never
+ * appear together are linked through others: the path is found by a
+ * breadth-first search over pairs, at most four hops, and cached.
+ *
+ * Clock ids 64..127 are sequence-scoped: they mean a different clock on
+ * every packet sequence, so their key includes the sequence id. Clocks may
+ * count in units of unit_multiplier_ns and may be incremental (a packet
+ * carries the delta to the previous value of that clock on its sequence).
+ *
+ * The trace clock is BOOTTIME unless a snapshot names another one with
+ * primary_trace_clock.
+ */
+#ifndef GPUPERF_TP_CLOCKS_H
+#define GPUPERF_TP_CLOCKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tp/util.h"
+
+#define GP_TP_CLOCK_BOOTTIME 6
+#define GP_TP_CLOCK_TRACE_FILE 11
+
+typedef struct gp__tp_clock_point {
+  int64_t a, b;
+} gp__tp_clock_point;
+
+/* The directed series of one clock pair. */
+typedef struct gp__tp_clock_edge {
+  uint64_t from, to;
+  GP_TP_VEC(gp__tp_clock_point) pts; /* sorted by a */
+} gp__tp_clock_edge;
+
+typedef struct gp__tp_clock_info {
+  uint64_t key;
+  int64_t unit; /* unit_multiplier_ns */
+  bool incremental;
+  int64_t last; /* incremental clocks: last absolute value, in units */
+  GP_TP_VEC(uint32_t) out; /* edges leaving this clock */
+} gp__tp_clock_info;
+
+typedef struct gp__tp_clocks {
+  uint64_t trace_clock;
+  bool primary_set;
+  GP_TP_VEC(gp__tp_clock_info) info;
+  gp__tp_map info_by_key; /* key -> index in info */
+  GP_TP_VEC(gp__tp_clock_edge) edges;
+  gp__tp_map edge_by_pair; /* hash(from, to) -> edge index (+1 chain-free:
+                              keys are exact, see clocks.c) */
+  /* Path cache: source key -> index in paths; cleared on new edges. */
+  gp__tp_map path_by_src;
+  GP_TP_VEC(struct gp__tp_clock_path {
+    int len;
+    uint32_t edge[4];
+  })
+  paths;
+} gp__tp_clocks;
+
+/* The key of clock_id as seen by a packet of sequence seq_id. */
+static inline uint64_t gp__tp_clock_key(uint32_t clock_id, uint32_t seq_id) {
+  if (clock_id >= 64 && clock_id < 128)
+    return (uint64_t)seq_id << 32 | clock_id;
+  return clock_id;
+}
+
+void gp__tp_clocks_init(gp__tp_clocks *c);
+void gp__tp_clocks_fini(gp__tp_clocks *c);
+
+/* One clock of a snapshot, as decoded from ClockSnapshot.Clock. */
+typedef struct gp__tp_snap_clock {
+  uint64_t key;
+  int64_t ts; /* in the clock's units */
+  int64_t unit;
+  bool incremental;
+} gp__tp_snap_clock;
+
+/*
+ * Adds a snapshot of n clocks. primary (0 = absent) sets the trace clock.
+ * Returns 0, GP_EINVAL for an unusable snapshot (duplicate clock, n < 1;
+ * the caller counts it) or GP_ENOMEM.
+ */
+int gp__tp_clocks_add_snapshot(gp__tp_clocks *c, const gp__tp_snap_clock *clk,
+                               uint32_t n, uint32_t primary);
+
+/*
+ * Turns a packet's raw timestamp of clock `key` into nanoseconds of that
+ * clock: applies the unit multiplier and, for incremental clocks, adds it
+ * to the clock's last value (advancing it). Unknown clocks pass ts through.
+ */
+int64_t gp__tp_clocks_abs(gp__tp_clocks *c, uint64_t key, int64_t ts);
+
+/*
+ * Converts ns (from gp__tp_clocks_abs) of clock `key` to the trace clock
+ * into *out. Returns 0, or GP_ENOENT if no path exists (yet).
+ */
+int gp__tp_clocks_convert(gp__tp_clocks *c, uint64_t key, int64_t ns,
+                          int64_t *out);
+
+#endif /* GPUPERF_TP_CLOCKS_H */

@@ -1,0 +1,532 @@
+/*
+ * import.h - the state of one import, shared by the tokenizer (reader.c)
+ * and the parsers (parse_*.c, tracks.c).
+ *
+ * Import runs in two passes, as Perfetto's does:
+ *
+ *  1. Tokenize, in file order: frame packets, inflate compressed_packets,
+ *     track sequences (incremental state, interning, packet defaults),
+ *     take clock snapshots, convert every timestamp to the trace clock,
+ *     and handle what must be seen in file order (GpuInfo, inline GPU
+ *     counter descriptors, track descriptors). Each packet (and each
+ *     ftrace event) to parse becomes a 16-byte entry {ts, ref}.
+ *  2. Sort the entries by ts (stable: ties keep file order), then parse
+ *     them in that order into the tables of store.h.
+ *
+ * An entry's ref packs what parse needs to find the data again:
+ *
+ *   bits 62..63  kind (GP_TP_ENT_PACKET, GP_TP_ENT_FTRACE)
+ *   bits 40..61  generation (sequence state the packet was tokenized in)
+ *   bits  0..39  source offset of the tag of the field to parse: the
+ *                packet's data field (gpu_render_stage_event, ...) or
+ *                the FtraceEvent in its bundle
+ *
+ * Source offsets below file_size are in the file; above it, in the buffer
+ * of data inflated from compressed_packets.
+ */
+#ifndef GPUPERF_TP_IMPORT_H
+#define GPUPERF_TP_IMPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "perfetto/pb.h"
+#include "tp/clocks.h"
+#include "tp/pbfast.h"
+#include "tp/store.h"
+#include "tp/util.h"
+
+#define GP_TP_ENT_PACKET 0u
+#define GP_TP_ENT_FTRACE 1u
+#define GP_TP_GEN_BITS 22
+#define GP_TP_OFF_BITS 40
+#define GP_TP_MAX_GENS (1u << GP_TP_GEN_BITS)
+
+typedef struct gp__tp_entry {
+  int64_t ts;
+  uint64_t ref;
+} gp__tp_entry;
+
+static inline uint64_t gp__tp_ref(uint32_t kind, uint32_t gen, uint64_t off) {
+  return (uint64_t)kind << 62 | (uint64_t)gen << GP_TP_OFF_BITS | off;
+}
+static inline uint32_t gp__tp_ref_kind(uint64_t ref) {
+  return (uint32_t)(ref >> 62);
+}
+static inline uint32_t gp__tp_ref_gen(uint64_t ref) {
+  return (uint32_t)(ref >> GP_TP_OFF_BITS) & (GP_TP_MAX_GENS - 1);
+}
+static inline uint64_t gp__tp_ref_off(uint64_t ref) {
+  return ref & ((1ull << GP_TP_OFF_BITS) - 1);
+}
+
+/* A generation of a sequence: its interning namespace and defaults. */
+typedef struct gp__tp_gen {
+  uint32_t seq_id;
+  uint32_t machine;  /* machine row of the sequence's packets */
+  uint32_t ns;       /* interning namespace */
+  uint32_t ts_clock; /* trace_packet_defaults.timestamp_clock_id, 0 none */
+  uint64_t ted_off;  /* track_event_defaults message, ted_len 0 = none */
+  uint32_t ted_len;
+} gp__tp_gen;
+
+typedef struct gp__tp_seq {
+  uint32_t gen;
+  bool valid;
+} gp__tp_seq;
+
+/* An interned message: (ns, field, iid) -> where its bytes are. */
+typedef struct gp__tp_interned {
+  uint64_t off; /* payload offset in the source */
+  uint32_t len;
+  uint32_t cache; /* parser's decoded form (string id, ...), NONE = none */
+} gp__tp_interned;
+
+/* InternedData field numbers the parsers look up. */
+enum {
+  GP_TP_IN_EVENT_CATEGORIES = 1,
+  GP_TP_IN_EVENT_NAMES = 2,
+  GP_TP_IN_DEBUG_ANNOTATION_NAMES = 3,
+  GP_TP_IN_FUNCTION_NAMES = 5,
+  GP_TP_IN_VULKAN_MEMORY_KEYS = 22,
+  GP_TP_IN_GRAPHICS_CONTEXTS = 23,
+  GP_TP_IN_GPU_SPECIFICATIONS = 24,
+  GP_TP_IN_DEBUG_ANNOTATION_STRING_VALUES = 29,
+  GP_TP_IN_GPU_COUNTER_DESCRIPTORS = 47,
+  GP_TP_IN_COMPUTE_KERNELS = 1000,
+  GP_TP_IN_COMPUTE_ARG_NAMES = 1001,
+};
+
+/* A region of the inflate buffer and where its compressed bytes were. */
+typedef struct gp__tp_inflated_region {
+  uint64_t start; /* source offset of the first inflated byte */
+  uint64_t size;
+  uint64_t file_off; /* offset of the compressed_packets field */
+} gp__tp_inflated_region;
+
+/* A counter id's track (GPU counter descriptors, modes 1 and 2). */
+typedef struct gp__tp_ctr_spec {
+  uint32_t track;
+  bool forwards;
+} gp__tp_ctr_spec;
+
+/* Track-event descriptor state, by uuid. */
+typedef struct gp__tp_desc {
+  uint64_t uuid;
+  uint64_t parent_uuid;
+  uint32_t name;    /* string or NONE */
+  int64_t pid, tid; /* -1 = absent */
+  bool is_counter;
+  bool counter_incremental;
+  int64_t counter_unit_multiplier;
+  uint32_t counter_unit; /* string */
+  uint32_t track;        /* created lazily, NONE */
+  double counter_last;   /* incremental counters */
+  uint32_t machine;
+} gp__tp_desc;
+
+/* An open slice on a track's stack. */
+typedef struct gp__tp_open {
+  uint32_t slice;
+  int64_t end; /* INT64_MIN: not ended yet (begin/end pair) */
+} gp__tp_open;
+
+typedef struct gp__tp_stack {
+  GP_TP_VEC(gp__tp_open) s;
+} gp__tp_stack;
+
+/* A render-stage track-compression set: tracks sharing dimensions. */
+typedef struct gp__tp_cset {
+  uint32_t dims; /* the dimension arg set they share */
+  GP_TP_VEC(struct gp__tp_cset_track {
+    uint32_t track;
+    int64_t end;
+  })
+  t;
+} gp__tp_cset;
+
+/* A list of slice ids. */
+typedef GP_TP_VEC(uint32_t) gp__tp_slist;
+
+/* Per render-stage event id: the GPU slices with that id (the first in
+ * `slice`, more in lists[more]), the GPU slices waiting on it
+ * (lists[waiters]), and the track-event slices that submitted it or wait
+ * for it (the latest of each). */
+typedef struct gp__tp_evflow {
+  uint32_t slice;
+  uint32_t more;
+  uint32_t waiters;
+  uint32_t submitter;
+  uint32_t te_waiter;
+} gp__tp_evflow;
+
+/* Legacy (Specifications) hardware queues and stages. */
+typedef struct gp__tp_hwq {
+  uint32_t name;
+  uint32_t description;
+  bool set;
+} gp__tp_hwq;
+
+typedef struct gp__tp_stage {
+  uint32_t name;
+  uint32_t description;
+} gp__tp_stage;
+
+/* Decoded interned messages, cached (gp__tp_interned.cache indexes). */
+typedef struct gp__tp_spec_cache {
+  uint32_t name, description;
+  int64_t category;
+} gp__tp_spec_cache;
+
+typedef struct gp__tp_args_cache {
+  uint32_t first, n; /* in imp->cached_args */
+  int64_t pid;       /* graphics contexts */
+} gp__tp_args_cache;
+
+/* A small direct-mapped cache of GPU counter lookups. */
+#define GP_TP_CTR_CACHE 256
+typedef struct gp__tp_ctr_cache {
+  uint32_t ns, id;
+  uint64_t iid;
+  uint32_t spec; /* GP_TP_NONE: slot empty */
+  uint32_t machine;
+  bool global;
+} gp__tp_ctr_cache;
+
+typedef struct gp__tp_importer {
+  gp__tp_db *db;
+  const char *name; /* file name for messages */
+
+  /* Source bytes. */
+  const uint8_t *file;
+  uint64_t file_size;
+  GP_TP_VEC(uint8_t) inflated;
+  GP_TP_VEC(gp__tp_inflated_region) regions;
+  bool allow_truncated;
+
+  /* First error. */
+  int err;
+  uint64_t err_off;
+  char errmsg[512];
+
+  /* Tokenizer. */
+  gp__tp_clocks clocks;
+  GP_TP_VEC(gp__tp_gen) gens;
+  GP_TP_VEC(gp__tp_seq) seqs;
+  gp__tp_map seq_by_id; /* seq id -> index in seqs */
+  uint32_t next_ns;
+  GP_TP_VEC(gp__tp_interned) interned;
+  gp__tp_map2 interned_by_key; /* (ns << 32 | field, iid) -> index */
+  int64_t max_ts;
+  GP_TP_VEC(gp__tp_entry) entries;
+  GP_TP_VEC(struct gp__tp_deferred {
+    uint64_t ref;
+    uint64_t clock_key;
+    int64_t ts;
+  })
+  deferred;
+  bool host_used;
+  bool adopted;
+  uint64_t adopted_raw;
+  gp__tp_map machine_by_raw; /* raw machine id -> machine row */
+
+  /* Parser: shared trackers. */
+  gp__tp_map gpu_by_num;          /* machine << 32 | gpu -> gpu row */
+  gp__tp_map track_by_dims;       /* type << 32 | dims set -> track */
+  gp__tp_map upid_by_pid;         /* machine << 32 | pid -> upid */
+  gp__tp_map utid_by_tid;         /* machine << 32 | tid -> utid (live) */
+  GP_TP_VEC(gp__tp_stack) stacks; /* by track id */
+
+  /* GPU counters. */
+  gp__tp_map ctr_global;    /* machine << 32 | counter id -> ctr_spec idx */
+  gp__tp_map2 ctr_interned; /* (ns << 32 | counter id, iid) -> spec idx */
+  gp__tp_map2 desc_done;    /* (ns, iid) -> 1 once processed */
+  GP_TP_VEC(gp__tp_ctr_spec) ctr_specs;
+  GP_TP_VEC(uint32_t) last_counter_row; /* by track id, backwards values */
+
+  /* Render stages. */
+  GP_TP_VEC(gp__tp_hwq) hwq_legacy;
+  gp__tp_map hwq_placeholder; /* hw queue id -> 1 while it needs a name */
+  GP_TP_VEC(gp__tp_stage) stage_legacy;
+  gp__tp_map cset_by_dims; /* dims set -> index in csets */
+  GP_TP_VEC(gp__tp_cset) csets;
+  gp__tp_map ctx_seen;      /* graphics context id -> 1 */
+  gp__tp_map2 debug_names;  /* (object type, handle) -> string id */
+  gp__tp_map flow_by_event; /* event id -> index in evflows */
+  GP_TP_VEC(gp__tp_evflow) evflows;
+  GP_TP_VEC(gp__tp_slist) lists;
+
+  /* Caches of decoded interned messages and hot lookups. */
+  GP_TP_VEC(gp__tp_spec_cache) spec_cache;
+  GP_TP_VEC(gp__tp_args_cache) args_cache;
+  GP_TP_VEC(gp__tp_arg) cached_args;
+  gp__tp_map2 track_cache; /* (gpu << 33 | iid << 32 | name, hwq) -> cset */
+  gp__tp_ctr_cache ctr_cache[GP_TP_CTR_CACHE];
+  uint32_t k_launch[6]; /* launch.grid_size.x ... launch.workgroup_size.z */
+  uint32_t k_kernel[3]; /* kernel_name, kernel_demangled_name, arch */
+  uint32_t k_dims[5];   /* ugpu, gpu, render_stage_source, hwqueue_* */
+  uint32_t k_src_iid, k_src_id;
+
+  /* Singleton tracks. */
+  uint32_t gpu_log_track;
+  uint32_t vulkan_events_track;
+
+  /* Track events. */
+  GP_TP_VEC(gp__tp_desc) descs;
+  gp__tp_map desc_by_uuid; /* uuid -> index in descs */
+  gp__tp_map running_sum;  /* vulkan memory counters: track -> value bits */
+  gp__tp_map flow_v1;      /* track-event flow id -> slice (pending) */
+
+  /* Counts for the caller. */
+  uint64_t packets;
+  uint64_t events; /* entries parsed */
+} gp__tp_importer;
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                                */
+
+/*
+ * Records the first error: code, source offset (translated to a file
+ * offset when it falls in inflated data) and a printf-style message.
+ * Returns code.
+ */
+int gp__tp_fail(gp__tp_importer *imp, int code, uint64_t off, const char *fmt,
+                ...) __attribute__((format(printf, 4, 5)));
+
+/* GP_ECORRUPT at the reader's current offset, naming what was decoded. */
+int gp__tp_corrupt(gp__tp_importer *imp, const gp__pb_reader *r,
+                   const char *what);
+
+/* Increments a stat. */
+static inline void gp__tp_stat(gp__tp_importer *imp, int stat, int64_t n) {
+  imp->db->stats[stat] += n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Source access                                                         */
+
+static inline const uint8_t *gp__tp_src(const gp__tp_importer *imp,
+                                        uint64_t off) {
+  return off < imp->file_size ? imp->file + off
+                              : imp->inflated.v + (off - imp->file_size);
+}
+
+/* Source offset of a pointer into the file or the inflate buffer. */
+static inline uint64_t gp__tp_off(const gp__tp_importer *imp,
+                                  const uint8_t *p) {
+  if (p >= imp->file && p <= imp->file + imp->file_size)
+    return (uint64_t)(p - imp->file);
+  return imp->file_size + (uint64_t)(p - imp->inflated.v);
+}
+
+/* A reader over a message stored at source offset off, length len. */
+static inline void gp__tp_reader_at(const gp__tp_importer *imp,
+                                    gp__pb_reader *r, uint64_t off,
+                                    size_t len) {
+  gp__pb_reader_init(r, gp__tp_src(imp, off), len, off);
+}
+
+/* ------------------------------------------------------------------ */
+/* Interning                                                             */
+
+/* The interned entry (ns, field, iid), or NULL. */
+gp__tp_interned *gp__tp_interned_get(gp__tp_importer *imp, uint32_t ns,
+                                     uint32_t field, uint64_t iid);
+
+/*
+ * The name of an interned message whose string field `str_field` (2 for
+ * EventName/InternedString/...) gives it: interned in the string pool and
+ * cached. GP_TP_NONE if absent. 0 or a negative code in *rc.
+ */
+uint32_t gp__tp_interned_str(gp__tp_importer *imp, uint32_t gen, uint32_t field,
+                             uint64_t iid, uint32_t str_field, int *rc);
+
+/* ------------------------------------------------------------------ */
+/* Sequences (seq.c)                                                     */
+
+/* A new generation for seq_id: a copy of *copy (new defaults, machine)
+ * or, with copy NULL, a fresh interning namespace. Its index in *out. */
+int gp__tp_seq_new_gen(gp__tp_importer *imp, uint32_t seq_id,
+                       const gp__tp_gen *copy, uint32_t *out, uint64_t off);
+
+/* The state of sequence seq_id, created (invalid) on first sight. */
+int gp__tp_seq_get(gp__tp_importer *imp, uint32_t seq_id, gp__tp_seq **out,
+                   bool *is_new, uint64_t off);
+
+/* Stores the entries of an InternedData message in namespace ns. */
+int gp__tp_seq_interned(gp__tp_importer *imp, uint32_t ns, const uint8_t *data,
+                        size_t len);
+
+/* Reads TracePacketDefaults into g (replacing its defaults). */
+int gp__tp_seq_defaults(gp__tp_importer *imp, gp__tp_gen *g,
+                        const uint8_t *data, size_t len);
+
+/* Adds a ClockSnapshot (sequence-scoped clocks keyed by seq_id). */
+int gp__tp_seq_clock_snapshot(gp__tp_importer *imp, uint32_t seq_id,
+                              const uint8_t *data, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* A packet being parsed                                                 */
+
+typedef struct gp__tp_pkt {
+  int64_t ts;
+  bool has_ts;
+  uint32_t seq_id;
+  uint32_t gen;
+  uint32_t machine; /* machine row */
+  uint32_t data_id; /* the data field's number, 0 none */
+  uint64_t data_off;
+  size_t data_len;
+} gp__tp_pkt;
+
+/* Parsers, by packet data field (parse_*.c). Each returns 0 or an error
+ * recorded with gp__tp_fail. */
+int gp__tp_parse_gpu_counter_event(gp__tp_importer *imp, const gp__tp_pkt *p);
+int gp__tp_parse_render_stage(gp__tp_importer *imp, const gp__tp_pkt *p);
+int gp__tp_parse_gpu_log(gp__tp_importer *imp, const gp__tp_pkt *p);
+int gp__tp_parse_gpu_mem_total(gp__tp_importer *imp, const gp__tp_pkt *p);
+int gp__tp_parse_gpu_frequency(gp__tp_importer *imp, const gp__tp_pkt *p);
+int gp__tp_parse_vulkan_memory(gp__tp_importer *imp, const gp__tp_pkt *p);
+int gp__tp_parse_vulkan_api(gp__tp_importer *imp, const gp__tp_pkt *p);
+int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p);
+/* One ftrace event (kind GP_TP_ENT_FTRACE). */
+int gp__tp_parse_ftrace_event(gp__tp_importer *imp, int64_t ts, uint64_t off,
+                              size_t len, uint32_t machine);
+
+/* Tokenize-time handlers (file order). */
+int gp__tp_tokenize_gpu_counter_event(gp__tp_importer *imp, uint32_t machine,
+                                      uint32_t gen, const uint8_t *data,
+                                      size_t len, bool has_ts, bool *drop);
+int gp__tp_tokenize_gpu_info(gp__tp_importer *imp, uint32_t machine,
+                             const uint8_t *data, size_t len);
+int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
+                                     const uint8_t *data, size_t len);
+
+/* End of import: pending flows and other leftovers. */
+int gp__tp_parse_finish(gp__tp_importer *imp);
+
+/* Flows of GpuCorrelation: te_slice submitted / waits for event_id. */
+int gp__tp_flow_submission(gp__tp_importer *imp, uint64_t event_id,
+                           uint32_t te_slice);
+int gp__tp_flow_te_wait(gp__tp_importer *imp, uint64_t event_id,
+                        uint32_t te_slice);
+
+/* A render stage slice with event_id (flows.c): flows from the track
+ * events that submitted it and to those waiting for it or its id. */
+int gp__tp_flow_gpu_slice(gp__tp_importer *imp, uint64_t event_id,
+                          uint32_t slice);
+
+/* A render stage slice that waited for `waited` (event_wait_ids). */
+int gp__tp_flow_event_wait(gp__tp_importer *imp, uint64_t waited,
+                           uint32_t slice);
+
+/* Remembers a Vulkan debug-utils object name (latest wins). */
+int gp__tp_debug_name_set(gp__tp_importer *imp, int64_t type, uint64_t handle,
+                          uint32_t name);
+
+/* The name of a Vulkan object of that type, or GP_TP_NONE. */
+uint32_t gp__tp_debug_name_get(gp__tp_importer *imp, int64_t type,
+                               uint64_t handle);
+
+/* ------------------------------------------------------------------ */
+/* Driving an import (reader.c)                                          */
+
+/* Prepares imp to import data[0..size) (borrowed until fini) into db. */
+void gp__tp_importer_init(gp__tp_importer *imp, gp__tp_db *db, const char *name,
+                          const uint8_t *data, uint64_t size);
+
+/*
+ * Sorts entries by ts, stably (equal timestamps keep their order): a
+ * least-significant-digit radix sort on ts - min(ts), skipping digits all
+ * entries share; nothing at all if already sorted. 0 or GP_ENOMEM (then
+ * the order is unchanged). sort.c.
+ */
+int gp__tp_sort_entries(gp__tp_entry *a, size_t n);
+
+/* Runs both passes. Returns 0 or the first error (imp->errmsg, err_off). */
+int gp__tp_import(gp__tp_importer *imp);
+
+/* Frees the importer's state (not db). */
+void gp__tp_importer_fini(gp__tp_importer *imp);
+
+/* ------------------------------------------------------------------ */
+/* Trackers (tracks.c)                                                   */
+
+/* The gpu row of gpu number `gpu` on machine, created on first use. */
+int gp__tp_gpu_get(gp__tp_importer *imp, uint32_t machine, int64_t gpu,
+                   uint32_t *out);
+
+/*
+ * The track of (type, dimensions): an existing one, or a new one with
+ * name, counter/slice kind, unit and source args (used only on creation).
+ * dims may be empty. *created says which (may be NULL).
+ */
+typedef struct gp__tp_track_spec {
+  const char *type;
+  uint32_t name;
+  bool is_counter;
+  uint32_t unit;
+  uint32_t machine;
+  const gp__tp_argb *source;     /* may be NULL */
+  int64_t ugpu, gpu, upid, utid; /* dimension mirrors, -1 none */
+  uint32_t parent;
+} gp__tp_track_spec;
+
+int gp__tp_track_intern(gp__tp_importer *imp, const gp__tp_track_spec *spec,
+                        const gp__tp_argb *dims, uint32_t *out, bool *created);
+
+/* Creates a track unconditionally (its dims set may equal another's). */
+int gp__tp_track_new(gp__tp_importer *imp, const gp__tp_track_spec *spec,
+                     uint32_t dims_set, uint32_t *out);
+
+/* Process of pid on machine (created on demand) -> upid. */
+int gp__tp_process_get(gp__tp_importer *imp, uint32_t machine, int64_t pid,
+                       uint32_t *upid);
+
+/* Thread tid of process pid (created/updated) -> utid. */
+int gp__tp_thread_update(gp__tp_importer *imp, uint32_t machine, int64_t tid,
+                         int64_t pid, uint32_t *utid);
+
+/* Live thread tid, or GP_TP_NONE. */
+uint32_t gp__tp_thread_find(gp__tp_importer *imp, uint32_t machine,
+                            int64_t tid);
+
+/* Marks thread tid ended at ts (it can no longer be found). */
+void gp__tp_thread_end(gp__tp_importer *imp, uint32_t machine, int64_t tid,
+                       int64_t ts);
+
+/* Appends a counter value; returns its row in *row (may be NULL). */
+int gp__tp_counter_add(gp__tp_importer *imp, int64_t ts, uint32_t track,
+                       double value, uint32_t *row);
+
+/*
+ * Slices. scoped: a complete slice [ts, ts+dur). begin: an open one,
+ * closed by end. Both return the slice id (GP_TP_NONE if the slice was
+ * dropped, with a stat). args = stored arg set (or NONE).
+ */
+int gp__tp_slice_scoped(gp__tp_importer *imp, int64_t ts, int64_t dur,
+                        uint32_t track, uint32_t cat, uint32_t name,
+                        uint32_t args, uint32_t *out);
+int gp__tp_slice_begin(gp__tp_importer *imp, int64_t ts, uint32_t track,
+                       uint32_t cat, uint32_t name, uint32_t args,
+                       uint32_t *out);
+/* Ends the innermost open slice of track; *out = its id or NONE. */
+int gp__tp_slice_end(gp__tp_importer *imp, int64_t ts, uint32_t track,
+                     uint32_t *out);
+
+/* Appends a flow between two slices. */
+int gp__tp_flow_add(gp__tp_importer *imp, uint32_t out_slice,
+                    uint32_t in_slice);
+
+/* Marks a slice as shown by gpu_slice; kind GP_TP_GEXT_*; returns the
+ * extension row (columns set by the caller for render stages). */
+int gp__tp_gext_add(gp__tp_importer *imp, uint32_t slice, uint8_t kind,
+                    uint32_t *row);
+
+/* Interns s (length n) or fails the import with GP_ENOMEM. */
+int gp__tp_intern(gp__tp_importer *imp, const void *s, size_t n, uint32_t *out);
+
+/* Releases the parse-time trackers (called once parsing is over). */
+void gp__tp_trackers_free(gp__tp_importer *imp);
+
+#endif /* GPUPERF_TP_IMPORT_H */

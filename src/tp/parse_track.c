@@ -1,0 +1,766 @@
+/*
+ * parse_track.c - track descriptors and track events: the host side of a
+ * GPU trace (API calls, user ranges, counters) and the GpuCorrelation
+ * extension that links an API call to the render stages it submitted or
+ * waited for.
+ *
+ * Supported: descriptors for processes, threads, plain and counter
+ * tracks (parent chains, names, units, multipliers, incremental values);
+ * events of type SLICE_BEGIN, SLICE_END, INSTANT and COUNTER on the
+ * event's track_uuid, the sequence's default or the default track;
+ * categories and names (inline or interned); debug annotations (nested
+ * dicts and arrays included) as args "debug.*"; extra counter values;
+ * flow_ids and terminating_flow_ids; the gpu_api and gpu_correlation
+ * extensions. Legacy events (phases, pid/tid overrides, thread
+ * descriptors on the packet) are counted in track_event_parser_errors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gpuperf/error.h"
+#include "tp/import.h"
+
+#define MAX_PARENTS 16
+#define MAX_ANNOTATION_DEPTH 8
+#define MAX_EXTRA 64
+
+enum {
+  TE_SLICE_BEGIN = 1,
+  TE_SLICE_END = 2,
+  TE_INSTANT = 3,
+  TE_COUNTER = 4,
+};
+
+static int nomem(gp__tp_importer *imp) {
+  return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
+}
+
+static int key(gp__tp_importer *imp, const char *k, uint32_t *out) {
+  return gp__tp_intern(imp, k, strlen(k), out);
+}
+
+static int desc_get(gp__tp_importer *imp, uint64_t uuid, uint32_t machine,
+                    uint32_t *out) {
+  bool ins;
+  uint64_t *i = gp__tp_map_put(&imp->desc_by_uuid, uuid, imp->descs.n, &ins);
+  if (!i)
+    return nomem(imp);
+  if (ins) {
+    gp__tp_desc d;
+    memset(&d, 0, sizeof(d));
+    d.uuid = uuid;
+    d.name = GP_TP_NONE;
+    d.pid = d.tid = -1;
+    d.counter_unit_multiplier = 1;
+    d.counter_unit = GP_TP_NONE;
+    d.track = GP_TP_NONE;
+    d.machine = machine;
+    if (!gp__tp_vec_push(&imp->descs, d))
+      return nomem(imp);
+  }
+  *out = (uint32_t)*i;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Descriptors (tokenize time)                                           */
+
+static int decode_process(gp__tp_importer *imp, const gp__pb_reader *parent,
+                          const gp__pb_field *pf, int64_t *pid,
+                          uint32_t *name) {
+  gp__pb_reader r;
+  gp__pb_field f;
+  gp__pb_reader_sub(&r, parent, pf);
+  int rc;
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
+    if (f.id == 1 && f.wire_type == GP_PB_VARINT)
+      *pid = (int32_t)(uint32_t)f.value;
+    else if (f.id == 6 && f.wire_type == GP_PB_LEN &&
+             (rc = gp__tp_intern(imp, f.data, f.size, name)))
+      return rc;
+  }
+  if (rc < 0)
+    return gp__tp_corrupt(imp, &r, "ProcessDescriptor");
+  return 0;
+}
+
+static int decode_thread(gp__tp_importer *imp, const gp__pb_reader *parent,
+                         const gp__pb_field *pf, int64_t *pid, int64_t *tid,
+                         uint32_t *name) {
+  gp__pb_reader r;
+  gp__pb_field f;
+  gp__pb_reader_sub(&r, parent, pf);
+  int rc;
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
+    if (f.id == 1 && f.wire_type == GP_PB_VARINT)
+      *pid = (int32_t)(uint32_t)f.value;
+    else if (f.id == 2 && f.wire_type == GP_PB_VARINT)
+      *tid = (int64_t)f.value;
+    else if (f.id == 5 && f.wire_type == GP_PB_LEN &&
+             (rc = gp__tp_intern(imp, f.data, f.size, name)))
+      return rc;
+  }
+  if (rc < 0)
+    return gp__tp_corrupt(imp, &r, "ThreadDescriptor");
+  return 0;
+}
+
+static int decode_counter(gp__tp_importer *imp, const gp__pb_reader *parent,
+                          const gp__pb_field *pf, gp__tp_desc *d) {
+  static const char *const units[] = {NULL, "ns", "count", "bytes"};
+  gp__pb_reader r;
+  gp__pb_field f;
+  gp__pb_reader_sub(&r, parent, pf);
+  d->is_counter = true;
+  int rc;
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
+    int rc2 = 0;
+    if (f.id == 3 && f.wire_type == GP_PB_VARINT && f.value >= 1 &&
+        f.value <= 3 && d->counter_unit == GP_TP_NONE)
+      rc2 = key(imp, units[f.value], &d->counter_unit);
+    else if (f.id == 6 && f.wire_type == GP_PB_LEN)
+      rc2 = gp__tp_intern(imp, f.data, f.size, &d->counter_unit);
+    else if (f.id == 4 && f.wire_type == GP_PB_VARINT)
+      d->counter_unit_multiplier = (int64_t)f.value;
+    else if (f.id == 5 && f.wire_type == GP_PB_VARINT)
+      d->counter_incremental = f.value != 0;
+    if (rc2)
+      return rc2;
+  }
+  if (rc < 0)
+    return gp__tp_corrupt(imp, &r, "CounterDescriptor");
+  return 0;
+}
+
+/* See import.h. */
+int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
+                                     const uint8_t *data, size_t len) {
+  gp__pb_reader r;
+  gp__pb_field f;
+  gp__pb_reader_init(&r, data, len, gp__tp_off(imp, data));
+  gp__tp_desc d;
+  memset(&d, 0, sizeof(d));
+  d.name = d.counter_unit = GP_TP_NONE;
+  d.pid = d.tid = -1;
+  d.counter_unit_multiplier = 1;
+  uint32_t pname = GP_TP_NONE, tname = GP_TP_NONE;
+  int64_t ppid = -1, tpid = -1;
+  int rc;
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
+    int rc2 = 0;
+    if (f.id == 1 && f.wire_type == GP_PB_VARINT)
+      d.uuid = f.value;
+    else if (f.id == 5 && f.wire_type == GP_PB_VARINT)
+      d.parent_uuid = f.value;
+    else if ((f.id == 2 || f.id == 10 || f.id == 13) &&
+             f.wire_type == GP_PB_LEN)
+      rc2 = gp__tp_intern(imp, f.data, f.size, &d.name);
+    else if (f.id == 3 && f.wire_type == GP_PB_LEN)
+      rc2 = decode_process(imp, &r, &f, &ppid, &pname);
+    else if (f.id == 4 && f.wire_type == GP_PB_LEN)
+      rc2 = decode_thread(imp, &r, &f, &tpid, &d.tid, &tname);
+    else if (f.id == 8 && f.wire_type == GP_PB_LEN)
+      rc2 = decode_counter(imp, &r, &f, &d);
+    if (rc2)
+      return rc2;
+  }
+  if (rc < 0)
+    return gp__tp_corrupt(imp, &r, "TrackDescriptor");
+  d.pid = d.tid >= 0 ? tpid : ppid;
+  if (d.tid >= 0) {
+    uint32_t utid;
+    if ((rc = gp__tp_thread_update(imp, machine, d.tid, tpid, &utid)))
+      return rc;
+    if (tname != GP_TP_NONE)
+      imp->db->threads.v[utid].name = tname;
+    if (d.name == GP_TP_NONE)
+      d.name = tname;
+  } else if (ppid >= 0) {
+    uint32_t upid;
+    if ((rc = gp__tp_process_get(imp, machine, ppid, &upid)))
+      return rc;
+    if (pname != GP_TP_NONE)
+      imp->db->processes.v[upid].name = pname;
+    if (d.name == GP_TP_NONE)
+      d.name = pname;
+  }
+  uint32_t i;
+  if ((rc = desc_get(imp, d.uuid, machine, &i)))
+    return rc;
+  gp__tp_desc *o = &imp->descs.v[i];
+  if (o->track == GP_TP_NONE) {
+    d.track = GP_TP_NONE;
+    d.machine = machine;
+    *o = d;
+  } else if (d.name != GP_TP_NONE) {
+    /* Already in use: a later descriptor may still rename the track. */
+    o->name = d.name;
+    imp->db->tracks.v[o->track].name = d.name;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Resolving a descriptor to a track                                     */
+
+static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
+                      uint32_t *out) {
+  gp__tp_desc d = imp->descs.v[di];
+  if (d.track != GP_TP_NONE) {
+    *out = d.track;
+    return 0;
+  }
+  uint32_t parent = GP_TP_NONE;
+  int rc;
+  uint64_t *pi = d.parent_uuid && depth < MAX_PARENTS
+                     ? gp__tp_map_get(&imp->desc_by_uuid, d.parent_uuid)
+                     : NULL;
+  if (pi && (rc = desc_track(imp, (uint32_t)*pi, depth + 1, &parent)))
+    return rc;
+  /* The scope: this descriptor's own thread or process, else the nearest
+   * ancestor's. */
+  int64_t tid = d.tid, pid = d.pid;
+  bool own = tid >= 0 || pid >= 0;
+  for (int k = 0; !own && pi && k < MAX_PARENTS; k++) {
+    const gp__tp_desc *a = &imp->descs.v[*pi];
+    if (a->tid >= 0 || a->pid >= 0) {
+      tid = a->tid;
+      pid = a->pid;
+      break;
+    }
+    pi = a->parent_uuid ? gp__tp_map_get(&imp->desc_by_uuid, a->parent_uuid)
+                        : NULL;
+  }
+  uint32_t utid = GP_TP_NONE, upid = GP_TP_NONE, k_utid, k_upid, k_uuid;
+  if ((rc = key(imp, "utid", &k_utid)) || (rc = key(imp, "upid", &k_upid)) ||
+      (rc = key(imp, "track_uuid", &k_uuid)))
+    return rc;
+  if (tid >= 0 && (rc = gp__tp_thread_update(imp, d.machine, tid,
+                                             pid >= 0 ? pid : 0, &utid)))
+    return rc;
+  if (tid < 0 && pid >= 0 &&
+      (rc = gp__tp_process_get(imp, d.machine, pid, &upid)))
+    return rc;
+  if (utid != GP_TP_NONE)
+    upid = imp->db->threads.v[utid].upid;
+  const char *type;
+  gp__tp_argb dims;
+  dims.n = 0;
+  if (tid >= 0) {
+    gp__tp_argb_uint(&dims, k_utid, utid);
+    type = d.is_counter ? "thread_counter_track_event"
+           : own        ? "thread"
+                        : "thread_track_event";
+  } else if (pid >= 0) {
+    gp__tp_argb_uint(&dims, k_upid, upid);
+    type = d.is_counter ? "process_counter_track_event"
+           : own        ? "process"
+                        : "process_track_event";
+  } else {
+    type = d.is_counter ? "global_counter_track_event" : "global_track_event";
+  }
+  if (!own || d.is_counter)
+    gp__tp_argb_uint(&dims, k_uuid, d.uuid);
+  uint32_t name = d.name;
+  if (d.uuid == 0 && name == GP_TP_NONE &&
+      (rc = key(imp, "Default Track", &name)))
+    return rc;
+  gp__tp_track_spec spec = {type,
+                            name,
+                            d.is_counter,
+                            d.counter_unit,
+                            d.machine,
+                            NULL,
+                            -1,
+                            -1,
+                            upid == GP_TP_NONE || tid >= 0 ? -1 : (int64_t)upid,
+                            utid == GP_TP_NONE ? -1 : (int64_t)utid,
+                            parent};
+  uint32_t track;
+  if ((rc = gp__tp_track_intern(imp, &spec, &dims, &track, NULL)))
+    return rc;
+  imp->descs.v[di].track = track;
+  *out = track;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Debug annotations                                                     */
+
+static int annotation(gp__tp_importer *imp, uint32_t gen,
+                      const gp__pb_reader *parent, const gp__pb_field *pf,
+                      const char *prefix, int depth, gp__tp_argb *b);
+
+/* The flat key of a key: without its array indices ("a[1].b" -> "a.b"). */
+static void flatten(const char *key, char *out, size_t size) {
+  size_t n = 0;
+  int depth = 0;
+  for (; *key && n + 1 < size; key++) {
+    if (*key == '[')
+      depth++;
+    else if (*key == ']' && depth > 0)
+      depth--;
+    else if (!depth)
+      out[n++] = *key;
+  }
+  out[n] = '\0';
+}
+
+/* Adds path = the annotation's value (or its dict entries / array values
+ * under path). */
+static int annotation_value(gp__tp_importer *imp, uint32_t gen,
+                            const gp__pb_reader *parent, const gp__pb_field *pf,
+                            const char *path, int depth, gp__tp_argb *b) {
+  gp__pb_reader r;
+  gp__pb_field f;
+  gp__pb_reader_sub(&r, parent, pf);
+  uint32_t k, fk;
+  char flat[512];
+  flatten(path, flat, sizeof(flat));
+  int rc;
+  if ((rc = key(imp, path, &k)) || (rc = key(imp, flat, &fk)))
+    return rc;
+  uint32_t array_index = 0;
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
+    int rc2 = 0;
+    bool v = f.wire_type == GP_PB_VARINT;
+    switch (f.id) {
+    case 2:
+      if (v)
+        gp__tp_argb_add(b, k, fk, GP_TP_ARG_BOOL, f.value != 0);
+      break;
+    case 3:
+      if (v)
+        gp__tp_argb_add(b, k, fk, GP_TP_ARG_UINT, (int64_t)f.value);
+      break;
+    case 4:
+      if (v)
+        gp__tp_argb_add(b, k, fk, GP_TP_ARG_INT, (int64_t)f.value);
+      break;
+    case 5:
+      if (f.wire_type == GP_PB_I64)
+        gp__tp_argb_add(b, k, fk, GP_TP_ARG_REAL, (int64_t)f.value);
+      break;
+    case 7:
+      if (v)
+        gp__tp_argb_add(b, k, fk, GP_TP_ARG_POINTER, (int64_t)f.value);
+      break;
+    case 6:
+    case 9:
+      if (f.wire_type == GP_PB_LEN) {
+        uint32_t s;
+        rc2 = gp__tp_intern(imp, f.data, f.size, &s);
+        if (!rc2)
+          gp__tp_argb_add(b, k, fk,
+                          f.id == 9 ? GP_TP_ARG_JSON : GP_TP_ARG_STRING, s);
+      }
+      break;
+    case 17:
+      if (v) {
+        uint32_t s = gp__tp_interned_str(
+            imp, gen, GP_TP_IN_DEBUG_ANNOTATION_STRING_VALUES, f.value, 2,
+            &rc2);
+        if (!rc2 && s != GP_TP_NONE)
+          gp__tp_argb_add(b, k, fk, GP_TP_ARG_STRING, s);
+      }
+      break;
+    case 11: /* dict entries */
+      if (f.wire_type == GP_PB_LEN && depth < MAX_ANNOTATION_DEPTH)
+        rc2 = annotation(imp, gen, &r, &f, path, depth + 1, b);
+      break;
+    case 12: /* array values */
+      if (f.wire_type == GP_PB_LEN && depth < MAX_ANNOTATION_DEPTH) {
+        char sub[512];
+        snprintf(sub, sizeof(sub), "%s[%u]", path, array_index++);
+        rc2 = annotation_value(imp, gen, &r, &f, sub, depth + 1, b);
+      }
+      break;
+    default:
+      break;
+    }
+    if (rc2)
+      return rc2;
+  }
+  if (rc < 0)
+    return gp__tp_corrupt(imp, &r, "DebugAnnotation");
+  return 0;
+}
+
+/* An annotation with a name: "prefix.name" (prefix "debug" at the top). */
+static int annotation(gp__tp_importer *imp, uint32_t gen,
+                      const gp__pb_reader *parent, const gp__pb_field *pf,
+                      const char *prefix, int depth, gp__tp_argb *b) {
+  gp__pb_reader r;
+  gp__pb_field f;
+  gp__pb_reader_sub(&r, parent, pf);
+  char name[256] = "";
+  int rc;
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
+    if (f.id == 10 && f.wire_type == GP_PB_LEN) {
+      size_t n = f.size < sizeof(name) - 1 ? f.size : sizeof(name) - 1;
+      memcpy(name, f.data, n);
+      name[n] = '\0';
+    } else if (f.id == 1 && f.wire_type == GP_PB_VARINT) {
+      uint32_t s = gp__tp_interned_str(
+          imp, gen, GP_TP_IN_DEBUG_ANNOTATION_NAMES, f.value, 2, &rc);
+      if (rc)
+        return rc;
+      if (s != GP_TP_NONE)
+        snprintf(name, sizeof(name), "%s", gp__tp_str(&imp->db->strings, s));
+    }
+  }
+  if (rc < 0)
+    return gp__tp_corrupt(imp, &r, "DebugAnnotation");
+  char path[512];
+  snprintf(path, sizeof(path), "%s.%s", prefix, name);
+  return annotation_value(imp, gen, parent, pf, path, depth, b);
+}
+
+/* ------------------------------------------------------------------ */
+/* Events                                                                */
+
+typedef struct te {
+  uint64_t type, track_uuid, name_iid;
+  bool has_track, has_name_iid, has_type;
+  const uint8_t *name;
+  size_t name_len;
+  bool has_name;
+  bool has_counter, counter_is_double;
+  int64_t counter_int;
+  double counter_double;
+  uint64_t extra_uuids[MAX_EXTRA];
+  int64_t extra_values[MAX_EXTRA];
+  uint32_t nextra_uuids, nextra_values;
+  bool has_api;
+  uint64_t api;
+  bool legacy;
+} te;
+
+static int decode_te(gp__tp_importer *imp, const gp__tp_pkt *p, te *e) {
+  memset(e, 0, sizeof(*e));
+  gp__pb_reader r;
+  gp__pb_field f;
+  gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
+  int rc;
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
+    bool v = f.wire_type == GP_PB_VARINT;
+    switch (f.id) {
+    case 9:
+      if (v) {
+        e->has_type = true;
+        e->type = f.value;
+      }
+      break;
+    case 11:
+      if (v) {
+        e->has_track = true;
+        e->track_uuid = f.value;
+      }
+      break;
+    case 10:
+      if (v) {
+        e->has_name_iid = true;
+        e->name_iid = f.value;
+      }
+      break;
+    case 23:
+      if (f.wire_type == GP_PB_LEN) {
+        e->has_name = true;
+        e->name = f.data;
+        e->name_len = f.size;
+      }
+      break;
+    case 30:
+      if (v) {
+        e->has_counter = true;
+        e->counter_int = (int64_t)f.value;
+      }
+      break;
+    case 44:
+      if (f.wire_type == GP_PB_I64) {
+        e->has_counter = true;
+        e->counter_is_double = true;
+        e->counter_double = gp__pb_as_double(&f);
+      }
+      break;
+    case 31:
+      if (v && e->nextra_uuids < MAX_EXTRA)
+        e->extra_uuids[e->nextra_uuids++] = f.value;
+      break;
+    case 12:
+      if (v && e->nextra_values < MAX_EXTRA)
+        e->extra_values[e->nextra_values++] = (int64_t)f.value;
+      break;
+    case 3001:
+      if (v) {
+        e->has_api = true;
+        e->api = f.value;
+      }
+      break;
+    case 6: /* legacy_event */
+      e->legacy = true;
+      break;
+    default:
+      break;
+    }
+  }
+  if (rc < 0)
+    return gp__tp_corrupt(imp, &r, "TrackEvent");
+  return 0;
+}
+
+/* The category string: interned categories and inline ones, joined. */
+static int categories(gp__tp_importer *imp, const gp__tp_pkt *p,
+                      uint32_t *out) {
+  *out = GP_TP_NONE;
+  char buf[1024];
+  size_t n = 0;
+  unsigned count = 0;
+  uint32_t single = GP_TP_NONE;
+  gp__pb_reader r;
+  gp__pb_field f;
+  gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
+  int rc;
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
+    uint32_t s = GP_TP_NONE;
+    if (f.id == 3 && f.wire_type == GP_PB_VARINT) {
+      int rc2;
+      s = gp__tp_interned_str(imp, p->gen, GP_TP_IN_EVENT_CATEGORIES, f.value,
+                              2, &rc2);
+      if (rc2)
+        return rc2;
+    } else if (f.id == 22 && f.wire_type == GP_PB_LEN) {
+      int rc2 = gp__tp_intern(imp, f.data, f.size, &s);
+      if (rc2)
+        return rc2;
+    }
+    if (s == GP_TP_NONE)
+      continue;
+    single = s;
+    const char *str = gp__tp_str(&imp->db->strings, s);
+    int w = snprintf(buf + n, sizeof(buf) - n, "%s%s", count ? "," : "", str);
+    if (w > 0 && (size_t)w < sizeof(buf) - n)
+      n += (size_t)w;
+    count++;
+  }
+  if (rc < 0)
+    return gp__tp_corrupt(imp, &r, "TrackEvent");
+  if (count == 1)
+    *out = single;
+  else if (count > 1)
+    return gp__tp_intern(imp, buf, n, out);
+  return 0;
+}
+
+static int event_args(gp__tp_importer *imp, const gp__tp_pkt *p, const te *e,
+                      uint32_t *set) {
+  *set = GP_TP_NONE;
+  gp__tp_argb *b = malloc(sizeof(*b));
+  if (!b)
+    return nomem(imp);
+  b->n = 0;
+  b->overflow = false;
+  gp__pb_reader r;
+  gp__pb_field f;
+  gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
+  int rc;
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0)
+    if (f.id == 4 && f.wire_type == GP_PB_LEN) {
+      int rc2 = annotation(imp, p->gen, &r, &f, "debug", 0, b);
+      if (rc2) {
+        free(b);
+        return rc2;
+      }
+    }
+  if (rc < 0) {
+    free(b);
+    return gp__tp_corrupt(imp, &r, "TrackEvent");
+  }
+  if (e->has_api) {
+    static const char *const apis[] = {"GPU_API_UNDEFINED", "GPU_API_OPEN_GL",
+                                       "GPU_API_VULKAN",    "GPU_API_OPEN_CL",
+                                       "GPU_API_CUDA",      "GPU_API_HIP"};
+    uint32_t k, v;
+    if ((rc = key(imp, "gpu_api", &k)) ||
+        (rc = key(imp, e->api < 6 ? apis[e->api] : "GPU_API_UNDEFINED", &v))) {
+      free(b);
+      return rc;
+    }
+    gp__tp_argb_str(b, k, v);
+  }
+  rc = gp__tp_argset_commit(imp->db, b, set) ? nomem(imp) : 0;
+  free(b);
+  return rc;
+}
+
+/* GpuCorrelation (extension 3000) and v2 flows of an event's slice. */
+static int slice_links(gp__tp_importer *imp, const gp__tp_pkt *p,
+                       uint32_t slice) {
+  gp__pb_reader r, sub;
+  gp__pb_field f, g;
+  gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
+  int rc;
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
+    int rc2 = 0;
+    if (f.id == 3000 && f.wire_type == GP_PB_LEN) {
+      gp__pb_reader_sub(&sub, &r, &f);
+      while (!rc2 && (rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
+        rc2 = 0;
+        if (g.wire_type != GP_PB_VARINT)
+          continue;
+        if (g.id == 1)
+          rc2 = gp__tp_flow_submission(imp, g.value, slice);
+        else if (g.id == 2)
+          rc2 = gp__tp_flow_te_wait(imp, g.value, slice);
+      }
+      if (rc2 < 0 && !imp->err)
+        rc2 = gp__tp_corrupt(imp, &sub, "GpuCorrelation");
+    } else if ((f.id == 47 || f.id == 48) && f.wire_type == GP_PB_I64) {
+      bool ins;
+      uint64_t *prev = gp__tp_map_put(&imp->flow_v1, f.value, slice, &ins);
+      if (!prev)
+        return nomem(imp);
+      if (!ins) {
+        if (*prev != GP_TP_NONE && *prev != slice)
+          rc2 = gp__tp_flow_add(imp, (uint32_t)*prev, slice);
+        *prev = f.id == 47 ? slice : GP_TP_NONE;
+      } else if (f.id == 48) {
+        *prev = GP_TP_NONE;
+        gp__tp_stat(imp, GP_TP_STAT_flow_invalid_id, 1);
+      }
+    }
+    if (rc2)
+      return rc2;
+  }
+  if (rc < 0)
+    return gp__tp_corrupt(imp, &r, "TrackEvent");
+  return 0;
+}
+
+static int counter_value(gp__tp_importer *imp, uint32_t di, int64_t ts,
+                         double v) {
+  uint32_t track;
+  int rc = desc_track(imp, di, 0, &track);
+  if (rc)
+    return rc;
+  gp__tp_desc *d = &imp->descs.v[di];
+  v *= (double)d->counter_unit_multiplier;
+  if (d->counter_incremental) {
+    d->counter_last += v;
+    v = d->counter_last;
+  }
+  return gp__tp_counter_add(imp, ts, track, v, NULL);
+}
+
+/* See import.h. */
+int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
+  te e;
+  int rc = decode_te(imp, p, &e);
+  if (rc)
+    return rc;
+  const gp__tp_gen *gen = &imp->gens.v[p->gen];
+  uint64_t uuid = e.track_uuid;
+  uint64_t extra_uuids[MAX_EXTRA];
+  uint32_t nextra = e.nextra_uuids;
+  memcpy(extra_uuids, e.extra_uuids, sizeof(extra_uuids));
+  if (gen->ted_len) {
+    gp__pb_reader r;
+    gp__pb_field f;
+    gp__tp_reader_at(imp, &r, gen->ted_off, gen->ted_len);
+    bool own_extra = nextra > 0;
+    while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
+      if (f.id == 11 && f.wire_type == GP_PB_VARINT && !e.has_track)
+        uuid = f.value;
+      else if (f.id == 31 && f.wire_type == GP_PB_VARINT && !own_extra &&
+               nextra < MAX_EXTRA)
+        extra_uuids[nextra++] = f.value;
+    }
+    if (rc < 0)
+      return gp__tp_corrupt(imp, &r, "TrackEventDefaults");
+  }
+  if (e.legacy || (!e.has_type)) {
+    gp__tp_stat(imp, GP_TP_STAT_track_event_parser_errors, 1);
+    return 0;
+  }
+  uint64_t *di = gp__tp_map_get(&imp->desc_by_uuid, uuid);
+  uint32_t d;
+  if (!di) {
+    if (uuid != 0) {
+      gp__tp_stat(imp, GP_TP_STAT_track_event_parser_errors, 1);
+      return 0;
+    }
+    if ((rc = desc_get(imp, 0, p->machine, &d)))
+      return rc;
+  } else {
+    d = (uint32_t)*di;
+  }
+
+  /* Extra counter values ride on any event type. */
+  for (uint32_t i = 0; i < nextra && i < e.nextra_values; i++) {
+    uint64_t *xi = gp__tp_map_get(&imp->desc_by_uuid, extra_uuids[i]);
+    if (!xi || !imp->descs.v[*xi].is_counter) {
+      gp__tp_stat(imp, GP_TP_STAT_track_event_parser_errors, 1);
+      continue;
+    }
+    if ((rc = counter_value(imp, (uint32_t)*xi, p->ts,
+                            (double)e.extra_values[i])))
+      return rc;
+  }
+
+  if (e.type == TE_COUNTER) {
+    if (!imp->descs.v[d].is_counter || !e.has_counter) {
+      gp__tp_stat(imp, GP_TP_STAT_track_event_parser_errors, 1);
+      return 0;
+    }
+    return counter_value(imp, d, p->ts,
+                         e.counter_is_double ? e.counter_double
+                                             : (double)e.counter_int);
+  }
+  if (imp->descs.v[d].is_counter) {
+    gp__tp_stat(imp, GP_TP_STAT_track_event_parser_errors, 1);
+    return 0;
+  }
+  uint32_t track, cat, name = GP_TP_NONE, args, slice = GP_TP_NONE;
+  if ((rc = desc_track(imp, d, 0, &track)) || (rc = categories(imp, p, &cat)))
+    return rc;
+  if (e.has_name_iid)
+    name = gp__tp_interned_str(imp, p->gen, GP_TP_IN_EVENT_NAMES, e.name_iid, 2,
+                               &rc);
+  else if (e.has_name)
+    rc = gp__tp_intern(imp, e.name, e.name_len, &name);
+  if (rc)
+    return rc;
+  switch (e.type) {
+  case TE_SLICE_BEGIN:
+    if ((rc = event_args(imp, p, &e, &args)) ||
+        (rc = gp__tp_slice_begin(imp, p->ts, track, cat, name, args, &slice)))
+      return rc;
+    break;
+  case TE_SLICE_END:
+    if ((rc = gp__tp_slice_end(imp, p->ts, track, &slice)))
+      return rc;
+    if (slice == GP_TP_NONE)
+      gp__tp_stat(imp, GP_TP_STAT_misplaced_end_event, 1);
+    break;
+  case TE_INSTANT:
+    if ((rc = event_args(imp, p, &e, &args)) ||
+        (rc = gp__tp_slice_scoped(imp, p->ts, 0, track, cat, name, args,
+                                  &slice)))
+      return rc;
+    break;
+  default:
+    gp__tp_stat(imp, GP_TP_STAT_track_event_parser_errors, 1);
+    return 0;
+  }
+  if (slice == GP_TP_NONE)
+    return 0;
+  return slice_links(imp, p, slice);
+}
+
+/* See import.h. */
+int gp__tp_parse_finish(gp__tp_importer *imp) {
+  /* Flows whose start was seen but never an end are not errors in
+   * Perfetto either; slices still open keep dur -1, as there. */
+  (void)imp;
+  return 0;
+}

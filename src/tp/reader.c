@@ -1,0 +1,697 @@
+/*
+ * reader.c - the importer's driver: framing, compressed packets, sequence
+ * state and interning, clocks, the sort, and the parse loop (see import.h
+ * for the two passes and the entry format).
+ *
+ * Every malformed byte is an error naming its offset: a length past the
+ * end, a truncated varint, a bad wire type, data that does not inflate.
+ * Nothing is read past the end of the input; nested messages are only
+ * decoded as deep as the schema goes, so nesting depth is bounded.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <zlib.h>
+
+#include "gpuperf/error.h"
+#include "tp/import.h"
+
+/* TracePacket fields. */
+enum {
+  PKT_FTRACE_EVENTS = 1,
+  PKT_TRUSTED_UID = 3,
+  PKT_CLOCK_SNAPSHOT = 6,
+  PKT_TIMESTAMP = 8,
+  PKT_SEQ_ID = 10,
+  PKT_TRACK_EVENT = 11,
+  PKT_INTERNED_DATA = 12,
+  PKT_SEQ_FLAGS = 13,
+  PKT_INCREMENTAL_STATE_CLEARED = 41,
+  PKT_PREVIOUS_PACKET_DROPPED = 42,
+  PKT_COMPRESSED_PACKETS = 50,
+  PKT_GPU_COUNTER_EVENT = 52,
+  PKT_GPU_RENDER_STAGE_EVENT = 53,
+  PKT_TIMESTAMP_CLOCK_ID = 58,
+  PKT_TRACE_PACKET_DEFAULTS = 59,
+  PKT_TRACK_DESCRIPTOR = 60,
+  PKT_VULKAN_MEMORY_EVENT = 62,
+  PKT_GPU_LOG = 63,
+  PKT_VULKAN_API_EVENT = 65,
+  PKT_GPU_MEM_TOTAL_EVENT = 71,
+  PKT_TRUSTED_PID = 79,
+  PKT_FIRST_PACKET_ON_SEQUENCE = 87,
+  PKT_MACHINE_ID = 98,
+  PKT_GPU_INFO = 128,
+  PKT_GENERIC_GPU_FREQUENCY_EVENT = 129,
+};
+
+#define SEQ_INCREMENTAL_STATE_CLEARED 1u
+#define SEQ_NEEDS_INCREMENTAL_STATE 2u
+/* Inflating stops past max(256 MiB, 256 x the file): a few kilobytes
+ * must not claim gigabytes (a real trace compresses 5-20x). */
+#define MIN_INFLATE_CAP (256ull << 20)
+#define INFLATE_RATIO 256
+
+/* ------------------------------------------------------------------ */
+/* Packets                                                               */
+
+/* The top-level fields of a TracePacket. */
+typedef struct top {
+  bool has_ts, has_clock, has_seq, has_machine;
+  uint64_t ts;
+  uint32_t clock, seq, flags, dropped, machine;
+  bool cleared;
+  const uint8_t *interned, *defaults, *snapshot, *compressed;
+  size_t interned_len, defaults_len, snapshot_len, compressed_len;
+  uint32_t data_id;
+  const uint8_t *data;
+  size_t data_len;
+  uint64_t data_tag; /* source offset of the data field's tag */
+  bool unknown;      /* a data field we do not import */
+} top;
+
+static bool is_data_field(uint32_t id) {
+  switch (id) {
+  case PKT_FTRACE_EVENTS:
+  case PKT_TRACK_EVENT:
+  case PKT_GPU_COUNTER_EVENT:
+  case PKT_GPU_RENDER_STAGE_EVENT:
+  case PKT_TRACK_DESCRIPTOR:
+  case PKT_VULKAN_MEMORY_EVENT:
+  case PKT_GPU_LOG:
+  case PKT_VULKAN_API_EVENT:
+  case PKT_GPU_MEM_TOTAL_EVENT:
+  case PKT_GPU_INFO:
+  case PKT_GENERIC_GPU_FREQUENCY_EVENT:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static int decode_top(gp__tp_importer *imp, const uint8_t *p, size_t n,
+                      top *t) {
+  memset(t, 0, sizeof(*t));
+  gp__pb_reader r;
+  gp__pb_field f;
+  gp__pb_reader_init(&r, p, n, gp__tp_off(imp, p));
+  int rc;
+  for (;;) {
+    uint64_t at = gp__pb_offset(&r);
+    if ((rc = gp__tp_pb_next(&r, &f)) <= 0)
+      break;
+    bool v = f.wire_type == GP_PB_VARINT, l = f.wire_type == GP_PB_LEN;
+    switch (f.id) {
+    case PKT_TIMESTAMP:
+      if (v) {
+        t->has_ts = true;
+        t->ts = f.value;
+      }
+      break;
+    case PKT_TIMESTAMP_CLOCK_ID:
+      if (v) {
+        t->has_clock = true;
+        t->clock = (uint32_t)f.value;
+      }
+      break;
+    case PKT_SEQ_ID:
+      if (v) {
+        t->has_seq = true;
+        t->seq = (uint32_t)f.value;
+      }
+      break;
+    case PKT_SEQ_FLAGS:
+      if (v)
+        t->flags = (uint32_t)f.value;
+      break;
+    case PKT_INCREMENTAL_STATE_CLEARED:
+      if (v)
+        t->cleared = f.value != 0;
+      break;
+    case PKT_PREVIOUS_PACKET_DROPPED:
+      if (v)
+        t->dropped = (uint32_t)f.value;
+      break;
+    case PKT_MACHINE_ID:
+      if (v) {
+        t->has_machine = true;
+        t->machine = (uint32_t)f.value;
+      }
+      break;
+    case PKT_INTERNED_DATA:
+      if (l) {
+        t->interned = f.data;
+        t->interned_len = f.size;
+      }
+      break;
+    case PKT_TRACE_PACKET_DEFAULTS:
+      if (l) {
+        t->defaults = f.data;
+        t->defaults_len = f.size;
+      }
+      break;
+    case PKT_CLOCK_SNAPSHOT:
+      if (l) {
+        t->snapshot = f.data;
+        t->snapshot_len = f.size;
+      }
+      break;
+    case PKT_COMPRESSED_PACKETS:
+      if (l) {
+        t->compressed = f.data;
+        t->compressed_len = f.size;
+      }
+      break;
+    case PKT_TRUSTED_UID:
+    case PKT_TRUSTED_PID:
+    case PKT_FIRST_PACKET_ON_SEQUENCE:
+      break;
+    default:
+      if (l && is_data_field(f.id)) {
+        t->data_id = f.id;
+        t->data = f.data;
+        t->data_len = f.size;
+        t->data_tag = at;
+      } else {
+        t->unknown = true;
+      }
+    }
+  }
+  if (rc < 0)
+    return gp__tp_corrupt(imp, &r, "TracePacket");
+  return 0;
+}
+
+/* The machine row of a packet (file order decides adoption). */
+static int tokenize_machine(gp__tp_importer *imp, const top *t, uint64_t off) {
+  if (!t->has_machine || t->machine == 0) {
+    if (!imp->adopted)
+      imp->host_used = true;
+    return 0;
+  }
+  if (gp__tp_map_get(&imp->machine_by_raw, t->machine))
+    return 0;
+  gp__tp_db *db = imp->db;
+  uint64_t row;
+  if (!imp->adopted && !imp->host_used) {
+    /* The first remote machine seen before any host packet becomes the
+     * host: relabel machine row 0. */
+    imp->adopted = true;
+    imp->adopted_raw = t->machine;
+    db->machines.v[0].raw_id = t->machine;
+    row = 0;
+  } else {
+    gp__tp_machine m = {t->machine};
+    if (!gp__tp_vec_push(&db->machines, m))
+      return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
+    row = db->machines.n - 1;
+  }
+  if (!gp__tp_map_put(&imp->machine_by_raw, t->machine, row, NULL))
+    return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
+  return 0;
+}
+
+static uint32_t machine_row(gp__tp_importer *imp, const top *t) {
+  if (!t->has_machine || t->machine == 0)
+    return 0;
+  uint64_t *row = gp__tp_map_get(&imp->machine_by_raw, t->machine);
+  return row ? (uint32_t)*row : 0;
+}
+
+/* Offset of the length varint of the LEN field whose tag starts at at. */
+static uint64_t len_offset(const gp__tp_importer *imp, uint64_t at) {
+  const uint8_t *p = gp__tp_src(imp, at);
+  size_t n = 0;
+  while (p[n] & 0x80)
+    n++; /* the tag was validated when the field was read */
+  return at + n + 1;
+}
+
+static int push_entry(gp__tp_importer *imp, int64_t ts, uint64_t ref,
+                      uint64_t off) {
+  if (!gp__tp_vec_push(&imp->entries, ((gp__tp_entry){ts, ref})))
+    return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory sorting events");
+  return 0;
+}
+
+static int tokenize_ftrace(gp__tp_importer *imp, const top *t, uint32_t seq,
+                           uint32_t gen, uint64_t off) {
+  gp__pb_reader r, sub;
+  gp__pb_field f, g;
+  gp__pb_reader_init(&r, t->data, t->data_len, gp__tp_off(imp, t->data));
+  int rc;
+  for (;;) {
+    uint64_t at = gp__pb_offset(&r);
+    if ((rc = gp__tp_pb_next(&r, &f)) <= 0)
+      break;
+    if (f.id != 2 || f.wire_type != GP_PB_LEN)
+      continue;
+    gp__pb_reader_sub(&sub, &r, &f);
+    bool has_ts = false, wanted = false;
+    uint64_t ts = 0;
+    int rc2;
+    while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
+      if (g.id == 1 && g.wire_type == GP_PB_VARINT) {
+        has_ts = true;
+        ts = g.value;
+      } else if ((g.id == 340 || g.id == 240) && g.wire_type == GP_PB_LEN) {
+        wanted = true;
+      }
+    }
+    if (rc2 < 0)
+      return gp__tp_corrupt(imp, &sub, "FtraceEvent");
+    if (!wanted) {
+      gp__tp_stat(imp, GP_TP_STAT_packet_type_not_imported, 1);
+      continue;
+    }
+    int64_t tts = (int64_t)ts;
+    if (has_ts) {
+      uint64_t key = gp__tp_clock_key(GP_TP_CLOCK_BOOTTIME, seq);
+      int64_t ns = gp__tp_clocks_abs(&imp->clocks, key, (int64_t)ts);
+      if (gp__tp_clocks_convert(&imp->clocks, key, ns, &tts) != 0)
+        tts = ns; /* no snapshot links BOOTTIME: it is the trace time */
+    } else {
+      tts = imp->max_ts;
+    }
+    if (tts > imp->max_ts)
+      imp->max_ts = tts;
+    rc2 = push_entry(imp, tts, gp__tp_ref(GP_TP_ENT_FTRACE, gen, at), off);
+    if (rc2)
+      return rc2;
+  }
+  if (rc < 0)
+    return gp__tp_corrupt(imp, &r, "ftrace_events");
+  return 0;
+}
+
+/* The part of tokenization that follows timestamp conversion (also run at
+ * EOF for packets whose clock could not be converted before). */
+static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
+                         int64_t ts, uint64_t lenoff) {
+  switch (t->data_id) {
+  case PKT_GPU_COUNTER_EVENT: {
+    bool drop = false;
+    int rc = gp__tp_tokenize_gpu_counter_event(
+        imp, machine_row(imp, t), gen, t->data, t->data_len, t->has_ts, &drop);
+    if (rc || drop)
+      return rc;
+    break;
+  }
+  case PKT_GPU_INFO:
+    return gp__tp_tokenize_gpu_info(imp, machine_row(imp, t), t->data,
+                                    t->data_len);
+  case PKT_TRACK_DESCRIPTOR:
+    return gp__tp_tokenize_track_descriptor(imp, machine_row(imp, t), t->data,
+                                            t->data_len);
+  case PKT_FTRACE_EVENTS:
+    return tokenize_ftrace(imp, t, t->seq, gen, lenoff);
+  case 0:
+    return 0;
+  default:
+    break;
+  }
+  return push_entry(imp, ts, gp__tp_ref(GP_TP_ENT_PACKET, gen, t->data_tag),
+                    lenoff);
+}
+
+static int tokenize_packets(gp__tp_importer *imp, uint64_t off, uint64_t end,
+                            bool inflated);
+
+static int inflate_packets(gp__tp_importer *imp, const top *t, uint64_t off) {
+  uint64_t field_off = gp__tp_off(imp, t->compressed);
+  if (imp->regions.n && field_off >= imp->file_size)
+    return gp__tp_fail(imp, GP_ECORRUPT, field_off,
+                       "compressed_packets nested in compressed_packets");
+  z_stream zs;
+  memset(&zs, 0, sizeof(zs));
+  if (inflateInit(&zs) != Z_OK)
+    return gp__tp_fail(imp, GP_ENOMEM, off, "cannot initialise zlib");
+  /* zlib reads from the file mapping, which does not move. */
+  zs.next_in = (Bytef *)(uintptr_t)t->compressed;
+  uint64_t start = imp->inflated.n;
+  uint64_t left = t->compressed_len;
+  int zrc = Z_OK;
+  int rc = 0;
+  while (zrc != Z_STREAM_END) {
+    uint64_t cap = imp->file_size * INFLATE_RATIO;
+    if (cap < MIN_INFLATE_CAP)
+      cap = MIN_INFLATE_CAP;
+    if (imp->inflated.n > cap) {
+      rc = gp__tp_fail(imp, GP_ECORRUPT, field_off,
+                       "compressed_packets inflate to more than %llu bytes "
+                       "(%dx the file): refusing a decompression bomb",
+                       (unsigned long long)cap, INFLATE_RATIO);
+      break;
+    }
+    if (!gp__tp_vec_reserve(&imp->inflated, 1 << 16)) {
+      rc = gp__tp_fail(imp, GP_ENOMEM, field_off,
+                       "out of memory inflating compressed_packets");
+      break;
+    }
+    if (zs.avail_in == 0) {
+      uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
+      zs.avail_in = chunk;
+      left -= chunk;
+    }
+    zs.next_out = imp->inflated.v + imp->inflated.n;
+    zs.avail_out = (uInt)(imp->inflated.cap - imp->inflated.n);
+    uInt before = zs.avail_out;
+    zrc = inflate(&zs, Z_NO_FLUSH);
+    imp->inflated.n += before - zs.avail_out;
+    if (zrc == Z_STREAM_END)
+      break;
+    if (zrc != Z_OK && !(zrc == Z_BUF_ERROR && zs.avail_in == 0 && left)) {
+      rc = gp__tp_fail(imp, GP_ECORRUPT, field_off,
+                       "compressed_packets do not inflate (zlib: %s)",
+                       zs.msg ? zs.msg : "truncated data");
+      break;
+    }
+    if (zs.avail_in == 0 && left == 0 && zs.avail_out != 0) {
+      rc = gp__tp_fail(imp, GP_ECORRUPT, field_off,
+                       "compressed_packets end before the zlib stream does");
+      break;
+    }
+  }
+  inflateEnd(&zs);
+  if (rc)
+    return rc;
+  gp__tp_inflated_region rg = {imp->file_size + start, imp->inflated.n - start,
+                               field_off};
+  if (!gp__tp_vec_push(&imp->regions, rg))
+    return gp__tp_fail(imp, GP_ENOMEM, field_off, "out of memory");
+  gp__tp_stat(imp, GP_TP_STAT_compressed_packets_inflated, 1);
+  return tokenize_packets(imp, imp->file_size + start,
+                          imp->file_size + imp->inflated.n, true);
+}
+
+static int tokenize_packet(gp__tp_importer *imp, uint64_t lenoff,
+                           const uint8_t *p, size_t n) {
+  top t;
+  int rc = decode_top(imp, p, n, &t);
+  if (rc)
+    return rc;
+  imp->packets++;
+  if (t.compressed)
+    return inflate_packets(imp, &t, lenoff);
+  if ((rc = tokenize_machine(imp, &t, lenoff)) != 0)
+    return rc;
+
+  gp__tp_seq *seq = NULL;
+  bool fresh = false;
+  if ((rc = gp__tp_seq_get(imp, t.seq, &seq, &fresh, lenoff)) != 0)
+    return rc;
+  if (t.has_seq && !fresh && t.dropped)
+    gp__tp_stat(imp, GP_TP_STAT_sequence_previous_packet_dropped, 1);
+  if (t.cleared || (t.flags & SEQ_INCREMENTAL_STATE_CLEARED)) {
+    uint32_t gen;
+    if ((rc = gp__tp_seq_new_gen(imp, t.seq, NULL, &gen, lenoff)) != 0)
+      return rc;
+    seq = &imp->seqs.v[*gp__tp_map_get(&imp->seq_by_id, t.seq)];
+    seq->gen = gen;
+    seq->valid = true;
+  } else if (t.dropped) {
+    seq->valid = false;
+  }
+  if (t.defaults) {
+    uint32_t gen;
+    gp__tp_gen copy = imp->gens.v[seq->gen];
+    if ((rc = gp__tp_seq_defaults(imp, &copy, t.defaults, t.defaults_len)) ||
+        (rc = gp__tp_seq_new_gen(imp, t.seq, &copy, &gen, lenoff)))
+      return rc;
+    seq->gen = gen;
+  }
+  if (t.interned) {
+    if (!seq->valid)
+      gp__tp_stat(
+          imp, GP_TP_STAT_interned_data_skipped_incremental_state_invalid, 1);
+    else if ((rc = gp__tp_seq_interned(imp, imp->gens.v[seq->gen].ns,
+                                       t.interned, t.interned_len)) != 0)
+      return rc;
+  }
+  if (t.snapshot)
+    return gp__tp_seq_clock_snapshot(imp, t.seq, t.snapshot, t.snapshot_len);
+  if (t.flags & SEQ_NEEDS_INCREMENTAL_STATE) {
+    if (t.seq == 0)
+      return gp__tp_fail(imp, GP_ECORRUPT, lenoff,
+                         "packet needs incremental state but has no "
+                         "trusted_packet_sequence_id");
+    if (!seq->valid) {
+      gp__tp_stat(imp,
+                  GP_TP_STAT_packet_skipped_seq_needs_incremental_state_invalid,
+                  1);
+      return 0;
+    }
+  }
+  if (t.unknown && !t.data_id) {
+    gp__tp_stat(imp, GP_TP_STAT_packet_type_not_imported, 1);
+    return 0;
+  }
+
+  uint32_t machine = machine_row(imp, &t);
+  if (imp->gens.v[seq->gen].machine != machine) {
+    gp__tp_gen copy = imp->gens.v[seq->gen];
+    copy.machine = machine;
+    uint32_t g2;
+    if ((rc = gp__tp_seq_new_gen(imp, t.seq, &copy, &g2, lenoff)) != 0)
+      return rc;
+    seq->gen = g2;
+  }
+  uint32_t gen = seq->gen;
+  int64_t ts;
+  if (t.has_ts) {
+    ts = (int64_t)t.ts;
+    uint32_t clock = t.clock ? t.clock : imp->gens.v[gen].ts_clock;
+    if (clock) {
+      if (clock >= 64 && clock < 128 && t.seq == 0)
+        return gp__tp_fail(imp, GP_ECORRUPT, lenoff,
+                           "packet uses sequence-scoped clock %u but has no "
+                           "trusted_packet_sequence_id",
+                           clock);
+      uint64_t key = gp__tp_clock_key(clock, t.seq);
+      int64_t ns = gp__tp_clocks_abs(&imp->clocks, key, ts);
+      if (gp__tp_clocks_convert(&imp->clocks, key, ns, &ts) != 0) {
+        struct gp__tp_deferred d = {gp__tp_ref(GP_TP_ENT_PACKET, gen, lenoff),
+                                    key, ns};
+        if (!gp__tp_vec_push(&imp->deferred, d))
+          return gp__tp_fail(imp, GP_ENOMEM, lenoff, "out of memory");
+        return 0;
+      }
+    }
+  } else {
+    ts = imp->max_ts;
+  }
+  if (ts > imp->max_ts)
+    imp->max_ts = ts;
+  return tokenize_data(imp, &t, gen, ts, lenoff);
+}
+
+/* Frames the Trace message in [off, end) of the source. */
+static int tokenize_packets(gp__tp_importer *imp, uint64_t off, uint64_t end,
+                            bool inflated) {
+  const uint8_t *base = gp__tp_src(imp, off);
+  gp__pb_reader r;
+  gp__pb_field f;
+  gp__pb_reader_init(&r, base, (size_t)(end - off), off);
+  for (;;) {
+    uint64_t at = gp__pb_offset(&r);
+    int rc = gp__tp_pb_next(&r, &f);
+    if (rc == 0)
+      return 0;
+    if (rc < 0) {
+      /* Say what is wrong with the record at `at`. */
+      const uint8_t *p = gp__tp_src(imp, at);
+      uint64_t tag, len;
+      size_t nt = gp__pb_get_varint(p, base + (end - off), &tag);
+      if (!inflated && imp->allow_truncated) {
+        gp__tp_stat(imp, GP_TP_STAT_trace_truncated_bytes, (int64_t)(end - at));
+        return 0;
+      }
+      if (nt && (tag & 7) == GP_PB_LEN) {
+        size_t nl = gp__pb_get_varint(p + nt, base + (end - off), &len);
+        if (nl && len > (end - at) - nt - nl)
+          return gp__tp_fail(imp, GP_ECORRUPT, at,
+                             "packet length %llu goes past the end of the "
+                             "%s (%llu bytes left)",
+                             (unsigned long long)len,
+                             inflated ? "inflated data" : "file",
+                             (unsigned long long)((end - at) - nt - nl));
+        if (!nl)
+          return gp__tp_fail(imp, GP_ECORRUPT, at, "truncated packet length");
+      }
+      return gp__tp_fail(imp, GP_ECORRUPT, at,
+                         nt ? "malformed field (wire type %u) where a packet "
+                              "was expected"
+                            : "truncated field tag%.0u",
+                         nt ? (unsigned)(tag & 7) : 0u);
+    }
+    if (f.id != 1 || f.wire_type != GP_PB_LEN)
+      continue; /* Trace has no other fields; skip what we do not know */
+    uint64_t payload = gp__tp_off(imp, f.data);
+    if (payload >= (1ull << GP_TP_OFF_BITS))
+      return gp__tp_fail(imp, GP_ERANGE, at,
+                         "trace larger than 1 TiB is not supported");
+    uint64_t lenoff = len_offset(imp, at);
+    rc = tokenize_packet(imp, lenoff, f.data, f.size);
+    if (rc)
+      return rc;
+    /* Inflating may have moved the buffer we are reading. */
+    if (inflated) {
+      uint64_t pos = gp__pb_offset(&r);
+      base = gp__tp_src(imp, off);
+      gp__pb_reader_init(&r, base, (size_t)(end - off), off);
+      r.p = base + (pos - off);
+    }
+  }
+}
+
+static int sort_entries(gp__tp_importer *imp) {
+  if (gp__tp_sort_entries(imp->entries.v, imp->entries.n) != 0)
+    return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory sorting events");
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Parsing                                                               */
+
+static int parse_entry(gp__tp_importer *imp, const gp__tp_entry *e) {
+  uint64_t off = gp__tp_ref_off(e->ref);
+  const uint8_t *p = gp__tp_src(imp, off);
+  uint32_t gen = gp__tp_ref_gen(e->ref);
+  /* The field was validated when tokenized: its tag and length varints
+   * end before the data does, so they decode without a bound check. */
+  uint64_t tag = 0, len = 0;
+  size_t nt = gp__pb_get_varint(p, p + 10, &tag);
+  size_t nl = gp__pb_get_varint(p + nt, p + nt + 10, &len);
+  uint64_t data_off = off + nt + nl;
+  const gp__tp_gen *g = &imp->gens.v[gen];
+  if (gp__tp_ref_kind(e->ref) == GP_TP_ENT_FTRACE)
+    return gp__tp_parse_ftrace_event(imp, e->ts, data_off, (size_t)len,
+                                     g->machine);
+  gp__tp_pkt pk;
+  pk.ts = e->ts;
+  pk.has_ts = true;
+  pk.seq_id = g->seq_id;
+  pk.gen = gen;
+  pk.machine = g->machine;
+  pk.data_id = (uint32_t)(tag >> 3);
+  pk.data_off = data_off;
+  pk.data_len = (size_t)len;
+  switch (pk.data_id) {
+  case PKT_GPU_COUNTER_EVENT:
+    return gp__tp_parse_gpu_counter_event(imp, &pk);
+  case PKT_GPU_RENDER_STAGE_EVENT:
+    return gp__tp_parse_render_stage(imp, &pk);
+  case PKT_GPU_LOG:
+    return gp__tp_parse_gpu_log(imp, &pk);
+  case PKT_GPU_MEM_TOTAL_EVENT:
+    return gp__tp_parse_gpu_mem_total(imp, &pk);
+  case PKT_GENERIC_GPU_FREQUENCY_EVENT:
+    return gp__tp_parse_gpu_frequency(imp, &pk);
+  case PKT_VULKAN_MEMORY_EVENT:
+    return gp__tp_parse_vulkan_memory(imp, &pk);
+  case PKT_VULKAN_API_EVENT:
+    return gp__tp_parse_vulkan_api(imp, &pk);
+  case PKT_TRACK_EVENT:
+    return gp__tp_parse_track_event(imp, &pk);
+  default:
+    return 0;
+  }
+}
+
+static int retry_deferred(gp__tp_importer *imp) {
+  for (size_t i = 0; i < imp->deferred.n; i++) {
+    struct gp__tp_deferred *d = &imp->deferred.v[i];
+    int64_t ts;
+    if (gp__tp_clocks_convert(&imp->clocks, d->clock_key, d->ts, &ts) != 0) {
+      gp__tp_stat(imp, GP_TP_STAT_clock_sync_failure_undeferrable_packet_loss,
+                  1);
+      continue;
+    }
+    uint64_t off = gp__tp_ref_off(d->ref);
+    const uint8_t *p = gp__tp_src(imp, off);
+    uint64_t len = 0;
+    size_t nl = gp__pb_get_varint(p, p + 10, &len);
+    top t;
+    int rc = decode_top(imp, p + nl, (size_t)len, &t);
+    if (!rc)
+      rc = tokenize_data(imp, &t, gp__tp_ref_gen(d->ref), ts, off);
+    if (rc)
+      return rc;
+  }
+  gp__tp_vec_free(&imp->deferred);
+  return 0;
+}
+
+/* The keys the parsers use on every event, interned once. */
+static int intern_keys(gp__tp_importer *imp) {
+  static const char *const launch[6] = {
+      "launch.grid_size.x",      "launch.grid_size.y",
+      "launch.grid_size.z",      "launch.workgroup_size.x",
+      "launch.workgroup_size.y", "launch.workgroup_size.z"};
+  static const char *const kernel[3] = {"kernel_name", "kernel_demangled_name",
+                                        "arch"};
+  static const char *const dims[5] = {"ugpu", "gpu", "render_stage_source",
+                                      "hwqueue_id", "hwqueue_name"};
+  int rc = 0;
+  for (int i = 0; !rc && i < 6; i++)
+    rc = gp__tp_intern(imp, launch[i], strlen(launch[i]), &imp->k_launch[i]);
+  for (int i = 0; !rc && i < 3; i++)
+    rc = gp__tp_intern(imp, kernel[i], strlen(kernel[i]), &imp->k_kernel[i]);
+  for (int i = 0; !rc && i < 5; i++)
+    rc = gp__tp_intern(imp, dims[i], strlen(dims[i]), &imp->k_dims[i]);
+  if (!rc)
+    rc = gp__tp_intern(imp, "iid", 3, &imp->k_src_iid);
+  if (!rc)
+    rc = gp__tp_intern(imp, "id", 2, &imp->k_src_id);
+  return rc;
+}
+
+/* See import.h. */
+int gp__tp_import(gp__tp_importer *imp) {
+  int rc = intern_keys(imp);
+  if (!rc)
+    rc = tokenize_packets(imp, 0, imp->file_size, false);
+  if (!rc)
+    rc = retry_deferred(imp);
+  if (!rc)
+    rc = sort_entries(imp);
+  for (size_t i = 0; !rc && i < imp->entries.n; i++) {
+    rc = parse_entry(imp, &imp->entries.v[i]);
+    imp->events++;
+  }
+  gp__tp_vec_free(&imp->entries);
+  if (!rc)
+    rc = gp__tp_parse_finish(imp);
+  return rc ? rc : imp->err;
+}
+
+/* See import.h. */
+void gp__tp_importer_init(gp__tp_importer *imp, gp__tp_db *db, const char *name,
+                          const uint8_t *data, uint64_t size) {
+  memset(imp, 0, sizeof(*imp));
+  imp->db = db;
+  imp->name = name;
+  imp->file = data;
+  imp->file_size = size;
+  gp__tp_clocks_init(&imp->clocks);
+  for (int i = 0; i < GP_TP_CTR_CACHE; i++)
+    imp->ctr_cache[i].spec = GP_TP_NONE;
+  imp->gpu_log_track = GP_TP_NONE;
+  imp->vulkan_events_track = GP_TP_NONE;
+}
+
+/* See import.h. */
+void gp__tp_importer_fini(gp__tp_importer *imp) {
+  gp__tp_trackers_free(imp);
+  gp__tp_clocks_fini(&imp->clocks);
+  gp__tp_vec_free(&imp->inflated);
+  gp__tp_vec_free(&imp->regions);
+  gp__tp_vec_free(&imp->gens);
+  gp__tp_vec_free(&imp->seqs);
+  gp__tp_map_free(&imp->seq_by_id);
+  gp__tp_vec_free(&imp->interned);
+  gp__tp_map2_free(&imp->interned_by_key);
+  gp__tp_vec_free(&imp->entries);
+  gp__tp_vec_free(&imp->deferred);
+  gp__tp_map_free(&imp->machine_by_raw);
+}

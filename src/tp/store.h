@@ -1,0 +1,342 @@
+/*
+ * store.h - the imported trace, held in columnar arrays.
+ *
+ * The importer appends rows here; the SQL layer (vtab.c) presents them to
+ * SQLite as virtual tables with Perfetto's names and columns. Keeping the
+ * rows in plain arrays instead of SQLite B-trees is what makes importing
+ * millions of events a second possible: a counter sample costs 20 bytes
+ * (ts, track, value) and an API-call slice 40.
+ *
+ * Ids are row indices. Strings are string-pool ids (GP_TP_NONE = NULL).
+ * Slices are appended in timestamp order, so slice.id and counter.id
+ * follow ts, as in Perfetto.
+ *
+ * Arg sets. Args are grouped in sets, deduplicated by content like
+ * Perfetto's (two identical sets share one id). Set ids [0, nsets) are
+ * stored sets: set i is args[first[i] .. first[i+1]). Render-stage slices
+ * have a further set each, numbered after the stored ones, whose args are
+ * derived from the slice's GPU columns (context_id, render_target, ...)
+ * around a stored set of its "extra" args (kernel, launch, extra_data):
+ *
+ *   arg_set_id                  args
+ *   [0, nsets)                  stored args, in insertion order
+ *   nsets + gpu ext row         render_stage_category?, extras, the 11
+ *                               always-present render-stage args
+ */
+#ifndef GPUPERF_TP_STORE_H
+#define GPUPERF_TP_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tp/util.h"
+
+/* Arg value types, in the spelling of Perfetto's args.value_type. */
+enum {
+  GP_TP_ARG_INT,
+  GP_TP_ARG_UINT,
+  GP_TP_ARG_STRING, /* value = string id, GP_TP_NONE for NULL */
+  GP_TP_ARG_REAL,   /* value = the double's bits */
+  GP_TP_ARG_POINTER,
+  GP_TP_ARG_BOOL,
+  GP_TP_ARG_JSON,
+  GP_TP_ARG_NULL,
+};
+
+/* One arg: key (string id), flat key (key without [i] indices), value. */
+typedef struct gp__tp_arg {
+  uint32_t key;
+  uint32_t flat_key;
+  uint8_t type;
+  int64_t value;
+} gp__tp_arg;
+
+/* Stats: X(name, severity, source, description). */
+#define GP_TP_STATS(X)                                                         \
+  X(gpu_counters_invalid_spec, "error", "analysis",                            \
+    "A GPU counter spec without id or name, a duplicate id, or a sample "      \
+    "naming an id its interned descriptor does not define")                    \
+  X(gpu_counters_missing_spec, "error", "analysis",                            \
+    "A GPU counter sample whose descriptor could not be found")                \
+  X(gpu_counters_missing_timestamp, "data_loss", "analysis",                   \
+    "GPU counter samples in a packet without timestamp (dropped)")             \
+  X(gpu_render_stage_parser_errors, "error", "analysis",                       \
+    "Render-stage events whose hardware queue could not be resolved "          \
+    "(dropped)")                                                               \
+  X(packet_skipped_seq_needs_incremental_state_invalid, "data_loss",           \
+    "analysis",                                                                \
+    "Packets needing incremental state on a sequence whose state was not "     \
+    "valid (dropped)")                                                         \
+  X(interned_data_skipped_incremental_state_invalid, "data_loss", "analysis",  \
+    "Interned data on a sequence whose state was not valid (ignored)")         \
+  X(clock_sync_failure_undeferrable_packet_loss, "data_loss", "analysis",      \
+    "Packets whose timestamp could not be converted to the trace clock "       \
+    "(dropped)")                                                               \
+  X(clock_snapshot_invalid, "error", "analysis",                               \
+    "Clock snapshots that could not be used")                                  \
+  X(sequence_previous_packet_dropped, "data_loss", "trace",                    \
+    "Packets with previous_packet_dropped set: the producer lost data")        \
+  X(compressed_packets_inflated, "info", "analysis",                           \
+    "compressed_packets fields inflated")                                      \
+  X(track_event_parser_errors, "error", "analysis",                            \
+    "Track events that could not be imported (unknown track uuid, ...)")       \
+  X(track_event_tokenizer_errors, "error", "analysis",                         \
+    "Track descriptors or events that could not be tokenized")                 \
+  X(misplaced_end_event, "data_loss", "analysis",                              \
+    "Slice ends that did not match an open slice")                             \
+  X(slice_drop_overlapping_complete_event, "error", "analysis",                \
+    "Complete slices partially overlapping an open one (dropped)")             \
+  X(slice_max_depth_exceeded, "error", "analysis",                             \
+    "Slices nested deeper than 512 (dropped)")                                 \
+  X(flow_invalid_id, "error", "analysis",                                      \
+    "Flow events whose other end never appeared")                              \
+  X(vulkan_allocations_invalid_string_id, "error", "analysis",                 \
+    "Vulkan memory events naming an unknown interned string")                  \
+  X(ftrace_gpu_mem_total_unknown_pid, "info", "analysis",                      \
+    "ftrace gpu_mem_total samples for a pid with no live thread (dropped)")    \
+  X(packet_type_not_imported, "info", "analysis",                              \
+    "Packets of a type this trace processor does not import (skipped)")        \
+  X(trace_truncated_bytes, "data_loss", "trace",                               \
+    "Bytes of an incomplete last packet ignored (--allow-truncated)")          \
+  X(gpuperf_dropped_records, "data_loss", "trace",                             \
+    "Records the recording side reported as dropped")
+
+enum {
+#define GP_TP_STAT_ENUM(name, sev, src, desc) GP_TP_STAT_##name,
+  GP_TP_STATS(GP_TP_STAT_ENUM)
+#undef GP_TP_STAT_ENUM
+      GP_TP_NSTATS
+};
+
+typedef struct gp__tp_track {
+  uint32_t name, type; /* strings */
+  uint8_t is_counter;  /* event_type: 'counter' or 'slice' */
+  uint32_t dims;       /* dimension arg set */
+  uint32_t source;     /* source arg set */
+  uint32_t parent;     /* track id */
+  uint32_t machine;
+  uint32_t unit;                 /* counter_unit string */
+  uint32_t description;          /* string, mirrors source arg 'description' */
+  int64_t ugpu, gpu, upid, utid; /* -1 = NULL; mirror the dimensions */
+} gp__tp_track;
+
+typedef struct gp__tp_gpu {
+  int64_t gpu; /* the gpu number */
+  uint32_t name, vendor, model, architecture, uuid, pci_bdf; /* strings */
+  uint32_t machine;
+  uint32_t args; /* arg set */
+} gp__tp_gpu;
+
+typedef struct gp__tp_process {
+  int64_t pid;
+  uint32_t name, cmdline;   /* strings */
+  int64_t start_ts, end_ts; /* INT64_MIN = NULL */
+  uint32_t parent_upid;
+  uint32_t machine;
+} gp__tp_process;
+
+typedef struct gp__tp_thread {
+  int64_t tid;
+  uint32_t name;
+  uint32_t upid; /* GP_TP_NONE if unknown */
+  int64_t start_ts, end_ts;
+  uint32_t machine;
+} gp__tp_thread;
+
+typedef struct gp__tp_counter_group {
+  int64_t group_id;
+  uint32_t track;
+  uint32_t name, description;
+} gp__tp_counter_group;
+
+typedef struct gp__tp_gpu_context {
+  uint64_t context_id;
+  int64_t pid;
+  uint32_t api; /* string */
+} gp__tp_gpu_context;
+
+typedef struct gp__tp_vk_alloc {
+  int64_t ts;
+  uint32_t source, operation, scope, function_name; /* strings */
+  uint32_t upid;
+  int64_t device, device_memory, memory_type, heap, object_handle,
+      memory_address, memory_size; /* INT64_MIN = NULL */
+  uint32_t args;
+} gp__tp_vk_alloc;
+
+typedef struct gp__tp_machine {
+  int64_t raw_id;
+} gp__tp_machine;
+
+/* Kinds of rows in the GPU-slice extension table. */
+enum { GP_TP_GEXT_RENDER_STAGE = 0, GP_TP_GEXT_OTHER = 1 };
+
+/* The rarely-set string columns of render stages, stored sparsely. */
+enum {
+  GP_TP_RARE_RT_NAME,
+  GP_TP_RARE_RP_NAME,
+  GP_TP_RARE_CB_NAME,
+  GP_TP_RARE_SUBPASSES,
+};
+
+typedef struct gp__tp_rare {
+  uint32_t row;
+  uint32_t col;
+  uint32_t str;
+} gp__tp_rare;
+
+typedef struct gp__tp_db {
+  gp__tp_strpool strings;
+
+  /* Stored args and arg sets (dedup by content hash). */
+  GP_TP_VEC(gp__tp_arg) args;
+  GP_TP_VEC(uint32_t) set_first; /* nsets + 1 entries once sealed */
+  gp__tp_map set_by_hash;        /* hash -> set id (+ chaining below) */
+  GP_TP_VEC(uint32_t) set_next;  /* next set with the same hash */
+
+  /* counter */
+  GP_TP_VEC(int64_t) c_ts;
+  GP_TP_VEC(uint32_t) c_track;
+  GP_TP_VEC(double) c_value;
+
+  /* slice */
+  GP_TP_VEC(int64_t) s_ts;
+  GP_TP_VEC(int64_t) s_dur;
+  GP_TP_VEC(uint32_t) s_track;
+  GP_TP_VEC(uint32_t) s_cat;
+  GP_TP_VEC(uint32_t) s_name;
+  GP_TP_VEC(uint32_t) s_depth;
+  GP_TP_VEC(uint32_t) s_parent;
+  GP_TP_VEC(uint32_t) s_args; /* stored set (non render-stage slices) */
+  GP_TP_VEC(uint32_t) s_gext; /* row in the GPU extension or NONE */
+
+  /* GPU-slice extension: one row per slice on a GPU track. */
+  GP_TP_VEC(uint32_t) g_slice;
+  GP_TP_VEC(uint8_t) g_kind;
+  GP_TP_VEC(uint32_t) g_ctx, g_rt, g_rp, g_cb, g_hwq; /* u64 dictionary */
+  GP_TP_VEC(int64_t) g_sub;
+  GP_TP_VEC(uint32_t) g_upid;
+  GP_TP_VEC(int8_t) g_cat;       /* render_stage_category, -1 = absent */
+  GP_TP_VEC(uint32_t) g_extra;   /* stored set of extra args */
+  GP_TP_VEC(gp__tp_rare) g_rare; /* sorted by (row, col) */
+  GP_TP_VEC(uint64_t) dict;
+  gp__tp_map dict_map;
+  /* Built at seal: first args row id of each render-stage set. */
+  GP_TP_VEC(uint64_t) g_argrow;
+
+  /* flow */
+  GP_TP_VEC(uint32_t) f_out;
+  GP_TP_VEC(uint32_t) f_in;
+
+  GP_TP_VEC(gp__tp_track) tracks;
+  GP_TP_VEC(gp__tp_gpu) gpus;
+  GP_TP_VEC(gp__tp_process) processes;
+  GP_TP_VEC(gp__tp_thread) threads;
+  GP_TP_VEC(gp__tp_counter_group) counter_groups;
+  GP_TP_VEC(gp__tp_gpu_context) gpu_contexts;
+  GP_TP_VEC(gp__tp_vk_alloc) vk_allocs;
+  GP_TP_VEC(gp__tp_machine) machines;
+  int64_t stats[GP_TP_NSTATS];
+
+  /* Set by gp__tp_db_seal(). */
+  bool sealed;
+  int64_t start_ts, end_ts; /* trace bounds */
+  uint64_t nargs_total;     /* stored + derived arg rows */
+
+  /* Interned strings used everywhere. */
+  uint32_t k_description, k_context_id, k_render_target, k_render_target_name,
+      k_render_pass, k_render_pass_name, k_render_subpasses, k_command_buffer,
+      k_command_buffer_name, k_submission_id, k_hw_queue_id, k_upid,
+      k_render_stage_category;
+} gp__tp_db;
+
+/* Initialises an empty database with the host machine, the swapper
+ * process/thread (upid 0, utid 0) and the common strings. */
+int gp__tp_db_init(gp__tp_db *db);
+
+/* Frees everything (the struct itself is the caller's). */
+void gp__tp_db_fini(gp__tp_db *db);
+
+/*
+ * Computes what queries need once import is over: trace bounds and the
+ * args row ids of derived arg sets. Frees import-only indexes.
+ */
+int gp__tp_db_seal(gp__tp_db *db);
+
+/* Number of arg sets (stored + derived). */
+static inline uint64_t gp__tp_nsets(const gp__tp_db *db) {
+  return (db->set_first.n ? db->set_first.n - 1 : 0) + db->g_slice.n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Building arg sets                                                     */
+
+#define GP_TP_ARGS_MAX 256
+
+/* Args being collected for one set (caller storage). */
+typedef struct gp__tp_argb {
+  uint32_t n;
+  bool overflow; /* more than GP_TP_ARGS_MAX were added; extras ignored */
+  gp__tp_arg a[GP_TP_ARGS_MAX];
+} gp__tp_argb;
+
+void gp__tp_argb_int(gp__tp_argb *b, uint32_t key, int64_t v);
+void gp__tp_argb_uint(gp__tp_argb *b, uint32_t key, uint64_t v);
+void gp__tp_argb_real(gp__tp_argb *b, uint32_t key, double v);
+void gp__tp_argb_str(gp__tp_argb *b, uint32_t key, uint32_t str);
+void gp__tp_argb_bool(gp__tp_argb *b, uint32_t key, bool v);
+void gp__tp_argb_ptr(gp__tp_argb *b, uint32_t key, uint64_t v);
+/* A key like "command_buffers[2]" whose flat key is "command_buffers". */
+void gp__tp_argb_add(gp__tp_argb *b, uint32_t key, uint32_t flat_key,
+                     uint8_t type, int64_t v);
+
+/*
+ * Stores the set (or finds an identical one) and returns its id in *out;
+ * an empty builder gives GP_TP_NONE. 0 or GP_ENOMEM.
+ */
+int gp__tp_argset_commit(gp__tp_db *db, const gp__tp_argb *b, uint32_t *out);
+
+/* Args of stored set `set`: *first, *n. */
+void gp__tp_argset_range(const gp__tp_db *db, uint32_t set, uint32_t *first,
+                         uint32_t *n);
+
+/* Dictionary code of a 64-bit value (GPU handle columns); GP_TP_NONE on
+ * memory failure. */
+uint32_t gp__tp_dict(gp__tp_db *db, uint64_t v);
+
+/* ------------------------------------------------------------------ */
+/* Reading args back (stored and derived alike)                          */
+
+/* Number of args in set `set` (any id below gp__tp_nsets). */
+uint32_t gp__tp_set_size(const gp__tp_db *db, uint64_t set);
+
+/* The i-th arg of set `set` (i < gp__tp_set_size). */
+void gp__tp_set_arg(const gp__tp_db *db, uint64_t set, uint32_t i,
+                    gp__tp_arg *out);
+
+/* Finds key (string id) in set; returns false if absent. */
+bool gp__tp_set_find(const gp__tp_db *db, uint64_t set, uint32_t key,
+                     gp__tp_arg *out);
+
+/* First args row id of set (rows of a set are consecutive). */
+uint64_t gp__tp_set_first_row(const gp__tp_db *db, uint64_t set);
+
+/* The set holding args row `row` (< nargs_total). */
+uint64_t gp__tp_row_set(const gp__tp_db *db, uint64_t row);
+
+/* The render-stage string column col (GP_TP_RARE_*) of GPU ext row. */
+uint32_t gp__tp_rare_get(const gp__tp_db *db, uint32_t row, uint32_t col);
+
+/* The arg set id a slice shows in slice.arg_set_id (NONE: NULL). */
+uint64_t gp__tp_slice_argset(const gp__tp_db *db, uint32_t slice);
+
+/* Stat names and metadata, indexed by GP_TP_STAT_*. */
+extern const char *const gp__tp_stat_names[GP_TP_NSTATS];
+extern const char *const gp__tp_stat_severity[GP_TP_NSTATS];
+extern const char *const gp__tp_stat_source[GP_TP_NSTATS];
+extern const char *const gp__tp_stat_desc[GP_TP_NSTATS];
+
+/* Value type names ("int", "uint", ...), indexed by GP_TP_ARG_*. */
+extern const char *const gp__tp_arg_type_names[8];
+
+#endif /* GPUPERF_TP_STORE_H */

@@ -1,0 +1,546 @@
+/*
+ * tp.c - the public trace-processor API (gpuperf/tp.h): opening a trace
+ * (importing it, or reusing a saved database), running queries, reading
+ * rows, and writing results as CSV, an aligned table or JSON.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpuperf/error.h"
+#include "gpuperf/tp.h"
+#include "tp/import.h"
+#include "tp/sqlInt.h"
+
+struct gp_tp_rows {
+  gp_tp *tp;
+  sqlite3_stmt *st;
+  bool done;
+};
+
+/* See sqlInt.h. */
+int gp__tp_set_error(gp_tp_error *err, int code, uint64_t offset,
+                     const char *fmt, ...) {
+  if (!err)
+    return code;
+  err->code = code;
+  err->offset = offset;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->message, sizeof(err->message), fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void tp_free(gp_tp *tp) {
+  if (!tp)
+    return;
+  sqlite3_finalize(tp->extract_stmt);
+  if (tp->sql)
+    sqlite3_close_v2(tp->sql);
+  gp__tp_bufs_clear(tp);
+  gp__tp_psql_free(tp);
+  for (int t = 0; t < GP_TP_MAX_TABLES; t++)
+    for (int c = 0; c < GP_TP_MAX_COLS; c++) {
+      free(tp->index[t][c].rows);
+      free(tp->index[t][c].vals);
+    }
+  if (tp->db) {
+    gp__tp_db_fini(tp->db);
+    free(tp->db);
+  }
+  free(tp);
+}
+
+/* Registers what every connection needs (memory or database mode). */
+static int setup_sql(gp_tp *tp, char *msg, size_t size) {
+  if (gp__tp_functions_register(tp) || gp__tp_intervals_register(tp)) {
+    snprintf(msg, size, "cannot register SQL functions: %s",
+             sqlite3_errmsg(tp->sql));
+    return GP_ESQL;
+  }
+  /* Query-time temp tables stay in memory. */
+  sqlite3_exec(tp->sql, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
+  return 0;
+}
+
+static int import_data(const void *data, size_t size, const char *name,
+                       const gp_tp_options *o, gp_tp **out, gp_tp_error *err) {
+  double t0 = now_s();
+  gp_tp *tp = calloc(1, sizeof(*tp));
+  if (!tp)
+    return gp__tp_set_error(err, GP_ENOMEM, UINT64_MAX, "out of memory");
+  tp->db = malloc(sizeof(*tp->db));
+  if (!tp->db || gp__tp_db_init(tp->db) != 0) {
+    free(tp->db);
+    tp->db = NULL;
+    tp_free(tp);
+    return gp__tp_set_error(err, GP_ENOMEM, UINT64_MAX, "out of memory");
+  }
+  gp__tp_importer imp;
+  gp__tp_importer_init(&imp, tp->db, name, data, size);
+  imp.allow_truncated = o && (o->flags & GP_TP_ALLOW_TRUNCATED);
+  int rc = size == 0 ? GP_ECORRUPT : gp__tp_import(&imp);
+  if (!rc && imp.packets == 0)
+    rc = gp__tp_fail(&imp, GP_ECORRUPT, 0,
+                     "no trace packets: not a Perfetto protobuf trace");
+  if (rc) {
+    if (size == 0)
+      gp__tp_set_error(err, rc, 0, "%s: empty file, not a trace", name);
+    else if (rc == GP_ECORRUPT || imp.err_off)
+      gp__tp_set_error(err, rc, imp.err_off, "%s: offset %" PRIu64 ": %s", name,
+                       imp.err_off, imp.errmsg);
+    else
+      gp__tp_set_error(err, rc, UINT64_MAX, "%s: %s", name,
+                       imp.errmsg[0] ? imp.errmsg : gp_strerror(rc));
+    gp__tp_importer_fini(&imp);
+    tp_free(tp);
+    return rc;
+  }
+  tp->info.trace_bytes = size;
+  tp->info.packets = imp.packets;
+  tp->info.events = imp.events;
+  gp__tp_importer_fini(&imp);
+  if ((rc = gp__tp_db_seal(tp->db)) != 0) {
+    tp_free(tp);
+    return gp__tp_set_error(err, rc, UINT64_MAX, "out of memory");
+  }
+  tp->info.start_ts = tp->db->start_ts;
+  tp->info.end_ts = tp->db->end_ts;
+  char msg[400] = "";
+  if (sqlite3_open_v2(":memory:", &tp->sql,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                      NULL) != SQLITE_OK) {
+    tp_free(tp);
+    return gp__tp_set_error(err, GP_ESQL, UINT64_MAX, "cannot open SQLite");
+  }
+  if ((rc = setup_sql(tp, msg, sizeof(msg))) ||
+      (rc = gp__tp_vtab_register(tp, msg, sizeof(msg))) ||
+      (rc = gp__tp_views_create(tp, "main", msg, sizeof(msg)))) {
+    tp_free(tp);
+    return gp__tp_set_error(err, rc, UINT64_MAX, "%s", msg);
+  }
+  tp->info.import_seconds = now_s() - t0;
+  *out = tp;
+  return 0;
+}
+
+/* See tp.h. */
+int gp_tp_open_buffer(const void *data, size_t size, const char *name,
+                      const gp_tp_options *opts, gp_tp **out,
+                      gp_tp_error *err) {
+  if (!out || (!data && size))
+    return gp__tp_set_error(err, GP_EINVAL, UINT64_MAX, "invalid argument");
+  return import_data(data, size, name ? name : "trace", opts, out, err);
+}
+
+/* See tp.h. */
+int gp_tp_open(const char *path, const gp_tp_options *opts, gp_tp **out,
+               gp_tp_error *err) {
+  if (!path || !out || (opts && opts->size < sizeof(uint32_t) * 2))
+    return gp__tp_set_error(err, GP_EINVAL, UINT64_MAX, "invalid argument");
+  const char *db_path =
+      opts && opts->size >= sizeof(gp_tp_options) ? opts->db_path : NULL;
+  uint32_t flags = opts ? opts->flags : 0;
+  char msg[400] = "";
+  double t0 = now_s();
+  if (db_path && !(flags & GP_TP_REBUILD_DB)) {
+    sqlite3 *sql = NULL;
+    gp_tp_info info;
+    memset(&info, 0, sizeof(info));
+    int rc = gp__tp_db_load(db_path, path, &sql, &info, msg, sizeof(msg));
+    if (rc < 0)
+      return gp__tp_set_error(err, rc, UINT64_MAX, "%s", msg);
+    if (rc == 1) {
+      gp_tp *tp = calloc(1, sizeof(*tp));
+      if (!tp) {
+        sqlite3_close(sql);
+        return gp__tp_set_error(err, GP_ENOMEM, UINT64_MAX, "out of memory");
+      }
+      tp->sql = sql;
+      tp->info = info;
+      if ((rc = setup_sql(tp, msg, sizeof(msg)))) {
+        tp_free(tp);
+        return gp__tp_set_error(err, rc, UINT64_MAX, "%s", msg);
+      }
+      tp->info.import_seconds = now_s() - t0;
+      *out = tp;
+      return 0;
+    }
+  }
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    return gp__tp_set_error(err, -e, UINT64_MAX, "%s: %s", path, strerror(e));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    int e = S_ISDIR(st.st_mode) ? EISDIR : errno ? errno : EINVAL;
+    close(fd);
+    return gp__tp_set_error(err, -e, UINT64_MAX, "%s: %s", path, strerror(e));
+  }
+  size_t size = (size_t)st.st_size;
+  void *map = NULL;
+  if (size) {
+    map = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (map == MAP_FAILED) {
+      int e = errno;
+      close(fd);
+      return gp__tp_set_error(err, -e, UINT64_MAX, "%s: %s", path, strerror(e));
+    }
+    madvise(map, size, MADV_SEQUENTIAL);
+  }
+  close(fd);
+  gp_tp *tp = NULL;
+  int rc = import_data(map, size, path, opts, &tp, err);
+  if (map)
+    munmap(map, size);
+  if (rc)
+    return rc;
+  if (db_path && (rc = gp__tp_db_save(tp, db_path, path, msg, sizeof(msg)))) {
+    gp_tp_close(tp);
+    return gp__tp_set_error(err, rc, UINT64_MAX, "%s: %s", db_path, msg);
+  }
+  tp->info.import_seconds = now_s() - t0;
+  *out = tp;
+  return 0;
+}
+
+/* See tp.h. */
+void gp_tp_close(gp_tp *tp) {
+  tp_free(tp);
+}
+
+/* See tp.h. */
+void gp_tp_get_info(const gp_tp *tp, gp_tp_info *info) {
+  if (tp && info)
+    *info = tp->info;
+}
+
+/* ------------------------------------------------------------------ */
+/* Rows                                                                  */
+
+/* See tp.h. */
+int gp_tp_query(gp_tp *tp, const char *sql, gp_tp_rows **out,
+                gp_tp_error *err) {
+  if (!tp || !sql || !out)
+    return gp__tp_set_error(err, GP_EINVAL, UINT64_MAX, "invalid argument");
+  gp_tp_rows *r = calloc(1, sizeof(*r));
+  if (!r)
+    return gp__tp_set_error(err, GP_ENOMEM, UINT64_MAX, "out of memory");
+  if (tp->live_rows == 0)
+    gp__tp_bufs_clear(tp);
+  int rc = gp__tp_psql_run(tp, sql, &r->st, err);
+  if (rc) {
+    free(r);
+    if (tp->live_rows == 0)
+      gp__tp_bufs_clear(tp);
+    return rc;
+  }
+  tp->live_rows++;
+  r->tp = tp;
+  r->done = !r->st;
+  *out = r;
+  return 0;
+}
+
+/* See tp.h. */
+int gp_tp_rows_next(gp_tp_rows *rows, gp_tp_error *err) {
+  if (!rows)
+    return gp__tp_set_error(err, GP_EINVAL, UINT64_MAX, "invalid argument");
+  if (rows->done)
+    return 0;
+  int rc = sqlite3_step(rows->st);
+  if (rc == SQLITE_ROW)
+    return 1;
+  rows->done = true;
+  if (rc == SQLITE_DONE)
+    return 0;
+  return gp__tp_set_error(err, GP_ESQL, UINT64_MAX, "%s",
+                          sqlite3_errmsg(rows->tp->sql));
+}
+
+/* See tp.h. */
+int gp_tp_rows_columns(const gp_tp_rows *rows) {
+  return rows && rows->st ? sqlite3_column_count(rows->st) : 0;
+}
+
+/* See tp.h. */
+const char *gp_tp_rows_name(const gp_tp_rows *rows, int col) {
+  return rows && rows->st ? sqlite3_column_name(rows->st, col) : NULL;
+}
+
+/* See tp.h. */
+gp_tp_type gp_tp_rows_type(const gp_tp_rows *rows, int col) {
+  if (!rows || !rows->st)
+    return GP_TP_NULL;
+  switch (sqlite3_column_type(rows->st, col)) {
+  case SQLITE_INTEGER:
+    return GP_TP_INT;
+  case SQLITE_FLOAT:
+    return GP_TP_REAL;
+  case SQLITE_TEXT:
+    return GP_TP_TEXT;
+  case SQLITE_BLOB:
+    return GP_TP_BLOB;
+  default:
+    return GP_TP_NULL;
+  }
+}
+
+/* See tp.h. */
+int64_t gp_tp_rows_int(const gp_tp_rows *rows, int col) {
+  return rows && rows->st ? sqlite3_column_int64(rows->st, col) : 0;
+}
+
+/* See tp.h. */
+double gp_tp_rows_real(const gp_tp_rows *rows, int col) {
+  return rows && rows->st ? sqlite3_column_double(rows->st, col) : 0;
+}
+
+/* See tp.h. */
+const char *gp_tp_rows_text(const gp_tp_rows *rows, int col) {
+  return rows && rows->st ? (const char *)sqlite3_column_text(rows->st, col)
+                          : NULL;
+}
+
+/* See tp.h. */
+const void *gp_tp_rows_blob(const gp_tp_rows *rows, int col, size_t *size) {
+  if (!rows || !rows->st) {
+    if (size)
+      *size = 0;
+    return NULL;
+  }
+  const void *p = sqlite3_column_blob(rows->st, col);
+  if (size)
+    *size = (size_t)sqlite3_column_bytes(rows->st, col);
+  return p;
+}
+
+/* See tp.h. */
+void gp_tp_rows_destroy(gp_tp_rows *rows) {
+  if (!rows)
+    return;
+  sqlite3_finalize(rows->st);
+  if (--rows->tp->live_rows == 0)
+    gp__tp_bufs_clear(rows->tp); /* no statement can still use them */
+  free(rows);
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing results                                                       */
+
+/* A value as Perfetto's diff-test CSV writes it. */
+static void csv_value(const gp_tp_rows *r, int c, FILE *out) {
+  switch (gp_tp_rows_type(r, c)) {
+  case GP_TP_NULL:
+    fputs("\"[NULL]\"", out);
+    break;
+  case GP_TP_INT:
+    fprintf(out, "%" PRId64, gp_tp_rows_int(r, c));
+    break;
+  case GP_TP_REAL:
+    fprintf(out, "%f", gp_tp_rows_real(r, c));
+    break;
+  case GP_TP_TEXT:
+    fprintf(out, "\"%s\"", gp_tp_rows_text(r, c));
+    break;
+  default:
+    fputs("\"<raw bytes>\"", out);
+    break;
+  }
+}
+
+static void json_string(const char *s, FILE *out) {
+  fputc('"', out);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      fprintf(out, "\\%c", *p);
+    else if (*p == '\n')
+      fputs("\\n", out);
+    else if (*p == '\t')
+      fputs("\\t", out);
+    else if (*p < 0x20)
+      fprintf(out, "\\u%04x", *p);
+    else
+      fputc(*p, out);
+  }
+  fputc('"', out);
+}
+
+static void json_value(const gp_tp_rows *r, int c, FILE *out) {
+  switch (gp_tp_rows_type(r, c)) {
+  case GP_TP_INT:
+    fprintf(out, "%" PRId64, gp_tp_rows_int(r, c));
+    break;
+  case GP_TP_REAL: {
+    double d = gp_tp_rows_real(r, c);
+    if (isfinite(d))
+      fprintf(out, "%.17g", d);
+    else
+      fputs("null", out);
+    break;
+  }
+  case GP_TP_TEXT:
+    json_string(gp_tp_rows_text(r, c), out);
+    break;
+  case GP_TP_BLOB: {
+    size_t n;
+    const unsigned char *b = gp_tp_rows_blob(r, c, &n);
+    fputc('"', out);
+    for (size_t i = 0; i < n; i++)
+      fprintf(out, "%02x", b[i]);
+    fputc('"', out);
+    break;
+  }
+  default:
+    fputs("null", out);
+    break;
+  }
+}
+
+/* A value as the table format shows it (malloc'ed). */
+static char *table_value(const gp_tp_rows *r, int c) {
+  char buf[64];
+  switch (gp_tp_rows_type(r, c)) {
+  case GP_TP_NULL:
+    return strdup("NULL");
+  case GP_TP_INT:
+    snprintf(buf, sizeof(buf), "%" PRId64, gp_tp_rows_int(r, c));
+    return strdup(buf);
+  case GP_TP_REAL:
+    snprintf(buf, sizeof(buf), "%g", gp_tp_rows_real(r, c));
+    return strdup(buf);
+  case GP_TP_TEXT:
+    return strdup(gp_tp_rows_text(r, c));
+  default:
+    return strdup("<bytes>");
+  }
+}
+
+static int write_table(gp_tp_rows *r, FILE *out, uint64_t *nrows,
+                       gp_tp_error *err) {
+  int nc = gp_tp_rows_columns(r);
+  size_t *w = calloc((size_t)(nc ? nc : 1), sizeof(size_t));
+  char **cells = NULL;
+  size_t n = 0, cap = 0;
+  int rc;
+  if (!w)
+    return gp__tp_set_error(err, GP_ENOMEM, UINT64_MAX, "out of memory");
+  for (int c = 0; c < nc; c++)
+    w[c] = strlen(gp_tp_rows_name(r, c));
+  while ((rc = gp_tp_rows_next(r, err)) == 1) {
+    if (n + (size_t)nc > cap) {
+      size_t ncap = cap ? cap * 2 : 1024;
+      while (ncap < n + (size_t)nc)
+        ncap *= 2;
+      char **p = realloc(cells, ncap * sizeof(char *));
+      if (!p) {
+        rc = gp__tp_set_error(err, GP_ENOMEM, UINT64_MAX, "out of memory");
+        break;
+      }
+      cells = p;
+      cap = ncap;
+    }
+    for (int c = 0; c < nc; c++) {
+      char *s = table_value(r, c);
+      if (!s)
+        s = strdup("");
+      cells[n++] = s;
+      size_t l = s ? strlen(s) : 0;
+      if (l > w[c])
+        w[c] = l;
+    }
+  }
+  if (rc >= 0) {
+    for (int c = 0; c < nc; c++)
+      fprintf(out, "%s%-*s", c ? "  " : "", c + 1 < nc ? (int)w[c] : 0,
+              gp_tp_rows_name(r, c));
+    fputc('\n', out);
+    for (int c = 0; c < nc; c++) {
+      fprintf(out, "%s", c ? "  " : "");
+      for (size_t i = 0; i < w[c]; i++)
+        fputc('-', out);
+    }
+    fputc('\n', out);
+    for (size_t i = 0; i < n; i += (size_t)nc) {
+      for (int c = 0; c < nc; c++) {
+        const char *s = cells[i + (size_t)c] ? cells[i + (size_t)c] : "";
+        fprintf(out, "%s%-*s", c ? "  " : "", c + 1 < nc ? (int)w[c] : 0, s);
+      }
+      fputc('\n', out);
+    }
+    if (nrows)
+      *nrows = nc ? n / (size_t)nc : 0;
+    rc = 0;
+  }
+  for (size_t i = 0; i < n; i++)
+    free(cells[i]);
+  free(cells);
+  free(w);
+  return rc;
+}
+
+/* See tp.h. */
+int gp_tp_write(gp_tp *tp, const char *sql, gp_tp_format format, FILE *out,
+                uint64_t *nrows, gp_tp_error *err) {
+  if (!out)
+    return gp__tp_set_error(err, GP_EINVAL, UINT64_MAX, "invalid argument");
+  gp_tp_rows *r;
+  int rc = gp_tp_query(tp, sql, &r, err);
+  if (rc)
+    return rc;
+  uint64_t n = 0;
+  int nc = gp_tp_rows_columns(r);
+  if (format == GP_TP_FORMAT_TABLE) {
+    rc = write_table(r, out, &n, err);
+  } else if (format == GP_TP_FORMAT_JSON) {
+    fputc('[', out);
+    while ((rc = gp_tp_rows_next(r, err)) == 1) {
+      fputs(n ? ",\n  {" : "\n  {", out);
+      for (int c = 0; c < nc; c++) {
+        if (c)
+          fputs(", ", out);
+        json_string(gp_tp_rows_name(r, c), out);
+        fputs(": ", out);
+        json_value(r, c, out);
+      }
+      fputc('}', out);
+      n++;
+    }
+    fputs(n ? "\n]\n" : "]\n", out);
+  } else {
+    for (int c = 0; c < nc; c++)
+      fprintf(out, "%s\"%s\"", c ? "," : "", gp_tp_rows_name(r, c));
+    if (nc)
+      fputc('\n', out);
+    while ((rc = gp_tp_rows_next(r, err)) == 1) {
+      for (int c = 0; c < nc; c++) {
+        if (c)
+          fputc(',', out);
+        csv_value(r, c, out);
+      }
+      fputc('\n', out);
+      n++;
+    }
+  }
+  gp_tp_rows_destroy(r);
+  if (nrows)
+    *nrows = n;
+  return rc < 0 ? rc : 0;
+}

@@ -1,0 +1,322 @@
+/*
+ * util.c - growable arrays, the 64-bit hash map and the string pool of the
+ * trace processor (see util.h).
+ */
+#include "tp/util.h"
+
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#define BIG (1u << 20)
+#define PAGE 4096u
+
+static size_t map_len(size_t bytes) {
+  return (bytes + PAGE - 1) & ~(size_t)(PAGE - 1);
+}
+
+static void want_huge(void *p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  madvise(p, map_len(bytes), MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+/* See util.h. */
+bool gp__tp_vec_grow(void **v, size_t *cap, size_t n, size_t more,
+                     size_t elem) {
+  size_t want = n + more;
+  if (want < n)
+    return false;
+  size_t ncap = *cap ? *cap : 16;
+  while (ncap < want) {
+    size_t next = ncap + ncap / 2 + 16;
+    if (next < ncap)
+      return false;
+    ncap = next;
+  }
+  if (ncap > SIZE_MAX / elem)
+    return false;
+  size_t old = *cap * elem, bytes = ncap * elem;
+  void *p;
+  if (bytes < BIG) {
+    p = realloc(*v, bytes);
+    if (!p)
+      return false;
+  } else if (old >= BIG) {
+    p = mremap(*v, map_len(old), map_len(bytes), MREMAP_MAYMOVE);
+    if (p == MAP_FAILED)
+      return false;
+    want_huge(p, bytes);
+  } else {
+    p = mmap(NULL, map_len(bytes), PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      return false;
+    want_huge(p, bytes);
+    if (n)
+      memcpy(p, *v, n * elem);
+    free(*v);
+  }
+  *v = p;
+  *cap = ncap;
+  return true;
+}
+
+/* See util.h. */
+void gp__tp_vec_release(void *v, size_t cap, size_t elem) {
+  if (!v)
+    return;
+  if (cap * elem >= BIG)
+    munmap(v, map_len(cap * elem));
+  else
+    free(v);
+}
+
+/* See util.h. */
+uint64_t gp__tp_hash_bytes(const void *data, size_t n, uint64_t seed) {
+  const uint8_t *p = data;
+  uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ull);
+  while (n >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h = gp__tp_mix64(h ^ w) + 0x9e3779b97f4a7c15ull;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t w = 0;
+  for (size_t i = 0; i < n; i++)
+    w |= (uint64_t)p[i] << (8 * i);
+  return gp__tp_mix64(h ^ w ^ 0x5bd1e995u);
+}
+
+/* ------------------------------------------------------------------ */
+/* Hash map                                                              */
+
+static size_t map_slot(const gp__tp_map *m, uint64_t key) {
+  size_t mask = m->cap - 1;
+  size_t i = (size_t)gp__tp_mix64(key) & mask;
+  while (m->used[i] && m->keys[i] != key)
+    i = (i + 1) & mask;
+  return i;
+}
+
+/* See util.h. */
+uint64_t *gp__tp_map_get(const gp__tp_map *m, uint64_t key) {
+  if (!m->cap)
+    return NULL;
+  size_t i = map_slot(m, key);
+  return m->used[i] ? &m->vals[i] : NULL;
+}
+
+static bool map_rehash(gp__tp_map *m, size_t ncap) {
+  gp__tp_map n = {0};
+  n.keys = malloc(ncap * sizeof(uint64_t));
+  n.vals = malloc(ncap * sizeof(uint64_t));
+  n.used = calloc(ncap, 1);
+  if (!n.keys || !n.vals || !n.used) {
+    free(n.keys);
+    free(n.vals);
+    free(n.used);
+    return false;
+  }
+  n.cap = ncap;
+  for (size_t i = 0; i < m->cap; i++) {
+    if (!m->used[i])
+      continue;
+    size_t j = map_slot(&n, m->keys[i]);
+    n.used[j] = 1;
+    n.keys[j] = m->keys[i];
+    n.vals[j] = m->vals[i];
+  }
+  n.n = m->n;
+  gp__tp_map_free(m);
+  *m = n;
+  return true;
+}
+
+/* See util.h. */
+uint64_t *gp__tp_map_put(gp__tp_map *m, uint64_t key, uint64_t init,
+                         bool *inserted) {
+  if ((m->n + 1) * 4 > m->cap * 3 && !map_rehash(m, m->cap ? m->cap * 2 : 64))
+    return NULL;
+  size_t i = map_slot(m, key);
+  if (inserted)
+    *inserted = !m->used[i];
+  if (!m->used[i]) {
+    m->used[i] = 1;
+    m->keys[i] = key;
+    m->vals[i] = init;
+    m->n++;
+  }
+  return &m->vals[i];
+}
+
+/* See util.h. */
+void gp__tp_map_free(gp__tp_map *m) {
+  free(m->keys);
+  free(m->vals);
+  free(m->used);
+  memset(m, 0, sizeof(*m));
+}
+
+/* ------------------------------------------------------------------ */
+/* Hash map with two-word keys                                           */
+
+static size_t map2_slot(const gp__tp_map2 *m, uint64_t k1, uint64_t k2) {
+  size_t mask = m->cap - 1;
+  size_t i =
+      (size_t)gp__tp_mix64(k1 ^ gp__tp_mix64(k2 + 0x632be59bd9b4e019ull)) &
+      mask;
+  while (m->used[i] && (m->k1[i] != k1 || m->k2[i] != k2))
+    i = (i + 1) & mask;
+  return i;
+}
+
+/* See util.h. */
+uint64_t *gp__tp_map2_get(const gp__tp_map2 *m, uint64_t k1, uint64_t k2) {
+  if (!m->cap)
+    return NULL;
+  size_t i = map2_slot(m, k1, k2);
+  return m->used[i] ? &m->vals[i] : NULL;
+}
+
+/* See util.h. */
+void gp__tp_map2_free(gp__tp_map2 *m) {
+  free(m->k1);
+  free(m->k2);
+  free(m->vals);
+  free(m->used);
+  memset(m, 0, sizeof(*m));
+}
+
+static bool map2_rehash(gp__tp_map2 *m, size_t ncap) {
+  gp__tp_map2 n = {0};
+  n.k1 = malloc(ncap * sizeof(uint64_t));
+  n.k2 = malloc(ncap * sizeof(uint64_t));
+  n.vals = malloc(ncap * sizeof(uint64_t));
+  n.used = calloc(ncap, 1);
+  if (!n.k1 || !n.k2 || !n.vals || !n.used) {
+    gp__tp_map2_free(&n);
+    return false;
+  }
+  n.cap = ncap;
+  for (size_t i = 0; i < m->cap; i++) {
+    if (!m->used[i])
+      continue;
+    size_t j = map2_slot(&n, m->k1[i], m->k2[i]);
+    n.used[j] = 1;
+    n.k1[j] = m->k1[i];
+    n.k2[j] = m->k2[i];
+    n.vals[j] = m->vals[i];
+  }
+  n.n = m->n;
+  gp__tp_map2_free(m);
+  *m = n;
+  return true;
+}
+
+/* See util.h. */
+uint64_t *gp__tp_map2_put(gp__tp_map2 *m, uint64_t k1, uint64_t k2,
+                          uint64_t init, bool *inserted) {
+  if ((m->n + 1) * 4 > m->cap * 3 && !map2_rehash(m, m->cap ? m->cap * 2 : 64))
+    return NULL;
+  size_t i = map2_slot(m, k1, k2);
+  if (inserted)
+    *inserted = !m->used[i];
+  if (!m->used[i]) {
+    m->used[i] = 1;
+    m->k1[i] = k1;
+    m->k2[i] = k2;
+    m->vals[i] = init;
+    m->n++;
+  }
+  return &m->vals[i];
+}
+
+/* ------------------------------------------------------------------ */
+/* String pool                                                           */
+
+static uint32_t str_hash(const char *s, size_t n) {
+  return (uint32_t)gp__tp_hash_bytes(s, n, 0x243f6a8885a308d3ull);
+}
+
+static size_t str_slot(const gp__tp_strpool *p, const char *s, size_t n,
+                       uint32_t h) {
+  size_t mask = p->nslots - 1;
+  size_t i = h & mask;
+  for (;;) {
+    uint32_t id = p->slots[i];
+    if (id == GP_TP_NONE)
+      return i;
+    if (p->len.v[id] == n && memcmp(p->arena + p->off.v[id], s, n) == 0)
+      return i;
+    i = (i + 1) & mask;
+  }
+}
+
+static bool str_reindex(gp__tp_strpool *p, size_t nslots) {
+  uint32_t *slots = malloc(nslots * sizeof(uint32_t));
+  if (!slots)
+    return false;
+  memset(slots, 0xff, nslots * sizeof(uint32_t));
+  free(p->slots);
+  p->slots = slots;
+  p->nslots = nslots;
+  for (uint32_t id = 0; id < p->off.n; id++) {
+    const char *s = p->arena + p->off.v[id];
+    size_t i = str_slot(p, s, p->len.v[id], str_hash(s, p->len.v[id]));
+    p->slots[i] = id;
+  }
+  return true;
+}
+
+/* See util.h. */
+uint32_t gp__tp_str_find(const gp__tp_strpool *p, const char *s, size_t n) {
+  if (!p->nslots)
+    return GP_TP_NONE;
+  return p->slots[str_slot(p, s, n, str_hash(s, n))];
+}
+
+/* See util.h. */
+uint32_t gp__tp_str_intern(gp__tp_strpool *p, const char *s, size_t n) {
+  if ((p->off.n + 1) * 2 > p->nslots &&
+      !str_reindex(p, p->nslots ? p->nslots * 2 : 1024))
+    return GP_TP_NONE;
+  uint32_t h = str_hash(s, n);
+  size_t slot = str_slot(p, s, n, h);
+  if (p->slots[slot] != GP_TP_NONE)
+    return p->slots[slot];
+  if (n >= UINT32_MAX - p->used || p->off.n >= GP_TP_NONE - 1)
+    return GP_TP_NONE;
+  if (p->used + n + 1 > p->cap) {
+    size_t ncap = p->cap ? p->cap : 65536;
+    while (ncap < p->used + n + 1)
+      ncap *= 2;
+    char *a = realloc(p->arena, ncap);
+    if (!a)
+      return GP_TP_NONE;
+    p->arena = a;
+    p->cap = ncap;
+  }
+  if (!gp__tp_vec_reserve(&p->off, 1) || !gp__tp_vec_reserve(&p->len, 1))
+    return GP_TP_NONE;
+  uint32_t id = (uint32_t)p->off.n;
+  memcpy(p->arena + p->used, s, n);
+  p->arena[p->used + n] = '\0';
+  p->off.v[p->off.n++] = (uint32_t)p->used;
+  p->len.v[p->len.n++] = (uint32_t)n;
+  p->used += n + 1;
+  p->slots[slot] = id;
+  return id;
+}
+
+/* See util.h. */
+void gp__tp_strpool_free(gp__tp_strpool *p) {
+  free(p->arena);
+  gp__tp_vec_free(&p->off);
+  gp__tp_vec_free(&p->len);
+  free(p->slots);
+  memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,161 @@
+/*
+ * util.h - the containers the trace processor is built from: growable
+ * arrays, an open-addressing hash map from 64-bit keys to 64-bit values,
+ * and a string pool that gives every distinct string a dense 32-bit id.
+ *
+ * They exist because the importer keeps millions of rows in columnar
+ * arrays (a counter sample costs 20 bytes, not a SQLite row) and interns
+ * every name once. None of them is thread-safe; one import owns them.
+ * Memory failures are reported by return value (false / GP_ENOMEM) and
+ * leave the container as it was.
+ */
+#ifndef GPUPERF_TP_UTIL_H
+#define GPUPERF_TP_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* The "no value" of 32-bit ids and string ids. */
+#define GP_TP_NONE UINT32_MAX
+
+/* Wrapping arithmetic on int64: traces are untrusted input, and signed
+ * overflow must not be undefined behaviour. */
+static inline int64_t gp__tp_wadd(int64_t a, int64_t b) {
+  return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+static inline int64_t gp__tp_wsub(int64_t a, int64_t b) {
+  return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+static inline int64_t gp__tp_wmul(int64_t a, int64_t b) {
+  return (int64_t)((uint64_t)a * (uint64_t)b);
+}
+
+/* ------------------------------------------------------------------ */
+/* Growable arrays                                                       */
+
+/* A typed growable array: GP_TP_VEC(int64_t) ts; zero-initialised is empty. */
+#define GP_TP_VEC(T)                                                           \
+  struct {                                                                     \
+    T *v;                                                                      \
+    size_t n, cap;                                                             \
+  }
+
+/*
+ * Makes room for `more` elements of `elem` bytes after the n in use.
+ * Returns false (nothing changed) if memory runs out. Arrays of a
+ * megabyte or more live in their own mappings, which grow by remapping
+ * (no copy) and ask for transparent huge pages (far fewer page faults).
+ */
+bool gp__tp_vec_grow(void **v, size_t *cap, size_t n, size_t more, size_t elem);
+
+/* Frees what gp__tp_vec_grow allocated (cap elements of elem bytes). */
+void gp__tp_vec_release(void *v, size_t cap, size_t elem);
+
+#define gp__tp_vec_reserve(vec, more)                                          \
+  ((vec)->n + (more) <= (vec)->cap ||                                          \
+   gp__tp_vec_grow((void **)&(vec)->v, &(vec)->cap, (vec)->n, (more),          \
+                   sizeof(*(vec)->v)))
+
+/* Appends x; evaluates to false if memory ran out. */
+#define gp__tp_vec_push(vec, x)                                                \
+  (gp__tp_vec_reserve(vec, 1) ? ((vec)->v[(vec)->n++] = (x), true) : false)
+
+#define gp__tp_vec_free(vec)                                                   \
+  do {                                                                         \
+    gp__tp_vec_release((vec)->v, (vec)->cap, sizeof(*(vec)->v));               \
+    (vec)->v = NULL;                                                           \
+    (vec)->n = (vec)->cap = 0;                                                 \
+  } while (0)
+
+/* ------------------------------------------------------------------ */
+/* Hashing                                                               */
+
+static inline uint64_t gp__tp_mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+/* A 64-bit hash of n bytes (seeded, so it can be chained). */
+uint64_t gp__tp_hash_bytes(const void *data, size_t n, uint64_t seed);
+
+/* ------------------------------------------------------------------ */
+/* Hash map: uint64 key -> uint64 value                                  */
+
+typedef struct gp__tp_map {
+  uint64_t *keys;
+  uint64_t *vals;
+  uint8_t *used;
+  size_t cap; /* power of two, or 0 */
+  size_t n;
+} gp__tp_map;
+
+/* Returns a pointer to the value of key, or NULL if absent. */
+uint64_t *gp__tp_map_get(const gp__tp_map *m, uint64_t key);
+
+/*
+ * Finds key, inserting it with value `init` if absent. *inserted (may be
+ * NULL) says which. Returns a pointer to the value (valid until the next
+ * insertion), or NULL if memory ran out (nothing inserted).
+ */
+uint64_t *gp__tp_map_put(gp__tp_map *m, uint64_t key, uint64_t init,
+                         bool *inserted);
+
+void gp__tp_map_free(gp__tp_map *m);
+
+/* ------------------------------------------------------------------ */
+/* Hash map: (uint64, uint64) key -> uint64 value                        */
+
+typedef struct gp__tp_map2 {
+  uint64_t *k1, *k2, *vals;
+  uint8_t *used;
+  size_t cap, n;
+} gp__tp_map2;
+
+uint64_t *gp__tp_map2_get(const gp__tp_map2 *m, uint64_t k1, uint64_t k2);
+uint64_t *gp__tp_map2_put(gp__tp_map2 *m, uint64_t k1, uint64_t k2,
+                          uint64_t init, bool *inserted);
+void gp__tp_map2_free(gp__tp_map2 *m);
+
+/* ------------------------------------------------------------------ */
+/* String pool                                                           */
+
+typedef struct gp__tp_strpool {
+  char *arena;             /* NUL-terminated strings, back to back */
+  size_t used, cap;        /* bytes of arena */
+  GP_TP_VEC(uint32_t) off; /* id -> offset in arena */
+  GP_TP_VEC(uint32_t) len; /* id -> length */
+  uint32_t *slots;         /* hash index of ids, GP_TP_NONE = empty */
+  size_t nslots;           /* power of two */
+} gp__tp_strpool;
+
+/*
+ * Interns s[0..n) (it may contain no NUL) and returns its id, or
+ * GP_TP_NONE if memory runs out or the pool passes 4 GiB.
+ */
+uint32_t gp__tp_str_intern(gp__tp_strpool *p, const char *s, size_t n);
+
+static inline uint32_t gp__tp_str_intern_c(gp__tp_strpool *p, const char *s) {
+  return gp__tp_str_intern(p, s, strlen(s));
+}
+
+/* The string of id (NUL-terminated; owned by the pool), NULL for NONE. */
+static inline const char *gp__tp_str(const gp__tp_strpool *p, uint32_t id) {
+  return id == GP_TP_NONE ? NULL : p->arena + p->off.v[id];
+}
+
+static inline uint32_t gp__tp_str_len(const gp__tp_strpool *p, uint32_t id) {
+  return id == GP_TP_NONE ? 0 : p->len.v[id];
+}
+
+/* Looks s up without interning it; GP_TP_NONE if it was never interned. */
+uint32_t gp__tp_str_find(const gp__tp_strpool *p, const char *s, size_t n);
+
+void gp__tp_strpool_free(gp__tp_strpool *p);
+
+#endif /* GPUPERF_TP_UTIL_H */

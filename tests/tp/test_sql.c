@@ -1,0 +1,234 @@
+/*
+ * test_sql.c - PerfettoSQL: the interval helpers' exact semantics
+ * (half-open intervals, instants, partitions with NULL, several tables,
+ * empty inputs), counter_leading_intervals' thinning, macros, modules,
+ * CREATE PERFETTO MACRO / TABLE / VIEW / FUNCTION, several statements.
+ */
+#include <string.h>
+
+#include "harness.h"
+#include "tp/tputil.h"
+
+/* A trace of one render stage [0, 1000): trace_end() is 1000. */
+static gp_tp *small_trace(void) {
+  tg t;
+  tg_init(&t);
+  tg_packet(&t, 0, 1, 0);
+  gp__pb_begin(&t.w, 53);
+  gp__pb_uint(&t.w, 1, 1);
+  gp__pb_uint(&t.w, 2, 1000);
+  gp__pb_end(&t.w);
+  tg_end(&t);
+  gp_tp *tp = tp_open_tg(&t);
+  tg_fini(&t);
+  return tp;
+}
+
+TEST(tp_sql_interval_intersect_semantics) {
+  gp_tp *tp = small_trace();
+  /* Half-open overlaps; touching ends do not intersect; an instant p is
+   * in [a, b) iff a <= p < b; two instants only at the same point. */
+  tp_expect(tp,
+            "INCLUDE PERFETTO MODULE intervals.intersect;\n"
+            "WITH a(id, ts, dur) AS (VALUES (1, 0, 10), (2, 10, 10), "
+            "(3, 5, 0), (4, 30, 0)),\n"
+            "b(id, ts, dur) AS (VALUES (10, 5, 10), (11, 10, 0), (12, 20, 5), "
+            "(13, 30, 0), (14, 0, 0))\n"
+            "SELECT id_0, id_1, ts, dur FROM _interval_intersect!((a, b), ()) "
+            "ORDER BY id_0, id_1",
+            "\"id_0\",\"id_1\",\"ts\",\"dur\"\n"
+            "1,10,5,5\n1,14,0,0\n2,10,10,5\n2,11,10,0\n3,10,5,0\n4,13,30,0");
+  /* Three tables, a partition column with NULL as a value of its own;
+   * partitions missing from a table produce nothing. */
+  tp_expect(
+      tp,
+      "INCLUDE PERFETTO MODULE intervals.intersect;\n"
+      "WITH a(id, ts, dur, p) AS (VALUES (1, 0, 100, 'x'), "
+      "(2, 0, 100, NULL), (3, 0, 100, 'only_a')),\n"
+      "b(id, ts, dur, p) AS (VALUES (10, 10, 20, 'x'), (11, 50, 10, NULL), "
+      "(12, 0, 10, 'only_b')),\n"
+      "c(id, ts, dur, p) AS (VALUES (20, 15, 100, 'x'), (21, 55, 1, NULL))\n"
+      "SELECT id_0, id_1, id_2, ts, dur, p FROM "
+      "_interval_intersect!((a, b, c), (p)) ORDER BY id_0",
+      "\"id_0\",\"id_1\",\"id_2\",\"ts\",\"dur\",\"p\"\n"
+      "1,10,20,15,15,\"x\"\n2,11,21,55,1,\"[NULL]\"");
+  /* An empty table: an empty result. */
+  tp_expect(tp,
+            "INCLUDE PERFETTO MODULE intervals.intersect;\n"
+            "WITH a(id, ts, dur) AS (VALUES (1, 0, 10)),\n"
+            "e AS (SELECT * FROM a WHERE 0)\n"
+            "SELECT count(*) AS n FROM _interval_intersect!((a, e), ())",
+            "\"n\"\n0");
+  /* One window: _interval_intersect_single!. */
+  tp_expect(tp,
+            "INCLUDE PERFETTO MODULE intervals.intersect;\n"
+            "WITH a(id, ts, dur) AS (VALUES (1, 0, 10), (2, 10, 10), "
+            "(3, 5, 0), (4, 30, 0))\n"
+            "SELECT id, ts, dur FROM _interval_intersect_single!(5, 10, a) "
+            "ORDER BY id",
+            "\"id\",\"ts\",\"dur\"\n1,5,5\n2,10,5\n3,5,0");
+  /* Other column names. */
+  tp_expect(
+      tp,
+      "INCLUDE PERFETTO MODULE intervals.intersect;\n"
+      "WITH a(k, s, d) AS (VALUES (1, 0, 10)),\n"
+      "b(k2, s2, d2) AS (VALUES (7, 5, 10))\n"
+      "SELECT id_0, id_1, ts, dur FROM _interval_intersect_with_col_names!"
+      "(a, k, s, d, b, k2, s2, d2, ())",
+      "\"id_0\",\"id_1\",\"ts\",\"dur\"\n1,7,5,5");
+  char msg[512];
+  ASSERT_ERR(tp_fail(tp,
+                     "INCLUDE PERFETTO MODULE intervals.intersect;\n"
+                     "WITH a(id, ts, dur) AS (VALUES (1, -5, 10))\n"
+                     "SELECT * FROM _interval_intersect!((a, a), ())",
+                     msg, sizeof(msg)),
+             GP_ESQL);
+  ASSERT(strstr(msg, "must not be negative") != NULL);
+  gp_tp_close(tp);
+}
+
+TEST(tp_sql_interval_intersect_large_is_linearithmic) {
+  gp_tp *tp = small_trace();
+  /* 200k x 200k intervals: a nested loop would take minutes. Each [2i,
+   * 2i+2) meets [2i+1, 2i+3) and [2i-1, 2i+1): 2 n - 1 results. */
+  tp_expect(tp,
+            "INCLUDE PERFETTO MODULE intervals.intersect;\n"
+            "WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r "
+            "WHERE i < 199999),\n"
+            "a AS (SELECT i AS id, 2 * i AS ts, 2 AS dur FROM r),\n"
+            "b AS (SELECT i AS id, 2 * i + 1 AS ts, 2 AS dur FROM r)\n"
+            "SELECT count(*) AS n, sum(dur) AS d FROM "
+            "_interval_intersect!((a, b), ())",
+            "\"n\",\"d\"\n399999,399999");
+  gp_tp_close(tp);
+}
+
+TEST(tp_sql_counter_leading_intervals) {
+  gp_tp *tp = small_trace();
+  /* Track 1: a run of 5s keeps its first, second and last row; a trailing
+   * run of 7s keeps only its first two. Track 2: a held row at ts 0 is
+   * never kept (Perfetto's sentinel). The last row lasts to trace_end. */
+  tp_expect(tp,
+            "INCLUDE PERFETTO MODULE counters.intervals;\n"
+            "WITH c(id, ts, track_id, value) AS (VALUES "
+            "(1, 10, 1, 5.0), (2, 20, 1, 5.0), (3, 30, 1, 5.0), "
+            "(4, 40, 1, 5.0), (5, 50, 1, 7.0), (6, 60, 1, 7.0), "
+            "(7, 70, 1, 7.0), (8, 80, 1, 7.0), "
+            "(9, -2, 2, 3.0), (10, -1, 2, 3.0), (11, 0, 2, 3.0), "
+            "(12, 5, 2, 4.0))\n"
+            "SELECT id, ts, dur, track_id, value, next_value, delta_value "
+            "FROM counter_leading_intervals!(c) ORDER BY track_id, ts",
+            "\"id\",\"ts\",\"dur\",\"track_id\",\"value\",\"next_value\","
+            "\"delta_value\"\n"
+            "1,10,10,1,5.000000,5.000000,\"[NULL]\"\n"
+            "2,20,20,1,5.000000,5.000000,0.000000\n"
+            "4,40,10,1,5.000000,7.000000,0.000000\n"
+            "5,50,10,1,7.000000,7.000000,2.000000\n"
+            "6,60,940,1,7.000000,\"[NULL]\",0.000000\n"
+            "9,-2,1,2,3.000000,3.000000,\"[NULL]\"\n"
+            "10,-1,6,2,3.000000,4.000000,0.000000\n"
+            "12,5,995,2,4.000000,\"[NULL]\",1.000000");
+  /* Rows come in ts order whatever the input order (ties: input order). */
+  tp_expect(tp,
+            "INCLUDE PERFETTO MODULE counters.intervals;\n"
+            "WITH c(id, ts, track_id, value) AS (VALUES (2, 20, 1, 2.0), "
+            "(1, 10, 1, 1.0), (3, 30, 1, 3.0))\n"
+            "SELECT id, dur FROM counter_leading_intervals!((SELECT * FROM c))",
+            "\"id\",\"dur\"\n1,10\n2,10\n3,970");
+  gp_tp_close(tp);
+}
+
+TEST(tp_sql_macros) {
+  gp_tp *tp = small_trace();
+  tp_expect(tp,
+            "CREATE PERFETTO MACRO add_one(x Expr) RETURNS Expr AS $x + 1;\n"
+            "CREATE PERFETTO MACRO twice(x Expr) RETURNS Expr AS "
+            "add_one!(add_one!($x));\n"
+            "CREATE PERFETTO MACRO cnt(t TableOrSubquery) RETURNS Expr AS "
+            "(SELECT count(*) FROM $t);\n"
+            "SELECT add_one!(41) AS a, twice!(1) AS b, "
+            "cnt!((SELECT 1 UNION ALL SELECT 2)) AS c, 1 != 2 AS d, "
+            "'x!(y' AS e, cast_int!(2.9) AS f, cast_string!(7) AS g, "
+            "cast_double!(1) AS h",
+            "\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\"\n"
+            "42,3,2,1,\"x!(y\",2,\"7\",1.000000");
+  /* Macros persist for the handle; redefinition needs OR REPLACE. */
+  tp_expect(tp, "SELECT add_one!(1) AS a", "\"a\"\n2");
+  char msg[512];
+  tp_fail(tp, "CREATE PERFETTO MACRO add_one(x Expr) RETURNS Expr AS $x", msg,
+          sizeof(msg));
+  ASSERT(strstr(msg, "already exists") != NULL);
+  tp_expect(tp,
+            "CREATE OR REPLACE PERFETTO MACRO add_one(x Expr) RETURNS Expr AS "
+            "$x + 100; SELECT add_one!(1) AS a",
+            "\"a\"\n101");
+  tp_fail(tp, "SELECT nope!(1)", msg, sizeof(msg));
+  ASSERT(strstr(msg, "unknown macro nope!") != NULL);
+  tp_fail(tp,
+          "CREATE PERFETTO MACRO loop(x Expr) RETURNS Expr AS loop!($x);\n"
+          "SELECT loop!(1)",
+          msg, sizeof(msg));
+  ASSERT(strstr(msg, "nested more than") != NULL);
+  ASSERT(strstr(msg, "line 2") != NULL);
+  tp_fail(tp, "SELECT add_one!(1, 2)", msg, sizeof(msg));
+  ASSERT(strstr(msg, "expected 1 arguments, got 2") != NULL);
+  tp_fail(tp, "SELECT * FROM counter_leading_intervals!(counter)", msg,
+          sizeof(msg));
+  ASSERT(strstr(msg, "INCLUDE PERFETTO MODULE counters.intervals") != NULL);
+  gp_tp_close(tp);
+}
+
+TEST(tp_sql_modules_and_statements) {
+  gp_tp *tp = small_trace();
+  char msg[512];
+  tp_fail(tp, "INCLUDE PERFETTO MODULE no.such.module;", msg, sizeof(msg));
+  ASSERT(strstr(msg, "unknown module 'no.such.module'") != NULL);
+  ASSERT(strstr(msg, "intervals.intersect") != NULL); /* lists what exists */
+  tp_expect(tp,
+            "INCLUDE PERFETTO MODULE intervals.*;\n"
+            "SELECT count(*) AS n FROM _interval_intersect_single!(0, 5, "
+            "(SELECT 1 AS id, 0 AS ts, 10 AS dur))",
+            "\"n\"\n1");
+  /* Only the last statement's rows come back; comments are fine. */
+  tp_expect(tp, "SELECT 1; -- first\n/* block */ SELECT 2 AS two;",
+            "\"two\"\n2");
+  tp_fail(tp, "SELECT 1;\n\nSELEC 2", msg, sizeof(msg));
+  ASSERT(strstr(msg, "line 3") != NULL);
+  tp_fail(tp, "SELECT 'unterminated", msg, sizeof(msg));
+  ASSERT(strstr(msg, "unterminated") != NULL);
+  gp_tp_close(tp);
+}
+
+TEST(tp_sql_create_perfetto_objects) {
+  gp_tp *tp = small_trace();
+  tp_expect(tp,
+            "CREATE PERFETTO TABLE t(x LONG, y STRING) AS SELECT 1 AS x, 'a' "
+            "AS y;\n"
+            "CREATE PERFETTO VIEW v AS SELECT x + 1 AS z FROM t;\n"
+            "CREATE PERFETTO INDEX t_x ON t(x);\n"
+            "SELECT x, y, z FROM t, v",
+            "\"x\",\"y\",\"z\"\n1,\"a\",2");
+  tp_expect(tp,
+            "CREATE OR REPLACE PERFETTO TABLE t AS SELECT 5 AS x;\n"
+            "SELECT x FROM t",
+            "\"x\"\n5");
+  tp_expect(tp,
+            "CREATE PERFETTO FUNCTION plus(a LONG, b LONG) RETURNS LONG AS "
+            "SELECT $a + $b;\n"
+            "CREATE PERFETTO FUNCTION upto(n LONG) RETURNS TABLE(i LONG) AS "
+            "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r "
+            "WHERE i < $n) SELECT i FROM r;\n"
+            "SELECT plus(2, 3) AS p, (SELECT sum(i) FROM upto(4)) AS s, "
+            "(SELECT count(*) FROM upto(plus(1, 1))) AS c",
+            "\"p\",\"s\",\"c\"\n5,10,2");
+  /* Functions see the trace's tables. */
+  tp_expect(tp,
+            "CREATE PERFETTO FUNCTION slice_dur(sid LONG) RETURNS LONG AS "
+            "SELECT dur FROM slice WHERE id = $sid;\n"
+            "SELECT slice_dur(0) AS d",
+            "\"d\"\n1000");
+  char msg[512];
+  tp_fail(tp, "CREATE PERFETTO WIDGET w AS SELECT 1", msg, sizeof(msg));
+  ASSERT(strstr(msg, "expected MACRO, FUNCTION, TABLE, VIEW or INDEX") != NULL);
+  gp_tp_close(tp);
+}

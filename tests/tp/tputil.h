@@ -1,0 +1,71 @@
+/*
+ * tputil.h - helpers for the trace-processor tests: building small traces
+ * with the protobuf writer, opening them, running a query into a CSV
+ * string, comparing CSV as Perfetto's diff tests do, and running the CLI.
+ */
+#ifndef GPUPERF_TESTS_TPUTIL_H
+#define GPUPERF_TESTS_TPUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuperf/tp.h"
+#include "perfetto/pb.h"
+
+/* A trace being built: packets appended to w. */
+typedef struct tg {
+  gp__pb_writer w;
+} tg;
+
+void tg_init(tg *t);
+void tg_fini(tg *t);
+
+/* Begins a TracePacket; ts 0 = no timestamp, seq 0 = no sequence id,
+ * flags 0 = no sequence_flags. End it with tg_end(). */
+void tg_packet(tg *t, uint64_t ts, uint32_t seq, uint32_t flags);
+void tg_end(tg *t);
+
+/* The bytes so far (malloc'ed; caller frees). */
+uint8_t *tg_bytes(tg *t, size_t *size);
+
+/* Writes the bytes to path; asserts on failure. */
+void tg_write(tg *t, const char *path);
+
+/* Opens a trace held in memory; asserts success. */
+gp_tp *tp_open_bytes(const uint8_t *data, size_t size);
+
+/* Opens the bytes of t; asserts success. */
+gp_tp *tp_open_tg(tg *t);
+
+/* Runs sql and returns its CSV (malloc'ed); asserts success. */
+char *tp_csv(gp_tp *tp, const char *sql);
+
+/* Runs sql, expecting an error; returns its code and copies its message. */
+int tp_fail(gp_tp *tp, const char *sql, char *msg, size_t size);
+
+/*
+ * Compares CSV as Perfetto's runner does: leading blank lines dropped,
+ * each line stripped of whitespace. On mismatch prints both and fails.
+ */
+void tp_assert_csv(const char *actual, const char *expected, const char *what);
+
+/* Runs sql on tp and asserts its CSV. */
+void tp_expect(gp_tp *tp, const char *sql, const char *expected);
+
+/* A single integer from sql. */
+int64_t tp_int(gp_tp *tp, const char *sql);
+
+/* Runs the CLI ($GPUPERF_CLI) with args (NULL-terminated), capturing
+ * stdout and stderr into malloc'ed strings (may be NULL). Returns the exit
+ * status, or -1 if it did not exit normally. Skips the test if the CLI is
+ * not known. */
+int tp_cli(char **out, char **err, const char *arg0, ...);
+
+/* Reads a whole file (malloc'ed, NUL-terminated), NULL if absent. */
+char *tp_read_file(const char *path, size_t *size);
+
+/* The shared reference directory ($GPUPERF_SHARED) or NULL. */
+const char *tp_shared(void);
+
+#endif /* GPUPERF_TESTS_TPUTIL_H */

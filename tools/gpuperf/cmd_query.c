@@ -1,0 +1,167 @@
+/*
+ * cmd_query.c - `gpuperf query`: run SQL (PerfettoSQL) on a trace.
+ *
+ *   gpuperf query FILE [SQL | -f FILE.sql] [--format table|csv|json]
+ *                 [--db FILE] [--allow-truncated]
+ *
+ * Without SQL, a summary of what the trace holds is printed. The CSV
+ * format is the one of Perfetto's diff tests (quoted header and strings,
+ * NULL as "[NULL]", doubles as %f). --db keeps the imported tables in a
+ * SQLite file and reuses it while the trace is unchanged (size, mtime and
+ * a hash of its ends).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gpuperf/tp.h"
+
+static void usage(FILE *out) {
+  fprintf(
+      out,
+      "usage: gpuperf query FILE [SQL | -f FILE.sql] [--format "
+      "table|csv|json]\n"
+      "                     [--db FILE] [--allow-truncated]\n\n"
+      "Runs SQL on a Perfetto trace (any producer). Tables and views have\n"
+      "Perfetto's names: gpu, gpu_track, gpu_slice, gpu_counter_track,\n"
+      "gpu_counter_group, counter, track, slice, flow, args, process,\n"
+      "thread, stats, ... (docs/sql.md). PerfettoSQL is understood:\n"
+      "INCLUDE PERFETTO MODULE, macros called with '!', CREATE PERFETTO\n"
+      "MACRO/TABLE/VIEW/FUNCTION. Several statements may be given; the\n"
+      "rows of the last are printed. Without SQL, the trace is summarised.\n\n"
+      "  -f FILE.sql        read the SQL from a file ('-' for stdin)\n"
+      "  --format FMT       table (default), csv (Perfetto's diff-test "
+      "CSV) or json\n"
+      "  --db FILE          keep the imported tables in this SQLite file and\n"
+      "                     reuse it while the trace is unchanged\n"
+      "  --allow-truncated  import a trace whose last packet is incomplete\n"
+      "                     (a killed recording) instead of failing\n\n"
+      "Exit status: 0 success, 1 usage error, 2 bad trace or SQL error.\n");
+}
+
+/* Reads a whole file (or stdin for "-") into a NUL-terminated buffer. */
+static char *read_all(const char *path) {
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  if (!f)
+    return NULL;
+  size_t n = 0, cap = 4096;
+  char *buf = malloc(cap);
+  while (buf) {
+    if (n + 1024 > cap) {
+      char *p = realloc(buf, cap * 2);
+      if (!p) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = p;
+      cap *= 2;
+    }
+    size_t got = fread(buf + n, 1, cap - n - 1, f);
+    n += got;
+    if (got == 0)
+      break;
+  }
+  if (buf && ferror(f)) {
+    free(buf);
+    buf = NULL;
+  }
+  if (f != stdin)
+    fclose(f);
+  if (buf)
+    buf[n] = '\0';
+  return buf;
+}
+
+static const char summary_sql[] =
+    "SELECT 'gpus' AS what, (SELECT count(*) FROM gpu) AS count "
+    "UNION ALL SELECT 'gpu slices', (SELECT count(*) FROM gpu_slice) "
+    "UNION ALL SELECT 'slices', (SELECT count(*) FROM slice) "
+    "UNION ALL SELECT 'counter tracks', (SELECT count(*) FROM counter_track) "
+    "UNION ALL SELECT 'counter values', (SELECT count(*) FROM counter) "
+    "UNION ALL SELECT 'flows', (SELECT count(*) FROM flow) "
+    "UNION ALL SELECT 'processes', (SELECT count(*) FROM process) "
+    "UNION ALL SELECT 'threads', (SELECT count(*) FROM thread) "
+    "UNION ALL SELECT 'stat ' || name, value FROM stats WHERE value != 0";
+
+/* See cli.h. */
+int cmd_query(int argc, char **argv) {
+  const char *trace = NULL, *sql = NULL, *sql_file = NULL, *db = NULL;
+  gp_tp_format format = GP_TP_FORMAT_TABLE;
+  uint32_t flags = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return CLI_OK;
+    } else if (strcmp(a, "-f") == 0 || strcmp(a, "--file") == 0) {
+      if (++i >= argc)
+        return cli_error(CLI_USAGE, "%s needs a file", a);
+      sql_file = argv[i];
+    } else if (strcmp(a, "--format") == 0) {
+      if (++i >= argc)
+        return cli_error(CLI_USAGE, "--format needs table, csv or json");
+      if (strcmp(argv[i], "table") == 0)
+        format = GP_TP_FORMAT_TABLE;
+      else if (strcmp(argv[i], "csv") == 0)
+        format = GP_TP_FORMAT_CSV;
+      else if (strcmp(argv[i], "json") == 0)
+        format = GP_TP_FORMAT_JSON;
+      else
+        return cli_error(CLI_USAGE, "--format: '%s' is not table, csv or json",
+                         argv[i]);
+    } else if (strcmp(a, "--db") == 0) {
+      if (++i >= argc)
+        return cli_error(CLI_USAGE, "--db needs a file");
+      db = argv[i];
+    } else if (strcmp(a, "--allow-truncated") == 0) {
+      flags |= GP_TP_ALLOW_TRUNCATED;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      cli_error(CLI_USAGE, "query: unknown option '%s'", a);
+      usage(stderr);
+      return CLI_USAGE;
+    } else if (!trace) {
+      trace = a;
+    } else if (!sql) {
+      sql = a;
+    } else {
+      return cli_error(CLI_USAGE,
+                       "query: one SQL argument only (quote it, or use -f)");
+    }
+  }
+  if (!trace) {
+    usage(stderr);
+    return CLI_USAGE;
+  }
+  if (sql && sql_file)
+    return cli_error(CLI_USAGE, "query: give SQL or -f FILE, not both");
+  char *text = NULL;
+  if (sql_file) {
+    text = read_all(sql_file);
+    if (!text)
+      return cli_error(CLI_BAD_INPUT, "%s: %s", sql_file, strerror(errno));
+    sql = text;
+  }
+  gp_tp_options opts = {sizeof(opts), flags, db};
+  gp_tp *tp;
+  gp_tp_error err;
+  if (gp_tp_open(trace, &opts, &tp, &err) != 0) {
+    free(text);
+    return cli_error(err.code == GP_EINVAL ? CLI_USAGE : CLI_BAD_INPUT, "%s",
+                     err.message);
+  }
+  int status = CLI_OK;
+  if (gp_tp_write(tp, sql ? sql : summary_sql, format, stdout, NULL, &err) !=
+      0) {
+    fflush(stdout);
+    status = cli_error(CLI_BAD_INPUT, "%s", err.message);
+  }
+  if (fflush(stdout) != 0 && status == CLI_OK)
+    status =
+        cli_error(CLI_BAD_INPUT, "writing the result: %s", strerror(errno));
+  gp_tp_close(tp);
+  free(text);
+  return status;
+}
