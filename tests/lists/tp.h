@@ -53,3 +53,4 @@ GP_TEST_ENTRY(tp_seed_query_on_demo, 120)
 
 /* the fuzz corpus and past crashes */
 GP_TEST_ENTRY(tp_fuzz_replay, 120)
+GP_TEST_ENTRY(tp_cli_report_host_calls_on_demo, 60)

@@ -224,3 +224,26 @@ TEST(tp_cli_report) {
   free(out);
   free(err);
 }
+
+/* On a recording, host calls are the host's: GPU work mirrored on the
+ * logical stream tracks ("Device #N" > "Stream #M") is not listed as a
+ * host call. */
+TEST(tp_cli_report_host_calls_on_demo) {
+  const char *trace = gp_test_path(0, "demo.pftrace");
+  char *out, *err;
+  ASSERT_EQ(tp_cli(&out, &err, "demo", "--steps", "3", "-o", trace, NULL), 0);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--top", "50", NULL), 0);
+  char *api = strstr(out, "API calls and host ranges");
+  ASSERT_NOT_NULL(api);
+  char *end = strstr(api, "\nCounters");
+  ASSERT_NOT_NULL(end);
+  *end = '\0';
+  ASSERT(strstr(api, "gp_sim_launch") != NULL);
+  ASSERT(strstr(api, "training step 1") != NULL);
+  ASSERT(strstr(api, "matmul_kernel") == NULL);
+  ASSERT(strstr(api, "Memcpy") == NULL);
+  free(out);
+  free(err);
+}

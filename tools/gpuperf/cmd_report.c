@@ -456,7 +456,11 @@ static int report(gp_tp *tp, out *o, const char *trace, unsigned top) {
       "SELECT coalesce(s.name, '(unnamed)'), count(*), sum(max(s.dur, 0)), "
       "avg(max(s.dur, 0)), max(s.dur) FROM slice s JOIN track t ON "
       "s.track_id = t.id WHERE t.id NOT IN (SELECT id FROM gpu_track) "
-      "AND s.depth = 0 GROUP BY s.name ORDER BY sum(s.dur) DESC LIMIT %u",
+      /* GPU work mirrored on logical streams ("Device #N" > "Stream #M",
+       * the layout of the Perfetto GPU docs) is the GPU's, not the host's. */
+      "AND NOT EXISTS (SELECT 1 FROM track p WHERE p.id = t.parent_id AND "
+      "p.name GLOB 'Device #*') "
+      "GROUP BY s.name ORDER BY sum(s.dur) DESC LIMIT %u",
       top);
   c.t = (table){5,
                 {"call", "count", "total", "average", "max"},
