@@ -22,6 +22,14 @@ int cmd_record(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
+/*
+ * Adds libgpuperf-opencl.so (found beside the loaded libgpuperf, or named
+ * by GPUPERF_OPENCL_LIB) to LD_PRELOAD, so that a program run next records
+ * its OpenCL calls. Does nothing with GPUPERF_OPENCL=0, in sanitizer
+ * builds, or if the library is not found.
+ */
+void cli_preload_opencl(void);
+
 /* Prints "gpuperf: " and the message to stderr; returns status. */
 int cli_error(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

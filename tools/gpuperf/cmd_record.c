@@ -44,8 +44,9 @@ static void record_usage(FILE *out) {
       "[--] CMD [ARGS...]\n\n"
       "Runs CMD and records what its processes do on GPUs into one\n"
       "Perfetto trace (open it in ui.perfetto.dev, or query it with\n"
-      "gpuperf query). Programs that use libgpuperf are recorded; each\n"
-      "process, children included, gets its own packet sequence.\n\n"
+      "gpuperf query). Programs that use libgpuperf, or OpenCL (through\n"
+      "libgpuperf-opencl.so, preloaded), are recorded; each process,\n"
+      "children included, gets its own packet sequence.\n\n"
       "  -c, --config FILE     TraceConfig in the protobuf text format\n"
       "                        (default: gpu.renderstages and gpu.counters)\n"
       "  -e, --event COUNTERS  counters to sample, names or globs, comma\n"
@@ -319,6 +320,7 @@ int cmd_record(int argc, char **argv) {
     setenv("GPUPERF_RECORD_DIR", dir, 1);
     setenv("GPUPERF_RECORD_CONFIG", cfg_path, 1);
     cli_cuda_record_env(); /* CUDA programs: the driver loads the collector */
+    cli_preload_opencl();  /* OpenCL programs are recorded too */
     execvp(argv[optind], argv + optind);
     int e = errno;
     fprintf(stderr, "gpuperf: cannot run '%s': %s\n", argv[optind],

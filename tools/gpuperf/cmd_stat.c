@@ -53,8 +53,9 @@ static void stat_usage(FILE *out) {
       "-- CMD [ARGS...]\n\n"
       "Runs CMD and prints the totals of GPU counters (per device and\n"
       "per kernel) and of the host CPU's perf_event counters. CMD is a\n"
-      "program that drives GPUs through libgpuperf (the simulated GPUs\n"
-      "today); libgpuperf is preloaded into it. Exits with CMD's status.\n\n"
+      "program that drives GPUs through libgpuperf (the simulated GPUs)\n"
+      "or through OpenCL; libgpuperf and libgpuperf-opencl.so are\n"
+      "preloaded into it. Exits with CMD's status.\n\n"
       "  -e, --events LIST  counter names or globs, comma-separated, "
       "repeatable\n"
       "                     (default: each device's default counters;\n"
@@ -388,6 +389,7 @@ static void preload_self(void) {
            old ? old : "");
   setenv("LD_PRELOAD", v, 1);
   free(v);
+  cli_preload_opencl(); /* OpenCL programs too */
 }
 
 static double now_s(void) {

@@ -1,0 +1,465 @@
+/*
+ * oclInt.h - what the modules of the OpenCL interception library share.
+ *
+ * The library defines the OpenCL entry points (cl_api.h lists them) and
+ * forwards each call to the real ICD loader, found lazily with
+ * dlsym(RTLD_NEXT) (resolve.c). Around the call it writes an API record
+ * (calls.c) into the process's libgpuperf, reached through
+ * gp_backend_interface(); around each enqueue it also starts tracking the
+ * command (enqueue.c, track.c) until its event completes, then reads the
+ * event's profiling times, maps them to the trace clock (device.c) and
+ * writes a KERNEL, MEMCPY or MEMSET record (pending.c). Context, queue,
+ * kernel and event calls keep the tables the records need (objects.c).
+ *
+ * Rules every module follows:
+ *  - nothing OpenCL is called before the program's first OpenCL call (a
+ *    child forked after PoCL initialised itself hangs in the driver);
+ *  - no lock of ours is held across a call into the driver that may run
+ *    event callbacks (clFinish, clFlush, clWaitForEvents, enqueues,
+ *    clSetEventCallback, clReleaseEvent): on some drivers callbacks run
+ *    on the calling thread, and ours take our locks (asking an event for
+ *    its status or profiling times, or retaining one, runs none);
+ *  - the program's objects keep the reference counts the program gave
+ *    them: we never retain its events, queues or contexts.
+ */
+#ifndef GPUPERF_OPENCL_OCLINT_H
+#define GPUPERF_OPENCL_OCLINT_H
+
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_0_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#define CL_USE_DEPRECATED_OPENCL_2_0_APIS
+#define CL_USE_DEPRECATED_OPENCL_2_1_APIS
+#define CL_USE_DEPRECATED_OPENCL_2_2_APIS
+#include <CL/cl.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "core/backend.h"
+
+#include "cl_api.h"
+#include "ptrmap.h"
+
+/* Entry points are the only symbols the preload library exports. */
+#define GP_CL_ENTRY __attribute__((visibility("default")))
+
+/* Call ids: the row of each entry point in cl_api.h. */
+enum {
+#define GP_CL_ID_ROW(h, r, name, ...) GP_CL_ID_##name,
+  GP_CL_API(GP_CL_ID_ROW)
+#undef GP_CL_ID_ROW
+      GP_CL_ID_COUNT
+};
+
+/* ------------------------------------------------------------------ */
+/* resolve.c: the real entry points                                    */
+
+extern void *_Atomic gp__ocl_real_fn[GP_CL_ID_COUNT];
+
+/* Name of a call id ("clFinish"), "" for an unknown one. */
+const char *gp__ocl_call_name(uint32_t id);
+
+/*
+ * Finds the driver's (the ICD loader's) function for call id and caches
+ * it. Returns NULL, after one message on stderr, if there is none.
+ */
+void *gp__ocl_resolve(uint32_t id);
+
+static inline void *gp__ocl_real(uint32_t id) {
+  void *p = atomic_load_explicit(&gp__ocl_real_fn[id], memory_order_acquire);
+  return GP_LIKELY(p != NULL) ? p : gp__ocl_resolve(id);
+}
+
+/* The real function behind an entry point, typed, or NULL. */
+#define GP_CL_REAL(name) ((__typeof__(&name))gp__ocl_real(GP_CL_ID_##name))
+
+/* Runs the library's one-time set-up (fork handlers, flush hook). Calls
+ * nothing in OpenCL. Cheap after the first call. */
+void gp__ocl_init(void);
+
+/* ------------------------------------------------------------------ */
+/* The core's producer functions (core/backend.h), reached through the   */
+/* table of the libgpuperf the process loaded: the preload library has   */
+/* no core of its own.                                                   */
+
+extern const gp_backend_ops *_Atomic gp__ocl_core_ops;
+
+/* Loads the table; if the core is missing or of another version, one
+ * message and a table that records nothing. Never NULL. */
+const gp_backend_ops *gp__ocl_core_load(void);
+
+static inline const gp_backend_ops *gp__ocl_core(void) {
+  const gp_backend_ops *c =
+      atomic_load_explicit(&gp__ocl_core_ops, memory_order_acquire);
+  return GP_LIKELY(c != NULL) ? c : gp__ocl_core_load();
+}
+
+#define GP_CORE (gp__ocl_core())
+
+/* ------------------------------------------------------------------ */
+/* calls.c: API records                                                 */
+
+typedef struct gp__ocl_call {
+  uint64_t corr;  /* correlation id, 0 when nothing is recorded */
+  uint64_t start; /* trace clock at entry */
+  uint32_t id;    /* call id */
+  bool api;       /* an API record is wanted */
+} gp__ocl_call;
+
+/*
+ * Starts a call: decides whether an API record is wanted, and gives the
+ * call a correlation id if one is wanted or want_corr is set (enqueues
+ * whose command is tracked). Reads the trace clock.
+ */
+void gp__ocl_call_begin(gp__ocl_call *c, uint32_t id, bool want_corr);
+
+/* Ends a call: writes its API record (if wanted) with return value rv. */
+void gp__ocl_call_end(gp__ocl_call *c, int32_t rv);
+
+/* Same, with the end time already read. */
+void gp__ocl_call_end_at(gp__ocl_call *c, int32_t rv, uint64_t end);
+
+/* True if any kind the library writes is collected at all. */
+bool gp__ocl_recording(void);
+
+/* Writes a SYNCHRONIZATION record for a host wait, if enabled. */
+void gp__ocl_emit_sync(const gp__ocl_call *c, uint64_t end, uint32_t sync_kind,
+                       uint32_t device_id, uint32_t context_id,
+                       uint32_t stream_id, uint64_t wait_id);
+
+/* ------------------------------------------------------------------ */
+/* device.c: devices and their clocks                                  */
+
+enum {
+  GP_OCL_CLOCK_TIMER = 1,  /* clGetDeviceAndHostTimer works: read it */
+  GP_OCL_CLOCK_RAW = 2,    /* profiling on CLOCK_MONOTONIC_RAW (PoCL) */
+  GP_OCL_CLOCK_BRACKET = 3 /* unknown: pair QUEUED with the enqueue call */
+};
+
+typedef struct gp__ocl_device {
+  cl_device_id cl;
+  uint32_t device_id; /* gpuperf device id */
+  uint32_t clock_id;  /* its profiling clock (clock.h) */
+  int version;        /* OpenCL version of the device, e.g. 300 */
+  _Atomic int clock_mode;
+  _Atomic int raw_verdict;          /* RAW: 0 unknown, 1 confirmed, -1 not */
+  _Atomic uint64_t next_snapshot;   /* trace time of the next snapshot */
+  _Atomic uint64_t best_bracket_ns; /* BRACKET: tightest pair seen */
+  _Atomic uint64_t max_error_ns;    /* widest anchor or snapshot used */
+  pthread_mutex_t clock_lock;       /* mode changes and snapshots */
+} gp__ocl_device;
+
+/* A device-clock reading (MONOTONIC_RAW here) paired with the trace clock
+ * read just before and after it: trace is the midpoint, err half the gap. */
+typedef struct gp__ocl_anchor {
+  uint64_t raw, trace, err;
+} gp__ocl_anchor;
+
+/* Takes an anchor now. */
+void gp__ocl_anchor_take(gp__ocl_anchor *a);
+
+/*
+ * Returns the record of an OpenCL device, registering it (DEVICE record,
+ * clock) the first time it is seen. NULL if out of memory or past the
+ * device limit. Makes driver queries; takes no lock of the caller's.
+ */
+gp__ocl_device *gp__ocl_device_get(cl_device_id dev);
+
+/* True if enqueues on d take an anchor before the driver call (the device
+ * is, or may be, on CLOCK_MONOTONIC_RAW). */
+bool gp__ocl_device_anchors(gp__ocl_device *d);
+
+/* True while d's use of CLOCK_MONOTONIC_RAW is not confirmed yet: enqueues
+ * also read that clock after the driver call. */
+bool gp__ocl_device_unverified(gp__ocl_device *d);
+
+/*
+ * For tests: devices registered from now on start with clock mode mode
+ * (0: decide as usual), and the MONOTONIC_RAW check sees QUEUED times
+ * shifted by skew_ns (so that it fails).
+ */
+void gp__ocl_test_clock(int mode, int64_t skew_ns);
+
+/* Reads CLOCK_MONOTONIC_RAW in ns. */
+uint64_t gp__ocl_raw_now(void);
+
+struct gp__ocl_entry;
+
+/*
+ * Maps the profiling times dev_ts[0..3] (queued, submitted, start, end;
+ * 0 = unknown) of entry e's command to the trace clock into out[0..3] (0
+ * where unknown), deciding or refining the clock mapping with what e
+ * measured on the host. Call after the command completed: after is an
+ * anchor taken since (NULL: one is taken now).
+ */
+void gp__ocl_device_map(gp__ocl_device *d, const struct gp__ocl_entry *e,
+                        const uint64_t dev_ts[4], uint64_t out[4],
+                        const gp__ocl_anchor *after);
+
+/* ------------------------------------------------------------------ */
+/* objects.c: contexts, queues, kernels                                */
+
+#define GP_OCL_RECENT 32     /* commands remembered per queue for markers */
+#define GP_OCL_LOCAL_ARGS 32 /* kernel arguments tracked for local memory */
+
+typedef struct gp__ocl_context {
+  cl_context cl;
+  uint32_t num_devices;
+  cl_device_id *devices;
+  uint32_t *context_ids; /* gpuperf context per device */
+} gp__ocl_context;
+
+typedef struct gp__ocl_queue {
+  cl_command_queue cl;
+  gp__ocl_device *dev;
+  uint32_t device_id, context_id, stream_id;
+  bool out_of_order;
+  bool profiling;     /* profiling is on (asked for, or forced by us) */
+  bool app_profiling; /* the program asked for profiling */
+  bool forced;        /* we added CL_QUEUE_PROFILING_ENABLE */
+  cl_queue_properties *app_props; /* the program's property list, or NULL */
+  size_t app_props_size;          /* bytes, terminator included */
+  /* What a marker without a wait list stands for. In-order: the last
+   * command (last). Out-of-order, under gp__ocl.lock: the commands since
+   * the last barrier or, if none, what that barrier stood for (the
+   * frontier). */
+  _Atomic uint64_t last;
+  uint32_t num_recent, num_frontier;
+  uint64_t recent[GP_OCL_RECENT];
+  uint64_t frontier[GP_OCL_RECENT];
+  /* In-order queues: commands with our own events, oldest first, read when
+   * the program next calls in on the queue (pending.c). */
+  pthread_mutex_t reap_lock;
+  struct gp__ocl_entry *reap_head, *reap_tail;
+  _Atomic uint64_t reap_n; /* entries on the list */
+} gp__ocl_queue;
+
+typedef struct gp__ocl_kernel {
+  cl_kernel cl;
+  _Atomic uint32_t name_id;
+  _Atomic uint32_t local_bytes[GP_OCL_LOCAL_ARGS]; /* __local argument sizes */
+  _Atomic uint64_t local_total; /* their sum */
+} gp__ocl_kernel;
+
+/*
+ * Returns the queue's record, registering a queue created out of our
+ * sight (found through driver queries). NULL if it cannot be known.
+ */
+gp__ocl_queue *gp__ocl_queue_get(cl_command_queue q);
+
+/* Returns the kernel's record, asking the driver for its name if it was
+ * created out of our sight. NULL if out of memory. */
+gp__ocl_kernel *gp__ocl_kernel_get(cl_kernel k);
+
+/* The gpuperf context of (context, device), registering both if new; 0 if
+ * it cannot be had. */
+uint32_t gp__ocl_context_id(cl_context ctx, gp__ocl_device *dev);
+
+/* ------------------------------------------------------------------ */
+/* track.c and pending.c: commands in flight                           */
+
+/* Wait ids an entry holds without a separate allocation. */
+#define GP_OCL_INLINE_WAITS 6
+
+/* What an enqueued command is, for its record. */
+typedef struct gp__ocl_cmd {
+  uint32_t kind; /* GP_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET; 0: none */
+  uint32_t name_id;
+  uint32_t grid[3], block[3];
+  uint32_t dynamic_shared;
+  uint64_t bytes;
+  uint32_t value;             /* memset: the fill pattern's first bytes */
+  uint8_t copy_kind;          /* gp_memcpy_kind */
+  uint8_t src_kind, dst_kind; /* gp_memory_kind; memset: dst_kind */
+  bool src_host, dst_host;    /* memcpy side in host memory */
+} gp__ocl_cmd;
+
+typedef struct gp__ocl_evinfo gp__ocl_evinfo;
+
+typedef struct gp__ocl_entry {
+  struct gp__ocl_entry *prev, *next; /* pending list (pending.c) */
+  _Atomic int refs;                  /* the record's owner and the callback */
+  bool retired;                      /* the record has an owner (list lock) */
+  bool internal;                     /* event is ours, released once read */
+  bool deferred;                     /* read when reaped, no callback */
+  struct gp__ocl_entry *reap_next;   /* the queue's reap list */
+  cl_int swept_status;               /* status a flush found it in */
+  cl_event event;
+  gp__ocl_evinfo *evinfo; /* the program's event's info while pending */
+  gp__ocl_device *dev;
+  gp__ocl_cmd cmd;
+  uint64_t corr;
+  uint64_t host_start, host_end; /* the enqueue call, trace clock */
+  gp__ocl_anchor anchor;         /* before the driver call, raw 0 if none */
+  uint64_t raw_after;            /* MONOTONIC_RAW after it, while checking */
+  uint32_t device_id, context_id, stream_id;
+  uint32_t num_waits;
+  uint64_t *waits; /* correlation ids it waited on: inline_waits or heap */
+  uint64_t inline_waits[GP_OCL_INLINE_WAITS];
+} gp__ocl_entry;
+
+/* What an event of the program stands for: the command that completes it
+ * (one id) or, for markers and barriers, the commands they wait for. */
+struct gp__ocl_evinfo {
+  gp__ocl_entry *entry; /* the command while it is pending, else NULL */
+  uint32_t device_id, context_id, stream_id;
+  uint32_t num_ids;
+  uint64_t ids[];
+};
+
+/* An enqueue in progress, between the driver call and its tracking. */
+typedef struct gp__ocl_enqueue {
+  gp__ocl_call call;
+  gp__ocl_queue *q;
+  bool track;        /* a GPU record is wanted */
+  cl_event internal; /* our event when the program passed none */
+  cl_event *evp;     /* what to pass the driver as the event pointer */
+  gp__ocl_anchor anchor;
+  uint32_t kind; /* of the record, 0 for a marker or barrier */
+} gp__ocl_enqueue;
+
+/*
+ * Starts an enqueue on queue q of a command whose record is of kind (0
+ * for a marker or barrier): the API call, and the decision whether the
+ * command is tracked. Leaves in en->evp the event pointer to pass to the
+ * driver: the program's, or ours if it passed NULL and we track.
+ */
+void gp__ocl_enqueue_begin(gp__ocl_enqueue *en, uint32_t id, cl_command_queue q,
+                           cl_event *app_event, uint32_t kind);
+
+/*
+ * Finishes an enqueue whose driver call returned rc: on success tracks the
+ * command described by cmd (unused for markers and barriers, which are
+ * remembered only for dependencies; barrier says the command also holds
+ * back later ones), with its wait list; then writes the API record.
+ * app_event is the program's event pointer (NULL if it passed none).
+ */
+void gp__ocl_enqueue_end(gp__ocl_enqueue *en, cl_int rc, const gp__ocl_cmd *cmd,
+                         cl_uint num_waits, const cl_event *wait_list,
+                         cl_event *app_event, bool barrier);
+
+/* The correlation id of the command behind a program event, 0 if none
+ * (for SYNCHRONIZATION records). */
+uint64_t gp__ocl_event_corr(cl_event ev);
+
+/* After the program waited on events (clWaitForEvents): retires commands
+ * that completed or failed and whose callback has not run yet. */
+void gp__ocl_reconcile_events(cl_uint n, const cl_event *list);
+
+/* Before the program releases one of its events: records a failed command
+ * now (its callback may never come), and forgets the event if this is the
+ * last reference. */
+void gp__ocl_event_releasing(cl_event ev);
+
+/* A user event appeared at ev's address: forget what the address meant. */
+void gp__ocl_event_forget(cl_event ev);
+
+/* What the tracker did so far (for tests and the docs' claims). */
+typedef struct gp__ocl_stats {
+  uint64_t tracked;  /* commands whose completion we waited for */
+  uint64_t recorded; /* GPU records written with profiling times */
+  uint64_t unknown;  /* GPU records written without them */
+  uint64_t failed;   /* commands that ended in an error */
+  uint64_t internal; /* events we made because the program passed none */
+  uint64_t released; /* of those, released again */
+  uint64_t pending;  /* commands still in flight */
+} gp__ocl_stats;
+
+void gp__ocl_get_stats(gp__ocl_stats *out);
+
+/* ---- pending.c: entries in flight ---- */
+
+/*
+ * A fresh entry with room for num_waits wait ids, holding two references
+ * (its record's writer and its callback), or NULL if out of memory. The
+ * caller fills it, then links it (gp__ocl_entry_link) and watches it.
+ */
+gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits);
+
+/* Makes e pending, to be watched (not for deferred entries, which their
+ * queue's reap list holds). Caller holds gp__ocl.lock (and may then give
+ * e an evinfo before dropping it). */
+void gp__ocl_entry_link(gp__ocl_entry *e);
+
+/* Registers e's completion callback (no lock held): from then on e may
+ * be retired and written on any thread. */
+void gp__ocl_entry_watch(gp__ocl_entry *e);
+
+/* Instead of a callback: puts e (an internal event's, on in-order queue
+ * q) on q's reap list, read once complete by gp__ocl_reap(). */
+void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q);
+
+/*
+ * Writes the records of up to max commands of q's reap list that have
+ * completed (or failed), oldest first; stops at the first still running.
+ * Called on the program's calls on q and at flushes; never waits.
+ */
+void gp__ocl_reap(gp__ocl_queue *q, unsigned max);
+
+/* Same, with an anchor the caller took after the commands completed
+ * (raw 0: none). */
+void gp__ocl_reap_at(gp__ocl_queue *q, unsigned max,
+                     const gp__ocl_anchor *after);
+
+/* An extra reference to e while looking at it; drop it after. */
+void gp__ocl_entry_hold(gp__ocl_entry *e);
+void gp__ocl_entry_drop(gp__ocl_entry *e);
+
+/*
+ * Takes ownership of e's record: true for the one caller that gets it,
+ * who must then call gp__ocl_finish. events_locked: the caller holds
+ * gp__ocl.lock already.
+ */
+bool gp__ocl_retire(gp__ocl_entry *e, bool events_locked);
+
+/*
+ * Writes the record of a retired entry: with can_read and status
+ * CL_COMPLETE the event's profiling times are read; else the record has
+ * only the host's enqueue time. Releases an internal event, drops the
+ * owner's reference.
+ */
+void gp__ocl_finish(gp__ocl_entry *e, cl_int status, bool can_read);
+
+/* Same, mapping the times with an anchor taken after the command ended
+ * (NULL: one is taken). */
+void gp__ocl_finish_at(gp__ocl_entry *e, cl_int status, bool can_read,
+                       const gp__ocl_anchor *after);
+
+/* Registers the flush hook and fork handlers of pending.c (from init). */
+void gp__ocl_track_init(void);
+
+/* In a forked child: locks of device.c made usable again. */
+void gp__ocl_device_atfork_child(void);
+
+/* Largest number of wait ids a record carries (the rest are dropped). */
+#define GP_OCL_MAX_WAITS 256
+
+/* ------------------------------------------------------------------ */
+/* Shared state                                                         */
+
+typedef struct gp__ocl_state {
+  pthread_mutex_t lock; /* events, mappings, SVM, queues' dependencies */
+  gp__ptrmap events;    /* cl_event -> gp__ocl_evinfo (lock) */
+  gp__ptrmap mappings;  /* mapped host pointer -> gp__ocl_mapping (lock) */
+  gp__ptrmap svm;       /* SVM allocation base -> size (lock) */
+  gp__ptrmap queues;    /* lock-free reads */
+  gp__ptrmap kernels;   /* lock-free reads */
+  gp__ptrmap contexts;  /* lock-free reads */
+  gp__ptrmap devices;   /* lock-free reads */
+  pthread_mutex_t objects_lock; /* writers of the lock-free maps */
+  _Atomic uint32_t next_stream;
+} gp__ocl_state;
+
+extern gp__ocl_state gp__ocl;
+
+/* A region the program mapped, until it unmaps it. */
+typedef struct gp__ocl_mapping {
+  uint64_t bytes;
+  cl_map_flags flags;
+  uint8_t mem_kind; /* gp_memory_kind of the mapped object */
+  uint32_t count;   /* maps of this pointer not yet unmapped */
+} gp__ocl_mapping;
+
+#endif /* GPUPERF_OPENCL_OCLINT_H */

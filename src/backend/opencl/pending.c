@@ -1,0 +1,681 @@
+/*
+ * pending.c - commands in flight, and the records they become.
+ *
+ * Each tracked command gets an entry, which waits on the command's event:
+ * the program's own if it asked for one, else one we asked the driver for
+ * (internal), released once its times are read. We never retain the
+ * program's events, so the reference counts it sees are the ones it would
+ * see without us. A CL_COMPLETE callback on the event (clSetEventCallback)
+ * reads the four profiling times, maps them to the trace clock and writes
+ * the KERNEL, MEMCPY or MEMSET record; nothing in the program's own calls
+ * waits for that.
+ *
+ * Who writes the record. An entry is "retired" once, by whoever will
+ * write its record: the callback, usually; the program's clWaitForEvents
+ * or clReleaseEvent when they show the command finished or failed first
+ * (PoCL never runs CL_COMPLETE callbacks of failed commands); a flush, for
+ * internal events it can ask about itself; or a forced flush, which waits
+ * up to a second for commands in flight and writes what remains with the
+ * times it has (the host's enqueue time as QUEUED, 0 = unknown for the
+ * rest). An entry is recycled when both its record writer and its
+ * callback are done with it (refs).
+ *
+ * Locks. Pending entries sit in one of 32 lists (by address), each with
+ * its own lock, so that the driver's threads retiring commands and the
+ * program's threads enqueueing them rarely meet. An entry whose event is
+ * the program's is also known to the event table (gp__ocl.lock, taken
+ * first): retiring it takes both.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "oclInt.h"
+
+#define DRAIN_WAIT_NS 1000000000ull /* forced flush: wait for work in flight   \
+                                     */
+#define SHARDS 32
+
+/* One list of pending entries, with what happened to its entries. A
+ * command's entry is touched by the thread that enqueues it and the one
+ * that completes it; keeping every counter on its list's own cache line
+ * (not on shared global ones) is what keeps those threads from fighting
+ * over memory. */
+typedef struct shard {
+  pthread_mutex_t lock;
+  gp__ocl_entry *head;
+  uint64_t pending;            /* entries in the list (lock) */
+  _Atomic uint64_t tracked, internal;
+  _Atomic uint64_t finishing;  /* retired, record not written yet */
+  _Atomic uint64_t recorded, unknown, failed, released;
+  gp__ocl_entry *_Atomic returned; /* recycled entries */
+} __attribute__((aligned(64))) shard;
+
+static shard shards[SHARDS];
+static pthread_once_t shards_once = PTHREAD_ONCE_INIT;
+
+static _Atomic int drain_waiting __attribute__((aligned(64)));
+static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t drained = PTHREAD_COND_INITIALIZER;
+
+static void adaptive_init(pthread_mutex_t *m) {
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+  pthread_mutex_init(m, &attr);
+  pthread_mutexattr_destroy(&attr);
+}
+
+static void shards_init(void) {
+  for (int i = 0; i < SHARDS; i++)
+    adaptive_init(&shards[i].lock);
+}
+
+static shard *shard_of(const gp__ocl_entry *e) {
+  return &shards[((uintptr_t)e >> 8) % SHARDS];
+}
+
+static void wake_drainers(void) {
+  if (atomic_load(&drain_waiting) > 0) {
+    pthread_mutex_lock(&drain_lock);
+    pthread_cond_broadcast(&drained);
+    pthread_mutex_unlock(&drain_lock);
+  }
+}
+
+static cl_int event_status(cl_event ev) {
+  cl_int st = CL_QUEUED;
+  if (GP_CL_REAL(clGetEventInfo)(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                 sizeof(st), &st, NULL) != CL_SUCCESS)
+    return CL_QUEUED;
+  return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Entries                                                              */
+
+/*
+ * Entries are recycled, not freed: they are made on the program's threads
+ * and done with on the driver's, and malloc's arenas are slow to trade
+ * memory across threads. A freed entry is pushed on its list's stack; a
+ * thread that needs one takes a whole stack into its own list. Pushes and
+ * the taking of everything at once cannot suffer from ABA.
+ */
+static GP_TLS gp__ocl_entry *own_free;
+static GP_TLS unsigned own_free_n, own_next_shard;
+#define OWN_FREE_MAX 64 /* kept by a thread before they go to the lists */
+
+/* See oclInt.h. */
+gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
+  pthread_once(&shards_once, shards_init);
+  gp__ocl_entry *e = own_free;
+  for (unsigned i = 0; !e && i < SHARDS; i++) {
+    shard *s = &shards[(own_next_shard++) % SHARDS];
+    if (atomic_load_explicit(&s->returned, memory_order_relaxed))
+      e = own_free =
+          atomic_exchange_explicit(&s->returned, NULL, memory_order_acquire);
+  }
+  if (e) {
+    own_free = e->next;
+    if (own_free_n)
+      own_free_n--;
+  } else if (!(e = malloc(sizeof(*e)))) {
+    return NULL;
+  }
+  e->waits = e->inline_waits;
+  if (num_waits > GP_OCL_INLINE_WAITS &&
+      !(e->waits = malloc(8u * num_waits))) {
+    e->next = own_free;
+    own_free = e;
+    return NULL;
+  }
+  e->prev = e->next = e->reap_next = NULL;
+  atomic_init(&e->refs, 2);
+  e->retired = false;
+  e->deferred = false;
+  e->evinfo = NULL;
+  e->num_waits = 0;
+  return e;
+}
+
+static void entry_put(gp__ocl_entry *e) {
+  if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
+    return;
+  if (e->waits != e->inline_waits)
+    free(e->waits);
+  if (own_free_n < OWN_FREE_MAX) {
+    /* Freed where it will be made again (commands read on the program's
+     * thread), or at most a few kept by a driver thread. */
+    e->next = own_free;
+    own_free = e;
+    own_free_n++;
+    return;
+  }
+  shard *s = shard_of(e);
+  gp__ocl_entry *head =
+      atomic_load_explicit(&s->returned, memory_order_relaxed);
+  do {
+    e->next = head;
+  } while (!atomic_compare_exchange_weak_explicit(
+      &s->returned, &head, e, memory_order_release, memory_order_relaxed));
+}
+
+/* See oclInt.h. */
+void gp__ocl_entry_hold(gp__ocl_entry *e) {
+  atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+}
+
+/* See oclInt.h. */
+void gp__ocl_entry_drop(gp__ocl_entry *e) {
+  entry_put(e);
+}
+
+/* Takes the record's ownership. Caller holds e's list lock (and
+ * gp__ocl.lock if e has an evinfo); e is pending. */
+static void retire_locked(gp__ocl_entry *e) {
+  shard *s = shard_of(e);
+  e->retired = true;
+  atomic_fetch_add_explicit(&s->finishing, 1, memory_order_relaxed);
+  if (e->prev)
+    e->prev->next = e->next;
+  else
+    s->head = e->next;
+  if (e->next)
+    e->next->prev = e->prev;
+  e->prev = e->next = NULL;
+  s->pending--;
+  if (e->evinfo) {
+    e->evinfo->entry = NULL;
+    e->evinfo = NULL;
+  }
+}
+
+/* See oclInt.h. */
+bool gp__ocl_retire(gp__ocl_entry *e, bool events_locked) {
+  /* Only the entry's creator gives it an evinfo, before it is pending;
+   * after that only retiring (below) takes it away. */
+  bool program_event = !e->internal;
+  if (program_event && !events_locked)
+    pthread_mutex_lock(&gp__ocl.lock);
+  shard *s = shard_of(e);
+  pthread_mutex_lock(&s->lock);
+  bool mine = !e->retired;
+  if (mine)
+    retire_locked(e);
+  pthread_mutex_unlock(&s->lock);
+  if (program_event && !events_locked)
+    pthread_mutex_unlock(&gp__ocl.lock);
+  if (mine)
+    wake_drainers();
+  return mine;
+}
+
+/* ------------------------------------------------------------------ */
+/* Records                                                              */
+
+static void emit_kernel(const gp__ocl_entry *e, const uint64_t ts[4]) {
+  uint32_t size = (uint32_t)sizeof(gp_activity_kernel) + 8u * e->num_waits;
+  gp_activity_kernel *r = GP_CORE->activity_reserve(
+      GP_ACTIVITY_KIND_KERNEL, size, e->context_id, e->stream_id);
+  if (!r)
+    return;
+  memset((uint8_t *)r + sizeof(gp_activity), 0,
+         sizeof(*r) - sizeof(gp_activity));
+  r->correlation_id = e->corr;
+  r->queued = ts[0];
+  r->submitted = ts[1];
+  r->start = ts[2];
+  r->end = ts[3];
+  r->device_id = e->device_id;
+  r->context_id = e->context_id;
+  r->stream_id = e->stream_id;
+  r->name_id = e->cmd.name_id;
+  r->grid_x = e->cmd.grid[0];
+  r->grid_y = e->cmd.grid[1];
+  r->grid_z = e->cmd.grid[2];
+  r->block_x = e->cmd.block[0];
+  r->block_y = e->cmd.block[1];
+  r->block_z = e->cmd.block[2];
+  r->dynamic_shared_memory = e->cmd.dynamic_shared;
+  r->num_wait_ids = e->num_waits;
+  memcpy((uint8_t *)r + sizeof(*r), e->waits, 8u * e->num_waits);
+  GP_CORE->activity_commit(r);
+}
+
+static void emit_memcpy(const gp__ocl_entry *e, const uint64_t ts[4]) {
+  uint32_t size = (uint32_t)sizeof(gp_activity_memcpy) + 8u * e->num_waits;
+  gp_activity_memcpy *r = GP_CORE->activity_reserve(
+      GP_ACTIVITY_KIND_MEMCPY, size, e->context_id, e->stream_id);
+  if (!r)
+    return;
+  memset((uint8_t *)r + sizeof(gp_activity), 0,
+         sizeof(*r) - sizeof(gp_activity));
+  r->correlation_id = e->corr;
+  r->queued = ts[0];
+  r->submitted = ts[1];
+  r->start = ts[2];
+  r->end = ts[3];
+  r->bytes = e->cmd.bytes;
+  r->device_id = e->device_id;
+  r->context_id = e->context_id;
+  r->stream_id = e->stream_id;
+  r->src_device_id = e->cmd.src_host ? UINT32_MAX : e->device_id;
+  r->dst_device_id = e->cmd.dst_host ? UINT32_MAX : e->device_id;
+  r->src_context_id = e->cmd.src_host ? 0 : e->context_id;
+  r->dst_context_id = e->cmd.dst_host ? 0 : e->context_id;
+  r->copy_kind = e->cmd.copy_kind;
+  r->src_kind = e->cmd.src_kind;
+  r->dst_kind = e->cmd.dst_kind;
+  r->flags = GP_ACTIVITY_FLAG_MEMCPY_ASYNC;
+  r->num_wait_ids = e->num_waits;
+  memcpy((uint8_t *)r + sizeof(*r), e->waits, 8u * e->num_waits);
+  GP_CORE->activity_commit(r);
+}
+
+static void emit_memset(const gp__ocl_entry *e, const uint64_t ts[4]) {
+  uint32_t size = (uint32_t)sizeof(gp_activity_memset) + 8u * e->num_waits;
+  gp_activity_memset *r = GP_CORE->activity_reserve(
+      GP_ACTIVITY_KIND_MEMSET, size, e->context_id, e->stream_id);
+  if (!r)
+    return;
+  memset((uint8_t *)r + sizeof(gp_activity), 0,
+         sizeof(*r) - sizeof(gp_activity));
+  r->correlation_id = e->corr;
+  r->queued = ts[0];
+  r->submitted = ts[1];
+  r->start = ts[2];
+  r->end = ts[3];
+  r->bytes = e->cmd.bytes;
+  r->device_id = e->device_id;
+  r->context_id = e->context_id;
+  r->stream_id = e->stream_id;
+  r->value = e->cmd.value;
+  r->memory_kind = e->cmd.dst_kind;
+  r->flags = GP_ACTIVITY_FLAG_MEMCPY_ASYNC;
+  r->num_wait_ids = e->num_waits;
+  memcpy((uint8_t *)r + sizeof(*r), e->waits, 8u * e->num_waits);
+  GP_CORE->activity_commit(r);
+}
+
+/* See oclInt.h. */
+void gp__ocl_finish(gp__ocl_entry *e, cl_int status, bool can_read) {
+  gp__ocl_finish_at(e, status, can_read, NULL);
+}
+
+/* See oclInt.h. */
+void gp__ocl_finish_at(gp__ocl_entry *e, cl_int status, bool can_read,
+                       const gp__ocl_anchor *after) {
+  uint64_t dev[4] = {0, 0, 0, 0}, ts[4] = {0, 0, 0, 0};
+  static const cl_profiling_info which[4] = {
+      CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+      CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+  bool complete = false;
+  shard *s = shard_of(e);
+  if (status < 0)
+    atomic_fetch_add_explicit(&s->failed, 1, memory_order_relaxed);
+  if (can_read && status == CL_COMPLETE) {
+    __typeof__(&clGetEventProfilingInfo) prof =
+        GP_CL_REAL(clGetEventProfilingInfo);
+    complete = prof != NULL;
+    for (int i = 0; i < 4 && complete; i++) {
+      cl_ulong v = 0;
+      if (prof(e->event, which[i], sizeof(v), &v, NULL) != CL_SUCCESS || v == 0)
+        complete = false;
+      dev[i] = v;
+    }
+  }
+  if (complete) {
+    gp__ocl_device_map(e->dev, e, dev, ts, after);
+    complete = ts[0] && ts[1] && ts[2] && ts[3];
+  }
+  if (!complete) {
+    /* What the host saw: the command was queued during the call. */
+    ts[0] = e->host_start;
+    ts[1] = ts[2] = ts[3] = 0;
+  }
+  atomic_fetch_add_explicit(complete ? &s->recorded : &s->unknown, 1,
+                            memory_order_relaxed);
+  if (GP_CORE->activity_enabled(e->cmd.kind, e->context_id)) {
+    if (e->cmd.kind == GP_ACTIVITY_KIND_KERNEL)
+      emit_kernel(e, ts);
+    else if (e->cmd.kind == GP_ACTIVITY_KIND_MEMCPY)
+      emit_memcpy(e, ts);
+    else if (e->cmd.kind == GP_ACTIVITY_KIND_MEMSET)
+      emit_memset(e, ts);
+  }
+  if (e->internal && e->event) {
+    __typeof__(&clReleaseEvent) rel = GP_CL_REAL(clReleaseEvent);
+    if (rel && rel(e->event) == CL_SUCCESS)
+      atomic_fetch_add_explicit(&s->released, 1, memory_order_relaxed);
+  }
+  entry_put(e);
+  atomic_fetch_sub_explicit(&s->finishing, 1, memory_order_release);
+  wake_drainers();
+}
+
+static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *user) {
+  (void)ev;
+  gp__ocl_entry *e = user;
+  if (gp__ocl_retire(e, false))
+    gp__ocl_finish(e, status, true);
+  entry_put(e); /* the callback's reference */
+}
+
+/* See oclInt.h. */
+void gp__ocl_entry_link(gp__ocl_entry *e) {
+  shard *s = shard_of(e);
+  pthread_mutex_lock(&s->lock);
+  e->prev = NULL;
+  e->next = s->head;
+  if (e->next)
+    e->next->prev = e;
+  s->head = e;
+  s->pending++;
+  pthread_mutex_unlock(&s->lock);
+  atomic_fetch_add_explicit(&s->tracked, 1, memory_order_relaxed);
+  if (e->internal)
+    atomic_fetch_add_explicit(&s->internal, 1, memory_order_relaxed);
+}
+
+/* See oclInt.h. */
+void gp__ocl_entry_watch(gp__ocl_entry *e) {
+  /* From here the callback may run, on any thread, even before
+   * clSetEventCallback returns: e belongs to it and its record owner. */
+  __typeof__(&clSetEventCallback) set_cb = GP_CL_REAL(clSetEventCallback);
+  if (!set_cb || set_cb(e->event, CL_COMPLETE, on_complete, e) != CL_SUCCESS) {
+    entry_put(e); /* no callback will come */
+    if (gp__ocl_retire(e, false))
+      gp__ocl_finish(e, CL_QUEUED, false);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Reaping                                                              */
+
+/*
+ * A command of an in-order queue that the program asked no event for is
+ * not watched with a callback: its (our) event is asked for its status the
+ * next time the program calls in on the queue, and on clFinish, and the
+ * records of those complete are written then, on the program's thread.
+ * In-order queues complete in order, so only the oldest need asking. This
+ * leaves the driver's threads to the driver, and spares a callback per
+ * command; the times are the same, read from the same event.
+ */
+
+/* See oclInt.h. */
+void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q) {
+  shard *s = shard_of(e);
+  atomic_fetch_add_explicit(&s->tracked, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&s->internal, 1, memory_order_relaxed);
+  pthread_mutex_lock(&q->reap_lock);
+  e->reap_next = NULL;
+  if (q->reap_tail)
+    q->reap_tail->reap_next = e;
+  else
+    q->reap_head = e;
+  q->reap_tail = e;
+  atomic_fetch_add_explicit(&q->reap_n, 1, memory_order_relaxed);
+  pthread_mutex_unlock(&q->reap_lock);
+}
+
+/* Pops q's oldest entry if it is done, or unconditionally with force;
+ * stores its status. The entry is then retired: its record is the
+ * caller's to write. Asking the driver about an event runs no callbacks,
+ * so it is done under the list's lock. */
+static gp__ocl_entry *reap_pop(gp__ocl_queue *q, bool force, cl_int *st) {
+  pthread_mutex_lock(&q->reap_lock);
+  gp__ocl_entry *e = q->reap_head;
+  if (e) {
+    *st = event_status(e->event);
+    if (*st <= CL_COMPLETE || force) {
+      q->reap_head = e->reap_next;
+      if (!q->reap_head)
+        q->reap_tail = NULL;
+      e->reap_next = NULL;
+      e->retired = true;
+      atomic_fetch_add_explicit(&shard_of(e)->finishing, 1,
+                                memory_order_relaxed);
+      atomic_fetch_sub_explicit(&q->reap_n, 1, memory_order_relaxed);
+    } else {
+      e = NULL;
+    }
+  }
+  pthread_mutex_unlock(&q->reap_lock);
+  return e;
+}
+
+static void reap_finish(gp__ocl_entry *e, cl_int st,
+                        const gp__ocl_anchor *after) {
+  gp__ocl_finish_at(e, st, st <= CL_COMPLETE, after);
+  entry_put(e); /* the reap list's reference */
+}
+
+/* See oclInt.h. */
+void gp__ocl_reap_at(gp__ocl_queue *q, unsigned max,
+                     const gp__ocl_anchor *after) {
+  for (unsigned i = 0; i < max; i++) {
+    cl_int st = CL_QUEUED;
+    gp__ocl_entry *e = reap_pop(q, false, &st);
+    if (!e)
+      return;
+    reap_finish(e, st, after && after->raw ? after : NULL);
+  }
+}
+
+/* See oclInt.h. */
+void gp__ocl_reap(gp__ocl_queue *q, unsigned max) {
+  gp__ocl_reap_at(q, max, NULL);
+}
+
+static void reap_all(void *user, const void *key, void *val) {
+  (void)key;
+  gp__ocl_queue *q = val;
+  if (user) { /* forced: what is left, done or not */
+    cl_int st = CL_QUEUED;
+    gp__ocl_entry *e;
+    while ((e = reap_pop(q, true, &st)) != NULL)
+      reap_finish(e, st, NULL);
+  } else {
+    gp__ocl_reap(q, UINT32_MAX);
+  }
+}
+
+static void count_waiting(void *user, const void *key, void *val) {
+  (void)key;
+  *(uint64_t *)user += atomic_load(&((gp__ocl_queue *)val)->reap_n);
+}
+
+/* Commands on the queues' reap lists. */
+static uint64_t reap_waiting(void) {
+  uint64_t n = 0;
+  gp__ptrmap_each(&gp__ocl.queues, count_waiting, &n);
+  return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Flushes                                                              */
+
+/* Retires the pending commands with internal events that completed or
+ * failed without a callback having written them yet. Asking the driver for
+ * an event's status runs no callbacks, so it is done under the list lock,
+ * which keeps each event alive (its releaser must retire it first). */
+static void sweep_internal(void) {
+  gp__ocl_entry *done = NULL;
+  for (int i = 0; i < SHARDS; i++) {
+    shard *s = &shards[i];
+    pthread_mutex_lock(&s->lock);
+    gp__ocl_entry *next;
+    for (gp__ocl_entry *e = s->head; e; e = next) {
+      next = e->next;
+      if (!e->internal)
+        continue; /* the program's events */
+      cl_int st = event_status(e->event);
+      if (st > CL_COMPLETE)
+        continue;
+      retire_locked(e);
+      e->swept_status = st;
+      e->next = done;
+      done = e;
+    }
+    pthread_mutex_unlock(&s->lock);
+  }
+  while (done) {
+    gp__ocl_entry *e = done;
+    done = e->next;
+    e->next = NULL;
+    gp__ocl_finish(e, e->swept_status, true);
+  }
+}
+
+/* Commands pending or being written, over all lists. */
+static uint64_t in_flight(void) {
+  uint64_t n = 0;
+  for (int i = 0; i < SHARDS; i++) {
+    pthread_mutex_lock(&shards[i].lock);
+    n += shards[i].pending;
+    pthread_mutex_unlock(&shards[i].lock);
+    n += atomic_load_explicit(&shards[i].finishing, memory_order_acquire);
+  }
+  return n + reap_waiting();
+}
+
+static void flush_hook(void *user, bool forced) {
+  (void)user;
+  pthread_once(&shards_once, shards_init);
+  gp__ptrmap_each(&gp__ocl.queues, reap_all, NULL);
+  sweep_internal();
+  if (!forced)
+    return;
+  /* Work in flight: give it a moment to end and be read whole. */
+  uint64_t deadline = gp_clock_read_host(GP_CLOCK_MONOTONIC) + DRAIN_WAIT_NS;
+  while (in_flight() > 0 &&
+         gp_clock_read_host(GP_CLOCK_MONOTONIC) < deadline) {
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_nsec += 2000000;
+    if (dl.tv_nsec >= 1000000000) {
+      dl.tv_sec++;
+      dl.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&drain_lock);
+    atomic_fetch_add(&drain_waiting, 1);
+    pthread_cond_timedwait(&drained, &drain_lock, &dl);
+    atomic_fetch_sub(&drain_waiting, 1);
+    pthread_mutex_unlock(&drain_lock);
+    gp__ptrmap_each(&gp__ocl.queues, reap_all, NULL);
+    sweep_internal();
+  }
+  /* What remains: ours to write with what we know. */
+  gp__ptrmap_each(&gp__ocl.queues, reap_all, (void *)1);
+  gp__ocl_entry *left = NULL;
+  pthread_mutex_lock(&gp__ocl.lock);
+  for (int i = 0; i < SHARDS; i++) {
+    shard *s = &shards[i];
+    pthread_mutex_lock(&s->lock);
+    gp__ocl_entry *next;
+    for (gp__ocl_entry *e = s->head; e; e = next) {
+      next = e->next;
+      retire_locked(e);
+      e->next = left;
+      left = e;
+    }
+    pthread_mutex_unlock(&s->lock);
+  }
+  pthread_mutex_unlock(&gp__ocl.lock);
+  while (left) {
+    gp__ocl_entry *e = left;
+    left = e->next;
+    e->next = NULL;
+    /* Our own events can still be asked; the program's may be gone. */
+    cl_int st = e->internal ? event_status(e->event) : CL_QUEUED;
+    gp__ocl_finish(e, st, e->internal);
+  }
+}
+
+/* See oclInt.h. */
+void gp__ocl_get_stats(gp__ocl_stats *out) {
+  memset(out, 0, sizeof(*out));
+  pthread_once(&shards_once, shards_init);
+  for (int i = 0; i < SHARDS; i++) {
+    shard *s = &shards[i];
+    pthread_mutex_lock(&s->lock);
+    out->pending += s->pending;
+    pthread_mutex_unlock(&s->lock);
+    out->tracked += atomic_load(&s->tracked);
+    out->internal += atomic_load(&s->internal);
+    out->recorded += atomic_load(&s->recorded);
+    out->unknown += atomic_load(&s->unknown);
+    out->failed += atomic_load(&s->failed);
+    out->released += atomic_load(&s->released);
+  }
+  out->pending += reap_waiting();
+}
+
+/* ------------------------------------------------------------------ */
+/* fork()                                                               */
+
+static void atfork_prepare(void) {
+  pthread_mutex_lock(&gp__ocl.objects_lock);
+  pthread_mutex_lock(&gp__ocl.lock);
+  for (int i = 0; i < SHARDS; i++)
+    pthread_mutex_lock(&shards[i].lock);
+}
+
+static void atfork_parent(void) {
+  for (int i = SHARDS - 1; i >= 0; i--)
+    pthread_mutex_unlock(&shards[i].lock);
+  pthread_mutex_unlock(&gp__ocl.lock);
+  pthread_mutex_unlock(&gp__ocl.objects_lock);
+}
+
+static void reap_reset(void *user, const void *key, void *val) {
+  (void)user;
+  (void)key;
+  gp__ocl_queue *q = val;
+  pthread_mutex_init(&q->reap_lock, NULL);
+  gp__ocl_entry *e = q->reap_head;
+  while (e) {
+    gp__ocl_entry *next = e->reap_next;
+    if (e->waits != e->inline_waits)
+      free(e->waits);
+    free(e);
+    e = next;
+  }
+  q->reap_head = q->reap_tail = NULL;
+  atomic_store(&q->reap_n, 0);
+}
+
+/* The commands in flight are the parent's: their callbacks will never run
+ * here, and their records are the parent's to write. */
+static void atfork_child(void) {
+  adaptive_init(&gp__ocl.lock);
+  pthread_mutex_init(&gp__ocl.objects_lock, NULL);
+  pthread_mutex_init(&drain_lock, NULL);
+  pthread_cond_init(&drained, NULL);
+  for (int i = 0; i < SHARDS; i++) {
+    adaptive_init(&shards[i].lock);
+    gp__ocl_entry *e = shards[i].head;
+    while (e) {
+      gp__ocl_entry *next = e->next;
+      if (e->evinfo)
+        e->evinfo->entry = NULL;
+      if (e->waits != e->inline_waits)
+        free(e->waits);
+      free(e);
+      e = next;
+    }
+    shards[i].head = NULL;
+    shards[i].pending = 0;
+    atomic_store(&shards[i].finishing, 0);
+  }
+  atomic_store(&drain_waiting, 0);
+  gp__ptrmap_each(&gp__ocl.queues, reap_reset, NULL);
+  gp__ocl_device_atfork_child();
+}
+
+/* See oclInt.h. */
+void gp__ocl_track_init(void) {
+  pthread_once(&shards_once, shards_init);
+  GP_CORE->activity_add_flush_hook(flush_hook, NULL);
+  pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}

@@ -1,0 +1,28 @@
+/*
+ * backend.c - gp_backend_interface(): see backend.h.
+ */
+#include "core/backend.h"
+
+static const gp_backend_ops ops = {
+    .version = GP_BACKEND_INTERFACE_VERSION,
+    .size = sizeof(gp_backend_ops),
+    .activity_enabled = gp__activity_enabled,
+    .activity_reserve = gp__activity_reserve,
+    .activity_commit = gp__activity_commit,
+    .correlation_next = gp__correlation_next,
+    .activity_add_flush_hook = gp__activity_add_flush_hook,
+    .string_intern = gp__string_intern,
+    .device_register = gp__device_register,
+    .context_register = gp__context_register,
+    .context_unregister = gp__context_unregister,
+    .emit_name = gp__emit_name,
+    .tid = gp__tid,
+    .pid = gp__pid,
+};
+
+/* See backend.h. */
+const gp_backend_ops *gp_backend_interface(uint32_t version, size_t size) {
+  if (version != GP_BACKEND_INTERFACE_VERSION || size != sizeof(ops))
+    return NULL;
+  return &ops;
+}

@@ -1,0 +1,53 @@
+/*
+ * backend.h - the producer side of the core (core.h), for backends built
+ * as shared objects of their own.
+ *
+ * A preload or injection library (libgpuperf-opencl.so) must write its
+ * records into the one libgpuperf a process loads, where sessions and the
+ * program's own callbacks consume them; a private copy of the core would
+ * be a second, unseen stream. But the core's producer functions are hidden
+ * in libgpuperf.so. gp_backend_interface() hands such a library a table of
+ * them, checked by version and size. It is exported by libgpuperf.so (and
+ * present in libgpuperf.a) but it is not a public API: its only users are
+ * gpuperf's own backends, built from the same sources.
+ */
+#ifndef GPUPERF_CORE_BACKEND_H
+#define GPUPERF_CORE_BACKEND_H
+
+#include "core/core.h"
+
+#define GP_BACKEND_INTERFACE_VERSION 1u
+
+/* Each entry is the core.h function of the same name (gp__ dropped). */
+typedef struct gp_backend_ops {
+  uint32_t version; /* GP_BACKEND_INTERFACE_VERSION */
+  uint32_t size;    /* sizeof(gp_backend_ops) */
+  bool (*activity_enabled)(uint32_t kind, uint32_t context_id);
+  void *(*activity_reserve)(uint32_t kind, uint32_t size, uint32_t context_id,
+                            uint32_t stream_id);
+  void (*activity_commit)(void *record);
+  uint64_t (*correlation_next)(void);
+  int (*activity_add_flush_hook)(gp__flush_hook hook, void *user);
+  uint32_t (*string_intern)(const char *s);
+  int (*device_register)(const gp_device_info *info,
+                         const gp_device_queue_info *queues,
+                         uint32_t num_queues, uint32_t *device_id);
+  int (*context_register)(uint32_t device_id, uint32_t api,
+                          uint32_t default_stream_id, uint32_t *context_id);
+  void (*context_unregister)(uint32_t context_id);
+  void (*emit_name)(uint32_t object_kind, uint32_t device_id,
+                    uint32_t context_id, uint32_t stream_id, uint32_t thread_id,
+                    const char *name);
+  uint32_t (*tid)(void);
+  uint32_t (*pid)(void);
+} gp_backend_ops;
+
+/*
+ * Returns the core's producer functions if the caller was built for
+ * version (GP_BACKEND_INTERFACE_VERSION) and a table of size bytes; NULL
+ * otherwise. The table lives as long as the library.
+ */
+GP_EXPORT const gp_backend_ops *gp_backend_interface(uint32_t version,
+                                                     size_t size);
+
+#endif /* GPUPERF_CORE_BACKEND_H */
