@@ -149,6 +149,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[a], "--list") == 0) {
       for (size_t i = 0; i < NUM_TESTS; i++)
         printf("%s\n", tests[i].name);
+      free(pats);
       return 0;
     } else if (strcmp(argv[a], "-j") == 0 && a + 1 < argc) {
       jobs = atol(argv[++a]);
