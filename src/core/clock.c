@@ -71,7 +71,7 @@ enum {
 };
 
 #define CAL_MIN_NS 1000000ull     /* first rate from >= 1 ms of counting */
-#define RECAL_NS 50000000ull      /* re-measure every 50 ms */
+#define RECAL_NS GP_CLOCK_RECAL_NS /* re-measure every 50 ms */
 #define JUMP_NS 5000000ull        /* an error past 5 ms is a jump */
 #define MAX_SLEW_PPM 500          /* slew at most 500 ppm */
 
@@ -114,6 +114,20 @@ static void measure_pair(uint64_t *tsc_out, uint64_t *ns_out) {
       *ns_out = ns;
     }
   }
+}
+
+/* See core.h. */
+uint64_t gp__clock_slew_mult(uint64_t rate, int64_t err_ns) {
+  /* The coming period has RECAL_NS / rate ticks (rate in 32.32 ns per
+   * tick): spreading err over them adds err * rate / RECAL_NS. A larger
+   * gain overshoots and, past 2, oscillates ever wider. */
+  __int128 corr = (__int128)err_ns * (__int128)rate / (__int128)RECAL_NS;
+  __int128 lim = ((__int128)rate * MAX_SLEW_PPM) / 1000000;
+  if (corr > lim)
+    corr = lim;
+  if (corr < -lim)
+    corr = -lim;
+  return (uint64_t)((__int128)rate + corr);
 }
 
 /* Value of the current line at counter value t (seqlock held by caller). */
@@ -173,14 +187,7 @@ static void calibrate(void) {
     if (err > (int64_t)JUMP_NS) {
       line_store(t, ns, rate, rate); /* jump forwards (resume, step) */
     } else {
-      /* Aim to be on time one period from now, within the slew limit. */
-      __int128 corr = (__int128)err * 4294967296 / (__int128)RECAL_NS;
-      __int128 lim = ((__int128)rate * MAX_SLEW_PPM) / 1000000;
-      if (corr > lim)
-        corr = lim;
-      if (corr < -lim)
-        corr = -lim;
-      line_store(t, pred, (uint64_t)((__int128)rate + corr), rate);
+      line_store(t, pred, gp__clock_slew_mult(rate, err), rate);
     }
   }
   pthread_mutex_unlock(&tsc.lock);

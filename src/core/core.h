@@ -51,6 +51,16 @@ void gp__clock_set_virtual(uint64_t (*now)(void));
 /* True while a virtual time source is installed. */
 bool gp__clock_is_virtual(void);
 
+/* Period between re-measurements of the TSC line, ns. */
+#define GP_CLOCK_RECAL_NS 50000000ull
+
+/*
+ * The slope (32.32 ns per tick) that takes the TSC line from err_ns off
+ * (measured minus predicted) back onto the measured clock over one period
+ * when the counter runs at `rate`, within the slew limit (500 ppm).
+ */
+uint64_t gp__clock_slew_mult(uint64_t rate, int64_t err_ns);
+
 /* ---- strings.c ---- */
 
 /*

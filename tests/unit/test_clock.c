@@ -15,11 +15,13 @@ static uint64_t boottime(void) {
 }
 
 TEST(clock_tracks_boottime) {
-  /* Run long enough for calibration and a few re-measurements. */
+  /* Run long enough for calibration and twenty re-measurements: a badly
+   * tuned correction oscillates and grows over several periods (a gain
+   * error once made it swing by 15 to 30 us within a second). */
   uint64_t prev = gp_get_timestamp();
   uint64_t start = boottime();
   int64_t worst = 0;
-  while (boottime() - start < 200000000ull) {
+  while (boottime() - start < 1200000000ull) {
     uint64_t b0 = boottime();
     uint64_t t = gp_get_timestamp();
     uint64_t b1 = boottime();
@@ -33,7 +35,7 @@ TEST(clock_tracks_boottime) {
   }
   printf("worst distance from CLOCK_BOOTTIME after 20 ms: %" PRId64 " ns\n",
          worst);
-  ASSERT_LT(worst, 50000); /* 50 us */
+  ASSERT_LT(worst, 5000); /* 5 us; typically under 100 ns */
 }
 
 TEST(clock_without_tsc) {
@@ -146,4 +148,29 @@ TEST(clock_host_clocks) {
   ASSERT_GE(gp_clock_read_host(GP_CLOCK_BOOTTIME),
             gp_clock_read_host(GP_CLOCK_MONOTONIC) - 1000000);
   ASSERT_EQ(gp_clock_read_host(42), 0);
+}
+
+/* The re-calibration is a feedback loop: check on a simulated counter that
+ * it converges and stays converged (a gain error once made it oscillate
+ * with a growing amplitude up to 30 us, visible only after seconds). */
+TEST(clock_slew_converges) {
+  const double ghz = 2.1;                        /* counter ticks per ns */
+  uint64_t rate = (uint64_t)(4294967296.0 / ghz); /* 32.32 ns per tick */
+  double ticks = (double)GP_CLOCK_RECAL_NS * ghz;
+  double err = 3000.0; /* the line starts 3 us behind the true clock */
+  uint32_t seed = 1;
+  for (int k = 0; k < 400; k++) {
+    /* The measured error carries +-20 ns of pair noise. */
+    seed = seed * 1103515245u + 12345u;
+    double noise = (double)((seed >> 16) % 41) - 20.0;
+    uint64_t mult = gp__clock_slew_mult(rate, (int64_t)(err + noise));
+    /* Over the period the line advances ticks * mult, the clock
+     * ticks * rate (the measured rate is exact here). */
+    err += ticks * (double)rate / 4294967296.0 - ticks * (double)mult / 4294967296.0;
+    if (k >= 3)
+      ASSERT_LT(err < 0 ? -err : err, 60.0);
+  }
+  /* Far off, the slew limit holds: 500 ppm of a 50 ms period. */
+  uint64_t m = gp__clock_slew_mult(rate, 10000000);
+  ASSERT_NEAR((double)(m - rate) / (double)rate, 500e-6, 1e-6);
 }
