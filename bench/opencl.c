@@ -207,7 +207,6 @@ static double cpu_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-
 /* Makes e ready for tiny kernels: their buffer and argument, warm. */
 static cl_mem tiny_setup(env *e) {
   const api *a = e->a;
@@ -229,8 +228,7 @@ static double run_tiny(env *e, long n, double *cpu) {
   size_t g = 64, l = 64;
   double t0 = now_s(), c0 = cpu_s();
   for (long i = 0; i < n; i++)
-    CK(a->EnqueueNDRangeKernel(e->q1, e->tiny, 1, NULL, &g, &l, 0, NULL,
-                               NULL));
+    CK(a->EnqueueNDRangeKernel(e->q1, e->tiny, 1, NULL, &g, &l, 0, NULL, NULL));
   CK(a->Finish(e->q1));
   *cpu += cpu_s() - c0;
   return now_s() - t0;

@@ -63,7 +63,9 @@ void gp_test_skip(const char *fmt, ...) {
 }
 
 /* See harness.h. */
-const char *gp_test_tmpdir(void) { return tmpdir; }
+const char *gp_test_tmpdir(void) {
+  return tmpdir;
+}
 
 /* See harness.h. */
 const char *gp_test_path(int slot, const char *name) {
@@ -97,8 +99,7 @@ static void print_output(FILE *out, const char *indent) {
   char line[1024];
   rewind(out);
   while (fgets(line, sizeof(line), out))
-    printf("%s%s%s", indent, line,
-           line[strlen(line) - 1] == '\n' ? "" : "\n");
+    printf("%s%s%s", indent, line, line[strlen(line) - 1] == '\n' ? "" : "\n");
 }
 
 static bool selected(const char *name, int npat, char **pats) {
@@ -239,8 +240,7 @@ int main(int argc, char **argv) {
         printf("FAIL  %-48s timed out after %d s\n", t->name,
                (int)(t->timeout_s * scale));
       else if (WIFSIGNALED(status))
-        printf("FAIL  %-48s killed by signal %d\n", t->name,
-               WTERMSIG(status));
+        printf("FAIL  %-48s killed by signal %d\n", t->name, WTERMSIG(status));
       else
         printf("FAIL  %-48s exit status %d\n", t->name, WEXITSTATUS(status));
       print_output(r->out, "      ");

@@ -39,7 +39,7 @@ const char *gp_test_path(int slot, const char *name);
 #define ASSERT(cond)                                                           \
   do {                                                                         \
     if (!(cond))                                                               \
-      gp_test_fail(__FILE__, __LINE__, "assertion failed: %s", #cond);        \
+      gp_test_fail(__FILE__, __LINE__, "assertion failed: %s", #cond);         \
   } while (0)
 
 #define ASSERT_EQ(a, b)                                                        \
@@ -110,10 +110,9 @@ const char *gp_test_path(int slot, const char *name);
   do {                                                                         \
     int gp_rc_ = (expr), gp_w_ = (want);                                       \
     if (gp_rc_ != gp_w_)                                                       \
-      gp_test_fail(__FILE__, __LINE__,                                         \
-                   "%s\n    returned %s (%d), expected %s (%d)", #expr,        \
-                   gp_error_name(gp_rc_), gp_rc_, gp_error_name(gp_w_),        \
-                   gp_w_);                                                     \
+      gp_test_fail(                                                            \
+          __FILE__, __LINE__, "%s\n    returned %s (%d), expected %s (%d)",    \
+          #expr, gp_error_name(gp_rc_), gp_rc_, gp_error_name(gp_w_), gp_w_);  \
   } while (0)
 
 #define SKIP(...) gp_test_skip(__VA_ARGS__)

@@ -69,7 +69,9 @@ void tu_capture(size_t buffer_size, size_t max_records) {
   ASSERT_OK(gp_activity_register_callbacks(on_request, on_complete));
 }
 
-void tu_capture_delay(unsigned us) { delay_us = us; }
+void tu_capture_delay(unsigned us) {
+  delay_us = us;
+}
 
 void tu_capture_decline(int on) {
   pthread_mutex_lock(&lock);

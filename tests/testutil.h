@@ -41,7 +41,6 @@ const gp_activity *tu_find(uint32_t kind, size_t i);
 void tu_clear(void);
 
 /* A fixed, small kernel description for tests. */
-gp_sim_kernel_desc tu_kernel_desc(const char *name, double flops,
-                                  double bytes);
+gp_sim_kernel_desc tu_kernel_desc(const char *name, double flops, double bytes);
 
 #endif /* GPUPERF_TESTS_TESTUTIL_H */

@@ -36,20 +36,20 @@ extern "C" {
 /* Record kinds. Values are stable: they are written into buffers. */
 typedef enum gp_activity_kind {
   GP_ACTIVITY_KIND_INVALID = 0,
-  GP_ACTIVITY_KIND_KERNEL = 1,          /* gp_activity_kernel (concurrent) */
-  GP_ACTIVITY_KIND_MEMCPY = 2,          /* gp_activity_memcpy, all kinds */
-  GP_ACTIVITY_KIND_MEMSET = 3,          /* gp_activity_memset */
-  GP_ACTIVITY_KIND_API = 4,             /* gp_activity_api */
-  GP_ACTIVITY_KIND_MARKER = 5,          /* gp_activity_marker */
-  GP_ACTIVITY_KIND_DEVICE = 6,          /* gp_activity_device */
-  GP_ACTIVITY_KIND_CONTEXT = 7,         /* gp_activity_context */
-  GP_ACTIVITY_KIND_NAME = 8,            /* gp_activity_name */
-  GP_ACTIVITY_KIND_OVERHEAD = 9,        /* gp_activity_overhead */
-  GP_ACTIVITY_KIND_ENVIRONMENT = 10,    /* gp_activity_environment */
-  GP_ACTIVITY_KIND_COUNTER = 11,        /* gp_activity_counter */
-  GP_ACTIVITY_KIND_DROPPED = 12,        /* gp_activity_dropped */
+  GP_ACTIVITY_KIND_KERNEL = 1,           /* gp_activity_kernel (concurrent) */
+  GP_ACTIVITY_KIND_MEMCPY = 2,           /* gp_activity_memcpy, all kinds */
+  GP_ACTIVITY_KIND_MEMSET = 3,           /* gp_activity_memset */
+  GP_ACTIVITY_KIND_API = 4,              /* gp_activity_api */
+  GP_ACTIVITY_KIND_MARKER = 5,           /* gp_activity_marker */
+  GP_ACTIVITY_KIND_DEVICE = 6,           /* gp_activity_device */
+  GP_ACTIVITY_KIND_CONTEXT = 7,          /* gp_activity_context */
+  GP_ACTIVITY_KIND_NAME = 8,             /* gp_activity_name */
+  GP_ACTIVITY_KIND_OVERHEAD = 9,         /* gp_activity_overhead */
+  GP_ACTIVITY_KIND_ENVIRONMENT = 10,     /* gp_activity_environment */
+  GP_ACTIVITY_KIND_COUNTER = 11,         /* gp_activity_counter */
+  GP_ACTIVITY_KIND_DROPPED = 12,         /* gp_activity_dropped */
   GP_ACTIVITY_KIND_SYNCHRONIZATION = 13, /* gp_activity_sync */
-  GP_ACTIVITY_KIND_COUNT                /* one past the last kind */
+  GP_ACTIVITY_KIND_COUNT                 /* one past the last kind */
 } gp_activity_kind;
 
 /* The header every record starts with. */
@@ -84,7 +84,7 @@ typedef enum gp_api {
 /* Which family of host calls an API record belongs to. */
 typedef enum gp_api_domain {
   GP_API_DOMAIN_UNKNOWN = 0,
-  GP_API_DOMAIN_SIM = 1,          /* gp_sim_* calls */
+  GP_API_DOMAIN_SIM = 1, /* gp_sim_* calls */
   GP_API_DOMAIN_CUDA_RUNTIME = 2,
   GP_API_DOMAIN_CUDA_DRIVER = 3,
   GP_API_DOMAIN_OPENCL = 4
@@ -205,9 +205,9 @@ typedef struct gp_activity_api {
 typedef struct gp_activity_marker {
   gp_activity hdr;
   uint64_t timestamp;
-  uint64_t id;       /* range id: the same on START and END */
-  uint32_t flags;    /* GP_ACTIVITY_FLAG_MARKER_* */
-  uint32_t name_id;  /* 0 on END */
+  uint64_t id;        /* range id: the same on START and END */
+  uint32_t flags;     /* GP_ACTIVITY_FLAG_MARKER_* */
+  uint32_t name_id;   /* 0 on END */
   uint32_t domain_id; /* string id of the domain, 0 for the default */
   uint32_t process_id;
   uint32_t thread_id;
@@ -222,9 +222,9 @@ typedef struct gp_activity_device {
   uint32_t device_id;
   uint32_t flags;
   uint32_t name_id;
-  uint32_t vendor_id; /* string id of the vendor name */
-  uint32_t model_id;  /* string id */
-  uint32_t architecture_id; /* string id */
+  uint32_t vendor_id;         /* string id of the vendor name */
+  uint32_t model_id;          /* string id */
+  uint32_t architecture_id;   /* string id */
   uint32_t driver_version_id; /* string id, 0 if unknown */
   uint32_t pci_domain, pci_bus, pci_device, pci_function;
   uint32_t compute_units;
@@ -388,7 +388,7 @@ typedef struct gp_activity_sync {
   uint64_t correlation_id; /* the API call that waited */
   uint64_t start;
   uint64_t end;
-  uint64_t wait_id; /* correlation id of the GPU work waited for, 0 if none */
+  uint64_t wait_id;   /* correlation id of the GPU work waited for, 0 if none */
   uint32_t sync_kind; /* gp_sync_kind */
   uint32_t device_id;
   uint32_t context_id;

@@ -105,19 +105,46 @@ typedef enum gp_counter_group {
 
 /* Units; values match Perfetto's GpuCounterDescriptor.MeasureUnit. */
 typedef enum gp_unit {
-  GP_UNIT_NONE = 0, GP_UNIT_BIT = 1, GP_UNIT_KILOBIT = 2, GP_UNIT_MEGABIT = 3,
-  GP_UNIT_GIGABIT = 4, GP_UNIT_TERABIT = 5, GP_UNIT_PETABIT = 6,
-  GP_UNIT_BYTE = 7, GP_UNIT_KILOBYTE = 8, GP_UNIT_MEGABYTE = 9,
-  GP_UNIT_GIGABYTE = 10, GP_UNIT_TERABYTE = 11, GP_UNIT_PETABYTE = 12,
-  GP_UNIT_HERTZ = 13, GP_UNIT_KILOHERTZ = 14, GP_UNIT_MEGAHERTZ = 15,
-  GP_UNIT_GIGAHERTZ = 16, GP_UNIT_TERAHERTZ = 17, GP_UNIT_PETAHERTZ = 18,
-  GP_UNIT_NANOSECOND = 19, GP_UNIT_MICROSECOND = 20, GP_UNIT_MILLISECOND = 21,
-  GP_UNIT_SECOND = 22, GP_UNIT_MINUTE = 23, GP_UNIT_HOUR = 24,
-  GP_UNIT_VERTEX = 25, GP_UNIT_PIXEL = 26, GP_UNIT_TRIANGLE = 27,
-  GP_UNIT_MILLIWATT = 28, GP_UNIT_WATT = 29, GP_UNIT_KILOWATT = 30,
-  GP_UNIT_JOULE = 31, GP_UNIT_VOLT = 32, GP_UNIT_AMPERE = 33,
-  GP_UNIT_CELSIUS = 34, GP_UNIT_FAHRENHEIT = 35, GP_UNIT_KELVIN = 36,
-  GP_UNIT_PERCENT = 37, GP_UNIT_PRIMITIVE = 38, GP_UNIT_FRAGMENT = 39,
+  GP_UNIT_NONE = 0,
+  GP_UNIT_BIT = 1,
+  GP_UNIT_KILOBIT = 2,
+  GP_UNIT_MEGABIT = 3,
+  GP_UNIT_GIGABIT = 4,
+  GP_UNIT_TERABIT = 5,
+  GP_UNIT_PETABIT = 6,
+  GP_UNIT_BYTE = 7,
+  GP_UNIT_KILOBYTE = 8,
+  GP_UNIT_MEGABYTE = 9,
+  GP_UNIT_GIGABYTE = 10,
+  GP_UNIT_TERABYTE = 11,
+  GP_UNIT_PETABYTE = 12,
+  GP_UNIT_HERTZ = 13,
+  GP_UNIT_KILOHERTZ = 14,
+  GP_UNIT_MEGAHERTZ = 15,
+  GP_UNIT_GIGAHERTZ = 16,
+  GP_UNIT_TERAHERTZ = 17,
+  GP_UNIT_PETAHERTZ = 18,
+  GP_UNIT_NANOSECOND = 19,
+  GP_UNIT_MICROSECOND = 20,
+  GP_UNIT_MILLISECOND = 21,
+  GP_UNIT_SECOND = 22,
+  GP_UNIT_MINUTE = 23,
+  GP_UNIT_HOUR = 24,
+  GP_UNIT_VERTEX = 25,
+  GP_UNIT_PIXEL = 26,
+  GP_UNIT_TRIANGLE = 27,
+  GP_UNIT_MILLIWATT = 28,
+  GP_UNIT_WATT = 29,
+  GP_UNIT_KILOWATT = 30,
+  GP_UNIT_JOULE = 31,
+  GP_UNIT_VOLT = 32,
+  GP_UNIT_AMPERE = 33,
+  GP_UNIT_CELSIUS = 34,
+  GP_UNIT_FAHRENHEIT = 35,
+  GP_UNIT_KELVIN = 36,
+  GP_UNIT_PERCENT = 37,
+  GP_UNIT_PRIMITIVE = 38,
+  GP_UNIT_FRAGMENT = 39,
   GP_UNIT_INSTRUCTION = 40
 } gp_unit;
 
@@ -133,7 +160,7 @@ typedef enum gp_counter_type {
 
 /* One counter. Strings live as long as the process. */
 typedef struct gp_counter_info {
-  uint32_t id;        /* unique on its device (Perfetto's counter_id) */
+  uint32_t id; /* unique on its device (Perfetto's counter_id) */
   uint32_t device_id;
   const char *name;
   const char *description;
@@ -141,12 +168,12 @@ typedef struct gp_counter_info {
   uint32_t type;        /* gp_counter_type */
   uint32_t block_id;
   uint32_t num_numerator_units;
-  uint32_t numerator_units[GP_COUNTER_MAX_UNITS];   /* gp_unit */
+  uint32_t numerator_units[GP_COUNTER_MAX_UNITS]; /* gp_unit */
   uint32_t num_denominator_units;
   uint32_t denominator_units[GP_COUNTER_MAX_UNITS]; /* gp_unit */
   uint32_t num_groups;
   uint32_t groups[GP_COUNTER_MAX_GROUPS]; /* gp_counter_group or custom */
-  double peak_value;  /* largest meaningful value, 0 if unknown */
+  double peak_value; /* largest meaningful value, 0 if unknown */
   uint32_t select_by_default;
   uint32_t reserved0;
 } gp_counter_info;
@@ -173,8 +200,8 @@ typedef struct gp_counter_group_info {
 typedef struct gp_counter_catalog_info {
   uint32_t num_counters;
   uint32_t num_blocks;
-  uint32_t num_groups;  /* named groups (gp_counter_group_get) */
-  uint32_t max_active;  /* counters one perfmon may hold */
+  uint32_t num_groups; /* named groups (gp_counter_group_get) */
+  uint32_t max_active; /* counters one perfmon may hold */
   uint64_t min_sampling_period_ns;
   uint64_t max_sampling_period_ns;
   uint32_t supports_instrumented; /* per-activity sampling possible */
@@ -289,7 +316,6 @@ GP_EXPORT int gp_counters_start(uint32_t device_id,
  * sampling. */
 GP_EXPORT int gp_counters_stop(uint32_t device_id);
 
-
 /* ------------------------------------------------------------------ */
 /* Names, listing and the host CPU                                      */
 
@@ -307,7 +333,7 @@ GP_EXPORT int gp_counter_group_lookup(uint32_t device_id, uint32_t group_id,
                                       gp_counter_group_info *info);
 
 /* Flags of gp_device_list_print(). */
-#define GP_LIST_JSON 1u      /* JSON instead of text */
+#define GP_LIST_JSON 1u        /* JSON instead of text */
 #define GP_LIST_NO_COUNTERS 2u /* devices and queues only */
 
 /*

@@ -67,14 +67,16 @@ static void init_once(void) {
 }
 
 /* Registers the thread-exit key and the fork handlers, once. */
-void gp__activity_init(void) { pthread_once(&slot_key_once, init_once); }
+void gp__activity_init(void) {
+  pthread_once(&slot_key_once, init_once);
+}
 
 /* ------------------------------------------------------------------ */
 /* Names                                                                */
 
 static const char *const kind_names[GP_ACTIVITY_KIND_COUNT] = {
-    "INVALID", "KERNEL",   "MEMCPY",      "MEMSET",  "API",
-    "MARKER",  "DEVICE",   "CONTEXT",     "NAME",    "OVERHEAD",
+    "INVALID",     "KERNEL",  "MEMCPY",  "MEMSET",         "API",
+    "MARKER",      "DEVICE",  "CONTEXT", "NAME",           "OVERHEAD",
     "ENVIRONMENT", "COUNTER", "DROPPED", "SYNCHRONIZATION"};
 
 /* See activity.h. */
@@ -183,8 +185,9 @@ bool gp__activity_enabled(uint32_t kind, uint32_t context_id) {
   uint64_t bit = 1ull << kind;
   bool on = (atomic_load_explicit(&gp__enabled_mask, memory_order_relaxed) &
              bit) != 0;
-  if (context_id == 0 || GP_LIKELY(atomic_load_explicit(
-                             &gp__act.num_overrides, memory_order_relaxed) == 0))
+  if (context_id == 0 ||
+      GP_LIKELY(atomic_load_explicit(&gp__act.num_overrides,
+                                     memory_order_relaxed) == 0))
     return on;
   pthread_mutex_lock(&gp__act.lock);
   int n = atomic_load(&gp__act.num_overrides);
@@ -208,7 +211,8 @@ int gp_activity_is_enabled(uint32_t context_id, gp_activity_kind kind) {
 
 /* See core.h. */
 uint64_t gp__correlation_next(void) {
-  return atomic_fetch_add_explicit(&gp__act.correlation, 1, memory_order_relaxed) +
+  return atomic_fetch_add_explicit(&gp__act.correlation, 1,
+                                   memory_order_relaxed) +
          1;
 }
 
@@ -279,8 +283,8 @@ static void thread_exit(void *arg) {
 
 static void write_drop_records(slot *s);
 
-static void count_drops(slot *s, uint32_t kind, int reason,
-                        uint32_t context_id, uint32_t stream_id, uint64_t n) {
+static void count_drops(slot *s, uint32_t kind, int reason, uint32_t context_id,
+                        uint32_t stream_id, uint64_t n) {
   atomic_fetch_add_explicit(&gp__act.drop_stats[kind][reason], n,
                             memory_order_relaxed);
   atomic_fetch_add_explicit(&gp__act.drop_total, n, memory_order_relaxed);
@@ -313,15 +317,14 @@ static void count_drops(slot *s, uint32_t kind, int reason,
   }
 }
 
-static void count_drop(slot *s, uint32_t kind, int reason,
-                       uint32_t context_id, uint32_t stream_id) {
+static void count_drop(slot *s, uint32_t kind, int reason, uint32_t context_id,
+                       uint32_t stream_id) {
   count_drops(s, kind, reason, context_id, stream_id, 1);
 }
 
 /* See core.h. */
-void gp__activity_add_drops(uint32_t kind, uint32_t reason,
-                            uint32_t context_id, uint32_t stream_id,
-                            uint64_t count) {
+void gp__activity_add_drops(uint32_t kind, uint32_t reason, uint32_t context_id,
+                            uint32_t stream_id, uint64_t count) {
   if (count == 0 || kind >= GP_ACTIVITY_KIND_COUNT ||
       reason >= GP_DROP_REASON_COUNT)
     return;
@@ -402,8 +405,8 @@ static void *reserve_slow(uint32_t kind, uint32_t size, uint32_t context_id,
     s->cap = bsize > UINT32_MAX ? UINT32_MAX & ~7u : (uint32_t)(bsize & ~7ul);
     s->head_local = 0;
     s->taken = 0;
-    s->records_left = maxr ? (maxr > UINT32_MAX ? UINT32_MAX : (uint32_t)maxr)
-                           : UINT32_MAX;
+    s->records_left =
+        maxr ? (maxr > UINT32_MAX ? UINT32_MAX : (uint32_t)maxr) : UINT32_MAX;
     atomic_store_explicit(&s->head, 0, memory_order_release);
     pthread_mutex_unlock(&s->lock);
   }
@@ -453,8 +456,8 @@ void gp__activity_commit(void *record) {
 /* Drop queries and attributes                                          */
 
 /* See activity.h. */
-int gp_activity_get_num_dropped_records(uint32_t context_id,
-                                        uint32_t stream_id, size_t *dropped) {
+int gp_activity_get_num_dropped_records(uint32_t context_id, uint32_t stream_id,
+                                        size_t *dropped) {
   if (!dropped)
     return GP_EINVAL;
   if (context_id == 0) {
@@ -560,9 +563,13 @@ int gp_activity_set_attribute(gp_activity_attr attr, size_t *value_size,
 /* ------------------------------------------------------------------ */
 /* fork()                                                               */
 
-static void atfork_prepare(void) { pthread_mutex_lock(&gp__act.lock); }
+static void atfork_prepare(void) {
+  pthread_mutex_lock(&gp__act.lock);
+}
 
-static void atfork_parent(void) { pthread_mutex_unlock(&gp__act.lock); }
+static void atfork_parent(void) {
+  pthread_mutex_unlock(&gp__act.lock);
+}
 
 /*
  * In the child only the forking thread exists and the collector is gone.
@@ -603,4 +610,3 @@ static void atfork_child(void) {
   /* The collector is restarted lazily, by the next hand-over or flush:
    * creating threads here, in a fork handler, is not safe. */
 }
-

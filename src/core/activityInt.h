@@ -34,18 +34,18 @@ typedef struct drop_pending {
 typedef struct slot {
   /* Owner-only fast path fields. */
   uint8_t *buf;
-  uint32_t cap;           /* usable bytes of buf */
-  uint32_t head_local;    /* end of the last committed record */
-  uint32_t open;          /* size of the open reservation */
-  uint32_t records_left;  /* max_num_records budget, UINT32_MAX = none */
-  bool has_drops;         /* drop_pend holds something to report */
+  uint32_t cap;          /* usable bytes of buf */
+  uint32_t head_local;   /* end of the last committed record */
+  uint32_t open;         /* size of the open reservation */
+  uint32_t records_left; /* max_num_records budget, UINT32_MAX = none */
+  bool has_drops;        /* drop_pend holds something to report */
   gp_buffer_complete_fn buf_complete; /* where buf goes back to */
-  size_t buf_size;        /* size the request callback gave */
+  size_t buf_size;                    /* size the request callback gave */
   /* Shared: */
-  _Atomic uint32_t head;  /* published end of committed records */
-  uint32_t taken;         /* records before this were delivered (lock) */
-  pthread_mutex_t lock;   /* taken by the owner to swap buffers */
-  _Atomic int live;       /* owned by a running thread */
+  _Atomic uint32_t head; /* published end of committed records */
+  uint32_t taken;        /* records before this were delivered (lock) */
+  pthread_mutex_t lock;  /* taken by the owner to swap buffers */
+  _Atomic int live;      /* owned by a running thread */
   uint32_t tid;
   drop_pending drop_pend[GP_ACTIVITY_KIND_COUNT][GP_DROP_REASON_COUNT];
   struct slot *_Atomic next;
@@ -66,7 +66,6 @@ typedef struct drop_entry {
   uint32_t context_id, stream_id;
   uint64_t unread;
 } drop_entry;
-
 
 typedef struct gp__activity_state {
   pthread_mutex_t lock; /* everything below that is not atomic */
@@ -115,7 +114,6 @@ typedef struct gp__activity_state {
 
 extern gp__activity_state gp__act;
 extern _Atomic uint64_t gp__enabled_mask;
-
 
 extern slot *_Atomic gp__slots;
 extern GP_TLS slot *gp__tls_slot;

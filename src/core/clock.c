@@ -64,23 +64,23 @@ uint64_t gp_clock_read_host(uint32_t clock_id) {
 /* The TSC line                                                         */
 
 enum {
-  TSC_UNKNOWN = 0,  /* not probed yet */
-  TSC_ABSENT,       /* no invariant TSC: always clock_gettime() */
-  TSC_CALIBRATING,  /* probing the rate: clock_gettime() meanwhile */
-  TSC_READY         /* the line is in use */
+  TSC_UNKNOWN = 0, /* not probed yet */
+  TSC_ABSENT,      /* no invariant TSC: always clock_gettime() */
+  TSC_CALIBRATING, /* probing the rate: clock_gettime() meanwhile */
+  TSC_READY        /* the line is in use */
 };
 
-#define CAL_MIN_NS 1000000ull     /* first rate from >= 1 ms of counting */
+#define CAL_MIN_NS 1000000ull      /* first rate from >= 1 ms of counting */
 #define RECAL_NS GP_CLOCK_RECAL_NS /* re-measure every 50 ms */
-#define JUMP_NS 5000000ull        /* an error past 5 ms is a jump */
-#define MAX_SLEW_PPM 500          /* slew at most 500 ppm */
+#define JUMP_NS 5000000ull         /* an error past 5 ms is a jump */
+#define MAX_SLEW_PPM 500           /* slew at most 500 ppm */
 
 static struct {
-  _Atomic uint32_t seq;  /* odd while the line is being changed */
+  _Atomic uint32_t seq; /* odd while the line is being changed */
   _Atomic int state;
   uint64_t base_tsc, base_ns;
-  uint64_t mult;         /* ns per tick, 32.32 fixed point */
-  uint64_t recal_ticks;  /* ticks between re-measurements */
+  uint64_t mult;        /* ns per tick, 32.32 fixed point */
+  uint64_t recal_ticks; /* ticks between re-measurements */
   /* Owned by whoever holds lock: */
   pthread_mutex_t lock;
   uint64_t first_tsc, first_ns; /* the first measured pair */
@@ -134,8 +134,8 @@ uint64_t gp__clock_slew_mult(uint64_t rate, int64_t err_ns) {
 static uint64_t line_at(uint64_t t) {
   if (t <= tsc.base_tsc)
     return tsc.base_ns;
-  return tsc.base_ns + (uint64_t)(((unsigned __int128)(t - tsc.base_tsc) *
-                                   tsc.mult) >> 32);
+  return tsc.base_ns +
+         (uint64_t)(((unsigned __int128)(t - tsc.base_tsc) * tsc.mult) >> 32);
 }
 
 static void line_store(uint64_t base_tsc, uint64_t base_ns, uint64_t mult,
@@ -230,14 +230,13 @@ uint64_t gp_get_timestamp(void) {
       mult = tsc.mult;
       recal = tsc.recal_ticks;
       atomic_thread_fence(memory_order_acquire);
-    } while (GP_UNLIKELY((s & 1) ||
-                         s != atomic_load_explicit(&tsc.seq,
-                                                   memory_order_relaxed)));
+    } while (GP_UNLIKELY(
+        (s & 1) || s != atomic_load_explicit(&tsc.seq, memory_order_relaxed)));
     uint64_t delta = t > base_tsc ? t - base_tsc : 0;
     if (GP_UNLIKELY(delta > recal))
       calibrate();
-    return floor_clamp(
-        base_ns + (uint64_t)(((unsigned __int128)delta * mult) >> 32));
+    return floor_clamp(base_ns +
+                       (uint64_t)(((unsigned __int128)delta * mult) >> 32));
   }
   if (st != TSC_ABSENT)
     calibrate();

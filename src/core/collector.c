@@ -26,8 +26,7 @@ static void internal_request(uint8_t **buffer, size_t *size,
   *buffer = aligned_alloc(8, GP_ALIGN8(*size));
 }
 
-static void internal_complete(uint8_t *buffer, size_t size,
-                              size_t valid_size) {
+static void internal_complete(uint8_t *buffer, size_t size, size_t valid_size) {
   (void)size;
   (void)valid_size;
   free(buffer);
@@ -40,9 +39,10 @@ static void internal_complete(uint8_t *buffer, size_t size,
  * *reason if there is none. Called without locks.
  */
 uint8_t *gp__buffer_get(size_t *size, size_t *max_records,
-                           gp_buffer_complete_fn *complete, int *reason,
-                           bool bypass_limit) {
-  size_t n_free = atomic_load_explicit(&gp__act.free_count, memory_order_relaxed);
+                        gp_buffer_complete_fn *complete, int *reason,
+                        bool bypass_limit) {
+  size_t n_free =
+      atomic_load_explicit(&gp__act.free_count, memory_order_relaxed);
   if (!bypass_limit && n_free == 0 &&
       atomic_load_explicit(&gp__act.outstanding, memory_order_relaxed) >=
           atomic_load_explicit(&gp__act.pool_limit, memory_order_relaxed)) {
@@ -80,7 +80,8 @@ uint8_t *gp__buffer_get(size_t *size, size_t *max_records,
     *reason = GP_DROP_NO_CALLBACKS;
     return NULL;
   }
-  if (!bypass_limit && atomic_load(&gp__act.outstanding) >= atomic_load(&gp__act.pool_limit)) {
+  if (!bypass_limit &&
+      atomic_load(&gp__act.outstanding) >= atomic_load(&gp__act.pool_limit)) {
     pthread_cond_signal(&gp__act.work);
     pthread_mutex_unlock(&gp__act.lock);
     *reason = GP_DROP_NO_BUFFER;
@@ -105,8 +106,8 @@ uint8_t *gp__buffer_get(size_t *size, size_t *max_records,
 
 /* Queues a buffer for the collector; takes ownership. Caller holds no
  * lock. Returns the sequence number given. */
-uint64_t gp__buffer_enqueue(uint8_t *buf, size_t size, size_t offset, size_t valid,
-                        gp_buffer_complete_fn complete) {
+uint64_t gp__buffer_enqueue(uint8_t *buf, size_t size, size_t offset,
+                            size_t valid, gp_buffer_complete_fn complete) {
   pending *p = malloc(sizeof(*p));
   pthread_mutex_lock(&gp__act.lock);
   if (!p) {
@@ -170,8 +171,8 @@ static void run_observers(const uint8_t *buf, size_t valid) {
 static void emit_overhead(uint64_t start, uint64_t end, uint64_t bytes) {
   if (!gp__activity_enabled(GP_ACTIVITY_KIND_OVERHEAD, 0))
     return;
-  gp_activity_overhead *r = gp__activity_reserve(
-      GP_ACTIVITY_KIND_OVERHEAD, sizeof(*r), 0, 0);
+  gp_activity_overhead *r =
+      gp__activity_reserve(GP_ACTIVITY_KIND_OVERHEAD, sizeof(*r), 0, 0);
   if (!r)
     return;
   r->start = start;
@@ -232,7 +233,8 @@ static void *collector_main(void *arg) {
     if (!gp__act.q_head) {
       struct timespec ts;
       clock_gettime(CLOCK_REALTIME, &ts);
-      uint64_t wait_ms = gp__act.flush_period_ms ? gp__act.flush_period_ms : 1000;
+      uint64_t wait_ms =
+          gp__act.flush_period_ms ? gp__act.flush_period_ms : 1000;
       ts.tv_sec += (time_t)(wait_ms / 1000);
       ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
       if (ts.tv_nsec >= 1000000000L) {
@@ -320,8 +322,7 @@ bool gp__collect_slot(slot *s) {
     size_t nrec = 0;
     while (to < head) {
       const gp_activity *r = (const gp_activity *)(s->buf + to);
-      if ((size_t)(to - from) + r->size > bsize ||
-          (maxr && nrec == maxr))
+      if ((size_t)(to - from) + r->size > bsize || (maxr && nrec == maxr))
         break;
       to += r->size;
       nrec++;
@@ -355,7 +356,8 @@ int gp_activity_flush_all(uint32_t flags) {
   if (flags & ~GP_ACTIVITY_FLUSH_FORCED)
     return GP_EINVAL;
   pthread_mutex_lock(&gp__act.lock);
-  bool have = gp__act.request != NULL || atomic_load(&gp__act.num_observers) > 0;
+  bool have =
+      gp__act.request != NULL || atomic_load(&gp__act.num_observers) > 0;
   if (have && !gp__act.collector_running) {
     int rc = gp__collector_start_locked();
     if (rc != 0) {
@@ -474,4 +476,3 @@ void gp__activity_remove_observer(gp__buffer_observer fn, void *user) {
   }
   pthread_mutex_unlock(&gp__act.lock);
 }
-

@@ -126,9 +126,8 @@ void gp__activity_remove_observer(gp__buffer_observer fn, void *user);
  * DROPPED record follows in the calling thread's next buffer. Ignores
  * count 0 and kinds or reasons out of range.
  */
-void gp__activity_add_drops(uint32_t kind, uint32_t reason,
-                            uint32_t context_id, uint32_t stream_id,
-                            uint64_t count);
+void gp__activity_add_drops(uint32_t kind, uint32_t reason, uint32_t context_id,
+                            uint32_t stream_id, uint64_t count);
 
 /* Forgets the per-context settings of a context that went away. */
 void gp__activity_forget_context(uint32_t context_id);

@@ -209,8 +209,8 @@ void gp__context_unregister(uint32_t context_id) {
 /* See core.h. */
 bool gp__context_exists(uint32_t context_id) {
   pthread_mutex_lock(&lock);
-  bool live = context_id > 0 && context_id < next_context &&
-              contexts[context_id].live;
+  bool live =
+      context_id > 0 && context_id < next_context && contexts[context_id].live;
   pthread_mutex_unlock(&lock);
   return live;
 }

@@ -44,4 +44,6 @@ const char *gp_error_name(int err) {
 }
 
 /* See gpuperf.h. */
-const char *gp_version(void) { return GP_VERSION_STRING; }
+const char *gp_version(void) {
+  return GP_VERSION_STRING;
+}

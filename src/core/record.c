@@ -64,4 +64,3 @@ const uint64_t *gp_activity_wait_ids(const gp_activity *record, uint32_t *n) {
   return (const uint64_t *)((const uint8_t *)record + record->size -
                             (size_t)count * 8u);
 }
-

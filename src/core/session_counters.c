@@ -176,8 +176,8 @@ int gp__session_counters_on(gp_session *s, uint32_t dev) {
   if (rc == GP_EBUSY) {
     /* Sampling runs already (another session, or the application): its
      * records reach every observer, this session's writer included. */
-    gp__tw_select_counters(s->w, dev, ids, (size_t)n,
-                           cc.counter_period_ns > 0, cc.instrumented != 0);
+    gp__tw_select_counters(s->w, dev, ids, (size_t)n, cc.counter_period_ns > 0,
+                           cc.instrumented != 0);
     return 0;
   }
   if (rc != 0)

@@ -105,9 +105,8 @@ uint32_t gp__string_intern_n(const char *s, size_t len) {
   if (!s)
     return 0;
   uint64_t h = hash_bytes(s, len);
-  uint32_t id =
-      index_find(atomic_load_explicit(&index_ptr, memory_order_acquire), s,
-                 len, h);
+  uint32_t id = index_find(
+      atomic_load_explicit(&index_ptr, memory_order_acquire), s, len, h);
   if (id)
     return id;
 

@@ -9,7 +9,9 @@
 #include "pb.h"
 
 /* See pb.h. */
-void gp__pb_writer_init(gp__pb_writer *w) { memset(w, 0, sizeof(*w)); }
+void gp__pb_writer_init(gp__pb_writer *w) {
+  memset(w, 0, sizeof(*w));
+}
 
 /* See pb.h. */
 void gp__pb_writer_fini(gp__pb_writer *w) {

@@ -16,10 +16,10 @@
  * Wire format, per field:
  *
  *   tag   varint (field_number << 3 | wire_type)
- *   0 VARINT  varint value (int32, int64, uint32, uint64, bool, enum; sint zigzagged)
- *   1 I64     8 bytes little-endian (fixed64, sfixed64, double)
- *   2 LEN     varint length, then that many bytes (string, bytes, message)
- *   5 I32     4 bytes little-endian (fixed32, sfixed32, float)
+ *   0 VARINT  varint value (int32, int64, uint32, uint64, bool, enum; sint
+ * zigzagged) 1 I64     8 bytes little-endian (fixed64, sfixed64, double) 2 LEN
+ * varint length, then that many bytes (string, bytes, message) 5 I32     4
+ * bytes little-endian (fixed32, sfixed32, float)
  *
  * Reader. gp__pb_next() decodes one field at a time from a byte range and
  * reports malformed input (truncated varint, length past the end, group
@@ -53,15 +53,15 @@ typedef struct gp__pb_chunk {
 } gp__pb_chunk;
 
 typedef struct gp__pb_writer {
-  uint8_t *p, *end;     /* free space of the current chunk */
-  gp__pb_chunk *head;   /* first chunk of the content */
-  gp__pb_chunk *cur;    /* chunk being written */
-  uint64_t base;        /* bytes before cur->data */
+  uint8_t *p, *end;   /* free space of the current chunk */
+  gp__pb_chunk *head; /* first chunk of the content */
+  gp__pb_chunk *cur;  /* chunk being written */
+  uint64_t base;      /* bytes before cur->data */
   int depth;
-  bool oom;             /* memory ran out: content is incomplete */
+  bool oom; /* memory ran out: content is incomplete */
   struct {
-    uint8_t *len_at;    /* the 4 reserved length bytes */
-    uint64_t start;     /* position just after them */
+    uint8_t *len_at; /* the 4 reserved length bytes */
+    uint64_t start;  /* position just after them */
   } stack[GP_PB_MAX_DEPTH];
 } gp__pb_writer;
 
@@ -89,7 +89,9 @@ static inline uint64_t gp__pb_size(const gp__pb_writer *w) {
 }
 
 /* True if memory ran out or nesting was misused since the last reset. */
-static inline bool gp__pb_error(const gp__pb_writer *w) { return w->oom; }
+static inline bool gp__pb_error(const gp__pb_writer *w) {
+  return w->oom;
+}
 
 static inline uint8_t *gp__pb_put_varint(uint8_t *p, uint64_t v) {
   while (v >= 0x80) {
@@ -254,7 +256,7 @@ typedef struct gp__pb_field {
 
 typedef struct gp__pb_reader {
   const uint8_t *p, *end;
-  const uint8_t *base; /* for offsets in errors */
+  const uint8_t *base;  /* for offsets in errors */
   uint64_t base_offset; /* offset of base in the whole input */
 } gp__pb_reader;
 

@@ -178,12 +178,10 @@ TEST(sim_copy_kinds) {
   ASSERT_OK(gp_sim_host_register(pinned, n));
   ASSERT_ERR(gp_sim_host_register(pinned, n), GP_EEXIST);
 
-  ASSERT_OK(gp_sim_memcpy_async(s, d0, GP_SIM_HOST(pageable), n,
-                                GP_MEMCPY_HTOD));
-  ASSERT_OK(gp_sim_memcpy_async(s, d0, GP_SIM_HOST(pinned), n,
-                                GP_MEMCPY_HTOD));
-  ASSERT_OK(gp_sim_memcpy_async(s, GP_SIM_HOST(pinned), d0, n,
-                                GP_MEMCPY_DTOH));
+  ASSERT_OK(
+      gp_sim_memcpy_async(s, d0, GP_SIM_HOST(pageable), n, GP_MEMCPY_HTOD));
+  ASSERT_OK(gp_sim_memcpy_async(s, d0, GP_SIM_HOST(pinned), n, GP_MEMCPY_HTOD));
+  ASSERT_OK(gp_sim_memcpy_async(s, GP_SIM_HOST(pinned), d0, n, GP_MEMCPY_DTOH));
   ASSERT_OK(gp_sim_memcpy_async(s, d0b, d0, n, GP_MEMCPY_DTOD));
   ASSERT_OK(gp_sim_memcpy_async(s, d1, d0, n, GP_MEMCPY_PTOP));
   ASSERT_OK(gp_sim_memcpy(s, GP_SIM_HOST(other), GP_SIM_HOST(pageable), 64,
@@ -191,25 +189,25 @@ TEST(sim_copy_kinds) {
   ASSERT_OK(gp_sim_memset_async(s, d0, 0, n));
 
   /* Wrong way round, wrong device, too long, arrays, zero bytes. */
-  ASSERT_ERR(gp_sim_memcpy_async(s, GP_SIM_HOST(pageable), d0, n,
-                                 GP_MEMCPY_HTOD),
-             GP_EINVAL);
-  ASSERT_ERR(gp_sim_memcpy_async(s, d1, GP_SIM_HOST(pageable), n,
-                                 GP_MEMCPY_HTOD),
-             GP_EINVAL);
-  ASSERT_ERR(gp_sim_memcpy_async(s, d0, GP_SIM_HOST(pageable), n + 1,
-                                 GP_MEMCPY_HTOD),
-             GP_EINVAL);
+  ASSERT_ERR(
+      gp_sim_memcpy_async(s, GP_SIM_HOST(pageable), d0, n, GP_MEMCPY_HTOD),
+      GP_EINVAL);
+  ASSERT_ERR(
+      gp_sim_memcpy_async(s, d1, GP_SIM_HOST(pageable), n, GP_MEMCPY_HTOD),
+      GP_EINVAL);
+  ASSERT_ERR(
+      gp_sim_memcpy_async(s, d0, GP_SIM_HOST(pageable), n + 1, GP_MEMCPY_HTOD),
+      GP_EINVAL);
   ASSERT_ERR(gp_sim_memcpy_async(s, d0b, d0, n, GP_MEMCPY_PTOP), GP_EINVAL);
-  ASSERT_ERR(gp_sim_memcpy_async(s, d0, GP_SIM_HOST(pageable), n,
-                                 GP_MEMCPY_HTOA),
-             GP_ENOTSUP);
-  ASSERT_ERR(gp_sim_memcpy_async(s, d0, GP_SIM_HOST(pageable), 0,
-                                 GP_MEMCPY_HTOD),
-             GP_EINVAL);
-  ASSERT_ERR(gp_sim_memcpy_async(s, d0, GP_SIM_HOST(pageable), 8,
-                                 (gp_memcpy_kind)77),
-             GP_EINVAL);
+  ASSERT_ERR(
+      gp_sim_memcpy_async(s, d0, GP_SIM_HOST(pageable), n, GP_MEMCPY_HTOA),
+      GP_ENOTSUP);
+  ASSERT_ERR(
+      gp_sim_memcpy_async(s, d0, GP_SIM_HOST(pageable), 0, GP_MEMCPY_HTOD),
+      GP_EINVAL);
+  ASSERT_ERR(
+      gp_sim_memcpy_async(s, d0, GP_SIM_HOST(pageable), 8, (gp_memcpy_kind)77),
+      GP_EINVAL);
   ASSERT_ERR(gp_sim_memset_async(s, d1, 0, 8), GP_EINVAL);
   ASSERT_OK(gp_sim_context_synchronize(c0));
   ASSERT_OK(gp_activity_flush_all(0));
@@ -355,8 +353,8 @@ static void workload(void) {
   ASSERT_OK(gp_sim_malloc(c1, 1 << 24, &r));
   for (int step = 0; step < 5; step++) {
     ASSERT_OK(gp_range_push(NULL, "step"));
-    ASSERT_OK(gp_sim_memcpy_async(s0, a, GP_SIM_HOST(host), 1 << 24,
-                                  GP_MEMCPY_HTOD));
+    ASSERT_OK(
+        gp_sim_memcpy_async(s0, a, GP_SIM_HOST(host), 1 << 24, GP_MEMCPY_HTOD));
     ASSERT_OK(gp_sim_launch(s0, k1, dim(512), dim(256), 0));
     ASSERT_OK(gp_sim_event_record(ev, s0));
     ASSERT_OK(gp_sim_stream_wait_event(s1, ev));
@@ -443,8 +441,8 @@ TEST(sim_forced_flush_retires_work_in_flight) {
   gp_sim_kernel_desc kd = tu_kernel_desc("long", 1e6, 0);
   gp_sim_kernel *k;
   ASSERT_OK(gp_sim_kernel_create(&kd, &k));
-  ASSERT_OK(gp_sim_launch(gp_sim_default_stream(ctx), k, dim(4096), dim(256),
-                          0));
+  ASSERT_OK(
+      gp_sim_launch(gp_sim_default_stream(ctx), k, dim(4096), dim(256), 0));
   ASSERT_OK(gp_activity_flush_all(0));
   ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_KERNEL), 0); /* still running */
   ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_API), 3);
@@ -558,8 +556,8 @@ TEST(sim_real_time_mode) {
   gp_sim_kernel *k;
   ASSERT_OK(gp_sim_kernel_create(&kd, &k));
   uint64_t before = gp_get_timestamp();
-  ASSERT_OK(gp_sim_launch(gp_sim_default_stream(ctx), k, dim(2048), dim(256),
-                          0));
+  ASSERT_OK(
+      gp_sim_launch(gp_sim_default_stream(ctx), k, dim(2048), dim(256), 0));
   ASSERT_OK(gp_sim_context_synchronize(ctx));
   uint64_t after = gp_get_timestamp();
   ASSERT_OK(gp_activity_flush_all(0));

@@ -1,4 +1,5 @@
-/* lists/counters.h - tests of counters, perfmons, monitors, sampling, perf_event. */
+/* lists/counters.h - tests of counters, perfmons, monitors, sampling,
+ * perf_event. */
 
 /* api: catalogs and perfmons */
 GP_TEST_ENTRY(counters_catalogs_published, 10)

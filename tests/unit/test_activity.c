@@ -13,8 +13,8 @@
 
 /* Writes one MARKER-kind record through the producer path. */
 static bool produce(uint64_t id, uint32_t context_id) {
-  gp_activity_marker *r = gp__activity_reserve(
-      GP_ACTIVITY_KIND_MARKER, sizeof(*r), context_id, 0);
+  gp_activity_marker *r =
+      gp__activity_reserve(GP_ACTIVITY_KIND_MARKER, sizeof(*r), context_id, 0);
   if (!r)
     return false;
   r->timestamp = gp_get_timestamp();
@@ -154,8 +154,7 @@ TEST(activity_enable_disable_per_context) {
   ASSERT_OK(gp_sim_context_create(0, &b));
   uint32_t ida = gp_sim_context_id(a), idb = gp_sim_context_id(b);
 
-  ASSERT_ERR(gp_activity_enable_context(ida, GP_ACTIVITY_KIND_API),
-             GP_ENOTSUP);
+  ASSERT_ERR(gp_activity_enable_context(ida, GP_ACTIVITY_KIND_API), GP_ENOTSUP);
   ASSERT_ERR(gp_activity_enable_context(9999, GP_ACTIVITY_KIND_KERNEL),
              GP_ENOENT);
   ASSERT_ERR(gp_activity_enable_context(ida, (gp_activity_kind)0), GP_EKIND);
@@ -402,8 +401,8 @@ TEST(activity_four_threads_accounting) {
   /* Small buffers, a small pool and a slow consumer: records must be
    * dropped, and every one of them accounted for. */
   size_t limit = 4, sz = sizeof(limit);
-  ASSERT_OK(
-      gp_activity_set_attribute(GP_ACTIVITY_ATTR_BUFFER_POOL_LIMIT, &sz, &limit));
+  ASSERT_OK(gp_activity_set_attribute(GP_ACTIVITY_ATTR_BUFFER_POOL_LIMIT, &sz,
+                                      &limit));
   tu_capture(16384, 0);
   tu_capture_delay(200);
   pthread_t t[THREADS];

@@ -143,7 +143,8 @@ TEST(clock_device_mapping) {
 }
 
 TEST(clock_host_clocks) {
-  ASSERT_GT(gp_clock_read_host(GP_CLOCK_REALTIME), 1500000000ull * 1000000000ull);
+  ASSERT_GT(gp_clock_read_host(GP_CLOCK_REALTIME),
+            1500000000ull * 1000000000ull);
   ASSERT_GT(gp_clock_read_host(GP_CLOCK_MONOTONIC), 0);
   ASSERT_GE(gp_clock_read_host(GP_CLOCK_BOOTTIME),
             gp_clock_read_host(GP_CLOCK_MONOTONIC) - 1000000);
@@ -154,7 +155,7 @@ TEST(clock_host_clocks) {
  * it converges and stays converged (a gain error once made it oscillate
  * with a growing amplitude up to 30 us, visible only after seconds). */
 TEST(clock_slew_converges) {
-  const double ghz = 2.1;                        /* counter ticks per ns */
+  const double ghz = 2.1;                         /* counter ticks per ns */
   uint64_t rate = (uint64_t)(4294967296.0 / ghz); /* 32.32 ns per tick */
   double ticks = (double)GP_CLOCK_RECAL_NS * ghz;
   double err = 3000.0; /* the line starts 3 us behind the true clock */
@@ -166,7 +167,8 @@ TEST(clock_slew_converges) {
     uint64_t mult = gp__clock_slew_mult(rate, (int64_t)(err + noise));
     /* Over the period the line advances ticks * mult, the clock
      * ticks * rate (the measured rate is exact here). */
-    err += ticks * (double)rate / 4294967296.0 - ticks * (double)mult / 4294967296.0;
+    err += ticks * (double)rate / 4294967296.0 -
+           ticks * (double)mult / 4294967296.0;
     if (k >= 3)
       ASSERT_LT(err < 0 ? -err : err, 60.0);
   }

@@ -264,15 +264,15 @@ static void demo_usage(FILE *out) {
   fprintf(
       out,
       "usage: gpuperf demo [-o FILE] [-c CONFIG] [--gpus N] [--steps N] "
-          "[--no-trace]\n\n"
+      "[--no-trace]\n\n"
       "Runs a data-parallel training step on simulated GPUs (copies,\n"
       "matmul and softmax forward and backward, a peer-to-peer\n"
       "gradient exchange), writes a Perfetto trace of it and\n"
       "summarises what the activity API saw. Deterministic: the same\n"
       "options give the same trace, byte for byte.\n\n"
       "  -o, --output FILE  trace file (default demo.pftrace)\n"
-          "  -c CONFIG          a TraceConfig text file (default: render stages,\n"
-          "                     and counters every 500 us with Utilization)\n"
+      "  -c CONFIG          a TraceConfig text file (default: render stages,\n"
+      "                     and counters every 500 us with Utilization)\n"
       "  --gpus N           simulated compute GPUs, 1 to 8 (default 2)\n"
       "  --steps N          training steps, 1 to 1000000 (default 10)\n"
       "  --no-trace         run without writing a trace\n");

@@ -47,22 +47,21 @@ static size_t nrows;
 static int nfiles, nprocs;
 
 static void stat_usage(FILE *out) {
-  fprintf(
-      out,
-      "usage: gpuperf stat [-e COUNTERS] [-o FILE] [--period NS] "
-      "-- CMD [ARGS...]\n\n"
-      "Runs CMD and prints the totals of GPU counters (per device and\n"
-      "per kernel) and of the host CPU's perf_event counters. CMD is a\n"
-      "program that drives GPUs through libgpuperf (the simulated GPUs)\n"
-      "or through OpenCL; libgpuperf and libgpuperf-opencl.so are\n"
-      "preloaded into it. Exits with CMD's status.\n\n"
-      "  -e, --events LIST  counter names or globs, comma-separated, "
-      "repeatable\n"
-      "                     (default: each device's default counters;\n"
-      "                     see 'gpuperf list')\n"
-      "  -o, --output FILE  write the totals to FILE instead of stderr\n"
-      "      --period NS    sampling period of the totals (default "
-      "1000000)\n");
+  fprintf(out,
+          "usage: gpuperf stat [-e COUNTERS] [-o FILE] [--period NS] "
+          "-- CMD [ARGS...]\n\n"
+          "Runs CMD and prints the totals of GPU counters (per device and\n"
+          "per kernel) and of the host CPU's perf_event counters. CMD is a\n"
+          "program that drives GPUs through libgpuperf (the simulated GPUs)\n"
+          "or through OpenCL; libgpuperf and libgpuperf-opencl.so are\n"
+          "preloaded into it. Exits with CMD's status.\n\n"
+          "  -e, --events LIST  counter names or globs, comma-separated, "
+          "repeatable\n"
+          "                     (default: each device's default counters;\n"
+          "                     see 'gpuperf list')\n"
+          "  -o, --output FILE  write the totals to FILE instead of stderr\n"
+          "      --period NS    sampling period of the totals (default "
+          "1000000)\n");
 }
 
 /* ------------------------------------------------------------------ */

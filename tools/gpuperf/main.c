@@ -20,10 +20,12 @@ typedef struct command {
 
 static const command commands[] = {
     {"list", cmd_list, "list devices (and what can be measured on them)"},
-    {"demo", cmd_demo, "run a simulated two-GPU training step and summarise it"},
+    {"demo", cmd_demo,
+     "run a simulated two-GPU training step and summarise it"},
     {"stat", cmd_stat, "run a program and print its counter totals"},
     {"record", cmd_record, "record a program's GPU work into a Perfetto trace"},
-    {"report", cmd_report, "summarise a trace: kernels, queues, API calls, counters"},
+    {"report", cmd_report,
+     "summarise a trace: kernels, queues, API calls, counters"},
     {"query", cmd_query, "run SQL (PerfettoSQL) on a trace"},
     {"cuda", cmd_cuda, "CUDA devices and the metrics NVIDIA GPUs can count"},
 };
@@ -36,7 +38,8 @@ static void usage(FILE *out) {
           "commands:\n");
   for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
     fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
-  fprintf(out, "\nRun 'gpuperf COMMAND --help' for the options of a command.\n");
+  fprintf(out,
+          "\nRun 'gpuperf COMMAND --help' for the options of a command.\n");
 }
 
 /* See cli.h. */

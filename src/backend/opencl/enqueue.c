@@ -123,8 +123,8 @@ static void kernel_cmd(gp__ocl_cmd *c, cl_kernel kernel, cl_uint dims,
     }
   }
   if (k) {
-    uint64_t shared = atomic_load_explicit(&k->local_total,
-                                           memory_order_relaxed);
+    uint64_t shared =
+        atomic_load_explicit(&k->local_total, memory_order_relaxed);
     c->dynamic_shared = shared > UINT32_MAX ? UINT32_MAX : (uint32_t)shared;
   }
 }

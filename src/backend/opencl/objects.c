@@ -590,8 +590,8 @@ GP_CL_ENTRY cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel,
     uint32_t local =
         arg_value == NULL && arg_size <= UINT32_MAX ? (uint32_t)arg_size : 0;
     if (k) {
-      uint32_t was = atomic_exchange_explicit(&k->local_bytes[arg_index],
-                                              local, memory_order_relaxed);
+      uint32_t was = atomic_exchange_explicit(&k->local_bytes[arg_index], local,
+                                              memory_order_relaxed);
       atomic_fetch_add_explicit(&k->local_total,
                                 (uint64_t)local - (uint64_t)was,
                                 memory_order_relaxed);

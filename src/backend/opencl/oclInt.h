@@ -240,7 +240,7 @@ typedef struct gp__ocl_kernel {
   cl_kernel cl;
   _Atomic uint32_t name_id;
   _Atomic uint32_t local_bytes[GP_OCL_LOCAL_ARGS]; /* __local argument sizes */
-  _Atomic uint64_t local_total; /* their sum */
+  _Atomic uint64_t local_total;                    /* their sum */
 } gp__ocl_kernel;
 
 /*

@@ -32,8 +32,9 @@
 
 #include "oclInt.h"
 
-#define DRAIN_WAIT_NS 1000000000ull /* forced flush: wait for work in flight   \
-                                     */
+#define DRAIN_WAIT_NS                                                          \
+  1000000000ull /* forced flush: wait for work in flight                       \
+                 */
 #define SHARDS 32
 
 /* One list of pending entries, with what happened to its entries. A
@@ -44,9 +45,9 @@
 typedef struct shard {
   pthread_mutex_t lock;
   gp__ocl_entry *head;
-  uint64_t pending;            /* entries in the list (lock) */
+  uint64_t pending; /* entries in the list (lock) */
   _Atomic uint64_t tracked, internal;
-  _Atomic uint64_t finishing;  /* retired, record not written yet */
+  _Atomic uint64_t finishing; /* retired, record not written yet */
   _Atomic uint64_t recorded, unknown, failed, released;
   gp__ocl_entry *_Atomic returned; /* recycled entries */
 } __attribute__((aligned(64))) shard;
@@ -123,8 +124,7 @@ gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
     return NULL;
   }
   e->waits = e->inline_waits;
-  if (num_waits > GP_OCL_INLINE_WAITS &&
-      !(e->waits = malloc(8u * num_waits))) {
+  if (num_waits > GP_OCL_INLINE_WAITS && !(e->waits = malloc(8u * num_waits))) {
     e->next = own_free;
     own_free = e;
     return NULL;
@@ -548,8 +548,7 @@ static void flush_hook(void *user, bool forced) {
     return;
   /* Work in flight: give it a moment to end and be read whole. */
   uint64_t deadline = gp_clock_read_host(GP_CLOCK_MONOTONIC) + DRAIN_WAIT_NS;
-  while (in_flight() > 0 &&
-         gp_clock_read_host(GP_CLOCK_MONOTONIC) < deadline) {
+  while (in_flight() > 0 && gp_clock_read_host(GP_CLOCK_MONOTONIC) < deadline) {
     struct timespec dl;
     clock_gettime(CLOCK_REALTIME, &dl);
     dl.tv_nsec += 2000000;

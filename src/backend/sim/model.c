@@ -132,7 +132,9 @@ const sim_model *gp__sim_model_get(uint32_t model) {
   }
 }
 
-static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+static uint32_t min_u32(uint32_t a, uint32_t b) {
+  return a < b ? a : b;
+}
 
 /*
  * Returns the duration in ns of a kernel launch and fills *st with what the
@@ -153,15 +155,16 @@ uint64_t gp__sim_kernel_cost(const sim_model *m, const gp_sim_kernel_desc *k,
   uint32_t by_regs =
       m->registers_per_cu / (regs * warps_per_block * m->warp + 1);
   uint32_t shared = k->static_shared_memory + dynamic_shared;
-  uint32_t by_shared = shared ? m->shared_per_cu / shared : m->max_blocks_per_cu;
+  uint32_t by_shared =
+      shared ? m->shared_per_cu / shared : m->max_blocks_per_cu;
   uint32_t per_cu = min_u32(min_u32(by_threads, by_regs),
                             min_u32(by_shared, m->max_blocks_per_cu));
   if (per_cu == 0)
     per_cu = 1;
   uint64_t slots = (uint64_t)per_cu * m->compute_units;
   uint64_t waves = (blocks + slots - 1) / slots;
-  double resident = (double)(blocks < slots ? blocks : slots) /
-                    (double)m->compute_units;
+  double resident =
+      (double)(blocks < slots ? blocks : slots) / (double)m->compute_units;
   double max_warps = (double)m->max_threads_per_cu / m->warp;
   double occupancy = resident * warps_per_block / max_warps;
   if (occupancy > 1.0)

@@ -48,8 +48,7 @@ void gp__sim_advance(uint64_t ns) {
 void gp__sim_wait_until(uint64_t t) {
   if (gp__sim.time_mode == GP_SIM_TIME_VIRTUAL) {
     uint64_t cur = atomic_load(&gp__sim.vnow);
-    while (cur < t &&
-           !atomic_compare_exchange_weak(&gp__sim.vnow, &cur, t)) {
+    while (cur < t && !atomic_compare_exchange_weak(&gp__sim.vnow, &cur, t)) {
     }
     return;
   }
@@ -136,8 +135,7 @@ static void heap_pop(sim_op *out) {
 
 static void busy_append(sim_queue *q, uint64_t start, uint64_t end) {
   if (q->log_count > 0) {
-    sim_busy *last =
-        &q->log[(q->log_head + q->log_count - 1) % SIM_BUSY_LOG];
+    sim_busy *last = &q->log[(q->log_head + q->log_count - 1) % SIM_BUSY_LOG];
     if (start <= last->end) {
       if (end > last->end)
         last->end = end;
@@ -148,8 +146,7 @@ static void busy_append(sim_queue *q, uint64_t start, uint64_t end) {
     q->log_head = (q->log_head + 1) % SIM_BUSY_LOG;
     q->log_count--;
   }
-  q->log[(q->log_head + q->log_count) % SIM_BUSY_LOG] =
-      (sim_busy){start, end};
+  q->log[(q->log_head + q->log_count) % SIM_BUSY_LOG] = (sim_busy){start, end};
   q->log_count++;
 }
 
@@ -348,8 +345,8 @@ static const uint64_t *op_waits(const sim_op *op) {
 
 static void emit_kernel(const sim_op *op, const sim_device *d) {
   uint32_t size = sizeof(gp_activity_kernel) + 8u * op->num_waits;
-  gp_activity_kernel *r = gp__activity_reserve(
-      GP_ACTIVITY_KIND_KERNEL, size, op->context_id, op->stream_id);
+  gp_activity_kernel *r = gp__activity_reserve(GP_ACTIVITY_KIND_KERNEL, size,
+                                               op->context_id, op->stream_id);
   if (!r)
     return;
   r->correlation_id = op->correlation_id;
@@ -381,8 +378,8 @@ static void emit_kernel(const sim_op *op, const sim_device *d) {
 
 static void emit_memcpy(const sim_op *op, const sim_device *d) {
   uint32_t size = sizeof(gp_activity_memcpy) + 8u * op->num_waits;
-  gp_activity_memcpy *r = gp__activity_reserve(
-      GP_ACTIVITY_KIND_MEMCPY, size, op->context_id, op->stream_id);
+  gp_activity_memcpy *r = gp__activity_reserve(GP_ACTIVITY_KIND_MEMCPY, size,
+                                               op->context_id, op->stream_id);
   if (!r)
     return;
   memset(r, 0, sizeof(*r));
@@ -414,8 +411,8 @@ static void emit_memcpy(const sim_op *op, const sim_device *d) {
 
 static void emit_memset(const sim_op *op, const sim_device *d) {
   uint32_t size = sizeof(gp_activity_memset) + 8u * op->num_waits;
-  gp_activity_memset *r = gp__activity_reserve(
-      GP_ACTIVITY_KIND_MEMSET, size, op->context_id, op->stream_id);
+  gp_activity_memset *r = gp__activity_reserve(GP_ACTIVITY_KIND_MEMSET, size,
+                                               op->context_id, op->stream_id);
   if (!r)
     return;
   memset(r, 0, sizeof(*r));
@@ -501,10 +498,10 @@ double gp__sim_busy_fraction(const sim_device *d, uint64_t t0, uint64_t t1) {
   return (double)busy / (double)(t1 - t0);
 }
 
-static void emit_env(const sim_device *d, uint64_t t, uint32_t kind,
-                     uint32_t a, uint32_t b) {
-  gp_activity_environment *r = gp__activity_reserve(
-      GP_ACTIVITY_KIND_ENVIRONMENT, sizeof(*r), 0, 0);
+static void emit_env(const sim_device *d, uint64_t t, uint32_t kind, uint32_t a,
+                     uint32_t b) {
+  gp_activity_environment *r =
+      gp__activity_reserve(GP_ACTIVITY_KIND_ENVIRONMENT, sizeof(*r), 0, 0);
   if (!r)
     return;
   memset(&r->data, 0, sizeof(r->data));
@@ -598,8 +595,7 @@ static void emit_window(sim_device *d, uint64_t t0, uint64_t t1) {
       continue;
     uint64_t s = j->start > t0 ? j->start : t0;
     uint64_t e = j->end < t1 ? j->end : t1;
-    gp__sim_acc_add(&a, &j->acc,
-                    (double)(e - s) / (double)(j->end - j->start));
+    gp__sim_acc_add(&a, &j->acc, (double)(e - s) / (double)(j->end - j->start));
     if (iv)
       iv[niv++] = (sim_busy){s, e};
   }
@@ -629,8 +625,8 @@ static void emit_window(sim_device *d, uint64_t t0, uint64_t t1) {
     double num = 0.0, den = 0.0;
     gp__sim_counter_eval(d->m, s->cat, s->index[i], &a, (double)(t1 - t0),
                          (double)busy, &num, &den);
-    gp__counter_emit(s->cat, d->device_id, s->index[i], num, den, tt1, tt0,
-                     0, 0, 0);
+    gp__counter_emit(s->cat, d->device_id, s->index[i], num, den, tt1, tt0, 0,
+                     0, 0);
   }
   size_t k = 0;
   for (size_t i = 0; i < sm->n; i++)
@@ -651,8 +647,8 @@ void gp__sim_sampling_emit(sim_device *d, uint64_t until, bool final) {
   uint64_t p = sm->s->period_ns;
   if (until > sm->win_start &&
       (until - sm->win_start) / p > MAX_CATCHUP_WINDOWS) {
-    uint64_t t1 = until - (until - sm->win_start) % p -
-                  (uint64_t)MAX_CATCHUP_WINDOWS * p;
+    uint64_t t1 =
+        until - (until - sm->win_start) % p - (uint64_t)MAX_CATCHUP_WINDOWS * p;
     emit_window(d, sm->win_start, t1);
     sm->win_start = t1;
   }

@@ -22,18 +22,30 @@ sim_state gp__sim = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Host cost of each call in virtual time, ns. */
 static const uint32_t api_cost[SIM_CBID_COUNT] = {
-    [SIM_CBID_CONTEXT_CREATE] = 120000, [SIM_CBID_CONTEXT_DESTROY] = 40000,
-    [SIM_CBID_STREAM_CREATE] = 6000,    [SIM_CBID_STREAM_DESTROY] = 4000,
-    [SIM_CBID_STREAM_SET_NAME] = 300,   [SIM_CBID_MALLOC] = 9000,
-    [SIM_CBID_FREE] = 7000,             [SIM_CBID_HOST_REGISTER] = 25000,
-    [SIM_CBID_HOST_UNREGISTER] = 12000, [SIM_CBID_KERNEL_CREATE] = 30000,
-    [SIM_CBID_KERNEL_DESTROY] = 2000,   [SIM_CBID_LAUNCH] = 3500,
-    [SIM_CBID_MEMCPY_ASYNC] = 2800,     [SIM_CBID_MEMCPY] = 3000,
-    [SIM_CBID_MEMSET_ASYNC] = 2600,     [SIM_CBID_EVENT_CREATE] = 1200,
-    [SIM_CBID_EVENT_DESTROY] = 800,     [SIM_CBID_EVENT_RECORD] = 1100,
-    [SIM_CBID_STREAM_WAIT_EVENT] = 900, [SIM_CBID_EVENT_QUERY] = 400,
-    [SIM_CBID_EVENT_SYNCHRONIZE] = 700, [SIM_CBID_EVENT_ELAPSED] = 300,
-    [SIM_CBID_STREAM_SYNCHRONIZE] = 900, [SIM_CBID_CONTEXT_SYNCHRONIZE] = 1000,
+    [SIM_CBID_CONTEXT_CREATE] = 120000,
+    [SIM_CBID_CONTEXT_DESTROY] = 40000,
+    [SIM_CBID_STREAM_CREATE] = 6000,
+    [SIM_CBID_STREAM_DESTROY] = 4000,
+    [SIM_CBID_STREAM_SET_NAME] = 300,
+    [SIM_CBID_MALLOC] = 9000,
+    [SIM_CBID_FREE] = 7000,
+    [SIM_CBID_HOST_REGISTER] = 25000,
+    [SIM_CBID_HOST_UNREGISTER] = 12000,
+    [SIM_CBID_KERNEL_CREATE] = 30000,
+    [SIM_CBID_KERNEL_DESTROY] = 2000,
+    [SIM_CBID_LAUNCH] = 3500,
+    [SIM_CBID_MEMCPY_ASYNC] = 2800,
+    [SIM_CBID_MEMCPY] = 3000,
+    [SIM_CBID_MEMSET_ASYNC] = 2600,
+    [SIM_CBID_EVENT_CREATE] = 1200,
+    [SIM_CBID_EVENT_DESTROY] = 800,
+    [SIM_CBID_EVENT_RECORD] = 1100,
+    [SIM_CBID_STREAM_WAIT_EVENT] = 900,
+    [SIM_CBID_EVENT_QUERY] = 400,
+    [SIM_CBID_EVENT_SYNCHRONIZE] = 700,
+    [SIM_CBID_EVENT_ELAPSED] = 300,
+    [SIM_CBID_STREAM_SYNCHRONIZE] = 900,
+    [SIM_CBID_CONTEXT_SYNCHRONIZE] = 1000,
     [SIM_CBID_STREAM_SET_PERFMON] = 400,
 };
 
@@ -116,8 +128,8 @@ static int api_end(api_call *c, int rc) {
   }
   gp__sim_retire(false);
   gp__sim_unlock();
-  if (GP_UNLIKELY(atomic_load_explicit(&gp__sim.num_announce,
-                                       memory_order_relaxed)))
+  if (GP_UNLIKELY(
+          atomic_load_explicit(&gp__sim.num_announce, memory_order_relaxed)))
     gp__sim_announce();
   return rc;
 }
@@ -127,8 +139,8 @@ static void emit_sync(const api_call *c, uint32_t kind, sim_device *d,
                       uint32_t event_id, uint64_t wait_id) {
   if (!gp__activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, context_id))
     return;
-  gp_activity_sync *r = gp__activity_reserve(
-      GP_ACTIVITY_KIND_SYNCHRONIZATION, sizeof(*r), context_id, stream_id);
+  gp_activity_sync *r = gp__activity_reserve(GP_ACTIVITY_KIND_SYNCHRONIZATION,
+                                             sizeof(*r), context_id, stream_id);
   if (!r)
     return;
   r->correlation_id = c->correlation_id;
@@ -192,8 +204,8 @@ static int validate_config(const gp_sim_config *cfg) {
 }
 
 static void fill_device_info(const sim_model *m, uint32_t index,
-                             uint32_t next_id, gp_device_info *info,
-                             char *name, size_t name_size) {
+                             uint32_t next_id, gp_device_info *info, char *name,
+                             size_t name_size) {
   memset(info, 0, sizeof(*info));
   snprintf(name, name_size, m->name_fmt, next_id);
   info->api = GP_API_SIM;
@@ -533,7 +545,9 @@ gp_sim_stream *gp_sim_default_stream(gp_sim_context *ctx) {
 }
 
 /* See sim.h. */
-uint32_t gp_sim_stream_id(const gp_sim_stream *s) { return s ? s->id : 0; }
+uint32_t gp_sim_stream_id(const gp_sim_stream *s) {
+  return s ? s->id : 0;
+}
 
 /* See sim.h. */
 int gp_sim_stream_set_name(gp_sim_stream *s, const char *name) {
@@ -543,8 +557,8 @@ int gp_sim_stream_set_name(gp_sim_stream *s, const char *name) {
     return rc;
   if (!s || !name)
     return api_end(&c, GP_EINVAL);
-  gp__emit_name(GP_OBJECT_STREAM, s->ctx->dev->device_id, s->ctx->id, s->id,
-                0, name);
+  gp__emit_name(GP_OBJECT_STREAM, s->ctx->dev->device_id, s->ctx->id, s->id, 0,
+                name);
   return api_end(&c, 0);
 }
 
@@ -681,11 +695,12 @@ int gp_sim_host_unregister(const void *ptr) {
 /* ------------------------------------------------------------------ */
 /* Kernels                                                              */
 
-static bool finite_nonneg(double v) { return v >= 0.0 && v < 1e300; }
+static bool finite_nonneg(double v) {
+  return v >= 0.0 && v < 1e300;
+}
 
 /* See sim.h. */
-int gp_sim_kernel_create(const gp_sim_kernel_desc *desc,
-                         gp_sim_kernel **out) {
+int gp_sim_kernel_create(const gp_sim_kernel_desc *desc, gp_sim_kernel **out) {
   api_call c;
   int rc = api_begin(&c, SIM_CBID_KERNEL_CREATE);
   if (rc != 0)
@@ -854,12 +869,12 @@ static int prepare_copy(gp_sim_stream *s, uint64_t dst, uint64_t src,
   }
   op->bytes = bytes;
   op->copy_kind = kind;
-  op->src_kind = src_dev ? GP_MEMORY_DEVICE
-                         : host_pinned(src, bytes) ? GP_MEMORY_PINNED
-                                                   : GP_MEMORY_PAGEABLE;
-  op->dst_kind = dst_dev ? GP_MEMORY_DEVICE
-                         : host_pinned(dst, bytes) ? GP_MEMORY_PINNED
-                                                   : GP_MEMORY_PAGEABLE;
+  op->src_kind = src_dev                   ? GP_MEMORY_DEVICE
+                 : host_pinned(src, bytes) ? GP_MEMORY_PINNED
+                                           : GP_MEMORY_PAGEABLE;
+  op->dst_kind = dst_dev                   ? GP_MEMORY_DEVICE
+                 : host_pinned(dst, bytes) ? GP_MEMORY_PINNED
+                                           : GP_MEMORY_PAGEABLE;
   op->src_device = src_dev ? src_dev->device_id : UINT32_MAX;
   op->dst_device = dst_dev ? dst_dev->device_id : UINT32_MAX;
   op->src_context = sa ? sa->context_id : 0;
@@ -897,8 +912,8 @@ int gp_sim_memcpy_async(gp_sim_stream *s, uint64_t dst, uint64_t src,
 }
 
 /* See sim.h. */
-int gp_sim_memcpy(gp_sim_stream *s, uint64_t dst, uint64_t src,
-                  uint64_t bytes, gp_memcpy_kind kind) {
+int gp_sim_memcpy(gp_sim_stream *s, uint64_t dst, uint64_t src, uint64_t bytes,
+                  gp_memcpy_kind kind) {
   api_call c;
   int rc = api_begin(&c, SIM_CBID_MEMCPY);
   if (rc != 0)

@@ -65,8 +65,8 @@ typedef struct sim_work_stats {
   double stall_cycles;   /* of the active ones, waiting for memory */
   double read_fraction;  /* share of the traffic that is reads */
   double l2_read_requests, l2_read_hits; /* the reads' share of the above */
-  double occupied_cycles; /* occupancy x active cycles */
-  double instructions;    /* warp instructions */
+  double occupied_cycles;                /* occupancy x active cycles */
+  double instructions;                   /* warp instructions */
   uint64_t threads;
 } sim_work_stats;
 
@@ -81,8 +81,8 @@ typedef struct sim_acc {
   double work_ns;   /* sum of job durations */
   double kernel_ns; /* sum of kernel durations */
   double flops, threads, instructions;
-  double dram_read, dram_write;   /* bytes */
-  double l2_read, l2_write;       /* 32-byte sectors requested */
+  double dram_read, dram_write; /* bytes */
+  double l2_read, l2_write;     /* 32-byte sectors requested */
   double l2_read_hit, l2_write_hit;
   double active_cycles; /* per compute unit: cycles with work resident */
   double occ_cycles;    /* occupancy x active cycles */
@@ -130,8 +130,8 @@ typedef struct sim_job {
 } sim_job;
 
 typedef struct sim_sampling {
-  gp__sampler *s;    /* reference; NULL when not sampling */
-  uint64_t win_start; /* host ns: start of the next window */
+  gp__sampler *s;           /* reference; NULL when not sampling */
+  uint64_t win_start;       /* host ns: start of the next window */
   uint64_t win_start_trace; /* the same in trace time, as last written */
   sim_job *log;
   size_t n, cap;
@@ -139,18 +139,18 @@ typedef struct sim_sampling {
 
 /* A device model's fixed parameters. */
 typedef struct sim_model {
-  uint32_t model; /* gp_sim_model */
+  uint32_t model;       /* gp_sim_model */
   const char *name_fmt; /* "%u" gets the device id */
   const char *vendor, *model_name, *architecture, *driver_version;
   uint64_t memory_bytes;
-  double dram_bw;       /* bytes/s */
-  double peak_flops;    /* flops/s */
+  double dram_bw;                        /* bytes/s */
+  double peak_flops;                     /* flops/s */
   double h2d_pinned_bw, h2d_pageable_bw; /* host<->device, bytes/s */
-  double p2p_bw;        /* device<->device across devices */
-  double hth_bw;        /* host to host */
-  double fill_bw;       /* memset */
-  uint64_t launch_ns;   /* fixed cost of a kernel */
-  uint64_t copy_ns;     /* fixed cost of a copy */
+  double p2p_bw;                         /* device<->device across devices */
+  double hth_bw;                         /* host to host */
+  double fill_bw;                        /* memset */
+  uint64_t launch_ns;                    /* fixed cost of a kernel */
+  uint64_t copy_ns;                      /* fixed cost of a copy */
   uint32_t compute_units;
   uint32_t core_clock_khz, memory_clock_khz;
   uint32_t max_threads_per_block;
@@ -175,8 +175,8 @@ typedef struct sim_op {
   bool emit;     /* record it when retired */
   uint64_t correlation_id;
   uint64_t queued, submitted, start, end; /* host ns */
-  uint32_t device_id; /* gpuperf device id */
-  uint32_t dev_index; /* simulator device index */
+  uint32_t device_id;                     /* gpuperf device id */
+  uint32_t dev_index;                     /* simulator device index */
   uint32_t context_id, stream_id, queue;
   uint32_t perfmon_id;
   gp_perfmon *pm;     /* the job's own perfmon (borrowed; scheduling
@@ -199,7 +199,7 @@ typedef struct sim_op {
 } sim_op;
 
 typedef struct sim_queue {
-  uint64_t free_at; /* host ns when the queue is idle again */
+  uint64_t free_at;           /* host ns when the queue is idle again */
   sim_busy log[SIM_BUSY_LOG]; /* recent busy intervals, in order */
   uint32_t log_head, log_count;
 } sim_queue;
@@ -250,12 +250,12 @@ typedef struct sim_wait {
 struct gp_sim_stream {
   gp_sim_context *ctx;
   uint32_t id;
-  uint32_t ordinal;     /* 0 for the default stream, then 1, 2, ... */
-  uint64_t tail_end;    /* host ns when the last op ends */
-  uint64_t tail_corr;   /* its correlation id */
-  sim_wait *waits;      /* for the next op */
+  uint32_t ordinal;   /* 0 for the default stream, then 1, 2, ... */
+  uint64_t tail_end;  /* host ns when the last op ends */
+  uint64_t tail_corr; /* its correlation id */
+  sim_wait *waits;    /* for the next op */
   uint32_t num_waits, cap_waits;
-  gp_perfmon *pm;       /* carried by its jobs (reference), or NULL */
+  gp_perfmon *pm; /* carried by its jobs (reference), or NULL */
 };
 
 struct gp_sim_event {
@@ -288,7 +288,7 @@ typedef struct sim_state {
   /* Pinned host ranges. */
   struct {
     uint64_t addr, bytes;
-  } *pinned;
+  } * pinned;
   size_t num_pinned, cap_pinned;
   /* Devices whose catalogs are to be announced once the lock is free. */
   _Atomic uint32_t num_announce;
