@@ -15,7 +15,7 @@ set -eu
 # build check and libFuzzer targets; libclang-rt-14-dev: the libFuzzer
 # runtime (make fuzz); pkg-config: install checks.
 PACKAGES="gcc make libc6-dev libsqlite3-dev zlib1g-dev ocl-icd-opencl-dev \
-opencl-headers pocl-opencl-icd clang libclang-rt-14-dev pkg-config"
+opencl-headers pocl-opencl-icd clang libclang-rt-14-dev clang-format pkg-config"
 
 if [ "${1:-}" = "--list" ]; then
   echo $PACKAGES

@@ -542,6 +542,7 @@ static void dispatch(gp__tw *w, const gp_activity *r) {
 /* Periodic packets at the end of a buffer: clocks and our overhead. */
 static void periodic(gp__tw *w) {
   gp__tw_counter_flush(w);
+  gp__tw_untimed_flush(w);
   gp__tw_gpu_info(w);
   write_device_snapshots(w, w->o.deterministic ? w->max_ts : UINT64_MAX);
   if (w->max_ts >= w->host_snap_ts + TW_HOST_SNAPSHOT_NS)
@@ -603,6 +604,7 @@ int gp__tw_finish(gp__tw *w) {
   if (end > w->host_snap_ts)
     write_host_snapshot(w, end);
   gp__tw_own_counter(w, TW_COUNTER_DROPPED, end, w->st.dropped);
+  gp__tw_untimed_flush(w);
   if (!w->o.deterministic)
     gp__tw_own_counter(w, TW_COUNTER_OVERHEAD, end,
                        w->st.writer_ns + (cpu_ns() - t0));

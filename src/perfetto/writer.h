@@ -50,6 +50,7 @@ typedef struct gp__tw_stats {
   uint64_t track_events;   /* track_event packets */
   uint64_t counter_events; /* gpu_counter_event packets */
   uint64_t dropped;        /* activity records reported dropped */
+  uint64_t untimed;        /* GPU work without start/end: not drawn */
   uint64_t sink_errors;    /* writes that failed (their bytes were lost) */
   uint64_t writer_ns;      /* CPU time spent encoding and writing */
   int first_error;         /* first sink error, 0 if none */

@@ -132,6 +132,7 @@ typedef struct tw_device {
 
 struct gp__tw {
   pthread_mutex_t lock;
+  uint64_t untimed_written; /* untimed count last written (0: no track) */
   gp__tw_options o;
   gp__pb_writer pb;
   bool began, finished;
@@ -246,6 +247,7 @@ uint64_t gp__tw_intern_string(gp__tw *w, tw_map *m, uint32_t kind,
 /* ---- writer_host.c ---- */
 #define TW_COUNTER_DROPPED 1 /* our own counter tracks */
 #define TW_COUNTER_OVERHEAD 2
+#define TW_COUNTER_UNTIMED 3
 void gp__tw_api(gp__tw *w, const gp_activity_api *a);
 void gp__tw_sync(gp__tw *w, const gp_activity_sync *s);
 void gp__tw_marker(gp__tw *w, const gp_activity_marker *m);
@@ -254,6 +256,16 @@ void gp__tw_overhead(gp__tw *w, const gp_activity_overhead *o);
 void gp__tw_name(gp__tw *w, const gp_activity_name *n);
 void gp__tw_own_counter_tracks(gp__tw *w);
 void gp__tw_own_counter(gp__tw *w, uint32_t which, uint64_t ts, uint64_t value);
+
+/* GPU work that came without start and end (a command that failed, a
+ * timestamp the driver could not take) is drawn as an instant at the time
+ * it was queued; without even that it is not drawn, and counted in the
+ * trace as "gpuperf untimed GPU work". Adjusts *start and *end; returns
+ * true if the work is not to be drawn. */
+bool gp__tw_untimed(gp__tw *w, uint64_t queued, uint64_t *start, uint64_t *end);
+
+/* Writes the untimed count if it changed since it was last written. */
+void gp__tw_untimed_flush(gp__tw *w);
 
 /* ---- writer_gpu.c ---- */
 void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k);

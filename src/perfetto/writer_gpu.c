@@ -603,9 +603,12 @@ static void write_launch(gp__tw *w, const gp_activity_kernel *k) {
 
 /* See writerInt.h. */
 void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
+  uint64_t start = k->start, end = k->end;
+  if (gp__tw_untimed(w, k->queued, &start, &end))
+    return;
   gpu_work g = {k->correlation_id,
-                k->start,
-                k->end,
+                start,
+                end,
                 k->device_id,
                 k->context_id,
                 k->stream_id,
@@ -632,10 +635,13 @@ void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
 
 /* See writerInt.h. */
 void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m) {
+  uint64_t start = m->start, end = m->end;
+  if (gp__tw_untimed(w, m->queued, &start, &end))
+    return;
   uint32_t stage =
       STAGE_MEMCPY_FIRST +
       (m->copy_kind <= GP_MEMCPY_PTOP ? m->copy_kind : GP_MEMCPY_UNKNOWN);
-  gpu_work g = {m->correlation_id,   m->start,      m->end,
+  gpu_work g = {m->correlation_id,   start,         end,
                 m->device_id,        m->context_id, m->stream_id,
                 m->queue_id,         stage,         0,
                 stage_string(stage), NULL,          0};
@@ -656,9 +662,12 @@ void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m) {
 
 /* See writerInt.h. */
 void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m) {
+  uint64_t start = m->start, end = m->end;
+  if (gp__tw_untimed(w, m->queued, &start, &end))
+    return;
   gpu_work g = {m->correlation_id,
-                m->start,
-                m->end,
+                start,
+                end,
                 m->device_id,
                 m->context_id,
                 m->stream_id,

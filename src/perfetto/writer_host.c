@@ -158,34 +158,55 @@ void gp__tw_own_counter(gp__tw *w, uint32_t which, uint64_t ts,
   w->st.track_events++;
 }
 
+/* Writes the descriptor of one of our own counter tracks. */
+static void own_counter_track(gp__tw *w, uint32_t which, const char *name,
+                              uint32_t unit) {
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, 0, 0);
+  gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
+  gp__pb_uint(pb, GP_PB_TD_UUID, gp__tw_track_uuid(w, TW_TRACK_COUNTER, which));
+  gp__pb_string(pb, GP_PB_TD_NAME, name);
+  gp__pb_uint(pb, GP_PB_TD_PARENT_UUID, gp__tw_process_track(w));
+  gp__pb_begin(pb, GP_PB_TD_COUNTER);
+  gp__pb_uint(pb, GP_PB_CD_UNIT, unit);
+  gp__pb_end(pb);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+}
+
 /* See writerInt.h. */
 void gp__tw_own_counter_tracks(gp__tw *w) {
-  uint64_t parent = gp__tw_process_track(w);
-  static const struct {
-    uint32_t which;
-    const char *name;
-    uint32_t unit;
-  } tracks[] = {
-      {TW_COUNTER_DROPPED, "gpuperf dropped records", GP_PB_COUNTER_UNIT_COUNT},
-      {TW_COUNTER_OVERHEAD, "gpuperf writer overhead",
-       GP_PB_COUNTER_UNIT_TIME_NS},
-  };
-  for (size_t i = 0; i < GP_ARRAY_SIZE(tracks); i++) {
-    if (tracks[i].which == TW_COUNTER_OVERHEAD && w->o.deterministic)
-      continue; /* real time: never in a deterministic trace */
-    gp__pb_writer *pb = &w->pb;
-    gp__tw_packet_begin(w, 0, 0);
-    gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
-    gp__pb_uint(pb, GP_PB_TD_UUID,
-                gp__tw_track_uuid(w, TW_TRACK_COUNTER, tracks[i].which));
-    gp__pb_string(pb, GP_PB_TD_NAME, tracks[i].name);
-    gp__pb_uint(pb, GP_PB_TD_PARENT_UUID, parent);
-    gp__pb_begin(pb, GP_PB_TD_COUNTER);
-    gp__pb_uint(pb, GP_PB_CD_UNIT, tracks[i].unit);
-    gp__pb_end(pb);
-    gp__pb_end(pb);
-    gp__tw_packet_end(w);
+  own_counter_track(w, TW_COUNTER_DROPPED, "gpuperf dropped records",
+                    GP_PB_COUNTER_UNIT_COUNT);
+  if (!w->o.deterministic) /* real time: never in a deterministic trace */
+    own_counter_track(w, TW_COUNTER_OVERHEAD, "gpuperf writer overhead",
+                      GP_PB_COUNTER_UNIT_TIME_NS);
+}
+
+/* See writerInt.h. */
+bool gp__tw_untimed(gp__tw *w, uint64_t queued, uint64_t *start,
+                    uint64_t *end) {
+  if (*start != 0 && *end >= *start)
+    return false;
+  if (queued != 0) {
+    *start = *end = queued;
+    return false;
   }
+  w->st.untimed++;
+  return true;
+}
+
+/* See writerInt.h. */
+void gp__tw_untimed_flush(gp__tw *w) {
+  if (w->st.untimed == w->untimed_written)
+    return;
+  /* The track appears with the first untimed work, so traces without any
+   * stay as they were. */
+  if (w->untimed_written == 0)
+    own_counter_track(w, TW_COUNTER_UNTIMED, "gpuperf untimed GPU work",
+                      GP_PB_COUNTER_UNIT_COUNT);
+  gp__tw_own_counter(w, TW_COUNTER_UNTIMED, w->max_ts, w->st.untimed);
+  w->untimed_written = w->st.untimed;
 }
 
 /* ------------------------------------------------------------------ */

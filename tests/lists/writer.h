@@ -35,3 +35,4 @@ GP_TEST_ENTRY(session_instrumented_counters_inside_kernels, 30)
 /* robustness: mutated configs and traces */
 GP_TEST_ENTRY(tconfig_survives_mutated_input, 60)
 GP_TEST_ENTRY(writer_dump_survives_corrupt_traces, 60)
+GP_TEST_ENTRY(writer_untimed_gpu_work, 20)

@@ -18,6 +18,7 @@
 #include "perfetto/pb.h"
 #include "perfetto/proto.h"
 #include "perfetto/writer.h"
+#include "gpuperf/tp.h"
 #include "writer_util.h"
 
 #define CHECK(expr) ASSERT_OK(expr)
@@ -858,4 +859,53 @@ TEST(session_write_errors_are_reported) {
   workload(1, false);
   ASSERT_ERR(gp_session_stop(s), -ENOSPC);
   gp_session_destroy(s);
+}
+
+/* One integer from a query on a trace in memory. */
+static int64_t tp_int(gp_tp *tp, const char *sql) {
+  gp_tp_rows *rows;
+  gp_tp_error err;
+  ASSERT_OK(gp_tp_query(tp, sql, &rows, &err));
+  ASSERT_EQ(gp_tp_rows_next(rows, &err), 1);
+  int64_t v = gp_tp_rows_int(rows, 0);
+  gp_tp_rows_destroy(rows);
+  return v;
+}
+
+/* GPU work without start and end (a failed command) is an instant at the
+ * time it was queued; without that either it is not drawn but counted. */
+TEST(writer_untimed_gpu_work) {
+  membuf m = {NULL, 0, 0};
+  gp__tw *w = mem_writer(&m, 0);
+  _Alignas(8) uint8_t buf[4096];
+  size_t off = 0;
+  put_kernel(buf, &off, 1, 1000);
+  gp_activity_kernel *failed = (gp_activity_kernel *)(buf + off);
+  put_kernel(buf, &off, 2, 2000);
+  failed->start = failed->end = 0;
+  failed->queued = 1900;
+  gp_activity_kernel *lost = (gp_activity_kernel *)(buf + off);
+  put_kernel(buf, &off, 3, 3000);
+  lost->start = lost->end = lost->queued = 0;
+  put_kernel(buf, &off, 4, 4000);
+  gp__tw_consume(w, buf, off);
+  ASSERT_OK(gp__tw_finish(w));
+  gp__tw_stats st;
+  gp__tw_get_stats(w, &st);
+  ASSERT_EQ(st.untimed, 1);
+  gp__tw_destroy(w);
+
+  gp_tp *tp;
+  gp_tp_error err;
+  ASSERT_OK(gp_tp_open_buffer(m.p, m.n, "untimed", NULL, &tp, &err));
+  ASSERT_EQ(tp_int(tp, "SELECT count(*) FROM gpu_slice"), 3);
+  ASSERT_EQ(tp_int(tp, "SELECT ts * 10 + (dur = 0) FROM gpu_slice "
+                       "ORDER BY ts LIMIT 1 OFFSET 1"),
+            19001);
+  ASSERT_EQ(tp_int(tp, "SELECT max(c.value) FROM counter c JOIN "
+                       "counter_track t ON t.id = c.track_id WHERE t.name = "
+                       "'gpuperf untimed GPU work'"),
+            1);
+  gp_tp_close(tp);
+  free(m.p);
 }
