@@ -39,8 +39,10 @@
  *
  * Recording another program (the mechanism behind `gpuperf record`):
  * when a process loads libgpuperf.so with GPUPERF_RECORD_DIR set in its
- * environment, the library's constructor starts a session as if by
- * gp_session_start_from_env(), and stops it at exit. Each recorded process
+ * environment, it starts a session as if by gp_session_start_from_env()
+ * when it first does GPU work (its first simulator, OpenCL or CUDA call,
+ * or user range), and stops it at exit; processes that never do (the
+ * compilers and shells a program runs) leave no trace. Each recorded process
  * claims the file "<dir>/<N>.pftrace" for the smallest N >= 1 not yet
  * taken (N is its packet sequence id, so every process of a recording has
  * its own sequence), and a child made with fork() claims a new one in the

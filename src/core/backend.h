@@ -16,7 +16,7 @@
 
 #include "core/core.h"
 
-#define GP_BACKEND_INTERFACE_VERSION 1u
+#define GP_BACKEND_INTERFACE_VERSION 2u
 
 /* Each entry is the core.h function of the same name (gp__ dropped). */
 typedef struct gp_backend_ops {
@@ -40,6 +40,7 @@ typedef struct gp_backend_ops {
                     const char *name);
   uint32_t (*tid)(void);
   uint32_t (*pid)(void);
+  void (*session_env_activate)(void); /* since version 2 */
 } gp_backend_ops;
 
 /*

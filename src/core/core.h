@@ -135,6 +135,16 @@ void gp__activity_forget_context(uint32_t context_id);
 /* Called when DEVICE is enabled, so devices already known are recorded. */
 void gp__device_emit_all(void);
 
+/* ---- session.c ---- */
+
+/*
+ * Called by every backend before its first GPU work (the simulator's
+ * calls, the first OpenCL call, CUDA's injection) and by the markers:
+ * when the process is being recorded (GPUPERF_RECORD_DIR), starts its
+ * session the first time. One relaxed load when not recording.
+ */
+void gp__session_env_activate(void);
+
 /* ---- device.c: devices and contexts ---- */
 
 /*

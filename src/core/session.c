@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -571,15 +572,34 @@ static void env_at_exit(void) {
     gp_session_stop(env_session);
 }
 
-__attribute__((constructor)) static void session_ctor(void) {
-  const char *dir = getenv("GPUPERF_RECORD_DIR");
-  if (!dir || !*dir)
-    return;
+/*
+ * A recorded process joins the recording when it first does GPU work (see
+ * gp__session_env_activate), not when it loads the library: the compilers,
+ * linkers and shells a program runs, which inherit the environment and the
+ * preload, then leave no trace of their own.
+ */
+static _Atomic bool env_armed;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+static void env_start(void) {
   gp_session *s = NULL;
   if (gp_session_start_from_env(&s) == 0) {
     env_session = s;
     atexit(env_at_exit);
   }
+}
+
+/* See core.h. */
+void gp__session_env_activate(void) {
+  if (GP_LIKELY(!atomic_load_explicit(&env_armed, memory_order_acquire)))
+    return;
+  pthread_once(&env_once, env_start);
+}
+
+__attribute__((constructor)) static void session_ctor(void) {
+  const char *dir = getenv("GPUPERF_RECORD_DIR");
+  if (dir && *dir)
+    atomic_store_explicit(&env_armed, true, memory_order_release);
 }
 
 /* ------------------------------------------------------------------ */

@@ -371,8 +371,9 @@ int cmd_record(int argc, char **argv) {
             cli_fmt_bytes(b, sizeof(b), (double)bytes), output);
     if (procs == 0)
       fprintf(stderr,
-              "gpuperf record: no process of '%s' loaded libgpuperf: "
-              "nothing was recorded\n",
+              "gpuperf record: no process of '%s' did GPU work through "
+              "gpuperf (the simulated GPUs, OpenCL or CUDA): nothing was "
+              "recorded\n",
               argv[optind]);
   }
   return code;

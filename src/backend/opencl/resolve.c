@@ -138,6 +138,7 @@ static void off_name(uint32_t kind, uint32_t device_id, uint32_t context_id,
 static uint32_t off_id(void) {
   return 0;
 }
+static void off_activate(void) {}
 
 /* A core that records nothing: what a mismatched libgpuperf gets us. */
 static const gp_backend_ops off_ops = {GP_BACKEND_INTERFACE_VERSION,
@@ -153,7 +154,8 @@ static const gp_backend_ops off_ops = {GP_BACKEND_INTERFACE_VERSION,
                                        off_uncontext,
                                        off_name,
                                        off_id,
-                                       off_id};
+                                       off_id,
+                                       off_activate};
 
 /* See oclInt.h. */
 const gp_backend_ops *gp__ocl_core_load(void) {
@@ -168,6 +170,9 @@ const gp_backend_ops *gp__ocl_core_load(void) {
     c = &off_ops;
   }
   atomic_store_explicit(&gp__ocl_core_ops, c, memory_order_release);
+  /* The program's first OpenCL call: a recorded process joins the
+   * recording now (before anything asks which kinds are enabled). */
+  c->session_env_activate();
   return c;
 }
 
