@@ -511,3 +511,43 @@ TEST(record_e_selects_counters) {
   ASSERT(strstr(msg, "no device has a counter matching 'no_such_counter'"));
   free(msg);
 }
+
+/* Processes that do no GPU work (here the shells around the program, which
+ * inherit the environment and the preload) leave no sequence. */
+TEST(record_processes_without_gpu_work_leave_no_trace) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  const char *out = gp_test_path(0, "sh.pftrace");
+  const char *log = gp_test_path(1, "record.log");
+  char cmd[2048];
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -o '%s' -- sh -c \"sh -c true; '%s' --steps 1\" "
+           "2>'%s'",
+           cli(), out, app, log);
+  ASSERT_EQ(wt_system(cmd), 0);
+  wt_trace t;
+  wt_load(&t, out);
+  wt_check_sequences(&t);
+  ASSERT_EQ(sequences(&t), 1);
+  wt_free(&t);
+  FILE *f = fopen(log, "r");
+  ASSERT_NOT_NULL(f);
+  char line[512] = "";
+  bool said = false;
+  while (fgets(line, sizeof(line), f))
+    if (strstr(line, "1 process recorded"))
+      said = true;
+  fclose(f);
+  ASSERT(said);
+  /* A program that never touches a GPU: nothing, and a clear word. */
+  snprintf(cmd, sizeof(cmd), "'%s' record -o '%s' -- true 2>'%s'", cli(),
+           gp_test_path(2, "none.pftrace"), log);
+  ASSERT_EQ(wt_system(cmd), 0);
+  f = fopen(log, "r");
+  ASSERT_NOT_NULL(f);
+  said = false;
+  while (fgets(line, sizeof(line), f))
+    if (strstr(line, "did GPU work") && strstr(line, "nothing was recorded"))
+      said = true;
+  fclose(f);
+  ASSERT(said);
+}
