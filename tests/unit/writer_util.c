@@ -6,6 +6,7 @@
 #include "harness.h"
 #include "perfetto/pb.h"
 #include "perfetto/proto.h"
+#include "core/core.h"
 #include "writer_util.h"
 
 /* See writer_util.h. */
@@ -333,4 +334,64 @@ const char *wt_build_path(const char *rel) {
     SKIP("GPUPERF_BUILD is not set (run through `make test`)");
   snprintf(buf, sizeof(buf), "%s/%s", b, rel);
   return buf;
+}
+
+int wt_mem_sink(void *user, const uint8_t *data, size_t len) {
+  wt_membuf *m = user;
+  if (m->n + len > m->cap) {
+    m->cap = (m->n + len) * 2;
+    m->p = realloc(m->p, m->cap);
+    ASSERT_NOT_NULL(m->p);
+  }
+  memcpy(m->p + m->n, data, len);
+  m->n += len;
+  return 0;
+}
+
+gp__tw *wt_mem_writer(wt_membuf *m, uint32_t mode) {
+  gp__tw_options o;
+  memset(&o, 0, sizeof(o));
+  o.sequence_id = 7;
+  o.descriptor_mode = mode;
+  o.deterministic = true;
+  o.render_stages = true;
+  o.counters = true;
+  o.fd = -1;
+  o.sink = wt_mem_sink;
+  o.sink_user = m;
+  gp__tw *w;
+  ASSERT_OK(gp__tw_create(&o, &w));
+  return w;
+}
+
+void wt_put_kernel(uint8_t *buf, size_t *off, uint64_t corr, uint64_t t) {
+  gp_activity_kernel *k = (gp_activity_kernel *)(buf + *off);
+  memset(k, 0, sizeof(*k));
+  k->hdr.kind = GP_ACTIVITY_KIND_KERNEL;
+  k->hdr.size = sizeof(*k);
+  k->correlation_id = corr;
+  k->start = t;
+  k->end = t + 100;
+  k->name_id = gp__string_intern("_Z3fooi");
+  k->demangled_name_id = gp__string_intern("foo(int)");
+  k->grid_x = k->grid_y = k->grid_z = 1;
+  k->block_x = k->block_y = k->block_z = 1;
+  k->context_id = 1;
+  *off += sizeof(*k);
+}
+
+size_t wt_put_counter(uint8_t *buf, size_t off, uint32_t device, uint32_t id,
+                      uint64_t ws, uint64_t ts, uint64_t corr, double v) {
+  gp_activity_counter *c = (gp_activity_counter *)(buf + off);
+  memset(c, 0, sizeof(*c));
+  c->hdr.kind = GP_ACTIVITY_KIND_COUNTER;
+  c->hdr.size = sizeof(*c);
+  c->timestamp = ts;
+  c->window_start = ws;
+  c->correlation_id = corr;
+  c->device_id = device;
+  c->counter_id = id;
+  c->value_type = GP_VALUE_DOUBLE;
+  c->value.f64 = v;
+  return off + sizeof(*c);
 }

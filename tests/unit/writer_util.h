@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perfetto/writer.h"
+
 /* One TracePacket, with the fields the checks need. */
 typedef struct wt_packet {
   uint64_t offset;  /* in the file */
@@ -71,5 +73,25 @@ int wt_system(const char *cmd);
 
 /* $GPUPERF_BUILD/<rel>, skipping the test if GPUPERF_BUILD is unset. */
 const char *wt_build_path(const char *rel);
+
+/* A trace written into memory. */
+typedef struct wt_membuf {
+  uint8_t *p;
+  size_t n, cap;
+} wt_membuf;
+
+/* A sink appending to a wt_membuf. */
+int wt_mem_sink(void *user, const uint8_t *data, size_t len);
+
+/* A deterministic writer (sequence 7) writing into m, descriptor mode
+ * mode. */
+gp__tw *wt_mem_writer(wt_membuf *m, uint32_t mode);
+
+/* Appends a 100 ns kernel record at t to buf at *off. */
+void wt_put_kernel(uint8_t *buf, size_t *off, uint64_t corr, uint64_t t);
+
+/* Appends a counter record to buf at off; returns the new offset. */
+size_t wt_put_counter(uint8_t *buf, size_t off, uint32_t device, uint32_t id,
+                      uint64_t ws, uint64_t ts, uint64_t corr, double v);
 
 #endif /* GPUPERF_TESTS_WRITER_UTIL_H */

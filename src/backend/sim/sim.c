@@ -2,8 +2,8 @@
  * sim.c - the public gp_sim_* calls: devices, contexts, streams, memory,
  * kernels, copies, fills and events of the simulated GPUs.
  *
- * Each call is bracketed by api_begin()/api_end(): they take the
- * simulator lock, allocate the correlation id, charge the call's virtual
+ * Each call is bracketed by gp__sim_api_begin()/gp__sim_api_end(): they take
+ * the simulator lock, allocate the correlation id, charge the call's virtual
  * cost, write the API record and retire finished work. Arguments are
  * validated completely before anything changes, so a failed call leaves
  * the simulator as it was (its API record, with the error code, is still
@@ -50,16 +50,15 @@ static const uint32_t api_cost[SIM_CBID_COUNT] = {
 };
 
 static GP_TLS bool tls_thread_named;
+
+/* The virtual cost of a call, ns. */
+uint64_t gp__sim_api_cost(uint32_t cbid) {
+  return cbid < SIM_CBID_COUNT ? api_cost[cbid] : 0;
+}
 GP_TLS bool gp__sim_locked;
 
 /* ------------------------------------------------------------------ */
 /* API bracketing                                                       */
-
-typedef struct api_call {
-  uint32_t cbid;
-  uint64_t correlation_id;
-  uint64_t start;
-} api_call;
 
 static uint64_t virtual_clock(void) {
   return atomic_load_explicit(&gp__sim.vnow, memory_order_acquire);
@@ -84,7 +83,7 @@ void gp__sim_announce(void) {
 }
 
 /* Takes the lock, initialising with the defaults if needed. */
-static int api_begin(api_call *c, uint32_t cbid) {
+int gp__sim_api_begin(sim_api_call *c, uint32_t cbid) {
   gp__session_env_activate(); /* before the lock: it may start sampling */
   gp__sim_lock();
   if (!gp__sim.initialised) {
@@ -108,7 +107,7 @@ static int api_begin(api_call *c, uint32_t cbid) {
 
 /* Charges the call, writes its API record, retires finished work and
  * drops the lock. Returns rc. */
-static int api_end(api_call *c, int rc) {
+int gp__sim_api_end(sim_api_call *c, int rc) {
   gp__sim_advance(api_cost[c->cbid]);
   uint64_t end = gp__sim_now();
   if (gp__activity_enabled(GP_ACTIVITY_KIND_API, 0)) {
@@ -135,9 +134,10 @@ static int api_end(api_call *c, int rc) {
   return rc;
 }
 
-static void emit_sync(const api_call *c, uint32_t kind, sim_device *d,
-                      uint32_t context_id, uint32_t stream_id,
-                      uint32_t event_id, uint64_t wait_id) {
+/* Writes a SYNCHRONIZATION record for call c (if enabled), ending now. */
+void gp__sim_emit_sync(const sim_api_call *c, uint32_t kind, sim_device *d,
+                       uint32_t context_id, uint32_t stream_id,
+                       uint32_t event_id, uint64_t wait_id) {
   if (!gp__activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, context_id))
     return;
   gp_activity_sync *r = gp__activity_reserve(GP_ACTIVITY_KIND_SYNCHRONIZATION,
@@ -370,7 +370,9 @@ int gp_sim_device_id(uint32_t index, uint32_t *device_id) {
 /* ------------------------------------------------------------------ */
 /* Growable arrays                                                      */
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
+/* Makes room for need elements of elem bytes in *arr (capacity *cap),
+ * doubling. Returns 0, or GP_ENOMEM with *arr unchanged. */
+int gp__sim_grow(void **arr, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap)
     return 0;
   size_t ncap = *cap ? *cap * 2 : 8;
@@ -384,7 +386,8 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
   return 0;
 }
 
-static void remove_ptr(void **arr, size_t *n, void *p) {
+/* Removes pointer p from arr[0..*n) (order not kept), if present. */
+void gp__sim_remove_ptr(void **arr, size_t *n, void *p) {
   for (size_t i = 0; i < *n; i++) {
     if (arr[i] == p) {
       arr[i] = arr[--*n];
@@ -397,8 +400,8 @@ static void remove_ptr(void **arr, size_t *n, void *p) {
 /* Contexts and streams                                                 */
 
 static gp_sim_stream *stream_new(gp_sim_context *ctx) {
-  if (grow((void **)&ctx->streams, &ctx->cap_streams, ctx->num_streams + 1,
-           sizeof(*ctx->streams)) != 0)
+  if (gp__sim_grow((void **)&ctx->streams, &ctx->cap_streams,
+                   ctx->num_streams + 1, sizeof(*ctx->streams)) != 0)
     return NULL;
   gp_sim_stream *s = calloc(1, sizeof(*s));
   if (!s)
@@ -434,7 +437,8 @@ static void context_free(gp_sim_context *ctx) {
   free(ctx);
 }
 
-static bool context_live(const gp_sim_context *ctx) {
+/* True if ctx is a context the simulator knows (not destroyed). */
+bool gp__sim_context_live(const gp_sim_context *ctx) {
   for (size_t i = 0; i < gp__sim.num_contexts; i++)
     if (gp__sim.contexts[i] == ctx)
       return true;
@@ -443,20 +447,20 @@ static bool context_live(const gp_sim_context *ctx) {
 
 /* See sim.h. */
 int gp_sim_context_create(uint32_t index, gp_sim_context **out) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_CONTEXT_CREATE);
+  sim_api_call c;
+  int rc = gp__sim_api_begin(&c, SIM_CBID_CONTEXT_CREATE);
   if (rc != 0)
     return rc;
   if (!out)
-    return api_end(&c, GP_EINVAL);
+    return gp__sim_api_end(&c, GP_EINVAL);
   if (index >= gp__sim.num_devices)
-    return api_end(&c, GP_ENODEV);
-  if (grow((void **)&gp__sim.contexts, &gp__sim.cap_contexts,
-           gp__sim.num_contexts + 1, sizeof(*gp__sim.contexts)) != 0)
-    return api_end(&c, GP_ENOMEM);
+    return gp__sim_api_end(&c, GP_ENODEV);
+  if (gp__sim_grow((void **)&gp__sim.contexts, &gp__sim.cap_contexts,
+                   gp__sim.num_contexts + 1, sizeof(*gp__sim.contexts)) != 0)
+    return gp__sim_api_end(&c, GP_ENOMEM);
   gp_sim_context *ctx = calloc(1, sizeof(*ctx));
   if (!ctx)
-    return api_end(&c, GP_ENOMEM);
+    return gp__sim_api_end(&c, GP_ENOMEM);
   ctx->dev = &gp__sim.devices[index];
   ctx->next_stream_id = 1;
   ctx->next_event_id = 1;
@@ -464,21 +468,23 @@ int gp_sim_context_create(uint32_t index, gp_sim_context **out) {
   if (!ctx->default_stream) {
     free(ctx->streams);
     free(ctx);
-    return api_end(&c, GP_ENOMEM);
+    return gp__sim_api_end(&c, GP_ENOMEM);
   }
   rc = gp__context_register(ctx->dev->device_id, GP_API_SIM,
                             ctx->default_stream->id, &ctx->id);
   if (rc != 0) {
     context_free(ctx);
-    return api_end(&c, rc);
+    return gp__sim_api_end(&c, rc);
   }
   gp__sim.contexts[gp__sim.num_contexts++] = ctx;
   gp__sim_clock_snapshot(ctx->dev);
   *out = ctx;
-  return api_end(&c, 0);
+  return gp__sim_api_end(&c, 0);
 }
 
-static uint64_t context_tail(const gp_sim_context *ctx, uint64_t *corr) {
+/* When the last work of any stream of ctx ends (host ns); its
+ * correlation id in *corr (0 if none). */
+uint64_t gp__sim_context_tail(const gp_sim_context *ctx, uint64_t *corr) {
   uint64_t t = 0;
   *corr = 0;
   for (size_t i = 0; i < ctx->num_streams; i++) {
@@ -494,17 +500,17 @@ static uint64_t context_tail(const gp_sim_context *ctx, uint64_t *corr) {
 int gp_sim_context_destroy(gp_sim_context *ctx) {
   if (!ctx)
     return 0;
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_CONTEXT_DESTROY);
+  sim_api_call c;
+  int rc = gp__sim_api_begin(&c, SIM_CBID_CONTEXT_DESTROY);
   if (rc != 0)
     return rc;
-  if (!context_live(ctx))
-    return api_end(&c, GP_EINVAL);
+  if (!gp__sim_context_live(ctx))
+    return gp__sim_api_end(&c, GP_EINVAL);
   uint64_t corr;
-  gp__sim_wait_until(context_tail(ctx, &corr));
-  remove_ptr((void **)gp__sim.contexts, &gp__sim.num_contexts, ctx);
+  gp__sim_wait_until(gp__sim_context_tail(ctx, &corr));
+  gp__sim_remove_ptr((void **)gp__sim.contexts, &gp__sim.num_contexts, ctx);
   context_free(ctx);
-  return api_end(&c, 0);
+  return gp__sim_api_end(&c, 0);
 }
 
 /* See sim.h. */
@@ -514,33 +520,33 @@ uint32_t gp_sim_context_id(const gp_sim_context *ctx) {
 
 /* See sim.h. */
 int gp_sim_stream_create(gp_sim_context *ctx, gp_sim_stream **out) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_STREAM_CREATE);
+  sim_api_call c;
+  int rc = gp__sim_api_begin(&c, SIM_CBID_STREAM_CREATE);
   if (rc != 0)
     return rc;
-  if (!ctx || !out || !context_live(ctx))
-    return api_end(&c, GP_EINVAL);
+  if (!ctx || !out || !gp__sim_context_live(ctx))
+    return gp__sim_api_end(&c, GP_EINVAL);
   gp_sim_stream *s = stream_new(ctx);
   if (!s)
-    return api_end(&c, GP_ENOMEM);
+    return gp__sim_api_end(&c, GP_ENOMEM);
   *out = s;
-  return api_end(&c, 0);
+  return gp__sim_api_end(&c, 0);
 }
 
 /* See sim.h. */
 int gp_sim_stream_destroy(gp_sim_stream *s) {
   if (!s)
     return 0;
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_STREAM_DESTROY);
+  sim_api_call c;
+  int rc = gp__sim_api_begin(&c, SIM_CBID_STREAM_DESTROY);
   if (rc != 0)
     return rc;
   if (s == s->ctx->default_stream)
-    return api_end(&c, GP_EINVAL);
+    return gp__sim_api_end(&c, GP_EINVAL);
   /* Work already scheduled carries its own copy of what it needs. */
-  remove_ptr((void **)s->ctx->streams, &s->ctx->num_streams, s);
+  gp__sim_remove_ptr((void **)s->ctx->streams, &s->ctx->num_streams, s);
   stream_free(s);
-  return api_end(&c, 0);
+  return gp__sim_api_end(&c, 0);
 }
 
 /* See sim.h. */
@@ -555,39 +561,39 @@ uint32_t gp_sim_stream_id(const gp_sim_stream *s) {
 
 /* See sim.h. */
 int gp_sim_stream_set_name(gp_sim_stream *s, const char *name) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_STREAM_SET_NAME);
+  sim_api_call c;
+  int rc = gp__sim_api_begin(&c, SIM_CBID_STREAM_SET_NAME);
   if (rc != 0)
     return rc;
   if (!s || !name)
-    return api_end(&c, GP_EINVAL);
+    return gp__sim_api_end(&c, GP_EINVAL);
   gp__emit_name(GP_OBJECT_STREAM, s->ctx->dev->device_id, s->ctx->id, s->id, 0,
                 name);
-  return api_end(&c, 0);
+  return gp__sim_api_end(&c, 0);
 }
 
 /* See sim.h. */
 int gp_sim_stream_set_perfmon(gp_sim_stream *s, gp_perfmon *pm) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_STREAM_SET_PERFMON);
+  sim_api_call c;
+  int rc = gp__sim_api_begin(&c, SIM_CBID_STREAM_SET_PERFMON);
   if (rc != 0)
     return rc;
-  if (!s || !context_live(s->ctx))
-    return api_end(&c, GP_EINVAL);
+  if (!s || !gp__sim_context_live(s->ctx))
+    return gp__sim_api_end(&c, GP_EINVAL);
   if (pm && pm->device_id != s->ctx->dev->device_id)
-    return api_end(&c, GP_EINVAL);
+    return gp__sim_api_end(&c, GP_EINVAL);
   if (pm && atomic_load(&pm->destroyed))
-    return api_end(&c, GP_ENOENT);
+    return gp__sim_api_end(&c, GP_ENOENT);
   gp_perfmon_put(s->pm);
   s->pm = gp_perfmon_get(pm);
-  return api_end(&c, 0);
+  return gp__sim_api_end(&c, 0);
 }
 
 /* ------------------------------------------------------------------ */
 /* Memory                                                               */
 
 /* The allocation of d covering [addr, addr + bytes), or NULL. */
-static sim_alloc *find_alloc(sim_device *d, uint64_t addr, uint64_t bytes) {
+sim_alloc *gp__sim_find_alloc(sim_device *d, uint64_t addr, uint64_t bytes) {
   for (size_t i = 0; i < d->num_allocs; i++) {
     sim_alloc *a = &d->allocs[i];
     if (addr >= a->addr && addr - a->addr < a->bytes &&
@@ -598,7 +604,7 @@ static sim_alloc *find_alloc(sim_device *d, uint64_t addr, uint64_t bytes) {
 }
 
 /* The simulator device whose address range holds addr, or NULL. */
-static sim_device *device_of(uint64_t addr) {
+sim_device *gp__sim_device_of(uint64_t addr) {
   uint64_t i = addr >> DEVICE_ADDR_SHIFT;
   if (i == 0 || i > gp__sim.num_devices)
     return NULL;
@@ -614,44 +620,45 @@ static uint64_t used_bytes(const sim_device *d) {
 
 /* See sim.h. */
 int gp_sim_malloc(gp_sim_context *ctx, uint64_t bytes, uint64_t *addr) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_MALLOC);
+  sim_api_call c;
+  int rc = gp__sim_api_begin(&c, SIM_CBID_MALLOC);
   if (rc != 0)
     return rc;
-  if (!ctx || !addr || bytes == 0 || !context_live(ctx))
-    return api_end(&c, GP_EINVAL);
+  if (!ctx || !addr || bytes == 0 || !gp__sim_context_live(ctx))
+    return gp__sim_api_end(&c, GP_EINVAL);
   sim_device *d = ctx->dev;
   if (bytes > d->m->memory_bytes - used_bytes(d))
-    return api_end(&c, GP_ENOMEM);
-  if (grow((void **)&d->allocs, &d->cap_allocs, d->num_allocs + 1,
-           sizeof(*d->allocs)) != 0)
-    return api_end(&c, GP_ENOMEM);
+    return gp__sim_api_end(&c, GP_ENOMEM);
+  if (gp__sim_grow((void **)&d->allocs, &d->cap_allocs, d->num_allocs + 1,
+                   sizeof(*d->allocs)) != 0)
+    return gp__sim_api_end(&c, GP_ENOMEM);
   uint64_t a = (d->next_addr + 255) & ~255ull;
   d->next_addr = a + bytes;
   d->allocs[d->num_allocs++] = (sim_alloc){a, bytes, ctx->id};
   *addr = a;
-  return api_end(&c, 0);
+  return gp__sim_api_end(&c, 0);
 }
 
 /* See sim.h. */
 int gp_sim_free(gp_sim_context *ctx, uint64_t addr) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_FREE);
+  sim_api_call c;
+  int rc = gp__sim_api_begin(&c, SIM_CBID_FREE);
   if (rc != 0)
     return rc;
-  if (!ctx || !context_live(ctx))
-    return api_end(&c, GP_EINVAL);
+  if (!ctx || !gp__sim_context_live(ctx))
+    return gp__sim_api_end(&c, GP_EINVAL);
   sim_device *d = ctx->dev;
   for (size_t i = 0; i < d->num_allocs; i++) {
     if (d->allocs[i].addr == addr && d->allocs[i].context_id == ctx->id) {
       d->allocs[i] = d->allocs[--d->num_allocs];
-      return api_end(&c, 0);
+      return gp__sim_api_end(&c, 0);
     }
   }
-  return api_end(&c, GP_ENOENT);
+  return gp__sim_api_end(&c, GP_ENOENT);
 }
 
-static bool host_pinned(uint64_t addr, uint64_t bytes) {
+/* True if [addr, addr + bytes) lies in a registered pinned range. */
+bool gp__sim_host_pinned(uint64_t addr, uint64_t bytes) {
   for (size_t i = 0; i < gp__sim.num_pinned; i++) {
     uint64_t a = gp__sim.pinned[i].addr, n = gp__sim.pinned[i].bytes;
     if (addr >= a && addr - a < n && bytes <= n - (addr - a))
@@ -662,454 +669,38 @@ static bool host_pinned(uint64_t addr, uint64_t bytes) {
 
 /* See sim.h. */
 int gp_sim_host_register(const void *ptr, uint64_t bytes) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_HOST_REGISTER);
+  sim_api_call c;
+  int rc = gp__sim_api_begin(&c, SIM_CBID_HOST_REGISTER);
   if (rc != 0)
     return rc;
   uint64_t a = GP_SIM_HOST(ptr);
-  if (!ptr || bytes == 0 || device_of(a))
-    return api_end(&c, GP_EINVAL);
+  if (!ptr || bytes == 0 || gp__sim_device_of(a))
+    return gp__sim_api_end(&c, GP_EINVAL);
   for (size_t i = 0; i < gp__sim.num_pinned; i++)
     if (gp__sim.pinned[i].addr == a)
-      return api_end(&c, GP_EEXIST);
-  if (grow((void **)&gp__sim.pinned, &gp__sim.cap_pinned,
-           gp__sim.num_pinned + 1, sizeof(*gp__sim.pinned)) != 0)
-    return api_end(&c, GP_ENOMEM);
+      return gp__sim_api_end(&c, GP_EEXIST);
+  if (gp__sim_grow((void **)&gp__sim.pinned, &gp__sim.cap_pinned,
+                   gp__sim.num_pinned + 1, sizeof(*gp__sim.pinned)) != 0)
+    return gp__sim_api_end(&c, GP_ENOMEM);
   gp__sim.pinned[gp__sim.num_pinned].addr = a;
   gp__sim.pinned[gp__sim.num_pinned].bytes = bytes;
   gp__sim.num_pinned++;
-  return api_end(&c, 0);
+  return gp__sim_api_end(&c, 0);
 }
 
 /* See sim.h. */
 int gp_sim_host_unregister(const void *ptr) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_HOST_UNREGISTER);
+  sim_api_call c;
+  int rc = gp__sim_api_begin(&c, SIM_CBID_HOST_UNREGISTER);
   if (rc != 0)
     return rc;
   for (size_t i = 0; i < gp__sim.num_pinned; i++) {
     if (gp__sim.pinned[i].addr == GP_SIM_HOST(ptr)) {
       gp__sim.pinned[i] = gp__sim.pinned[--gp__sim.num_pinned];
-      return api_end(&c, 0);
+      return gp__sim_api_end(&c, 0);
     }
   }
-  return api_end(&c, GP_ENOENT);
-}
-
-/* ------------------------------------------------------------------ */
-/* Kernels                                                              */
-
-static bool finite_nonneg(double v) {
-  return v >= 0.0 && v < 1e300;
-}
-
-/* See sim.h. */
-int gp_sim_kernel_create(const gp_sim_kernel_desc *desc, gp_sim_kernel **out) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_KERNEL_CREATE);
-  if (rc != 0)
-    return rc;
-  if (!desc || !out || !desc->name || !*desc->name ||
-      !finite_nonneg(desc->flops_per_thread) ||
-      !finite_nonneg(desc->bytes_per_thread) ||
-      !(desc->read_fraction >= 0.0 && desc->read_fraction <= 1.0) ||
-      !(desc->cache_locality >= 0.0 && desc->cache_locality <= 1.0))
-    return api_end(&c, GP_EINVAL);
-  gp_sim_kernel *k = calloc(1, sizeof(*k));
-  char *name = strdup(desc->name);
-  char *dem = strdup(desc->demangled_name ? desc->demangled_name : desc->name);
-  if (!k || !name || !dem) {
-    free(k);
-    free(name);
-    free(dem);
-    return api_end(&c, GP_ENOMEM);
-  }
-  k->desc = *desc;
-  k->desc.name = name;
-  k->desc.demangled_name = dem;
-  k->name_id = gp__string_intern(name);
-  k->demangled_id = gp__string_intern(dem);
-  *out = k;
-  return api_end(&c, 0);
-}
-
-/* See sim.h. */
-int gp_sim_kernel_destroy(gp_sim_kernel *k) {
-  if (!k)
-    return 0;
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_KERNEL_DESTROY);
-  if (rc != 0)
-    return rc;
-  free((char *)k->desc.name);
-  free((char *)k->desc.demangled_name);
-  free(k);
-  return api_end(&c, 0);
-}
-
-/* Fills the fields common to every op submitted on s. */
-static void op_init(sim_op *op, uint32_t kind, const api_call *c,
-                    gp_sim_stream *s, uint32_t queue) {
-  memset(op, 0, sizeof(*op));
-  op->kind = kind;
-  op->correlation_id = c->correlation_id;
-  op->queued = gp__sim_now() + api_cost[c->cbid];
-  op->device_id = s->ctx->dev->device_id;
-  op->dev_index = s->ctx->dev->index;
-  op->context_id = s->ctx->id;
-  op->stream_id = s->id;
-  op->queue = queue;
-  op->emit = gp__activity_enabled(kind, s->ctx->id);
-}
-
-static uint32_t compute_queue(const gp_sim_stream *s) {
-  const sim_model *m = s->ctx->dev->m;
-  return m->first_compute + s->ordinal % m->num_compute;
-}
-
-/*
- * The perfmon a job on s carries: the stream's, else the context's (an
- * active monitor's). GP_ENOENT if it was destroyed, GP_EAGAIN while the
- * device has a global perfmon (as the V3D submit ioctls answer).
- */
-static int job_perfmon(const gp_sim_stream *s, sim_op *op) {
-  gp_perfmon *pm = s->pm ? s->pm : s->ctx->pm;
-  if (pm && atomic_load_explicit(&pm->destroyed, memory_order_relaxed))
-    return GP_ENOENT;
-  if (pm && s->ctx->dev->pm.global)
-    return GP_EAGAIN;
-  op->pm = pm;
-  return 0;
-}
-
-/* See sim.h. */
-int gp_sim_launch(gp_sim_stream *s, const gp_sim_kernel *k, gp_sim_dim3 grid,
-                  gp_sim_dim3 block, uint32_t dynamic_shared_memory) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_LAUNCH);
-  if (rc != 0)
-    return rc;
-  if (!s || !k || !grid.x || !grid.y || !grid.z || !block.x || !block.y ||
-      !block.z)
-    return api_end(&c, GP_EINVAL);
-  const sim_model *m = s->ctx->dev->m;
-  uint64_t tpb = (uint64_t)block.x * block.y * block.z;
-  if (tpb > m->max_threads_per_block ||
-      (uint64_t)k->desc.static_shared_memory + dynamic_shared_memory >
-          m->shared_per_block)
-    return api_end(&c, GP_EINVAL);
-  sim_op op;
-  op_init(&op, GP_ACTIVITY_KIND_KERNEL, &c, s, compute_queue(s));
-  op.name_id = k->name_id;
-  op.demangled_id = k->demangled_id;
-  op.grid = grid;
-  op.block = block;
-  op.static_shared = k->desc.static_shared_memory;
-  op.dynamic_shared = dynamic_shared_memory;
-  op.registers = k->desc.registers_per_thread;
-  rc = job_perfmon(s, &op);
-  if (rc != 0)
-    return api_end(&c, rc);
-  uint64_t dur = gp__sim_kernel_cost(m, &k->desc, grid, block,
-                                     dynamic_shared_memory, &op.stats);
-  gp__sampler *smp = s->ctx->dev->smp.s;
-  if (GP_UNLIKELY(smp != NULL) && smp->instrumented &&
-      gp__sampler_instrument(smp, k->desc.name, k->desc.demangled_name))
-    op.instr = gp__sampler_get(smp);
-  rc = gp__sim_schedule(s, &op, dur);
-  if (rc != 0)
-    gp__sampler_put(op.instr);
-  return api_end(&c, rc);
-}
-
-/* ------------------------------------------------------------------ */
-/* Copies and fills                                                     */
-
-/* Validates a copy and fills the op's copy fields. Returns 0 or an
- * error; changes nothing else. */
-static int prepare_copy(gp_sim_stream *s, uint64_t dst, uint64_t src,
-                        uint64_t bytes, gp_memcpy_kind kind, sim_op *op) {
-  sim_device *sd = s->ctx->dev;
-  sim_device *src_dev = device_of(src), *dst_dev = device_of(dst);
-  sim_alloc *sa = src_dev ? find_alloc(src_dev, src, bytes) : NULL;
-  sim_alloc *da = dst_dev ? find_alloc(dst_dev, dst, bytes) : NULL;
-  const sim_model *m = sd->m;
-  if (bytes == 0 || !src || !dst)
-    return GP_EINVAL;
-  switch (kind) {
-  case GP_MEMCPY_HTOD:
-    if (src_dev || dst_dev != sd || !da)
-      return GP_EINVAL;
-    op->queue = m->q_h2d;
-    break;
-  case GP_MEMCPY_DTOH:
-    if (dst_dev || src_dev != sd || !sa)
-      return GP_EINVAL;
-    op->queue = m->q_d2h;
-    break;
-  case GP_MEMCPY_DTOD:
-    if (src_dev != sd || dst_dev != sd || !sa || !da)
-      return GP_EINVAL;
-    op->queue = compute_queue(s);
-    break;
-  case GP_MEMCPY_PTOP:
-    if (!sa || !da || src_dev == dst_dev || (src_dev != sd && dst_dev != sd))
-      return GP_EINVAL;
-    op->queue = m->q_p2p;
-    break;
-  case GP_MEMCPY_HTOH:
-    if (src_dev || dst_dev)
-      return GP_EINVAL;
-    op->queue = m->q_h2d;
-    break;
-  case GP_MEMCPY_HTOA:
-  case GP_MEMCPY_ATOH:
-  case GP_MEMCPY_ATOA:
-  case GP_MEMCPY_ATOD:
-  case GP_MEMCPY_DTOA:
-    return GP_ENOTSUP;
-  default:
-    return GP_EINVAL;
-  }
-  op->bytes = bytes;
-  op->copy_kind = kind;
-  op->src_kind = src_dev                   ? GP_MEMORY_DEVICE
-                 : host_pinned(src, bytes) ? GP_MEMORY_PINNED
-                                           : GP_MEMORY_PAGEABLE;
-  op->dst_kind = dst_dev                   ? GP_MEMORY_DEVICE
-                 : host_pinned(dst, bytes) ? GP_MEMORY_PINNED
-                                           : GP_MEMORY_PAGEABLE;
-  op->src_device = src_dev ? src_dev->device_id : UINT32_MAX;
-  op->dst_device = dst_dev ? dst_dev->device_id : UINT32_MAX;
-  op->src_context = sa ? sa->context_id : 0;
-  op->dst_context = da ? da->context_id : 0;
-  return 0;
-}
-
-static int copy_locked(const api_call *c, gp_sim_stream *s, uint64_t dst,
-                       uint64_t src, uint64_t bytes, gp_memcpy_kind kind,
-                       bool async) {
-  if (!s)
-    return GP_EINVAL;
-  sim_op op;
-  op_init(&op, GP_ACTIVITY_KIND_MEMCPY, c, s, 0);
-  int rc = prepare_copy(s, dst, src, bytes, kind, &op);
-  if (rc != 0)
-    return rc;
-  op.flags = async ? GP_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
-  rc = job_perfmon(s, &op);
-  if (rc != 0)
-    return rc;
-  uint64_t dur = gp__sim_copy_cost(s->ctx->dev->m, op.copy_kind, op.src_kind,
-                                   op.dst_kind, bytes);
-  return gp__sim_schedule(s, &op, dur);
-}
-
-/* See sim.h. */
-int gp_sim_memcpy_async(gp_sim_stream *s, uint64_t dst, uint64_t src,
-                        uint64_t bytes, gp_memcpy_kind kind) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_MEMCPY_ASYNC);
-  if (rc != 0)
-    return rc;
-  return api_end(&c, copy_locked(&c, s, dst, src, bytes, kind, true));
-}
-
-/* See sim.h. */
-int gp_sim_memcpy(gp_sim_stream *s, uint64_t dst, uint64_t src, uint64_t bytes,
-                  gp_memcpy_kind kind) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_MEMCPY);
-  if (rc != 0)
-    return rc;
-  rc = copy_locked(&c, s, dst, src, bytes, kind, false);
-  if (rc == 0)
-    gp__sim_wait_until(s->tail_end);
-  return api_end(&c, rc);
-}
-
-/* See sim.h. */
-int gp_sim_memset_async(gp_sim_stream *s, uint64_t dst, uint32_t value,
-                        uint64_t bytes) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_MEMSET_ASYNC);
-  if (rc != 0)
-    return rc;
-  if (!s || bytes == 0 || device_of(dst) != s->ctx->dev ||
-      !find_alloc(s->ctx->dev, dst, bytes))
-    return api_end(&c, GP_EINVAL);
-  sim_op op;
-  op_init(&op, GP_ACTIVITY_KIND_MEMSET, &c, s, compute_queue(s));
-  op.bytes = bytes;
-  op.value = value;
-  op.flags = GP_ACTIVITY_FLAG_MEMCPY_ASYNC;
-  rc = job_perfmon(s, &op);
-  if (rc != 0)
-    return api_end(&c, rc);
-  uint64_t dur = gp__sim_fill_cost(s->ctx->dev->m, bytes);
-  return api_end(&c, gp__sim_schedule(s, &op, dur));
-}
-
-/* ------------------------------------------------------------------ */
-/* Events and synchronisation                                           */
-
-/* See sim.h. */
-int gp_sim_event_create(gp_sim_context *ctx, gp_sim_event **out) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_EVENT_CREATE);
-  if (rc != 0)
-    return rc;
-  if (!ctx || !out || !context_live(ctx))
-    return api_end(&c, GP_EINVAL);
-  if (grow((void **)&ctx->events, &ctx->cap_events, ctx->num_events + 1,
-           sizeof(*ctx->events)) != 0)
-    return api_end(&c, GP_ENOMEM);
-  gp_sim_event *e = calloc(1, sizeof(*e));
-  if (!e)
-    return api_end(&c, GP_ENOMEM);
-  e->ctx = ctx;
-  e->id = ctx->next_event_id++;
-  e->dev_index = ctx->dev->index;
-  ctx->events[ctx->num_events++] = e;
-  *out = e;
-  return api_end(&c, 0);
-}
-
-/* See sim.h. */
-int gp_sim_event_destroy(gp_sim_event *e) {
-  if (!e)
-    return 0;
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_EVENT_DESTROY);
-  if (rc != 0)
-    return rc;
-  remove_ptr((void **)e->ctx->events, &e->ctx->num_events, e);
-  free(e);
-  return api_end(&c, 0);
-}
-
-/* See sim.h. */
-int gp_sim_event_record(gp_sim_event *e, gp_sim_stream *s) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_EVENT_RECORD);
-  if (rc != 0)
-    return rc;
-  if (!e || !s)
-    return api_end(&c, GP_EINVAL);
-  uint64_t done = s->tail_end;
-  for (uint32_t i = 0; i < s->num_waits; i++)
-    if (s->waits[i].done_at > done)
-      done = s->waits[i].done_at;
-  uint64_t now = gp__sim_now();
-  e->recorded = true;
-  e->correlation_id = s->tail_corr;
-  e->done_at = done > now ? done : now;
-  e->dev_index = s->ctx->dev->index;
-  return api_end(&c, 0);
-}
-
-/* See sim.h. */
-int gp_sim_stream_wait_event(gp_sim_stream *s, gp_sim_event *e) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_STREAM_WAIT_EVENT);
-  if (rc != 0)
-    return rc;
-  if (!s || !e)
-    return api_end(&c, GP_EINVAL);
-  if (e->recorded) {
-    if (s->num_waits == s->cap_waits) {
-      uint32_t ncap = s->cap_waits ? s->cap_waits * 2 : 4;
-      sim_wait *w = realloc(s->waits, ncap * sizeof(*w));
-      if (!w)
-        return api_end(&c, GP_ENOMEM);
-      s->waits = w;
-      s->cap_waits = ncap;
-    }
-    s->waits[s->num_waits++] = (sim_wait){e->correlation_id, e->done_at};
-  }
-  emit_sync(&c, GP_SYNC_STREAM_WAIT_EVENT, s->ctx->dev, s->ctx->id, s->id,
-            e->id, e->recorded ? e->correlation_id : 0);
-  return api_end(&c, 0);
-}
-
-/* See sim.h. */
-int gp_sim_event_query(gp_sim_event *e) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_EVENT_QUERY);
-  if (rc != 0)
-    return rc;
-  if (!e)
-    return api_end(&c, GP_EINVAL);
-  bool done = !e->recorded || gp__sim_now() >= e->done_at;
-  return api_end(&c, done ? 0 : GP_EAGAIN);
-}
-
-/* See sim.h. */
-int gp_sim_event_synchronize(gp_sim_event *e) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_EVENT_SYNCHRONIZE);
-  if (rc != 0)
-    return rc;
-  if (!e)
-    return api_end(&c, GP_EINVAL);
-  if (e->recorded)
-    gp__sim_wait_until(e->done_at);
-  emit_sync(&c, GP_SYNC_EVENT_SYNCHRONIZE, e->ctx->dev, e->ctx->id, 0, e->id,
-            e->recorded ? e->correlation_id : 0);
-  return api_end(&c, 0);
-}
-
-/* See sim.h. */
-int gp_sim_event_elapsed(gp_sim_event *a, gp_sim_event *b, uint64_t *ns) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_EVENT_ELAPSED);
-  if (rc != 0)
-    return rc;
-  if (!a || !b || !ns)
-    return api_end(&c, GP_EINVAL);
-  if (!a->recorded || !b->recorded)
-    return api_end(&c, GP_ESTATE);
-  uint64_t now = gp__sim_now();
-  if (now < a->done_at || now < b->done_at)
-    return api_end(&c, GP_EAGAIN);
-  const sim_device *da = &gp__sim.devices[a->dev_index];
-  const sim_device *db = &gp__sim.devices[b->dev_index];
-  uint64_t ta = gp__sim_device_time(da, a->done_at);
-  uint64_t tb = gp__sim_device_time(db, b->done_at);
-  if (tb < ta)
-    return api_end(&c, GP_ERANGE);
-  *ns = tb - ta;
-  return api_end(&c, 0);
-}
-
-/* See sim.h. */
-int gp_sim_stream_synchronize(gp_sim_stream *s) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_STREAM_SYNCHRONIZE);
-  if (rc != 0)
-    return rc;
-  if (!s)
-    return api_end(&c, GP_EINVAL);
-  gp__sim_wait_until(s->tail_end);
-  gp__sim_clock_snapshot(s->ctx->dev);
-  emit_sync(&c, GP_SYNC_STREAM_SYNCHRONIZE, s->ctx->dev, s->ctx->id, s->id, 0,
-            s->tail_corr);
-  return api_end(&c, 0);
-}
-
-/* See sim.h. */
-int gp_sim_context_synchronize(gp_sim_context *ctx) {
-  api_call c;
-  int rc = api_begin(&c, SIM_CBID_CONTEXT_SYNCHRONIZE);
-  if (rc != 0)
-    return rc;
-  if (!ctx || !context_live(ctx))
-    return api_end(&c, GP_EINVAL);
-  uint64_t corr;
-  gp__sim_wait_until(context_tail(ctx, &corr));
-  gp__sim_clock_snapshot(ctx->dev);
-  emit_sync(&c, GP_SYNC_CONTEXT_SYNCHRONIZE, ctx->dev, ctx->id, 0, 0, corr);
-  return api_end(&c, 0);
+  return gp__sim_api_end(&c, GP_ENOENT);
 }
 
 /* See sim.h. */

@@ -310,6 +310,28 @@ static inline void gp__sim_unlock(void) {
   pthread_mutex_unlock(&gp__sim.lock);
 }
 
+/* An API call being made: set by gp__sim_api_begin(). */
+typedef struct sim_api_call {
+  uint32_t cbid;
+  uint64_t correlation_id;
+  uint64_t start;
+} sim_api_call;
+
+/* sim.c (see there for each contract) */
+int gp__sim_api_begin(sim_api_call *c, uint32_t cbid);
+int gp__sim_api_end(sim_api_call *c, int rc);
+uint64_t gp__sim_api_cost(uint32_t cbid);
+void gp__sim_emit_sync(const sim_api_call *c, uint32_t kind, sim_device *d,
+                       uint32_t context_id, uint32_t stream_id,
+                       uint32_t event_id, uint64_t wait_id);
+int gp__sim_grow(void **arr, size_t *cap, size_t need, size_t elem);
+void gp__sim_remove_ptr(void **arr, size_t *n, void *p);
+bool gp__sim_context_live(const gp_sim_context *ctx);
+uint64_t gp__sim_context_tail(const gp_sim_context *ctx, uint64_t *corr);
+sim_device *gp__sim_device_of(uint64_t addr);
+sim_alloc *gp__sim_find_alloc(sim_device *d, uint64_t addr, uint64_t bytes);
+bool gp__sim_host_pinned(uint64_t addr, uint64_t bytes);
+
 /* model.c */
 const sim_model *gp__sim_model_get(uint32_t model);
 uint64_t gp__sim_kernel_cost(const sim_model *m, const gp_sim_kernel_desc *k,
