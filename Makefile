@@ -148,10 +148,10 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/gpuperf.pc
 
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h')
+	clang-format -i $$(git ls-files --cached --others --exclude-standard '*.c' '*.h')
 
 check-format:
-	clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h')
+	clang-format --dry-run -Werror $$(git ls-files --cached --others --exclude-standard '*.c' '*.h')
 
 clean:
 	rm -rf build build-asan build-clang

@@ -69,7 +69,6 @@ TEST(writer_drops_clear_incremental_state) {
   wt_free(&t);
 }
 
-
 /* Writes two periodic windows of counters 1 and 2 on device 0 and one
  * per-activity value of counter 1; returns the parsed trace. */
 static void counter_trace(uint32_t mode, wt_trace *t) {
@@ -282,8 +281,6 @@ TEST(writer_dump_matches_perfetto_decoding) {
   ASSERT_GT(cases, 20);
 }
 
-
-
 /* A sink that loses the n-th write. */
 typedef struct flaky {
   wt_membuf m;
@@ -334,7 +331,6 @@ TEST(writer_failed_write_is_marked_and_recovered) {
   ASSERT(marked);
   wt_free(&t);
 }
-
 
 /* One integer from a query on a trace in memory. */
 static int64_t tp_int(gp_tp *tp, const char *sql) {

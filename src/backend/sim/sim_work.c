@@ -143,7 +143,8 @@ int gp_sim_launch(gp_sim_stream *s, const gp_sim_kernel *k, gp_sim_dim3 grid,
 static int prepare_copy(gp_sim_stream *s, uint64_t dst, uint64_t src,
                         uint64_t bytes, gp_memcpy_kind kind, sim_op *op) {
   sim_device *sd = s->ctx->dev;
-  sim_device *src_dev = gp__sim_device_of(src), *dst_dev = gp__sim_device_of(dst);
+  sim_device *src_dev = gp__sim_device_of(src),
+             *dst_dev = gp__sim_device_of(dst);
   sim_alloc *sa = src_dev ? gp__sim_find_alloc(src_dev, src, bytes) : NULL;
   sim_alloc *da = dst_dev ? gp__sim_find_alloc(dst_dev, dst, bytes) : NULL;
   const sim_model *m = sd->m;
@@ -186,12 +187,12 @@ static int prepare_copy(gp_sim_stream *s, uint64_t dst, uint64_t src,
   }
   op->bytes = bytes;
   op->copy_kind = kind;
-  op->src_kind = src_dev                   ? GP_MEMORY_DEVICE
+  op->src_kind = src_dev                           ? GP_MEMORY_DEVICE
                  : gp__sim_host_pinned(src, bytes) ? GP_MEMORY_PINNED
-                                           : GP_MEMORY_PAGEABLE;
-  op->dst_kind = dst_dev                   ? GP_MEMORY_DEVICE
+                                                   : GP_MEMORY_PAGEABLE;
+  op->dst_kind = dst_dev                           ? GP_MEMORY_DEVICE
                  : gp__sim_host_pinned(dst, bytes) ? GP_MEMORY_PINNED
-                                           : GP_MEMORY_PAGEABLE;
+                                                   : GP_MEMORY_PAGEABLE;
   op->src_device = src_dev ? src_dev->device_id : UINT32_MAX;
   op->dst_device = dst_dev ? dst_dev->device_id : UINT32_MAX;
   op->src_context = sa ? sa->context_id : 0;
@@ -275,7 +276,7 @@ int gp_sim_event_create(gp_sim_context *ctx, gp_sim_event **out) {
   if (!ctx || !out || !gp__sim_context_live(ctx))
     return gp__sim_api_end(&c, GP_EINVAL);
   if (gp__sim_grow((void **)&ctx->events, &ctx->cap_events, ctx->num_events + 1,
-           sizeof(*ctx->events)) != 0)
+                   sizeof(*ctx->events)) != 0)
     return gp__sim_api_end(&c, GP_ENOMEM);
   gp_sim_event *e = calloc(1, sizeof(*e));
   if (!e)
@@ -340,8 +341,8 @@ int gp_sim_stream_wait_event(gp_sim_stream *s, gp_sim_event *e) {
     }
     s->waits[s->num_waits++] = (sim_wait){e->correlation_id, e->done_at};
   }
-  gp__sim_emit_sync(&c, GP_SYNC_STREAM_WAIT_EVENT, s->ctx->dev, s->ctx->id, s->id,
-            e->id, e->recorded ? e->correlation_id : 0);
+  gp__sim_emit_sync(&c, GP_SYNC_STREAM_WAIT_EVENT, s->ctx->dev, s->ctx->id,
+                    s->id, e->id, e->recorded ? e->correlation_id : 0);
   return gp__sim_api_end(&c, 0);
 }
 
@@ -367,8 +368,8 @@ int gp_sim_event_synchronize(gp_sim_event *e) {
     return gp__sim_api_end(&c, GP_EINVAL);
   if (e->recorded)
     gp__sim_wait_until(e->done_at);
-  gp__sim_emit_sync(&c, GP_SYNC_EVENT_SYNCHRONIZE, e->ctx->dev, e->ctx->id, 0, e->id,
-            e->recorded ? e->correlation_id : 0);
+  gp__sim_emit_sync(&c, GP_SYNC_EVENT_SYNCHRONIZE, e->ctx->dev, e->ctx->id, 0,
+                    e->id, e->recorded ? e->correlation_id : 0);
   return gp__sim_api_end(&c, 0);
 }
 
@@ -405,8 +406,8 @@ int gp_sim_stream_synchronize(gp_sim_stream *s) {
     return gp__sim_api_end(&c, GP_EINVAL);
   gp__sim_wait_until(s->tail_end);
   gp__sim_clock_snapshot(s->ctx->dev);
-  gp__sim_emit_sync(&c, GP_SYNC_STREAM_SYNCHRONIZE, s->ctx->dev, s->ctx->id, s->id, 0,
-            s->tail_corr);
+  gp__sim_emit_sync(&c, GP_SYNC_STREAM_SYNCHRONIZE, s->ctx->dev, s->ctx->id,
+                    s->id, 0, s->tail_corr);
   return gp__sim_api_end(&c, 0);
 }
 
@@ -421,6 +422,7 @@ int gp_sim_context_synchronize(gp_sim_context *ctx) {
   uint64_t corr;
   gp__sim_wait_until(gp__sim_context_tail(ctx, &corr));
   gp__sim_clock_snapshot(ctx->dev);
-  gp__sim_emit_sync(&c, GP_SYNC_CONTEXT_SYNCHRONIZE, ctx->dev, ctx->id, 0, 0, corr);
+  gp__sim_emit_sync(&c, GP_SYNC_CONTEXT_SYNCHRONIZE, ctx->dev, ctx->id, 0, 0,
+                    corr);
   return gp__sim_api_end(&c, 0);
 }
