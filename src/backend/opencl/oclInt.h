@@ -45,6 +45,11 @@
 /* Entry points are the only symbols the preload library exports. */
 #define GP_CL_ENTRY __attribute__((visibility("default")))
 
+/* Deferred commands of an in-order queue are asked about once this many
+ * wait (and all of them on clFinish, at a flush and when the queue is
+ * released). */
+#define GP_OCL_REAP_BATCH 16
+
 /* Call ids: the row of each entry point in cl_api.h. */
 enum {
 #define GP_CL_ID_ROW(h, r, name, ...) GP_CL_ID_##name,

@@ -394,9 +394,10 @@ void gp__ocl_entry_watch(gp__ocl_entry *e) {
 
 /*
  * A command of an in-order queue that the program asked no event for is
- * not watched with a callback: its (our) event is asked for its status the
- * next time the program calls in on the queue, and on clFinish, and the
- * records of those complete are written then, on the program's thread.
+ * not watched with a callback: its (our) event is asked for its status
+ * once GP_OCL_REAP_BATCH of them wait and the program enqueues again, and
+ * on clFinish, and the records of those complete are written then, on the
+ * program's thread.
  * In-order queues complete in order, so only the oldest need asking. This
  * leaves the driver's threads to the driver, and spares a callback per
  * command; the times are the same, read from the same event.
