@@ -254,7 +254,8 @@ struct gp_sim_stream {
   uint64_t tail_end;  /* host ns when the last op ends */
   uint64_t tail_corr; /* its correlation id */
   sim_wait *waits;    /* for the next op */
-  uint32_t num_waits, cap_waits;
+  uint32_t num_waits;
+  size_t cap_waits;
   gp_perfmon *pm; /* carried by its jobs (reference), or NULL */
 };
 

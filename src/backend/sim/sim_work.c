@@ -331,14 +331,9 @@ int gp_sim_stream_wait_event(gp_sim_stream *s, gp_sim_event *e) {
   if (!s || !e)
     return gp__sim_api_end(&c, GP_EINVAL);
   if (e->recorded) {
-    if (s->num_waits == s->cap_waits) {
-      uint32_t ncap = s->cap_waits ? s->cap_waits * 2 : 4;
-      sim_wait *w = realloc(s->waits, ncap * sizeof(*w));
-      if (!w)
-        return gp__sim_api_end(&c, GP_ENOMEM);
-      s->waits = w;
-      s->cap_waits = ncap;
-    }
+    if (gp__sim_grow((void **)&s->waits, &s->cap_waits, s->num_waits + 1,
+                     sizeof(*s->waits)) != 0)
+      return gp__sim_api_end(&c, GP_ENOMEM);
     s->waits[s->num_waits++] = (sim_wait){e->correlation_id, e->done_at};
   }
   gp__sim_emit_sync(&c, GP_SYNC_STREAM_WAIT_EVENT, s->ctx->dev, s->ctx->id,
