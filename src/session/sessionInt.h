@@ -8,7 +8,7 @@
 
 #include <pthread.h>
 
-#include "core.h"
+#include "core/core.h"
 #include "perfetto/writer.h"
 
 #define MAX_SESSIONS 8
