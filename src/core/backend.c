@@ -18,7 +18,7 @@ static const gp_backend_ops ops = {
     .emit_name = gp__emit_name,
     .tid = gp__tid,
     .pid = gp__pid,
-    .session_env_activate = gp__session_env_activate,
+    .activate = gp__activate,
 };
 
 /* See backend.h. */

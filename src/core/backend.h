@@ -40,7 +40,7 @@ typedef struct gp_backend_ops {
                     const char *name);
   uint32_t (*tid)(void);
   uint32_t (*pid)(void);
-  void (*session_env_activate)(void); /* since version 2 */
+  void (*activate)(void); /* since version 2 */
 } gp_backend_ops;
 
 /*

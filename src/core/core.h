@@ -135,15 +135,27 @@ void gp__activity_forget_context(uint32_t context_id);
 /* Called when DEVICE is enabled, so devices already known are recorded. */
 void gp__device_emit_all(void);
 
-/* ---- session.c ---- */
+/* ---- hooks.c: the one call up, made through a hook ---- */
 
 /*
- * Called by every backend before its first GPU work (the simulator's
- * calls, the first OpenCL call, CUDA's injection) and by the markers:
- * when the process is being recorded (GPUPERF_RECORD_DIR), starts its
- * session the first time. One relaxed load when not recording.
+ * The core depends on nothing above it, yet one event must reach the layer
+ * above: a process starting GPU work. Every backend calls gp__activate()
+ * before its first GPU work (the simulator's calls, the first OpenCL call,
+ * CUDA's injection) and the markers call it too; it runs the hook the
+ * layer above installed, if any. src/session installs one at load time
+ * when the process is being recorded (GPUPERF_RECORD_DIR): it starts the
+ * process's session the first time. With no hook it is one acquire load.
  */
-void gp__session_env_activate(void);
+typedef void (*gp__activate_hook)(void);
+void gp__activate(void);
+
+/*
+ * Installs the activation hook (NULL removes it); the last one installed
+ * wins. The hook may run on any thread, any number of times, concurrently:
+ * it must be cheap after its first run and safe to call from the
+ * backends' entry points (it must not call back into a backend).
+ */
+void gp__activate_set_hook(gp__activate_hook hook);
 
 /* ---- device.c: devices and contexts ---- */
 

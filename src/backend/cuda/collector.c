@@ -454,7 +454,7 @@ static int start_locked(bool injected) {
 int gp_cuda_start(uint32_t flags) {
   if (flags != 0)
     return GP_EINVAL;
-  gp__session_env_activate();
+  gp__activate();
   pthread_mutex_lock(&lock);
   int rc = start_locked(false);
   pthread_mutex_unlock(&lock);
@@ -554,7 +554,7 @@ int InitializeInjectionNvtx2(nvtx_export_table_fn get_export_table) {
  */
 GP_EXPORT int InitializeInjection(void);
 int InitializeInjection(void) {
-  gp__session_env_activate(); /* a recorded program joins the recording */
+  gp__activate(); /* a recorded program joins the recording */
   pthread_mutex_lock(&lock);
   int rc = running ? 0 : start_locked(true);
   pthread_mutex_unlock(&lock);

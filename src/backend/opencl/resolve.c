@@ -172,7 +172,7 @@ const gp_backend_ops *gp__ocl_core_load(void) {
   atomic_store_explicit(&gp__ocl_core_ops, c, memory_order_release);
   /* The program's first OpenCL call: a recorded process joins the
    * recording now (before anything asks which kinds are enabled). */
-  c->session_env_activate();
+  c->activate();
   return c;
 }
 
