@@ -163,23 +163,27 @@ void gp__cuda_translate_reset(void) {
 /* ------------------------------------------------------------------ */
 /* GPU work                                                             */
 
-/* Reserves a GPU work record with room for its wait ids and fills them in
- * at the end. Returns NULL (counted as dropped by the core) on failure. */
-static void *reserve_work(uint32_t kind, size_t base, uint32_t context_id,
-                          uint32_t stream_id, uint32_t corr, uint32_t alt_corr,
-                          uint32_t *num_waits) {
-  uint64_t waits[GP_CUDA_MAX_WAITS];
+/* Takes the wait ids of the work launched by corr (or, when it has none,
+ * by alt_corr) into w, reserves w's record of kind and fills the header
+ * every kind shares. Returns NULL (counted as dropped by the core) on
+ * failure. */
+static void *begin_work(uint32_t kind, gp__gpu_work *w, uint32_t corr,
+                        uint32_t alt_corr, uint64_t waits[GP_CUDA_MAX_WAITS]) {
   uint32_t n = gp__cuda_deps_take(corr, waits, GP_CUDA_MAX_WAITS);
   if (n == 0 && alt_corr != 0 && alt_corr != corr)
     n = gp__cuda_deps_take(alt_corr, waits, GP_CUDA_MAX_WAITS);
-  uint32_t size = (uint32_t)GP_ALIGN8(base + (size_t)n * 8u);
-  uint8_t *r = gp__activity_reserve(kind, size, context_id, stream_id);
-  if (!r)
-    return NULL;
-  memset(r + sizeof(gp_activity), 0, size - sizeof(gp_activity));
-  memcpy(r + size - (size_t)n * 8u, waits, (size_t)n * 8u);
-  *num_waits = n;
+  w->wait_ids = waits;
+  w->num_wait_ids = n;
+  void *r = gp__activity_reserve(kind, gp__gpu_work_size(kind, n),
+                                 w->context_id, w->stream_id);
+  if (r)
+    gp__gpu_work_fill(r, kind, w);
   return r;
+}
+
+/* CUPTI's async flag of a copy or fill, as ours. */
+static uint32_t async_flag(uint32_t flags, uint32_t cupti_async) {
+  return (flags & cupti_async) ? GP_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
 }
 
 static int kernel(const CUpti_ActivityKernel10 *k) {
@@ -187,20 +191,20 @@ static int kernel(const CUpti_ActivityKernel10 *k) {
   uint32_t ctx = gp__cuda_context(k->contextId, k->deviceId, 0);
   if (!gp__activity_enabled(GP_ACTIVITY_KIND_KERNEL, ctx))
     return GP_ENOENT;
-  uint32_t n = 0;
-  gp_activity_kernel *r = reserve_work(GP_ACTIVITY_KIND_KERNEL, sizeof(*r), ctx,
-                                       k->streamId, k->correlationId, 0, &n);
+  uint64_t waits[GP_CUDA_MAX_WAITS];
+  gp__gpu_work w = {.correlation_id = k->correlationId,
+                    .queued = gp__cuda_ts(k->queued),
+                    .submitted = gp__cuda_ts(k->submitted),
+                    .start = gp__cuda_ts(k->start),
+                    .end = gp__cuda_ts(k->end),
+                    .device_id = dev,
+                    .context_id = ctx,
+                    .stream_id = k->streamId,
+                    .queue_id = 0};
+  gp_activity_kernel *r =
+      begin_work(GP_ACTIVITY_KIND_KERNEL, &w, k->correlationId, 0, waits);
   if (!r)
     return GP_ENOSPC;
-  r->correlation_id = k->correlationId;
-  r->queued = gp__cuda_ts(k->queued);
-  r->submitted = gp__cuda_ts(k->submitted);
-  r->start = gp__cuda_ts(k->start);
-  r->end = gp__cuda_ts(k->end);
-  r->device_id = dev;
-  r->context_id = ctx;
-  r->stream_id = k->streamId;
-  r->queue_id = 0;
   gp__cuda_kernel_names(k->name, &r->name_id, &r->demangled_name_id);
   r->grid_x = (uint32_t)k->gridX;
   r->grid_y = (uint32_t)k->gridY;
@@ -211,7 +215,6 @@ static int kernel(const CUpti_ActivityKernel10 *k) {
   r->static_shared_memory = (uint32_t)k->staticSharedMemory;
   r->dynamic_shared_memory = (uint32_t)k->dynamicSharedMemory;
   r->registers_per_thread = k->registersPerThread;
-  r->num_wait_ids = n;
   gp__activity_commit(r);
   return 0;
 }
@@ -229,21 +232,23 @@ static int memcpy_rec(const CUpti_ActivityMemcpy6 *m) {
   if (!gp__activity_enabled(GP_ACTIVITY_KIND_MEMCPY, ctx))
     return GP_ENOENT;
   uint32_t corr = copy_correlation(m->correlationId, m->runtimeCorrelationId);
-  uint32_t n = 0;
-  gp_activity_memcpy *r = reserve_work(GP_ACTIVITY_KIND_MEMCPY, sizeof(*r), ctx,
-                                       m->streamId, corr, m->correlationId, &n);
+  uint64_t waits[GP_CUDA_MAX_WAITS];
+  gp__gpu_work w = {.correlation_id = corr,
+                    .start = gp__cuda_ts(m->start),
+                    .end = gp__cuda_ts(m->end),
+                    .device_id = dev,
+                    .context_id = ctx,
+                    .stream_id = m->streamId,
+                    .queue_id = 1,
+                    .flags =
+                        async_flag(m->flags, CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)};
+  gp_activity_memcpy *r =
+      begin_work(GP_ACTIVITY_KIND_MEMCPY, &w, corr, m->correlationId, waits);
   if (!r)
     return GP_ENOSPC;
   bool src_host, dst_host;
   copy_ends(m->copyKind, &src_host, &dst_host);
-  r->correlation_id = corr;
-  r->start = gp__cuda_ts(m->start);
-  r->end = gp__cuda_ts(m->end);
   r->bytes = m->bytes;
-  r->device_id = dev;
-  r->context_id = ctx;
-  r->stream_id = m->streamId;
-  r->queue_id = 1;
   r->src_device_id = src_host ? UINT32_MAX : dev;
   r->dst_device_id = dst_host ? UINT32_MAX : dev;
   r->src_context_id = src_host ? 0 : ctx;
@@ -252,10 +257,6 @@ static int memcpy_rec(const CUpti_ActivityMemcpy6 *m) {
       m->copyKind <= GP_MEMCPY_PTOP ? m->copyKind : GP_MEMCPY_UNKNOWN;
   r->src_kind = memory_kind(m->srcKind);
   r->dst_kind = memory_kind(m->dstKind);
-  r->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)
-                 ? GP_ACTIVITY_FLAG_MEMCPY_ASYNC
-                 : 0;
-  r->num_wait_ids = n;
   gp__activity_commit(r);
   return 0;
 }
@@ -271,19 +272,21 @@ static int memcpy_p2p(const CUpti_ActivityMemcpyPtoP4 *m) {
   uint32_t dst_dev = gp__cuda_device(m->dstDeviceId);
   uint32_t src_ctx = gp__cuda_context(m->srcContextId, m->srcDeviceId, 0);
   uint32_t dst_ctx = gp__cuda_context(m->dstContextId, m->dstDeviceId, 0);
-  uint32_t n = 0;
-  gp_activity_memcpy *r = reserve_work(GP_ACTIVITY_KIND_MEMCPY, sizeof(*r), ctx,
-                                       m->streamId, m->correlationId, 0, &n);
+  uint64_t waits[GP_CUDA_MAX_WAITS];
+  gp__gpu_work w = {.correlation_id = m->correlationId,
+                    .start = gp__cuda_ts(m->start),
+                    .end = gp__cuda_ts(m->end),
+                    .device_id = dev,
+                    .context_id = ctx,
+                    .stream_id = m->streamId,
+                    .queue_id = 1,
+                    .flags =
+                        async_flag(m->flags, CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)};
+  gp_activity_memcpy *r =
+      begin_work(GP_ACTIVITY_KIND_MEMCPY, &w, m->correlationId, 0, waits);
   if (!r)
     return GP_ENOSPC;
-  r->correlation_id = m->correlationId;
-  r->start = gp__cuda_ts(m->start);
-  r->end = gp__cuda_ts(m->end);
   r->bytes = m->bytes;
-  r->device_id = dev;
-  r->context_id = ctx;
-  r->stream_id = m->streamId;
-  r->queue_id = 1;
   r->src_device_id = src_dev;
   r->dst_device_id = dst_dev;
   r->src_context_id = src_ctx;
@@ -292,10 +295,6 @@ static int memcpy_p2p(const CUpti_ActivityMemcpyPtoP4 *m) {
       m->copyKind <= GP_MEMCPY_PTOP ? m->copyKind : GP_MEMCPY_UNKNOWN;
   r->src_kind = memory_kind(m->srcKind);
   r->dst_kind = memory_kind(m->dstKind);
-  r->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)
-                 ? GP_ACTIVITY_FLAG_MEMCPY_ASYNC
-                 : 0;
-  r->num_wait_ids = n;
   gp__activity_commit(r);
   return 0;
 }
@@ -305,25 +304,23 @@ static int memset_rec(const CUpti_ActivityMemset4 *m) {
   uint32_t ctx = gp__cuda_context(m->contextId, m->deviceId, 0);
   if (!gp__activity_enabled(GP_ACTIVITY_KIND_MEMSET, ctx))
     return GP_ENOENT;
-  uint32_t n = 0;
-  gp_activity_memset *r = reserve_work(GP_ACTIVITY_KIND_MEMSET, sizeof(*r), ctx,
-                                       m->streamId, m->correlationId, 0, &n);
+  uint64_t waits[GP_CUDA_MAX_WAITS];
+  gp__gpu_work w = {.correlation_id = m->correlationId,
+                    .start = gp__cuda_ts(m->start),
+                    .end = gp__cuda_ts(m->end),
+                    .device_id = dev,
+                    .context_id = ctx,
+                    .stream_id = m->streamId,
+                    .queue_id = 1,
+                    .flags =
+                        async_flag(m->flags, CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC)};
+  gp_activity_memset *r =
+      begin_work(GP_ACTIVITY_KIND_MEMSET, &w, m->correlationId, 0, waits);
   if (!r)
     return GP_ENOSPC;
-  r->correlation_id = m->correlationId;
-  r->start = gp__cuda_ts(m->start);
-  r->end = gp__cuda_ts(m->end);
   r->bytes = m->bytes;
-  r->device_id = dev;
-  r->context_id = ctx;
-  r->stream_id = m->streamId;
-  r->queue_id = 1;
   r->value = m->value;
   r->memory_kind = memory_kind(m->memoryKind);
-  r->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC)
-                 ? GP_ACTIVITY_FLAG_MEMCPY_ASYNC
-                 : 0;
-  r->num_wait_ids = n;
   gp__activity_commit(r);
   return 0;
 }
