@@ -15,6 +15,7 @@
  *   profiler.c   range profiler and PM sampling at run time
  *   envconfig.c  counters asked for in the environment
  *   provider.c   CUDA devices' counter catalogs in the counters API
+ *   coreops.c    the core and counters of the process's one libgpuperf
  *
  * Everything here is internal (hidden). State is process-wide: there is
  * one CUPTI per process.
@@ -28,8 +29,23 @@
 
 #include <cupti.h>
 
-#include "core/core.h"
+#include "core/backend.h"
+#include "counters/backend.h"
 #include "gpuperf/cuda.h"
+
+/* ---- coreops.c ---- */
+
+/*
+ * The producer functions of the core and of the counters (core.h,
+ * countersInt.h) reach libgpuperf.so through these copies of its backend
+ * tables, loaded at load time; tables that record nothing where the
+ * libgpuperf is of another build. Call them as GP_CORE->activity_reserve(
+ * ...), GP_COUNTERS->counter_emit(...).
+ */
+extern gp_backend_ops gp__cuda_core;
+extern gp_counters_backend_ops gp__cuda_counters;
+#define GP_CORE (&gp__cuda_core)
+#define GP_COUNTERS (&gp__cuda_counters)
 
 /* ---- ids.c ---- */
 
