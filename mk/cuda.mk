@@ -84,6 +84,19 @@ $(CUDA_PROBE): tests/cuda/probe.c | $(DEPS_STAMP)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -ldl
 
+# One process using the simulated GPUs, OpenCL and the injection library
+# (tests/cuda/mixed_app.c): linked with libgpuperf.so and libOpenCL, it
+# opens libgpuperf-cuda.so at run time as the driver would.
+CUDA_MIXED := $(BUILD)/tests/cuda-mixed
+tests: $(CUDA_MIXED)
+test: $(CUDA_MIXED)
+$(CUDA_MIXED): tests/cuda/mixed_app.c $(SHARED_LIB) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(CUDA_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+	  -L$(BUILD) -lgpuperf -Wl,-rpath,'$$ORIGIN/..' -lOpenCL $(CUDA_LDLIBS) \
+	  $(LDLIBS_LIB)
+
 install: install-cuda
 uninstall: uninstall-cuda
 .PHONY: install-cuda uninstall-cuda

@@ -183,3 +183,22 @@ void gp__cuda_buffers_release(void) {
   num_idle = 0;
   pthread_mutex_unlock(&lock);
 }
+
+/* See cudaInt.h. */
+int gp__cuda_replay(const void *records, size_t size) {
+  if (!records)
+    return GP_EINVAL;
+  GP_CORE->activate();
+  uint8_t *buf = NULL;
+  size_t cap = 0, max_records = 0;
+  gp__cuda_buffer_request(&buf, &cap, &max_records);
+  if (!buf)
+    return GP_ENOMEM;
+  if (size > cap) {
+    gp__cuda_buffer_complete(NULL, 0, buf, cap, 0);
+    return GP_ESIZE;
+  }
+  memcpy(buf, records, size);
+  gp__cuda_buffer_complete(NULL, 0, buf, cap, size);
+  return 0;
+}

@@ -224,6 +224,20 @@ void CUPTIAPI gp__cuda_buffer_complete(CUcontext ctx, uint32_t stream_id,
                                        size_t valid_size);
 
 /*
+ * Hands the collector size bytes of CUPTI activity records (CUPTI's own
+ * record layouts, one after the other, as in a buffer CUPTI fills) as if
+ * CUPTI had completed a buffer holding them: they are copied into a buffer
+ * of the pool and go through gp__cuda_buffer_complete(), walked by
+ * libcupti's cuptiActivityGetNextRecord() and translated. The process
+ * joins its recording first (its first GPU work). Returns 0, GP_EINVAL for
+ * NULL records, GP_ENOMEM when no buffer is free, GP_ESIZE past the pool's
+ * buffer size. Not a public API: exported so that a test program can drive
+ * the injected library, the library a real process gets, where there is
+ * no GPU to make CUPTI produce records (tests/cuda/mixed_app.c).
+ */
+GP_EXPORT int gp__cuda_replay(const void *records, size_t size);
+
+/*
  * Sets the size of the buffers handed to CUPTI and how many may be out at
  * once. GP_ERANGE outside [64 KiB, 1 GiB] or for a limit of 0; GP_EBUSY
  * while buffers are out. Defaults: 8 MiB, 16.
