@@ -4,7 +4,8 @@
 #   make demo       run the simulated-GPU demo (the main job)
 #   make test       build and run the unit and API tests
 #   make test-asan  the same under AddressSanitizer + UBSan
-#   make check-layers  no lower layer includes a higher one (docs/architecture.md)
+#   make check-layers  no lower layer includes or calls a higher one
+#                   (docs/architecture.md)
 #   make bench      build the benchmarks (bench/*)
 #   make install PREFIX=/usr/local
 #
@@ -151,9 +152,11 @@ uninstall:
 format:
 	clang-format -i $$(git ls-files --cached --others --exclude-standard '*.c' '*.h')
 
-check-layers:
+# Includes (the tree) and calls (the objects; mk/*.mk add theirs).
+check-layers: $(LIB_OBJS)
 	$(Q)scripts/check-layers.sh --self-test
 	$(Q)scripts/check-layers.sh
+	$(Q)scripts/check-layers.sh --objects $(BUILD)/obj
 
 check-format:
 	clang-format --dry-run -Werror $$(git ls-files --cached --others --exclude-standard '*.c' '*.h')

@@ -52,6 +52,7 @@ $(BUILD)/obj/tests/api/test_cuda%.o: ALL_CFLAGS += $(CUDA_CFLAGS) \
   -Isrc/backend/cuda
 
 all: $(CUDA_LIB)
+check-layers: $(CUDA_OBJS)
 tests: $(CUDA_LIB) $(CUDA_PROBE)
 test: $(CUDA_LIB) $(CUDA_PROBE)
 

@@ -2,9 +2,15 @@
 # scripts/check-layers.sh - fails when a lower layer includes a higher one.
 #
 #   scripts/check-layers.sh [ROOT]     check the tree at ROOT (default: .)
+#   scripts/check-layers.sh --objects OBJDIR
+#                                      check the calls of built objects
+#                                      (OBJDIR/src/LAYER/*.o, e.g.
+#                                      build/obj) whose sources are in the
+#                                      tree (run from its root)
 #   scripts/check-layers.sh --self-test
-#                                      check that a violating include fails
-#                                      and a clean tree passes
+#                                      check that a violating include and
+#                                      a violating call fail and a clean
+#                                      tree passes
 #
 # Every quoted #include of every .c and .h under src/ and tools/ is resolved
 # as the compiler does (the including file's directory, then include/, then
@@ -14,6 +20,15 @@
 # per violation, "FILE:LINE: LAYER includes PATH (LAYER)", and exits 1 if
 # there is any; 2 when ROOT is not a gpuperf tree. docs/architecture.md
 # describes the layers.
+#
+# Includes miss a call up whose prototype sits in the caller's own header
+# (the core once declared a session function in core.h). --objects reads
+# the objects instead: each undefined internal symbol (gp__*) of an object
+# is looked up among the global symbols the other objects define, and the
+# layers of the two files checked against the same table; one line per
+# violation, "FILE.o: LAYER calls SYMBOL (LAYER)". Functions of the public
+# API (gp_*) may be called from any layer, as the public headers may be
+# included from any (docs/architecture.md lists those calls).
 #
 # Layers and what each may include, besides itself and the public headers
 # (include/gpuperf/, "public"):
@@ -97,6 +112,37 @@ check_tree() { # check_tree ROOT -> status
   return 0
 }
 
+check_objects() { # check_objects OBJDIR -> status
+  if [ ! -d "$1/src" ]; then
+    echo "check-layers: no objects under $1/src (build first)" >&2
+    return 2
+  fi
+  : >"$tmp/defs"
+  : >"$tmp/uses"
+  for o in $(cd "$1" && find src -name '*.o' | sort); do
+    from=$(layer_of "${o%.o}.c")
+    [ -n "$from" ] || continue
+    # An object whose source is gone (moved, removed) is not built any more.
+    [ -f "${o%.o}.c" ] || [ -n "${GP_LAYERS_ANY_OBJECT:-}" ] || continue
+    nm -g --defined-only "$1/$o" |
+      awk -v l="$from" 'NF == 3 { print $3, l }' >>"$tmp/defs"
+    nm -u "$1/$o" | awk -v l="$from" -v f="$o" \
+      '$2 ~ /^gp__/ { print $2, l, f }' >>"$tmp/uses"
+  done
+  # SYMBOL CALLER-LAYER FILE DEFINING-LAYER, for calls across layers.
+  awk 'NR == FNR { def[$1] = $2; next }
+       ($1 in def) && def[$1] != $2 { print $1, $2, $3, def[$1] }' \
+    "$tmp/defs" "$tmp/uses" >"$tmp/cross"
+  bad=0
+  while read -r sym from file to; do
+    if ! allowed "$from" "$to" ""; then
+      echo "$file: $from calls $sym ($to)"
+      bad=1
+    fi
+  done <"$tmp/cross"
+  return $bad
+}
+
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 
@@ -127,8 +173,35 @@ if [ "${1:-}" = --self-test ]; then
     case "$out" in "$1:1: "*) ;; *) fail "unexpected report: $out" ;; esac
     rm -f "$t/$1"
   done
+  # A call up that no include shows: core declaring a session function.
+  cc=${CC:-cc}
+  o="$tmp/obj/src"
+  mkdir -p "$o/core" "$o/session"
+  printf 'void gp__low(void);\nvoid gp__low(void) {}\n' >"$tmp/low.c"
+  printf 'void gp__up(void);\nvoid gp__low(void);\n%s\n' \
+    'void gp__up(void) { gp__low(); }' >"$tmp/up.c"
+  $cc -c "$tmp/low.c" -o "$o/core/low.o" &&
+    $cc -c "$tmp/up.c" -o "$o/session/up.o" ||
+    fail "cannot compile with $cc"
+  export GP_LAYERS_ANY_OBJECT=1 # the self-test's objects have no sources
+  (check_objects "$tmp/obj" >/dev/null) || fail "a clean call was refused"
+  printf 'void gp__up(void);\nvoid gp__down(void);\n%s\n' \
+    'void gp__down(void) { gp__up(); }' >"$tmp/down.c"
+  $cc -c "$tmp/down.c" -o "$o/core/down.o" || fail "cannot compile with $cc"
+  out=$(check_objects "$tmp/obj")
+  [ $? -eq 1 ] || fail "core calling session was not refused"
+  case "$out" in "src/core/down.o: core calls gp__up (session)") ;;
+  *) fail "unexpected report: $out" ;; esac
   echo "check-layers --self-test: passed"
   exit 0
+fi
+
+if [ "${1:-}" = --objects ]; then
+  [ $# -eq 2 ] || { echo "usage: check-layers.sh --objects OBJDIR" >&2; exit 2; }
+  check_objects "$2"
+  rc=$?
+  [ $rc -eq 0 ] && echo "check-layers: every call between layers points down"
+  exit $rc
 fi
 
 check_tree "${1:-.}"
