@@ -199,10 +199,12 @@ static inline uint32_t gp__gpu_work_base(uint32_t kind) {
 
 /*
  * Bytes to reserve for a GPU work record of kind (KERNEL, MEMCPY or
- * MEMSET) ending with num_wait_ids wait ids: a multiple of 8.
+ * MEMSET) ending with num_wait_ids wait ids: a multiple of 8; 0 for other
+ * kinds.
  */
 static inline uint32_t gp__gpu_work_size(uint32_t kind, uint32_t num_wait_ids) {
-  return gp__gpu_work_base(kind) + 8u * num_wait_ids;
+  uint32_t base = gp__gpu_work_base(kind);
+  return base ? base + 8u * num_wait_ids : 0;
 }
 
 /* Writes the header fields of w into r, a record of any of the three. */
