@@ -184,7 +184,8 @@ typedef struct gp__gpu_work {
 } gp__gpu_work;
 
 /* The fixed part of a GPU work record of kind; 0 for other kinds. */
-static inline uint32_t gp__gpu_work_base(uint32_t kind) {
+static inline __attribute__((always_inline)) uint32_t
+gp__gpu_work_base(uint32_t kind) {
   switch (kind) {
   case GP_ACTIVITY_KIND_KERNEL:
     return (uint32_t)sizeof(gp_activity_kernel);
@@ -232,8 +233,8 @@ static inline uint32_t gp__gpu_work_size(uint32_t kind, uint32_t num_wait_ids) {
  * kinds are left untouched. Calls nothing; with a constant kind it
  * compiles to the stores themselves.
  */
-static inline void gp__gpu_work_fill(void *record, uint32_t kind,
-                                     const gp__gpu_work *w) {
+static inline __attribute__((always_inline)) void
+gp__gpu_work_fill(void *record, uint32_t kind, const gp__gpu_work *w) {
   uint8_t *p = (uint8_t *)record;
   uint32_t base = gp__gpu_work_base(kind);
   if (base == 0)
