@@ -267,8 +267,9 @@ void gp__activate(void);
 /*
  * Installs the activation hook (NULL removes it); the last one installed
  * wins. The hook may run on any thread, any number of times, concurrently:
- * it must be cheap after its first run and safe to call from the
- * backends' entry points (it must not call back into a backend).
+ * it must be cheap after its first run. It may call into the backends
+ * (the session's starts counter sampling, which reaches the providers),
+ * so a backend calls gp__activate() holding no lock of its own.
  */
 void gp__activate_set_hook(gp__activate_hook hook);
 
