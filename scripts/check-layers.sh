@@ -38,7 +38,8 @@
 #   perfetto    core                       (the protobuf code and the writer)
 #   backend/X   core, counters             (no backend includes another)
 #   session     core, counters, perfetto, every backend
-#   tp          perfetto/pb.h, perfetto/proto.h   (decoding only)
+#   tp          perfetto/pb.h, perfetto/proto.h   (decoding only; calls:
+#               pb.c)
 #   tools       the public headers only
 set -u
 
@@ -51,7 +52,9 @@ allowed() { # allowed LAYER TARGET-LAYER TARGET-PATH -> status
   session:core | session:counters | session:perfetto | session:backend/*)
     return 0 ;;
   tp:perfetto)
-    case "$3" in src/perfetto/pb.h | src/perfetto/proto.h) return 0 ;; esac ;;
+    case "$3" in
+    src/perfetto/pb.[ch] | src/perfetto/proto.h) return 0 ;;
+    esac ;;
   esac
   return 1
 }
@@ -125,17 +128,19 @@ check_objects() { # check_objects OBJDIR -> status
     # An object whose source is gone (moved, removed) is not built any more.
     [ -f "${o%.o}.c" ] || [ -n "${GP_LAYERS_ANY_OBJECT:-}" ] || continue
     nm -g --defined-only "$1/$o" |
-      awk -v l="$from" 'NF == 3 { print $3, l }' >>"$tmp/defs"
+      awk -v l="$from" -v f="${o%.o}.c" 'NF == 3 { print $3, l, f }' \
+        >>"$tmp/defs"
     nm -u "$1/$o" | awk -v l="$from" -v f="$o" \
       '$2 ~ /^gp__/ { print $2, l, f }' >>"$tmp/uses"
   done
-  # SYMBOL CALLER-LAYER FILE DEFINING-LAYER, for calls across layers.
-  awk 'NR == FNR { def[$1] = $2; next }
-       ($1 in def) && def[$1] != $2 { print $1, $2, $3, def[$1] }' \
+  # SYMBOL CALLER-LAYER FILE DEFINING-LAYER DEFINING-SOURCE, for calls
+  # across layers.
+  awk 'NR == FNR { def[$1] = $2; src[$1] = $3; next }
+       ($1 in def) && def[$1] != $2 { print $1, $2, $3, def[$1], src[$1] }' \
     "$tmp/defs" "$tmp/uses" >"$tmp/cross"
   bad=0
-  while read -r sym from file to; do
-    if ! allowed "$from" "$to" ""; then
+  while read -r sym from file to source; do
+    if ! allowed "$from" "$to" "$source"; then
       echo "$file: $from calls $sym ($to)"
       bad=1
     fi
