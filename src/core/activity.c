@@ -77,7 +77,8 @@ void gp__activity_init(void) {
 static const char *const kind_names[GP_ACTIVITY_KIND_COUNT] = {
     "INVALID",     "KERNEL",  "MEMCPY",  "MEMSET",         "API",
     "MARKER",      "DEVICE",  "CONTEXT", "NAME",           "OVERHEAD",
-    "ENVIRONMENT", "COUNTER", "DROPPED", "SYNCHRONIZATION"};
+    "ENVIRONMENT", "COUNTER", "DROPPED", "SYNCHRONIZATION",
+    "RENDER_STAGE", "GPU_LOG"};
 
 /* See activity.h. */
 const char *gp_activity_kind_name(uint32_t kind) {

@@ -146,6 +146,10 @@ static uint64_t record_time(const gp_activity *r) {
     return ((const gp_activity_dropped *)r)->first;
   case GP_ACTIVITY_KIND_SYNCHRONIZATION:
     return ((const gp_activity_sync *)r)->start;
+  case GP_ACTIVITY_KIND_RENDER_STAGE:
+    return ((const gp_activity_render_stage *)r)->start;
+  case GP_ACTIVITY_KIND_GPU_LOG:
+    return ((const gp_activity_gpu_log *)r)->timestamp;
   default:
     return 0;
   }
@@ -533,6 +537,14 @@ static void dispatch(gp__tw *w, const gp_activity *r) {
     break;
   case GP_ACTIVITY_KIND_SYNCHRONIZATION:
     gp__tw_sync(w, (const gp_activity_sync *)r);
+    break;
+  case GP_ACTIVITY_KIND_RENDER_STAGE:
+    if (w->o.render_stages)
+      gp__tw_gpu_render_stage(w, (const gp_activity_render_stage *)r);
+    break;
+  case GP_ACTIVITY_KIND_GPU_LOG:
+    if (w->o.gpu_log)
+      gp__tw_gpu_log(w, (const gp_activity_gpu_log *)r);
     break;
   default: /* ENVIRONMENT and kinds we do not know */
     break;

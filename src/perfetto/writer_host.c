@@ -224,6 +224,14 @@ static void gpu_log(gp__tw *w, uint64_t ts, uint32_t severity, const char *tag,
   gp__tw_packet_end(w);
 }
 
+/* See writerInt.h: a driver's or layer's message. */
+void gp__tw_gpu_log(gp__tw *w, const gp_activity_gpu_log *l) {
+  gp__tw_saw_ts(w, l->timestamp);
+  uint32_t sev = l->severity <= GP_LOG_ERROR ? l->severity : GP_LOG_UNSPECIFIED;
+  gpu_log(w, l->timestamp, sev, gp_activity_string(l->tag_id),
+         gp_activity_string(l->message_id));
+}
+
 /* ------------------------------------------------------------------ */
 /* API calls                                                            */
 
@@ -234,6 +242,8 @@ static uint32_t gpu_api_of_domain(uint32_t domain) {
     return GP_API_CUDA;
   case GP_API_DOMAIN_OPENCL:
     return GP_API_OPEN_CL;
+  case GP_API_DOMAIN_VULKAN:
+    return GP_API_VULKAN;
   default:
     return 0;
   }

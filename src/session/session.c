@@ -125,7 +125,8 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
            (1ull << GP_ACTIVITY_KIND_DEVICE) |
            (1ull << GP_ACTIVITY_KIND_CONTEXT) |
            (1ull << GP_ACTIVITY_KIND_NAME) |
-           (1ull << GP_ACTIVITY_KIND_SYNCHRONIZATION);
+           (1ull << GP_ACTIVITY_KIND_SYNCHRONIZATION) |
+           (1ull << GP_ACTIVITY_KIND_RENDER_STAGE);
       if (!deterministic)
         k |= 1ull << GP_ACTIVITY_KIND_OVERHEAD;
       break;
@@ -134,7 +135,7 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
            (1ull << GP_ACTIVITY_KIND_DEVICE);
       break;
     case GP_DATA_SOURCE_GPU_LOG:
-      k |= 1ull << GP_ACTIVITY_KIND_API;
+      k |= (1ull << GP_ACTIVITY_KIND_API) | (1ull << GP_ACTIVITY_KIND_GPU_LOG);
       break;
     default:
       break;

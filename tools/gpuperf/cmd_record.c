@@ -321,6 +321,7 @@ int cmd_record(int argc, char **argv) {
     setenv("GPUPERF_RECORD_CONFIG", cfg_path, 1);
     cli_cuda_record_env(); /* CUDA programs: the driver loads the collector */
     cli_preload_opencl();  /* OpenCL programs are recorded too */
+    cli_enable_vulkan_layer(); /* and Vulkan programs */
     execvp(argv[optind], argv + optind);
     int e = errno;
     fprintf(stderr, "gpuperf: cannot run '%s': %s\n", argv[optind],
