@@ -1,0 +1,341 @@
+/*
+ * test_vulkan.c - the Vulkan layer on lavapipe: `gpuperf record` of the
+ * headless sample (tests/vulkan/sample.c) and of vkcube under Xvfb, read
+ * back through the trace processor. Every stage the sample submits is
+ * there with its name or debug label, inside its submission's host
+ * window and inside its command buffer; the semaphore between the two
+ * submissions is a flow; the validation layer's messages reach the GPU
+ * log; a program that loads the layer without being recorded runs as
+ * before.
+ */
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "opencl/oclutil.h"
+
+#if __has_include("gpuperf/tp.h")
+#include "gpuperf/tp.h"
+#define HAVE_TP 1
+#else
+#define HAVE_TP 0
+#endif
+
+#define VALIDATION_MANIFEST                                                    \
+  "/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json"
+
+/* The path of a build output, skipping the test where it was not built. */
+static const char *built(const char *name, char *buf, size_t size) {
+  if (!ocl_build_path(name, buf, size))
+    SKIP("GPUPERF_BUILD is not set (run through `make test`)");
+  if (access(buf, X_OK) != 0 && access(buf, R_OK) != 0)
+    SKIP("%s was not built (libvulkan-dev or glslang-tools missing)", name);
+  return buf;
+}
+
+static const char *cli_path(void) {
+  const char *cli = getenv("GPUPERF_CLI");
+  if (!cli || !*cli)
+    SKIP("GPUPERF_CLI is not set (run through `make test`)");
+#if defined(__SANITIZE_ADDRESS__)
+  SKIP("gpuperf record loads no layer in a sanitizer build");
+#endif
+  return cli;
+}
+
+/* Lavapipe only, quietly: no other driver, no stray layers. */
+static void vk_env(void) {
+  setenv("VK_ICD_FILENAMES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", 1);
+  setenv("VK_DRIVER_FILES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", 1);
+  unsetenv("VK_INSTANCE_LAYERS");
+  unsetenv("VK_ADD_LAYER_PATH");
+  unsetenv("VK_LOADER_DEBUG");
+  const char *xdg = gp_test_path(2, "xdg");
+  mkdir(xdg, 0700);
+  setenv("XDG_RUNTIME_DIR", xdg, 1);
+  if (access("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", R_OK) != 0)
+    SKIP("lavapipe is not installed (Debian mesa-vulkan-drivers)");
+}
+
+TEST(vulkan_layer_exports_only_entry_points) {
+  char lib[512];
+  built("libgpuperf-vulkan.so", lib, sizeof(lib));
+  void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    gp_test_fail(__FILE__, __LINE__, "dlopen %s: %s", lib, dlerror());
+  ASSERT_NOT_NULL(dlsym(h, "gpuperf_NegotiateLoaderLayerInterfaceVersion"));
+  ASSERT_NOT_NULL(dlsym(h, "gpuperf_GetInstanceProcAddr"));
+  ASSERT_NOT_NULL(dlsym(h, "gpuperf_GetDeviceProcAddr"));
+  ASSERT(dlsym(h, "gp__vk_map_get") == NULL);
+  ASSERT(dlsym(h, "vkQueueSubmit") == NULL); /* never interposes */
+  dlclose(h);
+  char json[512];
+  built("vulkan/gpuperf_layer.json", json, sizeof(json));
+}
+
+/* Runs the sample with the layer enabled by hand, unrecorded: same
+ * results, same output. */
+TEST(vulkan_layer_alone_changes_nothing) {
+  vk_env();
+  char sample[512], dir[512];
+  built("tests/vulkan-sample", sample, sizeof(sample));
+  built("vulkan/gpuperf_layer.json", dir, sizeof(dir));
+  *strrchr(dir, '/') = '\0';
+  char *argv[] = {sample, NULL}, *plain = NULL, *layered = NULL;
+  int rc = ocl_run(argv, NULL, 120, &plain, NULL);
+  if (rc == 3)
+    SKIP("no Vulkan device");
+  ASSERT_EQ(rc, 0);
+  char add[600];
+  snprintf(add, sizeof(add), "VK_ADD_LAYER_PATH=%s", dir);
+  char *env[] = {add, "VK_INSTANCE_LAYERS=VK_LAYER_GPUPERF_trace", NULL};
+  ASSERT_EQ(ocl_run(argv, env, 120, &layered, NULL), 0);
+  ASSERT_STR_EQ(layered, plain);
+  ASSERT(strstr(plain, "sample: ok vertices=3 ia_vertices=3 ") != NULL);
+  free(plain);
+  free(layered);
+}
+
+#if HAVE_TP
+
+static int64_t q_int(gp_tp *tp, const char *sql) {
+  gp_tp_rows *rows = NULL;
+  gp_tp_error err;
+  if (gp_tp_query(tp, sql, &rows, &err) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s\n    %s", sql, err.message);
+  int64_t v = 0;
+  int rc = gp_tp_rows_next(rows, &err);
+  if (rc < 0)
+    gp_test_fail(__FILE__, __LINE__, "%s\n    %s", sql, err.message);
+  if (rc == 1)
+    v = gp_tp_rows_int(rows, 0);
+  gp_tp_rows_destroy(rows);
+  return v;
+}
+
+#define Q_EQ(tp, sql, want)                                                    \
+  do {                                                                         \
+    int64_t got_ = q_int(tp, sql);                                             \
+    if (got_ != (int64_t)(want))                                               \
+      gp_test_fail(__FILE__, __LINE__, "%s\n    got %lld, want %lld", sql,     \
+                   (long long)got_, (long long)(want));                        \
+  } while (0)
+
+/* Records argv[0..] with `gpuperf record -c config` (NULL: default) into
+ * the test's trace; returns the opened trace, the program's stdout in
+ * *out. want_rc: the program's exit status. */
+static gp_tp *record(char *const *cmd, const char *config, char **out) {
+  const char *cli = cli_path();
+  static char trace[512], cfg[512];
+  snprintf(trace, sizeof(trace), "%s", gp_test_path(0, "trace.pftrace"));
+  char *argv[32] = {(char *)cli, "record", "-q", "-o", trace};
+  int n = 5;
+  if (config) {
+    snprintf(cfg, sizeof(cfg), "%s", gp_test_path(1, "config.txtpb"));
+    FILE *f = fopen(cfg, "w");
+    ASSERT_NOT_NULL(f);
+    fputs(config, f);
+    fclose(f);
+    argv[n++] = "-c";
+    argv[n++] = cfg;
+  }
+  argv[n++] = "--";
+  for (int i = 0; cmd[i] && n < 31; i++)
+    argv[n++] = cmd[i];
+  argv[n] = NULL;
+  char *err = NULL;
+  int rc = ocl_run(argv, NULL, 240, out, &err);
+  if (rc == 3)
+    SKIP("no Vulkan device");
+  if (rc != 0)
+    gp_test_fail(__FILE__, __LINE__, "gpuperf record exited %d:\n%s", rc,
+                 err ? err : "");
+  free(err);
+  gp_tp *tp = NULL;
+  gp_tp_error e;
+  if (gp_tp_open(trace, NULL, &tp, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
+  return tp;
+}
+
+static const char *const config_with_log =
+    "buffers { size_kb: 4096 }\n"
+    "data_sources { config { name: \"gpu.renderstages\" } }\n"
+    "data_sources { config { name: \"gpu.log\" } }\n";
+
+/* The sample's seven stages, as the sample submitted them. */
+static void check_sample_stages(gp_tp *tp) {
+  /* (gpu_slice also holds the GPU log's entries: no submission id) */
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0", 7);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE submission_id = 1 AND name IN "
+       "('Compute work', 'Double values', 'Transfer')",
+       4);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE submission_id = 2 AND name IN "
+       "('Draw work', 'Offscreen pass', 'Transfer')",
+       3);
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Transfer'", 3);
+  /* Every stage took time, on the one queue. */
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE dur > 0", 7);
+  Q_EQ(tp, "SELECT count(DISTINCT hw_queue_id) FROM gpu_slice", 1);
+  /* Handles: the render pass and its framebuffer; one command buffer per
+   * submission; the transfers name their destination. */
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE name = 'Offscreen pass' AND "
+       "render_pass != 0 AND render_target != 0",
+       1);
+  Q_EQ(tp,
+       "SELECT count(DISTINCT command_buffer) FROM gpu_slice WHERE "
+       "command_buffer != 0",
+       2);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE name = 'Transfer' AND "
+       "render_target != 0",
+       3);
+  /* Each part lies inside its command buffer's stage. */
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice r JOIN gpu_slice c ON "
+       "c.command_buffer = r.command_buffer AND c.name IN ('Compute work', "
+       "'Draw work') WHERE r.name NOT IN ('Compute work', 'Draw work') AND "
+       "r.ts >= c.ts AND r.ts + r.dur <= c.ts + c.dur",
+       5);
+  /* Inside the host window: after its vkQueueSubmit began, before the
+   * program's wait for the fence ended. */
+  Q_EQ(tp,
+       "WITH sub AS (SELECT ts, row_number() OVER (ORDER BY ts) AS n FROM "
+       "slice WHERE name = 'vkQueueSubmit'), "
+       "w AS (SELECT max(ts + dur) AS e FROM slice WHERE name = "
+       "'vkWaitForFences') "
+       "SELECT count(*) FROM gpu_slice g JOIN sub ON sub.n = g.submission_id, "
+       "w WHERE g.ts >= sub.ts AND g.ts + g.dur <= w.e",
+       7);
+  /* Correlation: each submit flows to its stages; the semaphore flows
+   * from the first submission's work into the second's. */
+  Q_EQ(tp,
+       "SELECT count(*) FROM flow f JOIN slice a ON a.id = f.slice_out JOIN "
+       "gpu_slice g ON g.id = f.slice_in WHERE a.name = 'vkQueueSubmit'",
+       7);
+  Q_EQ(tp,
+       "SELECT count(*) > 0 FROM flow f JOIN gpu_slice a ON a.id = "
+       "f.slice_out JOIN gpu_slice b ON b.id = f.slice_in WHERE "
+       "a.submission_id = 1 AND b.name = 'Draw work'",
+       1);
+  /* The device. */
+  Q_EQ(tp, "SELECT count(*) FROM gpu WHERE name LIKE 'llvmpipe%'", 1);
+}
+
+TEST(vulkan_record_sample) {
+  vk_env();
+  char sample[512];
+  built("tests/vulkan-sample", sample, sizeof(sample));
+  char *cmd[] = {sample, NULL}, *out = NULL;
+  gp_tp *tp = record(cmd, NULL, &out);
+  ASSERT(strstr(out, "sample: ok vertices=3 ia_vertices=3 ") != NULL);
+  check_sample_stages(tp);
+  /* Host calls, as many as the sample made. */
+  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkQueueSubmit'", 2);
+  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkCreateShaderModule'",
+       3);
+  Q_EQ(tp,
+       "SELECT count(*) FROM slice WHERE name IN "
+       "('vkCreateComputePipelines', 'vkCreateGraphicsPipelines')",
+       2);
+  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkAllocateMemory'", 4);
+  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkFreeMemory'", 4);
+  Q_EQ(tp,
+       "SELECT count(*) FROM stats WHERE severity IN ('error', 'data_loss') "
+       "AND value > 0",
+       0);
+  gp_tp_close(tp);
+  free(out);
+}
+
+TEST(vulkan_record_sample_with_validation) {
+  vk_env();
+  if (access(VALIDATION_MANIFEST, R_OK) != 0)
+    SKIP("the Khronos validation layer is not installed "
+         "(Debian vulkan-validationlayers)");
+  char sample[512];
+  built("tests/vulkan-sample", sample, sizeof(sample));
+  char *cmd[] = {sample, "--validation", "--leak", NULL}, *out = NULL;
+  gp_tp *tp = record(cmd, config_with_log, &out);
+  ASSERT(strstr(out, "sample: ok ") != NULL);
+  check_sample_stages(tp);
+  /* The leaked buffer, reported by the validation layer below us. */
+  Q_EQ(tp,
+       "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
+       "WHERE t.name = 'GPU Log' AND s.name = 'ERROR' AND "
+       "extract_arg(s.arg_set_id, 'tag') = 'Vulkan validation' AND "
+       "extract_arg(s.arg_set_id, 'message') LIKE "
+       "'%VUID-vkDestroyDevice-device-00378%'",
+       1);
+  gp_tp_close(tp);
+  free(out);
+}
+
+/* True if prog is found on PATH. */
+static bool on_path(const char *prog) {
+  const char *path = getenv("PATH");
+  char buf[1024];
+  for (const char *p = path; p && *p;) {
+    const char *c = strchr(p, ':');
+    size_t n = c ? (size_t)(c - p) : strlen(p);
+    snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, p, prog);
+    if (access(buf, X_OK) == 0)
+      return true;
+    p = c ? c + 1 : NULL;
+  }
+  return false;
+}
+
+TEST(vulkan_record_vkcube) {
+  vk_env();
+  if (!on_path("xvfb-run") || !on_path("Xvfb"))
+    SKIP("xvfb-run is not installed (Debian xvfb)");
+  if (!on_path("vkcube"))
+    SKIP("vkcube is not installed (Debian vulkan-tools)");
+  const char *cli = cli_path();
+  char trace[512];
+  snprintf(trace, sizeof(trace), "%s", gp_test_path(0, "cube.pftrace"));
+  char *argv[] = {"/usr/bin/xvfb-run", "-a", (char *)cli, "record", "-q",
+                  "-o", trace, "--", "vkcube", "--c", "100", NULL};
+  char *err = NULL;
+  int rc = ocl_run(argv, NULL, 240, NULL, &err);
+  if (rc != 0)
+    gp_test_fail(__FILE__, __LINE__, "xvfb-run gpuperf record vkcube: %d\n%s",
+                 rc, err ? err : "");
+  free(err);
+  gp_tp *tp = NULL;
+  gp_tp_error e;
+  if (gp_tp_open(trace, NULL, &tp, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
+  /* 100 frames: a render pass and a present each. */
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Render pass'", 100);
+  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkQueuePresentKHR'",
+       100);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE name = 'Render pass' AND "
+       "render_pass != 0 AND render_target != 0 AND dur > 0",
+       100);
+  Q_EQ(tp,
+       "SELECT count(*) FROM stats WHERE severity IN ('error', 'data_loss') "
+       "AND value > 0",
+       0);
+  gp_tp_close(tp);
+}
+
+#else
+
+TEST(vulkan_record_sample) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_record_sample_with_validation) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_record_vkcube) {
+  SKIP("built without the trace processor");
+}
+
+#endif
