@@ -51,6 +51,7 @@ typedef enum gp_activity_kind {
   GP_ACTIVITY_KIND_SYNCHRONIZATION = 13, /* gp_activity_sync */
   GP_ACTIVITY_KIND_RENDER_STAGE = 14,    /* gp_activity_render_stage */
   GP_ACTIVITY_KIND_GPU_LOG = 15,         /* gp_activity_gpu_log */
+  GP_ACTIVITY_KIND_GPU_MEMORY = 16,      /* gp_activity_gpu_memory */
   GP_ACTIVITY_KIND_COUNT                 /* one past the last kind */
 } gp_activity_kind;
 
@@ -453,6 +454,45 @@ typedef struct gp_activity_gpu_log {
   uint32_t thread_id;
   uint32_t reserved0;
 } gp_activity_gpu_log;
+
+/* What a GPU_MEMORY record is about; values match Perfetto's
+ * VulkanMemoryEvent.Source. */
+typedef enum gp_gpu_memory_source {
+  GP_GPU_MEMORY_SOURCE_UNSPECIFIED = 0,
+  GP_GPU_MEMORY_SOURCE_DRIVER = 1, /* host memory the driver allocated */
+  GP_GPU_MEMORY_SOURCE_DEVICE = 2,
+  GP_GPU_MEMORY_SOURCE_DEVICE_MEMORY = 3, /* a device memory allocation */
+  GP_GPU_MEMORY_SOURCE_BUFFER = 4,
+  GP_GPU_MEMORY_SOURCE_IMAGE = 5
+} gp_gpu_memory_source;
+
+/* What happened; values match Perfetto's VulkanMemoryEvent.Operation. */
+typedef enum gp_gpu_memory_op {
+  GP_GPU_MEMORY_OP_UNSPECIFIED = 0,
+  GP_GPU_MEMORY_OP_CREATE = 1,
+  GP_GPU_MEMORY_OP_DESTROY = 2,
+  GP_GPU_MEMORY_OP_BIND = 3,
+  GP_GPU_MEMORY_OP_DESTROY_BOUND = 4 /* a bound buffer or image destroyed */
+} gp_gpu_memory_op;
+
+/* A memory event of a graphics API (Vulkan): device memory allocated or
+ * freed, a buffer or image created, bound or destroyed, host memory the
+ * driver allocated through the program's allocation callbacks. */
+typedef struct gp_activity_gpu_memory {
+  gp_activity hdr;
+  uint64_t timestamp;
+  uint64_t device;         /* the API's device handle */
+  uint64_t device_memory;  /* the allocation's handle, 0 if none */
+  uint64_t object_handle;  /* buffer or image handle, 0 if none */
+  uint64_t memory_address; /* driver: host address; bind: offset */
+  uint64_t size;           /* bytes */
+  uint32_t process_id;
+  uint32_t source;      /* gp_gpu_memory_source */
+  uint32_t operation;   /* gp_gpu_memory_op */
+  uint32_t memory_type; /* memory type index (device memory, bind) */
+  uint32_t heap;        /* memory heap index */
+  uint32_t scope;       /* driver: VkSystemAllocationScope + 1, 0 if none */
+} gp_activity_gpu_memory;
 
 /* ------------------------------------------------------------------ */
 /* Collection                                                          */

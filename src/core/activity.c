@@ -78,7 +78,7 @@ static const char *const kind_names[GP_ACTIVITY_KIND_COUNT] = {
     "INVALID",     "KERNEL",  "MEMCPY",  "MEMSET",         "API",
     "MARKER",      "DEVICE",  "CONTEXT", "NAME",           "OVERHEAD",
     "ENVIRONMENT", "COUNTER", "DROPPED", "SYNCHRONIZATION",
-    "RENDER_STAGE", "GPU_LOG"};
+    "RENDER_STAGE", "GPU_LOG", "GPU_MEMORY"};
 
 /* See activity.h. */
 const char *gp_activity_kind_name(uint32_t kind) {

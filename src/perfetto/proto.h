@@ -200,6 +200,23 @@ enum { GP_PB_LOG_SEVERITY = 1, GP_PB_LOG_TAG = 2, GP_PB_LOG_MESSAGE = 3 };
 #define GP_PB_LOG_SEVERITY_WARNING 4
 #define GP_PB_LOG_SEVERITY_ERROR 5
 
+/* VulkanMemoryEvent (TracePacket.vulkan_memory_event) */
+#define GP_PB_PACKET_VULKAN_MEMORY_EVENT 62
+enum {
+  GP_PB_VKMEM_SOURCE = 1,
+  GP_PB_VKMEM_OPERATION = 2,
+  GP_PB_VKMEM_TIMESTAMP = 3,
+  GP_PB_VKMEM_PID = 4,
+  GP_PB_VKMEM_MEMORY_ADDRESS = 5, /* fixed64 */
+  GP_PB_VKMEM_MEMORY_SIZE = 6,
+  GP_PB_VKMEM_ALLOCATION_SCOPE = 8,
+  GP_PB_VKMEM_DEVICE = 16,        /* fixed64 */
+  GP_PB_VKMEM_DEVICE_MEMORY = 17, /* fixed64 */
+  GP_PB_VKMEM_MEMORY_TYPE = 18,
+  GP_PB_VKMEM_HEAP = 19,
+  GP_PB_VKMEM_OBJECT_HANDLE = 20 /* fixed64 */
+};
+
 /* TrackDescriptor, ProcessDescriptor, ThreadDescriptor, CounterDescriptor */
 enum {
   GP_PB_TD_UUID = 1,

@@ -150,6 +150,8 @@ static uint64_t record_time(const gp_activity *r) {
     return ((const gp_activity_render_stage *)r)->start;
   case GP_ACTIVITY_KIND_GPU_LOG:
     return ((const gp_activity_gpu_log *)r)->timestamp;
+  case GP_ACTIVITY_KIND_GPU_MEMORY:
+    return ((const gp_activity_gpu_memory *)r)->timestamp;
   default:
     return 0;
   }
@@ -545,6 +547,9 @@ static void dispatch(gp__tw *w, const gp_activity *r) {
   case GP_ACTIVITY_KIND_GPU_LOG:
     if (w->o.gpu_log)
       gp__tw_gpu_log(w, (const gp_activity_gpu_log *)r);
+    break;
+  case GP_ACTIVITY_KIND_GPU_MEMORY:
+    gp__tw_gpu_memory(w, (const gp_activity_gpu_memory *)r);
     break;
   default: /* ENVIRONMENT and kinds we do not know */
     break;

@@ -232,6 +232,37 @@ void gp__tw_gpu_log(gp__tw *w, const gp_activity_gpu_log *l) {
          gp_activity_string(l->message_id));
 }
 
+/* See writerInt.h: a VulkanMemoryEvent, if its source is asked for. */
+void gp__tw_gpu_memory(gp__tw *w, const gp_activity_gpu_memory *m) {
+  bool driver = m->source == GP_GPU_MEMORY_SOURCE_DRIVER;
+  if (driver ? !w->o.vk_driver_memory : !w->o.vk_device_memory)
+    return;
+  gp__tw_saw_ts(w, m->timestamp);
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, m->timestamp, 0);
+  gp__pb_short e = gp__pb_begin_short(pb, GP_PB_PACKET_VULKAN_MEMORY_EVENT);
+  gp__pb_uint(pb, GP_PB_VKMEM_SOURCE, m->source);
+  gp__pb_uint(pb, GP_PB_VKMEM_OPERATION, m->operation);
+  gp__pb_int(pb, GP_PB_VKMEM_TIMESTAMP, (int64_t)m->timestamp);
+  gp__pb_uint(pb, GP_PB_VKMEM_PID, gp__tw_pid(w, m->process_id));
+  if (m->memory_address)
+    gp__pb_fixed64(pb, GP_PB_VKMEM_MEMORY_ADDRESS, m->memory_address);
+  gp__pb_uint(pb, GP_PB_VKMEM_MEMORY_SIZE, m->size);
+  if (driver && m->scope)
+    gp__pb_uint(pb, GP_PB_VKMEM_ALLOCATION_SCOPE, m->scope);
+  gp__pb_fixed64(pb, GP_PB_VKMEM_DEVICE, m->device);
+  if (m->device_memory)
+    gp__pb_fixed64(pb, GP_PB_VKMEM_DEVICE_MEMORY, m->device_memory);
+  if (!driver) {
+    gp__pb_uint(pb, GP_PB_VKMEM_MEMORY_TYPE, m->memory_type);
+    gp__pb_uint(pb, GP_PB_VKMEM_HEAP, m->heap);
+  }
+  if (m->object_handle)
+    gp__pb_fixed64(pb, GP_PB_VKMEM_OBJECT_HANDLE, m->object_handle);
+  gp__pb_end_short(pb, e);
+  gp__tw_packet_end(w);
+}
+
 /* ------------------------------------------------------------------ */
 /* API calls                                                            */
 

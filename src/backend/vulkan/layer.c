@@ -277,6 +277,10 @@ static void register_device(gp__vk_device *dev) {
     nq += fams[f].queueCount;
   }
   dev->num_families = nf;
+  VkPhysicalDeviceMemoryProperties mp;
+  inst->GetPhysicalDeviceMemoryProperties(dev->phys, &mp);
+  for (uint32_t t = 0; t < mp.memoryTypeCount && t < VK_MAX_MEMORY_TYPES; t++)
+    dev->mem_heap[t] = mp.memoryTypes[t].heapIndex;
   VkPhysicalDeviceProperties props;
   inst->GetPhysicalDeviceProperties(dev->phys, &props);
   dev->period = props.limits.timestampPeriod > 0
@@ -352,8 +356,7 @@ static void register_device(gp__vk_device *dev) {
   info.max_threads_per_block = props.limits.maxComputeWorkGroupInvocations;
   info.max_shared_memory_per_block = props.limits.maxComputeSharedMemorySize;
   info.num_queues = n;
-  VkPhysicalDeviceMemoryProperties mp;
-  inst->GetPhysicalDeviceMemoryProperties(dev->phys, &mp);
+
   for (uint32_t h = 0; h < mp.memoryHeapCount; h++)
     if (mp.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
       info.global_memory_bytes += mp.memoryHeaps[h].size;
@@ -432,17 +435,20 @@ layer_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *ci,
       calibrate = true;
     }
   }
-  VkResult r = create(phys, &mine, alloc, out);
+  /* Ours before the device: the driver's allocator may be ours. */
+  gp__vk_device *dev = calloc(1, sizeof(*dev));
+  const VkAllocationCallbacks *use =
+      dev ? gp__vk_driver_allocator(dev, alloc) : alloc;
+  VkResult r = create(phys, &mine, use, out);
   if (r != VK_SUCCESS && names) { /* try as the program asked */
     calibrate = false;
-    r = create(phys, ci, alloc, out);
+    r = create(phys, ci, use, out);
   }
   free(names);
-  if (r != VK_SUCCESS)
+  if (r != VK_SUCCESS || !dev) {
+    free(dev);
     return r;
-  gp__vk_device *dev = calloc(1, sizeof(*dev));
-  if (!dev)
-    return VK_SUCCESS;
+  }
   dev->handle = *out;
   dev->phys = phys;
   dev->inst = inst;
@@ -489,13 +495,14 @@ layer_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc) {
   gp__vk_map_del(&devices, key_of(device));
   pthread_mutex_unlock(&reg_lock);
   gp__vk_core->context_unregister(dev->context_id);
-  PFN_vkDestroyDevice destroy = dev->DestroyDevice;
+  /* The driver frees through our allocator, which needs dev: last. */
+  dev->DestroyDevice(device, dev->own_allocator ? &dev->allocator : alloc);
   gp__vk_map_fini(&dev->cmdbufs);
   gp__vk_map_fini(&dev->queues);
   gp__vk_map_fini(&dev->signals);
+  gp__vk_memory_fini(dev);
   pthread_mutex_destroy(&dev->lock);
   free(dev);
-  destroy(device, alloc);
 }
 
 /* Gives each VkQueue a stream (its hardware queue on the device). */

@@ -371,24 +371,6 @@ layer_WaitForFences(VkDevice device, uint32_t n, const VkFence *f,
 /* ------------------------------------------------------------------ */
 /* Objects                                                              */
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-layer_AllocateMemory(VkDevice device, const VkMemoryAllocateInfo *ai,
-                     const VkAllocationCallbacks *a, VkDeviceMemory *m) {
-  gp__vk_device *dev = gp__vk_device_of(device);
-  uint64_t start = gp_get_timestamp();
-  VkResult r = dev->AllocateMemory(device, ai, a, m);
-  API(GP_VK_API_ALLOCATE_MEMORY, start, 0, r);
-  return r;
-}
-
-static VKAPI_ATTR void VKAPI_CALL layer_FreeMemory(
-    VkDevice device, VkDeviceMemory m, const VkAllocationCallbacks *a) {
-  gp__vk_device *dev = gp__vk_device_of(device);
-  uint64_t start = gp_get_timestamp();
-  dev->FreeMemory(device, m, a);
-  API(GP_VK_API_FREE_MEMORY, start, 0, VK_SUCCESS);
-}
-
 static VKAPI_ATTR VkResult VKAPI_CALL layer_CreateGraphicsPipelines(
     VkDevice device, VkPipelineCache cache, uint32_t n,
     const VkGraphicsPipelineCreateInfo *ci, const VkAllocationCallbacks *a,
@@ -430,13 +412,12 @@ PFN_vkVoidFunction gp__vk_submit_intercept(const char *name) {
 #define E(n) {"vk" #n, (PFN_vkVoidFunction)layer_##n}
       E(QueueSubmit),           E(QueuePresentKHR),
       E(QueueWaitIdle),         E(DeviceWaitIdle),
-      E(WaitForFences),         E(AllocateMemory),
-      E(FreeMemory),            E(CreateGraphicsPipelines),
+      E(WaitForFences),         E(CreateGraphicsPipelines),
       E(CreateComputePipelines), E(CreateShaderModule),
 #undef E
   };
   for (size_t i = 0; i < GP_ARRAY_SIZE(table); i++)
     if (strcmp(name, table[i].name) == 0)
       return table[i].fn;
-  return NULL;
+  return gp__vk_memory_intercept(name);
 }

@@ -181,6 +181,16 @@ struct gp__vk_device {
   X(QueuePresentKHR)                                                           \
   X(AllocateMemory)                                                            \
   X(FreeMemory)                                                                \
+  X(CreateBuffer)                                                              \
+  X(DestroyBuffer)                                                             \
+  X(CreateImage)                                                               \
+  X(DestroyImage)                                                              \
+  X(BindBufferMemory)                                                          \
+  X(BindImageMemory)                                                           \
+  X(BindBufferMemory2)                                                         \
+  X(BindImageMemory2)                                                          \
+  X(GetBufferMemoryRequirements)                                               \
+  X(GetImageMemoryRequirements)                                                \
   X(CreateGraphicsPipelines)                                                   \
   X(CreateComputePipelines)                                                    \
   X(CreateShaderModule)                                                        \
@@ -193,6 +203,11 @@ struct gp__vk_device {
   gp__vk_map cmdbufs; /* VkCommandBuffer -> gp__vk_cmdbuf (lock) */
   gp__vk_map queues;  /* VkQueue -> stream id (lock) */
   gp__vk_map signals; /* VkSemaphore -> correlation id of its signal */
+  gp__vk_map memories; /* VkDeviceMemory -> what memory.c knows (lock) */
+  gp__vk_map objects;  /* VkBuffer, VkImage -> the same (lock) */
+  uint32_t mem_heap[VK_MAX_MEMORY_TYPES]; /* heap of each memory type */
+  VkAllocationCallbacks allocator;        /* ours, for the driver */
+  bool own_allocator; /* the device was created with it */
   gp__vk_pending *pending, *pending_tail; /* submission order (lock) */
   uint32_t next_stream;
   uint32_t device_id, context_id;
@@ -276,6 +291,19 @@ enum {
   GP_VK_API_CREATE_COMPUTE_PIPELINES,
   GP_VK_API_CREATE_SHADER_MODULE
 };
+
+/* ---- memory.c ---- */
+
+/* Device memory, buffer and image calls (the rest of the table). */
+PFN_vkVoidFunction gp__vk_memory_intercept(const char *name);
+
+/* The allocator to create dev's device with: a, or ours (which records
+ * the driver's host allocations) when a is NULL and memory is tracked. */
+const VkAllocationCallbacks *
+gp__vk_driver_allocator(gp__vk_device *dev, const VkAllocationCallbacks *a);
+
+/* Frees what memory.c keeps for a device going away. */
+void gp__vk_memory_fini(gp__vk_device *dev);
 
 /* ---- log.c ---- */
 
