@@ -69,10 +69,12 @@ tests: $(VK_SAMPLE)
 test: $(VK_SAMPLE)
 endif
 
+# The benchmark shares the layer's core: it links libgpuperf.so.
 $(BUILD)/bench/vulkan: $(BUILD)/obj/bench/vulkan.o $(VK_LAYER) $(VK_MANIFEST)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -lvulkan -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD) -lgpuperf \
+	  -Wl,-rpath,'$$ORIGIN/..' -lvulkan $(LDLIBS_LIB)
 
 .PHONY: install-vulkan
 install: install-vulkan

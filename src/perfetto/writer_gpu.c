@@ -31,10 +31,11 @@ enum {
 
 static const char *stage_name(uint32_t s) {
   static const char *const names[STAGE_COUNT] = {
-      "Kernel",      "Memcpy",      "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA",
-      "Memcpy AtoH", "Memcpy AtoA", "Memcpy AtoD", "Memcpy DtoA", "Memcpy DtoD",
-      "Memcpy HtoH", "Memcpy PtoP", "Memset",      "Command buffer",
-      "Render pass", "Compute",     "Transfer"};
+      "Kernel",      "Memcpy",         "Memcpy HtoD", "Memcpy DtoH",
+      "Memcpy HtoA", "Memcpy AtoH",    "Memcpy AtoA", "Memcpy AtoD",
+      "Memcpy DtoA", "Memcpy DtoD",    "Memcpy HtoH", "Memcpy PtoP",
+      "Memset",      "Command buffer", "Render pass", "Compute",
+      "Transfer"};
   return s < STAGE_COUNT ? names[s] : "Unknown";
 }
 

@@ -229,7 +229,7 @@ void gp__tw_gpu_log(gp__tw *w, const gp_activity_gpu_log *l) {
   gp__tw_saw_ts(w, l->timestamp);
   uint32_t sev = l->severity <= GP_LOG_ERROR ? l->severity : GP_LOG_UNSPECIFIED;
   gpu_log(w, l->timestamp, sev, gp_activity_string(l->tag_id),
-         gp_activity_string(l->message_id));
+          gp_activity_string(l->message_id));
 }
 
 /* See writerInt.h: a VulkanMemoryEvent, if its source is asked for. */

@@ -264,8 +264,8 @@ static int writer_options(const gp_trace_config *cfg, uint32_t seq, int fd,
     } else if (ds.kind == GP_DATA_SOURCE_VULKAN_MEMORY) {
       /* Neither asked for: device memory (gpuperf's choice). */
       o->vk_driver_memory = ds.track_driver_memory_usage != 0;
-      o->vk_device_memory = ds.track_device_memory_usage != 0 ||
-                            !ds.track_driver_memory_usage;
+      o->vk_device_memory =
+          ds.track_device_memory_usage != 0 || !ds.track_driver_memory_usage;
     }
   }
   return 0;

@@ -271,8 +271,7 @@ TEST(vulkan_record_sample) {
   check_sample_stages(tp);
   /* Host calls, as many as the sample made. */
   Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkQueueSubmit'", 2);
-  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkCreateShaderModule'",
-       3);
+  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkCreateShaderModule'", 3);
   Q_EQ(tp,
        "SELECT count(*) FROM slice WHERE name IN "
        "('vkCreateComputePipelines', 'vkCreateGraphicsPipelines')",
@@ -396,8 +395,18 @@ TEST(vulkan_record_vkcube) {
   const char *cli = cli_path();
   char trace[512];
   snprintf(trace, sizeof(trace), "%s", gp_test_path(0, "cube.pftrace"));
-  char *argv[] = {"/usr/bin/xvfb-run", "-a", (char *)cli, "record", "-q",
-                  "-o", trace, "--", "vkcube", "--c", "100", NULL};
+  char *argv[] = {"/usr/bin/xvfb-run",
+                  "-a",
+                  (char *)cli,
+                  "record",
+                  "-q",
+                  "-o",
+                  trace,
+                  "--",
+                  "vkcube",
+                  "--c",
+                  "100",
+                  NULL};
   char *err = NULL;
   int rc = ocl_run(argv, NULL, 240, NULL, &err);
   if (rc != 0)
@@ -410,8 +419,7 @@ TEST(vulkan_record_vkcube) {
     gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
   /* 100 frames: a render pass and a present each. */
   Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Render pass'", 100);
-  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkQueuePresentKHR'",
-       100);
+  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkQueuePresentKHR'", 100);
   Q_EQ(tp,
        "SELECT count(*) FROM gpu_slice WHERE name = 'Render pass' AND "
        "render_pass != 0 AND render_target != 0 AND dur > 0",

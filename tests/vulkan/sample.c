@@ -158,12 +158,8 @@ static void setup(bool validation) {
   }
   vkGetPhysicalDeviceMemoryProperties(phys, &memprops);
   float prio = 1.0f;
-  VkDeviceQueueCreateInfo qi = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                                NULL,
-                                0,
-                                0,
-                                1,
-                                &prio};
+  VkDeviceQueueCreateInfo qi = {
+      VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, 0, 1, &prio};
   VkPhysicalDeviceFeatures feats = {.pipelineStatisticsQuery = VK_TRUE};
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                             .queueCreateInfoCount = 1,
@@ -206,8 +202,8 @@ int main(int argc, char **argv) {
                                   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   VkBuffer host =
       make_buffer(N * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, hostvis, &m_host);
-  VkBuffer pix = make_buffer(W * W * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                             hostvis, &m_pix);
+  VkBuffer pix =
+      make_buffer(W * W * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, hostvis, &m_pix);
 
   /* The offscreen image, its view, render pass and framebuffer. */
   VkImageCreateInfo ii = {.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
@@ -420,7 +416,8 @@ int main(int argc, char **argv) {
   CHECK(vkBeginCommandBuffer(cb, &bi));
   label(cb, "Offscreen pass");
   VkClearValue clear = {.color = {{0, 0, 0, 1}}};
-  VkRenderPassBeginInfo rbi = {.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO,
+  VkRenderPassBeginInfo rbi = {.sType =
+                                   VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO,
                                .renderPass = rp,
                                .framebuffer = fb,
                                .renderArea = {{0, 0}, {W, W}},
@@ -433,9 +430,9 @@ int main(int argc, char **argv) {
   vkCmdEndRenderPass(cb);
   vkCmdEndQuery(cb, stats, 0);
   unlabel(cb);
-  VkBufferImageCopy ic = {.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0,
-                                               1},
-                          .imageExtent = {W, W, 1}};
+  VkBufferImageCopy ic = {
+      .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
+      .imageExtent = {W, W, 1}};
   vkCmdCopyImageToBuffer(cb, img, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, pix, 1,
                          &ic);
   CHECK(vkEndCommandBuffer(cb));

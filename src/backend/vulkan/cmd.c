@@ -40,10 +40,9 @@ void gp__vk_cmdbuf_free(gp__vk_device *dev, gp__vk_cmdbuf *c) {
   free(c);
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-layer_AllocateCommandBuffers(VkDevice device,
-                             const VkCommandBufferAllocateInfo *ai,
-                             VkCommandBuffer *out) {
+static VKAPI_ATTR VkResult VKAPI_CALL layer_AllocateCommandBuffers(
+    VkDevice device, const VkCommandBufferAllocateInfo *ai,
+    VkCommandBuffer *out) {
   gp__vk_device *dev = gp__vk_device_of(device);
   VkResult r = dev->AllocateCommandBuffers(device, ai, out);
   if (r != VK_SUCCESS)
@@ -86,9 +85,8 @@ layer_FreeCommandBuffers(VkDevice device, VkCommandPool pool, uint32_t n,
   dev->FreeCommandBuffers(device, pool, n, cbs);
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-layer_DestroyCommandPool(VkDevice device, VkCommandPool pool,
-                         const VkAllocationCallbacks *alloc) {
+static VKAPI_ATTR void VKAPI_CALL layer_DestroyCommandPool(
+    VkDevice device, VkCommandPool pool, const VkAllocationCallbacks *alloc) {
   gp__vk_device *dev = gp__vk_device_of(device);
   pthread_mutex_lock(&dev->lock);
   /* A pool's buffers go with it. Scanning the table is linear in the
@@ -119,8 +117,7 @@ static bool ensure_pool(gp__vk_device *dev, gp__vk_cmdbuf *c, uint32_t want) {
   if (!regions)
     return false;
   c->regions = regions;
-  VkQueryPoolCreateInfo qi = {.sType =
-                                  VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+  VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                               .queryType = VK_QUERY_TYPE_TIMESTAMP,
                               .queryCount = need};
   if (dev->CreateQueryPool(dev->handle, &qi, NULL, &c->qpool) != VK_SUCCESS) {
@@ -131,8 +128,8 @@ static bool ensure_pool(gp__vk_device *dev, gp__vk_cmdbuf *c, uint32_t want) {
   return true;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-layer_BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo *bi) {
+static VKAPI_ATTR VkResult VKAPI_CALL layer_BeginCommandBuffer(
+    VkCommandBuffer cb, const VkCommandBufferBeginInfo *bi) {
   gp__vk_device *dev = gp__vk_device_of(cb);
   VkResult r = dev->BeginCommandBuffer(cb, bi);
   pthread_mutex_lock(&dev->lock);
@@ -156,7 +153,8 @@ layer_BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo *bi)
   return r;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL layer_EndCommandBuffer(VkCommandBuffer cb) {
+static VKAPI_ATTR VkResult VKAPI_CALL
+layer_EndCommandBuffer(VkCommandBuffer cb) {
   gp__vk_device *dev = gp__vk_device_of(cb);
   gp__vk_cmdbuf *c = gp__vk_cmdbuf_get(dev, cb);
   if (c && c->instrumented)
@@ -311,57 +309,52 @@ layer_CmdDispatchBase(VkCommandBuffer cb, uint32_t bx, uint32_t by, uint32_t bz,
   TIMED(GP_RENDER_STAGE_COMPUTE, 0, CmdDispatchBase(cb, bx, by, bz, x, y, z));
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-layer_CmdCopyBuffer(VkCommandBuffer cb, VkBuffer src, VkBuffer dst, uint32_t n,
-                    const VkBufferCopy *r) {
+static VKAPI_ATTR void VKAPI_CALL layer_CmdCopyBuffer(VkCommandBuffer cb,
+                                                      VkBuffer src,
+                                                      VkBuffer dst, uint32_t n,
+                                                      const VkBufferCopy *r) {
   TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)dst,
         CmdCopyBuffer(cb, src, dst, n, r));
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-layer_CmdCopyImage(VkCommandBuffer cb, VkImage src, VkImageLayout sl,
-                   VkImage dst, VkImageLayout dl, uint32_t n,
-                   const VkImageCopy *r) {
+static VKAPI_ATTR void VKAPI_CALL layer_CmdCopyImage(
+    VkCommandBuffer cb, VkImage src, VkImageLayout sl, VkImage dst,
+    VkImageLayout dl, uint32_t n, const VkImageCopy *r) {
   TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)dst,
         CmdCopyImage(cb, src, sl, dst, dl, n, r));
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-layer_CmdCopyBufferToImage(VkCommandBuffer cb, VkBuffer src, VkImage dst,
-                           VkImageLayout dl, uint32_t n,
-                           const VkBufferImageCopy *r) {
+static VKAPI_ATTR void VKAPI_CALL layer_CmdCopyBufferToImage(
+    VkCommandBuffer cb, VkBuffer src, VkImage dst, VkImageLayout dl, uint32_t n,
+    const VkBufferImageCopy *r) {
   TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)dst,
         CmdCopyBufferToImage(cb, src, dst, dl, n, r));
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-layer_CmdCopyImageToBuffer(VkCommandBuffer cb, VkImage src, VkImageLayout sl,
-                           VkBuffer dst, uint32_t n,
-                           const VkBufferImageCopy *r) {
+static VKAPI_ATTR void VKAPI_CALL layer_CmdCopyImageToBuffer(
+    VkCommandBuffer cb, VkImage src, VkImageLayout sl, VkBuffer dst, uint32_t n,
+    const VkBufferImageCopy *r) {
   TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)dst,
         CmdCopyImageToBuffer(cb, src, sl, dst, n, r));
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-layer_CmdBlitImage(VkCommandBuffer cb, VkImage src, VkImageLayout sl,
-                   VkImage dst, VkImageLayout dl, uint32_t n,
-                   const VkImageBlit *r, VkFilter f) {
+static VKAPI_ATTR void VKAPI_CALL layer_CmdBlitImage(
+    VkCommandBuffer cb, VkImage src, VkImageLayout sl, VkImage dst,
+    VkImageLayout dl, uint32_t n, const VkImageBlit *r, VkFilter f) {
   TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)dst,
         CmdBlitImage(cb, src, sl, dst, dl, n, r, f));
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-layer_CmdResolveImage(VkCommandBuffer cb, VkImage src, VkImageLayout sl,
-                      VkImage dst, VkImageLayout dl, uint32_t n,
-                      const VkImageResolve *r) {
+static VKAPI_ATTR void VKAPI_CALL layer_CmdResolveImage(
+    VkCommandBuffer cb, VkImage src, VkImageLayout sl, VkImage dst,
+    VkImageLayout dl, uint32_t n, const VkImageResolve *r) {
   TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)dst,
         CmdResolveImage(cb, src, sl, dst, dl, n, r));
 }
 
-static VKAPI_ATTR void VKAPI_CALL
-layer_CmdClearColorImage(VkCommandBuffer cb, VkImage img, VkImageLayout l,
-                         const VkClearColorValue *v, uint32_t n,
-                         const VkImageSubresourceRange *r) {
+static VKAPI_ATTR void VKAPI_CALL layer_CmdClearColorImage(
+    VkCommandBuffer cb, VkImage img, VkImageLayout l,
+    const VkClearColorValue *v, uint32_t n, const VkImageSubresourceRange *r) {
   TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)img,
         CmdClearColorImage(cb, img, l, v, n, r));
 }
@@ -423,20 +416,19 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_SetDebugUtilsObjectNameEXT(
     VkDevice device, const VkDebugUtilsObjectNameInfoEXT *ni) {
   gp__vk_device *dev = gp__vk_device_of(device);
   if (ni && ni->objectType == VK_OBJECT_TYPE_COMMAND_BUFFER) {
-    gp__vk_cmdbuf *c = gp__vk_cmdbuf_get(
-        dev, (VkCommandBuffer)(uintptr_t)ni->objectHandle);
+    gp__vk_cmdbuf *c =
+        gp__vk_cmdbuf_get(dev, (VkCommandBuffer)(uintptr_t)ni->objectHandle);
     if (c)
       c->name_id =
           ni->pObjectName ? gp__vk_core->string_intern(ni->pObjectName) : 0;
   } else if (ni && ni->objectType == VK_OBJECT_TYPE_QUEUE && ni->pObjectName) {
     pthread_mutex_lock(&dev->lock);
-    uint64_t v = (uint64_t)(uintptr_t)gp__vk_map_get(&dev->queues,
-                                                     ni->objectHandle);
+    uint64_t v =
+        (uint64_t)(uintptr_t)gp__vk_map_get(&dev->queues, ni->objectHandle);
     pthread_mutex_unlock(&dev->lock);
     if (v)
-      gp__vk_core->emit_name(GP_OBJECT_STREAM, dev->device_id,
-                             dev->context_id, (uint32_t)(v >> 32), 0,
-                             ni->pObjectName);
+      gp__vk_core->emit_name(GP_OBJECT_STREAM, dev->device_id, dev->context_id,
+                             (uint32_t)(v >> 32), 0, ni->pObjectName);
   }
   return dev->SetDebugUtilsObjectNameEXT(device, ni);
 }

@@ -74,22 +74,21 @@ static uint32_t off_id(void) {
 static void off_activate(void) {}
 
 /* A core that records nothing: what a mismatched libgpuperf gets us. */
-static const gp_backend_ops off_ops = {
-    GP_BACKEND_INTERFACE_VERSION,
-    sizeof(gp_backend_ops),
-    off_enabled,
-    off_reserve,
-    off_commit,
-    off_correlation,
-    off_hook,
-    off_intern,
-    off_device,
-    off_context,
-    off_uncontext,
-    off_name,
-    off_id,
-    off_id,
-    off_activate};
+static const gp_backend_ops off_ops = {GP_BACKEND_INTERFACE_VERSION,
+                                       sizeof(gp_backend_ops),
+                                       off_enabled,
+                                       off_reserve,
+                                       off_commit,
+                                       off_correlation,
+                                       off_hook,
+                                       off_intern,
+                                       off_device,
+                                       off_context,
+                                       off_uncontext,
+                                       off_name,
+                                       off_id,
+                                       off_id,
+                                       off_activate};
 
 static void flush_one(gp__vk_device *dev, void *user) {
   bool forced = *(bool *)user;
@@ -181,7 +180,8 @@ layer_CreateInstance(const VkInstanceCreateInfo *ci,
   VkLayerInstanceCreateInfo *link = instance_link(ci);
   if (!link || !link->u.pLayerInfo)
     return VK_ERROR_INITIALIZATION_FAILED;
-  PFN_vkGetInstanceProcAddr next = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+  PFN_vkGetInstanceProcAddr next =
+      link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
   PFN_vkCreateInstance create =
       (PFN_vkCreateInstance)next(VK_NULL_HANDLE, "vkCreateInstance");
   if (!create)
@@ -307,8 +307,7 @@ static void register_device(gp__vk_device *dev) {
     inst->GetPhysicalDeviceProperties2(dev->phys, &p2);
   char version[VK_MAX_DRIVER_INFO_SIZE + VK_MAX_DRIVER_NAME_SIZE + 32];
   if (v12 && drv.driverName[0])
-    snprintf(version, sizeof(version), "%s %s", drv.driverName,
-             drv.driverInfo);
+    snprintf(version, sizeof(version), "%s %s", drv.driverName, drv.driverInfo);
   else
     snprintf(version, sizeof(version), "%u.%u.%u",
              VK_API_VERSION_MAJOR(props.driverVersion),
@@ -320,15 +319,15 @@ static void register_device(gp__vk_device *dev) {
     snprintf(vbuf, sizeof(vbuf), "0x%04x", props.vendorID);
     vendor = vbuf;
   }
-  static const char *const kinds[] = {"other", "integrated GPU",
-                                      "discrete GPU", "virtual GPU", "CPU"};
+  static const char *const kinds[] = {"other", "integrated GPU", "discrete GPU",
+                                      "virtual GPU", "CPU"};
   gp_device_queue_info q[64];
   char qnames[64][32];
   uint32_t n = 0;
   for (uint32_t f = 0; f < nf && n < 64; f++) {
     VkQueueFlags fl = fams[f].queueFlags;
-    uint32_t kind = (fl & VK_QUEUE_GRAPHICS_BIT)  ? GP_QUEUE_GRAPHICS
-                    : (fl & VK_QUEUE_COMPUTE_BIT) ? GP_QUEUE_COMPUTE
+    uint32_t kind = (fl & VK_QUEUE_GRAPHICS_BIT)   ? GP_QUEUE_GRAPHICS
+                    : (fl & VK_QUEUE_COMPUTE_BIT)  ? GP_QUEUE_COMPUTE
                     : (fl & VK_QUEUE_TRANSFER_BIT) ? GP_QUEUE_COPY
                                                    : GP_QUEUE_OTHER;
     for (uint32_t i = 0; i < fams[f].queueCount && n < 64; i++, n++) {
@@ -391,8 +390,7 @@ static bool device_offers(gp__vk_instance *inst, VkPhysicalDevice phys,
   if (!e)
     return false;
   bool found = false;
-  if (inst->EnumerateDeviceExtensionProperties(phys, NULL, &n, e) ==
-      VK_SUCCESS)
+  if (inst->EnumerateDeviceExtensionProperties(phys, NULL, &n, e) == VK_SUCCESS)
     for (uint32_t i = 0; i < n && !found; i++)
       found = strcmp(e[i].extensionName, name) == 0;
   free(e);
@@ -512,8 +510,8 @@ static void note_queue(gp__vk_device *dev, uint32_t family, uint32_t index,
     return;
   pthread_mutex_lock(&dev->lock);
   if (!gp__vk_map_get(&dev->queues, (uint64_t)(uintptr_t)q)) {
-    uint32_t hw = family < dev->num_families ? dev->queue_base[family] + index
-                                             : 0;
+    uint32_t hw =
+        family < dev->num_families ? dev->queue_base[family] + index : 0;
     uint32_t stream = ++dev->next_stream;
     /* stream in the high half, family and hardware queue + 1 in the low */
     gp__vk_map_put(&dev->queues, (uint64_t)(uintptr_t)q,

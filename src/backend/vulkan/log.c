@@ -35,8 +35,8 @@ on_message(VkDebugUtilsMessageSeverityFlagBitsEXT sev,
   if (!data || !data->pMessage ||
       !gp__vk_core->activity_enabled(GP_ACTIVITY_KIND_GPU_LOG, 0))
     return VK_FALSE;
-  gp_activity_gpu_log *r = gp__vk_core->activity_reserve(
-      GP_ACTIVITY_KIND_GPU_LOG, sizeof(*r), 0, 0);
+  gp_activity_gpu_log *r =
+      gp__vk_core->activity_reserve(GP_ACTIVITY_KIND_GPU_LOG, sizeof(*r), 0, 0);
   if (!r)
     return VK_FALSE;
   r->timestamp = gp_get_timestamp();

@@ -33,9 +33,9 @@ static bool tracking(void) {
   return gp__vk_core->activity_enabled(GP_ACTIVITY_KIND_GPU_MEMORY, 0);
 }
 
-static void emit(uint64_t device, uint32_t source, uint32_t op,
-                 uint64_t memory, uint64_t object, uint64_t addr,
-                 uint64_t size, uint32_t type, uint32_t heap, uint32_t scope) {
+static void emit(uint64_t device, uint32_t source, uint32_t op, uint64_t memory,
+                 uint64_t object, uint64_t addr, uint64_t size, uint32_t type,
+                 uint32_t heap, uint32_t scope) {
   gp_activity_gpu_memory *r = gp__vk_core->activity_reserve(
       GP_ACTIVITY_KIND_GPU_MEMORY, sizeof(*r), 0, 0);
   if (!r)
@@ -113,8 +113,8 @@ static VKAPI_ATTR void VKAPI_CALL layer_FreeMemory(
 /* ------------------------------------------------------------------ */
 /* Buffers and images                                                   */
 
-static void object_created(gp__vk_device *dev, uint32_t source,
-                           uint64_t object, uint64_t size) {
+static void object_created(gp__vk_device *dev, uint32_t source, uint64_t object,
+                           uint64_t size) {
   if (!tracking())
     return;
   mem_info *i = calloc(1, sizeof(*i));
@@ -217,8 +217,10 @@ static uint64_t image_size(gp__vk_device *dev, VkImage img) {
   return req.size;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL layer_BindBufferMemory(
-    VkDevice device, VkBuffer b, VkDeviceMemory m, VkDeviceSize off) {
+static VKAPI_ATTR VkResult VKAPI_CALL layer_BindBufferMemory(VkDevice device,
+                                                             VkBuffer b,
+                                                             VkDeviceMemory m,
+                                                             VkDeviceSize off) {
   gp__vk_device *dev = gp__vk_device_of(device);
   VkResult r = dev->BindBufferMemory(device, b, m, off);
   if (r == VK_SUCCESS && tracking())
@@ -227,8 +229,10 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_BindBufferMemory(
   return r;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL layer_BindImageMemory(
-    VkDevice device, VkImage img, VkDeviceMemory m, VkDeviceSize off) {
+static VKAPI_ATTR VkResult VKAPI_CALL layer_BindImageMemory(VkDevice device,
+                                                            VkImage img,
+                                                            VkDeviceMemory m,
+                                                            VkDeviceSize off) {
   gp__vk_device *dev = gp__vk_device_of(device);
   VkResult r = dev->BindImageMemory(device, img, m, off);
   if (r == VK_SUCCESS && tracking())
@@ -237,9 +241,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_BindImageMemory(
   return r;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-layer_BindBufferMemory2(VkDevice device, uint32_t n,
-                        const VkBindBufferMemoryInfo *bi) {
+static VKAPI_ATTR VkResult VKAPI_CALL layer_BindBufferMemory2(
+    VkDevice device, uint32_t n, const VkBindBufferMemoryInfo *bi) {
   gp__vk_device *dev = gp__vk_device_of(device);
   VkResult r = dev->BindBufferMemory2(device, n, bi);
   if (r == VK_SUCCESS && tracking())
@@ -250,9 +253,8 @@ layer_BindBufferMemory2(VkDevice device, uint32_t n,
   return r;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-layer_BindImageMemory2(VkDevice device, uint32_t n,
-                       const VkBindImageMemoryInfo *bi) {
+static VKAPI_ATTR VkResult VKAPI_CALL layer_BindImageMemory2(
+    VkDevice device, uint32_t n, const VkBindImageMemoryInfo *bi) {
   gp__vk_device *dev = gp__vk_device_of(device);
   VkResult r = dev->BindImageMemory2(device, n, bi);
   if (r == VK_SUCCESS && tracking())
@@ -303,8 +305,8 @@ static VKAPI_ATTR void *VKAPI_CALL on_alloc(void *user, size_t size,
                                             VkSystemAllocationScope scope) {
   void *p = block_alloc(size, align, (uint32_t)scope + 1);
   if (p && tracking())
-    emit(dev_key(user), GP_GPU_MEMORY_SOURCE_DRIVER, GP_GPU_MEMORY_OP_CREATE, 0, 0, (uint64_t)(uintptr_t)p, size, 0, 0,
-         (uint32_t)scope + 1);
+    emit(dev_key(user), GP_GPU_MEMORY_SOURCE_DRIVER, GP_GPU_MEMORY_OP_CREATE, 0,
+         0, (uint64_t)(uintptr_t)p, size, 0, 0, (uint32_t)scope + 1);
   return p;
 }
 
@@ -313,8 +315,8 @@ static VKAPI_ATTR void VKAPI_CALL on_free(void *user, void *p) {
     return;
   block_head *h = (block_head *)(void *)((uint8_t *)p - sizeof(block_head));
   if (tracking())
-    emit(dev_key(user), GP_GPU_MEMORY_SOURCE_DRIVER, GP_GPU_MEMORY_OP_DESTROY, 0, 0, (uint64_t)(uintptr_t)p, h->size, 0, 0,
-         h->scope);
+    emit(dev_key(user), GP_GPU_MEMORY_SOURCE_DRIVER, GP_GPU_MEMORY_OP_DESTROY,
+         0, 0, (uint64_t)(uintptr_t)p, h->size, 0, 0, h->scope);
   free((uint8_t *)p - h->back);
 }
 
@@ -337,8 +339,8 @@ static VKAPI_ATTR void *VKAPI_CALL on_realloc(void *user, void *old,
 }
 
 /* See vkInt.h. */
-const VkAllocationCallbacks *gp__vk_driver_allocator(gp__vk_device *dev,
-                                                     const VkAllocationCallbacks *a) {
+const VkAllocationCallbacks *
+gp__vk_driver_allocator(gp__vk_device *dev, const VkAllocationCallbacks *a) {
   if (a || !tracking())
     return a;
   dev->allocator.pUserData = dev; /* its handle is 0 until created */
@@ -358,9 +360,9 @@ PFN_vkVoidFunction gp__vk_memory_intercept(const char *name) {
     PFN_vkVoidFunction fn;
   } table[] = {
 #define E(n) {"vk" #n, (PFN_vkVoidFunction)layer_##n}
-      E(AllocateMemory),    E(FreeMemory),        E(CreateBuffer),
-      E(DestroyBuffer),     E(CreateImage),       E(DestroyImage),
-      E(BindBufferMemory),  E(BindImageMemory),   E(BindBufferMemory2),
+      E(AllocateMemory),   E(FreeMemory),      E(CreateBuffer),
+      E(DestroyBuffer),    E(CreateImage),     E(DestroyImage),
+      E(BindBufferMemory), E(BindImageMemory), E(BindBufferMemory2),
       E(BindImageMemory2),
 #undef E
   };

@@ -183,18 +183,17 @@ void gp__vk_resolve(gp__vk_device *dev, bool wait, const gp__vk_cmdbuf *only) {
 /* ------------------------------------------------------------------ */
 /* API records                                                          */
 
-static const char *const api_names[] = {
-    "",
-    "vkQueueSubmit",
-    "vkQueuePresentKHR",
-    "vkQueueWaitIdle",
-    "vkDeviceWaitIdle",
-    "vkWaitForFences",
-    "vkAllocateMemory",
-    "vkFreeMemory",
-    "vkCreateGraphicsPipelines",
-    "vkCreateComputePipelines",
-    "vkCreateShaderModule"};
+static const char *const api_names[] = {"",
+                                        "vkQueueSubmit",
+                                        "vkQueuePresentKHR",
+                                        "vkQueueWaitIdle",
+                                        "vkDeviceWaitIdle",
+                                        "vkWaitForFences",
+                                        "vkAllocateMemory",
+                                        "vkFreeMemory",
+                                        "vkCreateGraphicsPipelines",
+                                        "vkCreateComputePipelines",
+                                        "vkCreateShaderModule"};
 
 /* See vkInt.h. */
 void gp__vk_api(uint32_t cbid, const char *name, uint64_t start, uint64_t end,
@@ -208,8 +207,8 @@ void gp__vk_api(uint32_t cbid, const char *name, uint64_t start, uint64_t end,
     if (cbid < GP_ARRAY_SIZE(ids))
       atomic_store(&ids[cbid], id);
   }
-  gp_activity_api *r = gp__vk_core->activity_reserve(GP_ACTIVITY_KIND_API,
-                                                     sizeof(*r), 0, 0);
+  gp_activity_api *r =
+      gp__vk_core->activity_reserve(GP_ACTIVITY_KIND_API, sizeof(*r), 0, 0);
   if (!r)
     return;
   r->correlation_id = corr;
@@ -356,9 +355,11 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_DeviceWaitIdle(VkDevice device) {
   return r;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL
-layer_WaitForFences(VkDevice device, uint32_t n, const VkFence *f,
-                    VkBool32 all, uint64_t timeout) {
+static VKAPI_ATTR VkResult VKAPI_CALL layer_WaitForFences(VkDevice device,
+                                                          uint32_t n,
+                                                          const VkFence *f,
+                                                          VkBool32 all,
+                                                          uint64_t timeout) {
   gp__vk_device *dev = gp__vk_device_of(device);
   uint64_t start = gp_get_timestamp();
   VkResult r = dev->WaitForFences(device, n, f, all, timeout);
@@ -382,10 +383,10 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_CreateGraphicsPipelines(
   return r;
 }
 
-static VKAPI_ATTR VkResult VKAPI_CALL layer_CreateComputePipelines(
-    VkDevice device, VkPipelineCache cache, uint32_t n,
-    const VkComputePipelineCreateInfo *ci, const VkAllocationCallbacks *a,
-    VkPipeline *out) {
+static VKAPI_ATTR VkResult VKAPI_CALL
+layer_CreateComputePipelines(VkDevice device, VkPipelineCache cache, uint32_t n,
+                             const VkComputePipelineCreateInfo *ci,
+                             const VkAllocationCallbacks *a, VkPipeline *out) {
   gp__vk_device *dev = gp__vk_device_of(device);
   uint64_t start = gp_get_timestamp();
   VkResult r = dev->CreateComputePipelines(device, cache, n, ci, a, out);
@@ -410,10 +411,14 @@ PFN_vkVoidFunction gp__vk_submit_intercept(const char *name) {
     PFN_vkVoidFunction fn;
   } table[] = {
 #define E(n) {"vk" #n, (PFN_vkVoidFunction)layer_##n}
-      E(QueueSubmit),           E(QueuePresentKHR),
-      E(QueueWaitIdle),         E(DeviceWaitIdle),
-      E(WaitForFences),         E(CreateGraphicsPipelines),
-      E(CreateComputePipelines), E(CreateShaderModule),
+      E(QueueSubmit),
+      E(QueuePresentKHR),
+      E(QueueWaitIdle),
+      E(DeviceWaitIdle),
+      E(WaitForFences),
+      E(CreateGraphicsPipelines),
+      E(CreateComputePipelines),
+      E(CreateShaderModule),
 #undef E
   };
   for (size_t i = 0; i < GP_ARRAY_SIZE(table); i++)

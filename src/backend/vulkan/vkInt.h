@@ -200,14 +200,14 @@ struct gp__vk_device {
 #undef GP_VK_FN_FIELD
 
   pthread_mutex_t lock;
-  gp__vk_map cmdbufs; /* VkCommandBuffer -> gp__vk_cmdbuf (lock) */
-  gp__vk_map queues;  /* VkQueue -> stream id (lock) */
-  gp__vk_map signals; /* VkSemaphore -> correlation id of its signal */
+  gp__vk_map cmdbufs;  /* VkCommandBuffer -> gp__vk_cmdbuf (lock) */
+  gp__vk_map queues;   /* VkQueue -> stream id (lock) */
+  gp__vk_map signals;  /* VkSemaphore -> correlation id of its signal */
   gp__vk_map memories; /* VkDeviceMemory -> what memory.c knows (lock) */
   gp__vk_map objects;  /* VkBuffer, VkImage -> the same (lock) */
   uint32_t mem_heap[VK_MAX_MEMORY_TYPES]; /* heap of each memory type */
   VkAllocationCallbacks allocator;        /* ours, for the driver */
-  bool own_allocator; /* the device was created with it */
+  bool own_allocator;                     /* the device was created with it */
   gp__vk_pending *pending, *pending_tail; /* submission order (lock) */
   uint32_t next_stream;
   uint32_t device_id, context_id;
