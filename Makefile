@@ -4,6 +4,8 @@
 #   make demo       run the simulated-GPU demo (the main job)
 #   make test       build and run the unit and API tests
 #   make test-asan  the same under AddressSanitizer + UBSan
+#   make check-layers  no lower layer includes or calls a higher one
+#                   (docs/architecture.md)
 #   make bench      build the benchmarks (bench/*)
 #   make install PREFIX=/usr/local
 #
@@ -62,7 +64,7 @@ TEST_BIN = $(BUILD)/tests/gpuperf-tests
 DEPS_STAMP = $(BUILD)/.deps-ok
 
 .PHONY: all lib tests demo test test-asan bench install uninstall clean deps \
-        format check-format
+        format check-format check-layers
 
 # Keep objects of programs built by pattern rules.
 .SECONDARY:
@@ -121,7 +123,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(STATIC_LIB)
 demo: $(CLI)
 	$(CLI) demo
 
-test: $(TEST_BIN) $(CLI)
+test: $(TEST_BIN) $(CLI) check-layers
 	GPUPERF_CLI=$(abspath $(CLI)) GPUPERF_SHARED=$(SHARED) \
 	  GPUPERF_BUILD=$(abspath $(BUILD)) $(TEST_BIN) $(TESTFLAGS)
 
@@ -149,6 +151,12 @@ uninstall:
 
 format:
 	clang-format -i $$(git ls-files --cached --others --exclude-standard '*.c' '*.h')
+
+# Includes (the tree) and calls (the objects; mk/*.mk add theirs).
+check-layers: $(LIB_OBJS)
+	$(Q)scripts/check-layers.sh --self-test
+	$(Q)scripts/check-layers.sh
+	$(Q)scripts/check-layers.sh --objects $(BUILD)/obj
 
 check-format:
 	clang-format --dry-run -Werror $$(git ls-files --cached --others --exclude-standard '*.c' '*.h')

@@ -9,10 +9,13 @@
 # extras/CUPTI/lib64. Everything else builds and tests without it: the
 # CUDA tests then skip, saying why.
 #
-# libgpuperf-cuda.so holds the collector and the whole of libgpuperf, so a
-# CUDA program the driver injects it into needs nothing else. It links
-# libcupti (with an rpath to where it was found) but not libcuda: the
-# driver is found at run time, so the library loads where there is none.
+# libgpuperf-cuda.so holds the collector and no core of its own: it writes
+# into the process's one libgpuperf.so.0 through the backend tables
+# (src/backend/cuda/coreops.c), the one the program loaded or, when it
+# loaded none, the one beside it (rpath $ORIGIN: the build tree, and lib/
+# once installed). It links libcupti (with an rpath to where it was
+# found) but not libcuda: the driver is found at run time, so the library
+# loads where there is none.
 
 CUDA_HOME ?= /usr/local/cuda
 GP_CUDA ?= auto
@@ -49,16 +52,16 @@ $(BUILD)/obj/tests/api/test_cuda%.o: ALL_CFLAGS += $(CUDA_CFLAGS) \
   -Isrc/backend/cuda
 
 all: $(CUDA_LIB)
+check-layers: $(CUDA_OBJS)
 tests: $(CUDA_LIB) $(CUDA_PROBE)
 test: $(CUDA_LIB) $(CUDA_PROBE)
 
-$(CUDA_LIB): $(CUDA_OBJS) $(STATIC_LIB)
+$(CUDA_LIB): $(CUDA_OBJS) $(SHARED_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-soname,libgpuperf-cuda.so -Wl,--no-undefined \
-	  -Wl,-Bsymbolic $(ALL_LDFLAGS) -o $@ $(CUDA_OBJS) \
-	  -Wl,--whole-archive $(STATIC_LIB) -Wl,--no-whole-archive \
-	  $(CUDA_LDLIBS) $(LDLIBS_LIB)
+	  $(ALL_LDFLAGS) -o $@ $(CUDA_OBJS) -L$(BUILD) -lgpuperf \
+	  -Wl,-rpath,'$$ORIGIN' $(CUDA_LDLIBS) $(LDLIBS_LIB)
 
 # The translation tests call the collector's internals: they link its
 # objects and libcupti into the test binary.
@@ -81,6 +84,19 @@ $(CUDA_PROBE): tests/cuda/probe.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -ldl
+
+# One process using the simulated GPUs, OpenCL and the injection library
+# (tests/cuda/mixed_app.c): linked with libgpuperf.so and libOpenCL, it
+# opens libgpuperf-cuda.so at run time as the driver would.
+CUDA_MIXED := $(BUILD)/tests/cuda-mixed
+tests: $(CUDA_MIXED)
+test: $(CUDA_MIXED)
+$(CUDA_MIXED): tests/cuda/mixed_app.c $(SHARED_LIB) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(CUDA_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+	  -L$(BUILD) -lgpuperf -Wl,-rpath,'$$ORIGIN/..' -lOpenCL $(CUDA_LDLIBS) \
+	  $(LDLIBS_LIB)
 
 install: install-cuda
 uninstall: uninstall-cuda

@@ -22,6 +22,7 @@ OCL_PLUGIN_HOST = $(BUILD)/tests/opencl-plugin-host
 OCL_HELPERS = $(OCL_SAMPLE) $(OCL_PLUGIN) $(OCL_PLUGIN_HOST)
 
 all: $(OCL_PRELOAD) $(OCL_SAMPLE)
+check-layers: $(OCL_OBJS)
 tests: $(OCL_PRELOAD) $(OCL_HELPERS)
 test: $(OCL_PRELOAD) $(OCL_HELPERS)
 

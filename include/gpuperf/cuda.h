@@ -3,10 +3,10 @@
  * GPUs can count.
  *
  * These functions live in libgpuperf-cuda.so, which is built only where
- * the CUDA toolkit (with CUPTI) is installed. That library contains the
- * whole of libgpuperf besides: a program that wants CUDA records through
- * the activity API links -lgpuperf-cuda instead of -lgpuperf (not both:
- * each would keep its own records).
+ * the CUDA toolkit (with CUPTI) is installed. That library has no core of
+ * its own: it writes into the process's one libgpuperf.so, so a program
+ * that wants CUDA records through the activity API links
+ * -lgpuperf-cuda -lgpuperf, and its records join every other backend's.
  *
  * The usual way in is not this header at all: `gpuperf record -- CMD`
  * sets CUDA_INJECTION64_PATH to libgpuperf-cuda.so, and the CUDA driver

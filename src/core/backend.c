@@ -1,6 +1,8 @@
 /*
  * backend.c - gp_backend_interface(): see backend.h.
  */
+#include <stddef.h>
+
 #include "core/backend.h"
 
 static const gp_backend_ops ops = {
@@ -18,12 +20,28 @@ static const gp_backend_ops ops = {
     .emit_name = gp__emit_name,
     .tid = gp__tid,
     .pid = gp__pid,
-    .session_env_activate = gp__session_env_activate,
+    .activate = gp__activate,
+    .activity_remove_flush_hook = gp__activity_remove_flush_hook,
+    .activity_add_drops = gp__activity_add_drops,
+    .string_intern_n = gp__string_intern_n,
+    .glob_match = gp__glob_match,
 };
+
+/* The size of the table of each version it grew through. */
+static size_t version_size(uint32_t version) {
+  switch (version) {
+  case 2:
+    return offsetof(gp_backend_ops, activity_remove_flush_hook);
+  case GP_BACKEND_INTERFACE_VERSION:
+    return sizeof(gp_backend_ops);
+  default:
+    return 0;
+  }
+}
 
 /* See backend.h. */
 const gp_backend_ops *gp_backend_interface(uint32_t version, size_t size) {
-  if (version != GP_BACKEND_INTERFACE_VERSION || size != sizeof(ops))
+  if (version_size(version) == 0 || size != version_size(version))
     return NULL;
   return &ops;
 }

@@ -2,7 +2,8 @@
  * backend.h - the producer side of the core (core.h), for backends built
  * as shared objects of their own.
  *
- * A preload or injection library (libgpuperf-opencl.so) must write its
+ * A preload or injection library (libgpuperf-opencl.so, libgpuperf-cuda.so)
+ * must write its
  * records into the one libgpuperf a process loads, where sessions and the
  * program's own callbacks consume them; a private copy of the core would
  * be a second, unseen stream. But the core's producer functions are hidden
@@ -16,7 +17,13 @@
 
 #include "core/core.h"
 
-#define GP_BACKEND_INTERFACE_VERSION 2u
+/*
+ * Version 2: the OpenCL preload's needs. Version 3 (the CUDA injection
+ * library) appends the entries marked so. The table only ever grows at
+ * its end, so a library built for an older version gets the same table
+ * and reads the prefix it knows.
+ */
+#define GP_BACKEND_INTERFACE_VERSION 3u
 
 /* Each entry is the core.h function of the same name (gp__ dropped). */
 typedef struct gp_backend_ops {
@@ -40,13 +47,21 @@ typedef struct gp_backend_ops {
                     const char *name);
   uint32_t (*tid)(void);
   uint32_t (*pid)(void);
-  void (*session_env_activate)(void); /* since version 2 */
+  void (*activate)(void);
+  /* since version 3 */
+  void (*activity_remove_flush_hook)(gp__flush_hook hook, void *user);
+  void (*activity_add_drops)(uint32_t kind, uint32_t reason,
+                             uint32_t context_id, uint32_t stream_id,
+                             uint64_t count);
+  uint32_t (*string_intern_n)(const char *s, size_t len);
+  bool (*glob_match)(const char *pattern, const char *name);
 } gp_backend_ops;
 
 /*
  * Returns the core's producer functions if the caller was built for
- * version (GP_BACKEND_INTERFACE_VERSION) and a table of size bytes; NULL
- * otherwise. The table lives as long as the library.
+ * version (2 to GP_BACKEND_INTERFACE_VERSION) with the table of that
+ * version, size bytes; NULL otherwise (a library of another build, which
+ * must then record nothing). The table lives as long as the library.
  */
 GP_EXPORT const gp_backend_ops *gp_backend_interface(uint32_t version,
                                                      size_t size);

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "gpuperf/gpuperf.h"
 
@@ -135,15 +136,138 @@ void gp__activity_forget_context(uint32_t context_id);
 /* Called when DEVICE is enabled, so devices already known are recorded. */
 void gp__device_emit_all(void);
 
-/* ---- session.c ---- */
+/* ---- GPU work records: the header every backend fills alike ---- */
 
 /*
- * Called by every backend before its first GPU work (the simulator's
- * calls, the first OpenCL call, CUDA's injection) and by the markers:
- * when the process is being recorded (GPUPERF_RECORD_DIR), starts its
- * session the first time. One relaxed load when not recording.
+ * KERNEL, MEMCPY and MEMSET records (activity.h) share a header: the
+ * correlation id, the four times, where the work ran, its flags and
+ * perfmon, and a tail of wait ids after the struct. Every backend (the
+ * simulator, OpenCL, CUDA, Vulkan, and any later one) fills that header
+ * with gp__gpu_work_fill() rather than field by field, so a field added
+ * to it reaches every backend at once. A backend fills only the fields
+ * of its kind after it:
+ *
+ *   gp__gpu_work w = {.correlation_id = corr, .queued = q, .submitted = s,
+ *                     .start = t0, .end = t1, .device_id = dev,
+ *                     .context_id = ctx, .stream_id = stream,
+ *                     .queue_id = queue, .wait_ids = waits,
+ *                     .num_wait_ids = n};
+ *   uint32_t size = gp__gpu_work_size(GP_ACTIVITY_KIND_KERNEL, n);
+ *   gp_activity_kernel *r =
+ *       gp__activity_reserve(GP_ACTIVITY_KIND_KERNEL, size, ctx, stream);
+ *   if (r) {
+ *     gp__gpu_work_fill(r, GP_ACTIVITY_KIND_KERNEL, &w);
+ *     r->name_id = ...;            (grid, block, ...: KERNEL's own)
+ *     gp__activity_commit(r);
+ *   }
+ *
+ * A library outside libgpuperf.so reserves and commits through its
+ * backend table (backend.h) instead; the two helpers are inline and call
+ * nothing, so they serve both. Times are trace-clock nanoseconds, 0 where
+ * unknown (a writer then shows the work as an instant or counts it; see
+ * docs/trace-format.md).
  */
-void gp__session_env_activate(void);
+typedef struct gp__gpu_work {
+  uint64_t correlation_id; /* the API call that launched it, 0 if none */
+  uint64_t queued;         /* host enqueued it */
+  uint64_t submitted;      /* handed to the hardware */
+  uint64_t start;
+  uint64_t end;
+  uint32_t device_id;
+  uint32_t context_id;
+  uint32_t stream_id;
+  uint32_t queue_id; /* hardware queue index on the device */
+  uint32_t flags;    /* GP_ACTIVITY_FLAG_* of the kind */
+  uint32_t perfmon_id;
+  uint32_t num_wait_ids;
+  const uint64_t *wait_ids; /* borrowed for the call: num_wait_ids ids */
+} gp__gpu_work;
+
+/* The fixed part of a GPU work record of kind; 0 for other kinds. */
+static inline uint32_t gp__gpu_work_base(uint32_t kind) {
+  switch (kind) {
+  case GP_ACTIVITY_KIND_KERNEL:
+    return (uint32_t)sizeof(gp_activity_kernel);
+  case GP_ACTIVITY_KIND_MEMCPY:
+    return (uint32_t)sizeof(gp_activity_memcpy);
+  case GP_ACTIVITY_KIND_MEMSET:
+    return (uint32_t)sizeof(gp_activity_memset);
+  default:
+    return 0;
+  }
+}
+
+/*
+ * Bytes to reserve for a GPU work record of kind (KERNEL, MEMCPY or
+ * MEMSET) ending with num_wait_ids wait ids: a multiple of 8.
+ */
+static inline uint32_t gp__gpu_work_size(uint32_t kind, uint32_t num_wait_ids) {
+  return gp__gpu_work_base(kind) + 8u * num_wait_ids;
+}
+
+/* Writes the header fields of w into r, a record of any of the three. */
+#define GP__GPU_WORK_SET(r, w)                                                 \
+  do {                                                                         \
+    (r)->correlation_id = (w)->correlation_id;                                 \
+    (r)->queued = (w)->queued;                                                 \
+    (r)->submitted = (w)->submitted;                                           \
+    (r)->start = (w)->start;                                                   \
+    (r)->end = (w)->end;                                                       \
+    (r)->device_id = (w)->device_id;                                           \
+    (r)->context_id = (w)->context_id;                                         \
+    (r)->stream_id = (w)->stream_id;                                           \
+    (r)->queue_id = (w)->queue_id;                                             \
+    (r)->flags = (w)->flags;                                                   \
+    (r)->perfmon_id = (w)->perfmon_id;                                         \
+    (r)->num_wait_ids = (w)->num_wait_ids;                                     \
+  } while (0)
+
+/*
+ * Fills a GPU work record of kind that was reserved with
+ * gp__gpu_work_size(kind, w->num_wait_ids) bytes: zeroes everything after
+ * the {kind, size} header (so fields of the kind left unset read 0),
+ * writes w's fields and copies the wait ids after the struct. Other
+ * kinds are left untouched. Calls nothing; with a constant kind it
+ * compiles to the stores themselves.
+ */
+static inline void gp__gpu_work_fill(void *record, uint32_t kind,
+                                     const gp__gpu_work *w) {
+  uint8_t *p = (uint8_t *)record;
+  uint32_t base = gp__gpu_work_base(kind);
+  if (base == 0)
+    return;
+  memset(p + sizeof(gp_activity), 0, base - sizeof(gp_activity));
+  if (kind == GP_ACTIVITY_KIND_KERNEL)
+    GP__GPU_WORK_SET((gp_activity_kernel *)record, w);
+  else if (kind == GP_ACTIVITY_KIND_MEMCPY)
+    GP__GPU_WORK_SET((gp_activity_memcpy *)record, w);
+  else
+    GP__GPU_WORK_SET((gp_activity_memset *)record, w);
+  if (w->num_wait_ids)
+    memcpy(p + base, w->wait_ids, 8u * (size_t)w->num_wait_ids);
+}
+
+/* ---- hooks.c: the one call up, made through a hook ---- */
+
+/*
+ * The core depends on nothing above it, yet one event must reach the layer
+ * above: a process starting GPU work. Every backend calls gp__activate()
+ * before its first GPU work (the simulator's calls, the first OpenCL call,
+ * CUDA's injection) and the markers call it too; it runs the hook the
+ * layer above installed, if any. src/session installs one at load time
+ * when the process is being recorded (GPUPERF_RECORD_DIR): it starts the
+ * process's session the first time. With no hook it is one acquire load.
+ */
+typedef void (*gp__activate_hook)(void);
+void gp__activate(void);
+
+/*
+ * Installs the activation hook (NULL removes it); the last one installed
+ * wins. The hook may run on any thread, any number of times, concurrently:
+ * it must be cheap after its first run and safe to call from the
+ * backends' entry points (it must not call back into a backend).
+ */
+void gp__activate_set_hook(gp__activate_hook hook);
 
 /* ---- device.c: devices and contexts ---- */
 

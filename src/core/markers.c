@@ -50,7 +50,7 @@ static void emit(uint32_t flags, uint64_t id, uint32_t name_id,
 
 /* See markers.h. */
 int gp_marker_instant(const char *domain, const char *name) {
-  gp__session_env_activate();
+  gp__activate();
   if (!name)
     return GP_EINVAL;
   uint64_t id = atomic_fetch_add(&next_range_id, 1) + 1;
@@ -61,7 +61,7 @@ int gp_marker_instant(const char *domain, const char *name) {
 
 /* See markers.h. */
 int gp_range_push(const char *domain, const char *name) {
-  gp__session_env_activate();
+  gp__activate();
   if (!name)
     return GP_EINVAL;
   if (tls_depth >= GP_RANGE_MAX_DEPTH)
@@ -88,7 +88,7 @@ int gp_range_pop(void) {
 
 /* See markers.h. */
 int gp_range_start(const char *domain, const char *name, uint64_t *range_id) {
-  gp__session_env_activate();
+  gp__activate();
   if (!name || !range_id)
     return GP_EINVAL;
   uint64_t id = atomic_fetch_add(&next_range_id, 1) + 1;

@@ -582,12 +582,13 @@ static void env_at_exit(void) {
 }
 
 /*
- * A recorded process joins the recording when it first does GPU work (see
- * gp__session_env_activate), not when it loads the library: the compilers,
- * linkers and shells a program runs, which inherit the environment and the
- * preload, then leave no trace of their own.
+ * A recorded process joins the recording when it first does GPU work, not
+ * when it loads the library: the compilers, linkers and shells a program
+ * runs, which inherit the environment and the preload, then leave no trace
+ * of their own. The core tells us of that first work through its
+ * activation hook (core.h, gp__activate), installed here at load time only
+ * when the process is being recorded, so that everyone else pays one load.
  */
-static _Atomic bool env_armed;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 static void env_start(void) {
@@ -598,17 +599,14 @@ static void env_start(void) {
   }
 }
 
-/* See core.h. */
-void gp__session_env_activate(void) {
-  if (GP_LIKELY(!atomic_load_explicit(&env_armed, memory_order_acquire)))
-    return;
+static void env_activate(void) {
   pthread_once(&env_once, env_start);
 }
 
 __attribute__((constructor)) static void session_ctor(void) {
   const char *dir = getenv("GPUPERF_RECORD_DIR");
   if (dir && *dir)
-    atomic_store_explicit(&env_armed, true, memory_order_release);
+    gp__activate_set_hook(env_activate);
 }
 
 /* ------------------------------------------------------------------ */

@@ -32,3 +32,7 @@ GP_TEST_ENTRY(cuda_device_check_script_without_a_gpu, 180)
 GP_TEST_ENTRY(cuda_sample_run_becomes_a_trace, 60)
 GP_TEST_ENTRY(cuda_device_check_queries_pass_on_a_cupti_fed_trace, 120)
 GP_TEST_ENTRY(cuda_recording_samples_the_device_check_counters, 60)
+
+/* api: one core per process: the simulator, OpenCL and the injection
+ * library in one recorded process (test_cuda_one_core.c) */
+GP_TEST_ENTRY(cuda_sim_and_opencl_share_one_core, 120)

@@ -359,8 +359,9 @@ void cli_cuda_list_note(FILE *out) {
    * what GPUPERF_HUD=help prints in a program without CUDA). */
   if (a.start(0) != 0)
     return;
-  /* The collector's own copy of the library knows the CUDA devices and
-   * their catalogs: it prints them the way gpuperf list prints the rest. */
+  /* The collector registered the CUDA devices and their catalogs in the
+   * CLI's own libgpuperf (it has no core of its own), after the list
+   * above was printed: print them the way gpuperf list prints the rest. */
   __typeof__(&gp_device_list_print) print =
       (__typeof__(&gp_device_list_print))dlsym(a.lib, "gp_device_list_print");
   uint32_t n = 0;

@@ -9,7 +9,7 @@
  * CMD with GPUPERF_STAT_DIR, GPUPERF_STAT_EVENTS and GPUPERF_STAT_PERIOD_NS
  * in its environment and libgpuperf preloaded. The library's start-up hook
  * in every process of the tree counts and, at exit, writes DIR/stat.PID
- * (format in src/counters/stat.c and docs/counters.md); stat merges those
+ * (format in src/session/stat.c and docs/counters.md); stat merges those
  * files by device and counter name and prints them. It exits with CMD's
  * status (128 + N if CMD died of signal N, 127 if it could not run).
  */

@@ -110,28 +110,28 @@ void gp__cuda_carry_drops(uint32_t cupti_context, uint32_t stream_id,
     if (dev != UINT32_MAX)
       ctx = gp__cuda_context(cupti_context, dev, 0);
   }
-  gp__activity_add_drops(GP_ACTIVITY_KIND_INVALID, GP_DROP_SOURCE, ctx,
-                         ctx ? stream_id : 0, count);
+  GP_CORE->activity_add_drops(GP_ACTIVITY_KIND_INVALID, GP_DROP_SOURCE, ctx,
+                              ctx ? stream_id : 0, count);
   pthread_mutex_lock(&lock);
   stats.cupti_dropped += count;
   pthread_mutex_unlock(&lock);
 }
 
 static void emit_overhead(uint64_t start, uint64_t end, uint64_t bytes) {
-  if (!gp__activity_enabled(GP_ACTIVITY_KIND_OVERHEAD, 0))
+  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_OVERHEAD, 0))
     return;
   gp_activity_overhead *r =
-      gp__activity_reserve(GP_ACTIVITY_KIND_OVERHEAD, sizeof(*r), 0, 0);
+      GP_CORE->activity_reserve(GP_ACTIVITY_KIND_OVERHEAD, sizeof(*r), 0, 0);
   if (!r)
     return;
   r->start = start;
   r->end = end;
   r->overhead_kind = GP_OVERHEAD_BUFFER_FLUSH;
-  r->process_id = gp__pid();
-  r->thread_id = gp__tid();
+  r->process_id = GP_CORE->pid();
+  r->thread_id = GP_CORE->tid();
   r->reserved0 = 0;
   r->bytes = bytes;
-  gp__activity_commit(r);
+  GP_CORE->activity_commit(r);
 }
 
 /* See cudaInt.h. */
@@ -182,4 +182,23 @@ void gp__cuda_buffers_release(void) {
     free(idle[i]);
   num_idle = 0;
   pthread_mutex_unlock(&lock);
+}
+
+/* See cudaInt.h. */
+int gp__cuda_replay(const void *records, size_t size) {
+  if (!records)
+    return GP_EINVAL;
+  GP_CORE->activate();
+  uint8_t *buf = NULL;
+  size_t cap = 0, max_records = 0;
+  gp__cuda_buffer_request(&buf, &cap, &max_records);
+  if (!buf)
+    return GP_ENOMEM;
+  if (size > cap) {
+    gp__cuda_buffer_complete(NULL, 0, buf, cap, 0);
+    return GP_ESIZE;
+  }
+  memcpy(buf, records, size);
+  gp__cuda_buffer_complete(NULL, 0, buf, cap, size);
+  return 0;
 }

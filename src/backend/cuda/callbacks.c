@@ -548,7 +548,7 @@ static void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d) {
       nvtxDomainHandle_t h;
       memcpy(&h, ret, sizeof(h));
       uint32_t id =
-          gp__string_intern(((const nvtxDomainCreateA_params *)p)->name);
+          GP_CORE->string_intern(((const nvtxDomainCreateA_params *)p)->name);
       pthread_mutex_lock(&nvtx_lock);
       list_put(&domains, (uintptr_t)h, id);
       pthread_mutex_unlock(&nvtx_lock);
@@ -558,7 +558,7 @@ static void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d) {
     if (ret) {
       nvtxStringHandle_t h;
       memcpy(&h, ret, sizeof(h));
-      uint32_t id = gp__string_intern(
+      uint32_t id = GP_CORE->string_intern(
           ((const nvtxDomainRegisterStringA_params *)p)->string);
       pthread_mutex_lock(&nvtx_lock);
       list_put(&strings, (uintptr_t)h, id);

@@ -403,7 +403,7 @@ static int cupti_start(void) {
   cuptiActivityEnableLatencyTimestamps(1);
   cuptiActivityFlushPeriod(
       (uint32_t)env_size("GPUPERF_CUDA_FLUSH_MS", FLUSH_PERIOD_MS_DEFAULT));
-  rc = gp__activity_add_flush_hook(flush_hook, NULL);
+  rc = GP_CORE->activity_add_flush_hook(flush_hook, NULL);
   if (rc != 0) {
     set_status("cannot add the flush hook: %s", gp_strerror(rc));
     goto disable;
@@ -454,7 +454,7 @@ static int start_locked(bool injected) {
 int gp_cuda_start(uint32_t flags) {
   if (flags != 0)
     return GP_EINVAL;
-  gp__session_env_activate();
+  GP_CORE->activate();
   pthread_mutex_lock(&lock);
   int rc = start_locked(false);
   pthread_mutex_unlock(&lock);
@@ -475,7 +475,7 @@ int gp_cuda_stop(void) {
   in_flush = true;
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   in_flush = false;
-  gp__activity_remove_flush_hook(flush_hook, NULL);
+  GP_CORE->activity_remove_flush_hook(flush_hook, NULL);
   for (size_t i = 0; i < GP_ARRAY_SIZE(kinds); i++)
     cuptiActivityDisable(kinds[i].kind);
   cuptiUnsubscribe(subscriber);
@@ -554,7 +554,7 @@ int InitializeInjectionNvtx2(nvtx_export_table_fn get_export_table) {
  */
 GP_EXPORT int InitializeInjection(void);
 int InitializeInjection(void) {
-  gp__session_env_activate(); /* a recorded program joins the recording */
+  GP_CORE->activate(); /* a recorded program joins the recording */
   pthread_mutex_lock(&lock);
   int rc = running ? 0 : start_locked(true);
   pthread_mutex_unlock(&lock);

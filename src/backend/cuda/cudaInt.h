@@ -15,6 +15,7 @@
  *   profiler.c   range profiler and PM sampling at run time
  *   envconfig.c  counters asked for in the environment
  *   provider.c   CUDA devices' counter catalogs in the counters API
+ *   coreops.c    the core and counters of the process's one libgpuperf
  *
  * Everything here is internal (hidden). State is process-wide: there is
  * one CUPTI per process.
@@ -28,8 +29,23 @@
 
 #include <cupti.h>
 
-#include "core/core.h"
+#include "core/backend.h"
+#include "counters/backend.h"
 #include "gpuperf/cuda.h"
+
+/* ---- coreops.c ---- */
+
+/*
+ * The producer functions of the core and of the counters (core.h,
+ * countersInt.h) reach libgpuperf.so through these copies of its backend
+ * tables, loaded at load time; tables that record nothing where the
+ * libgpuperf is of another build. Call them as GP_CORE->activity_reserve(
+ * ...), GP_COUNTERS->counter_emit(...).
+ */
+extern gp_backend_ops gp__cuda_core;
+extern gp_counters_backend_ops gp__cuda_counters;
+#define GP_CORE (&gp__cuda_core)
+#define GP_COUNTERS (&gp__cuda_counters)
 
 /* ---- ids.c ---- */
 
@@ -206,6 +222,20 @@ void CUPTIAPI gp__cuda_buffer_request(uint8_t **buffer, size_t *size,
 void CUPTIAPI gp__cuda_buffer_complete(CUcontext ctx, uint32_t stream_id,
                                        uint8_t *buffer, size_t size,
                                        size_t valid_size);
+
+/*
+ * Hands the collector size bytes of CUPTI activity records (CUPTI's own
+ * record layouts, one after the other, as in a buffer CUPTI fills) as if
+ * CUPTI had completed a buffer holding them: they are copied into a buffer
+ * of the pool and go through gp__cuda_buffer_complete(), walked by
+ * libcupti's cuptiActivityGetNextRecord() and translated. The process
+ * joins its recording first (its first GPU work). Returns 0, GP_EINVAL for
+ * NULL records, GP_ENOMEM when no buffer is free, GP_ESIZE past the pool's
+ * buffer size. Not a public API: exported so that a test program can drive
+ * the injected library, the library a real process gets, where there is
+ * no GPU to make CUPTI produce records (tests/cuda/mixed_app.c).
+ */
+GP_EXPORT int gp__cuda_replay(const void *records, size_t size);
 
 /*
  * Sets the size of the buffers handed to CUPTI and how many may be out at

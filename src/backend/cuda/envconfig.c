@@ -64,8 +64,8 @@ static bool env_want(void *user, const char *mangled, const char *demangled) {
   if (env_kernels.n == 0)
     return true;
   for (size_t i = 0; i < env_kernels.n; i++)
-    if (gp__glob_match(env_kernels.v[i], mangled) ||
-        (demangled && gp__glob_match(env_kernels.v[i], demangled)))
+    if (GP_CORE->glob_match(env_kernels.v[i], mangled) ||
+        (demangled && GP_CORE->glob_match(env_kernels.v[i], demangled)))
       return true;
   return false;
 }
@@ -74,11 +74,11 @@ static bool env_want(void *user, const char *mangled, const char *demangled) {
 static void env_emit(void *user, uint32_t cupti_device, size_t metric,
                      double value, uint64_t timestamp, uint64_t window_start,
                      uint64_t corr) {
-  if (!gp__activity_enabled(GP_ACTIVITY_KIND_COUNTER, 0))
+  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_COUNTER, 0))
     return;
   uint32_t device = gp__cuda_device(cupti_device);
   gp_activity_counter *r =
-      gp__activity_reserve(GP_ACTIVITY_KIND_COUNTER, sizeof(*r), 0, 0);
+      GP_CORE->activity_reserve(GP_ACTIVITY_KIND_COUNTER, sizeof(*r), 0, 0);
   if (!r)
     return;
   r->timestamp = timestamp;
@@ -89,7 +89,7 @@ static void env_emit(void *user, uint32_t cupti_device, size_t metric,
   r->value_type = GP_VALUE_DOUBLE;
   r->perfmon_id = 0;
   r->value.f64 = value;
-  gp__activity_commit(r);
+  GP_CORE->activity_commit(r);
 }
 
 /* See cudaInt.h. */

@@ -56,7 +56,8 @@ static int register_device(const gp_device_info *info, uint32_t clock,
   gp_device_info in = *info;
   in.api = GP_API_CUDA;
   in.clock_id = clock;
-  return gp__device_register(&in, queues, GP_ARRAY_SIZE(queues), device_id);
+  return GP_CORE->device_register(&in, queues, GP_ARRAY_SIZE(queues),
+                                  device_id);
 }
 
 /* See cudaInt.h. */
@@ -175,7 +176,7 @@ uint32_t gp__cuda_context(uint32_t cupti_context, uint32_t cupti_device,
     contexts = n;
     cap_contexts = ncap;
   }
-  if (gp__context_register(dev, GP_API_CUDA, default_stream, &id) != 0) {
+  if (GP_CORE->context_register(dev, GP_API_CUDA, default_stream, &id) != 0) {
     id = 0;
     goto out;
   }
@@ -211,7 +212,7 @@ void gp__cuda_context_gone(uint32_t cupti_context) {
   uint32_t id = c ? c->gp_id : 0;
   pthread_mutex_unlock(&lock);
   if (was_live)
-    gp__context_unregister(id);
+    GP_CORE->context_unregister(id);
 }
 
 /* See cudaInt.h. */

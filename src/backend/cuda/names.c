@@ -53,7 +53,7 @@ uint32_t gp__cuda_api_name(uint32_t domain, uint32_t cbid) {
           CUPTI_SUCCESS ||
       !name)
     return 0;
-  uint32_t id = gp__string_intern_n(name, base_name_len(name));
+  uint32_t id = GP_CORE->string_intern_n(name, base_name_len(name));
   if (cache && cbid < NAME_CACHE)
     atomic_store_explicit(&cache[cbid], id, memory_order_relaxed);
   return id;
@@ -94,7 +94,7 @@ static uint32_t demangle_id(const char *mangled, uint32_t mid) {
   char *out = demangler(mangled, NULL, NULL, &status);
   uint32_t id = 0;
   if (out && status == 0)
-    id = gp__string_intern(out);
+    id = GP_CORE->string_intern(out);
   free(out);
   if (mid != 0)
     atomic_store_explicit(&demangled[mid % DEMANGLE_CACHE],
@@ -106,7 +106,7 @@ static uint32_t demangle_id(const char *mangled, uint32_t mid) {
 uint32_t gp__cuda_demangle(const char *mangled) {
   if (!mangled || strncmp(mangled, "_Z", 2) != 0)
     return 0;
-  return demangle_id(mangled, gp__string_intern(mangled));
+  return demangle_id(mangled, GP_CORE->string_intern(mangled));
 }
 
 /* CUPTI hands out the same name pointer for every launch of a kernel.
@@ -146,7 +146,7 @@ void gp__cuda_kernel_names(const char *name, uint32_t *id, uint32_t *dem) {
     *dem = e->demangled_id;
     return;
   }
-  *id = gp__string_intern(name);
+  *id = GP_CORE->string_intern(name);
   *dem = demangle_id(name, *id);
   if (e && *id)
     *e = (name_entry){name, *id, *dem};

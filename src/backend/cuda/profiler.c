@@ -294,8 +294,8 @@ static void rp_decode(rp_ctx *c) {
                 c->corr[i]);
     }
     if (dp.numOfRangeDropped > 0)
-      gp__activity_add_drops(GP_ACTIVITY_KIND_COUNTER, GP_DROP_SOURCE, 0, 0,
-                             dp.numOfRangeDropped * c->num_metrics);
+      GP_CORE->activity_add_drops(GP_ACTIVITY_KIND_COUNTER, GP_DROP_SOURCE, 0,
+                                  0, dp.numOfRangeDropped * c->num_metrics);
   }
   rp_reset_data(c);
 }
@@ -566,7 +566,8 @@ static void pm_decode(uint32_t index, dev_sampling *d) {
       d->emit(d->user, index, m, values[m], t1, t0, 0);
   }
   if (dp.overflow)
-    gp__activity_add_drops(GP_ACTIVITY_KIND_COUNTER, GP_DROP_SOURCE, 0, 0, 1);
+    GP_CORE->activity_add_drops(GP_ACTIVITY_KIND_COUNTER, GP_DROP_SOURCE, 0, 0,
+                                1);
   pm_reset_data(p);
 }
 

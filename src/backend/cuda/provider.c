@@ -197,7 +197,7 @@ typedef struct cuda_sampler {
 static bool sampler_want(void *user, const char *mangled,
                          const char *demangled) {
   cuda_sampler *cs = user;
-  return gp__sampler_instrument(cs->s, mangled, demangled);
+  return GP_COUNTERS->sampler_instrument(cs->s, mangled, demangled);
 }
 
 static void sampler_emit(void *user, uint32_t cupti_device, size_t metric,
@@ -207,8 +207,8 @@ static void sampler_emit(void *user, uint32_t cupti_device, size_t metric,
   (void)cupti_device;
   if (metric >= cs->s->num_counters)
     return;
-  gp__counter_emit(&cs->c->cat, cs->device_id, cs->s->index[metric], value, 0.0,
-                   timestamp, window_start, corr, 0, 0);
+  GP_COUNTERS->counter_emit(&cs->c->cat, cs->device_id, cs->s->index[metric],
+                            value, 0.0, timestamp, window_start, corr, 0, 0);
 }
 
 static int cp_sampling_start(void *prov, gp__sampler *s) {
@@ -221,7 +221,7 @@ static int cp_sampling_start(void *prov, gp__sampler *s) {
   const char *names[GP_PERFMON_MAX_COUNTERS];
   for (uint32_t i = 0; i < s->num_counters; i++)
     names[i] = c->defs[s->index[i]].info.name;
-  cs->s = gp__sampler_get(s);
+  cs->s = GP_COUNTERS->sampler_get(s);
   cs->c = c;
   cs->device_id = s->device_id;
   gp__cuda_sampling cfg = {.metrics = names,
@@ -233,7 +233,7 @@ static int cp_sampling_start(void *prov, gp__sampler *s) {
                            .user = cs};
   int rc = gp__cuda_sampling_start(c->cupti_device, &cfg);
   if (rc != 0) {
-    gp__sampler_put(cs->s);
+    GP_COUNTERS->sampler_put(cs->s);
     free(cs);
     return rc;
   }
@@ -248,7 +248,7 @@ static void cp_sampling_stop(void *prov, gp__sampler *s) {
     return;
   gp__cuda_sampling_stop(c->cupti_device); /* pending values go out first */
   s->prov_data = NULL;
-  gp__sampler_put(cs->s);
+  GP_COUNTERS->sampler_put(cs->s);
   free(cs);
 }
 
@@ -266,12 +266,12 @@ int gp__cuda_provider_publish(uint32_t device_id, uint32_t cupti_device,
   int rc = build_catalog(chip, cupti_device, &c);
   if (rc != 0)
     return rc;
-  rc = gp__counters_register(device_id, &c->cat, &cuda_provider, c);
+  rc = GP_COUNTERS->counters_register(device_id, &c->cat, &cuda_provider, c);
   if (rc != 0) {
     free_catalog(c);
     return rc;
   }
   /* Published for good: sessions that sample every device start on it. */
-  gp__counters_announce(device_id);
+  GP_COUNTERS->counters_announce(device_id);
   return 0;
 }

@@ -163,44 +163,48 @@ void gp__cuda_translate_reset(void) {
 /* ------------------------------------------------------------------ */
 /* GPU work                                                             */
 
-/* Reserves a GPU work record with room for its wait ids and fills them in
- * at the end. Returns NULL (counted as dropped by the core) on failure. */
-static void *reserve_work(uint32_t kind, size_t base, uint32_t context_id,
-                          uint32_t stream_id, uint32_t corr, uint32_t alt_corr,
-                          uint32_t *num_waits) {
-  uint64_t waits[GP_CUDA_MAX_WAITS];
+/* Takes the wait ids of the work launched by corr (or, when it has none,
+ * by alt_corr) into w, reserves w's record of kind and fills the header
+ * every kind shares. Returns NULL (counted as dropped by the core) on
+ * failure. */
+static void *begin_work(uint32_t kind, gp__gpu_work *w, uint32_t corr,
+                        uint32_t alt_corr, uint64_t waits[GP_CUDA_MAX_WAITS]) {
   uint32_t n = gp__cuda_deps_take(corr, waits, GP_CUDA_MAX_WAITS);
   if (n == 0 && alt_corr != 0 && alt_corr != corr)
     n = gp__cuda_deps_take(alt_corr, waits, GP_CUDA_MAX_WAITS);
-  uint32_t size = (uint32_t)GP_ALIGN8(base + (size_t)n * 8u);
-  uint8_t *r = gp__activity_reserve(kind, size, context_id, stream_id);
-  if (!r)
-    return NULL;
-  memset(r + sizeof(gp_activity), 0, size - sizeof(gp_activity));
-  memcpy(r + size - (size_t)n * 8u, waits, (size_t)n * 8u);
-  *num_waits = n;
+  w->wait_ids = waits;
+  w->num_wait_ids = n;
+  void *r = GP_CORE->activity_reserve(kind, gp__gpu_work_size(kind, n),
+                                      w->context_id, w->stream_id);
+  if (r)
+    gp__gpu_work_fill(r, kind, w);
   return r;
+}
+
+/* CUPTI's async flag of a copy or fill, as ours. */
+static uint32_t async_flag(uint32_t flags, uint32_t cupti_async) {
+  return (flags & cupti_async) ? GP_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
 }
 
 static int kernel(const CUpti_ActivityKernel10 *k) {
   uint32_t dev = gp__cuda_device(k->deviceId);
   uint32_t ctx = gp__cuda_context(k->contextId, k->deviceId, 0);
-  if (!gp__activity_enabled(GP_ACTIVITY_KIND_KERNEL, ctx))
+  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_KERNEL, ctx))
     return GP_ENOENT;
-  uint32_t n = 0;
-  gp_activity_kernel *r = reserve_work(GP_ACTIVITY_KIND_KERNEL, sizeof(*r), ctx,
-                                       k->streamId, k->correlationId, 0, &n);
+  uint64_t waits[GP_CUDA_MAX_WAITS];
+  gp__gpu_work w = {.correlation_id = k->correlationId,
+                    .queued = gp__cuda_ts(k->queued),
+                    .submitted = gp__cuda_ts(k->submitted),
+                    .start = gp__cuda_ts(k->start),
+                    .end = gp__cuda_ts(k->end),
+                    .device_id = dev,
+                    .context_id = ctx,
+                    .stream_id = k->streamId,
+                    .queue_id = 0};
+  gp_activity_kernel *r =
+      begin_work(GP_ACTIVITY_KIND_KERNEL, &w, k->correlationId, 0, waits);
   if (!r)
     return GP_ENOSPC;
-  r->correlation_id = k->correlationId;
-  r->queued = gp__cuda_ts(k->queued);
-  r->submitted = gp__cuda_ts(k->submitted);
-  r->start = gp__cuda_ts(k->start);
-  r->end = gp__cuda_ts(k->end);
-  r->device_id = dev;
-  r->context_id = ctx;
-  r->stream_id = k->streamId;
-  r->queue_id = 0;
   gp__cuda_kernel_names(k->name, &r->name_id, &r->demangled_name_id);
   r->grid_x = (uint32_t)k->gridX;
   r->grid_y = (uint32_t)k->gridY;
@@ -211,8 +215,7 @@ static int kernel(const CUpti_ActivityKernel10 *k) {
   r->static_shared_memory = (uint32_t)k->staticSharedMemory;
   r->dynamic_shared_memory = (uint32_t)k->dynamicSharedMemory;
   r->registers_per_thread = k->registersPerThread;
-  r->num_wait_ids = n;
-  gp__activity_commit(r);
+  GP_CORE->activity_commit(r);
   return 0;
 }
 
@@ -226,24 +229,26 @@ static uint32_t copy_correlation(uint32_t corr, uint32_t runtime_corr) {
 static int memcpy_rec(const CUpti_ActivityMemcpy6 *m) {
   uint32_t dev = gp__cuda_device(m->deviceId);
   uint32_t ctx = gp__cuda_context(m->contextId, m->deviceId, 0);
-  if (!gp__activity_enabled(GP_ACTIVITY_KIND_MEMCPY, ctx))
+  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MEMCPY, ctx))
     return GP_ENOENT;
   uint32_t corr = copy_correlation(m->correlationId, m->runtimeCorrelationId);
-  uint32_t n = 0;
-  gp_activity_memcpy *r = reserve_work(GP_ACTIVITY_KIND_MEMCPY, sizeof(*r), ctx,
-                                       m->streamId, corr, m->correlationId, &n);
+  uint64_t waits[GP_CUDA_MAX_WAITS];
+  gp__gpu_work w = {.correlation_id = corr,
+                    .start = gp__cuda_ts(m->start),
+                    .end = gp__cuda_ts(m->end),
+                    .device_id = dev,
+                    .context_id = ctx,
+                    .stream_id = m->streamId,
+                    .queue_id = 1,
+                    .flags =
+                        async_flag(m->flags, CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)};
+  gp_activity_memcpy *r =
+      begin_work(GP_ACTIVITY_KIND_MEMCPY, &w, corr, m->correlationId, waits);
   if (!r)
     return GP_ENOSPC;
   bool src_host, dst_host;
   copy_ends(m->copyKind, &src_host, &dst_host);
-  r->correlation_id = corr;
-  r->start = gp__cuda_ts(m->start);
-  r->end = gp__cuda_ts(m->end);
   r->bytes = m->bytes;
-  r->device_id = dev;
-  r->context_id = ctx;
-  r->stream_id = m->streamId;
-  r->queue_id = 1;
   r->src_device_id = src_host ? UINT32_MAX : dev;
   r->dst_device_id = dst_host ? UINT32_MAX : dev;
   r->src_context_id = src_host ? 0 : ctx;
@@ -252,18 +257,14 @@ static int memcpy_rec(const CUpti_ActivityMemcpy6 *m) {
       m->copyKind <= GP_MEMCPY_PTOP ? m->copyKind : GP_MEMCPY_UNKNOWN;
   r->src_kind = memory_kind(m->srcKind);
   r->dst_kind = memory_kind(m->dstKind);
-  r->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)
-                 ? GP_ACTIVITY_FLAG_MEMCPY_ASYNC
-                 : 0;
-  r->num_wait_ids = n;
-  gp__activity_commit(r);
+  GP_CORE->activity_commit(r);
   return 0;
 }
 
 static int memcpy_p2p(const CUpti_ActivityMemcpyPtoP4 *m) {
   uint32_t dev = gp__cuda_device(m->deviceId);
   uint32_t ctx = gp__cuda_context(m->contextId, m->deviceId, 0);
-  if (!gp__activity_enabled(GP_ACTIVITY_KIND_MEMCPY, ctx))
+  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MEMCPY, ctx))
     return GP_ENOENT;
   /* Registering a device or context writes a record: all of them before
    * ours is reserved (one open reservation per thread). */
@@ -271,19 +272,21 @@ static int memcpy_p2p(const CUpti_ActivityMemcpyPtoP4 *m) {
   uint32_t dst_dev = gp__cuda_device(m->dstDeviceId);
   uint32_t src_ctx = gp__cuda_context(m->srcContextId, m->srcDeviceId, 0);
   uint32_t dst_ctx = gp__cuda_context(m->dstContextId, m->dstDeviceId, 0);
-  uint32_t n = 0;
-  gp_activity_memcpy *r = reserve_work(GP_ACTIVITY_KIND_MEMCPY, sizeof(*r), ctx,
-                                       m->streamId, m->correlationId, 0, &n);
+  uint64_t waits[GP_CUDA_MAX_WAITS];
+  gp__gpu_work w = {.correlation_id = m->correlationId,
+                    .start = gp__cuda_ts(m->start),
+                    .end = gp__cuda_ts(m->end),
+                    .device_id = dev,
+                    .context_id = ctx,
+                    .stream_id = m->streamId,
+                    .queue_id = 1,
+                    .flags =
+                        async_flag(m->flags, CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)};
+  gp_activity_memcpy *r =
+      begin_work(GP_ACTIVITY_KIND_MEMCPY, &w, m->correlationId, 0, waits);
   if (!r)
     return GP_ENOSPC;
-  r->correlation_id = m->correlationId;
-  r->start = gp__cuda_ts(m->start);
-  r->end = gp__cuda_ts(m->end);
   r->bytes = m->bytes;
-  r->device_id = dev;
-  r->context_id = ctx;
-  r->stream_id = m->streamId;
-  r->queue_id = 1;
   r->src_device_id = src_dev;
   r->dst_device_id = dst_dev;
   r->src_context_id = src_ctx;
@@ -292,39 +295,33 @@ static int memcpy_p2p(const CUpti_ActivityMemcpyPtoP4 *m) {
       m->copyKind <= GP_MEMCPY_PTOP ? m->copyKind : GP_MEMCPY_UNKNOWN;
   r->src_kind = memory_kind(m->srcKind);
   r->dst_kind = memory_kind(m->dstKind);
-  r->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)
-                 ? GP_ACTIVITY_FLAG_MEMCPY_ASYNC
-                 : 0;
-  r->num_wait_ids = n;
-  gp__activity_commit(r);
+  GP_CORE->activity_commit(r);
   return 0;
 }
 
 static int memset_rec(const CUpti_ActivityMemset4 *m) {
   uint32_t dev = gp__cuda_device(m->deviceId);
   uint32_t ctx = gp__cuda_context(m->contextId, m->deviceId, 0);
-  if (!gp__activity_enabled(GP_ACTIVITY_KIND_MEMSET, ctx))
+  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MEMSET, ctx))
     return GP_ENOENT;
-  uint32_t n = 0;
-  gp_activity_memset *r = reserve_work(GP_ACTIVITY_KIND_MEMSET, sizeof(*r), ctx,
-                                       m->streamId, m->correlationId, 0, &n);
+  uint64_t waits[GP_CUDA_MAX_WAITS];
+  gp__gpu_work w = {.correlation_id = m->correlationId,
+                    .start = gp__cuda_ts(m->start),
+                    .end = gp__cuda_ts(m->end),
+                    .device_id = dev,
+                    .context_id = ctx,
+                    .stream_id = m->streamId,
+                    .queue_id = 1,
+                    .flags =
+                        async_flag(m->flags, CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC)};
+  gp_activity_memset *r =
+      begin_work(GP_ACTIVITY_KIND_MEMSET, &w, m->correlationId, 0, waits);
   if (!r)
     return GP_ENOSPC;
-  r->correlation_id = m->correlationId;
-  r->start = gp__cuda_ts(m->start);
-  r->end = gp__cuda_ts(m->end);
   r->bytes = m->bytes;
-  r->device_id = dev;
-  r->context_id = ctx;
-  r->stream_id = m->streamId;
-  r->queue_id = 1;
   r->value = m->value;
   r->memory_kind = memory_kind(m->memoryKind);
-  r->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC)
-                 ? GP_ACTIVITY_FLAG_MEMCPY_ASYNC
-                 : 0;
-  r->num_wait_ids = n;
-  gp__activity_commit(r);
+  GP_CORE->activity_commit(r);
   return 0;
 }
 
@@ -332,11 +329,11 @@ static int memset_rec(const CUpti_ActivityMemset4 *m) {
 /* Host side                                                            */
 
 static int api(const CUpti_ActivityAPI *a) {
-  if (!gp__activity_enabled(GP_ACTIVITY_KIND_API, 0))
+  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0))
     return GP_ENOENT;
   bool runtime = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
   gp_activity_api *r =
-      gp__activity_reserve(GP_ACTIVITY_KIND_API, sizeof(*r), 0, 0);
+      GP_CORE->activity_reserve(GP_ACTIVITY_KIND_API, sizeof(*r), 0, 0);
   if (!r)
     return GP_ENOSPC;
   r->correlation_id = a->correlationId;
@@ -350,7 +347,7 @@ static int api(const CUpti_ActivityAPI *a) {
                                          : CUPTI_CB_DOMAIN_DRIVER_API,
                                  a->cbid);
   r->return_value = (int32_t)a->returnValue;
-  gp__activity_commit(r);
+  GP_CORE->activity_commit(r);
   return 0;
 }
 
@@ -364,13 +361,13 @@ static int sync_rec(const CUpti_ActivitySynchronization2 *s) {
   uint32_t dev = cdev == UINT32_MAX ? UINT32_MAX : gp__cuda_device(cdev);
   uint32_t ctx =
       cdev == UINT32_MAX ? 0 : gp__cuda_context(s->contextId, cdev, 0);
-  if (!gp__activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, ctx))
+  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, ctx))
     return GP_ENOENT;
   uint64_t waits[GP_CUDA_MAX_WAITS];
   uint32_t n = gp__cuda_deps_take(s->correlationId, waits, GP_CUDA_MAX_WAITS);
   gp_activity_sync *r =
-      gp__activity_reserve(GP_ACTIVITY_KIND_SYNCHRONIZATION, sizeof(*r), ctx,
-                           stream_or_zero(s->streamId));
+      GP_CORE->activity_reserve(GP_ACTIVITY_KIND_SYNCHRONIZATION, sizeof(*r),
+                                ctx, stream_or_zero(s->streamId));
   if (!r)
     return GP_ENOSPC;
   r->correlation_id = s->correlationId;
@@ -388,12 +385,12 @@ static int sync_rec(const CUpti_ActivitySynchronization2 *s) {
                     ? 0
                     : s->cudaEventId;
   r->reserved0 = 0;
-  gp__activity_commit(r);
+  GP_CORE->activity_commit(r);
   return 0;
 }
 
 static int marker(const CUpti_ActivityMarker2 *m) {
-  if (!gp__activity_enabled(GP_ACTIVITY_KIND_MARKER, 0))
+  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MARKER, 0))
     return GP_ENOENT;
   uint32_t pid = 0, tid = 0;
   if (m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ||
@@ -416,19 +413,20 @@ static int marker(const CUpti_ActivityMarker2 *m) {
     return GP_EKIND; /* sync markers: not ranges */
   }
   gp_activity_marker *r =
-      gp__activity_reserve(GP_ACTIVITY_KIND_MARKER, sizeof(*r), 0, 0);
+      GP_CORE->activity_reserve(GP_ACTIVITY_KIND_MARKER, sizeof(*r), 0, 0);
   if (!r)
     return GP_ENOSPC;
   r->timestamp = gp__cuda_ts(m->timestamp);
   r->id = m->id;
   r->flags = flags;
-  r->name_id =
-      flags == GP_ACTIVITY_FLAG_MARKER_END ? 0 : gp__string_intern(m->name);
-  r->domain_id = gp__string_intern(m->domain);
+  r->name_id = flags == GP_ACTIVITY_FLAG_MARKER_END
+                   ? 0
+                   : GP_CORE->string_intern(m->name);
+  r->domain_id = GP_CORE->string_intern(m->domain);
   r->process_id = pid;
   r->thread_id = tid;
   r->depth = depth;
-  gp__activity_commit(r);
+  GP_CORE->activity_commit(r);
   return 0;
 }
 
@@ -446,10 +444,10 @@ static uint32_t overhead_kind(uint32_t k) {
 }
 
 static int overhead(const CUpti_ActivityOverhead3 *o) {
-  if (!gp__activity_enabled(GP_ACTIVITY_KIND_OVERHEAD, 0))
+  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_OVERHEAD, 0))
     return GP_ENOENT;
   gp_activity_overhead *r =
-      gp__activity_reserve(GP_ACTIVITY_KIND_OVERHEAD, sizeof(*r), 0, 0);
+      GP_CORE->activity_reserve(GP_ACTIVITY_KIND_OVERHEAD, sizeof(*r), 0, 0);
   if (!r)
     return GP_ENOSPC;
   r->start = gp__cuda_ts(o->start);
@@ -463,7 +461,7 @@ static int overhead(const CUpti_ActivityOverhead3 *o) {
                      : 0;
   r->reserved0 = 0;
   r->bytes = 0;
-  gp__activity_commit(r);
+  GP_CORE->activity_commit(r);
   return 0;
 }
 
@@ -504,27 +502,29 @@ static int context(const CUpti_ActivityContext3 *c) {
 }
 
 static int name_rec(const CUpti_ActivityName *n) {
-  if (!gp__activity_enabled(GP_ACTIVITY_KIND_NAME, 0))
+  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_NAME, 0))
     return GP_ENOENT;
   switch (n->objectKind) {
   case CUPTI_ACTIVITY_OBJECT_PROCESS:
-    gp__emit_name(GP_OBJECT_PROCESS, 0, 0, 0, 0, n->name);
+    GP_CORE->emit_name(GP_OBJECT_PROCESS, 0, 0, 0, 0, n->name);
     return 0;
   case CUPTI_ACTIVITY_OBJECT_THREAD:
-    gp__emit_name(GP_OBJECT_THREAD, 0, 0, 0, n->objectId.pt.threadId, n->name);
+    GP_CORE->emit_name(GP_OBJECT_THREAD, 0, 0, 0, n->objectId.pt.threadId,
+                       n->name);
     return 0;
   case CUPTI_ACTIVITY_OBJECT_DEVICE:
-    gp__emit_name(GP_OBJECT_DEVICE, gp__cuda_device(n->objectId.dcs.deviceId),
-                  0, 0, 0, n->name);
+    GP_CORE->emit_name(GP_OBJECT_DEVICE,
+                       gp__cuda_device(n->objectId.dcs.deviceId), 0, 0, 0,
+                       n->name);
     return 0;
   case CUPTI_ACTIVITY_OBJECT_CONTEXT:
   case CUPTI_ACTIVITY_OBJECT_STREAM: {
     uint32_t d = n->objectId.dcs.deviceId;
     bool stream = n->objectKind == CUPTI_ACTIVITY_OBJECT_STREAM;
-    gp__emit_name(stream ? GP_OBJECT_STREAM : GP_OBJECT_CONTEXT,
-                  gp__cuda_device(d),
-                  gp__cuda_context(n->objectId.dcs.contextId, d, 0),
-                  stream ? n->objectId.dcs.streamId : 0, 0, n->name);
+    GP_CORE->emit_name(stream ? GP_OBJECT_STREAM : GP_OBJECT_CONTEXT,
+                       gp__cuda_device(d),
+                       gp__cuda_context(n->objectId.dcs.contextId, d, 0),
+                       stream ? n->objectId.dcs.streamId : 0, 0, n->name);
     return 0;
   }
   default:
@@ -533,7 +533,7 @@ static int name_rec(const CUpti_ActivityName *n) {
 }
 
 static int environment(const CUpti_ActivityEnvironment *e) {
-  if (!gp__activity_enabled(GP_ACTIVITY_KIND_ENVIRONMENT, 0))
+  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_ENVIRONMENT, 0))
     return GP_ENOENT;
   uint32_t kind;
   switch (e->environmentKind) {
@@ -554,7 +554,7 @@ static int environment(const CUpti_ActivityEnvironment *e) {
   }
   uint32_t dev = gp__cuda_device(e->deviceId);
   gp_activity_environment *r =
-      gp__activity_reserve(GP_ACTIVITY_KIND_ENVIRONMENT, sizeof(*r), 0, 0);
+      GP_CORE->activity_reserve(GP_ACTIVITY_KIND_ENVIRONMENT, sizeof(*r), 0, 0);
   if (!r)
     return GP_ENOSPC;
   memset(&r->data, 0, sizeof(r->data));
@@ -580,7 +580,7 @@ static int environment(const CUpti_ActivityEnvironment *e) {
     r->data.cooling.fan_speed_pct = e->data.cooling.fanSpeed;
     break;
   }
-  gp__activity_commit(r);
+  GP_CORE->activity_commit(r);
   return 0;
 }
 

@@ -213,22 +213,35 @@ bool gp__ocl_retire(gp__ocl_entry *e, bool events_locked) {
 /* ------------------------------------------------------------------ */
 /* Records                                                              */
 
+/* Reserves e's record of kind and fills the header every kind shares;
+ * NULL when it is dropped. Queue 0: OpenCL does not say which hardware
+ * queue ran a command. */
+static void *begin_work(const gp__ocl_entry *e, const uint64_t ts[4],
+                        uint32_t kind, uint32_t flags) {
+  gp__gpu_work w = {
+      .correlation_id = e->corr,
+      .queued = ts[0],
+      .submitted = ts[1],
+      .start = ts[2],
+      .end = ts[3],
+      .device_id = e->device_id,
+      .context_id = e->context_id,
+      .stream_id = e->stream_id,
+      .flags = flags,
+      .num_wait_ids = e->num_waits,
+      .wait_ids = e->waits,
+  };
+  void *r = GP_CORE->activity_reserve(
+      kind, gp__gpu_work_size(kind, e->num_waits), e->context_id, e->stream_id);
+  if (r)
+    gp__gpu_work_fill(r, kind, &w);
+  return r;
+}
+
 static void emit_kernel(const gp__ocl_entry *e, const uint64_t ts[4]) {
-  uint32_t size = (uint32_t)sizeof(gp_activity_kernel) + 8u * e->num_waits;
-  gp_activity_kernel *r = GP_CORE->activity_reserve(
-      GP_ACTIVITY_KIND_KERNEL, size, e->context_id, e->stream_id);
+  gp_activity_kernel *r = begin_work(e, ts, GP_ACTIVITY_KIND_KERNEL, 0);
   if (!r)
     return;
-  memset((uint8_t *)r + sizeof(gp_activity), 0,
-         sizeof(*r) - sizeof(gp_activity));
-  r->correlation_id = e->corr;
-  r->queued = ts[0];
-  r->submitted = ts[1];
-  r->start = ts[2];
-  r->end = ts[3];
-  r->device_id = e->device_id;
-  r->context_id = e->context_id;
-  r->stream_id = e->stream_id;
   r->name_id = e->cmd.name_id;
   r->grid_x = e->cmd.grid[0];
   r->grid_y = e->cmd.grid[1];
@@ -237,28 +250,15 @@ static void emit_kernel(const gp__ocl_entry *e, const uint64_t ts[4]) {
   r->block_y = e->cmd.block[1];
   r->block_z = e->cmd.block[2];
   r->dynamic_shared_memory = e->cmd.dynamic_shared;
-  r->num_wait_ids = e->num_waits;
-  memcpy((uint8_t *)r + sizeof(*r), e->waits, 8u * e->num_waits);
   GP_CORE->activity_commit(r);
 }
 
 static void emit_memcpy(const gp__ocl_entry *e, const uint64_t ts[4]) {
-  uint32_t size = (uint32_t)sizeof(gp_activity_memcpy) + 8u * e->num_waits;
-  gp_activity_memcpy *r = GP_CORE->activity_reserve(
-      GP_ACTIVITY_KIND_MEMCPY, size, e->context_id, e->stream_id);
+  gp_activity_memcpy *r =
+      begin_work(e, ts, GP_ACTIVITY_KIND_MEMCPY, GP_ACTIVITY_FLAG_MEMCPY_ASYNC);
   if (!r)
     return;
-  memset((uint8_t *)r + sizeof(gp_activity), 0,
-         sizeof(*r) - sizeof(gp_activity));
-  r->correlation_id = e->corr;
-  r->queued = ts[0];
-  r->submitted = ts[1];
-  r->start = ts[2];
-  r->end = ts[3];
   r->bytes = e->cmd.bytes;
-  r->device_id = e->device_id;
-  r->context_id = e->context_id;
-  r->stream_id = e->stream_id;
   r->src_device_id = e->cmd.src_host ? UINT32_MAX : e->device_id;
   r->dst_device_id = e->cmd.dst_host ? UINT32_MAX : e->device_id;
   r->src_context_id = e->cmd.src_host ? 0 : e->context_id;
@@ -266,34 +266,17 @@ static void emit_memcpy(const gp__ocl_entry *e, const uint64_t ts[4]) {
   r->copy_kind = e->cmd.copy_kind;
   r->src_kind = e->cmd.src_kind;
   r->dst_kind = e->cmd.dst_kind;
-  r->flags = GP_ACTIVITY_FLAG_MEMCPY_ASYNC;
-  r->num_wait_ids = e->num_waits;
-  memcpy((uint8_t *)r + sizeof(*r), e->waits, 8u * e->num_waits);
   GP_CORE->activity_commit(r);
 }
 
 static void emit_memset(const gp__ocl_entry *e, const uint64_t ts[4]) {
-  uint32_t size = (uint32_t)sizeof(gp_activity_memset) + 8u * e->num_waits;
-  gp_activity_memset *r = GP_CORE->activity_reserve(
-      GP_ACTIVITY_KIND_MEMSET, size, e->context_id, e->stream_id);
+  gp_activity_memset *r =
+      begin_work(e, ts, GP_ACTIVITY_KIND_MEMSET, GP_ACTIVITY_FLAG_MEMCPY_ASYNC);
   if (!r)
     return;
-  memset((uint8_t *)r + sizeof(gp_activity), 0,
-         sizeof(*r) - sizeof(gp_activity));
-  r->correlation_id = e->corr;
-  r->queued = ts[0];
-  r->submitted = ts[1];
-  r->start = ts[2];
-  r->end = ts[3];
   r->bytes = e->cmd.bytes;
-  r->device_id = e->device_id;
-  r->context_id = e->context_id;
-  r->stream_id = e->stream_id;
   r->value = e->cmd.value;
   r->memory_kind = e->cmd.dst_kind;
-  r->flags = GP_ACTIVITY_FLAG_MEMCPY_ASYNC;
-  r->num_wait_ids = e->num_waits;
-  memcpy((uint8_t *)r + sizeof(*r), e->waits, 8u * e->num_waits);
   GP_CORE->activity_commit(r);
 }
 

@@ -343,21 +343,35 @@ static const uint64_t *op_waits(const sim_op *op) {
   return op->waits_heap ? op->waits_heap : op->waits_inline;
 }
 
+/* Reserves op's record of kind and fills the header every kind shares;
+ * NULL when it is dropped. */
+static void *begin_work(const sim_op *op, const sim_device *d, uint32_t kind) {
+  gp__gpu_work w = {
+      .correlation_id = op->correlation_id,
+      .queued = to_trace(d, op->queued),
+      .submitted = to_trace(d, op->submitted),
+      .start = to_trace(d, op->start),
+      .end = to_trace(d, op->end),
+      .device_id = op->device_id,
+      .context_id = op->context_id,
+      .stream_id = op->stream_id,
+      .queue_id = op->queue,
+      .flags = op->flags,
+      .perfmon_id = op->perfmon_id,
+      .num_wait_ids = op->num_waits,
+      .wait_ids = op_waits(op),
+  };
+  void *r = gp__activity_reserve(kind, gp__gpu_work_size(kind, op->num_waits),
+                                 op->context_id, op->stream_id);
+  if (r)
+    gp__gpu_work_fill(r, kind, &w);
+  return r;
+}
+
 static void emit_kernel(const sim_op *op, const sim_device *d) {
-  uint32_t size = sizeof(gp_activity_kernel) + 8u * op->num_waits;
-  gp_activity_kernel *r = gp__activity_reserve(GP_ACTIVITY_KIND_KERNEL, size,
-                                               op->context_id, op->stream_id);
+  gp_activity_kernel *r = begin_work(op, d, GP_ACTIVITY_KIND_KERNEL);
   if (!r)
     return;
-  r->correlation_id = op->correlation_id;
-  r->queued = to_trace(d, op->queued);
-  r->submitted = to_trace(d, op->submitted);
-  r->start = to_trace(d, op->start);
-  r->end = to_trace(d, op->end);
-  r->device_id = op->device_id;
-  r->context_id = op->context_id;
-  r->stream_id = op->stream_id;
-  r->queue_id = op->queue;
   r->name_id = op->name_id;
   r->demangled_name_id = op->demangled_id;
   r->grid_x = op->grid.x;
@@ -369,32 +383,14 @@ static void emit_kernel(const sim_op *op, const sim_device *d) {
   r->static_shared_memory = op->static_shared;
   r->dynamic_shared_memory = op->dynamic_shared;
   r->registers_per_thread = op->registers;
-  r->flags = op->flags;
-  r->perfmon_id = op->perfmon_id;
-  r->num_wait_ids = op->num_waits;
-  memcpy((uint8_t *)r + sizeof(*r), op_waits(op), 8u * op->num_waits);
   gp__activity_commit(r);
 }
 
 static void emit_memcpy(const sim_op *op, const sim_device *d) {
-  uint32_t size = sizeof(gp_activity_memcpy) + 8u * op->num_waits;
-  gp_activity_memcpy *r = gp__activity_reserve(GP_ACTIVITY_KIND_MEMCPY, size,
-                                               op->context_id, op->stream_id);
+  gp_activity_memcpy *r = begin_work(op, d, GP_ACTIVITY_KIND_MEMCPY);
   if (!r)
     return;
-  memset(r, 0, sizeof(*r));
-  r->hdr.kind = GP_ACTIVITY_KIND_MEMCPY;
-  r->hdr.size = size;
-  r->correlation_id = op->correlation_id;
-  r->queued = to_trace(d, op->queued);
-  r->submitted = to_trace(d, op->submitted);
-  r->start = to_trace(d, op->start);
-  r->end = to_trace(d, op->end);
   r->bytes = op->bytes;
-  r->device_id = op->device_id;
-  r->context_id = op->context_id;
-  r->stream_id = op->stream_id;
-  r->queue_id = op->queue;
   r->src_device_id = op->src_device;
   r->dst_device_id = op->dst_device;
   r->src_context_id = op->src_context;
@@ -402,38 +398,16 @@ static void emit_memcpy(const sim_op *op, const sim_device *d) {
   r->copy_kind = (uint8_t)op->copy_kind;
   r->src_kind = (uint8_t)op->src_kind;
   r->dst_kind = (uint8_t)op->dst_kind;
-  r->flags = op->flags;
-  r->perfmon_id = op->perfmon_id;
-  r->num_wait_ids = op->num_waits;
-  memcpy((uint8_t *)r + sizeof(*r), op_waits(op), 8u * op->num_waits);
   gp__activity_commit(r);
 }
 
 static void emit_memset(const sim_op *op, const sim_device *d) {
-  uint32_t size = sizeof(gp_activity_memset) + 8u * op->num_waits;
-  gp_activity_memset *r = gp__activity_reserve(GP_ACTIVITY_KIND_MEMSET, size,
-                                               op->context_id, op->stream_id);
+  gp_activity_memset *r = begin_work(op, d, GP_ACTIVITY_KIND_MEMSET);
   if (!r)
     return;
-  memset(r, 0, sizeof(*r));
-  r->hdr.kind = GP_ACTIVITY_KIND_MEMSET;
-  r->hdr.size = size;
-  r->correlation_id = op->correlation_id;
-  r->queued = to_trace(d, op->queued);
-  r->submitted = to_trace(d, op->submitted);
-  r->start = to_trace(d, op->start);
-  r->end = to_trace(d, op->end);
   r->bytes = op->bytes;
-  r->device_id = op->device_id;
-  r->context_id = op->context_id;
-  r->stream_id = op->stream_id;
-  r->queue_id = op->queue;
   r->value = op->value;
   r->memory_kind = GP_MEMORY_DEVICE;
-  r->flags = op->flags;
-  r->perfmon_id = op->perfmon_id;
-  r->num_wait_ids = op->num_waits;
-  memcpy((uint8_t *)r + sizeof(*r), op_waits(op), 8u * op->num_waits);
   gp__activity_commit(r);
 }
 

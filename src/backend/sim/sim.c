@@ -84,7 +84,7 @@ void gp__sim_announce(void) {
 
 /* Takes the lock, initialising with the defaults if needed. */
 int gp__sim_api_begin(sim_api_call *c, uint32_t cbid) {
-  gp__session_env_activate(); /* before the lock: it may start sampling */
+  gp__activate(); /* before the lock: it may start sampling */
   gp__sim_lock();
   if (!gp__sim.initialised) {
     int rc = init_locked(NULL);
@@ -286,7 +286,7 @@ static int init_locked(const gp_sim_config *cfg) {
 
 /* See sim.h. */
 int gp_sim_init(const gp_sim_config *cfg) {
-  gp__session_env_activate();
+  gp__activate();
   gp__sim_lock();
   int rc = gp__sim.initialised ? GP_EBUSY : init_locked(cfg);
   gp__sim_unlock();
@@ -340,7 +340,7 @@ int gp_sim_shutdown(void) {
 
 /* See sim.h. */
 int gp_sim_device_count(uint32_t *n) {
-  gp__session_env_activate();
+  gp__activate();
   if (!n)
     return GP_EINVAL;
   gp__sim_lock();
@@ -353,7 +353,7 @@ int gp_sim_device_count(uint32_t *n) {
 
 /* See sim.h. */
 int gp_sim_device_id(uint32_t index, uint32_t *device_id) {
-  gp__session_env_activate();
+  gp__activate();
   if (!device_id)
     return GP_EINVAL;
   gp__sim_lock();
@@ -705,7 +705,7 @@ int gp_sim_host_unregister(const void *ptr) {
 
 /* See sim.h. */
 int gp_sim_host_work(uint64_t ns) {
-  gp__session_env_activate();
+  gp__activate();
   gp__sim_lock();
   int rc = gp__sim.initialised ? 0 : init_locked(NULL);
   if (rc == 0)

@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "backend/linux/perf.h"
-#include "countersInt.h"
+#include "counters/countersInt.h"
 
 #define MAX_NAMES 64
 

@@ -1,0 +1,157 @@
+/*
+ * coreops.c - the core and the counters this collector writes into: those
+ * of the process's one libgpuperf, reached through their backend tables
+ * (core/backend.h, counters/backend.h).
+ *
+ * libgpuperf-cuda.so has no core of its own. It needs libgpuperf.so.0,
+ * which the dynamic loader finds already loaded (a program linked with it,
+ * the preload of `gpuperf record`) or loads from beside this library (its
+ * rpath: $ORIGIN, the build tree and an installed lib/). So an OpenCL+CUDA
+ * program, or a CUDA program that also uses the gpuperf API or markers,
+ * has one record stream, one clock and one session. In the test binary and
+ * the benchmark the tables come from the static library they link.
+ *
+ * The tables are copied by value at load time (before any entry point of
+ * the library can run), so a call costs one load and an indirect call.
+ * Where libgpuperf is of another build (the versions differ) the copies
+ * are tables that record nothing, and one line says so.
+ */
+#include <stdio.h>
+
+#include "cudaInt.h"
+
+static bool off_enabled(uint32_t kind, uint32_t context_id) {
+  (void)kind, (void)context_id;
+  return false;
+}
+static void *off_reserve(uint32_t kind, uint32_t size, uint32_t context_id,
+                         uint32_t stream_id) {
+  (void)kind, (void)size, (void)context_id, (void)stream_id;
+  return NULL;
+}
+static void off_commit(void *record) {
+  (void)record;
+}
+static uint64_t off_correlation(void) {
+  return 0;
+}
+static int off_add_hook(gp__flush_hook hook, void *user) {
+  (void)hook, (void)user;
+  return GP_ENOTSUP;
+}
+static void off_remove_hook(gp__flush_hook hook, void *user) {
+  (void)hook, (void)user;
+}
+static uint32_t off_intern(const char *s) {
+  (void)s;
+  return 0;
+}
+static uint32_t off_intern_n(const char *s, size_t len) {
+  (void)s, (void)len;
+  return 0;
+}
+static int off_device(const gp_device_info *info,
+                      const gp_device_queue_info *queues, uint32_t n,
+                      uint32_t *id) {
+  (void)info, (void)queues, (void)n, (void)id;
+  return GP_ENOTSUP;
+}
+static int off_context(uint32_t device_id, uint32_t api, uint32_t stream,
+                       uint32_t *id) {
+  (void)device_id, (void)api, (void)stream, (void)id;
+  return GP_ENOTSUP;
+}
+static void off_uncontext(uint32_t id) {
+  (void)id;
+}
+static void off_name(uint32_t kind, uint32_t device_id, uint32_t context_id,
+                     uint32_t stream_id, uint32_t thread_id, const char *n) {
+  (void)kind, (void)device_id, (void)context_id, (void)stream_id;
+  (void)thread_id, (void)n;
+}
+static uint32_t off_id(void) {
+  return 0;
+}
+static void off_activate(void) {}
+static void off_drops(uint32_t kind, uint32_t reason, uint32_t context_id,
+                      uint32_t stream_id, uint64_t count) {
+  (void)kind, (void)reason, (void)context_id, (void)stream_id, (void)count;
+}
+static bool off_glob(const char *pattern, const char *name) {
+  (void)pattern, (void)name;
+  return false;
+}
+
+static int off_register(uint32_t device_id, const gp__catalog *cat,
+                        const gp__provider_ops *ops, void *prov) {
+  (void)device_id, (void)cat, (void)ops, (void)prov;
+  return GP_ENOTSUP;
+}
+static void off_announce(uint32_t device_id) {
+  (void)device_id;
+}
+static void off_emit(const gp__catalog *cat, uint32_t device_id, uint32_t index,
+                     double num, double den, uint64_t ts, uint64_t window_start,
+                     uint64_t corr, uint32_t perfmon_id, uint32_t context_id) {
+  (void)cat, (void)device_id, (void)index, (void)num, (void)den, (void)ts;
+  (void)window_start, (void)corr, (void)perfmon_id, (void)context_id;
+}
+static gp__sampler *off_get(gp__sampler *s) {
+  return s;
+}
+static void off_put(gp__sampler *s) {
+  (void)s;
+}
+static bool off_instrument(gp__sampler *s, const char *mangled,
+                           const char *demangled) {
+  (void)s, (void)mangled, (void)demangled;
+  return false;
+}
+
+gp_backend_ops gp__cuda_core = {
+    .version = GP_BACKEND_INTERFACE_VERSION,
+    .size = sizeof(gp_backend_ops),
+    .activity_enabled = off_enabled,
+    .activity_reserve = off_reserve,
+    .activity_commit = off_commit,
+    .correlation_next = off_correlation,
+    .activity_add_flush_hook = off_add_hook,
+    .string_intern = off_intern,
+    .device_register = off_device,
+    .context_register = off_context,
+    .context_unregister = off_uncontext,
+    .emit_name = off_name,
+    .tid = off_id,
+    .pid = off_id,
+    .activate = off_activate,
+    .activity_remove_flush_hook = off_remove_hook,
+    .activity_add_drops = off_drops,
+    .string_intern_n = off_intern_n,
+    .glob_match = off_glob,
+};
+
+gp_counters_backend_ops gp__cuda_counters = {
+    .version = GP_COUNTERS_BACKEND_VERSION,
+    .size = sizeof(gp_counters_backend_ops),
+    .counters_register = off_register,
+    .counters_announce = off_announce,
+    .counter_emit = off_emit,
+    .sampler_get = off_get,
+    .sampler_put = off_put,
+    .sampler_instrument = off_instrument,
+};
+
+__attribute__((constructor)) static void coreops_load(void) {
+  const gp_backend_ops *c =
+      gp_backend_interface(GP_BACKEND_INTERFACE_VERSION, sizeof(*c));
+  const gp_counters_backend_ops *k =
+      gp_counters_backend_interface(GP_COUNTERS_BACKEND_VERSION, sizeof(*k));
+  if (!c || !k) {
+    fprintf(stderr, "gpuperf-cuda: libgpuperf-cuda.so and the libgpuperf it "
+                    "loaded are of different builds: CUDA work is not "
+                    "recorded\n");
+    return;
+  }
+  gp__cuda_core = *c;
+  gp__cuda_counters = *k;
+}

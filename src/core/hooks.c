@@ -1,0 +1,27 @@
+/*
+ * hooks.c - the core's only way up: a hook the layer above installs.
+ *
+ * The core sits at the bottom (libc and the public headers), but backends
+ * and markers must tell the session layer that a process begins GPU work,
+ * so that a recorded process joins its recording then and not when it
+ * loads the library. Rather than call src/session, the core owns a hook
+ * that src/session fills in at load time (see core.h, gp__activate).
+ */
+#include <stdatomic.h>
+
+#include "core.h"
+
+static _Atomic(gp__activate_hook) activate_hook;
+
+/* See core.h. */
+void gp__activate(void) {
+  gp__activate_hook h =
+      atomic_load_explicit(&activate_hook, memory_order_acquire);
+  if (GP_UNLIKELY(h != NULL))
+    h();
+}
+
+/* See core.h. */
+void gp__activate_set_hook(gp__activate_hook hook) {
+  atomic_store_explicit(&activate_hook, hook, memory_order_release);
+}
