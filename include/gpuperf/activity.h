@@ -418,19 +418,22 @@ typedef struct gp_activity_render_stage {
   gp_activity hdr;
   uint64_t correlation_id; /* the submission (its API record) */
   uint64_t queued;         /* host submitted it */
+  uint64_t submitted;      /* 0: unknown */
   uint64_t start;
   uint64_t end;
-  uint64_t render_target; /* framebuffer or image handle, 0 if none */
-  uint64_t render_pass;   /* render pass handle, 0 if none */
-  uint64_t command_buffer;
   uint32_t device_id;
   uint32_t context_id;
   uint32_t stream_id; /* the API's queue */
   uint32_t queue_id;  /* hardware queue index on the device */
-  uint32_t stage;     /* gp_render_stage_kind */
-  uint32_t name_id;   /* debug label or object name, 0: the stage's name */
-  uint32_t submission_id;
+  uint32_t flags;
+  uint32_t perfmon_id;
   uint32_t num_wait_ids;
+  uint32_t stage;         /* gp_render_stage_kind */
+  uint64_t render_target; /* framebuffer or image handle, 0 if none */
+  uint64_t render_pass;   /* render pass handle, 0 if none */
+  uint64_t command_buffer;
+  uint32_t name_id; /* debug label or object name, 0: the stage's name */
+  uint32_t submission_id;
 } gp_activity_render_stage;
 
 /* GPU log severities; values match Perfetto's GpuLog.Severity. */

@@ -74,21 +74,24 @@ static uint32_t off_id(void) {
 static void off_activate(void) {}
 
 /* A core that records nothing: what a mismatched libgpuperf gets us. */
-static const gp_backend_ops off_ops = {GP_BACKEND_INTERFACE_VERSION,
-                                       sizeof(gp_backend_ops),
-                                       off_enabled,
-                                       off_reserve,
-                                       off_commit,
-                                       off_correlation,
-                                       off_hook,
-                                       off_intern,
-                                       off_device,
-                                       off_context,
-                                       off_uncontext,
-                                       off_name,
-                                       off_id,
-                                       off_id,
-                                       off_activate};
+static const gp_backend_ops off_ops = {
+    .version = GP_BACKEND_INTERFACE_VERSION,
+    .size = sizeof(gp_backend_ops),
+    .activity_enabled = off_enabled,
+    .activity_reserve = off_reserve,
+    .activity_commit = off_commit,
+    .correlation_next = off_correlation,
+    .activity_add_flush_hook = off_hook,
+    .string_intern = off_intern,
+    .device_register = off_device,
+    .context_register = off_context,
+    .context_unregister = off_uncontext,
+    .emit_name = off_name,
+    .tid = off_id,
+    .pid = off_id,
+    .activate = off_activate,
+    /* The entries of version 3 are not called here. */
+};
 
 static void flush_one(gp__vk_device *dev, void *user) {
   bool forced = *(bool *)user;
@@ -114,7 +117,7 @@ static void core_once(void) {
     c = &off_ops;
   }
   gp__vk_core = c;
-  c->session_env_activate();
+  c->activate();
   c->activity_add_flush_hook(flush_hook, NULL);
 }
 

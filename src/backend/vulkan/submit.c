@@ -75,28 +75,29 @@ static void stage_record(const gp__vk_device *dev, const gp__vk_pending *p,
                          uint32_t stage, uint32_t name_id, uint64_t start,
                          uint64_t end, uint64_t rp, uint64_t target,
                          bool waits) {
-  uint32_t nw = waits ? p->nwaits : 0;
-  uint32_t size = (uint32_t)(sizeof(gp_activity_render_stage) + nw * 8u);
+  gp__gpu_work w = {.correlation_id = p->corr,
+                    .queued = p->queued,
+                    .start = start,
+                    .end = end,
+                    .device_id = dev->device_id,
+                    .context_id = dev->context_id,
+                    .stream_id = p->stream_id,
+                    .queue_id = p->queue_id,
+                    .num_wait_ids = waits ? p->nwaits : 0,
+                    .wait_ids = p->waits};
+  uint32_t size =
+      gp__gpu_work_size(GP_ACTIVITY_KIND_RENDER_STAGE, w.num_wait_ids);
   gp_activity_render_stage *r = gp__vk_core->activity_reserve(
       GP_ACTIVITY_KIND_RENDER_STAGE, size, dev->context_id, p->stream_id);
   if (!r)
     return;
-  r->correlation_id = p->corr;
-  r->queued = p->queued;
-  r->start = start;
-  r->end = end;
+  gp__gpu_work_fill(r, GP_ACTIVITY_KIND_RENDER_STAGE, &w);
+  r->stage = stage;
   r->render_target = target;
   r->render_pass = rp;
   r->command_buffer = (uint64_t)(uintptr_t)p->cb->handle;
-  r->device_id = dev->device_id;
-  r->context_id = dev->context_id;
-  r->stream_id = p->stream_id;
-  r->queue_id = p->queue_id;
-  r->stage = stage;
   r->name_id = name_id;
   r->submission_id = p->submission_id;
-  r->num_wait_ids = nw;
-  memcpy(r + 1, p->waits, nw * 8u);
   gp__vk_core->activity_commit(r);
 }
 
