@@ -375,6 +375,95 @@ TEST(vulkan_memory_events_balance) {
   free(out);
 }
 
+/* The number after key in line (-1 if absent). */
+static int64_t field(const char *line, const char *key) {
+  const char *p = strstr(line, key);
+  return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+/* The value of counter `name` sampled at the start of the stage `stage`
+ * (-1 if none). */
+static int64_t stage_counter(gp_tp *tp, const char *name, const char *stage) {
+  char sql[512];
+  snprintf(sql, sizeof(sql),
+           "SELECT coalesce((SELECT c.value FROM counter c JOIN counter_track "
+           "t ON c.track_id = t.id WHERE t.name = '%s' AND c.ts = (SELECT ts "
+           "FROM gpu_slice WHERE name = '%s')), -1)",
+           name, stage);
+  return q_int(tp, sql);
+}
+
+/* The layer's pipeline statistics of each measured stage equal what the
+ * sample's own query reads for the same draw and dispatch (a run of its
+ * own: two queries of that type cannot be active at once); the name
+ * filter of gpu.counters picks the stages measured. */
+TEST(vulkan_pipeline_statistics_per_stage) {
+  vk_env();
+  char sample[512];
+  built("tests/vulkan-sample", sample, sizeof(sample));
+  char *plain_argv[] = {sample, NULL}, *plain = NULL;
+  char *quiet[] = {"ASAN_OPTIONS=detect_leaks=0", NULL};
+  int rc = ocl_run(plain_argv, quiet, 120, &plain, NULL);
+  if (rc == 3)
+    SKIP("no Vulkan device");
+  ASSERT_EQ(rc, 0);
+  static const struct {
+    const char *counter, *key, *stage;
+  } want[] = {{"ia_vertices", "ia_vertices=", "Offscreen pass"},
+              {"ia_primitives", "ia_primitives=", "Offscreen pass"},
+              {"vs_invocations", "vs=", "Offscreen pass"},
+              {"clipping_invocations", "clip=", "Offscreen pass"},
+              {"clipping_primitives", "clip_primitives=", "Offscreen pass"},
+              {"fs_invocations", "fs=", "Offscreen pass"},
+              {"cs_invocations", "cs=", "Double values"}};
+  char *cmd[] = {sample, "--no-query", NULL}, *out = NULL;
+  gp_tp *tp = record(cmd,
+                     "buffers { size_kb: 4096 }\n"
+                     "data_sources { config { name: \"gpu.renderstages\" } }\n"
+                     "data_sources { config { name: \"gpu.counters\" "
+                     "gpu_counter_config { counter_names: \"ia_*\" "
+                     "counter_names: \"*_invocations\" "
+                     "counter_names: \"clipping_primitives\" "
+                     "instrumented_sampling: true } } }\n",
+                     &out);
+  ASSERT(strstr(out, "sample: ok vertices=3 submits=2") != NULL);
+  for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+    int64_t own = field(plain, want[i].key);
+    ASSERT_GE(own, 1);
+    int64_t got = stage_counter(tp, want[i].counter, want[i].stage);
+    if (got != own)
+      gp_test_fail(__FILE__, __LINE__,
+                   "%s of '%s': %lld in the trace, %lld "
+                   "from the sample's own query",
+                   want[i].counter, want[i].stage, (long long)got,
+                   (long long)own);
+  }
+  ASSERT_EQ(field(plain, "ia_vertices="), 3); /* the draw it issued */
+  gp_tp_close(tp);
+  free(out);
+
+  /* Only the stages the name filter lets through are measured. */
+  out = NULL;
+  tp = record(cmd,
+              "buffers { size_kb: 4096 }\n"
+              "data_sources { config { name: \"gpu.renderstages\" } }\n"
+              "data_sources { config { name: \"gpu.counters\" "
+              "gpu_counter_config { counter_names: \"ia_vertices\" "
+              "counter_names: \"cs_invocations\" "
+              "instrumented_sampling_config { activity_name_filters { "
+              "name_glob: \"Offscreen*\" } } } } }\n",
+              &out);
+  ASSERT_EQ(stage_counter(tp, "ia_vertices", "Offscreen pass"), 3);
+  Q_EQ(tp,
+       "SELECT count(DISTINCT c.ts) FROM counter c JOIN counter_track t ON "
+       "c.track_id = t.id WHERE t.name IN ('ia_vertices', 'cs_invocations')",
+       1);
+  ASSERT_EQ(stage_counter(tp, "cs_invocations", "Double values"), -1);
+  gp_tp_close(tp);
+  free(out);
+  free(plain);
+}
+
 /* True if prog is found on PATH. */
 static bool on_path(const char *prog) {
   const char *path = getenv("PATH");
@@ -447,6 +536,9 @@ TEST(vulkan_record_vkcube) {
   SKIP("built without the trace processor");
 }
 TEST(vulkan_memory_events_balance) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_pipeline_statistics_per_stage) {
   SKIP("built without the trace processor");
 }
 

@@ -36,6 +36,7 @@ void gp__vk_cmdbuf_free(gp__vk_device *dev, gp__vk_cmdbuf *c) {
   gp__vk_map_del(&dev->cmdbufs, (uint64_t)(uintptr_t)c->handle);
   if (c->qpool)
     dev->DestroyQueryPool(dev->handle, c->qpool, NULL);
+  gp__vk_pstats_fini(dev, c);
   free(c->regions);
   free(c);
 }
@@ -144,6 +145,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_BeginCommandBuffer(
   c->recorded = false;
   c->nregions = c->want = c->open_region = 0;
   c->label_depth = 0;
+  c->stat_open = c->app_stats = false;
   if (r != VK_SUCCESS || !c->primary || !gp__vk_tracing(dev) ||
       !dev->CmdWriteTimestamp || !ensure_pool(dev, c, want))
     return r;
@@ -187,9 +189,22 @@ static gp__vk_cmdbuf *region_open(gp__vk_device *dev, VkCommandBuffer cb,
                               : 0;
   c->regions[i].render_pass = render_pass;
   c->regions[i].render_target = target;
+  c->regions[i].stat_q = c->regions[i].stat_lost = 0;
   c->open_region = i + 1;
   dev->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, c->qpool,
                          2 + 2 * i);
+  /* Pipeline statistics, if this stage is to be measured (outside any
+   * render pass here: the reset is allowed). */
+  if ((stage == GP_RENDER_STAGE_RENDER_PASS ||
+       stage == GP_RENDER_STAGE_COMPUTE) &&
+      dev->pstats && !c->app_stats &&
+      gp__vk_pstats_want(dev, c->regions[i].name_id, stage) &&
+      gp__vk_pstats_pool(dev, c, c->qcap / 2)) {
+    dev->CmdResetQueryPool(cb, c->spool, i, 1);
+    dev->CmdBeginQuery(cb, c->spool, i, 0);
+    c->regions[i].stat_q = i + 1;
+    c->stat_open = true;
+  }
   return c;
 }
 
@@ -199,6 +214,10 @@ static void region_close(gp__vk_device *dev, VkCommandBuffer cb,
     return;
   uint32_t i = c->open_region - 1;
   c->open_region = 0;
+  if (c->stat_open) {
+    dev->CmdEndQuery(cb, c->spool, i);
+    c->stat_open = false;
+  }
   dev->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->qpool,
                          3 + 2 * i);
 }
@@ -431,6 +450,80 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_SetDebugUtilsObjectNameEXT(
                              (uint32_t)(v >> 32), 0, ni->pObjectName);
   }
   return dev->SetDebugUtilsObjectNameEXT(device, ni);
+}
+
+/* ------------------------------------------------------------------ */
+/* The program's own pipeline-statistics queries                        */
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+layer_CreateQueryPool(VkDevice device, const VkQueryPoolCreateInfo *ci,
+                      const VkAllocationCallbacks *a, VkQueryPool *pool) {
+  gp__vk_device *dev = gp__vk_device_of(device);
+  VkResult r = dev->CreateQueryPool(device, ci, a, pool);
+  if (r == VK_SUCCESS && ci->queryType == VK_QUERY_TYPE_PIPELINE_STATISTICS) {
+    pthread_mutex_lock(&dev->lock);
+    gp__vk_map_put(&dev->stat_pools, (uint64_t)(uintptr_t)*pool, dev);
+    pthread_mutex_unlock(&dev->lock);
+  }
+  return r;
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_DestroyQueryPool(
+    VkDevice device, VkQueryPool pool, const VkAllocationCallbacks *a) {
+  gp__vk_device *dev = gp__vk_device_of(device);
+  pthread_mutex_lock(&dev->lock);
+  gp__vk_map_del(&dev->stat_pools, (uint64_t)(uintptr_t)pool);
+  pthread_mutex_unlock(&dev->lock);
+  dev->DestroyQueryPool(device, pool, a);
+}
+
+static bool is_stat_pool(gp__vk_device *dev, VkQueryPool pool) {
+  pthread_mutex_lock(&dev->lock);
+  bool yes = gp__vk_map_get(&dev->stat_pools, (uint64_t)(uintptr_t)pool);
+  pthread_mutex_unlock(&dev->lock);
+  return yes;
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdBeginQuery(VkCommandBuffer cb,
+                                                      VkQueryPool pool,
+                                                      uint32_t q,
+                                                      VkQueryControlFlags f) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  gp__vk_cmdbuf *c = gp__vk_cmdbuf_get(dev, cb);
+  if (c && is_stat_pool(dev, pool)) {
+    /* Two of the same type cannot be active: ours gives way. */
+    if (c->stat_open && c->open_region) {
+      uint32_t i = c->open_region - 1;
+      dev->CmdEndQuery(cb, c->spool, i);
+      c->regions[i].stat_lost = 1;
+      c->stat_open = false;
+    }
+    c->app_stats = true;
+  }
+  dev->CmdBeginQuery(cb, pool, q, f);
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdEndQuery(VkCommandBuffer cb,
+                                                    VkQueryPool pool,
+                                                    uint32_t q) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  dev->CmdEndQuery(cb, pool, q);
+  gp__vk_cmdbuf *c = gp__vk_cmdbuf_get(dev, cb);
+  if (c && is_stat_pool(dev, pool))
+    c->app_stats = false;
+}
+
+/* See vkInt.h. */
+PFN_vkVoidFunction gp__vk_query_intercept(const char *name) {
+  if (strcmp(name, "vkCreateQueryPool") == 0)
+    return (PFN_vkVoidFunction)layer_CreateQueryPool;
+  if (strcmp(name, "vkDestroyQueryPool") == 0)
+    return (PFN_vkVoidFunction)layer_DestroyQueryPool;
+  if (strcmp(name, "vkCmdBeginQuery") == 0)
+    return (PFN_vkVoidFunction)layer_CmdBeginQuery;
+  if (strcmp(name, "vkCmdEndQuery") == 0)
+    return (PFN_vkVoidFunction)layer_CmdEndQuery;
+  return NULL;
 }
 
 /* ------------------------------------------------------------------ */

@@ -13,6 +13,13 @@
 #include "vkInt.h"
 
 const gp_backend_ops *gp__vk_core;
+const gp_counters_backend_ops *gp__vk_counters;
+
+/* See vkInt.h. */
+void gp__vk_counters_load(void) {
+  gp__vk_counters = gp_counters_backend_interface(
+      GP_COUNTERS_BACKEND_VERSION, sizeof(gp_counters_backend_ops));
+}
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static gp__vk_map instances; /* dispatch key -> gp__vk_instance */
@@ -209,6 +216,7 @@ layer_CreateInstance(const VkInstanceCreateInfo *ci,
   GET(GetPhysicalDeviceProperties2);
   GET(GetPhysicalDeviceQueueFamilyProperties);
   GET(GetPhysicalDeviceMemoryProperties);
+  GET(GetPhysicalDeviceFeatures);
   if (has_ext(ci->ppEnabledExtensionNames, ci->enabledExtensionCount,
               VK_EXT_DEBUG_UTILS_EXTENSION_NAME)) {
     GET(CreateDebugUtilsMessengerEXT);
@@ -370,6 +378,45 @@ static void register_device(gp__vk_device *dev) {
   gp__vk_map_put(&phys_ids, (uint64_t)(uintptr_t)dev->phys,
                  (void *)(uintptr_t)(id + 1));
   pthread_mutex_unlock(&reg_lock);
+  VkPhysicalDeviceFeatures f;
+  memset(&f, 0, sizeof(f));
+  if (inst->GetPhysicalDeviceFeatures)
+    inst->GetPhysicalDeviceFeatures(dev->phys, &f);
+  gp__vk_pstats_publish(dev, f.pipelineStatisticsQuery != 0);
+}
+
+/* Enables pipelineStatisticsQuery in a copy of ci (*mine) if the device
+ * has it: in pEnabledFeatures (copied into *feats) or, when the program
+ * chains VkPhysicalDeviceFeatures2, in that struct, which *patched then
+ * points to (the caller restores it). True if enabled. */
+static bool enable_pstats(gp__vk_instance *inst, VkPhysicalDevice phys,
+                          VkDeviceCreateInfo *mine,
+                          VkPhysicalDeviceFeatures *feats,
+                          VkPhysicalDeviceFeatures2 **patched) {
+  VkPhysicalDeviceFeatures have;
+  memset(&have, 0, sizeof(have));
+  *patched = NULL;
+  if (!inst->GetPhysicalDeviceFeatures)
+    return false;
+  inst->GetPhysicalDeviceFeatures(phys, &have);
+  if (!have.pipelineStatisticsQuery)
+    return false;
+  for (const VkBaseInStructure *p = mine->pNext; p; p = p->pNext)
+    if (p->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2) {
+      VkPhysicalDeviceFeatures2 *f2 = (VkPhysicalDeviceFeatures2 *)p;
+      if (!f2->features.pipelineStatisticsQuery) {
+        f2->features.pipelineStatisticsQuery = VK_TRUE;
+        *patched = f2;
+      }
+      return true;
+    }
+  if (mine->pEnabledFeatures)
+    *feats = *mine->pEnabledFeatures;
+  else
+    memset(feats, 0, sizeof(*feats));
+  feats->pipelineStatisticsQuery = VK_TRUE;
+  mine->pEnabledFeatures = feats;
+  return true;
 }
 
 static VkLayerDeviceCreateInfo *device_link(const VkDeviceCreateInfo *ci) {
@@ -436,13 +483,19 @@ layer_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *ci,
       calibrate = true;
     }
   }
+  /* Pipeline statistics, for the counters of pstats.c. */
+  VkPhysicalDeviceFeatures feats;
+  VkPhysicalDeviceFeatures2 *patched = NULL;
+  bool pstats = enable_pstats(inst, phys, &mine, &feats, &patched);
   /* Ours before the device: the driver's allocator may be ours. */
   gp__vk_device *dev = calloc(1, sizeof(*dev));
   const VkAllocationCallbacks *use =
       dev ? gp__vk_driver_allocator(dev, alloc) : alloc;
   VkResult r = create(phys, &mine, use, out);
-  if (r != VK_SUCCESS && names) { /* try as the program asked */
-    calibrate = false;
+  if (patched) /* the program's struct, as it was */
+    patched->features.pipelineStatisticsQuery = VK_FALSE;
+  if (r != VK_SUCCESS && (names || pstats)) { /* try as the program asked */
+    calibrate = pstats = false;
     r = create(phys, ci, use, out);
   }
   free(names);
@@ -451,6 +504,7 @@ layer_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *ci,
     return r;
   }
   dev->handle = *out;
+  dev->pstats = pstats;
   dev->phys = phys;
   dev->inst = inst;
   dev->gdpa = gdpa;
@@ -502,6 +556,7 @@ layer_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc) {
   gp__vk_map_fini(&dev->queues);
   gp__vk_map_fini(&dev->signals);
   gp__vk_memory_fini(dev);
+  gp__vk_map_fini(&dev->stat_pools);
   pthread_mutex_destroy(&dev->lock);
   free(dev);
 }

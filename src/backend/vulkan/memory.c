@@ -369,5 +369,5 @@ PFN_vkVoidFunction gp__vk_memory_intercept(const char *name) {
   for (size_t i = 0; i < GP_ARRAY_SIZE(table); i++)
     if (strcmp(name, table[i].name) == 0)
       return table[i].fn;
-  return NULL;
+  return gp__vk_query_intercept(name);
 }

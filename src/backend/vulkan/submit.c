@@ -103,7 +103,7 @@ static void stage_record(const gp__vk_device *dev, const gp__vk_pending *p,
 
 /* Writes the records of one entry from its timestamps q (untimed when
  * q is NULL: the work's times could not be read). */
-static void write_entry(const gp__vk_device *dev, const gp__vk_pending *p,
+static void write_entry(gp__vk_device *dev, const gp__vk_pending *p,
                         const uint64_t *q, uint32_t bits) {
   const gp__vk_cmdbuf *c = p->cb;
   uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
@@ -117,6 +117,25 @@ static void write_entry(const gp__vk_device *dev, const gp__vk_pending *p,
     const gp__vk_region *g = &c->regions[i];
     stage_record(dev, p, g->stage, g->name_id, T(2 + 2 * i), T(3 + 2 * i),
                  g->render_pass, g->render_target, false);
+  }
+  /* Pipeline statistics of the measured stages, over their GPU times. */
+  if (q && c->spool) {
+    uint64_t st[64], en[64], *s = st, *e = en;
+    if (c->nregions > 64) {
+      s = malloc(c->nregions * sizeof(*s));
+      e = malloc(c->nregions * sizeof(*e));
+    }
+    if (s && e) {
+      for (uint32_t i = 0; i < c->nregions; i++) {
+        s[i] = T(2 + 2 * i);
+        e[i] = T(3 + 2 * i);
+      }
+      gp__vk_pstats_emit(dev, c, p->corr, s, e);
+    }
+    if (s != st)
+      free(s);
+    if (e != en)
+      free(e);
   }
 #undef T
 }

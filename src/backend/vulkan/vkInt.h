@@ -37,6 +37,7 @@
 #include <vulkan/vulkan.h>
 
 #include "core/backend.h"
+#include "counters/backend.h"
 
 #define GP_VK_LAYER_NAME "VK_LAYER_GPUPERF_trace"
 #define GP_VK_EXPORT __attribute__((visibility("default")))
@@ -53,6 +54,11 @@ extern const gp_backend_ops *gp__vk_core;
 
 /* Loads the core table once; a core of another build records nothing. */
 void gp__vk_core_load(void);
+
+/* The counters' provider table, or NULL (a libgpuperf of another build);
+ * set by gp__vk_counters_load(). */
+extern const gp_counters_backend_ops *gp__vk_counters;
+void gp__vk_counters_load(void);
 
 /* ------------------------------------------------------------------ */
 /* A small map from 64-bit keys (handles) to pointers (map.c)          */
@@ -85,6 +91,7 @@ typedef struct gp__vk_instance {
   PFN_vkGetPhysicalDeviceQueueFamilyProperties
       GetPhysicalDeviceQueueFamilyProperties;
   PFN_vkGetPhysicalDeviceMemoryProperties GetPhysicalDeviceMemoryProperties;
+  PFN_vkGetPhysicalDeviceFeatures GetPhysicalDeviceFeatures;
   PFN_vkCreateDebugUtilsMessengerEXT CreateDebugUtilsMessengerEXT;
   PFN_vkDestroyDebugUtilsMessengerEXT DestroyDebugUtilsMessengerEXT;
   VkDebugUtilsMessengerEXT messenger; /* ours, for gpu.log; may be null */
@@ -96,6 +103,8 @@ typedef struct gp__vk_region {
   uint32_t stage;   /* gp_render_stage_kind */
   uint32_t name_id; /* debug label in effect, 0 if none */
   uint64_t render_pass, render_target;
+  uint32_t stat_q;    /* pipeline-statistics query + 1, 0 if none */
+  uint32_t stat_lost; /* ended early for the program's own query */
 } gp__vk_region;
 
 typedef struct gp__vk_device gp__vk_device;
@@ -117,6 +126,10 @@ typedef struct gp__vk_cmdbuf {
   gp__vk_region *regions;
   uint32_t label_depth;
   uint32_t labels[GP_VK_LABEL_DEPTH];
+  VkQueryPool spool; /* pipeline statistics (pstats.c), or null */
+  uint32_t scap;
+  bool stat_open;   /* a query of ours is active */
+  bool app_stats;   /* a pipeline-statistics query of the program's is */
   uint32_t name_id; /* object name given by the program */
 } gp__vk_cmdbuf;
 
@@ -149,6 +162,8 @@ struct gp__vk_device {
   X(DestroyQueryPool)                                                          \
   X(GetQueryPoolResults)                                                       \
   X(CmdResetQueryPool)                                                         \
+  X(CmdBeginQuery)                                                             \
+  X(CmdEndQuery)                                                               \
   X(CmdWriteTimestamp)                                                         \
   X(CmdBeginRenderPass)                                                        \
   X(CmdEndRenderPass)                                                          \
@@ -208,6 +223,8 @@ struct gp__vk_device {
   uint32_t mem_heap[VK_MAX_MEMORY_TYPES]; /* heap of each memory type */
   VkAllocationCallbacks allocator;        /* ours, for the driver */
   bool own_allocator;                     /* the device was created with it */
+  bool pstats;                            /* pipelineStatisticsQuery enabled */
+  gp__vk_map stat_pools; /* the program's pipeline-statistics pools */
   gp__vk_pending *pending, *pending_tail; /* submission order (lock) */
   uint32_t next_stream;
   uint32_t device_id, context_id;
@@ -297,6 +314,9 @@ enum {
 /* Device memory, buffer and image calls (the rest of the table). */
 PFN_vkVoidFunction gp__vk_memory_intercept(const char *name);
 
+/* The program's queries (cmd.c, asked last). */
+PFN_vkVoidFunction gp__vk_query_intercept(const char *name);
+
 /* The allocator to create dev's device with: a, or ours (which records
  * the driver's host allocations) when a is NULL and memory is tracked. */
 const VkAllocationCallbacks *
@@ -304,6 +324,27 @@ gp__vk_driver_allocator(gp__vk_device *dev, const VkAllocationCallbacks *a);
 
 /* Frees what memory.c keeps for a device going away. */
 void gp__vk_memory_fini(gp__vk_device *dev);
+
+/* ---- pstats.c ---- */
+
+/* Publishes the pipeline-statistics catalog of dev's core device (once
+ * per device; supported: the driver offers the feature). */
+void gp__vk_pstats_publish(gp__vk_device *dev, bool supported);
+
+/* True if a stage (its label or kind) is to be measured now. */
+bool gp__vk_pstats_want(gp__vk_device *dev, uint32_t name_id, uint32_t stage);
+
+/* Makes c's statistics pool hold n queries. False if it cannot. */
+bool gp__vk_pstats_pool(gp__vk_device *dev, gp__vk_cmdbuf *c, uint32_t n);
+
+/* Writes the counters of c's measured regions, whose GPU times (trace
+ * clock) are start[i], end[i]. */
+void gp__vk_pstats_emit(gp__vk_device *dev, const gp__vk_cmdbuf *c,
+                        uint64_t corr, const uint64_t *start,
+                        const uint64_t *end);
+
+/* Frees c's statistics pool. */
+void gp__vk_pstats_fini(gp__vk_device *dev, gp__vk_cmdbuf *c);
 
 /* ---- log.c ---- */
 
