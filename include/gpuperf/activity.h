@@ -259,7 +259,8 @@ typedef enum gp_object_kind {
   GP_OBJECT_THREAD = 2,
   GP_OBJECT_DEVICE = 3,
   GP_OBJECT_CONTEXT = 4,
-  GP_OBJECT_STREAM = 5
+  GP_OBJECT_STREAM = 5,
+  GP_OBJECT_API_OBJECT = 6 /* an object of a graphics API, by its handle */
 } gp_object_kind;
 
 /* A name given to a thread, stream, context or device. */
@@ -273,6 +274,10 @@ typedef struct gp_activity_name {
   uint32_t stream_id;
   uint32_t name_id;
   uint32_t reserved0;
+  uint64_t object_handle;   /* API_OBJECT: the API's handle, else 0 */
+  uint64_t timestamp;       /* API_OBJECT: when it was named, else 0 */
+  uint32_t api_object_type; /* API_OBJECT: VkObjectType for Vulkan */
+  uint32_t reserved1;
 } gp_activity_name;
 
 /* Where gpuperf itself spent time. */

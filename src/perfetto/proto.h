@@ -200,6 +200,17 @@ enum { GP_PB_LOG_SEVERITY = 1, GP_PB_LOG_TAG = 2, GP_PB_LOG_MESSAGE = 3 };
 #define GP_PB_LOG_SEVERITY_WARNING 4
 #define GP_PB_LOG_SEVERITY_ERROR 5
 
+/* VulkanApiEvent (TracePacket.vulkan_api_event) */
+#define GP_PB_PACKET_VULKAN_API_EVENT 65
+enum {
+  GP_PB_VKAPI_OBJECT_NAME = 1, /* VkDebugUtilsObjectName */
+  GP_PB_VKNAME_PID = 1,
+  GP_PB_VKNAME_DEVICE = 2,
+  GP_PB_VKNAME_OBJECT_TYPE = 3,
+  GP_PB_VKNAME_OBJECT = 4,
+  GP_PB_VKNAME_OBJECT_NAME = 5
+};
+
 /* VulkanMemoryEvent (TracePacket.vulkan_memory_event) */
 #define GP_PB_PACKET_VULKAN_MEMORY_EVENT 62
 enum {

@@ -152,6 +152,10 @@ static uint64_t record_time(const gp_activity *r) {
     return ((const gp_activity_gpu_log *)r)->timestamp;
   case GP_ACTIVITY_KIND_GPU_MEMORY:
     return ((const gp_activity_gpu_memory *)r)->timestamp;
+  case GP_ACTIVITY_KIND_NAME:
+    return r->size >= sizeof(gp_activity_name)
+               ? ((const gp_activity_name *)r)->timestamp
+               : 0;
   default:
     return 0;
   }

@@ -232,6 +232,23 @@ void gp__tw_gpu_log(gp__tw *w, const gp_activity_gpu_log *l) {
           gp_activity_string(l->message_id));
 }
 
+/* A Vulkan object's debug-utils name (VulkanApiEvent), which the trace
+ * processor gives the render stages that name its handle. */
+static void api_object_name(gp__tw *w, const gp_activity_name *n) {
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_saw_ts(w, n->timestamp);
+  gp__tw_packet_begin(w, n->timestamp, 0);
+  gp__pb_short e = gp__pb_begin_short(pb, GP_PB_PACKET_VULKAN_API_EVENT);
+  gp__pb_short o = gp__pb_begin_short(pb, GP_PB_VKAPI_OBJECT_NAME);
+  gp__pb_uint(pb, GP_PB_VKNAME_PID, gp__tw_pid(w, n->process_id));
+  gp__pb_int(pb, GP_PB_VKNAME_OBJECT_TYPE, (int32_t)n->api_object_type);
+  gp__pb_uint(pb, GP_PB_VKNAME_OBJECT, n->object_handle);
+  gp__pb_string(pb, GP_PB_VKNAME_OBJECT_NAME, gp_activity_string(n->name_id));
+  gp__pb_end_short(pb, o);
+  gp__pb_end_short(pb, e);
+  gp__tw_packet_end(w);
+}
+
 /* See writerInt.h: a VulkanMemoryEvent, if its source is asked for. */
 void gp__tw_gpu_memory(gp__tw *w, const gp_activity_gpu_memory *m) {
   bool driver = m->source == GP_GPU_MEMORY_SOURCE_DRIVER;
@@ -451,7 +468,10 @@ void gp__tw_overhead(gp__tw *w, const gp_activity_overhead *o) {
 
 /* See writerInt.h. */
 void gp__tw_name(gp__tw *w, const gp_activity_name *n) {
-  if (n->object_kind == GP_OBJECT_THREAD && w->o.render_stages)
+  if (n->object_kind == GP_OBJECT_API_OBJECT && w->o.render_stages &&
+      n->hdr.size >= sizeof(*n))
+    api_object_name(w, n);
+  else if (n->object_kind == GP_OBJECT_THREAD && w->o.render_stages)
     thread_name(w, n);
   else if (n->object_kind == GP_OBJECT_STREAM && w->o.render_stages)
     gp__tw_gpu_stream_name(w, n);

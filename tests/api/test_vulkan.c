@@ -261,6 +261,16 @@ static void check_sample_stages(gp_tp *tp) {
        "f.slice_out JOIN gpu_slice b ON b.id = f.slice_in WHERE "
        "a.submission_id = 1 AND b.name = 'Draw work'",
        1);
+  /* The program's object names (VulkanApiEvent), on the stages. */
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE name = 'Offscreen pass' AND "
+       "render_pass_name = 'Main pass' AND render_target_name = 'Offscreen "
+       "target' AND command_buffer_name = 'Draw work'",
+       1);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE command_buffer_name = "
+       "'Compute work'",
+       4);
   /* The device. */
   Q_EQ(tp, "SELECT count(*) FROM gpu WHERE name LIKE 'llvmpipe%'", 1);
 }

@@ -268,6 +268,8 @@ int main(int argc, char **argv) {
                                  .layers = 1};
   VkFramebuffer fb;
   CHECK(vkCreateFramebuffer(dev, &fbi, NULL, &fb));
+  name_object(VK_OBJECT_TYPE_RENDER_PASS, (uint64_t)rp, "Main pass");
+  name_object(VK_OBJECT_TYPE_FRAMEBUFFER, (uint64_t)fb, "Offscreen target");
 
   /* Pipelines. */
   VkShaderModule vs = shader(sample_vert, sizeof(sample_vert));

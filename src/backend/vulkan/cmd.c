@@ -431,9 +431,37 @@ layer_CmdEndDebugUtilsLabelEXT(VkCommandBuffer cb) {
   dev->CmdEndDebugUtilsLabelEXT(cb);
 }
 
+/* The name as a NAME record of an API object (VulkanApiEvent's
+ * debug-utils object name in the trace). */
+static void api_object_name(gp__vk_device *dev,
+                            const VkDebugUtilsObjectNameInfoEXT *ni) {
+  if (!ni->pObjectName ||
+      !gp__vk_core->activity_enabled(GP_ACTIVITY_KIND_NAME, 0))
+    return;
+  gp_activity_name *r =
+      gp__vk_core->activity_reserve(GP_ACTIVITY_KIND_NAME, sizeof(*r), 0, 0);
+  if (!r)
+    return;
+  r->object_kind = GP_OBJECT_API_OBJECT;
+  r->process_id = gp__vk_core->pid();
+  r->thread_id = gp__vk_core->tid();
+  r->device_id = dev->device_id;
+  r->context_id = dev->context_id;
+  r->stream_id = 0;
+  r->name_id = gp__vk_core->string_intern(ni->pObjectName);
+  r->reserved0 = 0;
+  r->object_handle = ni->objectHandle;
+  r->timestamp = gp_get_timestamp();
+  r->api_object_type = (uint32_t)ni->objectType;
+  r->reserved1 = 0;
+  gp__vk_core->activity_commit(r);
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL layer_SetDebugUtilsObjectNameEXT(
     VkDevice device, const VkDebugUtilsObjectNameInfoEXT *ni) {
   gp__vk_device *dev = gp__vk_device_of(device);
+  if (ni)
+    api_object_name(dev, ni);
   if (ni && ni->objectType == VK_OBJECT_TYPE_COMMAND_BUFFER) {
     gp__vk_cmdbuf *c =
         gp__vk_cmdbuf_get(dev, (VkCommandBuffer)(uintptr_t)ni->objectHandle);
