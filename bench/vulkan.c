@@ -15,8 +15,8 @@
  *
  * --vkcube FRAMES (run under xvfb-run): runs `vkcube --c FRAMES` plain
  * and under `gpuperf record` (GPUPERF_CLI, or ../gpuperf beside this
- * program) twice each, alternately, and prints the wall time per frame
- * and the ratio (target <= 1.05).
+ * program) R times each, alternately, and prints the median wall time per
+ * frame of each and their ratio (target <= 1.05).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -184,7 +184,7 @@ static uint64_t timed(char *const argv[]) {
   return now_ns() - t0;
 }
 
-static int vkcube(const char *self, int frames) {
+static int vkcube(const char *self, int frames, int runs) {
   char cli[4096], n[16], trace[64];
   const char *env = getenv("GPUPERF_CLI");
   if (env && *env)
@@ -201,8 +201,8 @@ static int vkcube(const char *self, int frames) {
   char *plain[] = {"vkcube", "--c", n, NULL};
   char *traced[] = {cli,  "record", "-q",  "-o", trace,
                     "--", "vkcube", "--c", n,    NULL};
-  double p[2], t[2];
-  for (int i = 0; i < 2; i++) {
+  double p[100], t[100];
+  for (int i = 0; i < runs; i++) {
     uint64_t a = timed(plain), b = timed(traced);
     if (!a || !b) {
       fprintf(stderr, "vulkan: vkcube failed (run under xvfb-run; is "
@@ -214,10 +214,11 @@ static int vkcube(const char *self, int frames) {
     t[i] = (double)b / frames;
   }
   unlink(trace);
-  double mp = p[0] < p[1] ? p[0] : p[1], mt = t[0] < t[1] ? t[0] : t[1];
+  double mp = median(p, runs), mt = median(t, runs);
   printf("vkcube --c %d: %.0f us/frame plain, %.0f us/frame recorded "
-         "(best of 2 each, whole process), ratio %.3f (target <= 1.05)\n",
-         frames, mp / 1e3, mt / 1e3, mt / mp);
+         "(medians of %d runs each, alternated, whole process), ratio %.3f "
+         "(target <= 1.05)\n",
+         frames, mp / 1e3, mt / 1e3, runs, mt / mp);
   return 0;
 }
 
@@ -243,7 +244,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (frames)
-    return vkcube(argv[0], frames);
+    return vkcube(argv[0], frames, runs);
   /* The layer's manifest: beside this program's build directory. */
   char dir[4096];
   snprintf(dir, sizeof(dir), "%s", argv[0]);
