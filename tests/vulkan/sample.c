@@ -136,7 +136,7 @@ static void barrier(VkCommandBuffer cb, VkPipelineStageFlags src,
   vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
-static void setup(bool validation) {
+static void setup(bool validation, bool sync2) {
   bool debug = has_instance_ext(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
   const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
@@ -164,7 +164,11 @@ static void setup(bool validation) {
   VkDeviceQueueCreateInfo qi = {
       VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, 0, 1, &prio};
   VkPhysicalDeviceFeatures feats = {.pipelineStatisticsQuery = VK_TRUE};
+  VkPhysicalDeviceVulkan13Features v13 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+      .synchronization2 = VK_TRUE};
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                            .pNext = sync2 ? &v13 : NULL,
                             .queueCreateInfoCount = 1,
                             .pQueueCreateInfos = &qi,
                             .pEnabledFeatures = &feats};
@@ -181,7 +185,7 @@ static void setup(bool validation) {
 }
 
 int main(int argc, char **argv) {
-  bool validation = false, leak = false, query = true;
+  bool validation = false, leak = false, query = true, sync2 = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--validation") == 0)
       validation = true;
@@ -189,13 +193,16 @@ int main(int argc, char **argv) {
       leak = true;
     else if (strcmp(argv[i], "--no-query") == 0)
       query = false;
+    else if (strcmp(argv[i], "--submit2") == 0)
+      sync2 = true;
     else {
       fprintf(stderr,
-              "usage: vulkan-sample [--validation] [--leak] [--no-query]\n");
+              "usage: vulkan-sample [--validation] [--leak] [--no-query] "
+              "[--submit2]\n");
       return 1;
     }
   }
-  setup(validation);
+  setup(validation, sync2);
 
   /* Buffers: storage (device), host readback, image readback. */
   VkDeviceMemory m_store, m_host, m_pix, m_img;
@@ -462,7 +469,6 @@ int main(int argc, char **argv) {
                      .pCommandBuffers = &cbs[0],
                      .signalSemaphoreCount = 1,
                      .pSignalSemaphores = &sem};
-  CHECK(vkQueueSubmit(queue, 1, &s1, VK_NULL_HANDLE));
   VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT;
   VkSubmitInfo s2 = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                      .waitSemaphoreCount = 1,
@@ -470,7 +476,32 @@ int main(int argc, char **argv) {
                      .pWaitDstStageMask = &wait_stage,
                      .commandBufferCount = 1,
                      .pCommandBuffers = &cbs[1]};
-  CHECK(vkQueueSubmit(queue, 1, &s2, fence));
+  if (!sync2) {
+    CHECK(vkQueueSubmit(queue, 1, &s1, VK_NULL_HANDLE));
+    CHECK(vkQueueSubmit(queue, 1, &s2, fence));
+  } else { /* the same with vkQueueSubmit2 */
+    VkSemaphoreSubmitInfo ss = {
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+        .semaphore = sem,
+        .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+    VkCommandBufferSubmitInfo c0 = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+        .commandBuffer = cbs[0]};
+    VkCommandBufferSubmitInfo c1 = c0;
+    c1.commandBuffer = cbs[1];
+    VkSubmitInfo2 a = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+                       .commandBufferInfoCount = 1,
+                       .pCommandBufferInfos = &c0,
+                       .signalSemaphoreInfoCount = 1,
+                       .pSignalSemaphoreInfos = &ss};
+    VkSubmitInfo2 b = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+                       .waitSemaphoreInfoCount = 1,
+                       .pWaitSemaphoreInfos = &ss,
+                       .commandBufferInfoCount = 1,
+                       .pCommandBufferInfos = &c1};
+    CHECK(vkQueueSubmit2(queue, 1, &a, VK_NULL_HANDLE));
+    CHECK(vkQueueSubmit2(queue, 1, &b, fence));
+  }
   CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
 
   /* Check what the GPU did. */

@@ -213,7 +213,8 @@ static const char *const api_names[] = {"",
                                         "vkFreeMemory",
                                         "vkCreateGraphicsPipelines",
                                         "vkCreateComputePipelines",
-                                        "vkCreateShaderModule"};
+                                        "vkCreateShaderModule",
+                                        "vkQueueSubmit2"};
 
 /* See vkInt.h. */
 void gp__vk_api(uint32_t cbid, const char *name, uint64_t start, uint64_t end,
@@ -249,48 +250,77 @@ void gp__vk_api(uint32_t cbid, const char *name, uint64_t start, uint64_t end,
 /* ------------------------------------------------------------------ */
 /* Submission                                                           */
 
+/* What one submission waits for and what it signals (dev->lock). */
+typedef struct submit_ctx {
+  uint64_t corr, queued, qv;
+  uint32_t sid, nw, ncb;
+  uint64_t waits[8];
+} submit_ctx;
+
+/* A semaphore waited for: the submission that signalled it, if known. */
+static void note_wait(gp__vk_device *dev, submit_ctx *x, VkSemaphore sem) {
+  uint64_t w = (uint64_t)(uintptr_t)gp__vk_map_del(&dev->signals,
+                                                   (uint64_t)(uintptr_t)sem);
+  if (w && x->nw < 8)
+    x->waits[x->nw++] = w;
+}
+
+/* A command buffer submitted: pending until read back. */
+static void note_cb(gp__vk_device *dev, submit_ctx *x, VkCommandBuffer cb) {
+  gp__vk_cmdbuf *c = gp__vk_map_get(&dev->cmdbufs, (uint64_t)(uintptr_t)cb);
+  if (!c || !c->instrumented || !c->recorded)
+    return;
+  if (c->pending) /* submitted again: the last execution is over */
+    gp__vk_resolve(dev, true, c);
+  gp__vk_pending *p = calloc(1, sizeof(*p));
+  if (!p)
+    return;
+  p->cb = c;
+  p->corr = x->corr;
+  p->queued = x->queued;
+  p->submission_id = x->sid;
+  p->stream_id = (uint32_t)(x->qv >> 32);
+  p->queue_id = x->qv ? ((uint32_t)x->qv & 0xffffu) - 1 : 0;
+  p->family = (uint32_t)(x->qv >> 16) & 0xffffu;
+  /* The semaphores' waits belong to the first command buffer. */
+  p->nwaits = x->ncb++ == 0 ? x->nw : 0;
+  memcpy(p->waits, x->waits, sizeof(x->waits));
+  c->pending++;
+  if (dev->pending_tail)
+    dev->pending_tail->next = p;
+  else
+    dev->pending = p;
+  dev->pending_tail = p;
+}
+
+static void note_signal(gp__vk_device *dev, const submit_ctx *x,
+                        VkSemaphore sem) {
+  gp__vk_map_put(&dev->signals, (uint64_t)(uintptr_t)sem,
+                 (void *)(uintptr_t)x->corr);
+}
+
 /* Notes the command buffers of one VkSubmitInfo as pending (dev->lock). */
 static void note_submit(gp__vk_device *dev, const VkSubmitInfo *s,
-                        uint64_t corr, uint32_t sid, uint64_t queued,
-                        uint64_t qv) {
-  uint64_t waits[8];
-  uint32_t nw = 0;
-  for (uint32_t i = 0; i < s->waitSemaphoreCount; i++) {
-    uint64_t w = (uint64_t)(uintptr_t)gp__vk_map_del(
-        &dev->signals, (uint64_t)(uintptr_t)s->pWaitSemaphores[i]);
-    if (w && nw < 8)
-      waits[nw++] = w;
-  }
-  for (uint32_t i = 0; i < s->commandBufferCount; i++) {
-    gp__vk_cmdbuf *c = gp__vk_map_get(
-        &dev->cmdbufs, (uint64_t)(uintptr_t)s->pCommandBuffers[i]);
-    if (!c || !c->instrumented || !c->recorded)
-      continue;
-    if (c->pending) /* submitted again: the last execution is over */
-      gp__vk_resolve(dev, true, c);
-    gp__vk_pending *p = calloc(1, sizeof(*p));
-    if (!p)
-      continue;
-    p->cb = c;
-    p->corr = corr;
-    p->queued = queued;
-    p->submission_id = sid;
-    p->stream_id = (uint32_t)(qv >> 32);
-    p->queue_id = qv ? ((uint32_t)qv & 0xffffu) - 1 : 0;
-    p->family = (uint32_t)(qv >> 16) & 0xffffu;
-    /* The semaphores' waits belong to the first command buffer. */
-    p->nwaits = i == 0 ? nw : 0;
-    memcpy(p->waits, waits, sizeof(waits));
-    c->pending++;
-    if (dev->pending_tail)
-      dev->pending_tail->next = p;
-    else
-      dev->pending = p;
-    dev->pending_tail = p;
-  }
+                        submit_ctx *x) {
+  x->nw = x->ncb = 0;
+  for (uint32_t i = 0; i < s->waitSemaphoreCount; i++)
+    note_wait(dev, x, s->pWaitSemaphores[i]);
+  for (uint32_t i = 0; i < s->commandBufferCount; i++)
+    note_cb(dev, x, s->pCommandBuffers[i]);
   for (uint32_t i = 0; i < s->signalSemaphoreCount; i++)
-    gp__vk_map_put(&dev->signals, (uint64_t)(uintptr_t)s->pSignalSemaphores[i],
-                   (void *)(uintptr_t)corr);
+    note_signal(dev, x, s->pSignalSemaphores[i]);
+}
+
+/* The same for VkSubmitInfo2 (vkQueueSubmit2). */
+static void note_submit2(gp__vk_device *dev, const VkSubmitInfo2 *s,
+                         submit_ctx *x) {
+  x->nw = x->ncb = 0;
+  for (uint32_t i = 0; i < s->waitSemaphoreInfoCount; i++)
+    note_wait(dev, x, s->pWaitSemaphoreInfos[i].semaphore);
+  for (uint32_t i = 0; i < s->commandBufferInfoCount; i++)
+    note_cb(dev, x, s->pCommandBufferInfos[i].commandBuffer);
+  for (uint32_t i = 0; i < s->signalSemaphoreInfoCount; i++)
+    note_signal(dev, x, s->pSignalSemaphoreInfos[i].semaphore);
 }
 
 /* Drops the entries of a submission the driver refused. */
@@ -311,32 +341,71 @@ static void unnote(gp__vk_device *dev, uint64_t corr) {
   }
 }
 
+/* Before a submission: reads back what finished and notes the new work
+ * (v2: VkSubmitInfo2). Returns the submission's correlation id, 0 when
+ * render stages are not recorded. */
+static uint64_t submit_begin(gp__vk_device *dev, VkQueue queue, uint32_t n,
+                             const void *infos, bool v2, uint64_t start) {
+  if (!gp__vk_tracing(dev))
+    return 0;
+  submit_ctx x = {.corr = gp__vk_core->correlation_next(), .queued = start};
+  pthread_mutex_lock(&dev->lock);
+  gp__vk_calibrate(dev, false);
+  gp__vk_resolve(dev, false, NULL);
+  x.sid = atomic_fetch_add(&dev->submissions, 1) + 1;
+  x.qv = (uint64_t)(uintptr_t)gp__vk_map_get(&dev->queues, (uintptr_t)queue);
+  for (uint32_t i = 0; i < n; i++) {
+    if (v2)
+      note_submit2(dev, &((const VkSubmitInfo2 *)infos)[i], &x);
+    else
+      note_submit(dev, &((const VkSubmitInfo *)infos)[i], &x);
+  }
+  pthread_mutex_unlock(&dev->lock);
+  return x.corr;
+}
+
+/* After it: a refused submission leaves nothing pending. */
+static void submit_end(gp__vk_device *dev, uint64_t corr, VkResult r,
+                       uint32_t cbid, const char *name, uint64_t start) {
+  if (r != VK_SUCCESS && corr) {
+    pthread_mutex_lock(&dev->lock);
+    unnote(dev, corr);
+    pthread_mutex_unlock(&dev->lock);
+  }
+  gp__vk_api(cbid, name, start, gp_get_timestamp(), corr, r);
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit(VkQueue queue,
                                                         uint32_t n,
                                                         const VkSubmitInfo *s,
                                                         VkFence fence) {
   gp__vk_device *dev = gp__vk_device_of(queue);
   uint64_t start = gp_get_timestamp();
-  bool tracing = gp__vk_tracing(dev);
-  uint64_t corr = tracing ? gp__vk_core->correlation_next() : 0;
-  if (tracing) {
-    pthread_mutex_lock(&dev->lock);
-    gp__vk_calibrate(dev, false);
-    gp__vk_resolve(dev, false, NULL);
-    uint32_t sid = atomic_fetch_add(&dev->submissions, 1) + 1;
-    uint64_t qv =
-        (uint64_t)(uintptr_t)gp__vk_map_get(&dev->queues, (uintptr_t)queue);
-    for (uint32_t i = 0; i < n; i++)
-      note_submit(dev, &s[i], corr, sid, start, qv);
-    pthread_mutex_unlock(&dev->lock);
-  }
+  uint64_t corr = submit_begin(dev, queue, n, s, false, start);
   VkResult r = dev->QueueSubmit(queue, n, s, fence);
-  if (r != VK_SUCCESS && tracing) {
-    pthread_mutex_lock(&dev->lock);
-    unnote(dev, corr);
-    pthread_mutex_unlock(&dev->lock);
-  }
-  API(GP_VK_API_QUEUE_SUBMIT, start, corr, r);
+  submit_end(dev, corr, r, GP_VK_API_QUEUE_SUBMIT, "vkQueueSubmit", start);
+  return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit2(VkQueue queue,
+                                                         uint32_t n,
+                                                         const VkSubmitInfo2 *s,
+                                                         VkFence fence) {
+  gp__vk_device *dev = gp__vk_device_of(queue);
+  uint64_t start = gp_get_timestamp();
+  uint64_t corr = submit_begin(dev, queue, n, s, true, start);
+  VkResult r = dev->QueueSubmit2(queue, n, s, fence);
+  submit_end(dev, corr, r, GP_VK_API_QUEUE_SUBMIT2, "vkQueueSubmit2", start);
+  return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit2KHR(
+    VkQueue queue, uint32_t n, const VkSubmitInfo2 *s, VkFence fence) {
+  gp__vk_device *dev = gp__vk_device_of(queue);
+  uint64_t start = gp_get_timestamp();
+  uint64_t corr = submit_begin(dev, queue, n, s, true, start);
+  VkResult r = dev->QueueSubmit2KHR(queue, n, s, fence);
+  submit_end(dev, corr, r, GP_VK_API_QUEUE_SUBMIT2, "vkQueueSubmit2", start);
   return r;
 }
 
@@ -432,6 +501,8 @@ PFN_vkVoidFunction gp__vk_submit_intercept(const char *name) {
   } table[] = {
 #define E(n) {"vk" #n, (PFN_vkVoidFunction)layer_##n}
       E(QueueSubmit),
+      E(QueueSubmit2),
+      E(QueueSubmit2KHR),
       E(QueuePresentKHR),
       E(QueueWaitIdle),
       E(DeviceWaitIdle),

@@ -190,6 +190,8 @@ struct gp__vk_device {
   X(CmdEndDebugUtilsLabelEXT)                                                  \
   X(SetDebugUtilsObjectNameEXT)                                                \
   X(QueueSubmit)                                                               \
+  X(QueueSubmit2)                                                              \
+  X(QueueSubmit2KHR)                                                           \
   X(QueueWaitIdle)                                                             \
   X(DeviceWaitIdle)                                                            \
   X(WaitForFences)                                                             \
@@ -306,7 +308,8 @@ enum {
   GP_VK_API_FREE_MEMORY,
   GP_VK_API_CREATE_GRAPHICS_PIPELINES,
   GP_VK_API_CREATE_COMPUTE_PIPELINES,
-  GP_VK_API_CREATE_SHADER_MODULE
+  GP_VK_API_CREATE_SHADER_MODULE,
+  GP_VK_API_QUEUE_SUBMIT2
 };
 
 /* ---- memory.c ---- */
