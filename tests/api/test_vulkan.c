@@ -351,6 +351,39 @@ TEST(vulkan_record_sample_with_validation) {
        1);
   gp_tp_close(tp);
   free(out);
+
+  /* Everything the layer adds (timestamps, statistics queries, the
+   * feature, its allocator), in each way of submitting, and its giving way
+   * to the sample's own statistics queries (i == 2), is valid: the
+   * validation layer says nothing. */
+  for (size_t i = 0; i < 3; i++) {
+    char *cmd2[] = {sample, "--validation", i < 2 ? "--no-query" : NULL,
+                    i == 1 ? "--submit2" : NULL, NULL};
+    out = NULL;
+    tp = record(cmd2,
+                "buffers { size_kb: 4096 }\n"
+                "data_sources { config { name: \"gpu.renderstages\" } }\n"
+                "data_sources { config { name: \"gpu.log\" } }\n"
+                "data_sources { config { name: \"gpu.counters\" "
+                "gpu_counter_config { counter_names: \"*_invocations\" "
+                "instrumented_sampling: true } } }\n"
+                "data_sources { config { name: \"vulkan.memory_tracker\" "
+                "vulkan_memory_config { track_driver_memory_usage: true } } "
+                "}\n",
+                &out);
+    ASSERT(strstr(out, "sample: ok ") != NULL);
+    check_sample_stages(tp, i == 1 ? "vkQueueSubmit2" : "vkQueueSubmit");
+    Q_EQ(tp,
+         "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
+         "WHERE t.name = 'GPU Log'",
+         0);
+    Q_EQ(tp,
+         "SELECT count(*) > 0 FROM counter c JOIN counter_track t ON "
+         "c.track_id = t.id WHERE t.name = 'fs_invocations'",
+         i < 2);
+    gp_tp_close(tp);
+    free(out);
+  }
 }
 
 /* Every allocation freed, every bind undone: the running sums that
