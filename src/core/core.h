@@ -184,7 +184,8 @@ typedef struct gp__gpu_work {
 } gp__gpu_work;
 
 /* The fixed part of a GPU work record of kind; 0 for other kinds. */
-static inline uint32_t gp__gpu_work_base(uint32_t kind) {
+static inline __attribute__((always_inline)) uint32_t
+gp__gpu_work_base(uint32_t kind) {
   switch (kind) {
   case GP_ACTIVITY_KIND_KERNEL:
     return (uint32_t)sizeof(gp_activity_kernel);
@@ -201,10 +202,12 @@ static inline uint32_t gp__gpu_work_base(uint32_t kind) {
 
 /*
  * Bytes to reserve for a GPU work record of kind (KERNEL, MEMCPY, MEMSET
- * or RENDER_STAGE) ending with num_wait_ids wait ids: a multiple of 8.
+ * or RENDER_STAGE) ending with num_wait_ids wait ids: a multiple of 8; 0
+ * for other kinds.
  */
 static inline uint32_t gp__gpu_work_size(uint32_t kind, uint32_t num_wait_ids) {
-  return gp__gpu_work_base(kind) + 8u * num_wait_ids;
+  uint32_t base = gp__gpu_work_base(kind);
+  return base ? base + 8u * num_wait_ids : 0;
 }
 
 /* Writes the header fields of w into r, a record of any of the four. */
@@ -232,8 +235,8 @@ static inline uint32_t gp__gpu_work_size(uint32_t kind, uint32_t num_wait_ids) {
  * kinds are left untouched. Calls nothing; with a constant kind it
  * compiles to the stores themselves.
  */
-static inline void gp__gpu_work_fill(void *record, uint32_t kind,
-                                     const gp__gpu_work *w) {
+static inline __attribute__((always_inline)) void
+gp__gpu_work_fill(void *record, uint32_t kind, const gp__gpu_work *w) {
   uint8_t *p = (uint8_t *)record;
   uint32_t base = gp__gpu_work_base(kind);
   if (base == 0)
@@ -268,8 +271,9 @@ void gp__activate(void);
 /*
  * Installs the activation hook (NULL removes it); the last one installed
  * wins. The hook may run on any thread, any number of times, concurrently:
- * it must be cheap after its first run and safe to call from the
- * backends' entry points (it must not call back into a backend).
+ * it must be cheap after its first run. It may call into the backends
+ * (the session's starts counter sampling, which reaches the providers),
+ * so a backend calls gp__activate() holding no lock of its own.
  */
 void gp__activate_set_hook(gp__activate_hook hook);
 

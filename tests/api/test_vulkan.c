@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/core.h"
 #include "harness.h"
 #include "opencl/oclutil.h"
 
@@ -113,6 +114,52 @@ TEST(vulkan_layer_alone_changes_nothing) {
   ASSERT(strstr(plain, "sample: ok vertices=3 ia_vertices=3 ") != NULL);
   free(plain);
   free(layered);
+}
+
+/* RENDER_STAGE records take the common GPU-work header from the core's
+ * helper: header fields, its own fields zeroed, wait ids after the struct
+ * (where gp_activity_wait_ids() finds them), nothing written past. */
+TEST(vulkan_render_stage_record_header) {
+  _Alignas(8) uint8_t buf[256];
+  static const uint64_t waits[2] = {41, 42};
+  gp__gpu_work w = {.correlation_id = 7,
+                    .queued = 100,
+                    .start = 300,
+                    .end = 400,
+                    .device_id = 2,
+                    .context_id = 3,
+                    .stream_id = 4,
+                    .queue_id = 5,
+                    .num_wait_ids = 2,
+                    .wait_ids = waits};
+  uint32_t size = gp__gpu_work_size(GP_ACTIVITY_KIND_RENDER_STAGE, 2);
+  ASSERT_EQ(size, sizeof(gp_activity_render_stage) + 16);
+  ASSERT_EQ(size % 8, 0);
+  memset(buf, 0xAB, sizeof(buf));
+  gp_activity_render_stage *r = (gp_activity_render_stage *)buf;
+  r->hdr.kind = GP_ACTIVITY_KIND_RENDER_STAGE;
+  r->hdr.size = size;
+  gp__gpu_work_fill(r, GP_ACTIVITY_KIND_RENDER_STAGE, &w);
+  ASSERT_EQ(r->correlation_id, 7);
+  ASSERT_EQ(r->queued, 100);
+  ASSERT_EQ(r->submitted, 0);
+  ASSERT_EQ(r->start, 300);
+  ASSERT_EQ(r->end, 400);
+  ASSERT_EQ(r->device_id, 2);
+  ASSERT_EQ(r->stream_id, 4);
+  ASSERT_EQ(r->queue_id, 5);
+  ASSERT_EQ(r->num_wait_ids, 2);
+  ASSERT_EQ(r->stage, 0);
+  ASSERT_EQ(r->render_pass, 0);
+  ASSERT_EQ(r->name_id, 0);
+  ASSERT_EQ(r->submission_id, 0);
+  uint32_t n = 0;
+  const uint64_t *ids = gp_activity_wait_ids(&r->hdr, &n);
+  ASSERT_EQ(n, 2);
+  ASSERT_NOT_NULL(ids);
+  ASSERT_EQ(ids[0], 41);
+  ASSERT_EQ(ids[1], 42);
+  ASSERT_EQ(buf[size], 0xAB);
 }
 
 /* vulkan.memory_tracker and its config are accepted, kept and written

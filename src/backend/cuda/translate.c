@@ -167,8 +167,9 @@ void gp__cuda_translate_reset(void) {
  * by alt_corr) into w, reserves w's record of kind and fills the header
  * every kind shares. Returns NULL (counted as dropped by the core) on
  * failure. */
-static void *begin_work(uint32_t kind, gp__gpu_work *w, uint32_t corr,
-                        uint32_t alt_corr, uint64_t waits[GP_CUDA_MAX_WAITS]) {
+static inline __attribute__((always_inline)) void *
+begin_work(uint32_t kind, gp__gpu_work *w, uint32_t corr, uint32_t alt_corr,
+           uint64_t waits[GP_CUDA_MAX_WAITS]) {
   uint32_t n = gp__cuda_deps_take(corr, waits, GP_CUDA_MAX_WAITS);
   if (n == 0 && alt_corr != 0 && alt_corr != corr)
     n = gp__cuda_deps_take(alt_corr, waits, GP_CUDA_MAX_WAITS);

@@ -216,8 +216,9 @@ bool gp__ocl_retire(gp__ocl_entry *e, bool events_locked) {
 /* Reserves e's record of kind and fills the header every kind shares;
  * NULL when it is dropped. Queue 0: OpenCL does not say which hardware
  * queue ran a command. */
-static void *begin_work(const gp__ocl_entry *e, const uint64_t ts[4],
-                        uint32_t kind, uint32_t flags) {
+static inline __attribute__((always_inline)) void *
+begin_work(const gp__ocl_entry *e, const uint64_t ts[4], uint32_t kind,
+           uint32_t flags) {
   gp__gpu_work w = {
       .correlation_id = e->corr,
       .queued = ts[0],

@@ -345,7 +345,8 @@ static const uint64_t *op_waits(const sim_op *op) {
 
 /* Reserves op's record of kind and fills the header every kind shares;
  * NULL when it is dropped. */
-static void *begin_work(const sim_op *op, const sim_device *d, uint32_t kind) {
+static inline __attribute__((always_inline)) void *
+begin_work(const sim_op *op, const sim_device *d, uint32_t kind) {
   gp__gpu_work w = {
       .correlation_id = op->correlation_id,
       .queued = to_trace(d, op->queued),

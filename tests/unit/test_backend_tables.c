@@ -1,0 +1,44 @@
+/*
+ * test_backend_tables.c - the tables through which libraries outside
+ * libgpuperf.so (the OpenCL preload, the CUDA injection library) reach the
+ * process's one core and its counters: which versions and sizes they are
+ * handed out for, and that the entries are the functions themselves.
+ */
+#include <stddef.h>
+
+#include "core/backend.h"
+#include "counters/backend.h"
+#include "harness.h"
+
+TEST(backend_tables_by_version_and_size) {
+  const size_t v2 = offsetof(gp_backend_ops, activity_remove_flush_hook);
+  const gp_backend_ops *c =
+      gp_backend_interface(GP_BACKEND_INTERFACE_VERSION, sizeof(*c));
+  ASSERT_NOT_NULL(c);
+  ASSERT_EQ(c->version, GP_BACKEND_INTERFACE_VERSION);
+  ASSERT_EQ(c->size, sizeof(*c));
+  ASSERT(c->activity_reserve == gp__activity_reserve);
+  ASSERT(c->activate == gp__activate);
+  ASSERT(c->activity_add_drops == gp__activity_add_drops);
+  ASSERT(c->glob_match == gp__glob_match);
+  /* A library built for version 2 gets the same table, and reads the
+   * prefix it knows. */
+  ASSERT(gp_backend_interface(2, v2) == c);
+  /* Anything else is another build. */
+  ASSERT(gp_backend_interface(2, sizeof(*c)) == NULL);
+  ASSERT(gp_backend_interface(GP_BACKEND_INTERFACE_VERSION, v2) == NULL);
+  ASSERT(gp_backend_interface(1, v2) == NULL);
+  ASSERT(gp_backend_interface(GP_BACKEND_INTERFACE_VERSION + 1,
+                              sizeof(*c) + 8) == NULL);
+
+  const gp_counters_backend_ops *k =
+      gp_counters_backend_interface(GP_COUNTERS_BACKEND_VERSION, sizeof(*k));
+  ASSERT_NOT_NULL(k);
+  ASSERT(k->counters_register == gp__counters_register);
+  ASSERT(k->counter_emit == gp__counter_emit);
+  ASSERT(k->sampler_instrument == gp__sampler_instrument);
+  ASSERT(gp_counters_backend_interface(GP_COUNTERS_BACKEND_VERSION,
+                                       sizeof(*k) - 8) == NULL);
+  ASSERT(gp_counters_backend_interface(GP_COUNTERS_BACKEND_VERSION + 1,
+                                       sizeof(*k)) == NULL);
+}
