@@ -14,8 +14,13 @@ set -eu
 # OpenCL backend and its tests on a real (CPU) driver; clang: the clang
 # build check and libFuzzer targets; libclang-rt-14-dev: the libFuzzer
 # runtime (make fuzz); pkg-config: install checks.
+# libvulkan-dev, mesa-vulkan-drivers (lavapipe), glslang-tools: the Vulkan
+# layer, its sample and tests; vulkan-tools (vkcube), vulkan-validationlayers,
+# xvfb, xauth: the Vulkan tests that run vkcube and the validation layer.
 PACKAGES="gcc make libc6-dev libsqlite3-dev zlib1g-dev ocl-icd-opencl-dev \
-opencl-headers pocl-opencl-icd clang libclang-rt-14-dev clang-format pkg-config"
+opencl-headers pocl-opencl-icd clang libclang-rt-14-dev clang-format pkg-config \
+libvulkan-dev mesa-vulkan-drivers glslang-tools vulkan-tools \
+vulkan-validationlayers xvfb xauth"
 
 if [ "${1:-}" = "--list" ]; then
   echo $PACKAGES

@@ -17,9 +17,9 @@
  * clock.h), 0 meaning unknown. Strings are ids into a process-wide string
  * table, resolved with gp_activity_string().
  *
- * Records of GPU work (kernel, memcpy, memset) end with num_wait_ids uint64
- * correlation ids of the work they waited on (event dependencies); use
- * gp_activity_wait_ids() to reach them.
+ * Records of GPU work (kernel, memcpy, memset, render stage) end with
+ * num_wait_ids uint64 correlation ids of the work they waited on (event
+ * dependencies); use gp_activity_wait_ids() to reach them.
  */
 #ifndef GPUPERF_ACTIVITY_H
 #define GPUPERF_ACTIVITY_H
@@ -49,6 +49,9 @@ typedef enum gp_activity_kind {
   GP_ACTIVITY_KIND_COUNTER = 11,         /* gp_activity_counter */
   GP_ACTIVITY_KIND_DROPPED = 12,         /* gp_activity_dropped */
   GP_ACTIVITY_KIND_SYNCHRONIZATION = 13, /* gp_activity_sync */
+  GP_ACTIVITY_KIND_RENDER_STAGE = 14,    /* gp_activity_render_stage */
+  GP_ACTIVITY_KIND_GPU_LOG = 15,         /* gp_activity_gpu_log */
+  GP_ACTIVITY_KIND_GPU_MEMORY = 16,      /* gp_activity_gpu_memory */
   GP_ACTIVITY_KIND_COUNT                 /* one past the last kind */
 } gp_activity_kind;
 
@@ -87,7 +90,8 @@ typedef enum gp_api_domain {
   GP_API_DOMAIN_SIM = 1, /* gp_sim_* calls */
   GP_API_DOMAIN_CUDA_RUNTIME = 2,
   GP_API_DOMAIN_CUDA_DRIVER = 3,
-  GP_API_DOMAIN_OPENCL = 4
+  GP_API_DOMAIN_OPENCL = 4,
+  GP_API_DOMAIN_VULKAN = 5
 } gp_api_domain;
 
 /* Source and destination of a copy; values match CUPTI's. */
@@ -255,7 +259,8 @@ typedef enum gp_object_kind {
   GP_OBJECT_THREAD = 2,
   GP_OBJECT_DEVICE = 3,
   GP_OBJECT_CONTEXT = 4,
-  GP_OBJECT_STREAM = 5
+  GP_OBJECT_STREAM = 5,
+  GP_OBJECT_API_OBJECT = 6 /* an object of a graphics API, by its handle */
 } gp_object_kind;
 
 /* A name given to a thread, stream, context or device. */
@@ -269,6 +274,10 @@ typedef struct gp_activity_name {
   uint32_t stream_id;
   uint32_t name_id;
   uint32_t reserved0;
+  uint64_t object_handle;   /* API_OBJECT: the API's handle, else 0 */
+  uint64_t timestamp;       /* API_OBJECT: when it was named, else 0 */
+  uint32_t api_object_type; /* API_OBJECT: VkObjectType for Vulkan */
+  uint32_t reserved1;
 } gp_activity_name;
 
 /* Where gpuperf itself spent time. */
@@ -397,6 +406,102 @@ typedef struct gp_activity_sync {
   uint32_t reserved0;
 } gp_activity_sync;
 
+/* What part of a graphics command buffer a render stage measured. */
+typedef enum gp_render_stage_kind {
+  GP_RENDER_STAGE_COMMAND_BUFFER = 0, /* a whole command buffer */
+  GP_RENDER_STAGE_RENDER_PASS = 1,    /* render pass or dynamic rendering */
+  GP_RENDER_STAGE_COMPUTE = 2,        /* a dispatch */
+  GP_RENDER_STAGE_TRANSFER = 3,       /* copy, blit, clear, fill, update */
+  GP_RENDER_STAGE_KIND_COUNT
+} gp_render_stage_kind;
+
+/* A span of GPU work inside a graphics API's submission (Vulkan): a command
+ * buffer or a part of one, timed on the GPU. All stages of one submission
+ * share its correlation id. Ends with num_wait_ids uint64 correlation ids
+ * of the submissions it waited for (semaphores). */
+typedef struct gp_activity_render_stage {
+  gp_activity hdr;
+  uint64_t correlation_id; /* the submission (its API record) */
+  uint64_t queued;         /* host submitted it */
+  uint64_t submitted;      /* 0: unknown */
+  uint64_t start;
+  uint64_t end;
+  uint32_t device_id;
+  uint32_t context_id;
+  uint32_t stream_id; /* the API's queue */
+  uint32_t queue_id;  /* hardware queue index on the device */
+  uint32_t flags;
+  uint32_t perfmon_id;
+  uint32_t num_wait_ids;
+  uint32_t stage;         /* gp_render_stage_kind */
+  uint64_t render_target; /* framebuffer or image handle, 0 if none */
+  uint64_t render_pass;   /* render pass handle, 0 if none */
+  uint64_t command_buffer;
+  uint32_t name_id; /* debug label or object name, 0: the stage's name */
+  uint32_t submission_id;
+} gp_activity_render_stage;
+
+/* GPU log severities; values match Perfetto's GpuLog.Severity. */
+typedef enum gp_log_severity {
+  GP_LOG_UNSPECIFIED = 0,
+  GP_LOG_VERBOSE = 1,
+  GP_LOG_DEBUG = 2,
+  GP_LOG_INFO = 3,
+  GP_LOG_WARNING = 4,
+  GP_LOG_ERROR = 5
+} gp_log_severity;
+
+/* A message from a driver or a layer (Vulkan's debug-utils messenger). */
+typedef struct gp_activity_gpu_log {
+  gp_activity hdr;
+  uint64_t timestamp;
+  uint32_t severity;   /* gp_log_severity */
+  uint32_t tag_id;     /* string id: who said it ("Validation") */
+  uint32_t message_id; /* string id of the message */
+  uint32_t process_id;
+  uint32_t thread_id;
+  uint32_t reserved0;
+} gp_activity_gpu_log;
+
+/* What a GPU_MEMORY record is about; values match Perfetto's
+ * VulkanMemoryEvent.Source. */
+typedef enum gp_gpu_memory_source {
+  GP_GPU_MEMORY_SOURCE_UNSPECIFIED = 0,
+  GP_GPU_MEMORY_SOURCE_DRIVER = 1, /* host memory the driver allocated */
+  GP_GPU_MEMORY_SOURCE_DEVICE = 2,
+  GP_GPU_MEMORY_SOURCE_DEVICE_MEMORY = 3, /* a device memory allocation */
+  GP_GPU_MEMORY_SOURCE_BUFFER = 4,
+  GP_GPU_MEMORY_SOURCE_IMAGE = 5
+} gp_gpu_memory_source;
+
+/* What happened; values match Perfetto's VulkanMemoryEvent.Operation. */
+typedef enum gp_gpu_memory_op {
+  GP_GPU_MEMORY_OP_UNSPECIFIED = 0,
+  GP_GPU_MEMORY_OP_CREATE = 1,
+  GP_GPU_MEMORY_OP_DESTROY = 2,
+  GP_GPU_MEMORY_OP_BIND = 3,
+  GP_GPU_MEMORY_OP_DESTROY_BOUND = 4 /* a bound buffer or image destroyed */
+} gp_gpu_memory_op;
+
+/* A memory event of a graphics API (Vulkan): device memory allocated or
+ * freed, a buffer or image created, bound or destroyed, host memory the
+ * driver allocated through the program's allocation callbacks. */
+typedef struct gp_activity_gpu_memory {
+  gp_activity hdr;
+  uint64_t timestamp;
+  uint64_t device;         /* the API's device handle */
+  uint64_t device_memory;  /* the allocation's handle, 0 if none */
+  uint64_t object_handle;  /* buffer or image handle, 0 if none */
+  uint64_t memory_address; /* driver: host address; bind: offset */
+  uint64_t size;           /* bytes */
+  uint32_t process_id;
+  uint32_t source;      /* gp_gpu_memory_source */
+  uint32_t operation;   /* gp_gpu_memory_op */
+  uint32_t memory_type; /* memory type index (device memory, bind) */
+  uint32_t heap;        /* memory heap index */
+  uint32_t scope;       /* driver: VkSystemAllocationScope + 1, 0 if none */
+} gp_activity_gpu_memory;
+
 /* ------------------------------------------------------------------ */
 /* Collection                                                          */
 
@@ -411,7 +516,8 @@ GP_EXPORT int gp_activity_disable(gp_activity_kind kind);
 /*
  * Enables or disables one kind for one context; this setting supersedes the
  * global one for records of that context. Only the kinds whose records name
- * a context (KERNEL, MEMCPY, MEMSET, SYNCHRONIZATION, COUNTER) can be set
+ * a context (KERNEL, MEMCPY, MEMSET, SYNCHRONIZATION, COUNTER, RENDER_STAGE)
+ * can be set
  * per context: others give GP_ENOTSUP. Returns GP_EKIND for an unknown kind,
  * GP_ENOENT for an unknown context. A failed call changes nothing.
  */
@@ -465,8 +571,9 @@ GP_EXPORT int gp_activity_get_next_record(const uint8_t *buffer,
                                           const gp_activity **record);
 
 /*
- * Returns the wait ids at the end of a KERNEL, MEMCPY or MEMSET record and
- * stores their number in *n; NULL with *n = 0 for other kinds or none.
+ * Returns the wait ids at the end of a KERNEL, MEMCPY, MEMSET or
+ * RENDER_STAGE record and stores their number in *n; NULL with *n = 0 for
+ * other kinds or none.
  */
 GP_EXPORT const uint64_t *gp_activity_wait_ids(const gp_activity *record,
                                                uint32_t *n);

@@ -73,7 +73,8 @@ typedef struct gp_trace_config gp_trace_config;
 typedef enum gp_data_source_kind {
   GP_DATA_SOURCE_GPU_COUNTERS = 1,     /* gpu.counters[.vendor] */
   GP_DATA_SOURCE_GPU_RENDERSTAGES = 2, /* gpu.renderstages[.vendor] */
-  GP_DATA_SOURCE_GPU_LOG = 3           /* gpu.log[.vendor] */
+  GP_DATA_SOURCE_GPU_LOG = 3,          /* gpu.log[.vendor] */
+  GP_DATA_SOURCE_VULKAN_MEMORY = 4     /* vulkan.memory_tracker */
 } gp_data_source_kind;
 
 /* Default sampling period of gpu.counters without counter_period_ns (and
@@ -96,6 +97,9 @@ typedef struct gp_data_source_info {
       low_overhead; /* GPU work on hardware queues only (no stream slices) */
   uint32_t num_trace_metrics;
   const char *const *trace_metrics;
+  /* vulkan.memory_tracker (vulkan_memory_config) */
+  uint32_t track_driver_memory_usage; /* host allocations of the driver */
+  uint32_t track_device_memory_usage; /* device memory, buffers, images */
 } gp_data_source_info;
 
 typedef struct gp_trace_config_info {

@@ -24,7 +24,8 @@
   ((1ull << GP_ACTIVITY_KIND_KERNEL) | (1ull << GP_ACTIVITY_KIND_MEMCPY) |     \
    (1ull << GP_ACTIVITY_KIND_MEMSET) |                                         \
    (1ull << GP_ACTIVITY_KIND_SYNCHRONIZATION) |                                \
-   (1ull << GP_ACTIVITY_KIND_COUNTER))
+   (1ull << GP_ACTIVITY_KIND_COUNTER) |                                        \
+   (1ull << GP_ACTIVITY_KIND_RENDER_STAGE))
 
 typedef struct drop_pending {
   uint64_t count, first, last;

@@ -193,22 +193,24 @@ gp__gpu_work_base(uint32_t kind) {
     return (uint32_t)sizeof(gp_activity_memcpy);
   case GP_ACTIVITY_KIND_MEMSET:
     return (uint32_t)sizeof(gp_activity_memset);
+  case GP_ACTIVITY_KIND_RENDER_STAGE:
+    return (uint32_t)sizeof(gp_activity_render_stage);
   default:
     return 0;
   }
 }
 
 /*
- * Bytes to reserve for a GPU work record of kind (KERNEL, MEMCPY or
- * MEMSET) ending with num_wait_ids wait ids: a multiple of 8; 0 for other
- * kinds.
+ * Bytes to reserve for a GPU work record of kind (KERNEL, MEMCPY, MEMSET
+ * or RENDER_STAGE) ending with num_wait_ids wait ids: a multiple of 8; 0
+ * for other kinds.
  */
 static inline uint32_t gp__gpu_work_size(uint32_t kind, uint32_t num_wait_ids) {
   uint32_t base = gp__gpu_work_base(kind);
   return base ? base + 8u * num_wait_ids : 0;
 }
 
-/* Writes the header fields of w into r, a record of any of the three. */
+/* Writes the header fields of w into r, a record of any of the four. */
 #define GP__GPU_WORK_SET(r, w)                                                 \
   do {                                                                         \
     (r)->correlation_id = (w)->correlation_id;                                 \
@@ -244,6 +246,8 @@ gp__gpu_work_fill(void *record, uint32_t kind, const gp__gpu_work *w) {
     GP__GPU_WORK_SET((gp_activity_kernel *)record, w);
   else if (kind == GP_ACTIVITY_KIND_MEMCPY)
     GP__GPU_WORK_SET((gp_activity_memcpy *)record, w);
+  else if (kind == GP_ACTIVITY_KIND_RENDER_STAGE)
+    GP__GPU_WORK_SET((gp_activity_render_stage *)record, w);
   else
     GP__GPU_WORK_SET((gp_activity_memset *)record, w);
   if (w->num_wait_ids)

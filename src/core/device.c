@@ -233,5 +233,9 @@ void gp__emit_name(uint32_t object_kind, uint32_t device_id,
   r->stream_id = stream_id;
   r->name_id = gp__string_intern(name);
   r->reserved0 = 0;
+  r->object_handle = 0;
+  r->timestamp = 0;
+  r->api_object_type = 0;
+  r->reserved1 = 0;
   gp__activity_commit(r);
 }

@@ -49,6 +49,10 @@ const uint64_t *gp_activity_wait_ids(const gp_activity *record, uint32_t *n) {
       count = ((const gp_activity_memset *)record)->num_wait_ids;
       base = sizeof(gp_activity_memset);
       break;
+    case GP_ACTIVITY_KIND_RENDER_STAGE:
+      count = ((const gp_activity_render_stage *)record)->num_wait_ids;
+      base = sizeof(gp_activity_render_stage);
+      break;
     default:
       break;
     }

@@ -92,8 +92,11 @@ enum {
   GP_PB_RSE_DURATION = 2,
   GP_PB_RSE_CONTEXT = 5,
   GP_PB_RSE_EXTRA_DATA = 6,
+  GP_PB_RSE_RENDER_TARGET_HANDLE = 8,
+  GP_PB_RSE_RENDER_PASS_HANDLE = 9,
   GP_PB_RSE_SUBMISSION_ID = 10,
   GP_PB_RSE_GPU_ID = 11,
+  GP_PB_RSE_COMMAND_BUFFER_HANDLE = 12,
   GP_PB_RSE_HW_QUEUE_IID = 13,
   GP_PB_RSE_STAGE_IID = 14,
   GP_PB_RSE_NAME = 17,
@@ -196,6 +199,34 @@ enum { GP_PB_LOG_SEVERITY = 1, GP_PB_LOG_TAG = 2, GP_PB_LOG_MESSAGE = 3 };
 #define GP_PB_LOG_SEVERITY_INFO 3
 #define GP_PB_LOG_SEVERITY_WARNING 4
 #define GP_PB_LOG_SEVERITY_ERROR 5
+
+/* VulkanApiEvent (TracePacket.vulkan_api_event) */
+#define GP_PB_PACKET_VULKAN_API_EVENT 65
+enum {
+  GP_PB_VKAPI_OBJECT_NAME = 1, /* VkDebugUtilsObjectName */
+  GP_PB_VKNAME_PID = 1,
+  GP_PB_VKNAME_DEVICE = 2,
+  GP_PB_VKNAME_OBJECT_TYPE = 3,
+  GP_PB_VKNAME_OBJECT = 4,
+  GP_PB_VKNAME_OBJECT_NAME = 5
+};
+
+/* VulkanMemoryEvent (TracePacket.vulkan_memory_event) */
+#define GP_PB_PACKET_VULKAN_MEMORY_EVENT 62
+enum {
+  GP_PB_VKMEM_SOURCE = 1,
+  GP_PB_VKMEM_OPERATION = 2,
+  GP_PB_VKMEM_TIMESTAMP = 3,
+  GP_PB_VKMEM_PID = 4,
+  GP_PB_VKMEM_MEMORY_ADDRESS = 5, /* fixed64 */
+  GP_PB_VKMEM_MEMORY_SIZE = 6,
+  GP_PB_VKMEM_ALLOCATION_SCOPE = 8,
+  GP_PB_VKMEM_DEVICE = 16,        /* fixed64 */
+  GP_PB_VKMEM_DEVICE_MEMORY = 17, /* fixed64 */
+  GP_PB_VKMEM_MEMORY_TYPE = 18,
+  GP_PB_VKMEM_HEAP = 19,
+  GP_PB_VKMEM_OBJECT_HANDLE = 20 /* fixed64 */
+};
 
 /* TrackDescriptor, ProcessDescriptor, ThreadDescriptor, CounterDescriptor */
 enum {

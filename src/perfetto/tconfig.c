@@ -49,7 +49,10 @@ enum {
   F_LOW_OVERHEAD,
   F_TRACE_METRICS,
   F_DESCRIPTOR_MODE,
-  F_MACHINE_ID
+  F_MACHINE_ID,
+  F_VULKAN_MEMORY_CONFIG,
+  F_TRACK_DRIVER,
+  F_TRACK_DEVICE
 };
 
 static const char *const fill_policies[] = {"UNSPECIFIED", "RING_BUFFER",
@@ -105,6 +108,14 @@ static const gp__tp_field grc_fields[] = {
     {NULL, 0, 0, false, NULL, NULL}};
 static const gp__tp_message grc_msg = {"gpu_renderstages_config", grc_fields};
 
+static const gp__tp_field vmc_fields[] = {
+    {"track_driver_memory_usage", F_TRACK_DRIVER, GP_TP_BOOL, false, NULL,
+     NULL},
+    {"track_device_memory_usage", F_TRACK_DEVICE, GP_TP_BOOL, false, NULL,
+     NULL},
+    {NULL, 0, 0, false, NULL, NULL}};
+static const gp__tp_message vmc_msg = {"vulkan_memory_config", vmc_fields};
+
 static const gp__tp_field dsc_fields[] = {
     {"name", F_NAME, GP_TP_STRING, false, NULL, NULL},
     {"target_buffer", F_TARGET_BUFFER, GP_TP_U32, false, NULL, NULL},
@@ -112,6 +123,8 @@ static const gp__tp_field dsc_fields[] = {
      NULL},
     {"gpu_renderstages_config", F_GPU_RENDERSTAGES_CONFIG, GP_TP_MESSAGE, false,
      &grc_msg, NULL},
+    {"vulkan_memory_config", F_VULKAN_MEMORY_CONFIG, GP_TP_MESSAGE, false,
+     &vmc_msg, NULL},
     {NULL, 0, 0, false, NULL, NULL}};
 static const gp__tp_message dsc_msg = {"config", dsc_fields};
 
@@ -149,6 +162,7 @@ typedef struct tc_source {
   bool isc;            /* instrumented_sampling_config given */
   bool counter_config; /* gpu_counter_config given */
   bool renderstages_config;
+  bool vulkan_memory_config;
   bool target_set;
   uint32_t line;
 } tc_source;
@@ -174,7 +188,8 @@ static const struct {
   uint32_t kind;
 } source_kinds[] = {{"gpu.counters", GP_DATA_SOURCE_GPU_COUNTERS},
                     {"gpu.renderstages", GP_DATA_SOURCE_GPU_RENDERSTAGES},
-                    {"gpu.log", GP_DATA_SOURCE_GPU_LOG}};
+                    {"gpu.log", GP_DATA_SOURCE_GPU_LOG},
+                    {"vulkan.memory_tracker", GP_DATA_SOURCE_VULKAN_MEMORY}};
 
 /* The kind of a data source name and its vendor suffix; 0 if not ours. */
 static uint32_t source_kind(const char *name, const char **vendor) {
@@ -362,8 +377,8 @@ static int convert_source(gp_trace_config *c, const gp__tp_node *ds, char *err,
   if (!kind)
     FAIL(name,
          "data source '%s' is not one gpuperf records: use gpu.renderstages, "
-         "gpu.counters or gpu.log, optionally with a vendor suffix such as "
-         "gpu.counters.v3d",
+         "gpu.counters, gpu.log or vulkan.memory_tracker, optionally with a "
+         "vendor suffix such as gpu.counters.v3d",
          name->s);
   for (uint32_t i = 0; i < c->nsrc; i++)
     if (strcmp(c->src[i].info.name, name->s) == 0)
@@ -397,6 +412,20 @@ static int convert_source(gp_trace_config *c, const gp__tp_node *ds, char *err,
          "gpu_renderstages_config belongs to a gpu.renderstages data "
          "source, not to '%s'",
          name->s);
+  const gp__tp_node *vmc = first_field(cfg->child, F_VULKAN_MEMORY_CONFIG);
+  if (vmc && kind != GP_DATA_SOURCE_VULKAN_MEMORY)
+    FAIL(vmc,
+         "vulkan_memory_config belongs to a vulkan.memory_tracker data "
+         "source, not to '%s'",
+         name->s);
+  if (vmc) {
+    const gp__tp_node *x;
+    if ((x = first_field(vmc->child, F_TRACK_DRIVER)))
+      s->info.track_driver_memory_usage = (uint32_t)x->u;
+    if ((x = first_field(vmc->child, F_TRACK_DEVICE)))
+      s->info.track_device_memory_usage = (uint32_t)x->u;
+    s->vulkan_memory_config = true;
+  }
   if (gcc) {
     int rc = convert_counters(c, s, gcc->child, err, err_size);
     if (rc != 0)
@@ -734,6 +763,12 @@ int gp_trace_config_format(const gp_trace_config *c, char *buf, size_t size,
         put_string(&b, "      ", "trace_metrics", s->info.trace_metrics[k]);
       put(&b, "    }\n");
     }
+    if (s->vulkan_memory_config)
+      put(&b,
+          "    vulkan_memory_config { track_driver_memory_usage: %s "
+          "track_device_memory_usage: %s }\n",
+          s->info.track_driver_memory_usage ? "true" : "false",
+          s->info.track_device_memory_usage ? "true" : "false");
     put(&b, "  }\n}\n");
   }
   if (c->options_given || c->descriptor_mode != 2 || c->machine_id)

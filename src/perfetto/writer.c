@@ -146,6 +146,16 @@ static uint64_t record_time(const gp_activity *r) {
     return ((const gp_activity_dropped *)r)->first;
   case GP_ACTIVITY_KIND_SYNCHRONIZATION:
     return ((const gp_activity_sync *)r)->start;
+  case GP_ACTIVITY_KIND_RENDER_STAGE:
+    return ((const gp_activity_render_stage *)r)->start;
+  case GP_ACTIVITY_KIND_GPU_LOG:
+    return ((const gp_activity_gpu_log *)r)->timestamp;
+  case GP_ACTIVITY_KIND_GPU_MEMORY:
+    return ((const gp_activity_gpu_memory *)r)->timestamp;
+  case GP_ACTIVITY_KIND_NAME:
+    return r->size >= sizeof(gp_activity_name)
+               ? ((const gp_activity_name *)r)->timestamp
+               : 0;
   default:
     return 0;
   }
@@ -533,6 +543,17 @@ static void dispatch(gp__tw *w, const gp_activity *r) {
     break;
   case GP_ACTIVITY_KIND_SYNCHRONIZATION:
     gp__tw_sync(w, (const gp_activity_sync *)r);
+    break;
+  case GP_ACTIVITY_KIND_RENDER_STAGE:
+    if (w->o.render_stages)
+      gp__tw_gpu_render_stage(w, (const gp_activity_render_stage *)r);
+    break;
+  case GP_ACTIVITY_KIND_GPU_LOG:
+    if (w->o.gpu_log)
+      gp__tw_gpu_log(w, (const gp_activity_gpu_log *)r);
+    break;
+  case GP_ACTIVITY_KIND_GPU_MEMORY:
+    gp__tw_gpu_memory(w, (const gp_activity_gpu_memory *)r);
     break;
   default: /* ENVIRONMENT and kinds we do not know */
     break;

@@ -36,6 +36,8 @@ typedef struct gp__tw_options {
   bool stream_slices;       /* GPU work also on the process's stream tracks */
   bool counters;            /* COUNTER records */
   bool gpu_log;             /* failed calls and drops as GpuLog packets */
+  bool vk_device_memory;    /* VulkanMemoryEvent: device memory, objects */
+  bool vk_driver_memory;    /* VulkanMemoryEvent: the driver's host memory */
   int fd;                   /* output file, or -1 to use sink */
   gp__tw_sink_fn sink;      /* used when fd < 0; NULL discards */
   void *sink_user;

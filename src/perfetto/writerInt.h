@@ -165,7 +165,7 @@ struct gp__tw {
   gp__pb_short pkt;            /* the open packet, when its length is short */
   gp__pb_short rse;            /* the open render stage event */
   const tw_entry *last_kernel; /* kernel_entry() cache */
-  uint32_t stage_gen[16];      /* stages emitted, by stage index */
+  uint32_t stage_gen[32];      /* stages emitted, by stage index */
   uint64_t last_stream_key, last_stream_uuid; /* stream_track() cache */
   /* Encoded launch messages by shape, direct-mapped (see writer_gpu.c). */
   struct tw_launch {
@@ -271,6 +271,9 @@ void gp__tw_untimed_flush(gp__tw *w);
 void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k);
 void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m);
 void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m);
+void gp__tw_gpu_render_stage(gp__tw *w, const gp_activity_render_stage *r);
+void gp__tw_gpu_log(gp__tw *w, const gp_activity_gpu_log *l);
+void gp__tw_gpu_memory(gp__tw *w, const gp_activity_gpu_memory *m);
 void gp__tw_gpu_context(gp__tw *w, const gp_activity_context *c);
 void gp__tw_gpu_stream_name(gp__tw *w, const gp_activity_name *n);
 void gp__tw_gpu_info(gp__tw *w);

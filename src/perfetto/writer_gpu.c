@@ -24,15 +24,18 @@ enum {
   STAGE_KERNEL = 0,
   STAGE_MEMCPY_FIRST = 1, /* 1 + gp_memcpy_kind, kinds 0 .. 10 */
   STAGE_MEMSET = 12,
-  STAGE_COUNT = 13
+  STAGE_GRAPHICS_FIRST = 13, /* 13 + gp_render_stage_kind, kinds 0 .. 3 */
+  STAGE_COUNT = 17
 };
 #define STAGE_IID_BASE (1ull << 24)
 
 static const char *stage_name(uint32_t s) {
   static const char *const names[STAGE_COUNT] = {
-      "Kernel",      "Memcpy",      "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA",
-      "Memcpy AtoH", "Memcpy AtoA", "Memcpy AtoD", "Memcpy DtoA", "Memcpy DtoD",
-      "Memcpy HtoH", "Memcpy PtoP", "Memset"};
+      "Kernel",      "Memcpy",         "Memcpy HtoD", "Memcpy DtoH",
+      "Memcpy HtoA", "Memcpy AtoH",    "Memcpy AtoA", "Memcpy AtoD",
+      "Memcpy DtoA", "Memcpy DtoD",    "Memcpy HtoH", "Memcpy PtoP",
+      "Memset",      "Command buffer", "Render pass", "Compute",
+      "Transfer"};
   return s < STAGE_COUNT ? names[s] : "Unknown";
 }
 
@@ -420,9 +423,13 @@ void gp__tw_gpu_write_pending(gp__tw *w, const tw_pending *p) {
     gp__pb_short s = gp__pb_begin_short(pb, GP_PB_INTERNED_GPU_SPECIFICATIONS);
     gp__pb_uint(pb, GP_PB_SPEC_IID, p->iid);
     gp__pb_string(pb, GP_PB_SPEC_NAME, stage_name((uint32_t)p->a));
-    gp__pb_uint(pb, GP_PB_SPEC_CATEGORY,
-                p->a == STAGE_KERNEL ? GP_PB_STAGE_CATEGORY_COMPUTE
-                                     : GP_PB_STAGE_CATEGORY_OTHER);
+    uint32_t cat = GP_PB_STAGE_CATEGORY_OTHER;
+    if (p->a == STAGE_KERNEL ||
+        p->a == STAGE_GRAPHICS_FIRST + GP_RENDER_STAGE_COMPUTE)
+      cat = GP_PB_STAGE_CATEGORY_COMPUTE;
+    else if (p->a == STAGE_GRAPHICS_FIRST + GP_RENDER_STAGE_RENDER_PASS)
+      cat = GP_PB_STAGE_CATEGORY_GRAPHICS;
+    gp__pb_uint(pb, GP_PB_SPEC_CATEGORY, cat);
     gp__pb_end_short(pb, s);
     break;
   }
@@ -683,5 +690,44 @@ void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m) {
   work_begin(w, &g, ctx, q, s);
   extra(&w->pb, "bytes", m->bytes);
   extra(&w->pb, "value", m->value);
+  work_end(w, &g, stream_uuid);
+}
+
+/* See writerInt.h: a part of a graphics submission. Its name is the
+ * debug label or object name the program gave it, else the stage's. */
+void gp__tw_gpu_render_stage(gp__tw *w, const gp_activity_render_stage *r) {
+  uint64_t start = r->start, end = r->end;
+  if (gp__tw_untimed(w, r->queued, &start, &end))
+    return;
+  uint32_t stage = STAGE_GRAPHICS_FIRST + (r->stage < GP_RENDER_STAGE_KIND_COUNT
+                                               ? r->stage
+                                               : GP_RENDER_STAGE_TRANSFER);
+  gpu_work g = {r->correlation_id,
+                start,
+                end,
+                r->device_id,
+                r->context_id,
+                r->stream_id,
+                r->queue_id,
+                stage,
+                0,
+                r->name_id ? r->name_id : stage_string(stage),
+                NULL,
+                0};
+  g.waits = gp_activity_wait_ids(&r->hdr, &g.nwaits);
+  uint64_t ctx, q, s;
+  uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
+  if (r->name_id)
+    g.name_iid = gp__tw_event_name(w, r->name_id);
+  work_begin(w, &g, ctx, q, s);
+  gp__pb_writer *pb = &w->pb;
+  if (r->render_target)
+    gp__pb_uint(pb, GP_PB_RSE_RENDER_TARGET_HANDLE, r->render_target);
+  if (r->render_pass)
+    gp__pb_uint(pb, GP_PB_RSE_RENDER_PASS_HANDLE, r->render_pass);
+  if (r->submission_id)
+    gp__pb_uint(pb, GP_PB_RSE_SUBMISSION_ID, r->submission_id);
+  if (r->command_buffer)
+    gp__pb_uint(pb, GP_PB_RSE_COMMAND_BUFFER_HANDLE, r->command_buffer);
   work_end(w, &g, stream_uuid);
 }

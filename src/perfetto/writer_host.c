@@ -224,6 +224,62 @@ static void gpu_log(gp__tw *w, uint64_t ts, uint32_t severity, const char *tag,
   gp__tw_packet_end(w);
 }
 
+/* See writerInt.h: a driver's or layer's message. */
+void gp__tw_gpu_log(gp__tw *w, const gp_activity_gpu_log *l) {
+  gp__tw_saw_ts(w, l->timestamp);
+  uint32_t sev = l->severity <= GP_LOG_ERROR ? l->severity : GP_LOG_UNSPECIFIED;
+  gpu_log(w, l->timestamp, sev, gp_activity_string(l->tag_id),
+          gp_activity_string(l->message_id));
+}
+
+/* A Vulkan object's debug-utils name (VulkanApiEvent), which the trace
+ * processor gives the render stages that name its handle. */
+static void api_object_name(gp__tw *w, const gp_activity_name *n) {
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_saw_ts(w, n->timestamp);
+  gp__tw_packet_begin(w, n->timestamp, 0);
+  gp__pb_short e = gp__pb_begin_short(pb, GP_PB_PACKET_VULKAN_API_EVENT);
+  gp__pb_short o = gp__pb_begin_short(pb, GP_PB_VKAPI_OBJECT_NAME);
+  gp__pb_uint(pb, GP_PB_VKNAME_PID, gp__tw_pid(w, n->process_id));
+  gp__pb_int(pb, GP_PB_VKNAME_OBJECT_TYPE, (int32_t)n->api_object_type);
+  gp__pb_uint(pb, GP_PB_VKNAME_OBJECT, n->object_handle);
+  gp__pb_string(pb, GP_PB_VKNAME_OBJECT_NAME, gp_activity_string(n->name_id));
+  gp__pb_end_short(pb, o);
+  gp__pb_end_short(pb, e);
+  gp__tw_packet_end(w);
+}
+
+/* See writerInt.h: a VulkanMemoryEvent, if its source is asked for. */
+void gp__tw_gpu_memory(gp__tw *w, const gp_activity_gpu_memory *m) {
+  bool driver = m->source == GP_GPU_MEMORY_SOURCE_DRIVER;
+  if (driver ? !w->o.vk_driver_memory : !w->o.vk_device_memory)
+    return;
+  gp__tw_saw_ts(w, m->timestamp);
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, m->timestamp, 0);
+  gp__pb_short e = gp__pb_begin_short(pb, GP_PB_PACKET_VULKAN_MEMORY_EVENT);
+  gp__pb_uint(pb, GP_PB_VKMEM_SOURCE, m->source);
+  gp__pb_uint(pb, GP_PB_VKMEM_OPERATION, m->operation);
+  gp__pb_int(pb, GP_PB_VKMEM_TIMESTAMP, (int64_t)m->timestamp);
+  gp__pb_uint(pb, GP_PB_VKMEM_PID, gp__tw_pid(w, m->process_id));
+  if (m->memory_address)
+    gp__pb_fixed64(pb, GP_PB_VKMEM_MEMORY_ADDRESS, m->memory_address);
+  gp__pb_uint(pb, GP_PB_VKMEM_MEMORY_SIZE, m->size);
+  if (driver && m->scope)
+    gp__pb_uint(pb, GP_PB_VKMEM_ALLOCATION_SCOPE, m->scope);
+  gp__pb_fixed64(pb, GP_PB_VKMEM_DEVICE, m->device);
+  if (m->device_memory)
+    gp__pb_fixed64(pb, GP_PB_VKMEM_DEVICE_MEMORY, m->device_memory);
+  if (!driver) {
+    gp__pb_uint(pb, GP_PB_VKMEM_MEMORY_TYPE, m->memory_type);
+    gp__pb_uint(pb, GP_PB_VKMEM_HEAP, m->heap);
+  }
+  if (m->object_handle)
+    gp__pb_fixed64(pb, GP_PB_VKMEM_OBJECT_HANDLE, m->object_handle);
+  gp__pb_end_short(pb, e);
+  gp__tw_packet_end(w);
+}
+
 /* ------------------------------------------------------------------ */
 /* API calls                                                            */
 
@@ -234,6 +290,8 @@ static uint32_t gpu_api_of_domain(uint32_t domain) {
     return GP_API_CUDA;
   case GP_API_DOMAIN_OPENCL:
     return GP_API_OPEN_CL;
+  case GP_API_DOMAIN_VULKAN:
+    return GP_API_VULKAN;
   default:
     return 0;
   }
@@ -410,7 +468,10 @@ void gp__tw_overhead(gp__tw *w, const gp_activity_overhead *o) {
 
 /* See writerInt.h. */
 void gp__tw_name(gp__tw *w, const gp_activity_name *n) {
-  if (n->object_kind == GP_OBJECT_THREAD && w->o.render_stages)
+  if (n->object_kind == GP_OBJECT_API_OBJECT && w->o.render_stages &&
+      n->hdr.size >= sizeof(*n))
+    api_object_name(w, n);
+  else if (n->object_kind == GP_OBJECT_THREAD && w->o.render_stages)
     thread_name(w, n);
   else if (n->object_kind == GP_OBJECT_STREAM && w->o.render_stages)
     gp__tw_gpu_stream_name(w, n);

@@ -125,7 +125,8 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
            (1ull << GP_ACTIVITY_KIND_DEVICE) |
            (1ull << GP_ACTIVITY_KIND_CONTEXT) |
            (1ull << GP_ACTIVITY_KIND_NAME) |
-           (1ull << GP_ACTIVITY_KIND_SYNCHRONIZATION);
+           (1ull << GP_ACTIVITY_KIND_SYNCHRONIZATION) |
+           (1ull << GP_ACTIVITY_KIND_RENDER_STAGE);
       if (!deterministic)
         k |= 1ull << GP_ACTIVITY_KIND_OVERHEAD;
       break;
@@ -134,7 +135,10 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
            (1ull << GP_ACTIVITY_KIND_DEVICE);
       break;
     case GP_DATA_SOURCE_GPU_LOG:
-      k |= 1ull << GP_ACTIVITY_KIND_API;
+      k |= (1ull << GP_ACTIVITY_KIND_API) | (1ull << GP_ACTIVITY_KIND_GPU_LOG);
+      break;
+    case GP_DATA_SOURCE_VULKAN_MEMORY:
+      k |= 1ull << GP_ACTIVITY_KIND_GPU_MEMORY;
       break;
     default:
       break;
@@ -257,6 +261,11 @@ static int writer_options(const gp_trace_config *cfg, uint32_t seq, int fd,
       o->counters = true;
     } else if (ds.kind == GP_DATA_SOURCE_GPU_LOG) {
       o->gpu_log = true;
+    } else if (ds.kind == GP_DATA_SOURCE_VULKAN_MEMORY) {
+      /* Neither asked for: device memory (gpuperf's choice). */
+      o->vk_driver_memory = ds.track_driver_memory_usage != 0;
+      o->vk_device_memory =
+          ds.track_device_memory_usage != 0 || !ds.track_driver_memory_usage;
     }
   }
   return 0;

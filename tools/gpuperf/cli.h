@@ -30,6 +30,13 @@ int cmd_report(int argc, char **argv);
  */
 void cli_preload_opencl(void);
 
+/*
+ * Sets the Vulkan loader's variables so that programs started from here
+ * load the layer VK_LAYER_GPUPERF_trace (vulkan_layer.c). Does nothing if
+ * GPUPERF_VULKAN=0, in sanitizer builds, or if its manifest is not found.
+ */
+void cli_enable_vulkan_layer(void);
+
 /* Prints "gpuperf: " and the message to stderr; returns status. */
 int cli_error(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

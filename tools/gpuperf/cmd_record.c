@@ -45,7 +45,8 @@ static void record_usage(FILE *out) {
       "Runs CMD and records what its processes do on GPUs into one\n"
       "Perfetto trace (open it in ui.perfetto.dev, or query it with\n"
       "gpuperf query). Programs that use libgpuperf, or OpenCL (through\n"
-      "libgpuperf-opencl.so, preloaded), are recorded; each process,\n"
+      "libgpuperf-opencl.so, preloaded), or Vulkan (through the layer\n"
+      "VK_LAYER_GPUPERF_trace), are recorded; each process,\n"
       "children included, gets its own packet sequence.\n\n"
       "  -c, --config FILE     TraceConfig in the protobuf text format\n"
       "                        (default: gpu.renderstages and gpu.counters)\n"
@@ -321,6 +322,7 @@ int cmd_record(int argc, char **argv) {
     setenv("GPUPERF_RECORD_CONFIG", cfg_path, 1);
     cli_cuda_record_env(); /* CUDA programs: the driver loads the collector */
     cli_preload_opencl();  /* OpenCL programs are recorded too */
+    cli_enable_vulkan_layer(); /* and Vulkan programs */
     execvp(argv[optind], argv + optind);
     int e = errno;
     fprintf(stderr, "gpuperf: cannot run '%s': %s\n", argv[optind],
@@ -372,8 +374,8 @@ int cmd_record(int argc, char **argv) {
     if (procs == 0)
       fprintf(stderr,
               "gpuperf record: no process of '%s' did GPU work through "
-              "gpuperf (the simulated GPUs, OpenCL or CUDA): nothing was "
-              "recorded\n",
+              "gpuperf (the simulated GPUs, OpenCL, CUDA or Vulkan): "
+              "nothing was recorded\n",
               argv[optind]);
   }
   return code;

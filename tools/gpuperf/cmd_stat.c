@@ -389,6 +389,7 @@ static void preload_self(void) {
   setenv("LD_PRELOAD", v, 1);
   free(v);
   cli_preload_opencl(); /* OpenCL programs too */
+  cli_enable_vulkan_layer();
 }
 
 static double now_s(void) {

@@ -1,0 +1,602 @@
+/*
+ * cmd.c - command buffers: their state, and the timestamps the layer
+ * records into them.
+ *
+ * When render stages are being recorded, a primary command buffer gets a
+ * query pool of ours (sized from its previous recording). Its recording
+ * starts by resetting the pool and writing timestamp 0; each render pass,
+ * dynamic rendering block, dispatch and transfer command is bracketed by
+ * two timestamps (top of pipe before, bottom of pipe after) and noted as a
+ * region with the debug label then in effect; the end writes the last
+ * timestamp. Because the reset is part of the recording, a command buffer
+ * submitted again measures each execution afresh. Secondary command
+ * buffers are not instrumented (their time is their primary's).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vkInt.h"
+
+/* See vkInt.h. */
+bool gp__vk_tracing(const gp__vk_device *dev) {
+  return gp__vk_core->activity_enabled(GP_ACTIVITY_KIND_RENDER_STAGE,
+                                       dev->context_id);
+}
+
+/* See vkInt.h. */
+gp__vk_cmdbuf *gp__vk_cmdbuf_get(gp__vk_device *dev, VkCommandBuffer cb) {
+  pthread_mutex_lock(&dev->lock);
+  gp__vk_cmdbuf *c = gp__vk_map_get(&dev->cmdbufs, (uint64_t)(uintptr_t)cb);
+  pthread_mutex_unlock(&dev->lock);
+  return c;
+}
+
+/* See vkInt.h. */
+void gp__vk_cmdbuf_free(gp__vk_device *dev, gp__vk_cmdbuf *c) {
+  gp__vk_map_del(&dev->cmdbufs, (uint64_t)(uintptr_t)c->handle);
+  if (c->qpool)
+    dev->DestroyQueryPool(dev->handle, c->qpool, NULL);
+  gp__vk_pstats_fini(dev, c);
+  free(c->regions);
+  free(c);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL layer_AllocateCommandBuffers(
+    VkDevice device, const VkCommandBufferAllocateInfo *ai,
+    VkCommandBuffer *out) {
+  gp__vk_device *dev = gp__vk_device_of(device);
+  VkResult r = dev->AllocateCommandBuffers(device, ai, out);
+  if (r != VK_SUCCESS)
+    return r;
+  pthread_mutex_lock(&dev->lock);
+  for (uint32_t i = 0; i < ai->commandBufferCount; i++) {
+    gp__vk_cmdbuf *c = calloc(1, sizeof(*c));
+    if (!c)
+      break; /* that one is not measured */
+    c->handle = out[i];
+    c->pool = ai->commandPool;
+    c->dev = dev;
+    c->primary = ai->level == VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    if (gp__vk_map_put(&dev->cmdbufs, (uint64_t)(uintptr_t)out[i], c) != 0)
+      free(c);
+  }
+  pthread_mutex_unlock(&dev->lock);
+  return r;
+}
+
+/* Forgets a command buffer, reading back its submissions first. */
+static void forget(gp__vk_device *dev, gp__vk_cmdbuf *c) {
+  if (c->pending)
+    gp__vk_resolve(dev, true, c);
+  gp__vk_cmdbuf_free(dev, c);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+layer_FreeCommandBuffers(VkDevice device, VkCommandPool pool, uint32_t n,
+                         const VkCommandBuffer *cbs) {
+  gp__vk_device *dev = gp__vk_device_of(device);
+  pthread_mutex_lock(&dev->lock);
+  for (uint32_t i = 0; i < n; i++) {
+    gp__vk_cmdbuf *c =
+        gp__vk_map_get(&dev->cmdbufs, (uint64_t)(uintptr_t)cbs[i]);
+    if (c)
+      forget(dev, c);
+  }
+  pthread_mutex_unlock(&dev->lock);
+  dev->FreeCommandBuffers(device, pool, n, cbs);
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_DestroyCommandPool(
+    VkDevice device, VkCommandPool pool, const VkAllocationCallbacks *alloc) {
+  gp__vk_device *dev = gp__vk_device_of(device);
+  pthread_mutex_lock(&dev->lock);
+  /* A pool's buffers go with it. Scanning the table is linear in the
+   * command buffers alive, once per pool destroyed. */
+  for (size_t i = 0; i < dev->cmdbufs.cap;) {
+    gp__vk_cmdbuf *c = dev->cmdbufs.vals[i];
+    if (dev->cmdbufs.keys[i] && c->pool == pool)
+      forget(dev, c); /* the slot may now hold a shifted entry: look again */
+    else
+      i++;
+  }
+  pthread_mutex_unlock(&dev->lock);
+  dev->DestroyCommandPool(device, pool, alloc);
+}
+
+/* Makes room for want regions (2 queries each, plus 2). False if none. */
+static bool ensure_pool(gp__vk_device *dev, gp__vk_cmdbuf *c, uint32_t want) {
+  if (want > GP_VK_REGIONS_MAX)
+    want = GP_VK_REGIONS_MAX;
+  uint32_t need = 2 + 2 * want;
+  if (c->qpool && c->qcap >= need)
+    return true;
+  if (c->qpool)
+    dev->DestroyQueryPool(dev->handle, c->qpool, NULL);
+  c->qpool = VK_NULL_HANDLE;
+  c->qcap = 0;
+  gp__vk_region *regions = realloc(c->regions, want * sizeof(*regions));
+  if (!regions)
+    return false;
+  c->regions = regions;
+  VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                              .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                              .queryCount = need};
+  if (dev->CreateQueryPool(dev->handle, &qi, NULL, &c->qpool) != VK_SUCCESS) {
+    c->qpool = VK_NULL_HANDLE;
+    return false;
+  }
+  c->qcap = need;
+  return true;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL layer_BeginCommandBuffer(
+    VkCommandBuffer cb, const VkCommandBufferBeginInfo *bi) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  VkResult r = dev->BeginCommandBuffer(cb, bi);
+  pthread_mutex_lock(&dev->lock);
+  gp__vk_cmdbuf *c = gp__vk_map_get(&dev->cmdbufs, (uint64_t)(uintptr_t)cb);
+  if (c && c->pending) /* recorded again: the last execution is over */
+    gp__vk_resolve(dev, true, c);
+  pthread_mutex_unlock(&dev->lock);
+  if (!c)
+    return r;
+  uint32_t want = c->want > GP_VK_REGIONS_FIRST ? c->want : GP_VK_REGIONS_FIRST;
+  c->instrumented = false;
+  c->recorded = false;
+  c->nregions = c->want = c->open_region = 0;
+  c->label_depth = 0;
+  c->stat_open = c->app_stats = false;
+  if (r != VK_SUCCESS || !c->primary || !gp__vk_tracing(dev) ||
+      !dev->CmdWriteTimestamp || !ensure_pool(dev, c, want))
+    return r;
+  c->instrumented = true;
+  dev->CmdResetQueryPool(cb, c->qpool, 0, c->qcap);
+  dev->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, c->qpool, 0);
+  return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+layer_EndCommandBuffer(VkCommandBuffer cb) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  gp__vk_cmdbuf *c = gp__vk_cmdbuf_get(dev, cb);
+  if (c && c->instrumented)
+    dev->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->qpool,
+                           1);
+  VkResult r = dev->EndCommandBuffer(cb);
+  if (c)
+    c->recorded = r == VK_SUCCESS;
+  return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Regions                                                              */
+
+/* Opens a region before a command; returns the state to close it with
+ * (NULL if this command is not measured). */
+static gp__vk_cmdbuf *region_open(gp__vk_device *dev, VkCommandBuffer cb,
+                                  uint32_t stage, uint64_t render_pass,
+                                  uint64_t target) {
+  gp__vk_cmdbuf *c = gp__vk_cmdbuf_get(dev, cb);
+  if (!c || !c->instrumented || c->open_region)
+    return NULL;
+  c->want++;
+  if (2 + 2 * (c->nregions + 1) > c->qcap)
+    return NULL; /* counted in want: the next recording has room */
+  uint32_t i = c->nregions++;
+  c->regions[i].stage = stage;
+  c->regions[i].name_id = c->label_depth && c->label_depth <= GP_VK_LABEL_DEPTH
+                              ? c->labels[c->label_depth - 1]
+                              : 0;
+  c->regions[i].render_pass = render_pass;
+  c->regions[i].render_target = target;
+  c->regions[i].stat_q = c->regions[i].stat_lost = 0;
+  c->open_region = i + 1;
+  dev->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, c->qpool,
+                         2 + 2 * i);
+  /* Pipeline statistics, if this stage is to be measured (outside any
+   * render pass here: the reset is allowed). */
+  if ((stage == GP_RENDER_STAGE_RENDER_PASS ||
+       stage == GP_RENDER_STAGE_COMPUTE) &&
+      dev->pstats && !c->app_stats &&
+      gp__vk_pstats_want(dev, c->regions[i].name_id, stage) &&
+      gp__vk_pstats_pool(dev, c, c->qcap / 2)) {
+    dev->CmdResetQueryPool(cb, c->spool, i, 1);
+    dev->CmdBeginQuery(cb, c->spool, i, 0);
+    c->regions[i].stat_q = i + 1;
+    c->stat_open = true;
+  }
+  return c;
+}
+
+static void region_close(gp__vk_device *dev, VkCommandBuffer cb,
+                         gp__vk_cmdbuf *c) {
+  if (!c || !c->open_region)
+    return;
+  uint32_t i = c->open_region - 1;
+  c->open_region = 0;
+  if (c->stat_open) {
+    dev->CmdEndQuery(cb, c->spool, i);
+    c->stat_open = false;
+  }
+  dev->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->qpool,
+                         3 + 2 * i);
+}
+
+/* Render passes close at their end command, not after the begin. */
+static void pass_close(gp__vk_device *dev, VkCommandBuffer cb) {
+  gp__vk_cmdbuf *c = gp__vk_cmdbuf_get(dev, cb);
+  if (c && c->open_region &&
+      c->regions[c->open_region - 1].stage == GP_RENDER_STAGE_RENDER_PASS)
+    region_close(dev, cb, c);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+layer_CmdBeginRenderPass(VkCommandBuffer cb, const VkRenderPassBeginInfo *bi,
+                         VkSubpassContents contents) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  region_open(dev, cb, GP_RENDER_STAGE_RENDER_PASS,
+              (uint64_t)(uintptr_t)bi->renderPass,
+              (uint64_t)(uintptr_t)bi->framebuffer);
+  dev->CmdBeginRenderPass(cb, bi, contents);
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdEndRenderPass(VkCommandBuffer cb) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  dev->CmdEndRenderPass(cb);
+  pass_close(dev, cb);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+layer_CmdBeginRenderPass2(VkCommandBuffer cb, const VkRenderPassBeginInfo *bi,
+                          const VkSubpassBeginInfo *si) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  region_open(dev, cb, GP_RENDER_STAGE_RENDER_PASS,
+              (uint64_t)(uintptr_t)bi->renderPass,
+              (uint64_t)(uintptr_t)bi->framebuffer);
+  dev->CmdBeginRenderPass2(cb, bi, si);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+layer_CmdEndRenderPass2(VkCommandBuffer cb, const VkSubpassEndInfo *ei) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  dev->CmdEndRenderPass2(cb, ei);
+  pass_close(dev, cb);
+}
+
+/* Dynamic rendering: the target is the first color attachment's view. */
+static uint64_t rendering_target(const VkRenderingInfo *ri) {
+  if (ri->colorAttachmentCount && ri->pColorAttachments)
+    return (uint64_t)(uintptr_t)ri->pColorAttachments[0].imageView;
+  if (ri->pDepthAttachment)
+    return (uint64_t)(uintptr_t)ri->pDepthAttachment->imageView;
+  return 0;
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+layer_CmdBeginRendering(VkCommandBuffer cb, const VkRenderingInfo *ri) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  /* A resumed block continues the suspended one's region. */
+  if (!(ri->flags & VK_RENDERING_RESUMING_BIT))
+    region_open(dev, cb, GP_RENDER_STAGE_RENDER_PASS, 0, rendering_target(ri));
+  dev->CmdBeginRendering(cb, ri);
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdEndRendering(VkCommandBuffer cb) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  dev->CmdEndRendering(cb);
+  pass_close(dev, cb);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+layer_CmdBeginRenderingKHR(VkCommandBuffer cb, const VkRenderingInfo *ri) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  if (!(ri->flags & VK_RENDERING_RESUMING_BIT))
+    region_open(dev, cb, GP_RENDER_STAGE_RENDER_PASS, 0, rendering_target(ri));
+  dev->CmdBeginRenderingKHR(cb, ri);
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdEndRenderingKHR(VkCommandBuffer cb) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  dev->CmdEndRenderingKHR(cb);
+  pass_close(dev, cb);
+}
+
+/* A command timed on its own: region around the forwarded call. */
+#define TIMED(stage, target, call)                                             \
+  do {                                                                         \
+    gp__vk_device *dev = gp__vk_device_of(cb);                                 \
+    gp__vk_cmdbuf *c = region_open(dev, cb, stage, 0, (uint64_t)(target));     \
+    dev->call;                                                                 \
+    region_close(dev, cb, c);                                                  \
+  } while (0)
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdDispatch(VkCommandBuffer cb,
+                                                    uint32_t x, uint32_t y,
+                                                    uint32_t z) {
+  TIMED(GP_RENDER_STAGE_COMPUTE, 0, CmdDispatch(cb, x, y, z));
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdDispatchIndirect(VkCommandBuffer cb,
+                                                            VkBuffer b,
+                                                            VkDeviceSize o) {
+  TIMED(GP_RENDER_STAGE_COMPUTE, 0, CmdDispatchIndirect(cb, b, o));
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+layer_CmdDispatchBase(VkCommandBuffer cb, uint32_t bx, uint32_t by, uint32_t bz,
+                      uint32_t x, uint32_t y, uint32_t z) {
+  TIMED(GP_RENDER_STAGE_COMPUTE, 0, CmdDispatchBase(cb, bx, by, bz, x, y, z));
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdCopyBuffer(VkCommandBuffer cb,
+                                                      VkBuffer src,
+                                                      VkBuffer dst, uint32_t n,
+                                                      const VkBufferCopy *r) {
+  TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)dst,
+        CmdCopyBuffer(cb, src, dst, n, r));
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdCopyImage(
+    VkCommandBuffer cb, VkImage src, VkImageLayout sl, VkImage dst,
+    VkImageLayout dl, uint32_t n, const VkImageCopy *r) {
+  TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)dst,
+        CmdCopyImage(cb, src, sl, dst, dl, n, r));
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdCopyBufferToImage(
+    VkCommandBuffer cb, VkBuffer src, VkImage dst, VkImageLayout dl, uint32_t n,
+    const VkBufferImageCopy *r) {
+  TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)dst,
+        CmdCopyBufferToImage(cb, src, dst, dl, n, r));
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdCopyImageToBuffer(
+    VkCommandBuffer cb, VkImage src, VkImageLayout sl, VkBuffer dst, uint32_t n,
+    const VkBufferImageCopy *r) {
+  TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)dst,
+        CmdCopyImageToBuffer(cb, src, sl, dst, n, r));
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdBlitImage(
+    VkCommandBuffer cb, VkImage src, VkImageLayout sl, VkImage dst,
+    VkImageLayout dl, uint32_t n, const VkImageBlit *r, VkFilter f) {
+  TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)dst,
+        CmdBlitImage(cb, src, sl, dst, dl, n, r, f));
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdResolveImage(
+    VkCommandBuffer cb, VkImage src, VkImageLayout sl, VkImage dst,
+    VkImageLayout dl, uint32_t n, const VkImageResolve *r) {
+  TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)dst,
+        CmdResolveImage(cb, src, sl, dst, dl, n, r));
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdClearColorImage(
+    VkCommandBuffer cb, VkImage img, VkImageLayout l,
+    const VkClearColorValue *v, uint32_t n, const VkImageSubresourceRange *r) {
+  TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)img,
+        CmdClearColorImage(cb, img, l, v, n, r));
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdClearDepthStencilImage(
+    VkCommandBuffer cb, VkImage img, VkImageLayout l,
+    const VkClearDepthStencilValue *v, uint32_t n,
+    const VkImageSubresourceRange *r) {
+  TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)img,
+        CmdClearDepthStencilImage(cb, img, l, v, n, r));
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdFillBuffer(VkCommandBuffer cb,
+                                                      VkBuffer dst,
+                                                      VkDeviceSize off,
+                                                      VkDeviceSize size,
+                                                      uint32_t data) {
+  TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)dst,
+        CmdFillBuffer(cb, dst, off, size, data));
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdUpdateBuffer(VkCommandBuffer cb,
+                                                        VkBuffer dst,
+                                                        VkDeviceSize off,
+                                                        VkDeviceSize size,
+                                                        const void *data) {
+  TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)dst,
+        CmdUpdateBuffer(cb, dst, off, size, data));
+}
+
+/* ------------------------------------------------------------------ */
+/* Debug labels and names                                               */
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdBeginDebugUtilsLabelEXT(
+    VkCommandBuffer cb, const VkDebugUtilsLabelEXT *label) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  gp__vk_cmdbuf *c = gp__vk_cmdbuf_get(dev, cb);
+  if (c) {
+    if (c->label_depth < GP_VK_LABEL_DEPTH)
+      c->labels[c->label_depth] =
+          label && label->pLabelName
+              ? gp__vk_core->string_intern(label->pLabelName)
+              : 0;
+    c->label_depth++;
+  }
+  dev->CmdBeginDebugUtilsLabelEXT(cb, label);
+}
+
+static VKAPI_ATTR void VKAPI_CALL
+layer_CmdEndDebugUtilsLabelEXT(VkCommandBuffer cb) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  gp__vk_cmdbuf *c = gp__vk_cmdbuf_get(dev, cb);
+  if (c && c->label_depth)
+    c->label_depth--;
+  dev->CmdEndDebugUtilsLabelEXT(cb);
+}
+
+/* The name as a NAME record of an API object (VulkanApiEvent's
+ * debug-utils object name in the trace). */
+static void api_object_name(gp__vk_device *dev,
+                            const VkDebugUtilsObjectNameInfoEXT *ni) {
+  if (!ni->pObjectName ||
+      !gp__vk_core->activity_enabled(GP_ACTIVITY_KIND_NAME, 0))
+    return;
+  gp_activity_name *r =
+      gp__vk_core->activity_reserve(GP_ACTIVITY_KIND_NAME, sizeof(*r), 0, 0);
+  if (!r)
+    return;
+  r->object_kind = GP_OBJECT_API_OBJECT;
+  r->process_id = gp__vk_core->pid();
+  r->thread_id = gp__vk_core->tid();
+  r->device_id = dev->device_id;
+  r->context_id = dev->context_id;
+  r->stream_id = 0;
+  r->name_id = gp__vk_core->string_intern(ni->pObjectName);
+  r->reserved0 = 0;
+  r->object_handle = ni->objectHandle;
+  r->timestamp = gp_get_timestamp();
+  r->api_object_type = (uint32_t)ni->objectType;
+  r->reserved1 = 0;
+  gp__vk_core->activity_commit(r);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL layer_SetDebugUtilsObjectNameEXT(
+    VkDevice device, const VkDebugUtilsObjectNameInfoEXT *ni) {
+  gp__vk_device *dev = gp__vk_device_of(device);
+  if (ni)
+    api_object_name(dev, ni);
+  if (ni && ni->objectType == VK_OBJECT_TYPE_COMMAND_BUFFER) {
+    gp__vk_cmdbuf *c =
+        gp__vk_cmdbuf_get(dev, (VkCommandBuffer)(uintptr_t)ni->objectHandle);
+    if (c)
+      c->name_id =
+          ni->pObjectName ? gp__vk_core->string_intern(ni->pObjectName) : 0;
+  } else if (ni && ni->objectType == VK_OBJECT_TYPE_QUEUE && ni->pObjectName) {
+    pthread_mutex_lock(&dev->lock);
+    uint64_t v =
+        (uint64_t)(uintptr_t)gp__vk_map_get(&dev->queues, ni->objectHandle);
+    pthread_mutex_unlock(&dev->lock);
+    if (v)
+      gp__vk_core->emit_name(GP_OBJECT_STREAM, dev->device_id, dev->context_id,
+                             (uint32_t)(v >> 32), 0, ni->pObjectName);
+  }
+  return dev->SetDebugUtilsObjectNameEXT(device, ni);
+}
+
+/* ------------------------------------------------------------------ */
+/* The program's own pipeline-statistics queries                        */
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+layer_CreateQueryPool(VkDevice device, const VkQueryPoolCreateInfo *ci,
+                      const VkAllocationCallbacks *a, VkQueryPool *pool) {
+  gp__vk_device *dev = gp__vk_device_of(device);
+  VkResult r = dev->CreateQueryPool(device, ci, a, pool);
+  if (r == VK_SUCCESS && ci->queryType == VK_QUERY_TYPE_PIPELINE_STATISTICS) {
+    pthread_mutex_lock(&dev->lock);
+    gp__vk_map_put(&dev->stat_pools, (uint64_t)(uintptr_t)*pool, dev);
+    pthread_mutex_unlock(&dev->lock);
+  }
+  return r;
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_DestroyQueryPool(
+    VkDevice device, VkQueryPool pool, const VkAllocationCallbacks *a) {
+  gp__vk_device *dev = gp__vk_device_of(device);
+  pthread_mutex_lock(&dev->lock);
+  gp__vk_map_del(&dev->stat_pools, (uint64_t)(uintptr_t)pool);
+  pthread_mutex_unlock(&dev->lock);
+  dev->DestroyQueryPool(device, pool, a);
+}
+
+static bool is_stat_pool(gp__vk_device *dev, VkQueryPool pool) {
+  pthread_mutex_lock(&dev->lock);
+  bool yes = gp__vk_map_get(&dev->stat_pools, (uint64_t)(uintptr_t)pool);
+  pthread_mutex_unlock(&dev->lock);
+  return yes;
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdBeginQuery(VkCommandBuffer cb,
+                                                      VkQueryPool pool,
+                                                      uint32_t q,
+                                                      VkQueryControlFlags f) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  gp__vk_cmdbuf *c = gp__vk_cmdbuf_get(dev, cb);
+  if (c && is_stat_pool(dev, pool)) {
+    /* Two of the same type cannot be active: ours gives way. */
+    if (c->stat_open && c->open_region) {
+      uint32_t i = c->open_region - 1;
+      dev->CmdEndQuery(cb, c->spool, i);
+      c->regions[i].stat_lost = 1;
+      c->stat_open = false;
+    }
+    c->app_stats = true;
+  }
+  dev->CmdBeginQuery(cb, pool, q, f);
+}
+
+static VKAPI_ATTR void VKAPI_CALL layer_CmdEndQuery(VkCommandBuffer cb,
+                                                    VkQueryPool pool,
+                                                    uint32_t q) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  dev->CmdEndQuery(cb, pool, q);
+  gp__vk_cmdbuf *c = gp__vk_cmdbuf_get(dev, cb);
+  if (c && is_stat_pool(dev, pool))
+    c->app_stats = false;
+}
+
+/* See vkInt.h. */
+PFN_vkVoidFunction gp__vk_query_intercept(const char *name) {
+  if (strcmp(name, "vkCreateQueryPool") == 0)
+    return (PFN_vkVoidFunction)layer_CreateQueryPool;
+  if (strcmp(name, "vkDestroyQueryPool") == 0)
+    return (PFN_vkVoidFunction)layer_DestroyQueryPool;
+  if (strcmp(name, "vkCmdBeginQuery") == 0)
+    return (PFN_vkVoidFunction)layer_CmdBeginQuery;
+  if (strcmp(name, "vkCmdEndQuery") == 0)
+    return (PFN_vkVoidFunction)layer_CmdEndQuery;
+  return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The table                                                            */
+
+/* See vkInt.h. */
+PFN_vkVoidFunction gp__vk_device_intercept(const char *name) {
+  static const struct {
+    const char *name;
+    PFN_vkVoidFunction fn;
+  } table[] = {
+#define E(n) {"vk" #n, (PFN_vkVoidFunction)layer_##n}
+      E(AllocateCommandBuffers),
+      E(FreeCommandBuffers),
+      E(DestroyCommandPool),
+      E(BeginCommandBuffer),
+      E(EndCommandBuffer),
+      E(CmdBeginRenderPass),
+      E(CmdEndRenderPass),
+      E(CmdBeginRenderPass2),
+      E(CmdEndRenderPass2),
+      E(CmdBeginRendering),
+      E(CmdEndRendering),
+      E(CmdBeginRenderingKHR),
+      E(CmdEndRenderingKHR),
+      E(CmdDispatch),
+      E(CmdDispatchIndirect),
+      E(CmdDispatchBase),
+      E(CmdCopyBuffer),
+      E(CmdCopyImage),
+      E(CmdCopyBufferToImage),
+      E(CmdCopyImageToBuffer),
+      E(CmdBlitImage),
+      E(CmdResolveImage),
+      E(CmdClearColorImage),
+      E(CmdClearDepthStencilImage),
+      E(CmdFillBuffer),
+      E(CmdUpdateBuffer),
+      E(CmdBeginDebugUtilsLabelEXT),
+      E(CmdEndDebugUtilsLabelEXT),
+      E(SetDebugUtilsObjectNameEXT),
+#undef E
+  };
+  for (size_t i = 0; i < GP_ARRAY_SIZE(table); i++)
+    if (strcmp(name, table[i].name) == 0)
+      return table[i].fn;
+  return gp__vk_submit_intercept(name);
+}

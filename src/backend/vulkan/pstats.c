@@ -1,0 +1,223 @@
+/*
+ * pstats.c - pipeline-statistics counters per render stage.
+ *
+ * A Vulkan device whose driver offers pipelineStatisticsQuery publishes a
+ * catalog of seven counters (the statistics lavapipe and most drivers
+ * count) through the counters' backend table. They are instrumented only:
+ * when a gpu.counters session selects some of them with
+ * instrumented_sampling, each render pass and dispatch that the filter
+ * pipeline lets through (name globs over its debug label, or "Render
+ * pass" / "Compute"; TX ranges; skip/count) is bracketed by a
+ * pipeline-statistics query of the layer's own, and its values become
+ * COUNTER records of that stage (correlation id of its submission, window
+ * = the stage's GPU times), written when the stage is read back.
+ *
+ * The layer enables the feature at vkCreateDevice when the program did
+ * not. A query of the program's own of the same type cannot be active at
+ * the same time (Vulkan forbids it): a stage begun inside one is not
+ * measured, and one begun inside a stage of ours ends ours first.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vkInt.h"
+
+#define NSTATS 7
+
+/* Results come in bit order of these flags. */
+static const VkQueryPipelineStatisticFlags stat_flags =
+    VK_QUERY_PIPELINE_STATISTIC_INPUT_ASSEMBLY_VERTICES_BIT |
+    VK_QUERY_PIPELINE_STATISTIC_INPUT_ASSEMBLY_PRIMITIVES_BIT |
+    VK_QUERY_PIPELINE_STATISTIC_VERTEX_SHADER_INVOCATIONS_BIT |
+    VK_QUERY_PIPELINE_STATISTIC_CLIPPING_INVOCATIONS_BIT |
+    VK_QUERY_PIPELINE_STATISTIC_CLIPPING_PRIMITIVES_BIT |
+    VK_QUERY_PIPELINE_STATISTIC_FRAGMENT_SHADER_INVOCATIONS_BIT |
+    VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT;
+
+#define DEF(i, n, d, u, g)                                                     \
+  {                                                                            \
+    .info = {.id = i,                                                          \
+             .name = n,                                                        \
+             .description = d,                                                 \
+             .category = "pipeline statistics",                                \
+             .type = GP_COUNTER_TYPE_INT64,                                    \
+             .num_numerator_units = 1,                                         \
+             .numerator_units = {u},                                           \
+             .num_groups = 1,                                                  \
+             .groups = {g}},                                                   \
+    .combine = GP__SUM                                                         \
+  }
+
+static const gp__counter_def defs[NSTATS] = {
+    DEF(1, "ia_vertices", "vertices the input assembler read", GP_UNIT_VERTEX,
+        GP_COUNTER_GROUP_VERTICES),
+    DEF(2, "ia_primitives", "primitives the input assembler assembled",
+        GP_UNIT_PRIMITIVE, GP_COUNTER_GROUP_PRIMITIVES),
+    DEF(3, "vs_invocations", "vertex shader invocations", GP_UNIT_VERTEX,
+        GP_COUNTER_GROUP_VERTICES),
+    DEF(4, "clipping_invocations", "primitives that reached clipping",
+        GP_UNIT_PRIMITIVE, GP_COUNTER_GROUP_PRIMITIVES),
+    DEF(5, "clipping_primitives", "primitives clipping let through",
+        GP_UNIT_PRIMITIVE, GP_COUNTER_GROUP_PRIMITIVES),
+    DEF(6, "fs_invocations", "fragment shader invocations", GP_UNIT_FRAGMENT,
+        GP_COUNTER_GROUP_FRAGMENTS),
+    DEF(7, "cs_invocations", "compute shader invocations", GP_UNIT_NONE,
+        GP_COUNTER_GROUP_COMPUTE),
+};
+
+static const gp_counter_block_info block = {
+    .id = 0,
+    .capacity = NSTATS,
+    .num_counters = NSTATS,
+    .name = "pipeline statistics",
+    .description = "one pipeline-statistics query per measured stage"};
+
+static const gp_counter_group_info groups[] = {
+    {.id = GP_COUNTER_GROUP_VERTICES, .name = "VERTICES"},
+    {.id = GP_COUNTER_GROUP_PRIMITIVES, .name = "PRIMITIVES"},
+    {.id = GP_COUNTER_GROUP_FRAGMENTS, .name = "FRAGMENTS"},
+    {.id = GP_COUNTER_GROUP_COMPUTE, .name = "COMPUTE"},
+};
+
+/* Instrumented only: no sampling period is valid (min > max). */
+static const gp__catalog catalog = {.counters = defs,
+                                    .num_counters = NSTATS,
+                                    .num_blocks = 1,
+                                    .blocks = &block,
+                                    .groups = groups,
+                                    .num_groups = 4,
+                                    .max_active = NSTATS,
+                                    .min_period_ns = 1,
+                                    .max_period_ns = 0,
+                                    .supports_instrumented = 1,
+                                    .has_scheduler = 0};
+
+/* The provider state of one core device. */
+typedef struct prov {
+  uint32_t device_id;
+  pthread_mutex_t lock;
+  gp__sampler *s; /* sampling now, or NULL (lock) */
+} prov;
+
+static prov provs[64];
+static const gp_counters_backend_ops *K;
+
+static int ps_start(void *p, gp__sampler *s) {
+  prov *v = p;
+  if (s->period_ns || !s->instrumented)
+    return GP_ENOTSUP;
+  pthread_mutex_lock(&v->lock);
+  if (v->s)
+    K->sampler_put(v->s);
+  v->s = K->sampler_get(s);
+  pthread_mutex_unlock(&v->lock);
+  return 0;
+}
+
+static void ps_stop(void *p, gp__sampler *s) {
+  prov *v = p;
+  pthread_mutex_lock(&v->lock);
+  if (v->s == s) {
+    K->sampler_put(v->s);
+    v->s = NULL;
+  }
+  pthread_mutex_unlock(&v->lock);
+}
+
+static const gp__provider_ops ops = {.sampling_start = ps_start,
+                                     .sampling_stop = ps_stop};
+
+/* See vkInt.h. */
+void gp__vk_pstats_publish(gp__vk_device *dev, bool supported) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, gp__vk_counters_load);
+  K = gp__vk_counters;
+  if (!K || !supported || dev->device_id >= 64)
+    return;
+  prov *v = &provs[dev->device_id];
+  v->device_id = dev->device_id;
+  pthread_mutex_init(&v->lock, NULL);
+  if (K->counters_register(dev->device_id, &catalog, &ops, v) == 0)
+    K->counters_announce(dev->device_id);
+}
+
+/* The sampler of dev's device with a reference, or NULL. */
+static gp__sampler *sampler(const gp__vk_device *dev) {
+  if (!K || dev->device_id >= 64 || !dev->pstats)
+    return NULL;
+  prov *v = &provs[dev->device_id];
+  pthread_mutex_lock(&v->lock);
+  gp__sampler *s = v->s ? K->sampler_get(v->s) : NULL;
+  pthread_mutex_unlock(&v->lock);
+  return s;
+}
+
+/* See vkInt.h. */
+bool gp__vk_pstats_want(gp__vk_device *dev, uint32_t name_id, uint32_t stage) {
+  gp__sampler *s = sampler(dev);
+  if (!s)
+    return false;
+  const char *name = name_id ? gp_activity_string(name_id)
+                     : stage == GP_RENDER_STAGE_COMPUTE ? "Compute"
+                                                        : "Render pass";
+  bool want = K->sampler_instrument(s, name, NULL);
+  K->sampler_put(s);
+  return want;
+}
+
+/* See vkInt.h. */
+bool gp__vk_pstats_pool(gp__vk_device *dev, gp__vk_cmdbuf *c, uint32_t n) {
+  if (c->spool && c->scap >= n)
+    return true;
+  if (c->spool)
+    dev->DestroyQueryPool(dev->handle, c->spool, NULL);
+  c->spool = VK_NULL_HANDLE;
+  c->scap = 0;
+  VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                              .queryType = VK_QUERY_TYPE_PIPELINE_STATISTICS,
+                              .queryCount = n,
+                              .pipelineStatistics = stat_flags};
+  if (dev->CreateQueryPool(dev->handle, &qi, NULL, &c->spool) != VK_SUCCESS) {
+    c->spool = VK_NULL_HANDLE;
+    return false;
+  }
+  c->scap = n;
+  return true;
+}
+
+/* See vkInt.h. */
+void gp__vk_pstats_emit(gp__vk_device *dev, const gp__vk_cmdbuf *c,
+                        uint64_t corr, const uint64_t *start,
+                        const uint64_t *end) {
+  bool any = false;
+  for (uint32_t i = 0; i < c->nregions && !any; i++)
+    any = c->regions[i].stat_q != 0;
+  gp__sampler *s = any ? sampler(dev) : NULL;
+  if (!s)
+    return;
+  for (uint32_t i = 0; i < c->nregions; i++) {
+    uint32_t q = c->regions[i].stat_q;
+    if (!q || c->regions[i].stat_lost)
+      continue;
+    uint64_t v[NSTATS];
+    if (dev->GetQueryPoolResults(
+            dev->handle, c->spool, q - 1, 1, sizeof(v), v, sizeof(v),
+            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
+      continue;
+    for (uint32_t k = 0; k < s->num_counters; k++) {
+      uint32_t idx = s->index[k];
+      if (idx < NSTATS)
+        K->counter_emit(&catalog, dev->device_id, idx, (double)v[idx], 0.0,
+                        end[i], start[i], corr, 0, dev->context_id);
+    }
+  }
+  K->sampler_put(s);
+}
+
+/* See vkInt.h. */
+void gp__vk_pstats_fini(gp__vk_device *dev, gp__vk_cmdbuf *c) {
+  if (c->spool)
+    dev->DestroyQueryPool(dev->handle, c->spool, NULL);
+  c->spool = VK_NULL_HANDLE;
+  c->scap = 0;
+}

@@ -1,0 +1,519 @@
+/*
+ * submit.c - submissions and the records they become, and the host calls
+ * recorded as API slices.
+ *
+ * vkQueueSubmit gets a correlation id (its API record carries it, so the
+ * trace links the call to its GPU work) and a submission id; each
+ * instrumented command buffer it submits becomes a pending entry. Entries
+ * are read back without waiting when their last timestamp is available:
+ * at the next submission, after the program's own waits and presents, and
+ * at a flush; with waiting where the program has already waited (the
+ * command buffer is recorded again, freed or submitted again, the device
+ * is destroyed) or at a forced flush. Each entry becomes one RENDER_STAGE
+ * record for the command buffer (with the submissions its semaphores
+ * waited for) and one per region.
+ *
+ * Clocks. With VK_EXT_calibrated_timestamps the device clock is measured
+ * against CLOCK_MONOTONIC (whose offset to the trace clock we measure)
+ * at device creation and again at most once a second at submissions.
+ * Without it, a command buffer's first timestamp is placed at its
+ * submission's host time (a bracket: right to within the queueing delay).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vkInt.h"
+
+/* ------------------------------------------------------------------ */
+/* Clock                                                                */
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* See vkInt.h. */
+void gp__vk_calibrate(gp__vk_device *dev, bool force) {
+  uint64_t now = gp_get_timestamp();
+  if (!dev->GetCalibratedTimestampsEXT ||
+      (!force && dev->calibrated && now - dev->cal_at < 1000000000ull))
+    return;
+  VkCalibratedTimestampInfoEXT ti[2] = {
+      {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL,
+       VK_TIME_DOMAIN_DEVICE_EXT},
+      {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL,
+       VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT}};
+  uint64_t ts[2], dev_max = 0;
+  /* The trace clock against CLOCK_MONOTONIC: the middle of a bracket. */
+  uint64_t m0 = mono_ns(), t = gp_get_timestamp(), m1 = mono_ns();
+  int64_t offset = (int64_t)t - (int64_t)(m0 + (m1 - m0) / 2);
+  if (dev->GetCalibratedTimestampsEXT(dev->handle, 2, ti, ts, &dev_max) !=
+      VK_SUCCESS)
+    return;
+  dev->cal_dev = ts[0];
+  dev->cal_host = (int64_t)ts[1] + offset;
+  dev->cal_at = now;
+  dev->calibrated = true;
+}
+
+/* A device tick count in the trace clock; base: the bracket's shift. */
+static uint64_t to_trace(const gp__vk_device *dev, uint64_t ticks,
+                         int64_t base) {
+  if (dev->calibrated) {
+    int64_t d = (int64_t)(ticks - dev->cal_dev);
+    return (uint64_t)(dev->cal_host + (int64_t)((double)d * dev->period));
+  }
+  return (uint64_t)((int64_t)((double)ticks * dev->period) + base);
+}
+
+/* ------------------------------------------------------------------ */
+/* Records                                                              */
+
+static void stage_record(const gp__vk_device *dev, const gp__vk_pending *p,
+                         uint32_t stage, uint32_t name_id, uint64_t start,
+                         uint64_t end, uint64_t rp, uint64_t target,
+                         bool waits) {
+  gp__gpu_work w = {.correlation_id = p->corr,
+                    .queued = p->queued,
+                    .start = start,
+                    .end = end,
+                    .device_id = dev->device_id,
+                    .context_id = dev->context_id,
+                    .stream_id = p->stream_id,
+                    .queue_id = p->queue_id,
+                    .num_wait_ids = waits ? p->nwaits : 0,
+                    .wait_ids = p->waits};
+  uint32_t size =
+      gp__gpu_work_size(GP_ACTIVITY_KIND_RENDER_STAGE, w.num_wait_ids);
+  gp_activity_render_stage *r = gp__vk_core->activity_reserve(
+      GP_ACTIVITY_KIND_RENDER_STAGE, size, dev->context_id, p->stream_id);
+  if (!r)
+    return;
+  gp__gpu_work_fill(r, GP_ACTIVITY_KIND_RENDER_STAGE, &w);
+  r->stage = stage;
+  r->render_target = target;
+  r->render_pass = rp;
+  r->command_buffer = (uint64_t)(uintptr_t)p->cb->handle;
+  r->name_id = name_id;
+  r->submission_id = p->submission_id;
+  gp__vk_core->activity_commit(r);
+}
+
+/* Writes the records of one entry from its timestamps q (untimed when
+ * q is NULL: the work's times could not be read). */
+static void write_entry(gp__vk_device *dev, const gp__vk_pending *p,
+                        const uint64_t *q, uint32_t bits) {
+  const gp__vk_cmdbuf *c = p->cb;
+  uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+  int64_t base = 0;
+  if (q && !dev->calibrated)
+    base = (int64_t)p->queued - (int64_t)((double)(q[0] & mask) * dev->period);
+#define T(i) (q ? to_trace(dev, q[i] & mask, base) : 0)
+  stage_record(dev, p, GP_RENDER_STAGE_COMMAND_BUFFER, c->name_id, T(0), T(1),
+               0, 0, true);
+  for (uint32_t i = 0; i < c->nregions; i++) {
+    const gp__vk_region *g = &c->regions[i];
+    stage_record(dev, p, g->stage, g->name_id, T(2 + 2 * i), T(3 + 2 * i),
+                 g->render_pass, g->render_target, false);
+  }
+  /* Pipeline statistics of the measured stages, over their GPU times. */
+  if (q && c->spool) {
+    uint64_t st[64], en[64], *s = st, *e = en;
+    if (c->nregions > 64) {
+      s = malloc(c->nregions * sizeof(*s));
+      e = malloc(c->nregions * sizeof(*e));
+    }
+    if (s && e) {
+      for (uint32_t i = 0; i < c->nregions; i++) {
+        s[i] = T(2 + 2 * i);
+        e[i] = T(3 + 2 * i);
+      }
+      gp__vk_pstats_emit(dev, c, p->corr, s, e);
+    }
+    if (s != st)
+      free(s);
+    if (e != en)
+      free(e);
+  }
+#undef T
+}
+
+/* Reads an entry's timestamps; true when read (and written). */
+static bool read_entry(gp__vk_device *dev, gp__vk_pending *p, bool wait) {
+  gp__vk_cmdbuf *c = p->cb;
+  uint32_t n = 2 + 2 * c->nregions;
+  uint64_t small[2 * 34], *buf = small;
+  if (n > 34 && !(buf = malloc((size_t)n * 16))) {
+    write_entry(dev, p, NULL, 64);
+    return true;
+  }
+  VkQueryResultFlags fl = VK_QUERY_RESULT_64_BIT;
+  fl |= wait ? VK_QUERY_RESULT_WAIT_BIT : VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
+  size_t stride = wait ? 8 : 16;
+  /* Not waiting: the last timestamp (query 1) says whether it is over. */
+  if (!wait) {
+    uint64_t last[2] = {0, 0};
+    VkResult r = dev->GetQueryPoolResults(dev->handle, c->qpool, 1, 1,
+                                          sizeof(last), last, 16, fl);
+    if ((r != VK_SUCCESS && r != VK_NOT_READY) || !last[1]) {
+      if (buf != small)
+        free(buf);
+      return false;
+    }
+  }
+  VkResult r = dev->GetQueryPoolResults(dev->handle, c->qpool, 0, n,
+                                        (size_t)n * stride, buf, stride, fl);
+  bool ok = r == VK_SUCCESS;
+  if (ok && !wait) /* compact [value, available] pairs into values */
+    for (uint32_t i = 0; i < n; i++)
+      buf[i] = buf[2 * i];
+  if (!ok && !wait && r == VK_NOT_READY) {
+    if (buf != small)
+      free(buf);
+    return false;
+  }
+  write_entry(dev, p, ok ? buf : NULL,
+              p->family < 64 ? dev->timestamp_bits[p->family] : 64);
+  if (buf != small)
+    free(buf);
+  return true;
+}
+
+/* See vkInt.h. */
+void gp__vk_resolve(gp__vk_device *dev, bool wait, const gp__vk_cmdbuf *only) {
+  gp__vk_pending **pp = &dev->pending, *prev = NULL;
+  while (*pp) {
+    gp__vk_pending *p = *pp;
+    bool mine = !only || p->cb == only;
+    if (mine && read_entry(dev, p, wait || only)) {
+      *pp = p->next;
+      if (dev->pending_tail == p)
+        dev->pending_tail = prev;
+      p->cb->pending--;
+      free(p);
+      continue;
+    }
+    prev = p;
+    pp = &p->next;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* API records                                                          */
+
+static const char *const api_names[] = {"",
+                                        "vkQueueSubmit",
+                                        "vkQueuePresentKHR",
+                                        "vkQueueWaitIdle",
+                                        "vkDeviceWaitIdle",
+                                        "vkWaitForFences",
+                                        "vkAllocateMemory",
+                                        "vkFreeMemory",
+                                        "vkCreateGraphicsPipelines",
+                                        "vkCreateComputePipelines",
+                                        "vkCreateShaderModule",
+                                        "vkQueueSubmit2"};
+
+/* See vkInt.h. */
+void gp__vk_api(uint32_t cbid, const char *name, uint64_t start, uint64_t end,
+                uint64_t corr, VkResult rv) {
+  static _Atomic uint32_t ids[GP_ARRAY_SIZE(api_names)];
+  if (!gp__vk_core->activity_enabled(GP_ACTIVITY_KIND_API, 0))
+    return;
+  uint32_t id = cbid < GP_ARRAY_SIZE(ids) ? atomic_load(&ids[cbid]) : 0;
+  if (!id) {
+    id = gp__vk_core->string_intern(name);
+    if (cbid < GP_ARRAY_SIZE(ids))
+      atomic_store(&ids[cbid], id);
+  }
+  gp_activity_api *r =
+      gp__vk_core->activity_reserve(GP_ACTIVITY_KIND_API, sizeof(*r), 0, 0);
+  if (!r)
+    return;
+  r->correlation_id = corr;
+  r->start = start;
+  r->end = end;
+  r->process_id = gp__vk_core->pid();
+  r->thread_id = gp__vk_core->tid();
+  r->domain = GP_API_DOMAIN_VULKAN;
+  r->cbid = cbid;
+  r->name_id = id;
+  r->return_value = rv;
+  gp__vk_core->activity_commit(r);
+}
+
+#define API(id, start, corr, rv)                                               \
+  gp__vk_api(id, api_names[id], start, gp_get_timestamp(), corr, rv)
+
+/* ------------------------------------------------------------------ */
+/* Submission                                                           */
+
+/* What one submission waits for and what it signals (dev->lock). */
+typedef struct submit_ctx {
+  uint64_t corr, queued, qv;
+  uint32_t sid, nw, ncb;
+  uint64_t waits[8];
+} submit_ctx;
+
+/* A semaphore waited for: the submission that signalled it, if known. */
+static void note_wait(gp__vk_device *dev, submit_ctx *x, VkSemaphore sem) {
+  uint64_t w = (uint64_t)(uintptr_t)gp__vk_map_del(&dev->signals,
+                                                   (uint64_t)(uintptr_t)sem);
+  if (w && x->nw < 8)
+    x->waits[x->nw++] = w;
+}
+
+/* A command buffer submitted: pending until read back. */
+static void note_cb(gp__vk_device *dev, submit_ctx *x, VkCommandBuffer cb) {
+  gp__vk_cmdbuf *c = gp__vk_map_get(&dev->cmdbufs, (uint64_t)(uintptr_t)cb);
+  if (!c || !c->instrumented || !c->recorded)
+    return;
+  if (c->pending) /* submitted again: the last execution is over */
+    gp__vk_resolve(dev, true, c);
+  gp__vk_pending *p = calloc(1, sizeof(*p));
+  if (!p)
+    return;
+  p->cb = c;
+  p->corr = x->corr;
+  p->queued = x->queued;
+  p->submission_id = x->sid;
+  p->stream_id = (uint32_t)(x->qv >> 32);
+  p->queue_id = x->qv ? ((uint32_t)x->qv & 0xffffu) - 1 : 0;
+  p->family = (uint32_t)(x->qv >> 16) & 0xffffu;
+  /* The semaphores' waits belong to the first command buffer. */
+  p->nwaits = x->ncb++ == 0 ? x->nw : 0;
+  memcpy(p->waits, x->waits, sizeof(x->waits));
+  c->pending++;
+  if (dev->pending_tail)
+    dev->pending_tail->next = p;
+  else
+    dev->pending = p;
+  dev->pending_tail = p;
+}
+
+static void note_signal(gp__vk_device *dev, const submit_ctx *x,
+                        VkSemaphore sem) {
+  gp__vk_map_put(&dev->signals, (uint64_t)(uintptr_t)sem,
+                 (void *)(uintptr_t)x->corr);
+}
+
+/* Notes the command buffers of one VkSubmitInfo as pending (dev->lock). */
+static void note_submit(gp__vk_device *dev, const VkSubmitInfo *s,
+                        submit_ctx *x) {
+  x->nw = x->ncb = 0;
+  for (uint32_t i = 0; i < s->waitSemaphoreCount; i++)
+    note_wait(dev, x, s->pWaitSemaphores[i]);
+  for (uint32_t i = 0; i < s->commandBufferCount; i++)
+    note_cb(dev, x, s->pCommandBuffers[i]);
+  for (uint32_t i = 0; i < s->signalSemaphoreCount; i++)
+    note_signal(dev, x, s->pSignalSemaphores[i]);
+}
+
+/* The same for VkSubmitInfo2 (vkQueueSubmit2). */
+static void note_submit2(gp__vk_device *dev, const VkSubmitInfo2 *s,
+                         submit_ctx *x) {
+  x->nw = x->ncb = 0;
+  for (uint32_t i = 0; i < s->waitSemaphoreInfoCount; i++)
+    note_wait(dev, x, s->pWaitSemaphoreInfos[i].semaphore);
+  for (uint32_t i = 0; i < s->commandBufferInfoCount; i++)
+    note_cb(dev, x, s->pCommandBufferInfos[i].commandBuffer);
+  for (uint32_t i = 0; i < s->signalSemaphoreInfoCount; i++)
+    note_signal(dev, x, s->pSignalSemaphoreInfos[i].semaphore);
+}
+
+/* Drops the entries of a submission the driver refused. */
+static void unnote(gp__vk_device *dev, uint64_t corr) {
+  gp__vk_pending **pp = &dev->pending, *prev = NULL;
+  while (*pp) {
+    gp__vk_pending *p = *pp;
+    if (p->corr == corr) {
+      *pp = p->next;
+      if (dev->pending_tail == p)
+        dev->pending_tail = prev;
+      p->cb->pending--;
+      free(p);
+      continue;
+    }
+    prev = p;
+    pp = &p->next;
+  }
+}
+
+/* Before a submission: reads back what finished and notes the new work
+ * (v2: VkSubmitInfo2). Returns the submission's correlation id, 0 when
+ * render stages are not recorded. */
+static uint64_t submit_begin(gp__vk_device *dev, VkQueue queue, uint32_t n,
+                             const void *infos, bool v2, uint64_t start) {
+  if (!gp__vk_tracing(dev))
+    return 0;
+  submit_ctx x = {.corr = gp__vk_core->correlation_next(), .queued = start};
+  pthread_mutex_lock(&dev->lock);
+  gp__vk_calibrate(dev, false);
+  gp__vk_resolve(dev, false, NULL);
+  x.sid = atomic_fetch_add(&dev->submissions, 1) + 1;
+  x.qv = (uint64_t)(uintptr_t)gp__vk_map_get(&dev->queues, (uintptr_t)queue);
+  for (uint32_t i = 0; i < n; i++) {
+    if (v2)
+      note_submit2(dev, &((const VkSubmitInfo2 *)infos)[i], &x);
+    else
+      note_submit(dev, &((const VkSubmitInfo *)infos)[i], &x);
+  }
+  pthread_mutex_unlock(&dev->lock);
+  return x.corr;
+}
+
+/* After it: a refused submission leaves nothing pending. */
+static void submit_end(gp__vk_device *dev, uint64_t corr, VkResult r,
+                       uint32_t cbid, const char *name, uint64_t start) {
+  if (r != VK_SUCCESS && corr) {
+    pthread_mutex_lock(&dev->lock);
+    unnote(dev, corr);
+    pthread_mutex_unlock(&dev->lock);
+  }
+  gp__vk_api(cbid, name, start, gp_get_timestamp(), corr, r);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit(VkQueue queue,
+                                                        uint32_t n,
+                                                        const VkSubmitInfo *s,
+                                                        VkFence fence) {
+  gp__vk_device *dev = gp__vk_device_of(queue);
+  uint64_t start = gp_get_timestamp();
+  uint64_t corr = submit_begin(dev, queue, n, s, false, start);
+  VkResult r = dev->QueueSubmit(queue, n, s, fence);
+  submit_end(dev, corr, r, GP_VK_API_QUEUE_SUBMIT, "vkQueueSubmit", start);
+  return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit2(VkQueue queue,
+                                                         uint32_t n,
+                                                         const VkSubmitInfo2 *s,
+                                                         VkFence fence) {
+  gp__vk_device *dev = gp__vk_device_of(queue);
+  uint64_t start = gp_get_timestamp();
+  uint64_t corr = submit_begin(dev, queue, n, s, true, start);
+  VkResult r = dev->QueueSubmit2(queue, n, s, fence);
+  submit_end(dev, corr, r, GP_VK_API_QUEUE_SUBMIT2, "vkQueueSubmit2", start);
+  return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit2KHR(
+    VkQueue queue, uint32_t n, const VkSubmitInfo2 *s, VkFence fence) {
+  gp__vk_device *dev = gp__vk_device_of(queue);
+  uint64_t start = gp_get_timestamp();
+  uint64_t corr = submit_begin(dev, queue, n, s, true, start);
+  VkResult r = dev->QueueSubmit2KHR(queue, n, s, fence);
+  submit_end(dev, corr, r, GP_VK_API_QUEUE_SUBMIT2, "vkQueueSubmit2", start);
+  return r;
+}
+
+/* After the program's own waits: what finished is read back. */
+static void after_wait(gp__vk_device *dev) {
+  pthread_mutex_lock(&dev->lock);
+  gp__vk_resolve(dev, false, NULL);
+  pthread_mutex_unlock(&dev->lock);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+layer_QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR *pi) {
+  gp__vk_device *dev = gp__vk_device_of(queue);
+  uint64_t start = gp_get_timestamp();
+  VkResult r = dev->QueuePresentKHR(queue, pi);
+  API(GP_VK_API_QUEUE_PRESENT, start, 0, r);
+  after_wait(dev);
+  return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueWaitIdle(VkQueue queue) {
+  gp__vk_device *dev = gp__vk_device_of(queue);
+  uint64_t start = gp_get_timestamp();
+  VkResult r = dev->QueueWaitIdle(queue);
+  API(GP_VK_API_QUEUE_WAIT_IDLE, start, 0, r);
+  after_wait(dev);
+  return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL layer_DeviceWaitIdle(VkDevice device) {
+  gp__vk_device *dev = gp__vk_device_of(device);
+  uint64_t start = gp_get_timestamp();
+  VkResult r = dev->DeviceWaitIdle(device);
+  API(GP_VK_API_DEVICE_WAIT_IDLE, start, 0, r);
+  after_wait(dev);
+  return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL layer_WaitForFences(VkDevice device,
+                                                          uint32_t n,
+                                                          const VkFence *f,
+                                                          VkBool32 all,
+                                                          uint64_t timeout) {
+  gp__vk_device *dev = gp__vk_device_of(device);
+  uint64_t start = gp_get_timestamp();
+  VkResult r = dev->WaitForFences(device, n, f, all, timeout);
+  API(GP_VK_API_WAIT_FOR_FENCES, start, 0, r);
+  if (r == VK_SUCCESS)
+    after_wait(dev);
+  return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Objects                                                              */
+
+static VKAPI_ATTR VkResult VKAPI_CALL layer_CreateGraphicsPipelines(
+    VkDevice device, VkPipelineCache cache, uint32_t n,
+    const VkGraphicsPipelineCreateInfo *ci, const VkAllocationCallbacks *a,
+    VkPipeline *out) {
+  gp__vk_device *dev = gp__vk_device_of(device);
+  uint64_t start = gp_get_timestamp();
+  VkResult r = dev->CreateGraphicsPipelines(device, cache, n, ci, a, out);
+  API(GP_VK_API_CREATE_GRAPHICS_PIPELINES, start, 0, r);
+  return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+layer_CreateComputePipelines(VkDevice device, VkPipelineCache cache, uint32_t n,
+                             const VkComputePipelineCreateInfo *ci,
+                             const VkAllocationCallbacks *a, VkPipeline *out) {
+  gp__vk_device *dev = gp__vk_device_of(device);
+  uint64_t start = gp_get_timestamp();
+  VkResult r = dev->CreateComputePipelines(device, cache, n, ci, a, out);
+  API(GP_VK_API_CREATE_COMPUTE_PIPELINES, start, 0, r);
+  return r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL
+layer_CreateShaderModule(VkDevice device, const VkShaderModuleCreateInfo *ci,
+                         const VkAllocationCallbacks *a, VkShaderModule *m) {
+  gp__vk_device *dev = gp__vk_device_of(device);
+  uint64_t start = gp_get_timestamp();
+  VkResult r = dev->CreateShaderModule(device, ci, a, m);
+  API(GP_VK_API_CREATE_SHADER_MODULE, start, 0, r);
+  return r;
+}
+
+/* See vkInt.h: the rest of the device-level table. */
+PFN_vkVoidFunction gp__vk_submit_intercept(const char *name) {
+  static const struct {
+    const char *name;
+    PFN_vkVoidFunction fn;
+  } table[] = {
+#define E(n) {"vk" #n, (PFN_vkVoidFunction)layer_##n}
+      E(QueueSubmit),
+      E(QueueSubmit2),
+      E(QueueSubmit2KHR),
+      E(QueuePresentKHR),
+      E(QueueWaitIdle),
+      E(DeviceWaitIdle),
+      E(WaitForFences),
+      E(CreateGraphicsPipelines),
+      E(CreateComputePipelines),
+      E(CreateShaderModule),
+#undef E
+  };
+  for (size_t i = 0; i < GP_ARRAY_SIZE(table); i++)
+    if (strcmp(name, table[i].name) == 0)
+      return table[i].fn;
+  return gp__vk_memory_intercept(name);
+}

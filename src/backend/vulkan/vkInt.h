@@ -1,0 +1,361 @@
+/*
+ * vkInt.h - what the modules of the Vulkan layer share.
+ *
+ * libgpuperf-vulkan.so is a Vulkan layer (VK_LAYER_GPUPERF_trace). The
+ * loader puts it between the program and the next layer or the driver;
+ * every call we intercept is forwarded through the dispatch tables kept
+ * here, one per instance and one per device (layer.c). Around the calls
+ * it writes records into the process's one libgpuperf, reached through
+ * gp_backend_interface():
+ *  - command buffers (cmd.c): when render stages are being recorded, the
+ *    layer writes timestamps into a query pool of its own at the start and
+ *    end of each primary command buffer and around each render pass,
+ *    dynamic rendering block, dispatch and transfer command;
+ *  - submissions (submit.c): each vkQueueSubmit becomes an API record whose
+ *    correlation id all its stages share; the timestamps are read back
+ *    without waiting, at the next submission on the device, after the
+ *    program's own waits, at a flush, or when a command buffer is
+ *    recorded, freed or submitted again (then the program has waited for
+ *    it), and mapped to the trace clock with VK_EXT_calibrated_timestamps;
+ *  - other calls (api.c): presents, waits, allocations, pipeline and shader
+ *    creation as API records; debug-utils messages as GPU_LOG records.
+ *
+ * Locks: one per device (dev->lock) guards its command-buffer table and
+ * its pending submissions; the global registry lock (layer.c) guards the
+ * tables of instances and devices. No lock of ours is held across a call
+ * into the next layer that may block (submits, waits).
+ */
+#ifndef GPUPERF_VULKAN_VKINT_H
+#define GPUPERF_VULKAN_VKINT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <vulkan/vk_layer.h>
+#include <vulkan/vulkan.h>
+
+#include "core/backend.h"
+#include "counters/backend.h"
+
+#define GP_VK_LAYER_NAME "VK_LAYER_GPUPERF_trace"
+#define GP_VK_EXPORT __attribute__((visibility("default")))
+
+/* Regions a command buffer may hold before it stops being instrumented
+ * in detail (its whole-buffer stage is still measured); the pool is sized
+ * from the previous recording, so this is only the first guess. */
+#define GP_VK_REGIONS_FIRST 32
+#define GP_VK_REGIONS_MAX 4096
+#define GP_VK_LABEL_DEPTH 16
+
+/* The process's libgpuperf (layer.c). Never NULL after gp__vk_core_load. */
+extern const gp_backend_ops *gp__vk_core;
+
+/* Loads the core table once; a core of another build records nothing. */
+void gp__vk_core_load(void);
+
+/* The counters' provider table, or NULL (a libgpuperf of another build);
+ * set by gp__vk_counters_load(). */
+extern const gp_counters_backend_ops *gp__vk_counters;
+void gp__vk_counters_load(void);
+
+/* ------------------------------------------------------------------ */
+/* A small map from 64-bit keys (handles) to pointers (map.c)          */
+
+typedef struct gp__vk_map {
+  uint64_t *keys; /* 0: empty slot; handles are never 0 */
+  void **vals;
+  size_t cap, n; /* cap a power of two */
+} gp__vk_map;
+
+/* The value for key, or NULL. */
+void *gp__vk_map_get(const gp__vk_map *m, uint64_t key);
+/* Sets key to val (replacing). Returns 0 or GP_ENOMEM (map unchanged). */
+int gp__vk_map_put(gp__vk_map *m, uint64_t key, void *val);
+/* Removes key; returns its value or NULL. */
+void *gp__vk_map_del(gp__vk_map *m, uint64_t key);
+void gp__vk_map_fini(gp__vk_map *m);
+
+/* ------------------------------------------------------------------ */
+/* Dispatch                                                             */
+
+/* The instance functions we call or intercept. */
+typedef struct gp__vk_instance {
+  VkInstance handle;
+  PFN_vkGetInstanceProcAddr gipa;
+  PFN_vkDestroyInstance DestroyInstance;
+  PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
+  PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties;
+  PFN_vkGetPhysicalDeviceProperties2 GetPhysicalDeviceProperties2;
+  PFN_vkGetPhysicalDeviceQueueFamilyProperties
+      GetPhysicalDeviceQueueFamilyProperties;
+  PFN_vkGetPhysicalDeviceMemoryProperties GetPhysicalDeviceMemoryProperties;
+  PFN_vkGetPhysicalDeviceFeatures GetPhysicalDeviceFeatures;
+  PFN_vkCreateDebugUtilsMessengerEXT CreateDebugUtilsMessengerEXT;
+  PFN_vkDestroyDebugUtilsMessengerEXT DestroyDebugUtilsMessengerEXT;
+  VkDebugUtilsMessengerEXT messenger; /* ours, for gpu.log; may be null */
+  uint32_t api_version;
+} gp__vk_instance;
+
+/* What we remember of a recording command buffer's timed parts. */
+typedef struct gp__vk_region {
+  uint32_t stage;   /* gp_render_stage_kind */
+  uint32_t name_id; /* debug label in effect, 0 if none */
+  uint64_t render_pass, render_target;
+  uint32_t stat_q;    /* pipeline-statistics query + 1, 0 if none */
+  uint32_t stat_lost; /* ended early for the program's own query */
+} gp__vk_region;
+
+typedef struct gp__vk_device gp__vk_device;
+
+/* A command buffer of ours to know. */
+typedef struct gp__vk_cmdbuf {
+  VkCommandBuffer handle;
+  VkCommandPool pool;
+  gp__vk_device *dev;
+  bool primary;
+  bool instrumented; /* this recording writes timestamps */
+  bool recorded;     /* ended successfully */
+  uint32_t pending;  /* submissions not yet read back */
+  VkQueryPool qpool;
+  uint32_t qcap;        /* queries in qpool */
+  uint32_t nregions;    /* timed regions of this recording */
+  uint32_t want;        /* regions seen (past capacity too) */
+  uint32_t open_region; /* index of the open region + 1, 0 if none */
+  gp__vk_region *regions;
+  uint32_t label_depth;
+  uint32_t labels[GP_VK_LABEL_DEPTH];
+  VkQueryPool spool; /* pipeline statistics (pstats.c), or null */
+  uint32_t scap;
+  bool stat_open;   /* a query of ours is active */
+  bool app_stats;   /* a pipeline-statistics query of the program's is */
+  uint32_t name_id; /* object name given by the program */
+} gp__vk_cmdbuf;
+
+/* One submitted command buffer waiting to be read back. */
+typedef struct gp__vk_pending {
+  struct gp__vk_pending *next;
+  gp__vk_cmdbuf *cb;
+  uint64_t corr, queued, done_host;
+  uint32_t submission_id, stream_id, queue_id, family;
+  uint32_t nwaits;
+  uint64_t waits[8];
+} gp__vk_pending;
+
+/* The device functions we call or intercept. */
+struct gp__vk_device {
+  VkDevice handle;
+  VkPhysicalDevice phys;
+  gp__vk_instance *inst;
+  PFN_vkGetDeviceProcAddr gdpa;
+#define GP_VK_DEVICE_FNS(X)                                                    \
+  X(DestroyDevice)                                                             \
+  X(GetDeviceQueue)                                                            \
+  X(GetDeviceQueue2)                                                           \
+  X(AllocateCommandBuffers)                                                    \
+  X(FreeCommandBuffers)                                                        \
+  X(DestroyCommandPool)                                                        \
+  X(BeginCommandBuffer)                                                        \
+  X(EndCommandBuffer)                                                          \
+  X(CreateQueryPool)                                                           \
+  X(DestroyQueryPool)                                                          \
+  X(GetQueryPoolResults)                                                       \
+  X(CmdResetQueryPool)                                                         \
+  X(CmdBeginQuery)                                                             \
+  X(CmdEndQuery)                                                               \
+  X(CmdWriteTimestamp)                                                         \
+  X(CmdBeginRenderPass)                                                        \
+  X(CmdEndRenderPass)                                                          \
+  X(CmdBeginRenderPass2)                                                       \
+  X(CmdEndRenderPass2)                                                         \
+  X(CmdBeginRendering)                                                         \
+  X(CmdEndRendering)                                                           \
+  X(CmdBeginRenderingKHR)                                                      \
+  X(CmdEndRenderingKHR)                                                        \
+  X(CmdDispatch)                                                               \
+  X(CmdDispatchIndirect)                                                       \
+  X(CmdDispatchBase)                                                           \
+  X(CmdCopyBuffer)                                                             \
+  X(CmdCopyImage)                                                              \
+  X(CmdCopyBufferToImage)                                                      \
+  X(CmdCopyImageToBuffer)                                                      \
+  X(CmdBlitImage)                                                              \
+  X(CmdResolveImage)                                                           \
+  X(CmdClearColorImage)                                                        \
+  X(CmdClearDepthStencilImage)                                                 \
+  X(CmdFillBuffer)                                                             \
+  X(CmdUpdateBuffer)                                                           \
+  X(CmdBeginDebugUtilsLabelEXT)                                                \
+  X(CmdEndDebugUtilsLabelEXT)                                                  \
+  X(SetDebugUtilsObjectNameEXT)                                                \
+  X(QueueSubmit)                                                               \
+  X(QueueSubmit2)                                                              \
+  X(QueueSubmit2KHR)                                                           \
+  X(QueueWaitIdle)                                                             \
+  X(DeviceWaitIdle)                                                            \
+  X(WaitForFences)                                                             \
+  X(QueuePresentKHR)                                                           \
+  X(AllocateMemory)                                                            \
+  X(FreeMemory)                                                                \
+  X(CreateBuffer)                                                              \
+  X(DestroyBuffer)                                                             \
+  X(CreateImage)                                                               \
+  X(DestroyImage)                                                              \
+  X(BindBufferMemory)                                                          \
+  X(BindImageMemory)                                                           \
+  X(BindBufferMemory2)                                                         \
+  X(BindImageMemory2)                                                          \
+  X(GetBufferMemoryRequirements)                                               \
+  X(GetImageMemoryRequirements)                                                \
+  X(CreateGraphicsPipelines)                                                   \
+  X(CreateComputePipelines)                                                    \
+  X(CreateShaderModule)                                                        \
+  X(GetCalibratedTimestampsEXT)
+#define GP_VK_FN_FIELD(name) PFN_vk##name name;
+  GP_VK_DEVICE_FNS(GP_VK_FN_FIELD)
+#undef GP_VK_FN_FIELD
+
+  pthread_mutex_t lock;
+  gp__vk_map cmdbufs;  /* VkCommandBuffer -> gp__vk_cmdbuf (lock) */
+  gp__vk_map queues;   /* VkQueue -> stream id (lock) */
+  gp__vk_map signals;  /* VkSemaphore -> correlation id of its signal */
+  gp__vk_map memories; /* VkDeviceMemory -> what memory.c knows (lock) */
+  gp__vk_map objects;  /* VkBuffer, VkImage -> the same (lock) */
+  uint32_t mem_heap[VK_MAX_MEMORY_TYPES]; /* heap of each memory type */
+  VkAllocationCallbacks allocator;        /* ours, for the driver */
+  bool own_allocator;                     /* the device was created with it */
+  bool pstats;                            /* pipelineStatisticsQuery enabled */
+  gp__vk_map stat_pools; /* the program's pipeline-statistics pools */
+  gp__vk_pending *pending, *pending_tail; /* submission order (lock) */
+  uint32_t next_stream;
+  uint32_t device_id, context_id;
+  uint32_t queue_base[64]; /* first hardware queue of each family */
+  uint32_t timestamp_bits[64];
+  uint32_t num_families;
+  double period; /* ns per tick */
+  bool calibrated;
+  int64_t cal_host; /* trace time (ns) at cal_dev */
+  uint64_t cal_dev; /* device ticks */
+  uint64_t cal_at;  /* when last calibrated (trace clock) */
+  _Atomic uint32_t submissions;
+};
+
+/* ---- layer.c ---- */
+
+/* The entry points the manifest names (the library's only exports). */
+GP_VK_EXPORT VKAPI_ATTR VkResult VKAPI_CALL
+gpuperf_NegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *v);
+GP_VK_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
+gpuperf_GetInstanceProcAddr(VkInstance instance, const char *name);
+GP_VK_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
+gpuperf_GetDeviceProcAddr(VkDevice device, const char *name);
+
+/* The device whose dispatch table a dispatchable object uses (device,
+ * queue, command buffer), or NULL. */
+gp__vk_device *gp__vk_device_of(const void *dispatchable);
+
+/* Every live device, for the flush hook: calls fn on each under the
+ * registry lock. */
+void gp__vk_devices_each(void (*fn)(gp__vk_device *dev, void *user),
+                         void *user);
+
+/* The layer's own function of that name, or NULL (device level). */
+PFN_vkVoidFunction gp__vk_device_intercept(const char *name);
+
+/* The same for submissions, waits and object creation (submit.c). */
+PFN_vkVoidFunction gp__vk_submit_intercept(const char *name);
+
+/* ---- cmd.c ---- */
+
+/* The command buffer's state, or NULL if unknown (takes dev->lock). */
+gp__vk_cmdbuf *gp__vk_cmdbuf_get(gp__vk_device *dev, VkCommandBuffer cb);
+
+/* Frees a command buffer's state and its query pool; its pending
+ * submissions must have been read (dev->lock held). */
+void gp__vk_cmdbuf_free(gp__vk_device *dev, gp__vk_cmdbuf *c);
+
+/* True when render stages are being recorded (RENDER_STAGE enabled). */
+bool gp__vk_tracing(const gp__vk_device *dev);
+
+/* ---- submit.c ---- */
+
+/*
+ * Reads back the pending submissions of dev whose timestamps are ready,
+ * in order, and writes their records. wait: also those not ready yet,
+ * waiting for them (used where the program has waited already, or at a
+ * forced flush where their times are needed). only: if not NULL, reads
+ * the submissions of that command buffer only (waiting). dev->lock held.
+ */
+void gp__vk_resolve(gp__vk_device *dev, bool wait, const gp__vk_cmdbuf *only);
+
+/* Re-measures the device clock against the trace clock (at most once per
+ * second unless force). */
+void gp__vk_calibrate(gp__vk_device *dev, bool force);
+
+/* Writes an API record of the Vulkan domain; corr may be 0. */
+void gp__vk_api(uint32_t cbid, const char *name, uint64_t start, uint64_t end,
+                uint64_t corr, VkResult rv);
+
+/* API ids (cbid of the Vulkan domain). */
+enum {
+  GP_VK_API_QUEUE_SUBMIT = 1,
+  GP_VK_API_QUEUE_PRESENT,
+  GP_VK_API_QUEUE_WAIT_IDLE,
+  GP_VK_API_DEVICE_WAIT_IDLE,
+  GP_VK_API_WAIT_FOR_FENCES,
+  GP_VK_API_ALLOCATE_MEMORY,
+  GP_VK_API_FREE_MEMORY,
+  GP_VK_API_CREATE_GRAPHICS_PIPELINES,
+  GP_VK_API_CREATE_COMPUTE_PIPELINES,
+  GP_VK_API_CREATE_SHADER_MODULE,
+  GP_VK_API_QUEUE_SUBMIT2
+};
+
+/* ---- memory.c ---- */
+
+/* Device memory, buffer and image calls (the rest of the table). */
+PFN_vkVoidFunction gp__vk_memory_intercept(const char *name);
+
+/* The program's queries (cmd.c, asked last). */
+PFN_vkVoidFunction gp__vk_query_intercept(const char *name);
+
+/* The allocator to create dev's device with: a, or ours (which records
+ * the driver's host allocations) when a is NULL and memory is tracked. */
+const VkAllocationCallbacks *
+gp__vk_driver_allocator(gp__vk_device *dev, const VkAllocationCallbacks *a);
+
+/* Frees what memory.c keeps for a device going away. */
+void gp__vk_memory_fini(gp__vk_device *dev);
+
+/* ---- pstats.c ---- */
+
+/* Publishes the pipeline-statistics catalog of dev's core device (once
+ * per device; supported: the driver offers the feature). */
+void gp__vk_pstats_publish(gp__vk_device *dev, bool supported);
+
+/* True if a stage (its label or kind) is to be measured now. */
+bool gp__vk_pstats_want(gp__vk_device *dev, uint32_t name_id, uint32_t stage);
+
+/* Makes c's statistics pool hold n queries. False if it cannot. */
+bool gp__vk_pstats_pool(gp__vk_device *dev, gp__vk_cmdbuf *c, uint32_t n);
+
+/* Writes the counters of c's measured regions, whose GPU times (trace
+ * clock) are start[i], end[i]. */
+void gp__vk_pstats_emit(gp__vk_device *dev, const gp__vk_cmdbuf *c,
+                        uint64_t corr, const uint64_t *start,
+                        const uint64_t *end);
+
+/* Frees c's statistics pool. */
+void gp__vk_pstats_fini(gp__vk_device *dev, gp__vk_cmdbuf *c);
+
+/* ---- log.c ---- */
+
+/* Creates the layer's debug-utils messenger on an instance whose program
+ * enabled VK_EXT_debug_utils; its messages become GPU_LOG records. */
+void gp__vk_log_attach(gp__vk_instance *inst, const VkAllocationCallbacks *a);
+
+/* Destroys it again (before the instance). */
+void gp__vk_log_detach(gp__vk_instance *inst, const VkAllocationCallbacks *a);
+
+#endif /* GPUPERF_VULKAN_VKINT_H */

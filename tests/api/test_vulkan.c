@@ -1,0 +1,668 @@
+/*
+ * test_vulkan.c - the Vulkan layer on lavapipe: `gpuperf record` of the
+ * headless sample (tests/vulkan/sample.c) and of vkcube under Xvfb, read
+ * back through the trace processor. Every stage the sample submits is
+ * there with its name or debug label, inside its submission's host
+ * window and inside its command buffer; the semaphore between the two
+ * submissions is a flow; the validation layer's messages reach the GPU
+ * log; a program that loads the layer without being recorded runs as
+ * before.
+ */
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "harness.h"
+#include "opencl/oclutil.h"
+
+#if __has_include("gpuperf/tp.h")
+#include "gpuperf/tp.h"
+#define HAVE_TP 1
+#else
+#define HAVE_TP 0
+#endif
+
+#define VALIDATION_MANIFEST                                                    \
+  "/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json"
+
+/* The path of a build output, skipping the test where it was not built. */
+static const char *built(const char *name, char *buf, size_t size) {
+  if (!ocl_build_path(name, buf, size))
+    SKIP("GPUPERF_BUILD is not set (run through `make test`)");
+  if (access(buf, X_OK) != 0 && access(buf, R_OK) != 0)
+    SKIP("%s was not built (libvulkan-dev or glslang-tools missing)", name);
+  return buf;
+}
+
+/* The CLI. In sanitizer builds `gpuperf record` enables no layer (an
+ * instrumented layer cannot load into uninstrumented programs); the
+ * sample is instrumented too, so with sample set the layer is enabled
+ * here, by the loader's variables, and the recording is checked under
+ * the sanitizers as well. */
+static const char *cli_path(bool sample) {
+  const char *cli = getenv("GPUPERF_CLI");
+  if (!cli || !*cli)
+    SKIP("GPUPERF_CLI is not set (run through `make test`)");
+#if defined(__SANITIZE_ADDRESS__)
+  if (!sample)
+    SKIP("gpuperf record loads no layer in a sanitizer build");
+  char dir[512];
+  built("vulkan/gpuperf_layer.json", dir, sizeof(dir));
+  *strrchr(dir, '/') = '\0';
+  setenv("VK_ADD_LAYER_PATH", dir, 1);
+  setenv("VK_INSTANCE_LAYERS", "VK_LAYER_GPUPERF_trace", 1);
+  setenv("ASAN_OPTIONS", "detect_leaks=0", 1); /* the driver's, not ours */
+#else
+  (void)sample;
+#endif
+  return cli;
+}
+
+/* Lavapipe only, quietly: no other driver, no stray layers. */
+static void vk_env(void) {
+  setenv("VK_ICD_FILENAMES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", 1);
+  setenv("VK_DRIVER_FILES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", 1);
+  unsetenv("VK_INSTANCE_LAYERS");
+  unsetenv("VK_ADD_LAYER_PATH");
+  unsetenv("VK_LOADER_DEBUG");
+  const char *xdg = gp_test_path(2, "xdg");
+  mkdir(xdg, 0700);
+  setenv("XDG_RUNTIME_DIR", xdg, 1);
+  if (access("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", R_OK) != 0)
+    SKIP("lavapipe is not installed (Debian mesa-vulkan-drivers)");
+}
+
+TEST(vulkan_layer_exports_only_entry_points) {
+  char lib[512];
+  built("libgpuperf-vulkan.so", lib, sizeof(lib));
+  void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    gp_test_fail(__FILE__, __LINE__, "dlopen %s: %s", lib, dlerror());
+  ASSERT_NOT_NULL(dlsym(h, "gpuperf_NegotiateLoaderLayerInterfaceVersion"));
+  ASSERT_NOT_NULL(dlsym(h, "gpuperf_GetInstanceProcAddr"));
+  ASSERT_NOT_NULL(dlsym(h, "gpuperf_GetDeviceProcAddr"));
+  ASSERT(dlsym(h, "gp__vk_map_get") == NULL);
+  ASSERT(dlsym(h, "vkQueueSubmit") == NULL); /* never interposes */
+  dlclose(h);
+  char json[512];
+  built("vulkan/gpuperf_layer.json", json, sizeof(json));
+}
+
+/* Runs the sample with the layer enabled by hand, unrecorded: same
+ * results, same output. */
+TEST(vulkan_layer_alone_changes_nothing) {
+  vk_env();
+  char sample[512], dir[512];
+  built("tests/vulkan-sample", sample, sizeof(sample));
+  built("vulkan/gpuperf_layer.json", dir, sizeof(dir));
+  *strrchr(dir, '/') = '\0';
+  char *argv[] = {sample, NULL}, *plain = NULL, *layered = NULL;
+  /* In sanitizer builds the sample is instrumented too, and lavapipe and
+   * the loader leave allocations behind when they unload: not ours. */
+  char *quiet[] = {"ASAN_OPTIONS=detect_leaks=0", NULL};
+  int rc = ocl_run(argv, quiet, 120, &plain, NULL);
+  if (rc == 3)
+    SKIP("no Vulkan device");
+  ASSERT_EQ(rc, 0);
+  char add[600];
+  snprintf(add, sizeof(add), "VK_ADD_LAYER_PATH=%s", dir);
+  char *env[] = {add, "VK_INSTANCE_LAYERS=VK_LAYER_GPUPERF_trace",
+                 "ASAN_OPTIONS=detect_leaks=0", NULL};
+  ASSERT_EQ(ocl_run(argv, env, 120, &layered, NULL), 0);
+  ASSERT_STR_EQ(layered, plain);
+  ASSERT(strstr(plain, "sample: ok vertices=3 ia_vertices=3 ") != NULL);
+  free(plain);
+  free(layered);
+}
+
+/* RENDER_STAGE records take the common GPU-work header from the core's
+ * helper: header fields, its own fields zeroed, wait ids after the struct
+ * (where gp_activity_wait_ids() finds them), nothing written past. */
+TEST(vulkan_render_stage_record_header) {
+  _Alignas(8) uint8_t buf[256];
+  static const uint64_t waits[2] = {41, 42};
+  gp__gpu_work w = {.correlation_id = 7,
+                    .queued = 100,
+                    .start = 300,
+                    .end = 400,
+                    .device_id = 2,
+                    .context_id = 3,
+                    .stream_id = 4,
+                    .queue_id = 5,
+                    .num_wait_ids = 2,
+                    .wait_ids = waits};
+  uint32_t size = gp__gpu_work_size(GP_ACTIVITY_KIND_RENDER_STAGE, 2);
+  ASSERT_EQ(size, sizeof(gp_activity_render_stage) + 16);
+  ASSERT_EQ(size % 8, 0);
+  memset(buf, 0xAB, sizeof(buf));
+  gp_activity_render_stage *r = (gp_activity_render_stage *)buf;
+  r->hdr.kind = GP_ACTIVITY_KIND_RENDER_STAGE;
+  r->hdr.size = size;
+  gp__gpu_work_fill(r, GP_ACTIVITY_KIND_RENDER_STAGE, &w);
+  ASSERT_EQ(r->correlation_id, 7);
+  ASSERT_EQ(r->queued, 100);
+  ASSERT_EQ(r->submitted, 0);
+  ASSERT_EQ(r->start, 300);
+  ASSERT_EQ(r->end, 400);
+  ASSERT_EQ(r->device_id, 2);
+  ASSERT_EQ(r->stream_id, 4);
+  ASSERT_EQ(r->queue_id, 5);
+  ASSERT_EQ(r->num_wait_ids, 2);
+  ASSERT_EQ(r->stage, 0);
+  ASSERT_EQ(r->render_pass, 0);
+  ASSERT_EQ(r->name_id, 0);
+  ASSERT_EQ(r->submission_id, 0);
+  uint32_t n = 0;
+  const uint64_t *ids = gp_activity_wait_ids(&r->hdr, &n);
+  ASSERT_EQ(n, 2);
+  ASSERT_NOT_NULL(ids);
+  ASSERT_EQ(ids[0], 41);
+  ASSERT_EQ(ids[1], 42);
+  ASSERT_EQ(buf[size], 0xAB);
+}
+
+/* vulkan.memory_tracker and its config are accepted, kept and written
+ * back; the config anywhere else is refused with its line. */
+TEST(vulkan_memory_config_parses) {
+  static const char text[] =
+      "data_sources { config { name: \"vulkan.memory_tracker\"\n"
+      "  vulkan_memory_config { track_driver_memory_usage: true\n"
+      "                         track_device_memory_usage: false } } }\n";
+  gp_trace_config *c = NULL;
+  char err[256] = "";
+  ASSERT_OK(gp_trace_config_parse(text, strlen(text), &c, err, sizeof(err)));
+  gp_data_source_info ds;
+  ASSERT_OK(gp_trace_config_get_data_source(c, 0, &ds));
+  ASSERT_EQ(ds.kind, GP_DATA_SOURCE_VULKAN_MEMORY);
+  ASSERT_EQ(ds.track_driver_memory_usage, 1);
+  ASSERT_EQ(ds.track_device_memory_usage, 0);
+  char out[1024];
+  size_t need = 0;
+  ASSERT_OK(gp_trace_config_format(c, out, sizeof(out), &need));
+  ASSERT(strstr(out, "vulkan_memory_config { track_driver_memory_usage: true "
+                     "track_device_memory_usage: false }") != NULL);
+  gp_trace_config *again = NULL;
+  ASSERT_OK(gp_trace_config_parse(out, need, &again, err, sizeof(err)));
+  ASSERT_OK(gp_trace_config_get_data_source(again, 0, &ds));
+  ASSERT_EQ(ds.track_driver_memory_usage, 1);
+  gp_trace_config_destroy(again);
+  gp_trace_config_destroy(c);
+  static const char wrong[] =
+      "data_sources { config { name: \"gpu.log\"\n"
+      "  vulkan_memory_config { track_driver_memory_usage: true } } }\n";
+  ASSERT_ERR(gp_trace_config_parse(wrong, strlen(wrong), &c, err, sizeof(err)),
+             GP_EPARSE);
+  ASSERT(strstr(err, "line 2") != NULL);
+  ASSERT(strstr(err, "vulkan.memory_tracker") != NULL);
+}
+
+#if HAVE_TP
+
+static int64_t q_int(gp_tp *tp, const char *sql) {
+  gp_tp_rows *rows = NULL;
+  gp_tp_error err;
+  if (gp_tp_query(tp, sql, &rows, &err) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s\n    %s", sql, err.message);
+  int64_t v = 0;
+  int rc = gp_tp_rows_next(rows, &err);
+  if (rc < 0)
+    gp_test_fail(__FILE__, __LINE__, "%s\n    %s", sql, err.message);
+  if (rc == 1)
+    v = gp_tp_rows_int(rows, 0);
+  gp_tp_rows_destroy(rows);
+  return v;
+}
+
+#define Q_EQ(tp, sql, want)                                                    \
+  do {                                                                         \
+    int64_t got_ = q_int(tp, sql);                                             \
+    if (got_ != (int64_t)(want))                                               \
+      gp_test_fail(__FILE__, __LINE__, "%s\n    got %lld, want %lld", sql,     \
+                   (long long)got_, (long long)(want));                        \
+  } while (0)
+
+/* Records argv[0..] with `gpuperf record -c config` (NULL: default) into
+ * the test's trace; returns the opened trace, the program's stdout in
+ * *out. want_rc: the program's exit status. */
+static gp_tp *record(char *const *cmd, const char *config, char **out) {
+  const char *cli = cli_path(true);
+  static char trace[512], cfg[512];
+  snprintf(trace, sizeof(trace), "%s", gp_test_path(0, "trace.pftrace"));
+  char *argv[32] = {(char *)cli, "record", "-q", "-o", trace};
+  int n = 5;
+  if (config) {
+    snprintf(cfg, sizeof(cfg), "%s", gp_test_path(1, "config.txtpb"));
+    FILE *f = fopen(cfg, "w");
+    ASSERT_NOT_NULL(f);
+    fputs(config, f);
+    fclose(f);
+    argv[n++] = "-c";
+    argv[n++] = cfg;
+  }
+  argv[n++] = "--";
+  for (int i = 0; cmd[i] && n < 31; i++)
+    argv[n++] = cmd[i];
+  argv[n] = NULL;
+  char *err = NULL;
+  int rc = ocl_run(argv, NULL, 240, out, &err);
+  if (rc == 3)
+    SKIP("no Vulkan device");
+  if (rc != 0)
+    gp_test_fail(__FILE__, __LINE__, "gpuperf record exited %d:\n%s", rc,
+                 err ? err : "");
+  free(err);
+  gp_tp *tp = NULL;
+  gp_tp_error e;
+  if (gp_tp_open(trace, NULL, &tp, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
+  return tp;
+}
+
+static const char *const config_with_log =
+    "buffers { size_kb: 4096 }\n"
+    "data_sources { config { name: \"gpu.renderstages\" } }\n"
+    "data_sources { config { name: \"gpu.log\" } }\n";
+
+/* The sample's seven stages, as the sample submitted them. */
+static void check_sample_stages(gp_tp *tp, const char *submit) {
+  char sql[1024];
+  /* (gpu_slice also holds the GPU log's entries: no submission id) */
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0", 7);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE submission_id = 1 AND name IN "
+       "('Compute work', 'Double values', 'Transfer')",
+       4);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE submission_id = 2 AND name IN "
+       "('Draw work', 'Offscreen pass', 'Transfer')",
+       3);
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Transfer'", 3);
+  /* Every stage took time, on the one queue. */
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE dur > 0", 7);
+  Q_EQ(tp, "SELECT count(DISTINCT hw_queue_id) FROM gpu_slice", 1);
+  /* Handles: the render pass and its framebuffer; one command buffer per
+   * submission; the transfers name their destination. */
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE name = 'Offscreen pass' AND "
+       "render_pass != 0 AND render_target != 0",
+       1);
+  Q_EQ(tp,
+       "SELECT count(DISTINCT command_buffer) FROM gpu_slice WHERE "
+       "command_buffer != 0",
+       2);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE name = 'Transfer' AND "
+       "render_target != 0",
+       3);
+  /* Each part lies inside its command buffer's stage. */
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice r JOIN gpu_slice c ON "
+       "c.command_buffer = r.command_buffer AND c.name IN ('Compute work', "
+       "'Draw work') WHERE r.name NOT IN ('Compute work', 'Draw work') AND "
+       "r.ts >= c.ts AND r.ts + r.dur <= c.ts + c.dur",
+       5);
+  /* Inside the host window: after its vkQueueSubmit began, before the
+   * program's wait for the fence ended. */
+  snprintf(sql, sizeof(sql),
+           "WITH sub AS (SELECT ts, row_number() OVER (ORDER BY ts) AS n FROM "
+           "slice WHERE name = '%s'), "
+           "w AS (SELECT max(ts + dur) AS e FROM slice WHERE name = "
+           "'vkWaitForFences') "
+           "SELECT count(*) FROM gpu_slice g JOIN sub ON sub.n = "
+           "g.submission_id, w WHERE g.ts >= sub.ts AND g.ts + g.dur <= w.e",
+           submit);
+  Q_EQ(tp, sql, 7);
+  /* Correlation: each submit flows to its stages; the semaphore flows
+   * from the first submission's work into the second's. */
+  snprintf(sql, sizeof(sql),
+           "SELECT count(*) FROM flow f JOIN slice a ON a.id = f.slice_out "
+           "JOIN gpu_slice g ON g.id = f.slice_in WHERE a.name = '%s'",
+           submit);
+  Q_EQ(tp, sql, 7);
+  Q_EQ(tp,
+       "SELECT count(*) > 0 FROM flow f JOIN gpu_slice a ON a.id = "
+       "f.slice_out JOIN gpu_slice b ON b.id = f.slice_in WHERE "
+       "a.submission_id = 1 AND b.name = 'Draw work'",
+       1);
+  /* The program's object names (VulkanApiEvent), on the stages. */
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE name = 'Offscreen pass' AND "
+       "render_pass_name = 'Main pass' AND render_target_name = 'Offscreen "
+       "target' AND command_buffer_name = 'Draw work'",
+       1);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE command_buffer_name = "
+       "'Compute work'",
+       4);
+  /* The device. */
+  Q_EQ(tp, "SELECT count(*) FROM gpu WHERE name LIKE 'llvmpipe%'", 1);
+}
+
+TEST(vulkan_record_sample) {
+  vk_env();
+  char sample[512];
+  built("tests/vulkan-sample", sample, sizeof(sample));
+  char *cmd[] = {sample, NULL}, *out = NULL;
+  gp_tp *tp = record(cmd, NULL, &out);
+  ASSERT(strstr(out, "sample: ok vertices=3 ia_vertices=3 ") != NULL);
+  check_sample_stages(tp, "vkQueueSubmit");
+  /* Host calls, as many as the sample made. */
+  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkQueueSubmit'", 2);
+  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkCreateShaderModule'", 3);
+  Q_EQ(tp,
+       "SELECT count(*) FROM slice WHERE name IN "
+       "('vkCreateComputePipelines', 'vkCreateGraphicsPipelines')",
+       2);
+  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkAllocateMemory'", 4);
+  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkFreeMemory'", 4);
+  Q_EQ(tp,
+       "SELECT count(*) FROM stats WHERE severity IN ('error', 'data_loss') "
+       "AND value > 0",
+       0);
+  gp_tp_close(tp);
+  free(out);
+}
+
+/* The same work submitted with vkQueueSubmit2 (synchronization2). */
+TEST(vulkan_record_sample_submit2) {
+  vk_env();
+  char sample[512];
+  built("tests/vulkan-sample", sample, sizeof(sample));
+  char *cmd[] = {sample, "--submit2", NULL}, *out = NULL;
+  gp_tp *tp = record(cmd, NULL, &out);
+  ASSERT(strstr(out, "sample: ok vertices=3 ia_vertices=3 ") != NULL);
+  check_sample_stages(tp, "vkQueueSubmit2");
+  gp_tp_close(tp);
+  free(out);
+}
+
+TEST(vulkan_record_sample_with_validation) {
+  vk_env();
+  if (access(VALIDATION_MANIFEST, R_OK) != 0)
+    SKIP("the Khronos validation layer is not installed "
+         "(Debian vulkan-validationlayers)");
+  char sample[512];
+  built("tests/vulkan-sample", sample, sizeof(sample));
+  char *cmd[] = {sample, "--validation", "--leak", NULL}, *out = NULL;
+  gp_tp *tp = record(cmd, config_with_log, &out);
+  ASSERT(strstr(out, "sample: ok ") != NULL);
+  check_sample_stages(tp, "vkQueueSubmit");
+  /* The leaked buffer, reported by the validation layer below us. */
+  Q_EQ(tp,
+       "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
+       "WHERE t.name = 'GPU Log' AND s.name = 'ERROR' AND "
+       "extract_arg(s.arg_set_id, 'tag') = 'Vulkan validation' AND "
+       "extract_arg(s.arg_set_id, 'message') LIKE "
+       "'%VUID-vkDestroyDevice-device-00378%'",
+       1);
+  gp_tp_close(tp);
+  free(out);
+
+  /* Everything the layer adds (timestamps, statistics queries, the
+   * feature, its allocator), in each way of submitting, and its giving way
+   * to the sample's own statistics queries (i == 2), is valid: the
+   * validation layer says nothing. */
+  for (size_t i = 0; i < 3; i++) {
+    char *cmd2[] = {sample, "--validation", i < 2 ? "--no-query" : NULL,
+                    i == 1 ? "--submit2" : NULL, NULL};
+    out = NULL;
+    tp = record(cmd2,
+                "buffers { size_kb: 4096 }\n"
+                "data_sources { config { name: \"gpu.renderstages\" } }\n"
+                "data_sources { config { name: \"gpu.log\" } }\n"
+                "data_sources { config { name: \"gpu.counters\" "
+                "gpu_counter_config { counter_names: \"*_invocations\" "
+                "instrumented_sampling: true } } }\n"
+                "data_sources { config { name: \"vulkan.memory_tracker\" "
+                "vulkan_memory_config { track_driver_memory_usage: true } } "
+                "}\n",
+                &out);
+    ASSERT(strstr(out, "sample: ok ") != NULL);
+    check_sample_stages(tp, i == 1 ? "vkQueueSubmit2" : "vkQueueSubmit");
+    Q_EQ(tp,
+         "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
+         "WHERE t.name = 'GPU Log'",
+         0);
+    Q_EQ(tp,
+         "SELECT count(*) > 0 FROM counter c JOIN counter_track t ON "
+         "c.track_id = t.id WHERE t.name = 'fs_invocations'",
+         i < 2);
+    gp_tp_close(tp);
+    free(out);
+  }
+}
+
+/* Every allocation freed, every bind undone: the running sums that
+ * Perfetto's importer keeps per memory type and scope end at zero, and
+ * the sample's own objects are all there. */
+TEST(vulkan_memory_events_balance) {
+  vk_env();
+  char sample[512];
+  built("tests/vulkan-sample", sample, sizeof(sample));
+  char *cmd[] = {sample, NULL}, *out = NULL;
+  gp_tp *tp = record(cmd,
+                     "buffers { size_kb: 4096 }\n"
+                     "data_sources { config { name: \"gpu.renderstages\" } }\n"
+                     "data_sources { config { name: "
+                     "\"vulkan.memory_tracker\" vulkan_memory_config { "
+                     "track_driver_memory_usage: true "
+                     "track_device_memory_usage: true } } }\n",
+                     &out);
+  ASSERT(strstr(out, "sample: ok ") != NULL);
+  /* The sample: 4 allocations, 3 buffers, 1 image, each bound. */
+  Q_EQ(tp,
+       "SELECT count(*) FROM vulkan_memory_allocations WHERE source = "
+       "'GPU_DEVICE_MEMORY' AND operation = 'CREATE'",
+       4);
+  Q_EQ(tp,
+       "SELECT count(*) FROM vulkan_memory_allocations WHERE source = "
+       "'GPU_BUFFER' AND operation = 'BIND' AND device_memory != 0",
+       3);
+  Q_EQ(tp,
+       "SELECT count(*) FROM vulkan_memory_allocations WHERE source = "
+       "'GPU_IMAGE' AND operation = 'BIND' AND memory_size >= 64 * 64 * 4",
+       1);
+  Q_EQ(tp,
+       "SELECT count(*) FROM vulkan_memory_allocations WHERE source = "
+       "'GPU_BUFFER' AND operation = 'CREATE' AND memory_size = 1024",
+       2);
+  /* Balanced: creates and destroys, binds and bound destroys. */
+  Q_EQ(tp,
+       "SELECT sum(CASE WHEN operation IN ('CREATE') THEN memory_size "
+       "WHEN operation = 'DESTROY' THEN -memory_size ELSE 0 END) FROM "
+       "vulkan_memory_allocations WHERE source IN ('GPU_DEVICE_MEMORY', "
+       "'DRIVER')",
+       0);
+  Q_EQ(tp,
+       "SELECT count(*) FROM vulkan_memory_allocations WHERE source = "
+       "'DRIVER' AND operation = 'CREATE' AND scope IS NOT NULL",
+       q_int(tp, "SELECT count(*) FROM vulkan_memory_allocations WHERE "
+                 "source = 'DRIVER' AND operation = 'DESTROY'"));
+  Q_EQ(tp,
+       "SELECT count(*) > 0 FROM vulkan_memory_allocations WHERE source = "
+       "'DRIVER'",
+       1);
+  Q_EQ(tp,
+       "SELECT count(*) FROM counter_track t WHERE t.name LIKE 'vulkan.mem.%' "
+       "AND (SELECT value FROM counter c WHERE c.track_id = t.id ORDER BY "
+       "ts DESC, id DESC LIMIT 1) != 0",
+       0);
+  Q_EQ(tp,
+       "SELECT count(*) >= 3 FROM counter_track WHERE name LIKE 'vulkan.mem.%'",
+       1);
+  gp_tp_close(tp);
+  free(out);
+}
+
+/* The number after key in line (-1 if absent). */
+static int64_t field(const char *line, const char *key) {
+  const char *p = strstr(line, key);
+  return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+/* The value of counter `name` sampled at the start of the stage `stage`
+ * (-1 if none). */
+static int64_t stage_counter(gp_tp *tp, const char *name, const char *stage) {
+  char sql[512];
+  snprintf(sql, sizeof(sql),
+           "SELECT coalesce((SELECT c.value FROM counter c JOIN counter_track "
+           "t ON c.track_id = t.id WHERE t.name = '%s' AND c.ts = (SELECT ts "
+           "FROM gpu_slice WHERE name = '%s')), -1)",
+           name, stage);
+  return q_int(tp, sql);
+}
+
+/* The layer's pipeline statistics of each measured stage equal what the
+ * sample's own query reads for the same draw and dispatch (a run of its
+ * own: two queries of that type cannot be active at once); the name
+ * filter of gpu.counters picks the stages measured. */
+TEST(vulkan_pipeline_statistics_per_stage) {
+  vk_env();
+  char sample[512];
+  built("tests/vulkan-sample", sample, sizeof(sample));
+  char *plain_argv[] = {sample, NULL}, *plain = NULL;
+  char *quiet[] = {"ASAN_OPTIONS=detect_leaks=0", NULL};
+  int rc = ocl_run(plain_argv, quiet, 120, &plain, NULL);
+  if (rc == 3)
+    SKIP("no Vulkan device");
+  ASSERT_EQ(rc, 0);
+  static const struct {
+    const char *counter, *key, *stage;
+  } want[] = {{"ia_vertices", "ia_vertices=", "Offscreen pass"},
+              {"ia_primitives", "ia_primitives=", "Offscreen pass"},
+              {"vs_invocations", "vs=", "Offscreen pass"},
+              {"clipping_invocations", "clip=", "Offscreen pass"},
+              {"clipping_primitives", "clip_primitives=", "Offscreen pass"},
+              {"fs_invocations", "fs=", "Offscreen pass"},
+              {"cs_invocations", "cs=", "Double values"}};
+  char *cmd[] = {sample, "--no-query", NULL}, *out = NULL;
+  gp_tp *tp = record(cmd,
+                     "buffers { size_kb: 4096 }\n"
+                     "data_sources { config { name: \"gpu.renderstages\" } }\n"
+                     "data_sources { config { name: \"gpu.counters\" "
+                     "gpu_counter_config { counter_names: \"ia_*\" "
+                     "counter_names: \"*_invocations\" "
+                     "counter_names: \"clipping_primitives\" "
+                     "instrumented_sampling: true } } }\n",
+                     &out);
+  ASSERT(strstr(out, "sample: ok vertices=3 submits=2") != NULL);
+  for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+    int64_t own = field(plain, want[i].key);
+    ASSERT_GE(own, 1);
+    int64_t got = stage_counter(tp, want[i].counter, want[i].stage);
+    if (got != own)
+      gp_test_fail(__FILE__, __LINE__,
+                   "%s of '%s': %lld in the trace, %lld "
+                   "from the sample's own query",
+                   want[i].counter, want[i].stage, (long long)got,
+                   (long long)own);
+  }
+  ASSERT_EQ(field(plain, "ia_vertices="), 3); /* the draw it issued */
+  gp_tp_close(tp);
+  free(out);
+
+  /* Only the stages the name filter lets through are measured. */
+  out = NULL;
+  tp = record(cmd,
+              "buffers { size_kb: 4096 }\n"
+              "data_sources { config { name: \"gpu.renderstages\" } }\n"
+              "data_sources { config { name: \"gpu.counters\" "
+              "gpu_counter_config { counter_names: \"ia_vertices\" "
+              "counter_names: \"cs_invocations\" "
+              "instrumented_sampling_config { activity_name_filters { "
+              "name_glob: \"Offscreen*\" } } } } }\n",
+              &out);
+  ASSERT_EQ(stage_counter(tp, "ia_vertices", "Offscreen pass"), 3);
+  Q_EQ(tp,
+       "SELECT count(DISTINCT c.ts) FROM counter c JOIN counter_track t ON "
+       "c.track_id = t.id WHERE t.name IN ('ia_vertices', 'cs_invocations')",
+       1);
+  ASSERT_EQ(stage_counter(tp, "cs_invocations", "Double values"), -1);
+  gp_tp_close(tp);
+  free(out);
+  free(plain);
+}
+
+/* True if prog is found on PATH. */
+static bool on_path(const char *prog) {
+  const char *path = getenv("PATH");
+  char buf[1024];
+  for (const char *p = path; p && *p;) {
+    const char *c = strchr(p, ':');
+    size_t n = c ? (size_t)(c - p) : strlen(p);
+    snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, p, prog);
+    if (access(buf, X_OK) == 0)
+      return true;
+    p = c ? c + 1 : NULL;
+  }
+  return false;
+}
+
+TEST(vulkan_record_vkcube) {
+  vk_env();
+  if (!on_path("xvfb-run") || !on_path("Xvfb"))
+    SKIP("xvfb-run is not installed (Debian xvfb)");
+  if (!on_path("vkcube"))
+    SKIP("vkcube is not installed (Debian vulkan-tools)");
+  const char *cli = cli_path(false);
+  char trace[512];
+  snprintf(trace, sizeof(trace), "%s", gp_test_path(0, "cube.pftrace"));
+  char *argv[] = {"/usr/bin/xvfb-run",
+                  "-a",
+                  (char *)cli,
+                  "record",
+                  "-q",
+                  "-o",
+                  trace,
+                  "--",
+                  "vkcube",
+                  "--c",
+                  "100",
+                  NULL};
+  char *err = NULL;
+  int rc = ocl_run(argv, NULL, 240, NULL, &err);
+  if (rc != 0)
+    gp_test_fail(__FILE__, __LINE__, "xvfb-run gpuperf record vkcube: %d\n%s",
+                 rc, err ? err : "");
+  free(err);
+  gp_tp *tp = NULL;
+  gp_tp_error e;
+  if (gp_tp_open(trace, NULL, &tp, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
+  /* 100 frames: a render pass and a present each. */
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Render pass'", 100);
+  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkQueuePresentKHR'", 100);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE name = 'Render pass' AND "
+       "render_pass != 0 AND render_target != 0 AND dur > 0",
+       100);
+  Q_EQ(tp,
+       "SELECT count(*) FROM stats WHERE severity IN ('error', 'data_loss') "
+       "AND value > 0",
+       0);
+  gp_tp_close(tp);
+}
+
+#else
+
+TEST(vulkan_record_sample) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_record_sample_with_validation) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_record_vkcube) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_memory_events_balance) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_pipeline_statistics_per_stage) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_record_sample_submit2) {
+  SKIP("built without the trace processor");
+}
+
+#endif
