@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "counters/countersInt.h"
+#include "counters/derived.h"
 #include "sessionInt.h"
 
 /* Sessions that start counters on devices announced later (the simulated
@@ -225,6 +226,8 @@ int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
     want |= ds.kind == GP_DATA_SOURCE_GPU_COUNTERS;
   if (!want)
     return 0;
+  /* Devices without hardware counters get the derived busy counter. */
+  gp__derived_enable();
   /* Watch first, under the same lock as the devices of now, so that no
    * announcement falls in between and none is handled twice. */
   pthread_mutex_lock(&watch_lock);
