@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/linux/drm.h"
 #include "counters/countersInt.h"
 #include "counters/derived.h"
 #include "sessionInt.h"
@@ -226,7 +227,11 @@ int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
     want |= ds.kind == GP_DATA_SOURCE_GPU_COUNTERS;
   if (!want)
     return 0;
-  /* Devices without hardware counters get the derived busy counter. */
+  /* DRM cards (sysfs, hwmon, fdinfo) are devices with counters; devices
+   * without hardware counters get the derived busy counter. */
+  const char *drm = getenv("GPUPERF_DRM");
+  if (!drm || strcmp(drm, "0") != 0)
+    gp__drm_devices_register();
   gp__derived_enable();
   /* Watch first, under the same lock as the devices of now, so that no
    * announcement falls in between and none is handled twice. */

@@ -4,3 +4,9 @@
 /* api: derived Utilization on PoCL, the seed query recomputed */
 GP_TEST_ENTRY(derived_utilization_opencl_sample, 240)
 GP_TEST_ENTRY(derived_utilization_clpeak, 300)
+
+/* api: DRM fdinfo, sysfs, hwmon and devfreq on fixture trees */
+GP_TEST_ENTRY(drm_fdinfo_busy_from_two_readings, 10)
+GP_TEST_ENTRY(drm_fdinfo_clients_and_cards, 10)
+GP_TEST_ENTRY(drm_sysfs_values_reach_gpu_counter_track, 240)
+GP_TEST_ENTRY(drm_v3d_engines_are_tracks, 120)
