@@ -130,8 +130,11 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
         k |= 1ull << GP_ACTIVITY_KIND_OVERHEAD;
       break;
     case GP_DATA_SOURCE_GPU_COUNTERS:
+      /* Environment samples (clocks, power, temperature, memory) are
+       * counters too: gpufreq, GPU Memory and their own counter tracks. */
       k |= (1ull << GP_ACTIVITY_KIND_COUNTER) |
-           (1ull << GP_ACTIVITY_KIND_DEVICE);
+           (1ull << GP_ACTIVITY_KIND_DEVICE) |
+           (1ull << GP_ACTIVITY_KIND_ENVIRONMENT);
       break;
     case GP_DATA_SOURCE_GPU_LOG:
       k |= 1ull << GP_ACTIVITY_KIND_API;

@@ -215,6 +215,19 @@ TEST(drm_sysfs_values_reach_gpu_counter_track) {
   ASSERT_EQ(tp_int(tp, "SELECT count(*) FROM gpu WHERE name = 'DRM card0 "
                        "(amdgpu)'"),
             1);
+  /* The same readings in Perfetto's dedicated packets: gpufreq (kHz) and
+   * the card's global GPU Memory track. */
+  ASSERT_GT(tp_int(tp, "SELECT count(*) FROM counter c JOIN counter_track t "
+                       "ON t.id = c.track_id WHERE t.type = 'gpu_frequency' "
+                       "AND c.value = 2575000"),
+            1);
+  ASSERT_EQ(tp_int(tp, "SELECT count(*) FROM counter c JOIN counter_track t "
+                       "ON t.id = c.track_id WHERE t.type = 'gpu_memory' "
+                       "AND c.value != 1073741824"),
+            0);
+  ASSERT_GT(tp_int(tp, "SELECT count(*) FROM counter c JOIN counter_track t "
+                       "ON t.id = c.track_id WHERE t.type = 'gpu_memory'"),
+            1);
   gp_tp_close(tp);
   tp = record_on("i915", "gpu-frequency,power");
   expect_track(tp, "gpu-frequency", 1150);

@@ -10,3 +10,9 @@ GP_TEST_ENTRY(drm_fdinfo_busy_from_two_readings, 10)
 GP_TEST_ENTRY(drm_fdinfo_clients_and_cards, 10)
 GP_TEST_ENTRY(drm_sysfs_values_reach_gpu_counter_track, 240)
 GP_TEST_ENTRY(drm_v3d_engines_are_tracks, 120)
+
+/* unit: ENVIRONMENT records as Perfetto's GPU frequency and memory packets
+ * and counter tracks */
+GP_TEST_ENTRY(writer_env_gpu_frequency_packets, 10)
+GP_TEST_ENTRY(writer_env_gpu_mem_total_packets, 10)
+GP_TEST_ENTRY(writer_env_counter_tracks, 10)

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "counters/countersInt.h"
 #include "drm.h"
@@ -186,6 +187,59 @@ static const gp__fdinfo *find_client(const gp__fdinfo *v, size_t n,
   return NULL;
 }
 
+static void env(uint32_t device, uint64_t ts, uint32_t kind, uint32_t a,
+                uint32_t b, uint64_t bytes) {
+  gp_activity_environment *r =
+      gp__activity_reserve(GP_ACTIVITY_KIND_ENVIRONMENT, sizeof(*r), 0, 0);
+  if (!r)
+    return;
+  memset(&r->data, 0, sizeof(r->data));
+  r->timestamp = ts;
+  r->device_id = device;
+  r->environment_kind = kind;
+  if (kind == GP_ENVIRONMENT_MEMORY) {
+    r->data.memory.pid = a;
+    r->data.memory.used_bytes = bytes;
+  } else {
+    r->data.speed.core_clock_khz = a; /* the first word of every kind */
+    r->data.speed.memory_clock_khz = b;
+  }
+  gp__activity_commit(r);
+}
+
+/*
+ * The readings as ENVIRONMENT records too, which the trace writer turns
+ * into Perfetto's dedicated GPU frequency and GPU memory packets: clock,
+ * temperature, power, VRAM in use (pid 0) and this process's client
+ * memory (its pid).
+ */
+static void emit_environment(const card *cd, uint64_t now,
+                             const gp__drm_reading *r, const gp__fdinfo *cur,
+                             size_t n) {
+  if (!gp__activity_enabled(GP_ACTIVITY_KIND_ENVIRONMENT, 0))
+    return;
+  uint32_t dev = cd->device_id;
+  if (!isnan(r->freq_mhz))
+    env(dev, now, GP_ENVIRONMENT_SPEED, (uint32_t)llround(r->freq_mhz * 1000),
+        0, 0);
+  if (!isnan(r->temp_c))
+    env(dev, now, GP_ENVIRONMENT_TEMPERATURE,
+        (uint32_t)llround(r->temp_c * 1000), 0, 0);
+  if (!isnan(r->power_w))
+    env(dev, now, GP_ENVIRONMENT_POWER, (uint32_t)llround(r->power_w * 1000), 0,
+        0);
+  if (!isnan(r->vram_used))
+    env(dev, now, GP_ENVIRONMENT_MEMORY, 0, 0, (uint64_t)r->vram_used);
+  uint64_t mine = 0;
+  bool any = false;
+  for (size_t i = 0; i < n; i++)
+    for (uint32_t g = 0; client_of(cd, &cur[i]) && g < cur[i].num_regions;
+         g++, any = true)
+      mine += cur[i].regions[g].total;
+  if (any)
+    env(dev, now, GP_ENVIRONMENT_MEMORY, (uint32_t)getpid(), 0, mine);
+}
+
 static void emit(sampling *sm) {
   card *cd = sm->cd;
   gp__sampler *s = sm->s;
@@ -249,6 +303,7 @@ static void emit(sampling *sm) {
       gp__counter_emit(&cd->cat, cd->device_id, idx, num, den, now, sm->last_ts,
                        0, 0, 0);
   }
+  emit_environment(cd, now, &r, cur, n);
   memcpy(sm->prev, cur, n * sizeof(cur[0]));
   sm->nprev = n;
   sm->last_ts = now;
