@@ -16,3 +16,8 @@ GP_TEST_ENTRY(drm_v3d_engines_are_tracks, 120)
 GP_TEST_ENTRY(writer_env_gpu_frequency_packets, 10)
 GP_TEST_ENTRY(writer_env_gpu_mem_total_packets, 10)
 GP_TEST_ENTRY(writer_env_counter_tracks, 10)
+
+/* api: GPUPERF_HUD=<counters> */
+GP_TEST_ENTRY(hud_file_one_csv_row_per_period, 60)
+GP_TEST_ENTRY(hud_tty_line_shows_live_values, 60)
+GP_TEST_ENTRY(hud_unknown_name_lists_counters, 60)
