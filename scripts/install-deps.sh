@@ -14,10 +14,11 @@ set -eu
 # OpenCL backend and its tests on a real (CPU) driver; clang: the clang
 # build check and libFuzzer targets; libclang-rt-14-dev: the libFuzzer
 # runtime (make fuzz); pkg-config: install checks; clpeak: the derived
-# Utilization test records a real OpenCL benchmark (skipped without it).
+# Utilization test records a real OpenCL benchmark (skipped without it);
+# tmux: the `gpuperf top` test drives it (skipped without it).
 PACKAGES="gcc make libc6-dev libsqlite3-dev zlib1g-dev ocl-icd-opencl-dev \
 opencl-headers pocl-opencl-icd clang libclang-rt-14-dev clang-format pkg-config \
-clpeak"
+clpeak tmux"
 
 if [ "${1:-}" = "--list" ]; then
   echo $PACKAGES

@@ -571,6 +571,7 @@ int gp_session_start_from_env(gp_session **out) {
 }
 
 static void env_at_exit(void) {
+  gp__live_stop();
   if (env_session)
     gp_session_stop(env_session);
 }
@@ -589,6 +590,7 @@ static void env_start(void) {
   if (gp_session_start_from_env(&s) == 0) {
     env_session = s;
     atexit(env_at_exit);
+    gp__live_start(); /* for `gpuperf top` */
   }
 }
 

@@ -68,4 +68,10 @@ int gp__session_counters_unmatched(const gp_session *s, char *msg, size_t size);
 /* Stops the sampling s started. */
 void gp__session_counters_stop(gp_session *s);
 
+/* live.c: publishes this process's live stats for `gpuperf top` (a file
+ * in gp_live_dir() rewritten about once a second), from now on; stop
+ * removes it. Both idempotent. */
+void gp__live_start(void);
+void gp__live_stop(void);
+
 #endif /* GPUPERF_SESSION_INT_H */

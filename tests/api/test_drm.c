@@ -118,6 +118,7 @@ TEST(drm_fdinfo_clients_and_cards) {
   ASSERT_EQ(gp__drm_cards(c, 4), 1);
   ASSERT_STR_EQ(c[0].name, "card1");
   ASSERT_STR_EQ(c[0].driver, "v3d");
+  ASSERT_STR_EQ(c[0].pdev, "fec00000.v3d"); /* device -> platform device */
   gp__drm_card_read(&c[0], &r);
   ASSERT_NEAR(r.freq_mhz, 500.0, 1e-9); /* devfreq cur_freq in Hz */
   ASSERT(isnan(r.power_w) && isnan(r.vram_used));

@@ -21,3 +21,7 @@ GP_TEST_ENTRY(writer_env_counter_tracks, 10)
 GP_TEST_ENTRY(hud_file_one_csv_row_per_period, 60)
 GP_TEST_ENTRY(hud_tty_line_shows_live_values, 60)
 GP_TEST_ENTRY(hud_unknown_name_lists_counters, 60)
+
+/* cli: gpuperf top */
+GP_TEST_ENTRY(top_once_plain_view, 30)
+GP_TEST_ENTRY(top_tmux_shows_recorded_kernels, 90)
