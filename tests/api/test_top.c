@@ -76,6 +76,7 @@ TEST(top_tmux_shows_recorded_kernels) {
   /* A long recording in the background. */
   pid_t rec = fork();
   if (rec == 0) {
+    setpgid(0, 0); /* its own group: the test ends the recording whole */
     if (!freopen("/dev/null", "w", stdout) ||
         !freopen("/dev/null", "w", stderr))
       _exit(126);
@@ -84,6 +85,7 @@ TEST(top_tmux_shows_recorded_kernels) {
     _exit(127);
   }
   ASSERT_GT(rec, 0);
+  setpgid(rec, rec); /* as the child does: whichever runs first */
   char sock[64], cmd[1200];
   snprintf(sock, sizeof(sock), "gpuperf-test-%d", (int)getpid());
   snprintf(cmd, sizeof(cmd),
@@ -92,7 +94,7 @@ TEST(top_tmux_shows_recorded_kernels) {
            sock, live, g);
   int rc = system(cmd);
   if (rc != 0) {
-    kill(rec, SIGKILL);
+    kill(-rec, SIGKILL);
     waitpid(rec, NULL, 0);
     SKIP("tmux cannot start a session here (exit %d)", rc);
   }
@@ -117,8 +119,9 @@ TEST(top_tmux_shows_recorded_kernels) {
   ASSERT_EQ(system(cmd), 0);
   usleep(200000);
   snprintf(cmd, sizeof(cmd), "tmux -L %s kill-server 2>/dev/null", sock);
-  system(cmd);
-  kill(rec, SIGKILL);
+  if (system(cmd) != 0)
+    printf("  (tmux kill-server failed)\n");
+  kill(-rec, SIGKILL);
   waitpid(rec, NULL, 0);
   if (!seen)
     gp_test_fail(__FILE__, __LINE__, "after %.1f s the screen shows:\n%s",

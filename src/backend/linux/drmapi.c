@@ -81,7 +81,7 @@ int gp_drm_clients(gp_drm_client *out, size_t cap, size_t *n) {
     size_t k = gp__fdinfo_read_pid(de->d_name, f, 16);
     if (k == 0)
       continue;
-    char path[600], comm[64] = "";
+    char path[800], comm[64] = "";
     snprintf(path, sizeof(path), "%s/%s/comm", dir, de->d_name);
     FILE *c = fopen(path, "r");
     if (c) {
