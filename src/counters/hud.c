@@ -14,8 +14,9 @@
  * up on every device that has a catalog; an item shows the counter of the
  * first device that reports it. On start-up the HUD enables COUNTER
  * records, observes every completed buffer, and starts periodic sampling
- * of the named counters on each device as its catalog is announced (like
- * `gpuperf stat`; a device already sampled by a session is only watched).
+ * of the named counters on each device at the first tick after its
+ * catalog is announced (a device a session samples by then, `gpuperf
+ * stat` or `record`, is only watched: their records reach the HUD too).
  * A thread wakes at each period, flushes the activity buffers so that the
  * period's samples arrive, and shows the latest value of each item: one
  * line of sparklines on stderr, redrawn in place, when stderr is a
@@ -29,6 +30,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,7 @@ static struct {
     int item;
   } cache[CACHE];
   int ncache;
+  _Atomic uint64_t pending; /* devices to start sampling on */
 } hud = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ------------------------------------------------------------------ */
@@ -214,7 +217,13 @@ static void check_names(void) {
   }
 }
 
+static void sample_device(uint32_t dev);
+
 static void tick(bool last) {
+  uint64_t p = last ? 0 : atomic_exchange(&hud.pending, 0);
+  for (uint32_t d = 0; p; d++, p >>= 1)
+    if (p & 1)
+      sample_device(d);
   gp_activity_flush_all(0);
   pthread_mutex_lock(&hud.lock);
   check_names();
@@ -263,7 +272,8 @@ static void *thread_main(void *arg) {
 /* ------------------------------------------------------------------ */
 /* Start and exit                                                       */
 
-static void on_device(uint32_t dev) {
+/* Starts sampling on device dev (called from the HUD's thread). */
+static void sample_device(uint32_t dev) {
   const gp__catalog *cat = gp__catalog_get(dev, NULL);
   if (!cat)
     return;
@@ -286,6 +296,16 @@ static void on_device(uint32_t dev) {
   if (rc != 0 && rc != GP_EBUSY) /* EBUSY: a session samples it: watch */
     fprintf(stderr, "gpuperf: GPUPERF_HUD: cannot sample device %u: %s\n", dev,
             gp_strerror(rc));
+}
+
+/*
+ * A device with a catalog: sampled from the next tick on, so that a
+ * session that starts on the same announcement (`gpuperf stat`, `gpuperf
+ * record`) samples it as it asks and the HUD only watches its records.
+ */
+static void on_device(uint32_t dev) {
+  if (dev < 64)
+    atomic_fetch_or(&hud.pending, 1ull << dev);
 }
 
 static void hud_exit(void) {
