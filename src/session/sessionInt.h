@@ -35,6 +35,7 @@ struct gp_session {
   uint64_t counters_ever; /* devices that sampled for us at some point */
   uint64_t matched[8];    /* per counters data source: names/ids matched */
   bool saw_catalog;       /* a device with counters was considered */
+  bool tracefs_on;        /* this session reads tracefs GPU events */
   int counter_error;
   gp__tw_stats final;
   bool have_final;

@@ -25,3 +25,8 @@ GP_TEST_ENTRY(hud_unknown_name_lists_counters, 60)
 /* cli: gpuperf top */
 GP_TEST_ENTRY(top_once_plain_view, 30)
 GP_TEST_ENTRY(top_tmux_shows_recorded_kernels, 90)
+
+/* api: tracefs GPU events */
+GP_TEST_ENTRY(tracefs_parse_lines, 10)
+GP_TEST_ENTRY(tracefs_fixture_events_reach_trace, 120)
+GP_TEST_ENTRY(tracefs_real_instance, 30)
