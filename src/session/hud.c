@@ -10,11 +10,13 @@
  *                                          (default 250)
  *   GPUPERF_HUD_FILE=PATH                  CSV rows instead of the line
  *
- * GPUPERF_HUD=help is list.c's. Items are counter names (no globs), looked
- * up on every device that has a catalog; an item shows the counter of the
- * first device that reports it. On start-up the HUD enables COUNTER
- * records, observes every completed buffer, and starts periodic sampling
- * of the named counters on each device at the first tick after its
+ * GPUPERF_HUD=help is src/counters/list.c's. The HUD is a consumer of
+ * counters like a session, so it sits with the sessions: it reaches the
+ * counters layer and the DRM devices of src/backend/linux. Items are counter
+ * names (no globs), looked up on every device that has a catalog; an item shows
+ * the counter of the first device that reports it. On start-up the HUD enables
+ * COUNTER records, observes every completed buffer, and starts periodic
+ * sampling of the named counters on each device at the first tick after its
  * catalog is announced (a device a session samples by then, `gpuperf
  * stat` or `record`, is only watched: their records reach the HUD too).
  * A thread wakes at each period, flushes the activity buffers so that the
@@ -38,8 +40,8 @@
 #include <unistd.h>
 
 #include "backend/linux/drm.h"
-#include "countersInt.h"
-#include "derived.h"
+#include "counters/countersInt.h"
+#include "counters/derived.h"
 
 #define MAX_ITEMS 16
 #define HIST 24
