@@ -17,10 +17,13 @@ set -eu
 # libvulkan-dev, mesa-vulkan-drivers (lavapipe), glslang-tools: the Vulkan
 # layer, its sample and tests; vulkan-tools (vkcube), vulkan-validationlayers,
 # xvfb, xauth: the Vulkan tests that run vkcube and the validation layer.
+# clpeak: the derived Utilization test records a real OpenCL benchmark
+# (skipped without it); tmux: the `gpuperf top` test drives it (skipped
+# without it).
 PACKAGES="gcc make libc6-dev libsqlite3-dev zlib1g-dev ocl-icd-opencl-dev \
 opencl-headers pocl-opencl-icd clang libclang-rt-14-dev clang-format pkg-config \
 libvulkan-dev mesa-vulkan-drivers glslang-tools vulkan-tools \
-vulkan-validationlayers xvfb xauth"
+vulkan-validationlayers xvfb xauth clpeak tmux"
 
 if [ "${1:-}" = "--list" ]; then
   echo $PACKAGES

@@ -11,3 +11,4 @@
 #include "lists/opencl.h"
 #include "lists/cuda.h"
 #include "lists/vulkan.h"
+#include "lists/gpulinux.h"

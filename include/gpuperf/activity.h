@@ -305,7 +305,8 @@ typedef enum gp_environment_kind {
   GP_ENVIRONMENT_SPEED = 1,
   GP_ENVIRONMENT_TEMPERATURE = 2,
   GP_ENVIRONMENT_POWER = 3,
-  GP_ENVIRONMENT_COOLING = 4
+  GP_ENVIRONMENT_COOLING = 4,
+  GP_ENVIRONMENT_MEMORY = 5 /* GPU memory in use (Perfetto's GpuMemTotal) */
 } gp_environment_kind;
 
 typedef struct gp_activity_environment {
@@ -333,6 +334,11 @@ typedef struct gp_activity_environment {
       uint32_t fan_speed_pct; /* percent of maximum */
       uint32_t reserved0[3];
     } cooling;
+    struct {
+      uint32_t pid; /* 0: the whole device; else that process's use */
+      uint32_t reserved0;
+      uint64_t used_bytes;
+    } memory;
   } data;
 } gp_activity_environment;
 

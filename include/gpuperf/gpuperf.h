@@ -11,6 +11,7 @@
 #include "gpuperf/activity.h"
 #include "gpuperf/clock.h"
 #include "gpuperf/counters.h"
+#include "gpuperf/drm.h"
 #include "gpuperf/error.h"
 #include "gpuperf/markers.h"
 #include "gpuperf/perfmon.h"

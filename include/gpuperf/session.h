@@ -201,6 +201,14 @@ GP_EXPORT int gp_session_start(const gp_trace_config *cfg, const char *path,
  */
 GP_EXPORT int gp_session_stop(gp_session *s);
 
+/*
+ * The directory where processes recording from the environment (`gpuperf
+ * record`) publish live statistics for `gpuperf top`: $GPUPERF_LIVE_DIR,
+ * else /tmp/gpuperf-live-<uid>. Writes it into buf; GP_EINVAL for a NULL
+ * or empty buf, GP_ESIZE if it does not fit.
+ */
+GP_EXPORT int gp_live_dir(char *buf, size_t size);
+
 typedef struct gp_session_stats {
   uint64_t records;         /* activity records written into the trace */
   uint64_t packets;         /* TracePackets written */

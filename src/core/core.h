@@ -292,6 +292,13 @@ int gp__device_register(const gp_device_info *info,
 void gp__device_emit(uint32_t device_id);
 
 /*
+ * Calls fn(device_id) after each device registered from now on, on the
+ * registering thread, holding no lock of the registry (so fn may read the
+ * device and publish a catalog for it). GP_ENOSPC past 8 hooks.
+ */
+int gp__device_add_hook(void (*fn)(uint32_t device_id));
+
+/*
  * Registers a context of device_id for api and stores its id (never 0) in
  * *context_id; emits a CONTEXT record if enabled.
  */

@@ -31,6 +31,8 @@ static device devices[MAX_DEVICES];
 static _Atomic uint32_t num_devices;
 static context_entry *contexts; /* index = context id */
 static uint32_t contexts_cap, next_context = 1;
+#define MAX_HOOKS 8
+static void (*_Atomic hooks[MAX_HOOKS])(uint32_t device_id);
 
 static const char *dup_or_empty(const char *s) {
   char *d = strdup(s ? s : "");
@@ -72,7 +74,26 @@ int gp__device_register(const gp_device_info *info,
   pthread_mutex_unlock(&lock);
   *device_id = id;
   gp__device_emit(id);
+  for (int i = 0; i < MAX_HOOKS; i++) {
+    void (*fn)(uint32_t) = atomic_load(&hooks[i]);
+    if (fn)
+      fn(id);
+  }
   return 0;
+}
+
+/* See core.h. */
+int gp__device_add_hook(void (*fn)(uint32_t device_id)) {
+  pthread_mutex_lock(&lock);
+  int rc = GP_ENOSPC;
+  for (int i = 0; i < MAX_HOOKS && rc != 0; i++) {
+    if (!atomic_load(&hooks[i])) {
+      atomic_store(&hooks[i], fn);
+      rc = 0;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  return rc;
 }
 
 /* See counters.h. */

@@ -2,6 +2,11 @@
  * backend.c - gp_counters_backend_interface(): see backend.h.
  */
 #include "counters/backend.h"
+#include "counters/derived.h"
+
+static bool has_catalog(uint32_t device_id) {
+  return gp__catalog_get(device_id, NULL) != NULL;
+}
 
 static const gp_counters_backend_ops ops = {
     .version = GP_COUNTERS_BACKEND_VERSION,
@@ -12,6 +17,8 @@ static const gp_counters_backend_ops ops = {
     .sampler_get = gp__sampler_get,
     .sampler_put = gp__sampler_put,
     .sampler_instrument = gp__sampler_instrument,
+    .device_has_catalog = has_catalog,
+    .derived_register = gp__derived_register,
 };
 
 /* See backend.h. */

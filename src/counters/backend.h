@@ -36,6 +36,8 @@ typedef struct gp_counters_backend_ops {
   void (*sampler_put)(gp__sampler *s);
   bool (*sampler_instrument)(gp__sampler *s, const char *mangled,
                              const char *demangled);
+  bool (*device_has_catalog)(uint32_t device_id);
+  int (*derived_register)(uint32_t device_id); /* counters/derived.h */
 } gp_counters_backend_ops;
 
 /*

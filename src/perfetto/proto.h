@@ -32,7 +32,8 @@ enum {
   GP_PB_PACKET_FIRST_PACKET_ON_SEQUENCE = 87,
   GP_PB_PACKET_MACHINE_ID = 98,
   GP_PB_PACKET_GPU_INFO = 128,
-  GP_PB_PACKET_GPU_FREQUENCY = 129
+  GP_PB_PACKET_GPU_FREQUENCY = 129,
+  GP_PB_PACKET_GPU_MEM_TOTAL = 71
 };
 
 /* TracePacket.SequenceFlags */
@@ -278,5 +279,9 @@ enum {
   GP_PB_DA_STRING_VALUE = 6,
   GP_PB_DA_NAME = 10
 };
+/* GenericGpuFrequencyEvent */
+enum { GP_PB_GFREQ_GPU_ID = 1, GP_PB_GFREQ_FREQUENCY_KHZ = 2 };
+/* GpuMemTotalEvent */
+enum { GP_PB_GMEM_GPU_ID = 1, GP_PB_GMEM_PID = 2, GP_PB_GMEM_SIZE = 3 };
 
 #endif /* GPUPERF_PERFETTO_PROTO_H */

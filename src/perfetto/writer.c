@@ -142,6 +142,8 @@ static uint64_t record_time(const gp_activity *r) {
     return ((const gp_activity_marker *)r)->timestamp;
   case GP_ACTIVITY_KIND_COUNTER:
     return ((const gp_activity_counter *)r)->timestamp;
+  case GP_ACTIVITY_KIND_ENVIRONMENT:
+    return ((const gp_activity_environment *)r)->timestamp;
   case GP_ACTIVITY_KIND_DROPPED:
     return ((const gp_activity_dropped *)r)->first;
   case GP_ACTIVITY_KIND_SYNCHRONIZATION:
@@ -555,7 +557,11 @@ static void dispatch(gp__tw *w, const gp_activity *r) {
   case GP_ACTIVITY_KIND_GPU_MEMORY:
     gp__tw_gpu_memory(w, (const gp_activity_gpu_memory *)r);
     break;
-  default: /* ENVIRONMENT and kinds we do not know */
+  case GP_ACTIVITY_KIND_ENVIRONMENT:
+    if (w->o.counters)
+      gp__tw_environment(w, (const gp_activity_environment *)r);
+    break;
+  default: /* kinds we do not know */
     break;
   }
 }

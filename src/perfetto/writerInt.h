@@ -289,5 +289,8 @@ void gp__tw_counter_write_pending(gp__tw *w, const tw_pending *p);
 void gp__tw_counter_fini(gp__tw *w);
 /* Writes the counter samples being grouped into a packet. */
 void gp__tw_counter_flush(gp__tw *w);
+/* An ENVIRONMENT record: GPU frequency as a GenericGpuFrequencyEvent,
+ * memory in use as a GpuMemTotalEvent, the rest as GPU counter tracks. */
+void gp__tw_environment(gp__tw *w, const gp_activity_environment *e);
 
 #endif /* GPUPERF_PERFETTO_WRITER_INT_H */

@@ -15,6 +15,14 @@
  * sample is written at the start of a window that does not begin where
  * the previous one ended (the first one, in particular): no value is lost.
  *
+ * Environment samples (ENVIRONMENT records: clocks, temperature, power,
+ * fan, memory) use Perfetto's dedicated packets where it has them: the
+ * core clock as a GenericGpuFrequencyEvent (track "gpufreq", kHz), memory
+ * in use as a GpuMemTotalEvent (track "GPU Memory", global for pid 0,
+ * per process otherwise). The others become GPU counter specs of their
+ * own, ids ENV_ID_BASE + n (outside any catalog's range), FORWARDS_LOOKING
+ * since each is a reading at its timestamp.
+ *
  * Per-activity (instrumented) values are written as samples of separate
  * specs in the COMPUTE group, FORWARDS_LOOKING, timestamped at the start
  * of the activity they measured: inside the kernel's [start, end), where
@@ -28,6 +36,32 @@
 #include "writerInt.h"
 
 #define INSTR_SUFFIX " (per activity)"
+
+/* Counter ids of the environment specs (19 bits, see spec_id()). */
+#define ENV_ID_BASE 0x7ff00u
+enum { ENV_MEM_CLOCK = 1, ENV_TEMP, ENV_POWER, ENV_POWER_LIMIT, ENV_FAN };
+
+static const struct {
+  const char *name, *description;
+  uint32_t unit;
+} env_specs[] = {
+    [ENV_MEM_CLOCK] = {"Memory clock", "Memory clock (environment samples)",
+                       GP_UNIT_KILOHERTZ},
+    [ENV_TEMP] = {"GPU temperature", "GPU temperature (environment samples)",
+                  GP_UNIT_CELSIUS},
+    [ENV_POWER] = {"GPU power", "Power drawn (environment samples)",
+                   GP_UNIT_WATT},
+    [ENV_POWER_LIMIT] = {"GPU power limit", "Power limit (environment samples)",
+                         GP_UNIT_WATT},
+    [ENV_FAN] = {"Fan speed",
+                 "Fan speed, percent of the maximum "
+                 "(environment samples)",
+                 GP_UNIT_PERCENT},
+};
+
+static bool is_env(uint32_t id) {
+  return id > ENV_ID_BASE && id - ENV_ID_BASE < GP_ARRAY_SIZE(env_specs);
+}
 
 static uint32_t spec_id(const gp__tw *w, uint32_t device, const tw_spec *s) {
   if (w->o.descriptor_mode == GP_TW_DESCRIPTOR_INLINE)
@@ -113,6 +147,19 @@ static void write_spec(gp__tw *w, uint32_t device, const tw_counter_dev *d,
   gp__pb_writer *pb = &w->pb;
   const tw_spec *s = &d->specs[i];
   gp_counter_info ci;
+  if (is_env(s->id)) {
+    gp__pb_begin(pb, GP_PB_GCD_SPECS);
+    gp__pb_uint(pb, GP_PB_SPEC_COUNTER_ID, spec_id(w, device, s));
+    gp__pb_string(pb, GP_PB_SPEC_C_NAME, env_specs[s->id - ENV_ID_BASE].name);
+    gp__pb_string(pb, GP_PB_SPEC_C_DESCRIPTION,
+                  env_specs[s->id - ENV_ID_BASE].description);
+    gp__pb_uint(pb, GP_PB_SPEC_NUMERATOR_UNITS,
+                env_specs[s->id - ENV_ID_BASE].unit);
+    gp__pb_uint(pb, GP_PB_SPEC_GROUPS, GP_COUNTER_GROUP_SYSTEM);
+    gp__pb_uint(pb, GP_PB_SPEC_VALUE_DIRECTION, GP_PB_VALUE_DIRECTION_FORWARDS);
+    gp__pb_end(pb);
+    return;
+  }
   bool known = lookup(device, s->id, &ci);
   char name[160];
   if (!known)
@@ -344,4 +391,70 @@ void gp__tw_counter_record(gp__tw *w, const gp_activity_counter *c) {
     add_sample(w, &w->lead, c->device_id, c->window_start, spec, c, true);
   add_sample(w, &w->group, c->device_id, c->timestamp, spec, c, false);
   s->last_ts = c->timestamp;
+}
+
+/* ------------------------------------------------------------------ */
+/* Environment                                                          */
+
+static void env_sample(gp__tw *w, uint32_t device, uint64_t ts, uint32_t which,
+                       double value) {
+  tw_counter_dev *d = counter_dev(w, device);
+  tw_spec *s = d ? find_spec(d, ENV_ID_BASE + which, 0) : NULL;
+  if (!s)
+    return;
+  gp_activity_counter c;
+  memset(&c, 0, sizeof(c));
+  c.value_type = GP_VALUE_DOUBLE;
+  c.value.f64 = value;
+  add_sample(w, &w->group, device, ts, spec_id(w, device, s), &c, false);
+  s->last_ts = ts;
+}
+
+/* See writerInt.h. */
+void gp__tw_environment(gp__tw *w, const gp_activity_environment *e) {
+  if (e->device_id >= TW_MAX_DEVICES)
+    return;
+  gp__pb_writer *pb = &w->pb;
+  uint32_t dev = e->device_id;
+  uint64_t ts = e->timestamp;
+  gp__tw_saw_ts(w, ts);
+  gp__tw_device_seen(w, dev);
+  switch (e->environment_kind) {
+  case GP_ENVIRONMENT_SPEED:
+    if (e->data.speed.core_clock_khz) {
+      gp__tw_packet_begin(w, ts, 0);
+      gp__pb_begin(pb, GP_PB_PACKET_GPU_FREQUENCY);
+      gp__pb_uint(pb, GP_PB_GFREQ_GPU_ID, dev);
+      gp__pb_uint(pb, GP_PB_GFREQ_FREQUENCY_KHZ, e->data.speed.core_clock_khz);
+      gp__pb_end(pb);
+      gp__tw_packet_end(w);
+    }
+    if (e->data.speed.memory_clock_khz)
+      env_sample(w, dev, ts, ENV_MEM_CLOCK, e->data.speed.memory_clock_khz);
+    break;
+  case GP_ENVIRONMENT_TEMPERATURE:
+    env_sample(w, dev, ts, ENV_TEMP,
+               e->data.temperature.gpu_temperature_mc / 1000.0);
+    break;
+  case GP_ENVIRONMENT_POWER:
+    env_sample(w, dev, ts, ENV_POWER, e->data.power.power_mw / 1000.0);
+    if (e->data.power.power_limit_mw)
+      env_sample(w, dev, ts, ENV_POWER_LIMIT,
+                 e->data.power.power_limit_mw / 1000.0);
+    break;
+  case GP_ENVIRONMENT_COOLING:
+    env_sample(w, dev, ts, ENV_FAN, e->data.cooling.fan_speed_pct);
+    break;
+  case GP_ENVIRONMENT_MEMORY:
+    gp__tw_packet_begin(w, ts, 0);
+    gp__pb_begin(pb, GP_PB_PACKET_GPU_MEM_TOTAL);
+    gp__pb_uint(pb, GP_PB_GMEM_GPU_ID, dev);
+    gp__pb_uint(pb, GP_PB_GMEM_PID, e->data.memory.pid);
+    gp__pb_uint(pb, GP_PB_GMEM_SIZE, e->data.memory.used_bytes);
+    gp__pb_end(pb);
+    gp__tw_packet_end(w);
+    break;
+  default:
+    break;
+  }
 }

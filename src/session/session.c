@@ -131,8 +131,11 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
         k |= 1ull << GP_ACTIVITY_KIND_OVERHEAD;
       break;
     case GP_DATA_SOURCE_GPU_COUNTERS:
+      /* Environment samples (clocks, power, temperature, memory) are
+       * counters too: gpufreq, GPU Memory and their own counter tracks. */
       k |= (1ull << GP_ACTIVITY_KIND_COUNTER) |
-           (1ull << GP_ACTIVITY_KIND_DEVICE);
+           (1ull << GP_ACTIVITY_KIND_DEVICE) |
+           (1ull << GP_ACTIVITY_KIND_ENVIRONMENT);
       break;
     case GP_DATA_SOURCE_GPU_LOG:
       k |= (1ull << GP_ACTIVITY_KIND_API) | (1ull << GP_ACTIVITY_KIND_GPU_LOG);
@@ -577,6 +580,7 @@ int gp_session_start_from_env(gp_session **out) {
 }
 
 static void env_at_exit(void) {
+  gp__live_stop();
   if (env_session)
     gp_session_stop(env_session);
 }
@@ -596,6 +600,7 @@ static void env_start(void) {
   if (gp_session_start_from_env(&s) == 0) {
     env_session = s;
     atexit(env_at_exit);
+    gp__live_start(); /* for `gpuperf top` */
   }
 }
 

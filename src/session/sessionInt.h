@@ -35,6 +35,7 @@ struct gp_session {
   uint64_t counters_ever; /* devices that sampled for us at some point */
   uint64_t matched[8];    /* per counters data source: names/ids matched */
   bool saw_catalog;       /* a device with counters was considered */
+  bool tracefs_on;        /* this session reads tracefs GPU events */
   int counter_error;
   gp__tw_stats final;
   bool have_final;
@@ -67,5 +68,11 @@ int gp__session_counters_unmatched(const gp_session *s, char *msg, size_t size);
 
 /* Stops the sampling s started. */
 void gp__session_counters_stop(gp_session *s);
+
+/* live.c: publishes this process's live stats for `gpuperf top` (a file
+ * in gp_live_dir() rewritten about once a second), from now on; stop
+ * removes it. Both idempotent. */
+void gp__live_start(void);
+void gp__live_stop(void);
 
 #endif /* GPUPERF_SESSION_INT_H */

@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/linux/drm.h"
+#include "backend/linux/tracefs.h"
 #include "counters/countersInt.h"
+#include "counters/derived.h"
 #include "sessionInt.h"
 
 /* Sessions that start counters on devices announced later (the simulated
@@ -225,6 +228,24 @@ int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
     want |= ds.kind == GP_DATA_SOURCE_GPU_COUNTERS;
   if (!want)
     return 0;
+  /* DRM cards (sysfs, hwmon, fdinfo) are devices with counters; devices
+   * without hardware counters get the derived busy counter. */
+  const char *drm = getenv("GPUPERF_DRM");
+  if (!drm || strcmp(drm, "0") != 0)
+    gp__drm_devices_register();
+  gp__derived_enable();
+  /* The kernel's GPU trace events, where asked for (GPUPERF_TRACEFS=auto
+   * or a path): GPU frequency and memory totals. Not fatal. */
+  const char *tr = getenv("GPUPERF_TRACEFS");
+  if (tr && *tr && strcmp(tr, "0") != 0) {
+    int trc = gp__tracefs_start(tr);
+    if (trc == 0)
+      s->tracefs_on = true;
+    else if (trc != GP_EBUSY)
+      fprintf(stderr,
+              "gpuperf: GPUPERF_TRACEFS=%s: GPU trace events not read: %s\n",
+              tr, gp_strerror(trc));
+  }
   /* Watch first, under the same lock as the devices of now, so that no
    * announcement falls in between and none is handled twice. */
   pthread_mutex_lock(&watch_lock);
@@ -259,6 +280,10 @@ int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
 
 /* See sessionInt.h. */
 void gp__session_counters_stop(gp_session *s) {
+  if (s->tracefs_on) {
+    gp__tracefs_stop();
+    s->tracefs_on = false;
+  }
   for (uint32_t d = 0; d < MAX_DEV; d++)
     if (s->counters_on & (1ull << d))
       gp_counters_stop(d);

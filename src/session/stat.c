@@ -41,6 +41,7 @@
 
 #include "backend/linux/perf.h"
 #include "counters/countersInt.h"
+#include "counters/derived.h"
 
 #define MAX_NAMES 64
 
@@ -474,5 +475,6 @@ __attribute__((constructor)) static void stat_start(void) {
   st.on = true;
   if (gp__counters_add_device_hook(on_device) != 0)
     fprintf(stderr, "gpuperf stat: cannot follow new devices\n");
+  gp__derived_enable(); /* Utilization where there is nothing else */
   atexit(stat_exit);
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "tp/seed.h"
 #include "tp/tputil.h"
 
 /* The query as the seed document prints it (used only when the shared
@@ -116,13 +117,8 @@ static char *seed_query(void) {
   return strdup(seed_query_copy);
 }
 
-typedef struct row {
-  char kernel[128], gpu[128];
-  int64_t dur;
-  double avg;
-} row;
-
-static int run_seed(gp_tp *tp, row *rows) {
+/* See seed.h. */
+int tp_seed_run(gp_tp *tp, row *rows) {
   char *q = seed_query();
   gp_tp_rows *r;
   gp_tp_error err;
@@ -187,7 +183,8 @@ static double recompute(gp_tp *tp, const char *gpu_name, int64_t ts,
 /* Checks the seed query's rows against the recomputation. Kernels of
  * equal name, GPU and duration (a training loop repeats them) are told
  * apart by their averages: each row must match a distinct such kernel. */
-static void check_rows(gp_tp *tp, const row *rows, int n) {
+/* See seed.h. */
+void tp_seed_check_rows(gp_tp *tp, const row *rows, int n) {
   int64_t end = tp_int(tp, "SELECT trace_end()");
   int64_t used[16];
   int nused = 0;
@@ -361,7 +358,7 @@ TEST(tp_seed_query_synthetic) {
   ASSERT_EQ(tp_int(tp, "SELECT trace_end()"), last_sample);
 
   row rows[16];
-  int n = run_seed(tp, rows);
+  int n = tp_seed_run(tp, rows);
   ASSERT_EQ(n, 5);
   /* The five longest kernels, from how the trace was built. */
   int64_t durs[2 * KERNELS];
@@ -380,7 +377,7 @@ TEST(tp_seed_query_synthetic) {
     ASSERT_EQ(rows[i].dur, durs[best]);
     durs[best] = -1;
   }
-  check_rows(tp, rows, n);
+  tp_seed_check_rows(tp, rows, n);
   gp_tp_close(tp);
 }
 
@@ -414,8 +411,8 @@ TEST(tp_seed_query_on_demo) {
     SKIP("the demo trace has no 'Utilization' GPU counter yet");
   }
   row rows[16];
-  int n = run_seed(tp, rows);
+  int n = tp_seed_run(tp, rows);
   ASSERT_EQ(n, 5);
-  check_rows(tp, rows, n);
+  tp_seed_check_rows(tp, rows, n);
   gp_tp_close(tp);
 }

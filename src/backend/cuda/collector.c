@@ -28,6 +28,7 @@
 #include <cuda.h>
 #include <cupti_target.h>
 
+#include "counters/countersInt.h"
 #include "cudaInt.h"
 
 #define FLUSH_PERIOD_MS_DEFAULT 500u
@@ -313,6 +314,10 @@ void gp__cuda_describe_device(uint32_t ordinal) {
       fprintf(stderr, "gpuperf-cuda: no counters for device %u (%s): %s\n", id,
               cp.pChipName, gp_strerror(rc));
   }
+  /* Without the profiler's metrics, the busy counter derived from the
+   * activity timeline stands in. */
+  if (!GP_COUNTERS->device_has_catalog(id))
+    GP_COUNTERS->derived_register(id);
   gp__cuda_profiler_device(ordinal);
 }
 

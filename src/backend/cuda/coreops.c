@@ -108,6 +108,16 @@ static bool off_instrument(gp__sampler *s, const char *mangled,
   return false;
 }
 
+static bool off_has_catalog(uint32_t device_id) {
+  (void)device_id;
+  return true; /* nothing to derive into */
+}
+
+static int off_derived(uint32_t device_id) {
+  (void)device_id;
+  return GP_ENOTSUP;
+}
+
 gp_backend_ops gp__cuda_core = {
     .version = GP_BACKEND_INTERFACE_VERSION,
     .size = sizeof(gp_backend_ops),
@@ -139,6 +149,8 @@ gp_counters_backend_ops gp__cuda_counters = {
     .sampler_get = off_get,
     .sampler_put = off_put,
     .sampler_instrument = off_instrument,
+    .device_has_catalog = off_has_catalog,
+    .derived_register = off_derived,
 };
 
 __attribute__((constructor)) static void coreops_load(void) {

@@ -1,0 +1,74 @@
+/*
+ * gpuperf/drm.h - Linux GPUs as the kernel shows them, for tools such as
+ * `gpuperf top`: DRM cards with their frequency, power, temperature, fan
+ * and VRAM (sysfs, hwmon, devfreq), and the DRM clients of every process
+ * that can be read, with their per-engine busy time and memory (fdinfo,
+ * Documentation/gpu/drm-usage-stats.rst). Every path is taken under
+ * $GPUPERF_SYSROOT when it is set. docs/gpu-linux.md has the details.
+ */
+#ifndef GPUPERF_DRM_H
+#define GPUPERF_DRM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuperf/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GP_DRM_MAX_ENGINES 16
+
+/* A DRM card and its current readings (NaN where it has none). */
+typedef struct gp_drm_gpu {
+  char card[32];   /* "card0" */
+  char driver[32]; /* "amdgpu", "i915", "v3d", ... */
+  char pdev[64];   /* PCI address or platform device name */
+  double freq_mhz, power_w, temp_c, fan_rpm;
+  double vram_used, vram_total; /* bytes */
+} gp_drm_gpu;
+
+/*
+ * Stores up to cap cards, in name order, into out and their number in *n.
+ * Returns 0 (none is not an error), GP_EINVAL for NULL out or n.
+ */
+GP_EXPORT int gp_drm_gpus(gp_drm_gpu *out, size_t cap, size_t *n);
+
+/* One DRM client (an open DRM file description) of a process. */
+typedef struct gp_drm_client {
+  uint32_t pid;
+  uint32_t num_engines;
+  char comm[32];
+  char driver[32];
+  char pdev[64];
+  uint64_t client_id;
+  uint64_t mem_total, mem_resident; /* bytes, all regions */
+  struct {
+    char name[32];
+    uint64_t busy_ns, capacity, cycles, total_cycles, maxfreq_hz;
+    uint32_t has_busy, has_cycles;
+  } engines[GP_DRM_MAX_ENGINES];
+} gp_drm_client;
+
+/*
+ * Reads the DRM clients of every process whose fdinfo can be read (its
+ * own user's, or all as root), up to cap, into out, and their number into
+ * *n. Returns 0, GP_EINVAL for NULL out or n.
+ */
+GP_EXPORT int gp_drm_clients(gp_drm_client *out, size_t cap, size_t *n);
+
+/*
+ * Busy percentage of engine e of `after` over the wall_ns between two
+ * readings of the same client (before may be NULL: a client that appeared
+ * since, counted from zero). Negative when it cannot be computed.
+ */
+GP_EXPORT double gp_drm_engine_busy(const gp_drm_client *before,
+                                    const gp_drm_client *after, uint32_t e,
+                                    uint64_t wall_ns);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUPERF_DRM_H */

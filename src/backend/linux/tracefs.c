@@ -1,0 +1,293 @@
+/*
+ * tracefs.c - the kernel's GPU trace events, read from tracefs while a
+ * session records (opt-in: GPUPERF_TRACEFS=auto, or the path of a tracefs
+ * mount):
+ *
+ *   power/gpu_frequency        "state=<kHz> gpu_id=<n>"
+ *   gpu_mem/gpu_mem_total      "gpu_id=<n> pid=<n> size=<bytes>"
+ *   gpu_scheduler/drm_sched_job, drm_run_job, drm_sched_process_job
+ *   dma_fence/dma_fence_*      "driver=<s> timeline=<s> context=<n> seqno=<n>"
+ *
+ * On a real tracefs (statfs magic TRACEFS_MAGIC) a private instance
+ * instances/gpuperf-<pid> is made, so the global buffer and whatever else
+ * uses it are left alone; its trace_clock is set to "boot" (the trace
+ * clock) and the events above that exist are enabled. A thread reads the
+ * instance's trace_pipe (text: "TASK-PID [CPU] FLAGS SECONDS: EVENT:
+ * FIELDS") and turns GPU frequency and memory totals into ENVIRONMENT
+ * records, which the trace writer writes as Perfetto's
+ * GenericGpuFrequencyEvent and GpuMemTotalEvent (the kernel's gpu_id is
+ * the trace's gpu id, as Perfetto's ftrace import takes it). Scheduler
+ * and fence events are parsed and counted (gp__tracefs_counts()) but not
+ * yet written. At stop the events are disabled and the instance removed.
+ *
+ * A root that is not a tracefs (a test fixture) is only read: its
+ * trace_pipe file, nothing enabled, no instance.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "tracefs.h"
+
+#define TRACEFS_MAGIC 0x74726163
+
+static const char *const gpu_events[GP__TRACEFS_NUM_EVENTS] = {
+    "power/gpu_frequency",
+    "gpu_mem/gpu_mem_total",
+    "gpu_scheduler/drm_sched_job",
+    "gpu_scheduler/drm_run_job",
+    "gpu_scheduler/drm_sched_process_job",
+    "dma_fence/dma_fence_init",
+    "dma_fence/dma_fence_emit",
+    "dma_fence/dma_fence_enable_signal",
+    "dma_fence/dma_fence_signaled",
+    "dma_fence/dma_fence_wait_start",
+    "dma_fence/dma_fence_wait_end",
+    "dma_fence/dma_fence_destroy",
+};
+
+static struct {
+  pthread_mutex_t lock;
+  bool on, real, stop;
+  char root[400], dir[512]; /* the mount; the instance (or the root) */
+  bool enabled[GP__TRACEFS_NUM_EVENTS];
+  uint64_t counts[GP__TRACEFS_NUM_EVENTS];
+  int fd;
+  pthread_t thread;
+  char partial[4096];
+  size_t npartial;
+} tfs = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+
+/* See tracefs.h. */
+const char *gp__tracefs_event_name(int i) {
+  return i >= 0 && i < GP__TRACEFS_NUM_EVENTS ? gpu_events[i] : NULL;
+}
+
+static bool is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* See tracefs.h. */
+bool gp__tracefs_find(const char *want, char *buf, size_t size) {
+  const char *cand[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+  if (want && *want && strcmp(want, "auto") != 0) {
+    snprintf(buf, size, "%s", want);
+    char ev[600];
+    snprintf(ev, sizeof(ev), "%s/events", buf);
+    return is_dir(ev);
+  }
+  for (size_t i = 0; i < 2; i++) {
+    char ev[64];
+    snprintf(ev, sizeof(ev), "%s/events", cand[i]);
+    if (is_dir(ev)) {
+      snprintf(buf, size, "%s", cand[i]);
+      return true;
+    }
+  }
+  return false;
+}
+
+/* See tracefs.h. */
+uint32_t gp__tracefs_available(const char *root) {
+  uint32_t mask = 0;
+  for (int i = 0; i < GP__TRACEFS_NUM_EVENTS; i++) {
+    char p[600];
+    snprintf(p, sizeof(p), "%s/events/%s", root, gpu_events[i]);
+    if (is_dir(p))
+      mask |= 1u << i;
+  }
+  return mask;
+}
+
+static void env_record(uint32_t gpu, uint64_t ts, uint32_t kind, uint32_t a,
+                       uint64_t bytes) {
+  if (!gp__activity_enabled(GP_ACTIVITY_KIND_ENVIRONMENT, 0))
+    return;
+  gp_activity_environment *r =
+      gp__activity_reserve(GP_ACTIVITY_KIND_ENVIRONMENT, sizeof(*r), 0, 0);
+  if (!r)
+    return;
+  memset(&r->data, 0, sizeof(r->data));
+  r->timestamp = ts;
+  r->device_id = gpu;
+  r->environment_kind = kind;
+  if (kind == GP_ENVIRONMENT_MEMORY) {
+    r->data.memory.pid = a;
+    r->data.memory.used_bytes = bytes;
+  } else {
+    r->data.speed.core_clock_khz = a;
+  }
+  gp__activity_commit(r);
+}
+
+static void handle(const char *line) {
+  gp__tracefs_event ev;
+  if (!gp__tracefs_parse(line, &ev))
+    return;
+  for (int i = 0; i < GP__TRACEFS_NUM_EVENTS; i++) {
+    const char *slash = strchr(gpu_events[i], '/');
+    if (strcmp(slash + 1, ev.event) != 0)
+      continue;
+    tfs.counts[i]++;
+    uint64_t gpu = 0, a = 0, size = 0;
+    if (i == 0 && gp__tracefs_field(&ev, "state", &a)) {
+      gp__tracefs_field(&ev, "gpu_id", &gpu);
+      env_record((uint32_t)gpu, ev.ts_ns, GP_ENVIRONMENT_SPEED, (uint32_t)a, 0);
+    } else if (i == 1 && gp__tracefs_field(&ev, "size", &size)) {
+      gp__tracefs_field(&ev, "gpu_id", &gpu);
+      gp__tracefs_field(&ev, "pid", &a);
+      env_record((uint32_t)gpu, ev.ts_ns, GP_ENVIRONMENT_MEMORY, (uint32_t)a,
+                 size);
+    }
+    return;
+  }
+}
+
+/* Reads what trace_pipe has; returns false at its end (a plain file). */
+static bool pump(void) {
+  char buf[8192];
+  ssize_t n = read(tfs.fd, buf, sizeof(buf));
+  if (n <= 0)
+    return n < 0 && errno == EAGAIN;
+  for (ssize_t i = 0; i < n; i++) {
+    char ch = buf[i];
+    if (ch == '\n' || tfs.npartial + 1 == sizeof(tfs.partial)) {
+      tfs.partial[tfs.npartial] = '\0';
+      handle(tfs.partial);
+      tfs.npartial = 0;
+    } else {
+      tfs.partial[tfs.npartial++] = ch;
+    }
+  }
+  return true;
+}
+
+static void *reader(void *arg) {
+  (void)arg;
+  for (;;) {
+    pthread_mutex_lock(&tfs.lock);
+    bool stop = tfs.stop;
+    pthread_mutex_unlock(&tfs.lock);
+    struct pollfd pfd = {tfs.fd, POLLIN, 0};
+    if (poll(&pfd, 1, stop ? 0 : 100) > 0) {
+      if (!pump() && !tfs.real)
+        break; /* a fixture's file: read whole */
+      continue;
+    }
+    if (stop)
+      break;
+  }
+  return NULL;
+}
+
+static bool write_str(const char *path, const char *s) {
+  int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  bool ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+  close(fd);
+  return ok;
+}
+
+static void enable_all(bool on) {
+  for (int i = 0; i < GP__TRACEFS_NUM_EVENTS; i++) {
+    char p[700];
+    snprintf(p, sizeof(p), "%s/events/%s/enable", tfs.dir, gpu_events[i]);
+    if (on)
+      tfs.enabled[i] = write_str(p, "1");
+    else if (tfs.enabled[i])
+      write_str(p, "0");
+  }
+}
+
+/* See tracefs.h. */
+int gp__tracefs_start(const char *want) {
+  pthread_mutex_lock(&tfs.lock);
+  if (tfs.on) {
+    pthread_mutex_unlock(&tfs.lock);
+    return GP_EBUSY;
+  }
+  if (!gp__tracefs_find(want, tfs.root, sizeof(tfs.root))) {
+    pthread_mutex_unlock(&tfs.lock);
+    return GP_ENOENT;
+  }
+  struct statfs sf;
+  tfs.real = statfs(tfs.root, &sf) == 0 && sf.f_type == TRACEFS_MAGIC;
+  snprintf(tfs.dir, sizeof(tfs.dir), "%s", tfs.root);
+  if (tfs.real) {
+    snprintf(tfs.dir, sizeof(tfs.dir), "%s/instances/gpuperf-%d", tfs.root,
+             (int)getpid());
+    if (mkdir(tfs.dir, 0700) != 0 && errno != EEXIST) {
+      int rc = -errno;
+      pthread_mutex_unlock(&tfs.lock);
+      return rc;
+    }
+    char p[600];
+    snprintf(p, sizeof(p), "%s/trace_clock", tfs.dir);
+    write_str(p, "boot");
+    enable_all(true);
+  }
+  char pipe[600];
+  snprintf(pipe, sizeof(pipe), "%s/trace_pipe", tfs.dir);
+  tfs.fd = open(pipe, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  int rc = tfs.fd < 0 ? -errno : 0;
+  memset(tfs.counts, 0, sizeof(tfs.counts));
+  tfs.npartial = 0;
+  tfs.stop = false;
+  if (rc == 0 && pthread_create(&tfs.thread, NULL, reader, NULL) != 0)
+    rc = GP_ENOMEM;
+  if (rc != 0) {
+    if (tfs.fd >= 0)
+      close(tfs.fd);
+    tfs.fd = -1;
+    if (tfs.real) {
+      enable_all(false);
+      rmdir(tfs.dir);
+    }
+  }
+  tfs.on = rc == 0;
+  pthread_mutex_unlock(&tfs.lock);
+  return rc;
+}
+
+/* See tracefs.h. */
+void gp__tracefs_stop(void) {
+  pthread_mutex_lock(&tfs.lock);
+  if (!tfs.on) {
+    pthread_mutex_unlock(&tfs.lock);
+    return;
+  }
+  tfs.stop = true;
+  pthread_mutex_unlock(&tfs.lock);
+  pthread_join(tfs.thread, NULL);
+  pthread_mutex_lock(&tfs.lock);
+  close(tfs.fd);
+  tfs.fd = -1;
+  if (tfs.real) {
+    enable_all(false);
+    rmdir(tfs.dir);
+  }
+  tfs.on = false;
+  pthread_mutex_unlock(&tfs.lock);
+}
+
+/* See tracefs.h. */
+uint32_t gp__tracefs_counts(uint64_t *counts) {
+  pthread_mutex_lock(&tfs.lock);
+  uint32_t mask = 0;
+  for (int i = 0; i < GP__TRACEFS_NUM_EVENTS; i++) {
+    counts[i] = tfs.counts[i];
+    mask |= tfs.enabled[i] ? 1u << i : 0;
+  }
+  pthread_mutex_unlock(&tfs.lock);
+  return mask;
+}

@@ -1,0 +1,422 @@
+/*
+ * derived.c - a busy counter for devices that have no hardware counters
+ * (OpenCL on any driver, CUDA without the profiler): `Utilization`,
+ * the share of each sampling window during which the device had work
+ * running, derived from the activity timeline, per device and per
+ * hardware queue.
+ *
+ * A device qualifies when its backend registers it without a catalog; this
+ * file then publishes a small catalog for it (category "derived", custom
+ * group "derived", so the trace says where the values come from) and is its
+ * provider. While a sampler runs, a buffer observer takes the [start, end)
+ * of every KERNEL, MEMCPY and MEMSET record of the device and merges it
+ * into a sorted list of disjoint busy intervals (one for the device, one
+ * per queue): overlapping work counts once. Windows are cut from the
+ * sampler's start at its period and emitted as COUNTER records with
+ * (busy ns, window ns) as the ratio's pair, so a perfmon-style sum over
+ * windows stays time-weighted.
+ *
+ * When a window is final. Work reaches the observer only once it has
+ * completed and its buffer was flushed, which may be a while after it ran.
+ * A window is emitted when it ended more than GP__DERIVED_LAG_NS before
+ * the trace clock's now, and all remaining windows at stop, after a forced
+ * flush brought in every record the backends hold. The part of a piece of
+ * work that falls in windows already emitted is left out and added to
+ * gp__derived_late_ns(): not seen with OpenCL, whose records trail their
+ * completion by about a flush period (500 ms by default).
+ *
+ * Locks. One lock guards every device's state; the observer takes it per
+ * buffer; the counters layer calls the hooks with its session lock held.
+ * Nothing is called with the lock held that could call back into us.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "countersInt.h"
+#include "derived.h"
+
+#define MAX_QUEUES 8
+#define GROUP_DERIVED GP_COUNTER_GROUP_FIRST_CUSTOM
+
+typedef struct ivl {
+  uint64_t s, e;
+} ivl;
+
+/* Sorted, disjoint, non-adjacent busy intervals. */
+typedef struct busy {
+  ivl *v;
+  size_t n, cap;
+} busy;
+
+typedef struct dstate {
+  gp__catalog cat;
+  gp__counter_def defs[1 + MAX_QUEUES];
+  char names[1 + MAX_QUEUES][96];
+  char descs[1 + MAX_QUEUES][200];
+  gp_counter_block_info block;
+  gp_counter_group_info group;
+  uint32_t device_id;
+  uint32_t num_queues;
+  /* Sampling, under `lock`. */
+  gp__sampler *s;
+  uint64_t win_start; /* start of the first window not yet emitted */
+  uint64_t last_end;  /* latest end seen */
+  busy all, q[MAX_QUEUES];
+} dstate;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static dstate *states[GP__MAX_DEVICES];
+static uint32_t num_sampling; /* devices sampling: the observer is on */
+static uint64_t late_ns;
+static bool hooked;
+
+/* ------------------------------------------------------------------ */
+/* Busy intervals                                                       */
+
+/*
+ * Adds [s, e) to b, merging what it overlaps or touches. Work arrives
+ * nearly in time order, so the place is found from the end: amortised
+ * O(1) per interval in practice, O(log n + moved) at worst.
+ */
+static bool busy_add(busy *b, uint64_t s, uint64_t e) {
+  if (e <= s)
+    return true;
+  /* First interval whose end >= s (it may touch or overlap). */
+  size_t lo = 0, hi = b->n;
+  if (b->n && b->v[b->n - 1].e < s)
+    lo = b->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (b->v[mid].e < s)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  size_t j = lo; /* past the last interval merged */
+  while (j < b->n && b->v[j].s <= e)
+    j++;
+  if (j > lo) { /* merge lo .. j-1 into one */
+    if (b->v[lo].s < s)
+      s = b->v[lo].s;
+    if (b->v[j - 1].e > e)
+      e = b->v[j - 1].e;
+    b->v[lo] = (ivl){s, e};
+    memmove(&b->v[lo + 1], &b->v[j], (b->n - j) * sizeof(ivl));
+    b->n -= j - lo - 1;
+    return true;
+  }
+  if (b->n == b->cap) {
+    size_t ncap = b->cap ? b->cap * 2 : 64;
+    ivl *nv = realloc(b->v, ncap * sizeof(*nv));
+    if (!nv)
+      return false;
+    b->v = nv;
+    b->cap = ncap;
+  }
+  memmove(&b->v[lo + 1], &b->v[lo], (b->n - lo) * sizeof(ivl));
+  b->v[lo] = (ivl){s, e};
+  b->n++;
+  return true;
+}
+
+/* Busy time of b within [a, z); drops what ends at or before z when
+ * consume (the windows only move forward). */
+static uint64_t busy_take(busy *b, uint64_t a, uint64_t z, bool consume) {
+  uint64_t t = 0;
+  size_t i = 0;
+  for (; i < b->n && b->v[i].s < z; i++) {
+    uint64_t s = b->v[i].s > a ? b->v[i].s : a;
+    uint64_t e = b->v[i].e < z ? b->v[i].e : z;
+    if (e > s)
+      t += e - s;
+  }
+  if (consume) {
+    size_t k = 0;
+    while (k < b->n && b->v[k].e <= z)
+      k++;
+    memmove(b->v, b->v + k, (b->n - k) * sizeof(ivl));
+    b->n -= k;
+  }
+  return t;
+}
+
+static void busy_free(busy *b) {
+  free(b->v);
+  memset(b, 0, sizeof(*b));
+}
+
+/* ------------------------------------------------------------------ */
+/* Windows                                                              */
+
+/* Emits d's windows that end at or before `until` (all of them, the last
+ * one partial, when final). Lock held. */
+static void emit_until(dstate *d, uint64_t until, bool final) {
+  gp__sampler *s = d->s;
+  uint64_t p = s->period_ns;
+  while (d->win_start < until) {
+    uint64_t ws = d->win_start, we = ws + p;
+    if (we > until) {
+      if (!final)
+        break;
+      we = until;
+    }
+    for (uint32_t k = 0; k < s->num_counters; k++) {
+      uint32_t idx = s->index[k];
+      busy *b = idx == 0 ? &d->all : &d->q[idx - 1];
+      uint64_t t = busy_take(b, ws, we, false);
+      gp__counter_emit(&d->cat, d->device_id, idx, (double)t, (double)(we - ws),
+                       we, ws, 0, 0, 0);
+    }
+    busy_take(&d->all, ws, we, true);
+    for (uint32_t q = 0; q < d->num_queues; q++)
+      busy_take(&d->q[q], ws, we, true);
+    d->win_start = we;
+  }
+}
+
+static void note_work(dstate *d, uint32_t queue, uint64_t s, uint64_t e) {
+  if (e <= s)
+    return;
+  if (e > d->last_end)
+    d->last_end = e;
+  if (s < d->win_start) {
+    uint64_t cut = e < d->win_start ? e : d->win_start;
+    late_ns += cut - s;
+    s = cut;
+  }
+  busy_add(&d->all, s, e);
+  if (queue < d->num_queues)
+    busy_add(&d->q[queue], s, e);
+}
+
+/* The buffer observer: the work of sampling devices. */
+static void observe(void *user, const uint8_t *buf, size_t size) {
+  (void)user;
+  pthread_mutex_lock(&lock);
+  for (size_t off = 0; off + sizeof(gp_activity) <= size;) {
+    const gp_activity *h = (const gp_activity *)(buf + off);
+    if (h->size < sizeof(*h) || h->size > size - off)
+      break; /* defensive: a malformed buffer */
+    uint32_t dev = UINT32_MAX, q = 0;
+    uint64_t s = 0, e = 0;
+    if (h->kind == GP_ACTIVITY_KIND_KERNEL &&
+        h->size >= sizeof(gp_activity_kernel)) {
+      const gp_activity_kernel *r = (const void *)h;
+      dev = r->device_id, q = r->queue_id, s = r->start, e = r->end;
+    } else if (h->kind == GP_ACTIVITY_KIND_MEMCPY &&
+               h->size >= sizeof(gp_activity_memcpy)) {
+      const gp_activity_memcpy *r = (const void *)h;
+      dev = r->device_id, q = r->queue_id, s = r->start, e = r->end;
+    } else if (h->kind == GP_ACTIVITY_KIND_MEMSET &&
+               h->size >= sizeof(gp_activity_memset)) {
+      const gp_activity_memset *r = (const void *)h;
+      dev = r->device_id, q = r->queue_id, s = r->start, e = r->end;
+    }
+    if (dev < GP__MAX_DEVICES && states[dev] && states[dev]->s)
+      note_work(states[dev], q, s, e);
+    off += h->size;
+  }
+  uint64_t now = gp_get_timestamp();
+  if (now > GP__DERIVED_LAG_NS)
+    for (uint32_t i = 0; i < GP__MAX_DEVICES; i++)
+      if (states[i] && states[i]->s)
+        emit_until(states[i], now - GP__DERIVED_LAG_NS, false);
+  pthread_mutex_unlock(&lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Provider hooks                                                       */
+
+static int dp_sampling_start(void *prov, gp__sampler *s) {
+  dstate *d = prov;
+  pthread_mutex_lock(&lock);
+  if (d->s) {
+    pthread_mutex_unlock(&lock);
+    return GP_EBUSY; /* defensive: the counters layer allows one */
+  }
+  d->s = gp__sampler_get(s);
+  d->win_start = gp_get_timestamp();
+  d->last_end = d->win_start;
+  bool first = num_sampling++ == 0;
+  pthread_mutex_unlock(&lock);
+  if (first && gp__activity_add_observer(observe, NULL) != 0) {
+    pthread_mutex_lock(&lock);
+    num_sampling--;
+    d->s = NULL;
+    pthread_mutex_unlock(&lock);
+    gp__sampler_put(s);
+    return GP_ENOSPC;
+  }
+  return 0;
+}
+
+static void dp_sampling_stop(void *prov, gp__sampler *s) {
+  dstate *d = prov;
+  pthread_mutex_lock(&lock);
+  bool ours = d->s == s;
+  pthread_mutex_unlock(&lock);
+  if (!ours)
+    return;
+  /* Bring in every record the backends hold (the OpenCL one emits work it
+   * has not asked about yet on a forced flush). */
+  gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
+  pthread_mutex_lock(&lock);
+  uint64_t until = gp_get_timestamp();
+  if (d->last_end > until)
+    until = d->last_end;
+  emit_until(d, until, true);
+  busy_free(&d->all);
+  for (uint32_t q = 0; q < MAX_QUEUES; q++)
+    busy_free(&d->q[q]);
+  d->s = NULL;
+  bool last = --num_sampling == 0;
+  pthread_mutex_unlock(&lock);
+  if (last)
+    gp__activity_remove_observer(observe, NULL);
+  gp__sampler_put(s);
+}
+
+static const gp__provider_ops derived_provider = {
+    .sampling_start = dp_sampling_start,
+    .sampling_stop = dp_sampling_stop,
+};
+
+/* ------------------------------------------------------------------ */
+/* Catalogs                                                             */
+
+static void def_util(dstate *d, uint32_t i, const char *name, const char *desc,
+                     bool dflt) {
+  snprintf(d->names[i], sizeof(d->names[i]), "%s", name);
+  snprintf(d->descs[i], sizeof(d->descs[i]), "%s", desc);
+  gp__counter_def *c = &d->defs[i];
+  c->info.id = i + 1;
+  c->info.name = d->names[i];
+  c->info.description = d->descs[i];
+  c->info.category = "derived";
+  c->info.type = GP_COUNTER_TYPE_PERCENT;
+  c->info.block_id = 0;
+  c->info.num_numerator_units = 1;
+  c->info.numerator_units[0] = GP_UNIT_PERCENT;
+  c->info.num_groups = 2;
+  c->info.groups[0] = GP_COUNTER_GROUP_SYSTEM;
+  c->info.groups[1] = GROUP_DERIVED;
+  c->info.peak_value = 100.0;
+  c->info.select_by_default = dflt;
+  c->combine = GP__RATIO;
+}
+
+/* A fresh state with d's catalog, or NULL when out of memory. */
+static dstate *state_new(const gp_device_info *di) {
+  dstate *d = calloc(1, sizeof(*d));
+  if (!d)
+    return NULL;
+  d->device_id = di->id;
+  d->num_queues = di->num_queues < MAX_QUEUES ? di->num_queues : MAX_QUEUES;
+  def_util(d, 0, "Utilization",
+           "Derived from the activity timeline: share of each sampling "
+           "window during which any queue of the device ran work (kernels, "
+           "copies or fills)",
+           true);
+  for (uint32_t q = 0; q < d->num_queues; q++) {
+    gp_device_queue_info qi;
+    if (gp_device_get_queue(di->id, q, &qi) != 0)
+      qi.name = "queue";
+    char name[96], desc[200];
+    snprintf(name, sizeof(name), "Utilization.%s", qi.name);
+    snprintf(desc, sizeof(desc),
+             "Derived from the activity timeline: share of each sampling "
+             "window during which the %s queue ran work",
+             qi.name);
+    def_util(d, q + 1, name, desc, false);
+  }
+  d->block = (gp_counter_block_info){0,
+                                     1 + d->num_queues,
+                                     1 + d->num_queues,
+                                     0,
+                                     "derived",
+                                     "Counters derived from the activity "
+                                     "timeline, not read from hardware"};
+  d->group = (gp_counter_group_info){GROUP_DERIVED, 0, "derived",
+                                     "Derived from the activity timeline"};
+  d->cat.counters = d->defs;
+  d->cat.num_counters = 1 + d->num_queues;
+  d->cat.num_blocks = 1;
+  d->cat.blocks = &d->block;
+  d->cat.groups = &d->group;
+  d->cat.num_groups = 1;
+  d->cat.max_active = 1 + d->num_queues;
+  d->cat.min_period_ns = 100000ull;      /* 100 us */
+  d->cat.max_period_ns = 60000000000ull; /* 60 s */
+  return d;
+}
+
+/* See derived.h. */
+int gp__derived_register(uint32_t device_id) {
+  gp_device_info di;
+  if (device_id >= GP__MAX_DEVICES || gp_device_get_info(device_id, &di) != 0)
+    return GP_ENODEV;
+  if (gp__catalog_get(device_id, NULL))
+    return GP_EEXIST;
+  pthread_mutex_lock(&lock);
+  if (states[device_id]) {
+    pthread_mutex_unlock(&lock);
+    return GP_EEXIST;
+  }
+  dstate *d = state_new(&di);
+  if (!d) {
+    pthread_mutex_unlock(&lock);
+    return GP_ENOMEM;
+  }
+  int rc = gp__counters_register(device_id, &d->cat, &derived_provider, d);
+  if (rc != 0) {
+    pthread_mutex_unlock(&lock);
+    free(d);
+    return rc;
+  }
+  states[device_id] = d; /* published for good: lives as the process */
+  pthread_mutex_unlock(&lock);
+  gp__counters_announce(device_id);
+  return 0;
+}
+
+/* Backends whose devices never publish a catalog of their own. CUDA
+ * publishes its CUPTI catalog after registering the device and calls
+ * gp__derived_register() itself when it has none. Vulkan devices are left
+ * out: the layer publishes its pipeline-statistics catalog right after
+ * registering the device, and a device has one catalog. */
+static bool qualifies(const gp_device_info *di) {
+  return di->api == GP_API_OPEN_CL || di->api == GP_API_OPEN_GL ||
+         di->api == GP_API_HIP;
+}
+
+static void on_device(uint32_t device_id) {
+  gp_device_info di;
+  if (gp_device_get_info(device_id, &di) == 0 && qualifies(&di) &&
+      !gp__catalog_get(device_id, NULL))
+    gp__derived_register(device_id);
+}
+
+/* See derived.h. */
+void gp__derived_enable(void) {
+  pthread_mutex_lock(&lock);
+  bool first = !hooked;
+  hooked = true;
+  pthread_mutex_unlock(&lock);
+  if (!first)
+    return;
+  gp__device_add_hook(on_device);
+  uint32_t n = 0;
+  gp_device_count(&n);
+  for (uint32_t i = 0; i < n; i++)
+    on_device(i);
+}
+
+/* See derived.h. */
+uint64_t gp__derived_late_ns(void) {
+  pthread_mutex_lock(&lock);
+  uint64_t v = late_ns;
+  pthread_mutex_unlock(&lock);
+  return v;
+}

@@ -1,0 +1,32 @@
+/* lists/gpulinux.h - tests of real-GPU counters on Linux (issue 12): the
+ * busy counter derived from the activity timeline. */
+
+/* api: derived Utilization on PoCL, the seed query recomputed */
+GP_TEST_ENTRY(derived_utilization_opencl_sample, 240)
+GP_TEST_ENTRY(derived_utilization_clpeak, 300)
+
+/* api: DRM fdinfo, sysfs, hwmon and devfreq on fixture trees */
+GP_TEST_ENTRY(drm_fdinfo_busy_from_two_readings, 10)
+GP_TEST_ENTRY(drm_fdinfo_clients_and_cards, 10)
+GP_TEST_ENTRY(drm_sysfs_values_reach_gpu_counter_track, 240)
+GP_TEST_ENTRY(drm_v3d_engines_are_tracks, 120)
+
+/* unit: ENVIRONMENT records as Perfetto's GPU frequency and memory packets
+ * and counter tracks */
+GP_TEST_ENTRY(writer_env_gpu_frequency_packets, 10)
+GP_TEST_ENTRY(writer_env_gpu_mem_total_packets, 10)
+GP_TEST_ENTRY(writer_env_counter_tracks, 10)
+
+/* api: GPUPERF_HUD=<counters> */
+GP_TEST_ENTRY(hud_file_one_csv_row_per_period, 60)
+GP_TEST_ENTRY(hud_tty_line_shows_live_values, 60)
+GP_TEST_ENTRY(hud_unknown_name_lists_counters, 60)
+
+/* cli: gpuperf top */
+GP_TEST_ENTRY(top_once_plain_view, 30)
+GP_TEST_ENTRY(top_tmux_shows_recorded_kernels, 90)
+
+/* api: tracefs GPU events */
+GP_TEST_ENTRY(tracefs_parse_lines, 10)
+GP_TEST_ENTRY(tracefs_fixture_events_reach_trace, 120)
+GP_TEST_ENTRY(tracefs_real_instance, 30)
