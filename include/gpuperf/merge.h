@@ -40,16 +40,16 @@ typedef struct gp_merge_options {
 
 /* What the merge did with one input. */
 typedef struct gp_merge_machine {
-  uint32_t machine_id;   /* TracePacket.machine_id written */
-  char hostname[128];    /* from the input's host identity, or "" */
-  char boot_id[48];      /* likewise */
-  int64_t offset_ns;     /* output ts - input ts at the input's first ts */
-  double drift_ppm;      /* rate of its clock against input 0's, minus 1 */
+  uint32_t machine_id;     /* TracePacket.machine_id written */
+  char hostname[128];      /* from the input's host identity, or "" */
+  char boot_id[48];        /* likewise */
+  int64_t offset_ns;       /* output ts - input ts at the input's first ts */
+  double drift_ppm;        /* rate of its clock against input 0's, minus 1 */
   uint64_t uncertainty_ns; /* bound on the residual misalignment */
-  uint32_t snapshots;    /* REALTIME snapshots used */
-  uint32_t sync_points;  /* sync_on ends used (0: REALTIME only) */
-  uint64_t packets;      /* packets copied */
-  uint64_t first_ts;     /* first and last timestamps (input clock) */
+  uint32_t snapshots;      /* REALTIME snapshots used */
+  uint32_t sync_points;    /* sync_on ends used (0: REALTIME only) */
+  uint64_t packets;        /* packets copied */
+  uint64_t first_ts;       /* first and last timestamps (input clock) */
   uint64_t last_ts;
 } gp_merge_machine;
 

@@ -129,8 +129,8 @@ static uint64_t name_key(uint64_t seq, uint64_t iid) {
 }
 
 /* Interned event names equal to the sync_on name, per sequence. */
-static int scan_interned(mg_input *in, uint64_t seq, const uint8_t *d,
-                         size_t n, const char *sync) {
+static int scan_interned(mg_input *in, uint64_t seq, const uint8_t *d, size_t n,
+                         const char *sync) {
   gp__pb_reader r, e;
   gp__pb_field f, g;
   int rc;
@@ -202,8 +202,8 @@ static int scan_track_event(mg_input *in, uint64_t seq, uint64_t ts,
         copy_str(in->m.boot_id, sizeof(in->m.boot_id), &val);
     }
   }
-  if (!sync || (type != GP_PB_TE_TYPE_SLICE_BEGIN &&
-                type != GP_PB_TE_TYPE_SLICE_END))
+  if (!sync ||
+      (type != GP_PB_TE_TYPE_SLICE_BEGIN && type != GP_PB_TE_TYPE_SLICE_END))
     return 0;
   /* Open slices per track: a bit per level, 1 where the slice is sync_on
    * (the level count in the top byte). */
@@ -371,14 +371,15 @@ static int refine(mg_input *in, const mg_input *ref, uint64_t *uncert) {
   double s1 = m->slope;
   m->off += (int64_t)llround(c + s * (double)(m->pivot + m->off - q));
   m->slope = s1 + s + s1 * s;
-  *uncert = (uint64_t)ceil(r) + 1;
+  /* + 2 ns: the rounding of timestamps to whole ns, at both ends. */
+  *uncert = (uint64_t)ceil(r) + 2;
   return 0;
 }
 
-static int align(mg_input *in, size_t n, const gp_merge_options *o,
-                 char *err, size_t errsize) {
+static int align(mg_input *in, size_t n, const gp_merge_options *o, char *err,
+                 size_t errsize) {
   uint64_t rt_err = o && o->realtime_error_ns ? o->realtime_error_ns
-                                               : DEFAULT_REALTIME_ERROR_NS;
+                                              : DEFAULT_REALTIME_ERROR_NS;
   const char *sync = o ? o->sync_on : NULL;
   rt_fit f0 = {0}, fk;
   int rc;
@@ -407,8 +408,8 @@ static int align(mg_input *in, size_t n, const gp_merge_options *o,
   if (sync) {
     for (size_t k = 0; k < n; k++) {
       if (!in[k].nends) {
-        seterr(err, errsize, "%s: no slice named '%s' ends in it",
-               in[k].path, sync);
+        seterr(err, errsize, "%s: no slice named '%s' ends in it", in[k].path,
+               sync);
         return GP_ENOENT;
       }
       if (in[k].nends != in[0].nends) {
@@ -472,8 +473,8 @@ static void write_summary(gp__pb_writer *pb, const mg_input *in, size_t n,
     const gp_merge_machine *m = &in[k].m;
     char method[160];
     if (m->sync_points && k)
-      snprintf(method, sizeof(method), "realtime, then ends of '%s' (%u)",
-               sync, m->sync_points);
+      snprintf(method, sizeof(method), "realtime, then ends of '%s' (%u)", sync,
+               m->sync_points);
     else
       snprintf(method, sizeof(method), k ? "realtime" : "reference");
     gp__pb_begin(pb, GP_PB_TRACE_PACKET);
@@ -530,8 +531,8 @@ static void machine_ids(mg_input *in, size_t n) {
 static int copy_input(mg_input *in, size_t k, uint32_t *next_seq, FILE *out,
                       gp__pb_writer *pb, char *err, size_t errsize) {
   char prefix[160];
-  snprintf(prefix, sizeof(prefix), "%s: ",
-           in->m.hostname[0] ? in->m.hostname : in->path);
+  snprintf(prefix, sizeof(prefix),
+           "%s: ", in->m.hostname[0] ? in->m.hostname : in->path);
   mg_rewrite rw;
   memset(&rw, 0, sizeof(rw));
   rw.map = in->map;
@@ -609,8 +610,8 @@ int gp_trace_merge(const char *const *inputs, size_t n, const char *output,
     write_summary(&pb, in, n, next_seq++, sync);
     for (size_t k = 0; k < n && rc == 0; k++)
       rc = copy_input(&in[k], k, &next_seq, out, &pb, err, errsize);
-    if (rc == 0 && (gp__pb_for_each(&pb, flush_out, out) != 0 ||
-                    fflush(out) != 0)) {
+    if (rc == 0 &&
+        (gp__pb_for_each(&pb, flush_out, out) != 0 || fflush(out) != 0)) {
       rc = -EIO;
       seterr(err, errsize, "%s: cannot write: %s", output, strerror(errno));
     }

@@ -46,15 +46,15 @@ static inline int64_t gp__mg_apply(const mg_clock_map *m, int64_t t) {
 
 /* How one input's packets are rewritten. */
 typedef struct mg_rewrite {
-  mg_clock_map map;     /* BOOTTIME and MONOTONIC values */
-  int64_t real_off;     /* added to REALTIME values */
-  uint32_t machine_id;  /* written on every packet (0: none) */
-  bool renumber;        /* sequences, uuids and ids made unique */
-  uint64_t id_xor;      /* xored into track uuids, event and flow ids */
-  const char *prefix;   /* "host: " before GPU and process names, or NULL */
-  uint32_t *next_seq;   /* the next free output sequence id */
-  mg_map seqs;          /* input seq -> output seq | default clock << 32 */
-  bool bad_time;        /* a timestamp fell before 0 */
+  mg_clock_map map;    /* BOOTTIME and MONOTONIC values */
+  int64_t real_off;    /* added to REALTIME values */
+  uint32_t machine_id; /* written on every packet (0: none) */
+  bool renumber;       /* sequences, uuids and ids made unique */
+  uint64_t id_xor;     /* xored into track uuids, event and flow ids */
+  const char *prefix;  /* "host: " before GPU and process names, or NULL */
+  uint32_t *next_seq;  /* the next free output sequence id */
+  mg_map seqs;         /* input seq -> output seq | default clock << 32 */
+  bool bad_time;       /* a timestamp fell before 0 */
 } mg_rewrite;
 
 /*

@@ -208,8 +208,8 @@ static int copy_xor(gp__pb_writer *o, const gp__pb_field *f, uint64_t x) {
  * whose other fields are copied; `sub` names one nested message field
  * rewritten the same way with sub_fields. */
 static int rewrite_ids(gp__pb_writer *o, const uint8_t *d, size_t n,
-                       const uint32_t *xf, size_t nxf, uint64_t x,
-                       uint32_t sub, const uint32_t *sf, size_t nsf) {
+                       const uint32_t *xf, size_t nxf, uint64_t x, uint32_t sub,
+                       const uint32_t *sf, size_t nsf) {
   gp__pb_reader r;
   gp__pb_field f;
   int rc;
@@ -276,8 +276,8 @@ static bool retimed_clock(uint64_t id) {
          id == MG_CLOCK_MONOTONIC_COARSE || id == MG_CLOCK_MONOTONIC_RAW;
 }
 
-static int rewrite_snapshot(mg_rewrite *rw, gp__pb_writer *o,
-                            const uint8_t *d, size_t n) {
+static int rewrite_snapshot(mg_rewrite *rw, gp__pb_writer *o, const uint8_t *d,
+                            size_t n) {
   gp__pb_reader r, c;
   gp__pb_field f, g;
   int rc;
@@ -340,8 +340,8 @@ static int rewrite_render_stage(mg_rewrite *rw, gp__pb_writer *o,
   return rc;
 }
 
-static int rewrite_gpu_info(mg_rewrite *rw, gp__pb_writer *o,
-                            const uint8_t *d, size_t n) {
+static int rewrite_gpu_info(mg_rewrite *rw, gp__pb_writer *o, const uint8_t *d,
+                            size_t n) {
   gp__pb_reader r;
   gp__pb_field f;
   int rc;
@@ -423,13 +423,11 @@ static int scan_head(const uint8_t *d, size_t n, pk_head *h) {
 /* See mergeInt.h. */
 int gp__mg_rewrite_packet(mg_rewrite *rw, const uint8_t *data, size_t len,
                           gp__pb_writer *o) {
-  static const uint32_t te_ids[] = {GP_PB_TE_TRACK_UUID,
-                                    TE_EXTRA_COUNTER_UUIDS, TE_FLOW_IDS,
-                                    TE_TERMINATING_FLOW_IDS};
+  static const uint32_t te_ids[] = {GP_PB_TE_TRACK_UUID, TE_EXTRA_COUNTER_UUIDS,
+                                    TE_FLOW_IDS, TE_TERMINATING_FLOW_IDS};
   static const uint32_t corr_ids[] = {GP_PB_CORR_SUBMISSION_IDS,
                                       GP_PB_CORR_WAIT_IDS};
-  static const uint32_t def_uuids[] = {TED_TRACK_UUID,
-                                       TED_EXTRA_COUNTER_UUIDS};
+  static const uint32_t def_uuids[] = {TED_TRACK_UUID, TED_EXTRA_COUNTER_UUIDS};
   pk_head h;
   int rc = scan_head(data, len, &h);
   if (rc)
@@ -473,8 +471,8 @@ int gp__mg_rewrite_packet(mg_rewrite *rw, const uint8_t *data, size_t len,
       break;
     case GP_PB_PACKET_GPU_RENDER_STAGE_EVENT:
       gp__pb_begin(o, f.id);
-      rc = rewrite_render_stage(rw, o, f.data, f.size, h.ts,
-                                retime && h.has_ts);
+      rc =
+          rewrite_render_stage(rw, o, f.data, f.size, h.ts, retime && h.has_ts);
       gp__pb_end(o);
       break;
     case GP_PB_PACKET_TRACK_EVENT:

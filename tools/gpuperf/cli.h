@@ -52,6 +52,7 @@ const char *cli_fmt_bytes(char *buf, size_t size, double bytes);
 typedef struct demo_options {
   uint32_t gpus;
   uint32_t steps;
+  bool collective; /* an "allreduce" range around each gradient exchange */
 } demo_options;
 
 /* Initialises the simulator with opts->gpus compute devices. */
@@ -60,5 +61,22 @@ int demo_sim_init(const demo_options *opts);
 /* Runs the workload on the simulated GPUs, initialised before with
  * demo_sim_init(). Returns 0 or a gpuperf error. */
 int demo_workload_run(const demo_options *opts);
+
+/*
+ * `demo --machines N`: runs the demo as N nodes (child processes), each
+ * trace re-timed onto the node's clocks (demo_node_clock) and written to
+ * demo_node_path(output, k). Prints the true clock differences. Returns
+ * a CLI exit status.
+ */
+int demo_machines(uint32_t machines, const demo_options *opts,
+                  const char *config, const char *output);
+
+/* Node k's true clocks: BOOTTIME = t + boot_off + drift * (t - t0) and
+ * REALTIME = t + epoch + real_off, t being the simulated time. */
+void demo_node_clock(uint32_t k, int64_t *boot_off, double *drift,
+                     int64_t *real_off);
+
+/* The trace file of node k: output with "-nodeK" before its extension. */
+void demo_node_path(const char *output, uint32_t k, char *buf, size_t size);
 
 #endif /* GPUPERF_CLI_H */

@@ -39,8 +39,8 @@ static void merge_usage(FILE *out) {
 static void print_machines(const char *const *inputs, size_t n,
                            const gp_merge_machine *m, const char *output) {
   char b1[32], b2[32];
-  printf("%-24s %-16s %10s %16s %12s %14s  %s\n", "input", "host",
-         "machine_id", "offset", "drift", "uncertainty", "aligned on");
+  printf("%-24s %-16s %10s %16s %12s %14s  %s\n", "input", "host", "machine_id",
+         "offset", "drift", "uncertainty", "aligned on");
   for (size_t k = 0; k < n; k++) {
     char method[64];
     if (k == 0)
@@ -55,8 +55,8 @@ static void print_machines(const char *const *inputs, size_t n,
     double off = (double)m[k].offset_ns;
     snprintf(b1, sizeof(b1), "%s%s", off < 0 ? "-" : "",
              cli_fmt_ns(b2, sizeof(b2), off < 0 ? -off : off));
-    printf("%-24.24s %-16.16s %10u %16s %9.3f ppm %14s  %s\n", inputs[k],
-           host, m[k].machine_id, b1, m[k].drift_ppm,
+    printf("%-24.24s %-16.16s %10u %16s %9.3f ppm %14s  %s\n", inputs[k], host,
+           m[k].machine_id, b1, m[k].drift_ppm,
            cli_fmt_ns(b2, sizeof(b2), (double)m[k].uncertainty_ns), method);
   }
   printf("merged %zu machine%s into %s\n", n, n == 1 ? "" : "s", output);
@@ -120,8 +120,7 @@ int cmd_merge(int argc, char **argv) {
   const char *const *inputs = (const char *const *)(argv + optind);
   for (size_t k = 0; k < n; k++)
     if (strcmp(inputs[k], output) == 0)
-      return cli_error(CLI_USAGE, "%s is both an input and the output",
-                       output);
+      return cli_error(CLI_USAGE, "%s is both an input and the output", output);
   gp_merge_machine *m = calloc(n, sizeof(*m));
   if (!m)
     return cli_error(CLI_BAD_INPUT, "out of memory");
