@@ -204,3 +204,58 @@ TEST(multi_merge_bad_input_is_named) {
   ASSERT_EQ(q_int(tp, "SELECT count(*) FROM machine"), 2);
   gp_tp_close(tp);
 }
+
+TEST(multi_batch_query_names_the_failing_trace) {
+  const char *g = cli();
+  const char *out = gp_test_path(0, "out"), *err = gp_test_path(1, "err");
+  const char *dir = gp_test_tmpdir();
+  char path[1100], pattern[1100];
+  for (int k = 0; k < 5; k++) {
+    snprintf(path, sizeof(path), "%s/t%d.pftrace", dir, k);
+    if (k == 3) {
+      FILE *f = fopen(path, "w");
+      ASSERT_NOT_NULL(f);
+      fputs("not a trace at all", f);
+      fclose(f);
+      continue;
+    }
+    char steps[8];
+    snprintf(steps, sizeof(steps), "%d", k + 1);
+    char *demo[] = {(char *)g, "demo", "--steps", steps, "-o", path, NULL};
+    ASSERT_EQ(run(demo, out, err), 0);
+  }
+  snprintf(pattern, sizeof(pattern), "%s/t*.pftrace", dir);
+  static const char sql[] =
+      "SELECT count(*) AS kernels FROM gpu_slice WHERE name GLOB 'matmul*'";
+  char *a1[] = {(char *)g, "query",        pattern, (char *)sql, "--format",
+                "csv",     "--keep-going", "-j",    "2",         NULL};
+  ASSERT_EQ(run(a1, out, err), 2);
+  const char *o = slurp(out);
+  ASSERT(strstr(o, "\"trace\",\"kernels\"\n"));
+  /* Two matmuls (forward, backward) per GPU and step, 2 GPUs: in the
+   * glob's order whatever order the workers finished in. */
+  char want[4096];
+  snprintf(want, sizeof(want),
+           "\"%s/t0.pftrace\",4\n\"%s/t1.pftrace\",8\n\"%s/t2.pftrace\",12\n"
+           "\"%s/t4.pftrace\",20\n",
+           dir, dir, dir, dir);
+  ASSERT(strstr(o, want));
+  ASSERT(!strstr(o, "t3.pftrace"));
+  const char *e = slurp(err);
+  ASSERT(strstr(e, "FAILED "));
+  ASSERT(strstr(e, "t3.pftrace: "));
+  ASSERT(strstr(e, "5 traces, 1 failed, 2 workers"));
+  /* Without --keep-going: the failure, and no result. */
+  char *a2[] = {(char *)g, "query", pattern, (char *)sql, "-j", "1", NULL};
+  ASSERT_EQ(run(a2, out, err), 2);
+  ASSERT(strstr(slurp(err), "use --keep-going"));
+  ASSERT_EQ(strlen(slurp(out)), 0);
+  /* A glob matching nothing, and a bad -j. */
+  char none[1100];
+  snprintf(none, sizeof(none), "%s/none*.pftrace", dir);
+  char *a3[] = {(char *)g, "query", none, (char *)sql, NULL};
+  ASSERT_EQ(run(a3, out, err), 2);
+  ASSERT(strstr(slurp(err), "no trace matches"));
+  char *a4[] = {(char *)g, "query", pattern, (char *)sql, "-j", "0", NULL};
+  ASSERT_EQ(run(a4, out, err), 1);
+}

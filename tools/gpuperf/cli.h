@@ -48,6 +48,18 @@ const char *cli_fmt_ns(char *buf, size_t size, double ns);
 /* Formats a byte count as "1.5 MiB" etc. into buf. */
 const char *cli_fmt_bytes(char *buf, size_t size, double bytes);
 
+/*
+ * `gpuperf query PATTERN ...` on many traces (query_batch.c): runs sql on
+ * every trace the glob pattern names, `jobs` at a time (0: one per CPU),
+ * and prints one result with a `trace` column. Returns an exit status.
+ */
+int cli_query_batch(const char *pattern, const char *sql, int format,
+                    unsigned jobs, bool keep_going, bool quiet);
+
+/* Whether `query` runs as a batch: a batch option was given, or trace is
+ * a glob pattern rather than an existing file. */
+bool cli_query_is_batch(const char *trace, bool batch_option);
+
 /* The simulated training step used by `gpuperf demo`. */
 typedef struct demo_options {
   uint32_t gpus;
