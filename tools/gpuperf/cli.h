@@ -60,6 +60,13 @@ int cli_query_batch(const char *pattern, const char *sql, int format,
  * a glob pattern rather than an existing file. */
 bool cli_query_is_batch(const char *trace, bool batch_option);
 
+/*
+ * `gpuperf export FILE --to clickhouse://HOST:PORT/DB [--cluster NAME]`
+ * (export_clickhouse.c); argv[0] is the command's name. Returns an exit
+ * status.
+ */
+int cli_export_clickhouse(int argc, char **argv);
+
 /* The simulated training step used by `gpuperf demo`. */
 typedef struct demo_options {
   uint32_t gpus;

@@ -27,6 +27,8 @@ static const command commands[] = {
     {"report", cmd_report,
      "summarise a trace: kernels, queues, API calls, counters"},
     {"query", cmd_query, "run SQL (PerfettoSQL) on a trace"},
+    {"export", cli_export_clickhouse,
+     "write a trace's tables into ClickHouse (--to clickhouse://...)"},
     {"merge", cmd_merge, "merge the traces of several machines on one clock"},
     {"cuda", cmd_cuda, "CUDA devices and the metrics NVIDIA GPUs can count"},
 };
