@@ -196,6 +196,30 @@ TEST(multi_merge_bad_input_is_named) {
                 merged,    "--sync-on", "no such range", NULL};
   ASSERT_EQ(run(a3, out, err), 2);
   ASSERT(strstr(slurp(err), "no slice named 'no such range'"));
+  /* A trace names its host: hostname and boot id, and REALTIME beside
+   * BOOTTIME in its clock snapshots. */
+  char host[256] = "", boot[64] = "";
+  ASSERT_EQ(gethostname(host, sizeof(host)), 0);
+  FILE *b = fopen("/proc/sys/kernel/random/boot_id", "r");
+  if (b) {
+    ASSERT_NOT_NULL(fgets(boot, sizeof(boot), b));
+    boot[strcspn(boot, "\n")] = '\0';
+    fclose(b);
+  }
+  gp_tp *one = open_trace(good);
+  gp_tp_rows *rows = NULL;
+  gp_tp_error e;
+  ASSERT_OK(gp_tp_query(one,
+                        "SELECT extract_arg(arg_set_id, 'debug.hostname'), "
+                        "extract_arg(arg_set_id, 'debug.boot_id') FROM slice "
+                        "WHERE name = 'gpuperf host'",
+                        &rows, &e));
+  ASSERT_EQ(gp_tp_rows_next(rows, &e), 1);
+  ASSERT_STR_EQ(gp_tp_rows_text(rows, 0), host);
+  if (boot[0])
+    ASSERT_STR_EQ(gp_tp_rows_text(rows, 1), boot);
+  gp_tp_rows_destroy(rows);
+  gp_tp_close(one);
   /* Same host twice: still two machines. */
   char *a4[] = {(char *)g, "merge", (char *)good, (char *)good,
                 "-o",      merged,  "-q",         NULL};
