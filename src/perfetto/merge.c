@@ -438,37 +438,42 @@ static int align(mg_input *in, size_t n, const gp_merge_options *o, char *err,
 /* ------------------------------------------------------------------ */
 /* Output                                                               */
 
-static int flush_out(void *user, const uint8_t *data, size_t len) {
-  return fwrite(data, 1, len, (FILE *)user) == len ? 0 : -EIO;
+/* Writes the buffer's content to out and empties it. */
+static int flush_out(mg_buf *b, FILE *out) {
+  if (b->oom)
+    return GP_ENOMEM;
+  size_t n = b->n;
+  b->n = 0;
+  return fwrite(b->p, 1, n, out) == n ? 0 : -EIO;
 }
 
-static void annotation_str(gp__pb_writer *pb, const char *k, const char *v) {
-  gp__pb_begin(pb, GP_PB_TE_DEBUG_ANNOTATIONS);
-  gp__pb_string(pb, GP_PB_DA_NAME, k);
-  gp__pb_string(pb, GP_PB_DA_STRING_VALUE, v);
-  gp__pb_end(pb);
+static void annotation_str(mg_buf *pb, const char *k, const char *v) {
+  gp__mg_begin(pb, GP_PB_TE_DEBUG_ANNOTATIONS);
+  gp__mg_string(pb, GP_PB_DA_NAME, k);
+  gp__mg_string(pb, GP_PB_DA_STRING_VALUE, v);
+  gp__mg_end(pb);
 }
 
-static void annotation_int(gp__pb_writer *pb, const char *k, int64_t v) {
-  gp__pb_begin(pb, GP_PB_TE_DEBUG_ANNOTATIONS);
-  gp__pb_string(pb, GP_PB_DA_NAME, k);
-  gp__pb_int(pb, GP_PB_DA_INT_VALUE, v);
-  gp__pb_end(pb);
+static void annotation_int(mg_buf *pb, const char *k, int64_t v) {
+  gp__mg_begin(pb, GP_PB_TE_DEBUG_ANNOTATIONS);
+  gp__mg_string(pb, GP_PB_DA_NAME, k);
+  gp__mg_uint(pb, GP_PB_DA_INT_VALUE, v);
+  gp__mg_end(pb);
 }
 
 /* The "gpuperf merge" track: one instant per machine stating how it was
  * aligned. On machine 0, first in the file, so that Perfetto's importer
  * adopts input 0's machine as its host row. */
-static void write_summary(gp__pb_writer *pb, const mg_input *in, size_t n,
+static void write_summary(mg_buf *pb, const mg_input *in, size_t n,
                           uint32_t seq, const char *sync) {
-  gp__pb_begin(pb, GP_PB_TRACE_PACKET);
-  gp__pb_uint(pb, GP_PB_PACKET_SEQUENCE_ID, seq);
-  gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
-  gp__pb_uint(pb, GP_PB_TD_UUID, MERGE_TRACK_UUID);
-  gp__pb_string(pb, GP_PB_TD_NAME, "gpuperf merge");
-  gp__pb_end(pb);
-  gp__pb_uint(pb, GP_PB_PACKET_MACHINE_ID, in[0].m.machine_id);
-  gp__pb_end(pb);
+  gp__mg_begin(pb, GP_PB_TRACE_PACKET);
+  gp__mg_uint(pb, GP_PB_PACKET_SEQUENCE_ID, seq);
+  gp__mg_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
+  gp__mg_uint(pb, GP_PB_TD_UUID, MERGE_TRACK_UUID);
+  gp__mg_string(pb, GP_PB_TD_NAME, "gpuperf merge");
+  gp__mg_end(pb);
+  gp__mg_uint(pb, GP_PB_PACKET_MACHINE_ID, in[0].m.machine_id);
+  gp__mg_end(pb);
   for (size_t k = 0; k < n; k++) {
     const gp_merge_machine *m = &in[k].m;
     char method[160];
@@ -477,14 +482,14 @@ static void write_summary(gp__pb_writer *pb, const mg_input *in, size_t n,
                m->sync_points);
     else
       snprintf(method, sizeof(method), k ? "realtime" : "reference");
-    gp__pb_begin(pb, GP_PB_TRACE_PACKET);
-    gp__pb_uint(pb, GP_PB_PACKET_TIMESTAMP,
+    gp__mg_begin(pb, GP_PB_TRACE_PACKET);
+    gp__mg_uint(pb, GP_PB_PACKET_TIMESTAMP,
                 in[0].m.first_ts ? in[0].m.first_ts : 1);
-    gp__pb_uint(pb, GP_PB_PACKET_SEQUENCE_ID, seq);
-    gp__pb_begin(pb, GP_PB_PACKET_TRACK_EVENT);
-    gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_INSTANT);
-    gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, MERGE_TRACK_UUID);
-    gp__pb_string(pb, GP_PB_TE_NAME, "clock alignment");
+    gp__mg_uint(pb, GP_PB_PACKET_SEQUENCE_ID, seq);
+    gp__mg_begin(pb, GP_PB_PACKET_TRACK_EVENT);
+    gp__mg_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_INSTANT);
+    gp__mg_uint(pb, GP_PB_TE_TRACK_UUID, MERGE_TRACK_UUID);
+    gp__mg_string(pb, GP_PB_TE_NAME, "clock alignment");
     annotation_int(pb, "machine_id", m->machine_id);
     annotation_str(pb, "input", in[k].path);
     annotation_str(pb, "hostname", m->hostname);
@@ -493,43 +498,23 @@ static void write_summary(gp__pb_writer *pb, const mg_input *in, size_t n,
     annotation_int(pb, "drift_ppb", (int64_t)llround(m->drift_ppm * 1e3));
     annotation_int(pb, "uncertainty_ns", (int64_t)m->uncertainty_ns);
     annotation_str(pb, "method", method);
-    gp__pb_end(pb);
-    gp__pb_uint(pb, GP_PB_PACKET_MACHINE_ID, in[0].m.machine_id);
-    gp__pb_end(pb);
+    gp__mg_end(pb);
+    gp__mg_uint(pb, GP_PB_PACKET_MACHINE_ID, in[0].m.machine_id);
+    gp__mg_end(pb);
   }
 }
 
-static uint32_t fnv32(const char *a, const char *b) {
-  uint32_t h = 2166136261u;
-  for (const char *s = a; *s; s++)
-    h = (h ^ (uint8_t)*s) * 16777619u;
-  h = (h ^ '/') * 16777619u;
-  for (const char *s = b; *s; s++)
-    h = (h ^ (uint8_t)*s) * 16777619u;
-  return h;
-}
-
-/* Machine ids: a hash of hostname and boot id (so the same machine gets
- * the same id in every merge), made distinct and non-zero. */
+/* Machine ids: 1 + the input's index. Small on purpose: every packet
+ * carries one (a hash of the host identity would take 5 bytes a packet);
+ * the identity itself is in the summary and in each machine's own
+ * "gpuperf host" event. */
 static void machine_ids(mg_input *in, size_t n) {
-  for (size_t k = 0; k < n; k++) {
-    uint32_t id = in[k].m.hostname[0] || in[k].m.boot_id[0]
-                      ? fnv32(in[k].m.hostname, in[k].m.boot_id)
-                      : (uint32_t)k + 1;
-    for (;;) {
-      bool taken = id == 0;
-      for (size_t j = 0; j < k && !taken; j++)
-        taken = in[j].m.machine_id == id;
-      if (!taken)
-        break;
-      id++;
-    }
-    in[k].m.machine_id = id;
-  }
+  for (size_t k = 0; k < n; k++)
+    in[k].m.machine_id = (uint32_t)k + 1;
 }
 
 static int copy_input(mg_input *in, size_t k, uint32_t *next_seq, FILE *out,
-                      gp__pb_writer *pb, char *err, size_t errsize) {
+                      mg_buf *pb, char *err, size_t errsize) {
   char prefix[160];
   snprintf(prefix, sizeof(prefix),
            "%s: ", in->m.hostname[0] ? in->m.hostname : in->path);
@@ -552,12 +537,8 @@ static int copy_input(mg_input *in, size_t k, uint32_t *next_seq, FILE *out,
   while ((rc = gp__mg_reader_next(&rd, &d, &n)) == 1) {
     if ((rc = gp__mg_rewrite_packet(&rw, d, n, pb)) != 0)
       break;
-    if (gp__pb_size(pb) >= (1u << 20)) {
-      rc = gp__pb_for_each(pb, flush_out, out);
-      gp__pb_writer_reset(pb);
-      if (rc)
-        break;
-    }
+    if (pb->n >= (1u << 20) && (rc = flush_out(pb, out)) != 0)
+      break;
   }
   if (rc < 0)
     seterr(err, errsize, "%s: %s at offset %llu", in->path,
@@ -602,21 +583,20 @@ int gp_trace_merge(const char *const *inputs, size_t n, const char *output,
     rc = -errno;
     seterr(err, errsize, "%s: %s", output, strerror(errno));
   }
-  gp__pb_writer pb;
-  gp__pb_writer_init(&pb);
+  mg_buf pb;
+  memset(&pb, 0, sizeof(pb));
   if (rc == 0) {
     machine_ids(in, n);
     uint32_t next_seq = 1;
     write_summary(&pb, in, n, next_seq++, sync);
     for (size_t k = 0; k < n && rc == 0; k++)
       rc = copy_input(&in[k], k, &next_seq, out, &pb, err, errsize);
-    if (rc == 0 &&
-        (gp__pb_for_each(&pb, flush_out, out) != 0 || fflush(out) != 0)) {
+    if (rc == 0 && (flush_out(&pb, out) != 0 || fflush(out) != 0)) {
       rc = -EIO;
       seterr(err, errsize, "%s: cannot write: %s", output, strerror(errno));
     }
   }
-  gp__pb_writer_fini(&pb);
+  gp__mg_buf_fini(&pb);
   if (out && fclose(out) != 0 && rc == 0) {
     rc = -EIO;
     seterr(err, errsize, "%s: cannot write: %s", output, strerror(errno));
@@ -659,8 +639,8 @@ int gp_trace_retime(const char *input, const char *output, int64_t offset_ns,
   rw.real_off = realtime_offset_ns;
   uint32_t unused = 0;
   rw.next_seq = &unused;
-  gp__pb_writer pb;
-  gp__pb_writer_init(&pb);
+  mg_buf pb;
+  memset(&pb, 0, sizeof(pb));
   mg_reader rd;
   if ((rc = gp__mg_reader_open(&rd, input)) == 0) {
     const uint8_t *d;
@@ -668,20 +648,16 @@ int gp_trace_retime(const char *input, const char *output, int64_t offset_ns,
     while ((rc = gp__mg_reader_next(&rd, &d, &len)) == 1) {
       if ((rc = gp__mg_rewrite_packet(&rw, d, len, &pb)) != 0)
         break;
-      if (gp__pb_size(&pb) >= (1u << 20)) {
-        rc = gp__pb_for_each(&pb, flush_out, out);
-        gp__pb_writer_reset(&pb);
-        if (rc)
-          break;
-      }
+      if (pb.n >= (1u << 20) && (rc = flush_out(&pb, out)) != 0)
+        break;
     }
     gp__mg_reader_close(&rd);
   }
   if (rc == 0 && rw.bad_time)
     rc = GP_ERANGE;
-  if (rc == 0 && gp__pb_for_each(&pb, flush_out, out) != 0)
+  if (rc == 0 && flush_out(&pb, out) != 0)
     rc = -EIO;
-  gp__pb_writer_fini(&pb);
+  gp__mg_buf_fini(&pb);
   gp__mg_map_free(&rw.seqs);
   if (fclose(out) != 0 && rc == 0)
     rc = -EIO;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "pb.h"
 
@@ -32,6 +33,31 @@ uint64_t *gp__mg_map_get(const mg_map *m, uint64_t key);
 /* The slot of key, inserted (value 0) if new; NULL without memory. */
 uint64_t *gp__mg_map_put(mg_map *m, uint64_t key);
 void gp__mg_map_free(mg_map *m);
+
+/*
+ * The output buffer of the rewrite: protobuf with minimal lengths. A
+ * nested message is opened without reserving its length; closing it
+ * moves the content to make room for the exact varint (packets are small,
+ * so the move costs little), so the merged trace is no larger than its
+ * inputs.
+ */
+typedef struct mg_buf {
+  uint8_t *p;
+  size_t n, cap;
+  size_t stack[GP_PB_MAX_DEPTH];
+  int depth;
+  bool oom;
+} mg_buf;
+
+void gp__mg_buf_fini(mg_buf *b);
+void gp__mg_uint(mg_buf *b, uint32_t field, uint64_t v);
+void gp__mg_fixed(mg_buf *b, uint32_t field, uint64_t v, int bytes);
+void gp__mg_bytes(mg_buf *b, uint32_t field, const void *data, size_t len);
+void gp__mg_begin(mg_buf *b, uint32_t field);
+void gp__mg_end(mg_buf *b);
+static inline void gp__mg_string(mg_buf *b, uint32_t field, const char *s) {
+  gp__mg_bytes(b, field, s, strlen(s));
+}
 
 /* A linear clock map: t -> t + off + slope * (t - pivot). */
 typedef struct mg_clock_map {
@@ -62,7 +88,7 @@ typedef struct mg_rewrite {
  * `packet` field of Trace. Returns 0, GP_ECORRUPT, GP_ENOMEM.
  */
 int gp__mg_rewrite_packet(mg_rewrite *rw, const uint8_t *data, size_t len,
-                          gp__pb_writer *out);
+                          mg_buf *out);
 
 /* Reads TracePackets from a file, one at a time. */
 typedef struct mg_reader {

@@ -97,6 +97,89 @@ void gp__mg_map_free(mg_map *m) {
 }
 
 /* ------------------------------------------------------------------ */
+/* Output buffer                                                        */
+
+static bool reserve(mg_buf *b, size_t more) {
+  if (b->oom)
+    return false;
+  if (b->n + more <= b->cap)
+    return true;
+  size_t nc = b->cap ? b->cap * 2 : 1 << 16;
+  while (nc < b->n + more)
+    nc *= 2;
+  uint8_t *p = realloc(b->p, nc);
+  if (!p) {
+    b->oom = true;
+    return false;
+  }
+  b->p = p;
+  b->cap = nc;
+  return true;
+}
+
+static void put_varint(mg_buf *b, uint64_t v) {
+  if (!reserve(b, 10))
+    return;
+  b->n = (size_t)(gp__pb_put_varint(b->p + b->n, v) - b->p);
+}
+
+/* See mergeInt.h. */
+void gp__mg_buf_fini(mg_buf *b) {
+  free(b->p);
+  memset(b, 0, sizeof(*b));
+}
+
+/* See mergeInt.h. */
+void gp__mg_uint(mg_buf *b, uint32_t field, uint64_t v) {
+  put_varint(b, (uint64_t)field << 3 | GP_PB_VARINT);
+  put_varint(b, v);
+}
+
+/* See mergeInt.h. */
+void gp__mg_fixed(mg_buf *b, uint32_t field, uint64_t v, int bytes) {
+  put_varint(b, (uint64_t)field << 3 | (bytes == 8 ? GP_PB_I64 : GP_PB_I32));
+  if (!reserve(b, 8))
+    return;
+  for (int i = 0; i < bytes; i++)
+    b->p[b->n++] = (uint8_t)(v >> (8 * i));
+}
+
+/* See mergeInt.h. */
+void gp__mg_bytes(mg_buf *b, uint32_t field, const void *data, size_t len) {
+  put_varint(b, (uint64_t)field << 3 | GP_PB_LEN);
+  put_varint(b, len);
+  if (!reserve(b, len))
+    return;
+  if (len)
+    memcpy(b->p + b->n, data, len);
+  b->n += len;
+}
+
+/* See mergeInt.h. */
+void gp__mg_begin(mg_buf *b, uint32_t field) {
+  put_varint(b, (uint64_t)field << 3 | GP_PB_LEN);
+  if (b->depth == GP_PB_MAX_DEPTH) {
+    b->oom = true;
+    return;
+  }
+  b->stack[b->depth++] = b->n;
+}
+
+/* See mergeInt.h. */
+void gp__mg_end(mg_buf *b) {
+  if (b->depth == 0 || b->oom)
+    return;
+  size_t start = b->stack[--b->depth], len = b->n - start;
+  uint8_t tmp[10];
+  size_t vn = (size_t)(gp__pb_put_varint(tmp, len) - tmp);
+  if (!reserve(b, vn))
+    return;
+  memmove(b->p + start + vn, b->p + start, len);
+  memcpy(b->p + start, tmp, vn);
+  b->n += vn;
+}
+
+/* ------------------------------------------------------------------ */
 /* Reader                                                               */
 
 /* See mergeInt.h. */
@@ -163,31 +246,31 @@ void gp__mg_reader_close(mg_reader *r) {
 /* ------------------------------------------------------------------ */
 /* Rewriting                                                            */
 
-static void copy_field(gp__pb_writer *o, const gp__pb_field *f) {
+static void copy_field(mg_buf *o, const gp__pb_field *f) {
   switch (f->wire_type) {
   case GP_PB_VARINT:
-    gp__pb_uint(o, f->id, f->value);
+    gp__mg_uint(o, f->id, f->value);
     break;
   case GP_PB_I64:
-    gp__pb_fixed64(o, f->id, f->value);
+    gp__mg_fixed(o, f->id, f->value, 8);
     break;
   case GP_PB_I32:
-    gp__pb_fixed32(o, f->id, (uint32_t)f->value);
+    gp__mg_fixed(o, f->id, (uint32_t)f->value, 4);
     break;
   default:
-    gp__pb_bytes(o, f->id, f->data, f->size);
+    gp__mg_bytes(o, f->id, f->data, f->size);
     break;
   }
 }
 
 /* Copies a varint field, or each element of its packed form, xored. */
-static int copy_xor(gp__pb_writer *o, const gp__pb_field *f, uint64_t x) {
+static int copy_xor(mg_buf *o, const gp__pb_field *f, uint64_t x) {
   if (f->wire_type == GP_PB_VARINT) {
-    gp__pb_uint(o, f->id, f->value ^ x);
+    gp__mg_uint(o, f->id, f->value ^ x);
     return 0;
   }
   if (f->wire_type == GP_PB_I64) {
-    gp__pb_fixed64(o, f->id, f->value ^ x);
+    gp__mg_fixed(o, f->id, f->value ^ x, 8);
     return 0;
   }
   if (f->wire_type != GP_PB_LEN)
@@ -198,7 +281,7 @@ static int copy_xor(gp__pb_writer *o, const gp__pb_field *f, uint64_t x) {
     size_t n = gp__pb_get_varint(p, end, &v);
     if (!n)
       return GP_ECORRUPT;
-    gp__pb_uint(o, f->id, v ^ x);
+    gp__mg_uint(o, f->id, v ^ x);
     p += n;
   }
   return 0;
@@ -207,7 +290,7 @@ static int copy_xor(gp__pb_writer *o, const gp__pb_field *f, uint64_t x) {
 /* Rewrites a message whose fields in xor_fields[] hold ids (xored) and
  * whose other fields are copied; `sub` names one nested message field
  * rewritten the same way with sub_fields. */
-static int rewrite_ids(gp__pb_writer *o, const uint8_t *d, size_t n,
+static int rewrite_ids(mg_buf *o, const uint8_t *d, size_t n,
                        const uint32_t *xf, size_t nxf, uint64_t x, uint32_t sub,
                        const uint32_t *sf, size_t nsf) {
   gp__pb_reader r;
@@ -222,10 +305,10 @@ static int rewrite_ids(gp__pb_writer *o, const uint8_t *d, size_t n,
       if ((rc = copy_xor(o, &f, x)))
         return rc;
     } else if (sub && f.id == sub && f.wire_type == GP_PB_LEN) {
-      gp__pb_begin(o, f.id);
+      gp__mg_begin(o, f.id);
       if ((rc = rewrite_ids(o, f.data, f.size, sf, nsf, x, 0, NULL, 0)))
         return rc;
-      gp__pb_end(o);
+      gp__mg_end(o);
     } else {
       copy_field(o, &f);
     }
@@ -235,7 +318,7 @@ static int rewrite_ids(gp__pb_writer *o, const uint8_t *d, size_t n,
 
 /* Copies a message, putting prefix before the string field name_field
  * (adding one of just the prefix, less ": ", when there is none). */
-static int prefix_name(gp__pb_writer *o, const uint8_t *d, size_t n,
+static int prefix_name(mg_buf *o, const uint8_t *d, size_t n,
                        uint32_t name_field, const char *prefix) {
   gp__pb_reader r;
   gp__pb_field f;
@@ -250,7 +333,7 @@ static int prefix_name(gp__pb_writer *o, const uint8_t *d, size_t n,
         return GP_ENOMEM;
       memcpy(s, prefix, pl);
       memcpy(s + pl, f.data, f.size);
-      gp__pb_bytes(o, f.id, s, pl + f.size);
+      gp__mg_bytes(o, f.id, s, pl + f.size);
       free(s);
       named = true;
     } else {
@@ -258,7 +341,7 @@ static int prefix_name(gp__pb_writer *o, const uint8_t *d, size_t n,
     }
   }
   if (rc == 0 && !named)
-    gp__pb_bytes(o, name_field, prefix, pl > 2 ? pl - 2 : pl);
+    gp__mg_bytes(o, name_field, prefix, pl > 2 ? pl - 2 : pl);
   return rc;
 }
 
@@ -276,7 +359,7 @@ static bool retimed_clock(uint64_t id) {
          id == MG_CLOCK_MONOTONIC_COARSE || id == MG_CLOCK_MONOTONIC_RAW;
 }
 
-static int rewrite_snapshot(mg_rewrite *rw, gp__pb_writer *o, const uint8_t *d,
+static int rewrite_snapshot(mg_rewrite *rw, mg_buf *o, const uint8_t *d,
                             size_t n) {
   gp__pb_reader r, c;
   gp__pb_field f, g;
@@ -298,29 +381,28 @@ static int rewrite_snapshot(mg_rewrite *rw, gp__pb_writer *o, const uint8_t *d,
     }
     if (rc)
       return rc;
-    gp__pb_begin(o, f.id);
+    gp__mg_begin(o, f.id);
     gp__pb_reader_init(&c, f.data, f.size, 0);
     while ((rc = gp__pb_next(&c, &g)) == 1) {
       if (g.id == GP_PB_CLOCK_TIMESTAMP && g.wire_type == GP_PB_VARINT &&
           !incremental && id && retimed_clock(id))
-        gp__pb_uint(o, g.id, map_time(rw, g.value));
+        gp__mg_uint(o, g.id, map_time(rw, g.value));
       else if (g.id == GP_PB_CLOCK_TIMESTAMP && g.wire_type == GP_PB_VARINT &&
                !incremental &&
                (id == MG_CLOCK_REALTIME || id == MG_CLOCK_REALTIME_COARSE))
-        gp__pb_uint(o, g.id, g.value + (uint64_t)rw->real_off);
+        gp__mg_uint(o, g.id, g.value + (uint64_t)rw->real_off);
       else
         copy_field(o, &g);
     }
-    gp__pb_end(o);
+    gp__mg_end(o);
     if (rc)
       return rc;
   }
   return rc;
 }
 
-static int rewrite_render_stage(mg_rewrite *rw, gp__pb_writer *o,
-                                const uint8_t *d, size_t n, uint64_t ts,
-                                bool retime) {
+static int rewrite_render_stage(mg_rewrite *rw, mg_buf *o, const uint8_t *d,
+                                size_t n, uint64_t ts, bool retime) {
   gp__pb_reader r;
   gp__pb_field f;
   int rc;
@@ -332,7 +414,7 @@ static int rewrite_render_stage(mg_rewrite *rw, gp__pb_writer *o,
         return rc;
     } else if (f.id == GP_PB_RSE_DURATION && f.wire_type == GP_PB_VARINT &&
                retime && ts) {
-      gp__pb_uint(o, f.id, map_time(rw, ts + f.value) - map_time(rw, ts));
+      gp__mg_uint(o, f.id, map_time(rw, ts + f.value) - map_time(rw, ts));
     } else {
       copy_field(o, &f);
     }
@@ -340,7 +422,7 @@ static int rewrite_render_stage(mg_rewrite *rw, gp__pb_writer *o,
   return rc;
 }
 
-static int rewrite_gpu_info(mg_rewrite *rw, gp__pb_writer *o, const uint8_t *d,
+static int rewrite_gpu_info(mg_rewrite *rw, mg_buf *o, const uint8_t *d,
                             size_t n) {
   gp__pb_reader r;
   gp__pb_field f;
@@ -351,17 +433,17 @@ static int rewrite_gpu_info(mg_rewrite *rw, gp__pb_writer *o, const uint8_t *d,
       copy_field(o, &f);
       continue;
     }
-    gp__pb_begin(o, f.id);
+    gp__mg_begin(o, f.id);
     rc = prefix_name(o, f.data, f.size, GP_PB_GPU_NAME, rw->prefix);
-    gp__pb_end(o);
+    gp__mg_end(o);
     if (rc)
       return rc;
   }
   return rc;
 }
 
-static int rewrite_track_descriptor(mg_rewrite *rw, gp__pb_writer *o,
-                                    const uint8_t *d, size_t n) {
+static int rewrite_track_descriptor(mg_rewrite *rw, mg_buf *o, const uint8_t *d,
+                                    size_t n) {
   gp__pb_reader r;
   gp__pb_field f;
   int rc;
@@ -373,9 +455,9 @@ static int rewrite_track_descriptor(mg_rewrite *rw, gp__pb_writer *o,
         return rc;
     } else if (f.id == GP_PB_TD_PROCESS && f.wire_type == GP_PB_LEN &&
                rw->prefix) {
-      gp__pb_begin(o, f.id);
+      gp__mg_begin(o, f.id);
       rc = prefix_name(o, f.data, f.size, GP_PB_PD_PROCESS_NAME, rw->prefix);
-      gp__pb_end(o);
+      gp__mg_end(o);
       if (rc)
         return rc;
     } else {
@@ -422,7 +504,7 @@ static int scan_head(const uint8_t *d, size_t n, pk_head *h) {
 
 /* See mergeInt.h. */
 int gp__mg_rewrite_packet(mg_rewrite *rw, const uint8_t *data, size_t len,
-                          gp__pb_writer *o) {
+                          mg_buf *o) {
   static const uint32_t te_ids[] = {GP_PB_TE_TRACK_UUID, TE_EXTRA_COUNTER_UUIDS,
                                     TE_FLOW_IDS, TE_TERMINATING_FLOW_IDS};
   static const uint32_t corr_ids[] = {GP_PB_CORR_SUBMISSION_IDS,
@@ -449,67 +531,67 @@ int gp__mg_rewrite_packet(mg_rewrite *rw, const uint8_t *data, size_t len,
 
   gp__pb_reader r;
   gp__pb_field f;
-  gp__pb_begin(o, GP_PB_TRACE_PACKET);
+  gp__mg_begin(o, GP_PB_TRACE_PACKET);
   gp__pb_reader_init(&r, data, len, 0);
   while (rc == 0 && (rc = gp__pb_next(&r, &f)) == 1) {
     rc = 0;
     switch (f.id) {
     case GP_PB_PACKET_TIMESTAMP:
-      gp__pb_uint(o, f.id, retime ? map_time(rw, f.value) : f.value);
+      gp__mg_uint(o, f.id, retime ? map_time(rw, f.value) : f.value);
       break;
     case GP_PB_PACKET_SEQUENCE_ID:
-      gp__pb_uint(o, f.id, out_seq);
+      gp__mg_uint(o, f.id, out_seq);
       break;
     case GP_PB_PACKET_MACHINE_ID:
       if (!rw->machine_id)
         copy_field(o, &f);
       break;
     case GP_PB_PACKET_CLOCK_SNAPSHOT:
-      gp__pb_begin(o, f.id);
+      gp__mg_begin(o, f.id);
       rc = rewrite_snapshot(rw, o, f.data, f.size);
-      gp__pb_end(o);
+      gp__mg_end(o);
       break;
     case GP_PB_PACKET_GPU_RENDER_STAGE_EVENT:
-      gp__pb_begin(o, f.id);
+      gp__mg_begin(o, f.id);
       rc =
           rewrite_render_stage(rw, o, f.data, f.size, h.ts, retime && h.has_ts);
-      gp__pb_end(o);
+      gp__mg_end(o);
       break;
     case GP_PB_PACKET_TRACK_EVENT:
       if (!rw->renumber) {
         copy_field(o, &f);
         break;
       }
-      gp__pb_begin(o, f.id);
+      gp__mg_begin(o, f.id);
       /* Flow ids and uuids share the xor: both are only compared to
        * others of their own kind. */
       rc = rewrite_ids(o, f.data, f.size, te_ids, 4, rw->id_xor,
                        GP_PB_TE_GPU_CORRELATION, corr_ids, 2);
-      gp__pb_end(o);
+      gp__mg_end(o);
       break;
     case GP_PB_PACKET_TRACK_DESCRIPTOR:
-      gp__pb_begin(o, f.id);
+      gp__mg_begin(o, f.id);
       rc = rewrite_track_descriptor(rw, o, f.data, f.size);
-      gp__pb_end(o);
+      gp__mg_end(o);
       break;
     case GP_PB_PACKET_GPU_INFO:
       if (!rw->prefix) {
         copy_field(o, &f);
         break;
       }
-      gp__pb_begin(o, f.id);
+      gp__mg_begin(o, f.id);
       rc = rewrite_gpu_info(rw, o, f.data, f.size);
-      gp__pb_end(o);
+      gp__mg_end(o);
       break;
     case PK_DEFAULTS:
       if (!rw->renumber) {
         copy_field(o, &f);
         break;
       }
-      gp__pb_begin(o, f.id);
+      gp__mg_begin(o, f.id);
       rc = rewrite_ids(o, f.data, f.size, NULL, 0, rw->id_xor,
                        DEF_TRACK_EVENT_DEFAULTS, def_uuids, 2);
-      gp__pb_end(o);
+      gp__mg_end(o);
       break;
     default:
       copy_field(o, &f);
@@ -517,9 +599,9 @@ int gp__mg_rewrite_packet(mg_rewrite *rw, const uint8_t *data, size_t len,
     }
   }
   if (rc == 0 && rw->machine_id)
-    gp__pb_uint(o, GP_PB_PACKET_MACHINE_ID, rw->machine_id);
-  gp__pb_end(o);
+    gp__mg_uint(o, GP_PB_PACKET_MACHINE_ID, rw->machine_id);
+  gp__mg_end(o);
   if (rc)
     return rc;
-  return gp__pb_error(o) ? GP_ENOMEM : 0;
+  return o->oom ? GP_ENOMEM : 0;
 }
