@@ -12,7 +12,7 @@
  * partition, so rows are never duplicated. With --cluster the URL lists
  * the cluster's shards (HOST:PORT,HOST:PORT,...; HTTP ports): each gets
  * the MergeTree tables as NAME_local and a Distributed table NAME over
- * them, sharded by cityHash64(trace, machine) so that one machine's rows
+ * them, sharded by cityHash64(trace) + machine: one machine's rows
  * stay together; rows are inserted through the first shard's Distributed
  * tables (insert_distributed_sync=1). Written for ClickHouse 18.16 and
  * later (no window functions, no ON CLUSTER, which needs ZooKeeper).
@@ -208,7 +208,7 @@ static int prepare(const ch_target *t, const char *trace) {
       if (t->cluster) {
         snprintf(q, sizeof(q),
                  "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = "
-                 "Distributed(%s, %s, %s_local, cityHash64(trace, machine))",
+                 "Distributed(%s, %s, %s_local, cityHash64(trace) + machine)",
                  t->db, tb->name, t->db, tb->name, t->cluster, t->db, tb->name);
         if (ch_exec(t, h, q, NULL, NULL, 0))
           return CLI_BAD_INPUT;
