@@ -12,9 +12,10 @@
  * partition, so rows are never duplicated. With --cluster the URL lists
  * the cluster's shards (HOST:PORT,HOST:PORT,...; HTTP ports): each gets
  * the MergeTree tables as NAME_local and a Distributed table NAME over
- * them, sharded by cityHash64(trace) + machine: one machine's rows
- * stay together; rows are inserted through the first shard's Distributed
- * tables (insert_distributed_sync=1). Written for ClickHouse 18.16 and
+ * them, sharded by `machine` (so one machine's rows stay together); the
+ * export writes each row straight into its shard's NAME_local (shard
+ * machine % shards, the URL listing the shards in the cluster's order,
+ * as the Distributed tables would send it). Written for ClickHouse 18.16 and
  * later (no window functions, no ON CLUSTER, which needs ZooKeeper).
  */
 #include <errno.h>
@@ -208,7 +209,7 @@ static int prepare(const ch_target *t, const char *trace) {
       if (t->cluster) {
         snprintf(q, sizeof(q),
                  "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = "
-                 "Distributed(%s, %s, %s_local, cityHash64(trace) + machine)",
+                 "Distributed(%s, %s, %s_local, machine)",
                  t->db, tb->name, t->db, tb->name, t->cluster, t->db, tb->name);
         if (ch_exec(t, h, q, NULL, NULL, 0))
           return CLI_BAD_INPUT;
@@ -292,7 +293,27 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Sends one table in batches of batch_rows; adds to *total. */
+/* Sends host h's batch (n rows) and empties it. */
+static int flush_batch(const ch_target *t, int h, const char *q, tsv *b,
+                       uint64_t *n, uint64_t *total) {
+  if (b->oom)
+    return cli_error(CLI_BAD_INPUT, "out of memory");
+  if (*n == 0)
+    return 0;
+  int status = ch_exec(t, h, q, NULL, b->p, b->n);
+  if (!status)
+    *total += *n;
+  *n = 0;
+  b->n = 0;
+  return status;
+}
+
+/*
+ * Sends one table in batches of batch_rows; adds to *total. With a
+ * cluster, each row goes straight to its shard's _local table: shard
+ * machine % shards, as the Distributed tables' sharding key `machine`
+ * (equal weights) would send it, without the second hop.
+ */
 static int send_table(const ch_target *t, gp_tp *tp, const ch_table *tb,
                       const char *trace, uint64_t batch_rows, uint64_t *total) {
   gp_tp_rows *rows = NULL;
@@ -300,32 +321,26 @@ static int send_table(const ch_target *t, gp_tp *tp, const ch_table *tb,
   if (gp_tp_query(tp, tb->sql, &rows, &err) != 0)
     return cli_error(CLI_BAD_INPUT, "reading %s: %s", tb->name, err.message);
   char q[256];
-  snprintf(q, sizeof(q), "INSERT INTO %s.%s FORMAT TabSeparated", t->db,
-           tb->name);
-  const char *params = t->cluster ? "&insert_distributed_sync=1" : NULL;
-  int ncols = gp_tp_rows_columns(rows), rc, status = 0;
-  tsv b = {0};
-  uint64_t in_batch = 0;
-  while ((rc = gp_tp_rows_next(rows, &err)) == 1) {
-    put_row(&b, trace, rows, ncols);
-    if (++in_batch == batch_rows) {
-      if (b.oom || (status = ch_exec(t, 0, q, params, b.p, b.n)))
-        break;
-      *total += in_batch;
-      in_batch = 0;
-      b.n = 0;
-    }
+  snprintf(q, sizeof(q), "INSERT INTO %s.%s%s FORMAT TabSeparated", t->db,
+           tb->name, t->cluster ? "_local" : "");
+  int ncols = gp_tp_rows_columns(rows), rc = 0, status = 0;
+  tsv b[MAX_HOSTS];
+  uint64_t in_batch[MAX_HOSTS];
+  memset(b, 0, sizeof(b));
+  memset(in_batch, 0, sizeof(in_batch));
+  while (!status && (rc = gp_tp_rows_next(rows, &err)) == 1) {
+    int h = (int)((uint64_t)gp_tp_rows_int(rows, 0) % (uint64_t)t->nhosts);
+    put_row(&b[h], trace, rows, ncols);
+    if (++in_batch[h] == batch_rows)
+      status = flush_batch(t, h, q, &b[h], &in_batch[h], total);
   }
   if (rc < 0 && !status)
     status = cli_error(CLI_BAD_INPUT, "reading %s: %s", tb->name, err.message);
-  if (!status && b.oom)
-    status = cli_error(CLI_BAD_INPUT, "out of memory");
-  if (!status && in_batch) {
-    status = ch_exec(t, 0, q, params, b.p, b.n);
+  for (int h = 0; h < t->nhosts; h++) {
     if (!status)
-      *total += in_batch;
+      status = flush_batch(t, h, q, &b[h], &in_batch[h], total);
+    free(b[h].p);
   }
-  free(b.p);
   gp_tp_rows_destroy(rows);
   return status;
 }
@@ -345,7 +360,8 @@ static void usage(FILE *out) {
           "exporting a\n"
           "trace again replaces its rows. docs/scale.md has the schema and "
           "queries.\n\n"
-          "  --cluster NAME      HOSTs are the shards of cluster NAME (its\n"
+          "  --cluster NAME      HOSTs are the shards of cluster NAME, in the\n"
+          "                      order of its remote_servers entry:\n"
           "                      remote_servers entry): tables NAME_local on "
           "each,\n"
           "                      and Distributed tables over them\n"
