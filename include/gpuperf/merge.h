@@ -59,7 +59,8 @@ typedef struct gp_merge_machine {
  * the trace). machines, if not NULL, receives n entries. On failure a
  * message naming the file (and offset) at fault is written into err
  * (errsize bytes), output may be partly written, and a negative GP_E*
- * code is returned: GP_EINVAL (bad arguments), GP_ECORRUPT (an input is
+ * code is returned: GP_EINVAL (bad arguments, or an input that already
+ * carries machine ids), GP_ECORRUPT (an input is
  * not a trace), GP_ENOENT (an input has no REALTIME snapshot, or sync_on
  * is missing on a machine), GP_ERANGE (sync_on counts differ, or a time
  * would fall before 0), -errno for I/O.

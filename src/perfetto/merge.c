@@ -44,7 +44,8 @@ typedef struct mg_input {
   mg_map names;  /* (seq, iid) of event names equal to sync_on */
   mg_map stacks; /* track uuid -> open slices, matching ones as 1 bits */
   mg_clock_map map;
-  double resid; /* of the REALTIME fit */
+  double resid;             /* of the REALTIME fit */
+  uint32_t foreign_machine; /* a machine_id found in the input */
   gp_merge_machine m;
 } mg_input;
 
@@ -241,6 +242,8 @@ static int scan_packet(mg_input *in, const uint8_t *d, size_t n,
       seq = f.value;
     else if (f.id == GP_PB_PACKET_TIMESTAMP_CLOCK_ID)
       clock = f.value;
+    else if (f.id == GP_PB_PACKET_MACHINE_ID && f.value && !in->foreign_machine)
+      in->foreign_machine = (uint32_t)f.value;
   }
   if (rc)
     return rc;
@@ -285,6 +288,13 @@ static int scan_input(mg_input *in, const char *sync, char *err,
            rc == GP_ECORRUPT ? "not a Perfetto trace, or truncated"
                              : gp_strerror(rc),
            (unsigned long long)rd.offset);
+  else if (in->foreign_machine) {
+    seterr(err, errsize,
+           "%s: already holds machine %u (a merged or multi-machine trace); "
+           "merge the traces of single machines",
+           in->path, in->foreign_machine);
+    rc = GP_EINVAL;
+  }
   gp__mg_reader_close(&rd);
   gp__mg_map_free(&in->names);
   gp__mg_map_free(&in->stacks);

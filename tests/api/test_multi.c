@@ -227,6 +227,11 @@ TEST(multi_merge_bad_input_is_named) {
   gp_tp *tp = open_trace(merged);
   ASSERT_EQ(q_int(tp, "SELECT count(*) FROM machine"), 2);
   gp_tp_close(tp);
+  /* A merged trace is not an input. */
+  char *a5[] = {(char *)g, "merge",      merged, (char *)good,
+                "-o",      (char *)junk, NULL};
+  ASSERT_EQ(run(a5, out, err), 2);
+  ASSERT(strstr(slurp(err), "already holds machine 1"));
 }
 
 TEST(multi_batch_query_names_the_failing_trace) {
