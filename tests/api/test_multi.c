@@ -148,6 +148,9 @@ TEST(multi_demo_machines_merge_on_one_clock) {
   ASSERT_EQ(q_int(tp, "SELECT count(DISTINCT raw_id) FROM machine WHERE "
                       "raw_id != 0"),
             4);
+  ASSERT_EQ(q_int(tp, "SELECT count(*) FROM machine WHERE sysname IS NOT "
+                      "NULL AND arch IS NOT NULL"),
+            4); /* from each node's SystemInfo */
   ASSERT_EQ(q_int(tp, "SELECT count(*) FROM gpu"), 8);
   ASSERT_EQ(q_int(tp, "SELECT count(*) FROM gpu WHERE name GLOB 'node-2: "
                       "Sim Compute GPU #*' AND machine_id = 2"),
