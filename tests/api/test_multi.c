@@ -110,6 +110,31 @@ static int64_t check_aligned(gp_tp *tp, int machines, int64_t *max_unc) {
   return worst;
 }
 
+/* The offsets the merge recovered against the true ones of `demo
+ * --machines` (node K's BOOTTIME is K hours and K x 123456789 ns ahead of
+ * node 0's at the start): within the uncertainty stated. */
+static void check_offsets(gp_tp *tp) {
+  gp_tp_rows *rows = NULL;
+  gp_tp_error err;
+  ASSERT_OK(gp_tp_query(tp,
+                        "SELECT extract_arg(arg_set_id, 'debug.hostname'), "
+                        "extract_arg(arg_set_id, 'debug.offset_ns'), "
+                        "extract_arg(arg_set_id, 'debug.uncertainty_ns') FROM "
+                        "slice WHERE name = 'clock alignment' ORDER BY 1",
+                        &rows, &err));
+  int k = 0;
+  for (; gp_tp_rows_next(rows, &err) == 1; k++) {
+    char host[16];
+    snprintf(host, sizeof(host), "node-%d", k);
+    ASSERT_STR_EQ(gp_tp_rows_text(rows, 0), host);
+    int64_t truth = -(k * 3600000000000ll + k * 123456789ll);
+    int64_t got = gp_tp_rows_int(rows, 1), unc = gp_tp_rows_int(rows, 2);
+    ASSERT_LE(llabs(got - truth), unc);
+  }
+  gp_tp_rows_destroy(rows);
+  ASSERT_EQ(k, 4);
+}
+
 TEST(multi_demo_machines_merge_on_one_clock) {
   const char *g = cli();
   const char *out = gp_test_path(0, "out"), *err = gp_test_path(1, "err");
@@ -161,6 +186,7 @@ TEST(multi_demo_machines_merge_on_one_clock) {
   ASSERT_EQ(q_int(tp, "SELECT count(*) FROM flow"), 4 * flows1);
   ASSERT_EQ(q_int(tp, "SELECT count(*) FROM slice"), 4 * slices1 + 4);
   ASSERT_LT(q_int(tp, "SELECT min(ts) FROM gpu_slice"), ts1 - 3600000000000);
+  check_offsets(tp);
   int64_t unc;
   int64_t worst = check_aligned(tp, 4, &unc);
   ASSERT_GT(worst, 50000); /* the REALTIME errors are really there */
@@ -169,6 +195,7 @@ TEST(multi_demo_machines_merge_on_one_clock) {
 
   /* Refined on the allreduce ends: to the ns. */
   tp = open_trace(synced);
+  check_offsets(tp);
   worst = check_aligned(tp, 4, &unc);
   ASSERT_LE(unc, 100);
   ASSERT_LE(worst, unc);
