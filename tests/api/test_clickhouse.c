@@ -326,3 +326,44 @@ TEST(clickhouse_two_shard_export_matches_ours) {
   gp_tp_close(tp);
   stop_servers();
 }
+
+TEST(clickhouse_export_bad_input_is_named) {
+  const char *cli = getenv("GPUPERF_CLI");
+  if (!cli || access(cli, X_OK) != 0)
+    SKIP("GPUPERF_CLI is not set (run through 'make test')");
+  char trace[1100], out[1100];
+  snprintf(trace, sizeof(trace), "%s/t.pftrace", gp_test_tmpdir());
+  snprintf(out, sizeof(out), "%s/out", gp_test_tmpdir());
+  char *demo[] = {(char *)cli, "demo", "--steps", "1", "-o", trace, NULL};
+  ASSERT_EQ(run(demo, NULL), 0);
+  char *a1[] = {(char *)cli, "export", trace, "--to", "http://h:1/db", NULL};
+  ASSERT_EQ(run(a1, NULL), 1);
+  char *a2[] = {(char *)cli,
+                "export",
+                trace,
+                "--to",
+                "clickhouse://127.0.0.1:1,127.0.0.1:2/db",
+                NULL};
+  ASSERT_EQ(run(a2, NULL), 1); /* several hosts need --cluster */
+  /* Nothing listens on a free port: exit 2, the server named. */
+  int port = free_port();
+  char url[128], err[1100];
+  snprintf(url, sizeof(url), "clickhouse://127.0.0.1:%d/db", port);
+  snprintf(err, sizeof(err), "%s/err", gp_test_tmpdir());
+  pid_t pid = fork();
+  ASSERT(pid >= 0);
+  if (pid == 0) {
+    int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(e, 2);
+    execl(cli, cli, "export", trace, "--to", url, (char *)NULL);
+    _exit(98);
+  }
+  int ws;
+  ASSERT_EQ(waitpid(pid, &ws, 0), pid);
+  ASSERT(WIFEXITED(ws) && WEXITSTATUS(ws) == 2);
+  char *e = slurp(err);
+  char want[64];
+  snprintf(want, sizeof(want), "ClickHouse at 127.0.0.1:%d", port);
+  ASSERT(strstr(e, want));
+  free(e);
+}

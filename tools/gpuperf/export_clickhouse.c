@@ -346,29 +346,29 @@ static int send_table(const ch_target *t, gp_tp *tp, const ch_table *tb,
 }
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: gpuperf export FILE --to clickhouse://HOST:PORT[,HOST:PORT"
-          "...]/DB\n"
-          "                      [--cluster NAME] [--trace-name NAME] "
-          "[--batch-rows N] [-q]\n\n"
-          "Writes the trace's main tables (gpu_slice, counter, track, slice, "
-          "flow,\n"
-          "gpu, machine, process; each row with its trace and machine) into\n"
-          "ClickHouse through its HTTP interface (PORT: the HTTP port, "
-          "8123 by\n"
-          "default). Tables are MergeTree, one partition per trace: "
-          "exporting a\n"
-          "trace again replaces its rows. docs/scale.md has the schema and "
-          "queries.\n\n"
-          "  --cluster NAME      HOSTs are the shards of cluster NAME, in the\n"
-          "                      order of its remote_servers entry:\n"
-          "                      remote_servers entry): tables NAME_local on "
-          "each,\n"
-          "                      and Distributed tables over them\n"
-          "  --trace-name NAME   the trace column (default: the file's "
-          "name)\n"
-          "  --batch-rows N      rows per INSERT (default 100000)\n"
-          "  -q, --quiet         no summary\n");
+  fprintf(
+      out,
+      "usage: gpuperf export FILE --to clickhouse://HOST:PORT[,HOST:PORT"
+      "...]/DB\n"
+      "                      [--cluster NAME] [--trace-name NAME] "
+      "[--batch-rows N] [-q]\n\n"
+      "Writes the trace's main tables (gpu_slice, counter, track, slice, "
+      "flow,\n"
+      "gpu, machine, process; each row with its trace and machine) into\n"
+      "ClickHouse through its HTTP interface (PORT: the HTTP port, "
+      "8123 by\n"
+      "default). Tables are MergeTree, one partition per trace: "
+      "exporting a\n"
+      "trace again replaces its rows. docs/scale.md has the schema and "
+      "queries.\n\n"
+      "  --cluster NAME      HOSTs are the shards of cluster NAME, in the\n"
+      "                      order of its remote_servers entry: tables\n"
+      "                      NAME_local on each, rows by machine %% shards,\n"
+      "                      and Distributed tables over them\n"
+      "  --trace-name NAME   the trace column (default: the file's "
+      "name)\n"
+      "  --batch-rows N      rows per INSERT (default 100000)\n"
+      "  -q, --quiet         no summary\n");
 }
 
 /* See cli.h. */
