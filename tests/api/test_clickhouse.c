@@ -312,6 +312,15 @@ TEST(clickhouse_two_shard_export_matches_ours) {
   ASSERT_EQ(atoll(s0) + atoll(s1), atoll(n));
   free(s0);
   free(s1);
+  /* An unknown user is refused (the user really is sent)... */
+  snprintf(url, sizeof(url),
+           "clickhouse://nobody@127.0.0.1:%d,127.0.0.1:%d/gpdb", http[0],
+           http[1]);
+  ASSERT_EQ(run(exp, export_out), 2);
+  /* ...and again, naming the user: no duplicates. */
+  snprintf(url, sizeof(url),
+           "clickhouse://default@127.0.0.1:%d,127.0.0.1:%d/gpdb", http[0],
+           http[1]);
   ASSERT_EQ(run(exp, export_out), 0);
   char *again = ch(tcp[1], "SELECT count() FROM gpdb.gpu_slice");
   ASSERT_NOT_NULL(again);

@@ -123,6 +123,7 @@ typedef struct ch_target {
   char hosts[MAX_HOSTS][128], ports[MAX_HOSTS][16];
   int nhosts;
   char db[128];
+  char auth[600]; /* "&user=...&password=..." (URL-encoded) or "" */
   const char *cluster;
 } ch_target;
 
@@ -136,12 +137,29 @@ static bool ident_ok(const char *s) {
   return true;
 }
 
-/* clickhouse://HOST:PORT[,HOST:PORT...]/DB */
+/* clickhouse://[USER@]HOST:PORT[,HOST:PORT...]/DB; the password, if
+ * any, from GPUPERF_CLICKHOUSE_PASSWORD (not on the command line). */
 static bool parse_url(const char *url, ch_target *t) {
   static const char scheme[] = "clickhouse://";
   if (strncmp(url, scheme, sizeof(scheme) - 1) != 0)
     return false;
   const char *p = url + sizeof(scheme) - 1, *slash = strchr(p, '/');
+  const char *at = strchr(p, '@');
+  if (at && slash && at < slash) {
+    char user[128];
+    if (at == p || at - p >= (long)sizeof(user))
+      return false;
+    snprintf(user, sizeof(user), "%.*s", (int)(at - p), p);
+    const char *pw = getenv("GPUPERF_CLICKHOUSE_PASSWORD");
+    strcpy(t->auth, "&user=");
+    if (!http_url_encode(t->auth, sizeof(t->auth), user))
+      return false;
+    if (pw && (strlen(t->auth) + 10 >= sizeof(t->auth) ||
+               !strcat(t->auth, "&password=") ||
+               !http_url_encode(t->auth, sizeof(t->auth), pw)))
+      return false;
+    p = at + 1;
+  }
   if (!slash ||
       snprintf(t->db, sizeof(t->db), "%s", slash + 1) >= (int)sizeof(t->db) ||
       !ident_ok(t->db))
@@ -173,6 +191,7 @@ static int ch_exec(const ch_target *t, int h, const char *query,
     return cli_error(CLI_BAD_INPUT, "ClickHouse statement too long");
   if (params)
     strncat(path, params, sizeof(path) - strlen(path) - 1);
+  strncat(path, t->auth, sizeof(path) - strlen(path) - 1);
   char err[256] = "", *resp = NULL;
   int status = http_post(t->hosts[h], t->ports[h], path, body ? body : "", len,
                          &resp, err, sizeof(err));
@@ -348,8 +367,8 @@ static int send_table(const ch_target *t, gp_tp *tp, const ch_table *tb,
 static void usage(FILE *out) {
   fprintf(
       out,
-      "usage: gpuperf export FILE --to clickhouse://HOST:PORT[,HOST:PORT"
-      "...]/DB\n"
+      "usage: gpuperf export FILE --to "
+      "clickhouse://[USER@]HOST:PORT[,HOST:PORT...]/DB\n"
       "                      [--cluster NAME] [--trace-name NAME] "
       "[--batch-rows N] [-q]\n\n"
       "Writes the trace's main tables (gpu_slice, counter, track, slice, "
@@ -368,7 +387,8 @@ static void usage(FILE *out) {
       "  --trace-name NAME   the trace column (default: the file's "
       "name)\n"
       "  --batch-rows N      rows per INSERT (default 100000)\n"
-      "  -q, --quiet         no summary\n");
+      "  -q, --quiet         no summary\n\n"
+      "USER's password, if any, is read from GPUPERF_CLICKHOUSE_PASSWORD.\n");
 }
 
 /* See cli.h. */
