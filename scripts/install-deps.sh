@@ -24,6 +24,8 @@ PACKAGES="gcc make libc6-dev libsqlite3-dev zlib1g-dev ocl-icd-opencl-dev \
 opencl-headers pocl-opencl-icd clang libclang-rt-14-dev clang-format pkg-config \
 libvulkan-dev mesa-vulkan-drivers glslang-tools vulkan-tools \
 vulkan-validationlayers xvfb xauth clpeak tmux"
+# gpuperf export --to clickhouse:// and its two-shard test
+PACKAGES="$PACKAGES clickhouse-server clickhouse-client"
 
 if [ "${1:-}" = "--list" ]; then
   echo $PACKAGES

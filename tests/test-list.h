@@ -12,3 +12,4 @@
 #include "lists/cuda.h"
 #include "lists/vulkan.h"
 #include "lists/gpulinux.h"
+#include "lists/multi.h"

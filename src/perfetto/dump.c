@@ -103,6 +103,9 @@ MSG(m_clock, {1, "clock_id", D_UINT, NULL}, {2, "timestamp", D_UINT, NULL},
 MSG(m_clock_snapshot, {1, "clocks", D_MSG, &m_clock},
     {2, "primary_trace_clock", D_ENUM, e_builtin_clock});
 MSG(m_name_entry, {1, "iid", D_UINT, NULL}, {2, "name", D_STRING, NULL});
+MSG(m_utsname, {1, "sysname", D_STRING, NULL}, {2, "version", D_STRING, NULL},
+    {3, "release", D_STRING, NULL}, {4, "machine", D_STRING, NULL});
+MSG(m_system_info, {1, "utsname", D_MSG, &m_utsname});
 MSG(m_interned_string, {1, "iid", D_UINT, NULL}, {2, "str", D_STRING, NULL});
 MSG(m_gctx, {1, "iid", D_UINT, NULL}, {2, "pid", D_INT, NULL},
     {3, "api", D_ENUM, e_ctx_api});
@@ -252,6 +255,7 @@ MSG(m_packet, {1, "ftrace_events", D_MSG, &m_ftrace_bundle},
     {53, "gpu_render_stage_event", D_MSG, &m_rse},
     {58, "timestamp_clock_id", D_UINT, NULL},
     {59, "trace_packet_defaults", D_MSG, &m_defaults},
+    {45, "system_info", D_MSG, &m_system_info},
     {60, "track_descriptor", D_MSG, &m_track_desc},
     {63, "gpu_log", D_MSG, &m_gpu_log},
     {65, "vulkan_api_event", D_MSG, &m_vk_api},

@@ -446,6 +446,8 @@ static void tw_begin(gp__tw *w, uint64_t hint) {
   w->began = true;
   write_host_snapshot(w, hint);
   gp__tw_process_track(w);
+  if (w->o.host_identity)
+    gp__tw_host_identity(w, w->host_snap_ts);
   gp__tw_own_counter_tracks(w);
   uint32_t n = 0;
   gp_device_count(&n);

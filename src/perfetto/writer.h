@@ -27,6 +27,10 @@ typedef int (*gp__tw_sink_fn)(void *user, const uint8_t *data, size_t len);
 #define GP_TW_DESCRIPTOR_INLINE 1   /* mode 1: descriptor in the event */
 #define GP_TW_DESCRIPTOR_INTERNED 2 /* mode 2: InternedGpuCounterDescriptor */
 
+/* The instant that names the host (debug annotations hostname, boot_id);
+ * see writer_identity.c. */
+#define GP_TW_HOST_EVENT "gpuperf host"
+
 typedef struct gp__tw_options {
   uint32_t sequence_id;     /* trusted_packet_sequence_id, 1 .. 2^24-1 */
   uint32_t machine_id;      /* written on every packet when not 0 */
@@ -38,6 +42,7 @@ typedef struct gp__tw_options {
   bool gpu_log;             /* failed calls and drops as GpuLog packets */
   bool vk_device_memory;    /* VulkanMemoryEvent: device memory, objects */
   bool vk_driver_memory;    /* VulkanMemoryEvent: the driver's host memory */
+  bool host_identity;       /* SystemInfo and the "gpuperf host" event */
   int fd;                   /* output file, or -1 to use sink */
   gp__tw_sink_fn sink;      /* used when fd < 0; NULL discards */
   void *sink_user;

@@ -214,6 +214,14 @@ uint64_t gp__tw_process_track(gp__tw *w);
 void gp__tw_track_descriptor(gp__tw *w, uint64_t uuid, uint64_t parent,
                              const char *name);
 
+/* The host's name and boot id (or GPUPERF_HOSTNAME, GPUPERF_BOOT_ID),
+ * NUL-terminated and truncated to the sizes given. */
+void gp__tw_host_id_get(char *host, size_t hsize, char *boot, size_t bsize);
+
+/* Writes SystemInfo and the GP_TW_HOST_EVENT instant at ts (see
+ * writer_identity.c). */
+void gp__tw_host_identity(gp__tw *w, uint64_t ts);
+
 /* Formats v in decimal into buf (>= 21 bytes); returns the length. */
 size_t gp__tw_u64_to_str(uint64_t v, char *buf);
 

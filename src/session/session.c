@@ -254,6 +254,9 @@ static int writer_options(const gp_trace_config *cfg, uint32_t seq, int fd,
   o->machine_id = ti.machine_id;
   o->descriptor_mode = ti.counter_descriptor_mode;
   o->deterministic = deterministic;
+  /* GPUPERF_HOST_IDENTITY=0: the same bytes on every machine (tests). */
+  const char *hid = getenv("GPUPERF_HOST_IDENTITY");
+  o->host_identity = !(hid && strcmp(hid, "0") == 0);
   o->fd = fd;
   gp_data_source_info ds;
   for (uint32_t i = 0; gp_trace_config_get_data_source(cfg, i, &ds) == 0; i++) {

@@ -41,6 +41,7 @@ enum {
   PKT_TRUSTED_PID = 79,
   PKT_FIRST_PACKET_ON_SEQUENCE = 87,
   PKT_MACHINE_ID = 98,
+  PKT_SYSTEM_INFO = 45,
   PKT_GPU_INFO = 128,
   PKT_GENERIC_GPU_FREQUENCY_EVENT = 129,
 };
@@ -83,6 +84,7 @@ static bool is_data_field(uint32_t id) {
   case PKT_GPU_MEM_TOTAL_EVENT:
   case PKT_GPU_INFO:
   case PKT_GENERIC_GPU_FREQUENCY_EVENT:
+  case PKT_SYSTEM_INFO:
     return true;
   default:
     return false;
@@ -201,7 +203,8 @@ static int tokenize_machine(gp__tp_importer *imp, const top *t, uint64_t off) {
     db->machines.v[0].raw_id = t->machine;
     row = 0;
   } else {
-    gp__tp_machine m = {t->machine};
+    gp__tp_machine m = {t->machine,
+                        {GP_TP_NONE, GP_TP_NONE, GP_TP_NONE, GP_TP_NONE}};
     if (!gp__tp_vec_push(&db->machines, m))
       return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
     row = db->machines.n - 1;
@@ -284,6 +287,34 @@ static int tokenize_ftrace(gp__tp_importer *imp, const top *t, uint32_t seq,
   return 0;
 }
 
+/* SystemInfo.utsname (sysname 1, version 2, release 3, machine 4) into
+ * the machine row's sysname, release, version and arch. */
+static int tokenize_system_info(gp__tp_importer *imp, uint32_t machine,
+                                const uint8_t *p, size_t n) {
+  static const int col_of[5] = {-1, 0, 2, 1, 3};
+  gp__pb_reader r, u;
+  gp__pb_field f, g;
+  int rc;
+  gp__pb_reader_init(&r, p, n, gp__tp_off(imp, p));
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
+    if (f.id != 1 || f.wire_type != GP_PB_LEN)
+      continue;
+    gp__pb_reader_sub(&u, &r, &f);
+    while ((rc = gp__tp_pb_next(&u, &g)) > 0) {
+      if (g.id < 1 || g.id > 4 || g.wire_type != GP_PB_LEN)
+        continue;
+      uint32_t s =
+          gp__tp_str_intern(&imp->db->strings, (const char *)g.data, g.size);
+      if (s == GP_TP_NONE)
+        return GP_ENOMEM;
+      imp->db->machines.v[machine].uts[col_of[g.id]] = s;
+    }
+    if (rc < 0)
+      return gp__tp_corrupt(imp, &u, "system_info");
+  }
+  return rc < 0 ? gp__tp_corrupt(imp, &r, "system_info") : 0;
+}
+
 /* The part of tokenization that follows timestamp conversion (also run at
  * EOF for packets whose clock could not be converted before). */
 static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
@@ -305,6 +336,8 @@ static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
                                             t->data_len);
   case PKT_FTRACE_EVENTS:
     return tokenize_ftrace(imp, t, t->seq, gen, lenoff);
+  case PKT_SYSTEM_INFO:
+    return tokenize_system_info(imp, machine_row(imp, t), t->data, t->data_len);
   case 0:
     return 0;
   default:

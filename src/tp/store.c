@@ -65,7 +65,7 @@ int gp__tp_db_init(gp__tp_db *db) {
   }
   if (!gp__tp_vec_push(&db->set_first, 0))
     goto nomem;
-  gp__tp_machine host = {0};
+  gp__tp_machine host = {0, {GP_TP_NONE, GP_TP_NONE, GP_TP_NONE, GP_TP_NONE}};
   gp__tp_process swapper = {0,         GP_TP_NONE, GP_TP_NONE, INT64_MIN,
                             INT64_MIN, GP_TP_NONE, 0};
   gp__tp_thread idle = {0, GP_TP_NONE, 0, INT64_MIN, INT64_MIN, 0};

@@ -166,6 +166,7 @@ typedef struct gp__tp_vk_alloc {
 
 typedef struct gp__tp_machine {
   int64_t raw_id;
+  uint32_t uts[4]; /* SystemInfo.utsname: sysname, release, version, arch */
 } gp__tp_machine;
 
 /* Kinds of rows in the GPU-slice extension table. */

@@ -371,6 +371,8 @@ static void machine_value(const gp__tp_db *db, uint64_t r, int col,
     sqlite3_result_int64(ctx, (int64_t)r);
   else if (col == 1)
     sqlite3_result_int64(ctx, db->machines.v[r].raw_id);
+  else if (col >= 3 && col <= 6)
+    res_str(db, ctx, db->machines.v[r].uts[col - 3]);
   else
     sqlite3_result_null(ctx);
 }

@@ -22,6 +22,7 @@ int cmd_record(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 /*
  * Adds libgpuperf-opencl.so (found beside the loaded libgpuperf, or named
@@ -55,10 +56,30 @@ const char *cli_fmt_ns(char *buf, size_t size, double ns);
 /* Formats a byte count as "1.5 MiB" etc. into buf. */
 const char *cli_fmt_bytes(char *buf, size_t size, double bytes);
 
+/*
+ * `gpuperf query PATTERN ...` on many traces (query_batch.c): runs sql on
+ * every trace the glob pattern names, `jobs` at a time (0: one per CPU),
+ * and prints one result with a `trace` column. Returns an exit status.
+ */
+int cli_query_batch(const char *pattern, const char *sql, int format,
+                    unsigned jobs, bool keep_going, bool quiet);
+
+/* Whether `query` runs as a batch: a batch option was given, or trace is
+ * a glob pattern rather than an existing file. */
+bool cli_query_is_batch(const char *trace, bool batch_option);
+
+/*
+ * `gpuperf export FILE --to clickhouse://HOST:PORT/DB [--cluster NAME]`
+ * (export_clickhouse.c); argv[0] is the command's name. Returns an exit
+ * status.
+ */
+int cli_export_clickhouse(int argc, char **argv);
+
 /* The simulated training step used by `gpuperf demo`. */
 typedef struct demo_options {
   uint32_t gpus;
   uint32_t steps;
+  bool collective; /* an "allreduce" range around each gradient exchange */
 } demo_options;
 
 /* Initialises the simulator with opts->gpus compute devices. */
@@ -67,5 +88,22 @@ int demo_sim_init(const demo_options *opts);
 /* Runs the workload on the simulated GPUs, initialised before with
  * demo_sim_init(). Returns 0 or a gpuperf error. */
 int demo_workload_run(const demo_options *opts);
+
+/*
+ * `demo --machines N`: runs the demo as N nodes (child processes), each
+ * trace re-timed onto the node's clocks (demo_node_clock) and written to
+ * demo_node_path(output, k). Prints the true clock differences. Returns
+ * a CLI exit status.
+ */
+int demo_machines(uint32_t machines, const demo_options *opts,
+                  const char *config, const char *output);
+
+/* Node k's true clocks: BOOTTIME = t + boot_off + drift * (t - t0) and
+ * REALTIME = t + epoch + real_off, t being the simulated time. */
+void demo_node_clock(uint32_t k, int64_t *boot_off, double *drift,
+                     int64_t *real_off);
+
+/* The trace file of node k: output with "-nodeK" before its extension. */
+void demo_node_path(const char *output, uint32_t k, char *buf, size_t size);
 
 #endif /* GPUPERF_CLI_H */

@@ -264,7 +264,8 @@ static void demo_usage(FILE *out) {
   fprintf(
       out,
       "usage: gpuperf demo [-o FILE] [-c CONFIG] [--gpus N] [--steps N] "
-      "[--no-trace]\n\n"
+      "[--no-trace]\n"
+      "                    [--machines N]\n\n"
       "Runs a data-parallel training step on simulated GPUs (copies,\n"
       "matmul and softmax forward and backward, a peer-to-peer\n"
       "gradient exchange), writes a Perfetto trace of it and\n"
@@ -275,12 +276,17 @@ static void demo_usage(FILE *out) {
       "                     and counters every 500 us with Utilization)\n"
       "  --gpus N           simulated compute GPUs, 1 to 8 (default 2)\n"
       "  --steps N          training steps, 1 to 1000000 (default 10)\n"
-      "  --no-trace         run without writing a trace\n");
+      "  --no-trace         run without writing a trace\n"
+      "  --machines N       N simulated nodes, one trace each (FILE-nodeK),\n"
+      "                     each on its own clocks; see gpuperf merge\n"
+      "  --collective       an \"allreduce\" range around each gradient\n"
+      "                     exchange (set by --machines)\n");
 }
 
 /* See cli.h. */
 int cmd_demo(int argc, char **argv) {
-  demo_options opts = {2, 10};
+  demo_options opts = {2, 10, false};
+  uint32_t machines = 0;
   const char *output = "demo.pftrace", *config = NULL;
   bool trace = true;
   static const struct option longopts[] = {
@@ -288,6 +294,8 @@ int cmd_demo(int argc, char **argv) {
       {"steps", required_argument, 0, 's'},
       {"output", required_argument, 0, 'o'},
       {"no-trace", no_argument, 0, 'n'},
+      {"machines", required_argument, 0, 'm'},
+      {"collective", no_argument, 0, 'C'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   int c;
@@ -313,6 +321,14 @@ int cmd_demo(int argc, char **argv) {
     case 'n':
       trace = false;
       break;
+    case 'm':
+      if (!cli_parse_u64("--machines", optarg, 1, 1024, &v))
+        return CLI_USAGE;
+      machines = (uint32_t)v;
+      break;
+    case 'C':
+      opts.collective = true;
+      break;
     case 'c':
       config = optarg;
       break;
@@ -328,6 +344,10 @@ int cmd_demo(int argc, char **argv) {
     demo_usage(stderr);
     return cli_error(CLI_USAGE, "unexpected argument '%s'", argv[optind]);
   }
+  if (machines && !trace)
+    return cli_error(CLI_USAGE, "--machines writes traces: drop --no-trace");
+  if (machines)
+    return demo_machines(machines, &opts, config, output);
 
   double t0 = now_ns();
   int rc = demo_sim_init(&opts);

@@ -38,6 +38,12 @@ static void usage(FILE *out) {
       "                     reuse it while the trace is unchanged\n"
       "  --allow-truncated  import a trace whose last packet is incomplete\n"
       "                     (a killed recording) instead of failing\n\n"
+      "Many traces: FILE may be a glob ('runs/*.pftrace', quoted); the SQL\n"
+      "runs on each in parallel and one result with a 'trace' column is\n"
+      "printed, progress on stderr.\n"
+      "  -j, --jobs N       traces at once (default: one per CPU)\n"
+      "  --keep-going       a failing trace is named and the others answer\n"
+      "  -q, --quiet        no progress lines\n\n"
       "Exit status: 0 success, 1 usage error, 2 bad trace or SQL error.\n");
 }
 
@@ -91,6 +97,8 @@ int cmd_query(int argc, char **argv) {
   const char *trace = NULL, *sql = NULL, *sql_file = NULL, *db = NULL;
   gp_tp_format format = GP_TP_FORMAT_TABLE;
   uint32_t flags = 0;
+  uint64_t jobs = 0;
+  bool keep_going = false, batch_opt = false, quiet = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -118,6 +126,18 @@ int cmd_query(int argc, char **argv) {
       db = argv[i];
     } else if (strcmp(a, "--allow-truncated") == 0) {
       flags |= GP_TP_ALLOW_TRUNCATED;
+    } else if (strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0) {
+      if (!cli_parse_u64(a, i + 1 < argc ? argv[++i] : NULL, 1, 1024, &jobs))
+        return CLI_USAGE;
+      batch_opt = true;
+    } else if (strncmp(a, "-j", 2) == 0 && a[2]) {
+      if (!cli_parse_u64("-j", a + 2, 1, 1024, &jobs))
+        return CLI_USAGE;
+      batch_opt = true;
+    } else if (strcmp(a, "--keep-going") == 0) {
+      keep_going = batch_opt = true;
+    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+      quiet = true;
     } else if (a[0] == '-' && a[1] != '\0') {
       cli_error(CLI_USAGE, "query: unknown option '%s'", a);
       usage(stderr);
@@ -143,6 +163,13 @@ int cmd_query(int argc, char **argv) {
     if (!text)
       return cli_error(CLI_BAD_INPUT, "%s: %s", sql_file, strerror(errno));
     sql = text;
+  }
+  if (cli_query_is_batch(trace, batch_opt)) {
+    int st = db ? cli_error(CLI_USAGE, "query: --db takes one trace")
+                : cli_query_batch(trace, sql ? sql : summary_sql, format,
+                                  (unsigned)jobs, keep_going, quiet);
+    free(text);
+    return st;
   }
   gp_tp_options opts = {sizeof(opts), flags, db};
   gp_tp *tp;

@@ -117,7 +117,8 @@ static int backward(const demo_kernels *k, demo_gpu *g) {
 }
 
 static int step(uint32_t n, const demo_kernels *k, demo_gpu *gpus,
-                uint32_t ngpus, const void *host_batch, void *host_loss) {
+                uint32_t ngpus, bool collective, const void *host_batch,
+                void *host_loss) {
   char name[48];
   int rc;
   snprintf(name, sizeof(name), "training step %u", n);
@@ -146,7 +147,11 @@ static int step(uint32_t n, const demo_kernels *k, demo_gpu *gpus,
       return rc;
   if ((rc = gp_range_pop()))
     return rc;
-  /* Gradient exchange: each GPU sends its gradients to the next one. */
+  /* Gradient exchange: each GPU sends its gradients to the next one. As
+   * one node of several (demo --machines), the exchange and the update
+   * are the collective that every node ends together. */
+  if (collective && (rc = gp_range_push("demo", "allreduce")))
+    return rc;
   for (uint32_t i = 0; i < ngpus; i++) {
     demo_gpu *g = &gpus[i], *peer = &gpus[(i + 1) % ngpus];
     if ((rc = gp_sim_event_record(g->grads_ready, g->compute)) ||
@@ -174,6 +179,8 @@ static int step(uint32_t n, const demo_kernels *k, demo_gpu *gpus,
   for (uint32_t i = 0; i < ngpus; i++)
     if ((rc = gp_sim_context_synchronize(gpus[i].ctx)))
       return rc;
+  if (collective && (rc = gp_range_pop()))
+    return rc;
   return gp_range_pop();
 }
 
@@ -208,7 +215,8 @@ int demo_workload_run(const demo_options *opts) {
     if ((rc = setup_gpu(i, &gpus[i])))
       return rc;
   for (uint32_t s = 1; s <= opts->steps; s++)
-    if ((rc = step(s, &k, gpus, opts->gpus, host_batch, host_loss)))
+    if ((rc = step(s, &k, gpus, opts->gpus, opts->collective, host_batch,
+                   host_loss)))
       return rc;
   for (uint32_t i = 0; i < opts->gpus; i++)
     if ((rc = gp_sim_context_destroy(gpus[i].ctx)))

@@ -28,6 +28,9 @@ static const command commands[] = {
      "summarise a trace: kernels, queues, API calls, counters"},
     {"query", cmd_query, "run SQL (PerfettoSQL) on a trace"},
     {"top", cmd_top, "live view of GPUs, GPU processes and their kernels"},
+    {"export", cli_export_clickhouse,
+     "write a trace's tables into ClickHouse (--to clickhouse://...)"},
+    {"merge", cmd_merge, "merge the traces of several machines on one clock"},
     {"cuda", cmd_cuda, "CUDA devices and the metrics NVIDIA GPUs can count"},
 };
 
