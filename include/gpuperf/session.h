@@ -124,12 +124,16 @@ GP_EXPORT int gp_trace_config_parse(const char *text, size_t len,
  * GP_DEFAULT_COUNTER_PERIOD_NS). */
 GP_EXPORT int gp_trace_config_default(gp_trace_config **out);
 
+/* The most counter_names or counter_ids one data source may list. */
+#define GP_TRACE_CONFIG_MAX_COUNTERS 64
+
 /*
  * Adds counters to sample, as `gpuperf record -e` does: names is a comma
  * list of counter names or globs ("Utilization,sm__*"), copied. Adds a
  * gpu.counters data source if there is none; otherwise extends the first
  * one (GP_EINVAL if it selects counters by id). GP_EINVAL for an empty
- * name. A failed call changes nothing.
+ * name, GP_ERANGE past GP_TRACE_CONFIG_MAX_COUNTERS names in the data
+ * source. A failed call changes nothing.
  */
 GP_EXPORT int gp_trace_config_add_counters(gp_trace_config *cfg,
                                            const char *names);

@@ -65,6 +65,25 @@ static uint64_t mono_now(void) {
   return gp_clock_read_host(GP_CLOCK_MONOTONIC);
 }
 
+/* Prints "gpuperf: PROGRAM: message" for a recorded process (nobody else
+ * can tell the user); the program's name is left out when the program is
+ * gpuperf itself, whose messages already say so. */
+static void env_warn(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static void env_warn(const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  const char *prog = program_invocation_short_name;
+  if (!prog || !*prog || strcmp(prog, "gpuperf") == 0 ||
+      strncmp(msg, "gpuperf", 7) == 0)
+    fprintf(stderr, "gpuperf: %s\n", msg);
+  else
+    fprintf(stderr, "gpuperf: %s: %s\n", prog, msg);
+}
+
 /* See sessionInt.h. */
 void gp__session_error(const gp_session_options *o, const char *fmt, ...) {
   if (!o || !o->error || !o->error_size)
@@ -389,11 +408,9 @@ static int session_stop(gp_session *s, bool from_helper) {
     if (s->counter_error == 0)
       s->counter_error = GP_ENOCOUNTER;
     if (s->env) /* nobody else can tell the user */
-      fprintf(stderr, "gpuperf: %s: %s: nothing was sampled for it\n",
-              program_invocation_short_name, msg);
+      env_warn("%s: nothing was sampled for it", msg);
   } else if (s->env && s->counter_error && s->counter_error != GP_ENOCOUNTER) {
-    fprintf(stderr, "gpuperf: %s: counters not sampled: %s\n",
-            program_invocation_short_name, gp_strerror(s->counter_error));
+    env_warn("counters not sampled: %s", gp_strerror(s->counter_error));
   }
   gp__session_counters_unwatch(s);
   if (s->slot >= 0 && slots[s->slot].s == s) {
@@ -525,13 +542,19 @@ int gp_session_start_from_env(gp_session **out) {
     size_t len = 0;
     char *text = read_file(cpath, &len);
     if (!text) {
-      fprintf(stderr, "gpuperf: cannot read %s: %s\n", cpath, strerror(errno));
-      return -errno;
+      int e = errno;
+      struct stat st;
+      /* The recording is over (a process left behind by the recorded
+       * program): nothing to join, nothing to say. */
+      if (e == ENOENT && stat(dir, &st) != 0)
+        return GP_ENOENT;
+      env_warn("cannot read %s: %s", cpath, strerror(e));
+      return -e;
     }
     rc = gp_trace_config_parse(text, len, &cfg, err, sizeof(err));
     free(text);
     if (rc != 0) {
-      fprintf(stderr, "gpuperf: %s: %s\n", cpath, err);
+      env_warn("%s: %s", cpath, err);
       return rc;
     }
   } else if ((rc = gp_trace_config_default(&cfg)) != 0) {
@@ -540,8 +563,9 @@ int gp_session_start_from_env(gp_session **out) {
   uint32_t seq = 0;
   int fd = claim_file(dir, &seq);
   if (fd < 0) {
-    fprintf(stderr, "gpuperf: cannot create a trace file in %s: %s\n", dir,
-            gp_strerror(fd));
+    struct stat st;
+    if (fd != GP_ENOENT || stat(dir, &st) == 0)
+      env_warn("cannot create a trace file in %s: %s", dir, gp_strerror(fd));
     gp_trace_config_destroy(cfg);
     return fd;
   }
@@ -555,8 +579,7 @@ int gp_session_start_from_env(gp_session **out) {
   rc = start(cfg, NULL, &o, true, &s);
   gp_trace_config_destroy(cfg);
   if (rc != 0) {
-    fprintf(stderr, "gpuperf: not recording %s: %s\n",
-            program_invocation_short_name, err[0] ? err : gp_strerror(rc));
+    env_warn("not recording: %s", err[0] ? err : gp_strerror(rc));
     close(fd);
     return rc;
   }
@@ -567,9 +590,29 @@ int gp_session_start_from_env(gp_session **out) {
   return 0;
 }
 
+/* Tells the user and the recorder (a <seq>.failed note beside the part)
+ * that this process's part of the trace could not be written whole. */
+static void env_report_failure(const gp_session *s, int rc) {
+  char path[4300], msg[4400];
+  snprintf(msg, sizeof(msg), "cannot write %s/%u.pftrace: %s", env_dir, s->seq,
+           gp_strerror(rc));
+  env_warn("%s: the trace of this process is incomplete", msg);
+  snprintf(path, sizeof(path), "%s/%u.failed", env_dir, s->seq);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return;
+  /* On a full disk the note may stay empty: its name says enough. */
+  ssize_t k = write(fd, msg, strlen(msg));
+  (void)k;
+  close(fd);
+}
+
 static void env_at_exit(void) {
-  if (env_session)
-    gp_session_stop(env_session);
+  if (!env_session)
+    return;
+  int rc = gp_session_stop(env_session);
+  if (rc != 0)
+    env_report_failure(env_session, rc);
 }
 
 /*
