@@ -78,3 +78,6 @@ install-opencl: $(OCL_PRELOAD)
 
 -include $(OCL_OBJS:.o=.d) $(OCL_SAMPLE_OBJS:.o=.d) $(BUILD)/obj/bench/opencl.d \
   $(BUILD)/obj/tests/opencl/plugin.d $(BUILD)/obj/tests/opencl/plugin_host.d
+
+# `make demo` alone must leave `gpuperf record` able to record OpenCL.
+demo: $(OCL_PRELOAD)
