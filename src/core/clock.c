@@ -150,10 +150,9 @@ static void line_store(uint64_t base_tsc, uint64_t base_ns, uint64_t mult,
   atomic_store_explicit(&tsc.base_tsc, base_tsc, memory_order_relaxed);
   atomic_store_explicit(&tsc.base_ns, base_ns, memory_order_relaxed);
   atomic_store_explicit(&tsc.mult, mult, memory_order_relaxed);
-  atomic_store_explicit(
-      &tsc.recal_ticks,
-      (uint64_t)(((unsigned __int128)RECAL_NS << 32) / rate),
-      memory_order_relaxed);
+  atomic_store_explicit(&tsc.recal_ticks,
+                        (uint64_t)(((unsigned __int128)RECAL_NS << 32) / rate),
+                        memory_order_relaxed);
   atomic_fetch_add_explicit(&tsc.seq, 1, memory_order_release);
 }
 

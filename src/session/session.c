@@ -340,7 +340,10 @@ static int start(const gp_trace_config *cfg, const char *path,
   gp_trace_config_get_info(s->cfg, &ti);
   s->kinds = kinds_for(s->cfg, det);
   pthread_mutex_lock(&g_lock);
-  acquire_shared(s, ti.flush_period_ms ? ti.flush_period_ms : DEFAULT_FLUSH_MS,
+  acquire_shared(s,
+                 ti.flush_period_ms ? ti.flush_period_ms
+                 : env              ? ENV_FLUSH_MS
+                                    : DEFAULT_FLUSH_MS,
                  ti.buffer_size_kb);
   pthread_mutex_unlock(&g_lock);
   if ((rc = gp__session_counters_start(s, opts)) != 0)
@@ -503,6 +506,22 @@ static int claim_file(const char *dir, uint32_t *seq) {
   return GP_ENOSPC;
 }
 
+/* <dir>/<seq>.open says that sequence seq has not ended cleanly (yet):
+ * made when a process claims its part, removed once its trace is whole.
+ * The recorder reports the parts whose note is left (a process killed
+ * by SIGKILL, the one death nothing in the process can see). */
+static void open_note(const char *dir, uint32_t seq, bool make) {
+  char path[4200];
+  snprintf(path, sizeof(path), "%s/%u.open", dir, seq);
+  if (!make) {
+    unlink(path);
+    return;
+  }
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd >= 0)
+    close(fd);
+}
+
 static char *read_file(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f)
@@ -586,6 +605,7 @@ int gp_session_start_from_env(gp_session **out) {
   /* The session owns the fd it claimed. */
   s->own_fd = true;
   snprintf(env_dir, sizeof(env_dir), "%s", dir);
+  open_note(dir, seq, true);
   *out = s;
   return 0;
 }
@@ -607,12 +627,22 @@ static void env_report_failure(const gp_session *s, int rc) {
   close(fd);
 }
 
-static void env_at_exit(void) {
-  if (!env_session)
+/* See sessionInt.h. */
+void gp__session_env_finish(void) {
+  gp_session *s = env_session;
+  if (!s || s->pid != getpid())
+    return; /* none, or a vfork child: the memory is the parent's */
+  bool was_stopped = s->stopped;
+  int rc = gp_session_stop(s);
+  if (was_stopped)
     return;
-  int rc = gp_session_stop(env_session);
   if (rc != 0)
-    env_report_failure(env_session, rc);
+    env_report_failure(s, rc); /* the .failed note says what happened */
+  open_note(env_dir, s->seq, false);
+}
+
+static void env_at_exit(void) {
+  gp__session_env_finish();
 }
 
 /*
@@ -627,8 +657,10 @@ static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static void env_start(void) {
   gp_session *s = NULL;
   if (gp_session_start_from_env(&s) == 0) {
+    s->pid = getpid();
     env_session = s;
     atexit(env_at_exit);
+    gp__session_death_watch(); /* fatal signals and _exit flush it too */
   }
 }
 
@@ -698,6 +730,8 @@ static void atfork_child(void) {
       s->seq = seq;
       s->wopts.sequence_id = seq;
       s->wopts.fd = fd;
+      s->pid = getpid();
+      open_note(env_dir, seq, true);
     } else {
       /* Its observer stays registered (core may not be called from here),
        * so the slot stays taken: it ignores every buffer from now on. */

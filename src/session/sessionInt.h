@@ -7,12 +7,19 @@
 #define GPUPERF_SESSION_INT_H
 
 #include <pthread.h>
+#include <sys/types.h>
 
 #include "core/core.h"
 #include "perfetto/writer.h"
 
 #define MAX_SESSIONS 8
 #define DEFAULT_FLUSH_MS 500u
+/* A recorded process (GPUPERF_RECORD_DIR) flushes much more often: what
+ * a SIGKILL loses is at most this much of its last records (the only
+ * death a process cannot see; see session_death.c). The collector then
+ * wakes 200 times a second; the threads writing records do nothing more.
+ * RECORD_FLUSH_MS in tools/gpuperf/cmd_record.c says the same. */
+#define ENV_FLUSH_MS 5u
 #define MAX_DEV 64
 
 struct gp_session {
@@ -40,6 +47,7 @@ struct gp_session {
   bool have_final;
   gp__tw_options wopts; /* what the writer was made with */
   bool w_inherited;     /* a forked child's copy: never freed */
+  pid_t pid;            /* env session: the process it records */
 };
 
 /* Writes a message into o->error (if there is room for one). */
@@ -67,5 +75,15 @@ int gp__session_counters_unmatched(const gp_session *s, char *msg, size_t size);
 
 /* Stops the sampling s started. */
 void gp__session_counters_stop(gp_session *s);
+
+/* Ends the session of a recorded process (GPUPERF_RECORD_DIR), once:
+ * flushes it, finishes its part of the trace and says whether that part
+ * is whole (session.c). Called at exit, on _exit and on fatal signals;
+ * does nothing in a vfork child or without such a session. */
+void gp__session_env_finish(void);
+
+/* Makes fatal signals and _exit end the recorded process's session
+ * first (session_death.c). Called once the session has started. */
+void gp__session_death_watch(void);
 
 #endif /* GPUPERF_SESSION_INT_H */

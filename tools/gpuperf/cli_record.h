@@ -13,12 +13,14 @@
 
 /* What a merge found and wrote. */
 typedef struct rec_summary {
-  unsigned procs;         /* sequences with at least one byte */
-  unsigned cut;           /* sequences whose last packet was incomplete */
-  unsigned failed;        /* processes that could not write their part */
-  uint64_t packets;       /* whole packets written */
-  uint64_t bytes;         /* bytes written */
-  char first_failed[256]; /* what the first failed process said */
+  unsigned procs;   /* sequences with at least one byte */
+  unsigned cut;     /* sequences whose last packet was incomplete */
+  unsigned failed;  /* processes that could not write their part */
+  unsigned unclean; /* parts never finished (SIGKILL): <N>.open left */
+  unsigned long first_unclean; /* the sequence of the first of them */
+  uint64_t packets;            /* whole packets written */
+  uint64_t bytes;              /* bytes written */
+  char first_failed[256];      /* what the first failed process said */
 } rec_summary;
 
 /*

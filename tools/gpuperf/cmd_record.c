@@ -37,6 +37,8 @@
 #include "cli_record.h"
 
 #define MAX_EVENTS 64
+/* How often a recorded process flushes (ENV_FLUSH_MS in the library). */
+#define RECORD_FLUSH_MS 5u
 
 static pid_t child_pid;
 
@@ -319,7 +321,7 @@ static int record_run(const char *config, char **names, size_t nnames,
     return CLI_BAD_INPUT;
   }
   bool removed = left == 0 && sum.failed == 0 ? rec_remove_parts(dir) : false;
-  if (!quiet) {
+  if (!quiet && !sum.failed) {
     char b[32];
     fprintf(stderr,
             "gpuperf record: %u process%s recorded, %llu packets, %s written "
@@ -333,16 +335,27 @@ static int record_run(const char *config, char **names, size_t nnames,
               "gpuperf (the simulated GPUs, OpenCL or CUDA): nothing was "
               "recorded\n",
               cmd[0]);
+    if (sum.unclean)
+      fprintf(stderr,
+              "gpuperf record: %u process%s (sequence %lu%s) ended without "
+              "finishing %s trace (killed by SIGKILL?): what %s recorded in "
+              "its last %u ms may be missing\n",
+              sum.unclean, sum.unclean == 1 ? "" : "es", sum.first_unclean,
+              sum.unclean > 1 ? " and others" : "",
+              sum.unclean == 1 ? "its" : "their",
+              sum.unclean == 1 ? "it" : "they", RECORD_FLUSH_MS);
     if (!removed && sum.failed == 0)
       fprintf(stderr, "gpuperf record: the process parts are left in %s\n",
               dir);
   }
   if (sum.failed) {
     cli_error(CLI_BAD_INPUT,
-              "%u process%s could not write %s trace (%s): the trace is "
-              "incomplete; the parts are kept in %s",
+              "%u process%s could not write %s part of the trace (%s): %s "
+              "is incomplete (%llu packets); the parts are kept in %s",
               sum.failed, sum.failed == 1 ? "" : "es",
-              sum.failed == 1 ? "its" : "their", sum.first_failed, dir);
+              sum.failed == 1 ? "its" : "their",
+              sum.first_failed[0] ? sum.first_failed : "disk full?", output,
+              (unsigned long long)sum.packets, dir);
     return CLI_BAD_INPUT;
   }
   return code;

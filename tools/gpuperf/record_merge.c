@@ -111,10 +111,20 @@ static int list_parts(const char *dir, part **out, size_t *count,
         snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
         size_t len = 0;
         char *why = slurp(path, &len);
+        size_t stop = 0;
+        while (why && stop < len && why[stop] != '\n' && why[stop] != '\0')
+          stop++;
         snprintf(sum->first_failed, sizeof(sum->first_failed), "%.*s",
-                 (int)(why ? strcspn(why, "\n") : 0), why ? why : "");
+                 (int)stop, why ? why : "");
         free(why);
       }
+      continue;
+    }
+    if (strcmp(end, ".open") == 0) {
+      /* Its process never finished it: killed by SIGKILL (or still
+       * running, for a process the program left behind). */
+      if (sum->unclean++ == 0)
+        sum->first_unclean = n;
       continue;
     }
     if (strcmp(end, ".pftrace") != 0)
@@ -278,8 +288,9 @@ bool rec_remove_parts(const char *dir) {
   while ((de = readdir(dp))) {
     char *end;
     strtoul(de->d_name, &end, 10);
-    bool ours = (end != de->d_name && (strcmp(end, ".pftrace") == 0 ||
-                                       strcmp(end, ".failed") == 0)) ||
+    bool ours = (end != de->d_name &&
+                 (strcmp(end, ".pftrace") == 0 || strcmp(end, ".failed") == 0 ||
+                  strcmp(end, ".open") == 0)) ||
                 strcmp(de->d_name, "config.pbtxt") == 0 ||
                 strcmp(de->d_name, "RECOVER") == 0;
     if (ours) {
