@@ -4,6 +4,7 @@
 #   make demo       run the simulated-GPU demo (the main job)
 #   make test       build and run the unit and API tests
 #   make test-asan  the same under AddressSanitizer + UBSan
+#   make test-tsan  the threaded tests under ThreadSanitizer (mk/tsan.mk)
 #   make bench      build the benchmarks (bench/*)
 #   make install PREFIX=/usr/local
 #
@@ -154,7 +155,7 @@ check-format:
 	clang-format --dry-run -Werror $$(git ls-files --cached --others --exclude-standard '*.c' '*.h')
 
 clean:
-	rm -rf build build-asan build-clang
+	rm -rf build build-asan build-clang build-tsan
 
 # Subsystems with build steps of their own (extra libraries, preload
 # libraries, fuzzers) add them in mk/*.mk.

@@ -48,6 +48,11 @@
  * its own sequence), and a child made with fork() claims a new one in the
  * child; a program started with exec() loads the library again and does
  * the same. The files can be concatenated into one trace in any order.
+ * Beside its file a process keeps "<N>.open" until its trace is finished
+ * (left behind, it means the process was killed by SIGKILL) and leaves
+ * "<N>.failed" (with the error) if its trace could not be written whole.
+ * Such a session flushes every 5 ms unless the config says otherwise, and
+ * is finished on exit(), _exit() and fatal signals too (docs/recording.md).
  * GPUPERF_RECORD_CONFIG names a config file (text format); without it the
  * default config is used. A program that links libgpuperf statically has
  * no constructor to run: it calls gp_session_start_from_env() itself.

@@ -253,7 +253,7 @@ static unsigned name_leftovers(bool quiet) {
 static int record_run(const char *config, char **names, size_t nnames,
                       const char *output, bool quiet, char **cmd) {
   /* Everything is checked before anything runs or is written. */
-  int status = cli_check_events(names, nnames);
+  int status = cli_check_events(names, nnames, false);
   if (status != CLI_OK)
     return status;
   size_t len = 0;

@@ -320,7 +320,7 @@ static double now_s(void) {
  * status of gpuperf. */
 static int stat_run(char **names, size_t nnames, const char *output,
                     uint64_t period, char **cmd) {
-  int status = cli_check_events(names, nnames);
+  int status = cli_check_events(names, nnames, true);
   if (status != CLI_OK)
     return status;
 
