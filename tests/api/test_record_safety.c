@@ -80,12 +80,28 @@ static int expected_status(const char *how) {
 
 static const char *const deaths[] = {"kill", "segv", "abort", "_exit"};
 
+/* In a sanitizer build, the sanitizer's own SIGSEGV handler (which exits
+ * with status 1 after its report) takes the fault, not ours, and record
+ * preloads nothing (an instrumented library needs its runtime first). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
 /* Every step's 5 GPU events (2 kernels, 2 copies, a fill) are in the trace,
  * however the program ended 10 ms after its last step. */
 TEST(record_sim_program_deaths_lose_nothing) {
   const char *app = wt_build_path("tests/programs/sim_app");
   for (size_t i = 0; i < NELEM(deaths); i++) {
     char out[1024], err[1024], cmd[4096];
+    if (SANITIZED && !strcmp(deaths[i], "segv"))
+      continue;
     snprintf(out, sizeof(out), "%s/%s.pftrace", gp_test_tmpdir(), deaths[i]);
     snprintf(err, sizeof(err), "%s/%s.err", gp_test_tmpdir(), deaths[i]);
     snprintf(cmd, sizeof(cmd),
@@ -116,6 +132,8 @@ TEST(record_sim_program_deaths_lose_nothing) {
 
 /* The OpenCL sample, preloaded: the trace holds every command it counted. */
 static void check_opencl_death(const char *how, const char *child_how) {
+  if (SANITIZED)
+    SKIP("gpuperf record preloads nothing in a sanitizer build");
   char sample[1024], out[1024], err[1024], so[1024], cmd[8192];
   snprintf(sample, sizeof(sample), "%s", wt_build_path("tests/opencl-sample"));
   snprintf(out, sizeof(out), "%s/ocl-%s.pftrace", gp_test_tmpdir(), how);
