@@ -235,6 +235,28 @@ GP_EXPORT void gp_session_destroy(gp_session *s);
  */
 GP_EXPORT int gp_session_start_from_env(gp_session **out);
 
+/*
+ * For recorders: how many records the process of sequence seq in the
+ * recording directory dir committed but never wrote to its part of the
+ * trace, read from the "<seq>.open" note it left (it was killed by
+ * SIGKILL, or still runs). Stores the count in *lost and the process id in
+ * *pid. Returns -ENOENT if there is no note (the part was finished),
+ * GP_ENOENT for a note without counts, GP_ERANGE if a thread of it had no
+ * counter (*lost is then a lower bound), GP_ECORRUPT for an unreadable
+ * note.
+ */
+GP_EXPORT int gp_record_lost_at_death(const char *dir, uint32_t seq,
+                                      uint64_t *lost, int32_t *pid);
+
+/*
+ * Appends to fd three packets that put lost, at time ts (trace clock), on
+ * a counter track "gpuperf lost at process death" of process pid, in a
+ * packet sequence of their own (2^23 + seq; seq < 2^23). Returns 0 or
+ * -errno.
+ */
+GP_EXPORT int gp_record_write_lost(int fd, uint32_t seq, int32_t pid,
+                                   uint64_t ts, uint64_t lost);
+
 #ifdef __cplusplus
 }
 #endif

@@ -90,6 +90,19 @@ void *gp__activity_reserve(uint32_t kind, uint32_t size, uint32_t context_id,
 void gp__activity_commit(void *record);
 
 /*
+ * Makes every thread count the records it commits (DROPPED records
+ * included) into a cell of its own: the slot's n-th thread-slot counts
+ * into *(uint64_t *)(cells + n * stride), for n < ncells; a thread past
+ * ncells sets *overflow to 1 and counts nowhere. cells == NULL stops it.
+ * The cells are meant to be shared memory another process reads after
+ * this one died (session_death.c); they are never read here. Costs one
+ * increment per record. A forked child stops counting (its parent's cells
+ * are not its own) until it is called again.
+ */
+void gp__activity_count_into(uint8_t *cells, uint32_t ncells, size_t stride,
+                             uint32_t *overflow);
+
+/*
  * Returns true if records of kind are collected (for context_id, 0 = no
  * context). One relaxed load, plus one more for contexts with settings of
  * their own.

@@ -100,8 +100,11 @@ void gp__session_error(const gp_session_options *o, const char *fmt, ...) {
 static void observe(void *user, const uint8_t *buffer, size_t valid) {
   int i = (int)(intptr_t)user;
   pthread_mutex_lock(&slots[i].lock);
-  if (slots[i].s)
+  if (slots[i].s) {
     gp__tw_consume(slots[i].s->w, buffer, valid);
+    if (slots[i].s->env) /* written now: not lost if the process dies */
+      gp__death_page_written(buffer, valid);
+  }
   pthread_mutex_unlock(&slots[i].lock);
 }
 
@@ -506,22 +509,6 @@ static int claim_file(const char *dir, uint32_t *seq) {
   return GP_ENOSPC;
 }
 
-/* <dir>/<seq>.open says that sequence seq has not ended cleanly (yet):
- * made when a process claims its part, removed once its trace is whole.
- * The recorder reports the parts whose note is left (a process killed
- * by SIGKILL, the one death nothing in the process can see). */
-static void open_note(const char *dir, uint32_t seq, bool make) {
-  char path[4200];
-  snprintf(path, sizeof(path), "%s/%u.open", dir, seq);
-  if (!make) {
-    unlink(path);
-    return;
-  }
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd >= 0)
-    close(fd);
-}
-
 static char *read_file(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f)
@@ -588,6 +575,9 @@ int gp_session_start_from_env(gp_session **out) {
     gp_trace_config_destroy(cfg);
     return fd;
   }
+  /* Counting starts before the session enables anything, so that every
+   * record it will write has been counted (session_lost.c). */
+  gp__death_page_open(dir, seq);
   gp_session_options o;
   memset(&o, 0, sizeof(o));
   o.sequence_id = seq;
@@ -599,13 +589,13 @@ int gp_session_start_from_env(gp_session **out) {
   gp_trace_config_destroy(cfg);
   if (rc != 0) {
     env_warn("not recording: %s", err[0] ? err : gp_strerror(rc));
+    gp__death_page_close(dir, seq, true);
     close(fd);
     return rc;
   }
   /* The session owns the fd it claimed. */
   s->own_fd = true;
   snprintf(env_dir, sizeof(env_dir), "%s", dir);
-  open_note(dir, seq, true);
   *out = s;
   return 0;
 }
@@ -638,7 +628,7 @@ void gp__session_env_finish(void) {
     return;
   if (rc != 0)
     env_report_failure(s, rc); /* the .failed note says what happened */
-  open_note(env_dir, s->seq, false);
+  gp__death_page_close(env_dir, s->seq, true);
 }
 
 static void env_at_exit(void) {
@@ -696,6 +686,7 @@ static void atfork_parent(void) {}
 
 static void atfork_child(void) {
   gp__session_counters_after_fork();
+  gp__death_page_forget();
   for (int i = 0; i < MAX_SESSIONS; i++) {
     gp_session *s = slots[i].s;
     pthread_mutex_init(&slots[i].lock, NULL);
@@ -731,7 +722,7 @@ static void atfork_child(void) {
       s->wopts.sequence_id = seq;
       s->wopts.fd = fd;
       s->pid = getpid();
-      open_note(env_dir, seq, true);
+      gp__death_page_open(env_dir, seq);
     } else {
       /* Its observer stays registered (core may not be called from here),
        * so the slot stays taken: it ignores every buffer from now on. */

@@ -86,4 +86,19 @@ void gp__session_env_finish(void);
  * first (session_death.c). Called once the session has started. */
 void gp__session_death_watch(void);
 
+/* session_lost.c: the death page <dir>/<seq>.open of a recorded process.
+ * Creates and maps it and makes every thread count its records there;
+ * returns 0 or -errno (the process is then recorded without it). */
+int gp__death_page_open(const char *dir, uint32_t seq);
+
+/* Adds the records of a buffer just written to the part to the page. */
+void gp__death_page_written(const uint8_t *buffer, size_t valid);
+
+/* Stops counting and unmaps the page; removes it (the part is finished)
+ * if remove. */
+void gp__death_page_close(const char *dir, uint32_t seq, bool remove);
+
+/* In a forked child: the page is the parent's; drop it. */
+void gp__death_page_forget(void);
+
 #endif /* GPUPERF_SESSION_INT_H */

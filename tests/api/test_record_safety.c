@@ -56,6 +56,27 @@ static char *text_of(const char *path) {
   return s;
 }
 
+/* The first column of the first row of sql on the trace at path. */
+static int64_t q_trace(const char *path, const char *sql) {
+  gp_tp *tp = NULL;
+  gp_tp_error e;
+  if (gp_tp_open(path, NULL, &tp, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", path, e.message);
+  gp_tp_rows *rows = NULL;
+  if (gp_tp_query(tp, sql, &rows, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", sql, e.message);
+  int64_t v = -1;
+  if (gp_tp_rows_next(rows, &e) == 1)
+    v = gp_tp_rows_int(rows, 0);
+  gp_tp_rows_destroy(rows);
+  gp_tp_close(tp);
+  return v;
+}
+
+#define LOST_SQL                                                               \
+  "SELECT coalesce(sum(value), -1) FROM counter WHERE track_id IN (SELECT "    \
+  "id FROM counter_track WHERE name = 'gpuperf lost at process death')"
+
 /* Entries of dir whose name contains part. */
 static int entries_with(const char *dir, const char *part) {
   DIR *d = opendir(dir);
@@ -121,13 +142,61 @@ TEST(record_sim_program_deaths_lose_nothing) {
       gp_test_fail(__FILE__, __LINE__, "--die %s: %zu GPU events, want 100",
                    deaths[i], events);
     wt_free(&t);
-    /* Only SIGKILL goes unseen by the process; record says so. */
-    ASSERT_EQ(strstr(msg, "ended without finishing") != NULL,
-              !strcmp(deaths[i], "kill"));
+    /* Only SIGKILL goes unseen by the process; record says so, and the
+     * trace says how many records it lost (a few at most: the process
+     * flushes every 5 ms, and died 10 ms after its last step). */
+    bool killed = !strcmp(deaths[i], "kill");
+    ASSERT_EQ(strstr(msg, "ended without finishing") != NULL, killed);
+    ASSERT_EQ(strstr(msg, "lost at process death: ") != NULL, killed);
+    int64_t lost = q_trace(out, LOST_SQL);
+    if (killed) {
+      ASSERT_GE(lost, 0);
+      ASSERT_LE(lost, 20);
+    } else {
+      ASSERT_EQ(lost, -1); /* nothing lost, no such track */
+    }
     ASSERT(strstr(msg, "1 process recorded"));
     free(msg);
   }
   ASSERT_EQ(entries_with(gp_test_tmpdir(), ".parts-"), 0);
+}
+
+/* SIGKILL before anything was flushed (a config with a long flush
+ * period): nothing of the process is in the trace, and the trace and the
+ * report say how many records that was. */
+TEST(record_sigkill_counts_what_it_lost) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  const char *cfg = strdup(gp_test_path(0, "slow.pbtxt"));
+  const char *out = strdup(gp_test_path(1, "lost.pftrace"));
+  const char *err = strdup(gp_test_path(2, "stderr"));
+  FILE *f = fopen(cfg, "w");
+  fprintf(f, "flush_period_ms: 60000\n"
+             "data_sources { config { name: \"gpu.renderstages\" } }\n");
+  fclose(f);
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -c '%s' -o '%s' -- '%s' --steps 20 --die kill "
+           "2>'%s'",
+           cli(), cfg, out, app, err);
+  ASSERT_EQ(wt_system(cmd), 128 + SIGKILL);
+  ASSERT_EQ(q_trace(out, "SELECT count(*) FROM gpu_slice"), 0);
+  /* 20 steps: 100 GPU events, 20 x 10 API calls, 40 range marks, ... */
+  int64_t lost = q_trace(out, LOST_SQL);
+  ASSERT_GE(lost, 100 + 200 + 40);
+  char *msg = text_of(err);
+  char want[96];
+  snprintf(want, sizeof(want), "lost at process death: %lld records",
+           (long long)lost);
+  ASSERT(strstr(msg, want));
+  ASSERT(!strstr(msg, "nothing was recorded"));
+  free(msg);
+  snprintf(cmd, sizeof(cmd), "'%s' report '%s' >'%s'", cli(), out, err);
+  ASSERT_EQ(wt_system(cmd), 0);
+  msg = text_of(err);
+  snprintf(want, sizeof(want), " %lld  records processes killed by SIGKILL",
+           (long long)lost);
+  ASSERT(strstr(msg, want));
+  free(msg);
 }
 
 /* The OpenCL sample, preloaded: the trace holds every command it counted. */
@@ -164,6 +233,12 @@ static void check_opencl_death(const char *how, const char *child_how) {
   int64_t slices = gp_tp_rows_int(rows, 0);
   gp_tp_rows_destroy(rows);
   gp_tp_close(tp);
+  /* SIGKILL: the trace says how many records were lost (a few at most). */
+  int64_t lost = q_trace(out, LOST_SQL);
+  if (!strcmp(how, "kill"))
+    ASSERT(lost >= 0 && lost <= 20);
+  else
+    ASSERT_EQ(lost, -1);
   if ((uint64_t)slices != commands)
     gp_test_fail(__FILE__, __LINE__,
                  "--die %s: %lld GPU slices in the trace, the sample made "

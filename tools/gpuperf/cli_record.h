@@ -18,6 +18,8 @@ typedef struct rec_summary {
   unsigned failed;  /* processes that could not write their part */
   unsigned unclean; /* parts never finished (SIGKILL): <N>.open left */
   unsigned long first_unclean; /* the sequence of the first of them */
+  uint64_t lost;               /* records they committed but never wrote */
+  unsigned lost_unknown;       /* of them, those whose count is not known */
   uint64_t packets;            /* whole packets written */
   uint64_t bytes;              /* bytes written */
   char first_failed[256];      /* what the first failed process said */

@@ -37,8 +37,6 @@
 #include "cli_record.h"
 
 #define MAX_EVENTS 64
-/* How often a recorded process flushes (ENV_FLUSH_MS in the library). */
-#define RECORD_FLUSH_MS 5u
 
 static pid_t child_pid;
 
@@ -329,7 +327,7 @@ static int record_run(const char *config, char **names, size_t nnames,
             sum.procs, sum.procs == 1 ? "" : "es",
             (unsigned long long)sum.packets,
             cli_fmt_bytes(b, sizeof(b), (double)sum.bytes), output);
-    if (sum.procs == 0 && sum.failed == 0)
+    if (sum.procs == 0 && sum.failed == 0 && sum.unclean == 0)
       fprintf(stderr,
               "gpuperf record: no process of '%s' did GPU work through "
               "gpuperf (the simulated GPUs, OpenCL or CUDA): nothing was "
@@ -338,12 +336,12 @@ static int record_run(const char *config, char **names, size_t nnames,
     if (sum.unclean)
       fprintf(stderr,
               "gpuperf record: %u process%s (sequence %lu%s) ended without "
-              "finishing %s trace (killed by SIGKILL?): what %s recorded in "
-              "its last %u ms may be missing\n",
+              "finishing %s trace (killed by SIGKILL?): lost at process "
+              "death: %llu%s records\n",
               sum.unclean, sum.unclean == 1 ? "" : "es", sum.first_unclean,
               sum.unclean > 1 ? " and others" : "",
-              sum.unclean == 1 ? "its" : "their",
-              sum.unclean == 1 ? "it" : "they", RECORD_FLUSH_MS);
+              sum.unclean == 1 ? "its" : "their", (unsigned long long)sum.lost,
+              sum.lost_unknown ? " or more" : "");
     if (!removed && sum.failed == 0)
       fprintf(stderr, "gpuperf record: the process parts are left in %s\n",
               dir);

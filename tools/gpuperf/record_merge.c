@@ -216,6 +216,29 @@ static int concat(const char *dir, int fd, bool quiet, rec_summary *sum,
     sum->packets += count;
     sum->bytes += keep;
   }
+  /* The parts whose process died unseen (SIGKILL): what it lost goes in
+   * the trace, on a counter track of the process. */
+  uint64_t now = gp_get_timestamp();
+  for (size_t i = 0; i < np && rc == 0; i++) {
+    uint64_t lost = 0;
+    int32_t pid = 0;
+    int r = gp_record_lost_at_death(dir, (uint32_t)parts[i].n, &lost, &pid);
+    if (r != 0 && r != GP_ERANGE) {
+      if (r != -ENOENT)
+        sum->lost_unknown++;
+      continue;
+    }
+    if (r == GP_ERANGE)
+      sum->lost_unknown++;
+    sum->lost += lost;
+    if ((rc = gp_record_write_lost(fd, (uint32_t)parts[i].n, pid, now, lost)) !=
+        0) {
+      *what = 0;
+      if (ftruncate(fd, (off_t)sum->bytes) != 0) {
+        /* as above */
+      }
+    }
+  }
   free(parts);
   return rc;
 }
