@@ -57,7 +57,9 @@ $(OCL_PLUGIN_HOST): $(BUILD)/obj/tests/opencl/plugin_host.o
 
 # Tests: the wrappers, the sample's workload and the helpers join the test
 # binary.
-OCL_TEST_OBJS = $(OCL_OBJS) $(BUILD)/obj/tests/opencl/workload.o \
+# (exit.c stays out: the test binary has libgpuperf's _exit and abort.)
+OCL_TEST_OBJS = $(filter-out %/exit.o,$(OCL_OBJS)) \
+    $(BUILD)/obj/tests/opencl/workload.o \
   $(BUILD)/obj/tests/opencl/oclutil.o
 TEST_OBJS += $(OCL_TEST_OBJS)
 $(TEST_BIN): $(OCL_TEST_OBJS)

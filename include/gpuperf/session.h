@@ -236,6 +236,15 @@ GP_EXPORT void gp_session_destroy(gp_session *s);
 GP_EXPORT int gp_session_start_from_env(gp_session **out);
 
 /*
+ * Finishes the session of a process recorded by `gpuperf record` (one
+ * started from GPUPERF_RECORD_DIR) now, as at exit(): for interposers of
+ * _exit(), abort() and the like, which end a process without exit
+ * handlers. Does nothing without such a session, after it finished, or in
+ * a vfork child.
+ */
+GP_EXPORT void gp_session_finish_recorded(void);
+
+/*
  * For recorders: how many records the process of sequence seq in the
  * recording directory dir committed but never wrote to its part of the
  * trace, read from the "<seq>.open" note it left (it was killed by

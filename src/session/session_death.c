@@ -20,14 +20,18 @@
  * - _exit() and _Exit(): libgpuperf defines both (the program's calls
  *   reach them before libc's), finishes the session, then ends the
  *   process with the exit_group system call, as libc does. A vfork child
- *   (which shares its parent's memory) is left alone.
+ *   (which shares its parent's memory) is left alone. abort() likewise,
+ *   then libc's. The OpenCL preload library, which comes before libc,
+ *   defines the same three and calls gp_session_finish_recorded().
  *
  * SIGKILL cannot be seen from inside: its records since the last flush
  * are lost, and the <seq>.open note left behind tells the recorder so.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -106,6 +110,11 @@ void gp__session_death_watch(void) {
   }
 }
 
+/* See session.h. */
+void gp_session_finish_recorded(void) {
+  gp__session_env_finish();
+}
+
 /* Ends the process as libc's _exit does. */
 __attribute__((noreturn)) static void exit_group(int status) {
   for (;;)
@@ -122,4 +131,20 @@ GP_EXPORT __attribute__((noreturn)) void _exit(int status) {
 GP_EXPORT __attribute__((noreturn)) void _Exit(int status) {
   gp__session_env_finish();
   exit_group(status);
+}
+
+/* abort(3), with the session finished first, then libc's. A program's own
+ * call comes here; libc's internal ones (a failed assert()) raise
+ * SIGABRT, which the handler above sees unless the program (or a library
+ * such as LLVM's) put a handler of its own in front. */
+GP_EXPORT __attribute__((noreturn)) void abort(void) {
+  if (!atomic_load(&dying_sig)) {
+    atomic_store(&dying_sig, SIGABRT);
+    gp__session_env_finish();
+  }
+  void (*real)(void) = (void (*)(void))dlsym(RTLD_NEXT, "abort");
+  if (real)
+    real();
+  restore_default_and_raise(SIGABRT);
+  exit_group(128 + SIGABRT);
 }
