@@ -25,7 +25,7 @@
  *   defines the same three and calls gp_session_finish_recorded().
  *
  * SIGKILL cannot be seen from inside: its records since the last flush
- * are lost, and the <seq>.open note left behind tells the recorder so.
+ * are lost, and counted (session_lost.c) for the recorder to report.
  */
 #include <dlfcn.h>
 #include <errno.h>
