@@ -236,11 +236,11 @@ GP_EXPORT void gp_session_destroy(gp_session *s);
 GP_EXPORT int gp_session_start_from_env(gp_session **out);
 
 /*
- * Finishes the session of a process recorded by `gpuperf record` (one
- * started from GPUPERF_RECORD_DIR) now, as at exit(): for interposers of
- * _exit(), abort() and the like, which end a process without exit
- * handlers. Does nothing without such a session, after it finished, or in
- * a vfork child.
+ * Finishes now, as at exit(), what `gpuperf record` or `gpuperf stat` do
+ * in this process (the session started from GPUPERF_RECORD_DIR, the
+ * totals of GPUPERF_STAT_DIR): for interposers of _exit(), abort() and
+ * the like, which end a process without exit handlers. Does nothing
+ * without them, after they finished, or in a vfork child.
  */
 GP_EXPORT void gp_session_finish_recorded(void);
 

@@ -102,6 +102,21 @@ void gp__activity_commit(void *record);
 void gp__activity_count_into(uint8_t *cells, uint32_t ncells, size_t stride,
                              uint32_t *overflow);
 
+/* ---- death.c: finishing on the way out ---- */
+
+/*
+ * Adds fn to what runs when the process ends by exit() (its caller's own
+ * atexit), _exit(), _Exit(), abort() or a fatal signal left at its default
+ * action (once gp__death_watch() ran): a recording session finishing its
+ * trace, `gpuperf stat` writing its totals. fn must do nothing when called
+ * again, or in a process it does not belong to (a vfork or fork child).
+ * Returns GP_ENOSPC past 4.
+ */
+int gp__death_add_finisher(void (*fn)(void));
+
+/* Installs the fatal-signal handlers (docs/recording.md), once. */
+void gp__death_watch(void);
+
 /*
  * Returns true if records of kind are collected (for context_id, 0 = no
  * context). One relaxed load, plus one more for contexts with settings of

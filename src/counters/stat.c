@@ -475,4 +475,7 @@ __attribute__((constructor)) static void stat_start(void) {
   if (gp__counters_add_device_hook(on_device) != 0)
     fprintf(stderr, "gpuperf stat: cannot follow new devices\n");
   atexit(stat_exit);
+  /* A program that crashes, aborts or _exit()s still has its counts. */
+  gp__death_add_finisher(stat_exit);
+  gp__death_watch();
 }

@@ -650,7 +650,9 @@ static void env_start(void) {
     s->pid = getpid();
     env_session = s;
     atexit(env_at_exit);
-    gp__session_death_watch(); /* fatal signals and _exit flush it too */
+    /* Fatal signals, _exit and abort finish it too (core/death.c). */
+    gp__death_add_finisher(gp__session_env_finish);
+    gp__death_watch();
   }
 }
 

@@ -78,13 +78,10 @@ void gp__session_counters_stop(gp_session *s);
 
 /* Ends the session of a recorded process (GPUPERF_RECORD_DIR), once:
  * flushes it, finishes its part of the trace and says whether that part
- * is whole (session.c). Called at exit, on _exit and on fatal signals;
- * does nothing in a vfork child or without such a session. */
+ * is whole (session.c). Called at exit, and as a finisher of death.c on
+ * _exit, abort and fatal signals; does nothing in a vfork child or
+ * without such a session. */
 void gp__session_env_finish(void);
-
-/* Makes fatal signals and _exit end the recorded process's session
- * first (session_death.c). Called once the session has started. */
-void gp__session_death_watch(void);
 
 /* session_lost.c: the death page <dir>/<seq>.open of a recorded process.
  * Creates and maps it and makes every thread count its records there;

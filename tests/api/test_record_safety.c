@@ -507,3 +507,24 @@ TEST(record_counter_lists_are_bounded) {
   ASSERT(strstr(msg, "'task-clock' is a counter of the host CPU"));
   free(msg);
 }
+
+/* `gpuperf stat` of a program that crashes, aborts or _exit()s still
+ * prints its counts, and exits with the program's status. */
+TEST(stat_of_a_dying_program_prints_its_counts) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  const char *err = strdup(gp_test_path(0, "stderr"));
+  for (size_t i = 0; i < NELEM(deaths); i++) {
+    if (!strcmp(deaths[i], "kill") || (SANITIZED && !strcmp(deaths[i], "segv")))
+      continue; /* SIGKILL: nothing in the process can count */
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd), "'%s' stat -- '%s' --steps 5 --die %s 2>'%s'",
+             cli(), app, deaths[i], err);
+    int rc = wt_system(cmd);
+    char *msg = text_of(err);
+    if (rc != expected_status(deaths[i]) ||
+        !strstr(msg, "kernel consume(float const*, int): 5 launches"))
+      gp_test_fail(__FILE__, __LINE__, "--die %s: status %d\n%s", deaths[i], rc,
+                   msg);
+    free(msg);
+  }
+}

@@ -1,9 +1,11 @@
 /*
- * session_death.c - a recorded process that dies still leaves its trace.
+ * death.c - a process that dies still finishes what gpuperf does for it.
  *
  * A process recorded by `gpuperf record` writes its part of the trace as
- * its records are flushed (every ENV_FLUSH_MS) and finishes it at exit().
- * The other ways out would lose what the last flush had not reached:
+ * its records are flushed (every ENV_FLUSH_MS) and finishes it at exit();
+ * one counted by `gpuperf stat` writes its totals at exit(). Those are the
+ * finishers (gp__death_add_finisher: session.c and counters/stat.c add
+ * theirs). The other ways out would skip them:
  *
  * - Fatal signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP,
  *   SIGSYS) and the signals that end a process by default (SIGINT,
@@ -36,7 +38,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "sessionInt.h"
+#include "core.h"
 
 #define DEATH_WATCHDOG_S 5
 
@@ -47,6 +49,29 @@ static const int watched[] = {SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,
 
 static _Atomic int dying_sig; /* the signal being handled, 0 if none */
 static _Atomic bool armed;
+
+#define MAX_FINISHERS 4
+static void (*_Atomic finishers[MAX_FINISHERS])(void);
+
+/* See core.h. */
+int gp__death_add_finisher(void (*fn)(void)) {
+  for (int i = 0; i < MAX_FINISHERS; i++) {
+    void (*expect)(void) = NULL;
+    if (atomic_load(&finishers[i]) == fn ||
+        atomic_compare_exchange_strong(&finishers[i], &expect, fn))
+      return 0;
+  }
+  return GP_ENOSPC;
+}
+
+/* Runs every finisher (each does nothing the second time). */
+static void finish_all(void) {
+  for (int i = 0; i < MAX_FINISHERS; i++) {
+    void (*fn)(void) = atomic_load(&finishers[i]);
+    if (fn)
+      fn();
+  }
+}
 
 static void restore_default_and_raise(int sig) {
   struct sigaction sa;
@@ -80,7 +105,7 @@ static void on_fatal(int sig) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGALRM, &sa, NULL);
     alarm(DEATH_WATCHDOG_S);
-    gp__session_env_finish();
+    finish_all();
     alarm(0);
   }
   errno = saved;
@@ -89,8 +114,8 @@ static void on_fatal(int sig) {
   restore_default_and_raise(sig);
 }
 
-/* See sessionInt.h. */
-void gp__session_death_watch(void) {
+/* See core.h. */
+void gp__death_watch(void) {
   bool expect = false;
   if (!atomic_compare_exchange_strong(&armed, &expect, true))
     return;
@@ -112,7 +137,7 @@ void gp__session_death_watch(void) {
 
 /* See session.h. */
 void gp_session_finish_recorded(void) {
-  gp__session_env_finish();
+  finish_all();
 }
 
 /* Ends the process as libc's _exit does. */
@@ -123,13 +148,13 @@ __attribute__((noreturn)) static void exit_group(int status) {
 
 /* _exit(2), with the recorded process's session finished first. */
 GP_EXPORT __attribute__((noreturn)) void _exit(int status) {
-  gp__session_env_finish();
+  finish_all();
   exit_group(status);
 }
 
 /* _Exit(3): the same. */
 GP_EXPORT __attribute__((noreturn)) void _Exit(int status) {
-  gp__session_env_finish();
+  finish_all();
   exit_group(status);
 }
 
@@ -140,7 +165,7 @@ GP_EXPORT __attribute__((noreturn)) void _Exit(int status) {
 GP_EXPORT __attribute__((noreturn)) void abort(void) {
   if (!atomic_load(&dying_sig)) {
     atomic_store(&dying_sig, SIGABRT);
-    gp__session_env_finish();
+    finish_all();
   }
   void (*real)(void) = (void (*)(void))dlsym(RTLD_NEXT, "abort");
   if (real)
