@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,18 @@ static int list_parts(const char *dir, part **out, size_t *count,
   return 0;
 }
 
+/* Whether process pid has ended and waits to be reaped. */
+static bool is_zombie(int32_t pid) {
+  char path[64], line[512];
+  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return true;
+  bool z = fgets(line, sizeof(line), f) && strstr(line, ") Z") != NULL;
+  fclose(f);
+  return z;
+}
+
 static int write_all(int fd, const void *p, size_t n) {
   const char *c = p;
   while (n > 0) {
@@ -226,6 +239,12 @@ static int concat(const char *dir, int fd, bool quiet, rec_summary *sum,
     if (r != 0 && r != GP_ERANGE) {
       if (r != -ENOENT)
         sum->lost_unknown++;
+      continue;
+    }
+    if (pid > 0 && kill(pid, 0) == 0 && !is_zombie(pid)) {
+      /* Still running (left behind by the program): not dead, nothing
+       * lost yet; the summary names it. */
+      sum->unclean--;
       continue;
     }
     if (r == GP_ERANGE)
