@@ -47,7 +47,8 @@ static const int watched[] = {SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,
                               SIGTERM, SIGHUP,  SIGQUIT, SIGPIPE};
 #define NWATCHED ((int)(sizeof(watched) / sizeof(watched[0])))
 
-static _Atomic int dying_sig; /* the signal being handled, 0 if none */
+static _Atomic int dying_sig;       /* the signal being handled, 0 if none */
+static _Atomic pid_t finishing_tid; /* the thread finishing, 0 if none */
 static _Atomic bool armed;
 
 #define MAX_FINISHERS 4
@@ -98,7 +99,16 @@ static void on_watchdog(int unused) {
 static void on_fatal(int sig) {
   int saved = errno;
   int expect = 0;
-  if (atomic_compare_exchange_strong(&dying_sig, &expect, sig)) {
+  pid_t self = (pid_t)syscall(SYS_gettid);
+  if (!atomic_compare_exchange_strong(&dying_sig, &expect, sig) &&
+      atomic_load(&finishing_tid) != self) {
+    /* Another thread is finishing (or has): its signal, raised again at
+     * the end, ends this thread too. Until then, stay out of its way. */
+    for (;;)
+      pause();
+  }
+  if (expect == 0) {
+    atomic_store(&finishing_tid, self);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_watchdog;
@@ -163,8 +173,9 @@ GP_EXPORT __attribute__((noreturn)) void _Exit(int status) {
  * SIGABRT, which the handler above sees unless the program (or a library
  * such as LLVM's) put a handler of its own in front. */
 GP_EXPORT __attribute__((noreturn)) void abort(void) {
-  if (!atomic_load(&dying_sig)) {
-    atomic_store(&dying_sig, SIGABRT);
+  int expect = 0;
+  if (atomic_compare_exchange_strong(&dying_sig, &expect, SIGABRT)) {
+    atomic_store(&finishing_tid, (pid_t)syscall(SYS_gettid));
     finish_all();
   }
   void (*real)(void) = (void (*)(void))dlsym(RTLD_NEXT, "abort");
