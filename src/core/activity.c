@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -60,6 +61,7 @@ static uint8_t *count_cells;
 static uint32_t count_ncells;
 static size_t count_stride;
 static uint32_t *count_overflow;
+static pid_t count_pid; /* the process that gave the cells */
 static _Atomic uint32_t slots_made;
 
 /* Points s->count at its cell, or at its own counter. count_lock held. */
@@ -479,19 +481,29 @@ void gp__activity_commit(void *record) {
   atomic_store_explicit(&s->head, s->head_local, memory_order_release);
 }
 
-/* See core.h. */
-void gp__activity_count_into(uint8_t *cells, uint32_t ncells, size_t stride,
-                             uint32_t *overflow) {
-  pthread_mutex_lock(&count_lock);
+static void count_set(uint8_t *cells, uint32_t ncells, size_t stride,
+                      uint32_t *overflow) {
   count_cells = cells;
   count_ncells = cells ? ncells : 0;
   count_stride = stride;
   count_overflow = cells ? overflow : NULL;
+  count_pid = getpid();
   /* A thread may be committing: its pointer changes between two records,
    * and a count in flight lands in one cell or the other. */
   for (slot *s = atomic_load(&gp__slots); s; s = atomic_load(&s->next))
     count_assign(s);
-  pthread_mutex_unlock(&count_lock);
+}
+
+/* See core.h. */
+void gp__activity_count_into(uint8_t *cells, uint32_t ncells, size_t stride,
+                             uint32_t *overflow, bool in_fork_child) {
+  /* In a fork handler the lock may be held by a thread that is gone; the
+   * child has one thread, which needs none. */
+  if (!in_fork_child)
+    pthread_mutex_lock(&count_lock);
+  count_set(cells, ncells, stride, overflow);
+  if (!in_fork_child)
+    pthread_mutex_unlock(&count_lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -624,11 +636,12 @@ static void atfork_child(void) {
   pthread_cond_init(&gp__act.work, NULL);
   pthread_cond_init(&gp__act.done, NULL);
   pthread_mutex_init(&gp__act.drop_lock, NULL);
-  /* The parent's count cells are not ours (shared memory stays shared). */
+  /* The parent's count cells are not ours (shared memory stays shared);
+   * a session's fork handler may have given the child cells of its own
+   * already (fork handlers run in the order they were registered). */
   pthread_mutex_init(&count_lock, NULL);
-  count_cells = NULL;
-  count_ncells = 0;
-  count_overflow = NULL;
+  if (count_cells && count_pid != getpid())
+    count_set(NULL, 0, 0, NULL);
   gp__act.collector_running = false;
   gp__act.stop = false;
   gp__act.q_head = gp__act.q_tail = NULL;
@@ -638,7 +651,6 @@ static void atfork_child(void) {
   size_t held = 0;
   for (slot *s = atomic_load(&gp__slots); s; s = atomic_load(&s->next)) {
     pthread_mutex_init(&s->lock, NULL);
-    atomic_store(&s->count, &s->own_count);
     memset(s->drop_pend, 0, sizeof(s->drop_pend));
     s->has_drops = false;
     if (s == gp__tls_slot) {

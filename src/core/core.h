@@ -95,12 +95,13 @@ void gp__activity_commit(void *record);
  * into *(uint64_t *)(cells + n * stride), for n < ncells; a thread past
  * ncells sets *overflow to 1 and counts nowhere. cells == NULL stops it.
  * The cells are meant to be shared memory another process reads after
- * this one died (session_death.c); they are never read here. Costs one
- * increment per record. A forked child stops counting (its parent's cells
- * are not its own) until it is called again.
+ * this one died (session/session_lost.c); they are never read here.
+ * Costs one increment per record. A forked child stops counting (its
+ * parent's cells are not its own) until it is called again; from a fork
+ * child handler, pass in_fork_child (no lock is taken then).
  */
 void gp__activity_count_into(uint8_t *cells, uint32_t ncells, size_t stride,
-                             uint32_t *overflow);
+                             uint32_t *overflow, bool in_fork_child);
 
 /* ---- death.c: finishing on the way out ---- */
 

@@ -577,7 +577,7 @@ int gp_session_start_from_env(gp_session **out) {
   }
   /* Counting starts before the session enables anything, so that every
    * record it will write has been counted (session_lost.c). */
-  gp__death_page_open(dir, seq);
+  gp__death_page_open(dir, seq, false);
   gp_session_options o;
   memset(&o, 0, sizeof(o));
   o.sequence_id = seq;
@@ -724,7 +724,7 @@ static void atfork_child(void) {
       s->wopts.sequence_id = seq;
       s->wopts.fd = fd;
       s->pid = getpid();
-      gp__death_page_open(env_dir, seq);
+      gp__death_page_open(env_dir, seq, true);
     } else {
       /* Its observer stays registered (core may not be called from here),
        * so the slot stays taken: it ignores every buffer from now on. */

@@ -85,8 +85,9 @@ void gp__session_env_finish(void);
 
 /* session_lost.c: the death page <dir>/<seq>.open of a recorded process.
  * Creates and maps it and makes every thread count its records there;
- * returns 0 or -errno (the process is then recorded without it). */
-int gp__death_page_open(const char *dir, uint32_t seq);
+ * returns 0 or -errno (the process is then recorded without it).
+ * in_fork_child: called from a fork child handler. */
+int gp__death_page_open(const char *dir, uint32_t seq, bool in_fork_child);
 
 /* Adds the records of a buffer just written to the part to the page. */
 void gp__death_page_written(const uint8_t *buffer, size_t valid);

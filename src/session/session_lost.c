@@ -55,7 +55,7 @@ typedef struct death_page {
 static death_page *page; /* this process's, or NULL */
 
 /* See sessionInt.h. */
-int gp__death_page_open(const char *dir, uint32_t seq) {
+int gp__death_page_open(const char *dir, uint32_t seq, bool in_fork_child) {
   char path[4200];
   snprintf(path, sizeof(path), "%s/%u.open", dir, seq);
   int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -76,7 +76,7 @@ int gp__death_page_open(const char *dir, uint32_t seq) {
   memcpy(p->magic, PAGE_MAGIC, 8);
   page = p;
   gp__activity_count_into((uint8_t *)p + CELLS_OFFSET, NCELLS, STRIDE,
-                          &p->overflow);
+                          &p->overflow, in_fork_child);
   return 0;
 }
 
@@ -94,7 +94,7 @@ void gp__death_page_written(const uint8_t *buffer, size_t valid) {
 /* See sessionInt.h. */
 void gp__death_page_close(const char *dir, uint32_t seq, bool remove) {
   if (page) {
-    gp__activity_count_into(NULL, 0, 0, NULL);
+    gp__activity_count_into(NULL, 0, 0, NULL, false);
     munmap(page, PAGE_BYTES);
     page = NULL;
   }

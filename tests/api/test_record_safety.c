@@ -208,6 +208,30 @@ TEST(record_sigkill_counts_what_it_lost) {
   free(msg);
 }
 
+/* A child forked after recording started counts into a page of its own:
+ * its SIGKILL is counted against it, the parent loses nothing. */
+TEST(record_late_forked_child_counts_its_own_loss) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  const char *cfg = strdup(gp_test_path(0, "slow.pbtxt"));
+  const char *out = strdup(gp_test_path(1, "late.pftrace"));
+  FILE *f = fopen(cfg, "w");
+  fprintf(f, "flush_period_ms: 60000\n"
+             "data_sources { config { name: \"gpu.renderstages\" } }\n");
+  fclose(f);
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -q -c '%s' -o '%s' -- '%s' --steps 20 --late-fork "
+           "--child-die kill 2>/dev/null",
+           cli(), cfg, out, app);
+  ASSERT_EQ(wt_system(cmd), 5); /* sim_app: a child did not exit 0 */
+  /* The parent: 1 + 20 steps, all there. The child: none of its 20. */
+  ASSERT_EQ(q_trace(out, "SELECT count(*) FROM gpu_slice"), 21 * 5);
+  ASSERT_EQ(q_trace(out, "SELECT count(*) FROM counter_track WHERE name = "
+                         "'gpuperf lost at process death'"),
+            1);
+  ASSERT_GE(q_trace(out, LOST_SQL), 20 * 5 + 20 * 10);
+}
+
 /* The OpenCL sample, preloaded: the trace holds every command it counted. */
 static void check_opencl_death(const char *how, const char *child_how) {
   if (SANITIZED)

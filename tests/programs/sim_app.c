@@ -6,7 +6,7 @@
  *
  *   sim_app [--steps N] [--sleep-ms N] [--fork N] [--exec] [--forever]
  *           [--exit CODE] [--fail] [--pidfile PATH] [--die HOW]
- *           [--child-die HOW] [--detach-ms N]
+ *           [--child-die HOW] [--detach-ms N] [--late-fork]
  *
  * Each step, inside a user range "step N": a copy to the device, two
  * kernels on two streams with an event dependency, a fill, a copy back,
@@ -18,7 +18,9 @@
  * after its last step by kill (SIGKILL), segv (a null write), abort,
  * _exit or exit; --child-die does so in the forked children. --detach-ms
  * N leaves a detached process (its parent exits at once) that runs the
- * steps N ms later, after this one has ended.
+ * steps N ms later, after this one has ended. --late-fork forks one child
+ * after a first step (so after recording started), which runs the steps
+ * and ends as --child-die says, while the parent runs them too.
  */
 #include <signal.h>
 #include <stdint.h>
@@ -131,6 +133,7 @@ int main(int argc, char **argv) {
   unsigned steps = 3, sleep = 0, forks = 0, detach_ms = 0;
   int code = 0, forever = 0, do_exec = 0, fail = 0;
   const char *how = NULL, *child_how = NULL;
+  int late_fork = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--steps") && i + 1 < argc)
       steps = (unsigned)atoi(argv[++i]);
@@ -152,6 +155,8 @@ int main(int argc, char **argv) {
       how = argv[++i];
     else if (!strcmp(argv[i], "--child-die") && i + 1 < argc)
       child_how = argv[++i];
+    else if (!strcmp(argv[i], "--late-fork"))
+      late_fork = 1;
     else if (!strcmp(argv[i], "--detach-ms") && i + 1 < argc)
       detach_ms = (unsigned)atoi(argv[++i]);
     else {
@@ -190,6 +195,16 @@ int main(int argc, char **argv) {
     }
     if (pid > 0)
       waitpid(pid, NULL, 0);
+  }
+  if (late_fork) {
+    run(1, 0, 0, 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+      run(steps, sleep, 0, 0);
+      die(child_how);
+      exit(0);
+    }
   }
   run(steps, sleep, forever, fail);
   die(how);
