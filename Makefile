@@ -6,6 +6,7 @@
 #   make test-asan  the same under AddressSanitizer + UBSan
 #   make check-layers  no lower layer includes or calls a higher one
 #                   (docs/architecture.md)
+#   make test-tsan  the threaded tests under ThreadSanitizer (mk/tsan.mk)
 #   make bench      build the benchmarks (bench/*)
 #   make install PREFIX=/usr/local
 #
@@ -162,7 +163,7 @@ check-format:
 	clang-format --dry-run -Werror $$(git ls-files --cached --others --exclude-standard '*.c' '*.h')
 
 clean:
-	rm -rf build build-asan build-clang
+	rm -rf build build-asan build-clang build-tsan
 
 # Subsystems with build steps of their own (extra libraries, preload
 # libraries, fuzzers) add them in mk/*.mk.

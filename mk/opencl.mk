@@ -58,7 +58,11 @@ $(OCL_PLUGIN_HOST): $(BUILD)/obj/tests/opencl/plugin_host.o
 
 # Tests: the wrappers, the sample's workload and the helpers join the test
 # binary.
-OCL_TEST_OBJS = $(OCL_OBJS) $(BUILD)/obj/tests/opencl/workload.o \
+# The wrappers as programs that link the static libgpuperf take them:
+# without exit.c, whose _exit and abort libgpuperf has itself.
+OCL_LINKED_OBJS = $(filter-out %/exit.o,$(OCL_OBJS))
+OCL_TEST_OBJS = $(OCL_LINKED_OBJS) \
+    $(BUILD)/obj/tests/opencl/workload.o \
   $(BUILD)/obj/tests/opencl/oclutil.o
 TEST_OBJS += $(OCL_TEST_OBJS)
 $(TEST_BIN): $(OCL_TEST_OBJS)
@@ -66,10 +70,10 @@ $(TEST_BIN): private LDLIBS_LIB += -ldl
 
 # The benchmark links the wrappers too, and calls the driver both through
 # them and around them.
-$(BUILD)/bench/opencl: $(BUILD)/obj/bench/opencl.o $(OCL_OBJS) $(STATIC_LIB)
+$(BUILD)/bench/opencl: $(BUILD)/obj/bench/opencl.o $(OCL_LINKED_OBJS) $(STATIC_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(OCL_OBJS) $(STATIC_LIB) $(LDLIBS_LIB) -ldl
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(OCL_LINKED_OBJS) $(STATIC_LIB) $(LDLIBS_LIB) -ldl
 
 .PHONY: install-opencl
 install: install-opencl
@@ -79,3 +83,6 @@ install-opencl: $(OCL_PRELOAD)
 
 -include $(OCL_OBJS:.o=.d) $(OCL_SAMPLE_OBJS:.o=.d) $(BUILD)/obj/bench/opencl.d \
   $(BUILD)/obj/tests/opencl/plugin.d $(BUILD)/obj/tests/opencl/plugin_host.d
+
+# `make demo` alone must leave `gpuperf record` able to record OpenCL.
+demo: $(OCL_PRELOAD)

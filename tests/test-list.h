@@ -13,3 +13,4 @@
 #include "lists/vulkan.h"
 #include "lists/gpulinux.h"
 #include "lists/multi.h"
+#include "lists/safety.h"

@@ -2,6 +2,7 @@
  * testutil.c - see testutil.h.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,7 +16,7 @@ static size_t log_size, log_cap;
 static size_t buf_size, buf_max_records;
 static size_t completed, requested;
 static int decline;
-static unsigned delay_us;
+static _Atomic unsigned delay_us; /* set by the test, read by the collector */
 
 static void on_request(uint8_t **buffer, size_t *size, size_t *max_records) {
   pthread_mutex_lock(&lock);

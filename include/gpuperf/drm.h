@@ -35,6 +35,14 @@ typedef struct gp_drm_gpu {
  */
 GP_EXPORT int gp_drm_gpus(gp_drm_gpu *out, size_t cap, size_t *n);
 
+/*
+ * Registers the DRM cards found (under GPUPERF_SYSROOT) as devices of this
+ * process with their counter catalogs, as a recording session does, unless
+ * GPUPERF_DRM is "0". Idempotent. Returns 0 (no card is not an error) or a
+ * negative GP_E* code of the first card that could not be registered.
+ */
+GP_EXPORT int gp_drm_register_devices(void);
+
 /* One DRM client (an open DRM file description) of a process. */
 typedef struct gp_drm_client {
   uint32_t pid;

@@ -48,6 +48,11 @@
  * its own sequence), and a child made with fork() claims a new one in the
  * child; a program started with exec() loads the library again and does
  * the same. The files can be concatenated into one trace in any order.
+ * Beside its file a process keeps "<N>.open" until its trace is finished
+ * (left behind, it means the process was killed by SIGKILL) and leaves
+ * "<N>.failed" (with the error) if its trace could not be written whole.
+ * Such a session flushes every 5 ms unless the config says otherwise, and
+ * is finished on exit(), _exit() and fatal signals too (docs/recording.md).
  * GPUPERF_RECORD_CONFIG names a config file (text format); without it the
  * default config is used. A program that links libgpuperf statically has
  * no constructor to run: it calls gp_session_start_from_env() itself.
@@ -128,12 +133,16 @@ GP_EXPORT int gp_trace_config_parse(const char *text, size_t len,
  * GP_DEFAULT_COUNTER_PERIOD_NS). */
 GP_EXPORT int gp_trace_config_default(gp_trace_config **out);
 
+/* The most counter_names or counter_ids one data source may list. */
+#define GP_TRACE_CONFIG_MAX_COUNTERS 64
+
 /*
  * Adds counters to sample, as `gpuperf record -e` does: names is a comma
  * list of counter names or globs ("Utilization,sm__*"), copied. Adds a
  * gpu.counters data source if there is none; otherwise extends the first
  * one (GP_EINVAL if it selects counters by id). GP_EINVAL for an empty
- * name. A failed call changes nothing.
+ * name, GP_ERANGE past GP_TRACE_CONFIG_MAX_COUNTERS names in the data
+ * source. A failed call changes nothing.
  */
 GP_EXPORT int gp_trace_config_add_counters(gp_trace_config *cfg,
                                            const char *names);
@@ -237,6 +246,37 @@ GP_EXPORT void gp_session_destroy(gp_session *s);
  * gp_session_start() returns.
  */
 GP_EXPORT int gp_session_start_from_env(gp_session **out);
+
+/*
+ * Finishes now, as at exit(), what `gpuperf record` or `gpuperf stat` do
+ * in this process (the session started from GPUPERF_RECORD_DIR, the
+ * totals of GPUPERF_STAT_DIR): for interposers of _exit(), abort() and
+ * the like, which end a process without exit handlers. Does nothing
+ * without them, after they finished, or in a vfork child.
+ */
+GP_EXPORT void gp_session_finish_recorded(void);
+
+/*
+ * For recorders: how many records the process of sequence seq in the
+ * recording directory dir committed but never wrote to its part of the
+ * trace, read from the "<seq>.open" note it left (it was killed by
+ * SIGKILL, or still runs). Stores the count in *lost and the process id in
+ * *pid. Returns -ENOENT if there is no note (the part was finished),
+ * GP_ENOENT for a note without counts, GP_ERANGE if a thread of it had no
+ * counter (*lost is then a lower bound), GP_ECORRUPT for an unreadable
+ * note.
+ */
+GP_EXPORT int gp_record_lost_at_death(const char *dir, uint32_t seq,
+                                      uint64_t *lost, int32_t *pid);
+
+/*
+ * Appends to fd three packets that put lost, at time ts (trace clock), on
+ * a counter track "gpuperf lost at process death" of process pid, in a
+ * packet sequence of their own (2^23 + seq; seq < 2^23). Returns 0 or
+ * -errno.
+ */
+GP_EXPORT int gp_record_write_lost(int fd, uint32_t seq, int32_t pid,
+                                   uint64_t ts, uint64_t lost);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -53,6 +54,28 @@ gp__activity_state gp__act = {
 
 slot *_Atomic gp__slots;
 GP_TLS slot *gp__tls_slot;
+
+/* Where committed records are counted (gp__activity_count_into). */
+static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *count_cells;
+static uint32_t count_ncells;
+static size_t count_stride;
+static uint32_t *count_overflow;
+static pid_t count_pid; /* the process that gave the cells */
+static _Atomic uint32_t slots_made;
+
+/* Points s->count at its cell, or at its own counter. count_lock held. */
+static void count_assign(slot *s) {
+  if (count_cells && s->index < count_ncells) {
+    atomic_store_explicit(
+        &s->count, (uint64_t *)(count_cells + (size_t)s->index * count_stride),
+        memory_order_relaxed);
+  } else {
+    atomic_store_explicit(&s->count, &s->own_count, memory_order_relaxed);
+    if (count_cells && count_overflow)
+      *count_overflow = 1;
+  }
+}
 static pthread_key_t slot_key;
 static pthread_once_t slot_key_once = PTHREAD_ONCE_INIT;
 
@@ -235,6 +258,10 @@ static slot *slot_attach(void) {
       return NULL;
     pthread_mutex_init(&s->lock, NULL);
     atomic_store(&s->live, 1);
+    s->index = atomic_fetch_add(&slots_made, 1);
+    pthread_mutex_lock(&count_lock);
+    count_assign(s);
+    pthread_mutex_unlock(&count_lock);
     slot *head = atomic_load(&gp__slots);
     do {
       atomic_store(&s->next, head);
@@ -372,6 +399,7 @@ static void write_drop_records(slot *s) {
       rec->thread_id = s->tid;
       s->head_local += size;
       s->records_left--;
+      (*atomic_load_explicit(&s->count, memory_order_relaxed))++;
       memset(d, 0, sizeof(*d));
     }
   }
@@ -451,7 +479,33 @@ void gp__activity_commit(void *record) {
   s->head_local += s->open;
   s->open = 0;
   s->records_left--;
+  (*atomic_load_explicit(&s->count, memory_order_relaxed))++;
   atomic_store_explicit(&s->head, s->head_local, memory_order_release);
+}
+
+static void count_set(uint8_t *cells, uint32_t ncells, size_t stride,
+                      uint32_t *overflow) {
+  count_cells = cells;
+  count_ncells = cells ? ncells : 0;
+  count_stride = stride;
+  count_overflow = cells ? overflow : NULL;
+  count_pid = getpid();
+  /* A thread may be committing: its pointer changes between two records,
+   * and a count in flight lands in one cell or the other. */
+  for (slot *s = atomic_load(&gp__slots); s; s = atomic_load(&s->next))
+    count_assign(s);
+}
+
+/* See core.h. */
+void gp__activity_count_into(uint8_t *cells, uint32_t ncells, size_t stride,
+                             uint32_t *overflow, bool in_fork_child) {
+  /* In a fork handler the lock may be held by a thread that is gone; the
+   * child has one thread, which needs none. */
+  if (!in_fork_child)
+    pthread_mutex_lock(&count_lock);
+  count_set(cells, ncells, stride, overflow);
+  if (!in_fork_child)
+    pthread_mutex_unlock(&count_lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -584,6 +638,12 @@ static void atfork_child(void) {
   pthread_cond_init(&gp__act.work, NULL);
   pthread_cond_init(&gp__act.done, NULL);
   pthread_mutex_init(&gp__act.drop_lock, NULL);
+  /* The parent's count cells are not ours (shared memory stays shared);
+   * a session's fork handler may have given the child cells of its own
+   * already (fork handlers run in the order they were registered). */
+  pthread_mutex_init(&count_lock, NULL);
+  if (count_cells && count_pid != getpid())
+    count_set(NULL, 0, 0, NULL);
   gp__act.collector_running = false;
   gp__act.stop = false;
   gp__act.q_head = gp__act.q_tail = NULL;

@@ -35,11 +35,14 @@ typedef struct drop_pending {
 typedef struct slot {
   /* Owner-only fast path fields. */
   uint8_t *buf;
-  uint32_t cap;          /* usable bytes of buf */
-  uint32_t head_local;   /* end of the last committed record */
-  uint32_t open;         /* size of the open reservation */
-  uint32_t records_left; /* max_num_records budget, UINT32_MAX = none */
-  bool has_drops;        /* drop_pend holds something to report */
+  uint32_t cap;              /* usable bytes of buf */
+  uint32_t head_local;       /* end of the last committed record */
+  uint32_t open;             /* size of the open reservation */
+  uint32_t records_left;     /* max_num_records budget, UINT32_MAX = none */
+  bool has_drops;            /* drop_pend holds something to report */
+  _Atomic(uint64_t *) count; /* committed records are counted here */
+  uint64_t own_count;        /* ... unless a shared cell was given */
+  uint32_t index;            /* order of creation, from 0 */
   gp_buffer_complete_fn buf_complete; /* where buf goes back to */
   size_t buf_size;                    /* size the request callback gave */
   /* Shared: */

@@ -91,6 +91,35 @@ void *gp__activity_reserve(uint32_t kind, uint32_t size, uint32_t context_id,
 void gp__activity_commit(void *record);
 
 /*
+ * Makes every thread count the records it commits (DROPPED records
+ * included) into a cell of its own: the slot's n-th thread-slot counts
+ * into *(uint64_t *)(cells + n * stride), for n < ncells; a thread past
+ * ncells sets *overflow to 1 and counts nowhere. cells == NULL stops it.
+ * The cells are meant to be shared memory another process reads after
+ * this one died (session/session_lost.c); they are never read here.
+ * Costs one increment per record. A forked child stops counting (its
+ * parent's cells are not its own) until it is called again; from a fork
+ * child handler, pass in_fork_child (no lock is taken then).
+ */
+void gp__activity_count_into(uint8_t *cells, uint32_t ncells, size_t stride,
+                             uint32_t *overflow, bool in_fork_child);
+
+/* ---- death.c: finishing on the way out ---- */
+
+/*
+ * Adds fn to what runs when the process ends by exit() (its caller's own
+ * atexit), _exit(), _Exit(), abort() or a fatal signal left at its default
+ * action (once gp__death_watch() ran): a recording session finishing its
+ * trace, `gpuperf stat` writing its totals. fn must do nothing when called
+ * again, or in a process it does not belong to (a vfork or fork child).
+ * Returns GP_ENOSPC past 4.
+ */
+int gp__death_add_finisher(void (*fn)(void));
+
+/* Installs the fatal-signal handlers (docs/recording.md), once. */
+void gp__death_watch(void);
+
+/*
  * Returns true if records of kind are collected (for context_id, 0 = no
  * context). One relaxed load, plus one more for contexts with settings of
  * their own.

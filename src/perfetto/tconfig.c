@@ -321,6 +321,14 @@ static int convert_counters(gp_trace_config *c, tc_source *s,
     FAIL(isc->line > is->line ? isc : is,
          "instrumented_sampling and instrumented_sampling_config are "
          "alternatives (a oneof): give one");
+  /* A session notes which names or ids matched in a 64-bit mask. */
+  size_t nsel = 0;
+  for (const gp__tp_node *x = gcc; x; x = x->next)
+    if ((x->field->id == F_COUNTER_IDS || x->field->id == F_COUNTER_NAMES) &&
+        ++nsel > GP_TRACE_CONFIG_MAX_COUNTERS)
+      FAIL(x, "%s: more than %d in one data source",
+           x->field->id == F_COUNTER_IDS ? "counter_ids" : "counter_names",
+           GP_TRACE_CONFIG_MAX_COUNTERS);
   size_t n = count_field(gcc, F_COUNTER_IDS);
   uint32_t *idv = gp__arena_alloc(&c->arena, (n + 1) * sizeof(uint32_t));
   if (!idv)
@@ -564,6 +572,8 @@ int gp_trace_config_add_counters(gp_trace_config *c, const char *names) {
   if (s && s->info.counters.num_counter_ids > 0)
     return GP_EINVAL;
   size_t have = s ? s->info.counters.num_counter_names : 0;
+  if (have + count > GP_TRACE_CONFIG_MAX_COUNTERS)
+    return GP_ERANGE;
   const char **v = gp__arena_alloc(&c->arena, (have + count + 1) * sizeof(*v));
   if (!v)
     return GP_ENOMEM;

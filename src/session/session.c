@@ -65,6 +65,25 @@ static uint64_t mono_now(void) {
   return gp_clock_read_host(GP_CLOCK_MONOTONIC);
 }
 
+/* Prints "gpuperf: PROGRAM: message" for a recorded process (nobody else
+ * can tell the user); the program's name is left out when the program is
+ * gpuperf itself, whose messages already say so. */
+static void env_warn(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static void env_warn(const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  const char *prog = program_invocation_short_name;
+  if (!prog || !*prog || strcmp(prog, "gpuperf") == 0 ||
+      strncmp(msg, "gpuperf", 7) == 0)
+    fprintf(stderr, "gpuperf: %s\n", msg);
+  else
+    fprintf(stderr, "gpuperf: %s: %s\n", prog, msg);
+}
+
 /* See sessionInt.h. */
 void gp__session_error(const gp_session_options *o, const char *fmt, ...) {
   if (!o || !o->error || !o->error_size)
@@ -81,8 +100,11 @@ void gp__session_error(const gp_session_options *o, const char *fmt, ...) {
 static void observe(void *user, const uint8_t *buffer, size_t valid) {
   int i = (int)(intptr_t)user;
   pthread_mutex_lock(&slots[i].lock);
-  if (slots[i].s)
+  if (slots[i].s) {
     gp__tw_consume(slots[i].s->w, buffer, valid);
+    if (slots[i].s->env) /* written now: not lost if the process dies */
+      gp__death_page_written(buffer, valid);
+  }
   pthread_mutex_unlock(&slots[i].lock);
 }
 
@@ -336,7 +358,10 @@ static int start(const gp_trace_config *cfg, const char *path,
   gp_trace_config_get_info(s->cfg, &ti);
   s->kinds = kinds_for(s->cfg, det);
   pthread_mutex_lock(&g_lock);
-  acquire_shared(s, ti.flush_period_ms ? ti.flush_period_ms : DEFAULT_FLUSH_MS,
+  acquire_shared(s,
+                 ti.flush_period_ms ? ti.flush_period_ms
+                 : env              ? ENV_FLUSH_MS
+                                    : DEFAULT_FLUSH_MS,
                  ti.buffer_size_kb);
   pthread_mutex_unlock(&g_lock);
   if ((rc = gp__session_counters_start(s, opts)) != 0)
@@ -404,11 +429,9 @@ static int session_stop(gp_session *s, bool from_helper) {
     if (s->counter_error == 0)
       s->counter_error = GP_ENOCOUNTER;
     if (s->env) /* nobody else can tell the user */
-      fprintf(stderr, "gpuperf: %s: %s: nothing was sampled for it\n",
-              program_invocation_short_name, msg);
+      env_warn("%s: nothing was sampled for it", msg);
   } else if (s->env && s->counter_error && s->counter_error != GP_ENOCOUNTER) {
-    fprintf(stderr, "gpuperf: %s: counters not sampled: %s\n",
-            program_invocation_short_name, gp_strerror(s->counter_error));
+    env_warn("counters not sampled: %s", gp_strerror(s->counter_error));
   }
   gp__session_counters_unwatch(s);
   if (s->slot >= 0 && slots[s->slot].s == s) {
@@ -540,13 +563,19 @@ int gp_session_start_from_env(gp_session **out) {
     size_t len = 0;
     char *text = read_file(cpath, &len);
     if (!text) {
-      fprintf(stderr, "gpuperf: cannot read %s: %s\n", cpath, strerror(errno));
-      return -errno;
+      int e = errno;
+      struct stat st;
+      /* The recording is over (a process left behind by the recorded
+       * program): nothing to join, nothing to say. */
+      if (e == ENOENT && stat(dir, &st) != 0)
+        return GP_ENOENT;
+      env_warn("cannot read %s: %s", cpath, strerror(e));
+      return -e;
     }
     rc = gp_trace_config_parse(text, len, &cfg, err, sizeof(err));
     free(text);
     if (rc != 0) {
-      fprintf(stderr, "gpuperf: %s: %s\n", cpath, err);
+      env_warn("%s: %s", cpath, err);
       return rc;
     }
   } else if ((rc = gp_trace_config_default(&cfg)) != 0) {
@@ -555,11 +584,15 @@ int gp_session_start_from_env(gp_session **out) {
   uint32_t seq = 0;
   int fd = claim_file(dir, &seq);
   if (fd < 0) {
-    fprintf(stderr, "gpuperf: cannot create a trace file in %s: %s\n", dir,
-            gp_strerror(fd));
+    struct stat st;
+    if (fd != GP_ENOENT || stat(dir, &st) == 0)
+      env_warn("cannot create a trace file in %s: %s", dir, gp_strerror(fd));
     gp_trace_config_destroy(cfg);
     return fd;
   }
+  /* Counting starts before the session enables anything, so that every
+   * record it will write has been counted (session_lost.c). */
+  gp__death_page_open(dir, seq, false);
   gp_session_options o;
   memset(&o, 0, sizeof(o));
   o.sequence_id = seq;
@@ -570,8 +603,8 @@ int gp_session_start_from_env(gp_session **out) {
   rc = start(cfg, NULL, &o, true, &s);
   gp_trace_config_destroy(cfg);
   if (rc != 0) {
-    fprintf(stderr, "gpuperf: not recording %s: %s\n",
-            program_invocation_short_name, err[0] ? err : gp_strerror(rc));
+    env_warn("not recording: %s", err[0] ? err : gp_strerror(rc));
+    gp__death_page_close(dir, seq, true);
     close(fd);
     return rc;
   }
@@ -582,10 +615,40 @@ int gp_session_start_from_env(gp_session **out) {
   return 0;
 }
 
+/* Tells the user and the recorder (a <seq>.failed note beside the part)
+ * that this process's part of the trace could not be written whole. */
+static void env_report_failure(const gp_session *s, int rc) {
+  char path[4300], msg[4400];
+  snprintf(msg, sizeof(msg), "cannot write %s/%u.pftrace: %s", env_dir, s->seq,
+           gp_strerror(rc));
+  env_warn("%s: the trace of this process is incomplete", msg);
+  snprintf(path, sizeof(path), "%s/%u.failed", env_dir, s->seq);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return;
+  /* On a full disk the note may stay empty: its name says enough. */
+  ssize_t k = write(fd, msg, strlen(msg));
+  (void)k;
+  close(fd);
+}
+
+/* See sessionInt.h. */
+void gp__session_env_finish(void) {
+  gp_session *s = env_session;
+  if (!s || s->pid != getpid())
+    return; /* none, or a vfork child: the memory is the parent's */
+  bool was_stopped = s->stopped;
+  int rc = gp_session_stop(s);
+  if (was_stopped)
+    return;
+  if (rc != 0)
+    env_report_failure(s, rc); /* the .failed note says what happened */
+  gp__death_page_close(env_dir, s->seq, true);
+}
+
 static void env_at_exit(void) {
   gp__live_stop();
-  if (env_session)
-    gp_session_stop(env_session);
+  gp__session_env_finish();
 }
 
 /*
@@ -601,9 +664,13 @@ static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static void env_start(void) {
   gp_session *s = NULL;
   if (gp_session_start_from_env(&s) == 0) {
+    s->pid = getpid();
     env_session = s;
     atexit(env_at_exit);
     gp__live_start(); /* for `gpuperf top` */
+    /* Fatal signals, _exit and abort finish it too (core/death.c). */
+    gp__death_add_finisher(gp__session_env_finish);
+    gp__death_watch();
   }
 }
 
@@ -636,6 +703,7 @@ static void atfork_parent(void) {}
 
 static void atfork_child(void) {
   gp__session_counters_after_fork();
+  gp__death_page_forget();
   for (int i = 0; i < MAX_SESSIONS; i++) {
     gp_session *s = slots[i].s;
     pthread_mutex_init(&slots[i].lock, NULL);
@@ -670,6 +738,8 @@ static void atfork_child(void) {
       s->seq = seq;
       s->wopts.sequence_id = seq;
       s->wopts.fd = fd;
+      s->pid = getpid();
+      gp__death_page_open(env_dir, seq, true);
     } else {
       /* Its observer stays registered (core may not be called from here),
        * so the slot stays taken: it ignores every buffer from now on. */

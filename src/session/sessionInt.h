@@ -7,12 +7,19 @@
 #define GPUPERF_SESSION_INT_H
 
 #include <pthread.h>
+#include <sys/types.h>
 
 #include "core/core.h"
 #include "perfetto/writer.h"
 
 #define MAX_SESSIONS 8
 #define DEFAULT_FLUSH_MS 500u
+/* A recorded process (GPUPERF_RECORD_DIR) flushes much more often: what
+ * a SIGKILL loses is at most this much of its last records (the only
+ * death a process cannot see; see session_death.c). The collector then
+ * wakes 200 times a second; the threads writing records do nothing more.
+ * RECORD_FLUSH_MS in tools/gpuperf/cmd_record.c says the same. */
+#define ENV_FLUSH_MS 5u
 #define MAX_DEV 64
 
 struct gp_session {
@@ -41,6 +48,7 @@ struct gp_session {
   bool have_final;
   gp__tw_options wopts; /* what the writer was made with */
   bool w_inherited;     /* a forked child's copy: never freed */
+  pid_t pid;            /* env session: the process it records */
 };
 
 /* Writes a message into o->error (if there is room for one). */
@@ -74,5 +82,28 @@ void gp__session_counters_stop(gp_session *s);
  * removes it. Both idempotent. */
 void gp__live_start(void);
 void gp__live_stop(void);
+
+/* Ends the session of a recorded process (GPUPERF_RECORD_DIR), once:
+ * flushes it, finishes its part of the trace and says whether that part
+ * is whole (session.c). Called at exit, and as a finisher of death.c on
+ * _exit, abort and fatal signals; does nothing in a vfork child or
+ * without such a session. */
+void gp__session_env_finish(void);
+
+/* session_lost.c: the death page <dir>/<seq>.open of a recorded process.
+ * Creates and maps it and makes every thread count its records there;
+ * returns 0 or -errno (the process is then recorded without it).
+ * in_fork_child: called from a fork child handler. */
+int gp__death_page_open(const char *dir, uint32_t seq, bool in_fork_child);
+
+/* Adds the records of a buffer just written to the part to the page. */
+void gp__death_page_written(const uint8_t *buffer, size_t valid);
+
+/* Stops counting and unmaps the page; removes it (the part is finished)
+ * if remove. */
+void gp__death_page_close(const char *dir, uint32_t seq, bool remove);
+
+/* In a forked child: the page is the parent's; drop it. */
+void gp__death_page_forget(void);
 
 #endif /* GPUPERF_SESSION_INT_H */

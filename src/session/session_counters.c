@@ -106,7 +106,7 @@ static bool counters_source_for(const gp_trace_config *cfg, uint32_t dev,
  * or a negative error. `matched[i]` is set for each name that matched. */
 static int resolve(uint32_t dev, const gp_data_source_info *ds,
                    const gp_counter_catalog_info *cat, uint32_t *ids,
-                   size_t cap, bool *matched) {
+                   size_t cap, bool *matched, size_t nmatched) {
   const gp_counter_config *cc = &ds->counters;
   size_t n = 0;
   if (cc->num_counter_ids) {
@@ -114,20 +114,31 @@ static int resolve(uint32_t dev, const gp_data_source_info *ds,
       gp_counter_info ci;
       if (gp_counter_lookup(dev, cc->counter_ids[i], &ci) == 0) {
         ids[n++] = cc->counter_ids[i];
-        if (matched)
+        if (matched && i < nmatched)
           matched[i] = true;
       }
     }
   } else if (cc->num_counter_names) {
     for (size_t i = 0; i < cc->num_counter_names; i++) {
       size_t got = 0;
-      int rc = gp_counter_select(dev, &cc->counter_names[i], 1, ids + n,
-                                 cap - n, &got);
+      int rc;
+      if (strcmp(cc->counter_names[i], "default") == 0) {
+        /* The device's default counters, next to the names (-e default). */
+        for (uint32_t j = 0; j < cat->num_counters && n + got < cap; j++) {
+          gp_counter_info ci;
+          if (gp_counter_get(dev, j, &ci) == 0 && ci.select_by_default)
+            ids[n + got++] = ci.id;
+        }
+        rc = 0;
+      } else {
+        rc = gp_counter_select(dev, &cc->counter_names[i], 1, ids + n, cap - n,
+                               &got);
+      }
       if (rc == GP_ENOCOUNTER)
         continue;
       if (rc != 0)
         return rc;
-      if (matched)
+      if (matched && i < nmatched)
         matched[i] = true;
       /* Keep ids unique across names. */
       size_t base = n;
@@ -161,9 +172,12 @@ int gp__session_counters_on(gp_session *s, uint32_t dev) {
   if (gp_counter_catalog(dev, &cat) != 0)
     return 0; /* this device has no counters */
   s->saw_catalog = true;
-  bool matched[64] = {false};
+  /* The config holds at most GP_TRACE_CONFIG_MAX_COUNTERS (64) names or
+   * ids per data source; resolve() is bounded by the array anyway. */
+  bool matched[GP_TRACE_CONFIG_MAX_COUNTERS] = {false};
   uint32_t ids[512];
-  int n = resolve(dev, &ds, &cat, ids, GP_ARRAY_SIZE(ids), matched);
+  int n = resolve(dev, &ds, &cat, ids, GP_ARRAY_SIZE(ids), matched,
+                  GP_ARRAY_SIZE(matched));
   if (index < GP_ARRAY_SIZE(s->matched))
     for (int k = 0; k < 64; k++)
       if (matched[k])

@@ -477,4 +477,7 @@ __attribute__((constructor)) static void stat_start(void) {
     fprintf(stderr, "gpuperf stat: cannot follow new devices\n");
   gp__derived_enable(); /* Utilization where there is nothing else */
   atexit(stat_exit);
+  /* A program that crashes, aborts or _exit()s still has its counts. */
+  gp__death_add_finisher(stat_exit);
+  gp__death_watch();
 }

@@ -498,18 +498,25 @@ TEST(record_e_selects_counters) {
   }
   ASSERT(named);
   wt_free(&t);
-  /* A name no device has: the program runs, recorded, and is told. */
+  /* A name no device has: an error before anything runs (exit 2), and an
+   * output that exists is left as it was. */
+  char ran[1100];
+  snprintf(ran, sizeof(ran), "%s.ran", out);
   snprintf(cmd, sizeof(cmd),
            "'%s' record -q -e no_such_counter -o '%s' -- "
-           "'%s' --steps 1 2>'%s'",
-           cli(), out, app, err);
-  ASSERT_EQ(wt_system(cmd), 0);
+           "touch '%s' 2>'%s'",
+           cli(), out, ran, err);
+  ASSERT_EQ(wt_system(cmd), 2);
+  ASSERT_NE(access(ran, F_OK), 0);
   size_t n;
   char *msg = (char *)wt_read_file(err, &n);
   msg = realloc(msg, n + 1);
   msg[n] = '\0';
-  ASSERT(strstr(msg, "no device has a counter matching 'no_such_counter'"));
+  ASSERT(strstr(msg, "unknown counter 'no_such_counter'"));
   free(msg);
+  wt_load(&t, out);
+  ASSERT_GT(wt_count_packets(&t, GP_PB_PACKET_GPU_COUNTER_EVENT), 1);
+  wt_free(&t);
 }
 
 /* Processes that do no GPU work (here the shells around the program, which

@@ -2,7 +2,7 @@
  * sample_main.c - the sample OpenCL program gpuperf's tests trace.
  *
  *   opencl-sample [-n ITERATIONS] [--size N] [--fork] [--exec]
- *                 [--exit-status N]
+ *                 [--exit-status N] [--die HOW] [--child-die HOW]
  *
  * Runs the workload (workload.h) and prints its results and then its
  * counts ("count ..." lines: what a trace of it must contain). --fork
@@ -10,22 +10,45 @@
  * (lines tagged "child" and "parent"); --exec runs the workload, then
  * runs this program again in a child process through fork and exec (lines
  * tagged "exec"). --exit-status N makes a successful run exit with N, to
- * check that a tracer passes the status on. Exit status 77: no OpenCL
+ * check that a tracer passes the status on. --die HOW ends the process
+ * 10 ms after its workload by kill (SIGKILL), segv, abort, _exit or exit,
+ * and --child-die the child of --fork. Exit status 77: no OpenCL
  * device. A plain OpenCL program: it knows nothing of gpuperf.
  */
 #include <errno.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "workload.h"
 
 static int usage(void) {
   fprintf(stderr, "usage: opencl-sample [-n ITERATIONS] [--size N] [--fork] "
-                  "[--exec] [--exit-status N]\n");
+                  "[--exec] [--exit-status N] [--die HOW] [--child-die HOW]\n");
   return 2;
+}
+
+/* Ends the process as how says; returns if how is NULL. */
+static void die(const char *how) {
+  if (!how)
+    return;
+  fflush(NULL);
+  struct timespec ts = {0, 10000000L};
+  nanosleep(&ts, NULL);
+  if (strcmp(how, "kill") == 0)
+    raise(SIGKILL);
+  else if (strcmp(how, "segv") == 0)
+    *(volatile int *)(uintptr_t)0 = 1;
+  else if (strcmp(how, "abort") == 0)
+    abort();
+  else if (strcmp(how, "_exit") == 0)
+    _exit(0);
+  exit(0);
 }
 
 static int run(const wl_options *opt) {
@@ -51,6 +74,7 @@ int main(int argc, char **argv) {
   wl_options opt = {1, 4096, "main"};
   bool do_fork = false, do_exec = false;
   int exit_status = 0;
+  const char *how = NULL, *child_how = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "-n") == 0 && i + 1 < argc) {
@@ -63,6 +87,10 @@ int main(int argc, char **argv) {
       do_exec = true;
     } else if (strcmp(a, "--exit-status") == 0 && i + 1 < argc) {
       exit_status = atoi(argv[++i]);
+    } else if (strcmp(a, "--die") == 0 && i + 1 < argc) {
+      how = argv[++i];
+    } else if (strcmp(a, "--child-die") == 0 && i + 1 < argc) {
+      child_how = argv[++i];
     } else if (strcmp(a, "--tag") == 0 && i + 1 < argc) {
       opt.tag = argv[++i];
     } else {
@@ -86,11 +114,16 @@ int main(int argc, char **argv) {
     }
     opt.tag = pid == 0 ? "child" : "parent";
     int rc = run(&opt);
-    if (pid == 0)
+    if (pid == 0) {
+      if (rc == 0)
+        die(child_how);
       exit(rc); /* not _exit: a tracer finishes its trace at exit */
+    }
     int crc = wait_child(pid);
-    if (rc == 0 && crc != 0)
+    if (rc == 0 && crc != 0 && !child_how)
       rc = crc;
+    if (rc == 0)
+      die(how);
     return rc == 0 ? exit_status : rc;
   }
 
@@ -113,5 +146,7 @@ int main(int argc, char **argv) {
     }
     rc = wait_child(pid);
   }
+  if (rc == 0)
+    die(how);
   return rc == 0 ? exit_status : rc;
 }

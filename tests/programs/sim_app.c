@@ -5,7 +5,8 @@
  * is set.
  *
  *   sim_app [--steps N] [--sleep-ms N] [--fork N] [--exec] [--forever]
- *           [--exit CODE] [--fail] [--pidfile PATH]
+ *           [--exit CODE] [--fail] [--pidfile PATH] [--die HOW]
+ *           [--child-die HOW] [--detach-ms N] [--late-fork]
  *
  * Each step, inside a user range "step N": a copy to the device, two
  * kernels on two streams with an event dependency, a fill, a copy back,
@@ -13,9 +14,16 @@
  * each running the steps too (with --exec they exec this program
  * instead); --forever repeats until killed; --fail makes one call fail
  * (an invalid launch); --exit sets the exit status; --pidfile writes the
- * process id once the first step is done.
+ * process id once the first step is done. --die HOW ends the process 10 ms
+ * after its last step by kill (SIGKILL), segv (a null write), abort,
+ * _exit or exit; --child-die does so in the forked children. --detach-ms
+ * N leaves a detached process (its parent exits at once) that runs the
+ * steps N ms later, after this one has ended. --late-fork forks one child
+ * after a first step (so after recording started), which runs the steps
+ * and ends as --child-die says, while the parent runs them too.
  */
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +47,26 @@ static void sleep_ms(unsigned ms) {
 }
 
 static const char *pidfile;
+
+/* Ends the process as HOW says; returns if HOW is NULL. */
+static void die(const char *how) {
+  if (!how)
+    return;
+  sleep_ms(10);
+  fflush(NULL);
+  if (!strcmp(how, "kill"))
+    raise(SIGKILL);
+  else if (!strcmp(how, "segv"))
+    *(volatile int *)(uintptr_t)0 = 1;
+  else if (!strcmp(how, "abort"))
+    abort();
+  else if (!strcmp(how, "_exit"))
+    _exit(0);
+  else if (!strcmp(how, "exit"))
+    exit(0);
+  fprintf(stderr, "sim_app: --die %s: kill, segv, abort, _exit or exit\n", how);
+  exit(1);
+}
 
 static void run(unsigned steps, unsigned sleep, int forever, int fail) {
   gp_sim_context *ctx;
@@ -102,8 +130,10 @@ static void run(unsigned steps, unsigned sleep, int forever, int fail) {
 }
 
 int main(int argc, char **argv) {
-  unsigned steps = 3, sleep = 0, forks = 0;
+  unsigned steps = 3, sleep = 0, forks = 0, detach_ms = 0;
   int code = 0, forever = 0, do_exec = 0, fail = 0;
+  const char *how = NULL, *child_how = NULL;
+  int late_fork = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--steps") && i + 1 < argc)
       steps = (unsigned)atoi(argv[++i]);
@@ -121,6 +151,14 @@ int main(int argc, char **argv) {
       fail = 1;
     else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc)
       pidfile = argv[++i];
+    else if (!strcmp(argv[i], "--die") && i + 1 < argc)
+      how = argv[++i];
+    else if (!strcmp(argv[i], "--child-die") && i + 1 < argc)
+      child_how = argv[++i];
+    else if (!strcmp(argv[i], "--late-fork"))
+      late_fork = 1;
+    else if (!strcmp(argv[i], "--detach-ms") && i + 1 < argc)
+      detach_ms = (unsigned)atoi(argv[++i]);
     else {
       fprintf(stderr, "sim_app: unknown argument %s\n", argv[i]);
       return 1;
@@ -141,10 +179,35 @@ int main(int argc, char **argv) {
         _exit(127);
       }
       run(steps, sleep, 0, 0);
+      die(child_how);
+      exit(0);
+    }
+  }
+  if (detach_ms) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (fork() == 0) {
+        sleep_ms(detach_ms);
+        run(steps, sleep, 0, 0);
+        exit(0);
+      }
+      _exit(0);
+    }
+    if (pid > 0)
+      waitpid(pid, NULL, 0);
+  }
+  if (late_fork) {
+    run(1, 0, 0, 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+      run(steps, sleep, 0, 0);
+      die(child_how);
       exit(0);
     }
   }
   run(steps, sleep, forever, fail);
+  die(how);
   int st;
   while (wait(&st) > 0)
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)

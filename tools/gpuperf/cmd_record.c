@@ -3,17 +3,21 @@
  * CMD ARGS...`: records another program into one Perfetto trace.
  *
  * The mechanism is the library's (session.h): record makes a directory
- * next to the output, writes the config there, and runs CMD with
- * GPUPERF_RECORD_DIR and GPUPERF_RECORD_CONFIG in its environment. Every
- * process of the program that loads libgpuperf (directly, or through the
- * OpenCL or CUDA interception libraries) writes its own packet sequence
- * into <dir>/<N>.pftrace as it runs, flushed at least every second. When
- * CMD exits, record concatenates the files (Perfetto traces concatenate),
- * keeping only whole packets of a file whose process was killed in the
- * middle of a write, removes the directory and exits with CMD's status
- * (128 + the signal if it was killed). If record itself is killed, the
- * directory stays, and concatenating its .pftrace files recovers the
- * trace.
+ * FILE.parts-XXXXXX next to the output, writes the config there, and runs
+ * CMD with GPUPERF_RECORD_DIR and GPUPERF_RECORD_CONFIG in its
+ * environment. Every process of the program that loads libgpuperf
+ * (directly, or through the OpenCL or CUDA interception libraries) writes
+ * its own packet sequence into <dir>/<N>.pftrace as it runs. When CMD
+ * exits, record_merge.c turns the parts into the output (safely: a new
+ * file renamed over the old one, which is kept as FILE.old) and record
+ * exits with CMD's status (128 + the signal if it was killed).
+ *
+ * Nothing is destroyed before something better exists: the output is not
+ * touched until the merge, not at all if CMD cannot be started. If record
+ * itself is killed, the parts stay with a RECOVER note, CMD gets SIGTERM
+ * (PR_SET_PDEATHSIG), and `gpuperf record --recover DIR` makes the trace.
+ * Record is a subreaper: processes CMD leaves running are named in the
+ * summary as not recorded from then on.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,12 +27,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cli_cuda.h"
+#include "cli_record.h"
+
+#define MAX_EVENTS 64
 
 static pid_t child_pid;
 
@@ -51,11 +59,18 @@ static void record_usage(FILE *out) {
       "  -c, --config FILE     TraceConfig in the protobuf text format\n"
       "                        (default: gpu.renderstages and gpu.counters)\n"
       "  -e, --event COUNTERS  counters to sample, names or globs, comma\n"
-      "                        separated (adds to gpu.counters)\n"
-      "  -o, --output FILE     trace file (default gpuperf.pftrace)\n"
-      "  -q, --quiet           no summary\n\n"
+      "                        separated, instead of each device's default\n"
+      "                        counters (as perf stat -e); the name\n"
+      "                        'default' adds those back\n"
+      "  -o, --output FILE     trace file (default gpuperf.pftrace); one\n"
+      "                        that exists is kept as FILE.old\n"
+      "  -q, --quiet           no summary\n"
+      "      --recover DIR     make the trace from the FILE.parts-XXXXXX\n"
+      "                        folder a killed record left (into -o, or\n"
+      "                        FILE)\n\n"
       "Exit status: CMD's, 128 + the signal that ended it, 1 for a usage\n"
-      "error, 2 for a bad config.\n");
+      "error, 2 for a bad config or a trace that could not be written\n"
+      "whole.\n");
 }
 
 static char *slurp(const char *path, size_t *len) {
@@ -87,188 +102,43 @@ static char *slurp(const char *path, size_t *len) {
   return buf;
 }
 
-/* Length of the prefix of a trace made of whole `packet` fields. */
-static size_t whole_packets(const unsigned char *d, size_t n, uint64_t *count) {
-  size_t off = 0;
-  *count = 0;
-  while (off < n) {
-    size_t p = off;
-    if (d[p++] != 0x0a) /* field 1, length-delimited */
-      break;
-    uint64_t len = 0;
-    int shift = 0;
-    while (p < n && shift < 64) {
-      len |= (uint64_t)(d[p] & 0x7f) << shift;
-      shift += 7;
-      if (!(d[p++] & 0x80))
-        break;
-      if (p == n)
-        return off;
-    }
-    if (p > n || len > n - p)
-      break;
-    off = p + (size_t)len;
-    (*count)++;
-  }
-  return off;
-}
-
-typedef struct part {
-  unsigned long n;
-  char name[300];
-} part;
-
-static int by_number(const void *a, const void *b) {
-  const part *x = a, *y = b;
-  return x->n < y->n ? -1 : x->n > y->n;
-}
-
-static int write_all(int fd, const void *p, size_t n) {
-  const char *c = p;
-  while (n > 0) {
-    ssize_t k = write(fd, c, n);
-    if (k < 0) {
-      if (errno == EINTR)
-        continue;
-      return -errno;
-    }
-    c += k;
-    n -= (size_t)k;
-  }
-  return 0;
-}
-
-/* Concatenates the process files of dir into fd, in sequence order, and
- * removes them. Returns 0 or -errno; *procs, *packets, *bytes say what. */
-static int merge(const char *dir, int fd, bool quiet, unsigned *procs,
-                 uint64_t *packets, uint64_t *bytes) {
-  DIR *dp = opendir(dir);
-  if (!dp)
-    return -errno;
-  part *parts = NULL;
-  size_t np = 0, cap = 0;
-  struct dirent *de;
-  while ((de = readdir(dp))) {
-    char *end;
-    unsigned long n = strtoul(de->d_name, &end, 10);
-    if (end == de->d_name || strcmp(end, ".pftrace") != 0)
-      continue;
-    if (np == cap) {
-      cap = cap ? cap * 2 : 16;
-      part *q = realloc(parts, cap * sizeof(*q));
-      if (!q) {
-        closedir(dp);
-        free(parts);
-        return -ENOMEM;
-      }
-      parts = q;
-    }
-    parts[np].n = n;
-    snprintf(parts[np].name, sizeof(parts[np].name), "%s", de->d_name);
-    np++;
-  }
-  closedir(dp);
-  if (np > 1)
-    qsort(parts, np, sizeof(*parts), by_number);
-  int rc = 0;
-  *procs = 0;
-  *packets = *bytes = 0;
-  for (size_t i = 0; i < np && rc == 0; i++) {
-    char path[4600];
-    snprintf(path, sizeof(path), "%s/%s", dir, parts[i].name);
-    size_t len = 0;
-    unsigned char *data = (unsigned char *)slurp(path, &len);
-    if (!data) {
-      rc = -errno;
-      break;
-    }
-    uint64_t count = 0;
-    size_t keep = whole_packets(data, len, &count);
-    if (keep < len && !quiet)
-      fprintf(stderr,
-              "gpuperf record: sequence %lu ends inside a packet (its process "
-              "was killed while writing?): kept its first %llu packets\n",
-              parts[i].n, (unsigned long long)count);
-    if (len > 0)
-      (*procs)++;
-    rc = write_all(fd, data, keep);
-    *packets += count;
-    *bytes += keep;
-    free(data);
-    if (rc == 0)
-      unlink(path);
-  }
-  free(parts);
-  return rc;
-}
-
-/* See cli.h. */
-int cmd_record(int argc, char **argv) {
-  const char *config = NULL, *events = NULL, *output = "gpuperf.pftrace";
-  bool quiet = false;
-  static const struct option longopts[] = {
-      {"config", required_argument, 0, 'c'},
-      {"event", required_argument, 0, 'e'},
-      {"output", required_argument, 0, 'o'},
-      {"quiet", no_argument, 0, 'q'},
-      {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
-  int c;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "+c:e:o:qh", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'c':
-      config = optarg;
-      break;
-    case 'e':
-      events = optarg;
-      break;
-    case 'o':
-      if (!*optarg)
-        return cli_error(CLI_USAGE, "-o needs a file name");
-      output = optarg;
-      break;
-    case 'q':
-      quiet = true;
-      break;
-    case 'h':
-      record_usage(stdout);
-      return CLI_OK;
-    default:
-      record_usage(stderr);
-      return CLI_USAGE;
-    }
-  }
-  if (optind >= argc) {
-    record_usage(stderr);
-    return cli_error(CLI_USAGE, "no command to record");
-  }
-
-  /* The config: read and check it all before running anything. */
+/* Reads the config (or the default) and adds the -e names; returns its
+ * text (malloc'd) or NULL after printing why (*status). */
+static char *config_text(const char *config, char **names, size_t nnames,
+                         size_t *len, int *status) {
   gp_trace_config *cfg = NULL;
   char err[512] = "";
   int rc;
+  *status = CLI_BAD_INPUT;
   if (config) {
-    size_t len = 0;
-    char *text = slurp(config, &len);
-    if (!text)
-      return cli_error(CLI_BAD_INPUT, "cannot read %s: %s", config,
-                       strerror(errno));
-    rc = gp_trace_config_parse(text, len, &cfg, err, sizeof(err));
+    size_t n = 0;
+    char *text = slurp(config, &n);
+    if (!text) {
+      cli_error(CLI_BAD_INPUT, "cannot read %s: %s", config, strerror(errno));
+      return NULL;
+    }
+    rc = gp_trace_config_parse(text, n, &cfg, err, sizeof(err));
     free(text);
-    if (rc != 0)
-      return cli_error(CLI_BAD_INPUT, "%s: %s", config,
-                       err[0] ? err : gp_strerror(rc));
+    if (rc != 0) {
+      cli_error(CLI_BAD_INPUT, "%s: %s", config,
+                err[0] ? err : gp_strerror(rc));
+      return NULL;
+    }
   } else if ((rc = gp_trace_config_default(&cfg)) != 0) {
-    return cli_error(CLI_BAD_INPUT, "default config: %s", gp_strerror(rc));
+    cli_error(CLI_BAD_INPUT, "default config: %s", gp_strerror(rc));
+    return NULL;
   }
-  if (events && (rc = gp_trace_config_add_counters(cfg, events)) != 0) {
-    gp_trace_config_destroy(cfg);
-    return cli_error(CLI_USAGE, "-e '%s': %s", events,
-                     rc == GP_EINVAL ? "expected counter names or globs, "
-                                       "comma separated (and a config that "
-                                       "selects counters by name)"
-                                     : gp_strerror(rc));
+  for (size_t i = 0; i < nnames; i++) {
+    if ((rc = gp_trace_config_add_counters(cfg, names[i])) != 0) {
+      gp_trace_config_destroy(cfg);
+      cli_error(CLI_BAD_INPUT, "-e '%s': %s", names[i],
+                rc == GP_EINVAL   ? "cannot be added to a config that selects "
+                                    "counters by id"
+                : rc == GP_ERANGE ? "too many counter names in one data "
+                                    "source (at most 64)"
+                                  : gp_strerror(rc));
+      return NULL;
+    }
   }
   size_t need = 0;
   gp_trace_config_format(cfg, NULL, 0, &need);
@@ -276,58 +146,155 @@ int cmd_record(int argc, char **argv) {
   if (!text || gp_trace_config_format(cfg, text, need + 1, &need) != 0) {
     free(text);
     gp_trace_config_destroy(cfg);
-    return cli_error(CLI_BAD_INPUT, "out of memory");
+    cli_error(CLI_BAD_INPUT, "out of memory");
+    return NULL;
   }
   gp_trace_config_destroy(cfg);
+  *len = need;
+  return text;
+}
 
-  int out = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (out < 0) {
-    free(text);
-    return cli_error(CLI_BAD_INPUT, "cannot create %s: %s", output,
-                     strerror(errno));
+static int write_file(const char *path, const char *text, size_t len) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return -errno;
+  size_t off = 0;
+  while (off < len) {
+    ssize_t k = write(fd, text + off, len - off);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0) {
+      int e = k < 0 ? errno : EIO;
+      close(fd);
+      return -e;
+    }
+    off += (size_t)k;
   }
-  char dir[4200];
-  snprintf(dir, sizeof(dir), "%s.parts-XXXXXX", output);
-  if (!mkdtemp(dir)) {
-    int e = errno;
-    close(out);
-    free(text);
-    return cli_error(CLI_BAD_INPUT, "cannot create a directory next to %s: %s",
-                     output, strerror(e));
-  }
-  char cfg_path[4300];
-  snprintf(cfg_path, sizeof(cfg_path), "%s/config.pbtxt", dir);
-  int cfd = open(cfg_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (cfd < 0 || write_all(cfd, text, need) != 0 || close(cfd) != 0) {
-    free(text);
-    close(out);
-    unlink(cfg_path);
-    rmdir(dir);
-    return cli_error(CLI_BAD_INPUT, "cannot write %s", cfg_path);
-  }
-  free(text);
+  return close(fd) != 0 ? -errno : 0;
+}
 
+/* Runs argv in a child with the recording environment. Returns its pid,
+ * or -errno if it could not be started (exec failed: *exec_errno). */
+static pid_t spawn(char **argv, const char *dir, const char *cfg_path,
+                   int *exec_errno) {
+  int pfd[2];
+  if (pipe2(pfd, O_CLOEXEC) != 0)
+    return -errno;
+  pid_t parent = getpid();
   fflush(NULL);
-  child_pid = fork();
-  if (child_pid < 0) {
+  pid_t pid = fork();
+  if (pid < 0) {
     int e = errno;
-    unlink(cfg_path);
-    rmdir(dir);
-    close(out);
-    return cli_error(CLI_BAD_INPUT, "cannot start %s: %s", argv[optind],
-                     strerror(e));
+    close(pfd[0]);
+    close(pfd[1]);
+    return -e;
   }
-  if (child_pid == 0) {
+  if (pid == 0) {
+    close(pfd[0]);
+    /* The program must not outlive a killed recorder unnoticed. */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+      _exit(128 + SIGTERM);
     setenv("GPUPERF_RECORD_DIR", dir, 1);
     setenv("GPUPERF_RECORD_CONFIG", cfg_path, 1);
     cli_cuda_record_env(); /* CUDA programs: the driver loads the collector */
     cli_preload_opencl();  /* OpenCL programs are recorded too */
     cli_enable_vulkan_layer(); /* and Vulkan programs */
-    execvp(argv[optind], argv + optind);
+    execvp(argv[0], argv);
     int e = errno;
-    fprintf(stderr, "gpuperf: cannot run '%s': %s\n", argv[optind],
-            strerror(e));
+    ssize_t k = write(pfd[1], &e, sizeof(e));
+    (void)k;
     _exit(e == ENOENT ? 127 : 126);
+  }
+  close(pfd[1]);
+  int e = 0;
+  ssize_t k;
+  while ((k = read(pfd[0], &e, sizeof(e))) < 0 && errno == EINTR) {
+  }
+  close(pfd[0]);
+  *exec_errno = k == (ssize_t)sizeof(e) ? e : 0;
+  return pid;
+}
+
+/* Reaps what has ended among the processes reparented to us, and names
+ * those still running: what they do from now on is not recorded. */
+static unsigned name_leftovers(bool quiet) {
+  int st;
+  while (waitpid(-1, &st, WNOHANG) > 0) {
+  }
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return 0;
+  unsigned n = 0;
+  int pid;
+  while (fscanf(f, "%d", &pid) == 1) {
+    char comm[64] = "?";
+    snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+    FILE *c = fopen(path, "r");
+    if (c) {
+      if (fgets(comm, sizeof(comm), c))
+        comm[strcspn(comm, "\n")] = '\0';
+      fclose(c);
+    }
+    n++;
+    if (!quiet)
+      fprintf(stderr,
+              "gpuperf record: process %d (%s) was left running by the "
+              "program: its GPU work from now on is not recorded\n",
+              pid, comm);
+  }
+  fclose(f);
+  return n;
+}
+
+/* Records cmd into output; returns the exit status of gpuperf. */
+static int record_run(const char *config, char **names, size_t nnames,
+                      const char *output, bool quiet, char **cmd) {
+  /* Everything is checked before anything runs or is written. */
+  int status = cli_check_events(names, nnames, false);
+  if (status != CLI_OK)
+    return status;
+  size_t len = 0;
+  char *text = config_text(config, names, nnames, &len, &status);
+  if (!text)
+    return status;
+
+  char dir[4200];
+  snprintf(dir, sizeof(dir), "%s.parts-XXXXXX", output);
+  if (!mkdtemp(dir)) {
+    int e = errno;
+    free(text);
+    return cli_error(CLI_BAD_INPUT, "cannot create a folder next to %s: %s",
+                     output, strerror(e));
+  }
+  char cfg_path[4300];
+  snprintf(cfg_path, sizeof(cfg_path), "%s/config.pbtxt", dir);
+  int rc = write_file(cfg_path, text, len);
+  free(text);
+  if (rc != 0) {
+    rec_remove_parts(dir);
+    return cli_error(CLI_BAD_INPUT, "cannot write %s: %s", cfg_path,
+                     strerror(-rc));
+  }
+  rec_write_note(dir, output);
+  /* Processes the program leaves behind become ours, to be named. */
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+  int exec_errno = 0;
+  child_pid = spawn(cmd, dir, cfg_path, &exec_errno);
+  if (child_pid < 0 || exec_errno) {
+    int e = child_pid < 0 ? (int)-child_pid : exec_errno;
+    if (child_pid > 0)
+      while (waitpid(child_pid, NULL, 0) < 0 && errno == EINTR) {
+      }
+    rec_remove_parts(dir);
+    cli_error(CLI_BAD_INPUT,
+              "cannot run '%s': %s (nothing recorded; %s is "
+              "untouched)",
+              cmd[0], strerror(e), output);
+    return e == ENOENT ? 127 : 126;
   }
   /* ^C reaches the whole process group: let the program decide, and merge
    * after it ends. A TERM sent to us alone is passed on. */
@@ -335,48 +302,127 @@ int cmd_record(int argc, char **argv) {
   signal(SIGQUIT, SIG_IGN);
   signal(SIGTERM, forward_signal);
   signal(SIGHUP, forward_signal);
-  int status = 0;
-  while (waitpid(child_pid, &status, 0) < 0 && errno == EINTR) {
+  int wst = 0;
+  while (waitpid(child_pid, &wst, 0) < 0 && errno == EINTR) {
   }
   signal(SIGINT, SIG_DFL);
   signal(SIGQUIT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   signal(SIGHUP, SIG_DFL);
+  int code = WIFEXITED(wst) ? WEXITSTATUS(wst)
+                            : 128 + (WIFSIGNALED(wst) ? WTERMSIG(wst) : 0);
+  unsigned left = name_leftovers(quiet);
 
-  unsigned procs = 0;
-  uint64_t packets = 0, bytes = 0;
-  rc = merge(dir, out, quiet, &procs, &packets, &bytes);
-  if (close(out) != 0 && rc == 0)
-    rc = -errno;
-  int code = WIFEXITED(status)
-                 ? WEXITSTATUS(status)
-                 : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  rec_summary sum;
+  char err[9000] = "";
+  rc = rec_merge_into(dir, output, quiet, &sum, err, sizeof(err));
   if (rc != 0) {
-    cli_error(CLI_BAD_INPUT,
-              "cannot write %s: %s (the process traces are "
-              "left in %s)",
-              output, strerror(-rc), dir);
-    return code ? code : CLI_BAD_INPUT;
+    cli_error(CLI_BAD_INPUT, "%s", err);
+    return CLI_BAD_INPUT;
   }
-  unlink(cfg_path);
-  if (rmdir(dir) != 0 && !quiet)
-    fprintf(stderr,
-            "gpuperf record: %s is not empty (a process still "
-            "running?); left in place\n",
-            dir);
-  if (!quiet) {
+  bool removed = left == 0 && sum.failed == 0 ? rec_remove_parts(dir) : false;
+  if (!quiet && !sum.failed) {
     char b[32];
     fprintf(stderr,
             "gpuperf record: %u process%s recorded, %llu packets, %s written "
             "to %s\n",
-            procs, procs == 1 ? "" : "es", (unsigned long long)packets,
-            cli_fmt_bytes(b, sizeof(b), (double)bytes), output);
-    if (procs == 0)
+            sum.procs, sum.procs == 1 ? "" : "es",
+            (unsigned long long)sum.packets,
+            cli_fmt_bytes(b, sizeof(b), (double)sum.bytes), output);
+    if (sum.procs == 0 && sum.failed == 0 && sum.unclean == 0)
       fprintf(stderr,
               "gpuperf record: no process of '%s' did GPU work through "
               "gpuperf (the simulated GPUs, OpenCL, CUDA or Vulkan): "
               "nothing was recorded\n",
-              argv[optind]);
+              cmd[0]);
+    if (sum.unclean)
+      fprintf(stderr,
+              "gpuperf record: %u process%s (sequence %lu%s) ended without "
+              "finishing %s trace (killed by SIGKILL?): lost at process "
+              "death: %llu%s records\n",
+              sum.unclean, sum.unclean == 1 ? "" : "es", sum.first_unclean,
+              sum.unclean > 1 ? " and others" : "",
+              sum.unclean == 1 ? "its" : "their", (unsigned long long)sum.lost,
+              sum.lost_unknown ? " or more" : "");
+    if (!removed && sum.failed == 0)
+      fprintf(stderr, "gpuperf record: the process parts are left in %s\n",
+              dir);
+  }
+  if (sum.failed) {
+    cli_error(CLI_BAD_INPUT,
+              "%u process%s could not write %s part of the trace (%s): %s "
+              "is incomplete (%llu packets); the parts are kept in %s",
+              sum.failed, sum.failed == 1 ? "" : "es",
+              sum.failed == 1 ? "its" : "their",
+              sum.first_failed[0] ? sum.first_failed : "disk full?", output,
+              (unsigned long long)sum.packets, dir);
+    return CLI_BAD_INPUT;
   }
   return code;
+}
+
+/* See cli.h. */
+int cmd_record(int argc, char **argv) {
+  const char *config = NULL, *output = "gpuperf.pftrace", *recover = NULL;
+  char *names[MAX_EVENTS];
+  size_t nnames = 0;
+  bool quiet = false;
+  int status = CLI_OK;
+  static const struct option longopts[] = {
+      {"config", required_argument, 0, 'c'},
+      {"event", required_argument, 0, 'e'},
+      {"output", required_argument, 0, 'o'},
+      {"quiet", no_argument, 0, 'q'},
+      {"recover", required_argument, 0, 'R'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  int c;
+  bool have_o = false;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "+c:e:o:qh", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'c':
+      config = optarg;
+      break;
+    case 'e':
+      if ((status = cli_split_events(optarg, names, &nnames, MAX_EVENTS)))
+        goto out;
+      break;
+    case 'o':
+      if (!*optarg) {
+        status = cli_error(CLI_USAGE, "-o needs a file name");
+        goto out;
+      }
+      output = optarg;
+      have_o = true;
+      break;
+    case 'q':
+      quiet = true;
+      break;
+    case 'R':
+      recover = optarg;
+      break;
+    case 'h':
+      record_usage(stdout);
+      goto out;
+    default:
+      record_usage(stderr);
+      status = CLI_USAGE;
+      goto out;
+    }
+  }
+  if (recover) {
+    status = rec_recover(recover, have_o ? output : NULL, quiet);
+    goto out;
+  }
+  if (optind >= argc) {
+    record_usage(stderr);
+    status = cli_error(CLI_USAGE, "no command to record");
+    goto out;
+  }
+  status = record_run(config, names, nnames, output, quiet, argv + optind);
+out:
+  for (size_t i = 0; i < nnames; i++)
+    free(names[i]);
+  return status;
 }

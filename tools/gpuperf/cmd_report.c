@@ -503,6 +503,13 @@ static int report(gp_tp *tp, out *o, const char *trace, unsigned top) {
                      "ORDER BY ts DESC LIMIT 1",
                      dropped_row, &c)) ||
       (rc = each_row(tp,
+                     "SELECT 'gpuperf lost at process death', "
+                     "cast_int!(sum(value)), 'records processes killed by "
+                     "SIGKILL had not written yet' FROM counter WHERE "
+                     "track_id IN (SELECT id FROM counter_track WHERE name = "
+                     "'gpuperf lost at process death') HAVING count(*) > 0",
+                     dropped_row, &c)) ||
+      (rc = each_row(tp,
                      "SELECT name, value, description FROM stats WHERE value "
                      "> 0 AND severity IN ('data_loss', 'error') ORDER BY name",
                      dropped_row, &c)))

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_record.h"
 
 #define MAX_EVENTS 64
 #define MAX_ROWS 4096
@@ -62,88 +63,6 @@ static void stat_usage(FILE *out) {
           "  -o, --output FILE  write the totals to FILE instead of stderr\n"
           "      --period NS    sampling period of the totals (default "
           "1000000)\n");
-}
-
-/* ------------------------------------------------------------------ */
-/* Checking the counter names                                           */
-
-static bool has_glob(const char *s) {
-  return strpbrk(s, "*?[") != NULL;
-}
-
-/*
- * Each name must match a counter of some device, and what the names
- * select on each device must fit what it counts at once (checked by
- * creating, then destroying, a perfmon: its validation is the device's).
- */
-static int check_events(char **names, size_t n) {
-  uint32_t ndev = 0, host = 0;
-  int rc = gp_sim_device_count(&ndev);
-  if (rc != 0)
-    return cli_error(CLI_BAD_INPUT,
-                     "cannot start the simulated GPUs: %s "
-                     "(check GPUPERF_SIM_DEVICES and GPUPERF_SIM_TIME)",
-                     gp_strerror(rc));
-  gp_host_device_register(&host);
-  gp_device_count(&ndev);
-  for (size_t j = 0; j < n; j++) {
-    bool hit = false;
-    for (uint32_t d = 0; d < ndev && !hit; d++) {
-      uint32_t ids[GP_PERFMON_MAX_COUNTERS];
-      size_t cnt = 0;
-      const char *one[1] = {names[j]};
-      int r = gp_counter_select(d, one, 1, ids, GP_PERFMON_MAX_COUNTERS, &cnt);
-      hit = r == 0 || r == GP_ENOSPC;
-    }
-    if (!hit)
-      return cli_error(CLI_BAD_INPUT,
-                       "unknown counter '%s': no device has a counter %s "
-                       "(see 'gpuperf list')",
-                       names[j],
-                       has_glob(names[j]) ? "matching it" : "named so");
-  }
-  if (n == 0)
-    return CLI_OK;
-  for (uint32_t d = 0; d < ndev; d++) {
-    uint32_t ids[GP_PERFMON_MAX_COUNTERS], total = 0;
-    for (size_t j = 0; j < n; j++) {
-      uint32_t got[GP_PERFMON_MAX_COUNTERS];
-      size_t cnt = 0;
-      const char *one[1] = {names[j]};
-      if (gp_counter_select(d, one, 1, got, GP_PERFMON_MAX_COUNTERS, &cnt) !=
-          0) {
-        if (gp_counter_select(d, one, 1, got, 0, &cnt) == GP_ENOSPC)
-          return cli_error(CLI_BAD_INPUT,
-                           "'%s' selects more counters than device %u can "
-                           "count at once",
-                           names[j], d);
-        continue;
-      }
-      for (size_t k = 0; k < cnt; k++) {
-        bool dup = false;
-        for (uint32_t m = 0; m < total && !dup; m++)
-          dup = ids[m] == got[k];
-        if (!dup && total < GP_PERFMON_MAX_COUNTERS)
-          ids[total++] = got[k];
-      }
-    }
-    if (total == 0)
-      continue;
-    gp_perfmon *pm = NULL;
-    rc = gp_perfmon_create(d, ids, total, &pm);
-    gp_perfmon_destroy(pm);
-    gp_device_info di;
-    gp_device_get_info(d, &di);
-    if (rc == GP_ECAPACITY)
-      return cli_error(CLI_BAD_INPUT,
-                       "%u counters selected on device %u (%s): more than it "
-                       "can count at once (see the blocks in 'gpuperf list "
-                       "--device %u')",
-                       total, d, di.name, d);
-    /* A refused host CPU is reported by the program's own session. */
-    (void)host;
-  }
-  return CLI_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -402,7 +321,7 @@ static double now_s(void) {
  * status of gpuperf. */
 static int stat_run(char **names, size_t nnames, const char *output,
                     uint64_t period, char **cmd) {
-  int status = check_events(names, nnames);
+  int status = cli_check_events(names, nnames, true);
   if (status != CLI_OK)
     return status;
 
@@ -488,23 +407,10 @@ int cmd_stat(int argc, char **argv) {
   /* '+': options end at the first non-option (CMD's own options). */
   while ((c = getopt_long(argc, argv, "+e:o:h", longopts, NULL)) != -1) {
     switch (c) {
-    case 'e': {
-      const char *p = optarg;
-      while (*p) {
-        size_t len = strcspn(p, ",");
-        if (len && nnames == MAX_EVENTS) {
-          status =
-              cli_error(CLI_USAGE, "-e: at most %d counter names", MAX_EVENTS);
-          goto out;
-        }
-        if (len)
-          names[nnames++] = strndup(p, len);
-        p += len;
-        if (*p == ',')
-          p++;
-      }
+    case 'e':
+      if ((status = cli_split_events(optarg, names, &nnames, MAX_EVENTS)))
+        goto out;
       break;
-    }
     case 'o':
       output = optarg;
       break;

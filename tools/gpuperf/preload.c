@@ -33,24 +33,31 @@ static bool find_opencl(char *buf, size_t size) {
     if (access(buf, R_OK) == 0)
       return true;
   }
+  snprintf(buf, size, where[0], dir, base); /* where it should be */
   return false;
 }
 
 /* See cli.h. */
 void cli_preload_opencl(void) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   return; /* an instrumented library cannot be preloaded before its runtime */
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
   return;
 #endif
 #endif
   const char *off = getenv("GPUPERF_OPENCL");
   if (off && strcmp(off, "0") == 0)
     return;
-  char lib[4096];
-  if (!find_opencl(lib, sizeof(lib)))
+  char lib[4096] = "";
+  if (!find_opencl(lib, sizeof(lib))) {
+    /* Silence here would be an empty trace later. */
+    fprintf(stderr,
+            "gpuperf: warning: %s not found (build it with 'make', or name "
+            "it in GPUPERF_OPENCL_LIB): OpenCL calls will not be recorded\n",
+            lib[0] ? lib : "libgpuperf-opencl.so");
     return;
+  }
   const char *old = getenv("LD_PRELOAD");
   if (old && strstr(old, "libgpuperf-opencl.so"))
     return; /* already there */

@@ -37,6 +37,15 @@ int gp_drm_gpus(gp_drm_gpu *out, size_t cap, size_t *n) {
   return 0;
 }
 
+/* See gpuperf/drm.h. */
+int gp_drm_register_devices(void) {
+  const char *drm = getenv("GPUPERF_DRM");
+  if (drm && strcmp(drm, "0") == 0)
+    return 0;
+  int rc = gp__drm_devices_register();
+  return rc < 0 ? rc : 0;
+}
+
 static void convert(const gp__fdinfo *f, uint32_t pid, const char *comm,
                     gp_drm_client *c) {
   memset(c, 0, sizeof(*c));

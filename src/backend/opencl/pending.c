@@ -67,9 +67,13 @@ static void adaptive_init(pthread_mutex_t *m) {
   pthread_mutexattr_destroy(&attr);
 }
 
+static pthread_key_t own_key; /* its destructor frees own_free (below) */
+static void own_free_release(void *unused);
+
 static void shards_init(void) {
   for (int i = 0; i < SHARDS; i++)
     adaptive_init(&shards[i].lock);
+  pthread_key_create(&own_key, own_free_release);
 }
 
 static shard *shard_of(const gp__ocl_entry *e) {
@@ -104,7 +108,30 @@ static cl_int event_status(cl_event ev) {
  */
 static GP_TLS gp__ocl_entry *own_free;
 static GP_TLS unsigned own_free_n, own_next_shard;
+static GP_TLS bool own_registered; /* own_key set: freed at thread exit */
 #define OWN_FREE_MAX 64 /* kept by a thread before they go to the lists */
+
+/* A thread's own list dies with it: what it kept is freed (the stacks of
+ * the shards, reachable by every thread, are left for reuse). */
+static void own_free_release(void *unused) {
+  (void)unused;
+  gp__ocl_entry *e = own_free;
+  own_free = NULL;
+  own_free_n = 0;
+  while (e) {
+    gp__ocl_entry *next = e->next;
+    free(e);
+    e = next;
+  }
+}
+
+/* Arranges for own_free_release to run when this thread exits. */
+static void own_register(void) {
+  if (GP_UNLIKELY(!own_registered)) {
+    pthread_once(&shards_once, shards_init);
+    own_registered = pthread_setspecific(own_key, &own_registered) == 0;
+  }
+}
 
 /* See oclInt.h. */
 gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
@@ -117,6 +144,7 @@ gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
           atomic_exchange_explicit(&s->returned, NULL, memory_order_acquire);
   }
   if (e) {
+    own_register(); /* a whole stack may have come with it */
     own_free = e->next;
     if (own_free_n)
       own_free_n--;
@@ -125,6 +153,7 @@ gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
   }
   e->waits = e->inline_waits;
   if (num_waits > GP_OCL_INLINE_WAITS && !(e->waits = malloc(8u * num_waits))) {
+    own_register();
     e->next = own_free;
     own_free = e;
     return NULL;
@@ -146,6 +175,7 @@ static void entry_put(gp__ocl_entry *e) {
   if (own_free_n < OWN_FREE_MAX) {
     /* Freed where it will be made again (commands read on the program's
      * thread), or at most a few kept by a driver thread. */
+    own_register();
     e->next = own_free;
     own_free = e;
     own_free_n++;

@@ -1,0 +1,569 @@
+/*
+ * test_record_safety.c - `gpuperf record` loses and destroys nothing: real
+ * programs (tests/programs/sim_app and the OpenCL sample on PoCL) recorded
+ * while they die by SIGKILL, SIGSEGV, abort() and _exit(), fork children
+ * that _exit(), or leave detached processes behind; an output that exists
+ * kept when the program cannot start; a full disk; the recorder itself
+ * killed, then --recover; counter lists past the limit.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpuperf/gpuperf.h"
+#include "gpuperf/tp.h"
+#include "harness.h"
+#include "perfetto/proto.h"
+#include "unit/writer_util.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char *cli(void) {
+  const char *c = getenv("GPUPERF_CLI");
+  if (!c || !*c)
+    SKIP("GPUPERF_CLI is not set (run through `make test`)");
+  return c;
+}
+
+static void sleep_ms(unsigned ms) {
+  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* The file's text (NUL-terminated, malloc'ed; "" if it is missing). */
+static char *text_of(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return strdup("");
+  size_t cap = 1 << 16, n = 0;
+  char *s = malloc(cap + 1);
+  size_t k;
+  while ((k = fread(s + n, 1, cap - n, f)) > 0) {
+    n += k;
+    if (n == cap)
+      s = realloc(s, (cap *= 2) + 1);
+  }
+  fclose(f);
+  s[n] = '\0';
+  return s;
+}
+
+/* The first column of the first row of sql on the trace at path. */
+static int64_t q_trace(const char *path, const char *sql) {
+  gp_tp *tp = NULL;
+  gp_tp_error e;
+  if (gp_tp_open(path, NULL, &tp, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", path, e.message);
+  gp_tp_rows *rows = NULL;
+  if (gp_tp_query(tp, sql, &rows, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", sql, e.message);
+  int64_t v = -1;
+  if (gp_tp_rows_next(rows, &e) == 1)
+    v = gp_tp_rows_int(rows, 0);
+  gp_tp_rows_destroy(rows);
+  gp_tp_close(tp);
+  return v;
+}
+
+#define LOST_SQL                                                               \
+  "SELECT coalesce(sum(value), -1) FROM counter WHERE track_id IN (SELECT "    \
+  "id FROM counter_track WHERE name = 'gpuperf lost at process death')"
+
+/* Entries of dir whose name contains part. */
+static int entries_with(const char *dir, const char *part) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    n += strstr(e->d_name, part) != NULL;
+  if (d)
+    closedir(d);
+  return n;
+}
+
+static int expected_status(const char *how) {
+  if (!strcmp(how, "kill"))
+    return 128 + SIGKILL;
+  if (!strcmp(how, "segv"))
+    return 128 + SIGSEGV;
+  if (!strcmp(how, "abort"))
+    return 128 + SIGABRT;
+  return 0;
+}
+
+static const char *const deaths[] = {"kill", "segv", "abort", "_exit"};
+
+/* In a sanitizer build, the sanitizer's own SIGSEGV handler (which exits
+ * with status 1 after its report) takes the fault, not ours, and record
+ * preloads nothing (an instrumented library needs its runtime first). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+/* Every step's 5 GPU events (2 kernels, 2 copies, a fill) are in the trace,
+ * however the program ended 10 ms after its last step. */
+TEST(record_sim_program_deaths_lose_nothing) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  for (size_t i = 0; i < NELEM(deaths); i++) {
+    char out[1024], err[1024], cmd[4096];
+    if (SANITIZED && !strcmp(deaths[i], "segv"))
+      continue;
+    snprintf(out, sizeof(out), "%s/%s.pftrace", gp_test_tmpdir(), deaths[i]);
+    snprintf(err, sizeof(err), "%s/%s.err", gp_test_tmpdir(), deaths[i]);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' record -o '%s' -- '%s' --steps 20 --die %s 2>'%s'", cli(),
+             out, app, deaths[i], err);
+    int rc = wt_system(cmd);
+    char *msg = text_of(err);
+    if (rc != expected_status(deaths[i]))
+      gp_test_fail(__FILE__, __LINE__, "--die %s: status %d\n%s", deaths[i], rc,
+                   msg);
+    wt_trace t;
+    wt_load(&t, out);
+    ASSERT_EQ(t.valid, t.size);
+    wt_check_sequences(&t);
+    size_t events = wt_count_packets(&t, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT);
+    wt_free(&t);
+    /* Only SIGKILL goes unseen by the process; record says so, and the
+     * trace says how many records it lost. The process flushes every
+     * 5 ms and died 10 ms after its last step, so that is a few records
+     * (the collector's last overhead record) unless the machine is so
+     * loaded that the last flush came late: then what is missing is in
+     * the count. */
+    bool killed = !strcmp(deaths[i], "kill");
+    ASSERT_EQ(strstr(msg, "ended without finishing") != NULL, killed);
+    ASSERT_EQ(strstr(msg, "lost at process death: ") != NULL, killed);
+    int64_t lost = q_trace(out, LOST_SQL);
+    if (killed && events < 100) {
+      ASSERT_GE(lost, (int64_t)(100 - events));
+      fprintf(stderr,
+              "note: --die kill: %zu GPU events missing, %lld "
+              "records counted lost (a late flush)\n",
+              100 - events, (long long)lost);
+    } else if (killed) {
+      ASSERT_GE(lost, 0);
+      ASSERT_LE(lost, 20);
+    } else {
+      ASSERT_EQ(lost, -1); /* nothing lost, no such track */
+    }
+    if (!killed && events != 100)
+      gp_test_fail(__FILE__, __LINE__, "--die %s: %zu GPU events, want 100",
+                   deaths[i], events);
+    ASSERT(strstr(msg, "1 process recorded"));
+    free(msg);
+  }
+  ASSERT_EQ(entries_with(gp_test_tmpdir(), ".parts-"), 0);
+}
+
+/* SIGKILL before anything was flushed (a config with a long flush
+ * period): nothing of the process is in the trace, and the trace and the
+ * report say how many records that was. */
+TEST(record_sigkill_counts_what_it_lost) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  const char *cfg = strdup(gp_test_path(0, "slow.pbtxt"));
+  const char *out = strdup(gp_test_path(1, "lost.pftrace"));
+  const char *err = strdup(gp_test_path(2, "stderr"));
+  FILE *f = fopen(cfg, "w");
+  fprintf(f, "flush_period_ms: 60000\n"
+             "data_sources { config { name: \"gpu.renderstages\" } }\n");
+  fclose(f);
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -c '%s' -o '%s' -- '%s' --steps 20 --die kill "
+           "2>'%s'",
+           cli(), cfg, out, app, err);
+  ASSERT_EQ(wt_system(cmd), 128 + SIGKILL);
+  ASSERT_EQ(q_trace(out, "SELECT count(*) FROM gpu_slice"), 0);
+  /* 20 steps: 100 GPU events, 20 x 10 API calls, 40 range marks, ... */
+  int64_t lost = q_trace(out, LOST_SQL);
+  ASSERT_GE(lost, 100 + 200 + 40);
+  char *msg = text_of(err);
+  char want[96];
+  snprintf(want, sizeof(want), "lost at process death: %lld records",
+           (long long)lost);
+  ASSERT(strstr(msg, want));
+  ASSERT(!strstr(msg, "nothing was recorded"));
+  free(msg);
+  snprintf(cmd, sizeof(cmd), "'%s' report '%s' >'%s'", cli(), out, err);
+  ASSERT_EQ(wt_system(cmd), 0);
+  msg = text_of(err);
+  snprintf(want, sizeof(want), " %lld  records processes killed by SIGKILL",
+           (long long)lost);
+  ASSERT(strstr(msg, want));
+  free(msg);
+}
+
+/* A child forked after recording started counts into a page of its own:
+ * its SIGKILL is counted against it, the parent loses nothing. */
+TEST(record_late_forked_child_counts_its_own_loss) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  const char *cfg = strdup(gp_test_path(0, "slow.pbtxt"));
+  const char *out = strdup(gp_test_path(1, "late.pftrace"));
+  FILE *f = fopen(cfg, "w");
+  fprintf(f, "flush_period_ms: 60000\n"
+             "data_sources { config { name: \"gpu.renderstages\" } }\n");
+  fclose(f);
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -q -c '%s' -o '%s' -- '%s' --steps 20 --late-fork "
+           "--child-die kill 2>/dev/null",
+           cli(), cfg, out, app);
+  ASSERT_EQ(wt_system(cmd), 5); /* sim_app: a child did not exit 0 */
+  /* The parent: 1 + 20 steps, all there. The child: none of its 20. */
+  ASSERT_EQ(q_trace(out, "SELECT count(*) FROM gpu_slice"), 21 * 5);
+  ASSERT_EQ(q_trace(out, "SELECT count(*) FROM counter_track WHERE name = "
+                         "'gpuperf lost at process death'"),
+            1);
+  ASSERT_GE(q_trace(out, LOST_SQL), 20 * 5 + 20 * 10);
+}
+
+/* The OpenCL sample, preloaded: the trace holds every command it counted. */
+static void check_opencl_death(const char *how, const char *child_how) {
+  if (SANITIZED)
+    SKIP("gpuperf record preloads nothing in a sanitizer build");
+  char sample[1024], out[1024], err[1024], so[1024], cmd[8192];
+  snprintf(sample, sizeof(sample), "%s", wt_build_path("tests/opencl-sample"));
+  snprintf(out, sizeof(out), "%s/ocl-%s.pftrace", gp_test_tmpdir(), how);
+  snprintf(err, sizeof(err), "%s/ocl-%s.err", gp_test_tmpdir(), how);
+  snprintf(so, sizeof(so), "%s/ocl-%s.out", gp_test_tmpdir(), how);
+  snprintf(cmd, sizeof(cmd),
+           "POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=2 "
+           "'%s' record -o '%s' -- '%s' -n 2 %s %s --die %s >'%s' 2>'%s'",
+           cli(), out, sample, child_how ? "--fork --child-die" : "",
+           child_how ? child_how : "", how, so, err);
+  int rc = wt_system(cmd);
+  if (rc == 77)
+    SKIP("no OpenCL device");
+  char *msg = text_of(err), *printed = text_of(so);
+  if (rc != expected_status(how))
+    gp_test_fail(__FILE__, __LINE__, "--die %s: status %d\n%s", how, rc, msg);
+  uint64_t commands = 0;
+  for (const char *l = printed; (l = strstr(l, " count commands=")); l++)
+    commands += strtoull(l + strlen(" count commands="), NULL, 10);
+  ASSERT_GT(commands, 0);
+  gp_tp *tp = NULL;
+  gp_tp_error e;
+  if (gp_tp_open(out, NULL, &tp, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", out, e.message);
+  gp_tp_rows *rows = NULL;
+  ASSERT_OK(gp_tp_query(tp, "SELECT count(*) FROM gpu_slice", &rows, &e));
+  ASSERT_EQ(gp_tp_rows_next(rows, &e), 1);
+  int64_t slices = gp_tp_rows_int(rows, 0);
+  gp_tp_rows_destroy(rows);
+  gp_tp_close(tp);
+  /* SIGKILL: the trace says how many records were lost (a few at most). */
+  int64_t lost = q_trace(out, LOST_SQL);
+  bool killed = !strcmp(how, "kill");
+  if (killed && (uint64_t)slices < commands) {
+    /* A late last flush on a loaded machine: what is missing is counted. */
+    ASSERT_GE(lost, (int64_t)(commands - (uint64_t)slices));
+    slices = (int64_t)commands;
+  } else if (killed) {
+    ASSERT(lost >= 0 && lost <= 20);
+  } else {
+    ASSERT_EQ(lost, -1);
+  }
+  if ((uint64_t)slices != commands)
+    gp_test_fail(__FILE__, __LINE__,
+                 "--die %s: %lld GPU slices in the trace, the sample made "
+                 "%llu commands\n%s",
+                 how, (long long)slices, (unsigned long long)commands, msg);
+  free(msg);
+  free(printed);
+}
+
+TEST(record_opencl_program_deaths_lose_nothing) {
+  for (size_t i = 0; i < NELEM(deaths); i++)
+    check_opencl_death(deaths[i], NULL);
+}
+
+/* Forked children that _exit(): the simulated GPUs and OpenCL. */
+TEST(record_forked_children_that_exit_are_whole) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  const char *out = strdup(gp_test_path(0, "fork.pftrace"));
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -q -o '%s' -- '%s' --steps 10 --fork 2 "
+           "--child-die _exit",
+           cli(), out, app);
+  ASSERT_EQ(wt_system(cmd), 0);
+  wt_trace t;
+  wt_load(&t, out);
+  wt_check_sequences(&t);
+  ASSERT_EQ(wt_count_packets(&t, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT),
+            3 * 10 * 5);
+  wt_free(&t);
+  check_opencl_death("exit", "_exit");
+}
+
+/* A process the program leaves running is named, and says nothing later
+ * about a recording that is over. */
+TEST(record_names_detached_processes) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  const char *out = strdup(gp_test_path(0, "detach.pftrace"));
+  const char *err = strdup(gp_test_path(1, "stderr"));
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -o '%s' -- '%s' --steps 3 --detach-ms 400 2>'%s'",
+           cli(), out, app, err);
+  ASSERT_EQ(wt_system(cmd), 0);
+  sleep_ms(900); /* the detached process has done its work by now */
+  char *msg = text_of(err);
+  ASSERT(strstr(msg, "was left running by the program: its GPU work from "
+                     "now on is not recorded"));
+  ASSERT(!strstr(msg, "cannot read"));
+  free(msg);
+  wt_trace t;
+  wt_load(&t, out);
+  ASSERT_EQ(wt_count_packets(&t, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT), 15);
+  wt_free(&t);
+}
+
+/* An output that exists is never destroyed: kept as it was when the
+ * program cannot start, kept as FILE.old when a new trace replaces it. */
+TEST(record_keeps_an_existing_output) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  const char *out = strdup(gp_test_path(0, "keep.pftrace"));
+  FILE *f = fopen(out, "w");
+  fputs("precious", f);
+  fclose(f);
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -o '%s' -- /nonexistent/prog 2>/dev/null", cli(), out);
+  ASSERT_EQ(wt_system(cmd), 127);
+  char *s = text_of(out);
+  ASSERT_STR_EQ(s, "precious");
+  free(s);
+  ASSERT_EQ(entries_with(gp_test_tmpdir(), ".parts-"), 0);
+  /* A folder that cannot be written: a clear error, exit 2. */
+  snprintf(cmd, sizeof(cmd), "'%s' record -o '%s/x.pftrace' -- '%s' 2>'%s.err'",
+           cli(), out, app, out);
+  ASSERT_EQ(wt_system(cmd), 2);
+  char errp[1100];
+  snprintf(errp, sizeof(errp), "%s.err", out);
+  s = text_of(errp);
+  ASSERT(strstr(s, "cannot create a folder next to"));
+  free(s);
+  /* A new trace: the old file becomes keep.pftrace.old. */
+  snprintf(cmd, sizeof(cmd), "'%s' record -q -o '%s' -- '%s' --steps 2", cli(),
+           out, app);
+  ASSERT_EQ(wt_system(cmd), 0);
+  char old[1100];
+  snprintf(old, sizeof(old), "%s.old", out);
+  s = text_of(old);
+  ASSERT_STR_EQ(s, "precious");
+  free(s);
+  wt_trace t;
+  wt_load(&t, out);
+  ASSERT_EQ(wt_count_packets(&t, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT), 10);
+  wt_free(&t);
+}
+
+/* A 200 KiB file system: exit 2, one line naming the file, and what was
+ * written is a readable trace. */
+TEST(record_full_disk_is_an_error) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  char mnt[1024];
+  snprintf(mnt, sizeof(mnt), "%s/small", gp_test_tmpdir());
+  ASSERT_EQ(mkdir(mnt, 0755), 0);
+  if (mount("gpuperf-test", mnt, "tmpfs", 0, "size=200k") != 0)
+    SKIP("cannot mount a small tmpfs (%s): needs root", strerror(errno));
+  char out[1100], err[1100], cmd[4096];
+  snprintf(out, sizeof(out), "%s/full.pftrace", mnt);
+  snprintf(err, sizeof(err), "%s/stderr", gp_test_tmpdir());
+  snprintf(cmd, sizeof(cmd), "'%s' record -o '%s' -- '%s' --steps 600 2>'%s'",
+           cli(), out, app, err);
+  int rc = wt_system(cmd);
+  char *msg = text_of(err);
+  wt_trace t;
+  memset(&t, 0, sizeof(t));
+  bool have = access(out, R_OK) == 0;
+  if (have)
+    wt_load(&t, out);
+  umount2(mnt, MNT_DETACH);
+  if (rc != 2)
+    gp_test_fail(__FILE__, __LINE__, "status %d, want 2\n%s", rc, msg);
+  ASSERT(strcasestr(msg, "no space left"));
+  ASSERT(strstr(msg, "full.pftrace"));
+  ASSERT(!strstr(msg, "written to"));
+  if (have) {
+    ASSERT_EQ(t.valid, t.size); /* whole packets only */
+    wt_free(&t);
+  }
+  free(msg);
+}
+
+/* The recorder SIGKILLed: the program is told (SIGTERM, on which it
+ * finishes its part), and --recover makes the trace from the parts. */
+TEST(record_killed_recorder_can_be_recovered) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  const char *out = strdup(gp_test_path(0, "killed.pftrace"));
+  const char *pidfile = strdup(gp_test_path(1, "pid"));
+  fflush(NULL);
+  pid_t rec = fork();
+  ASSERT(rec >= 0);
+  if (rec == 0) {
+    execl(cli(), "gpuperf", "record", "-q", "-o", out, "--", app, "--forever",
+          "--sleep-ms", "2", "--pidfile", pidfile, (char *)NULL);
+    _exit(127);
+  }
+  int app_pid = 0;
+  for (int i = 0; i < 500 && app_pid == 0; i++) {
+    FILE *f = fopen(pidfile, "r");
+    if (f) {
+      if (fscanf(f, "%d", &app_pid) != 1)
+        app_pid = 0;
+      fclose(f);
+    }
+    if (!app_pid)
+      sleep_ms(10);
+  }
+  ASSERT_GT(app_pid, 0);
+  sleep_ms(300);
+  ASSERT_EQ(kill(rec, SIGKILL), 0);
+  int st;
+  ASSERT_EQ(waitpid(rec, &st, 0), rec);
+  /* The program ends too (it is not our child: watch its /proc entry). */
+  char proc[64], state[256] = "";
+  snprintf(proc, sizeof(proc), "/proc/%d/stat", app_pid);
+  for (int i = 0; i < 300; i++) {
+    FILE *f = fopen(proc, "r");
+    if (!f)
+      break;
+    bool gone = fgets(state, sizeof(state), f) && strstr(state, ") Z");
+    fclose(f);
+    if (gone)
+      break;
+    sleep_ms(10);
+  }
+  ASSERT(access(proc, F_OK) != 0 || strstr(state, ") Z"));
+  ASSERT_NE(access(out, F_OK), 0); /* nothing half-made under the name */
+  /* The parts folder, with a note saying what to do. */
+  char dir[1100] = "", cmd[4096];
+  DIR *d = opendir(gp_test_tmpdir());
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    if (strstr(e->d_name, "killed.pftrace.parts-"))
+      snprintf(dir, sizeof(dir), "%s/%s", gp_test_tmpdir(), e->d_name);
+  closedir(d);
+  ASSERT(dir[0]);
+  char note[1200];
+  snprintf(note, sizeof(note), "%s/RECOVER", dir);
+  char *s = text_of(note);
+  ASSERT(strstr(s, "gpuperf record --recover"));
+  free(s);
+  snprintf(cmd, sizeof(cmd), "'%s' record --recover '%s' 2>/dev/null", cli(),
+           dir);
+  ASSERT_EQ(wt_system(cmd), 0);
+  wt_trace t;
+  wt_load(&t, out);
+  ASSERT_EQ(t.valid, t.size);
+  wt_check_sequences(&t);
+  ASSERT_GT(wt_count_packets(&t, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT), 50);
+  wt_free(&t);
+  ASSERT_NE(access(dir, F_OK), 0);
+  /* Nothing to recover: a clear error. */
+  ASSERT_EQ(wt_system(cmd), 2);
+}
+
+/* 65 and 1000 counters, in a config and in -e: a clear error (exit 2),
+ * nothing run; 64 work. The library refuses them too. A host CPU counter
+ * (which record does not trace) is refused rather than ignored. */
+TEST(record_counter_lists_are_bounded) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  const char *cfg = strdup(gp_test_path(0, "many.pbtxt"));
+  const char *out = strdup(gp_test_path(1, "many.pftrace"));
+  const char *err = strdup(gp_test_path(2, "stderr"));
+  static const unsigned counts[] = {64, 65, 1000};
+  for (size_t i = 0; i < NELEM(counts); i++) {
+    FILE *f = fopen(cfg, "w");
+    fprintf(f, "data_sources { config { name: \"gpu.counters\"\n"
+               "  gpu_counter_config {\n");
+    for (unsigned k = 0; k < counts[i]; k++)
+      fprintf(f, "    counter_names: \"%s\"\n",
+              k % 2 ? "Utilization" : "gpu__time_duration.sum");
+    fprintf(f, "  } } }\n");
+    fclose(f);
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd), "'%s' record -q -c '%s' -o '%s' -- '%s' 2>'%s'",
+             cli(), cfg, out, app, err);
+    int rc = wt_system(cmd);
+    char *msg = text_of(err);
+    if (counts[i] <= GP_TRACE_CONFIG_MAX_COUNTERS) {
+      ASSERT_EQ(rc, 0);
+    } else {
+      ASSERT_EQ(rc, 2);
+      ASSERT(strstr(msg, "counter_names: more than 64 in one data source"));
+    }
+    free(msg);
+    /* The same names with -e. */
+    size_t len = (size_t)counts[i] * 24 + 1;
+    char *names = malloc(len), *p = names;
+    for (unsigned k = 0; k < counts[i]; k++)
+      p += sprintf(p, "%s%s", k ? "," : "",
+                   k % 2 ? "Utilization" : "gpu__time_duration.sum");
+    char *ecmd = malloc(len + 2048);
+    snprintf(ecmd, len + 2048, "'%s' record -q -e '%s' -o '%s' -- '%s' 2>'%s'",
+             cli(), names, out, app, err);
+    rc = wt_system(ecmd);
+    msg = text_of(err);
+    if (counts[i] <= GP_TRACE_CONFIG_MAX_COUNTERS) {
+      ASSERT_EQ(rc, 0);
+    } else {
+      ASSERT_EQ(rc, 2);
+      ASSERT(strstr(msg, "-e: more than 64 counter names"));
+    }
+    free(msg);
+    /* The library's own limit. */
+    gp_trace_config *c = NULL;
+    ASSERT_OK(gp_trace_config_default(&c));
+    int arc = gp_trace_config_add_counters(c, names);
+    ASSERT_EQ(arc, counts[i] <= GP_TRACE_CONFIG_MAX_COUNTERS ? 0 : GP_ERANGE);
+    gp_trace_config_destroy(c);
+    free(names);
+    free(ecmd);
+  }
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd), "'%s' record -e task-clock -o '%s' -- '%s' 2>'%s'",
+           cli(), out, app, err);
+  ASSERT_EQ(wt_system(cmd), 2);
+  char *msg = text_of(err);
+  ASSERT(strstr(msg, "'task-clock' is a counter of the host CPU"));
+  free(msg);
+}
+
+/* `gpuperf stat` of a program that crashes, aborts or _exit()s still
+ * prints its counts, and exits with the program's status. */
+TEST(stat_of_a_dying_program_prints_its_counts) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  const char *err = strdup(gp_test_path(0, "stderr"));
+  for (size_t i = 0; i < NELEM(deaths); i++) {
+    if (!strcmp(deaths[i], "kill") || (SANITIZED && !strcmp(deaths[i], "segv")))
+      continue; /* SIGKILL: nothing in the process can count */
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd), "'%s' stat -- '%s' --steps 5 --die %s 2>'%s'",
+             cli(), app, deaths[i], err);
+    int rc = wt_system(cmd);
+    char *msg = text_of(err);
+    if (rc != expected_status(deaths[i]) ||
+        !strstr(msg, "kernel consume(float const*, int): 5 launches"))
+      gp_test_fail(__FILE__, __LINE__, "--die %s: status %d\n%s", deaths[i], rc,
+                   msg);
+    free(msg);
+  }
+}
