@@ -8,5 +8,6 @@
 #include "lists/counters.h"
 #include "lists/writer.h"
 #include "lists/tp.h"
+#include "lists/tp_hostile.h"
 #include "lists/opencl.h"
 #include "lists/cuda.h"

@@ -135,7 +135,11 @@ typedef struct gp__tp_stack {
   GP_TP_VEC(gp__tp_open) s;
 } gp__tp_stack;
 
-/* A render-stage track-compression set: tracks sharing dimensions. */
+/* A render-stage track-compression set: tracks sharing dimensions, in
+ * creation order. A stage goes to the first track free at its start;
+ * since stages arrive in time order, a freed track stays free, so two
+ * heaps find that track in O(log n): busy tracks by end, free ones by
+ * index (render_tracks.c). */
 typedef struct gp__tp_cset {
   uint32_t dims; /* the dimension arg set they share */
   GP_TP_VEC(struct gp__tp_cset_track {
@@ -143,6 +147,13 @@ typedef struct gp__tp_cset {
     int64_t end;
   })
   t;
+  GP_TP_VEC(struct gp__tp_cset_busy {
+    int64_t end;
+    uint32_t idx; /* in t */
+  })
+  busy;                      /* min-heap by (end, idx) */
+  GP_TP_VEC(uint32_t) freed; /* min-heap of indexes in t */
+  int64_t last_ts;           /* latest start seen */
 } gp__tp_cset;
 
 /* A list of slice ids. */
@@ -478,6 +489,17 @@ int gp__tp_track_intern(gp__tp_importer *imp, const gp__tp_track_spec *spec,
 /* Creates a track unconditionally (its dims set may equal another's). */
 int gp__tp_track_new(gp__tp_importer *imp, const gp__tp_track_spec *spec,
                      uint32_t dims_set, uint32_t *out);
+
+/*
+ * The track of compression set ci (imp->csets) for a render stage
+ * [ts, ts + dur): the first of the set's tracks free at ts, or a new one
+ * made from spec. Stages must come in ts order (an earlier one is placed
+ * correctly but costs a scan). Returns 0 or fails the import (GP_ENOMEM).
+ * render_tracks.c.
+ */
+int gp__tp_stage_track(gp__tp_importer *imp, uint32_t ci,
+                       const gp__tp_track_spec *spec, int64_t ts, int64_t dur,
+                       uint32_t *out);
 
 /* Process of pid on machine (created on demand) -> upid. */
 int gp__tp_process_get(gp__tp_importer *imp, uint32_t machine, int64_t pid,

@@ -456,7 +456,7 @@ int gp__tp_db_seal(gp__tp_db *db) {
     int64_t ts = db->s_ts.v[i], dur = db->s_dur.v[i];
     if (ts < start)
       start = ts;
-    int64_t e = ts + (dur > 0 ? dur : 0);
+    int64_t e = gp__tp_sadd(ts, dur > 0 ? dur : 0);
     if (e > end)
       end = e;
   }

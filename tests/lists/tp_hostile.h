@@ -1,0 +1,8 @@
+/* lists/tp_hostile.h - the trace processor on hostile input: linear on
+ * shapes that make a careless importer quadratic, exact on overflow. */
+GP_TEST_ENTRY(tp_hostile_overlapping_stages_linear, 120)
+GP_TEST_ENTRY(tp_hostile_descending_clocks_linear, 120)
+GP_TEST_ENTRY(tp_hostile_clock_snapshots_any_order, 20)
+GP_TEST_ENTRY(tp_hostile_trace_config_sources_linear, 120)
+GP_TEST_ENTRY(tp_hostile_report_many_gpus_linear, 120)
+GP_TEST_ENTRY(tp_overflow_stage_end_saturates, 20)
