@@ -571,6 +571,8 @@ int cmd_report(int argc, char **argv) {
   if (gp_tp_open(trace, &opts, &tp, &err) != 0)
     return cli_error(err.code == GP_EINVAL ? CLI_USAGE : CLI_BAD_INPUT, "%s",
                      err.message);
+  if (gp_tp_warning(tp))
+    fprintf(stderr, "gpuperf: warning: %s\n", gp_tp_warning(tp));
   out o = {stdout, false};
   int rc = report(tp, &o, trace, (unsigned)top);
   if (!rc && html) {
