@@ -123,7 +123,12 @@ typedef struct gp__tp_desc {
   uint32_t track;        /* created lazily, NONE */
   double counter_last;   /* incremental counters */
   uint32_t machine;
+  uint8_t merge;      /* sibling_merge_behavior: GP_TP_MERGE_* */
+  uint32_t merge_key; /* string, for GP_TP_MERGE_BY_KEY */
 } gp__tp_desc;
+
+/* How a child track merges with its siblings (Perfetto's reservation). */
+enum { GP_TP_MERGE_BY_NAME = 0, GP_TP_MERGE_NONE = 1, GP_TP_MERGE_BY_KEY = 2 };
 
 /* An open slice on a track's stack. */
 typedef struct gp__tp_open {

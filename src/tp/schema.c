@@ -84,11 +84,14 @@ static const struct {
      "android_appid, android_user_id, cmdline, arg_set_id, machine_id "
      "FROM __intrinsic_process"},
     {"thread", "SELECT id, id AS utid, tid, name, start_ts, end_ts, upid, "
-               "is_main_thread, machine_id FROM __intrinsic_thread"},
+               "is_main_thread, is_idle, machine_id, arg_set_id "
+               "FROM __intrinsic_thread"},
     {"stats",
      "SELECT id, name, NULL AS key, idx, severity, source, value, "
      "description, 0 AS machine_id, 0 AS trace_id FROM __intrinsic_stats"},
-    {"machine", "SELECT * FROM __intrinsic_machine"},
+    /* label_index: 1, 2, ... for the machines other than the host. */
+    {"machine", "SELECT *, iif(raw_id = 0, 0, sum(iif(raw_id = 0, 0, 1)) "
+                "OVER (ORDER BY id)) AS label_index FROM __intrinsic_machine"},
     {"vulkan_memory_allocations",
      "SELECT * FROM __intrinsic_vulkan_memory_allocations"},
     {"counters", "SELECT v.*, t.name, t.unit FROM counter AS v "

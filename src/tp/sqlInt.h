@@ -22,7 +22,7 @@
 #include "tp/store.h"
 
 /* Bump when the tables of a saved database change meaning. */
-#define GP_TP_DB_FORMAT 1
+#define GP_TP_DB_FORMAT 2
 
 /* ------------------------------------------------------------------ */
 /* Table catalogue (tables.c)                                            */

@@ -156,7 +156,8 @@ int gp__tp_thread_update(gp__tp_importer *imp, uint32_t machine, int64_t tid,
     return 0;
   }
   /* New thread, or a reused tid now in another process. */
-  gp__tp_thread th = {tid, GP_TP_NONE, upid, INT64_MIN, INT64_MIN, machine};
+  gp__tp_thread th = {tid,       GP_TP_NONE, upid, INT64_MIN,
+                      INT64_MIN, machine,    false};
   if (!gp__tp_vec_push(&db->threads, th))
     return nomem(imp);
   t = (uint32_t)db->threads.n - 1;

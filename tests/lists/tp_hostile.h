@@ -13,3 +13,8 @@ GP_TEST_ENTRY(tp_db_damaged_file_rebuilt_with_warning, 30)
 GP_TEST_ENTRY(tp_db_damaged_table_rebuilt_by_query, 30)
 GP_TEST_ENTRY(tp_cli_json_is_valid_utf8, 30)
 GP_TEST_ENTRY(tp_cli_terminal_output_escaped, 30)
+
+/* our tables against Perfetto v58.2's (test_parity.c) */
+GP_TEST_ENTRY(tp_parity_demo_tables, 60)
+GP_TEST_ENTRY(tp_parity_track_descriptor_rules, 20)
+GP_TEST_ENTRY(tp_parity_live_with_perfetto, 300)
