@@ -413,9 +413,9 @@ static void others(void) {
  * (ts = 2^62 with dur = 2^63 - 1), clocks in descending time, stages
  * that all overlap, huge iids and uuids. */
 static void extremes(void) {
-  static const uint64_t big[] = {1ull << 62,      (uint64_t)INT64_MAX,
-                                 1ull << 63,      UINT64_MAX,
-                                 UINT64_MAX - 1,  (uint64_t)INT64_MAX - 1};
+  static const uint64_t big[] = {1ull << 62,     (uint64_t)INT64_MAX,
+                                 1ull << 63,     UINT64_MAX,
+                                 UINT64_MAX - 1, (uint64_t)INT64_MAX - 1};
   size_t nb = sizeof(big) / sizeof(big[0]);
   for (size_t i = 0; i < nb; i++) {
     packet(big[i], 1, i == 0 ? 1 : 0);
