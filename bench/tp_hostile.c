@@ -5,7 +5,7 @@
  *
  *   build/bench/tp_hostile [--mb N] [--limit S] [--cli PATH] [CASE...]
  *
- * Cases: overlap, compressed, clocks, clocks64, gpus (import), report
+ * Cases: overlap, compressed, clocks, clocks64, zigzag, gpus (import), report
  * (`gpuperf report` on the gpus trace), tconfig (gp_trace_config_parse).
  * Each runs in a child process killed after --limit seconds (default 60),
  * so a quadratic case prints "> S s" instead of running for minutes.
@@ -44,13 +44,10 @@ static void gen_compressed(gp__pb_writer *w, size_t bytes) {
 }
 
 static const bcase cases[] = {
-    {"overlap", hostile_overlap},
-    {"compressed", gen_compressed},
-    {"clocks", hostile_clocks},
-    {"clocks64", hostile_clocks64},
-    {"gpus", hostile_gpus},
-    {"report", hostile_gpus},
-    {"tconfig", NULL},
+    {"overlap", hostile_overlap}, {"compressed", gen_compressed},
+    {"clocks", hostile_clocks},   {"clocks64", hostile_clocks64},
+    {"zigzag", hostile_zigzag},   {"gpus", hostile_gpus},
+    {"report", hostile_gpus},     {"tconfig", NULL},
 };
 
 /* In the child: builds the input, then times the work only. */

@@ -120,6 +120,24 @@ static int add_point(gp__tp_clocks *c, gp__tp_clock_edge *e, int64_t a,
                      int64_t b) {
   if (!gp__tp_vec_reserve(&e->pts, 1))
     return GP_ENOMEM;
+  /* Snapshots in reverse time order: one run, appended in descending
+   * order, so that they cost no merging. */
+  if (e->nruns == 1 && (e->descending || e->pts.n == 1) &&
+      a < e->pts.v[e->pts.n - 1].a) {
+    e->descending = true;
+    e->pts.v[e->pts.n].a = a;
+    e->pts.v[e->pts.n].b = b;
+    e->pts.n++;
+    return 0;
+  }
+  if (e->descending) { /* another order: an ordinary run from now on */
+    for (size_t i = 0, j = e->pts.n - 1; i < j; i++, j--) {
+      gp__tp_clock_point x = e->pts.v[i];
+      e->pts.v[i] = e->pts.v[j];
+      e->pts.v[j] = x;
+    }
+    e->descending = false;
+  }
   if (e->nruns == 0 || e->pts.v[e->pts.n - 1].a > a) {
     if (e->nruns == GP_TP_CLOCK_RUNS)
       return GP_ENOMEM; /* defensive: needs 2^48 points */
@@ -229,6 +247,17 @@ static long find_path(gp__tp_clocks *c, uint64_t src) {
 static const gp__tp_clock_point *point_for(const gp__tp_clock_edge *e,
                                            int64_t t) {
   const gp__tp_clock_point *best = NULL, *first = NULL;
+  if (e->descending) { /* one run, strictly descending: no ties */
+    size_t lo = 0, hi = e->pts.n;
+    while (lo < hi) { /* first point with a <= t */
+      size_t mid = lo + (hi - lo) / 2;
+      if (e->pts.v[mid].a <= t)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    return &e->pts.v[lo < e->pts.n ? lo : e->pts.n - 1];
+  }
   for (uint32_t r = 0; r < e->nruns; r++) {
     size_t lo = e->run[r], hi = run_end(e, r), start = lo;
     if (!first || e->pts.v[start].a < first->a)

@@ -44,6 +44,9 @@ typedef struct gp__tp_clock_point {
 typedef struct gp__tp_clock_edge {
   uint64_t from, to;
   GP_TP_VEC(gp__tp_clock_point) pts;
+  bool descending; /* one run, kept in strictly descending a (snapshots
+                      that came in reverse time order), reversed into an
+                      ordinary run when another order shows up */
   uint32_t nruns;
   size_t run[GP_TP_CLOCK_RUNS]; /* start of each run in pts */
 } gp__tp_clock_edge;

@@ -11,6 +11,8 @@
  *   clocks      clock snapshots of BOOTTIME and MONOTONIC in descending
  *               time, then a packet timed in MONOTONIC
  *   clocks64    the same with 64 clocks per snapshot
+ *   zigzag      clock snapshots each past one end of those before, the
+ *               ends alternating (neither ascending nor descending)
  *   gpus        GpuInfo with one GPU per 64 bytes, one stage on each
  *   tconfig     a TraceConfig with one data source per 48 bytes
  *   compressed  the overlap trace inside one compressed_packets packet
@@ -22,6 +24,7 @@
 #ifndef GPUPERF_TESTS_TP_HOSTILE_H
 #define GPUPERF_TESTS_TP_HOSTILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,11 +67,12 @@ static inline void hostile_snapshot(gp__pb_writer *w, int64_t t, int nclk) {
   gp__pb_end(w);
 }
 
-static inline void hostile_clocks_n(gp__pb_writer *w, size_t bytes, int nclk) {
+static inline void hostile_clocks_n(gp__pb_writer *w, size_t bytes, int nclk,
+                                    bool zigzag) {
   int64_t t = HOSTILE_T0 * 4;
-  while (gp__pb_size(w) + 64 < bytes) {
+  for (int64_t i = 1; gp__pb_size(w) + 64 < bytes; i++) {
     hostile_snapshot(w, t, nclk);
-    t -= 1000000;
+    t += zigzag ? (i % 2 ? i : -i) * 1000000 : -1000000;
   }
   /* One stage timed in MONOTONIC: converted through the snapshots. */
   gp__pb_begin(w, 1);
@@ -83,11 +87,15 @@ static inline void hostile_clocks_n(gp__pb_writer *w, size_t bytes, int nclk) {
 }
 
 static inline void hostile_clocks(gp__pb_writer *w, size_t bytes) {
-  hostile_clocks_n(w, bytes, 2);
+  hostile_clocks_n(w, bytes, 2, false);
 }
 
 static inline void hostile_clocks64(gp__pb_writer *w, size_t bytes) {
-  hostile_clocks_n(w, bytes, 64);
+  hostile_clocks_n(w, bytes, 64, false);
+}
+
+static inline void hostile_zigzag(gp__pb_writer *w, size_t bytes) {
+  hostile_clocks_n(w, bytes, 2, true);
 }
 
 static inline void hostile_gpus(gp__pb_writer *w, size_t bytes) {

@@ -96,6 +96,8 @@ TEST(tp_hostile_descending_clocks_linear) {
   size_t n = 1u << 20;
   expect_linear("descending clock snapshots", import_time(hostile_clocks, n),
                 import_time(hostile_clocks, n * SIZE_RATIO));
+  expect_linear("zigzag clock snapshots", import_time(hostile_zigzag, n),
+                import_time(hostile_zigzag, n * SIZE_RATIO));
   expect_linear("descending 64-clock snapshots",
                 import_time(hostile_clocks64, n / 8),
                 import_time(hostile_clocks64, n / 8 * SIZE_RATIO));
@@ -103,8 +105,11 @@ TEST(tp_hostile_descending_clocks_linear) {
 
 /* Snapshots in any order convert as if they had come sorted: each
  * timestamp uses the snapshot with the greatest MONOTONIC value <= it. */
+static void check_order(const int64_t *mono, const int64_t *boot,
+                        const uint32_t *order, int N);
+
 TEST(tp_hostile_clock_snapshots_any_order) {
-  enum { N = 300, Q = 40 };
+  enum { N = 300 };
   int64_t mono[N], boot[N];
   uint32_t order[N];
   for (int i = 0; i < N; i++) {
@@ -119,6 +124,20 @@ TEST(tp_hostile_clock_snapshots_any_order) {
     order[i] = order[j];
     order[j] = x;
   }
+  check_order(mono, boot, order, N);
+  /* Descending, then the rest in ascending order (a run kept reversed,
+   * then turned into an ordinary one). */
+  for (int i = 0; i < N; i++)
+    order[i] = (uint32_t)(i < N / 2 ? N / 2 - 1 - i : i);
+  check_order(mono, boot, order, N);
+}
+
+/* Imports snapshots (mono[i], boot[i]) in the given order, then stages
+ * timed in MONOTONIC; each must convert with the snapshot of greatest
+ * mono <= its time (the first if it precedes them all). */
+static void check_order(const int64_t *mono, const int64_t *boot,
+                        const uint32_t *order, int N) {
+  enum { Q = 40 };
   tg t;
   tg_init(&t);
   for (int k = 0; k < N; k++) {
