@@ -445,9 +445,11 @@ static int kernel_args(gp__tp_importer *imp, uint32_t gen, uint64_t iid,
     if (!rc && (!gp__tp_vec_reserve(&imp->cached_args, k->n) ||
                 !gp__tp_vec_push(&imp->args_cache, c)))
       rc = gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
-    if (!rc) {
+    if (!rc && k->n) { /* (an empty cache may have no array yet) */
       memcpy(imp->cached_args.v + imp->cached_args.n, k->a,
              k->n * sizeof(gp__tp_arg));
+    }
+    if (!rc) {
       imp->cached_args.n += k->n;
       in->cache = (uint32_t)imp->args_cache.n - 1;
     }
