@@ -8,6 +8,6 @@
 #include "lists/counters.h"
 #include "lists/writer.h"
 #include "lists/tp.h"
-#include "lists/tp_hostile.h"
+#include "lists/tp_robust.h"
 #include "lists/opencl.h"
 #include "lists/cuda.h"

@@ -1,5 +1,7 @@
-/* lists/tp_hostile.h - the trace processor on hostile input: linear on
- * shapes that make a careless importer quadratic, exact on overflow. */
+/* lists/tp_robust.h - the trace processor on hostile input (linear on
+ * shapes that make a careless importer quadratic, exact on overflow),
+ * --db identity and damage, safe query output, and table parity with
+ * Perfetto's trace processor. */
 GP_TEST_ENTRY(tp_hostile_overlapping_stages_linear, 120)
 GP_TEST_ENTRY(tp_hostile_descending_clocks_linear, 120)
 GP_TEST_ENTRY(tp_hostile_clock_snapshots_any_order, 20)
