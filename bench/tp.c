@@ -16,6 +16,10 @@
  * resident memory (VmHWM) over the trace size, and the query's latency.
  * Targets (issue 5): >= 1.5 M events/s; peak <= 3x the trace; the seed
  * query <= 2 s at >= 100 k kernels and >= 1 M counter samples.
+ * Where GPUPERF_PERFETTO_TP names Perfetto's trace_processor_shell, it is
+ * timed on the same ~50 MB seed-query trace (import + the seed query, in
+ * one run of this program) and the ratios of CPU time and peak memory are
+ * printed; otherwise a line says it was skipped and why.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -540,6 +544,64 @@ static int bench_trace(const char *path, uint64_t packets, uint64_t kernels,
   return 0;
 }
 
+/*
+ * Where GPUPERF_PERFETTO_TP names Perfetto's trace_processor_shell: runs
+ * it on the same trace with the seed query (-q), `runs` times, and prints
+ * the medians of its CPU time, wall time and peak memory beside ours
+ * (import + query) and the ratios. Otherwise prints why it is skipped.
+ */
+static void versus_perfetto(const char *path, const medians *m, uint64_t bytes,
+                            int runs) {
+  const char *shell = getenv("GPUPERF_PERFETTO_TP");
+  if (!shell || !*shell || access(shell, X_OK) != 0) {
+    printf("vs Perfetto's trace processor: skipped (GPUPERF_PERFETTO_TP does "
+           "not name an executable trace_processor_shell)\n");
+    return;
+  }
+  char qfile[700];
+  snprintf(qfile, sizeof(qfile), "%s.sql", path);
+  FILE *f = fopen(qfile, "w");
+  if (!f || fputs(seed_query, f) < 0 || fclose(f) != 0) {
+    printf("vs Perfetto's trace processor: cannot write %s\n", qfile);
+    return;
+  }
+  double cpu[15], wall[15], rss[15];
+  for (int i = 0; i < runs; i++) {
+    fflush(stdout);
+    double t0 = now_s();
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (!freopen("/dev/null", "w", stdout))
+        _exit(126);
+      execl(shell, shell, "-q", qfile, path, (char *)NULL);
+      _exit(127);
+    }
+    int st;
+    struct rusage ru;
+    if (pid < 0 || wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) ||
+        WEXITSTATUS(st) != 0) {
+      printf("vs Perfetto's trace processor: %s failed on %s\n", shell, path);
+      unlink(qfile);
+      return;
+    }
+    wall[i] = now_s() - t0;
+    cpu[i] = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+    rss[i] = (double)ru.ru_maxrss * 1024.0;
+  }
+  unlink(qfile);
+  double pc = median(cpu, runs), pw = median(wall, runs);
+  double pr = median(rss, runs);
+  double oc = m->import_cpu + m->query_cpu, ow = m->import_wall + m->query_wall;
+  double orss = m->peak * (double)bytes;
+  printf("vs Perfetto's trace processor (%s) on the same %.1f MB trace, "
+         "import + seed query: ours %.3f s CPU (wall %.3f s), %.0f MB peak; "
+         "Perfetto's %.3f s CPU (wall %.3f s), %.0f MB peak; ratio %.2f of its "
+         "time, %.2f of its memory\n",
+         shell, (double)bytes / 1e6, oc, ow, orss / 1e6, pc, pw, pr / 1e6,
+         oc / pc, orss / pr);
+}
+
 int main(int argc, char **argv) {
   uint64_t events = 5200000, kernels = 200000;
   uint64_t q_kernels = 100000, q_samples = 1050000;
@@ -583,6 +645,8 @@ int main(int argc, char **argv) {
   if (!rc)
     rc = bench_trace(qpath, q_kernels * 3 + q_samples + 16, q_kernels, runs,
                      &qg, &qm);
+  if (!rc)
+    versus_perfetto(qpath, &qm, qg.bytes, runs);
   if (!keep) {
     if (!trace)
       unlink(path);

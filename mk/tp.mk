@@ -2,7 +2,8 @@
 #
 # The trace processor links SQLite and zlib; the importer has a libFuzzer
 # target (clang only): `make fuzz` builds build-fuzz/fuzz-importer, and
-# `make fuzz-run FUZZ_SECONDS=60` runs it over tests/fuzz/corpus/importer.
+# `make fuzz-run FUZZ_SECONDS=60` runs it over tests/fuzz/corpus/importer
+# with tests/fuzz/importer.dict (field tags, extreme varints).
 
 LDLIBS_LIB += -lsqlite3 -lz
 
@@ -35,7 +36,8 @@ $(FUZZ_BIN): tests/fuzz/fuzz_importer.c $(FUZZ_OBJS)
 # Runs the fuzzer; new interesting inputs land in the corpus directory.
 fuzz-run: $(FUZZ_BIN)
 	$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
-	  -timeout=10 -rss_limit_mb=2048 tests/fuzz/corpus/importer
+	  -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/importer.dict \
+	  tests/fuzz/corpus/importer
 
 -include $(FUZZ_OBJS:.o=.d)
 

@@ -27,15 +27,18 @@ $(BUILD)/tests/programs/tracedump: $(BUILD)/obj/tests/programs/tracedump.o $(STA
 # libFuzzer targets (clang): $(BUILD)/fuzz/fuzz_tconfig and fuzz_tracedump,
 # built by `make fuzz-writer` (not by `all`: they need clang).
 # Run one with e.g. build/fuzz/fuzz_tconfig -max_total_time=60.
-FUZZ_BUILD = $(BUILD)
+# (Its own variable: FUZZ_BUILD belongs to the importer's fuzzer, mk/tp.mk.)
+WRITER_FUZZ_BUILD = $(BUILD)
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
              -Iinclude -Isrc
-WRITER_FUZZ_SRCS = $(foreach d,src/core src/backend/sim src/perfetto,$(wildcard $(d)/*.c))
+WRITER_FUZZ_SRCS = $(foreach d,src/core src/session src/counters src/backend/sim \
+                     src/backend/linux src/perfetto,$(wildcard $(d)/*.c))
 
 .PHONY: fuzz-writer
-fuzz-writer: $(FUZZ_BUILD)/fuzz/fuzz_tconfig $(FUZZ_BUILD)/fuzz/fuzz_tracedump
+fuzz-writer: $(WRITER_FUZZ_BUILD)/fuzz/fuzz_tconfig \
+             $(WRITER_FUZZ_BUILD)/fuzz/fuzz_tracedump
 
-$(FUZZ_BUILD)/fuzz/%: tests/fuzz/%.c $(WRITER_FUZZ_SRCS)
+$(WRITER_FUZZ_BUILD)/fuzz/%: tests/fuzz/%.c $(WRITER_FUZZ_SRCS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang $(FUZZ_FLAGS) -o $@ $< $(WRITER_FUZZ_SRCS) -lpthread -lm

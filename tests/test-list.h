@@ -8,6 +8,7 @@
 #include "lists/counters.h"
 #include "lists/writer.h"
 #include "lists/tp.h"
+#include "lists/tp_robust.h"
 #include "lists/opencl.h"
 #include "lists/cuda.h"
 #include "lists/vulkan.h"

@@ -122,6 +122,13 @@ GP_EXPORT int gp_tp_open_buffer(const void *data, size_t size, const char *name,
  * must be destroyed first. */
 GP_EXPORT void gp_tp_close(gp_tp *tp);
 
+/*
+ * What went wrong but was mended while opening tp, as one line (owned by
+ * tp, valid until gp_tp_close), or NULL: a damaged --db file rebuilt
+ * from the trace. Tools print it as a warning.
+ */
+GP_EXPORT const char *gp_tp_warning(const gp_tp *tp);
+
 /* What opening tp cost (copied into *info). */
 GP_EXPORT void gp_tp_get_info(const gp_tp *tp, gp_tp_info *info);
 
@@ -130,7 +137,10 @@ GP_EXPORT void gp_tp_get_info(const gp_tp *tp, gp_tp_info *info);
  * dropped; the rows of the last are returned in *out, owned by the caller
  * (destroy with gp_tp_rows_destroy, before gp_tp_close). Several result
  * sets may be open at once. GP_ESQL (or GP_EPARSE) with a message naming
- * the line on error. sql is borrowed for the call.
+ * the line on error; GP_ECORRUPT (here or from gp_tp_rows_next) when the
+ * tables come from a --db file that turns out damaged: the message names
+ * it, and opening the trace with GP_TP_REBUILD_DB mends it. sql is
+ * borrowed for the call.
  */
 GP_EXPORT int gp_tp_query(gp_tp *tp, const char *sql, gp_tp_rows **out,
                           gp_tp_error *err);
@@ -162,6 +172,28 @@ GP_EXPORT void gp_tp_rows_destroy(gp_tp_rows *rows);
  */
 GP_EXPORT int gp_tp_write(gp_tp *tp, const char *sql, gp_tp_format format,
                           FILE *out, uint64_t *nrows, gp_tp_error *err);
+
+/* Flags of gp_tp_write_ex(). */
+#define GP_TP_WRITE_ESCAPE                                                     \
+  1u /* table and CSV: control characters (C0,                                 \
+        DEL, C1) and invalid UTF-8 shown escaped                               \
+        (\n, \x1b, \u{9b}): for a terminal */
+
+/* What gp_tp_write_ex() wrote. */
+typedef struct gp_tp_write_stats {
+  uint64_t rows;
+  uint64_t invalid_utf8; /* bytes that were not UTF-8, shown as U+FFFD
+                            (JSON) or \xNN (GP_TP_WRITE_ESCAPE) */
+} gp_tp_write_stats;
+
+/*
+ * gp_tp_write with flags (GP_TP_WRITE_*) and what was written in *stats
+ * (may be NULL). JSON is always valid UTF-8, whatever the flags: text
+ * that is not becomes U+FFFD, byte by byte, and is counted.
+ */
+GP_EXPORT int gp_tp_write_ex(gp_tp *tp, const char *sql, gp_tp_format format,
+                             uint32_t flags, FILE *out,
+                             gp_tp_write_stats *stats, gp_tp_error *err);
 
 #ifdef __cplusplus
 }

@@ -175,6 +175,8 @@ struct gp_trace_config {
   gp__arena arena;
   tc_source *src;
   uint32_t nsrc, capsrc;
+  uint32_t *by_name; /* hash index of src by name: index + 1, 0 = empty */
+  uint32_t nslots;   /* power of two, > 2 * nsrc */
   tc_buffer *buffers;
   uint32_t nbuf;
   uint32_t duration_ms, flush_period_ms, file_write_period_ms;
@@ -221,6 +223,54 @@ static tc_source *add_source(gp_trace_config *c) {
   tc_source *s = &c->src[c->nsrc++];
   memset(s, 0, sizeof(*s));
   return s;
+}
+
+static uint32_t name_hash(const char *s) {
+  uint32_t h = 2166136261u; /* FNV-1a */
+  for (; *s; s++)
+    h = (h ^ (uint8_t)*s) * 16777619u;
+  return h;
+}
+
+/* The source named name, or NULL: a hash lookup, so that checking each
+ * of n sources for a duplicate costs O(n), not O(n^2). */
+static const tc_source *source_by_name(const gp_trace_config *c,
+                                       const char *name) {
+  if (!c->nslots)
+    return NULL;
+  for (uint32_t i = name_hash(name) & (c->nslots - 1);;
+       i = (i + 1) & (c->nslots - 1)) {
+    uint32_t k = c->by_name[i];
+    if (!k)
+      return NULL;
+    if (strcmp(c->src[k - 1].info.name, name) == 0)
+      return &c->src[k - 1];
+  }
+}
+
+/* Indexes source s (in c->src) by its name. 0 or GP_ENOMEM. */
+static int index_source(gp_trace_config *c, const tc_source *s) {
+  if (2 * (c->nsrc + 1) > c->nslots) {
+    uint32_t n = c->nslots ? c->nslots * 2 : 16;
+    uint32_t *t = calloc(n, sizeof(*t));
+    if (!t)
+      return GP_ENOMEM;
+    free(c->by_name);
+    c->by_name = t;
+    c->nslots = n;
+    for (uint32_t k = 0; k < c->nsrc; k++)
+      if (&c->src[k] != s && c->src[k].info.name) {
+        uint32_t i = name_hash(c->src[k].info.name) & (n - 1);
+        while (t[i])
+          i = (i + 1) & (n - 1);
+        t[i] = k + 1;
+      }
+  }
+  uint32_t i = name_hash(s->info.name) & (c->nslots - 1);
+  while (c->by_name[i])
+    i = (i + 1) & (c->nslots - 1);
+  c->by_name[i] = (uint32_t)(s - c->src) + 1;
+  return 0;
 }
 
 static size_t count_field(const gp__tp_node *n, int id) {
@@ -388,15 +438,17 @@ static int convert_source(gp_trace_config *c, const gp__tp_node *ds, char *err,
          "gpu.counters, gpu.log or vulkan.memory_tracker, optionally with a "
          "vendor suffix such as gpu.counters.v3d",
          name->s);
-  for (uint32_t i = 0; i < c->nsrc; i++)
-    if (strcmp(c->src[i].info.name, name->s) == 0)
-      FAIL(name, "data source '%s' is given twice (first at line %u)", name->s,
-           c->src[i].line);
+  const tc_source *dup = source_by_name(c, name->s);
+  if (dup)
+    FAIL(name, "data source '%s' is given twice (first at line %u)", name->s,
+         dup->line);
   tc_source *s = add_source(c);
   if (!s)
     return GP_ENOMEM;
   s->info.kind = kind;
   s->info.name = name->s;
+  if (index_source(c, s))
+    return GP_ENOMEM;
   s->info.vendor = vendor;
   s->line = name->line;
   const gp__tp_node *tb = first_field(cfg->child, F_TARGET_BUFFER);
@@ -594,6 +646,10 @@ int gp_trace_config_add_counters(gp_trace_config *c, const char *names) {
     s->info.kind = GP_DATA_SOURCE_GPU_COUNTERS;
     s->info.name = "gpu.counters";
     s->info.vendor = "";
+    if (index_source(c, s)) {
+      c->nsrc--;
+      return GP_ENOMEM;
+    }
   }
   s->counter_config = true;
   s->info.counters.counter_names = v;
@@ -639,6 +695,7 @@ void gp_trace_config_destroy(gp_trace_config *c) {
     return;
   gp__arena_free(&c->arena);
   free(c->src);
+  free(c->by_name);
   free(c);
 }
 

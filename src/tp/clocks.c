@@ -23,6 +23,7 @@ void gp__tp_clocks_fini(gp__tp_clocks *c) {
     gp__tp_vec_free(&c->edges.v[i].pts);
   gp__tp_vec_free(&c->info);
   gp__tp_vec_free(&c->edges);
+  gp__tp_vec_free(&c->scratch);
   gp__tp_map_free(&c->info_by_key);
   gp__tp_map_free(&c->edge_by_pair);
   gp__tp_map_free(&c->path_by_src);
@@ -93,16 +94,67 @@ static int get_edge(gp__tp_clocks *c, uint64_t from, uint64_t to,
   return 0;
 }
 
-static int add_point(gp__tp_clock_edge *e, int64_t a, int64_t b) {
+static size_t run_end(const gp__tp_clock_edge *e, uint32_t r) {
+  return r + 1 < e->nruns ? e->run[r + 1] : e->pts.n;
+}
+
+/* Merges the last two runs of e, stably (the older run first on ties). */
+static int merge_last(gp__tp_clocks *c, gp__tp_clock_edge *e) {
+  size_t s1 = e->run[e->nruns - 2], s2 = e->run[e->nruns - 1], n = e->pts.n;
+  size_t n1 = s2 - s1;
+  c->scratch.n = 0;
+  if (!gp__tp_vec_reserve(&c->scratch, n1))
+    return GP_ENOMEM;
+  memcpy(c->scratch.v, e->pts.v + s1, n1 * sizeof(e->pts.v[0]));
+  size_t i = 0, j = s2, k = s1;
+  while (i < n1 && j < n)
+    e->pts.v[k++] =
+        c->scratch.v[i].a <= e->pts.v[j].a ? c->scratch.v[i++] : e->pts.v[j++];
+  while (i < n1)
+    e->pts.v[k++] = c->scratch.v[i++];
+  e->nruns--;
+  return 0;
+}
+
+static int add_point(gp__tp_clocks *c, gp__tp_clock_edge *e, int64_t a,
+                     int64_t b) {
   if (!gp__tp_vec_reserve(&e->pts, 1))
     return GP_ENOMEM;
-  size_t i = e->pts.n;
-  while (i > 0 && e->pts.v[i - 1].a > a)
-    i--;
-  memmove(e->pts.v + i + 1, e->pts.v + i, (e->pts.n - i) * sizeof(e->pts.v[0]));
-  e->pts.v[i].a = a;
-  e->pts.v[i].b = b;
+  /* Snapshots in reverse time order: one run, appended in descending
+   * order, so that they cost no merging. */
+  if (e->nruns == 1 && (e->descending || e->pts.n == 1) &&
+      a < e->pts.v[e->pts.n - 1].a) {
+    e->descending = true;
+    e->pts.v[e->pts.n].a = a;
+    e->pts.v[e->pts.n].b = b;
+    e->pts.n++;
+    return 0;
+  }
+  if (e->descending) { /* another order: an ordinary run from now on */
+    for (size_t i = 0, j = e->pts.n - 1; i < j; i++, j--) {
+      gp__tp_clock_point x = e->pts.v[i];
+      e->pts.v[i] = e->pts.v[j];
+      e->pts.v[j] = x;
+    }
+    e->descending = false;
+  }
+  if (e->nruns == 0 || e->pts.v[e->pts.n - 1].a > a) {
+    if (e->nruns == GP_TP_CLOCK_RUNS)
+      return GP_ENOMEM; /* defensive: needs 2^48 points */
+    e->run[e->nruns++] = e->pts.n;
+  }
+  e->pts.v[e->pts.n].a = a;
+  e->pts.v[e->pts.n].b = b;
   e->pts.n++;
+  while (e->nruns >= 2) {
+    size_t top = e->pts.n - e->run[e->nruns - 1];
+    size_t below = e->run[e->nruns - 1] - e->run[e->nruns - 2];
+    if (2 * top < below)
+      break;
+    int rc = merge_last(c, e);
+    if (rc)
+      return rc;
+  }
   return 0;
 }
 
@@ -134,7 +186,7 @@ int gp__tp_clocks_add_snapshot(gp__tp_clocks *c, const gp__tp_snap_clock *clk,
       gp__tp_clock_edge *e;
       int rc = get_edge(c, clk[i].key, clk[j].key, &e);
       if (rc == 0)
-        rc = add_point(e, ns[i], ns[j]);
+        rc = add_point(c, e, ns[i], ns[j]);
       if (rc)
         return rc;
     }
@@ -190,16 +242,44 @@ static long find_path(gp__tp_clocks *c, uint64_t src) {
   return -1;
 }
 
-static int64_t hop(const gp__tp_clock_edge *e, int64_t t) {
-  size_t lo = 0, hi = e->pts.n;
-  while (lo < hi) { /* first point with a > t */
-    size_t mid = (lo + hi) / 2;
-    if (e->pts.v[mid].a <= t)
-      lo = mid + 1;
-    else
-      hi = mid;
+/* The point of e to convert t with: the one with the greatest a <= t
+ * (the latest of equal ones), or the first if t precedes them all. */
+static const gp__tp_clock_point *point_for(const gp__tp_clock_edge *e,
+                                           int64_t t) {
+  const gp__tp_clock_point *best = NULL, *first = NULL;
+  if (e->descending) { /* one run, strictly descending: no ties */
+    size_t lo = 0, hi = e->pts.n;
+    while (lo < hi) { /* first point with a <= t */
+      size_t mid = lo + (hi - lo) / 2;
+      if (e->pts.v[mid].a <= t)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    return &e->pts.v[lo < e->pts.n ? lo : e->pts.n - 1];
   }
-  const gp__tp_clock_point *p = &e->pts.v[lo ? lo - 1 : 0];
+  for (uint32_t r = 0; r < e->nruns; r++) {
+    size_t lo = e->run[r], hi = run_end(e, r), start = lo;
+    if (!first || e->pts.v[start].a < first->a)
+      first = &e->pts.v[start];
+    while (lo < hi) { /* first point with a > t */
+      size_t mid = lo + (hi - lo) / 2;
+      if (e->pts.v[mid].a <= t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    /* A later run holds later points: it wins ties. */
+    if (lo > start && (!best || e->pts.v[lo - 1].a >= best->a))
+      best = &e->pts.v[lo - 1];
+  }
+  return best ? best : first;
+}
+
+static int64_t hop(const gp__tp_clock_edge *e, int64_t t) {
+  const gp__tp_clock_point *p = point_for(e, t);
+  if (!p) /* defensive: edges get their first point when made */
+    return t;
   return gp__tp_wadd(p->b, gp__tp_wsub(t, p->a));
 }
 

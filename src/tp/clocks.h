@@ -32,10 +32,23 @@ typedef struct gp__tp_clock_point {
   int64_t a, b;
 } gp__tp_clock_point;
 
-/* The directed series of one clock pair. */
+/* The most sorted runs of one series: sizes at least halve from one run
+ * to the next, so 48 hold 2^48 points. */
+#define GP_TP_CLOCK_RUNS 48
+
+/* The directed series of one clock pair: its points in sorted runs (by
+ * a; points of equal a in the order they came), oldest run first, each
+ * at least twice the size of the next. Snapshots in time order extend the
+ * last run; one out of order starts a run, and runs merge as in a merge
+ * sort, so any order of n snapshots costs O(n log n). */
 typedef struct gp__tp_clock_edge {
   uint64_t from, to;
-  GP_TP_VEC(gp__tp_clock_point) pts; /* sorted by a */
+  GP_TP_VEC(gp__tp_clock_point) pts;
+  bool descending; /* one run, kept in strictly descending a (snapshots
+                      that came in reverse time order), reversed into an
+                      ordinary run when another order shows up */
+  uint32_t nruns;
+  size_t run[GP_TP_CLOCK_RUNS]; /* start of each run in pts */
 } gp__tp_clock_edge;
 
 typedef struct gp__tp_clock_info {
@@ -52,6 +65,7 @@ typedef struct gp__tp_clocks {
   GP_TP_VEC(gp__tp_clock_info) info;
   gp__tp_map info_by_key; /* key -> index in info */
   GP_TP_VEC(gp__tp_clock_edge) edges;
+  GP_TP_VEC(gp__tp_clock_point) scratch; /* merging runs */
   gp__tp_map edge_by_pair; /* hash(from, to) -> edge index (+1 chain-free:
                               keys are exact, see clocks.c) */
   /* Path cache: source key -> index in paths; cleared on new edges. */

@@ -194,7 +194,8 @@ static int ci_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     sqlite3_result_int64(ctx, r->ts);
     break;
   case CI_DUR:
-    sqlite3_result_int64(ctx, (next ? next->ts : c->trace_end) - r->ts);
+    sqlite3_result_int64(ctx,
+                         gp__tp_ssub(next ? next->ts : c->trace_end, r->ts));
     break;
   case CI_TRACK:
     sqlite3_result_int64(ctx, r->track);

@@ -123,7 +123,12 @@ typedef struct gp__tp_desc {
   uint32_t track;        /* created lazily, NONE */
   double counter_last;   /* incremental counters */
   uint32_t machine;
+  uint8_t merge;      /* sibling_merge_behavior: GP_TP_MERGE_* */
+  uint32_t merge_key; /* string, for GP_TP_MERGE_BY_KEY */
 } gp__tp_desc;
+
+/* How a child track merges with its siblings (Perfetto's reservation). */
+enum { GP_TP_MERGE_BY_NAME = 0, GP_TP_MERGE_NONE = 1, GP_TP_MERGE_BY_KEY = 2 };
 
 /* An open slice on a track's stack. */
 typedef struct gp__tp_open {
@@ -135,7 +140,11 @@ typedef struct gp__tp_stack {
   GP_TP_VEC(gp__tp_open) s;
 } gp__tp_stack;
 
-/* A render-stage track-compression set: tracks sharing dimensions. */
+/* A render-stage track-compression set: tracks sharing dimensions, in
+ * creation order. A stage goes to the first track free at its start;
+ * since stages arrive in time order, a freed track stays free, so two
+ * heaps find that track in O(log n): busy tracks by end, free ones by
+ * index (render_tracks.c). */
 typedef struct gp__tp_cset {
   uint32_t dims; /* the dimension arg set they share */
   GP_TP_VEC(struct gp__tp_cset_track {
@@ -143,6 +152,13 @@ typedef struct gp__tp_cset {
     int64_t end;
   })
   t;
+  GP_TP_VEC(struct gp__tp_cset_busy {
+    int64_t end;
+    uint32_t idx; /* in t */
+  })
+  busy;                      /* min-heap by (end, idx) */
+  GP_TP_VEC(uint32_t) freed; /* min-heap of indexes in t */
+  int64_t last_ts;           /* latest start seen */
 } gp__tp_cset;
 
 /* A list of slice ids. */
@@ -478,6 +494,17 @@ int gp__tp_track_intern(gp__tp_importer *imp, const gp__tp_track_spec *spec,
 /* Creates a track unconditionally (its dims set may equal another's). */
 int gp__tp_track_new(gp__tp_importer *imp, const gp__tp_track_spec *spec,
                      uint32_t dims_set, uint32_t *out);
+
+/*
+ * The track of compression set ci (imp->csets) for a render stage
+ * [ts, ts + dur): the first of the set's tracks free at ts, or a new one
+ * made from spec. Stages must come in ts order (an earlier one is placed
+ * correctly but costs a scan). Returns 0 or fails the import (GP_ENOMEM).
+ * render_tracks.c.
+ */
+int gp__tp_stage_track(gp__tp_importer *imp, uint32_t ci,
+                       const gp__tp_track_spec *spec, int64_t ts, int64_t dur,
+                       uint32_t *out);
 
 /* Process of pid on machine (created on demand) -> upid. */
 int gp__tp_process_get(gp__tp_importer *imp, uint32_t machine, int64_t pid,

@@ -306,7 +306,8 @@ static int cset_for(gp__tp_importer *imp, uint32_t ugpu, uint32_t gpu, bool iid,
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
   bool ins;
   uint64_t *ci = gp__tp_map_put(&imp->cset_by_dims, set, imp->csets.n, &ins);
-  if (!ci || (ins && !gp__tp_vec_push(&imp->csets, ((gp__tp_cset){set, {0}}))))
+  if (!ci ||
+      (ins && !gp__tp_vec_push(&imp->csets, ((gp__tp_cset){.dims = set}))))
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
   if (!gp__tp_map2_put(&imp->track_cache, k1, k2, *ci, NULL))
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
@@ -314,21 +315,11 @@ static int cset_for(gp__tp_importer *imp, uint32_t ugpu, uint32_t gpu, bool iid,
   return 0;
 }
 
-/* The track a render stage [ts, ts+dur) goes to: the first track of its
- * compression set that is free at ts, or a new one. */
-static int compress_track(gp__tp_importer *imp, uint32_t ci, uint32_t name,
-                          uint32_t desc, uint32_t machine, uint32_t ugpu,
-                          uint32_t gpu, int64_t ts, int64_t dur,
-                          uint32_t *out) {
-  gp__tp_cset *cs = &imp->csets.v[ci];
-  int64_t end = gp__tp_wadd(ts, dur);
-  for (size_t i = 0; i < cs->t.n; i++)
-    if (cs->t.v[i].end <= ts) {
-      cs->t.v[i].end = end;
-      *out = cs->t.v[i].track;
-      return 0;
-    }
-  uint32_t set = cs->dims;
+/* The track of a render stage: its queue's spec, placed by
+ * gp__tp_stage_track (render_tracks.c). */
+static int stage_track(gp__tp_importer *imp, uint32_t ci, uint32_t name,
+                       uint32_t desc, uint32_t machine, uint32_t ugpu,
+                       uint32_t gpu, int64_t ts, int64_t dur, uint32_t *out) {
   gp__tp_argb src;
   src.n = 0;
   if (desc != GP_TP_NONE)
@@ -344,13 +335,7 @@ static int compress_track(gp__tp_importer *imp, uint32_t ci, uint32_t name,
                             -1,
                             -1,
                             GP_TP_NONE};
-  int rc = gp__tp_track_new(imp, &spec, set, out);
-  if (rc)
-    return rc;
-  struct gp__tp_cset_track ct = {*out, end};
-  if (!gp__tp_vec_push(&cs->t, ct))
-    return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
-  return 0;
+  return gp__tp_stage_track(imp, ci, &spec, ts, dur, out);
 }
 
 /* One ExtraComputeArg into b (skipped without a name). */
@@ -460,9 +445,11 @@ static int kernel_args(gp__tp_importer *imp, uint32_t gen, uint64_t iid,
     if (!rc && (!gp__tp_vec_reserve(&imp->cached_args, k->n) ||
                 !gp__tp_vec_push(&imp->args_cache, c)))
       rc = gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
-    if (!rc) {
+    if (!rc && k->n) { /* (an empty cache may have no array yet) */
       memcpy(imp->cached_args.v + imp->cached_args.n, k->a,
              k->n * sizeof(gp__tp_arg));
+    }
+    if (!rc) {
       imp->cached_args.n += k->n;
       in->cache = (uint32_t)imp->args_cache.n - 1;
     }
@@ -693,8 +680,8 @@ int gp__tp_parse_render_stage(gp__tp_importer *imp, const gp__tp_pkt *p) {
   uint32_t ugpu, track, ci = 0;
   if ((rc = gp__tp_gpu_get(imp, p->machine, gpu, &ugpu)) ||
       (rc = cset_for(imp, ugpu, gpu, e.has_hwq_iid, hwq, dim_name, &ci)) ||
-      (rc = compress_track(imp, ci, qname, qdesc, p->machine, ugpu, gpu, p->ts,
-                           (int64_t)e.duration, &track)))
+      (rc = stage_track(imp, ci, qname, qdesc, p->machine, ugpu, gpu, p->ts,
+                        (int64_t)e.duration, &track)))
     return rc;
 
   /* The slice's name, and the stage's args. */

@@ -143,8 +143,9 @@ int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
   d.name = d.counter_unit = GP_TP_NONE;
   d.pid = d.tid = -1;
   d.counter_unit_multiplier = 1;
-  uint32_t pname = GP_TP_NONE, tname = GP_TP_NONE;
+  uint32_t pname = GP_TP_NONE, tname = GP_TP_NONE, merge_key = GP_TP_NONE;
   int64_t ppid = -1, tpid = -1;
+  uint64_t merge = 0;
   int rc;
   while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     int rc2 = 0;
@@ -161,11 +162,26 @@ int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
       rc2 = decode_thread(imp, &r, &f, &tpid, &d.tid, &tname);
     else if (f.id == 8 && f.wire_type == GP_PB_LEN)
       rc2 = decode_counter(imp, &r, &f, &d);
+    else if (f.id == 15 && f.wire_type == GP_PB_VARINT)
+      merge = f.value;
+    else if (f.id == 16 && f.wire_type == GP_PB_LEN)
+      rc2 = gp__tp_intern(imp, f.data, f.size, &merge_key);
+    else if (f.id == 17 && f.wire_type == GP_PB_VARINT) {
+      char buf[48];
+      int n = snprintf(buf, sizeof(buf), "sibling_merge_key_int:%llu",
+                       (unsigned long long)f.value);
+      rc2 = gp__tp_intern(imp, buf, (size_t)n, &merge_key);
+    }
     if (rc2)
       return rc2;
   }
   if (rc < 0)
     return gp__tp_corrupt(imp, &r, "TrackDescriptor");
+  /* SiblingMergeBehavior: 0, 1 by name; 2 none; 3 by key. */
+  d.merge = merge == 2   ? GP_TP_MERGE_NONE
+            : merge == 3 ? GP_TP_MERGE_BY_KEY
+                         : GP_TP_MERGE_BY_NAME;
+  d.merge_key = merge_key;
   d.pid = d.tid >= 0 ? tpid : ppid;
   if (d.tid >= 0) {
     uint32_t utid;
@@ -173,16 +189,12 @@ int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
       return rc;
     if (tname != GP_TP_NONE)
       imp->db->threads.v[utid].name = tname;
-    if (d.name == GP_TP_NONE)
-      d.name = tname;
   } else if (ppid >= 0) {
     uint32_t upid;
     if ((rc = gp__tp_process_get(imp, machine, ppid, &upid)))
       return rc;
     if (pname != GP_TP_NONE)
       imp->db->processes.v[upid].name = pname;
-    if (d.name == GP_TP_NONE)
-      d.name = pname;
   }
   uint32_t i;
   if ((rc = desc_get(imp, d.uuid, machine, &i)))
@@ -217,10 +229,16 @@ static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
                      : NULL;
   if (pi && (rc = desc_track(imp, (uint32_t)*pi, depth + 1, &parent)))
     return rc;
-  /* The scope: this descriptor's own thread or process, else the nearest
-   * ancestor's. */
+  /* The scope: this descriptor's own thread or process (a root track),
+   * else the nearest ancestor's. The parent link is kept only below a
+   * track that is not a root (Perfetto's track_event_tracker.cc). */
   int64_t tid = d.tid, pid = d.pid;
   bool own = tid >= 0 || pid >= 0;
+  bool parent_root = false;
+  if (pi) {
+    const gp__tp_desc *a = &imp->descs.v[*pi];
+    parent_root = a->tid >= 0 || a->pid >= 0;
+  }
   for (int k = 0; !own && pi && k < MAX_PARENTS; k++) {
     const gp__tp_desc *a = &imp->descs.v[*pi];
     if (a->tid >= 0 || a->pid >= 0) {
@@ -232,8 +250,12 @@ static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
                         : NULL;
   }
   uint32_t utid = GP_TP_NONE, upid = GP_TP_NONE, k_utid, k_upid, k_uuid;
+  uint32_t k_puuid, k_mtype, k_mval;
   if ((rc = key(imp, "utid", &k_utid)) || (rc = key(imp, "upid", &k_upid)) ||
-      (rc = key(imp, "track_uuid", &k_uuid)))
+      (rc = key(imp, "track_uuid", &k_uuid)) ||
+      (rc = key(imp, "parent_track_uuid", &k_puuid)) ||
+      (rc = key(imp, "merge_key_type", &k_mtype)) ||
+      (rc = key(imp, "merge_key_value", &k_mval)))
     return rc;
   if (tid >= 0 && (rc = gp__tp_thread_update(imp, d.machine, tid,
                                              pid >= 0 ? pid : 0, &utid)))
@@ -244,27 +266,41 @@ static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
   if (utid != GP_TP_NONE)
     upid = imp->db->threads.v[utid].upid;
   const char *type;
+  const char *scope = tid >= 0 ? "thread" : pid >= 0 ? "process" : "global";
+  char tbuf[40];
   gp__tp_argb dims;
   dims.n = 0;
-  if (tid >= 0) {
+  if (tid >= 0)
     gp__tp_argb_uint(&dims, k_utid, utid);
-    type = d.is_counter ? "thread_counter_track_event"
-           : own        ? "thread"
-                        : "thread_track_event";
-  } else if (pid >= 0) {
+  else if (pid >= 0)
     gp__tp_argb_uint(&dims, k_upid, upid);
-    type = d.is_counter ? "process_counter_track_event"
-           : own        ? "process"
-                        : "process_track_event";
-  } else {
-    type = d.is_counter ? "global_counter_track_event" : "global_track_event";
-  }
-  if (!own || d.is_counter)
-    gp__tp_argb_uint(&dims, k_uuid, d.uuid);
+  bool merged = !own && !d.is_counter && d.merge != GP_TP_MERGE_NONE;
   uint32_t name = d.name;
+  if (own && tid >= 0 && !d.is_counter) {
+    /* A thread's own descriptor: the thread's execution track, unnamed. */
+    type = "thread_execution";
+    name = GP_TP_NONE;
+  } else if (merged) {
+    snprintf(tbuf, sizeof(tbuf), "%s_merged_track_event", scope);
+    type = tbuf;
+    uint32_t mkey = d.merge == GP_TP_MERGE_BY_KEY ? d.merge_key : name;
+    gp__tp_argb_int(&dims, k_puuid, (int64_t)d.parent_uuid);
+    gp__tp_argb_uint(&dims, k_mtype, d.merge);
+    if (mkey != GP_TP_NONE)
+      gp__tp_argb_str(&dims, k_mval, mkey);
+  } else {
+    snprintf(tbuf, sizeof(tbuf), "%s_%strack_event", scope,
+             d.is_counter ? "counter_" : "");
+    type = tbuf;
+    gp__tp_argb_int(&dims, k_uuid, (int64_t)d.uuid);
+  }
   if (d.uuid == 0 && name == GP_TP_NONE &&
       (rc = key(imp, "Default Track", &name)))
     return rc;
+  /* Thread and process scoped children hang under their parent only when
+   * it is not a root; global ones always do. */
+  if (own || (tid >= 0 || pid >= 0 ? parent_root : false))
+    parent = GP_TP_NONE;
   gp__tp_track_spec spec = {type,
                             name,
                             d.is_counter,

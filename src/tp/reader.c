@@ -208,6 +208,14 @@ static int tokenize_machine(gp__tp_importer *imp, const top *t, uint64_t off) {
     if (!gp__tp_vec_push(&db->machines, m))
       return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
     row = db->machines.n - 1;
+    /* Each machine has its own swapper (pid and tid 0), as Perfetto's
+     * importer makes one when it first sees the machine. */
+    uint32_t upid, utid;
+    if (gp__tp_process_get(imp, (uint32_t)row, 0, &upid) ||
+        gp__tp_thread_update(imp, (uint32_t)row, 0, 0, &utid))
+      return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
+    db->threads.v[utid].name = db->k_swapper;
+    db->threads.v[utid].is_idle = true;
   }
   if (!gp__tp_map_put(&imp->machine_by_raw, t->machine, row, NULL))
     return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");

@@ -5,9 +5,9 @@
  * A saved database holds every intrinsic table as an ordinary table (with
  * the indexes queries need), the same views, and __gp_meta: the format
  * version and the identity of the trace (size, modification time, and a
- * hash of its first and last 64 KiB). It
- * is written to a temporary file and renamed into place, so a reader never
- * sees half a database; it is reused only while the trace is unchanged.
+ * hash of its whole content). It is written to a temporary file and renamed
+ * into place, so a reader never sees half a database; it is reused only while
+ * the trace is unchanged.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -84,11 +84,14 @@ static const struct {
      "android_appid, android_user_id, cmdline, arg_set_id, machine_id "
      "FROM __intrinsic_process"},
     {"thread", "SELECT id, id AS utid, tid, name, start_ts, end_ts, upid, "
-               "is_main_thread, machine_id FROM __intrinsic_thread"},
+               "is_main_thread, is_idle, machine_id, arg_set_id "
+               "FROM __intrinsic_thread"},
     {"stats",
      "SELECT id, name, NULL AS key, idx, severity, source, value, "
      "description, 0 AS machine_id, 0 AS trace_id FROM __intrinsic_stats"},
-    {"machine", "SELECT * FROM __intrinsic_machine"},
+    /* label_index: 1, 2, ... for the machines other than the host. */
+    {"machine", "SELECT *, iif(raw_id = 0, 0, sum(iif(raw_id = 0, 0, 1)) "
+                "OVER (ORDER BY id)) AS label_index FROM __intrinsic_machine"},
     {"vulkan_memory_allocations",
      "SELECT * FROM __intrinsic_vulkan_memory_allocations"},
     {"counters", "SELECT v.*, t.name, t.unit FROM counter AS v "
@@ -118,26 +121,53 @@ int gp__tp_views_create(gp_tp *tp, const char *schema, char *err,
 /* ------------------------------------------------------------------ */
 /* Saved databases                                                       */
 
-/* A fingerprint of the trace's content: a hash of its first and last
- * 64 KiB (with size and mtime, this tells a changed or other trace apart
- * without reading it all). -1 if it cannot be read. */
-static int64_t fingerprint(const char *path, int64_t size) {
+/* The trace's content hash: the whole file, read in 1 MiB blocks and
+ * mixed in four independent 64-bit lanes (multiply-rotate rounds, as in
+ * xxHash64), so it runs at memory speed: a few ms per 100 MB, far below
+ * an import. Any changed byte changes it (up to hash collisions), which
+ * size and mtime alone do not promise. -1 if the file cannot be read. */
+#define HASH_BLOCK (1u << 20)
+
+static inline uint64_t rotl64(uint64_t x, int r) {
+  return (x << r) | (x >> (64 - r));
+}
+
+static inline uint64_t hash_round(uint64_t acc, uint64_t w) {
+  return rotl64(acc + w * 0xc2b2ae3d27d4eb4full, 31) * 0x9e3779b97f4a7c15ull;
+}
+
+static int64_t content_hash(const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return -1;
-  static const size_t chunk = 64 << 10;
-  uint8_t *buf = malloc(chunk);
-  uint64_t h = 0x8f1bbcdcca62c1d6ull;
+  uint8_t *buf = malloc(HASH_BLOCK);
+  uint64_t lane[4] = {0x60ea27eeadc0b5d6ull, 0xc2b2ae3d27d4eb4full, 0,
+                      0x61c8864e7a143579ull};
+  uint64_t total = 0;
   bool ok = buf != NULL;
-  for (int part = 0; ok && part < 2; part++) {
-    if (part && size > (int64_t)chunk &&
-        fseeko(f, (off_t)(size - (int64_t)chunk), SEEK_SET) != 0)
-      ok = false;
-    size_t n = ok ? fread(buf, 1, chunk, f) : 0;
-    h = gp__tp_hash_bytes(buf, n, h);
+  size_t n = 0;
+  while (ok && (n = fread(buf, 1, HASH_BLOCK, f)) > 0) {
+    size_t whole = n & ~(size_t)31;
+    for (size_t i = 0; i < whole; i += 32)
+      for (int k = 0; k < 4; k++) {
+        uint64_t w;
+        memcpy(&w, buf + i + 8 * (size_t)k, 8);
+        lane[k] = hash_round(lane[k], w);
+      }
+    /* Only the last block may end in a partial 32 bytes. */
+    uint64_t tail = gp__tp_hash_bytes(buf + whole, n - whole, lane[0]);
+    lane[0] = hash_round(lane[0], tail);
+    total += n;
+    if (n < HASH_BLOCK)
+      break;
   }
+  if (ferror(f))
+    ok = false;
   free(buf);
   fclose(f);
+  uint64_t h = total * 0x27d4eb2f165667c5ull;
+  for (int k = 0; k < 4; k++)
+    h = gp__tp_mix64(h ^ lane[k]);
   return ok ? (int64_t)(h >> 1) : -1;
 }
 
@@ -211,10 +241,10 @@ int gp__tp_db_save(gp_tp *tp, const char *path, const char *trace_path,
              "('format', %d), ('trace_size', %" PRId64 "),"
              "('trace_mtime_ns', %" PRId64 "), ('start_ts', %" PRId64 "),"
              "('end_ts', %" PRId64 "), ('packets', %" PRIu64 "),"
-             "('events', %" PRIu64 "), ('trace_fingerprint', %" PRId64 ")",
+             "('events', %" PRIu64 "), ('trace_hash', %" PRId64 ")",
              GP_TP_DB_FORMAT, (int64_t)st.st_size, mtime_ns(&st),
              tp->info.start_ts, tp->info.end_ts, tp->info.packets,
-             tp->info.events, fingerprint(trace_path, (int64_t)st.st_size));
+             tp->info.events, content_hash(trace_path));
     rc = exec(tp->sql, meta, err, errsize);
   }
   if (!rc)
@@ -249,7 +279,8 @@ static bool meta_int(sqlite3 *db, const char *key, int64_t *out) {
 
 /* See sqlInt.h. */
 int gp__tp_db_load(const char *path, const char *trace_path, sqlite3 **out,
-                   gp_tp_info *info, char *err, size_t errsize) {
+                   gp_tp_info *info, char *err, size_t errsize, char *warn,
+                   size_t warnsize) {
   struct stat st, dst;
   if (stat(path, &dst) != 0)
     return 0; /* nothing saved yet */
@@ -269,9 +300,20 @@ int gp__tp_db_load(const char *path, const char *trace_path, sqlite3 **out,
             meta_int(db, "trace_size", &size) &&
             meta_int(db, "trace_mtime_ns", &mtime) &&
             meta_int(db, "start_ts", &start) && meta_int(db, "end_ts", &end) &&
-            meta_int(db, "trace_fingerprint", &fp);
+            meta_int(db, "trace_hash", &fp);
+  int why = sqlite3_errcode(db);
   meta_int(db, "packets", &packets);
   meta_int(db, "events", &events);
+  if (!ok && why == SQLITE_CORRUPT) {
+    /* A SQLite file whose pages are damaged (a cut write, a bad disk): it
+     * cannot be told apart from ours, and is rebuilt. Damage that only a
+     * query reaches is reported by the query (GP_ECORRUPT, naming the
+     * file): checking every page here would cost as much as an import. */
+    snprintf(warn, warnsize, "%s: damaged trace database (%s): rebuilt from %s",
+             path, sqlite3_errstr(why), trace_path);
+    sqlite3_close(db);
+    return 0;
+  }
   if (!ok) {
     /* Not one of ours (or damaged): refuse to overwrite it blindly. */
     sqlite3_stmt *probe;
@@ -289,8 +331,7 @@ int gp__tp_db_load(const char *path, const char *trace_path, sqlite3 **out,
     return 0;
   }
   if (format != GP_TP_DB_FORMAT || size != (int64_t)st.st_size ||
-      mtime != mtime_ns(&st) ||
-      fp != fingerprint(trace_path, (int64_t)st.st_size)) {
+      mtime != mtime_ns(&st) || fp != content_hash(trace_path)) {
     sqlite3_close(db);
     return 0; /* stale: the caller re-imports and overwrites */
   }

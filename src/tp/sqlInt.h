@@ -22,7 +22,7 @@
 #include "tp/store.h"
 
 /* Bump when the tables of a saved database change meaning. */
-#define GP_TP_DB_FORMAT 1
+#define GP_TP_DB_FORMAT 2
 
 /* ------------------------------------------------------------------ */
 /* Table catalogue (tables.c)                                            */
@@ -106,6 +106,8 @@ struct gp_tp {
   GP_TP_VEC(gp__tp_buf) bufs;
   uint64_t next_buf;
   uint32_t live_rows; /* gp_tp_rows not yet destroyed: bufs may be in use */
+  char warning[512];  /* gp_tp_warning(); "" = none */
+  char *db_path;      /* the database file the tables come from, or NULL */
 };
 
 /* Frees the buffers aggregates handed over (at the end of a query). */
@@ -133,11 +135,14 @@ int gp__tp_db_save(gp_tp *tp, const char *path, const char *trace_path,
                    char *err, size_t errsize);
 
 /*
- * Opens path if it holds tables of this trace (same size, mtime and
- * format): 1 and *out set; 0 if absent or stale; negative on error.
+ * Opens path if it holds tables of this trace (same size, mtime, content
+ * hash and format): 1 and *out set; 0 if absent or stale (a damaged
+ * database file is stale too, and warn gets a line naming it; warn is
+ * left alone otherwise); negative on error.
  */
 int gp__tp_db_load(const char *path, const char *trace_path, sqlite3 **out,
-                   gp_tp_info *info, char *err, size_t errsize);
+                   gp_tp_info *info, char *err, size_t errsize, char *warn,
+                   size_t warnsize);
 
 /* ------------------------------------------------------------------ */
 /* PerfettoSQL (psql.c)                                                  */

@@ -114,7 +114,7 @@ static void fn_trace_dur(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   (void)argc;
   (void)v;
   gp_tp *tp = sqlite3_user_data(ctx);
-  sqlite3_result_int64(ctx, tp->info.end_ts - tp->info.start_ts);
+  sqlite3_result_int64(ctx, gp__tp_ssub(tp->info.end_ts, tp->info.start_ts));
 }
 
 /* See sqlInt.h. */

@@ -57,6 +57,7 @@ int gp__tp_db_init(gp__tp_db *db) {
       {&db->k_hw_queue_id, "hw_queue_id"},
       {&db->k_upid, "upid"},
       {&db->k_render_stage_category, "render_stage_category"},
+      {&db->k_swapper, "swapper"},
   };
   for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
     *keys[i].dst = gp__tp_str_intern_c(s, keys[i].str);
@@ -68,7 +69,7 @@ int gp__tp_db_init(gp__tp_db *db) {
   gp__tp_machine host = {0, {GP_TP_NONE, GP_TP_NONE, GP_TP_NONE, GP_TP_NONE}};
   gp__tp_process swapper = {0,         GP_TP_NONE, GP_TP_NONE, INT64_MIN,
                             INT64_MIN, GP_TP_NONE, 0};
-  gp__tp_thread idle = {0, GP_TP_NONE, 0, INT64_MIN, INT64_MIN, 0};
+  gp__tp_thread idle = {0, db->k_swapper, 0, INT64_MIN, INT64_MIN, 0, true};
   if (!gp__tp_vec_push(&db->machines, host) ||
       !gp__tp_vec_push(&db->processes, swapper) ||
       !gp__tp_vec_push(&db->threads, idle))
@@ -456,7 +457,7 @@ int gp__tp_db_seal(gp__tp_db *db) {
     int64_t ts = db->s_ts.v[i], dur = db->s_dur.v[i];
     if (ts < start)
       start = ts;
-    int64_t e = ts + (dur > 0 ? dur : 0);
+    int64_t e = gp__tp_sadd(ts, dur > 0 ? dur : 0);
     if (e > end)
       end = e;
   }

@@ -141,6 +141,7 @@ typedef struct gp__tp_thread {
   uint32_t upid; /* GP_TP_NONE if unknown */
   int64_t start_ts, end_ts;
   uint32_t machine;
+  bool is_idle; /* a machine's swapper (tid 0), as Perfetto marks it */
 } gp__tp_thread;
 
 typedef struct gp__tp_counter_group {
@@ -248,11 +249,12 @@ typedef struct gp__tp_db {
   uint32_t k_description, k_context_id, k_render_target, k_render_target_name,
       k_render_pass, k_render_pass_name, k_render_subpasses, k_command_buffer,
       k_command_buffer_name, k_submission_id, k_hw_queue_id, k_upid,
-      k_render_stage_category;
+      k_render_stage_category, k_swapper;
 } gp__tp_db;
 
 /* Initialises an empty database with the host machine, the swapper
- * process/thread (upid 0, utid 0) and the common strings. */
+ * process/thread (upid 0, utid 0, the thread named "swapper" and idle, as
+ * Perfetto's proto importer makes them) and the common strings. */
 int gp__tp_db_init(gp__tp_db *db);
 
 /* Frees everything (the struct itself is the caller's). */

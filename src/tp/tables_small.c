@@ -264,8 +264,9 @@ static const gp__tp_tabdef process_tab = {
     gp__tp_id_int,         gp__tp_no_idx};
 
 static const gp__tp_coldef thread_cols[] = {
-    {"id", I},     {"tid", I},  {"name", T},           {"start_ts", I},
-    {"end_ts", I}, {"upid", I}, {"is_main_thread", I}, {"machine_id", I},
+    {"id", I},      {"tid", I},        {"name", T},           {"start_ts", I},
+    {"end_ts", I},  {"upid", I},       {"is_main_thread", I}, {"machine_id", I},
+    {"is_idle", I}, {"arg_set_id", I},
 };
 
 static uint64_t thread_rows(const gp__tp_db *db) {
@@ -301,14 +302,20 @@ static void thread_value(const gp__tp_db *db, uint64_t r, int col,
     else
       sqlite3_result_int64(ctx, db->processes.v[t->upid].pid == t->tid);
     break;
-  default:
+  case 7:
     sqlite3_result_int64(ctx, t->machine);
+    break;
+  case 8:
+    sqlite3_result_int64(ctx, t->is_idle);
+    break;
+  default: /* arg_set_id: no thread args are imported */
+    sqlite3_result_null(ctx);
     break;
   }
 }
 
 static const gp__tp_tabdef thread_tab = {
-    "__intrinsic_thread", thread_cols,  8,
+    "__intrinsic_thread", thread_cols,  10,
     gp__tp_id_flags,      thread_rows,  thread_value,
     gp__tp_id_int,        gp__tp_no_idx};
 
@@ -356,8 +363,19 @@ static const gp__tp_tabdef stats_tab = {
     gp__tp_id_int,       gp__tp_no_idx};
 
 static const gp__tp_coldef machine_cols[] = {
-    {"id", I},      {"raw_id", I},  {"name", T}, {"sysname", T},
-    {"release", T}, {"version", T}, {"arch", T}, {"num_cpus", I},
+    {"id", I},
+    {"raw_id", I},
+    {"name", T},
+    {"sysname", T},
+    {"release", T},
+    {"version", T},
+    {"arch", T},
+    {"num_cpus", I},
+    {"android_build_fingerprint", T},
+    {"android_device_manufacturer", T},
+    {"android_sdk_version", I},
+    {"system_ram_bytes", I},
+    {"system_ram_gb", I},
 };
 
 static uint64_t machine_rows(const gp__tp_db *db) {
@@ -378,7 +396,7 @@ static void machine_value(const gp__tp_db *db, uint64_t r, int col,
 }
 
 static const gp__tp_tabdef machine_tab = {
-    "__intrinsic_machine", machine_cols, 8,
+    "__intrinsic_machine", machine_cols, 13,
     gp__tp_id_flags,       machine_rows, machine_value,
     gp__tp_id_int,         gp__tp_no_idx};
 

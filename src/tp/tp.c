@@ -1,7 +1,7 @@
 /*
  * tp.c - the public trace-processor API (gpuperf/tp.h): opening a trace
  * (importing it, or reusing a saved database), running queries, reading
- * rows, and writing results as CSV, an aligned table or JSON.
+ * rows. Writing results as CSV, a table or JSON is in write.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +64,7 @@ static void tp_free(gp_tp *tp) {
     gp__tp_db_fini(tp->db);
     free(tp->db);
   }
+  free(tp->db_path);
   free(tp);
 }
 
@@ -157,13 +158,14 @@ int gp_tp_open(const char *path, const gp_tp_options *opts, gp_tp **out,
   const char *db_path =
       opts && opts->size >= sizeof(gp_tp_options) ? opts->db_path : NULL;
   uint32_t flags = opts ? opts->flags : 0;
-  char msg[400] = "";
+  char msg[400] = "", warn[512] = "";
   double t0 = now_s();
   if (db_path && !(flags & GP_TP_REBUILD_DB)) {
     sqlite3 *sql = NULL;
     gp_tp_info info;
     memset(&info, 0, sizeof(info));
-    int rc = gp__tp_db_load(db_path, path, &sql, &info, msg, sizeof(msg));
+    int rc = gp__tp_db_load(db_path, path, &sql, &info, msg, sizeof(msg), warn,
+                            sizeof(warn));
     if (rc < 0)
       return gp__tp_set_error(err, rc, UINT64_MAX, "%s", msg);
     if (rc == 1) {
@@ -174,6 +176,10 @@ int gp_tp_open(const char *path, const gp_tp_options *opts, gp_tp **out,
       }
       tp->sql = sql;
       tp->info = info;
+      if (!(tp->db_path = strdup(db_path))) {
+        tp_free(tp);
+        return gp__tp_set_error(err, GP_ENOMEM, UINT64_MAX, "out of memory");
+      }
       if ((rc = setup_sql(tp, msg, sizeof(msg)))) {
         tp_free(tp);
         return gp__tp_set_error(err, rc, UINT64_MAX, "%s", msg);
@@ -217,8 +223,14 @@ int gp_tp_open(const char *path, const gp_tp_options *opts, gp_tp **out,
     return gp__tp_set_error(err, rc, UINT64_MAX, "%s: %s", db_path, msg);
   }
   tp->info.import_seconds = now_s() - t0;
+  memcpy(tp->warning, warn, sizeof(tp->warning));
   *out = tp;
   return 0;
+}
+
+/* See tp.h. */
+const char *gp_tp_warning(const gp_tp *tp) {
+  return tp && tp->warning[0] ? tp->warning : NULL;
 }
 
 /* See tp.h. */
@@ -235,6 +247,19 @@ void gp_tp_get_info(const gp_tp *tp, gp_tp_info *info) {
 /* ------------------------------------------------------------------ */
 /* Rows                                                                  */
 
+/* A query that failed on a damaged database file: GP_ECORRUPT, and a
+ * message that names the file (the caller may open the trace again with
+ * GP_TP_REBUILD_DB). rc otherwise. */
+static int damaged_db(gp_tp *tp, int rc, gp_tp_error *err) {
+  int e = sqlite3_errcode(tp->sql);
+  if (!tp->db_path || (e != SQLITE_CORRUPT && e != SQLITE_NOTADB))
+    return rc;
+  return gp__tp_set_error(err, GP_ECORRUPT, UINT64_MAX,
+                          "%s: damaged trace database (%s): rebuild it from "
+                          "the trace",
+                          tp->db_path, sqlite3_errstr(e));
+}
+
 /* See tp.h. */
 int gp_tp_query(gp_tp *tp, const char *sql, gp_tp_rows **out,
                 gp_tp_error *err) {
@@ -250,7 +275,7 @@ int gp_tp_query(gp_tp *tp, const char *sql, gp_tp_rows **out,
     free(r);
     if (tp->live_rows == 0)
       gp__tp_bufs_clear(tp);
-    return rc;
+    return damaged_db(tp, rc, err);
   }
   tp->live_rows++;
   r->tp = tp;
@@ -271,8 +296,10 @@ int gp_tp_rows_next(gp_tp_rows *rows, gp_tp_error *err) {
   rows->done = true;
   if (rc == SQLITE_DONE)
     return 0;
-  return gp__tp_set_error(err, GP_ESQL, UINT64_MAX, "%s",
-                          sqlite3_errmsg(rows->tp->sql));
+  return damaged_db(rows->tp,
+                    gp__tp_set_error(err, GP_ESQL, UINT64_MAX, "%s",
+                                     sqlite3_errmsg(rows->tp->sql)),
+                    err);
 }
 
 /* See tp.h. */
@@ -340,207 +367,4 @@ void gp_tp_rows_destroy(gp_tp_rows *rows) {
   if (--rows->tp->live_rows == 0)
     gp__tp_bufs_clear(rows->tp); /* no statement can still use them */
   free(rows);
-}
-
-/* ------------------------------------------------------------------ */
-/* Writing results                                                       */
-
-/* A value as Perfetto's diff-test CSV writes it. */
-static void csv_value(const gp_tp_rows *r, int c, FILE *out) {
-  switch (gp_tp_rows_type(r, c)) {
-  case GP_TP_NULL:
-    fputs("\"[NULL]\"", out);
-    break;
-  case GP_TP_INT:
-    fprintf(out, "%" PRId64, gp_tp_rows_int(r, c));
-    break;
-  case GP_TP_REAL:
-    fprintf(out, "%f", gp_tp_rows_real(r, c));
-    break;
-  case GP_TP_TEXT:
-    fprintf(out, "\"%s\"", gp_tp_rows_text(r, c));
-    break;
-  default:
-    fputs("\"<raw bytes>\"", out);
-    break;
-  }
-}
-
-static void json_string(const char *s, FILE *out) {
-  fputc('"', out);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\')
-      fprintf(out, "\\%c", *p);
-    else if (*p == '\n')
-      fputs("\\n", out);
-    else if (*p == '\t')
-      fputs("\\t", out);
-    else if (*p < 0x20)
-      fprintf(out, "\\u%04x", *p);
-    else
-      fputc(*p, out);
-  }
-  fputc('"', out);
-}
-
-static void json_value(const gp_tp_rows *r, int c, FILE *out) {
-  switch (gp_tp_rows_type(r, c)) {
-  case GP_TP_INT:
-    fprintf(out, "%" PRId64, gp_tp_rows_int(r, c));
-    break;
-  case GP_TP_REAL: {
-    double d = gp_tp_rows_real(r, c);
-    if (isfinite(d))
-      fprintf(out, "%.17g", d);
-    else
-      fputs("null", out);
-    break;
-  }
-  case GP_TP_TEXT:
-    json_string(gp_tp_rows_text(r, c), out);
-    break;
-  case GP_TP_BLOB: {
-    size_t n;
-    const unsigned char *b = gp_tp_rows_blob(r, c, &n);
-    fputc('"', out);
-    for (size_t i = 0; i < n; i++)
-      fprintf(out, "%02x", b[i]);
-    fputc('"', out);
-    break;
-  }
-  default:
-    fputs("null", out);
-    break;
-  }
-}
-
-/* A value as the table format shows it (malloc'ed). */
-static char *table_value(const gp_tp_rows *r, int c) {
-  char buf[64];
-  switch (gp_tp_rows_type(r, c)) {
-  case GP_TP_NULL:
-    return strdup("NULL");
-  case GP_TP_INT:
-    snprintf(buf, sizeof(buf), "%" PRId64, gp_tp_rows_int(r, c));
-    return strdup(buf);
-  case GP_TP_REAL:
-    snprintf(buf, sizeof(buf), "%g", gp_tp_rows_real(r, c));
-    return strdup(buf);
-  case GP_TP_TEXT:
-    return strdup(gp_tp_rows_text(r, c));
-  default:
-    return strdup("<bytes>");
-  }
-}
-
-static int write_table(gp_tp_rows *r, FILE *out, uint64_t *nrows,
-                       gp_tp_error *err) {
-  int nc = gp_tp_rows_columns(r);
-  size_t *w = calloc((size_t)(nc ? nc : 1), sizeof(size_t));
-  char **cells = NULL;
-  size_t n = 0, cap = 0;
-  int rc;
-  if (!w)
-    return gp__tp_set_error(err, GP_ENOMEM, UINT64_MAX, "out of memory");
-  for (int c = 0; c < nc; c++)
-    w[c] = strlen(gp_tp_rows_name(r, c));
-  while ((rc = gp_tp_rows_next(r, err)) == 1) {
-    if (n + (size_t)nc > cap) {
-      size_t ncap = cap ? cap * 2 : 1024;
-      while (ncap < n + (size_t)nc)
-        ncap *= 2;
-      char **p = realloc(cells, ncap * sizeof(char *));
-      if (!p) {
-        rc = gp__tp_set_error(err, GP_ENOMEM, UINT64_MAX, "out of memory");
-        break;
-      }
-      cells = p;
-      cap = ncap;
-    }
-    for (int c = 0; c < nc; c++) {
-      char *s = table_value(r, c);
-      if (!s)
-        s = strdup("");
-      cells[n++] = s;
-      size_t l = s ? strlen(s) : 0;
-      if (l > w[c])
-        w[c] = l;
-    }
-  }
-  if (rc >= 0) {
-    for (int c = 0; c < nc; c++)
-      fprintf(out, "%s%-*s", c ? "  " : "", c + 1 < nc ? (int)w[c] : 0,
-              gp_tp_rows_name(r, c));
-    fputc('\n', out);
-    for (int c = 0; c < nc; c++) {
-      fprintf(out, "%s", c ? "  " : "");
-      for (size_t i = 0; i < w[c]; i++)
-        fputc('-', out);
-    }
-    fputc('\n', out);
-    for (size_t i = 0; i < n; i += (size_t)nc) {
-      for (int c = 0; c < nc; c++) {
-        const char *s = cells[i + (size_t)c] ? cells[i + (size_t)c] : "";
-        fprintf(out, "%s%-*s", c ? "  " : "", c + 1 < nc ? (int)w[c] : 0, s);
-      }
-      fputc('\n', out);
-    }
-    if (nrows)
-      *nrows = nc ? n / (size_t)nc : 0;
-    rc = 0;
-  }
-  for (size_t i = 0; i < n; i++)
-    free(cells[i]);
-  free(cells);
-  free(w);
-  return rc;
-}
-
-/* See tp.h. */
-int gp_tp_write(gp_tp *tp, const char *sql, gp_tp_format format, FILE *out,
-                uint64_t *nrows, gp_tp_error *err) {
-  if (!out)
-    return gp__tp_set_error(err, GP_EINVAL, UINT64_MAX, "invalid argument");
-  gp_tp_rows *r;
-  int rc = gp_tp_query(tp, sql, &r, err);
-  if (rc)
-    return rc;
-  uint64_t n = 0;
-  int nc = gp_tp_rows_columns(r);
-  if (format == GP_TP_FORMAT_TABLE) {
-    rc = write_table(r, out, &n, err);
-  } else if (format == GP_TP_FORMAT_JSON) {
-    fputc('[', out);
-    while ((rc = gp_tp_rows_next(r, err)) == 1) {
-      fputs(n ? ",\n  {" : "\n  {", out);
-      for (int c = 0; c < nc; c++) {
-        if (c)
-          fputs(", ", out);
-        json_string(gp_tp_rows_name(r, c), out);
-        fputs(": ", out);
-        json_value(r, c, out);
-      }
-      fputc('}', out);
-      n++;
-    }
-    fputs(n ? "\n]\n" : "]\n", out);
-  } else {
-    for (int c = 0; c < nc; c++)
-      fprintf(out, "%s\"%s\"", c ? "," : "", gp_tp_rows_name(r, c));
-    if (nc)
-      fputc('\n', out);
-    while ((rc = gp_tp_rows_next(r, err)) == 1) {
-      for (int c = 0; c < nc; c++) {
-        if (c)
-          fputc(',', out);
-        csv_value(r, c, out);
-      }
-      fputc('\n', out);
-      n++;
-    }
-  }
-  gp_tp_rows_destroy(r);
-  if (nrows)
-    *nrows = n;
-  return rc < 0 ? rc : 0;
 }

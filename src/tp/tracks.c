@@ -156,7 +156,8 @@ int gp__tp_thread_update(gp__tp_importer *imp, uint32_t machine, int64_t tid,
     return 0;
   }
   /* New thread, or a reused tid now in another process. */
-  gp__tp_thread th = {tid, GP_TP_NONE, upid, INT64_MIN, INT64_MIN, machine};
+  gp__tp_thread th = {tid,       GP_TP_NONE, upid, INT64_MIN,
+                      INT64_MIN, machine,    false};
   if (!gp__tp_vec_push(&db->threads, th))
     return nomem(imp);
   t = (uint32_t)db->threads.n - 1;
@@ -263,7 +264,7 @@ static bool close_stack(gp__tp_importer *imp, gp__tp_stack *st, int64_t ts,
       continue;
     }
     int64_t end = o->end;
-    int64_t odur = gp__tp_wsub(end, db->s_ts.v[o->slice]);
+    int64_t odur = gp__tp_ssub(end, db->s_ts.v[o->slice]);
     if (incomplete) {
       if (ts <= end)
         continue;
@@ -271,7 +272,7 @@ static bool close_stack(gp__tp_importer *imp, gp__tp_stack *st, int64_t ts,
       gp__tp_stat(imp, GP_TP_STAT_misplaced_end_event, 1);
       for (size_t j = st->s.n; j-- > i + 1;) {
         uint32_t c = st->s.v[j].slice;
-        db->s_dur.v[c] = gp__tp_wsub(end, db->s_ts.v[c]);
+        db->s_dur.v[c] = gp__tp_ssub(end, db->s_ts.v[c]);
       }
       st->s.n = i;
       incomplete = false;
@@ -285,7 +286,7 @@ static bool close_stack(gp__tp_importer *imp, gp__tp_stack *st, int64_t ts,
     }
     if (dur == PENDING)
       continue;
-    if (ts < end && gp__tp_wadd(ts, dur) > end) {
+    if (ts < end && gp__tp_sadd(ts, dur) > end) {
       gp__tp_stat(imp, GP_TP_STAT_slice_drop_overlapping_complete_event, 1);
       return false;
     }
@@ -319,8 +320,10 @@ static int start_slice(gp__tp_importer *imp, int64_t ts, int64_t dur,
                         args, depth, parent, out);
   if (rc)
     return rc;
-  return push_open(imp, st, *out,
-                   dur == PENDING ? PENDING : gp__tp_wadd(ts, dur));
+  int64_t end = dur == PENDING ? PENDING : gp__tp_sadd(ts, dur);
+  if (end == PENDING && dur != PENDING)
+    end++; /* saturated low: still an end, not "open" */
+  return push_open(imp, st, *out, end);
 }
 
 /* See import.h. */
@@ -352,7 +355,7 @@ int gp__tp_slice_end(gp__tp_importer *imp, int64_t ts, uint32_t track,
     if (st->s.v[i].end != PENDING)
       continue;
     uint32_t s = st->s.v[i].slice;
-    db->s_dur.v[s] = gp__tp_wsub(ts, db->s_ts.v[s]);
+    db->s_dur.v[s] = gp__tp_ssub(ts, db->s_ts.v[s]);
     if (i == st->s.n - 1)
       st->s.n--;
     else
@@ -423,8 +426,11 @@ void gp__tp_trackers_free(gp__tp_importer *imp) {
   gp__tp_map_free(&imp->hwq_placeholder);
   gp__tp_vec_free(&imp->stage_legacy);
   gp__tp_map_free(&imp->cset_by_dims);
-  for (size_t i = 0; i < imp->csets.n; i++)
+  for (size_t i = 0; i < imp->csets.n; i++) {
     gp__tp_vec_free(&imp->csets.v[i].t);
+    gp__tp_vec_free(&imp->csets.v[i].busy);
+    gp__tp_vec_free(&imp->csets.v[i].freed);
+  }
   gp__tp_vec_free(&imp->csets);
   gp__tp_map_free(&imp->ctx_seen);
   gp__tp_map2_free(&imp->debug_names);

@@ -32,6 +32,22 @@ static inline int64_t gp__tp_wmul(int64_t a, int64_t b) {
   return (int64_t)((uint64_t)a * (uint64_t)b);
 }
 
+/* Saturating arithmetic on int64: ends of intervals (ts + dur) and
+ * spans (end - start) clamp to INT64_MIN / INT64_MAX instead of wrapping
+ * to the other side of the time line. */
+static inline int64_t gp__tp_sadd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    return b > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+static inline int64_t gp__tp_ssub(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r))
+    return b < 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
 /* ------------------------------------------------------------------ */
 /* Growable arrays                                                       */
 

@@ -408,6 +408,62 @@ static void others(void) {
   end();
 }
 
+/* Extreme values where timestamps, durations, ids and counts go: the
+ * ends of int64 and uint64 (10-byte varints), sums that overflow
+ * (ts = 2^62 with dur = 2^63 - 1), clocks in descending time, stages
+ * that all overlap, huge iids and uuids. */
+static void extremes(void) {
+  static const uint64_t big[] = {1ull << 62,     (uint64_t)INT64_MAX,
+                                 1ull << 63,     UINT64_MAX,
+                                 UINT64_MAX - 1, (uint64_t)INT64_MAX - 1};
+  size_t nb = sizeof(big) / sizeof(big[0]);
+  for (size_t i = 0; i < nb; i++) {
+    packet(big[i], 1, i == 0 ? 1 : 0);
+    gp__pb_begin(&w, 53);
+    gp__pb_uint(&w, 1, big[(i + 1) % nb]); /* event_id */
+    gp__pb_uint(&w, 2, big[(i + 2) % nb]); /* duration */
+    gp__pb_uint(&w, 3, big[(i + 3) % nb]); /* hw_queue_id */
+    gp__pb_uint(&w, 4, big[(i + 4) % nb]); /* stage_id */
+    gp__pb_uint(&w, 5, big[(i + 5) % nb]); /* context */
+    gp__pb_int(&w, 11, (int64_t)big[i]);   /* gpu_id */
+    gp__pb_uint(&w, 10, big[i]);           /* submission_id */
+    end();
+    end();
+  }
+  for (int i = 0; i < 4; i++) { /* clocks, descending, at the ends */
+    packet(0, 2, 0);
+    gp__pb_begin(&w, 6);
+    gp__pb_begin(&w, 1);
+    gp__pb_uint(&w, 1, 6);
+    gp__pb_uint(&w, 2, big[nb - 1 - (size_t)i]);
+    gp__pb_end(&w);
+    gp__pb_begin(&w, 1);
+    gp__pb_uint(&w, 1, 64 + (uint32_t)i);
+    gp__pb_uint(&w, 2, big[(size_t)i]);
+    gp__pb_uint(&w, 3, big[(size_t)i + 1]); /* unit_multiplier_ns */
+    gp__pb_uint(&w, 4, 1);                  /* is_incremental */
+    gp__pb_end(&w);
+    gp__pb_end(&w);
+    end();
+    packet(big[(size_t)i], 2, 0);
+    gp__pb_uint(&w, 58, 64 + (uint32_t)i);
+    gp__pb_begin(&w, 11); /* a track event slice begin at the clock */
+    gp__pb_uint(&w, 9, 1);
+    gp__pb_uint(&w, 11, big[(size_t)i]); /* track_uuid */
+    gp__pb_end(&w);
+    end();
+  }
+  packet((uint64_t)INT64_MAX, 3, 0);
+  gp__pb_begin(&w, 52); /* a counter at the end of time */
+  gp__pb_uint(&w, 4, UINT64_MAX);
+  gp__pb_begin(&w, 2);
+  gp__pb_uint(&w, 1, UINT64_MAX);
+  gp__pb_int(&w, 2, INT64_MIN);
+  gp__pb_end(&w);
+  gp__pb_end(&w);
+  end();
+}
+
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : "tests/fuzz/corpus/importer";
   gp__pb_writer_init(&w);
@@ -422,6 +478,8 @@ int main(int argc, char **argv) {
   rc |= save(dir, "clocks-logs");
   others();
   rc |= save(dir, "gpuinfo-mem-vulkan");
+  extremes();
+  rc |= save(dir, "extremes");
   /* All of them again, inside compressed_packets. */
   render_stages();
   counters();

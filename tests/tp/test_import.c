@@ -547,8 +547,11 @@ TEST(tp_import_track_events) {
             "p.name AS process FROM thread_track t JOIN thread th USING (utid) "
             "JOIN process p USING (upid) ORDER BY t.id",
             "\"type\",\"name\",\"tid\",\"thread\",\"pid\",\"process\"\n"
-            "\"thread\",\"main\",43,\"main\",42,\"app\"\n"
-            "\"thread_track_event\",\"child\",43,\"main\",42,\"app\"");
+            /* Perfetto's names: a thread's own descriptor is its
+             * execution track (unnamed), a child merges by name. */
+            "\"thread_execution\",\"[NULL]\",43,\"main\",42,\"app\"\n"
+            "\"thread_merged_track_event\",\"child\",43,\"main\",42,"
+            "\"app\"");
   tp_expect(tp,
             "SELECT t.name, t.unit, c.ts, cast_int!(c.value) AS v FROM counter "
             "c JOIN process_counter_track t ON c.track_id = t.id ORDER BY ts",

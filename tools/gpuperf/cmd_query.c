@@ -8,12 +8,16 @@
  * format is the one of Perfetto's diff tests (quoted header and strings,
  * NULL as "[NULL]", doubles as %f). --db keeps the imported tables in a
  * SQLite file and reuses it while the trace is unchanged (size, mtime and
- * a hash of its ends).
+ * a hash of its whole content); a damaged one is rebuilt with a warning.
+ * Text from the trace cannot drive the terminal: when stdout is one,
+ * control characters and invalid UTF-8 are shown escaped; JSON is always
+ * valid UTF-8 (invalid bytes become U+FFFD and are counted on stderr).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "gpuperf/tp.h"
@@ -91,6 +95,26 @@ static const char summary_sql[] =
     "UNION ALL SELECT 'processes', (SELECT count(*) FROM process) "
     "UNION ALL SELECT 'threads', (SELECT count(*) FROM thread) "
     "UNION ALL SELECT 'stat ' || name, value FROM stats WHERE value != 0";
+
+/* Runs sql and writes its rows to stdout; when buffered, only once the
+ * query has succeeded (so that a retry does not print rows twice). */
+static int write_result(gp_tp *tp, const char *sql, gp_tp_format format,
+                        uint32_t flags, bool buffered, gp_tp_write_stats *ws,
+                        gp_tp_error *err) {
+  if (!buffered)
+    return gp_tp_write_ex(tp, sql, format, flags, stdout, ws, err);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&buf, &len);
+  if (!mem)
+    return gp_tp_write_ex(tp, sql, format, flags, stdout, ws, err);
+  int rc = gp_tp_write_ex(tp, sql, format, flags, mem, ws, err);
+  fclose(mem);
+  if (rc == 0 && len)
+    fwrite(buf, 1, len, stdout);
+  free(buf);
+  return rc;
+}
 
 /* See cli.h. */
 int cmd_query(int argc, char **argv) {
@@ -179,11 +203,39 @@ int cmd_query(int argc, char **argv) {
     return cli_error(err.code == GP_EINVAL ? CLI_USAGE : CLI_BAD_INPUT, "%s",
                      err.message);
   }
+  if (gp_tp_warning(tp))
+    fprintf(stderr, "gpuperf: warning: %s\n", gp_tp_warning(tp));
   int status = CLI_OK;
-  if (gp_tp_write(tp, sql ? sql : summary_sql, format, stdout, NULL, &err) !=
-      0) {
+  uint32_t wflags = isatty(STDOUT_FILENO) ? GP_TP_WRITE_ESCAPE : 0;
+  gp_tp_write_stats ws;
+  int rc = write_result(tp, sql ? sql : summary_sql, format, wflags, db != NULL,
+                        &ws, &err);
+  if (rc == GP_ECORRUPT && db) {
+    /* The --db file is damaged past what opening it checks: rebuild it
+     * from the trace and run the query again. */
+    fprintf(stderr, "gpuperf: warning: %s: rebuilding it from %s\n",
+            err.message, trace);
+    gp_tp_close(tp);
+    opts.flags |= GP_TP_REBUILD_DB;
+    if (gp_tp_open(trace, &opts, &tp, &err) != 0) {
+      free(text);
+      return cli_error(CLI_BAD_INPUT, "%s", err.message);
+    }
+    rc = write_result(tp, sql ? sql : summary_sql, format, wflags, true, &ws,
+                      &err);
+  }
+  if (rc != 0) {
     fflush(stdout);
     status = cli_error(CLI_BAD_INPUT, "%s", err.message);
+  } else if (ws.invalid_utf8) {
+    fflush(stdout);
+    fprintf(stderr,
+            "gpuperf: warning: %llu byte%s of text in the result %s not "
+            "UTF-8: shown as %s\n",
+            (unsigned long long)ws.invalid_utf8,
+            ws.invalid_utf8 == 1 ? "" : "s",
+            ws.invalid_utf8 == 1 ? "was" : "were",
+            format == GP_TP_FORMAT_JSON ? "U+FFFD" : "\\xNN");
   }
   if (fflush(stdout) != 0 && status == CLI_OK)
     status =

@@ -166,6 +166,16 @@ static int each_row(gp_tp *tp, const char *sql,
   return 0;
 }
 
+/* b - a and a + b on trace timestamps, which come from untrusted input:
+ * a difference as a double (never overflows), a sum saturated. */
+static double ns_diff(int64_t b, int64_t a) {
+  return (double)b - (double)a;
+}
+static int64_t ns_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 static const char *text(gp_tp_rows *r, int c) {
   const char *s = gp_tp_rows_text(r, c);
   return s ? s : "(null)";
@@ -202,7 +212,7 @@ static void kernel_single_row(gp_tp_rows *r, void *user) {
   table_add(&c->t, 1, "%s", text(r, 1));
   table_add(
       &c->t, 2, "%s",
-      cli_fmt_ns(buf, sizeof(buf), (double)(gp_tp_rows_int(r, 2) - c->start)));
+      cli_fmt_ns(buf, sizeof(buf), ns_diff(gp_tp_rows_int(r, 2), c->start)));
   dur_cell(&c->t, (double)gp_tp_rows_int(r, 3));
 }
 
@@ -219,7 +229,7 @@ typedef struct busy {
 static void busy_flush(busy *b) {
   if (!b->open)
     return;
-  b->total += (double)(b->cur_end - b->cur_start);
+  b->total += ns_diff(b->cur_end, b->cur_start);
   table_add(&b->c->t, 0, "%s", b->label);
   dur_cell(&b->c->t, b->total);
   table_add(&b->c->t, 2, "%.1f%%",
@@ -239,16 +249,16 @@ static void busy_row(gp_tp_rows *r, void *user) {
     snprintf(b->label, sizeof(b->label), "%s", text(r, 1));
     b->total = 0;
     b->cur_start = ts;
-    b->cur_end = ts + dur;
+    b->cur_end = ns_add(ts, dur);
     b->open = true;
     return;
   }
   if (ts > b->cur_end) {
-    b->total += (double)(b->cur_end - b->cur_start);
+    b->total += ns_diff(b->cur_end, b->cur_start);
     b->cur_start = ts;
-    b->cur_end = ts + dur;
-  } else if (ts + dur > b->cur_end) {
-    b->cur_end = ts + dur;
+    b->cur_end = ns_add(ts, dur);
+  } else if (ns_add(ts, dur) > b->cur_end) {
+    b->cur_end = ns_add(ts, dur);
   }
 }
 
@@ -276,8 +286,8 @@ static void stat_row(gp_tp_rows *r, void *user) {
   int64_t ts = gp_tp_rows_int(r, 0);
   double v = gp_tp_rows_real(r, 1);
   if (s->n) {
-    s->wsum += s->last * (double)(ts - s->last_ts);
-    s->wdur += (double)(ts - s->last_ts);
+    s->wsum += s->last * ns_diff(ts, s->last_ts);
+    s->wdur += ns_diff(ts, s->last_ts);
   }
   s->min = s->n && s->min < v ? s->min : v;
   s->max = s->n && s->max > v ? s->max : v;
@@ -310,8 +320,8 @@ static void counter_track_row(gp_tp_rows *r, void *user) {
   if ((k->rc = each_row(k->tp, sql, stat_row, &s)))
     return;
   if (s.n && c->end > s.last_ts) {
-    s.wsum += s.last * (double)(c->end - s.last_ts);
-    s.wdur += (double)(c->end - s.last_ts);
+    s.wsum += s.last * ns_diff(c->end, s.last_ts);
+    s.wdur += ns_diff(c->end, s.last_ts);
   }
   const char *unit = gp_tp_rows_text(r, 3);
   table_add(&c->t, 0, "%s", text(r, 1));
@@ -352,7 +362,7 @@ static int report(gp_tp *tp, out *o, const char *trace, unsigned top) {
   memset(&c, 0, sizeof(c));
   c.start = info.start_ts;
   c.end = info.end_ts;
-  c.span = (double)(info.end_ts - info.start_ts);
+  c.span = ns_diff(info.end_ts, info.start_ts);
   char sql[SQL_MAX], buf[64], size[64];
   int rc;
   if (o->html) {
@@ -374,10 +384,14 @@ static int report(gp_tp *tp, out *o, const char *trace, unsigned top) {
 
   c.t = (table){3, {"gpu", "name", "slices"}, {true, false, true}, 0, 0, 0};
   if ((rc = each_row(tp,
-                     "SELECT g.gpu, g.name, (SELECT count(*) FROM gpu_slice s "
-                     "JOIN gpu_track t ON s.track_id = t.id WHERE "
-                     "extract_arg(t.dimension_arg_set_id, 'ugpu') = g.id) "
-                     "FROM gpu g ORDER BY g.gpu",
+                     /* Counted per GPU, then joined on gpu.id (indexed):
+                      * linear in GPUs and slices. */
+                     "SELECT gpu, name, sum(c) FROM (SELECT id, gpu, name, 0 "
+                     "AS c FROM gpu UNION ALL SELECT g.id, g.gpu, g.name, n.c "
+                     "FROM (SELECT extract_arg(t.dimension_arg_set_id, "
+                     "'ugpu') AS u, count(*) AS c FROM gpu_slice s JOIN "
+                     "gpu_track t ON s.track_id = t.id GROUP BY u) n "
+                     "JOIN gpu g ON g.id = n.u) GROUP BY id ORDER BY gpu",
                      gpu_row, &c)))
     return rc;
   table_print(o, "GPUs", &c.t);
@@ -564,6 +578,8 @@ int cmd_report(int argc, char **argv) {
   if (gp_tp_open(trace, &opts, &tp, &err) != 0)
     return cli_error(err.code == GP_EINVAL ? CLI_USAGE : CLI_BAD_INPUT, "%s",
                      err.message);
+  if (gp_tp_warning(tp))
+    fprintf(stderr, "gpuperf: warning: %s\n", gp_tp_warning(tp));
   out o = {stdout, false};
   int rc = report(tp, &o, trace, (unsigned)top);
   if (!rc && html) {
