@@ -253,6 +253,17 @@ int cmd_record(int argc, char **argv) {
     if (!text)
       return cli_error(CLI_BAD_INPUT, "cannot read %s: %s", config,
                        strerror(errno));
+    /* An empty config would record nothing: say so rather than run. */
+    size_t blank = 0;
+    while (blank < len && strchr(" \t\r\n", text[blank]) && text[blank])
+      blank++;
+    if (blank == len) {
+      free(text);
+      return cli_error(CLI_BAD_INPUT,
+                       "%s: empty config, it would record nothing (leave out "
+                       "-c for the default)",
+                       config);
+    }
     rc = gp_trace_config_parse(text, len, &cfg, err, sizeof(err));
     free(text);
     if (rc != 0)

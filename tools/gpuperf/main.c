@@ -114,7 +114,6 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
     if (strcmp(cmd, commands[i].name) == 0)
       return commands[i].run(argc - 1, argv + 1);
-  cli_error(CLI_USAGE, "'%s' is not a gpuperf command", cmd);
-  usage(stderr);
-  return CLI_USAGE;
+  return cli_error(CLI_USAGE,
+                   "'%s' is not a gpuperf command (see gpuperf --help)", cmd);
 }
