@@ -16,6 +16,8 @@ set -eu
 # runtime (make fuzz); pkg-config: install checks.
 PACKAGES="gcc make libc6-dev libsqlite3-dev zlib1g-dev ocl-icd-opencl-dev \
 opencl-headers pocl-opencl-icd clang libclang-rt-14-dev clang-format pkg-config"
+# The HTML report test loads the page in headless Chromium.
+PACKAGES="$PACKAGES chromium"
 
 if [ "${1:-}" = "--list" ]; then
   echo $PACKAGES

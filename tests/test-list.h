@@ -10,3 +10,4 @@
 #include "lists/tp.h"
 #include "lists/opencl.h"
 #include "lists/cuda.h"
+#include "lists/report.h"

@@ -11,7 +11,8 @@
  *               is_kernel, is_copy, bytes
  *   rp_host     host slices (not GPU work, not its mirror on "Device #N"
  *               stream tracks): kind 'api' (the application's calls),
- *               'range' (user ranges: a category, or an async track),
+ *               'range' (user ranges: a category, or a process-scoped
+ *               async track),
  *               'overhead' (gpuperf's own "gpuperf ..." slices)
  *   rp_stream   GPU work as mirrored on the logical stream tracks
  *   rp_counter  counter values with their track's name, unit and gpu
@@ -257,7 +258,7 @@ int report_views(gp_tp *tp, const report_filter *f, int64_t *start,
       ";\nCREATE OR REPLACE PERFETTO VIEW rp_host AS SELECT s.id, s.ts, "
       "max(s.dur, 0) AS dur, s.name, s.category, s.depth, s.track_id, "
       "CASE WHEN s.name GLOB 'gpuperf *' THEN 'overhead' WHEN s.category IS "
-      "NOT NULL OR tt.id IS NULL THEN 'range' ELSE 'api' END AS kind, "
+      "NOT NULL OR pt.id IS NOT NULL THEN 'range' ELSE 'api' END AS kind, "
       "coalesce(th.upid, pt.upid) AS upid FROM slice s JOIN track t ON "
       "s.track_id = t.id LEFT JOIN thread_track tt ON tt.id = t.id LEFT JOIN "
       "thread th ON th.utid = tt.utid LEFT JOIN process_track pt ON pt.id = "

@@ -1,0 +1,8 @@
+/* lists/report.h - tests of `gpuperf report`, export and diff. */
+
+GP_TEST_ENTRY(report_sections_on_demo, 60)
+GP_TEST_ENTRY(report_window_and_filters, 60)
+GP_TEST_ENTRY(report_sections_on_gpu_compute_kernel, 30)
+GP_TEST_ENTRY(report_sections_on_opencl, 120)
+GP_TEST_ENTRY(report_cli_errors, 60)
+GP_TEST_ENTRY(report_html_in_chromium, 120)
