@@ -266,10 +266,11 @@ TEST(report_html_in_chromium) {
                 "t.dimension_arg_set_id, 'ugpu'), t.name FROM gpu_slice s "
                 "JOIN gpu_track t ON s.track_id = t.id)");
   int64_t host_lanes =
-      q_int(tp, "SELECT count(DISTINCT s.track_id) FROM slice s JOIN track t "
-                "ON s.track_id = t.id WHERE t.id NOT IN (SELECT id FROM "
+      q_int(tp, "SELECT count(*) FROM (SELECT DISTINCT s.track_id, "
+                "s.category IS NOT NULL FROM slice s JOIN track t ON "
+                "s.track_id = t.id WHERE t.id NOT IN (SELECT id FROM "
                 "gpu_track) AND NOT EXISTS (SELECT 1 FROM track p WHERE p.id = "
-                "t.parent_id AND p.name GLOB 'Device #*')");
+                "t.parent_id AND p.name GLOB 'Device #*'))");
   ASSERT_EQ(count(d, "<g class=\"lane\""), (int)(gpu_lanes + host_lanes));
   char height[64];
   snprintf(height, sizeof(height), "height=\"%d\"",

@@ -1,7 +1,8 @@
 /*
  * report_html.c - `gpuperf report --html`: one self-contained page that
  * opens offline (no fetches, no libraries): a timeline with one lane per
- * GPU queue and per host thread or range track, a plot per counter, the
+ * GPU queue, per host thread (its calls; its user ranges in a lane of
+ * their own) and per range track, a plot per counter, the
  * report's tables (click a heading to sort), and how to open the same
  * trace in ui.perfetto.dev.
  *
@@ -124,7 +125,7 @@ static void lane_row(gp_tp_rows *r, void *user) {
 static void label_row(gp_tp_rows *r, void *user) {
   FILE *f = user;
   fputs("<div class=\"lbl\">", f);
-  esc(f, gp_tp_rows_text(r, 0));
+  esc(f, gp_tp_rows_text(r, 1));
   fputs("</div>\n", f);
 }
 
@@ -134,12 +135,12 @@ static const char lanes_sql[] =
     "coalesce(g.name, g.model, 'GPU ' || w.ugpu) || ': ' || w.queue AS l, "
     "w.ts, w.dur, w.name, CASE WHEN w.is_copy THEN 'c' WHEN w.is_kernel THEN "
     "'k' ELSE 'o' END FROM rp_work w LEFT JOIN gpu g ON g.id = w.ugpu "
-    "UNION ALL SELECT 'h' || printf('%08d', h.track_id), "
-    "coalesce(t.name, 'thread') || CASE WHEN h.kind = 'range' AND tt.id IS "
-    "NULL THEN ' (range)' ELSE '' END, h.ts, h.dur, h.name, CASE h.kind "
+    "UNION ALL SELECT 'h' || printf('%08d', h.track_id) || (h.kind = "
+    "'range'), coalesce(t.name, 'thread') || CASE WHEN h.kind = 'range' "
+    "THEN ' (ranges)' ELSE '' END, h.ts, h.dur, h.name, CASE h.kind "
     "WHEN 'api' THEN 'a' WHEN 'range' THEN 'r' ELSE 'x' END FROM rp_host h "
     "JOIN track t ON t.id = h.track_id LEFT JOIN thread_track tt ON tt.id = "
-    "h.track_id WHERE h.depth = 0 OR h.kind != 'api' "
+    "h.track_id "
     "ORDER BY 1, 3";
 
 static int timeline(const report *r, gp_tp *tp, FILE *f) {
@@ -312,7 +313,7 @@ static const char style[] =
     "td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}"
     "td.n,th.n{text-align:right}th{cursor:pointer;background:#f0f0f0}"
     ".note{color:#555;font-size:90%}"
-    ".tl{display:flex;border:1px solid #ccc}.lbls{flex:0 0 16em;"
+    ".tl{display:flex;border:1px solid #ccc}.lbls{flex:0 0 20em;"
     "font-size:12px;overflow:hidden}.lbl{height:18px;line-height:18px;"
     "white-space:nowrap;overflow:hidden;text-overflow:ellipsis;padding:0 4px;"
     "border-bottom:1px solid #eee}"
