@@ -21,6 +21,8 @@ int cmd_stat(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /*
  * Adds libgpuperf-opencl.so (found beside the loaded libgpuperf, or named

@@ -27,6 +27,8 @@ static const command commands[] = {
     {"report", cmd_report,
      "summarise a trace: kernels, queues, API calls, counters"},
     {"query", cmd_query, "run SQL (PerfettoSQL) on a trace"},
+    {"export", cmd_export, "write a trace as Chrome JSON or CSV"},
+    {"diff", cmd_diff, "compare two traces: kernels, copies, busy, counters"},
     {"cuda", cmd_cuda, "CUDA devices and the metrics NVIDIA GPUs can count"},
 };
 

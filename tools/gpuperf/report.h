@@ -112,6 +112,7 @@ void rcell_text(rcell *c, const char *s);
 /* Output formats of a built report. Each returns 0 or -errno. */
 void report_print_text(const report *r, FILE *f, bool tty);
 void report_print_csv(const report *r, FILE *f);
+void report_print_text_tables(const report *r, FILE *f); /* no header */
 void report_print_json(const report *r, FILE *f);
 int report_print_html(const report *r, gp_tp *tp, FILE *f);
 

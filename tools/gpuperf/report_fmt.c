@@ -57,7 +57,7 @@ const char *report_fmt(char *buf, size_t size, rcol_kind k, double v,
   case RC_BYTES:
     return cli_fmt_bytes(buf, size, v);
   case RC_PCT:
-    snprintf(buf, size, "%.1f%%", v);
+    snprintf(buf, size, "%.1f%%", fabs(v) < 0.05 ? 0.0 : v);
     return buf;
   case RC_BW:
     if (v >= 1e9)
@@ -196,6 +196,11 @@ void report_print_text(const report *r, FILE *f, bool tty) {
   fprintf(f, " (%s; window %s)\n",
           cli_fmt_bytes(b1, sizeof(b1), (double)r->trace_bytes),
           cli_fmt_ns(b2, sizeof(b2), (double)report_sub_sat(r->end, r->start)));
+  report_print_text_tables(r, f);
+}
+
+/* See report.h. */
+void report_print_text_tables(const report *r, FILE *f) {
   for (size_t i = 0; i < r->ntabs; i++)
     print_table_text(&r->tabs[i], f);
 }
