@@ -1,8 +1,10 @@
 /*
  * test_stat_forms.c - `gpuperf stat` as perf stat prints it: msec and
  * "CPUs utilized" for task-clock, short kernel names, -x SEP and --json
- * lines, and -r N with the mean and its spread.
+ * lines, and -r N with the mean and its spread; and `gpuperf list`
+ * showing the OpenCL devices present.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 
 #include "gpuperf/gpuperf.h"
 #include "harness.h"
+#include "opencl/oclutil.h"
 #include "tp/tputil.h"
 
 static const char *stat_app(void) {
@@ -96,6 +99,26 @@ TEST(stat_perf_like_forms) {
   ASSERT_EQ(tp_cli(&out, &err, "stat", "-x", ",", "--json", "--", app, NULL),
             1);
   ASSERT_EQ(strchr(err, '\n') - err + 1, (long)strlen(err));
+  free(out);
+  free(err);
+}
+
+/* `gpuperf list` names the OpenCL devices the ICD loader reports (PoCL's
+ * CPU device here), after gpuperf's own. */
+TEST(list_shows_opencl_devices) {
+  void *probe = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!probe)
+    SKIP("no OpenCL ICD loader (libOpenCL.so.1)");
+  dlclose(probe);
+  ocl_env();
+  char *out, *err;
+  ASSERT_EQ(tp_cli(&out, &err, "list", NULL), 0);
+  const char *ocl = strstr(out, "\nOpenCL (through the ICD loader");
+  ASSERT_NOT_NULL(ocl);
+  ASSERT(strstr(out, "Sim Compute GPU #0") < ocl);
+  ASSERT(strstr(ocl, "platform 0: Portable Computing Language") != NULL);
+  ASSERT(strstr(ocl, "    device 0: ") != NULL);
+  ASSERT(strstr(ocl, "[CPU]") != NULL);
   free(out);
   free(err);
 }

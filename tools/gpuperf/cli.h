@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gpuperf/gpuperf.h"
 
@@ -31,6 +32,13 @@ int cmd_diff(int argc, char **argv);
  * builds, or if the library is not found.
  */
 void cli_preload_opencl(void);
+
+/*
+ * Prints the OpenCL platforms and devices the ICD loader (opened at run
+ * time) reports, or one line saying why there are none. Returns the
+ * number of devices printed.
+ */
+int cli_list_opencl(FILE *out);
 
 /* Prints "gpuperf: " and the message to stderr; returns status. */
 int cli_error(int status, const char *fmt, ...)
