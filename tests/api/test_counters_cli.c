@@ -213,12 +213,10 @@ TEST(cli_stat_totals_per_counter_and_kernel) {
       report_value(t, "Sim Compute GPU #0:", NULL, "dram__bytes_read.sum"),
       saxpy + reduce, 2.0);
   ASSERT_NEAR(
-      report_value(t, "Sim Compute GPU #0:", "saxpy",
-                   "dram__bytes_read.sum"),
+      report_value(t, "Sim Compute GPU #0:", "saxpy", "dram__bytes_read.sum"),
       saxpy, 6.0); /* one rounding per launch */
   ASSERT_NEAR(
-      report_value(t, "Sim Compute GPU #0:", "reduce",
-                   "dram__bytes_read.sum"),
+      report_value(t, "Sim Compute GPU #0:", "reduce", "dram__bytes_read.sum"),
       reduce, 4.0);
   ASSERT(strstr(t, "kernel saxpy: 6 launches"));
   ASSERT(strstr(t, "kernel reduce: 4 launches"));

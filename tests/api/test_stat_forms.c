@@ -57,14 +57,15 @@ TEST(stat_perf_like_forms) {
   free(out);
   free(err);
   /* -x, : value,unit,event,device,kernel,spread per line. */
-  ASSERT_EQ(tp_cli(&out, &err, "stat", "-x", ",", "-e",
-                   "dram__bytes_read.sum", "--", app, "--launches", "3", NULL),
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "-x", ",", "-e", "dram__bytes_read.sum",
+                   "--", app, "--launches", "3", NULL),
             0);
-  ASSERT_NOT_NULL(line_of(err, ",launches,Sim Compute GPU #0,saxpy,", line,
-                          sizeof(line)));
+  ASSERT_NOT_NULL(
+      line_of(err, ",launches,Sim Compute GPU #0,saxpy,", line, sizeof(line)));
   ASSERT(strncmp(line, "3,,launches,", 12) == 0);
-  ASSERT_NOT_NULL(line_of(err, ",bytes,dram__bytes_read.sum,Sim Compute GPU "
-                               "#0,,",
+  ASSERT_NOT_NULL(line_of(err,
+                          ",bytes,dram__bytes_read.sum,Sim Compute GPU "
+                          "#0,,",
                           line, sizeof(line)));
   ASSERT(strstr(err, ",s,time-elapsed,,,") != NULL);
   ASSERT(strstr(err, "Performance counter stats") == NULL);
@@ -74,18 +75,19 @@ TEST(stat_perf_like_forms) {
   ASSERT_EQ(tp_cli(&out, &err, "stat", "--json", "-r", "3", "-e",
                    "dram__bytes_read.sum", "--", app, "--launches", "2", NULL),
             0);
-  ASSERT_NOT_NULL(line_of(err, "\"event\": \"launches\", \"device\": \"Sim "
-                               "Compute GPU #0\", \"kernel\": \"saxpy\"",
+  ASSERT_NOT_NULL(line_of(err,
+                          "\"event\": \"launches\", \"device\": \"Sim "
+                          "Compute GPU #0\", \"kernel\": \"saxpy\"",
                           line, sizeof(line)));
   ASSERT(strncmp(line, "{\"counter-value\": 2, ", 21) == 0);
-  ASSERT_NOT_NULL(line_of(err, "\"event\": \"time-elapsed\"", line,
-                          sizeof(line)));
+  ASSERT_NOT_NULL(
+      line_of(err, "\"event\": \"time-elapsed\"", line, sizeof(line)));
   ASSERT(strstr(line, "\"variance\": ") != NULL);
   free(out);
   free(err);
   /* -r: the text form says how many runs, and "+-". */
-  ASSERT_EQ(tp_cli(&out, &err, "stat", "-r", "2", "-e",
-                   "dram__bytes_read.sum", "--", app, NULL),
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "-r", "2", "-e", "dram__bytes_read.sum",
+                   "--", app, NULL),
             0);
   ASSERT(strstr(err, "(2 runs):") != NULL);
   ASSERT(strstr(err, "seconds time elapsed  ( +- ") != NULL);

@@ -200,8 +200,9 @@ TEST(tp_cli_report) {
   ASSERT(strstr(out,
                 " gemm 2 400 ns 100 ns 200 ns 200 ns 300 ns 141 ns 80.0%\n") !=
          NULL);
-  ASSERT(strstr(out, " relu 1 100 ns 100 ns 100 ns 100 ns 100 ns 0 ns 20.0%\n") !=
-         NULL);
+  ASSERT(
+      strstr(out, " relu 1 100 ns 100 ns 100 ns 100 ns 100 ns 0 ns 20.0%\n") !=
+      NULL);
   ASSERT(strstr(out, "h2d") == NULL);
   /* GPU A is busy [100, 250) and [300, 350): 200 ns of the trace's
    * [50, 400). */

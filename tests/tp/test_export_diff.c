@@ -178,13 +178,12 @@ TEST(export_chrome_json_round_trip) {
   const char *trace = gp_test_path(0, "demo.pftrace");
   const char *json = gp_test_path(1, "demo.json");
   char *out, *err;
-  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "--steps", "3", "-o", trace,
-                   NULL),
+  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "--steps", "3", "-o", trace, NULL),
             0);
   free(out);
   free(err);
-  ASSERT_EQ(tp_cli(&out, &err, "export", trace, "--format", "chrome-json",
-                   "-o", json, NULL),
+  ASSERT_EQ(tp_cli(&out, &err, "export", trace, "--format", "chrome-json", "-o",
+                   json, NULL),
             0);
   free(out);
   free(err);
@@ -230,13 +229,12 @@ TEST(export_chrome_json_round_trip) {
   ASSERT(strstr(err, "--format") != NULL);
   free(out);
   free(err);
-  ASSERT_EQ(tp_cli(&out, &err, "export", trace, "--format", "chrome-json",
-                   "-o", trace, NULL),
+  ASSERT_EQ(tp_cli(&out, &err, "export", trace, "--format", "chrome-json", "-o",
+                   trace, NULL),
             1);
   free(out);
   free(err);
-  ASSERT_EQ(tp_cli(&out, &err, "export", trace, "--to", "clickhouse://x",
-                   NULL),
+  ASSERT_EQ(tp_cli(&out, &err, "export", trace, "--to", "clickhouse://x", NULL),
             1);
   ASSERT(strstr(err, "not built") != NULL);
   free(out);
@@ -247,12 +245,10 @@ TEST(diff_two_demo_runs) {
   const char *a = gp_test_path(0, "a.pftrace");
   const char *b = gp_test_path(1, "b.pftrace");
   char *out, *err;
-  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "--steps", "3", "-o", a, NULL),
-            0);
+  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "--steps", "3", "-o", a, NULL), 0);
   free(out);
   free(err);
-  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "--steps", "6", "-o", b, NULL),
-            0);
+  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "--steps", "6", "-o", b, NULL), 0);
   free(out);
   free(err);
   /* Twice the steps: twice the kernels, the same mean time. */

@@ -52,7 +52,9 @@ static int csv_nums(const char *csv, const char *prefix, double *v, int max) {
   return k;
 }
 
-static bool near(double a, double b) { return fabs(a - b) <= 1e-6 * fabs(b) + 1e-3; }
+static bool near(double a, double b) {
+  return fabs(a - b) <= 1e-6 * fabs(b) + 1e-3;
+}
 
 static double sql_num(gp_tp *tp, const char *sql) {
   gp_tp_rows *r;
@@ -92,15 +94,16 @@ static void check_gpu_sections(gp_tp *tp, const char *csv) {
   gp_tp_rows *r;
   gp_tp_error err;
   /* Every kernel: count, total, min, max, mean recomputed. */
-  ASSERT_EQ(gp_tp_query(tp,
-                        "SELECT coalesce(nullif(rtrim(substr(d, 1, instr(d "
-                        "|| '(', '(') - 1)), ''), k, name), count(*), "
-                        "sum(dur), min(dur), max(dur), avg(dur) FROM (SELECT "
-                        "s.*, extract_arg(arg_set_id, 'kernel_demangled_name') "
-                        "d, extract_arg(arg_set_id, 'kernel_name') k FROM "
-                        "gpu_slice s WHERE render_stage_category = 2) GROUP BY 1",
-                        &r, &err),
-            0);
+  ASSERT_EQ(
+      gp_tp_query(tp,
+                  "SELECT coalesce(nullif(rtrim(substr(d, 1, instr(d "
+                  "|| '(', '(') - 1)), ''), k, name), count(*), "
+                  "sum(dur), min(dur), max(dur), avg(dur) FROM (SELECT "
+                  "s.*, extract_arg(arg_set_id, 'kernel_demangled_name') "
+                  "d, extract_arg(arg_set_id, 'kernel_name') k FROM "
+                  "gpu_slice s WHERE render_stage_category = 2) GROUP BY 1",
+                  &r, &err),
+      0);
   int kernels = 0;
   while (gp_tp_rows_next(r, &err) == 1) {
     char prefix[300];
@@ -162,8 +165,7 @@ static void check_gpu_sections(gp_tp *tp, const char *csv) {
 TEST(report_sections_on_demo) {
   const char *trace = gp_test_path(0, "demo.pftrace");
   char *out, *err;
-  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "--steps", "3", "-o", trace,
-                   NULL),
+  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "--steps", "3", "-o", trace, NULL),
             0);
   ASSERT_STR_EQ(out, ""); /* -q: no summary */
   free(out);
@@ -238,8 +240,7 @@ TEST(report_sections_on_demo) {
 TEST(report_window_and_filters) {
   const char *trace = gp_test_path(0, "demo.pftrace");
   char *out, *err;
-  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "--steps", "3", "-o", trace,
-                   NULL),
+  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "--steps", "3", "-o", trace, NULL),
             0);
   free(out);
   free(err);
@@ -255,8 +256,8 @@ TEST(report_window_and_filters) {
   ASSERT(strstr(out, "ranges,\"training step 2\",1,") != NULL);
   free(out);
   free(err);
-  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--format", "csv", "--gpu",
-                   "1", NULL),
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--format", "csv", "--gpu", "1",
+                   NULL),
             0);
   ASSERT(strstr(out, "gpus,1,") != NULL);
   ASSERT(strstr(out, "gpus,0,") == NULL);
@@ -313,8 +314,7 @@ TEST(report_sections_on_opencl) {
   ocl_env();
   const char *trace = gp_test_path(0, "ocl.pftrace");
   char *out, *err;
-  ASSERT_EQ(tp_cli(&out, &err, "record", "-q", "-o", trace, "--", sample,
-                   NULL),
+  ASSERT_EQ(tp_cli(&out, &err, "record", "-q", "-o", trace, "--", sample, NULL),
             0);
   free(out);
   free(err);

@@ -182,9 +182,9 @@ TEST(report_cli_errors) {
   fputs("\n  \n", f);
   fclose(f);
   const char *rec = gp_test_path(3, "never.pftrace");
-  ASSERT_EQ(tp_cli(&out, &err, "record", "-c", cfg, "-o", rec, "--", "true",
-                   NULL),
-            2);
+  ASSERT_EQ(
+      tp_cli(&out, &err, "record", "-c", cfg, "-o", rec, "--", "true", NULL),
+      2);
   one_line(err);
   ASSERT(strstr(err, "empty config") != NULL);
   ASSERT(access(rec, F_OK) != 0);
@@ -212,7 +212,9 @@ static long sum_n(const char *from, const char *to) {
   return n;
 }
 
-static int64_t q_int(gp_tp *tp, const char *sql) { return tp_int(tp, sql); }
+static int64_t q_int(gp_tp *tp, const char *sql) {
+  return tp_int(tp, sql);
+}
 
 TEST(report_html_in_chromium) {
   const char *chromium = "/usr/bin/chromium";
@@ -228,8 +230,8 @@ TEST(report_html_in_chromium) {
   /* The page must open offline: nothing fetched from anywhere. */
   char *page = tp_read_file(html, NULL);
   ASSERT_NOT_NULL(page);
-  ASSERT(strstr(page, "src=\"http") == NULL && strstr(page, "href=\"http") ==
-                                                    NULL);
+  ASSERT(strstr(page, "src=\"http") == NULL &&
+         strstr(page, "href=\"http") == NULL);
   free(page);
   char url[600], profile[600], dom[600];
   snprintf(url, sizeof(url), "file://%s", html);

@@ -32,22 +32,21 @@
 #define MAX_CONDS 16
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: gpuperf diff A B [--format text|csv|json] [--fail-if "
-          "COND]...\n\n"
-          "Compares two traces (two runs of the same program): per kernel\n"
-          "count, total and mean time with the change and a significance\n"
-          "hint from the spread; per copy kind count, bytes and time; busy\n"
-          "time per GPU queue; the time-weighted mean of each counter.\n\n"
-          "  --format FMT     text (default), csv or json\n"
-          "  --fail-if COND   exit 3 if COND holds: METRIC>+P%% or "
-          "METRIC<-P%%,\n"
-          "                   METRIC total (kernel time), copies, busy or\n"
-          "                   kernel:NAME; e.g. --fail-if 'total>+5%%'\n"
-          "  --allow-truncated  read traces whose last packet is "
-          "incomplete\n\n"
-          "Exit status: 0 success, 1 usage error, 2 bad trace, 3 a "
-          "--fail-if condition held.\n");
+  fprintf(f, "usage: gpuperf diff A B [--format text|csv|json] [--fail-if "
+             "COND]...\n\n"
+             "Compares two traces (two runs of the same program): per kernel\n"
+             "count, total and mean time with the change and a significance\n"
+             "hint from the spread; per copy kind count, bytes and time; busy\n"
+             "time per GPU queue; the time-weighted mean of each counter.\n\n"
+             "  --format FMT     text (default), csv or json\n"
+             "  --fail-if COND   exit 3 if COND holds: METRIC>+P%% or "
+             "METRIC<-P%%,\n"
+             "                   METRIC total (kernel time), copies, busy or\n"
+             "                   kernel:NAME; e.g. --fail-if 'total>+5%%'\n"
+             "  --allow-truncated  read traces whose last packet is "
+             "incomplete\n\n"
+             "Exit status: 0 success, 1 usage error, 2 bad trace, 3 a "
+             "--fail-if condition held.\n");
 }
 
 typedef struct cond {
@@ -99,8 +98,8 @@ static keyed *keys(const rtable *t, const int *kcols, int nk) {
         snprintf(k[i].key + n, sizeof(k[i].key) - n, "%s%s", j ? "\x1f" : "",
                  c->s);
       else
-        snprintf(k[i].key + n, sizeof(k[i].key) - n, "%s%.0f",
-                 j ? "\x1f" : "", c->v);
+        snprintf(k[i].key + n, sizeof(k[i].key) - n, "%s%.0f", j ? "\x1f" : "",
+                 c->v);
     }
   }
   qsort(k, t->nrows, sizeof(keyed), by_key);
@@ -145,9 +144,9 @@ static const spec specs[] = {
 };
 
 static const rcol dcols[] = {
-    {"name", "name", RC_TEXT},      {"metric", "metric", RC_TEXT},
-    {"unit", "unit", RC_TEXT},      {"a", "A", RC_VALUE},
-    {"b", "B", RC_VALUE},           {"change_pct", "change", RC_PCT},
+    {"name", "name", RC_TEXT}, {"metric", "metric", RC_TEXT},
+    {"unit", "unit", RC_TEXT}, {"a", "A", RC_VALUE},
+    {"b", "B", RC_VALUE},      {"change_pct", "change", RC_PCT},
     {"hint", "hint", RC_TEXT}};
 
 static double pct(double a, double b) {
@@ -208,7 +207,8 @@ static void add_rows(rtable *out, const spec *s, const char *key,
 /* Compares table s->table of A and B into a new table of d. */
 static void diff_section(report *d, const report *ra, const report *rb,
                          const spec *s) {
-  const rtable *ta = report_table(ra, s->table), *tb = report_table(rb, s->table);
+  const rtable *ta = report_table(ra, s->table),
+               *tb = report_table(rb, s->table);
   d->tabs = realloc(d->tabs, (d->ntabs + 1) * sizeof(rtable));
   if (!d->tabs) {
     fputs("gpuperf: out of memory\n", stderr);
@@ -312,8 +312,7 @@ int cmd_diff(int argc, char **argv) {
     } else if (nfiles < 2) {
       files[nfiles++] = a;
     } else {
-      return cli_error(CLI_USAGE, "diff: two traces only ('%s' is a third)",
-                       a);
+      return cli_error(CLI_USAGE, "diff: two traces only ('%s' is a third)", a);
     }
   }
   if (nfiles != 2)
@@ -348,8 +347,8 @@ int cmd_diff(int argc, char **argv) {
     if (!isnan(p) && (conds[c].above ? p > conds[c].pct : p < conds[c].pct)) {
       size_t l = strlen(held);
       if (l + sizeof(conds[c].metric) + 32 < sizeof(held))
-        snprintf(held + l, sizeof(held) - l, "%s%.256s %+.1f%%",
-                 l ? ", " : "", conds[c].metric, p);
+        snprintf(held + l, sizeof(held) - l, "%s%.256s %+.1f%%", l ? ", " : "",
+                 conds[c].metric, p);
       status = DIFF_FAILED;
     }
   }

@@ -116,8 +116,8 @@ static void slice_row(gp_tp_rows *r, void *user) {
 static void counter_row(gp_tp_rows *r, void *user) {
   jstate *j = user;
   sep(j);
-  fprintf(j->f, "{\"ph\":\"C\",\"pid\":%" PRId64 ",\"ts\":",
-          gp_tp_rows_int(r, 0));
+  fprintf(j->f,
+          "{\"ph\":\"C\",\"pid\":%" PRId64 ",\"ts\":", gp_tp_rows_int(r, 0));
   us(j->f, gp_tp_rows_int(r, 1));
   fputs(",\"name\":", j->f);
   json_str(j->f, gp_tp_rows_text(r, 2));
@@ -130,10 +130,9 @@ static void counter_row(gp_tp_rows *r, void *user) {
 /* The pid and tid of a host slice: its thread's, or its process's and a
  * tid for the track. */
 #define HOST_PID "coalesce(p.pid, 0)"
-#define HOST_TID                                                              \
-  "coalesce(th.tid, " XSTR(TRACK_TID_BASE) " + h.track_id)"
-#define HOST_JOIN                                                             \
-  " LEFT JOIN thread_track tt ON tt.id = h.track_id LEFT JOIN thread th ON " \
+#define HOST_TID "coalesce(th.tid, " XSTR(TRACK_TID_BASE) " + h.track_id)"
+#define HOST_JOIN                                                              \
+  " LEFT JOIN thread_track tt ON tt.id = h.track_id LEFT JOIN thread th ON "   \
   "th.utid = tt.utid LEFT JOIN process p ON p.upid = h.upid"
 
 static int chrome_json(gp_tp *tp, FILE *f) {
@@ -142,22 +141,35 @@ static int chrome_json(gp_tp *tp, FILE *f) {
   fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
   if ((rc = report_each_row(
            tp, "export",
-           "SELECT DISTINCT " XSTR(GPU_PID_BASE) " + w.ugpu, 0, 'M', "
-           "coalesce(g.name, g.model, 'GPU ' || w.ugpu) FROM rp_work w LEFT "
-           "JOIN gpu g ON g.id = w.ugpu UNION ALL SELECT DISTINCT " XSTR(
-               GPU_PID_BASE) " + w.ugpu, w.track_id, 'T', w.queue FROM "
-                             "rp_work w UNION ALL SELECT DISTINCT p.pid, 0, "
-                             "'M', coalesce(p.name, 'process ' || p.pid) "
-                             "FROM rp_host h JOIN process p ON p.upid = "
-                             "h.upid UNION ALL SELECT DISTINCT " HOST_PID
-           ", " HOST_TID ", 'T', coalesce(t.name, 'thread') FROM rp_host h "
-           "JOIN track t ON t.id = h.track_id" HOST_JOIN,
+           "SELECT DISTINCT " XSTR(
+               GPU_PID_BASE) " + w.ugpu, 0, 'M', "
+                             "coalesce(g.name, g.model, 'GPU ' || w.ugpu) FROM "
+                             "rp_work w LEFT "
+                             "JOIN gpu g ON g.id = w.ugpu UNION ALL SELECT "
+                             "DISTINCT " XSTR(
+                                 GPU_PID_BASE) " + w.ugpu, w.track_id, 'T', "
+                                               "w.queue FROM "
+                                               "rp_work w UNION ALL SELECT "
+                                               "DISTINCT p.pid, 0, "
+                                               "'M', coalesce(p.name, 'process "
+                                               "' || p.pid) "
+                                               "FROM rp_host h JOIN process p "
+                                               "ON p.upid = "
+                                               "h.upid UNION ALL SELECT "
+                                               "DISTINCT " HOST_PID
+                                               ", " HOST_TID
+                                               ", 'T', coalesce(t.name, "
+                                               "'thread') FROM rp_host h "
+                                               "JOIN track t ON t.id = "
+                                               "h.track_id" HOST_JOIN,
            meta_row, &j)) ||
       (rc = report_each_row(
            tp, "export",
            "SELECT " XSTR(GPU_PID_BASE) " + ugpu, track_id, ts, dur, name, "
-           "CASE WHEN is_kernel THEN 'kernel' WHEN is_copy THEN 'copy' ELSE "
-           "'gpu' END, CAST(bytes AS INT) FROM rp_work ORDER BY ts",
+                                        "CASE WHEN is_kernel THEN 'kernel' "
+                                        "WHEN is_copy THEN 'copy' ELSE "
+                                        "'gpu' END, CAST(bytes AS INT) FROM "
+                                        "rp_work ORDER BY ts",
            slice_row, &j)) ||
       (rc = report_each_row(tp, "export",
                             "SELECT " HOST_PID ", " HOST_TID
@@ -181,7 +193,8 @@ static int csv_table(gp_tp *tp, const char *table, FILE *f) {
   if (strcmp(table, "work") == 0)
     sql = "SELECT w.ts AS ts_ns, w.dur AS dur_ns, coalesce(g.gpu, w.ugpu) AS "
           "gpu, w.queue, w.name, CASE WHEN w.is_kernel THEN 'kernel' WHEN "
-          "w.is_copy THEN 'copy' ELSE 'gpu' END AS kind, CAST(w.bytes AS INT) AS bytes FROM rp_work "
+          "w.is_copy THEN 'copy' ELSE 'gpu' END AS kind, CAST(w.bytes AS INT) "
+          "AS bytes FROM rp_work "
           "w LEFT JOIN gpu g ON g.id = w.ugpu ORDER BY w.ts";
   else if (strcmp(table, "host") == 0)
     sql = "SELECT h.ts AS ts_ns, h.dur AS dur_ns, h.kind, h.name, h.category, "
@@ -190,9 +203,8 @@ static int csv_table(gp_tp *tp, const char *table, FILE *f) {
     sql = "SELECT ts AS ts_ns, name, gpu, unit, value FROM rp_counter ORDER "
           "BY ts";
   else
-    return cli_error(CLI_USAGE,
-                     "export: --table '%s' is not work, host or counters",
-                     table);
+    return cli_error(
+        CLI_USAGE, "export: --table '%s' is not work, host or counters", table);
   gp_tp_rows *r;
   gp_tp_error err;
   if (gp_tp_query(tp, sql, &r, &err) != 0)
@@ -264,9 +276,8 @@ int cmd_export(int argc, char **argv) {
       return CLI_OK;
     } else if (strcmp(a, "--format") == 0) {
       if (strcmp(val, "chrome-json") && strcmp(val, "csv"))
-        return cli_error(CLI_USAGE,
-                         "export: --format '%s' is not chrome-json or csv",
-                         val);
+        return cli_error(
+            CLI_USAGE, "export: --format '%s' is not chrome-json or csv", val);
       format = val;
     } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
       out = val;

@@ -465,8 +465,8 @@ static void print_report(FILE *out, char **argv, double wall_s,
       if (sep || json) {
         print_machine(out, (double)ks[k]->launches, "", "launches", dev,
                       ks[k]->kernel, NAN);
-        print_machine(out, (double)ks[k]->time_ns / 1e6, "msec",
-                      "kernel-time", dev, ks[k]->kernel, spread(ks[k]));
+        print_machine(out, (double)ks[k]->time_ns / 1e6, "msec", "kernel-time",
+                      dev, ks[k]->kernel, spread(ks[k]));
       } else {
         fprintf(out, "\n   kernel %s: %llu launch%s, %s", name,
                 (unsigned long long)ks[k]->launches,

@@ -36,8 +36,7 @@ typedef void *cl_id; /* cl_platform_id, cl_device_id */
 
 typedef cl_int (*get_platforms_fn)(cl_uint, cl_id *, cl_uint *);
 typedef cl_int (*get_info_fn)(cl_id, cl_uint, size_t, void *, size_t *);
-typedef cl_int (*get_devices_fn)(cl_id, cl_ulong, cl_uint, cl_id *,
-                                 cl_uint *);
+typedef cl_int (*get_devices_fn)(cl_id, cl_ulong, cl_uint, cl_id *, cl_uint *);
 
 #define MAX_IDS 32
 
@@ -93,12 +92,12 @@ int cli_list_opencl(FILE *out) {
                "their kernels, copies and calls):\n");
   for (cl_uint p = 0; p < np; p++) {
     char name[256], vendor[256], version[256];
-    fprintf(out, "  platform %u: %s (%s, %s)\n", p,
-            info_str(pinfo, plats[p], CL_PLATFORM_NAME, name, sizeof(name)),
-            info_str(pinfo, plats[p], CL_PLATFORM_VENDOR, vendor,
-                     sizeof(vendor)),
-            info_str(pinfo, plats[p], CL_PLATFORM_VERSION, version,
-                     sizeof(version)));
+    fprintf(
+        out, "  platform %u: %s (%s, %s)\n", p,
+        info_str(pinfo, plats[p], CL_PLATFORM_NAME, name, sizeof(name)),
+        info_str(pinfo, plats[p], CL_PLATFORM_VENDOR, vendor, sizeof(vendor)),
+        info_str(pinfo, plats[p], CL_PLATFORM_VERSION, version,
+                 sizeof(version)));
     cl_id devs[MAX_IDS];
     cl_uint nd = 0;
     if (devices(plats[p], CL_DEVICE_TYPE_ALL, MAX_IDS, devs, &nd) != 0)
@@ -113,13 +112,13 @@ int cli_list_opencl(FILE *out) {
       dinfo(devs[d], CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof(mhz), &mhz, NULL);
       dinfo(devs[d], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(mem), &mem, NULL);
       char mb[32];
-      fprintf(out, "    device %u: %s [%s] %s, %s\n", d,
-              info_str(dinfo, devs[d], CL_DEVICE_NAME, name, sizeof(name)),
-              type_name(type),
-              info_str(dinfo, devs[d], CL_DEVICE_VENDOR, vendor,
-                       sizeof(vendor)),
-              info_str(dinfo, devs[d], CL_DEVICE_VERSION, version,
-                       sizeof(version)));
+      fprintf(
+          out, "    device %u: %s [%s] %s, %s\n", d,
+          info_str(dinfo, devs[d], CL_DEVICE_NAME, name, sizeof(name)),
+          type_name(type),
+          info_str(dinfo, devs[d], CL_DEVICE_VENDOR, vendor, sizeof(vendor)),
+          info_str(dinfo, devs[d], CL_DEVICE_VERSION, version,
+                   sizeof(version)));
       fprintf(out,
               "      %u compute units, %u MHz, %s global memory; counters: "
               "none through OpenCL (timing only)\n",

@@ -193,10 +193,10 @@ static const char *sql_str(char *buf, size_t size, const char *s) {
 /* The short name of a kernel: the demangled name up to its parameter
  * list, else the mangled name from the args, else the slice's name
  * (Perfetto's gpu_compute_kernel traces name every slice "Kernel"). */
-#define KERNEL_NAME                                                           \
-  "coalesce(nullif(rtrim(substr(extract_arg(s.arg_set_id, "                   \
-  "'kernel_demangled_name'), 1, instr(extract_arg(s.arg_set_id, "             \
-  "'kernel_demangled_name') || '(', '(') - 1)), ''), "                        \
+#define KERNEL_NAME                                                            \
+  "coalesce(nullif(rtrim(substr(extract_arg(s.arg_set_id, "                    \
+  "'kernel_demangled_name'), 1, instr(extract_arg(s.arg_set_id, "              \
+  "'kernel_demangled_name') || '(', '(') - 1)), ''), "                         \
   "extract_arg(s.arg_set_id, 'kernel_name'), s.name, '(unnamed)')"
 
 /* See report.h. */
@@ -355,10 +355,10 @@ static void kernel_row(gp_tp_rows *r, void *user) {
 
 static int kernels(gp_tp *tp, report *r, unsigned top) {
   static const rcol cols[] = {
-      {"kernel", "kernel", RC_TEXT}, {"count", "count", RC_INT},
-      {"total_ns", "total", RC_NS},  {"min_ns", "min", RC_NS},
+      {"kernel", "kernel", RC_TEXT},  {"count", "count", RC_INT},
+      {"total_ns", "total", RC_NS},   {"min_ns", "min", RC_NS},
       {"median_ns", "median", RC_NS}, {"mean_ns", "mean", RC_NS},
-      {"max_ns", "max", RC_NS},      {"stddev_ns", "stddev", RC_NS},
+      {"max_ns", "max", RC_NS},       {"stddev_ns", "stddev", RC_NS},
       {"share_pct", "share", RC_PCT}};
   kstate k;
   memset(&k, 0, sizeof(k));
@@ -403,12 +403,10 @@ static void copy_bw(rtable *t) {
 
 static int host_table(gp_tp *tp, report *r, const char *id, const char *title,
                       const char *note, const char *kind, unsigned top) {
-  static const rcol cols[] = {{"name", "name", RC_TEXT},
-                              {"count", "count", RC_INT},
-                              {"total_ns", "total", RC_NS},
-                              {"min_ns", "min", RC_NS},
-                              {"mean_ns", "mean", RC_NS},
-                              {"max_ns", "max", RC_NS}};
+  static const rcol cols[] = {
+      {"name", "name", RC_TEXT},    {"count", "count", RC_INT},
+      {"total_ns", "total", RC_NS}, {"min_ns", "min", RC_NS},
+      {"mean_ns", "mean", RC_NS},   {"max_ns", "max", RC_NS}};
   rtable *t = add_table(r, id, title, note, 6, cols);
   char sql[512];
   snprintf(sql, sizeof(sql),
@@ -516,11 +514,13 @@ static int busy_table(gp_tp *tp, report *r, rtable *t, int label_cols,
 #define GPU_NAME "coalesce(g.name, g.model, 'GPU ' || coalesce(g.gpu, w.ugpu))"
 
 static int gpus_and_queues(gp_tp *tp, report *r) {
-  static const rcol gcols[] = {
-      {"gpu", "gpu", RC_INT},           {"name", "name", RC_TEXT},
-      {"kernels", "kernels", RC_INT},   {"copies", "copies+fills", RC_INT},
-      {"kernel_ns", "kernel time", RC_NS}, {"busy_ns", "busy", RC_NS},
-      {"busy_pct", "busy %", RC_PCT}};
+  static const rcol gcols[] = {{"gpu", "gpu", RC_INT},
+                               {"name", "name", RC_TEXT},
+                               {"kernels", "kernels", RC_INT},
+                               {"copies", "copies+fills", RC_INT},
+                               {"kernel_ns", "kernel time", RC_NS},
+                               {"busy_ns", "busy", RC_NS},
+                               {"busy_pct", "busy %", RC_PCT}};
   rtable *t = add_table(r, "gpus", "GPUs",
                         "busy: time with any kernel, copy or fill running, "
                         "overlaps once, as a share of the window",
@@ -531,10 +531,11 @@ static int gpus_and_queues(gp_tp *tp, report *r) {
                       "LEFT JOIN gpu g ON g.id = w.ugpu ORDER BY w.ugpu, w.ts");
   if (rc)
     return rc;
-  static const rcol qcols[] = {
-      {"gpu", "gpu", RC_INT},        {"queue", "queue", RC_TEXT},
-      {"work", "work items", RC_INT}, {"busy_ns", "busy", RC_NS},
-      {"busy_pct", "busy %", RC_PCT}};
+  static const rcol qcols[] = {{"gpu", "gpu", RC_INT},
+                               {"queue", "queue", RC_TEXT},
+                               {"work", "work items", RC_INT},
+                               {"busy_ns", "busy", RC_NS},
+                               {"busy_pct", "busy %", RC_PCT}};
   t = add_table(r, "queues", "GPU queues (hardware)", NULL, 5, qcols);
   rc = busy_table(tp, r, t, 2, false,
                   "SELECT w.ugpu || '/' || w.queue, coalesce(g.gpu, w.ugpu), "
@@ -542,10 +543,11 @@ static int gpus_and_queues(gp_tp *tp, report *r) {
                   "g.id = w.ugpu ORDER BY w.ugpu, w.queue, w.ts");
   if (rc)
     return rc;
-  static const rcol scols[] = {
-      {"device", "device", RC_TEXT}, {"stream", "stream", RC_TEXT},
-      {"work", "work items", RC_INT}, {"busy_ns", "busy", RC_NS},
-      {"busy_pct", "busy %", RC_PCT}};
+  static const rcol scols[] = {{"device", "device", RC_TEXT},
+                               {"stream", "stream", RC_TEXT},
+                               {"work", "work items", RC_INT},
+                               {"busy_ns", "busy", RC_NS},
+                               {"busy_pct", "busy %", RC_PCT}};
   t = add_table(r, "streams", "Streams and command queues (logical)", NULL, 5,
                 scols);
   return busy_table(tp, r, t, 2, false,
@@ -611,12 +613,14 @@ static void counter_row(gp_tp_rows *r, void *user) {
 }
 
 static int counters(gp_tp *tp, report *r) {
-  static const rcol cols[] = {
-      {"counter", "counter", RC_TEXT}, {"gpu", "gpu", RC_INT},
-      {"unit", "unit", RC_TEXT},       {"samples", "samples", RC_INT},
-      {"min", "min", RC_VALUE},        {"mean", "mean", RC_VALUE},
-      {"max", "max", RC_VALUE},        {"time_weighted", "time-weighted",
-                                        RC_VALUE}};
+  static const rcol cols[] = {{"counter", "counter", RC_TEXT},
+                              {"gpu", "gpu", RC_INT},
+                              {"unit", "unit", RC_TEXT},
+                              {"samples", "samples", RC_INT},
+                              {"min", "min", RC_VALUE},
+                              {"mean", "mean", RC_VALUE},
+                              {"max", "max", RC_VALUE},
+                              {"time_weighted", "time-weighted", RC_VALUE}};
   cstate s;
   memset(&s, 0, sizeof(s));
   s.t = add_table(r, "counters", "Counters",
@@ -643,8 +647,7 @@ static int overhead_and_losses(gp_tp *tp, report *r) {
                                {"count", "count", RC_INT},
                                {"total_ns", "total", RC_NS}};
   rtable *t = add_table(r, "overhead", "gpuperf's own overhead",
-                        "time gpuperf spent in the recorded process", 3,
-                        ocols);
+                        "time gpuperf spent in the recorded process", 3, ocols);
   int rc = report_each_row(
       tp, "report",
       "SELECT name, count(*), sum(dur) FROM rp_host WHERE kind = 'overhead' "
@@ -686,9 +689,9 @@ int report_build(gp_tp *tp, const char *trace, const report_filter *f,
       {"kind", "copy or fill", RC_TEXT}, {"count", "count", RC_INT},
       {"bytes", "bytes", RC_BYTES},      {"total_ns", "total", RC_NS},
       {"mean_ns", "mean", RC_NS},        {"bandwidth", "bandwidth", RC_BW}};
-  rtable *t = add_table(r, "copies", "Copies and fills by kind",
-                        "bandwidth: bytes over the time the copies ran", 6,
-                        ccols);
+  rtable *t =
+      add_table(r, "copies", "Copies and fills by kind",
+                "bandwidth: bytes over the time the copies ran", 6, ccols);
   if ((rc = report_each_row(tp, "report",
                             "SELECT raw_name, count(*), sum(coalesce(bytes, "
                             "0)), sum(dur), avg(dur) FROM rp_work WHERE "
@@ -700,7 +703,8 @@ int report_build(gp_tp *tp, const char *trace, const report_filter *f,
                        "the application's calls: not user ranges, not "
                        "gpuperf's own work",
                        "api", f->top)) ||
-      (rc = host_table(tp, r, "ranges", "User ranges", NULL, "range", f->top)) ||
+      (rc =
+           host_table(tp, r, "ranges", "User ranges", NULL, "range", f->top)) ||
       (rc = counters(tp, r)) || (rc = overhead_and_losses(tp, r)))
     return rc;
   return 0;

@@ -70,8 +70,9 @@ static void rect_flush(lane_state *s) {
   if (!s->n)
     return;
   double w = s->x1 - s->x0;
-  fprintf(s->f, "<rect class=\"%s\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
-                "height=\"%d\" data-n=\"%ld\"><title>",
+  fprintf(s->f,
+          "<rect class=\"%s\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
+          "height=\"%d\" data-n=\"%ld\"><title>",
           s->cls, s->x0, (s->lanes - 1) * LANE_H + 2, w < 0.5 ? 0.5 : w,
           LANE_H - 4, s->n);
   char b[64];
@@ -151,7 +152,8 @@ static int timeline(const report *r, gp_tp *tp, FILE *f) {
   s.r = r;
   s.scale = span > 0 ? TL_W / span : 0;
   char sql[sizeof(lanes_sql) + 64];
-  snprintf(sql, sizeof(sql), "SELECT DISTINCT k, l FROM (%s) ORDER BY k", lanes_sql);
+  snprintf(sql, sizeof(sql), "SELECT DISTINCT k, l FROM (%s) ORDER BY k",
+           lanes_sql);
   fputs("<h2>Timeline</h2>\n<p class=note>GPU queues, then host threads and "
         "range tracks. Wheel or buttons to zoom, drag to pan; hover for "
         "names. <button id=zin>zoom in</button> <button id=zout>zoom "
@@ -164,15 +166,17 @@ static int timeline(const report *r, gp_tp *tp, FILE *f) {
   fputs("</div><div class=tlsvg>\n", f);
   /* The SVG's height is known only after the lanes: it is set by the
    * script from the lane count (data-lanes), written at the end. */
-  fprintf(f, "<svg id=\"timeline\" preserveAspectRatio=\"none\" "
-             "viewBox=\"0 0 %.0f 100\" width=\"100%%\">\n",
+  fprintf(f,
+          "<svg id=\"timeline\" preserveAspectRatio=\"none\" "
+          "viewBox=\"0 0 %.0f 100\" width=\"100%%\">\n",
           TL_W);
   rc = report_each_row(tp, "report", lanes_sql, lane_row, &s);
   rect_flush(&s);
   if (s.open)
     fputs("</g>\n", f);
-  fprintf(f, "</svg></div></div>\n<script>var LANES=%d,LANE_H=%d,TL_W=%.0f;"
-             "</script>\n",
+  fprintf(f,
+          "</svg></div></div>\n<script>var LANES=%d,LANE_H=%d,TL_W=%.0f;"
+          "</script>\n",
           s.lanes, LANE_H, TL_W);
   return rc;
 }
@@ -197,12 +201,12 @@ typedef struct pts {
 
 static void point_row(gp_tp_rows *r, void *user) {
   pts *p = user;
-  double x = p->span > 0 ? ((double)gp_tp_rows_int(r, 0) - p->t0) / p->span *
-                               1000.0
-                         : 0;
+  double x = p->span > 0
+                 ? ((double)gp_tp_rows_int(r, 0) - p->t0) / p->span * 1000.0
+                 : 0;
   double v = gp_tp_rows_real(r, 1);
-  double y = p->hi > p->lo ? 100.0 - (v - p->lo) / (p->hi - p->lo) * 95.0
-                           : 50.0;
+  double y =
+      p->hi > p->lo ? 100.0 - (v - p->lo) / (p->hi - p->lo) * 95.0 : 50.0;
   /* A step plot: the value holds until the next sample. Samples less
    * than a unit apart are thinned (the first of them is drawn). */
   if (p->n && x - p->lastx < 0.25) {
@@ -247,13 +251,20 @@ static int plots(const report *r, gp_tp *tp, FILE *f) {
     esc(f, row[0].s);
     if (!isnan(row[1].v))
       fprintf(f, " (GPU %.0f)", row[1].v);
-    fprintf(f, ": %s to ", report_fmt(b1, sizeof(b1), RC_VALUE, row[4].v,
-                                      row[2].s));
-    fprintf(f, "%s</figcaption>\n<svg viewBox=\"0 0 1000 100\" "
-               "preserveAspectRatio=\"none\"><polyline points=\"",
+    fprintf(f, ": %s to ",
+            report_fmt(b1, sizeof(b1), RC_VALUE, row[4].v, row[2].s));
+    fprintf(f,
+            "%s</figcaption>\n<svg viewBox=\"0 0 1000 100\" "
+            "preserveAspectRatio=\"none\"><polyline points=\"",
             report_fmt(b2, sizeof(b2), RC_VALUE, row[6].v, row[2].s));
-    pts p = {f, (double)r->start, (double)report_sub_sat(r->end, r->start),
-             row[4].v, row[6].v, 0, 0, 0};
+    pts p = {f,
+             (double)r->start,
+             (double)report_sub_sat(r->end, r->start),
+             row[4].v,
+             row[6].v,
+             0,
+             0,
+             0};
     int rc = report_each_row(tp, "report", sql, point_row, &p);
     if (rc)
       return rc;
@@ -361,8 +372,8 @@ int report_print_html(const report *r, gp_tp *tp, FILE *f) {
   fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=utf-8>"
              "<title>gpuperf report: ");
   esc(f, r->trace);
-  fprintf(f, "</title><style>%s</style></head><body>\n<h1>gpuperf report: ",
-          style);
+  fprintf(
+      f, "</title><style>%s</style></head><body>\n<h1>gpuperf report: ", style);
   esc(f, r->trace);
   fprintf(f, "</h1>\n<p>%s trace, window of %s.</p>\n",
           cli_fmt_bytes(b1, sizeof(b1), (double)r->trace_bytes),
