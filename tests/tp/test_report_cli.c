@@ -310,3 +310,29 @@ TEST(report_html_in_chromium) {
   gp_tp_close(tp);
   free(d);
 }
+
+/* A name in a trace cannot move the cursor or change colours: control
+ * characters come out as '?' in the text report. */
+TEST(report_text_cleans_control_characters) {
+  tg t;
+  tg_init(&t);
+  tg_packet(&t, 100, 1, 0);
+  gp__pb_begin(&t.w, 53);
+  gp__pb_uint(&t.w, 1, 1);
+  gp__pb_uint(&t.w, 2, 50);
+  gp__pb_int(&t.w, 11, 0);
+  gp__pb_uint(&t.w, 3, 0); /* hw_queue_id */
+  gp__pb_uint(&t.w, 4, 0); /* stage_id */
+  gp__pb_string(&t.w, 17, "evil\x1b[2J\x07kernel");
+  gp__pb_end(&t.w);
+  tg_end(&t);
+  const char *trace = gp_test_path(0, "esc.pftrace");
+  tg_write(&t, trace);
+  tg_fini(&t);
+  char *out, *err;
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, NULL), 0);
+  ASSERT(strchr(out, '\x1b') == NULL && strchr(out, '\x07') == NULL);
+  ASSERT(strstr(out, "evil?[2J?kernel") != NULL);
+  free(out);
+  free(err);
+}

@@ -217,7 +217,7 @@ int report_views(gp_tp *tp, const report_filter *f, int64_t *start,
   *end = f->to == INT64_MAX ? ts1 : f->to;
   if (*end < *start)
     *end = *start;
-  char proc[600] = "", gpu[200] = "", lit[512];
+  char proc[1200] = "", gpu[200] = "", lit[512];
   if (f->process) {
     char *e;
     long long pid = strtoll(f->process, &e, 10);
@@ -235,7 +235,7 @@ int report_views(gp_tp *tp, const report_filter *f, int64_t *start,
              " AND coalesce(extract_arg(t.dimension_arg_set_id, 'ugpu'), 0) "
              "IN (SELECT id FROM gpu WHERE gpu = %" PRId64 ")",
              f->gpu);
-  char where_proc[700];
+  char where_proc[1400];
   char sql[8192] = "";
   cat(sql, sizeof(sql),
       "CREATE OR REPLACE PERFETTO VIEW rp_work AS SELECT s.id, s.ts, "

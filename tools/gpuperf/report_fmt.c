@@ -99,7 +99,8 @@ const char *report_fmt(char *buf, size_t size, rcol_kind k, double v,
 void report_put_clean(FILE *f, const char *s, int width, bool right) {
   int n = 0;
   for (const char *p = s; *p; p++)
-    n++;
+    if (((unsigned char)*p & 0xc0) != 0x80) /* UTF-8 characters */
+      n++;
   if (right)
     for (int i = n; i < width; i++)
       fputc(' ', f);
