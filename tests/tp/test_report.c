@@ -307,6 +307,13 @@ TEST(report_sections_on_gpu_compute_kernel) {
 
 /* An OpenCL recording of the sample: queues and copies by kind. */
 TEST(report_sections_on_opencl) {
+#if defined(__SANITIZE_ADDRESS__)
+  SKIP("a sanitizer build of gpuperf does not preload its OpenCL library");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  SKIP("a sanitizer build of gpuperf does not preload its OpenCL library");
+#endif
+#endif
   char sample[512];
   if (!ocl_build_path("tests/opencl-sample", sample, sizeof(sample)) ||
       access(sample, X_OK) != 0)

@@ -83,6 +83,8 @@ static int by_col_desc(const void *a, const void *b) {
 
 /* Sorts t's rows by column col, largest first, and keeps the first top. */
 static void sort_top(rtable *t, int col, unsigned top) {
+  if (!t->nrows)
+    return;
   sort_col = col;
   size_t rowsize = (size_t)t->ncols * sizeof(rcell);
   /* qsort moves whole rows: the cells are one array, ncols per row. */
