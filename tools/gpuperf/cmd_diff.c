@@ -274,6 +274,7 @@ static int open_report(const char *path, uint32_t flags, report *r) {
     return rc;
   report_filter f = {INT64_MIN, INT64_MAX, NULL, -1, 1000000};
   rc = report_build(tp, path, &f, r);
+  trace_progress_end();
   gp_tp_close(tp);
   return rc;
 }

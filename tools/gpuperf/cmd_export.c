@@ -332,6 +332,7 @@ int cmd_export(int argc, char **argv) {
     if (rc)
       unlink(tmp);
   }
+  trace_progress_end();
   gp_tp_close(tp);
   return rc ? (rc == CLI_USAGE ? CLI_USAGE : CLI_BAD_INPUT) : CLI_OK;
 }

@@ -181,11 +181,17 @@ int cmd_report(int argc, char **argv) {
     return rc;
   if ((from && (rc = resolve_time(tp, "--from", from, false, &flt.from))) ||
       (to && (rc = resolve_time(tp, "--to", to, true, &flt.to)))) {
+    trace_progress_end();
     gp_tp_close(tp);
     return rc;
   }
   report r;
   rc = report_build(tp, trace ? trace : TRACE_DEFAULT, &flt, &r);
+  /* The page first: its timeline queries are the long part of a large
+   * trace, and the progress line must end before the report is printed. */
+  if (!rc && html)
+    rc = write_html(&r, tp, html);
+  trace_progress_end();
   if (!rc) {
     if (strcmp(format, "csv") == 0)
       report_print_csv(&r, stdout);
@@ -196,8 +202,6 @@ int cmd_report(int argc, char **argv) {
     if (fflush(stdout) != 0)
       rc = cli_error(CLI_BAD_INPUT, "report: writing: %s", strerror(errno));
   }
-  if (!rc && html)
-    rc = write_html(&r, tp, html);
   report_free(&r);
   gp_tp_close(tp);
   return rc ? (rc == CLI_USAGE ? CLI_USAGE : CLI_BAD_INPUT) : CLI_OK;

@@ -2,7 +2,8 @@
  * trace_open.c - how report, export and diff open a trace: the default
  * file, standard input, devices and pipes, the clear one-line errors for
  * what is not a Perfetto trace (empty, JSON, cut short), and a progress
- * line on a terminal when an import takes more than a second.
+ * line on a terminal when reading a trace (the import and the command's
+ * queries on it) takes more than a second.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -64,10 +65,28 @@ typedef struct progress {
   pthread_t thread;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  bool done, printed;
-  const char *name;
+  bool running, done, printed;
+  char name[256];
   double mib;
 } progress;
+
+/* One trace is read at a time; diff reads its two one after the other. */
+static progress the_progress;
+
+/* See trace_open.h. */
+void trace_progress_end(void) {
+  progress *p = &the_progress;
+  if (!p->running)
+    return;
+  pthread_mutex_lock(&p->mu);
+  p->done = true;
+  pthread_cond_signal(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  pthread_join(p->thread, NULL);
+  pthread_mutex_destroy(&p->mu);
+  pthread_cond_destroy(&p->cv);
+  p->running = false;
+}
 
 static void *progress_main(void *arg) {
   progress *p = arg;
@@ -81,8 +100,8 @@ static void *progress_main(void *arg) {
       ;
     if (p->done)
       break;
-    fprintf(stderr, "\rgpuperf: importing %s (%.1f MiB)... %d s", p->name,
-            p->mib, s);
+    fprintf(stderr, "\rgpuperf: reading %s (%.1f MiB)... %d s", p->name, p->mib,
+            s);
     p->printed = true;
   }
   if (p->printed)
@@ -146,33 +165,28 @@ int trace_open(const char *cmd, const char *path, uint32_t flags,
                      "Perfetto protobuf trace: open it in ui.perfetto.dev",
                      name);
   }
-  progress p;
-  memset(&p, 0, sizeof(p));
-  p.name = name;
-  p.mib = (double)size / (1 << 20);
-  bool show = isatty(2) && !getenv("GPUPERF_NO_PROGRESS");
-  if (show) {
-    pthread_mutex_init(&p.mu, NULL);
-    pthread_cond_init(&p.cv, NULL);
-    if (pthread_create(&p.thread, NULL, progress_main, &p) != 0)
-      show = false;
+  progress *p = &the_progress;
+  trace_progress_end();
+  memset(p, 0, sizeof(*p));
+  snprintf(p->name, sizeof(p->name), "%s", name);
+  p->mib = (double)size / (1 << 20);
+  if (isatty(2) && !getenv("GPUPERF_NO_PROGRESS")) {
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->running = pthread_create(&p->thread, NULL, progress_main, p) == 0;
+    if (!p->running) {
+      pthread_mutex_destroy(&p->mu);
+      pthread_cond_destroy(&p->cv);
+    }
   }
   gp_tp_options opts = {sizeof(opts), flags, data ? NULL : db};
   gp_tp_error err;
   int rc = data ? gp_tp_open_buffer(data, size, name, &opts, out, &err)
                 : gp_tp_open(path, &opts, out, &err);
-  if (show) {
-    pthread_mutex_lock(&p.mu);
-    p.done = true;
-    pthread_cond_signal(&p.cv);
-    pthread_mutex_unlock(&p.mu);
-    pthread_join(p.thread, NULL);
-    pthread_mutex_destroy(&p.mu);
-    pthread_cond_destroy(&p.cv);
-  }
   free(data);
   if (rc == 0)
     return 0;
+  trace_progress_end();
   bool cut = rc == GP_ECORRUPT && !(flags & GP_TP_ALLOW_TRUNCATED) &&
              (strstr(err.message, "past the end") ||
               strstr(err.message, "truncated")) &&
