@@ -16,8 +16,9 @@ set -eu
 # runtime (make fuzz); pkg-config: install checks.
 PACKAGES="gcc make libc6-dev libsqlite3-dev zlib1g-dev ocl-icd-opencl-dev \
 opencl-headers pocl-opencl-icd clang libclang-rt-14-dev clang-format pkg-config"
-# The HTML report test loads the page in headless Chromium.
-PACKAGES="$PACKAGES chromium"
+# The HTML report test loads the page in headless Chromium; a report test
+# records clpeak.
+PACKAGES="$PACKAGES chromium clpeak"
 
 if [ "${1:-}" = "--list" ]; then
   echo $PACKAGES

@@ -350,3 +350,39 @@ TEST(report_sections_on_opencl) {
   free(out);
   free(err);
 }
+
+/* A clpeak recording (its transfer-bandwidth and kernel-latency tests):
+ * copies by kind are the largest GPU work, and every section agrees
+ * with SQL. */
+TEST(report_sections_on_clpeak) {
+#if defined(__SANITIZE_ADDRESS__)
+  SKIP("a sanitizer build of gpuperf does not preload its OpenCL library");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  SKIP("a sanitizer build of gpuperf does not preload its OpenCL library");
+#endif
+#endif
+  const char *clpeak = "/usr/bin/clpeak";
+  if (access(clpeak, X_OK) != 0)
+    SKIP("clpeak is not installed (scripts/install-deps.sh installs it)");
+  ocl_env();
+  const char *trace = gp_test_path(0, "clpeak.pftrace");
+  char *out, *err;
+  ASSERT_EQ(tp_cli(&out, &err, "record", "-q", "-o", trace, "--", clpeak,
+                   "--transfer-bandwidth", "--kernel-latency", NULL),
+            0);
+  free(out);
+  free(err);
+  gp_tp *tp;
+  ASSERT_EQ(gp_tp_open(trace, NULL, &tp, NULL), 0);
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--format", "csv", NULL), 0);
+  check_gpu_sections(tp, out);
+  double v[5];
+  csv_nums(out, "copies,\"Memcpy HtoD\",", v, 5);
+  ASSERT(v[0] > 0 && v[1] > 0);
+  ASSERT(strstr(out, "api,\"clEnqueueWriteBuffer\",") != NULL);
+  ASSERT(strstr(out, "api,\"gpuperf") == NULL);
+  gp_tp_close(tp);
+  free(out);
+  free(err);
+}
