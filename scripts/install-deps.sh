@@ -26,6 +26,8 @@ libvulkan-dev mesa-vulkan-drivers glslang-tools vulkan-tools \
 vulkan-validationlayers xvfb xauth clpeak tmux"
 # gpuperf export --to clickhouse:// and its two-shard test
 PACKAGES="$PACKAGES clickhouse-server clickhouse-client"
+# The HTML report test loads the page in headless Chromium.
+PACKAGES="$PACKAGES chromium"
 
 if [ "${1:-}" = "--list" ]; then
   echo $PACKAGES

@@ -15,3 +15,4 @@
 #include "lists/gpulinux.h"
 #include "lists/multi.h"
 #include "lists/safety.h"
+#include "lists/report.h"

@@ -231,6 +231,14 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
   c->cache.set = UINT64_MAX;
   int64_t x;
   double d;
+  /* Every constraint we take (=, <, <=, >, >=) is false against NULL: a
+   * join on a NULL key (t.parent_id of a root track) matches no row, and
+   * must not turn into a full scan per outer row. */
+  for (int a = 0; a < argc; a++)
+    if (sqlite3_value_type(argv[a]) == SQLITE_NULL) {
+      c->row = c->end = n;
+      return SQLITE_OK;
+    }
   if (plan == PLAN_ID && argc >= 1) {
     if (as_int(argv[0], &x, &d)) {
       bool ok = (double)x == d && x >= 0 && (uint64_t)x < n;

@@ -133,6 +133,11 @@ TEST(cli_hud_help_prints_list) {
   char *a1[] = {(char *)g, "list", NULL};
   ASSERT_EQ(run(a1, NULL, out2, err), 0);
   char *list = strdup(slurp(out2));
+  /* The HUD lists gpuperf's devices; `gpuperf list` adds what the OpenCL
+   * loader reports after them. */
+  char *ocl = strstr(list, "\nOpenCL");
+  if (ocl)
+    ocl[0] = '\0';
   char *a2[] = {(char *)app, "--touch", (char *)touched, NULL};
   const char *env[] = {"GPUPERF_HUD=help", NULL};
   ASSERT_EQ(run(a2, env, out, err), 0);
@@ -215,22 +220,20 @@ TEST(cli_stat_totals_per_counter_and_kernel) {
       report_value(t, "Sim Compute GPU #0:", NULL, "dram__bytes_read.sum"),
       saxpy + reduce, 2.0);
   ASSERT_NEAR(
-      report_value(t, "Sim Compute GPU #0:", "saxpy(float, float*, float*)",
-                   "dram__bytes_read.sum"),
+      report_value(t, "Sim Compute GPU #0:", "saxpy", "dram__bytes_read.sum"),
       saxpy, 6.0); /* one rounding per launch */
   ASSERT_NEAR(
-      report_value(t, "Sim Compute GPU #0:", "reduce(float const*, float*)",
-                   "dram__bytes_read.sum"),
+      report_value(t, "Sim Compute GPU #0:", "reduce", "dram__bytes_read.sum"),
       reduce, 4.0);
-  ASSERT(strstr(t, "kernel saxpy(float, float*, float*): 6 launches"));
-  ASSERT(strstr(t, "kernel reduce(float const*, float*): 4 launches"));
+  ASSERT(strstr(t, "kernel saxpy: 6 launches"));
+  ASSERT(strstr(t, "kernel reduce: 4 launches"));
   ASSERT(strstr(t, "kernel csd_blur: 6 launches"));
   double util = report_value(t, "Sim Compute GPU #0:", NULL, "Utilization");
   ASSERT(util > 0.0 && util < 100.0);
   ASSERT_GT(report_value(t, "Sim V3D 4.2 #2:", NULL, "cycle-count"), 0.0);
   ASSERT(strstr(t, "seconds time elapsed"));
   if (gp_host_perf_status(NULL, 0) == 0)
-    ASSERT_GT(report_value(t, "Host CPU", NULL, "task-clock"), 1e6);
+    ASSERT_GT(report_value(t, "Host CPU", NULL, "task-clock"), 1.0); /* ms */
 }
 
 TEST(cli_stat_children_and_errors) {
@@ -247,7 +250,7 @@ TEST(cli_stat_children_and_errors) {
   ASSERT_NEAR(
       report_value(t, "Sim Compute GPU #0:", NULL, "dram__bytes_read.sum"),
       2 * (expected_dram(0, 2) + expected_dram(1, 2)), 4.0);
-  ASSERT(strstr(t, "kernel saxpy(float, float*, float*): 4 launches"));
+  ASSERT(strstr(t, "kernel saxpy: 4 launches"));
   /* An unknown counter: status 2, one clear line, the program not run. */
   char *b[] = {(char *)g, "stat",      "-e",      "cycle-count,no-such-counter",
                "--",      (char *)app, "--touch", (char *)touched,

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gpuperf/gpuperf.h"
 
@@ -23,6 +24,8 @@ int cmd_query(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /*
  * Adds libgpuperf-opencl.so (found beside the loaded libgpuperf, or named
@@ -38,6 +41,13 @@ void cli_preload_opencl(void);
  * GPUPERF_VULKAN=0, in sanitizer builds, or if its manifest is not found.
  */
 void cli_enable_vulkan_layer(void);
+
+/*
+ * Prints the OpenCL platforms and devices the ICD loader (opened at run
+ * time) reports, or one line saying why there are none. Returns the
+ * number of devices printed.
+ */
+int cli_list_opencl(FILE *out);
 
 /* Prints "gpuperf: " and the message to stderr; returns status. */
 int cli_error(int status, const char *fmt, ...)

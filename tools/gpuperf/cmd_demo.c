@@ -43,6 +43,51 @@ static struct {
   uint64_t dropped_reported;
 } S;
 
+/* GPU work intervals per device, for busy time: the union of the
+ * intervals of kernels, copies and fills (as `gpuperf report` defines it). */
+typedef struct work_iv {
+  uint64_t start, end;
+} work_iv;
+static struct {
+  work_iv *iv;
+  size_t n, cap;
+} W[MAX_GPUS];
+
+static void work(uint32_t device, uint64_t start, uint64_t end) {
+  if (device >= MAX_GPUS || end < start)
+    return;
+  if (W[device].n == W[device].cap) {
+    size_t cap = W[device].cap ? W[device].cap * 2 : 256;
+    work_iv *p = realloc(W[device].iv, cap * sizeof(work_iv));
+    if (!p)
+      return;
+    W[device].iv = p;
+    W[device].cap = cap;
+  }
+  W[device].iv[W[device].n++] = (work_iv){start, end};
+}
+
+static int by_start(const void *a, const void *b) {
+  uint64_t x = ((const work_iv *)a)->start, y = ((const work_iv *)b)->start;
+  return x < y ? -1 : x > y;
+}
+
+/* The union of device g's work intervals, in ns. */
+static uint64_t busy_ns(uint32_t g) {
+  qsort(W[g].iv, W[g].n, sizeof(work_iv), by_start);
+  uint64_t busy = 0, s = 0, e = 0;
+  for (size_t i = 0; i < W[g].n; i++) {
+    if (i == 0 || W[g].iv[i].start > e) {
+      busy += e - s;
+      s = W[g].iv[i].start;
+      e = W[g].iv[i].end;
+    } else if (W[g].iv[i].end > e) {
+      e = W[g].iv[i].end;
+    }
+  }
+  return busy + (e - s);
+}
+
 static stat_row *row_for(stat_row *rows, int *n, uint32_t name_id) {
   for (int i = 0; i < *n; i++)
     if (rows[i].name_id == name_id)
@@ -83,6 +128,7 @@ static void on_record(const gp_activity *r) {
     add(row, k->start, k->end, 0);
     if (k->device_id < MAX_GPUS)
       S.busy_ns[k->device_id] += k->end - k->start;
+    work(k->device_id, k->start, k->end);
     span(k->start, k->end);
     break;
   }
@@ -90,11 +136,13 @@ static void on_record(const gp_activity *r) {
     const gp_activity_memcpy *m = (const gp_activity_memcpy *)r;
     add(&S.copies[m->copy_kind & 15], m->start, m->end, m->bytes);
     span(m->start, m->end);
+    work(m->device_id, m->start, m->end);
     break;
   }
   case GP_ACTIVITY_KIND_MEMSET: {
     const gp_activity_memset *m = (const gp_activity_memset *)r;
     add(&S.memsets, m->start, m->end, m->bytes);
+    work(m->device_id, m->start, m->end);
     span(m->start, m->end);
     break;
   }
@@ -142,8 +190,7 @@ static int by_total_desc(const void *a, const void *b) {
 static void print_summary(uint32_t gpus, uint32_t steps) {
   char b1[32], b2[32], b3[32];
   double wall = (double)(S.last_ts - S.first_ts);
-  printf("gpuperf demo: %u simulated GPU%s, %u training step%s, %s of GPU "
-         "time\n\n",
+  printf("gpuperf demo: %u simulated GPU%s, %u training step%s, %s traced\n\n",
          gpus, gpus == 1 ? "" : "s", steps, steps == 1 ? "" : "s",
          cli_fmt_ns(b1, sizeof(b1), wall));
 
@@ -193,15 +240,19 @@ static void print_summary(uint32_t gpus, uint32_t steps) {
            (unsigned long long)S.apis[i].count,
            cli_fmt_ns(b1, sizeof(b1), (double)S.apis[i].total_ns));
 
-  printf("\n%-22s %12s %8s\n", "GPU", "kernel time", "busy");
+  printf("\n%-22s %12s %12s %8s\n", "GPU", "kernel time", "busy", "busy %");
   for (uint32_t g = 0; g < gpus && g < MAX_GPUS; g++) {
     gp_device_info info;
     if (gp_device_get_info(g, &info) != 0)
       continue;
-    printf("%-22s %12s %7.1f%%\n", info.name,
+    double busy = (double)busy_ns(g);
+    printf("%-22s %12s %12s %7.1f%%\n", info.name,
            cli_fmt_ns(b1, sizeof(b1), (double)S.busy_ns[g]),
-           wall > 0 ? 100.0 * (double)S.busy_ns[g] / wall : 0.0);
+           cli_fmt_ns(b2, sizeof(b2), busy),
+           wall > 0 ? 100.0 * busy / wall : 0.0);
   }
+  printf("(busy: time with any kernel, copy or fill running, overlaps once; "
+         "%% of the time traced)\n");
 
   size_t dropped = 0;
   gp_activity_get_num_dropped_records(0, 0, &dropped);
@@ -264,7 +315,7 @@ static void demo_usage(FILE *out) {
   fprintf(
       out,
       "usage: gpuperf demo [-o FILE] [-c CONFIG] [--gpus N] [--steps N] "
-      "[--no-trace]\n"
+      "[--no-trace] [-q]\n"
       "                    [--machines N]\n\n"
       "Runs a data-parallel training step on simulated GPUs (copies,\n"
       "matmul and softmax forward and backward, a peer-to-peer\n"
@@ -280,7 +331,8 @@ static void demo_usage(FILE *out) {
       "  --machines N       N simulated nodes, one trace each (FILE-nodeK),\n"
       "                     each on its own clocks; see gpuperf merge\n"
       "  --collective       an \"allreduce\" range around each gradient\n"
-      "                     exchange (set by --machines)\n");
+      "                     exchange (set by --machines)\n"
+      "  -q, --quiet        no summary\n");
 }
 
 /* See cli.h. */
@@ -288,7 +340,7 @@ int cmd_demo(int argc, char **argv) {
   demo_options opts = {2, 10, false};
   uint32_t machines = 0;
   const char *output = "demo.pftrace", *config = NULL;
-  bool trace = true;
+  bool trace = true, quiet = false;
   static const struct option longopts[] = {
       {"gpus", required_argument, 0, 'g'},
       {"steps", required_argument, 0, 's'},
@@ -296,12 +348,14 @@ int cmd_demo(int argc, char **argv) {
       {"no-trace", no_argument, 0, 'n'},
       {"machines", required_argument, 0, 'm'},
       {"collective", no_argument, 0, 'C'},
+      {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   int c;
   uint64_t v;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "ho:c:", longopts, NULL)) != -1) {
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "ho:c:q", longopts, NULL)) != -1) {
     switch (c) {
     case 'g':
       if (!cli_parse_u64("--gpus", optarg, 1, MAX_GPUS, &v))
@@ -329,6 +383,9 @@ int cmd_demo(int argc, char **argv) {
     case 'C':
       opts.collective = true;
       break;
+    case 'q':
+      quiet = true;
+      break;
     case 'c':
       config = optarg;
       break;
@@ -336,14 +393,15 @@ int cmd_demo(int argc, char **argv) {
       demo_usage(stdout);
       return CLI_OK;
     default:
-      demo_usage(stderr);
-      return CLI_USAGE;
+      return cli_error(CLI_USAGE,
+                       "demo: bad option or missing value in '%s' (see "
+                       "--help)",
+                       argv[optind - 1]);
     }
   }
-  if (optind < argc) {
-    demo_usage(stderr);
-    return cli_error(CLI_USAGE, "unexpected argument '%s'", argv[optind]);
-  }
+  if (optind < argc)
+    return cli_error(CLI_USAGE, "demo: unexpected argument '%s' (see --help)",
+                     argv[optind]);
   if (machines && !trace)
     return cli_error(CLI_USAGE, "--machines writes traces: drop --no-trace");
   if (machines)
@@ -409,13 +467,16 @@ int cmd_demo(int argc, char **argv) {
     return cli_error(CLI_BAD_INPUT, "cannot write %s: %s", output,
                      gp_strerror(src));
   }
-  print_summary(opts.gpus, opts.steps);
-  if (session) {
+  if (!quiet)
+    print_summary(opts.gpus, opts.steps);
+  if (session && !quiet) {
     gp_session_stats st;
     gp_session_get_stats(session, &st);
     printf("\n");
     print_trace(output, &st, total);
-    gp_session_destroy(session);
   }
+  gp_session_destroy(session);
+  for (uint32_t g = 0; g < MAX_GPUS; g++)
+    free(W[g].iv);
   return CLI_OK;
 }

@@ -3,6 +3,8 @@
  * GPUs and the host CPU), with their queues and counters: ids, names,
  * types, units, groups, blocks and descriptions. The listing itself is
  * the library's gp_device_list_print(), which GPUPERF_HUD=help prints too.
+ * Then, in the text form, the CUDA devices (cmd_cuda.c) and the OpenCL
+ * platforms and devices (list_opencl.c) present.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -16,11 +18,12 @@ static void list_usage(FILE *out) {
           "usage: gpuperf list [--device N] [--json]\n\n"
           "Lists the devices gpuperf sees and what can be measured on them:\n"
           "the simulated GPUs (set with GPUPERF_SIM_DEVICES, default\n"
-          "\"compute,compute,v3d\") and the host CPU (perf_event counters).\n"
+          "\"compute,compute,v3d\") and the host CPU (perf_event counters);\n"
+          "then CUDA devices and OpenCL platforms and devices present.\n"
           "Counters marked * are selected by default. GPUPERF_HUD=help in\n"
           "the environment of any program using libgpuperf prints the same.\n\n"
           "  --device N   only device N\n"
-          "  --json       machine-readable output\n");
+          "  --json       machine-readable output (gpuperf's devices only)\n");
 }
 
 /* See cli.h. */
@@ -73,7 +76,9 @@ int cmd_list(int argc, char **argv) {
   if (rc != 0)
     return cli_error(CLI_BAD_INPUT, "cannot write the list: %s",
                      gp_strerror(rc));
-  if (!json && !one)
+  if (!json && !one) {
     cli_cuda_list_note(stdout);
+    cli_list_opencl(stdout);
+  }
   return CLI_OK;
 }

@@ -179,6 +179,8 @@ int cmd_query(int argc, char **argv) {
     usage(stderr);
     return CLI_USAGE;
   }
+  if (sql && !sql[strspn(sql, " \t\r\n;")])
+    return cli_error(CLI_USAGE, "query: the SQL is empty");
   if (sql && sql_file)
     return cli_error(CLI_USAGE, "query: give SQL or -f FILE, not both");
   char *text = NULL;

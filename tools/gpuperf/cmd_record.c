@@ -117,6 +117,18 @@ static char *config_text(const char *config, char **names, size_t nnames,
       cli_error(CLI_BAD_INPUT, "cannot read %s: %s", config, strerror(errno));
       return NULL;
     }
+    /* An empty config would record nothing: say so rather than run. */
+    size_t blank = 0;
+    while (blank < n && text[blank] && strchr(" \t\r\n", text[blank]))
+      blank++;
+    if (blank == n) {
+      free(text);
+      cli_error(CLI_BAD_INPUT,
+                "%s: empty config, it would record nothing (leave out -c for "
+                "the default)",
+                config);
+      return NULL;
+    }
     rc = gp_trace_config_parse(text, n, &cfg, err, sizeof(err));
     free(text);
     if (rc != 0) {

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,16 +42,25 @@ typedef struct row {
   bool avg;
   double value, weight;       /* avg: weighted mean over weight ns */
   uint64_t launches, time_ns; /* 'k' */
+  /* -r N: the values of the runs so far (time_ns for 'k') */
+  double rsum, rsq, lsum;
+  int rn;
 } row;
 
 static row rows[MAX_ROWS];
 static size_t nrows;
 static int nfiles, nprocs;
 
+/* How the totals are printed: perf stat's text, -x SEP, or --json. */
+static const char *sep;
+static bool json;
+static int repeats = 1;
+
 static void stat_usage(FILE *out) {
   fprintf(out,
           "usage: gpuperf stat [-e COUNTERS] [-o FILE] [--period NS] "
-          "-- CMD [ARGS...]\n\n"
+          "[-r N] [-x SEP | --json]\n"
+          "                    -- CMD [ARGS...]\n\n"
           "Runs CMD and prints the totals of GPU counters (per device and\n"
           "per kernel) and of the host CPU's perf_event counters. CMD is a\n"
           "program that drives GPUs through libgpuperf (the simulated GPUs)\n"
@@ -62,7 +72,13 @@ static void stat_usage(FILE *out) {
           "                     see 'gpuperf list')\n"
           "  -o, --output FILE  write the totals to FILE instead of stderr\n"
           "      --period NS    sampling period of the totals (default "
-          "1000000)\n");
+          "1000000)\n"
+          "  -r, --repeat N     run CMD N times; print means and their spread\n"
+          "                     (+- the standard error, in %% of the mean)\n"
+          "  -x, --field-separator SEP\n"
+          "                     one line per value: value, unit, event,\n"
+          "                     device, kernel, spread, separated by SEP\n"
+          "      --json         one JSON object per value\n");
 }
 
 /* ------------------------------------------------------------------ */
@@ -212,15 +228,115 @@ static const char *fmt_num(char *buf, size_t size, double v) {
   return buf;
 }
 
-static void print_value(FILE *out, const row *r, const char *indent) {
-  char num[48];
-  bool pct = r->units && strcmp(r->units, "PERCENT") == 0;
-  if (pct)
-    snprintf(num, sizeof(num), "%.2f %%", r->value);
+/* The spread of r's runs: the standard error of the mean, in % of it
+ * (perf stat -r's "+- x%"); NaN for one run. */
+static double spread(const row *r) {
+  if (r->rn < 2 || r->value == 0)
+    return NAN;
+  double n = r->rn, mean = r->rsum / n;
+  double var = (r->rsq - n * mean * mean) / (n - 1);
+  return var > 0 ? 100.0 * sqrt(var / n) / fabs(mean) : 0.0;
+}
+
+/* The function name of a kernel: the demangled name up to its parameter
+ * list, as `gpuperf report` shows it. */
+static const char *short_name(char *buf, size_t size, const char *k) {
+  snprintf(buf, size, "%.*s", (int)strcspn(k ? k : "", "("), k ? k : "");
+  return buf;
+}
+
+static void json_str(FILE *out, const char *s) {
+  fputc('"', out);
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++)
+    if (*p == '"' || *p == '\\')
+      fprintf(out, "\\%c", *p);
+    else if (*p < 0x20)
+      fprintf(out, "\\u%04x", *p);
+    else
+      fputc(*p, out);
+  fputc('"', out);
+}
+
+/* One value in the machine-readable forms (-x SEP, --json). */
+static void print_machine(FILE *out, double v, const char *unit,
+                          const char *event, const char *dev,
+                          const char *kernel, double sp) {
+  char k[256];
+  short_name(k, sizeof(k), kernel);
+  if (json) {
+    fprintf(out, "{\"counter-value\": %.15g, \"unit\": ", v);
+    json_str(out, unit);
+    fputs(", \"event\": ", out);
+    json_str(out, event);
+    fputs(", \"device\": ", out);
+    json_str(out, dev);
+    fputs(", \"kernel\": ", out);
+    json_str(out, k);
+    if (!isnan(sp))
+      fprintf(out, ", \"variance\": %.2f", sp);
+    fputs("}\n", out);
+  } else {
+    fprintf(out, "%.15g%s%s%s%s%s%s%s%s%s", v, sep, unit, sep, event, sep,
+            dev ? dev : "", sep, k, sep);
+    if (!isnan(sp))
+      fprintf(out, "%.2f%%", sp);
+    fputc('\n', out);
+  }
+}
+
+/* A value in perf stat's units: ns as msec, bytes as bytes. */
+static const char *human_unit(const row *r, double *v) {
+  if (!r->units || !strcmp(r->units, "-"))
+    return "";
+  if (!strcmp(r->units, "NANOSECOND")) {
+    *v /= 1e6;
+    return "msec";
+  }
+  if (!strcmp(r->units, "PERCENT"))
+    return "%";
+  if (!strcmp(r->units, "BYTE"))
+    return "bytes";
+  if (!strcmp(r->units, "HERTZ"))
+    return "Hz";
+  return r->units;
+}
+
+static double host_value(const char *counter) {
+  for (size_t i = 0; i < nrows; i++)
+    if (rows[i].kind == 'h' && same(rows[i].counter, counter))
+      return rows[i].value;
+  return NAN;
+}
+
+static void print_value(FILE *out, const row *r, const char *indent,
+                        double wall_s) {
+  char num[48], note[64] = "";
+  double v = r->value, sp = spread(r);
+  const char *unit = human_unit(r, &v);
+  if (sep || json) {
+    print_machine(out, v, unit, r->counter, r->device, r->kernel, sp);
+    return;
+  }
+  if (!strcmp(unit, "%"))
+    snprintf(num, sizeof(num), "%.2f %%", v);
+  else if (!strcmp(unit, "msec"))
+    snprintf(num, sizeof(num), "%.2f msec", v);
   else
-    fmt_num(num, sizeof(num), r->value);
-  fprintf(out, "%s%20s  %-50s %s\n", indent, num, r->counter,
-          pct || !r->units || !strcmp(r->units, "-") ? "" : r->units);
+    fmt_num(num, sizeof(num), v);
+  /* perf stat's notes: CPUs utilized, GHz. */
+  double tc = host_value("task-clock");
+  if (r->kind == 'h' && !strcmp(r->counter, "task-clock") && wall_s > 0)
+    snprintf(note, sizeof(note), "#  %.3f CPUs utilized", v / 1e3 / wall_s);
+  else if (r->kind == 'h' && !strcmp(r->counter, "cycles") && tc > 0)
+    snprintf(note, sizeof(note), "#  %.3f GHz", r->value / tc);
+  if (!isnan(sp)) {
+    size_t n = strlen(note);
+    snprintf(note + n, sizeof(note) - n, "%s( +- %.2f%% )", n ? "  " : "", sp);
+  }
+  bool unit_in_num = !strcmp(unit, "%") || !strcmp(unit, "msec");
+  fprintf(out, "%s%20s  %-50s %s%s%s\n", indent, num, r->counter,
+          unit_in_num ? "" : unit, *note && !unit_in_num && *unit ? "  " : "",
+          note);
 }
 
 static int cmp_kernel_time(const void *a, const void *b) {
@@ -230,11 +346,17 @@ static int cmp_kernel_time(const void *a, const void *b) {
   return strcmp(x->kernel, y->kernel);
 }
 
-static void print_report(FILE *out, char **argv, double wall_s) {
-  fprintf(out, "\n Performance counter stats for '");
-  for (int i = 0; argv[i]; i++)
-    fprintf(out, "%s%s", i ? " " : "", argv[i]);
-  fprintf(out, "'%s:\n", nprocs > 1 ? " (all its processes)" : "");
+static void print_report(FILE *out, char **argv, double wall_s,
+                         double wall_spread) {
+  if (!sep && !json) {
+    fprintf(out, "\n Performance counter stats for '");
+    for (int i = 0; argv[i]; i++)
+      fprintf(out, "%s%s", i ? " " : "", argv[i]);
+    fprintf(out, "'%s", nprocs > 1 ? " (all its processes)" : "");
+    if (repeats > 1)
+      fprintf(out, " (%d runs)", repeats);
+    fputs(":\n", out);
+  }
   /* Devices in order of first appearance. */
   for (size_t i = 0; i < nrows; i++) {
     if (rows[i].kind == 'h')
@@ -245,10 +367,11 @@ static void print_report(FILE *out, char **argv, double wall_s) {
     if (seen)
       continue;
     const char *dev = rows[i].device;
-    fprintf(out, "\n %s:\n", dev);
+    if (!sep && !json)
+      fprintf(out, "\n %s:\n", dev);
     for (size_t j = 0; j < nrows; j++)
       if (rows[j].kind == 'c' && same(rows[j].device, dev))
-        print_value(out, &rows[j], "");
+        print_value(out, &rows[j], "", wall_s);
     const row *ks[MAX_ROWS];
     size_t nk = 0;
     for (size_t j = 0; j < nrows; j++)
@@ -256,27 +379,44 @@ static void print_report(FILE *out, char **argv, double wall_s) {
         ks[nk++] = &rows[j];
     qsort(ks, nk, sizeof(ks[0]), cmp_kernel_time);
     for (size_t k = 0; k < nk; k++) {
-      char t[32];
-      fprintf(out, "\n   kernel %s: %llu launch%s, %s\n", ks[k]->kernel,
-              (unsigned long long)ks[k]->launches,
-              ks[k]->launches == 1 ? "" : "es",
-              cli_fmt_ns(t, sizeof(t), (double)ks[k]->time_ns));
+      char t[32], name[256];
+      short_name(name, sizeof(name), ks[k]->kernel);
+      if (sep || json) {
+        print_machine(out, (double)ks[k]->launches, "", "launches", dev,
+                      ks[k]->kernel, NAN);
+        print_machine(out, (double)ks[k]->time_ns / 1e6, "msec", "kernel-time",
+                      dev, ks[k]->kernel, spread(ks[k]));
+      } else {
+        fprintf(out, "\n   kernel %s: %llu launch%s, %s", name,
+                (unsigned long long)ks[k]->launches,
+                ks[k]->launches == 1 ? "" : "es",
+                cli_fmt_ns(t, sizeof(t), (double)ks[k]->time_ns));
+        if (!isnan(spread(ks[k])))
+          fprintf(out, " ( +- %.2f%% )", spread(ks[k]));
+        fputc('\n', out);
+      }
       for (size_t j = 0; j < nrows; j++)
         if (rows[j].kind == 'v' && same(rows[j].device, dev) &&
             same(rows[j].kernel, ks[k]->kernel))
-          print_value(out, &rows[j], "  ");
+          print_value(out, &rows[j], "  ", wall_s);
     }
   }
   bool host = false;
   for (size_t i = 0; i < nrows; i++) {
     if (rows[i].kind != 'h')
       continue;
-    if (!host)
+    if (!host && !sep && !json)
       fprintf(out, "\n Host CPU (perf_event, the whole process tree):\n");
     host = true;
-    print_value(out, &rows[i], "");
+    print_value(out, &rows[i], "", wall_s);
   }
-  fprintf(out, "\n %20.9f seconds time elapsed\n\n", wall_s);
+  if (sep || json)
+    print_machine(out, wall_s, "s", "time-elapsed", "", NULL, wall_spread);
+  else if (!isnan(wall_spread))
+    fprintf(out, "\n %20.9f seconds time elapsed  ( +- %.2f%% )\n\n", wall_s,
+            wall_spread);
+  else
+    fprintf(out, "\n %20.9f seconds time elapsed\n\n", wall_s);
 }
 
 /* ------------------------------------------------------------------ */
@@ -317,6 +457,35 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Adds this run's values to each row's runs and clears them for the
+ * next run. */
+static void run_done(void) {
+  for (size_t i = 0; i < nrows; i++) {
+    row *r = &rows[i];
+    double v = r->kind == 'k' ? (double)r->time_ns : r->value;
+    r->rsum += v;
+    r->rsq += v * v;
+    r->lsum += (double)r->launches;
+    r->rn++;
+    r->value = r->weight = 0;
+    r->launches = r->time_ns = 0;
+  }
+}
+
+/* Sets each row's values to the mean of its runs. */
+static void runs_mean(void) {
+  for (size_t i = 0; i < nrows; i++) {
+    row *r = &rows[i];
+    if (!r->rn)
+      continue;
+    r->value = r->rsum / r->rn;
+    if (r->kind == 'k') {
+      r->time_ns = (uint64_t)llround(r->value);
+      r->launches = (uint64_t)llround(r->lsum / r->rn);
+    }
+  }
+}
+
 /* Checks the names, runs cmd and prints its totals; returns the exit
  * status of gpuperf. */
 static int stat_run(char **names, size_t nnames, const char *output,
@@ -350,32 +519,57 @@ static int stat_run(char **names, size_t nnames, const char *output,
   unsetenv("GPUPERF_STAT_HOST_PID");
   preload_self();
 
-  fflush(NULL);
-  double t0 = now_s();
-  pid_t pid = fork();
-  if (pid < 0) {
-    rmdir(dir);
-    if (out != stderr)
-      fclose(out);
-    return cli_error(CLI_BAD_INPUT, "cannot fork: %s", strerror(errno));
+  double wall = 0, wsum = 0, wsq = 0;
+  int rc = 0, runs = 0;
+  for (; runs < repeats; runs++) {
+    /* read_dir empties and removes the directory: make it anew. */
+    if (runs > 0 && mkdir(dir, 0700) != 0) {
+      cli_error(0, "cannot make %s: %s", dir, strerror(errno));
+      break;
+    }
+    fflush(NULL);
+    double t0 = now_s();
+    pid_t pid = fork();
+    if (pid < 0) {
+      rmdir(dir);
+      if (out != stderr)
+        fclose(out);
+      return cli_error(CLI_BAD_INPUT, "cannot fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+      execvp(cmd[0], cmd);
+      fprintf(stderr, "gpuperf stat: cannot run '%s': %s\n", cmd[0],
+              strerror(errno));
+      _exit(127);
+    }
+    /* Like perf stat: ^C goes to the program, and we report after it. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    int ws = 0;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+    }
+    wall = now_s() - t0;
+    wsum += wall;
+    wsq += wall * wall;
+    rc = WIFEXITED(ws)     ? WEXITSTATUS(ws)
+         : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws)
+                           : 1;
+    read_dir(dir);
+    run_done();
+    if (rc != 0) { /* a failing run ends the repeats, as in perf */
+      runs++;
+      break;
+    }
   }
-  if (pid == 0) {
-    execvp(cmd[0], cmd);
-    fprintf(stderr, "gpuperf stat: cannot run '%s': %s\n", cmd[0],
-            strerror(errno));
-    _exit(127);
+  double wall_spread = NAN;
+  if (runs > 0) {
+    runs_mean();
+    wall = wsum / runs;
+    double var = runs > 1 ? (wsq - runs * wall * wall) / (runs - 1) : 0;
+    if (runs > 1 && wall > 0)
+      wall_spread = var > 0 ? 100.0 * sqrt(var / runs) / wall : 0;
   }
-  /* Like perf stat: ^C goes to the program, and we report after it. */
-  signal(SIGINT, SIG_IGN);
-  signal(SIGQUIT, SIG_IGN);
-  int ws = 0;
-  while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
-  }
-  double wall = now_s() - t0;
-  int rc = WIFEXITED(ws)     ? WEXITSTATUS(ws)
-           : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws)
-                             : 1;
-  read_dir(dir);
+  repeats = runs;
   if (nfiles == 0) {
     if (rc != 127)
       cli_error(0,
@@ -383,7 +577,7 @@ static int stat_run(char **names, size_t nnames, const char *output,
                 "without exiting normally (status %d)",
                 cmd[0], rc);
   } else {
-    print_report(out, cmd, wall);
+    print_report(out, cmd, wall, wall_spread);
   }
   if (out != stderr && fclose(out) != 0)
     cli_error(0, "cannot write %s: %s", output, strerror(errno));
@@ -396,6 +590,9 @@ int cmd_stat(int argc, char **argv) {
       {"events", required_argument, 0, 'e'},
       {"output", required_argument, 0, 'o'},
       {"period", required_argument, 0, 'p'},
+      {"repeat", required_argument, 0, 'r'},
+      {"field-separator", required_argument, 0, 'x'},
+      {"json", no_argument, 0, 'j'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   char *names[MAX_EVENTS];
@@ -404,8 +601,9 @@ int cmd_stat(int argc, char **argv) {
   uint64_t period = 1000000;
   int c, status = CLI_OK;
   optind = 1;
+  opterr = 0;
   /* '+': options end at the first non-option (CMD's own options). */
-  while ((c = getopt_long(argc, argv, "+e:o:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "+e:o:r:x:h", longopts, NULL)) != -1) {
     switch (c) {
     case 'e':
       if ((status = cli_split_events(optarg, names, &nnames, MAX_EVENTS)))
@@ -420,18 +618,43 @@ int cmd_stat(int argc, char **argv) {
         goto out;
       }
       break;
+    case 'r': {
+      uint64_t n;
+      if (!cli_parse_u64("stat: -r", optarg, 1, 100000, &n)) {
+        status = CLI_USAGE;
+        goto out;
+      }
+      repeats = (int)n;
+      break;
+    }
+    case 'x':
+      if (!*optarg) {
+        status = cli_error(CLI_USAGE, "stat: -x needs a separator");
+        goto out;
+      }
+      sep = optarg;
+      break;
+    case 'j':
+      json = true;
+      break;
     case 'h':
       stat_usage(stdout);
       goto out;
     default:
-      stat_usage(stderr);
-      status = CLI_USAGE;
+      status = cli_error(CLI_USAGE,
+                         "stat: bad option or missing value in '%s' (see "
+                         "--help)",
+                         argv[optind - 1]);
       goto out;
     }
   }
+  if (sep && json) {
+    status = cli_error(CLI_USAGE, "stat: -x and --json: one or the other");
+    goto out;
+  }
   if (optind >= argc) {
-    stat_usage(stderr);
-    status = cli_error(CLI_USAGE, "no command to run (gpuperf stat -- CMD)");
+    status =
+        cli_error(CLI_USAGE, "stat: no command to run (gpuperf stat -- CMD)");
     goto out;
   }
   status = stat_run(names, nnames, output, period, argv + optind);

@@ -28,8 +28,9 @@ static const command commands[] = {
      "summarise a trace: kernels, queues, API calls, counters"},
     {"query", cmd_query, "run SQL (PerfettoSQL) on a trace"},
     {"top", cmd_top, "live view of GPUs, GPU processes and their kernels"},
-    {"export", cli_export_clickhouse,
-     "write a trace's tables into ClickHouse (--to clickhouse://...)"},
+    {"export", cmd_export,
+     "write a trace as Chrome JSON or CSV, or into ClickHouse (--to)"},
+    {"diff", cmd_diff, "compare two traces: kernels, copies, busy, counters"},
     {"merge", cmd_merge, "merge the traces of several machines on one clock"},
     {"cuda", cmd_cuda, "CUDA devices and the metrics NVIDIA GPUs can count"},
 };
@@ -118,7 +119,6 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
     if (strcmp(cmd, commands[i].name) == 0)
       return commands[i].run(argc - 1, argv + 1);
-  cli_error(CLI_USAGE, "'%s' is not a gpuperf command", cmd);
-  usage(stderr);
-  return CLI_USAGE;
+  return cli_error(CLI_USAGE,
+                   "'%s' is not a gpuperf command (see gpuperf --help)", cmd);
 }

@@ -1,0 +1,131 @@
+/*
+ * test_stat_forms.c - `gpuperf stat` as perf stat prints it: msec and
+ * "CPUs utilized" for task-clock, short kernel names, -x SEP and --json
+ * lines, and -r N with the mean and its spread; and `gpuperf list`
+ * showing the OpenCL devices present.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpuperf/gpuperf.h"
+#include "harness.h"
+#include "opencl/oclutil.h"
+#include "tp/tputil.h"
+
+static const char *stat_app(void) {
+  static char path[1024];
+  const char *b = getenv("GPUPERF_BUILD");
+  if (!b)
+    SKIP("GPUPERF_BUILD is not set (run through 'make test')");
+  snprintf(path, sizeof(path), "%s/tests/stat_app", b);
+  if (access(path, X_OK) != 0)
+    SKIP("%s was not built", path);
+  return path;
+}
+
+/* The line of text holding needle, copied into buf. */
+static const char *line_of(const char *text, const char *needle, char *buf,
+                           size_t size) {
+  const char *p = strstr(text, needle);
+  if (!p)
+    return NULL;
+  while (p > text && p[-1] != '\n')
+    p--;
+  snprintf(buf, size, "%.*s", (int)strcspn(p, "\n"), p);
+  return buf;
+}
+
+TEST(stat_perf_like_forms) {
+  const char *app = stat_app();
+  char *out, *err, line[512];
+  /* Text: task-clock in msec with CPUs utilized (when perf_event works),
+   * kernels by their short names. */
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "-e", "dram__bytes_read.sum,task-clock",
+                   "--", app, "--launches", "3", NULL),
+            0);
+  ASSERT(strstr(err, "kernel saxpy: 3 launches") != NULL);
+  ASSERT(strstr(err, "saxpy(") == NULL);
+  ASSERT(strstr(err, "NANOSECOND") == NULL);
+  if (gp_host_perf_status(NULL, 0) == 0) {
+    ASSERT_NOT_NULL(line_of(err, "task-clock", line, sizeof(line)));
+    ASSERT(strstr(line, " msec") != NULL);
+    ASSERT(strstr(line, "CPUs utilized") != NULL);
+  }
+  free(out);
+  free(err);
+  /* -x, : value,unit,event,device,kernel,spread per line. */
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "-x", ",", "-e", "dram__bytes_read.sum",
+                   "--", app, "--launches", "3", NULL),
+            0);
+  ASSERT_NOT_NULL(
+      line_of(err, ",launches,Sim Compute GPU #0,saxpy,", line, sizeof(line)));
+  ASSERT(strncmp(line, "3,,launches,", 12) == 0);
+  ASSERT_NOT_NULL(line_of(err,
+                          ",bytes,dram__bytes_read.sum,Sim Compute GPU "
+                          "#0,,",
+                          line, sizeof(line)));
+  ASSERT(strstr(err, ",s,time-elapsed,,,") != NULL);
+  ASSERT(strstr(err, "Performance counter stats") == NULL);
+  free(out);
+  free(err);
+  /* --json and -r 3: a spread ("variance", in %) with each value. */
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "--json", "-r", "3", "-e",
+                   "dram__bytes_read.sum", "--", app, "--launches", "2", NULL),
+            0);
+  ASSERT_NOT_NULL(line_of(err,
+                          "\"event\": \"launches\", \"device\": \"Sim "
+                          "Compute GPU #0\", \"kernel\": \"saxpy\"",
+                          line, sizeof(line)));
+  ASSERT(strncmp(line, "{\"counter-value\": 2, ", 21) == 0);
+  ASSERT_NOT_NULL(
+      line_of(err, "\"event\": \"time-elapsed\"", line, sizeof(line)));
+  ASSERT(strstr(line, "\"variance\": ") != NULL);
+  free(out);
+  free(err);
+  /* -r: the text form says how many runs, and "+-". */
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "-r", "2", "-e", "dram__bytes_read.sum",
+                   "--", app, NULL),
+            0);
+  ASSERT(strstr(err, "(2 runs):") != NULL);
+  ASSERT(strstr(err, "seconds time elapsed  ( +- ") != NULL);
+  free(out);
+  free(err);
+  /* Usage errors: one line. */
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "-r", "0", "--", app, NULL), 1);
+  ASSERT_EQ(strchr(err, '\n') - err + 1, (long)strlen(err));
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "-x", ",", "--json", "--", app, NULL),
+            1);
+  ASSERT_EQ(strchr(err, '\n') - err + 1, (long)strlen(err));
+  free(out);
+  free(err);
+}
+
+/* `gpuperf list` names the OpenCL devices the ICD loader reports (PoCL's
+ * CPU device here), after gpuperf's own. */
+TEST(list_shows_opencl_devices) {
+  void *probe = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!probe)
+    SKIP("no OpenCL ICD loader (libOpenCL.so.1)");
+  dlclose(probe);
+  ocl_env();
+  char *out, *err;
+  ASSERT_EQ(tp_cli(&out, &err, "list", NULL), 0);
+  if (strstr(out, "OpenCL: not listed in a sanitizer build")) {
+    free(out);
+    free(err);
+    SKIP("a sanitizer build of gpuperf does not list OpenCL devices");
+  }
+  const char *ocl = strstr(out, "\nOpenCL (through the ICD loader");
+  ASSERT_NOT_NULL(ocl);
+  ASSERT(strstr(out, "Sim Compute GPU #0") < ocl);
+  ASSERT(strstr(ocl, "platform 0: Portable Computing Language") != NULL);
+  ASSERT(strstr(ocl, "    device 0: ") != NULL);
+  ASSERT(strstr(ocl, "[CPU]") != NULL);
+  free(out);
+  free(err);
+}

@@ -1,0 +1,294 @@
+/*
+ * test_export_diff.c - `gpuperf export` and `gpuperf diff`.
+ *
+ * The trace processor reads protobuf only, so the Chrome JSON export is
+ * read back by a small strict JSON parser here and interpreted as
+ * Perfetto's JSON importer documents it: "X" events are slices with ts
+ * and dur in microseconds, "C" events counter values, "M" events name
+ * processes and threads. The kernels read back must be the trace's:
+ * same count, same total time to the nanosecond.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "tp/tputil.h"
+
+/* ------------------------------------------------------------------ */
+/* A strict JSON reader, enough for trace events                        */
+
+typedef struct jp {
+  const char *p;
+  bool bad;
+  /* the event being read */
+  char ph[8], cat[64], name[256];
+  double ts, dur;
+  /* what was read */
+  long kernels, slices, counters, meta;
+  double kernel_us;
+} jp;
+
+static void ws(jp *j) {
+  while (isspace((unsigned char)*j->p))
+    j->p++;
+}
+
+static void str(jp *j, char *out, size_t size) {
+  size_t n = 0;
+  if (*j->p != '"') {
+    j->bad = true;
+    return;
+  }
+  for (j->p++; *j->p && *j->p != '"'; j->p++) {
+    char c = *j->p;
+    if (c == '\\') {
+      j->p++;
+      if (*j->p == 'u') {
+        for (int i = 0; i < 4; i++)
+          if (!isxdigit((unsigned char)*++j->p))
+            j->bad = true;
+        c = '?';
+      } else if (strchr("\"\\/bfnrt", *j->p)) {
+        c = *j->p;
+      } else {
+        j->bad = true;
+      }
+    } else if ((unsigned char)c < 0x20) {
+      j->bad = true;
+    }
+    if (out && n + 1 < size)
+      out[n++] = c;
+  }
+  if (*j->p != '"')
+    j->bad = true;
+  else
+    j->p++;
+  if (out)
+    out[n] = '\0';
+}
+
+static void value(jp *j, int depth, const char *key);
+
+static void object(jp *j, int depth) {
+  j->p++; /* { */
+  if (depth == 2) {
+    j->ph[0] = j->cat[0] = j->name[0] = '\0';
+    j->ts = j->dur = NAN;
+  }
+  ws(j);
+  if (*j->p == '}') {
+    j->p++;
+    return;
+  }
+  for (;;) {
+    char key[64];
+    ws(j);
+    str(j, key, sizeof(key));
+    ws(j);
+    if (*j->p++ != ':')
+      j->bad = true;
+    value(j, depth, key);
+    ws(j);
+    if (*j->p == ',') {
+      j->p++;
+      continue;
+    }
+    if (*j->p++ != '}')
+      j->bad = true;
+    break;
+  }
+  if (depth == 2) { /* an event of traceEvents */
+    if (strcmp(j->ph, "X") == 0) {
+      j->slices++;
+      if (strcmp(j->cat, "kernel") == 0) {
+        j->kernels++;
+        j->kernel_us += j->dur;
+      }
+    } else if (strcmp(j->ph, "C") == 0) {
+      j->counters++;
+    } else if (strcmp(j->ph, "M") == 0) {
+      j->meta++;
+    }
+  }
+}
+
+static void array(jp *j, int depth) {
+  j->p++; /* [ */
+  ws(j);
+  if (*j->p == ']') {
+    j->p++;
+    return;
+  }
+  for (;;) {
+    value(j, depth, NULL);
+    ws(j);
+    if (*j->p == ',') {
+      j->p++;
+      continue;
+    }
+    if (*j->p++ != ']')
+      j->bad = true;
+    break;
+  }
+}
+
+/* depth: how many objects enclose the value: 1 in the document object,
+ * 2 in an event (an object in the traceEvents array), 3 in its args. */
+static void value(jp *j, int depth, const char *key) {
+  ws(j);
+  if (j->bad || depth > 32) {
+    j->bad = true;
+    return;
+  }
+  bool ev = depth == 2 && key;
+  if (*j->p == '{') {
+    object(j, depth + 1);
+  } else if (*j->p == '[') {
+    array(j, depth);
+  } else if (*j->p == '"') {
+    char buf[256];
+    str(j, buf, sizeof(buf));
+    if (ev && strcmp(key, "ph") == 0)
+      snprintf(j->ph, sizeof(j->ph), "%.7s", buf);
+    else if (ev && strcmp(key, "cat") == 0)
+      snprintf(j->cat, sizeof(j->cat), "%.63s", buf);
+    else if (ev && strcmp(key, "name") == 0)
+      snprintf(j->name, sizeof(j->name), "%.255s", buf);
+  } else if (strncmp(j->p, "true", 4) == 0 || strncmp(j->p, "null", 4) == 0) {
+    j->p += 4;
+  } else if (strncmp(j->p, "false", 5) == 0) {
+    j->p += 5;
+  } else {
+    char *end;
+    double v = strtod(j->p, &end);
+    if (end == j->p)
+      j->bad = true;
+    j->p = end;
+    if (ev && strcmp(key, "ts") == 0)
+      j->ts = v;
+    else if (ev && strcmp(key, "dur") == 0)
+      j->dur = v;
+  }
+}
+
+TEST(export_chrome_json_round_trip) {
+  const char *trace = gp_test_path(0, "demo.pftrace");
+  const char *json = gp_test_path(1, "demo.json");
+  char *out, *err;
+  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "--steps", "3", "-o", trace, NULL),
+            0);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "export", trace, "--format", "chrome-json", "-o",
+                   json, NULL),
+            0);
+  free(out);
+  free(err);
+  char *doc = tp_read_file(json, NULL);
+  ASSERT_NOT_NULL(doc);
+  jp j;
+  memset(&j, 0, sizeof(j));
+  j.p = doc;
+  value(&j, 0, NULL);
+  ws(&j);
+  ASSERT(!j.bad);
+  ASSERT_EQ(*j.p, '\0');
+  gp_tp *tp;
+  ASSERT_EQ(gp_tp_open(trace, NULL, &tp, NULL), 0);
+  ASSERT_EQ(j.kernels, (long)tp_int(tp, "SELECT count(*) FROM gpu_slice "
+                                        "WHERE render_stage_category = 2"));
+  /* Microseconds with three decimals: exact to the nanosecond. */
+  ASSERT_EQ(llround(j.kernel_us * 1000),
+            (long long)tp_int(tp, "SELECT sum(dur) FROM gpu_slice WHERE "
+                                  "render_stage_category = 2"));
+  ASSERT_EQ(j.slices,
+            (long)tp_int(tp, "SELECT (SELECT count(*) FROM gpu_slice) + "
+                             "(SELECT count(*) FROM slice s JOIN track t ON "
+                             "s.track_id = t.id WHERE t.id NOT IN (SELECT id "
+                             "FROM gpu_track) AND NOT EXISTS (SELECT 1 FROM "
+                             "track p WHERE p.id = t.parent_id AND p.name "
+                             "GLOB 'Device #*'))"));
+  ASSERT_EQ(j.counters, (long)tp_int(tp, "SELECT count(*) FROM counter"));
+  ASSERT(j.meta >= 4); /* two GPUs, a process, a thread at least */
+  gp_tp_close(tp);
+  free(doc);
+  /* CSV of the GPU work: a header and a row per slice. */
+  ASSERT_EQ(tp_cli(&out, &err, "export", trace, "--format", "csv", NULL), 0);
+  ASSERT(strncmp(out, "ts_ns,dur_ns,gpu,queue,name,kind,bytes\n", 39) == 0);
+  int rows = 0;
+  for (const char *p = out; (p = strchr(p, '\n')); p++)
+    rows++;
+  ASSERT_EQ(rows, 1 + 54);
+  free(out);
+  free(err);
+  /* Usage errors are one line; -o onto the trace is refused. */
+  ASSERT_EQ(tp_cli(&out, &err, "export", trace, NULL), 1);
+  ASSERT(strstr(err, "--format") != NULL);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "export", trace, "--format", "chrome-json", "-o",
+                   trace, NULL),
+            1);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "export", trace, "--to", "clickhouse://x", NULL),
+            1);
+  ASSERT(strstr(err, "is not clickhouse://HOST:PORT") != NULL);
+  free(out);
+  free(err);
+}
+
+TEST(diff_two_demo_runs) {
+  const char *a = gp_test_path(0, "a.pftrace");
+  const char *b = gp_test_path(1, "b.pftrace");
+  char *out, *err;
+  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "--steps", "3", "-o", a, NULL), 0);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "--steps", "6", "-o", b, NULL), 0);
+  free(out);
+  free(err);
+  /* Twice the steps: twice the kernels, the same mean time. */
+  ASSERT_EQ(tp_cli(&out, &err, "diff", a, b, "--format", "csv", NULL), 0);
+  ASSERT(strstr(out, "kernels,\"matmul_kernel\",\"count\",\"count\",6,12,"
+                     "100,\"\"\n") != NULL);
+  ASSERT(strstr(out, "kernels,\"matmul_kernel\",\"mean\",\"ns\",") != NULL);
+  ASSERT(strstr(out, "copies,\"Memcpy HtoD\",\"bytes\",\"B\",50331648,"
+                     "100663296,100,") != NULL);
+  ASSERT(strstr(out, "queues,\"0 Compute 1\",\"busy\",\"ns\",") != NULL);
+  ASSERT(strstr(out, "counters,\"Utilization 0\",\"mean\",\"%\",") != NULL);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "diff", a, b, "--fail-if", "total>+5%", NULL),
+            3);
+  ASSERT(strstr(out, "kernel time +100.0%") != NULL);
+  ASSERT(strstr(err, "--fail-if held: total +100.0%") != NULL);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "diff", a, b, "--fail-if", "total<-5%", NULL),
+            0);
+  free(out);
+  free(err);
+  /* A run against itself: no change, nothing fails. */
+  ASSERT_EQ(tp_cli(&out, &err, "diff", a, a, "--fail-if", "total>+0%",
+                   "--fail-if", "kernel:matmul_kernel>+0%", NULL),
+            0);
+  ASSERT(strstr(out, "\nno change\n") != NULL);
+  ASSERT(strstr(out, "significant") == NULL);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "diff", a, a, "--format", "json", NULL), 0);
+  ASSERT(strstr(out, "\"change_pct\": 0,") != NULL);
+  ASSERT(strstr(out, "\"hint\": \"same\"") != NULL);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "diff", a, NULL), 1);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "diff", a, b, "--fail-if", "total>5", NULL), 1);
+  free(out);
+  free(err);
+}

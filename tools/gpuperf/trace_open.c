@@ -1,0 +1,208 @@
+/*
+ * trace_open.c - how report, export and diff open a trace: the default
+ * file, standard input, devices and pipes, the clear one-line errors for
+ * what is not a Perfetto trace (empty, JSON, cut short), and a progress
+ * line on a terminal when reading a trace (the import and the command's
+ * queries on it) takes more than a second.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "report.h"
+#include "trace_open.h"
+
+/* Reads all of f (malloc'ed); NULL on error with errno set. */
+static char *slurp(FILE *f, size_t *size) {
+  size_t n = 0, cap = 1 << 16;
+  char *buf = malloc(cap);
+  while (buf) {
+    if (n == cap) {
+      char *p = realloc(buf, cap * 2);
+      if (!p) {
+        free(buf);
+        errno = ENOMEM;
+        return NULL;
+      }
+      buf = p;
+      cap *= 2;
+    }
+    size_t got = fread(buf + n, 1, cap - n, f);
+    n += got;
+    if (got == 0)
+      break;
+  }
+  if (buf && ferror(f)) {
+    free(buf);
+    errno = EIO;
+    return NULL;
+  }
+  *size = n;
+  return buf;
+}
+
+/* Whether the first bytes look like JSON (Chrome's trace-event format or
+ * a JSON array of events) rather than protobuf. */
+static bool looks_json(const unsigned char *p, size_t n) {
+  size_t i = 0;
+  if (n >= 3 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
+    i = 3; /* a UTF-8 byte order mark */
+  while (i < n && (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' || p[i] == '\t'))
+    i++;
+  return i < n && (p[i] == '{' || p[i] == '[');
+}
+
+/* ------------------------------------------------------------------ */
+/* Progress: a thread that speaks up after a second on a terminal        */
+
+typedef struct progress {
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool running, done, printed;
+  char name[256];
+  double mib;
+} progress;
+
+/* One trace is read at a time; diff reads its two one after the other. */
+static progress the_progress;
+
+/* See trace_open.h. */
+void trace_progress_end(void) {
+  progress *p = &the_progress;
+  if (!p->running)
+    return;
+  pthread_mutex_lock(&p->mu);
+  p->done = true;
+  pthread_cond_signal(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  pthread_join(p->thread, NULL);
+  pthread_mutex_destroy(&p->mu);
+  pthread_cond_destroy(&p->cv);
+  p->running = false;
+}
+
+static void *progress_main(void *arg) {
+  progress *p = arg;
+  struct timespec t0;
+  clock_gettime(CLOCK_REALTIME, &t0);
+  pthread_mutex_lock(&p->mu);
+  for (int s = 1; !p->done; s++) {
+    struct timespec dl = t0;
+    dl.tv_sec += s;
+    while (!p->done && pthread_cond_timedwait(&p->cv, &p->mu, &dl) == 0)
+      ;
+    if (p->done)
+      break;
+    fprintf(stderr, "\rgpuperf: reading %s (%.1f MiB)... %d s", p->name, p->mib,
+            s);
+    p->printed = true;
+  }
+  if (p->printed)
+    fputs(" done\n", stderr);
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+/* See trace_open.h. */
+int trace_open(const char *cmd, const char *path, uint32_t flags,
+               const char *db, gp_tp **out) {
+  struct stat st;
+  bool dflt = !path;
+  if (dflt)
+    path = TRACE_DEFAULT;
+  bool in = strcmp(path, "-") == 0;
+  if (!in && stat(path, &st) != 0) {
+    if (dflt)
+      return cli_error(CLI_USAGE,
+                       "%s: no trace named and no %s here (name a file, or "
+                       "make one with gpuperf record)",
+                       cmd, TRACE_DEFAULT);
+    return cli_error(CLI_BAD_INPUT, "%s: %s", path, strerror(errno));
+  }
+  if (!in && S_ISDIR(st.st_mode))
+    return cli_error(CLI_BAD_INPUT, "%s: is a directory, not a trace", path);
+  char *data = NULL;
+  size_t size = 0;
+  unsigned char head[64];
+  size_t nhead = 0;
+  if (in || !S_ISREG(st.st_mode)) {
+    /* stdin, a pipe or a device: read it whole, it cannot be re-read. */
+    FILE *f = in ? stdin : fopen(path, "rb");
+    if (!f)
+      return cli_error(CLI_BAD_INPUT, "%s: %s", path, strerror(errno));
+    data = slurp(f, &size);
+    int e = errno;
+    if (!in)
+      fclose(f);
+    if (!data)
+      return cli_error(CLI_BAD_INPUT, "%s: %s", path, strerror(e));
+    nhead = size < sizeof(head) ? size : sizeof(head);
+    memcpy(head, data, nhead);
+  } else {
+    size = (size_t)st.st_size;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+      return cli_error(CLI_BAD_INPUT, "%s: %s", path, strerror(errno));
+    nhead = fread(head, 1, sizeof(head), f);
+    fclose(f);
+  }
+  const char *name = in ? "standard input" : path;
+  if (size == 0) {
+    free(data);
+    return cli_error(CLI_BAD_INPUT, "%s: empty, not a trace", name);
+  }
+  if (looks_json(head, nhead)) {
+    free(data);
+    return cli_error(CLI_BAD_INPUT,
+                     "%s: a JSON trace (Chrome trace-event format), not a "
+                     "Perfetto protobuf trace: open it in ui.perfetto.dev",
+                     name);
+  }
+  progress *p = &the_progress;
+  trace_progress_end();
+  memset(p, 0, sizeof(*p));
+  snprintf(p->name, sizeof(p->name), "%s", name);
+  p->mib = (double)size / (1 << 20);
+  if (isatty(2) && !getenv("GPUPERF_NO_PROGRESS")) {
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->running = pthread_create(&p->thread, NULL, progress_main, p) == 0;
+    if (!p->running) {
+      pthread_mutex_destroy(&p->mu);
+      pthread_cond_destroy(&p->cv);
+    }
+  }
+  gp_tp_options opts = {sizeof(opts), flags, data ? NULL : db};
+  gp_tp_error err;
+  int rc = data ? gp_tp_open_buffer(data, size, name, &opts, out, &err)
+                : gp_tp_open(path, &opts, out, &err);
+  free(data);
+  if (rc == 0)
+    return 0;
+  trace_progress_end();
+  bool cut = rc == GP_ECORRUPT && !(flags & GP_TP_ALLOW_TRUNCATED) &&
+             (strstr(err.message, "past the end") ||
+              strstr(err.message, "truncated")) &&
+             !strstr(err.message, "--allow-truncated");
+  return cli_error(CLI_BAD_INPUT, "%s%s", err.message,
+                   cut ? " (cut short? --allow-truncated reads what is "
+                         "complete)"
+                       : "");
+}
+
+/* See trace_open.h. */
+bool trace_same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  if (!a || !b || strcmp(a, "-") == 0 || strcmp(b, "-") == 0)
+    return false;
+  if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
+    return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}

@@ -1,0 +1,35 @@
+/*
+ * trace_open.h - opening a trace for report, export and diff (see
+ * trace_open.c).
+ */
+#ifndef GPUPERF_TRACE_OPEN_H
+#define GPUPERF_TRACE_OPEN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpuperf/tp.h"
+
+/* The trace read when none is named: what `gpuperf record` writes. */
+#define TRACE_DEFAULT "gpuperf.pftrace"
+
+/*
+ * Opens path (NULL: TRACE_DEFAULT; "-": standard input; pipes and
+ * devices are read whole) with the trace processor. flags and db are
+ * gp_tp_options'. cmd names the command in messages. Returns 0 with *out
+ * set, else prints one line and returns CLI_USAGE (no trace named and no
+ * default file) or CLI_BAD_INPUT (unreadable, empty, JSON, malformed;
+ * a trace cut short mentions --allow-truncated). The file is only read.
+ * On a terminal, a progress line appears on stderr after a second and
+ * runs until trace_progress_end(): call it once the trace is summarised.
+ */
+int trace_open(const char *cmd, const char *path, uint32_t flags,
+               const char *db, gp_tp **out);
+
+/* Ends the progress line of the last trace_open (if any). */
+void trace_progress_end(void);
+
+/* Whether a and b name the same existing file. */
+bool trace_same_file(const char *a, const char *b);
+
+#endif /* GPUPERF_TRACE_OPEN_H */
