@@ -251,7 +251,8 @@ int report_views(gp_tp *tp, const report_filter *f, int64_t *start,
       "FROM gpu_slice s JOIN gpu_track t ON s.track_id = t.id "
       "WHERE t.type = 'gpu_render_stage' AND s.ts >= %" PRId64
       " AND s.ts < %" PRId64 "%s",
-      has_compute ? 0 : 1, *start, *end == ts1 ? *end + 1 : *end, gpu);
+      has_compute ? 0 : 1, *start,
+      (*end == ts1 && *end < INT64_MAX ? *end + 1 : *end), gpu);
   if (f->process) {
     snprintf(where_proc, sizeof(where_proc), proc, "s.upid");
     cat(sql, sizeof(sql), "%s", where_proc);
@@ -268,7 +269,7 @@ int report_views(gp_tp *tp, const report_filter *f, int64_t *start,
       "(SELECT 1 FROM track p WHERE p.id = t.parent_id AND p.name GLOB "
       "'Device #*') AND s.name IS NOT NULL AND s.ts >= %" PRId64
       " AND s.ts < %" PRId64,
-      *start, *end == ts1 ? *end + 1 : *end);
+      *start, (*end == ts1 && *end < INT64_MAX ? *end + 1 : *end));
   if (f->process) {
     snprintf(where_proc, sizeof(where_proc), proc,
              "coalesce(th.upid, pt.upid)");
@@ -280,7 +281,7 @@ int report_views(gp_tp *tp, const report_filter *f, int64_t *start,
       "track_id FROM slice s JOIN track t ON s.track_id = t.id JOIN track p "
       "ON p.id = t.parent_id WHERE p.name GLOB 'Device #*' AND s.ts >= "
       "%" PRId64 " AND s.ts < %" PRId64,
-      *start, *end == ts1 ? *end + 1 : *end);
+      *start, (*end == ts1 && *end < INT64_MAX ? *end + 1 : *end));
   if (f->gpu >= 0)
     cat(sql, sizeof(sql), " AND p.name = 'Device #%" PRId64 "'", f->gpu);
   if (f->process) {
