@@ -254,30 +254,87 @@ uint64_t gp_get_timestamp(void) {
 /* ------------------------------------------------------------------ */
 /* Device clocks                                                        */
 
+/*
+ * Every GPU record goes through gp_clock_to_trace(), often several times,
+ * so readers take no lock: each clock has its own sequence counter, odd
+ * while a writer changes its ring. Readers copy what they need, check that
+ * the counter did not move, and retry otherwise; writers (snapshots,
+ * registration: rare) still serialise on clocks_lock. The ring's words are
+ * relaxed atomics so that a torn read is a retry, not a data race; on
+ * x86-64 they are plain moves.
+ */
 #define SNAP_RING 256
 
+typedef struct snap_slot {
+  _Atomic uint64_t device_ts, trace_ts, error_ns;
+} snap_slot;
+
 typedef struct dev_clock {
-  bool used;
-  char *name;
+  _Atomic uint32_t seq; /* odd while the ring or the clock changes */
+  _Atomic bool used;
+  char *_Atomic name;
+  /* Read and written under clocks_lock only: */
   gp_clock_read_fn read;
   void *user;
-  gp_clock_snapshot ring[SNAP_RING]; /* ordered; oldest at head */
-  size_t head, count;
+  /* The ring, ordered, oldest at head: */
+  _Atomic uint32_t head, count;
+  snap_slot ring[SNAP_RING];
 } dev_clock;
 
 static pthread_mutex_t clocks_lock = PTHREAD_MUTEX_INITIALIZER;
 static dev_clock clocks[GP_CLOCK_MAX_DEVICE_CLOCKS];
 
-static dev_clock *clock_lookup(uint32_t id) {
+#define RELAXED memory_order_relaxed
+
+static dev_clock *clock_slot(uint32_t id) {
   if (id < GP_CLOCK_FIRST_DEVICE ||
       id >= GP_CLOCK_FIRST_DEVICE + GP_CLOCK_MAX_DEVICE_CLOCKS)
     return NULL;
-  dev_clock *c = &clocks[id - GP_CLOCK_FIRST_DEVICE];
-  return c->used ? c : NULL;
+  return &clocks[id - GP_CLOCK_FIRST_DEVICE];
 }
 
-static const gp_clock_snapshot *snap_at(const dev_clock *c, size_t i) {
-  return &c->ring[(c->head + i) % SNAP_RING];
+/* The clock of id if registered; caller holds clocks_lock. */
+static dev_clock *clock_lookup(uint32_t id) {
+  dev_clock *c = clock_slot(id);
+  return c && atomic_load_explicit(&c->used, RELAXED) ? c : NULL;
+}
+
+static void slot_load(const dev_clock *c, uint32_t head, uint32_t i,
+                      gp_clock_snapshot *out) {
+  const snap_slot *s = &c->ring[(head + i) % SNAP_RING];
+  out->device_ts = atomic_load_explicit(&s->device_ts, RELAXED);
+  out->trace_ts = atomic_load_explicit(&s->trace_ts, RELAXED);
+  out->error_ns = atomic_load_explicit(&s->error_ns, RELAXED);
+}
+
+static void slot_store(dev_clock *c, uint32_t i, const gp_clock_snapshot *s) {
+  snap_slot *d = &c->ring[i % SNAP_RING];
+  atomic_store_explicit(&d->device_ts, s->device_ts, RELAXED);
+  atomic_store_explicit(&d->trace_ts, s->trace_ts, RELAXED);
+  atomic_store_explicit(&d->error_ns, s->error_ns, RELAXED);
+}
+
+/* Writer side of the sequence lock (clocks_lock held). */
+static void write_begin(dev_clock *c) {
+  atomic_fetch_add_explicit(&c->seq, 1, RELAXED);
+  atomic_thread_fence(memory_order_release);
+}
+
+static void write_end(dev_clock *c) {
+  atomic_fetch_add_explicit(&c->seq, 1, memory_order_release);
+}
+
+/* Reader side: the counter to validate against (waits out a writer). */
+static uint32_t read_begin(const dev_clock *c) {
+  uint32_t s;
+  while ((s = atomic_load_explicit(&c->seq, memory_order_acquire)) & 1)
+    ;
+  return s;
+}
+
+static bool read_retry(const dev_clock *c, uint32_t s) {
+  atomic_thread_fence(memory_order_acquire);
+  return atomic_load_explicit(&c->seq, RELAXED) != s;
 }
 
 /* See clock.h. */
@@ -290,12 +347,16 @@ int gp_clock_register(const char *name, gp_clock_read_fn read, void *user,
     return GP_ENOMEM;
   pthread_mutex_lock(&clocks_lock);
   for (uint32_t i = 0; i < GP_CLOCK_MAX_DEVICE_CLOCKS; i++) {
-    if (!clocks[i].used) {
-      memset(&clocks[i], 0, sizeof(clocks[i]));
-      clocks[i].used = true;
-      clocks[i].name = copy;
-      clocks[i].read = read;
-      clocks[i].user = user;
+    dev_clock *c = &clocks[i];
+    if (!atomic_load_explicit(&c->used, RELAXED)) {
+      write_begin(c);
+      atomic_store_explicit(&c->name, copy, RELAXED);
+      c->read = read;
+      c->user = user;
+      atomic_store_explicit(&c->head, 0, RELAXED);
+      atomic_store_explicit(&c->count, 0, RELAXED);
+      atomic_store_explicit(&c->used, true, RELAXED);
+      write_end(c);
       *clock_id = GP_CLOCK_FIRST_DEVICE + i;
       pthread_mutex_unlock(&clocks_lock);
       return 0;
@@ -314,27 +375,39 @@ int gp_clock_unregister(uint32_t clock_id) {
     pthread_mutex_unlock(&clocks_lock);
     return GP_ENOENT;
   }
-  free(c->name);
-  memset(c, 0, sizeof(*c));
+  write_begin(c);
+  atomic_store_explicit(&c->used, false, RELAXED);
+  atomic_store_explicit(&c->count, 0, RELAXED);
+  char *name = atomic_exchange_explicit(&c->name, NULL, RELAXED);
+  c->read = NULL;
+  c->user = NULL;
+  write_end(c);
   pthread_mutex_unlock(&clocks_lock);
+  free(name); /* as before: a name handed out lives until unregistered */
   return 0;
 }
 
 /* Appends a snapshot; caller holds clocks_lock. */
 static int snap_append(dev_clock *c, const gp_clock_snapshot *s) {
-  if (c->count > 0) {
-    const gp_clock_snapshot *last = snap_at(c, c->count - 1);
-    if (s->device_ts < last->device_ts || s->trace_ts < last->trace_ts)
+  uint32_t head = atomic_load_explicit(&c->head, RELAXED);
+  uint32_t count = atomic_load_explicit(&c->count, RELAXED);
+  if (count > 0) {
+    gp_clock_snapshot last;
+    slot_load(c, head, count - 1, &last);
+    if (s->device_ts < last.device_ts || s->trace_ts < last.trace_ts)
       return GP_ERANGE;
-    if (s->device_ts == last->device_ts)
+    if (s->device_ts == last.device_ts)
       return 0; /* same instant measured again: nothing new */
   }
-  if (c->count == SNAP_RING) {
-    c->head = (c->head + 1) % SNAP_RING;
-    c->count--;
+  write_begin(c);
+  if (count == SNAP_RING) {
+    head = (head + 1) % SNAP_RING;
+    count--;
   }
-  c->ring[(c->head + c->count) % SNAP_RING] = *s;
-  c->count++;
+  slot_store(c, head + count, s);
+  atomic_store_explicit(&c->head, head, RELAXED);
+  atomic_store_explicit(&c->count, count + 1, RELAXED);
+  write_end(c);
   return 0;
 }
 
@@ -381,8 +454,56 @@ static uint64_t map_linear(const gp_clock_snapshot *a,
     return (uint64_t)((__int128)a->trace_ts + dd);
   __int128 span_t = (__int128)b->trace_ts - (__int128)a->trace_ts;
   __int128 span_d = (__int128)b->device_ts - (__int128)a->device_ts;
-  __int128 r = (__int128)a->trace_ts + (dd * span_t) / span_d;
+  __int128 q;
+  if (dd > -((__int128)1 << 31) && dd < ((__int128)1 << 31) &&
+      span_t < ((__int128)1 << 31) && span_d < ((__int128)1 << 62)) {
+    /* The usual case, seconds at most: the same quotient in 64 bits. */
+    q = (int64_t)dd * (int64_t)span_t / (int64_t)span_d;
+  } else {
+    q = (dd * span_t) / span_d;
+  }
+  __int128 r = (__int128)a->trace_ts + q;
   return r < 0 ? 0 : (uint64_t)r;
+}
+
+/* Picks the snapshots that bracket device_ts (a == b: offset only).
+ * Returns false when the clock has none. Inside a read section. */
+static bool bracket(const dev_clock *c, uint64_t device_ts,
+                    gp_clock_snapshot *a, gp_clock_snapshot *b) {
+  uint32_t head = atomic_load_explicit(&c->head, RELAXED);
+  uint32_t count = atomic_load_explicit(&c->count, RELAXED);
+  if (count == 0)
+    return false;
+  if (count > SNAP_RING)
+    count = SNAP_RING; /* torn: the retry will tell */
+  slot_load(c, head, count - 1, b);
+  if (device_ts >= b->device_ts) {
+    slot_load(c, head, count >= 2 ? count - 2 : count - 1, a);
+    return true;
+  }
+  slot_load(c, head, 0, a);
+  if (device_ts <= a->device_ts) {
+    *b = *a;
+    return true;
+  }
+  /* Work is mostly converted soon after it ran: try the last span first,
+   * then binary search for the last snapshot <= device_ts. */
+  uint32_t lo = 0, hi = count - 1;
+  if (count > 2 &&
+      atomic_load_explicit(&c->ring[(head + count - 2) % SNAP_RING].device_ts,
+                           RELAXED) <= device_ts)
+    lo = count - 2;
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (atomic_load_explicit(&c->ring[(head + mid) % SNAP_RING].device_ts,
+                             RELAXED) <= device_ts)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  slot_load(c, head, lo, a);
+  slot_load(c, head, hi, b);
+  return true;
 }
 
 /* See clock.h. */
@@ -390,37 +511,23 @@ int gp_clock_to_trace(uint32_t clock_id, uint64_t device_ts,
                       uint64_t *trace_ts) {
   if (!trace_ts)
     return GP_EINVAL;
-  pthread_mutex_lock(&clocks_lock);
-  dev_clock *c = clock_lookup(clock_id);
-  int rc = 0;
-  if (!c) {
-    rc = GP_ENOENT;
-  } else if (c->count == 0) {
-    rc = GP_EAGAIN;
-  } else {
-    const gp_clock_snapshot *first = snap_at(c, 0);
-    const gp_clock_snapshot *last = snap_at(c, c->count - 1);
-    if (device_ts <= first->device_ts) {
-      *trace_ts = map_linear(first, first, device_ts);
-    } else if (device_ts >= last->device_ts) {
-      const gp_clock_snapshot *prev =
-          c->count >= 2 ? snap_at(c, c->count - 2) : last;
-      *trace_ts = map_linear(prev, last, device_ts);
-    } else {
-      /* Binary search for the last snapshot <= device_ts. */
-      size_t lo = 0, hi = c->count - 1;
-      while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (snap_at(c, mid)->device_ts <= device_ts)
-          lo = mid;
-        else
-          hi = mid;
-      }
-      *trace_ts = map_linear(snap_at(c, lo), snap_at(c, hi), device_ts);
-    }
-  }
-  pthread_mutex_unlock(&clocks_lock);
-  return rc;
+  const dev_clock *c = clock_slot(clock_id);
+  if (!c)
+    return GP_ENOENT;
+  gp_clock_snapshot a, b;
+  bool used, have;
+  uint32_t s;
+  do {
+    s = read_begin(c);
+    used = atomic_load_explicit(&c->used, RELAXED);
+    have = used && bracket(c, device_ts, &a, &b);
+  } while (GP_UNLIKELY(read_retry(c, s)));
+  if (!used)
+    return GP_ENOENT;
+  if (!have)
+    return GP_EAGAIN;
+  *trace_ts = map_linear(&a, &b, device_ts);
+  return 0;
 }
 
 /* See clock.h. */
@@ -428,19 +535,29 @@ int gp_clock_get_snapshots(uint32_t clock_id, gp_clock_snapshot *out,
                            size_t cap, size_t *n, const char **name) {
   if (!n || (cap > 0 && !out))
     return GP_EINVAL;
-  pthread_mutex_lock(&clocks_lock);
-  dev_clock *c = clock_lookup(clock_id);
-  if (!c) {
-    pthread_mutex_unlock(&clocks_lock);
+  const dev_clock *c = clock_slot(clock_id);
+  if (!c)
     return GP_ENOENT;
-  }
-  size_t k = c->count < cap ? c->count : cap;
-  size_t skip = c->count - k;
-  for (size_t i = 0; i < k; i++)
-    out[i] = *snap_at(c, skip + i);
+  bool used;
+  size_t k;
+  const char *nm;
+  uint32_t s;
+  do {
+    s = read_begin(c);
+    used = atomic_load_explicit(&c->used, RELAXED);
+    uint32_t head = atomic_load_explicit(&c->head, RELAXED);
+    uint32_t count = atomic_load_explicit(&c->count, RELAXED);
+    if (count > SNAP_RING)
+      count = SNAP_RING; /* torn: the retry will tell */
+    nm = atomic_load_explicit(&c->name, RELAXED);
+    k = count < cap ? count : cap;
+    for (size_t i = 0; i < k; i++)
+      slot_load(c, head, (uint32_t)(count - k + i), &out[i]);
+  } while (GP_UNLIKELY(read_retry(c, s)));
+  if (!used)
+    return GP_ENOENT;
   *n = k;
   if (name)
-    *name = c->name;
-  pthread_mutex_unlock(&clocks_lock);
+    *name = nm;
   return 0;
 }

@@ -2,6 +2,7 @@
  * test_clock.c - the trace clock and device clock mapping.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -175,4 +176,58 @@ TEST(clock_slew_converges) {
   /* Far off, the slew limit holds: 500 ppm of a 50 ms period. */
   uint64_t m = gp__clock_slew_mult(rate, 10000000);
   ASSERT_NEAR((double)(m - rate) / (double)rate, 500e-6, 1e-6);
+}
+
+/* Readers take no lock: while one thread appends snapshots (wrapping the
+ * ring many times), others convert and copy, and must only ever see a
+ * consistent ring. Device time d maps to d + 7 on every snapshot (a reader put
+ * to sleep while the ring wraps extrapolates from the oldest: still exact). */
+static _Atomic bool lockfree_stop;
+static uint32_t lockfree_id;
+
+static void *lockfree_reader(void *arg) {
+  (void)arg;
+  uint64_t bad = 0, seen = 0;
+  while (!atomic_load(&lockfree_stop) || seen == 0) {
+    gp_clock_snapshot got[4];
+    size_t n = 0;
+    if (gp_clock_get_snapshots(lockfree_id, got, 4, &n, NULL) != 0) {
+      bad++;
+      continue;
+    }
+    for (size_t i = 0; i < n; i++) {
+      if (got[i].trace_ts != got[i].device_ts + 7)
+        bad++;
+      if (i > 0 && got[i].device_ts <= got[i - 1].device_ts)
+        bad++;
+    }
+    if (n > 0) {
+      uint64_t d = got[n - 1].device_ts + 3, t = 0;
+      if (gp_clock_to_trace(lockfree_id, d, &t) != 0 || t != d + 7)
+        bad++;
+      seen++;
+    }
+  }
+  return (void *)(uintptr_t)bad;
+}
+
+TEST(clock_readers_take_no_lock) {
+  ASSERT_OK(gp_clock_register("lockfree", NULL, NULL, &lockfree_id));
+  gp_clock_snapshot s0 = {10, 17, 0}, s1 = {15, 22, 0};
+  ASSERT_OK(gp_clock_add_snapshot(lockfree_id, &s0));
+  ASSERT_OK(gp_clock_add_snapshot(lockfree_id, &s1));
+  pthread_t th[2];
+  for (int i = 0; i < 2; i++)
+    ASSERT_EQ(pthread_create(&th[i], NULL, lockfree_reader, NULL), 0);
+  for (uint64_t d = 20; d < 20 + 100000 * 10; d += 10) {
+    gp_clock_snapshot s = {d, d + 7, 0};
+    ASSERT_OK(gp_clock_add_snapshot(lockfree_id, &s));
+  }
+  atomic_store(&lockfree_stop, true);
+  for (int i = 0; i < 2; i++) {
+    void *r;
+    pthread_join(th[i], &r);
+    ASSERT_EQ((uintptr_t)r, 0);
+  }
+  ASSERT_OK(gp_clock_unregister(lockfree_id));
 }

@@ -68,14 +68,22 @@ void gp__sim_wait_until(uint64_t t) {
 /* The device's own clock at host time host_ns. */
 uint64_t gp__sim_device_time(const sim_device *d, uint64_t host_ns) {
   __int128 rel = (__int128)host_ns - (__int128)d->clock_epoch;
-  __int128 v = (__int128)host_ns + d->clock_offset +
-               rel * d->m->clock_drift_ppb / 1000000000;
+  int64_t ppb = d->m->clock_drift_ppb;
+  __int128 drift;
+  if (rel > -((__int128)1 << 40) && rel < ((__int128)1 << 40) &&
+      ppb > -(1 << 22) && ppb < (1 << 22))
+    drift = (int64_t)rel * ppb / 1000000000; /* the same, in 64 bits */
+  else
+    drift = rel * ppb / 1000000000;
+  __int128 v = (__int128)host_ns + d->clock_offset + drift;
   return v < 0 ? 0 : (uint64_t)v;
 }
 
 /* Records a (device, trace) clock pair for d. */
 void gp__sim_clock_snapshot(sim_device *d) {
-  gp_clock_snapshot_take(d->clock_id, NULL);
+  gp_clock_snapshot s;
+  if (gp_clock_snapshot_take(d->clock_id, &s) == 0)
+    d->last_snapshot = s.trace_ts;
 }
 
 /* Trace time of host time h on device d, through the device clock. */
@@ -89,45 +97,79 @@ static uint64_t to_trace(const sim_device *d, uint64_t h) {
 /* ------------------------------------------------------------------ */
 /* The in-flight heap                                                   */
 
-static bool op_before(const sim_op *a, const sim_op *b) {
+static bool key_before(const sim_heap_key *a, const sim_heap_key *b) {
   if (a->end != b->end)
     return a->end < b->end;
   return a->correlation_id < b->correlation_id;
 }
 
-static void heap_swap(size_t i, size_t j) {
-  sim_op t = gp__sim.heap[i];
-  gp__sim.heap[i] = gp__sim.heap[j];
-  gp__sim.heap[j] = t;
+/* Grows the heap, the op slots and the free stack together; GP_ENOMEM
+ * with nothing changed. */
+static int heap_reserve(void) {
+  if (gp__sim.heap_n < gp__sim.heap_cap)
+    return 0;
+  size_t ncap = gp__sim.heap_cap ? gp__sim.heap_cap * 2 : 256;
+  sim_heap_key *h = realloc(gp__sim.heap, ncap * sizeof(*h));
+  if (!h)
+    return GP_ENOMEM;
+  gp__sim.heap = h;
+  sim_op *o = realloc(gp__sim.ops, ncap * sizeof(*o));
+  if (!o)
+    return GP_ENOMEM;
+  gp__sim.ops = o;
+  uint32_t *f = realloc(gp__sim.free_slots, ncap * sizeof(*f));
+  if (!f)
+    return GP_ENOMEM;
+  gp__sim.free_slots = f;
+  /* Every slot below heap_cap is in use (the heap is full). */
+  for (size_t i = ncap; i > gp__sim.heap_cap; i--)
+    f[gp__sim.num_free++] = (uint32_t)(i - 1);
+  gp__sim.heap_cap = ncap;
+  return 0;
 }
 
+/* Pushes a copy of op (room reserved by heap_reserve()). */
 static void heap_push(const sim_op *op) {
+  uint32_t slot = gp__sim.free_slots[--gp__sim.num_free];
+  gp__sim.ops[slot] = *op;
+  sim_heap_key k = {op->end, op->correlation_id, slot};
+  sim_heap_key *h = gp__sim.heap;
   size_t i = gp__sim.heap_n++;
-  gp__sim.heap[i] = *op;
   while (i > 0) {
     size_t p = (i - 1) / 2;
-    if (!op_before(&gp__sim.heap[i], &gp__sim.heap[p]))
+    if (!key_before(&k, &h[p]))
       break;
-    heap_swap(i, p);
+    h[i] = h[p];
     i = p;
   }
+  h[i] = k;
 }
 
-static void heap_pop(sim_op *out) {
-  *out = gp__sim.heap[0];
-  gp__sim.heap[0] = gp__sim.heap[--gp__sim.heap_n];
+/* Takes the earliest op off the heap and returns its slot, which the
+ * caller frees with slot_free() once done with the op. */
+static uint32_t heap_pop(void) {
+  sim_heap_key *h = gp__sim.heap;
+  uint32_t slot = h[0].slot;
+  sim_heap_key k = h[--gp__sim.heap_n];
   size_t i = 0, n = gp__sim.heap_n;
   for (;;) {
-    size_t l = 2 * i + 1, r = l + 1, m = i;
-    if (l < n && op_before(&gp__sim.heap[l], &gp__sim.heap[m]))
-      m = l;
-    if (r < n && op_before(&gp__sim.heap[r], &gp__sim.heap[m]))
-      m = r;
-    if (m == i)
+    size_t l = 2 * i + 1, m = l;
+    if (l >= n)
       break;
-    heap_swap(i, m);
+    if (l + 1 < n && key_before(&h[l + 1], &h[l]))
+      m = l + 1;
+    if (!key_before(&h[m], &k))
+      break;
+    h[i] = h[m];
     i = m;
   }
+  if (n > 0)
+    h[i] = k;
+  return slot;
+}
+
+static void slot_free(uint32_t slot) {
+  gp__sim.free_slots[gp__sim.num_free++] = slot;
 }
 
 /* ------------------------------------------------------------------ */
@@ -273,14 +315,8 @@ int gp__sim_schedule(gp_sim_stream *s, sim_op *op, uint64_t duration) {
     sm->log = l;
     sm->cap = ncap;
   }
-  if (gp__sim.heap_n == gp__sim.heap_cap) {
-    size_t ncap = gp__sim.heap_cap ? gp__sim.heap_cap * 2 : 256;
-    sim_op *h = realloc(gp__sim.heap, ncap * sizeof(*h));
-    if (!h)
-      return GP_ENOMEM;
-    gp__sim.heap = h;
-    gp__sim.heap_cap = ncap;
-  }
+  if (heap_reserve() != 0)
+    return GP_ENOMEM;
   uint32_t nw = 0;
   for (uint32_t i = 0; i < s->num_waits; i++)
     if (s->waits[i].correlation_id)
@@ -643,7 +679,7 @@ void gp__sim_sampling_seed(sim_device *d) {
   sim_sampling *sm = &d->smp;
   sm->win_start_trace = to_trace(d, sm->win_start);
   for (size_t i = 0; i < gp__sim.heap_n; i++) {
-    const sim_op *op = &gp__sim.heap[i];
+    const sim_op *op = &gp__sim.ops[gp__sim.heap[i].slot];
     if (op->dev_index != d->index || op->end <= sm->win_start)
       continue;
     if (sm->n == sm->cap) {
@@ -672,22 +708,21 @@ void gp__sim_retire(bool all) {
   uint64_t now = gp__sim_now();
   for (uint32_t i = 0; i < gp__sim.num_devices; i++) {
     sim_device *d = &gp__sim.devices[i];
-    gp_clock_snapshot last;
-    size_t n = 0;
-    gp_clock_get_snapshots(d->clock_id, &last, 1, &n, NULL);
-    if (n == 0 || last.trace_ts + SNAPSHOT_EVERY_NS <= gp_get_timestamp())
+    if (d->last_snapshot + SNAPSHOT_EVERY_NS <= gp_get_timestamp())
       gp__sim_clock_snapshot(d);
   }
   while (gp__sim.heap_n > 0 && (all || gp__sim.heap[0].end <= now)) {
-    sim_op op;
-    heap_pop(&op);
-    if (op.emit)
-      emit_op(&op);
-    if (op.instr) {
-      emit_instrumented(&op, &gp__sim.devices[op.dev_index]);
-      gp__sampler_put(op.instr);
+    /* Nothing below schedules work, so the slot stays put. */
+    uint32_t slot = heap_pop();
+    const sim_op *op = &gp__sim.ops[slot];
+    if (op->emit)
+      emit_op(op);
+    if (op->instr) {
+      emit_instrumented(op, &gp__sim.devices[op->dev_index]);
+      gp__sampler_put(op->instr);
     }
-    free(op.waits_heap);
+    free(op->waits_heap);
+    slot_free(slot);
   }
   for (uint32_t i = 0; i < gp__sim.num_devices; i++) {
     sample_environment(&gp__sim.devices[i], now);

@@ -105,6 +105,18 @@ int gp__sim_api_begin(sim_api_call *c, uint32_t cbid) {
   return 0;
 }
 
+/* The string id of a call's name: interned once (ids live as long as the
+ * process), not at every call. */
+static uint32_t cbid_name_id(uint32_t cbid) {
+  static _Atomic uint32_t ids[SIM_CBID_COUNT];
+  uint32_t id = atomic_load_explicit(&ids[cbid], memory_order_relaxed);
+  if (GP_UNLIKELY(id == 0)) {
+    id = gp__string_intern(gp__sim_cbid_name(cbid));
+    atomic_store_explicit(&ids[cbid], id, memory_order_relaxed);
+  }
+  return id;
+}
+
 /* Charges the call, writes its API record, retires finished work and
  * drops the lock. Returns rc. */
 int gp__sim_api_end(sim_api_call *c, int rc) {
@@ -121,7 +133,7 @@ int gp__sim_api_end(sim_api_call *c, int rc) {
       r->thread_id = gp__tid();
       r->domain = GP_API_DOMAIN_SIM;
       r->cbid = c->cbid;
-      r->name_id = gp__string_intern(gp__sim_cbid_name(c->cbid));
+      r->name_id = cbid_name_id(c->cbid);
       r->return_value = rc;
       gp__activity_commit(r);
     }
@@ -322,8 +334,12 @@ int gp_sim_shutdown(void) {
   gp__sim.contexts = NULL;
   gp__sim.num_contexts = gp__sim.cap_contexts = 0;
   free(gp__sim.heap);
+  free(gp__sim.ops);
+  free(gp__sim.free_slots);
   gp__sim.heap = NULL;
-  gp__sim.heap_n = gp__sim.heap_cap = 0;
+  gp__sim.ops = NULL;
+  gp__sim.free_slots = NULL;
+  gp__sim.heap_n = gp__sim.heap_cap = gp__sim.num_free = 0;
   free(gp__sim.pinned);
   gp__sim.pinned = NULL;
   gp__sim.num_pinned = gp__sim.cap_pinned = 0;
