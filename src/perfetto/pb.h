@@ -88,6 +88,11 @@ static inline uint64_t gp__pb_size(const gp__pb_writer *w) {
   return w->cur ? w->base + (uint64_t)(w->p - w->cur->data) : 0;
 }
 
+/* gp__pb_size() once a chunk exists (after a successful reserve). */
+static inline uint64_t gp__pb_pos(const gp__pb_writer *w) {
+  return w->base + (uint64_t)(w->p - w->cur->data);
+}
+
 /* True if memory ran out or nesting was misused since the last reset. */
 static inline bool gp__pb_error(const gp__pb_writer *w) {
   return w->oom;
@@ -192,14 +197,14 @@ static inline gp__pb_short gp__pb_begin_short(gp__pb_writer *w,
     return s;
   gp__pb_tag(w, field, GP_PB_LEN);
   s.len_at = w->p++;
-  s.start = gp__pb_size(w);
+  s.start = gp__pb_pos(w);
   return s;
 }
 
 static inline void gp__pb_end_short(gp__pb_writer *w, gp__pb_short s) {
   if (!s.len_at)
     return;
-  uint64_t len = gp__pb_size(w) - s.start;
+  uint64_t len = gp__pb_pos(w) - s.start;
   if (len >= 128)
     w->oom = true;
   else
@@ -218,14 +223,14 @@ static inline gp__pb_short gp__pb_begin_medium(gp__pb_writer *w,
   gp__pb_tag(w, field, GP_PB_LEN);
   s.len_at = w->p;
   w->p += 2;
-  s.start = gp__pb_size(w);
+  s.start = gp__pb_pos(w);
   return s;
 }
 
 static inline void gp__pb_end_medium(gp__pb_writer *w, gp__pb_short s) {
   if (!s.len_at)
     return;
-  uint64_t len = gp__pb_size(w) - s.start;
+  uint64_t len = gp__pb_pos(w) - s.start;
   if (len >= 16384) {
     w->oom = true;
     return;

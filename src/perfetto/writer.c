@@ -295,6 +295,30 @@ static void write_pending(gp__tw *w) {
  * length takes two bytes instead of four. */
 void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags) {
   gp__pb_writer *pb = &w->pb;
+  if (GP_LIKELY(!w->npend && !w->clear_next && !w->o.machine_id &&
+                !(flags & TW_PACKET_LARGE) && gp__pb_reserve(pb, 48))) {
+    /* The common packet, the same bytes as below with one bounds check:
+     * tag, two length bytes, timestamp, sequence id, flags (48 bytes at
+     * most: 3 + 11 + 11 + 11). */
+    uint8_t *p = pb->p;
+    *p++ = (GP_PB_TRACE_PACKET << 3) | GP_PB_LEN;
+    w->pkt.len_at = p;
+    p += 2;
+    if (ts) {
+      *p++ = (GP_PB_PACKET_TIMESTAMP << 3) | GP_PB_VARINT;
+      p = gp__pb_put_varint(p, ts);
+    }
+    *p++ = (GP_PB_PACKET_SEQUENCE_ID << 3) | GP_PB_VARINT;
+    p = gp__pb_put_varint(p, w->o.sequence_id);
+    if (flags) {
+      *p++ = (GP_PB_PACKET_SEQUENCE_FLAGS << 3) | GP_PB_VARINT;
+      p = gp__pb_put_varint(p, flags);
+    }
+    w->pkt.start = gp__pb_pos(pb) + 3; /* just after the length */
+    pb->p = p;
+    w->st.packets++;
+    return;
+  }
   bool large = (flags & TW_PACKET_LARGE) != 0;
   flags &= ~TW_PACKET_LARGE;
   if (w->npend || large) {

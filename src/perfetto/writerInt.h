@@ -22,8 +22,10 @@
 #include "writer.h"
 
 #define TW_MAX_DEVICES 64
-#define TW_MAX_PENDING 16 /* interned entries one packet may introduce */
-#define TW_SYNC_RING 256  /* recent SYNCHRONIZATION waits, by call */
+#define TW_MAX_PENDING 16  /* interned entries one packet may introduce */
+#define TW_STREAM_CACHE 16 /* streams remembered by stream_track() */
+#define TW_CTX_CACHE 16    /* contexts remembered by context_iid() */
+#define TW_SYNC_RING 256   /* recent SYNCHRONIZATION waits, by call */
 #define TW_FLUSH_BYTES (4u << 20)         /* write out mid-buffer past this */
 #define TW_HOST_SNAPSHOT_NS 1000000000ull /* host clocks every trace second */
 #define TW_OVERHEAD_PERIOD_NS 1000000000ull
@@ -166,7 +168,15 @@ struct gp__tw {
   gp__pb_short rse;            /* the open render stage event */
   const tw_entry *last_kernel; /* kernel_entry() cache */
   uint32_t stage_gen[32];      /* stages emitted, by stage index */
-  uint64_t last_stream_key, last_stream_uuid; /* stream_track() cache */
+  /* stream_track() cache, direct-mapped by key: uuid 0 is empty. */
+  struct tw_stream_slot {
+    uint64_t key, uuid;
+  } stream_cache[TW_STREAM_CACHE];
+  /* context_iid() cache, direct-mapped by context: the generation in
+   * which the context was last queued (0: empty). */
+  struct tw_ctx_slot {
+    uint32_t ctx, gen;
+  } ctx_cache[TW_CTX_CACHE];
   /* Encoded launch messages by shape, direct-mapped (see writer_gpu.c). */
   struct tw_launch {
     uint32_t key[7];

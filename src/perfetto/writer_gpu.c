@@ -256,8 +256,10 @@ static uint64_t stream_uuid(gp__tw *w, uint32_t ctx, uint32_t stream) {
 static uint64_t stream_track(gp__tw *w, uint32_t device, uint32_t ctx,
                              uint32_t stream) {
   uint64_t key = stream | ((uint64_t)ctx << 32);
-  if (w->last_stream_uuid && w->last_stream_key == key)
-    return w->last_stream_uuid;
+  struct tw_stream_slot *c =
+      &w->stream_cache[(stream ^ ctx * 7u) % TW_STREAM_CACHE];
+  if (c->uuid && c->key == key)
+    return c->uuid;
   uint64_t uuid = stream_uuid(w, ctx, stream);
   tw_entry *e =
       gp__tw_map_get(&w->streams, stream | ((uint64_t)ctx << 32), 0, NULL);
@@ -269,8 +271,10 @@ static uint64_t stream_track(gp__tw *w, uint32_t device, uint32_t ctx,
     e->gen = 1;
     stream_descriptor(w, e, uuid);
   }
-  w->last_stream_key = key;
-  w->last_stream_uuid = uuid;
+  /* Described once and for all (track descriptors are not incremental
+   * state), so the uuid can be handed out from now on without a look. */
+  c->key = key;
+  c->uuid = uuid;
   return uuid;
 }
 
@@ -322,6 +326,9 @@ void gp__tw_gpu_context(gp__tw *w, const gp_activity_context *c) {
 static uint64_t context_iid(gp__tw *w, uint32_t ctx, uint32_t device) {
   uint64_t seq = w->o.sequence_id;
   uint64_t iid = seq < 4096 ? ((uint64_t)ctx << 12) | seq : (seq << 32) | ctx;
+  struct tw_ctx_slot *c = &w->ctx_cache[ctx % TW_CTX_CACHE];
+  if (c->gen == w->gen && c->ctx == ctx)
+    return iid; /* queued in this generation already */
   tw_entry *e = gp__tw_map_get(&w->contexts, ctx, 0, NULL);
   if (!e)
     return iid;
@@ -335,6 +342,8 @@ static uint64_t context_iid(gp__tw *w, uint32_t ctx, uint32_t device) {
     gp__tw_pend(w, TW_PEND_CONTEXT, iid, gp__tw_pid(w, w->pid),
                 api <= GP_API_HIP ? api : GP_API_UNDEFINED, NULL);
   }
+  c->ctx = ctx;
+  c->gen = w->gen;
   return iid;
 }
 
@@ -497,7 +506,10 @@ static void work_end(gp__tw *w, const gpu_work *g, uint64_t stream_uuid) {
   w->st.render_stages++;
   if (!stream_uuid)
     return;
-  uint64_t name_iid = gp__tw_event_name(w, g->name_id);
+  /* A kernel's name was looked up for its render stage already, in the
+   * same generation. */
+  uint64_t name_iid =
+      g->name_iid ? g->name_iid : gp__tw_event_name(w, g->name_id);
   gp__tw_packet_begin(w, g->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
   gp__pb_short te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
   gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_BEGIN);
