@@ -28,6 +28,9 @@ vulkan-validationlayers xvfb xauth clpeak tmux"
 PACKAGES="$PACKAGES clickhouse-server clickhouse-client"
 # The HTML report test loads the page in headless Chromium.
 PACKAGES="$PACKAGES chromium"
+# liblttng-ust-dev, lttng-tools: bench/activity's peer, an LTTng-UST
+# tracepoint recorded by a session daemon the bench starts (issue 15).
+PACKAGES="$PACKAGES liblttng-ust-dev lttng-tools"
 
 if [ "${1:-}" = "--list" ]; then
   echo $PACKAGES

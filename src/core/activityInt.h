@@ -62,6 +62,7 @@ typedef struct pending {
   size_t offset; /* records start here (already-delivered prefix) */
   size_t valid;  /* records end here */
   gp_buffer_complete_fn complete;
+  size_t max_records; /* free list: as the request callback gave it */
   uint64_t seq;
   struct pending *next;
 } pending;
@@ -133,6 +134,7 @@ uint8_t *gp__buffer_get(size_t *size, size_t *max_records,
 uint64_t gp__buffer_enqueue(uint8_t *buf, size_t size, size_t offset,
                             size_t valid, gp_buffer_complete_fn complete);
 void gp__buffer_keep(uint8_t *buf, size_t size, gp_buffer_complete_fn comp);
+void gp__buffer_prefault(uint8_t *buf, size_t size);
 bool gp__collect_slot(slot *s);
 void gp__collect_slots(void);
 int gp__collector_start_locked(void);

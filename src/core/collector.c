@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "activityInt.h"
 
@@ -31,6 +32,10 @@ static void internal_complete(uint8_t *buffer, size_t size, size_t valid_size) {
   (void)valid_size;
   free(buffer);
 }
+
+static uint8_t *buffer_request(size_t *size, size_t *max_records,
+                               gp_buffer_complete_fn *complete, int *reason,
+                               bool bypass_limit);
 
 /*
  * Gets an empty buffer: a kept one, or a new one from the request callback
@@ -62,11 +67,19 @@ uint8_t *gp__buffer_get(size_t *size, size_t *max_records,
       uint8_t *b = p->buf;
       *size = p->size;
       *complete = p->complete;
-      *max_records = 0;
+      *max_records = p->max_records;
       free(p);
       return b;
     }
   }
+  return buffer_request(size, max_records, complete, reason, bypass_limit);
+}
+
+/* The second half of gp__buffer_get(): a new buffer from the request
+ * callback, within the pool limit unless bypass_limit. */
+static uint8_t *buffer_request(size_t *size, size_t *max_records,
+                               gp_buffer_complete_fn *complete, int *reason,
+                               bool bypass_limit) {
   pthread_mutex_lock(&gp__act.lock);
   gp_buffer_request_fn req = gp__act.request;
   gp_buffer_complete_fn comp = gp__act.complete;
@@ -149,11 +162,71 @@ void gp__buffer_keep(uint8_t *buf, size_t size, gp_buffer_complete_fn comp) {
   p->buf = buf;
   p->size = size;
   p->complete = comp;
+  p->max_records = 0;
   pthread_mutex_lock(&gp__act.lock);
   p->next = gp__act.free_list;
   gp__act.free_list = p;
   atomic_fetch_add(&gp__act.free_count, 1);
   pthread_mutex_unlock(&gp__act.lock);
+}
+
+/*
+ * Touches every page of a buffer so that writing records into it later
+ * takes no page fault, whatever allocator (malloc, a mapped file) gave it.
+ * Writes a zero at the start of each page: the content of an empty buffer
+ * is undefined anyway.
+ */
+void gp__buffer_prefault(uint8_t *buf, size_t size) {
+  long pg = sysconf(_SC_PAGESIZE);
+  size_t step = pg > 0 ? (size_t)pg : 4096;
+  for (size_t off = 0; off < size; off += step)
+    ((volatile uint8_t *)buf)[off] = 0;
+}
+
+/*
+ * Keeps up to SPARE_BUFFERS empty buffers on the free list, got from the
+ * request callback and pre-faulted here, on the collector thread: a
+ * producer swapping buffers then takes one whose pages are already
+ * mapped, instead of first-touch faults on its hot path (2.8x slower
+ * chunks with fresh 4 MiB buffers). Only for buffers of SPARE_MIN_SIZE or
+ * more, and only while the pool limit leaves room for one more besides.
+ * Called with gp__act.lock held; drops it while requesting.
+ */
+#define SPARE_BUFFERS 2
+#define SPARE_MIN_SIZE (1u << 20)
+
+static void stock_spares_locked(void) {
+  while (!gp__act.stop && gp__act.buffer_size >= SPARE_MIN_SIZE &&
+         (gp__act.request || atomic_load(&gp__act.num_observers) > 0) &&
+         atomic_load(&gp__act.free_count) < SPARE_BUFFERS &&
+         atomic_load(&gp__act.outstanding) + 2 <=
+             atomic_load(&gp__act.pool_limit)) {
+    pthread_mutex_unlock(&gp__act.lock);
+    size_t size = 0, maxr = 0;
+    gp_buffer_complete_fn comp = NULL;
+    int reason = 0;
+    uint8_t *b = buffer_request(&size, &maxr, &comp, &reason, false);
+    if (b) {
+      gp__buffer_prefault(b, size);
+      pending *p = malloc(sizeof(*p));
+      if (!p) {
+        gp__buffer_enqueue(b, size, 0, 0, comp);
+        pthread_mutex_lock(&gp__act.lock);
+        return;
+      }
+      p->buf = b;
+      p->size = size;
+      p->complete = comp;
+      p->max_records = maxr;
+      pthread_mutex_lock(&gp__act.lock);
+      p->next = gp__act.free_list;
+      gp__act.free_list = p;
+      atomic_fetch_add(&gp__act.free_count, 1);
+    } else {
+      pthread_mutex_lock(&gp__act.lock);
+      return;
+    }
+  }
 }
 
 /* ------------------------------------------------------------------ */
@@ -244,6 +317,7 @@ static void *collector_main(void *arg) {
       pthread_cond_timedwait(&gp__act.work, &gp__act.lock, &ts);
     }
     drain_locked();
+    stock_spares_locked();
     uint64_t period = gp__act.flush_period_ms;
     uint64_t now = gp_clock_read_host(GP_CLOCK_MONOTONIC);
     if (period && now - last_flush >= period * 1000000ull && !gp__act.stop) {
@@ -293,6 +367,7 @@ int gp_activity_register_callbacks(gp_buffer_request_fn request,
   if (rc == 0) {
     gp__act.request = request;
     gp__act.complete = complete;
+    pthread_cond_signal(&gp__act.work); /* stock the spare buffers */
   }
   pthread_mutex_unlock(&gp__act.lock);
   return rc;
