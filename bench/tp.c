@@ -3,7 +3,7 @@
  * seed query's latency.
  *
  *   build/bench/tp [--events N] [--kernels K] [--runs R] [--trace FILE]
- *                  [--keep]
+ *                  [--keep] [--demo-steps N]
  *
  * Writes a synthetic GPU trace the way a recording session does (pb.h's
  * writer: 4-byte redundant lengths, interned names, descriptor mode 2):
@@ -20,6 +20,9 @@
  * timed on the same ~50 MB seed-query trace (import + the seed query, in
  * one run of this program) and the ratios of CPU time and peak memory are
  * printed; otherwise a line says it was skipped and why.
+ * Then the same for a demo-shaped trace (`gpuperf demo --steps N`,
+ * default 10000; 0 skips it), with issue 15's targets: import <= 12 ms of
+ * CPU per MB, peak <= 1.5x the trace.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -486,6 +489,9 @@ typedef struct medians {
   uint64_t events, rows;
 } medians;
 
+static int measure_trace(const char *path, uint64_t bytes, int runs,
+                         medians *m);
+
 /* Writes a trace of `packets` packets and `kernels` kernels to path and
  * measures it `runs` times. Returns 0 or 1. */
 static int bench_trace(const char *path, uint64_t packets, uint64_t kernels,
@@ -501,6 +507,13 @@ static int bench_trace(const char *path, uint64_t packets, uint64_t kernels,
          " counter samples, half of them Utilization), written in %.2f s\n",
          path, (double)g->bytes / 1e6, g->packets, g->kernels, g->slices,
          g->samples, now_s() - t0);
+  return measure_trace(path, g->bytes, runs, m);
+}
+
+/* Imports path (bytes long) and runs the seed query `runs` times, each in
+ * a fresh process. Returns 0 or 1. */
+static int measure_trace(const char *path, uint64_t bytes, int runs,
+                         medians *m) {
   double imp[15], qry[15], impc[15], qryc[15], peak[15], delta[15];
   result r = {0};
   for (int i = 0; i < runs; i++) {
@@ -526,8 +539,8 @@ static int bench_trace(const char *path, uint64_t packets, uint64_t kernels,
     qry[i] = r.query_s;
     impc[i] = r.import_cpu;
     qryc[i] = r.query_cpu;
-    peak[i] = (double)r.peak_kb * 1024.0 / (double)g->bytes;
-    delta[i] = (double)(r.peak_kb - r.base_kb) * 1024.0 / (double)g->bytes;
+    peak[i] = (double)r.peak_kb * 1024.0 / (double)bytes;
+    delta[i] = (double)(r.peak_kb - r.base_kb) * 1024.0 / (double)bytes;
     printf("  run %d: import %.3f s (CPU %.3f s), seed query %.3f s (CPU "
            "%.3f s, %" PRIu64 " rows), peak RSS %.1f MB\n",
            i + 1, r.import_s, r.import_cpu, r.query_s, r.query_cpu, r.rows,
@@ -602,8 +615,62 @@ static void versus_perfetto(const char *path, const medians *m, uint64_t bytes,
          oc / pc, orss / pr);
 }
 
+/*
+ * A demo-shaped trace: `gpuperf demo --steps N` (the CLI next to this
+ * program) writes it, then it is measured like the synthetic ones: import
+ * CPU per MB, peak memory over its size, the seed query. The demo is
+ * arg-heavy (launch metrics, copy details), unlike the synthetic trace.
+ */
+static int bench_demo(const char *argv0, long steps, int runs) {
+  char cli[4096], out[64], nsteps[32];
+  snprintf(cli, sizeof(cli), "%s", argv0);
+  char *slash = strrchr(cli, '/');
+  snprintf(slash ? slash + 1 : cli,
+           sizeof(cli) - (size_t)(slash ? slash + 1 - cli : 0), "../gpuperf");
+  if (access(cli, X_OK) != 0) {
+    printf("\ndemo trace: %s not found (build the CLI first): skipped\n", cli);
+    return 0;
+  }
+  snprintf(out, sizeof(out), "/tmp/gpuperf-bench-tp-demo-%d.pftrace",
+           (int)getpid());
+  snprintf(nsteps, sizeof(nsteps), "%ld", steps);
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stdout))
+      _exit(127);
+    execl(cli, "gpuperf", "demo", "--steps", nsteps, "-o", out, (char *)NULL);
+    _exit(127);
+  }
+  int st = 0;
+  struct stat sb;
+  if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+      WEXITSTATUS(st) != 0 || stat(out, &sb) != 0) {
+    fprintf(stderr, "bench/tp: gpuperf demo --steps %ld failed\n", steps);
+    unlink(out);
+    return 1;
+  }
+  printf("\ndemo trace %s: %.1f MB (gpuperf demo --steps %ld)\n", out,
+         (double)sb.st_size / 1e6, steps);
+  medians m;
+  int rc = measure_trace(out, (uint64_t)sb.st_size, runs, &m);
+  unlink(out);
+  if (rc)
+    return 1;
+  double mb = (double)sb.st_size / 1e6;
+  printf("demo trace: import %.1f ms of CPU per MB (target <= 12) [%s], "
+         "%.2f M events/s; peak memory %.2fx the trace (target <= 1.5x) [%s], "
+         "%.2fx counting only what the import added; seed query %.3f s CPU\n",
+         m.import_cpu * 1e3 / mb,
+         m.import_cpu * 1e3 / mb <= 12 ? "met" : "MISSED",
+         (double)m.events / m.import_cpu / 1e6, m.peak,
+         m.peak <= 1.5 ? "met" : "MISSED", m.peak_delta, m.query_cpu);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   uint64_t events = 5200000, kernels = 200000;
+  long demo_steps = 10000;
   uint64_t q_kernels = 100000, q_samples = 1050000;
   int runs = 3;
   const char *trace = NULL;
@@ -619,9 +686,11 @@ int main(int argc, char **argv) {
       trace = argv[++i];
     else if (strcmp(argv[i], "--keep") == 0)
       keep = true;
+    else if (strcmp(argv[i], "--demo-steps") == 0 && i + 1 < argc)
+      demo_steps = atol(argv[++i]);
     else {
       fprintf(stderr, "usage: bench/tp [--events N] [--kernels K] [--runs R] "
-                      "[--trace FILE] [--keep]\n");
+                      "[--trace FILE] [--keep] [--demo-steps N]\n");
       return 1;
     }
   }
@@ -652,6 +721,8 @@ int main(int argc, char **argv) {
       unlink(path);
     unlink(qpath);
   }
+  if (!rc && demo_steps > 0)
+    rc = bench_demo(argv[0], demo_steps, runs);
   if (rc)
     return 1;
   double rate = (double)m.events / m.import_cpu;
