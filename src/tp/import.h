@@ -219,6 +219,11 @@ typedef struct gp__tp_importer {
   GP_TP_VEC(uint8_t) inflated;
   GP_TP_VEC(gp__tp_inflated_region) regions;
   bool allow_truncated;
+  /* The source is a read-only private mapping of the trace file, owned by
+   * the caller: pages already parsed may be dropped (madvise) to keep the
+   * peak memory down; touching them again reads the file again. */
+  bool release_input;
+  uint64_t released; /* bytes from the start dropped so far */
 
   /* First error. */
   int err;

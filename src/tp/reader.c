@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "gpuperf/error.h"
@@ -688,6 +690,61 @@ static int intern_keys(gp__tp_importer *imp) {
 }
 
 /* See import.h. */
+/*
+ * Drops the input's pages below offset `upto` (page-aligned down) from
+ * memory, when the importer may (release_input). A page touched again
+ * later is read from the file again, so this only ever costs time.
+ */
+static void release_input(gp__tp_importer *imp, uint64_t upto) {
+  if (!imp->release_input)
+    return;
+  long pg = sysconf(_SC_PAGESIZE);
+  uint64_t psz = pg > 0 ? (uint64_t)pg : 4096;
+  uint64_t base = (uint64_t)(uintptr_t)imp->file;
+  uint64_t from = imp->released, to = ((base + upto) & ~(psz - 1)) - base;
+  if (base % psz != 0 || to <= from || to > imp->file_size)
+    return;
+  madvise((void *)(uintptr_t)(base + from), (size_t)(to - from), MADV_DONTNEED);
+  imp->released = to;
+}
+
+#define RELEASE_BLOCK 8192 /* entries parsed between two releases */
+
+/*
+ * Parses the sorted entries. Every RELEASE_BLOCK entries, the input below
+ * the smallest offset any remaining entry reads is released: entries are
+ * in time order, which follows file order closely, so the file's pages go
+ * as the tables grow instead of both being held at the peak. The block
+ * minima cost one word per block.
+ */
+static int parse_entries(gp__tp_importer *imp) {
+  size_t n = imp->entries.n, nb = (n + RELEASE_BLOCK - 1) / RELEASE_BLOCK;
+  uint64_t *suffix = imp->release_input && nb > 1
+                         ? malloc(nb * sizeof(*suffix))
+                         : NULL; /* NULL: nothing released on the way */
+  if (suffix) {
+    uint64_t m = UINT64_MAX;
+    for (size_t b = nb; b-- > 0;) {
+      size_t end = (b + 1) * RELEASE_BLOCK < n ? (b + 1) * RELEASE_BLOCK : n;
+      for (size_t i = b * RELEASE_BLOCK; i < end; i++) {
+        uint64_t off = gp__tp_ref_off(imp->entries.v[i].ref);
+        m = off < m ? off : m;
+      }
+      suffix[b] = m;
+    }
+  }
+  int rc = 0;
+  for (size_t i = 0; !rc && i < n; i++) {
+    if (suffix && i % RELEASE_BLOCK == 0 &&
+        suffix[i / RELEASE_BLOCK] < imp->file_size)
+      release_input(imp, suffix[i / RELEASE_BLOCK]);
+    rc = parse_entry(imp, &imp->entries.v[i]);
+    imp->events++;
+  }
+  free(suffix);
+  return rc;
+}
+
 int gp__tp_import(gp__tp_importer *imp) {
   int rc = intern_keys(imp);
   if (!rc)
@@ -696,10 +753,8 @@ int gp__tp_import(gp__tp_importer *imp) {
     rc = retry_deferred(imp);
   if (!rc)
     rc = sort_entries(imp);
-  for (size_t i = 0; !rc && i < imp->entries.n; i++) {
-    rc = parse_entry(imp, &imp->entries.v[i]);
-    imp->events++;
-  }
+  if (!rc)
+    rc = parse_entries(imp);
   gp__tp_vec_free(&imp->entries);
   if (!rc)
     rc = gp__tp_parse_finish(imp);

@@ -80,8 +80,12 @@ static int setup_sql(gp_tp *tp, char *msg, size_t size) {
   return 0;
 }
 
+/* Imports size bytes at data. own_map: data is a read-only private
+ * mapping of the file that the caller unmaps afterwards, whose pages the
+ * import may drop once parsed (the peak then holds less of the file). */
 static int import_data(const void *data, size_t size, const char *name,
-                       const gp_tp_options *o, gp_tp **out, gp_tp_error *err) {
+                       const gp_tp_options *o, bool own_map, gp_tp **out,
+                       gp_tp_error *err) {
   double t0 = now_s();
   gp_tp *tp = calloc(1, sizeof(*tp));
   if (!tp)
@@ -96,6 +100,7 @@ static int import_data(const void *data, size_t size, const char *name,
   gp__tp_importer imp;
   gp__tp_importer_init(&imp, tp->db, name, data, size);
   imp.allow_truncated = o && (o->flags & GP_TP_ALLOW_TRUNCATED);
+  imp.release_input = own_map;
   int rc = size == 0 ? GP_ECORRUPT : gp__tp_import(&imp);
   if (!rc && imp.packets == 0)
     rc = gp__tp_fail(&imp, GP_ECORRUPT, 0,
@@ -117,6 +122,8 @@ static int import_data(const void *data, size_t size, const char *name,
   tp->info.packets = imp.packets;
   tp->info.events = imp.events;
   gp__tp_importer_fini(&imp);
+  if (own_map) /* nothing reads the file from here on */
+    madvise((void *)(uintptr_t)data, size, MADV_DONTNEED);
   if ((rc = gp__tp_db_seal(tp->db)) != 0) {
     tp_free(tp);
     return gp__tp_set_error(err, rc, UINT64_MAX, "out of memory");
@@ -147,7 +154,7 @@ int gp_tp_open_buffer(const void *data, size_t size, const char *name,
                       gp_tp_error *err) {
   if (!out || (!data && size))
     return gp__tp_set_error(err, GP_EINVAL, UINT64_MAX, "invalid argument");
-  return import_data(data, size, name ? name : "trace", opts, out, err);
+  return import_data(data, size, name ? name : "trace", opts, false, out, err);
 }
 
 /* See tp.h. */
@@ -213,7 +220,7 @@ int gp_tp_open(const char *path, const gp_tp_options *opts, gp_tp **out,
   }
   close(fd);
   gp_tp *tp = NULL;
-  int rc = import_data(map, size, path, opts, &tp, err);
+  int rc = import_data(map, size, path, opts, true, &tp, err);
   if (map)
     munmap(map, size);
   if (rc)
