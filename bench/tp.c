@@ -434,7 +434,7 @@ static double cpu_s(void) {
 
 typedef struct result {
   double import_s, query_s, import_cpu, query_cpu;
-  long base_kb, peak_kb;
+  long base_kb, peak_kb, after_kb; /* after_kb: resident once imported */
   uint64_t events, rows;
   int rc;
 } result;
@@ -450,6 +450,7 @@ static void run_child(const char *path, int fd) {
   r.import_s = now_s() - t0;
   r.import_cpu = cpu_s() - c0;
   r.peak_kb = status_kb("VmHWM");
+  r.after_kb = status_kb("VmRSS");
   if (r.rc == 0) {
     gp_tp_info info;
     gp_tp_get_info(tp, &info);
@@ -542,9 +543,11 @@ static int measure_trace(const char *path, uint64_t bytes, int runs,
     peak[i] = (double)r.peak_kb * 1024.0 / (double)bytes;
     delta[i] = (double)(r.peak_kb - r.base_kb) * 1024.0 / (double)bytes;
     printf("  run %d: import %.3f s (CPU %.3f s), seed query %.3f s (CPU "
-           "%.3f s, %" PRIu64 " rows), peak RSS %.1f MB\n",
+           "%.3f s, %" PRIu64 " rows), peak RSS %.1f MB, %.1f MB resident "
+           "once imported (%.1f MB before)\n",
            i + 1, r.import_s, r.import_cpu, r.query_s, r.query_cpu, r.rows,
-           (double)r.peak_kb / 1024.0);
+           (double)r.peak_kb / 1024.0, (double)r.after_kb / 1024.0,
+           (double)r.base_kb / 1024.0);
   }
   m->import_wall = median(imp, runs);
   m->import_cpu = median(impc, runs);
