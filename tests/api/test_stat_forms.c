@@ -129,3 +129,33 @@ TEST(list_shows_opencl_devices) {
   free(out);
   free(err);
 }
+
+/* `gpuperf list` shows the Vulkan physical devices the loader reports
+ * (lavapipe here) with the counters the layer records on them. */
+TEST(list_shows_vulkan_devices) {
+  void *probe = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!probe)
+    SKIP("no Vulkan loader (libvulkan.so.1)");
+  dlclose(probe);
+  char *out, *err;
+  ASSERT_EQ(tp_cli(&out, &err, "list", NULL), 0);
+  if (strstr(out, "Vulkan: not listed in a sanitizer build")) {
+    free(out);
+    free(err);
+    SKIP("a sanitizer build of gpuperf does not list Vulkan devices");
+  }
+  if (strstr(out, "\nVulkan: no ")) {
+    free(out);
+    free(err);
+    SKIP("no Vulkan driver (mesa-vulkan-drivers) installed");
+  }
+  const char *vk = strstr(out, "\nVulkan (through the loader");
+  ASSERT_NOT_NULL(vk);
+  ASSERT(strstr(out, "\nOpenCL") == NULL || strstr(out, "\nOpenCL") < vk);
+  ASSERT(strstr(vk, "  device 0: ") != NULL);
+  ASSERT(strstr(vk, "llvmpipe") != NULL); /* lavapipe, the driver here */
+  ASSERT(strstr(vk, "ia_vertices") != NULL);
+  ASSERT(strstr(vk, "cs_invocations") != NULL);
+  free(out);
+  free(err);
+}

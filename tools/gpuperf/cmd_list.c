@@ -3,8 +3,9 @@
  * GPUs and the host CPU), with their queues and counters: ids, names,
  * types, units, groups, blocks and descriptions. The listing itself is
  * the library's gp_device_list_print(), which GPUPERF_HUD=help prints too.
- * Then, in the text form, the CUDA devices (cmd_cuda.c) and the OpenCL
- * platforms and devices (list_opencl.c) present.
+ * Then, in the text form, the CUDA devices (cmd_cuda.c), the OpenCL
+ * platforms and devices (list_opencl.c) and the Vulkan physical devices
+ * (list_vulkan.c) present.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -19,7 +20,8 @@ static void list_usage(FILE *out) {
           "Lists the devices gpuperf sees and what can be measured on them:\n"
           "the simulated GPUs (set with GPUPERF_SIM_DEVICES, default\n"
           "\"compute,compute,v3d\") and the host CPU (perf_event counters);\n"
-          "then CUDA devices and OpenCL platforms and devices present.\n"
+          "then the CUDA devices, OpenCL platforms and devices, and Vulkan\n"
+          "devices present, with the counters recordings get on them.\n"
           "Counters marked * are selected by default. GPUPERF_HUD=help in\n"
           "the environment of any program using libgpuperf prints the same.\n\n"
           "  --device N   only device N\n"
@@ -79,6 +81,7 @@ int cmd_list(int argc, char **argv) {
   if (!json && !one) {
     cli_cuda_list_note(stdout);
     cli_list_opencl(stdout);
+    cli_list_vulkan(stdout);
   }
   return CLI_OK;
 }

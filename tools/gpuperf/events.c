@@ -21,18 +21,26 @@ static bool has_glob(const char *s) {
  * devices (src/counters/derived.c) and the pipeline statistics of Vulkan
  * devices (src/backend/vulkan/pstats.c). Kept in step with those files.
  */
-static const char *const program_only[] = {
-    "Utilization",         "Utilization.*",  "ia_vertices",
-    "ia_primitives",       "vs_invocations", "clipping_invocations",
-    "clipping_primitives", "fs_invocations", "cs_invocations",
+static const char *const derived_names[] = {"Utilization", "Utilization.*"};
+
+/* See cli.h. */
+const char *const cli_vulkan_counters[CLI_VULKAN_COUNTERS] = {
+    "ia_vertices",          "ia_primitives",       "vs_invocations",
+    "clipping_invocations", "clipping_primitives", "fs_invocations",
+    "cs_invocations",
 };
 
-static bool program_only_name(const char *name) {
-  for (size_t i = 0; i < sizeof(program_only) / sizeof(program_only[0]); i++)
-    if (fnmatch(program_only[i], name, 0) == 0 ||
-        (has_glob(name) && fnmatch(name, program_only[i], 0) == 0))
+static bool name_in(const char *const *list, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (fnmatch(list[i], name, 0) == 0 ||
+        (has_glob(name) && fnmatch(name, list[i], 0) == 0))
       return true;
   return false;
+}
+
+static bool program_only_name(const char *name) {
+  return name_in(derived_names, 2, name) ||
+         name_in(cli_vulkan_counters, CLI_VULKAN_COUNTERS, name);
 }
 
 /* The counters device d samples by default (at most

@@ -134,7 +134,8 @@ int cli_list_opencl(FILE *out) {
                    sizeof(version)));
       fprintf(out,
               "      %u compute units, %u MHz, %s global memory; counters: "
-              "none through OpenCL (timing only)\n",
+              "Utilization, Utilization.<queue> (derived from the command "
+              "timeline when recorded)\n",
               cus, mhz, cli_fmt_bytes(mb, sizeof(mb), (double)mem));
       ndev++;
     }
