@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/backend_off.h"
 #include "oclInt.h"
 
 void *_Atomic gp__ocl_real_fn[GP_CL_ID_COUNT];
@@ -92,73 +93,7 @@ void *gp__ocl_resolve(uint32_t id) {
 
 const gp_backend_ops *_Atomic gp__ocl_core_ops;
 
-static bool off_enabled(uint32_t kind, uint32_t context_id) {
-  (void)kind;
-  (void)context_id;
-  return false;
-}
-static void *off_reserve(uint32_t kind, uint32_t size, uint32_t context_id,
-                         uint32_t stream_id) {
-  (void)kind, (void)size, (void)context_id, (void)stream_id;
-  return NULL;
-}
-static void off_commit(void *record) {
-  (void)record;
-}
-static uint64_t off_correlation(void) {
-  return 0;
-}
-static int off_hook(gp__flush_hook hook, void *user) {
-  (void)hook, (void)user;
-  return 0;
-}
-static uint32_t off_intern(const char *s) {
-  (void)s;
-  return 0;
-}
-static int off_device(const gp_device_info *info,
-                      const gp_device_queue_info *queues, uint32_t n,
-                      uint32_t *id) {
-  (void)info, (void)queues, (void)n, (void)id;
-  return GP_ENOTSUP;
-}
-static int off_context(uint32_t device_id, uint32_t api, uint32_t stream,
-                       uint32_t *id) {
-  (void)device_id, (void)api, (void)stream, (void)id;
-  return GP_ENOTSUP;
-}
-static void off_uncontext(uint32_t id) {
-  (void)id;
-}
-static void off_name(uint32_t kind, uint32_t device_id, uint32_t context_id,
-                     uint32_t stream_id, uint32_t thread_id, const char *n) {
-  (void)kind, (void)device_id, (void)context_id, (void)stream_id;
-  (void)thread_id, (void)n;
-}
-static uint32_t off_id(void) {
-  return 0;
-}
-static void off_activate(void) {}
-
-/* A core that records nothing: what a mismatched libgpuperf gets us. */
-static const gp_backend_ops off_ops = {
-    .version = GP_BACKEND_INTERFACE_VERSION,
-    .size = sizeof(gp_backend_ops),
-    .activity_enabled = off_enabled,
-    .activity_reserve = off_reserve,
-    .activity_commit = off_commit,
-    .correlation_next = off_correlation,
-    .activity_add_flush_hook = off_hook,
-    .string_intern = off_intern,
-    .device_register = off_device,
-    .context_register = off_context,
-    .context_unregister = off_uncontext,
-    .emit_name = off_name,
-    .tid = off_id,
-    .pid = off_id,
-    .activate = off_activate,
-    /* The entries of version 3 are not called here. */
-};
+static const gp_backend_ops off_ops = GP__BACKEND_OFF_INIT;
 
 /* See oclInt.h. */
 const gp_backend_ops *gp__ocl_core_load(void) {

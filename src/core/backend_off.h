@@ -1,0 +1,94 @@
+/*
+ * backend_off.h - a core table that records nothing (core/backend.h), for
+ * the backends built as libraries of their own (the OpenCL preload, the
+ * CUDA collector, the Vulkan layer): what each of them uses until it has
+ * the process's libgpuperf, and for good when that libgpuperf is of
+ * another build. One definition, so a table entry added once is "off" in
+ * every backend.
+ *
+ * Include it in one file of a backend: it defines static functions and
+ * GP__BACKEND_OFF_INIT, the table's initializer.
+ */
+#ifndef GPUPERF_CORE_BACKEND_OFF_H
+#define GPUPERF_CORE_BACKEND_OFF_H
+
+#include "core/backend.h"
+
+static bool off_enabled(uint32_t kind, uint32_t context_id) {
+  (void)kind, (void)context_id;
+  return false;
+}
+static void *off_reserve(uint32_t kind, uint32_t size, uint32_t context_id,
+                         uint32_t stream_id) {
+  (void)kind, (void)size, (void)context_id, (void)stream_id;
+  return NULL;
+}
+static void off_commit(void *record) {
+  (void)record;
+}
+static uint64_t off_correlation(void) {
+  return 0;
+}
+static int off_add_hook(gp__flush_hook hook, void *user) {
+  (void)hook, (void)user;
+  return GP_ENOTSUP;
+}
+static void off_remove_hook(gp__flush_hook hook, void *user) {
+  (void)hook, (void)user;
+}
+static uint32_t off_intern(const char *s) {
+  (void)s;
+  return 0;
+}
+static uint32_t off_intern_n(const char *s, size_t len) {
+  (void)s, (void)len;
+  return 0;
+}
+static int off_device(const gp_device_info *info,
+                      const gp_device_queue_info *queues, uint32_t n,
+                      uint32_t *id) {
+  (void)info, (void)queues, (void)n, (void)id;
+  return GP_ENOTSUP;
+}
+static int off_context(uint32_t device_id, uint32_t api, uint32_t stream,
+                       uint32_t *id) {
+  (void)device_id, (void)api, (void)stream, (void)id;
+  return GP_ENOTSUP;
+}
+static void off_uncontext(uint32_t id) {
+  (void)id;
+}
+static void off_name(uint32_t kind, uint32_t device_id, uint32_t context_id,
+                     uint32_t stream_id, uint32_t thread_id, const char *n) {
+  (void)kind, (void)device_id, (void)context_id, (void)stream_id;
+  (void)thread_id, (void)n;
+}
+static uint32_t off_id(void) {
+  return 0;
+}
+static void off_activate(void) {}
+static void off_drops(uint32_t kind, uint32_t reason, uint32_t context_id,
+                      uint32_t stream_id, uint64_t count) {
+  (void)kind, (void)reason, (void)context_id, (void)stream_id, (void)count;
+}
+static bool off_glob(const char *pattern, const char *name) {
+  (void)pattern, (void)name;
+  return false;
+}
+
+/* Initializer of a gp_backend_ops that records nothing. */
+#define GP__BACKEND_OFF_INIT                                                   \
+  {                                                                            \
+    .version = GP_BACKEND_INTERFACE_VERSION, .size = sizeof(gp_backend_ops),   \
+    .activity_enabled = off_enabled, .activity_reserve = off_reserve,          \
+    .activity_commit = off_commit, .correlation_next = off_correlation,        \
+    .activity_add_flush_hook = off_add_hook, .string_intern = off_intern,      \
+    .device_register = off_device, .context_register = off_context,            \
+    .context_unregister = off_uncontext, .emit_name = off_name, .tid = off_id, \
+    .pid = off_id, .activate = off_activate,                                   \
+    .activity_remove_flush_hook = off_remove_hook,                             \
+    .activity_add_drops = off_drops, .string_intern_n = off_intern_n,          \
+    .glob_match = off_glob,                                                    \
+  }
+
+#endif /* GPUPERF_CORE_BACKEND_OFF_H */
