@@ -64,4 +64,8 @@ int cli_check_events(char **names, size_t n, bool host_ok);
  * why: CLI_USAGE for a list without a name, CLI_BAD_INPUT past max. */
 int cli_split_events(const char *list, char **names, size_t *n, size_t max);
 
+/* Reads the whole file at path into a malloc'd buffer (its length in
+ * *len); NULL with errno set if it cannot be opened or read. */
+char *cli_slurp(const char *path, size_t *len);
+
 #endif /* GPUPERF_CLI_RECORD_H */

@@ -73,35 +73,6 @@ static void record_usage(FILE *out) {
       "whole.\n");
 }
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, f);
-    if (n < cap) {
-      if (ferror(f)) {
-        free(buf);
-        buf = NULL;
-      }
-      break;
-    }
-    char *nb = realloc(buf, cap * 2);
-    if (!nb) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = nb;
-    cap *= 2;
-  }
-  fclose(f);
-  *len = n;
-  return buf;
-}
-
 /* Reads the config (or the default) and adds the -e names; returns its
  * text (malloc'd) or NULL after printing why (*status). */
 static char *config_text(const char *config, char **names, size_t nnames,
@@ -112,7 +83,7 @@ static char *config_text(const char *config, char **names, size_t nnames,
   *status = CLI_BAD_INPUT;
   if (config) {
     size_t n = 0;
-    char *text = slurp(config, &n);
+    char *text = cli_slurp(config, &n);
     if (!text) {
       cli_error(CLI_BAD_INPUT, "cannot read %s: %s", config, strerror(errno));
       return NULL;

@@ -26,7 +26,8 @@
 #include "cli.h"
 #include "cli_record.h"
 
-static char *slurp(const char *path, size_t *len) {
+/* See cli_record.h. */
+char *cli_slurp(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return NULL;
@@ -111,7 +112,7 @@ static int list_parts(const char *dir, part **out, size_t *count,
         char path[4600];
         snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
         size_t len = 0;
-        char *why = slurp(path, &len);
+        char *why = cli_slurp(path, &len);
         size_t stop = 0;
         while (why && stop < len && why[stop] != '\n' && why[stop] != '\0')
           stop++;
@@ -197,7 +198,7 @@ static int concat(const char *dir, int fd, bool quiet, rec_summary *sum,
     char path[4600];
     snprintf(path, sizeof(path), "%s/%s", dir, parts[i].name);
     size_t len = 0;
-    unsigned char *data = (unsigned char *)slurp(path, &len);
+    unsigned char *data = (unsigned char *)cli_slurp(path, &len);
     if (!data) {
       rc = errno ? -errno : -EIO;
       snprintf(bad_part, bad_size, "%s", path);
