@@ -169,4 +169,8 @@ clean:
 # libraries, fuzzers) add them in mk/*.mk.
 -include $(sort $(wildcard mk/*.mk))
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
+# Every object's header dependencies, those of the subsystems' own
+# libraries and programs (mk/*.mk) included: a changed header rebuilds
+# whatever includes it.
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d \
+                    $(BUILD)/obj/*/*/*/*.d $(BUILD)/obj/*/*/*/*/*.d)

@@ -19,6 +19,9 @@ static const gp_counters_backend_ops ops = {
     .sampler_instrument = gp__sampler_instrument,
     .device_has_catalog = has_catalog,
     .derived_register = gp__derived_register,
+    .derived_attach = gp__derived_attach,
+    .derived_sampling_start = gp__derived_sampling_start,
+    .derived_sampling_stop = gp__derived_sampling_stop,
 };
 
 /* See backend.h. */

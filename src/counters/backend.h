@@ -38,6 +38,10 @@ typedef struct gp_counters_backend_ops {
                              const char *demangled);
   bool (*device_has_catalog)(uint32_t device_id);
   int (*derived_register)(uint32_t device_id); /* counters/derived.h */
+  int (*derived_attach)(uint32_t device_id, const gp__catalog *cat,
+                        uint32_t index);
+  int (*derived_sampling_start)(uint32_t device_id, gp__sampler *s);
+  void (*derived_sampling_stop)(uint32_t device_id, gp__sampler *s);
 } gp_counters_backend_ops;
 
 /*

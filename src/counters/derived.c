@@ -1,9 +1,14 @@
 /*
  * derived.c - a busy counter for devices that have no hardware counters
- * (OpenCL on any driver, CUDA without the profiler): `Utilization`,
+ * (OpenCL on any driver, Vulkan, CUDA without the profiler): `Utilization`,
  * the share of each sampling window during which the device had work
  * running, derived from the activity timeline, per device and per
  * hardware queue.
+ *
+ * A Vulkan device's layer publishes a catalog of its own (pipeline
+ * statistics) with a `Utilization` entry and attaches it here
+ * (gp__derived_attach()): the same windows, emitted in that catalog, from
+ * its whole command buffers (RENDER_STAGE records of that stage kind).
  *
  * A device qualifies when its backend registers it without a catalog; this
  * file then publishes a small catalog for it (category "derived", custom
@@ -52,6 +57,11 @@ typedef struct busy {
 
 typedef struct dstate {
   gp__catalog cat;
+  /* The catalog the values go out in and the index of `Utilization` in it:
+   * &cat and 0, or those of the provider that attached us (a Vulkan
+   * device's pipeline-statistics catalog, gp__derived_attach()). */
+  const gp__catalog *ecat;
+  uint32_t base;
   gp__counter_def defs[1 + MAX_QUEUES];
   char names[1 + MAX_QUEUES][96];
   char descs[1 + MAX_QUEUES][200];
@@ -164,9 +174,12 @@ static void emit_until(dstate *d, uint64_t until, bool final) {
     }
     for (uint32_t k = 0; k < s->num_counters; k++) {
       uint32_t idx = s->index[k];
-      busy *b = idx == 0 ? &d->all : &d->q[idx - 1];
+      if (idx < d->base || idx - d->base > d->num_queues)
+        continue; /* another provider's counter of an attached catalog */
+      uint32_t local = idx - d->base;
+      busy *b = local == 0 ? &d->all : &d->q[local - 1];
       uint64_t t = busy_take(b, ws, we, false);
-      gp__counter_emit(&d->cat, d->device_id, idx, (double)t, (double)(we - ws),
+      gp__counter_emit(d->ecat, d->device_id, idx, (double)t, (double)(we - ws),
                        we, ws, 0, 0, 0);
     }
     busy_take(&d->all, ws, we, true);
@@ -213,6 +226,12 @@ static void observe(void *user, const uint8_t *buf, size_t size) {
                h->size >= sizeof(gp_activity_memset)) {
       const gp_activity_memset *r = (const void *)h;
       dev = r->device_id, q = r->queue_id, s = r->start, e = r->end;
+    } else if (h->kind == GP_ACTIVITY_KIND_RENDER_STAGE &&
+               h->size >= sizeof(gp_activity_render_stage)) {
+      /* Whole command buffers: the stages inside them lie within. */
+      const gp_activity_render_stage *r = (const void *)h;
+      if (r->stage == GP_RENDER_STAGE_COMMAND_BUFFER)
+        dev = r->device_id, q = r->queue_id, s = r->start, e = r->end;
     }
     if (dev < GP__MAX_DEVICES && states[dev] && states[dev]->s)
       note_work(states[dev], q, s, e);
@@ -347,8 +366,9 @@ static dstate *state_new(const gp_device_info *di) {
   d->cat.groups = &d->group;
   d->cat.num_groups = 1;
   d->cat.max_active = 1 + d->num_queues;
-  d->cat.min_period_ns = 100000ull;      /* 100 us */
-  d->cat.max_period_ns = 60000000000ull; /* 60 s */
+  d->cat.min_period_ns = GP__DERIVED_MIN_PERIOD_NS;
+  d->cat.max_period_ns = GP__DERIVED_MAX_PERIOD_NS;
+  d->ecat = &d->cat;
   return d;
 }
 
@@ -419,4 +439,48 @@ uint64_t gp__derived_late_ns(void) {
   uint64_t v = late_ns;
   pthread_mutex_unlock(&lock);
   return v;
+}
+
+/* See derived.h. */
+int gp__derived_attach(uint32_t device_id, const gp__catalog *cat,
+                       uint32_t index) {
+  if (device_id >= GP__MAX_DEVICES || !cat || index >= cat->num_counters)
+    return GP_EINVAL;
+  dstate *d = calloc(1, sizeof(*d));
+  if (!d)
+    return GP_ENOMEM;
+  d->device_id = device_id;
+  d->num_queues = 0; /* the device's Utilization only */
+  d->ecat = cat;
+  d->base = index;
+  pthread_mutex_lock(&lock);
+  if (states[device_id]) {
+    pthread_mutex_unlock(&lock);
+    free(d);
+    return GP_EEXIST;
+  }
+  states[device_id] = d; /* lives as the process, like a catalog of ours */
+  pthread_mutex_unlock(&lock);
+  return 0;
+}
+
+/* The attached state of device_id, or NULL. */
+static dstate *attached(uint32_t device_id) {
+  pthread_mutex_lock(&lock);
+  dstate *d = device_id < GP__MAX_DEVICES ? states[device_id] : NULL;
+  pthread_mutex_unlock(&lock);
+  return d && d->ecat != &d->cat ? d : NULL;
+}
+
+/* See derived.h. */
+int gp__derived_sampling_start(uint32_t device_id, gp__sampler *s) {
+  dstate *d = attached(device_id);
+  return d ? dp_sampling_start(d, s) : GP_ENODEV;
+}
+
+/* See derived.h. */
+void gp__derived_sampling_stop(uint32_t device_id, gp__sampler *s) {
+  dstate *d = attached(device_id);
+  if (d)
+    dp_sampling_stop(d, s);
 }

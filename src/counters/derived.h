@@ -8,6 +8,12 @@
 
 #include <stdint.h>
 
+#include "counters/countersInt.h"
+
+/* The sampling periods the derived counters take. */
+#define GP__DERIVED_MIN_PERIOD_NS 100000ull      /* 100 us */
+#define GP__DERIVED_MAX_PERIOD_NS 60000000000ull /* 60 s */
+
 /* How long after its end a sampling window is taken as final while
  * sampling runs (stop emits the rest at once). */
 #define GP__DERIVED_LAG_NS 2000000000ull
@@ -21,11 +27,31 @@ int gp__derived_register(uint32_t device_id);
 
 /*
  * From now on, every device of a backend that publishes no counters
- * (OpenCL, Vulkan, OpenGL, HIP) gets the derived catalog when it is
+ * (OpenCL, OpenGL, HIP) gets the derived catalog when it is
  * registered; those registered already get it now. Idempotent. Sessions
  * and the stat hook call it before they look for catalogs.
  */
 void gp__derived_enable(void);
+
+/*
+ * For a device whose backend publishes a catalog of its own that also
+ * holds a `Utilization` counter at `index` (ratio of percent, periodic):
+ * derived.c computes it from the device's timeline (kernels, copies,
+ * fills and whole command buffers), with no catalog of its own. cat must
+ * outlive the process's sampling (a static catalog). GP_EEXIST if the
+ * device already has derived counters, GP_EINVAL, GP_ENOMEM.
+ */
+int gp__derived_attach(uint32_t device_id, const gp__catalog *cat,
+                       uint32_t index);
+
+/*
+ * The provider hooks of an attached device, for its provider to call from
+ * its own sampling_start/stop with a periodic sampler (whose indices are
+ * those of the attached catalog). Start returns 0, GP_EBUSY, GP_ENOSPC,
+ * or GP_ENODEV if the device is not attached.
+ */
+int gp__derived_sampling_start(uint32_t device_id, gp__sampler *s);
+void gp__derived_sampling_stop(uint32_t device_id, gp__sampler *s);
 
 /* Busy nanoseconds that reached the observer after their window had been
  * emitted (so were counted in a later window). */

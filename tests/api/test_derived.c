@@ -31,11 +31,7 @@ typedef struct span {
   int64_t s, e;
 } span;
 
-typedef struct win {
-  int64_t ts;
-  double value; /* as imported */
-  double want;  /* from the slices (windows but the last) */
-} win;
+#include "api/derived_check.h"
 
 static int by_start(const void *a, const void *b) {
   const span *x = a, *y = b;
@@ -87,9 +83,8 @@ static int64_t overlap(const span *u, size_t n, int64_t a, int64_t z) {
   return t;
 }
 
-/* The Utilization windows of gpu ugpu, each checked against the union of
- * that GPU's slices. Returns them (malloc'ed), their number in *n. */
-static win *check_windows(gp_tp *tp, int64_t ugpu, size_t *n) {
+/* See derived_check.h. */
+win *derived_check_windows(gp_tp *tp, int64_t ugpu, size_t *n) {
   char sql[512];
   snprintf(sql, sizeof(sql),
            "SELECT s.ts, s.dur FROM gpu_slice s JOIN gpu_track t ON "
@@ -220,7 +215,7 @@ static void record_and_check(char **prog, const char *trace) {
     for (size_t j = 0; j < nc && !ok; j++) {
       int64_t ugpu = c[j].e - c[j].s;
       size_t nw;
-      win *w = check_windows(tp, ugpu, &nw);
+      win *w = derived_check_windows(tp, ugpu, &nw);
       got = avg_from_windows(w, nw, c[j].s, rows[i].dur, end);
       ok = fabs(got - rows[i].avg) <= 1e-6 * (fabs(got) + 1);
       free(w);

@@ -17,6 +17,7 @@
 #include "opencl/oclutil.h"
 
 #if __has_include("gpuperf/tp.h")
+#include "api/derived_check.h"
 #include "gpuperf/tp.h"
 #define HAVE_TP 1
 #else
@@ -644,9 +645,39 @@ TEST(vulkan_record_vkcube) {
   gp_tp_close(tp);
 }
 
+/* The Vulkan device's Utilization (derived from its command buffers'
+ * GPU times, beside the pipeline statistics in one catalog) in a default
+ * recording: every window equals the union of the device's stages in it,
+ * and the windows add up to all of the device's busy time. */
+TEST(vulkan_derived_utilization) {
+  vk_env();
+  char sample[512];
+  built("tests/vulkan-sample", sample, sizeof(sample));
+  char *cmd[] = {sample, NULL}, *out = NULL;
+  gp_tp *tp = record(cmd, NULL, &out);
+  int64_t ugpu = q_int(tp, "SELECT id FROM gpu WHERE name GLOB 'llvmpipe*'");
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_counter_track WHERE name = 'Utilization' "
+       "AND description LIKE 'Derived%'",
+       1);
+  size_t n = 0;
+  win *w = derived_check_windows(tp, ugpu, &n);
+  double max = 0;
+  for (size_t i = 0; i < n; i++)
+    if (w[i].value > max)
+      max = w[i].value;
+  ASSERT(max > 0); /* the sample's work shows */
+  free(w);
+  gp_tp_close(tp);
+  free(out);
+}
+
 #else
 
 TEST(vulkan_record_sample) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_derived_utilization) {
   SKIP("built without the trace processor");
 }
 TEST(vulkan_record_sample_with_validation) {

@@ -12,6 +12,12 @@
  * COUNTER records of that stage (correlation id of its submission, window
  * = the stage's GPU times), written when the stage is read back.
  *
+ * The catalog's eighth counter is `Utilization`, periodic: the busy share
+ * of each sampling window, derived from the command buffers' GPU times by
+ * libgpuperf's derived counters (counters/derived.h, attached to this
+ * catalog), as every device without hardware counters gets it. A device
+ * without pipelineStatisticsQuery gets derived.c's own catalog instead.
+ *
  * The layer enables the feature at vkCreateDevice when the program did
  * not. A query of the program's own of the same type cannot be active at
  * the same time (Vulkan forbids it): a stage begun inside one is not
@@ -20,9 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters/derived.h"
 #include "vkInt.h"
 
 #define NSTATS 7
+#define UTIL NSTATS /* catalog index of Utilization */
+#define NDEFS (NSTATS + 1)
 
 /* Results come in bit order of these flags. */
 static const VkQueryPipelineStatisticFlags stat_flags =
@@ -48,7 +57,7 @@ static const VkQueryPipelineStatisticFlags stat_flags =
     .combine = GP__SUM                                                         \
   }
 
-static const gp__counter_def defs[NSTATS] = {
+static const gp__counter_def defs[NDEFS] = {
     DEF(1, "ia_vertices", "vertices the input assembler read", GP_UNIT_VERTEX,
         GP_COUNTER_GROUP_VERTICES),
     DEF(2, "ia_primitives", "primitives the input assembler assembled",
@@ -63,32 +72,55 @@ static const gp__counter_def defs[NSTATS] = {
         GP_COUNTER_GROUP_FRAGMENTS),
     DEF(7, "cs_invocations", "compute shader invocations", GP_UNIT_NONE,
         GP_COUNTER_GROUP_COMPUTE),
+    {.info = {.id = 8,
+              .name = "Utilization",
+              .description = "Derived from the activity timeline: share of "
+                             "each sampling window during which the device "
+                             "ran command buffers",
+              .category = "derived",
+              .type = GP_COUNTER_TYPE_PERCENT,
+              .block_id = 1,
+              .num_numerator_units = 1,
+              .numerator_units = {GP_UNIT_PERCENT},
+              .num_groups = 1,
+              .groups = {GP_COUNTER_GROUP_SYSTEM},
+              .peak_value = 100.0,
+              .select_by_default = true},
+     .combine = GP__RATIO},
 };
 
-static const gp_counter_block_info block = {
-    .id = 0,
-    .capacity = NSTATS,
-    .num_counters = NSTATS,
-    .name = "pipeline statistics",
-    .description = "one pipeline-statistics query per measured stage"};
+static const gp_counter_block_info blocks[] = {
+    {.id = 0,
+     .capacity = NSTATS,
+     .num_counters = NSTATS,
+     .name = "pipeline statistics",
+     .description = "one pipeline-statistics query per measured stage"},
+    {.id = 1,
+     .capacity = 1,
+     .num_counters = 1,
+     .name = "derived",
+     .description = "Counters derived from the activity timeline, not read "
+                    "from hardware"}};
 
 static const gp_counter_group_info groups[] = {
     {.id = GP_COUNTER_GROUP_VERTICES, .name = "VERTICES"},
     {.id = GP_COUNTER_GROUP_PRIMITIVES, .name = "PRIMITIVES"},
     {.id = GP_COUNTER_GROUP_FRAGMENTS, .name = "FRAGMENTS"},
     {.id = GP_COUNTER_GROUP_COMPUTE, .name = "COMPUTE"},
+    {.id = GP_COUNTER_GROUP_SYSTEM, .name = "SYSTEM"},
 };
 
-/* Instrumented only: no sampling period is valid (min > max). */
+/* The statistics are instrumented (a periodic sampler leaves them out);
+ * Utilization is periodic, at the derived counters' periods. */
 static const gp__catalog catalog = {.counters = defs,
-                                    .num_counters = NSTATS,
-                                    .num_blocks = 1,
-                                    .blocks = &block,
+                                    .num_counters = NDEFS,
+                                    .num_blocks = 2,
+                                    .blocks = blocks,
                                     .groups = groups,
-                                    .num_groups = 4,
-                                    .max_active = NSTATS,
-                                    .min_period_ns = 1,
-                                    .max_period_ns = 0,
+                                    .num_groups = 5,
+                                    .max_active = NDEFS,
+                                    .min_period_ns = GP__DERIVED_MIN_PERIOD_NS,
+                                    .max_period_ns = GP__DERIVED_MAX_PERIOD_NS,
                                     .supports_instrumented = 1,
                                     .has_scheduler = 0};
 
@@ -96,7 +128,8 @@ static const gp__catalog catalog = {.counters = defs,
 typedef struct prov {
   uint32_t device_id;
   pthread_mutex_t lock;
-  gp__sampler *s; /* sampling now, or NULL (lock) */
+  gp__sampler *s;       /* instrumented sampling now, or NULL (lock) */
+  gp__sampler *derived; /* periodic sampling (derived.c's), or NULL */
 } prov;
 
 static prov provs[64];
@@ -104,6 +137,15 @@ static const gp_counters_backend_ops *K;
 
 static int ps_start(void *p, gp__sampler *s) {
   prov *v = p;
+  if (s->period_ns && !s->instrumented) {
+    int rc = K->derived_sampling_start(v->device_id, s);
+    if (rc == 0) {
+      pthread_mutex_lock(&v->lock);
+      v->derived = s;
+      pthread_mutex_unlock(&v->lock);
+    }
+    return rc;
+  }
   if (s->period_ns || !s->instrumented)
     return GP_ENOTSUP;
   pthread_mutex_lock(&v->lock);
@@ -116,6 +158,15 @@ static int ps_start(void *p, gp__sampler *s) {
 
 static void ps_stop(void *p, gp__sampler *s) {
   prov *v = p;
+  pthread_mutex_lock(&v->lock);
+  bool derived = v->derived == s;
+  if (derived)
+    v->derived = NULL;
+  pthread_mutex_unlock(&v->lock);
+  if (derived) {
+    K->derived_sampling_stop(v->device_id, s);
+    return;
+  }
   pthread_mutex_lock(&v->lock);
   if (v->s == s) {
     K->sampler_put(v->s);
@@ -132,12 +183,17 @@ void gp__vk_pstats_publish(gp__vk_device *dev, bool supported) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, gp__vk_counters_load);
   K = gp__vk_counters;
-  if (!K || !supported || dev->device_id >= 64)
+  if (!K || dev->device_id >= 64)
     return;
+  if (!supported) { /* Utilization alone, in derived.c's catalog */
+    K->derived_register(dev->device_id);
+    return;
+  }
   prov *v = &provs[dev->device_id];
   v->device_id = dev->device_id;
   pthread_mutex_init(&v->lock, NULL);
-  if (K->counters_register(dev->device_id, &catalog, &ops, v) == 0)
+  if (K->derived_attach(dev->device_id, &catalog, UTIL) == 0 &&
+      K->counters_register(dev->device_id, &catalog, &ops, v) == 0)
     K->counters_announce(dev->device_id);
 }
 
