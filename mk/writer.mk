@@ -5,8 +5,10 @@
 #              that `gpuperf record` can record it (the library's
 #              constructor starts the session)
 #   tracedump  prints a trace with gpuperf's decoder (static library)
+#   perfetto_peer  the service side of Perfetto's producer protocol
 
-WRITER_PROGS = $(BUILD)/tests/programs/sim_app $(BUILD)/tests/programs/tracedump
+WRITER_PROGS = $(BUILD)/tests/programs/sim_app $(BUILD)/tests/programs/tracedump \
+               $(BUILD)/tests/programs/perfetto_peer
 
 tests: $(WRITER_PROGS)
 test: $(WRITER_PROGS)
@@ -18,6 +20,12 @@ $(BUILD)/tests/programs/sim_app: $(BUILD)/obj/tests/programs/sim_app.o $(SHARED_
 	  -Wl,-rpath,'$$ORIGIN/../..' $(LDLIBS_LIB)
 
 $(BUILD)/tests/programs/tracedump: $(BUILD)/obj/tests/programs/tracedump.o $(STATIC_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS_LIB)
+
+# The service side of Perfetto's producer protocol (tests of the producer).
+$(BUILD)/tests/programs/perfetto_peer: $(BUILD)/obj/tests/programs/perfetto_peer.o $(STATIC_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS_LIB)

@@ -278,6 +278,60 @@ GP_EXPORT int gp_record_lost_at_death(const char *dir, uint32_t seq,
 GP_EXPORT int gp_record_write_lost(int fd, uint32_t seq, int32_t pid,
                                    uint64_t ts, uint64_t lost);
 
+/* ------------------------------------------------------------------ */
+/* Perfetto producer                                                     */
+
+/*
+ * gpuperf as a producer of Perfetto's tracing service (docs/perfetto.md):
+ * the process connects to the service's producer socket, registers
+ * gpuperf's data sources, and from then on the service starts and stops
+ * sessions in it whose packets go into the service's shared memory
+ * instead of a file. A process with GPUPERF_PRODUCER=perfetto in its
+ * environment does this by itself when it first does GPU work.
+ */
+typedef struct gp_producer_stats {
+  uint32_t connected; /* the socket is open and the service answers */
+  uint32_t running;   /* data source instances running now */
+  uint64_t started;   /* instances started so far */
+  uint64_t flushes;   /* flush requests answered */
+  uint64_t commits;   /* CommitData requests sent */
+  uint64_t chunks;    /* chunks handed to the service */
+  uint64_t packets;   /* packets written by instances that stopped */
+  uint64_t bytes;     /* their bytes */
+  uint64_t dropped;   /* packets dropped: the shared memory was full */
+  uint64_t stalls;    /* times a writer found the shared memory full */
+} gp_producer_stats;
+
+/* The producer socket: $PERFETTO_PRODUCER_SOCK_NAME, else
+ * /run/perfetto/traced-producer.sock where /run/perfetto/ is usable, else
+ * /tmp/perfetto-producer (Perfetto's own rule on Linux). A name that
+ * starts with '@' is in Linux's abstract namespace. Borrowed. */
+GP_EXPORT const char *gp_producer_socket(void);
+
+/*
+ * Connects this process to the tracing service as producer `name`
+ * (copied), registers gpu.renderstages, gpu.counters,
+ * gpu.counters.gpuperf, vulkan.memory_tracker and gpu.log, with the
+ * counter catalogs of the devices present in the gpu.counters
+ * descriptors, and returns once the service has started those that a
+ * trace session running now enables. Until gp_producer_stop() (also run
+ * at exit) the service drives this process's sessions. Returns 0,
+ * GP_EBUSY if connected already, -errno if the socket cannot be reached,
+ * GP_EIO if what answers is not a tracing service; err (if not NULL)
+ * then says why. flags: GP_PRODUCER_*.
+ */
+#define GP_PRODUCER_QUIET (1u << 0)         /* no warnings on stderr later */
+#define GP_PRODUCER_COUNTERS_ONLY (1u << 1) /* register the counters only */
+GP_EXPORT int gp_producer_start(const char *name, uint32_t flags, char *err,
+                                size_t err_size);
+
+/* Stops every data source instance (their last packets committed and the
+ * service told) and disconnects. Does nothing when not connected. */
+GP_EXPORT void gp_producer_stop(void);
+
+/* Fills *st. Returns GP_EINVAL if st is NULL. */
+GP_EXPORT int gp_producer_get_stats(gp_producer_stats *st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "tconfig.h"
 #include "textproto.h"
 
 /* ------------------------------------------------------------------ */
@@ -586,6 +587,69 @@ int gp_trace_config_parse(const char *text, size_t len, gp_trace_config **out,
                         err, err_size);
   if (rc == 0)
     rc = convert(c, root, err, err_size);
+  if (rc != 0) {
+    gp_trace_config_destroy(c);
+    return rc;
+  }
+  *out = c;
+  return 0;
+}
+
+/* Protobuf field numbers of the schema's fields (Perfetto's
+ * data_source_config.proto, gpu_counter_config.proto,
+ * gpu_renderstages_config.proto, vulkan_memory_config.proto), for
+ * configs that arrive encoded. */
+static const uint32_t field_numbers[] = {
+    [F_NAME] = 1,
+    [F_TARGET_BUFFER] = 2,
+    [F_GPU_COUNTER_CONFIG] = 108,
+    [F_VULKAN_MEMORY_CONFIG] = 112,
+    [F_GPU_RENDERSTAGES_CONFIG] = 133,
+    [F_COUNTER_PERIOD_NS] = 1,
+    [F_COUNTER_IDS] = 2,
+    [F_INSTRUMENTED_SAMPLING] = 3,
+    [F_FIX_GPU_CLOCK] = 4,
+    [F_ISC] = 5,
+    [F_COUNTER_NAMES] = 6,
+    [F_NAME_FILTERS] = 3,
+    [F_RANGES] = 5,
+    [F_TX_INCLUDE] = 6,
+    [F_TX_EXCLUDE] = 7,
+    [F_NAME_GLOB] = 1,
+    [F_NAME_BASE] = 2,
+    [F_SKIP] = 1,
+    [F_COUNT] = 2,
+    [F_FULL_LOADSTORE] = 1,
+    [F_LOW_OVERHEAD] = 2,
+    [F_TRACE_METRICS] = 3,
+    [F_TRACK_DRIVER] = 1,
+    [F_TRACK_DEVICE] = 2,
+    [F_TRACK_DEVICE + 1] = 0};
+
+/* See tconfig.h. */
+int gp__trace_config_from_source(const uint8_t *p, size_t n,
+                                 gp_trace_config **out, char *err,
+                                 size_t err_size) {
+  if ((!p && n) || !out)
+    return GP_EINVAL;
+  gp_trace_config *c = config_new();
+  if (!c)
+    return GP_ENOMEM;
+  /* The tree of "data_sources { config { ...these bytes... } }". */
+  gp__tp_node *fields = NULL;
+  gp__tp_node *ds = gp__arena_alloc(&c->arena, sizeof(*ds));
+  gp__tp_node *cfg = gp__arena_alloc(&c->arena, sizeof(*cfg));
+  int rc = GP_ENOMEM;
+  if (ds && cfg)
+    rc = gp__tp_parse_binary(p, n, &dsc_msg, field_numbers, &c->arena, &fields,
+                             err, err_size);
+  if (rc == 0) {
+    ds->field = &trace_fields[1];
+    ds->child = cfg;
+    cfg->field = &ds_fields[0];
+    cfg->child = fields;
+    rc = convert(c, ds, err, err_size);
+  }
   if (rc != 0) {
     gp_trace_config_destroy(c);
     return rc;

@@ -563,7 +563,9 @@ void gp__tp_error_at(const gp__tp_node *n, char *err, size_t err_size,
                      const char *fmt, ...) {
   if (!err || !err_size)
     return;
-  int k = snprintf(err, err_size, "line %u, column %u: ", n->line, n->column);
+  int k = n->line ? snprintf(err, err_size, "line %u, column %u: ", n->line,
+                             n->column)
+                  : snprintf(err, err_size, "field %s: ", n->field->name);
   if (k < 0 || (size_t)k >= err_size)
     return;
   va_list ap;

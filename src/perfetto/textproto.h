@@ -80,7 +80,23 @@ int gp__tp_parse(const char *text, size_t len, const gp__tp_message *msg,
                  gp__arena *arena, gp__tp_node **root, char *err,
                  size_t err_size);
 
-/* Formats "line L, column C: " + message for node n into err. */
+/*
+ * Reads p[0..n), a message of type msg in the protobuf binary format, into
+ * the same tree gp__tp_parse() makes of its text, so that one converter
+ * gives both the same meaning. numbers[field id] is each schema field's
+ * protobuf field number. Fields the schema does not name are skipped (a
+ * DataSourceConfig from Perfetto's service carries many); a singular
+ * field given twice keeps its last value, as protobuf decoders do; packed
+ * and unpacked repeated numbers are both read. Nodes have line 0: errors
+ * about them name the field instead. Returns 0, GP_ECORRUPT (err says
+ * where) or GP_ENOMEM (textproto_bin.c).
+ */
+int gp__tp_parse_binary(const uint8_t *p, size_t n, const gp__tp_message *msg,
+                        const uint32_t *numbers, gp__arena *arena,
+                        gp__tp_node **root, char *err, size_t err_size);
+
+/* Formats "line L, column C: " + message for node n into err ("field F: "
+ * for a node read from the binary format). */
 void gp__tp_error_at(const gp__tp_node *n, char *err, size_t err_size,
                      const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

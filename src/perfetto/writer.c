@@ -173,6 +173,13 @@ void gp__tw_reset_incremental(gp__tw *w, bool lost) {
     w->lost_next = true;
 }
 
+/* See writer.h. */
+void gp__tw_clear_incremental(gp__tw *w) {
+  pthread_mutex_lock(&w->lock);
+  gp__tw_reset_incremental(w, false);
+  pthread_mutex_unlock(&w->lock);
+}
+
 /* ------------------------------------------------------------------ */
 /* Sink                                                                 */
 
@@ -226,6 +233,9 @@ static int tw_flush(gp__tw *w) {
   if (rc == 0) {
     w->off += size;
     w->st.bytes += size;
+    if (w->o.sink_flushed && w->o.fd < 0 &&
+        w->o.sink_flushed(w->o.sink_user) < 0)
+      gp__tw_reset_incremental(w, true);
   } else {
     if (w->o.fd >= 0 && ftruncate(w->o.fd, (off_t)w->off) == 0)
       lseek(w->o.fd, (off_t)w->off, SEEK_SET);
@@ -308,8 +318,10 @@ void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags) {
       *p++ = (GP_PB_PACKET_TIMESTAMP << 3) | GP_PB_VARINT;
       p = gp__pb_put_varint(p, ts);
     }
-    *p++ = (GP_PB_PACKET_SEQUENCE_ID << 3) | GP_PB_VARINT;
-    p = gp__pb_put_varint(p, w->o.sequence_id);
+    if (!w->o.service_sequenced) {
+      *p++ = (GP_PB_PACKET_SEQUENCE_ID << 3) | GP_PB_VARINT;
+      p = gp__pb_put_varint(p, w->o.sequence_id);
+    }
     if (flags) {
       *p++ = (GP_PB_PACKET_SEQUENCE_FLAGS << 3) | GP_PB_VARINT;
       p = gp__pb_put_varint(p, flags);
@@ -331,8 +343,9 @@ void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags) {
   }
   if (ts)
     gp__pb_uint(pb, GP_PB_PACKET_TIMESTAMP, ts);
-  gp__pb_uint(pb, GP_PB_PACKET_SEQUENCE_ID, w->o.sequence_id);
-  if (w->o.machine_id)
+  if (!w->o.service_sequenced)
+    gp__pb_uint(pb, GP_PB_PACKET_SEQUENCE_ID, w->o.sequence_id);
+  if (w->o.machine_id && !w->o.service_sequenced)
     gp__pb_uint(pb, GP_PB_PACKET_MACHINE_ID, w->o.machine_id);
   if (w->clear_next) {
     if (w->st.packets == 0)

@@ -43,9 +43,18 @@ typedef struct gp__tw_options {
   bool vk_device_memory;    /* VulkanMemoryEvent: device memory, objects */
   bool vk_driver_memory;    /* VulkanMemoryEvent: the driver's host memory */
   bool host_identity;       /* SystemInfo and the "gpuperf host" event */
+  bool service_sequenced;   /* a Perfetto service stamps each packet's
+                               sequence (and machine): neither
+                               trusted_packet_sequence_id nor machine_id
+                               is written; sequence_id still makes track
+                               uuids unique */
   int fd;                   /* output file, or -1 to use sink */
   gp__tw_sink_fn sink;      /* used when fd < 0; NULL discards */
   void *sink_user;
+  /* Called, when not NULL, after the bytes of one flush went to the sink;
+   * a negative return says some were lost (the next packets then start
+   * the incremental state over and mark the loss). */
+  int (*sink_flushed)(void *user);
 } gp__tw_options;
 
 /* What a writer did, for summaries, tests and the benchmark. */
@@ -95,6 +104,11 @@ void gp__tw_consume(gp__tw *w, const uint8_t *buffer, size_t valid_size);
  * Later consume calls are ignored.
  */
 int gp__tw_finish(gp__tw *w);
+
+/* Starts the incremental state over (Perfetto's ClearIncrementalState):
+ * the next packet is marked SEQ_INCREMENTAL_STATE_CLEARED and interned
+ * data is emitted again. */
+void gp__tw_clear_incremental(gp__tw *w);
 
 /* Copies the statistics into *st. */
 void gp__tw_get_stats(gp__tw *w, gp__tw_stats *st);

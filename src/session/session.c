@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "producer.h"
 #include "sessionInt.h"
 
 static struct {
@@ -312,9 +313,10 @@ static gp_trace_config *copy_config(const gp_trace_config *cfg) {
 }
 
 static int start(const gp_trace_config *cfg, const char *path,
-                 const gp_session_options *opts, bool env, gp_session **out) {
+                 const gp_session_options *opts, bool env,
+                 const gp__session_sink *sink, gp_session **out) {
   if (!cfg || !out || (opts && opts->reserved0) ||
-      (!path && (!opts || opts->output_fd <= 0)) ||
+      (!path && !sink && (!opts || opts->output_fd <= 0)) ||
       (opts && opts->sequence_id >= (1u << 24))) {
     gp__session_error(opts, "invalid arguments");
     return GP_EINVAL;
@@ -333,7 +335,9 @@ static int start(const gp_trace_config *cfg, const char *path,
   bool det = opts && (opts->flags & GP_SESSION_DETERMINISTIC);
   if (!(s->cfg = copy_config(cfg)))
     goto fail;
-  if (path) {
+  if (sink) {
+    s->fd = -1;
+  } else if (path) {
     s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (s->fd < 0) {
       rc = -errno;
@@ -345,6 +349,12 @@ static int start(const gp_trace_config *cfg, const char *path,
     s->fd = opts->output_fd;
   }
   writer_options(s->cfg, s->seq, s->fd, det, &s->wopts);
+  if (sink) {
+    s->wopts.sink = sink->write;
+    s->wopts.sink_flushed = sink->flushed;
+    s->wopts.sink_user = sink->user;
+    s->wopts.service_sequenced = true;
+  }
   if ((rc = gp__tw_create(&s->wopts, &s->w)) != 0)
     goto fail;
   if ((s->slot = slot_take(s)) < 0) {
@@ -401,7 +411,25 @@ fail:
 /* See session.h. */
 int gp_session_start(const gp_trace_config *cfg, const char *path,
                      const gp_session_options *opts, gp_session **out) {
-  return start(cfg, path, opts, false, out);
+  return start(cfg, path, opts, false, NULL, out);
+}
+
+/* See sessionInt.h. */
+int gp__session_start_sink(const gp_trace_config *cfg,
+                           const gp_session_options *opts,
+                           const gp__session_sink *sink, gp_session **out) {
+  if (!sink || !sink->write)
+    return GP_EINVAL;
+  return start(cfg, NULL, opts, false, sink, out);
+}
+
+/* See sessionInt.h. */
+void gp__session_clear_incremental(gp_session *s) {
+  pthread_mutex_lock(&s->lock);
+  bool live = !s->stopped;
+  pthread_mutex_unlock(&s->lock);
+  if (live)
+    gp__tw_clear_incremental(s->w);
 }
 
 /* The work of stopping; from_helper: called by the helper thread. */
@@ -600,7 +628,7 @@ int gp_session_start_from_env(gp_session **out) {
   o.error = err;
   o.error_size = sizeof(err);
   gp_session *s = NULL;
-  rc = start(cfg, NULL, &o, true, &s);
+  rc = start(cfg, NULL, &o, true, NULL, &s);
   gp_trace_config_destroy(cfg);
   if (rc != 0) {
     env_warn("not recording: %s", err[0] ? err : gp_strerror(rc));
@@ -674,13 +702,22 @@ static void env_start(void) {
   }
 }
 
+static bool env_record, env_producer;
+static pthread_once_t producer_once = PTHREAD_ONCE_INIT;
+
 static void env_activate(void) {
-  pthread_once(&env_once, env_start);
+  if (env_record)
+    pthread_once(&env_once, env_start);
+  if (env_producer) /* GPUPERF_PRODUCER=perfetto (producer.c) */
+    pthread_once(&producer_once, gp__producer_activate);
 }
 
 __attribute__((constructor)) static void session_ctor(void) {
   const char *dir = getenv("GPUPERF_RECORD_DIR");
-  if (dir && *dir)
+  const char *producer = getenv("GPUPERF_PRODUCER");
+  env_record = dir && *dir;
+  env_producer = producer && *producer;
+  if (env_record || env_producer)
     gp__activate_set_hook(env_activate);
 }
 
@@ -703,6 +740,7 @@ static void atfork_parent(void) {}
 
 static void atfork_child(void) {
   gp__session_counters_after_fork();
+  gp__producer_after_fork();
   gp__death_page_forget();
   for (int i = 0; i < MAX_SESSIONS; i++) {
     gp_session *s = slots[i].s;

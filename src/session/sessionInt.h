@@ -51,6 +51,26 @@ struct gp_session {
   pid_t pid;            /* env session: the process it records */
 };
 
+/* Where a session started by gp__session_start_sink() writes: its
+ * writer's sink (see perfetto/writer.h), for a Perfetto producer. */
+typedef struct gp__session_sink {
+  gp__tw_sink_fn write;
+  int (*flushed)(void *user);
+  void *user;
+} gp__session_sink;
+
+/* As gp_session_start(), writing to sink instead of a file; packets then
+ * carry no sequence id or machine id (the tracing service stamps them).
+ * sink is copied. */
+int gp__session_start_sink(const gp_trace_config *cfg,
+                           const gp_session_options *opts,
+                           const gp__session_sink *sink, gp_session **out);
+
+/* Starts the session's incremental state over: the next packets repeat
+ * what they refer to (interned names, descriptors). Does nothing once
+ * stopped. */
+void gp__session_clear_incremental(gp_session *s);
+
 /* Writes a message into o->error (if there is room for one). */
 void gp__session_error(const gp_session_options *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -70,7 +70,9 @@ static bool contains_ci(const char *hay, const char *needle) {
 }
 
 /* The gpu.counters data source that applies to a device: one whose vendor
- * suffix the device matches, else the one without a suffix. */
+ * suffix the device matches, else the one without a suffix. The suffix
+ * "gpuperf" names gpuperf itself (the name its producer registers beside
+ * gpu.counters): it applies to every device, as no suffix does. */
 static bool counters_source_for(const gp_trace_config *cfg, uint32_t dev,
                                 gp_data_source_info *out, uint32_t *index) {
   gp_device_info di;
@@ -82,7 +84,7 @@ static bool counters_source_for(const gp_trace_config *cfg, uint32_t dev,
   for (uint32_t i = 0; gp_trace_config_get_data_source(cfg, i, &ds) == 0; i++) {
     if (ds.kind != GP_DATA_SOURCE_GPU_COUNTERS)
       continue;
-    if (!*ds.vendor) {
+    if (!*ds.vendor || strcmp(ds.vendor, "gpuperf") == 0) {
       g = ds;
       gi = i;
       generic = true;

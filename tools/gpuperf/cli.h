@@ -26,6 +26,11 @@ int cmd_top(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_producer(int argc, char **argv);
+
+/* `gpuperf record --producer -- CMD`: runs cmd with GPUPERF_PRODUCER set
+ * (cmd_producer.c); returns gpuperf's exit status. */
+int cli_record_producer(char **cmd, bool quiet);
 
 /*
  * Adds libgpuperf-opencl.so (found beside the loaded libgpuperf, or named

@@ -49,7 +49,8 @@ static void record_usage(FILE *out) {
   fprintf(
       out,
       "usage: gpuperf record [-c CONFIG] [-e COUNTERS] [-o FILE] [-q] "
-      "[--] CMD [ARGS...]\n\n"
+      "[--] CMD [ARGS...]\n"
+      "       gpuperf record --producer [-q] [--] CMD [ARGS...]\n\n"
       "Runs CMD and records what its processes do on GPUs into one\n"
       "Perfetto trace (open it in ui.perfetto.dev, or query it with\n"
       "gpuperf query). Programs that use libgpuperf, or OpenCL (through\n"
@@ -67,7 +68,11 @@ static void record_usage(FILE *out) {
       "  -q, --quiet           no summary\n"
       "      --recover DIR     make the trace from the FILE.parts-XXXXXX\n"
       "                        folder a killed record left (into -o, or\n"
-      "                        FILE)\n\n"
+      "                        FILE)\n"
+      "      --producer        send CMD's GPU work to Perfetto's tracing\n"
+      "                        service instead of a file (GPUPERF_PRODUCER=\n"
+      "                        perfetto; the config given to `perfetto`\n"
+      "                        decides what is recorded: docs/perfetto.md)\n\n"
       "Exit status: CMD's, 128 + the signal that ended it, 1 for a usage\n"
       "error, 2 for a bad config or a trace that could not be written\n"
       "whole.\n");
@@ -349,7 +354,7 @@ int cmd_record(int argc, char **argv) {
   const char *config = NULL, *output = "gpuperf.pftrace", *recover = NULL;
   char *names[MAX_EVENTS];
   size_t nnames = 0;
-  bool quiet = false;
+  bool quiet = false, producer = false;
   int status = CLI_OK;
   static const struct option longopts[] = {
       {"config", required_argument, 0, 'c'},
@@ -357,6 +362,7 @@ int cmd_record(int argc, char **argv) {
       {"output", required_argument, 0, 'o'},
       {"quiet", no_argument, 0, 'q'},
       {"recover", required_argument, 0, 'R'},
+      {"producer", no_argument, 0, 'P'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   int c;
@@ -385,6 +391,9 @@ int cmd_record(int argc, char **argv) {
     case 'R':
       recover = optarg;
       break;
+    case 'P':
+      producer = true;
+      break;
     case 'h':
       record_usage(stdout);
       goto out;
@@ -401,6 +410,16 @@ int cmd_record(int argc, char **argv) {
   if (optind >= argc) {
     record_usage(stderr);
     status = cli_error(CLI_USAGE, "no command to record");
+    goto out;
+  }
+  if (producer) {
+    /* The service's trace config decides what is recorded, and where. */
+    if (config || nnames || have_o)
+      status = cli_error(CLI_USAGE,
+                         "--producer: the trace config given to `perfetto` "
+                         "says what is recorded; drop -c, -e and -o");
+    else
+      status = cli_record_producer(argv + optind, quiet);
     goto out;
   }
   status = record_run(config, names, nnames, output, quiet, argv + optind);

@@ -32,6 +32,8 @@ static const command commands[] = {
      "write a trace as Chrome JSON or CSV, or into ClickHouse (--to)"},
     {"diff", cmd_diff, "compare two traces: kernels, copies, busy, counters"},
     {"merge", cmd_merge, "merge the traces of several machines on one clock"},
+    {"producer", cmd_producer,
+     "offer this machine's GPU counters to Perfetto's tracing service"},
     {"cuda", cmd_cuda, "CUDA devices and the metrics NVIDIA GPUs can count"},
 };
 
