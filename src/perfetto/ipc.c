@@ -289,7 +289,9 @@ void gp__ipc_put_commit(gp__pb_writer *w, const gp__ipc_chunk_ref *chunks,
 }
 
 /* See ipc.h. */
-void gp__ipc_put_id(gp__pb_writer *w, uint64_t id) { gp__pb_uint(w, 1, id); }
+void gp__ipc_put_id(gp__pb_writer *w, uint64_t id) {
+  gp__pb_uint(w, 1, id);
+}
 
 /* See ipc.h. */
 void gp__ipc_put_register_writer(gp__pb_writer *w, uint32_t writer_id,
@@ -400,8 +402,7 @@ int gp__ipc_command_decode(const uint8_t *p, size_t n, gp__ipc_command *c) {
 }
 
 /* See ipc.h. */
-int gp__ipc_ds_config_decode(const uint8_t *p, size_t n,
-                             gp__ipc_ds_config *c) {
+int gp__ipc_ds_config_decode(const uint8_t *p, size_t n, gp__ipc_ds_config *c) {
   memset(c, 0, sizeof(*c));
   gp__pb_reader r;
   gp__pb_field x;
@@ -413,8 +414,7 @@ int gp__ipc_ds_config_decode(const uint8_t *p, size_t n,
       c->name_len = x.size;
     } else if (x.id == F_DS_TARGET_BUFFER && x.wire_type == GP_PB_VARINT) {
       c->target_buffer = (uint32_t)x.value;
-    } else if (x.id == F_DS_TRACING_SESSION_ID &&
-               x.wire_type == GP_PB_VARINT) {
+    } else if (x.id == F_DS_TRACING_SESSION_ID && x.wire_type == GP_PB_VARINT) {
       c->tracing_session_id = x.value;
     } else if (x.id == F_DS_BUFFER_EXHAUSTED_POLICY &&
                x.wire_type == GP_PB_VARINT) {

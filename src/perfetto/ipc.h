@@ -59,9 +59,9 @@ typedef struct gp__ipc_frame {
 
 /*
  * Looks at buf[0..len) for one whole frame. Returns the bytes it takes
- * (header included) and points *payload (of *payload_len bytes) at its IPCFrame; 0 if
- * more bytes are needed; GP_ECORRUPT if the length announced is 0 or
- * larger than GP_IPC_MAX_FRAME (the stream cannot be resynchronised).
+ * (header included) and points *payload (of *payload_len bytes) at its
+ * IPCFrame; 0 if more bytes are needed; GP_ECORRUPT if the length announced is
+ * 0 or larger than GP_IPC_MAX_FRAME (the stream cannot be resynchronised).
  */
 long gp__ipc_frame_split(const uint8_t *buf, size_t len,
                          const uint8_t **payload, size_t *payload_len);
@@ -127,24 +127,24 @@ void gp__ipc_put_register_writer(gp__pb_writer *w, uint32_t writer_id,
 
 enum {
   GP_IPC_CMD_NONE = 0,
-  GP_IPC_CMD_START = 1,       /* start_data_source */
-  GP_IPC_CMD_STOP = 2,        /* stop_data_source */
+  GP_IPC_CMD_START = 1,         /* start_data_source */
+  GP_IPC_CMD_STOP = 2,          /* stop_data_source */
   GP_IPC_CMD_SETUP_TRACING = 3, /* setup_tracing: the SMB comes with it */
-  GP_IPC_CMD_FLUSH = 5,       /* flush */
-  GP_IPC_CMD_SETUP = 6,       /* setup_data_source */
-  GP_IPC_CMD_CLEAR = 7        /* clear_incremental_state */
+  GP_IPC_CMD_FLUSH = 5,         /* flush */
+  GP_IPC_CMD_SETUP = 6,         /* setup_data_source */
+  GP_IPC_CMD_CLEAR = 7          /* clear_incremental_state */
 };
 
 #define GP_IPC_CMD_MAX_IDS 64
 
 typedef struct gp__ipc_command {
-  uint32_t kind;                 /* GP_IPC_CMD_* */
-  uint64_t instance_id;          /* SETUP, START, STOP */
-  const uint8_t *config;         /* SETUP, START: DataSourceConfig bytes */
+  uint32_t kind;         /* GP_IPC_CMD_* */
+  uint64_t instance_id;  /* SETUP, START, STOP */
+  const uint8_t *config; /* SETUP, START: DataSourceConfig bytes */
   size_t config_len;
-  uint32_t page_size_kb;         /* SETUP_TRACING */
-  uint64_t flush_request_id;     /* FLUSH */
-  uint64_t flush_flags;          /* FLUSH */
+  uint32_t page_size_kb;            /* SETUP_TRACING */
+  uint64_t flush_request_id;        /* FLUSH */
+  uint64_t flush_flags;             /* FLUSH */
   uint64_t ids[GP_IPC_CMD_MAX_IDS]; /* FLUSH, CLEAR: data source ids */
   uint32_t nids;
   bool all_ids; /* more ids than fit: treat as every data source */

@@ -142,8 +142,8 @@ void gp__smb_complete(gp__smb_writer *w) {
  * has room, else in a new one; continues: it carries on a packet. */
 static bool open_fragment(gp__smb_writer *w, size_t remaining, bool continues) {
   size_t need = GP_SMB_FRAGMENT_HEADER + (remaining ? 1 : 0);
-  if (w->chunk && ((size_t)(w->end - w->p) < need ||
-                   w->count >= GP_SMB_MAX_FRAGMENTS))
+  if (w->chunk &&
+      ((size_t)(w->end - w->p) < need || w->count >= GP_SMB_MAX_FRAGMENTS))
     gp__smb_complete(w);
   if (!w->chunk) {
     if (!acquire(w))

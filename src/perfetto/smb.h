@@ -53,10 +53,17 @@
 #define GP_SMB_MAX_WRITER_ID 1023
 
 /* Chunk states and flags, as in the ABI. */
-enum { GP_SMB_FREE = 0, GP_SMB_WRITING = 1, GP_SMB_READING = 2,
-       GP_SMB_COMPLETE = 3 };
-enum { GP_SMB_FIRST_CONTINUES = 1, GP_SMB_LAST_CONTINUES = 2,
-       GP_SMB_NEEDS_PATCHING = 4 };
+enum {
+  GP_SMB_FREE = 0,
+  GP_SMB_WRITING = 1,
+  GP_SMB_READING = 2,
+  GP_SMB_COMPLETE = 3
+};
+enum {
+  GP_SMB_FIRST_CONTINUES = 1,
+  GP_SMB_LAST_CONTINUES = 2,
+  GP_SMB_NEEDS_PATCHING = 4
+};
 
 typedef struct gp__smb {
   uint8_t *base;
@@ -90,11 +97,11 @@ typedef struct gp__smb_writer {
   uint16_t count;
   uint8_t flags;
   /* The packet being written. */
-  uint8_t *frag;      /* size header of its current fragment */
-  size_t frag_room;   /* bytes its current fragment may still take */
-  size_t left;        /* bytes of the packet still to come */
-  bool dropping;      /* the rest of the packet is dropped */
-  size_t next_page;   /* where the search for a free page starts */
+  uint8_t *frag;    /* size header of its current fragment */
+  size_t frag_room; /* bytes its current fragment may still take */
+  size_t left;      /* bytes of the packet still to come */
+  bool dropping;    /* the rest of the packet is dropped */
+  size_t next_page; /* where the search for a free page starts */
   /* Complete chunks not yet committed. */
   gp__ipc_chunk_ref *done;
   size_t ndone, capdone;
@@ -134,8 +141,7 @@ void gp__smb_complete(gp__smb_writer *w);
 
 /* Moves up to max queued chunk references into out and returns how many
  * (the oldest first). */
-size_t gp__smb_take_done(gp__smb_writer *w, gp__ipc_chunk_ref *out,
-                         size_t max);
+size_t gp__smb_take_done(gp__smb_writer *w, gp__ipc_chunk_ref *out, size_t max);
 
 /* The size of chunks of a page of layout n chunks. */
 static inline size_t gp__smb_chunk_size(size_t page_size, unsigned n) {

@@ -108,8 +108,8 @@ static int field_value(bin_parser *bp, gp__pb_reader *r, const gp__pb_field *x,
     if (x->wire_type != GP_PB_LEN)
       return fail(bp, off, "wrong wire type", f);
     gp__tp_node *n = node_for(bp, f, head, tail);
-    if (!n || !(n->s = gp__arena_strndup(bp->arena, (const char *)x->data,
-                                         x->size)))
+    if (!n ||
+        !(n->s = gp__arena_strndup(bp->arena, (const char *)x->data, x->size)))
       return GP_ENOMEM;
     n->len = x->size;
     return 0;

@@ -44,9 +44,9 @@
 
 #define PAGE_HINT (32u * 1024u)
 #define SMB_HINT (2u * 1024u * 1024u)
-#define COMMIT_BATCH 8        /* complete chunks sent per CommitData */
-#define REPLY_TIMEOUT_MS 5000 /* for the handshake's replies */
-#define STALL_DROP_NS 100000000ull  /* SMB full, drop policy: 100 ms */
+#define COMMIT_BATCH 8               /* complete chunks sent per CommitData */
+#define REPLY_TIMEOUT_MS 5000        /* for the handshake's replies */
+#define STALL_DROP_NS 100000000ull   /* SMB full, drop policy: 100 ms */
 #define STALL_STALL_NS 2000000000ull /* SMB full, stall policies: 2 s */
 #define RECV_CAP (2u * GP_IPC_MAX_FRAME)
 
@@ -61,14 +61,18 @@ enum {
   M_SYNC,
   M_COUNT
 };
-static const char *const method_names[M_COUNT] = {
-    "InitializeConnection", "RegisterDataSource",    "CommitData",
-    "GetAsyncCommand",      "NotifyDataSourceStopped", "RegisterTraceWriter",
-    "UnregisterTraceWriter", "Sync"};
+static const char *const method_names[M_COUNT] = {"InitializeConnection",
+                                                  "RegisterDataSource",
+                                                  "CommitData",
+                                                  "GetAsyncCommand",
+                                                  "NotifyDataSourceStopped",
+                                                  "RegisterTraceWriter",
+                                                  "UnregisterTraceWriter",
+                                                  "Sync"};
 
-static const char *const source_names[] = {
-    "gpu.renderstages", "gpu.counters", "gpu.counters.gpuperf",
-    "vulkan.memory_tracker", "gpu.log"};
+static const char *const source_names[] = {"gpu.renderstages", "gpu.counters",
+                                           "gpu.counters.gpuperf",
+                                           "vulkan.memory_tracker", "gpu.log"};
 
 typedef struct instance {
   bool used;
@@ -365,10 +369,10 @@ static void start(instance *in) {
   char err[256] = "";
   gp_session_options o = {0};
   /* A sequence of its own per process and instance: unique track uuids. */
-  o.sequence_id = (uint32_t)(((uint64_t)getpid() * MAX_SESSIONS +
-                              (uint64_t)(in - P.inst)) %
-                             ((1u << 24) - 2)) +
-                  1;
+  o.sequence_id =
+      (uint32_t)(((uint64_t)getpid() * MAX_SESSIONS + (uint64_t)(in - P.inst)) %
+                 ((1u << 24) - 2)) +
+      1;
   o.error = err;
   o.error_size = sizeof(err);
   int rc = gp__session_start_sink(in->cfg, &o, &sink, &in->s);
@@ -555,8 +559,7 @@ static void frame(const uint8_t *p, size_t n) {
         pthread_mutex_lock(&P.cmd_lock);
         command(&c);
         pthread_mutex_unlock(&P.cmd_lock);
-      }
-      else
+      } else
         warn("a corrupt command from the service was ignored");
     } else {
       if (f.reply && f.reply_len) {
@@ -567,8 +570,8 @@ static void frame(const uint8_t *p, size_t n) {
         while (gp__pb_next(&r, &x) > 0)
           if (x.id == 1 && x.wire_type == GP_PB_LEN && x.size) {
             pthread_mutex_lock(&P.lock);
-            snprintf(P.last_error, sizeof(P.last_error), "%.*s",
-                     (int)x.size, (const char *)x.data);
+            snprintf(P.last_error, sizeof(P.last_error), "%.*s", (int)x.size,
+                     (const char *)x.data);
             pthread_mutex_unlock(&P.lock);
             f.success = false;
           }
@@ -794,7 +797,9 @@ static int fail(char *err, size_t size, int rc, const char *fmt, ...) {
   return rc;
 }
 
-static void at_exit(void) { gp_producer_stop(); }
+static void at_exit(void) {
+  gp_producer_stop();
+}
 
 /* See producer.h. */
 int gp_producer_start(const char *name, uint32_t flags, char *err,
@@ -810,8 +815,9 @@ int gp_producer_start(const char *name, uint32_t flags, char *err,
   const char *path = gp_producer_socket();
   int fd = sock_connect(path);
   if (fd < 0)
-    return fail(err, size, fd, "cannot connect to the tracing service at %s: %s",
-                path, gp_strerror(fd));
+    return fail(err, size, fd,
+                "cannot connect to the tracing service at %s: %s", path,
+                gp_strerror(fd));
   P.fd = fd;
   P.dead = false;
   gp__pb_writer_init(&P.out);

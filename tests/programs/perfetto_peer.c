@@ -48,12 +48,18 @@
 #define MAX_WRITERS 64
 #define MAX_INST 32
 
-static const char *const methods[] = {
-    "InitializeConnection", "RegisterDataSource",    "UnregisterDataSource",
-    "CommitData",           "GetAsyncCommand",       "RegisterTraceWriter",
-    "UnregisterTraceWriter", "NotifyDataSourceStarted",
-    "NotifyDataSourceStopped", "ActivateTriggers",   "Sync",
-    "UpdateDataSource"};
+static const char *const methods[] = {"InitializeConnection",
+                                      "RegisterDataSource",
+                                      "UnregisterDataSource",
+                                      "CommitData",
+                                      "GetAsyncCommand",
+                                      "RegisterTraceWriter",
+                                      "UnregisterTraceWriter",
+                                      "NotifyDataSourceStarted",
+                                      "NotifyDataSourceStopped",
+                                      "ActivateTriggers",
+                                      "Sync",
+                                      "UpdateDataSource"};
 enum {
   M_INIT = 1,
   M_REGISTER,
@@ -71,9 +77,9 @@ enum {
 
 typedef struct writer {
   uint32_t id;
-  uint32_t seq;          /* trusted_packet_sequence_id given */
-  int64_t last_chunk;    /* -1: none yet */
-  uint8_t *partial;      /* a packet continuing in the next chunk */
+  uint32_t seq;       /* trusted_packet_sequence_id given */
+  int64_t last_chunk; /* -1: none yet */
+  uint8_t *partial;   /* a packet continuing in the next chunk */
   size_t npartial, cappartial;
   bool have_partial;
 } writer;
@@ -215,8 +221,8 @@ static void start_sources(conn *c) {
       c->page = page_kb ? page_kb * 1024 : 4096;
       if (fd < 0 || ftruncate(fd, (off_t)c->smb_size) != 0)
         error("memfd: %s", strerror(errno));
-      c->smb = mmap(NULL, c->smb_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-                    fd, 0);
+      c->smb =
+          mmap(NULL, c->smb_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
       gp__pb_begin(&w, 3); /* setup_tracing */
       gp__pb_uint(&w, 1, c->page / 1024);
       gp__pb_end(&w);
@@ -273,8 +279,7 @@ static void emit(writer *w, const uint8_t *p, size_t n) {
     static const uint32_t reserved[] = {3, 10, 33, 35, 50, 36, 79, 98};
     for (size_t i = 0; i < sizeof(reserved) / sizeof(*reserved); i++)
       if (x.id == reserved[i]) {
-        error("writer %u wrote the reserved TracePacket field %u", w->id,
-              x.id);
+        error("writer %u wrote the reserved TracePacket field %u", w->id, x.id);
         return;
       }
   }
@@ -502,8 +507,7 @@ static void timers(void) {
     inst *in = &I[i];
     if (!in->used || in->stop_sent || !in->c)
       continue;
-    if (clear_after_ms && now - in->start_ns >= clear_after_ms &&
-        !st.clears) {
+    if (clear_after_ms && now - in->start_ns >= clear_after_ms && !st.clears) {
       gp__pb_writer w;
       gp__pb_writer_init(&w);
       gp__pb_begin(&w, 7);

@@ -169,10 +169,9 @@ int cmd_producer(int argc, char **argv) {
   uint32_t ndev = 0;
   gp_device_count(&ndev);
   char err[512] = "";
-  rc = gp_producer_start(name,
-                         GP_PRODUCER_COUNTERS_ONLY |
-                             (quiet ? GP_PRODUCER_QUIET : 0),
-                         err, sizeof(err));
+  rc = gp_producer_start(
+      name, GP_PRODUCER_COUNTERS_ONLY | (quiet ? GP_PRODUCER_QUIET : 0), err,
+      sizeof(err));
   if (rc != 0) {
     const char *path = gp_producer_socket();
     if (rc != GP_EIO && rc != GP_EBUSY)
