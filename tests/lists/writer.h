@@ -37,3 +37,11 @@ GP_TEST_ENTRY(tconfig_survives_mutated_input, 60)
 GP_TEST_ENTRY(writer_dump_survives_corrupt_traces, 60)
 GP_TEST_ENTRY(writer_untimed_gpu_work, 20)
 GP_TEST_ENTRY(record_processes_without_gpu_work_leave_no_trace, 60)
+
+/* unit: Perfetto's producer protocol against the documented bytes */
+GP_TEST_ENTRY(producer_abi_frames_match_the_documented_bytes, 10)
+GP_TEST_ENTRY(producer_abi_bind_reply_and_split, 10)
+GP_TEST_ENTRY(producer_abi_commands_decode, 10)
+GP_TEST_ENTRY(producer_abi_binary_config_means_what_the_text_means, 10)
+GP_TEST_ENTRY(producer_abi_chunk_layout, 10)
+GP_TEST_ENTRY(producer_abi_full_buffer_drops_and_counts, 10)
