@@ -660,7 +660,10 @@ GP_EXPORT const char *gp_memcpy_kind_name(uint32_t kind);
 /*
  * Flushes (forced), stops the collector thread and disables every kind.
  * Buffers still held are completed first. Callbacks stay registered; a
- * later enable starts collection again. Returns 0 or the flush error.
+ * later enable starts collection again. In a process recorded by
+ * `gpuperf record` or sending to Perfetto's service (GPUPERF_PRODUCER),
+ * that recording ends first, with its last records and counter samples;
+ * GPU work after it is not recorded. Returns 0 or the flush error.
  */
 GP_EXPORT int gp_activity_finalize(void);
 

@@ -473,6 +473,7 @@ int gp_activity_flush_all(uint32_t flags) {
 
 /* See activity.h. */
 int gp_activity_finalize(void) {
+  gp__finalizing(); /* sessions kept until exit end now (core.h) */
   pthread_mutex_lock(&gp__act.lock);
   bool running = gp__act.collector_running;
   pthread_mutex_unlock(&gp__act.lock);

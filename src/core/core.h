@@ -306,6 +306,17 @@ void gp__activate(void);
  */
 void gp__activate_set_hook(gp__activate_hook hook);
 
+/*
+ * The same for the end: gp_activity_finalize() runs the finalize hook (if
+ * installed) before it flushes and stops the collector, so that sessions
+ * the layer above keeps until exit (a recorded process's, a producer's)
+ * end while records and counter samples are still delivered. NULL
+ * removes it.
+ */
+typedef void (*gp__finalize_hook)(void);
+void gp__finalize_set_hook(gp__finalize_hook hook);
+void gp__finalizing(void);
+
 /* ---- device.c: devices and contexts ---- */
 
 /*

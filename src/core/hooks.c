@@ -12,6 +12,7 @@
 #include "core.h"
 
 static _Atomic(gp__activate_hook) activate_hook;
+static _Atomic(gp__finalize_hook) finalize_hook;
 
 /* See core.h. */
 void gp__activate(void) {
@@ -24,4 +25,17 @@ void gp__activate(void) {
 /* See core.h. */
 void gp__activate_set_hook(gp__activate_hook hook) {
   atomic_store_explicit(&activate_hook, hook, memory_order_release);
+}
+
+/* See core.h. */
+void gp__finalize_set_hook(gp__finalize_hook hook) {
+  atomic_store_explicit(&finalize_hook, hook, memory_order_release);
+}
+
+/* See core.h. */
+void gp__finalizing(void) {
+  gp__finalize_hook h =
+      atomic_load_explicit(&finalize_hook, memory_order_acquire);
+  if (h)
+    h();
 }

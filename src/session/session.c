@@ -712,13 +712,24 @@ static void env_activate(void) {
     pthread_once(&producer_once, gp__producer_activate);
 }
 
+/* The program finalizes the activity API: what it recorded ends now,
+ * while its last records and counter samples can still be delivered. */
+static void env_finalizing(void) {
+  if (env_record)
+    gp__session_env_finish();
+  if (env_producer)
+    gp_producer_stop();
+}
+
 __attribute__((constructor)) static void session_ctor(void) {
   const char *dir = getenv("GPUPERF_RECORD_DIR");
   const char *producer = getenv("GPUPERF_PRODUCER");
   env_record = dir && *dir;
   env_producer = producer && *producer;
-  if (env_record || env_producer)
+  if (env_record || env_producer) {
     gp__activate_set_hook(env_activate);
+    gp__finalize_set_hook(env_finalizing);
+  }
 }
 
 /* ------------------------------------------------------------------ */

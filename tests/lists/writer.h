@@ -45,3 +45,13 @@ GP_TEST_ENTRY(producer_abi_commands_decode, 10)
 GP_TEST_ENTRY(producer_abi_binary_config_means_what_the_text_means, 10)
 GP_TEST_ENTRY(producer_abi_chunk_layout, 10)
 GP_TEST_ENTRY(producer_abi_full_buffer_drops_and_counts, 10)
+
+/* api: the producer with real programs, against the protocol's service
+ * side (tests/programs/perfetto_peer) and Perfetto's own where given */
+GP_TEST_ENTRY(producer_demo_gives_the_rows_of_the_file, 60)
+GP_TEST_ENTRY(producer_service_flush_stop_and_clear_drive_the_sessions, 60)
+GP_TEST_ENTRY(producer_full_shared_memory_is_never_silent, 60)
+GP_TEST_ENTRY(producer_without_a_service_changes_nothing, 30)
+GP_TEST_ENTRY(producer_cli_errors_are_clear, 30)
+GP_TEST_ENTRY(producer_record_opencl_and_system_counters, 90)
+GP_TEST_ENTRY(producer_with_perfettos_service, 120)

@@ -18,8 +18,9 @@
  * writer, fragment flags, no reserved TracePacket fields), reassembled
  * into packets, stamped with trusted_packet_sequence_id as the service
  * does, and freed. --stop-after-ms asks for a flush and then stops every
- * data source that long after it started; otherwise the peer ends when
- * every producer has disconnected, or on SIGTERM. It writes the trace
+ * data source that long after it started, and the peer ends once all have
+ * said they stopped; otherwise it ends when every producer has
+ * disconnected, or on SIGTERM. It writes the trace
  * and a summary line on stdout:
  *
  *   peer: producers P started S stopped T flushes F chunks C packets N
@@ -126,6 +127,7 @@ static struct {
   uint64_t flush_acks, clears;
 } st;
 static uint64_t pending_flush; /* request id awaiting its ack */
+static bool bound;             /* some connection bound the producer port */
 
 static uint64_t now_ms(void) {
   struct timespec ts;
@@ -438,6 +440,8 @@ static void on_frame(conn *c, const uint8_t *p, size_t n) {
     return;
   }
   if (f.type == GP_IPC_BIND_SERVICE) {
+    bound = true;
+    st.producers++;
     gp__pb_writer w;
     gp__pb_writer_init(&w);
     gp__ipc_put_bind_reply(&w, f.request_id, true, 42, methods,
@@ -614,7 +618,8 @@ int main(int argc, char **argv) {
     if (f)
       fclose(f);
   }
-  bool any = false;
+  bool any = false;      /* a producer has bound the producer port */
+  uint64_t idle_since = 0; /* no producer connected since then */
   while (!quit) {
     struct pollfd pf[MAX_CONN + 1];
     int n = 0;
@@ -625,8 +630,19 @@ int main(int argc, char **argv) {
         pf[n++] = (struct pollfd){C[i]->fd, POLLIN, 0};
         live++;
       }
-    if (any && live == 0)
-      break;
+    /* Over once every producer has gone (and none came back for 300 ms:
+     * programs connect at their first GPU work). */
+    any = bound;
+    if (live == 0 && any) {
+      if (!idle_since)
+        idle_since = now_ms();
+      else if (now_ms() - idle_since > 300)
+        break;
+    } else {
+      idle_since = 0;
+    }
+    if (stop_after_ms && st.started && st.stopped == st.started)
+      break; /* the tracing session is over */
     int k = poll(pf, (nfds_t)n, 10);
     timers();
     if (k <= 0)
@@ -637,8 +653,6 @@ int main(int argc, char **argv) {
         if (!C[i]) {
           C[i] = calloc(1, sizeof(conn));
           C[i]->fd = fd;
-          st.producers++;
-          any = true;
           fd = -1;
         }
       if (fd >= 0)

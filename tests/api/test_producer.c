@@ -1,0 +1,406 @@
+/*
+ * test_producer.c - gpuperf as a producer of Perfetto's tracing service,
+ * with real programs: `gpuperf demo`, tests/programs/sim_app and the
+ * OpenCL sample on PoCL, under GPUPERF_PRODUCER=perfetto or `gpuperf
+ * record --producer`, against tests/programs/perfetto_peer (the service
+ * side of the protocol, written from the ABI) and, where
+ * GPUPERF_PERFETTO_BIN names a folder with Perfetto's traced, perfetto
+ * and trace_processor_shell, against Perfetto itself.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gpuperf/gpuperf.h"
+#include "gpuperf/tp.h"
+#include "harness.h"
+#include "perfetto/pb.h"
+#include "unit/writer_util.h"
+
+/* Sanitizer builds preload nothing (see test_record_safety.c). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+static const char *cli(void) {
+  const char *c = getenv("GPUPERF_CLI");
+  if (!c || !*c)
+    SKIP("GPUPERF_CLI is not set (run through `make test`)");
+  return c;
+}
+
+/* The text of a file (malloc'ed, "" if missing). */
+static char *slurp(const char *path) {
+  size_t n = 0;
+  uint8_t *b = wt_read_file(path, &n);
+  char *s = malloc(n + 1);
+  if (b)
+    memcpy(s, b, n);
+  s[n] = '\0';
+  free(b);
+  return s;
+}
+
+/* Every row of sql on the trace at path, cells separated by '|', rows by
+ * '\n' (malloc'ed). */
+static char *rows(const char *path, const char *sql) {
+  gp_tp *tp = NULL;
+  gp_tp_error e;
+  if (gp_tp_open(path, NULL, &tp, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", path, e.message);
+  gp_tp_rows *r = NULL;
+  if (gp_tp_query(tp, sql, &r, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", sql, e.message);
+  size_t cap = 1 << 16, n = 0;
+  char *s = malloc(cap);
+  s[0] = '\0';
+  while (gp_tp_rows_next(r, &e) == 1) {
+    for (int c = 0; c < gp_tp_rows_columns(r); c++) {
+      const char *t = gp_tp_rows_text(r, c);
+      size_t k = strlen(t ? t : "") + 2;
+      if (n + k + 1 > cap)
+        s = realloc(s, cap = 2 * (cap + k));
+      n += (size_t)snprintf(s + n, cap - n, "%s%c", t ? t : "",
+                            c + 1 == gp_tp_rows_columns(r) ? '\n' : '|');
+    }
+  }
+  gp_tp_rows_destroy(r);
+  gp_tp_close(tp);
+  return s;
+}
+
+static int64_t one(const char *path, const char *sql) {
+  char *s = rows(path, sql);
+  int64_t v = strtoll(s, NULL, 10);
+  free(s);
+  return v;
+}
+
+/* The demo's gpu.counters config, encoded as the service would send it. */
+static void demo_counters_hex(char *hex, size_t size) {
+  static const char *const names[] = {
+      "Utilization", "sm__cycles_active.avg",
+      "sm__warps_active.avg.pct_of_peak_sustained_active",
+      "lts__t_sector_hit_rate.pct", "dram__bytes_read.sum",
+      "dram__bytes_write.sum"};
+  gp__pb_writer w;
+  gp__pb_writer_init(&w);
+  gp__pb_string(&w, 1, "gpu.counters");
+  gp__pb_begin(&w, 108);
+  gp__pb_uint(&w, 1, 500000);
+  for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+    gp__pb_string(&w, 6, names[i]);
+  gp__pb_end(&w);
+  size_t n = (size_t)gp__pb_size(&w);
+  uint8_t *b = malloc(n);
+  gp__pb_copy(&w, b);
+  ASSERT_LT(2 * n + 1, size);
+  for (size_t i = 0; i < n; i++)
+    snprintf(hex + 2 * i, 3, "%02x", b[i]);
+  free(b);
+  gp__pb_writer_fini(&w);
+}
+
+typedef struct peer_run {
+  char dir[1024], sock[1100], trace[1100], out[1100], err[1100];
+  char prog_err[1100];
+  int status;
+} peer_run;
+
+/* Runs the peer with peer_args, and prog (a shell command) with the
+ * producer's environment once the peer listens; waits for both. */
+static void with_peer(peer_run *r, const char *name, const char *peer_args,
+                      const char *prog) {
+  snprintf(r->dir, sizeof(r->dir), "%s/%s", gp_test_tmpdir(), name);
+  mkdir(r->dir, 0755);
+  snprintf(r->sock, sizeof(r->sock), "%s/producer.sock", r->dir);
+  snprintf(r->trace, sizeof(r->trace), "%s/service.pftrace", r->dir);
+  snprintf(r->out, sizeof(r->out), "%s/peer.out", r->dir);
+  snprintf(r->err, sizeof(r->err), "%s/peer.err", r->dir);
+  snprintf(r->prog_err, sizeof(r->prog_err), "%s/prog.err", r->dir);
+  char cmd[16384];
+  snprintf(cmd, sizeof(cmd),
+           "cd '%s' && rm -f ready && '%s' --socket '%s' --out '%s' "
+           "--ready ready %s >'%s' 2>'%s' & P=$!; "
+           "i=0; while [ ! -e '%s/ready' ] && [ $i -lt 500 ]; do sleep 0.01; "
+           "i=$((i+1)); done; "
+           "export PERFETTO_PRODUCER_SOCK_NAME='%s' GPUPERF_PRODUCER=perfetto "
+           "GPUPERF_PRODUCER_VERBOSE=1; %s 2>'%s'; S=$?; "
+           "wait $P; W=$?; [ $S -ne 0 ] && exit $S; exit $W",
+           r->dir, wt_build_path("tests/programs/perfetto_peer"), r->sock,
+           r->trace, peer_args, r->out, r->err, r->dir, r->sock, prog,
+           r->prog_err);
+  r->status = wt_system(cmd);
+}
+
+static void expect_clean(const peer_run *r) {
+  char *out = slurp(r->out), *err = slurp(r->err), *perr = slurp(r->prog_err);
+  if (r->status != 0 || !strstr(out, " errors 0"))
+    gp_test_fail(__FILE__, __LINE__,
+                 "status %d\npeer: %s%s\nprogram: %s", r->status, out, err,
+                 perr);
+  free(out);
+  free(err);
+  free(perr);
+}
+
+#define SLICES_SQL                                                             \
+  "SELECT ts, dur, name, depth, hw_queue_id, render_target, render_pass, " \
+  "command_buffer, submission_id, render_stage_category FROM gpu_slice "   \
+  "ORDER BY ts, hw_queue_id, name, dur"
+#define UTIL_SQL                                                               \
+  "SELECT t.gpu_id, count(*), sum(c.value), min(c.ts), max(c.ts) FROM "    \
+  "gpu_counter_track t JOIN counter c ON c.track_id = t.id WHERE t.name = " \
+  "'Utilization' AND c.ts <= (SELECT max(ts + dur) FROM gpu_slice) GROUP " \
+  "BY t.gpu_id ORDER BY t.gpu_id"
+
+TEST(producer_demo_gives_the_rows_of_the_file) {
+  char hex[2048], args[4096], prog[2048], file[1100];
+  demo_counters_hex(hex, sizeof(hex));
+  snprintf(args, sizeof(args),
+           "--source gpu.renderstages --source gpu.counters --config "
+           "gpu.counters=%s",
+           hex);
+  snprintf(prog, sizeof(prog), "'%s' demo --steps 50 --no-trace -q", cli());
+  peer_run r;
+  with_peer(&r, "demo", args, prog);
+  expect_clean(&r);
+  snprintf(file, sizeof(file), "%s/file.pftrace", r.dir);
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd), "'%s' demo --steps 50 -q -o '%s'", cli(), file);
+  ASSERT_EQ(wt_system(cmd), 0);
+
+  char *a = rows(file, SLICES_SQL), *b = rows(r.trace, SLICES_SQL);
+  ASSERT_GT(strlen(a), 1000);
+  if (strcmp(a, b) != 0)
+    gp_test_fail(__FILE__, __LINE__, "gpu_slice differs: file %zu bytes, "
+                 "service %zu bytes", strlen(a), strlen(b));
+  free(a);
+  free(b);
+  a = rows(file, UTIL_SQL);
+  b = rows(r.trace, UTIL_SQL);
+  ASSERT(strchr(a, '\n') != NULL);
+  ASSERT_STR_EQ(a, b);
+  free(a);
+  free(b);
+  /* No error in our trace processor, and every sequence obeys the rules
+   * of interning (the service stamped each writer's sequence). */
+  ASSERT_EQ(one(r.trace, "SELECT count(*) FROM stats WHERE severity IN "
+                         "('error', 'data_loss') AND value > 0"),
+            0);
+  wt_trace t;
+  wt_load(&t, r.trace);
+  wt_check_sequences(&t);
+  wt_free(&t);
+}
+
+TEST(producer_service_flush_stop_and_clear_drive_the_sessions) {
+  char prog[2048];
+  const char *app = wt_build_path("tests/programs/sim_app");
+  /* The app runs until the service has stopped its data sources and it is
+   * told to go; what it did while they ran is in the trace. */
+  snprintf(prog, sizeof(prog),
+           "('%s' --forever --sleep-ms 5 & A=$!; "
+           "while kill -0 $P 2>/dev/null; do sleep 0.02; done; kill $A; "
+           "wait $A; exit 0)",
+           app);
+  peer_run r;
+  with_peer(&r, "flush",
+            "--source gpu.renderstages --source gpu.log --stop-after-ms 600 "
+            "--clear-after-ms 200",
+            prog);
+  expect_clean(&r);
+  char *out = slurp(r.out);
+  ASSERT(strstr(out, "started 2 stopped 2 flushes 2 acks") != NULL);
+  ASSERT(strstr(out, "acks 0") == NULL);
+  free(out);
+  ASSERT_GT(one(r.trace, "SELECT count(*) FROM gpu_slice"), 20);
+  ASSERT_EQ(one(r.trace, "SELECT count(*) FROM stats WHERE severity IN "
+                         "('error', 'data_loss') AND value > 0"),
+            0);
+  wt_trace t;
+  wt_load(&t, r.trace);
+  wt_check_sequences(&t); /* the cleared state was emitted again */
+  wt_free(&t);
+}
+
+TEST(producer_full_shared_memory_is_never_silent) {
+  /* 8 KiB of shared memory for 200 steps: the writer waits for the
+   * service, and what it cannot place is counted and said. */
+  char prog[2048];
+  snprintf(prog, sizeof(prog), "'%s' demo --steps 200 --no-trace -q", cli());
+  peer_run r;
+  with_peer(&r, "small", "--source gpu.renderstages --smb-kb 8 --page-kb 4",
+            prog);
+  expect_clean(&r);
+  char file[1100], cmd[4096];
+  snprintf(file, sizeof(file), "%s/file.pftrace", r.dir);
+  snprintf(cmd, sizeof(cmd), "'%s' demo --steps 200 -q -o '%s'", cli(), file);
+  ASSERT_EQ(wt_system(cmd), 0);
+  int64_t want = one(file, "SELECT count(*) FROM gpu_slice");
+  int64_t got = one(r.trace, "SELECT count(*) FROM gpu_slice");
+  char *perr = slurp(r.prog_err);
+  if (got != want && !strstr(perr, "packets dropped"))
+    gp_test_fail(__FILE__, __LINE__,
+                 "%lld of %lld slices arrived and nothing was said: %s",
+                 (long long)got, (long long)want, perr);
+  free(perr);
+}
+
+TEST(producer_without_a_service_changes_nothing) {
+  char a[1100], b[1100], cmd[4096];
+  snprintf(a, sizeof(a), "%s/plain.pftrace", gp_test_tmpdir());
+  snprintf(b, sizeof(b), "%s/producer.pftrace", gp_test_tmpdir());
+  snprintf(cmd, sizeof(cmd),
+           "GPUPERF_HOST_IDENTITY=0 '%s' demo --steps 5 -q -o '%s' && "
+           "GPUPERF_HOST_IDENTITY=0 GPUPERF_PRODUCER=perfetto "
+           "PERFETTO_PRODUCER_SOCK_NAME='%s/nobody.sock' '%s' demo --steps 5 "
+           "-q -o '%s' 2>'%s/producer.err'",
+           cli(), a, gp_test_tmpdir(), cli(), b, gp_test_tmpdir());
+  ASSERT_EQ(wt_system(cmd), 0);
+  size_t na, nb;
+  uint8_t *x = wt_read_file(a, &na), *y = wt_read_file(b, &nb);
+  ASSERT_EQ(na, nb);
+  ASSERT(memcmp(x, y, na) == 0);
+  free(x);
+  free(y);
+  char err[1100];
+  snprintf(err, sizeof(err), "%s/producer.err", gp_test_tmpdir());
+  char *e = slurp(err);
+  ASSERT_STR_EQ(e, "");
+  free(e);
+}
+
+TEST(producer_cli_errors_are_clear) {
+  char cmd[4096], err[1100];
+  snprintf(err, sizeof(err), "%s/cli.err", gp_test_tmpdir());
+  snprintf(cmd, sizeof(cmd),
+           "PERFETTO_PRODUCER_SOCK_NAME='%s/none.sock' '%s' producer "
+           "--duration 1 2>'%s'",
+           gp_test_tmpdir(), cli(), err);
+  ASSERT_EQ(wt_system(cmd), 2);
+  char *e = slurp(err);
+  ASSERT(strstr(e, "no Perfetto tracing service at") != NULL);
+  ASSERT(strstr(e, "none.sock") != NULL);
+  free(e);
+  snprintf(cmd, sizeof(cmd),
+           "PERFETTO_PRODUCER_SOCK_NAME='%s/none.sock' '%s' record --producer "
+           "-- true 2>'%s'",
+           gp_test_tmpdir(), cli(), err);
+  ASSERT_EQ(wt_system(cmd), 2);
+  snprintf(cmd, sizeof(cmd), "'%s' record --producer -o x -- true 2>'%s'",
+           cli(), err);
+  ASSERT_EQ(wt_system(cmd), 1);
+  e = slurp(err);
+  ASSERT(strstr(e, "drop -c, -e and -o") != NULL);
+  free(e);
+}
+
+TEST(producer_record_opencl_and_system_counters) {
+  if (SANITIZED)
+    SKIP("gpuperf record preloads nothing in a sanitizer build");
+  char prog[4096], root[1024];
+  if (!getcwd(root, sizeof(root)) ||
+      access("tests/data/linux/amdgpu", F_OK) != 0)
+    SKIP("the DRM fixture is not found (run from the source tree)");
+  /* An OpenCL program on PoCL under `record --producer`, and beside it
+   * the daemon offering a DRM card's counters (a fixture of sysfs). */
+  snprintf(prog, sizeof(prog),
+           "(GPUPERF_SYSROOT='%s/tests/data/linux/amdgpu' '%s' producer "
+           "--duration 1 -q & D=$!; POCL_DEVICES=pthread "
+           "POCL_MAX_PTHREAD_COUNT=2 '%s' record --producer -q -- '%s' -n 2 "
+           ">/dev/null; S=$?; wait $D; exit $S)",
+           root, cli(), cli(), wt_build_path("tests/opencl-sample"));
+  peer_run r;
+  with_peer(&r, "opencl", "--source gpu.renderstages --source gpu.counters",
+            prog);
+  if (r.status == 77)
+    SKIP("no OpenCL device");
+  expect_clean(&r);
+  ASSERT_GT(one(r.trace, "SELECT count(*) FROM gpu_slice"), 0);
+  ASSERT_GT(one(r.trace, "SELECT count(*) FROM counter c JOIN "
+                         "gpu_counter_track t ON c.track_id = t.id WHERE "
+                         "t.name = 'engine-gfx-busy'"),
+            10);
+  /* The program's process is in the trace beside its GPU work. */
+  ASSERT_GT(one(r.trace, "SELECT count(*) FROM process WHERE name LIKE "
+                         "'%opencl-sample%'"),
+            0);
+}
+
+/* Against Perfetto itself: traced on private sockets, `perfetto` with a
+ * config of linux.process_stats and our data sources, the demo as a
+ * producer, and Perfetto's trace processor as the judge. */
+TEST(producer_with_perfettos_service) {
+  const char *bin = getenv("GPUPERF_PERFETTO_BIN");
+  if (!bin || !*bin)
+    SKIP("GPUPERF_PERFETTO_BIN is not set (a folder with Perfetto's traced, "
+         "perfetto and trace_processor_shell)");
+  char dir[1100], cmd[16384], hex[2048];
+  snprintf(dir, sizeof(dir), "%s/perfetto", gp_test_tmpdir());
+  mkdir(dir, 0755);
+  demo_counters_hex(hex, sizeof(hex));
+  (void)hex;
+  char cfg[1200];
+  snprintf(cfg, sizeof(cfg), "%s/config.txt", dir);
+  FILE *f = fopen(cfg, "w");
+  ASSERT_NOT_NULL(f);
+  fprintf(f,
+          "buffers { size_kb: 65536 fill_policy: DISCARD }\n"
+          "duration_ms: 4000\n"
+          "data_sources { config { name: \"linux.process_stats\" } }\n"
+          "data_sources { config { name: \"gpu.renderstages\" } }\n"
+          "data_sources { config { name: \"gpu.counters\" gpu_counter_config "
+          "{ counter_period_ns: 500000 counter_names: \"Utilization\" "
+          "counter_names: \"sm__cycles_active.avg\" counter_names: "
+          "\"sm__warps_active.avg.pct_of_peak_sustained_active\" "
+          "counter_names: \"lts__t_sector_hit_rate.pct\" counter_names: "
+          "\"dram__bytes_read.sum\" counter_names: \"dram__bytes_write.sum\" "
+          "} } }\n");
+  fclose(f);
+  snprintf(cmd, sizeof(cmd),
+           "cd '%s' && export PERFETTO_PRODUCER_SOCK_NAME='%s/p.sock' "
+           "PERFETTO_CONSUMER_SOCK_NAME='%s/c.sock'; "
+           "'%s/traced' >traced.log 2>&1 & T=$!; "
+           "[ -x '%s/traced_probes' ] && { '%s/traced_probes' >probes.log 2>&1 "
+           "& }; sleep 1; "
+           "'%s/perfetto' --txt -c config.txt -o service.pftrace "
+           ">perfetto.log 2>&1 & C=$!; sleep 1; "
+           "GPUPERF_PRODUCER=perfetto '%s' demo --steps 50 --no-trace -q; "
+           "S=$?; wait $C; W=$?; kill $T; pkill -f '%s/traced_probes'; "
+           "'%s' demo --steps 50 -q -o file.pftrace; "
+           "[ $S -ne 0 ] && exit $S; exit $W",
+           dir, dir, dir, bin, bin, bin, bin, cli(), bin, cli());
+  ASSERT_EQ(wt_system(cmd), 0);
+  char trace[1200], file[1200];
+  snprintf(trace, sizeof(trace), "%s/service.pftrace", dir);
+  snprintf(file, sizeof(file), "%s/file.pftrace", dir);
+  /* Perfetto's trace processor: the same slices and no error stat. */
+  snprintf(cmd, sizeof(cmd),
+           "cd '%s' && '%s/trace_processor_shell' -Q \"SELECT count(*) AS n, "
+           "sum(dur) AS d FROM gpu_slice\" service.pftrace > tp_service.csv && "
+           "'%s/trace_processor_shell' -Q \"SELECT count(*) AS n, sum(dur) AS "
+           "d FROM gpu_slice\" file.pftrace > tp_file.csv && "
+           "cmp tp_service.csv tp_file.csv && '%s/trace_processor_shell' -Q "
+           "\"SELECT count(*) FROM stats WHERE severity IN ('error', "
+           "'data_loss') AND value > 0 AND name NOT LIKE 'traced_%%'\" "
+           "service.pftrace | grep -q '^0$'",
+           dir, bin, bin, bin);
+  ASSERT_EQ(wt_system(cmd), 0);
+  char *a = rows(file, SLICES_SQL), *b = rows(trace, SLICES_SQL);
+  ASSERT_STR_EQ(a, b);
+  free(a);
+  free(b);
+  ASSERT_GT(one(trace, "SELECT count(*) FROM gpu_counter_track WHERE name = "
+                       "'Utilization'"),
+            0);
+}
