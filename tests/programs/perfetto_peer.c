@@ -14,6 +14,8 @@
  * named by --source in every producer that registers it: SetupTracing
  * (a memfd SMB passed with SCM_RIGHTS), SetupDataSource, StartDataSource
  * with a DataSourceConfig of that name (or the bytes --config gives).
+ * The SMB has the size and page size the producer asked for, as with
+ * Perfetto's service, unless --smb-kb and --page-kb say otherwise.
  * Committed chunks are checked (page state, chunk ids in order per
  * writer, fragment flags, no reserved TracePacket fields), reassembled
  * into packets, stamped with trusted_packet_sequence_id as the service
@@ -93,6 +95,7 @@ typedef struct conn {
   bool smb_sent;
   uint8_t *smb;
   size_t smb_size, page;
+  size_t size_hint, page_hint; /* from InitializeConnection */
   char names[MAX_SRC][64];
   int nnames;
   bool started[MAX_SRC];
@@ -119,7 +122,7 @@ static struct {
 static int nconfigs;
 static uint64_t next_instance = 1, next_seq = 1, next_flush = 1;
 static uint64_t stop_after_ms, clear_after_ms;
-static size_t smb_kb = 1024, page_kb = 0;
+static size_t smb_kb, page_kb; /* 0: the producer's hints, as the service */
 static FILE *out;
 static volatile sig_atomic_t quit;
 static struct {
@@ -219,8 +222,16 @@ static void start_sources(conn *c) {
     gp__pb_writer_init(&w);
     if (!c->smb_sent) {
       int fd = memfd_create("perfetto_peer_smb", MFD_CLOEXEC);
-      c->smb_size = smb_kb * 1024;
-      c->page = page_kb ? page_kb * 1024 : 4096;
+      c->smb_size = smb_kb ? smb_kb * 1024
+                    : c->size_hint ? c->size_hint
+                                   : 256 * 1024;
+      c->page = page_kb ? page_kb * 1024 : c->page_hint ? c->page_hint : 4096;
+      if (c->page % 4096 || c->page > 65536 || c->smb_size % c->page) {
+        error("the producer's hints (%zu bytes, pages of %zu) are not valid",
+              c->smb_size, c->page);
+        c->page = 4096;
+        c->smb_size = 256 * 1024;
+      }
       if (fd < 0 || ftruncate(fd, (off_t)c->smb_size) != 0)
         error("memfd: %s", strerror(errno));
       c->smb =
@@ -488,6 +499,14 @@ static void on_frame(conn *c, const uint8_t *p, size_t n) {
     break;
   }
   case M_INIT:
+    gp__pb_reader_init(&r, f.reply, f.reply_len, 0);
+    while (gp__pb_next(&r, &x) > 0) {
+      if (x.id == 1 && x.wire_type == GP_PB_VARINT)
+        c->page_hint = (size_t)x.value;
+      else if (x.id == 2 && x.wire_type == GP_PB_VARINT)
+        c->size_hint = (size_t)x.value;
+    }
+    break;
   case M_UNREGISTER:
   case M_REG_WRITER:
   case M_UNREG_WRITER:
