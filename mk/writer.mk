@@ -32,7 +32,9 @@ $(BUILD)/tests/programs/perfetto_peer: $(BUILD)/obj/tests/programs/perfetto_peer
 
 -include $(BUILD)/obj/tests/programs/sim_app.d $(BUILD)/obj/tests/programs/tracedump.d
 
-# libFuzzer targets (clang): $(BUILD)/fuzz/fuzz_tconfig and fuzz_tracedump,
+# libFuzzer targets (clang): $(BUILD)/fuzz/fuzz_tconfig, fuzz_tracedump and
+# fuzz_ipc (the frames a tracing service sends a producer; its corpus is
+# tests/fuzz/corpus/ipc, replayed by the normal suite),
 # built by `make fuzz-writer` (not by `all`: they need clang).
 # Run one with e.g. build/fuzz/fuzz_tconfig -max_total_time=60.
 # (Its own variable: FUZZ_BUILD belongs to the importer's fuzzer, mk/tp.mk.)
@@ -44,9 +46,10 @@ WRITER_FUZZ_SRCS = $(foreach d,src/core src/session src/counters src/backend/sim
 
 .PHONY: fuzz-writer
 fuzz-writer: $(WRITER_FUZZ_BUILD)/fuzz/fuzz_tconfig \
-             $(WRITER_FUZZ_BUILD)/fuzz/fuzz_tracedump
+             $(WRITER_FUZZ_BUILD)/fuzz/fuzz_tracedump \
+             $(WRITER_FUZZ_BUILD)/fuzz/fuzz_ipc
 
 $(WRITER_FUZZ_BUILD)/fuzz/%: tests/fuzz/%.c $(WRITER_FUZZ_SRCS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)clang $(FUZZ_FLAGS) -o $@ $< $(WRITER_FUZZ_SRCS) -lpthread -lm
+	$(Q)clang $(FUZZ_FLAGS) -Itests/fuzz -o $@ $< $(WRITER_FUZZ_SRCS) -lpthread -lm

@@ -321,6 +321,9 @@ static int convert_isc(gp_trace_config *c, tc_source *s, const gp__tp_node *isc,
     return GP_ENOMEM;
   size_t kf = 0, kr = 0;
   for (const gp__tp_node *n = isc; n; n = n->next) {
+    if ((n->field->id == F_TX_INCLUDE || n->field->id == F_TX_EXCLUDE) &&
+        strlen(n->s) != n->len)
+      FAIL(n, "%s: a glob holds a NUL byte", n->field->name);
     if (n->field->id == F_NAME_FILTERS) {
       const gp__tp_node *g = first_field(n->child, F_NAME_GLOB);
       const gp__tp_node *b = first_field(n->child, F_NAME_BASE);
@@ -328,6 +331,8 @@ static int convert_isc(gp_trace_config *c, tc_source *s, const gp__tp_node *isc,
         FAIL(n, "activity_name_filters needs a name_glob");
       if (g->len == 0)
         FAIL(g, "name_glob is empty");
+      if (strlen(g->s) != g->len)
+        FAIL(g, "name_glob holds a NUL byte");
       filters[kf].name_glob = g->s;
       filters[kf].name_base = b ? (uint32_t)b->u : GP_NAME_BASE_MANGLED;
       kf++;
@@ -498,6 +503,9 @@ static int convert_source(gp_trace_config *c, const gp__tp_node *ds, char *err,
       s->info.full_loadstore = (uint32_t)x->u;
     if ((x = first_field(grc->child, F_LOW_OVERHEAD)))
       s->info.low_overhead = (uint32_t)x->u;
+    for (const gp__tp_node *m = grc->child; m; m = m->next)
+      if (m->field->id == F_TRACE_METRICS && strlen(m->s) != m->len)
+        FAIL(m, "trace_metrics: a name holds a NUL byte");
     size_t n;
     s->info.trace_metrics =
         collect_strings(&c->arena, grc->child, F_TRACE_METRICS, &n);

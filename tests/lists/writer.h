@@ -45,6 +45,7 @@ GP_TEST_ENTRY(producer_abi_commands_decode, 10)
 GP_TEST_ENTRY(producer_abi_binary_config_means_what_the_text_means, 10)
 GP_TEST_ENTRY(producer_abi_chunk_layout, 10)
 GP_TEST_ENTRY(producer_abi_full_buffer_drops_and_counts, 10)
+GP_TEST_ENTRY(producer_abi_fuzz_corpus_replays, 20)
 
 /* api: the producer with real programs, against the protocol's service
  * side (tests/programs/perfetto_peer) and Perfetto's own where given */

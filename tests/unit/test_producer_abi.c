@@ -6,10 +6,13 @@
  * meaning as the text format, and the layout of pages, chunks and
  * fragments in the shared memory buffer.
  */
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpuperf/gpuperf.h"
+#include "fuzz/ipc_input.h"
 #include "harness.h"
 #include "perfetto/ipc.h"
 #include "perfetto/smb.h"
@@ -336,4 +339,31 @@ TEST(producer_abi_full_buffer_drops_and_counts) {
   ASSERT_EQ(w.next_chunk_id, 2);
   gp__smb_writer_fini(&w);
   free(mem);
+}
+
+/* The fuzz target's corpus and the inputs that once broke it
+ * (tests/fuzz/corpus/ipc), through the normal build. */
+TEST(producer_abi_fuzz_corpus_replays) {
+  DIR *d = opendir("tests/fuzz/corpus/ipc");
+  if (!d)
+    SKIP("tests/fuzz/corpus/ipc not found (run from the source tree)");
+  int files = 0, frames = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.')
+      continue;
+    char path[512];
+    snprintf(path, sizeof(path), "tests/fuzz/corpus/ipc/%s", e->d_name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+      continue;
+    static uint8_t buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    frames += ipc_input(buf, n);
+    files++;
+  }
+  closedir(d);
+  ASSERT_GE(files, 4);
+  ASSERT_GE(frames, 10);
 }
