@@ -74,9 +74,11 @@ static double run(char *const argv[], const char *const *env) {
 /* The demo's gpu.counters config as the service sends it, in hex. */
 static void counters_hex(char *hex) {
   static const char *const names[] = {
-      "Utilization", "sm__cycles_active.avg",
+      "Utilization",
+      "sm__cycles_active.avg",
       "sm__warps_active.avg.pct_of_peak_sustained_active",
-      "lts__t_sector_hit_rate.pct", "dram__bytes_read.sum",
+      "lts__t_sector_hit_rate.pct",
+      "dram__bytes_read.sum",
       "dram__bytes_write.sum"};
   gp__pb_writer w;
   gp__pb_writer_init(&w);
@@ -115,8 +117,8 @@ static double run_producer(const char *steps, double *service) {
   }
   for (int i = 0; i < 500 && access(ready, F_OK) != 0; i++)
     usleep(10000);
-  char *argv[] = {cli, "demo", "--steps", (char *)steps, "--no-trace", "-q",
-                  NULL};
+  char *argv[] = {cli,          "demo", "--steps", (char *)steps,
+                  "--no-trace", "-q",   NULL};
   const char *env[] = {"GPUPERF_PRODUCER", "perfetto",
                        "PERFETTO_PRODUCER_SOCK_NAME", sock, NULL};
   double cpu = run(argv, env);
@@ -154,8 +156,8 @@ int main(int argc, char **argv) {
   snprintf(cli, sizeof(cli), "%s", argv[0]);
   char *slash = strrchr(cli, '/');
   size_t base = slash ? (size_t)(slash + 1 - cli) : 0;
-  snprintf(peer, sizeof(peer), "%.*s../tests/programs/perfetto_peer",
-           (int)base, cli);
+  snprintf(peer, sizeof(peer), "%.*s../tests/programs/perfetto_peer", (int)base,
+           cli);
   snprintf(cli + base, sizeof(cli) - base, "../gpuperf");
   if (access(cli, X_OK) != 0 || access(peer, X_OK) != 0) {
     printf("producer: %s or %s not found (make all tests): skipped\n", cli,
@@ -171,10 +173,10 @@ int main(int argc, char **argv) {
   double *fil = malloc((size_t)runs * sizeof(double));
   double *prod = malloc((size_t)runs * sizeof(double));
   double *svc = malloc((size_t)runs * sizeof(double));
-  char *a_none[] = {cli, "demo", "--steps", (char *)steps, "--no-trace", "-q",
-                    NULL};
-  char *a_file[] = {cli, "demo", "--steps", (char *)steps, "-q", "-o", file,
-                    NULL};
+  char *a_none[] = {cli,          "demo", "--steps", (char *)steps,
+                    "--no-trace", "-q",   NULL};
+  char *a_file[] = {cli,  "demo", "--steps", (char *)steps,
+                    "-q", "-o",   file,      NULL};
   for (int r = 0; r < runs; r++) {
     none[r] = run(a_none, NULL);
     fil[r] = run(a_file, NULL);
@@ -187,8 +189,8 @@ int main(int argc, char **argv) {
   char trace[300];
   snprintf(trace, sizeof(trace), "%s/service.pftrace", dir);
   int64_t nf = slices(file), np = slices(trace);
-  double n0 = median(none, runs), f = median(fil, runs),
-         p = median(prod, runs), s = median(svc, runs);
+  double n0 = median(none, runs), f = median(fil, runs), p = median(prod, runs),
+         s = median(svc, runs);
   double per_f = (f - n0) / (double)nf, per_p = (p - n0) / (double)np;
   printf("demo --steps %s (%lld GPU work events; %lld through the "
          "service), median of %d runs:\n",

@@ -88,9 +88,11 @@ static int64_t one(const char *path, const char *sql) {
 /* The demo's gpu.counters config, encoded as the service would send it. */
 static void demo_counters_hex(char *hex, size_t size) {
   static const char *const names[] = {
-      "Utilization", "sm__cycles_active.avg",
+      "Utilization",
+      "sm__cycles_active.avg",
       "sm__warps_active.avg.pct_of_peak_sustained_active",
-      "lts__t_sector_hit_rate.pct", "dram__bytes_read.sum",
+      "lts__t_sector_hit_rate.pct",
+      "dram__bytes_read.sum",
       "dram__bytes_write.sum"};
   gp__pb_writer w;
   gp__pb_writer_init(&w);
@@ -145,22 +147,21 @@ static void with_peer(peer_run *r, const char *name, const char *peer_args,
 static void expect_clean(const peer_run *r) {
   char *out = slurp(r->out), *err = slurp(r->err), *perr = slurp(r->prog_err);
   if (r->status != 0 || !strstr(out, " errors 0"))
-    gp_test_fail(__FILE__, __LINE__,
-                 "status %d\npeer: %s%s\nprogram: %s", r->status, out, err,
-                 perr);
+    gp_test_fail(__FILE__, __LINE__, "status %d\npeer: %s%s\nprogram: %s",
+                 r->status, out, err, perr);
   free(out);
   free(err);
   free(perr);
 }
 
 #define SLICES_SQL                                                             \
-  "SELECT ts, dur, name, depth, hw_queue_id, render_target, render_pass, " \
-  "command_buffer, submission_id, render_stage_category FROM gpu_slice "   \
+  "SELECT ts, dur, name, depth, hw_queue_id, render_target, render_pass, "     \
+  "command_buffer, submission_id, render_stage_category FROM gpu_slice "       \
   "ORDER BY ts, hw_queue_id, name, dur"
 #define UTIL_SQL                                                               \
-  "SELECT t.gpu_id, count(*), sum(c.value), min(c.ts), max(c.ts) FROM "    \
-  "gpu_counter_track t JOIN counter c ON c.track_id = t.id WHERE t.name = " \
-  "'Utilization' AND c.ts <= (SELECT max(ts + dur) FROM gpu_slice) GROUP " \
+  "SELECT t.gpu_id, count(*), sum(c.value), min(c.ts), max(c.ts) FROM "        \
+  "gpu_counter_track t JOIN counter c ON c.track_id = t.id WHERE t.name = "    \
+  "'Utilization' AND c.ts <= (SELECT max(ts + dur) FROM gpu_slice) GROUP "     \
   "BY t.gpu_id ORDER BY t.gpu_id"
 
 TEST(producer_demo_gives_the_rows_of_the_file) {
@@ -182,8 +183,10 @@ TEST(producer_demo_gives_the_rows_of_the_file) {
   char *a = rows(file, SLICES_SQL), *b = rows(r.trace, SLICES_SQL);
   ASSERT_GT(strlen(a), 1000);
   if (strcmp(a, b) != 0)
-    gp_test_fail(__FILE__, __LINE__, "gpu_slice differs: file %zu bytes, "
-                 "service %zu bytes", strlen(a), strlen(b));
+    gp_test_fail(__FILE__, __LINE__,
+                 "gpu_slice differs: file %zu bytes, "
+                 "service %zu bytes",
+                 strlen(a), strlen(b));
   free(a);
   free(b);
   a = rows(file, UTIL_SQL);

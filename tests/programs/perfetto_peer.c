@@ -222,7 +222,7 @@ static void start_sources(conn *c) {
     gp__pb_writer_init(&w);
     if (!c->smb_sent) {
       int fd = memfd_create("perfetto_peer_smb", MFD_CLOEXEC);
-      c->smb_size = smb_kb ? smb_kb * 1024
+      c->smb_size = smb_kb         ? smb_kb * 1024
                     : c->size_hint ? c->size_hint
                                    : 256 * 1024;
       c->page = page_kb ? page_kb * 1024 : c->page_hint ? c->page_hint : 4096;
@@ -637,7 +637,7 @@ int main(int argc, char **argv) {
     if (f)
       fclose(f);
   }
-  bool any = false;      /* a producer has bound the producer port */
+  bool any = false;        /* a producer has bound the producer port */
   uint64_t idle_since = 0; /* no producer connected since then */
   while (!quit) {
     struct pollfd pf[MAX_CONN + 1];

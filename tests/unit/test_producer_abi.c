@@ -30,10 +30,10 @@ TEST(producer_abi_frames_match_the_documented_bytes) {
   /* BindService { service_name: "producer_port" }, request 1: the length
    * (22, little-endian), request_id (field 2), msg_bind_service (field 3,
    * a length written as a 4-byte varint), service_name (field 1). */
-  static const uint8_t bind[] = {
-      0x16, 0x00, 0x00, 0x00, 0x10, 0x01, 0x1a, 0x8f, 0x80, 0x80, 0x00,
-      0x0a, 0x0d, 'p',  'r',  'o',  'd',  'u',  'c',  'e',  'r',  '_',
-      'p',  'o',  'r',  't'};
+  static const uint8_t bind[] = {0x16, 0x00, 0x00, 0x00, 0x10, 0x01, 0x1a,
+                                 0x8f, 0x80, 0x80, 0x00, 0x0a, 0x0d, 'p',
+                                 'r',  'o',  'd',  'u',  'c',  'e',  'r',
+                                 '_',  'p',  'o',  'r',  't'};
   gp__pb_writer w;
   gp__pb_writer_init(&w);
   gp__ipc_put_bind(&w, 1, "producer_port");
@@ -45,10 +45,9 @@ TEST(producer_abi_frames_match_the_documented_bytes) {
 
   /* InvokeMethod { service_id 42, method_id 5, args_proto "\x08\x07",
    * drop_reply }, request 3. */
-  static const uint8_t invoke[] = {0x11, 0x00, 0x00, 0x00, 0x10, 0x03,
-                                   0x2a, 0x8a, 0x80, 0x80, 0x00, 0x08,
-                                   0x2a, 0x10, 0x05, 0x1a, 0x02, 0x08,
-                                   0x07, 0x20, 0x01};
+  static const uint8_t invoke[] = {0x11, 0x00, 0x00, 0x00, 0x10, 0x03, 0x2a,
+                                   0x8a, 0x80, 0x80, 0x00, 0x08, 0x2a, 0x10,
+                                   0x05, 0x1a, 0x02, 0x08, 0x07, 0x20, 0x01};
   static const uint8_t args[] = {0x08, 0x07};
   gp__pb_writer_reset(&w);
   gp__ipc_put_invoke(&w, 3, 42, 5, args, sizeof(args), true);
@@ -63,12 +62,12 @@ TEST(producer_abi_bind_reply_and_split) {
   /* The reply of the protocol document's example: success, service 42,
    * methods {2, InitializeConnection} and {5, RegisterDataSource}. */
   static const uint8_t reply[] = {
-      0x3a, 0x00, 0x00, 0x00, 0x10, 0x01, 0x22, 0x36, 0x08, 0x01, 0x10, 0x2a,
-      0x1a, 0x18, 0x08, 0x02, 0x12, 0x14, 'I',  'n',  'i',  't',  'i',  'a',
-      'l',  'i',  'z',  'e',  'C',  'o',  'n',  'n',  'e',  'c',  't',  'i',
-      'o',  'n',  0x1a, 0x16, 0x08, 0x05, 0x12, 0x12, 'R',  'e',  'g',  'i',
-      's',  't',  'e',  'r',  'D',  'a',  't',  'a',  'S',  'o',  'u',  'r',
-      'c',  'e'};
+      0x3a, 0x00, 0x00, 0x00, 0x10, 0x01, 0x22, 0x36, 0x08, 0x01, 0x10,
+      0x2a, 0x1a, 0x18, 0x08, 0x02, 0x12, 0x14, 'I',  'n',  'i',  't',
+      'i',  'a',  'l',  'i',  'z',  'e',  'C',  'o',  'n',  'n',  'e',
+      'c',  't',  'i',  'o',  'n',  0x1a, 0x16, 0x08, 0x05, 0x12, 0x12,
+      'R',  'e',  'g',  'i',  's',  't',  'e',  'r',  'D',  'a',  't',
+      'a',  'S',  'o',  'u',  'r',  'c',  'e'};
   ASSERT_EQ(sizeof(reply), 62);
   const uint8_t *p;
   size_t pn;
@@ -158,8 +157,8 @@ TEST(producer_abi_binary_config_means_what_the_text_means) {
       "data_sources { config { name: \"gpu.counters\" target_buffer: 1 "
       "gpu_counter_config { counter_period_ns: 500000 counter_names: "
       "\"Utilization\" } } }";
-  ASSERT_OK(gp_trace_config_parse(text, sizeof(text) - 1, &txt, err,
-                                  sizeof(err)));
+  ASSERT_OK(
+      gp_trace_config_parse(text, sizeof(text) - 1, &txt, err, sizeof(err)));
   char a[1024], b[1024];
   size_t na, nb;
   ASSERT_OK(gp_trace_config_format(bin, a, sizeof(a), &na));
@@ -174,18 +173,16 @@ TEST(producer_abi_binary_config_means_what_the_text_means) {
 
   /* The same rules: ids and names together are refused, naming the
    * field; a packed list of ids is read. */
-  static const uint8_t both[] = {0x0a, 0x0c, 'g',  'p',  'u',  '.',  'c',
-                                 'o',  'u',  'n',  't',  'e',  'r',  's',
-                                 0xe2, 0x06, 0x07, 0x12, 0x02, 0x03, 0x04,
-                                 0x32, 0x01, 'U'};
-  ASSERT_ERR(gp__trace_config_from_source(both, sizeof(both), &bin, err,
-                                          sizeof(err)),
-             GP_EPARSE);
+  static const uint8_t both[] = {0x0a, 0x0c, 'g',  'p',  'u',  '.',  'c',  'o',
+                                 'u',  'n',  't',  'e',  'r',  's',  0xe2, 0x06,
+                                 0x07, 0x12, 0x02, 0x03, 0x04, 0x32, 0x01, 'U'};
+  ASSERT_ERR(
+      gp__trace_config_from_source(both, sizeof(both), &bin, err, sizeof(err)),
+      GP_EPARSE);
   ASSERT(strstr(err, "field ") != NULL);
-  static const uint8_t ids[] = {0x0a, 0x0c, 'g',  'p',  'u',  '.',
-                                'c',  'o',  'u',  'n',  't',  'e',
-                                'r',  's',  0xe2, 0x06, 0x04, 0x12,
-                                0x02, 0x03, 0x04};
+  static const uint8_t ids[] = {0x0a, 0x0c, 'g',  'p',  'u',  '.',  'c',
+                                'o',  'u',  'n',  't',  'e',  'r',  's',
+                                0xe2, 0x06, 0x04, 0x12, 0x02, 0x03, 0x04};
   ASSERT_OK(
       gp__trace_config_from_source(ids, sizeof(ids), &bin, err, sizeof(err)));
   ASSERT_OK(gp_trace_config_get_data_source(bin, 0, &ds));
@@ -198,8 +195,7 @@ TEST(producer_abi_binary_config_means_what_the_text_means) {
   ASSERT_ERR(gp__trace_config_from_source(other, sizeof(other), &bin, err,
                                           sizeof(err)),
              GP_EPARSE);
-  ASSERT_ERR(gp__trace_config_from_source(start_cmd, 5, &bin, err,
-                                          sizeof(err)),
+  ASSERT_ERR(gp__trace_config_from_source(start_cmd, 5, &bin, err, sizeof(err)),
              GP_ECORRUPT);
 }
 
