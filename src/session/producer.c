@@ -581,6 +581,11 @@ void gp__producer_activate(void) {
   const char *n = getenv("GPUPERF_PRODUCER_NAME");
   snprintf(name, sizeof(name), "%s", n && *n ? n : "gpuperf");
   int rc = gp_producer_start(name, 0, err, sizeof(err));
+  if (rc == 0) {
+    /* _exit, abort and fatal signals end the sessions too (core/death.c). */
+    gp__death_add_finisher(gp_producer_stop);
+    gp__death_watch();
+  }
   /* No service listening changes nothing for the program; say so only
    * when asked (GPUPERF_PRODUCER_VERBOSE=1). */
   const char *verbose = getenv("GPUPERF_PRODUCER_VERBOSE");
