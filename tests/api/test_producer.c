@@ -407,3 +407,31 @@ TEST(producer_with_perfettos_service) {
                        "'Utilization'"),
             0);
 }
+
+/* A program that dies by abort() or _exit() still hands its records to
+ * the service; one whose service dies runs on and ends normally. */
+TEST(producer_program_death_and_service_death) {
+  char app[1024]; /* wt_build_path's buffer is reused */
+  snprintf(app, sizeof(app), "%s", wt_build_path("tests/programs/sim_app"));
+  static const char *const deaths[] = {"abort", "_exit"};
+  for (size_t i = 0; i < 2; i++) {
+    char prog[2048], name[64];
+    snprintf(prog, sizeof(prog), "('%s' --steps 20 --die %s; exit 0)", app,
+             deaths[i]);
+    snprintf(name, sizeof(name), "die-%zu", i);
+    peer_run r;
+    with_peer(&r, name, "--source gpu.renderstages", prog);
+    expect_clean(&r);
+    /* sim_app: per step two kernels, two copies, a fill: all of them. */
+    ASSERT_EQ(one(r.trace, "SELECT count(*) FROM gpu_slice"), 20 * 5);
+  }
+  char prog[2048];
+  snprintf(prog, sizeof(prog),
+           "('%s' --steps 300 --sleep-ms 2 & A=$!; sleep 0.3; kill -9 $P; "
+           "wait $A)",
+           app);
+  peer_run r;
+  with_peer(&r, "service-dies", "--source gpu.renderstages", prog);
+  /* The program's status is 0; the peer's, killed, is 137. */
+  ASSERT_EQ(r.status, 137);
+}
