@@ -689,9 +689,11 @@ int main(int argc, char **argv) {
         }
       ssize_t got = read(c->fd, c->buf + c->have, sizeof(c->buf) - c->have);
       if (got <= 0) {
-        for (int i = 0; i < c->nw; i++)
+        for (int i = 0; i < c->nw; i++) {
           if (c->w[i].have_partial)
             error("writer %u ended in the middle of a packet", c->w[i].id);
+          free(c->w[i].partial);
+        }
         for (int i = 0; i < MAX_INST; i++)
           if (I[i].c == c)
             I[i].c = NULL;
@@ -716,6 +718,19 @@ int main(int argc, char **argv) {
       memmove(c->buf, c->buf + off, c->have - off);
       c->have -= off;
     }
+  }
+  for (int i = 0; i < MAX_CONN; i++)
+    if (C[i]) {
+      for (int k = 0; k < C[i]->nw; k++)
+        free(C[i]->w[k].partial);
+      if (C[i]->smb)
+        munmap(C[i]->smb, C[i]->smb_size);
+      close(C[i]->fd);
+      free(C[i]);
+    }
+  for (int i = 0; i < nconfigs; i++) {
+    free((char *)configs[i].name);
+    free(configs[i].bytes);
   }
   fclose(out);
   close(ls);
