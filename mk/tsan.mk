@@ -7,11 +7,12 @@
 # (activity_fork_child_starts_afresh is left out: TSan cannot start
 # threads after a fork of a threaded process.)
 # The record_* tests run recorded programs built with TSan too (their
-# collector, flushes and death handlers).
+# collector, flushes and death handlers); so do the producer_* tests (the
+# producer's reader thread, the collector and the program's threads).
 TSAN_TESTS ?= 'activity_[a-e]*' 'activity_[g-z]*' 'activity_four_*' \
               'clock_*' 'strings_*' 'opencl_threads_*' 'markers_*' 'session_*' \
               'record_sim*' 'record_sigkill*' 'record_killed*' \
-              'record_children*'
+              'record_children*' 'producer_[d-z]*'
 
 ifneq ($(TSAN),)
 BASE_CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
