@@ -635,6 +635,7 @@ static void atfork_parent(void) {
  */
 static void atfork_child(void) {
   pthread_mutex_init(&gp__act.lock, NULL);
+  gp__observers_after_fork();
   pthread_cond_init(&gp__act.work, NULL);
   pthread_cond_init(&gp__act.done, NULL);
   pthread_mutex_init(&gp__act.drop_lock, NULL);

@@ -139,4 +139,8 @@ bool gp__collect_slot(slot *s);
 void gp__collect_slots(void);
 int gp__collector_start_locked(void);
 
+/* collector.c: in a fork child, the observers' lock starts unlocked (the
+ * collector that may have held it is gone). */
+void gp__observers_after_fork(void);
+
 #endif /* GPUPERF_ACTIVITY_INT_H */

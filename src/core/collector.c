@@ -232,13 +232,31 @@ static void stock_spares_locked(void) {
 /* ------------------------------------------------------------------ */
 /* Collector                                                            */
 
+/* Held while observers run and while one is removed, so that a removed
+ * observer is never called after gp__activity_remove_observer() returns
+ * and the list is never read while it is rearranged. Recursive: an
+ * observer (or a finisher run on this thread at a fatal signal) may stop
+ * a session, which removes its observer. */
+static pthread_mutex_t obs_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+/* See activityInt.h. */
+void gp__observers_after_fork(void) {
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init(&a);
+  pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&obs_lock, &a);
+  pthread_mutexattr_destroy(&a);
+}
+
 static void run_observers(const uint8_t *buf, size_t valid) {
+  pthread_mutex_lock(&obs_lock);
   int n = atomic_load(&gp__act.num_observers);
   for (int i = 0; i < n; i++) {
     gp__buffer_observer fn = gp__act.observers[i].fn;
     if (fn)
       fn(gp__act.observers[i].user, buf, valid);
   }
+  pthread_mutex_unlock(&obs_lock);
 }
 
 static void emit_overhead(uint64_t start, uint64_t end, uint64_t bytes) {
@@ -541,6 +559,7 @@ int gp__activity_add_observer(gp__buffer_observer fn, void *user) {
 
 /* See core.h. */
 void gp__activity_remove_observer(gp__buffer_observer fn, void *user) {
+  pthread_mutex_lock(&obs_lock);
   pthread_mutex_lock(&gp__act.lock);
   int n = atomic_load(&gp__act.num_observers);
   for (int i = 0; i < n; i++) {
@@ -551,4 +570,5 @@ void gp__activity_remove_observer(gp__buffer_observer fn, void *user) {
     }
   }
   pthread_mutex_unlock(&gp__act.lock);
+  pthread_mutex_unlock(&obs_lock);
 }
