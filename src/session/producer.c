@@ -39,6 +39,7 @@
 #include "gpuperf/gpuperf.h"
 #include "perfetto/ipc.h"
 #include "producer.h"
+#include "counters/countersInt.h"
 #include "producerInt.h"
 
 #define PAGE_HINT (32u * 1024u)
@@ -53,7 +54,8 @@ static const char *const method_names[M_COUNT] = {"InitializeConnection",
                                                   "NotifyDataSourceStopped",
                                                   "RegisterTraceWriter",
                                                   "UnregisterTraceWriter",
-                                                  "Sync"};
+                                                  "Sync",
+                                                  "UpdateDataSource"};
 
 static const char *const source_names[] = {"gpu.renderstages", "gpu.counters",
                                            "gpu.counters.gpuperf",
@@ -400,7 +402,9 @@ static void put_descriptor(gp__pb_writer *w) {
   gp__pb_end(w);
 }
 
-static bool register_source(const char *name) {
+/* Sends the descriptor of data source name with method m (RegisterDataSource
+ * or UpdateDataSource); returns the request id (0: not sent). */
+static uint64_t send_descriptor(const char *name, int m, bool drop_reply) {
   pthread_mutex_lock(&gp__prod.send_lock);
   gp__pb_writer_reset(&gp__prod.args);
   gp__pb_begin(&gp__prod.args, 1); /* RegisterDataSourceRequest.descriptor */
@@ -410,9 +414,26 @@ static bool register_source(const char *name) {
   if (strncmp(name, "gpu.counters", 12) == 0)
     put_descriptor(&gp__prod.args);
   gp__pb_end(&gp__prod.args);
-  uint64_t id = gp__prod_invoke_locked(M_REGISTER, false);
+  uint64_t id = gp__prod_invoke_locked(m, drop_reply);
   pthread_mutex_unlock(&gp__prod.send_lock);
-  return wait_reply(id);
+  return id;
+}
+
+static bool register_source(const char *name) {
+  return wait_reply(send_descriptor(name, M_REGISTER, false));
+}
+
+/* A device whose counter catalog appears after the sources were
+ * registered (the simulated GPUs do on first use): the counters
+ * descriptors are sent again, with UpdateDataSource where the service
+ * has it. */
+static void on_device(uint32_t device_id) {
+  (void)device_id;
+  if (gp__prod.fd < 0 || !gp__prod.counters_registered)
+    return;
+  for (size_t i = 0; i < GP_ARRAY_SIZE(source_names); i++)
+    if (strncmp(source_names[i], "gpu.counters", 12) == 0)
+      send_descriptor(source_names[i], M_UPDATE, true);
 }
 
 static int fail(char *err, size_t size, int rc, const char *fmt, ...)
@@ -489,6 +510,8 @@ int gp_producer_start(const char *name, uint32_t flags, char *err,
         !register_source(source_names[i]))
       gp__prod_warn("data source %s not registered: %s", source_names[i],
                     *gp__prod.last_error ? gp__prod.last_error : "no answer");
+  gp__prod.counters_registered = true;
+  gp__counters_add_device_hook(on_device);
   /* Commands come as replies to one streaming GetAsyncCommand. */
   pthread_mutex_lock(&gp__prod.send_lock);
   gp__pb_writer_reset(&gp__prod.args);
@@ -517,6 +540,8 @@ int gp_producer_start(const char *name, uint32_t flags, char *err,
 void gp_producer_stop(void) {
   if (gp__prod.fd < 0)
     return;
+  gp__counters_remove_device_hook(on_device);
+  gp__prod.counters_registered = false;
   pthread_mutex_lock(&gp__prod.cmd_lock);
   gp__prod_stop_all();
   pthread_mutex_unlock(&gp__prod.cmd_lock);

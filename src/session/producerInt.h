@@ -30,6 +30,7 @@ enum {
   M_REGISTER_WRITER,
   M_UNREGISTER_WRITER,
   M_SYNC,
+  M_UPDATE,
   M_COUNT
 };
 
@@ -80,6 +81,7 @@ typedef struct gp__producer {
   gp__pb_writer out, args; /* under send_lock */
   gp_producer_stats st;    /* under lock */
   bool quiet;
+  bool counters_registered; /* gpu.counters sources were registered */
 } gp__producer;
 
 extern gp__producer gp__prod;

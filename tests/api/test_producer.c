@@ -175,6 +175,13 @@ TEST(producer_demo_gives_the_rows_of_the_file) {
   peer_run r;
   with_peer(&r, "demo", args, prog);
   expect_clean(&r);
+  /* The demo's GPUs appear after the process connected: their catalogs
+   * reached the service's gpu.counters descriptors (UpdateDataSource). */
+  char *out = slurp(r.out);
+  const char *k = strstr(out, " specs ");
+  ASSERT_NOT_NULL(k);
+  ASSERT_GE(strtoull(k + 7, NULL, 10), 6);
+  free(out);
   snprintf(file, sizeof(file), "%s/file.pftrace", r.dir);
   char cmd[4096];
   snprintf(cmd, sizeof(cmd), "'%s' demo --steps 50 -q -o '%s'", cli(), file);

@@ -25,8 +25,11 @@
  * disconnected, or on SIGTERM. It writes the trace
  * and a summary line on stdout:
  *
- *   peer: producers P started S stopped T flushes F chunks C packets N
- *   bytes B errors E
+ *   peer: producers P started S stopped T flushes F acks A chunks C
+ *   packets N bytes B updates U specs K errors E
+ *
+ * (U: UpdateDataSource calls; K: the most counter specs a gpu.counters
+ * descriptor held)
  *
  * and exits 0, or 1 if any protocol error was seen (each named on stderr).
  */
@@ -128,6 +131,7 @@ static volatile sig_atomic_t quit;
 static struct {
   uint64_t producers, started, stopped, flushes, chunks, packets, bytes, errors;
   uint64_t flush_acks, clears;
+  uint64_t updates, specs; /* UpdateDataSource calls; most counter specs */
 } st;
 static uint64_t pending_flush; /* request id awaiting its ack */
 static bool bound;             /* some connection bound the producer port */
@@ -430,18 +434,32 @@ static void on_commit(conn *c, const uint8_t *a, size_t n) {
   }
 }
 
-static void on_register(conn *c, const uint8_t *a, size_t n) {
-  gp__pb_reader r, d;
-  gp__pb_field x, y;
+/* RegisterDataSource and UpdateDataSource: the name (a new one is
+ * registered) and the number of counter specs its descriptor holds. */
+static void on_register(conn *c, const uint8_t *a, size_t n, bool update) {
+  gp__pb_reader r, d, g;
+  gp__pb_field x, y, z;
   gp__pb_reader_init(&r, a, n, 0);
   while (gp__pb_next(&r, &x) > 0) {
     if (x.id != 1 || x.wire_type != GP_PB_LEN)
       continue;
     gp__pb_reader_sub(&d, &r, &x);
-    while (gp__pb_next(&d, &y) > 0)
-      if (y.id == 1 && y.wire_type == GP_PB_LEN && c->nnames < MAX_SRC)
+    uint64_t specs = 0;
+    while (gp__pb_next(&d, &y) > 0) {
+      if (y.id == 1 && y.wire_type == GP_PB_LEN && !update &&
+          c->nnames < MAX_SRC)
         snprintf(c->names[c->nnames++], 64, "%.*s", (int)y.size, y.data);
+      if (y.id == 5 && y.wire_type == GP_PB_LEN) { /* gpu_counter_descriptor */
+        gp__pb_reader_sub(&g, &d, &y);
+        while (gp__pb_next(&g, &z) > 0)
+          specs += z.id == 1;
+      }
+    }
+    if (specs > st.specs)
+      st.specs = specs;
   }
+  if (update)
+    st.updates++;
 }
 
 static void on_frame(conn *c, const uint8_t *p, size_t n) {
@@ -479,7 +497,10 @@ static void on_frame(conn *c, const uint8_t *p, size_t n) {
   }
   switch (method) {
   case M_REGISTER:
-    on_register(c, f.reply, f.reply_len);
+    on_register(c, f.reply, f.reply_len, false);
+    break;
+  case M_UPDATE:
+    on_register(c, f.reply, f.reply_len, true);
     break;
   case M_COMMIT:
     on_commit(c, f.reply, f.reply_len);
@@ -513,7 +534,6 @@ static void on_frame(conn *c, const uint8_t *p, size_t n) {
   case M_STARTED:
   case M_TRIGGERS:
   case M_SYNC:
-  case M_UPDATE:
     break;
   default:
     error("unknown method %u", method);
@@ -736,11 +756,13 @@ int main(int argc, char **argv) {
   close(ls);
   unlink(path);
   printf("peer: producers %llu started %llu stopped %llu flushes %llu "
-         "acks %llu chunks %llu packets %llu bytes %llu errors %llu\n",
+         "acks %llu chunks %llu packets %llu bytes %llu updates %llu specs "
+         "%llu errors %llu\n",
          (unsigned long long)st.producers, (unsigned long long)st.started,
          (unsigned long long)st.stopped, (unsigned long long)st.flushes,
          (unsigned long long)st.flush_acks, (unsigned long long)st.chunks,
          (unsigned long long)st.packets, (unsigned long long)st.bytes,
+         (unsigned long long)st.updates, (unsigned long long)st.specs,
          (unsigned long long)st.errors);
   return st.errors ? 1 : 0;
 }
