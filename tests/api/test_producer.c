@@ -442,3 +442,25 @@ TEST(producer_program_death_and_service_death) {
   /* The program's status is 0; the peer's, killed, is 137. */
   ASSERT_EQ(r.status, 137);
 }
+
+/* A Vulkan program (vkcube on lavapipe, under Xvfb) through the layer:
+ * render stages and memory go to the service. */
+TEST(producer_record_vulkan) {
+  if (SANITIZED)
+    SKIP("gpuperf record loads no layer in a sanitizer build");
+  if (wt_system("command -v xvfb-run >/dev/null && command -v vkcube "
+                ">/dev/null") != 0)
+    SKIP("xvfb-run or vkcube is not installed (Debian xvfb, vulkan-tools)");
+  char prog[2048];
+  snprintf(prog, sizeof(prog),
+           "xvfb-run -a '%s' record --producer -q -- vkcube --c 30 >/dev/null",
+           cli());
+  peer_run r;
+  with_peer(&r, "vulkan",
+            "--source gpu.renderstages --source vulkan.memory_tracker", prog);
+  expect_clean(&r);
+  ASSERT_EQ(one(r.trace, "SELECT count(*) FROM gpu_slice WHERE name = 'Render "
+                         "pass' AND dur > 0"),
+            30);
+  ASSERT_GT(one(r.trace, "SELECT count(*) FROM vulkan_memory_allocations"), 0);
+}
