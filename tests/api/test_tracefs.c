@@ -116,9 +116,63 @@ TEST(tracefs_fixture_events_reach_trace) {
   gp_tp_close(tp);
 }
 
+/* DRM scheduler jobs (the old event names and Linux 6.16's) on the v3d
+ * fixture card: GPU slices on the engines their rings belong to, from run
+ * to done; a job never seen done is not drawn. */
+TEST(tracefs_sched_jobs_are_gpu_slices) {
+  const char *cli = getenv("GPUPERF_CLI");
+  if (!cli || !*cli)
+    SKIP("GPUPERF_CLI is not set (run through `make test`)");
+#if defined(__SANITIZE_ADDRESS__)
+  SKIP("gpuperf record preloads nothing in a sanitizer build");
+#endif
+  ocl_env();
+  static char sample[512];
+  if (!ocl_build_path("tests/opencl-sample", sample, sizeof(sample)))
+    SKIP("GPUPERF_BUILD is not set (run through `make test`)");
+  char *root = realpath("tests/data/linux/tracefs", NULL);
+  char *sys = realpath("tests/data/linux/v3d", NULL);
+  if (!root || !sys)
+    SKIP("tests/data/linux not found (run from the source tree)");
+  char env1[600], env2[600];
+  snprintf(env1, sizeof(env1), "GPUPERF_TRACEFS=%s", root);
+  snprintf(env2, sizeof(env2), "GPUPERF_SYSROOT=%s", sys);
+  free(root);
+  free(sys);
+  const char *trace = gp_test_path(0, "sched.pftrace");
+  char *argv[] = {(char *)cli, "record", "-q", "-o", (char *)trace,
+                  "--",        sample,   "-n", "2",  NULL};
+  char *env[] = {env1, env2, NULL};
+  char *out = NULL, *err = NULL;
+  int rc = ocl_run(argv, env, 120, &out, &err);
+  if (rc == 77)
+    SKIP("no OpenCL device");
+  if (rc != 0)
+    gp_test_fail(__FILE__, __LINE__, "gpuperf record exited %d:\n%s", rc,
+                 err ? err : "");
+  free(out);
+  free(err);
+  gp_tp *tp = NULL;
+  gp_tp_error e;
+  if (gp_tp_open(trace, NULL, &tp, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
+  tp_expect(tp,
+            "SELECT s.name, s.ts, s.dur, t.name AS queue FROM gpu_slice s "
+            "JOIN track t ON t.id = s.track_id WHERE s.name LIKE 'v3d_%' "
+            "ORDER BY s.ts",
+            "\"name\",\"ts\",\"dur\",\"queue\"\n"
+            "\"v3d_render job\",101100500000,2000000,\"render\"\n"
+            "\"v3d_bin job\",101200250000,1000000,\"bin\"\n");
+  gp_tp_close(tp);
+}
+
 #else
 
 TEST(tracefs_fixture_events_reach_trace) {
+  SKIP("built without the trace processor");
+}
+
+TEST(tracefs_sched_jobs_are_gpu_slices) {
   SKIP("built without the trace processor");
 }
 

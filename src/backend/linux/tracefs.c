@@ -6,6 +6,10 @@
  *   power/gpu_frequency        "state=<kHz> gpu_id=<n>"
  *   gpu_mem/gpu_mem_total      "gpu_id=<n> pid=<n> size=<bytes>"
  *   gpu_scheduler/drm_sched_job, drm_run_job, drm_sched_process_job
+ *     (Linux 6.16 on: drm_sched_job_queue, _run, _done)
+ *                              "[entity=<p>, id=<n>,|dev=<pci>,] fence=<f>,
+ *                               ring=<name>, job count:<n>, ..." and
+ *                              "fence=<f> signaled"
  *   dma_fence/dma_fence_*      "driver=<s> timeline=<s> context=<n> seqno=<n>"
  *
  * On a real tracefs (statfs magic TRACEFS_MAGIC) a private instance
@@ -16,9 +20,13 @@
  * FIELDS") and turns GPU frequency and memory totals into ENVIRONMENT
  * records, which the trace writer writes as Perfetto's
  * GenericGpuFrequencyEvent and GpuMemTotalEvent (the kernel's gpu_id is
- * the trace's gpu id, as Perfetto's ftrace import takes it). Scheduler
- * and fence events are parsed and counted (gp__tracefs_counts()) but not
- * yet written. At stop the events are disabled and the instance removed.
+ * the trace's gpu id, as Perfetto's ftrace import takes it). A scheduler
+ * job (queued, run, done: matched by its fence) becomes a KERNEL record
+ * named "<ring> job" on the DRM card's engine the ring belongs to
+ * (gp__drm_ring_queue), so it is a GPU slice on that engine's track; at
+ * most MAX_JOBS are followed at once, the oldest dropped and counted past
+ * that. Fence events are parsed and counted (gp__tracefs_counts()). At
+ * stop the events are disabled and the instance removed.
  *
  * A root that is not a tracefs (a test fixture) is only read: its
  * trace_pipe file, nothing enabled, no instance.
@@ -35,6 +43,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
+#include "drm.h"
 #include "tracefs.h"
 
 #define TRACEFS_MAGIC 0x74726163
@@ -52,6 +61,20 @@ static const char *const gpu_events[GP__TRACEFS_NUM_EVENTS] = {
     "dma_fence/dma_fence_wait_start",
     "dma_fence/dma_fence_wait_end",
     "dma_fence/dma_fence_destroy",
+    /* Linux 6.16 and later name the scheduler's events so: */
+    "gpu_scheduler/drm_sched_job_queue",
+    "gpu_scheduler/drm_sched_job_run",
+    "gpu_scheduler/drm_sched_job_done",
+};
+
+/* The scheduler's events by role, old and new names. */
+enum {
+  EV_QUEUE = 2,
+  EV_RUN = 3,
+  EV_DONE = 4,
+  EV_QUEUE2 = 12,
+  EV_RUN2 = 13,
+  EV_DONE2 = 14
 };
 
 static struct {
@@ -64,7 +87,18 @@ static struct {
   pthread_t thread;
   char partial[4096];
   size_t npartial;
+  uint64_t jobs_dropped; /* jobs never seen done, or past MAX_JOBS */
 } tfs = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+
+/* Scheduler jobs between queue and done, in arrival order (only the
+ * reader thread touches them). */
+#define MAX_JOBS 256
+typedef struct sched_job {
+  char fence[48], ring[40], dev[40];
+  uint64_t id, queued, run;
+} sched_job;
+static sched_job jobs[MAX_JOBS];
+static size_t njobs;
 
 /* See tracefs.h. */
 const char *gp__tracefs_event_name(int i) {
@@ -129,6 +163,75 @@ static void env_record(uint32_t gpu, uint64_t ts, uint32_t kind, uint32_t a,
   gp__activity_commit(r);
 }
 
+static sched_job *job_find(const char *fence) {
+  for (size_t i = njobs; i-- > 0;)
+    if (strcmp(jobs[i].fence, fence) == 0)
+      return &jobs[i];
+  return NULL;
+}
+
+static sched_job *job_add(const gp__tracefs_event *ev, const char *fence) {
+  if (njobs == MAX_JOBS) { /* the oldest never finished, as far as we saw */
+    memmove(jobs, jobs + 1, (MAX_JOBS - 1) * sizeof(*jobs));
+    njobs--;
+    tfs.jobs_dropped++;
+  }
+  sched_job *j = &jobs[njobs++];
+  memset(j, 0, sizeof(*j));
+  snprintf(j->fence, sizeof(j->fence), "%s", fence);
+  if (!gp__tracefs_token(ev, "ring", j->ring, sizeof(j->ring)))
+    snprintf(j->ring, sizeof(j->ring), "drm");
+  gp__tracefs_token(ev, "dev", j->dev, sizeof(j->dev));
+  gp__tracefs_field(ev, "id", &j->id);
+  return j;
+}
+
+/* A job is done: GPU work from its run (or queue) to now. */
+static void job_done(sched_job *j, uint64_t end) {
+  uint32_t dev, queue;
+  if (gp__activity_enabled(GP_ACTIVITY_KIND_KERNEL, 0) &&
+      gp__drm_ring_queue(j->ring, j->dev, &dev, &queue)) {
+    gp__gpu_work w = {.correlation_id = j->id,
+                      .queued = j->queued,
+                      .submitted = j->queued,
+                      .start = j->run ? j->run : j->queued,
+                      .end = end,
+                      .device_id = dev,
+                      .queue_id = queue};
+    uint32_t size = gp__gpu_work_size(GP_ACTIVITY_KIND_KERNEL, 0);
+    gp_activity_kernel *r =
+        gp__activity_reserve(GP_ACTIVITY_KIND_KERNEL, size, 0, 0);
+    if (r) {
+      gp__gpu_work_fill(r, GP_ACTIVITY_KIND_KERNEL, &w);
+      char name[64];
+      snprintf(name, sizeof(name), "%s job", j->ring);
+      r->name_id = gp__string_intern(name);
+      gp__activity_commit(r);
+    }
+  }
+  *j = jobs[--njobs]; /* order among the rest does not matter much */
+}
+
+static void sched_event(int i, const gp__tracefs_event *ev) {
+  char fence[48];
+  if (!gp__tracefs_token(ev, "fence", fence, sizeof(fence)))
+    return;
+  sched_job *j = job_find(fence);
+  if (i == EV_QUEUE || i == EV_QUEUE2) {
+    if (!j)
+      j = job_add(ev, fence);
+    j->queued = ev->ts_ns;
+  } else if (i == EV_RUN || i == EV_RUN2) {
+    if (!j)
+      j = job_add(ev, fence);
+    j->run = ev->ts_ns;
+    if (!j->queued)
+      j->queued = ev->ts_ns;
+  } else if (j) { /* done */
+    job_done(j, ev->ts_ns);
+  }
+}
+
 static void handle(const char *line) {
   gp__tracefs_event ev;
   if (!gp__tracefs_parse(line, &ev))
@@ -147,6 +250,8 @@ static void handle(const char *line) {
       gp__tracefs_field(&ev, "pid", &a);
       env_record((uint32_t)gpu, ev.ts_ns, GP_ENVIRONMENT_MEMORY, (uint32_t)a,
                  size);
+    } else if (i == EV_QUEUE || i == EV_RUN || i == EV_DONE || i >= EV_QUEUE2) {
+      sched_event(i, &ev);
     }
     return;
   }
@@ -270,6 +375,8 @@ void gp__tracefs_stop(void) {
   pthread_mutex_unlock(&tfs.lock);
   pthread_join(tfs.thread, NULL);
   pthread_mutex_lock(&tfs.lock);
+  tfs.jobs_dropped += njobs; /* queued or running, never seen done */
+  njobs = 0;
   close(tfs.fd);
   tfs.fd = -1;
   if (tfs.real) {

@@ -1,7 +1,8 @@
 /*
  * tracefs.h - the kernel's GPU trace events from tracefs (tracefs.c): GPU
- * frequency and memory totals into ENVIRONMENT records, DRM scheduler and
- * dma_fence events parsed and counted.
+ * frequency and memory totals into ENVIRONMENT records, DRM scheduler jobs
+ * into GPU work on the DRM card's engines, dma_fence events parsed and
+ * counted.
  */
 #ifndef GPUPERF_LINUX_TRACEFS_H
 #define GPUPERF_LINUX_TRACEFS_H
@@ -10,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GP__TRACEFS_NUM_EVENTS 12
+#define GP__TRACEFS_NUM_EVENTS 15
 
 /* One line of trace_pipe. */
 typedef struct gp__tracefs_event {
@@ -41,6 +42,11 @@ bool gp__tracefs_parse(const char *line, gp__tracefs_event *ev);
 /* The number after "key=" or "key:" in ev's fields. */
 bool gp__tracefs_field(const gp__tracefs_event *ev, const char *key,
                        uint64_t *v);
+
+/* The text after "key=" in ev's fields, up to ',' or ' ', into buf;
+ * false if there is none. */
+bool gp__tracefs_token(const gp__tracefs_event *ev, const char *key, char *buf,
+                       size_t size);
 
 /*
  * Starts reading (want as for gp__tracefs_find): on a real tracefs, in a

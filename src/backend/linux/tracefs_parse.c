@@ -78,3 +78,22 @@ bool gp__tracefs_field(const gp__tracefs_event *ev, const char *key,
   }
   return false;
 }
+
+/* See tracefs.h. */
+bool gp__tracefs_token(const gp__tracefs_event *ev, const char *key, char *buf,
+                       size_t size) {
+  size_t kl = strlen(key);
+  for (const char *p = ev->fields; (p = strstr(p, key)) != NULL; p += kl) {
+    bool start = p == ev->fields || p[-1] == ' ' || p[-1] == ',';
+    if (!start || p[kl] != '=')
+      continue;
+    const char *v = p + kl + 1;
+    size_t n = strcspn(v, ", ");
+    if (n >= size)
+      n = size - 1;
+    memcpy(buf, v, n);
+    buf[n] = '\0';
+    return true;
+  }
+  return false;
+}
