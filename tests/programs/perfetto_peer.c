@@ -600,7 +600,7 @@ static uint8_t *from_hex(const char *h, size_t *len) {
 
 int main(int argc, char **argv) {
   const char *path = NULL, *outp = NULL, *ready = NULL;
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) { /* option, value */
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) {
       fprintf(stderr, "peer: %s needs a value\n", a);
@@ -633,7 +633,6 @@ int main(int argc, char **argv) {
       fprintf(stderr, "peer: unknown option %s\n", a);
       return 2;
     }
-    i++;
   }
   if (!path || !outp) {
     fprintf(stderr, "peer: --socket and --out are needed\n");
