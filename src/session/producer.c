@@ -279,12 +279,14 @@ static void *reader_main(void *arg) {
 }
 
 /* Waits for the reply to request id; true if it came and said success. */
+/* The handshake as a whole waits at most REPLY_TIMEOUT_MS for the service
+ * (a program's first GPU call waits for it): one deadline for every reply. */
+static struct timespec handshake_deadline;
+
 static bool wait_reply(uint64_t id) {
   if (!id)
     return false;
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_sec += REPLY_TIMEOUT_MS / 1000;
+  struct timespec ts = handshake_deadline;
   pthread_mutex_lock(&gp__prod.lock);
   for (;;) {
     for (int i = 0; i < GP_PROD_RING; i++)
@@ -463,6 +465,8 @@ int gp_producer_start(const char *name, uint32_t flags, char *err,
   if (running)
     return GP_EBUSY;
   gp__prod.quiet = (flags & GP_PRODUCER_QUIET) != 0;
+  clock_gettime(CLOCK_REALTIME, &handshake_deadline);
+  handshake_deadline.tv_sec += REPLY_TIMEOUT_MS / 1000;
   const char *path = gp_producer_socket();
   int fd = sock_connect(path);
   if (fd < 0)

@@ -131,7 +131,7 @@ static void with_peer(peer_run *r, const char *name, const char *peer_args,
   snprintf(r->prog_err, sizeof(r->prog_err), "%s/prog.err", r->dir);
   char cmd[16384];
   snprintf(cmd, sizeof(cmd),
-           "cd '%s' && rm -f ready && '%s' --socket '%s' --out '%s' "
+           "cd '%s' || exit 2; rm -f ready; '%s' --socket '%s' --out '%s' "
            "--ready ready %s >'%s' 2>'%s' & P=$!; "
            "i=0; while [ ! -e '%s/ready' ] && [ $i -lt 500 ]; do sleep 0.01; "
            "i=$((i+1)); done; "
@@ -463,4 +463,22 @@ TEST(producer_record_vulkan) {
                          "pass' AND dur > 0"),
             30);
   ASSERT_GT(one(r.trace, "SELECT count(*) FROM vulkan_memory_allocations"), 0);
+}
+
+/* A service that accepts and never answers holds the program's first GPU
+ * call for the handshake's 5 s at most, then the program runs as without
+ * it. */
+TEST(producer_hung_service_costs_at_most_the_handshake) {
+  char prog[2048];
+  snprintf(prog, sizeof(prog),
+           "(S=$(date +%%s); '%s' demo --steps 5 -q -o hung.pftrace || exit "
+           "9; E=$(date +%%s); kill $P; [ $((E - S)) -le 8 ] || exit 8)",
+           cli());
+  peer_run r;
+  with_peer(&r, "hung", "--mute 1 --source gpu.renderstages", prog);
+  /* The demo's status is 0; the peer ends cleanly on SIGTERM. */
+  ASSERT_EQ(r.status, 0);
+  char trace[1200];
+  snprintf(trace, sizeof(trace), "%s/hung.pftrace", r.dir);
+  ASSERT_EQ(one(trace, "SELECT count(*) FROM gpu_slice"), 90);
 }

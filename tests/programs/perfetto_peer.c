@@ -9,6 +9,7 @@
  *   perfetto_peer --socket PATH --out TRACE [--source NAME]...
  *                 [--config NAME=HEX] [--stop-after-ms N] [--smb-kb N]
  *                 [--page-kb N] [--ready FILE] [--clear-after-ms N]
+ *                 [--mute 1]
  *
  * It listens on PATH, accepts producers, and enables each data source
  * named by --source in every producer that registers it: SetupTracing
@@ -32,6 +33,7 @@
  * descriptor held)
  *
  * and exits 0, or 1 if any protocol error was seen (each named on stderr).
+ * With --mute 1 it answers nothing: a service that hangs.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -462,7 +464,11 @@ static void on_register(conn *c, const uint8_t *a, size_t n, bool update) {
     st.updates++;
 }
 
+static bool mute; /* --mute: accept, read, never answer (a hung service) */
+
 static void on_frame(conn *c, const uint8_t *p, size_t n) {
+  if (mute)
+    return;
   gp__ipc_frame f;
   if (gp__ipc_frame_decode(p, n, &f) != 0) {
     error("a corrupt frame");
@@ -612,6 +618,8 @@ int main(int argc, char **argv) {
       outp = v;
     else if (!strcmp(a, "--ready"))
       ready = v;
+    else if (!strcmp(a, "--mute"))
+      mute = strcmp(v, "0") != 0;
     else if (!strcmp(a, "--source") && nsources < MAX_SRC)
       sources[nsources++] = v;
     else if (!strcmp(a, "--config") && nconfigs < MAX_SRC) {
