@@ -308,6 +308,11 @@ typedef struct gp_producer_stats {
  * starts with '@' is in Linux's abstract namespace. Borrowed. */
 GP_EXPORT const char *gp_producer_socket(void);
 
+/* Whether something listens on the producer socket: connects and closes
+ * at once, sending nothing. Returns 0, -errno (-ENOENT: no such socket,
+ * -ECONNREFUSED: nobody listens), or GP_EINVAL for a name too long. */
+GP_EXPORT int gp_producer_probe(void);
+
 /*
  * Connects this process to the tracing service as producer `name`
  * (copied), registers gpu.renderstages, gpu.counters,

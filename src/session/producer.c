@@ -316,6 +316,7 @@ const char *gp_producer_socket(void) {
              : "/tmp/perfetto-producer";
 }
 
+/* A connected socket to the service at path, or -errno / GP_EINVAL. */
 static int sock_connect(const char *path) {
   struct sockaddr_un sa = {.sun_family = AF_UNIX};
   size_t len = strlen(path);
@@ -335,6 +336,15 @@ static int sock_connect(const char *path) {
     return e;
   }
   return fd;
+}
+
+/* See session.h. */
+int gp_producer_probe(void) {
+  int fd = sock_connect(gp_producer_socket());
+  if (fd < 0)
+    return fd;
+  close(fd);
+  return 0;
 }
 
 /* The counter catalog of every device, as one GpuCounterDescriptor

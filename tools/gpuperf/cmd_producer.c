@@ -12,8 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,25 +27,6 @@ static void on_signal(int sig) {
   stop_requested = 1;
 }
 
-/* Whether something listens on the producer socket (nothing is sent). */
-static int probe_service(const char *path) {
-  struct sockaddr_un sa = {.sun_family = AF_UNIX};
-  size_t len = strlen(path);
-  if (len == 0 || len >= sizeof(sa.sun_path))
-    return -EINVAL;
-  memcpy(sa.sun_path, path, len);
-  if (path[0] == '@')
-    sa.sun_path[0] = '\0';
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return -errno;
-  socklen_t sl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len +
-                             (path[0] == '@' ? 0 : 1));
-  int rc = connect(fd, (struct sockaddr *)&sa, sl) == 0 ? 0 : -errno;
-  close(fd);
-  return rc;
-}
-
 static int no_service(const char *what, const char *path, int rc) {
   return cli_error(CLI_BAD_INPUT,
                    "%s: no Perfetto tracing service at %s (%s): start "
@@ -58,7 +37,7 @@ static int no_service(const char *what, const char *path, int rc) {
 /* See cli.h. */
 int cli_record_producer(char **cmd, bool quiet) {
   const char *path = gp_producer_socket();
-  int rc = probe_service(path);
+  int rc = gp_producer_probe();
   if (rc != 0)
     return no_service("record --producer", path, rc);
   fflush(NULL);
