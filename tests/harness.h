@@ -117,6 +117,18 @@ const char *gp_test_path(int slot, const char *name);
 
 #define SKIP(...) gp_test_skip(__VA_ARGS__)
 
+/* 1 in an AddressSanitizer or ThreadSanitizer build (gcc or clang). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GP_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define GP_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef GP_TEST_SANITIZED
+#define GP_TEST_SANITIZED 0
+#endif
+
 /* Declarations of every test. */
 #define GP_TEST_ENTRY(name, timeout_s) TEST(name);
 #include "test-list.h"

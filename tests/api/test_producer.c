@@ -20,16 +20,7 @@
 #include "unit/writer_util.h"
 
 /* Sanitizer builds preload nothing (see test_record_safety.c). */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
+#define SANITIZED GP_TEST_SANITIZED
 
 static const char *cli(void) {
   const char *c = getenv("GPUPERF_CLI");

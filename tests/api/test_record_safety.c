@@ -101,19 +101,11 @@ static int expected_status(const char *how) {
 
 static const char *const deaths[] = {"kill", "segv", "abort", "_exit"};
 
-/* In a sanitizer build, the sanitizer's own SIGSEGV handler (which exits
- * with status 1 after its report) takes the fault, not ours, and record
- * preloads nothing (an instrumented library needs its runtime first). */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
+/* In a sanitizer build (GP_TEST_SANITIZED), the sanitizer's own SIGSEGV
+ * handler (which exits with status 1 after its report) takes the fault,
+ * not ours, and record preloads nothing (an instrumented library needs
+ * its runtime first). */
+#define SANITIZED GP_TEST_SANITIZED
 
 /* Every step's 5 GPU events (2 kernels, 2 copies, a fill) are in the trace,
  * however the program ended 10 ms after its last step. */
