@@ -32,7 +32,6 @@
 
 #include "gpuperf/gpuperf.h"
 #include "gpuperf/tp.h"
-#include "perfetto/pb.h"
 
 static char dir[256];
 static char cli[4096], peer[4096];
@@ -71,48 +70,27 @@ static double run(char *const argv[], const char *const *env) {
   return ru_cpu(&ru);
 }
 
-/* The demo's gpu.counters config as the service sends it, in hex. */
-static void counters_hex(char *hex) {
-  static const char *const names[] = {
-      "Utilization",
-      "sm__cycles_active.avg",
-      "sm__warps_active.avg.pct_of_peak_sustained_active",
-      "lts__t_sector_hit_rate.pct",
-      "dram__bytes_read.sum",
-      "dram__bytes_write.sum"};
-  gp__pb_writer w;
-  gp__pb_writer_init(&w);
-  gp__pb_string(&w, 1, "gpu.counters");
-  gp__pb_begin(&w, 108);
-  gp__pb_uint(&w, 1, 500000);
-  for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
-    gp__pb_string(&w, 6, names[i]);
-  gp__pb_end(&w);
-  size_t n = (size_t)gp__pb_size(&w);
-  uint8_t b[1024];
-  gp__pb_copy(&w, b);
-  for (size_t i = 0; i < n; i++)
-    sprintf(hex + 2 * i, "%02x", b[i]);
-  gp__pb_writer_fini(&w);
-}
+/* The demo's gpu.counters config (cmd_demo.c), as the peer's --counters. */
+static const char demo_counters[] =
+    "500000:Utilization,sm__cycles_active.avg,"
+    "sm__warps_active.avg.pct_of_peak_sustained_active,"
+    "lts__t_sector_hit_rate.pct,dram__bytes_read.sum,dram__bytes_write.sum";
 
 /* The producer run: the peer started first, the demo when it listens.
  * Returns the demo's CPU seconds; the peer's in *service. */
 static double run_producer(const char *steps, double *service) {
-  char sock[300], trace[300], ready[300], hex[2048], cfg[2100];
+  char sock[300], trace[300], ready[300];
   snprintf(sock, sizeof(sock), "%s/p.sock", dir);
   snprintf(trace, sizeof(trace), "%s/service.pftrace", dir);
   snprintf(ready, sizeof(ready), "%s/ready", dir);
   unlink(ready);
-  counters_hex(hex);
-  snprintf(cfg, sizeof(cfg), "gpu.counters=%s", hex);
   pid_t p = fork();
   if (p == 0) {
     int null = open("/dev/null", 1);
     dup2(null, 1);
     execl(peer, peer, "--socket", sock, "--out", trace, "--ready", ready,
           "--source", "gpu.renderstages", "--source", "gpu.counters",
-          "--config", cfg, (char *)NULL);
+          "--counters", demo_counters, (char *)NULL);
     _exit(127);
   }
   for (int i = 0; i < 500 && access(ready, F_OK) != 0; i++)

@@ -16,7 +16,6 @@
 #include "gpuperf/gpuperf.h"
 #include "gpuperf/tp.h"
 #include "harness.h"
-#include "perfetto/pb.h"
 #include "unit/writer_util.h"
 
 /* Sanitizer builds preload nothing (see test_record_safety.c). */
@@ -76,32 +75,11 @@ static int64_t one(const char *path, const char *sql) {
   return v;
 }
 
-/* The demo's gpu.counters config, encoded as the service would send it. */
-static void demo_counters_hex(char *hex, size_t size) {
-  static const char *const names[] = {
-      "Utilization",
-      "sm__cycles_active.avg",
-      "sm__warps_active.avg.pct_of_peak_sustained_active",
-      "lts__t_sector_hit_rate.pct",
-      "dram__bytes_read.sum",
-      "dram__bytes_write.sum"};
-  gp__pb_writer w;
-  gp__pb_writer_init(&w);
-  gp__pb_string(&w, 1, "gpu.counters");
-  gp__pb_begin(&w, 108);
-  gp__pb_uint(&w, 1, 500000);
-  for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
-    gp__pb_string(&w, 6, names[i]);
-  gp__pb_end(&w);
-  size_t n = (size_t)gp__pb_size(&w);
-  uint8_t *b = malloc(n);
-  gp__pb_copy(&w, b);
-  ASSERT_LT(2 * n + 1, size);
-  for (size_t i = 0; i < n; i++)
-    snprintf(hex + 2 * i, 3, "%02x", b[i]);
-  free(b);
-  gp__pb_writer_fini(&w);
-}
+/* The demo's gpu.counters config (cmd_demo.c), as the peer's --counters. */
+#define DEMO_COUNTERS                                                          \
+  "500000:Utilization,sm__cycles_active.avg,"                                  \
+  "sm__warps_active.avg.pct_of_peak_sustained_active,"                         \
+  "lts__t_sector_hit_rate.pct,dram__bytes_read.sum,dram__bytes_write.sum"
 
 typedef struct peer_run {
   char dir[1024], sock[1100], trace[1100], out[1100], err[1100];
@@ -156,12 +134,9 @@ static void expect_clean(const peer_run *r) {
   "BY t.gpu_id ORDER BY t.gpu_id"
 
 TEST(producer_demo_gives_the_rows_of_the_file) {
-  char hex[2048], args[4096], prog[2048], file[1100];
-  demo_counters_hex(hex, sizeof(hex));
-  snprintf(args, sizeof(args),
-           "--source gpu.renderstages --source gpu.counters --config "
-           "gpu.counters=%s",
-           hex);
+  char prog[2048], file[1100];
+  const char *args = "--source gpu.renderstages --source gpu.counters "
+                     "--counters " DEMO_COUNTERS;
   snprintf(prog, sizeof(prog), "'%s' demo --steps 50 --no-trace -q", cli());
   peer_run r;
   with_peer(&r, "demo", args, prog);
@@ -346,11 +321,9 @@ TEST(producer_with_perfettos_service) {
   if (!bin || !*bin)
     SKIP("GPUPERF_PERFETTO_BIN is not set (a folder with Perfetto's traced, "
          "perfetto and trace_processor_shell)");
-  char dir[1100], cmd[16384], hex[2048];
+  char dir[1100], cmd[16384];
   snprintf(dir, sizeof(dir), "%s/perfetto", gp_test_tmpdir());
   mkdir(dir, 0755);
-  demo_counters_hex(hex, sizeof(hex));
-  (void)hex;
   char cfg[1200];
   snprintf(cfg, sizeof(cfg), "%s/config.txt", dir);
   FILE *f = fopen(cfg, "w");

@@ -7,14 +7,16 @@
  * against that instead as well; this peer lets them run everywhere.
  *
  *   perfetto_peer --socket PATH --out TRACE [--source NAME]...
- *                 [--config NAME=HEX] [--stop-after-ms N] [--smb-kb N]
+ *                 [--counters PERIOD_NS:NAME,...] [--stop-after-ms N]
+ *                 [--smb-kb N]
  *                 [--page-kb N] [--ready FILE] [--clear-after-ms N]
  *                 [--mute 1]
  *
  * It listens on PATH, accepts producers, and enables each data source
  * named by --source in every producer that registers it: SetupTracing
  * (a memfd SMB passed with SCM_RIGHTS), SetupDataSource, StartDataSource
- * with a DataSourceConfig of that name (or the bytes --config gives).
+ * with a DataSourceConfig of that name (for gpu.counters, with --counters:
+ * a gpu_counter_config of that period and those counter names).
  * The SMB has the size and page size the producer asked for, as with
  * Perfetto's service, unless --smb-kb and --page-kb say otherwise.
  * Committed chunks are checked (page state, chunk ids in order per
@@ -120,11 +122,9 @@ static inst I[MAX_INST];
 static const char *sources[MAX_SRC];
 static int nsources;
 static struct {
-  const char *name;
-  uint8_t *bytes;
+  uint8_t *bytes; /* --counters: gpu.counters' config, else NULL */
   size_t len;
-} configs[MAX_SRC];
-static int nconfigs;
+} counters;
 static uint64_t next_instance = 1, next_seq = 1, next_flush = 1;
 static uint64_t stop_after_ms, clear_after_ms;
 static size_t smb_kb, page_kb; /* 0: the producer's hints, as the service */
@@ -204,11 +204,10 @@ static void command(conn *c, gp__pb_writer *cmd, int fd) {
 }
 
 static void ds_config(gp__pb_writer *w, const char *name) {
-  for (int i = 0; i < nconfigs; i++)
-    if (!strcmp(configs[i].name, name)) {
-      gp__pb_bytes(w, 2, configs[i].bytes, configs[i].len);
-      return;
-    }
+  if (counters.bytes && !strcmp(name, "gpu.counters")) {
+    gp__pb_bytes(w, 2, counters.bytes, counters.len);
+    return;
+  }
   gp__pb_begin(w, 2);
   gp__pb_string(w, 1, name);
   gp__pb_uint(w, 2, 0); /* target_buffer */
@@ -592,16 +591,30 @@ static void on_term(int sig) {
   quit = 1;
 }
 
-static uint8_t *from_hex(const char *h, size_t *len) {
-  size_t n = strlen(h) / 2;
-  uint8_t *b = malloc(n ? n : 1);
-  for (size_t i = 0; i < n; i++) {
-    unsigned v;
-    sscanf(h + 2 * i, "%2x", &v);
-    b[i] = (uint8_t)v;
+/* --counters PERIOD_NS:NAME,NAME,...: the gpu.counters DataSourceConfig
+ * the service sends, { name: "gpu.counters" gpu_counter_config {
+ * counter_period_ns counter_names... } } (field 108; names field 6). */
+static bool counters_config(const char *v) {
+  char *end;
+  unsigned long long period = strtoull(v, &end, 10);
+  if (*end != ':' || !end[1])
+    return false;
+  gp__pb_writer w;
+  gp__pb_writer_init(&w);
+  gp__pb_string(&w, 1, "gpu.counters");
+  gp__pb_begin(&w, 108);
+  gp__pb_uint(&w, 1, period);
+  for (const char *n = end + 1; *n;) {
+    size_t len = strcspn(n, ",");
+    gp__pb_bytes(&w, 6, n, len);
+    n += len + (n[len] == ',');
   }
-  *len = n;
-  return b;
+  gp__pb_end(&w);
+  counters.len = (size_t)gp__pb_size(&w);
+  counters.bytes = malloc(counters.len);
+  gp__pb_copy(&w, counters.bytes);
+  gp__pb_writer_fini(&w);
+  return true;
 }
 
 int main(int argc, char **argv) {
@@ -622,13 +635,9 @@ int main(int argc, char **argv) {
       mute = strcmp(v, "0") != 0;
     else if (!strcmp(a, "--source") && nsources < MAX_SRC)
       sources[nsources++] = v;
-    else if (!strcmp(a, "--config") && nconfigs < MAX_SRC) {
-      const char *eq = strchr(v, '=');
-      if (!eq)
+    else if (!strcmp(a, "--counters")) {
+      if (!counters_config(v))
         return 2;
-      configs[nconfigs].name = strndup(v, (size_t)(eq - v));
-      configs[nconfigs].bytes = from_hex(eq + 1, &configs[nconfigs].len);
-      nconfigs++;
     } else if (!strcmp(a, "--stop-after-ms"))
       stop_after_ms = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--clear-after-ms"))
@@ -755,10 +764,7 @@ int main(int argc, char **argv) {
       close(C[i]->fd);
       free(C[i]);
     }
-  for (int i = 0; i < nconfigs; i++) {
-    free((char *)configs[i].name);
-    free(configs[i].bytes);
-  }
+  free(counters.bytes);
   fclose(out);
   close(ls);
   unlink(path);
