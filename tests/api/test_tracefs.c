@@ -62,7 +62,11 @@ TEST(tracefs_parse_lines) {
 
 #if HAVE_TP
 
-TEST(tracefs_fixture_events_reach_trace) {
+/* Records the OpenCL sample with GPUPERF_TRACEFS on the tracefs fixture
+ * and, if sysroot is not NULL, GPUPERF_SYSROOT on that fixture tree (a
+ * folder of tests/data/linux); returns the trace, opened (skips where the
+ * test cannot run). */
+static gp_tp *record_fixture(const char *name, const char *sysroot) {
   const char *cli = getenv("GPUPERF_CLI");
   if (!cli || !*cli)
     SKIP("GPUPERF_CLI is not set (run through `make test`)");
@@ -73,16 +77,21 @@ TEST(tracefs_fixture_events_reach_trace) {
   static char sample[512];
   if (!ocl_build_path("tests/opencl-sample", sample, sizeof(sample)))
     SKIP("GPUPERF_BUILD is not set (run through `make test`)");
+  char rel[256];
+  snprintf(rel, sizeof(rel), "tests/data/linux/%s", sysroot ? sysroot : "");
   char *root = realpath("tests/data/linux/tracefs", NULL);
-  if (!root)
-    SKIP("tests/data/linux/tracefs not found (run from the source tree)");
-  char env1[600];
+  char *sys = sysroot ? realpath(rel, NULL) : NULL;
+  if (!root || (sysroot && !sys))
+    SKIP("tests/data/linux not found (run from the source tree)");
+  char env1[600], env2[600];
   snprintf(env1, sizeof(env1), "GPUPERF_TRACEFS=%s", root);
+  snprintf(env2, sizeof(env2), "GPUPERF_SYSROOT=%s", sys ? sys : "");
   free(root);
-  const char *trace = gp_test_path(0, "tracefs.pftrace");
+  free(sys);
+  const char *trace = gp_test_path(0, name);
   char *argv[] = {(char *)cli, "record", "-q", "-o", (char *)trace,
                   "--",        sample,   "-n", "2",  NULL};
-  char *env[] = {env1, NULL};
+  char *env[] = {env1, sysroot ? env2 : NULL, NULL};
   char *out = NULL, *err = NULL;
   int rc = ocl_run(argv, env, 120, &out, &err);
   if (rc == 77)
@@ -96,6 +105,11 @@ TEST(tracefs_fixture_events_reach_trace) {
   gp_tp_error e;
   if (gp_tp_open(trace, NULL, &tp, &e) != 0)
     gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
+  return tp;
+}
+
+TEST(tracefs_fixture_events_reach_trace) {
+  gp_tp *tp = record_fixture("tracefs.pftrace", NULL);
   /* Perfetto's rules: gpufreq in kHz; GPU Memory global for pid 0, per
    * process otherwise; the kernel's gpu_id is the gpu. */
   tp_expect(tp,
@@ -120,42 +134,7 @@ TEST(tracefs_fixture_events_reach_trace) {
  * fixture card: GPU slices on the engines their rings belong to, from run
  * to done; a job never seen done is not drawn. */
 TEST(tracefs_sched_jobs_are_gpu_slices) {
-  const char *cli = getenv("GPUPERF_CLI");
-  if (!cli || !*cli)
-    SKIP("GPUPERF_CLI is not set (run through `make test`)");
-#if defined(__SANITIZE_ADDRESS__)
-  SKIP("gpuperf record preloads nothing in a sanitizer build");
-#endif
-  ocl_env();
-  static char sample[512];
-  if (!ocl_build_path("tests/opencl-sample", sample, sizeof(sample)))
-    SKIP("GPUPERF_BUILD is not set (run through `make test`)");
-  char *root = realpath("tests/data/linux/tracefs", NULL);
-  char *sys = realpath("tests/data/linux/v3d", NULL);
-  if (!root || !sys)
-    SKIP("tests/data/linux not found (run from the source tree)");
-  char env1[600], env2[600];
-  snprintf(env1, sizeof(env1), "GPUPERF_TRACEFS=%s", root);
-  snprintf(env2, sizeof(env2), "GPUPERF_SYSROOT=%s", sys);
-  free(root);
-  free(sys);
-  const char *trace = gp_test_path(0, "sched.pftrace");
-  char *argv[] = {(char *)cli, "record", "-q", "-o", (char *)trace,
-                  "--",        sample,   "-n", "2",  NULL};
-  char *env[] = {env1, env2, NULL};
-  char *out = NULL, *err = NULL;
-  int rc = ocl_run(argv, env, 120, &out, &err);
-  if (rc == 77)
-    SKIP("no OpenCL device");
-  if (rc != 0)
-    gp_test_fail(__FILE__, __LINE__, "gpuperf record exited %d:\n%s", rc,
-                 err ? err : "");
-  free(out);
-  free(err);
-  gp_tp *tp = NULL;
-  gp_tp_error e;
-  if (gp_tp_open(trace, NULL, &tp, &e) != 0)
-    gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
+  gp_tp *tp = record_fixture("sched.pftrace", "v3d");
   tp_expect(tp,
             "SELECT s.name, s.ts, s.dur, t.name AS queue FROM gpu_slice s "
             "JOIN track t ON t.id = s.track_id WHERE s.name LIKE 'v3d_%' "
