@@ -1,9 +1,11 @@
 /*
  * tconfig.c - Perfetto's TraceConfig in the text format: the subset
  * gpuperf records (session.h), read with textproto.c against the schema
- * below, checked for what the schema cannot say (a data source gpuperf
- * does not provide, ids and names together, a oneof given twice, a
- * filter without a glob), and written back (gp_trace_config_format).
+ * below (or, for one data source's config sent encoded, with
+ * textproto_bin.c against the same schema), and checked for what the
+ * schema cannot say (a data source gpuperf does not provide, ids and
+ * names together, a oneof given twice, a filter without a glob). Writing
+ * a config back is tconfig_format.c.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 
 #include "core/core.h"
 #include "tconfig.h"
+#include "tconfigInt.h"
 #include "textproto.h"
 
 /* ------------------------------------------------------------------ */
@@ -56,20 +59,23 @@ enum {
   F_TRACK_DEVICE
 };
 
-static const char *const fill_policies[] = {"UNSPECIFIED", "RING_BUFFER",
+/* See tconfigInt.h. */
+const char *const gp__tc_fill_policies[] = {"UNSPECIFIED", "RING_BUFFER",
                                             "DISCARD", NULL};
-static const char *const name_bases[] = {
+/* See tconfigInt.h. */
+const char *const gp__tc_name_bases[] = {
     "MANGLED_KERNEL_NAME", "DEMANGLED_KERNEL_NAME", "FUNCTION_NAME", NULL};
 
 static const gp__tp_field buffer_fields[] = {
     {"size_kb", F_SIZE_KB, GP_TP_U32, false, NULL, NULL},
-    {"fill_policy", F_FILL_POLICY, GP_TP_ENUM, false, NULL, fill_policies},
+    {"fill_policy", F_FILL_POLICY, GP_TP_ENUM, false, NULL,
+     gp__tc_fill_policies},
     {NULL, 0, 0, false, NULL, NULL}};
 static const gp__tp_message buffer_msg = {"buffers", buffer_fields};
 
 static const gp__tp_field filter_fields[] = {
     {"name_glob", F_NAME_GLOB, GP_TP_STRING, false, NULL, NULL},
-    {"name_base", F_NAME_BASE, GP_TP_ENUM, false, NULL, name_bases},
+    {"name_base", F_NAME_BASE, GP_TP_ENUM, false, NULL, gp__tc_name_bases},
     {NULL, 0, 0, false, NULL, NULL}};
 static const gp__tp_message filter_msg = {"activity_name_filters",
                                           filter_fields};
@@ -156,35 +162,6 @@ static const gp__tp_message trace_msg = {"TraceConfig", trace_fields};
 
 /* ------------------------------------------------------------------ */
 /* The config                                                           */
-
-typedef struct tc_source {
-  gp_data_source_info info;
-  bool period_set;     /* counter_period_ns given */
-  bool isc;            /* instrumented_sampling_config given */
-  bool counter_config; /* gpu_counter_config given */
-  bool renderstages_config;
-  bool vulkan_memory_config;
-  bool target_set;
-  uint32_t line;
-} tc_source;
-
-typedef struct tc_buffer {
-  uint32_t size_kb, fill_policy;
-} tc_buffer;
-
-struct gp_trace_config {
-  gp__arena arena;
-  tc_source *src;
-  uint32_t nsrc, capsrc;
-  uint32_t *by_name; /* hash index of src by name: index + 1, 0 = empty */
-  uint32_t nslots;   /* power of two, > 2 * nsrc */
-  tc_buffer *buffers;
-  uint32_t nbuf;
-  uint32_t duration_ms, flush_period_ms, file_write_period_ms;
-  int write_into_file; /* -1 unset */
-  uint32_t descriptor_mode, machine_id;
-  bool options_given;
-};
 
 static const struct {
   const char *base;
@@ -768,162 +745,4 @@ void gp_trace_config_destroy(gp_trace_config *c) {
   free(c->src);
   free(c->by_name);
   free(c);
-}
-
-/* ------------------------------------------------------------------ */
-/* Writing configs back                                                 */
-
-typedef struct sbuf {
-  char *p;
-  size_t n, cap;
-  bool oom;
-} sbuf;
-
-static void put(sbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void put(sbuf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int k =
-      vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
-  va_end(ap);
-  if (k < 0) {
-    b->oom = true;
-    return;
-  }
-  if (b->n + (size_t)k + 1 > b->cap) {
-    size_t ncap = b->cap ? b->cap * 2 : 1024;
-    while (ncap < b->n + (size_t)k + 1)
-      ncap *= 2;
-    char *np = realloc(b->p, ncap);
-    if (!np) {
-      b->oom = true;
-      return;
-    }
-    b->p = np;
-    b->cap = ncap;
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
-    va_end(ap);
-  }
-  b->n += (size_t)k;
-}
-
-static void put_string(sbuf *b, const char *indent, const char *field,
-                       const char *s) {
-  put(b, "%s%s: \"", indent, field);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      put(b, "\\%c", ch);
-    else if (ch < 0x20 || ch >= 0x7f)
-      put(b, "\\%03o", ch);
-    else
-      put(b, "%c", ch);
-  }
-  put(b, "\"\n");
-}
-
-static void format_counters(sbuf *b, const tc_source *s) {
-  const gp_counter_config *cc = &s->info.counters;
-  const char *in = "      ";
-  put(b, "    gpu_counter_config {\n");
-  if (s->period_set)
-    put(b, "%scounter_period_ns: %llu\n", in,
-        (unsigned long long)cc->counter_period_ns);
-  for (size_t i = 0; i < cc->num_counter_ids; i++)
-    put(b, "%scounter_ids: %u\n", in, cc->counter_ids[i]);
-  for (size_t i = 0; i < cc->num_counter_names; i++)
-    put_string(b, in, "counter_names", cc->counter_names[i]);
-  if (s->info.fix_gpu_clock)
-    put(b, "%sfix_gpu_clock: true\n", in);
-  if (s->isc) {
-    put(b, "%sinstrumented_sampling_config {\n", in);
-    for (size_t i = 0; i < cc->num_name_filters; i++) {
-      put(b, "        activity_name_filters {\n");
-      put_string(b, "          ", "name_glob", cc->name_filters[i].name_glob);
-      put(b, "          name_base: %s\n",
-          name_bases[cc->name_filters[i].name_base < 3
-                         ? cc->name_filters[i].name_base
-                         : 0]);
-      put(b, "        }\n");
-    }
-    for (size_t i = 0; i < cc->num_tx_include_globs; i++)
-      put_string(b, "        ", "activity_tx_include_globs",
-                 cc->tx_include_globs[i]);
-    for (size_t i = 0; i < cc->num_tx_exclude_globs; i++)
-      put_string(b, "        ", "activity_tx_exclude_globs",
-                 cc->tx_exclude_globs[i]);
-    for (size_t i = 0; i < cc->num_ranges; i++)
-      put(b, "        activity_ranges { skip: %u count: %u }\n",
-          cc->ranges[i].skip, cc->ranges[i].count);
-    put(b, "%s}\n", in);
-  } else if (cc->instrumented) {
-    put(b, "%sinstrumented_sampling: true\n", in);
-  }
-  put(b, "    }\n");
-}
-
-/* See session.h. */
-int gp_trace_config_format(const gp_trace_config *c, char *buf, size_t size,
-                           size_t *needed) {
-  if (!c || !needed || (size && !buf))
-    return GP_EINVAL;
-  sbuf b = {NULL, 0, 0, false};
-  for (uint32_t i = 0; i < c->nbuf; i++)
-    put(&b, "buffers { size_kb: %u fill_policy: %s }\n", c->buffers[i].size_kb,
-        fill_policies[c->buffers[i].fill_policy < 3 ? c->buffers[i].fill_policy
-                                                    : 0]);
-  if (c->duration_ms)
-    put(&b, "duration_ms: %u\n", c->duration_ms);
-  if (c->flush_period_ms)
-    put(&b, "flush_period_ms: %u\n", c->flush_period_ms);
-  if (c->file_write_period_ms)
-    put(&b, "file_write_period_ms: %u\n", c->file_write_period_ms);
-  if (c->write_into_file >= 0)
-    put(&b, "write_into_file: %s\n", c->write_into_file ? "true" : "false");
-  for (uint32_t i = 0; i < c->nsrc; i++) {
-    const tc_source *s = &c->src[i];
-    put(&b, "data_sources {\n  config {\n");
-    put_string(&b, "    ", "name", s->info.name);
-    if (s->target_set)
-      put(&b, "    target_buffer: %u\n", s->info.target_buffer);
-    if (s->counter_config)
-      format_counters(&b, s);
-    if (s->renderstages_config) {
-      put(&b, "    gpu_renderstages_config {\n");
-      if (s->info.full_loadstore)
-        put(&b, "      full_loadstore: true\n");
-      if (s->info.low_overhead)
-        put(&b, "      low_overhead: true\n");
-      for (uint32_t k = 0; k < s->info.num_trace_metrics; k++)
-        put_string(&b, "      ", "trace_metrics", s->info.trace_metrics[k]);
-      put(&b, "    }\n");
-    }
-    if (s->vulkan_memory_config)
-      put(&b,
-          "    vulkan_memory_config { track_driver_memory_usage: %s "
-          "track_device_memory_usage: %s }\n",
-          s->info.track_driver_memory_usage ? "true" : "false",
-          s->info.track_device_memory_usage ? "true" : "false");
-    put(&b, "  }\n}\n");
-  }
-  if (c->options_given || c->descriptor_mode != 2 || c->machine_id)
-    put(&b, "gpuperf_options { counter_descriptor_mode: %u machine_id: %u }\n",
-        c->descriptor_mode, c->machine_id);
-  if (b.oom) {
-    free(b.p);
-    return GP_ENOMEM;
-  }
-  *needed = b.n;
-  int rc = 0;
-  if (b.n + 1 > size)
-    rc = GP_ESIZE;
-  else if (b.n)
-    memcpy(buf, b.p, b.n + 1);
-  else
-    buf[0] = '\0';
-  free(b.p);
-  return rc;
 }
