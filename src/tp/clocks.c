@@ -17,15 +17,23 @@ void gp__tp_clocks_init(gp__tp_clocks *c) {
 
 /* See clocks.h. */
 void gp__tp_clocks_fini(gp__tp_clocks *c) {
-  for (size_t i = 0; i < c->info.n; i++)
+  for (size_t i = 0; i < c->info.n; i++) {
     gp__tp_vec_free(&c->info.v[i].out);
-  for (size_t i = 0; i < c->edges.n; i++)
-    gp__tp_vec_free(&c->edges.v[i].pts);
+    gp__tp_vec_free(&c->info.v[i].live);
+    gp__tp_vec_free(&c->info.v[i].snaps);
+  }
+  for (size_t i = 0; i < c->series.n; i++)
+    gp__tp_vec_free(&c->series.v[i].pts);
   gp__tp_vec_free(&c->info);
+  gp__tp_vec_free(&c->rd_clock);
+  gp__tp_vec_free(&c->rd_ns);
+  gp__tp_vec_free(&c->snap);
+  gp__tp_map_free(&c->sets);
   gp__tp_vec_free(&c->edges);
+  gp__tp_vec_free(&c->series);
   gp__tp_vec_free(&c->scratch);
   gp__tp_map_free(&c->info_by_key);
-  gp__tp_map_free(&c->edge_by_pair);
+  gp__tp_map2_free(&c->edge_by_pair);
   gp__tp_map_free(&c->path_by_src);
   gp__tp_vec_free(&c->paths);
 }
@@ -57,49 +65,32 @@ static gp__tp_clock_info *get_info(gp__tp_clocks *c, uint64_t key) {
   return ci;
 }
 
-/* Edges are keyed by an exact 64-bit pairing of the two clock keys where
- * possible; sequence-scoped keys are folded, so collisions are checked. */
-static uint64_t pair_key(uint64_t from, uint64_t to) {
-  return gp__tp_mix64(from * 0x9e3779b97f4a7c15ull ^ gp__tp_mix64(to));
-}
-
-static int get_edge(gp__tp_clocks *c, uint64_t from, uint64_t to,
-                    gp__tp_clock_edge **out) {
-  uint64_t pk = pair_key(from, to);
-  for (;;) {
-    uint64_t *i = gp__tp_map_get(&c->edge_by_pair, pk);
-    if (!i)
-      break;
-    gp__tp_clock_edge *e = &c->edges.v[*i];
-    if (e->from == from && e->to == to) {
-      *out = e;
-      return 0;
-    }
-    pk = gp__tp_mix64(pk + 1); /* collision: probe the next key */
-  }
-  gp__tp_clock_info *fi = get_info(c, from);
-  if (!fi || !gp__tp_vec_reserve(&c->edges, 1) ||
-      !gp__tp_vec_reserve(&fi->out, 1))
+/* Makes the edge from -> to (indexes in info) if it is new. */
+static int add_edge(gp__tp_clocks *c, uint32_t from, uint32_t to) {
+  gp__tp_clock_info *fi = &c->info.v[from];
+  if (!gp__tp_vec_reserve(&c->edges, 1) || !gp__tp_vec_reserve(&fi->out, 1))
     return GP_ENOMEM;
-  if (!gp__tp_map_put(&c->edge_by_pair, pk, c->edges.n, NULL))
+  bool ins;
+  if (!gp__tp_map2_put(&c->edge_by_pair, from, to, c->edges.n, &ins))
     return GP_ENOMEM;
+  if (!ins)
+    return 0;
   gp__tp_clock_edge *e = &c->edges.v[c->edges.n];
-  memset(e, 0, sizeof(*e));
   e->from = from;
   e->to = to;
+  e->series = GP_TP_NONE;
   fi->out.v[fi->out.n++] = (uint32_t)c->edges.n;
   c->edges.n++;
   forget_paths(c); /* a new edge may give a shorter path */
-  *out = e;
   return 0;
 }
 
-static size_t run_end(const gp__tp_clock_edge *e, uint32_t r) {
+static size_t run_end(const gp__tp_clock_series *e, uint32_t r) {
   return r + 1 < e->nruns ? e->run[r + 1] : e->pts.n;
 }
 
 /* Merges the last two runs of e, stably (the older run first on ties). */
-static int merge_last(gp__tp_clocks *c, gp__tp_clock_edge *e) {
+static int merge_last(gp__tp_clocks *c, gp__tp_clock_series *e) {
   size_t s1 = e->run[e->nruns - 2], s2 = e->run[e->nruns - 1], n = e->pts.n;
   size_t n1 = s2 - s1;
   c->scratch.n = 0;
@@ -116,7 +107,7 @@ static int merge_last(gp__tp_clocks *c, gp__tp_clock_edge *e) {
   return 0;
 }
 
-static int add_point(gp__tp_clocks *c, gp__tp_clock_edge *e, int64_t a,
+static int add_point(gp__tp_clocks *c, gp__tp_clock_series *e, int64_t a,
                      int64_t b) {
   if (!gp__tp_vec_reserve(&e->pts, 1))
     return GP_ENOMEM;
@@ -158,38 +149,81 @@ static int add_point(gp__tp_clocks *c, gp__tp_clock_edge *e, int64_t a,
   return 0;
 }
 
+/* Whether snapshot s read exactly the clocks idx[0..n), in that order. */
+static bool same_clocks(const gp__tp_clocks *c, uint32_t s, const uint32_t *idx,
+                        uint32_t n) {
+  size_t start = c->snap.v[s];
+  size_t end = s + 1 < c->snap.n ? c->snap.v[s + 1] : c->rd_ns.n;
+  return end - start == n &&
+         memcmp(c->rd_clock.v + start, idx, n * sizeof(idx[0])) == 0;
+}
+
+/* The edges of a snapshot's clocks idx[0..n) (its snapshot number s):
+ * none are new when the same list of clocks came before. */
+static int add_edges(gp__tp_clocks *c, uint32_t s, const uint32_t *idx,
+                     uint32_t n) {
+  uint64_t h = gp__tp_hash_bytes(idx, n * sizeof(idx[0]), n);
+  uint64_t *first = gp__tp_map_get(&c->sets, h);
+  if (first && same_clocks(c, (uint32_t)*first, idx, n))
+    return 0;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = 0; j < n; j++) {
+      int rc = i == j ? 0 : add_edge(c, idx[i], idx[j]);
+      if (rc)
+        return rc;
+    }
+  if (!first && !gp__tp_map_put(&c->sets, h, s, NULL))
+    return GP_ENOMEM;
+  return 0;
+}
+
 /* See clocks.h. */
 int gp__tp_clocks_add_snapshot(gp__tp_clocks *c, const gp__tp_snap_clock *clk,
                                uint32_t n, uint32_t primary) {
-  if (n < 1)
+  if (n < 1 || n > 64)
     return GP_EINVAL;
   for (uint32_t i = 0; i < n; i++)
     for (uint32_t j = i + 1; j < n; j++)
       if (clk[i].key == clk[j].key)
         return GP_EINVAL;
+  if (c->rd_ns.n + n >= UINT32_MAX || c->snap.n + 1 >= UINT32_MAX)
+    return GP_ENOMEM; /* defensive: positions are 32-bit */
+  if (!gp__tp_vec_reserve(&c->rd_clock, n) ||
+      !gp__tp_vec_reserve(&c->rd_ns, n) || !gp__tp_vec_reserve(&c->snap, 1))
+    return GP_ENOMEM;
+  uint32_t s = (uint32_t)c->snap.n, idx[64];
   int64_t ns[64];
-  if (n > 64)
-    return GP_EINVAL;
   for (uint32_t i = 0; i < n; i++) {
     gp__tp_clock_info *ci = get_info(c, clk[i].key);
-    if (!ci)
+    if (!ci || !gp__tp_vec_push(&ci->snaps, s))
       return GP_ENOMEM;
+    idx[i] = (uint32_t)(ci - c->info.v);
     ci->unit = clk[i].unit > 0 ? clk[i].unit : 1;
     ci->incremental = clk[i].incremental;
     ci->last = clk[i].ts;
     ns[i] = gp__tp_wmul(clk[i].ts, ci->unit);
   }
-  for (uint32_t i = 0; i < n; i++)
-    for (uint32_t j = 0; j < n; j++) {
-      if (i == j)
-        continue;
-      gp__tp_clock_edge *e;
-      int rc = get_edge(c, clk[i].key, clk[j].key, &e);
-      if (rc == 0)
-        rc = add_point(c, e, ns[i], ns[j]);
-      if (rc)
-        return rc;
+  c->snap.v[c->snap.n++] = (uint32_t)c->rd_ns.n;
+  memcpy(c->rd_clock.v + c->rd_clock.n, idx, n * sizeof(idx[0]));
+  memcpy(c->rd_ns.v + c->rd_ns.n, ns, n * sizeof(ns[0]));
+  c->rd_clock.n += n;
+  c->rd_ns.n += n;
+  int rc = add_edges(c, s, idx, n);
+  if (rc)
+    return rc;
+  /* The series that conversions use get this snapshot's point. */
+  for (uint32_t i = 0; i < n; i++) {
+    const gp__tp_clock_info *ci = &c->info.v[idx[i]];
+    for (size_t k = 0; k < ci->live.n; k++) {
+      const gp__tp_clock_edge *e = &c->edges.v[ci->live.v[k]];
+      for (uint32_t j = 0; j < n; j++)
+        if (idx[j] == e->to) {
+          rc = add_point(c, &c->series.v[e->series], ns[i], ns[j]);
+          if (rc)
+            return rc;
+        }
     }
+  }
   if (primary) {
     c->trace_clock = primary;
     c->primary_set = true;
@@ -198,24 +232,68 @@ int gp__tp_clocks_add_snapshot(gp__tp_clocks *c, const gp__tp_snap_clock *clk,
   return 0;
 }
 
+/* Gives edge ei its series: the points of every snapshot so far that
+ * read both its clocks, in the order they came. */
+static int make_series(gp__tp_clocks *c, uint32_t ei) {
+  gp__tp_clock_edge *e = &c->edges.v[ei];
+  if (e->series != GP_TP_NONE)
+    return 0;
+  gp__tp_clock_info *fi = &c->info.v[e->from];
+  if (!gp__tp_vec_reserve(&c->series, 1) || !gp__tp_vec_reserve(&fi->live, 1))
+    return GP_ENOMEM;
+  gp__tp_clock_series *se = &c->series.v[c->series.n];
+  memset(se, 0, sizeof(*se));
+  for (size_t k = 0; k < fi->snaps.n; k++) {
+    uint32_t s = fi->snaps.v[k];
+    size_t start = c->snap.v[s];
+    size_t end = s + 1 < c->snap.n ? c->snap.v[s + 1] : c->rd_ns.n;
+    size_t ia = end, ib = end;
+    for (size_t r = start; r < end; r++) {
+      if (c->rd_clock.v[r] == e->from)
+        ia = r;
+      else if (c->rd_clock.v[r] == e->to)
+        ib = r;
+    }
+    if (ia == end || ib == end)
+      continue;
+    int rc = add_point(c, se, c->rd_ns.v[ia], c->rd_ns.v[ib]);
+    if (rc) {
+      gp__tp_vec_free(&se->pts);
+      return rc;
+    }
+  }
+  e->series = (uint32_t)c->series.n++;
+  fi->live.v[fi->live.n++] = ei;
+  return 0;
+}
+
 /* Breadth-first search from src to the trace clock; returns the path's
- * index in c->paths, or -1 if there is none (or memory ran out). */
-static long find_path(gp__tp_clocks *c, uint64_t src) {
+ * index in c->paths, or -1 if there is none (or memory ran out). The
+ * edges of the path it finds get their series. */
+static long find_path(gp__tp_clocks *c, uint64_t src_key) {
   typedef struct {
-    uint64_t key;
+    uint32_t clock;
     int len;
     uint32_t path[MAX_HOPS];
   } node;
+  uint64_t *pt = gp__tp_map_get(&c->info_by_key, c->trace_clock);
+  uint64_t *ps = gp__tp_map_get(&c->info_by_key, src_key);
+  if (!pt || !ps)
+    return -1;
+  uint32_t target = (uint32_t)*pt, src = (uint32_t)*ps;
   node queue[256];
   int head = 0, tail = 0;
-  queue[tail].key = src;
+  queue[tail].clock = src;
   queue[tail].len = 0;
   tail++;
   while (head < tail) {
     node cur = queue[head++];
-    if (cur.key == c->trace_clock) {
+    if (cur.clock == target) {
+      for (int k = 0; k < cur.len; k++)
+        if (make_series(c, cur.path[k]) != 0)
+          return -1;
       if (!gp__tp_vec_reserve(&c->paths, 1) ||
-          !gp__tp_map_put(&c->path_by_src, src, c->paths.n, NULL))
+          !gp__tp_map_put(&c->path_by_src, src_key, c->paths.n, NULL))
         return -1;
       c->paths.v[c->paths.n].len = cur.len;
       memcpy(c->paths.v[c->paths.n].edge, cur.path, sizeof(cur.path));
@@ -223,9 +301,7 @@ static long find_path(gp__tp_clocks *c, uint64_t src) {
     }
     if (cur.len == MAX_HOPS)
       continue;
-    gp__tp_clock_info *ci = find_info(c, cur.key);
-    if (!ci)
-      continue;
+    const gp__tp_clock_info *ci = &c->info.v[cur.clock];
     for (size_t i = 0; i < ci->out.n && tail < 256; i++) {
       const gp__tp_clock_edge *e = &c->edges.v[ci->out.v[i]];
       bool seen = e->to == src;
@@ -234,7 +310,7 @@ static long find_path(gp__tp_clocks *c, uint64_t src) {
       if (seen)
         continue;
       node nx = cur;
-      nx.key = e->to;
+      nx.clock = e->to;
       nx.path[nx.len++] = ci->out.v[i];
       queue[tail++] = nx;
     }
@@ -244,7 +320,7 @@ static long find_path(gp__tp_clocks *c, uint64_t src) {
 
 /* The point of e to convert t with: the one with the greatest a <= t
  * (the latest of equal ones), or the first if t precedes them all. */
-static const gp__tp_clock_point *point_for(const gp__tp_clock_edge *e,
+static const gp__tp_clock_point *point_for(const gp__tp_clock_series *e,
                                            int64_t t) {
   const gp__tp_clock_point *best = NULL, *first = NULL;
   if (e->descending) { /* one run, strictly descending: no ties */
@@ -276,7 +352,7 @@ static const gp__tp_clock_point *point_for(const gp__tp_clock_edge *e,
   return best ? best : first;
 }
 
-static int64_t hop(const gp__tp_clock_edge *e, int64_t t) {
+static int64_t hop(const gp__tp_clock_series *e, int64_t t) {
   const gp__tp_clock_point *p = point_for(e, t);
   if (!p) /* defensive: edges get their first point when made */
     return t;
@@ -310,7 +386,7 @@ int gp__tp_clocks_convert(gp__tp_clocks *c, uint64_t key, int64_t ns,
     return GP_ENOENT;
   int64_t t = ns;
   for (int i = 0; i < c->paths.v[p].len; i++)
-    t = hop(&c->edges.v[c->paths.v[p].edge[i]], t);
+    t = hop(&c->series.v[c->edges.v[c->paths.v[p].edge[i]].series], t);
   *out = t;
   return 0;
 }

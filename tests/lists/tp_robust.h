@@ -5,6 +5,8 @@
 GP_TEST_ENTRY(tp_hostile_overlapping_stages_linear, 120)
 GP_TEST_ENTRY(tp_hostile_descending_clocks_linear, 120)
 GP_TEST_ENTRY(tp_hostile_clock_snapshots_any_order, 20)
+GP_TEST_ENTRY(tp_hostile_many_clocks_memory_proportional, 60)
+GP_TEST_ENTRY(tp_hostile_clock_series_extended, 20)
 GP_TEST_ENTRY(tp_hostile_trace_config_sources_linear, 120)
 GP_TEST_ENTRY(tp_hostile_report_many_gpus_linear, 120)
 GP_TEST_ENTRY(tp_overflow_stage_end_saturates, 20)

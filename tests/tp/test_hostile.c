@@ -184,6 +184,112 @@ static void check_order(const int64_t *mono, const int64_t *boot,
   gp_tp_close(tp);
 }
 
+/* Peak resident kB of a child that builds gen's trace of `bytes` and
+ * imports it. */
+static long import_peak_kb(gen_fn gen, size_t bytes) {
+  pid_t pid = fork();
+  ASSERT(pid >= 0);
+  if (pid == 0) {
+    gp__pb_writer w;
+    gp__pb_writer_init(&w);
+    gen(&w, bytes);
+    size_t n = (size_t)gp__pb_size(&w);
+    uint8_t *buf = malloc(n);
+    if (!buf)
+      _exit(2);
+    gp__pb_copy(&w, buf);
+    gp__pb_writer_fini(&w);
+    gp_tp *tp;
+    gp_tp_error err;
+    _exit(gp_tp_open_buffer(buf, n, NULL, NULL, &tp, &err) == 0 ? 0 : 1);
+  }
+  int st;
+  struct rusage ru;
+  ASSERT_EQ(wait4(pid, &st, 0, &ru), pid);
+  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  return ru.ru_maxrss;
+}
+
+/* Snapshots of 64 clocks: memory grows with the input, not with the 4032
+ * clock pairs of each snapshot (it was 70 bytes per input byte). The
+ * children start alike, so the difference of their peaks is what the
+ * extra input cost; the writer and the copy of the input are 2-3 of the
+ * bytes allowed per byte. */
+TEST(tp_hostile_many_clocks_memory_proportional) {
+  size_t n = 1u << 20;
+  long small = import_peak_kb(hostile_clocks64, n);
+  long large = import_peak_kb(hostile_clocks64, n * SIZE_RATIO);
+  double per_byte =
+      (double)(large - small) * 1024.0 / (double)(n * (SIZE_RATIO - 1));
+  printf("64-clock snapshots: peak %ld kB at 1 MB, %ld kB at %d MB: %.1f "
+         "bytes per input byte\n",
+         small, large, SIZE_RATIO, per_byte);
+  if (per_byte > 12.0)
+    gp_test_fail(__FILE__, __LINE__,
+                 "64-clock snapshots take %.1f bytes of memory per input "
+                 "byte (limit 12): per-pair points again?",
+                 per_byte);
+}
+
+/* Snapshots between packets: each packet converts with the snapshots
+ * before it, also once its clock pair has a series (later snapshots
+ * extend it) and through a third clock (a two-hop path). */
+TEST(tp_hostile_clock_series_extended) {
+  tg t;
+  tg_init(&t);
+  static const struct {
+    int64_t mono, boot, raw; /* raw < 0: not in the snapshot */
+  } snaps[] = {
+      {1000, 10000, -1}, {2000, 30000, -1}, {3000, 50000, -1}, {4000, -1, 900}};
+  static const struct {
+    uint32_t clock;
+    int64_t ts, want;
+  } stages[] = {{3, 1500, 10500},
+                {3, 500, 9500}, /* before the first: the first snapshot */
+                {3, 2500, 30500},
+                {3, 3500, 50500},
+                {4, 1000, 51100}}; /* MONOTONIC_RAW -> MONOTONIC -> BOOT */
+  int next = 0;
+  for (int k = 0; k < 4; k++) {
+    tg_packet(&t, 0, 1, 0);
+    gp__pb_begin(&t.w, 6);
+    uint32_t ids[] = {6, 3, 4};
+    int64_t vals[] = {snaps[k].boot, snaps[k].mono, snaps[k].raw};
+    for (int c = 0; c < 3; c++) {
+      if (vals[c] < 0)
+        continue;
+      gp__pb_begin(&t.w, 1);
+      gp__pb_uint(&t.w, 1, ids[c]);
+      gp__pb_uint(&t.w, 2, (uint64_t)vals[c]);
+      gp__pb_end(&t.w);
+    }
+    gp__pb_end(&t.w);
+    tg_end(&t);
+    int upto = k == 0 ? 2 : k + 2;
+    for (; next < upto; next++) {
+      tg_packet(&t, (uint64_t)stages[next].ts, 1, 0);
+      gp__pb_uint(&t.w, 58, stages[next].clock);
+      gp__pb_begin(&t.w, 53);
+      gp__pb_uint(&t.w, 1, (uint64_t)next + 1);
+      gp__pb_uint(&t.w, 2, 1);
+      gp__pb_end(&t.w);
+      tg_end(&t);
+    }
+  }
+  gp_tp *tp = tp_open_tg(&t);
+  tg_fini(&t);
+  gp_tp_rows *r;
+  ASSERT_OK(gp_tp_query(tp, "SELECT ts FROM gpu_slice ORDER BY ts", &r, NULL));
+  static const int by_time[] = {1, 0, 2, 3, 4};
+  for (int q = 0; q < 5; q++) {
+    ASSERT_EQ(gp_tp_rows_next(r, NULL), 1);
+    ASSERT_EQ(gp_tp_rows_int(r, 0), stages[by_time[q]].want);
+  }
+  ASSERT_EQ(gp_tp_rows_next(r, NULL), 0);
+  gp_tp_rows_destroy(r);
+  gp_tp_close(tp);
+}
+
 static double parse_time(size_t bytes) {
   size_t len;
   char *text = hostile_tconfig(bytes, &len);
