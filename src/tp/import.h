@@ -146,7 +146,9 @@ typedef struct gp__tp_stack {
  * heaps find that track in O(log n): busy tracks by end, free ones by
  * index (render_tracks.c). */
 typedef struct gp__tp_cset {
-  uint32_t dims; /* the dimension arg set they share */
+  uint32_t dims;  /* the dimension arg set they share; each track's own
+                     adds track_compressor_idx, its index in t */
+  uint32_t group; /* the tracks' track_group_id */
   GP_TP_VEC(struct gp__tp_cset_track {
     uint32_t track;
     int64_t end;
@@ -287,6 +289,8 @@ typedef struct gp__tp_importer {
   uint32_t k_kernel[3]; /* kernel_name, kernel_demangled_name, arch */
   uint32_t k_dims[5];   /* ugpu, gpu, render_stage_source, hwqueue_* */
   uint32_t k_src_iid, k_src_id;
+  uint32_t k_cidx;       /* track_compressor_idx */
+  uint32_t track_groups; /* track groups (compression sets) so far */
 
   /* Singleton tracks. */
   uint32_t gpu_log_track;

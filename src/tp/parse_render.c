@@ -307,7 +307,9 @@ static int cset_for(gp__tp_importer *imp, uint32_t ugpu, uint32_t gpu, bool iid,
   bool ins;
   uint64_t *ci = gp__tp_map_put(&imp->cset_by_dims, set, imp->csets.n, &ins);
   if (!ci ||
-      (ins && !gp__tp_vec_push(&imp->csets, ((gp__tp_cset){.dims = set}))))
+      (ins && !gp__tp_vec_push(
+                  &imp->csets,
+                  ((gp__tp_cset){.dims = set, .group = imp->track_groups++}))))
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
   if (!gp__tp_map2_put(&imp->track_cache, k1, k2, *ci, NULL))
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");

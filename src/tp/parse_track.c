@@ -288,6 +288,9 @@ static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
     gp__tp_argb_uint(&dims, k_mtype, d.merge);
     if (mkey != GP_TP_NONE)
       gp__tp_argb_str(&dims, k_mval, mkey);
+    /* A TrackCompressor track, the first of its set (overlapping slices
+     * stay on it: see docs/sql.md). */
+    gp__tp_argb_uint(&dims, imp->k_cidx, 0);
   } else {
     snprintf(tbuf, sizeof(tbuf), "%s_%strack_event", scope,
              d.is_counter ? "counter_" : "");
@@ -313,8 +316,11 @@ static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
                             utid == GP_TP_NONE ? -1 : (int64_t)utid,
                             parent};
   uint32_t track;
-  if ((rc = gp__tp_track_intern(imp, &spec, &dims, &track, NULL)))
+  bool created;
+  if ((rc = gp__tp_track_intern(imp, &spec, &dims, &track, &created)))
     return rc;
+  if (merged && created)
+    imp->db->tracks.v[track].group = imp->track_groups++;
   imp->descs.v[di].track = track;
   *out = track;
   return 0;

@@ -686,6 +686,8 @@ static int intern_keys(gp__tp_importer *imp) {
     rc = gp__tp_intern(imp, "iid", 3, &imp->k_src_iid);
   if (!rc)
     rc = gp__tp_intern(imp, "id", 2, &imp->k_src_id);
+  if (!rc)
+    rc = gp__tp_intern(imp, "track_compressor_idx", 20, &imp->k_cidx);
   return rc;
 }
 

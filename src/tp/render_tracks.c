@@ -130,9 +130,22 @@ int gp__tp_stage_track(gp__tp_importer *imp, uint32_t ci,
     *out = cs->t.v[idx].track;
     return 0;
   }
-  int rc = gp__tp_track_new(imp, spec, cs->dims, out);
+  /* Perfetto's TrackCompressor: the set's dimensions and the track's
+   * index in the set. */
+  gp__tp_argb dims;
+  uint32_t first, n, set;
+  gp__tp_argset_range(imp->db, cs->dims, &first, &n);
+  dims.n = 0;
+  dims.overflow = false;
+  for (uint32_t i = 0; i < n && i + 1 < GP_TP_ARGS_MAX; i++)
+    dims.a[dims.n++] = imp->db->args.v[first + i];
+  gp__tp_argb_uint(&dims, imp->k_cidx, cs->t.n);
+  if (gp__tp_argset_commit(imp->db, &dims, &set))
+    return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
+  int rc = gp__tp_track_new(imp, spec, set, out);
   if (rc)
     return rc;
+  imp->db->tracks.v[*out].group = cs->group;
   if (cs->t.n >= GP_TP_NONE - 1 || !gp__tp_vec_reserve(&cs->t, 1) ||
       !busy_push(cs, ((busy_t){end, (uint32_t)cs->t.n})))
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");

@@ -115,6 +115,7 @@ typedef struct gp__tp_track {
   uint32_t source;     /* source arg set */
   uint32_t parent;     /* track id */
   uint32_t machine;
+  uint32_t group;                /* track_group_id (NONE: NULL) */
   uint32_t unit;                 /* counter_unit string */
   uint32_t description;          /* string, mirrors source arg 'description' */
   int64_t ugpu, gpu, upid, utid; /* -1 = NULL; mirror the dimensions */

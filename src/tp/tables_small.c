@@ -85,6 +85,9 @@ static void track_value(const gp__tp_db *db, uint64_t r, int col,
   case 10:
     res_i64(ctx, t->upid, -1);
     break;
+  case 11:
+    res_id(ctx, t->group);
+    break;
   case 12:
     res_str(db, ctx, t->description);
     break;

@@ -56,6 +56,7 @@ int gp__tp_track_new(gp__tp_importer *imp, const gp__tp_track_spec *spec,
   t.dims = dims_set;
   t.source = GP_TP_NONE;
   t.description = GP_TP_NONE;
+  t.group = GP_TP_NONE;
   if (spec->source) {
     if ((rc = gp__tp_argset_commit(db, spec->source, &t.source)) != 0)
       return nomem(imp);
