@@ -276,6 +276,10 @@ static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
     gp__tp_argb_uint(&dims, k_upid, upid);
   bool merged = !own && !d.is_counter && d.merge != GP_TP_MERGE_NONE;
   uint32_t name = d.name;
+  /* Named before its dimensions: a merged track's name is its merge key. */
+  if (d.uuid == 0 && name == GP_TP_NONE &&
+      (rc = key(imp, "Default Track", &name)))
+    return rc;
   if (own && tid >= 0 && !d.is_counter) {
     /* A thread's own descriptor: the thread's execution track, unnamed. */
     type = "thread_execution";
@@ -297,9 +301,6 @@ static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
     type = tbuf;
     gp__tp_argb_int(&dims, k_uuid, (int64_t)d.uuid);
   }
-  if (d.uuid == 0 && name == GP_TP_NONE &&
-      (rc = key(imp, "Default Track", &name)))
-    return rc;
   /* Thread and process scoped children hang under their parent only when
    * it is not a root; global ones always do. */
   if (own || (tid >= 0 || pid >= 0 ? parent_root : false))

@@ -300,34 +300,6 @@ TEST(tp_parity_recorded_opencl) {
   gp_tp_close(tp);
 }
 
-/* The tables compared live with Perfetto's trace processor, by content
- * rather than by id where ids may be numbered differently (see the
- * differences in docs/sql.md). */
-static const char *const live_queries[] = {
-    "SELECT t.type, t.name, p.type AS ptype, p.name AS pname FROM track t "
-    "LEFT JOIN track p ON t.parent_id = p.id ORDER BY 1, 2, 3, 4",
-    "SELECT utid, tid, name, upid, is_main_thread, is_idle, machine_id, "
-    "arg_set_id FROM thread ORDER BY utid",
-    "SELECT upid, pid, name, parent_upid, machine_id FROM process "
-    "ORDER BY upid",
-    "SELECT id, raw_id, name, label_index FROM machine ORDER BY id",
-    "SELECT s.ts, s.dur, s.category, s.name, s.depth, t.type, t.name AS "
-    "track FROM slice s JOIN track t ON s.track_id = t.id "
-    "ORDER BY s.ts, s.name, s.depth, t.name",
-    "SELECT o.ts, o.name, i.ts AS in_ts, i.name AS in_name FROM flow f "
-    "JOIN slice o ON o.id = f.slice_out JOIN slice i ON i.id = f.slice_in "
-    "ORDER BY 1, 2, 3, 4",
-    "SELECT c.ts, t.name, c.value FROM counter c JOIN track t ON "
-    "c.track_id = t.id ORDER BY c.ts, t.name, c.value",
-    "SELECT ugpu, gpu, name, vendor, model, machine_id FROM gpu ORDER BY ugpu",
-    "SELECT name, type FROM gpu_track ORDER BY name, type",
-    "SELECT ts, dur, name, render_stage_category, submission_id, "
-    "hw_queue_id FROM gpu_slice ORDER BY ts, name",
-    "SELECT name, unit, gpu_id FROM gpu_counter_track ORDER BY gpu_id, name",
-    "SELECT s.ts, s.name, a.key, a.value_type, a.display_value FROM slice s "
-    "JOIN args a USING (arg_set_id) ORDER BY 1, 2, 3",
-};
-
 /* Perfetto's CSV for sql on trace, from `shell -q FILE trace`. */
 static char *perfetto_csv(const char *shell, const char *trace,
                           const char *sql) {
@@ -353,10 +325,10 @@ static char *perfetto_csv(const char *shell, const char *trace,
 
 static void compare_live(const char *shell, const char *trace) {
   gp_tp *tp = open_path(trace);
-  for (size_t i = 0; i < sizeof(live_queries) / sizeof(live_queries[0]); i++) {
-    char *theirs = perfetto_csv(shell, trace, live_queries[i]);
-    char *ours = tp_csv(tp, live_queries[i]);
-    tp_assert_csv(ours, theirs, live_queries[i]);
+  for (size_t i = 0; i < tp_parity_nqueries; i++) {
+    char *theirs = perfetto_csv(shell, trace, tp_parity_queries[i].sql);
+    char *ours = tp_csv(tp, tp_parity_queries[i].sql);
+    tp_assert_csv(ours, theirs, tp_parity_queries[i].sql);
     free(theirs);
     free(ours);
   }

@@ -131,6 +131,14 @@ static char *normalize(const char *s) {
   return out;
 }
 
+bool tp_csv_equal(const char *a, const char *b) {
+  char *na = normalize(a), *nb = normalize(b);
+  bool eq = strcmp(na, nb) == 0;
+  free(na);
+  free(nb);
+  return eq;
+}
+
 void tp_assert_csv(const char *actual, const char *expected, const char *what) {
   char *a = normalize(actual), *e = normalize(expected);
   if (strcmp(a, e) != 0)

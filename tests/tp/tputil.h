@@ -50,6 +50,9 @@ int tp_fail(gp_tp *tp, const char *sql, char *msg, size_t size);
  */
 void tp_assert_csv(const char *actual, const char *expected, const char *what);
 
+/* Whether two CSV texts are equal as tp_assert_csv compares them. */
+bool tp_csv_equal(const char *a, const char *b);
+
 /* Runs sql on tp and asserts its CSV. */
 void tp_expect(gp_tp *tp, const char *sql, const char *expected);
 
@@ -67,5 +70,15 @@ char *tp_read_file(const char *path, size_t *size);
 
 /* The shared reference directory ($GPUPERF_SHARED) or NULL. */
 const char *tp_shared(void);
+
+/* The tables compared with Perfetto's, each by a query over the columns
+ * Perfetto fills deterministically (test_parity_tables.c). */
+typedef struct tp_parity_query {
+  const char *table;
+  const char *sql;
+} tp_parity_query;
+
+extern const tp_parity_query tp_parity_queries[];
+extern const size_t tp_parity_nqueries;
 
 #endif /* GPUPERF_TESTS_TPUTIL_H */
