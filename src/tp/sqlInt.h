@@ -22,7 +22,7 @@
 #include "tp/store.h"
 
 /* Bump when the tables of a saved database change meaning. */
-#define GP_TP_DB_FORMAT 2
+#define GP_TP_DB_FORMAT 3 /* 3: track_group_id, track_compressor_idx */
 
 /* ------------------------------------------------------------------ */
 /* Table catalogue (tables.c)                                            */
