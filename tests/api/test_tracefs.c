@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -145,7 +147,46 @@ TEST(tracefs_sched_jobs_are_gpu_slices) {
   gp_tp_close(tp);
 }
 
+/* dma_fence events, written as Perfetto's ftrace data source writes them
+ * and imported as Perfetto's DrmTracker does: a track per fence context
+ * ("unbound" ignored), a "fence" slice from emit (or init, on a timeline
+ * that never emits) to signaled, pending fences in turn, and the task's
+ * dma_fence_wait on its thread's track. */
+TEST(tracefs_dma_fence_slices) {
+  gp_tp *tp = record_fixture("fence.pftrace", NULL);
+  tp_expect(tp,
+            "SELECT t.name AS track, extract_arg(t.dimension_arg_set_id, "
+            "'name') AS timeline, extract_arg(t.dimension_arg_set_id, "
+            "'context') AS ctx, s.name, s.ts, s.dur, extract_arg(s.arg_set_id, "
+            "'fence seqno') AS seqno FROM slice s JOIN track t ON t.id = "
+            "s.track_id WHERE t.type = 'drm_fence' ORDER BY s.ts",
+            "\"track\",\"timeline\",\"ctx\",\"name\",\"ts\",\"dur\",\"seqno\"\n"
+            "\"fence-v3d_render-7\",\"v3d_render\",7,\"fence\",100700004000,"
+            "100000,12\n"
+            "\"fence-v3d_bin-9\",\"v3d_bin\",9,\"fence\",100800000000,100000,"
+            "41\n"
+            "\"fence-v3d_bin-9\",\"v3d_bin\",9,\"fence\",100800100000,200000,"
+            "42\n");
+  ASSERT_EQ(tp_int(tp, "SELECT count(*) FROM gpu_track WHERE type = "
+                       "'drm_fence'"),
+            2);
+  tp_expect(tp,
+            "SELECT s.name, s.ts, s.dur, t.type, th.tid, extract_arg("
+            "s.arg_set_id, 'fence context') AS ctx, extract_arg(s.arg_set_id, "
+            "'fence seqno') AS seqno FROM slice s JOIN thread_track t ON t.id "
+            "= s.track_id JOIN thread th USING (utid) WHERE s.name = "
+            "'dma_fence_wait'",
+            "\"name\",\"ts\",\"dur\",\"type\",\"tid\",\"ctx\",\"seqno\"\n"
+            "\"dma_fence_wait\",100800200000,100000,\"thread_execution\",1234,"
+            "9,42\n");
+  gp_tp_close(tp);
+}
+
 #else
+
+TEST(tracefs_dma_fence_slices) {
+  SKIP("built without the trace processor");
+}
 
 TEST(tracefs_fixture_events_reach_trace) {
   SKIP("built without the trace processor");
@@ -157,11 +198,63 @@ TEST(tracefs_sched_jobs_are_gpu_slices) {
 
 #endif
 
+/*
+ * The real tracefs into root, or skips. Where it is not mounted and we
+ * are root, mounts it as a user would (mount -t tracefs nodev
+ * /sys/kernel/tracing), but in a mount namespace of this test's process
+ * alone, so that nothing outside the test sees it.
+ */
+static void real_tracefs(char *root, size_t size) {
+  if (gp__tracefs_find("auto", root, size))
+    return;
+  if (geteuid() != 0)
+    SKIP("tracefs is not mounted, and only root may mount it (as root: "
+         "mount -t tracefs nodev /sys/kernel/tracing)");
+  if (unshare(CLONE_NEWNS) != 0 ||
+      mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+    SKIP("tracefs is not mounted, and no private mount namespace here to "
+         "mount it in: %s",
+         strerror(errno));
+  if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) != 0)
+    SKIP("tracefs is not mounted and cannot be: mount -t tracefs nodev "
+         "/sys/kernel/tracing: %s",
+         strerror(errno));
+  if (!gp__tracefs_find("auto", root, size))
+    SKIP("tracefs mounted on /sys/kernel/tracing has no events/");
+}
+
+/* Each dma_fence event this kernel has prints the fields the reader
+ * takes apart (tracefs.c), in that order. */
+TEST(tracefs_real_dma_fence_format) {
+  char root[400];
+  real_tracefs(root, sizeof(root));
+  int seen = 0;
+  for (int i = 0; i < GP__TRACEFS_NUM_EVENTS; i++) {
+    const char *name = gp__tracefs_event_name(i);
+    if (strncmp(name, "dma_fence/", 10) != 0)
+      continue;
+    char path[700];
+    snprintf(path, sizeof(path), "%s/events/%s/format", root, name);
+    char *fmt = tp_read_file(path, NULL);
+    if (!fmt)
+      continue;
+    const char *pf = strstr(fmt, "print fmt: ");
+    ASSERT_NOT_NULL(pf);
+    if (strncmp(pf + 11, "\"driver=%s timeline=%s context=%u seqno=%u\"", 43) !=
+        0)
+      gp_test_fail(__FILE__, __LINE__, "%s: %.80s", name, pf);
+    free(fmt);
+    seen++;
+  }
+  printf("  %d dma_fence events in %s print what tracefs.c parses\n", seen,
+         root);
+  if (seen == 0)
+    SKIP("this kernel has no dma_fence trace events");
+}
+
 TEST(tracefs_real_instance) {
   char root[400];
-  if (!gp__tracefs_find("auto", root, sizeof(root)))
-    SKIP("tracefs is not mounted (as root: mount -t tracefs nodev "
-         "/sys/kernel/tracing)");
+  real_tracefs(root, sizeof(root));
   uint32_t avail = gp__tracefs_available(root);
   printf("  %s has:", root);
   for (int i = 0; i < GP__TRACEFS_NUM_EVENTS; i++)

@@ -67,11 +67,18 @@ static const char *const gpu_events[GP__TRACEFS_NUM_EVENTS] = {
     "gpu_scheduler/drm_sched_job_done",
 };
 
-/* The scheduler's events by role, old and new names. */
+/* The scheduler's events by role, old and new names; the fences'. */
 enum {
   EV_QUEUE = 2,
   EV_RUN = 3,
   EV_DONE = 4,
+  EV_FENCE_INIT = 5,
+  EV_FENCE_EMIT = 6,
+  EV_FENCE_ENABLE_SIGNAL = 7,
+  EV_FENCE_SIGNALED = 8,
+  EV_FENCE_WAIT_START = 9,
+  EV_FENCE_WAIT_END = 10,
+  EV_FENCE_DESTROY = 11,
   EV_QUEUE2 = 12,
   EV_RUN2 = 13,
   EV_DONE2 = 14
@@ -232,6 +239,60 @@ static void sched_event(int i, const gp__tracefs_event *ev) {
   }
 }
 
+/* The text of ev's field key up to " <next>=" (or the end), into buf:
+ * driver and timeline names may hold what token() stops at. */
+static bool text_before(const gp__tracefs_event *ev, const char *key,
+                        const char *next, char *buf, size_t size) {
+  char k[32], n[32];
+  snprintf(k, sizeof(k), "%s=", key);
+  snprintf(n, sizeof(n), " %s=", next);
+  const char *a = strstr(ev->fields, k);
+  if (!a || (a != ev->fields && a[-1] != ' '))
+    return false;
+  a += strlen(k);
+  const char *b = strstr(a, n);
+  size_t len = b ? (size_t)(b - a) : strlen(a);
+  if (len >= size)
+    len = size - 1;
+  memcpy(buf, a, len);
+  buf[len] = '\0';
+  return true;
+}
+
+/* A dma_fence event (gpu_events index i) as a DMA_FENCE record; destroy
+ * and enable_signal are only counted (Perfetto imports neither). */
+static void fence_event(int i, const gp__tracefs_event *ev) {
+  static const uint32_t kinds[] = {[EV_FENCE_INIT] = GP_DMA_FENCE_INIT,
+                                   [EV_FENCE_EMIT] = GP_DMA_FENCE_EMIT,
+                                   [EV_FENCE_SIGNALED] = GP_DMA_FENCE_SIGNALED,
+                                   [EV_FENCE_WAIT_START] =
+                                       GP_DMA_FENCE_WAIT_START,
+                                   [EV_FENCE_WAIT_END] = GP_DMA_FENCE_WAIT_END};
+  uint32_t kind = (size_t)i < sizeof(kinds) / sizeof(kinds[0]) ? kinds[i] : 0;
+  char driver[128], timeline[128];
+  uint64_t context, seqno;
+  if (!kind || !gp__activity_enabled(GP_ACTIVITY_KIND_DMA_FENCE, 0) ||
+      !text_before(ev, "driver", "timeline", driver, sizeof(driver)) ||
+      !text_before(ev, "timeline", "context", timeline, sizeof(timeline)) ||
+      !gp__tracefs_field(ev, "context", &context) ||
+      !gp__tracefs_field(ev, "seqno", &seqno))
+    return;
+  gp_activity_dma_fence *r =
+      gp__activity_reserve(GP_ACTIVITY_KIND_DMA_FENCE, sizeof(*r), 0, 0);
+  if (!r)
+    return;
+  r->timestamp = ev->ts_ns;
+  r->event = kind;
+  r->thread_id = ev->pid;
+  r->cpu = ev->cpu;
+  r->context = (uint32_t)context;
+  r->seqno = (uint32_t)seqno;
+  r->driver_id = gp__string_intern(driver);
+  r->timeline_id = gp__string_intern(timeline);
+  r->reserved0 = 0;
+  gp__activity_commit(r);
+}
+
 static void handle(const char *line) {
   gp__tracefs_event ev;
   if (!gp__tracefs_parse(line, &ev))
@@ -252,6 +313,8 @@ static void handle(const char *line) {
                  size);
     } else if (i == EV_QUEUE || i == EV_RUN || i == EV_DONE || i >= EV_QUEUE2) {
       sched_event(i, &ev);
+    } else if (i >= EV_FENCE_INIT && i <= EV_FENCE_DESTROY) {
+      fence_event(i, &ev);
     }
     return;
   }

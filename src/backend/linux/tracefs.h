@@ -1,8 +1,8 @@
 /*
  * tracefs.h - the kernel's GPU trace events from tracefs (tracefs.c): GPU
  * frequency and memory totals into ENVIRONMENT records, DRM scheduler jobs
- * into GPU work on the DRM card's engines, dma_fence events parsed and
- * counted.
+ * into GPU work on the DRM card's engines, dma_fence events into
+ * DMA_FENCE records (written as Perfetto's ftrace events).
  */
 #ifndef GPUPERF_LINUX_TRACEFS_H
 #define GPUPERF_LINUX_TRACEFS_H
