@@ -16,8 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend/linux/drm.h"
 #include "backend/linux/tracefs.h"
 #include "harness.h"
+#include "testutil.h"
 #include "opencl/oclutil.h"
 
 #if __has_include("gpuperf/tp.h")
@@ -60,6 +62,79 @@ TEST(tracefs_parse_lines) {
   ASSERT(gp__tracefs_field(&ev, "id", &v) && v == 881);
   ASSERT(gp__tracefs_field(&ev, "count", &v) && v == 1);
   ASSERT(!gp__tracefs_parse("# tracer: nop", &ev));
+}
+
+/* The fixture's trace_pipe read in this process (no recording, so that
+ * a sanitizer build runs it too): dma_fence events as DMA_FENCE records,
+ * destroy only counted; scheduler jobs on the v3d fixture card as KERNEL
+ * records whose wait ids are the correlation ids of the jobs they
+ * depend on, once each. */
+TEST(tracefs_records_in_process) {
+  char *root = realpath("tests/data/linux/tracefs", NULL);
+  char *v3d = realpath("tests/data/linux/v3d", NULL);
+  if (!root || !v3d)
+    SKIP("tests/data/linux not found (run from the source tree)");
+  setenv("GPUPERF_SYSROOT", v3d, 1);
+  ASSERT_GT(gp__drm_devices_register(), 0);
+  tu_capture(1 << 20, 0);
+  ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_DMA_FENCE));
+  ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_KERNEL));
+  ASSERT_OK(gp__tracefs_start(root));
+  gp__tracefs_stop(); /* a fixture's file is read whole first */
+  ASSERT_OK(gp_activity_flush_all(0));
+  /* Nine fence events with a message in Perfetto (unbound included: the
+   * importers drop it), in file order. */
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_DMA_FENCE), 9);
+  const gp_activity_dma_fence *f =
+      (const void *)tu_find(GP_ACTIVITY_KIND_DMA_FENCE, 0);
+  ASSERT_EQ(f->event, GP_DMA_FENCE_EMIT);
+  ASSERT_EQ(f->timestamp, 100700004000ull);
+  ASSERT_EQ(f->thread_id, 301);
+  ASSERT_EQ(f->cpu, 1);
+  ASSERT_EQ(f->context, 7);
+  ASSERT_EQ(f->seqno, 12);
+  ASSERT_STR_EQ(gp_activity_string(f->driver_id), "v3d");
+  ASSERT_STR_EQ(gp_activity_string(f->timeline_id), "v3d_render");
+  f = (const void *)tu_find(GP_ACTIVITY_KIND_DMA_FENCE, 6);
+  ASSERT_EQ(f->event, GP_DMA_FENCE_WAIT_START);
+  ASSERT_EQ(f->thread_id, 1234);
+  ASSERT_EQ(f->context, 9);
+  ASSERT_EQ(f->seqno, 42);
+  uint64_t counts[GP__TRACEFS_NUM_EVENTS];
+  gp__tracefs_counts(counts);
+  for (int i = 0; i < GP__TRACEFS_NUM_EVENTS; i++)
+    if (strcmp(gp__tracefs_event_name(i), "dma_fence/dma_fence_destroy") == 0)
+      ASSERT_EQ(counts[i], 1);
+  /* Jobs by start: 41, 43 (waits for 41), 9:42, 10:7 (waits for 9:42,
+   * added then found unschedulable: once; and for 3:1, no job). */
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_KERNEL), 4);
+  const gp_activity_kernel *k[4] = {NULL};
+  const uint64_t starts[4] = {101100500000ull, 101102600000ull, 101200250000ull,
+                              101201300000ull};
+  for (size_t i = 0; i < 4; i++) {
+    const gp_activity_kernel *r =
+        (const void *)tu_find(GP_ACTIVITY_KIND_KERNEL, i);
+    for (int j = 0; j < 4; j++)
+      if (r->start == starts[j])
+        k[j] = r;
+  }
+  for (int j = 0; j < 4; j++)
+    ASSERT_NOT_NULL(k[j]);
+  uint32_t n = 9;
+  const uint64_t *w = gp_activity_wait_ids(&k[0]->hdr, &n);
+  ASSERT_EQ(n, 0);
+  w = gp_activity_wait_ids(&k[1]->hdr, &n);
+  ASSERT_EQ(n, 1);
+  ASSERT_EQ(w[0], k[0]->correlation_id);
+  w = gp_activity_wait_ids(&k[3]->hdr, &n);
+  ASSERT_EQ(n, 1);
+  ASSERT_EQ(w[0], k[2]->correlation_id);
+  uint64_t jobs, deps;
+  gp__tracefs_lost(&jobs, &deps);
+  ASSERT_EQ(jobs, 1); /* 11:5, queued, never done */
+  ASSERT_EQ(deps, 1); /* on 3:1 */
+  free(root);
+  free(v3d);
 }
 
 #if HAVE_TP

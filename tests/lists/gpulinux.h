@@ -30,6 +30,7 @@ GP_TEST_ENTRY(top_tmux_shows_recorded_kernels, 90)
 
 /* api: tracefs GPU events */
 GP_TEST_ENTRY(tracefs_parse_lines, 10)
+GP_TEST_ENTRY(tracefs_records_in_process, 30)
 GP_TEST_ENTRY(tracefs_fixture_events_reach_trace, 120)
 GP_TEST_ENTRY(tracefs_sched_jobs_are_gpu_slices, 120)
 GP_TEST_ENTRY(tracefs_sched_dependencies_are_flows, 120)
