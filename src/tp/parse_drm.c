@@ -15,6 +15,8 @@
  *   - dma_fence_signaled with a seqno at least the queue's front pops the
  *     front and ends the slice; the next pending fence's slice begins at
  *     the same time. An older seqno, or an empty queue, is ignored.
+ *   - Every event's task (its pid) is a thread, made without a process if
+ *     unknown, as Perfetto's raw-table ingestion makes it.
  *   - dma_fence_wait_start begins "dma_fence_wait" (args "fence context",
  *     "fence seqno") on the waiting thread's track (type 'thread_execution',
  *     dimension utid; the thread made from the event's pid without a
@@ -235,8 +237,12 @@ int gp__tp_parse_dma_fence(gp__tp_importer *imp, int64_t ts, uint32_t machine,
                            uint32_t pid, const gp__pb_reader *parent,
                            const gp__pb_field *f) {
   fence_ev e;
+  uint32_t utid;
   int rc = decode(imp, parent, f, &e);
-  if (rc)
+  /* Perfetto files every ftrace event in its ftrace_event table under
+   * the task's thread, made if new: the thread table gets it either way
+   * (we keep no ftrace_event table). */
+  if (rc || (rc = thread_get(imp, machine, pid, &utid)))
     return rc;
   if (f->id == GP_PB_FTRACE_DMA_FENCE_WAIT_START ||
       f->id == GP_PB_FTRACE_DMA_FENCE_WAIT_END)

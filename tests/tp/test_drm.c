@@ -81,8 +81,12 @@ TEST(tp_import_dma_fence_rules) {
             "t.id = s.track_id JOIN thread th USING (utid)",
             "\"name\",\"ts\",\"dur\",\"tid\",\"upid\",\"ctx\",\"seqno\"\n"
             "\"dma_fence_wait\",90,5,77,\"[NULL]\",3,1\n");
-  /* The lone end still makes its thread and track, as GetOrCreateThread
-   * and InternThreadTrack do before SliceTracker::End. */
+  /* Every event's task is a thread (of no process); the lone end still
+   * makes its thread's track, as InternThreadTrack does before
+   * SliceTracker::End. */
+  tp_expect(tp, "SELECT tid, upid, is_idle FROM thread ORDER BY tid",
+            "\"tid\",\"upid\",\"is_idle\"\n0,0,1\n5,\"[NULL]\",0\n"
+            "77,\"[NULL]\",0\n78,\"[NULL]\",0\n");
   tp_expect(tp,
             "SELECT th.tid, count(t.id) AS tracks FROM thread th LEFT JOIN "
             "thread_track t USING (utid) WHERE th.tid IN (77, 78) GROUP BY 1 "
