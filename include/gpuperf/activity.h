@@ -52,6 +52,7 @@ typedef enum gp_activity_kind {
   GP_ACTIVITY_KIND_RENDER_STAGE = 14,    /* gp_activity_render_stage */
   GP_ACTIVITY_KIND_GPU_LOG = 15,         /* gp_activity_gpu_log */
   GP_ACTIVITY_KIND_GPU_MEMORY = 16,      /* gp_activity_gpu_memory */
+  GP_ACTIVITY_KIND_DMA_FENCE = 17,       /* gp_activity_dma_fence */
   GP_ACTIVITY_KIND_COUNT                 /* one past the last kind */
 } gp_activity_kind;
 
@@ -507,6 +508,31 @@ typedef struct gp_activity_gpu_memory {
   uint32_t heap;        /* memory heap index */
   uint32_t scope;       /* driver: VkSystemAllocationScope + 1, 0 if none */
 } gp_activity_gpu_memory;
+
+/* The kernel's dma_fence trace events that a DMA_FENCE record carries;
+ * the values are ours (Perfetto has one FtraceEvent field per event). */
+typedef enum gp_dma_fence_event {
+  GP_DMA_FENCE_INIT = 1,       /* dma_fence_init: the fence was created */
+  GP_DMA_FENCE_EMIT = 2,       /* dma_fence_emit: handed to the hardware */
+  GP_DMA_FENCE_SIGNALED = 3,   /* dma_fence_signaled: the work is done */
+  GP_DMA_FENCE_WAIT_START = 4, /* dma_fence_wait_start: a task waits */
+  GP_DMA_FENCE_WAIT_END = 5    /* dma_fence_wait_end: it stopped waiting */
+} gp_dma_fence_event;
+
+/* A dma_fence event of the kernel (Linux tracefs): a fence of a driver's
+ * timeline (its context) and its sequence number along that timeline. */
+typedef struct gp_activity_dma_fence {
+  gp_activity hdr;
+  uint64_t timestamp;
+  uint32_t event;       /* gp_dma_fence_event */
+  uint32_t thread_id;   /* the task the kernel was running (ftrace pid) */
+  uint32_t cpu;         /* the CPU it ran on */
+  uint32_t context;     /* the fence's context (its timeline) */
+  uint32_t seqno;       /* its sequence number on that timeline */
+  uint32_t driver_id;   /* string id: the driver ("v3d", "amdgpu") */
+  uint32_t timeline_id; /* string id: the timeline's name */
+  uint32_t reserved0;
+} gp_activity_dma_fence;
 
 /* ------------------------------------------------------------------ */
 /* Collection                                                          */

@@ -98,11 +98,11 @@ void gp__activity_init(void) {
 /* Names                                                                */
 
 static const char *const kind_names[GP_ACTIVITY_KIND_COUNT] = {
-    "INVALID",   "KERNEL",          "MEMCPY",       "MEMSET",
-    "API",       "MARKER",          "DEVICE",       "CONTEXT",
-    "NAME",      "OVERHEAD",        "ENVIRONMENT",  "COUNTER",
-    "DROPPED",   "SYNCHRONIZATION", "RENDER_STAGE", "GPU_LOG",
-    "GPU_MEMORY"};
+    "INVALID",    "KERNEL",          "MEMCPY",       "MEMSET",
+    "API",        "MARKER",          "DEVICE",       "CONTEXT",
+    "NAME",       "OVERHEAD",        "ENVIRONMENT",  "COUNTER",
+    "DROPPED",    "SYNCHRONIZATION", "RENDER_STAGE", "GPU_LOG",
+    "GPU_MEMORY", "DMA_FENCE"};
 
 /* See activity.h. */
 const char *gp_activity_kind_name(uint32_t kind) {

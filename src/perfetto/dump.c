@@ -236,9 +236,16 @@ MSG(m_track_desc, {1, "uuid", D_UINT, NULL}, {2, "name", D_STRING, NULL},
 MSG(m_defaults, {58, "timestamp_clock_id", D_UINT, NULL});
 MSG(m_sched_free, {1, "comm", D_STRING, NULL}, {2, "pid", D_INT, NULL},
     {3, "prio", D_INT, NULL});
+MSG(m_dma_fence, {1, "context", D_UINT, NULL}, {2, "driver", D_STRING, NULL},
+    {3, "seqno", D_UINT, NULL}, {4, "timeline", D_STRING, NULL});
 MSG(m_ftrace_event, {1, "timestamp", D_UINT, NULL}, {2, "pid", D_UINT, NULL},
     {240, "sched_process_free", D_MSG, &m_sched_free},
-    {340, "gpu_mem_total", D_MSG, &m_mem_total});
+    {340, "gpu_mem_total", D_MSG, &m_mem_total},
+    {414, "dma_fence_init", D_MSG, &m_dma_fence},
+    {415, "dma_fence_emit", D_MSG, &m_dma_fence},
+    {416, "dma_fence_signaled", D_MSG, &m_dma_fence},
+    {417, "dma_fence_wait_start", D_MSG, &m_dma_fence},
+    {418, "dma_fence_wait_end", D_MSG, &m_dma_fence});
 MSG(m_ftrace_bundle, {1, "cpu", D_UINT, NULL},
     {2, "event", D_MSG, &m_ftrace_event});
 MSG(m_packet, {1, "ftrace_events", D_MSG, &m_ftrace_bundle},

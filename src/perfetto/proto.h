@@ -17,6 +17,7 @@
 
 /* TracePacket */
 enum {
+  GP_PB_PACKET_FTRACE_EVENTS = 1,
   GP_PB_PACKET_CLOCK_SNAPSHOT = 6,
   GP_PB_PACKET_TIMESTAMP = 8,
   GP_PB_PACKET_SEQUENCE_ID = 10, /* trusted_packet_sequence_id */
@@ -34,6 +35,28 @@ enum {
   GP_PB_PACKET_GPU_INFO = 128,
   GP_PB_PACKET_GPU_FREQUENCY = 129,
   GP_PB_PACKET_GPU_MEM_TOTAL = 71
+};
+
+/* FtraceEventBundle, FtraceEvent and the dma_fence events' messages
+ * (protos/perfetto/trace/ftrace/{ftrace_event_bundle,ftrace_event,
+ * dma_fence}.proto; the DmaFence*FtraceEvent messages share one layout).
+ * dma_fence_destroy and dma_fence_enable_signal have no message. */
+enum {
+  GP_PB_FTRACE_BUNDLE_CPU = 1,
+  GP_PB_FTRACE_BUNDLE_EVENT = 2,
+  GP_PB_FTRACE_EVENT_TIMESTAMP = 1,
+  GP_PB_FTRACE_EVENT_PID = 2,
+  GP_PB_FTRACE_SCHED_PROCESS_FREE = 240,
+  GP_PB_FTRACE_GPU_MEM_TOTAL = 340,
+  GP_PB_FTRACE_DMA_FENCE_INIT = 414,
+  GP_PB_FTRACE_DMA_FENCE_EMIT = 415,
+  GP_PB_FTRACE_DMA_FENCE_SIGNALED = 416,
+  GP_PB_FTRACE_DMA_FENCE_WAIT_START = 417,
+  GP_PB_FTRACE_DMA_FENCE_WAIT_END = 418,
+  GP_PB_DMA_FENCE_CONTEXT = 1,
+  GP_PB_DMA_FENCE_DRIVER = 2,
+  GP_PB_DMA_FENCE_SEQNO = 3,
+  GP_PB_DMA_FENCE_TIMELINE = 4
 };
 
 /* TracePacket.SequenceFlags */

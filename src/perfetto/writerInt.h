@@ -292,6 +292,10 @@ void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m);
 void gp__tw_gpu_render_stage(gp__tw *w, const gp_activity_render_stage *r);
 void gp__tw_gpu_log(gp__tw *w, const gp_activity_gpu_log *l);
 void gp__tw_gpu_memory(gp__tw *w, const gp_activity_gpu_memory *m);
+/* A dma_fence event of the kernel as Perfetto's ftrace data source
+ * writes it: an FtraceEventBundle with one DmaFence*FtraceEvent
+ * (writer_host.c). */
+void gp__tw_dma_fence(gp__tw *w, const gp_activity_dma_fence *f);
 void gp__tw_gpu_context(gp__tw *w, const gp_activity_context *c);
 void gp__tw_gpu_stream_name(gp__tw *w, const gp_activity_name *n);
 void gp__tw_gpu_info(gp__tw *w);

@@ -280,6 +280,41 @@ void gp__tw_gpu_memory(gp__tw *w, const gp_activity_gpu_memory *m) {
   gp__tw_packet_end(w);
 }
 
+/* The FtraceEvent field of each gp_dma_fence_event (0: none). */
+static const uint32_t fence_field[] = {
+    [GP_DMA_FENCE_INIT] = GP_PB_FTRACE_DMA_FENCE_INIT,
+    [GP_DMA_FENCE_EMIT] = GP_PB_FTRACE_DMA_FENCE_EMIT,
+    [GP_DMA_FENCE_SIGNALED] = GP_PB_FTRACE_DMA_FENCE_SIGNALED,
+    [GP_DMA_FENCE_WAIT_START] = GP_PB_FTRACE_DMA_FENCE_WAIT_START,
+    [GP_DMA_FENCE_WAIT_END] = GP_PB_FTRACE_DMA_FENCE_WAIT_END};
+
+/* See writerInt.h: one FtraceEventBundle of one event, as Perfetto's
+ * traced_probes writes the kernel's: the bundle's cpu, the event's
+ * timestamp (boot clock, the bundle's default) and pid (the task). */
+void gp__tw_dma_fence(gp__tw *w, const gp_activity_dma_fence *f) {
+  if (f->event >= sizeof(fence_field) / sizeof(fence_field[0]) ||
+      !fence_field[f->event])
+    return;
+  gp__tw_saw_ts(w, f->timestamp);
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, f->timestamp, 0);
+  gp__pb_short b = gp__pb_begin_medium(pb, GP_PB_PACKET_FTRACE_EVENTS);
+  gp__pb_uint(pb, GP_PB_FTRACE_BUNDLE_CPU, f->cpu);
+  gp__pb_short e = gp__pb_begin_medium(pb, GP_PB_FTRACE_BUNDLE_EVENT);
+  gp__pb_uint(pb, GP_PB_FTRACE_EVENT_TIMESTAMP, f->timestamp);
+  gp__pb_uint(pb, GP_PB_FTRACE_EVENT_PID, gp__tw_pid(w, f->thread_id));
+  gp__pb_short m = gp__pb_begin_medium(pb, fence_field[f->event]);
+  gp__pb_uint(pb, GP_PB_DMA_FENCE_CONTEXT, f->context);
+  gp__pb_string(pb, GP_PB_DMA_FENCE_DRIVER, gp_activity_string(f->driver_id));
+  gp__pb_uint(pb, GP_PB_DMA_FENCE_SEQNO, f->seqno);
+  gp__pb_string(pb, GP_PB_DMA_FENCE_TIMELINE,
+                gp_activity_string(f->timeline_id));
+  gp__pb_end_medium(pb, m);
+  gp__pb_end_medium(pb, e);
+  gp__pb_end_medium(pb, b);
+  gp__tw_packet_end(w);
+}
+
 /* ------------------------------------------------------------------ */
 /* API calls                                                            */
 

@@ -1,34 +1,26 @@
 /*
- * live.c - what a recording process publishes for `gpuperf top`: a small
- * text file, rewritten (atomically, by rename) about once a second while
- * the process records, with its top kernels, its queues' busy time and the
- * latest values of the counters it samples over the last interval.
+ * live.c - what a recording process publishes for `gpuperf top`: the
+ * shared region of gpuperf/live.h (live_region.c), gp_live_dir()/<pid>,
+ * rewritten in place about once a second while the process records with
+ * its top kernels, its queues' busy time and the latest values of the
+ * counters it samples over the last interval; removed when the recording
+ * stops.
  *
- * Where: gp_live_dir() ($GPUPERF_LIVE_DIR, else /tmp/gpuperf-live-<uid>),
- * file <pid>, removed when the recording stops. Format (tab-separated,
- * tabs and newlines in names replaced by spaces):
- *
- *   gpuperf-live    1
- *   pid             PID   COMM
- *   time            NOW_NS   INTERVAL_NS          (CLOCK_BOOTTIME)
- *   kernel          DEVICE   NAME   LAUNCHES   GPU_NS
- *   queue           DEVICE   STREAM   BUSY_NS
- *   counter         DEVICE   NAME   VALUE   UNIT
- *
- * The file is made by a buffer observer: records reach it when the
+ * The numbers come from a buffer observer: records reach it when the
  * process's buffers are flushed (every flush period, 500 ms by default),
- * so a kernel shows up within about a period of its end. This is the
- * stand-in for per-process shared memory (a reader then needs no file):
- * the lines are what such a region would hold.
+ * so a kernel shows up within about a period of its end. They add up in
+ * hash tables of SLOTS entries per kind; at each interval the busiest
+ * kernels and queues (GP_LIVE_MAX_*) go into a snapshot, built aside and
+ * then copied into the region under its sequence lock, so a reader never
+ * sees half of one. A forked child that records publishes a region of
+ * its own.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sessionInt.h"
@@ -55,11 +47,14 @@ static struct {
   pthread_mutex_t lock;
   bool on;
   pid_t pid;
-  char path[512];
+  char dir[400];
+  gp__live_region *region;
   uint64_t last_write;
+  char comm[16];
   kslot k[SLOTS];
   qslot q[SLOTS];
   cslot c[SLOTS];
+  gp_live_snapshot snap; /* built here, then published */
 } live = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* See session.h. */
@@ -111,81 +106,101 @@ static void work(uint32_t dev, uint32_t name, uint32_t stream, uint64_t s,
     q->ns += ns;
 }
 
-static void clean(char *s) {
-  for (; *s; s++)
-    if (*s == '\t' || *s == '\n' || *s == '\r')
-      *s = ' ';
-}
-
 static void device_name(uint32_t dev, char *buf, size_t size) {
   gp_device_info di;
   if (gp_device_get_info(dev, &di) == 0 && di.name && *di.name)
     snprintf(buf, size, "%s", di.name);
   else
     snprintf(buf, size, "device %u", dev);
-  clean(buf);
 }
 
-/* Writes the file and starts a new interval. Lock held. */
-static void write_file(uint64_t now) {
-  char tmp[600], name[256], dev[128];
-  snprintf(tmp, sizeof(tmp), "%s.tmp", live.path);
-  FILE *f = fopen(tmp, "w");
-  if (!f)
-    return;
-  char comm[64] = "";
+static void read_comm(void) {
+  memset(live.comm, 0, sizeof(live.comm));
   FILE *c = fopen("/proc/self/comm", "r");
   if (c) {
-    if (fgets(comm, sizeof(comm), c))
-      comm[strcspn(comm, "\n")] = '\0';
+    if (fgets(live.comm, sizeof(live.comm), c))
+      live.comm[strcspn(live.comm, "\n")] = '\0';
     fclose(c);
   }
-  clean(comm);
-  fprintf(f, "gpuperf-live\t1\npid\t%d\t%s\ntime\t%llu\t%llu\n", (int)live.pid,
-          comm, (unsigned long long)now,
-          (unsigned long long)(now - live.last_write));
+}
+
+static int by_ns_desc(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? 1 : a > b ? -1 : 0;
+}
+
+/* The used slots of a table as {ns, slot index} pairs, busiest first,
+ * into pairs[SLOTS]; returns how many. off: the ns field's offset. */
+static size_t busiest(const void *table, size_t entry, size_t off,
+                      uint64_t (*pairs)[2]) {
+  size_t n = 0;
   for (size_t i = 0; i < SLOTS; i++) {
-    kslot *k = &live.k[i];
-    if (!k->key)
+    const char *e = (const char *)table + i * entry;
+    if (*(const uint64_t *)e == 0)
       continue;
+    memcpy(&pairs[n][0], e + off, 8);
+    pairs[n++][1] = i;
+  }
+  qsort(pairs, n, sizeof(pairs[0]), by_ns_desc);
+  return n;
+}
+
+/* Builds the snapshot of the interval ending now, publishes it and
+ * starts a new interval. Lock held. */
+static void publish(uint64_t now) {
+  static uint64_t pairs[SLOTS][2];
+  gp_live_snapshot *s = &live.snap;
+  memset(s, 0, sizeof(*s));
+  s->time_ns = now;
+  s->interval_ns = now - live.last_write;
+  memcpy(s->comm, live.comm, sizeof(s->comm));
+  size_t n = busiest(live.k, sizeof(kslot), offsetof(kslot, ns), pairs);
+  for (size_t i = 0; i < n && i < GP_LIVE_MAX_KERNELS; i++) {
+    const kslot *k = &live.k[pairs[i][1]];
+    gp_live_kernel *o = &s->kernels[s->num_kernels++];
     uint32_t d = (uint32_t)((k->key - 1) >> 32), id = (uint32_t)(k->key - 1);
-    device_name(d, dev, sizeof(dev));
-    snprintf(name, sizeof(name), "%s", gp_activity_string(id));
-    clean(name);
-    fprintf(f, "kernel\t%s\t%s\t%llu\t%llu\n", dev, name,
-            (unsigned long long)k->launches, (unsigned long long)k->ns);
+    device_name(d, o->device, sizeof(o->device));
+    snprintf(o->name, sizeof(o->name), "%s", gp_activity_string(id));
+    o->launches = k->launches;
+    o->gpu_ns = k->ns;
   }
-  for (size_t i = 0; i < SLOTS; i++) {
-    qslot *q = &live.q[i];
-    if (!q->key)
-      continue;
+  s->kernels_left_out = n > GP_LIVE_MAX_KERNELS ? n - GP_LIVE_MAX_KERNELS : 0;
+  n = busiest(live.q, sizeof(qslot), offsetof(qslot, ns), pairs);
+  for (size_t i = 0; i < n && i < GP_LIVE_MAX_QUEUES; i++) {
+    const qslot *q = &live.q[pairs[i][1]];
+    gp_live_queue *o = &s->queues[s->num_queues++];
     uint32_t d = (uint32_t)((q->key - 1) >> 32), id = (uint32_t)(q->key - 1);
-    device_name(d, dev, sizeof(dev));
-    fprintf(f, "queue\t%s\tstream %u\t%llu\n", dev, id,
-            (unsigned long long)q->ns);
+    device_name(d, o->device, sizeof(o->device));
+    snprintf(o->name, sizeof(o->name), "stream %u", id);
+    o->busy_ns = q->ns;
   }
-  for (size_t i = 0; i < SLOTS; i++) {
-    cslot *cs = &live.c[i];
-    if (!cs->key)
-      continue;
-    uint32_t d = (uint32_t)((cs->key - 1) >> 32), id = (uint32_t)(cs->key - 1);
+  for (size_t i = 0; i < SLOTS && s->num_counters < GP_LIVE_MAX_COUNTERS; i++) {
+    const cslot *cs = &live.c[i];
     gp_counter_info ci;
-    if (gp_counter_lookup(d, id, &ci) != 0)
+    uint32_t d = (uint32_t)((cs->key - 1) >> 32), id = (uint32_t)(cs->key - 1);
+    if (!cs->key || gp_counter_lookup(d, id, &ci) != 0)
       continue;
-    device_name(d, dev, sizeof(dev));
-    snprintf(name, sizeof(name), "%s", ci.name);
-    clean(name);
-    fprintf(f, "counter\t%s\t%s\t%.9g\t%s\n", dev, name, cs->value,
-            ci.num_numerator_units ? gp_unit_name(ci.numerator_units[0]) : "");
+    gp_live_counter *o = &s->counters[s->num_counters++];
+    device_name(d, o->device, sizeof(o->device));
+    snprintf(o->name, sizeof(o->name), "%s", ci.name);
+    snprintf(o->unit, sizeof(o->unit), "%s",
+             ci.num_numerator_units ? gp_unit_name(ci.numerator_units[0]) : "");
+    o->value = cs->value;
   }
-  bool ok = fclose(f) == 0;
-  if (ok && rename(tmp, live.path) == 0) {
-    memset(live.k, 0, sizeof(live.k));
-    memset(live.q, 0, sizeof(live.q));
-    live.last_write = now;
-  } else {
-    unlink(tmp);
-  }
+  gp__live_region_publish(live.region, s);
+  memset(live.k, 0, sizeof(live.k));
+  memset(live.q, 0, sizeof(live.q));
+  live.last_write = now;
+}
+
+/* Makes this process's region (a new one after a fork: the inherited
+ * mapping is the parent's). Lock held; false if it cannot be made. */
+static bool region_open(void) {
+  char path[512];
+  live.pid = getpid();
+  snprintf(path, sizeof(path), "%s/%d", live.dir, (int)live.pid);
+  read_comm();
+  return gp__live_region_create(path, (uint32_t)live.pid, &live.region) == 0;
 }
 
 static void observe(void *user, const uint8_t *buf, size_t size) {
@@ -225,16 +240,15 @@ static void observe(void *user, const uint8_t *buf, size_t size) {
   }
   uint64_t now = gp_get_timestamp();
   if (live.on && live.pid != getpid()) {
-    /* A forked child records too: it publishes a file of its own. */
-    char *slash = strrchr(live.path, '/');
-    live.pid = getpid();
-    if (slash)
-      snprintf(slash + 1, sizeof(live.path) - (size_t)(slash + 1 - live.path),
-               "%d", (int)live.pid);
+    /* A forked child records too: it publishes a region of its own and
+     * leaves its parent's alone (unmapped here, not removed). */
+    gp__live_region_destroy(live.region, false);
+    live.region = NULL;
     memset(live.c, 0, sizeof(live.c));
+    live.on = region_open();
   }
   if (live.on && now - live.last_write >= WRITE_NS)
-    write_file(now);
+    publish(now);
   pthread_mutex_unlock(&live.lock);
 }
 
@@ -250,19 +264,19 @@ void gp__live_start(void) {
     pthread_mutex_unlock(&live.lock);
     return;
   }
-  live.pid = getpid();
-  snprintf(live.path, sizeof(live.path), "%s/%d", dir, (int)live.pid);
+  snprintf(live.dir, sizeof(live.dir), "%s", dir);
   live.last_write = gp_get_timestamp();
   memset(live.k, 0, sizeof(live.k));
   memset(live.q, 0, sizeof(live.q));
   memset(live.c, 0, sizeof(live.c));
-  live.on = true;
-  write_file(live.last_write); /* there from the start */
+  live.on = region_open(); /* there from the start, empty */
+  bool on = live.on;
   pthread_mutex_unlock(&live.lock);
-  if (gp__activity_add_observer(observe, NULL) != 0) {
+  if (on && gp__activity_add_observer(observe, NULL) != 0) {
     pthread_mutex_lock(&live.lock);
     live.on = false;
-    unlink(live.path);
+    gp__live_region_destroy(live.region, true);
+    live.region = NULL;
     pthread_mutex_unlock(&live.lock);
   }
 }
@@ -272,8 +286,10 @@ void gp__live_stop(void) {
   pthread_mutex_lock(&live.lock);
   bool was = live.on && live.pid == getpid();
   live.on = false;
-  if (was)
-    unlink(live.path);
+  /* A fork child that never published holds its parent's mapping: it
+   * unmaps it and leaves the file. */
+  gp__live_region_destroy(live.region, was);
+  live.region = NULL;
   pthread_mutex_unlock(&live.lock);
   if (was)
     gp__activity_remove_observer(observe, NULL);

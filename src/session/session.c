@@ -149,7 +149,8 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
            (1ull << GP_ACTIVITY_KIND_CONTEXT) |
            (1ull << GP_ACTIVITY_KIND_NAME) |
            (1ull << GP_ACTIVITY_KIND_SYNCHRONIZATION) |
-           (1ull << GP_ACTIVITY_KIND_RENDER_STAGE);
+           (1ull << GP_ACTIVITY_KIND_RENDER_STAGE) |
+           (1ull << GP_ACTIVITY_KIND_DMA_FENCE);
       if (!deterministic)
         k |= 1ull << GP_ACTIVITY_KIND_OVERHEAD;
       break;

@@ -97,11 +97,28 @@ int gp__session_counters_unmatched(const gp_session *s, char *msg, size_t size);
 /* Stops the sampling s started. */
 void gp__session_counters_stop(gp_session *s);
 
-/* live.c: publishes this process's live stats for `gpuperf top` (a file
- * in gp_live_dir() rewritten about once a second), from now on; stop
- * removes it. Both idempotent. */
+/* live.c: publishes this process's live stats for `gpuperf top` (the
+ * shared region of gpuperf/live.h, gp_live_dir()/<pid>, rewritten in
+ * place about once a second), from now on; stop removes it. Both
+ * idempotent. */
 void gp__live_start(void);
 void gp__live_stop(void);
+
+/*
+ * live_region.c: the shared region of gpuperf/live.h at path, made whole
+ * under a temporary name and renamed into place, mapped read-write, with
+ * pid in its header and an empty snapshot. 0 and the region in *out, or
+ * GP_ENOMEM, GP_ESIZE, -errno (nothing left behind).
+ */
+typedef struct gp__live_region gp__live_region;
+int gp__live_region_create(const char *path, uint32_t pid,
+                           gp__live_region **out);
+
+/* Copies *s into the region under its sequence lock (one writer). */
+void gp__live_region_publish(gp__live_region *r, const gp_live_snapshot *s);
+
+/* Unmaps the region and, if remove, unlinks its file. Accepts NULL. */
+void gp__live_region_destroy(gp__live_region *r, bool remove);
 
 /* Ends the session of a recorded process (GPUPERF_RECORD_DIR), once:
  * flushes it, finishes its part of the trace and says whether that part

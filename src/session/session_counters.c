@@ -299,6 +299,14 @@ void gp__session_counters_stop(gp_session *s) {
   if (s->tracefs_on) {
     gp__tracefs_stop();
     s->tracefs_on = false;
+    uint64_t jobs, deps;
+    gp__tracefs_lost(&jobs, &deps);
+    if (jobs || deps)
+      fprintf(stderr,
+              "gpuperf: GPUPERF_TRACEFS: %llu scheduler job(s) never seen "
+              "done and %llu dependency(ies) on no job seen are not in the "
+              "trace\n",
+              (unsigned long long)jobs, (unsigned long long)deps);
   }
   for (uint32_t d = 0; d < MAX_DEV; d++)
     if (s->counters_on & (1ull << d))

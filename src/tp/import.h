@@ -178,6 +178,15 @@ typedef struct gp__tp_evflow {
   uint32_t te_waiter;
 } gp__tp_evflow;
 
+/* A dma_fence timeline (one fence context): its track and the seqnos
+ * pending on it, q.v[head..n) (parse_drm.c). */
+typedef struct gp__tp_fence_tl {
+  uint32_t track;
+  bool has_emit; /* dma_fence_emit seen: dma_fence_init is ignored */
+  GP_TP_VEC(uint32_t) q;
+  size_t head;
+} gp__tp_fence_tl;
+
 /* Legacy (Specifications) hardware queues and stages. */
 typedef struct gp__tp_hwq {
   uint32_t name;
@@ -291,6 +300,10 @@ typedef struct gp__tp_importer {
   uint32_t k_src_iid, k_src_id;
   uint32_t k_cidx;       /* track_compressor_idx */
   uint32_t track_groups; /* track groups (compression sets) so far */
+
+  /* dma_fence timelines. */
+  gp__tp_map fence_by_ctx; /* machine << 32 | context -> index in fences */
+  GP_TP_VEC(gp__tp_fence_tl) fences;
 
   /* Singleton tracks. */
   uint32_t gpu_log_track;
@@ -417,6 +430,14 @@ int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p);
 /* One ftrace event (kind GP_TP_ENT_FTRACE). */
 int gp__tp_parse_ftrace_event(gp__tp_importer *imp, int64_t ts, uint64_t off,
                               size_t len, uint32_t machine);
+
+/* A dma_fence FtraceEvent payload f (fields 414..418) of an event of
+ * task pid, read from parent (parse_drm.c). */
+int gp__tp_parse_dma_fence(gp__tp_importer *imp, int64_t ts, uint32_t machine,
+                           uint32_t pid, const gp__pb_reader *parent,
+                           const gp__pb_field *f);
+/* Frees the dma_fence timelines. */
+void gp__tp_dma_fence_free(gp__tp_importer *imp);
 
 /* Tokenize-time handlers (file order). */
 int gp__tp_tokenize_gpu_counter_event(gp__tp_importer *imp, uint32_t machine,

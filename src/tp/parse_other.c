@@ -1,12 +1,14 @@
 /*
  * parse_other.c - the smaller GPU packets: GpuInfo, GpuLog, GPU memory
  * totals (proto and ftrace), GPU frequency, Vulkan API events and Vulkan
- * memory events, plus the ftrace sched_process_free that ends a thread.
+ * memory events, plus the ftrace sched_process_free that ends a thread
+ * (ftrace's dma_fence events go on to parse_drm.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "gpuperf/error.h"
+#include "perfetto/proto.h"
 #include "tp/import.h"
 
 #define VK_SUBMIT_MAX_BUFFERS 1024
@@ -300,7 +302,21 @@ int gp__tp_parse_ftrace_event(gp__tp_importer *imp, int64_t ts, uint64_t off,
   gp__pb_field f, g;
   gp__tp_reader_at(imp, &r, off, len);
   int rc;
+  uint32_t task = 0; /* the event's pid, wherever it comes */
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0)
+    if (f.id == GP_PB_FTRACE_EVENT_PID && f.wire_type == GP_PB_VARINT)
+      task = (uint32_t)f.value;
+  if (rc < 0)
+    return gp__tp_corrupt(imp, &r, "FtraceEvent");
+  gp__tp_reader_at(imp, &r, off, len);
   while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
+    if (f.wire_type == GP_PB_LEN && f.id >= GP_PB_FTRACE_DMA_FENCE_INIT &&
+        f.id <= GP_PB_FTRACE_DMA_FENCE_WAIT_END) {
+      int rc2 = gp__tp_parse_dma_fence(imp, ts, machine, task, &r, &f);
+      if (rc2)
+        return rc2;
+      continue;
+    }
     if (f.wire_type != GP_PB_LEN || (f.id != 340 && f.id != 240))
       continue;
     uint32_t gpu = 0;

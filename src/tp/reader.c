@@ -16,6 +16,7 @@
 #include <zlib.h>
 
 #include "gpuperf/error.h"
+#include "perfetto/proto.h"
 #include "tp/import.h"
 
 /* TracePacket fields. */
@@ -267,7 +268,11 @@ static int tokenize_ftrace(gp__tp_importer *imp, const top *t, uint32_t seq,
       if (g.id == 1 && g.wire_type == GP_PB_VARINT) {
         has_ts = true;
         ts = g.value;
-      } else if ((g.id == 340 || g.id == 240) && g.wire_type == GP_PB_LEN) {
+      } else if ((g.id == GP_PB_FTRACE_GPU_MEM_TOTAL ||
+                  g.id == GP_PB_FTRACE_SCHED_PROCESS_FREE ||
+                  (g.id >= GP_PB_FTRACE_DMA_FENCE_INIT &&
+                   g.id <= GP_PB_FTRACE_DMA_FENCE_WAIT_END)) &&
+                 g.wire_type == GP_PB_LEN) {
         wanted = true;
       }
     }

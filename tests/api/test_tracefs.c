@@ -11,11 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend/linux/drm.h"
 #include "backend/linux/tracefs.h"
 #include "harness.h"
+#include "testutil.h"
 #include "opencl/oclutil.h"
 
 #if __has_include("gpuperf/tp.h")
@@ -58,6 +62,79 @@ TEST(tracefs_parse_lines) {
   ASSERT(gp__tracefs_field(&ev, "id", &v) && v == 881);
   ASSERT(gp__tracefs_field(&ev, "count", &v) && v == 1);
   ASSERT(!gp__tracefs_parse("# tracer: nop", &ev));
+}
+
+/* The fixture's trace_pipe read in this process (no recording, so that
+ * a sanitizer build runs it too): dma_fence events as DMA_FENCE records,
+ * destroy only counted; scheduler jobs on the v3d fixture card as KERNEL
+ * records whose wait ids are the correlation ids of the jobs they
+ * depend on, once each. */
+TEST(tracefs_records_in_process) {
+  char *root = realpath("tests/data/linux/tracefs", NULL);
+  char *v3d = realpath("tests/data/linux/v3d", NULL);
+  if (!root || !v3d)
+    SKIP("tests/data/linux not found (run from the source tree)");
+  setenv("GPUPERF_SYSROOT", v3d, 1);
+  ASSERT_GT(gp__drm_devices_register(), 0);
+  tu_capture(1 << 20, 0);
+  ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_DMA_FENCE));
+  ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_KERNEL));
+  ASSERT_OK(gp__tracefs_start(root));
+  gp__tracefs_stop(); /* a fixture's file is read whole first */
+  ASSERT_OK(gp_activity_flush_all(0));
+  /* Nine fence events with a message in Perfetto (unbound included: the
+   * importers drop it), in file order. */
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_DMA_FENCE), 9);
+  const gp_activity_dma_fence *f =
+      (const void *)tu_find(GP_ACTIVITY_KIND_DMA_FENCE, 0);
+  ASSERT_EQ(f->event, GP_DMA_FENCE_EMIT);
+  ASSERT_EQ(f->timestamp, 100700004000ull);
+  ASSERT_EQ(f->thread_id, 301);
+  ASSERT_EQ(f->cpu, 1);
+  ASSERT_EQ(f->context, 7);
+  ASSERT_EQ(f->seqno, 12);
+  ASSERT_STR_EQ(gp_activity_string(f->driver_id), "v3d");
+  ASSERT_STR_EQ(gp_activity_string(f->timeline_id), "v3d_render");
+  f = (const void *)tu_find(GP_ACTIVITY_KIND_DMA_FENCE, 6);
+  ASSERT_EQ(f->event, GP_DMA_FENCE_WAIT_START);
+  ASSERT_EQ(f->thread_id, 1234);
+  ASSERT_EQ(f->context, 9);
+  ASSERT_EQ(f->seqno, 42);
+  uint64_t counts[GP__TRACEFS_NUM_EVENTS];
+  gp__tracefs_counts(counts);
+  for (int i = 0; i < GP__TRACEFS_NUM_EVENTS; i++)
+    if (strcmp(gp__tracefs_event_name(i), "dma_fence/dma_fence_destroy") == 0)
+      ASSERT_EQ(counts[i], 1);
+  /* Jobs by start: 41, 43 (waits for 41), 9:42, 10:7 (waits for 9:42,
+   * added then found unschedulable: once; and for 3:1, no job). */
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_KERNEL), 4);
+  const gp_activity_kernel *k[4] = {NULL};
+  const uint64_t starts[4] = {101100500000ull, 101102600000ull, 101200250000ull,
+                              101201300000ull};
+  for (size_t i = 0; i < 4; i++) {
+    const gp_activity_kernel *r =
+        (const void *)tu_find(GP_ACTIVITY_KIND_KERNEL, i);
+    for (int j = 0; j < 4; j++)
+      if (r->start == starts[j])
+        k[j] = r;
+  }
+  for (int j = 0; j < 4; j++)
+    ASSERT_NOT_NULL(k[j]);
+  uint32_t n = 9;
+  const uint64_t *w = gp_activity_wait_ids(&k[0]->hdr, &n);
+  ASSERT_EQ(n, 0);
+  w = gp_activity_wait_ids(&k[1]->hdr, &n);
+  ASSERT_EQ(n, 1);
+  ASSERT_EQ(w[0], k[0]->correlation_id);
+  w = gp_activity_wait_ids(&k[3]->hdr, &n);
+  ASSERT_EQ(n, 1);
+  ASSERT_EQ(w[0], k[2]->correlation_id);
+  uint64_t jobs, deps;
+  gp__tracefs_lost(&jobs, &deps);
+  ASSERT_EQ(jobs, 1); /* 11:5, queued, never done */
+  ASSERT_EQ(deps, 1); /* on 3:1 */
+  free(root);
+  free(v3d);
 }
 
 #if HAVE_TP
@@ -141,11 +218,73 @@ TEST(tracefs_sched_jobs_are_gpu_slices) {
             "ORDER BY s.ts",
             "\"name\",\"ts\",\"dur\",\"queue\"\n"
             "\"v3d_render job\",101100500000,2000000,\"render\"\n"
-            "\"v3d_bin job\",101200250000,1000000,\"bin\"\n");
+            "\"v3d_render job\",101102600000,400000,\"render\"\n"
+            "\"v3d_bin job\",101200250000,1000000,\"bin\"\n"
+            "\"v3d_render job\",101201300000,200000,\"render\"\n");
+  gp_tp_close(tp);
+}
+
+/* A job's dependencies on other jobs (drm_sched_job_wait_dep before
+ * Linux 6.16: the job by ring and id, the fence waited for by pointer;
+ * drm_sched_job_add_dep and _unschedulable after: both by
+ * context:seqno, the dependency added before the job is queued and
+ * repeated once unschedulable) are flows from the slice of the job
+ * depended on to the dependent's, through event_wait_ids; a dependency on
+ * a fence of no job seen draws nothing. */
+TEST(tracefs_sched_dependencies_are_flows) {
+  gp_tp *tp = record_fixture("deps.pftrace", "v3d");
+  tp_expect(tp,
+            "SELECT so.name AS out_name, so.ts AS out_ts, si.name AS in_name, "
+            "si.ts AS in_ts FROM flow f JOIN slice so ON so.id = f.slice_out "
+            "JOIN slice si ON si.id = f.slice_in WHERE so.name LIKE 'v3d_%' "
+            "OR si.name LIKE 'v3d_%' ORDER BY si.ts",
+            "\"out_name\",\"out_ts\",\"in_name\",\"in_ts\"\n"
+            "\"v3d_render job\",101100500000,\"v3d_render job\","
+            "101102600000\n"
+            "\"v3d_bin job\",101200250000,\"v3d_render job\",101201300000\n");
+  gp_tp_close(tp);
+}
+
+/* dma_fence events, written as Perfetto's ftrace data source writes them
+ * and imported as Perfetto's DrmTracker does: a track per fence context
+ * ("unbound" ignored), a "fence" slice from emit (or init, on a timeline
+ * that never emits) to signaled, pending fences in turn, and the task's
+ * dma_fence_wait on its thread's track. */
+TEST(tracefs_dma_fence_slices) {
+  gp_tp *tp = record_fixture("fence.pftrace", NULL);
+  tp_expect(tp,
+            "SELECT t.name AS track, extract_arg(t.dimension_arg_set_id, "
+            "'name') AS timeline, extract_arg(t.dimension_arg_set_id, "
+            "'context') AS ctx, s.name, s.ts, s.dur, extract_arg(s.arg_set_id, "
+            "'fence seqno') AS seqno FROM slice s JOIN track t ON t.id = "
+            "s.track_id WHERE t.type = 'drm_fence' ORDER BY s.ts",
+            "\"track\",\"timeline\",\"ctx\",\"name\",\"ts\",\"dur\",\"seqno\"\n"
+            "\"fence-v3d_render-7\",\"v3d_render\",7,\"fence\",100700004000,"
+            "100000,12\n"
+            "\"fence-v3d_bin-9\",\"v3d_bin\",9,\"fence\",100800000000,100000,"
+            "41\n"
+            "\"fence-v3d_bin-9\",\"v3d_bin\",9,\"fence\",100800100000,200000,"
+            "42\n");
+  ASSERT_EQ(tp_int(tp, "SELECT count(*) FROM gpu_track WHERE type = "
+                       "'drm_fence'"),
+            2);
+  tp_expect(tp,
+            "SELECT s.name, s.ts, s.dur, t.type, th.tid, extract_arg("
+            "s.arg_set_id, 'fence context') AS ctx, extract_arg(s.arg_set_id, "
+            "'fence seqno') AS seqno FROM slice s JOIN thread_track t ON t.id "
+            "= s.track_id JOIN thread th USING (utid) WHERE s.name = "
+            "'dma_fence_wait'",
+            "\"name\",\"ts\",\"dur\",\"type\",\"tid\",\"ctx\",\"seqno\"\n"
+            "\"dma_fence_wait\",100800200000,100000,\"thread_execution\",1234,"
+            "9,42\n");
   gp_tp_close(tp);
 }
 
 #else
+
+TEST(tracefs_dma_fence_slices) {
+  SKIP("built without the trace processor");
+}
 
 TEST(tracefs_fixture_events_reach_trace) {
   SKIP("built without the trace processor");
@@ -155,13 +294,69 @@ TEST(tracefs_sched_jobs_are_gpu_slices) {
   SKIP("built without the trace processor");
 }
 
+TEST(tracefs_sched_dependencies_are_flows) {
+  SKIP("built without the trace processor");
+}
+
 #endif
+
+/*
+ * The real tracefs into root, or skips. Where it is not mounted and we
+ * are root, mounts it as a user would (mount -t tracefs nodev
+ * /sys/kernel/tracing), but in a mount namespace of this test's process
+ * alone, so that nothing outside the test sees it.
+ */
+static void real_tracefs(char *root, size_t size) {
+  if (gp__tracefs_find("auto", root, size))
+    return;
+  if (geteuid() != 0)
+    SKIP("tracefs is not mounted, and only root may mount it (as root: "
+         "mount -t tracefs nodev /sys/kernel/tracing)");
+  if (unshare(CLONE_NEWNS) != 0 ||
+      mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+    SKIP("tracefs is not mounted, and no private mount namespace here to "
+         "mount it in: %s",
+         strerror(errno));
+  if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) != 0)
+    SKIP("tracefs is not mounted and cannot be: mount -t tracefs nodev "
+         "/sys/kernel/tracing: %s",
+         strerror(errno));
+  if (!gp__tracefs_find("auto", root, size))
+    SKIP("tracefs mounted on /sys/kernel/tracing has no events/");
+}
+
+/* Each dma_fence event this kernel has prints the fields the reader
+ * takes apart (tracefs.c), in that order. */
+TEST(tracefs_real_dma_fence_format) {
+  char root[400];
+  real_tracefs(root, sizeof(root));
+  int seen = 0;
+  for (int i = 0; i < GP__TRACEFS_NUM_EVENTS; i++) {
+    const char *name = gp__tracefs_event_name(i);
+    if (strncmp(name, "dma_fence/", 10) != 0)
+      continue;
+    char path[700];
+    snprintf(path, sizeof(path), "%s/events/%s/format", root, name);
+    char *fmt = tp_read_file(path, NULL);
+    if (!fmt)
+      continue;
+    const char *pf = strstr(fmt, "print fmt: ");
+    ASSERT_NOT_NULL(pf);
+    if (strncmp(pf + 11, "\"driver=%s timeline=%s context=%u seqno=%u\"", 43) !=
+        0)
+      gp_test_fail(__FILE__, __LINE__, "%s: %.80s", name, pf);
+    free(fmt);
+    seen++;
+  }
+  printf("  %d dma_fence events in %s print what tracefs.c parses\n", seen,
+         root);
+  if (seen == 0)
+    SKIP("this kernel has no dma_fence trace events");
+}
 
 TEST(tracefs_real_instance) {
   char root[400];
-  if (!gp__tracefs_find("auto", root, sizeof(root)))
-    SKIP("tracefs is not mounted (as root: mount -t tracefs nodev "
-         "/sys/kernel/tracing)");
+  real_tracefs(root, sizeof(root));
   uint32_t avail = gp__tracefs_available(root);
   printf("  %s has:", root);
   for (int i = 0; i < GP__TRACEFS_NUM_EVENTS; i++)

@@ -464,6 +464,39 @@ static void extremes(void) {
   end();
 }
 
+/* One dma_fence ftrace event (FtraceEvent field 414..418) in a bundle. */
+static void fence(uint64_t ts, uint32_t pid, uint32_t field,
+                  const char *timeline, uint32_t context, uint32_t seqno) {
+  packet(0, 1, 0);
+  gp__pb_begin(&w, 1);
+  gp__pb_uint(&w, 1, 0);
+  gp__pb_begin(&w, 2);
+  gp__pb_uint(&w, 1, ts);
+  gp__pb_uint(&w, 2, pid);
+  gp__pb_begin(&w, field);
+  gp__pb_uint(&w, 1, context);
+  gp__pb_string(&w, 2, "drv");
+  gp__pb_uint(&w, 3, seqno);
+  gp__pb_string(&w, 4, timeline);
+  gp__pb_end(&w);
+  gp__pb_end(&w);
+  gp__pb_end(&w);
+  end();
+}
+
+/* dma_fence timelines: init queues, a signal, the switch to emit,
+ * "unbound", a wait on a thread. */
+static void fences(void) {
+  fence(10, 5, 414, "tl", 1, 1);
+  fence(11, 5, 414, "tl", 1, 2);
+  fence(12, 5, 414, "unbound", 2, 1);
+  fence(20, 0, 416, "tl", 1, 1);
+  fence(30, 5, 415, "tl", 1, 3);
+  fence(35, 7, 417, "tl", 1, 3);
+  fence(40, 0, 416, "tl", 1, 3);
+  fence(41, 7, 418, "tl", 1, 3);
+}
+
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : "tests/fuzz/corpus/importer";
   gp__pb_writer_init(&w);
@@ -480,6 +513,8 @@ int main(int argc, char **argv) {
   rc |= save(dir, "gpuinfo-mem-vulkan");
   extremes();
   rc |= save(dir, "extremes");
+  fences();
+  rc |= save(dir, "drm-fences");
   /* All of them again, inside compressed_packets. */
   render_stages();
   counters();

@@ -22,12 +22,18 @@ GP_TEST_ENTRY(hud_file_one_csv_row_per_period, 60)
 GP_TEST_ENTRY(hud_tty_line_shows_live_values, 60)
 GP_TEST_ENTRY(hud_unknown_name_lists_counters, 60)
 
-/* cli: gpuperf top */
+/* cli: gpuperf top; unit: the shared region it reads */
 GP_TEST_ENTRY(top_once_plain_view, 30)
+GP_TEST_ENTRY(live_region_reads_are_never_torn, 60)
+GP_TEST_ENTRY(live_region_mid_update_and_foreign_files, 30)
 GP_TEST_ENTRY(top_tmux_shows_recorded_kernels, 90)
 
 /* api: tracefs GPU events */
 GP_TEST_ENTRY(tracefs_parse_lines, 10)
+GP_TEST_ENTRY(tracefs_records_in_process, 30)
 GP_TEST_ENTRY(tracefs_fixture_events_reach_trace, 120)
 GP_TEST_ENTRY(tracefs_sched_jobs_are_gpu_slices, 120)
+GP_TEST_ENTRY(tracefs_sched_dependencies_are_flows, 120)
+GP_TEST_ENTRY(tracefs_dma_fence_slices, 120)
 GP_TEST_ENTRY(tracefs_real_instance, 30)
+GP_TEST_ENTRY(tracefs_real_dma_fence_format, 10)

@@ -8,8 +8,9 @@
  *     interval (two fdinfo readings) and its DRM memory;
  *   - every process recording with gpuperf (`gpuperf record`): its top
  *     kernels and queues over its last interval and the latest values of
- *     the counters it samples, from the file it publishes in
- *     gp_live_dir() (src/session/live.c has the format).
+ *     the counters it samples, read from the region of shared memory it
+ *     rewrites in place in gp_live_dir() (gpuperf/live.h), without
+ *     stopping it.
  *
  * On a terminal the screen is redrawn in place; otherwise (or with
  * --once / --iterations) plain blocks are printed one after the other.
@@ -28,7 +29,6 @@
 #include "cli.h"
 
 #define MAX_CLIENTS 256
-#define MAX_LINES 64
 
 static volatile sig_atomic_t stop;
 
@@ -130,94 +130,47 @@ static void show_clients(FILE *o, uint64_t now) {
 /* ------------------------------------------------------------------ */
 /* Recorded processes                                                   */
 
-typedef struct line {
-  char dev[96], name[160];
-  double a, b; /* launches and ns, ns, or value */
-  char unit[32];
-} line;
-
-static int by_b_desc(const void *x, const void *y) {
-  const line *p = x, *q = y;
-  return p->b < q->b ? 1 : p->b > q->b ? -1 : 0;
-}
-
-/* Splits a tab-separated line into up to max fields (in place). */
-static int fields(char *s, char **f, int max) {
-  int n = 0;
-  while (n < max) {
-    f[n++] = s;
-    char *t = strchr(s, '\t');
-    if (!t)
-      break;
-    *t = '\0';
-    s = t + 1;
-  }
-  return n;
-}
-
 static void show_one(FILE *o, const char *path, uint64_t now) {
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return;
-  char buf[1024], comm[64] = "?";
-  int pid = 0;
-  uint64_t t = 0, interval = 0;
-  static line k[MAX_LINES], q[MAX_LINES], c[MAX_LINES];
-  int nk = 0, nq = 0, nc = 0;
-  bool ok =
-      fgets(buf, sizeof(buf), f) && strncmp(buf, "gpuperf-live\t1", 14) == 0;
-  while (ok && fgets(buf, sizeof(buf), f)) {
-    buf[strcspn(buf, "\n")] = '\0';
-    char *v[6];
-    int n = fields(buf, v, 6);
-    if (strcmp(v[0], "pid") == 0 && n >= 3) {
-      pid = atoi(v[1]);
-      snprintf(comm, sizeof(comm), "%s", v[2]);
-    } else if (strcmp(v[0], "time") == 0 && n >= 3) {
-      t = strtoull(v[1], NULL, 10);
-      interval = strtoull(v[2], NULL, 10);
-    } else if (strcmp(v[0], "kernel") == 0 && n >= 5 && nk < MAX_LINES) {
-      snprintf(k[nk].dev, sizeof(k[nk].dev), "%s", v[1]);
-      snprintf(k[nk].name, sizeof(k[nk].name), "%s", v[2]);
-      k[nk].a = strtod(v[3], NULL);
-      k[nk++].b = strtod(v[4], NULL);
-    } else if (strcmp(v[0], "queue") == 0 && n >= 4 && nq < MAX_LINES) {
-      snprintf(q[nq].dev, sizeof(q[nq].dev), "%s", v[1]);
-      snprintf(q[nq].name, sizeof(q[nq].name), "%s", v[2]);
-      q[nq++].b = strtod(v[3], NULL);
-    } else if (strcmp(v[0], "counter") == 0 && n >= 5 && nc < MAX_LINES) {
-      snprintf(c[nc].dev, sizeof(c[nc].dev), "%s", v[1]);
-      snprintf(c[nc].name, sizeof(c[nc].name), "%s", v[2]);
-      c[nc].b = strtod(v[3], NULL);
-      snprintf(c[nc].unit, sizeof(c[nc].unit), "%s", v[4]);
-      nc++;
-    }
-  }
-  fclose(f);
-  if (!ok || pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
-    return;
-  double age = t && now > t ? (double)(now - t) / 1e9 : 0;
-  fprintf(o, "  %7d %-16s (interval %.1f s, %.1f s ago)\n", pid, comm,
-          (double)interval / 1e9, age);
-  qsort(k, (size_t)nk, sizeof(line), by_b_desc);
-  qsort(q, (size_t)nq, sizeof(line), by_b_desc);
+  static gp_live_snapshot snap;
+  uint32_t pid = 0;
+  if (gp_live_read(path, &snap, &pid) != 0 || pid == 0 ||
+      (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+    return; /* not a region, or its process is gone */
+  double age = snap.time_ns && now > snap.time_ns
+                   ? (double)(now - snap.time_ns) / 1e9
+                   : 0;
+  double interval = (double)snap.interval_ns;
+  fprintf(o, "  %7u %-16s (interval %.1f s, %.1f s ago)\n", pid, snap.comm,
+          interval / 1e9, age);
   char a[32];
-  if (nk)
+  /* The process lists its kernels and queues busiest first. */
+  if (snap.num_kernels)
     fprintf(o, "    %-40s %-24s %8s %12s %6s\n", "KERNEL", "DEVICE", "LAUNCHES",
             "GPU TIME", "BUSY");
-  for (int i = 0; i < nk && i < 10; i++)
-    fprintf(o, "    %-40.40s %-24.24s %8.0f %12s %5.1f%%\n", k[i].name,
-            k[i].dev, k[i].a, cli_fmt_ns(a, sizeof(a), k[i].b),
-            interval ? 100.0 * k[i].b / (double)interval : 0.0);
-  if (nk == 0)
+  for (uint32_t i = 0; i < snap.num_kernels && i < 10; i++) {
+    const gp_live_kernel *k = &snap.kernels[i];
+    fprintf(o, "    %-40.40s %-24.24s %8llu %12s %5.1f%%\n", k->name, k->device,
+            (unsigned long long)k->launches,
+            cli_fmt_ns(a, sizeof(a), (double)k->gpu_ns),
+            interval > 0 ? 100.0 * (double)k->gpu_ns / interval : 0.0);
+  }
+  if (snap.num_kernels > 10 || snap.kernels_left_out)
+    fprintf(o, "    (%u more kernels)\n",
+            snap.num_kernels - (snap.num_kernels > 10 ? 10 : snap.num_kernels) +
+                snap.kernels_left_out);
+  if (snap.num_kernels == 0)
     fprintf(o, "    no kernel in the last interval\n");
-  for (int i = 0; i < nq && i < 8; i++)
-    fprintf(o, "    queue %-34.34s %-24.24s %21s %5.1f%%\n", q[i].name,
-            q[i].dev, cli_fmt_ns(a, sizeof(a), q[i].b),
-            interval ? 100.0 * q[i].b / (double)interval : 0.0);
-  for (int i = 0; i < nc && i < 12; i++)
-    fprintf(o, "    counter %-32.32s %-24.24s %12.6g %s\n", c[i].name, c[i].dev,
-            c[i].b, c[i].unit);
+  for (uint32_t i = 0; i < snap.num_queues && i < 8; i++) {
+    const gp_live_queue *q = &snap.queues[i];
+    fprintf(o, "    queue %-34.34s %-24.24s %21s %5.1f%%\n", q->name, q->device,
+            cli_fmt_ns(a, sizeof(a), (double)q->busy_ns),
+            interval > 0 ? 100.0 * (double)q->busy_ns / interval : 0.0);
+  }
+  for (uint32_t i = 0; i < snap.num_counters && i < 12; i++) {
+    const gp_live_counter *c = &snap.counters[i];
+    fprintf(o, "    counter %-32.32s %-24.24s %12.6g %s\n", c->name, c->device,
+            c->value, c->unit);
+  }
 }
 
 static void show_recorded(FILE *o, uint64_t now) {

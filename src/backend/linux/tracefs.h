@@ -1,8 +1,9 @@
 /*
  * tracefs.h - the kernel's GPU trace events from tracefs (tracefs.c): GPU
  * frequency and memory totals into ENVIRONMENT records, DRM scheduler jobs
- * into GPU work on the DRM card's engines, dma_fence events parsed and
- * counted.
+ * into GPU work on the DRM card's engines (waiting for the jobs they
+ * depend on), dma_fence events into
+ * DMA_FENCE records (written as Perfetto's ftrace events).
  */
 #ifndef GPUPERF_LINUX_TRACEFS_H
 #define GPUPERF_LINUX_TRACEFS_H
@@ -11,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GP__TRACEFS_NUM_EVENTS 15
+#define GP__TRACEFS_NUM_EVENTS 18
 
 /* One line of trace_pipe. */
 typedef struct gp__tracefs_event {
@@ -60,5 +61,10 @@ void gp__tracefs_stop(void);
 /* Events seen per GPU event since start into counts[NUM_EVENTS]; returns
  * the mask of those enabled. */
 uint32_t gp__tracefs_counts(uint64_t *counts);
+
+/* Since start: scheduler jobs not drawn (never seen done, or past the
+ * jobs followed at once) into *jobs_lost; dependencies not drawn (on a fence
+ * of no job seen, or past the dependencies kept per job) into *deps_lost. */
+void gp__tracefs_lost(uint64_t *jobs_lost, uint64_t *deps_lost);
 
 #endif /* GPUPERF_LINUX_TRACEFS_H */

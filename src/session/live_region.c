@@ -1,0 +1,203 @@
+/*
+ * live_region.c - the shared region of gpuperf/live.h: made by a
+ * recording process (live.c) and rewritten in place under a sequence
+ * lock, read by `gpuperf top` (gp_live_read) without stopping the
+ * process. gpuperf/live.h has the layout.
+ *
+ * The region is a file mapped MAP_SHARED by both sides, so a snapshot is
+ * a memcpy into the pages the readers map: no write(2), no rename, no
+ * reader-visible file churn. It is made under a temporary name and
+ * renamed into place once its header is whole, so a reader never maps a
+ * half-made one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sessionInt.h"
+
+#define MAGIC "gpuperfL"
+#define HEADER_SIZE 64u
+#define OFF_VERSION 8
+#define OFF_HEADER_SIZE 12
+#define OFF_SNAP_SIZE 16
+#define OFF_PID 20
+#define OFF_SEQ 24
+#define REGION_SIZE (HEADER_SIZE + sizeof(gp_live_snapshot))
+#define READ_TRIES 10000
+
+struct gp__live_region {
+  uint8_t *base; /* REGION_SIZE bytes, mapped shared */
+  char path[512];
+};
+
+static _Atomic uint64_t *seq_of(const uint8_t *base) {
+  return (_Atomic uint64_t *)(uintptr_t)(base + OFF_SEQ);
+}
+
+static void put32(uint8_t *p, uint32_t v) {
+  memcpy(p, &v, 4);
+}
+
+static uint32_t get32(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+/* See sessionInt.h. */
+int gp__live_region_create(const char *path, uint32_t pid,
+                           gp__live_region **out) {
+  gp__live_region *r = calloc(1, sizeof(*r));
+  if (!r)
+    return GP_ENOMEM;
+  char tmp[600];
+  int n = snprintf(r->path, sizeof(r->path), "%s", path);
+  snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+  int rc = 0;
+  int fd = -1;
+  if (n < 0 || (size_t)n >= sizeof(r->path)) {
+    rc = GP_ESIZE;
+    goto fail_free;
+  }
+  fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    rc = -errno;
+    goto fail_free;
+  }
+  if (ftruncate(fd, (off_t)REGION_SIZE) != 0) {
+    rc = -errno;
+    goto fail_unlink;
+  }
+  r->base = mmap(NULL, REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (r->base == MAP_FAILED) {
+    rc = -errno;
+    r->base = NULL;
+    goto fail_unlink;
+  }
+  /* The file is all zeros: a sequence of 0 and an empty snapshot. */
+  memcpy(r->base, MAGIC, 8);
+  put32(r->base + OFF_VERSION, GP_LIVE_VERSION);
+  put32(r->base + OFF_HEADER_SIZE, HEADER_SIZE);
+  put32(r->base + OFF_SNAP_SIZE, (uint32_t)sizeof(gp_live_snapshot));
+  put32(r->base + OFF_PID, pid);
+  if (rename(tmp, r->path) != 0) {
+    rc = -errno;
+    goto fail_unmap;
+  }
+  close(fd);
+  *out = r;
+  return 0;
+fail_unmap:
+  munmap(r->base, REGION_SIZE);
+fail_unlink:
+  close(fd);
+  unlink(tmp);
+fail_free:
+  free(r);
+  return rc;
+}
+
+/* See sessionInt.h. */
+void gp__live_region_publish(gp__live_region *r, const gp_live_snapshot *s) {
+  _Atomic uint64_t *seq = seq_of(r->base);
+  uint64_t v = atomic_load_explicit(seq, memory_order_relaxed);
+  atomic_store_explicit(seq, v + 1, memory_order_relaxed);
+  /* Readers that see the new bytes see the odd sequence first. */
+  atomic_thread_fence(memory_order_release);
+  memcpy(r->base + HEADER_SIZE, s, sizeof(*s));
+  atomic_store_explicit(seq, v + 2, memory_order_release);
+}
+
+/* See sessionInt.h. */
+void gp__live_region_destroy(gp__live_region *r, bool remove) {
+  if (!r)
+    return;
+  if (remove)
+    unlink(r->path);
+  munmap(r->base, REGION_SIZE);
+  free(r);
+}
+
+/* See live.h. */
+int gp_live_read(const char *path, gp_live_snapshot *out, uint32_t *pid) {
+  if (!path || !out)
+    return GP_EINVAL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int rc = -errno;
+    close(fd);
+    return rc;
+  }
+  if (st.st_size != (off_t)REGION_SIZE) { /* also guards the mapping */
+    close(fd);
+    return GP_ECORRUPT;
+  }
+  uint8_t *base = mmap(NULL, REGION_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+  int rc = base == MAP_FAILED ? -errno : 0;
+  close(fd);
+  if (rc)
+    return rc;
+  if (memcmp(base, MAGIC, 8) != 0 ||
+      get32(base + OFF_VERSION) != GP_LIVE_VERSION ||
+      get32(base + OFF_HEADER_SIZE) != HEADER_SIZE ||
+      get32(base + OFF_SNAP_SIZE) != sizeof(gp_live_snapshot)) {
+    munmap(base, REGION_SIZE);
+    return GP_ECORRUPT;
+  }
+  gp_live_snapshot copy; /* ~22 KB: *out stays whole on failure */
+  _Atomic uint64_t *seq = seq_of(base);
+  rc = GP_EBUSY;
+  for (int i = 0; i < READ_TRIES; i++) {
+    uint64_t a = atomic_load_explicit(seq, memory_order_acquire);
+    if (a & 1) {
+      sched_yield(); /* mid-update: a memcpy away from done */
+      continue;
+    }
+    memcpy(&copy, base + HEADER_SIZE, sizeof(copy));
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(seq, memory_order_relaxed) == a) {
+      rc = 0;
+      break;
+    }
+  }
+  if (rc == 0) {
+    *out = copy;
+    /* Defensive: strings end in the buffers whatever the writer did. */
+    out->comm[sizeof(out->comm) - 1] = '\0';
+    if (out->num_kernels > GP_LIVE_MAX_KERNELS)
+      out->num_kernels = GP_LIVE_MAX_KERNELS;
+    if (out->num_queues > GP_LIVE_MAX_QUEUES)
+      out->num_queues = GP_LIVE_MAX_QUEUES;
+    if (out->num_counters > GP_LIVE_MAX_COUNTERS)
+      out->num_counters = GP_LIVE_MAX_COUNTERS;
+    for (uint32_t i = 0; i < out->num_kernels; i++) {
+      out->kernels[i].device[sizeof(out->kernels[i].device) - 1] = '\0';
+      out->kernels[i].name[sizeof(out->kernels[i].name) - 1] = '\0';
+    }
+    for (uint32_t i = 0; i < out->num_queues; i++) {
+      out->queues[i].device[sizeof(out->queues[i].device) - 1] = '\0';
+      out->queues[i].name[sizeof(out->queues[i].name) - 1] = '\0';
+    }
+    for (uint32_t i = 0; i < out->num_counters; i++) {
+      gp_live_counter *c = &out->counters[i];
+      c->device[sizeof(c->device) - 1] = '\0';
+      c->name[sizeof(c->name) - 1] = '\0';
+      c->unit[sizeof(c->unit) - 1] = '\0';
+    }
+    if (pid)
+      *pid = get32(base + OFF_PID);
+  }
+  munmap(base, REGION_SIZE);
+  return rc;
+}
