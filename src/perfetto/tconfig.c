@@ -207,47 +207,58 @@ static uint32_t name_hash(const char *s) {
   uint32_t h = 2166136261u; /* FNV-1a */
   for (; *s; s++)
     h = (h ^ (uint8_t)*s) * 16777619u;
-  return h;
+  /* FNV's low bits depend only on the low bits of every step, and the
+   * table is indexed by its low bits: a finalizer (MurmurHash3's) spreads
+   * the high bits into them. */
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  return h ^ (h >> 16);
 }
 
 /* The source named name, or NULL: a hash lookup, so that checking each
- * of n sources for a duplicate costs O(n), not O(n^2). */
+ * of n sources for a duplicate costs O(n), not O(n^2). A slot keeps its
+ * name's hash, so a probe reads a source (a cache miss once the config
+ * is large) only when the hashes are equal. */
 static const tc_source *source_by_name(const gp_trace_config *c,
                                        const char *name) {
   if (!c->nslots)
     return NULL;
-  for (uint32_t i = name_hash(name) & (c->nslots - 1);;
-       i = (i + 1) & (c->nslots - 1)) {
-    uint32_t k = c->by_name[i];
-    if (!k)
+  uint32_t h = name_hash(name);
+  for (uint32_t i = h & (c->nslots - 1);; i = (i + 1) & (c->nslots - 1)) {
+    const tc_slot *t = &c->by_name[i];
+    if (!t->index)
       return NULL;
-    if (strcmp(c->src[k - 1].info.name, name) == 0)
-      return &c->src[k - 1];
+    if (t->hash == h && strcmp(c->src[t->index - 1].info.name, name) == 0)
+      return &c->src[t->index - 1];
   }
+}
+
+static void put_slot(tc_slot *t, uint32_t nslots, uint32_t h, uint32_t k) {
+  uint32_t i = h & (nslots - 1);
+  while (t[i].index)
+    i = (i + 1) & (nslots - 1);
+  t[i].index = k + 1;
+  t[i].hash = h;
 }
 
 /* Indexes source s (in c->src) by its name. 0 or GP_ENOMEM. */
 static int index_source(gp_trace_config *c, const tc_source *s) {
   if (2 * (c->nsrc + 1) > c->nslots) {
     uint32_t n = c->nslots ? c->nslots * 2 : 16;
-    uint32_t *t = calloc(n, sizeof(*t));
+    tc_slot *t = calloc(n, sizeof(*t));
     if (!t)
       return GP_ENOMEM;
+    for (uint32_t i = 0; i < c->nslots; i++)
+      if (c->by_name[i].index)
+        put_slot(t, n, c->by_name[i].hash, c->by_name[i].index - 1);
     free(c->by_name);
     c->by_name = t;
     c->nslots = n;
-    for (uint32_t k = 0; k < c->nsrc; k++)
-      if (&c->src[k] != s && c->src[k].info.name) {
-        uint32_t i = name_hash(c->src[k].info.name) & (n - 1);
-        while (t[i])
-          i = (i + 1) & (n - 1);
-        t[i] = k + 1;
-      }
   }
-  uint32_t i = name_hash(s->info.name) & (c->nslots - 1);
-  while (c->by_name[i])
-    i = (i + 1) & (c->nslots - 1);
-  c->by_name[i] = (uint32_t)(s - c->src) + 1;
+  put_slot(c->by_name, c->nslots, name_hash(s->info.name),
+           (uint32_t)(s - c->src));
   return 0;
 }
 

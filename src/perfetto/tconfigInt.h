@@ -15,6 +15,13 @@
 extern const char *const gp__tc_fill_policies[];
 extern const char *const gp__tc_name_bases[];
 
+/* A slot of the sources' name index: index + 1 into src (0 = empty) and
+ * the name's hash. */
+typedef struct tc_slot {
+  uint32_t index;
+  uint32_t hash;
+} tc_slot;
+
 typedef struct tc_source {
   gp_data_source_info info;
   bool period_set;     /* counter_period_ns given */
@@ -34,8 +41,8 @@ struct gp_trace_config {
   gp__arena arena;
   tc_source *src;
   uint32_t nsrc, capsrc;
-  uint32_t *by_name; /* hash index of src by name: index + 1, 0 = empty */
-  uint32_t nslots;   /* power of two, > 2 * nsrc */
+  tc_slot *by_name; /* hash index of src by name */
+  uint32_t nslots;  /* power of two, > 2 * nsrc */
   tc_buffer *buffers;
   uint32_t nbuf;
   uint32_t duration_ms, flush_period_ms, file_write_period_ms;
