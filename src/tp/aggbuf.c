@@ -53,12 +53,16 @@ static void acc_fail(acc *a, const char *why) {
 
 /* See sqlInt.h. */
 void gp__tp_bufs_clear(gp_tp *tp) {
-  for (size_t i = 0; i < tp->bufs.n; i++)
-    gp__tp_vec_release(tp->bufs.v[i].p, tp->bufs.v[i].cap, 1);
+  for (size_t i = 0; i < tp->bufs.n; i++) {
+    gp__tp_buf *b = &tp->bufs.v[i];
+    if (b->derived)
+      b->free_derived(b->derived);
+    gp__tp_vec_release(b->p, b->cap, 1);
+  }
   gp__tp_vec_free(&tp->bufs);
 }
 
-static const gp__tp_buf *find_buf(gp_tp *tp, const handle *h) {
+static gp__tp_buf *find_buf(gp_tp *tp, const handle *h) {
   for (size_t i = tp->bufs.n; i-- > 0;)
     if (tp->bufs.v[i].id == h->id)
       return &tp->bufs.v[i];
@@ -75,8 +79,8 @@ static void acc_final(sqlite3_context *ctx, uint32_t magic) {
     return;
   }
   if (a && a->count) {
-    gp__tp_buf b = {++tp->next_buf, a->data.v, a->data.n,
-                    a->data.cap,    a->count,  a->nparts};
+    gp__tp_buf b = {++tp->next_buf, a->data.v, a->data.n, a->data.cap,
+                    a->count,       a->nparts, NULL,      NULL};
     if (!gp__tp_vec_push(&tp->bufs, b)) {
       gp__tp_vec_free(&a->data);
       sqlite3_result_error_nomem(ctx);
@@ -89,8 +93,8 @@ static void acc_final(sqlite3_context *ctx, uint32_t magic) {
 }
 
 /* See aggbuf.h. */
-const gp__tp_buf *gp__tp_arg_buf(gp_tp *tp, sqlite3_value *v, uint32_t magic,
-                                 bool *empty) {
+gp__tp_buf *gp__tp_arg_buf(gp_tp *tp, sqlite3_value *v, uint32_t magic,
+                           bool *empty) {
   *empty = false;
   if (sqlite3_value_type(v) != SQLITE_BLOB ||
       sqlite3_value_bytes(v) != (int)sizeof(handle))

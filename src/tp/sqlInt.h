@@ -91,6 +91,10 @@ typedef struct gp__tp_buf {
   size_t n, cap;
   uint64_t count;  /* records */
   uint32_t nparts; /* interval tables: partition columns */
+  /* What a reader computed from the records once (counter_intervals.c),
+   * freed with the buffer by free_derived; NULL until then. */
+  void *derived;
+  void (*free_derived)(void *);
 } gp__tp_buf;
 
 struct gp_tp {
