@@ -167,33 +167,38 @@ static int ci_cmp(const void *x, const void *y, void *arg) {
  * runs out. */
 static ci_kept *ci_kept_build(const ci_rec *rec, uint64_t n) {
   ci_kept *k = calloc(1, sizeof(*k));
-  uint32_t *order = malloc((n ? n : 1) * 4);
   if (k)
     k->kept = malloc((n ? n : 1) * 4);
-  if (!k || !order || !k->kept) {
-    free(order);
+  if (!k || !k->kept) {
     ci_kept_free(k);
     return NULL;
   }
-  /* By track, then ts, then input order; usually the input already is. */
+  /* By track, then ts, then input order; usually the input already is,
+   * and then needs no order array (fresh memory costs page faults). */
   bool sorted = true;
-  for (uint64_t i = 0; i < n; i++) {
-    order[i] = (uint32_t)i;
-    if (i && (rec[i].track < rec[i - 1].track ||
-              (rec[i].track == rec[i - 1].track && rec[i].ts < rec[i - 1].ts)))
-      sorted = false;
-  }
-  if (!sorted)
+  for (uint64_t i = 1; i < n && sorted; i++)
+    sorted = rec[i].track > rec[i - 1].track ||
+             (rec[i].track == rec[i - 1].track && rec[i].ts >= rec[i - 1].ts);
+  uint32_t *order = NULL;
+  if (!sorted) {
+    if (!(order = malloc(n * 4))) {
+      ci_kept_free(k);
+      return NULL;
+    }
+    for (uint64_t i = 0; i < n; i++)
+      order[i] = (uint32_t)i;
     qsort_r(order, n, 4, ci_cmp, (void *)rec);
+  }
+#define AT(i) (order ? order[i] : (uint32_t)(i))
   for (uint64_t lo = 0; lo < n;) {
     uint64_t hi = lo;
-    while (hi < n && rec[order[hi]].track == rec[order[lo]].track)
+    while (hi < n && rec[AT(hi)].track == rec[AT(lo)].track)
       hi++;
     uint64_t first = k->n;
     bool held = false;
     uint32_t hrow = 0;
     for (uint64_t i = lo; i < hi; i++) {
-      uint32_t x = order[i];
+      uint32_t x = AT(i);
       uint64_t nk = k->n - first;
       if (nk >= 2 && rec[x].value == rec[k->kept[k->n - 1]].value &&
           rec[x].value == rec[k->kept[k->n - 2]].value) {
@@ -208,18 +213,62 @@ static ci_kept *ci_kept_build(const ci_rec *rec, uint64_t n) {
     }
     lo = hi;
   }
+#undef AT
   free(order);
   return k;
 }
 
-static int by_id_cmp(const void *x, const void *y, void *arg) {
-  const ci_rec *rec = ((const void **)arg)[0];
-  const uint32_t *kept = ((const void **)arg)[1];
-  uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
-  int64_t a = rec[kept[i]].id, b = rec[kept[j]].id;
-  if (a != b)
-    return a < b ? -1 : 1;
-  return i < j ? -1 : (i > j);
+/*
+ * Sorts the positions v[0..n) of kept by id (stable): the runs already in
+ * order are found, then merged pairwise, O(n log r) for r runs. Counter
+ * ids rise with ts within a track, so the usual input is one run per
+ * track. Returns false if memory runs out (v is then unchanged).
+ */
+static bool sort_by_id(uint32_t *v, uint64_t n, const ci_rec *rec,
+                       const uint32_t *kept) {
+#define ID(p) rec[kept[p]].id
+  uint32_t *tmp = malloc((n ? n : 1) * 4);
+  uint64_t *run = malloc((n + 1) * 8), *next = malloc((n + 1) * 8);
+  if (!tmp || !run || !next) {
+    free(tmp);
+    free(run);
+    free(next);
+    return false;
+  }
+  uint64_t nr = 0;
+  for (uint64_t i = 0; i < n; i++)
+    if (i == 0 || ID(v[i]) < ID(v[i - 1]))
+      run[nr++] = i;
+  run[nr] = n;
+  uint32_t *src = v, *dst = tmp;
+  while (nr > 1) {
+    uint64_t m = 0;
+    for (uint64_t r = 0; r < nr; r += 2) {
+      uint64_t a = run[r], am = run[r + 1], b = am;
+      uint64_t bm = r + 1 < nr ? run[r + 2] : am; /* none: an odd run */
+      uint64_t o = a;
+      next[m++] = a;
+      while (a < am && b < bm)
+        dst[o++] = ID(src[b]) < ID(src[a]) ? src[b++] : src[a++];
+      while (a < am)
+        dst[o++] = src[a++];
+      while (b < bm)
+        dst[o++] = src[b++];
+    }
+    next[m] = n;
+    memcpy(run, next, (m + 1) * 8);
+    nr = m;
+    uint32_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != v)
+    memcpy(v, src, n * 4);
+#undef ID
+  free(tmp);
+  free(run);
+  free(next);
+  return true;
 }
 
 /* k->by_id, built on the first lookup by id. Returns false if memory runs
@@ -227,17 +276,16 @@ static int by_id_cmp(const void *x, const void *y, void *arg) {
 static bool ci_by_id(ci_kept *k, const ci_rec *rec) {
   if (k->by_id)
     return true;
-  if (!(k->by_id = malloc((k->n ? k->n : 1) * 4)))
+  uint32_t *v = malloc((k->n ? k->n : 1) * 4);
+  if (!v)
     return false;
-  bool sorted = true;
-  for (uint64_t i = 0; i < k->n; i++) {
-    k->by_id[i] = (uint32_t)i;
-    if (i && rec[k->kept[i]].id < rec[k->kept[i - 1]].id)
-      sorted = false;
+  for (uint64_t i = 0; i < k->n; i++)
+    v[i] = (uint32_t)i;
+  if (!sort_by_id(v, k->n, rec, k->kept)) {
+    free(v);
+    return false;
   }
-  const void *arg[2] = {rec, k->kept};
-  if (!sorted)
-    qsort_r(k->by_id, k->n, 4, by_id_cmp, (void *)arg);
+  k->by_id = v;
   return true;
 }
 
