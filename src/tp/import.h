@@ -459,11 +459,11 @@ void gp__tp_importer_init(gp__tp_importer *imp, gp__tp_db *db, const char *name,
 /*
  * Sorts the n entries at *a (an array of *cap from gp__tp_vec_grow) by ts,
  * stably (equal timestamps keep their order): a k-way merge of the sorted
- * runs unless they are very short, into a new array that replaces *a
- * (the old one's pages are given back as the merge empties them, so the
- * two are not both held whole), else a least-significant-digit radix sort
- * on ts - min(ts), skipping digits all entries share; nothing at all if
- * already sorted. 0 or GP_ENOMEM (then the order is unchanged). sort.c.
+ * runs (blocks of 256 entries sorted first where runs are short) into a
+ * new array that replaces *a, the old one's pages given back as the merge
+ * empties them, so the two are not both held whole; nothing at all if
+ * already sorted. 0 or GP_ENOMEM (then the order is unchanged, but for
+ * blocks put in order). sort.c.
  */
 int gp__tp_sort_entries(gp__tp_entry **a, size_t *cap, size_t n);
 
