@@ -21,16 +21,48 @@ typedef struct handle {
   uint64_t id; /* 0: an empty table */
 } handle;
 
-/* The aggregate's state (in SQLite's aggregate context). */
+/* The aggregate's state (in SQLite's aggregate context).
+ *
+ * A query often aggregates the same rows twice (psql_cte.c reads a CTE's
+ * body once more for an interval intersection): while the records match
+ * those of the latest buffer of the same kind, they are compared, not
+ * stored, and an aggregate that ends matching all of it hands out that
+ * buffer again, with what was computed from it (gp__tp_buf.derived). The
+ * first difference copies the matched prefix and goes on as usual. */
 typedef struct acc {
   GP_TP_VEC(uint8_t) data;
   uint64_t count;
   uint32_t nparts;
-  bool error;
+  bool error, started;
   const char *why;
+  uint64_t same_id; /* the buffer still matched so far, 0 if none */
+  const uint8_t *same_p;
+  size_t same_n, matched;
 } acc;
 
+/* Stops matching: the data is the matched prefix, then its own. */
+static bool diverge(acc *a) {
+  size_t m = a->matched;
+  a->same_id = 0;
+  if (!m)
+    return true;
+  if (!gp__tp_vec_reserve(&a->data, m))
+    return false;
+  memcpy(a->data.v, a->same_p, m);
+  a->data.n = m;
+  return true;
+}
+
 static bool put(acc *a, const void *d, size_t n) {
+  if (a->same_id) {
+    if (a->matched + n <= a->same_n &&
+        memcmp(a->same_p + a->matched, d, n) == 0) {
+      a->matched += n;
+      return true;
+    }
+    if (!diverge(a))
+      return false;
+  }
   if (!gp__tp_vec_reserve(&a->data, n))
     return false;
   memcpy(a->data.v + a->data.n, d, n);
@@ -42,8 +74,21 @@ static bool put_i64(acc *a, int64_t v) {
   return put(a, &v, 8);
 }
 
-static acc *get_acc(sqlite3_context *ctx) {
-  return sqlite3_aggregate_context(ctx, sizeof(acc));
+/* The state; on the first row, the latest buffer of this kind to match. */
+static acc *get_acc(sqlite3_context *ctx, uint32_t magic) {
+  acc *a = sqlite3_aggregate_context(ctx, sizeof(acc));
+  if (a && !a->started) {
+    a->started = true;
+    gp_tp *tp = sqlite3_user_data(ctx);
+    for (size_t i = tp->bufs.n; i-- > 0;)
+      if (tp->bufs.v[i].magic == magic) {
+        a->same_id = tp->bufs.v[i].id;
+        a->same_p = tp->bufs.v[i].p;
+        a->same_n = tp->bufs.v[i].n;
+        break;
+      }
+  }
+  return a;
 }
 
 static void acc_fail(acc *a, const char *why) {
@@ -53,12 +98,16 @@ static void acc_fail(acc *a, const char *why) {
 
 /* See sqlInt.h. */
 void gp__tp_bufs_clear(gp_tp *tp) {
-  for (size_t i = 0; i < tp->bufs.n; i++)
-    gp__tp_vec_release(tp->bufs.v[i].p, tp->bufs.v[i].cap, 1);
+  for (size_t i = 0; i < tp->bufs.n; i++) {
+    gp__tp_buf *b = &tp->bufs.v[i];
+    if (b->derived)
+      b->free_derived(b->derived);
+    gp__tp_vec_release(b->p, b->cap, 1);
+  }
   gp__tp_vec_free(&tp->bufs);
 }
 
-static const gp__tp_buf *find_buf(gp_tp *tp, const handle *h) {
+static gp__tp_buf *find_buf(gp_tp *tp, const handle *h) {
   for (size_t i = tp->bufs.n; i-- > 0;)
     if (tp->bufs.v[i].id == h->id)
       return &tp->bufs.v[i];
@@ -74,9 +123,26 @@ static void acc_final(sqlite3_context *ctx, uint32_t magic) {
     gp__tp_vec_free(&a->data);
     return;
   }
+  if (a && a->count && a->same_id) {
+    gp__tp_buf *same = NULL;
+    for (size_t i = tp->bufs.n; i-- > 0 && !same;)
+      if (tp->bufs.v[i].id == a->same_id)
+        same = &tp->bufs.v[i];
+    if (same && a->matched == same->n && a->count == same->count &&
+        a->nparts == same->nparts) {
+      h.id = same->id; /* the same rows: the same buffer */
+      sqlite3_result_blob(ctx, &h, sizeof(h), SQLITE_TRANSIENT);
+      return;
+    }
+    if (!diverge(a)) {
+      gp__tp_vec_free(&a->data);
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+  }
   if (a && a->count) {
-    gp__tp_buf b = {++tp->next_buf, a->data.v, a->data.n,
-                    a->data.cap,    a->count,  a->nparts};
+    gp__tp_buf b = {++tp->next_buf, a->data.v, a->data.n, a->data.cap, a->count,
+                    a->nparts,      magic,     NULL,      NULL};
     if (!gp__tp_vec_push(&tp->bufs, b)) {
       gp__tp_vec_free(&a->data);
       sqlite3_result_error_nomem(ctx);
@@ -89,8 +155,8 @@ static void acc_final(sqlite3_context *ctx, uint32_t magic) {
 }
 
 /* See aggbuf.h. */
-const gp__tp_buf *gp__tp_arg_buf(gp_tp *tp, sqlite3_value *v, uint32_t magic,
-                                 bool *empty) {
+gp__tp_buf *gp__tp_arg_buf(gp_tp *tp, sqlite3_value *v, uint32_t magic,
+                           bool *empty) {
   *empty = false;
   if (sqlite3_value_type(v) != SQLITE_BLOB ||
       sqlite3_value_bytes(v) != (int)sizeof(handle))
@@ -113,7 +179,7 @@ const gp__tp_buf *gp__tp_arg_buf(gp_tp *tp, sqlite3_value *v, uint32_t magic,
  * byte and 8 bytes (integer, real), 4 + n bytes (text, blob) or nothing
  * (NULL). */
 static void iv_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
-  acc *b = get_acc(ctx);
+  acc *b = get_acc(ctx, IV_MAGIC);
   if (!b) {
     sqlite3_result_error_nomem(ctx);
     return;
@@ -167,7 +233,7 @@ static void iv_final(sqlite3_context *ctx) {
 /* __gp_ci_agg(id, ts, track_id, value)                                  */
 
 static void ci_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
-  acc *b = get_acc(ctx);
+  acc *b = get_acc(ctx, CI_MAGIC);
   if (!b) {
     sqlite3_result_error_nomem(ctx);
     return;

@@ -31,8 +31,8 @@ typedef struct ci_rec {
  * handle of an aggregate over no rows, false for a value that is not a
  * handle of this kind (magic).
  */
-const gp__tp_buf *gp__tp_arg_buf(gp_tp *tp, sqlite3_value *v, uint32_t magic,
-                                 bool *empty);
+gp__tp_buf *gp__tp_arg_buf(gp_tp *tp, sqlite3_value *v, uint32_t magic,
+                           bool *empty);
 
 /* xBestIndex of a table-valued function whose arguments are the hidden
  * columns [first_hidden, first_hidden + nhidden): all must be usable

@@ -22,13 +22,23 @@ typedef struct ci_vtab {
   gp_tp *tp;
 } ci_vtab;
 
-/* The kept rows (indices into the records, in output order); a row's
- * interval lasts until the next kept row of the same track. */
+/* What a buffer's rows come to, computed on the first call and kept with
+ * the buffer (aggbuf.c frees it with the buffer): the planner may call us
+ * once per row of an outer loop (a join on track_id or id), and each call
+ * then costs a binary search, not a pass over the input. */
+typedef struct ci_kept {
+  uint32_t *kept; /* kept rows (indices into the records), by track, ts */
+  uint64_t n;
+  uint32_t *by_id; /* positions in kept by id (then position); lazily */
+} ci_kept;
+
+/* A cursor walks positions [pos, end) of kept, or by_id[pos, end). */
 typedef struct ci_cursor {
   sqlite3_vtab_cursor base;
   const ci_rec *rec;
-  uint32_t *kept;
-  uint64_t n, row;
+  const ci_kept *k;
+  uint64_t pos, end;
+  bool by_id;
   int64_t trace_end;
 } ci_cursor;
 
@@ -43,6 +53,10 @@ enum {
   CI_BLOB,
   CI_END
 };
+
+/* idxNum: bits 0-1 the hidden arguments given (both are required), then
+ * the one lookup taken besides them. */
+enum { CI_BY_ID = 1 << 2, CI_BY_TRACK = 1 << 3 };
 
 static int ci_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                       sqlite3_vtab **out, char **err) {
@@ -68,9 +82,50 @@ static int ci_disconnect(sqlite3_vtab *v) {
   return SQLITE_OK;
 }
 
+/*
+ * Besides the two arguments: id = ? (a row) or else track_id = ? (one
+ * track's rows), each served by binary search. A full result is costed
+ * as the large table it usually is (intervals of a counter table), so
+ * that a join with a small table of tracks is driven from the tracks
+ * (`JOIN gpu_counter_track gct ON gct.id = u.track_id`) instead of
+ * probing the track table once per interval. The constraint is not
+ * omitted: SQLite checks it again, so a value of another type (which
+ * only narrows the match) may be answered with a superset.
+ */
 static int ci_best_index(sqlite3_vtab *tab, sqlite3_index_info *info) {
   (void)tab;
-  return gp__tp_hidden_best_index(info, CI_BLOB, 2);
+  int rc = gp__tp_hidden_best_index(info, CI_BLOB, 2);
+  if (rc != SQLITE_OK)
+    return rc;
+  int by_id = -1, by_track = -1;
+  for (int i = 0; i < info->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+    if (!c->usable || c->op != SQLITE_INDEX_CONSTRAINT_EQ)
+      continue;
+    if (c->iColumn == CI_ID && by_id < 0)
+      by_id = i;
+    else if (c->iColumn == CI_TRACK && by_track < 0)
+      by_track = i;
+  }
+  int args = 0;
+  for (int i = 0; i < info->nConstraint; i++)
+    if (info->aConstraintUsage[i].argvIndex > 0)
+      args++;
+  if (by_id >= 0) {
+    info->aConstraintUsage[by_id].argvIndex = args + 1;
+    info->idxNum |= CI_BY_ID;
+    info->estimatedCost = 20;
+    info->estimatedRows = 1;
+  } else if (by_track >= 0) {
+    info->aConstraintUsage[by_track].argvIndex = args + 1;
+    info->idxNum |= CI_BY_TRACK;
+    info->estimatedCost = 1000;
+    info->estimatedRows = 1000;
+  } else {
+    info->estimatedCost = 1e6;
+    info->estimatedRows = 1000000;
+  }
+  return SQLITE_OK;
 }
 
 static int ci_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {
@@ -84,9 +139,17 @@ static int ci_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {
 }
 
 static int ci_close(sqlite3_vtab_cursor *cur) {
-  free(((ci_cursor *)cur)->kept);
   sqlite3_free(cur);
   return SQLITE_OK;
+}
+
+static void ci_kept_free(void *p) {
+  ci_kept *k = p;
+  if (!k)
+    return;
+  free(k->kept);
+  free(k->by_id);
+  free(k);
 }
 
 static int ci_cmp(const void *x, const void *y, void *arg) {
@@ -100,19 +163,185 @@ static int ci_cmp(const void *x, const void *y, void *arg) {
   return i < j ? -1 : (i > j);
 }
 
+/* The kept rows of n records (see the top of the file), or NULL if memory
+ * runs out. */
+static ci_kept *ci_kept_build(const ci_rec *rec, uint64_t n) {
+  ci_kept *k = calloc(1, sizeof(*k));
+  if (k)
+    k->kept = malloc((n ? n : 1) * 4);
+  if (!k || !k->kept) {
+    ci_kept_free(k);
+    return NULL;
+  }
+  /* By track, then ts, then input order; usually the input already is,
+   * and then needs no order array (fresh memory costs page faults). */
+  bool sorted = true;
+  for (uint64_t i = 1; i < n && sorted; i++)
+    sorted = rec[i].track > rec[i - 1].track ||
+             (rec[i].track == rec[i - 1].track && rec[i].ts >= rec[i - 1].ts);
+  uint32_t *order = NULL;
+  if (!sorted) {
+    if (!(order = malloc(n * 4))) {
+      ci_kept_free(k);
+      return NULL;
+    }
+    for (uint64_t i = 0; i < n; i++)
+      order[i] = (uint32_t)i;
+    qsort_r(order, n, 4, ci_cmp, (void *)rec);
+  }
+#define AT(i) (order ? order[i] : (uint32_t)(i))
+  for (uint64_t lo = 0; lo < n;) {
+    uint64_t hi = lo;
+    while (hi < n && rec[AT(hi)].track == rec[AT(lo)].track)
+      hi++;
+    uint64_t first = k->n;
+    bool held = false;
+    uint32_t hrow = 0;
+    for (uint64_t i = lo; i < hi; i++) {
+      uint32_t x = AT(i);
+      uint64_t nk = k->n - first;
+      if (nk >= 2 && rec[x].value == rec[k->kept[k->n - 1]].value &&
+          rec[x].value == rec[k->kept[k->n - 2]].value) {
+        held = true;
+        hrow = x;
+        continue;
+      }
+      if (held && rec[hrow].ts != 0)
+        k->kept[k->n++] = hrow;
+      held = false;
+      k->kept[k->n++] = x;
+    }
+    lo = hi;
+  }
+#undef AT
+  free(order);
+  return k;
+}
+
+/*
+ * Sorts the positions v[0..n) of kept by id (stable): the runs already in
+ * order are found, then merged pairwise, O(n log r) for r runs. Counter
+ * ids rise with ts within a track, so the usual input is one run per
+ * track. Returns false if memory runs out (v is then unchanged).
+ */
+static bool sort_by_id(uint32_t *v, uint64_t n, const ci_rec *rec,
+                       const uint32_t *kept) {
+#define ID(p) rec[kept[p]].id
+  uint32_t *tmp = malloc((n ? n : 1) * 4);
+  uint64_t *run = malloc((n + 1) * 8), *next = malloc((n + 1) * 8);
+  if (!tmp || !run || !next) {
+    free(tmp);
+    free(run);
+    free(next);
+    return false;
+  }
+  uint64_t nr = 0;
+  for (uint64_t i = 0; i < n; i++)
+    if (i == 0 || ID(v[i]) < ID(v[i - 1]))
+      run[nr++] = i;
+  run[nr] = n;
+  uint32_t *src = v, *dst = tmp;
+  while (nr > 1) {
+    uint64_t m = 0;
+    for (uint64_t r = 0; r < nr; r += 2) {
+      uint64_t a = run[r], am = run[r + 1], b = am;
+      uint64_t bm = r + 1 < nr ? run[r + 2] : am; /* none: an odd run */
+      uint64_t o = a;
+      next[m++] = a;
+      while (a < am && b < bm)
+        dst[o++] = ID(src[b]) < ID(src[a]) ? src[b++] : src[a++];
+      while (a < am)
+        dst[o++] = src[a++];
+      while (b < bm)
+        dst[o++] = src[b++];
+    }
+    next[m] = n;
+    memcpy(run, next, (m + 1) * 8);
+    nr = m;
+    uint32_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != v)
+    memcpy(v, src, n * 4);
+#undef ID
+  free(tmp);
+  free(run);
+  free(next);
+  return true;
+}
+
+/* k->by_id, built on the first lookup by id. Returns false if memory runs
+ * out. */
+static bool ci_by_id(ci_kept *k, const ci_rec *rec) {
+  if (k->by_id)
+    return true;
+  uint32_t *v = malloc((k->n ? k->n : 1) * 4);
+  if (!v)
+    return false;
+  for (uint64_t i = 0; i < k->n; i++)
+    v[i] = (uint32_t)i;
+  if (!sort_by_id(v, k->n, rec, k->kept)) {
+    free(v);
+    return false;
+  }
+  k->by_id = v;
+  return true;
+}
+
+/* The integer an = constraint's value stands for: 1, or 0 if no integer
+ * equals it (NULL, a fraction), or -1 if it is not a number (the caller
+ * then answers with every row and lets SQLite compare). */
+static int eq_int(sqlite3_value *v, int64_t *out) {
+  switch (sqlite3_value_type(v)) {
+  case SQLITE_INTEGER:
+    *out = sqlite3_value_int64(v);
+    return 1;
+  case SQLITE_FLOAT: {
+    double d = sqlite3_value_double(v);
+    if (!(d >= -9.2e18 && d <= 9.2e18) || (double)(int64_t)d != d)
+      return 0;
+    *out = (int64_t)d;
+    return 1;
+  }
+  case SQLITE_NULL:
+    return 0;
+  default:
+    return -1;
+  }
+}
+
+/* The first position in [0, n) whose key is >= x (> x if after). */
+static uint64_t ci_lower(const ci_cursor *c, bool by_id, int64_t x,
+                         bool after) {
+  uint64_t lo = 0, hi = c->k->n;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    const ci_rec *r =
+        &c->rec[c->k->kept[by_id ? c->k->by_id[mid] : (uint32_t)mid]];
+    int64_t v = by_id ? r->id : r->track;
+    if (after ? v <= x : v < x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 static int ci_filter(sqlite3_vtab_cursor *cur, int mask, const char *s,
                      int argc, sqlite3_value **argv) {
   (void)s;
   ci_cursor *c = (ci_cursor *)cur;
   ci_vtab *v = (ci_vtab *)cur->pVtab;
-  free(c->kept);
-  c->kept = NULL;
-  c->n = c->row = 0;
+  c->k = NULL;
+  c->pos = c->end = 0;
+  c->by_id = false;
+  int want = 2 + ((mask & (CI_BY_ID | CI_BY_TRACK)) != 0);
   bool empty;
-  const gp__tp_buf *b = mask == 3 && argc == 2
-                            ? gp__tp_arg_buf(v->tp, argv[0], CI_MAGIC, &empty)
-                            : NULL;
-  if (!b && !(mask == 3 && argc == 2 && empty))
+  gp__tp_buf *b = (mask & 3) == 3 && argc == want
+                      ? gp__tp_arg_buf(v->tp, argv[0], CI_MAGIC, &empty)
+                      : NULL;
+  if (!b && !((mask & 3) == 3 && argc == want && empty))
     return gp__tp_vtab_error(cur->pVtab,
                              "counter_leading_intervals: not a counter table");
   if (!b)
@@ -122,66 +351,54 @@ static int ci_filter(sqlite3_vtab_cursor *cur, int mask, const char *s,
   if (n > b->n / sizeof(ci_rec) || n > UINT32_MAX)
     return gp__tp_vtab_error(cur->pVtab,
                              "counter_leading_intervals: bad input");
-  const ci_rec *rec = (const ci_rec *)b->p;
-  c->rec = rec;
-  uint32_t *order = malloc((n ? n : 1) * 4);
-  c->kept = malloc((n ? n : 1) * 4);
-  if (!order || !c->kept) {
-    free(order);
-    return SQLITE_NOMEM;
+  c->rec = (const ci_rec *)b->p;
+  if (!b->derived) {
+    if (!(b->derived = ci_kept_build(c->rec, n)))
+      return SQLITE_NOMEM;
+    b->free_derived = ci_kept_free;
   }
-  /* By track, then ts, then input order; usually the input already is. */
-  bool sorted = true;
-  for (uint64_t i = 0; i < n; i++) {
-    order[i] = (uint32_t)i;
-    if (i && (rec[i].track < rec[i - 1].track ||
-              (rec[i].track == rec[i - 1].track && rec[i].ts < rec[i - 1].ts)))
-      sorted = false;
+  ci_kept *k = b->derived;
+  c->k = k;
+  c->end = k->n;
+  int64_t x = 0;
+  int known = want == 3 ? eq_int(argv[2], &x) : -1;
+  if (known == 0) {
+    c->end = 0;
+  } else if (known == 1 && (mask & CI_BY_TRACK)) {
+    c->pos = ci_lower(c, false, x, false);
+    c->end = ci_lower(c, false, x, true);
+  } else if (known == 1) {
+    if (!ci_by_id(k, c->rec))
+      return SQLITE_NOMEM;
+    c->by_id = true;
+    c->pos = ci_lower(c, true, x, false);
+    c->end = ci_lower(c, true, x, true);
   }
-  if (!sorted)
-    qsort_r(order, n, 4, ci_cmp, (void *)rec);
-  for (uint64_t lo = 0; lo < n;) {
-    uint64_t hi = lo;
-    while (hi < n && rec[order[hi]].track == rec[order[lo]].track)
-      hi++;
-    uint64_t first = c->n;
-    bool held = false;
-    uint32_t hrow = 0;
-    for (uint64_t i = lo; i < hi; i++) {
-      uint32_t x = order[i];
-      uint64_t nk = c->n - first;
-      if (nk >= 2 && rec[x].value == rec[c->kept[c->n - 1]].value &&
-          rec[x].value == rec[c->kept[c->n - 2]].value) {
-        held = true;
-        hrow = x;
-        continue;
-      }
-      if (held && rec[hrow].ts != 0)
-        c->kept[c->n++] = hrow;
-      held = false;
-      c->kept[c->n++] = x;
-    }
-    lo = hi;
-  }
-  free(order);
   return SQLITE_OK;
 }
 
 static int ci_next(sqlite3_vtab_cursor *cur) {
-  ((ci_cursor *)cur)->row++;
+  ((ci_cursor *)cur)->pos++;
   return SQLITE_OK;
 }
 
 static int ci_eof(sqlite3_vtab_cursor *cur) {
   ci_cursor *c = (ci_cursor *)cur;
-  return c->row >= c->n;
+  return c->pos >= c->end;
+}
+
+/* The position in kept of the cursor's row. */
+static uint64_t ci_at(const ci_cursor *c) {
+  return c->by_id ? c->k->by_id[c->pos] : c->pos;
 }
 
 static int ci_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   ci_cursor *c = (ci_cursor *)cur;
-  const ci_rec *r = &c->rec[c->kept[c->row]];
-  const ci_rec *next = c->row + 1 < c->n ? &c->rec[c->kept[c->row + 1]] : NULL;
-  const ci_rec *prev = c->row > 0 ? &c->rec[c->kept[c->row - 1]] : NULL;
+  const ci_kept *k = c->k;
+  uint64_t at = ci_at(c);
+  const ci_rec *r = &c->rec[k->kept[at]];
+  const ci_rec *next = at + 1 < k->n ? &c->rec[k->kept[at + 1]] : NULL;
+  const ci_rec *prev = at > 0 ? &c->rec[k->kept[at - 1]] : NULL;
   if (next && next->track != r->track)
     next = NULL;
   if (prev && prev->track != r->track)
@@ -223,7 +440,7 @@ static int ci_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
 }
 
 static int ci_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out) {
-  *out = (sqlite3_int64)((ci_cursor *)cur)->row;
+  *out = (sqlite3_int64)ci_at((ci_cursor *)cur);
   return SQLITE_OK;
 }
 

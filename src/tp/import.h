@@ -482,12 +482,15 @@ void gp__tp_importer_init(gp__tp_importer *imp, gp__tp_db *db, const char *name,
                           const uint8_t *data, uint64_t size);
 
 /*
- * Sorts entries by ts, stably (equal timestamps keep their order): a
- * least-significant-digit radix sort on ts - min(ts), skipping digits all
- * entries share; nothing at all if already sorted. 0 or GP_ENOMEM (then
- * the order is unchanged). sort.c.
+ * Sorts the n entries at *a (an array of *cap from gp__tp_vec_grow) by ts,
+ * stably (equal timestamps keep their order): a k-way merge of the sorted
+ * runs (blocks of 256 entries sorted first where runs are short) into a
+ * new array that replaces *a, the old one's pages given back as the merge
+ * empties them, so the two are not both held whole; nothing at all if
+ * already sorted. 0 or GP_ENOMEM (then the order is unchanged, but for
+ * blocks put in order). sort.c.
  */
-int gp__tp_sort_entries(gp__tp_entry *a, size_t n);
+int gp__tp_sort_entries(gp__tp_entry **a, size_t *cap, size_t n);
 
 /* Runs both passes. Returns 0 or the first error (imp->errmsg, err_off). */
 int gp__tp_import(gp__tp_importer *imp);

@@ -90,18 +90,18 @@ static int load_iv(const gp__tp_buf *b, uint32_t *nparts, ivtab *t) {
   t->end = malloc(n * 8);
   t->order = malloc(n * 4);
   uint32_t *grp = malloc(n * 4);
-  const uint8_t **part = malloc(n * sizeof(*part));
-  uint32_t *plen = malloc(n * 4);
   t->gpart = malloc(n * sizeof(*t->gpart));
   t->gplen = malloc(n * 4);
   t->gnext = malloc(n * 4);
   t->gstart = calloc(n + 1, 8);
   int rc = GP_ENOMEM;
-  if (!t->id || !t->ts || !t->end || !t->order || !grp || !part || !plen ||
-      !t->gpart || !t->gplen || !t->gnext || !t->gstart)
+  if (!t->id || !t->ts || !t->end || !t->order || !grp || !t->gpart ||
+      !t->gplen || !t->gnext || !t->gstart)
     goto out;
   rc = GP_EINVAL;
   size_t at = 0;
+  const uint8_t *prev = NULL; /* the previous row's partition bytes */
+  uint32_t prev_len = 0;
   for (uint64_t i = 0; i < t->n; i++) {
     if (at + 24 > size)
       goto out;
@@ -112,7 +112,7 @@ static int load_iv(const gp__tp_buf *b, uint32_t *nparts, ivtab *t) {
     /* Both are non-negative; saturate rather than overflow. */
     t->end[i] = dur > INT64_MAX - t->ts[i] ? INT64_MAX : t->ts[i] + dur;
     at += 24;
-    part[i] = p + at;
+    const uint8_t *part = p + at;
     for (uint32_t k = 0; k < b->nparts; k++) {
       if (at + 1 > size)
         goto out;
@@ -129,20 +129,20 @@ static int load_iv(const gp__tp_buf *b, uint32_t *nparts, ivtab *t) {
       if (at > size)
         goto out;
     }
-    plen[i] = (uint32_t)(p + at - part[i]);
+    uint32_t plen = (uint32_t)(p + at - part);
     /* Its group, by partition bytes (first appearance order); rows of one
      * partition usually come together. */
-    uint32_t g = i && plen[i] == plen[i - 1] &&
-                         memcmp(part[i], part[i - 1], plen[i]) == 0
+    uint32_t g = prev && plen == prev_len && memcmp(part, prev, plen) == 0
                      ? grp[i - 1]
-                     : find_group(t, part[i], plen[i]);
+                     : find_group(t, part, plen);
+    prev = part;
+    prev_len = plen;
     if (g == UINT32_MAX) {
       g = t->ngroups++;
-      t->gpart[g] = part[i];
-      t->gplen[g] = plen[i];
+      t->gpart[g] = part;
+      t->gplen[g] = plen;
       bool ins;
-      uint64_t *head =
-          gp__tp_map_put(&t->gmap, part_hash(part[i], plen[i]), g, &ins);
+      uint64_t *head = gp__tp_map_put(&t->gmap, part_hash(part, plen), g, &ins);
       if (!head) {
         rc = GP_ENOMEM;
         goto out;
@@ -177,8 +177,6 @@ static int load_iv(const gp__tp_buf *b, uint32_t *nparts, ivtab *t) {
   rc = 0;
 out:
   free(grp);
-  free(part);
-  free(plen);
   return rc;
 }
 
@@ -273,16 +271,15 @@ static void heap_pop(heap *h) {
     h->v[i] = x;
 }
 
+/* Whether [ts, end) can overlap nothing that starts at cur or later. */
+static bool expired(int64_t ts, int64_t end, int64_t cur) {
+  return end < cur || (end == cur && ts != end);
+}
+
 /* Drops what cannot overlap anything starting at cur. */
 static void heap_expire(heap *h, int64_t cur) {
-  while (h->n) {
-    uint32_t t = h->v[0];
-    bool instant = h->ts[t] == h->end[t];
-    if (h->end[t] < cur || (h->end[t] == cur && !instant))
-      heap_pop(h);
-    else
-      break;
-  }
+  while (h->n && expired(h->ts[h->v[0]], h->end[h->v[0]], cur))
+    heap_pop(h);
 }
 
 /* The intersection of [s, e) and [a, b) known to overlap. */
@@ -307,31 +304,31 @@ static int ts_cmp(const void *x, const void *y, void *arg) {
 }
 
 /*
- * a = a ∩ (rows [lo, hi) of t's order, filling ids column `col`).
- * Returns 0 or GP_ENOMEM.
+ * a = a ∩ (rows [lo, hi) of t's order, filling ids column `col`). t's
+ * rows are read where they are (no copy: fresh memory costs page faults);
+ * its heap holds their row numbers. Returns 0 or GP_ENOMEM.
  */
 static int intersect_step(ivset *a, const ivtab *t, uint64_t lo, uint64_t hi,
                           int col) {
   uint64_t na = a->n, nb = hi - lo;
   uint32_t *oa = malloc((na ? na : 1) * 4);
-  int64_t *bts = malloc((nb ? nb : 1) * 8), *bend = malloc((nb ? nb : 1) * 8);
+  const uint32_t *ob = t->order + lo;
+  const int64_t *bts = t->ts, *bend = t->end;
   ivset out = {0, 0, NULL, NULL, NULL, a->k};
   heap ha = {NULL, 0, 0, a->ts, a->end}, hb = {NULL, 0, 0, bts, bend};
   int rc = GP_ENOMEM;
   int64_t *ids = malloc(8 * (size_t)a->k);
-  if (!oa || !bts || !bend || !ids)
+  if (!oa || !ids)
     goto out;
   for (uint64_t i = 0; i < na; i++)
     oa[i] = (uint32_t)i;
   qsort_r(oa, na, 4, ts_cmp, a->ts);
-  for (uint64_t j = 0; j < nb; j++) {
-    uint32_t r = t->order[lo + j];
-    bts[j] = t->ts[r];
-    bend[j] = t->end[r];
-  }
   uint64_t i = 0, j = 0;
   while (i < na || j < nb) {
-    bool take_a = j >= nb || (i < na && a->ts[oa[i]] <= bts[j]);
+    /* One side done and nothing of it open: nothing more overlaps. */
+    if ((i == na && ha.n == 0) || (j == nb && hb.n == 0))
+      break;
+    bool take_a = j >= nb || (i < na && a->ts[oa[i]] <= bts[ob[j]]);
     if (take_a) {
       uint32_t x = oa[i++];
       int64_t s = a->ts[x], e = a->end[x];
@@ -341,14 +338,17 @@ static int intersect_step(ivset *a, const ivtab *t, uint64_t lo, uint64_t hi,
         int64_t rs, re;
         clip(s, e, bts[y], bend[y], &rs, &re);
         memcpy(ids, a->ids + (uint64_t)x * (uint64_t)a->k, 8 * (size_t)a->k);
-        ids[col] = (int64_t)(uint32_t)t->id[t->order[lo + y]];
+        ids[col] = (int64_t)(uint32_t)t->id[y];
         if (!ivset_push(&out, rs, re, ids))
           goto out;
       }
-      if (!heap_push(&ha, x))
+      /* Open it only if the next start of the other side can still
+       * meet it (heap_expire would drop it there): a long table beside
+       * a short one then costs a comparison per row, not a heap push. */
+      if (j < nb && !expired(s, e, bts[ob[j]]) && !heap_push(&ha, x))
         goto out;
     } else {
-      uint32_t y = (uint32_t)j++;
+      uint32_t y = ob[j++];
       int64_t s = bts[y], e = bend[y];
       heap_expire(&ha, s);
       for (uint64_t q = 0; q < ha.n; q++) {
@@ -356,11 +356,11 @@ static int intersect_step(ivset *a, const ivtab *t, uint64_t lo, uint64_t hi,
         int64_t rs, re;
         clip(s, e, a->ts[x], a->end[x], &rs, &re);
         memcpy(ids, a->ids + (uint64_t)x * (uint64_t)a->k, 8 * (size_t)a->k);
-        ids[col] = (int64_t)(uint32_t)t->id[t->order[lo + y]];
+        ids[col] = (int64_t)(uint32_t)t->id[y];
         if (!ivset_push(&out, rs, re, ids))
           goto out;
       }
-      if (!heap_push(&hb, y))
+      if (i < na && !expired(s, e, a->ts[oa[i]]) && !heap_push(&hb, y))
         goto out;
     }
   }
@@ -371,8 +371,6 @@ static int intersect_step(ivset *a, const ivtab *t, uint64_t lo, uint64_t hi,
 out:
   ivset_free(&out);
   free(oa);
-  free(bts);
-  free(bend);
   free(ids);
   free(ha.v);
   free(hb.v);

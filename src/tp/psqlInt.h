@@ -108,6 +108,13 @@ typedef struct args {
 int gp__tp_psql_expand(gp_tp *tp, const char *text, size_t len, int depth,
                        gp__tp_sb *out, char *err, size_t errsize);
 
+/*
+ * Appends sql (one statement, macros expanded) to out, with each interval
+ * intersection's read of a CTE of counter intervals pointed at the CTE's
+ * body (psql_cte.c says when and why). 0, or GP_ENOMEM (out->oom).
+ */
+int gp__tp_psql_inline_ctes(const char *sql, gp__tp_sb *out);
+
 /* INCLUDE PERFETTO MODULE name (name may end in ".*"). */
 int gp__tp_psql_include(gp_tp *tp, const char *name, char *err, size_t errsize);
 

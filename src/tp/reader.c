@@ -593,7 +593,8 @@ static int tokenize_packets(gp__tp_importer *imp, uint64_t off, uint64_t end,
 }
 
 static int sort_entries(gp__tp_importer *imp) {
-  if (gp__tp_sort_entries(imp->entries.v, imp->entries.n) != 0)
+  if (gp__tp_sort_entries(&imp->entries.v, &imp->entries.cap, imp->entries.n) !=
+      0)
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory sorting events");
   return 0;
 }
@@ -718,8 +719,9 @@ static void release_input(gp__tp_importer *imp, uint64_t upto) {
 #define RELEASE_BLOCK 8192 /* entries parsed between two releases */
 
 /*
- * Parses the sorted entries. Every RELEASE_BLOCK entries, the input below
- * the smallest offset any remaining entry reads is released: entries are
+ * Parses the sorted entries. Every RELEASE_BLOCK entries, the entries
+ * parsed and the input below the smallest offset any remaining entry
+ * reads are released: entries are
  * in time order, which follows file order closely, so the file's pages go
  * as the tables grow instead of both being held at the peak. The block
  * minima cost one word per block.
@@ -742,9 +744,14 @@ static int parse_entries(gp__tp_importer *imp) {
   }
   int rc = 0;
   for (size_t i = 0; !rc && i < n; i++) {
-    if (suffix && i % RELEASE_BLOCK == 0 &&
-        suffix[i / RELEASE_BLOCK] < imp->file_size)
-      release_input(imp, suffix[i / RELEASE_BLOCK]);
+    if (i % RELEASE_BLOCK == 0) {
+      /* The entries parsed go too: each is read once. */
+      if (i)
+        gp__tp_vec_drop(imp->entries.v, imp->entries.cap,
+                        sizeof(*imp->entries.v), i - RELEASE_BLOCK, i);
+      if (suffix && suffix[i / RELEASE_BLOCK] < imp->file_size)
+        release_input(imp, suffix[i / RELEASE_BLOCK]);
+    }
     rc = parse_entry(imp, &imp->entries.v[i]);
     imp->events++;
   }

@@ -3,12 +3,20 @@
  *
  * Traces are written by sequences that each emit packets in time order
  * and are flushed into the file in chunks, so the entries form sorted
- * runs that interleave. With few runs (the usual case: a run per flushed
- * chunk) one k-way merge through a heap of run heads sorts everything in
- * a single pass, O(n log k); ties go to the earlier run, which keeps file
- * order. With many short runs (packets interleaved one by one) a
- * least-significant-digit radix sort on ts - min(ts) does it in one pass
- * per 8-bit digit that varies. Both are stable.
+ * runs that interleave. One k-way merge through a heap of run heads sorts
+ * them in a single pass, O(n log k); ties go to the earlier run, which
+ * keeps file order. The merge writes a new array front to back and gives
+ * the old one's pages back as it empties them, so the two are never both
+ * held whole: the sort adds a few MB to the import's peak instead of a
+ * second copy of the entries (a demo trace of 57 MB has 1.4 M entries;
+ * the radix sort this replaces held 23 MB more).
+ *
+ * Where runs are short (that trace has 209 k of them, 7 entries on
+ * average; packets interleaved one by one give runs of one), each block
+ * of BLOCK entries is first sorted in place by a stable merge sort in
+ * cache, which leaves at most n / BLOCK runs for the heap: O(n log n) in
+ * all, and the heap stays small enough to live in cache. Both steps are
+ * stable.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +24,9 @@
 #include "gpuperf/error.h"
 #include "tp/import.h"
 
-#define MAX_MERGE_RUNS 4096
+#define BLOCK 256  /* entries a block sort puts in order, in cache */
+#define MIN_RUN 64 /* shorter runs on average: sort blocks first */
+#define PIECE 4096 /* entries the merge gives back at once (64 KiB) */
 
 /* Allocates n entries of scratch in huge-page-friendly memory. */
 static gp__tp_entry *scratch(size_t n, size_t *cap) {
@@ -56,17 +66,26 @@ static void sift_down(runs *r, uint32_t i) {
   r->heap[i] = x;
 }
 
-static int merge_runs(gp__tp_entry *a, size_t n, size_t nruns) {
-  runs r;
-  r.a = a;
-  r.pos = malloc(nruns * sizeof(size_t));
-  r.end = malloc(nruns * sizeof(size_t));
-  r.heap = malloc(nruns * sizeof(uint32_t));
-  size_t cap = 0;
-  gp__tp_entry *out = scratch(n, &cap);
+/* Merges the nruns runs of (*pa)[0..n) into a new array that replaces
+ * *pa; each piece of the old array goes back to the system when the merge
+ * has taken all its entries, so the peak holds little more than one
+ * array. The bookkeeping lives in its own mappings too (gp__tp_vec_*),
+ * so that freeing it leaves the C heap as it was. */
+static int merge_runs(gp__tp_entry **pa, size_t *pcap, size_t n, size_t nruns) {
+  gp__tp_entry *a = *pa;
+  GP_TP_VEC(size_t) pos = {0}, end = {0};
+  GP_TP_VEC(uint32_t) heap = {0};
+  GP_TP_VEC(uint16_t) left = {0};
+  size_t npieces = (n + PIECE - 1) / PIECE, cap = 0;
+  gp__tp_entry *out = NULL;
   int rc = GP_ENOMEM;
-  if (!r.pos || !r.end || !r.heap || !out)
+  if (!gp__tp_vec_reserve(&pos, nruns) || !gp__tp_vec_reserve(&end, nruns) ||
+      !gp__tp_vec_reserve(&heap, nruns) ||
+      !gp__tp_vec_reserve(&left, npieces) || !(out = scratch(n, &cap)))
     goto out;
+  runs r = {pos.v, end.v, heap.v, 0, a};
+  for (size_t p = 0; p < npieces; p++)
+    left.v[p] = (uint16_t)(n - p * PIECE < PIECE ? n - p * PIECE : PIECE);
   size_t k = 0, start = 0;
   for (size_t i = 1; i <= n; i++)
     if (i == n || a[i].ts < a[i - 1].ts) {
@@ -82,80 +101,85 @@ static int merge_runs(gp__tp_entry *a, size_t n, size_t nruns) {
     sift_down(&r, i);
   for (size_t o = 0; o < n; o++) {
     uint32_t top = r.heap[0];
-    out[o] = a[r.pos[top]++];
+    size_t at = r.pos[top]++;
+    out[o] = a[at];
+    size_t p = at / PIECE;
+    if (--left.v[p] == 0)
+      gp__tp_vec_drop(a, *pcap, sizeof(*a), p * PIECE,
+                      p * PIECE + PIECE > n ? n : p * PIECE + PIECE);
     if (r.pos[top] == r.end[top])
       r.heap[0] = r.heap[--r.n];
     if (r.n)
       sift_down(&r, 0);
   }
-  memcpy(a, out, n * sizeof(*a));
+  gp__tp_vec_release(a, *pcap, sizeof(*a));
+  *pa = out;
+  *pcap = cap;
+  out = NULL;
   rc = 0;
 out:
   gp__tp_vec_release(out, cap, sizeof(*out));
-  free(r.pos);
-  free(r.end);
-  free(r.heap);
+  gp__tp_vec_free(&pos);
+  gp__tp_vec_free(&end);
+  gp__tp_vec_free(&heap);
+  gp__tp_vec_free(&left);
   return rc;
 }
 
-static int radix(gp__tp_entry *a, size_t n) {
-  int64_t min = a[0].ts;
-  for (size_t k = 1; k < n; k++)
-    if (a[k].ts < min)
-      min = a[k].ts;
-  size_t(*hist)[256] = calloc(8, sizeof(*hist));
-  size_t cap = 0;
-  gp__tp_entry *tmp = scratch(n, &cap);
-  if (!hist || !tmp) {
-    free(hist);
-    gp__tp_vec_release(tmp, cap, sizeof(*tmp));
-    return GP_ENOMEM;
-  }
-  for (size_t k = 0; k < n; k++) {
-    uint64_t key = (uint64_t)a[k].ts - (uint64_t)min;
-    for (int d = 0; d < 8 && key; d++, key >>= 8)
-      hist[d][key & 255]++;
+/* Sorts a[0..m) (m <= BLOCK) stably by ts: insertion sorts of 8 entries,
+ * then bottom-up merges through tmp (BLOCK entries). */
+static void sort_block(gp__tp_entry *a, size_t m, gp__tp_entry *tmp) {
+  for (size_t lo = 0; lo < m; lo += 8) {
+    size_t hi = lo + 8 < m ? lo + 8 : m;
+    for (size_t i = lo + 1; i < hi; i++) {
+      gp__tp_entry x = a[i];
+      size_t j = i;
+      for (; j > lo && a[j - 1].ts > x.ts; j--)
+        a[j] = a[j - 1];
+      a[j] = x;
+    }
   }
   gp__tp_entry *src = a, *dst = tmp;
-  for (int d = 0; d < 8; d++) {
-    size_t *h = hist[d];
-    /* Keys that ran out of digits counted nothing here: they are 0. */
-    size_t counted = 0;
-    for (int b = 0; b < 256; b++)
-      counted += h[b];
-    h[0] += n - counted;
-    if (h[0] == n)
-      continue; /* every entry has the same digit here */
-    size_t sum = 0;
-    for (int b = 0; b < 256; b++) {
-      size_t c = h[b];
-      h[b] = sum;
-      sum += c;
-    }
-    int shift = d * 8;
-    for (size_t k = 0; k < n; k++) {
-      uint64_t key = (uint64_t)src[k].ts - (uint64_t)min;
-      dst[h[(key >> shift) & 255]++] = src[k];
+  for (size_t w = 8; w < m; w *= 2) {
+    for (size_t lo = 0; lo < m; lo += 2 * w) {
+      size_t mid = lo + w < m ? lo + w : m;
+      size_t hi = lo + 2 * w < m ? lo + 2 * w : m;
+      size_t i = lo, j = mid, o = lo;
+      while (i < mid && j < hi)
+        dst[o++] = src[j].ts < src[i].ts ? src[j++] : src[i++];
+      while (i < mid)
+        dst[o++] = src[i++];
+      while (j < hi)
+        dst[o++] = src[j++];
     }
     gp__tp_entry *t = src;
     src = dst;
     dst = t;
   }
   if (src != a)
-    memcpy(a, src, n * sizeof(*a));
-  gp__tp_vec_release(tmp, cap, sizeof(*tmp));
-  free(hist);
-  return 0;
+    memcpy(a, src, m * sizeof(*a));
+}
+
+static size_t count_runs(const gp__tp_entry *a, size_t n) {
+  size_t nruns = 1;
+  for (size_t i = 1; i < n; i++)
+    nruns += a[i].ts < a[i - 1].ts;
+  return nruns;
 }
 
 /* See import.h. */
-int gp__tp_sort_entries(gp__tp_entry *a, size_t n) {
-  size_t nruns = 1;
-  for (size_t i = 1; i < n && nruns <= MAX_MERGE_RUNS; i++)
-    nruns += a[i].ts < a[i - 1].ts;
+int gp__tp_sort_entries(gp__tp_entry **a, size_t *cap, size_t n) {
+  if (n < 2)
+    return 0;
+  size_t nruns = count_runs(*a, n);
   if (nruns == 1)
     return 0;
-  if (nruns <= MAX_MERGE_RUNS)
-    return merge_runs(a, n, nruns);
-  return radix(a, n);
+  if (nruns > n / MIN_RUN) {
+    gp__tp_entry tmp[BLOCK];
+    for (size_t lo = 0; lo < n; lo += BLOCK)
+      sort_block(*a + lo, n - lo < BLOCK ? n - lo : BLOCK, tmp);
+    if ((nruns = count_runs(*a, n)) == 1)
+      return 0;
+  }
+  return merge_runs(a, cap, n, nruns);
 }

@@ -91,6 +91,11 @@ typedef struct gp__tp_buf {
   size_t n, cap;
   uint64_t count;  /* records */
   uint32_t nparts; /* interval tables: partition columns */
+  uint32_t magic;  /* the kind of records (aggbuf.h) */
+  /* What a reader computed from the records once (counter_intervals.c),
+   * freed with the buffer by free_derived; NULL until then. */
+  void *derived;
+  void (*free_derived)(void *);
 } gp__tp_buf;
 
 struct gp_tp {

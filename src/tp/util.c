@@ -75,6 +75,17 @@ void gp__tp_vec_release(void *v, size_t cap, size_t elem) {
 }
 
 /* See util.h. */
+void gp__tp_vec_drop(void *v, size_t cap, size_t elem, size_t from, size_t to) {
+  if (!v || cap * elem < BIG || to > cap || from >= to)
+    return;
+  uintptr_t a =
+      ((uintptr_t)v + from * elem + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
+  uintptr_t b = ((uintptr_t)v + to * elem) & ~(uintptr_t)(PAGE - 1);
+  if (b > a)
+    madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+/* See util.h. */
 uint64_t gp__tp_hash_bytes(const void *data, size_t n, uint64_t seed) {
   const uint8_t *p = data;
   uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ull);

@@ -69,6 +69,14 @@ bool gp__tp_vec_grow(void **v, size_t *cap, size_t n, size_t more, size_t elem);
 /* Frees what gp__tp_vec_grow allocated (cap elements of elem bytes). */
 void gp__tp_vec_release(void *v, size_t cap, size_t elem);
 
+/*
+ * Gives the whole pages of elements [from, to) of an array gp__tp_vec_grow
+ * allocated (cap elements of elem bytes) back to the system, for arrays
+ * read once front to back: those elements read as zero afterwards. Arrays
+ * under a megabyte (in the C heap) are left as they are.
+ */
+void gp__tp_vec_drop(void *v, size_t cap, size_t elem, size_t from, size_t to);
+
 #define gp__tp_vec_reserve(vec, more)                                          \
   ((vec)->n + (more) <= (vec)->cap ||                                          \
    gp__tp_vec_grow((void **)&(vec)->v, &(vec)->cap, (vec)->n, (more),          \
