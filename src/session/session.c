@@ -280,8 +280,7 @@ static void *helper_main(void *arg) {
 
 /* See sessionInt.h. */
 void gp__session_writer_options(const gp_trace_config *cfg, uint32_t seq,
-                                int fd, bool deterministic,
-                                gp__tw_options *o) {
+                                int fd, bool deterministic, gp__tw_options *o) {
   gp_trace_config_info ti;
   gp_trace_config_get_info(cfg, &ti);
   memset(o, 0, sizeof(*o));

@@ -24,8 +24,7 @@
 
 /* The writer options for a session of cfg writing sequence seq to fd. */
 void gp__session_writer_options(const gp_trace_config *cfg, uint32_t seq,
-                                int fd, bool deterministic,
-                                gp__tw_options *o);
+                                int fd, bool deterministic, gp__tw_options *o);
 
 struct gp_session {
   gp_trace_config *cfg;

@@ -80,7 +80,7 @@ _Static_assert(sizeof(gp__death_page) <= CELLS_OFFSET, "the header's room");
 
 static gp__death_page *page; /* this process's, or NULL */
 static size_t page_bytes;
-static int page_fd = -1;     /* to reserve the blocks of buffers */
+static int page_fd = -1; /* to reserve the blocks of buffers */
 static pthread_mutex_t area_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t area_used[AREA_BUFFERS]; /* 0 free, 1 given, 2 unusable */
 static uint8_t area_backed[AREA_BUFFERS];
@@ -132,8 +132,7 @@ static void page_device(uint32_t id) {
   if (!p || p->pid != (int32_t)getpid() || !p->dev_offset || id >= p->dev_max ||
       gp_device_get_info(id, &di) != 0)
     return;
-  gp__death_device *d =
-      (gp__death_device *)((uint8_t *)p + p->dev_offset) + id;
+  gp__death_device *d = (gp__death_device *)((uint8_t *)p + p->dev_offset) + id;
   memset(d, 0, sizeof(*d));
   d->id = id;
   d->api = di.api;

@@ -450,8 +450,8 @@ int gp_record_salvage(const char *dir, uint32_t seq, uint64_t *salvaged) {
       /* Noted whatever happened: a second try would write them twice. */
       uint32_t done = 1;
       uint64_t n = h->salvaged + *salvaged;
-      if (pwrite(fd, &done, sizeof(done),
-                 offsetof(gp__death_page, reserved)) != sizeof(done) ||
+      if (pwrite(fd, &done, sizeof(done), offsetof(gp__death_page, reserved)) !=
+              sizeof(done) ||
           pwrite(fd, &n, sizeof(n), offsetof(gp__death_page, salvaged)) !=
               sizeof(n))
         rc = rc ? rc : -errno;
