@@ -299,8 +299,8 @@ static int settle_delivery(uint8_t *m, const gp__death_page *h, int part) {
 
 /* Hands the writer the committed, unwritten records of every thread's
  * buffer; counts them (and the kinds it does not write) in *n. */
-static void salvage_cells(gp__tw *w, uint8_t *m, size_t size,
-                          const gp__death_page *h, uint64_t *n) {
+static void salvage_cells(gp__tw *w, uint8_t *m, const gp__death_page *h,
+                          uint64_t *n) {
   for (uint64_t i = 0; i < h->ncells; i++) {
     const uint64_t *c = cell_of(m, h, i);
     if (c[1] == 0 || c[0] < c[2])
@@ -328,7 +328,6 @@ static void salvage_cells(gp__tw *w, uint8_t *m, size_t size,
     gp__tw_consume(w, buf + from, (size_t)(off - from));
     *n += keep;
   }
-  (void)size;
 }
 
 static gp_trace_config *read_config(const char *dir) {
@@ -404,7 +403,7 @@ static int salvage_into(const char *dir, uint32_t seq, uint8_t *m, size_t size,
     o.ctx = &ctx;
     o.pid = (uint32_t)h->pid;
     if ((rc = gp__tw_create(&o, &w)) == 0) {
-      salvage_cells(w, m, size, h, salvaged);
+      salvage_cells(w, m, h, salvaged);
       rc = *salvaged ? gp__tw_finish(w) : 0;
       gp__tw_destroy(w);
     }
@@ -447,7 +446,10 @@ int gp_record_salvage(const char *dir, uint32_t seq, uint64_t *salvaged) {
       rc = salvage_into(dir, seq, m, size, part, salvaged);
       if (close(part) != 0 && rc == 0)
         rc = -errno;
-      /* Noted whatever happened: a second try would write them twice. */
+      /* Noted whatever happened: a second try would write them twice.
+       * Records that may not have been written whole stay counted lost. */
+      if (rc != 0)
+        *salvaged = 0;
       uint32_t done = 1;
       uint64_t n = h->salvaged + *salvaged;
       if (pwrite(fd, &done, sizeof(done), offsetof(gp__death_page, reserved)) !=
