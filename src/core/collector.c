@@ -36,12 +36,13 @@ typedef struct area_entry {
   pid_t pid; /* the process the area is for */
 } area_entry;
 static pthread_mutex_t area_lock = PTHREAD_MUTEX_INITIALIZER;
-static area_entry areas[MAX_AREAS];
-static int num_areas;
+static area_entry areas[MAX_AREAS]; /* an entry is filled, then counted */
+static _Atomic int num_areas;
 static _Atomic int cur_area = -1; /* index in areas, -1: none */
 
 static area_entry *area_of(const uint8_t *buf) {
-  for (int i = 0; i < num_areas; i++)
+  int n = atomic_load(&num_areas);
+  for (int i = 0; i < n; i++)
     if (buf >= areas[i].a.base && buf < areas[i].a.base + areas[i].a.size)
       return &areas[i];
   return NULL;
@@ -78,15 +79,17 @@ void gp__activity_share_buffers(const gp__buffer_area *area,
   if (!area) {
     atomic_store(&cur_area, -1);
   } else {
-    int i;
-    for (i = 0; i < num_areas; i++)
+    int i, n = atomic_load(&num_areas);
+    /* The same memory again (a fork child's page where its parent's was):
+     * updated in place, while no other thread runs. */
+    for (i = 0; i < n; i++)
       if (areas[i].a.base == area->base)
         break;
-    if (i == num_areas && num_areas < MAX_AREAS)
-      num_areas++;
-    if (i < num_areas) {
+    if (i < MAX_AREAS) {
       areas[i].a = *area;
       areas[i].pid = getpid();
+      if (i == n)
+        atomic_store(&num_areas, n + 1);
       atomic_store(&cur_area, i);
     } /* else: no room to remember it; the heap it is */
   }
