@@ -57,6 +57,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -78,7 +79,9 @@
 _Static_assert(sizeof(gp__death_device) == 1432, "the page layout above");
 _Static_assert(sizeof(gp__death_page) <= CELLS_OFFSET, "the header's room");
 
-static gp__death_page *page; /* this process's, or NULL */
+/* This process's, or NULL. Atomic: the collector and device hooks read it
+ * while the session closes it (the mapping stays, see close). */
+static gp__death_page *_Atomic page;
 static size_t page_bytes;
 static int page_fd = -1; /* to reserve the blocks of buffers */
 static pthread_mutex_t area_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -87,7 +90,7 @@ static uint8_t area_backed[AREA_BUFFERS];
 
 /* The buffer area's allocator (core.h, gp__buffer_area). */
 static uint8_t *area_alloc(size_t size) {
-  gp__death_page *p = page;
+  gp__death_page *p = atomic_load(&page);
   if (!p || p->pid != (int32_t)getpid() || size != p->buf_size)
     return NULL;
   uint8_t *b = NULL;
@@ -111,7 +114,7 @@ static uint8_t *area_alloc(size_t size) {
 }
 
 static void area_release(uint8_t *buf) {
-  gp__death_page *p = page;
+  gp__death_page *p = atomic_load(&page);
   if (!p || p->pid != (int32_t)getpid() || !p->buf_size)
     return;
   uint64_t i = ((uint64_t)(buf - (uint8_t *)p) - p->area_offset) / p->buf_size;
@@ -127,7 +130,7 @@ static void copy_str(char *dst, size_t size, const char *src) {
 
 /* Copies device id into the page (a device hook, core.h). */
 static void page_device(uint32_t id) {
-  gp__death_page *p = page;
+  gp__death_page *p = atomic_load(&page);
   gp_device_info di;
   if (!p || p->pid != (int32_t)getpid() || !p->dev_offset || id >= p->dev_max ||
       gp_device_get_info(id, &di) != 0)
@@ -195,9 +198,12 @@ static void page_share(gp__death_page *p, int fd, size_t bsize,
   p->buf_size = bsize;
   p->area_size = (uint64_t)bsize * AREA_BUFFERS;
   p->area_offset = AREA_OFFSET;
-  pthread_mutex_init(&area_lock, NULL);
+  if (in_fork_child) /* it may have been held by a thread that is gone */
+    pthread_mutex_init(&area_lock, NULL);
+  pthread_mutex_lock(&area_lock);
   memset(area_used, 0, sizeof(area_used));
   memset(area_backed, 0, sizeof(area_backed));
+  pthread_mutex_unlock(&area_lock);
   gp__buffer_area a = {.base = (uint8_t *)p + AREA_OFFSET,
                        .size = p->area_size,
                        .alloc = area_alloc,
@@ -236,9 +242,9 @@ int gp__death_page_open(const char *dir, uint32_t seq, bool in_fork_child) {
   p->pid = (int32_t)getpid();
   snprintf(p->comm, sizeof(p->comm), "%s", program_invocation_short_name);
   memcpy(p->magic, GP_DEATH_MAGIC, 8);
-  page = p;
   page_bytes = bytes;
-  page_fd = fd;
+  page_fd = fd; /* before the page is seen: area_alloc() reads both */
+  atomic_store(&page, p);
   page_share(p, fd, bsize, in_fork_child);
   gp__activity_count_into((uint8_t *)p + CELLS_OFFSET, NCELLS, STRIDE,
                           &p->overflow, in_fork_child);
@@ -247,18 +253,19 @@ int gp__death_page_open(const char *dir, uint32_t seq, bool in_fork_child) {
 
 /* See sessionInt.h. */
 void gp__death_page_written(const uint8_t *buffer, size_t valid) {
-  if (!page)
+  gp__death_page *p = atomic_load(&page);
+  if (!p)
     return;
   uint64_t n = 0;
   const gp_activity *r = NULL;
   while (gp_activity_get_next_record(buffer, valid, &r) == 0)
     n++;
-  page->written += n;
+  p->written += n;
 }
 
 /* See sessionInt.h. */
 void gp__death_page_part(bool after, uint64_t bytes) {
-  gp__death_page *p = page;
+  gp__death_page *p = atomic_load(&page);
   if (!p || p->pid != (int32_t)getpid() ||
       __atomic_load_n(&p->delivery.state, __ATOMIC_ACQUIRE) != 1)
     return;
@@ -268,16 +275,18 @@ void gp__death_page_part(bool after, uint64_t bytes) {
 
 /* See sessionInt.h. */
 void gp__death_page_close(const char *dir, uint32_t seq, bool remove) {
-  if (page) {
+  if (atomic_load(&page)) {
     gp__activity_count_into(NULL, 0, 0, NULL, false);
     gp__activity_share_buffers(NULL, false);
     gp__string_mirror(NULL, 0, NULL, NULL, false);
     /* Not unmapped: buffers of its area may still be in use (they go back
      * to it when done); the process's exit unmaps it. */
-    page = NULL;
+    atomic_store(&page, NULL);
+    pthread_mutex_lock(&area_lock); /* area_alloc() may be using it */
     if (page_fd >= 0)
       close(page_fd);
     page_fd = -1;
+    pthread_mutex_unlock(&area_lock);
   }
   if (remove && dir) {
     char path[4200];
@@ -291,12 +300,13 @@ void gp__death_page_forget(void) {
   /* A forked child: the mapping is its parent's; the core stopped using
    * it already (or stops in its own fork handler), and nothing of it is
    * touched here again. */
-  if (page)
-    munmap(page, page_bytes);
+  gp__death_page *p = atomic_load(&page);
+  if (p)
+    munmap(p, page_bytes);
   if (page_fd >= 0)
     close(page_fd);
   page_fd = -1;
-  page = NULL;
+  atomic_store(&page, NULL);
 }
 
 /* See session.h. */
