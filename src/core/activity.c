@@ -493,6 +493,17 @@ void gp__activity_commit(void *record) {
   atomic_store_explicit(&s->head, s->head_local, memory_order_release);
 }
 
+/* See core.h. */
+void gp__activity_work_in_flight(int delta) {
+  slot *s = gp__tls_slot;
+  if (!s && !(s = slot_attach()))
+    return;
+  uint64_t *c = gp__slot_cell(s);
+  /* Only this thread writes it; a reader comes after our death. */
+  uint64_t v = __atomic_load_n(&c[4], __ATOMIC_RELAXED);
+  __atomic_store_n(&c[4], v + (uint64_t)(int64_t)delta, __ATOMIC_RELAXED);
+}
+
 static void count_set(uint8_t *cells, uint32_t ncells, size_t stride,
                       uint32_t *overflow) {
   count_cells = cells;

@@ -42,7 +42,7 @@ typedef struct slot {
   bool has_drops;            /* drop_pend holds something to report */
   _Atomic(uint64_t *) count; /* committed records are counted here: word 0
                                 of the thread's cell (core.h) */
-  uint64_t own_cell[4];      /* ... unless a shared cell was given */
+  uint64_t own_cell[5];      /* ... unless a shared cell was given */
   uint32_t index;            /* order of creation, from 0 */
   gp_buffer_complete_fn buf_complete; /* where buf goes back to */
   size_t buf_size;                    /* size the request callback gave */

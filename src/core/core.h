@@ -121,7 +121,7 @@ void gp__activity_count_into(uint8_t *cells, uint32_t ncells, size_t stride,
  * core allocates itself (no request callback registered) come from
  * area->alloc, shared memory another process can read after this one died
  * (session/session_lost.c), and each thread's cell (gp__activity_count_into;
- * a stride of at least 32 bytes) tells where the records it committed
+ * a stride of at least 40 bytes) tells where the records it committed
  * since the last write are, as 64-bit words:
  *
  *   word  meaning
@@ -133,6 +133,9 @@ void gp__activity_count_into(uint8_t *cells, uint32_t ncells, size_t stride,
  *         other ({kind, size} headers)
  *      3  bytes at the start of that buffer whose records are written
  *         (delivered to the observers)
+ *      4  GPU work in flight, as this thread counted it (a signed count,
+ *         gp__activity_work_in_flight): summed over the cells, the work
+ *         queued whose record is not written yet
  *
  * Words 1-3 change only when a thread takes or hands over a buffer and when
  * a flush's copy of its records was delivered, never per record. While
@@ -163,6 +166,16 @@ typedef struct gp__buffer_area {
 
 void gp__activity_share_buffers(const gp__buffer_area *area,
                                 bool in_fork_child);
+
+/*
+ * Counts GPU work in flight in the calling thread's cell (word 4 above):
+ * a backend adds 1 when it queues work it will write a record for once
+ * the work is done, and -1 when it writes it (or knows it never will).
+ * What a process that died had in flight is then known (the sum over its
+ * cells): work whose completion it never saw. No lock, no atomic
+ * read-modify-write.
+ */
+void gp__activity_work_in_flight(int delta);
 
 /* ---- death.c: finishing on the way out ---- */
 

@@ -324,20 +324,25 @@ int gp_record_lost_at_death(const char *dir, uint32_t seq, uint64_t *lost,
   int rc = GP_ECORRUPT;
   if (k == (ssize_t)sizeof(h) && memcmp(h.magic, GP_DEATH_MAGIC, 8) == 0 &&
       h.ncells <= NCELLS && h.stride >= 8 && h.cells_offset >= sizeof(h)) {
-    uint64_t sum = 0;
+    uint64_t sum = 0, flight = 0;
     rc = 0;
     for (uint32_t i = 0; i < h.ncells && rc == 0; i++) {
-      uint64_t v;
-      if (pread(fd, &v, sizeof(v),
-                (off_t)h.cells_offset + (off_t)i * h.stride) !=
-          (ssize_t)sizeof(v))
+      uint64_t v[5];
+      size_t n = h.stride >= sizeof(v) ? 5 : 1;
+      if (pread(fd, v, n * 8, (off_t)h.cells_offset + (off_t)i * h.stride) !=
+          (ssize_t)(n * 8))
         rc = GP_ECORRUPT;
-      sum += v;
+      sum += v[0];
+      if (n == 5)
+        flight += v[4]; /* signed counts: the sum wraps right */
     }
     if (rc == 0 && h.overflow)
       rc = GP_ERANGE; /* a count is missing: say "unknown", not a number */
     uint64_t kept = h.written + h.salvaged;
     *lost = sum > kept ? sum - kept : 0;
+    /* GPU work it had queued and never saw done: lost as well. */
+    if ((int64_t)flight > 0)
+      *lost += flight;
     *pid = h.pid;
   } else if (k == 0) {
     rc = GP_ENOENT; /* a note without a page: the process could not map it */

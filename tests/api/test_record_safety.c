@@ -211,6 +211,43 @@ TEST(record_sigkill_salvages_what_it_committed) {
   free(msg);
 }
 
+/* GPU work a process queued and never saw done is not a record yet: a
+ * SIGKILL then loses it, and it is counted. The last step of sim_app
+ * --busy-last is left in flight (its last copy at least, which no later
+ * call retires): what is missing from the trace is what is counted. */
+TEST(record_sigkill_counts_gpu_work_in_flight) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  const char *cfg = strdup(gp_test_path(0, "slow.pbtxt"));
+  const char *out = strdup(gp_test_path(1, "busy.pftrace"));
+  const char *err = strdup(gp_test_path(2, "stderr"));
+  FILE *f = fopen(cfg, "w");
+  fprintf(f, "data_sources { config { name: \"gpu.renderstages\" } }\n");
+  fclose(f);
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -c '%s' -o '%s' -- '%s' --steps 20 --busy-last "
+           "--die kill 2>'%s'",
+           cli(), cfg, out, app, err);
+  ASSERT_EQ(wt_system(cmd), 128 + SIGKILL);
+  int64_t slices = q_trace(out, "SELECT count(*) FROM gpu_slice");
+  int64_t lost = q_trace(out, LOST_SQL);
+  ASSERT_GE(lost, 1);
+  ASSERT_EQ(slices + lost, 100);
+  char *msg = text_of(err), want[96];
+  snprintf(want, sizeof(want), "lost at process death: %lld records",
+           (long long)lost);
+  ASSERT(strstr(msg, want));
+  free(msg);
+  /* Seen deaths wait for the work in flight: nothing lost. */
+  snprintf(cmd, sizeof(cmd),
+           "'%s' record -q -c '%s' -o '%s' -- '%s' --steps 20 --busy-last "
+           "--die abort 2>/dev/null",
+           cli(), cfg, out, app);
+  ASSERT_EQ(wt_system(cmd), 128 + SIGABRT);
+  ASSERT_EQ(q_trace(out, "SELECT count(*) FROM gpu_slice"), 100);
+  ASSERT_EQ(q_trace(out, LOST_SQL), -1);
+}
+
 /* A child forked after recording started counts into a page of its own
  * and its records are salvaged from it: its SIGKILL costs nothing, and the
  * parent's records are not mixed up with it. */
