@@ -270,6 +270,26 @@ GP_EXPORT int gp_record_lost_at_death(const char *dir, uint32_t seq,
                                       uint64_t *lost, int32_t *pid);
 
 /*
+ * For recorders: writes the records that the process of sequence seq in
+ * the recording directory dir had committed but not written when it died
+ * (killed by SIGKILL: its "<seq>.open" note is left, and the process is
+ * gone) at the end of its part <dir>/<seq>.pftrace, read from the shared
+ * memory the note holds, in a packet sequence of their own (2^22 + seq;
+ * seq < 2^22), on the tracks of the same process. Where the process died
+ * while writing records that are salvaged, the part is first cut back to
+ * where they began. Counter samples are not salvaged (they stay counted
+ * as lost). Stores the number of records written in *salvaged and notes
+ * it in the note, so that gp_record_lost_at_death() no longer counts them;
+ * a second call salvages nothing more. Call it only once the process has
+ * ended. Returns 0, -ENOENT if there is no note, GP_ENOENT for a note
+ * without salvageable records, GP_ECORRUPT for an unreadable one, or
+ * -errno / a GP_E* code if the part could not be written (what was
+ * written is then whole packets).
+ */
+GP_EXPORT int gp_record_salvage(const char *dir, uint32_t seq,
+                                uint64_t *salvaged);
+
+/*
  * Appends to fd three packets that put lost, at time ts (trace clock), on
  * a counter track "gpuperf lost at process death" of process pid, in a
  * packet sequence of their own (2^23 + seq; seq < 2^23). Returns 0 or

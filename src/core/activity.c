@@ -71,7 +71,7 @@ static void count_assign(slot *s) {
         &s->count, (uint64_t *)(count_cells + (size_t)s->index * count_stride),
         memory_order_relaxed);
   } else {
-    atomic_store_explicit(&s->count, &s->own_count, memory_order_relaxed);
+    atomic_store_explicit(&s->count, &s->own_cell[0], memory_order_relaxed);
     if (count_cells && count_overflow)
       *count_overflow = 1;
   }
@@ -287,6 +287,9 @@ void gp__slot_release(slot *s) {
   s->head_local = 0;
   s->taken = 0;
   atomic_store_explicit(&s->head, 0, memory_order_release);
+  /* Its records now go the way of the queue (not salvaged if the process
+   * dies before they are written: they are counted lost then). */
+  gp__cell_set(gp__slot_cell(s), 1, 0);
   pthread_mutex_unlock(&s->lock);
   if (!b)
     return;
@@ -438,6 +441,13 @@ static void *reserve_slow(uint32_t kind, uint32_t size, uint32_t context_id,
     s->records_left =
         maxr ? (maxr > UINT32_MAX ? UINT32_MAX : (uint32_t)maxr) : UINT32_MAX;
     atomic_store_explicit(&s->head, 0, memory_order_release);
+    /* Where a reader finds the records of this buffer if we die (core.h):
+     * word 1 last, once 2 and 3 are right. */
+    uint64_t *cell = gp__slot_cell(s);
+    gp__cell_set(cell, 1, 0);
+    gp__cell_set(cell, 2, __atomic_load_n(&cell[0], __ATOMIC_RELAXED));
+    gp__cell_set(cell, 3, 0);
+    gp__cell_set(cell, 1, gp__area_word(b));
     pthread_mutex_unlock(&s->lock);
   }
   if (s->has_drops)
@@ -481,6 +491,17 @@ void gp__activity_commit(void *record) {
   s->records_left--;
   (*atomic_load_explicit(&s->count, memory_order_relaxed))++;
   atomic_store_explicit(&s->head, s->head_local, memory_order_release);
+}
+
+/* See core.h. */
+void gp__activity_work_in_flight(int delta) {
+  slot *s = gp__tls_slot;
+  if (!s && !(s = slot_attach()))
+    return;
+  uint64_t *c = gp__slot_cell(s);
+  /* Only this thread writes it; a reader comes after our death. */
+  uint64_t v = __atomic_load_n(&c[4], __ATOMIC_RELAXED);
+  __atomic_store_n(&c[4], v + (uint64_t)(int64_t)delta, __ATOMIC_RELAXED);
 }
 
 static void count_set(uint8_t *cells, uint32_t ncells, size_t stride,
@@ -645,6 +666,7 @@ static void atfork_child(void) {
   pthread_mutex_init(&count_lock, NULL);
   if (count_cells && count_pid != getpid())
     count_set(NULL, 0, 0, NULL);
+  gp__area_after_fork();
   gp__act.collector_running = false;
   gp__act.stop = false;
   gp__act.q_head = gp__act.q_tail = NULL;
@@ -656,7 +678,14 @@ static void atfork_child(void) {
     pthread_mutex_init(&s->lock, NULL);
     memset(s->drop_pend, 0, sizeof(s->drop_pend));
     s->has_drops = false;
-    if (s == gp__tls_slot) {
+    if (s == gp__tls_slot && s->buf && gp__area_foreign(s->buf)) {
+      /* Shared with the parent, who goes on writing it: not ours. */
+      s->buf = NULL;
+      s->cap = 0;
+      s->head_local = 0;
+      s->taken = 0;
+      atomic_store(&s->head, 0);
+    } else if (s == gp__tls_slot) {
       s->taken = s->head_local; /* the parent's records */
       if (s->buf)
         held++;

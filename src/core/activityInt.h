@@ -40,8 +40,9 @@ typedef struct slot {
   uint32_t open;             /* size of the open reservation */
   uint32_t records_left;     /* max_num_records budget, UINT32_MAX = none */
   bool has_drops;            /* drop_pend holds something to report */
-  _Atomic(uint64_t *) count; /* committed records are counted here */
-  uint64_t own_count;        /* ... unless a shared cell was given */
+  _Atomic(uint64_t *) count; /* committed records are counted here: word 0
+                                of the thread's cell (core.h) */
+  uint64_t own_cell[5];      /* ... unless a shared cell was given */
   uint32_t index;            /* order of creation, from 0 */
   gp_buffer_complete_fn buf_complete; /* where buf goes back to */
   size_t buf_size;                    /* size the request callback gave */
@@ -64,6 +65,11 @@ typedef struct pending {
   gp_buffer_complete_fn complete;
   size_t max_records; /* free list: as the request callback gave it */
   uint64_t seq;
+  /* A flush's copy of a thread's records from a buffer of the area: the
+   * thread's cell, its words 1 and 2 then, and its word 3 once written
+   * (core.h, gp__activity_share_buffers). src_cell NULL: none. */
+  uint64_t *src_cell;
+  uint64_t src_index, src_buf, src_base, src_to;
   struct pending *next;
 } pending;
 
@@ -127,12 +133,34 @@ extern GP_TLS slot *gp__tls_slot;
 void gp__activity_init(void);
 void gp__slot_release(slot *s);
 
+/* The words of a thread's cell (core.h): stores that another process may
+ * read after this one died, in program order. */
+static inline uint64_t *gp__slot_cell(slot *s) {
+  return atomic_load_explicit(&s->count, memory_order_relaxed);
+}
+static inline void gp__cell_set(uint64_t *cell, int word, uint64_t v) {
+  __atomic_store_n(&cell[word], v, __ATOMIC_RELEASE);
+}
+
 /* collector.c */
+/* The offset of buf in the buffer area this process gives its buffers
+ * from, + 1; 0 if it is not in it (or there is none). */
+uint64_t gp__area_word(const uint8_t *buf);
+/* In a fork child: whether buf lies in an area of another process (the
+ * parent's), which the child must not write. */
+bool gp__area_foreign(const uint8_t *buf);
+/* In a fork child: stops using the parent's area. */
+void gp__area_after_fork(void);
 uint8_t *gp__buffer_get(size_t *size, size_t *max_records,
                         gp_buffer_complete_fn *complete, int *reason,
                         bool bypass_limit);
 uint64_t gp__buffer_enqueue(uint8_t *buf, size_t size, size_t offset,
                             size_t valid, gp_buffer_complete_fn complete);
+/* The same for a flush's copy of slot s's records up to `to` (s->lock
+ * held): once written, the thread's cell says so. */
+uint64_t gp__buffer_enqueue_copy(uint8_t *buf, size_t size, size_t valid,
+                                 gp_buffer_complete_fn complete, slot *s,
+                                 uint32_t to);
 void gp__buffer_keep(uint8_t *buf, size_t size, gp_buffer_complete_fn comp);
 void gp__buffer_prefault(uint8_t *buf, size_t size);
 bool gp__collect_slot(slot *s);

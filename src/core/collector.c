@@ -21,16 +21,108 @@
 /* ------------------------------------------------------------------ */
 /* Buffers                                                              */
 
+/*
+ * Buffer areas (core.h, gp__activity_share_buffers). Areas are never
+ * unmapped while the process runs, so a buffer from one stays valid after
+ * the area was taken back; the areas ever given are remembered (a few: a
+ * process and its forked children) to send such buffers back where they
+ * came from. A forked child's copy of its parent's area is foreign: never
+ * written, never given out, its buffers never released (the parent's free
+ * list is the parent's).
+ */
+#define MAX_AREAS 4
+typedef struct area_entry {
+  gp__buffer_area a;
+  pid_t pid; /* the process the area is for */
+} area_entry;
+static pthread_mutex_t area_lock = PTHREAD_MUTEX_INITIALIZER;
+static area_entry areas[MAX_AREAS]; /* an entry is filled, then counted */
+static _Atomic int num_areas;
+static _Atomic int cur_area = -1; /* index in areas, -1: none */
+
+static area_entry *area_of(const uint8_t *buf) {
+  int n = atomic_load(&num_areas);
+  for (int i = 0; i < n; i++)
+    if (buf >= areas[i].a.base && buf < areas[i].a.base + areas[i].a.size)
+      return &areas[i];
+  return NULL;
+}
+
+/* See activityInt.h. */
+uint64_t gp__area_word(const uint8_t *buf) {
+  int i = atomic_load(&cur_area);
+  if (i < 0 || !buf || buf < areas[i].a.base ||
+      buf >= areas[i].a.base + areas[i].a.size || areas[i].pid != getpid())
+    return 0;
+  return (uint64_t)(buf - areas[i].a.base) + 1;
+}
+
+/* See activityInt.h. */
+bool gp__area_foreign(const uint8_t *buf) {
+  area_entry *e = area_of(buf);
+  return e && e->pid != getpid();
+}
+
+/* See activityInt.h. */
+void gp__area_after_fork(void) {
+  pthread_mutex_init(&area_lock, NULL);
+  int i = atomic_load(&cur_area);
+  if (i >= 0 && areas[i].pid != getpid())
+    atomic_store(&cur_area, -1);
+}
+
+/* See core.h. */
+void gp__activity_share_buffers(const gp__buffer_area *area,
+                                bool in_fork_child) {
+  if (!in_fork_child)
+    pthread_mutex_lock(&area_lock);
+  if (!area) {
+    atomic_store(&cur_area, -1);
+  } else {
+    int i, n = atomic_load(&num_areas);
+    /* The same memory again (a fork child's page where its parent's was):
+     * updated in place, while no other thread runs. */
+    for (i = 0; i < n; i++)
+      if (areas[i].a.base == area->base)
+        break;
+    if (i < MAX_AREAS) {
+      areas[i].a = *area;
+      areas[i].pid = getpid();
+      if (i == n)
+        atomic_store(&num_areas, n + 1);
+      atomic_store(&cur_area, i);
+    } /* else: no room to remember it; the heap it is */
+  }
+  if (!in_fork_child)
+    pthread_mutex_unlock(&area_lock);
+}
+
+/* The delivery record of this process's area, or NULL. */
+static gp__delivery *area_delivery(void) {
+  int i = atomic_load(&cur_area);
+  return i >= 0 && areas[i].pid == getpid() ? areas[i].a.delivery : NULL;
+}
+
 static void internal_request(uint8_t **buffer, size_t *size,
                              size_t *max_num_records) {
   *max_num_records = 0;
-  *buffer = aligned_alloc(8, GP_ALIGN8(*size));
+  *buffer = NULL;
+  int i = atomic_load(&cur_area);
+  if (i >= 0 && areas[i].pid == getpid() && areas[i].a.alloc)
+    *buffer = areas[i].a.alloc(*size);
+  if (!*buffer)
+    *buffer = aligned_alloc(8, GP_ALIGN8(*size));
 }
 
 static void internal_complete(uint8_t *buffer, size_t size, size_t valid_size) {
   (void)size;
   (void)valid_size;
-  free(buffer);
+  area_entry *e = area_of(buffer);
+  if (!e)
+    free(buffer);
+  else if (e->pid == getpid() && e->a.release)
+    e->a.release(buffer);
+  /* else: the parent's; it is not ours to give back. */
 }
 
 static uint8_t *buffer_request(size_t *size, size_t *max_records,
@@ -117,10 +209,26 @@ static uint8_t *buffer_request(size_t *size, size_t *max_records,
   return b;
 }
 
+static uint64_t enqueue(uint8_t *buf, size_t size, size_t offset, size_t valid,
+                        gp_buffer_complete_fn complete, slot *src, uint32_t to);
+
 /* Queues a buffer for the collector; takes ownership. Caller holds no
  * lock. Returns the sequence number given. */
 uint64_t gp__buffer_enqueue(uint8_t *buf, size_t size, size_t offset,
                             size_t valid, gp_buffer_complete_fn complete) {
+  return enqueue(buf, size, offset, valid, complete, NULL, 0);
+}
+
+/* See activityInt.h. */
+uint64_t gp__buffer_enqueue_copy(uint8_t *buf, size_t size, size_t valid,
+                                 gp_buffer_complete_fn complete, slot *s,
+                                 uint32_t to) {
+  return enqueue(buf, size, 0, valid, complete, s, to);
+}
+
+static uint64_t enqueue(uint8_t *buf, size_t size, size_t offset, size_t valid,
+                        gp_buffer_complete_fn complete, slot *src,
+                        uint32_t to) {
   pending *p = malloc(sizeof(*p));
   pthread_mutex_lock(&gp__act.lock);
   if (!p) {
@@ -138,6 +246,18 @@ uint64_t gp__buffer_enqueue(uint8_t *buf, size_t size, size_t offset,
   p->valid = valid;
   p->complete = complete;
   p->next = NULL;
+  p->src_cell = NULL;
+  if (src) {
+    uint64_t *cell = gp__slot_cell(src);
+    uint64_t w1 = __atomic_load_n(&cell[1], __ATOMIC_RELAXED);
+    if (w1 != 0) { /* the thread's buffer is in the area */
+      p->src_cell = cell;
+      p->src_index = src->index;
+      p->src_buf = w1;
+      p->src_base = __atomic_load_n(&cell[2], __ATOMIC_RELAXED);
+      p->src_to = to;
+    }
+  }
   p->seq = ++gp__act.enqueued_seq;
   if (!gp__act.collector_running)
     gp__collector_start_locked(); /* first hand-over after a fork */
@@ -276,13 +396,44 @@ static void emit_overhead(uint64_t start, uint64_t end, uint64_t bytes) {
   gp__activity_commit(r);
 }
 
+/* Says in the area which records the observers are about to write
+ * (core.h, gp__delivery), so that a reader after our death knows whether
+ * they were. */
+static gp__delivery *delivery_begin(const pending *p) {
+  gp__delivery *d = area_delivery();
+  if (!d)
+    return NULL;
+  __atomic_store_n(&d->state, 0, __ATOMIC_RELEASE);
+  d->cell = p->src_cell ? p->src_index : UINT64_MAX;
+  d->buf = p->src_buf;
+  d->base = p->src_base;
+  d->to = p->src_to;
+  d->part_before = UINT64_MAX;
+  d->part_after = UINT64_MAX;
+  __atomic_store_n(&d->state, 1, __ATOMIC_RELEASE);
+  return d;
+}
+
+/* The records of a flush's copy are written: the thread's cell says so,
+ * if it still holds the buffer they were copied from. */
+static void delivery_end(gp__delivery *d, const pending *p) {
+  uint64_t *c = p->src_cell;
+  if (c && __atomic_load_n(&c[1], __ATOMIC_RELAXED) == p->src_buf &&
+      __atomic_load_n(&c[2], __ATOMIC_RELAXED) == p->src_base)
+    gp__cell_set(c, 3, p->src_to);
+  if (d)
+    __atomic_store_n(&d->state, 0, __ATOMIC_RELEASE);
+}
+
 /* Completes one queued buffer. Called without gp__act.lock. */
 static void complete_one(pending *p) {
   uint64_t t0 = gp_get_timestamp();
   size_t valid = p->valid > p->offset ? p->valid - p->offset : 0;
   if (p->offset > 0 && valid > 0)
     memmove(p->buf, p->buf + p->offset, valid);
+  gp__delivery *d = delivery_begin(p);
   run_observers(p->buf, valid);
+  delivery_end(d, p);
   p->complete(p->buf, p->size, valid);
   atomic_fetch_sub(&gp__act.outstanding, 1);
   uint64_t t1 = gp_get_timestamp();
@@ -428,7 +579,7 @@ bool gp__collect_slot(slot *s) {
     }
     memcpy(b, s->buf + from, to - from);
     s->taken = to;
-    gp__buffer_enqueue(b, bsize, 0, to - from, comp);
+    gp__buffer_enqueue_copy(b, bsize, to - from, comp, s, to);
   }
   pthread_mutex_unlock(&s->lock);
   return true;

@@ -74,6 +74,18 @@ uint32_t gp__string_intern(const char *s);
 /* Same, for a string of len bytes that need not be NUL-terminated. */
 uint32_t gp__string_intern_n(const char *s, size_t len);
 
+/*
+ * Copies every string of the table, and from now on each new one as it is
+ * added, into log (cap bytes of shared memory that another process reads
+ * after this one died: session/session_lost.c). Entries, 8-aligned:
+ * {uint32 id, uint32 len, len bytes, zero padding}; *used counts the bytes
+ * of whole entries (stored after each); *full becomes 1 when one did not
+ * fit, and the log stops there. log == NULL stops. A forked child never
+ * writes its parent's log. From a fork child handler, pass in_fork_child.
+ */
+void gp__string_mirror(uint8_t *log, size_t cap, uint64_t *used, uint64_t *full,
+                       bool in_fork_child);
+
 /* ---- activity.c: producing records ---- */
 
 /*
@@ -103,6 +115,67 @@ void gp__activity_commit(void *record);
  */
 void gp__activity_count_into(uint8_t *cells, uint32_t ncells, size_t stride,
                              uint32_t *overflow, bool in_fork_child);
+
+/*
+ * Records that survive SIGKILL. With a buffer area given, the buffers the
+ * core allocates itself (no request callback registered) come from
+ * area->alloc, shared memory another process can read after this one died
+ * (session/session_lost.c), and each thread's cell (gp__activity_count_into;
+ * a stride of at least 40 bytes) tells where the records it committed
+ * since the last write are, as 64-bit words:
+ *
+ *   word  meaning
+ *      0  records committed (the count above)
+ *      1  offset of the thread's current buffer in the area + 1; 0: none,
+ *         or a buffer outside the area
+ *      2  word 0 when the thread took that buffer: the buffer holds
+ *         word0 - word2 committed records from its start, one after the
+ *         other ({kind, size} headers)
+ *      3  bytes at the start of that buffer whose records are written
+ *         (delivered to the observers)
+ *      4  GPU work in flight, as this thread counted it (a signed count,
+ *         gp__activity_work_in_flight): summed over the cells, the work
+ *         queued whose record is not written yet
+ *
+ * Words 1-3 change only when a thread takes or hands over a buffer and when
+ * a flush's copy of its records was delivered, never per record. While
+ * observers run, *area->delivery says which records they are writing
+ * (gp__delivery). area->alloc returns NULL when it has no buffer of that
+ * size (the heap is used then); area->release takes back what alloc gave.
+ * area == NULL stops allocating from the area (buffers from it still in use
+ * are released into it). In a forked child the area is its parent's: the
+ * child stops using it, and drops the buffer it held from it, until given
+ * one of its own; from a fork child handler, pass in_fork_child.
+ */
+typedef struct gp__delivery {
+  uint64_t state;       /* 1 while observers run, else 0 */
+  uint64_t cell;        /* thread cell the records came from, or UINT64_MAX */
+  uint64_t buf, base;   /* that cell's words 1 and 2 when they were copied */
+  uint64_t to;          /* its word 3 once they are written */
+  uint64_t part_before; /* set by the observer: bytes of its output before */
+  uint64_t part_after;  /* ... and after writing them; UINT64_MAX until */
+} gp__delivery;
+
+typedef struct gp__buffer_area {
+  uint8_t *base; /* the area: buffers lie in [base, base + size) */
+  size_t size;
+  uint8_t *(*alloc)(size_t size);
+  void (*release)(uint8_t *buffer);
+  gp__delivery *delivery; /* in the area's shared memory */
+} gp__buffer_area;
+
+void gp__activity_share_buffers(const gp__buffer_area *area,
+                                bool in_fork_child);
+
+/*
+ * Counts GPU work in flight in the calling thread's cell (word 4 above):
+ * a backend adds 1 when it queues work it will write a record for once
+ * the work is done, and -1 when it writes it (or knows it never will).
+ * What a process that died had in flight is then known (the sum over its
+ * cells): work whose completion it never saw. No lock, no atomic
+ * read-modify-write.
+ */
+void gp__activity_work_in_flight(int delta);
 
 /* ---- death.c: finishing on the way out ---- */
 

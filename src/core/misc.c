@@ -4,16 +4,19 @@
  */
 #include <fnmatch.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core.h"
 
 static GP_TLS uint32_t tls_tid;
-static uint32_t cached_pid;
+/* Atomic: the first calls may come from several threads at once (the
+ * collector's overhead record and the program's first call, say). */
+static _Atomic uint32_t cached_pid;
 
 static void after_fork_child(void) {
-  cached_pid = 0;
+  atomic_store_explicit(&cached_pid, 0, memory_order_relaxed);
   tls_tid = 0;
 }
 
@@ -31,11 +34,13 @@ uint32_t gp__tid(void) {
 /* See core.h. */
 uint32_t gp__pid(void) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
-  if (GP_UNLIKELY(cached_pid == 0)) {
+  uint32_t pid = atomic_load_explicit(&cached_pid, memory_order_relaxed);
+  if (GP_UNLIKELY(pid == 0)) {
     pthread_once(&once, register_atfork);
-    cached_pid = (uint32_t)getpid();
+    pid = (uint32_t)getpid();
+    atomic_store_explicit(&cached_pid, pid, memory_order_relaxed);
   }
-  return cached_pid;
+  return pid;
 }
 
 /* See core.h. */

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -33,6 +34,11 @@ typedef struct str_index {
 } str_index;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* The mirror (gp__string_mirror), under lock. */
+static uint8_t *mirror;
+static size_t mirror_cap;
+static uint64_t *mirror_used, *mirror_full;
+static pid_t mirror_pid;
 static str_entry *_Atomic chunks[MAX_CHUNKS];
 static _Atomic(str_index *) index_ptr;
 static _Atomic uint32_t next_id = 1;
@@ -100,6 +106,44 @@ static int index_reserve(void) {
   return 0;
 }
 
+/* Appends string id to the mirror. Caller holds lock. */
+static void mirror_put(uint32_t id, const str_entry *e) {
+  if (!mirror || mirror_pid != getpid() || *mirror_full)
+    return;
+  size_t at = (size_t)*mirror_used, need = GP_ALIGN8(8 + (size_t)e->len);
+  if (need > mirror_cap - at) {
+    __atomic_store_n(mirror_full, 1, __ATOMIC_RELEASE);
+    return;
+  }
+  uint32_t head[2] = {id, e->len};
+  memcpy(mirror + at, head, 8);
+  memcpy(mirror + at + 8, e->s, e->len);
+  memset(mirror + at + 8 + e->len, 0, need - 8 - e->len);
+  __atomic_store_n(mirror_used, at + need, __ATOMIC_RELEASE);
+}
+
+/* See core.h. */
+void gp__string_mirror(uint8_t *log, size_t cap, uint64_t *used, uint64_t *full,
+                       bool in_fork_child) {
+  if (!in_fork_child)
+    pthread_mutex_lock(&lock);
+  mirror = log;
+  mirror_cap = log ? cap : 0;
+  mirror_used = used;
+  mirror_full = full;
+  mirror_pid = getpid();
+  if (log) {
+    uint32_t n = atomic_load_explicit(&next_id, memory_order_relaxed);
+    for (uint32_t id = 1; id < n; id++) {
+      str_entry *e = entry_get(id);
+      if (e)
+        mirror_put(id, e);
+    }
+  }
+  if (!in_fork_child)
+    pthread_mutex_unlock(&lock);
+}
+
 /* See core.h. */
 uint32_t gp__string_intern_n(const char *s, size_t len) {
   if (!s)
@@ -139,6 +183,7 @@ uint32_t gp__string_intern_n(const char *s, size_t len) {
   index_put(atomic_load_explicit(&index_ptr, memory_order_relaxed), nid, h);
   used_slots++;
   id = nid;
+  mirror_put(nid, e);
 out:
   pthread_mutex_unlock(&lock);
   return id;

@@ -183,6 +183,62 @@ void gp__tw_clear_incremental(gp__tw *w) {
 }
 
 /* ------------------------------------------------------------------ */
+/* What records refer to                                                */
+
+/* See writerInt.h. */
+const char *gp__tw_string(const gp__tw *w, uint32_t id) {
+  if (!w->o.ctx)
+    return gp_activity_string(id);
+  const char *s = w->o.ctx->string(w->o.ctx->user, id);
+  return s ? s : "";
+}
+
+/* See writerInt.h. */
+uint32_t gp__tw_intern(const gp__tw *w, const char *s, size_t len) {
+  if (!w->o.ctx)
+    return gp__string_intern_n(s, len);
+  return w->o.ctx->intern(w->o.ctx->user, s, len);
+}
+
+/* See writerInt.h. */
+uint32_t gp__tw_intern_cached(const gp__tw *w, uint32_t *cache, const char *s) {
+  if (w->o.ctx)
+    return w->o.ctx->intern(w->o.ctx->user, s, strlen(s));
+  uint32_t id = __atomic_load_n(cache, __ATOMIC_RELAXED);
+  if (!id) {
+    id = gp__string_intern(s);
+    __atomic_store_n(cache, id, __ATOMIC_RELAXED);
+  }
+  return id;
+}
+
+/* See writerInt.h. */
+uint32_t gp__tw_device_count(const gp__tw *w) {
+  uint32_t n = 0;
+  if (w->o.ctx)
+    n = w->o.ctx->device_count(w->o.ctx->user);
+  else
+    gp_device_count(&n);
+  return n;
+}
+
+/* See writerInt.h. */
+int gp__tw_device_info(const gp__tw *w, uint32_t device_id,
+                       gp_device_info *info) {
+  if (w->o.ctx)
+    return w->o.ctx->device_info(w->o.ctx->user, device_id, info);
+  return gp_device_get_info(device_id, info);
+}
+
+/* See writerInt.h. */
+int gp__tw_device_queue(const gp__tw *w, uint32_t device_id, uint32_t queue,
+                        gp_device_queue_info *q) {
+  if (w->o.ctx)
+    return w->o.ctx->device_queue(w->o.ctx->user, device_id, queue, q);
+  return gp_device_get_queue(device_id, queue, q);
+}
+
+/* ------------------------------------------------------------------ */
 /* Sink                                                                 */
 
 typedef struct sink_ctx {
@@ -266,11 +322,11 @@ void gp__tw_pend(gp__tw *w, uint32_t kind, uint64_t iid, uint64_t a, uint64_t b,
   q->p = p;
 }
 
-static void write_name_entry(gp__pb_writer *pb, uint32_t field, uint64_t iid,
-                             uint32_t string_id) {
+static void write_name_entry(const gp__tw *w, gp__pb_writer *pb, uint32_t field,
+                             uint64_t iid, uint32_t string_id) {
   gp__pb_begin(pb, field);
   gp__pb_uint(pb, GP_PB_INTERNED_IID, iid);
-  gp__pb_string(pb, GP_PB_INTERNED_NAME, gp_activity_string(string_id));
+  gp__pb_string(pb, GP_PB_INTERNED_NAME, gp__tw_string(w, string_id));
   gp__pb_end(pb);
 }
 
@@ -281,14 +337,15 @@ static void write_pending(gp__tw *w) {
     const tw_pending *p = &w->pend[i];
     switch (p->kind) {
     case TW_PEND_EVENT_NAME:
-      write_name_entry(pb, GP_PB_INTERNED_EVENT_NAMES, p->iid, (uint32_t)p->a);
+      write_name_entry(w, pb, GP_PB_INTERNED_EVENT_NAMES, p->iid,
+                       (uint32_t)p->a);
       break;
     case TW_PEND_CATEGORY:
-      write_name_entry(pb, GP_PB_INTERNED_EVENT_CATEGORIES, p->iid,
+      write_name_entry(w, pb, GP_PB_INTERNED_EVENT_CATEGORIES, p->iid,
                        (uint32_t)p->a);
       break;
     case TW_PEND_DEBUG_NAME:
-      write_name_entry(pb, GP_PB_INTERNED_DEBUG_ANNOTATION_NAMES, p->iid,
+      write_name_entry(w, pb, GP_PB_INTERNED_DEBUG_ANNOTATION_NAMES, p->iid,
                        (uint32_t)p->a);
       break;
     case TW_PEND_COUNTER_DESC:
@@ -453,7 +510,8 @@ static void write_device_snapshots(gp__tw *w, uint64_t bound) {
     if (!dv->known || !dv->clock_id)
       continue;
     size_t n = 0;
-    if (gp_clock_get_snapshots(dv->clock_id, snaps, GP_ARRAY_SIZE(snaps), &n,
+    if (w->o.ctx || /* another process's clocks: not ours to read */
+        gp_clock_get_snapshots(dv->clock_id, snaps, GP_ARRAY_SIZE(snaps), &n,
                                NULL) != 0)
       continue;
     for (size_t i = 0; i < n; i++) {
@@ -488,8 +546,7 @@ static void tw_begin(gp__tw *w, uint64_t hint) {
   if (w->o.host_identity)
     gp__tw_host_identity(w, w->host_snap_ts);
   gp__tw_own_counter_tracks(w);
-  uint32_t n = 0;
-  gp_device_count(&n);
+  uint32_t n = gp__tw_device_count(w);
   for (uint32_t d = 0; d < n && d < TW_MAX_DEVICES; d++)
     gp__tw_device_seen(w, d);
   gp__tw_gpu_info(w);
@@ -512,7 +569,7 @@ int gp__tw_create(const gp__tw_options *opts, gp__tw **out) {
   w->clear_next = true;
   /* getpid(), not gp__pid(): a writer may be made in a fork handler,
    * before the cached pid is refreshed. */
-  w->pid = (uint32_t)getpid();
+  w->pid = opts->pid ? opts->pid : (uint32_t)getpid();
   w->vpid = 1000 * w->o.sequence_id;
   *out = w;
   return 0;

@@ -31,6 +31,30 @@ typedef int (*gp__tw_sink_fn)(void *user, const uint8_t *data, size_t len);
  * see writer_identity.c. */
 #define GP_TW_HOST_EVENT "gpuperf host"
 
+struct gp_device_info;
+struct gp_device_queue_info;
+
+/*
+ * What records refer to, for a writer that encodes the records of another
+ * process (one that died: session/session_lost.c salvages its records).
+ * Without one, the writer asks this process's core. string() returns ""
+ * for an id it does not know; intern() adds a string the writer needs
+ * (stage names) and returns its id; the device functions return 0 or a
+ * GP_E* code as gp_device_get_info() and gp_device_get_queue() do. Device
+ * clock snapshots are not written for such a writer.
+ */
+typedef struct gp__tw_context {
+  const char *(*string)(void *user, uint32_t id);
+  uint32_t (*intern)(void *user, const char *s, size_t len);
+  uint32_t (*device_count)(void *user);
+  int (*device_info)(void *user, uint32_t device_id,
+                     struct gp_device_info *info);
+  int (*device_queue)(void *user, uint32_t device_id, uint32_t queue,
+                      struct gp_device_queue_info *q);
+  void *user;
+  const char *process_name; /* of the process written */
+} gp__tw_context;
+
 typedef struct gp__tw_options {
   uint32_t sequence_id;     /* trusted_packet_sequence_id, 1 .. 2^24-1 */
   uint32_t machine_id;      /* written on every packet when not 0 */
@@ -55,6 +79,9 @@ typedef struct gp__tw_options {
    * a negative return says some were lost (the next packets then start
    * the incremental state over and mark the loss). */
   int (*sink_flushed)(void *user);
+  const gp__tw_context *ctx; /* NULL: this process (borrowed for the
+                                writer's life) */
+  uint32_t pid;              /* the process written, 0: this one */
 } gp__tw_options;
 
 /* What a writer did, for summaries, tests and the benchmark. */

@@ -315,4 +315,16 @@ void gp__tw_counter_flush(gp__tw *w);
  * memory in use as a GpuMemTotalEvent, the rest as GPU counter tracks. */
 void gp__tw_environment(gp__tw *w, const gp_activity_environment *e);
 
+/* writer.c: what records refer to, from the writer's context (writer.h,
+ * gp__tw_context) or this process's core. */
+const char *gp__tw_string(const gp__tw *w, uint32_t id);
+uint32_t gp__tw_intern(const gp__tw *w, const char *s, size_t len);
+/* A string's id, cached in *cache when the core is asked. */
+uint32_t gp__tw_intern_cached(const gp__tw *w, uint32_t *cache, const char *s);
+uint32_t gp__tw_device_count(const gp__tw *w);
+int gp__tw_device_info(const gp__tw *w, uint32_t device_id,
+                       gp_device_info *info);
+int gp__tw_device_queue(const gp__tw *w, uint32_t device_id, uint32_t queue,
+                        gp_device_queue_info *q);
+
 #endif /* GPUPERF_PERFETTO_WRITER_INT_H */

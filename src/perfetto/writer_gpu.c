@@ -39,13 +39,11 @@ static const char *stage_name(uint32_t s) {
   return s < STAGE_COUNT ? names[s] : "Unknown";
 }
 
-static uint32_t stage_string(uint32_t s) {
+static uint32_t stage_string(const gp__tw *w, uint32_t s) {
   static uint32_t ids[STAGE_COUNT];
   if (s >= STAGE_COUNT)
     return 0;
-  if (!ids[s])
-    ids[s] = gp__string_intern(stage_name(s));
-  return ids[s];
+  return gp__tw_intern_cached(w, &ids[s], stage_name(s));
 }
 
 static uint64_t stage_iid(gp__tw *w, uint32_t s) {
@@ -119,10 +117,10 @@ static inline void dim3(gp__pb_writer *pb, uint32_t field, uint32_t x,
 /* ------------------------------------------------------------------ */
 /* Devices                                                              */
 
-static void write_gpu(gp__pb_writer *pb, uint32_t d) {
+static void write_gpu(const gp__tw *w, gp__pb_writer *pb, uint32_t d) {
   gp_device_info di;
   gp__pb_begin(pb, GP_PB_GPU_INFO_GPUS);
-  if (gp_device_get_info(d, &di) != 0) {
+  if (gp__tw_device_info(w, d, &di) != 0) {
     gp__pb_end(pb);
     return;
   }
@@ -175,7 +173,7 @@ void gp__tw_gpu_info(gp__tw *w) {
   gp__tw_packet_begin(w, 0, TW_PACKET_LARGE);
   gp__pb_begin(pb, GP_PB_PACKET_GPU_INFO);
   for (uint32_t d = 0; d < w->num_devices; d++)
-    write_gpu(pb, d);
+    write_gpu(w, pb, d);
   gp__pb_end(pb);
   gp__tw_packet_end(w);
   w->gpu_info_n = w->num_devices;
@@ -188,7 +186,7 @@ void gp__tw_device_seen(gp__tw *w, uint32_t device_id) {
   tw_device *d = &w->dev[device_id];
   gp_device_info di;
   d->known = true;
-  if (gp_device_get_info(device_id, &di) == 0) {
+  if (gp__tw_device_info(w, device_id, &di) == 0) {
     d->api = di.api;
     d->clock_id = di.clock_id;
   }
@@ -243,7 +241,7 @@ static void stream_descriptor(gp__tw *w, const tw_entry *e, uint64_t uuid) {
   char name[96];
   if (e->aux)
     snprintf(name, sizeof(name), "Stream #%u (%s)", stream,
-             gp_activity_string((uint32_t)e->aux));
+             gp__tw_string(w, (uint32_t)e->aux));
   else
     snprintf(name, sizeof(name), "Stream #%u", stream);
   gp__tw_track_descriptor(w, uuid, device_track(w, (uint32_t)e->iid - 1), name);
@@ -349,12 +347,13 @@ static uint64_t context_iid(gp__tw *w, uint32_t ctx, uint32_t device) {
 
 /* The function name of a kernel: its demangled name up to the '(' of
  * the parameter list, or its only name. */
-static uint32_t short_name(uint32_t name_id, uint32_t demangled_id) {
-  const char *s = gp_activity_string(demangled_id ? demangled_id : name_id);
+static uint32_t short_name(const gp__tw *w, uint32_t name_id,
+                           uint32_t demangled_id) {
+  const char *s = gp__tw_string(w, demangled_id ? demangled_id : name_id);
   size_t n = strcspn(s, "(");
   if (n == 0)
     return name_id;
-  return gp__string_intern_n(s, n);
+  return gp__tw_intern(w, s, n);
 }
 
 static const tw_entry *kernel_entry(gp__tw *w, const gp_activity_kernel *k) {
@@ -371,7 +370,7 @@ static const tw_entry *kernel_entry(gp__tw *w, const gp_activity_kernel *k) {
     return NULL;
   if (created) {
     e->iid = ++w->next_iid;
-    e->aux = short_name(k->name_id, k->demangled_name_id);
+    e->aux = short_name(w, k->name_id, k->demangled_name_id);
   }
   if (e->gen != w->gen) {
     e->gen = w->gen;
@@ -391,11 +390,11 @@ static void write_kernel(gp__tw *w, const tw_pending *p) {
   uint64_t smem = e->k2 & 0xffffffffffull;
   gp__pb_begin(pb, GP_PB_INTERNED_COMPUTE_KERNELS);
   gp__pb_uint(pb, GP_PB_KERNEL_IID, p->iid);
-  gp__pb_string(pb, GP_PB_KERNEL_NAME, gp_activity_string(name_id));
+  gp__pb_string(pb, GP_PB_KERNEL_NAME, gp__tw_string(w, name_id));
   if (dem_id)
-    gp__pb_string(pb, GP_PB_KERNEL_DEMANGLED_NAME, gp_activity_string(dem_id));
+    gp__pb_string(pb, GP_PB_KERNEL_DEMANGLED_NAME, gp__tw_string(w, dem_id));
   gp_device_info di;
-  if (gp_device_get_info(device, &di) == 0 && di.architecture &&
+  if (gp__tw_device_info(w, device, &di) == 0 && di.architecture &&
       *di.architecture)
     gp__pb_string(pb, GP_PB_KERNEL_ARCH, di.architecture);
   uint_arg(pb, GP_PB_KERNEL_ARGS, ARG_REGISTERS, regs);
@@ -410,7 +409,7 @@ void gp__tw_gpu_write_pending(gp__tw *w, const tw_pending *p) {
   case TW_PEND_QUEUE: {
     gp_device_queue_info qi;
     char fallback[32];
-    if (gp_device_get_queue((uint32_t)p->a, (uint32_t)p->b, &qi) != 0) {
+    if (gp__tw_device_queue(w, (uint32_t)p->a, (uint32_t)p->b, &qi) != 0) {
       snprintf(fallback, sizeof(fallback), "Queue %u", (uint32_t)p->b);
       qi.name = fallback;
       qi.description = "";
@@ -660,10 +659,18 @@ void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m) {
   uint32_t stage =
       STAGE_MEMCPY_FIRST +
       (m->copy_kind <= GP_MEMCPY_PTOP ? m->copy_kind : GP_MEMCPY_UNKNOWN);
-  gpu_work g = {m->correlation_id,   start,         end,
-                m->device_id,        m->context_id, m->stream_id,
-                m->queue_id,         stage,         0,
-                stage_string(stage), NULL,          0};
+  gpu_work g = {m->correlation_id,
+                start,
+                end,
+                m->device_id,
+                m->context_id,
+                m->stream_id,
+                m->queue_id,
+                stage,
+                0,
+                stage_string(w, stage),
+                NULL,
+                0};
   g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
   uint64_t ctx, q, s;
   uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
@@ -693,7 +700,7 @@ void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m) {
                 m->queue_id,
                 STAGE_MEMSET,
                 0,
-                stage_string(STAGE_MEMSET),
+                stage_string(w, STAGE_MEMSET),
                 NULL,
                 0};
   g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
@@ -723,7 +730,7 @@ void gp__tw_gpu_render_stage(gp__tw *w, const gp_activity_render_stage *r) {
                 r->queue_id,
                 stage,
                 0,
-                r->name_id ? r->name_id : stage_string(stage),
+                r->name_id ? r->name_id : stage_string(w, stage),
                 NULL,
                 0};
   g.waits = gp_activity_wait_ids(&r->hdr, &g.nwaits);

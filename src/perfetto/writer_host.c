@@ -72,7 +72,10 @@ static uint64_t process_track(gp__tw *w, uint32_t pid) {
   gp__pb_uint(pb, GP_PB_TD_UUID, uuid);
   gp__pb_begin(pb, GP_PB_TD_PROCESS);
   gp__pb_uint(pb, GP_PB_PD_PID, vpid);
-  if (pid == w->pid) {
+  if (pid == w->pid && w->o.ctx) { /* another process: its name only */
+    if (w->o.ctx->process_name && *w->o.ctx->process_name)
+      gp__pb_string(pb, GP_PB_PD_PROCESS_NAME, w->o.ctx->process_name);
+  } else if (pid == w->pid) {
     if (!w->o.deterministic)
       write_cmdline(pb);
     gp__pb_string(pb, GP_PB_PD_PROCESS_NAME, program_invocation_short_name);
@@ -99,7 +102,7 @@ static void write_thread_descriptor(gp__tw *w, tw_entry *e, uint64_t uuid) {
   gp__pb_uint(pb, GP_PB_THD_TID, written_tid(w, e, pid, tid));
   if (e->aux)
     gp__pb_string(pb, GP_PB_THD_THREAD_NAME,
-                  gp_activity_string((uint32_t)e->aux));
+                  gp__tw_string(w, (uint32_t)e->aux));
   gp__pb_end(pb);
   gp__pb_end(pb);
   gp__tw_packet_end(w);
@@ -228,8 +231,8 @@ static void gpu_log(gp__tw *w, uint64_t ts, uint32_t severity, const char *tag,
 void gp__tw_gpu_log(gp__tw *w, const gp_activity_gpu_log *l) {
   gp__tw_saw_ts(w, l->timestamp);
   uint32_t sev = l->severity <= GP_LOG_ERROR ? l->severity : GP_LOG_UNSPECIFIED;
-  gpu_log(w, l->timestamp, sev, gp_activity_string(l->tag_id),
-          gp_activity_string(l->message_id));
+  gpu_log(w, l->timestamp, sev, gp__tw_string(w, l->tag_id),
+          gp__tw_string(w, l->message_id));
 }
 
 /* A Vulkan object's debug-utils name (VulkanApiEvent), which the trace
@@ -243,7 +246,7 @@ static void api_object_name(gp__tw *w, const gp_activity_name *n) {
   gp__pb_uint(pb, GP_PB_VKNAME_PID, gp__tw_pid(w, n->process_id));
   gp__pb_int(pb, GP_PB_VKNAME_OBJECT_TYPE, (int32_t)n->api_object_type);
   gp__pb_uint(pb, GP_PB_VKNAME_OBJECT, n->object_handle);
-  gp__pb_string(pb, GP_PB_VKNAME_OBJECT_NAME, gp_activity_string(n->name_id));
+  gp__pb_string(pb, GP_PB_VKNAME_OBJECT_NAME, gp__tw_string(w, n->name_id));
   gp__pb_end_short(pb, o);
   gp__pb_end_short(pb, e);
   gp__tw_packet_end(w);
@@ -338,9 +341,9 @@ void gp__tw_api(gp__tw *w, const gp_activity_api *a) {
   if (w->o.gpu_log && a->return_value != 0) {
     char msg[256];
     snprintf(msg, sizeof(msg), "%s returned %s: %s",
-             gp_activity_string(a->name_id), gp_error_name(a->return_value),
+             gp__tw_string(w, a->name_id), gp_error_name(a->return_value),
              gp_strerror(a->return_value));
-    gpu_log(w, a->end, GP_PB_LOG_SEVERITY_ERROR, gp_activity_string(a->name_id),
+    gpu_log(w, a->end, GP_PB_LOG_SEVERITY_ERROR, gp__tw_string(w, a->name_id),
             msg);
   }
   if (!w->o.render_stages)
@@ -357,9 +360,8 @@ void gp__tw_api(gp__tw *w, const gp_activity_api *a) {
   uint64_t name_iid = gp__tw_event_name(w, a->name_id);
   uint64_t rv_iid = 0;
   if (a->return_value != 0) {
-    static uint32_t rv_name;
-    if (!rv_name)
-      rv_name = gp__string_intern("return_value");
+    static uint32_t rv_cache;
+    uint32_t rv_name = gp__tw_intern_cached(w, &rv_cache, "return_value");
     rv_iid =
         gp__tw_intern_string(w, &w->debug_names, TW_PEND_DEBUG_NAME, rv_name);
   }
@@ -460,7 +462,7 @@ void gp__tw_marker(gp__tw *w, const gp_activity_marker *m) {
   uint64_t track = gp__tw_track_uuid(w, TW_TRACK_ASYNC, m->id);
   if (start) {
     uint64_t parent = process_track(w, m->process_id);
-    gp__tw_track_descriptor(w, track, parent, gp_activity_string(m->name_id));
+    gp__tw_track_descriptor(w, track, parent, gp__tw_string(w, m->name_id));
   }
   slice_event(w, m->timestamp,
               start ? GP_PB_TE_TYPE_SLICE_BEGIN : GP_PB_TE_TYPE_SLICE_END,
@@ -493,9 +495,8 @@ void gp__tw_overhead(gp__tw *w, const gp_activity_overhead *o) {
   /* Real-time measurements: never part of a deterministic trace. */
   if (w->o.deterministic || !w->o.render_stages || o->end < o->start)
     return;
-  static uint32_t name;
-  if (!name)
-    name = gp__string_intern("gpuperf buffer completion");
+  static uint32_t cache;
+  uint32_t name = gp__tw_intern_cached(w, &cache, "gpuperf buffer completion");
   uint64_t track = thread_track(w, o->process_id, o->thread_id);
   slice_event(w, o->start, GP_PB_TE_TYPE_SLICE_BEGIN, track, name, 0);
   slice_event(w, o->end, GP_PB_TE_TYPE_SLICE_END, track, 0, 0);

@@ -101,10 +101,20 @@ void gp__session_error(const gp_session_options *o, const char *fmt, ...) {
 static void observe(void *user, const uint8_t *buffer, size_t valid) {
   int i = (int)(intptr_t)user;
   pthread_mutex_lock(&slots[i].lock);
-  if (slots[i].s) {
-    gp__tw_consume(slots[i].s->w, buffer, valid);
-    if (slots[i].s->env) /* written now: not lost if the process dies */
-      gp__death_page_written(buffer, valid);
+  gp_session *s = slots[i].s;
+  if (s && s->env) {
+    /* The death page says how far the part was written, so that a
+     * recorder salvaging our records after a SIGKILL writes each once
+     * (session_salvage.c); what we wrote is not lost if we die. */
+    gp__tw_stats st;
+    gp__tw_get_stats(s->w, &st);
+    gp__death_page_part(false, st.bytes);
+    gp__tw_consume(s->w, buffer, valid);
+    gp__tw_get_stats(s->w, &st);
+    gp__death_page_part(true, st.bytes);
+    gp__death_page_written(buffer, valid);
+  } else if (s) {
+    gp__tw_consume(s->w, buffer, valid);
   }
   pthread_mutex_unlock(&slots[i].lock);
 }
@@ -269,8 +279,9 @@ static void *helper_main(void *arg) {
 /* ------------------------------------------------------------------ */
 /* Start and stop                                                       */
 
-static int writer_options(const gp_trace_config *cfg, uint32_t seq, int fd,
-                          bool deterministic, gp__tw_options *o) {
+/* See sessionInt.h. */
+void gp__session_writer_options(const gp_trace_config *cfg, uint32_t seq,
+                                int fd, bool deterministic, gp__tw_options *o) {
   gp_trace_config_info ti;
   gp_trace_config_get_info(cfg, &ti);
   memset(o, 0, sizeof(*o));
@@ -298,7 +309,6 @@ static int writer_options(const gp_trace_config *cfg, uint32_t seq, int fd,
           ds.track_device_memory_usage != 0 || !ds.track_driver_memory_usage;
     }
   }
-  return 0;
 }
 
 static gp_trace_config *copy_config(const gp_trace_config *cfg) {
@@ -349,7 +359,7 @@ static int start(const gp_trace_config *cfg, const char *path,
   } else {
     s->fd = opts->output_fd;
   }
-  writer_options(s->cfg, s->seq, s->fd, det, &s->wopts);
+  gp__session_writer_options(s->cfg, s->seq, s->fd, det, &s->wopts);
   if (sink) {
     s->wopts.sink = sink->write;
     s->wopts.sink_flushed = sink->flushed;

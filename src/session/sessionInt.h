@@ -22,6 +22,10 @@
 #define ENV_FLUSH_MS 5u
 #define MAX_DEV 64
 
+/* The writer options for a session of cfg writing sequence seq to fd. */
+void gp__session_writer_options(const gp_trace_config *cfg, uint32_t seq,
+                                int fd, bool deterministic, gp__tw_options *o);
+
 struct gp_session {
   gp_trace_config *cfg;
   gp__tw *w;
@@ -127,6 +131,38 @@ void gp__live_region_destroy(gp__live_region *r, bool remove);
  * without such a session. */
 void gp__session_env_finish(void);
 
+/* session_lost.c: the death page <dir>/<seq>.open of a recorded process,
+ * and what it holds for session_salvage.c (layout in session_lost.c). */
+#define GP_DEATH_MAGIC "GPDEATH2"
+#define GP_DEATH_DEV_QUEUES 16
+typedef struct gp__death_device {
+  uint32_t id, api, clock_id, flags, num_queues, compute_units;
+  uint32_t core_clock_khz, memory_clock_khz, max_threads_per_block;
+  uint32_t max_shared_memory_per_block, pci_domain, pci_bus, pci_device;
+  uint32_t pci_function;
+  uint64_t global_memory_bytes, memory_bandwidth_bytes_per_s;
+  uint8_t uuid[16];
+  char name[64], vendor[64], model[64], architecture[64], driver_version[64];
+  struct {
+    char name[56];
+    uint32_t kind, reserved;
+  } queues[GP_DEATH_DEV_QUEUES];
+} gp__death_device;
+
+typedef struct gp__death_page {
+  char magic[8];
+  uint32_t ncells, stride, cells_offset;
+  int32_t pid;
+  uint32_t overflow, reserved;
+  uint64_t written;  /* records written to the part by the process */
+  uint64_t salvaged; /* records written to it by gp_record_salvage() */
+  uint64_t area_offset, area_size, buf_size; /* 0: no area */
+  uint64_t str_offset, str_cap, str_used, str_full;
+  uint64_t dev_offset, dev_max, dev_count;
+  gp__delivery delivery;
+  char comm[64]; /* the process's name */
+} gp__death_page;
+
 /* session_lost.c: the death page <dir>/<seq>.open of a recorded process.
  * Creates and maps it and makes every thread count its records there;
  * returns 0 or -errno (the process is then recorded without it).
@@ -135,6 +171,10 @@ int gp__death_page_open(const char *dir, uint32_t seq, bool in_fork_child);
 
 /* Adds the records of a buffer just written to the part to the page. */
 void gp__death_page_written(const uint8_t *buffer, size_t valid);
+
+/* Notes in the page's delivery record the size of the part before
+ * (after = false) or after writing the records being delivered. */
+void gp__death_page_part(bool after, uint64_t bytes);
 
 /* Stops counting and unmaps the page; removes it (the part is finished)
  * if remove. */

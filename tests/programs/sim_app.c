@@ -6,7 +6,7 @@
  *
  *   sim_app [--steps N] [--sleep-ms N] [--fork N] [--exec] [--forever]
  *           [--exit CODE] [--fail] [--pidfile PATH] [--die HOW]
- *           [--child-die HOW] [--detach-ms N] [--late-fork]
+ *           [--child-die HOW] [--detach-ms N] [--late-fork] [--busy-last]
  *
  * Each step, inside a user range "step N": a copy to the device, two
  * kernels on two streams with an event dependency, a fill, a copy back,
@@ -21,6 +21,8 @@
  * steps N ms later, after this one has ended. --late-fork forks one child
  * after a first step (so after recording started), which runs the steps
  * and ends as --child-die says, while the parent runs them too.
+ * --busy-last leaves the last step's GPU work in flight: no
+ * synchronisation, nothing destroyed, before --die.
  */
 #include <signal.h>
 #include <stdint.h>
@@ -68,6 +70,8 @@ static void die(const char *how) {
   exit(1);
 }
 
+static int busy_last;
+
 static void run(unsigned steps, unsigned sleep, int forever, int fail) {
   gp_sim_context *ctx;
   gp_sim_stream *s1, *s2;
@@ -112,6 +116,10 @@ static void run(unsigned steps, unsigned sleep, int forever, int fail) {
       if (gp_sim_launch(s1, ka, bad, block, 0) == 0)
         exit(4);
     }
+    if (busy_last && i == steps && !forever) {
+      check(gp_range_pop(), "range");
+      return; /* its work is still in flight */
+    }
     check(gp_sim_context_synchronize(ctx), "synchronize");
     check(gp_range_pop(), "range");
     if (pidfile && i == 1) {
@@ -149,6 +157,8 @@ int main(int argc, char **argv) {
       forever = 1;
     else if (!strcmp(argv[i], "--fail"))
       fail = 1;
+    else if (!strcmp(argv[i], "--busy-last"))
+      busy_last = 1;
     else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc)
       pidfile = argv[++i];
     else if (!strcmp(argv[i], "--die") && i + 1 < argc)

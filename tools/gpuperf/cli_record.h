@@ -19,6 +19,7 @@ typedef struct rec_summary {
   unsigned unclean; /* parts never finished (SIGKILL): <N>.open left */
   unsigned long first_unclean; /* the sequence of the first of them */
   uint64_t lost;               /* records they committed but never wrote */
+  uint64_t salvaged;           /* records of theirs record wrote for them */
   unsigned lost_unknown;       /* of them, those whose count is not known */
   uint64_t packets;            /* whole packets written */
   uint64_t bytes;              /* bytes written */

@@ -194,6 +194,23 @@ static int concat(const char *dir, int fd, bool quiet, rec_summary *sum,
     snprintf(bad_part, bad_size, "%s", dir);
     return rc;
   }
+  /* The parts whose process died unseen (SIGKILL) first get the records
+   * it had committed but not written, from its death page. */
+  for (size_t i = 0; i < np; i++) {
+    uint64_t lost = 0, salvaged = 0;
+    int32_t pid = 0;
+    int r = gp_record_lost_at_death(dir, (uint32_t)parts[i].n, &lost, &pid);
+    if ((r != 0 && r != GP_ERANGE) ||
+        (pid > 0 && kill(pid, 0) == 0 && !is_zombie(pid)))
+      continue;
+    r = gp_record_salvage(dir, (uint32_t)parts[i].n, &salvaged);
+    sum->salvaged += salvaged;
+    if (r != 0 && r != GP_ENOENT && !quiet)
+      fprintf(stderr,
+              "gpuperf record: sequence %lu: cannot salvage the records of "
+              "its killed process: %s\n",
+              parts[i].n, gp_strerror(r));
+  }
   for (size_t i = 0; i < np && rc == 0; i++) {
     char path[4600];
     snprintf(path, sizeof(path), "%s/%s", dir, parts[i].name);

@@ -369,6 +369,8 @@ int gp__sim_schedule(gp_sim_stream *s, sim_op *op, uint64_t duration) {
     gp__sim_op_acc(op, d->m, &j->acc);
   }
   heap_push(op);
+  if (op->emit) /* a record once it is retired (lost if we die first) */
+    gp__activity_work_in_flight(1);
   return 0;
 }
 
@@ -715,8 +717,10 @@ void gp__sim_retire(bool all) {
     /* Nothing below schedules work, so the slot stays put. */
     uint32_t slot = heap_pop();
     const sim_op *op = &gp__sim.ops[slot];
-    if (op->emit)
+    if (op->emit) {
       emit_op(op);
+      gp__activity_work_in_flight(-1);
+    }
     if (op->instr) {
       emit_instrumented(op, &gp__sim.devices[op->dev_index]);
       gp__sampler_put(op->instr);
