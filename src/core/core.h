@@ -189,6 +189,10 @@ void gp__activity_work_in_flight(int delta);
  */
 int gp__death_add_finisher(void (*fn)(void));
 
+/* True once the process has begun to die (a fatal signal or abort()):
+ * nothing may wait on another thread then. */
+bool gp__dying(void);
+
 /* Installs the fatal-signal handlers (docs/recording.md), once. */
 void gp__death_watch(void);
 

@@ -55,6 +55,11 @@ static _Atomic bool armed;
 static void (*_Atomic finishers[MAX_FINISHERS])(void);
 
 /* See core.h. */
+bool gp__dying(void) {
+  return atomic_load_explicit(&dying_sig, memory_order_relaxed) != 0;
+}
+
+/* See core.h. */
 int gp__death_add_finisher(void (*fn)(void)) {
   for (int i = 0; i < MAX_FINISHERS; i++) {
     void (*expect)(void) = NULL;
