@@ -133,6 +133,16 @@ TEST(tp_hostile_clock_snapshots_any_order) {
   check_order(mono, boot, order, N);
 }
 
+/* A render stage event (packet field 53) of id on queue 1, in clock. */
+static void stage_packet(tg *t, int64_t ts, uint32_t clock, uint64_t id) {
+  tg_packet(t, (uint64_t)ts, 1, 0);
+  gp__pb_uint(&t->w, 58, clock);
+  gp__pb_begin(&t->w, 53);
+  gp__pb_uint(&t->w, 1, id);
+  gp__pb_uint(&t->w, 2, 1);
+  gp__pb_end(&t->w);
+  tg_end(t);
+}
 /* Imports snapshots (mono[i], boot[i]) in the given order, then stages
  * timed in MONOTONIC; each must convert with the snapshot of greatest
  * mono <= its time (the first if it precedes them all). */
@@ -164,13 +174,7 @@ static void check_order(const int64_t *mono, const int64_t *boot,
       if (mono[i] <= ts)
         best = i;
     want[q] = boot[best] + (ts - mono[best]);
-    tg_packet(&t, (uint64_t)ts, 1, 0);
-    gp__pb_uint(&t.w, 58, 3);
-    gp__pb_begin(&t.w, 53);
-    gp__pb_uint(&t.w, 1, (uint64_t)q + 1);
-    gp__pb_uint(&t.w, 2, 1);
-    gp__pb_end(&t.w);
-    tg_end(&t);
+    stage_packet(&t, ts, 3, (uint64_t)q + 1);
   }
   gp_tp *tp = tp_open_tg(&t);
   tg_fini(&t);
@@ -268,13 +272,7 @@ TEST(tp_hostile_clock_series_extended) {
     tg_end(&t);
     int upto = k == 0 ? 2 : k + 2;
     for (; next < upto; next++) {
-      tg_packet(&t, (uint64_t)stages[next].ts, 1, 0);
-      gp__pb_uint(&t.w, 58, stages[next].clock);
-      gp__pb_begin(&t.w, 53);
-      gp__pb_uint(&t.w, 1, (uint64_t)next + 1);
-      gp__pb_uint(&t.w, 2, 1);
-      gp__pb_end(&t.w);
-      tg_end(&t);
+      stage_packet(&t, stages[next].ts, stages[next].clock, (uint64_t)next + 1);
     }
   }
   gp_tp *tp = tp_open_tg(&t);
