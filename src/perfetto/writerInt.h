@@ -134,7 +134,7 @@ typedef struct tw_device {
 
 struct gp__tw {
   pthread_mutex_t lock;
-  uint64_t untimed_written; /* untimed count last written (0: no track) */
+  uint64_t untimed_written;  /* untimed count last written (0: no track) */
   uint64_t process_counters; /* keys whose track descriptor is written */
   gp__tw_options o;
   gp__pb_writer pb;

@@ -50,9 +50,9 @@ struct gp_session {
   int counter_error;
   gp__tw_stats final;
   bool have_final;
-  gp__tw_options wopts; /* what the writer was made with */
-  bool w_inherited;     /* a forked child's copy: never freed */
-  pid_t pid;            /* env session: the process it records */
+  gp__tw_options wopts;          /* what the writer was made with */
+  bool w_inherited;              /* a forked child's copy: never freed */
+  pid_t pid;                     /* env session: the process it records */
   struct gp__session_host *host; /* host CPU counters (session_host.c) */
 };
 

@@ -105,8 +105,8 @@ static void sample(struct gp__session_host *h) {
     double d = v[i] - h->base[i];
     c[i].key = h->index[i];
     c[i].name = ci->name;
-    c[i].time_ns = ci->num_numerator_units &&
-                   ci->numerator_units[0] == GP_UNIT_NANOSECOND;
+    c[i].time_ns =
+        ci->num_numerator_units && ci->numerator_units[0] == GP_UNIT_NANOSECOND;
     c[i].value = d > 0 ? (int64_t)(d + 0.5) : 0;
   }
   gp__session_write_process_counters(h->s, now, c, h->n);

@@ -77,7 +77,8 @@ static track_check check_track(const char *path, const char *name) {
            "BY track_id ORDER BY ts) AS d FROM counter c JOIN "
            "process_counter_track x ON c.track_id = x.id WHERE x.name = '%s') "
            "WHERE d), "
-           "(SELECT CAST(max(value) AS REAL) FROM counter c JOIN process_counter_track x ON "
+           "(SELECT CAST(max(value) AS REAL) FROM counter c JOIN "
+           "process_counter_track x ON "
            "c.track_id = x.id WHERE x.name = '%s') "
            "FROM process_counter_track t LEFT JOIN process p USING (upid) "
            "WHERE t.name = '%s'",
@@ -147,8 +148,8 @@ TEST(record_host_counters_become_process_tracks) {
     gp_tp_error e;
     ASSERT_OK(gp_tp_open(out, NULL, &tp, &e));
     gp_tp_rows *rows = NULL;
-    ASSERT_OK(gp_tp_query(tp, "SELECT count(*) FROM gpu_counter_track", &rows,
-                          &e));
+    ASSERT_OK(
+        gp_tp_query(tp, "SELECT count(*) FROM gpu_counter_track", &rows, &e));
     ASSERT_EQ(gp_tp_rows_next(rows, &e), 1);
     ASSERT_GT(gp_tp_rows_int(rows, 0), 0);
     gp_tp_rows_destroy(rows);
