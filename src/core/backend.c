@@ -25,6 +25,7 @@ static const gp_backend_ops ops = {
     .activity_add_drops = gp__activity_add_drops,
     .string_intern_n = gp__string_intern_n,
     .glob_match = gp__glob_match,
+    .activity_work_in_flight = gp__activity_work_in_flight,
 };
 
 /* The size of the table of each version it grew through. */
@@ -32,6 +33,8 @@ static size_t version_size(uint32_t version) {
   switch (version) {
   case 2:
     return offsetof(gp_backend_ops, activity_remove_flush_hook);
+  case 3:
+    return offsetof(gp_backend_ops, activity_work_in_flight);
   case GP_BACKEND_INTERFACE_VERSION:
     return sizeof(gp_backend_ops);
   default:

@@ -19,11 +19,12 @@
 
 /*
  * Version 2: the OpenCL preload's needs. Version 3 (the CUDA injection
- * library) appends the entries marked so. The table only ever grows at
+ * library) and 4 (the OpenCL preload's work in flight) append the entries
+ * marked so. The table only ever grows at
  * its end, so a library built for an older version gets the same table
  * and reads the prefix it knows.
  */
-#define GP_BACKEND_INTERFACE_VERSION 3u
+#define GP_BACKEND_INTERFACE_VERSION 4u
 
 /* Each entry is the core.h function of the same name (gp__ dropped). */
 typedef struct gp_backend_ops {
@@ -55,6 +56,8 @@ typedef struct gp_backend_ops {
                              uint64_t count);
   uint32_t (*string_intern_n)(const char *s, size_t len);
   bool (*glob_match)(const char *pattern, const char *name);
+  /* since version 4 */
+  void (*activity_work_in_flight)(int delta);
 } gp_backend_ops;
 
 /*

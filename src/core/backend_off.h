@@ -75,6 +75,9 @@ static bool off_glob(const char *pattern, const char *name) {
   (void)pattern, (void)name;
   return false;
 }
+static void off_in_flight(int delta) {
+  (void)delta;
+}
 
 /* Initializer of a gp_backend_ops that records nothing. */
 #define GP__BACKEND_OFF_INIT                                                   \
@@ -88,7 +91,7 @@ static bool off_glob(const char *pattern, const char *name) {
     .pid = off_id, .activate = off_activate,                                   \
     .activity_remove_flush_hook = off_remove_hook,                             \
     .activity_add_drops = off_drops, .string_intern_n = off_intern_n,          \
-    .glob_match = off_glob,                                                    \
+    .glob_match = off_glob, .activity_work_in_flight = off_in_flight,          \
   }
 
 #endif /* GPUPERF_CORE_BACKEND_OFF_H */

@@ -716,6 +716,26 @@ void gp__tw_consume(gp__tw *w, const uint8_t *buffer, size_t valid_size) {
 }
 
 /* See writer.h. */
+int gp__tw_process_counters(gp__tw *w, uint64_t ts,
+                            const gp__tw_process_counter *c, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (c[i].key >= 64)
+      return GP_EINVAL;
+  pthread_mutex_lock(&w->lock);
+  if (!w->finished) {
+    uint64_t t0 = cpu_ns();
+    if (!w->began)
+      tw_begin(w, ts);
+    for (size_t i = 0; i < n; i++)
+      gp__tw_process_counter_value(w, ts, &c[i]);
+    tw_flush(w);
+    w->st.writer_ns += cpu_ns() - t0;
+  }
+  pthread_mutex_unlock(&w->lock);
+  return 0;
+}
+
+/* See writer.h. */
 int gp__tw_finish(gp__tw *w) {
   pthread_mutex_lock(&w->lock);
   if (w->finished) {

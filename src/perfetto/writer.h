@@ -137,6 +137,23 @@ int gp__tw_finish(gp__tw *w);
  * data is emitted again. */
 void gp__tw_clear_incremental(gp__tw *w);
 
+/* A counter of the process itself (the host CPU's perf_event counters a
+ * session samples in it), written as a counter track under the process's
+ * track: one TrackDescriptor with a CounterDescriptor the first time a
+ * key is seen, then one TYPE_COUNTER TrackEvent per value. */
+typedef struct gp__tw_process_counter {
+  uint32_t key;     /* < 64: the same key, the same track */
+  const char *name; /* the track's name (borrowed for the call) */
+  bool time_ns;     /* the unit: nanoseconds, else a count */
+  int64_t value;
+} gp__tw_process_counter;
+
+/* Writes n values of process counters taken at ts (trace clock) and
+ * flushes. Returns GP_EINVAL (nothing written) for a key past 63, 0
+ * otherwise; after gp__tw_finish() nothing is written. */
+int gp__tw_process_counters(gp__tw *w, uint64_t ts,
+                            const gp__tw_process_counter *c, size_t n);
+
 /* Copies the statistics into *st. */
 void gp__tw_get_stats(gp__tw *w, gp__tw_stats *st);
 

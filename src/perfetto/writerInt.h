@@ -134,7 +134,8 @@ typedef struct tw_device {
 
 struct gp__tw {
   pthread_mutex_t lock;
-  uint64_t untimed_written; /* untimed count last written (0: no track) */
+  uint64_t untimed_written;  /* untimed count last written (0: no track) */
+  uint64_t process_counters; /* keys whose track descriptor is written */
   gp__tw_options o;
   gp__pb_writer pb;
   bool began, finished;
@@ -274,6 +275,9 @@ void gp__tw_overhead(gp__tw *w, const gp_activity_overhead *o);
 void gp__tw_name(gp__tw *w, const gp_activity_name *n);
 void gp__tw_own_counter_tracks(gp__tw *w);
 void gp__tw_own_counter(gp__tw *w, uint32_t which, uint64_t ts, uint64_t value);
+/* One value of a process counter (writer.h), its track described first. */
+void gp__tw_process_counter_value(gp__tw *w, uint64_t ts,
+                                  const gp__tw_process_counter *c);
 
 /* GPU work that came without start and end (a command that failed, a
  * timestamp the driver could not take) is drawn as an instant at the time

@@ -144,7 +144,7 @@ static void thread_name(gp__tw *w, const gp_activity_name *n) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Counter tracks of our own: drops and overhead                        */
+/* Counter tracks of our own (drops and overhead) and of the process    */
 
 /* See writerInt.h. */
 void gp__tw_own_counter(gp__tw *w, uint32_t which, uint64_t ts,
@@ -175,6 +175,23 @@ static void own_counter_track(gp__tw *w, uint32_t which, const char *name,
   gp__pb_end(pb);
   gp__pb_end(pb);
   gp__tw_packet_end(w);
+}
+
+/* Process counters (writer.h) have uuids of their own beside ours. */
+#define TW_COUNTER_PROCESS_BASE 256
+
+/* See writerInt.h. */
+void gp__tw_process_counter_value(gp__tw *w, uint64_t ts,
+                                  const gp__tw_process_counter *c) {
+  uint32_t which = TW_COUNTER_PROCESS_BASE + c->key;
+  if (!(w->process_counters & (1ull << c->key))) {
+    own_counter_track(w, which, c->name,
+                      c->time_ns ? GP_PB_COUNTER_UNIT_TIME_NS
+                                 : GP_PB_COUNTER_UNIT_COUNT);
+    w->process_counters |= 1ull << c->key;
+  }
+  gp__tw_saw_ts(w, ts);
+  gp__tw_own_counter(w, which, ts, (uint64_t)c->value);
 }
 
 /* See writerInt.h. */

@@ -69,20 +69,32 @@ static uint64_t mono_now(void) {
 /* Prints "gpuperf: PROGRAM: message" for a recorded process (nobody else
  * can tell the user); the program's name is left out when the program is
  * gpuperf itself, whose messages already say so. */
-static void env_warn(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-static void env_warn(const char *fmt, ...) {
+static void env_warnv(const char *fmt, va_list ap) {
   char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
   const char *prog = program_invocation_short_name;
   if (!prog || !*prog || strcmp(prog, "gpuperf") == 0 ||
       strncmp(msg, "gpuperf", 7) == 0)
     fprintf(stderr, "gpuperf: %s\n", msg);
   else
     fprintf(stderr, "gpuperf: %s: %s\n", prog, msg);
+}
+
+static void env_warn(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static void env_warn(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  env_warnv(fmt, ap);
+  va_end(ap);
+}
+
+/* See sessionInt.h. */
+void gp__session_warn(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  env_warnv(fmt, ap);
+  va_end(ap);
 }
 
 /* See sessionInt.h. */
@@ -236,6 +248,21 @@ static void release_shared(gp_session *s) {
   pthread_mutex_unlock(&g_lock);
 }
 
+/* See sessionInt.h. */
+void gp__session_write_process_counters(gp_session *s, uint64_t ts,
+                                        const gp__tw_process_counter *c,
+                                        size_t n) {
+  int i = s->slot;
+  if (i < 0)
+    return;
+  /* The slot's lock keeps the death page's account of the part (observe)
+   * true: nothing is written between its notes. */
+  pthread_mutex_lock(&slots[i].lock);
+  if (slots[i].s == s)
+    gp__tw_process_counters(s->w, ts, c, n);
+  pthread_mutex_unlock(&slots[i].lock);
+}
+
 /* ------------------------------------------------------------------ */
 /* Helper thread                                                        */
 
@@ -385,6 +412,11 @@ static int start(const gp_trace_config *cfg, const char *path,
                                     : DEFAULT_FLUSH_MS,
                  ti.buffer_size_kb);
   pthread_mutex_unlock(&g_lock);
+  /* Host counters first: the names they match are then not reported as
+   * matching no device. Not fatal: the session goes on without them. */
+  int hrc = gp__session_host_start(s);
+  if (hrc != 0 && !env && s->counter_error == 0)
+    s->counter_error = hrc;
   if ((rc = gp__session_counters_start(s, opts)) != 0)
     goto fail_shared;
   if (ti.duration_ms) {
@@ -396,6 +428,7 @@ static int start(const gp_trace_config *cfg, const char *path,
   return 0;
 
 fail_shared:
+  gp__session_host_stop(s);
   gp__session_counters_unwatch(s);
   gp__session_counters_stop(s);
   release_shared(s);
@@ -473,6 +506,7 @@ static int session_stop(gp_session *s, bool from_helper) {
     env_warn("counters not sampled: %s", gp_strerror(s->counter_error));
   }
   gp__session_counters_unwatch(s);
+  gp__session_host_stop(s); /* its last sample while the writer is ours */
   if (s->slot >= 0 && slots[s->slot].s == s) {
     gp__session_counters_stop(s);
     gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
@@ -769,6 +803,7 @@ static void atfork_child(void) {
     pthread_mutex_init(&slots[i].lock, NULL);
     if (!s)
       continue;
+    gp__session_host_forget(s);
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->cond, NULL);
     s->helper_running = false;

@@ -50,9 +50,10 @@ struct gp_session {
   int counter_error;
   gp__tw_stats final;
   bool have_final;
-  gp__tw_options wopts; /* what the writer was made with */
-  bool w_inherited;     /* a forked child's copy: never freed */
-  pid_t pid;            /* env session: the process it records */
+  gp__tw_options wopts;          /* what the writer was made with */
+  bool w_inherited;              /* a forked child's copy: never freed */
+  pid_t pid;                     /* env session: the process it records */
+  struct gp__session_host *host; /* host CPU counters (session_host.c) */
 };
 
 /* Where a session started by gp__session_start_sink() writes: its
@@ -100,6 +101,31 @@ int gp__session_counters_unmatched(const gp_session *s, char *msg, size_t size);
 
 /* Stops the sampling s started. */
 void gp__session_counters_stop(gp_session *s);
+
+/* session_host.c: starts sampling the host CPU counters the config names
+ * (s->host), marking those names matched; 0 when none are named. On
+ * failure (perf_event_open refused: a recorded process says why on
+ * stderr) the error, and s goes on without them. */
+int gp__session_host_start(gp_session *s);
+
+/* Writes a last sample and stops (NULL s->host: nothing). Called while
+ * the session's writer is still attached. */
+void gp__session_host_stop(gp_session *s);
+
+/* In a forked child: the sampling is the parent's; drop our copy. */
+void gp__session_host_forget(gp_session *s);
+
+/* Writes process counter values into the session's trace, serialized
+ * with the buffers written to it; nothing once the session is stopped
+ * (session.c). */
+void gp__session_write_process_counters(gp_session *s, uint64_t ts,
+                                        const gp__tw_process_counter *c,
+                                        size_t n);
+
+/* Prints "gpuperf: PROGRAM: message" on stderr for a recorded process
+ * (session.c). */
+void gp__session_warn(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 
 /* live.c: publishes this process's live stats for `gpuperf top` (the
  * shared region of gpuperf/live.h, gp_live_dir()/<pid>, rewritten in

@@ -3,6 +3,7 @@
  *
  *   opencl-sample [-n ITERATIONS] [--size N] [--fork] [--exec]
  *                 [--exit-status N] [--die HOW] [--child-die HOW]
+ *                 [--busy-last N]
  *
  * Runs the workload (workload.h) and prints its results and then its
  * counts ("count ..." lines: what a trace of it must contain). --fork
@@ -12,7 +13,9 @@
  * tagged "exec"). --exit-status N makes a successful run exit with N, to
  * check that a tracer passes the status on. --die HOW ends the process
  * 10 ms after its workload by kill (SIGKILL), segv, abort, _exit or exit,
- * and --child-die the child of --fork. Exit status 77: no OpenCL
+ * and --child-die the child of --fork. --busy-last N leaves N long
+ * kernels in flight after the workload, before --die (wl_busy; not with
+ * --fork or --exec). Exit status 77: no OpenCL
  * device. A plain OpenCL program: it knows nothing of gpuperf.
  */
 #include <errno.h>
@@ -29,7 +32,8 @@
 
 static int usage(void) {
   fprintf(stderr, "usage: opencl-sample [-n ITERATIONS] [--size N] [--fork] "
-                  "[--exec] [--exit-status N] [--die HOW] [--child-die HOW]\n");
+                  "[--exec] [--exit-status N] [--die HOW] [--child-die HOW] "
+                  "[--busy-last N]\n");
   return 2;
 }
 
@@ -75,6 +79,7 @@ int main(int argc, char **argv) {
   bool do_fork = false, do_exec = false;
   int exit_status = 0;
   const char *how = NULL, *child_how = NULL;
+  unsigned busy = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "-n") == 0 && i + 1 < argc) {
@@ -91,6 +96,8 @@ int main(int argc, char **argv) {
       how = argv[++i];
     } else if (strcmp(a, "--child-die") == 0 && i + 1 < argc) {
       child_how = argv[++i];
+    } else if (strcmp(a, "--busy-last") == 0 && i + 1 < argc) {
+      busy = (unsigned)atoi(argv[++i]);
     } else if (strcmp(a, "--tag") == 0 && i + 1 < argc) {
       opt.tag = argv[++i];
     } else {
@@ -128,6 +135,8 @@ int main(int argc, char **argv) {
   }
 
   int rc = run(&opt);
+  if (rc == 0 && busy)
+    rc = wl_busy(busy, stdout);
   if (rc == 0 && do_exec) {
     char n[16], size[32];
     snprintf(n, sizeof(n), "%d", opt.iterations);

@@ -703,6 +703,55 @@ int wl_run(const wl_options *opt, FILE *out, wl_counts *counts) {
 }
 
 /* See workload.h. */
+static const char *spin_source =
+    "__kernel void spin(__global float *out, int iters) {\n"
+    "  float x = (float)get_global_id(0);\n"
+    "  for (int i = 0; i < iters; i++) x = x * 1.0000001f + 1.0f;\n"
+    "  out[get_global_id(0)] = x;\n"
+    "}\n";
+
+/* See workload.h. */
+int wl_busy(unsigned n, FILE *out) {
+  cl_platform_id plat;
+  cl_device_id dev;
+  cl_uint np = 0, nd = 0;
+  if (clGetPlatformIDs(1, &plat, &np) != CL_SUCCESS || np == 0 ||
+      clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, &nd) != CL_SUCCESS ||
+      nd == 0)
+    return WL_NO_DEVICE;
+  cl_int e = CL_SUCCESS;
+  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
+  cl_command_queue q =
+      ctx ? clCreateCommandQueueWithProperties(ctx, dev, NULL, &e) : NULL;
+  cl_program prog =
+      q ? clCreateProgramWithSource(ctx, 1, &spin_source, NULL, &e) : NULL;
+  if (!prog || clBuildProgram(prog, 1, &dev, "", NULL, NULL) != CL_SUCCESS) {
+    fprintf(stderr, "wl_busy: cannot build the spin kernel (%d)\n", e);
+    return 1;
+  }
+  cl_kernel k = clCreateKernel(prog, "spin", &e);
+  cl_mem buf =
+      clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64 * sizeof(float), NULL, &e);
+  cl_int iters = 1 << 21;
+  size_t global = 64;
+  if (!k || !buf || clSetKernelArg(k, 0, sizeof(buf), &buf) != CL_SUCCESS ||
+      clSetKernelArg(k, 1, sizeof(iters), &iters) != CL_SUCCESS) {
+    fprintf(stderr, "wl_busy: cannot set up the spin kernel (%d)\n", e);
+    return 1;
+  }
+  for (unsigned i = 0; i < n; i++)
+    if (clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL) !=
+        CL_SUCCESS) {
+      fprintf(stderr, "wl_busy: clEnqueueNDRangeKernel failed\n");
+      return 1;
+    }
+  clFlush(q);
+  fprintf(out, "count busy=%u\n", n);
+  fflush(out);
+  return 0;
+}
+
+/* See workload.h. */
 const char *wl_copy_kind_name(int kind) {
   static const char *const names[WL_COPY_KINDS] = {
       "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",

@@ -77,6 +77,15 @@ typedef struct wl_options {
  */
 int wl_run(const wl_options *opt, FILE *out, wl_counts *counts);
 
+/*
+ * Leaves n long kernels (a spin of ~0.1 s each on a CPU device) queued or
+ * running on an in-order queue of a context of its own, flushed and not
+ * waited for, and returns: what a process that then dies had in flight.
+ * Prints "count busy=N" to out. Returns as wl_run(); the objects are
+ * left to the process's end.
+ */
+int wl_busy(unsigned n, FILE *out);
+
 /* Prints counts as "count ..." lines (what a trace must show). */
 void wl_print_counts(const wl_counts *counts, const char *tag, FILE *out);
 

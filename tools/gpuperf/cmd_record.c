@@ -62,7 +62,9 @@ static void record_usage(FILE *out) {
       "  -e, --event COUNTERS  counters to sample, names or globs, comma\n"
       "                        separated, instead of each device's default\n"
       "                        counters (as perf stat -e); the name\n"
-      "                        'default' adds those back\n"
+      "                        'default' adds those back; host CPU\n"
+      "                        counters (task-clock, ...) become counter\n"
+      "                        tracks of each process\n"
       "  -o, --output FILE     trace file (default gpuperf.pftrace); one\n"
       "                        that exists is kept as FILE.old\n"
       "  -q, --quiet           no summary\n"
@@ -241,7 +243,7 @@ static unsigned name_leftovers(bool quiet) {
 static int record_run(const char *config, char **names, size_t nnames,
                       const char *output, bool quiet, char **cmd) {
   /* Everything is checked before anything runs or is written. */
-  int status = cli_check_events(names, nnames, false);
+  int status = cli_check_events(names, nnames);
   if (status != CLI_OK)
     return status;
   size_t len = 0;

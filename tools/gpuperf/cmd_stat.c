@@ -490,7 +490,7 @@ static void runs_mean(void) {
  * status of gpuperf. */
 static int stat_run(char **names, size_t nnames, const char *output,
                     uint64_t period, char **cmd) {
-  int status = cli_check_events(names, nnames, true);
+  int status = cli_check_events(names, nnames);
   if (status != CLI_OK)
     return status;
 

@@ -62,7 +62,7 @@ static void default_ids(uint32_t d, uint32_t *ids, size_t *n) {
  * See cli_record.h. What the names select on each device is checked by
  * creating, then destroying, a perfmon: its validation is the device's.
  */
-int cli_check_events(char **names, size_t n, bool host_ok) {
+int cli_check_events(char **names, size_t n) {
   uint32_t ndev = 0, host = 0;
   int rc = gp_sim_device_count(&ndev);
   if (rc != 0)
@@ -75,26 +75,15 @@ int cli_check_events(char **names, size_t n, bool host_ok) {
   gp_device_count(&ndev);
   for (size_t j = 0; j < n; j++) {
     bool hit = strcmp(names[j], "default") == 0; /* the defaults */
-    bool on_host = false;
     for (uint32_t d = 0; d < ndev && !hit; d++) {
       uint32_t ids[GP_PERFMON_MAX_COUNTERS];
       size_t cnt = 0;
       const char *one[1] = {names[j]};
       int r = gp_counter_select(d, one, 1, ids, GP_PERFMON_MAX_COUNTERS, &cnt);
-      bool here = r == 0 || r == GP_ENOSPC;
-      if (here && d == host && !host_ok)
-        on_host = true;
-      else
-        hit = here;
+      hit = r == 0 || r == GP_ENOSPC;
     }
-    if (!hit && !on_host)
+    if (!hit)
       hit = program_only_name(names[j]);
-    if (!hit && on_host)
-      return cli_error(CLI_BAD_INPUT,
-                       "'%s' is a counter of the host CPU: gpuperf record "
-                       "does not put host counters in traces (gpuperf stat "
-                       "counts them)",
-                       names[j]);
     if (!hit)
       return cli_error(CLI_BAD_INPUT,
                        "unknown counter '%s': no device has a counter %s "

@@ -30,8 +30,25 @@ const gp__catalog *gp__perf_catalog(void);
 int gp__perf_set_open(const uint32_t *index, size_t n, bool inherit,
                       gp__perf_set **out);
 
+/* Descriptors one process set may hold (events x threads). */
+#define GP_PERF_MAX_FDS 1024
+
+/*
+ * Opens the events of catalog indexes index[0 .. n-1] (n >= 1) on every
+ * thread of the calling process (/proc/self/task), each following the
+ * threads it creates but not the processes it forks (inherit_thread;
+ * before Linux 5.13 forked children are counted in too): the counts of
+ * the whole process from now on, whichever thread calls. At most
+ * GP_PERF_MAX_FDS / n threads are opened; *left_out (may be NULL) is set
+ * when some were not. Errors as gp__perf_set_open(); nothing is left open
+ * on failure.
+ */
+int gp__perf_set_open_process(const uint32_t *index, size_t n,
+                              gp__perf_set **out, size_t *left_out);
+
 /* Reads the cumulative values (scaled up if the kernel multiplexed the
- * events) into values[0 .. n-1]. */
+ * events; summed over the threads of a process set, a thread that ended
+ * counting as last read) into values[0 .. n-1]. */
 int gp__perf_set_read(gp__perf_set *s, double *values);
 
 /* Closes the events. NULL is accepted. */

@@ -13,6 +13,7 @@
  * when even that fails, the error names the sysctl and its value
  * (gp_host_perf_status).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
@@ -107,29 +108,46 @@ static int sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu,
   return (int)syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
 }
 
+/* How an event follows the tasks the counted one creates. */
+enum { FOLLOW_NONE, FOLLOW_ALL, FOLLOW_THREADS };
+
 static void attr_init(struct perf_event_attr *a, const perf_event_def *e,
-                      bool user_only, bool inherit) {
+                      bool user_only, int follow) {
   memset(a, 0, sizeof(*a));
   a->size = sizeof(*a);
   a->type = e->type;
   a->config = e->config;
   a->read_format =
       PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-  a->inherit = inherit;
+  a->inherit = follow != FOLLOW_NONE;
+  a->inherit_thread = follow == FOLLOW_THREADS;
   a->exclude_kernel = user_only;
   a->exclude_hv = user_only;
 }
 
-/* Opens one event on the calling process; -errno on failure. */
-static int open_event(const perf_event_def *e, bool inherit) {
+/* Opens one event on task tid (0: the calling one); -errno on failure.
+ * FOLLOW_THREADS needs Linux 5.13: before, the kernel says EINVAL and the
+ * event follows every task created instead (FOLLOW_ALL). */
+static int open_event_on(const perf_event_def *e, pid_t tid, int follow) {
   struct perf_event_attr a;
-  attr_init(&a, e, false, inherit);
-  int fd = sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-  if (fd < 0 && (errno == EACCES || errno == EPERM)) {
-    attr_init(&a, e, true, inherit);
-    fd = sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  int fd = -1;
+  for (int tries = 0; tries < 2; tries++) {
+    attr_init(&a, e, false, follow);
+    fd = sys_perf_event_open(&a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+      attr_init(&a, e, true, follow);
+      fd = sys_perf_event_open(&a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    }
+    if (fd >= 0 || errno != EINVAL || follow != FOLLOW_THREADS)
+      break;
+    follow = FOLLOW_ALL;
   }
   return fd >= 0 ? fd : -errno;
+}
+
+/* Opens one event on the calling process; -errno on failure. */
+static int open_event(const perf_event_def *e, bool inherit) {
+  return open_event_on(e, 0, inherit ? FOLLOW_ALL : FOLLOW_NONE);
 }
 
 static void add_def(uint32_t *n, const perf_event_def *e, uint32_t block) {
@@ -205,10 +223,49 @@ const gp__catalog *gp__perf_catalog(void) {
 /* ------------------------------------------------------------------ */
 /* Event sets                                                           */
 
+/* n events on each of ntask tasks: fd[t * n + i] is event i of task t;
+ * last[] its last value read (a task that ended keeps its count). */
 struct gp__perf_set {
-  size_t n;
-  int fd[GP_PERFMON_MAX_COUNTERS];
+  size_t n, ntask, cap; /* cap: tasks room was made for */
+  int *fd;
+  double *last;
 };
+
+static gp__perf_set *set_alloc(size_t n, size_t tasks) {
+  gp__perf_set *s = calloc(1, sizeof(*s));
+  if (!s)
+    return NULL;
+  s->n = n;
+  s->cap = tasks;
+  size_t k = n * tasks > 0 ? n * tasks : 1;
+  s->fd = malloc(k * sizeof(*s->fd));
+  s->last = calloc(k, sizeof(*s->last));
+  if (!s->fd || !s->last) {
+    free(s->fd);
+    free(s->last);
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+/* Opens the n events of index[] on task tid as task slot s->ntask; 0, or
+ * the first event's error (nothing opened then). */
+static int set_add_task(gp__perf_set *s, const uint32_t *index, pid_t tid,
+                        int follow) {
+  int *fd = s->fd + s->ntask * s->n;
+  for (size_t i = 0; i < s->n; i++) {
+    fd[i] = open_event_on(def_src[index[i]], tid, follow);
+    if (fd[i] < 0) {
+      int rc = fd[i] == -ENOENT || fd[i] == -EOPNOTSUPP ? GP_ENOTSUP : fd[i];
+      while (i-- > 0)
+        close(fd[i]);
+      return rc;
+    }
+  }
+  s->ntask++;
+  return 0;
+}
 
 /* See perf.h. */
 int gp__perf_set_open(const uint32_t *index, size_t n, bool inherit,
@@ -216,21 +273,99 @@ int gp__perf_set_open(const uint32_t *index, size_t n, bool inherit,
   const gp__catalog *cat = gp__perf_catalog();
   if (n > GP_PERFMON_MAX_COUNTERS || !out)
     return GP_EINVAL;
-  gp__perf_set *s = calloc(1, sizeof(*s));
+  for (size_t i = 0; i < n; i++)
+    if (index[i] >= cat->num_counters)
+      return GP_EINVAL;
+  gp__perf_set *s = set_alloc(n, 1);
   if (!s)
     return GP_ENOMEM;
-  for (size_t i = 0; i < n; i++) {
-    if (index[i] >= cat->num_counters) {
-      gp__perf_set_close(s);
-      return GP_EINVAL;
-    }
-    int fd = open_event(def_src[index[i]], inherit);
-    if (fd < 0) {
-      gp__perf_set_close(s);
-      return fd == -ENOENT || fd == -EOPNOTSUPP ? GP_ENOTSUP : fd;
-    }
-    s->fd[s->n++] = fd;
+  int rc = set_add_task(s, index, 0, inherit ? FOLLOW_ALL : FOLLOW_NONE);
+  if (rc != 0) {
+    gp__perf_set_close(s);
+    return rc;
   }
+  *out = s;
+  return 0;
+}
+
+/* Reads the thread ids of /proc/self/task not yet in tids[0 .. *nt - 1]
+ * into it, up to max; returns how many were added, or -errno. */
+static int scan_tasks(pid_t *tids, size_t *nt, size_t max, bool *full) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return -errno;
+  int added = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    char *end;
+    long v = strtol(de->d_name, &end, 10);
+    if (*end || v <= 0)
+      continue;
+    bool seen = false;
+    for (size_t i = 0; i < *nt && !seen; i++)
+      seen = tids[i] == (pid_t)v;
+    if (seen)
+      continue;
+    if (*nt == max) {
+      *full = true;
+      break;
+    }
+    tids[(*nt)++] = (pid_t)v;
+    added++;
+  }
+  closedir(d);
+  return added;
+}
+
+/* See perf.h. */
+int gp__perf_set_open_process(const uint32_t *index, size_t n,
+                              gp__perf_set **out, size_t *left_out) {
+  const gp__catalog *cat = gp__perf_catalog();
+  if (n == 0 || n > GP_PERFMON_MAX_COUNTERS || !out)
+    return GP_EINVAL;
+  for (size_t i = 0; i < n; i++)
+    if (index[i] >= cat->num_counters)
+      return GP_EINVAL;
+  size_t max = GP_PERF_MAX_FDS / n;
+  pid_t *tids = malloc(max * sizeof(*tids));
+  gp__perf_set *s = tids ? set_alloc(n, max) : NULL;
+  if (!s) {
+    free(tids);
+    return GP_ENOMEM;
+  }
+  size_t nt = 0, done = 0;
+  bool full = false;
+  int rc = 0;
+  /* Threads made while the first ones were being opened are caught by a
+   * second look (or counted by the thread that made them, if it was open
+   * by then); a few looks settle it. */
+  for (int pass = 0; pass < 4 && rc == 0; pass++) {
+    int k = scan_tasks(tids, &nt, max, &full);
+    if (k < 0 && pass == 0)
+      rc = k;
+    if (k <= 0)
+      break;
+    for (; done < nt; done++) {
+      int r = set_add_task(s, index, tids[done], FOLLOW_THREADS);
+      if (r == -ESRCH)
+        continue; /* the thread ended in between: nothing of it to count */
+      if (r != 0 && s->ntask == 0) {
+        rc = r;
+        break;
+      }
+      if (r != 0)
+        full = true; /* out of descriptors, most likely */
+    }
+  }
+  free(tids);
+  if (rc == 0 && s->ntask == 0)
+    rc = -ESRCH;
+  if (rc != 0) {
+    gp__perf_set_close(s);
+    return rc;
+  }
+  if (left_out)
+    *left_out = full;
   *out = s;
   return 0;
 }
@@ -238,14 +373,24 @@ int gp__perf_set_open(const uint32_t *index, size_t n, bool inherit,
 /* See perf.h. */
 int gp__perf_set_read(gp__perf_set *s, double *values) {
   for (size_t i = 0; i < s->n; i++) {
-    uint64_t buf[3] = {0, 0, 0}; /* value, time enabled, time running */
-    ssize_t r = read(s->fd[i], buf, sizeof(buf));
-    if (r != (ssize_t)sizeof(buf))
-      return r < 0 ? -errno : GP_EIO;
-    double v = (double)buf[0];
-    if (buf[2] > 0 && buf[2] < buf[1])
-      v *= (double)buf[1] / (double)buf[2]; /* multiplexed: scale up */
-    values[i] = v;
+    double sum = 0;
+    for (size_t t = 0; t < s->ntask; t++) {
+      size_t k = t * s->n + i;
+      uint64_t buf[3] = {0, 0, 0}; /* value, time enabled, time running */
+      ssize_t r = read(s->fd[k], buf, sizeof(buf));
+      if (r != (ssize_t)sizeof(buf)) {
+        if (t == 0)
+          return r < 0 ? -errno : GP_EIO;
+        sum += s->last[k]; /* an ended thread: its count as last read */
+        continue;
+      }
+      double v = (double)buf[0];
+      if (buf[2] > 0 && buf[2] < buf[1])
+        v *= (double)buf[1] / (double)buf[2]; /* multiplexed: scale up */
+      s->last[k] = v;
+      sum += v;
+    }
+    values[i] = sum;
   }
   return 0;
 }
@@ -254,8 +399,10 @@ int gp__perf_set_read(gp__perf_set *s, double *values) {
 void gp__perf_set_close(gp__perf_set *s) {
   if (!s)
     return;
-  for (size_t i = 0; i < s->n; i++)
+  for (size_t i = 0; i < s->n * s->ntask; i++)
     close(s->fd[i]);
+  free(s->fd);
+  free(s->last);
   free(s);
 }
 

@@ -289,8 +289,9 @@ typedef struct gp__ocl_entry {
   bool retired;                      /* the record has an owner (list lock) */
   bool internal;                     /* event is ours, released once read */
   bool deferred;                     /* read when reaped, no callback */
-  struct gp__ocl_entry *reap_next;   /* the queue's reap list */
-  cl_int swept_status;               /* status a flush found it in */
+  bool in_flight; /* counted as GPU work in flight (the core's cell) */
+  struct gp__ocl_entry *reap_next; /* the queue's reap list */
+  cl_int swept_status;             /* status a flush found it in */
   cl_event event;
   gp__ocl_evinfo *evinfo; /* the program's event's info while pending */
   gp__ocl_device *dev;

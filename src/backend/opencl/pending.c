@@ -162,6 +162,7 @@ gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
   atomic_init(&e->refs, 2);
   e->retired = false;
   e->deferred = false;
+  e->in_flight = false;
   e->evinfo = NULL;
   e->num_waits = 0;
   return e;
@@ -357,6 +358,10 @@ void gp__ocl_finish_at(gp__ocl_entry *e, cl_int status, bool can_read,
     else if (e->cmd.kind == GP_ACTIVITY_KIND_MEMSET)
       emit_memset(e, ts);
   }
+  /* Written (or never to be): no longer in flight. After the commit, so
+   * that a death in between counts it twice rather than not at all. */
+  if (e->in_flight)
+    GP_CORE->activity_work_in_flight(-1);
   if (e->internal && e->event) {
     __typeof__(&clReleaseEvent) rel = GP_CL_REAL(clReleaseEvent);
     if (rel && rel(e->event) == CL_SUCCESS)
@@ -375,6 +380,16 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *user) {
   entry_put(e); /* the callback's reference */
 }
 
+/* Counts a command whose record is wanted as GPU work in flight, in the
+ * calling thread's cell of the core (core.h): what a recorded process
+ * that is SIGKILLed had queued and not seen complete is then known. */
+static void count_in_flight(gp__ocl_entry *e) {
+  if (GP_CORE->activity_enabled(e->cmd.kind, e->context_id)) {
+    e->in_flight = true;
+    GP_CORE->activity_work_in_flight(1);
+  }
+}
+
 /* See oclInt.h. */
 void gp__ocl_entry_link(gp__ocl_entry *e) {
   shard *s = shard_of(e);
@@ -386,6 +401,7 @@ void gp__ocl_entry_link(gp__ocl_entry *e) {
   s->head = e;
   s->pending++;
   pthread_mutex_unlock(&s->lock);
+  count_in_flight(e);
   atomic_fetch_add_explicit(&s->tracked, 1, memory_order_relaxed);
   if (e->internal)
     atomic_fetch_add_explicit(&s->internal, 1, memory_order_relaxed);
@@ -420,6 +436,7 @@ void gp__ocl_entry_watch(gp__ocl_entry *e) {
 /* See oclInt.h. */
 void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q) {
   shard *s = shard_of(e);
+  count_in_flight(e);
   atomic_fetch_add_explicit(&s->tracked, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->internal, 1, memory_order_relaxed);
   pthread_mutex_lock(&q->reap_lock);
