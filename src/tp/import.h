@@ -175,6 +175,7 @@ typedef struct gp__tp_link {
  * list `waiters`), and the track-event slices that submitted it or wait
  * for it (the latest of each). Lists are GP_TP_NONE while empty. */
 typedef struct gp__tp_evflow {
+  uint32_t id_lo, id_hi; /* the event id (two words: 28 bytes, not 32) */
   uint32_t slice;
   uint32_t more;
   uint32_t waiters;
@@ -286,10 +287,12 @@ typedef struct gp__tp_importer {
   GP_TP_VEC(gp__tp_stage) stage_legacy;
   gp__tp_map cset_by_dims; /* dims set -> index in csets */
   GP_TP_VEC(gp__tp_cset) csets;
-  gp__tp_map ctx_seen;      /* graphics context id -> 1 */
-  gp__tp_map2 debug_names;  /* (object type, handle) -> string id */
-  gp__tp_map flow_by_event; /* event id -> index in evflows */
+  gp__tp_map ctx_seen;     /* graphics context id -> 1 */
+  gp__tp_map2 debug_names; /* (object type, handle) -> string id */
   GP_TP_VEC(gp__tp_evflow) evflows;
+  GP_TP_VEC(uint32_t)
+  flow_slots;                   /* hash index of evflows by id: n slots,
+                                   a power of two, GP_TP_NONE = empty */
   GP_TP_VEC(gp__tp_link) links; /* of the evflows' lists */
 
   /* Caches of decoded interned messages and hot lookups. */

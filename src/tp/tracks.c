@@ -436,7 +436,7 @@ void gp__tp_trackers_free(gp__tp_importer *imp) {
   gp__tp_vec_free(&imp->csets);
   gp__tp_map_free(&imp->ctx_seen);
   gp__tp_map2_free(&imp->debug_names);
-  gp__tp_map_free(&imp->flow_by_event);
+  gp__tp_vec_free(&imp->flow_slots);
   gp__tp_vec_free(&imp->evflows);
   gp__tp_vec_free(&imp->links);
   gp__tp_vec_free(&imp->descs);
