@@ -123,6 +123,18 @@ void gp__tp_vec_release(void *v, size_t cap, size_t elem) {
 }
 
 /* See util.h. */
+void gp__tp_vec_small_pages(void *v, size_t cap, size_t elem) {
+#ifdef MADV_NOHUGEPAGE
+  if (v && cap * elem >= BIG)
+    madvise(v, map_len(cap * elem), MADV_NOHUGEPAGE);
+#else
+  (void)v;
+  (void)cap;
+  (void)elem;
+#endif
+}
+
+/* See util.h. */
 void gp__tp_vec_drop(void *v, size_t cap, size_t elem, size_t from, size_t to) {
   if (!v || cap * elem < BIG || to > cap || from >= to)
     return;

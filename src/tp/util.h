@@ -79,6 +79,14 @@ void gp__tp_vec_release(void *v, size_t cap, size_t elem);
  */
 void gp__tp_vec_drop(void *v, size_t cap, size_t elem, size_t from, size_t to);
 
+/*
+ * Asks that the pages of an array gp__tp_vec_grow allocated (cap elements
+ * of elem bytes) not yet touched be small ones: for an array filled while
+ * another is given back piece by piece (the sort's merge), where a huge
+ * page committed ahead of the writes would be held twice at the peak.
+ */
+void gp__tp_vec_small_pages(void *v, size_t cap, size_t elem);
+
 #define gp__tp_vec_reserve(vec, more)                                          \
   ((vec)->n + (more) <= (vec)->cap ||                                          \
    gp__tp_vec_grow((void **)&(vec)->v, &(vec)->cap, (vec)->n, (more),          \
