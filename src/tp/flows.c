@@ -4,36 +4,97 @@
  * whichever order the two ends arrive. Per event id it remembers the GPU
  * slices that carry it, those that wait for it, and the latest track
  * event that submitted it or waits for it.
+ *
+ * The lists of slices live as links in one array (an id has one or two
+ * slices in a list, mostly: a vector each cost ~100 bytes of headers and
+ * heap, 8 MB of a demo trace's import). A list is circular and named by
+ * its last link, so appending and walking in order are O(1) per slice.
  */
+#include <string.h>
+
 #include "gpuperf/error.h"
 #include "tp/import.h"
 
+static uint64_t evflow_id(const gp__tp_evflow *f) {
+  return (uint64_t)f->id_hi << 32 | f->id_lo;
+}
+
+/* Rebuilds the index of evflows with nslots slots (a power of two). */
+static bool index_evflows(gp__tp_importer *imp, size_t nslots) {
+  GP_TP_VEC(uint32_t) slots = {0};
+  if (!gp__tp_vec_reserve(&slots, nslots))
+    return false;
+  memset(slots.v, 0xff, nslots * sizeof(*slots.v));
+  slots.n = nslots;
+  for (uint32_t e = 0; e < imp->evflows.n; e++) {
+    size_t i =
+        (size_t)gp__tp_mix64(evflow_id(&imp->evflows.v[e])) & (nslots - 1);
+    while (slots.v[i] != GP_TP_NONE)
+      i = (i + 1) & (nslots - 1);
+    slots.v[i] = e;
+  }
+  gp__tp_vec_free(&imp->flow_slots);
+  imp->flow_slots.v = slots.v;
+  imp->flow_slots.n = slots.n;
+  imp->flow_slots.cap = slots.cap;
+  return true;
+}
+
+/*
+ * Finds or adds the flow state of event_id. The index holds 4-byte slots
+ * and the ids live in the states themselves: a map of id -> index beside
+ * them took 17 bytes a slot (8 MB of the 16 MB of flow state on a demo
+ * trace with 355 k event ids).
+ */
 static int evflow(gp__tp_importer *imp, uint64_t event_id,
                   gp__tp_evflow **out) {
-  bool ins;
-  uint64_t *i =
-      gp__tp_map_put(&imp->flow_by_event, event_id, imp->evflows.n, &ins);
-  if (!i)
+  size_t n = imp->evflows.n, nslots = imp->flow_slots.n;
+  if ((n + 1) * 4 > nslots * 3 &&
+      (n >= GP_TP_NONE - 1 || !index_evflows(imp, nslots ? nslots * 2 : 1024)))
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
-  if (ins) {
-    gp__tp_evflow f = {GP_TP_NONE, GP_TP_NONE, GP_TP_NONE, GP_TP_NONE,
-                       GP_TP_NONE};
-    if (!gp__tp_vec_push(&imp->evflows, f))
-      return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
-  }
-  *out = &imp->evflows.v[*i];
+  nslots = imp->flow_slots.n;
+  size_t i = (size_t)gp__tp_mix64(event_id) & (nslots - 1);
+  for (uint32_t e; (e = imp->flow_slots.v[i]) != GP_TP_NONE;
+       i = (i + 1) & (nslots - 1))
+    if (evflow_id(&imp->evflows.v[e]) == event_id) {
+      *out = &imp->evflows.v[e];
+      return 0; /* valid until the next evflow(): nothing else moves it */
+    }
+  gp__tp_evflow f = {(uint32_t)event_id, (uint32_t)(event_id >> 32),
+                     GP_TP_NONE,         GP_TP_NONE,
+                     GP_TP_NONE,         GP_TP_NONE,
+                     GP_TP_NONE};
+  if (!gp__tp_vec_push(&imp->evflows, f))
+    return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
+  imp->flow_slots.v[i] = (uint32_t)n;
+  *out = &imp->evflows.v[n];
   return 0;
 }
 
+/* Appends slice to the list *list (GP_TP_NONE: empty). */
 static int list_add(gp__tp_importer *imp, uint32_t *list, uint32_t slice) {
-  if (*list == GP_TP_NONE) {
-    if (!gp__tp_vec_push(&imp->lists, ((gp__tp_slist){0})))
-      return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
-    *list = (uint32_t)imp->lists.n - 1;
-  }
-  if (!gp__tp_vec_push(&imp->lists.v[*list], slice))
+  uint32_t n = (uint32_t)imp->links.n;
+  if (n == GP_TP_NONE || !gp__tp_vec_reserve(&imp->links, 1))
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
+  gp__tp_link l = {slice, n};
+  if (*list != GP_TP_NONE) {
+    l.next = imp->links.v[*list].next;
+    imp->links.v[*list].next = n;
+  }
+  imp->links.v[imp->links.n++] = l;
+  *list = n;
   return 0;
+}
+
+/* The first link of a list, or GP_TP_NONE. */
+static uint32_t list_first(const gp__tp_importer *imp, uint32_t list) {
+  return list == GP_TP_NONE ? GP_TP_NONE : imp->links.v[list].next;
+}
+
+/* The link after l in list, GP_TP_NONE after the last. */
+static uint32_t list_next(const gp__tp_importer *imp, uint32_t list,
+                          uint32_t l) {
+  return l == list ? GP_TP_NONE : imp->links.v[l].next;
 }
 
 /* Calls flow(out, in) for each GPU slice of ev, as out (dir 0) or in. */
@@ -44,12 +105,12 @@ static int flows_with_gpu_slices(gp__tp_importer *imp, const gp__tp_evflow *ev,
   if (first != GP_TP_NONE)
     rc = gpu_is_out ? gp__tp_flow_add(imp, first, other)
                     : gp__tp_flow_add(imp, other, first);
-  if (more != GP_TP_NONE)
-    for (size_t i = 0; !rc && i < imp->lists.v[more].n; i++) {
-      uint32_t s = imp->lists.v[more].v[i];
-      rc = gpu_is_out ? gp__tp_flow_add(imp, s, other)
-                      : gp__tp_flow_add(imp, other, s);
-    }
+  for (uint32_t l = list_first(imp, more); !rc && l != GP_TP_NONE;
+       l = list_next(imp, more, l)) {
+    uint32_t s = imp->links.v[l].slice;
+    rc = gpu_is_out ? gp__tp_flow_add(imp, s, other)
+                    : gp__tp_flow_add(imp, other, s);
+  }
   return rc;
 }
 
@@ -64,16 +125,16 @@ int gp__tp_flow_gpu_slice(gp__tp_importer *imp, uint64_t event_id,
     ev->slice = slice;
   else if ((rc = list_add(imp, &ev->more, slice)))
     return rc;
-  ev = &imp->evflows.v[*gp__tp_map_get(&imp->flow_by_event, event_id)];
   if (ev->submitter != GP_TP_NONE &&
       (rc = gp__tp_flow_add(imp, ev->submitter, slice)))
     return rc;
   if (ev->te_waiter != GP_TP_NONE &&
       (rc = gp__tp_flow_add(imp, slice, ev->te_waiter)))
     return rc;
-  if (ev->waiters != GP_TP_NONE)
-    for (size_t i = 0; !rc && i < imp->lists.v[ev->waiters].n; i++)
-      rc = gp__tp_flow_add(imp, slice, imp->lists.v[ev->waiters].v[i]);
+  uint32_t w = ev->waiters;
+  for (uint32_t l = list_first(imp, w); !rc && l != GP_TP_NONE;
+       l = list_next(imp, w, l))
+    rc = gp__tp_flow_add(imp, slice, imp->links.v[l].slice);
   return rc;
 }
 
@@ -84,11 +145,7 @@ int gp__tp_flow_event_wait(gp__tp_importer *imp, uint64_t waited,
   int rc = evflow(imp, waited, &ev);
   if (rc || (rc = flows_with_gpu_slices(imp, ev, slice, true)))
     return rc;
-  ev = &imp->evflows.v[*gp__tp_map_get(&imp->flow_by_event, waited)];
-  uint32_t w = ev->waiters;
-  rc = list_add(imp, &w, slice);
-  imp->evflows.v[*gp__tp_map_get(&imp->flow_by_event, waited)].waiters = w;
-  return rc;
+  return list_add(imp, &ev->waiters, slice);
 }
 
 /* See import.h. */

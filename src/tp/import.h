@@ -163,14 +163,19 @@ typedef struct gp__tp_cset {
   int64_t last_ts;           /* latest start seen */
 } gp__tp_cset;
 
-/* A list of slice ids. */
-typedef GP_TP_VEC(uint32_t) gp__tp_slist;
+/* A link of a list of slice ids (flows.c): lists are circular, and a
+ * list is named by its last link, whose next is the first. */
+typedef struct gp__tp_link {
+  uint32_t slice;
+  uint32_t next; /* index in links */
+} gp__tp_link;
 
 /* Per render-stage event id: the GPU slices with that id (the first in
- * `slice`, more in lists[more]), the GPU slices waiting on it
- * (lists[waiters]), and the track-event slices that submitted it or wait
- * for it (the latest of each). */
+ * `slice`, more in the list `more`), the GPU slices waiting on it (the
+ * list `waiters`), and the track-event slices that submitted it or wait
+ * for it (the latest of each). Lists are GP_TP_NONE while empty. */
 typedef struct gp__tp_evflow {
+  uint32_t id_lo, id_hi; /* the event id (two words: 28 bytes, not 32) */
   uint32_t slice;
   uint32_t more;
   uint32_t waiters;
@@ -282,11 +287,13 @@ typedef struct gp__tp_importer {
   GP_TP_VEC(gp__tp_stage) stage_legacy;
   gp__tp_map cset_by_dims; /* dims set -> index in csets */
   GP_TP_VEC(gp__tp_cset) csets;
-  gp__tp_map ctx_seen;      /* graphics context id -> 1 */
-  gp__tp_map2 debug_names;  /* (object type, handle) -> string id */
-  gp__tp_map flow_by_event; /* event id -> index in evflows */
+  gp__tp_map ctx_seen;     /* graphics context id -> 1 */
+  gp__tp_map2 debug_names; /* (object type, handle) -> string id */
   GP_TP_VEC(gp__tp_evflow) evflows;
-  GP_TP_VEC(gp__tp_slist) lists;
+  GP_TP_VEC(uint32_t)
+  flow_slots;                   /* hash index of evflows by id: n slots,
+                                   a power of two, GP_TP_NONE = empty */
+  GP_TP_VEC(gp__tp_link) links; /* of the evflows' lists */
 
   /* Caches of decoded interned messages and hot lookups. */
   GP_TP_VEC(gp__tp_spec_cache) spec_cache;

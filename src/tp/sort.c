@@ -33,6 +33,9 @@ static gp__tp_entry *scratch(size_t n, size_t *cap) {
   GP_TP_VEC(gp__tp_entry) v = {0};
   if (!gp__tp_vec_reserve(&v, n))
     return NULL;
+  /* Huge pages would commit 2 MiB ahead of the merge's writes while the
+   * old array goes back 64 KiB at a time: 2 MB more at the import's peak. */
+  gp__tp_vec_small_pages(v.v, v.cap, sizeof(*v.v));
   *cap = v.cap;
   return v.v;
 }

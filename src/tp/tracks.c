@@ -436,11 +436,9 @@ void gp__tp_trackers_free(gp__tp_importer *imp) {
   gp__tp_vec_free(&imp->csets);
   gp__tp_map_free(&imp->ctx_seen);
   gp__tp_map2_free(&imp->debug_names);
-  gp__tp_map_free(&imp->flow_by_event);
+  gp__tp_vec_free(&imp->flow_slots);
   gp__tp_vec_free(&imp->evflows);
-  for (size_t i = 0; i < imp->lists.n; i++)
-    gp__tp_vec_free(&imp->lists.v[i]);
-  gp__tp_vec_free(&imp->lists);
+  gp__tp_vec_free(&imp->links);
   gp__tp_vec_free(&imp->descs);
   gp__tp_map_free(&imp->desc_by_uuid);
   gp__tp_map_free(&imp->running_sum);

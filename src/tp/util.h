@@ -60,9 +60,11 @@ static inline int64_t gp__tp_ssub(int64_t a, int64_t b) {
 
 /*
  * Makes room for `more` elements of `elem` bytes after the n in use.
- * Returns false (nothing changed) if memory runs out. Arrays of a
- * megabyte or more live in their own mappings, which grow by remapping
- * (no copy) and ask for transparent huge pages (far fewer page faults).
+ * Returns false (nothing changed) if memory runs out. Arrays of 64 KiB
+ * or more live in their own mappings, which grow by remapping (no copy,
+ * and no page touched twice: copies into fresh pages of the C heap were
+ * half the importer's page faults); from 8 MiB they are whole huge pages
+ * at a huge-page boundary, which transparent huge pages can back.
  */
 bool gp__tp_vec_grow(void **v, size_t *cap, size_t n, size_t more, size_t elem);
 
@@ -73,9 +75,17 @@ void gp__tp_vec_release(void *v, size_t cap, size_t elem);
  * Gives the whole pages of elements [from, to) of an array gp__tp_vec_grow
  * allocated (cap elements of elem bytes) back to the system, for arrays
  * read once front to back: those elements read as zero afterwards. Arrays
- * under a megabyte (in the C heap) are left as they are.
+ * under 64 KiB (in the C heap) are left as they are.
  */
 void gp__tp_vec_drop(void *v, size_t cap, size_t elem, size_t from, size_t to);
+
+/*
+ * Asks that the pages of an array gp__tp_vec_grow allocated (cap elements
+ * of elem bytes) not yet touched be small ones: for an array filled while
+ * another is given back piece by piece (the sort's merge), where a huge
+ * page committed ahead of the writes would be held twice at the peak.
+ */
+void gp__tp_vec_small_pages(void *v, size_t cap, size_t elem);
 
 #define gp__tp_vec_reserve(vec, more)                                          \
   ((vec)->n + (more) <= (vec)->cap ||                                          \
