@@ -33,24 +33,6 @@ static const char *cli(void) {
   return c;
 }
 
-/* The file's text (NUL-terminated, malloc'ed; "" if it is missing). */
-static char *text_of(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return strdup("");
-  size_t cap = 1 << 16, n = 0;
-  char *s = malloc(cap + 1);
-  size_t k;
-  while ((k = fread(s + n, 1, cap - n, f)) > 0) {
-    n += k;
-    if (n == cap)
-      s = realloc(s, (cap *= 2) + 1);
-  }
-  fclose(f);
-  s[n] = '\0';
-  return s;
-}
-
 typedef struct track_check {
   int64_t tracks;     /* process counter tracks named so */
   int64_t processes;  /* distinct processes they belong to */
@@ -121,7 +103,7 @@ TEST(record_host_counters_become_process_tracks) {
              "-- '%s' --steps 20 --sleep-ms 2 %s 2>'%s'",
              cli(), out, app, forms[f], err);
     int rc = wt_system(cmd);
-    char *msg = text_of(err);
+    char *msg = wt_read_text(err);
     if (rc != 0)
       gp_test_fail(__FILE__, __LINE__, "%s: status %d\n%s", forms[f], rc, msg);
     track_check tc = check_track(out, "task-clock");
@@ -175,7 +157,7 @@ TEST(record_config_names_host_counters) {
            "'%s' record -q -c '%s' -o '%s' -- '%s' --steps 10 2>'%s'", cli(),
            cfg, out, app, err);
   int rc = wt_system(cmd);
-  char *msg = text_of(err);
+  char *msg = wt_read_text(err);
   if (rc != 0)
     gp_test_fail(__FILE__, __LINE__, "status %d\n%s", rc, msg);
   if (!perf_allowed()) {
@@ -235,7 +217,7 @@ TEST(record_host_counters_refused_warns_and_records) {
   ASSERT(WIFEXITED(st));
   if (WEXITSTATUS(st) == 77)
     SKIP("seccomp filters are not available here");
-  char *msg = text_of(err);
+  char *msg = wt_read_text(err);
   if (WEXITSTATUS(st) != 0)
     gp_test_fail(__FILE__, __LINE__, "status %d\n%s", WEXITSTATUS(st), msg);
   const char *want = "gpuperf: sim_app: host CPU counters not recorded: "
@@ -266,7 +248,7 @@ TEST(record_unknown_host_like_names_fail_first) {
            "\"%s\"; exec \"%s\"' 2>'%s'",
            cli(), out, mark, app, err);
   ASSERT_EQ(wt_system(cmd), 2);
-  char *msg = text_of(err);
+  char *msg = wt_read_text(err);
   ASSERT(strstr(msg, "unknown counter 'task-clok'"));
   free(msg);
   ASSERT_NE(access(out, F_OK), 0);

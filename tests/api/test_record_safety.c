@@ -39,24 +39,6 @@ static void sleep_ms(unsigned ms) {
   nanosleep(&ts, NULL);
 }
 
-/* The file's text (NUL-terminated, malloc'ed; "" if it is missing). */
-static char *text_of(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return strdup("");
-  size_t cap = 1 << 16, n = 0;
-  char *s = malloc(cap + 1);
-  size_t k;
-  while ((k = fread(s + n, 1, cap - n, f)) > 0) {
-    n += k;
-    if (n == cap)
-      s = realloc(s, (cap *= 2) + 1);
-  }
-  fclose(f);
-  s[n] = '\0';
-  return s;
-}
-
 /* The first column of the first row of sql on the trace at path. */
 static int64_t q_trace(const char *path, const char *sql) {
   gp_tp *tp = NULL;
@@ -122,7 +104,7 @@ TEST(record_sim_program_deaths_lose_nothing) {
              "'%s' record -o '%s' -- '%s' --steps 20 --die %s 2>'%s'", cli(),
              out, app, deaths[i], err);
     int rc = wt_system(cmd);
-    char *msg = text_of(err);
+    char *msg = wt_read_text(err);
     if (rc != expected_status(deaths[i]))
       gp_test_fail(__FILE__, __LINE__, "--die %s: status %d\n%s", deaths[i], rc,
                    msg);
@@ -188,7 +170,7 @@ TEST(record_sigkill_salvages_what_it_committed) {
                          "'sim_app'"),
             1);
   /* 20 steps: 100 GPU events, 20 x 10 API calls, 40 range marks, ... */
-  char *msg = text_of(err);
+  char *msg = wt_read_text(err);
   const char *p = strstr(msg, "): ");
   ASSERT(p);
   ASSERT_GE(strtoll(p + 3, NULL, 10), 100 + 200 + 40);
@@ -204,7 +186,7 @@ TEST(record_sigkill_salvages_what_it_committed) {
   free(msg);
   snprintf(cmd, sizeof(cmd), "'%s' report '%s' >'%s'", cli(), out, err);
   ASSERT_EQ(wt_system(cmd), 0);
-  msg = text_of(err);
+  msg = wt_read_text(err);
   snprintf(want, sizeof(want), " %lld  records processes killed by SIGKILL",
            (long long)lost);
   ASSERT(strstr(msg, want));
@@ -233,7 +215,7 @@ TEST(record_sigkill_counts_gpu_work_in_flight) {
   int64_t lost = q_trace(out, LOST_SQL);
   ASSERT_GE(lost, 1);
   ASSERT_EQ(slices + lost, 100);
-  char *msg = text_of(err), want[96];
+  char *msg = wt_read_text(err), want[96];
   snprintf(want, sizeof(want), "lost at process death: %lld records",
            (long long)lost);
   ASSERT(strstr(msg, want));
@@ -300,7 +282,7 @@ static void check_opencl_death(const char *how, const char *child_how) {
   int rc = wt_system(cmd);
   if (rc == 77)
     SKIP("no OpenCL device");
-  char *msg = text_of(err), *printed = text_of(so);
+  char *msg = wt_read_text(err), *printed = wt_read_text(so);
   if (rc != expected_status(how))
     gp_test_fail(__FILE__, __LINE__, "--die %s: status %d\n%s", how, rc, msg);
   uint64_t commands = 0;
@@ -364,7 +346,7 @@ TEST(record_opencl_sigkill_counts_work_in_flight) {
   int rc = wt_system(cmd);
   if (rc == 77)
     SKIP("no OpenCL device");
-  char *msg = text_of(err), *printed = text_of(so);
+  char *msg = wt_read_text(err), *printed = wt_read_text(so);
   if (rc != 128 + SIGKILL)
     gp_test_fail(__FILE__, __LINE__, "status %d\n%s", rc, msg);
   const char *c = strstr(printed, " count commands=");
@@ -418,7 +400,7 @@ TEST(record_names_detached_processes) {
            cli(), out, app, err);
   ASSERT_EQ(wt_system(cmd), 0);
   sleep_ms(900); /* the detached process has done its work by now */
-  char *msg = text_of(err);
+  char *msg = wt_read_text(err);
   ASSERT(strstr(msg, "was left running by the program: its GPU work from "
                      "now on is not recorded"));
   ASSERT(!strstr(msg, "cannot read"));
@@ -441,7 +423,7 @@ TEST(record_keeps_an_existing_output) {
   snprintf(cmd, sizeof(cmd),
            "'%s' record -o '%s' -- /nonexistent/prog 2>/dev/null", cli(), out);
   ASSERT_EQ(wt_system(cmd), 127);
-  char *s = text_of(out);
+  char *s = wt_read_text(out);
   ASSERT_STR_EQ(s, "precious");
   free(s);
   ASSERT_EQ(entries_with(gp_test_tmpdir(), ".parts-"), 0);
@@ -451,7 +433,7 @@ TEST(record_keeps_an_existing_output) {
   ASSERT_EQ(wt_system(cmd), 2);
   char errp[1100];
   snprintf(errp, sizeof(errp), "%s.err", out);
-  s = text_of(errp);
+  s = wt_read_text(errp);
   ASSERT(strstr(s, "cannot create a folder next to"));
   free(s);
   /* A new trace: the old file becomes keep.pftrace.old. */
@@ -460,7 +442,7 @@ TEST(record_keeps_an_existing_output) {
   ASSERT_EQ(wt_system(cmd), 0);
   char old[1100];
   snprintf(old, sizeof(old), "%s.old", out);
-  s = text_of(old);
+  s = wt_read_text(old);
   ASSERT_STR_EQ(s, "precious");
   free(s);
   wt_trace t;
@@ -484,7 +466,7 @@ TEST(record_full_disk_is_an_error) {
   snprintf(cmd, sizeof(cmd), "'%s' record -o '%s' -- '%s' --steps 600 2>'%s'",
            cli(), out, app, err);
   int rc = wt_system(cmd);
-  char *msg = text_of(err);
+  char *msg = wt_read_text(err);
   wt_trace t;
   memset(&t, 0, sizeof(t));
   bool have = access(out, R_OK) == 0;
@@ -559,7 +541,7 @@ TEST(record_killed_recorder_can_be_recovered) {
   ASSERT(dir[0]);
   char note[1200];
   snprintf(note, sizeof(note), "%s/RECOVER", dir);
-  char *s = text_of(note);
+  char *s = wt_read_text(note);
   ASSERT(strstr(s, "gpuperf record --recover"));
   free(s);
   snprintf(cmd, sizeof(cmd), "'%s' record --recover '%s' 2>/dev/null", cli(),
@@ -597,7 +579,7 @@ TEST(record_counter_lists_are_bounded) {
     snprintf(cmd, sizeof(cmd), "'%s' record -q -c '%s' -o '%s' -- '%s' 2>'%s'",
              cli(), cfg, out, app, err);
     int rc = wt_system(cmd);
-    char *msg = text_of(err);
+    char *msg = wt_read_text(err);
     if (counts[i] <= GP_TRACE_CONFIG_MAX_COUNTERS) {
       ASSERT_EQ(rc, 0);
     } else {
@@ -615,7 +597,7 @@ TEST(record_counter_lists_are_bounded) {
     snprintf(ecmd, len + 2048, "'%s' record -q -e '%s' -o '%s' -- '%s' 2>'%s'",
              cli(), names, out, app, err);
     rc = wt_system(ecmd);
-    msg = text_of(err);
+    msg = wt_read_text(err);
     if (counts[i] <= GP_TRACE_CONFIG_MAX_COUNTERS) {
       ASSERT_EQ(rc, 0);
     } else {
@@ -646,7 +628,7 @@ TEST(stat_of_a_dying_program_prints_its_counts) {
     snprintf(cmd, sizeof(cmd), "'%s' stat -- '%s' --steps 5 --die %s 2>'%s'",
              cli(), app, deaths[i], err);
     int rc = wt_system(cmd);
-    char *msg = text_of(err);
+    char *msg = wt_read_text(err);
     if (rc != expected_status(deaths[i]) ||
         !strstr(msg, "kernel consume: 5 launches"))
       gp_test_fail(__FILE__, __LINE__, "--die %s: status %d\n%s", deaths[i], rc,

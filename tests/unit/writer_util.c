@@ -2,6 +2,7 @@
  * writer_util.c - see writer_util.h.
  */
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "perfetto/pb.h"
@@ -28,6 +29,18 @@ uint8_t *wt_read_file(const char *path, size_t *size) {
   fclose(f);
   *size = n;
   return b;
+}
+
+/* See writer_util.h. */
+char *wt_read_text(const char *path) {
+  if (access(path, F_OK) != 0)
+    return strdup("");
+  size_t n;
+  uint8_t *b = wt_read_file(path, &n);
+  char *s = realloc(b, n + 1);
+  ASSERT_NOT_NULL(s);
+  s[n] = '\0';
+  return s;
 }
 
 /* See writer_util.h. */

@@ -38,6 +38,10 @@ typedef struct wt_trace {
 /* Reads a file (fails the test if it cannot). */
 uint8_t *wt_read_file(const char *path, size_t *size);
 
+/* A file's text, NUL-terminated and malloc'ed; "" if the file is missing
+ * (a program's stderr that it never wrote). */
+char *wt_read_text(const char *path);
+
 /* Parses bytes (taking ownership) into packets; stops at the first
  * malformed or truncated packet (t->valid says where). */
 void wt_parse(wt_trace *t, uint8_t *bytes, size_t size);
