@@ -64,6 +64,10 @@ uint64_t gp__clock_slew_mult(uint64_t rate, int64_t err_ns);
 
 /* ---- strings.c ---- */
 
+/* The hash of s[0..len) that the string table indexes by (FNV-1a), for
+ * readers of its mirror (a salvage) that index the same strings. */
+uint64_t gp__string_hash(const char *s, size_t len);
+
 /*
  * Returns the id of s in the process-wide string table, adding a copy if it
  * is new; 0 for NULL or when memory runs out (0 reads back as ""). Lookups

@@ -44,7 +44,8 @@ static _Atomic(str_index *) index_ptr;
 static _Atomic uint32_t next_id = 1;
 static uint32_t used_slots; /* under lock */
 
-static uint64_t hash_bytes(const char *s, size_t len) {
+/* See core.h. */
+uint64_t gp__string_hash(const char *s, size_t len) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */
   for (size_t i = 0; i < len; i++) {
     h ^= (uint8_t)s[i];
@@ -148,7 +149,7 @@ void gp__string_mirror(uint8_t *log, size_t cap, uint64_t *used, uint64_t *full,
 uint32_t gp__string_intern_n(const char *s, size_t len) {
   if (!s)
     return 0;
-  uint64_t h = hash_bytes(s, len);
+  uint64_t h = gp__string_hash(s, len);
   uint32_t id = index_find(
       atomic_load_explicit(&index_ptr, memory_order_acquire), s, len, h);
   if (id)

@@ -43,18 +43,9 @@ typedef struct salvage {
   uint32_t ndev;
 } salvage;
 
-static uint64_t sv_hash(const char *s, size_t len) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (size_t i = 0; i < len; i++) {
-    h ^= (uint8_t)s[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 static void hidx_put(salvage *v, uint32_t id) {
   const sv_str *e = &v->strs[id];
-  uint32_t i = (uint32_t)sv_hash(e->s, e->len) & v->hmask;
+  uint32_t i = (uint32_t)gp__string_hash(e->s, e->len) & v->hmask;
   while (v->hidx[i])
     i = (i + 1) & v->hmask;
   v->hidx[i] = id;
@@ -117,7 +108,7 @@ static const char *ctx_string(void *user, uint32_t id) {
 static uint32_t ctx_intern(void *user, const char *s, size_t len) {
   salvage *v = user;
   if (v->hidx) {
-    uint32_t i = (uint32_t)sv_hash(s, len) & v->hmask;
+    uint32_t i = (uint32_t)gp__string_hash(s, len) & v->hmask;
     for (; v->hidx[i]; i = (i + 1) & v->hmask) {
       const sv_str *e = &v->strs[v->hidx[i]];
       if (e->len == len && memcmp(e->s, s, len) == 0)
