@@ -22,7 +22,6 @@
  * recorded process, counter_error in the session's stats otherwise.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,11 +47,6 @@ struct gp__session_host {
   bool stop;
 };
 
-/* Whether name (a counter name or glob of the config) is host counter i. */
-static bool names_host(const char *name, const char *counter) {
-  return fnmatch(name, counter, 0) == 0;
-}
-
 /* Adds the host counters the gpu.counters data sources of s name to h,
  * marking the names that matched; returns the period of the first data
  * source that named one (0: none named). */
@@ -68,7 +62,7 @@ static uint64_t select_host(gp_session *s, struct gp__session_host *h) {
     for (size_t k = 0; k < cc->num_counter_names; k++) {
       bool hit = false;
       for (uint32_t c = 0; c < cat->num_counters; c++) {
-        if (!names_host(cc->counter_names[k], cat->counters[c].info.name))
+        if (!gp__glob_match(cc->counter_names[k], cat->counters[c].info.name))
           continue;
         hit = true;
         bool dup = false;
