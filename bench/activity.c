@@ -2,7 +2,7 @@
  * bench/activity.c - the cost of writing an activity record, beside its
  * floor and a peer measured in the same run.
  *
- *   build/bench/activity [--records N] [--runs N] [--processes N]
+ *   build/bench/activity [--records N] [--runs N] [--processes N [--pin]]
  *
  * Measures the producer hot path as backends use it: reserve a 48-byte
  * MARKER record, take a timestamp, fill it, commit; with buffers of 4 MiB
@@ -20,12 +20,16 @@
  * Then 1 and 2 threads in records/s of wall time and the 2-thread
  * speed-up. With --processes N the measurement is repeated in N fresh
  * processes and the spread of the per-record cost and of its ratio to the
- * floor is printed: processes differ (page placement, cache colouring).
+ * floor is printed; --pin puts process i on CPU i % CPUs and prints the
+ * spread per CPU as well (on our VMs processes differed by the CPU they
+ * ran on). The floor is measured on the producing thread itself, just
+ * before its records, so both sides of a ratio ran on the same CPU.
  *
  * Targets (issue 15): <= 1.15x the floor in every process; 2-thread
  * speed-up >= 1.9x on an idle machine.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,7 +154,9 @@ typedef struct job {
   uint64_t records;
   uint64_t written;
   double wall_ns, cpu_ns;
-  long faults; /* minor page faults taken by the producing thread */
+  long faults;     /* minor page faults taken by the producing thread */
+  double floor_ns; /* the floor on this thread, just before (with_floor) */
+  bool with_floor;
   pthread_barrier_t *start;
 } job;
 
@@ -171,6 +177,11 @@ static void *produce(void *arg) {
     gp__activity_commit(w);
   }
   pthread_barrier_wait(j->start);
+  /* The floor on the same thread, so on the same CPU: the two CPUs of a
+   * VM need not be alike (see main), and a ratio across them says
+   * nothing. */
+  if (j->with_floor)
+    j->floor_ns = floor_run(j->records);
   long f0 = thread_faults();
   double t0 = now_ns(), c0 = cpu_ns();
   uint64_t ok = 0;
@@ -199,8 +210,8 @@ static void *produce(void *arg) {
 
 /* One run with n threads; returns records per second of wall time and
  * stores CPU ns per record (mean over the threads) in *per. */
-static double run(int n, uint64_t records, double *per, uint64_t *dropped,
-                  long *faults) {
+static double run(int n, uint64_t records, double *per, double *floor,
+                  uint64_t *dropped, long *faults) {
   pthread_t t[8];
   job jobs[8];
   pthread_barrier_t start;
@@ -208,6 +219,7 @@ static double run(int n, uint64_t records, double *per, uint64_t *dropped,
   for (int i = 0; i < n; i++) {
     jobs[i].records = records;
     jobs[i].start = &start;
+    jobs[i].with_floor = floor != NULL;
     pthread_create(&t[i], NULL, produce, &jobs[i]);
   }
   double worst = 0, sum_per = 0;
@@ -226,6 +238,8 @@ static double run(int n, uint64_t records, double *per, uint64_t *dropped,
   gp_activity_get_num_dropped_records(0, 0, &d);
   *dropped += d;
   *per = sum_per / n;
+  if (floor)
+    *floor = jobs[0].floor_ns;
   return (double)total / (worst / 1e9);
 }
 
@@ -396,7 +410,8 @@ out_dir:;
 typedef struct result {
   double per1, floor, ratio, per2, r1, r2, ts, cg;
   uint64_t dropped;
-  long faults; /* in the producing threads, all runs */
+  long faults;      /* in the producing threads, timed runs */
+  long warm_faults; /* the same in the untimed first pass */
 } result;
 
 static void measure(uint64_t records, int runs, result *out) {
@@ -427,11 +442,20 @@ static void measure(uint64_t records, int runs, result *out) {
   double fl[MAX_RUNS], ratio[MAX_RUNS];
   uint64_t dropped = 0;
   long faults = 0;
+  /* One pass of each, untimed: the first buffers the request callback
+   * gives are fresh memory, and the collector cannot pre-fault them as
+   * fast as a thread fills them (12-40 us a page on this VM); after this
+   * every buffer is a recycled one, as in a program that runs for more
+   * than a second. Its faults are reported apart. */
+  double unused;
+  long warm_faults = 0;
+  run(1, records, &unused, &unused, &dropped, &warm_faults);
+  run(2, records, &unused, NULL, &dropped, &warm_faults);
+  out->warm_faults = warm_faults;
   for (int r = 0; r < runs; r++) {
-    fl[r] = floor_run(records);
-    rate1[r] = run(1, records, &per1[r], &dropped, &faults);
+    rate1[r] = run(1, records, &per1[r], &fl[r], &dropped, &faults);
     ratio[r] = per1[r] / fl[r];
-    rate2[r] = run(2, records, &per2[r], &dropped, &faults);
+    rate2[r] = run(2, records, &per2[r], NULL, &dropped, &faults);
   }
   out->faults = faults;
   out->per1 = median(per1, runs);
@@ -446,23 +470,53 @@ static void measure(uint64_t records, int runs, result *out) {
   gp_activity_finalize();
 }
 
-/* Repeats the measurement in n fresh processes; prints the spread of
- * the 1-thread cost and of its ratio to the floor. */
-static int spread(const char *self, uint64_t records, int runs, int n) {
+/* Prints the spread of k processes' results. */
+static void print_spread(const char *what, const double *per,
+                         const double *ratio, int k) {
+  int over = 0;
+  for (int i = 0; i < k; i++)
+    over += ratio[i] > 1.15;
+  printf("  %s%d processes: %.1f ns/record median [%.1f..%.1f]; ratio to "
+         "the floor %.2fx median [%.2f..%.2f]; over 1.15x in %d of %d\n",
+         what, k, median(per, k), minimum(per, k), maximum(per, k),
+         median(ratio, k), minimum(ratio, k), maximum(ratio, k), over, k);
+}
+
+/*
+ * Repeats the measurement in n fresh processes; prints the spread of the
+ * 1-thread cost and of its ratio to the floor. With pin, process i runs
+ * on CPU i % (CPUs online) only, and the spread is also printed per CPU:
+ * on the VMs we measured on, the split between processes followed the
+ * CPU the producing thread ran on, not the process.
+ */
+static int spread(const char *self, uint64_t records, int runs, int n,
+                  bool pin) {
   double per[MAX_RUNS], fl[MAX_RUNS], ratio[MAX_RUNS];
-  char nrec[32], nruns[16];
+  int cpu_of[MAX_RUNS];
+  int ncpu = pin ? (int)sysconf(_SC_NPROCESSORS_ONLN) : 1;
+  if (ncpu < 1)
+    ncpu = 1;
+  char nrec[32], nruns[16], ncpu_arg[16];
   snprintf(nrec, sizeof(nrec), "%llu", (unsigned long long)records);
   snprintf(nruns, sizeof(nruns), "%d", runs);
-  char *child[] = {(char *)self, "--child", "--records", nrec,
-                   "--runs",     nruns,     NULL};
+  char *child[] = {(char *)self, "--child", "--records", nrec, "--runs",
+                   nruns,        NULL,      NULL,        NULL};
   int k = 0;
-  printf("  per process (ns/record, floor ns, ratio):");
+  printf("  per process (ns/record, floor ns, ratio%s):", pin ? ", CPU" : "");
   for (int i = 0; i < n; i++) {
+    if (pin) {
+      snprintf(ncpu_arg, sizeof(ncpu_arg), "%d", i % ncpu);
+      child[6] = "--cpu";
+      child[7] = ncpu_arg;
+    }
     char line[128];
     if (!run_for_line("/tmp", child, "child ", line, sizeof(line)) ||
         sscanf(line, "%lf %lf %lf", &per[k], &fl[k], &ratio[k]) != 3)
       continue;
+    cpu_of[k] = i % ncpu;
     printf(" %.1f/%.1f/%.2fx", per[k], fl[k], ratio[k]);
+    if (pin)
+      printf("/%d", cpu_of[k]);
     fflush(stdout);
     k++;
   }
@@ -471,20 +525,27 @@ static int spread(const char *self, uint64_t records, int runs, int n) {
     fprintf(stderr, "activity: no child process reported\n");
     return 1;
   }
-  int over = 0;
-  for (int i = 0; i < k; i++)
-    over += ratio[i] > 1.15;
-  printf("  %d processes: %.1f ns/record median [%.1f..%.1f]; ratio to the "
-         "floor %.2fx median [%.2f..%.2f]; over 1.15x in %d of %d\n",
-         k, median(per, k), minimum(per, k), maximum(per, k), median(ratio, k),
-         minimum(ratio, k), maximum(ratio, k), over, k);
+  print_spread("", per, ratio, k);
+  for (int c = 0; pin && c < ncpu; c++) {
+    double p[MAX_RUNS], r[MAX_RUNS];
+    int m = 0;
+    for (int i = 0; i < k; i++)
+      if (cpu_of[i] == c) {
+        p[m] = per[i];
+        r[m++] = ratio[i];
+      }
+    char what[32];
+    snprintf(what, sizeof(what), "CPU %d: ", c);
+    if (m > 0)
+      print_spread(what, p, r, m);
+  }
   return 0;
 }
 
 int main(int argc, char **argv) {
   uint64_t records = 10000000;
-  int runs = 7, processes = 1;
-  bool child = false, lchild = false;
+  int runs = 7, processes = 1, cpu = -1;
+  bool child = false, lchild = false, pin = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--records") == 0 && i + 1 < argc)
       records = strtoull(argv[++i], NULL, 10);
@@ -492,12 +553,17 @@ int main(int argc, char **argv) {
       runs = atoi(argv[++i]);
     else if (strcmp(argv[i], "--processes") == 0 && i + 1 < argc)
       processes = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--pin") == 0)
+      pin = true;
+    else if (strcmp(argv[i], "--cpu") == 0 && i + 1 < argc)
+      cpu = atoi(argv[++i]);
     else if (strcmp(argv[i], "--child") == 0)
       child = true;
     else if (strcmp(argv[i], "--lttng-child") == 0)
       lchild = true;
     else {
-      fprintf(stderr, "usage: %s [--records N] [--runs N] [--processes N]\n",
+      fprintf(stderr,
+              "usage: %s [--records N] [--runs N] [--processes N [--pin]]\n",
               argv[0]);
       return 1;
     }
@@ -517,6 +583,15 @@ int main(int argc, char **argv) {
   if (lchild)
     return 1;
 #endif
+  if (cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+      perror("activity: sched_setaffinity");
+      return 1;
+    }
+  }
   result res;
   measure(records, runs, &res);
   if (child) {
@@ -540,8 +615,9 @@ int main(int argc, char **argv) {
   printf("  2-thread speed-up: %.2fx   (target >= 1.9x on an idle machine)\n",
          res.r2 / res.r1);
   printf("  dropped records: %llu; page faults in the producing threads: "
-         "%ld\n",
-         (unsigned long long)res.dropped, res.faults);
+         "%ld in the timed runs, %ld in the untimed first pass (fresh "
+         "buffers)\n",
+         (unsigned long long)res.dropped, res.faults, res.warm_faults);
 #if GP_HAVE_LTTNG_UST
   const char *why = "";
   double lfloor = 0;
@@ -558,6 +634,6 @@ int main(int argc, char **argv) {
          "(scripts/install-deps.sh installs it)\n");
 #endif
   if (processes > 1)
-    return spread(argv[0], records, runs, processes);
+    return spread(argv[0], records, runs, processes, pin);
   return 0;
 }

@@ -413,8 +413,13 @@ static void write_drop_records(slot *s) {
 /* ------------------------------------------------------------------ */
 /* Producing                                                            */
 
-static void *reserve_slow(uint32_t kind, uint32_t size, uint32_t context_id,
-                          uint32_t stream_id) {
+/* Out of line (and never inlined into gp__activity_reserve(), whose
+ * common path is then a leaf that saves no registers): attaching the
+ * thread, a full or missing buffer, pending drop records. */
+static __attribute__((noinline, cold)) void *reserve_slow(uint32_t kind,
+                                                          uint32_t size,
+                                                          uint32_t context_id,
+                                                          uint32_t stream_id) {
   slot *s = gp__tls_slot;
   if (!s && !(s = slot_attach())) {
     count_drop(NULL, kind, GP_DROP_NO_BUFFER, context_id, stream_id);

@@ -230,15 +230,51 @@ static inline uint64_t floor_clamp(uint64_t v) {
   return v;
 }
 
-/* See clock.h. */
-uint64_t gp_get_timestamp(void) {
+/*
+ * Everything but the calibrated TSC: a virtual clock, calibration still
+ * under way or due, a line another thread just moved past our tick, no
+ * TSC. Kept out of line so that gp_get_timestamp()'s common path is a
+ * leaf that saves no registers (it runs once per record).
+ */
+static __attribute__((noinline)) uint64_t timestamp_slow(void) {
   uint64_t (*vn)(void) =
       atomic_load_explicit(&virtual_now, memory_order_relaxed);
-  if (GP_UNLIKELY(vn != NULL))
+  if (vn != NULL)
     return vn();
 #if GP_HAVE_TSC
   int st = atomic_load_explicit(&tsc.state, memory_order_relaxed);
-  if (GP_LIKELY(st == TSC_READY)) {
+  if (st == TSC_READY) {
+    uint64_t t = __rdtsc();
+    uint32_t s;
+    uint64_t base_tsc, base_ns, mult, recal;
+    do {
+      s = atomic_load_explicit(&tsc.seq, memory_order_acquire);
+      base_tsc = atomic_load_explicit(&tsc.base_tsc, memory_order_relaxed);
+      base_ns = atomic_load_explicit(&tsc.base_ns, memory_order_relaxed);
+      mult = atomic_load_explicit(&tsc.mult, memory_order_relaxed);
+      recal = atomic_load_explicit(&tsc.recal_ticks, memory_order_relaxed);
+      SEQ_FENCE(memory_order_acquire);
+    } while ((s & 1) ||
+             s != atomic_load_explicit(&tsc.seq, memory_order_relaxed));
+    uint64_t delta = t > base_tsc ? t - base_tsc : 0;
+    if (delta > recal)
+      calibrate();
+    return floor_clamp(base_ns +
+                       (uint64_t)(((unsigned __int128)delta * mult) >> 32));
+  }
+  if (st != TSC_ABSENT)
+    calibrate();
+#endif
+  return floor_clamp(read_clock(CLOCK_BOOTTIME));
+}
+
+/* See clock.h. */
+uint64_t gp_get_timestamp(void) {
+#if GP_HAVE_TSC
+  if (GP_LIKELY(atomic_load_explicit(&virtual_now, memory_order_relaxed) ==
+                    NULL &&
+                atomic_load_explicit(&tsc.state, memory_order_relaxed) ==
+                    TSC_READY)) {
     uint64_t t = __rdtsc();
     uint32_t s;
     uint64_t base_tsc, base_ns, mult, recal;
@@ -251,16 +287,13 @@ uint64_t gp_get_timestamp(void) {
       SEQ_FENCE(memory_order_acquire);
     } while (GP_UNLIKELY(
         (s & 1) || s != atomic_load_explicit(&tsc.seq, memory_order_relaxed)));
-    uint64_t delta = t > base_tsc ? t - base_tsc : 0;
-    if (GP_UNLIKELY(delta > recal))
-      calibrate();
-    return floor_clamp(base_ns +
-                       (uint64_t)(((unsigned __int128)delta * mult) >> 32));
+    uint64_t delta = t - base_tsc;
+    if (GP_LIKELY(t > base_tsc && delta <= recal))
+      return floor_clamp(base_ns +
+                         (uint64_t)(((unsigned __int128)delta * mult) >> 32));
   }
-  if (st != TSC_ABSENT)
-    calibrate();
 #endif
-  return floor_clamp(read_clock(CLOCK_BOOTTIME));
+  return timestamp_slow();
 }
 
 /* ------------------------------------------------------------------ */
