@@ -29,6 +29,7 @@ typedef struct ci_vtab {
 typedef struct ci_kept {
   uint32_t *kept; /* kept rows (indices into the records), by track, ts */
   uint64_t n;
+  uint64_t cap;    /* kept has room for this many (the records) */
   uint32_t *by_id; /* positions in kept by id (then position); lazily */
 } ci_kept;
 
@@ -147,8 +148,8 @@ static void ci_kept_free(void *p) {
   ci_kept *k = p;
   if (!k)
     return;
-  free(k->kept);
-  free(k->by_id);
+  gp__tp_array_free(k->kept, k->cap, 4);
+  gp__tp_array_free(k->by_id, k->n, 4);
   free(k);
 }
 
@@ -167,8 +168,10 @@ static int ci_cmp(const void *x, const void *y, void *arg) {
  * runs out. */
 static ci_kept *ci_kept_build(const ci_rec *rec, uint64_t n) {
   ci_kept *k = calloc(1, sizeof(*k));
-  if (k)
-    k->kept = malloc((n ? n : 1) * 4);
+  if (k) {
+    k->cap = n;
+    k->kept = gp__tp_array_alloc(n, 4);
+  }
   if (!k || !k->kept) {
     ci_kept_free(k);
     return NULL;
@@ -181,7 +184,7 @@ static ci_kept *ci_kept_build(const ci_rec *rec, uint64_t n) {
              (rec[i].track == rec[i - 1].track && rec[i].ts >= rec[i - 1].ts);
   uint32_t *order = NULL;
   if (!sorted) {
-    if (!(order = malloc(n * 4))) {
+    if (!(order = gp__tp_array_alloc(n, 4))) {
       ci_kept_free(k);
       return NULL;
     }
@@ -214,7 +217,7 @@ static ci_kept *ci_kept_build(const ci_rec *rec, uint64_t n) {
     lo = hi;
   }
 #undef AT
-  free(order);
+  gp__tp_array_free(order, n, 4);
   return k;
 }
 
@@ -227,14 +230,12 @@ static ci_kept *ci_kept_build(const ci_rec *rec, uint64_t n) {
 static bool sort_by_id(uint32_t *v, uint64_t n, const ci_rec *rec,
                        const uint32_t *kept) {
 #define ID(p) rec[kept[p]].id
-  uint32_t *tmp = malloc((n ? n : 1) * 4);
-  uint64_t *run = malloc((n + 1) * 8), *next = malloc((n + 1) * 8);
-  if (!tmp || !run || !next) {
-    free(tmp);
-    free(run);
-    free(next);
-    return false;
-  }
+  uint32_t *tmp = gp__tp_array_alloc(n, 4);
+  uint64_t *run = gp__tp_array_alloc(n + 1, 8),
+           *next = gp__tp_array_alloc(n + 1, 8);
+  bool ok = tmp && run && next;
+  if (!ok)
+    goto out;
   uint64_t nr = 0;
   for (uint64_t i = 0; i < n; i++)
     if (i == 0 || ID(v[i]) < ID(v[i - 1]))
@@ -265,10 +266,11 @@ static bool sort_by_id(uint32_t *v, uint64_t n, const ci_rec *rec,
   if (src != v)
     memcpy(v, src, n * 4);
 #undef ID
-  free(tmp);
-  free(run);
-  free(next);
-  return true;
+out:
+  gp__tp_array_free(tmp, n, 4);
+  gp__tp_array_free(run, n + 1, 8);
+  gp__tp_array_free(next, n + 1, 8);
+  return ok;
 }
 
 /* k->by_id, built on the first lookup by id. Returns false if memory runs
@@ -276,13 +278,13 @@ static bool sort_by_id(uint32_t *v, uint64_t n, const ci_rec *rec,
 static bool ci_by_id(ci_kept *k, const ci_rec *rec) {
   if (k->by_id)
     return true;
-  uint32_t *v = malloc((k->n ? k->n : 1) * 4);
+  uint32_t *v = gp__tp_array_alloc(k->n, 4);
   if (!v)
     return false;
   for (uint64_t i = 0; i < k->n; i++)
     v[i] = (uint32_t)i;
   if (!sort_by_id(v, k->n, rec, k->kept)) {
-    free(v);
+    gp__tp_array_free(v, k->n, 4);
     return false;
   }
   k->by_id = v;

@@ -41,10 +41,10 @@ typedef struct ivtab {
 } ivtab;
 
 static void ivtab_free(ivtab *t) {
-  free(t->id);
-  free(t->ts);
-  free(t->end);
-  free(t->order);
+  gp__tp_array_free(t->id, t->n, 8);
+  gp__tp_array_free(t->ts, t->n, 8);
+  gp__tp_array_free(t->end, t->n, 8);
+  gp__tp_array_free(t->order, t->n, 4);
   free(t->gstart);
   free(t->gpart);
   free(t->gplen);
@@ -85,11 +85,12 @@ static int load_iv(const gp__tp_buf *b, uint32_t *nparts, ivtab *t) {
   t->n = b->count;
   *nparts = b->nparts;
   size_t n = t->n ? t->n : 1;
-  t->id = malloc(n * 8);
-  t->ts = malloc(n * 8);
-  t->end = malloc(n * 8);
-  t->order = malloc(n * 4);
-  uint32_t *grp = malloc(n * 4);
+  /* Written once each: huge pages where large (util.h). */
+  t->id = gp__tp_array_alloc(t->n, 8);
+  t->ts = gp__tp_array_alloc(t->n, 8);
+  t->end = gp__tp_array_alloc(t->n, 8);
+  t->order = gp__tp_array_alloc(t->n, 4);
+  uint32_t *grp = gp__tp_array_alloc(t->n, 4);
   t->gpart = malloc(n * sizeof(*t->gpart));
   t->gplen = malloc(n * 4);
   t->gnext = malloc(n * 4);
@@ -176,7 +177,7 @@ static int load_iv(const gp__tp_buf *b, uint32_t *nparts, ivtab *t) {
   }
   rc = 0;
 out:
-  free(grp);
+  gp__tp_array_free(grp, t->n, 4);
   return rc;
 }
 

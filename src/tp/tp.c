@@ -57,8 +57,9 @@ static void tp_free(gp_tp *tp) {
   gp__tp_psql_free(tp);
   for (int t = 0; t < GP_TP_MAX_TABLES; t++)
     for (int c = 0; c < GP_TP_MAX_COLS; c++) {
-      free(tp->index[t][c].rows);
-      free(tp->index[t][c].vals);
+      gp__tp_colindex *ix = &tp->index[t][c];
+      gp__tp_array_free(ix->rows, ix->n, sizeof(*ix->rows));
+      gp__tp_array_free(ix->vals, ix->n, sizeof(*ix->vals));
     }
   if (tp->db) {
     gp__tp_db_fini(tp->db);

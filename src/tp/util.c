@@ -123,6 +123,30 @@ void gp__tp_vec_release(void *v, size_t cap, size_t elem) {
 }
 
 /* See util.h. */
+void *gp__tp_array_alloc(size_t n, size_t elem) {
+  if (n == 0)
+    n = 1;
+  if (elem && n > SIZE_MAX / elem)
+    return NULL;
+  size_t bytes = n * elem;
+  if (bytes < BIG)
+    return malloc(bytes);
+  void *p = map_huge(map_len(bytes), NULL, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* See util.h. */
+void gp__tp_array_free(void *p, size_t n, size_t elem) {
+  if (!p)
+    return;
+  size_t bytes = (n ? n : 1) * elem;
+  if (bytes < BIG)
+    free(p);
+  else
+    munmap(p, map_len(bytes));
+}
+
+/* See util.h. */
 void gp__tp_vec_small_pages(void *v, size_t cap, size_t elem) {
 #ifdef MADV_NOHUGEPAGE
   if (v && cap * elem >= BIG)

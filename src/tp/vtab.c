@@ -376,8 +376,10 @@ const gp__tp_colindex *gp__tp_index(gp_tp *tp, int table, int col) {
       max = v > max ? v : max;
     }
   }
-  ix->rows = malloc((m ? m : 1) * sizeof(uint32_t));
-  ix->vals = malloc((m ? m : 1) * sizeof(int64_t));
+  /* n is what gp__tp_array_free() will be told, from here on. */
+  ix->n = m;
+  ix->rows = gp__tp_array_alloc(m, sizeof(uint32_t));
+  ix->vals = gp__tp_array_alloc(m, sizeof(int64_t));
   if (!ix->rows || !ix->vals)
     goto nomem;
   cache.set = UINT64_MAX;
@@ -405,7 +407,7 @@ const gp__tp_colindex *gp__tp_index(gp_tp *tp, int table, int col) {
     }
     free(start);
   } else if (m) {
-    pair *p = malloc(m * sizeof(pair));
+    pair *p = gp__tp_array_alloc(m, sizeof(pair));
     if (!p)
       goto nomem;
     uint64_t k = 0;
@@ -422,16 +424,16 @@ const gp__tp_colindex *gp__tp_index(gp_tp *tp, int table, int col) {
       ix->rows[i] = p[i].row;
       ix->vals[i] = p[i].val;
     }
-    free(p);
+    gp__tp_array_free(p, m, sizeof(pair));
   }
-  ix->n = m;
   ix->built = true;
   return ix;
 nomem:
-  free(ix->rows);
-  free(ix->vals);
+  gp__tp_array_free(ix->rows, ix->n, sizeof(*ix->rows));
+  gp__tp_array_free(ix->vals, ix->n, sizeof(*ix->vals));
   ix->rows = NULL;
   ix->vals = NULL;
+  ix->n = 0;
   return NULL;
 }
 
