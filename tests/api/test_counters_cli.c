@@ -196,7 +196,7 @@ static double expected_dram(int which, int n) {
   gp_sim_dim3 g = {STAT_APP_GRID, 1, 1}, b = {STAT_APP_BLOCK, 1, 1};
   gp__sim_kernel_cost(gp__sim_model_get(GP_SIM_MODEL_COMPUTE), &d, g, b, 0,
                       &st);
-  return st.dram_read_bytes * stat_app_launches(which, n);
+  return st.dram_read * stat_app_launches(which, n);
 }
 
 TEST(cli_stat_totals_per_counter_and_kernel) {

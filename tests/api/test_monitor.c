@@ -156,7 +156,7 @@ TEST(monitor_results_match_jobs) {
     sim_work_stats st;
     uint64_t ns = gp__sim_kernel_cost(gp__sim_model_get(GP_SIM_MODEL_V3D), &kd,
                                       dim(32 + 8 * i), dim(64), 0, &st);
-    read += st.dram_read_bytes;
+    read += st.dram_read;
     issue += st.issue_cycles;
     dur += (double)ns;
     /* Another context's work is not the monitor's. */

@@ -177,7 +177,7 @@ static void add_expect(expect *e, uint32_t model, const gp_sim_kernel_desc *kd,
   sim_work_stats st;
   uint64_t ns = gp__sim_kernel_cost(gp__sim_model_get(model), kd, dim(grid),
                                     dim(block), 0, &st);
-  e->dram_read += st.dram_read_bytes;
+  e->dram_read += st.dram_read;
   e->dur_ns += (double)ns;
   e->active += st.active_cycles;
   e->issue += st.issue_cycles;

@@ -141,7 +141,7 @@ TEST(sampling_periodic_windows) {
     sim_work_stats st;
     gp__sim_kernel_cost(gp__sim_model_get(GP_SIM_MODEL_COMPUTE), &kd,
                         dim(256 + 64 * i), dim(256), 0, &st);
-    dram += st.dram_read_bytes;
+    dram += st.dram_read;
     ASSERT_OK(gp_sim_host_work(7000 * (uint64_t)(i % 4)));
   }
   ASSERT_OK(gp_sim_context_synchronize(ctx));
@@ -542,7 +542,7 @@ TEST(sampling_instrumented_values) {
     }
     per_activity++;
     if (x->counter_id == 42)
-      ASSERT_NEAR(x->value.i64, st.dram_read_bytes, 1.0);
+      ASSERT_NEAR(x->value.i64, st.dram_read, 1.0);
     else if (x->counter_id == 33)
       ASSERT_NEAR(x->value.i64, (double)ns * 0.5, 1.0);
     else

@@ -188,30 +188,31 @@ uint64_t gp__sim_kernel_cost(const sim_model *m, const gp_sim_kernel_desc *k,
   if (st) {
     double cycles_per_ns = m->core_clock_khz / 1e6;
     double busy_ns = t * 1e9;
+    double rf = k->read_fraction;
+    double l2_requests = traffic / 32.0; /* 32-byte sectors */
+    double l2_hits = l2_requests * 0.9 * locality;
+    st->kernels = 1.0;
     st->flops = flops;
-    st->dram_read_bytes = dram * k->read_fraction;
-    st->dram_write_bytes = dram * (1.0 - k->read_fraction);
-    st->l2_requests = traffic / 32.0;
-    st->l2_hits = st->l2_requests * 0.9 * locality;
-    st->occupancy = occupancy;
-    st->elapsed_cycles = (double)ns * cycles_per_ns;
+    st->threads = (double)threads;
+    /* One warp instruction per warp-wide operation, one per sector. */
+    st->instructions = flops / m->warp + l2_requests;
+    st->dram_read = dram * rf;
+    st->dram_write = dram * (1.0 - rf);
+    st->l2_read = l2_requests * rf;
+    st->l2_write = l2_requests - st->l2_read;
+    st->l2_read_hit = l2_hits * rf;
+    st->l2_write_hit = l2_hits - st->l2_read_hit;
     /* Units are active for the busy part, scaled by how many had work. */
     double used = blocks < slots ? (double)blocks / (double)slots : 1.0;
     if (used * m->compute_units < 1.0)
       used = 1.0 / m->compute_units;
     st->active_cycles = busy_ns * cycles_per_ns * (used > 1.0 ? 1.0 : used);
+    st->occ_cycles = occupancy * st->active_cycles;
     /* Of the active cycles, the compute-bound share issues; the rest
      * waits for memory. */
     double issue = t > 0.0 ? t_compute / t : 1.0;
     st->issue_cycles = st->active_cycles * (issue > 1.0 ? 1.0 : issue);
     st->stall_cycles = st->active_cycles - st->issue_cycles;
-    st->read_fraction = k->read_fraction;
-    st->l2_read_requests = st->l2_requests * k->read_fraction;
-    st->l2_read_hits = st->l2_hits * k->read_fraction;
-    st->occupied_cycles = occupancy * st->active_cycles;
-    /* One warp instruction per warp-wide operation, one per sector. */
-    st->instructions = flops / m->warp + st->l2_requests;
-    st->threads = threads;
   }
   return ns;
 }

@@ -196,8 +196,9 @@ static void busy_append(sim_queue *q, uint64_t start, uint64_t end) {
 /* Perfmon segments                                                     */
 
 /* Adds [s, e) to a segment's busy union; now is the host's present, before
- * which no new work can start. */
-static void union_add(sim_union *u, uint64_t s, uint64_t e, uint64_t now) {
+ * which no new work can start. The intervals kept are disjoint and do not
+ * touch. */
+static void union_add_slow(sim_union *u, uint64_t s, uint64_t e, uint64_t now) {
   uint32_t k = 0;
   for (uint32_t i = 0; i < u->n; i++) {
     sim_busy b = u->iv[i];
@@ -224,7 +225,38 @@ static void union_add(sim_union *u, uint64_t s, uint64_t e, uint64_t now) {
     u->closed += u->iv[m].end - u->iv[m].start;
     u->iv[m] = u->iv[--u->n];
   }
+  u->others_end = 0;
+  for (uint32_t i = 0; i < u->n; i++)
+    if (u->iv[i].end > u->others_end)
+      u->others_end = u->iv[i].end;
   u->iv[u->n++] = (sim_busy){s, e};
+}
+
+/*
+ * union_add_slow's common cases without its walk over every interval (it
+ * ran for every job counted into a perfmon): work that starts after all
+ * but the last interval ended either extends the last one (back-to-back
+ * jobs of a stream) or is a new last one. Intervals that ended before the
+ * present are left open until the walk runs: the total is the same.
+ */
+static void union_add(sim_union *u, uint64_t s, uint64_t e) {
+  if (u->n > 0 && s > u->others_end) {
+    sim_busy *last = &u->iv[u->n - 1];
+    if (last->start <= e && s <= last->end) {
+      if (s < last->start)
+        last->start = s;
+      if (e > last->end)
+        last->end = e;
+      return;
+    }
+    if (u->n < SIM_UNION_MAX && s > last->end) {
+      if (last->end > u->others_end)
+        u->others_end = last->end;
+      u->iv[u->n++] = (sim_busy){s, e};
+      return;
+    }
+  }
+  union_add_slow(u, s, e, gp__sim_now());
 }
 
 static uint64_t union_total(const sim_union *u) {
@@ -286,7 +318,7 @@ static void perfmon_job(sim_device *d, gp_perfmon *pm, const sim_op *op) {
     ps->seg_end = op->end;
   }
   gp__sim_op_acc_add(&ps->acc, op, d->m);
-  union_add(&ps->busy, op->start, op->end, gp__sim_now());
+  union_add(&ps->busy, op->start, op->end);
   if (op->end > pm->last_end)
     pm->last_end = op->end;
 }

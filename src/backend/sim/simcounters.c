@@ -234,33 +234,33 @@ static void eval_compute(const sim_model *m, uint32_t i, const sim_acc *a,
     *num = span * clk;
     break;
   case C_ACTIVE:
-    *num = min2(a->active_cycles, busy * clk);
+    *num = min2(a->k.active_cycles, busy * clk);
     break;
   case C_OCCUPANCY:
-    *num = a->occ_cycles;
-    *den = a->active_cycles;
+    *num = a->k.occ_cycles;
+    *den = a->k.active_cycles;
     break;
   case C_INST:
-    *num = a->instructions;
+    *num = a->k.instructions;
     break;
   case C_FLOPS:
-    *num = a->flops;
+    *num = a->k.flops;
     break;
   case C_L2_SECTORS:
-    *num = a->l2_read + a->l2_write;
+    *num = a->k.l2_read + a->k.l2_write;
     break;
   case C_L2_HIT_RATE:
-    *num = a->l2_read_hit + a->l2_write_hit;
-    *den = a->l2_read + a->l2_write;
+    *num = a->k.l2_read_hit + a->k.l2_write_hit;
+    *den = a->k.l2_read + a->k.l2_write;
     break;
   case C_DRAM_READ:
-    *num = a->dram_read;
+    *num = a->k.dram_read;
     break;
   case C_DRAM_WRITE:
-    *num = a->dram_write;
+    *num = a->k.dram_write;
     break;
   case C_DRAM_PCT:
-    *num = a->dram_read + a->dram_write;
+    *num = a->k.dram_read + a->k.dram_write;
     *den = m->dram_bw * span * 1e-9;
     break;
   default:
@@ -280,15 +280,15 @@ static double eval_v3d(const sim_model *m, uint32_t i, const sim_acc *a,
                        double span, double busy) {
   double clk = m->core_clock_khz / 1e6;
   double qpus = m->compute_units;
-  double active = a->issue_cycles * qpus, stall = a->stall_cycles * qpus;
+  double active = a->k.issue_cycles * qpus, stall = a->k.stall_cycles * qpus;
   double stall_share =
-      a->issue_cycles + a->stall_cycles > 0.0
-          ? a->stall_cycles / (a->issue_cycles + a->stall_cycles)
+      a->k.issue_cycles + a->k.stall_cycles > 0.0
+          ? a->k.stall_cycles / (a->k.issue_cycles + a->k.stall_cycles)
           : 0.0;
-  double icache_miss = a->kernels * 32.0;
-  double uniforms = a->instructions * 0.05, ucache_miss = a->kernels * 8.0;
-  double sectors = a->l2_read + a->l2_write;
-  double hits = a->l2_read_hit + a->l2_write_hit;
+  double icache_miss = a->k.kernels * 32.0;
+  double uniforms = a->k.instructions * 0.05, ucache_miss = a->k.kernels * 8.0;
+  double sectors = a->k.l2_read + a->k.l2_write;
+  double hits = a->k.l2_read_hit + a->k.l2_write_hit;
   switch (i) {
   case 13: /* QPU-total-idle-clk-cycles */
     return pos(span * clk * qpus - active - stall);
@@ -299,7 +299,7 @@ static double eval_v3d(const sim_model *m, uint32_t i, const sim_acc *a,
   case 33: /* QPU-total-clk-cycles-waiting-vertex-coord-shading */
     return stall;
   case 20: /* QPU-total-instr-cache-hit */
-    return pos(a->instructions - icache_miss);
+    return pos(a->k.instructions - icache_miss);
   case 21:
   case 60: /* L2T-SLC0-reads */
     return icache_miss;
@@ -312,7 +312,7 @@ static double eval_v3d(const sim_model *m, uint32_t i, const sim_acc *a,
     return sectors * 2.0;
   case 25: /* TMU-total-text-cache-miss: fetches from L2 */
   case 56: /* L2T-TMU-reads */
-    return a->l2_read;
+    return a->k.l2_read;
   case 30:
     return hits;
   case 31:
@@ -322,39 +322,39 @@ static double eval_v3d(const sim_model *m, uint32_t i, const sim_acc *a,
   case 36:
   case 71: /* core-memory-writes */
   case 72: /* L2T-memory-writes */
-    return a->dram_write / 64.0;
+    return a->k.dram_write / 64.0;
   case 37:
   case 75: /* core-memory-reads */
   case 76: /* L2T-memory-reads */
-    return a->dram_read / 64.0;
+    return a->k.dram_read / 64.0;
   case 38:
-    return a->dram_write / 64.0 * stall_share;
+    return a->k.dram_write / 64.0 * stall_share;
   case 39:
-    return a->dram_read / 64.0 * stall_share;
+    return a->k.dram_read / 64.0 * stall_share;
   case 40:
-    return a->dram_write;
+    return a->k.dram_write;
   case 41:
-    return a->dram_read;
+    return a->k.dram_read;
   case 49: /* TMU-total-config-access: one per 16-lane batch */
-    return a->threads / 16.0;
+    return a->k.threads / 16.0;
   case 59: /* L2T-TMU-config-reads */
-    return a->threads / 64.0;
+    return a->k.threads / 64.0;
   case 52: /* L2T-TMU-writes */
-    return a->l2_write;
+    return a->k.l2_write;
   case 53: /* TMU-active-cycles: a sector per cycle */
     return min2(sectors, span * clk);
   case 54: /* TMU-stalled-cycles */
-    return a->stall_cycles;
+    return a->k.stall_cycles;
   case 63:
-    return pos(a->l2_write - a->l2_write_hit);
+    return pos(a->k.l2_write - a->k.l2_write_hit);
   case 64:
-    return pos(a->l2_read - a->l2_read_hit);
+    return pos(a->k.l2_read - a->k.l2_read_hit);
   case 68:
     return icache_miss * 0.25;
   case 69:
     return ucache_miss * 0.25;
   case 85: /* TMU-MRU-hits */
-    return a->l2_read_hit * 0.5;
+    return a->k.l2_read_hit * 0.5;
   case 86: /* compute-active-cycles */
     return min2(a->kernel_ns, busy) * clk;
   default:
