@@ -225,6 +225,12 @@ typedef struct gp__tp_ctr_cache {
   bool global;
 } gp__tp_ctr_cache;
 
+/* A slot of the evflows' index: the evflow and the high half of its id's
+ * hash, so that a probe reads the evflow only when the tags match. */
+typedef struct gp__tp_flow_slot {
+  uint32_t e, tag;
+} gp__tp_flow_slot;
+
 typedef struct gp__tp_importer {
   gp__tp_db *db;
   const char *name; /* file name for messages */
@@ -290,7 +296,7 @@ typedef struct gp__tp_importer {
   gp__tp_map ctx_seen;     /* graphics context id -> 1 */
   gp__tp_map2 debug_names; /* (object type, handle) -> string id */
   GP_TP_VEC(gp__tp_evflow) evflows;
-  GP_TP_VEC(uint32_t)
+  GP_TP_VEC(gp__tp_flow_slot)
   flow_slots;                   /* hash index of evflows by id: n slots,
                                    a power of two, GP_TP_NONE = empty */
   GP_TP_VEC(gp__tp_link) links; /* of the evflows' lists */
