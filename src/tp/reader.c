@@ -716,7 +716,7 @@ static void release_input(gp__tp_importer *imp, uint64_t upto) {
   imp->released = to;
 }
 
-#define RELEASE_BLOCK 8192 /* entries parsed between two releases */
+#define RELEASE_BLOCK 16384 /* entries parsed between two releases */
 
 /*
  * Parses the sorted entries. Every RELEASE_BLOCK entries, the entries

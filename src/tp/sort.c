@@ -24,9 +24,9 @@
 #include "gpuperf/error.h"
 #include "tp/import.h"
 
-#define BLOCK 256  /* entries a block sort puts in order, in cache */
-#define MIN_RUN 64 /* shorter runs on average: sort blocks first */
-#define PIECE 4096 /* entries the merge gives back at once (64 KiB) */
+#define BLOCK 256   /* entries a block sort puts in order, in cache */
+#define MIN_RUN 64  /* shorter runs on average: sort blocks first */
+#define PIECE 32768 /* entries the merge gives back at once (512 KiB) */
 
 /* Allocates n entries of scratch in huge-page-friendly memory. */
 static gp__tp_entry *scratch(size_t n, size_t *cap) {
@@ -34,7 +34,7 @@ static gp__tp_entry *scratch(size_t n, size_t *cap) {
   if (!gp__tp_vec_reserve(&v, n))
     return NULL;
   /* Huge pages would commit 2 MiB ahead of the merge's writes while the
-   * old array goes back 64 KiB at a time: 2 MB more at the import's peak. */
+   * old array goes back 512 KiB at a time: 2 MB more at the import's peak. */
   gp__tp_vec_small_pages(v.v, v.cap, sizeof(*v.v));
   *cap = v.cap;
   return v.v;
@@ -78,7 +78,7 @@ static int merge_runs(gp__tp_entry **pa, size_t *pcap, size_t n, size_t nruns) {
   gp__tp_entry *a = *pa;
   GP_TP_VEC(size_t) pos = {0}, end = {0};
   GP_TP_VEC(uint32_t) heap = {0};
-  GP_TP_VEC(uint16_t) left = {0};
+  GP_TP_VEC(uint32_t) left = {0};
   size_t npieces = (n + PIECE - 1) / PIECE, cap = 0;
   gp__tp_entry *out = NULL;
   int rc = GP_ENOMEM;
@@ -88,7 +88,7 @@ static int merge_runs(gp__tp_entry **pa, size_t *pcap, size_t n, size_t nruns) {
     goto out;
   runs r = {pos.v, end.v, heap.v, 0, a};
   for (size_t p = 0; p < npieces; p++)
-    left.v[p] = (uint16_t)(n - p * PIECE < PIECE ? n - p * PIECE : PIECE);
+    left.v[p] = (uint32_t)(n - p * PIECE < PIECE ? n - p * PIECE : PIECE);
   size_t k = 0, start = 0;
   for (size_t i = 1; i <= n; i++)
     if (i == n || a[i].ts < a[i - 1].ts) {
