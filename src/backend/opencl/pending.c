@@ -26,6 +26,7 @@
  * the program's is also known to the event table (gp__ocl.lock, taken
  * first): retiring it takes both.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -424,17 +425,52 @@ void gp__ocl_entry_watch(gp__ocl_entry *e) {
 
 /*
  * A command of an in-order queue that the program asked no event for is
- * not watched with a callback: its (our) event is asked for its status
- * once GP_OCL_REAP_BATCH of them wait and the program enqueues again, and
- * on clFinish, and the records of those complete are written then, on the
- * program's thread.
- * In-order queues complete in order, so only the oldest need asking. This
- * leaves the driver's threads to the driver, and spares a callback per
+ * not watched with a callback: it waits on its queue's reap list, oldest
+ * first. In-order queues complete in order, so a list is read from its
+ * head and the reading stops at the first command still running. This
+ * leaves the driver's threads to the driver and spares a callback per
  * command; the times are the same, read from the same event.
+ *
+ * Who reads the lists. Reading a command (a status query, four profiling
+ * times, the record, the release of our event) costs about a microsecond
+ * on PoCL, most of it in the driver's locks, which its worker contends
+ * for: too much for the program's thread, which only appends to the list.
+ * Once GP_OCL_REAP_BATCH wait, the queue is handed to the reaper, a thread
+ * of ours started then. clFinish and flushes read the lists themselves,
+ * so that what completed is written by the time they return.
+ *
+ * The reaper works in rounds: it reads the queues handed to it, sleeps
+ * REAP_PERIOD_NS so that the next batches gather, and waits to be woken
+ * only after a round in which nothing was handed. A program that keeps
+ * enqueueing hands its queue (a flag and a short lock per batch) to a
+ * reaper that is not asleep: no system call on the program's thread. The
+ * period bounds how far apart the two anchors that map a command's times
+ * are; at the trace clock's largest slew (500 ppm) that is 0.1 us.
+ *
+ * One reader of a list at a time (reap_serial), held until the records
+ * are written, so that a flush that takes it finds the batch before it
+ * written. No callback of ours takes that lock, so holding it across
+ * clReleaseEvent cannot deadlock.
  */
+#define REAP_PERIOD_NS 200000
+
+static struct {
+  pthread_mutex_t lock; /* all but paused */
+  pthread_cond_t wake, ready_cond;
+  gp__ocl_queue *todo; /* handed queues, through reap_todo_next */
+  bool started, ready, asleep;
+  bool at_exit_set;    /* reaper_stop registered (also in a child) */
+  _Atomic bool paused; /* at exit: no more rounds (set under lock) */
+} reaper = {.lock = PTHREAD_MUTEX_INITIALIZER,
+            .wake = PTHREAD_COND_INITIALIZER,
+            .ready_cond = PTHREAD_COND_INITIALIZER};
+static pthread_mutex_t reaper_round_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void reap_hand(gp__ocl_queue *q, const gp__ocl_anchor *anchor);
 
 /* See oclInt.h. */
-void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q) {
+void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q,
+                         const gp__ocl_anchor *anchor) {
   shard *s = shard_of(e);
   count_in_flight(e);
   atomic_fetch_add_explicit(&s->tracked, 1, memory_order_relaxed);
@@ -446,70 +482,181 @@ void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q) {
   else
     q->reap_head = e;
   q->reap_tail = e;
-  atomic_fetch_add_explicit(&q->reap_n, 1, memory_order_relaxed);
+  uint64_t n = atomic_fetch_add_explicit(&q->reap_n, 1, memory_order_relaxed);
   pthread_mutex_unlock(&q->reap_lock);
+  if (n + 1 >= GP_OCL_REAP_BATCH &&
+      !atomic_load_explicit(&q->reap_handed, memory_order_relaxed))
+    reap_hand(q, anchor);
 }
 
-/* Pops q's oldest entry if it is done, or unconditionally with force;
- * stores its status. The entry is then retired: its record is the
- * caller's to write. Asking the driver about an event runs no callbacks,
- * so it is done under the list's lock. */
-static gp__ocl_entry *reap_pop(gp__ocl_queue *q, bool force, cl_int *st) {
+/* Writes the records of up to max of q's oldest commands that are done
+ * (with force: done or not), mapping their times with after, an anchor
+ * taken since they completed (NULL: one is taken here). Caller holds
+ * q->reap_serial. */
+static void reap_serial_locked(gp__ocl_queue *q, unsigned max, bool force,
+                               const gp__ocl_anchor *after) {
   pthread_mutex_lock(&q->reap_lock);
-  gp__ocl_entry *e = q->reap_head;
-  if (e) {
-    *st = event_status(e->event);
-    if (*st <= CL_COMPLETE || force) {
-      q->reap_head = e->reap_next;
-      if (!q->reap_head)
-        q->reap_tail = NULL;
-      e->reap_next = NULL;
-      e->retired = true;
-      atomic_fetch_add_explicit(&shard_of(e)->finishing, 1,
-                                memory_order_relaxed);
-      atomic_fetch_sub_explicit(&q->reap_n, 1, memory_order_relaxed);
-    } else {
-      e = NULL;
-    }
-  }
+  gp__ocl_entry *first = q->reap_head;
+  uint64_t n = atomic_load_explicit(&q->reap_n, memory_order_relaxed);
   pthread_mutex_unlock(&q->reap_lock);
-  return e;
-}
-
-static void reap_finish(gp__ocl_entry *e, cl_int st,
-                        const gp__ocl_anchor *after) {
-  gp__ocl_finish_at(e, st, st <= CL_COMPLETE, after);
-  entry_put(e); /* the reap list's reference */
-}
-
-/* See oclInt.h. */
-void gp__ocl_reap_at(gp__ocl_queue *q, unsigned max,
-                     const gp__ocl_anchor *after) {
-  for (unsigned i = 0; i < max; i++) {
-    cl_int st = CL_QUEUED;
-    gp__ocl_entry *e = reap_pop(q, false, &st);
-    if (!e)
-      return;
-    reap_finish(e, st, after && after->raw ? after : NULL);
+  /* Only the holder of reap_serial takes entries off the list: the n
+   * oldest stay on it, with their events and the links between them,
+   * while the driver is asked about them without the list's lock (which
+   * the program's enqueues take). */
+  gp__ocl_entry *e = first, *last = NULL;
+  unsigned k = 0;
+  while (e && k < n && k < max) {
+    cl_int st = event_status(e->event);
+    if (st > CL_COMPLETE && !force)
+      break;
+    e->swept_status = st;
+    /* Counted as finishing before it leaves the list: a flush waiting
+     * for work in flight may count it twice, never not at all. */
+    atomic_fetch_add_explicit(&shard_of(e)->finishing, 1, memory_order_relaxed);
+    last = e;
+    e = ++k < n ? e->reap_next : NULL;
+  }
+  if (k == 0)
+    return;
+  pthread_mutex_lock(&q->reap_lock);
+  q->reap_head = last->reap_next;
+  if (!q->reap_head)
+    q->reap_tail = NULL;
+  atomic_fetch_sub_explicit(&q->reap_n, k, memory_order_relaxed);
+  pthread_mutex_unlock(&q->reap_lock);
+  gp__ocl_anchor now;
+  if (!after || !after->raw) {
+    gp__ocl_anchor_take(&now); /* one for the batch, after all ended */
+    after = &now;
+  }
+  for (e = first; k > 0; k--) {
+    gp__ocl_entry *next = k > 1 ? e->reap_next : NULL;
+    e->reap_next = NULL;
+    e->retired = true;
+    cl_int st = e->swept_status;
+    gp__ocl_finish_at(e, st, st <= CL_COMPLETE, after);
+    entry_put(e); /* the reap list's reference */
+    e = next;
   }
 }
 
 /* See oclInt.h. */
-void gp__ocl_reap(gp__ocl_queue *q, unsigned max) {
-  gp__ocl_reap_at(q, max, NULL);
+void gp__ocl_reap(gp__ocl_queue *q) {
+  pthread_mutex_lock(&q->reap_serial);
+  reap_serial_locked(q, UINT32_MAX, false, NULL);
+  pthread_mutex_unlock(&q->reap_serial);
+}
+
+/* One round of the reaper over the queues handed to it. */
+static void reaper_round(gp__ocl_queue *list) {
+  pthread_mutex_lock(&reaper_round_lock);
+  bool go = !atomic_load(&reaper.paused);
+  while (list) {
+    gp__ocl_queue *q = list;
+    list = q->reap_todo_next;
+    q->reap_todo_next = NULL;
+    /* Handed again from here: what is enqueued during this read waits for
+     * the next round. */
+    atomic_store(&q->reap_handed, false);
+    if (go)
+      gp__ocl_reap(q);
+  }
+  pthread_mutex_unlock(&reaper_round_lock);
+}
+
+static void *reaper_main(void *unused) {
+  (void)unused;
+  pthread_mutex_lock(&reaper.lock);
+  reaper.ready = true;
+  pthread_cond_broadcast(&reaper.ready_cond);
+  for (;;) {
+    while (!reaper.todo || atomic_load(&reaper.paused)) {
+      reaper.asleep = true;
+      pthread_cond_wait(&reaper.wake, &reaper.lock);
+    }
+    reaper.asleep = false;
+    gp__ocl_queue *list = reaper.todo;
+    reaper.todo = NULL;
+    pthread_mutex_unlock(&reaper.lock);
+    reaper_round(list);
+    struct timespec period = {0, REAP_PERIOD_NS};
+    nanosleep(&period, NULL);
+    pthread_mutex_lock(&reaper.lock);
+  }
+  return NULL;
+}
+
+/* At exit: the reaper is done with the driver before the driver's own
+ * teardown (PoCL's runs after the handlers registered since it loaded);
+ * what is left is read by the exit's flush. */
+static void reaper_stop(void) {
+  pthread_mutex_lock(&reaper.lock);
+  atomic_store(&reaper.paused, true);
+  pthread_mutex_unlock(&reaper.lock);
+  pthread_mutex_lock(&reaper_round_lock); /* waits for a round under way */
+  pthread_mutex_unlock(&reaper_round_lock);
+}
+
+/* Starts the reaper unless it runs; false if it cannot. Caller holds
+ * reaper.lock. */
+static bool reaper_start_locked(void) {
+  if (reaper.started)
+    return true;
+  if (!reaper.at_exit_set)
+    reaper.at_exit_set = atexit(reaper_stop) == 0;
+  if (!reaper.at_exit_set)
+    return false; /* it could outlive the driver */
+  /* The program's signals are for the program's threads. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t t;
+  int rc = pthread_create(&t, NULL, reaper_main, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0)
+    return false;
+  pthread_detach(t);
+  reaper.started = true;
+  /* Its start-up (the thread library's allocations) is then over before
+   * a fork that might follow. */
+  while (!reaper.ready)
+    pthread_cond_wait(&reaper.ready_cond, &reaper.lock);
+  return true;
+}
+
+/* Hands q, whose list has a batch waiting, to the reaper; without one,
+ * reads the batch here with anchor (taken before the enqueue that made it
+ * whole). */
+static void reap_hand(gp__ocl_queue *q, const gp__ocl_anchor *anchor) {
+  if (atomic_exchange(&q->reap_handed, true))
+    return; /* handed already */
+  pthread_mutex_lock(&reaper.lock);
+  if (!atomic_load(&reaper.paused) && reaper_start_locked()) {
+    q->reap_todo_next = reaper.todo;
+    reaper.todo = q;
+    if (reaper.asleep)
+      pthread_cond_signal(&reaper.wake);
+    pthread_mutex_unlock(&reaper.lock);
+    return;
+  }
+  pthread_mutex_unlock(&reaper.lock);
+  /* No reaper (none could start, or the process is exiting): the batch is
+   * read here. The anchor is after the commands done before that enqueue,
+   * and close for those that ended during it (a few us at the clocks'
+   * rates). */
+  atomic_store(&q->reap_handed, false);
+  pthread_mutex_lock(&q->reap_serial);
+  reap_serial_locked(q, GP_OCL_REAP_BATCH, false, anchor);
+  pthread_mutex_unlock(&q->reap_serial);
 }
 
 static void reap_all(void *user, const void *key, void *val) {
   (void)key;
   gp__ocl_queue *q = val;
-  if (user) { /* forced: what is left, done or not */
-    cl_int st = CL_QUEUED;
-    gp__ocl_entry *e;
-    while ((e = reap_pop(q, true, &st)) != NULL)
-      reap_finish(e, st, NULL);
-  } else {
-    gp__ocl_reap(q, UINT32_MAX);
-  }
+  pthread_mutex_lock(&q->reap_serial);
+  /* forced: what is left, done or not */
+  reap_serial_locked(q, UINT32_MAX, user != NULL, NULL);
+  pthread_mutex_unlock(&q->reap_serial);
 }
 
 static void count_waiting(void *user, const void *key, void *val) {
@@ -664,6 +811,9 @@ static void reap_reset(void *user, const void *key, void *val) {
   (void)key;
   gp__ocl_queue *q = val;
   pthread_mutex_init(&q->reap_lock, NULL);
+  pthread_mutex_init(&q->reap_serial, NULL);
+  atomic_store(&q->reap_handed, false);
+  q->reap_todo_next = NULL;
   gp__ocl_entry *e = q->reap_head;
   while (e) {
     gp__ocl_entry *next = e->reap_next;
@@ -700,6 +850,13 @@ static void atfork_child(void) {
     atomic_store(&shards[i].finishing, 0);
   }
   atomic_store(&drain_waiting, 0);
+  /* No reaper here: the first batch starts one. */
+  pthread_mutex_init(&reaper.lock, NULL);
+  pthread_cond_init(&reaper.wake, NULL);
+  pthread_cond_init(&reaper.ready_cond, NULL);
+  pthread_mutex_init(&reaper_round_lock, NULL);
+  reaper.todo = NULL;
+  reaper.started = reaper.ready = reaper.asleep = false;
   gp__ptrmap_each(&gp__ocl.queues, reap_reset, NULL);
   gp__ocl_device_atfork_child();
 }
