@@ -40,15 +40,19 @@
 
 /* One list of pending entries, with what happened to its entries. A
  * command's entry is touched by the thread that enqueues it and the one
- * that completes it; keeping every counter on its list's own cache line
- * (not on shared global ones) is what keeps those threads from fighting
- * over memory. */
+ * that completes it (the driver's, or the reaper); keeping every counter
+ * on its list's own cache lines (not on shared global ones), and what
+ * each side writes on a line of its own, is what keeps those threads
+ * from fighting over memory. */
 typedef struct shard {
   pthread_mutex_t lock;
   gp__ocl_entry *head;
   uint64_t pending; /* entries in the list (lock) */
-  _Atomic uint64_t tracked, internal;
-  _Atomic uint64_t finishing; /* retired, record not written yet */
+  /* Written on enqueue: */
+  _Alignas(64) _Atomic uint64_t tracked;
+  _Atomic uint64_t internal;
+  /* Written once a command is done with: */
+  _Alignas(64) _Atomic uint64_t finishing; /* retired, not written yet */
   _Atomic uint64_t recorded, unknown, failed, released;
   gp__ocl_entry *_Atomic returned; /* recycled entries */
 } __attribute__((aligned(64))) shard;
@@ -134,6 +138,17 @@ static void own_register(void) {
   }
 }
 
+/* Starts fetching free entry e (if any) for the command after this one.
+ * It was last written on the thread that finished with it (the reaper's
+ * or the driver's): read cold, each of its cache lines stalled the
+ * enqueue that took it; fetched now, they arrive during the driver's
+ * call. */
+static inline void prefetch_entry(const gp__ocl_entry *e) {
+  if (e)
+    for (size_t off = 0; off < sizeof(*e); off += 64)
+      __builtin_prefetch((const char *)e + off, 1, 3);
+}
+
 /* See oclInt.h. */
 gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
   pthread_once(&shards_once, shards_init);
@@ -149,6 +164,7 @@ gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
     own_free = e->next;
     if (own_free_n)
       own_free_n--;
+    prefetch_entry(own_free);
   } else if (!(e = malloc(sizeof(*e)))) {
     return NULL;
   }
