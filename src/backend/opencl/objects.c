@@ -679,9 +679,11 @@ GP_CL_ENTRY cl_int CL_API_CALL clFinish(cl_command_queue command_queue) {
   gp__ocl_call c;
   bool sync = GP_CORE->activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, 0);
   gp__ocl_call_begin(&c, GP_CL_ID_clFinish, sync);
+  gp__ocl_queue *q = gp__ptrmap_get(&gp__ocl.queues, command_queue);
+  if (q && !q->out_of_order)
+    gp__ocl_reap_while_waiting(q);
   cl_int rc = real(command_queue);
   uint64_t end = gp_get_timestamp();
-  gp__ocl_queue *q = gp__ptrmap_get(&gp__ocl.queues, command_queue);
   if (q && !q->out_of_order)
     gp__ocl_reap(q); /* all done now */
   if (sync) {

@@ -410,6 +410,11 @@ void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q,
  */
 void gp__ocl_reap(gp__ocl_queue *q);
 
+/* Before the program waits for q (clFinish): if a batch of q's commands
+ * waits to be read, the reaper reads them as they complete during the
+ * wait, leaving gp__ocl_reap little to do after it. */
+void gp__ocl_reap_while_waiting(gp__ocl_queue *q);
+
 /* An extra reference to e while looking at it; drop it after. */
 void gp__ocl_entry_hold(gp__ocl_entry *e);
 void gp__ocl_entry_drop(gp__ocl_entry *e);

@@ -54,7 +54,6 @@ typedef struct shard {
   /* Written once a command is done with: */
   _Alignas(64) _Atomic uint64_t finishing; /* retired, not written yet */
   _Atomic uint64_t recorded, unknown, failed, released;
-  gp__ocl_entry *_Atomic returned; /* recycled entries */
 } __attribute__((aligned(64))) shard;
 
 static shard shards[SHARDS];
@@ -106,28 +105,39 @@ static cl_int event_status(cl_event ev) {
 
 /*
  * Entries are recycled, not freed: they are made on the program's threads
- * and done with on the driver's, and malloc's arenas are slow to trade
- * memory across threads. A freed entry is pushed on its list's stack; a
- * thread that needs one takes a whole stack into its own list. Pushes and
- * the taking of everything at once cannot suffer from ABA.
+ * and done with on the driver's or the reaper's, and malloc's arenas are
+ * slow to trade memory across threads. A thread keeps a few freed entries
+ * for itself and hands the rest back in batches, pushed on one stack; a
+ * thread that needs entries takes the whole stack into its own list.
+ * Pushes and the taking of everything at once cannot suffer from ABA.
+ * Batches keep the stack's cache line quiet, and a chain that can be
+ * fetched one entry ahead (prefetch_entry).
  */
-static GP_TLS gp__ocl_entry *own_free;
-static GP_TLS unsigned own_free_n, own_next_shard;
+static struct {
+  gp__ocl_entry *_Atomic top;
+} __attribute__((aligned(64))) returned; /* a cache line of its own */
+static GP_TLS gp__ocl_entry *own_free, *out_head, *out_tail;
+static GP_TLS unsigned own_free_n, out_n;
 static GP_TLS bool own_registered; /* own_key set: freed at thread exit */
-#define OWN_FREE_MAX 64 /* kept by a thread before they go to the lists */
+#define OWN_FREE_MAX 64            /* kept by a thread before they go back */
+#define OUT_BATCH 64               /* handed back at once */
 
-/* A thread's own list dies with it: what it kept is freed (the stacks of
- * the shards, reachable by every thread, are left for reuse). */
-static void own_free_release(void *unused) {
-  (void)unused;
-  gp__ocl_entry *e = own_free;
-  own_free = NULL;
-  own_free_n = 0;
+static void free_chain(gp__ocl_entry *e) {
   while (e) {
     gp__ocl_entry *next = e->next;
     free(e);
     e = next;
   }
+}
+
+/* A thread's own lists die with it: what it kept is freed (the stack,
+ * reachable by every thread, is left for reuse). */
+static void own_free_release(void *unused) {
+  (void)unused;
+  free_chain(own_free);
+  free_chain(out_head);
+  own_free = out_head = out_tail = NULL;
+  own_free_n = out_n = 0;
 }
 
 /* Arranges for own_free_release to run when this thread exits. */
@@ -138,11 +148,18 @@ static void own_register(void) {
   }
 }
 
+/* Takes every entry handed back so far, or NULL. */
+static gp__ocl_entry *take_returned(void) {
+  if (!atomic_load_explicit(&returned.top, memory_order_relaxed))
+    return NULL;
+  own_register(); /* a whole stack comes with it */
+  return atomic_exchange_explicit(&returned.top, NULL, memory_order_acquire);
+}
+
 /* Starts fetching free entry e (if any) for the command after this one.
- * It was last written on the thread that finished with it (the reaper's
- * or the driver's): read cold, each of its cache lines stalled the
- * enqueue that took it; fetched now, they arrive during the driver's
- * call. */
+ * It was last written on the thread that finished with it: read cold,
+ * each of its cache lines stalled the enqueue that took it; fetched now,
+ * they arrive during the driver's call. */
 static inline void prefetch_entry(const gp__ocl_entry *e) {
   if (e)
     for (size_t off = 0; off < sizeof(*e); off += 64)
@@ -152,18 +169,13 @@ static inline void prefetch_entry(const gp__ocl_entry *e) {
 /* See oclInt.h. */
 gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
   pthread_once(&shards_once, shards_init);
-  gp__ocl_entry *e = own_free;
-  for (unsigned i = 0; !e && i < SHARDS; i++) {
-    shard *s = &shards[(own_next_shard++) % SHARDS];
-    if (atomic_load_explicit(&s->returned, memory_order_relaxed))
-      e = own_free =
-          atomic_exchange_explicit(&s->returned, NULL, memory_order_acquire);
-  }
+  gp__ocl_entry *e = own_free ? own_free : take_returned();
   if (e) {
-    own_register(); /* a whole stack may have come with it */
     own_free = e->next;
     if (own_free_n)
       own_free_n--;
+    if (!own_free)
+      own_free = take_returned(); /* now, to fetch its first one ahead */
     prefetch_entry(own_free);
   } else if (!(e = malloc(sizeof(*e)))) {
     return NULL;
@@ -190,22 +202,30 @@ static void entry_put(gp__ocl_entry *e) {
     return;
   if (e->waits != e->inline_waits)
     free(e->waits);
+  own_register();
   if (own_free_n < OWN_FREE_MAX) {
     /* Freed where it will be made again (commands read on the program's
-     * thread), or at most a few kept by a driver thread. */
-    own_register();
+     * thread), or at most a few kept by another thread. */
     e->next = own_free;
     own_free = e;
     own_free_n++;
     return;
   }
-  shard *s = shard_of(e);
+  e->next = out_head;
+  out_head = e;
+  if (!out_tail)
+    out_tail = e;
+  if (++out_n < OUT_BATCH)
+    return;
   gp__ocl_entry *head =
-      atomic_load_explicit(&s->returned, memory_order_relaxed);
+      atomic_load_explicit(&returned.top, memory_order_relaxed);
   do {
-    e->next = head;
+    out_tail->next = head;
   } while (!atomic_compare_exchange_weak_explicit(
-      &s->returned, &head, e, memory_order_release, memory_order_relaxed));
+      &returned.top, &head, out_head, memory_order_release,
+      memory_order_relaxed));
+  out_head = out_tail = NULL;
+  out_n = 0;
 }
 
 /* See oclInt.h. */
@@ -507,10 +527,10 @@ void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q,
 
 /* Writes the records of up to max of q's oldest commands that are done
  * (with force: done or not), mapping their times with after, an anchor
- * taken since they completed (NULL: one is taken here). Caller holds
- * q->reap_serial. */
-static void reap_serial_locked(gp__ocl_queue *q, unsigned max, bool force,
-                               const gp__ocl_anchor *after) {
+ * taken since they completed (NULL: one is taken here); returns how many.
+ * Caller holds q->reap_serial. */
+static unsigned reap_serial_locked(gp__ocl_queue *q, unsigned max, bool force,
+                                   const gp__ocl_anchor *after) {
   pthread_mutex_lock(&q->reap_lock);
   gp__ocl_entry *first = q->reap_head;
   uint64_t n = atomic_load_explicit(&q->reap_n, memory_order_relaxed);
@@ -533,7 +553,7 @@ static void reap_serial_locked(gp__ocl_queue *q, unsigned max, bool force,
     e = ++k < n ? e->reap_next : NULL;
   }
   if (k == 0)
-    return;
+    return 0;
   pthread_mutex_lock(&q->reap_lock);
   q->reap_head = last->reap_next;
   if (!q->reap_head)
@@ -545,6 +565,7 @@ static void reap_serial_locked(gp__ocl_queue *q, unsigned max, bool force,
     gp__ocl_anchor_take(&now); /* one for the batch, after all ended */
     after = &now;
   }
+  unsigned done = k;
   for (e = first; k > 0; k--) {
     gp__ocl_entry *next = k > 1 ? e->reap_next : NULL;
     e->reap_next = NULL;
@@ -554,6 +575,7 @@ static void reap_serial_locked(gp__ocl_queue *q, unsigned max, bool force,
     entry_put(e); /* the reap list's reference */
     e = next;
   }
+  return done;
 }
 
 /* See oclInt.h. */
@@ -563,8 +585,13 @@ void gp__ocl_reap(gp__ocl_queue *q) {
   pthread_mutex_unlock(&q->reap_serial);
 }
 
-/* One round of the reaper over the queues handed to it. */
+/* One round of the reaper over the queues handed to it. A queue whose
+ * list still holds commands after a round that read some (a program
+ * waiting in clFinish, or enqueueing faster than the device runs) stays
+ * handed for the next; one whose oldest command did not end during a
+ * whole period waits to be handed again. */
 static void reaper_round(gp__ocl_queue *list) {
+  gp__ocl_queue *again = NULL;
   pthread_mutex_lock(&reaper_round_lock);
   bool go = !atomic_load(&reaper.paused);
   while (list) {
@@ -574,10 +601,28 @@ static void reaper_round(gp__ocl_queue *list) {
     /* Handed again from here: what is enqueued during this read waits for
      * the next round. */
     atomic_store(&q->reap_handed, false);
-    if (go)
-      gp__ocl_reap(q);
+    if (!go)
+      continue;
+    pthread_mutex_lock(&q->reap_serial);
+    unsigned n = reap_serial_locked(q, UINT32_MAX, false, NULL);
+    pthread_mutex_unlock(&q->reap_serial);
+    if (n > 0 && atomic_load_explicit(&q->reap_n, memory_order_relaxed) > 0 &&
+        !atomic_exchange(&q->reap_handed, true)) {
+      q->reap_todo_next = again;
+      again = q;
+    }
   }
   pthread_mutex_unlock(&reaper_round_lock);
+  if (!again)
+    return;
+  pthread_mutex_lock(&reaper.lock);
+  while (again) {
+    gp__ocl_queue *q = again;
+    again = q->reap_todo_next;
+    q->reap_todo_next = reaper.todo;
+    reaper.todo = q;
+  }
+  pthread_mutex_unlock(&reaper.lock);
 }
 
 static void *reaper_main(void *unused) {
@@ -664,6 +709,14 @@ static void reap_hand(gp__ocl_queue *q, const gp__ocl_anchor *anchor) {
   pthread_mutex_lock(&q->reap_serial);
   reap_serial_locked(q, GP_OCL_REAP_BATCH, false, anchor);
   pthread_mutex_unlock(&q->reap_serial);
+}
+
+/* See oclInt.h. */
+void gp__ocl_reap_while_waiting(gp__ocl_queue *q) {
+  if (atomic_load_explicit(&q->reap_n, memory_order_relaxed) >=
+          GP_OCL_REAP_BATCH &&
+      !atomic_load_explicit(&q->reap_handed, memory_order_relaxed))
+    reap_hand(q, NULL);
 }
 
 static void reap_all(void *user, const void *key, void *val) {
