@@ -479,16 +479,20 @@ void gp__ocl_entry_watch(gp__ocl_entry *e) {
  * REAP_PERIOD_NS so that the next batches gather, and waits to be woken
  * only after a round in which nothing was handed. A program that keeps
  * enqueueing hands its queue (a flag and a short lock per batch) to a
- * reaper that is not asleep: no system call on the program's thread. The
- * period bounds how far apart the two anchors that map a command's times
- * are; at the trace clock's largest slew (500 ppm) that is 0.1 us.
+ * reaper that is not asleep: no system call on the program's thread.
+ * Rounds are few because each costs the program's thread more than its
+ * share: on the 2-vCPU machine we measured, a reaper waking every 200 us
+ * added about twice the CPU time to the enqueueing thread that one waking
+ * every 1 ms did (the driver's locks, the scheduler). The period also
+ * bounds how far apart the two anchors that map a command's times are:
+ * at the trace clock's largest slew (500 ppm), 0.5 us at most.
  *
  * One reader of a list at a time (reap_serial), held until the records
  * are written, so that a flush that takes it finds the batch before it
  * written. No callback of ours takes that lock, so holding it across
  * clReleaseEvent cannot deadlock.
  */
-#define REAP_PERIOD_NS 200000
+#define REAP_PERIOD_NS 1000000
 
 static struct {
   pthread_mutex_t lock; /* all but paused */
