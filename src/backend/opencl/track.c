@@ -140,9 +140,13 @@ void gp__ocl_enqueue_begin(gp__ocl_enqueue *en, uint32_t id, cl_command_queue q,
   if (en->track && kind != 0) {
     if (!app_event)
       en->evp = &en->internal;
-    /* Last, right before the driver call: */
-    if (en->q->dev && gp__ocl_device_anchors(en->q->dev))
+    /* Last, right before the driver call. While the device's clock is
+     * being checked, the bracket around this call must be tight. */
+    gp__ocl_device *d = en->q->dev;
+    if (d && gp__ocl_device_unverified(d))
       gp__ocl_anchor_take(&en->anchor);
+    else if (d && gp__ocl_device_anchors(d))
+      gp__ocl_anchor_recent(&en->anchor, en->call.start);
   }
 }
 
