@@ -13,12 +13,13 @@
  * Who writes the record. An entry is "retired" once, by whoever will
  * write its record: the callback, usually; the program's clWaitForEvents
  * or clReleaseEvent when they show the command finished or failed first
- * (PoCL never runs CL_COMPLETE callbacks of failed commands); a flush, for
- * internal events it can ask about itself; or a forced flush, which waits
- * up to a second for commands in flight and writes what remains with the
- * times it has (the host's enqueue time as QUEUED, 0 = unknown for the
- * rest). An entry is recycled when both its record writer and its
- * callback are done with it (refs).
+ * (PoCL never runs CL_COMPLETE callbacks of failed commands); the reaper
+ * or clFinish, for the commands of an in-order queue's reap list (see
+ * Reaping); a flush, for internal events it can ask about itself; or a
+ * forced flush, which waits up to a second for commands in flight and
+ * writes what remains with the times it has (the host's enqueue time as
+ * QUEUED, 0 = unknown for the rest). An entry is recycled when both its
+ * record writer and its callback are done with it (refs).
  *
  * Locks. Pending entries sit in one of 32 lists (by address), each with
  * its own lock, so that the driver's threads retiring commands and the
@@ -488,9 +489,9 @@ void gp__ocl_entry_watch(gp__ocl_entry *e) {
  * at the trace clock's largest slew (500 ppm), 0.5 us at most.
  *
  * One reader of a list at a time (reap_serial), held until the records
- * are written, so that a flush that takes it finds the batch before it
- * written. No callback of ours takes that lock, so holding it across
- * clReleaseEvent cannot deadlock.
+ * are written, so that a flush or clFinish that takes it after the
+ * reaper finds the reaper's batch written. No callback of ours takes that
+ * lock, so holding it across clReleaseEvent cannot deadlock.
  */
 #define REAP_PERIOD_NS 1000000
 
@@ -499,6 +500,7 @@ static struct {
   pthread_cond_t wake, ready_cond;
   gp__ocl_queue *todo; /* handed queues, through reap_todo_next */
   bool started, ready, asleep;
+  bool failed;         /* none could start: lists read where handed */
   bool at_exit_set;    /* reaper_stop registered (also in a child) */
   _Atomic bool paused; /* at exit: no more rounds (set under lock) */
 } reaper = {.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -667,10 +669,13 @@ static void reaper_stop(void) {
 static bool reaper_start_locked(void) {
   if (reaper.started)
     return true;
+  if (reaper.failed)
+    return false;
   if (!reaper.at_exit_set)
     reaper.at_exit_set = atexit(reaper_stop) == 0;
-  if (!reaper.at_exit_set)
-    return false; /* it could outlive the driver */
+  reaper.failed = !reaper.at_exit_set; /* else it could outlive the driver */
+  if (reaper.failed)
+    return false;
   /* The program's signals are for the program's threads. */
   sigset_t all, old;
   sigfillset(&all);
@@ -678,8 +683,10 @@ static bool reaper_start_locked(void) {
   pthread_t t;
   int rc = pthread_create(&t, NULL, reaper_main, NULL);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (rc != 0)
+  if (rc != 0) {
+    reaper.failed = true; /* not tried again on every batch */
     return false;
+  }
   pthread_detach(t);
   reaper.started = true;
   /* Its start-up (the thread library's allocations) is then over before
@@ -929,7 +936,7 @@ static void atfork_child(void) {
   pthread_cond_init(&reaper.ready_cond, NULL);
   pthread_mutex_init(&reaper_round_lock, NULL);
   reaper.todo = NULL;
-  reaper.started = reaper.ready = reaper.asleep = false;
+  reaper.started = reaper.ready = reaper.asleep = reaper.failed = false;
   gp__ptrmap_each(&gp__ocl.queues, reap_reset, NULL);
   gp__ocl_device_atfork_child();
 }
