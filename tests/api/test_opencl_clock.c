@@ -10,7 +10,9 @@
  * of MONOTONIC_RAW fails (made to fail with a skew). With brackets the
  * times after QUEUED follow at the device clock's rate, taken to be the
  * trace clock's: that adds at most 1000 ppm of the command's lifetime (the
- * trace clock slews by at most 500 ppm, NTP another 500).
+ * trace clock slews by at most 500 ppm, NTP another 500). Commands with
+ * no event are checked too, read by clFinish and, in batches, by the
+ * reaper.
  */
 #include <unistd.h>
 
@@ -151,6 +153,16 @@ static void clock_run(int mode, int64_t skew_ns, int expect_mode,
               CL_SUCCESS);
     ASSERT_EQ(clFinish(qa), CL_SUCCESS);
   }
+  /* Batches of them, which the reaper reads (with its own anchors) while
+   * clFinish waits. */
+  int few = 10;
+  ASSERT_EQ(clSetKernelArg(k, 1, sizeof(few), &few), CL_SUCCESS);
+  for (int i = 0; i < 3 * GP_OCL_REAP_BATCH; i++) {
+    size_t g = n, l = 64;
+    ASSERT_EQ(clEnqueueNDRangeKernel(qa, k, 1, NULL, &g, &l, 0, NULL, NULL),
+              CL_SUCCESS);
+  }
+  ASSERT_EQ(clFinish(qa), CL_SUCCESS);
   ASSERT_OK(gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED));
 
   gp__ocl_device *d = gp__ocl_device_get(dev);
@@ -181,7 +193,7 @@ static void clock_run(int mode, int64_t skew_ns, int expect_mode,
       check_window(res, m->correlation_id, m->stream_id, ts);
     }
   }
-  ASSERT_EQ(res->checked, 48 + 16);
+  ASSERT_EQ(res->checked, 48 + 16 + 3 * GP_OCL_REAP_BATCH);
   printf("mode %d: %zu commands within their windows; mapping error %llu ns,"
          " smallest margin %lld ns, %zu snapshots\n",
          expect_mode, res->checked, (unsigned long long)res->error_ns,

@@ -15,7 +15,8 @@
  *  RAW      PoCL's timestamps are CLOCK_MONOTONIC_RAW (and it does not
  *           implement clGetDeviceAndHostTimer). Each enqueue takes an
  *           anchor (that clock between two trace-clock readings) right
- *           before the driver call, the completion another; the command's
+ *           before the driver call, or reuses its thread's if that is
+ *           under 50 us old, the completion another; the command's
  *           times, all between the two, are interpolated between them.
  *           That PoCL uses this clock is checked, not assumed: while
  *           unconfirmed, enqueues also read it after the call, and the
@@ -76,6 +77,20 @@ void gp__ocl_anchor_take(gp__ocl_anchor *a) {
     if (a->err < 1000)
       break;
   }
+}
+
+/* This thread's last anchor (trace 0: none). */
+static GP_TLS gp__ocl_anchor last_anchor;
+
+/* See oclInt.h. */
+void gp__ocl_anchor_recent(gp__ocl_anchor *a, uint64_t now) {
+  if (last_anchor.trace && now >= last_anchor.trace &&
+      now - last_anchor.trace < GP_OCL_ANCHOR_REUSE_NS) {
+    *a = last_anchor;
+    return;
+  }
+  gp__ocl_anchor_take(a);
+  last_anchor = *a;
 }
 
 static void note_error(gp__ocl_device *d, uint64_t err) {

@@ -175,8 +175,10 @@ static gp__ocl_queue *queue_register(cl_command_queue q, cl_context ctx,
   pthread_mutex_lock(&gp__ocl.objects_lock);
   gp__ocl_queue *r = gp__ptrmap_get(&gp__ocl.queues, q);
   bool fresh = r == NULL;
-  if (fresh && (r = calloc(1, sizeof(*r))) != NULL)
+  if (fresh && (r = calloc(1, sizeof(*r))) != NULL) {
     pthread_mutex_init(&r->reap_lock, NULL);
+    pthread_mutex_init(&r->reap_serial, NULL);
+  }
   if (!r) {
     pthread_mutex_unlock(&gp__ocl.objects_lock);
     free(copy);
@@ -669,7 +671,7 @@ GP_CL_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint num_events,
 }
 
 /* OpenCL entry point: forwarded; a SYNCHRONIZATION record, and the
- * records of the queue's commands read on its next call. */
+ * records of the queue's commands that waited to be read, all done now. */
 GP_CL_ENTRY cl_int CL_API_CALL clFinish(cl_command_queue command_queue) {
   __typeof__(&clFinish) real = GP_CL_REAL(clFinish);
   if (!real)
@@ -677,11 +679,13 @@ GP_CL_ENTRY cl_int CL_API_CALL clFinish(cl_command_queue command_queue) {
   gp__ocl_call c;
   bool sync = GP_CORE->activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, 0);
   gp__ocl_call_begin(&c, GP_CL_ID_clFinish, sync);
-  cl_int rc = real(command_queue);
-  uint64_t end = gp_get_timestamp();
   gp__ocl_queue *q = gp__ptrmap_get(&gp__ocl.queues, command_queue);
   if (q && !q->out_of_order)
-    gp__ocl_reap(q, UINT32_MAX); /* all done now */
+    gp__ocl_reap_while_waiting(q);
+  cl_int rc = real(command_queue);
+  uint64_t end = gp_get_timestamp();
+  if (q && !q->out_of_order)
+    gp__ocl_reap(q); /* all done now */
   if (sync) {
     gp__ocl_queue *r = gp__ocl_queue_get(command_queue);
     if (r)

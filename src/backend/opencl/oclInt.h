@@ -45,9 +45,8 @@
 /* Entry points are the only symbols the preload library exports. */
 #define GP_CL_ENTRY __attribute__((visibility("default")))
 
-/* Deferred commands of an in-order queue are asked about once this many
- * wait (and all of them on clFinish, at a flush and when the queue is
- * released). */
+/* Deferred commands of an in-order queue are handed to the reaper once
+ * this many wait (and all of them are read on clFinish and at a flush). */
 #define GP_OCL_REAP_BATCH 16
 
 /* Call ids: the row of each entry point in cl_api.h. */
@@ -165,6 +164,18 @@ typedef struct gp__ocl_anchor {
 /* Takes an anchor now. */
 void gp__ocl_anchor_take(gp__ocl_anchor *a);
 
+/* How old an anchor an enqueue may reuse. Reading MONOTONIC_RAW costs
+ * about 70 ns in the virtual machines we measured, a tenth of what the
+ * interception adds to an enqueue; an anchor a few tens of us older
+ * lengthens a span of the mapping that is already about a millisecond
+ * (the reaper's period) by a few percent. */
+#define GP_OCL_ANCHOR_REUSE_NS 50000
+
+/* Stores in a the calling thread's last anchor if it was taken less than
+ * GP_OCL_ANCHOR_REUSE_NS before now (the trace clock, read just before),
+ * else takes a new one. */
+void gp__ocl_anchor_recent(gp__ocl_anchor *a, uint64_t now);
+
 /*
  * Returns the record of an OpenCL device, registering it (DEVICE record,
  * clock) the first time it is seen. NULL if out of memory or past the
@@ -234,11 +245,14 @@ typedef struct gp__ocl_queue {
   uint32_t num_recent, num_frontier;
   uint64_t recent[GP_OCL_RECENT];
   uint64_t frontier[GP_OCL_RECENT];
-  /* In-order queues: commands with our own events, oldest first, read when
-   * the program next calls in on the queue (pending.c). */
-  pthread_mutex_t reap_lock;
+  /* In-order queues: commands with our own events, oldest first, read in
+   * batches by the reaper, and on clFinish and flushes (pending.c). */
+  pthread_mutex_t reap_lock; /* the list */
   struct gp__ocl_entry *reap_head, *reap_tail;
-  _Atomic uint64_t reap_n; /* entries on the list */
+  _Atomic uint64_t reap_n;              /* entries on the list */
+  pthread_mutex_t reap_serial;          /* held by the one reading the list */
+  _Atomic bool reap_handed;             /* on the reaper's list of queues */
+  struct gp__ocl_queue *reap_todo_next; /* that list (its lock) */
 } gp__ocl_queue;
 
 typedef struct gp__ocl_kernel {
@@ -394,20 +408,24 @@ void gp__ocl_entry_link(gp__ocl_entry *e);
 void gp__ocl_entry_watch(gp__ocl_entry *e);
 
 /* Instead of a callback: puts e (an internal event's, on in-order queue
- * q) on q's reap list, read once complete by gp__ocl_reap(). */
-void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q);
+ * q) on q's reap list, and hands the list to the reaper once a batch
+ * waits (without a reaper, reads it here, mapping with anchor, taken
+ * before the enqueue's driver call). */
+void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q,
+                         const gp__ocl_anchor *anchor);
 
 /*
- * Writes the records of up to max commands of q's reap list that have
- * completed (or failed), oldest first; stops at the first still running.
- * Called on the program's calls on q and at flushes; never waits.
+ * Writes the records of the commands of q's reap list that have completed
+ * (or failed), oldest first; stops at the first still running. Returns
+ * once they are written, also those the reaper was writing. Called on
+ * clFinish; never waits for the driver.
  */
-void gp__ocl_reap(gp__ocl_queue *q, unsigned max);
+void gp__ocl_reap(gp__ocl_queue *q);
 
-/* Same, with an anchor the caller took after the commands completed
- * (raw 0: none). */
-void gp__ocl_reap_at(gp__ocl_queue *q, unsigned max,
-                     const gp__ocl_anchor *after);
+/* Before the program waits for q (clFinish): if a batch of q's commands
+ * waits to be read, the reaper reads them as they complete during the
+ * wait, leaving gp__ocl_reap little to do after it. */
+void gp__ocl_reap_while_waiting(gp__ocl_queue *q);
 
 /* An extra reference to e while looking at it; drop it after. */
 void gp__ocl_entry_hold(gp__ocl_entry *e);

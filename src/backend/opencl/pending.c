@@ -13,12 +13,13 @@
  * Who writes the record. An entry is "retired" once, by whoever will
  * write its record: the callback, usually; the program's clWaitForEvents
  * or clReleaseEvent when they show the command finished or failed first
- * (PoCL never runs CL_COMPLETE callbacks of failed commands); a flush, for
- * internal events it can ask about itself; or a forced flush, which waits
- * up to a second for commands in flight and writes what remains with the
- * times it has (the host's enqueue time as QUEUED, 0 = unknown for the
- * rest). An entry is recycled when both its record writer and its
- * callback are done with it (refs).
+ * (PoCL never runs CL_COMPLETE callbacks of failed commands); the reaper
+ * or clFinish, for the commands of an in-order queue's reap list (see
+ * Reaping); a flush, for internal events it can ask about itself; or a
+ * forced flush, which waits up to a second for commands in flight and
+ * writes what remains with the times it has (the host's enqueue time as
+ * QUEUED, 0 = unknown for the rest). An entry is recycled when both its
+ * record writer and its callback are done with it (refs).
  *
  * Locks. Pending entries sit in one of 32 lists (by address), each with
  * its own lock, so that the driver's threads retiring commands and the
@@ -26,6 +27,7 @@
  * the program's is also known to the event table (gp__ocl.lock, taken
  * first): retiring it takes both.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -39,17 +41,20 @@
 
 /* One list of pending entries, with what happened to its entries. A
  * command's entry is touched by the thread that enqueues it and the one
- * that completes it; keeping every counter on its list's own cache line
- * (not on shared global ones) is what keeps those threads from fighting
- * over memory. */
+ * that completes it (the driver's, or the reaper); keeping every counter
+ * on its list's own cache lines (not on shared global ones), and what
+ * each side writes on a line of its own, is what keeps those threads
+ * from fighting over memory. */
 typedef struct shard {
   pthread_mutex_t lock;
   gp__ocl_entry *head;
   uint64_t pending; /* entries in the list (lock) */
-  _Atomic uint64_t tracked, internal;
-  _Atomic uint64_t finishing; /* retired, record not written yet */
+  /* Written on enqueue: */
+  _Alignas(64) _Atomic uint64_t tracked;
+  _Atomic uint64_t internal;
+  /* Written once a command is done with: */
+  _Alignas(64) _Atomic uint64_t finishing; /* retired, not written yet */
   _Atomic uint64_t recorded, unknown, failed, released;
-  gp__ocl_entry *_Atomic returned; /* recycled entries */
 } __attribute__((aligned(64))) shard;
 
 static shard shards[SHARDS];
@@ -101,28 +106,39 @@ static cl_int event_status(cl_event ev) {
 
 /*
  * Entries are recycled, not freed: they are made on the program's threads
- * and done with on the driver's, and malloc's arenas are slow to trade
- * memory across threads. A freed entry is pushed on its list's stack; a
- * thread that needs one takes a whole stack into its own list. Pushes and
- * the taking of everything at once cannot suffer from ABA.
+ * and done with on the driver's or the reaper's, and malloc's arenas are
+ * slow to trade memory across threads. A thread keeps a few freed entries
+ * for itself and hands the rest back in batches, pushed on one stack; a
+ * thread that needs entries takes the whole stack into its own list.
+ * Pushes and the taking of everything at once cannot suffer from ABA.
+ * Batches keep the stack's cache line quiet, and a chain that can be
+ * fetched one entry ahead (prefetch_entry).
  */
-static GP_TLS gp__ocl_entry *own_free;
-static GP_TLS unsigned own_free_n, own_next_shard;
+static struct {
+  gp__ocl_entry *_Atomic top;
+} __attribute__((aligned(64))) returned; /* a cache line of its own */
+static GP_TLS gp__ocl_entry *own_free, *out_head, *out_tail;
+static GP_TLS unsigned own_free_n, out_n;
 static GP_TLS bool own_registered; /* own_key set: freed at thread exit */
-#define OWN_FREE_MAX 64 /* kept by a thread before they go to the lists */
+#define OWN_FREE_MAX 64            /* kept by a thread before they go back */
+#define OUT_BATCH 64               /* handed back at once */
 
-/* A thread's own list dies with it: what it kept is freed (the stacks of
- * the shards, reachable by every thread, are left for reuse). */
-static void own_free_release(void *unused) {
-  (void)unused;
-  gp__ocl_entry *e = own_free;
-  own_free = NULL;
-  own_free_n = 0;
+static void free_chain(gp__ocl_entry *e) {
   while (e) {
     gp__ocl_entry *next = e->next;
     free(e);
     e = next;
   }
+}
+
+/* A thread's own lists die with it: what it kept is freed (the stack,
+ * reachable by every thread, is left for reuse). */
+static void own_free_release(void *unused) {
+  (void)unused;
+  free_chain(own_free);
+  free_chain(out_head);
+  own_free = out_head = out_tail = NULL;
+  own_free_n = out_n = 0;
 }
 
 /* Arranges for own_free_release to run when this thread exits. */
@@ -133,21 +149,35 @@ static void own_register(void) {
   }
 }
 
+/* Takes every entry handed back so far, or NULL. */
+static gp__ocl_entry *take_returned(void) {
+  if (!atomic_load_explicit(&returned.top, memory_order_relaxed))
+    return NULL;
+  own_register(); /* a whole stack comes with it */
+  return atomic_exchange_explicit(&returned.top, NULL, memory_order_acquire);
+}
+
+/* Starts fetching free entry e (if any) for the command after this one.
+ * It was last written on the thread that finished with it: read cold,
+ * each of its cache lines stalled the enqueue that took it; fetched now,
+ * they arrive during the driver's call. */
+static inline void prefetch_entry(const gp__ocl_entry *e) {
+  if (e)
+    for (size_t off = 0; off < sizeof(*e); off += 64)
+      __builtin_prefetch((const char *)e + off, 1, 3);
+}
+
 /* See oclInt.h. */
 gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
   pthread_once(&shards_once, shards_init);
-  gp__ocl_entry *e = own_free;
-  for (unsigned i = 0; !e && i < SHARDS; i++) {
-    shard *s = &shards[(own_next_shard++) % SHARDS];
-    if (atomic_load_explicit(&s->returned, memory_order_relaxed))
-      e = own_free =
-          atomic_exchange_explicit(&s->returned, NULL, memory_order_acquire);
-  }
+  gp__ocl_entry *e = own_free ? own_free : take_returned();
   if (e) {
-    own_register(); /* a whole stack may have come with it */
     own_free = e->next;
     if (own_free_n)
       own_free_n--;
+    if (!own_free)
+      own_free = take_returned(); /* now, to fetch its first one ahead */
+    prefetch_entry(own_free);
   } else if (!(e = malloc(sizeof(*e)))) {
     return NULL;
   }
@@ -173,22 +203,30 @@ static void entry_put(gp__ocl_entry *e) {
     return;
   if (e->waits != e->inline_waits)
     free(e->waits);
+  own_register();
   if (own_free_n < OWN_FREE_MAX) {
     /* Freed where it will be made again (commands read on the program's
-     * thread), or at most a few kept by a driver thread. */
-    own_register();
+     * thread), or at most a few kept by another thread. */
     e->next = own_free;
     own_free = e;
     own_free_n++;
     return;
   }
-  shard *s = shard_of(e);
+  e->next = out_head;
+  out_head = e;
+  if (!out_tail)
+    out_tail = e;
+  if (++out_n < OUT_BATCH)
+    return;
   gp__ocl_entry *head =
-      atomic_load_explicit(&s->returned, memory_order_relaxed);
+      atomic_load_explicit(&returned.top, memory_order_relaxed);
   do {
-    e->next = head;
+    out_tail->next = head;
   } while (!atomic_compare_exchange_weak_explicit(
-      &s->returned, &head, e, memory_order_release, memory_order_relaxed));
+      &returned.top, &head, out_head, memory_order_release,
+      memory_order_relaxed));
+  out_head = out_tail = NULL;
+  out_n = 0;
 }
 
 /* See oclInt.h. */
@@ -424,17 +462,57 @@ void gp__ocl_entry_watch(gp__ocl_entry *e) {
 
 /*
  * A command of an in-order queue that the program asked no event for is
- * not watched with a callback: its (our) event is asked for its status
- * once GP_OCL_REAP_BATCH of them wait and the program enqueues again, and
- * on clFinish, and the records of those complete are written then, on the
- * program's thread.
- * In-order queues complete in order, so only the oldest need asking. This
- * leaves the driver's threads to the driver, and spares a callback per
+ * not watched with a callback: it waits on its queue's reap list, oldest
+ * first. In-order queues complete in order, so a list is read from its
+ * head and the reading stops at the first command still running. This
+ * leaves the driver's threads to the driver and spares a callback per
  * command; the times are the same, read from the same event.
+ *
+ * Who reads the lists. Reading a command (a status query, four profiling
+ * times, the record, the release of our event) costs about a microsecond
+ * on PoCL, most of it in the driver's locks, which its worker contends
+ * for: too much for the program's thread, which only appends to the list.
+ * Once GP_OCL_REAP_BATCH wait, the queue is handed to the reaper, a thread
+ * of ours started then. clFinish and flushes read the lists themselves,
+ * so that what completed is written by the time they return.
+ *
+ * The reaper works in rounds: it reads the queues handed to it, sleeps
+ * REAP_PERIOD_NS so that the next batches gather, and waits to be woken
+ * only after a round in which nothing was handed. A program that keeps
+ * enqueueing hands its queue (a flag and a short lock per batch) to a
+ * reaper that is not asleep: no system call on the program's thread.
+ * Rounds are few because each costs the program's thread more than its
+ * share: on the 2-vCPU machine we measured, a reaper waking every 200 us
+ * added about twice the CPU time to the enqueueing thread that one waking
+ * every 1 ms did (the driver's locks, the scheduler). The period also
+ * bounds how far apart the two anchors that map a command's times are:
+ * at the trace clock's largest slew (500 ppm), 0.5 us at most.
+ *
+ * One reader of a list at a time (reap_serial), held until the records
+ * are written, so that a flush or clFinish that takes it after the
+ * reaper finds the reaper's batch written. No callback of ours takes that
+ * lock, so holding it across clReleaseEvent cannot deadlock.
  */
+#define REAP_PERIOD_NS 1000000
+
+static struct {
+  pthread_mutex_t lock; /* all but paused */
+  pthread_cond_t wake, ready_cond;
+  gp__ocl_queue *todo; /* handed queues, through reap_todo_next */
+  bool started, ready, asleep;
+  bool failed;         /* none could start: lists read where handed */
+  bool at_exit_set;    /* reaper_stop registered (also in a child) */
+  _Atomic bool paused; /* at exit: no more rounds (set under lock) */
+} reaper = {.lock = PTHREAD_MUTEX_INITIALIZER,
+            .wake = PTHREAD_COND_INITIALIZER,
+            .ready_cond = PTHREAD_COND_INITIALIZER};
+static pthread_mutex_t reaper_round_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void reap_hand(gp__ocl_queue *q, const gp__ocl_anchor *anchor);
 
 /* See oclInt.h. */
-void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q) {
+void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q,
+                         const gp__ocl_anchor *anchor) {
   shard *s = shard_of(e);
   count_in_flight(e);
   atomic_fetch_add_explicit(&s->tracked, 1, memory_order_relaxed);
@@ -446,70 +524,219 @@ void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q) {
   else
     q->reap_head = e;
   q->reap_tail = e;
-  atomic_fetch_add_explicit(&q->reap_n, 1, memory_order_relaxed);
+  uint64_t n = atomic_fetch_add_explicit(&q->reap_n, 1, memory_order_relaxed);
   pthread_mutex_unlock(&q->reap_lock);
+  if (n + 1 >= GP_OCL_REAP_BATCH &&
+      !atomic_load_explicit(&q->reap_handed, memory_order_relaxed))
+    reap_hand(q, anchor);
 }
 
-/* Pops q's oldest entry if it is done, or unconditionally with force;
- * stores its status. The entry is then retired: its record is the
- * caller's to write. Asking the driver about an event runs no callbacks,
- * so it is done under the list's lock. */
-static gp__ocl_entry *reap_pop(gp__ocl_queue *q, bool force, cl_int *st) {
+/* Writes the records of up to max of q's oldest commands that are done
+ * (with force: done or not), mapping their times with after, an anchor
+ * taken since they completed (NULL: one is taken here); returns how many.
+ * Caller holds q->reap_serial. */
+static unsigned reap_serial_locked(gp__ocl_queue *q, unsigned max, bool force,
+                                   const gp__ocl_anchor *after) {
   pthread_mutex_lock(&q->reap_lock);
-  gp__ocl_entry *e = q->reap_head;
-  if (e) {
-    *st = event_status(e->event);
-    if (*st <= CL_COMPLETE || force) {
-      q->reap_head = e->reap_next;
-      if (!q->reap_head)
-        q->reap_tail = NULL;
-      e->reap_next = NULL;
-      e->retired = true;
-      atomic_fetch_add_explicit(&shard_of(e)->finishing, 1,
-                                memory_order_relaxed);
-      atomic_fetch_sub_explicit(&q->reap_n, 1, memory_order_relaxed);
-    } else {
-      e = NULL;
+  gp__ocl_entry *first = q->reap_head;
+  uint64_t n = atomic_load_explicit(&q->reap_n, memory_order_relaxed);
+  pthread_mutex_unlock(&q->reap_lock);
+  /* Only the holder of reap_serial takes entries off the list: the n
+   * oldest stay on it, with their events and the links between them,
+   * while the driver is asked about them without the list's lock (which
+   * the program's enqueues take). */
+  gp__ocl_entry *e = first, *last = NULL;
+  unsigned k = 0;
+  while (e && k < n && k < max) {
+    cl_int st = event_status(e->event);
+    if (st > CL_COMPLETE && !force)
+      break;
+    e->swept_status = st;
+    /* Counted as finishing before it leaves the list: a flush waiting
+     * for work in flight may count it twice, never not at all. */
+    atomic_fetch_add_explicit(&shard_of(e)->finishing, 1, memory_order_relaxed);
+    last = e;
+    e = ++k < n ? e->reap_next : NULL;
+  }
+  if (k == 0)
+    return 0;
+  pthread_mutex_lock(&q->reap_lock);
+  q->reap_head = last->reap_next;
+  if (!q->reap_head)
+    q->reap_tail = NULL;
+  atomic_fetch_sub_explicit(&q->reap_n, k, memory_order_relaxed);
+  pthread_mutex_unlock(&q->reap_lock);
+  gp__ocl_anchor now;
+  if (!after || !after->raw) {
+    gp__ocl_anchor_take(&now); /* one for the batch, after all ended */
+    after = &now;
+  }
+  unsigned done = k;
+  for (e = first; k > 0; k--) {
+    gp__ocl_entry *next = k > 1 ? e->reap_next : NULL;
+    e->reap_next = NULL;
+    e->retired = true;
+    cl_int st = e->swept_status;
+    gp__ocl_finish_at(e, st, st <= CL_COMPLETE, after);
+    entry_put(e); /* the reap list's reference */
+    e = next;
+  }
+  return done;
+}
+
+/* See oclInt.h. */
+void gp__ocl_reap(gp__ocl_queue *q) {
+  pthread_mutex_lock(&q->reap_serial);
+  reap_serial_locked(q, UINT32_MAX, false, NULL);
+  pthread_mutex_unlock(&q->reap_serial);
+}
+
+/* One round of the reaper over the queues handed to it. A queue whose
+ * list still holds commands after a round that read some (a program
+ * waiting in clFinish, or enqueueing faster than the device runs) stays
+ * handed for the next; one whose oldest command did not end during a
+ * whole period waits to be handed again. */
+static void reaper_round(gp__ocl_queue *list) {
+  gp__ocl_queue *again = NULL;
+  pthread_mutex_lock(&reaper_round_lock);
+  bool go = !atomic_load(&reaper.paused);
+  while (list) {
+    gp__ocl_queue *q = list;
+    list = q->reap_todo_next;
+    q->reap_todo_next = NULL;
+    /* Handed again from here: what is enqueued during this read waits for
+     * the next round. */
+    atomic_store(&q->reap_handed, false);
+    if (!go)
+      continue;
+    pthread_mutex_lock(&q->reap_serial);
+    unsigned n = reap_serial_locked(q, UINT32_MAX, false, NULL);
+    pthread_mutex_unlock(&q->reap_serial);
+    if (n > 0 && atomic_load_explicit(&q->reap_n, memory_order_relaxed) > 0 &&
+        !atomic_exchange(&q->reap_handed, true)) {
+      q->reap_todo_next = again;
+      again = q;
     }
   }
-  pthread_mutex_unlock(&q->reap_lock);
-  return e;
-}
-
-static void reap_finish(gp__ocl_entry *e, cl_int st,
-                        const gp__ocl_anchor *after) {
-  gp__ocl_finish_at(e, st, st <= CL_COMPLETE, after);
-  entry_put(e); /* the reap list's reference */
-}
-
-/* See oclInt.h. */
-void gp__ocl_reap_at(gp__ocl_queue *q, unsigned max,
-                     const gp__ocl_anchor *after) {
-  for (unsigned i = 0; i < max; i++) {
-    cl_int st = CL_QUEUED;
-    gp__ocl_entry *e = reap_pop(q, false, &st);
-    if (!e)
-      return;
-    reap_finish(e, st, after && after->raw ? after : NULL);
+  pthread_mutex_unlock(&reaper_round_lock);
+  if (!again)
+    return;
+  pthread_mutex_lock(&reaper.lock);
+  while (again) {
+    gp__ocl_queue *q = again;
+    again = q->reap_todo_next;
+    q->reap_todo_next = reaper.todo;
+    reaper.todo = q;
   }
+  pthread_mutex_unlock(&reaper.lock);
+}
+
+static void *reaper_main(void *unused) {
+  (void)unused;
+  pthread_mutex_lock(&reaper.lock);
+  reaper.ready = true;
+  pthread_cond_broadcast(&reaper.ready_cond);
+  for (;;) {
+    while (!reaper.todo || atomic_load(&reaper.paused)) {
+      reaper.asleep = true;
+      pthread_cond_wait(&reaper.wake, &reaper.lock);
+    }
+    reaper.asleep = false;
+    gp__ocl_queue *list = reaper.todo;
+    reaper.todo = NULL;
+    pthread_mutex_unlock(&reaper.lock);
+    reaper_round(list);
+    struct timespec period = {0, REAP_PERIOD_NS};
+    nanosleep(&period, NULL);
+    pthread_mutex_lock(&reaper.lock);
+  }
+  return NULL;
+}
+
+/* At exit: the reaper is done with the driver before the driver's own
+ * teardown (PoCL's runs after the handlers registered since it loaded);
+ * what is left is read by the exit's flush. */
+static void reaper_stop(void) {
+  pthread_mutex_lock(&reaper.lock);
+  atomic_store(&reaper.paused, true);
+  pthread_mutex_unlock(&reaper.lock);
+  pthread_mutex_lock(&reaper_round_lock); /* waits for a round under way */
+  pthread_mutex_unlock(&reaper_round_lock);
+}
+
+/* Starts the reaper unless it runs; false if it cannot. Caller holds
+ * reaper.lock. */
+static bool reaper_start_locked(void) {
+  if (reaper.started)
+    return true;
+  if (reaper.failed)
+    return false;
+  if (!reaper.at_exit_set)
+    reaper.at_exit_set = atexit(reaper_stop) == 0;
+  reaper.failed = !reaper.at_exit_set; /* else it could outlive the driver */
+  if (reaper.failed)
+    return false;
+  /* The program's signals are for the program's threads. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t t;
+  int rc = pthread_create(&t, NULL, reaper_main, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0) {
+    reaper.failed = true; /* not tried again on every batch */
+    return false;
+  }
+  pthread_detach(t);
+  reaper.started = true;
+  /* Its start-up (the thread library's allocations) is then over before
+   * a fork that might follow. */
+  while (!reaper.ready)
+    pthread_cond_wait(&reaper.ready_cond, &reaper.lock);
+  return true;
+}
+
+/* Hands q, whose list has a batch waiting, to the reaper; without one,
+ * reads the batch here with anchor (taken before the enqueue that made it
+ * whole). */
+static void reap_hand(gp__ocl_queue *q, const gp__ocl_anchor *anchor) {
+  if (atomic_exchange(&q->reap_handed, true))
+    return; /* handed already */
+  pthread_mutex_lock(&reaper.lock);
+  if (!atomic_load(&reaper.paused) && reaper_start_locked()) {
+    q->reap_todo_next = reaper.todo;
+    reaper.todo = q;
+    if (reaper.asleep)
+      pthread_cond_signal(&reaper.wake);
+    pthread_mutex_unlock(&reaper.lock);
+    return;
+  }
+  pthread_mutex_unlock(&reaper.lock);
+  /* No reaper (none could start, or the process is exiting): the batch is
+   * read here. The anchor is after the commands done before that enqueue,
+   * and close for those that ended during it (a few us at the clocks'
+   * rates). */
+  atomic_store(&q->reap_handed, false);
+  pthread_mutex_lock(&q->reap_serial);
+  reap_serial_locked(q, GP_OCL_REAP_BATCH, false, anchor);
+  pthread_mutex_unlock(&q->reap_serial);
 }
 
 /* See oclInt.h. */
-void gp__ocl_reap(gp__ocl_queue *q, unsigned max) {
-  gp__ocl_reap_at(q, max, NULL);
+void gp__ocl_reap_while_waiting(gp__ocl_queue *q) {
+  if (atomic_load_explicit(&q->reap_n, memory_order_relaxed) >=
+          GP_OCL_REAP_BATCH &&
+      !atomic_load_explicit(&q->reap_handed, memory_order_relaxed))
+    reap_hand(q, NULL);
 }
 
 static void reap_all(void *user, const void *key, void *val) {
   (void)key;
   gp__ocl_queue *q = val;
-  if (user) { /* forced: what is left, done or not */
-    cl_int st = CL_QUEUED;
-    gp__ocl_entry *e;
-    while ((e = reap_pop(q, true, &st)) != NULL)
-      reap_finish(e, st, NULL);
-  } else {
-    gp__ocl_reap(q, UINT32_MAX);
-  }
+  pthread_mutex_lock(&q->reap_serial);
+  /* forced: what is left, done or not */
+  reap_serial_locked(q, UINT32_MAX, user != NULL, NULL);
+  pthread_mutex_unlock(&q->reap_serial);
 }
 
 static void count_waiting(void *user, const void *key, void *val) {
@@ -664,6 +891,9 @@ static void reap_reset(void *user, const void *key, void *val) {
   (void)key;
   gp__ocl_queue *q = val;
   pthread_mutex_init(&q->reap_lock, NULL);
+  pthread_mutex_init(&q->reap_serial, NULL);
+  atomic_store(&q->reap_handed, false);
+  q->reap_todo_next = NULL;
   gp__ocl_entry *e = q->reap_head;
   while (e) {
     gp__ocl_entry *next = e->reap_next;
@@ -700,6 +930,13 @@ static void atfork_child(void) {
     atomic_store(&shards[i].finishing, 0);
   }
   atomic_store(&drain_waiting, 0);
+  /* No reaper here: the first batch starts one. */
+  pthread_mutex_init(&reaper.lock, NULL);
+  pthread_cond_init(&reaper.wake, NULL);
+  pthread_cond_init(&reaper.ready_cond, NULL);
+  pthread_mutex_init(&reaper_round_lock, NULL);
+  reaper.todo = NULL;
+  reaper.started = reaper.ready = reaper.asleep = reaper.failed = false;
   gp__ptrmap_each(&gp__ocl.queues, reap_reset, NULL);
   gp__ocl_device_atfork_child();
 }

@@ -140,9 +140,13 @@ void gp__ocl_enqueue_begin(gp__ocl_enqueue *en, uint32_t id, cl_command_queue q,
   if (en->track && kind != 0) {
     if (!app_event)
       en->evp = &en->internal;
-    /* Last, right before the driver call: */
-    if (en->q->dev && gp__ocl_device_anchors(en->q->dev))
+    /* Last, right before the driver call. While the device's clock is
+     * being checked, the bracket around this call must be tight. */
+    gp__ocl_device *d = en->q->dev;
+    if (d && gp__ocl_device_unverified(d))
       gp__ocl_anchor_take(&en->anchor);
+    else if (d && gp__ocl_device_anchors(d))
+      gp__ocl_anchor_recent(&en->anchor, en->call.start);
   }
 }
 
@@ -225,7 +229,7 @@ static void track_command(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
   if (locked)
     pthread_mutex_unlock(&gp__ocl.lock);
   if (deferred)
-    gp__ocl_entry_defer(e, q);
+    gp__ocl_entry_defer(e, q, &en->anchor);
   else
     gp__ocl_entry_watch(e);
 }
@@ -238,16 +242,6 @@ void gp__ocl_enqueue_end(gp__ocl_enqueue *en, cl_int rc, const gp__ocl_cmd *cmd,
                            ? gp__ocl_raw_now()
                            : 0;
   uint64_t end = gp_get_timestamp();
-  /* Commands of this queue that completed since: their records now. The
-   * anchor this enqueue took is after them unless they ended during the
-   * call, where it is close enough (a few us at the rate of the clocks).
-   * Only once a few are waiting: asking the driver about a command that is
-   * still running contends with its worker for the event's lock, and a
-   * batch costs one question for many (20% less per tiny kernel on PoCL). */
-  if (en->track && !en->q->out_of_order &&
-      atomic_load_explicit(&en->q->reap_n, memory_order_relaxed) >=
-          GP_OCL_REAP_BATCH)
-    gp__ocl_reap_at(en->q, GP_OCL_REAP_BATCH, &en->anchor);
   if (rc == CL_SUCCESS && en->track) {
     if (en->kind == 0)
       track_passthrough(en, num_waits, wait_list, app_event ? *app_event : NULL,
