@@ -1,6 +1,7 @@
 # mk/tsan.mk - `make test-tsan`: the threaded tests under ThreadSanitizer
 # (build-tsan/). The activity buffers, the clock's sequence lock, the
-# string table and the OpenCL wrappers are written by several threads at
+# string table and the OpenCL wrappers (the program's threads, the
+# driver's callbacks and our reaper) are written by several threads at
 # once; TSan checks that every such access is ordered (C11 atomics or
 # locks). TSAN_TESTS names them (harness patterns).
 
@@ -10,7 +11,7 @@
 # collector, flushes and death handlers); so do the producer_* tests (the
 # producer's reader thread, the collector and the program's threads).
 TSAN_TESTS ?= 'activity_[a-e]*' 'activity_[g-z]*' 'activity_four_*' \
-              'clock_*' 'strings_*' 'opencl_threads_*' 'markers_*' 'session_*' \
+              'clock_*' 'strings_*' 'opencl_*' 'markers_*' 'session_*' \
               'record_sim*' 'record_sigkill*' 'record_killed*' \
               'record_children*' 'producer_[d-z]*'
 

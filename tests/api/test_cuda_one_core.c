@@ -76,7 +76,7 @@ TEST(cuda_sim_and_opencl_share_one_core) {
   snprintf(app, sizeof(app), "%s", wt_build_path("tests/cuda-mixed"));
   snprintf(lib, sizeof(lib), "%s", wt_build_path("libgpuperf-cuda.so"));
   ASSERT_EQ(access(app, X_OK), 0);
-#if defined(__SANITIZE_ADDRESS__)
+#if GP_TEST_SANITIZED
   /* OpenCL would go unrecorded, and PoCL's leaks fail the program. */
   SKIP("gpuperf record preloads nothing in a sanitizer build");
 #endif

@@ -161,7 +161,7 @@ static void record_and_check(char **prog, const char *trace) {
   const char *cli = getenv("GPUPERF_CLI");
   if (!cli || !*cli)
     SKIP("GPUPERF_CLI is not set (run through `make test`)");
-#if defined(__SANITIZE_ADDRESS__)
+#if GP_TEST_SANITIZED
   SKIP("gpuperf record preloads nothing in a sanitizer build");
 #endif
   char *argv[32] = {(char *)cli, "record", "-q", "-o", (char *)trace, "--"};

@@ -152,7 +152,7 @@ static gp_tp *record_on(const char *fixture, const char *events) {
   const char *cli = getenv("GPUPERF_CLI");
   if (!cli || !*cli)
     SKIP("GPUPERF_CLI is not set (run through `make test`)");
-#if defined(__SANITIZE_ADDRESS__)
+#if GP_TEST_SANITIZED
   SKIP("gpuperf record preloads nothing in a sanitizer build");
 #endif
   static char sample[512], root[512], env[600];

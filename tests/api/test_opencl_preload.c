@@ -200,7 +200,7 @@ TEST(opencl_stat_per_kernel_totals) {
   const char *cli = getenv("GPUPERF_CLI");
   if (!cli || !*cli)
     SKIP("GPUPERF_CLI is not set (run through `make test`)");
-#if defined(__SANITIZE_ADDRESS__)
+#if GP_TEST_SANITIZED
   SKIP("gpuperf stat preloads nothing in a sanitizer build");
 #endif
   char sample[512];

@@ -53,7 +53,7 @@ static gp_tp *record(char **args, int want, bool same_output, char **out) {
   const char *cli = getenv("GPUPERF_CLI");
   if (!cli || !*cli)
     SKIP("GPUPERF_CLI is not set (run through `make test`)");
-#if defined(__SANITIZE_ADDRESS__)
+#if GP_TEST_SANITIZED
   SKIP("gpuperf record preloads nothing in a sanitizer build");
 #endif
   static char sample[512], trace[512];

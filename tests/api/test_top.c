@@ -64,7 +64,7 @@ TEST(top_tmux_shows_recorded_kernels) {
   const char *g = cli();
   if (access("/usr/bin/tmux", X_OK) != 0)
     SKIP("tmux is not installed (Debian package tmux)");
-#if defined(__SANITIZE_ADDRESS__)
+#if GP_TEST_SANITIZED
   SKIP("gpuperf record preloads nothing in a sanitizer build");
 #endif
   ocl_env();

@@ -147,7 +147,7 @@ static gp_tp *record_fixture(const char *name, const char *sysroot) {
   const char *cli = getenv("GPUPERF_CLI");
   if (!cli || !*cli)
     SKIP("GPUPERF_CLI is not set (run through `make test`)");
-#if defined(__SANITIZE_ADDRESS__)
+#if GP_TEST_SANITIZED
   SKIP("gpuperf record preloads nothing in a sanitizer build");
 #endif
   ocl_env();

@@ -231,7 +231,7 @@ static const char *opencl_trace(const char **why) {
     *why = "GPUPERF_CLI and GPUPERF_BUILD are not set (run via make test)";
     return NULL;
   }
-#if defined(__SANITIZE_ADDRESS__)
+#if GP_TEST_SANITIZED
   *why = "gpuperf record preloads nothing in a sanitizer build";
   return NULL;
 #endif

@@ -307,12 +307,8 @@ TEST(report_sections_on_gpu_compute_kernel) {
 
 /* An OpenCL recording of the sample: queues and copies by kind. */
 TEST(report_sections_on_opencl) {
-#if defined(__SANITIZE_ADDRESS__)
+#if GP_TEST_SANITIZED
   SKIP("a sanitizer build of gpuperf does not preload its OpenCL library");
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  SKIP("a sanitizer build of gpuperf does not preload its OpenCL library");
-#endif
 #endif
   char sample[512];
   if (!ocl_build_path("tests/opencl-sample", sample, sizeof(sample)) ||
@@ -355,12 +351,8 @@ TEST(report_sections_on_opencl) {
  * copies by kind are the largest GPU work, and every section agrees
  * with SQL. */
 TEST(report_sections_on_clpeak) {
-#if defined(__SANITIZE_ADDRESS__)
+#if GP_TEST_SANITIZED
   SKIP("a sanitizer build of gpuperf does not preload its OpenCL library");
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  SKIP("a sanitizer build of gpuperf does not preload its OpenCL library");
-#endif
 #endif
   const char *clpeak = "/usr/bin/clpeak";
   if (access(clpeak, X_OK) != 0)

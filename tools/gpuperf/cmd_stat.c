@@ -425,12 +425,12 @@ static void print_report(FILE *out, char **argv, double wall_s,
 /* Prepends the loaded libgpuperf to LD_PRELOAD, so that CMD counts even
  * if it does not link it itself. */
 static void preload_self(void) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   /* A sanitizer build of the library cannot be preloaded ahead of its
    * runtime: CMD must link the library itself. */
   return;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
   return;
 #endif
 #endif
