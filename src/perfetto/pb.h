@@ -107,6 +107,19 @@ static inline uint8_t *gp__pb_put_varint(uint8_t *p, uint64_t v) {
   return p;
 }
 
+/* A VARINT field at p, which the caller has reserved room for (at most
+ * 5 + 10 bytes): for packets assembled in one reservation. */
+static inline uint8_t *gp__pb_put_uint(uint8_t *p, uint32_t field, uint64_t v) {
+  p = gp__pb_put_varint(p, ((uint64_t)field << 3) | GP_PB_VARINT);
+  return gp__pb_put_varint(p, v);
+}
+
+/* The two length bytes of a medium message (below), content len < 16384. */
+static inline void gp__pb_put_len2(uint8_t *at, uint64_t len) {
+  at[0] = (uint8_t)(0x80 | (len & 0x7f));
+  at[1] = (uint8_t)(len >> 7);
+}
+
 static inline void gp__pb_tag(gp__pb_writer *w, uint32_t field, uint32_t wt) {
   w->p = gp__pb_put_varint(w->p, ((uint64_t)field << 3) | wt);
 }
@@ -235,8 +248,7 @@ static inline void gp__pb_end_medium(gp__pb_writer *w, gp__pb_short s) {
     w->oom = true;
     return;
   }
-  s.len_at[0] = (uint8_t)(0x80 | (len & 0x7f));
-  s.len_at[1] = (uint8_t)(len >> 7);
+  gp__pb_put_len2(s.len_at, len);
 }
 
 /* Calls fn on each run of content bytes, in order; stops at the first

@@ -360,36 +360,11 @@ static void write_pending(gp__tw *w) {
   w->npend = 0;
 }
 
-/* See writerInt.h. Packets without interned data are short: their
+/* See writerInt.h: the packets that are not plain, and plain ones when
+ * the chunk is full. Packets without interned data are short: their
  * length takes two bytes instead of four. */
-void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags) {
+void gp__tw_packet_begin_slow(gp__tw *w, uint64_t ts, uint32_t flags) {
   gp__pb_writer *pb = &w->pb;
-  if (GP_LIKELY(!w->npend && !w->clear_next && !w->o.machine_id &&
-                !(flags & TW_PACKET_LARGE) && gp__pb_reserve(pb, 48))) {
-    /* The common packet, the same bytes as below with one bounds check:
-     * tag, two length bytes, timestamp, sequence id, flags (48 bytes at
-     * most: 3 + 11 + 11 + 11). */
-    uint8_t *p = pb->p;
-    *p++ = (GP_PB_TRACE_PACKET << 3) | GP_PB_LEN;
-    w->pkt.len_at = p;
-    p += 2;
-    if (ts) {
-      *p++ = (GP_PB_PACKET_TIMESTAMP << 3) | GP_PB_VARINT;
-      p = gp__pb_put_varint(p, ts);
-    }
-    if (!w->o.service_sequenced) {
-      *p++ = (GP_PB_PACKET_SEQUENCE_ID << 3) | GP_PB_VARINT;
-      p = gp__pb_put_varint(p, w->o.sequence_id);
-    }
-    if (flags) {
-      *p++ = (GP_PB_PACKET_SEQUENCE_FLAGS << 3) | GP_PB_VARINT;
-      p = gp__pb_put_varint(p, flags);
-    }
-    w->pkt.start = gp__pb_pos(pb) + 3; /* just after the length */
-    pb->p = p;
-    w->st.packets++;
-    return;
-  }
   bool large = (flags & TW_PACKET_LARGE) != 0;
   flags &= ~TW_PACKET_LARGE;
   if (w->npend || large) {
@@ -419,16 +394,6 @@ void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags) {
   if (flags)
     gp__pb_uint(pb, GP_PB_PACKET_SEQUENCE_FLAGS, flags);
   w->st.packets++;
-}
-
-/* See writerInt.h. */
-void gp__tw_packet_end(gp__tw *w) {
-  if (w->pkt.len_at || w->pkt.start)
-    gp__pb_end_medium(&w->pb, w->pkt);
-  else
-    gp__pb_end(&w->pb);
-  w->pkt.len_at = NULL;
-  w->pkt.start = 0;
 }
 
 /* See writerInt.h. */

@@ -195,14 +195,64 @@ struct gp__tw {
 
 /* ---- writer.c: packets ---- */
 
+#define TW_PACKET_LARGE (1u << 31)
+/* gp__tw_packet_begin() for packets that are not plain (below) or when
+ * the current chunk is full. */
+void gp__tw_packet_begin_slow(gp__tw *w, uint64_t ts, uint32_t flags);
+
+/* True when the next packet is a plain one: no interned data to write,
+ * no incremental state to clear, no machine id; its head is then
+ * gp__tw_put_packet_head()'s. */
+static inline bool gp__tw_packet_plain(const gp__tw *w) {
+  return !w->npend && !w->clear_next && !w->o.machine_id;
+}
+
+/* Writes the head of a plain packet at p, in 48 bytes reserved (3 + 11 +
+ * 11 + 11 at most): its tag, two length bytes for gp__pb_put_len2() to
+ * patch (at p + 1), the timestamp (0: none), the sequence id and flags.
+ * Returns the end of the head. These are the bytes gp__tw_packet_begin()
+ * writes for the same packet. */
+static inline uint8_t *gp__tw_put_packet_head(const gp__tw *w, uint8_t *p,
+                                              uint64_t ts, uint32_t flags) {
+  *p++ = (GP_PB_TRACE_PACKET << 3) | GP_PB_LEN;
+  p += 2;
+  if (ts)
+    p = gp__pb_put_uint(p, GP_PB_PACKET_TIMESTAMP, ts);
+  if (!w->o.service_sequenced)
+    p = gp__pb_put_uint(p, GP_PB_PACKET_SEQUENCE_ID, w->o.sequence_id);
+  if (flags)
+    p = gp__pb_put_uint(p, GP_PB_PACKET_SEQUENCE_FLAGS, flags);
+  return p;
+}
+
 /* Opens a TracePacket at ts (0: no timestamp) with the sequence fields and
  * flags (GP_PB_SEQ_NEEDS_INCREMENTAL_STATE when interned data is used);
  * writes and clears the pending interned entries. Packets are assumed to
  * stay under 16 KiB unless they hold interned data or TW_PACKET_LARGE is
- * in flags. */
-#define TW_PACKET_LARGE (1u << 31)
-void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags);
-void gp__tw_packet_end(gp__tw *w);
+ * in flags. Inline, as most packets are plain. */
+static inline void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags) {
+  gp__pb_writer *pb = &w->pb;
+  if (GP_LIKELY(gp__tw_packet_plain(w) && !(flags & TW_PACKET_LARGE) &&
+                gp__pb_reserve(pb, 48))) {
+    /* The common packet: its length takes two bytes. */
+    w->pkt.len_at = pb->p + 1;
+    w->pkt.start = gp__pb_pos(pb) + 3; /* just after the length */
+    pb->p = gp__tw_put_packet_head(w, pb->p, ts, flags);
+    w->st.packets++;
+    return;
+  }
+  gp__tw_packet_begin_slow(w, ts, flags);
+}
+
+/* Closes the packet gp__tw_packet_begin() opened. */
+static inline void gp__tw_packet_end(gp__tw *w) {
+  if (w->pkt.len_at || w->pkt.start)
+    gp__pb_end_medium(&w->pb, w->pkt);
+  else
+    gp__pb_end(&w->pb);
+  w->pkt.len_at = NULL;
+  w->pkt.start = 0;
+}
 
 /* Queues an interned entry for the next packet. */
 void gp__tw_pend(gp__tw *w, uint32_t kind, uint64_t iid, uint64_t a, uint64_t b,
