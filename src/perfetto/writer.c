@@ -412,7 +412,7 @@ uint64_t gp__tw_intern_string(gp__tw *w, tw_map *m, uint32_t kind,
 }
 
 /* See writerInt.h. */
-uint64_t gp__tw_event_name(gp__tw *w, uint32_t string_id) {
+uint64_t gp__tw_event_name_slow(gp__tw *w, uint32_t string_id) {
   if (string_id >= w->name_cap) {
     size_t ncap = w->name_cap ? w->name_cap : 256;
     while (ncap <= string_id)
@@ -546,7 +546,7 @@ void gp__tw_destroy(gp__tw *w) {
     return;
   gp__tw_counter_fini(w);
   free(w->name_tab);
-  free(w->launches);
+  free(w->tails);
   tw_map *maps[] = {&w->names,     &w->categories, &w->debug_names, &w->kernels,
                     &w->contexts,  &w->queues,     &w->stages,      &w->threads,
                     &w->processes, &w->streams,    &w->apis,        &w->asyncs,

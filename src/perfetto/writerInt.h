@@ -25,6 +25,9 @@
 #define TW_MAX_PENDING 16  /* interned entries one packet may introduce */
 #define TW_STREAM_CACHE 16 /* streams remembered by stream_track() */
 #define TW_CTX_CACHE 16    /* contexts remembered by context_iid() */
+#define TW_KERNEL_CACHE 16 /* kernels remembered by kernel_entry() */
+#define TW_TAIL_CACHE 64   /* encoded tails remembered by write_tail() */
+#define TW_TAIL_KEY 8      /* words of a tail's key */
 #define TW_SYNC_RING 256   /* recent SYNCHRONIZATION waits, by call */
 #define TW_FLUSH_BYTES (4u << 20)         /* write out mid-buffer past this */
 #define TW_HOST_SNAPSHOT_NS 1000000000ull /* host clocks every trace second */
@@ -165,10 +168,9 @@ struct gp__tw {
     uint32_t gen;
   } * name_tab;
   size_t name_cap;
-  gp__pb_short pkt;            /* the open packet, when its length is short */
-  gp__pb_short rse;            /* the open render stage event */
-  const tw_entry *last_kernel; /* kernel_entry() cache */
-  uint32_t stage_gen[32];      /* stages emitted, by stage index */
+  gp__pb_short pkt;       /* the open packet, when its length is short */
+  gp__pb_short rse;       /* the open render stage event */
+  uint32_t stage_gen[32]; /* stages emitted, by stage index */
   /* stream_track() cache, direct-mapped by key: uuid 0 is empty. */
   struct tw_stream_slot {
     uint64_t key, uuid;
@@ -178,12 +180,19 @@ struct gp__tw {
   struct tw_ctx_slot {
     uint32_t ctx, gen;
   } ctx_cache[TW_CTX_CACHE];
-  /* Encoded launch messages by shape, direct-mapped (see writer_gpu.c). */
-  struct tw_launch {
-    uint32_t key[7];
+  /* Encoded tails of GPU work (launch messages, extra data) by what they
+   * encode, direct-mapped (see writer_gpu.c). */
+  struct tw_tail {
+    uint32_t key[TW_TAIL_KEY];
     uint8_t len;
     uint8_t bytes[127];
-  } * launches;
+  } * tails;
+  /* kernel_entry() cache, direct-mapped by key: the iid and slice name
+   * of kernels emitted in generation gen (0: empty). */
+  struct tw_kernel_slot {
+    uint64_t k1, k2, iid;
+    uint32_t name_id, gen;
+  } kernel_cache[TW_KERNEL_CACHE];
   tw_pending pend[TW_MAX_PENDING];
   int npend;
   struct {
@@ -258,9 +267,6 @@ static inline void gp__tw_packet_end(gp__tw *w) {
 void gp__tw_pend(gp__tw *w, uint32_t kind, uint64_t iid, uint64_t a, uint64_t b,
                  const tw_entry *p);
 
-/* The iid of an event name (string id), queued if not yet emitted. */
-uint64_t gp__tw_event_name(gp__tw *w, uint32_t string_id);
-
 /* Makes sure the device is known (GpuInfo written, clock followed). */
 void gp__tw_device_seen(gp__tw *w, uint32_t device_id);
 
@@ -285,6 +291,19 @@ void gp__tw_host_identity(gp__tw *w, uint64_t ts);
 
 /* Formats v in decimal into buf (>= 21 bytes); returns the length. */
 size_t gp__tw_u64_to_str(uint64_t v, char *buf);
+
+/* gp__tw_event_name() for names not yet emitted in this generation. */
+uint64_t gp__tw_event_name_slow(gp__tw *w, uint32_t string_id);
+
+/* The iid of an event name (string id), queued if not yet emitted. */
+static inline uint64_t gp__tw_event_name(gp__tw *w, uint32_t string_id) {
+  if (GP_LIKELY(string_id < w->name_cap)) {
+    const struct tw_name *e = &w->name_tab[string_id];
+    if (e->iid && e->gen == w->gen)
+      return e->iid;
+  }
+  return gp__tw_event_name_slow(w, string_id);
+}
 
 /* Notes a record timestamp (first and largest). */
 static inline void gp__tw_saw_ts(gp__tw *w, uint64_t ts) {
@@ -334,7 +353,17 @@ void gp__tw_process_counter_value(gp__tw *w, uint64_t ts,
  * it was queued; without even that it is not drawn, and counted in the
  * trace as "gpuperf untimed GPU work". Adjusts *start and *end; returns
  * true if the work is not to be drawn. */
-bool gp__tw_untimed(gp__tw *w, uint64_t queued, uint64_t *start, uint64_t *end);
+static inline bool gp__tw_untimed(gp__tw *w, uint64_t queued, uint64_t *start,
+                                  uint64_t *end) {
+  if (GP_LIKELY(*start != 0 && *end >= *start))
+    return false;
+  if (queued != 0) {
+    *start = *end = queued;
+    return false;
+  }
+  w->st.untimed++;
+  return true;
+}
 
 /* Writes the untimed count if it changed since it was last written. */
 void gp__tw_untimed_flush(gp__tw *w);

@@ -204,19 +204,6 @@ void gp__tw_own_counter_tracks(gp__tw *w) {
 }
 
 /* See writerInt.h. */
-bool gp__tw_untimed(gp__tw *w, uint64_t queued, uint64_t *start,
-                    uint64_t *end) {
-  if (*start != 0 && *end >= *start)
-    return false;
-  if (queued != 0) {
-    *start = *end = queued;
-    return false;
-  }
-  w->st.untimed++;
-  return true;
-}
-
-/* See writerInt.h. */
 void gp__tw_untimed_flush(gp__tw *w) {
   if (w->st.untimed == w->untimed_written)
     return;
