@@ -488,8 +488,6 @@ void gp__tw_gpu_write_pending(gp__tw *w, const tw_pending *p) {
 /* ------------------------------------------------------------------ */
 /* GPU work                                                             */
 
-#define TW_WORK_WAITS 8 /* waits a render stage event has room for */
-
 /* What kernels, copies and fills share. */
 typedef struct gpu_work {
   uint64_t corr, start, end;
@@ -500,99 +498,95 @@ typedef struct gpu_work {
   uint32_t nwaits;
 } gpu_work;
 
-/* Opens the packet and the render stage event, common fields written. */
+/* Opens the packet and the render stage event, common fields written.
+ * The event's head goes in with raw puts after one reservation (tag and
+ * length 4 bytes, six fields 11 each at most), and so does the packet's
+ * head when the packet is plain (48 bytes more), the common case. */
 static void work_begin(gp__tw *w, const gpu_work *g, uint64_t ctx_iid,
                        uint64_t q_iid, uint64_t s_iid) {
   gp__pb_writer *pb = &w->pb;
-  uint64_t dur = g->end > g->start ? g->end - g->start : 0;
-  /* A plain packet (the common case) is assembled in one reservation:
-   * the head (48 bytes), the event's tag and length (4), six fields and
-   * the name (7 * 13), and up to TW_WORK_WAITS waits (12 each). */
-  if (GP_LIKELY(g->nwaits <= TW_WORK_WAITS && gp__tw_packet_plain(w) &&
-                gp__pb_reserve(pb, 48 + 4 + 7 * 13 + TW_WORK_WAITS * 12))) {
-    uint8_t *p0 = pb->p;
-    uint64_t pos0 = gp__pb_pos(pb);
-    uint8_t *p = gp__tw_put_packet_head(w, p0, g->start,
-                                        GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
-    w->pkt.len_at = p0 + 1;
-    w->pkt.start = pos0 + 3;
-    p = gp__pb_put_varint(
-        p, ((uint64_t)GP_PB_PACKET_GPU_RENDER_STAGE_EVENT << 3) | GP_PB_LEN);
-    w->rse.len_at = p;
-    p += 2;
-    w->rse.start = pos0 + (uint64_t)(p - p0);
-    p = gp__pb_put_uint(p, GP_PB_RSE_EVENT_ID, gp__tw_event_id(w, g->corr));
-    p = gp__pb_put_uint(p, GP_PB_RSE_DURATION, dur);
-    p = gp__pb_put_uint(p, GP_PB_RSE_CONTEXT, ctx_iid);
-    p = gp__pb_put_uint(p, GP_PB_RSE_GPU_ID,
-                        (uint64_t)(int64_t)(int32_t)g->device);
-    p = gp__pb_put_uint(p, GP_PB_RSE_HW_QUEUE_IID, q_iid);
-    p = gp__pb_put_uint(p, GP_PB_RSE_STAGE_IID, s_iid);
-    for (uint32_t i = 0; i < g->nwaits; i++)
-      p = gp__pb_put_uint(p, GP_PB_RSE_EVENT_WAIT_IDS,
-                          gp__tw_event_id(w, g->waits[i]));
-    if (g->name_iid)
-      p = gp__pb_put_uint(p, GP_PB_RSE_NAME_IID, g->name_iid);
-    pb->p = p;
+  uint8_t *p;
+  if (GP_LIKELY(gp__tw_packet_plain(w) && gp__pb_reserve(pb, 48 + 4 + 66))) {
+    w->pkt.len_at = pb->p + 1;
+    w->pkt.start = gp__pb_pos(pb) + 3;
+    p = gp__tw_put_packet_head(w, pb->p, g->start,
+                               GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
     w->st.packets++;
-    return;
+  } else {
+    gp__tw_packet_begin(w, g->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
+    w->rse.len_at = NULL;
+    if (!gp__pb_reserve(pb, 4 + 66))
+      return; /* out of memory: the error flag is set */
+    p = pb->p;
   }
-  gp__tw_packet_begin(w, g->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
-  w->rse = gp__pb_begin_medium(pb, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT);
-  gp__pb_uint(pb, GP_PB_RSE_EVENT_ID, gp__tw_event_id(w, g->corr));
-  gp__pb_uint(pb, GP_PB_RSE_DURATION, dur);
-  gp__pb_uint(pb, GP_PB_RSE_CONTEXT, ctx_iid);
-  gp__pb_int(pb, GP_PB_RSE_GPU_ID, (int32_t)g->device);
-  gp__pb_uint(pb, GP_PB_RSE_HW_QUEUE_IID, q_iid);
-  gp__pb_uint(pb, GP_PB_RSE_STAGE_IID, s_iid);
+  p = gp__pb_put_varint(
+      p, ((uint64_t)GP_PB_PACKET_GPU_RENDER_STAGE_EVENT << 3) | GP_PB_LEN);
+  w->rse.len_at = p;
+  p += 2;
+  w->rse.start = gp__pb_pos(pb) + (uint64_t)(p - pb->p);
+  p = gp__pb_put_uint(p, GP_PB_RSE_EVENT_ID, gp__tw_event_id(w, g->corr));
+  p = gp__pb_put_uint(p, GP_PB_RSE_DURATION,
+                      g->end > g->start ? g->end - g->start : 0);
+  p = gp__pb_put_uint(p, GP_PB_RSE_CONTEXT, ctx_iid);
+  p = gp__pb_put_uint(p, GP_PB_RSE_GPU_ID,
+                      (uint64_t)(int64_t)(int32_t)g->device);
+  p = gp__pb_put_uint(p, GP_PB_RSE_HW_QUEUE_IID, q_iid);
+  p = gp__pb_put_uint(p, GP_PB_RSE_STAGE_IID, s_iid);
+  pb->p = p;
   for (uint32_t i = 0; i < g->nwaits; i++)
     gp__pb_uint(pb, GP_PB_RSE_EVENT_WAIT_IDS, gp__tw_event_id(w, g->waits[i]));
   if (g->name_iid)
     gp__pb_uint(pb, GP_PB_RSE_NAME_IID, g->name_iid);
 }
 
+/* Puts a TrackEvent of type `type` on track `uuid`, named unless
+ * name_iid is 0, at p (35 bytes reserved); returns its end. */
+static uint8_t *put_track_event(uint8_t *p, uint32_t type, uint64_t name_iid,
+                                uint64_t uuid) {
+  p = gp__pb_put_varint(p, (GP_PB_PACKET_TRACK_EVENT << 3) | GP_PB_LEN);
+  uint8_t *len = p++;
+  p = gp__pb_put_uint(p, GP_PB_TE_TYPE, type);
+  if (name_iid)
+    p = gp__pb_put_uint(p, GP_PB_TE_NAME_IID, name_iid);
+  p = gp__pb_put_uint(p, GP_PB_TE_TRACK_UUID, uuid);
+  *len = (uint8_t)(p - len - 1);
+  return p;
+}
+
+/* A packet at ts with one TrackEvent (put_track_event()). */
+static void track_event_packet(gp__tw *w, uint64_t ts, uint32_t flags,
+                               uint32_t type, uint64_t name_iid,
+                               uint64_t uuid) {
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, ts, flags);
+  if (gp__pb_reserve(pb, 35))
+    pb->p = put_track_event(pb->p, type, name_iid, uuid);
+  gp__tw_packet_end(w);
+}
+
 /* Writes the slice of g on its stream track: a begin and an end packet.
  * Both are plain unless the name's interned entry has to go first; plain,
- * they are assembled in one reservation (2 * (48 + 2 + 3 * 11)). */
+ * they are assembled in one reservation (2 * (48 + 35)). */
 static void write_slice(gp__tw *w, const gpu_work *g, uint64_t name_iid,
-                        uint64_t stream_uuid) {
+                        uint64_t uuid) {
   gp__pb_writer *pb = &w->pb;
   if (GP_LIKELY(gp__tw_packet_plain(w) && gp__pb_reserve(pb, 2 * 83))) {
     uint8_t *p0 = pb->p;
     uint8_t *p = gp__tw_put_packet_head(w, p0, g->start,
                                         GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
-    p = gp__pb_put_varint(p, (GP_PB_PACKET_TRACK_EVENT << 3) | GP_PB_LEN);
-    uint8_t *te = p++;
-    p = gp__pb_put_uint(p, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_BEGIN);
-    p = gp__pb_put_uint(p, GP_PB_TE_NAME_IID, name_iid);
-    p = gp__pb_put_uint(p, GP_PB_TE_TRACK_UUID, stream_uuid);
-    *te = (uint8_t)(p - te - 1);
+    p = put_track_event(p, GP_PB_TE_TYPE_SLICE_BEGIN, name_iid, uuid);
     gp__pb_put_len2(p0 + 1, (uint64_t)(p - p0 - 3));
     uint8_t *p1 = p;
     p = gp__tw_put_packet_head(w, p1, g->end, 0);
-    p = gp__pb_put_varint(p, (GP_PB_PACKET_TRACK_EVENT << 3) | GP_PB_LEN);
-    te = p++;
-    p = gp__pb_put_uint(p, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_END);
-    p = gp__pb_put_uint(p, GP_PB_TE_TRACK_UUID, stream_uuid);
-    *te = (uint8_t)(p - te - 1);
+    p = put_track_event(p, GP_PB_TE_TYPE_SLICE_END, 0, uuid);
     gp__pb_put_len2(p1 + 1, (uint64_t)(p - p1 - 3));
     pb->p = p;
     w->st.packets += 2;
     return;
   }
-  gp__tw_packet_begin(w, g->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
-  gp__pb_short te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
-  gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_BEGIN);
-  gp__pb_uint(pb, GP_PB_TE_NAME_IID, name_iid);
-  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, stream_uuid);
-  gp__pb_end_short(pb, te);
-  gp__tw_packet_end(w);
-  gp__tw_packet_begin(w, g->end, 0);
-  te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
-  gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_END);
-  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, stream_uuid);
-  gp__pb_end_short(pb, te);
-  gp__tw_packet_end(w);
+  track_event_packet(w, g->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE,
+                     GP_PB_TE_TYPE_SLICE_BEGIN, name_iid, uuid);
+  track_event_packet(w, g->end, 0, GP_PB_TE_TYPE_SLICE_END, 0, uuid);
 }
 
 /* Closes the event and packet; mirrors the work on its stream track. */
