@@ -237,23 +237,38 @@ static inline uint8_t *gp__tw_put_packet_head(const gp__tw *w, uint8_t *p,
   return p;
 }
 
+/*
+ * Opens a TracePacket as gp__tw_packet_begin() does and returns where its
+ * content goes, with n more bytes reserved there (n < 16 KiB) for raw
+ * puts (gp__pb_put_uint() ...); NULL if memory ran out (the error flag is
+ * then set). Close it with gp__tw_packet_close() at the content's end. A
+ * plain packet's head is put in the same reservation: one bounds check
+ * for the whole packet.
+ */
+static inline uint8_t *gp__tw_packet_open(gp__tw *w, uint64_t ts,
+                                          uint32_t flags, size_t n) {
+  gp__pb_writer *pb = &w->pb;
+  if (GP_LIKELY(gp__tw_packet_plain(w) && !(flags & TW_PACKET_LARGE) &&
+                gp__pb_reserve(pb, 48 + n))) {
+    /* The common packet: its length takes two bytes. */
+    w->pkt.len_at = pb->p + 1;
+    w->pkt.start = gp__pb_pos(pb) + 3; /* just after the length */
+    w->st.packets++;
+    return gp__tw_put_packet_head(w, pb->p, ts, flags);
+  }
+  gp__tw_packet_begin_slow(w, ts, flags);
+  return gp__pb_reserve(pb, n) ? pb->p : NULL;
+}
+
 /* Opens a TracePacket at ts (0: no timestamp) with the sequence fields and
  * flags (GP_PB_SEQ_NEEDS_INCREMENTAL_STATE when interned data is used);
  * writes and clears the pending interned entries. Packets are assumed to
  * stay under 16 KiB unless they hold interned data or TW_PACKET_LARGE is
  * in flags. Inline, as most packets are plain. */
 static inline void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags) {
-  gp__pb_writer *pb = &w->pb;
-  if (GP_LIKELY(gp__tw_packet_plain(w) && !(flags & TW_PACKET_LARGE) &&
-                gp__pb_reserve(pb, 48))) {
-    /* The common packet: its length takes two bytes. */
-    w->pkt.len_at = pb->p + 1;
-    w->pkt.start = gp__pb_pos(pb) + 3; /* just after the length */
-    pb->p = gp__tw_put_packet_head(w, pb->p, ts, flags);
-    w->st.packets++;
-    return;
-  }
-  gp__tw_packet_begin_slow(w, ts, flags);
+  uint8_t *p = gp__tw_packet_open(w, ts, flags, 0);
+  if (p)
+    w->pb.p = p;
 }
 
 /* Closes the packet gp__tw_packet_begin() opened. */
@@ -264,6 +279,29 @@ static inline void gp__tw_packet_end(gp__tw *w) {
     gp__pb_end(&w->pb);
   w->pkt.len_at = NULL;
   w->pkt.start = 0;
+}
+
+/* Closes the packet gp__tw_packet_open() opened, its content put up to
+ * end (NULL: the open failed). */
+static inline void gp__tw_packet_close(gp__tw *w, uint8_t *end) {
+  if (end)
+    w->pb.p = end;
+  gp__tw_packet_end(w);
+}
+
+/* Puts a TrackEvent of type `type` on track `uuid`, named unless
+ * name_iid is 0, at p (35 bytes reserved); returns its end. */
+static inline uint8_t *gp__tw_put_track_event(uint8_t *p, uint32_t type,
+                                              uint64_t name_iid,
+                                              uint64_t uuid) {
+  p = gp__pb_put_varint(p, (GP_PB_PACKET_TRACK_EVENT << 3) | GP_PB_LEN);
+  uint8_t *len = p++;
+  p = gp__pb_put_uint(p, GP_PB_TE_TYPE, type);
+  if (name_iid)
+    p = gp__pb_put_uint(p, GP_PB_TE_NAME_IID, name_iid);
+  p = gp__pb_put_uint(p, GP_PB_TE_TRACK_UUID, uuid);
+  *len = (uint8_t)(p - len - 1);
+  return p;
 }
 
 /* Queues an interned entry for the next packet. */

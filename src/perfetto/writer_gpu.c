@@ -498,27 +498,17 @@ typedef struct gpu_work {
   uint32_t nwaits;
 } gpu_work;
 
-/* Opens the packet and the render stage event, common fields written.
- * The event's head goes in with raw puts after one reservation (tag and
- * length 4 bytes, six fields 11 each at most), and so does the packet's
- * head when the packet is plain (48 bytes more), the common case. */
+/* Opens the packet and the render stage event, common fields written
+ * with raw puts (the event's tag and length 4 bytes, six fields 11 bytes
+ * each at most). */
 static void work_begin(gp__tw *w, const gpu_work *g, uint64_t ctx_iid,
                        uint64_t q_iid, uint64_t s_iid) {
   gp__pb_writer *pb = &w->pb;
-  uint8_t *p;
-  if (GP_LIKELY(gp__tw_packet_plain(w) && gp__pb_reserve(pb, 48 + 4 + 66))) {
-    w->pkt.len_at = pb->p + 1;
-    w->pkt.start = gp__pb_pos(pb) + 3;
-    p = gp__tw_put_packet_head(w, pb->p, g->start,
-                               GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
-    w->st.packets++;
-  } else {
-    gp__tw_packet_begin(w, g->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
-    w->rse.len_at = NULL;
-    if (!gp__pb_reserve(pb, 4 + 66))
-      return; /* out of memory: the error flag is set */
-    p = pb->p;
-  }
+  uint8_t *p = gp__tw_packet_open(w, g->start,
+                                  GP_PB_SEQ_NEEDS_INCREMENTAL_STATE, 4 + 66);
+  w->rse.len_at = NULL;
+  if (!p)
+    return;
   p = gp__pb_put_varint(
       p, ((uint64_t)GP_PB_PACKET_GPU_RENDER_STAGE_EVENT << 3) | GP_PB_LEN);
   w->rse.len_at = p;
@@ -539,29 +529,14 @@ static void work_begin(gp__tw *w, const gpu_work *g, uint64_t ctx_iid,
     gp__pb_uint(pb, GP_PB_RSE_NAME_IID, g->name_iid);
 }
 
-/* Puts a TrackEvent of type `type` on track `uuid`, named unless
- * name_iid is 0, at p (35 bytes reserved); returns its end. */
-static uint8_t *put_track_event(uint8_t *p, uint32_t type, uint64_t name_iid,
-                                uint64_t uuid) {
-  p = gp__pb_put_varint(p, (GP_PB_PACKET_TRACK_EVENT << 3) | GP_PB_LEN);
-  uint8_t *len = p++;
-  p = gp__pb_put_uint(p, GP_PB_TE_TYPE, type);
-  if (name_iid)
-    p = gp__pb_put_uint(p, GP_PB_TE_NAME_IID, name_iid);
-  p = gp__pb_put_uint(p, GP_PB_TE_TRACK_UUID, uuid);
-  *len = (uint8_t)(p - len - 1);
-  return p;
-}
-
-/* A packet at ts with one TrackEvent (put_track_event()). */
+/* A packet at ts with one TrackEvent (gp__tw_put_track_event()). */
 static void track_event_packet(gp__tw *w, uint64_t ts, uint32_t flags,
                                uint32_t type, uint64_t name_iid,
                                uint64_t uuid) {
-  gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, ts, flags);
-  if (gp__pb_reserve(pb, 35))
-    pb->p = put_track_event(pb->p, type, name_iid, uuid);
-  gp__tw_packet_end(w);
+  uint8_t *p = gp__tw_packet_open(w, ts, flags, 35);
+  if (p)
+    p = gp__tw_put_track_event(p, type, name_iid, uuid);
+  gp__tw_packet_close(w, p);
 }
 
 /* Writes the slice of g on its stream track: a begin and an end packet.
@@ -574,11 +549,11 @@ static void write_slice(gp__tw *w, const gpu_work *g, uint64_t name_iid,
     uint8_t *p0 = pb->p;
     uint8_t *p = gp__tw_put_packet_head(w, p0, g->start,
                                         GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
-    p = put_track_event(p, GP_PB_TE_TYPE_SLICE_BEGIN, name_iid, uuid);
+    p = gp__tw_put_track_event(p, GP_PB_TE_TYPE_SLICE_BEGIN, name_iid, uuid);
     gp__pb_put_len2(p0 + 1, (uint64_t)(p - p0 - 3));
     uint8_t *p1 = p;
     p = gp__tw_put_packet_head(w, p1, g->end, 0);
-    p = put_track_event(p, GP_PB_TE_TYPE_SLICE_END, 0, uuid);
+    p = gp__tw_put_track_event(p, GP_PB_TE_TYPE_SLICE_END, 0, uuid);
     gp__pb_put_len2(p1 + 1, (uint64_t)(p - p1 - 3));
     pb->p = p;
     w->st.packets += 2;
