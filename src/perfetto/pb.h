@@ -120,6 +120,15 @@ static inline void gp__pb_put_len2(uint8_t *at, uint64_t len) {
   at[1] = (uint8_t)(len >> 7);
 }
 
+/* The four length bytes of a nested message (gp__pb_begin()), len <
+ * 2^28. */
+static inline void gp__pb_put_len4(uint8_t *at, uint64_t len) {
+  at[0] = (uint8_t)(0x80 | (len & 0x7f));
+  at[1] = (uint8_t)(0x80 | ((len >> 7) & 0x7f));
+  at[2] = (uint8_t)(0x80 | ((len >> 14) & 0x7f));
+  at[3] = (uint8_t)((len >> 21) & 0x7f);
+}
+
 static inline void gp__pb_tag(gp__pb_writer *w, uint32_t field, uint32_t wt) {
   w->p = gp__pb_put_varint(w->p, ((uint64_t)field << 3) | wt);
 }
