@@ -114,6 +114,16 @@ static inline uint8_t *gp__pb_put_uint(uint8_t *p, uint32_t field, uint64_t v) {
   return gp__pb_put_varint(p, v);
 }
 
+/* A fixed64 (or double's bits) field at p, reserved (at most 5 + 8
+ * bytes). */
+static inline uint8_t *gp__pb_put_fixed64(uint8_t *p, uint32_t field,
+                                          uint64_t v) {
+  p = gp__pb_put_varint(p, ((uint64_t)field << 3) | GP_PB_I64);
+  for (int i = 0; i < 8; i++)
+    *p++ = (uint8_t)(v >> (8 * i));
+  return p;
+}
+
 /* The two length bytes of a medium message (below), content len < 16384. */
 static inline void gp__pb_put_len2(uint8_t *at, uint64_t len) {
   at[0] = (uint8_t)(0x80 | (len & 0x7f));
@@ -155,9 +165,7 @@ static inline void gp__pb_fixed64(gp__pb_writer *w, uint32_t field,
                                   uint64_t v) {
   if (!gp__pb_reserve(w, 15))
     return;
-  gp__pb_tag(w, field, GP_PB_I64);
-  for (int i = 0; i < 8; i++)
-    *w->p++ = (uint8_t)(v >> (8 * i));
+  w->p = gp__pb_put_fixed64(w->p, field, v);
 }
 
 static inline void gp__pb_fixed32(gp__pb_writer *w, uint32_t field,
