@@ -663,8 +663,8 @@ static void write_tail(gp__tw *w, const uint32_t key[TW_TAIL_KEY],
       w->tails ? &w->tails[(size_t)(h >> 40) % TW_TAIL_CACHE] : NULL;
   if (t && t->len && memcmp(t->key, key, sizeof(t->key)) == 0 &&
       gp__pb_reserve(pb, sizeof(t->bytes))) {
-    /* A copy of fixed size, cheaper than one of t->len bytes; what lies
-     * past t->len is overwritten by what follows. */
+    /* A copy of fixed size, cheaper than one of t->len bytes: what it
+     * puts past the new pb->p is free space, not content. */
     memcpy(pb->p, t->bytes, sizeof(t->bytes));
     pb->p += t->len;
     return;
