@@ -243,10 +243,11 @@ static inline uint8_t *gp__tw_put_packet_head(const gp__tw *w, uint8_t *p,
  * puts (gp__pb_put_uint() ...); NULL if memory ran out (the error flag is
  * then set). Close it with gp__tw_packet_close() at the content's end. A
  * plain packet's head is put in the same reservation: one bounds check
- * for the whole packet.
+ * for the whole packet. Always inline: GCC left it out of line in
+ * writer_host.c, where ts, flags and n then cost a call per packet.
  */
-static inline uint8_t *gp__tw_packet_open(gp__tw *w, uint64_t ts,
-                                          uint32_t flags, size_t n) {
+static inline __attribute__((always_inline)) uint8_t *
+gp__tw_packet_open(gp__tw *w, uint64_t ts, uint32_t flags, size_t n) {
   gp__pb_writer *pb = &w->pb;
   if (GP_LIKELY(gp__tw_packet_plain(w) && !(flags & TW_PACKET_LARGE) &&
                 gp__pb_reserve(pb, 48 + n))) {
