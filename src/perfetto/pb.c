@@ -127,11 +127,7 @@ void gp__pb_end(gp__pb_writer *w) {
     w->oom = true;
     return;
   }
-  uint8_t *q = w->stack[w->depth].len_at;
-  q[0] = (uint8_t)(0x80 | (len & 0x7f));
-  q[1] = (uint8_t)(0x80 | ((len >> 7) & 0x7f));
-  q[2] = (uint8_t)(0x80 | ((len >> 14) & 0x7f));
-  q[3] = (uint8_t)((len >> 21) & 0x7f);
+  gp__pb_put_len4(w->stack[w->depth].len_at, len);
 }
 
 /* See pb.h. */

@@ -107,6 +107,38 @@ static inline uint8_t *gp__pb_put_varint(uint8_t *p, uint64_t v) {
   return p;
 }
 
+/* A VARINT field at p, which the caller has reserved room for (at most
+ * 5 + 10 bytes): for packets assembled in one reservation. */
+static inline uint8_t *gp__pb_put_uint(uint8_t *p, uint32_t field, uint64_t v) {
+  p = gp__pb_put_varint(p, ((uint64_t)field << 3) | GP_PB_VARINT);
+  return gp__pb_put_varint(p, v);
+}
+
+/* A fixed64 (or double's bits) field at p, reserved (at most 5 + 8
+ * bytes). */
+static inline uint8_t *gp__pb_put_fixed64(uint8_t *p, uint32_t field,
+                                          uint64_t v) {
+  p = gp__pb_put_varint(p, ((uint64_t)field << 3) | GP_PB_I64);
+  for (int i = 0; i < 8; i++)
+    *p++ = (uint8_t)(v >> (8 * i));
+  return p;
+}
+
+/* The two length bytes of a medium message (below), content len < 16384. */
+static inline void gp__pb_put_len2(uint8_t *at, uint64_t len) {
+  at[0] = (uint8_t)(0x80 | (len & 0x7f));
+  at[1] = (uint8_t)(len >> 7);
+}
+
+/* The four length bytes of a nested message (gp__pb_begin()), len <
+ * 2^28. */
+static inline void gp__pb_put_len4(uint8_t *at, uint64_t len) {
+  at[0] = (uint8_t)(0x80 | (len & 0x7f));
+  at[1] = (uint8_t)(0x80 | ((len >> 7) & 0x7f));
+  at[2] = (uint8_t)(0x80 | ((len >> 14) & 0x7f));
+  at[3] = (uint8_t)((len >> 21) & 0x7f);
+}
+
 static inline void gp__pb_tag(gp__pb_writer *w, uint32_t field, uint32_t wt) {
   w->p = gp__pb_put_varint(w->p, ((uint64_t)field << 3) | wt);
 }
@@ -133,9 +165,7 @@ static inline void gp__pb_fixed64(gp__pb_writer *w, uint32_t field,
                                   uint64_t v) {
   if (!gp__pb_reserve(w, 15))
     return;
-  gp__pb_tag(w, field, GP_PB_I64);
-  for (int i = 0; i < 8; i++)
-    *w->p++ = (uint8_t)(v >> (8 * i));
+  w->p = gp__pb_put_fixed64(w->p, field, v);
 }
 
 static inline void gp__pb_fixed32(gp__pb_writer *w, uint32_t field,
@@ -235,8 +265,7 @@ static inline void gp__pb_end_medium(gp__pb_writer *w, gp__pb_short s) {
     w->oom = true;
     return;
   }
-  s.len_at[0] = (uint8_t)(0x80 | (len & 0x7f));
-  s.len_at[1] = (uint8_t)(len >> 7);
+  gp__pb_put_len2(s.len_at, len);
 }
 
 /* Calls fn on each run of content bytes, in order; stops at the first

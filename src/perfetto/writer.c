@@ -360,36 +360,11 @@ static void write_pending(gp__tw *w) {
   w->npend = 0;
 }
 
-/* See writerInt.h. Packets without interned data are short: their
+/* See writerInt.h: the packets that are not plain, and plain ones when
+ * the chunk is full. Packets without interned data are short: their
  * length takes two bytes instead of four. */
-void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags) {
+void gp__tw_packet_begin_slow(gp__tw *w, uint64_t ts, uint32_t flags) {
   gp__pb_writer *pb = &w->pb;
-  if (GP_LIKELY(!w->npend && !w->clear_next && !w->o.machine_id &&
-                !(flags & TW_PACKET_LARGE) && gp__pb_reserve(pb, 48))) {
-    /* The common packet, the same bytes as below with one bounds check:
-     * tag, two length bytes, timestamp, sequence id, flags (48 bytes at
-     * most: 3 + 11 + 11 + 11). */
-    uint8_t *p = pb->p;
-    *p++ = (GP_PB_TRACE_PACKET << 3) | GP_PB_LEN;
-    w->pkt.len_at = p;
-    p += 2;
-    if (ts) {
-      *p++ = (GP_PB_PACKET_TIMESTAMP << 3) | GP_PB_VARINT;
-      p = gp__pb_put_varint(p, ts);
-    }
-    if (!w->o.service_sequenced) {
-      *p++ = (GP_PB_PACKET_SEQUENCE_ID << 3) | GP_PB_VARINT;
-      p = gp__pb_put_varint(p, w->o.sequence_id);
-    }
-    if (flags) {
-      *p++ = (GP_PB_PACKET_SEQUENCE_FLAGS << 3) | GP_PB_VARINT;
-      p = gp__pb_put_varint(p, flags);
-    }
-    w->pkt.start = gp__pb_pos(pb) + 3; /* just after the length */
-    pb->p = p;
-    w->st.packets++;
-    return;
-  }
   bool large = (flags & TW_PACKET_LARGE) != 0;
   flags &= ~TW_PACKET_LARGE;
   if (w->npend || large) {
@@ -422,16 +397,6 @@ void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags) {
 }
 
 /* See writerInt.h. */
-void gp__tw_packet_end(gp__tw *w) {
-  if (w->pkt.len_at || w->pkt.start)
-    gp__pb_end_medium(&w->pb, w->pkt);
-  else
-    gp__pb_end(&w->pb);
-  w->pkt.len_at = NULL;
-  w->pkt.start = 0;
-}
-
-/* See writerInt.h. */
 uint64_t gp__tw_intern_string(gp__tw *w, tw_map *m, uint32_t kind,
                               uint32_t string_id) {
   tw_entry *e = gp__tw_map_get(m, string_id, 0, NULL);
@@ -447,7 +412,7 @@ uint64_t gp__tw_intern_string(gp__tw *w, tw_map *m, uint32_t kind,
 }
 
 /* See writerInt.h. */
-uint64_t gp__tw_event_name(gp__tw *w, uint32_t string_id) {
+uint64_t gp__tw_event_name_slow(gp__tw *w, uint32_t string_id) {
   if (string_id >= w->name_cap) {
     size_t ncap = w->name_cap ? w->name_cap : 256;
     while (ncap <= string_id)
@@ -581,7 +546,7 @@ void gp__tw_destroy(gp__tw *w) {
     return;
   gp__tw_counter_fini(w);
   free(w->name_tab);
-  free(w->launches);
+  free(w->tails);
   tw_map *maps[] = {&w->names,     &w->categories, &w->debug_names, &w->kernels,
                     &w->contexts,  &w->queues,     &w->stages,      &w->threads,
                     &w->processes, &w->streams,    &w->apis,        &w->asyncs,

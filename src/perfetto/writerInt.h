@@ -25,8 +25,14 @@
 #define TW_MAX_PENDING 16  /* interned entries one packet may introduce */
 #define TW_STREAM_CACHE 16 /* streams remembered by stream_track() */
 #define TW_CTX_CACHE 16    /* contexts remembered by context_iid() */
+#define TW_KERNEL_CACHE 16 /* kernels remembered by kernel_iid() */
+#define TW_TAIL_CACHE 64   /* encoded tails remembered by write_tail() */
+#define TW_TAIL_KEY 8      /* words of a tail's key */
 #define TW_SYNC_RING 256   /* recent SYNCHRONIZATION waits, by call */
-#define TW_FLUSH_BYTES (4u << 20)         /* write out mid-buffer past this */
+/* Write out mid-buffer past this: the chunks held stay few, and a chunk
+ * touched for the first time costs 16 page faults (12-40 us each on a VM;
+ * 4 MiB here cost a traced demo 3 ms of faults). */
+#define TW_FLUSH_BYTES (256u << 10)
 #define TW_HOST_SNAPSHOT_NS 1000000000ull /* host clocks every trace second */
 #define TW_OVERHEAD_PERIOD_NS 1000000000ull
 /* REALTIME in virtual time: 2023-11-14 22:13:20 UTC plus the virtual clock. */
@@ -165,10 +171,9 @@ struct gp__tw {
     uint32_t gen;
   } * name_tab;
   size_t name_cap;
-  gp__pb_short pkt;            /* the open packet, when its length is short */
-  gp__pb_short rse;            /* the open render stage event */
-  const tw_entry *last_kernel; /* kernel_entry() cache */
-  uint32_t stage_gen[32];      /* stages emitted, by stage index */
+  gp__pb_short pkt;       /* the open packet, when its length is short */
+  gp__pb_short rse;       /* the open render stage event */
+  uint32_t stage_gen[32]; /* stages emitted, by stage index */
   /* stream_track() cache, direct-mapped by key: uuid 0 is empty. */
   struct tw_stream_slot {
     uint64_t key, uuid;
@@ -178,12 +183,19 @@ struct gp__tw {
   struct tw_ctx_slot {
     uint32_t ctx, gen;
   } ctx_cache[TW_CTX_CACHE];
-  /* Encoded launch messages by shape, direct-mapped (see writer_gpu.c). */
-  struct tw_launch {
-    uint32_t key[7];
+  /* Encoded tails of GPU work (launch messages, extra data) by what they
+   * encode, direct-mapped (see writer_gpu.c). */
+  struct tw_tail {
+    uint32_t key[TW_TAIL_KEY];
     uint8_t len;
     uint8_t bytes[127];
-  } * launches;
+  } * tails;
+  /* kernel_entry() cache, direct-mapped by key: the iid and slice name
+   * of kernels emitted in generation gen (0: empty). */
+  struct tw_kernel_slot {
+    uint64_t k1, k2, iid;
+    uint32_t name_id, gen;
+  } kernel_cache[TW_KERNEL_CACHE];
   tw_pending pend[TW_MAX_PENDING];
   int npend;
   struct {
@@ -195,21 +207,107 @@ struct gp__tw {
 
 /* ---- writer.c: packets ---- */
 
+#define TW_PACKET_LARGE (1u << 31)
+/* gp__tw_packet_begin() for packets that are not plain (below) or when
+ * the current chunk is full. */
+void gp__tw_packet_begin_slow(gp__tw *w, uint64_t ts, uint32_t flags);
+
+/* True when the next packet is a plain one: no interned data to write,
+ * no incremental state to clear, no machine id; its head is then
+ * gp__tw_put_packet_head()'s. */
+static inline bool gp__tw_packet_plain(const gp__tw *w) {
+  return !w->npend && !w->clear_next && !w->o.machine_id;
+}
+
+/* Writes the head of a plain packet at p, in 48 bytes reserved (3 + 11 +
+ * 11 + 11 at most): its tag, two length bytes for gp__pb_put_len2() to
+ * patch (at p + 1), the timestamp (0: none), the sequence id and flags.
+ * Returns the end of the head. These are the bytes gp__tw_packet_begin()
+ * writes for the same packet. */
+static inline uint8_t *gp__tw_put_packet_head(const gp__tw *w, uint8_t *p,
+                                              uint64_t ts, uint32_t flags) {
+  *p++ = (GP_PB_TRACE_PACKET << 3) | GP_PB_LEN;
+  p += 2;
+  if (ts)
+    p = gp__pb_put_uint(p, GP_PB_PACKET_TIMESTAMP, ts);
+  if (!w->o.service_sequenced)
+    p = gp__pb_put_uint(p, GP_PB_PACKET_SEQUENCE_ID, w->o.sequence_id);
+  if (flags)
+    p = gp__pb_put_uint(p, GP_PB_PACKET_SEQUENCE_FLAGS, flags);
+  return p;
+}
+
+/*
+ * Opens a TracePacket as gp__tw_packet_begin() does and returns where its
+ * content goes, with n more bytes reserved there (n < 16 KiB) for raw
+ * puts (gp__pb_put_uint() ...); NULL if memory ran out (the error flag is
+ * then set). Close it with gp__tw_packet_close() at the content's end. A
+ * plain packet's head is put in the same reservation: one bounds check
+ * for the whole packet. Always inline: GCC left it out of line in
+ * writer_host.c, where ts, flags and n then cost a call per packet.
+ */
+static inline __attribute__((always_inline)) uint8_t *
+gp__tw_packet_open(gp__tw *w, uint64_t ts, uint32_t flags, size_t n) {
+  gp__pb_writer *pb = &w->pb;
+  if (GP_LIKELY(gp__tw_packet_plain(w) && !(flags & TW_PACKET_LARGE) &&
+                gp__pb_reserve(pb, 48 + n))) {
+    /* The common packet: its length takes two bytes. */
+    w->pkt.len_at = pb->p + 1;
+    w->pkt.start = gp__pb_pos(pb) + 3; /* just after the length */
+    w->st.packets++;
+    return gp__tw_put_packet_head(w, pb->p, ts, flags);
+  }
+  gp__tw_packet_begin_slow(w, ts, flags);
+  return gp__pb_reserve(pb, n) ? pb->p : NULL;
+}
+
 /* Opens a TracePacket at ts (0: no timestamp) with the sequence fields and
  * flags (GP_PB_SEQ_NEEDS_INCREMENTAL_STATE when interned data is used);
  * writes and clears the pending interned entries. Packets are assumed to
  * stay under 16 KiB unless they hold interned data or TW_PACKET_LARGE is
- * in flags. */
-#define TW_PACKET_LARGE (1u << 31)
-void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags);
-void gp__tw_packet_end(gp__tw *w);
+ * in flags. Inline, as most packets are plain. */
+static inline void gp__tw_packet_begin(gp__tw *w, uint64_t ts, uint32_t flags) {
+  uint8_t *p = gp__tw_packet_open(w, ts, flags, 0);
+  if (p)
+    w->pb.p = p;
+}
+
+/* Closes the packet gp__tw_packet_begin() opened. */
+static inline void gp__tw_packet_end(gp__tw *w) {
+  if (w->pkt.len_at || w->pkt.start)
+    gp__pb_end_medium(&w->pb, w->pkt);
+  else
+    gp__pb_end(&w->pb);
+  w->pkt.len_at = NULL;
+  w->pkt.start = 0;
+}
+
+/* Closes the packet gp__tw_packet_open() opened, its content put up to
+ * end (NULL: the open failed). */
+static inline void gp__tw_packet_close(gp__tw *w, uint8_t *end) {
+  if (end)
+    w->pb.p = end;
+  gp__tw_packet_end(w);
+}
+
+/* Puts a TrackEvent of type `type` on track `uuid`, named unless
+ * name_iid is 0, at p (35 bytes reserved); returns its end. */
+static inline uint8_t *gp__tw_put_track_event(uint8_t *p, uint32_t type,
+                                              uint64_t name_iid,
+                                              uint64_t uuid) {
+  p = gp__pb_put_varint(p, (GP_PB_PACKET_TRACK_EVENT << 3) | GP_PB_LEN);
+  uint8_t *len = p++;
+  p = gp__pb_put_uint(p, GP_PB_TE_TYPE, type);
+  if (name_iid)
+    p = gp__pb_put_uint(p, GP_PB_TE_NAME_IID, name_iid);
+  p = gp__pb_put_uint(p, GP_PB_TE_TRACK_UUID, uuid);
+  *len = (uint8_t)(p - len - 1);
+  return p;
+}
 
 /* Queues an interned entry for the next packet. */
 void gp__tw_pend(gp__tw *w, uint32_t kind, uint64_t iid, uint64_t a, uint64_t b,
                  const tw_entry *p);
-
-/* The iid of an event name (string id), queued if not yet emitted. */
-uint64_t gp__tw_event_name(gp__tw *w, uint32_t string_id);
 
 /* Makes sure the device is known (GpuInfo written, clock followed). */
 void gp__tw_device_seen(gp__tw *w, uint32_t device_id);
@@ -235,6 +333,19 @@ void gp__tw_host_identity(gp__tw *w, uint64_t ts);
 
 /* Formats v in decimal into buf (>= 21 bytes); returns the length. */
 size_t gp__tw_u64_to_str(uint64_t v, char *buf);
+
+/* gp__tw_event_name() for names not yet emitted in this generation. */
+uint64_t gp__tw_event_name_slow(gp__tw *w, uint32_t string_id);
+
+/* The iid of an event name (string id), queued if not yet emitted. */
+static inline uint64_t gp__tw_event_name(gp__tw *w, uint32_t string_id) {
+  if (GP_LIKELY(string_id < w->name_cap)) {
+    const struct tw_name *e = &w->name_tab[string_id];
+    if (e->iid && e->gen == w->gen)
+      return e->iid;
+  }
+  return gp__tw_event_name_slow(w, string_id);
+}
 
 /* Notes a record timestamp (first and largest). */
 static inline void gp__tw_saw_ts(gp__tw *w, uint64_t ts) {
@@ -284,7 +395,17 @@ void gp__tw_process_counter_value(gp__tw *w, uint64_t ts,
  * it was queued; without even that it is not drawn, and counted in the
  * trace as "gpuperf untimed GPU work". Adjusts *start and *end; returns
  * true if the work is not to be drawn. */
-bool gp__tw_untimed(gp__tw *w, uint64_t queued, uint64_t *start, uint64_t *end);
+static inline bool gp__tw_untimed(gp__tw *w, uint64_t queued, uint64_t *start,
+                                  uint64_t *end) {
+  if (GP_LIKELY(*start != 0 && *end >= *start))
+    return false;
+  if (queued != 0) {
+    *start = *end = queued;
+    return false;
+  }
+  w->st.untimed++;
+  return true;
+}
 
 /* Writes the untimed count if it changed since it was last written. */
 void gp__tw_untimed_flush(gp__tw *w);

@@ -326,14 +326,24 @@ static void write_group(gp__tw *w, tw_group *g) {
                      inline_to);
     d->inline_n = inline_to;
   }
-  for (uint32_t i = 0; i < g->n; i++) {
-    gp__pb_short s = gp__pb_begin_short(pb, GP_PB_GCE_COUNTERS);
-    gp__pb_uint(pb, GP_PB_GC_COUNTER_ID, g->s[i].spec);
-    if (g->s[i].is_double)
-      gp__pb_double(pb, GP_PB_GC_DOUBLE_VALUE, g->s[i].d);
-    else
-      gp__pb_int(pb, GP_PB_GC_INT_VALUE, g->s[i].i);
-    gp__pb_end_short(pb, s);
+  /* The samples with raw puts after one reservation: tag and length (2
+   * bytes), id (6) and value (11 at most) each. */
+  if (gp__pb_reserve(pb, (size_t)g->n * 19)) {
+    uint8_t *p = pb->p;
+    for (uint32_t i = 0; i < g->n; i++) {
+      p = gp__pb_put_varint(p, (GP_PB_GCE_COUNTERS << 3) | GP_PB_LEN);
+      uint8_t *len = p++;
+      p = gp__pb_put_uint(p, GP_PB_GC_COUNTER_ID, g->s[i].spec);
+      if (g->s[i].is_double) {
+        uint64_t bits;
+        memcpy(&bits, &g->s[i].d, sizeof(bits));
+        p = gp__pb_put_fixed64(p, GP_PB_GC_DOUBLE_VALUE, bits);
+      } else {
+        p = gp__pb_put_uint(p, GP_PB_GC_INT_VALUE, (uint64_t)g->s[i].i);
+      }
+      *len = (uint8_t)(p - len - 1);
+    }
+    pb->p = p;
   }
   if (interned)
     gp__pb_uint(pb, GP_PB_GCE_COUNTER_DESCRIPTOR_IID, d->desc_iid);

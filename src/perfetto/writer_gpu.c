@@ -356,18 +356,31 @@ static uint32_t short_name(const gp__tw *w, uint32_t name_id,
   return gp__tw_intern(w, s, n);
 }
 
-static const tw_entry *kernel_entry(gp__tw *w, const gp_activity_kernel *k) {
+/*
+ * The iid of kernel k, its interned entry queued if new in this
+ * generation, and the name of its slices in *name_id; 0 (and k's name) if
+ * memory ran out. Programs launch a few kernels again and again: those
+ * emitted in this generation are remembered by key, direct-mapped.
+ */
+static uint64_t kernel_iid(gp__tw *w, const gp_activity_kernel *k,
+                           uint32_t *name_id) {
   uint64_t k1 = ((uint64_t)k->name_id << 32) | k->demangled_name_id;
   uint64_t k2 = ((uint64_t)(k->registers_per_thread & 0xffff) << 48) |
                 ((uint64_t)(k->device_id & 0xff) << 40) |
                 (k->static_shared_memory & 0xffffffffffull);
-  const tw_entry *last = w->last_kernel;
-  if (last && last->k1 == k1 && last->k2 == k2 && last->gen == w->gen)
-    return last;
+  uint64_t h = (k1 ^ (k2 * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
+  struct tw_kernel_slot *c =
+      &w->kernel_cache[(size_t)(h >> 40) % TW_KERNEL_CACHE];
+  if (c->gen == w->gen && c->k1 == k1 && c->k2 == k2) {
+    *name_id = c->name_id;
+    return c->iid;
+  }
   bool created;
   tw_entry *e = gp__tw_map_get(&w->kernels, k1, k2, &created);
-  if (!e)
-    return NULL;
+  if (!e) {
+    *name_id = k->name_id;
+    return 0;
+  }
   if (created) {
     e->iid = ++w->next_iid;
     e->aux = short_name(w, k->name_id, k->demangled_name_id);
@@ -375,10 +388,17 @@ static const tw_entry *kernel_entry(gp__tw *w, const gp_activity_kernel *k) {
   if (e->gen != w->gen) {
     e->gen = w->gen;
     need_arg_names(w);
+    /* e stays valid until the map grows, which only a kernel_iid() call
+     * does: after this packet has been written. */
     gp__tw_pend(w, TW_PEND_KERNEL, e->iid, 0, 0, e);
   }
-  w->last_kernel = e; /* valid until the map grows: see gp__tw_map_get */
-  return e;
+  c->k1 = k1;
+  c->k2 = k2;
+  c->iid = e->iid;
+  c->name_id = (uint32_t)e->aux;
+  c->gen = w->gen;
+  *name_id = c->name_id;
+  return e->iid;
 }
 
 static void write_kernel(gp__tw *w, const tw_pending *p) {
@@ -478,29 +498,75 @@ typedef struct gpu_work {
   uint32_t nwaits;
 } gpu_work;
 
-/* Opens the packet and the render stage event, common fields written. */
+/* Opens the packet and the render stage event, common fields written
+ * with raw puts (the event's tag and length 4 bytes, six fields 11 bytes
+ * each at most). */
 static void work_begin(gp__tw *w, const gpu_work *g, uint64_t ctx_iid,
                        uint64_t q_iid, uint64_t s_iid) {
   gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, g->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
-  w->rse = gp__pb_begin_medium(pb, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT);
-  gp__pb_uint(pb, GP_PB_RSE_EVENT_ID, gp__tw_event_id(w, g->corr));
-  gp__pb_uint(pb, GP_PB_RSE_DURATION,
-              g->end > g->start ? g->end - g->start : 0);
-  gp__pb_uint(pb, GP_PB_RSE_CONTEXT, ctx_iid);
-  gp__pb_int(pb, GP_PB_RSE_GPU_ID, (int32_t)g->device);
-  gp__pb_uint(pb, GP_PB_RSE_HW_QUEUE_IID, q_iid);
-  gp__pb_uint(pb, GP_PB_RSE_STAGE_IID, s_iid);
+  uint8_t *p = gp__tw_packet_open(w, g->start,
+                                  GP_PB_SEQ_NEEDS_INCREMENTAL_STATE, 4 + 66);
+  w->rse.len_at = NULL;
+  if (!p)
+    return;
+  p = gp__pb_put_varint(
+      p, ((uint64_t)GP_PB_PACKET_GPU_RENDER_STAGE_EVENT << 3) | GP_PB_LEN);
+  w->rse.len_at = p;
+  p += 2;
+  w->rse.start = gp__pb_pos(pb) + (uint64_t)(p - pb->p);
+  p = gp__pb_put_uint(p, GP_PB_RSE_EVENT_ID, gp__tw_event_id(w, g->corr));
+  p = gp__pb_put_uint(p, GP_PB_RSE_DURATION,
+                      g->end > g->start ? g->end - g->start : 0);
+  p = gp__pb_put_uint(p, GP_PB_RSE_CONTEXT, ctx_iid);
+  p = gp__pb_put_uint(p, GP_PB_RSE_GPU_ID,
+                      (uint64_t)(int64_t)(int32_t)g->device);
+  p = gp__pb_put_uint(p, GP_PB_RSE_HW_QUEUE_IID, q_iid);
+  p = gp__pb_put_uint(p, GP_PB_RSE_STAGE_IID, s_iid);
+  pb->p = p;
   for (uint32_t i = 0; i < g->nwaits; i++)
     gp__pb_uint(pb, GP_PB_RSE_EVENT_WAIT_IDS, gp__tw_event_id(w, g->waits[i]));
   if (g->name_iid)
     gp__pb_uint(pb, GP_PB_RSE_NAME_IID, g->name_iid);
 }
 
+/* A packet at ts with one TrackEvent (gp__tw_put_track_event()). */
+static void track_event_packet(gp__tw *w, uint64_t ts, uint32_t flags,
+                               uint32_t type, uint64_t name_iid,
+                               uint64_t uuid) {
+  uint8_t *p = gp__tw_packet_open(w, ts, flags, 35);
+  if (p)
+    p = gp__tw_put_track_event(p, type, name_iid, uuid);
+  gp__tw_packet_close(w, p);
+}
+
+/* Writes the slice of g on its stream track: a begin and an end packet.
+ * Both are plain unless the name's interned entry has to go first; plain,
+ * they are assembled in one reservation (2 * (48 + 35)). */
+static void write_slice(gp__tw *w, const gpu_work *g, uint64_t name_iid,
+                        uint64_t uuid) {
+  gp__pb_writer *pb = &w->pb;
+  if (GP_LIKELY(gp__tw_packet_plain(w) && gp__pb_reserve(pb, 2 * 83))) {
+    uint8_t *p0 = pb->p;
+    uint8_t *p = gp__tw_put_packet_head(w, p0, g->start,
+                                        GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
+    p = gp__tw_put_track_event(p, GP_PB_TE_TYPE_SLICE_BEGIN, name_iid, uuid);
+    gp__pb_put_len2(p0 + 1, (uint64_t)(p - p0 - 3));
+    uint8_t *p1 = p;
+    p = gp__tw_put_packet_head(w, p1, g->end, 0);
+    p = gp__tw_put_track_event(p, GP_PB_TE_TYPE_SLICE_END, 0, uuid);
+    gp__pb_put_len2(p1 + 1, (uint64_t)(p - p1 - 3));
+    pb->p = p;
+    w->st.packets += 2;
+    return;
+  }
+  track_event_packet(w, g->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE,
+                     GP_PB_TE_TYPE_SLICE_BEGIN, name_iid, uuid);
+  track_event_packet(w, g->end, 0, GP_PB_TE_TYPE_SLICE_END, 0, uuid);
+}
+
 /* Closes the event and packet; mirrors the work on its stream track. */
 static void work_end(gp__tw *w, const gpu_work *g, uint64_t stream_uuid) {
-  gp__pb_writer *pb = &w->pb;
-  gp__pb_end_medium(pb, w->rse);
+  gp__pb_end_medium(&w->pb, w->rse);
   gp__tw_packet_end(w);
   w->st.render_stages++;
   if (!stream_uuid)
@@ -509,19 +575,7 @@ static void work_end(gp__tw *w, const gpu_work *g, uint64_t stream_uuid) {
    * same generation. */
   uint64_t name_iid =
       g->name_iid ? g->name_iid : gp__tw_event_name(w, g->name_id);
-  gp__tw_packet_begin(w, g->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
-  gp__pb_short te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
-  gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_BEGIN);
-  gp__pb_uint(pb, GP_PB_TE_NAME_IID, name_iid);
-  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, stream_uuid);
-  gp__pb_end_short(pb, te);
-  gp__tw_packet_end(w);
-  gp__tw_packet_begin(w, g->end, 0);
-  te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
-  gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_END);
-  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, stream_uuid);
-  gp__pb_end_short(pb, te);
-  gp__tw_packet_end(w);
+  write_slice(w, g, name_iid, stream_uuid);
   w->st.track_events += 2;
 }
 
@@ -530,7 +584,8 @@ static void work_end(gp__tw *w, const gpu_work *g, uint64_t stream_uuid) {
 static uint64_t work_prepare(gp__tw *w, const gpu_work *g, uint64_t *ctx_iid,
                              uint64_t *q_iid, uint64_t *s_iid) {
   gp__tw_saw_ts(w, g->end);
-  gp__tw_device_seen(w, g->device);
+  if (g->device < TW_MAX_DEVICES && !w->dev[g->device].known)
+    gp__tw_device_seen(w, g->device);
   uint64_t stream_uuid = 0;
   if (w->o.stream_slices)
     stream_uuid = stream_track(w, g->device, g->context, g->stream);
@@ -562,8 +617,9 @@ static const char *memory_kind_name(uint32_t k) {
   return k < GP_ARRAY_SIZE(names) ? names[k] : "unknown";
 }
 
-/* Encodes the launch message of k into the writer (any shape). */
-static void encode_launch(gp__pb_writer *pb, const gp_activity_kernel *k) {
+/* Encodes the launch message of a kernel record into the writer. */
+static void encode_launch(gp__pb_writer *pb, const void *record) {
+  const gp_activity_kernel *k = record;
   gp__pb_short launch = gp__pb_begin_medium(pb, GP_PB_RSE_LAUNCH);
   dim3(pb, GP_PB_LAUNCH_GRID_SIZE, k->grid_x, k->grid_y, k->grid_z);
   dim3(pb, GP_PB_LAUNCH_WORKGROUP_SIZE, k->block_x, k->block_y, k->block_z);
@@ -582,41 +638,64 @@ static void encode_launch(gp__pb_writer *pb, const gp_activity_kernel *k) {
   gp__pb_end_medium(pb, launch);
 }
 
-#define LAUNCH_CACHE 64
-
 /*
- * Writes the launch message. Programs launch the same shapes again and
- * again, so encoded launches are kept in a small direct-mapped cache by
- * shape and copied: the bytes are the same as encoding them afresh.
+ * Tails: the launch message of a kernel, the extra data of a copy or a
+ * fill. Programs launch the same shapes and copy the same sizes again
+ * and again, so encoded tails are kept in a small direct-mapped cache by
+ * what they encode (key[0] says which kind of tail) and copied: the bytes
+ * are the same as encoding them afresh.
  */
-static void write_launch(gp__tw *w, const gp_activity_kernel *k) {
-  const uint32_t key[7] = {k->grid_x,
-                           k->grid_y,
-                           k->grid_z,
-                           k->block_x,
-                           k->block_y,
-                           k->block_z,
-                           k->dynamic_shared_memory};
-  uint32_t h = 0;
-  for (int i = 0; i < 7; i++)
-    h = (h ^ key[i]) * 0x01000193u;
-  if (!w->launches)
-    w->launches = calloc(LAUNCH_CACHE, sizeof(*w->launches));
-  struct tw_launch *c = w->launches ? &w->launches[h % LAUNCH_CACHE] : NULL;
-  if (c && c->len && memcmp(c->key, key, sizeof(key)) == 0) {
-    gp__pb_raw(&w->pb, c->bytes, c->len);
+enum { TAIL_LAUNCH = 1, TAIL_MEMCPY, TAIL_MEMSET };
+
+typedef void (*tail_encoder)(gp__pb_writer *pb, const void *record);
+
+static void write_tail(gp__tw *w, const uint32_t key[TW_TAIL_KEY],
+                       tail_encoder encode, const void *record) {
+  gp__pb_writer *pb = &w->pb;
+  /* Four independent products, not a chain of seven. */
+  uint64_t h = (key[0] | (uint64_t)key[1] << 32) * 0x9e3779b97f4a7c15ull ^
+               (key[2] | (uint64_t)key[3] << 32) * 0xbf58476d1ce4e5b9ull ^
+               (key[4] | (uint64_t)key[5] << 32) * 0x94d049bb133111ebull ^
+               (key[6] | (uint64_t)key[7] << 32) * 0xd6e8feb86659fd93ull;
+  if (!w->tails)
+    w->tails = calloc(TW_TAIL_CACHE, sizeof(*w->tails));
+  struct tw_tail *t =
+      w->tails ? &w->tails[(size_t)(h >> 40) % TW_TAIL_CACHE] : NULL;
+  if (t && t->len && memcmp(t->key, key, sizeof(t->key)) == 0 &&
+      gp__pb_reserve(pb, sizeof(t->bytes))) {
+    /* A copy of fixed size, cheaper than one of t->len bytes: what it
+     * puts past the new pb->p is free space, not content. */
+    memcpy(pb->p, t->bytes, sizeof(t->bytes));
+    pb->p += t->len;
     return;
   }
-  uint64_t at = gp__pb_size(&w->pb);
-  const uint8_t *p0 = w->pb.p;
-  encode_launch(&w->pb, k);
-  size_t len = (size_t)(gp__pb_size(&w->pb) - at);
+  uint64_t at = gp__pb_size(pb);
+  const uint8_t *p0 = pb->p;
+  encode(pb, record);
+  size_t len = (size_t)(gp__pb_size(pb) - at);
   /* Cache it if it was written in one piece (not across chunks). */
-  if (c && len < sizeof(c->bytes) && w->pb.p == p0 + len) {
-    memcpy(c->key, key, sizeof(key));
-    memcpy(c->bytes, p0, len);
-    c->len = (uint8_t)len;
+  if (t && len < sizeof(t->bytes) && pb->p == p0 + len) {
+    memcpy(t->key, key, sizeof(t->key));
+    memcpy(t->bytes, p0, len);
+    t->len = (uint8_t)len;
   }
+}
+
+static void encode_memcpy_extra(gp__pb_writer *pb, const void *record) {
+  const gp_activity_memcpy *m = record;
+  extra(pb, "bytes", m->bytes);
+  extra_str(pb, "src_kind", memory_kind_name(m->src_kind));
+  extra_str(pb, "dst_kind", memory_kind_name(m->dst_kind));
+  if (m->src_device_id != UINT32_MAX)
+    extra(pb, "src_device", m->src_device_id);
+  if (m->dst_device_id != UINT32_MAX)
+    extra(pb, "dst_device", m->dst_device_id);
+}
+
+static void encode_memset_extra(gp__pb_writer *pb, const void *record) {
+  const gp_activity_memset *m = record;
+  extra(pb, "bytes", m->bytes);
+  extra(pb, "value", m->value);
 }
 
 /* See writerInt.h. */
@@ -636,18 +715,20 @@ void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
                 0,
                 NULL,
                 0};
-  g.waits = gp_activity_wait_ids(&k->hdr, &g.nwaits);
+  if (k->num_wait_ids)
+    g.waits = gp_activity_wait_ids(&k->hdr, &g.nwaits);
   uint64_t ctx, q, s;
   uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
-  const tw_entry *ke = kernel_entry(w, k);
-  g.name_id = ke ? (uint32_t)ke->aux : k->name_id;
+  uint64_t kernel = kernel_iid(w, k, &g.name_id);
   g.name_iid = gp__tw_event_name(w, g.name_id);
   need_arg_names(w);
   work_begin(w, &g, ctx, q, s);
-  gp__pb_writer *pb = &w->pb;
-  if (ke)
-    gp__pb_uint(pb, GP_PB_RSE_KERNEL_IID, ke->iid);
-  write_launch(w, k);
+  if (kernel)
+    gp__pb_uint(&w->pb, GP_PB_RSE_KERNEL_IID, kernel);
+  const uint32_t key[TW_TAIL_KEY] = {
+      TAIL_LAUNCH, k->grid_x,  k->grid_y,  k->grid_z,
+      k->block_x,  k->block_y, k->block_z, k->dynamic_shared_memory};
+  write_tail(w, key, encode_launch, k);
   work_end(w, &g, stream_uuid);
 }
 
@@ -671,18 +752,15 @@ void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m) {
                 stage_string(w, stage),
                 NULL,
                 0};
-  g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
+  if (m->num_wait_ids)
+    g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
   uint64_t ctx, q, s;
   uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
   work_begin(w, &g, ctx, q, s);
-  gp__pb_writer *pb = &w->pb;
-  extra(pb, "bytes", m->bytes);
-  extra_str(pb, "src_kind", memory_kind_name(m->src_kind));
-  extra_str(pb, "dst_kind", memory_kind_name(m->dst_kind));
-  if (m->src_device_id != UINT32_MAX)
-    extra(pb, "src_device", m->src_device_id);
-  if (m->dst_device_id != UINT32_MAX)
-    extra(pb, "dst_device", m->dst_device_id);
+  const uint32_t key[TW_TAIL_KEY] = {
+      TAIL_MEMCPY, (uint32_t)m->bytes, (uint32_t)(m->bytes >> 32), m->src_kind,
+      m->dst_kind, m->src_device_id,   m->dst_device_id,           0};
+  write_tail(w, key, encode_memcpy_extra, m);
   work_end(w, &g, stream_uuid);
 }
 
@@ -703,12 +781,20 @@ void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m) {
                 stage_string(w, STAGE_MEMSET),
                 NULL,
                 0};
-  g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
+  if (m->num_wait_ids)
+    g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
   uint64_t ctx, q, s;
   uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
   work_begin(w, &g, ctx, q, s);
-  extra(&w->pb, "bytes", m->bytes);
-  extra(&w->pb, "value", m->value);
+  const uint32_t key[TW_TAIL_KEY] = {TAIL_MEMSET,
+                                     (uint32_t)m->bytes,
+                                     (uint32_t)(m->bytes >> 32),
+                                     m->value,
+                                     0,
+                                     0,
+                                     0,
+                                     0};
+  write_tail(w, key, encode_memset_extra, m);
   work_end(w, &g, stream_uuid);
 }
 
@@ -733,7 +819,8 @@ void gp__tw_gpu_render_stage(gp__tw *w, const gp_activity_render_stage *r) {
                 r->name_id ? r->name_id : stage_string(w, stage),
                 NULL,
                 0};
-  g.waits = gp_activity_wait_ids(&r->hdr, &g.nwaits);
+  if (r->num_wait_ids)
+    g.waits = gp_activity_wait_ids(&r->hdr, &g.nwaits);
   uint64_t ctx, q, s;
   uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
   if (r->name_id)

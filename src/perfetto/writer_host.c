@@ -204,19 +204,6 @@ void gp__tw_own_counter_tracks(gp__tw *w) {
 }
 
 /* See writerInt.h. */
-bool gp__tw_untimed(gp__tw *w, uint64_t queued, uint64_t *start,
-                    uint64_t *end) {
-  if (*start != 0 && *end >= *start)
-    return false;
-  if (queued != 0) {
-    *start = *end = queued;
-    return false;
-  }
-  w->st.untimed++;
-  return true;
-}
-
-/* See writerInt.h. */
 void gp__tw_untimed_flush(gp__tw *w) {
   if (w->st.untimed == w->untimed_written)
     return;
@@ -382,38 +369,47 @@ void gp__tw_api(gp__tw *w, const gp_activity_api *a) {
     rv_iid =
         gp__tw_intern_string(w, &w->debug_names, TW_PEND_DEBUG_NAME, rv_name);
   }
-  gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, a->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
-  gp__pb_short te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
-  gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_BEGIN);
-  gp__pb_uint(pb, GP_PB_TE_NAME_IID, name_iid);
-  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, track);
-  if (rv_iid) {
-    gp__pb_begin(pb, GP_PB_TE_DEBUG_ANNOTATIONS);
-    gp__pb_uint(pb, GP_PB_DA_NAME_IID, rv_iid);
-    gp__pb_int(pb, GP_PB_DA_INT_VALUE, a->return_value);
-    gp__pb_end(pb);
-  }
-  if (a->correlation_id) {
-    gp__pb_short c = gp__pb_begin_short(pb, GP_PB_TE_GPU_CORRELATION);
-    gp__pb_uint(pb, GP_PB_CORR_SUBMISSION_IDS,
-                gp__tw_event_id(w, a->correlation_id));
-    for (int i = 0; i < nwaits; i++)
-      gp__pb_uint(pb, GP_PB_CORR_WAIT_IDS, gp__tw_event_id(w, waits[i]));
-    gp__pb_end_short(pb, c);
-  }
   uint32_t api = gpu_api_of_domain(a->domain);
-  if (api)
-    gp__pb_uint(pb, GP_PB_TE_GPU_API, api);
-  gp__pb_end_short(pb, te);
-  gp__tw_packet_end(w);
-
-  gp__tw_packet_begin(w, a->end, 0);
-  te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
-  gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_END);
-  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, track);
-  gp__pb_end_short(pb, te);
-  gp__tw_packet_end(w);
+  /* Put with raw puts: the track event's tag and length (2 bytes), type,
+   * name and track (33), the return value (the 4-byte length of
+   * gp__pb_begin(): 27), the correlation (26) and the API (5). */
+  uint8_t *p =
+      gp__tw_packet_open(w, a->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE, 96);
+  if (p) {
+    p = gp__pb_put_varint(p, (GP_PB_PACKET_TRACK_EVENT << 3) | GP_PB_LEN);
+    uint8_t *te = p++;
+    p = gp__pb_put_uint(p, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_BEGIN);
+    p = gp__pb_put_uint(p, GP_PB_TE_NAME_IID, name_iid);
+    p = gp__pb_put_uint(p, GP_PB_TE_TRACK_UUID, track);
+    if (rv_iid) {
+      p = gp__pb_put_varint(p, (GP_PB_TE_DEBUG_ANNOTATIONS << 3) | GP_PB_LEN);
+      uint8_t *len = p;
+      p += 4;
+      p = gp__pb_put_uint(p, GP_PB_DA_NAME_IID, rv_iid);
+      p = gp__pb_put_uint(p, GP_PB_DA_INT_VALUE,
+                          (uint64_t)(int64_t)a->return_value);
+      gp__pb_put_len4(len, (uint64_t)(p - len - 4));
+    }
+    if (a->correlation_id) {
+      p = gp__pb_put_varint(p, ((uint64_t)GP_PB_TE_GPU_CORRELATION << 3) |
+                                   GP_PB_LEN);
+      uint8_t *len = p++;
+      p = gp__pb_put_uint(p, GP_PB_CORR_SUBMISSION_IDS,
+                          gp__tw_event_id(w, a->correlation_id));
+      for (int i = 0; i < nwaits; i++)
+        p = gp__pb_put_uint(p, GP_PB_CORR_WAIT_IDS,
+                            gp__tw_event_id(w, waits[i]));
+      *len = (uint8_t)(p - len - 1);
+    }
+    if (api)
+      p = gp__pb_put_uint(p, GP_PB_TE_GPU_API, api);
+    *te = (uint8_t)(p - te - 1);
+  }
+  gp__tw_packet_close(w, p);
+  p = gp__tw_packet_open(w, a->end, 0, 35);
+  if (p)
+    p = gp__tw_put_track_event(p, GP_PB_TE_TYPE_SLICE_END, 0, track);
+  gp__tw_packet_close(w, p);
   w->st.track_events += 2;
 }
 
