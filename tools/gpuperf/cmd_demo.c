@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <time.h>
 
@@ -167,28 +168,63 @@ static void on_record(const gp_activity *r) {
   }
 }
 
-static size_t buffer_size = 1 << 20;
+#define BUFFER_SIZE (1u << 20)
 
 /*
- * Completed buffers are kept for the next requests, as an application
- * that cares about its overhead would keep them: a fresh 1 MiB buffer
- * costs 256 first-touch page faults (12-40 us each on a VM), which the
- * collector pays when it pre-faults it. Requests come from any producing
+ * Activity buffers, as an application that cares about its overhead would
+ * keep them. A fresh 1 MiB buffer costs 256 first-touch page faults (12-40
+ * us each on the VMs we run on: a third of the traced demo's extra CPU),
+ * which the collector pays when it pre-faults it. So buffers are carved
+ * from arenas of ARENA_SIZE bytes mapped at a 2 MiB boundary with
+ * transparent huge pages asked for (one fault per two buffers where the
+ * kernel has huge pages to give), and completed buffers are kept for the
+ * next requests, never freed until the end: the demo holds at most as many
+ * as were ever outstanding at once. Requests come from any producing
  * thread, completions from the collector.
  */
-#define POOL_MAX 8
+#define ARENA_SIZE (8u << 20)
+#define HUGE_PAGE (2u << 20)
+#define MAX_ARENAS 64
+
 static struct {
   pthread_mutex_t lock;
-  uint8_t *free[POOL_MAX];
-  int n;
-} pool = {PTHREAD_MUTEX_INITIALIZER, {NULL}, 0};
+  uint8_t **free; /* completed buffers */
+  size_t n, cap;
+  uint8_t *arena[MAX_ARENAS];
+  size_t narenas, used; /* bytes of the last arena handed out */
+} pool = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, {NULL}, 0, ARENA_SIZE};
+
+/* A new buffer from the arenas, or NULL. Caller holds pool.lock. */
+static uint8_t *carve_locked(void) {
+  if (pool.used + BUFFER_SIZE > ARENA_SIZE) {
+    if (pool.narenas == MAX_ARENAS)
+      return NULL;
+    uint8_t *r = mmap(NULL, ARENA_SIZE + HUGE_PAGE, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED)
+      return NULL;
+    uint8_t *a = (uint8_t *)(((uintptr_t)r + HUGE_PAGE - 1) &
+                             ~(uintptr_t)(HUGE_PAGE - 1));
+    if (a > r)
+      munmap(r, (size_t)(a - r));
+    munmap(a + ARENA_SIZE, (size_t)(r + HUGE_PAGE - a));
+#ifdef MADV_HUGEPAGE
+    madvise(a, ARENA_SIZE, MADV_HUGEPAGE);
+#endif
+    pool.arena[pool.narenas++] = a;
+    pool.used = 0;
+  }
+  uint8_t *b = pool.arena[pool.narenas - 1] + pool.used;
+  pool.used += BUFFER_SIZE;
+  return b;
+}
 
 static void request(uint8_t **buffer, size_t *size, size_t *max_records) {
   pthread_mutex_lock(&pool.lock);
-  uint8_t *b = pool.n ? pool.free[--pool.n] : NULL;
+  uint8_t *b = pool.n ? pool.free[--pool.n] : carve_locked();
   pthread_mutex_unlock(&pool.lock);
-  *buffer = b ? b : aligned_alloc(8, buffer_size);
-  *size = buffer_size;
+  *buffer = b;
+  *size = b ? BUFFER_SIZE : 0;
   *max_records = 0;
 }
 
@@ -198,19 +234,29 @@ static void complete(uint8_t *buffer, size_t size, size_t valid) {
   while (gp_activity_get_next_record(buffer, valid, &r) == 0)
     on_record(r);
   pthread_mutex_lock(&pool.lock);
-  if (pool.n < POOL_MAX) {
-    pool.free[pool.n++] = buffer;
-    buffer = NULL;
+  if (pool.n == pool.cap) {
+    /* Never more than the buffers carved: room for all of them. */
+    size_t cap = pool.narenas * (ARENA_SIZE / BUFFER_SIZE);
+    uint8_t **f = realloc(pool.free, cap * sizeof(*f));
+    if (f) {
+      pool.free = f;
+      pool.cap = cap;
+    }
   }
+  if (pool.n < pool.cap)
+    pool.free[pool.n++] = buffer; /* else lost to reuse until the end */
   pthread_mutex_unlock(&pool.lock);
-  free(buffer);
 }
 
-/* Frees the kept buffers (once the collector has stopped). */
+/* Unmaps the arenas (once the collector has stopped). */
 static void pool_free(void) {
   pthread_mutex_lock(&pool.lock);
-  while (pool.n)
-    free(pool.free[--pool.n]);
+  for (size_t i = 0; i < pool.narenas; i++)
+    munmap(pool.arena[i], ARENA_SIZE);
+  free(pool.free);
+  pool.free = NULL;
+  pool.n = pool.cap = pool.narenas = 0;
+  pool.used = ARENA_SIZE;
   pthread_mutex_unlock(&pool.lock);
 }
 
