@@ -55,8 +55,8 @@ typedef enum sim_cbid {
  * cost model once per launch: quantities that add up across kernels (the
  * counter catalogs of simcounters.c turn their sums into counter values).
  * Only doubles, in one block: a job counted into a perfmon's segment adds
- * them two at a time (sim_acc.k; so an even number of them): it is the
- * one cost an unchanged perfmon puts on every submission.
+ * them as one block (sim_acc.k): it is the one cost an unchanged perfmon
+ * puts on every submission.
  */
 typedef struct sim_work_stats {
   double kernels; /* 1: what the sums of a segment count */
@@ -82,9 +82,6 @@ typedef struct sim_acc {
   double kernel_ns; /* sum of kernel durations */
   sim_work_stats k; /* kernels' counts; copies and fills add DRAM bytes */
 } sim_acc;
-
-_Static_assert(sizeof(sim_work_stats) % (2 * sizeof(double)) == 0,
-               "sim_work_stats: an even number of doubles (see above)");
 
 typedef struct sim_busy {
   uint64_t start, end;
@@ -388,18 +385,14 @@ static inline void gp__sim_op_acc_add(sim_acc *a, const sim_op *op,
   switch (op->kind) {
   case GP_ACTIVITY_KIND_KERNEL: {
     a->kernel_ns += dur;
-    /* Two at a time (SSE2, every x86-64): 7 adds instead of 14. */
-    typedef double pair __attribute__((vector_size(16)));
-    uint8_t *d = (uint8_t *)&a->k;
-    const uint8_t *s = (const uint8_t *)&op->stats;
-#pragma GCC unroll 8
-    for (size_t i = 0; i < sizeof(sim_work_stats); i += sizeof(pair)) {
-      pair x, y;
-      memcpy(&x, d + i, sizeof(x));
-      memcpy(&y, s + i, sizeof(y));
-      x += y;
-      memcpy(d + i, &x, sizeof(x));
-    }
+    /* Unrolled, one by one: the cost model has just stored these one by
+     * one, and a wider load spanning two of them could not be forwarded
+     * from the store buffer. */
+    double *d = (double *)&a->k;
+    const double *s = (const double *)&op->stats;
+#pragma GCC unroll 16
+    for (size_t i = 0; i < sizeof(sim_work_stats) / sizeof(double); i++)
+      d[i] += s[i];
     break;
   }
   case GP_ACTIVITY_KIND_MEMCPY: {
