@@ -230,6 +230,33 @@ static inline uint64_t floor_clamp(uint64_t v) {
   return v;
 }
 
+#if GP_HAVE_TSC
+/* The TSC line as one consistent copy (the sequence lock's read side). */
+typedef struct tsc_line {
+  uint64_t base_tsc, base_ns, mult, recal;
+} tsc_line;
+
+static inline __attribute__((always_inline)) tsc_line line_read(void) {
+  uint32_t s;
+  tsc_line l;
+  do {
+    s = atomic_load_explicit(&tsc.seq, memory_order_acquire);
+    l.base_tsc = atomic_load_explicit(&tsc.base_tsc, memory_order_relaxed);
+    l.base_ns = atomic_load_explicit(&tsc.base_ns, memory_order_relaxed);
+    l.mult = atomic_load_explicit(&tsc.mult, memory_order_relaxed);
+    l.recal = atomic_load_explicit(&tsc.recal_ticks, memory_order_relaxed);
+    SEQ_FENCE(memory_order_acquire);
+  } while (GP_UNLIKELY(
+      (s & 1) || s != atomic_load_explicit(&tsc.seq, memory_order_relaxed)));
+  return l;
+}
+
+/* The line's time at delta ticks past its base. */
+static inline uint64_t line_ns(const tsc_line *l, uint64_t delta) {
+  return l->base_ns + (uint64_t)(((unsigned __int128)delta * l->mult) >> 32);
+}
+#endif
+
 /*
  * Everything but the calibrated TSC: a virtual clock, calibration still
  * under way or due, a line another thread just moved past our tick, no
@@ -245,22 +272,11 @@ static __attribute__((noinline)) uint64_t timestamp_slow(void) {
   int st = atomic_load_explicit(&tsc.state, memory_order_relaxed);
   if (st == TSC_READY) {
     uint64_t t = __rdtsc();
-    uint32_t s;
-    uint64_t base_tsc, base_ns, mult, recal;
-    do {
-      s = atomic_load_explicit(&tsc.seq, memory_order_acquire);
-      base_tsc = atomic_load_explicit(&tsc.base_tsc, memory_order_relaxed);
-      base_ns = atomic_load_explicit(&tsc.base_ns, memory_order_relaxed);
-      mult = atomic_load_explicit(&tsc.mult, memory_order_relaxed);
-      recal = atomic_load_explicit(&tsc.recal_ticks, memory_order_relaxed);
-      SEQ_FENCE(memory_order_acquire);
-    } while ((s & 1) ||
-             s != atomic_load_explicit(&tsc.seq, memory_order_relaxed));
-    uint64_t delta = t > base_tsc ? t - base_tsc : 0;
-    if (delta > recal)
+    tsc_line l = line_read();
+    uint64_t delta = t > l.base_tsc ? t - l.base_tsc : 0;
+    if (delta > l.recal)
       calibrate();
-    return floor_clamp(base_ns +
-                       (uint64_t)(((unsigned __int128)delta * mult) >> 32));
+    return floor_clamp(line_ns(&l, delta));
   }
   if (st != TSC_ABSENT)
     calibrate();
@@ -276,21 +292,10 @@ uint64_t gp_get_timestamp(void) {
                 atomic_load_explicit(&tsc.state, memory_order_relaxed) ==
                     TSC_READY)) {
     uint64_t t = __rdtsc();
-    uint32_t s;
-    uint64_t base_tsc, base_ns, mult, recal;
-    do {
-      s = atomic_load_explicit(&tsc.seq, memory_order_acquire);
-      base_tsc = atomic_load_explicit(&tsc.base_tsc, memory_order_relaxed);
-      base_ns = atomic_load_explicit(&tsc.base_ns, memory_order_relaxed);
-      mult = atomic_load_explicit(&tsc.mult, memory_order_relaxed);
-      recal = atomic_load_explicit(&tsc.recal_ticks, memory_order_relaxed);
-      SEQ_FENCE(memory_order_acquire);
-    } while (GP_UNLIKELY(
-        (s & 1) || s != atomic_load_explicit(&tsc.seq, memory_order_relaxed)));
-    uint64_t delta = t - base_tsc;
-    if (GP_LIKELY(t > base_tsc && delta <= recal))
-      return floor_clamp(base_ns +
-                         (uint64_t)(((unsigned __int128)delta * mult) >> 32));
+    tsc_line l = line_read();
+    uint64_t delta = t - l.base_tsc;
+    if (GP_LIKELY(t > l.base_tsc && delta <= l.recal))
+      return floor_clamp(line_ns(&l, delta));
   }
 #endif
   return timestamp_slow();
