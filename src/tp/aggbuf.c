@@ -31,6 +31,7 @@ typedef struct handle {
  * first difference copies the matched prefix and goes on as usual. */
 typedef struct acc {
   GP_TP_VEC(uint8_t) data;
+  uint64_t memo_key; /* __gp_ci_agg's first argument when given, else 0 */
   uint64_t count;
   uint32_t nparts;
   bool error, started;
@@ -101,6 +102,7 @@ void gp__tp_bufs_clear(gp_tp *tp) {
     gp__tp_vec_release(b->p, b->cap, 1);
   }
   gp__tp_vec_free(&tp->bufs);
+  gp__tp_vec_free(&tp->memos);
 }
 
 static gp__tp_buf *find_buf(gp_tp *tp, const handle *h) {
@@ -108,6 +110,15 @@ static gp__tp_buf *find_buf(gp_tp *tp, const handle *h) {
     if (tp->bufs.v[i].id == h->id)
       return &tp->bufs.v[i];
   return NULL;
+}
+
+/* Keeps the result of a keyed aggregate for __gp_ci_memo (a failure to
+ * keep it only costs the next evaluation its pass over the rows). */
+static void remember(gp_tp *tp, const acc *a, uint64_t id) {
+  if (a && a->memo_key) {
+    gp__tp_memo m = {a->memo_key, id};
+    (void)gp__tp_vec_push(&tp->memos, m);
+  }
 }
 
 static void acc_final(sqlite3_context *ctx, uint32_t magic) {
@@ -127,6 +138,7 @@ static void acc_final(sqlite3_context *ctx, uint32_t magic) {
     if (same && a->matched == same->n && a->count == same->count &&
         a->nparts == same->nparts) {
       h.id = same->id; /* the same rows: the same buffer */
+      remember(tp, a, h.id);
       sqlite3_result_blob(ctx, &h, sizeof(h), SQLITE_TRANSIENT);
       return;
     }
@@ -147,6 +159,7 @@ static void acc_final(sqlite3_context *ctx, uint32_t magic) {
     a->data.v = NULL; /* now owned by tp->bufs */
     h.id = b.id;
   }
+  remember(tp, a, h.id);
   sqlite3_result_blob(ctx, &h, sizeof(h), SQLITE_TRANSIENT);
 }
 
@@ -250,8 +263,12 @@ static void ci_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  if (b->error || argc != 4)
+  if (b->error || (argc != 4 && argc != 5))
     return;
+  if (argc == 5) { /* __gp_ci_agg(key, ...): see __gp_ci_memo */
+    b->memo_key = (uint64_t)sqlite3_value_int64(v[0]);
+    v++;
+  }
   if (sqlite3_value_type(v[3]) == SQLITE_NULL)
     return; /* a counter row without value has no interval */
   for (int i = 0; i < 3; i++)
@@ -271,6 +288,24 @@ static void ci_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
 
 static void ci_final(sqlite3_context *ctx) {
   acc_final(ctx, CI_MAGIC);
+}
+
+/* __gp_ci_memo(key): the handle a keyed __gp_ci_agg(key, ...) returned
+ * earlier in this query, or NULL. psql_cte.c writes
+ * COALESCE(__gp_ci_memo(k), (SELECT __gp_ci_agg(k, ...) ...)) where a
+ * statement evaluates the same counter intervals twice, so that the
+ * second evaluation does not read the counter rows again. */
+static void ci_memo(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+  gp_tp *tp = sqlite3_user_data(ctx);
+  if (argc != 1 || sqlite3_value_type(v[0]) != SQLITE_INTEGER)
+    return; /* NULL */
+  uint64_t key = (uint64_t)sqlite3_value_int64(v[0]);
+  for (size_t i = tp->memos.n; i-- > 0;)
+    if (tp->memos.v[i].key == key) {
+      handle h = {CI_MAGIC, 0, tp->memos.v[i].id};
+      sqlite3_result_blob(ctx, &h, sizeof(h), SQLITE_TRANSIENT);
+      return;
+    }
 }
 
 /* See aggbuf.h. */
@@ -316,6 +351,12 @@ int gp__tp_intervals_register(gp_tp *tp) {
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function(tp->sql, "__gp_ci_agg", 4, SQLITE_UTF8, tp,
                                  NULL, ci_step, ci_final);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(tp->sql, "__gp_ci_agg", 5, SQLITE_UTF8, tp,
+                                 NULL, ci_step, ci_final);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(tp->sql, "__gp_ci_memo", 1, SQLITE_UTF8, tp,
+                                 ci_memo, NULL, NULL);
   if (rc == SQLITE_OK)
     rc = sqlite3_create_module(tp->sql, "__gp_intersect",
                                &gp__tp_intersect_module, tp);

@@ -28,6 +28,8 @@
  * counter_leading_intervals!), read by an intersection placed after its
  * definition. Anything else is left as written.
  */
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -134,27 +136,14 @@ static const cte *find_cte(const cte *c, int n, const char *p, size_t len) {
   return NULL;
 }
 
-/* See psqlInt.h. */
-int gp__tp_psql_inline_ctes(const char *sql, gp__tp_sb *out) {
-  cte c[MAX_CTES];
-  int n = read_ctes(sql, c);
-  bool any = false;
-  for (int i = 0; i < n; i++)
-    any = any || c[i].usable;
-  /* A second WITH anywhere (a subquery's) could bind a name differently. */
-  int withs = 0;
-  for (const char *p = sql; any && *p;) {
-    int k;
-    size_t len = gp__tp_sql_token(p, &k);
-    withs += k == TK_IDENT && gp__tp_sql_keyword(p, "WITH");
-    p += len;
-  }
-  if (!any || withs != 1) {
-    gp__tp_sb_cat(out, sql);
-    return out->oom ? GP_ENOMEM : 0;
-  }
-  /* Each "__gp_iv_agg(...) FROM name )" whose name is such a CTE. */
-  const char *p = sql, *copied = sql;
+/*
+ * The next read to rewrite at or after *pp: "__gp_iv_agg(...) FROM name )"
+ * whose name is a usable CTE. Returns that CTE (and the name's place) and
+ * moves *pp past it, or NULL at the end of sql.
+ */
+static const cte *next_read(const char **pp, const cte *c, int n,
+                            const char **name_out, size_t *nlen_out) {
+  const char *p = *pp;
   while (*p) {
     int k;
     size_t len = gp__tp_sql_token(p, &k);
@@ -180,12 +169,115 @@ int gp__tp_psql_inline_ctes(const char *sql, gp__tp_sb *out) {
                        : NULL;
     if (!x)
       continue;
-    gp__tp_sb_add(out, copied, (size_t)(name - copied));
-    gp__tp_sb_add(out, x->body, x->blen);
+    *name_out = name;
+    *nlen_out = nlen;
+    *pp = name + nlen;
+    return x;
+  }
+  *pp = p;
+  return NULL;
+}
+
+/*
+ * A CTE's body is read twice after the rewrite (its definition, and the
+ * copy an intersection reads), and so is its counter_leading_intervals!:
+ * two passes over the counter rows for the same intervals (a quarter of
+ * the seed query). In both, each `(SELECT __gp_ci_agg(` subquery of the
+ * body becomes
+ *
+ *   COALESCE(__gp_ci_memo(k), (SELECT __gp_ci_agg(k, ...) ...))
+ *
+ * with a key k of its own: whichever runs first keeps its result under k
+ * (aggbuf.c) and the other takes it from there without running the
+ * subquery. The same text in one statement: the same rows.
+ */
+static const char ci_call[] = "(SELECT __gp_ci_agg(";
+
+/* body with each ci_call subquery keyed, into out. */
+static void key_body(const char *body, size_t blen, gp__tp_sb *out) {
+  static _Atomic uint64_t next_key;
+  const char *p = body, *end = body + blen;
+  size_t cl = sizeof(ci_call) - 1;
+  for (;;) {
+    const char *at = NULL;
+    for (const char *q = p; q + cl <= end && !at; q++)
+      if (memcmp(q, ci_call, cl) == 0)
+        at = q;
+    const char *close = at ? gp__tp_sql_match_paren(at) : NULL;
+    if (!close || close > end) {
+      gp__tp_sb_add(out, p, (size_t)(end - p));
+      return;
+    }
+    unsigned long long k = atomic_fetch_add(&next_key, 1) + 1;
+    char head[96];
+    snprintf(head, sizeof(head), "COALESCE(__gp_ci_memo(%llu), %s%llu, ", k,
+             ci_call, k);
+    gp__tp_sb_add(out, p, (size_t)(at - p));
+    gp__tp_sb_cat(out, head);
+    gp__tp_sb_add(out, at + cl, (size_t)(close - (at + cl)));
+    gp__tp_sb_cat(out, ")");
+    p = close;
+  }
+}
+
+/* [a, b) of sql into out, with the definitions of the CTEs that have a
+ * keyed body (keyed[i].p) replaced by it. */
+static void emit_range(const char *a, const char *b, const cte *c, int n,
+                       const gp__tp_sb *keyed, gp__tp_sb *out) {
+  for (int i = 0; i < n; i++)
+    if (keyed[i].p && c[i].body >= a && c[i].body + c[i].blen <= b) {
+      gp__tp_sb_add(out, a, (size_t)(c[i].body - a));
+      gp__tp_sb_add(out, keyed[i].p, keyed[i].n);
+      a = c[i].body + c[i].blen;
+    }
+  gp__tp_sb_add(out, a, (size_t)(b - a));
+}
+
+/* See psqlInt.h. */
+int gp__tp_psql_inline_ctes(const char *sql, gp__tp_sb *out) {
+  cte c[MAX_CTES];
+  int n = read_ctes(sql, c);
+  bool any = false;
+  for (int i = 0; i < n; i++)
+    any = any || c[i].usable;
+  /* A second WITH anywhere (a subquery's) could bind a name differently. */
+  int withs = 0;
+  for (const char *p = sql; any && *p;) {
+    int k;
+    size_t len = gp__tp_sql_token(p, &k);
+    withs += k == TK_IDENT && gp__tp_sql_keyword(p, "WITH");
+    p += len;
+  }
+  if (!any || withs != 1) {
+    gp__tp_sb_cat(out, sql);
+    return out->oom ? GP_ENOMEM : 0;
+  }
+  /* The CTEs that intersections read, their bodies keyed once... */
+  gp__tp_sb keyed[MAX_CTES];
+  memset(keyed, 0, sizeof(keyed));
+  const char *p = sql, *name;
+  size_t nlen;
+  const cte *x;
+  bool oom = false;
+  while ((x = next_read(&p, c, n, &name, &nlen)) != NULL)
+    if (!keyed[x - c].p) {
+      key_body(x->body, x->blen, &keyed[x - c]);
+      oom = oom || keyed[x - c].oom || !keyed[x - c].p;
+    }
+  /* ... then each read points at its CTE's keyed body, and each
+   * definition is its keyed body. */
+  const char *copied = sql;
+  p = sql;
+  while (!oom && (x = next_read(&p, c, n, &name, &nlen)) != NULL) {
+    emit_range(copied, name, c, n, keyed, out);
+    gp__tp_sb_add(out, keyed[x - c].p, keyed[x - c].n);
     gp__tp_sb_cat(out, " AS ");
     gp__tp_sb_add(out, name, nlen);
-    copied = p = name + nlen;
+    copied = p;
   }
-  gp__tp_sb_cat(out, copied);
-  return out->oom ? GP_ENOMEM : 0;
+  if (!oom)
+    emit_range(copied, copied + strlen(copied), c, n, keyed, out);
+  for (int i = 0; i < n; i++)
+    free(keyed[i].p);
+  return oom || out->oom ? GP_ENOMEM : 0;
 }

@@ -98,6 +98,12 @@ typedef struct gp__tp_buf {
   void (*free_derived)(void *);
 } gp__tp_buf;
 
+/* A counter-intervals aggregate's result, kept for the statement's other
+ * evaluations of the same subquery (psql_cte.c, __gp_ci_memo). */
+typedef struct gp__tp_memo {
+  uint64_t key, id; /* id: the buffer (0: no rows) */
+} gp__tp_memo;
+
 struct gp_tp {
   sqlite3 *sql;
   gp__tp_db *db; /* NULL when the tables come from a database file */
@@ -109,6 +115,7 @@ struct gp_tp {
   uint64_t modules;           /* bitmask of included modules */
   sqlite3_stmt *extract_stmt; /* database mode: extract_arg's lookup */
   GP_TP_VEC(gp__tp_buf) bufs;
+  GP_TP_VEC(gp__tp_memo) memos; /* cleared with bufs */
   uint64_t next_buf;
   uint32_t live_rows; /* gp_tp_rows not yet destroyed: bufs may be in use */
   char warning[512];  /* gp_tp_warning(); "" = none */

@@ -269,6 +269,18 @@ TEST(tp_sql_interval_cte_read_from_its_body) {
       ASSERT(strstr(plan, "__gp_counter_intervals VIRTUAL TABLE INDEX 7:") !=
              NULL);
     free(plan);
+    /* u's body now runs twice (its copy and its definition): both ask
+     * __gp_ci_memo first, so the counter rows are read once. */
+    char *ex = malloc(strlen(cte_includes) + strlen(q) + 16);
+    sprintf(ex, "%sEXPLAIN %s", cte_includes, q);
+    char *code = tp_csv(tp, ex);
+    int memos = 0;
+    for (const char *at = code; (at = strstr(at, "__gp_ci_memo(")) != NULL;
+         at++)
+      memos++;
+    ASSERT_EQ(memos, m ? 0 : 2);
+    free(code);
+    free(ex);
   }
   /* Left as written: a column list, a nested WITH, RECURSIVE. */
   static const char *const kept[] = {
