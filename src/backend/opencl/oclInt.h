@@ -246,7 +246,8 @@ typedef struct gp__ocl_queue {
   uint64_t recent[GP_OCL_RECENT];
   uint64_t frontier[GP_OCL_RECENT];
   /* In-order queues: commands with our own events, oldest first, read in
-   * batches by the reaper, and on clFinish and flushes (pending.c). */
+   * batches by the reaper (reaper.c), and on clFinish and flushes
+   * (pending.c). */
   pthread_mutex_t reap_lock; /* the list */
   struct gp__ocl_entry *reap_head, *reap_tail;
   _Atomic uint64_t reap_n;              /* entries on the list */
@@ -426,6 +427,22 @@ void gp__ocl_reap(gp__ocl_queue *q);
  * waits to be read, the reaper reads them as they complete during the
  * wait, leaving gp__ocl_reap little to do after it. */
 void gp__ocl_reap_while_waiting(gp__ocl_queue *q);
+
+/* Writes the records of up to max of q's oldest commands that are done
+ * (with force: done or not), mapping their times with after, an anchor
+ * taken since they completed (NULL: one is taken here), as the one reader
+ * of q's list at a time; returns how many. */
+unsigned gp__ocl_reap_batch(gp__ocl_queue *q, unsigned max, bool force,
+                            const gp__ocl_anchor *after);
+
+/* reaper.c: puts q (its reap_handed set) on the reaper's list, starting
+ * the reaper if it does not run; false if there is none (it could not
+ * start, or the process is exiting): the caller reads q's batch itself. */
+bool gp__ocl_reaper_take(gp__ocl_queue *q);
+
+/* reaper.c: in a fork child, no reaper runs (the first batch starts
+ * one). */
+void gp__ocl_reaper_atfork_child(void);
 
 /* An extra reference to e while looking at it; drop it after. */
 void gp__ocl_entry_hold(gp__ocl_entry *e);
