@@ -201,10 +201,9 @@ TEST(record_duration_ms_ends_the_recording) {
   const char *app = wt_build_path("tests/programs/sim_app");
   const char *cfg = strdup(gp_test_path(0, "short.pbtxt"));
   const char *out = gp_test_path(1, "short.pftrace");
-  FILE *f = fopen(cfg, "w");
-  fprintf(f, "duration_ms: 300\n"
-             "data_sources { config { name: \"gpu.renderstages\" } }\n");
-  fclose(f);
+  wt_write_text(cfg,
+                "duration_ms: 300\n"
+                "data_sources { config { name: \"gpu.renderstages\" } }\n");
   char cmd[2048];
   snprintf(cmd, sizeof(cmd),
            "'%s' record -q -c '%s' -o '%s' -- '%s' "
@@ -227,10 +226,8 @@ TEST(record_bad_config_runs_nothing) {
   const char *cfg = strdup(gp_test_path(0, "bad.pbtxt"));
   const char *out = strdup(gp_test_path(1, "never.pftrace"));
   const char *err = gp_test_path(2, "stderr");
-  FILE *f = fopen(cfg, "w");
-  fprintf(f, "data_sources {\n  config { name: \"gpu.counters\"\n"
-             "    gpu_counter_config { counter_period: 5 } } }\n");
-  fclose(f);
+  wt_write_text(cfg, "data_sources {\n  config { name: \"gpu.counters\"\n"
+                     "    gpu_counter_config { counter_period: 5 } } }\n");
   char cmd[3000];
   snprintf(cmd, sizeof(cmd),
            "'%s' record -c '%s' -o '%s' -- touch '%s.ran' "

@@ -145,13 +145,12 @@ TEST(record_config_names_host_counters) {
   const char *cfg = strdup(gp_test_path(0, "host.pbtxt"));
   const char *out = strdup(gp_test_path(1, "host.pftrace"));
   const char *err = strdup(gp_test_path(2, "stderr"));
-  FILE *f = fopen(cfg, "w");
-  fprintf(f, "data_sources { config { name: \"gpu.renderstages\" } }\n"
-             "data_sources { config { name: \"gpu.counters\"\n"
-             "  gpu_counter_config { counter_period_ns: 20000000\n"
-             "    counter_names: \"task-*\" counter_names: \"page-faults\"\n"
-             "  } } }\n");
-  fclose(f);
+  wt_write_text(cfg,
+                "data_sources { config { name: \"gpu.renderstages\" } }\n"
+                "data_sources { config { name: \"gpu.counters\"\n"
+                "  gpu_counter_config { counter_period_ns: 20000000\n"
+                "    counter_names: \"task-*\" counter_names: \"page-faults\"\n"
+                "  } } }\n");
   char cmd[4096];
   snprintf(cmd, sizeof(cmd),
            "'%s' record -q -c '%s' -o '%s' -- '%s' --steps 10 2>'%s'", cli(),

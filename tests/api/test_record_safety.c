@@ -148,11 +148,9 @@ TEST(record_sigkill_salvages_what_it_committed) {
   const char *cfg = strdup(gp_test_path(0, "slow.pbtxt"));
   const char *out = strdup(gp_test_path(1, "lost.pftrace"));
   const char *err = strdup(gp_test_path(2, "stderr"));
-  FILE *f = fopen(cfg, "w");
-  fprintf(f, "flush_period_ms: 60000\n"
-             "data_sources { config { name: \"gpu.renderstages\" } }\n"
-             "data_sources { config { name: \"gpu.counters\" } }\n");
-  fclose(f);
+  wt_write_text(cfg, "flush_period_ms: 60000\n"
+                     "data_sources { config { name: \"gpu.renderstages\" } }\n"
+                     "data_sources { config { name: \"gpu.counters\" } }\n");
   char cmd[4096];
   snprintf(cmd, sizeof(cmd),
            "'%s' record -c '%s' -o '%s' -- '%s' --steps 20 --die kill "
@@ -202,9 +200,8 @@ TEST(record_sigkill_counts_gpu_work_in_flight) {
   const char *cfg = strdup(gp_test_path(0, "slow.pbtxt"));
   const char *out = strdup(gp_test_path(1, "busy.pftrace"));
   const char *err = strdup(gp_test_path(2, "stderr"));
-  FILE *f = fopen(cfg, "w");
-  fprintf(f, "data_sources { config { name: \"gpu.renderstages\" } }\n");
-  fclose(f);
+  wt_write_text(cfg,
+                "data_sources { config { name: \"gpu.renderstages\" } }\n");
   char cmd[4096];
   snprintf(cmd, sizeof(cmd),
            "'%s' record -c '%s' -o '%s' -- '%s' --steps 20 --busy-last "
@@ -237,10 +234,9 @@ TEST(record_late_forked_child_counts_its_own_loss) {
   const char *app = wt_build_path("tests/programs/sim_app");
   const char *cfg = strdup(gp_test_path(0, "slow.pbtxt"));
   const char *out = strdup(gp_test_path(1, "late.pftrace"));
-  FILE *f = fopen(cfg, "w");
-  fprintf(f, "flush_period_ms: 60000\n"
-             "data_sources { config { name: \"gpu.renderstages\" } }\n");
-  fclose(f);
+  wt_write_text(cfg,
+                "flush_period_ms: 60000\n"
+                "data_sources { config { name: \"gpu.renderstages\" } }\n");
   char cmd[4096];
   snprintf(cmd, sizeof(cmd),
            "'%s' record -q -c '%s' -o '%s' -- '%s' --steps 20 --late-fork "
@@ -334,9 +330,8 @@ TEST(record_opencl_sigkill_counts_work_in_flight) {
   const char *out = strdup(gp_test_path(1, "busy.pftrace"));
   const char *err = strdup(gp_test_path(2, "stderr"));
   const char *so = strdup(gp_test_path(3, "stdout"));
-  FILE *f = fopen(cfg, "w");
-  fprintf(f, "data_sources { config { name: \"gpu.renderstages\" } }\n");
-  fclose(f);
+  wt_write_text(cfg,
+                "data_sources { config { name: \"gpu.renderstages\" } }\n");
   char cmd[8192];
   snprintf(cmd, sizeof(cmd),
            "POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=2 "

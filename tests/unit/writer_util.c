@@ -44,6 +44,15 @@ char *wt_read_text(const char *path) {
 }
 
 /* See writer_util.h. */
+void wt_write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  ASSERT_NOT_NULL(f);
+  size_t n = strlen(text);
+  ASSERT_EQ(fwrite(text, 1, n, f), n);
+  ASSERT_EQ(fclose(f), 0);
+}
+
+/* See writer_util.h. */
 void wt_parse(wt_trace *t, uint8_t *bytes, size_t size) {
   memset(t, 0, sizeof(*t));
   t->bytes = bytes;

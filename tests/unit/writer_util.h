@@ -42,6 +42,10 @@ uint8_t *wt_read_file(const char *path, size_t *size);
  * (a program's stderr that it never wrote). */
 char *wt_read_text(const char *path);
 
+/* Writes text to path (created or replaced); fails the test if it
+ * cannot. */
+void wt_write_text(const char *path, const char *text);
+
 /* Parses bytes (taking ownership) into packets; stops at the first
  * malformed or truncated packet (t->valid says where). */
 void wt_parse(wt_trace *t, uint8_t *bytes, size_t size);
