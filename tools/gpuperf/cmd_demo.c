@@ -175,7 +175,7 @@ static void on_record(const gp_activity *r) {
  * keep them. A fresh 1 MiB buffer costs 256 first-touch page faults (12-40
  * us each on the VMs we run on: a third of the traced demo's extra CPU),
  * which the collector pays when it pre-faults it. So buffers are carved
- * from arenas of ARENA_SIZE bytes mapped at a 2 MiB boundary with
+ * from arenas of ARENA_SIZE bytes aligned to a 2 MiB boundary with
  * transparent huge pages asked for (one fault per two buffers where the
  * kernel has huge pages to give), and completed buffers are kept for the
  * next requests, never freed until the end: the demo holds at most as many
@@ -199,15 +199,9 @@ static uint8_t *carve_locked(void) {
   if (pool.used + BUFFER_SIZE > ARENA_SIZE) {
     if (pool.narenas == MAX_ARENAS)
       return NULL;
-    uint8_t *r = mmap(NULL, ARENA_SIZE + HUGE_PAGE, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (r == MAP_FAILED)
+    uint8_t *a = aligned_alloc(HUGE_PAGE, ARENA_SIZE);
+    if (!a)
       return NULL;
-    uint8_t *a = (uint8_t *)(((uintptr_t)r + HUGE_PAGE - 1) &
-                             ~(uintptr_t)(HUGE_PAGE - 1));
-    if (a > r)
-      munmap(r, (size_t)(a - r));
-    munmap(a + ARENA_SIZE, (size_t)(r + HUGE_PAGE - a));
 #ifdef MADV_HUGEPAGE
     madvise(a, ARENA_SIZE, MADV_HUGEPAGE);
 #endif
@@ -248,11 +242,11 @@ static void complete(uint8_t *buffer, size_t size, size_t valid) {
   pthread_mutex_unlock(&pool.lock);
 }
 
-/* Unmaps the arenas (once the collector has stopped). */
+/* Frees the arenas (once the collector has stopped). */
 static void pool_free(void) {
   pthread_mutex_lock(&pool.lock);
   for (size_t i = 0; i < pool.narenas; i++)
-    munmap(pool.arena[i], ARENA_SIZE);
+    free(pool.arena[i]);
   free(pool.free);
   pool.free = NULL;
   pool.n = pool.cap = pool.narenas = 0;
