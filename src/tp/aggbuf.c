@@ -215,11 +215,10 @@ static void iv_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
    * per value: put was a quarter of the seed query); text and blob bytes
    * go straight from SQLite's value. */
   uint8_t rec[24 + MAX_PARTS * 9];
-  size_t n = 0;
   memcpy(rec, &id, 8);
   memcpy(rec + 8, &ts, 8);
   memcpy(rec + 16, &dur, 8);
-  n = 24;
+  size_t n = 24;
   bool ok = true;
   for (int i = 3; ok && i < argc; i++) {
     uint8_t t = (uint8_t)sqlite3_value_type(v[i]);
