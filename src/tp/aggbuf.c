@@ -157,6 +157,7 @@ static void acc_final(sqlite3_context *ctx, uint32_t magic) {
       return;
     }
     a->data.v = NULL; /* now owned by tp->bufs */
+    a->data.ready = 0;
     h.id = b.id;
   }
   remember(tp, a, h.id);

@@ -38,6 +38,7 @@ static bool index_evflows(gp__tp_importer *imp, size_t nslots) {
   imp->flow_slots.v = slots.v;
   imp->flow_slots.n = slots.n;
   imp->flow_slots.cap = slots.cap;
+  imp->flow_slots.ready = slots.ready;
   return true;
 }
 

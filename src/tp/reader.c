@@ -596,6 +596,7 @@ static int sort_entries(gp__tp_importer *imp) {
   if (gp__tp_sort_entries(&imp->entries.v, &imp->entries.cap, imp->entries.n) !=
       0)
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory sorting events");
+  imp->entries.ready = 0; /* the array may be another one now */
   return 0;
 }
 

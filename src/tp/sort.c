@@ -28,16 +28,20 @@
 #define MIN_RUN 64  /* shorter runs on average: sort blocks first */
 #define PIECE 32768 /* entries the merge gives back at once (512 KiB) */
 
-/* Allocates n entries of scratch in huge-page-friendly memory. */
-static gp__tp_entry *scratch(size_t n, size_t *cap) {
-  GP_TP_VEC(gp__tp_entry) v = {0};
-  if (!gp__tp_vec_reserve(&v, n))
-    return NULL;
+typedef GP_TP_VEC(gp__tp_entry) gp__tp_entries;
+
+/* Room for n entries, in memory that the merge fills front to back: no
+ * page is present yet, and the pushes make them present 64 KiB at a time
+ * (gp__tp_vec_grow); the array is what gp__tp_vec_grow would allocate
+ * for n entries, so that gp__tp_vec_release frees it. */
+static bool scratch(gp__tp_entries *v, size_t n) {
+  if (!(v->v = gp__tp_array_alloc(n, sizeof(*v->v))))
+    return false;
+  v->cap = n;
   /* Huge pages would commit 2 MiB ahead of the merge's writes while the
    * old array goes back 512 KiB at a time: 2 MB more at the import's peak. */
-  gp__tp_vec_small_pages(v.v, v.cap, sizeof(*v.v));
-  *cap = v.cap;
-  return v.v;
+  gp__tp_vec_small_pages(v->v, v->cap, sizeof(*v->v));
+  return true;
 }
 
 /* A min-heap of run indices, by (head ts, run index). */
@@ -79,12 +83,12 @@ static int merge_runs(gp__tp_entry **pa, size_t *pcap, size_t n, size_t nruns) {
   GP_TP_VEC(size_t) pos = {0}, end = {0};
   GP_TP_VEC(uint32_t) heap = {0};
   GP_TP_VEC(uint32_t) left = {0};
-  size_t npieces = (n + PIECE - 1) / PIECE, cap = 0;
-  gp__tp_entry *out = NULL;
+  size_t npieces = (n + PIECE - 1) / PIECE;
+  gp__tp_entries out = {0};
   int rc = GP_ENOMEM;
   if (!gp__tp_vec_reserve(&pos, nruns) || !gp__tp_vec_reserve(&end, nruns) ||
       !gp__tp_vec_reserve(&heap, nruns) ||
-      !gp__tp_vec_reserve(&left, npieces) || !(out = scratch(n, &cap)))
+      !gp__tp_vec_reserve(&left, npieces) || !scratch(&out, n))
     goto out;
   runs r = {pos.v, end.v, heap.v, 0, a};
   for (size_t p = 0; p < npieces; p++)
@@ -102,10 +106,12 @@ static int merge_runs(gp__tp_entry **pa, size_t *pcap, size_t n, size_t nruns) {
     r.heap[i] = i;
   for (uint32_t i = r.n / 2; i-- > 0;)
     sift_down(&r, i);
-  for (size_t o = 0; o < n; o++) {
+  while (out.n < n) {
     uint32_t top = r.heap[0];
     size_t at = r.pos[top]++;
-    out[o] = a[at];
+    /* Within the reservation: this only makes pages present ahead. */
+    if (!gp__tp_vec_push(&out, a[at]))
+      goto out;
     size_t p = at / PIECE;
     if (--left.v[p] == 0)
       gp__tp_vec_drop(a, *pcap, sizeof(*a), p * PIECE,
@@ -116,12 +122,13 @@ static int merge_runs(gp__tp_entry **pa, size_t *pcap, size_t n, size_t nruns) {
       sift_down(&r, 0);
   }
   gp__tp_vec_release(a, *pcap, sizeof(*a));
-  *pa = out;
-  *pcap = cap;
-  out = NULL;
+  *pa = out.v;
+  *pcap = out.cap;
+  out.v = NULL;
+  out.cap = 0;
   rc = 0;
 out:
-  gp__tp_vec_release(out, cap, sizeof(*out));
+  gp__tp_vec_free(&out);
   gp__tp_vec_free(&pos);
   gp__tp_vec_free(&end);
   gp__tp_vec_free(&heap);

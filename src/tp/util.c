@@ -10,8 +10,9 @@
 #define BIG (64u << 10)
 #define PAGE 4096u
 
-#define HUGE (2u << 20)      /* a transparent huge page (x86-64, arm64 4K) */
-#define HUGE_FROM (8u << 20) /* arrays this big are rounded to huge pages */
+#define HUGE (2u << 20)         /* a transparent huge page (x86-64, arm64 4K) */
+#define HUGE_FROM (8u << 20)    /* arrays this big are rounded to huge pages */
+#define READY_AHEAD (64u << 10) /* pages made present ahead of the writes */
 
 /* The length of the mapping that holds bytes: whole pages, and whole huge
  * pages from HUGE_FROM up, so that every huge-page range of it is whole
@@ -63,12 +64,47 @@ static void *map_huge(size_t len, void *old, size_t old_len) {
   return p;
 }
 
+/*
+ * Makes the pages of a mapped array present from element *ready on, up
+ * to READY_AHEAD bytes beyond want (which it caps at READY_AHEAD beyond
+ * n, the elements in use: a large reservation gets its pages as it is
+ * filled, not all at once), and moves *ready there. Where the kernel
+ * cannot (before Linux 5.14, or short of memory), the pages come as the
+ * writes fault them in, as they would have anyway.
+ */
+static void make_ready(char *v, size_t cap, size_t *ready, size_t n,
+                       size_t want, size_t elem) {
+  size_t ahead = READY_AHEAD / elem;
+  size_t to = (want - n > ahead ? n + ahead : want) + ahead;
+  if (to > cap)
+    to = cap;
+  if (to <= *ready)
+    return;
+  uintptr_t a = ((uintptr_t)v + *ready * elem) & ~(uintptr_t)(PAGE - 1);
+  uintptr_t b = ((uintptr_t)v + to * elem + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
+  uintptr_t end = (uintptr_t)v + map_len(cap * elem);
+  if (b > end)
+    b = end;
+#ifdef MADV_POPULATE_WRITE
+  if (b > a)
+    madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+#endif
+  *ready = to;
+}
+
 /* See util.h. */
-bool gp__tp_vec_grow(void **v, size_t *cap, size_t n, size_t more,
-                     size_t elem) {
+bool gp__tp_vec_grow(void **v, size_t *cap, size_t *ready, size_t n,
+                     size_t more, size_t elem) {
   size_t want = n + more;
   if (want < n)
     return false;
+  if (want <= *cap) { /* only pages to make present */
+    if (*cap * elem < BIG)
+      *ready = *cap;
+    else
+      make_ready(*v, *cap, ready, n, want, elem);
+    return true;
+  }
   size_t ncap = *cap ? *cap : 16;
   while (ncap < want) {
     size_t next = ncap + ncap / 2 + 16;
@@ -86,10 +122,12 @@ bool gp__tp_vec_grow(void **v, size_t *cap, size_t n, size_t more,
       map_len(rcap * elem) == map_len(bytes))
     ncap = rcap;
   void *p;
+  size_t nready; /* the elements of the new allocation already present */
   if (bytes < BIG) {
     p = realloc(*v, bytes);
     if (!p)
       return false;
+    nready = ncap;
   } else if (old >= BIG) {
     /* In place where the addresses after it are free (keeps the huge
      * pages and their alignment), else moved to a new aligned range. */
@@ -99,16 +137,23 @@ bool gp__tp_vec_grow(void **v, size_t *cap, size_t n, size_t more,
       if (p == MAP_FAILED)
         return false;
     }
+    nready = *ready; /* the pages moved with the mapping */
   } else {
     p = map_huge(map_len(bytes), NULL, 0);
     if (p == MAP_FAILED)
       return false;
-    if (n)
+    nready = 0;
+    if (n) {
+      make_ready(p, ncap, &nready, 0, n, elem);
       memcpy(p, *v, n * elem);
+    }
     free(*v);
   }
   *v = p;
   *cap = ncap;
+  if (bytes >= BIG)
+    make_ready(p, ncap, &nready, n, want, elem);
+  *ready = nready;
   return true;
 }
 

@@ -51,22 +51,34 @@ static inline int64_t gp__tp_ssub(int64_t a, int64_t b) {
 /* ------------------------------------------------------------------ */
 /* Growable arrays                                                       */
 
-/* A typed growable array: GP_TP_VEC(int64_t) ts; zero-initialised is empty. */
+/*
+ * A typed growable array: GP_TP_VEC(int64_t) ts; zero-initialised is empty.
+ * cap is what the allocation holds; ready (<= cap) is what can be written
+ * without a system call: all of it for arrays in the C heap, the part
+ * whose pages are already there for arrays in their own mappings (see
+ * gp__tp_vec_grow). Code that replaces v or cap by hand sets ready to 0.
+ */
 #define GP_TP_VEC(T)                                                           \
   struct {                                                                     \
     T *v;                                                                      \
-    size_t n, cap;                                                             \
+    size_t n, cap, ready;                                                      \
   }
 
 /*
- * Makes room for `more` elements of `elem` bytes after the n in use.
+ * Makes room for `more` elements of `elem` bytes after the n in use, and
+ * sets *ready to how many elements can be written without a page fault.
  * Returns false (nothing changed) if memory runs out. Arrays of 64 KiB
  * or more live in their own mappings, which grow by remapping (no copy,
  * and no page touched twice: copies into fresh pages of the C heap were
  * half the importer's page faults); from 8 MiB they are whole huge pages
- * at a huge-page boundary, which transparent huge pages can back.
+ * at a huge-page boundary, which transparent huge pages can back. The
+ * pages of a mapping are made present 256 KiB ahead of the writes, in
+ * one system call each time: a page fault per 4 KiB page was a fifth of
+ * an import's time on the VMs we run on, and asking for the pages in
+ * bulk costs about half as much as faulting them in one by one.
  */
-bool gp__tp_vec_grow(void **v, size_t *cap, size_t n, size_t more, size_t elem);
+bool gp__tp_vec_grow(void **v, size_t *cap, size_t *ready, size_t n,
+                     size_t more, size_t elem);
 
 /* Frees what gp__tp_vec_grow allocated (cap elements of elem bytes). */
 void gp__tp_vec_release(void *v, size_t cap, size_t elem);
@@ -95,6 +107,8 @@ void gp__tp_vec_small_pages(void *v, size_t cap, size_t elem);
  * a 2 MiB one what about one small page does); smaller ones in the C
  * heap. Contents undefined. NULL if memory runs out (or n * elem
  * overflows). Freed with gp__tp_array_free() with the same n and elem.
+ * It is also what a vec of cap n holds: it can be a GP_TP_VEC's v, with
+ * cap = n and ready = 0, and go with gp__tp_vec_free.
  */
 void *gp__tp_array_alloc(size_t n, size_t elem);
 
@@ -102,9 +116,9 @@ void *gp__tp_array_alloc(size_t n, size_t elem);
 void gp__tp_array_free(void *p, size_t n, size_t elem);
 
 #define gp__tp_vec_reserve(vec, more)                                          \
-  ((vec)->n + (more) <= (vec)->cap ||                                          \
-   gp__tp_vec_grow((void **)&(vec)->v, &(vec)->cap, (vec)->n, (more),          \
-                   sizeof(*(vec)->v)))
+  ((vec)->n + (more) <= (vec)->ready ||                                        \
+   gp__tp_vec_grow((void **)&(vec)->v, &(vec)->cap, &(vec)->ready, (vec)->n,   \
+                   (more), sizeof(*(vec)->v)))
 
 /* Appends x; evaluates to false if memory ran out. */
 #define gp__tp_vec_push(vec, x)                                                \
@@ -114,7 +128,7 @@ void gp__tp_array_free(void *p, size_t n, size_t elem);
   do {                                                                         \
     gp__tp_vec_release((vec)->v, (vec)->cap, sizeof(*(vec)->v));               \
     (vec)->v = NULL;                                                           \
-    (vec)->n = (vec)->cap = 0;                                                 \
+    (vec)->n = (vec)->cap = (vec)->ready = 0;                                  \
   } while (0)
 
 /* ------------------------------------------------------------------ */
