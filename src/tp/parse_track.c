@@ -477,6 +477,9 @@ typedef struct te {
   bool has_api;
   uint64_t api;
   bool legacy;
+  /* Fields that later passes read (categories, debug annotations, flows
+   * and GPU correlations): a pass whose fields are absent is skipped. */
+  bool has_cats, has_annotations, has_links;
 } te;
 
 static int decode_te(gp__tp_importer *imp, const gp__tp_pkt *p, te *e) {
@@ -543,6 +546,18 @@ static int decode_te(gp__tp_importer *imp, const gp__tp_pkt *p, te *e) {
     case 6: /* legacy_event */
       e->legacy = true;
       break;
+    case 3:
+    case 22:
+      e->has_cats = true;
+      break;
+    case 4:
+      e->has_annotations = true;
+      break;
+    case 47:
+    case 48:
+    case 3000:
+      e->has_links = true;
+      break;
     default:
       break;
     }
@@ -553,9 +568,11 @@ static int decode_te(gp__tp_importer *imp, const gp__tp_pkt *p, te *e) {
 }
 
 /* The category string: interned categories and inline ones, joined. */
-static int categories(gp__tp_importer *imp, const gp__tp_pkt *p,
+static int categories(gp__tp_importer *imp, const gp__tp_pkt *p, const te *e,
                       uint32_t *out) {
   *out = GP_TP_NONE;
+  if (!e->has_cats)
+    return 0;
   char buf[1024];
   size_t n = 0;
   unsigned count = 0;
@@ -598,6 +615,8 @@ static int categories(gp__tp_importer *imp, const gp__tp_pkt *p,
 static int event_args(gp__tp_importer *imp, const gp__tp_pkt *p, const te *e,
                       uint32_t *set) {
   *set = GP_TP_NONE;
+  if (!e->has_annotations && !e->has_api)
+    return 0;
   gp__tp_argb *b = malloc(sizeof(*b));
   if (!b)
     return nomem(imp);
@@ -764,7 +783,8 @@ int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
     return 0;
   }
   uint32_t track, cat, name = GP_TP_NONE, args, slice = GP_TP_NONE;
-  if ((rc = desc_track(imp, d, 0, &track)) || (rc = categories(imp, p, &cat)))
+  if ((rc = desc_track(imp, d, 0, &track)) ||
+      (rc = categories(imp, p, &e, &cat)))
     return rc;
   if (e.has_name_iid)
     name = gp__tp_interned_str(imp, p->gen, GP_TP_IN_EVENT_NAMES, e.name_iid, 2,
@@ -795,7 +815,7 @@ int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
     gp__tp_stat(imp, GP_TP_STAT_track_event_parser_errors, 1);
     return 0;
   }
-  if (slice == GP_TP_NONE)
+  if (slice == GP_TP_NONE || !e.has_links)
     return 0;
   return slice_links(imp, p, slice);
 }

@@ -65,17 +65,14 @@ static void *map_huge(size_t len, void *old, size_t old_len) {
 }
 
 /*
- * Makes the pages of a mapped array present from element *ready on, up
- * to READY_AHEAD bytes beyond want (which it caps at READY_AHEAD beyond
- * n, the elements in use: a large reservation gets its pages as it is
- * filled, not all at once), and moves *ready there. Where the kernel
- * cannot (before Linux 5.14, or short of memory), the pages come as the
- * writes fault them in, as they would have anyway.
+ * Makes the pages of a mapped array present from element *ready up to
+ * READY_AHEAD bytes beyond element want, and moves *ready there. Where
+ * the kernel cannot (before Linux 5.14, or short of memory), the pages
+ * come as the writes fault them in, as they would have anyway.
  */
-static void make_ready(char *v, size_t cap, size_t *ready, size_t n,
-                       size_t want, size_t elem) {
-  size_t ahead = READY_AHEAD / elem;
-  size_t to = (want - n > ahead ? n + ahead : want) + ahead;
+static void make_ready(char *v, size_t cap, size_t *ready, size_t want,
+                       size_t elem) {
+  size_t to = want + READY_AHEAD / elem;
   if (to > cap)
     to = cap;
   if (to <= *ready)
@@ -102,7 +99,7 @@ bool gp__tp_vec_grow(void **v, size_t *cap, size_t *ready, size_t n,
     if (*cap * elem < BIG)
       *ready = *cap;
     else
-      make_ready(*v, *cap, ready, n, want, elem);
+      make_ready(*v, *cap, ready, want, elem);
     return true;
   }
   size_t ncap = *cap ? *cap : 16;
@@ -144,7 +141,7 @@ bool gp__tp_vec_grow(void **v, size_t *cap, size_t *ready, size_t n,
       return false;
     nready = 0;
     if (n) {
-      make_ready(p, ncap, &nready, 0, n, elem);
+      make_ready(p, ncap, &nready, n, elem);
       memcpy(p, *v, n * elem);
     }
     free(*v);
@@ -152,7 +149,7 @@ bool gp__tp_vec_grow(void **v, size_t *cap, size_t *ready, size_t n,
   *v = p;
   *cap = ncap;
   if (bytes >= BIG)
-    make_ready(p, ncap, &nready, n, want, elem);
+    make_ready(p, ncap, &nready, want, elem);
   *ready = nready;
   return true;
 }
