@@ -76,6 +76,14 @@ static int evflow(gp__tp_importer *imp, uint64_t event_id,
   return 0;
 }
 
+/* See import.h. */
+void gp__tp_flow_prefetch(const gp__tp_importer *imp, uint64_t event_id) {
+  size_t nslots = imp->flow_slots.n;
+  if (nslots)
+    __builtin_prefetch(
+        &imp->flow_slots.v[(size_t)gp__tp_mix64(event_id) & (nslots - 1)]);
+}
+
 /* Appends slice to the list *list (GP_TP_NONE: empty). */
 static int list_add(gp__tp_importer *imp, uint32_t *list, uint32_t slice) {
   uint32_t n = (uint32_t)imp->links.n;

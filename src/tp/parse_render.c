@@ -649,6 +649,7 @@ int gp__tp_parse_render_stage(gp__tp_importer *imp, const gp__tp_pkt *p) {
     return rc;
   if (!e.has_event_id)
     return 0;
+  gp__tp_flow_prefetch(imp, e.event_id);
 
   /* The hardware queue: its name, description and track dimensions. */
   uint32_t qname = GP_TP_NONE, qdesc = GP_TP_NONE, dim_name = GP_TP_NONE;

@@ -480,6 +480,8 @@ typedef struct te {
   /* Fields that later passes read (categories, debug annotations, flows
    * and GPU correlations): a pass whose fields are absent is skipped. */
   bool has_cats, has_annotations, has_links;
+  bool has_corr; /* GpuCorrelation's first id, to prefetch its flows */
+  uint64_t corr;
 } te;
 
 static int decode_te(gp__tp_importer *imp, const gp__tp_pkt *p, te *e) {
@@ -553,9 +555,20 @@ static int decode_te(gp__tp_importer *imp, const gp__tp_pkt *p, te *e) {
     case 4:
       e->has_annotations = true;
       break;
+    case 3000:
+      if (!e->has_corr && f.wire_type == GP_PB_LEN) {
+        gp__pb_reader sub;
+        gp__pb_field g;
+        gp__pb_reader_sub(&sub, &r, &f);
+        if (gp__tp_pb_next(&sub, &g) > 0 && g.wire_type == GP_PB_VARINT) {
+          e->has_corr = true;
+          e->corr = g.value;
+        }
+      }
+      e->has_links = true;
+      break;
     case 47:
     case 48:
-    case 3000:
       e->has_links = true;
       break;
     default:
@@ -720,6 +733,8 @@ int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
   int rc = decode_te(imp, p, &e);
   if (rc)
     return rc;
+  if (e.has_corr)
+    gp__tp_flow_prefetch(imp, e.corr);
   const gp__tp_gen *gen = &imp->gens.v[p->gen];
   uint64_t uuid = e.track_uuid;
   uint64_t extra_uuids[MAX_EXTRA];
