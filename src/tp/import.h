@@ -503,15 +503,37 @@ void gp__tp_importer_init(gp__tp_importer *imp, gp__tp_db *db, const char *name,
                           const uint8_t *data, uint64_t size);
 
 /*
- * Sorts the n entries at *a (an array of *cap from gp__tp_vec_grow) by ts,
- * stably (equal timestamps keep their order): a k-way merge of the sorted
- * runs (blocks of 256 entries sorted first where runs are short) into a
- * new array that replaces *a, the old one's pages given back as the merge
- * empties them, so the two are not both held whole; nothing at all if
- * already sorted. 0 or GP_ENOMEM (then the order is unchanged, but for
- * blocks put in order). sort.c.
+ * The entries in timestamp order, stably (equal timestamps keep their
+ * order), without a sorted copy: a k-way merge of the sorted runs (blocks
+ * of 256 entries sorted in place first where runs are short) that hands
+ * out one entry at a time. sort.c.
  */
-int gp__tp_sort_entries(gp__tp_entry **a, size_t *cap, size_t n);
+typedef struct gp__tp_merge {
+  gp__tp_entry *a; /* owned: what gp__tp_vec_grow allocated, cap entries */
+  size_t cap, n;
+  size_t *pos, *end; /* run i: a[pos[i] .. end[i]) not yet taken */
+  uint32_t *heap;    /* runs by (head ts, head position) */
+  uint32_t nheap;
+  size_t nruns;
+  uint32_t *left; /* entries of each PIECE of a not yet taken */
+  uint64_t *smin; /* least input offset of pieces p and after */
+  size_t npieces;
+  size_t live; /* no piece before it has entries left */
+} gp__tp_merge;
+
+/* Takes a[0..n) (cap entries from gp__tp_vec_grow: m owns it from here, in
+ * any case). 0 or GP_ENOMEM (m then holds nothing). */
+int gp__tp_merge_init(gp__tp_merge *m, gp__tp_entry *a, size_t cap, size_t n);
+
+/* The next entry in order into *out; false when all are taken. A piece of
+ * the array goes back to the system when its last entry is taken. */
+bool gp__tp_merge_next(gp__tp_merge *m, gp__tp_entry *out);
+
+/* The least input offset an entry not yet taken reads (UINT64_MAX: none
+ * left): the input below it may be released. */
+uint64_t gp__tp_merge_low_off(gp__tp_merge *m);
+
+void gp__tp_merge_fini(gp__tp_merge *m);
 
 /* Runs both passes. Returns 0 or the first error (imp->errmsg, err_off). */
 int gp__tp_import(gp__tp_importer *imp);

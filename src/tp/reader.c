@@ -592,14 +592,6 @@ static int tokenize_packets(gp__tp_importer *imp, uint64_t off, uint64_t end,
   }
 }
 
-static int sort_entries(gp__tp_importer *imp) {
-  if (gp__tp_sort_entries(&imp->entries.v, &imp->entries.cap, imp->entries.n) !=
-      0)
-    return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory sorting events");
-  imp->entries.ready = 0; /* the array may be another one now */
-  return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* Parsing                                                               */
 
@@ -720,43 +712,32 @@ static void release_input(gp__tp_importer *imp, uint64_t upto) {
 #define RELEASE_BLOCK 16384 /* entries parsed between two releases */
 
 /*
- * Parses the sorted entries. Every RELEASE_BLOCK entries, the entries
- * parsed and the input below the smallest offset any remaining entry
- * reads are released: entries are
- * in time order, which follows file order closely, so the file's pages go
- * as the tables grow instead of both being held at the peak. The block
- * minima cost one word per block.
+ * Parses the entries in time order as the merge hands them out (sort.c).
+ * Every RELEASE_BLOCK entries, the input below the least offset any
+ * entry not yet parsed reads is released: entries are in time order,
+ * which follows file order closely, so the file's pages go as the tables
+ * grow instead of both being held at the peak. The merge gives back the
+ * entries' own pages as it takes them.
  */
 static int parse_entries(gp__tp_importer *imp) {
-  size_t n = imp->entries.n, nb = (n + RELEASE_BLOCK - 1) / RELEASE_BLOCK;
-  uint64_t *suffix = imp->release_input && nb > 1
-                         ? malloc(nb * sizeof(*suffix))
-                         : NULL; /* NULL: nothing released on the way */
-  if (suffix) {
-    uint64_t m = UINT64_MAX;
-    for (size_t b = nb; b-- > 0;) {
-      size_t end = (b + 1) * RELEASE_BLOCK < n ? (b + 1) * RELEASE_BLOCK : n;
-      for (size_t i = b * RELEASE_BLOCK; i < end; i++) {
-        uint64_t off = gp__tp_ref_off(imp->entries.v[i].ref);
-        m = off < m ? off : m;
-      }
-      suffix[b] = m;
+  gp__tp_merge m;
+  int rc =
+      gp__tp_merge_init(&m, imp->entries.v, imp->entries.cap, imp->entries.n);
+  imp->entries.v = NULL; /* the merge's now, whatever it returned */
+  imp->entries.n = imp->entries.cap = imp->entries.ready = 0;
+  if (rc)
+    return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory sorting events");
+  gp__tp_entry e;
+  for (size_t i = 0; !rc && gp__tp_merge_next(&m, &e); i++) {
+    if (i % RELEASE_BLOCK == 0 && i) {
+      uint64_t low = gp__tp_merge_low_off(&m);
+      if (low < imp->file_size)
+        release_input(imp, low);
     }
-  }
-  int rc = 0;
-  for (size_t i = 0; !rc && i < n; i++) {
-    if (i % RELEASE_BLOCK == 0) {
-      /* The entries parsed go too: each is read once. */
-      if (i)
-        gp__tp_vec_drop(imp->entries.v, imp->entries.cap,
-                        sizeof(*imp->entries.v), i - RELEASE_BLOCK, i);
-      if (suffix && suffix[i / RELEASE_BLOCK] < imp->file_size)
-        release_input(imp, suffix[i / RELEASE_BLOCK]);
-    }
-    rc = parse_entry(imp, &imp->entries.v[i]);
+    rc = parse_entry(imp, &e);
     imp->events++;
   }
-  free(suffix);
+  gp__tp_merge_fini(&m);
   return rc;
 }
 
@@ -766,8 +747,6 @@ int gp__tp_import(gp__tp_importer *imp) {
     rc = tokenize_packets(imp, 0, imp->file_size, false);
   if (!rc)
     rc = retry_deferred(imp);
-  if (!rc)
-    rc = sort_entries(imp);
   if (!rc)
     rc = parse_entries(imp);
   gp__tp_vec_free(&imp->entries);

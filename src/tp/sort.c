@@ -1,15 +1,16 @@
 /*
- * sort.c - sorting the importer's entries by timestamp (see import.h).
+ * sort.c - the importer's entries in timestamp order (see import.h).
  *
  * Traces are written by sequences that each emit packets in time order
  * and are flushed into the file in chunks, so the entries form sorted
- * runs that interleave. One k-way merge through a heap of run heads sorts
- * them in a single pass, O(n log k); ties go to the earlier run, which
- * keeps file order. The merge writes a new array front to back and gives
- * the old one's pages back as it empties them, so the two are never both
- * held whole: the sort adds a few MB to the import's peak instead of a
- * second copy of the entries (a demo trace of 57 MB has 1.4 M entries;
- * the radix sort this replaces held 23 MB more).
+ * runs that interleave. A k-way merge through a heap of run heads hands
+ * them to the parser in time order, O(n log k); ties go to the entry
+ * earlier in the array, which keeps file order. The merge writes no
+ * sorted copy: the parser takes each entry as the merge finds it, and
+ * each piece of the array goes back to the system once the merge has
+ * taken all its entries. (A sorted copy was 22 MB written and read again
+ * for a demo trace of 57 MB, a tenth of its import, and the copy's pages
+ * were the merge's own page faults.)
  *
  * Where runs are short (that trace has 209 k of them, 7 entries on
  * average; packets interleaved one by one give runs of one), each block
@@ -26,114 +27,28 @@
 
 #define BLOCK 256   /* entries a block sort puts in order, in cache */
 #define MIN_RUN 64  /* shorter runs on average: sort blocks first */
-#define PIECE 32768 /* entries the merge gives back at once (512 KiB) */
+#define PIECE 16384 /* entries the merge gives back at once (256 KiB) */
 
-typedef GP_TP_VEC(gp__tp_entry) gp__tp_entries;
-
-/* Room for n entries, in memory that the merge fills front to back: no
- * page is present yet, and the pushes make them present 64 KiB at a time
- * (gp__tp_vec_grow); the array is what gp__tp_vec_grow would allocate
- * for n entries, so that gp__tp_vec_release frees it. */
-static bool scratch(gp__tp_entries *v, size_t n) {
-  if (!(v->v = gp__tp_array_alloc(n, sizeof(*v->v))))
-    return false;
-  v->cap = n;
-  /* Huge pages would commit 2 MiB ahead of the merge's writes while the
-   * old array goes back 512 KiB at a time: 2 MB more at the import's peak. */
-  gp__tp_vec_small_pages(v->v, v->cap, sizeof(*v->v));
-  return true;
+/* Ties go to the entry earlier in the array: the merge is stable. */
+static bool run_less(const gp__tp_merge *m, uint32_t x, uint32_t y) {
+  int64_t tx = m->a[m->pos[x]].ts, ty = m->a[m->pos[y]].ts;
+  return tx < ty || (tx == ty && m->pos[x] < m->pos[y]);
 }
 
-/* A min-heap of run indices, by (head ts, run index). */
-typedef struct runs {
-  size_t *pos, *end;
-  uint32_t *heap;
-  uint32_t n;
-  const gp__tp_entry *a;
-} runs;
-
-static bool run_less(const runs *r, uint32_t x, uint32_t y) {
-  int64_t tx = r->a[r->pos[x]].ts, ty = r->a[r->pos[y]].ts;
-  return tx < ty || (tx == ty && x < y);
-}
-
-static void sift_down(runs *r, uint32_t i) {
-  uint32_t x = r->heap[i];
+static void sift_down(gp__tp_merge *m, uint32_t i) {
+  uint32_t x = m->heap[i];
   for (;;) {
     uint32_t c = 2 * i + 1;
-    if (c >= r->n)
+    if (c >= m->nheap)
       break;
-    if (c + 1 < r->n && run_less(r, r->heap[c + 1], r->heap[c]))
+    if (c + 1 < m->nheap && run_less(m, m->heap[c + 1], m->heap[c]))
       c++;
-    if (!run_less(r, r->heap[c], x))
+    if (!run_less(m, m->heap[c], x))
       break;
-    r->heap[i] = r->heap[c];
+    m->heap[i] = m->heap[c];
     i = c;
   }
-  r->heap[i] = x;
-}
-
-/* Merges the nruns runs of (*pa)[0..n) into a new array that replaces
- * *pa; each piece of the old array goes back to the system when the merge
- * has taken all its entries, so the peak holds little more than one
- * array. The bookkeeping lives in its own mappings too (gp__tp_vec_*),
- * so that freeing it leaves the C heap as it was. */
-static int merge_runs(gp__tp_entry **pa, size_t *pcap, size_t n, size_t nruns) {
-  gp__tp_entry *a = *pa;
-  GP_TP_VEC(size_t) pos = {0}, end = {0};
-  GP_TP_VEC(uint32_t) heap = {0};
-  GP_TP_VEC(uint32_t) left = {0};
-  size_t npieces = (n + PIECE - 1) / PIECE;
-  gp__tp_entries out = {0};
-  int rc = GP_ENOMEM;
-  if (!gp__tp_vec_reserve(&pos, nruns) || !gp__tp_vec_reserve(&end, nruns) ||
-      !gp__tp_vec_reserve(&heap, nruns) ||
-      !gp__tp_vec_reserve(&left, npieces) || !scratch(&out, n))
-    goto out;
-  runs r = {pos.v, end.v, heap.v, 0, a};
-  for (size_t p = 0; p < npieces; p++)
-    left.v[p] = (uint32_t)(n - p * PIECE < PIECE ? n - p * PIECE : PIECE);
-  size_t k = 0, start = 0;
-  for (size_t i = 1; i <= n; i++)
-    if (i == n || a[i].ts < a[i - 1].ts) {
-      r.pos[k] = start;
-      r.end[k] = i;
-      k++;
-      start = i;
-    }
-  r.n = (uint32_t)k;
-  for (uint32_t i = 0; i < r.n; i++)
-    r.heap[i] = i;
-  for (uint32_t i = r.n / 2; i-- > 0;)
-    sift_down(&r, i);
-  while (out.n < n) {
-    uint32_t top = r.heap[0];
-    size_t at = r.pos[top]++;
-    /* Within the reservation: this only makes pages present ahead. */
-    if (!gp__tp_vec_push(&out, a[at]))
-      goto out;
-    size_t p = at / PIECE;
-    if (--left.v[p] == 0)
-      gp__tp_vec_drop(a, *pcap, sizeof(*a), p * PIECE,
-                      p * PIECE + PIECE > n ? n : p * PIECE + PIECE);
-    if (r.pos[top] == r.end[top])
-      r.heap[0] = r.heap[--r.n];
-    if (r.n)
-      sift_down(&r, 0);
-  }
-  gp__tp_vec_release(a, *pcap, sizeof(*a));
-  *pa = out.v;
-  *pcap = out.cap;
-  out.v = NULL;
-  out.cap = 0;
-  rc = 0;
-out:
-  gp__tp_vec_free(&out);
-  gp__tp_vec_free(&pos);
-  gp__tp_vec_free(&end);
-  gp__tp_vec_free(&heap);
-  gp__tp_vec_free(&left);
-  return rc;
+  m->heap[i] = x;
 }
 
 /* Sorts a[0..m) (m <= BLOCK) stably by ts: insertion sorts of 8 entries,
@@ -178,18 +93,118 @@ static size_t count_runs(const gp__tp_entry *a, size_t n) {
 }
 
 /* See import.h. */
-int gp__tp_sort_entries(gp__tp_entry **a, size_t *cap, size_t n) {
-  if (n < 2)
-    return 0;
-  size_t nruns = count_runs(*a, n);
-  if (nruns == 1)
-    return 0;
+int gp__tp_merge_init(gp__tp_merge *m, gp__tp_entry *a, size_t cap, size_t n) {
+  memset(m, 0, sizeof(*m));
+  m->a = a;
+  m->cap = cap;
+  m->n = n;
+  m->npieces = (n + PIECE - 1) / PIECE;
+  size_t nruns = n ? count_runs(a, n) : 0;
   if (nruns > n / MIN_RUN) {
     gp__tp_entry tmp[BLOCK];
     for (size_t lo = 0; lo < n; lo += BLOCK)
-      sort_block(*a + lo, n - lo < BLOCK ? n - lo : BLOCK, tmp);
-    if ((nruns = count_runs(*a, n)) == 1)
-      return 0;
+      sort_block(a + lo, n - lo < BLOCK ? n - lo : BLOCK, tmp);
+    nruns = count_runs(a, n);
   }
-  return merge_runs(a, cap, n, nruns);
+  /* The bookkeeping lives in its own mappings (gp__tp_array_alloc) where
+   * large, so that freeing it leaves the C heap as it was. */
+  size_t np = m->npieces ? m->npieces : 1, nr = nruns ? nruns : 1;
+  m->pos = gp__tp_array_alloc(nr, sizeof(*m->pos));
+  m->end = gp__tp_array_alloc(nr, sizeof(*m->end));
+  m->heap = gp__tp_array_alloc(nr, sizeof(*m->heap));
+  m->left = gp__tp_array_alloc(np, sizeof(*m->left));
+  m->smin = gp__tp_array_alloc(np, sizeof(*m->smin));
+  m->nruns = nr;
+  if (!m->pos || !m->end || !m->heap || !m->left || !m->smin) {
+    gp__tp_merge_fini(m);
+    return GP_ENOMEM;
+  }
+  uint64_t low = UINT64_MAX;
+  for (size_t p = np; p-- > 0;) {
+    size_t lo = p * PIECE, hi = lo + PIECE < n ? lo + PIECE : n;
+    m->left[p] = (uint32_t)(hi - lo);
+    for (size_t i = lo; i < hi; i++) {
+      uint64_t off = gp__tp_ref_off(a[i].ref);
+      low = off < low ? off : low;
+    }
+    m->smin[p] = low;
+  }
+  size_t k = 0, start = 0;
+  for (size_t i = 1; i <= n; i++)
+    if (i == n || a[i].ts < a[i - 1].ts) {
+      m->pos[k] = start;
+      m->end[k] = i;
+      m->heap[k] = (uint32_t)k;
+      k++;
+      start = i;
+    }
+  m->nheap = (uint32_t)k;
+  for (uint32_t i = m->nheap / 2; i-- > 0;)
+    sift_down(m, i);
+  return 0;
+}
+
+/* See import.h. */
+bool gp__tp_merge_next(gp__tp_merge *m, gp__tp_entry *out) {
+  if (!m->nheap)
+    return false;
+  uint32_t top = m->heap[0];
+  size_t at = m->pos[top]++;
+  *out = m->a[at];
+  size_t p = at / PIECE;
+  if (--m->left[p] == 0)
+    gp__tp_vec_drop(m->a, m->cap, sizeof(*m->a), p * PIECE,
+                    p * PIECE + PIECE > m->n ? m->n : p * PIECE + PIECE);
+  if (m->pos[top] == m->end[top])
+    m->heap[0] = m->heap[--m->nheap];
+  if (m->nheap)
+    sift_down(m, 0);
+  return true;
+}
+
+/* See import.h. */
+uint64_t gp__tp_merge_low_off(gp__tp_merge *m) {
+  while (m->live < m->npieces && m->left[m->live] == 0)
+    m->live++;
+  /* Pieces the merge has taken from read their untaken entries (those of
+   * the runs crossing them, from each run's head on): a few pieces at a
+   * time, as far as the order strays from the array's. A piece untouched
+   * yet and all after it: the minimum kept for them. */
+  uint64_t low = UINT64_MAX;
+  size_t p = m->live;
+  for (; p < m->npieces; p++) {
+    size_t lo = p * PIECE, hi = lo + PIECE < m->n ? lo + PIECE : m->n;
+    if (m->left[p] == hi - lo)
+      break;
+    size_t r = 0, top = m->nruns; /* the first run ending after lo */
+    while (r < top) {
+      size_t mid = (r + top) / 2;
+      if (m->end[mid] <= lo)
+        r = mid + 1;
+      else
+        top = mid;
+    }
+    for (; r < m->nruns && (r ? m->end[r - 1] : 0) < hi; r++) {
+      size_t to = m->end[r] < hi ? m->end[r] : hi;
+      for (size_t i = m->pos[r] > lo ? m->pos[r] : lo; i < to; i++) {
+        uint64_t off = gp__tp_ref_off(m->a[i].ref);
+        low = off < low ? off : low;
+      }
+    }
+  }
+  if (p < m->npieces && m->smin[p] < low)
+    low = m->smin[p];
+  return low;
+}
+
+/* See import.h. */
+void gp__tp_merge_fini(gp__tp_merge *m) {
+  size_t np = m->npieces ? m->npieces : 1;
+  gp__tp_vec_release(m->a, m->cap, sizeof(*m->a));
+  gp__tp_array_free(m->pos, m->nruns, sizeof(*m->pos));
+  gp__tp_array_free(m->end, m->nruns, sizeof(*m->end));
+  gp__tp_array_free(m->heap, m->nruns, sizeof(*m->heap));
+  gp__tp_array_free(m->left, np, sizeof(*m->left));
+  gp__tp_array_free(m->smin, np, sizeof(*m->smin));
+  memset(m, 0, sizeof(*m));
 }

@@ -14,6 +14,7 @@ GP_TEST_ENTRY(tp_import_unknown_fields_skipped, 20)
 GP_TEST_ENTRY(tp_import_track_events, 20)
 GP_TEST_ENTRY(tp_import_trace_bounds, 20)
 GP_TEST_ENTRY(tp_import_vulkan_memory, 20)
+GP_TEST_ENTRY(tp_import_orders_packets_stably, 60)
 GP_TEST_ENTRY(tp_import_dma_fence_rules, 20)
 
 /* PerfettoSQL */
