@@ -515,10 +515,15 @@ typedef struct gp__tp_merge {
   uint32_t *heap;    /* runs by (head ts, head position) */
   uint32_t nheap;
   size_t nruns;
-  uint32_t *left; /* entries of each PIECE of a not yet taken */
-  uint64_t *smin; /* least input offset of pieces p and after */
+  uint32_t *left; /* entries of each piece of a not yet taken */
   size_t npieces;
-  size_t live; /* no piece before it has entries left */
+  /* The same per span of entries, a few KB of input each (finer than
+   * pieces, which are worth a system call each), and the least input
+   * offset of each span's entries and those after. */
+  uint32_t *span_left;
+  uint64_t *smin;
+  size_t nspans;
+  size_t live; /* no span before it has entries left */
 } gp__tp_merge;
 
 /* Takes a[0..n) (cap entries from gp__tp_vec_grow: m owns it from here, in
@@ -529,8 +534,9 @@ int gp__tp_merge_init(gp__tp_merge *m, gp__tp_entry *a, size_t cap, size_t n);
  * the array goes back to the system when its last entry is taken. */
 bool gp__tp_merge_next(gp__tp_merge *m, gp__tp_entry *out);
 
-/* The least input offset an entry not yet taken reads (UINT64_MAX: none
- * left): the input below it may be released. */
+/* The input below the offset this returns is read by no entry not yet
+ * taken (the least offset of the first span with entries left;
+ * UINT64_MAX: none left), and may be released. */
 uint64_t gp__tp_merge_low_off(gp__tp_merge *m);
 
 void gp__tp_merge_fini(gp__tp_merge *m);

@@ -28,6 +28,7 @@
 #define BLOCK 256   /* entries a block sort puts in order, in cache */
 #define MIN_RUN 64  /* shorter runs on average: sort blocks first */
 #define PIECE 16384 /* entries the merge gives back at once (256 KiB) */
+#define SPAN 2048   /* entries per least input offset kept */
 
 /* Ties go to the entry earlier in the array: the merge is stable. */
 static bool run_less(const gp__tp_merge *m, uint32_t x, uint32_t y) {
@@ -99,6 +100,7 @@ int gp__tp_merge_init(gp__tp_merge *m, gp__tp_entry *a, size_t cap, size_t n) {
   m->cap = cap;
   m->n = n;
   m->npieces = (n + PIECE - 1) / PIECE;
+  m->nspans = (n + SPAN - 1) / SPAN;
   size_t nruns = n ? count_runs(a, n) : 0;
   if (nruns > n / MIN_RUN) {
     gp__tp_entry tmp[BLOCK];
@@ -109,20 +111,24 @@ int gp__tp_merge_init(gp__tp_merge *m, gp__tp_entry *a, size_t cap, size_t n) {
   /* The bookkeeping lives in its own mappings (gp__tp_array_alloc) where
    * large, so that freeing it leaves the C heap as it was. */
   size_t np = m->npieces ? m->npieces : 1, nr = nruns ? nruns : 1;
+  size_t ns = m->nspans ? m->nspans : 1;
   m->pos = gp__tp_array_alloc(nr, sizeof(*m->pos));
   m->end = gp__tp_array_alloc(nr, sizeof(*m->end));
   m->heap = gp__tp_array_alloc(nr, sizeof(*m->heap));
   m->left = gp__tp_array_alloc(np, sizeof(*m->left));
-  m->smin = gp__tp_array_alloc(np, sizeof(*m->smin));
+  m->span_left = gp__tp_array_alloc(ns, sizeof(*m->span_left));
+  m->smin = gp__tp_array_alloc(ns, sizeof(*m->smin));
   m->nruns = nr;
-  if (!m->pos || !m->end || !m->heap || !m->left || !m->smin) {
+  if (!m->pos || !m->end || !m->heap || !m->left || !m->span_left || !m->smin) {
     gp__tp_merge_fini(m);
     return GP_ENOMEM;
   }
+  for (size_t p = 0; p < np; p++)
+    m->left[p] = (uint32_t)(n - p * PIECE < PIECE ? n - p * PIECE : PIECE);
   uint64_t low = UINT64_MAX;
-  for (size_t p = np; p-- > 0;) {
-    size_t lo = p * PIECE, hi = lo + PIECE < n ? lo + PIECE : n;
-    m->left[p] = (uint32_t)(hi - lo);
+  for (size_t p = ns; p-- > 0;) {
+    size_t lo = p * SPAN, hi = lo + SPAN < n ? lo + SPAN : n;
+    m->span_left[p] = (uint32_t)(hi - lo);
     for (size_t i = lo; i < hi; i++) {
       uint64_t off = gp__tp_ref_off(a[i].ref);
       low = off < low ? off : low;
@@ -151,6 +157,7 @@ bool gp__tp_merge_next(gp__tp_merge *m, gp__tp_entry *out) {
   uint32_t top = m->heap[0];
   size_t at = m->pos[top]++;
   *out = m->a[at];
+  m->span_left[at / SPAN]--;
   size_t p = at / PIECE;
   if (--m->left[p] == 0)
     gp__tp_vec_drop(m->a, m->cap, sizeof(*m->a), p * PIECE,
@@ -164,47 +171,20 @@ bool gp__tp_merge_next(gp__tp_merge *m, gp__tp_entry *out) {
 
 /* See import.h. */
 uint64_t gp__tp_merge_low_off(gp__tp_merge *m) {
-  while (m->live < m->npieces && m->left[m->live] == 0)
+  while (m->live < m->nspans && m->span_left[m->live] == 0)
     m->live++;
-  /* Pieces the merge has taken from read their untaken entries (those of
-   * the runs crossing them, from each run's head on): a few pieces at a
-   * time, as far as the order strays from the array's. A piece untouched
-   * yet and all after it: the minimum kept for them. */
-  uint64_t low = UINT64_MAX;
-  size_t p = m->live;
-  for (; p < m->npieces; p++) {
-    size_t lo = p * PIECE, hi = lo + PIECE < m->n ? lo + PIECE : m->n;
-    if (m->left[p] == hi - lo)
-      break;
-    size_t r = 0, top = m->nruns; /* the first run ending after lo */
-    while (r < top) {
-      size_t mid = (r + top) / 2;
-      if (m->end[mid] <= lo)
-        r = mid + 1;
-      else
-        top = mid;
-    }
-    for (; r < m->nruns && (r ? m->end[r - 1] : 0) < hi; r++) {
-      size_t to = m->end[r] < hi ? m->end[r] : hi;
-      for (size_t i = m->pos[r] > lo ? m->pos[r] : lo; i < to; i++) {
-        uint64_t off = gp__tp_ref_off(m->a[i].ref);
-        low = off < low ? off : low;
-      }
-    }
-  }
-  if (p < m->npieces && m->smin[p] < low)
-    low = m->smin[p];
-  return low;
+  return m->live < m->nspans ? m->smin[m->live] : UINT64_MAX;
 }
 
 /* See import.h. */
 void gp__tp_merge_fini(gp__tp_merge *m) {
-  size_t np = m->npieces ? m->npieces : 1;
+  size_t np = m->npieces ? m->npieces : 1, ns = m->nspans ? m->nspans : 1;
   gp__tp_vec_release(m->a, m->cap, sizeof(*m->a));
   gp__tp_array_free(m->pos, m->nruns, sizeof(*m->pos));
   gp__tp_array_free(m->end, m->nruns, sizeof(*m->end));
   gp__tp_array_free(m->heap, m->nruns, sizeof(*m->heap));
   gp__tp_array_free(m->left, np, sizeof(*m->left));
-  gp__tp_array_free(m->smin, np, sizeof(*m->smin));
+  gp__tp_array_free(m->span_left, ns, sizeof(*m->span_left));
+  gp__tp_array_free(m->smin, ns, sizeof(*m->smin));
   memset(m, 0, sizeof(*m));
 }
