@@ -695,10 +695,10 @@ void gp__tw_consume(gp__tw *w, const uint8_t *buffer, size_t valid_size) {
     while (!hint && gp_activity_get_next_record(buffer, valid_size, &r) == 0)
       hint = record_time(r);
     tw_begin(w, hint);
-    r = NULL;
   }
   uint32_t k = 0;
-  while (gp_activity_get_next_record(buffer, valid_size, &r) == 0) {
+  for (size_t off = 0; buffer && (r = gp__record_at(buffer, valid_size, off));
+       off += r->size) {
     dispatch(w, r);
     /* Bound the memory held: write out now and then (whole packets). */
     if ((++k & 255) == 0 && gp__pb_size(&w->pb) > TW_FLUSH_BYTES)
