@@ -364,6 +364,26 @@ gp__gpu_work_fill(void *record, uint32_t kind, const gp__gpu_work *w) {
     memcpy(p + base, w->wait_ids, 8u * (size_t)w->num_wait_ids);
 }
 
+/* ---- record.c: reading records ---- */
+
+/*
+ * The record at offset off of buffer[0, valid_size), or NULL at the end
+ * or at a record whose size field cannot be trusted (short, unaligned or
+ * past valid_size): gp_activity_get_next_record()'s checks, inline for
+ * consumers that take every record of every buffer (the trace writer).
+ * Iterate with off += r->size.
+ */
+static inline const gp_activity *gp__record_at(const uint8_t *buffer,
+                                               size_t valid_size, size_t off) {
+  if (off >= valid_size || valid_size - off < sizeof(gp_activity))
+    return NULL;
+  const gp_activity *r = (const gp_activity *)(buffer + off);
+  if (r->size < sizeof(gp_activity) || (r->size & 7u) ||
+      r->size > valid_size - off)
+    return NULL;
+  return r;
+}
+
 /* ---- hooks.c: the one call up, made through a hook ---- */
 
 /*

@@ -21,11 +21,8 @@ int gp_activity_get_next_record(const uint8_t *buffer, size_t valid_size,
   }
   if (off >= valid_size)
     return GP_EEND;
-  if (valid_size - off < sizeof(gp_activity))
-    return GP_ECORRUPT;
-  const gp_activity *r = (const gp_activity *)(buffer + off);
-  if (r->size < sizeof(gp_activity) || (r->size & 7u) ||
-      r->size > valid_size - off)
+  const gp_activity *r = gp__record_at(buffer, valid_size, off);
+  if (!r)
     return GP_ECORRUPT;
   *record = r;
   return 0;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -241,14 +242,22 @@ int gp__tw_device_queue(const gp__tw *w, uint32_t device_id, uint32_t queue,
 /* ------------------------------------------------------------------ */
 /* Sink                                                                 */
 
+/* Chunks gathered for one writev(): a flush holds a few 64 KiB chunks
+ * (TW_FLUSH_BYTES and one buffer's packets past it), so this is one call
+ * per flush where a write() per chunk was four or more. */
+#define TW_IOV 16
+
 typedef struct sink_ctx {
   gp__tw *w;
   int rc;
+  int n; /* chunks gathered in iov */
+  struct iovec iov[TW_IOV];
 } sink_ctx;
 
-static int fd_write_all(int fd, const uint8_t *p, size_t n) {
+/* Writes iov[0, n) whole, going on after short writes; 0 or -errno. */
+static int fd_writev_all(int fd, struct iovec *iov, int n) {
   while (n > 0) {
-    ssize_t k = write(fd, p, n);
+    ssize_t k = writev(fd, iov, n);
     if (k < 0) {
       if (errno == EINTR)
         continue;
@@ -256,20 +265,38 @@ static int fd_write_all(int fd, const uint8_t *p, size_t n) {
     }
     if (k == 0)
       return GP_EIO;
-    p += k;
-    n -= (size_t)k;
+    while (n > 0 && (size_t)k >= iov->iov_len) {
+      k -= (ssize_t)iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0) {
+      iov->iov_base = (uint8_t *)iov->iov_base + k;
+      iov->iov_len -= (size_t)k;
+    }
   }
   return 0;
+}
+
+/* Writes the chunks gathered so far to the file. */
+static int sink_fd_drain(sink_ctx *c) {
+  int rc = fd_writev_all(c->w->o.fd, c->iov, c->n);
+  c->n = 0;
+  return rc;
 }
 
 static int sink_chunk(void *user, const uint8_t *data, size_t len) {
   sink_ctx *c = user;
   gp__tw *w = c->w;
   int rc = 0;
-  if (w->o.fd >= 0)
-    rc = fd_write_all(w->o.fd, data, len);
-  else if (w->o.sink)
+  if (w->o.fd >= 0) {
+    c->iov[c->n].iov_base = (void *)data;
+    c->iov[c->n].iov_len = len;
+    if (++c->n == TW_IOV)
+      rc = sink_fd_drain(c);
+  } else if (w->o.sink) {
     rc = w->o.sink(w->o.sink_user, data, len);
+  }
   c->rc = rc;
   return rc;
 }
@@ -284,8 +311,12 @@ static int tw_flush(gp__tw *w) {
   if (gp__pb_error(&w->pb)) {
     rc = GP_ENOMEM;
   } else {
-    sink_ctx c = {w, 0};
+    sink_ctx c;
+    c.w = w;
+    c.rc = c.n = 0;
     gp__pb_for_each(&w->pb, sink_chunk, &c);
+    if (c.rc == 0 && c.n > 0)
+      c.rc = sink_fd_drain(&c);
     rc = c.rc;
   }
   if (rc == 0) {
@@ -664,10 +695,10 @@ void gp__tw_consume(gp__tw *w, const uint8_t *buffer, size_t valid_size) {
     while (!hint && gp_activity_get_next_record(buffer, valid_size, &r) == 0)
       hint = record_time(r);
     tw_begin(w, hint);
-    r = NULL;
   }
   uint32_t k = 0;
-  while (gp_activity_get_next_record(buffer, valid_size, &r) == 0) {
+  for (size_t off = 0; buffer && (r = gp__record_at(buffer, valid_size, off));
+       off += r->size) {
     dispatch(w, r);
     /* Bound the memory held: write out now and then (whole packets). */
     if ((++k & 255) == 0 && gp__pb_size(&w->pb) > TW_FLUSH_BYTES)

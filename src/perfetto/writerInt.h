@@ -104,6 +104,7 @@ typedef struct tw_spec {
 typedef struct tw_counter_dev {
   tw_spec *specs; /* in the order they were added */
   size_t n, cap;
+  size_t next;       /* the spec after the last one looked up */
   uint64_t desc_iid; /* mode 2: current descriptor's iid, 0 none yet */
   uint32_t desc_gen; /* generation it was emitted in */
   bool dirty;        /* specs were added since the descriptor was made */

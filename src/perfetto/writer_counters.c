@@ -76,11 +76,18 @@ static tw_counter_dev *counter_dev(gp__tw *w, uint32_t device) {
   return &w->dev[device].ctr;
 }
 
-/* The spec for (id, instr), added if new. */
+/* The spec for (id, instr), added if new. A sampler emits its counters
+ * in the same order window after window, so the spec after the last one
+ * looked up is tried first. */
 static tw_spec *find_spec(tw_counter_dev *d, uint32_t id, uint32_t instr) {
+  if (d->next < d->n && d->specs[d->next].id == id &&
+      d->specs[d->next].instr == instr)
+    return &d->specs[d->next++];
   for (size_t i = 0; i < d->n; i++)
-    if (d->specs[i].id == id && d->specs[i].instr == instr)
+    if (d->specs[i].id == id && d->specs[i].instr == instr) {
+      d->next = i + 1;
       return &d->specs[i];
+    }
   if (d->n == d->cap) {
     size_t ncap = d->cap ? d->cap * 2 : 16;
     tw_spec *ns = realloc(d->specs, ncap * sizeof(*ns));
@@ -90,6 +97,7 @@ static tw_spec *find_spec(tw_counter_dev *d, uint32_t id, uint32_t instr) {
     d->cap = ncap;
   }
   tw_spec *s = &d->specs[d->n++];
+  d->next = d->n;
   s->id = id;
   s->instr = instr;
   s->last_ts = 0;

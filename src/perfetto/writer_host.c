@@ -339,6 +339,54 @@ static uint32_t gpu_api_of_domain(uint32_t domain) {
   }
 }
 
+/* What the begin packet of an API call says besides the call itself. */
+typedef struct api_call {
+  uint64_t track, name_iid, rv_iid;
+  uint32_t api;     /* gp_api, 0: none */
+  uint64_t wait_id; /* the wait it made, if waited */
+  bool waited;
+} api_call;
+
+/* The most an API call's track event takes: its tag and length (2
+ * bytes), type, name and track (33), the return value (the 4-byte length
+ * of gp__pb_begin(): 27), the correlation (26) and the API (5). */
+#define API_BEGIN_MAX 96
+
+/* Puts the TrackEvent of an API call's begin packet at p (API_BEGIN_MAX
+ * bytes reserved); returns its end. */
+static uint8_t *put_api_begin(const gp__tw *w, uint8_t *p,
+                              const gp_activity_api *a, const api_call *c) {
+  p = gp__pb_put_varint(p, (GP_PB_PACKET_TRACK_EVENT << 3) | GP_PB_LEN);
+  uint8_t *te = p++;
+  p = gp__pb_put_uint(p, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_BEGIN);
+  p = gp__pb_put_uint(p, GP_PB_TE_NAME_IID, c->name_iid);
+  p = gp__pb_put_uint(p, GP_PB_TE_TRACK_UUID, c->track);
+  if (c->rv_iid) {
+    p = gp__pb_put_varint(p, (GP_PB_TE_DEBUG_ANNOTATIONS << 3) | GP_PB_LEN);
+    uint8_t *len = p;
+    p += 4;
+    p = gp__pb_put_uint(p, GP_PB_DA_NAME_IID, c->rv_iid);
+    p = gp__pb_put_uint(p, GP_PB_DA_INT_VALUE,
+                        (uint64_t)(int64_t)a->return_value);
+    gp__pb_put_len4(len, (uint64_t)(p - len - 4));
+  }
+  if (a->correlation_id) {
+    p = gp__pb_put_varint(p, ((uint64_t)GP_PB_TE_GPU_CORRELATION << 3) |
+                                 GP_PB_LEN);
+    uint8_t *len = p++;
+    p = gp__pb_put_uint(p, GP_PB_CORR_SUBMISSION_IDS,
+                        gp__tw_event_id(w, a->correlation_id));
+    if (c->waited)
+      p = gp__pb_put_uint(p, GP_PB_CORR_WAIT_IDS,
+                          gp__tw_event_id(w, c->wait_id));
+    *len = (uint8_t)(p - len - 1);
+  }
+  if (c->api)
+    p = gp__pb_put_uint(p, GP_PB_TE_GPU_API, c->api);
+  *te = (uint8_t)(p - te - 1);
+  return p;
+}
+
 /* See writerInt.h. */
 void gp__tw_api(gp__tw *w, const gp_activity_api *a) {
   gp__tw_saw_ts(w, a->end);
@@ -353,63 +401,48 @@ void gp__tw_api(gp__tw *w, const gp_activity_api *a) {
   if (!w->o.render_stages)
     return;
   uint64_t track = thread_track(w, a->process_id, a->thread_id);
-  /* Waits this call made (SYNCHRONIZATION records come first). */
-  uint64_t waits[1];
-  int nwaits = 0;
+  api_call c = {track, gp__tw_event_name(w, a->name_id),
+                0,     gpu_api_of_domain(a->domain),
+                0,     false};
+  /* The wait this call made (SYNCHRONIZATION records come first). */
   uint32_t slot = (uint32_t)(a->correlation_id % TW_SYNC_RING);
   if (a->correlation_id && w->sync_ring[slot].corr == a->correlation_id) {
-    waits[nwaits++] = w->sync_ring[slot].wait_id;
+    c.wait_id = w->sync_ring[slot].wait_id;
+    c.waited = true;
     w->sync_ring[slot].corr = 0;
   }
-  uint64_t name_iid = gp__tw_event_name(w, a->name_id);
-  uint64_t rv_iid = 0;
   if (a->return_value != 0) {
     static uint32_t rv_cache;
     uint32_t rv_name = gp__tw_intern_cached(w, &rv_cache, "return_value");
-    rv_iid =
+    c.rv_iid =
         gp__tw_intern_string(w, &w->debug_names, TW_PEND_DEBUG_NAME, rv_name);
   }
-  uint32_t api = gpu_api_of_domain(a->domain);
-  /* Put with raw puts: the track event's tag and length (2 bytes), type,
-   * name and track (33), the return value (the 4-byte length of
-   * gp__pb_begin(): 27), the correlation (26) and the API (5). */
-  uint8_t *p =
-      gp__tw_packet_open(w, a->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE, 96);
-  if (p) {
-    p = gp__pb_put_varint(p, (GP_PB_PACKET_TRACK_EVENT << 3) | GP_PB_LEN);
-    uint8_t *te = p++;
-    p = gp__pb_put_uint(p, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_BEGIN);
-    p = gp__pb_put_uint(p, GP_PB_TE_NAME_IID, name_iid);
-    p = gp__pb_put_uint(p, GP_PB_TE_TRACK_UUID, track);
-    if (rv_iid) {
-      p = gp__pb_put_varint(p, (GP_PB_TE_DEBUG_ANNOTATIONS << 3) | GP_PB_LEN);
-      uint8_t *len = p;
-      p += 4;
-      p = gp__pb_put_uint(p, GP_PB_DA_NAME_IID, rv_iid);
-      p = gp__pb_put_uint(p, GP_PB_DA_INT_VALUE,
-                          (uint64_t)(int64_t)a->return_value);
-      gp__pb_put_len4(len, (uint64_t)(p - len - 4));
-    }
-    if (a->correlation_id) {
-      p = gp__pb_put_varint(p, ((uint64_t)GP_PB_TE_GPU_CORRELATION << 3) |
-                                   GP_PB_LEN);
-      uint8_t *len = p++;
-      p = gp__pb_put_uint(p, GP_PB_CORR_SUBMISSION_IDS,
-                          gp__tw_event_id(w, a->correlation_id));
-      for (int i = 0; i < nwaits; i++)
-        p = gp__pb_put_uint(p, GP_PB_CORR_WAIT_IDS,
-                            gp__tw_event_id(w, waits[i]));
-      *len = (uint8_t)(p - len - 1);
-    }
-    if (api)
-      p = gp__pb_put_uint(p, GP_PB_TE_GPU_API, api);
-    *te = (uint8_t)(p - te - 1);
-  }
-  gp__tw_packet_close(w, p);
-  p = gp__tw_packet_open(w, a->end, 0, 35);
-  if (p)
+  gp__pb_writer *pb = &w->pb;
+  if (GP_LIKELY(gp__tw_packet_plain(w) &&
+                gp__pb_reserve(pb, 48 + API_BEGIN_MAX + 48 + 35))) {
+    /* Both packets in one reservation, their heads put here. */
+    uint8_t *p0 = pb->p;
+    uint8_t *p = gp__tw_put_packet_head(w, p0, a->start,
+                                        GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
+    p = put_api_begin(w, p, a, &c);
+    gp__pb_put_len2(p0 + 1, (uint64_t)(p - p0 - 3));
+    uint8_t *p1 = p;
+    p = gp__tw_put_packet_head(w, p1, a->end, 0);
     p = gp__tw_put_track_event(p, GP_PB_TE_TYPE_SLICE_END, 0, track);
-  gp__tw_packet_close(w, p);
+    gp__pb_put_len2(p1 + 1, (uint64_t)(p - p1 - 3));
+    pb->p = p;
+    w->st.packets += 2;
+  } else {
+    uint8_t *p = gp__tw_packet_open(
+        w, a->start, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE, API_BEGIN_MAX);
+    if (p)
+      p = put_api_begin(w, p, a, &c);
+    gp__tw_packet_close(w, p);
+    p = gp__tw_packet_open(w, a->end, 0, 35);
+    if (p)
+      p = gp__tw_put_track_event(p, GP_PB_TE_TYPE_SLICE_END, 0, track);
+    gp__tw_packet_close(w, p);
+  }
   w->st.track_events += 2;
 }
 

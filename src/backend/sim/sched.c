@@ -499,6 +499,31 @@ static void emit_op(const sim_op *op) {
   }
 }
 
+/* The length of the union of iv[0, n), which it sorts by start:
+ * insertion sort, as the intervals are few and come nearly in order. */
+static uint64_t union_length(sim_busy *iv, size_t n) {
+  for (size_t i = 1; i < n; i++) {
+    sim_busy x = iv[i];
+    size_t j = i;
+    while (j > 0 && iv[j - 1].start > x.start) {
+      iv[j] = iv[j - 1];
+      j--;
+    }
+    iv[j] = x;
+  }
+  uint64_t busy = 0, cur_s = 0, cur_e = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i == 0 || iv[i].start > cur_e) {
+      busy += cur_e - cur_s;
+      cur_s = iv[i].start;
+      cur_e = iv[i].end;
+    } else if (iv[i].end > cur_e) {
+      cur_e = iv[i].end;
+    }
+  }
+  return busy + (cur_e - cur_s);
+}
+
 /* Share of [t0, t1) during which any queue of d was busy. */
 double gp__sim_busy_fraction(const sim_device *d, uint64_t t0, uint64_t t1) {
   if (t1 <= t0)
@@ -519,27 +544,7 @@ double gp__sim_busy_fraction(const sim_device *d, uint64_t t0, uint64_t t1) {
       n++;
     }
   }
-  /* Insertion sort by start (n is small), then take the union. */
-  for (size_t i = 1; i < n; i++) {
-    sim_busy x = iv[i];
-    size_t j = i;
-    while (j > 0 && iv[j - 1].start > x.start) {
-      iv[j] = iv[j - 1];
-      j--;
-    }
-    iv[j] = x;
-  }
-  uint64_t busy = 0, cur_s = 0, cur_e = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (i == 0 || iv[i].start > cur_e) {
-      busy += cur_e - cur_s;
-      cur_s = iv[i].start;
-      cur_e = iv[i].end;
-    } else if (iv[i].end > cur_e) {
-      cur_e = iv[i].end;
-    }
-  }
-  busy += cur_e - cur_s;
+  uint64_t busy = union_length(iv, n);
   return (double)busy / (double)(t1 - t0);
 }
 
@@ -621,18 +626,19 @@ static void emit_instrumented(const sim_op *op, const sim_device *d) {
   }
 }
 
-static int cmp_busy(const void *a, const void *b) {
-  const sim_busy *x = a, *y = b;
-  return x->start < y->start ? -1 : x->start > y->start;
-}
-
 /* Emits one periodic window [t0, t1) of d and forgets the jobs that
  * ended in it. */
 static void emit_window(sim_device *d, uint64_t t0, uint64_t t1) {
   sim_sampling *sm = &d->smp;
   sim_acc a;
   memset(&a, 0, sizeof(a));
-  sim_busy *iv = sm->n ? malloc(sm->n * sizeof(*iv)) : NULL;
+  /* The window's share of each job, and its busy intervals: on the stack
+   * for the few jobs a window usually overlaps (a window comes every
+   * sampling period; a malloc, qsort and free each time were a sixth of
+   * its cost). */
+  sim_busy stack_iv[64];
+  sim_busy *iv =
+      sm->n <= GP_ARRAY_SIZE(stack_iv) ? stack_iv : malloc(sm->n * sizeof(*iv));
   size_t niv = 0;
   for (size_t i = 0; i < sm->n; i++) {
     const sim_job *j = &sm->log[i];
@@ -645,20 +651,9 @@ static void emit_window(sim_device *d, uint64_t t0, uint64_t t1) {
       iv[niv++] = (sim_busy){s, e};
   }
   /* The union of busy intervals, as gp__sim_busy_fraction() takes it. */
-  if (niv > 1)
-    qsort(iv, niv, sizeof(*iv), cmp_busy);
-  uint64_t busy = 0, cs = 0, ce = 0;
-  for (size_t i = 0; i < niv; i++) {
-    if (i == 0 || iv[i].start > ce) {
-      busy += ce - cs;
-      cs = iv[i].start;
-      ce = iv[i].end;
-    } else if (iv[i].end > ce) {
-      ce = iv[i].end;
-    }
-  }
-  busy += ce - cs;
-  free(iv);
+  uint64_t busy = union_length(iv, niv);
+  if (iv != stack_iv)
+    free(iv);
   const gp__sampler *s = sm->s;
   /* Windows share their edges exactly in trace time too, whatever clock
    * snapshot maps each of them. */
