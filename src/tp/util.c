@@ -12,7 +12,7 @@
 
 #define HUGE (2u << 20)         /* a transparent huge page (x86-64, arm64 4K) */
 #define HUGE_FROM (8u << 20)    /* arrays this big are rounded to huge pages */
-#define READY_AHEAD (64u << 10) /* pages made present ahead of the writes */
+#define READY_AHEAD (32u << 10) /* pages made present ahead of the writes */
 
 /* The length of the mapping that holds bytes: whole pages, and whole huge
  * pages from HUGE_FROM up, so that every huge-page range of it is whole

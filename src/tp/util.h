@@ -72,7 +72,7 @@ static inline int64_t gp__tp_ssub(int64_t a, int64_t b) {
  * and no page touched twice: copies into fresh pages of the C heap were
  * half the importer's page faults); from 8 MiB they are whole huge pages
  * at a huge-page boundary, which transparent huge pages can back. The
- * pages of a mapping are made present for the `more` elements and 64 KiB
+ * pages of a mapping are made present for the `more` elements and 32 KiB
  * beyond (so reserve only what is about to be written), in one system
  * call each time: a page fault per 4 KiB page was a fifth of
  * an import's time on the VMs we run on, and asking for the pages in
