@@ -5,6 +5,7 @@
  * slices and track events (event_wait_ids, GpuCorrelation), in whichever
  * order the two ends arrive.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -27,15 +28,16 @@ typedef struct rs {
   uint32_t submission_id;
   const uint8_t *name, *specs, *launch;
   size_t name_len, specs_len, launch_len;
-  uint64_t waits[MAX_WAITS];
   uint32_t nwaits;
-  uint64_t masks[MAX_MASKS];
   uint32_t nmasks;
   bool has_masks;
+  /* Last, and not cleared: only their first nwaits / nmasks are read. */
+  uint64_t waits[MAX_WAITS];
+  uint64_t masks[MAX_MASKS];
 } rs;
 
 static int decode_rs(gp__tp_importer *imp, const gp__tp_pkt *p, rs *e) {
-  memset(e, 0, sizeof(*e));
+  memset(e, 0, offsetof(rs, waits));
   gp__pb_reader r;
   gp__pb_field f;
   gp__tp_reader_at(imp, &r, p->data_off, p->data_len);

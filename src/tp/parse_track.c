@@ -14,6 +14,7 @@
  * extensions. Legacy events (phases, pid/tid overrides, thread
  * descriptors on the packet) are counted in track_event_parser_errors.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -471,8 +472,6 @@ typedef struct te {
   bool has_counter, counter_is_double;
   int64_t counter_int;
   double counter_double;
-  uint64_t extra_uuids[MAX_EXTRA];
-  int64_t extra_values[MAX_EXTRA];
   uint32_t nextra_uuids, nextra_values;
   bool has_api;
   uint64_t api;
@@ -482,10 +481,13 @@ typedef struct te {
   bool has_cats, has_annotations, has_links;
   bool has_corr; /* GpuCorrelation's first id, to prefetch its flows */
   uint64_t corr;
+  /* Last, and not cleared: only their first nextra_* are ever read. */
+  uint64_t extra_uuids[MAX_EXTRA];
+  int64_t extra_values[MAX_EXTRA];
 } te;
 
 static int decode_te(gp__tp_importer *imp, const gp__tp_pkt *p, te *e) {
-  memset(e, 0, sizeof(*e));
+  memset(e, 0, offsetof(te, extra_uuids));
   gp__pb_reader r;
   gp__pb_field f;
   gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
@@ -739,7 +741,7 @@ int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
   uint64_t uuid = e.track_uuid;
   uint64_t extra_uuids[MAX_EXTRA];
   uint32_t nextra = e.nextra_uuids;
-  memcpy(extra_uuids, e.extra_uuids, sizeof(extra_uuids));
+  memcpy(extra_uuids, e.extra_uuids, nextra * sizeof(extra_uuids[0]));
   if (gen->ted_len) {
     gp__pb_reader r;
     gp__pb_field f;
