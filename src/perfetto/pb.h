@@ -323,6 +323,27 @@ static inline uint64_t gp__pb_offset(const gp__pb_reader *r) {
  */
 static inline size_t gp__pb_get_varint(const uint8_t *p, const uint8_t *end,
                                        uint64_t *v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  /* Up to 8 bytes at once where 8 can be read (timestamps, ids and sizes
+   * take 2-8 bytes): the first byte without its top bit ends the varint,
+   * and the 7-bit groups close up in three steps. A byte at a time was a
+   * third of an import's instructions. */
+  if (end - p >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    uint64_t stop = ~w & 0x8080808080808080ull;
+    if (stop) {
+      unsigned bits = (unsigned)__builtin_ctzll(stop) + 1;
+      uint64_t x =
+          (bits == 64 ? w : w & ((1ull << bits) - 1)) & 0x7f7f7f7f7f7f7f7full;
+      x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+      x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+      x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+      *v = x;
+      return bits / 8;
+    }
+  }
+#endif
   uint64_t r = 0;
   for (size_t i = 0; i < 10 && p + i < end; i++) {
     r |= (uint64_t)(p[i] & 0x7f) << (7 * i);

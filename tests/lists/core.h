@@ -38,6 +38,7 @@ GP_TEST_ENTRY(pb_scalars_roundtrip, 10)
 GP_TEST_ENTRY(pb_nested_across_chunks, 10)
 GP_TEST_ENTRY(pb_writer_misuse_sets_error, 10)
 GP_TEST_ENTRY(pb_reader_rejects_malformed_input, 10)
+GP_TEST_ENTRY(pb_varints_of_every_length, 10)
 
 /* api: markers and the simulated GPUs */
 GP_TEST_ENTRY(markers_ranges_and_records, 10)

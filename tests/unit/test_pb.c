@@ -197,3 +197,33 @@ TEST(pb_reader_rejects_malformed_input) {
   free(b);
   gp__pb_writer_fini(&w);
 }
+
+/* Varints of every length decode alike at the end of the input (a byte
+ * at a time) and with room after them (8 bytes at a time); one cut
+ * short of its last byte is refused either way. */
+TEST(pb_varints_of_every_length) {
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  for (int bits = 0; bits <= 64; bits++) {
+    for (int k = 0; k < 64; k++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      uint64_t v = bits == 64 ? seed : seed & ((1ull << bits) - 1);
+      if (k == 0)
+        v = bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
+      uint8_t buf[32];
+      memset(buf, 0xff, sizeof(buf)); /* continuation bits after the end */
+      size_t n = (size_t)(gp__pb_put_varint(buf, v) - buf);
+      for (size_t room = 0; room <= 12; room++) {
+        uint64_t got = ~v;
+        ASSERT_EQ(gp__pb_get_varint(buf, buf + n + room, &got), n);
+        ASSERT_UEQ(got, v);
+      }
+      if (n > 1)
+        for (size_t cut = 1; cut < n; cut++) {
+          uint8_t c[16];
+          memcpy(c, buf, cut);
+          uint64_t got;
+          ASSERT_EQ(gp__pb_get_varint(c, c + cut, &got), 0);
+        }
+    }
+  }
+}
