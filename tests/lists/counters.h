@@ -10,6 +10,7 @@ GP_TEST_ENTRY(perfmon_same_perfmon_no_switch, 10)
 GP_TEST_ENTRY(perfmon_values_through_fence, 10)
 GP_TEST_ENTRY(perfmon_global_conflicts, 10)
 GP_TEST_ENTRY(perfmon_destroy_with_jobs_in_flight, 10)
+GP_TEST_ENTRY(perfmon_add_n_matches_one_by_one, 20)
 
 /* api: monitors (GL_AMD_performance_monitor) */
 GP_TEST_ENTRY(monitor_groups_and_counters, 10)

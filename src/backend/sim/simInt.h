@@ -370,6 +370,7 @@ const gp__catalog *gp__sim_catalog(uint32_t model);
 extern const gp__provider_ops gp__sim_provider;
 void gp__sim_op_acc(const sim_op *op, const sim_model *m, sim_acc *a);
 void gp__sim_acc_add(sim_acc *dst, const sim_acc *src, double scale);
+double gp__sim_add_n(double s, double x, uint64_t n);
 void gp__sim_counter_eval(const sim_model *m, const gp__catalog *cat,
                           uint32_t index, const sim_acc *a, double span_ns,
                           double busy_ns, double *num, double *den);
