@@ -300,7 +300,9 @@ typedef struct sim_state {
   uint32_t announce[GP_SIM_MAX_DEVICES];
 } sim_state;
 
-extern sim_state gp__sim;
+/* Hidden like every internal symbol: position-independent code then
+ * addresses it directly rather than loading its address from the GOT. */
+extern sim_state gp__sim __attribute__((visibility("hidden")));
 
 /* True on the thread holding gp__sim.lock (taken with gp__sim_lock). */
 extern GP_TLS bool gp__sim_locked;
