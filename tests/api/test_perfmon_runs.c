@@ -84,6 +84,16 @@ TEST(perfmon_add_n_matches_one_by_one) {
       }
 }
 
+/* n simulated compute GPUs. */
+static void init_compute(uint32_t n) {
+  gp_sim_config cfg;
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.num_devices = n;
+  for (uint32_t i = 0; i < n; i++)
+    cfg.models[i] = GP_SIM_MODEL_COMPUTE;
+  ASSERT_OK(gp_sim_init(&cfg));
+}
+
 /* What one-by-one counting gives: a segment's sums, as the scheduler
  * added each job before runs. */
 typedef struct expect {
@@ -134,11 +144,7 @@ static void expect_fold(expect *e, const gp_perfmon *pm, double *num,
  * values and a kernel created where a destroyed one lived: the perfmon's
  * sums are, to the bit, those of adding job after job. */
 TEST(perfmon_runs_sum_like_one_by_one) {
-  gp_sim_config cfg;
-  memset(&cfg, 0, sizeof(cfg));
-  cfg.num_devices = 1;
-  cfg.models[0] = GP_SIM_MODEL_COMPUTE;
-  ASSERT_OK(gp_sim_init(&cfg));
+  init_compute(1);
   const char *names[] = {"gpu__time_duration.sum",
                          "sm__warps_active.avg.pct_of_peak_sustained_active",
                          "smsp__inst_executed.sum",
@@ -212,12 +218,7 @@ TEST(perfmon_runs_sum_like_one_by_one) {
  * counted twice. Utilization is then the device's busy fraction over the
  * segment, as the queues' busy logs give it. */
 TEST(perfmon_busy_union_across_queues) {
-  gp_sim_config cfg;
-  memset(&cfg, 0, sizeof(cfg));
-  cfg.num_devices = 2;
-  cfg.models[0] = GP_SIM_MODEL_COMPUTE;
-  cfg.models[1] = GP_SIM_MODEL_COMPUTE;
-  ASSERT_OK(gp_sim_init(&cfg));
+  init_compute(2);
   const char *names[] = {"Utilization", "gpu__time_duration.sum"};
   uint32_t ids[2];
   size_t n = 0;
