@@ -10,6 +10,9 @@ GP_TEST_ENTRY(perfmon_same_perfmon_no_switch, 10)
 GP_TEST_ENTRY(perfmon_values_through_fence, 10)
 GP_TEST_ENTRY(perfmon_global_conflicts, 10)
 GP_TEST_ENTRY(perfmon_destroy_with_jobs_in_flight, 10)
+GP_TEST_ENTRY(perfmon_add_n_matches_one_by_one, 20)
+GP_TEST_ENTRY(perfmon_runs_sum_like_one_by_one, 10)
+GP_TEST_ENTRY(perfmon_busy_union_across_queues, 10)
 
 /* api: monitors (GL_AMD_performance_monitor) */
 GP_TEST_ENTRY(monitor_groups_and_counters, 10)

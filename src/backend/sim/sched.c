@@ -266,6 +266,85 @@ static uint64_t union_total(const sim_union *u) {
   return t;
 }
 
+/* Adds n > 1 jobs of the run to *a: each sum gets what as many adds of
+ * one job's part, one by one, would have given it. */
+static void __attribute__((noinline))
+run_add_many(sim_acc *a, const sim_run *r, uint64_t n) {
+  double dur = (double)r->dur;
+  a->jobs = gp__sim_add_n(a->jobs, 1.0, n);
+  a->work_ns = gp__sim_add_n(a->work_ns, dur, n);
+  a->kernel_ns = gp__sim_add_n(a->kernel_ns, dur, n);
+  double *d = (double *)&a->k;
+  const double *x = (const double *)&r->stats;
+  for (size_t i = 0; i < sizeof(sim_work_stats) / sizeof(double); i++)
+    d[i] = gp__sim_add_n(d[i], x[i], n);
+}
+
+/* Adds the run's pending jobs into the segment's sums. On a segment of
+ * one queue their time is busy time too. */
+static inline void run_flush(sim_pmstate *ps) {
+  sim_run *r = &ps->run;
+  uint64_t n = r->count;
+  if (n == 0)
+    return;
+  r->count = 0;
+  if (n == 1)
+    gp__sim_acc_add_kernel(&ps->acc, &r->stats, (double)r->dur);
+  else
+    run_add_many(&ps->acc, r, n);
+  if (ps->seg_queue != SIM_QUEUES_MANY)
+    ps->busy.closed += n * r->dur;
+}
+
+/*
+ * The segment's jobs, so far all on one queue, now run on two: its busy
+ * time becomes a union of intervals, and every job adds its own (no more
+ * runs). The first queue's busy log holds its intervals, merged; those
+ * that may still meet new work (they end after the present) become the
+ * union's, the rest stays in `closed`.
+ */
+static void busy_many(sim_device *d) {
+  sim_pmstate *ps = &d->pm;
+  sim_union *u = &ps->busy;
+  const sim_queue *q = &d->queues[ps->seg_queue];
+  run_flush(ps); /* its time is in closed now */
+  ps->run.key.queue = SIM_QUEUES_NONE;
+  uint64_t now = gp__sim_now();
+  /* Newest first; the room left is for the job that comes. Beyond it
+   * (defensive: never seen) older open intervals stay closed. */
+  uint32_t k = 0;
+  while (k < q->log_count && k < SIM_UNION_MAX - 1) {
+    const sim_busy *b =
+        &q->log[(q->log_head + q->log_count - 1 - k) % SIM_BUSY_LOG];
+    if (b->end <= now || b->end <= ps->seg_start)
+      break;
+    k++;
+  }
+  u->n = 0;
+  u->others_end = 0;
+  for (uint32_t i = k; i > 0; i--) {
+    sim_busy b = q->log[(q->log_head + q->log_count - i) % SIM_BUSY_LOG];
+    /* The queue's earlier jobs ended by the segment's start; a merged
+     * interval may reach back to them. */
+    if (b.start < ps->seg_start)
+      b.start = ps->seg_start;
+    u->closed -= b.end - b.start;
+    if (u->n > 0)
+      u->others_end = u->iv[u->n - 1].end; /* in order: the latest */
+    u->iv[u->n++] = b;
+  }
+  ps->seg_queue = SIM_QUEUES_MANY;
+}
+
+/* The latest end of pm's jobs: the device's tail while pm is programmed
+ * (the switch to it waited for every other job), else what the switch
+ * away from it, or a read, recorded. */
+uint64_t gp__sim_perfmon_last_end(const sim_device *d, const gp_perfmon *pm) {
+  if (d->pm.cur == pm && d->pm.tail > pm->last_end)
+    return d->pm.tail;
+  return pm->last_end;
+}
+
 /*
  * Captures the current segment of d into its perfmon: the hardware
  * counters (the segment's summed work over its span and busy time) are
@@ -276,7 +355,8 @@ static uint64_t union_total(const sim_union *u) {
 void gp__sim_perfmon_fold(sim_device *d) {
   sim_pmstate *ps = &d->pm;
   gp_perfmon *pm = ps->cur;
-  if (pm && ps->seg_open) {
+  if (pm && ps->seg_queue != SIM_QUEUES_NONE) {
+    run_flush(ps);
     double span = (double)(ps->seg_end - ps->seg_start);
     double busy = (double)union_total(&ps->busy);
     for (uint32_t i = 0; i < pm->num_counters; i++) {
@@ -286,17 +366,72 @@ void gp__sim_perfmon_fold(sim_device *d) {
       pm->num[i] += num;
       pm->den[i] += den;
     }
+    pm->last_end = gp__sim_perfmon_last_end(d, pm);
   }
   memset(&ps->acc, 0, sizeof(ps->acc));
-  memset(&ps->busy, 0, sizeof(ps->busy));
-  ps->seg_open = false;
+  ps->busy.closed = 0; /* the intervals past n are not read */
+  ps->busy.n = 0;
+  ps->busy.others_end = 0;
+  ps->seg_queue = SIM_QUEUES_NONE;
+  ps->seg_start = 0;
+  ps->run.key.queue = SIM_QUEUES_NONE;
+}
+
+/* Queues first: a key that matches no job (SIM_QUEUES_NONE, a run's first
+ * job) fails there. */
+static bool job_same(const sim_job_key *a, const sim_job_key *b) {
+  return a->queue == b->queue && a->dynamic_shared == b->dynamic_shared &&
+         a->kernel == b->kernel && a->grid.x == b->grid.x &&
+         a->grid.y == b->grid.y && a->grid.z == b->grid.z &&
+         a->block.x == b->block.x && a->block.y == b->block.y &&
+         a->block.z == b->block.z;
+}
+
+/* A job of the segment's perfmon that does not repeat the run: it may
+ * open the segment or take it to many queues; it is added at once, after
+ * the run's jobs, unless it is a kernel that makes a run with the job
+ * before. */
+static void other_job(sim_device *d, const sim_op *op) {
+  sim_pmstate *ps = &d->pm;
+  sim_run *r = &ps->run;
+  uint32_t queue = op->key.queue;
+  if (ps->seg_queue == SIM_QUEUES_NONE) {
+    ps->seg_queue = queue;
+    ps->seg_start = op->start;
+    ps->seg_end = op->end;
+  } else if (queue == ps->seg_queue) {
+    ps->seg_end = op->end; /* one queue: its jobs end in order */
+  } else {
+    if (ps->seg_queue != SIM_QUEUES_MANY)
+      busy_many(d);
+    union_add(&ps->busy, op->start, op->end);
+    if (op->end > ps->seg_end)
+      ps->seg_end = op->end;
+  }
+  sim_job_key key = op->key;
+  key.queue |= SIM_RUN_ONE;
+  if (key.kernel && job_same(&key, &r->key)) {
+    r->stats = op->stats; /* the job before is in the sums already */
+    r->key.queue = queue;
+    r->count = 1;
+    return;
+  }
+  run_flush(ps);
+  gp__sim_op_acc_add(&ps->acc, op, d->m);
+  if (ps->seg_queue != SIM_QUEUES_MANY)
+    ps->busy.closed += op->end - op->start;
+  if (key.kernel && ps->seg_queue != SIM_QUEUES_MANY) {
+    r->key = key;
+    r->dur = op->end - op->start;
+  }
 }
 
 /*
  * The scheduler's side of a job with effective perfmon pm, placed at
  * [start, end): switch perfmons if it differs from the running one (read
  * and add the hardware counters into the outgoing perfmon, program pm),
- * then count the job into the segment.
+ * then count the job into the segment. A kernel that repeats the run
+ * costs a count and its end (the segment's one queue runs jobs in order).
  */
 static void perfmon_job(sim_device *d, gp_perfmon *pm, const sim_op *op) {
   sim_pmstate *ps = &d->pm;
@@ -310,22 +445,17 @@ static void perfmon_job(sim_device *d, gp_perfmon *pm, const sim_op *op) {
     ps->tail = op->end;
   if (!pm)
     return;
-  if (!ps->seg_open) {
-    ps->seg_open = true;
-    ps->seg_start = op->start;
+  if (job_same(&op->key, &ps->run.key)) {
+    ps->run.count++;
     ps->seg_end = op->end;
-  } else if (op->end > ps->seg_end) {
-    ps->seg_end = op->end;
+  } else {
+    other_job(d, op);
   }
-  gp__sim_op_acc_add(&ps->acc, op, d->m);
-  union_add(&ps->busy, op->start, op->end);
-  if (op->end > pm->last_end)
-    pm->last_end = op->end;
 }
 
 /*
  * Places op (with queued, queue and everything else but the times filled
- * in; op->pm the job's own perfmon, borrowed) on its stream and queue,
+ * in; op->pm its effective perfmon, borrowed) on its stream and queue,
  * taking over the stream's pending waits. A job whose effective perfmon
  * (the device's global one, else its own) differs from the one running
  * waits for all the device's work, so that no two perfmons' jobs overlap;
@@ -374,15 +504,15 @@ int gp__sim_schedule(gp_sim_stream *s, sim_op *op, uint64_t duration) {
   s->num_waits = 0;
 
   sim_pmstate *ps = &d->pm;
-  gp_perfmon *pm = ps->global ? ps->global : op->pm;
+  gp_perfmon *pm = op->pm;
   if (pm != ps->cur) {
     if (ps->tail > ready)
       ready = ps->tail; /* drain: perfmons never share the hardware */
-  } else if (ps->seg_open && ps->seg_start > ready) {
+  } else if (ps->seg_start > ready) {
     ready = ps->seg_start;
   }
 
-  sim_queue *q = &d->queues[op->queue];
+  sim_queue *q = &d->queues[op->key.queue];
   uint64_t start = ready > q->free_at ? ready : q->free_at;
   op->submitted = ready;
   op->start = start;
@@ -426,7 +556,7 @@ begin_work(const sim_op *op, const sim_device *d, uint32_t kind) {
       .device_id = op->device_id,
       .context_id = op->context_id,
       .stream_id = op->stream_id,
-      .queue_id = op->queue,
+      .queue_id = op->key.queue,
       .flags = op->flags,
       .perfmon_id = op->perfmon_id,
       .num_wait_ids = op->num_waits,
@@ -445,14 +575,14 @@ static void emit_kernel(const sim_op *op, const sim_device *d) {
     return;
   r->name_id = op->name_id;
   r->demangled_name_id = op->demangled_id;
-  r->grid_x = op->grid.x;
-  r->grid_y = op->grid.y;
-  r->grid_z = op->grid.z;
-  r->block_x = op->block.x;
-  r->block_y = op->block.y;
-  r->block_z = op->block.z;
+  r->grid_x = op->key.grid.x;
+  r->grid_y = op->key.grid.y;
+  r->grid_z = op->key.grid.z;
+  r->block_x = op->key.block.x;
+  r->block_y = op->key.block.y;
+  r->block_z = op->key.block.z;
   r->static_shared_memory = op->static_shared;
-  r->dynamic_shared_memory = op->dynamic_shared;
+  r->dynamic_shared_memory = op->key.dynamic_shared;
   r->registers_per_thread = op->registers;
   gp__activity_commit(r);
 }
@@ -466,9 +596,9 @@ static void emit_memcpy(const sim_op *op, const sim_device *d) {
   r->dst_device_id = op->dst_device;
   r->src_context_id = op->src_context;
   r->dst_context_id = op->dst_context;
-  r->copy_kind = (uint8_t)op->copy_kind;
-  r->src_kind = (uint8_t)op->src_kind;
-  r->dst_kind = (uint8_t)op->dst_kind;
+  r->copy_kind = op->copy_kind;
+  r->src_kind = op->src_kind;
+  r->dst_kind = op->dst_kind;
   gp__activity_commit(r);
 }
 

@@ -54,9 +54,8 @@ typedef enum sim_cbid {
  * What a kernel adds to the simulated hardware counters, worked out by the
  * cost model once per launch: quantities that add up across kernels (the
  * counter catalogs of simcounters.c turn their sums into counter values).
- * Only doubles, in one block: a job counted into a perfmon's segment adds
- * them as one block (sim_acc.k): it is the one cost an unchanged perfmon
- * puts on every submission.
+ * Only doubles, in one block, added into a perfmon's segment as one block
+ * (sim_acc.k).
  */
 typedef struct sim_work_stats {
   double kernels; /* 1: what the sums of a segment count */
@@ -91,7 +90,8 @@ typedef struct sim_busy {
 
 /* The union of busy intervals of a segment; intervals that can no longer
  * merge with new work (they ended before the host's present) are folded
- * into `closed`. */
+ * into `closed`. While the segment's jobs all ran on one queue they never
+ * overlapped: `closed` is then their total and no interval is kept. */
 typedef struct sim_union {
   uint64_t closed;
   uint32_t n;
@@ -101,18 +101,65 @@ typedef struct sim_union {
 } sim_union;
 
 /*
+ * A job as a perfmon's run tells jobs apart: the kernel launch, with what
+ * its work statistics and duration depend on besides the device's model,
+ * and the queue. Two kernel jobs with equal keys on one device do the same
+ * work, to the bit (the cost model is deterministic and a kernel's
+ * description never changes), on the same queue.
+ */
+typedef struct sim_job_key {
+  uint64_t kernel; /* gp_sim_kernel.serial; 0 for copies and fills */
+  gp_sim_dim3 grid, block;
+  uint32_t dynamic_shared;
+  uint32_t queue;
+} sim_job_key;
+
+/*
+ * The latest jobs of a segment while they repeat one kernel launch on the
+ * segment's one queue (one key): kept as (what one job adds, how many)
+ * and added into the segment's sums (gp__sim_add_n, to the bit what
+ * adding them one by one gives) only when another job comes, the segment
+ * ends or its perfmon is read. A job that repeats the run costs one
+ * comparison of keys and a count.
+ *
+ * A kernel job that repeats nothing is added at once, as any job, and its
+ * key kept with SIM_RUN_ONE set in the queue: only the next job, if it is
+ * the same launch, copies the counts and makes the two a run. The queue
+ * is SIM_QUEUES_NONE (no job matches) while no segment is open and once
+ * the segment runs on many queues, whose jobs are all added at once.
+ */
+typedef struct sim_run {
+  sim_job_key key;
+  uint64_t count;       /* jobs of the run not yet in the segment's sums */
+  uint64_t dur;         /* each one's duration, ns */
+  sim_work_stats stats; /* each one's counts */
+} sim_run;
+
+#define SIM_RUN_ONE 0x80000000u
+
+/* seg_queue while no segment is open, and once a segment's jobs ran on
+ * more than one queue. */
+#define SIM_QUEUES_NONE UINT32_MAX
+#define SIM_QUEUES_MANY (UINT32_MAX - 1)
+
+/*
  * A device's perfmon state, as its scheduler keeps it. A segment is a run
  * of consecutive jobs with the same effective perfmon (the global one if
  * set, else the job's own, possibly none); segments never overlap in
- * time, and `acc` is the hardware counters of the current one.
+ * time, and `acc` and `run` are the hardware counters of the current one.
  */
 typedef struct sim_pmstate {
   /* What every job reads, together. */
   gp_perfmon *global; /* reference */
   gp_perfmon *cur;    /* effective perfmon of the segment (reference) */
   uint64_t tail;      /* end of the device's last job, any queue */
-  bool seg_open;      /* the segment has jobs */
-  uint64_t seg_start, seg_end;
+  uint32_t seg_queue; /* the one queue its jobs ran on, NONE, MANY (the
+                         zeroed state is safe: cur is NULL, so the first
+                         job with a perfmon switches, which resets it) */
+  uint32_t reserved0;
+  uint64_t seg_start; /* 0 while no segment is open */
+  uint64_t seg_end;
+  sim_run run;
   sim_union busy;
   sim_acc acc;
 } sim_pmstate;
@@ -171,18 +218,19 @@ typedef struct sim_op {
   uint64_t queued, submitted, start, end; /* host ns */
   uint32_t device_id;                     /* gpuperf device id */
   uint32_t dev_index;                     /* simulator device index */
-  uint32_t context_id, stream_id, queue;
+  uint32_t context_id, stream_id;
   uint32_t perfmon_id;
-  gp_perfmon *pm;     /* the job's own perfmon (borrowed; scheduling
-                         counts the job into it and forgets it) */
+  gp_perfmon *pm;     /* the perfmon that counts the job (borrowed;
+                         scheduling counts the job into it and forgets it) */
   gp__sampler *instr; /* instrumented by this sampler (reference) */
+  sim_job_key key;    /* the queue; a kernel's launch */
   /* Kernel. */
   uint32_t name_id, demangled_id;
-  gp_sim_dim3 grid, block;
-  uint32_t static_shared, dynamic_shared, registers;
+  uint32_t static_shared, registers;
   /* Copy and fill. */
   uint64_t bytes;
-  uint32_t copy_kind, src_kind, dst_kind, value;
+  uint8_t copy_kind, src_kind, dst_kind; /* as records keep them */
+  uint32_t value;
   uint32_t src_device, dst_device, src_context, dst_context;
   uint32_t flags;
   /* Dependencies: correlation ids waited on. */
@@ -271,6 +319,7 @@ struct gp_sim_event {
 struct gp_sim_kernel {
   gp_sim_kernel_desc desc; /* strings owned */
   uint32_t name_id, demangled_id;
+  uint64_t serial; /* unique in the process, never 0 (sim_job_key) */
 };
 
 /* The simulator. */
@@ -300,7 +349,9 @@ typedef struct sim_state {
   uint32_t announce[GP_SIM_MAX_DEVICES];
 } sim_state;
 
-extern sim_state gp__sim;
+/* Hidden like every internal symbol: position-independent code then
+ * addresses it directly rather than loading its address from the GOT. */
+extern sim_state gp__sim __attribute__((visibility("hidden")));
 
 /* True on the thread holding gp__sim.lock (taken with gp__sim_lock). */
 extern GP_TLS bool gp__sim_locked;
@@ -359,6 +410,7 @@ void gp__sim_retire(bool all);
 void gp__sim_flush_hook(void *user, bool forced);
 double gp__sim_busy_fraction(const sim_device *d, uint64_t t0, uint64_t t1);
 void gp__sim_perfmon_fold(sim_device *d);
+uint64_t gp__sim_perfmon_last_end(const sim_device *d, const gp_perfmon *pm);
 void gp__sim_sampling_emit(sim_device *d, uint64_t until, bool final);
 void gp__sim_sampling_seed(sim_device *d);
 
@@ -370,31 +422,41 @@ const gp__catalog *gp__sim_catalog(uint32_t model);
 extern const gp__provider_ops gp__sim_provider;
 void gp__sim_op_acc(const sim_op *op, const sim_model *m, sim_acc *a);
 void gp__sim_acc_add(sim_acc *dst, const sim_acc *src, double scale);
+double gp__sim_add_n(double s, double x, uint64_t n);
 void gp__sim_counter_eval(const sim_model *m, const gp__catalog *cat,
                           uint32_t index, const sim_acc *a, double span_ns,
                           double busy_ns, double *num, double *den);
 sim_device *gp__sim_device_by_id(uint32_t device_id);
 
-/* Adds what op did to *a (the hot path of a job counted into a perfmon's
- * segment: inline, adds only; the cost model derived the rest). */
+/* Adds one kernel job of duration dur and counts *st to *a. */
+static inline void gp__sim_acc_add_kernel(sim_acc *restrict a,
+                                          const sim_work_stats *restrict st,
+                                          double dur) {
+  a->jobs += 1.0;
+  a->work_ns += dur;
+  a->kernel_ns += dur;
+  /* Unrolled, one by one: the cost model has just stored these one by
+   * one, and a wider load spanning two of them could not be forwarded
+   * from the store buffer. */
+  double *d = (double *)&a->k;
+  const double *s = (const double *)st;
+#pragma GCC unroll 16
+  for (size_t i = 0; i < sizeof(sim_work_stats) / sizeof(double); i++)
+    d[i] += s[i];
+}
+
+/* Adds what op did to *a (inline, adds only; the cost model derived the
+ * rest): a kernel's op->stats, a copy's or fill's bytes. */
 static inline void gp__sim_op_acc_add(sim_acc *a, const sim_op *op,
                                       const sim_model *m) {
   double dur = (double)(op->end - op->start);
+  if (op->kind == GP_ACTIVITY_KIND_KERNEL) {
+    gp__sim_acc_add_kernel(a, &op->stats, dur);
+    return;
+  }
   a->jobs += 1.0;
   a->work_ns += dur;
   switch (op->kind) {
-  case GP_ACTIVITY_KIND_KERNEL: {
-    a->kernel_ns += dur;
-    /* Unrolled, one by one: the cost model has just stored these one by
-     * one, and a wider load spanning two of them could not be forwarded
-     * from the store buffer. */
-    double *d = (double *)&a->k;
-    const double *s = (const double *)&op->stats;
-#pragma GCC unroll 16
-    for (size_t i = 0; i < sizeof(sim_work_stats) / sizeof(double); i++)
-      d[i] += s[i];
-    break;
-  }
   case GP_ACTIVITY_KIND_MEMCPY: {
     double b = (double)op->bytes;
     /* On the V3D, host and GPU share one DRAM: a copy reads and writes

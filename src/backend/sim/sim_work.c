@@ -16,6 +16,10 @@ static bool finite_nonneg(double v) {
   return v >= 0.0 && v < 1e300;
 }
 
+/* Serials of kernels: never reused (a kernel at a freed one's address is
+ * another kernel to sim_job_key). Under the simulator lock. */
+static uint64_t last_kernel_serial;
+
 /* See sim.h. */
 int gp_sim_kernel_create(const gp_sim_kernel_desc *desc, gp_sim_kernel **out) {
   sim_api_call c;
@@ -42,6 +46,7 @@ int gp_sim_kernel_create(const gp_sim_kernel_desc *desc, gp_sim_kernel **out) {
   k->desc.demangled_name = dem;
   k->name_id = gp__string_intern(name);
   k->demangled_id = gp__string_intern(dem);
+  k->serial = ++last_kernel_serial;
   *out = k;
   return gp__sim_api_end(&c, 0);
 }
@@ -71,7 +76,7 @@ static void op_init(sim_op *op, uint32_t kind, const sim_api_call *c,
   op->dev_index = s->ctx->dev->index;
   op->context_id = s->ctx->id;
   op->stream_id = s->id;
-  op->queue = queue;
+  op->key.queue = queue;
   op->emit = gp__activity_enabled(kind, s->ctx->id);
 }
 
@@ -81,17 +86,21 @@ static uint32_t compute_queue(const gp_sim_stream *s) {
 }
 
 /*
- * The perfmon a job on s carries: the stream's, else the context's (an
- * active monitor's). GP_ENOENT if it was destroyed, GP_EAGAIN while the
- * device has a global perfmon (as the V3D submit ioctls answer).
+ * Sets op->pm to the perfmon that counts a job on s: the device's global
+ * one, else the one the job carries, the stream's, else the context's (an
+ * active monitor's). GP_ENOENT if the job's was destroyed, GP_EAGAIN if
+ * the job carries one while the device has a global perfmon (as the V3D
+ * submit ioctls answer).
  */
-static int job_perfmon(const gp_sim_stream *s, sim_op *op) {
+static inline __attribute__((always_inline)) int
+job_perfmon(const gp_sim_stream *s, sim_op *op) {
   gp_perfmon *pm = s->pm ? s->pm : s->ctx->pm;
+  gp_perfmon *global = s->ctx->dev->pm.global;
   if (pm && atomic_load_explicit(&pm->destroyed, memory_order_relaxed))
     return GP_ENOENT;
-  if (pm && s->ctx->dev->pm.global)
+  if (pm && global)
     return GP_EAGAIN;
-  op->pm = pm;
+  op->pm = pm ? pm : global;
   return 0;
 }
 
@@ -115,10 +124,11 @@ int gp_sim_launch(gp_sim_stream *s, const gp_sim_kernel *k, gp_sim_dim3 grid,
   op_init(&op, GP_ACTIVITY_KIND_KERNEL, &c, s, compute_queue(s));
   op.name_id = k->name_id;
   op.demangled_id = k->demangled_id;
-  op.grid = grid;
-  op.block = block;
+  op.key.kernel = k->serial;
+  op.key.grid = grid;
+  op.key.block = block;
+  op.key.dynamic_shared = dynamic_shared_memory;
   op.static_shared = k->desc.static_shared_memory;
-  op.dynamic_shared = dynamic_shared_memory;
   op.registers = k->desc.registers_per_thread;
   rc = job_perfmon(s, &op);
   if (rc != 0)
@@ -154,27 +164,27 @@ static int prepare_copy(gp_sim_stream *s, uint64_t dst, uint64_t src,
   case GP_MEMCPY_HTOD:
     if (src_dev || dst_dev != sd || !da)
       return GP_EINVAL;
-    op->queue = m->q_h2d;
+    op->key.queue = m->q_h2d;
     break;
   case GP_MEMCPY_DTOH:
     if (dst_dev || src_dev != sd || !sa)
       return GP_EINVAL;
-    op->queue = m->q_d2h;
+    op->key.queue = m->q_d2h;
     break;
   case GP_MEMCPY_DTOD:
     if (src_dev != sd || dst_dev != sd || !sa || !da)
       return GP_EINVAL;
-    op->queue = compute_queue(s);
+    op->key.queue = compute_queue(s);
     break;
   case GP_MEMCPY_PTOP:
     if (!sa || !da || src_dev == dst_dev || (src_dev != sd && dst_dev != sd))
       return GP_EINVAL;
-    op->queue = m->q_p2p;
+    op->key.queue = m->q_p2p;
     break;
   case GP_MEMCPY_HTOH:
     if (src_dev || dst_dev)
       return GP_EINVAL;
-    op->queue = m->q_h2d;
+    op->key.queue = m->q_h2d;
     break;
   case GP_MEMCPY_HTOA:
   case GP_MEMCPY_ATOH:

@@ -205,6 +205,76 @@ void gp__sim_acc_add(sim_acc *dst, const sim_acc *src, double scale) {
     d[i] += s[i] * scale;
 }
 
+/*
+ * n successive `s += x` in double arithmetic (round to nearest, ties to
+ * even), bit for bit, in O(log n) steps.
+ *
+ * While s stays within one binade [2^52 u, 2^53 u) (u its ulp), every sum
+ * is rounded to a multiple of u, so each add moves s by the same x rounded
+ * to a multiple of u: D u. The steps up to the binade's top are one
+ * multiplication; the step that crosses it is done as it is, and the next
+ * binade (twice the ulp) starts over. The sum grows by x each step, so
+ * the binades crossed are about log2 of n, plus those for s to outgrow x.
+ * At a tie (x exactly halfway between two multiples of u) the rounding
+ * goes to the even neighbour, which after one real step keeps s even and
+ * the increment constant. Below the smallest normal the spacing is that
+ * of the lowest binade, which the same arithmetic covers.
+ */
+double gp__sim_add_n(double s, double x, uint64_t n) {
+  const uint64_t frac = (1ull << 52) - 1, b53 = 1ull << 53;
+  while (n > 0) {
+    uint64_t sb, xb;
+    memcpy(&sb, &s, sizeof(sb));
+    memcpy(&xb, &x, sizeof(xb));
+    uint32_t se = (uint32_t)(sb >> 52) & 0x7ff,
+             xe = (uint32_t)(xb >> 52) & 0x7ff;
+    /* NaN, infinities and zeros: after one add, adding x changes nothing. */
+    if (se == 0x7ff || xe == 0x7ff || (xb << 1) == 0)
+      return s + x;
+    uint32_t ue = se ? se : 1, ux = xe ? xe : 1; /* ulp exponents (biased) */
+    if ((sb | xb) >> 63 || ux > ue) {
+      /* x in a higher binade than s: one add (s at least doubles, so this
+       * happens a few times at most). Negative operands, never met in
+       * sums of counts, go one add at a time. */
+      s += x;
+      n--;
+      continue;
+    }
+    /* s = S u, x = X u with X = XM / 2^sh; D u is x rounded to a multiple
+     * of u. */
+    uint64_t S = se ? (sb & frac) | (1ull << 52) : sb & frac;
+    uint64_t XM = xe ? (xb & frac) | (1ull << 52) : xb & frac;
+    uint32_t sh = ue - ux;
+    if (sh > 53)
+      return s; /* x < u / 2: every add rounds back to s */
+    uint64_t fi = XM >> sh, D = fi;
+    bool tie = false;
+    if (sh > 0) {
+      uint64_t rem = XM & ((1ull << sh) - 1), half = 1ull << (sh - 1);
+      tie = rem == half;
+      D = tie ? fi + (fi & 1) : fi + (rem > half);
+    }
+    /* S + X < 2^53 (the exact sum is still below the binade's top)
+     * exactly when S <= last. */
+    uint64_t last = b53 - 1 - fi;
+    if (S > last || (tie && (S & 1))) {
+      s += x;
+      n--;
+      continue;
+    }
+    if (D == 0)
+      return s;
+    uint64_t k = (last - S) / D + 1;
+    if (k > n)
+      k = n;
+    S += k * D; /* <= 2^53: a top of exactly 2^53 u is the next binade */
+    n -= k;
+    sb = ((uint64_t)(ue - 1) << 52) + S;
+    memcpy(&s, &sb, sizeof(s));
+  }
+  return s;
+}
+
 /* See simInt.h. */
 void gp__sim_op_acc(const sim_op *op, const sim_model *m, sim_acc *a) {
   memset(a, 0, sizeof(*a));

@@ -51,13 +51,14 @@ static int sp_read(void *prov, gp_perfmon *pm, bool wait,
     sim_device *d = gp__sim_device_by_id(pm->device_id);
     if (!d)
       break; /* the simulator is gone: values are final */
-    if (pm->last_end > gp__sim_now()) {
+    uint64_t last_end = gp__sim_perfmon_last_end(d, pm);
+    if (last_end > gp__sim_now()) {
       if (!wait) {
         rc = GP_EAGAIN;
         break;
       }
       /* In real time this sleeps without the lock: check again. */
-      gp__sim_wait_until(pm->last_end);
+      gp__sim_wait_until(last_end);
       gp__sim_retire(false);
       continue;
     }
