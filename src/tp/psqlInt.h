@@ -108,6 +108,12 @@ typedef struct args {
 int gp__tp_psql_expand(gp_tp *tp, const char *text, size_t len, int depth,
                        gp__tp_sb *out, char *err, size_t errsize);
 
+/* What counter_leading_intervals!(t) expands to (macros.c) begins with
+ * this; psql_cte.c recognises the expansion by it. */
+#define GP_TP_CI_HEAD                                                          \
+  "(SELECT id, ts, dur, track_id, value, next_value, delta_value "             \
+  "FROM __gp_counter_intervals("
+
 /*
  * Appends sql (one statement, macros expanded) to out, with each interval
  * intersection's read of a CTE of counter intervals pointed at the CTE's

@@ -19,7 +19,9 @@
  * pass over the counter rows), and the CTE's other use, now its only one,
  * is planned inline, where counter_leading_intervals! answers id and
  * track_id lookups (counter_intervals.c). Results are the same: a CTE
- * means its body, materialized or not.
+ * means its body, materialized or not. Where the body only looks at the
+ * track of each interval, the read goes one step further and runs once
+ * per track rather than once per interval (read_by_tracks, below).
  *
  * Only where that is plainly safe: a top-level WITH (not RECURSIVE) of
  * the statement, no other WITH anywhere in it (a nested one could reuse
@@ -136,13 +138,20 @@ static const cte *find_cte(const cte *c, int n, const char *p, size_t len) {
   return NULL;
 }
 
+/* A read of a CTE by an intersection: "__gp_iv_agg(args) FROM name )". */
+typedef struct ivread {
+  const char *agg;             /* "__gp_iv_agg" */
+  const char *cols, *cols_end; /* "(id, ts, dur, ...)" */
+  const char *name;
+  size_t nlen;
+} ivread;
+
 /*
- * The next read to rewrite at or after *pp: "__gp_iv_agg(...) FROM name )"
- * whose name is a usable CTE. Returns that CTE (and the name's place) and
- * moves *pp past it, or NULL at the end of sql.
+ * The next read to rewrite at or after *pp whose name is a usable CTE.
+ * Returns that CTE (and the read in *r) and moves *pp past the name, or
+ * NULL at the end of sql.
  */
-static const cte *next_read(const char **pp, const cte *c, int n,
-                            const char **name_out, size_t *nlen_out) {
+static const cte *next_read(const char **pp, const cte *c, int n, ivread *r) {
   const char *p = *pp;
   while (*p) {
     int k;
@@ -151,8 +160,10 @@ static const cte *next_read(const char **pp, const cte *c, int n,
       p += len;
       continue;
     }
+    const char *agg = p;
     p += len;
     const char *q = gp__tp_sql_skip_ws(p);
+    const char *cols = q;
     const char *args_end = *q == '(' ? gp__tp_sql_match_paren(q) : NULL;
     if (!args_end)
       continue;
@@ -169,8 +180,7 @@ static const cte *next_read(const char **pp, const cte *c, int n,
                        : NULL;
     if (!x)
       continue;
-    *name_out = name;
-    *nlen_out = nlen;
+    *r = (ivread){agg, cols, args_end, name, nlen};
     *pp = name + nlen;
     return x;
   }
@@ -233,6 +243,292 @@ static void emit_range(const char *a, const char *b, const cte *c, int n,
   gp__tp_sb_add(out, a, (size_t)(b - a));
 }
 
+/*
+ * Even read from its body, such a CTE costs a row of SQL per interval
+ * (about a microsecond each: most of the seed query) to hand
+ * counter_leading_intervals!'s rows to the intersection. Where the body
+ * only looks at each interval's track besides passing id, ts and dur on,
+ *
+ *   (SELECT u.id, u.ts, u.dur, u.value, gct.ugpu
+ *    FROM counter_leading_intervals!(...) u
+ *    JOIN gpu_counter_track gct ON gct.id = u.track_id)
+ *
+ * the read runs the same SQL over the intervals' tracks instead:
+ *
+ *   __gp_iv_ci(u.b, u.trace_end, u.track_id, gct.ugpu)
+ *   FROM __gp_counter_tracks(<the intervals' argument>, trace_end()) AS u
+ *   JOIN gpu_counter_track gct ON gct.id = u.track_id
+ *
+ * one row per track, which stands for all its intervals
+ * (aggbuf.h). The same rows reach the intersection: a track's intervals
+ * all meet or all fail the joins and the WHERE clause when those look at
+ * no column of u but track_id.
+ *
+ * The body must read exactly so: SELECT, plain column names (q.col, with
+ * or without AS) between it and FROM, counter_leading_intervals!(...)
+ * with an optional alias, then joins or a WHERE clause without
+ * parentheses, quoted names or parameters, and not RIGHT, FULL, NATURAL,
+ * USING, GROUP, ORDER, LIMIT, compound or window clauses, where u's
+ * columns appear only as u.track_id (another table's columns qualified
+ * when they share a name with u's). The read's id, ts and dur must name
+ * u's, its partition columns u.track_id or another table's columns.
+ */
+
+/* The columns of counter_leading_intervals!'s rows. */
+static const char *const ci_cols[] = {
+    "id", "ts", "dur", "track_id", "value", "next_value", "delta_value"};
+enum { U_ID, U_TS, U_DUR, U_TRACK, U_NCOLS = 7, U_NOT = -1 };
+
+/* Which of ci_cols [p, p + n) is, or U_NOT. */
+static int ci_col(const char *p, size_t n) {
+  for (int i = 0; i < U_NCOLS; i++)
+    if (strlen(ci_cols[i]) == n && strncasecmp(p, ci_cols[i], n) == 0)
+      return i;
+  return U_NOT;
+}
+
+static bool same_ident(const char *a, size_t an, const char *b, size_t bn) {
+  return an == bn && strncasecmp(a, b, an) == 0;
+}
+
+/* Is [p, p + n) one of the words (NULL-terminated)? */
+static bool is_word(const char *p, size_t n, const char *const *words) {
+  for (; *words; words++)
+    if (same_ident(p, n, *words, strlen(*words)))
+      return true;
+  return false;
+}
+
+/* Words after the intervals that end an alias-less FROM item. */
+static const char *const clause_words[] = {
+    "JOIN",  "INNER",  "LEFT",      "RIGHT",  "FULL",   "CROSS", "NATURAL",
+    "OUTER", "ON",     "USING",     "WHERE",  "GROUP",  "ORDER", "LIMIT",
+    "UNION", "EXCEPT", "INTERSECT", "WINDOW", "HAVING", NULL};
+
+/* Words that make the rows of the rest depend on more than a track. */
+static const char *const rest_bad[] = {
+    "RIGHT",    "FULL",   "NATURAL", "USING",     "GROUP",  "ORDER",
+    "LIMIT",    "UNION",  "EXCEPT",  "INTERSECT", "WINDOW", "HAVING",
+    "DISTINCT", "SELECT", "VALUES",  "OVER",      NULL};
+
+/* A token of a body, whitespace and comments dropped. */
+typedef struct btok {
+  const char *p;
+  size_t n;
+  int kind;
+} btok;
+
+/* The next token at or after p (before end), TK_END at end. */
+static btok next_tok(const char *p, const char *end) {
+  btok t;
+  t.p = gp__tp_sql_skip_ws(p);
+  if (t.p >= end || !*t.p) {
+    t.p = end;
+    t.n = 0;
+    t.kind = TK_END;
+    return t;
+  }
+  t.n = gp__tp_sql_token(t.p, &t.kind);
+  return t;
+}
+
+static bool is_punct(btok t, char c) {
+  return t.kind == TK_PUNCT && *t.p == c;
+}
+
+/* A column of the body's select list: [q.]col [[AS] name]. */
+typedef struct item {
+  const char *expr; /* q.col or col */
+  size_t elen;
+  const char *name;
+  size_t nlen;
+  int ucol; /* which of u's columns, or U_NOT: another table's */
+} item;
+
+#define MAX_ITEMS 64
+
+/* Reads the item [p, end) into it; false if it is not a plain column or
+ * may be u's or another table's. alias: u's (NULL if none); joined:
+ * whether other tables follow u. */
+static bool read_item(const char *p, const char *end, const btok *alias,
+                      bool joined, item *it) {
+  btok t[6];
+  int nt = 0;
+  for (btok x = next_tok(p, end); x.kind != TK_END;
+       x = next_tok(x.p + x.n, end)) {
+    if (nt == 6)
+      return false;
+    t[nt++] = x;
+  }
+  int at = 0;
+  btok q = {NULL, 0, TK_END};
+  if (nt >= 3 && t[0].kind == TK_IDENT && is_punct(t[1], '.')) {
+    q = t[0];
+    at = 2;
+  }
+  if (at >= nt || t[at].kind != TK_IDENT)
+    return false;
+  btok col = t[at++];
+  it->expr = q.p ? q.p : col.p;
+  it->elen = (size_t)(col.p + col.n - it->expr);
+  it->name = col.p;
+  it->nlen = col.n;
+  if (at < nt && gp__tp_sql_keyword(t[at].p, "AS"))
+    at++;
+  if (at < nt && t[at].kind == TK_IDENT) {
+    it->name = t[at].p;
+    it->nlen = t[at].n;
+    at++;
+  }
+  if (at != nt)
+    return false;
+  int u = ci_col(col.p, col.n);
+  bool of_u = q.p ? alias && same_ident(q.p, q.n, alias->p, alias->n)
+                  : !joined || u != U_NOT;
+  if (!of_u) {
+    it->ucol = U_NOT;
+    return true;
+  }
+  /* u's: a column it has, named so that no other table may claim it. */
+  it->ucol = u;
+  return u != U_NOT && (q.p || !joined);
+}
+
+/* Whether the joins and WHERE clause [p, end) look at no column of u
+ * (alias) but u.track_id. */
+static bool rest_per_track(const char *p, const char *end, const btok *alias) {
+  btok prev2 = {NULL, 0, TK_END}, prev = prev2;
+  for (btok t = next_tok(p, end); t.kind != TK_END;
+       prev2 = prev, prev = t, t = next_tok(t.p + t.n, end)) {
+    if (t.kind == TK_QIDENT || t.kind == TK_VAR || t.kind == TK_BAD ||
+        is_punct(t, '(') || is_punct(t, ')') ||
+        (t.kind == TK_IDENT && is_word(t.p, t.n, rest_bad)))
+      return false;
+    if (t.kind != TK_IDENT)
+      continue;
+    bool qualified =
+        prev.kind == TK_PUNCT && *prev.p == '.' && prev2.kind == TK_IDENT;
+    if (alias && same_ident(t.p, t.n, alias->p, alias->n)) {
+      btok dot = next_tok(t.p + t.n, end);
+      btok col = next_tok(dot.p + dot.n, end);
+      if (!is_punct(dot, '.') || col.kind != TK_IDENT ||
+          ci_col(col.p, col.n) != U_TRACK)
+        return false;
+    } else if (ci_col(t.p, t.n) != U_NOT && !qualified) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/*
+ * The read r of a CTE with keyed body [body, body + blen) by tracks (see
+ * above) into out; false (out untouched) where the body or the read is
+ * not of that shape.
+ */
+static bool read_by_tracks(const ivread *r, const char *body, size_t blen,
+                           gp__tp_sb *out) {
+  const char *end = body + blen - 1; /* the body's ')' */
+  btok t = next_tok(body, end);
+  if (!is_punct(t, '('))
+    return false;
+  t = next_tok(t.p + t.n, end);
+  if (t.kind != TK_IDENT || !gp__tp_sql_keyword(t.p, "SELECT"))
+    return false;
+  /* The select list: [list, from). */
+  const char *list = t.p + t.n, *from = NULL;
+  int depth = 0;
+  for (t = next_tok(list, end); t.kind != TK_END && !from;
+       t = next_tok(t.p + t.n, end)) {
+    depth += is_punct(t, '(') - is_punct(t, ')');
+    if (t.kind == TK_BAD)
+      return false;
+    if (depth == 0 && t.kind == TK_IDENT && gp__tp_sql_keyword(t.p, "FROM"))
+      from = t.p;
+  }
+  /* The intervals: GP_TP_CI_HEAD arg, trace_end()) */
+  const char *src = from ? gp__tp_sql_skip_ws(from + 4) : NULL;
+  size_t hl = sizeof(GP_TP_CI_HEAD) - 1;
+  if (!src || (size_t)(end - src) < hl || memcmp(src, GP_TP_CI_HEAD, hl) != 0)
+    return false;
+  const char *call = src + hl - 1, *call_end = gp__tp_sql_match_paren(call);
+  const char *src_end = call_end ? gp__tp_sql_match_paren(src) : NULL;
+  const char *arg[2];
+  size_t alen[2];
+  if (!src_end || src_end > end ||
+      gp__tp_sql_skip_ws(call_end) != src_end - 1 ||
+      gp__tp_sql_split_args(call, call_end, arg, alen, 2) != 2 ||
+      !same_ident(arg[1], alen[1], "trace_end()", 11))
+    return false;
+  /* An alias, then the rest of the body: [rest, end). */
+  btok alias = next_tok(src_end, end);
+  bool has_alias = false;
+  if (alias.kind == TK_IDENT && gp__tp_sql_keyword(alias.p, "AS")) {
+    alias = next_tok(alias.p + alias.n, end);
+    if (alias.kind != TK_IDENT)
+      return false;
+    has_alias = true;
+  } else if (alias.kind == TK_IDENT &&
+             !is_word(alias.p, alias.n, clause_words)) {
+    has_alias = true;
+  }
+  const char *rest = has_alias ? alias.p + alias.n : src_end;
+  bool joined = next_tok(rest, end).kind != TK_END;
+  const btok *ap = has_alias ? &alias : NULL;
+  if ((joined && !has_alias) || !rest_per_track(rest, end, ap))
+    return false;
+  /* The select list's columns. */
+  item it[MAX_ITEMS];
+  int ni = 0;
+  const char *ip = list;
+  for (t = next_tok(list, from);; t = next_tok(t.p + t.n, from)) {
+    if (is_punct(t, '(') || is_punct(t, ')'))
+      return false;
+    if (t.kind != TK_END && !is_punct(t, ','))
+      continue;
+    if (ni == MAX_ITEMS || !read_item(ip, t.p, ap, joined, &it[ni++]))
+      return false;
+    if (t.kind == TK_END)
+      break;
+    ip = t.p + 1;
+  }
+  /* The read's columns (id, ts, dur, partitions), each one item by name. */
+  const char *rv[MAX_ARGS];
+  size_t rl[MAX_ARGS];
+  int nr = gp__tp_sql_split_args(r->cols, r->cols_end, rv, rl, MAX_ARGS);
+  if (nr < 3)
+    return false;
+  const item *use[MAX_ARGS];
+  for (int a = 0; a < nr; a++) {
+    use[a] = NULL;
+    for (int i = 0; i < ni; i++)
+      if (same_ident(rv[a], rl[a], it[i].name, it[i].nlen)) {
+        if (use[a])
+          return false; /* two columns of that name */
+        use[a] = &it[i];
+      }
+    if (!use[a] || (a < 3 && use[a]->ucol != a) ||
+        (a >= 3 && use[a]->ucol != U_TRACK && use[a]->ucol != U_NOT))
+      return false;
+  }
+  const char *an = has_alias ? alias.p : "__gp_u";
+  int al = has_alias ? (int)alias.n : 6;
+  gp__tp_sb_fmt(out, "__gp_iv_ci(%.*s.b, %.*s.trace_end, %.*s.track_id", al, an,
+                al, an, al, an);
+  for (int a = 3; a < nr; a++) {
+    gp__tp_sb_cat(out, ", ");
+    if (use[a]->ucol == U_TRACK)
+      gp__tp_sb_fmt(out, "%.*s.track_id", al, an);
+    else
+      gp__tp_sb_add(out, use[a]->expr, use[a]->elen);
+  }
+  gp__tp_sb_cat(out, ") FROM __gp_counter_tracks(");
+  gp__tp_sb_add(out, arg[0], alen[0]);
+  gp__tp_sb_fmt(out, ", trace_end()) AS %.*s ", al, an);
+  gp__tp_sb_add(out, rest, (size_t)(end - rest));
+  return true;
+}
+
 /* See psqlInt.h. */
 int gp__tp_psql_inline_ctes(const char *sql, gp__tp_sb *out) {
   cte c[MAX_CTES];
@@ -255,24 +551,32 @@ int gp__tp_psql_inline_ctes(const char *sql, gp__tp_sb *out) {
   /* The CTEs that intersections read, their bodies keyed once... */
   gp__tp_sb keyed[MAX_CTES];
   memset(keyed, 0, sizeof(keyed));
-  const char *p = sql, *name;
-  size_t nlen;
+  const char *p = sql;
+  ivread r;
   const cte *x;
   bool oom = false;
-  while ((x = next_read(&p, c, n, &name, &nlen)) != NULL)
+  while ((x = next_read(&p, c, n, &r)) != NULL)
     if (!keyed[x - c].p) {
       key_body(x->body, x->blen, &keyed[x - c]);
       oom = oom || keyed[x - c].oom || !keyed[x - c].p;
     }
-  /* ... then each read points at its CTE's keyed body, and each
-   * definition is its keyed body. */
+  /* ... then each read goes by tracks or points at its CTE's keyed body,
+   * and each definition is its keyed body. */
   const char *copied = sql;
   p = sql;
-  while (!oom && (x = next_read(&p, c, n, &name, &nlen)) != NULL) {
-    emit_range(copied, name, c, n, keyed, out);
-    gp__tp_sb_add(out, keyed[x - c].p, keyed[x - c].n);
-    gp__tp_sb_cat(out, " AS ");
-    gp__tp_sb_add(out, name, nlen);
+  while (!oom && (x = next_read(&p, c, n, &r)) != NULL) {
+    gp__tp_sb tracks = {0};
+    if (read_by_tracks(&r, keyed[x - c].p, keyed[x - c].n, &tracks)) {
+      emit_range(copied, r.agg, c, n, keyed, out);
+      gp__tp_sb_add(out, tracks.p, tracks.n);
+    } else {
+      emit_range(copied, r.name, c, n, keyed, out);
+      gp__tp_sb_add(out, keyed[x - c].p, keyed[x - c].n);
+      gp__tp_sb_cat(out, " AS ");
+      gp__tp_sb_add(out, r.name, r.nlen);
+    }
+    oom = oom || tracks.oom;
+    free(tracks.p);
     copied = p;
   }
   if (!oom)
