@@ -352,6 +352,65 @@ static void ci_final(sqlite3_context *ctx) {
   acc_final(ctx, CI_MAGIC);
 }
 
+/* __gp_ci_tracks(key, track_id): the state's data are the track ids. */
+static void ci_tracks_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+  /* Magic 0: no buffer to match, the tracks are not what is handed out. */
+  acc *b = get_acc(ctx, 0);
+  if (!b) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (b->error || argc != 2)
+    return;
+  b->memo_key = (uint64_t)sqlite3_value_int64(v[0]);
+  if (sqlite3_value_type(v[1]) != SQLITE_INTEGER) {
+    acc_fail(b, "counter_leading_intervals: id, ts and track_id must be "
+                "integers");
+    return;
+  }
+  int64_t track = sqlite3_value_int64(v[1]);
+  if (!put(b, &track, sizeof(track))) {
+    acc_fail(b, "counter_leading_intervals: out of memory");
+    return;
+  }
+  b->count++;
+}
+
+/* The buffer of the tracks' rows, handed out as __gp_ci_agg's is. */
+static void ci_tracks_final(sqlite3_context *ctx) {
+  gp_tp *tp = sqlite3_user_data(ctx);
+  acc *a = sqlite3_aggregate_context(ctx, 0);
+  handle h = {CI_MAGIC, 0, 0};
+  gp__tp_buf b = {0};
+  int rc = 0;
+  if (a && a->error) {
+    sqlite3_result_error(ctx, a->why, -1);
+  } else if (a && a->count &&
+             (rc = gp__tp_counter_rows(tp, (const int64_t *)a->data.v, a->count,
+                                       &b)) != 0) {
+    if (rc == GP_ENOMEM)
+      sqlite3_result_error_nomem(ctx);
+    else
+      sqlite3_result_error(ctx, "counter rows: the tables are not in memory",
+                           -1);
+  } else {
+    b.id = b.count ? tp->next_buf + 1 : 0;
+    if (b.count && !gp__tp_vec_push(&tp->bufs, b)) {
+      gp__tp_vec_release(b.p, b.cap, 1);
+      sqlite3_result_error_nomem(ctx);
+    } else {
+      if (b.count)
+        h.id = ++tp->next_buf; /* b now owned by tp->bufs */
+      else
+        gp__tp_vec_release(b.p, b.cap, 1);
+      remember(tp, a, h.id);
+      sqlite3_result_blob(ctx, &h, sizeof(h), SQLITE_TRANSIENT);
+    }
+  }
+  if (a)
+    gp__tp_vec_free(&a->data);
+}
+
 /* __gp_ci_memo(key): the handle a keyed __gp_ci_agg(key, ...) returned
  * earlier in this query, or NULL. psql_cte.c writes
  * COALESCE(__gp_ci_memo(k), (SELECT __gp_ci_agg(k, ...) ...)) where a
@@ -420,6 +479,9 @@ int gp__tp_intervals_register(gp_tp *tp) {
     rc = sqlite3_create_function(tp->sql, "__gp_ci_agg", 5, SQLITE_UTF8, tp,
                                  NULL, ci_step, ci_final);
   if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(tp->sql, "__gp_ci_tracks", 2, SQLITE_UTF8, tp,
+                                 NULL, ci_tracks_step, ci_tracks_final);
+  if (rc == SQLITE_OK)
     rc = sqlite3_create_function(tp->sql, "__gp_ci_memo", 1, SQLITE_UTF8, tp,
                                  ci_memo, NULL, NULL);
   if (rc == SQLITE_OK)
@@ -431,5 +493,8 @@ int gp__tp_intervals_register(gp_tp *tp) {
   if (rc == SQLITE_OK)
     rc = sqlite3_create_module(tp->sql, "__gp_counter_tracks",
                                &gp__tp_counter_tracks_module, tp);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_module(tp->sql, "__gp_counter_ids",
+                               &gp__tp_counter_ids_module, tp);
   return rc == SQLITE_OK ? 0 : GP_ESQL;
 }

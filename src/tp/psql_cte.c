@@ -200,11 +200,99 @@ static const cte *next_read(const char **pp, const cte *c, int n, ivread *r) {
  * with a key k of its own: whichever runs first keeps its result under k
  * (aggbuf.c) and the other takes it from there without running the
  * subquery. The same text in one statement: the same rows.
+ *
+ * Where the counter rows are the counter table's, chosen by track (the
+ * seed's `SELECT c.id, c.ts, c.track_id, c.value FROM counter c JOIN
+ * gpu_counter_track gct ON gct.id = c.track_id WHERE gct.name = ...`),
+ * the subquery runs over the table's tracks instead of its rows,
+ *
+ *   (SELECT __gp_ci_tracks(k, c.track_id) FROM __gp_counter_ids AS c
+ *    JOIN gpu_counter_track gct ON gct.id = c.track_id WHERE ...)
+ *
+ * and the aggregate copies each track's rows from the store
+ * (counter_rows.c): the same records, without a row of SQL each (half of
+ * what was left of the seed query). Only where `counter` is the built-in
+ * view of the tables in memory (from_store): no CTE and no temporary
+ * table or view of that name.
  */
 static const char ci_call[] = "(SELECT __gp_ci_agg(";
 
-/* body with each ci_call subquery keyed, into out. */
-static void key_body(const char *body, size_t blen, gp__tp_sb *out) {
+/* Is [p, p + n) text (case aside)? */
+static bool same_text(const char *p, size_t n, const char *text) {
+  return strlen(text) == n && strncasecmp(p, text, n) == 0;
+}
+
+/* The counter table's columns. */
+static const char *const counter_cols[] = {"id", "ts", "track_id", "value",
+                                           "arg_set_id"};
+enum { C_ID, C_TS, C_TRACK, C_VALUE };
+#define C_NCOLS ((int)(sizeof(counter_cols) / sizeof(counter_cols[0])))
+
+/*
+ * The ci_call subquery [at, close), as counter_leading_intervals! writes
+ * it, "(SELECT __gp_ci_agg(__gp_c.id, __gp_c.ts, __gp_c.track_id,
+ * __gp_c.value) FROM arg AS __gp_c)", over the counter table's tracks
+ * (see above) with key k into out; false (out untouched) where arg is
+ * neither the counter table nor a select of its rows by track.
+ */
+static bool ci_by_tracks(const char *at, const char *close,
+                         unsigned long long k, gp__tp_sb *out) {
+  static const char agg_args[] =
+      "(__gp_c.id, __gp_c.ts, __gp_c.track_id, __gp_c.value)";
+  const char *open = at + sizeof(ci_call) - 2;
+  const char *args_end = gp__tp_sql_match_paren(open);
+  if (!args_end || (size_t)(args_end - open) != sizeof(agg_args) - 1 ||
+      memcmp(open, agg_args, sizeof(agg_args) - 1) != 0)
+    return false;
+  const char *arg = gp__tp_sql_eat(gp__tp_sql_skip_ws(args_end), "FROM");
+  if (!arg)
+    return false;
+  int kind;
+  size_t len = gp__tp_sql_token(arg, &kind);
+  const char *arg_end = *arg == '('        ? gp__tp_sql_match_paren(arg)
+                        : kind == TK_IDENT ? arg + len
+                                           : NULL;
+  const char *q =
+      arg_end ? gp__tp_sql_eat(gp__tp_sql_skip_ws(arg_end), "AS") : NULL;
+  if (!q || !gp__tp_sql_keyword(q, "__gp_c") ||
+      gp__tp_sql_skip_ws(q + 6) != close - 1)
+    return false;
+  if (*arg != '(') { /* counter_leading_intervals!(counter) */
+    if (!same_text(arg, len, "counter"))
+      return false;
+    gp__tp_sb_fmt(out,
+                  "(SELECT __gp_ci_tracks(%llu, __gp_c.track_id) FROM "
+                  "__gp_counter_ids AS __gp_c)",
+                  k);
+    return true;
+  }
+  gp__tp_shape sh;
+  if (!gp__tp_sql_keyed_select(arg, arg_end, counter_cols, C_NCOLS, C_TRACK,
+                               &sh) ||
+      !same_text(sh.src, (size_t)(sh.src_end - sh.src), "counter"))
+    return false;
+  /* What __gp_ci_agg reads by name: the table's own columns. */
+  static const char *const want[] = {"id", "ts", "track_id", "value"};
+  for (int i = 0; i < 4; i++) {
+    const gp__tp_item *it = gp__tp_shape_item(&sh, want[i], strlen(want[i]));
+    if (!it || it->col != i)
+      return false;
+  }
+  const char *an = sh.alias ? sh.alias : "__gp_c";
+  int al = sh.alias ? (int)sh.alen : 6;
+  gp__tp_sb_fmt(out,
+                "(SELECT __gp_ci_tracks(%llu, %.*s.track_id) FROM "
+                "__gp_counter_ids AS %.*s ",
+                k, al, an, al, an);
+  gp__tp_sb_add(out, sh.rest, (size_t)(sh.end - sh.rest));
+  gp__tp_sb_cat(out, ")");
+  return true;
+}
+
+/* body with each ci_call subquery keyed (and over the counter table's
+ * tracks where from_store allows), into out. */
+static void key_body(const char *body, size_t blen, bool from_store,
+                     gp__tp_sb *out) {
   static _Atomic uint64_t next_key;
   const char *p = body, *end = body + blen;
   size_t cl = sizeof(ci_call) - 1;
@@ -219,12 +307,12 @@ static void key_body(const char *body, size_t blen, gp__tp_sb *out) {
       return;
     }
     unsigned long long k = atomic_fetch_add(&next_key, 1) + 1;
-    char head[96];
-    snprintf(head, sizeof(head), "COALESCE(__gp_ci_memo(%llu), %s%llu, ", k,
-             ci_call, k);
     gp__tp_sb_add(out, p, (size_t)(at - p));
-    gp__tp_sb_cat(out, head);
-    gp__tp_sb_add(out, at + cl, (size_t)(close - (at + cl)));
+    gp__tp_sb_fmt(out, "COALESCE(__gp_ci_memo(%llu), ", k);
+    if (!from_store || !ci_by_tracks(at, close, k, out)) {
+      gp__tp_sb_fmt(out, "%s%llu, ", ci_call, k);
+      gp__tp_sb_add(out, at + cl, (size_t)(close - (at + cl)));
+    }
     gp__tp_sb_cat(out, ")");
     p = close;
   }
@@ -264,162 +352,17 @@ static void emit_range(const char *a, const char *b, const cte *c, int n,
  * all meet or all fail the joins and the WHERE clause when those look at
  * no column of u but track_id.
  *
- * The body must read exactly so: SELECT, plain column names (q.col, with
- * or without AS) between it and FROM, counter_leading_intervals!(...)
- * with an optional alias, then joins or a WHERE clause without
- * parentheses, quoted names or parameters, and not RIGHT, FULL, NATURAL,
- * USING, GROUP, ORDER, LIMIT, compound or window clauses, where u's
- * columns appear only as u.track_id (another table's columns qualified
- * when they share a name with u's). The read's id, ts and dur must name
- * u's, its partition columns u.track_id or another table's columns.
+ * The body must be a SELECT from counter_leading_intervals!(...) that
+ * looks at no column of it but track_id (psql_shape.c says which SQL
+ * qualifies); the read's id, ts and dur must name the intervals' own,
+ * its partition columns u.track_id or another table's columns.
  */
 
 /* The columns of counter_leading_intervals!'s rows. */
 static const char *const ci_cols[] = {
     "id", "ts", "dur", "track_id", "value", "next_value", "delta_value"};
-enum { U_ID, U_TS, U_DUR, U_TRACK, U_NCOLS = 7, U_NOT = -1 };
-
-/* Which of ci_cols [p, p + n) is, or U_NOT. */
-static int ci_col(const char *p, size_t n) {
-  for (int i = 0; i < U_NCOLS; i++)
-    if (strlen(ci_cols[i]) == n && strncasecmp(p, ci_cols[i], n) == 0)
-      return i;
-  return U_NOT;
-}
-
-static bool same_ident(const char *a, size_t an, const char *b, size_t bn) {
-  return an == bn && strncasecmp(a, b, an) == 0;
-}
-
-/* Is [p, p + n) one of the words (NULL-terminated)? */
-static bool is_word(const char *p, size_t n, const char *const *words) {
-  for (; *words; words++)
-    if (same_ident(p, n, *words, strlen(*words)))
-      return true;
-  return false;
-}
-
-/* Words after the intervals that end an alias-less FROM item. */
-static const char *const clause_words[] = {
-    "JOIN",  "INNER",  "LEFT",      "RIGHT",  "FULL",   "CROSS", "NATURAL",
-    "OUTER", "ON",     "USING",     "WHERE",  "GROUP",  "ORDER", "LIMIT",
-    "UNION", "EXCEPT", "INTERSECT", "WINDOW", "HAVING", NULL};
-
-/* Words that make the rows of the rest depend on more than a track. */
-static const char *const rest_bad[] = {
-    "RIGHT",    "FULL",   "NATURAL", "USING",     "GROUP",  "ORDER",
-    "LIMIT",    "UNION",  "EXCEPT",  "INTERSECT", "WINDOW", "HAVING",
-    "DISTINCT", "SELECT", "VALUES",  "OVER",      NULL};
-
-/* A token of a body, whitespace and comments dropped. */
-typedef struct btok {
-  const char *p;
-  size_t n;
-  int kind;
-} btok;
-
-/* The next token at or after p (before end), TK_END at end. */
-static btok next_tok(const char *p, const char *end) {
-  btok t;
-  t.p = gp__tp_sql_skip_ws(p);
-  if (t.p >= end || !*t.p) {
-    t.p = end;
-    t.n = 0;
-    t.kind = TK_END;
-    return t;
-  }
-  t.n = gp__tp_sql_token(t.p, &t.kind);
-  return t;
-}
-
-static bool is_punct(btok t, char c) {
-  return t.kind == TK_PUNCT && *t.p == c;
-}
-
-/* A column of the body's select list: [q.]col [[AS] name]. */
-typedef struct item {
-  const char *expr; /* q.col or col */
-  size_t elen;
-  const char *name;
-  size_t nlen;
-  int ucol; /* which of u's columns, or U_NOT: another table's */
-} item;
-
-#define MAX_ITEMS 64
-
-/* Reads the item [p, end) into it; false if it is not a plain column or
- * may be u's or another table's. alias: u's (NULL if none); joined:
- * whether other tables follow u. */
-static bool read_item(const char *p, const char *end, const btok *alias,
-                      bool joined, item *it) {
-  btok t[6];
-  int nt = 0;
-  for (btok x = next_tok(p, end); x.kind != TK_END;
-       x = next_tok(x.p + x.n, end)) {
-    if (nt == 6)
-      return false;
-    t[nt++] = x;
-  }
-  int at = 0;
-  btok q = {NULL, 0, TK_END};
-  if (nt >= 3 && t[0].kind == TK_IDENT && is_punct(t[1], '.')) {
-    q = t[0];
-    at = 2;
-  }
-  if (at >= nt || t[at].kind != TK_IDENT)
-    return false;
-  btok col = t[at++];
-  it->expr = q.p ? q.p : col.p;
-  it->elen = (size_t)(col.p + col.n - it->expr);
-  it->name = col.p;
-  it->nlen = col.n;
-  if (at < nt && gp__tp_sql_keyword(t[at].p, "AS"))
-    at++;
-  if (at < nt && t[at].kind == TK_IDENT) {
-    it->name = t[at].p;
-    it->nlen = t[at].n;
-    at++;
-  }
-  if (at != nt)
-    return false;
-  int u = ci_col(col.p, col.n);
-  bool of_u = q.p ? alias && same_ident(q.p, q.n, alias->p, alias->n)
-                  : !joined || u != U_NOT;
-  if (!of_u) {
-    it->ucol = U_NOT;
-    return true;
-  }
-  /* u's: a column it has, named so that no other table may claim it. */
-  it->ucol = u;
-  return u != U_NOT && (q.p || !joined);
-}
-
-/* Whether the joins and WHERE clause [p, end) look at no column of u
- * (alias) but u.track_id. */
-static bool rest_per_track(const char *p, const char *end, const btok *alias) {
-  btok prev2 = {NULL, 0, TK_END}, prev = prev2;
-  for (btok t = next_tok(p, end); t.kind != TK_END;
-       prev2 = prev, prev = t, t = next_tok(t.p + t.n, end)) {
-    if (t.kind == TK_QIDENT || t.kind == TK_VAR || t.kind == TK_BAD ||
-        is_punct(t, '(') || is_punct(t, ')') ||
-        (t.kind == TK_IDENT && is_word(t.p, t.n, rest_bad)))
-      return false;
-    if (t.kind != TK_IDENT)
-      continue;
-    bool qualified =
-        prev.kind == TK_PUNCT && *prev.p == '.' && prev2.kind == TK_IDENT;
-    if (alias && same_ident(t.p, t.n, alias->p, alias->n)) {
-      btok dot = next_tok(t.p + t.n, end);
-      btok col = next_tok(dot.p + dot.n, end);
-      if (!is_punct(dot, '.') || col.kind != TK_IDENT ||
-          ci_col(col.p, col.n) != U_TRACK)
-        return false;
-    } else if (ci_col(t.p, t.n) != U_NOT && !qualified) {
-      return false;
-    }
-  }
-  return true;
-}
+enum { U_ID, U_TS, U_DUR, U_TRACK };
+#define U_NCOLS ((int)(sizeof(ci_cols) / sizeof(ci_cols[0])))
 
 /*
  * The read r of a CTE with keyed body [body, body + blen) by tracks (see
@@ -428,96 +371,43 @@ static bool rest_per_track(const char *p, const char *end, const btok *alias) {
  */
 static bool read_by_tracks(const ivread *r, const char *body, size_t blen,
                            gp__tp_sb *out) {
-  const char *end = body + blen - 1; /* the body's ')' */
-  btok t = next_tok(body, end);
-  if (!is_punct(t, '('))
+  gp__tp_shape sh;
+  if (!gp__tp_sql_keyed_select(body, body + blen, ci_cols, U_NCOLS, U_TRACK,
+                               &sh))
     return false;
-  t = next_tok(t.p + t.n, end);
-  if (t.kind != TK_IDENT || !gp__tp_sql_keyword(t.p, "SELECT"))
-    return false;
-  /* The select list: [list, from). */
-  const char *list = t.p + t.n, *from = NULL;
-  int depth = 0;
-  for (t = next_tok(list, end); t.kind != TK_END && !from;
-       t = next_tok(t.p + t.n, end)) {
-    depth += is_punct(t, '(') - is_punct(t, ')');
-    if (t.kind == TK_BAD)
-      return false;
-    if (depth == 0 && t.kind == TK_IDENT && gp__tp_sql_keyword(t.p, "FROM"))
-      from = t.p;
-  }
   /* The intervals: GP_TP_CI_HEAD arg, trace_end()) */
-  const char *src = from ? gp__tp_sql_skip_ws(from + 4) : NULL;
   size_t hl = sizeof(GP_TP_CI_HEAD) - 1;
-  if (!src || (size_t)(end - src) < hl || memcmp(src, GP_TP_CI_HEAD, hl) != 0)
+  if ((size_t)(sh.src_end - sh.src) < hl ||
+      memcmp(sh.src, GP_TP_CI_HEAD, hl) != 0)
     return false;
-  const char *call = src + hl - 1, *call_end = gp__tp_sql_match_paren(call);
-  const char *src_end = call_end ? gp__tp_sql_match_paren(src) : NULL;
+  const char *call = sh.src + hl - 1, *call_end = gp__tp_sql_match_paren(call);
   const char *arg[2];
   size_t alen[2];
-  if (!src_end || src_end > end ||
-      gp__tp_sql_skip_ws(call_end) != src_end - 1 ||
+  if (!call_end || gp__tp_sql_skip_ws(call_end) != sh.src_end - 1 ||
       gp__tp_sql_split_args(call, call_end, arg, alen, 2) != 2 ||
-      !same_ident(arg[1], alen[1], "trace_end()", 11))
+      !same_text(arg[1], alen[1], "trace_end()"))
     return false;
-  /* An alias, then the rest of the body: [rest, end). */
-  btok alias = next_tok(src_end, end);
-  bool has_alias = false;
-  if (alias.kind == TK_IDENT && gp__tp_sql_keyword(alias.p, "AS")) {
-    alias = next_tok(alias.p + alias.n, end);
-    if (alias.kind != TK_IDENT)
-      return false;
-    has_alias = true;
-  } else if (alias.kind == TK_IDENT &&
-             !is_word(alias.p, alias.n, clause_words)) {
-    has_alias = true;
-  }
-  const char *rest = has_alias ? alias.p + alias.n : src_end;
-  bool joined = next_tok(rest, end).kind != TK_END;
-  const btok *ap = has_alias ? &alias : NULL;
-  if ((joined && !has_alias) || !rest_per_track(rest, end, ap))
-    return false;
-  /* The select list's columns. */
-  item it[MAX_ITEMS];
-  int ni = 0;
-  const char *ip = list;
-  for (t = next_tok(list, from);; t = next_tok(t.p + t.n, from)) {
-    if (is_punct(t, '(') || is_punct(t, ')'))
-      return false;
-    if (t.kind != TK_END && !is_punct(t, ','))
-      continue;
-    if (ni == MAX_ITEMS || !read_item(ip, t.p, ap, joined, &it[ni++]))
-      return false;
-    if (t.kind == TK_END)
-      break;
-    ip = t.p + 1;
-  }
-  /* The read's columns (id, ts, dur, partitions), each one item by name. */
+  /* The read's columns (id, ts, dur, partitions), each one item by name:
+   * the intervals' own id, ts and dur; partitions per track. */
   const char *rv[MAX_ARGS];
   size_t rl[MAX_ARGS];
   int nr = gp__tp_sql_split_args(r->cols, r->cols_end, rv, rl, MAX_ARGS);
   if (nr < 3)
     return false;
-  const item *use[MAX_ARGS];
+  const gp__tp_item *use[MAX_ARGS];
   for (int a = 0; a < nr; a++) {
-    use[a] = NULL;
-    for (int i = 0; i < ni; i++)
-      if (same_ident(rv[a], rl[a], it[i].name, it[i].nlen)) {
-        if (use[a])
-          return false; /* two columns of that name */
-        use[a] = &it[i];
-      }
-    if (!use[a] || (a < 3 && use[a]->ucol != a) ||
-        (a >= 3 && use[a]->ucol != U_TRACK && use[a]->ucol != U_NOT))
+    use[a] = gp__tp_shape_item(&sh, rv[a], rl[a]);
+    if (!use[a] || (a < 3 && use[a]->col != a) ||
+        (a >= 3 && use[a]->col != U_TRACK && use[a]->col >= 0))
       return false;
   }
-  const char *an = has_alias ? alias.p : "__gp_u";
-  int al = has_alias ? (int)alias.n : 6;
+  const char *an = sh.alias ? sh.alias : "__gp_u";
+  int al = sh.alias ? (int)sh.alen : 6;
   gp__tp_sb_fmt(out, "__gp_iv_ci(%.*s.b, %.*s.trace_end, %.*s.track_id", al, an,
                 al, an, al, an);
   for (int a = 3; a < nr; a++) {
     gp__tp_sb_cat(out, ", ");
-    if (use[a]->ucol == U_TRACK)
+    if (use[a]->col == U_TRACK)
       gp__tp_sb_fmt(out, "%.*s.track_id", al, an);
     else
       gp__tp_sb_add(out, use[a]->expr, use[a]->elen);
@@ -525,12 +415,29 @@ static bool read_by_tracks(const ivread *r, const char *body, size_t blen,
   gp__tp_sb_cat(out, ") FROM __gp_counter_tracks(");
   gp__tp_sb_add(out, arg[0], alen[0]);
   gp__tp_sb_fmt(out, ", trace_end()) AS %.*s ", al, an);
-  gp__tp_sb_add(out, rest, (size_t)(end - rest));
+  gp__tp_sb_add(out, sh.rest, (size_t)(sh.end - sh.rest));
   return true;
 }
 
+/* Whether `counter` names the built-in view of the tables in memory for a
+ * statement with the CTEs c[0..n). */
+static bool counter_in_store(gp_tp *tp, const cte *c, int n) {
+  for (int i = 0; i < n; i++)
+    if (same_text(c[i].name, c[i].nlen, "counter"))
+      return false;
+  sqlite3_stmt *st = NULL;
+  bool temp = true; /* unless known otherwise */
+  if (tp->db && sqlite3_prepare_v2(tp->sql,
+                                   "SELECT 1 FROM temp.sqlite_master WHERE "
+                                   "name = 'counter' COLLATE NOCASE",
+                                   -1, &st, NULL) == SQLITE_OK)
+    temp = sqlite3_step(st) != SQLITE_DONE;
+  sqlite3_finalize(st);
+  return !temp;
+}
+
 /* See psqlInt.h. */
-int gp__tp_psql_inline_ctes(const char *sql, gp__tp_sb *out) {
+int gp__tp_psql_inline_ctes(gp_tp *tp, const char *sql, gp__tp_sb *out) {
   cte c[MAX_CTES];
   int n = read_ctes(sql, c);
   bool any = false;
@@ -555,9 +462,10 @@ int gp__tp_psql_inline_ctes(const char *sql, gp__tp_sb *out) {
   ivread r;
   const cte *x;
   bool oom = false;
+  bool from_store = counter_in_store(tp, c, n);
   while ((x = next_read(&p, c, n, &r)) != NULL)
     if (!keyed[x - c].p) {
-      key_body(x->body, x->blen, &keyed[x - c]);
+      key_body(x->body, x->blen, from_store, &keyed[x - c]);
       oom = oom || keyed[x - c].oom || !keyed[x - c].p;
     }
   /* ... then each read goes by tracks or points at its CTE's keyed body,

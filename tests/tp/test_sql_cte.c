@@ -5,6 +5,7 @@
  * shape the same rows, with the same errors, as SQLite's own evaluation
  * of the CTE (`AS MATERIALIZED`, which the rewrite leaves alone).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,5 +232,138 @@ TEST(tp_sql_interval_cte_by_tracks_errors) {
   same_error(tp, "SELECT u.id, u.ts, u.dur, u.value, t.p FROM "
                  "counter_leading_intervals!((SELECT * FROM c UNION ALL "
                  "SELECT 40, 2000, 2, 1.0)) u JOIN t ON t.id = u.track_id");
+  gp_tp_close(tp);
+}
+
+/* ------------------------------------------------------------------ */
+/* Counter rows by track                                                 */
+
+/* GPU counters "Utilization" and "Other" on two GPUs: runs of equal
+ * values, a repeated timestamp, and a NaN (which SQL reads as NULL). */
+static gp_tp *counter_trace(void) {
+  tg t;
+  tg_init(&t);
+  for (int g = 0; g < 2; g++)
+    for (int i = 0; i < 40; i++) {
+      tg_packet(&t, (uint64_t)(10 * i + (i == 7 ? -10 : 0) + g), 3 + g, 0);
+      gp__pb_begin(&t.w, 52);
+      gp__pb_int(&t.w, 3, g);
+      if (i == 0) {
+        gp__pb_begin(&t.w, 1);
+        for (int s = 1; s <= 2; s++) {
+          gp__pb_begin(&t.w, 1);
+          gp__pb_uint(&t.w, 1, (uint64_t)s);
+          gp__pb_string(&t.w, 2, s == 1 ? "Utilization" : "Other");
+          gp__pb_end(&t.w);
+        }
+        gp__pb_end(&t.w);
+      }
+      for (int s = 1; s <= 2; s++) {
+        gp__pb_begin(&t.w, 2);
+        gp__pb_uint(&t.w, 1, (uint64_t)s);
+        double v = (double)((i / 3 + s * g) % 4);
+        gp__pb_double(&t.w, 3, i == 20 && s == 1 ? NAN : v);
+        gp__pb_end(&t.w);
+      }
+      gp__pb_end(&t.w);
+      tg_end(&t);
+    }
+  gp_tp *tp = tp_open_tg(&t);
+  tg_fini(&t);
+  return tp;
+}
+
+/* The seed's shape over counter rows chosen by arg; sel: the CTEs before
+ * u (with their commas). */
+static const char counter_query[] =
+    "INCLUDE PERFETTO MODULE counters.intervals;\n"
+    "INCLUDE PERFETTO MODULE intervals.intersect;\n"
+    "WITH %s"
+    "u AS (SELECT u.id, u.ts, u.dur, u.value, gct.ugpu FROM "
+    "counter_leading_intervals!(%s) u JOIN gpu_counter_track gct ON gct.id = "
+    "u.track_id),\n"
+    "k(id, ts, dur, ugpu) AS (VALUES (1, 0, 500, 0), (2, 95, 100, 1), "
+    "(3, 200, 0, 0), (4, 150, 60, 0))\n"
+    "SELECT ii.ts, ii.dur, ii.id_0, ii.id_1, ii.ugpu, printf('%%.17g', "
+    "u.value) AS v FROM _interval_intersect!((k, u), (ugpu)) ii JOIN u ON "
+    "u.id = ii.id_1";
+
+static char *counter_rows_of(gp_tp *tp, const char *ctes, const char *arg,
+                             bool explain) {
+  char q[4096];
+  snprintf(q, sizeof(q), counter_query, ctes, arg);
+  if (explain) {
+    char *w = strstr(q, "WITH");
+    memmove(w + 8, w, strlen(w) + 1);
+    memcpy(w, "EXPLAIN ", 8);
+  }
+  return tp_csv(tp, q);
+}
+
+/* The counter rows of arg by track (or not, as by_tracks says): the same
+ * rows, in the same order, as with a WHERE term in parentheses, which
+ * keeps the rewrite to reading them row by row. */
+static void same_counter_rows(gp_tp *tp, const char *ctes, const char *arg,
+                              bool by_tracks) {
+  char twin[1024];
+  size_t n = strlen(arg);
+  if (arg[0] == '(')
+    snprintf(twin, sizeof(twin), "%.*s %s (1))", (int)(n - 1), arg,
+             strstr(arg, "WHERE") ? "AND" : "WHERE");
+  else
+    snprintf(twin, sizeof(twin), "(SELECT * FROM %s WHERE (1))", arg);
+  char *got = counter_rows_of(tp, ctes, arg, false);
+  char *want = counter_rows_of(tp, ctes, twin, false);
+  printf("%s\n  by tracks: %s, %d bytes of rows\n", arg,
+         by_tracks ? "yes" : "no", (int)strlen(want));
+  ASSERT(strchr(want, '\n') && strchr(strchr(want, '\n') + 1, '\n'));
+  ASSERT_STR_EQ(got, want);
+  free(got);
+  free(want);
+  char *code = counter_rows_of(tp, ctes, arg, true);
+  ASSERT_EQ(strstr(code, "__gp_ci_tracks(") != NULL, by_tracks);
+  free(code);
+  code = counter_rows_of(tp, ctes, twin, true);
+  ASSERT(strstr(code, "__gp_ci_tracks(") == NULL);
+  free(code);
+}
+
+TEST(tp_sql_counter_rows_by_tracks) {
+  gp_tp *tp = counter_trace();
+  ASSERT_GT(tp_int(tp, "SELECT count(*) FROM counter"), 100);
+  ASSERT_EQ(tp_int(tp, "SELECT count(*) FROM counter WHERE value IS NULL"), 2);
+  /* The seed's. */
+  same_counter_rows(tp, "",
+                    "(SELECT c.id, c.ts, c.track_id, c.value FROM counter c "
+                    "JOIN gpu_counter_track gct ON gct.id = c.track_id WHERE "
+                    "gct.name = 'Utilization')",
+                    true);
+  /* The whole table; a track twice (each of its rows twice). */
+  same_counter_rows(tp, "", "counter", true);
+  same_counter_rows(tp,
+                    "d AS (SELECT id AS tid FROM gpu_counter_track UNION ALL "
+                    "SELECT id FROM gpu_counter_track WHERE name = 'Other'),\n",
+                    "(SELECT c.value, c.track_id, c.ts, c.id, d.tid FROM "
+                    "counter AS c JOIN d ON c.track_id = d.tid)",
+                    true);
+  /* Not by tracks: a value looked at; other columns under those names; a
+   * CTE named counter. */
+  same_counter_rows(tp, "",
+                    "(SELECT c.id, c.ts, c.track_id, c.value FROM counter c "
+                    "WHERE c.value > 1)",
+                    false);
+  same_counter_rows(tp, "",
+                    "(SELECT c.id, c.ts AS ts, c.track_id, c.id AS value FROM "
+                    "counter c)",
+                    false);
+  same_counter_rows(
+      tp, "counter AS (SELECT * FROM main.counter WHERE value < 3),\n",
+      "counter", false);
+  /* A temporary view named counter: the query reads it, not the table. */
+  tp_expect(tp,
+            "CREATE PERFETTO VIEW counter AS SELECT * FROM main.counter "
+            "WHERE value < 2; SELECT count(*) AS n FROM counter",
+            "\"n\"\n82");
+  same_counter_rows(tp, "", "counter", false);
   gp_tp_close(tp);
 }
