@@ -88,20 +88,29 @@ static int ids_close(sqlite3_vtab_cursor *cur) {
   return SQLITE_OK;
 }
 
-/* v->ids from the store: a bitmap of the track ids seen. */
+/* v->ids from the store: a bitmap of the track ids seen, in one pass (the
+ * column is read from memory: tens of megabytes in a large trace). */
 static int ids_build(ids_vtab *v) {
   const gp__tp_db *db = v->tp->db;
-  uint64_t rows = db->c_ts.n;
+  uint64_t rows = db->c_ts.n, words = 0;
   const uint32_t *track = db->c_track.v;
-  uint32_t max = 0;
-  for (uint64_t r = 0; r < rows; r++)
-    max = track[r] > max ? track[r] : max;
-  uint64_t words = (uint64_t)max / 64 + 1;
-  uint64_t *seen = calloc(words, 8);
-  if (!seen)
-    return SQLITE_NOMEM;
-  for (uint64_t r = 0; r < rows; r++)
-    seen[track[r] / 64] |= 1ull << (track[r] % 64);
+  uint64_t *seen = NULL;
+  for (uint64_t r = 0; r < rows; r++) {
+    uint64_t w = track[r] / 64, bit = 1ull << (track[r] % 64);
+    if (w >= words) {
+      uint64_t nw = w + 1 > 2 * words ? w + 1 : 2 * words;
+      uint64_t *p = realloc(seen, nw * 8);
+      if (!p) {
+        free(seen);
+        return SQLITE_NOMEM;
+      }
+      memset(p + words, 0, (nw - words) * 8);
+      seen = p;
+      words = nw;
+    }
+    if (!(seen[w] & bit)) /* mostly read: no chain of stores */
+      seen[w] |= bit;
+  }
   uint64_t n = 0;
   for (uint64_t w = 0; w < words; w++)
     n += (uint64_t)__builtin_popcountll(seen[w]);
@@ -206,14 +215,22 @@ int gp__tp_counter_rows(gp_tp *tp, const int64_t *tracks, uint64_t n,
   const uint32_t *track = db->c_track.v;
   const int64_t *ts = db->c_ts.v;
   const double *value = db->c_value.v;
-  uint32_t cmax = 0;
-  for (uint64_t r = 0; r < rows; r++)
-    cmax = track[r] > cmax ? track[r] : cmax;
-  /* Each track id with rows: its first place in tracks (head), the next
-   * place of the same id (next); how many rows it has (cnt, by first
-   * place); where each place's copy goes (at). */
-  uint64_t nh = (uint64_t)cmax + 1;
-  uint32_t *head = malloc(nh * 4), *next = malloc((n ? n : 1) * 4);
+  /* The track ids that may have rows: up to the largest one asked for,
+   * or where that is far out, the largest one there is. */
+  int64_t hmax = -1;
+  for (uint64_t i = 0; i < n; i++)
+    hmax = tracks[i] > hmax ? tracks[i] : hmax;
+  if (hmax > (int64_t)rows + (1 << 20)) {
+    uint32_t cmax = 0;
+    for (uint64_t r = 0; r < rows; r++)
+      cmax = track[r] > cmax ? track[r] : cmax;
+    hmax = hmax > (int64_t)cmax ? (int64_t)cmax : hmax;
+  }
+  /* Each track id: its first place in tracks (head) and the next place
+   * of the same id (next); its rows (cnt, by first place); where each
+   * place's copy goes (at). */
+  uint64_t nh = (uint64_t)(hmax + 1);
+  uint32_t *head = malloc((nh ? nh : 1) * 4), *next = malloc((n ? n : 1) * 4);
   uint64_t *cnt = calloc(n ? n : 1, 8), *at = malloc((n ? n : 1) * 8);
   int rc = GP_ENOMEM;
   if (!head || !next || !cnt || !at)
@@ -221,19 +238,18 @@ int gp__tp_counter_rows(gp_tp *tp, const int64_t *tracks, uint64_t n,
   memset(head, 0xff, nh * 4);
   for (uint64_t i = n; i-- > 0;) {
     next[i] = UINT32_MAX;
-    if (tracks[i] < 0 || tracks[i] > (int64_t)cmax)
+    if (tracks[i] < 0 || tracks[i] > hmax)
       continue; /* no rows */
     next[i] = head[tracks[i]];
     head[tracks[i]] = (uint32_t)i;
   }
-  /* SQLite reads a NaN as NULL, and __gp_ci_agg skips a NULL value. */
   for (uint64_t r = 0; r < rows; r++)
-    if (head[track[r]] != UINT32_MAX && !isnan(value[r]))
+    if (track[r] < nh && head[track[r]] != UINT32_MAX)
       cnt[head[track[r]]]++;
   uint64_t total = 0;
   for (uint64_t i = 0; i < n; i++) {
     at[i] = total;
-    if (tracks[i] >= 0 && tracks[i] <= (int64_t)cmax)
+    if (tracks[i] >= 0 && tracks[i] <= hmax)
       total += cnt[head[tracks[i]]];
   }
   memset(b, 0, sizeof(*b));
@@ -241,13 +257,23 @@ int gp__tp_counter_rows(gp_tp *tp, const int64_t *tracks, uint64_t n,
       !gp__tp_vec_grow((void **)&b->p, &b->cap, 0, total * sizeof(ci_rec), 1))
     goto out;
   ci_rec *out = (ci_rec *)b->p;
+  uint64_t nans = 0;
   for (uint64_t r = 0; r < rows; r++) {
     uint32_t t = track[r];
-    if (head[t] == UINT32_MAX || isnan(value[r]))
+    if (t >= nh || head[t] == UINT32_MAX)
       continue;
     ci_rec x = {(int64_t)r, ts[r], t, value[r]};
+    nans += isnan(x.value) != 0;
     for (uint32_t i = head[t]; i != UINT32_MAX; i = next[i])
       out[at[i]++] = x;
+  }
+  /* SQLite reads a NaN as NULL, and __gp_ci_agg skips a NULL value. */
+  if (nans) {
+    uint64_t k = 0;
+    for (uint64_t i = 0; i < total; i++)
+      if (!isnan(out[i].value))
+        out[k++] = out[i];
+    total = k;
   }
   b->n = total * sizeof(ci_rec);
   b->count = total;
