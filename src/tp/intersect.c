@@ -585,7 +585,7 @@ static int intersect(gp_tp *tp, const gp__tp_buf *const *bufs, int k,
       any_empty = true;
       continue;
     }
-    uint32_t np;
+    uint32_t np = 0;
     rc = bufs[i]->magic == IVC_MAGIC ? load_ivc(tp, bufs[i], &np, &t[i], why)
                                      : load_iv(bufs[i], &np, &t[i], why);
     if (rc)

@@ -222,10 +222,10 @@ static bool same_text(const char *p, size_t n, const char *text) {
   return strlen(text) == n && strncasecmp(p, text, n) == 0;
 }
 
-/* The counter table's columns. */
+/* The counter table's columns; __gp_ci_agg reads the first four. */
 static const char *const counter_cols[] = {"id", "ts", "track_id", "value",
                                            "arg_set_id"};
-enum { C_ID, C_TS, C_TRACK, C_VALUE };
+enum { C_TRACK = 2 };
 #define C_NCOLS ((int)(sizeof(counter_cols) / sizeof(counter_cols[0])))
 
 /*
@@ -272,9 +272,9 @@ static bool ci_by_tracks(const char *at, const char *close,
       !same_text(sh.src, (size_t)(sh.src_end - sh.src), "counter"))
     return false;
   /* What __gp_ci_agg reads by name: the table's own columns. */
-  static const char *const want[] = {"id", "ts", "track_id", "value"};
   for (int i = 0; i < 4; i++) {
-    const gp__tp_item *it = gp__tp_shape_item(&sh, want[i], strlen(want[i]));
+    const char *w = counter_cols[i];
+    const gp__tp_item *it = gp__tp_shape_item(&sh, w, strlen(w));
     if (!it || it->col != i)
       return false;
   }
@@ -358,10 +358,11 @@ static void emit_range(const char *a, const char *b, const cte *c, int n,
  * its partition columns u.track_id or another table's columns.
  */
 
-/* The columns of counter_leading_intervals!'s rows. */
+/* The columns of counter_leading_intervals!'s rows: id, ts and dur
+ * first, as an intersection reads them. */
 static const char *const ci_cols[] = {
     "id", "ts", "dur", "track_id", "value", "next_value", "delta_value"};
-enum { U_ID, U_TS, U_DUR, U_TRACK };
+enum { U_TRACK = 3 };
 #define U_NCOLS ((int)(sizeof(ci_cols) / sizeof(ci_cols[0])))
 
 /*
