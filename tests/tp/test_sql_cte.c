@@ -13,21 +13,6 @@
 #include "harness.h"
 #include "tp/tputil.h"
 
-/* A trace of one render stage [0, 1000): trace_end() is 1000. */
-static gp_tp *small_trace(void) {
-  tg t;
-  tg_init(&t);
-  tg_packet(&t, 0, 1, 0);
-  gp__pb_begin(&t.w, 53);
-  gp__pb_uint(&t.w, 1, 1);
-  gp__pb_uint(&t.w, 2, 1000);
-  gp__pb_end(&t.w);
-  tg_end(&t);
-  gp_tp *tp = tp_open_tg(&t);
-  tg_fini(&t);
-  return tp;
-}
-
 static const char includes[] = "INCLUDE PERFETTO MODULE counters.intervals;\n"
                                "INCLUDE PERFETTO MODULE intervals.intersect;\n";
 
@@ -145,7 +130,7 @@ static void same_rows(gp_tp *tp, const char *body, const char *parts,
 }
 
 TEST(tp_sql_interval_cte_read_by_tracks) {
-  gp_tp *tp = small_trace();
+  gp_tp *tp = tp_small_trace();
   /* The seed's shape. */
   same_rows(tp,
             "SELECT u.id, u.ts, u.dur, u.value, t.p FROM "
@@ -177,7 +162,7 @@ TEST(tp_sql_interval_cte_read_by_tracks) {
 }
 
 TEST(tp_sql_interval_cte_by_tracks_falls_back) {
-  gp_tp *tp = small_trace();
+  gp_tp *tp = tp_small_trace();
   /* Each body looks at more than the track of an interval, or in a way
    * this pass does not read: the intersection reads the body. */
   static const char *const bodies[] = {
@@ -224,7 +209,7 @@ static void same_error(gp_tp *tp, const char *body) {
 }
 
 TEST(tp_sql_interval_cte_by_tracks_errors) {
-  gp_tp *tp = small_trace();
+  gp_tp *tp = tp_small_trace();
   /* A negative ts; a sample after trace_end() (a negative dur). */
   same_error(tp, "SELECT u.id, u.ts, u.dur, u.value, t.p FROM "
                  "counter_leading_intervals!((SELECT * FROM c UNION ALL "
