@@ -252,10 +252,12 @@ int gp__tp_counter_rows(gp_tp *tp, const int64_t *tracks, uint64_t n,
     if (tracks[i] >= 0 && tracks[i] <= hmax)
       total += cnt[head[tracks[i]]];
   }
-  memset(b, 0, sizeof(*b));
-  if (total &&
-      !gp__tp_vec_grow((void **)&b->p, &b->cap, 0, total * sizeof(ci_rec), 1))
+  GP_TP_VEC(uint8_t) data = {0};
+  if (total && !gp__tp_vec_reserve(&data, total * sizeof(ci_rec)))
     goto out;
+  memset(b, 0, sizeof(*b));
+  b->p = data.v; /* b's from here on */
+  b->cap = data.cap;
   ci_rec *out = (ci_rec *)b->p;
   uint64_t nans = 0;
   for (uint64_t r = 0; r < rows; r++) {
