@@ -15,7 +15,8 @@
  * prints the medians: packets/s and MB/s imported on one core, peak
  * resident memory (VmHWM) over the trace size, and the query's latency.
  * Targets (issue 5): >= 1.5 M events/s; peak <= 3x the trace; the seed
- * query <= 2 s at >= 100 k kernels and >= 1 M counter samples.
+ * query <= 2 s at >= 100 k kernels and >= 1 M counter samples (issue 15:
+ * <= 0.3 s of CPU).
  * Where GPUPERF_PERFETTO_TP names Perfetto's trace_processor_shell, it is
  * timed on the same ~50 MB seed-query trace (import + the seed query, in
  * one run of this program) and the ratios of CPU time and peak memory are
@@ -744,8 +745,10 @@ int main(int argc, char **argv) {
          " counter samples: %.3f s CPU (wall %.3f s)\n",
          g.kernels, g.samples, m.query_cpu, m.query_wall);
   printf("targets: >= 1.5 M events/s [%s]; peak <= 3x the trace [%s]; seed "
-         "query <= 2 s at >= 100 k kernels and >= 1 M samples [%s]\n",
+         "query <= 2 s at >= 100 k kernels and >= 1 M samples [%s], <= 0.3 s "
+         "CPU (issue 15) [%s]\n",
          rate >= 1.5e6 ? "met" : "MISSED", m.peak <= 3.0 ? "met" : "MISSED",
-         qm.query_cpu <= 2.0 ? "met" : "MISSED");
+         qm.query_cpu <= 2.0 ? "met" : "MISSED",
+         qm.query_cpu <= 0.3 ? "met" : "MISSED");
   return 0;
 }

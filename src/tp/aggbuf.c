@@ -71,6 +71,11 @@ static bool put(acc *a, const void *d, size_t n) {
   return true;
 }
 
+/* The bytes put so far (while matching, the matched buffer's). */
+static const uint8_t *acc_bytes(const acc *a) {
+  return a->same_id ? a->same_p : a->data.v;
+}
+
 /* The state; on the first row, the latest buffer of this kind to match. */
 static acc *get_acc(sqlite3_context *ctx, uint32_t magic) {
   acc *a = sqlite3_aggregate_context(ctx, sizeof(acc));
@@ -105,9 +110,10 @@ void gp__tp_bufs_clear(gp_tp *tp) {
   gp__tp_vec_free(&tp->memos);
 }
 
-static gp__tp_buf *find_buf(gp_tp *tp, const handle *h) {
+/* See aggbuf.h. */
+gp__tp_buf *gp__tp_buf_find(gp_tp *tp, uint64_t id) {
   for (size_t i = tp->bufs.n; i-- > 0;)
-    if (tp->bufs.v[i].id == h->id)
+    if (tp->bufs.v[i].id == id)
       return &tp->bufs.v[i];
   return NULL;
 }
@@ -131,10 +137,7 @@ static void acc_final(sqlite3_context *ctx, uint32_t magic) {
     return;
   }
   if (a && a->count && a->same_id) {
-    gp__tp_buf *same = NULL;
-    for (size_t i = tp->bufs.n; i-- > 0 && !same;)
-      if (tp->bufs.v[i].id == a->same_id)
-        same = &tp->bufs.v[i];
+    gp__tp_buf *same = gp__tp_buf_find(tp, a->same_id);
     if (same && a->matched == same->n && a->count == same->count &&
         a->nparts == same->nparts) {
       h.id = same->id; /* the same rows: the same buffer */
@@ -179,15 +182,49 @@ gp__tp_buf *gp__tp_arg_buf(gp_tp *tp, sqlite3_value *v, uint32_t magic,
     *empty = true;
     return NULL;
   }
-  return find_buf(tp, &h);
+  return gp__tp_buf_find(tp, h.id);
 }
 
 /* ------------------------------------------------------------------ */
 /* __gp_iv_agg(id, ts, dur, p...)                                        */
 
-/* Record: id, ts, dur (int64 each), then per partition column a type
- * byte and 8 bytes (integer, real), 4 + n bytes (text, blob) or nothing
- * (NULL). */
+/*
+ * Puts one record: its fixed part rec[0, n), then partition values
+ * v[0, nv), each a type byte and 8 bytes (integer, real), 4 + n bytes
+ * (text, blob) or nothing (NULL). rec has room for MAX_PARTS more values
+ * of 9 bytes. The record is assembled there and put whole (one put per
+ * row, not one per value: put was a quarter of the seed query); text and
+ * blob bytes go straight from SQLite's value. Returns false if memory
+ * runs out.
+ */
+static bool put_record(acc *b, uint8_t *rec, size_t n, int nv,
+                       sqlite3_value **v) {
+  for (int i = 0; i < nv; i++) {
+    uint8_t t = (uint8_t)sqlite3_value_type(v[i]);
+    rec[n++] = t;
+    if (t == SQLITE_INTEGER) {
+      int64_t x = sqlite3_value_int64(v[i]);
+      memcpy(rec + n, &x, 8);
+      n += 8;
+    } else if (t == SQLITE_FLOAT) {
+      double d = sqlite3_value_double(v[i]);
+      memcpy(rec + n, &d, 8);
+      n += 8;
+    } else if (t == SQLITE_TEXT || t == SQLITE_BLOB) {
+      const void *p = t == SQLITE_TEXT ? (const void *)sqlite3_value_text(v[i])
+                                       : sqlite3_value_blob(v[i]);
+      uint32_t len = (uint32_t)sqlite3_value_bytes(v[i]);
+      memcpy(rec + n, &len, 4);
+      n += 4;
+      if (!put(b, rec, n) || (len && !put(b, p, len)))
+        return false;
+      n = 0;
+    }
+  }
+  return n == 0 || put(b, rec, n);
+}
+
+/* Record: id, ts, dur (int64 each), then the partition values. */
 static void iv_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   acc *b = get_acc(ctx, IV_MAGIC);
   if (!b) {
@@ -212,38 +249,11 @@ static void iv_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
     return;
   }
   b->nparts = (uint32_t)(argc - 3);
-  /* The record is assembled here and put whole (one put per row, not one
-   * per value: put was a quarter of the seed query); text and blob bytes
-   * go straight from SQLite's value. */
   uint8_t rec[24 + MAX_PARTS * 9];
   memcpy(rec, &id, 8);
   memcpy(rec + 8, &ts, 8);
   memcpy(rec + 16, &dur, 8);
-  size_t n = 24;
-  bool ok = true;
-  for (int i = 3; ok && i < argc; i++) {
-    uint8_t t = (uint8_t)sqlite3_value_type(v[i]);
-    rec[n++] = t;
-    if (t == SQLITE_INTEGER) {
-      int64_t x = sqlite3_value_int64(v[i]);
-      memcpy(rec + n, &x, 8);
-      n += 8;
-    } else if (t == SQLITE_FLOAT) {
-      double d = sqlite3_value_double(v[i]);
-      memcpy(rec + n, &d, 8);
-      n += 8;
-    } else if (t == SQLITE_TEXT || t == SQLITE_BLOB) {
-      const void *p = t == SQLITE_TEXT ? (const void *)sqlite3_value_text(v[i])
-                                       : sqlite3_value_blob(v[i]);
-      uint32_t len = (uint32_t)sqlite3_value_bytes(v[i]);
-      memcpy(rec + n, &len, 4);
-      n += 4;
-      ok = put(b, rec, n) && (len == 0 || put(b, p, len));
-      n = 0;
-    }
-  }
-  ok = ok && (n == 0 || put(b, rec, n));
-  if (!ok) {
+  if (!put_record(b, rec, 24, argc - 3, v + 3)) {
     acc_fail(b, "interval intersect: out of memory");
     return;
   }
@@ -252,6 +262,59 @@ static void iv_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
 
 static void iv_final(sqlite3_context *ctx) {
   acc_final(ctx, IV_MAGIC);
+}
+
+/* ------------------------------------------------------------------ */
+/* __gp_iv_ci(ci, trace_end, track_id, p...)                             */
+
+/*
+ * The buffer: the counter buffer's id (a CI_MAGIC handle's) and
+ * trace_end, 16 bytes, then per row a record: track_id (int64) and the
+ * partition values as __gp_iv_agg's. Every row names the same counter
+ * buffer and trace_end (psql_cte.c passes __gp_counter_tracks' hidden
+ * columns).
+ */
+static void ivc_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+  acc *b = get_acc(ctx, IVC_MAGIC);
+  if (!b) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (b->error)
+    return;
+  if (argc < 3 || argc > 3 + MAX_PARTS) {
+    acc_fail(b, "interval intersect: bad number of columns");
+    return;
+  }
+  bool empty;
+  gp__tp_buf *ci =
+      gp__tp_arg_buf(sqlite3_user_data(ctx), v[0], CI_MAGIC, &empty);
+  if (!ci || sqlite3_value_type(v[1]) != SQLITE_INTEGER ||
+      sqlite3_value_type(v[2]) != SQLITE_INTEGER) {
+    acc_fail(b, "interval intersect: not a table of counter tracks");
+    return;
+  }
+  uint64_t head[2] = {ci->id, (uint64_t)sqlite3_value_int64(v[1])};
+  if (b->count == 0 ? !put(b, head, sizeof(head))
+                    : memcmp(head, acc_bytes(b), sizeof(head)) != 0) {
+    acc_fail(b, b->count ? "interval intersect: tracks of different counter "
+                           "tables"
+                         : "interval intersect: out of memory");
+    return;
+  }
+  b->nparts = (uint32_t)(argc - 3);
+  int64_t track = sqlite3_value_int64(v[2]);
+  uint8_t rec[8 + MAX_PARTS * 9];
+  memcpy(rec, &track, 8);
+  if (!put_record(b, rec, 8, argc - 3, v + 3)) {
+    acc_fail(b, "interval intersect: out of memory");
+    return;
+  }
+  b->count++;
+}
+
+static void ivc_final(sqlite3_context *ctx) {
+  acc_final(ctx, IVC_MAGIC);
 }
 
 /* ------------------------------------------------------------------ */
@@ -288,6 +351,65 @@ static void ci_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
 
 static void ci_final(sqlite3_context *ctx) {
   acc_final(ctx, CI_MAGIC);
+}
+
+/* __gp_ci_tracks(key, track_id): the state's data are the track ids. */
+static void ci_tracks_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+  /* Magic 0: no buffer to match, the tracks are not what is handed out. */
+  acc *b = get_acc(ctx, 0);
+  if (!b) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (b->error || argc != 2)
+    return;
+  b->memo_key = (uint64_t)sqlite3_value_int64(v[0]);
+  if (sqlite3_value_type(v[1]) != SQLITE_INTEGER) {
+    acc_fail(b, "counter_leading_intervals: id, ts and track_id must be "
+                "integers");
+    return;
+  }
+  int64_t track = sqlite3_value_int64(v[1]);
+  if (!put(b, &track, sizeof(track))) {
+    acc_fail(b, "counter_leading_intervals: out of memory");
+    return;
+  }
+  b->count++;
+}
+
+/* The buffer of the tracks' rows, handed out as __gp_ci_agg's is. */
+static void ci_tracks_final(sqlite3_context *ctx) {
+  gp_tp *tp = sqlite3_user_data(ctx);
+  acc *a = sqlite3_aggregate_context(ctx, 0);
+  handle h = {CI_MAGIC, 0, 0};
+  gp__tp_buf b = {0};
+  int rc = 0;
+  if (a && a->error) {
+    sqlite3_result_error(ctx, a->why, -1);
+  } else if (a && a->count &&
+             (rc = gp__tp_counter_rows(tp, (const int64_t *)a->data.v, a->count,
+                                       &b)) != 0) {
+    if (rc == GP_ENOMEM)
+      sqlite3_result_error_nomem(ctx);
+    else
+      sqlite3_result_error(ctx, "counter rows: the tables are not in memory",
+                           -1);
+  } else {
+    b.id = b.count ? tp->next_buf + 1 : 0;
+    if (b.count && !gp__tp_vec_push(&tp->bufs, b)) {
+      gp__tp_vec_release(b.p, b.cap, 1);
+      sqlite3_result_error_nomem(ctx);
+    } else {
+      if (b.count)
+        h.id = ++tp->next_buf; /* b now owned by tp->bufs */
+      else
+        gp__tp_vec_release(b.p, b.cap, 1);
+      remember(tp, a, h.id);
+      sqlite3_result_blob(ctx, &h, sizeof(h), SQLITE_TRANSIENT);
+    }
+  }
+  if (a)
+    gp__tp_vec_free(&a->data);
 }
 
 /* __gp_ci_memo(key): the handle a keyed __gp_ci_agg(key, ...) returned
@@ -349,11 +471,17 @@ int gp__tp_intervals_register(gp_tp *tp) {
   int rc = sqlite3_create_function(tp->sql, "__gp_iv_agg", -1, SQLITE_UTF8, tp,
                                    NULL, iv_step, iv_final);
   if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(tp->sql, "__gp_iv_ci", -1, SQLITE_UTF8, tp,
+                                 NULL, ivc_step, ivc_final);
+  if (rc == SQLITE_OK)
     rc = sqlite3_create_function(tp->sql, "__gp_ci_agg", 4, SQLITE_UTF8, tp,
                                  NULL, ci_step, ci_final);
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function(tp->sql, "__gp_ci_agg", 5, SQLITE_UTF8, tp,
                                  NULL, ci_step, ci_final);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(tp->sql, "__gp_ci_tracks", 2, SQLITE_UTF8, tp,
+                                 NULL, ci_tracks_step, ci_tracks_final);
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function(tp->sql, "__gp_ci_memo", 1, SQLITE_UTF8, tp,
                                  ci_memo, NULL, NULL);
@@ -363,5 +491,11 @@ int gp__tp_intervals_register(gp_tp *tp) {
   if (rc == SQLITE_OK)
     rc = sqlite3_create_module(tp->sql, "__gp_counter_intervals",
                                &gp__tp_counter_intervals_module, tp);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_module(tp->sql, "__gp_counter_tracks",
+                               &gp__tp_counter_tracks_module, tp);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_module(tp->sql, "__gp_counter_ids",
+                               &gp__tp_counter_ids_module, tp);
   return rc == SQLITE_OK ? 0 : GP_ESQL;
 }

@@ -7,6 +7,9 @@
  * thinned as Perfetto's stdlib does: a value equal to the last two kept
  * is held back; the latest held-back row is kept when the value changes,
  * and dropped at the end; a held row at ts 0 is never kept.
+ *
+ * Also __gp_counter_tracks: the tracks of those intervals, one row each,
+ * which psql_cte.c reads in their place where only tracks matter.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,17 +24,6 @@ typedef struct ci_vtab {
   sqlite3_vtab base;
   gp_tp *tp;
 } ci_vtab;
-
-/* What a buffer's rows come to, computed on the first call and kept with
- * the buffer (aggbuf.c frees it with the buffer): the planner may call us
- * once per row of an outer loop (a join on track_id or id), and each call
- * then costs a binary search, not a pass over the input. */
-typedef struct ci_kept {
-  uint32_t *kept; /* kept rows (indices into the records), by track, ts */
-  uint64_t n;
-  uint64_t cap;    /* kept has room for this many (the records) */
-  uint32_t *by_id; /* positions in kept by id (then position); lazily */
-} ci_kept;
 
 /* A cursor walks positions [pos, end) of kept, or by_id[pos, end). */
 typedef struct ci_cursor {
@@ -221,6 +213,45 @@ static ci_kept *ci_kept_build(const ci_rec *rec, uint64_t n) {
   return k;
 }
 
+/* See aggbuf.h. The kept rows are computed on the first call and kept
+ * with the buffer (aggbuf.c frees them with it): the planner may call us
+ * once per row of an outer loop (a join on track_id or id), and each call
+ * then costs a binary search, not a pass over the input. */
+int gp__tp_ci_kept(gp__tp_buf *b, ci_kept **out) {
+  uint64_t n = b->count;
+  if (n > b->n / sizeof(ci_rec) || n > UINT32_MAX)
+    return GP_EINVAL;
+  if (!b->derived) {
+    if (!(b->derived = ci_kept_build((const ci_rec *)b->p, n)))
+      return GP_ENOMEM;
+    b->free_derived = ci_kept_free;
+  }
+  *out = b->derived;
+  return 0;
+}
+
+/* The first position in kept whose track is >= track (> if after). */
+static uint64_t track_lower(const ci_kept *k, const ci_rec *rec, int64_t track,
+                            bool after) {
+  uint64_t lo = 0, hi = k->n;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    int64_t v = rec[k->kept[mid]].track;
+    if (after ? v <= track : v < track)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* See aggbuf.h. */
+void gp__tp_ci_track(const ci_kept *k, const ci_rec *rec, int64_t track,
+                     uint64_t *lo, uint64_t *hi) {
+  *lo = track_lower(k, rec, track, false);
+  *hi = track_lower(k, rec, track, true);
+}
+
 /*
  * Sorts the positions v[0..n) of kept by id (stable): the runs already in
  * order are found, then merged pairwise, O(n log r) for r runs. Counter
@@ -313,21 +344,40 @@ static int eq_int(sqlite3_value *v, int64_t *out) {
   }
 }
 
-/* The first position in [0, n) whose key is >= x (> x if after). */
-static uint64_t ci_lower(const ci_cursor *c, bool by_id, int64_t x,
-                         bool after) {
+/* The first position in by_id whose row's id is >= x (> x if after). */
+static uint64_t id_lower(const ci_cursor *c, int64_t x, bool after) {
   uint64_t lo = 0, hi = c->k->n;
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
-    const ci_rec *r =
-        &c->rec[c->k->kept[by_id ? c->k->by_id[mid] : (uint32_t)mid]];
-    int64_t v = by_id ? r->id : r->track;
+    int64_t v = c->rec[c->k->kept[c->k->by_id[mid]]].id;
     if (after ? v <= x : v < x)
       lo = mid + 1;
     else
       hi = mid;
   }
   return lo;
+}
+
+/* The buffer of a table-valued function's handle argument into *out (NULL
+ * for an empty table), or an error set on tab. */
+static int ci_arg(sqlite3_vtab *tab, gp_tp *tp, sqlite3_value *v,
+                  gp__tp_buf **out) {
+  bool empty;
+  *out = gp__tp_arg_buf(tp, v, CI_MAGIC, &empty);
+  if (!*out && !empty)
+    return gp__tp_vtab_error(tab,
+                             "counter_leading_intervals: not a counter table");
+  return SQLITE_OK;
+}
+
+/* The kept rows of b into *out, or an error set on tab. */
+static int ci_rows(sqlite3_vtab *tab, gp__tp_buf *b, ci_kept **out) {
+  int rc = gp__tp_ci_kept(b, out);
+  if (rc == GP_ENOMEM)
+    return SQLITE_NOMEM;
+  if (rc)
+    return gp__tp_vtab_error(tab, "counter_leading_intervals: bad input");
+  return SQLITE_OK;
 }
 
 static int ci_filter(sqlite3_vtab_cursor *cur, int mask, const char *s,
@@ -339,27 +389,18 @@ static int ci_filter(sqlite3_vtab_cursor *cur, int mask, const char *s,
   c->pos = c->end = 0;
   c->by_id = false;
   int want = 2 + ((mask & (CI_BY_ID | CI_BY_TRACK)) != 0);
-  bool empty;
-  gp__tp_buf *b = (mask & 3) == 3 && argc == want
-                      ? gp__tp_arg_buf(v->tp, argv[0], CI_MAGIC, &empty)
-                      : NULL;
-  if (!b && !((mask & 3) == 3 && argc == want && empty))
+  gp__tp_buf *b = NULL;
+  if ((mask & 3) != 3 || argc != want)
     return gp__tp_vtab_error(cur->pVtab,
                              "counter_leading_intervals: not a counter table");
-  if (!b)
-    return SQLITE_OK;
+  int rc = ci_arg(cur->pVtab, v->tp, argv[0], &b);
+  if (rc != SQLITE_OK || !b)
+    return rc;
   c->trace_end = sqlite3_value_int64(argv[1]);
-  uint64_t n = b->count;
-  if (n > b->n / sizeof(ci_rec) || n > UINT32_MAX)
-    return gp__tp_vtab_error(cur->pVtab,
-                             "counter_leading_intervals: bad input");
+  ci_kept *k = NULL;
+  if ((rc = ci_rows(cur->pVtab, b, &k)) != SQLITE_OK)
+    return rc;
   c->rec = (const ci_rec *)b->p;
-  if (!b->derived) {
-    if (!(b->derived = ci_kept_build(c->rec, n)))
-      return SQLITE_NOMEM;
-    b->free_derived = ci_kept_free;
-  }
-  ci_kept *k = b->derived;
   c->k = k;
   c->end = k->n;
   int64_t x = 0;
@@ -367,14 +408,13 @@ static int ci_filter(sqlite3_vtab_cursor *cur, int mask, const char *s,
   if (known == 0) {
     c->end = 0;
   } else if (known == 1 && (mask & CI_BY_TRACK)) {
-    c->pos = ci_lower(c, false, x, false);
-    c->end = ci_lower(c, false, x, true);
+    gp__tp_ci_track(k, c->rec, x, &c->pos, &c->end);
   } else if (known == 1) {
     if (!ci_by_id(k, c->rec))
       return SQLITE_NOMEM;
     c->by_id = true;
-    c->pos = ci_lower(c, true, x, false);
-    c->end = ci_lower(c, true, x, true);
+    c->pos = id_lower(c, x, false);
+    c->end = id_lower(c, x, true);
   }
   return SQLITE_OK;
 }
@@ -458,4 +498,168 @@ sqlite3_module gp__tp_counter_intervals_module = {
     .xEof = ci_eof,
     .xColumn = ci_column,
     .xRowid = ci_rowid,
+};
+
+/* ------------------------------------------------------------------ */
+/* __gp_counter_tracks(handle, trace_end)                                */
+
+/*
+ * The tracks of __gp_counter_intervals(handle, trace_end)'s rows, one row
+ * each, by track_id: the table psql_cte.c puts in the place of
+ * counter_leading_intervals! where only the track of each interval is
+ * looked at, so that SQL runs once per track, and __gp_iv_ci (aggbuf.c)
+ * stands for the track's intervals. The hidden columns read back the
+ * arguments, for __gp_iv_ci.
+ */
+
+enum { CT_TRACK, CT_BLOB, CT_END };
+
+typedef struct ct_cursor {
+  sqlite3_vtab_cursor base;
+  const ci_rec *rec;
+  const ci_kept *k;
+  uint64_t pos, next, end; /* the track at pos ends at next; all at end */
+  uint8_t handle[16];      /* the first argument (gp__tp_arg_buf checked it) */
+  int64_t trace_end;
+} ct_cursor;
+
+static int ct_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                      sqlite3_vtab **out, char **err) {
+  (void)argc;
+  (void)argv;
+  (void)err;
+  int rc = sqlite3_declare_vtab(
+      db, "CREATE TABLE x(track_id, b HIDDEN, trace_end HIDDEN)");
+  if (rc != SQLITE_OK)
+    return rc;
+  ci_vtab *v = sqlite3_malloc(sizeof(*v));
+  if (!v)
+    return SQLITE_NOMEM;
+  memset(v, 0, sizeof(*v));
+  v->tp = aux;
+  *out = &v->base;
+  return SQLITE_OK;
+}
+
+/* Besides the two arguments: track_id = ? (binary search). Costed as
+ * __gp_counter_intervals is (the intervals it stands for), so that SQLite
+ * orders the joins around it as it would around the intervals, and the
+ * tracks reach __gp_iv_ci in the order their intervals would reach
+ * __gp_iv_agg (the order of equal start times in the intersection). */
+static int ct_best_index(sqlite3_vtab *tab, sqlite3_index_info *info) {
+  (void)tab;
+  int rc = gp__tp_hidden_best_index(info, CT_BLOB, 2);
+  if (rc != SQLITE_OK)
+    return rc;
+  int args = 0, by_track = -1;
+  for (int i = 0; i < info->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+    if (info->aConstraintUsage[i].argvIndex > 0)
+      args++;
+    else if (c->usable && c->op == SQLITE_INDEX_CONSTRAINT_EQ &&
+             c->iColumn == CT_TRACK && by_track < 0)
+      by_track = i;
+  }
+  info->estimatedCost = 1e6;
+  info->estimatedRows = 1000000;
+  if (by_track >= 0) {
+    info->aConstraintUsage[by_track].argvIndex = args + 1;
+    info->idxNum |= CI_BY_TRACK;
+    info->estimatedCost = 1000;
+    info->estimatedRows = 1000;
+  }
+  return SQLITE_OK;
+}
+
+static int ct_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {
+  (void)tab;
+  ct_cursor *c = sqlite3_malloc(sizeof(*c));
+  if (!c)
+    return SQLITE_NOMEM;
+  memset(c, 0, sizeof(*c));
+  *out = &c->base;
+  return SQLITE_OK;
+}
+
+/* The end of the track that starts at c->pos. */
+static void ct_run(ct_cursor *c) {
+  c->next =
+      c->pos < c->end
+          ? track_lower(c->k, c->rec, c->rec[c->k->kept[c->pos]].track, true)
+          : c->end;
+}
+
+static int ct_filter(sqlite3_vtab_cursor *cur, int mask, const char *s,
+                     int argc, sqlite3_value **argv) {
+  (void)s;
+  ct_cursor *c = (ct_cursor *)cur;
+  ci_vtab *v = (ci_vtab *)cur->pVtab;
+  c->k = NULL;
+  c->pos = c->next = c->end = 0;
+  int want = 2 + ((mask & CI_BY_TRACK) != 0);
+  if ((mask & 3) != 3 || argc != want)
+    return gp__tp_vtab_error(cur->pVtab,
+                             "counter_leading_intervals: not a counter table");
+  gp__tp_buf *b;
+  int rc = ci_arg(cur->pVtab, v->tp, argv[0], &b);
+  if (rc != SQLITE_OK || !b)
+    return rc;
+  ci_kept *k = NULL;
+  if ((rc = ci_rows(cur->pVtab, b, &k)) != SQLITE_OK)
+    return rc;
+  c->rec = (const ci_rec *)b->p;
+  c->k = k;
+  c->end = k->n;
+  memcpy(c->handle, sqlite3_value_blob(argv[0]), sizeof(c->handle));
+  c->trace_end = sqlite3_value_int64(argv[1]);
+  int64_t x = 0;
+  int known = want == 3 ? eq_int(argv[2], &x) : -1;
+  if (known == 0)
+    c->end = 0;
+  else if (known == 1)
+    gp__tp_ci_track(k, c->rec, x, &c->pos, &c->end);
+  ct_run(c);
+  return SQLITE_OK;
+}
+
+static int ct_next(sqlite3_vtab_cursor *cur) {
+  ct_cursor *c = (ct_cursor *)cur;
+  c->pos = c->next;
+  ct_run(c);
+  return SQLITE_OK;
+}
+
+static int ct_eof(sqlite3_vtab_cursor *cur) {
+  ct_cursor *c = (ct_cursor *)cur;
+  return c->pos >= c->end;
+}
+
+static int ct_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  ct_cursor *c = (ct_cursor *)cur;
+  if (col == CT_TRACK)
+    sqlite3_result_int64(ctx, c->rec[c->k->kept[c->pos]].track);
+  else if (col == CT_BLOB)
+    sqlite3_result_blob(ctx, c->handle, sizeof(c->handle), SQLITE_TRANSIENT);
+  else
+    sqlite3_result_int64(ctx, c->trace_end);
+  return SQLITE_OK;
+}
+
+static int ct_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out) {
+  *out = (sqlite3_int64)((ct_cursor *)cur)->pos;
+  return SQLITE_OK;
+}
+
+/* See aggbuf.h. */
+sqlite3_module gp__tp_counter_tracks_module = {
+    .xConnect = ct_connect,
+    .xBestIndex = ct_best_index,
+    .xDisconnect = ci_disconnect,
+    .xOpen = ct_open,
+    .xClose = ci_close,
+    .xFilter = ct_filter,
+    .xNext = ct_next,
+    .xEof = ct_eof,
+    .xColumn = ct_column,
+    .xRowid = ct_rowid,
 };

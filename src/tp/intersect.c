@@ -6,7 +6,9 @@
  *   __gp_intersect((SELECT __gp_iv_agg(id, ts, dur, p1, ...) FROM t1), ...)
  *
  * The aggregate collects a table's intervals (aggbuf.c); the table-valued
- * function intersects them. Per partition (tuple of p values, NULL being
+ * function intersects them. A table may also come as whole tracks of
+ * counter intervals (__gp_iv_ci, which psql_cte.c writes), read from the
+ * counter buffer here. Per partition (tuple of p values, NULL being
  * a value like any other; only tuples present in every table count) the
  * tables are intersected pairwise, smallest first, each step a sweep over
  * start times with one min-heap of open intervals per side, ordered by
@@ -75,29 +77,103 @@ static int ts_order_cmp(const void *x, const void *y, void *arg) {
   return i < j ? -1 : (i > j);
 }
 
-/* Reads an interval buffer and groups its rows by partition, each group
- * in ts order (input order for ties). */
-static int load_iv(const gp__tp_buf *b, uint32_t *nparts, ivtab *t) {
+/* Allocates t's arrays for n rows in at most ngroups groups. */
+static bool ivtab_alloc(ivtab *t, uint64_t n, uint64_t ngroups) {
+  size_t m = ngroups ? ngroups : 1;
+  t->n = n;
+  /* Written once each: huge pages where large (util.h). */
+  t->id = gp__tp_array_alloc(n, 8);
+  t->ts = gp__tp_array_alloc(n, 8);
+  t->end = gp__tp_array_alloc(n, 8);
+  t->order = gp__tp_array_alloc(n, 4);
+  t->gpart = malloc(m * sizeof(*t->gpart));
+  t->gplen = malloc(m * 4);
+  t->gnext = malloc(m * 4);
+  t->gstart = calloc(m + 1, 8);
+  return t->id && t->ts && t->end && t->order && t->gpart && t->gplen &&
+         t->gnext && t->gstart;
+}
+
+/* The group of partition bytes part[0, plen) into *g, a new one (the next
+ * number) if t has none yet. Returns 0 or GP_ENOMEM. */
+static int group_of(ivtab *t, const uint8_t *part, uint32_t plen, uint32_t *g) {
+  *g = find_group(t, part, plen);
+  if (*g != UINT32_MAX)
+    return 0;
+  *g = t->ngroups++;
+  t->gpart[*g] = part;
+  t->gplen[*g] = plen;
+  bool ins;
+  uint64_t *head = gp__tp_map_put(&t->gmap, part_hash(part, plen), *g, &ins);
+  if (!head)
+    return GP_ENOMEM;
+  t->gnext[*g] = ins ? UINT32_MAX : (uint32_t)*head;
+  *head = *g;
+  return 0;
+}
+
+/* Just past the nparts partition values at p + at (of size bytes), or 0
+ * if they run past the end. */
+static size_t skip_parts(const uint8_t *p, size_t at, size_t size,
+                         uint32_t nparts) {
+  for (uint32_t k = 0; k < nparts; k++) {
+    if (at + 1 > size)
+      return 0;
+    uint8_t ty = p[at++];
+    if (ty == SQLITE_INTEGER || ty == SQLITE_FLOAT) {
+      at += 8;
+    } else if (ty == SQLITE_TEXT || ty == SQLITE_BLOB) {
+      uint32_t len;
+      if (at + 4 > size)
+        return 0;
+      memcpy(&len, p + at, 4);
+      at += 4 + (size_t)len;
+    }
+    if (at > size)
+      return 0;
+  }
+  return at;
+}
+
+/* Orders t's rows, grp[i] the group of row i (counts of rows per group in
+ * gstart[1..]): by group (stable), then ts within groups (input order
+ * for ties). Returns 0 or GP_ENOMEM. */
+static int order_rows(ivtab *t, const uint32_t *grp) {
+  for (uint32_t g = 0; g < t->ngroups; g++)
+    t->gstart[g + 1] += t->gstart[g];
+  uint64_t *fill = malloc((t->ngroups + 1) * 8);
+  if (!fill)
+    return GP_ENOMEM;
+  memcpy(fill, t->gstart, (t->ngroups + 1) * 8);
+  for (uint64_t i = 0; i < t->n; i++)
+    t->order[fill[grp[i]]++] = (uint32_t)i;
+  free(fill);
+  for (uint32_t g = 0; g < t->ngroups; g++) {
+    uint32_t *o = t->order + t->gstart[g];
+    uint64_t m = t->gstart[g + 1] - t->gstart[g];
+    uint64_t k = 1;
+    while (k < m && t->ts[o[k - 1]] <= t->ts[o[k]])
+      k++;
+    if (k < m)
+      qsort_r(o, m, 4, ts_order_cmp, t->ts);
+  }
+  return 0;
+}
+
+/* Reads an __gp_iv_agg buffer and groups its rows by partition, each
+ * group in ts order (input order for ties). Returns 0, GP_ENOMEM, or
+ * GP_EINVAL with *why set. */
+static int load_iv(const gp__tp_buf *b, uint32_t *nparts, ivtab *t,
+                   const char **why) {
   size_t size = b->n;
   const uint8_t *p = b->p;
+  *why = "interval intersect: not an interval table";
   if (b->count > size / 24)
     return GP_EINVAL;
-  t->n = b->count;
   *nparts = b->nparts;
-  size_t n = t->n ? t->n : 1;
-  /* Written once each: huge pages where large (util.h). */
-  t->id = gp__tp_array_alloc(t->n, 8);
-  t->ts = gp__tp_array_alloc(t->n, 8);
-  t->end = gp__tp_array_alloc(t->n, 8);
-  t->order = gp__tp_array_alloc(t->n, 4);
-  uint32_t *grp = gp__tp_array_alloc(t->n, 4);
-  t->gpart = malloc(n * sizeof(*t->gpart));
-  t->gplen = malloc(n * 4);
-  t->gnext = malloc(n * 4);
-  t->gstart = calloc(n + 1, 8);
+  uint32_t *grp = gp__tp_array_alloc(b->count, 4);
   int rc = GP_ENOMEM;
-  if (!t->id || !t->ts || !t->end || !t->order || !grp || !t->gpart ||
-      !t->gplen || !t->gnext || !t->gstart)
+  if (!ivtab_alloc(t, b->count, b->count) || !grp)
     goto out;
   rc = GP_EINVAL;
   size_t at = 0;
@@ -114,70 +190,114 @@ static int load_iv(const gp__tp_buf *b, uint32_t *nparts, ivtab *t) {
     t->end[i] = dur > INT64_MAX - t->ts[i] ? INT64_MAX : t->ts[i] + dur;
     at += 24;
     const uint8_t *part = p + at;
-    for (uint32_t k = 0; k < b->nparts; k++) {
-      if (at + 1 > size)
-        goto out;
-      uint8_t ty = p[at++];
-      if (ty == SQLITE_INTEGER || ty == SQLITE_FLOAT) {
-        at += 8;
-      } else if (ty == SQLITE_TEXT || ty == SQLITE_BLOB) {
-        uint32_t len;
-        if (at + 4 > size)
-          goto out;
-        memcpy(&len, p + at, 4);
-        at += 4 + (size_t)len;
-      }
-      if (at > size)
-        goto out;
-    }
+    if (!(at = skip_parts(p, at, size, b->nparts)))
+      goto out;
     uint32_t plen = (uint32_t)(p + at - part);
     /* Its group, by partition bytes (first appearance order); rows of one
      * partition usually come together. */
-    uint32_t g = prev && plen == prev_len && memcmp(part, prev, plen) == 0
-                     ? grp[i - 1]
-                     : find_group(t, part, plen);
+    uint32_t g;
+    if (prev && plen == prev_len && memcmp(part, prev, plen) == 0)
+      g = grp[i - 1];
+    else if ((rc = group_of(t, part, plen, &g)) != 0)
+      goto out;
+    rc = GP_EINVAL;
     prev = part;
     prev_len = plen;
-    if (g == UINT32_MAX) {
-      g = t->ngroups++;
-      t->gpart[g] = part;
-      t->gplen[g] = plen;
-      bool ins;
-      uint64_t *head = gp__tp_map_put(&t->gmap, part_hash(part, plen), g, &ins);
-      if (!head) {
-        rc = GP_ENOMEM;
-        goto out;
-      }
-      t->gnext[g] = ins ? UINT32_MAX : (uint32_t)*head;
-      *head = g;
-    }
     grp[i] = g;
     t->gstart[g + 1]++;
   }
-  /* Counting sort by group (stable), then ts order within groups. */
-  for (uint32_t g = 0; g < t->ngroups; g++)
-    t->gstart[g + 1] += t->gstart[g];
-  uint64_t *fill = malloc((t->ngroups + 1) * 8);
-  if (!fill) {
-    rc = GP_ENOMEM;
-    goto out;
-  }
-  memcpy(fill, t->gstart, (t->ngroups + 1) * 8);
-  for (uint64_t i = 0; i < t->n; i++)
-    t->order[fill[grp[i]]++] = (uint32_t)i;
-  free(fill);
-  for (uint32_t g = 0; g < t->ngroups; g++) {
-    uint32_t *o = t->order + t->gstart[g];
-    uint64_t m = t->gstart[g + 1] - t->gstart[g];
-    uint64_t k = 1;
-    while (k < m && t->ts[o[k - 1]] <= t->ts[o[k]])
-      k++;
-    if (k < m)
-      qsort_r(o, m, 4, ts_order_cmp, t->ts);
-  }
-  rc = 0;
+  rc = order_rows(t, grp);
 out:
-  gp__tp_array_free(grp, t->n, 4);
+  gp__tp_array_free(grp, b->count, 4);
+  return rc;
+}
+
+/* A row of an __gp_iv_ci buffer: a track's kept rows [lo, hi) and their
+ * partition bytes. */
+typedef struct seg {
+  int64_t track;
+  uint64_t lo, hi;
+  const uint8_t *part;
+  uint32_t plen;
+} seg;
+
+/*
+ * Reads an __gp_iv_ci buffer (aggbuf.c) as load_iv reads __gp_iv_agg's:
+ * its rows are the intervals of the tracks it names, in its order, each
+ * track's by ts, read from the counter buffer's kept rows (no copy in
+ * between): the rows __gp_iv_agg receives, in the same order, where
+ * counter_leading_intervals! is joined with a table of tracks (SQLite
+ * plans __gp_counter_tracks as the intervals). The same checks as
+ * __gp_iv_agg's, with the same messages.
+ */
+static int load_ivc(gp_tp *tp, const gp__tp_buf *b, uint32_t *nparts, ivtab *t,
+                    const char **why) {
+  size_t size = b->n;
+  const uint8_t *p = b->p;
+  *why = "interval intersect: not an interval table";
+  uint64_t head[2];
+  if (size < sizeof(head) || b->count > (size - sizeof(head)) / 8)
+    return GP_EINVAL;
+  memcpy(head, p, sizeof(head));
+  gp__tp_buf *cb = gp__tp_buf_find(tp, head[0]);
+  ci_kept *k;
+  int rc = cb && cb->magic == CI_MAGIC ? gp__tp_ci_kept(cb, &k) : GP_EINVAL;
+  if (rc)
+    return rc;
+  const ci_rec *rec = (const ci_rec *)cb->p;
+  int64_t trace_end = (int64_t)head[1];
+  *nparts = b->nparts;
+  uint64_t ns = b->count, n = 0;
+  seg *sg = malloc((ns ? ns : 1) * sizeof(*sg));
+  uint32_t *grp = NULL;
+  if (!sg)
+    return GP_ENOMEM;
+  rc = GP_EINVAL;
+  size_t at = sizeof(head);
+  for (uint64_t i = 0; i < ns; i++) {
+    if (at + 8 > size)
+      goto out;
+    memcpy(&sg[i].track, p + at, 8);
+    at += 8;
+    sg[i].part = p + at;
+    if (!(at = skip_parts(p, at, size, b->nparts)))
+      goto out;
+    sg[i].plen = (uint32_t)(p + at - sg[i].part);
+    gp__tp_ci_track(k, rec, sg[i].track, &sg[i].lo, &sg[i].hi);
+    n += sg[i].hi - sg[i].lo;
+  }
+  if (n > UINT32_MAX)
+    goto out;
+  rc = GP_ENOMEM;
+  if (!ivtab_alloc(t, n, ns) || !(grp = gp__tp_array_alloc(n, 4)))
+    goto out;
+  uint64_t i = 0;
+  for (uint64_t s = 0; s < ns; s++) {
+    uint32_t g;
+    if ((rc = group_of(t, sg[s].part, sg[s].plen, &g)) != 0)
+      goto out;
+    rc = GP_EINVAL;
+    for (uint64_t q = sg[s].lo; q < sg[s].hi; q++, i++) {
+      const ci_rec *r = &rec[k->kept[q]];
+      /* An interval lasts until the next of its track, the last until
+       * trace_end (counter_intervals.c's dur). */
+      int64_t dur = gp__tp_ssub(
+          q + 1 < sg[s].hi ? rec[k->kept[q + 1]].ts : trace_end, r->ts);
+      if (r->ts < 0 || dur < 0) {
+        *why = "interval intersect: ts and dur must not be negative";
+        goto out;
+      }
+      t->id[i] = r->id;
+      t->ts[i] = r->ts;
+      t->end[i] = dur > INT64_MAX - r->ts ? INT64_MAX : r->ts + dur;
+      grp[i] = g;
+    }
+    t->gstart[g + 1] += sg[s].hi - sg[s].lo;
+  }
+  rc = order_rows(t, grp);
+out:
+  free(sg);
+  gp__tp_array_free(grp, n, 4);
   return rc;
 }
 
@@ -447,8 +567,8 @@ static int result_add(ivresult *r, const ivset *s, const uint8_t *part,
 }
 
 /* Intersects k interval tables (NULL: an empty table). */
-static int intersect(const gp__tp_buf *const *bufs, int k, ivresult **out,
-                     const char **why) {
+static int intersect(gp_tp *tp, const gp__tp_buf *const *bufs, int k,
+                     ivresult **out, const char **why) {
   ivtab t[MAX_TABLES];
   memset(t, 0, sizeof(t));
   ivresult *r = calloc(1, sizeof(*r));
@@ -465,12 +585,11 @@ static int intersect(const gp__tp_buf *const *bufs, int k, ivresult **out,
       any_empty = true;
       continue;
     }
-    uint32_t np;
-    if ((rc = load_iv(bufs[i], &np, &t[i]))) {
-      *why = rc == GP_ENOMEM ? "out of memory"
-                             : "interval intersect: not an interval table";
+    uint32_t np = 0;
+    rc = bufs[i]->magic == IVC_MAGIC ? load_ivc(tp, bufs[i], &np, &t[i], why)
+                                     : load_iv(bufs[i], &np, &t[i], why);
+    if (rc)
       goto out;
-    }
     if (i == 0 || !r->nparts)
       r->nparts = np;
     else if (np != r->nparts) {
@@ -633,6 +752,8 @@ static int ix_filter(sqlite3_vtab_cursor *cur, int mask, const char *s,
     bool empty;
     bufs[i] = gp__tp_arg_buf(v->tp, argv[i], IV_MAGIC, &empty);
     if (!bufs[i] && !empty)
+      bufs[i] = gp__tp_arg_buf(v->tp, argv[i], IVC_MAGIC, &empty);
+    if (!bufs[i] && !empty)
       return gp__tp_vtab_error(cur->pVtab,
                                "interval intersect: not an interval table");
     key = gp__tp_mix64(key ^ (bufs[i] ? bufs[i]->id : 0)) + (uint64_t)i;
@@ -646,7 +767,7 @@ static int ix_filter(sqlite3_vtab_cursor *cur, int mask, const char *s,
   }
   const char *why = "interval intersect failed";
   ivresult *r = NULL;
-  if (intersect(bufs, k, &r, &why) != 0)
+  if (intersect(v->tp, bufs, k, &r, &why) != 0)
     return gp__tp_vtab_error(cur->pVtab, why);
   r->key = key;
   result_put(v->cached);

@@ -63,10 +63,9 @@ static int m_counter_leading_intervals(const args *a, gp__tp_sb *o, char *err,
                                        size_t errsize) {
   if (arg_count(a, 1, "counter_leading_intervals", err, errsize))
     return GP_ESQL;
-  gp__tp_sb_cat(o,
-                "(SELECT id, ts, dur, track_id, value, next_value, delta_value "
-                "FROM __gp_counter_intervals((SELECT __gp_ci_agg(__gp_c.id, "
-                "__gp_c.ts, __gp_c.track_id, __gp_c.value) FROM ");
+  gp__tp_sb_cat(o, GP_TP_CI_HEAD "(SELECT __gp_ci_agg(__gp_c.id, "
+                                 "__gp_c.ts, __gp_c.track_id, __gp_c.value) "
+                                 "FROM ");
   gp__tp_sb_add(o, a->v[0], a->len[0]);
   gp__tp_sb_cat(o, " AS __gp_c), trace_end()))");
   return 0;

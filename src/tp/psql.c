@@ -72,9 +72,9 @@ static int exec_sql(gp_tp *tp, const char *sql, char *err, size_t errsize) {
 }
 
 /* Replaces the expanded text in *s by gp__tp_psql_inline_ctes' version. */
-static int inline_ctes(gp__tp_sb *s) {
+static int inline_ctes(gp_tp *tp, gp__tp_sb *s) {
   gp__tp_sb out = {0};
-  int rc = gp__tp_psql_inline_ctes(s->p ? s->p : "", &out);
+  int rc = gp__tp_psql_inline_ctes(tp, s->p ? s->p : "", &out);
   free(s->p);
   *s = out;
   if (rc) {
@@ -122,7 +122,7 @@ static int define_relation(gp_tp *tp, const char *p, const char *what,
   gp__tp_sb sel = {0}, s = {0};
   int rc = gp__tp_psql_expand(tp, body, strlen(body), 0, &sel, err, errsize);
   if (!rc)
-    rc = inline_ctes(&sel);
+    rc = inline_ctes(tp, &sel);
   if (!rc && replace) {
     char drop[200];
     snprintf(drop, sizeof(drop), "DROP %s IF EXISTS temp.%s", what, name);
@@ -263,7 +263,7 @@ int gp__tp_psql_run(gp_tp *tp, const char *sql, sqlite3_stmt **stmt,
     rc = gp__tp_psql_expand(tp, text, strlen(text), 0, &ex, msg, sizeof(msg));
     free(text);
     if (!rc)
-      rc = inline_ctes(&ex);
+      rc = inline_ctes(tp, &ex);
     if (rc) {
       free(ex.p);
       return gp__tp_set_error(err, rc, UINT64_MAX, "line %d: %s", line,

@@ -108,12 +108,57 @@ typedef struct args {
 int gp__tp_psql_expand(gp_tp *tp, const char *text, size_t len, int depth,
                        gp__tp_sb *out, char *err, size_t errsize);
 
+/* What counter_leading_intervals!(t) expands to (macros.c) begins with
+ * this; psql_cte.c recognises the expansion by it. */
+#define GP_TP_CI_HEAD                                                          \
+  "(SELECT id, ts, dur, track_id, value, next_value, delta_value "             \
+  "FROM __gp_counter_intervals("
+
 /*
  * Appends sql (one statement, macros expanded) to out, with each interval
  * intersection's read of a CTE of counter intervals pointed at the CTE's
- * body (psql_cte.c says when and why). 0, or GP_ENOMEM (out->oom).
+ * body or its tracks (psql_cte.c says when and why). 0, or GP_ENOMEM
+ * (out->oom).
  */
-int gp__tp_psql_inline_ctes(const char *sql, gp__tp_sb *out);
+int gp__tp_psql_inline_ctes(gp_tp *tp, const char *sql, gp__tp_sb *out);
+
+/* ------------------------------------------------------------------ */
+/* SELECTs that look at one column of their first table (psql_shape.c)  */
+
+/* A plain column of a select list: [q.]col [[AS] name]. */
+typedef struct gp__tp_item {
+  const char *expr; /* q.col or col */
+  size_t elen;
+  const char *name; /* what it is called */
+  size_t nlen;
+  int col; /* which of the first table's columns, or -1: another's */
+} gp__tp_item;
+
+#define GP_TP_MAX_ITEMS 64
+
+/* "(SELECT items FROM src [[AS] alias] rest)": pointers into the text. */
+typedef struct gp__tp_shape {
+  const char *src, *src_end; /* the first table: a name or "(...)" */
+  const char *alias;         /* NULL if none */
+  size_t alen;
+  const char *rest, *end; /* joins and WHERE, up to the closing ')' */
+  int nitems;
+  gp__tp_item items[GP_TP_MAX_ITEMS];
+} gp__tp_shape;
+
+/*
+ * Reads [body, end), "(SELECT ...)", into sh if its first table has the
+ * columns cols[0..ncols) and nothing but that table's column cols[key]
+ * decides which of its rows come out and with what else (psql_shape.c
+ * says which SQL qualifies). Returns false if body is not of that shape.
+ */
+bool gp__tp_sql_keyed_select(const char *body, const char *end,
+                             const char *const *cols, int ncols, int key,
+                             gp__tp_shape *sh);
+
+/* The item of sh named [name, name + n), or NULL if none or several. */
+const gp__tp_item *gp__tp_shape_item(const gp__tp_shape *sh, const char *name,
+                                     size_t n);
 
 /* INCLUDE PERFETTO MODULE name (name may end in ".*"). */
 int gp__tp_psql_include(gp_tp *tp, const char *name, char *err, size_t errsize);

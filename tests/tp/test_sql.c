@@ -11,23 +11,8 @@
 #include "harness.h"
 #include "tp/tputil.h"
 
-/* A trace of one render stage [0, 1000): trace_end() is 1000. */
-static gp_tp *small_trace(void) {
-  tg t;
-  tg_init(&t);
-  tg_packet(&t, 0, 1, 0);
-  gp__pb_begin(&t.w, 53);
-  gp__pb_uint(&t.w, 1, 1);
-  gp__pb_uint(&t.w, 2, 1000);
-  gp__pb_end(&t.w);
-  tg_end(&t);
-  gp_tp *tp = tp_open_tg(&t);
-  tg_fini(&t);
-  return tp;
-}
-
 TEST(tp_sql_interval_intersect_semantics) {
-  gp_tp *tp = small_trace();
+  gp_tp *tp = tp_small_trace();
   /* Half-open overlaps; touching ends do not intersect; an instant p is
    * in [a, b) iff a <= p < b; two instants only at the same point. */
   tp_expect(tp,
@@ -90,7 +75,7 @@ TEST(tp_sql_interval_intersect_semantics) {
 }
 
 TEST(tp_sql_interval_intersect_large_is_linearithmic) {
-  gp_tp *tp = small_trace();
+  gp_tp *tp = tp_small_trace();
   /* 200k x 200k intervals: a nested loop would take minutes. Each [2i,
    * 2i+2) meets [2i+1, 2i+3) and [2i-1, 2i+1): 2 n - 1 results. */
   tp_expect(tp,
@@ -106,7 +91,7 @@ TEST(tp_sql_interval_intersect_large_is_linearithmic) {
 }
 
 TEST(tp_sql_counter_leading_intervals) {
-  gp_tp *tp = small_trace();
+  gp_tp *tp = tp_small_trace();
   /* Track 1: a run of 5s keeps its first, second and last row; a trailing
    * run of 7s keeps only its first two. Track 2: a held row at ts 0 is
    * never kept (Perfetto's sentinel). The last row lasts to trace_end. */
@@ -150,7 +135,7 @@ static char *plan_of(gp_tp *tp, const char *includes, const char *sql) {
 }
 
 TEST(tp_sql_counter_intervals_lookups) {
-  gp_tp *tp = small_trace();
+  gp_tp *tp = tp_small_trace();
   /* Joined by id, a row comes with its neighbours' values (row 3 was
    * thinned away); 4.0 equals 4, the text '4' and NULL equal nothing. */
   static const char inc[] = "INCLUDE PERFETTO MODULE counters.intervals;\n";
@@ -210,7 +195,7 @@ TEST(tp_sql_counter_intervals_lookups) {
 }
 
 TEST(tp_sql_interval_inputs_equal_or_not) {
-  gp_tp *tp = small_trace();
+  gp_tp *tp = tp_small_trace();
   /* Aggregates over the same rows share one buffer; a longer, shorter or
    * different input (matching a prefix first) gets its own, right. */
   tp_expect(
@@ -253,7 +238,7 @@ static const char cte_query[] =
     "JOIN u ON u.id = ii.id_1 GROUP BY k.id ORDER BY k.id";
 
 TEST(tp_sql_interval_cte_read_from_its_body) {
-  gp_tp *tp = small_trace();
+  gp_tp *tp = tp_small_trace();
   /* The same sums whether SQLite materializes u (as the query asks) or
    * the intersection reads u's body (the default). */
   for (int m = 0; m < 2; m++) {
@@ -310,7 +295,7 @@ TEST(tp_sql_interval_cte_read_from_its_body) {
 }
 
 TEST(tp_sql_macros) {
-  gp_tp *tp = small_trace();
+  gp_tp *tp = tp_small_trace();
   tp_expect(tp,
             "CREATE PERFETTO MACRO add_one(x Expr) RETURNS Expr AS $x + 1;\n"
             "CREATE PERFETTO MACRO twice(x Expr) RETURNS Expr AS "
@@ -350,7 +335,7 @@ TEST(tp_sql_macros) {
 }
 
 TEST(tp_sql_modules_and_statements) {
-  gp_tp *tp = small_trace();
+  gp_tp *tp = tp_small_trace();
   char msg[512];
   tp_fail(tp, "INCLUDE PERFETTO MODULE no.such.module;", msg, sizeof(msg));
   ASSERT(strstr(msg, "unknown module 'no.such.module'") != NULL);
@@ -371,7 +356,7 @@ TEST(tp_sql_modules_and_statements) {
 }
 
 TEST(tp_sql_create_perfetto_objects) {
-  gp_tp *tp = small_trace();
+  gp_tp *tp = tp_small_trace();
   tp_expect(tp,
             "CREATE PERFETTO TABLE t(x LONG, y STRING) AS SELECT 1 AS x, 'a' "
             "AS y;\n"

@@ -72,6 +72,20 @@ gp_tp *tp_open_tg(tg *t) {
   return tp;
 }
 
+gp_tp *tp_small_trace(void) {
+  tg t;
+  tg_init(&t);
+  tg_packet(&t, 0, 1, 0);
+  gp__pb_begin(&t.w, 53);
+  gp__pb_uint(&t.w, 1, 1);
+  gp__pb_uint(&t.w, 2, 1000);
+  gp__pb_end(&t.w);
+  tg_end(&t);
+  gp_tp *tp = tp_open_tg(&t);
+  tg_fini(&t);
+  return tp;
+}
+
 char *tp_csv(gp_tp *tp, const char *sql) {
   char *buf = NULL;
   size_t n = 0;

@@ -38,6 +38,10 @@ gp_tp *tp_open_bytes(const uint8_t *data, size_t size);
 /* Opens the bytes of t; asserts success. */
 gp_tp *tp_open_tg(tg *t);
 
+/* A trace of one render stage [0, 1000): trace_end() is 1000 (SQL tests
+ * over their own VALUES). */
+gp_tp *tp_small_trace(void);
+
 /* Runs sql and returns its CSV (malloc'ed); asserts success. */
 char *tp_csv(gp_tp *tp, const char *sql);
 
