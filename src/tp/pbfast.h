@@ -13,6 +13,19 @@
 #include "gpuperf/error.h"
 #include "perfetto/pb.h"
 
+/* The little-endian 64-bit word at p. */
+static inline uint64_t gp__tp_le64(const uint8_t *p) {
+  uint64_t v;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(&v, p, 8);
+#else
+  v = 0;
+  for (int i = 0; i < 8; i++)
+    v |= (uint64_t)p[i] << (8 * i);
+#endif
+  return v;
+}
+
 static inline int gp__tp_pb_next(gp__pb_reader *r, gp__pb_field *f) {
   const uint8_t *p = r->p, *end = r->end;
   if (p >= end)
@@ -26,7 +39,8 @@ static inline int gp__tp_pb_next(gp__pb_reader *r, gp__pb_field *f) {
       return GP_ECORRUPT;
     p += n;
   }
-  if ((tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
+  /* Field numbers 1 .. 2^29 - 1: tags 8 .. 2^32 - 1, in one comparison. */
+  if (tag - 8 > 0xfffffff7ull)
     return GP_ECORRUPT;
   f->id = (uint32_t)(tag >> 3);
   f->wire_type = (uint32_t)(tag & 7);
@@ -64,9 +78,7 @@ static inline int gp__tp_pb_next(gp__pb_reader *r, gp__pb_field *f) {
   case GP_PB_I64:
     if (end - p < 8)
       return GP_ECORRUPT;
-    f->value = 0;
-    for (int i = 0; i < 8; i++)
-      f->value |= (uint64_t)p[i] << (8 * i);
+    f->value = gp__tp_le64(p);
     f->data = NULL;
     f->size = 0;
     p += 8;

@@ -43,6 +43,7 @@ GP_TEST_ENTRY(tp_api_result_sets_side_by_side, 20)
 GP_TEST_ENTRY(tp_corrupt_random_bytes, 60)
 GP_TEST_ENTRY(tp_corrupt_truncated_at_every_offset, 60)
 GP_TEST_ENTRY(tp_corrupt_length_past_end, 20)
+GP_TEST_ENTRY(tp_corrupt_field_numbers, 10)
 GP_TEST_ENTRY(tp_corrupt_deep_nesting, 60)
 GP_TEST_ENTRY(tp_corrupt_cli_exit_status, 30)
 

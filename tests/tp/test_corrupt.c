@@ -155,6 +155,19 @@ TEST(tp_corrupt_length_past_end) {
   tg_fini(&t);
 }
 
+/* Field numbers run from 1 to 2^29 - 1: 0 and 2^29 are malformed, the
+ * largest is an unknown field like any other. */
+TEST(tp_corrupt_field_numbers) {
+  gp_tp_error err;
+  const uint8_t zero[] = {0x0a, 0x02, 0x00, 0x01};
+  ASSERT_ERR(try_open(zero, sizeof(zero), 0, &err), GP_ECORRUPT);
+  const uint8_t too_big[] = {0x0a, 0x06, 0x80, 0x80, 0x80, 0x80, 0x10, 0x01};
+  ASSERT_ERR(try_open(too_big, sizeof(too_big), 0, &err), GP_ECORRUPT);
+  const uint8_t largest[] = {0x0a, 0x08, 0x40, 0x05, 0xf8,
+                             0xff, 0xff, 0xff, 0x0f, 0x01};
+  ASSERT_EQ(try_open(largest, sizeof(largest), 0, &err), 0);
+}
+
 TEST(tp_corrupt_deep_nesting) {
   /* 100 000 levels of nested messages in an unknown field, then in a
    * debug annotation: the importer reads only as deep as the schema goes
