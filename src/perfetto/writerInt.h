@@ -306,6 +306,18 @@ static inline uint8_t *gp__tw_put_track_event(uint8_t *p, uint32_t type,
   return p;
 }
 
+/* Puts at p, in 48 + 35 bytes reserved, a plain packet whose TrackEvent
+ * ends the slice on track uuid at ts; returns its end. The second packet
+ * of a slice written in one reservation. */
+static inline uint8_t *gp__tw_put_slice_end_packet(const gp__tw *w, uint8_t *p,
+                                                   uint64_t ts, uint64_t uuid) {
+  uint8_t *p0 = p;
+  p = gp__tw_put_packet_head(w, p0, ts, 0);
+  p = gp__tw_put_track_event(p, GP_PB_TE_TYPE_SLICE_END, 0, uuid);
+  gp__pb_put_len2(p0 + 1, (uint64_t)(p - p0 - 3));
+  return p;
+}
+
 /* Queues an interned entry for the next packet. */
 void gp__tw_pend(gp__tw *w, uint32_t kind, uint64_t iid, uint64_t a, uint64_t b,
                  const tw_entry *p);

@@ -551,11 +551,7 @@ static void write_slice(gp__tw *w, const gpu_work *g, uint64_t name_iid,
                                         GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
     p = gp__tw_put_track_event(p, GP_PB_TE_TYPE_SLICE_BEGIN, name_iid, uuid);
     gp__pb_put_len2(p0 + 1, (uint64_t)(p - p0 - 3));
-    uint8_t *p1 = p;
-    p = gp__tw_put_packet_head(w, p1, g->end, 0);
-    p = gp__tw_put_track_event(p, GP_PB_TE_TYPE_SLICE_END, 0, uuid);
-    gp__pb_put_len2(p1 + 1, (uint64_t)(p - p1 - 3));
-    pb->p = p;
+    pb->p = gp__tw_put_slice_end_packet(w, p, g->end, uuid);
     w->st.packets += 2;
     return;
   }

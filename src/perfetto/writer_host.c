@@ -426,11 +426,7 @@ void gp__tw_api(gp__tw *w, const gp_activity_api *a) {
                                         GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
     p = put_api_begin(w, p, a, &c);
     gp__pb_put_len2(p0 + 1, (uint64_t)(p - p0 - 3));
-    uint8_t *p1 = p;
-    p = gp__tw_put_packet_head(w, p1, a->end, 0);
-    p = gp__tw_put_track_event(p, GP_PB_TE_TYPE_SLICE_END, 0, track);
-    gp__pb_put_len2(p1 + 1, (uint64_t)(p - p1 - 3));
-    pb->p = p;
+    pb->p = gp__tw_put_slice_end_packet(w, p, a->end, track);
     w->st.packets += 2;
   } else {
     uint8_t *p = gp__tw_packet_open(
