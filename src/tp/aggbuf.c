@@ -76,10 +76,18 @@ static const uint8_t *acc_bytes(const acc *a) {
   return a->same_id ? a->same_p : a->data.v;
 }
 
-/* The state; on the first row, the latest buffer of this kind to match. */
-static acc *get_acc(sqlite3_context *ctx, uint32_t magic) {
+/* A step's state (on the first row, with the latest buffer of this kind
+ * to match), or NULL where the step has nothing to do: out of memory
+ * (reported to SQLite here) or an earlier row already failed. */
+static acc *step_acc(sqlite3_context *ctx, uint32_t magic) {
   acc *a = sqlite3_aggregate_context(ctx, sizeof(acc));
-  if (a && !a->started) {
+  if (!a) {
+    sqlite3_result_error_nomem(ctx);
+    return NULL;
+  }
+  if (a->error)
+    return NULL;
+  if (!a->started) {
     a->started = true;
     gp_tp *tp = sqlite3_user_data(ctx);
     for (size_t i = tp->bufs.n; i-- > 0;)
@@ -226,12 +234,8 @@ static bool put_record(acc *b, uint8_t *rec, size_t n, int nv,
 
 /* Record: id, ts, dur (int64 each), then the partition values. */
 static void iv_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
-  acc *b = get_acc(ctx, IV_MAGIC);
-  if (!b) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  if (b->error)
+  acc *b = step_acc(ctx, IV_MAGIC);
+  if (!b)
     return;
   if (argc < 3 || argc > 3 + MAX_PARTS) {
     acc_fail(b, "interval intersect: bad number of columns");
@@ -275,12 +279,8 @@ static void iv_final(sqlite3_context *ctx) {
  * columns).
  */
 static void ivc_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
-  acc *b = get_acc(ctx, IVC_MAGIC);
-  if (!b) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  if (b->error)
+  acc *b = step_acc(ctx, IVC_MAGIC);
+  if (!b)
     return;
   if (argc < 3 || argc > 3 + MAX_PARTS) {
     acc_fail(b, "interval intersect: bad number of columns");
@@ -321,12 +321,8 @@ static void ivc_final(sqlite3_context *ctx) {
 /* __gp_ci_agg(id, ts, track_id, value)                                  */
 
 static void ci_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
-  acc *b = get_acc(ctx, CI_MAGIC);
-  if (!b) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  if (b->error || (argc != 4 && argc != 5))
+  acc *b = step_acc(ctx, CI_MAGIC);
+  if (!b || (argc != 4 && argc != 5))
     return;
   if (argc == 5) { /* __gp_ci_agg(key, ...): see __gp_ci_memo */
     b->memo_key = (uint64_t)sqlite3_value_int64(v[0]);
@@ -356,12 +352,8 @@ static void ci_final(sqlite3_context *ctx) {
 /* __gp_ci_tracks(key, track_id): the state's data are the track ids. */
 static void ci_tracks_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   /* Magic 0: no buffer to match, the tracks are not what is handed out. */
-  acc *b = get_acc(ctx, 0);
-  if (!b) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  if (b->error || argc != 2)
+  acc *b = step_acc(ctx, 0);
+  if (!b || argc != 2)
     return;
   b->memo_key = (uint64_t)sqlite3_value_int64(v[0]);
   if (sqlite3_value_type(v[1]) != SQLITE_INTEGER) {
