@@ -123,17 +123,7 @@ static int ci_best_index(sqlite3_vtab *tab, sqlite3_index_info *info) {
 
 static int ci_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {
   (void)tab;
-  ci_cursor *c = sqlite3_malloc(sizeof(*c));
-  if (!c)
-    return SQLITE_NOMEM;
-  memset(c, 0, sizeof(*c));
-  *out = &c->base;
-  return SQLITE_OK;
-}
-
-static int ci_close(sqlite3_vtab_cursor *cur) {
-  sqlite3_free(cur);
-  return SQLITE_OK;
+  return gp__tp_cursor_open(sizeof(ci_cursor), out);
 }
 
 static void ci_kept_free(void *p) {
@@ -492,7 +482,7 @@ sqlite3_module gp__tp_counter_intervals_module = {
     .xBestIndex = ci_best_index,
     .xDisconnect = ci_disconnect,
     .xOpen = ci_open,
-    .xClose = ci_close,
+    .xClose = gp__tp_cursor_close,
     .xFilter = ci_filter,
     .xNext = ci_next,
     .xEof = ci_eof,
@@ -573,12 +563,7 @@ static int ct_best_index(sqlite3_vtab *tab, sqlite3_index_info *info) {
 
 static int ct_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {
   (void)tab;
-  ct_cursor *c = sqlite3_malloc(sizeof(*c));
-  if (!c)
-    return SQLITE_NOMEM;
-  memset(c, 0, sizeof(*c));
-  *out = &c->base;
-  return SQLITE_OK;
+  return gp__tp_cursor_open(sizeof(ct_cursor), out);
 }
 
 /* The end of the track that starts at c->pos. */
@@ -656,7 +641,7 @@ sqlite3_module gp__tp_counter_tracks_module = {
     .xBestIndex = ct_best_index,
     .xDisconnect = ci_disconnect,
     .xOpen = ct_open,
-    .xClose = ci_close,
+    .xClose = gp__tp_cursor_close,
     .xFilter = ct_filter,
     .xNext = ct_next,
     .xEof = ct_eof,

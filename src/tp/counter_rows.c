@@ -75,17 +75,7 @@ static int ids_best_index(sqlite3_vtab *tab, sqlite3_index_info *info) {
 
 static int ids_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {
   (void)tab;
-  ids_cursor *c = sqlite3_malloc(sizeof(*c));
-  if (!c)
-    return SQLITE_NOMEM;
-  memset(c, 0, sizeof(*c));
-  *out = &c->base;
-  return SQLITE_OK;
-}
-
-static int ids_close(sqlite3_vtab_cursor *cur) {
-  sqlite3_free(cur);
-  return SQLITE_OK;
+  return gp__tp_cursor_open(sizeof(ids_cursor), out);
 }
 
 /* v->ids from the store: a bitmap of the track ids seen, in one pass (the
@@ -194,7 +184,7 @@ sqlite3_module gp__tp_counter_ids_module = {
     .xBestIndex = ids_best_index,
     .xDisconnect = ids_disconnect,
     .xOpen = ids_open,
-    .xClose = ids_close,
+    .xClose = gp__tp_cursor_close,
     .xFilter = ids_filter,
     .xNext = ids_next,
     .xEof = ids_eof,

@@ -109,12 +109,7 @@ static int fn_best_index(sqlite3_vtab *tab, sqlite3_index_info *info) {
 
 static int fn_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {
   (void)tab;
-  fn_cursor *c = sqlite3_malloc(sizeof(*c));
-  if (!c)
-    return SQLITE_NOMEM;
-  memset(c, 0, sizeof(*c));
-  *out = &c->base;
-  return SQLITE_OK;
+  return gp__tp_cursor_open(sizeof(fn_cursor), out);
 }
 
 static int fn_close(sqlite3_vtab_cursor *cur) {

@@ -129,6 +129,12 @@ void gp__tp_bufs_clear(gp_tp *tp);
  * tables over tp->db. */
 int gp__tp_vtab_register(gp_tp *tp, char *err, size_t errsize);
 
+/* xOpen of a virtual table whose cursor (size bytes, its
+ * sqlite3_vtab_cursor first) starts zeroed; xClose of one that holds
+ * nothing besides. vtab.c. */
+int gp__tp_cursor_open(size_t size, sqlite3_vtab_cursor **out);
+int gp__tp_cursor_close(sqlite3_vtab_cursor *cur);
+
 /* The lazily built index of (table, col); NULL if memory runs out. */
 const gp__tp_colindex *gp__tp_index(gp_tp *tp, int table, int col);
 

@@ -165,21 +165,31 @@ static int vt_best_index(sqlite3_vtab *tab, sqlite3_index_info *info) {
   return SQLITE_OK;
 }
 
-static int vt_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {
-  vtab *v = (vtab *)tab;
-  cursor *c = sqlite3_malloc(sizeof(*c));
+/* See sqlInt.h. */
+int gp__tp_cursor_open(size_t size, sqlite3_vtab_cursor **out) {
+  sqlite3_vtab_cursor *c = sqlite3_malloc((int)size);
   if (!c)
     return SQLITE_NOMEM;
-  memset(c, 0, sizeof(*c));
-  c->def = gp__tp_tables[v->table];
-  c->db = v->tp->db;
-  c->cache.set = UINT64_MAX;
-  *out = &c->base;
+  memset(c, 0, size);
+  *out = c;
   return SQLITE_OK;
 }
 
-static int vt_close(sqlite3_vtab_cursor *cur) {
+/* See sqlInt.h. */
+int gp__tp_cursor_close(sqlite3_vtab_cursor *cur) {
   sqlite3_free(cur);
+  return SQLITE_OK;
+}
+
+static int vt_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {
+  vtab *v = (vtab *)tab;
+  int rc = gp__tp_cursor_open(sizeof(cursor), out);
+  if (rc != SQLITE_OK)
+    return rc;
+  cursor *c = (cursor *)*out;
+  c->def = gp__tp_tables[v->table];
+  c->db = v->tp->db;
+  c->cache.set = UINT64_MAX;
   return SQLITE_OK;
 }
 
@@ -335,7 +345,7 @@ static sqlite3_module module = {
     .xDisconnect = vt_disconnect,
     .xDestroy = vt_disconnect,
     .xOpen = vt_open,
-    .xClose = vt_close,
+    .xClose = gp__tp_cursor_close,
     .xFilter = vt_filter,
     .xNext = vt_next,
     .xEof = vt_eof,
