@@ -515,11 +515,9 @@ typedef struct gp__tp_merge {
   uint32_t *heap;    /* runs by (head ts, head position) */
   uint32_t nheap;
   size_t nruns;
-  uint32_t *left; /* entries of each piece of a not yet taken */
-  size_t npieces;
-  /* The same per span of entries, a few KB of input each (finer than
-   * pieces, which are worth a system call each), and the least input
-   * offset of each span's entries and those after. */
+  /* Per span of entries (a few KB of input; a piece of the array given
+   * back, a system call each, is 8 spans): the entries not yet taken,
+   * and the least input offset of the span's entries and those after. */
   uint32_t *span_left;
   uint64_t *smin;
   size_t nspans;

@@ -28,7 +28,8 @@
 #define BLOCK 256   /* entries a block sort puts in order, in cache */
 #define MIN_RUN 64  /* shorter runs on average: sort blocks first */
 #define PIECE 16384 /* entries the merge gives back at once (256 KiB) */
-#define SPAN 2048   /* entries per least input offset kept */
+#define SPAN 2048   /* entries per count and least input offset kept */
+_Static_assert(PIECE % SPAN == 0, "a piece is whole spans");
 
 /* Ties go to the entry earlier in the array: the merge is stable. */
 static bool run_less(const gp__tp_merge *m, uint32_t x, uint32_t y) {
@@ -99,7 +100,6 @@ int gp__tp_merge_init(gp__tp_merge *m, gp__tp_entry *a, size_t cap, size_t n) {
   m->a = a;
   m->cap = cap;
   m->n = n;
-  m->npieces = (n + PIECE - 1) / PIECE;
   m->nspans = (n + SPAN - 1) / SPAN;
   size_t nruns = n ? count_runs(a, n) : 0;
   if (nruns > n / MIN_RUN) {
@@ -110,21 +110,17 @@ int gp__tp_merge_init(gp__tp_merge *m, gp__tp_entry *a, size_t cap, size_t n) {
   }
   /* The bookkeeping lives in its own mappings (gp__tp_array_alloc) where
    * large, so that freeing it leaves the C heap as it was. */
-  size_t np = m->npieces ? m->npieces : 1, nr = nruns ? nruns : 1;
-  size_t ns = m->nspans ? m->nspans : 1;
+  size_t nr = nruns ? nruns : 1, ns = m->nspans ? m->nspans : 1;
   m->pos = gp__tp_array_alloc(nr, sizeof(*m->pos));
   m->end = gp__tp_array_alloc(nr, sizeof(*m->end));
   m->heap = gp__tp_array_alloc(nr, sizeof(*m->heap));
-  m->left = gp__tp_array_alloc(np, sizeof(*m->left));
   m->span_left = gp__tp_array_alloc(ns, sizeof(*m->span_left));
   m->smin = gp__tp_array_alloc(ns, sizeof(*m->smin));
   m->nruns = nr;
-  if (!m->pos || !m->end || !m->heap || !m->left || !m->span_left || !m->smin) {
+  if (!m->pos || !m->end || !m->heap || !m->span_left || !m->smin) {
     gp__tp_merge_fini(m);
     return GP_ENOMEM;
   }
-  for (size_t p = 0; p < np; p++)
-    m->left[p] = (uint32_t)(n - p * PIECE < PIECE ? n - p * PIECE : PIECE);
   uint64_t low = UINT64_MAX;
   for (size_t p = ns; p-- > 0;) {
     size_t lo = p * SPAN, hi = lo + SPAN < n ? lo + SPAN : n;
@@ -157,11 +153,15 @@ bool gp__tp_merge_next(gp__tp_merge *m, gp__tp_entry *out) {
   uint32_t top = m->heap[0];
   size_t at = m->pos[top]++;
   *out = m->a[at];
-  m->span_left[at / SPAN]--;
-  size_t p = at / PIECE;
-  if (--m->left[p] == 0)
-    gp__tp_vec_drop(m->a, m->cap, sizeof(*m->a), p * PIECE,
-                    p * PIECE + PIECE > m->n ? m->n : p * PIECE + PIECE);
+  if (--m->span_left[at / SPAN] == 0) {
+    /* The piece goes when its last span with entries left empties. */
+    size_t p = at / PIECE, s = p * (PIECE / SPAN), e = s + PIECE / SPAN;
+    while (s < e && s < m->nspans && m->span_left[s] == 0)
+      s++;
+    if (s == e || s == m->nspans)
+      gp__tp_vec_drop(m->a, m->cap, sizeof(*m->a), p * PIECE,
+                      p * PIECE + PIECE > m->n ? m->n : p * PIECE + PIECE);
+  }
   if (m->pos[top] == m->end[top])
     m->heap[0] = m->heap[--m->nheap];
   if (m->nheap)
@@ -178,12 +178,11 @@ uint64_t gp__tp_merge_low_off(gp__tp_merge *m) {
 
 /* See import.h. */
 void gp__tp_merge_fini(gp__tp_merge *m) {
-  size_t np = m->npieces ? m->npieces : 1, ns = m->nspans ? m->nspans : 1;
+  size_t ns = m->nspans ? m->nspans : 1;
   gp__tp_vec_release(m->a, m->cap, sizeof(*m->a));
   gp__tp_array_free(m->pos, m->nruns, sizeof(*m->pos));
   gp__tp_array_free(m->end, m->nruns, sizeof(*m->end));
   gp__tp_array_free(m->heap, m->nruns, sizeof(*m->heap));
-  gp__tp_array_free(m->left, np, sizeof(*m->left));
   gp__tp_array_free(m->span_left, ns, sizeof(*m->span_left));
   gp__tp_array_free(m->smin, ns, sizeof(*m->smin));
   memset(m, 0, sizeof(*m));
