@@ -232,6 +232,19 @@ static bool put_record(acc *b, uint8_t *rec, size_t n, int nv,
   return n == 0 || put(b, rec, n);
 }
 
+/* Puts an interval row of __gp_iv_agg or __gp_iv_ci: the fixed bytes of
+ * rec (room for the partition values after them), then the partition
+ * values v[3 .. argc). */
+static void iv_row(acc *b, uint8_t *rec, size_t fixed, int argc,
+                   sqlite3_value **v) {
+  b->nparts = (uint32_t)(argc - 3);
+  if (!put_record(b, rec, fixed, argc - 3, v + 3)) {
+    acc_fail(b, "interval intersect: out of memory");
+    return;
+  }
+  b->count++;
+}
+
 /* Record: id, ts, dur (int64 each), then the partition values. */
 static void iv_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   acc *b = step_acc(ctx, IV_MAGIC);
@@ -252,16 +265,11 @@ static void iv_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
     acc_fail(b, "interval intersect: ts and dur must not be negative");
     return;
   }
-  b->nparts = (uint32_t)(argc - 3);
   uint8_t rec[24 + MAX_PARTS * 9];
   memcpy(rec, &id, 8);
   memcpy(rec + 8, &ts, 8);
   memcpy(rec + 16, &dur, 8);
-  if (!put_record(b, rec, 24, argc - 3, v + 3)) {
-    acc_fail(b, "interval intersect: out of memory");
-    return;
-  }
-  b->count++;
+  iv_row(b, rec, 24, argc, v);
 }
 
 static void iv_final(sqlite3_context *ctx) {
@@ -302,15 +310,10 @@ static void ivc_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
                          : "interval intersect: out of memory");
     return;
   }
-  b->nparts = (uint32_t)(argc - 3);
   int64_t track = sqlite3_value_int64(v[2]);
   uint8_t rec[8 + MAX_PARTS * 9];
   memcpy(rec, &track, 8);
-  if (!put_record(b, rec, 8, argc - 3, v + 3)) {
-    acc_fail(b, "interval intersect: out of memory");
-    return;
-  }
-  b->count++;
+  iv_row(b, rec, 8, argc, v);
 }
 
 static void ivc_final(sqlite3_context *ctx) {
