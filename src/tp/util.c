@@ -139,11 +139,10 @@ bool gp__tp_vec_grow(void **v, size_t *cap, size_t *ready, size_t n,
     p = map_huge(map_len(bytes), NULL, 0);
     if (p == MAP_FAILED)
       return false;
-    nready = 0;
-    if (n) {
-      make_ready(p, ncap, &nready, n, elem);
+    nready = 0; /* present before the copy: one call for all of it */
+    make_ready(p, ncap, &nready, want, elem);
+    if (n)
       memcpy(p, *v, n * elem);
-    }
     free(*v);
   }
   *v = p;
