@@ -51,14 +51,11 @@ enum {
  * the one lookup taken besides them. */
 enum { CI_BY_ID = 1 << 2, CI_BY_TRACK = 1 << 3 };
 
-static int ci_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                      sqlite3_vtab **out, char **err) {
-  (void)argc;
-  (void)argv;
-  (void)err;
-  int rc = sqlite3_declare_vtab(
-      db, "CREATE TABLE x(id, ts, dur, track_id, value, next_value, "
-          "delta_value, b HIDDEN, trace_end HIDDEN)");
+/* Declares schema and makes the table over tp (aux): both of this file's
+ * tables are a ci_vtab. */
+static int connect_as(sqlite3 *db, void *aux, const char *schema,
+                      sqlite3_vtab **out) {
+  int rc = sqlite3_declare_vtab(db, schema);
   if (rc != SQLITE_OK)
     return rc;
   ci_vtab *v = sqlite3_malloc(sizeof(*v));
@@ -68,6 +65,17 @@ static int ci_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
   v->tp = aux;
   *out = &v->base;
   return SQLITE_OK;
+}
+
+static int ci_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                      sqlite3_vtab **out, char **err) {
+  (void)argc;
+  (void)argv;
+  (void)err;
+  return connect_as(db, aux,
+                    "CREATE TABLE x(id, ts, dur, track_id, value, next_value, "
+                    "delta_value, b HIDDEN, trace_end HIDDEN)",
+                    out);
 }
 
 static int ci_disconnect(sqlite3_vtab *v) {
@@ -518,17 +526,8 @@ static int ct_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
   (void)argc;
   (void)argv;
   (void)err;
-  int rc = sqlite3_declare_vtab(
-      db, "CREATE TABLE x(track_id, b HIDDEN, trace_end HIDDEN)");
-  if (rc != SQLITE_OK)
-    return rc;
-  ci_vtab *v = sqlite3_malloc(sizeof(*v));
-  if (!v)
-    return SQLITE_NOMEM;
-  memset(v, 0, sizeof(*v));
-  v->tp = aux;
-  *out = &v->base;
-  return SQLITE_OK;
+  return connect_as(
+      db, aux, "CREATE TABLE x(track_id, b HIDDEN, trace_end HIDDEN)", out);
 }
 
 /* Besides the two arguments: track_id = ? (binary search). Costed as
