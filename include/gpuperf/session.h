@@ -186,8 +186,14 @@ typedef struct gp_session_options {
 } gp_session_options;
 
 /*
- * Starts a session writing to the file at path (created or truncated;
- * copied), or, with path NULL, to opts->output_fd. cfg is copied; opts may
+ * Starts a session writing to the file at path (copied), or, with path
+ * NULL, to opts->output_fd. A regular file is written beside path, as
+ * path.tmp-XXXXXX, and replaces path at gp_session_stop(): a session that
+ * fails to start, or a process killed while recording, leaves a previous
+ * file at path as it was. After a write error the trace written so far
+ * (whole packets) still takes path's place and a previous file is kept as
+ * path.old. A device or pipe at path is written directly. cfg is copied;
+ * opts may
  * be NULL. Starts counter sampling on the devices that exist now and on
  * those whose counter catalogs appear while the session runs. Returns
  * GP_EINVAL for bad arguments, -errno if the file cannot be opened,
@@ -204,8 +210,10 @@ GP_EXPORT int gp_session_start(const gp_trace_config *cfg, const char *path,
 
 /*
  * Stops a session: stops its counter sampling, delivers every record
- * (GPU work in flight included: a forced flush), writes the last packets
- * and closes its file. Returns 0 or the first write error of the session.
+ * (GPU work in flight included: a forced flush), writes the last packets,
+ * closes its file and puts it in place (see gp_session_start()). Returns 0
+ * or the first write error of the session, or -errno if the file could
+ * not be put in place (it is then still at path.tmp-XXXXXX).
  * Stopping twice returns the same result.
  */
 GP_EXPORT int gp_session_stop(gp_session *s);

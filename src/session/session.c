@@ -350,6 +350,75 @@ static gp_trace_config *copy_config(const gp_trace_config *cfg) {
   return c;
 }
 
+/*
+ * Opens what a session writes for path. A regular file (or a new one) is
+ * written beside it, as path.tmp-XXXXXX, and takes path's place only at a
+ * stop (finish_output), so that a session that fails or is killed leaves
+ * the previous file as it was. Anything else (a device, a pipe) is
+ * written directly.
+ */
+static int open_output(gp_session *s, const char *path,
+                       const gp_session_options *opts) {
+  struct stat st;
+  bool direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+  /* A link to a file: the file is replaced, the link stays. */
+  char *real = NULL;
+  if (!direct && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+    real = realpath(path, NULL);
+  s->path = real ? real : strdup(path);
+  size_t n = s->path ? strlen(s->path) + sizeof(".tmp-XXXXXX") : 0;
+  s->tmp = direct || !s->path ? NULL : malloc(n);
+  if (!s->path || (!direct && !s->tmp))
+    return GP_ENOMEM;
+  if (direct) {
+    s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  } else {
+    snprintf(s->tmp, n, "%s.tmp-XXXXXX", s->path);
+    s->fd = mkostemp(s->tmp, O_CLOEXEC);
+    if (s->fd >= 0)
+      fchmod(s->fd, 0644);
+  }
+  if (s->fd < 0) {
+    int e = errno;
+    gp__session_error(opts, "cannot create %s: %s", direct ? path : s->tmp,
+                      strerror(e));
+    free(s->tmp);
+    s->tmp = NULL; /* nothing was created */
+    return -e;
+  }
+  s->own_fd = true;
+  return 0;
+}
+
+/*
+ * Puts the file written beside the output in its place, after a stop that
+ * closed it. After a write error the trace is still readable (the writer
+ * cut it back to whole packets): it takes the output's place too, and a
+ * previous file there is kept as path.old, as `gpuperf record` does.
+ */
+static int finish_output(gp_session *s, int rc) {
+  if (!s->tmp)
+    return rc;
+  if (rc != 0) {
+    struct stat st;
+    size_t n = strlen(s->path) + sizeof(".old");
+    char *old = malloc(n);
+    if (old && lstat(s->path, &st) == 0) {
+      snprintf(old, n, "%s.old", s->path);
+      if (rename(s->path, old) != 0) {
+        free(old);
+        return rc; /* the partial trace stays at s->tmp */
+      }
+    }
+    free(old);
+  }
+  if (rename(s->tmp, s->path) != 0)
+    return rc ? rc : -errno; /* then the trace is still at s->tmp */
+  free(s->tmp);
+  s->tmp = NULL;
+  return rc;
+}
+
 static int start(const gp_trace_config *cfg, const char *path,
                  const gp_session_options *opts, bool env,
                  const gp__session_sink *sink, gp_session **out) {
@@ -376,13 +445,8 @@ static int start(const gp_trace_config *cfg, const char *path,
   if (sink) {
     s->fd = -1;
   } else if (path) {
-    s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (s->fd < 0) {
-      rc = -errno;
-      gp__session_error(opts, "cannot create %s: %s", path, strerror(errno));
+    if ((rc = open_output(s, path, opts)) != 0)
       goto fail;
-    }
-    s->own_fd = true;
   } else {
     s->fd = opts->output_fd;
   }
@@ -440,11 +504,12 @@ fail_slot:
   pthread_mutex_unlock(&g_lock);
 fail:
   gp__tw_destroy(s->w);
-  if (s->own_fd) {
+  if (s->own_fd)
     close(s->fd);
-    if (path)
-      unlink(path);
-  }
+  if (s->tmp)
+    unlink(s->tmp);
+  free(s->tmp);
+  free(s->path);
   gp_trace_config_destroy(s->cfg);
   pthread_cond_destroy(&s->cond);
   pthread_mutex_destroy(&s->lock);
@@ -521,6 +586,7 @@ static int session_stop(gp_session *s, bool from_helper) {
     if (close(s->fd) != 0 && s->stop_rc == 0)
       s->stop_rc = -errno;
     s->fd = -1;
+    s->stop_rc = finish_output(s, s->stop_rc);
   }
   if (s->slot >= 0) {
     pthread_mutex_lock(&g_lock);
@@ -573,6 +639,8 @@ void gp_session_destroy(gp_session *s) {
   if (!s->w_inherited)
     gp__tw_destroy(s->w);
   gp_trace_config_destroy(s->cfg);
+  free(s->tmp);
+  free(s->path);
   pthread_cond_destroy(&s->cond);
   pthread_mutex_destroy(&s->lock);
   free(s);

@@ -31,7 +31,9 @@ struct gp_session {
   gp__tw *w;
   int fd;
   bool own_fd;
-  bool env; /* started from GPUPERF_RECORD_DIR */
+  char *path; /* the file asked for, written as tmp until a good stop */
+  char *tmp;  /* beside it; NULL when writing path itself (a device) */
+  bool env;   /* started from GPUPERF_RECORD_DIR */
   bool stopped;
   int stop_rc;
   int slot;

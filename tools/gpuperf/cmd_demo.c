@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/mman.h>
 #include <string.h>
 #include <time.h>
@@ -491,6 +492,8 @@ int cmd_demo(int argc, char **argv) {
     return cli_error(CLI_BAD_INPUT, "demo failed: %s", gp_strerror(rc));
 
   gp_session *session = NULL;
+  struct stat ost;
+  bool had_output = trace && lstat(output, &ost) == 0 && S_ISREG(ost.st_mode);
   if (trace) {
     gp_trace_config *cfg = NULL;
     char err[512] = "";
@@ -537,8 +540,17 @@ int cmd_demo(int argc, char **argv) {
   }
   if (src != 0) {
     gp_session_destroy(session);
-    return cli_error(CLI_BAD_INPUT, "cannot write %s: %s", output,
-                     gp_strerror(src));
+    /* The session put what it wrote (whole packets) at output, and the
+     * file there before at output.old (gp_session_start()). */
+    struct stat st;
+    char old[4200];
+    snprintf(old, sizeof(old), "%s.old", output);
+    return cli_error(
+        CLI_BAD_INPUT, "cannot write %s: %s: the trace is incomplete%s%s",
+        output, gp_strerror(src),
+        had_output && lstat(old, &st) == 0 ? "; the previous file is kept as "
+                                           : "",
+        had_output && lstat(old, &st) == 0 ? old : "");
   }
   if (!quiet)
     print_summary(opts.gpus, opts.steps);
