@@ -192,7 +192,8 @@ typedef struct gp_session_options {
  * fails to start, or a process killed while recording, leaves a previous
  * file at path as it was. After a write error the trace written so far
  * (whole packets) still takes path's place and a previous file is kept as
- * path.old. A device or pipe at path is written directly. cfg is copied;
+ * path.old. A device or pipe at path is written directly, and so is a
+ * writable file in a folder where no file can be created. cfg is copied;
  * opts may
  * be NULL. Starts counter sampling on the devices that exist now and on
  * those whose counter catalogs appear while the session runs. Returns

@@ -355,7 +355,8 @@ static gp_trace_config *copy_config(const gp_trace_config *cfg) {
  * written beside it, as path.tmp-XXXXXX, and takes path's place only at a
  * stop (finish_output), so that a session that fails or is killed leaves
  * the previous file as it was. Anything else (a device, a pipe) is
- * written directly.
+ * written directly, and so is a file the user may write in a folder where
+ * they may not create one.
  */
 static int open_output(gp_session *s, const char *path,
                        const gp_session_options *opts) {
@@ -370,18 +371,26 @@ static int open_output(gp_session *s, const char *path,
   s->tmp = direct || !s->path ? NULL : malloc(n);
   if (!s->path || (!direct && !s->tmp))
     return GP_ENOMEM;
-  if (direct) {
-    s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  } else {
+  if (!direct) {
     snprintf(s->tmp, n, "%s.tmp-XXXXXX", s->path);
     s->fd = mkostemp(s->tmp, O_CLOEXEC);
+    int e = errno;
     if (s->fd >= 0)
       fchmod(s->fd, 0644);
+    /* A file the user may write in a folder they may not: written in
+     * place, as asked, rather than not at all. */
+    else if ((e == EACCES || e == EPERM) && access(path, W_OK) == 0)
+      direct = true;
+    errno = e;
+  }
+  if (direct) {
+    free(s->tmp);
+    s->tmp = NULL;
+    s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   }
   if (s->fd < 0) {
     int e = errno;
-    gp__session_error(opts, "cannot create %s: %s", direct ? path : s->tmp,
-                      strerror(e));
+    gp__session_error(opts, "cannot create %s: %s", path, strerror(e));
     free(s->tmp);
     s->tmp = NULL; /* nothing was created */
     return -e;

@@ -534,6 +534,45 @@ TEST(demo_keeps_an_existing_output) {
   ASSERT_EQ(entries_starting(dir, "d.pftrace."), 0);
 }
 
+/* A file the user may write in a folder where they may not create one
+ * (run as nobody through setpriv): written in place, as before; a new file
+ * there is a clear error naming it. */
+TEST(demo_writes_a_writable_file_in_a_closed_folder) {
+  if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
+    SKIP("needs root and /usr/bin/setpriv to run as another user");
+  char dir[1100], out[1200], neu[1200], err[1200], cmd[4096];
+  snprintf(dir, sizeof(dir), "%s/closed", gp_test_tmpdir());
+  ASSERT_EQ(chmod(gp_test_tmpdir(), 0755), 0);
+  ASSERT_EQ(mkdir(dir, 0755), 0);
+  snprintf(out, sizeof(out), "%s/open.pftrace", dir);
+  snprintf(neu, sizeof(neu), "%s/new.pftrace", dir);
+  snprintf(err, sizeof(err), "%s/stderr", gp_test_tmpdir());
+  FILE *f = fopen(out, "w");
+  fputs("old", f);
+  fclose(f);
+  ASSERT_EQ(chmod(out, 0666), 0);
+  const char *as = "/usr/bin/setpriv --reuid=65534 --regid=65534 "
+                   "--clear-groups";
+  snprintf(cmd, sizeof(cmd), "%s '%s' --version >/dev/null 2>&1", as, cli());
+  if (wt_system(cmd) != 0)
+    SKIP("user nobody cannot run %s (a folder on its path is closed)", cli());
+  snprintf(cmd, sizeof(cmd), "%s '%s' demo -q --steps 2 -o '%s'", as, cli(),
+           out);
+  ASSERT_EQ(wt_system(cmd), 0);
+  wt_trace t;
+  wt_load(&t, out);
+  ASSERT_EQ(t.valid, t.size);
+  ASSERT_GT(wt_count_packets(&t, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT), 5);
+  wt_free(&t);
+  snprintf(cmd, sizeof(cmd), "%s '%s' demo -q --steps 2 -o '%s' 2>'%s'", as,
+           cli(), neu, err);
+  ASSERT_EQ(wt_system(cmd), 2);
+  char *msg = wt_read_text(err);
+  ASSERT(strstr(msg, "new.pftrace: Permission denied"));
+  free(msg);
+  ASSERT_EQ(entries_starting(dir, "new.pftrace"), 0);
+}
+
 /* A library session on a full disk: the stop says so, the trace written
  * before the error (whole packets) is at the path, and the file it
  * replaced is kept as path.old. */
