@@ -421,12 +421,27 @@ void gp__sim_announce(void);
 const gp__catalog *gp__sim_catalog(uint32_t model);
 extern const gp__provider_ops gp__sim_provider;
 void gp__sim_op_acc(const sim_op *op, const sim_model *m, sim_acc *a);
-void gp__sim_acc_add(sim_acc *dst, const sim_acc *src, double scale);
 double gp__sim_add_n(double s, double x, uint64_t n);
 void gp__sim_counter_eval(const sim_model *m, const gp__catalog *cat,
                           uint32_t index, const sim_acc *a, double span_ns,
                           double busy_ns, double *num, double *den);
+void gp__sim_counter_eval_n(const sim_model *m, const gp__catalog *cat,
+                            const uint32_t *index, uint32_t n, const sim_acc *a,
+                            double span_ns, double busy_ns, double *num,
+                            double *den);
 sim_device *gp__sim_device_by_id(uint32_t device_id);
+
+/* Adds scale times *src to *dst, sum by sum. Unrolled, so that the
+ * compiler pairs the sums into vector operations: each lane rounds as the
+ * scalar operation would, so the sums are the same to the bit. */
+static inline void gp__sim_acc_add(sim_acc *restrict dst,
+                                   const sim_acc *restrict src, double scale) {
+  double *d = (double *)dst;
+  const double *s = (const double *)src;
+#pragma GCC unroll 32
+  for (size_t i = 0; i < sizeof(sim_acc) / sizeof(double); i++)
+    d[i] += s[i] * scale;
+}
 
 /* Adds one kernel job of duration dur and counts *st to *a. */
 static inline void gp__sim_acc_add_kernel(sim_acc *restrict a,
