@@ -8,7 +8,6 @@
  * immutable and read without locks. A slot is published with a release
  * store, so a reader that sees the pointer sees the whole entry.
  */
-#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,22 +204,6 @@ int gp__catalog_select(const gp__catalog *cat, const char *const *names,
   }
   *count = k;
   return 0;
-}
-
-/* See countersInt.h. */
-uint32_t gp__counter_finish(const gp__counter_def *def, double num, double den,
-                            gp_counter_value *out) {
-  double v = num;
-  if (def->combine == GP__RATIO)
-    v = den > 0.0 ? num / den : 0.0;
-  if (def->info.type == GP_COUNTER_TYPE_PERCENT)
-    v *= def->combine == GP__RATIO ? 100.0 : 1.0;
-  if (def->info.type == GP_COUNTER_TYPE_INT64) {
-    out->i64 = v >= 9.2e18 ? INT64_MAX : (int64_t)llround(v);
-    return GP_VALUE_INT64;
-  }
-  out->f64 = v;
-  return GP_VALUE_DOUBLE;
 }
 
 /* ------------------------------------------------------------------ */

@@ -20,6 +20,7 @@
 #ifndef GPUPERF_COUNTERS_INT_H
 #define GPUPERF_COUNTERS_INT_H
 
+#include <math.h>
 #include <stdatomic.h>
 
 #include "core/core.h"
@@ -181,9 +182,23 @@ int gp__counters_add_device_hook(void (*fn)(uint32_t device_id));
 void gp__counters_remove_device_hook(void (*fn)(uint32_t device_id));
 
 /* Converts a (num, den) pair of counter def into a value; returns the
- * gp_value_type it is stored as. */
-uint32_t gp__counter_finish(const gp__counter_def *def, double num, double den,
-                            gp_counter_value *out);
+ * gp_value_type it is stored as. Inline: sampling finishes every value it
+ * writes. */
+static inline uint32_t gp__counter_finish(const gp__counter_def *def,
+                                          double num, double den,
+                                          gp_counter_value *out) {
+  double v = num;
+  if (def->combine == GP__RATIO)
+    v = den > 0.0 ? num / den : 0.0;
+  if (def->info.type == GP_COUNTER_TYPE_PERCENT)
+    v *= def->combine == GP__RATIO ? 100.0 : 1.0;
+  if (def->info.type == GP_COUNTER_TYPE_INT64) {
+    out->i64 = v >= 9.2e18 ? INT64_MAX : (int64_t)llround(v);
+    return GP_VALUE_INT64;
+  }
+  out->f64 = v;
+  return GP_VALUE_DOUBLE;
+}
 
 /* ---- perfmon.c ---- */
 
@@ -224,5 +239,18 @@ void gp__counter_emit(const gp__catalog *cat, uint32_t device_id,
                       uint64_t timestamp, uint64_t window_start,
                       uint64_t correlation_id, uint32_t perfmon_id,
                       uint32_t context_id);
+
+/*
+ * Writes n COUNTER records as n gp__counter_emit() calls would, for the
+ * counters index[0 .. n) of cat with the values (num[i], den[i]) and the
+ * rest shared: a sampling window's values, or an activity's. Whether the
+ * kind is enabled is asked once for all n. A record that cannot be
+ * reserved is dropped (and counted) alone; the others are still written.
+ */
+void gp__counter_emit_n(const gp__catalog *cat, uint32_t device_id,
+                        const uint32_t *index, uint32_t n, const double *num,
+                        const double *den, uint64_t timestamp,
+                        uint64_t window_start, uint64_t correlation_id,
+                        uint32_t perfmon_id, uint32_t context_id);
 
 #endif /* GPUPERF_COUNTERS_INT_H */

@@ -228,31 +228,41 @@ bool gp__sampler_instrument(gp__sampler *s, const char *mangled,
 /* Records                                                              */
 
 /* See countersInt.h. */
+void gp__counter_emit_n(const gp__catalog *cat, uint32_t device_id,
+                        const uint32_t *index, uint32_t n, const double *num,
+                        const double *den, uint64_t timestamp,
+                        uint64_t window_start, uint64_t correlation_id,
+                        uint32_t perfmon_id, uint32_t context_id) {
+  if (!gp__activity_enabled(GP_ACTIVITY_KIND_COUNTER, context_id))
+    return;
+  for (uint32_t i = 0; i < n; i++) {
+    gp_activity_counter *r = gp__activity_reserve(GP_ACTIVITY_KIND_COUNTER,
+                                                  sizeof(*r), context_id, 0);
+    if (!r)
+      continue;
+    const gp__counter_def *def = &cat->counters[index[i]];
+    gp_counter_value v;
+    r->value_type = gp__counter_finish(def, num[i], den[i], &v);
+    r->timestamp = timestamp;
+    r->correlation_id = correlation_id;
+    r->window_start = window_start;
+    r->device_id = device_id;
+    r->counter_id = def->info.id;
+    r->perfmon_id = perfmon_id;
+    /* Both members are 64 bits: one copy stores either. */
+    memcpy(&r->value, &v, sizeof(r->value));
+    gp__activity_commit(r);
+  }
+}
+
+/* See countersInt.h. */
 void gp__counter_emit(const gp__catalog *cat, uint32_t device_id,
                       uint32_t index, double num, double den,
                       uint64_t timestamp, uint64_t window_start,
                       uint64_t correlation_id, uint32_t perfmon_id,
                       uint32_t context_id) {
-  if (!gp__activity_enabled(GP_ACTIVITY_KIND_COUNTER, context_id))
-    return;
-  gp_activity_counter *r =
-      gp__activity_reserve(GP_ACTIVITY_KIND_COUNTER, sizeof(*r), context_id, 0);
-  if (!r)
-    return;
-  const gp__counter_def *def = &cat->counters[index];
-  gp_counter_value v;
-  r->value_type = gp__counter_finish(def, num, den, &v);
-  r->timestamp = timestamp;
-  r->correlation_id = correlation_id;
-  r->window_start = window_start;
-  r->device_id = device_id;
-  r->counter_id = def->info.id;
-  r->perfmon_id = perfmon_id;
-  if (r->value_type == GP_VALUE_INT64)
-    r->value.i64 = v.i64;
-  else
-    r->value.f64 = v.f64;
-  gp__activity_commit(r);
+  gp__counter_emit_n(cat, device_id, &index, 1, &num, &den, timestamp,
+                     window_start, correlation_id, perfmon_id, context_id);
 }
 
 /* ------------------------------------------------------------------ */

@@ -98,6 +98,10 @@ typedef struct tw_spec {
   uint32_t id;      /* catalog counter id */
   uint32_t instr;   /* 1: per-activity values */
   uint64_t last_ts; /* periodic: timestamp of the last sample written */
+  /* How each of its samples begins, encoded once: the GpuCounterEvent
+   * `counters` tag, a length byte to fill in, the counter_id field. */
+  uint8_t head[8];
+  uint32_t head_len;
 } tw_spec;
 
 /* Counter descriptor state of one device. */
@@ -112,19 +116,16 @@ typedef struct tw_counter_dev {
 } tw_counter_dev;
 
 /* Counter samples with one (device, timestamp), assembled into one
- * GpuCounterEvent. */
+ * GpuCounterEvent: encoded as they come, copied into the packet whole. */
 #define TW_GROUP_MAX 32
+#define TW_SAMPLE_MAX 19 /* a sample's bytes: head 8, value field 11 */
 typedef struct tw_group {
   bool active;
   uint32_t device;
   uint64_t ts;
-  uint32_t n;
-  struct {
-    uint32_t spec; /* spec id as written */
-    uint32_t is_double;
-    int64_t i;
-    double d;
-  } s[TW_GROUP_MAX];
+  uint32_t n;   /* samples */
+  uint32_t len; /* their bytes in buf */
+  uint8_t buf[TW_GROUP_MAX * TW_SAMPLE_MAX];
 } tw_group;
 
 #define TW_DIRECT_QUEUES 32 /* queues with their emitted-generation inline */

@@ -69,20 +69,36 @@ static uint32_t spec_id(const gp__tw *w, uint32_t device, const tw_spec *s) {
   return s->instr ? (s->id | 0x80000000u) : s->id;
 }
 
-static tw_counter_dev *counter_dev(gp__tw *w, uint32_t device) {
+/* gp__tw_device_seen() without a call once the device is known: every
+ * sample asks. device < TW_MAX_DEVICES. */
+static inline void device_seen(gp__tw *w, uint32_t device) {
+  if (GP_UNLIKELY(!w->dev[device].known))
+    gp__tw_device_seen(w, device);
+}
+
+static inline tw_counter_dev *counter_dev(gp__tw *w, uint32_t device) {
   if (device >= TW_MAX_DEVICES)
     return NULL;
-  gp__tw_device_seen(w, device);
+  device_seen(w, device);
   return &w->dev[device].ctr;
 }
 
-/* The spec for (id, instr), added if new. A sampler emits its counters
- * in the same order window after window, so the spec after the last one
- * looked up is tried first. */
-static tw_spec *find_spec(tw_counter_dev *d, uint32_t id, uint32_t instr) {
-  if (d->next < d->n && d->specs[d->next].id == id &&
-      d->specs[d->next].instr == instr)
-    return &d->specs[d->next++];
+/* Encodes how the samples of spec s of device begin (tw_spec.head). */
+static void spec_head(const gp__tw *w, uint32_t device, tw_spec *s) {
+  /* One-byte tags: the head is at most 1 + 1 + 1 + 5 bytes. */
+  _Static_assert(GP_PB_GCE_COUNTERS < 16 && GP_PB_GC_COUNTER_ID < 16,
+                 "sample tags take one byte");
+  uint8_t *p = s->head;
+  *p++ = (GP_PB_GCE_COUNTERS << 3) | GP_PB_LEN;
+  *p++ = 0; /* the length, filled in per sample */
+  p = gp__pb_put_uint(p, GP_PB_GC_COUNTER_ID, spec_id(w, device, s));
+  s->head_len = (uint32_t)(p - s->head);
+}
+
+/* find_spec() past its first guess: looks the spec up, adds it if new;
+ * NULL when out of memory. */
+static tw_spec *find_spec_slow(const gp__tw *w, uint32_t device,
+                               tw_counter_dev *d, uint32_t id, uint32_t instr) {
   for (size_t i = 0; i < d->n; i++)
     if (d->specs[i].id == id && d->specs[i].instr == instr) {
       d->next = i + 1;
@@ -101,8 +117,24 @@ static tw_spec *find_spec(tw_counter_dev *d, uint32_t id, uint32_t instr) {
   s->id = id;
   s->instr = instr;
   s->last_ts = 0;
+  spec_head(w, device, s);
   d->dirty = true;
   return s;
+}
+
+/* The spec for (id, instr) of device (d its state), added if new. A
+ * sampler emits its counters in the same order window after window, so
+ * the spec after the last one looked up is tried first, inline. */
+static inline tw_spec *find_spec(const gp__tw *w, uint32_t device,
+                                 tw_counter_dev *d, uint32_t id,
+                                 uint32_t instr) {
+  size_t i = d->next;
+  if (GP_LIKELY(i < d->n && d->specs[i].id == id &&
+                d->specs[i].instr == instr)) {
+    d->next = i + 1;
+    return &d->specs[i];
+  }
+  return find_spec_slow(w, device, d, id, instr);
 }
 
 static bool has_spec(const tw_counter_dev *d, uint32_t id, uint32_t instr,
@@ -120,8 +152,8 @@ int gp__tw_counter_select(gp__tw *w, uint32_t device_id, const uint32_t *ids,
   if (!d)
     return GP_ENODEV;
   for (size_t i = 0; i < n; i++) {
-    if ((periodic && !find_spec(d, ids[i], 0)) ||
-        (instrumented && !find_spec(d, ids[i], 1)))
+    if ((periodic && !find_spec(w, device_id, d, ids[i], 0)) ||
+        (instrumented && !find_spec(w, device_id, d, ids[i], 1)))
       return GP_ENOMEM;
   }
   return 0;
@@ -334,24 +366,10 @@ static void write_group(gp__tw *w, tw_group *g) {
                      inline_to);
     d->inline_n = inline_to;
   }
-  /* The samples with raw puts after one reservation: tag and length (2
-   * bytes), id (6) and value (11 at most) each. */
-  if (gp__pb_reserve(pb, (size_t)g->n * 19)) {
-    uint8_t *p = pb->p;
-    for (uint32_t i = 0; i < g->n; i++) {
-      p = gp__pb_put_varint(p, (GP_PB_GCE_COUNTERS << 3) | GP_PB_LEN);
-      uint8_t *len = p++;
-      p = gp__pb_put_uint(p, GP_PB_GC_COUNTER_ID, g->s[i].spec);
-      if (g->s[i].is_double) {
-        uint64_t bits;
-        memcpy(&bits, &g->s[i].d, sizeof(bits));
-        p = gp__pb_put_fixed64(p, GP_PB_GC_DOUBLE_VALUE, bits);
-      } else {
-        p = gp__pb_put_uint(p, GP_PB_GC_INT_VALUE, (uint64_t)g->s[i].i);
-      }
-      *len = (uint8_t)(p - len - 1);
-    }
-    pb->p = p;
+  /* The samples, encoded already (group_put()). */
+  if (gp__pb_reserve(pb, g->len)) {
+    memcpy(pb->p, g->buf, g->len);
+    pb->p += g->len;
   }
   if (interned)
     gp__pb_uint(pb, GP_PB_GCE_COUNTER_DESCRIPTOR_IID, d->desc_iid);
@@ -368,10 +386,28 @@ void gp__tw_counter_flush(gp__tw *w) {
   write_group(w, &w->group);
 }
 
+/* Encodes a sample of spec s into g, which has room: value v, the bits of
+ * a double when dbl (GpuCounter.double_value), else int_value. */
+static inline void group_put(tw_group *g, const tw_spec *s, bool dbl,
+                             uint64_t v) {
+  uint8_t *p = g->buf + g->len;
+  memcpy(p, s->head, sizeof(s->head)); /* within buf: see TW_SAMPLE_MAX */
+  uint8_t *len = p + 1;
+  p += s->head_len;
+  if (dbl)
+    p = gp__pb_put_fixed64(p, GP_PB_GC_DOUBLE_VALUE, v);
+  else
+    p = gp__pb_put_uint(p, GP_PB_GC_INT_VALUE, v);
+  *len = (uint8_t)(p - len - 1);
+  g->len = (uint32_t)(p - g->buf);
+  g->n++;
+}
+
 /* Adds a sample to g, writing what was assembled first if the sample
  * belongs to another (device, timestamp). */
-static void add_sample(gp__tw *w, tw_group *g, uint32_t device, uint64_t ts,
-                       uint32_t spec, const gp_activity_counter *c, bool zero) {
+static inline void add_sample(gp__tw *w, tw_group *g, uint32_t device,
+                              uint64_t ts, const tw_spec *s, bool dbl,
+                              uint64_t v) {
   if (g->active && (g->device != device || g->ts != ts || g->n == TW_GROUP_MAX))
     gp__tw_counter_flush(w);
   if (!g->active) {
@@ -379,52 +415,51 @@ static void add_sample(gp__tw *w, tw_group *g, uint32_t device, uint64_t ts,
     g->device = device;
     g->ts = ts;
     g->n = 0;
+    g->len = 0;
   }
-  g->s[g->n].spec = spec;
-  g->s[g->n].is_double = c->value_type == GP_VALUE_DOUBLE;
-  g->s[g->n].i = zero ? 0 : c->value.i64;
-  g->s[g->n].d = zero ? 0.0 : c->value.f64;
-  g->n++;
+  group_put(g, s, dbl, v);
 }
 
 /* See writerInt.h. */
 void gp__tw_counter_record(gp__tw *w, const gp_activity_counter *c) {
-  tw_counter_dev *d = counter_dev(w, c->device_id);
+  uint32_t device = c->device_id;
+  tw_counter_dev *d = counter_dev(w, device);
   if (!d)
     return;
   uint32_t instr = c->correlation_id != 0;
-  tw_spec *s = find_spec(d, c->counter_id, instr);
+  tw_spec *s = find_spec(w, device, d, c->counter_id, instr);
   if (!s)
     return;
-  uint32_t spec = spec_id(w, c->device_id, s);
+  bool dbl = c->value_type == GP_VALUE_DOUBLE;
+  uint64_t v; /* either member, as it is written */
+  memcpy(&v, &c->value, sizeof(v));
   if (instr) {
     uint64_t ts = c->window_start ? c->window_start : c->timestamp;
     gp__tw_saw_ts(w, ts);
-    add_sample(w, &w->group, c->device_id, ts, spec, c, false);
+    add_sample(w, &w->group, device, ts, s, dbl, v);
     return;
   }
   gp__tw_saw_ts(w, c->timestamp);
   if (c->window_start && c->window_start < c->timestamp &&
       s->last_ts != c->window_start)
-    add_sample(w, &w->lead, c->device_id, c->window_start, spec, c, true);
-  add_sample(w, &w->group, c->device_id, c->timestamp, spec, c, false);
+    add_sample(w, &w->lead, device, c->window_start, s, dbl, 0);
+  add_sample(w, &w->group, device, c->timestamp, s, dbl, v);
   s->last_ts = c->timestamp;
 }
 
 /* ------------------------------------------------------------------ */
 /* Environment                                                          */
 
+/* A sample of environment spec `which` of a device already seen. */
 static void env_sample(gp__tw *w, uint32_t device, uint64_t ts, uint32_t which,
                        double value) {
-  tw_counter_dev *d = counter_dev(w, device);
-  tw_spec *s = d ? find_spec(d, ENV_ID_BASE + which, 0) : NULL;
+  tw_spec *s =
+      find_spec(w, device, &w->dev[device].ctr, ENV_ID_BASE + which, 0);
   if (!s)
     return;
-  gp_activity_counter c;
-  memset(&c, 0, sizeof(c));
-  c.value_type = GP_VALUE_DOUBLE;
-  c.value.f64 = value;
-  add_sample(w, &w->group, device, ts, spec_id(w, device, s), &c, false);
+  uint64_t v;
+  memcpy(&v, &value, sizeof(v));
+  add_sample(w, &w->group, device, ts, s, true, v);
   s->last_ts = ts;
 }
 
@@ -436,7 +471,7 @@ void gp__tw_environment(gp__tw *w, const gp_activity_environment *e) {
   uint32_t dev = e->device_id;
   uint64_t ts = e->timestamp;
   gp__tw_saw_ts(w, ts);
-  gp__tw_device_seen(w, dev);
+  device_seen(w, dev);
   switch (e->environment_kind) {
   case GP_ENVIRONMENT_SPEED:
     if (e->data.speed.core_clock_khz) {

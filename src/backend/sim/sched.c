@@ -453,6 +453,35 @@ static void perfmon_job(sim_device *d, gp_perfmon *pm, const sim_op *op) {
   }
 }
 
+/* Drops the jobs of the log that ended by t, the start of the next window
+ * (they reach none from then on), keeping the others in order. */
+static void log_compact(sim_sampling *sm, uint64_t t) {
+  size_t k = 0;
+  for (size_t i = sm->head; i < sm->n; i++)
+    if (sm->log[i].end > t)
+      sm->log[k++] = sm->log[i];
+  sm->head = 0;
+  sm->n = k;
+}
+
+/* Makes room in the log for one more job: drops the jobs that ended, and
+ * grows it if they were few. GP_ENOMEM if it is full and memory ran out
+ * (its jobs are the same). */
+static int log_room(sim_sampling *sm) {
+  if (sm->n < sm->cap)
+    return 0;
+  log_compact(sm, sm->win_start);
+  if (sm->cap && sm->n <= sm->cap - sm->cap / 4)
+    return 0;
+  size_t ncap = sm->cap ? sm->cap * 2 : 64;
+  sim_job *l = realloc(sm->log, ncap * sizeof(*l));
+  if (!l)
+    return sm->n < sm->cap ? 0 : GP_ENOMEM;
+  sm->log = l;
+  sm->cap = ncap;
+  return 0;
+}
+
 /*
  * Places op (with queued, queue and everything else but the times filled
  * in; op->pm its effective perfmon, borrowed) on its stream and queue,
@@ -469,14 +498,8 @@ int gp__sim_schedule(gp_sim_stream *s, sim_op *op, uint64_t duration) {
   sim_device *d = s->ctx->dev;
   sim_sampling *sm = &d->smp;
   bool periodic = sm->s && sm->s->period_ns;
-  if (periodic && sm->n == sm->cap) {
-    size_t ncap = sm->cap ? sm->cap * 2 : 64;
-    sim_job *l = realloc(sm->log, ncap * sizeof(*l));
-    if (!l)
-      return GP_ENOMEM;
-    sm->log = l;
-    sm->cap = ncap;
-  }
+  if (periodic && log_room(sm) != 0)
+    return GP_ENOMEM;
   if (heap_reserve() != 0)
     return GP_ENOMEM;
   uint32_t nw = 0;
@@ -678,14 +701,15 @@ double gp__sim_busy_fraction(const sim_device *d, uint64_t t0, uint64_t t1) {
   return (double)busy / (double)(t1 - t0);
 }
 
-static void emit_env(const sim_device *d, uint64_t t, uint32_t kind, uint32_t a,
-                     uint32_t b) {
+/* One ENVIRONMENT record of d at trace time tt. */
+static void emit_env(const sim_device *d, uint64_t tt, uint32_t kind,
+                     uint32_t a, uint32_t b) {
   gp_activity_environment *r =
       gp__activity_reserve(GP_ACTIVITY_KIND_ENVIRONMENT, sizeof(*r), 0, 0);
   if (!r)
     return;
   memset(&r->data, 0, sizeof(r->data));
-  r->timestamp = to_trace(d, t);
+  r->timestamp = tt;
   r->device_id = d->device_id;
   r->environment_kind = kind;
   switch (kind) {
@@ -709,6 +733,8 @@ static void emit_env(const sim_device *d, uint64_t t, uint32_t kind, uint32_t a,
 
 /* Emits environment samples for d up to host time now. */
 static void sample_environment(sim_device *d, uint64_t now) {
+  if (d->next_env > now)
+    return; /* none due (most retires): nothing below would change */
   bool on = gp__activity_enabled(GP_ACTIVITY_KIND_ENVIRONMENT, 0);
   if (!on) {
     if (d->next_env <= now)
@@ -724,13 +750,14 @@ static void sample_environment(sim_device *d, uint64_t now) {
     double target = m->idle_c + (m->busy_c - m->idle_c) * util;
     d->temp_c += (target - d->temp_c) * 0.05;
     double watts = m->idle_w + (m->busy_w - m->idle_w) * util;
-    emit_env(d, t, GP_ENVIRONMENT_SPEED, m->core_clock_khz,
+    uint64_t tt = to_trace(d, t); /* once for the four records */
+    emit_env(d, tt, GP_ENVIRONMENT_SPEED, m->core_clock_khz,
              m->memory_clock_khz);
-    emit_env(d, t, GP_ENVIRONMENT_TEMPERATURE,
+    emit_env(d, tt, GP_ENVIRONMENT_TEMPERATURE,
              (uint32_t)llround(d->temp_c * 1000.0), 0);
-    emit_env(d, t, GP_ENVIRONMENT_POWER, (uint32_t)llround(watts * 1000.0),
+    emit_env(d, tt, GP_ENVIRONMENT_POWER, (uint32_t)llround(watts * 1000.0),
              (uint32_t)llround(m->busy_w * 1000.0));
-    emit_env(d, t, GP_ENVIRONMENT_COOLING,
+    emit_env(d, tt, GP_ENVIRONMENT_COOLING,
              (uint32_t)llround(30.0 + 70.0 * util), 0);
   }
 }
@@ -748,16 +775,16 @@ static void emit_instrumented(const sim_op *op, const sim_device *d) {
   gp__sim_op_acc(op, d->m, &a);
   double dur = (double)(op->end - op->start);
   uint64_t t0 = to_trace(d, op->start), t1 = to_trace(d, op->end);
-  for (uint32_t i = 0; i < s->num_counters; i++) {
-    double num = 0.0, den = 0.0;
-    gp__sim_counter_eval(d->m, s->cat, s->index[i], &a, dur, dur, &num, &den);
-    gp__counter_emit(s->cat, d->device_id, s->index[i], num, den, t1, t0,
-                     op->correlation_id, op->perfmon_id, op->context_id);
-  }
+  double num[GP_PERFMON_MAX_COUNTERS], den[GP_PERFMON_MAX_COUNTERS];
+  gp__sim_counter_eval_n(d->m, s->cat, s->index, s->num_counters, &a, dur, dur,
+                         num, den);
+  gp__counter_emit_n(s->cat, d->device_id, s->index, s->num_counters, num, den,
+                     t1, t0, op->correlation_id, op->perfmon_id,
+                     op->context_id);
 }
 
-/* Emits one periodic window [t0, t1) of d and forgets the jobs that
- * ended in it. */
+/* Emits one periodic window [t0, t1) of d (t0 is sm->win_start) and
+ * forgets the jobs that ended in it. */
 static void emit_window(sim_device *d, uint64_t t0, uint64_t t1) {
   sim_sampling *sm = &d->smp;
   sim_acc a;
@@ -767,11 +794,13 @@ static void emit_window(sim_device *d, uint64_t t0, uint64_t t1) {
    * sampling period; a malloc, qsort and free each time were a sixth of
    * its cost). */
   sim_busy stack_iv[64];
+  size_t kept = sm->n - sm->head;
   sim_busy *iv =
-      sm->n <= GP_ARRAY_SIZE(stack_iv) ? stack_iv : malloc(sm->n * sizeof(*iv));
-  size_t niv = 0;
-  for (size_t i = 0; i < sm->n; i++) {
+      kept <= GP_ARRAY_SIZE(stack_iv) ? stack_iv : malloc(kept * sizeof(*iv));
+  size_t niv = 0, ended = 0;
+  for (size_t i = sm->head; i < sm->n; i++) {
     const sim_job *j = &sm->log[i];
+    ended += j->end <= t1;
     if (j->end <= t0 || j->start >= t1 || j->end <= j->start)
       continue;
     uint64_t s = j->start > t0 ? j->start : t0;
@@ -791,18 +820,22 @@ static void emit_window(sim_device *d, uint64_t t0, uint64_t t1) {
   if (tt1 < tt0)
     tt1 = tt0;
   sm->win_start_trace = tt1;
-  for (uint32_t i = 0; i < s->num_counters; i++) {
-    double num = 0.0, den = 0.0;
-    gp__sim_counter_eval(d->m, s->cat, s->index[i], &a, (double)(t1 - t0),
-                         (double)busy, &num, &den);
-    gp__counter_emit(s->cat, d->device_id, s->index[i], num, den, tt1, tt0, 0,
-                     0, 0);
+  double num[GP_PERFMON_MAX_COUNTERS], den[GP_PERFMON_MAX_COUNTERS];
+  gp__sim_counter_eval_n(d->m, s->cat, s->index, s->num_counters, &a,
+                         (double)(t1 - t0), (double)busy, num, den);
+  gp__counter_emit_n(s->cat, d->device_id, s->index, s->num_counters, num, den,
+                     tt1, tt0, 0, 0, 0);
+  /* Forget the jobs that ended: those in front by moving the head; those
+   * behind a job still running stay (windows skip them) until they
+   * outnumber the others, and are then dropped in one pass. */
+  while (sm->head < sm->n && sm->log[sm->head].end <= t1) {
+    sm->head++;
+    ended--;
   }
-  size_t k = 0;
-  for (size_t i = 0; i < sm->n; i++)
-    if (sm->log[i].end > t1)
-      sm->log[k++] = sm->log[i];
-  sm->n = k;
+  if (sm->head == sm->n)
+    sm->head = sm->n = 0;
+  else if (ended > (sm->n - sm->head) / 2)
+    log_compact(sm, t1);
 }
 
 /*
@@ -841,14 +874,8 @@ void gp__sim_sampling_seed(sim_device *d) {
     const sim_op *op = &gp__sim.ops[gp__sim.heap[i].slot];
     if (op->dev_index != d->index || op->end <= sm->win_start)
       continue;
-    if (sm->n == sm->cap) {
-      size_t ncap = sm->cap ? sm->cap * 2 : 64;
-      sim_job *l = realloc(sm->log, ncap * sizeof(*l));
-      if (!l)
-        return; /* defensive: sampling goes on without the older work */
-      sm->log = l;
-      sm->cap = ncap;
-    }
+    if (log_room(sm) != 0)
+      return; /* defensive: sampling goes on without the older work */
     sim_job *j = &sm->log[sm->n++];
     j->start = op->start;
     j->end = op->end;
@@ -886,8 +913,12 @@ void gp__sim_retire(bool all) {
     slot_free(slot);
   }
   for (uint32_t i = 0; i < gp__sim.num_devices; i++) {
-    sample_environment(&gp__sim.devices[i], now);
-    gp__sim_sampling_emit(&gp__sim.devices[i], now, false);
+    sim_device *d = &gp__sim.devices[i];
+    sample_environment(d, now);
+    /* Most retires end no window: no call then. */
+    const gp__sampler *smp = d->smp.s;
+    if (smp && smp->period_ns && d->smp.win_start + smp->period_ns <= now)
+      gp__sim_sampling_emit(d, now, false);
   }
 }
 

@@ -170,12 +170,21 @@ typedef struct sim_job {
   sim_acc acc;
 } sim_job;
 
+/*
+ * Periodic sampling on a device. The log keeps the jobs that may still
+ * reach a window, in the order they were scheduled (the order a window
+ * adds them in: floating-point sums depend on it). A job that ended by
+ * win_start reaches no window: those before `head` are forgotten, and
+ * those in log[head, n) are skipped until they can be dropped without
+ * moving a 152-byte job per window (see emit_window()). A reader of
+ * log[0, n) sees the forgotten ones too, all ended by win_start.
+ */
 typedef struct sim_sampling {
   gp__sampler *s;           /* reference; NULL when not sampling */
   uint64_t win_start;       /* host ns: start of the next window */
   uint64_t win_start_trace; /* the same in trace time, as last written */
   sim_job *log;
-  size_t n, cap;
+  size_t head, n, cap; /* jobs log[head, n) kept */
 } sim_sampling;
 
 /* A device model's fixed parameters. */
@@ -421,12 +430,28 @@ void gp__sim_announce(void);
 const gp__catalog *gp__sim_catalog(uint32_t model);
 extern const gp__provider_ops gp__sim_provider;
 void gp__sim_op_acc(const sim_op *op, const sim_model *m, sim_acc *a);
-void gp__sim_acc_add(sim_acc *dst, const sim_acc *src, double scale);
 double gp__sim_add_n(double s, double x, uint64_t n);
 void gp__sim_counter_eval(const sim_model *m, const gp__catalog *cat,
                           uint32_t index, const sim_acc *a, double span_ns,
                           double busy_ns, double *num, double *den);
+void gp__sim_counter_eval_n(const sim_model *m, const gp__catalog *cat,
+                            const uint32_t *index, uint32_t n, const sim_acc *a,
+                            double span_ns, double busy_ns, double *num,
+                            double *den);
 sim_device *gp__sim_device_by_id(uint32_t device_id);
+
+/* Adds scale times *src to *dst, sum by sum. Inline and unrolled: in a
+ * loop over jobs the sums of *dst stay in registers (or pair up into
+ * vector operations, whose lanes round as the scalar ones do: the sums
+ * are the same to the bit either way). */
+static inline void gp__sim_acc_add(sim_acc *restrict dst,
+                                   const sim_acc *restrict src, double scale) {
+  double *d = (double *)dst;
+  const double *s = (const double *)src;
+#pragma GCC unroll 32
+  for (size_t i = 0; i < sizeof(sim_acc) / sizeof(double); i++)
+    d[i] += s[i] * scale;
+}
 
 /* Adds one kernel job of duration dur and counts *st to *a. */
 static inline void gp__sim_acc_add_kernel(sim_acc *restrict a,

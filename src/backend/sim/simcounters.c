@@ -197,14 +197,6 @@ const gp__catalog *gp__sim_catalog(uint32_t model) {
 /* ------------------------------------------------------------------ */
 /* From work to values                                                  */
 
-/* See simInt.h. */
-void gp__sim_acc_add(sim_acc *dst, const sim_acc *src, double scale) {
-  double *d = (double *)dst;
-  const double *s = (const double *)src;
-  for (size_t i = 0; i < sizeof(sim_acc) / sizeof(double); i++)
-    d[i] += s[i] * scale;
-}
-
 /*
  * n successive `s += x` in double arithmetic (round to nearest, ties to
  * even), bit for bit, in O(log n) steps.
@@ -432,14 +424,31 @@ static double eval_v3d(const sim_model *m, uint32_t i, const sim_acc *a,
   }
 }
 
-/* See simInt.h. */
+/*
+ * The values (num[i], den[i]) of the n counters index[0 .. n) of catalog
+ * cat on a device of model m, for work *a over span_ns with busy_ns of
+ * busy time in it: a sampling window's or a perfmon's counters in one
+ * call, the catalog told apart once.
+ */
+void gp__sim_counter_eval_n(const sim_model *m, const gp__catalog *cat,
+                            const uint32_t *index, uint32_t n, const sim_acc *a,
+                            double span_ns, double busy_ns, double *num,
+                            double *den) {
+  if (cat == &v3d_catalog) {
+    for (uint32_t i = 0; i < n; i++) {
+      num[i] = eval_v3d(m, index[i], a, span_ns, busy_ns);
+      den[i] = 0.0;
+    }
+  } else {
+    for (uint32_t i = 0; i < n; i++)
+      eval_compute(m, index[i], a, span_ns, busy_ns, &num[i], &den[i]);
+  }
+}
+
+/* One counter's value (*num, *den), as gp__sim_counter_eval_n() gives
+ * it. */
 void gp__sim_counter_eval(const sim_model *m, const gp__catalog *cat,
                           uint32_t index, const sim_acc *a, double span_ns,
                           double busy_ns, double *num, double *den) {
-  if (cat == &v3d_catalog) {
-    *num = eval_v3d(m, index, a, span_ns, busy_ns);
-    *den = 0.0;
-  } else {
-    eval_compute(m, index, a, span_ns, busy_ns, num, den);
-  }
+  gp__sim_counter_eval_n(m, cat, &index, 1, a, span_ns, busy_ns, num, den);
 }
