@@ -62,6 +62,47 @@ bool gp__clock_is_virtual(void);
  */
 uint64_t gp__clock_slew_mult(uint64_t rate, int64_t err_ns);
 
+/* Consumers of device clock snapshots open at once, and the snapshots a
+ * clock keeps for those that lag (beyond its ring of 256). */
+#define GP_CLOCK_MAX_CONSUMERS 16
+#define GP_CLOCK_SPILL_MAX 65536u
+
+/*
+ * Opens a consumer of device clock snapshots: one that reads every
+ * snapshot of the clocks it follows (gp__clock_consume), however far it
+ * lags behind the producer, where gp_clock_get_snapshots() gives only the
+ * most recent. It follows every device clock: from the snapshots each one
+ * holds now, and from the first of each clock registered later. Stores a
+ * handle in *consumer. GP_EINVAL for NULL, GP_ENOSPC when
+ * GP_CLOCK_MAX_CONSUMERS are open. Close it when done: until then the
+ * snapshots it has not read are kept for it (at most GP_CLOCK_SPILL_MAX
+ * beyond the ring, per clock).
+ */
+int gp__clock_consumer_open(uint32_t *consumer);
+
+/* Closes a consumer, freeing what was kept for it alone. A stale handle
+ * (closed, or inherited across fork) and 0 are ignored. */
+void gp__clock_consumer_close(uint32_t consumer);
+
+/* The number of snapshots clock_id keeps beyond its ring for consumers
+ * that have not read them; 0 for a clock not registered. For tests. */
+size_t gp__clock_spilled(uint32_t clock_id);
+
+/*
+ * Copies to out, oldest first, up to cap snapshots of clock_id that
+ * consumer has not read, stopping at the first whose trace_ts is not
+ * below bound (that one and later ones wait for a later call), and marks
+ * them read; stores their number in *n. *lost is set to the number of
+ * snapshots the consumer missed just before them (the clock had to drop
+ * them: GP_CLOCK_SPILL_MAX were kept, or memory ran out), usually 0. Returns
+ * GP_EINVAL for a bad argument or a consumer not open, GP_ENOENT for a
+ * clock not registered. Takes the lock snapshot writers take, never one
+ * of gp_clock_to_trace().
+ */
+int gp__clock_consume(uint32_t consumer, uint32_t clock_id, uint64_t bound,
+                      gp_clock_snapshot *out, size_t cap, size_t *n,
+                      uint64_t *lost);
+
 /* ---- strings.c ---- */
 
 /* The hash of s[0..len) that the string table indexes by (FNV-1a), for

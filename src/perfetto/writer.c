@@ -497,38 +497,54 @@ static void write_host_snapshot(gp__tw *w, uint64_t hint) {
   w->host_snap_ts = boot;
 }
 
-/* Writes the device-clock snapshots taken since the last ones written,
- * those before `bound` (trace time) only. */
+/* One device clock snapshot: BOOTTIME and the device clock. */
+static void write_device_snapshot(gp__tw *w, uint32_t clock_id,
+                                  const gp_clock_snapshot *s) {
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, s->trace_ts, 0);
+  gp__pb_begin(pb, GP_PB_PACKET_CLOCK_SNAPSHOT);
+  gp__pb_begin(pb, GP_PB_CLOCK_SNAPSHOT_CLOCKS);
+  gp__pb_uint(pb, GP_PB_CLOCK_ID, GP_CLOCK_BOOTTIME);
+  gp__pb_uint(pb, GP_PB_CLOCK_TIMESTAMP, s->trace_ts);
+  gp__pb_end(pb);
+  gp__pb_begin(pb, GP_PB_CLOCK_SNAPSHOT_CLOCKS);
+  gp__pb_uint(pb, GP_PB_CLOCK_ID, clock_id);
+  gp__pb_uint(pb, GP_PB_CLOCK_TIMESTAMP, s->device_ts);
+  gp__pb_end(pb);
+  gp__pb_end(pb);
+  gp__tw_packet_end(w);
+}
+
+/*
+ * Writes the device-clock snapshots taken since the last ones written,
+ * those before `bound` (trace time) only: later ones wait for a later
+ * call. The writer's consumer (clock.c) keeps every snapshot until it is
+ * read, however many the producer takes meanwhile, so which snapshots a
+ * trace holds does not depend on when the collector runs. Snapshots the
+ * clock could not keep (it keeps 65536 for a lagging reader) are a loss
+ * the next packet reports.
+ */
 static void write_device_snapshots(gp__tw *w, uint64_t bound) {
-  gp_clock_snapshot snaps[256];
+  gp_clock_snapshot snaps[64];
+  if (!w->clock_consumer) /* another process's clocks: not ours to read */
+    return;
   for (uint32_t d = 0; d < w->num_devices; d++) {
-    tw_device *dv = &w->dev[d];
+    const tw_device *dv = &w->dev[d];
     if (!dv->known || !dv->clock_id)
       continue;
-    size_t n = 0;
-    if (w->o.ctx || /* another process's clocks: not ours to read */
-        gp_clock_get_snapshots(dv->clock_id, snaps, GP_ARRAY_SIZE(snaps), &n,
-                               NULL) != 0)
-      continue;
-    for (size_t i = 0; i < n; i++) {
-      const gp_clock_snapshot *s = &snaps[i];
-      if (s->trace_ts <= dv->clock_last || s->trace_ts >= bound)
-        continue;
-      gp__pb_writer *pb = &w->pb;
-      gp__tw_packet_begin(w, s->trace_ts, 0);
-      gp__pb_begin(pb, GP_PB_PACKET_CLOCK_SNAPSHOT);
-      gp__pb_begin(pb, GP_PB_CLOCK_SNAPSHOT_CLOCKS);
-      gp__pb_uint(pb, GP_PB_CLOCK_ID, GP_CLOCK_BOOTTIME);
-      gp__pb_uint(pb, GP_PB_CLOCK_TIMESTAMP, s->trace_ts);
-      gp__pb_end(pb);
-      gp__pb_begin(pb, GP_PB_CLOCK_SNAPSHOT_CLOCKS);
-      gp__pb_uint(pb, GP_PB_CLOCK_ID, dv->clock_id);
-      gp__pb_uint(pb, GP_PB_CLOCK_TIMESTAMP, s->device_ts);
-      gp__pb_end(pb);
-      gp__pb_end(pb);
-      gp__tw_packet_end(w);
-      dv->clock_last = s->trace_ts;
-    }
+    size_t n;
+    do {
+      uint64_t lost = 0;
+      if (gp__clock_consume(w->clock_consumer, dv->clock_id, bound, snaps,
+                            GP_ARRAY_SIZE(snaps), &n, &lost) != 0)
+        break;
+      if (lost) {
+        w->st.clock_lost += lost;
+        gp__tw_reset_incremental(w, true);
+      }
+      for (size_t i = 0; i < n; i++)
+        write_device_snapshot(w, dv->clock_id, &snaps[i]);
+    } while (n == GP_ARRAY_SIZE(snaps));
   }
 }
 
@@ -553,9 +569,17 @@ int gp__tw_create(const gp__tw_options *opts, gp__tw **out) {
   if (!opts || !out || opts->sequence_id == 0 ||
       opts->sequence_id >= (1u << 24) || opts->descriptor_mode > 2)
     return GP_EINVAL;
+  /* Every device clock snapshot of this process, from now on (none for
+   * another process's records). */
+  uint32_t consumer = 0;
+  int rc = opts->ctx ? 0 : gp__clock_consumer_open(&consumer);
+  if (rc != 0)
+    return rc;
   gp__tw *w = calloc(1, sizeof(*w));
-  if (!w)
+  if (!w) {
+    gp__clock_consumer_close(consumer);
     return GP_ENOMEM;
+  }
   pthread_mutex_init(&w->lock, NULL);
   w->o = *opts;
   if (w->o.descriptor_mode == 0)
@@ -567,6 +591,7 @@ int gp__tw_create(const gp__tw_options *opts, gp__tw **out) {
    * before the cached pid is refreshed. */
   w->pid = opts->pid ? opts->pid : (uint32_t)getpid();
   w->vpid = 1000 * w->o.sequence_id;
+  w->clock_consumer = consumer;
   *out = w;
   return 0;
 }
@@ -575,6 +600,7 @@ int gp__tw_create(const gp__tw_options *opts, gp__tw **out) {
 void gp__tw_destroy(gp__tw *w) {
   if (!w)
     return;
+  gp__clock_consumer_close(w->clock_consumer);
   gp__tw_counter_fini(w);
   free(w->name_tab);
   free(w->tails);
@@ -745,6 +771,9 @@ int gp__tw_finish(gp__tw *w) {
   gp__tw_counter_flush(w);
   gp__tw_gpu_info(w);
   write_device_snapshots(w, UINT64_MAX);
+  /* Nothing more is read: what the clocks kept for us goes now. */
+  gp__clock_consumer_close(w->clock_consumer);
+  w->clock_consumer = 0;
   uint64_t end = w->max_ts ? w->max_ts : w->host_snap_ts;
   if (end > w->host_snap_ts)
     write_host_snapshot(w, end);

@@ -95,6 +95,7 @@ typedef struct gp__tw_stats {
   uint64_t dropped;        /* activity records reported dropped */
   uint64_t untimed;        /* GPU work without start/end: not drawn */
   uint64_t sink_errors;    /* writes that failed (their bytes were lost) */
+  uint64_t clock_lost;     /* device clock snapshots the clocks dropped */
   uint64_t writer_ns;      /* CPU time spent encoding and writing */
   int first_error;         /* first sink error, 0 if none */
 } gp__tw_stats;
@@ -104,7 +105,9 @@ typedef struct gp__tw gp__tw;
 /*
  * Creates a writer. opts is copied. Writes nothing until the first
  * gp__tw_consume() or gp__tw_finish(). Returns GP_EINVAL for a bad
- * sequence id or descriptor mode, GP_ENOMEM.
+ * sequence id or descriptor mode, GP_ENOSPC when 16 writers of this
+ * process's records exist (each reads the device clocks' snapshots with
+ * a consumer of its own, core.h), GP_ENOMEM.
  */
 int gp__tw_create(const gp__tw_options *opts, gp__tw **out);
 

@@ -136,7 +136,6 @@ typedef struct tw_device {
   bool tracked; /* device track emitted */
   uint32_t api; /* gp_api */
   uint32_t clock_id;
-  uint64_t clock_last; /* trace ts of the last device snapshot written */
   tw_counter_dev ctr;
 } tw_device;
 
@@ -164,6 +163,9 @@ struct gp__tw {
   uint32_t arg_names_gen;
   uint32_t next_vtid;
   tw_device dev[TW_MAX_DEVICES];
+  /* Reads the devices' clock snapshots (core.h); 0: none (ctx set, or
+   * finished). */
+  uint32_t clock_consumer;
   uint32_t num_devices; /* one past the largest device id seen */
   uint32_t gpu_info_n;  /* devices the last GpuInfo described */
   tw_group lead, group; /* counter samples being assembled */

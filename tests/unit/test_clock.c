@@ -1,8 +1,10 @@
 /*
- * test_clock.c - the trace clock and device clock mapping.
+ * test_clock.c - the trace clock, device clock mapping, and the consumers
+ * that read every device clock snapshot.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -230,4 +232,190 @@ TEST(clock_readers_take_no_lock) {
     ASSERT_EQ((uintptr_t)r, 0);
   }
   ASSERT_OK(gp_clock_unregister(lockfree_id));
+}
+
+/* ------------------------------------------------------------------ */
+/* Consumers: every snapshot, in order, whatever the ring overwrote     */
+
+/* Snapshot number i of the consumer tests: device 100 + 10 i, trace
+ * 1100 + 10 i. */
+static int put_nth(uint32_t id, uint64_t i) {
+  gp_clock_snapshot s = {100 + 10 * i, 1100 + 10 * i, 0};
+  return gp_clock_add_snapshot(id, &s);
+}
+
+static void add_nth(uint32_t id, uint64_t i) {
+  ASSERT_OK(put_nth(id, i));
+}
+
+/* Reads what consumer has below bound, chunk at a time, checking that it
+ * is snapshot *next onwards without a gap; returns how many it read. */
+static uint64_t read_all(uint32_t cons, uint32_t id, uint64_t bound,
+                         size_t chunk, uint64_t *next) {
+  gp_clock_snapshot out[64];
+  uint64_t total = 0;
+  size_t n;
+  do {
+    uint64_t lost = 1;
+    ASSERT_OK(gp__clock_consume(cons, id, bound, out, chunk, &n, &lost));
+    ASSERT_EQ(lost, 0);
+    for (size_t k = 0; k < n; k++, (*next)++) {
+      ASSERT_EQ(out[k].device_ts, 100 + 10 * *next);
+      ASSERT_EQ(out[k].trace_ts, 1100 + 10 * *next);
+    }
+    total += n;
+  } while (n == chunk);
+  return total;
+}
+
+TEST(clock_consumer_sees_every_snapshot) {
+  uint32_t id, cons, late;
+  ASSERT_OK(gp_clock_register("every", NULL, NULL, &id));
+  add_nth(id, 0); /* held when the consumer opens: it is read too */
+  ASSERT_OK(gp__clock_consumer_open(&cons));
+  ASSERT_NE(cons, 0);
+  /* The ring (256) wraps almost four times before the first read. */
+  for (uint64_t i = 1; i <= 1000; i++)
+    add_nth(id, i);
+  ASSERT_EQ(gp__clock_spilled(id), 1001 - 256);
+  /* The public call still gives the most recent ones, as before. */
+  gp_clock_snapshot got[300];
+  size_t n;
+  ASSERT_OK(gp_clock_get_snapshots(id, got, 300, &n, NULL));
+  ASSERT_EQ(n, 256);
+  ASSERT_EQ(got[0].device_ts, 100 + 10 * 745);
+  ASSERT_OK(gp_clock_get_snapshots(id, got, 2, &n, NULL));
+  ASSERT_EQ(got[1].device_ts, 100 + 10 * 1000);
+
+  /* A bound: snapshots at or past it wait. What all have read is freed. */
+  uint64_t next = 0;
+  ASSERT_EQ(read_all(cons, id, 1100 + 10 * 600, 64, &next), 600);
+  ASSERT_EQ(gp__clock_spilled(id), 745 - 600);
+  ASSERT_EQ(read_all(cons, id, 1100 + 10 * 600, 64, &next), 0);
+
+  /* A consumer opened now starts at the oldest the ring holds. */
+  ASSERT_OK(gp__clock_consumer_open(&late));
+  ASSERT_NE(late, cons);
+  uint64_t late_next = 745;
+
+  /* Producer and consumer interleaved, the producer ahead. */
+  for (uint64_t i = 1001; i <= 3000; i++) {
+    add_nth(id, i);
+    if (i % 500 == 0)
+      read_all(cons, id, UINT64_MAX, 37, &next);
+  }
+  ASSERT_EQ(next, 3001);
+  ASSERT_GT(gp__clock_spilled(id), 0); /* kept for the late one */
+  ASSERT_EQ(read_all(late, id, UINT64_MAX, 64, &late_next), 3001 - 745);
+  ASSERT_EQ(gp__clock_spilled(id), 0);
+  ASSERT_EQ(read_all(cons, id, UINT64_MAX, 64, &next), 0);
+
+  /* Conversion is unchanged by all this. */
+  uint64_t t;
+  ASSERT_OK(gp_clock_to_trace(id, 100 + 10 * 2900 + 5, &t));
+  ASSERT_EQ(t, 1100 + 10 * 2900 + 5);
+
+  /* A clock registered later is read from its first snapshot. */
+  uint32_t id2;
+  ASSERT_OK(gp_clock_register("every2", NULL, NULL, &id2));
+  for (uint64_t i = 0; i < 300; i++)
+    add_nth(id2, i);
+  next = 0;
+  ASSERT_EQ(read_all(cons, id2, UINT64_MAX, 64, &next), 300);
+
+  uint64_t lost;
+  ASSERT_ERR(gp__clock_consume(cons, 12345, 0, got, 1, &n, &lost), GP_ENOENT);
+  ASSERT_ERR(gp__clock_consume(cons, id, 0, NULL, 1, &n, &lost), GP_EINVAL);
+  gp__clock_consumer_close(cons);
+  gp__clock_consumer_close(late);
+  ASSERT_OK(gp_clock_unregister(id));
+  ASSERT_OK(gp_clock_unregister(id2));
+}
+
+TEST(clock_consumer_closed_pins_nothing) {
+  uint32_t id, a, b;
+  ASSERT_OK(gp_clock_register("pins", NULL, NULL, &id));
+  ASSERT_OK(gp__clock_consumer_open(&a));
+  ASSERT_OK(gp__clock_consumer_open(&b));
+  for (uint64_t i = 0; i < 1000; i++)
+    add_nth(id, i);
+  uint64_t next = 0;
+  read_all(a, id, UINT64_MAX, 64, &next);
+  ASSERT_EQ(gp__clock_spilled(id), 1000 - 256); /* b has read nothing */
+  gp__clock_consumer_close(b);
+  ASSERT_EQ(gp__clock_spilled(id), 0);
+  /* A closed handle is stale for good: no read, a second close is
+   * ignored, and a slot taken again gets another handle. */
+  gp_clock_snapshot out[4];
+  size_t n;
+  uint64_t lost;
+  ASSERT_ERR(gp__clock_consume(b, id, UINT64_MAX, out, 4, &n, &lost),
+             GP_EINVAL);
+  gp__clock_consumer_close(b);
+  gp__clock_consumer_close(0);
+  uint32_t c;
+  ASSERT_OK(gp__clock_consumer_open(&c));
+  ASSERT_NE(c, b);
+  gp__clock_consumer_close(c);
+  for (uint64_t i = 1000; i < 1300; i++)
+    add_nth(id, i);
+  ASSERT_EQ(gp__clock_spilled(id), 1300 - 256 - 1000); /* a lags now */
+
+  /* A forked child forgets its parent's consumers. */
+  fflush(NULL);
+  pid_t pid = fork();
+  ASSERT(pid >= 0);
+  if (pid == 0) {
+    bool ok =
+        gp__clock_spilled(id) == 0 &&
+        gp__clock_consume(a, id, UINT64_MAX, out, 4, &n, &lost) == GP_EINVAL;
+    for (uint64_t i = 1300; i < 1600; i++)
+      ok = ok && put_nth(id, i) == 0;
+    uint64_t t = 0;
+    ok = ok && gp__clock_spilled(id) == 0 &&
+         gp_clock_to_trace(id, 100 + 10 * 1500, &t) == 0 &&
+         t == 1100 + 10 * 1500 && gp__clock_consumer_open(&c) == 0 && c != a;
+    _exit(ok ? 0 : 1);
+  }
+  int st;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  ASSERT_EQ(gp__clock_spilled(id), 1300 - 256 - 1000);
+
+  /* Closing the last consumer, or unregistering the clock, frees it. */
+  gp__clock_consumer_close(a);
+  ASSERT_EQ(gp__clock_spilled(id), 0);
+  ASSERT_OK(gp__clock_consumer_open(&a));
+  for (uint64_t i = 1300; i < 1600; i++)
+    add_nth(id, i);
+  ASSERT_GT(gp__clock_spilled(id), 0);
+  ASSERT_OK(gp_clock_unregister(id));
+  ASSERT_EQ(gp__clock_spilled(id), 0);
+  ASSERT_ERR(gp__clock_consume(a, id, UINT64_MAX, out, 4, &n, &lost),
+             GP_ENOENT);
+  gp__clock_consumer_close(a);
+}
+
+TEST(clock_consumer_cap_counts_the_loss) {
+  uint32_t id, cons;
+  ASSERT_OK(gp_clock_register("cap", NULL, NULL, &id));
+  ASSERT_OK(gp__clock_consumer_open(&cons));
+  const uint64_t over = 100, total = GP_CLOCK_SPILL_MAX + 256 + over;
+  for (uint64_t i = 0; i < total; i++)
+    add_nth(id, i);
+  ASSERT_EQ(gp__clock_spilled(id), GP_CLOCK_SPILL_MAX);
+  /* The oldest `over` are gone, and the first read says so, once. */
+  gp_clock_snapshot out[64];
+  size_t n;
+  uint64_t lost = 0;
+  ASSERT_OK(gp__clock_consume(cons, id, UINT64_MAX, out, 64, &n, &lost));
+  ASSERT_EQ(lost, over);
+  ASSERT_EQ(n, 64);
+  ASSERT_EQ(out[0].device_ts, 100 + 10 * over);
+  uint64_t next = over + 64;
+  ASSERT_EQ(read_all(cons, id, UINT64_MAX, 64, &next), total - over - 64);
+  ASSERT_EQ(next, total);
+  ASSERT_EQ(gp__clock_spilled(id), 0);
+  gp__clock_consumer_close(cons);
+  ASSERT_OK(gp_clock_unregister(id));
 }

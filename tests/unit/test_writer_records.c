@@ -1,8 +1,8 @@
 /*
  * test_writer_records.c - the writer fed with records made by hand:
  * drops, counters in both descriptor modes, failed writes, GPU work
- * without timestamps; and our dump against Perfetto's own decoding of its
- * conformance traces.
+ * without timestamps, device clock snapshots; and our dump against Perfetto's
+ * own decoding of its conformance traces.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -379,4 +379,63 @@ TEST(writer_untimed_gpu_work) {
             1);
   gp_tp_close(tp);
   free(m.p);
+}
+
+/* Device clock snapshots: every one the clock took is written, in order,
+ * however many came between two buffers; those the clock could not keep
+ * for a writer that lagged too far are a loss the trace marks. */
+TEST(writer_device_snapshots_all_or_marked_lost) {
+  uint32_t clk, dev;
+  ASSERT_OK(gp_clock_register("wclock", NULL, NULL, &clk));
+  gp_device_info di;
+  memset(&di, 0, sizeof(di));
+  di.name = "clocked";
+  di.clock_id = clk;
+  ASSERT_OK(gp__device_register(&di, NULL, 0, &dev));
+  wt_membuf m = {NULL, 0, 0};
+  gp__tw *w = wt_mem_writer(&m, 0);
+  /* The writer reads nothing until its first buffer: the clock keeps all
+   * but the oldest `over` for it. */
+  const uint64_t over = 10, total = GP_CLOCK_SPILL_MAX + 256 + over;
+  for (uint64_t i = 0; i < total; i++) {
+    gp_clock_snapshot s = {5 + 10 * i, 1000 + 10 * i, 0};
+    ASSERT_OK(gp_clock_add_snapshot(clk, &s));
+  }
+  _Alignas(8) uint8_t buf[512];
+  size_t off = 0;
+  wt_put_kernel(buf, &off, 1, 1000 + 10 * 300);
+  gp__tw_consume(w, buf, off);
+  ASSERT_OK(gp__tw_finish(w));
+  gp__tw_stats st;
+  gp__tw_get_stats(w, &st);
+  ASSERT_EQ(st.clock_lost, over);
+  gp__tw_destroy(w);
+
+  wt_trace t;
+  wt_parse(&t, m.p, m.n);
+  ASSERT_EQ(t.valid, t.size);
+  wt_check_sequences(&t);
+  uint64_t next = over;
+  size_t marked = 0;
+  for (size_t i = 0; i < t.n; i++) {
+    const uint8_t *c;
+    size_t cs;
+    uint64_t id = 0, v = 0;
+    if (t.p[i].data_id != GP_PB_PACKET_CLOCK_SNAPSHOT ||
+        !wt_sub(t.p[i].data, t.p[i].data_size, GP_PB_CLOCK_SNAPSHOT_CLOCKS, 1,
+                &c, &cs) ||
+        !wt_u64(c, cs, GP_PB_CLOCK_ID, &id) || id != clk)
+      continue;
+    ASSERT(wt_u64(c, cs, GP_PB_CLOCK_TIMESTAMP, &v));
+    ASSERT_EQ(v, 5 + 10 * next);
+    ASSERT_EQ(t.p[i].ts, 1000 + 10 * next);
+    if (t.p[i].dropped) {
+      ASSERT_EQ(next, over); /* the first one after the loss says so */
+      marked++;
+    }
+    next++;
+  }
+  ASSERT_EQ(next, total);
+  ASSERT_EQ(marked, 1);
+  wt_free(&t);
 }

@@ -7,9 +7,7 @@
  * would use them, feed a summary: kernels, copies, API calls, per-GPU busy
  * time, drops, and what the trace holds and cost. The simulator runs in
  * virtual time and the session is deterministic, so the same options give
- * the same trace, byte for byte, up to a few hundred steps; past that only
- * which GPU clock snapshots it keeps can differ (the clock ring holds 256,
- * src/core/clock.c, and more can come between two reads of the writer).
+ * the same trace, byte for byte.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -396,8 +394,7 @@ static void demo_usage(FILE *out) {
       "matmul and softmax forward and backward, a peer-to-peer\n"
       "gradient exchange), writes a Perfetto trace of it and\n"
       "summarises what the activity API saw. Deterministic: the same\n"
-      "options give the same trace, byte for byte, up to a few hundred\n"
-      "steps; past that only the GPU clock snapshots kept can differ.\n\n"
+      "options give the same trace, byte for byte.\n\n"
       "  -o, --output FILE  trace file (default demo.pftrace)\n"
       "  -c CONFIG          a TraceConfig text file (default: render stages,\n"
       "                     and counters every 500 us with Utilization)\n"
