@@ -119,9 +119,14 @@ static inline uint8_t *gp__pb_put_uint(uint8_t *p, uint32_t field, uint64_t v) {
 static inline uint8_t *gp__pb_put_fixed64(uint8_t *p, uint32_t field,
                                           uint64_t v) {
   p = gp__pb_put_varint(p, ((uint64_t)field << 3) | GP_PB_I64);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(p, &v, 8); /* one store: GCC keeps the byte loop as a loop */
+  return p + 8;
+#else
   for (int i = 0; i < 8; i++)
     *p++ = (uint8_t)(v >> (8 * i));
   return p;
+#endif
 }
 
 /* The two length bytes of a medium message (below), content len < 16384. */
