@@ -488,6 +488,11 @@ void gp__tw_gpu_write_pending(gp__tw *w, const tw_pending *p) {
 /* ------------------------------------------------------------------ */
 /* GPU work                                                             */
 
+/* The steps every kernel, copy and fill goes through are inlined into
+ * each: out of line, their calls, saves and restores cost ~80
+ * instructions of the ~800 an op costs. */
+#define WORK_STEP static inline __attribute__((always_inline))
+
 /* What kernels, copies and fills share. */
 typedef struct gpu_work {
   uint64_t corr, start, end;
@@ -501,8 +506,8 @@ typedef struct gpu_work {
 /* Opens the packet and the render stage event, common fields written
  * with raw puts (the event's tag and length 4 bytes, six fields 11 bytes
  * each at most). */
-static void work_begin(gp__tw *w, const gpu_work *g, uint64_t ctx_iid,
-                       uint64_t q_iid, uint64_t s_iid) {
+WORK_STEP void work_begin(gp__tw *w, const gpu_work *g, uint64_t ctx_iid,
+                          uint64_t q_iid, uint64_t s_iid) {
   gp__pb_writer *pb = &w->pb;
   uint8_t *p = gp__tw_packet_open(w, g->start,
                                   GP_PB_SEQ_NEEDS_INCREMENTAL_STATE, 4 + 66);
@@ -561,7 +566,7 @@ static void write_slice(gp__tw *w, const gpu_work *g, uint64_t name_iid,
 }
 
 /* Closes the event and packet; mirrors the work on its stream track. */
-static void work_end(gp__tw *w, const gpu_work *g, uint64_t stream_uuid) {
+WORK_STEP void work_end(gp__tw *w, const gpu_work *g, uint64_t stream_uuid) {
   gp__pb_end_medium(&w->pb, w->rse);
   gp__tw_packet_end(w);
   w->st.render_stages++;
@@ -577,8 +582,8 @@ static void work_end(gp__tw *w, const gpu_work *g, uint64_t stream_uuid) {
 
 /* Track descriptors first (they are packets of their own), then the
  * interned entries the event needs, which go into its packet. */
-static uint64_t work_prepare(gp__tw *w, const gpu_work *g, uint64_t *ctx_iid,
-                             uint64_t *q_iid, uint64_t *s_iid) {
+WORK_STEP uint64_t work_prepare(gp__tw *w, const gpu_work *g, uint64_t *ctx_iid,
+                                uint64_t *q_iid, uint64_t *s_iid) {
   gp__tw_saw_ts(w, g->end);
   if (g->device < TW_MAX_DEVICES && !w->dev[g->device].known)
     gp__tw_device_seen(w, g->device);
@@ -663,8 +668,8 @@ static inline bool tail_copy(gp__pb_writer *pb, const struct tw_tail *t,
   return true;
 }
 
-static void write_tail(gp__tw *w, const uint32_t key[TW_TAIL_KEY],
-                       tail_encoder encode, const void *record) {
+WORK_STEP void write_tail(gp__tw *w, const uint32_t key[TW_TAIL_KEY],
+                          tail_encoder encode, const void *record) {
   gp__pb_writer *pb = &w->pb;
   /* Four independent products, not a chain of seven. */
   uint64_t h = (key[0] | (uint64_t)key[1] << 32) * 0x9e3779b97f4a7c15ull ^
