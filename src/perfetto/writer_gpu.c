@@ -251,11 +251,15 @@ static uint64_t stream_uuid(gp__tw *w, uint32_t ctx, uint32_t stream) {
   return gp__tw_track_uuid(w, TW_TRACK_STREAM, ((uint64_t)ctx << 32) | stream);
 }
 
+static inline struct tw_stream_slot *stream_slot(gp__tw *w, uint32_t ctx,
+                                                 uint32_t stream) {
+  return &w->stream_cache[(stream ^ ctx * 7u) % TW_STREAM_CACHE];
+}
+
 static uint64_t stream_track(gp__tw *w, uint32_t device, uint32_t ctx,
                              uint32_t stream) {
   uint64_t key = stream | ((uint64_t)ctx << 32);
-  struct tw_stream_slot *c =
-      &w->stream_cache[(stream ^ ctx * 7u) % TW_STREAM_CACHE];
+  struct tw_stream_slot *c = stream_slot(w, ctx, stream);
   if (c->uuid && c->key == key)
     return c->uuid;
   uint64_t uuid = stream_uuid(w, ctx, stream);
@@ -503,10 +507,22 @@ typedef struct gpu_work {
   uint32_t nwaits;
 } gpu_work;
 
+/* Puts the context, gpu_id, hw_queue_iid and stage_iid fields of a
+ * render stage event at p (44 bytes reserved); returns their end. */
+static inline uint8_t *put_site(uint8_t *p, const gpu_work *g, uint64_t ctx_iid,
+                                uint64_t q_iid, uint64_t s_iid) {
+  p = gp__pb_put_uint(p, GP_PB_RSE_CONTEXT, ctx_iid);
+  p = gp__pb_put_uint(p, GP_PB_RSE_GPU_ID,
+                      (uint64_t)(int64_t)(int32_t)g->device);
+  p = gp__pb_put_uint(p, GP_PB_RSE_HW_QUEUE_IID, q_iid);
+  return gp__pb_put_uint(p, GP_PB_RSE_STAGE_IID, s_iid);
+}
+
 /* Opens the packet and the render stage event, common fields written
  * with raw puts (the event's tag and length 4 bytes, six fields 11 bytes
- * each at most). */
-WORK_STEP void work_begin(gp__tw *w, const gpu_work *g, uint64_t ctx_iid,
+ * each at most). The site fields are copied from `site` unless NULL. */
+WORK_STEP void work_begin(gp__tw *w, const gpu_work *g,
+                          const struct tw_stream_slot *site, uint64_t ctx_iid,
                           uint64_t q_iid, uint64_t s_iid) {
   gp__pb_writer *pb = &w->pb;
   uint8_t *p = gp__tw_packet_open(w, g->start,
@@ -522,11 +538,14 @@ WORK_STEP void work_begin(gp__tw *w, const gpu_work *g, uint64_t ctx_iid,
   p = gp__pb_put_uint(p, GP_PB_RSE_EVENT_ID, gp__tw_event_id(w, g->corr));
   p = gp__pb_put_uint(p, GP_PB_RSE_DURATION,
                       g->end > g->start ? g->end - g->start : 0);
-  p = gp__pb_put_uint(p, GP_PB_RSE_CONTEXT, ctx_iid);
-  p = gp__pb_put_uint(p, GP_PB_RSE_GPU_ID,
-                      (uint64_t)(int64_t)(int32_t)g->device);
-  p = gp__pb_put_uint(p, GP_PB_RSE_HW_QUEUE_IID, q_iid);
-  p = gp__pb_put_uint(p, GP_PB_RSE_STAGE_IID, s_iid);
+  if (site) {
+    /* A copy of fixed size (within the 44 bytes reserved for the four
+     * fields): past site_len it is free space. */
+    memcpy(p, site->site, sizeof(site->site));
+    p += site->site_len;
+  } else {
+    p = put_site(p, g, ctx_iid, q_iid, s_iid);
+  }
   pb->p = p;
   for (uint32_t i = 0; i < g->nwaits; i++)
     gp__pb_uint(pb, GP_PB_RSE_EVENT_WAIT_IDS, gp__tw_event_id(w, g->waits[i]));
@@ -581,10 +600,31 @@ WORK_STEP void work_end(gp__tw *w, const gpu_work *g, uint64_t stream_uuid) {
 }
 
 /* Track descriptors first (they are packets of their own), then the
- * interned entries the event needs, which go into its packet. */
-WORK_STEP uint64_t work_prepare(gp__tw *w, const gpu_work *g, uint64_t *ctx_iid,
-                                uint64_t *q_iid, uint64_t *s_iid) {
+ * interned entries the event needs, which go into its packet. Returns
+ * the stream track's uuid (0: no slices) and the op's site: in *site a
+ * slot holding its fields encoded, or NULL and the iids in the rest.
+ *
+ * Ops on a stream come in runs on the same queue and stage: the last
+ * op's site is kept in the stream's slot, and an op with the same site
+ * in the same generation finds everything already described and
+ * emitted (devices stay known, tracks described; queues, stages and
+ * contexts stay emitted until the generation changes). */
+WORK_STEP uint64_t work_prepare(gp__tw *w, const gpu_work *g,
+                                const struct tw_stream_slot **site,
+                                uint64_t *ctx_iid, uint64_t *q_iid,
+                                uint64_t *s_iid) {
   gp__tw_saw_ts(w, g->end);
+  uint64_t key = g->stream | ((uint64_t)g->context << 32);
+  struct tw_stream_slot *c = stream_slot(w, g->context, g->stream);
+  if (c->site_gen == w->gen && c->key == key && c->site_stage == g->stage &&
+      c->site_queue == g->queue && c->site_device == g->device) {
+    *site = c;
+    return c->site_uuid;
+  }
+  /* Forgotten until it is kept again below: stream_track() may give the
+   * slot to this stream, whose site it is not. */
+  c->site_gen = 0;
+  *site = NULL;
   if (g->device < TW_MAX_DEVICES && !w->dev[g->device].known)
     gp__tw_device_seen(w, g->device);
   uint64_t stream_uuid = 0;
@@ -593,6 +633,30 @@ WORK_STEP uint64_t work_prepare(gp__tw *w, const gpu_work *g, uint64_t *ctx_iid,
   *ctx_iid = context_iid(w, g->context, g->device);
   *q_iid = queue_iid(w, g->device, g->queue);
   *s_iid = stage_iid(w, g->stage);
+  /* Kept only when every step above is done for good: the track
+   * described (stream_track() took the slot), the context queued
+   * (context_iid() remembered it), the device and queue not past the
+   * arrays that remember theirs. */
+  const struct tw_ctx_slot *cc = &w->ctx_cache[g->context % TW_CTX_CACHE];
+  if (cc->gen != w->gen || cc->ctx != g->context ||
+      g->device >= TW_MAX_DEVICES || g->queue >= TW_DIRECT_QUEUES ||
+      g->stage >= GP_ARRAY_SIZE(w->stage_gen))
+    return stream_uuid;
+  if (w->o.stream_slices) {
+    if (c->key != key || !c->uuid)
+      return stream_uuid;
+  } else if (c->key != key) {
+    c->key = key;
+    c->uuid = 0; /* no stream track: nothing to remember for it */
+  }
+  c->site_len =
+      (uint8_t)(put_site(c->site, g, *ctx_iid, *q_iid, *s_iid) - c->site);
+  c->site_uuid = stream_uuid;
+  c->site_device = g->device;
+  c->site_queue = g->queue;
+  c->site_stage = g->stage;
+  c->site_gen = w->gen;
+  *site = c;
   return stream_uuid;
 }
 
@@ -741,12 +805,13 @@ void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
                 0};
   if (k->num_wait_ids)
     g.waits = gp_activity_wait_ids(&k->hdr, &g.nwaits);
-  uint64_t ctx, q, s;
-  uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
+  const struct tw_stream_slot *site;
+  uint64_t ctx = 0, q = 0, s = 0; /* set unless the site is */
+  uint64_t stream_uuid = work_prepare(w, &g, &site, &ctx, &q, &s);
   uint64_t kernel = kernel_iid(w, k, &g.name_id);
   g.name_iid = gp__tw_event_name(w, g.name_id);
   need_arg_names(w);
-  work_begin(w, &g, ctx, q, s);
+  work_begin(w, &g, site, ctx, q, s);
   if (kernel)
     gp__pb_uint(&w->pb, GP_PB_RSE_KERNEL_IID, kernel);
   const uint32_t key[TW_TAIL_KEY] = {
@@ -778,9 +843,10 @@ void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m) {
                 0};
   if (m->num_wait_ids)
     g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
-  uint64_t ctx, q, s;
-  uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
-  work_begin(w, &g, ctx, q, s);
+  const struct tw_stream_slot *site;
+  uint64_t ctx = 0, q = 0, s = 0; /* set unless the site is */
+  uint64_t stream_uuid = work_prepare(w, &g, &site, &ctx, &q, &s);
+  work_begin(w, &g, site, ctx, q, s);
   const uint32_t key[TW_TAIL_KEY] = {
       TAIL_MEMCPY, (uint32_t)m->bytes, (uint32_t)(m->bytes >> 32), m->src_kind,
       m->dst_kind, m->src_device_id,   m->dst_device_id,           0};
@@ -807,9 +873,10 @@ void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m) {
                 0};
   if (m->num_wait_ids)
     g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
-  uint64_t ctx, q, s;
-  uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
-  work_begin(w, &g, ctx, q, s);
+  const struct tw_stream_slot *site;
+  uint64_t ctx = 0, q = 0, s = 0; /* set unless the site is */
+  uint64_t stream_uuid = work_prepare(w, &g, &site, &ctx, &q, &s);
+  work_begin(w, &g, site, ctx, q, s);
   const uint32_t key[TW_TAIL_KEY] = {TAIL_MEMSET,
                                      (uint32_t)m->bytes,
                                      (uint32_t)(m->bytes >> 32),
@@ -845,11 +912,12 @@ void gp__tw_gpu_render_stage(gp__tw *w, const gp_activity_render_stage *r) {
                 0};
   if (r->num_wait_ids)
     g.waits = gp_activity_wait_ids(&r->hdr, &g.nwaits);
-  uint64_t ctx, q, s;
-  uint64_t stream_uuid = work_prepare(w, &g, &ctx, &q, &s);
+  const struct tw_stream_slot *site;
+  uint64_t ctx = 0, q = 0, s = 0; /* set unless the site is */
+  uint64_t stream_uuid = work_prepare(w, &g, &site, &ctx, &q, &s);
   if (r->name_id)
     g.name_iid = gp__tw_event_name(w, r->name_id);
-  work_begin(w, &g, ctx, q, s);
+  work_begin(w, &g, site, ctx, q, s);
   gp__pb_writer *pb = &w->pb;
   if (r->render_target)
     gp__pb_uint(pb, GP_PB_RSE_RENDER_TARGET_HANDLE, r->render_target);
