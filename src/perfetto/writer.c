@@ -585,6 +585,13 @@ int gp__tw_create(const gp__tw_options *opts, gp__tw **out) {
   if (w->o.descriptor_mode == 0)
     w->o.descriptor_mode = GP_TW_DESCRIPTOR_INTERNED;
   gp__pb_writer_init(&w->pb);
+  if (!w->o.service_sequenced) { /* sequence_id < 2^24: 5 bytes at most */
+    uint8_t head[8] = {0};
+    w->seq_head_len = (uint8_t)(gp__pb_put_uint(head, GP_PB_PACKET_SEQUENCE_ID,
+                                                w->o.sequence_id) -
+                                head);
+    memcpy(&w->seq_head, head, 8);
+  }
   w->gen = 1;
   w->clear_next = true;
   /* getpid(), not gp__pid(): a writer may be made in a fork handler,
