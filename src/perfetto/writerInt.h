@@ -206,11 +206,10 @@ struct gp__tw {
     uint64_t corr, wait_id;
   } sync_ring[TW_SYNC_RING]; /* by correlation id modulo the size */
   /* thread_track() cache: the last thread asked for (uuid 0: none) and
-   * the TrackEvent that ends a slice on its track, encoded
-   * (writer_host.c). */
+   * the track_uuid field of its track, encoded (writer_host.c). */
   uint64_t last_thread_key, last_thread_uuid;
-  uint8_t last_thread_end[16];
-  uint8_t last_thread_end_len;
+  uint8_t last_thread_field[16];
+  uint8_t last_thread_field_len;
   /* The sequence id field of every plain packet, encoded once (little
    * endian, seq_head_len bytes; none when service_sequenced). */
   uint8_t seq_head_len;
