@@ -512,18 +512,22 @@ static void slice_event(gp__tw *w, uint64_t ts, uint32_t type, uint64_t track,
                          ? gp__tw_intern_string(w, &w->categories,
                                                 TW_PEND_CATEGORY, category_id)
                          : 0;
-  gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(
-      w, ts, name_iid || cat_iid ? GP_PB_SEQ_NEEDS_INCREMENTAL_STATE : 0);
-  gp__pb_short te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
-  if (cat_iid)
-    gp__pb_uint(pb, GP_PB_TE_CATEGORY_IIDS, cat_iid);
-  gp__pb_uint(pb, GP_PB_TE_TYPE, type);
-  if (name_iid)
-    gp__pb_uint(pb, GP_PB_TE_NAME_IID, name_iid);
-  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, track);
-  gp__pb_end_short(pb, te);
-  gp__tw_packet_end(w);
+  /* One reservation for the packet: its TrackEvent's tag and length (2),
+   * category (11), type (2), name (11) and track (11). */
+  uint8_t *p = gp__tw_packet_open(
+      w, ts, name_iid || cat_iid ? GP_PB_SEQ_NEEDS_INCREMENTAL_STATE : 0, 37);
+  if (p) {
+    *p++ = (GP_PB_PACKET_TRACK_EVENT << 3) | GP_PB_LEN;
+    uint8_t *len = p++;
+    if (cat_iid)
+      p = gp__pb_put_uint(p, GP_PB_TE_CATEGORY_IIDS, cat_iid);
+    p = gp__pb_put_uint(p, GP_PB_TE_TYPE, type);
+    if (name_iid)
+      p = gp__pb_put_uint(p, GP_PB_TE_NAME_IID, name_iid);
+    p = gp__pb_put_uint(p, GP_PB_TE_TRACK_UUID, track);
+    *len = (uint8_t)(p - len - 1);
+  }
+  gp__tw_packet_close(w, p);
   w->st.track_events++;
 }
 
