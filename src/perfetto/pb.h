@@ -107,6 +107,29 @@ static inline uint8_t *gp__pb_put_varint(uint8_t *p, uint64_t v) {
   return p;
 }
 
+/*
+ * gp__pb_put_varint() for values that are mostly 5 bytes long, 2^28 to
+ * 2^35 - 1: nanosecond timestamps from 0.27 s to 34 s of boot time, as
+ * every deterministic trace's are. Their first four bytes are put in one
+ * 4-byte store, the 7-bit groups spread in two steps (the inverse of
+ * gp__pb_get_varint()'s): 17 instructions where the byte loop took 31.
+ * Other values go through the loop.
+ */
+static inline uint8_t *gp__pb_put_varint_ts(uint8_t *p, uint64_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (v - (1ull << 28) < (1ull << 35) - (1ull << 28)) {
+    uint32_t x = (uint32_t)v;
+    x = (x & 0x3fffu) | ((x << 2) & 0x3fff0000u);
+    x = (x & 0x007f007fu) | ((x << 1) & 0x7f007f00u);
+    x |= 0x80808080u;
+    memcpy(p, &x, 4);
+    p[4] = (uint8_t)(v >> 28);
+    return p + 5;
+  }
+#endif
+  return gp__pb_put_varint(p, v);
+}
+
 /* A VARINT field at p, which the caller has reserved room for (at most
  * 5 + 10 bytes): for packets assembled in one reservation. */
 static inline uint8_t *gp__pb_put_uint(uint8_t *p, uint32_t field, uint64_t v) {

@@ -585,6 +585,13 @@ int gp__tw_create(const gp__tw_options *opts, gp__tw **out) {
   if (w->o.descriptor_mode == 0)
     w->o.descriptor_mode = GP_TW_DESCRIPTOR_INTERNED;
   gp__pb_writer_init(&w->pb);
+  if (!w->o.service_sequenced) { /* sequence_id < 2^24: 5 bytes at most */
+    uint8_t head[8] = {0};
+    w->seq_head_len = (uint8_t)(gp__pb_put_uint(head, GP_PB_PACKET_SEQUENCE_ID,
+                                                w->o.sequence_id) -
+                                head);
+    memcpy(&w->seq_head, head, 8);
+  }
   w->gen = 1;
   w->clear_next = true;
   /* getpid(), not gp__pid(): a writer may be made in a fork handler,
@@ -715,20 +722,31 @@ void gp__tw_consume(gp__tw *w, const uint8_t *buffer, size_t valid_size) {
     return;
   }
   uint64_t t0 = cpu_ns();
-  const gp_activity *r = NULL;
   if (!w->began) {
+    const gp_activity *r = NULL;
     uint64_t hint = 0;
     while (!hint && gp_activity_get_next_record(buffer, valid_size, &r) == 0)
       hint = record_time(r);
     tw_begin(w, hint);
   }
   uint32_t k = 0;
-  for (size_t off = 0; buffer && (r = gp__record_at(buffer, valid_size, off));
-       off += r->size) {
+  /* The records up to the first whose size cannot be trusted, checked as
+   * gp__record_at() checks them but with the bounds folded: a size below
+   * the header's wraps around and fails the one compare with the room
+   * left. (r was a variable whose address was taken, kept in memory.) */
+  const uint8_t *p = buffer, *end = buffer ? buffer + valid_size : NULL;
+  while ((size_t)(end - p) >= sizeof(gp_activity)) {
+    const gp_activity *r = (const gp_activity *)p;
+    uint32_t size = r->size;
+    if ((size_t)size - sizeof(gp_activity) >
+            (size_t)(end - p) - sizeof(gp_activity) ||
+        (size & 7u))
+      break;
     dispatch(w, r);
     /* Bound the memory held: write out now and then (whole packets). */
     if ((++k & 255) == 0 && gp__pb_size(&w->pb) > TW_FLUSH_BYTES)
       tw_flush(w);
+    p += size;
   }
   w->st.records += k;
   periodic(w);

@@ -211,7 +211,15 @@ struct gp__tw {
   struct {
     uint64_t corr, wait_id;
   } sync_ring[TW_SYNC_RING]; /* by correlation id modulo the size */
-  uint64_t last_thread_key, last_thread_uuid; /* thread_track() cache */
+  /* thread_track() cache: the last thread asked for (uuid 0: none) and
+   * the track_uuid field of its track, encoded (writer_host.c). */
+  uint64_t last_thread_key, last_thread_uuid;
+  uint8_t last_thread_field[16];
+  uint8_t last_thread_field_len;
+  /* The sequence id field of every plain packet, encoded once (little
+   * endian, seq_head_len bytes; none when service_sequenced). */
+  uint8_t seq_head_len;
+  uint64_t seq_head;
   gp__tw_stats st;
 };
 
@@ -238,10 +246,14 @@ static inline uint8_t *gp__tw_put_packet_head(const gp__tw *w, uint8_t *p,
                                               uint64_t ts, uint32_t flags) {
   *p++ = (GP_PB_TRACE_PACKET << 3) | GP_PB_LEN;
   p += 2;
-  if (ts)
-    p = gp__pb_put_uint(p, GP_PB_PACKET_TIMESTAMP, ts);
-  if (!w->o.service_sequenced)
-    p = gp__pb_put_uint(p, GP_PB_PACKET_SEQUENCE_ID, w->o.sequence_id);
+  if (ts) {
+    *p++ = (GP_PB_PACKET_TIMESTAMP << 3) | GP_PB_VARINT;
+    p = gp__pb_put_varint_ts(p, ts);
+  }
+  /* Its bytes precomputed: one 8-byte store (the 48 bytes reserved leave
+   * room past the head for it) instead of a flag test and a varint. */
+  memcpy(p, &w->seq_head, 8);
+  p += w->seq_head_len;
   if (flags)
     p = gp__pb_put_uint(p, GP_PB_PACKET_SEQUENCE_FLAGS, flags);
   return p;

@@ -108,26 +108,51 @@ static void write_thread_descriptor(gp__tw *w, tw_entry *e, uint64_t uuid) {
   gp__tw_packet_end(w);
 }
 
-/* The track of a thread, its descriptor written the first time. */
-static uint64_t thread_track(gp__tw *w, uint32_t pid, uint32_t tid) {
+/* thread_track() for a thread other than the last one: also encodes
+ * the track's track_uuid field into the cache, whether the uuid is
+ * cached or not. */
+static __attribute__((noinline)) uint64_t
+thread_track_slow(gp__tw *w, uint32_t pid, uint32_t tid) {
   uint64_t key = ((uint64_t)pid << 32) | tid;
-  if (w->last_thread_key == key && w->last_thread_uuid)
-    return w->last_thread_uuid;
   w->last_thread_key = key;
   w->last_thread_uuid = 0;
-  tw_entry *e =
-      gp__tw_map_get(&w->threads, ((uint64_t)pid << 32) | tid, 0, NULL);
-  if (!e)
-    return gp__tw_track_uuid(w, TW_TRACK_THREAD, tid);
-  process_track(w, pid);
-  uint64_t uuid =
-      gp__tw_track_uuid(w, TW_TRACK_THREAD, written_tid(w, e, pid, tid));
-  if (!e->gen) {
-    e->gen = 1;
-    write_thread_descriptor(w, e, uuid);
+  tw_entry *e = gp__tw_map_get(&w->threads, key, 0, NULL);
+  uint64_t uuid;
+  if (!e) {
+    uuid = gp__tw_track_uuid(w, TW_TRACK_THREAD, tid);
+  } else {
+    process_track(w, pid);
+    uuid = gp__tw_track_uuid(w, TW_TRACK_THREAD, written_tid(w, e, pid, tid));
+    if (!e->gen) {
+      e->gen = 1;
+      write_thread_descriptor(w, e, uuid);
+    }
+    w->last_thread_uuid = uuid;
   }
-  w->last_thread_uuid = uuid;
+  w->last_thread_field_len =
+      (uint8_t)(gp__pb_put_uint(w->last_thread_field, GP_PB_TE_TRACK_UUID,
+                                uuid) -
+                w->last_thread_field);
   return uuid;
+}
+
+/* The track of a thread, its descriptor written the first time; its
+ * track_uuid field is then in w->last_thread_field. Most records come
+ * from the thread before them: that case is a compare, inline (out of
+ * line, the slow path's registers made it 28 instructions). */
+static inline uint64_t thread_track(gp__tw *w, uint32_t pid, uint32_t tid) {
+  uint64_t key = ((uint64_t)pid << 32) | tid;
+  if (GP_LIKELY(w->last_thread_key == key && w->last_thread_uuid))
+    return w->last_thread_uuid;
+  return thread_track_slow(w, pid, tid);
+}
+
+/* Puts the thread's track_uuid field (thread_track() just called) at p,
+ * which has 16 bytes of room; returns its end. One 16-byte copy where
+ * the varint took a loop. */
+static inline uint8_t *put_thread_track_field(const gp__tw *w, uint8_t *p) {
+  memcpy(p, w->last_thread_field, 16);
+  return p + w->last_thread_field_len;
 }
 
 static void thread_name(gp__tw *w, const gp_activity_name *n) {
@@ -360,7 +385,7 @@ static uint8_t *put_api_begin(const gp__tw *w, uint8_t *p,
   uint8_t *te = p++;
   p = gp__pb_put_uint(p, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_BEGIN);
   p = gp__pb_put_uint(p, GP_PB_TE_NAME_IID, c->name_iid);
-  p = gp__pb_put_uint(p, GP_PB_TE_TRACK_UUID, c->track);
+  p = put_thread_track_field(w, p);
   if (c->rv_iid) {
     p = gp__pb_put_varint(p, (GP_PB_TE_DEBUG_ANNOTATIONS << 3) | GP_PB_LEN);
     uint8_t *len = p;
@@ -384,6 +409,27 @@ static uint8_t *put_api_begin(const gp__tw *w, uint8_t *p,
   if (c->api)
     p = gp__pb_put_uint(p, GP_PB_TE_GPU_API, c->api);
   *te = (uint8_t)(p - te - 1);
+  return p;
+}
+
+/* gp__tw_put_track_event() of a slice's end on the thread's track
+ * (thread_track() just called), at p (35 bytes reserved). */
+static inline uint8_t *put_thread_slice_end(const gp__tw *w, uint8_t *p) {
+  p[0] = (GP_PB_PACKET_TRACK_EVENT << 3) | GP_PB_LEN;
+  p[1] = (uint8_t)(2 + w->last_thread_field_len);
+  p[2] = (GP_PB_TE_TYPE << 3) | GP_PB_VARINT;
+  p[3] = GP_PB_TE_TYPE_SLICE_END;
+  return put_thread_track_field(w, p + 4);
+}
+
+/* gp__tw_put_slice_end_packet() on the thread's track, at p (48 + 35
+ * bytes reserved). */
+static inline uint8_t *put_thread_slice_end_packet(const gp__tw *w, uint8_t *p,
+                                                   uint64_t ts) {
+  uint8_t *p0 = p;
+  p = gp__tw_put_packet_head(w, p0, ts, 0);
+  p = put_thread_slice_end(w, p);
+  gp__pb_put_len2(p0 + 1, (uint64_t)(p - p0 - 3));
   return p;
 }
 
@@ -426,7 +472,7 @@ void gp__tw_api(gp__tw *w, const gp_activity_api *a) {
                                         GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
     p = put_api_begin(w, p, a, &c);
     gp__pb_put_len2(p0 + 1, (uint64_t)(p - p0 - 3));
-    pb->p = gp__tw_put_slice_end_packet(w, p, a->end, track);
+    pb->p = put_thread_slice_end_packet(w, p, a->end);
     w->st.packets += 2;
   } else {
     uint8_t *p = gp__tw_packet_open(
@@ -436,7 +482,7 @@ void gp__tw_api(gp__tw *w, const gp_activity_api *a) {
     gp__tw_packet_close(w, p);
     p = gp__tw_packet_open(w, a->end, 0, 35);
     if (p)
-      p = gp__tw_put_track_event(p, GP_PB_TE_TYPE_SLICE_END, 0, track);
+      p = put_thread_slice_end(w, p);
     gp__tw_packet_close(w, p);
   }
   w->st.track_events += 2;
@@ -466,18 +512,22 @@ static void slice_event(gp__tw *w, uint64_t ts, uint32_t type, uint64_t track,
                          ? gp__tw_intern_string(w, &w->categories,
                                                 TW_PEND_CATEGORY, category_id)
                          : 0;
-  gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(
-      w, ts, name_iid || cat_iid ? GP_PB_SEQ_NEEDS_INCREMENTAL_STATE : 0);
-  gp__pb_short te = gp__pb_begin_short(pb, GP_PB_PACKET_TRACK_EVENT);
-  if (cat_iid)
-    gp__pb_uint(pb, GP_PB_TE_CATEGORY_IIDS, cat_iid);
-  gp__pb_uint(pb, GP_PB_TE_TYPE, type);
-  if (name_iid)
-    gp__pb_uint(pb, GP_PB_TE_NAME_IID, name_iid);
-  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, track);
-  gp__pb_end_short(pb, te);
-  gp__tw_packet_end(w);
+  /* One reservation for the packet: its TrackEvent's tag and length (2),
+   * category (11), type (2), name (11) and track (11). */
+  uint8_t *p = gp__tw_packet_open(
+      w, ts, name_iid || cat_iid ? GP_PB_SEQ_NEEDS_INCREMENTAL_STATE : 0, 37);
+  if (p) {
+    *p++ = (GP_PB_PACKET_TRACK_EVENT << 3) | GP_PB_LEN;
+    uint8_t *len = p++;
+    if (cat_iid)
+      p = gp__pb_put_uint(p, GP_PB_TE_CATEGORY_IIDS, cat_iid);
+    p = gp__pb_put_uint(p, GP_PB_TE_TYPE, type);
+    if (name_iid)
+      p = gp__pb_put_uint(p, GP_PB_TE_NAME_IID, name_iid);
+    p = gp__pb_put_uint(p, GP_PB_TE_TRACK_UUID, track);
+    *len = (uint8_t)(p - len - 1);
+  }
+  gp__tw_packet_close(w, p);
   w->st.track_events++;
 }
 
