@@ -257,18 +257,24 @@ TEST(record_bad_config_runs_nothing) {
   ASSERT_EQ(wt_system(cmd), 127);
 }
 
-TEST(demo_writes_the_same_trace_twice) {
+/* Runs `demo --steps steps` twice and loads the first trace into *t after
+ * checking that the second is the same, byte for byte. */
+static void demo_twice(const char *steps, wt_trace *t) {
   const char *a = strdup(gp_test_path(0, "a.pftrace"));
   const char *b = strdup(gp_test_path(1, "b.pftrace"));
   char cmd[2048];
   snprintf(cmd, sizeof(cmd),
-           "'%s' demo --steps 3 -o '%s' >/dev/null && "
-           "'%s' demo --steps 3 -o '%s' >/dev/null && cmp -s '%s' '%s'",
-           cli(), a, cli(), b, a, b);
+           "'%s' demo -q --steps %s -o '%s' && "
+           "'%s' demo -q --steps %s -o '%s' && cmp -s '%s' '%s'",
+           cli(), steps, a, cli(), steps, b, a, b);
   ASSERT_EQ(wt_system(cmd), 0);
+  wt_load(t, a);
+  ASSERT_EQ(t->valid, t->size);
+}
+
+TEST(demo_writes_the_same_trace_twice) {
   wt_trace t;
-  wt_load(&t, a);
-  ASSERT_EQ(t.valid, t.size);
+  demo_twice("3", &t);
   wt_check_sequences(&t);
   /* 2 GPUs x 3 steps x (5 kernels, 3 copies, 1 fill). */
   ASSERT_EQ(wt_count_packets(&t, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT), 54);
@@ -316,17 +322,8 @@ static size_t device_snapshots(const wt_trace *t, uint64_t clock_id,
  * gets every one (clock.c keeps them for it), so the trace is the same
  * however the collector thread was scheduled. */
 TEST(demo_long_traces_are_byte_identical) {
-  const char *a = strdup(gp_test_path(0, "a.pftrace"));
-  const char *b = strdup(gp_test_path(1, "b.pftrace"));
-  char cmd[2048];
-  snprintf(cmd, sizeof(cmd),
-           "'%s' demo -q --steps 1500 -o '%s' && "
-           "'%s' demo -q --steps 1500 -o '%s' && cmp -s '%s' '%s'",
-           cli(), a, cli(), b, a, b);
-  ASSERT_EQ(wt_system(cmd), 0);
   wt_trace t;
-  wt_load(&t, a);
-  ASSERT_EQ(t.valid, t.size);
+  demo_twice("1500", &t);
   for (size_t i = 0; i < t.n; i++)
     ASSERT(!t.p[i].dropped);
   /* Two GPUs (clocks 128 and 129), a snapshot at every synchronize at

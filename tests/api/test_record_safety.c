@@ -459,6 +459,15 @@ static int entries_starting(const char *dir, const char *prefix) {
   return n;
 }
 
+/* The demo trace at path is whole packets with more than min GPU events. */
+static void assert_whole_demo(const char *path, int min) {
+  wt_trace t;
+  wt_load(&t, path);
+  ASSERT_EQ(t.valid, t.size);
+  ASSERT_GT(wt_count_packets(&t, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT), min);
+  wt_free(&t);
+}
+
 /* `gpuperf demo -o` (a library session) never destroys the file it
  * replaces: killed midway, or failing to start, it leaves it as it was;
  * a trace that completes takes its place, with nothing left beside it. */
@@ -524,11 +533,7 @@ TEST(demo_keeps_an_existing_output) {
   /* A trace that completes replaces it, nothing beside. */
   snprintf(cmd, sizeof(cmd), "'%s' demo -q --steps 3 -o '%s'", cli(), out);
   ASSERT_EQ(wt_system(cmd), 0);
-  wt_trace t;
-  wt_load(&t, out);
-  ASSERT_EQ(t.valid, t.size);
-  ASSERT_GT(wt_count_packets(&t, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT), 10);
-  wt_free(&t);
+  assert_whole_demo(out, 10);
   ASSERT_EQ(stat(out, &st), 0);
   ASSERT_EQ(st.st_mode & 0777, 0644);
   ASSERT_EQ(entries_starting(dir, "d.pftrace."), 0);
@@ -559,11 +564,7 @@ TEST(demo_writes_a_writable_file_in_a_closed_folder) {
   snprintf(cmd, sizeof(cmd), "%s '%s' demo -q --steps 2 -o '%s'", as, cli(),
            out);
   ASSERT_EQ(wt_system(cmd), 0);
-  wt_trace t;
-  wt_load(&t, out);
-  ASSERT_EQ(t.valid, t.size);
-  ASSERT_GT(wt_count_packets(&t, GP_PB_PACKET_GPU_RENDER_STAGE_EVENT), 5);
-  wt_free(&t);
+  assert_whole_demo(out, 5);
   snprintf(cmd, sizeof(cmd), "%s '%s' demo -q --steps 2 -o '%s' 2>'%s'", as,
            cli(), neu, err);
   ASSERT_EQ(wt_system(cmd), 2);
