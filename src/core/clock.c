@@ -848,6 +848,7 @@ size_t gp__clock_spilled(uint32_t clock_id) {
  * the middle of a change: then the spills, perhaps half moved, are left
  * rather than freed, and a ring caught in its write section (an odd
  * counter would keep gp_clock_to_trace() waiting for ever) is emptied.
+ * The TSC line is made safe the same way.
  */
 static void clocks_after_fork(void) {
   bool held = pthread_mutex_trylock(&clocks_lock) != 0;
@@ -872,6 +873,21 @@ static void clocks_after_fork(void) {
     }
   }
   pthread_mutex_unlock(&clocks_lock);
+#if GP_HAVE_TSC
+  /* The same for the TSC line: a calibration cut short by the fork would
+   * leave its lock taken for good (no more re-measuring) and, caught in
+   * line_store(), an odd counter that keeps every reader waiting and a
+   * line half old, half new. The child then calibrates afresh, on
+   * clock_gettime() meanwhile (floor_clamp() keeps its time monotonic). */
+  if (pthread_mutex_trylock(&tsc.lock) != 0)
+    pthread_mutex_init(&tsc.lock, NULL);
+  else
+    pthread_mutex_unlock(&tsc.lock);
+  if (atomic_load_explicit(&tsc.seq, RELAXED) & 1) {
+    atomic_store_explicit(&tsc.state, TSC_UNKNOWN, memory_order_relaxed);
+    atomic_fetch_add_explicit(&tsc.seq, 1, memory_order_release);
+  }
+#endif
 }
 
 /* Fork handlers run in the child in the order they were registered, and
