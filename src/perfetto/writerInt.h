@@ -179,14 +179,17 @@ struct gp__tw {
   gp__pb_short rse;       /* the open render stage event */
   uint32_t stage_gen[32]; /* stages emitted, by stage index */
   /* stream_track() cache, direct-mapped by key: uuid 0 is empty. Also
-   * work_prepare()'s, for the last op on the stream (writer_gpu.c). */
+   * work_prepare()'s, for the sites of the last two ops on the stream,
+   * newest first (writer_gpu.c). */
   struct tw_stream_slot {
     uint64_t key, uuid;
-    uint64_t site_uuid; /* its stream track or 0 */
-    uint32_t site_gen;  /* 0: none */
-    uint32_t site_device, site_queue, site_stage;
-    uint8_t site_len;
-    uint8_t site[31]; /* its context .. stage_iid fields, encoded */
+    struct tw_site {
+      uint64_t uuid; /* its stream track or 0 */
+      uint32_t gen;  /* 0: none */
+      uint32_t device, queue, stage;
+      uint8_t len;
+      uint8_t bytes[31]; /* its context .. stage_iid fields, encoded */
+    } site[2];
   } stream_cache[TW_STREAM_CACHE];
   /* context_iid() cache, direct-mapped by context: the generation in
    * which the context was last queued (0: empty). */

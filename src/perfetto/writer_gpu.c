@@ -525,9 +525,8 @@ static inline uint8_t *put_site(uint8_t *p, const gpu_work *g, uint64_t ctx_iid,
 /* Opens the packet and the render stage event, common fields written
  * with raw puts (the event's tag and length 4 bytes, six fields 11 bytes
  * each at most). The site fields are copied from `site` unless NULL. */
-WORK_STEP void work_begin(gp__tw *w, gpu_work *g,
-                          const struct tw_stream_slot *site, uint64_t ctx_iid,
-                          uint64_t q_iid, uint64_t s_iid) {
+WORK_STEP void work_begin(gp__tw *w, gpu_work *g, const struct tw_site *site,
+                          uint64_t ctx_iid, uint64_t q_iid, uint64_t s_iid) {
   gp__pb_writer *pb = &w->pb;
   bool plain = gp__tw_packet_plain(w);
   uint8_t *p = gp__tw_packet_open(w, g->start,
@@ -551,9 +550,9 @@ WORK_STEP void work_begin(gp__tw *w, gpu_work *g,
                       g->end > g->start ? g->end - g->start : 0);
   if (site) {
     /* A copy of fixed size (within the 44 bytes reserved for the four
-     * fields): past site_len it is free space. */
-    memcpy(p, site->site, sizeof(site->site));
-    p += site->site_len;
+     * fields): past site->len it is free space. */
+    memcpy(p, site->bytes, sizeof(site->bytes));
+    p += site->len;
   } else {
     p = put_site(p, g, ctx_iid, q_iid, s_iid);
   }
@@ -625,29 +624,35 @@ WORK_STEP void work_end(gp__tw *w, const gpu_work *g, uint64_t stream_uuid) {
 
 /* Track descriptors first (they are packets of their own), then the
  * interned entries the event needs, which go into its packet. Returns
- * the stream track's uuid (0: no slices) and the op's site: in *site a
- * slot holding its fields encoded, or NULL and the iids in the rest.
+ * the stream track's uuid (0: no slices) and the op's site: in *site one
+ * holding its fields encoded, or NULL and the iids in the rest.
  *
- * Ops on a stream come in runs on the same queue and stage: the last
- * op's site is kept in the stream's slot, and an op with the same site
- * in the same generation finds everything already described and
- * emitted (devices stay known, tracks described; queues, stages and
- * contexts stay emitted until the generation changes). */
+ * Ops on a stream come in runs on the same queue and stage, or alternate
+ * between two (a copy's queue and a fill's): the last two ops' sites are
+ * kept in the stream's slot, and an op with one of them in the same
+ * generation finds everything already described and emitted (devices
+ * stay known, tracks described; queues, stages and contexts stay emitted
+ * until the generation changes). */
 WORK_STEP uint64_t work_prepare(gp__tw *w, const gpu_work *g,
-                                const struct tw_stream_slot **site,
-                                uint64_t *ctx_iid, uint64_t *q_iid,
-                                uint64_t *s_iid) {
+                                const struct tw_site **site, uint64_t *ctx_iid,
+                                uint64_t *q_iid, uint64_t *s_iid) {
   gp__tw_saw_ts(w, g->end);
   uint64_t key = g->stream | ((uint64_t)g->context << 32);
   struct tw_stream_slot *c = stream_slot(w, g->context, g->stream);
-  if (c->site_gen == w->gen && c->key == key && c->site_stage == g->stage &&
-      c->site_queue == g->queue && c->site_device == g->device) {
-    *site = c;
-    return c->site_uuid;
+  if (c->key == key) {
+    for (int i = 0; i < 2; i++) {
+      const struct tw_site *t = &c->site[i];
+      if (t->gen == w->gen && t->stage == g->stage && t->queue == g->queue &&
+          t->device == g->device) {
+        *site = t;
+        return t->uuid;
+      }
+    }
+  } else {
+    /* Forgotten: stream_track() may give the slot to this stream, whose
+     * sites they are not. */
+    c->site[0].gen = c->site[1].gen = 0;
   }
-  /* Forgotten until it is kept again below: stream_track() may give the
-   * slot to this stream, whose site it is not. */
-  c->site_gen = 0;
   *site = NULL;
   if (g->device < TW_MAX_DEVICES && !w->dev[g->device].known)
     gp__tw_device_seen(w, g->device);
@@ -673,14 +678,18 @@ WORK_STEP uint64_t work_prepare(gp__tw *w, const gpu_work *g,
     c->key = key;
     c->uuid = 0; /* no stream track: nothing to remember for it */
   }
-  c->site_len =
-      (uint8_t)(put_site(c->site, g, *ctx_iid, *q_iid, *s_iid) - c->site);
-  c->site_uuid = stream_uuid;
-  c->site_device = g->device;
-  c->site_queue = g->queue;
-  c->site_stage = g->stage;
-  c->site_gen = w->gen;
-  *site = c;
+  /* The newest first: what site 0 held moves to site 1. */
+  struct tw_site *t = &c->site[0];
+  if (t->gen == w->gen)
+    c->site[1] = *t;
+  t->len =
+      (uint8_t)(put_site(t->bytes, g, *ctx_iid, *q_iid, *s_iid) - t->bytes);
+  t->uuid = stream_uuid;
+  t->device = g->device;
+  t->queue = g->queue;
+  t->stage = g->stage;
+  t->gen = w->gen;
+  *site = t;
   return stream_uuid;
 }
 
@@ -831,7 +840,7 @@ void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
                 0};
   if (k->num_wait_ids)
     g.waits = gp_activity_wait_ids(&k->hdr, &g.nwaits);
-  const struct tw_stream_slot *site;
+  const struct tw_site *site;
   uint64_t ctx = 0, q = 0, s = 0; /* set unless the site is */
   uint64_t stream_uuid = work_prepare(w, &g, &site, &ctx, &q, &s);
   uint64_t kernel = kernel_iid(w, k, &g.name_id);
@@ -871,7 +880,7 @@ void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m) {
                 0};
   if (m->num_wait_ids)
     g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
-  const struct tw_stream_slot *site;
+  const struct tw_site *site;
   uint64_t ctx = 0, q = 0, s = 0; /* set unless the site is */
   uint64_t stream_uuid = work_prepare(w, &g, &site, &ctx, &q, &s);
   work_begin(w, &g, site, ctx, q, s);
@@ -903,7 +912,7 @@ void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m) {
                 0};
   if (m->num_wait_ids)
     g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
-  const struct tw_stream_slot *site;
+  const struct tw_site *site;
   uint64_t ctx = 0, q = 0, s = 0; /* set unless the site is */
   uint64_t stream_uuid = work_prepare(w, &g, &site, &ctx, &q, &s);
   work_begin(w, &g, site, ctx, q, s);
@@ -944,7 +953,7 @@ void gp__tw_gpu_render_stage(gp__tw *w, const gp_activity_render_stage *r) {
                 0};
   if (r->num_wait_ids)
     g.waits = gp_activity_wait_ids(&r->hdr, &g.nwaits);
-  const struct tw_stream_slot *site;
+  const struct tw_site *site;
   uint64_t ctx = 0, q = 0, s = 0; /* set unless the site is */
   uint64_t stream_uuid = work_prepare(w, &g, &site, &ctx, &q, &s);
   if (r->name_id)
