@@ -189,6 +189,8 @@ struct gp__tw {
       uint32_t device, queue, stage;
       uint8_t len;
       uint8_t bytes[31]; /* its context .. stage_iid fields, encoded */
+      uint8_t end_len;   /* 0 when uuid is */
+      uint8_t end[16];   /* the slice end TrackEvent on track uuid */
     } site[2];
   } stream_cache[TW_STREAM_CACHE];
   /* context_iid() cache, direct-mapped by context: the generation in

@@ -575,8 +575,10 @@ static void track_event_packet(gp__tw *w, uint64_t ts, uint32_t flags,
 
 /* Writes the slice of g on its stream track: a begin and an end packet.
  * Both are plain unless the name's interned entry has to go first; plain,
- * they are assembled in one reservation (2 * (48 + 35)). */
-static void write_slice(gp__tw *w, const gpu_work *g, uint64_t name_iid,
+ * they are assembled in one reservation (2 * (48 + 35)), the TrackEvents
+ * from the bytes kept with g's site (NULL: none) when it has them. */
+static void write_slice(gp__tw *w, const gpu_work *g,
+                        const struct tw_site *site, uint64_t name_iid,
                         uint64_t uuid) {
   gp__pb_writer *pb = &w->pb;
   if (GP_LIKELY(gp__tw_packet_plain(w) && gp__pb_reserve(pb, 2 * 83))) {
@@ -596,9 +598,33 @@ static void write_slice(gp__tw *w, const gpu_work *g, uint64_t name_iid,
       p = gp__tw_put_packet_head(w, p0, g->start,
                                  GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
     }
-    p = gp__tw_put_track_event(p, GP_PB_TE_TYPE_SLICE_BEGIN, name_iid, uuid);
-    gp__pb_put_len2(p0 + 1, (uint64_t)(p - p0 - 3));
-    pb->p = gp__tw_put_slice_end_packet(w, p, g->end, uuid);
+    if (site && site->end_len) {
+      /* The site's end TrackEvent is this slice's (its uuid is this
+       * stream's): its first four bytes (tag, length, type) and its
+       * track_uuid field are the begin's too, and it ends the slice as
+       * it is. Fixed-size copies, within the 35 bytes reserved for
+       * each TrackEvent. */
+      uint8_t *te = p;
+      memcpy(te, site->end, 4);
+      te[3] = GP_PB_TE_TYPE_SLICE_BEGIN;
+      p = te + 4;
+      if (name_iid)
+        p = gp__pb_put_uint(p, GP_PB_TE_NAME_IID, name_iid);
+      memcpy(p, site->end + 4, 12);
+      p += site->end_len - 4;
+      te[1] = (uint8_t)(p - te - 2);
+      gp__pb_put_len2(p0 + 1, (uint64_t)(p - p0 - 3));
+      uint8_t *p1 = p;
+      p = gp__tw_put_packet_head(w, p1, g->end, 0);
+      memcpy(p, site->end, sizeof(site->end));
+      p += site->end_len;
+      gp__pb_put_len2(p1 + 1, (uint64_t)(p - p1 - 3));
+      pb->p = p;
+    } else {
+      p = gp__tw_put_track_event(p, GP_PB_TE_TYPE_SLICE_BEGIN, name_iid, uuid);
+      gp__pb_put_len2(p0 + 1, (uint64_t)(p - p0 - 3));
+      pb->p = gp__tw_put_slice_end_packet(w, p, g->end, uuid);
+    }
     w->st.packets += 2;
     return;
   }
@@ -607,8 +633,17 @@ static void write_slice(gp__tw *w, const gpu_work *g, uint64_t name_iid,
   track_event_packet(w, g->end, 0, GP_PB_TE_TYPE_SLICE_END, 0, uuid);
 }
 
+/* write_slice() takes a begin TrackEvent's tag, length and type from an
+ * end's four bytes: one byte each, and a length under 128. */
+_Static_assert(((GP_PB_PACKET_TRACK_EVENT << 3) | GP_PB_LEN) < 0x80 &&
+                   ((GP_PB_TE_TYPE << 3) | GP_PB_VARINT) < 0x80 &&
+                   GP_PB_TE_TYPE_SLICE_BEGIN < 0x80 &&
+                   GP_PB_TE_TYPE_SLICE_END < 0x80,
+               "TrackEvent head bytes");
+
 /* Closes the event and packet; mirrors the work on its stream track. */
-WORK_STEP void work_end(gp__tw *w, const gpu_work *g, uint64_t stream_uuid) {
+WORK_STEP void work_end(gp__tw *w, const gpu_work *g,
+                        const struct tw_site *site, uint64_t stream_uuid) {
   gp__pb_end_medium(&w->pb, w->rse);
   gp__tw_packet_end(w);
   w->st.render_stages++;
@@ -618,7 +653,7 @@ WORK_STEP void work_end(gp__tw *w, const gpu_work *g, uint64_t stream_uuid) {
    * same generation. */
   uint64_t name_iid =
       g->name_iid ? g->name_iid : gp__tw_event_name(w, g->name_id);
-  write_slice(w, g, name_iid, stream_uuid);
+  write_slice(w, g, site, name_iid, stream_uuid);
   w->st.track_events += 2;
 }
 
@@ -685,6 +720,12 @@ WORK_STEP uint64_t work_prepare(gp__tw *w, const gpu_work *g,
   t->len =
       (uint8_t)(put_site(t->bytes, g, *ctx_iid, *q_iid, *s_iid) - t->bytes);
   t->uuid = stream_uuid;
+  t->end_len = 0;
+  if (stream_uuid)
+    t->end_len =
+        (uint8_t)(gp__tw_put_track_event(t->end, GP_PB_TE_TYPE_SLICE_END, 0,
+                                         stream_uuid) -
+                  t->end);
   t->device = g->device;
   t->queue = g->queue;
   t->stage = g->stage;
@@ -853,7 +894,7 @@ void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
       TAIL_LAUNCH, k->grid_x,  k->grid_y,  k->grid_z,
       k->block_x,  k->block_y, k->block_z, k->dynamic_shared_memory};
   write_tail(w, key, encode_launch, k);
-  work_end(w, &g, stream_uuid);
+  work_end(w, &g, site, stream_uuid);
 }
 
 /* See writerInt.h. */
@@ -888,7 +929,7 @@ void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m) {
       TAIL_MEMCPY, (uint32_t)m->bytes, (uint32_t)(m->bytes >> 32), m->src_kind,
       m->dst_kind, m->src_device_id,   m->dst_device_id,           0};
   write_tail(w, key, encode_memcpy_extra, m);
-  work_end(w, &g, stream_uuid);
+  work_end(w, &g, site, stream_uuid);
 }
 
 /* See writerInt.h. */
@@ -925,7 +966,7 @@ void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m) {
                                      0,
                                      0};
   write_tail(w, key, encode_memset_extra, m);
-  work_end(w, &g, stream_uuid);
+  work_end(w, &g, site, stream_uuid);
 }
 
 /* See writerInt.h: a part of a graphics submission. Its name is the
@@ -968,5 +1009,5 @@ void gp__tw_gpu_render_stage(gp__tw *w, const gp_activity_render_stage *r) {
     gp__pb_uint(pb, GP_PB_RSE_SUBMISSION_ID, r->submission_id);
   if (r->command_buffer)
     gp__pb_uint(pb, GP_PB_RSE_COMMAND_BUFFER_HANDLE, r->command_buffer);
-  work_end(w, &g, stream_uuid);
+  work_end(w, &g, site, stream_uuid);
 }
