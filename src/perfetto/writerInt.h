@@ -191,6 +191,9 @@ struct gp__tw {
       uint8_t bytes[31]; /* its context .. stage_iid fields, encoded */
       uint8_t end_len;   /* 0 when uuid is */
       uint8_t end[16];   /* the slice end TrackEvent on track uuid */
+      /* The tail cache slot of the last tail written at this site (NULL:
+       * none); a guess, checked by key. */
+      const struct tw_tail *tail;
     } site[2];
   } stream_cache[TW_STREAM_CACHE];
   /* context_iid() cache, direct-mapped by context: the generation in

@@ -669,14 +669,14 @@ WORK_STEP void work_end(gp__tw *w, const gpu_work *g,
  * stay known, tracks described; queues, stages and contexts stay emitted
  * until the generation changes). */
 WORK_STEP uint64_t work_prepare(gp__tw *w, const gpu_work *g,
-                                const struct tw_site **site, uint64_t *ctx_iid,
+                                struct tw_site **site, uint64_t *ctx_iid,
                                 uint64_t *q_iid, uint64_t *s_iid) {
   gp__tw_saw_ts(w, g->end);
   uint64_t key = g->stream | ((uint64_t)g->context << 32);
   struct tw_stream_slot *c = stream_slot(w, g->context, g->stream);
   if (c->key == key) {
     for (int i = 0; i < 2; i++) {
-      const struct tw_site *t = &c->site[i];
+      struct tw_site *t = &c->site[i];
       if (t->gen == w->gen && t->stage == g->stage && t->queue == g->queue &&
           t->device == g->device) {
         *site = t;
@@ -806,9 +806,14 @@ static inline bool tail_copy(gp__pb_writer *pb, const struct tw_tail *t,
   return true;
 }
 
-WORK_STEP void write_tail(gp__tw *w, const uint32_t key[TW_TAIL_KEY],
-                          tail_encoder encode, const void *record) {
+WORK_STEP void write_tail(gp__tw *w, struct tw_site *site,
+                          const uint32_t key[TW_TAIL_KEY], tail_encoder encode,
+                          const void *record) {
   gp__pb_writer *pb = &w->pb;
+  /* Copies and fills at one site mostly repeat its last tail: tried
+   * first, it saves the hash (the key compare says whether it is). */
+  if (site && site->tail && tail_copy(pb, site->tail, key))
+    return;
   /* Four independent products, not a chain of seven. */
   uint64_t h = (key[0] | (uint64_t)key[1] << 32) * 0x9e3779b97f4a7c15ull ^
                (key[2] | (uint64_t)key[3] << 32) * 0xbf58476d1ce4e5b9ull ^
@@ -824,9 +829,15 @@ WORK_STEP void write_tail(gp__tw *w, const uint32_t key[TW_TAIL_KEY],
   struct tw_tail *t = NULL;
   if (w->tails) {
     t = &w->tails[(size_t)((h >> 32) * TW_TAIL_CACHE >> 32)];
-    if (tail_copy(pb, t, key) ||
-        tail_copy(pb, &w->tails[(size_t)(t - w->tails) ^ 1], key))
+    struct tw_tail *t1 = &w->tails[(size_t)(t - w->tails) ^ 1];
+    const struct tw_tail *hit = tail_copy(pb, t, key)    ? t
+                                : tail_copy(pb, t1, key) ? t1
+                                                         : NULL;
+    if (hit) {
+      if (site)
+        site->tail = hit;
       return;
+    }
   }
   uint64_t at = gp__pb_size(pb);
   const uint8_t *p0 = pb->p;
@@ -840,6 +851,8 @@ WORK_STEP void write_tail(gp__tw *w, const uint32_t key[TW_TAIL_KEY],
     memcpy(t->key, key, sizeof(t->key));
     memcpy(t->bytes, p0, len);
     t->len = (uint8_t)len;
+    if (site)
+      site->tail = t;
   }
 }
 
@@ -881,7 +894,7 @@ void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
                 0};
   if (k->num_wait_ids)
     g.waits = gp_activity_wait_ids(&k->hdr, &g.nwaits);
-  const struct tw_site *site;
+  struct tw_site *site;
   uint64_t ctx = 0, q = 0, s = 0; /* set unless the site is */
   uint64_t stream_uuid = work_prepare(w, &g, &site, &ctx, &q, &s);
   uint64_t kernel = kernel_iid(w, k, &g.name_id);
@@ -893,7 +906,9 @@ void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
   const uint32_t key[TW_TAIL_KEY] = {
       TAIL_LAUNCH, k->grid_x,  k->grid_y,  k->grid_z,
       k->block_x,  k->block_y, k->block_z, k->dynamic_shared_memory};
-  write_tail(w, key, encode_launch, k);
+  /* Not by site: a stream's kernels alternate between launch shapes, and
+   * the guess missed more often than it saved the hash. */
+  write_tail(w, NULL, key, encode_launch, k);
   work_end(w, &g, site, stream_uuid);
 }
 
@@ -921,14 +936,14 @@ void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m) {
                 0};
   if (m->num_wait_ids)
     g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
-  const struct tw_site *site;
+  struct tw_site *site;
   uint64_t ctx = 0, q = 0, s = 0; /* set unless the site is */
   uint64_t stream_uuid = work_prepare(w, &g, &site, &ctx, &q, &s);
   work_begin(w, &g, site, ctx, q, s);
   const uint32_t key[TW_TAIL_KEY] = {
       TAIL_MEMCPY, (uint32_t)m->bytes, (uint32_t)(m->bytes >> 32), m->src_kind,
       m->dst_kind, m->src_device_id,   m->dst_device_id,           0};
-  write_tail(w, key, encode_memcpy_extra, m);
+  write_tail(w, site, key, encode_memcpy_extra, m);
   work_end(w, &g, site, stream_uuid);
 }
 
@@ -953,7 +968,7 @@ void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m) {
                 0};
   if (m->num_wait_ids)
     g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
-  const struct tw_site *site;
+  struct tw_site *site;
   uint64_t ctx = 0, q = 0, s = 0; /* set unless the site is */
   uint64_t stream_uuid = work_prepare(w, &g, &site, &ctx, &q, &s);
   work_begin(w, &g, site, ctx, q, s);
@@ -965,7 +980,7 @@ void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m) {
                                      0,
                                      0,
                                      0};
-  write_tail(w, key, encode_memset_extra, m);
+  write_tail(w, site, key, encode_memset_extra, m);
   work_end(w, &g, site, stream_uuid);
 }
 
@@ -994,7 +1009,7 @@ void gp__tw_gpu_render_stage(gp__tw *w, const gp_activity_render_stage *r) {
                 0};
   if (r->num_wait_ids)
     g.waits = gp_activity_wait_ids(&r->hdr, &g.nwaits);
-  const struct tw_site *site;
+  struct tw_site *site;
   uint64_t ctx = 0, q = 0, s = 0; /* set unless the site is */
   uint64_t stream_uuid = work_prepare(w, &g, &site, &ctx, &q, &s);
   if (r->name_id)
