@@ -208,7 +208,7 @@ struct gp__tw {
     uint8_t len;
     uint8_t bytes[127];
   } * tails;
-  /* kernel_entry() cache, direct-mapped by key: the iid and slice name
+  /* kernel_iid() cache, two-way by key: the iid and slice name
    * of kernels emitted in generation gen (0: empty). */
   struct tw_kernel_slot {
     uint64_t k1, k2, iid;
