@@ -587,9 +587,9 @@ static void track_event_packet(gp__tw *w, uint64_t ts, uint32_t flags,
  * Both are plain unless the name's interned entry has to go first; plain,
  * they are assembled in one reservation (2 * (48 + 35)), the TrackEvents
  * from the bytes kept with g's site (NULL: none) when it has them. */
-static void write_slice(gp__tw *w, const gpu_work *g,
-                        const struct tw_site *site, uint64_t name_iid,
-                        uint64_t uuid) {
+WORK_STEP void write_slice(gp__tw *w, const gpu_work *g,
+                           const struct tw_site *site, uint64_t name_iid,
+                           uint64_t uuid) {
   gp__pb_writer *pb = &w->pb;
   if (GP_LIKELY(gp__tw_packet_plain(w) && gp__pb_reserve(pb, 2 * 83))) {
     uint8_t *p0 = pb->p;
