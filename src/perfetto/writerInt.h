@@ -179,14 +179,22 @@ struct gp__tw {
   gp__pb_short rse;       /* the open render stage event */
   uint32_t stage_gen[32]; /* stages emitted, by stage index */
   /* stream_track() cache, direct-mapped by key: uuid 0 is empty. Also
-   * work_prepare()'s, for the last op on the stream (writer_gpu.c). */
+   * work_prepare()'s, for the sites of the last two ops on the stream,
+   * newest first (writer_gpu.c). */
   struct tw_stream_slot {
     uint64_t key, uuid;
-    uint64_t site_uuid; /* its stream track or 0 */
-    uint32_t site_gen;  /* 0: none */
-    uint32_t site_device, site_queue, site_stage;
-    uint8_t site_len;
-    uint8_t site[31]; /* its context .. stage_iid fields, encoded */
+    struct tw_site {
+      uint64_t uuid; /* its stream track or 0 */
+      uint32_t gen;  /* 0: none */
+      uint32_t device, queue, stage;
+      uint8_t len;
+      uint8_t bytes[31]; /* its context .. stage_iid fields, encoded */
+      uint8_t end_len;   /* 0 when uuid is */
+      uint8_t end[16];   /* the slice end TrackEvent on track uuid */
+      /* The tail cache slot of the last tail written at this site (NULL:
+       * none); a guess, checked by key. */
+      const struct tw_tail *tail;
+    } site[2];
   } stream_cache[TW_STREAM_CACHE];
   /* context_iid() cache, direct-mapped by context: the generation in
    * which the context was last queued (0: empty). */
@@ -200,7 +208,7 @@ struct gp__tw {
     uint8_t len;
     uint8_t bytes[127];
   } * tails;
-  /* kernel_entry() cache, direct-mapped by key: the iid and slice name
+  /* kernel_iid() cache, two-way by key: the iid and slice name
    * of kernels emitted in generation gen (0: empty). */
   struct tw_kernel_slot {
     uint64_t k1, k2, iid;

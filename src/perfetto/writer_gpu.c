@@ -364,7 +364,7 @@ static uint32_t short_name(const gp__tw *w, uint32_t name_id,
  * The iid of kernel k, its interned entry queued if new in this
  * generation, and the name of its slices in *name_id; 0 (and k's name) if
  * memory ran out. Programs launch a few kernels again and again: those
- * emitted in this generation are remembered by key, direct-mapped.
+ * emitted in this generation are remembered by key, two-way.
  */
 static uint64_t kernel_iid(gp__tw *w, const gp_activity_kernel *k,
                            uint32_t *name_id) {
@@ -373,11 +373,19 @@ static uint64_t kernel_iid(gp__tw *w, const gp_activity_kernel *k,
                 ((uint64_t)(k->device_id & 0xff) << 40) |
                 (k->static_shared_memory & 0xffffffffffull);
   uint64_t h = (k1 ^ (k2 * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
-  struct tw_kernel_slot *c =
-      &w->kernel_cache[(size_t)(h >> 40) % TW_KERNEL_CACHE];
+  size_t i = (size_t)(h >> 40) % TW_KERNEL_CACHE;
+  struct tw_kernel_slot *c = &w->kernel_cache[i];
   if (c->gen == w->gen && c->k1 == k1 && c->k2 == k2) {
     *name_id = c->name_id;
     return c->iid;
+  }
+  /* Two-way, as the tail cache: a key lives in slot i or i ^ 1, the
+   * newest in i. Direct-mapped, the demo's ten kernels (five on each of
+   * two devices) fell into slots that half its launches missed. */
+  struct tw_kernel_slot *c1 = &w->kernel_cache[i ^ 1];
+  if (c1->gen == w->gen && c1->k1 == k1 && c1->k2 == k2) {
+    *name_id = c1->name_id;
+    return c1->iid;
   }
   bool created;
   tw_entry *e = gp__tw_map_get(&w->kernels, k1, k2, &created);
@@ -396,6 +404,8 @@ static uint64_t kernel_iid(gp__tw *w, const gp_activity_kernel *k,
      * does: after this packet has been written. */
     gp__tw_pend(w, TW_PEND_KERNEL, e->iid, 0, 0, e);
   }
+  if (c->gen == w->gen)
+    *c1 = *c;
   c->k1 = k1;
   c->k2 = k2;
   c->iid = e->iid;
@@ -505,6 +515,10 @@ typedef struct gpu_work {
   uint32_t name_id;  /* string id of the slice name */
   const uint64_t *waits;
   uint32_t nwaits;
+  /* The render stage packet's head when it was plain (NULL if not), which
+   * is the slice begin packet's too: same timestamp, same flags. */
+  const uint8_t *head;
+  uint32_t head_len;
 } gpu_work;
 
 /* Puts the context, gpu_id, hw_queue_iid and stage_iid fields of a
@@ -521,15 +535,21 @@ static inline uint8_t *put_site(uint8_t *p, const gpu_work *g, uint64_t ctx_iid,
 /* Opens the packet and the render stage event, common fields written
  * with raw puts (the event's tag and length 4 bytes, six fields 11 bytes
  * each at most). The site fields are copied from `site` unless NULL. */
-WORK_STEP void work_begin(gp__tw *w, const gpu_work *g,
-                          const struct tw_stream_slot *site, uint64_t ctx_iid,
-                          uint64_t q_iid, uint64_t s_iid) {
+WORK_STEP void work_begin(gp__tw *w, gpu_work *g, const struct tw_site *site,
+                          uint64_t ctx_iid, uint64_t q_iid, uint64_t s_iid) {
   gp__pb_writer *pb = &w->pb;
+  bool plain = gp__tw_packet_plain(w);
   uint8_t *p = gp__tw_packet_open(w, g->start,
                                   GP_PB_SEQ_NEEDS_INCREMENTAL_STATE, 4 + 66);
   w->rse.len_at = NULL;
   if (!p)
     return;
+  if (plain) {
+    /* gp__tw_put_packet_head()'s bytes, from the tag before len_at; they
+     * stay where they are until the writer is reset, after this op. */
+    g->head = w->pkt.len_at - 1;
+    g->head_len = (uint32_t)(p - g->head);
+  }
   p = gp__pb_put_varint(
       p, ((uint64_t)GP_PB_PACKET_GPU_RENDER_STAGE_EVENT << 3) | GP_PB_LEN);
   w->rse.len_at = p;
@@ -540,9 +560,9 @@ WORK_STEP void work_begin(gp__tw *w, const gpu_work *g,
                       g->end > g->start ? g->end - g->start : 0);
   if (site) {
     /* A copy of fixed size (within the 44 bytes reserved for the four
-     * fields): past site_len it is free space. */
-    memcpy(p, site->site, sizeof(site->site));
-    p += site->site_len;
+     * fields): past site->len it is free space. */
+    memcpy(p, site->bytes, sizeof(site->bytes));
+    p += site->len;
   } else {
     p = put_site(p, g, ctx_iid, q_iid, s_iid);
   }
@@ -565,17 +585,56 @@ static void track_event_packet(gp__tw *w, uint64_t ts, uint32_t flags,
 
 /* Writes the slice of g on its stream track: a begin and an end packet.
  * Both are plain unless the name's interned entry has to go first; plain,
- * they are assembled in one reservation (2 * (48 + 35)). */
-static void write_slice(gp__tw *w, const gpu_work *g, uint64_t name_iid,
-                        uint64_t uuid) {
+ * they are assembled in one reservation (2 * (48 + 35)), the TrackEvents
+ * from the bytes kept with g's site (NULL: none) when it has them. */
+WORK_STEP void write_slice(gp__tw *w, const gpu_work *g,
+                           const struct tw_site *site, uint64_t name_iid,
+                           uint64_t uuid) {
   gp__pb_writer *pb = &w->pb;
   if (GP_LIKELY(gp__tw_packet_plain(w) && gp__pb_reserve(pb, 2 * 83))) {
     uint8_t *p0 = pb->p;
-    uint8_t *p = gp__tw_put_packet_head(w, p0, g->start,
-                                        GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
-    p = gp__tw_put_track_event(p, GP_PB_TE_TYPE_SLICE_BEGIN, name_iid, uuid);
-    gp__pb_put_len2(p0 + 1, (uint64_t)(p - p0 - 3));
-    pb->p = gp__tw_put_slice_end_packet(w, p, g->end, uuid);
+    uint8_t *p;
+    if (g->head) {
+      /* The render stage packet's head (22 bytes at most: tag, length,
+       * timestamp, sequence id, flags) copied, not encoded again; its
+       * length bytes are patched below. Through a temporary: with no
+       * timestamp and no sequence id the packet may lie closer than 24
+       * bytes behind. */
+      uint8_t head[24];
+      memcpy(head, g->head, sizeof(head));
+      memcpy(p0, head, sizeof(head));
+      p = p0 + g->head_len;
+    } else {
+      p = gp__tw_put_packet_head(w, p0, g->start,
+                                 GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
+    }
+    if (site && site->end_len) {
+      /* The site's end TrackEvent is this slice's (its uuid is this
+       * stream's): its first four bytes (tag, length, type) and its
+       * track_uuid field are the begin's too, and it ends the slice as
+       * it is. Fixed-size copies, within the 35 bytes reserved for
+       * each TrackEvent. */
+      uint8_t *te = p;
+      memcpy(te, site->end, 4);
+      te[3] = GP_PB_TE_TYPE_SLICE_BEGIN;
+      p = te + 4;
+      if (name_iid)
+        p = gp__pb_put_uint(p, GP_PB_TE_NAME_IID, name_iid);
+      memcpy(p, site->end + 4, 12);
+      p += site->end_len - 4;
+      te[1] = (uint8_t)(p - te - 2);
+      gp__pb_put_len2(p0 + 1, (uint64_t)(p - p0 - 3));
+      uint8_t *p1 = p;
+      p = gp__tw_put_packet_head(w, p1, g->end, 0);
+      memcpy(p, site->end, sizeof(site->end));
+      p += site->end_len;
+      gp__pb_put_len2(p1 + 1, (uint64_t)(p - p1 - 3));
+      pb->p = p;
+    } else {
+      p = gp__tw_put_track_event(p, GP_PB_TE_TYPE_SLICE_BEGIN, name_iid, uuid);
+      gp__pb_put_len2(p0 + 1, (uint64_t)(p - p0 - 3));
+      pb->p = gp__tw_put_slice_end_packet(w, p, g->end, uuid);
+    }
     w->st.packets += 2;
     return;
   }
@@ -584,8 +643,17 @@ static void write_slice(gp__tw *w, const gpu_work *g, uint64_t name_iid,
   track_event_packet(w, g->end, 0, GP_PB_TE_TYPE_SLICE_END, 0, uuid);
 }
 
+/* write_slice() takes a begin TrackEvent's tag, length and type from an
+ * end's four bytes: one byte each, and a length under 128. */
+_Static_assert(((GP_PB_PACKET_TRACK_EVENT << 3) | GP_PB_LEN) < 0x80 &&
+                   ((GP_PB_TE_TYPE << 3) | GP_PB_VARINT) < 0x80 &&
+                   GP_PB_TE_TYPE_SLICE_BEGIN < 0x80 &&
+                   GP_PB_TE_TYPE_SLICE_END < 0x80,
+               "TrackEvent head bytes");
+
 /* Closes the event and packet; mirrors the work on its stream track. */
-WORK_STEP void work_end(gp__tw *w, const gpu_work *g, uint64_t stream_uuid) {
+WORK_STEP void work_end(gp__tw *w, const gpu_work *g,
+                        const struct tw_site *site, uint64_t stream_uuid) {
   gp__pb_end_medium(&w->pb, w->rse);
   gp__tw_packet_end(w);
   w->st.render_stages++;
@@ -595,35 +663,41 @@ WORK_STEP void work_end(gp__tw *w, const gpu_work *g, uint64_t stream_uuid) {
    * same generation. */
   uint64_t name_iid =
       g->name_iid ? g->name_iid : gp__tw_event_name(w, g->name_id);
-  write_slice(w, g, name_iid, stream_uuid);
+  write_slice(w, g, site, name_iid, stream_uuid);
   w->st.track_events += 2;
 }
 
 /* Track descriptors first (they are packets of their own), then the
  * interned entries the event needs, which go into its packet. Returns
- * the stream track's uuid (0: no slices) and the op's site: in *site a
- * slot holding its fields encoded, or NULL and the iids in the rest.
+ * the stream track's uuid (0: no slices) and the op's site: in *site one
+ * holding its fields encoded, or NULL and the iids in the rest.
  *
- * Ops on a stream come in runs on the same queue and stage: the last
- * op's site is kept in the stream's slot, and an op with the same site
- * in the same generation finds everything already described and
- * emitted (devices stay known, tracks described; queues, stages and
- * contexts stay emitted until the generation changes). */
+ * Ops on a stream come in runs on the same queue and stage, or alternate
+ * between two (a copy's queue and a fill's): the last two ops' sites are
+ * kept in the stream's slot, and an op with one of them in the same
+ * generation finds everything already described and emitted (devices
+ * stay known, tracks described; queues, stages and contexts stay emitted
+ * until the generation changes). */
 WORK_STEP uint64_t work_prepare(gp__tw *w, const gpu_work *g,
-                                const struct tw_stream_slot **site,
-                                uint64_t *ctx_iid, uint64_t *q_iid,
-                                uint64_t *s_iid) {
+                                struct tw_site **site, uint64_t *ctx_iid,
+                                uint64_t *q_iid, uint64_t *s_iid) {
   gp__tw_saw_ts(w, g->end);
   uint64_t key = g->stream | ((uint64_t)g->context << 32);
   struct tw_stream_slot *c = stream_slot(w, g->context, g->stream);
-  if (c->site_gen == w->gen && c->key == key && c->site_stage == g->stage &&
-      c->site_queue == g->queue && c->site_device == g->device) {
-    *site = c;
-    return c->site_uuid;
+  if (c->key == key) {
+    for (int i = 0; i < 2; i++) {
+      struct tw_site *t = &c->site[i];
+      if (t->gen == w->gen && t->stage == g->stage && t->queue == g->queue &&
+          t->device == g->device) {
+        *site = t;
+        return t->uuid;
+      }
+    }
+  } else {
+    /* Forgotten: stream_track() may give the slot to this stream, whose
+     * sites they are not. */
+    c->site[0].gen = c->site[1].gen = 0;
   }
-  /* Forgotten until it is kept again below: stream_track() may give the
-   * slot to this stream, whose site it is not. */
-  c->site_gen = 0;
   *site = NULL;
   if (g->device < TW_MAX_DEVICES && !w->dev[g->device].known)
     gp__tw_device_seen(w, g->device);
@@ -649,14 +723,24 @@ WORK_STEP uint64_t work_prepare(gp__tw *w, const gpu_work *g,
     c->key = key;
     c->uuid = 0; /* no stream track: nothing to remember for it */
   }
-  c->site_len =
-      (uint8_t)(put_site(c->site, g, *ctx_iid, *q_iid, *s_iid) - c->site);
-  c->site_uuid = stream_uuid;
-  c->site_device = g->device;
-  c->site_queue = g->queue;
-  c->site_stage = g->stage;
-  c->site_gen = w->gen;
-  *site = c;
+  /* The newest first: what site 0 held moves to site 1. */
+  struct tw_site *t = &c->site[0];
+  if (t->gen == w->gen)
+    c->site[1] = *t;
+  t->len =
+      (uint8_t)(put_site(t->bytes, g, *ctx_iid, *q_iid, *s_iid) - t->bytes);
+  t->uuid = stream_uuid;
+  t->end_len = 0;
+  if (stream_uuid)
+    t->end_len =
+        (uint8_t)(gp__tw_put_track_event(t->end, GP_PB_TE_TYPE_SLICE_END, 0,
+                                         stream_uuid) -
+                  t->end);
+  t->device = g->device;
+  t->queue = g->queue;
+  t->stage = g->stage;
+  t->gen = w->gen;
+  *site = t;
   return stream_uuid;
 }
 
@@ -732,9 +816,14 @@ static inline bool tail_copy(gp__pb_writer *pb, const struct tw_tail *t,
   return true;
 }
 
-WORK_STEP void write_tail(gp__tw *w, const uint32_t key[TW_TAIL_KEY],
-                          tail_encoder encode, const void *record) {
+WORK_STEP void write_tail(gp__tw *w, struct tw_site *site,
+                          const uint32_t key[TW_TAIL_KEY], tail_encoder encode,
+                          const void *record) {
   gp__pb_writer *pb = &w->pb;
+  /* Copies and fills at one site mostly repeat its last tail: tried
+   * first, it saves the hash (the key compare says whether it is). */
+  if (site && site->tail && tail_copy(pb, site->tail, key))
+    return;
   /* Four independent products, not a chain of seven. */
   uint64_t h = (key[0] | (uint64_t)key[1] << 32) * 0x9e3779b97f4a7c15ull ^
                (key[2] | (uint64_t)key[3] << 32) * 0xbf58476d1ce4e5b9ull ^
@@ -750,9 +839,15 @@ WORK_STEP void write_tail(gp__tw *w, const uint32_t key[TW_TAIL_KEY],
   struct tw_tail *t = NULL;
   if (w->tails) {
     t = &w->tails[(size_t)((h >> 32) * TW_TAIL_CACHE >> 32)];
-    if (tail_copy(pb, t, key) ||
-        tail_copy(pb, &w->tails[(size_t)(t - w->tails) ^ 1], key))
+    struct tw_tail *t1 = &w->tails[(size_t)(t - w->tails) ^ 1];
+    const struct tw_tail *hit = tail_copy(pb, t, key)    ? t
+                                : tail_copy(pb, t1, key) ? t1
+                                                         : NULL;
+    if (hit) {
+      if (site)
+        site->tail = hit;
       return;
+    }
   }
   uint64_t at = gp__pb_size(pb);
   const uint8_t *p0 = pb->p;
@@ -766,6 +861,8 @@ WORK_STEP void write_tail(gp__tw *w, const uint32_t key[TW_TAIL_KEY],
     memcpy(t->key, key, sizeof(t->key));
     memcpy(t->bytes, p0, len);
     t->len = (uint8_t)len;
+    if (site)
+      site->tail = t;
   }
 }
 
@@ -802,10 +899,12 @@ void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
                 0,
                 0,
                 NULL,
+                0,
+                NULL,
                 0};
   if (k->num_wait_ids)
     g.waits = gp_activity_wait_ids(&k->hdr, &g.nwaits);
-  const struct tw_stream_slot *site;
+  struct tw_site *site;
   uint64_t ctx = 0, q = 0, s = 0; /* set unless the site is */
   uint64_t stream_uuid = work_prepare(w, &g, &site, &ctx, &q, &s);
   uint64_t kernel = kernel_iid(w, k, &g.name_id);
@@ -817,8 +916,10 @@ void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
   const uint32_t key[TW_TAIL_KEY] = {
       TAIL_LAUNCH, k->grid_x,  k->grid_y,  k->grid_z,
       k->block_x,  k->block_y, k->block_z, k->dynamic_shared_memory};
-  write_tail(w, key, encode_launch, k);
-  work_end(w, &g, stream_uuid);
+  /* Not by site: a stream's kernels alternate between launch shapes, and
+   * the guess missed more often than it saved the hash. */
+  write_tail(w, NULL, key, encode_launch, k);
+  work_end(w, &g, site, stream_uuid);
 }
 
 /* See writerInt.h. */
@@ -840,18 +941,20 @@ void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m) {
                 0,
                 stage_string(w, stage),
                 NULL,
+                0,
+                NULL,
                 0};
   if (m->num_wait_ids)
     g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
-  const struct tw_stream_slot *site;
+  struct tw_site *site;
   uint64_t ctx = 0, q = 0, s = 0; /* set unless the site is */
   uint64_t stream_uuid = work_prepare(w, &g, &site, &ctx, &q, &s);
   work_begin(w, &g, site, ctx, q, s);
   const uint32_t key[TW_TAIL_KEY] = {
       TAIL_MEMCPY, (uint32_t)m->bytes, (uint32_t)(m->bytes >> 32), m->src_kind,
       m->dst_kind, m->src_device_id,   m->dst_device_id,           0};
-  write_tail(w, key, encode_memcpy_extra, m);
-  work_end(w, &g, stream_uuid);
+  write_tail(w, site, key, encode_memcpy_extra, m);
+  work_end(w, &g, site, stream_uuid);
 }
 
 /* See writerInt.h. */
@@ -870,10 +973,12 @@ void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m) {
                 0,
                 stage_string(w, STAGE_MEMSET),
                 NULL,
+                0,
+                NULL,
                 0};
   if (m->num_wait_ids)
     g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
-  const struct tw_stream_slot *site;
+  struct tw_site *site;
   uint64_t ctx = 0, q = 0, s = 0; /* set unless the site is */
   uint64_t stream_uuid = work_prepare(w, &g, &site, &ctx, &q, &s);
   work_begin(w, &g, site, ctx, q, s);
@@ -885,8 +990,8 @@ void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m) {
                                      0,
                                      0,
                                      0};
-  write_tail(w, key, encode_memset_extra, m);
-  work_end(w, &g, stream_uuid);
+  write_tail(w, site, key, encode_memset_extra, m);
+  work_end(w, &g, site, stream_uuid);
 }
 
 /* See writerInt.h: a part of a graphics submission. Its name is the
@@ -909,10 +1014,12 @@ void gp__tw_gpu_render_stage(gp__tw *w, const gp_activity_render_stage *r) {
                 0,
                 r->name_id ? r->name_id : stage_string(w, stage),
                 NULL,
+                0,
+                NULL,
                 0};
   if (r->num_wait_ids)
     g.waits = gp_activity_wait_ids(&r->hdr, &g.nwaits);
-  const struct tw_stream_slot *site;
+  struct tw_site *site;
   uint64_t ctx = 0, q = 0, s = 0; /* set unless the site is */
   uint64_t stream_uuid = work_prepare(w, &g, &site, &ctx, &q, &s);
   if (r->name_id)
@@ -927,5 +1034,5 @@ void gp__tw_gpu_render_stage(gp__tw *w, const gp_activity_render_stage *r) {
     gp__pb_uint(pb, GP_PB_RSE_SUBMISSION_ID, r->submission_id);
   if (r->command_buffer)
     gp__pb_uint(pb, GP_PB_RSE_COMMAND_BUFFER_HANDLE, r->command_buffer);
-  work_end(w, &g, stream_uuid);
+  work_end(w, &g, site, stream_uuid);
 }
