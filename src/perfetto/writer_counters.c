@@ -420,8 +420,11 @@ static inline void add_sample(gp__tw *w, tw_group *g, uint32_t device,
   group_put(g, s, dbl, v);
 }
 
-/* See writerInt.h. */
-void gp__tw_counter_record(gp__tw *w, const gp_activity_counter *c) {
+/* gp__tw_counter_record() for every record: finds the spec (adding it),
+ * writes what was assembled when the group changes, adds the zero sample
+ * in front of a window that does not follow the last. */
+static void __attribute__((noinline))
+counter_record_any(gp__tw *w, const gp_activity_counter *c) {
   uint32_t device = c->device_id;
   tw_counter_dev *d = counter_dev(w, device);
   if (!d)
@@ -445,6 +448,37 @@ void gp__tw_counter_record(gp__tw *w, const gp_activity_counter *c) {
     add_sample(w, &w->lead, device, c->window_start, s, dbl, 0);
   add_sample(w, &w->group, device, c->timestamp, s, dbl, v);
   s->last_ts = c->timestamp;
+}
+
+/* See writerInt.h. */
+void gp__tw_counter_record(gp__tw *w, const gp_activity_counter *c) {
+  /* Most values are a window's next periodic counter, after its first:
+   * the spec is the one after the last, the group is open for the same
+   * (device, timestamp) and has room, no zero sample goes in front. That
+   * case is tested here and encoded without a call, so it needs no stack
+   * frame; anything else goes the general way, which does the same
+   * for it. */
+  uint32_t device = c->device_id;
+  const tw_group *g = &w->group;
+  if (GP_LIKELY(device < TW_MAX_DEVICES && w->dev[device].known &&
+                c->correlation_id == 0 && g->active && g->device == device &&
+                g->ts == c->timestamp && g->n < TW_GROUP_MAX)) {
+    tw_counter_dev *d = &w->dev[device].ctr;
+    size_t i = d->next;
+    tw_spec *s = i < d->n ? &d->specs[i] : NULL;
+    if (GP_LIKELY(s && s->id == c->counter_id && s->instr == 0 &&
+                  !(c->window_start && c->window_start < c->timestamp &&
+                    s->last_ts != c->window_start))) {
+      d->next = i + 1;
+      uint64_t v;
+      memcpy(&v, &c->value, sizeof(v));
+      gp__tw_saw_ts(w, c->timestamp);
+      group_put(&w->group, s, c->value_type == GP_VALUE_DOUBLE, v);
+      s->last_ts = c->timestamp;
+      return;
+    }
+  }
+  counter_record_any(w, c);
 }
 
 /* ------------------------------------------------------------------ */

@@ -27,6 +27,8 @@ GP_TEST_ENTRY(sampling_exclude_beats_include, 10)
 GP_TEST_ENTRY(sampling_name_bases_and_ranges, 20)
 GP_TEST_ENTRY(sampling_instrumented_values, 10)
 GP_TEST_ENTRY(sampling_log_drops_jobs_ended_behind_a_long_one, 20)
+GP_TEST_ENTRY(counter_round_matches_llround, 10)
+GP_TEST_ENTRY(sim_device_time_matches_128_bit_formula, 10)
 
 /* cli: list, GPUPERF_HUD=help, stat */
 GP_TEST_ENTRY(cli_list_counters, 20)

@@ -65,18 +65,33 @@ void gp__sim_wait_until(uint64_t t) {
   gp__sim_lock();
 }
 
-/* The device's own clock at host time host_ns. */
-uint64_t gp__sim_device_time(const sim_device *d, uint64_t host_ns) {
+/* gp__sim_device_time() in 128 bits, out of line: for times from 2^62 on
+ * or huge drifts, which never come in practice. */
+static uint64_t __attribute__((noinline))
+device_time_wide(const sim_device *d, uint64_t host_ns) {
   __int128 rel = (__int128)host_ns - (__int128)d->clock_epoch;
-  int64_t ppb = d->m->clock_drift_ppb;
-  __int128 drift;
-  if (rel > -((__int128)1 << 40) && rel < ((__int128)1 << 40) &&
-      ppb > -(1 << 22) && ppb < (1 << 22))
-    drift = (int64_t)rel * ppb / 1000000000; /* the same, in 64 bits */
-  else
-    drift = rel * ppb / 1000000000;
+  __int128 drift = rel * d->m->clock_drift_ppb / 1000000000;
   __int128 v = (__int128)host_ns + d->clock_offset + drift;
   return v < 0 ? 0 : (uint64_t)v;
+}
+
+/* The device's own clock at host time host_ns. */
+uint64_t gp__sim_device_time(const sim_device *d, uint64_t host_ns) {
+  int64_t ppb = d->m->clock_drift_ppb;
+  /* Every record converts up to four times: in 64 bits when nothing can
+   * overflow (times below 2^62, so their difference is exact; a drift
+   * below 2^40 x 2^22 / 10^9; the sum checked), the same value as
+   * device_time_wide() gives. */
+  if (((host_ns | d->clock_epoch) >> 62) == 0 && ppb > -(1 << 22) &&
+      ppb < (1 << 22)) {
+    int64_t rel = (int64_t)host_ns - (int64_t)d->clock_epoch;
+    int64_t v;
+    if (rel > -((int64_t)1 << 40) && rel < ((int64_t)1 << 40) &&
+        !__builtin_add_overflow((int64_t)host_ns + rel * ppb / 1000000000,
+                                d->clock_offset, &v))
+      return v < 0 ? 0 : (uint64_t)v;
+  }
+  return device_time_wide(d, host_ns);
 }
 
 /* Records a (device, trace) clock pair for d. */
@@ -566,16 +581,34 @@ static const uint64_t *op_waits(const sim_op *op) {
   return op->waits_heap ? op->waits_heap : op->waits_inline;
 }
 
-/* Reserves op's record of kind and fills the header every kind shares;
- * NULL when it is dropped. */
+/* An op's times in trace time. */
+typedef struct sim_times {
+  uint64_t queued, submitted, start, end;
+} sim_times;
+
+/* Converts op's four times (d its device) into *t. */
+static void trace_times(const sim_op *op, const sim_device *d, sim_times *t) {
+  /* A job starts when it is submitted unless its queue is still busy
+   * (in the demo: always), and is sometimes queued then too. An equal
+   * host time maps to the same trace time, so it is converted once: a
+   * conversion is a quarter of a record's cost. */
+  t->submitted = to_trace(d, op->submitted);
+  t->queued =
+      op->queued == op->submitted ? t->submitted : to_trace(d, op->queued);
+  t->start = op->start == op->submitted ? t->submitted : to_trace(d, op->start);
+  t->end = to_trace(d, op->end);
+}
+
+/* Reserves op's record of kind and fills the header every kind shares
+ * (t: its times, trace_times()); NULL when it is dropped. */
 static inline __attribute__((always_inline)) void *
-begin_work(const sim_op *op, const sim_device *d, uint32_t kind) {
+begin_work(const sim_op *op, const sim_times *t, uint32_t kind) {
   gp__gpu_work w = {
       .correlation_id = op->correlation_id,
-      .queued = to_trace(d, op->queued),
-      .submitted = to_trace(d, op->submitted),
-      .start = to_trace(d, op->start),
-      .end = to_trace(d, op->end),
+      .queued = t->queued,
+      .submitted = t->submitted,
+      .start = t->start,
+      .end = t->end,
       .device_id = op->device_id,
       .context_id = op->context_id,
       .stream_id = op->stream_id,
@@ -592,8 +625,8 @@ begin_work(const sim_op *op, const sim_device *d, uint32_t kind) {
   return r;
 }
 
-static void emit_kernel(const sim_op *op, const sim_device *d) {
-  gp_activity_kernel *r = begin_work(op, d, GP_ACTIVITY_KIND_KERNEL);
+static void emit_kernel(const sim_op *op, const sim_times *t) {
+  gp_activity_kernel *r = begin_work(op, t, GP_ACTIVITY_KIND_KERNEL);
   if (!r)
     return;
   r->name_id = op->name_id;
@@ -610,8 +643,8 @@ static void emit_kernel(const sim_op *op, const sim_device *d) {
   gp__activity_commit(r);
 }
 
-static void emit_memcpy(const sim_op *op, const sim_device *d) {
-  gp_activity_memcpy *r = begin_work(op, d, GP_ACTIVITY_KIND_MEMCPY);
+static void emit_memcpy(const sim_op *op, const sim_times *t) {
+  gp_activity_memcpy *r = begin_work(op, t, GP_ACTIVITY_KIND_MEMCPY);
   if (!r)
     return;
   r->bytes = op->bytes;
@@ -625,8 +658,8 @@ static void emit_memcpy(const sim_op *op, const sim_device *d) {
   gp__activity_commit(r);
 }
 
-static void emit_memset(const sim_op *op, const sim_device *d) {
-  gp_activity_memset *r = begin_work(op, d, GP_ACTIVITY_KIND_MEMSET);
+static void emit_memset(const sim_op *op, const sim_times *t) {
+  gp_activity_memset *r = begin_work(op, t, GP_ACTIVITY_KIND_MEMSET);
   if (!r)
     return;
   r->bytes = op->bytes;
@@ -635,17 +668,17 @@ static void emit_memset(const sim_op *op, const sim_device *d) {
   gp__activity_commit(r);
 }
 
-static void emit_op(const sim_op *op) {
-  const sim_device *d = &gp__sim.devices[op->dev_index];
+/* op's record, its times t. */
+static void emit_op(const sim_op *op, const sim_times *t) {
   switch (op->kind) {
   case GP_ACTIVITY_KIND_KERNEL:
-    emit_kernel(op, d);
+    emit_kernel(op, t);
     break;
   case GP_ACTIVITY_KIND_MEMCPY:
-    emit_memcpy(op, d);
+    emit_memcpy(op, t);
     break;
   case GP_ACTIVITY_KIND_MEMSET:
-    emit_memset(op, d);
+    emit_memset(op, t);
     break;
   default:
     break;
@@ -768,18 +801,19 @@ static void sample_environment(sim_device *d, uint64_t now) {
 #define MAX_CATCHUP_WINDOWS 10000
 
 /* Per-activity values of an instrumented job: its own work over its own
- * [start, end), which it kept busy throughout. */
-static void emit_instrumented(const sim_op *op, const sim_device *d) {
+ * [start, end), which it kept busy throughout (t->start and t->end:
+ * those in trace time). */
+static void emit_instrumented(const sim_op *op, const sim_device *d,
+                              const sim_times *t) {
   const gp__sampler *s = op->instr;
   sim_acc a;
   gp__sim_op_acc(op, d->m, &a);
   double dur = (double)(op->end - op->start);
-  uint64_t t0 = to_trace(d, op->start), t1 = to_trace(d, op->end);
   double num[GP_PERFMON_MAX_COUNTERS], den[GP_PERFMON_MAX_COUNTERS];
   gp__sim_counter_eval_n(d->m, s->cat, s->index, s->num_counters, &a, dur, dur,
                          num, den);
   gp__counter_emit_n(s->cat, d->device_id, s->index, s->num_counters, num, den,
-                     t1, t0, op->correlation_id, op->perfmon_id,
+                     t->end, t->start, op->correlation_id, op->perfmon_id,
                      op->context_id);
 }
 
@@ -901,12 +935,20 @@ void gp__sim_retire(bool all) {
     /* Nothing below schedules work, so the slot stays put. */
     uint32_t slot = heap_pop();
     const sim_op *op = &gp__sim.ops[slot];
+    const sim_device *d = &gp__sim.devices[op->dev_index];
+    sim_times t;
     if (op->emit) {
-      emit_op(op);
+      trace_times(op, d, &t);
+      emit_op(op, &t);
       gp__activity_work_in_flight(-1);
     }
     if (op->instr) {
-      emit_instrumented(op, &gp__sim.devices[op->dev_index]);
+      /* Its record's start and end serve the values too. */
+      if (!op->emit) {
+        t.start = to_trace(d, op->start);
+        t.end = to_trace(d, op->end);
+      }
+      emit_instrumented(op, d, &t);
       gp__sampler_put(op->instr);
     }
     free(op->waits_heap);

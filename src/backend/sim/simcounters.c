@@ -269,6 +269,21 @@ double gp__sim_add_n(double s, double x, uint64_t n) {
 
 /* See simInt.h. */
 void gp__sim_op_acc(const sim_op *op, const sim_model *m, sim_acc *a) {
+  if (op->kind == GP_ACTIVITY_KIND_KERNEL) {
+    /* What adding to zeros gives, without writing the zeros first (every
+     * job scheduled while sampling comes here): x + 0.0 is x, but for a
+     * -0.0, which the sum made +0.0. */
+    double dur = (double)(op->end - op->start);
+    a->jobs = 1.0;
+    a->work_ns = dur;
+    a->kernel_ns = dur;
+    double *d = (double *)&a->k;
+    const double *s = (const double *)&op->stats;
+#pragma GCC unroll 16
+    for (size_t i = 0; i < sizeof(sim_work_stats) / sizeof(double); i++)
+      d[i] = s[i] + 0.0;
+    return;
+  }
   memset(a, 0, sizeof(*a));
   gp__sim_op_acc_add(a, op, m);
 }
