@@ -408,18 +408,15 @@ static int open_output(gp_session *s, const char *path,
 static int finish_output(gp_session *s, int rc) {
   if (!s->tmp)
     return rc;
-  if (rc != 0) {
-    struct stat st;
+  struct stat st;
+  if (rc != 0 && lstat(s->path, &st) == 0) {
     size_t n = strlen(s->path) + sizeof(".old");
     char *old = malloc(n);
-    if (old && lstat(s->path, &st) == 0) {
-      snprintf(old, n, "%s.old", s->path);
-      if (rename(s->path, old) != 0) {
-        free(old);
-        return rc; /* the partial trace stays at s->tmp */
-      }
-    }
+    bool kept = old && snprintf(old, n, "%s.old", s->path) > 0 &&
+                rename(s->path, old) == 0;
     free(old);
+    if (!kept)
+      return rc; /* the previous file stays; the partial trace at s->tmp */
   }
   if (rename(s->tmp, s->path) != 0)
     return rc ? rc : -errno; /* then the trace is still at s->tmp */

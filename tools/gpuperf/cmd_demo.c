@@ -545,12 +545,11 @@ int cmd_demo(int argc, char **argv) {
     struct stat st;
     char old[4200];
     snprintf(old, sizeof(old), "%s.old", output);
+    bool kept = had_output && lstat(old, &st) == 0;
     return cli_error(
         CLI_BAD_INPUT, "cannot write %s: %s: the trace is incomplete%s%s",
-        output, gp_strerror(src),
-        had_output && lstat(old, &st) == 0 ? "; the previous file is kept as "
-                                           : "",
-        had_output && lstat(old, &st) == 0 ? old : "");
+        output, gp_strerror(src), kept ? "; the previous file is kept as " : "",
+        kept ? old : "");
   }
   if (!quiet)
     print_summary(opts.gpus, opts.steps);
