@@ -515,10 +515,6 @@ typedef struct gpu_work {
   uint32_t name_id;  /* string id of the slice name */
   const uint64_t *waits;
   uint32_t nwaits;
-  /* The render stage packet's head when it was plain (NULL if not), which
-   * is the slice begin packet's too: same timestamp, same flags. */
-  const uint8_t *head;
-  uint32_t head_len;
 } gpu_work;
 
 /* Puts the context, gpu_id, hw_queue_iid and stage_iid fields of a
@@ -535,21 +531,15 @@ static inline uint8_t *put_site(uint8_t *p, const gpu_work *g, uint64_t ctx_iid,
 /* Opens the packet and the render stage event, common fields written
  * with raw puts (the event's tag and length 4 bytes, six fields 11 bytes
  * each at most). The site fields are copied from `site` unless NULL. */
-WORK_STEP void work_begin(gp__tw *w, gpu_work *g, const struct tw_site *site,
-                          uint64_t ctx_iid, uint64_t q_iid, uint64_t s_iid) {
+WORK_STEP void work_begin(gp__tw *w, const gpu_work *g,
+                          const struct tw_site *site, uint64_t ctx_iid,
+                          uint64_t q_iid, uint64_t s_iid) {
   gp__pb_writer *pb = &w->pb;
-  bool plain = gp__tw_packet_plain(w);
   uint8_t *p = gp__tw_packet_open(w, g->start,
                                   GP_PB_SEQ_NEEDS_INCREMENTAL_STATE, 4 + 66);
   w->rse.len_at = NULL;
   if (!p)
     return;
-  if (plain) {
-    /* gp__tw_put_packet_head()'s bytes, from the tag before len_at; they
-     * stay where they are until the writer is reset, after this op. */
-    g->head = w->pkt.len_at - 1;
-    g->head_len = (uint32_t)(p - g->head);
-  }
   p = gp__pb_put_varint(
       p, ((uint64_t)GP_PB_PACKET_GPU_RENDER_STAGE_EVENT << 3) | GP_PB_LEN);
   w->rse.len_at = p;
@@ -593,21 +583,8 @@ WORK_STEP void write_slice(gp__tw *w, const gpu_work *g,
   gp__pb_writer *pb = &w->pb;
   if (GP_LIKELY(gp__tw_packet_plain(w) && gp__pb_reserve(pb, 2 * 83))) {
     uint8_t *p0 = pb->p;
-    uint8_t *p;
-    if (g->head) {
-      /* The render stage packet's head (22 bytes at most: tag, length,
-       * timestamp, sequence id, flags) copied, not encoded again; its
-       * length bytes are patched below. Through a temporary: with no
-       * timestamp and no sequence id the packet may lie closer than 24
-       * bytes behind. */
-      uint8_t head[24];
-      memcpy(head, g->head, sizeof(head));
-      memcpy(p0, head, sizeof(head));
-      p = p0 + g->head_len;
-    } else {
-      p = gp__tw_put_packet_head(w, p0, g->start,
-                                 GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
-    }
+    uint8_t *p = gp__tw_put_packet_head(w, p0, g->start,
+                                        GP_PB_SEQ_NEEDS_INCREMENTAL_STATE);
     if (site && site->end_len) {
       /* The site's end TrackEvent is this slice's (its uuid is this
        * stream's): its first four bytes (tag, length, type) and its
@@ -899,8 +876,6 @@ void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
                 0,
                 0,
                 NULL,
-                0,
-                NULL,
                 0};
   if (k->num_wait_ids)
     g.waits = gp_activity_wait_ids(&k->hdr, &g.nwaits);
@@ -941,8 +916,6 @@ void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m) {
                 0,
                 stage_string(w, stage),
                 NULL,
-                0,
-                NULL,
                 0};
   if (m->num_wait_ids)
     g.waits = gp_activity_wait_ids(&m->hdr, &g.nwaits);
@@ -972,8 +945,6 @@ void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m) {
                 STAGE_MEMSET,
                 0,
                 stage_string(w, STAGE_MEMSET),
-                NULL,
-                0,
                 NULL,
                 0};
   if (m->num_wait_ids)
@@ -1013,8 +984,6 @@ void gp__tw_gpu_render_stage(gp__tw *w, const gp_activity_render_stage *r) {
                 stage,
                 0,
                 r->name_id ? r->name_id : stage_string(w, stage),
-                NULL,
-                0,
                 NULL,
                 0};
   if (r->num_wait_ids)
