@@ -350,81 +350,6 @@ static gp_trace_config *copy_config(const gp_trace_config *cfg) {
   return c;
 }
 
-/*
- * Opens what a session writes for path. A regular file (or a new one) is
- * written beside it, as path.tmp-XXXXXX, and takes path's place only at a
- * stop (finish_output), so that a session that fails or is killed leaves
- * the previous file as it was. Anything else (a device, a pipe) is
- * written directly, and so is a file the user may write in a folder where
- * they may not create one.
- */
-static int open_output(gp_session *s, const char *path,
-                       const gp_session_options *opts) {
-  struct stat st;
-  bool direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
-  /* A link to a file: the file is replaced, the link stays. */
-  char *real = NULL;
-  if (!direct && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-    real = realpath(path, NULL);
-  s->path = real ? real : strdup(path);
-  size_t n = s->path ? strlen(s->path) + sizeof(".tmp-XXXXXX") : 0;
-  s->tmp = direct || !s->path ? NULL : malloc(n);
-  if (!s->path || (!direct && !s->tmp))
-    return GP_ENOMEM;
-  if (!direct) {
-    snprintf(s->tmp, n, "%s.tmp-XXXXXX", s->path);
-    s->fd = mkostemp(s->tmp, O_CLOEXEC);
-    int e = errno;
-    if (s->fd >= 0)
-      fchmod(s->fd, 0644);
-    /* A file the user may write in a folder they may not: written in
-     * place, as asked, rather than not at all. */
-    else if ((e == EACCES || e == EPERM) && access(path, W_OK) == 0)
-      direct = true;
-    errno = e;
-  }
-  if (direct) {
-    free(s->tmp);
-    s->tmp = NULL;
-    s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  }
-  if (s->fd < 0) {
-    int e = errno;
-    gp__session_error(opts, "cannot create %s: %s", path, strerror(e));
-    free(s->tmp);
-    s->tmp = NULL; /* nothing was created */
-    return -e;
-  }
-  s->own_fd = true;
-  return 0;
-}
-
-/*
- * Puts the file written beside the output in its place, after a stop that
- * closed it. After a write error the trace is still readable (the writer
- * cut it back to whole packets): it takes the output's place too, and a
- * previous file there is kept as path.old, as `gpuperf record` does.
- */
-static int finish_output(gp_session *s, int rc) {
-  if (!s->tmp)
-    return rc;
-  struct stat st;
-  if (rc != 0 && lstat(s->path, &st) == 0) {
-    size_t n = strlen(s->path) + sizeof(".old");
-    char *old = malloc(n);
-    bool kept = old && snprintf(old, n, "%s.old", s->path) > 0 &&
-                rename(s->path, old) == 0;
-    free(old);
-    if (!kept)
-      return rc; /* the previous file stays; the partial trace at s->tmp */
-  }
-  if (rename(s->tmp, s->path) != 0)
-    return rc ? rc : -errno; /* then the trace is still at s->tmp */
-  free(s->tmp);
-  s->tmp = NULL;
-  return rc;
-}
-
 static int start(const gp_trace_config *cfg, const char *path,
                  const gp_session_options *opts, bool env,
                  const gp__session_sink *sink, gp_session **out) {
@@ -451,7 +376,7 @@ static int start(const gp_trace_config *cfg, const char *path,
   if (sink) {
     s->fd = -1;
   } else if (path) {
-    if ((rc = open_output(s, path, opts)) != 0)
+    if ((rc = gp__session_open_output(s, path, opts)) != 0)
       goto fail;
   } else {
     s->fd = opts->output_fd;
@@ -592,7 +517,7 @@ static int session_stop(gp_session *s, bool from_helper) {
     if (close(s->fd) != 0 && s->stop_rc == 0)
       s->stop_rc = -errno;
     s->fd = -1;
-    s->stop_rc = finish_output(s, s->stop_rc);
+    s->stop_rc = gp__session_finish_output(s, s->stop_rc);
   }
   if (s->slot >= 0) {
     pthread_mutex_lock(&g_lock);

@@ -58,6 +58,30 @@ struct gp_session {
   struct gp__session_host *host; /* host CPU counters (session_host.c) */
 };
 
+/*
+ * Opens what session s writes for path. A regular file (or a new one) is
+ * written beside it, as path.tmp-XXXXXX, and takes path's place only at a
+ * stop (gp__session_finish_output), so that a session that fails or is
+ * killed leaves the previous file as it was. Anything else (a device, a
+ * pipe) is written directly, and so is a file the user may write in a
+ * folder where they may not create one. Returns 0 with s->fd open (owned)
+ * and s->path, s->tmp set (owned by s; tmp NULL when written directly), or
+ * GP_ENOMEM or -errno, with opts->error saying which file, and nothing
+ * created.
+ */
+int gp__session_open_output(gp_session *s, const char *path,
+                            const gp_session_options *opts);
+
+/*
+ * Puts the file written beside the output in its place, after a stop that
+ * closed it. After a write error (rc) the trace is still readable (the
+ * writer cut it back to whole packets): it takes the output's place too,
+ * and a previous file there is kept as path.old, as `gpuperf record` does;
+ * one that cannot be kept is not replaced. Returns rc, or -errno if only
+ * the rename failed (the trace is then still at s->tmp).
+ */
+int gp__session_finish_output(gp_session *s, int rc);
+
 /* Where a session started by gp__session_start_sink() writes: its
  * writer's sink (see perfetto/writer.h), for a Perfetto producer. */
 typedef struct gp__session_sink {
