@@ -1,6 +1,7 @@
 /*
  * writer_util.c - see writer_util.h.
  */
+#include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -346,6 +347,18 @@ int wt_system(const char *cmd) {
   if (WIFEXITED(st))
     return WEXITSTATUS(st);
   return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* See writer_util.h. */
+int wt_entries_with(const char *dir, const char *part) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    n += strstr(e->d_name, part) != NULL;
+  if (d)
+    closedir(d);
+  return n;
 }
 
 /* See writer_util.h. */

@@ -79,6 +79,9 @@ void wt_check_sequences(const wt_trace *t);
 /* Runs a shell command; returns its exit status (128 + signal). */
 int wt_system(const char *cmd);
 
+/* How many entries of dir have part in their name (0 if dir is missing). */
+int wt_entries_with(const char *dir, const char *part);
+
 /* $GPUPERF_BUILD/<rel>, skipping the test if GPUPERF_BUILD is unset. */
 const char *wt_build_path(const char *rel);
 
