@@ -3,7 +3,8 @@
  * flags, interned data, the sink (a file written after every buffer),
  * clock snapshots, the writer's life cycle, and the dispatch of records to
  * writer_host.c (threads, API calls, ranges, drops, logs), writer_gpu.c
- * (devices and GPU work) and writer_counters.c (counters).
+ * (GPU work), writer_devices.c (devices) and writer_counters.c
+ * (counters).
  *
  * One writer is one packet sequence. Its first packet clears the
  * incremental state; so does the first packet after any loss the writer

@@ -1,8 +1,8 @@
 /*
  * writerInt.h - private state of the trace writer, shared by writer.c
  * (sequence, packets, sink, host tracks, API calls, ranges, logs, clocks),
- * writer_gpu.c (devices, GPU work, stream tracks) and writer_counters.c
- * (counter descriptors and samples).
+ * writer_gpu.c (GPU work, stream tracks), writer_devices.c (devices and
+ * GpuInfo) and writer_counters.c (counter descriptors and samples).
  *
  * Interning. Every interned value has an iid that never changes for the
  * writer's life (iids of hardware queues and stages are even computed
@@ -351,7 +351,8 @@ static inline uint8_t *gp__tw_put_slice_end_packet(const gp__tw *w, uint8_t *p,
 void gp__tw_pend(gp__tw *w, uint32_t kind, uint64_t iid, uint64_t a, uint64_t b,
                  const tw_entry *p);
 
-/* Makes sure the device is known (GpuInfo written, clock followed). */
+/* Makes sure the device is known (GpuInfo written, clock followed;
+ * writer_devices.c). */
 void gp__tw_device_seen(gp__tw *w, uint32_t device_id);
 
 /* The pid and tid as written (virtual ones in deterministic mode). */
@@ -465,6 +466,7 @@ void gp__tw_gpu_memory(gp__tw *w, const gp_activity_gpu_memory *m);
 void gp__tw_dma_fence(gp__tw *w, const gp_activity_dma_fence *f);
 void gp__tw_gpu_context(gp__tw *w, const gp_activity_context *c);
 void gp__tw_gpu_stream_name(gp__tw *w, const gp_activity_name *n);
+/* GpuInfo for devices seen since the last one (writer_devices.c). */
 void gp__tw_gpu_info(gp__tw *w);
 /* Writes the interned entries of GPU kinds (queue, stage, context,
  * kernel, arg names). */

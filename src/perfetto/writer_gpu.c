@@ -1,8 +1,9 @@
 /*
- * writer_gpu.c - the GPU side of the trace writer: GpuInfo for the
- * devices, gpu_render_stage_event packets for kernels, copies and fills
- * with their interned hardware queues, stages, graphics contexts and
- * compute kernels, and the process's track tree API -> "Device #N" ->
+ * writer_gpu.c - the GPU side of the trace writer (GpuInfo for the
+ * devices is writer_devices.c's): gpu_render_stage_event packets for
+ * kernels, copies and fills with their interned hardware queues, stages,
+ * graphics contexts and compute kernels, and the process's track tree
+ * API -> "Device #N" ->
  * "Stream #M", on which the same work is mirrored as slices (unless the
  * renderstages config asks for low overhead).
  *
@@ -112,87 +113,6 @@ static inline void dim3(gp__pb_writer *pb, uint32_t field, uint32_t x,
   gp__pb_uint(pb, GP_PB_DIM3_Y, y);
   gp__pb_uint(pb, GP_PB_DIM3_Z, z);
   gp__pb_end_short(pb, s);
-}
-
-/* ------------------------------------------------------------------ */
-/* Devices                                                              */
-
-static void write_gpu(const gp__tw *w, gp__pb_writer *pb, uint32_t d) {
-  gp_device_info di;
-  gp__pb_begin(pb, GP_PB_GPU_INFO_GPUS);
-  if (gp__tw_device_info(w, d, &di) != 0) {
-    gp__pb_end(pb);
-    return;
-  }
-  gp__pb_string(pb, GP_PB_GPU_NAME, di.name);
-  gp__pb_string(pb, GP_PB_GPU_VENDOR, di.vendor);
-  gp__pb_string(pb, GP_PB_GPU_MODEL, di.model);
-  gp__pb_string(pb, GP_PB_GPU_ARCHITECTURE, di.architecture);
-  static const uint8_t zero[16];
-  if (memcmp(di.uuid, zero, 16) != 0)
-    gp__pb_bytes(pb, GP_PB_GPU_UUID, di.uuid, 16);
-  const struct {
-    const char *key;
-    uint64_t value;
-  } kv[] = {
-      {"compute_units", di.compute_units},
-      {"core_clock_khz", di.core_clock_khz},
-      {"memory_clock_khz", di.memory_clock_khz},
-      {"memory_bytes", di.global_memory_bytes},
-      {"memory_bandwidth_bytes_per_s", di.memory_bandwidth_bytes_per_s},
-      {"max_threads_per_block", di.max_threads_per_block},
-      {"max_shared_memory_per_block", di.max_shared_memory_per_block},
-      {"hardware_queues", di.num_queues},
-  };
-  if (di.driver_version && *di.driver_version) {
-    gp__pb_begin(pb, GP_PB_GPU_EXTRA_INFO);
-    gp__pb_string(pb, GP_PB_KV_KEY, "driver_version");
-    gp__pb_string(pb, GP_PB_KV_VALUE, di.driver_version);
-    gp__pb_end(pb);
-  }
-  for (size_t i = 0; i < GP_ARRAY_SIZE(kv); i++) {
-    char num[24];
-    gp__tw_u64_to_str(kv[i].value, num);
-    gp__pb_begin(pb, GP_PB_GPU_EXTRA_INFO);
-    gp__pb_string(pb, GP_PB_KV_KEY, kv[i].key);
-    gp__pb_string(pb, GP_PB_KV_VALUE, num);
-    gp__pb_end(pb);
-  }
-  char bdf[16];
-  if (gp_device_pci_bdf(&di, bdf, sizeof(bdf)) == 0)
-    gp__pb_string(pb, GP_PB_GPU_PCI_BDF, bdf);
-  gp__pb_end(pb);
-}
-
-/* See writerInt.h: one GpuInfo for devices 0 .. num_devices-1 (the index
- * in `gpus` is the gpu_id), written again when more devices appear. */
-void gp__tw_gpu_info(gp__tw *w) {
-  if (w->num_devices == 0 || w->gpu_info_n == w->num_devices)
-    return;
-  gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, 0, TW_PACKET_LARGE);
-  gp__pb_begin(pb, GP_PB_PACKET_GPU_INFO);
-  for (uint32_t d = 0; d < w->num_devices; d++)
-    write_gpu(w, pb, d);
-  gp__pb_end(pb);
-  gp__tw_packet_end(w);
-  w->gpu_info_n = w->num_devices;
-}
-
-/* See writerInt.h. */
-void gp__tw_device_seen(gp__tw *w, uint32_t device_id) {
-  if (device_id >= TW_MAX_DEVICES || w->dev[device_id].known)
-    return;
-  tw_device *d = &w->dev[device_id];
-  gp_device_info di;
-  d->known = true;
-  if (gp__tw_device_info(w, device_id, &di) == 0) {
-    d->api = di.api;
-    d->clock_id = di.clock_id;
-  }
-  if (device_id + 1 > w->num_devices)
-    w->num_devices = device_id + 1;
-  /* GpuInfo follows at the end of the buffer (gp__tw_gpu_info). */
 }
 
 /* ------------------------------------------------------------------ */
