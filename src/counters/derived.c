@@ -135,7 +135,15 @@ static bool busy_add(busy *b, uint64_t s, uint64_t e) {
  * consume (the windows only move forward). */
 static uint64_t busy_take(busy *b, uint64_t a, uint64_t z, bool consume) {
   uint64_t t = 0;
-  size_t i = 0;
+  /* First interval that ends after a: the ones before lie outside. */
+  size_t i = 0, hi = b->n;
+  while (i < hi) {
+    size_t mid = (i + hi) / 2;
+    if (b->v[mid].e <= a)
+      i = mid + 1;
+    else
+      hi = mid;
+  }
   for (; i < b->n && b->v[i].s < z; i++) {
     uint64_t s = b->v[i].s > a ? b->v[i].s : a;
     uint64_t e = b->v[i].e < z ? b->v[i].e : z;
@@ -146,8 +154,10 @@ static uint64_t busy_take(busy *b, uint64_t a, uint64_t z, bool consume) {
     size_t k = 0;
     while (k < b->n && b->v[k].e <= z)
       k++;
-    memmove(b->v, b->v + k, (b->n - k) * sizeof(ivl));
-    b->n -= k;
+    if (k > 0) {
+      memmove(b->v, b->v + k, (b->n - k) * sizeof(ivl));
+      b->n -= k;
+    }
   }
   return t;
 }
@@ -182,9 +192,14 @@ static void emit_until(dstate *d, uint64_t until, bool final) {
       gp__counter_emit(d->ecat, d->device_id, idx, (double)t, (double)(we - ws),
                        we, ws, 0, 0, 0);
     }
-    busy_take(&d->all, ws, we, true);
-    for (uint32_t q = 0; q < d->num_queues; q++)
-      busy_take(&d->q[q], ws, we, true);
+    /* Work stays known for a while after its windows, for
+     * gp__derived_provisional(). */
+    if (we > GP__DERIVED_KEEP_NS) {
+      uint64_t keep = we - GP__DERIVED_KEEP_NS;
+      busy_take(&d->all, keep, keep, true);
+      for (uint32_t q = 0; q < d->num_queues; q++)
+        busy_take(&d->q[q], keep, keep, true);
+    }
     d->win_start = we;
   }
 }
@@ -483,4 +498,26 @@ void gp__derived_sampling_stop(uint32_t device_id, gp__sampler *s) {
   dstate *d = attached(device_id);
   if (d)
     dp_sampling_stop(d, s);
+}
+
+/* See derived.h. */
+int gp__derived_provisional(uint32_t device_id, int queue, uint64_t from,
+                            uint64_t to, double *pct) {
+  if (!pct || to <= from)
+    return GP_EINVAL;
+  pthread_mutex_lock(&lock);
+  dstate *d = device_id < GP__MAX_DEVICES ? states[device_id] : NULL;
+  int rc = 0;
+  if (!d || !d->s || (queue >= 0 && (uint32_t)queue >= d->num_queues)) {
+    rc = GP_ENODEV;
+  } else if (d->win_start > GP__DERIVED_KEEP_NS &&
+             from < d->win_start - GP__DERIVED_KEEP_NS) {
+    rc = GP_ERANGE;
+  } else {
+    busy *b = queue < 0 ? &d->all : &d->q[queue];
+    uint64_t t = busy_take(b, from, to, false);
+    *pct = 100.0 * (double)t / (double)(to - from);
+  }
+  pthread_mutex_unlock(&lock);
+  return rc;
 }

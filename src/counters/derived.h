@@ -54,7 +54,27 @@ int gp__derived_sampling_start(uint32_t device_id, gp__sampler *s);
 void gp__derived_sampling_stop(uint32_t device_id, gp__sampler *s);
 
 /* Busy nanoseconds that reached the observer after their window had been
- * emitted (so were counted in a later window). */
+ * emitted (so could not be placed in it; counted in no window). */
 uint64_t gp__derived_late_ns(void);
+
+/*
+ * The provisional busy share, in percent (0 to 100), of device_id over
+ * [from, to) of the trace clock: the union of the work the observer has
+ * seen so far (kernels, copies, fills, whole command buffers) within the
+ * range, divided by its length. queue < 0: any queue of the device; else
+ * that queue (its index among the device's queues). Later records may
+ * still add to it, so live views (HUD, top) show it while traces hold the
+ * final values (docs/counters.md, "Utilization"). Returns 0; GP_ENODEV
+ * when the device has no derived counters or none of them is being
+ * sampled; GP_EINVAL when to <= from or pct is NULL; GP_ERANGE when the
+ * range starts before the work still kept (the last
+ * GP__DERIVED_KEEP_NS before the first window not yet final).
+ */
+int gp__derived_provisional(uint32_t device_id, int queue, uint64_t from,
+                            uint64_t to, double *pct);
+
+/* How much work before the first window not yet final stays known for
+ * gp__derived_provisional(). */
+#define GP__DERIVED_KEEP_NS 10000000000ull
 
 #endif /* GPUPERF_COUNTERS_DERIVED_H */
