@@ -131,8 +131,8 @@ static bool busy_add(busy *b, uint64_t s, uint64_t e) {
   return true;
 }
 
-/* Busy time of b within [a, z); drops what ends at or before z when
- * consume (the windows only move forward). */
+/* Busy time of b within [a, z); when consume, may drop what ends at or
+ * before z (the windows only move forward). */
 static uint64_t busy_take(busy *b, uint64_t a, uint64_t z, bool consume) {
   uint64_t t = 0;
   /* First interval that ends after a: the ones before lie outside. */
@@ -154,7 +154,9 @@ static uint64_t busy_take(busy *b, uint64_t a, uint64_t z, bool consume) {
     size_t k = 0;
     while (k < b->n && b->v[k].e <= z)
       k++;
-    if (k > 0) {
+    /* Moved only once they are half the list: amortised O(1) per
+     * interval, where moving on every window would be O(n) each. */
+    if (k > 0 && k >= b->n / 2) {
       memmove(b->v, b->v + k, (b->n - k) * sizeof(ivl));
       b->n -= k;
     }
