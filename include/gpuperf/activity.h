@@ -685,8 +685,12 @@ GP_EXPORT const char *gp_memcpy_kind_name(uint32_t kind);
 
 /*
  * Flushes (forced), stops the collector thread and disables every kind.
- * Buffers still held are completed first. Callbacks stay registered; a
- * later enable starts collection again. In a process recorded by
+ * Every buffer the request callback gave is completed before it returns
+ * (the empty ones with valid_size 0): from then on the library never
+ * reads or writes one of them, and calls neither callback, until
+ * gp_activity_register_callbacks() is called again; after that, a later
+ * enable starts collection again. Call it once the program's threads
+ * have stopped producing records. In a process recorded by
  * `gpuperf record` or sending to Perfetto's service (GPUPERF_PRODUCER),
  * that recording ends first, with its last records and counter samples;
  * GPU work after it is not recorded. Returns 0 or the flush error.

@@ -726,6 +726,85 @@ int gp_activity_flush_all(uint32_t flags) {
   return 0;
 }
 
+/* True if buf came from the application's request callback (comp is the
+ * completion it goes back through), not from us or a shared area. */
+static bool app_buffer(const uint8_t *buf, gp_buffer_complete_fn comp) {
+  return comp && comp != internal_complete && !area_of(buf);
+}
+
+/*
+ * Hands the application's buffer of slot s back through the collector,
+ * with the records in it not yet delivered. For the calling thread's slot
+ * this is gp__slot_release(); another thread's slot is taken under its
+ * lock, which is sound while that thread produces nothing, as after
+ * finalize disabled every kind (a thread still writing a record then is
+ * the caller's race, as in CUPTI).
+ */
+static void slot_give_back(slot *s) {
+  if (s == gp__tls_slot) {
+    if (s->buf && app_buffer(s->buf, s->buf_complete))
+      gp__slot_release(s);
+    return;
+  }
+  pthread_mutex_lock(&s->lock);
+  uint8_t *b = s->buf;
+  if (!b || !app_buffer(b, s->buf_complete)) {
+    pthread_mutex_unlock(&s->lock);
+    return;
+  }
+  size_t size = s->buf_size;
+  uint32_t taken = s->taken;
+  uint32_t head = atomic_load_explicit(&s->head, memory_order_acquire);
+  gp_buffer_complete_fn comp = s->buf_complete;
+  s->buf = NULL;
+  s->cap = 0;
+  s->head_local = 0;
+  s->taken = 0;
+  s->open = 0;
+  atomic_store_explicit(&s->head, 0, memory_order_release);
+  gp__cell_set(gp__slot_cell(s), 1, 0);
+  pthread_mutex_unlock(&s->lock);
+  gp__buffer_enqueue(b, size, taken, head > taken ? head : taken, comp);
+}
+
+/*
+ * The buffer lifetime rule (docs/architecture.md, "Who may touch a
+ * buffer"): at finalize every buffer the application gave comes back
+ * through its completion callback, and neither callback is called again
+ * until the application registers callbacks anew. The slots' buffers are
+ * queued for the collector (which is then stopped, draining its queue);
+ * the empty ones kept for reuse are completed here, with nothing valid.
+ */
+static void give_back_app_buffers(void) {
+  pthread_mutex_lock(&gp__act.lock);
+  gp__act.request = NULL;
+  gp__act.complete = NULL;
+  pthread_mutex_unlock(&gp__act.lock);
+  for (slot *s = atomic_load(&gp__slots); s; s = atomic_load(&s->next))
+    slot_give_back(s);
+  pthread_mutex_lock(&gp__act.lock);
+  pending *mine = NULL, **pp = &gp__act.free_list;
+  while (*pp) {
+    pending *p = *pp;
+    if (app_buffer(p->buf, p->complete)) {
+      *pp = p->next;
+      atomic_fetch_sub(&gp__act.free_count, 1);
+      p->next = mine;
+      mine = p;
+    } else {
+      pp = &p->next;
+    }
+  }
+  pthread_mutex_unlock(&gp__act.lock);
+  while (mine) {
+    pending *p = mine;
+    mine = p->next;
+    p->complete(p->buf, p->size, 0);
+    atomic_fetch_sub(&gp__act.outstanding, 1);
+    free(p);
+  }
+}
+
 /* See activity.h. */
 int gp_activity_finalize(void) {
   gp__finalizing(); /* sessions kept until exit end now (core.h) */
@@ -733,18 +812,25 @@ int gp_activity_finalize(void) {
   bool running = gp__act.collector_running;
   pthread_mutex_unlock(&gp__act.lock);
   int rc = 0;
-  if (running) {
+  if (running)
     rc = gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
-    pthread_mutex_lock(&gp__act.lock);
+  /* Nothing new is produced from here; then the application's buffers go
+   * back through the collector (which a hand-over starts if need be). */
+  atomic_store(&gp__enabled_mask, 1ull << GP_ACTIVITY_KIND_DROPPED);
+  give_back_app_buffers();
+  pthread_mutex_lock(&gp__act.lock);
+  running = gp__act.collector_running;
+  if (running) {
     gp__act.stop = true;
     pthread_cond_signal(&gp__act.work);
-    pthread_mutex_unlock(&gp__act.lock);
+  }
+  pthread_mutex_unlock(&gp__act.lock);
+  if (running) {
     pthread_join(gp__act.collector, NULL);
     pthread_mutex_lock(&gp__act.lock);
     gp__act.collector_running = false;
     pthread_mutex_unlock(&gp__act.lock);
   }
-  atomic_store(&gp__enabled_mask, 1ull << GP_ACTIVITY_KIND_DROPPED);
   return rc == GP_ENOCALLBACK ? 0 : rc;
 }
 

@@ -448,8 +448,17 @@ TEST(activity_finalize_flushes_and_disables) {
   ASSERT_OK(gp_activity_finalize());
   ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_MARKER), 1);
   ASSERT_EQ(gp_activity_is_enabled(0, GP_ACTIVITY_KIND_MARKER), 0);
-  /* Collection starts again when asked to. */
+  /* Every buffer the callbacks gave is back; none is asked for again
+   * until callbacks are registered anew. */
+  size_t back = tu_buffers_completed();
+  ASSERT_EQ(back, tu_buffers_requested());
   ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_MARKER));
+  ASSERT_OK(gp_marker_instant(NULL, "unseen"));
+  ASSERT_ERR(gp_activity_flush_all(0), GP_ENOCALLBACK);
+  ASSERT_EQ(tu_buffers_completed(), back);
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_MARKER), 1);
+  /* Collection starts again when asked to. */
+  tu_capture(4096, 0);
   ASSERT_OK(gp_marker_instant(NULL, "after"));
   ASSERT_OK(gp_activity_flush_all(0));
   ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_MARKER), 2);
