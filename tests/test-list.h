@@ -16,3 +16,4 @@
 #include "lists/multi.h"
 #include "lists/safety.h"
 #include "lists/report.h"
+#include "lists/lifetime.h"
