@@ -374,6 +374,9 @@ typedef enum gp_drop_reason {
   GP_DROP_TOO_LARGE = 3,    /* the record does not fit in a buffer */
   GP_DROP_SOURCE = 4,       /* lost by the source before reaching us (CUPTI's
                                own buffers); the kind may be INVALID */
+  GP_DROP_LATE = 5,         /* COUNTER: work arrived after a derived value
+                               of its time was final, and is missing from
+                               it; the count is of such work records */
   GP_DROP_REASON_COUNT
 } gp_drop_reason;
 

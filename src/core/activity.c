@@ -112,7 +112,7 @@ const char *gp_activity_kind_name(uint32_t kind) {
 /* See activity.h. */
 const char *gp_drop_reason_name(uint32_t reason) {
   static const char *const names[GP_DROP_REASON_COUNT] = {
-      "no_buffer", "declined", "no_callbacks", "too_large", "source"};
+      "no_buffer", "declined", "no_callbacks", "too_large", "source", "late"};
   return reason < GP_DROP_REASON_COUNT ? names[reason] : "unknown";
 }
 
@@ -290,13 +290,13 @@ void gp__slot_release(slot *s) {
   /* Its records now go the way of the queue (not salvaged if the process
    * dies before they are written: they are counted lost then). */
   gp__cell_set(gp__slot_cell(s), 1, 0);
-  pthread_mutex_unlock(&s->lock);
-  if (!b)
-    return;
-  if (head > taken)
+  /* Queued before the slot's lock is let go: a flush that finds the slot
+   * empty then finds the buffer in the queue (core.h, settle hooks). */
+  if (b && head > taken)
     gp__buffer_enqueue(b, size, taken, head, comp);
-  else
+  else if (b)
     gp__buffer_keep(b, size, comp);
+  pthread_mutex_unlock(&s->lock);
 }
 
 static void thread_exit(void *arg) {

@@ -164,7 +164,9 @@ uint64_t gp__buffer_enqueue_copy(uint8_t *buf, size_t size, size_t valid,
 void gp__buffer_keep(uint8_t *buf, size_t size, gp_buffer_complete_fn comp);
 void gp__buffer_prefault(uint8_t *buf, size_t size);
 bool gp__collect_slot(slot *s);
-void gp__collect_slots(void);
+/* Collects every slot (gp__collect_slot()); false if one kept records
+ * for want of a buffer. */
+bool gp__collect_slots(void);
 int gp__collector_start_locked(void);
 
 /* collector.c: in a fork child, the observers' lock starts unlocked (the

@@ -26,6 +26,7 @@ static const gp_backend_ops ops = {
     .string_intern_n = gp__string_intern_n,
     .glob_match = gp__glob_match,
     .activity_work_in_flight = gp__activity_work_in_flight,
+    .device_set_frontier = gp__device_set_frontier,
 };
 
 /* The size of the table of each version it grew through. */
@@ -35,6 +36,8 @@ static size_t version_size(uint32_t version) {
     return offsetof(gp_backend_ops, activity_remove_flush_hook);
   case 3:
     return offsetof(gp_backend_ops, activity_work_in_flight);
+  case 4:
+    return offsetof(gp_backend_ops, device_set_frontier);
   case GP_BACKEND_INTERFACE_VERSION:
     return sizeof(gp_backend_ops);
   default:

@@ -19,12 +19,12 @@
 
 /*
  * Version 2: the OpenCL preload's needs. Version 3 (the CUDA injection
- * library) and 4 (the OpenCL preload's work in flight) append the entries
- * marked so. The table only ever grows at
- * its end, so a library built for an older version gets the same table
- * and reads the prefix it knows.
+ * library), 4 (the OpenCL preload's work in flight) and 5 (device
+ * frontiers, for derived counters) append the entries marked so. The table only
+ * ever grows at its end, so a library built for an older version gets the same
+ * table and reads the prefix it knows.
  */
-#define GP_BACKEND_INTERFACE_VERSION 4u
+#define GP_BACKEND_INTERFACE_VERSION 5u
 
 /* Each entry is the core.h function of the same name (gp__ dropped). */
 typedef struct gp_backend_ops {
@@ -58,6 +58,9 @@ typedef struct gp_backend_ops {
   bool (*glob_match)(const char *pattern, const char *name);
   /* since version 4 */
   void (*activity_work_in_flight)(int delta);
+  /* since version 5 */
+  int (*device_set_frontier)(uint32_t device_id, gp__frontier_fn fn,
+                             void *user);
 } gp_backend_ops;
 
 /*

@@ -78,6 +78,10 @@ static bool off_glob(const char *pattern, const char *name) {
 static void off_in_flight(int delta) {
   (void)delta;
 }
+static int off_frontier(uint32_t device_id, gp__frontier_fn fn, void *user) {
+  (void)device_id, (void)fn, (void)user;
+  return GP_ENODEV;
+}
 
 /* Initializer of a gp_backend_ops that records nothing. */
 #define GP__BACKEND_OFF_INIT                                                   \
@@ -92,6 +96,7 @@ static void off_in_flight(int delta) {
     .activity_remove_flush_hook = off_remove_hook,                             \
     .activity_add_drops = off_drops, .string_intern_n = off_intern_n,          \
     .glob_match = off_glob, .activity_work_in_flight = off_in_flight,          \
+    .device_set_frontier = off_frontier,                                       \
   }
 
 #endif /* GPUPERF_CORE_BACKEND_OFF_H */

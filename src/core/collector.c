@@ -671,14 +671,38 @@ bool gp__collect_slot(slot *s) {
   return true;
 }
 
-void gp__collect_slots(void) {
+bool gp__collect_slots(void) {
+  bool all = true;
   for (slot *s = atomic_load(&gp__slots); s; s = atomic_load(&s->next))
-    gp__collect_slot(s);
+    all &= gp__collect_slot(s);
+  return all;
 }
 
 static bool on_collector(void) {
   return gp__act.collector_running &&
          pthread_equal(pthread_self(), gp__act.collector_tid_self);
+}
+
+#define MAX_SETTLE_HOOKS 4
+static _Atomic(gp__settle_hook) settle_hooks[MAX_SETTLE_HOOKS];
+
+/* See core.h. */
+int gp__activity_add_settle_hook(gp__settle_hook hook) {
+  for (int i = 0; i < MAX_SETTLE_HOOKS; i++) {
+    gp__settle_hook none = NULL;
+    if (atomic_load(&settle_hooks[i]) == hook ||
+        atomic_compare_exchange_strong(&settle_hooks[i], &none, hook))
+      return 0;
+  }
+  return GP_ENOSPC;
+}
+
+static void settle(int phase) {
+  for (int i = 0; i < MAX_SETTLE_HOOKS; i++) {
+    gp__settle_hook h = atomic_load(&settle_hooks[i]);
+    if (h)
+      h(phase);
+  }
 }
 
 /* See activity.h. */
@@ -708,10 +732,11 @@ int gp_activity_flush_all(uint32_t flags) {
 
   for (int i = 0; i < nh; i++)
     fns[i](users[i], (flags & GP_ACTIVITY_FLUSH_FORCED) != 0);
+  settle(GP__SETTLE_BEGIN);
 
   /* Copy out every slot. If the application declines to give a buffer,
    * the records stay where they are for a later flush. */
-  gp__collect_slots();
+  bool whole = gp__collect_slots();
 
   pthread_mutex_lock(&gp__act.lock);
   if (on_collector()) {
@@ -723,6 +748,9 @@ int gp_activity_flush_all(uint32_t flags) {
       pthread_cond_wait(&gp__act.done, &gp__act.lock);
   }
   pthread_mutex_unlock(&gp__act.lock);
+  /* Records left in a slot for want of a buffer were not delivered: the
+   * settle hooks learn nothing from this flush then. */
+  settle(whole ? GP__SETTLE_END : GP__SETTLE_PARTIAL);
   return 0;
 }
 

@@ -261,6 +261,22 @@ int gp__activity_add_flush_hook(gp__flush_hook hook, void *user);
 void gp__activity_remove_flush_hook(gp__flush_hook hook, void *user);
 
 /*
+ * Settle hooks bracket every gp_activity_flush_all(), on the flushing
+ * thread: with GP__SETTLE_BEGIN after the flush hooks ran and before the
+ * threads' buffers are collected, and with GP__SETTLE_END once everything
+ * collected has been seen by the observers. So every record committed
+ * before the BEGIN call returned has reached the observers when END is
+ * called. A flush that left records in a thread's buffer (no buffer to
+ * copy them into) ends with GP__SETTLE_PARTIAL instead. Used by the
+ * counters layer's derived windows. GP_ENOSPC past 4.
+ */
+#define GP__SETTLE_BEGIN 0
+#define GP__SETTLE_END 1
+#define GP__SETTLE_PARTIAL 2
+typedef void (*gp__settle_hook)(int phase);
+int gp__activity_add_settle_hook(gp__settle_hook hook);
+
+/*
  * Observers see every completed buffer, read-only, on the collector thread
  * before the application's completion callback gets it. When observers
  * exist and the application registered no callbacks, buffers come from an
@@ -479,6 +495,25 @@ void gp__device_emit(uint32_t device_id);
  * device and publish a catalog for it). GP_ENOSPC past 8 hooks.
  */
 int gp__device_add_hook(void (*fn)(uint32_t device_id));
+
+/*
+ * A device's frontier (docs/counters.md, "Utilization"): a time T of the
+ * trace clock such that every piece of the device's work that starts
+ * before T has been committed as a record by the time the function
+ * returns; 0 when nothing can be said. A backend whose records trail its
+ * work (the OpenCL preload, the Vulkan layer) installs one per device;
+ * derived counters hold back their windows until the frontier passes
+ * them. The function is called from flushes, on any thread, holding no
+ * lock of ours; it must not flush or register devices.
+ */
+typedef uint64_t (*gp__frontier_fn)(void *user, uint32_t device_id);
+
+/* Installs (fn NULL: removes) device_id's frontier. GP_ENODEV for a
+ * device not registered. */
+int gp__device_set_frontier(uint32_t device_id, gp__frontier_fn fn, void *user);
+
+/* device_id's frontier now; false (and *t untouched) when it has none. */
+bool gp__device_frontier(uint32_t device_id, uint64_t *t);
 
 /*
  * Registers a context of device_id for api and stores its id (never 0) in

@@ -19,6 +19,8 @@
 typedef struct device {
   gp_device_info info;
   gp_device_queue_info *queues;
+  gp__frontier_fn frontier; /* under lock */
+  void *frontier_user;
 } device;
 
 typedef struct context_entry {
@@ -94,6 +96,36 @@ int gp__device_add_hook(void (*fn)(uint32_t device_id)) {
   }
   pthread_mutex_unlock(&lock);
   return rc;
+}
+
+/* See core.h. */
+int gp__device_set_frontier(uint32_t device_id, gp__frontier_fn fn,
+                            void *user) {
+  pthread_mutex_lock(&lock);
+  int rc = GP_ENODEV;
+  if (device_id < atomic_load(&num_devices)) {
+    devices[device_id].frontier = fn;
+    devices[device_id].frontier_user = user;
+    rc = 0;
+  }
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+/* See core.h. */
+bool gp__device_frontier(uint32_t device_id, uint64_t *t) {
+  pthread_mutex_lock(&lock);
+  gp__frontier_fn fn = NULL;
+  void *user = NULL;
+  if (device_id < atomic_load(&num_devices)) {
+    fn = devices[device_id].frontier;
+    user = devices[device_id].frontier_user;
+  }
+  pthread_mutex_unlock(&lock);
+  if (!fn)
+    return false;
+  *t = fn(user, device_id);
+  return true;
 }
 
 /* See counters.h. */

@@ -21,14 +21,23 @@
  * (busy ns, window ns) as the ratio's pair, so a perfmon-style sum over
  * windows stays time-weighted.
  *
- * When a window is final. Work reaches the observer only once it has
- * completed and its buffer was flushed, which may be a while after it ran.
- * A window is emitted when it ended more than GP__DERIVED_LAG_NS before
- * the trace clock's now, and all remaining windows at stop, after a forced
- * flush brought in every record the backends hold. The part of a piece of
- * work that falls in windows already emitted is left out and added to
- * gp__derived_late_ns(): not seen with OpenCL, whose records trail their
- * completion by about a flush period (500 ms by default).
+ * When a window is final. Work reaches the observer only once its record
+ * was written and its buffer flushed, which may be long after it ran (PoCL
+ * tells of kernels at clFinish, up to tens of seconds later). A window is
+ * emitted only once every record that could fall in it has been seen: at
+ * the start of each flush (a settle hook, core.h) the device's frontier
+ * is asked for, a time before which all its work has been written
+ * (gp__device_set_frontier(), installed by the backend); once that flush
+ * has brought every record written by then to the observer, the windows
+ * that end before the frontier (less FRONTIER_MARGIN_NS for the error of
+ * the device clock's mapping) are final. A device whose backend has no
+ * frontier keeps its windows until sampling stops, after a forced flush
+ * brought in every record the backends hold. Waiting is bounded only by
+ * the program's end; live views read provisional values meanwhile
+ * (gp__derived_provisional()). Work that still arrives for a window
+ * already emitted is cut at the window's end, counted in
+ * gp__derived_late_ns() and reported as dropped COUNTER data
+ * (GP_DROP_LATE), never silently left out.
  *
  * Locks. One lock guards every device's state; the observer takes it per
  * buffer; the counters layer calls the hooks with its session lock held.
@@ -71,10 +80,15 @@ typedef struct dstate {
   uint32_t num_queues;
   /* Sampling, under `lock`. */
   gp__sampler *s;
-  uint64_t win_start; /* start of the first window not yet emitted */
-  uint64_t last_end;  /* latest end seen */
+  uint64_t win_start;   /* start of the first window not yet emitted */
+  uint64_t last_end;    /* latest end seen */
+  uint64_t final_until; /* windows that end by then are final */
   busy all, q[MAX_QUEUES];
 } dstate;
+
+/* How far before a device's frontier a window must end to be final: the
+ * error allowed to the mapping of device times to the trace clock. */
+#define FRONTIER_MARGIN_NS 1000000ull
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static dstate *states[GP__MAX_DEVICES];
@@ -215,6 +229,8 @@ static void note_work(dstate *d, uint32_t queue, uint64_t s, uint64_t e) {
     uint64_t cut = e < d->win_start ? e : d->win_start;
     late_ns += cut - s;
     s = cut;
+    /* The collector's own slot: we run on it, as its observer. */
+    gp__activity_add_drops(GP_ACTIVITY_KIND_COUNTER, GP_DROP_LATE, 0, 0, 1);
   }
   busy_add(&d->all, s, e);
   if (queue < d->num_queues)
@@ -254,12 +270,66 @@ static void observe(void *user, const uint8_t *buf, size_t size) {
       note_work(states[dev], q, s, e);
     off += h->size;
   }
-  uint64_t now = gp_get_timestamp();
-  if (now > GP__DERIVED_LAG_NS)
-    for (uint32_t i = 0; i < GP__MAX_DEVICES; i++)
-      if (states[i] && states[i]->s)
-        emit_until(states[i], now - GP__DERIVED_LAG_NS, false);
   pthread_mutex_unlock(&lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Finality                                                             */
+
+/* The frontiers asked for at a flush's start, kept by the flushing thread
+ * until the flush has delivered (settle(), below). */
+static GP_TLS uint64_t settle_bound[GP__MAX_DEVICES];
+static GP_TLS uint64_t settle_have; /* bit i: settle_bound[i] is set */
+static GP_TLS int settle_depth;
+
+static void settle_begin(void) {
+  uint32_t ids[GP__MAX_DEVICES], n = 0;
+  pthread_mutex_lock(&lock);
+  for (uint32_t i = 0; i < GP__MAX_DEVICES; i++)
+    if (states[i] && states[i]->s)
+      ids[n++] = i;
+  pthread_mutex_unlock(&lock);
+  settle_have = 0;
+  /* Without our lock: a backend's frontier takes its own locks. */
+  for (uint32_t k = 0; k < n; k++) {
+    uint64_t f = 0;
+    if (gp__device_frontier(ids[k], &f) && f > FRONTIER_MARGIN_NS) {
+      settle_bound[ids[k]] = f - FRONTIER_MARGIN_NS;
+      settle_have |= 1ull << ids[k];
+    }
+  }
+}
+
+static void settle_end(void) {
+  if (!settle_have)
+    return;
+  pthread_mutex_lock(&lock);
+  for (uint32_t i = 0; i < GP__MAX_DEVICES; i++) {
+    if (!(settle_have >> i & 1))
+      continue;
+    dstate *d = states[i];
+    if (!d || !d->s)
+      continue;
+    if (settle_bound[i] > d->final_until)
+      d->final_until = settle_bound[i];
+    emit_until(d, d->final_until, false);
+  }
+  pthread_mutex_unlock(&lock);
+  settle_have = 0;
+}
+
+/* The settle hook (core.h): frontiers at a flush's start, final windows
+ * once it delivered. A flush inside a flush (none is expected) settles
+ * nothing. */
+static void settle(int phase) {
+  if (phase == GP__SETTLE_BEGIN) {
+    if (settle_depth++ == 0)
+      settle_begin();
+  } else if (settle_depth > 0 && --settle_depth == 0) {
+    if (phase == GP__SETTLE_END)
+      settle_end();
+    settle_have = 0;
+  }
 }
 
 /* ------------------------------------------------------------------ */
@@ -275,8 +345,11 @@ static int dp_sampling_start(void *prov, gp__sampler *s) {
   d->s = gp__sampler_get(s);
   d->win_start = gp_get_timestamp();
   d->last_end = d->win_start;
+  d->final_until = 0;
   bool first = num_sampling++ == 0;
   pthread_mutex_unlock(&lock);
+  if (first)
+    gp__activity_add_settle_hook(settle);
   if (first && gp__activity_add_observer(observe, NULL) != 0) {
     pthread_mutex_lock(&lock);
     num_sampling--;

@@ -14,10 +14,6 @@
 #define GP__DERIVED_MIN_PERIOD_NS 100000ull      /* 100 us */
 #define GP__DERIVED_MAX_PERIOD_NS 60000000000ull /* 60 s */
 
-/* How long after its end a sampling window is taken as final while
- * sampling runs (stop emits the rest at once). */
-#define GP__DERIVED_LAG_NS 2000000000ull
-
 /*
  * Publishes the derived catalog for a registered device that has none and
  * announces it. GP_ENODEV for an unknown device, GP_EEXIST if it has a

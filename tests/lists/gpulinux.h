@@ -4,6 +4,7 @@
 /* api: derived Utilization on PoCL, the seed query recomputed */
 GP_TEST_ENTRY(derived_utilization_opencl_sample, 240)
 GP_TEST_ENTRY(derived_utilization_clpeak, 300)
+GP_TEST_ENTRY(derived_utilization_clpeak_compute_sp, 400)
 
 /* api: DRM fdinfo, sysfs, hwmon and devfreq on fixture trees */
 GP_TEST_ENTRY(drm_fdinfo_busy_from_two_readings, 10)

@@ -406,6 +406,7 @@ gp__ocl_device *gp__ocl_device_get(cl_device_id dev) {
     gp_clock_unregister(d->clock_id);
     goto fail;
   }
+  gp__ocl_frontier_install(d->device_id);
   pthread_mutex_lock(&gp__ocl.objects_lock);
   int rc = gp__ptrmap_put(&gp__ocl.devices, dev, d, NULL);
   pthread_mutex_unlock(&gp__ocl.objects_lock);

@@ -278,6 +278,26 @@ gp__ocl_kernel *gp__ocl_kernel_get(cl_kernel k);
 uint32_t gp__ocl_context_id(cl_context ctx, gp__ocl_device *dev);
 
 /* ------------------------------------------------------------------ */
+/* frontier.c: how far back a device's records are complete            */
+
+/*
+ * Marks the calling thread as inside an enqueue whose call started at
+ * start (trace clock), from before its driver call until its command is
+ * pending; 0 ends the mark. Two stores to a line of the thread's own.
+ */
+void gp__ocl_enqueue_mark(uint64_t start);
+
+/* Installs the frontier of a registered device in the core. */
+void gp__ocl_frontier_install(uint32_t device_id);
+
+/*
+ * The least call start of device_id's commands on the pending and reap
+ * lists (UINT64_MAX: none); *writing is set if some command, of any
+ * device, is being written and so on no list (pending.c).
+ */
+uint64_t gp__ocl_pending_oldest(uint32_t device_id, bool *writing);
+
+/* ------------------------------------------------------------------ */
 /* track.c and pending.c: commands in flight                           */
 
 /* Wait ids an entry holds without a separate allocation. */

@@ -712,6 +712,42 @@ static void flush_hook(void *user, bool forced) {
   }
 }
 
+static void oldest_reaped(void *user, const void *key, void *val) {
+  (void)key;
+  uint64_t *acc = user; /* [0] device id, [1] the least start */
+  gp__ocl_queue *q = val;
+  if (q->device_id != acc[0])
+    return;
+  pthread_mutex_lock(&q->reap_lock);
+  /* Oldest first: the head's call started first. */
+  if (q->reap_head && q->reap_head->host_start < acc[1])
+    acc[1] = q->reap_head->host_start;
+  pthread_mutex_unlock(&q->reap_lock);
+}
+
+/* See oclInt.h. */
+uint64_t gp__ocl_pending_oldest(uint32_t device_id, bool *writing) {
+  pthread_once(&shards_once, shards_init);
+  uint64_t least = UINT64_MAX;
+  for (int i = 0; i < SHARDS; i++) {
+    shard *s = &shards[i];
+    pthread_mutex_lock(&s->lock);
+    for (const gp__ocl_entry *e = s->head; e; e = e->next)
+      if (e->device_id == device_id && e->host_start < least)
+        least = e->host_start;
+    pthread_mutex_unlock(&s->lock);
+  }
+  uint64_t acc[2] = {device_id, least};
+  gp__ptrmap_each(&gp__ocl.queues, oldest_reaped, acc);
+  /* Read after the lists: an entry that left one before it was scanned
+   * is counted here until its record is written. */
+  uint64_t n = 0;
+  for (int i = 0; i < SHARDS; i++)
+    n += atomic_load_explicit(&shards[i].finishing, memory_order_acquire);
+  *writing = n > 0;
+  return acc[1];
+}
+
 /* See oclInt.h. */
 void gp__ocl_get_stats(gp__ocl_stats *out) {
   memset(out, 0, sizeof(*out));
