@@ -299,10 +299,32 @@ void gp__slot_release(slot *s) {
   pthread_mutex_unlock(&s->lock);
 }
 
+/* See core.h. */
+void gp__activity_submitting(uint64_t start) {
+  slot *s = gp__tls_slot;
+  if (GP_UNLIKELY(!s) && (start == 0 || !(s = slot_attach())))
+    return;
+  /* Release: the driver call that follows submits the work with later
+   * stores of this thread, so the work cannot start before this is seen. */
+  atomic_store_explicit(&s->submitting, start, memory_order_release);
+}
+
+/* See core.h. */
+uint64_t gp__activity_submitting_min(void) {
+  uint64_t least = UINT64_MAX;
+  for (slot *s = atomic_load(&gp__slots); s; s = atomic_load(&s->next)) {
+    uint64_t v = atomic_load_explicit(&s->submitting, memory_order_acquire);
+    if (v && v < least)
+      least = v;
+  }
+  return least;
+}
+
 static void thread_exit(void *arg) {
   slot *s = arg;
   if (!s)
     return;
+  atomic_store_explicit(&s->submitting, 0, memory_order_release);
   gp__slot_release(s);
   memset(s->drop_pend, 0, sizeof(s->drop_pend));
   s->has_drops = false;
@@ -681,6 +703,7 @@ static void atfork_child(void) {
   size_t held = 0;
   for (slot *s = atomic_load(&gp__slots); s; s = atomic_load(&s->next)) {
     pthread_mutex_init(&s->lock, NULL);
+    atomic_store(&s->submitting, 0); /* no thread but ours is submitting */
     memset(s->drop_pend, 0, sizeof(s->drop_pend));
     s->has_drops = false;
     if (s == gp__tls_slot && s->buf && gp__area_foreign(s->buf)) {

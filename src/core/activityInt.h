@@ -52,6 +52,7 @@ typedef struct slot {
   pthread_mutex_t lock;  /* taken by the owner to swap buffers */
   _Atomic int live;      /* owned by a running thread */
   uint32_t tid;
+  _Atomic uint64_t submitting; /* gp__activity_submitting(): 0 or a start */
   drop_pending drop_pend[GP_ACTIVITY_KIND_COUNT][GP_DROP_REASON_COUNT];
   struct slot *_Atomic next;
 } slot;

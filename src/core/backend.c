@@ -27,6 +27,7 @@ static const gp_backend_ops ops = {
     .glob_match = gp__glob_match,
     .activity_work_in_flight = gp__activity_work_in_flight,
     .device_set_frontier = gp__device_set_frontier,
+    .activity_submitting = gp__activity_submitting,
 };
 
 /* The size of the table of each version it grew through. */

@@ -61,6 +61,7 @@ typedef struct gp_backend_ops {
   /* since version 5 */
   int (*device_set_frontier)(uint32_t device_id, gp__frontier_fn fn,
                              void *user);
+  void (*activity_submitting)(uint64_t start);
 } gp_backend_ops;
 
 /*

@@ -78,6 +78,9 @@ static bool off_glob(const char *pattern, const char *name) {
 static void off_in_flight(int delta) {
   (void)delta;
 }
+static void off_submitting(uint64_t start) {
+  (void)start;
+}
 static int off_frontier(uint32_t device_id, gp__frontier_fn fn, void *user) {
   (void)device_id, (void)fn, (void)user;
   return GP_ENODEV;
@@ -97,6 +100,7 @@ static int off_frontier(uint32_t device_id, gp__frontier_fn fn, void *user) {
     .activity_add_drops = off_drops, .string_intern_n = off_intern_n,          \
     .glob_match = off_glob, .activity_work_in_flight = off_in_flight,          \
     .device_set_frontier = off_frontier,                                       \
+    .activity_submitting = off_submitting,                                     \
   }
 
 #endif /* GPUPERF_CORE_BACKEND_OFF_H */

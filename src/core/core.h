@@ -499,21 +499,41 @@ int gp__device_add_hook(void (*fn)(uint32_t device_id));
 /*
  * A device's frontier (docs/counters.md, "Utilization"): a time T of the
  * trace clock such that every piece of the device's work that starts
- * before T has been committed as a record by the time the function
- * returns; 0 when nothing can be said. A backend whose records trail its
- * work (the OpenCL preload, the Vulkan layer) installs one per device;
- * derived counters hold back their windows until the frontier passes
- * them. The function is called from flushes, on any thread, holding no
- * lock of ours; it must not flush or register devices.
+ * before T has been committed as a record. Derived counters hold back
+ * their windows until the frontier passes them.
+ *
+ * A backend whose records trail its work (the OpenCL preload, the Vulkan
+ * layer) marks each submission in progress (gp__activity_submitting(),
+ * from before its driver call until the work is on the backend's own
+ * lists) and installs a frontier function per device: the least start
+ * time (at most the submission's start) of the device's work on its lists
+ * whose record is not committed, UINT64_MAX if none; 0 when nothing can
+ * be said (work being written, off every list). The core combines it with
+ * the time the question was asked and the submissions in progress, read
+ * before the function is called. The function is called from flushes, on
+ * any thread, holding no lock of ours; it must not flush or register
+ * devices.
  */
 typedef uint64_t (*gp__frontier_fn)(void *user, uint32_t device_id);
 
-/* Installs (fn NULL: removes) device_id's frontier. GP_ENODEV for a
- * device not registered. */
+/* Installs (fn NULL: removes) device_id's frontier function. GP_ENODEV
+ * for a device not registered. */
 int gp__device_set_frontier(uint32_t device_id, gp__frontier_fn fn, void *user);
 
-/* device_id's frontier now; false (and *t untouched) when it has none. */
+/* device_id's frontier now; false (and *t untouched) when its backend
+ * installed no frontier function. */
 bool gp__device_frontier(uint32_t device_id, uint64_t *t);
+
+/*
+ * Marks the calling thread as submitting GPU work whose call started at
+ * start (trace clock), from before the driver call until the work is on
+ * its backend's lists (see the frontier, above); 0 ends the mark. A
+ * release store to the thread's own slot.
+ */
+void gp__activity_submitting(uint64_t start);
+
+/* The least start of the submissions in progress, UINT64_MAX if none. */
+uint64_t gp__activity_submitting_min(void);
 
 /*
  * Registers a context of device_id for api and stores its id (never 0) in

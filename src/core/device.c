@@ -124,7 +124,15 @@ bool gp__device_frontier(uint32_t device_id, uint64_t *t) {
   pthread_mutex_unlock(&lock);
   if (!fn)
     return false;
-  *t = fn(user, device_id);
+  /* In this order: work submitted after `now` was read starts after it;
+   * a submission that was in progress then is seen by its mark, or is on
+   * the backend's lists by the time they are read. */
+  uint64_t now = gp_get_timestamp();
+  uint64_t least = gp__activity_submitting_min();
+  uint64_t listed = fn(user, device_id);
+  if (least > now)
+    least = now;
+  *t = listed < least ? listed : least;
   return true;
 }
 

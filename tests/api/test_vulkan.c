@@ -642,6 +642,11 @@ TEST(vulkan_record_vkcube) {
        "SELECT count(*) FROM stats WHERE severity IN ('error', 'data_loss') "
        "AND value > 0",
        0);
+  /* Utilization against the frames' own GPU times: every window, and the
+   * time-weighted mean within a point of the busy share of the slices. */
+  int64_t ugpu = q_int(tp, "SELECT id FROM gpu WHERE name GLOB 'llvmpipe*'");
+  size_t n = 0;
+  free(derived_check_windows(tp, ugpu, &n));
   gp_tp_close(tp);
 }
 

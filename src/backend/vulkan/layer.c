@@ -310,6 +310,7 @@ static void register_device(gp__vk_device *dev) {
   if (gp__vk_core->device_register(&info, q, n, &id) != 0)
     return;
   dev->device_id = id;
+  gp__vk_core->device_set_frontier(id, gp__vk_frontier, NULL);
   pthread_mutex_lock(&reg_lock);
   gp__vk_map_put(&phys_ids, (uint64_t)(uintptr_t)dev->phys,
                  (void *)(uintptr_t)(id + 1));

@@ -200,6 +200,33 @@ void gp__vk_resolve(gp__vk_device *dev, bool wait, const gp__vk_cmdbuf *only) {
   }
 }
 
+/* The least submission time on dev's pending list, into *(uint64_t *)
+ * user[1] for the device id in user[0]. */
+static void oldest_pending(gp__vk_device *dev, void *user) {
+  uint64_t *acc = user;
+  if (dev->device_id != acc[0])
+    return;
+  pthread_mutex_lock(&dev->lock);
+  for (const gp__vk_pending *p = dev->pending; p; p = p->next)
+    if (p->queued < acc[1])
+      acc[1] = p->queued;
+  pthread_mutex_unlock(&dev->lock);
+}
+
+/*
+ * See vkInt.h. A command buffer is pending (noted under dev->lock) before
+ * the driver call that submits it, and its records are written under
+ * that lock as it leaves the list: so the least submission time on the
+ * lists bounds every start not yet written. Devices are found through the
+ * registry, under its lock, so that one destroyed meanwhile is not read.
+ */
+uint64_t gp__vk_frontier(void *user, uint32_t device_id) {
+  (void)user;
+  uint64_t acc[2] = {device_id, UINT64_MAX};
+  gp__vk_devices_each(oldest_pending, acc);
+  return acc[1];
+}
+
 /* ------------------------------------------------------------------ */
 /* API records                                                          */
 

@@ -280,6 +280,11 @@ bool gp__vk_tracing(const gp__vk_device *dev);
 
 /* ---- submit.c ---- */
 
+/* The frontier of the Vulkan device device_id (core.h, gp__frontier_fn):
+ * the least submission time of its command buffers not yet read back,
+ * UINT64_MAX if none. */
+uint64_t gp__vk_frontier(void *user, uint32_t device_id);
+
 /*
  * Reads back the pending submissions of dev whose timestamps are ready,
  * in order, and writes their records. wait: also those not ready yet,
