@@ -550,6 +550,28 @@ static void drain_locked(void) {
   }
 }
 
+#define MAX_SETTLE_HOOKS 4
+static _Atomic(gp__settle_hook) settle_hooks[MAX_SETTLE_HOOKS];
+
+/* See core.h. */
+int gp__activity_add_settle_hook(gp__settle_hook hook) {
+  for (int i = 0; i < MAX_SETTLE_HOOKS; i++) {
+    gp__settle_hook none = NULL;
+    if (atomic_load(&settle_hooks[i]) == hook ||
+        atomic_compare_exchange_strong(&settle_hooks[i], &none, hook))
+      return 0;
+  }
+  return GP_ENOSPC;
+}
+
+static void settle(int phase) {
+  for (int i = 0; i < MAX_SETTLE_HOOKS; i++) {
+    gp__settle_hook h = atomic_load(&settle_hooks[i]);
+    if (h)
+      h(phase);
+  }
+}
+
 static void *collector_main(void *arg) {
   (void)arg;
   pthread_mutex_lock(&gp__act.lock);
@@ -578,9 +600,15 @@ static void *collector_main(void *arg) {
     if (period && now - last_flush >= period * 1000000ull && !gp__act.stop) {
       last_flush = now;
       pthread_mutex_unlock(&gp__act.lock);
-      gp__collect_slots();
+      /* Settled as a flush is (core.h): what was committed before the
+       * collection is delivered once the queue is drained here. */
+      settle(GP__SETTLE_BEGIN);
+      bool whole = gp__collect_slots();
       pthread_mutex_lock(&gp__act.lock);
       drain_locked();
+      pthread_mutex_unlock(&gp__act.lock);
+      settle(whole ? GP__SETTLE_END : GP__SETTLE_PARTIAL);
+      pthread_mutex_lock(&gp__act.lock);
     }
   }
   /* Our own records (overhead) go out with the rest before we leave. */
@@ -683,26 +711,12 @@ static bool on_collector(void) {
          pthread_equal(pthread_self(), gp__act.collector_tid_self);
 }
 
-#define MAX_SETTLE_HOOKS 4
-static _Atomic(gp__settle_hook) settle_hooks[MAX_SETTLE_HOOKS];
-
 /* See core.h. */
-int gp__activity_add_settle_hook(gp__settle_hook hook) {
-  for (int i = 0; i < MAX_SETTLE_HOOKS; i++) {
-    gp__settle_hook none = NULL;
-    if (atomic_load(&settle_hooks[i]) == hook ||
-        atomic_compare_exchange_strong(&settle_hooks[i], &none, hook))
-      return 0;
-  }
-  return GP_ENOSPC;
-}
-
-static void settle(int phase) {
-  for (int i = 0; i < MAX_SETTLE_HOOKS; i++) {
-    gp__settle_hook h = atomic_load(&settle_hooks[i]);
-    if (h)
-      h(phase);
-  }
+bool gp__activity_on_collector(void) {
+  pthread_mutex_lock(&gp__act.lock);
+  bool yes = on_collector();
+  pthread_mutex_unlock(&gp__act.lock);
+  return yes;
 }
 
 /* See activity.h. */

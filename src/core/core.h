@@ -262,7 +262,8 @@ void gp__activity_remove_flush_hook(gp__flush_hook hook, void *user);
 
 /*
  * Settle hooks bracket every gp_activity_flush_all(), on the flushing
- * thread: with GP__SETTLE_BEGIN after the flush hooks ran and before the
+ * thread, and every periodic collection on the collector thread (the
+ * flush period): with GP__SETTLE_BEGIN after the flush hooks ran and before the
  * threads' buffers are collected, and with GP__SETTLE_END once everything
  * collected has been seen by the observers. So every record committed
  * before the BEGIN call returned has reached the observers when END is
@@ -275,6 +276,11 @@ void gp__activity_remove_flush_hook(gp__flush_hook hook, void *user);
 #define GP__SETTLE_PARTIAL 2
 typedef void (*gp__settle_hook)(int phase);
 int gp__activity_add_settle_hook(gp__settle_hook hook);
+
+/* True on the collector thread: the one thread that never waits for a
+ * buffer to come back, so the one that may write records while holding a
+ * lock an observer takes. */
+bool gp__activity_on_collector(void);
 
 /*
  * Observers see every completed buffer, read-only, on the collector thread

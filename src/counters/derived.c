@@ -270,6 +270,10 @@ static void observe(void *user, const uint8_t *buf, size_t size) {
       note_work(states[dev], q, s, e);
     off += h->size;
   }
+  /* Windows made final by a flush on another thread (settle_end()). */
+  for (uint32_t i = 0; i < GP__MAX_DEVICES; i++)
+    if (states[i] && states[i]->s && states[i]->final_until)
+      emit_until(states[i], states[i]->final_until, false);
   pthread_mutex_unlock(&lock);
 }
 
@@ -300,9 +304,14 @@ static void settle_begin(void) {
   }
 }
 
+/* Makes the windows before the frontiers found final. They are written
+ * here on the collector thread, else by the observer on its next buffer:
+ * writing a record may wait for the collector to give a buffer back, and
+ * the observer it would wait for takes our lock. */
 static void settle_end(void) {
   if (!settle_have)
     return;
+  bool write = gp__activity_on_collector();
   pthread_mutex_lock(&lock);
   for (uint32_t i = 0; i < GP__MAX_DEVICES; i++) {
     if (!(settle_have >> i & 1))
@@ -312,7 +321,8 @@ static void settle_end(void) {
       continue;
     if (settle_bound[i] > d->final_until)
       d->final_until = settle_bound[i];
-    emit_until(d, d->final_until, false);
+    if (write)
+      emit_until(d, d->final_until, false);
   }
   pthread_mutex_unlock(&lock);
   settle_have = 0;

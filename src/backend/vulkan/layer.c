@@ -100,6 +100,18 @@ void gp__vk_devices_each(void (*fn)(gp__vk_device *dev, void *user),
   pthread_mutex_unlock(&reg_lock);
 }
 
+/* See vkInt.h. */
+bool gp__vk_devices_try_each(void (*fn)(gp__vk_device *dev, void *user),
+                             void *user) {
+  if (pthread_mutex_trylock(&reg_lock) != 0)
+    return false;
+  for (size_t i = 0; i < devices.cap; i++)
+    if (devices.keys[i])
+      fn(devices.vals[i], user);
+  pthread_mutex_unlock(&reg_lock);
+  return true;
+}
+
 /* ------------------------------------------------------------------ */
 /* Instances                                                            */
 

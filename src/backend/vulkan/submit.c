@@ -200,13 +200,16 @@ void gp__vk_resolve(gp__vk_device *dev, bool wait, const gp__vk_cmdbuf *only) {
   }
 }
 
-/* The least submission time on dev's pending list, into *(uint64_t *)
- * user[1] for the device id in user[0]. */
+/* The least submission time on dev's pending list into user[1], for the
+ * device id in user[0]; user[2] set when a device was busy. */
 static void oldest_pending(gp__vk_device *dev, void *user) {
   uint64_t *acc = user;
   if (dev->device_id != acc[0])
     return;
-  pthread_mutex_lock(&dev->lock);
+  if (pthread_mutex_trylock(&dev->lock) != 0) {
+    acc[2] = 1;
+    return;
+  }
   for (const gp__vk_pending *p = dev->pending; p; p = p->next)
     if (p->queued < acc[1])
       acc[1] = p->queued;
@@ -219,11 +222,15 @@ static void oldest_pending(gp__vk_device *dev, void *user) {
  * that lock as it leaves the list: so the least submission time on the
  * lists bounds every start not yet written. Devices are found through the
  * registry, under its lock, so that one destroyed meanwhile is not read.
+ * Locks are only tried: the collector thread asks, and a thread holding
+ * them may be writing records, waiting for the collector to give it a
+ * buffer. Busy: nothing is said this time (0).
  */
 uint64_t gp__vk_frontier(void *user, uint32_t device_id) {
   (void)user;
-  uint64_t acc[2] = {device_id, UINT64_MAX};
-  gp__vk_devices_each(oldest_pending, acc);
+  uint64_t acc[3] = {device_id, UINT64_MAX, 0};
+  if (!gp__vk_devices_try_each(oldest_pending, acc) || acc[2])
+    return 0;
   return acc[1];
 }
 

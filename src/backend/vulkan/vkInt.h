@@ -260,6 +260,11 @@ gp__vk_device *gp__vk_device_of(const void *dispatchable);
 void gp__vk_devices_each(void (*fn)(gp__vk_device *dev, void *user),
                          void *user);
 
+/* The same without waiting: false, having called fn for none, when the
+ * registry is busy. */
+bool gp__vk_devices_try_each(void (*fn)(gp__vk_device *dev, void *user),
+                             void *user);
+
 /* The layer's own function of that name, or NULL (device level). */
 PFN_vkVoidFunction gp__vk_device_intercept(const char *name);
 
