@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sessionInt.h"
@@ -31,7 +32,11 @@
 #define OFF_PID 20
 #define OFF_SEQ 24
 #define REGION_SIZE (HEADER_SIZE + sizeof(gp_live_snapshot))
-#define READ_TRIES 10000
+/* How long a reader waits for a writer caught mid-update, by the clock:
+ * a count of sched_yield() calls is a count of other programs' time
+ * slices on a loaded machine (10000 of them took over 30 s under
+ * stress-ng). */
+#define READ_WAIT_NS 50000000ull
 
 struct gp__live_region {
   uint8_t *base; /* REGION_SIZE bytes, mapped shared */
@@ -158,18 +163,28 @@ int gp_live_read(const char *path, gp_live_snapshot *out, uint32_t *pid) {
   gp_live_snapshot copy; /* ~22 KB: *out stays whole on failure */
   _Atomic uint64_t *seq = seq_of(base);
   rc = GP_EBUSY;
-  for (int i = 0; i < READ_TRIES; i++) {
+  uint64_t deadline = 0;
+  for (;;) {
     uint64_t a = atomic_load_explicit(seq, memory_order_acquire);
-    if (a & 1) {
-      sched_yield(); /* mid-update: a memcpy away from done */
-      continue;
+    if (!(a & 1)) {
+      memcpy(&copy, base + HEADER_SIZE, sizeof(copy));
+      atomic_thread_fence(memory_order_acquire);
+      if (atomic_load_explicit(seq, memory_order_relaxed) == a) {
+        rc = 0;
+        break;
+      }
     }
-    memcpy(&copy, base + HEADER_SIZE, sizeof(copy));
-    atomic_thread_fence(memory_order_acquire);
-    if (atomic_load_explicit(seq, memory_order_relaxed) == a) {
-      rc = 0;
+    /* Mid-update (a memcpy away from done, unless the writer stopped), or
+     * rewritten while we copied: again, until the deadline. */
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    uint64_t now = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+    if (!deadline)
+      deadline = now + READ_WAIT_NS;
+    else if (now >= deadline)
       break;
-    }
+    if (a & 1)
+      sched_yield();
   }
   if (rc == 0) {
     *out = copy;
