@@ -26,6 +26,8 @@ GP_TEST_ENTRY(hud_unknown_name_lists_counters, 60)
 GP_TEST_ENTRY(top_once_plain_view, 30)
 GP_TEST_ENTRY(live_region_reads_are_never_torn, 60)
 GP_TEST_ENTRY(live_region_mid_update_and_foreign_files, 30)
+GP_TEST_ENTRY(live_region_stale_files_removed, 30)
+GP_TEST_ENTRY(live_publishes_work_within_the_interval, 60)
 GP_TEST_ENTRY(top_tmux_shows_recorded_kernels, 90)
 
 /* api: tracefs GPU events */
