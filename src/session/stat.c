@@ -300,6 +300,8 @@ static void observe(void *user, const uint8_t *buf, size_t valid) {
 /* ------------------------------------------------------------------ */
 /* Starting on devices                                                  */
 
+static void device_name(uint32_t dev, char *buf, size_t size);
+
 /* Starts sampling on dev with the counters ids[n] (catalog ids), period
  * and instrumented as given; says why on stderr if it cannot. */
 static int start_on(uint32_t dev, const gp__catalog *cat, const uint32_t *ids,
@@ -361,11 +363,20 @@ static void on_device(uint32_t dev) {
     }
     if (nd) {
       rc = start_on(dev, cat, derived, nd, true, false);
-      if (rc == 0 && no)
+      if (rc == 0 && no) {
+        char name[256], list[512] = "";
+        device_name(dev, name, sizeof(name));
+        for (size_t i = 0; i < no; i++) {
+          int idx = gp__catalog_find(cat, other[i]);
+          size_t o = strlen(list);
+          snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "",
+                   idx >= 0 ? cat->counters[idx].info.name : "?");
+        }
         fprintf(stderr,
-                "gpuperf stat: device %u samples its derived counters or "
-                "counts per activity, not both: %zu counter%s left out\n",
-                dev, no, no == 1 ? "" : "s");
+                "gpuperf stat: %s: %s (counted per activity) cannot be "
+                "counted with its derived counters in one run: left out\n",
+                name, list);
+      }
     } else {
       rc = start_on(dev, cat, other, no, false, true);
     }

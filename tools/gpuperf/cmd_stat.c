@@ -335,6 +335,13 @@ static const char *human_unit(const row *r, double *v) {
     return "bytes";
   if (!strcmp(r->units, "HERTZ"))
     return "Hz";
+  static const char *const counts[][2] = {
+      {"VERTEX", "vertices"},      {"FRAGMENT", "fragments"},
+      {"PRIMITIVE", "primitives"}, {"TRIANGLE", "triangles"},
+      {"PIXEL", "pixels"},         {"INSTRUCTION", "instructions"}};
+  for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+    if (!strcmp(r->units, counts[i][0]))
+      return counts[i][1];
   return r->units;
 }
 
