@@ -13,7 +13,7 @@
 TSAN_TESTS ?= 'activity_[a-e]*' 'activity_[g-z]*' 'activity_four_*' \
               'clock_*' 'strings_*' 'opencl_*' 'markers_*' 'session_*' \
               'record_sim*' 'record_sigkill*' 'record_killed*' \
-              'record_children*' 'producer_[d-z]*'
+              'record_children*' 'producer_[d-z]*' 'live_*'
 
 ifneq ($(TSAN),)
 BASE_CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
