@@ -18,7 +18,11 @@
  * counter, and per activity, for totals per kernel. A device whose
  * provider cannot do both at once (a Vulkan device: `Utilization` is
  * periodic, pipeline statistics are per render stage) samples its derived
- * counters periodically, or else per activity. The host CPU's perf_event
+ * counters periodically, or else per activity. A device whose catalog has
+ * no `Utilization` (the simulated V3D, whose catalog is the hardware's)
+ * gets one here, as derived.c defines it: the union of its kernels,
+ * copies and fills over the time from its announcement to the exit,
+ * divided by that time. The host CPU's perf_event
  * counters are opened at once by the first process of the tree
  * (inherited by its children), without registering a device, so the
  * program's devices keep their numbers. At exit the session retires the
@@ -97,6 +101,22 @@ typedef struct stage_total {
   uint64_t submits; /* distinct correlation ids among its stages */
 } stage_total;
 
+/* The busy time of a device without a `Utilization` counter: its work's
+ * [start, end) merged into sorted, disjoint intervals. */
+typedef struct busy_ivl {
+  uint64_t s, e;
+} busy_ivl;
+
+typedef struct busy_dev {
+  uint64_t from;     /* when sampling started on it (the trace clock) */
+  uint64_t last_end; /* the latest end of its work */
+  busy_ivl *v;
+  size_t n, cap;
+  uint64_t folded; /* busy time of intervals folded out of v */
+} busy_dev;
+
+#define BUSY_MAX 65536 /* intervals kept; the older half folded past it */
+
 static const char *const stage_names[GP_RENDER_STAGE_KIND_COUNT] = {
     "command-buffer", "render-pass", "compute", "transfer"};
 
@@ -114,7 +134,8 @@ static struct {
   corr_table corr;   /* kernels' correlation ids -> kernel index + 1 */
   corr_table submit; /* render stages' correlation ids -> device + 1 */
   stage_total *stages[GP__MAX_DEVICES];
-  uint32_t api[GP__MAX_DEVICES]; /* gp_api + 1 (0: not looked up) */
+  uint32_t api[GP__MAX_DEVICES];   /* gp_api + 1 (0: not looked up) */
+  busy_dev *busy[GP__MAX_DEVICES]; /* devices without a Utilization */
   gp__perf_set *host;
   uint32_t host_index[GP_PERFMON_MAX_COUNTERS];
   size_t num_host;
@@ -232,7 +253,58 @@ static uint32_t api_of(uint32_t dev) {
   return st.api[dev] - 1;
 }
 
+/*
+ * Adds [s, e) to the busy time of dev, if it is counted here. Work comes
+ * nearly in time order, so its place is looked for from the end. Past
+ * BUSY_MAX intervals the older half is folded into a total: work that
+ * arrives later still and overlaps it would count twice (not seen: it
+ * takes 32768 disjoint pieces of work in between).
+ */
+static void busy_note(uint32_t dev, uint64_t s, uint64_t e) {
+  busy_dev *b = dev < GP__MAX_DEVICES ? st.busy[dev] : NULL;
+  if (!b || e <= s)
+    return;
+  if (e > b->last_end)
+    b->last_end = e;
+  size_t i = b->n;
+  while (i > 0 && b->v[i - 1].s > e)
+    i--; /* intervals from i on start after e */
+  size_t j = i;
+  while (j > 0 && b->v[j - 1].e >= s)
+    j--; /* j .. i-1 overlap or touch [s, e) */
+  if (j < i) {
+    if (b->v[j].s < s)
+      s = b->v[j].s;
+    if (b->v[i - 1].e > e)
+      e = b->v[i - 1].e;
+    b->v[j] = (busy_ivl){s, e};
+    memmove(&b->v[j + 1], &b->v[i], (b->n - i) * sizeof(busy_ivl));
+    b->n -= i - j - 1;
+    return;
+  }
+  if (b->n == BUSY_MAX) {
+    size_t half = BUSY_MAX / 2;
+    for (size_t k = 0; k < half; k++)
+      b->folded += b->v[k].e - b->v[k].s;
+    memmove(b->v, b->v + half, (b->n - half) * sizeof(busy_ivl));
+    b->n -= half;
+    i = i > half ? i - half : 0;
+  }
+  if (b->n == b->cap) {
+    size_t ncap = b->cap ? b->cap * 2 : 256;
+    busy_ivl *nv = realloc(b->v, ncap * sizeof(*nv));
+    if (!nv)
+      return;
+    b->v = nv;
+    b->cap = ncap;
+  }
+  memmove(&b->v[i + 1], &b->v[i], (b->n - i) * sizeof(busy_ivl));
+  b->v[i] = (busy_ivl){s, e};
+  b->n++;
+}
+
 static void on_kernel(const gp_activity_kernel *k) {
+  busy_note(k->device_id, k->start, k->end);
   uint32_t name = k->demangled_name_id ? k->demangled_name_id : k->name_id;
   uint32_t ki = kernel_get(k->device_id, name);
   if (!ki)
@@ -293,6 +365,15 @@ static void observe(void *user, const uint8_t *buf, size_t valid) {
     else if (r->kind == GP_ACTIVITY_KIND_RENDER_STAGE &&
              r->size >= sizeof(gp_activity_render_stage))
       on_stage((const gp_activity_render_stage *)r);
+    else if (r->kind == GP_ACTIVITY_KIND_MEMCPY &&
+             r->size >= sizeof(gp_activity_memcpy)) {
+      const gp_activity_memcpy *m = (const gp_activity_memcpy *)r;
+      busy_note(m->device_id, m->start, m->end);
+    } else if (r->kind == GP_ACTIVITY_KIND_MEMSET &&
+               r->size >= sizeof(gp_activity_memset)) {
+      const gp_activity_memset *m = (const gp_activity_memset *)r;
+      busy_note(m->device_id, m->start, m->end);
+    }
   }
   pthread_mutex_unlock(&st.lock);
 }
@@ -321,6 +402,33 @@ static int start_on(uint32_t dev, const gp__catalog *cat, const uint32_t *ids,
   return gp_counters_start(dev, &c);
 }
 
+/* Counts the busy time of dev here when its catalog has no Utilization
+ * and Utilization is wanted (no -e, or -e naming it). */
+static void want_busy(uint32_t dev, const gp__catalog *cat) {
+  static const char *const util[] = {"Utilization"};
+  uint32_t id;
+  size_t n = 0;
+  if (dev >= GP__MAX_DEVICES ||
+      gp__catalog_select(cat, util, 1, true, &id, 1, &n) != 0 || n > 0)
+    return; /* it has its own */
+  bool asked = st.num_names == 0;
+  for (size_t i = 0; i < st.num_names && !asked; i++)
+    asked = strpbrk(st.names[i], "*?[") ? gp__glob_match(st.names[i], util[0])
+                                        : strcmp(st.names[i], util[0]) == 0;
+  if (!asked)
+    return;
+  busy_dev *b = calloc(1, sizeof(*b));
+  if (!b)
+    return;
+  b->from = gp_get_timestamp();
+  pthread_mutex_lock(&st.lock);
+  if (!st.busy[dev])
+    st.busy[dev] = b;
+  else
+    free(b);
+  pthread_mutex_unlock(&st.lock);
+}
+
 static bool is_derived(const gp__counter_def *d) {
   return d->info.category && strcmp(d->info.category, "derived") == 0;
 }
@@ -334,6 +442,7 @@ static void on_device(uint32_t dev) {
   const gp__catalog *cat = gp__catalog_get(dev, NULL);
   if (!cat || cat == gp__perf_catalog())
     return; /* the host CPU is counted by the perf_event set */
+  want_busy(dev, cat);
   uint32_t ids[GP_PERFMON_MAX_COUNTERS];
   size_t n = 0;
   if (st.num_names) {
@@ -519,6 +628,26 @@ static void write_file(void) {
       put_value(f, &cat->counters[j], &k->vals[j]);
     }
   }
+  uint64_t now = gp_get_timestamp();
+  for (uint32_t d = 0; d < GP__MAX_DEVICES; d++) {
+    const busy_dev *b = st.busy[d];
+    if (!b)
+      continue;
+    uint64_t end = b->last_end > now ? b->last_end : now, t = b->folded;
+    for (size_t i = 0; i < b->n; i++) {
+      uint64_t s = b->v[i].s > b->from ? b->v[i].s : b->from;
+      if (b->v[i].e > s)
+        t += b->v[i].e - s;
+    }
+    if (end <= b->from)
+      continue;
+    device_name(d, name, sizeof(name));
+    fputs("counter", f);
+    put_escaped(f, name);
+    fprintf(f, "\tUtilization\tPERCENT\tavg\t%.17g\t%llu\n",
+            100.0 * (double)t / (double)(end - b->from),
+            (unsigned long long)(end - b->from));
+  }
   for (uint32_t d = 0; d < GP__MAX_DEVICES; d++) {
     const stage_total *t = st.stages[d];
     if (!t)
@@ -619,6 +748,8 @@ __attribute__((constructor)) static void stat_start(void) {
   gp_activity_enable(GP_ACTIVITY_KIND_KERNEL);
   gp_activity_enable(GP_ACTIVITY_KIND_COUNTER);
   gp_activity_enable(GP_ACTIVITY_KIND_RENDER_STAGE);
+  gp_activity_enable(GP_ACTIVITY_KIND_MEMCPY); /* busy time (busy_note) */
+  gp_activity_enable(GP_ACTIVITY_KIND_MEMSET);
   st.on = true;
   if (gp__counters_add_device_hook(on_device) != 0)
     fprintf(stderr, "gpuperf stat: cannot follow new devices\n");

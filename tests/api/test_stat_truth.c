@@ -2,6 +2,10 @@
  * test_stat_truth.c - `gpuperf stat` and `gpuperf top` checked against an
  * independent truth on real programs (issue 26):
  *
+ *   - the simulated GPUs (stat_app): a Utilization line for each device it
+ *     used, the V3D's (whose catalog has none) computed by stat, each the
+ *     share of its kernels' time (run one after the other) in the
+ *     sampled time;
  *   - PoCL (clpeak --kernel-latency): a Utilization line, whose value is
  *     the busy share recomputed from the same run's kernel records (their
  *     GPU time over the sampled time: clpeak's queue is in order, so its
@@ -54,7 +58,7 @@ static void not_sanitized(void) {
 #endif
 }
 
-/* The --json line of event (and of kernel, when not NULL), or NULL. */
+/* The first --json line of event at or after from (NULL: text), or NULL. */
 static const char *json_line(const char *text, const char *event,
                              const char *from) {
   char key[128];
@@ -65,6 +69,20 @@ static const char *json_line(const char *text, const char *event,
   while (p > text && p[-1] != '\n')
     p--;
   return p;
+}
+
+/* The --json line of event on device dev, or NULL. */
+static const char *json_line_on(const char *text, const char *event,
+                                const char *dev) {
+  char key[256];
+  snprintf(key, sizeof(key), "\"device\": \"%s\"", dev);
+  for (const char *l = json_line(text, event, NULL); l;
+       l = json_line(text, event, strchr(l, '\n'))) {
+    const char *k = strstr(l, key), *end = strchr(l, '\n');
+    if (k && (!end || k < end))
+      return l;
+  }
+  return NULL;
 }
 
 /* A number field of a --json line ("counter-value", "event-runtime"). */
@@ -85,6 +103,48 @@ static double json_sum(const char *text, const char *event) {
        l = json_line(text, event, strchr(l, '\n')))
     sum += json_num(l, "counter-value");
   return sum;
+}
+
+static const char *stat_app(void);
+
+/* The sum of event's values on device dev. */
+static double json_sum_on(const char *text, const char *event,
+                          const char *dev) {
+  char key[256];
+  snprintf(key, sizeof(key), "\"device\": \"%s\"", dev);
+  double sum = 0;
+  for (const char *l = json_line(text, event, NULL); l;
+       l = json_line(text, event, strchr(l, '\n'))) {
+    const char *k = strstr(l, key), *end = strchr(l, '\n');
+    if (k && (!end || k < end))
+      sum += json_num(l, "counter-value");
+  }
+  return sum;
+}
+
+TEST(stat_utilization_on_every_simulated_device) {
+  const char *app = stat_app();
+  char *out, *err;
+  ASSERT_EQ(
+      tp_cli(&out, &err, "stat", "--json", "--", app, "--launches", "6", NULL),
+      0);
+  static const char *const devs[] = {"Sim Compute GPU #0", "Sim V3D 4.2 #2"};
+  for (size_t i = 0; i < 2; i++) {
+    const char *l = json_line_on(err, "Utilization", devs[i]);
+    if (!l)
+      gp_test_fail(__FILE__, __LINE__, "no Utilization on %s:\n%s", devs[i],
+                   err);
+    double util = json_num(l, "counter-value");
+    double sampled_ns = json_num(l, "event-runtime");
+    double kernel_ms = json_sum_on(err, "kernel-time", devs[i]);
+    printf("  %s: Utilization %.4f %%; kernels %.6f ms of %.6f ms: %.4f %%\n",
+           devs[i], util, kernel_ms, sampled_ns / 1e6,
+           100.0 * kernel_ms * 1e6 / sampled_ns);
+    ASSERT(kernel_ms > 0);
+    ASSERT_NEAR(util, 100.0 * kernel_ms * 1e6 / sampled_ns, 0.01);
+  }
+  free(out);
+  free(err);
 }
 
 TEST(stat_utilization_is_the_kernels_share_clpeak) {
