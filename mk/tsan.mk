@@ -20,6 +20,10 @@ BASE_CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
 SAN_LDFLAGS += -fsanitize=thread
 endif
 
+# The live side of `gpuperf top`: its publishing thread, the collector's
+# observer and the readers of its region.
+TSAN_TESTS += 'live_*'
+
 .PHONY: test-tsan
 test-tsan:
 	$(MAKE) BUILD=build-tsan TSAN=1 OPT=-O1 all tests

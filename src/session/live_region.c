@@ -9,9 +9,16 @@
  * reader-visible file churn. It is made under a temporary name and
  * renamed into place once its header is whole, so a reader never maps a
  * half-made one.
+ *
+ * Its header names its process by pid and start time (/proc/<pid>/stat),
+ * so that `top` can tell a region whose process is gone, or whose pid was
+ * given to a later process, and remove it (gp_live_remove_stale): a
+ * process killed with SIGKILL never removes its own.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -31,6 +38,7 @@
 #define OFF_SNAP_SIZE 16
 #define OFF_PID 20
 #define OFF_SEQ 24
+#define OFF_START 32
 #define REGION_SIZE (HEADER_SIZE + sizeof(gp_live_snapshot))
 /* How long a reader waits for a writer caught mid-update, by the clock:
  * a count of sched_yield() calls is a count of other programs' time
@@ -55,6 +63,34 @@ static uint32_t get32(const uint8_t *p) {
   uint32_t v;
   memcpy(&v, p, 4);
   return v;
+}
+
+/* The start time of process pid (field 22 of /proc/<pid>/stat, clock
+ * ticks after boot), or 0 if it cannot be read (no such process). */
+static uint64_t start_ticks(uint32_t pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  /* The name (field 2) is in parentheses and may hold anything: count
+   * the fields after its last ')'. */
+  char *p = strrchr(buf, ')');
+  if (!p)
+    return 0;
+  p++;
+  for (int field = 2; field < 22; field++) {
+    p = strchr(p, ' ');
+    if (!p)
+      return 0;
+    p++;
+  }
+  return strtoull(p, NULL, 10);
 }
 
 /* See sessionInt.h. */
@@ -93,6 +129,8 @@ int gp__live_region_create(const char *path, uint32_t pid,
   put32(r->base + OFF_HEADER_SIZE, HEADER_SIZE);
   put32(r->base + OFF_SNAP_SIZE, (uint32_t)sizeof(gp_live_snapshot));
   put32(r->base + OFF_PID, pid);
+  uint64_t start = start_ticks(pid);
+  memcpy(r->base + OFF_START, &start, 8);
   if (rename(tmp, r->path) != 0) {
     rc = -errno;
     goto fail_unmap;
@@ -215,4 +253,71 @@ int gp_live_read(const char *path, gp_live_snapshot *out, uint32_t *pid) {
   }
   munmap(base, REGION_SIZE);
   return rc;
+}
+
+/* See live.h. */
+int gp_live_owner_alive(const char *path) {
+  if (!path)
+    return GP_EINVAL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  uint8_t h[HEADER_SIZE];
+  ssize_t n = pread(fd, h, sizeof(h), 0);
+  int rc = n < 0 ? -errno : 0;
+  close(fd);
+  if (rc)
+    return rc;
+  uint32_t version = n == (ssize_t)sizeof(h) ? get32(h + OFF_VERSION) : 0;
+  if (memcmp(h, MAGIC, 8) != 0 || version < 2 || version > GP_LIVE_VERSION ||
+      get32(h + OFF_HEADER_SIZE) != HEADER_SIZE)
+    return GP_ECORRUPT;
+  uint32_t pid = get32(h + OFF_PID);
+  uint64_t start = 0;
+  if (version >= 3)
+    memcpy(&start, h + OFF_START, 8);
+  if (pid == 0)
+    return GP_ECORRUPT;
+  if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+    return 0;
+  /* The pid exists: the same process only if it started when ours did
+   * (a start time that cannot be read now means it has just ended). */
+  return start == 0 || start_ticks(pid) == start ? 1 : 0;
+}
+
+/* The pid a live directory's file is named by (<pid> or <pid>.tmp), or 0
+ * for another name. */
+static uint32_t pid_of_name(const char *name) {
+  size_t digits = strspn(name, "0123456789");
+  if (digits == 0 || digits > 9 ||
+      (name[digits] && strcmp(name + digits, ".tmp") != 0))
+    return 0;
+  return (uint32_t)strtoul(name, NULL, 10);
+}
+
+/* See live.h. */
+int gp_live_remove_stale(const char *dir, uint32_t *removed) {
+  if (removed)
+    *removed = 0;
+  if (!dir)
+    return GP_EINVAL;
+  DIR *d = opendir(dir);
+  if (!d)
+    return -errno;
+  struct dirent *e;
+  char path[4096 + 300];
+  while ((e = readdir(d))) {
+    uint32_t pid = pid_of_name(e->d_name);
+    if (!pid)
+      continue;
+    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+    int alive = gp_live_owner_alive(path);
+    /* Not a region (yet): judged by the pid in its name. */
+    if (alive < 0 && alive != -ENOENT)
+      alive = kill((pid_t)pid, 0) != 0 && errno == ESRCH ? 0 : 1;
+    if (alive == 0 && unlink(path) == 0 && removed)
+      (*removed)++;
+  }
+  closedir(d);
+  return 0;
 }

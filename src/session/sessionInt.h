@@ -161,6 +161,21 @@ void gp__live_start(void);
 void gp__live_stop(void);
 
 /*
+ * live_flight.c: launches in flight (enqueued, their work not reported
+ * yet), for live.c, under its lock. gp__flight_api() takes an API record
+ * (an OpenCL launch starts a flight), gp__flight_done() a reported
+ * kernel's correlation id (its flight ends); gp__flight_count() returns
+ * how many are in flight at `now` (forgetting those too old to be) and
+ * stores the enqueue time of the oldest in *oldest (0 if none);
+ * gp__flight_reset() forgets them (all: the kernels seen before their
+ * launch too).
+ */
+void gp__flight_api(const gp_activity_api *a);
+void gp__flight_done(uint64_t corr);
+uint32_t gp__flight_count(uint64_t now, uint64_t *oldest);
+void gp__flight_reset(bool all);
+
+/*
  * live_region.c: the shared region of gpuperf/live.h at path, made whole
  * under a temporary name and renamed into place, mapped read-write, with
  * pid in its header and an empty snapshot. 0 and the region in *out, or

@@ -10,22 +10,41 @@
  *                             (empty: each device's default counters)
  *   GPUPERF_STAT_PERIOD_NS=N  sampling period (default 1 ms)
  *
- * At start-up the session enables KERNEL and COUNTER records, observes
- * every completed buffer, and starts sampling on each device as its
- * catalog is announced (the simulated GPUs when the program first uses
- * them): periodically, for totals per counter, and per activity, for
- * totals per kernel. The host CPU's perf_event counters are opened at once
- * by the first process of the tree (inherited by its children), without
- * registering a device, so the program's devices keep their numbers. At
- * exit the session retires the work still in flight, stops sampling,
- * flushes, and writes the file:
+ * At start-up the session enables KERNEL, RENDER_STAGE and COUNTER
+ * records, observes every completed buffer, and starts sampling on each
+ * device as its catalog is announced (the simulated GPUs when the program
+ * first uses them, OpenCL and Vulkan devices as they are made, each with
+ * its derived `Utilization` at least): periodically, for totals per
+ * counter, and per activity, for totals per kernel. A device whose
+ * provider cannot do both at once (a Vulkan device: `Utilization` is
+ * periodic, pipeline statistics are per render stage) samples its derived
+ * counters periodically, or else per activity. A device whose catalog has
+ * no `Utilization` (the simulated V3D, whose catalog is the hardware's)
+ * gets one here, as derived.c defines it: the union of its kernels,
+ * copies and fills over the time from its announcement to the exit,
+ * divided by that time. The host CPU's perf_event
+ * counters are opened at once by the first process of the tree
+ * (inherited by its children), without registering a device, so the
+ * program's devices keep their numbers. At exit the session retires the
+ * work still in flight, stops sampling, flushes, and writes the file:
  *
  *   gpuperf-stat 1
  *   process  PID  NAME
  *   counter  DEVICE-NAME  COUNTER  UNITS  sum|avg  VALUE  WEIGHT-NS
  *   kernel   DEVICE-NAME  KERNEL  LAUNCHES  TIME-NS
  *   kvalue   DEVICE-NAME  KERNEL  COUNTER  UNITS  sum|avg  VALUE  WEIGHT-NS
+ *   stage    DEVICE-NAME  STAGE  COUNT  TIME-NS
+ *   submits  DEVICE-NAME  COUNT
  *   host     COUNTER  UNITS  VALUE
+ *   ended    signal
+ *
+ * "stage" lines count the render stages of a graphics API (Vulkan): STAGE
+ * is "command-buffer", "render-pass", "compute" or "transfer", TIME-NS
+ * their summed GPU time; "submits" counts the submissions (queue submit
+ * calls) they came from. Values of counters measured per render stage
+ * (pipeline statistics) are summed into the device's "counter" lines.
+ * "ended signal" is written by a process that is dying of a signal (its
+ * counts stop there). Readers skip lines they do not know.
  *
  * Fields are separated by tabs; tabs, newlines and backslashes in names
  * are escaped as \t, \n and \\. "avg" values are time-weighted averages
@@ -65,8 +84,41 @@ typedef struct kernel_total {
 
 typedef struct corr_entry {
   uint64_t corr;
-  uint32_t kernel; /* index into kernels, +1 (0: empty) */
+  uint32_t value; /* 0: empty */
 } corr_entry;
+
+/* A table of correlation ids to small values (open addressing, size a
+ * power of two). */
+typedef struct corr_table {
+  corr_entry *v;
+  size_t cap, n;
+} corr_table;
+
+/* Render stages of one device (Vulkan). */
+typedef struct stage_total {
+  uint64_t count[GP_RENDER_STAGE_KIND_COUNT];
+  uint64_t time_ns[GP_RENDER_STAGE_KIND_COUNT];
+  uint64_t submits; /* distinct correlation ids among its stages */
+} stage_total;
+
+/* The busy time of a device without a `Utilization` counter: its work's
+ * [start, end) merged into sorted, disjoint intervals. */
+typedef struct busy_ivl {
+  uint64_t s, e;
+} busy_ivl;
+
+typedef struct busy_dev {
+  uint64_t from;     /* when sampling started on it (the trace clock) */
+  uint64_t last_end; /* the latest end of its work */
+  busy_ivl *v;
+  size_t n, cap;
+  uint64_t folded; /* busy time of intervals folded out of v */
+} busy_dev;
+
+#define BUSY_MAX 65536 /* intervals kept; the older half folded past it */
+
+static const char *const stage_names[GP_RENDER_STAGE_KIND_COUNT] = {
+    "command-buffer", "render-pass", "compute", "transfer"};
 
 static struct {
   bool on;
@@ -79,8 +131,11 @@ static struct {
   size_t num_totals, cap_totals;
   kernel_total *kernels;
   size_t num_kernels, cap_kernels;
-  corr_entry *corr; /* open addressing, size a power of two */
-  size_t corr_cap, corr_n;
+  corr_table corr;   /* kernels' correlation ids -> kernel index + 1 */
+  corr_table submit; /* render stages' correlation ids -> device + 1 */
+  stage_total *stages[GP__MAX_DEVICES];
+  uint32_t api[GP__MAX_DEVICES];   /* gp_api + 1 (0: not looked up) */
+  busy_dev *busy[GP__MAX_DEVICES]; /* devices without a Utilization */
   gp__perf_set *host;
   uint32_t host_index[GP_PERFMON_MAX_COUNTERS];
   size_t num_host;
@@ -142,52 +197,135 @@ static uint32_t kernel_get(uint32_t dev, uint32_t name_id) {
   return (uint32_t)++st.num_kernels;
 }
 
-static void corr_put(uint64_t corr, uint32_t kernel) {
-  if (st.corr_n * 2 >= st.corr_cap) {
-    size_t ncap = st.corr_cap ? st.corr_cap * 2 : 1024;
-    corr_entry *n = calloc(ncap, sizeof(*n));
-    if (!n)
-      return;
-    for (size_t i = 0; i < st.corr_cap; i++) {
-      if (!st.corr[i].kernel)
-        continue;
-      size_t h = (size_t)(st.corr[i].corr * 0x9e3779b97f4a7c15ull) & (ncap - 1);
-      while (n[h].kernel)
-        h = (h + 1) & (ncap - 1);
-      n[h] = st.corr[i];
-    }
-    free(st.corr);
-    st.corr = n;
-    st.corr_cap = ncap;
-  }
-  size_t h = (size_t)(corr * 0x9e3779b97f4a7c15ull) & (st.corr_cap - 1);
-  while (st.corr[h].kernel && st.corr[h].corr != corr)
-    h = (h + 1) & (st.corr_cap - 1);
-  if (!st.corr[h].kernel)
-    st.corr_n++;
-  st.corr[h] = (corr_entry){corr, kernel};
+static size_t corr_hash(uint64_t corr, size_t cap) {
+  return (size_t)(corr * 0x9e3779b97f4a7c15ull) & (cap - 1);
 }
 
-static uint32_t corr_find(uint64_t corr) {
-  if (!st.corr_cap)
+/* Sets corr's value in t; false when out of memory (nothing changed). */
+static bool corr_put(corr_table *t, uint64_t corr, uint32_t value) {
+  if (t->n * 2 >= t->cap) {
+    size_t ncap = t->cap ? t->cap * 2 : 1024;
+    corr_entry *n = calloc(ncap, sizeof(*n));
+    if (!n)
+      return false;
+    for (size_t i = 0; i < t->cap; i++) {
+      if (!t->v[i].value)
+        continue;
+      size_t h = corr_hash(t->v[i].corr, ncap);
+      while (n[h].value)
+        h = (h + 1) & (ncap - 1);
+      n[h] = t->v[i];
+    }
+    free(t->v);
+    t->v = n;
+    t->cap = ncap;
+  }
+  size_t h = corr_hash(corr, t->cap);
+  while (t->v[h].value && t->v[h].corr != corr)
+    h = (h + 1) & (t->cap - 1);
+  if (!t->v[h].value)
+    t->n++;
+  t->v[h] = (corr_entry){corr, value};
+  return true;
+}
+
+/* corr's value in t, 0 if it has none. */
+static uint32_t corr_find(const corr_table *t, uint64_t corr) {
+  if (!t->cap)
     return 0;
-  size_t h = (size_t)(corr * 0x9e3779b97f4a7c15ull) & (st.corr_cap - 1);
-  while (st.corr[h].kernel) {
-    if (st.corr[h].corr == corr)
-      return st.corr[h].kernel;
-    h = (h + 1) & (st.corr_cap - 1);
+  size_t h = corr_hash(corr, t->cap);
+  while (t->v[h].value) {
+    if (t->v[h].corr == corr)
+      return t->v[h].value;
+    h = (h + 1) & (t->cap - 1);
   }
   return 0;
 }
 
+/* The gp_api of a device (GP_API_UNDEFINED if unknown), looked up once. */
+static uint32_t api_of(uint32_t dev) {
+  if (dev >= GP__MAX_DEVICES)
+    return GP_API_UNDEFINED;
+  if (!st.api[dev]) {
+    gp_device_info di;
+    st.api[dev] = 1 + (gp_device_get_info(dev, &di) == 0 ? di.api : 0);
+  }
+  return st.api[dev] - 1;
+}
+
+/*
+ * Adds [s, e) to the busy time of dev, if it is counted here. Work comes
+ * nearly in time order, so its place is looked for from the end. Past
+ * BUSY_MAX intervals the older half is folded into a total: work that
+ * arrives later still and overlaps it would count twice (not seen: it
+ * takes 32768 disjoint pieces of work in between).
+ */
+static void busy_note(uint32_t dev, uint64_t s, uint64_t e) {
+  busy_dev *b = dev < GP__MAX_DEVICES ? st.busy[dev] : NULL;
+  if (!b || e <= s)
+    return;
+  if (e > b->last_end)
+    b->last_end = e;
+  size_t i = b->n;
+  while (i > 0 && b->v[i - 1].s > e)
+    i--; /* intervals from i on start after e */
+  size_t j = i;
+  while (j > 0 && b->v[j - 1].e >= s)
+    j--; /* j .. i-1 overlap or touch [s, e) */
+  if (j < i) {
+    if (b->v[j].s < s)
+      s = b->v[j].s;
+    if (b->v[i - 1].e > e)
+      e = b->v[i - 1].e;
+    b->v[j] = (busy_ivl){s, e};
+    memmove(&b->v[j + 1], &b->v[i], (b->n - i) * sizeof(busy_ivl));
+    b->n -= i - j - 1;
+    return;
+  }
+  if (b->n == BUSY_MAX) {
+    size_t half = BUSY_MAX / 2;
+    for (size_t k = 0; k < half; k++)
+      b->folded += b->v[k].e - b->v[k].s;
+    memmove(b->v, b->v + half, (b->n - half) * sizeof(busy_ivl));
+    b->n -= half;
+    i = i > half ? i - half : 0;
+  }
+  if (b->n == b->cap) {
+    size_t ncap = b->cap ? b->cap * 2 : 256;
+    busy_ivl *nv = realloc(b->v, ncap * sizeof(*nv));
+    if (!nv)
+      return;
+    b->v = nv;
+    b->cap = ncap;
+  }
+  memmove(&b->v[i + 1], &b->v[i], (b->n - i) * sizeof(busy_ivl));
+  b->v[i] = (busy_ivl){s, e};
+  b->n++;
+}
+
 static void on_kernel(const gp_activity_kernel *k) {
+  busy_note(k->device_id, k->start, k->end);
   uint32_t name = k->demangled_name_id ? k->demangled_name_id : k->name_id;
   uint32_t ki = kernel_get(k->device_id, name);
   if (!ki)
     return;
   st.kernels[ki - 1].launches++;
   st.kernels[ki - 1].time_ns += k->end > k->start ? k->end - k->start : 0;
-  corr_put(k->correlation_id, ki);
+  corr_put(&st.corr, k->correlation_id, ki);
+}
+
+static void on_stage(const gp_activity_render_stage *r) {
+  if (r->device_id >= GP__MAX_DEVICES || r->stage >= GP_RENDER_STAGE_KIND_COUNT)
+    return;
+  stage_total *t = st.stages[r->device_id];
+  if (!t && !(t = st.stages[r->device_id] = calloc(1, sizeof(*t))))
+    return;
+  t->count[r->stage]++;
+  t->time_ns[r->stage] += r->end > r->start ? r->end - r->start : 0;
+  /* The stages of one submission share its correlation id. */
+  if (r->correlation_id && !corr_find(&st.submit, r->correlation_id) &&
+      corr_put(&st.submit, r->correlation_id, r->device_id + 1))
+    t->submits++;
 }
 
 static void on_counter(const gp_activity_counter *c) {
@@ -200,13 +338,15 @@ static void on_counter(const gp_activity_counter *c) {
   uint64_t w =
       c->timestamp > c->window_start ? c->timestamp - c->window_start : 0;
   uint32_t combine = cat->counters[idx].combine;
-  if (c->correlation_id == 0) {
+  /* Periodic values, and those measured per render stage (a Vulkan
+   * device's pipeline statistics), make the device's totals. */
+  if (c->correlation_id == 0 || api_of(c->device_id) == GP_API_VULKAN) {
     total *t = total_get(c->device_id, (uint32_t)idx);
     if (t)
       agg_add(&t->a, combine, v, w);
     return;
   }
-  uint32_t ki = corr_find(c->correlation_id);
+  uint32_t ki = corr_find(&st.corr, c->correlation_id);
   if (ki && (uint32_t)idx < st.kernels[ki - 1].num_vals)
     agg_add(&st.kernels[ki - 1].vals[idx], combine, v, w);
 }
@@ -222,6 +362,18 @@ static void observe(void *user, const uint8_t *buf, size_t valid) {
     else if (r->kind == GP_ACTIVITY_KIND_COUNTER &&
              r->size >= sizeof(gp_activity_counter))
       on_counter((const gp_activity_counter *)r);
+    else if (r->kind == GP_ACTIVITY_KIND_RENDER_STAGE &&
+             r->size >= sizeof(gp_activity_render_stage))
+      on_stage((const gp_activity_render_stage *)r);
+    else if (r->kind == GP_ACTIVITY_KIND_MEMCPY &&
+             r->size >= sizeof(gp_activity_memcpy)) {
+      const gp_activity_memcpy *m = (const gp_activity_memcpy *)r;
+      busy_note(m->device_id, m->start, m->end);
+    } else if (r->kind == GP_ACTIVITY_KIND_MEMSET &&
+               r->size >= sizeof(gp_activity_memset)) {
+      const gp_activity_memset *m = (const gp_activity_memset *)r;
+      busy_note(m->device_id, m->start, m->end);
+    }
   }
   pthread_mutex_unlock(&st.lock);
 }
@@ -229,12 +381,68 @@ static void observe(void *user, const uint8_t *buf, size_t valid) {
 /* ------------------------------------------------------------------ */
 /* Starting on devices                                                  */
 
+static void device_name(uint32_t dev, char *buf, size_t size);
+
+/* Starts sampling on dev with the counters ids[n] (catalog ids), period
+ * and instrumented as given; says why on stderr if it cannot. */
+static int start_on(uint32_t dev, const gp__catalog *cat, const uint32_t *ids,
+                    size_t n, bool periodic, bool instrumented) {
+  gp_counter_config c;
+  memset(&c, 0, sizeof(c));
+  if (periodic) {
+    c.counter_period_ns = st.period_ns;
+    if (c.counter_period_ns < cat->min_period_ns)
+      c.counter_period_ns = cat->min_period_ns;
+    if (c.counter_period_ns > cat->max_period_ns)
+      c.counter_period_ns = cat->max_period_ns;
+  }
+  c.counter_ids = ids;
+  c.num_counter_ids = n;
+  c.instrumented = instrumented;
+  return gp_counters_start(dev, &c);
+}
+
+/* Counts the busy time of dev here when its catalog has no Utilization
+ * and Utilization is wanted (no -e, or -e naming it). */
+static void want_busy(uint32_t dev, const gp__catalog *cat) {
+  static const char *const util[] = {"Utilization"};
+  uint32_t id;
+  size_t n = 0;
+  if (dev >= GP__MAX_DEVICES ||
+      gp__catalog_select(cat, util, 1, true, &id, 1, &n) != 0 || n > 0)
+    return; /* it has its own */
+  bool asked = st.num_names == 0;
+  for (size_t i = 0; i < st.num_names && !asked; i++)
+    asked = strpbrk(st.names[i], "*?[") ? gp__glob_match(st.names[i], util[0])
+                                        : strcmp(st.names[i], util[0]) == 0;
+  if (!asked)
+    return;
+  busy_dev *b = calloc(1, sizeof(*b));
+  if (!b)
+    return;
+  b->from = gp_get_timestamp();
+  pthread_mutex_lock(&st.lock);
+  if (!st.busy[dev])
+    st.busy[dev] = b;
+  else
+    free(b);
+  pthread_mutex_unlock(&st.lock);
+}
+
+static bool is_derived(const gp__counter_def *d) {
+  return d->info.category && strcmp(d->info.category, "derived") == 0;
+}
+
 /* Starts sampling on a device with whichever of the requested counters
- * it has (its defaults when none were requested). */
+ * it has (its defaults when none were requested): periodically and per
+ * activity where it can. A provider that does one or the other (a Vulkan
+ * device) samples the derived counters (`Utilization`) periodically, or,
+ * when none of them was asked for, the rest per activity. */
 static void on_device(uint32_t dev) {
   const gp__catalog *cat = gp__catalog_get(dev, NULL);
-  if (!cat || !cat->has_scheduler)
+  if (!cat || cat == gp__perf_catalog())
     return; /* the host CPU is counted by the perf_event set */
+  want_busy(dev, cat);
   uint32_t ids[GP_PERFMON_MAX_COUNTERS];
   size_t n = 0;
   if (st.num_names) {
@@ -243,18 +451,45 @@ static void on_device(uint32_t dev) {
                            true, ids, GP_PERFMON_MAX_COUNTERS, &n);
     if (rc != 0 || n == 0)
       return;
+  } else {
+    for (uint32_t i = 0; i < cat->num_counters && n < GP_PERFMON_MAX_COUNTERS;
+         i++)
+      if (cat->counters[i].info.select_by_default)
+        ids[n++] = cat->counters[i].info.id;
+    if (n == 0)
+      return;
   }
-  gp_counter_config c;
-  memset(&c, 0, sizeof(c));
-  c.counter_period_ns = st.period_ns;
-  if (c.counter_period_ns < cat->min_period_ns)
-    c.counter_period_ns = cat->min_period_ns;
-  if (c.counter_period_ns > cat->max_period_ns)
-    c.counter_period_ns = cat->max_period_ns;
-  c.counter_ids = n ? ids : NULL;
-  c.num_counter_ids = n;
-  c.instrumented = cat->supports_instrumented;
-  int rc = gp_counters_start(dev, &c);
+  int rc = start_on(dev, cat, ids, n, true, cat->supports_instrumented);
+  if (rc == GP_ENOTSUP && cat->supports_instrumented) {
+    uint32_t derived[GP_PERFMON_MAX_COUNTERS], other[GP_PERFMON_MAX_COUNTERS];
+    size_t nd = 0, no = 0;
+    for (size_t i = 0; i < n; i++) {
+      int idx = gp__catalog_find(cat, ids[i]);
+      if (idx >= 0 && is_derived(&cat->counters[idx]))
+        derived[nd++] = ids[i];
+      else
+        other[no++] = ids[i];
+    }
+    if (nd) {
+      rc = start_on(dev, cat, derived, nd, true, false);
+      if (rc == 0 && no) {
+        char name[256], list[512] = "";
+        device_name(dev, name, sizeof(name));
+        for (size_t i = 0; i < no; i++) {
+          int idx = gp__catalog_find(cat, other[i]);
+          size_t o = strlen(list);
+          snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "",
+                   idx >= 0 ? cat->counters[idx].info.name : "?");
+        }
+        fprintf(stderr,
+                "gpuperf stat: %s: %s (counted per activity) cannot be "
+                "counted with its derived counters in one run: left out\n",
+                name, list);
+      }
+    } else {
+      rc = start_on(dev, cat, other, no, false, true);
+    }
+  }
   if (rc != 0)
     fprintf(stderr, "gpuperf stat: cannot count on device %u: %s\n", dev,
             gp_strerror(rc));
@@ -393,6 +628,44 @@ static void write_file(void) {
       put_value(f, &cat->counters[j], &k->vals[j]);
     }
   }
+  uint64_t now = gp_get_timestamp();
+  for (uint32_t d = 0; d < GP__MAX_DEVICES; d++) {
+    const busy_dev *b = st.busy[d];
+    if (!b)
+      continue;
+    uint64_t end = b->last_end > now ? b->last_end : now, t = b->folded;
+    for (size_t i = 0; i < b->n; i++) {
+      uint64_t s = b->v[i].s > b->from ? b->v[i].s : b->from;
+      if (b->v[i].e > s)
+        t += b->v[i].e - s;
+    }
+    if (end <= b->from)
+      continue;
+    device_name(d, name, sizeof(name));
+    fputs("counter", f);
+    put_escaped(f, name);
+    fprintf(f, "\tUtilization\tPERCENT\tavg\t%.17g\t%llu\n",
+            100.0 * (double)t / (double)(end - b->from),
+            (unsigned long long)(end - b->from));
+  }
+  for (uint32_t d = 0; d < GP__MAX_DEVICES; d++) {
+    const stage_total *t = st.stages[d];
+    if (!t)
+      continue;
+    device_name(d, name, sizeof(name));
+    for (uint32_t k = 0; k < GP_RENDER_STAGE_KIND_COUNT; k++) {
+      if (!t->count[k])
+        continue;
+      fputs("stage", f);
+      put_escaped(f, name);
+      put_escaped(f, stage_names[k]);
+      fprintf(f, "\t%llu\t%llu\n", (unsigned long long)t->count[k],
+              (unsigned long long)t->time_ns[k]);
+    }
+    fputs("submits", f);
+    put_escaped(f, name);
+    fprintf(f, "\t%llu\n", (unsigned long long)t->submits);
+  }
   pthread_mutex_unlock(&st.lock);
   if (st.host) {
     double v[GP_PERFMON_MAX_COUNTERS];
@@ -408,6 +681,8 @@ static void write_file(void) {
       }
     }
   }
+  if (gp__dying())
+    fputs("ended\tsignal\n", f);
   bool bad = ferror(f) != 0;
   if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
     fprintf(stderr, "gpuperf stat: cannot write %s: %s\n", path,
@@ -472,6 +747,9 @@ __attribute__((constructor)) static void stat_start(void) {
   }
   gp_activity_enable(GP_ACTIVITY_KIND_KERNEL);
   gp_activity_enable(GP_ACTIVITY_KIND_COUNTER);
+  gp_activity_enable(GP_ACTIVITY_KIND_RENDER_STAGE);
+  gp_activity_enable(GP_ACTIVITY_KIND_MEMCPY); /* busy time (busy_note) */
+  gp_activity_enable(GP_ACTIVITY_KIND_MEMSET);
   st.on = true;
   if (gp__counters_add_device_hook(on_device) != 0)
     fprintf(stderr, "gpuperf stat: cannot follow new devices\n");

@@ -33,7 +33,7 @@ TEST(top_once_plain_view) {
   free(root);
   char live[600];
   snprintf(live, sizeof(live), "GPUPERF_LIVE_DIR=%s", gp_test_path(0, "live"));
-  char *env[] = {env1, live, NULL};
+  char *env[] = {env1, live, "COLUMNS=", NULL};
   char *argv[] = {(char *)g, "top", "--once", "-d", "0.2", NULL};
   char *out = NULL, *err = NULL;
   ASSERT_EQ(ocl_run(argv, env, 30, &out, &err), 0);
@@ -45,6 +45,13 @@ TEST(top_once_plain_view) {
   ASSERT(strstr(out, "cache_clean 0.0%"));
   ASSERT(strstr(out, "Processes recorded by gpuperf"));
   ASSERT(!strchr(out, '\033')); /* plain: not a terminal */
+  /* 80 columns when not a terminal: the five engines wrap. */
+  for (const char *l = out; *l;) {
+    size_t n = strcspn(l, "\n");
+    if (n > 80)
+      gp_test_fail(__FILE__, __LINE__, "a line over 80 columns:\n%s", out);
+    l += n + (l[n] == '\n');
+  }
   free(out);
   free(err);
   char *bad[] = {(char *)g, "top", "-d", "0", NULL};

@@ -36,6 +36,12 @@ GP_TEST_ENTRY(cli_hud_help_prints_list, 20)
 GP_TEST_ENTRY(cli_stat_totals_per_counter_and_kernel, 30)
 GP_TEST_ENTRY(cli_stat_children_and_errors, 30)
 
+/* api: stat against an independent truth (issue 26) */
+GP_TEST_ENTRY(stat_utilization_on_every_simulated_device, 60)
+GP_TEST_ENTRY(stat_utilization_is_the_kernels_share_clpeak, 180)
+GP_TEST_ENTRY(stat_vulkan_gpu_section_vkcube, 300)
+GP_TEST_ENTRY(stat_repeat_leaves_a_crashed_run_out, 60)
+
 /* api: the host CPU through perf_event */
 GP_TEST_ENTRY(perf_event_host_catalog_and_perfmon, 20)
 GP_TEST_ENTRY(perf_event_periodic_sampling, 20)

@@ -27,7 +27,10 @@ GP_TEST_ENTRY(hud_unknown_name_lists_counters, 60)
 GP_TEST_ENTRY(top_once_plain_view, 30)
 GP_TEST_ENTRY(live_region_reads_are_never_torn, 60)
 GP_TEST_ENTRY(live_region_mid_update_and_foreign_files, 30)
+GP_TEST_ENTRY(live_region_stale_files_removed, 30)
+GP_TEST_ENTRY(live_publishes_work_within_the_interval, 60)
 GP_TEST_ENTRY(top_tmux_shows_recorded_kernels, 90)
+GP_TEST_ENTRY(top_tmux_80x24_busy_in_range_and_q_quits, 240)
 
 /* api: tracefs GPU events */
 GP_TEST_ENTRY(tracefs_parse_lines, 10)

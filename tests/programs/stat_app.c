@@ -4,13 +4,17 @@
  * and GPUPERF_HUD=help.
  *
  *   stat_app [--launches N] [--spawn] [--exit CODE] [--touch FILE]
+ *            [--die-once FILE SIG]
  *
  * Runs the workload of stat_app.h (N launches of saxpy, N/2+1 of reduce
  * on device 0, N of csd_blur on device 2), burns a little CPU, and exits
  * with CODE. --spawn runs a second copy of itself (without --spawn) and
  * waits for it; --touch creates FILE first, so a test can tell whether
- * the program ran at all.
+ * the program ran at all. --die-once: if FILE does not exist, creates it
+ * and dies of signal SIG after its first kernel's launches (so one run of
+ * several crashes, half-way).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +49,7 @@ static void run(int dev, int which, int n) {
 }
 
 int main(int argc, char **argv) {
-  int n = 4, code = 0, spawn = 0;
+  int n = 4, code = 0, spawn = 0, die = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--launches") == 0 && i + 1 < argc) {
       n = atoi(argv[++i]);
@@ -53,13 +57,20 @@ int main(int argc, char **argv) {
       code = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--spawn") == 0) {
       spawn = 1;
+    } else if (strcmp(argv[i], "--die-once") == 0 && i + 2 < argc) {
+      FILE *f = fopen(argv[++i], "wx"); /* fails if it exists */
+      die = atoi(argv[++i]);
+      if (f)
+        fclose(f);
+      else
+        die = 0;
     } else if (strcmp(argv[i], "--touch") == 0 && i + 1 < argc) {
       FILE *f = fopen(argv[++i], "w");
       if (f)
         fclose(f);
     } else {
       fprintf(stderr, "usage: stat_app [--launches N] [--spawn] [--exit CODE]"
-                      " [--touch FILE]\n");
+                      " [--touch FILE] [--die-once FILE SIG]\n");
       return 2;
     }
   }
@@ -75,6 +86,8 @@ int main(int argc, char **argv) {
     waitpid(pid, &ws, 0);
   }
   run(0, 0, n);
+  if (die)
+    raise(die);
   run(0, 1, n);
   run(2, 2, n);
   volatile double x = 0; /* a little CPU time for task-clock */

@@ -12,6 +12,12 @@
  * (format in src/session/stat.c and docs/counters.md); stat merges those
  * files by device and counter name and prints them. It exits with CMD's
  * status (128 + N if CMD died of signal N, 127 if it could not run).
+ *
+ * A run that crashed (CMD killed by a signal, or no process of it left a
+ * file) is reported on stderr and its counts are left out of the figures
+ * of -r N; gpuperf then exits with that run's status (1 for a run that
+ * left no counts). A single run that crashed still shows what it counted,
+ * headed as partial.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -34,22 +40,27 @@
 #define MAX_ROWS 4096
 
 typedef struct row {
-  char kind;     /* 'c' counter, 'k' kernel, 'v' kernel value, 'h' host */
+  /* 'c' counter, 'k' kernel, 'v' kernel value, 'h' host, 's' render
+   * stage, 'u' submits */
+  char kind;
   char *device;  /* device name ("" for host) */
-  char *kernel;  /* kernel name ('k', 'v') */
+  char *kernel;  /* kernel name ('k', 'v'), stage kind ('s') */
   char *counter; /* counter name ('c', 'v', 'h') */
   char *units;
   bool avg;
   double value, weight;       /* avg: weighted mean over weight ns */
-  uint64_t launches, time_ns; /* 'k' */
-  /* -r N: the values of the runs so far (time_ns for 'k') */
-  double rsum, rsq, lsum;
-  int rn;
+  uint64_t launches, time_ns; /* 'k', 's' (launches: the stage count) */
+  /* -r N: the values of the runs counted so far (time_ns for 'k', 's'),
+   * their launches and weights */
+  double rsum, rsq, lsum, wsum;
+  int rn; /* runs counted that had this row */
 } row;
 
 static row rows[MAX_ROWS];
 static size_t nrows;
-static int nfiles, nprocs;
+/* The run being read: files, processes, processes that died of a signal. */
+static int run_files, run_procs, run_dying;
+static int max_procs; /* the most processes a counted run had */
 
 /* How the totals are printed: perf stat's text, -x SEP, or --json. */
 static const char *sep;
@@ -58,14 +69,17 @@ static int repeats = 1;
 
 static void stat_usage(FILE *out) {
   fprintf(out,
-          "usage: gpuperf stat [-e COUNTERS] [-o FILE] [--period NS] "
-          "[-r N] [-x SEP | --json]\n"
-          "                    -- CMD [ARGS...]\n\n"
+          "usage: gpuperf stat [-e COUNTERS] [-o FILE] [--period NS] [-r N]\n"
+          "                    [-x SEP | --json] -- CMD [ARGS...]\n\n"
           "Runs CMD and prints the totals of GPU counters (per device and\n"
-          "per kernel) and of the host CPU's perf_event counters. CMD is a\n"
-          "program that drives GPUs through libgpuperf (the simulated GPUs)\n"
-          "or through OpenCL; libgpuperf and libgpuperf-opencl.so are\n"
-          "preloaded into it. Exits with CMD's status.\n\n"
+          "per kernel; Utilization on every device it used; submits and\n"
+          "render stages on Vulkan devices) and of the host CPU's\n"
+          "perf_event counters. CMD is a program that drives GPUs through\n"
+          "libgpuperf (the simulated GPUs), OpenCL or Vulkan; libgpuperf,\n"
+          "libgpuperf-opencl.so and the Vulkan layer are preloaded into it.\n"
+          "Exits with CMD's status; a run that crashed (killed by a signal,\n"
+          "or no counts) is reported, left out of the figures, and gives\n"
+          "its status.\n\n"
           "  -e, --events LIST  counter names or globs, comma-separated, "
           "repeatable\n"
           "                     (default: each device's default counters;\n"
@@ -74,7 +88,8 @@ static void stat_usage(FILE *out) {
           "      --period NS    sampling period of the totals (default "
           "1000000)\n"
           "  -r, --repeat N     run CMD N times; print means and their spread\n"
-          "                     (+- the standard error, in %% of the mean)\n"
+          "                     (+- the standard error, in %% of the mean);\n"
+          "                     a run that crashed is reported and left out\n"
           "  -x, --field-separator SEP\n"
           "                     one line per value: value, unit, event,\n"
           "                     device, kernel, spread, separated by SEP\n"
@@ -177,8 +192,19 @@ static bool read_file(const char *path) {
     } else if (n == 4 && strcmp(fl[0], "host") == 0) {
       merge_value(find_row('h', "", NULL, fl[1]), fl[2], "sum",
                   strtod(fl[3], NULL), 0);
+    } else if (n == 5 && strcmp(fl[0], "stage") == 0) {
+      row *r = find_row('s', fl[1], fl[2], NULL);
+      if (r) {
+        r->launches += strtoull(fl[3], NULL, 10);
+        r->time_ns += strtoull(fl[4], NULL, 10);
+      }
+    } else if (n == 3 && strcmp(fl[0], "submits") == 0) {
+      merge_value(find_row('u', fl[1], NULL, "submits"), "-", "sum",
+                  strtod(fl[2], NULL), 0);
     } else if (n >= 1 && strcmp(fl[0], "process") == 0) {
-      nprocs++;
+      run_procs++;
+    } else if (n >= 1 && strcmp(fl[0], "ended") == 0) {
+      run_dying++;
     }
     for (size_t i = 0; i < n; i++)
       free(fl[i]);
@@ -198,7 +224,7 @@ static void read_dir(const char *dir) {
       continue;
     snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
     if (strstr(e->d_name, ".tmp") == NULL && read_file(path))
-      nfiles++;
+      run_files++;
     unlink(path);
   }
   closedir(d);
@@ -228,12 +254,16 @@ static const char *fmt_num(char *buf, size_t size, double v) {
   return buf;
 }
 
+/* Runs counted into the figures (those that did not crash). */
+static int counted;
+
 /* The spread of r's runs: the standard error of the mean, in % of it
- * (perf stat -r's "+- x%"); NaN for one run. */
+ * (perf stat -r's "+- x%"); NaN for one run. A run without the row
+ * counts as a zero. */
 static double spread(const row *r) {
-  if (r->rn < 2 || r->value == 0)
+  if (counted < 2 || r->value == 0)
     return NAN;
-  double n = r->rn, mean = r->rsum / n;
+  double n = counted, mean = r->rsum / n;
   double var = (r->rsq - n * mean * mean) / (n - 1);
   return var > 0 ? 100.0 * sqrt(var / n) / fabs(mean) : 0.0;
 }
@@ -257,10 +287,12 @@ static void json_str(FILE *out, const char *s) {
   fputc('"', out);
 }
 
-/* One value in the machine-readable forms (-x SEP, --json). */
-static void print_machine(FILE *out, double v, const char *unit,
-                          const char *event, const char *dev,
-                          const char *kernel, double sp) {
+/* One value in the machine-readable forms (-x SEP, --json); runtime_ns
+ * (--json only, as perf's "event-runtime"): the sampled time behind an
+ * average, or NaN. */
+static void print_machine_rt(FILE *out, double v, const char *unit,
+                             const char *event, const char *dev,
+                             const char *kernel, double sp, double runtime_ns) {
   char k[256];
   short_name(k, sizeof(k), kernel);
   if (json) {
@@ -274,6 +306,8 @@ static void print_machine(FILE *out, double v, const char *unit,
     json_str(out, k);
     if (!isnan(sp))
       fprintf(out, ", \"variance\": %.2f", sp);
+    if (!isnan(runtime_ns))
+      fprintf(out, ", \"event-runtime\": %.0f", runtime_ns);
     fputs("}\n", out);
   } else {
     fprintf(out, "%.15g%s%s%s%s%s%s%s%s%s", v, sep, unit, sep, event, sep,
@@ -282,6 +316,12 @@ static void print_machine(FILE *out, double v, const char *unit,
       fprintf(out, "%.2f%%", sp);
     fputc('\n', out);
   }
+}
+
+static void print_machine(FILE *out, double v, const char *unit,
+                          const char *event, const char *dev,
+                          const char *kernel, double sp) {
+  print_machine_rt(out, v, unit, event, dev, kernel, sp, NAN);
 }
 
 /* A value in perf stat's units: ns as msec, bytes as bytes. */
@@ -298,6 +338,13 @@ static const char *human_unit(const row *r, double *v) {
     return "bytes";
   if (!strcmp(r->units, "HERTZ"))
     return "Hz";
+  static const char *const counts[][2] = {
+      {"VERTEX", "vertices"},      {"FRAGMENT", "fragments"},
+      {"PRIMITIVE", "primitives"}, {"TRIANGLE", "triangles"},
+      {"PIXEL", "pixels"},         {"INSTRUCTION", "instructions"}};
+  for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+    if (!strcmp(r->units, counts[i][0]))
+      return counts[i][1];
   return r->units;
 }
 
@@ -314,7 +361,8 @@ static void print_value(FILE *out, const row *r, const char *indent,
   double v = r->value, sp = spread(r);
   const char *unit = human_unit(r, &v);
   if (sep || json) {
-    print_machine(out, v, unit, r->counter, r->device, r->kernel, sp);
+    print_machine_rt(out, v, unit, r->counter, r->device, r->kernel, sp,
+                     r->avg ? r->weight : NAN);
     return;
   }
   if (!strcmp(unit, "%"))
@@ -346,36 +394,88 @@ static int cmp_kernel_time(const void *a, const void *b) {
   return strcmp(x->kernel, y->kernel);
 }
 
+/* The event name of a count of render stages of a kind (the stat file's
+ * STAGE field). */
+static const char *stage_event(char *buf, size_t size, const char *kind) {
+  static const char *const names[][2] = {{"command-buffer", "command-buffers"},
+                                         {"render-pass", "render-passes"},
+                                         {"compute", "compute-dispatches"},
+                                         {"transfer", "transfers"}};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (!strcmp(kind, names[i][0]))
+      return names[i][1];
+  snprintf(buf, size, "%s", kind); /* a kind of a later version */
+  return buf;
+}
+
+/* A graphics device's render stages and submissions (Vulkan). */
+static void print_stages(FILE *out, const char *dev) {
+  for (size_t j = 0; j < nrows; j++) {
+    const row *r = &rows[j];
+    if (!r->rn || !same(r->device, dev))
+      continue;
+    char num[48], ev[64], t[32];
+    if (r->kind == 'u') {
+      if (sep || json)
+        print_machine(out, r->value, "", "submits", dev, NULL, spread(r));
+      else
+        fprintf(out, "%20s  %s\n", fmt_num(num, sizeof(num), r->value),
+                "submits");
+    } else if (r->kind == 's') {
+      const char *evn = stage_event(ev, sizeof(ev), r->kernel);
+      if (sep || json) {
+        char tev[80];
+        snprintf(tev, sizeof(tev), "%s-time", r->kernel);
+        print_machine(out, (double)r->launches, "", evn, dev, NULL, NAN);
+        print_machine(out, (double)r->time_ns / 1e6, "msec", tev, dev, NULL,
+                      spread(r));
+      } else {
+        fprintf(out, "%20s  %-50s #  %s GPU time\n",
+                fmt_num(num, sizeof(num), (double)r->launches), evn,
+                cli_fmt_ns(t, sizeof(t), (double)r->time_ns));
+      }
+    }
+  }
+}
+
 static void print_report(FILE *out, char **argv, double wall_s,
-                         double wall_spread) {
+                         double wall_spread, int crashed, int partial_sig) {
   if (!sep && !json) {
     fprintf(out, "\n Performance counter stats for '");
     for (int i = 0; argv[i]; i++)
       fprintf(out, "%s%s", i ? " " : "", argv[i]);
-    fprintf(out, "'%s", nprocs > 1 ? " (all its processes)" : "");
+    fprintf(out, "'%s", max_procs > 1 ? " (all its processes)" : "");
     if (repeats > 1)
-      fprintf(out, " (%d runs)", repeats);
+      fprintf(out, " (%d run%s%s)", counted, counted == 1 ? "" : "s",
+              crashed ? ", crashed runs left out" : "");
+    if (partial_sig > 0)
+      fprintf(out, " (partial: killed by signal %d, %s)", partial_sig,
+              strsignal(partial_sig));
+    else if (partial_sig < 0)
+      fputs(" (partial: a process died of a signal)", out);
     fputs(":\n", out);
   }
   /* Devices in order of first appearance. */
   for (size_t i = 0; i < nrows; i++) {
-    if (rows[i].kind == 'h')
+    if (rows[i].kind == 'h' || !rows[i].rn)
       continue;
     bool seen = false;
     for (size_t j = 0; j < i && !seen; j++)
-      seen = rows[j].kind != 'h' && same(rows[j].device, rows[i].device);
+      seen = rows[j].kind != 'h' && rows[j].rn &&
+             same(rows[j].device, rows[i].device);
     if (seen)
       continue;
     const char *dev = rows[i].device;
     if (!sep && !json)
       fprintf(out, "\n %s:\n", dev);
     for (size_t j = 0; j < nrows; j++)
-      if (rows[j].kind == 'c' && same(rows[j].device, dev))
+      if (rows[j].kind == 'c' && rows[j].rn && same(rows[j].device, dev))
         print_value(out, &rows[j], "", wall_s);
+    print_stages(out, dev);
     const row *ks[MAX_ROWS];
     size_t nk = 0;
     for (size_t j = 0; j < nrows; j++)
-      if (rows[j].kind == 'k' && same(rows[j].device, dev))
+      if (rows[j].kind == 'k' && rows[j].rn && same(rows[j].device, dev))
         ks[nk++] = &rows[j];
     qsort(ks, nk, sizeof(ks[0]), cmp_kernel_time);
     for (size_t k = 0; k < nk; k++) {
@@ -396,14 +496,14 @@ static void print_report(FILE *out, char **argv, double wall_s,
         fputc('\n', out);
       }
       for (size_t j = 0; j < nrows; j++)
-        if (rows[j].kind == 'v' && same(rows[j].device, dev) &&
+        if (rows[j].kind == 'v' && rows[j].rn && same(rows[j].device, dev) &&
             same(rows[j].kernel, ks[k]->kernel))
           print_value(out, &rows[j], "  ", wall_s);
     }
   }
   bool host = false;
   for (size_t i = 0; i < nrows; i++) {
-    if (rows[i].kind != 'h')
+    if (rows[i].kind != 'h' || !rows[i].rn)
       continue;
     if (!host && !sep && !json)
       fprintf(out, "\n Host CPU (perf_event, the whole process tree):\n");
@@ -457,33 +557,69 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Adds this run's values to each row's runs and clears them for the
- * next run. */
-static void run_done(void) {
+/* Clears each row's values of the run just read. */
+static void run_clear(void) {
   for (size_t i = 0; i < nrows; i++) {
     row *r = &rows[i];
-    double v = r->kind == 'k' ? (double)r->time_ns : r->value;
-    r->rsum += v;
-    r->rsq += v * v;
-    r->lsum += (double)r->launches;
-    r->rn++;
     r->value = r->weight = 0;
     r->launches = r->time_ns = 0;
   }
+  run_files = run_procs = run_dying = 0;
 }
 
-/* Sets each row's values to the mean of its runs. */
+/* Counts the run just read into each row's runs (a row it lacks counts
+ * it as zero), then clears them for the next run. */
+static void run_done(void) {
+  for (size_t i = 0; i < nrows; i++) {
+    row *r = &rows[i];
+    bool k = r->kind == 'k' || r->kind == 's';
+    double v = k ? (double)r->time_ns : r->value;
+    if (v != 0 || r->launches || r->weight > 0)
+      r->rn++;
+    r->rsum += v;
+    r->rsq += v * v;
+    r->lsum += (double)r->launches;
+    r->wsum += r->weight;
+  }
+  if (run_procs > max_procs)
+    max_procs = run_procs;
+  counted++;
+  run_clear();
+}
+
+/* Sets each row's values to the mean of the counted runs. */
 static void runs_mean(void) {
   for (size_t i = 0; i < nrows; i++) {
     row *r = &rows[i];
-    if (!r->rn)
+    if (!r->rn || !counted)
       continue;
-    r->value = r->rsum / r->rn;
-    if (r->kind == 'k') {
+    r->value = r->rsum / counted;
+    r->weight = r->wsum / counted;
+    if (r->kind == 'k' || r->kind == 's') {
       r->time_ns = (uint64_t)llround(r->value);
-      r->launches = (uint64_t)llround(r->lsum / r->rn);
+      r->launches = (uint64_t)llround(r->lsum / counted);
     }
   }
+}
+
+/* One line on stderr about run i (of repeats) of cmd that crashed. */
+static void report_crash(int i, const char *cmd, int sig, int status,
+                         bool partial) {
+  char which[48] = "";
+  if (repeats > 1)
+    snprintf(which, sizeof(which), "run %d of %d: ", i + 1, repeats);
+  if (sig)
+    cli_error(0, "%s'%s' was killed by signal %d (%s): %s", which, cmd, sig,
+              strsignal(sig),
+              partial       ? "the counts below are partial"
+              : repeats > 1 ? "its counts are left out"
+                            : "it left no counts");
+  else
+    cli_error(0,
+              "%s'%s' exited with status %d and left no counts (it did "
+              "not load libgpuperf, or it was killed before it could write "
+              "them)%s",
+              which, cmd, status, repeats > 1 ? ": left out" : "");
 }
 
 /* Checks the names, runs cmd and prints its totals; returns the exit
@@ -520,10 +656,10 @@ static int stat_run(char **names, size_t nnames, const char *output,
   preload_self();
 
   double wall = 0, wsum = 0, wsq = 0;
-  int rc = 0, runs = 0;
-  for (; runs < repeats; runs++) {
+  int rc = 0, status_out = 0, crashed = 0, partial_sig = 0;
+  for (int i = 0; i < repeats; i++) {
     /* read_dir empties and removes the directory: make it anew. */
-    if (runs > 0 && mkdir(dir, 0700) != 0) {
+    if (i > 0 && mkdir(dir, 0700) != 0) {
       cli_error(0, "cannot make %s: %s", dir, strerror(errno));
       break;
     }
@@ -548,40 +684,68 @@ static int stat_run(char **names, size_t nnames, const char *output,
     int ws = 0;
     while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
     }
-    wall = now_s() - t0;
-    wsum += wall;
-    wsq += wall * wall;
-    rc = WIFEXITED(ws)     ? WEXITSTATUS(ws)
-         : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws)
-                           : 1;
+    double t = now_s() - t0;
+    int sig = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+    rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : sig ? 128 + sig : 1;
     read_dir(dir);
+    if (rc == 127 && run_files == 0) { /* CMD could not run */
+      status_out = status_out ? status_out : rc;
+      run_clear();
+      break;
+    }
+    if (sig || run_files == 0) {
+      /* Crashed: reported, and kept out of the figures; one run alone
+       * still shows what it counted, as partial. */
+      bool partial = repeats == 1 && run_files > 0;
+      report_crash(i, cmd[0], sig, rc, partial);
+      crashed++;
+      status_out = status_out ? status_out : rc ? rc : 1;
+      if (partial) {
+        partial_sig = sig;
+        wall = t;
+        run_done();
+      } else {
+        run_clear();
+      }
+      if (sig == SIGINT)
+        break; /* ^C: the person wants it to end */
+      continue;
+    }
+    if (run_dying)
+      cli_error(0,
+                "run %d: %d process%s of '%s' died of a signal: %s counts "
+                "stop there",
+                i + 1, run_dying, run_dying == 1 ? "" : "es", cmd[0],
+                run_dying == 1 ? "its" : "their");
+    if (run_dying && repeats == 1)
+      partial_sig = -1;
+    wall = t;
+    wsum += t;
+    wsq += t * t;
     run_done();
     if (rc != 0) { /* a failing run ends the repeats, as in perf */
-      runs++;
+      status_out = status_out ? status_out : rc;
       break;
     }
   }
   double wall_spread = NAN;
-  if (runs > 0) {
+  int timed = partial_sig > 0 ? 0 : counted;
+  if (timed > 0) {
     runs_mean();
-    wall = wsum / runs;
-    double var = runs > 1 ? (wsq - runs * wall * wall) / (runs - 1) : 0;
-    if (runs > 1 && wall > 0)
-      wall_spread = var > 0 ? 100.0 * sqrt(var / runs) / wall : 0;
+    wall = wsum / timed;
+    double var = timed > 1 ? (wsq - timed * wall * wall) / (timed - 1) : 0;
+    if (timed > 1 && wall > 0)
+      wall_spread = var > 0 ? 100.0 * sqrt(var / timed) / wall : 0;
+  } else if (counted > 0) {
+    runs_mean();
   }
-  repeats = runs;
-  if (nfiles == 0) {
-    if (rc != 127)
-      cli_error(0,
-                "no counts: '%s' did not load libgpuperf, or ended "
-                "without exiting normally (status %d)",
-                cmd[0], rc);
-  } else {
-    print_report(out, cmd, wall, wall_spread);
-  }
+  if (counted > 0)
+    print_report(out, cmd, wall, wall_spread, crashed, partial_sig);
+  else if (crashed > 1 || (crashed == 1 && repeats > 1))
+    cli_error(0, "no run of '%s' completed: nothing to show", cmd[0]);
   if (out != stderr && fclose(out) != 0)
     cli_error(0, "cannot write %s: %s", output, strerror(errno));
-  return rc;
+  return status_out;
 }
 
 /* See cli.h. */
