@@ -354,6 +354,22 @@ GP_EXPORT int gp_device_list_print(FILE *out, uint32_t device_id,
                                    uint32_t flags);
 
 /*
+ * Whether some device of this machine has a counter that name (a name or
+ * a shell glob) matches: one registered in this process (as
+ * gp_counter_select() finds them), or one that an OpenCL or Vulkan device
+ * present gets in a program recorded by `gpuperf record` (asking their
+ * loaders, as GP_LIST_LOADERS does). Returns 0 if so; otherwise
+ * GP_ENOCOUNTER, having written into why (size bytes; may be NULL) one
+ * line that says why the machine lacks it where that can be told, e.g.
+ * "this machine has no hardware PMU (perf_event_open of
+ * PERF_COUNT_HW_CPU_CYCLES: ENOENT)", else that no device has it.
+ * GP_EINVAL for a NULL or empty name. This is how `gpuperf record -e` and
+ * `gpuperf stat -e` check names before they run anything, and what
+ * `gpuperf list` shows is what it accepts.
+ */
+GP_EXPORT int gp_counter_name_check(const char *name, char *why, size_t size);
+
+/*
  * Registers the host CPU as a device (once; later calls return the same
  * id) whose catalog is the perf_event counters this machine offers:
  * hardware events where the kernel has them, software events (task-clock,

@@ -47,11 +47,6 @@ void cli_preload_opencl(void);
  */
 void cli_enable_vulkan_layer(void);
 
-/* The pipeline-statistics counters the Vulkan layer publishes on every
- * Vulkan device (src/backend/vulkan/pstats.c; events.c keeps the copy). */
-#define CLI_VULKAN_COUNTERS 7
-extern const char *const cli_vulkan_counters[CLI_VULKAN_COUNTERS];
-
 /* Prints "gpuperf: " and the message to stderr; returns status. */
 int cli_error(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
