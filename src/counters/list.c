@@ -1,9 +1,7 @@
 /*
  * list.c - describing devices and their counters to people and programs:
- * gp_device_list_print() (text or JSON), which `gpuperf list` prints, and
- * the GPUPERF_HUD=help start-up hook that prints the same list from any
- * program that loads the library, as GALLIUM_HUD=help does for Mesa; with
- * GP_LIST_LOADERS,
+ * gp_device_list_print() (text or JSON), which `gpuperf list` and
+ * GPUPERF_HUD=help (src/session/hud_help.c) print; with GP_LIST_LOADERS,
  * followed by the OpenCL and Vulkan devices their loaders report
  * (loaders.c) with the counters a recorded program gets on them.
  */
@@ -348,36 +346,4 @@ int gp_device_list_print(FILE *out, uint32_t device_id, uint32_t flags) {
   }
   fflush(out);
   return ferror(out) ? GP_EIO : 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* GPUPERF_HUD=help                                                     */
-
-/*
- * With GPUPERF_HUD=help in its environment, a program that loads the
- * library prints what can be measured (the simulated GPUs as
- * GPUPERF_SIM_DEVICES configures them, and the host CPU) and exits with
- * status 0 before main() runs, the way a --help option would. Any other
- * value names counters to show (src/session/hud.c).
- */
-__attribute__((constructor)) static void hud_help(void) {
-  const char *v = getenv("GPUPERF_HUD");
-  if (!v || !*v)
-    return;
-  if (strcmp(v, "help") != 0)
-    return; /* a list of counters to show: session/hud.c */
-  uint32_t n = 0, host = 0;
-  int rc = gp_sim_device_count(&n);
-  printf("GPUPERF_HUD=help: what gpuperf can measure in this program.\n"
-         "Select counters by name or glob with 'gpuperf stat -e NAME[,NAME"
-         "...] -- PROGRAM', or with counter_names in a gpu.counters config.\n"
-         "\n");
-  if (rc != 0)
-    printf("(no simulated GPUs: %s; check GPUPERF_SIM_DEVICES and "
-           "GPUPERF_SIM_TIME)\n\n",
-           gp_strerror(rc));
-  gp_host_device_register(&host);
-  rc = gp_device_list_print(stdout, GP_ALL_DEVICES, 0);
-  fflush(stdout);
-  exit(rc == 0 ? 0 : 1);
 }
