@@ -4,17 +4,20 @@
  * and GPUPERF_HUD=help.
  *
  *   stat_app [--launches N] [--spawn] [--exit CODE] [--touch FILE]
+ *            [--wait FILE]
  *
  * Runs the workload of stat_app.h (N launches of saxpy, N/2+1 of reduce
  * on device 0, N of csd_blur on device 2), burns a little CPU, and exits
  * with CODE. --spawn runs a second copy of itself (without --spawn) and
  * waits for it; --touch creates FILE first, so a test can tell whether
- * the program ran at all.
+ * the program ran at all; --wait makes it wait, once done, until FILE
+ * exists (at most 120 s), so a test can watch it while it runs.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "programs/stat_app.h"
@@ -46,6 +49,7 @@ static void run(int dev, int which, int n) {
 
 int main(int argc, char **argv) {
   int n = 4, code = 0, spawn = 0;
+  const char *wait_for = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--launches") == 0 && i + 1 < argc) {
       n = atoi(argv[++i]);
@@ -57,9 +61,11 @@ int main(int argc, char **argv) {
       FILE *f = fopen(argv[++i], "w");
       if (f)
         fclose(f);
+    } else if (strcmp(argv[i], "--wait") == 0 && i + 1 < argc) {
+      wait_for = argv[++i];
     } else {
       fprintf(stderr, "usage: stat_app [--launches N] [--spawn] [--exit CODE]"
-                      " [--touch FILE]\n");
+                      " [--touch FILE] [--wait FILE]\n");
       return 2;
     }
   }
@@ -82,5 +88,9 @@ int main(int argc, char **argv) {
     x += i * 0.5;
   (void)x;
   printf("stat_app: done\n");
+  fflush(stdout);
+  struct timespec tick = {0, 10000000L};
+  for (int i = 0; wait_for && access(wait_for, F_OK) != 0 && i < 12000; i++)
+    nanosleep(&tick, NULL);
   return code;
 }
