@@ -723,7 +723,9 @@ int gp_hud_start_from_env(void) {
   for (int i = 0; i < hud.n; i++)
     derived |= hud.items[i].queue != -2;
   if (derived && !recorded()) {
-    /* The work the derived Utilization is computed from. */
+    /* The work the derived Utilization is computed from; from the start:
+     * the OpenCL preload registers no device and follows no command
+     * while no kind of work is enabled. */
     gp_activity_enable(GP_ACTIVITY_KIND_KERNEL);
     gp_activity_enable(GP_ACTIVITY_KIND_MEMCPY);
     gp_activity_enable(GP_ACTIVITY_KIND_MEMSET);
