@@ -85,11 +85,13 @@ typedef struct item {
   double max; /* top of the scale, 0: automatic */
   int pane;
   int dev;      /* device whose values it shows, -1 until one reports it */
-  int queue;    /* derived: -1 the device, else a queue; -2 not derived */
+  int queue;    /* derived: -1 the device, else a queue; -2 not derived
+                 (-1 for any Utilization name until a device has it) */
   bool derived; /* its values are gp__derived_provisional()'s */
   bool have, ever, checked;
   double value;
   double hist[HIST];
+  uint64_t hist_t[HIST]; /* the trace time each bar was taken at */
   int nhist;
 } item;
 
@@ -221,12 +223,31 @@ static bool provisional(item *it, uint64_t now) {
         gp__derived_provisional(d, q, now - hud.period_ns, now, &pct) != 0)
       continue;
     it->dev = (int)d;
+    it->queue = q;
     it->derived = true;
     it->value = pct;
     it->have = it->ever = true;
     return true;
   }
   return false;
+}
+
+/*
+ * A derived item's earlier bars, taken again: a driver that reports a
+ * command only once it completed (PoCL does) makes a long kernel's
+ * periods read idle while it runs; once its record arrives, the bars of
+ * those periods show it. The latest value stays what was seen by now.
+ * Lock held.
+ */
+static void revise(item *it) {
+  for (int k = 0; k + 1 < it->nhist; k++) {
+    uint64_t t = it->hist_t[k];
+    double pct;
+    if (t > hud.period_ns &&
+        gp__derived_provisional((uint32_t)it->dev, it->queue, t - hud.period_ns,
+                                t, &pct) == 0)
+      it->hist[k] = pct;
+  }
 }
 
 /* ------------------------------------------------------------------ */
@@ -433,11 +454,16 @@ static void tick(bool last) {
       provisional(it, now);
     if (!it->have)
       continue;
-    if (it->nhist == HIST)
+    if (it->nhist == HIST) {
       memmove(it->hist, it->hist + 1, (HIST - 1) * sizeof(double));
-    else
+      memmove(it->hist_t, it->hist_t + 1, (HIST - 1) * sizeof(uint64_t));
+    } else {
       it->nhist++;
+    }
     it->hist[it->nhist - 1] = it->value;
+    it->hist_t[it->nhist - 1] = now;
+    if (it->derived && !last)
+      revise(it);
   }
   if (hud.file)
     write_row();
