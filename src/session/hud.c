@@ -343,7 +343,7 @@ static void write_row(void) {
     }
   }
   char row[MAX_ITEMS * 32 + 64];
-  int o = snprintf(row, sizeof(row), "%.3f,%d",
+  int o = snprintf(row, sizeof(row), "%.6f,%d",
                    (double)(mono_ns() - hud.t0) / 1e9, (int)hud.pid);
   for (int i = 0; i < hud.n && o < (int)sizeof(row) - 32; i++)
     o += hud.items[i].have ? snprintf(row + o, sizeof(row) - (size_t)o, ",%.9g",
