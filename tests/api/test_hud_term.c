@@ -80,9 +80,13 @@ static char *tmux(term *t, const char *a, const char *b, const char *c,
 static void term_start(term *t, const char *cmd) {
   if (access(TMUX, X_OK) != 0)
     SKIP("tmux is not installed: no terminal to test in");
-  snprintf(t->sock, sizeof(t->sock), "%s/tmux.sock", gp_test_tmpdir());
-  snprintf(t->raw, sizeof(t->raw), "%s/pane.raw", gp_test_tmpdir());
-  snprintf(t->script, sizeof(t->script), "%s/pane.sh", gp_test_tmpdir());
+  static int serial; /* a server, a transcript, a script per start */
+  serial++;
+  snprintf(t->sock, sizeof(t->sock), "%s/tmux%d.sock", gp_test_tmpdir(),
+           serial);
+  snprintf(t->raw, sizeof(t->raw), "%s/pane%d.raw", gp_test_tmpdir(), serial);
+  snprintf(t->script, sizeof(t->script), "%s/pane%d.sh", gp_test_tmpdir(),
+           serial);
   FILE *f = fopen(t->script, "w");
   ASSERT_NOT_NULL(f);
   /* A watchdog stops the server once the test is gone, whichever way it
@@ -326,4 +330,49 @@ TEST(hud_term_follows_a_resize) {
   }
   free(pane);
   free(raw);
+}
+
+/* A program that dies by a fault or _exit() gives the terminal back too
+ * (the library's death handler runs the HUD's finisher), and its lines
+ * stay. */
+static void given_back(const char *how, const char *status) {
+  const char *app = build_file("tests/stat_app");
+  const char *go = gp_test_path(0, "go");
+  unlink(go); /* the last call's */
+  term t;
+  char cmd[2048];
+  snprintf(cmd, sizeof(cmd),
+           "GPUPERF_HUD=Utilization GPUPERF_HUD_PERIOD_MS=50 "
+           "GPUPERF_SIM_TIME=real '%s' --launches 100 --wait '%s' --die %s",
+           app, go, how);
+  term_start(&t, cmd);
+  term_go(&t);
+  free(raw_wait(&t, "\033[24;1H\033[2KUtilization", 120));
+  FILE *f = fopen(go, "w");
+  ASSERT_NOT_NULL(f);
+  fclose(f);
+  char *pane = term_wait(&t, "EXIT=", 120);
+  char *raw = raw_wait(&t, "EXIT=", 30);
+  term_stop(&t);
+  printf("  --die %s: %.8s\n", how, strstr(pane, "EXIT="));
+  ASSERT(strstr(pane, status));
+  ASSERT(strstr(pane, "stat_app: done"));
+  /* Given back after the last frame. */
+  const char *last = NULL;
+  for (const char *p = raw; (p = strstr(p, "\033[24;1H\033[2KUtilization"));
+       p++)
+    last = p;
+  ASSERT_NOT_NULL(last);
+  ASSERT(strstr(last, "\0337\033[r\033[24;1H\033[2K\0338"));
+  if (strstr(pane, "Utilization"))
+    gp_test_fail(__FILE__, __LINE__, "the HUD's line is left:\n%s", pane);
+  free(pane);
+  free(raw);
+}
+
+TEST(hud_term_given_back_on_a_fault_or_exit) {
+  /* A sanitizer takes SIGSEGV for itself and aborts. */
+  if (!GP_TEST_SANITIZED)
+    given_back("segv", "EXIT=139");
+  given_back("_exit", "EXIT=0");
 }

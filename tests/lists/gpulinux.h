@@ -28,6 +28,7 @@ GP_TEST_ENTRY(hud_help_under_record_runs_the_program, 150)
 GP_TEST_ENTRY(hud_term_keeps_the_programs_lines, 240)
 GP_TEST_ENTRY(hud_term_clpeak_under_record, 300)
 GP_TEST_ENTRY(hud_term_follows_a_resize, 300)
+GP_TEST_ENTRY(hud_term_given_back_on_a_fault_or_exit, 300)
 
 /* cli: gpuperf top; unit: the shared region it reads */
 GP_TEST_ENTRY(top_once_plain_view, 30)

@@ -4,15 +4,18 @@
  * and GPUPERF_HUD=help.
  *
  *   stat_app [--launches N] [--spawn] [--exit CODE] [--touch FILE]
- *            [--wait FILE]
+ *            [--start-after FILE] [--wait FILE] [--die segv|_exit]
  *
  * Runs the workload of stat_app.h (N launches of saxpy, N/2+1 of reduce
  * on device 0, N of csd_blur on device 2), burns a little CPU, and exits
  * with CODE. --spawn runs a second copy of itself (without --spawn) and
  * waits for it; --touch creates FILE first, so a test can tell whether
- * the program ran at all; --wait makes it wait, once done, until FILE
- * exists (at most 120 s), so a test can watch it while it runs.
+ * the program ran at all; --start-after makes it wait until FILE exists
+ * before its workload, --wait makes it wait, once done, until FILE
+ * exists (at most 120 s), so a test can watch it while it runs; --die
+ * then ends it by a segmentation fault or _exit() instead of returning.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +52,7 @@ static void run(int dev, int which, int n) {
 
 int main(int argc, char **argv) {
   int n = 4, code = 0, spawn = 0;
-  const char *wait_for = NULL;
+  const char *wait_for = NULL, *die = NULL, *start_after = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--launches") == 0 && i + 1 < argc) {
       n = atoi(argv[++i]);
@@ -63,9 +66,14 @@ int main(int argc, char **argv) {
         fclose(f);
     } else if (strcmp(argv[i], "--wait") == 0 && i + 1 < argc) {
       wait_for = argv[++i];
+    } else if (strcmp(argv[i], "--start-after") == 0 && i + 1 < argc) {
+      start_after = argv[++i];
+    } else if (strcmp(argv[i], "--die") == 0 && i + 1 < argc) {
+      die = argv[++i];
     } else {
       fprintf(stderr, "usage: stat_app [--launches N] [--spawn] [--exit CODE]"
-                      " [--touch FILE] [--wait FILE]\n");
+                      " [--touch FILE] [--start-after FILE] [--wait FILE]"
+                      " [--die segv|_exit]\n");
       return 2;
     }
   }
@@ -80,6 +88,16 @@ int main(int argc, char **argv) {
     int ws;
     waitpid(pid, &ws, 0);
   }
+  struct timespec tick = {0, 10000000L};
+  if (start_after) {
+    /* The devices exist (a first, empty context each), so that what
+     * watches them can start before the work does. */
+    gp_sim_context *ctx;
+    check(gp_sim_context_create(0, &ctx), "context");
+    gp_sim_context_destroy(ctx);
+    for (int i = 0; access(start_after, F_OK) != 0 && i < 12000; i++)
+      nanosleep(&tick, NULL);
+  }
   run(0, 0, n);
   run(0, 1, n);
   run(2, 2, n);
@@ -89,8 +107,11 @@ int main(int argc, char **argv) {
   (void)x;
   printf("stat_app: done\n");
   fflush(stdout);
-  struct timespec tick = {0, 10000000L};
   for (int i = 0; wait_for && access(wait_for, F_OK) != 0 && i < 12000; i++)
     nanosleep(&tick, NULL);
+  if (die && strcmp(die, "segv") == 0)
+    *(volatile int *)(uintptr_t)0 = 1;
+  if (die && strcmp(die, "_exit") == 0)
+    _exit(code);
   return code;
 }
