@@ -335,16 +335,39 @@ GP_EXPORT int gp_counter_group_lookup(uint32_t device_id, uint32_t group_id,
 /* Flags of gp_device_list_print(). */
 #define GP_LIST_JSON 1u        /* JSON instead of text */
 #define GP_LIST_NO_COUNTERS 2u /* devices and queues only */
+#define GP_LIST_LOADERS 4u     /* then the OpenCL and Vulkan devices */
 
 /*
  * Prints the devices gpuperf knows and their counters (id, name, type,
  * units, groups, blocks, description) to out: every device, or only
- * device_id (GP_ALL_DEVICES for all). This is what `gpuperf list` and
- * GPUPERF_HUD=help print. GP_EINVAL for NULL out or unknown flags,
- * GP_ENODEV for an unknown device, GP_EIO if writing failed.
+ * device_id (GP_ALL_DEVICES for all). With GP_LIST_LOADERS (and all
+ * devices), then the OpenCL and Vulkan devices their loaders report
+ * (libOpenCL.so.1 and libvulkan.so.1, opened at run time; asking them
+ * initialises their drivers in this process) with the counters a program
+ * recorded by `gpuperf record` gets on each; in JSON, as the members
+ * "loader_devices" and "loader_notes" (why an API has none). This is what
+ * `gpuperf list` and GPUPERF_HUD=help print. GP_EINVAL for NULL out or
+ * unknown flags, GP_ENODEV for an unknown device, GP_EIO if writing
+ * failed.
  */
 GP_EXPORT int gp_device_list_print(FILE *out, uint32_t device_id,
                                    uint32_t flags);
+
+/*
+ * Whether some device of this machine has a counter that name (a name or
+ * a shell glob) matches: one registered in this process (as
+ * gp_counter_select() finds them), or one that an OpenCL or Vulkan device
+ * present gets in a program recorded by `gpuperf record` (asking their
+ * loaders, as GP_LIST_LOADERS does). Returns 0 if so; otherwise
+ * GP_ENOCOUNTER, having written into why (size bytes; may be NULL) one
+ * line that says why the machine lacks it where that can be told, e.g.
+ * "this machine has no hardware PMU (perf_event_open of
+ * PERF_COUNT_HW_CPU_CYCLES: ENOENT)", else that no device has it.
+ * GP_EINVAL for a NULL or empty name. This is how `gpuperf record -e` and
+ * `gpuperf stat -e` check names before they run anything, and what
+ * `gpuperf list` shows is what it accepts.
+ */
+GP_EXPORT int gp_counter_name_check(const char *name, char *why, size_t size);
 
 /*
  * Registers the host CPU as a device (once; later calls return the same

@@ -13,6 +13,7 @@
 #include "gpuperf/counters.h"
 #include "gpuperf/drm.h"
 #include "gpuperf/error.h"
+#include "gpuperf/hud.h"
 #include "gpuperf/live.h"
 #include "gpuperf/markers.h"
 #include "gpuperf/perfmon.h"

@@ -1,13 +1,15 @@
 /*
  * list.c - describing devices and their counters to people and programs:
- * gp_device_list_print() (text or JSON), which `gpuperf list` prints, and
- * the GPUPERF_HUD=help start-up hook that prints the same list from any
- * program that loads the library, as GALLIUM_HUD=help does for Mesa.
+ * gp_device_list_print() (text or JSON), which `gpuperf list` and
+ * GPUPERF_HUD=help (src/session/hud_help.c) print; with GP_LIST_LOADERS,
+ * followed by the OpenCL and Vulkan devices their loaders report
+ * (loaders.c) with the counters a recorded program gets on them.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "countersInt.h"
+#include "loaders.h"
 
 static const char *fixed_group_name(uint32_t g) {
   static const char *const names[] = {"Unclassified", "System",     "Vertices",
@@ -277,9 +279,42 @@ static void json_device(FILE *out, const gp_device_info *d, bool first,
   fprintf(out, "}");
 }
 
+/* The loaders' devices as the JSON members "loader_devices" and
+ * "loader_notes". */
+static void json_loaders(FILE *out) {
+  const gp__loaders *l = gp__loaders_get();
+  fprintf(out, ",\n \"loader_devices\": [");
+  for (uint32_t i = 0; i < l->num_devices; i++) {
+    const gp__loader_device *d = &l->devices[i];
+    bool cl = d->api == GP_API_OPEN_CL;
+    fprintf(out, "%s\n  {\"api\": \"%s\", \"platform\": ", i ? "," : "",
+            cl ? "OpenCL" : "Vulkan");
+    json_string(out, cl ? l->platforms[d->platform].name : "");
+    fprintf(out, ", \"index\": %u, \"name\": ", d->index);
+    json_string(out, d->name);
+    fprintf(out, ", \"type\": ");
+    json_string(out, d->type);
+    fprintf(out, ", \"vendor\": ");
+    json_string(out, d->vendor);
+    fprintf(out, ", \"version\": ");
+    json_string(out, d->version);
+    fprintf(out, ", \"counters\": [");
+    for (uint32_t k = 0; k < d->num_counters; k++) {
+      fprintf(out, "%s", k ? ", " : "");
+      json_string(out, d->counters[k]);
+    }
+    fprintf(out, "]}");
+  }
+  fprintf(out, "],\n \"loader_notes\": {\"opencl\": ");
+  json_string(out, l->opencl_status);
+  fprintf(out, ", \"vulkan\": ");
+  json_string(out, l->vulkan_status);
+  fprintf(out, "}");
+}
+
 /* See counters.h. */
 int gp_device_list_print(FILE *out, uint32_t device_id, uint32_t flags) {
-  if (!out || (flags & ~(GP_LIST_JSON | GP_LIST_NO_COUNTERS)))
+  if (!out || (flags & ~(GP_LIST_JSON | GP_LIST_NO_COUNTERS | GP_LIST_LOADERS)))
     return GP_EINVAL;
   uint32_t n = 0;
   gp_device_count(&n);
@@ -300,40 +335,15 @@ int gp_device_list_print(FILE *out, uint32_t device_id, uint32_t flags) {
       text_device(out, &d, flags);
     first = false;
   }
-  if (json)
-    fprintf(out, "\n]}\n");
+  bool loaders = (flags & GP_LIST_LOADERS) && device_id == GP_ALL_DEVICES;
+  if (json) {
+    fprintf(out, "\n]");
+    if (loaders)
+      json_loaders(out);
+    fprintf(out, "}\n");
+  } else if (loaders) {
+    gp__loaders_print(out);
+  }
   fflush(out);
   return ferror(out) ? GP_EIO : 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* GPUPERF_HUD=help                                                     */
-
-/*
- * With GPUPERF_HUD=help in its environment, a program that loads the
- * library prints what can be measured (the simulated GPUs as
- * GPUPERF_SIM_DEVICES configures them, and the host CPU) and exits with
- * status 0 before main() runs, the way a --help option would. Any other
- * value names counters to show (src/session/hud.c).
- */
-__attribute__((constructor)) static void hud_help(void) {
-  const char *v = getenv("GPUPERF_HUD");
-  if (!v || !*v)
-    return;
-  if (strcmp(v, "help") != 0)
-    return; /* a list of counters to show: session/hud.c */
-  uint32_t n = 0, host = 0;
-  int rc = gp_sim_device_count(&n);
-  printf("GPUPERF_HUD=help: what gpuperf can measure in this program.\n"
-         "Select counters by name or glob with 'gpuperf stat -e NAME[,NAME"
-         "...] -- PROGRAM', or with counter_names in a gpu.counters config.\n"
-         "\n");
-  if (rc != 0)
-    printf("(no simulated GPUs: %s; check GPUPERF_SIM_DEVICES and "
-           "GPUPERF_SIM_TIME)\n\n",
-           gp_strerror(rc));
-  gp_host_device_register(&host);
-  rc = gp_device_list_print(stdout, GP_ALL_DEVICES, 0);
-  fflush(stdout);
-  exit(rc == 0 ? 0 : 1);
 }

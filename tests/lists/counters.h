@@ -32,7 +32,8 @@ GP_TEST_ENTRY(sim_device_time_matches_128_bit_formula, 10)
 
 /* cli: list, GPUPERF_HUD=help, stat */
 GP_TEST_ENTRY(cli_list_counters, 20)
-GP_TEST_ENTRY(cli_hud_help_prints_list, 20)
+GP_TEST_ENTRY(cli_hud_help_prints_list, 60)
+GP_TEST_ENTRY(list_shows_every_counter_record_accepts, 400)
 GP_TEST_ENTRY(cli_stat_totals_per_counter_and_kernel, 30)
 GP_TEST_ENTRY(cli_stat_children_and_errors, 30)
 

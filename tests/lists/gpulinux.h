@@ -18,10 +18,18 @@ GP_TEST_ENTRY(writer_env_gpu_frequency_packets, 10)
 GP_TEST_ENTRY(writer_env_gpu_mem_total_packets, 10)
 GP_TEST_ENTRY(writer_env_counter_tracks, 10)
 
-/* api: GPUPERF_HUD=<counters> */
-GP_TEST_ENTRY(hud_file_one_csv_row_per_period, 60)
-GP_TEST_ENTRY(hud_tty_line_shows_live_values, 60)
-GP_TEST_ENTRY(hud_unknown_name_lists_counters, 60)
+/* api: GPUPERF_HUD=<counters>: rows, the terminal's line, help */
+GP_TEST_ENTRY(hud_file_rows_of_the_program_alone, 150)
+GP_TEST_ENTRY(hud_file_one_csv_row_per_period, 90)
+GP_TEST_ENTRY(hud_file_opencl_values_under_record, 240)
+GP_TEST_ENTRY(hud_file_opencl_values_with_preload_alone, 240)
+GP_TEST_ENTRY(hud_tty_line_shows_live_values, 90)
+GP_TEST_ENTRY(hud_unknown_name_lists_counters, 90)
+GP_TEST_ENTRY(hud_help_under_record_runs_the_program, 150)
+GP_TEST_ENTRY(hud_term_keeps_the_programs_lines, 240)
+GP_TEST_ENTRY(hud_term_clpeak_under_record, 300)
+GP_TEST_ENTRY(hud_term_follows_a_resize, 300)
+GP_TEST_ENTRY(hud_term_given_back_on_a_fault_or_exit, 300)
 
 /* cli: gpuperf top; unit: the shared region it reads */
 GP_TEST_ENTRY(top_once_plain_view, 30)

@@ -4,21 +4,28 @@
  * and GPUPERF_HUD=help.
  *
  *   stat_app [--launches N] [--spawn] [--exit CODE] [--touch FILE]
+ *            [--start-after FILE] [--wait FILE] [--die segv|_exit]
  *            [--die-once FILE SIG]
  *
  * Runs the workload of stat_app.h (N launches of saxpy, N/2+1 of reduce
  * on device 0, N of csd_blur on device 2), burns a little CPU, and exits
  * with CODE. --spawn runs a second copy of itself (without --spawn) and
  * waits for it; --touch creates FILE first, so a test can tell whether
- * the program ran at all. --die-once: if FILE does not exist, creates it
- * and dies of signal SIG after its first kernel's launches (so one run of
- * several crashes, half-way).
+ * the program ran at all; --start-after makes it wait until FILE exists
+ * before its workload, --wait makes it wait, once done, until FILE
+ * exists (at most 120 s), so a test can watch it while it runs; --die
+ * then ends it by a segmentation fault or _exit() instead of returning.
+ * --die-once: if FILE does not exist, creates it and dies of signal SIG
+ * after its first kernel's launches (so one run of several crashes,
+ * half-way).
  */
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "programs/stat_app.h"
@@ -49,7 +56,8 @@ static void run(int dev, int which, int n) {
 }
 
 int main(int argc, char **argv) {
-  int n = 4, code = 0, spawn = 0, die = 0;
+  int n = 4, code = 0, spawn = 0, die_sig = 0;
+  const char *wait_for = NULL, *die = NULL, *start_after = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--launches") == 0 && i + 1 < argc) {
       n = atoi(argv[++i]);
@@ -57,20 +65,27 @@ int main(int argc, char **argv) {
       code = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--spawn") == 0) {
       spawn = 1;
-    } else if (strcmp(argv[i], "--die-once") == 0 && i + 2 < argc) {
-      FILE *f = fopen(argv[++i], "wx"); /* fails if it exists */
-      die = atoi(argv[++i]);
-      if (f)
-        fclose(f);
-      else
-        die = 0;
     } else if (strcmp(argv[i], "--touch") == 0 && i + 1 < argc) {
       FILE *f = fopen(argv[++i], "w");
       if (f)
         fclose(f);
+    } else if (strcmp(argv[i], "--wait") == 0 && i + 1 < argc) {
+      wait_for = argv[++i];
+    } else if (strcmp(argv[i], "--start-after") == 0 && i + 1 < argc) {
+      start_after = argv[++i];
+    } else if (strcmp(argv[i], "--die") == 0 && i + 1 < argc) {
+      die = argv[++i];
+    } else if (strcmp(argv[i], "--die-once") == 0 && i + 2 < argc) {
+      FILE *f = fopen(argv[++i], "wx"); /* fails if it exists */
+      die_sig = atoi(argv[++i]);
+      if (f)
+        fclose(f);
+      else
+        die_sig = 0;
     } else {
       fprintf(stderr, "usage: stat_app [--launches N] [--spawn] [--exit CODE]"
-                      " [--touch FILE] [--die-once FILE SIG]\n");
+                      " [--touch FILE] [--start-after FILE] [--wait FILE]"
+                      " [--die segv|_exit] [--die-once FILE SIG]\n");
       return 2;
     }
   }
@@ -85,9 +100,19 @@ int main(int argc, char **argv) {
     int ws;
     waitpid(pid, &ws, 0);
   }
+  struct timespec tick = {0, 10000000L};
+  if (start_after) {
+    /* The devices exist (a first, empty context each), so that what
+     * watches them can start before the work does. */
+    gp_sim_context *ctx;
+    check(gp_sim_context_create(0, &ctx), "context");
+    gp_sim_context_destroy(ctx);
+    for (int i = 0; access(start_after, F_OK) != 0 && i < 12000; i++)
+      nanosleep(&tick, NULL);
+  }
   run(0, 0, n);
-  if (die)
-    raise(die);
+  if (die_sig)
+    raise(die_sig);
   run(0, 1, n);
   run(2, 2, n);
   volatile double x = 0; /* a little CPU time for task-clock */
@@ -95,5 +120,12 @@ int main(int argc, char **argv) {
     x += i * 0.5;
   (void)x;
   printf("stat_app: done\n");
+  fflush(stdout);
+  for (int i = 0; wait_for && access(wait_for, F_OK) != 0 && i < 12000; i++)
+    nanosleep(&tick, NULL);
+  if (die && strcmp(die, "segv") == 0)
+    *(volatile int *)(uintptr_t)0 = 1;
+  if (die && strcmp(die, "_exit") == 0)
+    _exit(code);
   return code;
 }

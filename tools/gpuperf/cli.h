@@ -47,25 +47,6 @@ void cli_preload_opencl(void);
  */
 void cli_enable_vulkan_layer(void);
 
-/*
- * Prints the OpenCL platforms and devices the ICD loader (opened at run
- * time) reports, or one line saying why there are none. Returns the
- * number of devices printed.
- */
-int cli_list_opencl(FILE *out);
-
-/*
- * Prints the Vulkan physical devices the loader (libvulkan.so.1, opened at
- * run time) reports, with what the gpuperf layer records on them, or one
- * line saying why there are none. Returns the number of devices printed.
- */
-int cli_list_vulkan(FILE *out);
-
-/* The pipeline-statistics counters the Vulkan layer publishes on every
- * Vulkan device (src/backend/vulkan/pstats.c; events.c keeps the copy). */
-#define CLI_VULKAN_COUNTERS 7
-extern const char *const cli_vulkan_counters[CLI_VULKAN_COUNTERS];
-
 /* Prints "gpuperf: " and the message to stderr; returns status. */
 int cli_error(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

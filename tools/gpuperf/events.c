@@ -1,47 +1,17 @@
 /*
  * events.c - the counter names given to `-e`, checked before anything
  * runs, by `gpuperf record` and `gpuperf stat` alike: a name no device
- * has is an error (exit 2), not a warning after the program ran.
+ * of this machine has (gp_counter_name_check(): the devices registered
+ * here, and those OpenCL and Vulkan devices get inside the program) is an
+ * error (exit 2) that says why where that can be told, not a warning
+ * after the program ran. `gpuperf list` shows the same counters.
  */
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "cli_record.h"
-
-static bool has_glob(const char *s) {
-  return strpbrk(s, "*?[") != NULL;
-}
-
-/*
- * Counters of devices that exist only inside the recorded program, so no
- * catalog of them is at hand here: the derived busy counter of OpenCL
- * devices (src/counters/derived.c) and the pipeline statistics of Vulkan
- * devices (src/backend/vulkan/pstats.c). Kept in step with those files.
- */
-static const char *const derived_names[] = {"Utilization", "Utilization.*"};
-
-/* See cli.h. */
-const char *const cli_vulkan_counters[CLI_VULKAN_COUNTERS] = {
-    "ia_vertices",          "ia_primitives",       "vs_invocations",
-    "clipping_invocations", "clipping_primitives", "fs_invocations",
-    "cs_invocations",
-};
-
-static bool name_in(const char *const *list, size_t n, const char *name) {
-  for (size_t i = 0; i < n; i++)
-    if (fnmatch(list[i], name, 0) == 0 ||
-        (has_glob(name) && fnmatch(name, list[i], 0) == 0))
-      return true;
-  return false;
-}
-
-static bool program_only_name(const char *name) {
-  return name_in(derived_names, 2, name) ||
-         name_in(cli_vulkan_counters, CLI_VULKAN_COUNTERS, name);
-}
 
 /* The counters device d samples by default (at most
  * GP_PERFMON_MAX_COUNTERS of them). */
@@ -74,22 +44,11 @@ int cli_check_events(char **names, size_t n) {
   gp_drm_register_devices(); /* as the recorded program's session will */
   gp_device_count(&ndev);
   for (size_t j = 0; j < n; j++) {
-    bool hit = strcmp(names[j], "default") == 0; /* the defaults */
-    for (uint32_t d = 0; d < ndev && !hit; d++) {
-      uint32_t ids[GP_PERFMON_MAX_COUNTERS];
-      size_t cnt = 0;
-      const char *one[1] = {names[j]};
-      int r = gp_counter_select(d, one, 1, ids, GP_PERFMON_MAX_COUNTERS, &cnt);
-      hit = r == 0 || r == GP_ENOSPC;
-    }
-    if (!hit)
-      hit = program_only_name(names[j]);
-    if (!hit)
-      return cli_error(CLI_BAD_INPUT,
-                       "unknown counter '%s': no device has a counter %s "
-                       "(see 'gpuperf list')",
-                       names[j],
-                       has_glob(names[j]) ? "matching it" : "named so");
+    char why[600];
+    if (strcmp(names[j], "default") != 0 && /* the defaults */
+        gp_counter_name_check(names[j], why, sizeof(why)) != 0)
+      return cli_error(CLI_BAD_INPUT, "unknown counter '%s': %s", names[j],
+                       why);
   }
   if (n == 0)
     return CLI_OK;

@@ -37,6 +37,33 @@ static const command commands[] = {
     {"cuda", cmd_cuda, "CUDA devices and the metrics NVIDIA GPUs can count"},
 };
 
+/*
+ * GPUPERF_HUD is for the programs `record` and `stat` run, not for this
+ * process: the library leaves it to us (gpuperf/hud.h), and the HUD is
+ * started here only for `demo`, whose GPU work is in this process.
+ */
+GP_EXPORT const int gp_hud_at_load = 0;
+
+/* GPUPERF_HUD for the command cmd: shown for demo's own work; for a
+ * program run by record or stat, help is printed here, on stderr, and the
+ * program runs without the HUD (it would print the list and exit). */
+static void hud_for(const char *cmd) {
+  const char *v = getenv("GPUPERF_HUD");
+  if (!v || !*v)
+    return;
+  if (strcmp(cmd, "demo") == 0) {
+    gp_hud_start_from_env();
+  } else if (strcmp(v, "help") == 0 &&
+             (strcmp(cmd, "record") == 0 || strcmp(cmd, "stat") == 0)) {
+    gp_hud_help_print(stderr);
+    fprintf(stderr,
+            "\ngpuperf %s: GPUPERF_HUD=help: the program runs without "
+            "the HUD\n\n",
+            cmd);
+    unsetenv("GPUPERF_HUD");
+  }
+}
+
 static void usage(FILE *out) {
   fprintf(out,
           "usage: gpuperf [--version] [--help] COMMAND [ARGS]\n\n"
@@ -119,8 +146,10 @@ int main(int argc, char **argv) {
     return CLI_OK;
   }
   for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-    if (strcmp(cmd, commands[i].name) == 0)
+    if (strcmp(cmd, commands[i].name) == 0) {
+      hud_for(cmd);
       return commands[i].run(argc - 1, argv + 1);
+    }
   return cli_error(CLI_USAGE,
                    "'%s' is not a gpuperf command (see gpuperf --help)", cmd);
 }
