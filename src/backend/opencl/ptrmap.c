@@ -177,12 +177,14 @@ void *gp__ptrmap_del(gp__ptrmap *m, const void *key) {
 void gp__ptrmap_each(gp__ptrmap *m,
                      void (*fn)(void *user, const void *key, void *val),
                      void *user) {
-  gp__ptrmap_tab *t = atomic_load_explicit(&m->tab, memory_order_relaxed);
+  /* Acquire, as gp__ptrmap_get(): it may run on a thread that holds none
+   * of the writers' locks (a flush on the HUD's or the collector's). */
+  gp__ptrmap_tab *t = atomic_load_explicit(&m->tab, memory_order_acquire);
   if (!t)
     return;
   for (size_t i = 0; i <= t->mask; i++) {
-    void *v = atomic_load_explicit(&t->vals[i], memory_order_relaxed);
-    uintptr_t k = atomic_load_explicit(&t->keys[i], memory_order_relaxed);
+    uintptr_t k = atomic_load_explicit(&t->keys[i], memory_order_acquire);
+    void *v = atomic_load_explicit(&t->vals[i], memory_order_acquire);
     if (k && v)
       fn(user, (const void *)k, v);
   }
