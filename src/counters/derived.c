@@ -83,6 +83,9 @@ typedef struct dstate {
   uint64_t win_start;   /* start of the first window not yet emitted */
   uint64_t last_end;    /* latest end seen */
   uint64_t final_until; /* windows that end by then are final */
+  /* The last frontier asked for, when work was in flight then (it is the
+   * least start that work can have); 0 when nothing was. */
+  uint64_t in_flight_since;
   busy all, q[MAX_QUEUES];
 } dstate;
 
@@ -296,10 +299,16 @@ static void settle_begin(void) {
   settle_have = 0;
   /* Without our lock: a backend's frontier takes its own locks. */
   for (uint32_t k = 0; k < n; k++) {
-    uint64_t f = 0;
+    uint64_t f = 0, asked = gp_get_timestamp();
     if (gp__device_frontier(ids[k], &f) && f > FRONTIER_MARGIN_NS) {
       settle_bound[ids[k]] = f - FRONTIER_MARGIN_NS;
       settle_have |= 1ull << ids[k];
+      /* Before the time asked: work was in flight (gp__device_frontier()
+       * gives that time when nothing is). */
+      pthread_mutex_lock(&lock);
+      if (states[ids[k]])
+        states[ids[k]]->in_flight_since = f < asked ? f : 0;
+      pthread_mutex_unlock(&lock);
     }
   }
 }
@@ -601,6 +610,20 @@ int gp__derived_provisional(uint32_t device_id, int queue, uint64_t from,
   } else {
     busy *b = queue < 0 ? &d->all : &d->q[queue];
     uint64_t t = busy_take(b, from, to, false);
+    /* Work in flight (the last frontier said so) counts from when it was
+     * enqueued, or from the end of the last work seen if that is later,
+     * up to now: a device whose driver tells of a kernel only once it
+     * ended (PoCL) does not read idle while the kernel runs. */
+    if (queue < 0 && d->in_flight_since) {
+      uint64_t s =
+          d->in_flight_since > d->last_end ? d->in_flight_since : d->last_end;
+      if (s < from)
+        s = from;
+      if (s < to)
+        t += to - s;
+      if (t > to - from)
+        t = to - from;
+    }
     *pct = 100.0 * (double)t / (double)(to - from);
   }
   pthread_mutex_unlock(&lock);

@@ -58,9 +58,14 @@ uint64_t gp__derived_late_ns(void);
  * [from, to) of the trace clock: the union of the work the observer has
  * seen so far (kernels, copies, fills, whole command buffers) within the
  * range, divided by its length. queue < 0: any queue of the device; else
- * that queue (its index among the device's queues). Later records may
- * still add to it, so live views (HUD, top) show it while traces hold the
- * final values (docs/counters.md, "Utilization"). Returns 0; GP_ENODEV
+ * that queue (its index among the device's queues). For the device, work
+ * the backend has in flight (its frontier at the last flush was in the
+ * past) counts as busy from the later of its enqueue and the end of the
+ * last work seen, up to `to`: an estimate, as a driver that tells of a
+ * kernel only once it ended would otherwise read idle while it runs.
+ * Later records may still change it, so live views (HUD, top) show it
+ * while traces hold the final values (docs/gpu-linux.md, "When values
+ * are final"). Returns 0; GP_ENODEV
  * when the device has no derived counters or none of them is being
  * sampled; GP_EINVAL when to <= from or pct is NULL; GP_ERANGE when the
  * range starts before the work still kept (the last
