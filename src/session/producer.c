@@ -414,6 +414,15 @@ static void put_descriptor(gp__pb_writer *w) {
   gp__pb_end(w);
 }
 
+/* The id of data source name in its descriptors: its index in
+ * source_names, from 1 (0 means none to the service). */
+static uint64_t source_id(const char *name) {
+  for (size_t i = 0; i < GP_ARRAY_SIZE(source_names); i++)
+    if (strcmp(source_names[i], name) == 0)
+      return i + 1;
+  return GP_ARRAY_SIZE(source_names) + 1; /* defensive: not one of ours */
+}
+
 /* Sends the descriptor of data source name with method m (RegisterDataSource
  * or UpdateDataSource); returns the request id (0: not sent). */
 static uint64_t send_descriptor(const char *name, int m, bool drop_reply) {
@@ -421,6 +430,9 @@ static uint64_t send_descriptor(const char *name, int m, bool drop_reply) {
   gp__pb_writer_reset(&gp__prod.args);
   gp__pb_begin(&gp__prod.args, 1); /* RegisterDataSourceRequest.descriptor */
   gp__pb_string(&gp__prod.args, 1, name);
+  /* The service refuses UpdateDataSource of a descriptor without an id,
+   * and matches the update to the registration by it. */
+  gp__pb_uint(&gp__prod.args, 7, source_id(name));
   gp__pb_uint(&gp__prod.args, 2, 1); /* will_notify_on_stop */
   gp__pb_uint(&gp__prod.args, 4, 1); /* handles_incremental_state_clear */
   if (strncmp(name, "gpu.counters", 12) == 0)
@@ -496,7 +508,7 @@ int gp_producer_start(const char *name, uint32_t flags, char *err,
   pthread_mutex_lock(&gp__prod.send_lock);
   uint64_t bind_id = ++gp__prod.next_request;
   gp__pb_writer_reset(&gp__prod.out);
-  gp__ipc_put_bind(&gp__prod.out, bind_id, "producer_port");
+  gp__ipc_put_bind(&gp__prod.out, bind_id, "ProducerPort");
   int rc = send_all(&gp__prod.out);
   pthread_mutex_unlock(&gp__prod.send_lock);
   if (rc != 0 || !wait_reply(bind_id) || !gp__prod.method[M_INIT] ||
@@ -518,6 +530,17 @@ int gp_producer_start(const char *name, uint32_t flags, char *err,
     return fail(err, size, GP_EIO, "the tracing service refused %s: %s", name,
                 gp__prod.last_error);
   }
+  /* Commands come as replies to one streaming GetAsyncCommand, asked for
+   * before any data source is registered: Perfetto's service drops the
+   * Setup and Start of a data source it cannot send yet (a session that
+   * runs already starts ours as they register). */
+  pthread_mutex_lock(&gp__prod.send_lock);
+  gp__pb_writer_reset(&gp__prod.args);
+  pthread_mutex_lock(&gp__prod.lock);
+  gp__prod.async_request = gp__prod.next_request + 1;
+  pthread_mutex_unlock(&gp__prod.lock);
+  gp__prod_invoke_locked(M_ASYNC, false);
+  pthread_mutex_unlock(&gp__prod.send_lock);
   for (size_t i = 0; i < GP_ARRAY_SIZE(source_names); i++)
     if ((!(flags & GP_PRODUCER_COUNTERS_ONLY) ||
          strncmp(source_names[i], "gpu.counters", 12) == 0) &&
@@ -526,14 +549,6 @@ int gp_producer_start(const char *name, uint32_t flags, char *err,
                     *gp__prod.last_error ? gp__prod.last_error : "no answer");
   gp__prod.counters_registered = true;
   gp__counters_add_device_hook(on_device);
-  /* Commands come as replies to one streaming GetAsyncCommand. */
-  pthread_mutex_lock(&gp__prod.send_lock);
-  gp__pb_writer_reset(&gp__prod.args);
-  pthread_mutex_lock(&gp__prod.lock);
-  gp__prod.async_request = gp__prod.next_request + 1;
-  pthread_mutex_unlock(&gp__prod.lock);
-  gp__prod_invoke_locked(M_ASYNC, false);
-  pthread_mutex_unlock(&gp__prod.send_lock);
   /* The service answers Sync after the commands that registering caused
    * (a session already running starts our data sources at once): once it
    * has, those are running and the program's first work is recorded. */

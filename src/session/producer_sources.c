@@ -207,8 +207,11 @@ static void start(gp__prod_instance *in) {
 }
 
 /* Stops and forgets an instance: its last packets are committed before
- * the service is told it stopped. */
-static void stop(gp__prod_instance *in) {
+ * the service, if it asked for the stop, is told it stopped. Unasked (the
+ * program ends) the service is not told: Perfetto's takes a stop it did
+ * not ask for as an error of state, and learns of the end when we
+ * disconnect. */
+static void stop(gp__prod_instance *in, bool asked) {
   if (in->s) {
     int rc = gp_session_stop(in->s);
     if (rc != 0)
@@ -235,7 +238,8 @@ static void stop(gp__prod_instance *in) {
     gp__prod_warn("data source %s: %llu packets dropped: the tracing service's "
                   "shared memory was full",
                   in->name, (unsigned long long)dropped);
-  gp__prod_notify(M_STOPPED, in->id);
+  if (asked)
+    gp__prod_notify(M_STOPPED, in->id);
   gp_trace_config_destroy(in->cfg);
   pthread_mutex_destroy(&in->lock);
   memset(in, 0, sizeof(*in));
@@ -331,7 +335,7 @@ void gp__prod_command(const gp__ipc_command *c) {
     break;
   case GP_IPC_CMD_STOP:
     if ((in = find(c->instance_id)))
-      stop(in);
+      stop(in, true);
     else
       gp__prod_notify(M_STOPPED, c->instance_id);
     break;
@@ -353,5 +357,5 @@ void gp__prod_command(const gp__ipc_command *c) {
 void gp__prod_stop_all(void) {
   for (int i = 0; i < MAX_SESSIONS; i++)
     if (gp__prod.inst[i].used)
-      stop(&gp__prod.inst[i]);
+      stop(&gp__prod.inst[i], false);
 }
