@@ -344,16 +344,16 @@ TEST(producer_with_perfettos_service) {
   snprintf(cmd, sizeof(cmd),
            "cd '%s' && export PERFETTO_PRODUCER_SOCK_NAME='%s/p.sock' "
            "PERFETTO_CONSUMER_SOCK_NAME='%s/c.sock'; "
-           "'%s/traced' >traced.log 2>&1 & T=$!; "
-           "[ -x '%s/traced_probes' ] && { '%s/traced_probes' >probes.log 2>&1 "
-           "& }; sleep 1; "
+           "'%s/traced' >traced.log 2>&1 & T=$!; P=; "
+           "if [ -x '%s/traced_probes' ]; then '%s/traced_probes' >probes.log "
+           "2>&1 & P=$!; fi; sleep 1; "
            "'%s/perfetto' --txt -c config.txt -o service.pftrace "
            ">perfetto.log 2>&1 & C=$!; sleep 1; "
            "GPUPERF_PRODUCER=perfetto '%s' demo --steps 50 --no-trace -q; "
-           "S=$?; wait $C; W=$?; kill $T; pkill -f '%s/traced_probes'; "
+           "S=$?; wait $C; W=$?; kill $T; [ -n \"$P\" ] && kill $P; "
            "'%s' demo --steps 50 -q -o file.pftrace; "
            "[ $S -ne 0 ] && exit $S; exit $W",
-           dir, dir, dir, bin, bin, bin, bin, cli(), bin, cli());
+           dir, dir, dir, bin, bin, bin, bin, cli(), cli());
   ASSERT_EQ(wt_system(cmd), 0);
   char trace[1200], file[1200];
   snprintf(trace, sizeof(trace), "%s/service.pftrace", dir);

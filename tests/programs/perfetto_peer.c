@@ -463,21 +463,56 @@ static void on_register(conn *c, const uint8_t *a, size_t n, bool update) {
     st.updates++;
 }
 
+/* The id (field 7) of the DataSourceDescriptor in a RegisterDataSource or
+ * UpdateDataSource request, 0 if none. */
+static uint64_t descriptor_id(const uint8_t *a, size_t n) {
+  gp__pb_reader r, d;
+  gp__pb_field x, y;
+  uint64_t id = 0;
+  gp__pb_reader_init(&r, a, n, 0);
+  while (gp__pb_next(&r, &x) > 0) {
+    if (x.id != 1 || x.wire_type != GP_PB_LEN)
+      continue;
+    gp__pb_reader_sub(&d, &r, &x);
+    while (gp__pb_next(&d, &y) > 0)
+      if (y.id == 7 && y.wire_type == GP_PB_VARINT)
+        id = y.value;
+  }
+  return id;
+}
+
 static bool mute; /* --mute: accept, read, never answer (a hung service) */
 
 static void on_frame(conn *c, const uint8_t *p, size_t n) {
   if (mute)
     return;
+  gp__pb_reader r0;
+  gp__pb_field x0;
   gp__ipc_frame f;
   if (gp__ipc_frame_decode(p, n, &f) != 0) {
     error("a corrupt frame");
     return;
   }
   if (f.type == GP_IPC_BIND_SERVICE) {
-    bound = true;
-    st.producers++;
+    /* BindService.service_name (field 1): the service's name as its .proto
+     * declares it. Another name gets a reply without success, as from
+     * Perfetto's host (ipc/host_impl.cc). */
+    gp__pb_reader_init(&r0, f.body, f.body_len, 0);
+    bool named = false;
+    while (gp__pb_next(&r0, &x0) > 0)
+      if (x0.id == 1 && x0.wire_type == GP_PB_LEN)
+        named = x0.size == 12 && !memcmp(x0.data, "ProducerPort", 12);
     gp__pb_writer w;
     gp__pb_writer_init(&w);
+    if (!named) {
+      error("BindService of a service that is not ProducerPort");
+      gp__ipc_put_bind_reply(&w, f.request_id, false, 0, NULL, 0);
+      send_frame(c, &w, -1);
+      gp__pb_writer_fini(&w);
+      return;
+    }
+    bound = true;
+    st.producers++;
     gp__ipc_put_bind_reply(&w, f.request_id, true, 42, methods,
                            sizeof(methods) / sizeof(*methods));
     send_frame(c, &w, -1);
@@ -503,22 +538,37 @@ static void on_frame(conn *c, const uint8_t *p, size_t n) {
   switch (method) {
   case M_REGISTER:
     on_register(c, f.reply, f.reply_len, false);
+    /* As Perfetto's service: a running session sets up and starts a data
+     * source as it registers, through the async command stream; without
+     * one (no GetAsyncCommand yet) the commands are dropped, and the data
+     * source is never started (producer_ipc_service.cc). */
+    if (c->async_id)
+      start_sources(c);
+    else if (c->nnames > 0)
+      c->started[c->nnames - 1] = true; /* its start is lost */
     break;
   case M_UPDATE:
-    on_register(c, f.reply, f.reply_len, true);
+    if (!descriptor_id(f.reply, f.reply_len))
+      error("UpdateDataSource() must have a non-zero id");
+    else
+      on_register(c, f.reply, f.reply_len, true);
     break;
   case M_COMMIT:
     on_commit(c, f.reply, f.reply_len);
     break;
   case M_ASYNC:
+    /* Commands from now on; data sources registered before are not
+     * started for it (Perfetto's service does not). */
     c->async_id = f.request_id;
-    start_sources(c);
     return; /* streaming: answered by commands */
   case M_STOPPED: {
     gp__pb_reader_init(&r, f.reply, f.reply_len, 0);
     while (gp__pb_next(&r, &x) > 0)
       for (int i = 0; i < MAX_INST; i++)
         if (I[i].used && I[i].id == x.value && !I[i].stopped) {
+          /* Only a stop the service asked for may be reported. */
+          if (!I[i].stop_sent)
+            error("Stopped data source instance in incorrect state");
           I[i].stopped = true;
           st.stopped++;
         }
