@@ -480,6 +480,14 @@ static void write_host_snapshot(gp__tw *w, uint64_t hint) {
     mono = gp_clock_read_host(GP_CLOCK_MONOTONIC);
     real = gp_clock_read_host(GP_CLOCK_REALTIME);
   }
+  if (w->o.service_sequenced) {
+    /* A Perfetto service writes the host clocks' snapshots itself, on its
+     * own sequence. Ours beside them, from several writers whose chunks
+     * it reads in no set order, would make BOOTTIME in that clock family
+     * seem to go backwards ("the trace clock is not monotonic"). */
+    w->host_snap_ts = boot;
+    return;
+  }
   gp__pb_writer *pb = &w->pb;
   gp__tw_packet_begin(w, boot, 0);
   gp__pb_begin(pb, GP_PB_PACKET_CLOCK_SNAPSHOT);
@@ -498,9 +506,24 @@ static void write_host_snapshot(gp__tw *w, uint64_t hint) {
   w->host_snap_ts = boot;
 }
 
+/*
+ * The id a device clock has in the trace: sequence-scoped (64 + n, for the
+ * n-th registered clock), since a device clock is the process's that reads
+ * it. As a global id (128 + n) two processes', or two writers' of one
+ * process, would be one clock to Perfetto, whose snapshots then disagree
+ * or seem to go backwards. Beyond 64 clocks: the global id, as before.
+ */
+static uint32_t trace_clock_id(uint32_t clock_id) {
+  if (clock_id >= GP_CLOCK_FIRST_DEVICE &&
+      clock_id < GP_CLOCK_FIRST_DEVICE + 64)
+    return 64 + (clock_id - GP_CLOCK_FIRST_DEVICE);
+  return clock_id;
+}
+
 /* One device clock snapshot: BOOTTIME and the device clock. */
 static void write_device_snapshot(gp__tw *w, uint32_t clock_id,
                                   const gp_clock_snapshot *s) {
+  clock_id = trace_clock_id(clock_id);
   gp__pb_writer *pb = &w->pb;
   gp__tw_packet_begin(w, s->trace_ts, 0);
   gp__pb_begin(pb, GP_PB_PACKET_CLOCK_SNAPSHOT);

@@ -302,7 +302,7 @@ static size_t device_snapshots(const wt_trace *t, uint64_t clock_id,
         continue;
       if (id == GP_CLOCK_BOOTTIME)
         boot = v;
-      if (id == clock_id) {
+      if (id == wt_trace_clock(clock_id)) {
         dev = v;
         mine = true;
       }

@@ -155,7 +155,7 @@ TEST(writer_roundtrip_every_field) {
   uint64_t v;
   ASSERT(wt_u64(t.p[0].data, t.p[0].data_size, 2, &v));
   ASSERT_EQ(v, GP_CLOCK_BOOTTIME);
-  /* Device clocks (>= 128) are snapshotted too. */
+  /* Device clocks are snapshotted too, with sequence-scoped ids. */
   bool device_clock = false;
   for (size_t i = 0; i < t.n; i++) {
     const uint8_t *c;
@@ -164,7 +164,7 @@ TEST(writer_roundtrip_every_field) {
       continue;
     for (size_t k = 0; wt_sub(t.p[i].data, t.p[i].data_size, 1, k, &c, &cn);
          k++)
-      if (wt_u64(c, cn, 1, &v) && v >= GP_CLOCK_FIRST_DEVICE)
+      if (wt_u64(c, cn, 1, &v) && v == wt_trace_clock(GP_CLOCK_FIRST_DEVICE))
         device_clock = true;
   }
   ASSERT(device_clock);

@@ -424,7 +424,7 @@ TEST(writer_device_snapshots_all_or_marked_lost) {
     if (t.p[i].data_id != GP_PB_PACKET_CLOCK_SNAPSHOT ||
         !wt_sub(t.p[i].data, t.p[i].data_size, GP_PB_CLOCK_SNAPSHOT_CLOCKS, 1,
                 &c, &cs) ||
-        !wt_u64(c, cs, GP_PB_CLOCK_ID, &id) || id != clk)
+        !wt_u64(c, cs, GP_PB_CLOCK_ID, &id) || id != wt_trace_clock(clk))
       continue;
     ASSERT(wt_u64(c, cs, GP_PB_CLOCK_TIMESTAMP, &v));
     ASSERT_EQ(v, 5 + 10 * next);

@@ -76,6 +76,13 @@ size_t wt_count_packets(const wt_trace *t, uint32_t data_id);
  */
 void wt_check_sequences(const wt_trace *t);
 
+/* The id a registered device clock has in a trace: sequence-scoped, 64 +
+ * its index (docs/trace-format.md, "Clock snapshots"). */
+static inline uint64_t wt_trace_clock(uint64_t registered) {
+  return registered >= 128 && registered < 192 ? 64 + (registered - 128)
+                                               : registered;
+}
+
 /* Runs a shell command; returns its exit status (128 + signal). */
 int wt_system(const char *cmd);
 
