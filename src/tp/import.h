@@ -73,6 +73,12 @@ typedef struct gp__tp_gen {
 typedef struct gp__tp_seq {
   uint32_t gen;
   bool valid;
+  /* The thread of the last TrackDescriptor with a thread (pid and tid)
+   * seen on the sequence while its state was valid, kept across clears:
+   * Perfetto's thread descriptor of the sequence, from which an event on
+   * a process or global track gets legacy_event.passthrough_utid. */
+  bool td_valid;
+  int64_t td_pid, td_tid;
 } gp__tp_seq;
 
 /* An interned message: (ns, field, iid) -> where its bytes are. */
@@ -458,8 +464,11 @@ int gp__tp_tokenize_gpu_counter_event(gp__tp_importer *imp, uint32_t machine,
                                       size_t len, bool has_ts, bool *drop);
 int gp__tp_tokenize_gpu_info(gp__tp_importer *imp, uint32_t machine,
                              const uint8_t *data, size_t len);
+/* A TrackDescriptor; *thread_pid and *thread_tid get its thread's pid and
+ * tid when it has a thread with both, else -1. */
 int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
-                                     const uint8_t *data, size_t len);
+                                     const uint8_t *data, size_t len,
+                                     int64_t *thread_pid, int64_t *thread_tid);
 
 /* End of import: pending flows and other leftovers. */
 int gp__tp_parse_finish(gp__tp_importer *imp);
@@ -589,6 +598,12 @@ int gp__tp_stage_track(gp__tp_importer *imp, uint32_t ci,
 /* Process of pid on machine (created on demand) -> upid. */
 int gp__tp_process_get(gp__tp_importer *imp, uint32_t machine, int64_t pid,
                        uint32_t *upid);
+
+/* The same, and a process created here gets its main thread (tid = pid),
+ * as Perfetto's ProcessTracker::GetOrCreateProcess() does where its GPU
+ * importer names a process (render stages, Vulkan memory events). */
+int gp__tp_process_get_main(gp__tp_importer *imp, uint32_t machine, int64_t pid,
+                            uint32_t *upid);
 
 /* Thread tid of process pid (created/updated) -> utid. */
 int gp__tp_thread_update(gp__tp_importer *imp, uint32_t machine, int64_t tid,

@@ -125,8 +125,8 @@ static int counter_track(gp__tp_importer *imp, uint32_t machine, int32_t gpu,
       (rc = gp__tp_intern(imp, "name", 4, &k_name)))
     return rc;
   dims.n = 0;
-  gp__tp_argb_uint(&dims, k_ugpu, ugpu);
-  gp__tp_argb_uint(&dims, k_gpu, (uint32_t)gpu);
+  gp__tp_argb_int(&dims, k_ugpu, ugpu);
+  gp__tp_argb_int(&dims, k_gpu, (uint32_t)gpu);
   gp__tp_argb_str(&dims, k_name, name);
   src.n = 0;
   gp__tp_argb_str(&src, db->k_description, desc);

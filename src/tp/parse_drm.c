@@ -92,7 +92,7 @@ static int timeline_get(gp__tp_importer *imp, uint32_t machine,
   dims.n = 0;
   dims.overflow = false;
   gp__tp_argb_str(&dims, k_name, tl);
-  gp__tp_argb_uint(&dims, k_ctx, e->context);
+  gp__tp_argb_int(&dims, k_ctx, e->context);
   gp__tp_track_spec spec = {"drm_fence", n,  false, GP_TP_NONE, machine,   NULL,
                             -1,          -1, -1,    -1,         GP_TP_NONE};
   gp__tp_fence_tl t;
@@ -201,7 +201,7 @@ static int wait_event(gp__tp_importer *imp, int64_t ts, uint32_t machine,
   gp__tp_argb dims;
   dims.n = 0;
   dims.overflow = false;
-  gp__tp_argb_uint(&dims, k_utid, utid);
+  gp__tp_argb_int(&dims, k_utid, utid);
   gp__tp_track_spec spec = {"thread_execution",
                             GP_TP_NONE,
                             false,

@@ -225,10 +225,10 @@ static int gpu_counter_track(gp__tp_importer *imp, uint32_t machine,
     return rc;
   gp__tp_argb dims;
   dims.n = 0;
-  gp__tp_argb_uint(&dims, k_ugpu, ugpu);
-  gp__tp_argb_uint(&dims, k_gpu, gpu);
+  gp__tp_argb_int(&dims, k_ugpu, ugpu);
+  gp__tp_argb_int(&dims, k_gpu, gpu);
   if (upid >= 0)
-    gp__tp_argb_uint(&dims, k_upid, (uint64_t)upid);
+    gp__tp_argb_int(&dims, k_upid, (uint64_t)upid);
   gp__tp_track_spec spec = {type, n,   true, u,  machine,   NULL,
                             ugpu, gpu, upid, -1, GP_TP_NONE};
   return gp__tp_track_intern(imp, &spec, &dims, track, NULL);
@@ -580,7 +580,7 @@ int gp__tp_parse_vulkan_memory(gp__tp_importer *imp, const gp__tp_pkt *p) {
     return gp__tp_corrupt(imp, &r, "VulkanMemoryEvent");
   if ((rc = key(imp, enum_name(sources, 6, source), &a.source)) ||
       (rc = key(imp, enum_name(ops, 6, op), &a.operation)) ||
-      (rc = gp__tp_process_get(imp, p->machine, (int64_t)pid, &a.upid)))
+      (rc = gp__tp_process_get_main(imp, p->machine, (int64_t)pid, &a.upid)))
     return rc;
   a.scope = GP_TP_NONE;
   if (has_scope && (rc = key(imp, enum_name(scopes, 6, scope), &a.scope)))
@@ -626,11 +626,11 @@ int gp__tp_parse_vulkan_memory(gp__tp_importer *imp, const gp__tp_pkt *p) {
       return rc;
     gp__tp_argb dims;
     dims.n = 0;
-    gp__tp_argb_uint(&dims, k_upid, a.upid);
+    gp__tp_argb_int(&dims, k_upid, a.upid);
     if (driver)
       gp__tp_argb_str(&dims, k_dim, dimstr);
     else
-      gp__tp_argb_uint(&dims, k_dim, (uint32_t)mtype);
+      gp__tp_argb_int(&dims, k_dim, (uint32_t)mtype);
     gp__tp_track_spec spec = {type, n,  true,   GP_TP_NONE, p->machine, NULL,
                               -1,   -1, a.upid, -1,         GP_TP_NONE};
     if ((rc = gp__tp_track_intern(imp, &spec, &dims, &track, NULL)) ||

@@ -163,10 +163,10 @@ static void stage_dims(gp__tp_importer *imp, gp__tp_argb *dims, uint32_t ugpu,
                        uint32_t gpu, bool iid, uint64_t hwq,
                        uint32_t hwq_name) {
   dims->n = 0;
-  gp__tp_argb_uint(dims, imp->k_dims[0], ugpu);
-  gp__tp_argb_uint(dims, imp->k_dims[1], gpu);
+  gp__tp_argb_int(dims, imp->k_dims[0], ugpu);
+  gp__tp_argb_int(dims, imp->k_dims[1], gpu);
   gp__tp_argb_str(dims, imp->k_dims[2], iid ? imp->k_src_iid : imp->k_src_id);
-  gp__tp_argb_uint(dims, imp->k_dims[3], (uint32_t)hwq);
+  gp__tp_argb_int(dims, imp->k_dims[3], (uint32_t)hwq);
   gp__tp_argb_str(dims, imp->k_dims[4], hwq_name);
 }
 
@@ -754,7 +754,7 @@ int gp__tp_parse_render_stage(gp__tp_importer *imp, const gp__tp_pkt *p) {
     rc = gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
     goto out;
   }
-  if ((rc = gp__tp_process_get(imp, p->machine, (uint32_t)pid, &upid)) ||
+  if ((rc = gp__tp_process_get_main(imp, p->machine, (uint32_t)pid, &upid)) ||
       (rc = gp__tp_slice_scoped(imp, p->ts, (int64_t)e.duration, track,
                                 GP_TP_NONE, name, GP_TP_NONE, &slice)))
     goto out;

@@ -135,7 +135,9 @@ static int decode_counter(gp__tp_importer *imp, const gp__pb_reader *parent,
 
 /* See import.h. */
 int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
-                                     const uint8_t *data, size_t len) {
+                                     const uint8_t *data, size_t len,
+                                     int64_t *thread_pid, int64_t *thread_tid) {
+  *thread_pid = *thread_tid = -1;
   gp__pb_reader r;
   gp__pb_field f;
   gp__pb_reader_init(&r, data, len, gp__tp_off(imp, data));
@@ -184,6 +186,10 @@ int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
                          : GP_TP_MERGE_BY_NAME;
   d.merge_key = merge_key;
   d.pid = d.tid >= 0 ? tpid : ppid;
+  if (d.tid >= 0 && tpid >= 0) {
+    *thread_pid = tpid;
+    *thread_tid = d.tid;
+  }
   if (d.tid >= 0) {
     uint32_t utid;
     if ((rc = gp__tp_thread_update(imp, machine, d.tid, tpid, &utid)))
@@ -272,9 +278,9 @@ static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
   gp__tp_argb dims;
   dims.n = 0;
   if (tid >= 0)
-    gp__tp_argb_uint(&dims, k_utid, utid);
+    gp__tp_argb_int(&dims, k_utid, utid);
   else if (pid >= 0)
-    gp__tp_argb_uint(&dims, k_upid, upid);
+    gp__tp_argb_int(&dims, k_upid, upid);
   bool merged = !own && !d.is_counter && d.merge != GP_TP_MERGE_NONE;
   uint32_t name = d.name;
   /* Named before its dimensions: a merged track's name is its merge key. */
@@ -290,12 +296,12 @@ static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
     type = tbuf;
     uint32_t mkey = d.merge == GP_TP_MERGE_BY_KEY ? d.merge_key : name;
     gp__tp_argb_int(&dims, k_puuid, (int64_t)d.parent_uuid);
-    gp__tp_argb_uint(&dims, k_mtype, d.merge);
+    gp__tp_argb_int(&dims, k_mtype, d.merge);
     if (mkey != GP_TP_NONE)
       gp__tp_argb_str(&dims, k_mval, mkey);
     /* A TrackCompressor track, the first of its set (overlapping slices
      * stay on it: see docs/sql.md). */
-    gp__tp_argb_uint(&dims, imp->k_cidx, 0);
+    gp__tp_argb_int(&dims, imp->k_cidx, 0);
   } else {
     snprintf(tbuf, sizeof(tbuf), "%s_%strack_event", scope,
              d.is_counter ? "counter_" : "");
@@ -479,7 +485,8 @@ typedef struct te {
   /* Fields that later passes read (categories, debug annotations, flows
    * and GPU correlations): a pass whose fields are absent is skipped. */
   bool has_cats, has_annotations, has_links;
-  bool has_corr; /* GpuCorrelation's first id, to prefetch its flows */
+  bool has_corr;     /* GpuCorrelation's first id, to prefetch its flows */
+  bool has_gpu_corr; /* a GpuCorrelation: its ids become args too */
   uint64_t corr;
   /* Last, and not cleared: only their first nextra_* are ever read. */
   uint64_t extra_uuids[MAX_EXTRA];
@@ -558,6 +565,8 @@ static int decode_te(gp__tp_importer *imp, const gp__tp_pkt *p, te *e) {
       e->has_annotations = true;
       break;
     case 3000:
+      if (f.wire_type == GP_PB_LEN)
+        e->has_gpu_corr = true;
       if (!e->has_corr && f.wire_type == GP_PB_LEN) {
         gp__pb_reader sub;
         gp__pb_field g;
@@ -627,10 +636,66 @@ static int categories(gp__tp_importer *imp, const gp__tp_pkt *p, const te *e,
   return 0;
 }
 
+/* One id of a GpuCorrelation as the arg Perfetto's importer makes of it
+ * (the extension read through its descriptor):
+ * gpu_correlation.<field>[i], unsigned. */
+static int correlation_arg(gp__tp_importer *imp, gp__tp_argb *b, bool wait,
+                           uint32_t i, uint64_t v) {
+  const char *field = wait
+                          ? "gpu_correlation.render_stage_wait_event_ids"
+                          : "gpu_correlation.render_stage_submission_event_ids";
+  char buf[96];
+  int n = snprintf(buf, sizeof(buf), "%s[%u]", field, i);
+  uint32_t k, fk;
+  int rc;
+  if ((rc = gp__tp_intern(imp, buf, (size_t)n, &k)) ||
+      (rc = key(imp, field, &fk)))
+    return rc;
+  gp__tp_argb_add(b, k, fk, GP_TP_ARG_UINT, (int64_t)v);
+  return 0;
+}
+
+/* The ids of the GpuCorrelations (extension 3000) of an event as args. */
+static int correlation_args(gp__tp_importer *imp, const gp__tp_pkt *p,
+                            gp__tp_argb *b) {
+  gp__pb_reader r, sub;
+  gp__pb_field f, g;
+  uint32_t nsub = 0, nwait = 0;
+  gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
+  int rc, rc2 = 0;
+  while (!rc2 && (rc = gp__tp_pb_next(&r, &f)) > 0) {
+    if (f.id != 3000 || f.wire_type != GP_PB_LEN)
+      continue;
+    gp__pb_reader_sub(&sub, &r, &f);
+    while (!rc2 && (rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
+      rc2 = 0;
+      if (g.id != 1 && g.id != 2)
+        continue;
+      bool wait = g.id == 2;
+      uint32_t *i = wait ? &nwait : &nsub;
+      if (g.wire_type == GP_PB_VARINT) {
+        rc2 = correlation_arg(imp, b, wait, (*i)++, g.value);
+      } else if (g.wire_type == GP_PB_LEN) { /* packed */
+        const uint8_t *q = g.data, *end = g.data + g.size;
+        uint64_t v;
+        size_t k;
+        while (!rc2 && q < end && (k = gp__pb_get_varint(q, end, &v)) > 0) {
+          q += k;
+          rc2 = correlation_arg(imp, b, wait, (*i)++, v);
+        }
+      }
+    }
+    if (rc2 < 0)
+      return 0; /* corrupt: slice_links() says so */
+  }
+  return rc2 > 0 ? 0 : rc2;
+}
+
 static int event_args(gp__tp_importer *imp, const gp__tp_pkt *p, const te *e,
-                      uint32_t *set) {
+                      uint32_t passthrough, uint32_t *set) {
   *set = GP_TP_NONE;
-  if (!e->has_annotations && !e->has_api)
+  if (!e->has_annotations && !e->has_api && !e->has_gpu_corr &&
+      passthrough == GP_TP_NONE)
     return 0;
   gp__tp_argb *b = malloc(sizeof(*b));
   if (!b)
@@ -665,9 +730,49 @@ static int event_args(gp__tp_importer *imp, const gp__tp_pkt *p, const te *e,
     }
     gp__tp_argb_str(b, k, v);
   }
+  if (e->has_gpu_corr && (rc = correlation_args(imp, p, b))) {
+    free(b);
+    return rc;
+  }
+  if (passthrough != GP_TP_NONE) {
+    uint32_t k;
+    if ((rc = key(imp, "legacy_event.passthrough_utid", &k))) {
+      free(b);
+      return rc;
+    }
+    gp__tp_argb_add(b, k, k, GP_TP_ARG_UINT, passthrough);
+  }
   rc = gp__tp_argset_commit(imp->db, b, set) ? nomem(imp) : 0;
   free(b);
   return rc;
+}
+
+/*
+ * The thread an event on a process or global track passes through, as
+ * Perfetto's importer finds it (track_event_event_importer.h,
+ * ParseInitialTrackAssociation): the sequence's thread descriptor (its
+ * last thread TrackDescriptor) is made a thread (UpdateThread), and on a
+ * process track it counts when that thread is the track's process's.
+ * *out: its utid, or NONE.
+ */
+static int passthrough_utid(gp__tp_importer *imp, const gp__tp_pkt *p,
+                            uint32_t track, uint32_t *out) {
+  *out = GP_TP_NONE;
+  uint64_t *si = gp__tp_map_get(&imp->seq_by_id, p->seq_id);
+  if (!si || !imp->seqs.v[*si].td_valid)
+    return 0;
+  const gp__tp_seq *s = &imp->seqs.v[*si];
+  int64_t tu = imp->db->tracks.v[track].utid;
+  int64_t tp = imp->db->tracks.v[track].upid;
+  if (tu >= 0)
+    return 0; /* a thread's track: nothing passes through */
+  uint32_t utid;
+  int rc = gp__tp_thread_update(imp, p->machine, s->td_tid, s->td_pid, &utid);
+  if (rc)
+    return rc;
+  if (tp < 0 || (int64_t)imp->db->threads.v[utid].upid == tp)
+    *out = utid;
+  return 0;
 }
 
 /* GpuCorrelation (extension 3000) and v2 flows of an event's slice. */
@@ -800,8 +905,10 @@ int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
     return 0;
   }
   uint32_t track, cat, name = GP_TP_NONE, args, slice = GP_TP_NONE;
+  uint32_t passthrough = GP_TP_NONE;
   if ((rc = desc_track(imp, d, 0, &track)) ||
-      (rc = categories(imp, p, &e, &cat)))
+      (rc = categories(imp, p, &e, &cat)) ||
+      (uuid && (rc = passthrough_utid(imp, p, track, &passthrough))))
     return rc;
   if (e.has_name_iid)
     name = gp__tp_interned_str(imp, p->gen, GP_TP_IN_EVENT_NAMES, e.name_iid, 2,
@@ -812,7 +919,7 @@ int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
     return rc;
   switch (e.type) {
   case TE_SLICE_BEGIN:
-    if ((rc = event_args(imp, p, &e, &args)) ||
+    if ((rc = event_args(imp, p, &e, passthrough, &args)) ||
         (rc = gp__tp_slice_begin(imp, p->ts, track, cat, name, args, &slice)))
       return rc;
     break;
@@ -823,7 +930,7 @@ int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
       gp__tp_stat(imp, GP_TP_STAT_misplaced_end_event, 1);
     break;
   case TE_INSTANT:
-    if ((rc = event_args(imp, p, &e, &args)) ||
+    if ((rc = event_args(imp, p, &e, passthrough, &args)) ||
         (rc = gp__tp_slice_scoped(imp, p->ts, 0, track, cat, name, args,
                                   &slice)))
       return rc;

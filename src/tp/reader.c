@@ -346,9 +346,19 @@ static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
   case PKT_GPU_INFO:
     return gp__tp_tokenize_gpu_info(imp, machine_row(imp, t), t->data,
                                     t->data_len);
-  case PKT_TRACK_DESCRIPTOR:
-    return gp__tp_tokenize_track_descriptor(imp, machine_row(imp, t), t->data,
-                                            t->data_len);
+  case PKT_TRACK_DESCRIPTOR: {
+    int64_t pid, tid;
+    int rc = gp__tp_tokenize_track_descriptor(imp, machine_row(imp, t), t->data,
+                                              t->data_len, &pid, &tid);
+    uint64_t *si = gp__tp_map_get(&imp->seq_by_id, t->seq);
+    if (!rc && tid >= 0 && si && imp->seqs.v[*si].valid) {
+      gp__tp_seq *s = &imp->seqs.v[*si];
+      s->td_valid = true;
+      s->td_pid = pid;
+      s->td_tid = tid;
+    }
+    return rc;
+  }
   case PKT_FTRACE_EVENTS:
     return tokenize_ftrace(imp, t, t->seq, gen, lenoff);
   case PKT_SYSTEM_INFO:

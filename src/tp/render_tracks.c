@@ -139,7 +139,7 @@ int gp__tp_stage_track(gp__tp_importer *imp, uint32_t ci,
   dims.overflow = false;
   for (uint32_t i = 0; i < n && i + 1 < GP_TP_ARGS_MAX; i++)
     dims.a[dims.n++] = imp->db->args.v[first + i];
-  gp__tp_argb_uint(&dims, imp->k_cidx, cs->t.n);
+  gp__tp_argb_int(&dims, imp->k_cidx, cs->t.n);
   if (gp__tp_argset_commit(imp->db, &dims, &set))
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
   int rc = gp__tp_track_new(imp, spec, set, out);

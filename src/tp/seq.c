@@ -159,6 +159,7 @@ int gp__tp_seq_get(gp__tp_importer *imp, uint32_t seq_id, gp__tp_seq **out,
       return rc;
     imp->seqs.v[imp->seqs.n].gen = gen;
     imp->seqs.v[imp->seqs.n].valid = false;
+    imp->seqs.v[imp->seqs.n].td_valid = false;
     imp->seqs.n++;
   }
   *is_new = ins;

@@ -130,6 +130,17 @@ int gp__tp_process_get(gp__tp_importer *imp, uint32_t machine, int64_t pid,
 }
 
 /* See import.h. */
+int gp__tp_process_get_main(gp__tp_importer *imp, uint32_t machine, int64_t pid,
+                            uint32_t *upid) {
+  size_t before = imp->db->processes.n;
+  int rc = gp__tp_process_get(imp, machine, pid, upid);
+  if (rc || imp->db->processes.n == before)
+    return rc;
+  uint32_t utid;
+  return gp__tp_thread_update(imp, machine, pid, pid, &utid);
+}
+
+/* See import.h. */
 uint32_t gp__tp_thread_find(gp__tp_importer *imp, uint32_t machine,
                             int64_t tid) {
   uint64_t *slot = gp__tp_map_get(&imp->utid_by_tid,

@@ -12,12 +12,14 @@
  *   "col",...
  *   rows
  *
- * No trace_processor_shell runs here, so those rows were derived from
- * Perfetto v58.2's importer (gpu_event_parser.cc and its blueprints,
- * track_compressor.h, slice_tracker.cc, process_tracker.cc,
- * gpu_tracker.cc) and checked against each case's own expected.csv; where
- * GPUPERF_PERFETTO_TP names a shell, tp_parity_live_with_perfetto runs the
- * same queries against it. Where we differ on purpose, docs/sql.md says so.
+ * Those rows are Perfetto v58.2's own: trace_processor_shell (built from
+ * the fetched source, outside the repository) ran each query on each case
+ * (demo-steps1: on `gpuperf demo --steps 1`'s trace). Rows first derived
+ * by reading its importer had args of track dimensions as unsigned and no
+ * main thread for the process a GPU context names; the shell's output
+ * corrected both. Where GPUPERF_PERFETTO_TP names a shell,
+ * tp_parity_live_with_perfetto runs the same queries against it. Where we
+ * differ on purpose, docs/sql.md says so.
  * The traces are read from the shared directory, never copied here; with
  * GPUPERF_PARITY_OUT=DIR our rows are also written there, one CASE.csv
  * each, to derive the rows of a new case (then check them by hand).
