@@ -164,6 +164,7 @@ static void run_cell(cmd_kind c, obs_kind o, const length *len) {
       "cd '%s' || exit 200\n"
       "export GPUPERF_LIVE_DIR='%s/live'\n"
       "mkdir -p live\n"
+      ": >prog.out; : >prog.err; : >top.err; : >peer.err\n"
       "PEER=\n"
       "if [ -n '%s' ]; then\n"
       "  '%s' --socket '%s/p.sock' --out '%s/svc.pftrace' --ready ready "
@@ -192,7 +193,7 @@ static void run_cell(cmd_kind c, obs_kind o, const length *len) {
     n += snprintf(script + n, sizeof(script) - (size_t)n,
                   "%s%s >prog.out 2>prog.err; S=$?\n", env, run);
   snprintf(script + n, sizeof(script) - (size_t)n,
-           "if [ -n \"$TOP\" ]; then kill $TOP; wait $TOP; fi\n"
+           "if [ -n \"$TOP\" ]; then kill $TOP; wait $TOP 2>/dev/null; fi\n"
            "if [ -n \"$PEER\" ]; then\n"
            "  i=0; while kill -0 $PEER 2>/dev/null && [ $i -lt 500 ]; do "
            "sleep 0.01; i=$((i+1)); done\n"
