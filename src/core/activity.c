@@ -275,12 +275,15 @@ static slot *slot_attach(void) {
 }
 
 /* Hands the owner's current buffer to the collector (or keeps it for
- * reuse if nothing in it is undelivered). Owner only. */
+ * reuse if nothing in it is undelivered). By the owner, or by another
+ * thread while the owner produces nothing (finalize): the end is the
+ * published head, which equals head_local between the owner's calls. */
 void gp__slot_release(slot *s) {
   pthread_mutex_lock(&s->lock);
   uint8_t *b = s->buf;
   size_t size = s->buf_size;
-  uint32_t taken = s->taken, head = s->head_local;
+  uint32_t taken = s->taken;
+  uint32_t head = atomic_load_explicit(&s->head, memory_order_acquire);
   gp_buffer_complete_fn comp = s->buf_complete;
   s->buf = NULL;
   s->cap = 0;

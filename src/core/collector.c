@@ -776,37 +776,17 @@ static bool app_buffer(const uint8_t *buf, gp_buffer_complete_fn comp) {
 
 /*
  * Hands the application's buffer of slot s back through the collector,
- * with the records in it not yet delivered. For the calling thread's slot
- * this is gp__slot_release(); another thread's slot is taken under its
- * lock, which is sound while that thread produces nothing, as after
- * finalize disabled every kind (a thread still writing a record then is
- * the caller's race, as in CUPTI).
+ * with the records in it not yet delivered (gp__slot_release()). Another
+ * thread's slot is looked at under its lock, which is sound while that
+ * thread produces nothing, as after finalize disabled every kind (a
+ * thread still writing a record then is the caller's race, as in CUPTI).
  */
 static void slot_give_back(slot *s) {
-  if (s == gp__tls_slot) {
-    if (s->buf && app_buffer(s->buf, s->buf_complete))
-      gp__slot_release(s);
-    return;
-  }
   pthread_mutex_lock(&s->lock);
-  uint8_t *b = s->buf;
-  if (!b || !app_buffer(b, s->buf_complete)) {
-    pthread_mutex_unlock(&s->lock);
-    return;
-  }
-  size_t size = s->buf_size;
-  uint32_t taken = s->taken;
-  uint32_t head = atomic_load_explicit(&s->head, memory_order_acquire);
-  gp_buffer_complete_fn comp = s->buf_complete;
-  s->buf = NULL;
-  s->cap = 0;
-  s->head_local = 0;
-  s->taken = 0;
-  s->open = 0;
-  atomic_store_explicit(&s->head, 0, memory_order_release);
-  gp__cell_set(gp__slot_cell(s), 1, 0);
+  bool app = s->buf && app_buffer(s->buf, s->buf_complete);
   pthread_mutex_unlock(&s->lock);
-  gp__buffer_enqueue(b, size, taken, head > taken ? head : taken, comp);
+  if (app)
+    gp__slot_release(s);
 }
 
 /*
