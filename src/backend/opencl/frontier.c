@@ -15,8 +15,6 @@
  * times are unknown for a moment: the last answer is given again, which
  * is still true (a frontier once found stays a frontier).
  */
-#include <stddef.h>
-
 #include "oclInt.h"
 
 #define MAX_FRONTIER_DEVICES 64 /* the core registry's bound */
@@ -40,12 +38,5 @@ static uint64_t frontier(void *user, uint32_t device_id) {
 
 /* See oclInt.h. */
 void gp__ocl_frontier_install(uint32_t device_id) {
-  if (GP_CORE->size >= offsetof(gp_backend_ops, activity_submitting) +
-                           sizeof(GP_CORE->activity_submitting))
-    GP_CORE->device_set_frontier(device_id, frontier, NULL);
-}
-
-/* See oclInt.h. */
-void gp__ocl_enqueue_mark(uint64_t start) {
-  GP_CORE->activity_submitting(start);
+  GP_CORE->device_set_frontier(device_id, frontier, NULL);
 }

@@ -280,13 +280,6 @@ uint32_t gp__ocl_context_id(cl_context ctx, gp__ocl_device *dev);
 /* ------------------------------------------------------------------ */
 /* frontier.c: how far back a device's records are complete            */
 
-/*
- * Marks the calling thread as inside an enqueue whose call started at
- * start (trace clock), from before its driver call until its command is
- * pending; 0 ends the mark. Two stores to a line of the thread's own.
- */
-void gp__ocl_enqueue_mark(uint64_t start);
-
 /* Installs the frontier of a registered device in the core. */
 void gp__ocl_frontier_install(uint32_t device_id);
 

@@ -138,7 +138,9 @@ void gp__ocl_enqueue_begin(gp__ocl_enqueue *en, uint32_t id, cl_command_queue q,
   }
   gp__ocl_call_begin(&en->call, id, en->track);
   if (en->track && kind != 0) {
-    gp__ocl_enqueue_mark(en->call.start); /* frontier.c */
+    /* In flight from before the driver call until the command is pending
+     * (frontier.c). */
+    GP_CORE->activity_submitting(en->call.start);
     if (!app_event)
       en->evp = &en->internal;
     /* Last, right before the driver call. While the device's clock is
@@ -252,7 +254,7 @@ void gp__ocl_enqueue_end(gp__ocl_enqueue *en, cl_int rc, const gp__ocl_cmd *cmd,
                     en->evp == &en->internal, end, raw_after);
   }
   if (en->track && en->kind != 0)
-    gp__ocl_enqueue_mark(0); /* pending now, or never to be */
+    GP_CORE->activity_submitting(0); /* pending now, or never to be */
   gp__ocl_call_end_at(&en->call, rc, end);
 }
 
