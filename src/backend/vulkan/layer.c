@@ -90,13 +90,18 @@ static gp__vk_instance *instance_of(const void *dispatchable) {
   return i;
 }
 
-/* See vkInt.h. */
-void gp__vk_devices_each(void (*fn)(gp__vk_device *dev, void *user),
-                         void *user) {
-  pthread_mutex_lock(&reg_lock);
+/* fn on every device of the registry; reg_lock held. */
+static void each_locked(void (*fn)(gp__vk_device *dev, void *user),
+                        void *user) {
   for (size_t i = 0; i < devices.cap; i++)
     if (devices.keys[i])
       fn(devices.vals[i], user);
+}
+
+void gp__vk_devices_each(void (*fn)(gp__vk_device *dev, void *user),
+                         void *user) {
+  pthread_mutex_lock(&reg_lock);
+  each_locked(fn, user);
   pthread_mutex_unlock(&reg_lock);
 }
 
@@ -105,9 +110,7 @@ bool gp__vk_devices_try_each(void (*fn)(gp__vk_device *dev, void *user),
                              void *user) {
   if (pthread_mutex_trylock(&reg_lock) != 0)
     return false;
-  for (size_t i = 0; i < devices.cap; i++)
-    if (devices.keys[i])
-      fn(devices.vals[i], user);
+  each_locked(fn, user);
   pthread_mutex_unlock(&reg_lock);
   return true;
 }

@@ -287,7 +287,7 @@ bool gp__vk_tracing(const gp__vk_device *dev);
 
 /* The frontier of the Vulkan device device_id (core.h, gp__frontier_fn):
  * the least submission time of its command buffers not yet read back,
- * UINT64_MAX if none. */
+ * UINT64_MAX if none, 0 when the registry or the device is busy. */
 uint64_t gp__vk_frontier(void *user, uint32_t device_id);
 
 /*
