@@ -98,6 +98,7 @@ static void each_locked(void (*fn)(gp__vk_device *dev, void *user),
       fn(devices.vals[i], user);
 }
 
+/* See vkInt.h. */
 void gp__vk_devices_each(void (*fn)(gp__vk_device *dev, void *user),
                          void *user) {
   pthread_mutex_lock(&reg_lock);
