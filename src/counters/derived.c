@@ -48,21 +48,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "busy.h"
 #include "countersInt.h"
 #include "derived.h"
 
 #define MAX_QUEUES 8
 #define GROUP_DERIVED GP_COUNTER_GROUP_FIRST_CUSTOM
-
-typedef struct ivl {
-  uint64_t s, e;
-} ivl;
-
-/* Sorted, disjoint, non-adjacent busy intervals. */
-typedef struct busy {
-  ivl *v;
-  size_t n, cap;
-} busy;
 
 typedef struct dstate {
   gp__catalog cat;
@@ -86,7 +77,7 @@ typedef struct dstate {
   /* The last frontier asked for, when work was in flight then (it is the
    * least start that work can have); 0 when nothing was. */
   uint64_t in_flight_since;
-  busy all, q[MAX_QUEUES];
+  gp__busy all, q[MAX_QUEUES];
 } dstate;
 
 /* How far before a device's frontier a window must end to be final: the
@@ -98,93 +89,6 @@ static dstate *states[GP__MAX_DEVICES];
 static uint32_t num_sampling; /* devices sampling: the observer is on */
 static uint64_t late_ns;
 static bool hooked;
-
-/* ------------------------------------------------------------------ */
-/* Busy intervals                                                       */
-
-/*
- * Adds [s, e) to b, merging what it overlaps or touches. Work arrives
- * nearly in time order, so the place is found from the end: amortised
- * O(1) per interval in practice, O(log n + moved) at worst.
- */
-static bool busy_add(busy *b, uint64_t s, uint64_t e) {
-  if (e <= s)
-    return true;
-  /* First interval whose end >= s (it may touch or overlap). */
-  size_t lo = 0, hi = b->n;
-  if (b->n && b->v[b->n - 1].e < s)
-    lo = b->n;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (b->v[mid].e < s)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  size_t j = lo; /* past the last interval merged */
-  while (j < b->n && b->v[j].s <= e)
-    j++;
-  if (j > lo) { /* merge lo .. j-1 into one */
-    if (b->v[lo].s < s)
-      s = b->v[lo].s;
-    if (b->v[j - 1].e > e)
-      e = b->v[j - 1].e;
-    b->v[lo] = (ivl){s, e};
-    memmove(&b->v[lo + 1], &b->v[j], (b->n - j) * sizeof(ivl));
-    b->n -= j - lo - 1;
-    return true;
-  }
-  if (b->n == b->cap) {
-    size_t ncap = b->cap ? b->cap * 2 : 64;
-    ivl *nv = realloc(b->v, ncap * sizeof(*nv));
-    if (!nv)
-      return false;
-    b->v = nv;
-    b->cap = ncap;
-  }
-  memmove(&b->v[lo + 1], &b->v[lo], (b->n - lo) * sizeof(ivl));
-  b->v[lo] = (ivl){s, e};
-  b->n++;
-  return true;
-}
-
-/* Busy time of b within [a, z); when consume, may drop what ends at or
- * before z (the windows only move forward). */
-static uint64_t busy_take(busy *b, uint64_t a, uint64_t z, bool consume) {
-  uint64_t t = 0;
-  /* First interval that ends after a: the ones before lie outside. */
-  size_t i = 0, hi = b->n;
-  while (i < hi) {
-    size_t mid = (i + hi) / 2;
-    if (b->v[mid].e <= a)
-      i = mid + 1;
-    else
-      hi = mid;
-  }
-  for (; i < b->n && b->v[i].s < z; i++) {
-    uint64_t s = b->v[i].s > a ? b->v[i].s : a;
-    uint64_t e = b->v[i].e < z ? b->v[i].e : z;
-    if (e > s)
-      t += e - s;
-  }
-  if (consume) {
-    size_t k = 0;
-    while (k < b->n && b->v[k].e <= z)
-      k++;
-    /* Moved only once they are half the list: amortised O(1) per
-     * interval, where moving on every window would be O(n) each. */
-    if (k > 0 && k >= b->n / 2) {
-      memmove(b->v, b->v + k, (b->n - k) * sizeof(ivl));
-      b->n -= k;
-    }
-  }
-  return t;
-}
-
-static void busy_free(busy *b) {
-  free(b->v);
-  memset(b, 0, sizeof(*b));
-}
 
 /* ------------------------------------------------------------------ */
 /* Windows                                                              */
@@ -206,8 +110,8 @@ static void emit_until(dstate *d, uint64_t until, bool final) {
       if (idx < d->base || idx - d->base > d->num_queues)
         continue; /* another provider's counter of an attached catalog */
       uint32_t local = idx - d->base;
-      busy *b = local == 0 ? &d->all : &d->q[local - 1];
-      uint64_t t = busy_take(b, ws, we, false);
+      const gp__busy *b = local == 0 ? &d->all : &d->q[local - 1];
+      uint64_t t = gp__busy_within(b, ws, we);
       gp__counter_emit(d->ecat, d->device_id, idx, (double)t, (double)(we - ws),
                        we, ws, 0, 0, 0);
     }
@@ -215,9 +119,9 @@ static void emit_until(dstate *d, uint64_t until, bool final) {
      * gp__derived_provisional(). */
     if (we > GP__DERIVED_KEEP_NS) {
       uint64_t keep = we - GP__DERIVED_KEEP_NS;
-      busy_take(&d->all, keep, keep, true);
+      gp__busy_drop_before(&d->all, keep);
       for (uint32_t q = 0; q < d->num_queues; q++)
-        busy_take(&d->q[q], keep, keep, true);
+        gp__busy_drop_before(&d->q[q], keep);
     }
     d->win_start = we;
   }
@@ -235,9 +139,9 @@ static void note_work(dstate *d, uint32_t queue, uint64_t s, uint64_t e) {
     /* The collector's own slot: we run on it, as its observer. */
     gp__activity_add_drops(GP_ACTIVITY_KIND_COUNTER, GP_DROP_LATE, 0, 0, 1);
   }
-  busy_add(&d->all, s, e);
+  gp__busy_add(&d->all, s, e);
   if (queue < d->num_queues)
-    busy_add(&d->q[queue], s, e);
+    gp__busy_add(&d->q[queue], s, e);
 }
 
 /* The buffer observer: the work of sampling devices. */
@@ -395,9 +299,9 @@ static void dp_sampling_stop(void *prov, gp__sampler *s) {
   if (d->last_end > until)
     until = d->last_end;
   emit_until(d, until, true);
-  busy_free(&d->all);
+  gp__busy_free(&d->all);
   for (uint32_t q = 0; q < MAX_QUEUES; q++)
-    busy_free(&d->q[q]);
+    gp__busy_free(&d->q[q]);
   d->s = NULL;
   bool last = --num_sampling == 0;
   pthread_mutex_unlock(&lock);
@@ -608,8 +512,8 @@ int gp__derived_provisional(uint32_t device_id, int queue, uint64_t from,
              from < d->win_start - GP__DERIVED_KEEP_NS) {
     rc = GP_ERANGE;
   } else {
-    busy *b = queue < 0 ? &d->all : &d->q[queue];
-    uint64_t t = busy_take(b, from, to, false);
+    const gp__busy *b = queue < 0 ? &d->all : &d->q[queue];
+    uint64_t t = gp__busy_within(b, from, to);
     /* Work in flight (the last frontier said so) counts from when it was
      * enqueued, or from the end of the last work seen if that is later,
      * up to now: a device whose driver tells of a kernel only once it

@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "backend/linux/perf.h"
+#include "counters/busy.h"
 #include "counters/countersInt.h"
 #include "counters/derived.h"
 
@@ -103,16 +104,11 @@ typedef struct stage_total {
 
 /* The busy time of a device without a `Utilization` counter: its work's
  * [start, end) merged into sorted, disjoint intervals. */
-typedef struct busy_ivl {
-  uint64_t s, e;
-} busy_ivl;
-
 typedef struct busy_dev {
   uint64_t from;     /* when sampling started on it (the trace clock) */
   uint64_t last_end; /* the latest end of its work */
-  busy_ivl *v;
-  size_t n, cap;
-  uint64_t folded; /* busy time of intervals folded out of v */
+  gp__busy b;
+  uint64_t folded; /* busy time of intervals folded out of b */
 } busy_dev;
 
 #define BUSY_MAX 65536 /* intervals kept; the older half folded past it */
@@ -254,8 +250,7 @@ static uint32_t api_of(uint32_t dev) {
 }
 
 /*
- * Adds [s, e) to the busy time of dev, if it is counted here. Work comes
- * nearly in time order, so its place is looked for from the end. Past
+ * Adds [s, e) to the busy time of dev, if it is counted here. Past
  * BUSY_MAX intervals the older half is folded into a total: work that
  * arrives later still and overlaps it would count twice (not seen: it
  * takes 32768 disjoint pieces of work in between).
@@ -266,41 +261,12 @@ static void busy_note(uint32_t dev, uint64_t s, uint64_t e) {
     return;
   if (e > b->last_end)
     b->last_end = e;
-  size_t i = b->n;
-  while (i > 0 && b->v[i - 1].s > e)
-    i--; /* intervals from i on start after e */
-  size_t j = i;
-  while (j > 0 && b->v[j - 1].e >= s)
-    j--; /* j .. i-1 overlap or touch [s, e) */
-  if (j < i) {
-    if (b->v[j].s < s)
-      s = b->v[j].s;
-    if (b->v[i - 1].e > e)
-      e = b->v[i - 1].e;
-    b->v[j] = (busy_ivl){s, e};
-    memmove(&b->v[j + 1], &b->v[i], (b->n - i) * sizeof(busy_ivl));
-    b->n -= i - j - 1;
-    return;
+  if (b->b.n == BUSY_MAX) { /* the first half ends before the next starts */
+    uint64_t cut = b->b.v[BUSY_MAX / 2].s;
+    b->folded += gp__busy_within(&b->b, 0, cut);
+    gp__busy_drop_before(&b->b, cut);
   }
-  if (b->n == BUSY_MAX) {
-    size_t half = BUSY_MAX / 2;
-    for (size_t k = 0; k < half; k++)
-      b->folded += b->v[k].e - b->v[k].s;
-    memmove(b->v, b->v + half, (b->n - half) * sizeof(busy_ivl));
-    b->n -= half;
-    i = i > half ? i - half : 0;
-  }
-  if (b->n == b->cap) {
-    size_t ncap = b->cap ? b->cap * 2 : 256;
-    busy_ivl *nv = realloc(b->v, ncap * sizeof(*nv));
-    if (!nv)
-      return;
-    b->v = nv;
-    b->cap = ncap;
-  }
-  memmove(&b->v[i + 1], &b->v[i], (b->n - i) * sizeof(busy_ivl));
-  b->v[i] = (busy_ivl){s, e};
-  b->n++;
+  gp__busy_add(&b->b, s, e);
 }
 
 static void on_kernel(const gp_activity_kernel *k) {
@@ -633,12 +599,8 @@ static void write_file(void) {
     const busy_dev *b = st.busy[d];
     if (!b)
       continue;
-    uint64_t end = b->last_end > now ? b->last_end : now, t = b->folded;
-    for (size_t i = 0; i < b->n; i++) {
-      uint64_t s = b->v[i].s > b->from ? b->v[i].s : b->from;
-      if (b->v[i].e > s)
-        t += b->v[i].e - s;
-    }
+    uint64_t end = b->last_end > now ? b->last_end : now;
+    uint64_t t = b->folded + gp__busy_within(&b->b, b->from, UINT64_MAX);
     if (end <= b->from)
       continue;
     device_name(d, name, sizeof(name));
