@@ -269,6 +269,7 @@ static int dp_sampling_start(void *prov, gp__sampler *s) {
   d->win_start = gp_get_timestamp();
   d->last_end = d->win_start;
   d->final_until = 0;
+  d->in_flight_since = 0;
   bool first = num_sampling++ == 0;
   pthread_mutex_unlock(&lock);
   if (first)
