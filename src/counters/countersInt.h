@@ -267,4 +267,8 @@ void gp__counter_emit_n(const gp__catalog *cat, uint32_t device_id,
                         uint64_t window_start, uint64_t correlation_id,
                         uint32_t perfmon_id, uint32_t context_id);
 
+/* Writes bytes as `gpuperf list` prints sizes ("512 B", "1.5 GiB") into
+ * buf (list.c). */
+void gp__list_fmt_bytes(char *buf, size_t size, double bytes);
+
 #endif /* GPUPERF_COUNTERS_INT_H */

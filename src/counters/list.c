@@ -67,7 +67,8 @@ static void fmt_period(char *buf, size_t size, uint64_t ns) {
     snprintf(buf, size, "%llu ns", (unsigned long long)ns);
 }
 
-static void fmt_bytes(char *buf, size_t size, double bytes) {
+/* See countersInt.h. */
+void gp__list_fmt_bytes(char *buf, size_t size, double bytes) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
   while (bytes >= 1024.0 && u < 4) {
@@ -132,7 +133,7 @@ static void text_counters(FILE *out, uint32_t dev) {
 static void text_device(FILE *out, const gp_device_info *d, uint32_t flags) {
   char bdf[16], mem[32];
   gp_device_pci_bdf(d, bdf, sizeof(bdf));
-  fmt_bytes(mem, sizeof(mem), (double)d->global_memory_bytes);
+  gp__list_fmt_bytes(mem, sizeof(mem), (double)d->global_memory_bytes);
   fprintf(out, "device %u: %s\n", d->id, d->name);
   fprintf(out, "  vendor %s, model %s, architecture %s\n", d->vendor, d->model,
           d->architecture);

@@ -396,16 +396,6 @@ bool gp__loaders_match(const char *name) {
   return false;
 }
 
-static void fmt_bytes(char *buf, size_t size, double bytes) {
-  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024.0 && u < 4) {
-    bytes /= 1024.0;
-    u++;
-  }
-  snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
-}
-
 /* "counters (HOW): A, B" for the counters of d from first to end. */
 static void print_counters(FILE *out, const gp__loader_device *d,
                            uint32_t first, uint32_t end, const char *how) {
@@ -434,7 +424,7 @@ static void print_opencl(FILE *out, const gp__loaders *l) {
       if (d->api != GP_API_OPEN_CL || d->platform != p)
         continue;
       char mb[32];
-      fmt_bytes(mb, sizeof(mb), (double)d->memory_bytes);
+      gp__list_fmt_bytes(mb, sizeof(mb), (double)d->memory_bytes);
       fprintf(out, "    device %u: %s [%s] %s, %s\n", d->index, d->name,
               d->type, d->vendor, d->version);
       fprintf(out, "      %u compute units, %u MHz, %s global memory\n",
