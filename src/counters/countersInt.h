@@ -55,6 +55,14 @@ typedef struct gp__catalog {
   uint32_t has_scheduler; /* jobs, switching, a global perfmon */
 } gp__catalog;
 
+/* period_ns brought within the periods cat can sample at. */
+static inline uint64_t gp__catalog_period(const gp__catalog *cat,
+                                          uint64_t period_ns) {
+  if (period_ns < cat->min_period_ns)
+    return cat->min_period_ns;
+  return period_ns > cat->max_period_ns ? cat->max_period_ns : period_ns;
+}
+
 /* A perfmon. The first line holds what the scheduler reads for every job
  * (id, destroyed, last_end); the rest but the values is fixed at
  * creation. */

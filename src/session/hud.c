@@ -528,11 +528,7 @@ static void sample_device(uint32_t dev) {
     return;
   gp_counter_config c;
   memset(&c, 0, sizeof(c));
-  c.counter_period_ns = hud.period_ns;
-  if (c.counter_period_ns < cat->min_period_ns)
-    c.counter_period_ns = cat->min_period_ns;
-  if (c.counter_period_ns > cat->max_period_ns)
-    c.counter_period_ns = cat->max_period_ns;
+  c.counter_period_ns = gp__catalog_period(cat, hud.period_ns);
   c.counter_ids = ids;
   c.num_counter_ids = n;
   int rc = gp_counters_start(dev, &c);

@@ -356,11 +356,7 @@ static int start_on(uint32_t dev, const gp__catalog *cat, const uint32_t *ids,
   gp_counter_config c;
   memset(&c, 0, sizeof(c));
   if (periodic) {
-    c.counter_period_ns = st.period_ns;
-    if (c.counter_period_ns < cat->min_period_ns)
-      c.counter_period_ns = cat->min_period_ns;
-    if (c.counter_period_ns > cat->max_period_ns)
-      c.counter_period_ns = cat->max_period_ns;
+    c.counter_period_ns = gp__catalog_period(cat, st.period_ns);
   }
   c.counter_ids = ids;
   c.num_counter_ids = n;
