@@ -446,6 +446,24 @@ int gp__tp_parse_gpu_frequency(gp__tp_importer *imp, const gp__tp_pkt *p);
 int gp__tp_parse_vulkan_memory(gp__tp_importer *imp, const gp__tp_pkt *p);
 int gp__tp_parse_vulkan_api(gp__tp_importer *imp, const gp__tp_pkt *p);
 int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p);
+
+/* What a track event's slice args are made of (track_args.c). */
+typedef struct gp__tp_te_args {
+  bool annotations; /* debug annotations are there to read */
+  bool has_api;     /* the gpu_api extension, with its value: */
+  uint64_t api;
+  bool gpu_corr;        /* a GpuCorrelation extension is there to read */
+  uint32_t passthrough; /* legacy_event.passthrough_utid, NONE: none */
+} gp__tp_te_args;
+
+/*
+ * Commits the args of the track event in packet p (its debug annotations,
+ * gpu_api, GpuCorrelation ids and passthrough utid, as a says) as an arg
+ * set into *set, NONE when there are none. Returns 0, or an error
+ * recorded with gp__tp_fail (a corrupt annotation, no memory).
+ */
+int gp__tp_track_event_args(gp__tp_importer *imp, const gp__tp_pkt *p,
+                            const gp__tp_te_args *a, uint32_t *set);
 /* One ftrace event (kind GP_TP_ENT_FTRACE). */
 int gp__tp_parse_ftrace_event(gp__tp_importer *imp, int64_t ts, uint64_t off,
                               size_t len, uint32_t machine);
