@@ -550,28 +550,6 @@ static void drain_locked(void) {
   }
 }
 
-#define MAX_SETTLE_HOOKS 4
-static _Atomic(gp__settle_hook) settle_hooks[MAX_SETTLE_HOOKS];
-
-/* See core.h. */
-int gp__activity_add_settle_hook(gp__settle_hook hook) {
-  for (int i = 0; i < MAX_SETTLE_HOOKS; i++) {
-    gp__settle_hook none = NULL;
-    if (atomic_load(&settle_hooks[i]) == hook ||
-        atomic_compare_exchange_strong(&settle_hooks[i], &none, hook))
-      return 0;
-  }
-  return GP_ENOSPC;
-}
-
-static void settle(int phase) {
-  for (int i = 0; i < MAX_SETTLE_HOOKS; i++) {
-    gp__settle_hook h = atomic_load(&settle_hooks[i]);
-    if (h)
-      h(phase);
-  }
-}
-
 static void *collector_main(void *arg) {
   (void)arg;
   pthread_mutex_lock(&gp__act.lock);
@@ -602,12 +580,12 @@ static void *collector_main(void *arg) {
       pthread_mutex_unlock(&gp__act.lock);
       /* Settled as a flush is (core.h): what was committed before the
        * collection is delivered once the queue is drained here. */
-      settle(GP__SETTLE_BEGIN);
+      gp__settle(GP__SETTLE_BEGIN);
       bool whole = gp__collect_slots();
       pthread_mutex_lock(&gp__act.lock);
       drain_locked();
       pthread_mutex_unlock(&gp__act.lock);
-      settle(whole ? GP__SETTLE_END : GP__SETTLE_PARTIAL);
+      gp__settle(whole ? GP__SETTLE_END : GP__SETTLE_PARTIAL);
       pthread_mutex_lock(&gp__act.lock);
     }
   }
@@ -746,7 +724,7 @@ int gp_activity_flush_all(uint32_t flags) {
 
   for (int i = 0; i < nh; i++)
     fns[i](users[i], (flags & GP_ACTIVITY_FLUSH_FORCED) != 0);
-  settle(GP__SETTLE_BEGIN);
+  gp__settle(GP__SETTLE_BEGIN);
 
   /* Copy out every slot. If the application declines to give a buffer,
    * the records stay where they are for a later flush. */
@@ -764,7 +742,7 @@ int gp_activity_flush_all(uint32_t flags) {
   pthread_mutex_unlock(&gp__act.lock);
   /* Records left in a slot for want of a buffer were not delivered: the
    * settle hooks learn nothing from this flush then. */
-  settle(whole ? GP__SETTLE_END : GP__SETTLE_PARTIAL);
+  gp__settle(whole ? GP__SETTLE_END : GP__SETTLE_PARTIAL);
   return 0;
 }
 

@@ -277,6 +277,9 @@ void gp__activity_remove_flush_hook(gp__flush_hook hook, void *user);
 typedef void (*gp__settle_hook)(int phase);
 int gp__activity_add_settle_hook(gp__settle_hook hook);
 
+/* Calls the settle hooks with phase (hooks.c; the collector's). */
+void gp__settle(int phase);
+
 /* True on the collector thread: the one thread that never waits for a
  * buffer to come back, so the one that may write records while holding a
  * lock an observer takes. */

@@ -6,8 +6,11 @@
  * so that a recorded process joins its recording then and not when it
  * loads the library. Rather than call src/session, the core owns a hook
  * that src/session fills in at load time (see core.h, gp__activate).
+ * The counters layer's derived windows learn in the same way when a flush
+ * has delivered what was committed before it (settle hooks).
  */
 #include <stdatomic.h>
+#include <stddef.h>
 
 #include "core.h"
 
@@ -38,4 +41,27 @@ void gp__finalizing(void) {
       atomic_load_explicit(&finalize_hook, memory_order_acquire);
   if (h)
     h();
+}
+
+#define MAX_SETTLE_HOOKS 4
+static _Atomic(gp__settle_hook) settle_hooks[MAX_SETTLE_HOOKS];
+
+/* See core.h. */
+int gp__activity_add_settle_hook(gp__settle_hook hook) {
+  for (int i = 0; i < MAX_SETTLE_HOOKS; i++) {
+    gp__settle_hook none = NULL;
+    if (atomic_load(&settle_hooks[i]) == hook ||
+        atomic_compare_exchange_strong(&settle_hooks[i], &none, hook))
+      return 0;
+  }
+  return GP_ENOSPC;
+}
+
+/* See core.h. */
+void gp__settle(int phase) {
+  for (int i = 0; i < MAX_SETTLE_HOOKS; i++) {
+    gp__settle_hook h = atomic_load(&settle_hooks[i]);
+    if (h)
+      h(phase);
+  }
 }
