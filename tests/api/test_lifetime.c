@@ -59,18 +59,6 @@ static const char *cli(void) {
   return c;
 }
 
-/* The text of a file (malloc'ed, "" if missing). */
-static char *slurp(const char *path) {
-  size_t n = 0;
-  uint8_t *b = wt_read_file(path, &n);
-  char *s = malloc(n + 1);
-  if (b)
-    memcpy(s, b, n);
-  s[n] = '\0';
-  free(b);
-  return s;
-}
-
 static const char *const reports[] = {
     "ERROR: AddressSanitizer", "WARNING: ThreadSanitizer", "runtime error:",
     "ERROR: LeakSanitizer",    "Segmentation fault",       "SIGSEGV",
@@ -81,7 +69,7 @@ static void expect_no_report(const char *dir, const char *name,
                              const char *what) {
   char path[1200];
   snprintf(path, sizeof(path), "%s/%s", dir, name);
-  char *t = slurp(path);
+  char *t = wt_read_text(path);
   for (size_t i = 0; i < sizeof(reports) / sizeof(reports[0]); i++)
     if (strstr(t, reports[i]))
       gp_test_fail(__FILE__, __LINE__, "%s: %s in %s:\n%.4000s", what,
@@ -223,7 +211,7 @@ static void run_cell(cmd_kind c, obs_kind o, const length *len) {
   if (!ok) {
     char perr[1200];
     snprintf(perr, sizeof(perr), "%s/prog.err", dir);
-    char *t = slurp(perr);
+    char *t = wt_read_text(perr);
     gp_test_fail(__FILE__, __LINE__, "%s: status %d, want %d; stderr:\n%.3000s",
                  what, st, want, t);
   }

@@ -28,18 +28,6 @@ static const char *cli(void) {
   return c;
 }
 
-/* The text of a file (malloc'ed, "" if missing). */
-static char *slurp(const char *path) {
-  size_t n = 0;
-  uint8_t *b = wt_read_file(path, &n);
-  char *s = malloc(n + 1);
-  if (b)
-    memcpy(s, b, n);
-  s[n] = '\0';
-  free(b);
-  return s;
-}
-
 /* Every row of sql on the trace at path, cells separated by '|', rows by
  * '\n' (malloc'ed). */
 static char *rows(const char *path, const char *sql) {
@@ -114,7 +102,8 @@ static void with_peer(peer_run *r, const char *name, const char *peer_args,
 }
 
 static void expect_clean(const peer_run *r) {
-  char *out = slurp(r->out), *err = slurp(r->err), *perr = slurp(r->prog_err);
+  char *out = wt_read_text(r->out), *err = wt_read_text(r->err),
+       *perr = wt_read_text(r->prog_err);
   if (r->status != 0 || !strstr(out, " errors 0"))
     gp_test_fail(__FILE__, __LINE__, "status %d\npeer: %s%s\nprogram: %s",
                  r->status, out, err, perr);
@@ -143,7 +132,7 @@ TEST(producer_demo_gives_the_rows_of_the_file) {
   expect_clean(&r);
   /* The demo's GPUs appear after the process connected: their catalogs
    * reached the service's gpu.counters descriptors (UpdateDataSource). */
-  char *out = slurp(r.out);
+  char *out = wt_read_text(r.out);
   const char *k = strstr(out, " specs ");
   ASSERT_NOT_NULL(k);
   ASSERT_GE(strtoull(k + 7, NULL, 10), 6);
@@ -195,7 +184,7 @@ TEST(producer_service_flush_stop_and_clear_drive_the_sessions) {
             "--clear-after-ms 200",
             prog);
   expect_clean(&r);
-  char *out = slurp(r.out);
+  char *out = wt_read_text(r.out);
   ASSERT(strstr(out, "started 2 stopped 2 flushes 2 acks") != NULL);
   ASSERT(strstr(out, "acks 0") == NULL);
   free(out);
@@ -224,7 +213,7 @@ TEST(producer_full_shared_memory_is_never_silent) {
   ASSERT_EQ(wt_system(cmd), 0);
   int64_t want = one(file, "SELECT count(*) FROM gpu_slice");
   int64_t got = one(r.trace, "SELECT count(*) FROM gpu_slice");
-  char *perr = slurp(r.prog_err);
+  char *perr = wt_read_text(r.prog_err);
   if (got != want && !strstr(perr, "packets dropped"))
     gp_test_fail(__FILE__, __LINE__,
                  "%lld of %lld slices arrived and nothing was said: %s",
@@ -251,7 +240,7 @@ TEST(producer_without_a_service_changes_nothing) {
   free(y);
   char err[1100];
   snprintf(err, sizeof(err), "%s/producer.err", gp_test_tmpdir());
-  char *e = slurp(err);
+  char *e = wt_read_text(err);
   ASSERT_STR_EQ(e, "");
   free(e);
 }
@@ -264,7 +253,7 @@ TEST(producer_cli_errors_are_clear) {
            "--duration 1 2>'%s'",
            gp_test_tmpdir(), cli(), err);
   ASSERT_EQ(wt_system(cmd), 2);
-  char *e = slurp(err);
+  char *e = wt_read_text(err);
   ASSERT(strstr(e, "no Perfetto tracing service at") != NULL);
   ASSERT(strstr(e, "none.sock") != NULL);
   free(e);
@@ -276,7 +265,7 @@ TEST(producer_cli_errors_are_clear) {
   snprintf(cmd, sizeof(cmd), "'%s' record --producer -o x -- true 2>'%s'",
            cli(), err);
   ASSERT_EQ(wt_system(cmd), 1);
-  e = slurp(err);
+  e = wt_read_text(err);
   ASSERT(strstr(e, "drop -c, -e and -o") != NULL);
   free(e);
 }
