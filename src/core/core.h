@@ -506,6 +506,34 @@ void gp__device_emit(uint32_t device_id);
 int gp__device_add_hook(void (*fn)(uint32_t device_id));
 
 /*
+ * The vendor a PCI (or Khronos) vendor id stands for ("NVIDIA"), or NULL
+ * for one not known here: how the Vulkan layer names the device it
+ * registers and how `gpuperf list` names the devices the loaders see.
+ */
+static inline const char *gp__gpu_vendor_name(uint32_t vendor_id) {
+  switch (vendor_id) {
+  case 0x1002:
+    return "AMD";
+  case 0x10de:
+    return "NVIDIA";
+  case 0x8086:
+    return "Intel";
+  case 0x13b5:
+    return "ARM";
+  case 0x5143:
+    return "Qualcomm";
+  case 0x1010:
+    return "Imagination";
+  case 0x14e4:
+    return "Broadcom";
+  case 0x10005:
+    return "Mesa";
+  default:
+    return NULL;
+  }
+}
+
+/*
  * A device's frontier (docs/counters.md, "Utilization"): a time T of the
  * trace clock such that every piece of the device's work that starts
  * before T has been committed as a record. Derived counters hold back

@@ -249,27 +249,6 @@ static const char *vk_type_name(uint32_t t) {
   }
 }
 
-static const char *vk_vendor_name(uint32_t v) {
-  switch (v) {
-  case 0x1002:
-    return "AMD";
-  case 0x10de:
-    return "NVIDIA";
-  case 0x8086:
-    return "Intel";
-  case 0x13b5:
-    return "ARM";
-  case 0x5143:
-    return "Qualcomm";
-  case 0x14e4:
-    return "Broadcom";
-  case 0x10005:
-    return "Mesa";
-  default:
-    return NULL;
-  }
-}
-
 static void vk_devices(get_proc_fn gipa, vk_handle inst) {
   enum_devices_fn enumerate =
       (enum_devices_fn)(uintptr_t)gipa(inst, "vkEnumeratePhysicalDevices");
@@ -297,7 +276,7 @@ static void vk_devices(get_proc_fn gipa, vk_handle inst) {
     vk_props_head h;
     memcpy(&h, buf, sizeof(h));
     h.name[sizeof(h.name) - 1] = '\0';
-    const char *vendor = vk_vendor_name(h.vendor_id);
+    const char *vendor = gp__gpu_vendor_name(h.vendor_id);
     d->index = i;
     snprintf(d->name, sizeof(d->name), "%s", h.name);
     if (vendor)

@@ -203,29 +203,6 @@ layer_DestroyInstance(VkInstance instance, const VkAllocationCallbacks *alloc) {
 /* ------------------------------------------------------------------ */
 /* Devices                                                              */
 
-static const char *vendor_name(uint32_t id) {
-  switch (id) {
-  case 0x1002:
-    return "AMD";
-  case 0x10de:
-    return "NVIDIA";
-  case 0x8086:
-    return "Intel";
-  case 0x13b5:
-    return "ARM";
-  case 0x5143:
-    return "Qualcomm";
-  case 0x1010:
-    return "Imagination";
-  case 0x14e4:
-    return "Broadcom";
-  case 0x10005:
-    return "Mesa";
-  default:
-    return "";
-  }
-}
-
 /* Registers the physical device with the core once; its hardware queues
  * are its queues, family by family. */
 static void register_device(gp__vk_device *dev) {
@@ -276,9 +253,9 @@ static void register_device(gp__vk_device *dev) {
              VK_API_VERSION_MAJOR(props.driverVersion),
              VK_API_VERSION_MINOR(props.driverVersion),
              VK_API_VERSION_PATCH(props.driverVersion));
-  const char *vendor = vendor_name(props.vendorID);
+  const char *vendor = gp__gpu_vendor_name(props.vendorID);
   char vbuf[16];
-  if (!*vendor) {
+  if (!vendor) {
     snprintf(vbuf, sizeof(vbuf), "0x%04x", props.vendorID);
     vendor = vbuf;
   }
