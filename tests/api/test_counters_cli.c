@@ -10,6 +10,7 @@
 
 #include "backend/sim/simInt.h"
 #include "harness.h"
+#include "unit/writer_util.h"
 #include "programs/refuse_perf.h"
 #include "programs/stat_app.h"
 #include "testutil.h"
@@ -69,17 +70,6 @@ static const char *cli(void) {
   return c;
 }
 
-static const char *stat_app(void) {
-  static char path[1024];
-  const char *b = getenv("GPUPERF_BUILD");
-  if (!b)
-    SKIP("GPUPERF_BUILD is not set (run through 'make test')");
-  snprintf(path, sizeof(path), "%s/tests/stat_app", b);
-  if (access(path, X_OK) != 0)
-    SKIP("%s was not built", path);
-  return path;
-}
-
 TEST(cli_list_counters) {
   const char *g = cli();
   const char *out = gp_test_path(0, "out"), *err = gp_test_path(1, "err");
@@ -127,7 +117,7 @@ TEST(cli_list_counters) {
  * `gpuperf list` prints, the OpenCL and Vulkan devices included, and exits
  * before doing its own work. */
 TEST(cli_hud_help_prints_list) {
-  const char *g = cli(), *app = stat_app();
+  const char *g = cli(), *app = wt_built("tests/stat_app");
   const char *out = gp_test_path(0, "out"), *err = gp_test_path(1, "err");
   const char *out2 = gp_test_path(2, "out2");
   const char *touched = gp_test_path(3, "touched");
@@ -203,7 +193,7 @@ static double expected_dram(int which, int n) {
 }
 
 TEST(cli_stat_totals_per_counter_and_kernel) {
-  const char *g = cli(), *app = stat_app();
+  const char *g = cli(), *app = wt_built("tests/stat_app");
   const char *out = gp_test_path(0, "out"), *err = gp_test_path(1, "err");
   const char *rep = gp_test_path(2, "report");
   char *a[] = {
@@ -240,7 +230,7 @@ TEST(cli_stat_totals_per_counter_and_kernel) {
 }
 
 TEST(cli_stat_children_and_errors) {
-  const char *g = cli(), *app = stat_app();
+  const char *g = cli(), *app = wt_built("tests/stat_app");
   const char *out = gp_test_path(0, "out"), *err = gp_test_path(1, "err");
   const char *touched = gp_test_path(2, "touched");
   /* Two processes: both counted. */

@@ -22,18 +22,8 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "unit/writer_util.h"
 #include "opencl/oclutil.h"
-
-static const char *build_file(const char *name) {
-  static char buf[4][512];
-  static int next;
-  char *b = buf[next++ % 4];
-  if (!ocl_build_path(name, b, 512))
-    SKIP("GPUPERF_BUILD is not set (run through `make test`)");
-  if (access(b, R_OK) != 0)
-    SKIP("%s is not built", b);
-  return b;
-}
 
 static const char *cli(void) {
   const char *c = getenv("GPUPERF_CLI");
@@ -131,7 +121,7 @@ static void read_csv(const char *path, const char *header_items, int nitems,
 /* `gpuperf record` runs the program: the rows are the program's (the pid
  * it prints), none the recorder's, with times from its start. */
 TEST(hud_file_rows_of_the_program_alone) {
-  const char *g = cli(), *app = build_file("tests/stat_app");
+  const char *g = cli(), *app = wt_built("tests/stat_app");
   const char *path = gp_test_path(0, "hud.csv");
   const char *trace = gp_test_path(1, "t.pftrace");
   char file[600];
@@ -220,7 +210,7 @@ static int rows_in(const char *path) {
  * once the HUD has written a row (it waits for a file the test creates
  * then), so the work is sampled however slowly the machine runs. */
 TEST(hud_file_one_csv_row_per_period) {
-  const char *app = build_file("tests/stat_app");
+  const char *app = wt_built("tests/stat_app");
   const char *path = gp_test_path(0, "hud.csv");
   const char *go = gp_test_path(1, "go");
   char file[600];
@@ -265,13 +255,13 @@ TEST(hud_file_one_csv_row_per_period) {
 static void opencl_rows(bool record) {
   ocl_env();
   ocl_require_device();
-  const char *sample = build_file("tests/opencl-sample");
+  const char *sample = wt_built("tests/opencl-sample");
   const char *path = gp_test_path(0, "hud.csv");
   const char *trace = gp_test_path(1, "t.pftrace");
   char file[600], preload[600];
   snprintf(file, sizeof(file), "GPUPERF_HUD_FILE=%s", path);
   snprintf(preload, sizeof(preload), "LD_PRELOAD=%s",
-           build_file("libgpuperf-opencl.so"));
+           wt_built("libgpuperf-opencl.so"));
   char *env[] = {"GPUPERF_HUD=Utilization", "GPUPERF_HUD_PERIOD_MS=20", file,
                  record ? NULL : preload, NULL};
   char *wrap[] = {"/bin/sh",
@@ -347,7 +337,7 @@ static int line_values(const char *t, double *v, int cap) {
 }
 
 TEST(hud_tty_line_shows_live_values) {
-  const char *app = build_file("tests/stat_app");
+  const char *app = wt_built("tests/stat_app");
   if (access("/usr/bin/script", X_OK) != 0)
     SKIP("script(1) (util-linux) is not installed: no terminal to test in");
   char cmd[800];
@@ -385,7 +375,7 @@ TEST(hud_tty_line_shows_live_values) {
 }
 
 TEST(hud_unknown_name_lists_counters) {
-  const char *app = build_file("tests/stat_app");
+  const char *app = wt_built("tests/stat_app");
   char *env[] = {"GPUPERF_HUD=Utilization+no-such-counter:5,cycle-count",
                  "GPUPERF_SIM_TIME=real", NULL};
   char *argv[] = {(char *)app, "--launches", "300", NULL};
@@ -411,7 +401,7 @@ TEST(hud_unknown_name_lists_counters) {
  * included, on stderr, and the program runs (it would print the list and
  * exit before main() on its own). */
 TEST(hud_help_under_record_runs_the_program) {
-  const char *g = cli(), *app = build_file("tests/stat_app");
+  const char *g = cli(), *app = wt_built("tests/stat_app");
   const char *touched = gp_test_path(0, "touched");
   const char *trace = gp_test_path(1, "t.pftrace");
   ocl_env();

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "unit/writer_util.h"
 #include "opencl/oclutil.h"
 
 #define TMUX "/usr/bin/tmux"
@@ -29,17 +30,6 @@ typedef struct term {
   char sock[600], raw[600], script[600];
   long server;
 } term;
-
-static const char *build_file(const char *name) {
-  static char buf[4][512];
-  static int next;
-  char *b = buf[next++ % 4];
-  if (!ocl_build_path(name, b, 512))
-    SKIP("GPUPERF_BUILD is not set (run through `make test`)");
-  if (access(b, R_OK) != 0)
-    SKIP("%s is not built", b);
-  return b;
-}
 
 static char *slurp(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -225,8 +215,8 @@ TEST(hud_term_keeps_the_programs_lines) {
 #endif
   ocl_env();
   ocl_require_device();
-  const char *sample = build_file("tests/opencl-sample");
-  const char *lib = build_file("libgpuperf-opencl.so");
+  const char *sample = wt_built("tests/opencl-sample");
+  const char *lib = wt_built("libgpuperf-opencl.so");
   char *argv[] = {(char *)sample, "-n", "20", NULL};
   char *plain = NULL, *err = NULL;
   int rc = ocl_run(argv, NULL, 120, &plain, &err);
@@ -294,7 +284,7 @@ TEST(hud_term_clpeak_under_record) {
 /* A resized terminal: the region is set anew for its size, at once (the
  * program still runs: it waits for a file). */
 TEST(hud_term_follows_a_resize) {
-  const char *app = build_file("tests/stat_app");
+  const char *app = wt_built("tests/stat_app");
   const char *go = gp_test_path(0, "go");
   term t;
   char cmd[2048];
@@ -336,7 +326,7 @@ TEST(hud_term_follows_a_resize) {
  * (the library's death handler runs the HUD's finisher), and its lines
  * stay. */
 static void given_back(const char *how, const char *status) {
-  const char *app = build_file("tests/stat_app");
+  const char *app = wt_built("tests/stat_app");
   const char *go = gp_test_path(0, "go");
   unlink(go); /* the last call's */
   term t;

@@ -12,19 +12,9 @@
 
 #include "gpuperf/gpuperf.h"
 #include "harness.h"
+#include "unit/writer_util.h"
 #include "opencl/oclutil.h"
 #include "tp/tputil.h"
-
-static const char *stat_app(void) {
-  static char path[1024];
-  const char *b = getenv("GPUPERF_BUILD");
-  if (!b)
-    SKIP("GPUPERF_BUILD is not set (run through 'make test')");
-  snprintf(path, sizeof(path), "%s/tests/stat_app", b);
-  if (access(path, X_OK) != 0)
-    SKIP("%s was not built", path);
-  return path;
-}
 
 /* The line of text holding needle, copied into buf. */
 static const char *line_of(const char *text, const char *needle, char *buf,
@@ -39,7 +29,7 @@ static const char *line_of(const char *text, const char *needle, char *buf,
 }
 
 TEST(stat_perf_like_forms) {
-  const char *app = stat_app();
+  const char *app = wt_built("tests/stat_app");
   char *out, *err, line[512];
   /* Text: task-clock in msec with CPUs utilized (when perf_event works),
    * kernels by their short names. */

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "unit/writer_util.h"
 #include "opencl/oclutil.h"
 #include "programs/stat_app.h"
 #include "tp/tputil.h"
@@ -105,8 +106,6 @@ static double json_sum(const char *text, const char *event) {
   return sum;
 }
 
-static const char *stat_app(void);
-
 /* The sum of event's values on device dev. */
 static double json_sum_on(const char *text, const char *event,
                           const char *dev) {
@@ -123,7 +122,7 @@ static double json_sum_on(const char *text, const char *event,
 }
 
 TEST(stat_utilization_on_every_simulated_device) {
-  const char *app = stat_app();
+  const char *app = wt_built("tests/stat_app");
   char *out, *err;
   ASSERT_EQ(
       tp_cli(&out, &err, "stat", "--json", "--", app, "--launches", "6", NULL),
@@ -247,17 +246,6 @@ TEST(stat_vulkan_gpu_section_vkcube) {
   free(err);
 }
 
-static const char *stat_app(void) {
-  static char path[1024];
-  const char *b = getenv("GPUPERF_BUILD");
-  if (!b)
-    SKIP("GPUPERF_BUILD is not set (run through 'make test')");
-  snprintf(path, sizeof(path), "%s/tests/stat_app", b);
-  if (access(path, X_OK) != 0)
-    SKIP("%s was not built", path);
-  return path;
-}
-
 /* The value of the -x, line ending in ",EVENT,DEVICE,KERNEL,". */
 static double csv_value(const char *text, const char *event, const char *dev,
                         const char *kernel) {
@@ -272,7 +260,7 @@ static double csv_value(const char *text, const char *event, const char *dev,
 }
 
 TEST(stat_repeat_leaves_a_crashed_run_out) {
-  const char *app = stat_app();
+  const char *app = wt_built("tests/stat_app");
   char die[600];
   char *out, *err;
   /* Run 1 of 3 dies of SIGSEGV half-way, after its saxpy launches: its

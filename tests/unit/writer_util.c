@@ -371,6 +371,17 @@ const char *wt_build_path(const char *rel) {
   return buf;
 }
 
+/* See writer_util.h. */
+const char *wt_built(const char *rel) {
+  static char buf[4][1024];
+  static int next;
+  char *b = buf[next++ % 4];
+  snprintf(b, sizeof(buf[0]), "%s", wt_build_path(rel));
+  if (access(b, R_OK) != 0)
+    SKIP("%s is not built", b);
+  return b;
+}
+
 int wt_mem_sink(void *user, const uint8_t *data, size_t len) {
   wt_membuf *m = user;
   if (m->n + len > m->cap) {

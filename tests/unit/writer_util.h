@@ -92,6 +92,10 @@ int wt_entries_with(const char *dir, const char *part);
 /* $GPUPERF_BUILD/<rel>, skipping the test if GPUPERF_BUILD is unset. */
 const char *wt_build_path(const char *rel);
 
+/* The same for a file that must be there: the test skips if it was not
+ * built. Four calls' results stay valid at once. */
+const char *wt_built(const char *rel);
+
 /* A trace written into memory. */
 typedef struct wt_membuf {
   uint8_t *p;
