@@ -9,13 +9,16 @@
  *     take clock snapshots, convert every timestamp to the trace clock,
  *     and handle what must be seen in file order (GpuInfo, inline GPU
  *     counter descriptors, track descriptors). Each packet (and each
- *     ftrace event) to parse becomes a 16-byte entry {ts, ref}.
- *  2. Sort the entries by ts (stable: ties keep file order), then parse
- *     them in that order into the tables of store.h.
+ *     ftrace event) to parse becomes a 16-byte entry {ts, ref}, pushed
+ *     into one of the queues that Perfetto's sorter would push it into
+ *     (a machine's packets, its track events, an ftrace CPU's events).
+ *  2. Merge the queues by ts as Perfetto's sorter does (sort.c), then
+ *     parse the entries in that order into the tables of store.h. The
+ *     order decides the ids of tracks, slices and other rows.
  *
  * An entry's ref packs what parse needs to find the data again:
  *
- *   bits 62..63  kind (GP_TP_ENT_PACKET, GP_TP_ENT_FTRACE)
+ *   bits 62..63  kind (GP_TP_ENT_PACKET, GP_TP_ENT_FTRACE, GP_TP_ENT_SKIP)
  *   bits 40..61  generation (sequence state the packet was tokenized in)
  *   bits  0..39  source offset of the tag of the field to parse: the
  *                packet's data field (gpu_render_stage_event, ...) or
@@ -38,6 +41,7 @@
 
 #define GP_TP_ENT_PACKET 0u
 #define GP_TP_ENT_FTRACE 1u
+#define GP_TP_ENT_SKIP 2u /* an ftrace event not imported: ordering only */
 #define GP_TP_GEN_BITS 22
 #define GP_TP_OFF_BITS 40
 #define GP_TP_MAX_GENS (1u << GP_TP_GEN_BITS)
@@ -46,6 +50,20 @@ typedef struct gp__tp_entry {
   int64_t ts;
   uint64_t ref;
 } gp__tp_entry;
+
+/* The entries pushed into one queue of Perfetto's sorter, in push order. */
+typedef GP_TP_VEC(gp__tp_entry) gp__tp_queue;
+
+/* The queues of one machine's reader, made when Perfetto's importer makes
+ * them (queues.c): its packets and its track events when the machine is
+ * first seen; those of CPUs 0..c of a kind of ftrace data when data of
+ * that kind from CPU c is first pushed. */
+enum { GP_TP_FQ_EVENTS, GP_TP_FQ_SWITCH, GP_TP_FQ_WAKING, GP_TP_FQ_KINDS };
+typedef struct gp__tp_readerq {
+  bool made;
+  uint32_t packets, track_events;
+  GP_TP_VEC(uint32_t) cpu[GP_TP_FQ_KINDS]; /* by CPU: index in queues */
+} gp__tp_readerq;
 
 static inline uint64_t gp__tp_ref(uint32_t kind, uint32_t gen, uint64_t off) {
   return (uint64_t)kind << 62 | (uint64_t)gen << GP_TP_OFF_BITS | off;
@@ -267,7 +285,8 @@ typedef struct gp__tp_importer {
   GP_TP_VEC(gp__tp_interned) interned;
   gp__tp_map2 interned_by_key; /* (ns << 32 | field, iid) -> index */
   int64_t max_ts;
-  GP_TP_VEC(gp__tp_entry) entries;
+  GP_TP_VEC(gp__tp_queue) queues;    /* in the order Perfetto makes them */
+  GP_TP_VEC(gp__tp_readerq) readerq; /* by machine row */
   GP_TP_VEC(struct gp__tp_deferred {
     uint64_t ref;
     uint64_t clock_key;
@@ -530,10 +549,10 @@ void gp__tp_importer_init(gp__tp_importer *imp, gp__tp_db *db, const char *name,
                           const uint8_t *data, uint64_t size);
 
 /*
- * The entries in timestamp order, stably (equal timestamps keep their
- * order), without a sorted copy: a k-way merge of the sorted runs (blocks
- * of 256 entries sorted in place first where runs are short) that hands
- * out one entry at a time. sort.c.
+ * One queue's entries in timestamp order, stably (equal timestamps keep
+ * their order), without a sorted copy: a k-way merge of the sorted runs
+ * (blocks of 256 entries sorted in place first where runs are short) that
+ * hands out one entry at a time. sort.c.
  */
 typedef struct gp__tp_merge {
   gp__tp_entry *a; /* owned: what gp__tp_vec_grow allocated, cap entries */
@@ -565,6 +584,51 @@ bool gp__tp_merge_next(gp__tp_merge *m, gp__tp_entry *out);
 uint64_t gp__tp_merge_low_off(gp__tp_merge *m);
 
 void gp__tp_merge_fini(gp__tp_merge *m);
+
+/*
+ * All queues' entries in the order Perfetto's sorter hands them to its
+ * parsers: the queue with the earliest head (the first made, on a tie)
+ * goes on while its entries are no later than the earliest head of the
+ * others. sort.c.
+ */
+typedef struct gp__tp_sorter {
+  gp__tp_merge *q;
+  size_t nq;
+  uint32_t *heap; /* queues with entries left but cur, by (head ts, index) */
+  uint32_t nheap;
+  bool has_cur;
+  uint32_t cur;  /* the queue taking its turn */
+  int64_t limit; /* its turn lasts while its head is at or before this */
+} gp__tp_sorter;
+
+/* Takes the queues' arrays (s owns them from here, in any case) and
+ * empties q[0..nq). 0 or GP_ENOMEM (s then holds nothing). */
+int gp__tp_sorter_init(gp__tp_sorter *s, gp__tp_queue *q, size_t nq);
+bool gp__tp_sorter_next(gp__tp_sorter *s, gp__tp_entry *out);
+/* The least gp__tp_merge_low_off of the queues. */
+uint64_t gp__tp_sorter_low_off(gp__tp_sorter *s);
+void gp__tp_sorter_fini(gp__tp_sorter *s);
+
+/* queues.c: makes machine row m's packet and track event queues (once),
+ * as Perfetto makes a reader's streams when it first sees the machine. */
+int gp__tp_reader_queues(gp__tp_importer *imp, uint32_t m, uint64_t off);
+
+/* The queue of a packet of machine row m: its track events (te) or its
+ * other packets. */
+uint32_t gp__tp_packet_queue(gp__tp_importer *imp, uint32_t m, bool te);
+
+/* Appends {ts, ref} to queue q; off is where, for an error. */
+int gp__tp_push_entry(gp__tp_importer *imp, uint32_t q, int64_t ts,
+                      uint64_t ref, uint64_t off);
+
+/* Tokenizes an FtraceEventBundle (data, len) of sequence seq, generation
+ * gen, whose packet is at off. */
+int gp__tp_tokenize_ftrace(gp__tp_importer *imp, const uint8_t *data,
+                           size_t len, uint32_t seq, uint32_t gen,
+                           uint64_t off);
+
+/* Frees the queues (after parse, or when an import fails). */
+void gp__tp_queues_free(gp__tp_importer *imp);
 
 /* Runs both passes. Returns 0 or the first error (imp->errmsg, err_off). */
 int gp__tp_import(gp__tp_importer *imp);

@@ -576,19 +576,36 @@ static int slice_links(gp__tp_importer *imp, const gp__tp_pkt *p,
   return 0;
 }
 
+/* A value of counter descriptor di; p: the event's packet, whose args
+ * (annotations, passthrough thread) the value takes, or NULL (an extra
+ * counter value, which takes none, as in Perfetto). */
 static int counter_value(gp__tp_importer *imp, uint32_t di, int64_t ts,
-                         double v) {
-  uint32_t track;
+                         double v, const gp__tp_pkt *p, const te *e,
+                         uint64_t uuid) {
+  uint32_t track, row, args = GP_TP_NONE;
   int rc = desc_track(imp, di, 0, &track);
   if (rc)
     return rc;
+  if (p) {
+    uint32_t passthrough = GP_TP_NONE;
+    if (uuid && (rc = passthrough_utid(imp, p, track, &passthrough)))
+      return rc;
+    const gp__tp_te_args ea = {e->has_annotations, e->has_api, e->api,
+                               e->has_gpu_corr, passthrough};
+    if ((rc = gp__tp_track_event_args(imp, p, &ea, &args)))
+      return rc;
+  }
   gp__tp_desc *d = &imp->descs.v[di];
   v *= (double)d->counter_unit_multiplier;
   if (d->counter_incremental) {
     d->counter_last += v;
     v = d->counter_last;
   }
-  return gp__tp_counter_add(imp, ts, track, v, NULL);
+  if ((rc = gp__tp_counter_add(imp, ts, track, v, &row)))
+    return rc;
+  if (args != GP_TP_NONE && !gp__tp_map_put(&imp->db->c_args, row, args, NULL))
+    return nomem(imp);
+  return 0;
 }
 
 /* See import.h. */
@@ -644,7 +661,7 @@ int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
       continue;
     }
     if ((rc = counter_value(imp, (uint32_t)*xi, p->ts,
-                            (double)e.extra_values[i])))
+                            (double)e.extra_values[i], NULL, &e, 0)))
       return rc;
   }
 
@@ -655,7 +672,8 @@ int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
     }
     return counter_value(imp, d, p->ts,
                          e.counter_is_double ? e.counter_double
-                                             : (double)e.counter_int);
+                                             : (double)e.counter_int,
+                         p, &e, uuid);
   }
   if (imp->descs.v[d].is_counter) {
     gp__tp_stat(imp, GP_TP_STAT_track_event_parser_errors, 1);

@@ -219,6 +219,9 @@ static int tokenize_machine(gp__tp_importer *imp, const top *t, uint64_t off) {
       return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
     db->threads.v[utid].name = db->k_swapper;
     db->threads.v[utid].is_idle = true;
+    int rc = gp__tp_reader_queues(imp, (uint32_t)row, off);
+    if (rc)
+      return rc;
   }
   if (!gp__tp_map_put(&imp->machine_by_raw, t->machine, row, NULL))
     return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
@@ -239,67 +242,6 @@ static uint64_t len_offset(const gp__tp_importer *imp, uint64_t at) {
   while (p[n] & 0x80)
     n++; /* the tag was validated when the field was read */
   return at + n + 1;
-}
-
-static int push_entry(gp__tp_importer *imp, int64_t ts, uint64_t ref,
-                      uint64_t off) {
-  if (!gp__tp_vec_push(&imp->entries, ((gp__tp_entry){ts, ref})))
-    return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory sorting events");
-  return 0;
-}
-
-static int tokenize_ftrace(gp__tp_importer *imp, const top *t, uint32_t seq,
-                           uint32_t gen, uint64_t off) {
-  gp__pb_reader r, sub;
-  gp__pb_field f, g;
-  gp__pb_reader_init(&r, t->data, t->data_len, gp__tp_off(imp, t->data));
-  int rc;
-  for (;;) {
-    uint64_t at = gp__pb_offset(&r);
-    if ((rc = gp__tp_pb_next(&r, &f)) <= 0)
-      break;
-    if (f.id != 2 || f.wire_type != GP_PB_LEN)
-      continue;
-    gp__pb_reader_sub(&sub, &r, &f);
-    bool has_ts = false, wanted = false;
-    uint64_t ts = 0;
-    int rc2;
-    while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
-      if (g.id == 1 && g.wire_type == GP_PB_VARINT) {
-        has_ts = true;
-        ts = g.value;
-      } else if ((g.id == GP_PB_FTRACE_GPU_MEM_TOTAL ||
-                  g.id == GP_PB_FTRACE_SCHED_PROCESS_FREE ||
-                  (g.id >= GP_PB_FTRACE_DMA_FENCE_INIT &&
-                   g.id <= GP_PB_FTRACE_DMA_FENCE_WAIT_END)) &&
-                 g.wire_type == GP_PB_LEN) {
-        wanted = true;
-      }
-    }
-    if (rc2 < 0)
-      return gp__tp_corrupt(imp, &sub, "FtraceEvent");
-    if (!wanted) {
-      gp__tp_stat(imp, GP_TP_STAT_packet_type_not_imported, 1);
-      continue;
-    }
-    int64_t tts = (int64_t)ts;
-    if (has_ts) {
-      uint64_t key = gp__tp_clock_key(GP_TP_CLOCK_BOOTTIME, seq);
-      int64_t ns = gp__tp_clocks_abs(&imp->clocks, key, (int64_t)ts);
-      if (gp__tp_clocks_convert(&imp->clocks, key, ns, &tts) != 0)
-        tts = ns; /* no snapshot links BOOTTIME: it is the trace time */
-    } else {
-      tts = imp->max_ts;
-    }
-    if (tts > imp->max_ts)
-      imp->max_ts = tts;
-    rc2 = push_entry(imp, tts, gp__tp_ref(GP_TP_ENT_FTRACE, gen, at), off);
-    if (rc2)
-      return rc2;
-  }
-  if (rc < 0)
-    return gp__tp_corrupt(imp, &r, "ftrace_events");
-  return 0;
 }
 
 /* SystemInfo.utsname (sysname 1, version 2, release 3, machine 4) into
@@ -360,7 +302,8 @@ static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
     return rc;
   }
   case PKT_FTRACE_EVENTS:
-    return tokenize_ftrace(imp, t, t->seq, gen, lenoff);
+    return gp__tp_tokenize_ftrace(imp, t->data, t->data_len, t->seq, gen,
+                                  lenoff);
   case PKT_SYSTEM_INFO:
     return tokenize_system_info(imp, machine_row(imp, t), t->data, t->data_len);
   case 0:
@@ -368,8 +311,11 @@ static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
   default:
     break;
   }
-  return push_entry(imp, ts, gp__tp_ref(GP_TP_ENT_PACKET, gen, t->data_tag),
-                    lenoff);
+  return gp__tp_push_entry(imp,
+                           gp__tp_packet_queue(imp, imp->gens.v[gen].machine,
+                                               t->data_id == PKT_TRACK_EVENT),
+                           ts, gp__tp_ref(GP_TP_ENT_PACKET, gen, t->data_tag),
+                           lenoff);
 }
 
 static int tokenize_packets(gp__tp_importer *imp, uint64_t off, uint64_t end,
@@ -616,6 +562,8 @@ static int parse_entry(gp__tp_importer *imp, const gp__tp_entry *e) {
   size_t nl = gp__pb_get_varint(p + nt, p + nt + 10, &len);
   uint64_t data_off = off + nt + nl;
   const gp__tp_gen *g = &imp->gens.v[gen];
+  if (gp__tp_ref_kind(e->ref) == GP_TP_ENT_SKIP)
+    return 0;
   if (gp__tp_ref_kind(e->ref) == GP_TP_ENT_FTRACE)
     return gp__tp_parse_ftrace_event(imp, e->ts, data_off, (size_t)len,
                                      g->machine);
@@ -730,36 +678,36 @@ static void release_input(gp__tp_importer *imp, uint64_t upto) {
  * entries' own pages as it takes them.
  */
 static int parse_entries(gp__tp_importer *imp) {
-  gp__tp_merge m;
-  int rc =
-      gp__tp_merge_init(&m, imp->entries.v, imp->entries.cap, imp->entries.n);
-  imp->entries.v = NULL; /* the merge's now, whatever it returned */
-  imp->entries.n = imp->entries.cap = imp->entries.ready = 0;
+  gp__tp_sorter m;
+  /* The queues' arrays are the sorter's now, whatever it returns. */
+  int rc = gp__tp_sorter_init(&m, imp->queues.v, imp->queues.n);
   if (rc)
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory sorting events");
   gp__tp_entry e;
-  for (size_t i = 0; !rc && gp__tp_merge_next(&m, &e); i++) {
+  for (size_t i = 0; !rc && gp__tp_sorter_next(&m, &e); i++) {
     if (i % RELEASE_BLOCK == 0 && i) {
-      uint64_t low = gp__tp_merge_low_off(&m);
+      uint64_t low = gp__tp_sorter_low_off(&m);
       if (low < imp->file_size)
         release_input(imp, low);
     }
     rc = parse_entry(imp, &e);
     imp->events++;
   }
-  gp__tp_merge_fini(&m);
+  gp__tp_sorter_fini(&m);
   return rc;
 }
 
 int gp__tp_import(gp__tp_importer *imp) {
   int rc = intern_keys(imp);
   if (!rc)
+    rc = gp__tp_reader_queues(imp, 0, 0);
+  if (!rc)
     rc = tokenize_packets(imp, 0, imp->file_size, false);
   if (!rc)
     rc = retry_deferred(imp);
   if (!rc)
     rc = parse_entries(imp);
-  gp__tp_vec_free(&imp->entries);
+  gp__tp_queues_free(imp);
   if (!rc)
     rc = gp__tp_parse_finish(imp);
   return rc ? rc : imp->err;
@@ -791,7 +739,7 @@ void gp__tp_importer_fini(gp__tp_importer *imp) {
   gp__tp_map_free(&imp->seq_by_id);
   gp__tp_vec_free(&imp->interned);
   gp__tp_map2_free(&imp->interned_by_key);
-  gp__tp_vec_free(&imp->entries);
+  gp__tp_queues_free(imp);
   gp__tp_vec_free(&imp->deferred);
   gp__tp_map_free(&imp->machine_by_raw);
 }

@@ -176,6 +176,14 @@ uint64_t gp__tp_merge_low_off(gp__tp_merge *m) {
   return m->live < m->nspans ? m->smin[m->live] : UINT64_MAX;
 }
 
+/* The head of the merge: its next entry's ts; false when none is left. */
+static bool merge_peek(const gp__tp_merge *m, int64_t *ts) {
+  if (!m->nheap)
+    return false;
+  *ts = m->a[m->pos[m->heap[0]]].ts;
+  return true;
+}
+
 /* See import.h. */
 void gp__tp_merge_fini(gp__tp_merge *m) {
   size_t ns = m->nspans ? m->nspans : 1;
@@ -186,4 +194,104 @@ void gp__tp_merge_fini(gp__tp_merge *m) {
   gp__tp_array_free(m->span_left, ns, sizeof(*m->span_left));
   gp__tp_array_free(m->smin, ns, sizeof(*m->smin));
   memset(m, 0, sizeof(*m));
+}
+
+/* Queue x before queue y: the earlier head, or the one made first. */
+static bool queue_less(const gp__tp_sorter *s, uint32_t x, uint32_t y) {
+  int64_t tx = 0, ty = 0;
+  merge_peek(&s->q[x], &tx);
+  merge_peek(&s->q[y], &ty);
+  return tx < ty || (tx == ty && x < y);
+}
+
+static void queue_sift_down(gp__tp_sorter *s, uint32_t i) {
+  uint32_t x = s->heap[i];
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= s->nheap)
+      break;
+    if (c + 1 < s->nheap && queue_less(s, s->heap[c + 1], s->heap[c]))
+      c++;
+    if (!queue_less(s, s->heap[c], x))
+      break;
+    s->heap[i] = s->heap[c];
+    i = c;
+  }
+  s->heap[i] = x;
+}
+
+static void queue_push(gp__tp_sorter *s, uint32_t x) {
+  uint32_t i = s->nheap++;
+  while (i > 0) {
+    uint32_t p = (i - 1) / 2;
+    if (!queue_less(s, x, s->heap[p]))
+      break;
+    s->heap[i] = s->heap[p];
+    i = p;
+  }
+  s->heap[i] = x;
+}
+
+/* See import.h. */
+int gp__tp_sorter_init(gp__tp_sorter *s, gp__tp_queue *q, size_t nq) {
+  memset(s, 0, sizeof(*s));
+  s->q = calloc(nq ? nq : 1, sizeof(*s->q));
+  s->heap = calloc(nq ? nq : 1, sizeof(*s->heap));
+  int rc = s->q && s->heap ? 0 : GP_ENOMEM;
+  for (size_t i = 0; i < nq; i++) {
+    gp__tp_entry *a = q[i].v;
+    size_t cap = q[i].cap, n = q[i].n;
+    q[i].v = NULL;
+    q[i].n = q[i].cap = q[i].ready = 0;
+    if (rc || !s->q) {
+      gp__tp_vec_release(a, cap, sizeof(*a));
+      continue;
+    }
+    s->nq = i + 1;
+    rc = gp__tp_merge_init(&s->q[i], a, cap, n);
+    if (!rc && n)
+      queue_push(s, (uint32_t)i);
+  }
+  if (rc)
+    gp__tp_sorter_fini(s);
+  return rc;
+}
+
+/* See import.h. */
+bool gp__tp_sorter_next(gp__tp_sorter *s, gp__tp_entry *out) {
+  int64_t ts;
+  if (!s->has_cur || !merge_peek(&s->q[s->cur], &ts) || ts > s->limit) {
+    if (s->has_cur && merge_peek(&s->q[s->cur], &ts))
+      queue_push(s, s->cur);
+    if (!s->nheap)
+      return false;
+    s->cur = s->heap[0];
+    s->heap[0] = s->heap[--s->nheap];
+    if (s->nheap)
+      queue_sift_down(s, 0);
+    s->has_cur = true;
+    s->limit = INT64_MAX;
+    if (s->nheap)
+      merge_peek(&s->q[s->heap[0]], &s->limit);
+  }
+  return gp__tp_merge_next(&s->q[s->cur], out);
+}
+
+/* See import.h. */
+uint64_t gp__tp_sorter_low_off(gp__tp_sorter *s) {
+  uint64_t low = UINT64_MAX;
+  for (size_t i = 0; i < s->nq; i++) {
+    uint64_t o = gp__tp_merge_low_off(&s->q[i]);
+    low = o < low ? o : low;
+  }
+  return low;
+}
+
+/* See import.h. */
+void gp__tp_sorter_fini(gp__tp_sorter *s) {
+  for (size_t i = 0; i < s->nq; i++)
+    gp__tp_merge_fini(&s->q[i]);
+  free(s->q);
+  free(s->heap);
+  memset(s, 0, sizeof(*s));
 }

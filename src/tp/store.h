@@ -201,6 +201,7 @@ typedef struct gp__tp_db {
   GP_TP_VEC(int64_t) c_ts;
   GP_TP_VEC(uint32_t) c_track;
   GP_TP_VEC(double) c_value;
+  gp__tp_map c_args; /* row -> arg set, for the few rows that have one */
 
   /* slice */
   GP_TP_VEC(int64_t) s_ts;

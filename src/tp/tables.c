@@ -311,6 +311,13 @@ static bool counter_int(const gp__tp_db *db, uint64_t r, int col, int64_t *out,
   case 2:
     *out = db->c_track.v[r];
     return true;
+  case 4: {
+    const uint64_t *set = gp__tp_map_get(&db->c_args, r);
+    if (!set)
+      return false;
+    *out = (int64_t)*set;
+    return true;
+  }
   default:
     return false;
   }
@@ -332,6 +339,14 @@ static void counter_value(const gp__tp_db *db, uint64_t r, int col,
   case 3:
     sqlite3_result_double(ctx, db->c_value.v[r]);
     break;
+  case 4: {
+    const uint64_t *set = gp__tp_map_get(&db->c_args, r);
+    if (set)
+      sqlite3_result_int64(ctx, (int64_t)*set);
+    else
+      sqlite3_result_null(ctx);
+    break;
+  }
   default:
     sqlite3_result_null(ctx);
     break;

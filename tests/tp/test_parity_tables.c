@@ -32,9 +32,11 @@
 #include "harness.h"
 #include "tp/tputil.h"
 
-/* By content, not by id where ids may be numbered differently (see
- * docs/sql.md); a column Perfetto fills in an order of its own (track
- * groups of track events) is reduced to whether it is set. */
+/* By content, and then by id: tracks, slices, counters and flows are
+ * numbered as Perfetto numbers them, since both parse in the order of
+ * Perfetto's sorter (src/tp/sort.c). Arg set ids are numbered in an order
+ * of our own (docs/sql.md), so are only compared through what they hold;
+ * so are track groups (reduced to whether one is set). */
 const tp_parity_query tp_parity_queries[] = {
     {"track", "SELECT t.type, t.name, p.type AS ptype, p.name AS pname, "
               "t.machine_id, t.track_group_id IS NOT NULL AS grouped FROM "
@@ -75,6 +77,20 @@ const tp_parity_query tp_parity_queries[] = {
     {"args of gpus", "SELECT g.ugpu, a.key, a.value_type, a.display_value "
                      "FROM gpu g JOIN args a USING (arg_set_id) "
                      "ORDER BY 1, 2"},
+    {"args of counters", "SELECT c.id, a.key, a.value_type, a.display_value "
+                         "FROM counter c JOIN args a USING (arg_set_id) "
+                         "ORDER BY 1, 2"},
+    {"track ids", "SELECT id, type, name, parent_id, machine_id FROM track "
+                  "ORDER BY id"},
+    {"slice ids", "SELECT id, track_id, ts, dur, name, depth, parent_id FROM "
+                  "slice ORDER BY id"},
+    {"counter ids", "SELECT id, track_id, ts, value FROM counter ORDER BY id"},
+    {"flow ids", "SELECT slice_out, slice_in FROM flow ORDER BY 1, 2"},
+    {"gpu_slice ids", "SELECT id, track_id, hw_queue_id FROM gpu_slice "
+                      "ORDER BY id"},
+    {"gpu track ids", "SELECT id, name FROM gpu_track ORDER BY id"},
+    {"gpu_counter_track ids", "SELECT id, name, gpu_id FROM gpu_counter_track "
+                              "ORDER BY id"},
 };
 const size_t tp_parity_nqueries =
     sizeof(tp_parity_queries) / sizeof(tp_parity_queries[0]);

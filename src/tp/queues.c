@@ -1,0 +1,275 @@
+/*
+ * queues.c - the queues of Perfetto's sorter, and the ftrace data that
+ * goes into them (see import.h and sort.c).
+ *
+ * Perfetto's sorter keeps one queue per stream and merges them by time;
+ * where timestamps tie, which queue an entry is in, and when the queue
+ * was made, decide what is parsed first, and so the ids of the tracks and
+ * slices it creates. The queues here are made when Perfetto v58's
+ * importer makes them:
+ *
+ *  - a machine's reader makes its packet stream, then its track event
+ *    stream, when it is made: the host's before anything is read, a
+ *    remote machine's at its first packet (an adopted machine is the
+ *    host's);
+ *  - the ftrace tokenizer pushes a bundle's compact sched_switch events,
+ *    then its compact sched_waking events, then its other events, each
+ *    kind into a stream per CPU; the first push of a kind from CPU c makes
+ *    that kind's streams for all CPUs up to c that it does not have yet.
+ *
+ * Every ftrace event goes into its queue, those this trace processor does
+ * not import as GP_TP_ENT_SKIP entries: they are never parsed, but they
+ * take their place in the order, as they do in Perfetto's.
+ */
+#include <string.h>
+
+#include "gpuperf/error.h"
+#include "perfetto/proto.h"
+#include "tp/import.h"
+
+#define MAX_FTRACE_CPUS 1024 /* Perfetto's kMaxCpuCount */
+
+/* FtraceEventBundle fields, and CompactSched's (ftrace_event_bundle.proto) */
+enum {
+  BUNDLE_CPU = 1,
+  BUNDLE_EVENT = 2,
+  BUNDLE_COMPACT_SCHED = 4,
+  CS_SWITCH_TS = 1,
+  CS_SWITCH_COMM = 6,
+  CS_INTERN_TABLE = 5,
+  CS_WAKING_TS = 7,
+  CS_WAKING_COMM = 11,
+};
+
+static int new_queue(gp__tp_importer *imp, uint32_t *idx, uint64_t off) {
+  if (!gp__tp_vec_push(&imp->queues, ((gp__tp_queue){0})))
+    return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
+  *idx = (uint32_t)(imp->queues.n - 1);
+  return 0;
+}
+
+/* See import.h. */
+int gp__tp_reader_queues(gp__tp_importer *imp, uint32_t m, uint64_t off) {
+  while (imp->readerq.n <= m)
+    if (!gp__tp_vec_push(&imp->readerq, ((gp__tp_readerq){0})))
+      return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
+  gp__tp_readerq *q = &imp->readerq.v[m];
+  if (q->made)
+    return 0;
+  q->made = true;
+  int rc = new_queue(imp, &q->packets, off);
+  return rc ? rc : new_queue(imp, &q->track_events, off);
+}
+
+/* See import.h. */
+uint32_t gp__tp_packet_queue(gp__tp_importer *imp, uint32_t m, bool te) {
+  if (m >= imp->readerq.n || !imp->readerq.v[m].made)
+    m = 0; /* a machine row's queues are made with the row */
+  return te ? imp->readerq.v[m].track_events : imp->readerq.v[m].packets;
+}
+
+/* See import.h. */
+int gp__tp_push_entry(gp__tp_importer *imp, uint32_t q, int64_t ts,
+                      uint64_t ref, uint64_t off) {
+  if (!gp__tp_vec_push(&imp->queues.v[q], ((gp__tp_entry){ts, ref})))
+    return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory sorting events");
+  return 0;
+}
+
+/* The queue of ftrace data of kind k from CPU cpu on machine row m. */
+static int cpu_queue(gp__tp_importer *imp, uint32_t m, int k, uint32_t cpu,
+                     uint32_t *idx, uint64_t off) {
+  int rc = gp__tp_reader_queues(imp, m, off);
+  gp__tp_readerq *q = &imp->readerq.v[m];
+  while (!rc && q->cpu[k].n <= cpu) {
+    uint32_t made = 0;
+    if ((rc = new_queue(imp, &made, off)) != 0)
+      break;
+    if (!gp__tp_vec_push(&q->cpu[k], made))
+      rc = gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
+  }
+  if (!rc)
+    *idx = q->cpu[k].v[cpu];
+  return rc;
+}
+
+/* ns of BOOTTIME (ftrace's clock) on sequence seq in trace time. */
+static int64_t ftrace_time(gp__tp_importer *imp, uint32_t seq, int64_t ns) {
+  uint64_t key = gp__tp_clock_key(GP_TP_CLOCK_BOOTTIME, seq);
+  int64_t abs = gp__tp_clocks_abs(&imp->clocks, key, ns), ts;
+  if (gp__tp_clocks_convert(&imp->clocks, key, abs, &ts) != 0)
+    ts = abs; /* no snapshot links BOOTTIME: it is the trace time */
+  if (ts > imp->max_ts)
+    imp->max_ts = ts;
+  return ts;
+}
+
+/* The varints of a packed field, and how many there are. */
+typedef struct packed {
+  const uint8_t *p, *end;
+  size_t n;
+} packed;
+
+static void packed_init(packed *pk, const gp__pb_field *f) {
+  pk->p = f->data;
+  pk->end = f->data + f->size;
+  pk->n = 0;
+  uint64_t v;
+  for (const uint8_t *p = pk->p; p < pk->end;) {
+    size_t k = gp__pb_get_varint(p, pk->end, &v);
+    if (!k)
+      break;
+    p += k;
+    pk->n++;
+  }
+}
+
+static uint64_t packed_next(packed *pk) {
+  uint64_t v = 0;
+  pk->p += gp__pb_get_varint(pk->p, pk->end, &v);
+  return v;
+}
+
+/*
+ * The compact sched_switch and sched_waking events of a CompactSched: as
+ * many as every one of their packed fields has values for, up to the
+ * first whose comm index is past the intern table, as Perfetto reads
+ * them. None is imported; each takes its place in the order.
+ */
+static int compact_sched(gp__tp_importer *imp, const gp__pb_field *cs,
+                         uint32_t m, uint32_t cpu, uint32_t seq, uint32_t gen,
+                         uint64_t off) {
+  static const uint8_t first[2] = {1, 7}, last[2] = {6, 12};
+  static const uint8_t ts_id[2] = {CS_SWITCH_TS, CS_WAKING_TS};
+  static const uint8_t comm_id[2] = {CS_SWITCH_COMM, CS_WAKING_COMM};
+  packed f[13];
+  memset(f, 0, sizeof(f));
+  size_t ninterned = 0;
+  gp__pb_reader r;
+  gp__pb_field g;
+  int rc;
+  gp__pb_reader_init(&r, cs->data, cs->size, gp__tp_off(imp, cs->data));
+  while ((rc = gp__tp_pb_next(&r, &g)) > 0) {
+    if (g.id == CS_INTERN_TABLE && g.wire_type == GP_PB_LEN)
+      ninterned++;
+    else if (g.id >= 1 && g.id <= 12 && g.wire_type == GP_PB_LEN)
+      packed_init(&f[g.id], &g);
+  }
+  if (rc < 0)
+    return gp__tp_corrupt(imp, &r, "compact_sched");
+  for (int k = 0; k < 2; k++) {
+    size_t n = SIZE_MAX;
+    for (int i = first[k]; i <= last[k]; i++)
+      if (i != CS_INTERN_TABLE && i != 12 && f[i].n < n)
+        n = f[i].n; /* waking's common flags are optional */
+    if (!n || n == SIZE_MAX)
+      continue;
+    uint32_t q;
+    if ((rc = cpu_queue(imp, m, k ? GP_TP_FQ_WAKING : GP_TP_FQ_SWITCH, cpu, &q,
+                        off)) != 0)
+      return rc;
+    int64_t acc = 0;
+    for (size_t i = 0; i < n; i++) {
+      acc += (int64_t)packed_next(&f[ts_id[k]]);
+      if (packed_next(&f[comm_id[k]]) >= ninterned)
+        break;
+      rc = gp__tp_push_entry(imp, q, ftrace_time(imp, seq, acc),
+                             gp__tp_ref(GP_TP_ENT_SKIP, gen, off), off);
+      if (rc)
+        return rc;
+    }
+  }
+  return 0;
+}
+
+/* Whether an FtraceEvent's payload is one this trace processor imports. */
+static bool imported(uint32_t id) {
+  return id == GP_PB_FTRACE_GPU_MEM_TOTAL ||
+         id == GP_PB_FTRACE_SCHED_PROCESS_FREE ||
+         (id >= GP_PB_FTRACE_DMA_FENCE_INIT &&
+          id <= GP_PB_FTRACE_DMA_FENCE_WAIT_END);
+}
+
+/* See import.h. */
+int gp__tp_tokenize_ftrace(gp__tp_importer *imp, const uint8_t *data,
+                           size_t len, uint32_t seq, uint32_t gen,
+                           uint64_t off) {
+  gp__pb_reader r, sub;
+  gp__pb_field f, g, cs = {0};
+  int rc;
+  bool has_cpu = false, has_cs = false;
+  uint64_t cpu = 0;
+  gp__pb_reader_init(&r, data, len, gp__tp_off(imp, data));
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
+    if (f.id == BUNDLE_CPU && f.wire_type == GP_PB_VARINT) {
+      has_cpu = true;
+      cpu = f.value;
+    } else if (f.id == BUNDLE_COMPACT_SCHED && f.wire_type == GP_PB_LEN) {
+      has_cs = true;
+      cs = f;
+    }
+  }
+  if (rc < 0)
+    return gp__tp_corrupt(imp, &r, "ftrace_events");
+  if (!has_cpu)
+    return 0; /* Perfetto skips a bundle without its CPU */
+  if (cpu >= MAX_FTRACE_CPUS)
+    return gp__tp_fail(imp, GP_ECORRUPT, off,
+                       "ftrace bundle of CPU %llu: more than the %u CPUs a "
+                       "trace can have (a corrupt trace?)",
+                       (unsigned long long)cpu, MAX_FTRACE_CPUS);
+  uint32_t m = imp->gens.v[gen].machine;
+  if (has_cs &&
+      (rc = compact_sched(imp, &cs, m, (uint32_t)cpu, seq, gen, off)) != 0)
+    return rc;
+  bool has_queue = false;
+  uint32_t queue = 0;
+  gp__pb_reader_init(&r, data, len, gp__tp_off(imp, data));
+  for (;;) {
+    uint64_t at = gp__pb_offset(&r);
+    if ((rc = gp__tp_pb_next(&r, &f)) <= 0)
+      break;
+    if (f.id != BUNDLE_EVENT || f.wire_type != GP_PB_LEN)
+      continue;
+    gp__pb_reader_sub(&sub, &r, &f);
+    bool has_ts = false, wanted = false;
+    uint64_t ts = 0;
+    int rc2;
+    while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
+      if (g.id == 1 && g.wire_type == GP_PB_VARINT) {
+        has_ts = true;
+        ts = g.value;
+      } else if (imported(g.id) && g.wire_type == GP_PB_LEN) {
+        wanted = true;
+      }
+    }
+    if (rc2 < 0)
+      return gp__tp_corrupt(imp, &sub, "FtraceEvent");
+    if (!wanted)
+      gp__tp_stat(imp, GP_TP_STAT_packet_type_not_imported, 1);
+    if (!has_queue && (rc2 = cpu_queue(imp, m, GP_TP_FQ_EVENTS, (uint32_t)cpu,
+                                       &queue, off)) != 0)
+      return rc2;
+    has_queue = true;
+    int64_t tts = has_ts ? ftrace_time(imp, seq, (int64_t)ts) : imp->max_ts;
+    rc2 = gp__tp_push_entry(
+        imp, queue, tts,
+        gp__tp_ref(wanted ? GP_TP_ENT_FTRACE : GP_TP_ENT_SKIP, gen, at), off);
+    if (rc2)
+      return rc2;
+  }
+  if (rc < 0)
+    return gp__tp_corrupt(imp, &r, "ftrace_events");
+  return 0;
+}
+
+/* See import.h. */
+void gp__tp_queues_free(gp__tp_importer *imp) {
+  for (size_t i = 0; i < imp->queues.n; i++)
+    gp__tp_vec_free(&imp->queues.v[i]);
+  gp__tp_vec_free(&imp->queues);
+  for (size_t i = 0; i < imp->readerq.n; i++)
+    for (int k = 0; k < GP_TP_FQ_KINDS; k++)
+      gp__tp_vec_free(&imp->readerq.v[i].cpu[k]);
+  gp__tp_vec_free(&imp->readerq);
+}
