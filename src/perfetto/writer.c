@@ -407,7 +407,7 @@ void gp__tw_packet_begin_slow(gp__tw *w, uint64_t ts, uint32_t flags) {
     if (!w->pkt.len_at)
       w->pkt.start = 1; /* out of memory: the error flag is set */
   }
-  if (ts)
+  if (ts != TW_NO_TS)
     gp__pb_uint(pb, GP_PB_PACKET_TIMESTAMP, ts);
   if (!w->o.service_sequenced)
     gp__pb_uint(pb, GP_PB_PACKET_SEQUENCE_ID, w->o.sequence_id);
