@@ -403,6 +403,14 @@ static inline void gp__tw_saw_ts(gp__tw *w, uint64_t ts) {
     w->first_ts = ts;
 }
 
+/* The latest time the writer knows, for values that have no time of
+ * their own (our counters): the largest record timestamp, or before any,
+ * the time of its latest host clock snapshot. Never 0 for want of a time,
+ * which would put the value at the start of the boot clock. */
+static inline uint64_t gp__tw_now_ts(const gp__tw *w) {
+  return w->max_ts ? w->max_ts : w->host_snap_ts;
+}
+
 /* Event ids of render stages: unique across the processes of a trace,
  * and short: (correlation id << 8) | sequence id for the first 255
  * sequences; past that, bit 63 | sequence id << 40 | correlation id. */

@@ -237,7 +237,7 @@ void gp__tw_untimed_flush(gp__tw *w) {
   if (w->untimed_written == 0)
     own_counter_track(w, TW_COUNTER_UNTIMED, "gpuperf untimed GPU work",
                       GP_PB_COUNTER_UNIT_COUNT);
-  gp__tw_own_counter(w, TW_COUNTER_UNTIMED, w->max_ts, w->st.untimed);
+  gp__tw_own_counter(w, TW_COUNTER_UNTIMED, gp__tw_now_ts(w), w->st.untimed);
   w->untimed_written = w->st.untimed;
 }
 
@@ -570,8 +570,8 @@ void gp__tw_dropped(gp__tw *w, const gp_activity_dropped *d) {
   w->st.dropped += d->count;
   /* The records are gone: say so, and start the incremental state anew. */
   gp__tw_reset_incremental(w, true);
-  gp__tw_own_counter(w, TW_COUNTER_DROPPED, d->last ? d->last : w->max_ts,
-                     w->st.dropped);
+  gp__tw_own_counter(w, TW_COUNTER_DROPPED,
+                     d->last ? d->last : gp__tw_now_ts(w), w->st.dropped);
   if (w->o.gpu_log) {
     char msg[160];
     snprintf(msg, sizeof(msg), "%llu %s records dropped (%s)",

@@ -498,6 +498,12 @@ TEST(writer_time_zero_is_written) {
                        "k ON k.id = c.track_id WHERE k.name = "
                        "'gpuperf dropped records'"),
             2);
+  /* Records lost before any other time is known: the values are at the
+   * writer's clock snapshot, not at the start of the boot clock. */
+  ASSERT_EQ(tp_int(tp, "SELECT count(*) FROM counter c JOIN counter_track "
+                       "k ON k.id = c.track_id WHERE k.name = "
+                       "'gpuperf dropped records' AND c.ts = 0"),
+            0);
   gp_tp_close(tp);
   wt_free(&t);
 }
