@@ -407,7 +407,7 @@ void gp__tw_packet_begin_slow(gp__tw *w, uint64_t ts, uint32_t flags) {
     if (!w->pkt.len_at)
       w->pkt.start = 1; /* out of memory: the error flag is set */
   }
-  if (ts)
+  if (ts != TW_NO_TS)
     gp__pb_uint(pb, GP_PB_PACKET_TIMESTAMP, ts);
   if (!w->o.service_sequenced)
     gp__pb_uint(pb, GP_PB_PACKET_SEQUENCE_ID, w->o.sequence_id);
@@ -733,7 +733,8 @@ static void periodic(gp__tw *w) {
     uint64_t now = mono_ns();
     if (now - w->last_overhead_real >= TW_OVERHEAD_PERIOD_NS) {
       w->last_overhead_real = now;
-      gp__tw_own_counter(w, TW_COUNTER_OVERHEAD, w->max_ts, w->st.writer_ns);
+      gp__tw_own_counter(w, TW_COUNTER_OVERHEAD, gp__tw_now_ts(w),
+                         w->st.writer_ns);
     }
   }
 }
@@ -816,7 +817,7 @@ int gp__tw_finish(gp__tw *w) {
   /* Nothing more is read: what the clocks kept for us goes now. */
   gp__clock_consumer_close(w->clock_consumer);
   w->clock_consumer = 0;
-  uint64_t end = w->max_ts ? w->max_ts : w->host_snap_ts;
+  uint64_t end = gp__tw_now_ts(w);
   if (end > w->host_snap_ts)
     write_host_snapshot(w, end);
   gp__tw_own_counter(w, TW_COUNTER_DROPPED, end, w->st.dropped);

@@ -234,6 +234,10 @@ struct gp__tw {
 /* ---- writer.c: packets ---- */
 
 #define TW_PACKET_LARGE (1u << 31)
+/* The ts of a packet that has no time: descriptors, system and GPU info.
+ * Every other ts is written, 0 included: Perfetto drops a TrackEvent,
+ * a GpuCounterEvent ... whose packet has no timestamp, and 0 is a time. */
+#define TW_NO_TS UINT64_MAX
 /* gp__tw_packet_begin() for packets that are not plain (below) or when
  * the current chunk is full. */
 void gp__tw_packet_begin_slow(gp__tw *w, uint64_t ts, uint32_t flags);
@@ -247,14 +251,15 @@ static inline bool gp__tw_packet_plain(const gp__tw *w) {
 
 /* Writes the head of a plain packet at p, in 48 bytes reserved (3 + 11 +
  * 11 + 11 at most): its tag, two length bytes for gp__pb_put_len2() to
- * patch (at p + 1), the timestamp (0: none), the sequence id and flags.
+ * patch (at p + 1), the timestamp (TW_NO_TS: none), the sequence id and
+ * flags.
  * Returns the end of the head. These are the bytes gp__tw_packet_begin()
  * writes for the same packet. */
 static inline uint8_t *gp__tw_put_packet_head(const gp__tw *w, uint8_t *p,
                                               uint64_t ts, uint32_t flags) {
   *p++ = (GP_PB_TRACE_PACKET << 3) | GP_PB_LEN;
   p += 2;
-  if (ts) {
+  if (ts != TW_NO_TS) {
     *p++ = (GP_PB_PACKET_TIMESTAMP << 3) | GP_PB_VARINT;
     p = gp__pb_put_varint_ts(p, ts);
   }
@@ -291,8 +296,8 @@ gp__tw_packet_open(gp__tw *w, uint64_t ts, uint32_t flags, size_t n) {
   return gp__pb_reserve(pb, n) ? pb->p : NULL;
 }
 
-/* Opens a TracePacket at ts (0: no timestamp) with the sequence fields and
- * flags (GP_PB_SEQ_NEEDS_INCREMENTAL_STATE when interned data is used);
+/* Opens a TracePacket at ts (TW_NO_TS: no timestamp) with the sequence fields
+ * and flags (GP_PB_SEQ_NEEDS_INCREMENTAL_STATE when interned data is used);
  * writes and clears the pending interned entries. Packets are assumed to
  * stay under 16 KiB unless they hold interned data or TW_PACKET_LARGE is
  * in flags. Inline, as most packets are plain. */
@@ -396,6 +401,14 @@ static inline void gp__tw_saw_ts(gp__tw *w, uint64_t ts) {
     w->max_ts = ts;
   if (w->first_ts == 0)
     w->first_ts = ts;
+}
+
+/* The latest time the writer knows, for values that have no time of
+ * their own (our counters): the largest record timestamp, or before any,
+ * the time of its latest host clock snapshot. Never 0 for want of a time,
+ * which would put the value at the start of the boot clock. */
+static inline uint64_t gp__tw_now_ts(const gp__tw *w) {
+  return w->max_ts ? w->max_ts : w->host_snap_ts;
 }
 
 /* Event ids of render stages: unique across the processes of a trace,

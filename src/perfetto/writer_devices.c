@@ -62,7 +62,7 @@ void gp__tw_gpu_info(gp__tw *w) {
   if (w->num_devices == 0 || w->gpu_info_n == w->num_devices)
     return;
   gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, 0, TW_PACKET_LARGE);
+  gp__tw_packet_begin(w, TW_NO_TS, TW_PACKET_LARGE);
   gp__pb_begin(pb, GP_PB_PACKET_GPU_INFO);
   for (uint32_t d = 0; d < w->num_devices; d++)
     write_gpu(w, pb, d);

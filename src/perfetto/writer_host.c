@@ -33,7 +33,7 @@ static uint32_t written_tid(gp__tw *w, tw_entry *e, uint32_t pid,
 void gp__tw_track_descriptor(gp__tw *w, uint64_t uuid, uint64_t parent,
                              const char *name) {
   gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, 0, 0);
+  gp__tw_packet_begin(w, TW_NO_TS, 0);
   gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
   gp__pb_uint(pb, GP_PB_TD_UUID, uuid);
   if (name)
@@ -67,7 +67,7 @@ static uint64_t process_track(gp__tw *w, uint32_t pid) {
     return uuid;
   e->gen = 1;
   gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, 0, 0);
+  gp__tw_packet_begin(w, TW_NO_TS, 0);
   gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
   gp__pb_uint(pb, GP_PB_TD_UUID, uuid);
   gp__pb_begin(pb, GP_PB_TD_PROCESS);
@@ -94,7 +94,7 @@ uint64_t gp__tw_process_track(gp__tw *w) {
 static void write_thread_descriptor(gp__tw *w, tw_entry *e, uint64_t uuid) {
   uint32_t pid = (uint32_t)(e->k1 >> 32), tid = (uint32_t)e->k1;
   gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, 0, 0);
+  gp__tw_packet_begin(w, TW_NO_TS, 0);
   gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
   gp__pb_uint(pb, GP_PB_TD_UUID, uuid);
   gp__pb_begin(pb, GP_PB_TD_THREAD);
@@ -190,7 +190,7 @@ void gp__tw_own_counter(gp__tw *w, uint32_t which, uint64_t ts,
 static void own_counter_track(gp__tw *w, uint32_t which, const char *name,
                               uint32_t unit) {
   gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, 0, 0);
+  gp__tw_packet_begin(w, TW_NO_TS, 0);
   gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
   gp__pb_uint(pb, GP_PB_TD_UUID, gp__tw_track_uuid(w, TW_TRACK_COUNTER, which));
   gp__pb_string(pb, GP_PB_TD_NAME, name);
@@ -237,7 +237,7 @@ void gp__tw_untimed_flush(gp__tw *w) {
   if (w->untimed_written == 0)
     own_counter_track(w, TW_COUNTER_UNTIMED, "gpuperf untimed GPU work",
                       GP_PB_COUNTER_UNIT_COUNT);
-  gp__tw_own_counter(w, TW_COUNTER_UNTIMED, w->max_ts, w->st.untimed);
+  gp__tw_own_counter(w, TW_COUNTER_UNTIMED, gp__tw_now_ts(w), w->st.untimed);
   w->untimed_written = w->st.untimed;
 }
 
@@ -570,8 +570,8 @@ void gp__tw_dropped(gp__tw *w, const gp_activity_dropped *d) {
   w->st.dropped += d->count;
   /* The records are gone: say so, and start the incremental state anew. */
   gp__tw_reset_incremental(w, true);
-  gp__tw_own_counter(w, TW_COUNTER_DROPPED, d->last ? d->last : w->max_ts,
-                     w->st.dropped);
+  gp__tw_own_counter(w, TW_COUNTER_DROPPED,
+                     d->last ? d->last : gp__tw_now_ts(w), w->st.dropped);
   if (w->o.gpu_log) {
     char msg[160];
     snprintf(msg, sizeof(msg), "%llu %s records dropped (%s)",

@@ -65,7 +65,7 @@ void gp__tw_host_identity(gp__tw *w, uint64_t ts) {
   gp__pb_writer *pb = &w->pb;
   struct utsname u;
   if (uname(&u) == 0) {
-    gp__tw_packet_begin(w, 0, TW_PACKET_LARGE);
+    gp__tw_packet_begin(w, TW_NO_TS, TW_PACKET_LARGE);
     gp__pb_begin(pb, PB_PACKET_SYSTEM_INFO);
     gp__pb_begin(pb, PB_SYSTEM_INFO_UTSNAME);
     gp__pb_string(pb, PB_UTSNAME_SYSNAME, u.sysname);

@@ -347,12 +347,11 @@ int gp__tp_parse_ftrace_event(gp__tp_importer *imp, int64_t ts, uint64_t off,
                               gpu, -1, &track);
     } else {
       /* The kernel emits these after a process died; they would invent a
-       * process, so they are dropped unless the thread is alive. */
+       * process, so they are dropped unless the thread is alive (with
+       * no stat: Perfetto's importer records none). */
       uint32_t utid = gp__tp_thread_find(imp, machine, pid);
-      if (utid == GP_TP_NONE) {
-        gp__tp_stat(imp, GP_TP_STAT_ftrace_gpu_mem_total_unknown_pid, 1);
+      if (utid == GP_TP_NONE)
         continue;
-      }
       if ((rc2 = gp__tp_thread_update(imp, machine, pid, pid, &utid)))
         return rc2;
       uint32_t upid = imp->db->threads.v[utid].upid;

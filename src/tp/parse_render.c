@@ -662,10 +662,8 @@ int gp__tp_parse_render_stage(gp__tp_importer *imp, const gp__tp_pkt *p) {
     hwq = e.hwq_iid;
     if ((rc = stage_spec(imp, p->gen, hwq, &found, &qname, &qdesc, &cat)))
       return rc;
-    if (!found) {
-      gp__tp_stat(imp, GP_TP_STAT_gpu_render_stage_parser_errors, 1);
-      return 0;
-    }
+    if (!found)
+      return 0; /* Perfetto drops it, counting only the lookup */
     dim_name = qname;
   } else {
     hwq = (uint32_t)e.hwq_id;
@@ -701,6 +699,10 @@ int gp__tp_parse_render_stage(gp__tp_importer *imp, const gp__tp_pkt *p) {
   if (e.has_stage_iid && (rc = stage_spec(imp, p->gen, e.stage_iid, &sfound,
                                           &sname, &sdesc, &scat)))
     goto out;
+  /* Perfetto looks the stage up twice when it names the slice after it
+   * (once for the name, once for the args): a miss counts twice. */
+  if (e.has_stage_iid && !sfound && !e.has_name_iid && !e.has_name)
+    gp__tp_stat(imp, GP_TP_STAT_interned_data_tokenizer_errors, 1);
   if (e.has_name_iid) {
     name = gp__tp_interned_str(imp, p->gen, GP_TP_IN_EVENT_NAMES, e.name_iid, 2,
                                &rc);

@@ -701,10 +701,11 @@ int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
       return rc;
     break;
   case TE_SLICE_END:
+    /* An end with nothing open is ignored without a stat, as Perfetto's
+     * SliceTracker does (misplaced_end_event is for a parent that ended
+     * before its open children: tracks.c). */
     if ((rc = gp__tp_slice_end(imp, p->ts, track, &slice)))
       return rc;
-    if (slice == GP_TP_NONE)
-      gp__tp_stat(imp, GP_TP_STAT_misplaced_end_event, 1);
     break;
   case TE_INSTANT:
     if ((rc = gp__tp_track_event_args(imp, p, &ea, &args)) ||

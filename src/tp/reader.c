@@ -272,10 +272,53 @@ static int tokenize_system_info(gp__tp_importer *imp, uint32_t machine,
   return rc < 0 ? gp__tp_corrupt(imp, &r, "system_info") : 0;
 }
 
+/* Whether a TrackEvent has a time of its own: a timestamp_delta_us
+ * (1) or a non-zero timestamp_absolute_us (16), the legacy fields
+ * Perfetto reads when the packet has no timestamp. */
+static bool track_event_timed(const uint8_t *p, size_t n) {
+  gp__pb_reader r;
+  gp__pb_field f;
+  gp__pb_reader_init(&r, p, n, 0);
+  while (gp__tp_pb_next(&r, &f) > 0)
+    if (f.wire_type == GP_PB_VARINT &&
+        (f.id == 1 || (f.id == 16 && f.value != 0)))
+      return true;
+  return false; /* a malformed event is the parser's to report */
+}
+
+/*
+ * The stats Perfetto's tokenizer records for a track event it drops:
+ * no trusted_packet_sequence_id, or no time at all (a packet without
+ * timestamp: time 0 is a time). True when the event is dropped.
+ */
+static bool track_event_dropped(gp__tp_importer *imp, const top *t) {
+  if (!t->has_seq) {
+    gp__tp_stat(imp, GP_TP_STAT_track_event_missing_sequence_id, 1);
+    return true;
+  }
+  if (!t->has_ts && !track_event_timed(t->data, t->data_len)) {
+    gp__tp_stat(imp, GP_TP_STAT_track_event_missing_timestamp, 1);
+    return true;
+  }
+  return false;
+}
+
 /* The part of tokenization that follows timestamp conversion (also run at
  * EOF for packets whose clock could not be converted before). */
 static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
                          int64_t ts, uint64_t lenoff) {
+  /* A negative time: Perfetto's track-event tokenizer drops the event,
+   * its sorter any other packet it would sort (a track descriptor has
+   * been read by then; ftrace events have times of their own). */
+  if (ts < 0 && t->data_id != PKT_FTRACE_EVENTS) {
+    if (t->data_id == PKT_TRACK_EVENT) {
+      gp__tp_stat(imp, GP_TP_STAT_track_event_invalid_timestamp, 1);
+      return 0;
+    }
+    gp__tp_stat(imp, GP_TP_STAT_trace_sorter_negative_timestamp_dropped, 1);
+    if (t->data_id != PKT_TRACK_DESCRIPTOR)
+      return 0;
+  }
   switch (t->data_id) {
   case PKT_GPU_COUNTER_EVENT: {
     bool drop = false;
@@ -383,7 +426,6 @@ static int inflate_packets(gp__tp_importer *imp, const top *t, uint64_t off) {
                                field_off};
   if (!gp__tp_vec_push(&imp->regions, rg))
     return gp__tp_fail(imp, GP_ENOMEM, field_off, "out of memory");
-  gp__tp_stat(imp, GP_TP_STAT_compressed_packets_inflated, 1);
   return tokenize_packets(imp, imp->file_size + start,
                           imp->file_size + imp->inflated.n, true);
 }
@@ -461,6 +503,8 @@ static int tokenize_packet(gp__tp_importer *imp, uint64_t lenoff,
     seq->gen = g2;
   }
   uint32_t gen = seq->gen;
+  if (t.data_id == PKT_TRACK_EVENT && track_event_dropped(imp, &t))
+    return 0;
   int64_t ts;
   if (t.has_ts) {
     ts = (int64_t)t.ts;

@@ -59,7 +59,12 @@ gp__tp_interned *gp__tp_interned_get(gp__tp_importer *imp, uint32_t ns,
                                      uint32_t field, uint64_t iid) {
   uint64_t *i =
       gp__tp_map2_get(&imp->interned_by_key, (uint64_t)ns << 32 | field, iid);
-  return i ? &imp->interned.v[*i] : NULL;
+  if (!i) {
+    /* Perfetto counts every lookup that misses. */
+    gp__tp_stat(imp, GP_TP_STAT_interned_data_tokenizer_errors, 1);
+    return NULL;
+  }
+  return &imp->interned.v[*i];
 }
 
 static int interned_put(gp__tp_importer *imp, uint32_t ns, uint32_t field,
@@ -177,6 +182,7 @@ int gp__tp_seq_interned(gp__tp_importer *imp, uint32_t ns, const uint8_t *data,
   while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.wire_type != GP_PB_LEN)
       continue;
+    bool wanted = true;
     switch (f.id) {
     case GP_TP_IN_EVENT_CATEGORIES:
     case GP_TP_IN_EVENT_NAMES:
@@ -191,16 +197,28 @@ int gp__tp_seq_interned(gp__tp_importer *imp, uint32_t ns, const uint8_t *data,
     case GP_TP_IN_COMPUTE_ARG_NAMES:
       break;
     default:
-      continue;
+      wanted = false;
     }
     uint64_t iid = 0;
+    bool has_iid = false;
     gp__pb_reader_sub(&sub, &r, &f);
     int rc2;
     while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0)
-      if (g.id == 1 && g.wire_type == GP_PB_VARINT)
+      if (g.id == 1 && g.wire_type == GP_PB_VARINT) {
         iid = g.value;
+        has_iid = true;
+      }
+    if (rc2 < 0 && !wanted)
+      continue; /* not ours to read, nor to judge */
     if (rc2 < 0)
       return gp__tp_corrupt(imp, &sub, "interned data entry");
+    /* Perfetto keeps no entry without an iid, of any kind, and counts it. */
+    if (!has_iid) {
+      gp__tp_stat(imp, GP_TP_STAT_interned_data_tokenizer_errors, 1);
+      continue;
+    }
+    if (!wanted)
+      continue;
     if (f.size > UINT32_MAX)
       return gp__tp_fail(imp, GP_ECORRUPT, gp__pb_offset(&r),
                          "interned entry too large");

@@ -58,16 +58,12 @@ typedef struct gp__tp_arg {
     "naming an id its interned descriptor does not define")                    \
   X(gpu_counters_missing_spec, "error", "analysis",                            \
     "A GPU counter sample whose descriptor could not be found")                \
-  X(gpu_counters_missing_timestamp, "data_loss", "analysis",                   \
+  X(gpu_counters_missing_timestamp, "error", "trace",                          \
     "GPU counter samples in a packet without timestamp (dropped)")             \
-  X(gpu_render_stage_parser_errors, "error", "analysis",                       \
-    "Render-stage events whose hardware queue could not be resolved "          \
-    "(dropped)")                                                               \
-  X(packet_skipped_seq_needs_incremental_state_invalid, "data_loss",           \
-    "analysis",                                                                \
+  X(packet_skipped_seq_needs_incremental_state_invalid, "notice", "analysis",  \
     "Packets needing incremental state on a sequence whose state was not "     \
     "valid (dropped)")                                                         \
-  X(interned_data_skipped_incremental_state_invalid, "data_loss", "analysis",  \
+  X(interned_data_skipped_incremental_state_invalid, "notice", "analysis",     \
     "Interned data on a sequence whose state was not valid (ignored)")         \
   X(clock_sync_failure_undeferrable_packet_loss, "data_loss", "analysis",      \
     "Packets whose timestamp could not be converted to the trace clock "       \
@@ -76,30 +72,35 @@ typedef struct gp__tp_arg {
     "Clock snapshots that could not be used")                                  \
   X(sequence_previous_packet_dropped, "data_loss", "trace",                    \
     "Packets with previous_packet_dropped set: the producer lost data")        \
-  X(compressed_packets_inflated, "info", "analysis",                           \
-    "compressed_packets fields inflated")                                      \
-  X(track_event_parser_errors, "error", "analysis",                            \
+  X(track_event_parser_errors, "info", "analysis",                             \
     "Track events that could not be imported (unknown track uuid, ...)")       \
-  X(track_event_tokenizer_errors, "error", "analysis",                         \
+  X(track_event_tokenizer_errors, "info", "analysis",                          \
     "Track descriptors or events that could not be tokenized")                 \
+  X(track_event_missing_timestamp, "error", "analysis",                        \
+    "Track events in a packet without timestamp (dropped)")                    \
+  X(track_event_invalid_timestamp, "error", "analysis",                        \
+    "Track events at a negative time (dropped)")                               \
+  X(track_event_missing_sequence_id, "error", "analysis",                      \
+    "Track events in a packet without trusted_packet_sequence_id (dropped)")   \
+  X(trace_sorter_negative_timestamp_dropped, "error", "trace",                 \
+    "Packets other than track events at a negative time (dropped)")            \
+  X(interned_data_tokenizer_errors, "info", "analysis",                        \
+    "Interned entries without iid (ignored), and lookups of an interned "      \
+    "entry that is not there")                                                 \
   X(misplaced_end_event, "data_loss", "analysis",                              \
     "Slice ends that did not match an open slice")                             \
   X(slice_drop_overlapping_complete_event, "error", "analysis",                \
     "Complete slices partially overlapping an open one (dropped)")             \
   X(slice_max_depth_exceeded, "error", "analysis",                             \
     "Slices nested deeper than 512 (dropped)")                                 \
-  X(flow_invalid_id, "error", "analysis",                                      \
+  X(flow_invalid_id, "error", "trace",                                         \
     "Flow events whose other end never appeared")                              \
-  X(vulkan_allocations_invalid_string_id, "error", "analysis",                 \
+  X(vulkan_allocations_invalid_string_id, "error", "trace",                    \
     "Vulkan memory events naming an unknown interned string")                  \
-  X(ftrace_gpu_mem_total_unknown_pid, "info", "analysis",                      \
-    "ftrace gpu_mem_total samples for a pid with no live thread (dropped)")    \
   X(packet_type_not_imported, "info", "analysis",                              \
     "Packets of a type this trace processor does not import (skipped)")        \
   X(trace_truncated_bytes, "data_loss", "trace",                               \
-    "Bytes of an incomplete last packet ignored (--allow-truncated)")          \
-  X(gpuperf_dropped_records, "data_loss", "trace",                             \
-    "Records the recording side reported as dropped")
+    "Bytes of an incomplete last packet ignored (--allow-truncated)")
 
 enum {
 #define GP_TP_STAT_ENUM(name, sev, src, desc) GP_TP_STAT_##name,

@@ -12,6 +12,7 @@ GP_TEST_ENTRY(writer_dump_matches_perfetto_decoding, 20)
 GP_TEST_ENTRY(writer_machine_id_on_every_packet, 10)
 GP_TEST_ENTRY(writer_failed_write_is_marked_and_recovered, 10)
 GP_TEST_ENTRY(writer_device_snapshots_all_or_marked_lost, 20)
+GP_TEST_ENTRY(writer_time_zero_is_written, 10)
 GP_TEST_ENTRY(session_write_errors_are_reported, 20)
 
 /* unit: the TraceConfig text format */

@@ -439,3 +439,71 @@ TEST(writer_device_snapshots_all_or_marked_lost) {
   ASSERT_EQ(marked, 1);
   wt_free(&t);
 }
+
+/* Time 0 is a time, not an absence: a packet whose data Perfetto places
+ * on the timeline (TrackEvent, GpuCounterEvent, render stage, GpuLog)
+ * carries its timestamp even when it is 0, else Perfetto drops it
+ * (track_event_missing_timestamp, gpu_counters_missing_timestamp). Here
+ * an instant marker at time 0, then records lost: the drops counter's
+ * values go out too. Descriptors and GpuInfo have no time, and none is
+ * written. */
+TEST(writer_time_zero_is_written) {
+  wt_membuf m = {NULL, 0, 0};
+  gp__tw *w = wt_mem_writer(&m, 0);
+  _Alignas(8) uint8_t buf[512];
+  gp_activity_marker *mk = (gp_activity_marker *)buf;
+  memset(mk, 0, sizeof(*mk));
+  mk->hdr.kind = GP_ACTIVITY_KIND_MARKER;
+  mk->hdr.size = sizeof(*mk);
+  mk->flags = GP_ACTIVITY_FLAG_MARKER_INSTANT;
+  mk->name_id = gp__string_intern("at zero");
+  mk->process_id = mk->thread_id = (uint32_t)getpid();
+  gp_activity_dropped *d = (gp_activity_dropped *)(buf + sizeof(*mk));
+  memset(d, 0, sizeof(*d));
+  d->hdr.kind = GP_ACTIVITY_KIND_DROPPED;
+  d->hdr.size = sizeof(*d);
+  d->count = 3;
+  d->dropped_kind = GP_ACTIVITY_KIND_KERNEL;
+  d->reason = GP_DROP_NO_BUFFER;
+  gp__tw_consume(w, buf, sizeof(*mk) + sizeof(*d));
+  ASSERT_OK(gp__tw_finish(w));
+  gp__tw_destroy(w);
+
+  wt_trace t;
+  wt_parse(&t, m.p, m.n);
+  ASSERT_EQ(t.valid, t.size);
+  size_t timed = 0;
+  for (size_t i = 0; i < t.n; i++) {
+    uint32_t id = t.p[i].data_id;
+    if (id == GP_PB_PACKET_TRACK_EVENT ||
+        id == GP_PB_PACKET_GPU_COUNTER_EVENT ||
+        id == GP_PB_PACKET_GPU_RENDER_STAGE_EVENT ||
+        id == GP_PB_PACKET_GPU_LOG) {
+      ASSERT(t.p[i].has_ts);
+      timed++;
+    } else if (id == GP_PB_PACKET_TRACK_DESCRIPTOR ||
+               id == GP_PB_PACKET_GPU_INFO) {
+      ASSERT(!t.p[i].has_ts);
+    }
+  }
+  ASSERT_GE(timed, 3);
+
+  gp_tp *tp;
+  gp_tp_error err;
+  ASSERT_OK(gp_tp_open_buffer(t.bytes, t.size, "time0", NULL, &tp, &err));
+  ASSERT_EQ(tp_int(tp, "SELECT count(*) FROM slice WHERE ts = 0 AND dur = 0 "
+                       "AND name = 'at zero'"),
+            1);
+  ASSERT_EQ(tp_int(tp, "SELECT count(*) FROM counter c JOIN counter_track "
+                       "k ON k.id = c.track_id WHERE k.name = "
+                       "'gpuperf dropped records'"),
+            2);
+  /* Records lost before any other time is known: the values are at the
+   * writer's clock snapshot, not at the start of the boot clock. */
+  ASSERT_EQ(tp_int(tp, "SELECT count(*) FROM counter c JOIN counter_track "
+                       "k ON k.id = c.track_id WHERE k.name = "
+                       "'gpuperf dropped records' AND c.ts = 0"),
+            0);
+  gp_tp_close(tp);
+  wt_free(&t);
+}

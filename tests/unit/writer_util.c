@@ -83,6 +83,7 @@ void wt_parse(wt_trace *t, uint8_t *bytes, size_t size) {
       switch (g.id) {
       case GP_PB_PACKET_TIMESTAMP:
         p->ts = g.value;
+        p->has_ts = true;
         break;
       case GP_PB_PACKET_SEQUENCE_ID:
         p->seq = (uint32_t)g.value;

@@ -17,6 +17,7 @@
 typedef struct wt_packet {
   uint64_t offset;  /* in the file */
   uint64_t ts;      /* 0 if absent */
+  bool has_ts;      /* the packet has a timestamp field (0 is a time) */
   uint32_t seq;     /* trusted_packet_sequence_id */
   uint32_t flags;   /* sequence_flags */
   bool dropped;     /* previous_packet_dropped */
