@@ -211,8 +211,10 @@ int gp__tp_tokenize_ftrace(gp__tp_importer *imp, const uint8_t *data,
   }
   if (rc < 0)
     return gp__tp_corrupt(imp, &r, "ftrace_events");
-  if (!has_cpu)
-    return 0; /* Perfetto skips a bundle without its CPU */
+  if (!has_cpu) {
+    gp__tp_stat(imp, GP_TP_STAT_ftrace_bundle_tokenizer_errors, 1);
+    return 0; /* as Perfetto does */
+  }
   if (cpu >= MAX_FTRACE_CPUS)
     return gp__tp_fail(imp, GP_ECORRUPT, off,
                        "ftrace bundle of CPU %llu: more than the %u CPUs a "

@@ -1,0 +1,149 @@
+/*
+ * test_order.c - the order in which the importer parses what ties in
+ * time, which decides the ids of tracks and slices: Perfetto's sorter has
+ * a queue per stream (a machine's packets, its track events, each ftrace
+ * CPU's events), and at equal timestamps the queue being taken goes on
+ * before the others, which follow in the order they were made
+ * (src/tp/sort.c, queues.c).
+ *
+ * The expected rows are Perfetto v58.2's own: trace_processor_shell
+ * (built from the fetched source, outside the repository) ran the same
+ * query on the same trace, written by GPUPERF_ORDER_OUT=FILE.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "perfetto/proto.h"
+#include "tp/tputil.h"
+
+static void descriptor(tg *t, uint64_t uuid, const char *name) {
+  tg_packet(t, 0, 1, 0);
+  gp__pb_begin(&t->w, GP_PB_PACKET_TRACK_DESCRIPTOR);
+  gp__pb_uint(&t->w, GP_PB_TD_UUID, uuid);
+  gp__pb_string(&t->w, GP_PB_TD_NAME, name);
+  gp__pb_end(&t->w);
+  tg_end(t);
+}
+
+static void instant(tg *t, uint64_t ts, uint64_t uuid, const char *name) {
+  tg_packet(t, ts, 1, 0);
+  gp__pb_begin(&t->w, GP_PB_PACKET_TRACK_EVENT);
+  gp__pb_uint(&t->w, GP_PB_TE_TYPE, GP_PB_TE_TYPE_INSTANT);
+  gp__pb_uint(&t->w, GP_PB_TE_TRACK_UUID, uuid);
+  gp__pb_string(&t->w, GP_PB_TE_NAME, name);
+  gp__pb_end(&t->w);
+  tg_end(t);
+}
+
+static void freq(tg *t, uint64_t ts, uint32_t gpu) {
+  tg_packet(t, ts, 1, 0);
+  gp__pb_begin(&t->w, GP_PB_PACKET_GPU_FREQUENCY);
+  gp__pb_uint(&t->w, GP_PB_GFREQ_GPU_ID, gpu);
+  gp__pb_uint(&t->w, GP_PB_GFREQ_FREQUENCY_KHZ, 1000);
+  gp__pb_end(&t->w);
+  tg_end(t);
+}
+
+/* An ftrace bundle (cpu < 0: none) with one event at ts: a dma_fence_init
+ * of timeline name, or (name NULL) an event of a kind not imported. */
+static void ftrace(tg *t, int64_t cpu, uint64_t ts, const char *name) {
+  tg_packet(t, 0, 1, 0);
+  gp__pb_begin(&t->w, GP_PB_PACKET_FTRACE_EVENTS);
+  if (cpu >= 0)
+    gp__pb_uint(&t->w, GP_PB_FTRACE_BUNDLE_CPU, (uint64_t)cpu);
+  gp__pb_begin(&t->w, GP_PB_FTRACE_BUNDLE_EVENT);
+  gp__pb_uint(&t->w, GP_PB_FTRACE_EVENT_TIMESTAMP, ts);
+  gp__pb_uint(&t->w, GP_PB_FTRACE_EVENT_PID, 5);
+  if (name) {
+    gp__pb_begin(&t->w, GP_PB_FTRACE_DMA_FENCE_INIT);
+    gp__pb_uint(&t->w, GP_PB_DMA_FENCE_CONTEXT, 1);
+    gp__pb_string(&t->w, GP_PB_DMA_FENCE_DRIVER, "drv");
+    gp__pb_uint(&t->w, GP_PB_DMA_FENCE_SEQNO, 1);
+    gp__pb_string(&t->w, GP_PB_DMA_FENCE_TIMELINE, name);
+    gp__pb_end(&t->w);
+  } else {
+    gp__pb_begin(&t->w, 9999); /* no FtraceEvent has this field */
+    gp__pb_uint(&t->w, 1, 1);
+    gp__pb_end(&t->w);
+  }
+  gp__pb_end(&t->w);
+  gp__pb_end(&t->w);
+  tg_end(t);
+}
+
+static gp_tp *open_written(tg *t) {
+  const char *out = getenv("GPUPERF_ORDER_OUT");
+  if (out)
+    tg_write(t, out);
+  gp_tp *tp = tp_open_tg(t);
+  tg_fini(t);
+  return tp;
+}
+
+TEST(tp_order_queues_as_perfettos_sorter) {
+  tg t;
+  tg_init(&t);
+  descriptor(&t, 1, "A");
+  descriptor(&t, 2, "B");
+  descriptor(&t, 3, "C");
+  descriptor(&t, 4, "D");
+  /* 100: nothing taken yet: packets, then track events, then ftrace. */
+  instant(&t, 100, 1, "a1");
+  freq(&t, 100, 0);
+  ftrace(&t, 1, 100, "t1");
+  ftrace(&t, -1, 100, "lost"); /* no CPU: Perfetto skips the bundle */
+  /* 300: the track events' queue was being taken (200): it goes on. */
+  instant(&t, 200, 2, "b1");
+  freq(&t, 300, 1);
+  instant(&t, 300, 3, "c1");
+  /* 400: an ftrace event not imported (360) was taken last: packets go
+   * first again. Without it, the track events' queue (350) would. */
+  instant(&t, 350, 1, "a2");
+  ftrace(&t, 0, 360, NULL);
+  instant(&t, 400, 4, "d1");
+  freq(&t, 400, 2);
+  gp_tp *tp = open_written(&t);
+  tp_expect(tp,
+            "SELECT t.id, t.type, t.name, extract_arg(t.dimension_arg_set_id, "
+            "'gpu') AS gpu FROM track t ORDER BY t.id",
+            "\"id\",\"type\",\"name\",\"gpu\"\n"
+            "0,\"gpu_frequency\",\"gpufreq\",0\n"
+            "1,\"global_merged_track_event\",\"A\",\"[NULL]\"\n"
+            "2,\"drm_fence\",\"fence-t1-1\",\"[NULL]\"\n"
+            "3,\"global_merged_track_event\",\"B\",\"[NULL]\"\n"
+            "4,\"global_merged_track_event\",\"C\",\"[NULL]\"\n"
+            "5,\"gpu_frequency\",\"gpufreq\",1\n"
+            "6,\"gpu_frequency\",\"gpufreq\",2\n"
+            "7,\"global_merged_track_event\",\"D\",\"[NULL]\"\n");
+  tp_expect(tp, "SELECT id, track_id, ts, name FROM slice ORDER BY id",
+            "\"id\",\"track_id\",\"ts\",\"name\"\n"
+            "0,1,100,\"a1\"\n1,2,100,\"fence\"\n2,3,200,\"b1\"\n"
+            "3,4,300,\"c1\"\n4,1,350,\"a2\"\n5,7,400,\"d1\"\n");
+  tp_expect(tp,
+            "SELECT name, severity, value FROM stats WHERE value != 0 AND "
+            "name NOT LIKE '%_duration_ns' AND name NOT IN "
+            "('packet_type_not_imported', 'clock_sync_cache_miss') "
+            "ORDER BY name",
+            "\"name\",\"severity\",\"value\"\n"
+            "\"ftrace_bundle_tokenizer_errors\",\"error\",1\n");
+  gp_tp_close(tp);
+}
+
+/* Perfetto refuses a bundle of CPU 1024 or more (kMaxCpuCount): the
+ * trace is taken for corrupt. */
+TEST(tp_order_ftrace_cpu_past_the_maximum) {
+  tg t;
+  tg_init(&t);
+  ftrace(&t, 1024, 100, "t1");
+  size_t n;
+  uint8_t *p = tg_bytes(&t, &n);
+  tg_fini(&t);
+  gp_tp *tp = NULL;
+  gp_tp_error err;
+  ASSERT_ERR(gp_tp_open_buffer(p, n, "cpu.pftrace", NULL, &tp, &err),
+             GP_ECORRUPT);
+  ASSERT(strstr(err.message, "CPU 1024") != NULL);
+  free(p);
+}
