@@ -319,16 +319,16 @@ GP_EXPORT int gp_record_write_lost(int fd, uint32_t seq, int32_t pid,
  * environment does this by itself when it first does GPU work.
  */
 typedef struct gp_producer_stats {
-  uint32_t connected; /* the socket is open and the service answers */
-  uint32_t running;   /* data source instances running now */
-  uint64_t started;   /* instances started so far */
-  uint64_t flushes;   /* flush requests answered */
-  uint64_t commits;   /* CommitData requests sent */
-  uint64_t chunks;    /* chunks handed to the service */
-  uint64_t packets;   /* packets written by instances that stopped */
-  uint64_t bytes;     /* their bytes */
-  uint64_t dropped;   /* packets dropped: the shared memory was full */
-  uint64_t stalls;    /* times a writer found the shared memory full */
+  uint32_t connected;  /* the socket is open and the service answers */
+  uint32_t running;    /* data source instances running now */
+  uint64_t started;    /* instances started so far */
+  uint64_t flushes;    /* flush requests answered */
+  uint64_t commits;    /* CommitData requests sent */
+  uint64_t chunks;     /* chunks handed to the service */
+  uint64_t packets;    /* packets written by instances that stopped */
+  uint64_t bytes;      /* their bytes */
+  uint64_t dropped;    /* packets dropped: the shared memory was full */
+  uint64_t stalls;     /* times a writer found the shared memory full */
   uint64_t reconnects; /* times the service went away and was found again */
   uint64_t lost;       /* packets lost while no service was there */
 } gp_producer_stats;

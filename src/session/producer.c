@@ -49,8 +49,9 @@
 #define SMB_HINT (2u * 1024u * 1024u)
 #define REPLY_TIMEOUT_MS 5000 /* for the handshake's replies */
 #define RECV_CAP (2u * GP_IPC_MAX_FRAME)
-#define RETRY_FIRST_MS 100 /* the keeper's first wait before connecting again */
-#define RETRY_MAX_MS 2000  /* and its longest */
+/* The keeper's first wait before connecting again, and its longest. */
+#define RETRY_FIRST_MS 100
+#define RETRY_MAX_MS 2000
 
 static const char *const method_names[M_COUNT] = {"InitializeConnection",
                                                   "RegisterDataSource",
@@ -751,8 +752,7 @@ int gp_producer_get_stats(gp_producer_stats *st) {
       gp__prod.fd >= 0 && !__atomic_load_n(&gp__prod.dead, __ATOMIC_ACQUIRE);
   st->running = 0;
   for (int i = 0; i < MAX_SESSIONS; i++)
-    if (gp__prod.inst[i].used && gp__prod.inst[i].s &&
-        !gp__prod.inst[i].orphan)
+    if (gp__prod.inst[i].used && gp__prod.inst[i].s && !gp__prod.inst[i].orphan)
       st->running++;
   st->reconnects = gp__prod.reconnects;
   pthread_mutex_unlock(&gp__prod.lock);

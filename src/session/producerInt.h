@@ -60,9 +60,9 @@ typedef struct gp__prod_instance {
   unsigned nhdr;
   size_t pkt_left;
   uint64_t drops_seen;
-  bool orphan;   /* the service went away: packets are counted, not kept */
-  uint64_t lost; /* packets no service took: commits that failed, then
-                    everything once orphaned */
+  bool orphan;        /* the service went away: packets are counted, not kept */
+  uint64_t lost;      /* packets no service took: commits that failed, then
+                         everything once orphaned */
   bool commit_failed; /* the last CommitData could not be sent */
   char name[64];
 } gp__prod_instance;
@@ -110,8 +110,8 @@ typedef struct gp__producer {
   pthread_t keeper;
   bool keeper_running;
   uint64_t reconnects;
-  uint64_t lost_pending; /* packets; 0: nothing to report */
-  uint64_t lost_until_ts;                   /* trace clock */
+  uint64_t lost_pending;                     /* packets; 0: nothing to report */
+  uint64_t lost_until_ts;                    /* trace clock */
   uint64_t lost_since_mono, lost_until_mono; /* CLOCK_MONOTONIC */
 } gp__producer;
 

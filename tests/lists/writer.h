@@ -68,5 +68,6 @@ GP_TEST_ENTRY(producer_with_perfettos_service, 120)
 GP_TEST_ENTRY(producer_reconnects_to_a_restarted_peer, 90)
 GP_TEST_ENTRY(producer_daemon_reconnects_to_a_restarted_peer, 60)
 GP_TEST_ENTRY(producer_survives_a_restart_of_perfettos_service, 120)
-GP_TEST_ENTRY(producer_record_and_daemon_survive_a_restart_of_perfettos_service, 120)
+GP_TEST_ENTRY(producer_record_and_daemon_survive_a_restart_of_perfettos_service,
+              120)
 GP_TEST_ENTRY(producer_shares_processes_with_traced_probes, 120)
