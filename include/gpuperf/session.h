@@ -319,16 +319,18 @@ GP_EXPORT int gp_record_write_lost(int fd, uint32_t seq, int32_t pid,
  * environment does this by itself when it first does GPU work.
  */
 typedef struct gp_producer_stats {
-  uint32_t connected; /* the socket is open and the service answers */
-  uint32_t running;   /* data source instances running now */
-  uint64_t started;   /* instances started so far */
-  uint64_t flushes;   /* flush requests answered */
-  uint64_t commits;   /* CommitData requests sent */
-  uint64_t chunks;    /* chunks handed to the service */
-  uint64_t packets;   /* packets written by instances that stopped */
-  uint64_t bytes;     /* their bytes */
-  uint64_t dropped;   /* packets dropped: the shared memory was full */
-  uint64_t stalls;    /* times a writer found the shared memory full */
+  uint32_t connected;  /* the socket is open and the service answers */
+  uint32_t running;    /* data source instances running now */
+  uint64_t started;    /* instances started so far */
+  uint64_t flushes;    /* flush requests answered */
+  uint64_t commits;    /* CommitData requests sent */
+  uint64_t chunks;     /* chunks handed to the service */
+  uint64_t packets;    /* packets written by instances that stopped */
+  uint64_t bytes;      /* their bytes */
+  uint64_t dropped;    /* packets dropped: the shared memory was full */
+  uint64_t stalls;     /* times a writer found the shared memory full */
+  uint64_t reconnects; /* times the service went away and was found again */
+  uint64_t lost;       /* packets lost while no service was there */
 } gp_producer_stats;
 
 /* The producer socket: $PERFETTO_PRODUCER_SOCK_NAME, else
@@ -349,7 +351,9 @@ GP_EXPORT int gp_producer_probe(void);
  * counter catalogs of the devices present in the gpu.counters
  * descriptors, and returns once the service has started those that a
  * trace session running now enables. Until gp_producer_stop() (also run
- * at exit) the service drives this process's sessions. Returns 0,
+ * at exit) the service drives this process's sessions; if it goes away,
+ * the process connects again (from 100 ms to every 2 s) and registers
+ * again, and what it lost meanwhile is counted (docs/perfetto.md). Returns 0,
  * GP_EBUSY if connected already, -errno if the socket cannot be reached,
  * GP_EIO if what answers is not a tracing service; err (if not NULL)
  * then says why. flags: GP_PRODUCER_*.

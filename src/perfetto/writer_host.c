@@ -59,6 +59,16 @@ static void write_cmdline(gp__pb_writer *pb) {
   }
 }
 
+/* The time of a process or thread descriptor. Into a Perfetto service the
+ * trace holds the system's own view of the processes (ftrace forks and
+ * execs, process_stats), and Perfetto's trace processor gives a descriptor
+ * without a time the time of whatever it read before it, which can come
+ * before the fork of its process: that made a second process row for the
+ * pid. Now is after both, and before nothing it describes is read. */
+static uint64_t descriptor_ts(const gp__tw *w) {
+  return w->o.service_sequenced ? gp_get_timestamp() : TW_NO_TS;
+}
+
 static uint64_t process_track(gp__tw *w, uint32_t pid) {
   tw_entry *e = gp__tw_map_get(&w->processes, pid, 0, NULL);
   uint32_t vpid = gp__tw_pid(w, pid);
@@ -67,7 +77,7 @@ static uint64_t process_track(gp__tw *w, uint32_t pid) {
     return uuid;
   e->gen = 1;
   gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, TW_NO_TS, 0);
+  gp__tw_packet_begin(w, descriptor_ts(w), 0);
   gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
   gp__pb_uint(pb, GP_PB_TD_UUID, uuid);
   gp__pb_begin(pb, GP_PB_TD_PROCESS);
@@ -94,7 +104,7 @@ uint64_t gp__tw_process_track(gp__tw *w) {
 static void write_thread_descriptor(gp__tw *w, tw_entry *e, uint64_t uuid) {
   uint32_t pid = (uint32_t)(e->k1 >> 32), tid = (uint32_t)e->k1;
   gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, TW_NO_TS, 0);
+  gp__tw_packet_begin(w, descriptor_ts(w), 0);
   gp__pb_begin(pb, GP_PB_PACKET_TRACK_DESCRIPTOR);
   gp__pb_uint(pb, GP_PB_TD_UUID, uuid);
   gp__pb_begin(pb, GP_PB_TD_THREAD);

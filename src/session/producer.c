@@ -14,8 +14,11 @@
  * incremental state), which it carries out itself (producer_sources.c).
  * Packets are written by whichever thread feeds a session's writer (the
  * collector, or a thread stopping a session); producerInt.h lists the
- * locks and their order. When the service goes away, the reader stops the
- * instances: the program runs on, unrecorded.
+ * locks and their order. When the service goes away, the reader orphans
+ * the instances (their packets are counted, not kept) and the program
+ * runs on; a keeper thread connects again, backing off, and does the
+ * handshake again with the new service, which then starts what its
+ * sessions enable (producerInt.h).
  *
  * Requests the producer waits for (bind, InitializeConnection,
  * RegisterDataSource, Sync) are matched to replies by request id in a
@@ -46,6 +49,9 @@
 #define SMB_HINT (2u * 1024u * 1024u)
 #define REPLY_TIMEOUT_MS 5000 /* for the handshake's replies */
 #define RECV_CAP (2u * GP_IPC_MAX_FRAME)
+/* The keeper's first wait before connecting again, and its longest. */
+#define RETRY_FIRST_MS 100
+#define RETRY_MAX_MS 2000
 
 static const char *const method_names[M_COUNT] = {"InitializeConnection",
                                                   "RegisterDataSource",
@@ -78,6 +84,12 @@ void gp__prod_warn(const char *fmt, ...) {
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
   fprintf(stderr, "gpuperf: producer: %s\n", msg);
+}
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* ------------------------------------------------------------------ */
@@ -125,19 +137,22 @@ uint64_t gp__prod_invoke_locked(int m, bool drop_reply) {
 }
 
 /* See producerInt.h. */
-void gp__prod_commit(const gp__ipc_chunk_ref *chunks, size_t n,
+bool gp__prod_commit(const gp__ipc_chunk_ref *chunks, size_t n,
                      uint64_t flush_id) {
   if (n == 0 && !flush_id)
-    return;
+    return true;
   pthread_mutex_lock(&gp__prod.send_lock);
   gp__pb_writer_reset(&gp__prod.args);
   gp__ipc_put_commit(&gp__prod.args, chunks, n, flush_id);
-  gp__prod_invoke_locked(M_COMMIT, true);
+  bool sent = gp__prod_invoke_locked(M_COMMIT, true) != 0;
   pthread_mutex_unlock(&gp__prod.send_lock);
+  if (!sent)
+    return false;
   pthread_mutex_lock(&gp__prod.lock);
   gp__prod.st.commits++;
   gp__prod.st.chunks += n;
   pthread_mutex_unlock(&gp__prod.lock);
+  return true;
 }
 
 /* See producerInt.h. */
@@ -229,7 +244,7 @@ static void keep_fds(struct msghdr *mh) {
 }
 
 static void *reader_main(void *arg) {
-  (void)arg;
+  int fd = (int)(intptr_t)arg;
   uint8_t *buf = malloc(RECV_CAP);
   size_t have = 0;
   while (buf) {
@@ -243,7 +258,7 @@ static void *reader_main(void *arg) {
     mh.msg_iovlen = 1;
     mh.msg_control = &ctl;
     mh.msg_controllen = sizeof(ctl);
-    ssize_t k = recvmsg(gp__prod.fd, &mh, MSG_CMSG_CLOEXEC);
+    ssize_t k = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
     if (k < 0 && errno == EINTR)
       continue;
     if (k <= 0)
@@ -267,14 +282,32 @@ static void *reader_main(void *arg) {
     have -= off;
   }
   free(buf);
+  /* Nobody reads the shared memory any more: what is written from now on
+   * is counted as lost until a service is back (gp_producer_stop() stops
+   * the instances itself). */
+  pthread_mutex_lock(&gp__prod.cmd_lock);
+  pthread_mutex_lock(&gp__prod.lock);
+  bool stopping = gp__prod.stopping;
+  pthread_mutex_unlock(&gp__prod.lock);
+  if (!stopping) {
+    bool running = false;
+    for (int i = 0; i < MAX_SESSIONS; i++)
+      running |= gp__prod.inst[i].used && gp__prod.inst[i].s &&
+                 !gp__prod.inst[i].orphan;
+    if (running) {
+      pthread_mutex_lock(&gp__prod.lock);
+      if (!gp__prod.lost_pending)
+        gp__prod.lost_since_mono = mono_ns();
+      pthread_mutex_unlock(&gp__prod.lock);
+      gp__prod_warn("the tracing service went away: connecting again");
+    }
+    gp__prod_orphan_all();
+  }
+  pthread_mutex_unlock(&gp__prod.cmd_lock);
   pthread_mutex_lock(&gp__prod.lock);
   __atomic_store_n(&gp__prod.dead, true, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&gp__prod.cond);
   pthread_mutex_unlock(&gp__prod.lock);
-  /* Nobody reads the shared memory any more: stop recording. */
-  pthread_mutex_lock(&gp__prod.cmd_lock);
-  gp__prod_stop_all();
-  pthread_mutex_unlock(&gp__prod.cmd_lock);
   return NULL;
 }
 
@@ -295,8 +328,9 @@ static bool wait_reply(uint64_t id) {
         pthread_mutex_unlock(&gp__prod.lock);
         return ok;
       }
-    if (gp__prod.dead || pthread_cond_timedwait(&gp__prod.cond, &gp__prod.lock,
-                                                &ts) == ETIMEDOUT)
+    if (gp__prod.dead || gp__prod.stopping ||
+        pthread_cond_timedwait(&gp__prod.cond, &gp__prod.lock, &ts) ==
+            ETIMEDOUT)
       break;
   }
   pthread_mutex_unlock(&gp__prod.lock);
@@ -476,17 +510,34 @@ static void at_exit(void) {
   gp_producer_stop();
 }
 
-/* See producer.h. */
-int gp_producer_start(const char *name, uint32_t flags, char *err,
-                      size_t size) {
-  if (!name || !*name)
-    return fail(err, size, GP_EINVAL, "a producer needs a name");
-  pthread_mutex_lock(&gp__prod.lock);
-  bool running = gp__prod.fd >= 0;
-  pthread_mutex_unlock(&gp__prod.lock);
-  if (running)
-    return GP_EBUSY;
-  gp__prod.quiet = (flags & GP_PRODUCER_QUIET) != 0;
+/* Ends the connection (not the instances): the reader is joined, the
+ * socket closed. */
+static void disconnect(void) {
+  pthread_mutex_lock(&gp__prod.send_lock);
+  if (gp__prod.fd >= 0)
+    shutdown(gp__prod.fd, SHUT_RDWR);
+  pthread_mutex_unlock(&gp__prod.send_lock);
+  if (gp__prod.reader_running &&
+      !pthread_equal(gp__prod.reader, pthread_self())) {
+    pthread_join(gp__prod.reader, NULL);
+    gp__prod.reader_running = false;
+  }
+  pthread_mutex_lock(&gp__prod.send_lock);
+  if (gp__prod.fd >= 0)
+    close(gp__prod.fd);
+  gp__prod.fd = -1;
+  pthread_mutex_unlock(&gp__prod.send_lock);
+}
+
+/*
+ * Connects to the service and does the handshake: bind, InitializeConnection,
+ * GetAsyncCommand, the data sources (gp__prod.flags says which), Sync.
+ * Orphans of a service that went away are stopped once the new one
+ * answers, before anything can start. Returns 0, or an error (err says
+ * why) with the connection closed. For gp_producer_start() and the keeper;
+ * never two at once.
+ */
+static int handshake(char *err, size_t size) {
   clock_gettime(CLOCK_REALTIME, &handshake_deadline);
   handshake_deadline.tv_sec += REPLY_TIMEOUT_MS / 1000;
   const char *path = gp_producer_socket();
@@ -495,13 +546,18 @@ int gp_producer_start(const char *name, uint32_t flags, char *err,
     return fail(err, size, fd,
                 "cannot connect to the tracing service at %s: %s", path,
                 gp_strerror(fd));
+  pthread_mutex_lock(&gp__prod.send_lock);
   gp__prod.fd = fd;
+  pthread_mutex_unlock(&gp__prod.send_lock);
+  pthread_mutex_lock(&gp__prod.lock);
   __atomic_store_n(&gp__prod.dead, false, __ATOMIC_RELEASE);
-  gp__pb_writer_init(&gp__prod.out);
-  gp__pb_writer_init(&gp__prod.args);
-  if (pthread_create(&gp__prod.reader, NULL, reader_main, NULL) != 0) {
-    close(fd);
-    gp__prod.fd = -1;
+  memset(gp__prod.method, 0, sizeof(gp__prod.method));
+  gp__prod.async_request = 0;
+  gp__prod.last_error[0] = '\0';
+  pthread_mutex_unlock(&gp__prod.lock);
+  if (pthread_create(&gp__prod.reader, NULL, reader_main,
+                     (void *)(intptr_t)fd) != 0) {
+    disconnect();
     return fail(err, size, GP_ENOMEM, "cannot start the reader thread");
   }
   gp__prod.reader_running = true;
@@ -514,7 +570,7 @@ int gp_producer_start(const char *name, uint32_t flags, char *err,
   if (rc != 0 || !wait_reply(bind_id) || !gp__prod.method[M_INIT] ||
       !gp__prod.method[M_REGISTER] || !gp__prod.method[M_COMMIT] ||
       !gp__prod.method[M_ASYNC]) {
-    gp_producer_stop();
+    disconnect();
     return fail(err, size, GP_EIO,
                 "%s does not answer as Perfetto's producer port", path);
   }
@@ -522,13 +578,13 @@ int gp_producer_start(const char *name, uint32_t flags, char *err,
   snprintf(sdk, sizeof(sdk), "gpuperf %s", gp_version());
   pthread_mutex_lock(&gp__prod.send_lock);
   gp__pb_writer_reset(&gp__prod.args);
-  gp__ipc_put_init(&gp__prod.args, PAGE_HINT, SMB_HINT, name, sdk);
+  gp__ipc_put_init(&gp__prod.args, PAGE_HINT, SMB_HINT, gp__prod.name, sdk);
   uint64_t init_id = gp__prod_invoke_locked(M_INIT, false);
   pthread_mutex_unlock(&gp__prod.send_lock);
   if (!wait_reply(init_id)) {
-    gp_producer_stop();
-    return fail(err, size, GP_EIO, "the tracing service refused %s: %s", name,
-                gp__prod.last_error);
+    disconnect();
+    return fail(err, size, GP_EIO, "the tracing service refused %s: %s",
+                gp__prod.name, gp__prod.last_error);
   }
   /* Commands come as replies to one streaming GetAsyncCommand, asked for
    * before any data source is registered: Perfetto's service drops the
@@ -542,13 +598,12 @@ int gp_producer_start(const char *name, uint32_t flags, char *err,
   gp__prod_invoke_locked(M_ASYNC, false);
   pthread_mutex_unlock(&gp__prod.send_lock);
   for (size_t i = 0; i < GP_ARRAY_SIZE(source_names); i++)
-    if ((!(flags & GP_PRODUCER_COUNTERS_ONLY) ||
+    if ((!(gp__prod.flags & GP_PRODUCER_COUNTERS_ONLY) ||
          strncmp(source_names[i], "gpu.counters", 12) == 0) &&
         !register_source(source_names[i]))
       gp__prod_warn("data source %s not registered: %s", source_names[i],
                     *gp__prod.last_error ? gp__prod.last_error : "no answer");
   gp__prod.counters_registered = true;
-  gp__counters_add_device_hook(on_device);
   /* The service answers Sync after the commands that registering caused
    * (a session already running starts our data sources at once): once it
    * has, those are running and the program's first work is recorded. */
@@ -557,6 +612,96 @@ int gp_producer_start(const char *name, uint32_t flags, char *err,
   uint64_t sync_id = gp__prod_invoke_locked(M_SYNC, false);
   pthread_mutex_unlock(&gp__prod.send_lock);
   wait_reply(sync_id);
+  /* Orphans still running: the service is back but started nothing of
+   * ours (no session wants it), so nothing more is lost. */
+  pthread_mutex_lock(&gp__prod.cmd_lock);
+  gp__prod_count_orphans();
+  pthread_mutex_unlock(&gp__prod.cmd_lock);
+  return 0;
+}
+
+/* Waits ms, or less if gp_producer_stop() begins; true if it did. The
+ * caller holds lock. */
+static bool keeper_wait(unsigned ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += ms / 1000;
+  ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  while (!gp__prod.stopping &&
+         pthread_cond_timedwait(&gp__prod.cond, &gp__prod.lock, &ts) !=
+             ETIMEDOUT) {
+  }
+  return gp__prod.stopping;
+}
+
+/* The keeper: when the connection ends, connects again (Perfetto's own
+ * producers do), first after RETRY_FIRST_MS, then twice as long each
+ * time up to RETRY_MAX_MS, until gp_producer_stop(). */
+static void *keeper_main(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&gp__prod.lock);
+  for (;;) {
+    while (!gp__prod.stopping &&
+           !__atomic_load_n(&gp__prod.dead, __ATOMIC_ACQUIRE))
+      pthread_cond_wait(&gp__prod.cond, &gp__prod.lock);
+    if (gp__prod.stopping)
+      break;
+    pthread_mutex_unlock(&gp__prod.lock);
+    disconnect(); /* the reader has ended: join it, close the socket */
+    pthread_mutex_lock(&gp__prod.lock);
+    unsigned wait = RETRY_FIRST_MS;
+    bool back = false;
+    while (!back && !keeper_wait(wait)) {
+      pthread_mutex_unlock(&gp__prod.lock);
+      char err[256];
+      back = handshake(err, sizeof(err)) == 0;
+      pthread_mutex_lock(&gp__prod.lock);
+      wait = wait * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : wait * 2;
+    }
+    if (back) {
+      gp__prod.reconnects++;
+      pthread_mutex_unlock(&gp__prod.lock);
+      gp__prod_warn("connected again to the tracing service at %s",
+                    gp_producer_socket());
+      pthread_mutex_lock(&gp__prod.lock);
+    }
+  }
+  pthread_mutex_unlock(&gp__prod.lock);
+  return NULL;
+}
+
+/* See producer.h. */
+int gp_producer_start(const char *name, uint32_t flags, char *err,
+                      size_t size) {
+  if (!name || !*name)
+    return fail(err, size, GP_EINVAL, "a producer needs a name");
+  pthread_mutex_lock(&gp__prod.lock);
+  bool running = gp__prod.fd >= 0 || gp__prod.keeper_running;
+  pthread_mutex_unlock(&gp__prod.lock);
+  if (running)
+    return GP_EBUSY;
+  gp__prod.quiet = (flags & GP_PRODUCER_QUIET) != 0;
+  snprintf(gp__prod.name, sizeof(gp__prod.name), "%s", name);
+  gp__prod.flags = flags;
+  gp__prod.stopping = false;
+  gp__pb_writer_init(&gp__prod.out);
+  gp__pb_writer_init(&gp__prod.args);
+  int rc = handshake(err, size);
+  if (rc != 0) {
+    gp__pb_writer_fini(&gp__prod.out);
+    gp__pb_writer_fini(&gp__prod.args);
+    return rc;
+  }
+  gp__counters_add_device_hook(on_device);
+  if (pthread_create(&gp__prod.keeper, NULL, keeper_main, NULL) == 0)
+    gp__prod.keeper_running = true;
+  else
+    gp__prod_warn("no keeper thread: the connection is not made again if "
+                  "the service goes away");
   static bool registered;
   if (!registered) {
     registered = true;
@@ -567,29 +712,32 @@ int gp_producer_start(const char *name, uint32_t flags, char *err,
 
 /* See producer.h. */
 void gp_producer_stop(void) {
-  if (gp__prod.fd < 0)
+  pthread_mutex_lock(&gp__prod.lock);
+  bool active = gp__prod.fd >= 0 || gp__prod.keeper_running;
+  gp__prod.stopping = true;
+  pthread_cond_broadcast(&gp__prod.cond);
+  pthread_mutex_unlock(&gp__prod.lock);
+  if (!active)
     return;
+  /* A keeper in a handshake stops waiting for replies (wait_reply). */
+  if (gp__prod.keeper_running &&
+      !pthread_equal(gp__prod.keeper, pthread_self())) {
+    pthread_join(gp__prod.keeper, NULL);
+    gp__prod.keeper_running = false;
+  }
   gp__counters_remove_device_hook(on_device);
   gp__prod.counters_registered = false;
   pthread_mutex_lock(&gp__prod.cmd_lock);
   gp__prod_stop_all();
   pthread_mutex_unlock(&gp__prod.cmd_lock);
-  shutdown(gp__prod.fd, SHUT_RDWR);
-  if (gp__prod.reader_running &&
-      !pthread_equal(gp__prod.reader, pthread_self())) {
-    pthread_join(gp__prod.reader, NULL);
-    gp__prod.reader_running = false;
-  }
-  pthread_mutex_lock(&gp__prod.send_lock);
-  close(gp__prod.fd);
-  gp__prod.fd = -1;
-  pthread_mutex_unlock(&gp__prod.send_lock);
+  disconnect();
   if (gp__prod.pending_fd >= 0)
     close(gp__prod.pending_fd);
   gp__prod.pending_fd = -1;
   if (gp__prod.have_smb)
     munmap(gp__prod.smb_base, gp__prod.smb_size);
   gp__prod.have_smb = false;
+  gp__prod.next_writer = 0;
   gp__pb_writer_fini(&gp__prod.out);
   gp__pb_writer_fini(&gp__prod.args);
 }
@@ -604,8 +752,9 @@ int gp_producer_get_stats(gp_producer_stats *st) {
       gp__prod.fd >= 0 && !__atomic_load_n(&gp__prod.dead, __ATOMIC_ACQUIRE);
   st->running = 0;
   for (int i = 0; i < MAX_SESSIONS; i++)
-    if (gp__prod.inst[i].used && gp__prod.inst[i].s)
+    if (gp__prod.inst[i].used && gp__prod.inst[i].s && !gp__prod.inst[i].orphan)
       st->running++;
+  st->reconnects = gp__prod.reconnects;
   pthread_mutex_unlock(&gp__prod.lock);
   return 0;
 }
@@ -622,6 +771,9 @@ void gp__producer_after_fork(void) {
   gp__prod.fd = -1;
   gp__prod.dead = true;
   gp__prod.reader_running = false;
+  gp__prod.keeper_running = false;
+  gp__prod.stopping = false;
+  gp__prod.lost_pending = 0;
   memset(gp__prod.inst, 0, sizeof(gp__prod.inst));
   gp__prod.have_smb = false;
 }

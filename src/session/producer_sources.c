@@ -5,6 +5,8 @@
  * bytes go into the shared memory buffer, one writer id per instance;
  * flushes commit what is complete, a full buffer waits as the data
  * source's buffer_exhausted_policy allows and then drops and counts.
+ * When the service goes away, running instances become orphans whose
+ * packets are counted and not kept (producerInt.h).
  */
 #include <errno.h>
 #include <sched.h>
@@ -21,7 +23,10 @@
 #include "perfetto/tconfig.h"
 #include "producerInt.h"
 
-#define COMMIT_BATCH 8               /* complete chunks sent per CommitData */
+/* Complete chunks sent per CommitData. One: each chunk goes to the service
+ * as soon as it is full, as Perfetto's own writers do, so that a service
+ * that dies has as little as possible of ours in its shared memory. */
+#define COMMIT_BATCH 1
 #define STALL_DROP_NS 100000000ull   /* SMB full, drop policy: 100 ms */
 #define STALL_STALL_NS 2000000000ull /* SMB full, stall policies: 2 s */
 
@@ -31,13 +36,56 @@ static uint64_t mono_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Packets begun in chunks (the oldest first) of a writer, read from
+ * their headers, and count and flags of the chunk it is writing (count 0:
+ * none): what no service will read when they cannot be committed. The
+ * packet the first chunk continues is lost with them (its start, sent,
+ * is discarded without its end) unless it was counted already, with the
+ * commit before that failed. The shared memory is still mapped. */
+static uint64_t packets_in(const gp__prod_instance *in,
+                           const gp__ipc_chunk_ref *refs, size_t n,
+                           unsigned open_count, unsigned open_flags) {
+  const gp__smb *m = &gp__prod.smb;
+  uint64_t lost = 0;
+  for (size_t i = 0; i <= n; i++) {
+    unsigned count = open_count, flags = open_flags;
+    if (i < n) {
+      const uint8_t *c =
+          m->base + refs[i].page * m->page_size + GP_SMB_PAGE_HEADER;
+      uint16_t v = __atomic_load_n((const uint16_t *)(const void *)(c + 6),
+                                   __ATOMIC_ACQUIRE);
+      count = v & GP_SMB_MAX_FRAGMENTS;
+      flags = v >> 10;
+    }
+    bool cont = (flags & GP_SMB_FIRST_CONTINUES) && count > 0;
+    lost += count - (cont ? 1 : 0);
+    if (i == 0 && cont && !in->commit_failed)
+      lost++;
+  }
+  return lost;
+}
+
+/* Commits n chunks of an instance; those that cannot be sent are lost,
+ * and counted. Holds its lock. */
+static void commit_some(gp__prod_instance *in, const gp__ipc_chunk_ref *refs,
+                        size_t n, uint64_t flush_id) {
+  if (gp__prod_commit(refs, n, flush_id)) {
+    in->commit_failed = false;
+    return;
+  }
+  if (n == 0)
+    return;
+  in->lost += packets_in(in, refs, n, 0, 0);
+  in->commit_failed = true;
+}
+
 /* Commits the complete chunks an instance has waiting. Holds its lock. */
 static void commit_done(gp__prod_instance *in, uint64_t flush_id) {
   gp__ipc_chunk_ref refs[64];
   size_t n;
   do {
     n = gp__smb_take_done(&in->w, refs, GP_ARRAY_SIZE(refs));
-    gp__prod_commit(refs, n, in->w.ndone ? 0 : flush_id);
+    commit_some(in, refs, n, in->w.ndone ? 0 : flush_id);
   } while (in->w.ndone > 0);
   if (n == 0 && flush_id)
     gp__prod_commit(NULL, 0, flush_id);
@@ -94,16 +142,20 @@ static int sink_write(void *user, const uint8_t *d, size_t n) {
         in->w.dropped++; /* defensive: the writer writes only packets */
         continue;
       }
-      gp__smb_packet_begin(&in->w, (size_t)len);
+      if (in->orphan)
+        in->lost++; /* no service to take it */
+      else
+        gp__smb_packet_begin(&in->w, (size_t)len);
       in->pkt_left = (size_t)len;
       continue;
     }
     size_t k = n < in->pkt_left ? n : in->pkt_left;
-    gp__smb_packet_write(&in->w, d, k);
+    if (!in->orphan)
+      gp__smb_packet_write(&in->w, d, k);
     in->pkt_left -= k;
     d += k;
     n -= k;
-    if (in->pkt_left == 0 && in->w.ndone >= COMMIT_BATCH)
+    if (in->pkt_left == 0 && !in->orphan && in->w.ndone >= COMMIT_BATCH)
       commit_done(in, 0);
   }
   pthread_mutex_unlock(&in->lock);
@@ -123,9 +175,11 @@ static int sink_flushed(void *user) {
 /* ------------------------------------------------------------------ */
 /* Commands                                                             */
 
+/* An instance of this service (an orphan's id was another service's). */
 static gp__prod_instance *find(uint64_t id) {
   for (int i = 0; i < MAX_SESSIONS; i++)
-    if (gp__prod.inst[i].used && gp__prod.inst[i].id == id)
+    if (gp__prod.inst[i].used && !gp__prod.inst[i].orphan &&
+        gp__prod.inst[i].id == id)
       return &gp__prod.inst[i];
   return NULL;
 }
@@ -170,6 +224,21 @@ static gp__prod_instance *setup(uint64_t id, const uint8_t *cfg, size_t len) {
   return in;
 }
 
+/* The first instance a service starts after it came back carries what
+ * was lost while none was there: a counter of the process, its value the
+ * packets lost, at the time the service answered again (so the trace that
+ * follows says it, in Perfetto's trace processor as in ours). */
+static void report_lost(gp__prod_instance *in, uint64_t lost, uint64_t until,
+                        uint64_t away_ns) {
+  gp__tw_process_counter c = {GP_PROD_LOST_KEY,
+                              "gpuperf lost while no tracing service", false,
+                              (int64_t)lost};
+  gp__session_write_process_counters(in->s, until, &c, 1);
+  gp__prod_warn("%llu packets were lost while no tracing service was there "
+                "(%.1f s); the counter \"%s\" of this trace says so",
+                (unsigned long long)lost, (double)away_ns / 1e9, c.name);
+}
+
 static void start(gp__prod_instance *in) {
   if (in->s)
     return;
@@ -201,9 +270,16 @@ static void start(gp__prod_instance *in) {
     in->s = NULL;
     return;
   }
+  gp__prod_count_orphans(); /* this one runs: they may stop */
   pthread_mutex_lock(&gp__prod.lock);
   gp__prod.st.started++;
+  uint64_t lost = gp__prod.lost_pending;
+  uint64_t until = gp__prod.lost_until_ts;
+  uint64_t away = gp__prod.lost_until_mono - gp__prod.lost_since_mono;
+  gp__prod.lost_pending = 0;
   pthread_mutex_unlock(&gp__prod.lock);
+  if (lost)
+    report_lost(in, lost, until, away);
 }
 
 /* Stops and forgets an instance: its last packets are committed before
@@ -211,7 +287,9 @@ static void start(gp__prod_instance *in) {
  * program ends) the service is not told: Perfetto's takes a stop it did
  * not ask for as an error of state, and learns of the end when we
  * disconnect. */
-static void stop(gp__prod_instance *in, bool asked) {
+static uint64_t stop(gp__prod_instance *in, bool asked) {
+  if (in->orphan)
+    asked = false; /* the service that asked is gone */
   if (in->s) {
     int rc = gp_session_stop(in->s);
     if (rc != 0)
@@ -240,9 +318,11 @@ static void stop(gp__prod_instance *in, bool asked) {
                   in->name, (unsigned long long)dropped);
   if (asked)
     gp__prod_notify(M_STOPPED, in->id);
+  uint64_t lost = in->lost; /* the session has written its last */
   gp_trace_config_destroy(in->cfg);
   pthread_mutex_destroy(&in->lock);
   memset(in, 0, sizeof(*in));
+  return lost;
 }
 
 static bool listed(const gp__ipc_command *c, uint64_t id) {
@@ -258,8 +338,6 @@ static bool listed(const gp__ipc_command *c, uint64_t id) {
  * acknowledged (CommitData with its request id). */
 static void flush(const gp__ipc_command *c) {
   gp_activity_flush_all(0);
-  gp__ipc_chunk_ref refs[64];
-  size_t n = 0;
   for (int i = 0; i < MAX_SESSIONS; i++) {
     gp__prod_instance *in = &gp__prod.inst[i];
     if (!in->used || !in->have_writer || !listed(c, in->id))
@@ -267,16 +345,10 @@ static void flush(const gp__ipc_command *c) {
     pthread_mutex_lock(&in->lock);
     if (in->pkt_left == 0) /* a packet half-written stays in its chunk */
       gp__smb_complete(&in->w);
-    while (in->w.ndone > 0) {
-      if (n == GP_ARRAY_SIZE(refs)) {
-        gp__prod_commit(refs, n, 0);
-        n = 0;
-      }
-      n += gp__smb_take_done(&in->w, refs + n, GP_ARRAY_SIZE(refs) - n);
-    }
+    commit_done(in, 0);
     pthread_mutex_unlock(&in->lock);
   }
-  gp__prod_commit(refs, n, c->flush_request_id);
+  gp__prod_commit(NULL, 0, c->flush_request_id);
   pthread_mutex_lock(&gp__prod.lock);
   gp__prod.st.flushes++;
   pthread_mutex_unlock(&gp__prod.lock);
@@ -345,7 +417,7 @@ void gp__prod_command(const gp__ipc_command *c) {
   case GP_IPC_CMD_CLEAR:
     for (int i = 0; i < MAX_SESSIONS; i++)
       if (gp__prod.inst[i].used && gp__prod.inst[i].s &&
-          listed(c, gp__prod.inst[i].id))
+          !gp__prod.inst[i].orphan && listed(c, gp__prod.inst[i].id))
         gp__session_clear_incremental(gp__prod.inst[i].s);
     break;
   default:
@@ -355,7 +427,74 @@ void gp__prod_command(const gp__ipc_command *c) {
 
 /* See producerInt.h. */
 void gp__prod_stop_all(void) {
+  uint64_t lost = 0;
   for (int i = 0; i < MAX_SESSIONS; i++)
     if (gp__prod.inst[i].used)
-      stop(&gp__prod.inst[i], false);
+      lost += stop(&gp__prod.inst[i], false);
+  pthread_mutex_lock(&gp__prod.lock);
+  gp__prod.st.lost += lost;
+  lost += gp__prod.lost_pending; /* counted when the service came back */
+  gp__prod.lost_pending = 0;
+  pthread_mutex_unlock(&gp__prod.lock);
+  if (lost)
+    gp__prod_warn("%llu packets were lost: the tracing service went away and "
+                  "no trace took them",
+                  (unsigned long long)lost);
+}
+
+/* See producerInt.h. */
+void gp__prod_orphan_all(void) {
+  for (int i = 0; i < MAX_SESSIONS; i++) {
+    gp__prod_instance *in = &gp__prod.inst[i];
+    if (!in->used || in->orphan)
+      continue;
+    if (!in->s) { /* set up, never started: nothing to lose */
+      gp_trace_config_destroy(in->cfg);
+      if (in->have_writer)
+        gp__smb_writer_fini(&in->w);
+      pthread_mutex_destroy(&in->lock);
+      memset(in, 0, sizeof(*in));
+      continue;
+    }
+    pthread_mutex_lock(&in->lock);
+    if (in->have_writer) {
+      in->lost += packets_in(in, in->w.done, in->w.ndone,
+                             in->w.chunk ? in->w.count : 0, in->w.flags);
+      pthread_mutex_lock(&gp__prod.lock);
+      gp__prod.st.packets += in->w.packets;
+      gp__prod.st.bytes += in->w.bytes;
+      gp__prod.st.dropped += in->w.dropped;
+      pthread_mutex_unlock(&gp__prod.lock);
+      gp__smb_writer_fini(&in->w);
+      in->have_writer = false;
+    }
+    in->orphan = true;
+    pthread_mutex_unlock(&in->lock);
+  }
+  if (gp__prod.pending_fd >= 0)
+    close(gp__prod.pending_fd);
+  gp__prod.pending_fd = -1;
+  if (gp__prod.have_smb)
+    munmap(gp__prod.smb_base, gp__prod.smb_size);
+  gp__prod.have_smb = false;
+  gp__prod.next_writer = 0;
+}
+
+/* See producerInt.h. */
+void gp__prod_count_orphans(void) {
+  uint64_t lost = 0;
+  bool any = false;
+  for (int i = 0; i < MAX_SESSIONS; i++)
+    if (gp__prod.inst[i].used && gp__prod.inst[i].orphan) {
+      lost += stop(&gp__prod.inst[i], false);
+      any = true;
+    }
+  if (!any)
+    return;
+  pthread_mutex_lock(&gp__prod.lock);
+  gp__prod.st.lost += lost;
+  gp__prod.lost_pending += lost;
+  gp__prod.lost_until_ts = gp_get_timestamp();
+  gp__prod.lost_until_mono = mono_ns();
+  pthread_mutex_unlock(&gp__prod.lock);
 }

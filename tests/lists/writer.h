@@ -62,3 +62,13 @@ GP_TEST_ENTRY(producer_program_death_and_service_death, 60)
 GP_TEST_ENTRY(producer_record_vulkan, 120)
 GP_TEST_ENTRY(producer_hung_service_costs_at_most_the_handshake, 60)
 GP_TEST_ENTRY(producer_with_perfettos_service, 120)
+
+/* api: the producer through a restart of the service (the peer, and
+ * Perfetto's traced where GPUPERF_PERFETTO_BIN is set), and in one trace
+ * with traced_probes' data */
+GP_TEST_ENTRY(producer_reconnects_to_a_restarted_peer, 90)
+GP_TEST_ENTRY(producer_daemon_reconnects_to_a_restarted_peer, 60)
+GP_TEST_ENTRY(producer_survives_a_restart_of_perfettos_service, 120)
+GP_TEST_ENTRY(producer_record_and_daemon_survive_a_restart_of_perfettos_service,
+              120)
+GP_TEST_ENTRY(producer_shares_processes_with_traced_probes, 120)

@@ -805,6 +805,29 @@ int main(int argc, char **argv) {
       c->have -= off;
     }
   }
+  /* Ended (SIGTERM): as a service that dies, take nothing more, but what
+   * producers sent before counts as received: their sends fail from now
+   * on (EPIPE), which they see as the service gone. */
+  for (int i = 0; i < MAX_CONN; i++)
+    if (C[i]) {
+      conn *c = C[i];
+      shutdown(c->fd, SHUT_RD);
+      ssize_t got;
+      while ((got = recv(c->fd, c->buf + c->have, sizeof(c->buf) - c->have,
+                         MSG_DONTWAIT)) > 0) {
+        c->have += (size_t)got;
+        const uint8_t *pl;
+        size_t pn, off = 0;
+        long used;
+        while ((used = gp__ipc_frame_split(c->buf + off, c->have - off, &pl,
+                                           &pn)) > 0) {
+          on_frame(c, pl, pn);
+          off += (size_t)used;
+        }
+        memmove(c->buf, c->buf + off, c->have - off);
+        c->have -= off;
+      }
+    }
   for (int i = 0; i < MAX_CONN; i++)
     if (C[i]) {
       for (int k = 0; k < C[i]->nw; k++)

@@ -76,7 +76,8 @@ static void producer_usage(FILE *out) {
           "Offers this machine's GPU counters (DRM cards: busy time, memory,\n"
           "clocks, power, temperature) to Perfetto's tracing service as the\n"
           "data sources gpu.counters and gpu.counters.gpuperf, until stopped\n"
-          "(SIGINT, SIGTERM) or for --duration. Programs' own GPU work goes\n"
+          "(SIGINT, SIGTERM) or for --duration. If the service goes away it\n"
+          "connects again when it is back. Programs' own GPU work goes\n"
           "to the service with `gpuperf record --producer -- CMD`.\n"
           "The socket is $PERFETTO_PRODUCER_SOCK_NAME, else Perfetto's\n"
           "default (now %s).\n\n"
@@ -90,11 +91,13 @@ static void producer_usage(FILE *out) {
 
 static void print_stats(const gp_producer_stats *st) {
   printf("producer: %s, %u running, %llu started, %llu flushes, %llu "
-         "chunks in %llu commits, %llu packets dropped\n",
+         "chunks in %llu commits, %llu packets dropped, %llu reconnects, "
+         "%llu packets lost while no service\n",
          st->connected ? "connected" : "disconnected", st->running,
          (unsigned long long)st->started, (unsigned long long)st->flushes,
          (unsigned long long)st->chunks, (unsigned long long)st->commits,
-         (unsigned long long)st->dropped);
+         (unsigned long long)st->dropped, (unsigned long long)st->reconnects,
+         (unsigned long long)st->lost);
   fflush(stdout);
 }
 
@@ -176,11 +179,6 @@ int cmd_producer(int argc, char **argv) {
     nanosleep(&ts, NULL);
     time_t now = time(NULL);
     gp_producer_get_stats(&st);
-    if (!st.connected) {
-      gp_producer_stop();
-      return cli_error(CLI_BAD_INPUT,
-                       "producer: the tracing service went away");
-    }
     if (duration && (uint64_t)(now - t0) >= duration)
       break;
     if (status_every && !quiet && (uint64_t)(now - last) >= status_every) {
