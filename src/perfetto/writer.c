@@ -80,13 +80,55 @@ tw_entry *gp__tw_map_get(tw_map *m, uint64_t k1, uint64_t k2, bool *created) {
   return e;
 }
 
-/* See writerInt.h. */
+/* When process or thread id started, in clock ticks after boot
+ * (/proc/ID/stat, field 22); 0 if it cannot be read (it is gone). */
+static uint64_t start_ticks(uint64_t id) {
+  char path[48], buf[1024];
+  snprintf(path, sizeof(path), "/proc/%llu/stat", (unsigned long long)id);
+  FILE *f = fopen(path, "re");
+  if (!f)
+    return 0;
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')'); /* the name may hold spaces */
+  unsigned long long t = 0;
+  /* state ppid pgrp session tty tpgid flags minflt cminflt majflt
+   * cmajflt utime stime cutime cstime priority nice threads itreal */
+  if (!p || sscanf(p + 1,
+                   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
+                   "%*d %*d %*d %*d %*d %*d %llu",
+                   &t) != 1)
+    return 0;
+  return t;
+}
+
+static uint64_t mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb53fe1a85b93ull;
+  return x ^ (x >> 33);
+}
+
+/* See writerInt.h. A process's or a thread's track has one uuid for every
+ * writer on the host, whatever its sequence: Perfetto's trace processor
+ * takes a second descriptor uuid for one pid (or tid) for a new process
+ * (thread) that reused the id. So it comes from the id and the time the
+ * process or thread started, which tells a reused id apart. (Not in
+ * deterministic mode, whose ids are not the system's.) */
 uint64_t gp__tw_track_uuid(gp__tw *w, uint32_t kind, uint64_t key) {
   tw_entry *e = gp__tw_map_get(&w->track_ids, kind, key, NULL);
   if (e && e->iid)
     return e->iid;
-  uint64_t n = ++w->next_track, seq = w->o.sequence_id;
-  uint64_t uuid = seq < 4096 ? (n << 12) | seq : (seq << 40) | n;
+  uint64_t uuid;
+  if ((kind == TW_TRACK_PROCESS || kind == TW_TRACK_THREAD) &&
+      !w->o.deterministic) {
+    uuid = mix64(mix64(key << 2 | kind) ^ start_ticks(key)) | 1ull << 63;
+  } else {
+    uint64_t n = ++w->next_track, seq = w->o.sequence_id;
+    uuid = seq < 4096 ? (n << 12) | seq : (seq << 40) | n;
+  }
   if (e)
     e->iid = uuid;
   return uuid;

@@ -50,7 +50,9 @@ enum {
 };
 /* The uuid of track (kind, key): numbered in order of first use, with the
  * sequence id in the low 12 bits (or, past 4095 sequences, bits 40 and
- * up), so uuids are unique across the processes of a trace and short. */
+ * up), so uuids are unique across the processes of a trace and short;
+ * but a process's or thread's (key: its id) is the same in every writer
+ * on the host (writer.c). */
 uint64_t gp__tw_track_uuid(struct gp__tw *w, uint32_t kind, uint64_t key);
 
 /* A hash map entry: two 64-bit key words, an iid, and small payloads. */
