@@ -149,6 +149,8 @@ typedef struct gp__tp_desc {
   uint32_t machine;
   uint8_t merge;      /* sibling_merge_behavior: GP_TP_MERGE_* */
   uint32_t merge_key; /* string, for GP_TP_MERGE_BY_KEY */
+  uint32_t upid;      /* the process a process descriptor named, or NONE */
+  bool reserved;      /* a descriptor was seen (not only a reference) */
 } gp__tp_desc;
 
 /* How a child track merges with its siblings (Perfetto's reservation). */
@@ -302,6 +304,7 @@ typedef struct gp__tp_importer {
   gp__tp_map gpu_by_num;          /* machine << 32 | gpu -> gpu row */
   gp__tp_map track_by_dims;       /* type << 32 | dims set -> track */
   gp__tp_map upid_by_pid;         /* machine << 32 | pid -> upid */
+  gp__tp_map uuid_by_upid;        /* upid -> its process descriptor's uuid */
   gp__tp_map utid_by_tid;         /* machine << 32 | tid -> utid (live) */
   GP_TP_VEC(gp__tp_stack) stacks; /* by track id */
 
@@ -684,6 +687,11 @@ int gp__tp_process_get(gp__tp_importer *imp, uint32_t machine, int64_t pid,
 /* The same, and a process created here gets its main thread (tid = pid),
  * as Perfetto's ProcessTracker::GetOrCreateProcess() does where its GPU
  * importer names a process (render stages, Vulkan memory events). */
+/* A new process for pid on machine (the old one's pid was reused): the
+ * one pid finds from now on. */
+int gp__tp_process_new(gp__tp_importer *imp, uint32_t machine, int64_t pid,
+                       uint32_t *upid);
+
 int gp__tp_process_get_main(gp__tp_importer *imp, uint32_t machine, int64_t pid,
                             uint32_t *upid);
 

@@ -55,6 +55,7 @@ static int desc_get(gp__tp_importer *imp, uint64_t uuid, uint32_t machine,
     d.counter_unit_multiplier = 1;
     d.counter_unit = GP_TP_NONE;
     d.track = GP_TP_NONE;
+    d.upid = GP_TP_NONE;
     d.machine = machine;
     if (!gp__tp_vec_push(&imp->descs, d))
       return nomem(imp);
@@ -133,6 +134,37 @@ static int decode_counter(gp__tp_importer *imp, const gp__pb_reader *parent,
   return 0;
 }
 
+/*
+ * The process of a process descriptor (descs[i], pid on machine), named
+ * name: one descriptor uuid per process, so a second uuid for a pid is a
+ * new process that reused it (Perfetto's track_event_tracker.cc); a uuid
+ * described again keeps its process.
+ */
+static int descriptor_process(gp__tp_importer *imp, uint32_t machine,
+                              int64_t pid, uint32_t name, uint32_t i,
+                              uint32_t *upid) {
+  int rc;
+  if (imp->descs.v[i].upid != GP_TP_NONE)
+    *upid = imp->descs.v[i].upid;
+  else if ((rc = gp__tp_process_get(imp, machine, pid, upid)))
+    return rc;
+  uint64_t uuid = imp->descs.v[i].uuid;
+  bool ins;
+  uint64_t *u = gp__tp_map_put(&imp->uuid_by_upid, *upid, uuid, &ins);
+  if (!u)
+    return nomem(imp);
+  if (!ins && *u != uuid) {
+    if ((rc = gp__tp_process_new(imp, machine, pid, upid)))
+      return rc;
+    if (!gp__tp_map_put(&imp->uuid_by_upid, *upid, uuid, NULL))
+      return nomem(imp);
+  }
+  if (name != GP_TP_NONE)
+    imp->db->processes.v[*upid].name = name;
+  imp->descs.v[i].upid = *upid;
+  return 0;
+}
+
 /* See import.h. */
 int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
                                      const uint8_t *data, size_t len,
@@ -185,6 +217,7 @@ int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
             : merge == 3 ? GP_TP_MERGE_BY_KEY
                          : GP_TP_MERGE_BY_NAME;
   d.merge_key = merge_key;
+  d.upid = GP_TP_NONE;
   d.pid = d.tid >= 0 ? tpid : ppid;
   if (d.tid >= 0 && tpid >= 0) {
     *thread_pid = tpid;
@@ -196,25 +229,28 @@ int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
       return rc;
     if (tname != GP_TP_NONE)
       imp->db->threads.v[utid].name = tname;
-  } else if (ppid >= 0) {
-    uint32_t upid;
-    if ((rc = gp__tp_process_get(imp, machine, ppid, &upid)))
-      return rc;
-    if (pname != GP_TP_NONE)
-      imp->db->processes.v[upid].name = pname;
   }
   uint32_t i;
   if ((rc = desc_get(imp, d.uuid, machine, &i)))
     return rc;
+  if (d.tid < 0 && ppid >= 0 &&
+      (rc = descriptor_process(imp, machine, ppid, pname, i, &d.upid)))
+    return rc;
   gp__tp_desc *o = &imp->descs.v[i];
-  if (o->track == GP_TP_NONE) {
+  if (!o->reserved && o->track == GP_TP_NONE) {
     d.track = GP_TP_NONE;
     d.machine = machine;
+    d.reserved = true;
     *o = d;
   } else if (d.name != GP_TP_NONE) {
-    /* Already in use: a later descriptor may still rename the track. */
-    o->name = d.name;
-    imp->db->tracks.v[o->track].name = d.name;
+    /* A later descriptor names a track that had no name, or renames one
+     * that does not merge with its siblings, in use or not; the rest of
+     * it is the first one's (Perfetto's ReserveDescriptorTrack). */
+    bool alone = d.merge == GP_TP_MERGE_NONE;
+    if (o->name == GP_TP_NONE || alone)
+      o->name = d.name;
+    if (alone && o->track != GP_TP_NONE)
+      imp->db->tracks.v[o->track].name = d.name;
   }
   return 0;
 }
@@ -240,6 +276,7 @@ static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
    * else the nearest ancestor's. The parent link is kept only below a
    * track that is not a root (Perfetto's track_event_tracker.cc). */
   int64_t tid = d.tid, pid = d.pid;
+  uint32_t named_upid = d.upid;
   bool own = tid >= 0 || pid >= 0;
   bool parent_root = false;
   if (pi) {
@@ -251,6 +288,7 @@ static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
     if (a->tid >= 0 || a->pid >= 0) {
       tid = a->tid;
       pid = a->pid;
+      named_upid = a->upid;
       break;
     }
     pi = a->parent_uuid ? gp__tp_map_get(&imp->desc_by_uuid, a->parent_uuid)
@@ -270,6 +308,8 @@ static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
   if (tid < 0 && pid >= 0 &&
       (rc = gp__tp_process_get(imp, d.machine, pid, &upid)))
     return rc;
+  if (tid < 0 && named_upid != GP_TP_NONE)
+    upid = named_upid; /* the process its (or its root's) descriptor named */
   if (utid != GP_TP_NONE)
     upid = imp->db->threads.v[utid].upid;
   const char *type;

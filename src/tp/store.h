@@ -97,7 +97,7 @@ typedef struct gp__tp_arg {
     "Flow events whose other end never appeared")                              \
   X(vulkan_allocations_invalid_string_id, "error", "trace",                    \
     "Vulkan memory events naming an unknown interned string")                  \
-  X(ftrace_bundle_tokenizer_errors, "error", "analysis",                      \
+  X(ftrace_bundle_tokenizer_errors, "error", "analysis",                       \
     "ftrace bundles without their CPU (skipped)")                              \
   X(packet_type_not_imported, "info", "analysis",                              \
     "Packets of a type this trace processor does not import (skipped)")        \

@@ -130,6 +130,21 @@ int gp__tp_process_get(gp__tp_importer *imp, uint32_t machine, int64_t pid,
 }
 
 /* See import.h. */
+int gp__tp_process_new(gp__tp_importer *imp, uint32_t machine, int64_t pid,
+                       uint32_t *upid) {
+  gp__tp_db *db = imp->db;
+  gp__tp_process p = {pid,       GP_TP_NONE, GP_TP_NONE, INT64_MIN,
+                      INT64_MIN, GP_TP_NONE, machine};
+  uint64_t key = (uint64_t)machine << 32 | (uint32_t)pid;
+  if (!gp__tp_vec_push(&db->processes, p) ||
+      !gp__tp_map_put(&imp->upid_by_pid, key, 0, NULL))
+    return nomem(imp);
+  *upid = (uint32_t)db->processes.n - 1;
+  *gp__tp_map_get(&imp->upid_by_pid, key) = *upid;
+  return 0;
+}
+
+/* See import.h. */
 int gp__tp_process_get_main(gp__tp_importer *imp, uint32_t machine, int64_t pid,
                             uint32_t *upid) {
   size_t before = imp->db->processes.n;
@@ -426,6 +441,7 @@ void gp__tp_trackers_free(gp__tp_importer *imp) {
   gp__tp_dma_fence_free(imp);
   gp__tp_map_free(&imp->track_by_dims);
   gp__tp_map_free(&imp->upid_by_pid);
+  gp__tp_map_free(&imp->uuid_by_upid);
   gp__tp_map_free(&imp->utid_by_tid);
   for (size_t i = 0; i < imp->stacks.n; i++)
     gp__tp_vec_free(&imp->stacks.v[i].s);

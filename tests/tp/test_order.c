@@ -147,3 +147,57 @@ TEST(tp_order_ftrace_cpu_past_the_maximum) {
   ASSERT(strstr(err.message, "CPU 1024") != NULL);
   free(p);
 }
+
+static void process_descriptor(tg *t, uint64_t uuid, uint32_t pid,
+                               const char *name) {
+  tg_packet(t, 0, 1, 0);
+  gp__pb_begin(&t->w, GP_PB_PACKET_TRACK_DESCRIPTOR);
+  gp__pb_uint(&t->w, GP_PB_TD_UUID, uuid);
+  gp__pb_begin(&t->w, GP_PB_TD_PROCESS);
+  gp__pb_uint(&t->w, GP_PB_PD_PID, pid);
+  gp__pb_string(&t->w, GP_PB_PD_PROCESS_NAME, name);
+  gp__pb_end(&t->w);
+  gp__pb_end(&t->w);
+  tg_end(t);
+}
+
+/* A child track described again: the name it had stays (it merges with
+ * siblings by name); and a second process descriptor uuid for one pid is
+ * a new process that reused the pid. */
+TEST(tp_order_descriptors_described_twice) {
+  tg t;
+  tg_init(&t);
+  process_descriptor(&t, 10, 42, "first");
+  tg_packet(&t, 0, 1, 0);
+  gp__pb_begin(&t.w, GP_PB_PACKET_TRACK_DESCRIPTOR);
+  gp__pb_uint(&t.w, GP_PB_TD_UUID, 20);
+  gp__pb_uint(&t.w, GP_PB_TD_PARENT_UUID, 10);
+  gp__pb_string(&t.w, GP_PB_TD_NAME, "Stream #1");
+  gp__pb_end(&t.w);
+  tg_end(&t);
+  instant(&t, 100, 20, "s1");
+  process_descriptor(&t, 11, 42, "second");
+  tg_packet(&t, 0, 1, 0);
+  gp__pb_begin(&t.w, GP_PB_PACKET_TRACK_DESCRIPTOR);
+  gp__pb_uint(&t.w, GP_PB_TD_UUID, 20);
+  gp__pb_uint(&t.w, GP_PB_TD_PARENT_UUID, 10);
+  gp__pb_string(&t.w, GP_PB_TD_NAME, "Stream #1 (renamed)");
+  gp__pb_end(&t.w);
+  tg_end(&t);
+  instant(&t, 200, 10, "p1");
+  instant(&t, 300, 11, "p2");
+  gp_tp *tp = open_written(&t);
+  tp_expect(tp,
+            "SELECT t.id, t.type, t.name, p.pid, p.name AS pname FROM track "
+            "t LEFT JOIN process p ON p.upid = extract_arg("
+            "t.dimension_arg_set_id, 'upid') ORDER BY t.id",
+            "\"id\",\"type\",\"name\",\"pid\",\"pname\"\n"
+            "0,\"process_track_event\",\"[NULL]\",42,\"first\"\n"
+            "1,\"process_merged_track_event\",\"Stream #1\",42,"
+            "\"first\"\n"
+            "2,\"process_track_event\",\"[NULL]\",42,\"second\"\n");
+  tp_expect(tp, "SELECT upid, pid, name FROM process ORDER BY upid",
+            "\"upid\",\"pid\",\"name\"\n0,0,\"[NULL]\"\n1,42,\"first\"\n"
+            "2,42,\"second\"\n");
+  gp_tp_close(tp);
+}
