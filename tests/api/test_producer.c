@@ -28,41 +28,6 @@ static const char *cli(void) {
   return c;
 }
 
-/* Every row of sql on the trace at path, cells separated by '|', rows by
- * '\n' (malloc'ed). */
-static char *rows(const char *path, const char *sql) {
-  gp_tp *tp = NULL;
-  gp_tp_error e;
-  if (gp_tp_open(path, NULL, &tp, &e) != 0)
-    gp_test_fail(__FILE__, __LINE__, "%s: %s", path, e.message);
-  gp_tp_rows *r = NULL;
-  if (gp_tp_query(tp, sql, &r, &e) != 0)
-    gp_test_fail(__FILE__, __LINE__, "%s: %s", sql, e.message);
-  size_t cap = 1 << 16, n = 0;
-  char *s = malloc(cap);
-  s[0] = '\0';
-  while (gp_tp_rows_next(r, &e) == 1) {
-    for (int c = 0; c < gp_tp_rows_columns(r); c++) {
-      const char *t = gp_tp_rows_text(r, c);
-      size_t k = strlen(t ? t : "") + 2;
-      if (n + k + 1 > cap)
-        s = realloc(s, cap = 2 * (cap + k));
-      n += (size_t)snprintf(s + n, cap - n, "%s%c", t ? t : "",
-                            c + 1 == gp_tp_rows_columns(r) ? '\n' : '|');
-    }
-  }
-  gp_tp_rows_destroy(r);
-  gp_tp_close(tp);
-  return s;
-}
-
-static int64_t one(const char *path, const char *sql) {
-  char *s = rows(path, sql);
-  int64_t v = strtoll(s, NULL, 10);
-  free(s);
-  return v;
-}
-
 /* The demo's gpu.counters config (cmd_demo.c), as the peer's --counters. */
 #define DEMO_COUNTERS                                                          \
   "500000:Utilization,sm__cycles_active.avg,"                                  \
@@ -142,7 +107,7 @@ TEST(producer_demo_gives_the_rows_of_the_file) {
   snprintf(cmd, sizeof(cmd), "'%s' demo --steps 50 -q -o '%s'", cli(), file);
   ASSERT_EQ(wt_system(cmd), 0);
 
-  char *a = rows(file, SLICES_SQL), *b = rows(r.trace, SLICES_SQL);
+  char *a = wt_tp_rows(file, SLICES_SQL), *b = wt_tp_rows(r.trace, SLICES_SQL);
   ASSERT_GT(strlen(a), 1000);
   if (strcmp(a, b) != 0)
     gp_test_fail(__FILE__, __LINE__,
@@ -151,16 +116,16 @@ TEST(producer_demo_gives_the_rows_of_the_file) {
                  strlen(a), strlen(b));
   free(a);
   free(b);
-  a = rows(file, UTIL_SQL);
-  b = rows(r.trace, UTIL_SQL);
+  a = wt_tp_rows(file, UTIL_SQL);
+  b = wt_tp_rows(r.trace, UTIL_SQL);
   ASSERT(strchr(a, '\n') != NULL);
   ASSERT_STR_EQ(a, b);
   free(a);
   free(b);
   /* No error in our trace processor, and every sequence obeys the rules
    * of interning (the service stamped each writer's sequence). */
-  ASSERT_EQ(one(r.trace, "SELECT count(*) FROM stats WHERE severity IN "
-                         "('error', 'data_loss') AND value > 0"),
+  ASSERT_EQ(wt_tp_one(r.trace, "SELECT count(*) FROM stats WHERE severity IN "
+                               "('error', 'data_loss') AND value > 0"),
             0);
   wt_trace t;
   wt_load(&t, r.trace);
@@ -188,9 +153,9 @@ TEST(producer_service_flush_stop_and_clear_drive_the_sessions) {
   ASSERT(strstr(out, "started 2 stopped 2 flushes 2 acks") != NULL);
   ASSERT(strstr(out, "acks 0") == NULL);
   free(out);
-  ASSERT_GT(one(r.trace, "SELECT count(*) FROM gpu_slice"), 20);
-  ASSERT_EQ(one(r.trace, "SELECT count(*) FROM stats WHERE severity IN "
-                         "('error', 'data_loss') AND value > 0"),
+  ASSERT_GT(wt_tp_one(r.trace, "SELECT count(*) FROM gpu_slice"), 20);
+  ASSERT_EQ(wt_tp_one(r.trace, "SELECT count(*) FROM stats WHERE severity IN "
+                               "('error', 'data_loss') AND value > 0"),
             0);
   wt_trace t;
   wt_load(&t, r.trace);
@@ -211,8 +176,8 @@ TEST(producer_full_shared_memory_is_never_silent) {
   snprintf(file, sizeof(file), "%s/file.pftrace", r.dir);
   snprintf(cmd, sizeof(cmd), "'%s' demo --steps 200 -q -o '%s'", cli(), file);
   ASSERT_EQ(wt_system(cmd), 0);
-  int64_t want = one(file, "SELECT count(*) FROM gpu_slice");
-  int64_t got = one(r.trace, "SELECT count(*) FROM gpu_slice");
+  int64_t want = wt_tp_one(file, "SELECT count(*) FROM gpu_slice");
+  int64_t got = wt_tp_one(r.trace, "SELECT count(*) FROM gpu_slice");
   char *perr = wt_read_text(r.prog_err);
   if (got != want && !strstr(perr, "packets dropped"))
     gp_test_fail(__FILE__, __LINE__,
@@ -291,14 +256,14 @@ TEST(producer_record_opencl_and_system_counters) {
   if (r.status == 77)
     SKIP("no OpenCL device");
   expect_clean(&r);
-  ASSERT_GT(one(r.trace, "SELECT count(*) FROM gpu_slice"), 0);
-  ASSERT_GT(one(r.trace, "SELECT count(*) FROM counter c JOIN "
-                         "gpu_counter_track t ON c.track_id = t.id WHERE "
-                         "t.name = 'engine-gfx-busy'"),
+  ASSERT_GT(wt_tp_one(r.trace, "SELECT count(*) FROM gpu_slice"), 0);
+  ASSERT_GT(wt_tp_one(r.trace, "SELECT count(*) FROM counter c JOIN "
+                               "gpu_counter_track t ON c.track_id = t.id WHERE "
+                               "t.name = 'engine-gfx-busy'"),
             10);
   /* The program's process is in the trace beside its GPU work. */
-  ASSERT_GT(one(r.trace, "SELECT count(*) FROM process WHERE name LIKE "
-                         "'%opencl-sample%'"),
+  ASSERT_GT(wt_tp_one(r.trace, "SELECT count(*) FROM process WHERE name LIKE "
+                               "'%opencl-sample%'"),
             0);
 }
 
@@ -359,12 +324,13 @@ TEST(producer_with_perfettos_service) {
            "service.pftrace | grep -q '^0$'",
            dir, bin, bin, bin);
   ASSERT_EQ(wt_system(cmd), 0);
-  char *a = rows(file, SLICES_SQL), *b = rows(trace, SLICES_SQL);
+  char *a = wt_tp_rows(file, SLICES_SQL), *b = wt_tp_rows(trace, SLICES_SQL);
   ASSERT_STR_EQ(a, b);
   free(a);
   free(b);
-  ASSERT_GT(one(trace, "SELECT count(*) FROM gpu_counter_track WHERE name = "
-                       "'Utilization'"),
+  ASSERT_GT(wt_tp_one(trace,
+                      "SELECT count(*) FROM gpu_counter_track WHERE name = "
+                      "'Utilization'"),
             0);
 }
 
@@ -383,7 +349,7 @@ TEST(producer_program_death_and_service_death) {
     with_peer(&r, name, "--source gpu.renderstages", prog);
     expect_clean(&r);
     /* sim_app: per step two kernels, two copies, a fill: all of them. */
-    ASSERT_EQ(one(r.trace, "SELECT count(*) FROM gpu_slice"), 20 * 5);
+    ASSERT_EQ(wt_tp_one(r.trace, "SELECT count(*) FROM gpu_slice"), 20 * 5);
   }
   char prog[2048];
   snprintf(prog, sizeof(prog),
@@ -412,10 +378,12 @@ TEST(producer_record_vulkan) {
   with_peer(&r, "vulkan",
             "--source gpu.renderstages --source vulkan.memory_tracker", prog);
   expect_clean(&r);
-  ASSERT_EQ(one(r.trace, "SELECT count(*) FROM gpu_slice WHERE name = 'Render "
-                         "pass' AND dur > 0"),
+  ASSERT_EQ(wt_tp_one(r.trace,
+                      "SELECT count(*) FROM gpu_slice WHERE name = 'Render "
+                      "pass' AND dur > 0"),
             30);
-  ASSERT_GT(one(r.trace, "SELECT count(*) FROM vulkan_memory_allocations"), 0);
+  ASSERT_GT(
+      wt_tp_one(r.trace, "SELECT count(*) FROM vulkan_memory_allocations"), 0);
 }
 
 /* A service that accepts and never answers holds the program's first GPU
@@ -433,5 +401,5 @@ TEST(producer_hung_service_costs_at_most_the_handshake) {
   ASSERT_EQ(r.status, 0);
   char trace[1200];
   snprintf(trace, sizeof(trace), "%s/hung.pftrace", r.dir);
-  ASSERT_EQ(one(trace, "SELECT count(*) FROM gpu_slice"), 90);
+  ASSERT_EQ(wt_tp_one(trace, "SELECT count(*) FROM gpu_slice"), 90);
 }

@@ -36,25 +36,6 @@ static const char *cli(void) {
   return c;
 }
 
-/* The first cell of sql on the trace at path, by our trace processor. */
-static int64_t one(const char *path, const char *sql) {
-  gp_tp *tp = NULL;
-  gp_tp_error e;
-  if (gp_tp_open(path, NULL, &tp, &e) != 0)
-    gp_test_fail(__FILE__, __LINE__, "%s: %s", path, e.message);
-  gp_tp_rows *r = NULL;
-  if (gp_tp_query(tp, sql, &r, &e) != 0)
-    gp_test_fail(__FILE__, __LINE__, "%s: %s", sql, e.message);
-  int64_t v = 0;
-  if (gp_tp_rows_next(r, &e) == 1) {
-    const char *t = gp_tp_rows_text(r, 0);
-    v = t ? strtoll(t, NULL, 10) : 0;
-  }
-  gp_tp_rows_destroy(r);
-  gp_tp_close(tp);
-  return v;
-}
-
 /* The folder of Perfetto's binaries, or a skip. */
 static const char *perfetto_bin(void) {
   const char *bin = getenv("GPUPERF_PERFETTO_BIN");
@@ -135,11 +116,12 @@ TEST(producer_reconnects_to_a_restarted_peer) {
   snprintf(t1, sizeof(t1), "%s/t1.pftrace", dir);
   snprintf(t2, sizeof(t2), "%s/t2.pftrace", dir);
   snprintf(err, sizeof(err), "%s/app.err", dir);
-  int64_t s1 = one(t1, "SELECT count(*) FROM gpu_slice");
-  int64_t s2 = one(t2, "SELECT count(*) FROM gpu_slice");
-  int64_t lost = one(t2, "SELECT sum(c.value) FROM counter c JOIN "
-                         "counter_track t ON c.track_id = t.id WHERE t.name "
-                         "= '" LOST_TRACK "'");
+  int64_t s1 = wt_tp_one(t1, "SELECT count(*) FROM gpu_slice");
+  int64_t s2 = wt_tp_one(t2, "SELECT count(*) FROM gpu_slice");
+  int64_t lost =
+      wt_tp_one(t2, "SELECT sum(c.value) FROM counter c JOIN "
+                    "counter_track t ON c.track_id = t.id WHERE t.name "
+                    "= '" LOST_TRACK "'");
   ASSERT_GT(s1, 0);
   ASSERT_GT(s2, 0);
   ASSERT_GT(lost, 0);
@@ -148,8 +130,8 @@ TEST(producer_reconnects_to_a_restarted_peer) {
   char *e = wt_read_text(err);
   ASSERT(strstr(e, "packets were lost while no tracing service") != NULL);
   free(e);
-  ASSERT_EQ(one(t2, "SELECT count(*) FROM stats WHERE severity IN "
-                    "('error', 'data_loss') AND value > 0"),
+  ASSERT_EQ(wt_tp_one(t2, "SELECT count(*) FROM stats WHERE severity IN "
+                          "('error', 'data_loss') AND value > 0"),
             0);
   wt_trace t;
   wt_load(&t, t2);
@@ -192,8 +174,8 @@ TEST(producer_daemon_reconnects_to_a_restarted_peer) {
   static const char busy[] =
       "SELECT count(*) FROM counter c JOIN gpu_counter_track t ON "
       "c.track_id = t.id WHERE t.name = 'engine-gfx-busy'";
-  ASSERT_GT(one(t1, busy), 0);
-  ASSERT_GT(one(t2, busy), 0);
+  ASSERT_GT(wt_tp_one(t1, busy), 0);
+  ASSERT_GT(wt_tp_one(t2, busy), 0);
   char *o = wt_read_text(out);
   ASSERT(strstr(o, " 1 reconnects") != NULL);
   free(o);

@@ -300,33 +300,10 @@ TEST(tp_parity_recorded_opencl) {
   gp_tp_close(tp);
 }
 
-/* Perfetto's CSV for sql on trace, from `shell -q FILE trace`. */
-static char *perfetto_csv(const char *shell, const char *trace,
-                          const char *sql) {
-  const char *qpath = gp_test_path(1, "q.sql");
-  const char *opath = gp_test_path(2, "out.csv");
-  FILE *f = fopen(qpath, "w");
-  ASSERT_NOT_NULL(f);
-  fputs(sql, f);
-  fclose(f);
-  pid_t pid = fork();
-  ASSERT(pid >= 0);
-  if (pid == 0) {
-    if (!freopen(opath, "w", stdout) || !freopen("/dev/null", "w", stderr))
-      _exit(126);
-    execl(shell, shell, "-q", qpath, trace, (char *)NULL);
-    _exit(127);
-  }
-  int st;
-  ASSERT_EQ(waitpid(pid, &st, 0), pid);
-  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  return tp_read_file(opath, NULL);
-}
-
 static void compare_live(const char *shell, const char *trace) {
   gp_tp *tp = open_path(trace);
   for (size_t i = 0; i < tp_parity_nqueries; i++) {
-    char *theirs = perfetto_csv(shell, trace, tp_parity_queries[i].sql);
+    char *theirs = tp_perfetto_csv(shell, trace, tp_parity_queries[i].sql);
     char *ours = tp_csv(tp, tp_parity_queries[i].sql);
     tp_assert_csv(ours, theirs, tp_parity_queries[i].sql);
     free(theirs);
@@ -347,20 +324,5 @@ TEST(tp_parity_live_with_perfetto) {
     compare_live(shell, ocl);
   else
     printf("no recorded OpenCL program to compare: %s\n", why);
-  const char *shared = tp_shared();
-  if (!shared)
-    return;
-  char dir[1024];
-  snprintf(dir, sizeof(dir), "%s/conformance", shared);
-  DIR *d = opendir(dir);
-  if (!d)
-    return;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    char path[2048];
-    snprintf(path, sizeof(path), "%s/%s/trace.pb", dir, e->d_name);
-    if (e->d_name[0] != '.' && access(path, R_OK) == 0)
-      compare_live(shell, path);
-  }
-  closedir(d);
+  tp_each_conformance_trace(compare_live, shell);
 }

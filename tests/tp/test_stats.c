@@ -249,31 +249,9 @@ TEST(tp_stats_hostile_match_perfetto) {
   }
 }
 
-/* Perfetto's answer to STATS_SQL on trace, malloc'ed. */
-static char *perfetto_stats(const char *shell, const char *trace) {
-  const char *qpath = gp_test_path(1, "q.sql");
-  const char *opath = gp_test_path(2, "out.csv");
-  FILE *f = fopen(qpath, "w");
-  ASSERT_NOT_NULL(f);
-  fputs(STATS_SQL, f);
-  fclose(f);
-  pid_t pid = fork();
-  ASSERT(pid >= 0);
-  if (pid == 0) {
-    if (!freopen(opath, "w", stdout) || !freopen("/dev/null", "w", stderr))
-      _exit(126);
-    execl(shell, shell, "-q", qpath, trace, (char *)NULL);
-    _exit(127);
-  }
-  int st;
-  ASSERT_EQ(waitpid(pid, &st, 0), pid);
-  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  return tp_read_file(opath, NULL);
-}
-
 static void compare_live(const char *shell, const char *trace) {
   gp_tp *tp = open_path(trace);
-  char *theirs = perfetto_stats(shell, trace);
+  char *theirs = tp_perfetto_csv(shell, trace, STATS_SQL);
   char *ours = tp_csv(tp, STATS_SQL);
   tp_assert_csv(ours, theirs, trace);
   free(theirs);
@@ -288,20 +266,5 @@ TEST(tp_stats_live_with_perfetto) {
          "tp_stats_hostile_match_perfetto's rows stand in for it");
   for (size_t i = 0; i < NHOSTILE; i++)
     compare_live(shell, hostile_path(i));
-  const char *shared = tp_shared();
-  if (!shared)
-    return;
-  char dir[1024];
-  snprintf(dir, sizeof(dir), "%s/conformance", shared);
-  DIR *d = opendir(dir);
-  if (!d)
-    return;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    char path[2048];
-    snprintf(path, sizeof(path), "%s/%s/trace.pb", dir, e->d_name);
-    if (e->d_name[0] != '.' && access(path, R_OK) == 0)
-      compare_live(shell, path);
-  }
-  closedir(d);
+  tp_each_conformance_trace(compare_live, shell);
 }

@@ -3,6 +3,7 @@
  */
 #include "tp/tputil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -277,4 +278,47 @@ int tp_cli(char **out, char **err, const char *arg0, ...) {
   else
     free(e);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* See tputil.h. */
+char *tp_perfetto_csv(const char *shell, const char *trace, const char *sql) {
+  const char *qpath = gp_test_path(1, "q.sql");
+  const char *opath = gp_test_path(2, "out.csv");
+  FILE *f = fopen(qpath, "w");
+  ASSERT_NOT_NULL(f);
+  fputs(sql, f);
+  fclose(f);
+  pid_t pid = fork();
+  ASSERT(pid >= 0);
+  if (pid == 0) {
+    if (!freopen(opath, "w", stdout) || !freopen("/dev/null", "w", stderr))
+      _exit(126);
+    execl(shell, shell, "-q", qpath, trace, (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  return tp_read_file(opath, NULL);
+}
+
+/* See tputil.h. */
+void tp_each_conformance_trace(void (*fn)(const char *arg, const char *path),
+                               const char *arg) {
+  const char *shared = tp_shared();
+  if (!shared)
+    return;
+  char dir[1024];
+  snprintf(dir, sizeof(dir), "%s/conformance", shared);
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char path[2048];
+    snprintf(path, sizeof(path), "%s/%s/trace.pb", dir, e->d_name);
+    if (e->d_name[0] != '.' && access(path, R_OK) == 0)
+      fn(arg, path);
+  }
+  closedir(d);
 }

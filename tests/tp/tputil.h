@@ -60,6 +60,15 @@ bool tp_csv_equal(const char *a, const char *b);
 /* Runs sql on tp and asserts its CSV. */
 void tp_expect(gp_tp *tp, const char *sql, const char *expected);
 
+/* Perfetto's CSV for sql on trace (malloc'ed): its trace_processor_shell
+ * at shell, run as `shell -q FILE trace`; fails the test if it fails. */
+char *tp_perfetto_csv(const char *shell, const char *trace, const char *sql);
+
+/* fn(arg, path) for each of Perfetto's GPU test traces in
+ * $GPUPERF_SHARED/conformance (none where they are not at hand). */
+void tp_each_conformance_trace(void (*fn)(const char *arg, const char *path),
+                               const char *arg);
+
 /* A single integer from sql. */
 int64_t tp_int(gp_tp *tp, const char *sql);
 

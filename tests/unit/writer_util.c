@@ -9,6 +9,7 @@
 #include "perfetto/pb.h"
 #include "perfetto/proto.h"
 #include "core/core.h"
+#include "gpuperf/tp.h"
 #include "writer_util.h"
 
 /* See writer_util.h. */
@@ -441,4 +442,39 @@ size_t wt_put_counter(uint8_t *buf, size_t off, uint32_t device, uint32_t id,
   c->value_type = GP_VALUE_DOUBLE;
   c->value.f64 = v;
   return off + sizeof(*c);
+}
+
+/* See writer_util.h. */
+char *wt_tp_rows(const char *path, const char *sql) {
+  gp_tp *tp = NULL;
+  gp_tp_error e;
+  if (gp_tp_open(path, NULL, &tp, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", path, e.message);
+  gp_tp_rows *r = NULL;
+  if (gp_tp_query(tp, sql, &r, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", sql, e.message);
+  size_t cap = 1 << 16, n = 0;
+  char *s = malloc(cap);
+  s[0] = '\0';
+  while (gp_tp_rows_next(r, &e) == 1) {
+    for (int c = 0; c < gp_tp_rows_columns(r); c++) {
+      const char *t = gp_tp_rows_text(r, c);
+      size_t k = strlen(t ? t : "") + 2;
+      if (n + k + 1 > cap)
+        s = realloc(s, cap = 2 * (cap + k));
+      n += (size_t)snprintf(s + n, cap - n, "%s%c", t ? t : "",
+                            c + 1 == gp_tp_rows_columns(r) ? '\n' : '|');
+    }
+  }
+  gp_tp_rows_destroy(r);
+  gp_tp_close(tp);
+  return s;
+}
+
+/* See writer_util.h. */
+int64_t wt_tp_one(const char *path, const char *sql) {
+  char *s = wt_tp_rows(path, sql);
+  int64_t v = strtoll(s, NULL, 10);
+  free(s);
+  return v;
 }

@@ -43,6 +43,14 @@ uint8_t *wt_read_file(const char *path, size_t *size);
  * (a program's stderr that it never wrote). */
 char *wt_read_text(const char *path);
 
+/* Every row of sql on the trace at path by our trace processor, cells
+ * separated by '|', rows by '\n' (malloc'ed); fails the test on error. */
+char *wt_tp_rows(const char *path, const char *sql);
+
+/* The first cell of the first row of sql on the trace at path, as an
+ * integer (0 without rows). */
+int64_t wt_tp_one(const char *path, const char *sql);
+
 /* Writes text to path (created or replaced); fails the test if it
  * cannot. */
 void wt_write_text(const char *path, const char *text);
