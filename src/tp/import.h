@@ -54,6 +54,27 @@ typedef struct gp__tp_entry {
 /* The entries pushed into one queue of Perfetto's sorter, in push order. */
 typedef GP_TP_VEC(gp__tp_entry) gp__tp_queue;
 
+/*
+ * The windows of Perfetto's sorter. It sorts the whole trace at its end,
+ * unless the service flushed its data sources twice before a read of its
+ * buffers (TracingServiceEvent): then, at that read, it hands out what was
+ * pushed before the previous such read, in order, and drops whatever is
+ * pushed later with an earlier timestamp (sorter_push_event_out_of_order).
+ * A window is the queues' lengths at one such read, kept as the changes
+ * since the window before.
+ */
+typedef struct gp__tp_wchange {
+  uint32_t queue, len;
+} gp__tp_wchange;
+typedef struct gp__tp_windows {
+  uint32_t flushes; /* all_data_sources_flushed since the last window */
+  bool full_sort;   /* a packet waits for a clock: one sort at the end */
+  GP_TP_VEC(gp__tp_wchange) changes;
+  GP_TP_VEC(uint32_t) ends;   /* window k's changes end at ends[k] */
+  GP_TP_VEC(uint8_t) dirty;   /* by queue: pushed since the last window */
+  GP_TP_VEC(uint32_t) pushed; /* the dirty queues */
+} gp__tp_windows;
+
 /* The queues of one machine's reader, made when Perfetto's importer makes
  * them (queues.c): its packets and its track events when the machine is
  * first seen; those of CPUs 0..c of a kind of ftrace data when data of
@@ -287,7 +308,15 @@ typedef struct gp__tp_importer {
   GP_TP_VEC(gp__tp_interned) interned;
   gp__tp_map2 interned_by_key; /* (ns << 32 | field, iid) -> index */
   int64_t max_ts;
-  GP_TP_VEC(gp__tp_queue) queues;    /* in the order Perfetto makes them */
+  GP_TP_VEC(gp__tp_queue) queues; /* in the order Perfetto makes them */
+  /* Windows (queues.c): where Perfetto's sorter, in a trace with flushes
+   * and buffer reads of the service, hands out what is in by then. */
+  gp__tp_windows win;
+  /* What the service said of the trace (service.c): its last TraceConfig
+   * (has_config), and its version's major number (-1: none given). */
+  bool has_config, write_into_file, flush_period;
+  int svc_major;
+  gp__tp_map istat_by_key; /* stat << 32 | idx -> index in db->istats */
   GP_TP_VEC(gp__tp_readerq) readerq; /* by machine row */
   GP_TP_VEC(struct gp__tp_deferred {
     uint64_t ref;
@@ -380,6 +409,9 @@ int gp__tp_corrupt(gp__tp_importer *imp, const gp__pb_reader *r,
 static inline void gp__tp_stat(gp__tp_importer *imp, int stat, int64_t n) {
   imp->db->stats[stat] += n;
 }
+
+/* Increments an indexed stat's value for idx (service.c). */
+int gp__tp_stat_idx(gp__tp_importer *imp, int stat, int64_t idx, int64_t n);
 
 /* ------------------------------------------------------------------ */
 /* Source access                                                         */
@@ -594,9 +626,24 @@ void gp__tp_merge_fini(gp__tp_merge *m);
  * goes on while its entries are no later than the earliest head of the
  * others. sort.c.
  */
+typedef struct gp__tp_wqueue {
+  gp__tp_entry *a; /* owned (gp__tp_vec_grow's), in push order */
+  size_t cap, n;
+  uint32_t *h;    /* visible entries not handed out: a heap by (ts, index) */
+  size_t nh, vis; /* a[0..vis) has been made visible */
+} gp__tp_wqueue;
+
 typedef struct gp__tp_sorter {
-  gp__tp_merge *q;
+  gp__tp_merge *q;   /* the queues, sorted once at the end; or */
+  gp__tp_wqueue *wq; /* the queues, handed out window by window */
   size_t nq;
+  /* Windows: the next read to apply, each queue's length at the read
+   * before the window being handed out (NULL at the end). */
+  const gp__tp_windows *win;
+  size_t phase;
+  uint32_t *lim, *lim_mem;
+  int64_t latest;        /* the latest ts handed out */
+  uint64_t out_of_order; /* entries dropped for coming after later ones */
   uint32_t *heap; /* queues with entries left but cur, by (head ts, index) */
   uint32_t nheap;
   bool has_cur;
@@ -605,8 +652,10 @@ typedef struct gp__tp_sorter {
 } gp__tp_sorter;
 
 /* Takes the queues' arrays (s owns them from here, in any case) and
- * empties q[0..nq). 0 or GP_ENOMEM (s then holds nothing). */
-int gp__tp_sorter_init(gp__tp_sorter *s, gp__tp_queue *q, size_t nq);
+ * empties q[0..nq); win: the windows (read while s is in use). 0 or
+ * GP_ENOMEM (s then holds nothing). */
+int gp__tp_sorter_init(gp__tp_sorter *s, gp__tp_queue *q, size_t nq,
+                       const gp__tp_windows *win);
 bool gp__tp_sorter_next(gp__tp_sorter *s, gp__tp_entry *out);
 /* The least gp__tp_merge_low_off of the queues. */
 uint64_t gp__tp_sorter_low_off(gp__tp_sorter *s);
@@ -629,6 +678,26 @@ int gp__tp_push_entry(gp__tp_importer *imp, uint32_t q, int64_t ts,
 int gp__tp_tokenize_ftrace(gp__tp_importer *imp, const uint8_t *data,
                            size_t len, uint32_t seq, uint32_t gen,
                            uint64_t off);
+
+/* service.c: a TracingServiceEvent (data, len): flushes and buffer
+ * reads. */
+int gp__tp_tokenize_service_event(gp__tp_importer *imp, const uint8_t *data,
+                                  size_t len, uint64_t off);
+
+/* service.c: a TraceConfig packet (data, len). */
+int gp__tp_tokenize_trace_config(gp__tp_importer *imp, const uint8_t *data,
+                                 size_t len);
+
+/* service.c: SystemInfo.tracing_service_version (p, n). */
+void gp__tp_service_version(gp__tp_importer *imp, const uint8_t *p, size_t n);
+
+/* service.c: the stats Perfetto records once all is parsed. */
+void gp__tp_service_finish(gp__tp_importer *imp);
+
+/* A packet waits for a clock snapshot: true if it may (the sorter has
+ * handed out nothing yet: it sorts all at the end from now on), false if
+ * it is to be dropped. */
+bool gp__tp_may_defer(gp__tp_importer *imp);
 
 /* Frees the queues (after parse, or when an import fails). */
 void gp__tp_queues_free(gp__tp_importer *imp);

@@ -42,7 +42,8 @@ enum {
 };
 
 static int new_queue(gp__tp_importer *imp, uint32_t *idx, uint64_t off) {
-  if (!gp__tp_vec_push(&imp->queues, ((gp__tp_queue){0})))
+  if (!gp__tp_vec_push(&imp->queues, ((gp__tp_queue){0})) ||
+      !gp__tp_vec_push(&imp->win.dirty, 0))
     return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
   *idx = (uint32_t)(imp->queues.n - 1);
   return 0;
@@ -73,6 +74,11 @@ int gp__tp_push_entry(gp__tp_importer *imp, uint32_t q, int64_t ts,
                       uint64_t ref, uint64_t off) {
   if (!gp__tp_vec_push(&imp->queues.v[q], ((gp__tp_entry){ts, ref})))
     return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory sorting events");
+  if (!imp->win.dirty.v[q]) {
+    imp->win.dirty.v[q] = 1;
+    if (!gp__tp_vec_push(&imp->win.pushed, q))
+      return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
+  }
   return 0;
 }
 
@@ -267,6 +273,10 @@ int gp__tp_tokenize_ftrace(gp__tp_importer *imp, const uint8_t *data,
 
 /* See import.h. */
 void gp__tp_queues_free(gp__tp_importer *imp) {
+  gp__tp_vec_free(&imp->win.changes);
+  gp__tp_vec_free(&imp->win.ends);
+  gp__tp_vec_free(&imp->win.dirty);
+  gp__tp_vec_free(&imp->win.pushed);
   for (size_t i = 0; i < imp->queues.n; i++)
     gp__tp_vec_free(&imp->queues.v[i]);
   gp__tp_vec_free(&imp->queues);

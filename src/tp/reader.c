@@ -45,6 +45,8 @@ enum {
   PKT_FIRST_PACKET_ON_SEQUENCE = 87,
   PKT_MACHINE_ID = 98,
   PKT_SYSTEM_INFO = 45,
+  PKT_TRACE_CONFIG = 33,
+  PKT_SERVICE_EVENT = 69,
   PKT_GPU_INFO = 128,
   PKT_GENERIC_GPU_FREQUENCY_EVENT = 129,
 };
@@ -72,6 +74,7 @@ typedef struct top {
   size_t data_len;
   uint64_t data_tag; /* source offset of the data field's tag */
   bool unknown;      /* a data field we do not import */
+  bool unsorted;     /* one Perfetto handles before its sorter */
 } top;
 
 static bool is_data_field(uint32_t id) {
@@ -88,6 +91,8 @@ static bool is_data_field(uint32_t id) {
   case PKT_GPU_INFO:
   case PKT_GENERIC_GPU_FREQUENCY_EVENT:
   case PKT_SYSTEM_INFO:
+  case PKT_TRACE_CONFIG:
+  case PKT_SERVICE_EVENT:
     return true;
   default:
     return false;
@@ -179,6 +184,9 @@ static int decode_top(gp__tp_importer *imp, const uint8_t *p, size_t n,
         t->data_tag = at;
       } else {
         t->unknown = true;
+        /* cpu_info, interrupt_info, remote_clock_sync and
+         * extension_descriptor are read, never sorted */
+        t->unsorted |= f.id == 67 || f.id == 130 || f.id == 107 || f.id == 72;
       }
     }
   }
@@ -254,6 +262,8 @@ static int tokenize_system_info(gp__tp_importer *imp, uint32_t machine,
   int rc;
   gp__pb_reader_init(&r, p, n, gp__tp_off(imp, p));
   while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
+    if (f.id == 4 && f.wire_type == GP_PB_LEN) /* tracing_service_version */
+      gp__tp_service_version(imp, f.data, f.size);
     if (f.id != 1 || f.wire_type != GP_PB_LEN)
       continue;
     gp__pb_reader_sub(&u, &r, &f);
@@ -303,6 +313,34 @@ static bool track_event_dropped(gp__tp_importer *imp, const top *t) {
   return false;
 }
 
+/* A TrackDescriptor: its track reserved, and the thread it names kept as
+ * the sequence's thread descriptor. */
+static int tokenize_descriptor(gp__tp_importer *imp, const top *t,
+                               uint32_t machine) {
+  int64_t pid, tid;
+  int rc = gp__tp_tokenize_track_descriptor(imp, machine, t->data, t->data_len,
+                                            &pid, &tid);
+  uint64_t *si = gp__tp_map_get(&imp->seq_by_id, t->seq);
+  if (!rc && tid >= 0 && si && imp->seqs.v[*si].valid) {
+    gp__tp_seq *s = &imp->seqs.v[*si];
+    s->td_valid = true;
+    s->td_pid = pid;
+    s->td_tid = tid;
+  }
+  return rc;
+}
+
+/* An entry that only takes its place in the order: a packet Perfetto's
+ * sorter holds in the machine's packet queue, which we do not parse. */
+static int push_skip(gp__tp_importer *imp, uint32_t gen, int64_t ts,
+                     uint64_t lenoff) {
+  if (ts < 0)
+    return 0; /* dropped by the sorter, and counted */
+  return gp__tp_push_entry(
+      imp, gp__tp_packet_queue(imp, imp->gens.v[gen].machine, false), ts,
+      gp__tp_ref(GP_TP_ENT_SKIP, gen, lenoff), lenoff);
+}
+
 /* The part of tokenization that follows timestamp conversion (also run at
  * EOF for packets whose clock could not be converted before). */
 static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
@@ -310,13 +348,16 @@ static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
   /* A negative time: Perfetto's track-event tokenizer drops the event,
    * its sorter any other packet it would sort (a track descriptor has
    * been read by then; ftrace events have times of their own). */
-  if (ts < 0 && t->data_id != PKT_FTRACE_EVENTS) {
+  bool sorted = t->data_id != PKT_FTRACE_EVENTS && t->data_id != PKT_GPU_INFO &&
+                t->data_id != PKT_SYSTEM_INFO &&
+                t->data_id != PKT_SERVICE_EVENT;
+  if (ts < 0 && sorted) {
     if (t->data_id == PKT_TRACK_EVENT) {
       gp__tp_stat(imp, GP_TP_STAT_track_event_invalid_timestamp, 1);
       return 0;
     }
     gp__tp_stat(imp, GP_TP_STAT_trace_sorter_negative_timestamp_dropped, 1);
-    if (t->data_id != PKT_TRACK_DESCRIPTOR)
+    if (t->data_id != PKT_TRACK_DESCRIPTOR && t->data_id != PKT_TRACE_CONFIG)
       return 0;
   }
   switch (t->data_id) {
@@ -332,25 +373,22 @@ static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
     return gp__tp_tokenize_gpu_info(imp, machine_row(imp, t), t->data,
                                     t->data_len);
   case PKT_TRACK_DESCRIPTOR: {
-    int64_t pid, tid;
-    int rc = gp__tp_tokenize_track_descriptor(imp, machine_row(imp, t), t->data,
-                                              t->data_len, &pid, &tid);
-    uint64_t *si = gp__tp_map_get(&imp->seq_by_id, t->seq);
-    if (!rc && tid >= 0 && si && imp->seqs.v[*si].valid) {
-      gp__tp_seq *s = &imp->seqs.v[*si];
-      s->td_valid = true;
-      s->td_pid = pid;
-      s->td_tid = tid;
-    }
-    return rc;
+    int rc = tokenize_descriptor(imp, t, machine_row(imp, t));
+    return rc ? rc : push_skip(imp, gen, ts, lenoff);
+  }
+  case PKT_TRACE_CONFIG: {
+    int rc = gp__tp_tokenize_trace_config(imp, t->data, t->data_len);
+    return rc ? rc : push_skip(imp, gen, ts, lenoff);
   }
   case PKT_FTRACE_EVENTS:
     return gp__tp_tokenize_ftrace(imp, t->data, t->data_len, t->seq, gen,
                                   lenoff);
   case PKT_SYSTEM_INFO:
     return tokenize_system_info(imp, machine_row(imp, t), t->data, t->data_len);
+  case PKT_SERVICE_EVENT:
+    return gp__tp_tokenize_service_event(imp, t->data, t->data_len, lenoff);
   case 0:
-    return 0;
+    return push_skip(imp, gen, ts, lenoff);
   default:
     break;
   }
@@ -490,7 +528,8 @@ static int tokenize_packet(gp__tp_importer *imp, uint64_t lenoff,
   }
   if (t.unknown && !t.data_id) {
     gp__tp_stat(imp, GP_TP_STAT_packet_type_not_imported, 1);
-    return 0;
+    if (t.unsorted)
+      return 0;
   }
 
   uint32_t machine = machine_row(imp, &t);
@@ -518,6 +557,11 @@ static int tokenize_packet(gp__tp_importer *imp, uint64_t lenoff,
       uint64_t key = gp__tp_clock_key(clock, t.seq);
       int64_t ns = gp__tp_clocks_abs(&imp->clocks, key, ts);
       if (gp__tp_clocks_convert(&imp->clocks, key, ns, &ts) != 0) {
+        if (!gp__tp_may_defer(imp)) {
+          gp__tp_stat(
+              imp, GP_TP_STAT_clock_sync_failure_undeferrable_packet_loss, 1);
+          return 0;
+        }
         struct gp__tp_deferred d = {gp__tp_ref(GP_TP_ENT_PACKET, gen, lenoff),
                                     key, ns};
         if (!gp__tp_vec_push(&imp->deferred, d))
@@ -724,7 +768,7 @@ static void release_input(gp__tp_importer *imp, uint64_t upto) {
 static int parse_entries(gp__tp_importer *imp) {
   gp__tp_sorter m;
   /* The queues' arrays are the sorter's now, whatever it returns. */
-  int rc = gp__tp_sorter_init(&m, imp->queues.v, imp->queues.n);
+  int rc = gp__tp_sorter_init(&m, imp->queues.v, imp->queues.n, &imp->win);
   if (rc)
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory sorting events");
   gp__tp_entry e;
@@ -737,7 +781,11 @@ static int parse_entries(gp__tp_importer *imp) {
     rc = parse_entry(imp, &e);
     imp->events++;
   }
+  gp__tp_stat(imp, GP_TP_STAT_sorter_push_event_out_of_order,
+              (int64_t)m.out_of_order);
   gp__tp_sorter_fini(&m);
+  if (!rc)
+    gp__tp_service_finish(imp);
   return rc;
 }
 
@@ -769,6 +817,7 @@ void gp__tp_importer_init(gp__tp_importer *imp, gp__tp_db *db, const char *name,
   for (int i = 0; i < GP_TP_CTR_CACHE; i++)
     imp->ctr_cache[i].spec = GP_TP_NONE;
   imp->gpu_log_track = GP_TP_NONE;
+  imp->svc_major = -1;
   imp->vulkan_events_track = GP_TP_NONE;
 }
 
@@ -785,5 +834,6 @@ void gp__tp_importer_fini(gp__tp_importer *imp) {
   gp__tp_map2_free(&imp->interned_by_key);
   gp__tp_queues_free(imp);
   gp__tp_vec_free(&imp->deferred);
+  gp__tp_map_free(&imp->istat_by_key);
   gp__tp_map_free(&imp->machine_by_raw);
 }

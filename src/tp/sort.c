@@ -196,11 +196,80 @@ void gp__tp_merge_fini(gp__tp_merge *m) {
   memset(m, 0, sizeof(*m));
 }
 
+/* ------------------------------------------------------------------ */
+/* A window's queue: what was pushed by a read of the service's buffers  */
+
+/* Entry i of q before entry j: the earlier, or the one pushed first. */
+static bool wq_less(const gp__tp_wqueue *q, uint32_t i, uint32_t j) {
+  return q->a[i].ts < q->a[j].ts || (q->a[i].ts == q->a[j].ts && i < j);
+}
+
+/* Makes a[vis..to) visible: into the heap. */
+static void wq_show(gp__tp_wqueue *q, size_t to) {
+  for (; q->vis < to; q->vis++) {
+    uint32_t x = (uint32_t)q->vis;
+    size_t i = q->nh++;
+    while (i > 0 && wq_less(q, x, q->h[(i - 1) / 2])) {
+      q->h[i] = q->h[(i - 1) / 2];
+      i = (i - 1) / 2;
+    }
+    q->h[i] = x;
+  }
+}
+
+static uint32_t wq_pop(gp__tp_wqueue *q) {
+  uint32_t top = q->h[0], x = q->h[--q->nh];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= q->nh)
+      break;
+    if (c + 1 < q->nh && wq_less(q, q->h[c + 1], q->h[c]))
+      c++;
+    if (!wq_less(q, q->h[c], x))
+      break;
+    q->h[i] = q->h[c];
+    i = c;
+  }
+  if (q->nh)
+    q->h[i] = x;
+  return top;
+}
+
+/* ------------------------------------------------------------------ */
+/* The queues merged                                                     */
+
+/* The head of queue q (its next entry's ts); false if it has none (in a
+ * window: none visible). */
+static bool q_peek(const gp__tp_sorter *s, uint32_t q, int64_t *ts) {
+  if (!s->wq)
+    return merge_peek(&s->q[q], ts);
+  const gp__tp_wqueue *w = &s->wq[q];
+  if (!w->nh)
+    return false;
+  *ts = w->a[w->h[0]].ts;
+  return true;
+}
+
+/* Whether the head of queue q may be handed out in this window: pushed
+ * before the read that ended the window before. */
+static bool q_in_window(const gp__tp_sorter *s, uint32_t q) {
+  return !s->wq || !s->lim || s->wq[q].h[0] < s->lim[q];
+}
+
+static void q_take(gp__tp_sorter *s, uint32_t q, gp__tp_entry *out) {
+  if (!s->wq) {
+    gp__tp_merge_next(&s->q[q], out);
+    return;
+  }
+  *out = s->wq[q].a[wq_pop(&s->wq[q])];
+}
+
 /* Queue x before queue y: the earlier head, or the one made first. */
 static bool queue_less(const gp__tp_sorter *s, uint32_t x, uint32_t y) {
   int64_t tx = 0, ty = 0;
-  merge_peek(&s->q[x], &tx);
-  merge_peek(&s->q[y], &ty);
+  q_peek(s, x, &tx);
+  q_peek(s, y, &ty);
   return tx < ty || (tx == ty && x < y);
 }
 
@@ -232,53 +301,141 @@ static void queue_push(gp__tp_sorter *s, uint32_t x) {
   s->heap[i] = x;
 }
 
+/* Applies window k's changes to the lengths in len. */
+static void apply_window(const gp__tp_windows *w, size_t k, uint32_t *len) {
+  for (size_t i = k ? w->ends.v[k - 1] : 0; i < w->ends.v[k]; i++)
+    len[w->changes.v[i].queue] = w->changes.v[i].len;
+}
+
+/*
+ * The next window: at read k of the service's buffers (k >= 1), Perfetto's
+ * sorter has what was pushed by then, and hands out, in order, what had
+ * been pushed by read k - 1 (the first read hands out nothing: what came
+ * before the trace). After the last read, all the rest. Queues whose head
+ * changes go back into the heap of queues.
+ */
+static void next_window(gp__tp_sorter *s) {
+  const gp__tp_windows *w = s->win;
+  s->has_cur = false;
+  if (s->phase < w->ends.n) {
+    apply_window(w, s->phase - 1, s->lim);
+    size_t k = s->phase++;
+    for (size_t i = k ? w->ends.v[k - 1] : 0; i < w->ends.v[k]; i++) {
+      gp__tp_wqueue *q = &s->wq[w->changes.v[i].queue];
+      wq_show(q, w->changes.v[i].len);
+    }
+  } else {
+    s->lim = NULL; /* the end of the trace: all */
+    for (size_t i = 0; i < s->nq; i++)
+      wq_show(&s->wq[i], s->wq[i].n);
+  }
+  /* Heads changed: the heap of queues again, from the queues with any. */
+  s->nheap = 0;
+  for (uint32_t i = 0; i < s->nq; i++) {
+    int64_t ts;
+    if (q_peek(s, i, &ts))
+      queue_push(s, i);
+  }
+}
+
 /* See import.h. */
-int gp__tp_sorter_init(gp__tp_sorter *s, gp__tp_queue *q, size_t nq) {
+int gp__tp_sorter_init(gp__tp_sorter *s, gp__tp_queue *q, size_t nq,
+                       const gp__tp_windows *win) {
   memset(s, 0, sizeof(*s));
-  s->q = calloc(nq ? nq : 1, sizeof(*s->q));
-  s->heap = calloc(nq ? nq : 1, sizeof(*s->heap));
-  int rc = s->q && s->heap ? 0 : GP_ENOMEM;
+  s->win = win;
+  s->latest = INT64_MIN;
+  /* The first read hands out what came before the trace: nothing. With
+   * fewer than two, the trace is sorted once at its end. */
+  bool windows = win && win->ends.n >= 2;
+  size_t nq1 = nq ? nq : 1;
+  s->heap = calloc(nq1, sizeof(*s->heap));
+  if (windows) {
+    s->wq = calloc(nq1, sizeof(*s->wq));
+    s->lim = s->lim_mem = calloc(nq1, sizeof(*s->lim));
+  } else {
+    s->q = calloc(nq1, sizeof(*s->q));
+  }
+  int rc =
+      s->heap && (windows ? s->wq && s->lim : s->q != NULL) ? 0 : GP_ENOMEM;
   for (size_t i = 0; i < nq; i++) {
     gp__tp_entry *a = q[i].v;
     size_t cap = q[i].cap, n = q[i].n;
     q[i].v = NULL;
     q[i].n = q[i].cap = q[i].ready = 0;
-    if (rc || !s->q) {
+    if (rc) {
       gp__tp_vec_release(a, cap, sizeof(*a));
       continue;
     }
     s->nq = i + 1;
-    rc = gp__tp_merge_init(&s->q[i], a, cap, n);
-    if (!rc && n)
-      queue_push(s, (uint32_t)i);
+    if (windows) {
+      gp__tp_wqueue *w = &s->wq[i];
+      w->a = a;
+      w->cap = cap;
+      w->n = n;
+      w->h = n ? malloc(n * sizeof(*w->h)) : NULL;
+      rc = n && !w->h ? GP_ENOMEM : 0;
+    } else {
+      rc = gp__tp_merge_init(&s->q[i], a, cap, n);
+      if (!rc && n)
+        queue_push(s, (uint32_t)i);
+    }
   }
-  if (rc)
+  if (rc) {
     gp__tp_sorter_fini(s);
-  return rc;
+    return rc;
+  }
+  if (windows) {
+    /* Window 0 is what read 0 saw: visible from read 1 on. */
+    for (size_t i = 0; i < win->ends.v[0]; i++)
+      wq_show(&s->wq[win->changes.v[i].queue], win->changes.v[i].len);
+    s->phase = 1;
+    next_window(s);
+  }
+  return 0;
 }
 
 /* See import.h. */
 bool gp__tp_sorter_next(gp__tp_sorter *s, gp__tp_entry *out) {
-  int64_t ts;
-  if (!s->has_cur || !merge_peek(&s->q[s->cur], &ts) || ts > s->limit) {
-    if (s->has_cur && merge_peek(&s->q[s->cur], &ts))
-      queue_push(s, s->cur);
-    if (!s->nheap)
-      return false;
-    s->cur = s->heap[0];
-    s->heap[0] = s->heap[--s->nheap];
-    if (s->nheap)
-      queue_sift_down(s, 0);
-    s->has_cur = true;
-    s->limit = INT64_MAX;
-    if (s->nheap)
-      merge_peek(&s->q[s->heap[0]], &s->limit);
+  for (;;) {
+    int64_t ts;
+    if (!s->has_cur || !q_peek(s, s->cur, &ts) || ts > s->limit ||
+        !q_in_window(s, s->cur)) {
+      if (s->has_cur && q_peek(s, s->cur, &ts))
+        queue_push(s, s->cur);
+      s->has_cur = false;
+      if (!s->nheap) {
+        if (!s->wq || !s->lim)
+          return false;
+        next_window(s); /* nothing visible is left in this window */
+        continue;
+      }
+      if (!q_in_window(s, s->heap[0])) {
+        next_window(s); /* Perfetto's sorter stops at that head */
+        continue;
+      }
+      s->cur = s->heap[0];
+      s->heap[0] = s->heap[--s->nheap];
+      if (s->nheap)
+        queue_sift_down(s, 0);
+      s->has_cur = true;
+      s->limit = INT64_MAX;
+      if (s->nheap)
+        q_peek(s, s->heap[0], &s->limit);
+    }
+    q_take(s, s->cur, out);
+    if (out->ts < s->latest) {
+      s->out_of_order++; /* as Perfetto's sorter drops it */
+      continue;
+    }
+    s->latest = out->ts;
+    return true;
   }
-  return gp__tp_merge_next(&s->q[s->cur], out);
 }
 
 /* See import.h. */
 uint64_t gp__tp_sorter_low_off(gp__tp_sorter *s) {
+  if (s->wq)
+    return 0; /* a window keeps its input: nothing is given back */
   uint64_t low = UINT64_MAX;
   for (size_t i = 0; i < s->nq; i++) {
     uint64_t o = gp__tp_merge_low_off(&s->q[i]);
@@ -289,9 +446,17 @@ uint64_t gp__tp_sorter_low_off(gp__tp_sorter *s) {
 
 /* See import.h. */
 void gp__tp_sorter_fini(gp__tp_sorter *s) {
-  for (size_t i = 0; i < s->nq; i++)
-    gp__tp_merge_fini(&s->q[i]);
+  for (size_t i = 0; i < s->nq; i++) {
+    if (s->wq) {
+      gp__tp_vec_release(s->wq[i].a, s->wq[i].cap, sizeof(*s->wq[i].a));
+      free(s->wq[i].h);
+    } else {
+      gp__tp_merge_fini(&s->q[i]);
+    }
+  }
   free(s->q);
+  free(s->wq);
   free(s->heap);
+  free(s->lim_mem);
   memset(s, 0, sizeof(*s));
 }

@@ -91,6 +91,7 @@ void gp__tp_db_fini(gp__tp_db *db) {
   gp__tp_vec_free(&db->c_track);
   gp__tp_vec_free(&db->c_value);
   gp__tp_map_free(&db->c_args);
+  gp__tp_vec_free(&db->istats);
   gp__tp_vec_free(&db->s_ts);
   gp__tp_vec_free(&db->s_dur);
   gp__tp_vec_free(&db->s_track);

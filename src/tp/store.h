@@ -102,7 +102,15 @@ typedef struct gp__tp_arg {
   X(packet_type_not_imported, "info", "analysis",                              \
     "Packets of a type this trace processor does not import (skipped)")        \
   X(trace_truncated_bytes, "data_loss", "trace",                               \
-    "Bytes of an incomplete last packet ignored (--allow-truncated)")
+    "Bytes of an incomplete last packet ignored (--allow-truncated)")          \
+  X(sorter_push_event_out_of_order, "error", "trace",                          \
+    "Events that came, in a window of the service's reads, after events "      \
+    "later than them (dropped)")                                               \
+  X(config_write_into_file_discard, "data_loss", "trace",                      \
+    "Buffers (idx) of a trace written into a file that discard when full")     \
+  X(config_write_into_file_no_flush, "error", "trace",                         \
+    "A trace written into a file without flush_period_ms, by a service "       \
+    "older than v54 (or of no known version)")
 
 enum {
 #define GP_TP_STAT_ENUM(name, sev, src, desc) GP_TP_STAT_##name,
@@ -110,6 +118,12 @@ enum {
 #undef GP_TP_STAT_ENUM
       GP_TP_NSTATS
 };
+
+/* An indexed stat's value for one idx (the stats table's idx column). */
+typedef struct gp__tp_istat {
+  uint32_t stat;
+  int64_t idx, value;
+} gp__tp_istat;
 
 typedef struct gp__tp_track {
   uint32_t name, type; /* strings */
@@ -244,6 +258,7 @@ typedef struct gp__tp_db {
   GP_TP_VEC(gp__tp_vk_alloc) vk_allocs;
   GP_TP_VEC(gp__tp_machine) machines;
   int64_t stats[GP_TP_NSTATS];
+  GP_TP_VEC(gp__tp_istat) istats; /* indexed stats: rows after stats[] */
 
   /* Set by gp__tp_db_seal(). */
   bool sealed;

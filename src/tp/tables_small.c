@@ -328,19 +328,28 @@ static const gp__tp_coldef stats_cols[] = {
 };
 
 static uint64_t stats_rows(const gp__tp_db *db) {
-  (void)db;
-  return GP_TP_NSTATS;
+  return GP_TP_NSTATS + db->istats.n;
 }
 
 static void stats_value(const gp__tp_db *db, uint64_t r, int col,
                         sqlite3_context *ctx, gp__tp_cache *c) {
   (void)c;
+  const gp__tp_istat *is =
+      r >= GP_TP_NSTATS ? &db->istats.v[r - GP_TP_NSTATS] : NULL;
+  if (is && col != 0 && col != 2 && col != 5)
+    r = is->stat;
   switch (col) {
   case 0:
     sqlite3_result_int64(ctx, (int64_t)r);
     break;
   case 1:
     sqlite3_result_text(ctx, gp__tp_stat_names[r], -1, SQLITE_STATIC);
+    break;
+  case 2:
+    if (is)
+      sqlite3_result_int64(ctx, is->idx);
+    else
+      sqlite3_result_null(ctx);
     break;
   case 3:
     sqlite3_result_text(ctx, gp__tp_stat_severity[r], -1, SQLITE_STATIC);
@@ -349,7 +358,7 @@ static void stats_value(const gp__tp_db *db, uint64_t r, int col,
     sqlite3_result_text(ctx, gp__tp_stat_source[r], -1, SQLITE_STATIC);
     break;
   case 5:
-    sqlite3_result_int64(ctx, db->stats[r]);
+    sqlite3_result_int64(ctx, is ? is->value : db->stats[r]);
     break;
   case 6:
     sqlite3_result_text(ctx, gp__tp_stat_desc[r], -1, SQLITE_STATIC);

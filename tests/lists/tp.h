@@ -19,6 +19,7 @@ GP_TEST_ENTRY(tp_import_dma_fence_rules, 20)
 GP_TEST_ENTRY(tp_order_queues_as_perfettos_sorter, 20)
 GP_TEST_ENTRY(tp_order_ftrace_cpu_past_the_maximum, 20)
 GP_TEST_ENTRY(tp_order_descriptors_described_twice, 20)
+GP_TEST_ENTRY(tp_order_service_windows, 20)
 
 /* PerfettoSQL */
 GP_TEST_ENTRY(tp_sql_interval_intersect_semantics, 20)

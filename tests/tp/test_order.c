@@ -201,3 +201,64 @@ TEST(tp_order_descriptors_described_twice) {
             "2,42,\"second\"\n");
   gp_tp_close(tp);
 }
+
+/* A TracingServiceEvent at ts: all_data_sources_flushed (field 3) or
+ * read_tracing_buffers_completed (4). */
+static void service_event(tg *t, uint64_t ts, uint32_t field) {
+  tg_packet(t, ts, 1, 0);
+  gp__pb_begin(&t->w, 69);
+  gp__pb_uint(&t->w, field, 1);
+  gp__pb_end(&t->w);
+  tg_end(t);
+}
+
+/* Two flushes before a read make a window: at the next such read the
+ * sorter hands out what was pushed before the first, and an event pushed
+ * later with an earlier time is dropped. The TraceConfig writes into a
+ * file with a discarding buffer, without periodic flushes, by a service
+ * of v53. */
+TEST(tp_order_service_windows) {
+  tg t;
+  tg_init(&t);
+  tg_packet(&t, 0, 1, 0);
+  gp__pb_begin(&t.w, 33); /* trace_config */
+  gp__pb_begin(&t.w, 1);  /* buffers: RING_BUFFER */
+  gp__pb_uint(&t.w, 4, 1);
+  gp__pb_end(&t.w);
+  gp__pb_begin(&t.w, 1); /* buffers: DISCARD */
+  gp__pb_uint(&t.w, 4, 2);
+  gp__pb_end(&t.w);
+  gp__pb_uint(&t.w, 8, 1); /* write_into_file */
+  gp__pb_end(&t.w);
+  tg_end(&t);
+  tg_packet(&t, 0, 1, 0);
+  gp__pb_begin(&t.w, 45); /* system_info */
+  gp__pb_string(&t.w, 4, "Perfetto v53.1 (test)");
+  gp__pb_end(&t.w);
+  tg_end(&t);
+  service_event(&t, 1, 3);
+  service_event(&t, 2, 3);
+  freq(&t, 100, 0);
+  service_event(&t, 3, 4); /* a window: hands out what came before: none */
+  freq(&t, 200, 0);
+  service_event(&t, 4, 3);
+  service_event(&t, 5, 3);
+  service_event(&t, 6, 4); /* hands out 100 */
+  freq(&t, 50, 0);         /* before 100: dropped */
+  freq(&t, 150, 1);
+  gp_tp *tp = open_written(&t);
+  tp_expect(tp,
+            "SELECT c.ts, extract_arg(t.dimension_arg_set_id, 'gpu') AS gpu "
+            "FROM counter c JOIN track t ON t.id = c.track_id ORDER BY c.id",
+            "\"ts\",\"gpu\"\n100,0\n150,1\n200,0\n");
+  tp_expect(tp,
+            "SELECT name, idx, severity, value FROM stats WHERE value != 0 "
+            "AND name NOT LIKE '%_duration_ns' AND name NOT IN "
+            "('packet_type_not_imported', 'clock_sync_cache_miss') "
+            "ORDER BY name, idx",
+            "\"name\",\"idx\",\"severity\",\"value\"\n"
+            "\"config_write_into_file_discard\",1,\"data_loss\",1\n"
+            "\"config_write_into_file_no_flush\",\"[NULL]\",\"error\",1\n"
+            "\"sorter_push_event_out_of_order\",\"[NULL]\",\"error\",1\n");
+  gp_tp_close(tp);
+}
