@@ -1,17 +1,27 @@
 /*
  * bench/vulkan.c - what the Vulkan layer costs a program.
  *
- *   vulkan [--runs R] [--submits S] [--commands C] [--vkcube FRAMES]
+ *   vulkan [--runs R] [--submits S] [--commands C] [--frames F]
+ *          [--size N] [--vkcube FRAMES]
  *
  * In-process, on the first Vulkan device (lavapipe here), three ways, each
- * R times (default 5), alternately: "plain" (an instance without the
- * layer), "layer" (with VK_LAYER_GPUPERF_trace, nothing recorded) and
- * "traced" (with it, API, RENDER_STAGE and GPU_MEMORY records collected
- * into buffers a completion callback consumes). Each run records S
- * (default 200) primary command buffers of C (default 64) small
- * vkCmdFillBuffer transfers, submits each with a fence and waits for it.
- * Prints medians of the host time spent recording a command and in one
- * vkQueueSubmit, and the difference to plain.
+ * R times (default 5), interleaved (plain, layer, traced, plain, ...):
+ * "plain" (an instance without the layer), "layer" (with
+ * VK_LAYER_GPUPERF_trace, nothing recorded) and "traced" (with it, API,
+ * RENDER_STAGE and GPU_MEMORY records collected into buffers a completion
+ * callback consumes). Three loops, each printed as median [min..max] over
+ * the runs:
+ *
+ *  - fill: S (default 200) primary command buffers of C (default 64) small
+ *    vkCmdFillBuffer transfers, each submitted with a fence and waited
+ *    for: host ns per recorded command and per vkQueueSubmit;
+ *  - pass: S command buffers of one render pass (a clear of an N x N
+ *    image, default 256), each submitted with a fence and waited for: host
+ *    ns per vkQueueSubmit, and per iteration (record, submit, wait);
+ *  - frames: F (default 3000) frames of the same render pass with two
+ *    frames in flight, as a presenting program renders (wait for the
+ *    frame slot's fence, record its command buffer, submit with the
+ *    fence), headless: frames per second, and traced against plain.
  *
  * --vkcube FRAMES (run under xvfb-run): runs `vkcube --c FRAMES` plain
  * and under `gpuperf record` (GPUPERF_CLI, or ../gpuperf beside this
@@ -57,10 +67,98 @@ typedef struct way {
   VkCommandPool pool;
   VkCommandBuffer cb;
   VkFence fence;
+  /* the render pass of the pass and frames loops */
+  VkImage img;
+  VkDeviceMemory img_mem;
+  VkImageView view;
+  VkRenderPass rp;
+  VkFramebuffer fb;
+  uint32_t size;
+  VkCommandBuffer slot_cb[2]; /* frames in flight */
+  VkFence slot_fence[2];
 } way;
 
-static void way_init(way *w, const char *name, bool layer) {
+/* The first memory type of bits with all of flags. */
+static uint32_t mem_type(VkPhysicalDevice phys, uint32_t bits,
+                         VkMemoryPropertyFlags flags) {
+  VkPhysicalDeviceMemoryProperties mp;
+  vkGetPhysicalDeviceMemoryProperties(phys, &mp);
+  for (uint32_t t = 0; t < mp.memoryTypeCount; t++)
+    if ((bits & (1u << t)) &&
+        (mp.memoryTypes[t].propertyFlags & flags) == flags)
+      return t;
+  fprintf(stderr, "vulkan: no memory type\n");
+  exit(2);
+}
+
+/* An N x N color image, a render pass that clears it, its framebuffer. */
+static void pass_init(way *w, VkPhysicalDevice phys) {
+  VkImageCreateInfo ii = {.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
+                          .imageType = VK_IMAGE_TYPE_2D,
+                          .format = VK_FORMAT_R8G8B8A8_UNORM,
+                          .extent = {w->size, w->size, 1},
+                          .mipLevels = 1,
+                          .arrayLayers = 1,
+                          .samples = VK_SAMPLE_COUNT_1_BIT,
+                          .tiling = VK_IMAGE_TILING_OPTIMAL,
+                          .usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT};
+  CHECK(vkCreateImage(w->dev, &ii, NULL, &w->img));
+  VkMemoryRequirements req;
+  vkGetImageMemoryRequirements(w->dev, w->img, &req);
+  VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL,
+                             req.size, mem_type(phys, req.memoryTypeBits, 0)};
+  CHECK(vkAllocateMemory(w->dev, &ai, NULL, &w->img_mem));
+  CHECK(vkBindImageMemory(w->dev, w->img, w->img_mem, 0));
+  VkImageViewCreateInfo vi = {
+      .sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO,
+      .image = w->img,
+      .viewType = VK_IMAGE_VIEW_TYPE_2D,
+      .format = VK_FORMAT_R8G8B8A8_UNORM,
+      .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
+  CHECK(vkCreateImageView(w->dev, &vi, NULL, &w->view));
+  VkAttachmentDescription att = {
+      .format = VK_FORMAT_R8G8B8A8_UNORM,
+      .samples = VK_SAMPLE_COUNT_1_BIT,
+      .loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR,
+      .storeOp = VK_ATTACHMENT_STORE_OP_STORE,
+      .stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE,
+      .stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE,
+      .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED,
+      .finalLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
+  VkAttachmentReference ref = {0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
+  VkSubpassDescription sub = {.pipelineBindPoint =
+                                  VK_PIPELINE_BIND_POINT_GRAPHICS,
+                              .colorAttachmentCount = 1,
+                              .pColorAttachments = &ref};
+  VkRenderPassCreateInfo rpi = {.sType =
+                                    VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO,
+                                .attachmentCount = 1,
+                                .pAttachments = &att,
+                                .subpassCount = 1,
+                                .pSubpasses = &sub};
+  CHECK(vkCreateRenderPass(w->dev, &rpi, NULL, &w->rp));
+  VkFramebufferCreateInfo fi = {.sType =
+                                    VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO,
+                                .renderPass = w->rp,
+                                .attachmentCount = 1,
+                                .pAttachments = &w->view,
+                                .width = w->size,
+                                .height = w->size,
+                                .layers = 1};
+  CHECK(vkCreateFramebuffer(w->dev, &fi, NULL, &w->fb));
+  VkCommandBufferAllocateInfo cai = {
+      VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, w->pool,
+      VK_COMMAND_BUFFER_LEVEL_PRIMARY, 2};
+  CHECK(vkAllocateCommandBuffers(w->dev, &cai, w->slot_cb));
+  VkFenceCreateInfo fci = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, NULL,
+                           VK_FENCE_CREATE_SIGNALED_BIT};
+  for (int i = 0; i < 2; i++)
+    CHECK(vkCreateFence(w->dev, &fci, NULL, &w->slot_fence[i]));
+}
+
+static void way_init(way *w, const char *name, bool layer, uint32_t size) {
   w->name = name;
+  w->size = size;
   const char *layers[] = {"VK_LAYER_GPUPERF_trace"};
   VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                            .apiVersion = VK_API_VERSION_1_3};
@@ -107,9 +205,18 @@ static void way_init(way *w, const char *name, bool layer) {
   CHECK(vkAllocateCommandBuffers(w->dev, &cai, &w->cb));
   VkFenceCreateInfo fci = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, NULL, 0};
   CHECK(vkCreateFence(w->dev, &fci, NULL, &w->fence));
+  pass_init(w, phys);
 }
 
 static void way_fini(way *w) {
+  for (int i = 0; i < 2; i++)
+    vkDestroyFence(w->dev, w->slot_fence[i], NULL);
+  vkFreeCommandBuffers(w->dev, w->pool, 2, w->slot_cb);
+  vkDestroyFramebuffer(w->dev, w->fb, NULL);
+  vkDestroyRenderPass(w->dev, w->rp, NULL);
+  vkDestroyImageView(w->dev, w->view, NULL);
+  vkDestroyImage(w->dev, w->img, NULL);
+  vkFreeMemory(w->dev, w->img_mem, NULL);
   vkDestroyFence(w->dev, w->fence, NULL);
   vkFreeCommandBuffers(w->dev, w->pool, 1, &w->cb);
   vkDestroyCommandPool(w->dev, w->pool, NULL);
@@ -148,6 +255,62 @@ static void run(way *w, int submits, int commands, double *per_cmd,
   *per_submit = (double)sub / submits;
 }
 
+/* Records one render pass that clears the image into cb. */
+static void record_pass(way *w, VkCommandBuffer cb) {
+  VkCommandBufferBeginInfo bi = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+  VkClearValue clear = {.color = {.float32 = {0.2f, 0.4f, 0.6f, 1}}};
+  VkRenderPassBeginInfo rbi = {.sType =
+                                   VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO,
+                               .renderPass = w->rp,
+                               .framebuffer = w->fb,
+                               .renderArea = {{0, 0}, {w->size, w->size}},
+                               .clearValueCount = 1,
+                               .pClearValues = &clear};
+  CHECK(vkBeginCommandBuffer(cb, &bi));
+  vkCmdBeginRenderPass(cb, &rbi, VK_SUBPASS_CONTENTS_INLINE);
+  vkCmdEndRenderPass(cb);
+  CHECK(vkEndCommandBuffer(cb));
+}
+
+/* The pass loop: ns per vkQueueSubmit and per iteration (record, submit,
+ * wait for the fence). */
+static void run_pass(way *w, int submits, double *per_submit,
+                     double *per_iter) {
+  uint64_t sub = 0, t_start = now_ns();
+  for (int s = 0; s < submits; s++) {
+    record_pass(w, w->cb);
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &w->cb};
+    uint64_t t1 = now_ns();
+    CHECK(vkQueueSubmit(w->queue, 1, &si, w->fence));
+    sub += now_ns() - t1;
+    CHECK(vkWaitForFences(w->dev, 1, &w->fence, VK_TRUE, UINT64_MAX));
+    CHECK(vkResetFences(w->dev, 1, &w->fence));
+  }
+  *per_submit = (double)sub / submits;
+  *per_iter = (double)(now_ns() - t_start) / submits;
+}
+
+/* The frame loop, two frames in flight: frames per second. */
+static double run_frames(way *w, int frames) {
+  uint64_t t0 = now_ns();
+  for (int f = 0; f < frames; f++) {
+    int i = f & 1;
+    CHECK(vkWaitForFences(w->dev, 1, &w->slot_fence[i], VK_TRUE, UINT64_MAX));
+    CHECK(vkResetFences(w->dev, 1, &w->slot_fence[i]));
+    record_pass(w, w->slot_cb[i]);
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &w->slot_cb[i]};
+    CHECK(vkQueueSubmit(w->queue, 1, &si, w->slot_fence[i]));
+  }
+  CHECK(vkWaitForFences(w->dev, 2, w->slot_fence, VK_TRUE, UINT64_MAX));
+  return frames / ((double)(now_ns() - t0) / 1e9);
+}
+
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -156,6 +319,15 @@ static int cmp_d(const void *a, const void *b) {
 static double median(double *v, int n) {
   qsort(v, (size_t)n, sizeof(*v), cmp_d);
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* "median [min..max]" of v (sorted in place) into buf. */
+static const char *spread(double *v, int n, double scale, char *buf,
+                          size_t size) {
+  double m = median(v, n);
+  snprintf(buf, size, "%.1f [%.1f..%.1f]", m / scale, v[0] / scale,
+           v[n - 1] / scale);
+  return buf;
 }
 
 /* Buffers for the traced way: records are produced and thrown away. */
@@ -222,8 +394,22 @@ static int vkcube(const char *self, int frames, int runs) {
   return 0;
 }
 
+/* Turns the traced way's records on (k == 2) or every kind off. */
+static void tracing(int k) {
+  if (k == 2) {
+    gp_activity_enable(GP_ACTIVITY_KIND_API);
+    gp_activity_enable(GP_ACTIVITY_KIND_RENDER_STAGE);
+    gp_activity_enable(GP_ACTIVITY_KIND_GPU_MEMORY);
+    return;
+  }
+  gp_activity_disable(GP_ACTIVITY_KIND_API);
+  gp_activity_disable(GP_ACTIVITY_KIND_RENDER_STAGE);
+  gp_activity_disable(GP_ACTIVITY_KIND_GPU_MEMORY);
+}
+
 int main(int argc, char **argv) {
-  int runs = 5, submits = 200, commands = 64, frames = 0;
+  int runs = 5, submits = 200, commands = 64, frames = 3000, cube = 0;
+  int size = 256;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
       runs = atoi(argv[++i]);
@@ -231,20 +417,25 @@ int main(int argc, char **argv) {
       submits = atoi(argv[++i]);
     else if (strcmp(argv[i], "--commands") == 0 && i + 1 < argc)
       commands = atoi(argv[++i]);
-    else if (strcmp(argv[i], "--vkcube") == 0 && i + 1 < argc)
+    else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc)
       frames = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
+      size = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--vkcube") == 0 && i + 1 < argc)
+      cube = atoi(argv[++i]);
     else {
       fprintf(stderr, "usage: vulkan [--runs R] [--submits S] [--commands C] "
-                      "[--vkcube FRAMES]\n");
+                      "[--frames F] [--size N] [--vkcube FRAMES]\n");
       return 1;
     }
   }
-  if (runs < 1 || runs > 100 || submits < 1 || commands < 1 || frames < 0) {
+  if (runs < 1 || runs > 100 || submits < 1 || commands < 1 || frames < 1 ||
+      cube < 0 || size < 1 || size > 4096) {
     fprintf(stderr, "vulkan: counts out of range\n");
     return 1;
   }
-  if (frames)
-    return vkcube(argv[0], frames, runs);
+  if (cube)
+    return vkcube(argv[0], cube, runs);
   /* The layer's manifest: beside this program's build directory. */
   char dir[4096];
   snprintf(dir, sizeof(dir), "%s", argv[0]);
@@ -256,33 +447,66 @@ int main(int argc, char **argv) {
   gp_activity_register_callbacks(request, complete);
 
   way ways[3];
-  way_init(&ways[0], "plain", false);
-  way_init(&ways[1], "layer", true);
-  way_init(&ways[2], "traced", true);
-  double cmd[3][100], sub[3][100];
-  for (int r = 0; r < runs; r++)
+  way_init(&ways[0], "plain", false, (uint32_t)size);
+  way_init(&ways[1], "layer", true, (uint32_t)size);
+  way_init(&ways[2], "traced", true, (uint32_t)size);
+  static double cmd[3][100], sub[3][100], psub[3][100], pit[3][100],
+      fps[3][100];
+  /* Interleaved: each run does every way once, loop by loop, so that the
+   * machine's drift over time reaches all three alike. */
+  for (int r = 0; r < runs; r++) {
     for (int k = 0; k < 3; k++) {
-      if (k == 2) {
-        gp_activity_enable(GP_ACTIVITY_KIND_API);
-        gp_activity_enable(GP_ACTIVITY_KIND_RENDER_STAGE);
-        gp_activity_enable(GP_ACTIVITY_KIND_GPU_MEMORY);
-      }
+      tracing(k);
       run(&ways[k], submits, commands, &cmd[k][r], &sub[k][r]);
-      gp_activity_disable(GP_ACTIVITY_KIND_API);
-      gp_activity_disable(GP_ACTIVITY_KIND_RENDER_STAGE);
-      gp_activity_disable(GP_ACTIVITY_KIND_GPU_MEMORY);
+      tracing(-1);
     }
-  double mc[3], ms[3];
-  for (int k = 0; k < 3; k++) {
-    mc[k] = median(cmd[k], runs);
-    ms[k] = median(sub[k], runs);
+    for (int k = 0; k < 3; k++) {
+      tracing(k);
+      run_pass(&ways[k], submits, &psub[k][r], &pit[k][r]);
+      tracing(-1);
+    }
+    for (int k = 0; k < 3; k++) {
+      tracing(k);
+      fps[k][r] = run_frames(&ways[k], frames);
+      tracing(-1);
+    }
   }
-  printf("%d submits of %d vkCmdFillBuffer each, %d runs, medians:\n", submits,
-         commands, runs);
-  for (int k = 0; k < 3; k++)
-    printf("  %-6s  %8.0f ns per recorded command (%+6.0f)   %9.0f ns per "
-           "vkQueueSubmit (%+7.0f)\n",
-           ways[k].name, mc[k], mc[k] - mc[0], ms[k], ms[k] - ms[0]);
+  char a[64], b[64];
+  printf("fill: %d submits of %d vkCmdFillBuffer each, %d runs, median "
+         "[min..max]:\n",
+         submits, commands, runs);
+  double mc0 = median(cmd[0], runs), ms0 = median(sub[0], runs);
+  for (int k = 0; k < 3; k++) {
+    double mc = median(cmd[k], runs), ms = median(sub[k], runs);
+    printf("  %-6s  %s ns per recorded command (%+.0f)   %s us per "
+           "vkQueueSubmit (%+.1f)\n",
+           ways[k].name, spread(cmd[k], runs, 1, a, sizeof(a)), mc - mc0,
+           spread(sub[k], runs, 1e3, b, sizeof(b)), (ms - ms0) / 1e3);
+  }
+  printf("pass: %d submits of one render pass (%dx%d clear), each waited "
+         "for, %d runs, median [min..max]:\n",
+         submits, size, size, runs);
+  double mp0 = median(psub[0], runs), mi0 = median(pit[0], runs);
+  for (int k = 0; k < 3; k++) {
+    double mp = median(psub[k], runs), mi = median(pit[k], runs);
+    printf("  %-6s  %s us per vkQueueSubmit (%+.1f)   %s us per "
+           "iteration (%+.1f)\n",
+           ways[k].name, spread(psub[k], runs, 1e3, a, sizeof(a)),
+           (mp - mp0) / 1e3, spread(pit[k], runs, 1e3, b, sizeof(b)),
+           (mi - mi0) / 1e3);
+  }
+  printf("frames: %d frames of that render pass, two in flight, %d runs, "
+         "median [min..max]:\n",
+         frames, runs);
+  double mf0 = median(fps[0], runs);
+  for (int k = 0; k < 3; k++) {
+    double mf = median(fps[k], runs);
+    printf("  %-6s  %s frames/s   ratio %.3f   %+.1f us per frame\n",
+           ways[k].name, spread(fps[k], runs, 1, a, sizeof(a)), mf / mf0,
+           (1e6 / mf - 1e6 / mf0));
+  }
+  printf("targets: traced pass <= +5 us per submit; traced frames ratio >= "
+         "0.95\n");
   gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
   for (int k = 0; k < 3; k++)
     way_fini(&ways[k]);
