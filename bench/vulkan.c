@@ -2,7 +2,7 @@
  * bench/vulkan.c - what the Vulkan layer costs a program.
  *
  *   vulkan [--runs R] [--submits S] [--commands C] [--frames F]
- *          [--size N] [--vkcube FRAMES]
+ *          [--size WxH] [--way W] [--vkcube FRAMES]
  *
  * In-process, on the first Vulkan device (lavapipe here), three ways, each
  * R times (default 5), interleaved (plain, layer, traced, plain, ...):
@@ -15,13 +15,18 @@
  *  - fill: S (default 200) primary command buffers of C (default 64) small
  *    vkCmdFillBuffer transfers, each submitted with a fence and waited
  *    for: host ns per recorded command and per vkQueueSubmit;
- *  - pass: S command buffers of one render pass (a clear of an N x N
- *    image, default 256), each submitted with a fence and waited for: host
- *    ns per vkQueueSubmit, and per iteration (record, submit, wait);
+ *  - pass: S command buffers of one render pass (a clear of a W x H
+ *    image, default 800x600 as vkmark's window), each submitted with a fence
+ * and waited for: host ns per vkQueueSubmit, and per iteration (record, submit,
+ * wait);
  *  - frames: F (default 3000) frames of the same render pass with two
  *    frames in flight, as a presenting program renders (wait for the
  *    frame slot's fence, record its command buffer, submit with the
  *    fence), headless: frames per second, and traced against plain.
+ *
+ * --way plain|layer|traced runs the loops of that way alone (for
+ * valgrind --tool=callgrind, which counts instructions where the
+ * machine's noise hides a difference in time).
  *
  * --vkcube FRAMES (run under xvfb-run): runs `vkcube --c FRAMES` plain
  * and under `gpuperf record` (GPUPERF_CLI, or ../gpuperf beside this
@@ -73,7 +78,7 @@ typedef struct way {
   VkImageView view;
   VkRenderPass rp;
   VkFramebuffer fb;
-  uint32_t size;
+  uint32_t width, height;
   VkCommandBuffer slot_cb[2]; /* frames in flight */
   VkFence slot_fence[2];
 } way;
@@ -91,12 +96,12 @@ static uint32_t mem_type(VkPhysicalDevice phys, uint32_t bits,
   exit(2);
 }
 
-/* An N x N color image, a render pass that clears it, its framebuffer. */
+/* A W x H color image, a render pass that clears it, its framebuffer. */
 static void pass_init(way *w, VkPhysicalDevice phys) {
   VkImageCreateInfo ii = {.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
                           .imageType = VK_IMAGE_TYPE_2D,
                           .format = VK_FORMAT_R8G8B8A8_UNORM,
-                          .extent = {w->size, w->size, 1},
+                          .extent = {w->width, w->height, 1},
                           .mipLevels = 1,
                           .arrayLayers = 1,
                           .samples = VK_SAMPLE_COUNT_1_BIT,
@@ -142,8 +147,8 @@ static void pass_init(way *w, VkPhysicalDevice phys) {
                                 .renderPass = w->rp,
                                 .attachmentCount = 1,
                                 .pAttachments = &w->view,
-                                .width = w->size,
-                                .height = w->size,
+                                .width = w->width,
+                                .height = w->height,
                                 .layers = 1};
   CHECK(vkCreateFramebuffer(w->dev, &fi, NULL, &w->fb));
   VkCommandBufferAllocateInfo cai = {
@@ -156,9 +161,11 @@ static void pass_init(way *w, VkPhysicalDevice phys) {
     CHECK(vkCreateFence(w->dev, &fci, NULL, &w->slot_fence[i]));
 }
 
-static void way_init(way *w, const char *name, bool layer, uint32_t size) {
+static void way_init(way *w, const char *name, bool layer, uint32_t width,
+                     uint32_t height) {
   w->name = name;
-  w->size = size;
+  w->width = width;
+  w->height = height;
   const char *layers[] = {"VK_LAYER_GPUPERF_trace"};
   VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                            .apiVersion = VK_API_VERSION_1_3};
@@ -265,7 +272,7 @@ static void record_pass(way *w, VkCommandBuffer cb) {
                                    VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO,
                                .renderPass = w->rp,
                                .framebuffer = w->fb,
-                               .renderArea = {{0, 0}, {w->size, w->size}},
+                               .renderArea = {{0, 0}, {w->width, w->height}},
                                .clearValueCount = 1,
                                .pClearValues = &clear};
   CHECK(vkBeginCommandBuffer(cb, &bi));
@@ -409,7 +416,8 @@ static void tracing(int k) {
 
 int main(int argc, char **argv) {
   int runs = 5, submits = 200, commands = 64, frames = 3000, cube = 0;
-  int size = 256;
+  int width = 800, height = 600;
+  const char *only = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
       runs = atoi(argv[++i]);
@@ -419,18 +427,22 @@ int main(int argc, char **argv) {
       commands = atoi(argv[++i]);
     else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc)
       frames = atoi(argv[++i]);
-    else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
-      size = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc &&
+             sscanf(argv[i + 1], "%dx%d", &width, &height) == 2)
+      i++;
+    else if (strcmp(argv[i], "--way") == 0 && i + 1 < argc)
+      only = argv[++i];
     else if (strcmp(argv[i], "--vkcube") == 0 && i + 1 < argc)
       cube = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: vulkan [--runs R] [--submits S] [--commands C] "
-                      "[--frames F] [--size N] [--vkcube FRAMES]\n");
+      fprintf(stderr,
+              "usage: vulkan [--runs R] [--submits S] [--commands C] "
+              "[--frames F] [--size WxH] [--way W] [--vkcube FRAMES]\n");
       return 1;
     }
   }
   if (runs < 1 || runs > 100 || submits < 1 || commands < 1 || frames < 1 ||
-      cube < 0 || size < 1 || size > 4096) {
+      cube < 0 || width < 1 || width > 4096 || height < 1 || height > 4096) {
     fprintf(stderr, "vulkan: counts out of range\n");
     return 1;
   }
@@ -447,9 +459,32 @@ int main(int argc, char **argv) {
   gp_activity_register_callbacks(request, complete);
 
   way ways[3];
-  way_init(&ways[0], "plain", false, (uint32_t)size);
-  way_init(&ways[1], "layer", true, (uint32_t)size);
-  way_init(&ways[2], "traced", true, (uint32_t)size);
+  static const char *const names[3] = {"plain", "layer", "traced"};
+  int first = 0, last = 2;
+  for (int k = 0; only && k < 3; k++)
+    if (strcmp(only, names[k]) == 0)
+      first = last = k;
+  if (only && strcmp(only, names[first]) != 0) {
+    fprintf(stderr, "vulkan: --way plain, layer or traced\n");
+    return 1;
+  }
+  for (int k = first; k <= last; k++)
+    way_init(&ways[k], names[k], k > 0, (uint32_t)width, (uint32_t)height);
+  if (only) { /* one way: its loops, no comparison */
+    double c, s, ps, pi;
+    tracing(first);
+    run(&ways[first], submits, commands, &c, &s);
+    run_pass(&ways[first], submits, &ps, &pi);
+    double f = run_frames(&ways[first], frames);
+    tracing(-1);
+    printf("%s: %.0f ns per recorded command, %.1f us per vkQueueSubmit "
+           "(fill); %.1f us per vkQueueSubmit, %.1f us per iteration "
+           "(pass); %.0f frames/s\n",
+           names[first], c, s / 1e3, ps / 1e3, pi / 1e3, f);
+    gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
+    way_fini(&ways[first]);
+    return 0;
+  }
   static double cmd[3][100], sub[3][100], psub[3][100], pit[3][100],
       fps[3][100];
   /* Interleaved: each run does every way once, loop by loop, so that the
@@ -485,7 +520,7 @@ int main(int argc, char **argv) {
   }
   printf("pass: %d submits of one render pass (%dx%d clear), each waited "
          "for, %d runs, median [min..max]:\n",
-         submits, size, size, runs);
+         submits, width, height, runs);
   double mp0 = median(psub[0], runs), mi0 = median(pit[0], runs);
   for (int k = 0; k < 3; k++) {
     double mp = median(psub[k], runs), mi = median(pit[k], runs);

@@ -3,15 +3,27 @@
  * records into them.
  *
  * When render stages are being recorded, a primary command buffer gets a
- * query pool of ours (sized from its previous recording). Its recording
+ * query pool of ours and a small host-visible buffer (both sized from its
+ * previous recording, so made once in the steady state). Its recording
  * starts by resetting the pool and writing timestamp 0; each render pass,
- * dynamic rendering block, dispatch and transfer command is bracketed by
- * two timestamps (top of pipe before, bottom of pipe after) and noted as a
+ * dynamic rendering block, dispatch, transfer command and secondary
+ * command buffer executed outside a render pass is bracketed by two
+ * timestamps (top of pipe before, bottom of pipe after) and noted as a
  * region with the debug label then in effect; the end writes the last
- * timestamp. Because the reset is part of the recording, a command buffer
- * submitted again measures each execution afresh. Secondary command
- * buffers are not instrumented (their time is their primary's).
+ * timestamp and copies the timestamps used, with their availability, into
+ * the buffer (vkCmdCopyQueryPoolResults), where submit.c reads them
+ * without calling the driver. Because the reset is part of the recording,
+ * a command buffer submitted again measures each execution afresh.
+ * Secondary command buffers are not instrumented themselves: each is one
+ * stage of the primary that executes it (inside a render pass, part of
+ * the pass).
+ *
+ * A command buffer of a queue family without timestamps
+ * (timestampValidBits 0) writes none: its stages are noted all the same
+ * and written without times (instants at the submission in the trace),
+ * and the first of each family is reported once in the GPU log.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +33,40 @@
 bool gp__vk_tracing(const gp__vk_device *dev) {
   return gp__vk_core->activity_enabled(GP_ACTIVITY_KIND_RENDER_STAGE,
                                        dev->context_id);
+}
+
+/* See vkInt.h. */
+uint32_t gp__vk_timestamp_bits(gp__vk_device *dev, uint32_t f) {
+  if (!dev->ts_override) {
+    const char *e = getenv("GPUPERF_VULKAN_TEST_TIMESTAMP_BITS");
+    dev->ts_override = e && *e ? (uint32_t)strtoul(e, NULL, 10) + 1 : ~0u;
+  }
+  if (dev->ts_override != ~0u)
+    return dev->ts_override - 1;
+  return f < 64 ? dev->timestamp_bits[f] : 0;
+}
+
+/* Looks up the functions the read-back needs, once (dev->lock held). */
+static void readback_fns(gp__vk_device *dev) {
+  if (dev->readback_fns)
+    return;
+#define GET(name) dev->name = (PFN_vk##name)dev->gdpa(dev->handle, "vk" #name)
+  GET(CmdCopyQueryPoolResults);
+  GET(CmdPipelineBarrier);
+  GET(CmdExecuteCommands);
+  GET(CreateCommandPool);
+  GET(MapMemory);
+#undef GET
+  VkPhysicalDeviceProperties props;
+  dev->inst->GetPhysicalDeviceProperties(dev->phys, &props);
+  dev->ts_in_order = props.vendorID == VK_VENDOR_ID_MESA &&
+                     props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  dev->readback_fns = true;
+}
+
+/* See vkInt.h. */
+void gp__vk_cmd_fini(gp__vk_device *dev) {
+  gp__vk_map_fini(&dev->pools);
 }
 
 /* See vkInt.h. */
@@ -36,9 +82,32 @@ void gp__vk_cmdbuf_free(gp__vk_device *dev, gp__vk_cmdbuf *c) {
   gp__vk_map_del(&dev->cmdbufs, (uint64_t)(uintptr_t)c->handle);
   if (c->qpool)
     dev->DestroyQueryPool(dev->handle, c->qpool, NULL);
+  if (c->rbuf)
+    dev->DestroyBuffer(dev->handle, c->rbuf, NULL);
+  if (c->rmem)
+    dev->FreeMemory(dev->handle, c->rmem, NULL);
   gp__vk_pstats_fini(dev, c);
   free(c->regions);
   free(c);
+}
+
+/* Notes each pool's queue family: its command buffers' timestamps depend
+ * on it. */
+static VKAPI_ATTR VkResult VKAPI_CALL
+layer_CreateCommandPool(VkDevice device, const VkCommandPoolCreateInfo *ci,
+                        const VkAllocationCallbacks *a, VkCommandPool *pool) {
+  gp__vk_device *dev = gp__vk_device_of(device);
+  pthread_mutex_lock(&dev->lock);
+  readback_fns(dev);
+  pthread_mutex_unlock(&dev->lock);
+  VkResult r = dev->CreateCommandPool(device, ci, a, pool);
+  if (r == VK_SUCCESS) {
+    pthread_mutex_lock(&dev->lock);
+    gp__vk_map_put(&dev->pools, (uint64_t)(uintptr_t)*pool,
+                   (void *)(uintptr_t)(ci->queueFamilyIndex + 1u));
+    pthread_mutex_unlock(&dev->lock);
+  }
+  return r;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL layer_AllocateCommandBuffers(
@@ -57,6 +126,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_AllocateCommandBuffers(
     c->pool = ai->commandPool;
     c->dev = dev;
     c->primary = ai->level == VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    uintptr_t fam = (uintptr_t)gp__vk_map_get(
+        &dev->pools, (uint64_t)(uintptr_t)ai->commandPool);
+    c->family = fam ? (uint32_t)(fam - 1) : 0;
     if (gp__vk_map_put(&dev->cmdbufs, (uint64_t)(uintptr_t)out[i], c) != 0)
       free(c);
   }
@@ -99,16 +171,75 @@ static VKAPI_ATTR void VKAPI_CALL layer_DestroyCommandPool(
     else
       i++;
   }
+  gp__vk_map_del(&dev->pools, (uint64_t)(uintptr_t)pool);
   pthread_mutex_unlock(&dev->lock);
   dev->DestroyCommandPool(device, pool, alloc);
 }
 
-/* Makes room for want regions (2 queries each, plus 2). False if none. */
+/* Makes c's results buffer hold n queries (a value and an availability
+ * word each), mapped; on failure c has none. Only for families that can
+ * copy query results (graphics or compute). */
+static void ensure_results(gp__vk_device *dev, gp__vk_cmdbuf *c, uint32_t n) {
+  if (c->rbuf)
+    dev->DestroyBuffer(dev->handle, c->rbuf, NULL);
+  if (c->rmem)
+    dev->FreeMemory(dev->handle, c->rmem, NULL);
+  c->rbuf = VK_NULL_HANDLE;
+  c->rmem = VK_NULL_HANDLE;
+  c->results = NULL;
+  gp__vk_instance *inst = dev->inst;
+  VkQueueFamilyProperties fams[64];
+  uint32_t nf = 64;
+  inst->GetPhysicalDeviceQueueFamilyProperties(dev->phys, &nf, fams);
+  if (c->family >= nf || !dev->CmdCopyQueryPoolResults ||
+      !dev->CmdPipelineBarrier || !dev->MapMemory ||
+      !(fams[c->family].queueFlags &
+        (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)))
+    return;
+  VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                           .size = (VkDeviceSize)n * 16,
+                           .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT};
+  if (dev->CreateBuffer(dev->handle, &bi, NULL, &c->rbuf) != VK_SUCCESS) {
+    c->rbuf = VK_NULL_HANDLE;
+    return;
+  }
+  VkMemoryRequirements req;
+  dev->GetBufferMemoryRequirements(dev->handle, c->rbuf, &req);
+  VkPhysicalDeviceMemoryProperties mp;
+  inst->GetPhysicalDeviceMemoryProperties(dev->phys, &mp);
+  const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                     VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  uint32_t t = 0;
+  while (t < mp.memoryTypeCount &&
+         !((req.memoryTypeBits & (1u << t)) &&
+           (mp.memoryTypes[t].propertyFlags & want) == want))
+    t++;
+  VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL,
+                             req.size, t};
+  void *map = NULL;
+  if (t == mp.memoryTypeCount ||
+      dev->AllocateMemory(dev->handle, &ai, NULL, &c->rmem) != VK_SUCCESS ||
+      dev->BindBufferMemory(dev->handle, c->rbuf, c->rmem, 0) != VK_SUCCESS ||
+      dev->MapMemory(dev->handle, c->rmem, 0, VK_WHOLE_SIZE, 0, &map) !=
+          VK_SUCCESS) {
+    if (c->rmem)
+      dev->FreeMemory(dev->handle, c->rmem, NULL);
+    dev->DestroyBuffer(dev->handle, c->rbuf, NULL);
+    c->rbuf = VK_NULL_HANDLE;
+    c->rmem = VK_NULL_HANDLE;
+    return;
+  }
+  c->results = map;
+  memset(c->results, 0, (size_t)n * 16);
+}
+
+/* Makes room for want regions (2 queries each, plus 2). False if none. A
+ * command buffer without timestamps needs no pool: only its regions. */
 static bool ensure_pool(gp__vk_device *dev, gp__vk_cmdbuf *c, uint32_t want) {
   if (want > GP_VK_REGIONS_MAX)
     want = GP_VK_REGIONS_MAX;
   uint32_t need = 2 + 2 * want;
-  if (c->qpool && c->qcap >= need)
+  if ((c->qpool || c->untimed) && c->qcap >= need)
     return true;
   if (c->qpool)
     dev->DestroyQueryPool(dev->handle, c->qpool, NULL);
@@ -118,6 +249,10 @@ static bool ensure_pool(gp__vk_device *dev, gp__vk_cmdbuf *c, uint32_t want) {
   if (!regions)
     return false;
   c->regions = regions;
+  if (c->untimed) {
+    c->qcap = need;
+    return true;
+  }
   VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                               .queryType = VK_QUERY_TYPE_TIMESTAMP,
                               .queryCount = need};
@@ -126,7 +261,67 @@ static bool ensure_pool(gp__vk_device *dev, gp__vk_cmdbuf *c, uint32_t want) {
     return false;
   }
   c->qcap = need;
+  ensure_results(dev, c, need);
   return true;
+}
+
+/* Says once per device and queue family, in the GPU log, that its
+ * command buffers are recorded without times. */
+static void warn_untimed(gp__vk_device *dev, uint32_t family) {
+  uint32_t bit = family < 32 ? 1u << family : 1u << 31;
+  pthread_mutex_lock(&dev->lock);
+  bool said = dev->untimed_warned & bit;
+  dev->untimed_warned |= bit;
+  pthread_mutex_unlock(&dev->lock);
+  if (said || !gp__vk_core->activity_enabled(GP_ACTIVITY_KIND_GPU_LOG, 0))
+    return;
+  char msg[192];
+  snprintf(msg, sizeof(msg),
+           "gpuperf: queue family %u has no timestamps (timestampValidBits "
+           "0): its render stages are recorded without times, as instants "
+           "at their submission",
+           family);
+  gp_activity_gpu_log *r =
+      gp__vk_core->activity_reserve(GP_ACTIVITY_KIND_GPU_LOG, sizeof(*r), 0, 0);
+  if (!r)
+    return;
+  r->timestamp = gp_get_timestamp();
+  r->severity = GP_LOG_WARNING;
+  r->tag_id = gp__vk_core->string_intern("Vulkan");
+  r->message_id = gp__vk_core->string_intern(msg);
+  r->process_id = gp__vk_core->pid();
+  r->thread_id = gp__vk_core->tid();
+  r->reserved0 = 0;
+  gp__vk_core->activity_commit(r);
+}
+
+/*
+ * Writes timestamp q of c. On a device that runs each command buffer in
+ * order on the host (lavapipe), the command buffer's and its render
+ * passes' timestamps are top of pipe, the latter inside the pass: its
+ * rasterizer takes a timestamp when it reaches it, after what came
+ * before, while a bottom-of-pipe one first flushes the work binned so
+ * far, and one outside the pass starts another pass over the tiles; and
+ * the
+ * command buffer's start (query 0) is written with its first other
+ * timestamp, not at its beginning, where it would make a pass of its own
+ * (with the previous framebuffer) before the first render pass.
+ */
+static void stamp(gp__vk_device *dev, VkCommandBuffer cb, gp__vk_cmdbuf *c,
+                  VkPipelineStageFlagBits stage, uint32_t q) {
+  if (c->untimed)
+    return;
+  if (dev->ts_in_order && (q < 2 || c->regions[(q - 2) / 2].inside))
+    stage = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT;
+  if (c->start_due) {
+    c->start_due = false;
+    c->start_q = dev->ts_in_order && c->results ? q : 0;
+    if (q != c->start_q)
+      dev->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, c->qpool,
+                             0);
+  }
+  dev->CmdWriteTimestamp(cb, stage, c->qpool, q);
+  c->last_q = q;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL layer_BeginCommandBuffer(
@@ -146,12 +341,28 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_BeginCommandBuffer(
   c->nregions = c->want = c->open_region = 0;
   c->label_depth = 0;
   c->stat_open = c->app_stats = false;
+  c->kinds = 0;
+  c->last_q = c->start_q = 0;
+  c->end_q = 1;
   if (r != VK_SUCCESS || !c->primary || !gp__vk_tracing(dev) ||
-      !dev->CmdWriteTimestamp || !ensure_pool(dev, c, want))
+      !dev->CmdWriteTimestamp)
+    return r;
+  bool untimed = gp__vk_timestamp_bits(dev, c->family) == 0;
+  if (untimed != c->untimed) { /* a pool of the other kind: start over */
+    c->untimed = untimed;
+    c->qcap = 0;
+  }
+  if (!ensure_pool(dev, c, want))
     return r;
   c->instrumented = true;
+  if (untimed) {
+    warn_untimed(dev, c->family);
+    return r;
+  }
   dev->CmdResetQueryPool(cb, c->qpool, 0, c->qcap);
-  dev->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, c->qpool, 0);
+  c->start_due = true;
+  if (!dev->ts_in_order) /* else with the first timestamp after it */
+    stamp(dev, cb, c, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0);
   return r;
 }
 
@@ -159,9 +370,45 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 layer_EndCommandBuffer(VkCommandBuffer cb) {
   gp__vk_device *dev = gp__vk_device_of(cb);
   gp__vk_cmdbuf *c = gp__vk_cmdbuf_get(dev, cb);
-  if (c && c->instrumented)
-    dev->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->qpool,
-                           1);
+  if (c && c->instrumented && !c->untimed) {
+    /* On an in-order device, a command buffer that ends with a render
+     * pass ends with it: another timestamp would be another pass over
+     * the tiles. Not where its timestamps are read from the driver (query
+     * 1 would never be available). */
+    uint32_t last = c->last_q;
+    if (dev->ts_in_order && c->results && last >= 3 && last % 2 == 1 &&
+        c->regions[(last - 2) / 2].inside) {
+      c->end_q = last;
+    } else {
+      c->end_q = 1;
+      stamp(dev, cb, c, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 1);
+    }
+    if (c->results) {
+      /* The device waits for its timestamps (on its own timeline) and
+       * copies them where the host reads them without the driver. */
+      const VkQueryResultFlags fl = VK_QUERY_RESULT_64_BIT |
+                                    VK_QUERY_RESULT_WAIT_BIT |
+                                    VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
+      uint32_t n = 2 + 2 * c->nregions;
+      if (c->start_q == 0 && c->end_q == 1) {
+        dev->CmdCopyQueryPoolResults(cb, c->qpool, 0, n, c->rbuf, 0, 16, fl);
+      } else { /* only those written: a copy waits for each */
+        for (uint32_t q = 0; q < 2; q++)
+          if (q == (q ? c->end_q : c->start_q))
+            dev->CmdCopyQueryPoolResults(cb, c->qpool, q, 1, c->rbuf, q * 16,
+                                         16, fl);
+        if (n > 2)
+          dev->CmdCopyQueryPoolResults(cb, c->qpool, 2, n - 2, c->rbuf, 32, 16,
+                                       fl);
+      }
+      VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
+                            VK_ACCESS_TRANSFER_WRITE_BIT,
+                            VK_ACCESS_HOST_READ_BIT};
+      dev->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                              VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0,
+                              NULL);
+    }
+  }
   VkResult r = dev->EndCommandBuffer(cb);
   if (c)
     c->recorded = r == VK_SUCCESS;
@@ -172,11 +419,15 @@ layer_EndCommandBuffer(VkCommandBuffer cb) {
 /* Regions                                                              */
 
 /* Opens a region before a command; returns the state to close it with
- * (NULL if this command is not measured). */
+ * (NULL if this command is not measured). inside: a render pass whose
+ * timestamps go inside it on this device (pass_begun() writes the first,
+ * after the pass has begun). */
 static gp__vk_cmdbuf *region_open(gp__vk_device *dev, VkCommandBuffer cb,
                                   uint32_t stage, uint64_t render_pass,
-                                  uint64_t target) {
+                                  uint64_t target, bool inside) {
   gp__vk_cmdbuf *c = gp__vk_cmdbuf_get(dev, cb);
+  if (c && !c->primary) /* what the primary's stage for it will be */
+    c->kinds |= 1u << stage;
   if (!c || !c->instrumented || c->open_region)
     return NULL;
   c->want++;
@@ -190,9 +441,10 @@ static gp__vk_cmdbuf *region_open(gp__vk_device *dev, VkCommandBuffer cb,
   c->regions[i].render_pass = render_pass;
   c->regions[i].render_target = target;
   c->regions[i].stat_q = c->regions[i].stat_lost = 0;
+  c->regions[i].inside = inside && dev->ts_in_order;
   c->open_region = i + 1;
-  dev->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, c->qpool,
-                         2 + 2 * i);
+  if (!c->regions[i].inside)
+    stamp(dev, cb, c, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 2 + 2 * i);
   /* Pipeline statistics, if this stage is to be measured (outside any
    * render pass here: the reset is allowed). */
   if ((stage == GP_RENDER_STAGE_RENDER_PASS ||
@@ -208,6 +460,16 @@ static gp__vk_cmdbuf *region_open(gp__vk_device *dev, VkCommandBuffer cb,
   return c;
 }
 
+/* After a render pass has begun: its first timestamp, if it goes inside. */
+static void pass_begun(gp__vk_device *dev, VkCommandBuffer cb,
+                       gp__vk_cmdbuf *c) {
+  if (!c || !c->open_region)
+    return;
+  uint32_t i = c->open_region - 1;
+  if (c->regions[i].inside)
+    stamp(dev, cb, c, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 2 + 2 * i);
+}
+
 static void region_close(gp__vk_device *dev, VkCommandBuffer cb,
                          gp__vk_cmdbuf *c) {
   if (!c || !c->open_region)
@@ -218,8 +480,19 @@ static void region_close(gp__vk_device *dev, VkCommandBuffer cb,
     dev->CmdEndQuery(cb, c->spool, i);
     c->stat_open = false;
   }
-  dev->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->qpool,
-                         3 + 2 * i);
+  if (!c->regions[i].inside) /* else written before the pass ended */
+    stamp(dev, cb, c, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 3 + 2 * i);
+}
+
+/* Before a render pass ends: its last timestamp, if it goes inside. */
+static void pass_ending(gp__vk_device *dev, VkCommandBuffer cb) {
+  gp__vk_cmdbuf *c = gp__vk_cmdbuf_get(dev, cb);
+  if (!c || !c->open_region)
+    return;
+  uint32_t i = c->open_region - 1;
+  if (c->regions[i].stage == GP_RENDER_STAGE_RENDER_PASS &&
+      c->regions[i].inside)
+    stamp(dev, cb, c, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 3 + 2 * i);
 }
 
 /* Render passes close at their end command, not after the begin. */
@@ -234,14 +507,17 @@ static VKAPI_ATTR void VKAPI_CALL
 layer_CmdBeginRenderPass(VkCommandBuffer cb, const VkRenderPassBeginInfo *bi,
                          VkSubpassContents contents) {
   gp__vk_device *dev = gp__vk_device_of(cb);
-  region_open(dev, cb, GP_RENDER_STAGE_RENDER_PASS,
-              (uint64_t)(uintptr_t)bi->renderPass,
-              (uint64_t)(uintptr_t)bi->framebuffer);
+  gp__vk_cmdbuf *c = region_open(dev, cb, GP_RENDER_STAGE_RENDER_PASS,
+                                 (uint64_t)(uintptr_t)bi->renderPass,
+                                 (uint64_t)(uintptr_t)bi->framebuffer,
+                                 contents == VK_SUBPASS_CONTENTS_INLINE);
   dev->CmdBeginRenderPass(cb, bi, contents);
+  pass_begun(dev, cb, c);
 }
 
 static VKAPI_ATTR void VKAPI_CALL layer_CmdEndRenderPass(VkCommandBuffer cb) {
   gp__vk_device *dev = gp__vk_device_of(cb);
+  pass_ending(dev, cb);
   dev->CmdEndRenderPass(cb);
   pass_close(dev, cb);
 }
@@ -250,15 +526,18 @@ static VKAPI_ATTR void VKAPI_CALL
 layer_CmdBeginRenderPass2(VkCommandBuffer cb, const VkRenderPassBeginInfo *bi,
                           const VkSubpassBeginInfo *si) {
   gp__vk_device *dev = gp__vk_device_of(cb);
-  region_open(dev, cb, GP_RENDER_STAGE_RENDER_PASS,
-              (uint64_t)(uintptr_t)bi->renderPass,
-              (uint64_t)(uintptr_t)bi->framebuffer);
+  gp__vk_cmdbuf *c = region_open(
+      dev, cb, GP_RENDER_STAGE_RENDER_PASS, (uint64_t)(uintptr_t)bi->renderPass,
+      (uint64_t)(uintptr_t)bi->framebuffer,
+      !si || si->contents == VK_SUBPASS_CONTENTS_INLINE);
   dev->CmdBeginRenderPass2(cb, bi, si);
+  pass_begun(dev, cb, c);
 }
 
 static VKAPI_ATTR void VKAPI_CALL
 layer_CmdEndRenderPass2(VkCommandBuffer cb, const VkSubpassEndInfo *ei) {
   gp__vk_device *dev = gp__vk_device_of(cb);
+  pass_ending(dev, cb);
   dev->CmdEndRenderPass2(cb, ei);
   pass_close(dev, cb);
 }
@@ -272,17 +551,28 @@ static uint64_t rendering_target(const VkRenderingInfo *ri) {
   return 0;
 }
 
+/* A resumed block continues the suspended one's region; one whose
+ * contents are secondary command buffers has its timestamps outside. */
+static gp__vk_cmdbuf *rendering_open(gp__vk_device *dev, VkCommandBuffer cb,
+                                     const VkRenderingInfo *ri) {
+  if (ri->flags & VK_RENDERING_RESUMING_BIT)
+    return NULL;
+  return region_open(
+      dev, cb, GP_RENDER_STAGE_RENDER_PASS, 0, rendering_target(ri),
+      !(ri->flags & VK_RENDERING_CONTENTS_SECONDARY_COMMAND_BUFFERS_BIT));
+}
+
 static VKAPI_ATTR void VKAPI_CALL
 layer_CmdBeginRendering(VkCommandBuffer cb, const VkRenderingInfo *ri) {
   gp__vk_device *dev = gp__vk_device_of(cb);
-  /* A resumed block continues the suspended one's region. */
-  if (!(ri->flags & VK_RENDERING_RESUMING_BIT))
-    region_open(dev, cb, GP_RENDER_STAGE_RENDER_PASS, 0, rendering_target(ri));
+  gp__vk_cmdbuf *c = rendering_open(dev, cb, ri);
   dev->CmdBeginRendering(cb, ri);
+  pass_begun(dev, cb, c);
 }
 
 static VKAPI_ATTR void VKAPI_CALL layer_CmdEndRendering(VkCommandBuffer cb) {
   gp__vk_device *dev = gp__vk_device_of(cb);
+  pass_ending(dev, cb);
   dev->CmdEndRendering(cb);
   pass_close(dev, cb);
 }
@@ -290,13 +580,14 @@ static VKAPI_ATTR void VKAPI_CALL layer_CmdEndRendering(VkCommandBuffer cb) {
 static VKAPI_ATTR void VKAPI_CALL
 layer_CmdBeginRenderingKHR(VkCommandBuffer cb, const VkRenderingInfo *ri) {
   gp__vk_device *dev = gp__vk_device_of(cb);
-  if (!(ri->flags & VK_RENDERING_RESUMING_BIT))
-    region_open(dev, cb, GP_RENDER_STAGE_RENDER_PASS, 0, rendering_target(ri));
+  gp__vk_cmdbuf *c = rendering_open(dev, cb, ri);
   dev->CmdBeginRenderingKHR(cb, ri);
+  pass_begun(dev, cb, c);
 }
 
 static VKAPI_ATTR void VKAPI_CALL layer_CmdEndRenderingKHR(VkCommandBuffer cb) {
   gp__vk_device *dev = gp__vk_device_of(cb);
+  pass_ending(dev, cb);
   dev->CmdEndRenderingKHR(cb);
   pass_close(dev, cb);
 }
@@ -305,7 +596,8 @@ static VKAPI_ATTR void VKAPI_CALL layer_CmdEndRenderingKHR(VkCommandBuffer cb) {
 #define TIMED(stage, target, call)                                             \
   do {                                                                         \
     gp__vk_device *dev = gp__vk_device_of(cb);                                 \
-    gp__vk_cmdbuf *c = region_open(dev, cb, stage, 0, (uint64_t)(target));     \
+    gp__vk_cmdbuf *c =                                                         \
+        region_open(dev, cb, stage, 0, (uint64_t)(target), false);             \
     dev->call;                                                                 \
     region_close(dev, cb, c);                                                  \
   } while (0)
@@ -402,6 +694,53 @@ static VKAPI_ATTR void VKAPI_CALL layer_CmdUpdateBuffer(VkCommandBuffer cb,
                                                         const void *data) {
   TIMED(GP_RENDER_STAGE_TRANSFER, (uintptr_t)dst,
         CmdUpdateBuffer(cb, dst, off, size, data));
+}
+
+/* Secondary command buffers: outside a render pass, each is a stage of
+ * its own, executed one by one between timestamps (the same as executing
+ * them together), named "Secondary command buffer" or after its object
+ * name, of the kind of the work it holds (rendering, else dispatches,
+ * else transfers); inside a render pass, they are part of the pass's
+ * stage. */
+static VKAPI_ATTR void VKAPI_CALL layer_CmdExecuteCommands(
+    VkCommandBuffer cb, uint32_t n, const VkCommandBuffer *cbs) {
+  gp__vk_device *dev = gp__vk_device_of(cb);
+  gp__vk_cmdbuf *c = gp__vk_cmdbuf_get(dev, cb);
+  if (c && c->stat_open && c->open_region) {
+    /* No query may be active across secondaries (without the
+     * inheritedQueries feature): the pass's statistics end here, lost. */
+    uint32_t i = c->open_region - 1;
+    dev->CmdEndQuery(cb, c->spool, i);
+    c->regions[i].stat_lost = 1;
+    c->stat_open = false;
+  }
+  if (!c || !c->instrumented || c->open_region) {
+    dev->CmdExecuteCommands(cb, n, cbs);
+    return;
+  }
+  static _Atomic uint32_t secondary_id;
+  uint32_t id = atomic_load(&secondary_id);
+  if (!id) {
+    id = gp__vk_core->string_intern("Secondary command buffer");
+    atomic_store(&secondary_id, id);
+  }
+  bool app_stats = c->app_stats;
+  c->app_stats = true; /* no statistics query of ours around them */
+  for (uint32_t i = 0; i < n; i++) {
+    gp__vk_cmdbuf *s = gp__vk_cmdbuf_get(dev, cbs[i]);
+    uint32_t k = s ? s->kinds : 0;
+    uint32_t stage =
+        (k & (1u << GP_RENDER_STAGE_RENDER_PASS)) ? GP_RENDER_STAGE_RENDER_PASS
+        : (k & (1u << GP_RENDER_STAGE_COMPUTE))   ? GP_RENDER_STAGE_COMPUTE
+                                                  : GP_RENDER_STAGE_TRANSFER;
+    gp__vk_cmdbuf *o = region_open(dev, cb, stage, 0, 0, false);
+    /* Named after the secondary, not the debug label around it. */
+    if (o)
+      o->regions[o->nregions - 1].name_id = s && s->name_id ? s->name_id : id;
+    dev->CmdExecuteCommands(cb, 1, &cbs[i]);
+    region_close(dev, cb, o);
+  }
+  c->app_stats = app_stats;
 }
 
 /* ------------------------------------------------------------------ */
@@ -564,6 +903,7 @@ PFN_vkVoidFunction gp__vk_device_intercept(const char *name) {
     PFN_vkVoidFunction fn;
   } table[] = {
 #define E(n) {"vk" #n, (PFN_vkVoidFunction)layer_##n}
+      E(CreateCommandPool),
       E(AllocateCommandBuffers),
       E(FreeCommandBuffers),
       E(DestroyCommandPool),
@@ -590,6 +930,7 @@ PFN_vkVoidFunction gp__vk_device_intercept(const char *name) {
       E(CmdClearDepthStencilImage),
       E(CmdFillBuffer),
       E(CmdUpdateBuffer),
+      E(CmdExecuteCommands),
       E(CmdBeginDebugUtilsLabelEXT),
       E(CmdEndDebugUtilsLabelEXT),
       E(SetDebugUtilsObjectNameEXT),

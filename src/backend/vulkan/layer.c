@@ -474,6 +474,7 @@ layer_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc) {
   for (size_t i = 0; i < dev->cmdbufs.cap; i++)
     if (dev->cmdbufs.keys[i])
       gp__vk_cmdbuf_free(dev, dev->cmdbufs.vals[i]);
+  gp__vk_cmd_fini(dev);
   pthread_mutex_unlock(&dev->lock);
   /* Off the registry (so the flush hook cannot reach it) before freeing. */
   pthread_mutex_lock(&reg_lock);

@@ -101,18 +101,21 @@ static void stage_record(const gp__vk_device *dev, const gp__vk_pending *p,
   gp__vk_core->activity_commit(r);
 }
 
-/* Writes the records of one entry from its timestamps q (untimed when
- * q is NULL: the work's times could not be read). */
+/* Writes the records of one entry from its timestamps: query i at
+ * q[i * stride] (untimed when q is NULL: the work's times could not be
+ * read, or its queue has none). */
 static void write_entry(gp__vk_device *dev, const gp__vk_pending *p,
-                        const uint64_t *q, uint32_t bits) {
+                        const uint64_t *q, size_t stride, uint32_t bits) {
   const gp__vk_cmdbuf *c = p->cb;
   uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
   int64_t base = 0;
   if (q && !dev->calibrated)
-    base = (int64_t)p->queued - (int64_t)((double)(q[0] & mask) * dev->period);
-#define T(i) (q ? to_trace(dev, q[i] & mask, base) : 0)
-  stage_record(dev, p, GP_RENDER_STAGE_COMMAND_BUFFER, c->name_id, T(0), T(1),
-               0, 0, true);
+    base = (int64_t)p->queued -
+           (int64_t)((double)(q[(size_t)c->start_q * stride] & mask) *
+                     dev->period);
+#define T(i) (q ? to_trace(dev, q[(size_t)(i)*stride] & mask, base) : 0)
+  stage_record(dev, p, GP_RENDER_STAGE_COMMAND_BUFFER, c->name_id,
+               T(c->start_q), T(c->end_q), 0, 0, true);
   for (uint32_t i = 0; i < c->nregions; i++) {
     const gp__vk_region *g = &c->regions[i];
     stage_record(dev, p, g->stage, g->name_id, T(2 + 2 * i), T(3 + 2 * i),
@@ -140,61 +143,113 @@ static void write_entry(gp__vk_device *dev, const gp__vk_pending *p,
 #undef T
 }
 
-/* Reads an entry's timestamps; true when read (and written). */
-static bool read_entry(gp__vk_device *dev, gp__vk_pending *p, bool wait) {
+/* How read_entry may get an entry's timestamps. */
+enum {
+  READ_READY, /* only if they are there: never waits */
+  READ_DONE,  /* the program has waited for the work: there, or never */
+  READ_WAIT   /* wait for them if need be (a forced flush, the device's end) */
+};
+
+/* True when the n timestamps the device copied into c's results buffer
+ * are all there. Reads memory only: no call into the driver. */
+static bool results_ready(const gp__vk_cmdbuf *c, uint32_t n) {
+  for (uint32_t i = n; i-- > 0;)
+    if ((i > 1 || i == (i ? c->end_q : c->start_q)) &&
+        !__atomic_load_n(&c->results[2 * i + 1], __ATOMIC_ACQUIRE))
+      return false;
+  return true;
+}
+
+/* Asks the driver for an entry's n timestamps, with how; true when read
+ * (and written). vkGetQueryPoolResults may wait even without WAIT (lavapipe
+ * waits for the device to be idle first): only for command buffers
+ * without a results buffer (families that cannot copy query results). */
+static bool read_driver(gp__vk_device *dev, gp__vk_pending *p, uint32_t n,
+                        int how) {
   gp__vk_cmdbuf *c = p->cb;
-  uint32_t n = 2 + 2 * c->nregions;
+  uint32_t bits = p->family < 64 ? dev->timestamp_bits[p->family] : 64;
   uint64_t small[2 * 34], *buf = small;
   if (n > 34 && !(buf = malloc((size_t)n * 16))) {
-    write_entry(dev, p, NULL, 64);
+    write_entry(dev, p, NULL, 1, 64);
     return true;
   }
+  bool wait = how != READ_READY;
   VkQueryResultFlags fl = VK_QUERY_RESULT_64_BIT;
   fl |= wait ? VK_QUERY_RESULT_WAIT_BIT : VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
   size_t stride = wait ? 8 : 16;
-  /* Not waiting: the last timestamp (query 1) says whether it is over. */
-  if (!wait) {
-    uint64_t last[2] = {0, 0};
-    VkResult r = dev->GetQueryPoolResults(dev->handle, c->qpool, 1, 1,
-                                          sizeof(last), last, 16, fl);
-    if ((r != VK_SUCCESS && r != VK_NOT_READY) || !last[1]) {
-      if (buf != small)
-        free(buf);
-      return false;
-    }
-  }
   VkResult r = dev->GetQueryPoolResults(dev->handle, c->qpool, 0, n,
                                         (size_t)n * stride, buf, stride, fl);
   bool ok = r == VK_SUCCESS;
-  if (ok && !wait) /* compact [value, available] pairs into values */
+  if (ok && !wait) /* [value, available] pairs: all there? */
     for (uint32_t i = 0; i < n; i++)
-      buf[i] = buf[2 * i];
-  if (!ok && !wait && r == VK_NOT_READY) {
+      ok = ok && buf[2 * i + 1];
+  if (!ok && !wait) {
     if (buf != small)
       free(buf);
     return false;
   }
-  write_entry(dev, p, ok ? buf : NULL,
-              p->family < 64 ? dev->timestamp_bits[p->family] : 64);
+  write_entry(dev, p, ok ? buf : NULL, wait ? 1 : 2, bits);
   if (buf != small)
     free(buf);
   return true;
 }
 
+/* Reads an entry's timestamps; true when read (and written). */
+static bool read_entry(gp__vk_device *dev, gp__vk_pending *p, int how) {
+  gp__vk_cmdbuf *c = p->cb;
+  uint32_t n = 2 + 2 * c->nregions;
+  if (c->untimed) { /* its queue has no timestamps: stages without times */
+    write_entry(dev, p, NULL, 1, 64);
+    return true;
+  }
+  if (!c->results)
+    return read_driver(dev, p, n, how);
+  if (results_ready(c, n)) {
+    write_entry(dev, p, c->results, 2,
+                p->family < 64 ? dev->timestamp_bits[p->family] : 64);
+    return true;
+  }
+  if (how == READ_READY)
+    return false;
+  if (how == READ_DONE) { /* overlapping executions (SIMULTANEOUS_USE) */
+    write_entry(dev, p, NULL, 1, 64);
+    return true;
+  }
+  return read_driver(dev, p, n, READ_WAIT);
+}
+
+/* Entries not ready that one non-waiting pass looks at before it stops:
+ * work completes in submission order on each queue, so with few queues
+ * the first of them says all. This bounds the work of each submission. */
+#define GP_VK_RESOLVE_MISSES 4
+
+/* Takes p (after prev) off dev's pending list. */
+static void unlink_entry(gp__vk_device *dev, gp__vk_pending **pp,
+                         gp__vk_pending *prev) {
+  gp__vk_pending *p = *pp;
+  *pp = p->next;
+  if (dev->pending_tail == p)
+    dev->pending_tail = prev;
+  p->next = NULL;
+  p->cb->pending = 0;
+}
+
 /* See vkInt.h. */
 void gp__vk_resolve(gp__vk_device *dev, bool wait, const gp__vk_cmdbuf *only) {
+  int how = only ? READ_DONE : wait ? READ_WAIT : READ_READY;
+  uint32_t misses = 0;
   gp__vk_pending **pp = &dev->pending, *prev = NULL;
   while (*pp) {
     gp__vk_pending *p = *pp;
     bool mine = !only || p->cb == only;
-    if (mine && read_entry(dev, p, wait || only)) {
-      *pp = p->next;
-      if (dev->pending_tail == p)
-        dev->pending_tail = prev;
-      p->cb->pending--;
-      free(p);
+    if (mine && read_entry(dev, p, how)) {
+      unlink_entry(dev, pp, prev);
+      if (only) /* one entry per command buffer */
+        return;
       continue;
     }
+    if (mine && how == READ_READY && ++misses >= GP_VK_RESOLVE_MISSES)
+      return;
     prev = p;
     pp = &p->next;
   }
@@ -299,16 +354,20 @@ static void note_wait(gp__vk_device *dev, submit_ctx *x, VkSemaphore sem) {
     x->waits[x->nw++] = w;
 }
 
-/* A command buffer submitted: pending until read back. */
+/* A command buffer submitted: pending until read back. Its entry is part
+ * of it: nothing is allocated. */
 static void note_cb(gp__vk_device *dev, submit_ctx *x, VkCommandBuffer cb) {
   gp__vk_cmdbuf *c = gp__vk_map_get(&dev->cmdbufs, (uint64_t)(uintptr_t)cb);
   if (!c || !c->instrumented || !c->recorded)
     return;
   if (c->pending) /* submitted again: the last execution is over */
     gp__vk_resolve(dev, true, c);
-  gp__vk_pending *p = calloc(1, sizeof(*p));
-  if (!p)
-    return;
+  /* The last execution's copy is read: this one's is not there yet. The
+   * host's writes before a submission are visible to its work. */
+  if (c->results)
+    memset(c->results, 0, (size_t)(2 + 2 * c->nregions) * 16);
+  gp__vk_pending *p = &c->sub;
+  p->next = NULL;
   p->cb = c;
   p->corr = x->corr;
   p->queued = x->queued;
@@ -319,7 +378,7 @@ static void note_cb(gp__vk_device *dev, submit_ctx *x, VkCommandBuffer cb) {
   /* The semaphores' waits belong to the first command buffer. */
   p->nwaits = x->ncb++ == 0 ? x->nw : 0;
   memcpy(p->waits, x->waits, sizeof(x->waits));
-  c->pending++;
+  c->pending = 1;
   if (dev->pending_tail)
     dev->pending_tail->next = p;
   else
@@ -363,11 +422,7 @@ static void unnote(gp__vk_device *dev, uint64_t corr) {
   while (*pp) {
     gp__vk_pending *p = *pp;
     if (p->corr == corr) {
-      *pp = p->next;
-      if (dev->pending_tail == p)
-        dev->pending_tail = prev;
-      p->cb->pending--;
-      free(p);
+      unlink_entry(dev, pp, prev);
       continue;
     }
     prev = p;

@@ -105,19 +105,33 @@ typedef struct gp__vk_region {
   uint64_t render_pass, render_target;
   uint32_t stat_q;    /* pipeline-statistics query + 1, 0 if none */
   uint32_t stat_lost; /* ended early for the program's own query */
+  bool inside;        /* its timestamps are inside its render pass */
 } gp__vk_region;
 
 typedef struct gp__vk_device gp__vk_device;
+typedef struct gp__vk_cmdbuf gp__vk_cmdbuf;
+
+/* A submitted command buffer waiting to be read back: part of its
+ * gp__vk_cmdbuf (one per command buffer), so submitting allocates
+ * nothing. */
+typedef struct gp__vk_pending {
+  struct gp__vk_pending *next;
+  gp__vk_cmdbuf *cb;
+  uint64_t corr, queued;
+  uint32_t submission_id, stream_id, queue_id, family;
+  uint32_t nwaits;
+  uint64_t waits[8];
+} gp__vk_pending;
 
 /* A command buffer of ours to know. */
-typedef struct gp__vk_cmdbuf {
+struct gp__vk_cmdbuf {
   VkCommandBuffer handle;
   VkCommandPool pool;
   gp__vk_device *dev;
   bool primary;
   bool instrumented; /* this recording writes timestamps */
   bool recorded;     /* ended successfully */
-  uint32_t pending;  /* submissions not yet read back */
+  uint32_t pending;  /* 1 while sub is on the device's pending list */
   VkQueryPool qpool;
   uint32_t qcap;        /* queries in qpool */
   uint32_t nregions;    /* timed regions of this recording */
@@ -131,17 +145,24 @@ typedef struct gp__vk_cmdbuf {
   bool stat_open;   /* a query of ours is active */
   bool app_stats;   /* a pipeline-statistics query of the program's is */
   uint32_t name_id; /* object name given by the program */
-} gp__vk_cmdbuf;
-
-/* One submitted command buffer waiting to be read back. */
-typedef struct gp__vk_pending {
-  struct gp__vk_pending *next;
-  gp__vk_cmdbuf *cb;
-  uint64_t corr, queued, done_host;
-  uint32_t submission_id, stream_id, queue_id, family;
-  uint32_t nwaits;
-  uint64_t waits[8];
-} gp__vk_pending;
+  /* Read-back (cmd.c, submit.c). The recording ends by copying its
+   * timestamps, with their availability, into rbuf (host-visible, mapped
+   * at results: a value and an availability word per query), so they are
+   * read from memory, without calling the driver. rbuf is null where the
+   * pool's family cannot copy query results (transfer-only queues): then
+   * vkGetQueryPoolResults, only where the program has waited. */
+  VkBuffer rbuf;
+  VkDeviceMemory rmem;
+  uint64_t *results;
+  uint32_t family;    /* of its command pool */
+  bool untimed;       /* the family has no timestamps: stages without times */
+  gp__vk_pending sub; /* its last submission, while pending */
+  uint32_t kinds;     /* secondary: 1 << each gp_render_stage_kind seen */
+  bool start_due;     /* query 0 is still to be written (cmd.c stamp()) */
+  uint32_t last_q;    /* the query last written */
+  uint32_t start_q;   /* the query of its start: 0, or its first other */
+  uint32_t end_q;     /* the query of its end: 1, or its last pass's end */
+};
 
 /* The device functions we call or intercept. */
 struct gp__vk_device {
@@ -239,6 +260,17 @@ struct gp__vk_device {
   uint64_t cal_dev; /* device ticks */
   uint64_t cal_at;  /* when last calibrated (trace clock) */
   _Atomic uint32_t submissions;
+  /* cmd.c: VkCommandPool -> its queue family + 1 (lock) */
+  gp__vk_map pools;
+  uint32_t ts_override;    /* GPUPERF_VULKAN_TEST_TIMESTAMP_BITS + 1, or 0 */
+  uint32_t untimed_warned; /* families whose lack of timestamps was logged */
+  PFN_vkCmdCopyQueryPoolResults CmdCopyQueryPoolResults;
+  PFN_vkCmdPipelineBarrier CmdPipelineBarrier;
+  PFN_vkCmdExecuteCommands CmdExecuteCommands;
+  PFN_vkCreateCommandPool CreateCommandPool;
+  PFN_vkMapMemory MapMemory;
+  bool readback_fns; /* the five above were looked up */
+  bool ts_in_order;  /* runs command buffers in order on the host (cmd.c) */
 };
 
 /* ---- layer.c ---- */
@@ -282,6 +314,15 @@ void gp__vk_cmdbuf_free(gp__vk_device *dev, gp__vk_cmdbuf *c);
 
 /* True when render stages are being recorded (RENDER_STAGE enabled). */
 bool gp__vk_tracing(const gp__vk_device *dev);
+
+/* The timestampValidBits of queue family f of dev (0: no timestamps). The
+ * environment variable GPUPERF_VULKAN_TEST_TIMESTAMP_BITS, read once per
+ * device, replaces the driver's value: a test double for devices without
+ * timestamps, which lavapipe is not. */
+uint32_t gp__vk_timestamp_bits(gp__vk_device *dev, uint32_t f);
+
+/* Frees what cmd.c keeps for a device going away (dev->lock held). */
+void gp__vk_cmd_fini(gp__vk_device *dev);
 
 /* ---- submit.c ---- */
 
