@@ -434,6 +434,81 @@ TEST(vulkan_record_sample_with_validation) {
   }
 }
 
+/* Secondary command buffers: the one inside the render pass is part of
+ * the pass's stage; the one executed outside any pass is a stage of its
+ * own, named after it, timed inside its primary. What the layer adds
+ * around them is valid (the validation layer says nothing). */
+TEST(vulkan_record_secondary_command_buffers) {
+  vk_env();
+  if (access(VALIDATION_MANIFEST, R_OK) != 0)
+    SKIP("the Khronos validation layer is not installed "
+         "(Debian vulkan-validationlayers)");
+  char sample[512];
+  built("tests/vulkan-sample", sample, sizeof(sample));
+  char *cmd[] = {sample, "--secondary", "--validation", NULL}, *out = NULL;
+  gp_tp *tp = record(cmd, config_with_log, &out);
+  ASSERT(strstr(out, "sample: ok vertices=3 submits=2") != NULL);
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0", 7);
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0 AND dur > 0",
+       7);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE submission_id = 2 AND name IN "
+       "('Draw work', 'Offscreen pass', 'Readback')",
+       3);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE name = 'Offscreen pass' AND "
+       "render_pass != 0 AND render_target != 0",
+       1);
+  /* The copy is the secondary's, not a transfer of the primary's own. */
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE submission_id = 2 AND name = "
+       "'Transfer'",
+       0);
+  /* Inside its primary, after the pass. */
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice r JOIN gpu_slice c ON c.name = 'Draw "
+       "work' JOIN gpu_slice p ON p.name = 'Offscreen pass' WHERE r.name = "
+       "'Readback' AND r.ts >= c.ts AND r.ts + r.dur <= c.ts + c.dur AND "
+       "r.ts >= p.ts + p.dur",
+       1);
+  Q_EQ(tp,
+       "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
+       "WHERE t.name = 'GPU Log'",
+       0);
+  gp_tp_close(tp);
+  free(out);
+}
+
+/* A queue without timestamps (timestampValidBits 0, made so here by the
+ * layer's test double GPUPERF_VULKAN_TEST_TIMESTAMP_BITS, as lavapipe has
+ * them): every stage is still there, at its submission, with no
+ * duration, and the GPU log says why, once. */
+TEST(vulkan_no_timestamps_marked) {
+  vk_env();
+  char sample[512];
+  built("tests/vulkan-sample", sample, sizeof(sample));
+  setenv("GPUPERF_VULKAN_TEST_TIMESTAMP_BITS", "0", 1);
+  char *cmd[] = {sample, NULL}, *out = NULL;
+  gp_tp *tp = record(cmd, config_with_log, &out);
+  ASSERT(strstr(out, "sample: ok vertices=3 ") != NULL);
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0", 7);
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0 AND dur > 0",
+       0);
+  /* At their submission's start: no made-up time. */
+  Q_EQ(tp,
+       "WITH sub AS (SELECT ts, row_number() OVER (ORDER BY ts) AS n FROM "
+       "slice WHERE name = 'vkQueueSubmit') SELECT count(*) FROM gpu_slice g "
+       "JOIN sub ON sub.n = g.submission_id WHERE g.ts = sub.ts",
+       7);
+  Q_EQ(tp,
+       "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
+       "WHERE t.name = 'GPU Log' AND s.name = 'WARNING' AND "
+       "extract_arg(s.arg_set_id, 'message') LIKE '%no timestamps%'",
+       1);
+  gp_tp_close(tp);
+  free(out);
+}
+
 /* Every allocation freed, every bind undone: the running sums that
  * Perfetto's importer keeps per memory type and scope end at zero, and
  * the sample's own objects are all there. */
@@ -698,6 +773,12 @@ TEST(vulkan_pipeline_statistics_per_stage) {
   SKIP("built without the trace processor");
 }
 TEST(vulkan_record_sample_submit2) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_record_secondary_command_buffers) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_no_timestamps_marked) {
   SKIP("built without the trace processor");
 }
 

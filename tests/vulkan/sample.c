@@ -186,6 +186,7 @@ static void setup(bool validation, bool sync2) {
 
 int main(int argc, char **argv) {
   bool validation = false, leak = false, query = true, sync2 = false;
+  bool secondary = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--validation") == 0)
       validation = true;
@@ -195,13 +196,17 @@ int main(int argc, char **argv) {
       query = false;
     else if (strcmp(argv[i], "--submit2") == 0)
       sync2 = true;
+    else if (strcmp(argv[i], "--secondary") == 0)
+      secondary = true;
     else {
       fprintf(stderr,
               "usage: vulkan-sample [--validation] [--leak] [--no-query] "
-              "[--submit2]\n");
+              "[--submit2] [--secondary]\n");
       return 1;
     }
   }
+  if (secondary) /* no query may be active across secondaries */
+    query = false;
   setup(validation, sync2);
 
   /* Buffers: storage (device), host readback, image readback. */
@@ -441,20 +446,62 @@ int main(int argc, char **argv) {
                                .renderArea = {{0, 0}, {W, W}},
                                .clearValueCount = 1,
                                .pClearValues = &clear};
+  VkBufferImageCopy ic = {
+      .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
+      .imageExtent = {W, W, 1}};
+  /* --secondary: the draw in a secondary command buffer inside the pass,
+   * the copy in another ("Readback") after it. */
+  VkCommandBuffer sec[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+  if (secondary) {
+    VkCommandBufferAllocateInfo sai = {
+        VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, pool,
+        VK_COMMAND_BUFFER_LEVEL_SECONDARY, 2};
+    CHECK(vkAllocateCommandBuffers(dev, &sai, sec));
+    name_object(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)sec[1],
+                "Readback");
+    VkCommandBufferInheritanceInfo inh = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO,
+        .renderPass = rp,
+        .subpass = 0,
+        .framebuffer = fb};
+    VkCommandBufferBeginInfo sbi = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT |
+                 VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT,
+        .pInheritanceInfo = &inh};
+    CHECK(vkBeginCommandBuffer(sec[0], &sbi));
+    vkCmdBindPipeline(sec[0], VK_PIPELINE_BIND_POINT_GRAPHICS, gpipe);
+    vkCmdDraw(sec[0], 3, 1, 0, 0);
+    CHECK(vkEndCommandBuffer(sec[0]));
+    VkCommandBufferInheritanceInfo none = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+    sbi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    sbi.pInheritanceInfo = &none;
+    CHECK(vkBeginCommandBuffer(sec[1], &sbi));
+    vkCmdCopyImageToBuffer(sec[1], img, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                           pix, 1, &ic);
+    CHECK(vkEndCommandBuffer(sec[1]));
+  }
   if (query)
     vkCmdBeginQuery(cb, stats, 0, 0);
-  vkCmdBeginRenderPass(cb, &rbi, VK_SUBPASS_CONTENTS_INLINE);
-  vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, gpipe);
-  vkCmdDraw(cb, 3, 1, 0, 0);
+  vkCmdBeginRenderPass(cb, &rbi,
+                       secondary ? VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS
+                                 : VK_SUBPASS_CONTENTS_INLINE);
+  if (secondary) {
+    vkCmdExecuteCommands(cb, 1, &sec[0]);
+  } else {
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, gpipe);
+    vkCmdDraw(cb, 3, 1, 0, 0);
+  }
   vkCmdEndRenderPass(cb);
   if (query)
     vkCmdEndQuery(cb, stats, 0);
   unlabel(cb);
-  VkBufferImageCopy ic = {
-      .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
-      .imageExtent = {W, W, 1}};
-  vkCmdCopyImageToBuffer(cb, img, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, pix, 1,
-                         &ic);
+  if (secondary)
+    vkCmdExecuteCommands(cb, 1, &sec[1]);
+  else
+    vkCmdCopyImageToBuffer(cb, img, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, pix,
+                           1, &ic);
   CHECK(vkEndCommandBuffer(cb));
 
   VkSemaphoreCreateInfo sci = {VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, NULL,
@@ -533,6 +580,8 @@ int main(int argc, char **argv) {
   vkDestroyFence(dev, fence, NULL);
   vkDestroySemaphore(dev, sem, NULL);
   vkFreeCommandBuffers(dev, pool, 2, cbs);
+  if (secondary)
+    vkFreeCommandBuffers(dev, pool, 2, sec);
   vkDestroyCommandPool(dev, pool, NULL);
   vkDestroyQueryPool(dev, stats, NULL);
   vkDestroyDescriptorPool(dev, dpool, NULL);
