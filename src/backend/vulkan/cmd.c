@@ -315,7 +315,8 @@ static void stamp(gp__vk_device *dev, VkCommandBuffer cb, gp__vk_cmdbuf *c,
     stage = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT;
   if (c->start_due) {
     c->start_due = false;
-    c->start_q = dev->ts_in_order && c->results ? q : 0;
+    /* (one with nothing timed gets both: no duration of 0) */
+    c->start_q = dev->ts_in_order && c->results && q != 1 ? q : 0;
     if (q != c->start_q)
       dev->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, c->qpool,
                              0);
