@@ -118,6 +118,7 @@ typedef struct gp__tp_seq {
    * a process or global track gets legacy_event.passthrough_utid. */
   bool td_valid;
   int64_t td_pid, td_tid;
+  bool first_packet; /* a packet said first_packet_on_sequence */
 } gp__tp_seq;
 
 /* An interned message: (ns, field, iid) -> where its bytes are. */
@@ -168,10 +169,14 @@ typedef struct gp__tp_desc {
   uint32_t track;        /* created lazily, NONE */
   double counter_last;   /* incremental counters */
   uint32_t machine;
-  uint8_t merge;      /* sibling_merge_behavior: GP_TP_MERGE_* */
-  uint32_t merge_key; /* string, for GP_TP_MERGE_BY_KEY */
-  uint32_t upid;      /* the process a process descriptor named, or NONE */
-  bool reserved;      /* a descriptor was seen (not only a reference) */
+  uint8_t merge;          /* sibling_merge_behavior: GP_TP_MERGE_* */
+  uint32_t merge_key;     /* string, for GP_TP_MERGE_BY_KEY */
+  uint32_t upid;          /* the process a process descriptor named, or NONE */
+  uint32_t description;   /* string or NONE */
+  uint8_t child_ordering; /* ChildTracksOrdering: 0 unknown */
+  bool has_rank;
+  int64_t sibling_order_rank;
+  bool reserved; /* a descriptor was seen (not only a reference) */
 } gp__tp_desc;
 
 /* How a child track merges with its siblings (Perfetto's reservation). */
