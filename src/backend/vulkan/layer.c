@@ -308,11 +308,10 @@ static void register_device(gp__vk_device *dev) {
   gp__vk_map_put(&phys_ids, (uint64_t)(uintptr_t)dev->phys,
                  (void *)(uintptr_t)(id + 1));
   pthread_mutex_unlock(&reg_lock);
-  VkPhysicalDeviceFeatures f;
-  memset(&f, 0, sizeof(f));
-  if (inst->GetPhysicalDeviceFeatures)
-    inst->GetPhysicalDeviceFeatures(dev->phys, &f);
-  gp__vk_pstats_publish(dev, f.pipelineStatisticsQuery != 0);
+  /* The statistics only where the feature is on: a device the driver
+   * would not create with it has Utilization alone, and a name that asks
+   * for a statistic is then reported as matching nothing. */
+  gp__vk_pstats_publish(dev, dev->pstats);
 }
 
 /* Enables pipelineStatisticsQuery in a copy of ci (*mine) if the device
