@@ -41,11 +41,22 @@ int cli_record_producer(char **cmd, bool quiet);
 void cli_preload_opencl(void);
 
 /*
- * Sets the Vulkan loader's variables so that programs started from here
- * load the layer VK_LAYER_GPUPERF_trace (vulkan_layer.c). Does nothing if
- * GPUPERF_VULKAN=0, in sanitizer builds, or if its manifest is not found.
+ * Sets the variables that make programs started from here load the layer
+ * VK_LAYER_GPUPERF_trace as an implicit layer (vulkan_layer.c): its
+ * manifest directory first in XDG_DATA_DIRS, GPUPERF_VULKAN_LAYER=1. Does
+ * nothing if GPUPERF_VULKAN=0, in sanitizer builds, or if its manifest is
+ * not found.
  */
 void cli_enable_vulkan_layer(void);
+
+/*
+ * Stores in buf the directory of the Vulkan layer's manifests:
+ * $GPUPERF_VULKAN_LAYER_DIR, else vulkan/ beside the libgpuperf.so we run
+ * with (the build directory) or gpuperf/vulkan/ (an installation). Returns
+ * false if the implicit manifest is in none of them (buf then names the
+ * first place looked at).
+ */
+bool cli_vulkan_manifest_dir(char *buf, size_t size);
 
 /* Prints "gpuperf: " and the message to stderr; returns status. */
 int cli_error(int status, const char *fmt, ...)
