@@ -16,11 +16,16 @@
 # Built only where the Vulkan headers and loader (libvulkan-dev) are
 # installed; the sample's shaders are compiled to SPIR-V with
 # glslangValidator (glslang-tools) at build time. Without them nothing
-# here is built and the Vulkan tests skip, saying why.
+# here is built and the Vulkan tests skip, saying why. This is decided
+# after scripts/install-deps.sh ran (the Makefile reads this file again
+# once it has), so a fresh machine builds the layer on the first `make`.
+#
+#   VK_HEADER, VK_LIBS   the header and the loader's link library looked
+#                        for (any one of VK_LIBS)
 
-VK_HAVE := $(shell test -f /usr/include/vulkan/vulkan.h && \
-  test -e /usr/lib/x86_64-linux-gnu/libvulkan.so -o -e /usr/lib/libvulkan.so \
-  && echo yes)
+VK_HEADER ?= /usr/include/vulkan/vulkan.h
+VK_LIBS ?= /usr/lib/x86_64-linux-gnu/libvulkan.so /usr/lib/libvulkan.so
+VK_HAVE := $(if $(wildcard $(VK_HEADER)),$(if $(wildcard $(VK_LIBS)),yes))
 VK_GLSLANG := $(shell command -v glslangValidator 2>/dev/null)
 
 ifeq ($(VK_HAVE),yes)
