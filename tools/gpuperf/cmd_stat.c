@@ -654,6 +654,7 @@ static int stat_run(char **names, size_t nnames, const char *output,
   setenv("GPUPERF_STAT_PERIOD_NS", pbuf, 1);
   unsetenv("GPUPERF_STAT_HOST_PID");
   preload_self();
+  cli_warn_missing_libraries("stat", cmd);
 
   double wall = 0, wsum = 0, wsq = 0;
   int rc = 0, status_out = 0, crashed = 0, partial_sig = 0;
