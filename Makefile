@@ -131,7 +131,9 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(STATIC_LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS_LIB)
 
-demo: $(CLI)
+# Everything `make` builds, so that the machine records OpenCL and Vulkan
+# programs too after its first `make demo`.
+demo: all
 	$(CLI) demo
 
 test: $(TEST_BIN) $(CLI) check-layers
