@@ -58,12 +58,13 @@ bool cli_opencl_library(char *buf, size_t size);
 int cli_warn_missing_libraries(const char *tool, char *const *cmd);
 
 /*
- * Writes into buf (size bytes) why GPU work of a program may have gone
+ * Writes into buf (size bytes) why GPU work of cmd may have gone
  * unrecorded: each gpuperf library (Vulkan layer, OpenCL, CUDA) that is
- * not built or not found, with its fix, "; "-separated. Returns the
- * length written, 0 if every one is there.
+ * not built or not found, with its fix, "; "-separated; only those of the
+ * APIs cmd's executable links, if it links any. Returns the length
+ * written, 0 if none is missing.
  */
-size_t cli_missing_libraries(char *buf, size_t size);
+size_t cli_missing_libraries(char *const *cmd, char *buf, size_t size);
 
 /*
  * Sets the variables that make programs started from here load the layer

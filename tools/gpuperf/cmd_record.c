@@ -326,7 +326,7 @@ static int record_run(const char *config, char **names, size_t nnames,
             cli_fmt_bytes(b, sizeof(b), (double)sum.bytes), output);
     if (sum.procs == 0 && sum.failed == 0 && sum.unclean == 0) {
       char missing[4096];
-      bool some = cli_missing_libraries(missing, sizeof(missing)) > 0;
+      bool some = cli_missing_libraries(cmd, missing, sizeof(missing)) > 0;
       fprintf(stderr,
               "gpuperf record: no process of '%s' did GPU work through "
               "gpuperf (the simulated GPUs, OpenCL, CUDA or Vulkan): "

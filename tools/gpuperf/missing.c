@@ -176,12 +176,22 @@ int cli_warn_missing_libraries(const char *tool, char *const *cmd) {
 }
 
 /* See cli.h. */
-size_t cli_missing_libraries(char *buf, size_t size) {
+size_t cli_missing_libraries(char *const *cmd, char *buf, size_t size) {
   size_t o = 0;
   if (size)
     buf[0] = '\0';
+  /* The APIs the executable links, if it names any; else every one (it
+   * may load them with dlopen). */
+  char path[4200];
+  bool uses[API_COUNT] = {false}, any = false;
+  if (cmd && cmd[0] && find_program(cmd[0], path, sizeof(path)))
+    needed_apis(path, uses);
+  for (int api = 0; api < API_COUNT; api++)
+    any |= uses[api];
   for (int api = 0; api < API_COUNT && o < size; api++) {
     char why[4600];
+    if (any && !uses[api])
+      continue;
     why_missing(api, why, sizeof(why));
     if (!why[0])
       continue;
