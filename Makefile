@@ -64,7 +64,7 @@ CLI = $(BUILD)/gpuperf
 TEST_BIN = $(BUILD)/tests/gpuperf-tests
 DEPS_STAMP = $(BUILD)/.deps.mk
 
-.PHONY: all lib tests demo test test-asan bench install uninstall clean deps \
+.PHONY: all lib tests demo test test-python test-asan bench install uninstall clean deps \
         format check-format check-layers
 
 # Keep objects of programs built by pattern rules.
@@ -139,6 +139,18 @@ demo: all
 test: $(TEST_BIN) $(CLI) check-layers
 	GPUPERF_CLI=$(abspath $(CLI)) GPUPERF_SHARED=$(SHARED) \
 	  GPUPERF_BUILD=$(abspath $(BUILD)) $(TEST_BIN) $(TESTFLAGS)
+ifeq ($(SAN),)
+	@$(MAKE) --no-print-directory test-python
+endif
+
+# The Python package (python/) with Debian's pytest, against this build.
+# Not under a sanitizer: the interpreter cannot load an instrumented
+# library. Its closing line counts the Python tests.
+PYTHON ?= /usr/bin/python3
+test-python: $(SHARED_LIB) $(CLI)
+	@GPUPERF_CLI=$(abspath $(CLI)) GPUPERF_BUILD=$(abspath $(BUILD)) \
+	  PYTHONPATH=$(abspath python) $(PYTHON) -m pytest -q -p no:cacheprovider \
+	  python/tests
 
 test-asan:
 	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 test
