@@ -62,9 +62,9 @@ SHARED_LIB = $(BUILD)/libgpuperf.so
 SONAME = libgpuperf.so.0
 CLI = $(BUILD)/gpuperf
 TEST_BIN = $(BUILD)/tests/gpuperf-tests
-DEPS_STAMP = $(BUILD)/.deps-ok
+DEPS_STAMP = $(BUILD)/.deps.mk
 
-.PHONY: all lib tests demo test test-asan bench install uninstall clean deps \
+.PHONY: all lib tests demo test test-python test-asan bench install uninstall clean deps \
         format check-format check-layers
 
 # Keep objects of programs built by pattern rules.
@@ -76,10 +76,20 @@ lib: $(STATIC_LIB) $(SHARED_LIB)
 
 tests: $(TEST_BIN)
 
-# Debian packages: checked once per build directory.
+# Debian packages: checked once per build directory, before anything is
+# decided. The stamp is a makefile that this one includes, so make brings
+# it up to date first (running install-deps.sh) and then reads every
+# makefile again: what mk/*.mk look for when they are read (the Vulkan
+# headers, glslang, lttng-ust) is then what install-deps.sh installed,
+# and the first `make` on a fresh machine builds everything. Goals that
+# build nothing install nothing.
+NODEPS_GOALS = clean format check-format deps uninstall
+ifneq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
+include $(DEPS_STAMP)
+endif
 $(DEPS_STAMP): scripts/install-deps.sh
 	@scripts/install-deps.sh
-	@mkdir -p $(@D) && touch $@
+	@mkdir -p $(@D) && echo "# scripts/install-deps.sh found every package" > $@
 
 deps:
 	@scripts/install-deps.sh
@@ -121,12 +131,26 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(STATIC_LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS_LIB)
 
-demo: $(CLI)
+# Everything `make` builds, so that the machine records OpenCL and Vulkan
+# programs too after its first `make demo`.
+demo: all
 	$(CLI) demo
 
 test: $(TEST_BIN) $(CLI) check-layers
 	GPUPERF_CLI=$(abspath $(CLI)) GPUPERF_SHARED=$(SHARED) \
 	  GPUPERF_BUILD=$(abspath $(BUILD)) $(TEST_BIN) $(TESTFLAGS)
+ifeq ($(SAN),)
+	@$(MAKE) --no-print-directory test-python
+endif
+
+# The Python package (python/) with Debian's pytest, against this build.
+# Not under a sanitizer: the interpreter cannot load an instrumented
+# library. Its closing line counts the Python tests.
+PYTHON ?= /usr/bin/python3
+test-python: $(SHARED_LIB) $(CLI)
+	@GPUPERF_CLI=$(abspath $(CLI)) GPUPERF_BUILD=$(abspath $(BUILD)) \
+	  PYTHONPATH=$(abspath python) $(PYTHON) -m pytest -q -p no:cacheprovider \
+	  python/tests
 
 test-asan:
 	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 test

@@ -5,17 +5,27 @@
 #                                          writing into libgpuperf.so
 #   $(BUILD)/vulkan/gpuperf_layer.json     its manifest (a directory of its
 #                                          own, for VK_ADD_LAYER_PATH)
+#   $(BUILD)/vulkan/vulkan/implicit_layer.d/gpuperf_layer.json
+#                                          the same layer as an implicit one,
+#                                          enabled by GPUPERF_VULKAN_LAYER=1
+#                                          ($(BUILD)/vulkan in XDG_DATA_DIRS:
+#                                          how `gpuperf record` loads it)
 #   $(BUILD)/tests/vulkan-sample           headless Vulkan sample (lavapipe)
 #   $(BUILD)/bench/vulkan                  the layer's cost per call
 #
 # Built only where the Vulkan headers and loader (libvulkan-dev) are
 # installed; the sample's shaders are compiled to SPIR-V with
 # glslangValidator (glslang-tools) at build time. Without them nothing
-# here is built and the Vulkan tests skip, saying why.
+# here is built and the Vulkan tests skip, saying why. This is decided
+# after scripts/install-deps.sh ran (the Makefile reads this file again
+# once it has), so a fresh machine builds the layer on the first `make`.
+#
+#   VK_HEADER, VK_LIBS   the header and the loader's link library looked
+#                        for (any one of VK_LIBS)
 
-VK_HAVE := $(shell test -f /usr/include/vulkan/vulkan.h && \
-  test -e /usr/lib/x86_64-linux-gnu/libvulkan.so -o -e /usr/lib/libvulkan.so \
-  && echo yes)
+VK_HEADER ?= /usr/include/vulkan/vulkan.h
+VK_LIBS ?= /usr/lib/x86_64-linux-gnu/libvulkan.so /usr/lib/libvulkan.so
+VK_HAVE := $(if $(wildcard $(VK_HEADER)),$(if $(wildcard $(VK_LIBS)),yes))
 VK_GLSLANG := $(shell command -v glslangValidator 2>/dev/null)
 
 ifeq ($(VK_HAVE),yes)
@@ -23,11 +33,12 @@ VK_SRCS = $(wildcard src/backend/vulkan/*.c)
 VK_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(VK_SRCS))
 VK_LAYER = $(BUILD)/libgpuperf-vulkan.so
 VK_MANIFEST = $(BUILD)/vulkan/gpuperf_layer.json
+VK_IMPLICIT = $(BUILD)/vulkan/vulkan/implicit_layer.d/gpuperf_layer.json
 VK_MAP = src/backend/vulkan/exports.map
 
-all: $(VK_LAYER) $(VK_MANIFEST)
-tests: $(VK_LAYER) $(VK_MANIFEST)
-test: $(VK_LAYER) $(VK_MANIFEST)
+all: $(VK_LAYER) $(VK_MANIFEST) $(VK_IMPLICIT)
+tests: $(VK_LAYER) $(VK_MANIFEST) $(VK_IMPLICIT)
+test: $(VK_LAYER) $(VK_MANIFEST) $(VK_IMPLICIT)
 
 # Like the OpenCL library: no core of its own, libgpuperf.so.0 found next
 # to it (or one directory up once installed in lib/gpuperf/). The loader
@@ -44,6 +55,12 @@ $(VK_LAYER): $(VK_OBJS) $(SHARED_LIB) $(VK_MAP)
 $(VK_MANIFEST): src/backend/vulkan/layer.json.in
 	@mkdir -p $(@D)
 	$(Q)sed -e 's|@LIB@|../libgpuperf-vulkan.so|' $< > $@
+
+# The loader reads <dir>/vulkan/implicit_layer.d for each dir of
+# XDG_DATA_DIRS; the library path is relative to the manifest.
+$(VK_IMPLICIT): src/backend/vulkan/implicit_layer.json.in
+	@mkdir -p $(@D)
+	$(Q)sed -e 's|@LIB@|../../../libgpuperf-vulkan.so|' $< > $@
 
 ifneq ($(VK_GLSLANG),)
 VK_SAMPLE = $(BUILD)/tests/vulkan-sample
@@ -79,10 +96,14 @@ $(BUILD)/bench/vulkan: $(BUILD)/obj/bench/vulkan.o $(VK_LAYER) $(VK_MANIFEST)
 .PHONY: install-vulkan
 install: install-vulkan
 install-vulkan: $(VK_LAYER)
-	install -d $(DESTDIR)$(PREFIX)/lib/gpuperf/vulkan
+	install -d $(DESTDIR)$(PREFIX)/lib/gpuperf/vulkan \
+	  $(DESTDIR)$(PREFIX)/lib/gpuperf/vulkan/vulkan/implicit_layer.d
 	install -m 755 $(VK_LAYER) $(DESTDIR)$(PREFIX)/lib/gpuperf/
 	sed -e 's|@LIB@|../libgpuperf-vulkan.so|' src/backend/vulkan/layer.json.in \
 	  > $(DESTDIR)$(PREFIX)/lib/gpuperf/vulkan/gpuperf_layer.json
+	sed -e 's|@LIB@|../../../libgpuperf-vulkan.so|' \
+	  src/backend/vulkan/implicit_layer.json.in \
+	  > $(DESTDIR)$(PREFIX)/lib/gpuperf/vulkan/vulkan/implicit_layer.d/gpuperf_layer.json
 
 -include $(VK_OBJS:.o=.d) $(BUILD)/obj/tests/vulkan/sample.d \
   $(BUILD)/obj/bench/vulkan.d

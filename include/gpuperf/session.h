@@ -128,9 +128,10 @@ GP_EXPORT int gp_trace_config_parse(const char *text, size_t len,
                                     gp_trace_config **out, char *err,
                                     size_t err_size);
 
-/* Stores in *out the default config: gpu.renderstages and gpu.counters
+/* Stores in *out the default config: gpu.renderstages, gpu.counters
  * (the counters each device selects by default, every
- * GP_DEFAULT_COUNTER_PERIOD_NS). */
+ * GP_DEFAULT_COUNTER_PERIOD_NS), gpu.log and vulkan.memory_tracker
+ * (device memory, buffers and images), in that order. */
 GP_EXPORT int gp_trace_config_default(gp_trace_config **out);
 
 /* The most counter_names or counter_ids one data source may list. */

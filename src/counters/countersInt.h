@@ -33,11 +33,22 @@ typedef enum gp__combine {
   GP__RATIO = 1 /* num / den (x100 for GP_COUNTER_TYPE_PERCENT) */
 } gp__combine;
 
+/* How a counter can be sampled (gp__counter_def.sampled). A provider
+ * whose catalog mixes the two kinds (a Vulkan device: pipeline statistics
+ * per render stage, the derived Utilization per window) samples each
+ * counter its one way whatever the config asked for; sessions use it to
+ * give the writer one spec per counter, under its plain name. */
+typedef enum gp__sampled {
+  GP__SAMPLED_ANY = 0,         /* periodically and per activity */
+  GP__SAMPLED_PERIODIC = 1,    /* per window only */
+  GP__SAMPLED_INSTRUMENTED = 2 /* per activity only */
+} gp__sampled;
+
 /* A counter as a provider describes it (info.device_id is ignored). */
 typedef struct gp__counter_def {
   gp_counter_info info;
   uint32_t combine; /* gp__combine */
-  uint32_t reserved0;
+  uint32_t sampled; /* gp__sampled */
 } gp__counter_def;
 
 /* A device's catalog. Everything it points to lives as long as the

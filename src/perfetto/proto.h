@@ -48,6 +48,19 @@ enum {
   GP_PB_FTRACE_EVENT_PID = 2,
   GP_PB_FTRACE_SCHED_PROCESS_FREE = 240,
   GP_PB_FTRACE_GPU_MEM_TOTAL = 340,
+  GP_PB_FTRACE_GPU_FREQUENCY = 332,      /* power/gpu_frequency */
+  GP_PB_FTRACE_KGSL_GPU_FREQUENCY = 509, /* kgsl/kgsl_gpu_frequency */
+  /* drm_vblank_event, _delivered, drm_sched_job, drm_run_job and
+   * drm_sched_process_job; since Linux 6.17 drm_sched_job_done, _queue
+   * and _run */
+  GP_PB_FTRACE_DRM_VBLANK_EVENT = 409,
+  GP_PB_FTRACE_DRM_VBLANK_EVENT_DELIVERED = 410,
+  GP_PB_FTRACE_DRM_SCHED_JOB = 411,
+  GP_PB_FTRACE_DRM_RUN_JOB = 412,
+  GP_PB_FTRACE_DRM_SCHED_PROCESS_JOB = 413,
+  GP_PB_FTRACE_DRM_SCHED_JOB_DONE = 592,
+  GP_PB_FTRACE_DRM_SCHED_JOB_QUEUE = 593,
+  GP_PB_FTRACE_DRM_SCHED_JOB_RUN = 594,
   GP_PB_FTRACE_DMA_FENCE_INIT = 414,
   GP_PB_FTRACE_DMA_FENCE_EMIT = 415,
   GP_PB_FTRACE_DMA_FENCE_SIGNALED = 416,

@@ -655,9 +655,13 @@ int gp__trace_config_from_source(const uint8_t *p, size_t n,
 
 /* See session.h. */
 int gp_trace_config_default(gp_trace_config **out) {
+  /* Everything cheap: the log and the memory tracker are rare events
+   * (Vulkan programs only; device memory, buffers and images). */
   static const char text[] =
       "data_sources { config { name: \"gpu.renderstages\" } }\n"
-      "data_sources { config { name: \"gpu.counters\" } }\n";
+      "data_sources { config { name: \"gpu.counters\" } }\n"
+      "data_sources { config { name: \"gpu.log\" } }\n"
+      "data_sources { config { name: \"vulkan.memory_tracker\" } }\n";
   return gp_trace_config_parse(text, sizeof(text) - 1, out, NULL, 0);
 }
 

@@ -499,7 +499,9 @@ static int session_stop(gp_session *s, bool from_helper) {
     if (s->env) /* nobody else can tell the user */
       env_warn("%s: nothing was sampled for it", msg);
   } else if (s->env && s->counter_error && s->counter_error != GP_ENOCOUNTER) {
-    env_warn("counters not sampled: %s", gp_strerror(s->counter_error));
+    env_warn("counters not sampled: %s", s->counter_why[0]
+                                             ? s->counter_why
+                                             : gp_strerror(s->counter_error));
   }
   gp__session_counters_unwatch(s);
   gp__session_host_stop(s); /* its last sample while the writer is ours */

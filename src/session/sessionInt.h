@@ -50,6 +50,8 @@ struct gp_session {
   bool saw_catalog;       /* a device with counters was considered */
   bool tracefs_on;        /* this session reads tracefs GPU events */
   int counter_error;
+  char counter_why[256]; /* the device, reason and counters of the first
+                            failure to sample, "" if none */
   gp__tw_stats final;
   bool have_final;
   gp__tw_options wopts;          /* what the writer was made with */

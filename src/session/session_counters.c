@@ -163,6 +163,44 @@ static int resolve(uint32_t dev, const gp_data_source_info *ds,
   return (int)n;
 }
 
+/* Tells the writer which of ids (on dev) get periodic samples and which
+ * per-activity ones. A counter sampled one way only (a Vulkan device's
+ * pipeline statistics and Utilization) gets that one spec whatever cc
+ * asked for, so that its track keeps its plain name. */
+static void select_for_writer(gp_session *s, uint32_t dev, const uint32_t *ids,
+                              size_t n, const gp_counter_config *cc) {
+  const gp__catalog *cat = gp__catalog_get(dev, NULL);
+  for (size_t i = 0; i < n; i++) {
+    int idx = cat ? gp__catalog_find(cat, ids[i]) : -1;
+    uint32_t how = idx >= 0 ? cat->counters[idx].sampled : GP__SAMPLED_ANY;
+    bool periodic = how == GP__SAMPLED_PERIODIC ||
+                    (how == GP__SAMPLED_ANY && cc->counter_period_ns > 0);
+    bool instr = how == GP__SAMPLED_INSTRUMENTED ||
+                 (how == GP__SAMPLED_ANY && cc->instrumented);
+    gp__tw_select_counters(s->w, dev, ids + i, 1, periodic, instr);
+  }
+}
+
+/* Keeps the first reason counters could not be sampled, naming the
+ * device and the counters, for the warning at the end. */
+static void why_not_sampled(gp_session *s, uint32_t dev, const uint32_t *ids,
+                            size_t n, int rc) {
+  if (s->counter_why[0])
+    return;
+  gp_device_info di;
+  if (gp_device_get_info(dev, &di) != 0)
+    di.name = "?";
+  size_t o =
+      (size_t)snprintf(s->counter_why, sizeof(s->counter_why),
+                       "%s (device %u): %s: ", di.name, dev, gp_strerror(rc));
+  for (size_t i = 0; i < n && o < sizeof(s->counter_why); i++) {
+    gp_counter_info ci;
+    const char *name = gp_counter_lookup(dev, ids[i], &ci) == 0 ? ci.name : "?";
+    o += (size_t)snprintf(s->counter_why + o, sizeof(s->counter_why) - o,
+                          "%s%s", i ? ", " : "", name);
+  }
+}
+
 /* See sessionInt.h. */
 int gp__session_counters_on(gp_session *s, uint32_t dev) {
   gp_data_source_info ds;
@@ -195,16 +233,16 @@ int gp__session_counters_on(gp_session *s, uint32_t dev) {
   if (rc == GP_EBUSY) {
     /* Sampling runs already (another session, or the application): its
      * records reach every observer, this session's writer included. */
-    gp__tw_select_counters(s->w, dev, ids, (size_t)n, cc.counter_period_ns > 0,
-                           cc.instrumented != 0);
+    select_for_writer(s, dev, ids, (size_t)n, &cc);
     return 0;
   }
-  if (rc != 0)
+  if (rc != 0) {
+    why_not_sampled(s, dev, ids, (size_t)n, rc);
     return rc;
+  }
   s->counters_on |= 1ull << dev;
   s->counters_ever |= 1ull << dev;
-  gp__tw_select_counters(s->w, dev, ids, (size_t)n, cc.counter_period_ns > 0,
-                         cc.instrumented != 0);
+  select_for_writer(s, dev, ids, (size_t)n, &cc);
   return 0;
 }
 

@@ -118,6 +118,7 @@ typedef struct gp__tp_seq {
    * a process or global track gets legacy_event.passthrough_utid. */
   bool td_valid;
   int64_t td_pid, td_tid;
+  bool first_packet; /* a packet said first_packet_on_sequence */
 } gp__tp_seq;
 
 /* An interned message: (ns, field, iid) -> where its bytes are. */
@@ -168,10 +169,14 @@ typedef struct gp__tp_desc {
   uint32_t track;        /* created lazily, NONE */
   double counter_last;   /* incremental counters */
   uint32_t machine;
-  uint8_t merge;      /* sibling_merge_behavior: GP_TP_MERGE_* */
-  uint32_t merge_key; /* string, for GP_TP_MERGE_BY_KEY */
-  uint32_t upid;      /* the process a process descriptor named, or NONE */
-  bool reserved;      /* a descriptor was seen (not only a reference) */
+  uint8_t merge;          /* sibling_merge_behavior: GP_TP_MERGE_* */
+  uint32_t merge_key;     /* string, for GP_TP_MERGE_BY_KEY */
+  uint32_t upid;          /* the process a process descriptor named, or NONE */
+  uint32_t description;   /* string or NONE */
+  uint8_t child_ordering; /* ChildTracksOrdering: 0 unknown */
+  bool has_rank;
+  int64_t sibling_order_rank;
+  bool reserved; /* a descriptor was seen (not only a reference) */
 } gp__tp_desc;
 
 /* How a child track merges with its siblings (Perfetto's reservation). */
@@ -238,6 +243,24 @@ typedef struct gp__tp_fence_tl {
   GP_TP_VEC(uint32_t) q;
   size_t head;
 } gp__tp_fence_tl;
+
+/* A GPU scheduler job: a dma-fence (context, seqno) since Linux 6.17,
+ * else a global id (the fence's address) and a local id. */
+typedef struct gp__tp_sched_job {
+  bool fence;
+  uint64_t a, b; /* fence: context, seqno; else global id, local id */
+} gp__tp_sched_job;
+
+/* A GPU scheduler ring: its track, its running jobs (q.v[head..n), the
+ * front's slice open), and the slices of queued jobs by their local id or
+ * fence (parse_drm_sched.c). */
+typedef struct gp__tp_sched_ring {
+  uint32_t track;
+  GP_TP_VEC(gp__tp_sched_job) q;
+  size_t head;
+  gp__tp_map out_local;  /* local id -> queue slice */
+  gp__tp_map2 out_fence; /* (context, seqno) -> queue slice */
+} gp__tp_sched_ring;
 
 /* Legacy (Specifications) hardware queues and stages. */
 typedef struct gp__tp_hwq {
@@ -374,6 +397,12 @@ typedef struct gp__tp_importer {
   /* dma_fence timelines. */
   gp__tp_map fence_by_ctx; /* machine << 32 | context -> index in fences */
   GP_TP_VEC(gp__tp_fence_tl) fences;
+
+  /* GPU scheduler rings (parse_drm_sched.c). */
+  gp__tp_map ring_by_name; /* machine << 32 | name string -> index */
+  GP_TP_VEC(gp__tp_sched_ring) rings;
+  gp__tp_map2 busy_fence; /* running job (fence context, seqno) -> ring */
+  gp__tp_map busy_global; /* running job (global id) -> ring */
 
   /* Singleton tracks. */
   uint32_t gpu_log_track;
@@ -529,6 +558,20 @@ int gp__tp_parse_dma_fence(gp__tp_importer *imp, int64_t ts, uint32_t machine,
                            const gp__pb_field *f);
 /* Frees the dma_fence timelines. */
 void gp__tp_dma_fence_free(gp__tp_importer *imp);
+
+/* The thread of an ftrace event's task tid, as Perfetto's
+ * GetOrCreateThread makes it for every event: the live one, else a new
+ * thread of no known process (parse_drm.c). */
+int gp__tp_ftrace_thread(gp__tp_importer *imp, uint32_t machine, uint32_t tid,
+                         uint32_t *utid);
+
+/* A DRM vblank or GPU scheduler FtraceEvent payload f (fields 409..413,
+ * 592..594) of an event of task pid (parse_drm_sched.c). */
+int gp__tp_parse_drm_sched(gp__tp_importer *imp, int64_t ts, uint32_t machine,
+                           uint32_t pid, const gp__pb_reader *parent,
+                           const gp__pb_field *f);
+/* Frees the scheduler rings. */
+void gp__tp_drm_sched_free(gp__tp_importer *imp);
 
 /* Tokenize-time handlers (file order). */
 int gp__tp_tokenize_gpu_counter_event(gp__tp_importer *imp, uint32_t machine,

@@ -170,10 +170,9 @@ static int fence_event(gp__tp_importer *imp, int64_t ts, uint32_t machine,
   }
 }
 
-/* The thread tid as Perfetto's GetOrCreateThread makes it: the live one,
- * else a new thread of no known process. */
-static int thread_get(gp__tp_importer *imp, uint32_t machine, uint32_t tid,
-                      uint32_t *utid) {
+/* See import.h. */
+int gp__tp_ftrace_thread(gp__tp_importer *imp, uint32_t machine, uint32_t tid,
+                         uint32_t *utid) {
   if (tid == 0 && machine == 0) {
     *utid = 0;
     return 0;
@@ -195,7 +194,7 @@ static int wait_event(gp__tp_importer *imp, int64_t ts, uint32_t machine,
                       uint32_t pid, uint32_t field, const fence_ev *e) {
   uint32_t utid, k_utid, track, slice;
   int rc;
-  if ((rc = thread_get(imp, machine, pid, &utid)) ||
+  if ((rc = gp__tp_ftrace_thread(imp, machine, pid, &utid)) ||
       (rc = key(imp, "utid", &k_utid)))
     return rc;
   gp__tp_argb dims;
@@ -242,7 +241,7 @@ int gp__tp_parse_dma_fence(gp__tp_importer *imp, int64_t ts, uint32_t machine,
   /* Perfetto files every ftrace event in its ftrace_event table under
    * the task's thread, made if new: the thread table gets it either way
    * (we keep no ftrace_event table). */
-  if (rc || (rc = thread_get(imp, machine, pid, &utid)))
+  if (rc || (rc = gp__tp_ftrace_thread(imp, machine, pid, &utid)))
     return rc;
   if (f->id == GP_PB_FTRACE_DMA_FENCE_WAIT_START ||
       f->id == GP_PB_FTRACE_DMA_FENCE_WAIT_END)

@@ -295,6 +295,41 @@ int gp__tp_parse_gpu_frequency(gp__tp_importer *imp, const gp__tp_pkt *p) {
   return gp__tp_counter_add(imp, p->ts, track, (double)khz, NULL);
 }
 
+/*
+ * power/gpu_frequency (gpu_id 1, state 2 in kHz) and kgsl_gpu_frequency
+ * (gpu_freq 1 in MHz, gpu_id 2): a value of the GPU's "gpufreq" track, as
+ * Perfetto's FtraceParser::ParseGpuFreq and ParseKgslGpuFreq make it (the
+ * same track as a GenericGpuFrequencyEvent's).
+ */
+static int ftrace_gpu_frequency(gp__tp_importer *imp, int64_t ts,
+                                uint32_t machine, uint32_t pid,
+                                const gp__pb_reader *parent,
+                                const gp__pb_field *pf) {
+  gp__pb_reader r;
+  gp__pb_field f;
+  bool kgsl = pf->id == GP_PB_FTRACE_KGSL_GPU_FREQUENCY;
+  uint32_t gpu = 0, freq = 0, utid, track;
+  int rc;
+  gp__pb_reader_sub(&r, parent, pf);
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
+    if (f.wire_type != GP_PB_VARINT)
+      continue;
+    if (f.id == (kgsl ? 2u : 1u))
+      gpu = (uint32_t)f.value;
+    else if (f.id == (kgsl ? 1u : 2u))
+      freq = (uint32_t)f.value;
+  }
+  if (rc < 0)
+    return gp__tp_corrupt(imp, &r, "GpuFrequencyFtraceEvent");
+  /* Perfetto files every ftrace event under its task's thread. */
+  if ((rc = gp__tp_ftrace_thread(imp, machine, pid, &utid)) ||
+      (rc = gpu_counter_track(imp, machine, "gpu_frequency", "gpufreq", "kHz",
+                              gpu, -1, &track)))
+    return rc;
+  return gp__tp_counter_add(imp, ts, track,
+                            kgsl ? (double)freq * 1000.0 : (double)freq, NULL);
+}
+
 /* See import.h. */
 int gp__tp_parse_ftrace_event(gp__tp_importer *imp, int64_t ts, uint64_t off,
                               size_t len, uint32_t machine) {
@@ -313,6 +348,23 @@ int gp__tp_parse_ftrace_event(gp__tp_importer *imp, int64_t ts, uint64_t off,
     if (f.wire_type == GP_PB_LEN && f.id >= GP_PB_FTRACE_DMA_FENCE_INIT &&
         f.id <= GP_PB_FTRACE_DMA_FENCE_WAIT_END) {
       int rc2 = gp__tp_parse_dma_fence(imp, ts, machine, task, &r, &f);
+      if (rc2)
+        return rc2;
+      continue;
+    }
+    if (f.wire_type == GP_PB_LEN &&
+        ((f.id >= GP_PB_FTRACE_DRM_VBLANK_EVENT &&
+          f.id <= GP_PB_FTRACE_DRM_SCHED_PROCESS_JOB) ||
+         (f.id >= GP_PB_FTRACE_DRM_SCHED_JOB_DONE &&
+          f.id <= GP_PB_FTRACE_DRM_SCHED_JOB_RUN))) {
+      int rc2 = gp__tp_parse_drm_sched(imp, ts, machine, task, &r, &f);
+      if (rc2)
+        return rc2;
+      continue;
+    }
+    if (f.wire_type == GP_PB_LEN && (f.id == GP_PB_FTRACE_GPU_FREQUENCY ||
+                                     f.id == GP_PB_FTRACE_KGSL_GPU_FREQUENCY)) {
+      int rc2 = ftrace_gpu_frequency(imp, ts, machine, task, &r, &f);
       if (rc2)
         return rc2;
       continue;

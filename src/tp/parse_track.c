@@ -56,6 +56,7 @@ static int desc_get(gp__tp_importer *imp, uint64_t uuid, uint32_t machine,
     d.counter_unit = GP_TP_NONE;
     d.track = GP_TP_NONE;
     d.upid = GP_TP_NONE;
+    d.description = GP_TP_NONE;
     d.machine = machine;
     if (!gp__tp_vec_push(&imp->descs, d))
       return nomem(imp);
@@ -175,7 +176,7 @@ int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
   gp__pb_reader_init(&r, data, len, gp__tp_off(imp, data));
   gp__tp_desc d;
   memset(&d, 0, sizeof(d));
-  d.name = d.counter_unit = GP_TP_NONE;
+  d.name = d.counter_unit = d.description = GP_TP_NONE;
   d.pid = d.tid = -1;
   d.counter_unit_multiplier = 1;
   uint32_t pname = GP_TP_NONE, tname = GP_TP_NONE, merge_key = GP_TP_NONE;
@@ -199,6 +200,13 @@ int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
       rc2 = decode_counter(imp, &r, &f, &d);
     else if (f.id == 15 && f.wire_type == GP_PB_VARINT)
       merge = f.value;
+    else if (f.id == 11 && f.wire_type == GP_PB_VARINT)
+      d.child_ordering = f.value <= 3 ? (uint8_t)f.value : 0;
+    else if (f.id == 12 && f.wire_type == GP_PB_VARINT) {
+      d.has_rank = true;
+      d.sibling_order_rank = (int32_t)f.value;
+    } else if (f.id == 14 && f.wire_type == GP_PB_LEN)
+      rc2 = gp__tp_intern(imp, f.data, f.size, &d.description);
     else if (f.id == 16 && f.wire_type == GP_PB_LEN)
       rc2 = gp__tp_intern(imp, f.data, f.size, &merge_key);
     else if (f.id == 17 && f.wire_type == GP_PB_VARINT) {
@@ -258,8 +266,50 @@ int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
 /* ------------------------------------------------------------------ */
 /* Resolving a descriptor to a track                                     */
 
+/*
+ * The source args of a descriptor's track (TrackEventTracker::AddTrackArgs):
+ * source "descriptor", its uuid as trace_id, whether it is the root of its
+ * scope, whether the sequence of the event that made it began with a first
+ * packet, and the descriptor's ordering, rank and description.
+ */
+static int source_args(gp__tp_importer *imp, const gp__tp_desc *d, bool root,
+                       uint32_t seq, gp__tp_argb *b) {
+  static const char *const ordering[4] = {NULL, "lexicographic",
+                                          "chronological", "explicit"};
+  uint32_t k_src, k_id, k_root, k_first, k_order, k_rank, k_desc, v_desc;
+  int rc;
+  if ((rc = key(imp, "source", &k_src)) || (rc = key(imp, "trace_id", &k_id)) ||
+      (rc = key(imp, "is_root_in_scope", &k_root)) ||
+      (rc = key(imp, "has_first_packet_on_sequence", &k_first)) ||
+      (rc = key(imp, "child_ordering", &k_order)) ||
+      (rc = key(imp, "sibling_order_rank", &k_rank)) ||
+      (rc = key(imp, "description", &k_desc)) ||
+      (rc = key(imp, "descriptor", &v_desc)))
+    return rc;
+  b->n = 0;
+  gp__tp_argb_str(b, k_src, v_desc);
+  gp__tp_argb_int(b, k_id, (int64_t)d->uuid);
+  gp__tp_argb_bool(b, k_root, root);
+  uint64_t *si = seq ? gp__tp_map_get(&imp->seq_by_id, seq) : NULL;
+  if (si && imp->seqs.v[*si].first_packet)
+    gp__tp_argb_bool(b, k_first, true);
+  if (d->child_ordering) {
+    uint32_t v;
+    if ((rc = key(imp, ordering[d->child_ordering], &v)))
+      return rc;
+    gp__tp_argb_str(b, k_order, v);
+  }
+  if (d->has_rank)
+    gp__tp_argb_int(b, k_rank, d->sibling_order_rank);
+  if (d->description != GP_TP_NONE)
+    gp__tp_argb_str(b, k_desc, d->description);
+  return 0;
+}
+
+/* The track of descriptor di, made (with its parents) at the first event
+ * on it, an event of sequence seq. */
 static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
-                      uint32_t *out) {
+                      uint32_t seq, uint32_t *out) {
   gp__tp_desc d = imp->descs.v[di];
   if (d.track != GP_TP_NONE) {
     *out = d.track;
@@ -270,7 +320,7 @@ static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
   uint64_t *pi = d.parent_uuid && depth < MAX_PARENTS
                      ? gp__tp_map_get(&imp->desc_by_uuid, d.parent_uuid)
                      : NULL;
-  if (pi && (rc = desc_track(imp, (uint32_t)*pi, depth + 1, &parent)))
+  if (pi && (rc = desc_track(imp, (uint32_t)*pi, depth + 1, seq, &parent)))
     return rc;
   /* The scope: this descriptor's own thread or process (a root track),
    * else the nearest ancestor's. The parent link is kept only below a
@@ -352,12 +402,18 @@ static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
    * it is not a root; global ones always do. */
   if (own || (tid >= 0 || pid >= 0 ? parent_root : false))
     parent = GP_TP_NONE;
+  /* Source args, but on a thread's own track; the root of its scope: a
+   * process's or thread's own track, or the default track. */
+  gp__tp_argb src;
+  bool thread_own = own && tid >= 0 && !d.is_counter;
+  if (!thread_own && (rc = source_args(imp, &d, own || d.uuid == 0, seq, &src)))
+    return rc;
   gp__tp_track_spec spec = {type,
                             name,
                             d.is_counter,
                             d.counter_unit,
                             d.machine,
-                            NULL,
+                            thread_own ? NULL : &src,
                             -1,
                             -1,
                             upid == GP_TP_NONE || tid >= 0 ? -1 : (int64_t)upid,
@@ -616,17 +672,17 @@ static int slice_links(gp__tp_importer *imp, const gp__tp_pkt *p,
   return 0;
 }
 
-/* A value of counter descriptor di; p: the event's packet, whose args
- * (annotations, passthrough thread) the value takes, or NULL (an extra
- * counter value, which takes none, as in Perfetto). */
+/* A value of counter descriptor di, of the event in packet p; its args
+ * (annotations, passthrough thread) only where `args` (an extra counter
+ * value takes none, as in Perfetto). */
 static int counter_value(gp__tp_importer *imp, uint32_t di, int64_t ts,
                          double v, const gp__tp_pkt *p, const te *e,
-                         uint64_t uuid) {
+                         uint64_t uuid, bool with_args) {
   uint32_t track, row, args = GP_TP_NONE;
-  int rc = desc_track(imp, di, 0, &track);
+  int rc = desc_track(imp, di, 0, p->seq_id, &track);
   if (rc)
     return rc;
-  if (p) {
+  if (with_args) {
     uint32_t passthrough = GP_TP_NONE;
     if (uuid && (rc = passthrough_utid(imp, p, track, &passthrough)))
       return rc;
@@ -701,7 +757,7 @@ int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
       continue;
     }
     if ((rc = counter_value(imp, (uint32_t)*xi, p->ts,
-                            (double)e.extra_values[i], NULL, &e, 0)))
+                            (double)e.extra_values[i], p, &e, 0, false)))
       return rc;
   }
 
@@ -713,7 +769,7 @@ int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
     return counter_value(imp, d, p->ts,
                          e.counter_is_double ? e.counter_double
                                              : (double)e.counter_int,
-                         p, &e, uuid);
+                         p, &e, uuid, true);
   }
   if (imp->descs.v[d].is_counter) {
     gp__tp_stat(imp, GP_TP_STAT_track_event_parser_errors, 1);
@@ -721,7 +777,7 @@ int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
   }
   uint32_t track, cat, name = GP_TP_NONE, args, slice = GP_TP_NONE;
   uint32_t passthrough = GP_TP_NONE;
-  if ((rc = desc_track(imp, d, 0, &track)) ||
+  if ((rc = desc_track(imp, d, 0, uuid ? p->seq_id : 0, &track)) ||
       (rc = categories(imp, p, &e, &cat)) ||
       (uuid && (rc = passthrough_utid(imp, p, track, &passthrough))))
     return rc;

@@ -192,6 +192,12 @@ static int compact_sched(gp__tp_importer *imp, const gp__pb_field *cs,
 static bool imported(uint32_t id) {
   return id == GP_PB_FTRACE_GPU_MEM_TOTAL ||
          id == GP_PB_FTRACE_SCHED_PROCESS_FREE ||
+         id == GP_PB_FTRACE_GPU_FREQUENCY ||
+         id == GP_PB_FTRACE_KGSL_GPU_FREQUENCY ||
+         (id >= GP_PB_FTRACE_DRM_VBLANK_EVENT &&
+          id <= GP_PB_FTRACE_DRM_SCHED_PROCESS_JOB) ||
+         (id >= GP_PB_FTRACE_DRM_SCHED_JOB_DONE &&
+          id <= GP_PB_FTRACE_DRM_SCHED_JOB_RUN) ||
          (id >= GP_PB_FTRACE_DMA_FENCE_INIT &&
           id <= GP_PB_FTRACE_DMA_FENCE_WAIT_END);
 }

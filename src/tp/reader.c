@@ -75,6 +75,7 @@ typedef struct top {
   uint64_t data_tag; /* source offset of the data field's tag */
   bool unknown;      /* a data field we do not import */
   bool unsorted;     /* one Perfetto handles before its sorter */
+  bool first_on_seq; /* first_packet_on_sequence */
 } top;
 
 static bool is_data_field(uint32_t id) {
@@ -175,6 +176,7 @@ static int decode_top(gp__tp_importer *imp, const uint8_t *p, size_t n,
     case PKT_TRUSTED_UID:
     case PKT_TRUSTED_PID:
     case PKT_FIRST_PACKET_ON_SEQUENCE:
+      t->first_on_seq = v && f.value != 0;
       break;
     default:
       if (l && is_data_field(f.id)) {
@@ -484,6 +486,8 @@ static int tokenize_packet(gp__tp_importer *imp, uint64_t lenoff,
   bool fresh = false;
   if ((rc = gp__tp_seq_get(imp, t.seq, &seq, &fresh, lenoff)) != 0)
     return rc;
+  if (t.first_on_seq)
+    seq->first_packet = true;
   if (t.has_seq && !fresh && t.dropped)
     gp__tp_stat(imp, GP_TP_STAT_sequence_previous_packet_dropped, 1);
   if (t.cleared || (t.flags & SEQ_INCREMENTAL_STATE_CLEARED)) {

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gpuperf/error.h"
 #include "tp/import.h"
@@ -162,10 +163,9 @@ int gp__tp_seq_get(gp__tp_importer *imp, uint32_t seq_id, gp__tp_seq **out,
     int rc = gp__tp_seq_new_gen(imp, seq_id, NULL, &gen, off);
     if (rc)
       return rc;
-    imp->seqs.v[imp->seqs.n].gen = gen;
-    imp->seqs.v[imp->seqs.n].valid = false;
-    imp->seqs.v[imp->seqs.n].td_valid = false;
-    imp->seqs.n++;
+    gp__tp_seq *s = &imp->seqs.v[imp->seqs.n++];
+    memset(s, 0, sizeof(*s));
+    s->gen = gen;
   }
   *is_new = ins;
   *out = &imp->seqs.v[*slot];

@@ -439,6 +439,7 @@ int gp__tp_gext_add(gp__tp_importer *imp, uint32_t slice, uint8_t kind,
 void gp__tp_trackers_free(gp__tp_importer *imp) {
   gp__tp_map_free(&imp->gpu_by_num);
   gp__tp_dma_fence_free(imp);
+  gp__tp_drm_sched_free(imp);
   gp__tp_map_free(&imp->track_by_dims);
   gp__tp_map_free(&imp->upid_by_pid);
   gp__tp_map_free(&imp->uuid_by_upid);

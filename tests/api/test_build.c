@@ -79,3 +79,65 @@ TEST(cli_exit_codes_and_messages) {
            gp_test_path(0, "demo.pftrace"));
   ASSERT_EQ(run_cli(demo_args, err, sizeof(err)), 0);
 }
+
+/* Runs `make -n demo` in a fresh tree (the sources of this
+ * one, no build directory) whose scripts/install-deps.sh is a stand-in:
+ * it creates the Vulkan header and library the build looks for only when
+ * `creates` is set, as apt-get would. $T (the environment) must name the
+ * tree. Returns make's exit status; the end of its output in out. */
+static int make_fresh(const char *tree, bool creates, char *out, size_t size) {
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd),
+           "set -e; T='%s'; rm -rf \"$T\"; mkdir -p \"$T/scripts\"; "
+           "cp Makefile \"$T/\"; cp -r mk \"$T/\"; "
+           "for d in include src tools tests bench; do ln -s \"$PWD/$d\" "
+           "\"$T/$d\"; done; "
+           "printf '#!/bin/sh\\n%s\\n' > \"$T/scripts/install-deps.sh\"; "
+           "chmod +x \"$T/scripts/install-deps.sh\"; cd \"$T\"; "
+           "make -n BUILD=b VK_HEADER=\"$T/fake/vulkan.h\" "
+           "VK_LIBS=\"$T/fake/libvulkan.so\" GP_CUDA=0 demo "
+           "2>&1",
+           tree,
+           creates ? "mkdir -p $T/fake && touch $T/fake/vulkan.h "
+                     "$T/fake/libvulkan.so"
+                   : "true");
+  FILE *p = popen(cmd, "r");
+  ASSERT_NOT_NULL(p);
+  /* All of it read (the link comes last), the end of it kept. */
+  size_t n = 0, k;
+  char chunk[4096];
+  while ((k = fread(chunk, 1, sizeof(chunk), p)) > 0) {
+    if (k >= size) {
+      k = size - 1;
+      n = 0;
+    } else if (n + k >= size) {
+      size_t drop = n + k - (size - 1);
+      memmove(out, out + drop, n - drop);
+      n -= drop;
+    }
+    memcpy(out + n, chunk, k);
+    n += k;
+  }
+  out[n] = '\0';
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A fresh machine builds the Vulkan layer on its first `make demo`:
+ * whether to build it is decided after scripts/install-deps.sh installed
+ * libvulkan-dev, not when make first reads mk/vulkan.mk, and demo builds
+ * what `make` builds (issue 28). */
+TEST(build_decides_after_dependencies) {
+  if (access("Makefile", R_OK) != 0 || access("mk/vulkan.mk", R_OK) != 0)
+    SKIP("not run from the source tree (run through `make test`)");
+  char tree[512], out[16384];
+  snprintf(tree, sizeof(tree), "%s", gp_test_path(0, "fresh"));
+  setenv("T", tree, 1);
+  ASSERT_EQ(make_fresh(tree, true, out, sizeof(out)), 0);
+  if (!strstr(out, "-soname,libgpuperf-vulkan.so"))
+    gp_test_fail(__FILE__, __LINE__, "no link of the layer in:\n%s", out);
+  ASSERT(strstr(out, "b/gpuperf demo") != NULL);
+  /* The stand-in installed nothing: no layer. */
+  ASSERT_EQ(make_fresh(tree, false, out, sizeof(out)), 0);
+  ASSERT(strstr(out, "-soname,libgpuperf-vulkan.so") == NULL);
+}

@@ -223,15 +223,18 @@ static int64_t q_int(gp_tp *tp, const char *sql) {
                    (long long)got_, (long long)(want));                        \
   } while (0)
 
-/* Records argv[0..] with `gpuperf record -c config` (NULL: default) into
- * the test's trace; returns the opened trace, the program's stdout in
- * *out. want_rc: the program's exit status. */
-static gp_tp *record(char *const *cmd, const char *config, char **out) {
+/* Records argv[0..] with `gpuperf record -c config` (NULL: default) and
+ * the options in args (NULL-terminated, may be NULL) into the test's
+ * trace; returns the opened trace, the program's stdout in *out. */
+static gp_tp *record_with(char *const *cmd, const char *config,
+                          char *const *args, char **out) {
   const char *cli = cli_path(true);
   static char trace[512], cfg[512];
   snprintf(trace, sizeof(trace), "%s", gp_test_path(0, "trace.pftrace"));
   char *argv[32] = {(char *)cli, "record", "-q", "-o", trace};
   int n = 5;
+  for (int i = 0; args && args[i] && n < 16; i++)
+    argv[n++] = args[i];
   if (config) {
     snprintf(cfg, sizeof(cfg), "%s", gp_test_path(1, "config.txtpb"));
     FILE *f = fopen(cfg, "w");
@@ -258,6 +261,11 @@ static gp_tp *record(char *const *cmd, const char *config, char **out) {
   if (gp_tp_open(trace, NULL, &tp, &e) != 0)
     gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
   return tp;
+}
+
+/* Records argv[0..] with `gpuperf record -c config` (NULL: default). */
+static gp_tp *record(char *const *cmd, const char *config, char **out) {
+  return record_with(cmd, config, NULL, out);
 }
 
 static const char *const config_with_log =
@@ -340,6 +348,20 @@ static void check_sample_stages(gp_tp *tp, const char *submit) {
   Q_EQ(tp, "SELECT count(*) FROM gpu WHERE name LIKE 'llvmpipe%'", 1);
 }
 
+/* The GPU row: the device's UUID and its driver, whatever Vulkan version
+ * the program asked for (vkcube asks for 1.0). */
+static void check_gpu_info(gp_tp *tp) {
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu WHERE name GLOB 'llvmpipe*' AND uuid IS NOT "
+       "NULL AND uuid != '00000000000000000000000000000000'",
+       1);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu g JOIN args a USING (arg_set_id) WHERE "
+       "g.name GLOB 'llvmpipe*' AND a.key = 'driver_version' AND "
+       "a.display_value GLOB 'llvmpipe Mesa *'",
+       1);
+}
+
 TEST(vulkan_record_sample) {
   vk_env();
   char sample[512];
@@ -357,6 +379,21 @@ TEST(vulkan_record_sample) {
        2);
   Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkAllocateMemory'", 4);
   Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkFreeMemory'", 4);
+  /* The memory tracker is on by default: device memory, buffers, images
+   * (not the driver's host allocations). */
+  Q_EQ(tp,
+       "SELECT count(*) FROM vulkan_memory_allocations WHERE source = "
+       "'GPU_DEVICE_MEMORY' AND operation = 'CREATE'",
+       4);
+  Q_EQ(tp,
+       "SELECT count(*) FROM vulkan_memory_allocations WHERE source = "
+       "'GPU_BUFFER' AND operation = 'BIND'",
+       3);
+  Q_EQ(tp,
+       "SELECT count(*) FROM vulkan_memory_allocations WHERE source = "
+       "'DRIVER'",
+       0);
+  check_gpu_info(tp);
   Q_EQ(tp,
        "SELECT count(*) FROM stats WHERE severity IN ('error', 'data_loss') "
        "AND value > 0",
@@ -386,19 +423,23 @@ TEST(vulkan_record_sample_with_validation) {
   char sample[512];
   built("tests/vulkan-sample", sample, sizeof(sample));
   char *cmd[] = {sample, "--validation", "--leak", NULL}, *out = NULL;
-  gp_tp *tp = record(cmd, config_with_log, &out);
-  ASSERT(strstr(out, "sample: ok ") != NULL);
-  check_sample_stages(tp, "vkQueueSubmit");
-  /* The leaked buffer, reported by the validation layer below us. */
-  Q_EQ(tp,
-       "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
-       "WHERE t.name = 'GPU Log' AND s.name = 'ERROR' AND "
-       "extract_arg(s.arg_set_id, 'tag') = 'Vulkan validation' AND "
-       "extract_arg(s.arg_set_id, 'message') LIKE "
-       "'%VUID-vkDestroyDevice-device-00378%'",
-       1);
-  gp_tp_close(tp);
-  free(out);
+  /* gpu.log as configured, and in the default config. */
+  for (int dflt = 0; dflt < 2; dflt++) {
+    gp_tp *tp = record(cmd, dflt ? NULL : config_with_log, &out);
+    ASSERT(strstr(out, "sample: ok ") != NULL);
+    check_sample_stages(tp, "vkQueueSubmit");
+    /* The leaked buffer, reported by the validation layer below us. */
+    Q_EQ(tp,
+         "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
+         "WHERE t.name = 'GPU Log' AND s.name = 'ERROR' AND "
+         "extract_arg(s.arg_set_id, 'tag') = 'Vulkan validation' AND "
+         "extract_arg(s.arg_set_id, 'message') LIKE "
+         "'%VUID-vkDestroyDevice-device-00378%'",
+         1);
+    gp_tp_close(tp);
+    free(out);
+  }
+  gp_tp *tp;
 
   /* Everything the layer adds (timestamps, statistics queries, the
    * feature, its allocator), in each way of submitting, and its giving way
@@ -717,6 +758,15 @@ TEST(vulkan_record_vkcube) {
        "SELECT count(*) FROM stats WHERE severity IN ('error', 'data_loss') "
        "AND value > 0",
        0);
+  /* Everything cheap, with no config: API calls, memory, Utilization, and
+   * the device as it is. */
+  Q_EQ(tp, "SELECT count(*) > 0 FROM slice WHERE name = 'vkQueueSubmit'", 1);
+  Q_EQ(tp, "SELECT count(*) > 0 FROM vulkan_memory_allocations", 1);
+  Q_EQ(tp,
+       "SELECT count(*) > 0 FROM counter c JOIN gpu_counter_track t ON "
+       "c.track_id = t.id WHERE t.name = 'Utilization'",
+       1);
+  check_gpu_info(tp);
   /* Utilization against the frames' own GPU times: every window, and the
    * time-weighted mean within a point of the busy share of the slices. */
   int64_t ugpu = q_int(tp, "SELECT id FROM gpu WHERE name GLOB 'llvmpipe*'");
@@ -752,8 +802,209 @@ TEST(vulkan_derived_utilization) {
   free(out);
 }
 
+/* Samples of the counter track `name` (-1 if there is no such track). */
+static int64_t track_samples(gp_tp *tp, const char *name) {
+  char sql[512];
+  snprintf(sql, sizeof(sql),
+           "SELECT CASE WHEN (SELECT count(*) FROM gpu_counter_track WHERE "
+           "name = '%s') = 0 THEN -1 ELSE (SELECT count(*) FROM counter c "
+           "JOIN gpu_counter_track t ON c.track_id = t.id WHERE t.name = "
+           "'%s') END",
+           name, name);
+  return q_int(tp, sql);
+}
+
+/* Pipeline statistics (per render stage) and Utilization (per window)
+ * in one recording, however they are asked for: -e, a periodic config, an
+ * instrumented one, or both at once. Each keeps its plain track name. */
+TEST(vulkan_counters_compose) {
+#if defined(__SANITIZE_ADDRESS__)
+  SKIP("a sanitizer build lists no Vulkan counter for -e to name");
+#endif
+  vk_env();
+  char sample[512];
+  built("tests/vulkan-sample", sample, sizeof(sample));
+  char *cmd[] = {sample, "--no-query", NULL}, *out = NULL;
+  static const char *const configs[] = {
+      NULL, /* -e */
+      "data_sources { config { name: \"gpu.renderstages\" } }\n"
+      "data_sources { config { name: \"gpu.counters\" gpu_counter_config { "
+      "counter_names: \"Utilization\" counter_names: \"ia_vertices\" "
+      "counter_names: \"fs_invocations\" counter_period_ns: 1000000 "
+      "instrumented_sampling: true } } }\n",
+      "data_sources { config { name: \"gpu.renderstages\" } }\n"
+      "data_sources { config { name: \"gpu.counters\" gpu_counter_config { "
+      "counter_names: \"Utilization\" counter_names: \"ia_vertices\" "
+      "counter_names: \"fs_invocations\" instrumented_sampling: true } } "
+      "}\n",
+      "data_sources { config { name: \"gpu.renderstages\" } }\n"
+      "data_sources { config { name: \"gpu.counters\" gpu_counter_config { "
+      "counter_names: \"Utilization\" counter_names: \"ia_vertices\" "
+      "counter_names: \"fs_invocations\" } } }\n"};
+  for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+    char *args[] = {"-e", "Utilization,ia_vertices,fs_invocations", NULL};
+    gp_tp *tp = record_with(cmd, configs[i], configs[i] ? NULL : args, &out);
+    ASSERT(strstr(out, "sample: ok ") != NULL);
+    ASSERT_EQ(stage_counter(tp, "ia_vertices", "Offscreen pass"), 3);
+    ASSERT_GE(stage_counter(tp, "fs_invocations", "Offscreen pass"), 1);
+    ASSERT_GE(track_samples(tp, "Utilization"), 1);
+    Q_EQ(tp,
+         "SELECT count(*) FROM gpu_counter_track WHERE name LIKE "
+         "'%(per activity)'",
+         0);
+    gp_tp_close(tp);
+    free(out);
+  }
+  /* One statistic alone: measured, and nothing else is sampled. */
+  char *args[] = {"-e", "ia_vertices", NULL};
+  gp_tp *tp = record_with(cmd, NULL, args, &out);
+  ASSERT_EQ(stage_counter(tp, "ia_vertices", "Offscreen pass"), 3);
+  ASSERT_EQ(track_samples(tp, "Utilization"), -1);
+  gp_tp_close(tp);
+  free(out);
+}
+
+/* The output of vkcube with its validation messages, handles (which
+ * differ from run to run) written as "0x?", without the lines of
+ * xvfb-run itself (it sometimes fails to clean up its directory). */
+static char *vkcube_output(const char *cli, const char *trace) {
+  char *argv[16] = {"/usr/bin/xvfb-run", "-a"};
+  int n = 2;
+  if (cli) {
+    argv[n++] = (char *)cli;
+    argv[n++] = "record";
+    argv[n++] = "-q";
+    argv[n++] = "-o";
+    argv[n++] = (char *)trace;
+    argv[n++] = "--";
+  }
+  argv[n++] = "vkcube";
+  argv[n++] = "--c";
+  argv[n++] = "20";
+  argv[n++] = "--validate";
+  argv[n++] = "--force_errors";
+  argv[n] = NULL;
+  char *out = NULL, *err = NULL;
+  ocl_run(argv, NULL, 240, &out, &err);
+  size_t len = strlen(out) + strlen(err) + 2;
+  char *all = malloc(len), *w = all;
+  ASSERT_NOT_NULL(all);
+  snprintf(all, len, "%s\n%s", out, err);
+  for (const char *p = all; *p;) {
+    if ((p == all || p[-1] == '\n') && strncmp(p, "xvfb-run:", 9) == 0) {
+      const char *nl = strchr(p, '\n');
+      p = nl ? nl + 1 : p + strlen(p);
+      continue;
+    }
+    if (p[0] == '0' && p[1] == 'x') {
+      p += 2;
+      while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))
+        p++;
+      memcpy(w, "0x?", 3);
+      w += 3;
+    } else {
+      *w++ = *p++;
+    }
+  }
+  *w = '\0';
+  free(out);
+  free(err);
+  return all;
+}
+
+/* vkcube --validate prints what the validation layer tells its debug
+ * callback: recorded, not a line of it changes (the loader adds nothing),
+ * and the two errors --force_errors makes are in the GPU log. */
+TEST(vulkan_vkcube_output_unchanged) {
+  vk_env();
+  if (!on_path("xvfb-run") || !on_path("Xvfb"))
+    SKIP("xvfb-run is not installed (Debian xvfb)");
+  if (!on_path("vkcube"))
+    SKIP("vkcube is not installed (Debian vulkan-tools)");
+  if (access(VALIDATION_MANIFEST, R_OK) != 0)
+    SKIP("the Khronos validation layer is not installed "
+         "(Debian vulkan-validationlayers)");
+  const char *cli = cli_path(false);
+  char trace[512];
+  snprintf(trace, sizeof(trace), "%s", gp_test_path(0, "cube.pftrace"));
+  char *plain = vkcube_output(NULL, NULL);
+  char *recorded = vkcube_output(cli, trace);
+  ASSERT(strstr(plain, "VUID-") != NULL); /* it did print its errors */
+  ASSERT_STR_EQ(recorded, plain);
+  gp_tp *tp = NULL;
+  gp_tp_error e;
+  if (gp_tp_open(trace, NULL, &tp, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
+  Q_EQ(tp,
+       "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
+       "WHERE t.name = 'GPU Log' AND s.name = 'ERROR'",
+       2);
+  gp_tp_close(tp);
+  free(plain);
+  free(recorded);
+}
+
+/* A Vulkan program recorded by a gpuperf whose layer is not there (not
+ * built beside its libgpuperf, or not where GPUPERF_VULKAN_LAYER_DIR
+ * says): record says so before the program runs, and again when nothing
+ * was recorded, naming the fix. */
+TEST(vulkan_record_says_layer_missing) {
+  vk_env();
+  char sample[512], lib[512];
+  built("tests/vulkan-sample", sample, sizeof(sample));
+  const char *cli = cli_path(false);
+  built("libgpuperf.so", lib, sizeof(lib));
+  /* A CLI with its libgpuperf and nothing else: as a build without
+   * libvulkan-dev leaves it. */
+  const char *dir = gp_test_path(1, "bare");
+  char cmd[2048];
+  snprintf(cmd, sizeof(cmd),
+           "mkdir -p '%s' && cp '%s' '%s/' && cp '%s' '%s/' && "
+           "ln -sf libgpuperf.so '%s/libgpuperf.so.0'",
+           dir, cli, dir, lib, dir, dir);
+  ASSERT_EQ(system(cmd), 0);
+  char bare[600];
+  snprintf(bare, sizeof(bare), "%s/gpuperf", dir);
+  char *trace = strdup(gp_test_path(0, "t.pftrace"));
+  for (int env = 0; env < 2; env++) {
+    char *argv[] = {
+        env ? (char *)cli : bare, "record", "-o", trace, "--", sample, NULL};
+    char *envv[] = {env ? "GPUPERF_VULKAN_LAYER_DIR=/nonexistent" : NULL, NULL};
+    char *out = NULL, *err = NULL;
+    int rc = ocl_run(argv, envv, 120, &out, &err);
+    if (rc == 3)
+      SKIP("no Vulkan device");
+    ASSERT_EQ(rc, 0);
+    const char *want = env ? "GPUPERF_VULKAN_LAYER_DIR=/nonexistent has no "
+                             "vulkan/implicit_layer.d/gpuperf_layer.json"
+                           : "Vulkan layer (libgpuperf-vulkan.so) is not built";
+    char first[600];
+    snprintf(first, sizeof(first),
+             "gpuperf record: warning: '%s' uses Vulkan, but its Vulkan work "
+             "will not be recorded: ",
+             sample);
+    if (!strstr(err, first) || !strstr(err, want) ||
+        (!env && !strstr(err, "install libvulkan-dev")))
+      gp_test_fail(__FILE__, __LINE__, "want '%s' and '%s' in:\n%s", first,
+                   want, err);
+    ASSERT(strstr(err, "nothing was recorded; gpuperf's Vulkan layer") != NULL);
+    free(out);
+    free(err);
+  }
+  free(trace);
+}
+
 #else
 
+TEST(vulkan_counters_compose) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_vkcube_output_unchanged) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_record_says_layer_missing) {
+  SKIP("built without the trace processor");
+}
 TEST(vulkan_record_sample) {
   SKIP("built without the trace processor");
 }

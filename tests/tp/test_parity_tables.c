@@ -80,6 +80,9 @@ const tp_parity_query tp_parity_queries[] = {
     {"args of counters", "SELECT c.id, a.key, a.value_type, a.display_value "
                          "FROM counter c JOIN args a USING (arg_set_id) "
                          "ORDER BY 1, 2"},
+    {"track source args",
+     "SELECT t.id, t.type, a.key, a.value_type, a.display_value FROM track t "
+     "JOIN args a ON a.arg_set_id = t.source_arg_set_id ORDER BY 1, 3"},
     {"track ids", "SELECT id, type, name, parent_id, machine_id FROM track "
                   "ORDER BY id"},
     {"slice ids", "SELECT id, track_id, ts, dur, name, depth, parent_id FROM "

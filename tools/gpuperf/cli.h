@@ -41,11 +41,48 @@ int cli_record_producer(char **cmd, bool quiet);
 void cli_preload_opencl(void);
 
 /*
- * Sets the Vulkan loader's variables so that programs started from here
- * load the layer VK_LAYER_GPUPERF_trace (vulkan_layer.c). Does nothing if
- * GPUPERF_VULKAN=0, in sanitizer builds, or if its manifest is not found.
+ * Stores in buf the path of libgpuperf-opencl.so: $GPUPERF_OPENCL_LIB,
+ * else beside the libgpuperf.so we run with (the build directory) or in
+ * its gpuperf/ subdirectory (an installation). Returns false if it is in
+ * none of them (buf then names where it should be).
+ */
+bool cli_opencl_library(char *buf, size_t size);
+
+/*
+ * For `gpuperf record` and `gpuperf stat`, before cmd runs: prints one
+ * warning per GPU API that cmd's executable links (libvulkan, libcuda or
+ * libcudart; OpenCL's is cli_preload_opencl's) whose gpuperf library is
+ * not built or not found, naming the fix. tool names the command in the
+ * message ("record"). Returns how many it printed.
+ */
+int cli_warn_missing_libraries(const char *tool, char *const *cmd);
+
+/*
+ * Writes into buf (size bytes) why GPU work of cmd may have gone
+ * unrecorded: each gpuperf library (Vulkan layer, OpenCL, CUDA) that is
+ * not built or not found, with its fix, "; "-separated; only those of the
+ * APIs cmd's executable links, if it links any. Returns the length
+ * written, 0 if none is missing.
+ */
+size_t cli_missing_libraries(char *const *cmd, char *buf, size_t size);
+
+/*
+ * Sets the variables that make programs started from here load the layer
+ * VK_LAYER_GPUPERF_trace as an implicit layer (vulkan_layer.c): its
+ * manifest directory first in XDG_DATA_DIRS, GPUPERF_VULKAN_LAYER=1. Does
+ * nothing if GPUPERF_VULKAN=0, in sanitizer builds, or if its manifest is
+ * not found.
  */
 void cli_enable_vulkan_layer(void);
+
+/*
+ * Stores in buf the directory of the Vulkan layer's manifests:
+ * $GPUPERF_VULKAN_LAYER_DIR, else vulkan/ beside the libgpuperf.so we run
+ * with (the build directory) or gpuperf/vulkan/ (an installation). Returns
+ * false if the implicit manifest is in none of them (buf then names the
+ * first place looked at).
+ */
+bool cli_vulkan_manifest_dir(char *buf, size_t size);
 
 /* Prints "gpuperf: " and the message to stderr; returns status. */
 int cli_error(int status, const char *fmt, ...)

@@ -56,9 +56,11 @@ static void record_usage(FILE *out) {
       "gpuperf query). Programs that use libgpuperf, or OpenCL (through\n"
       "libgpuperf-opencl.so, preloaded), or Vulkan (through the layer\n"
       "VK_LAYER_GPUPERF_trace), are recorded; each process,\n"
-      "children included, gets its own packet sequence.\n\n"
+      "children included, gets its own packet sequence. A program that\n"
+      "links an API whose gpuperf library is not built is warned about.\n\n"
       "  -c, --config FILE     TraceConfig in the protobuf text format\n"
-      "                        (default: gpu.renderstages and gpu.counters)\n"
+      "                        (default: gpu.renderstages, gpu.counters,\n"
+      "                        gpu.log and vulkan.memory_tracker)\n"
       "  -e, --event COUNTERS  counters to sample, names or globs, comma\n"
       "                        separated, instead of each device's default\n"
       "                        counters (as perf stat -e); the name\n"
@@ -272,6 +274,9 @@ static int record_run(const char *config, char **names, size_t nnames,
   /* Processes the program leaves behind become ours, to be named. */
   prctl(PR_SET_CHILD_SUBREAPER, 1);
 
+  /* A program that links an API whose library is missing would record
+   * nothing of it, silently: say so first. */
+  cli_warn_missing_libraries("record", cmd);
   int exec_errno = 0;
   child_pid = spawn(cmd, dir, cfg_path, &exec_errno);
   if (child_pid < 0 || exec_errno) {
@@ -319,12 +324,15 @@ static int record_run(const char *config, char **names, size_t nnames,
             sum.procs, sum.procs == 1 ? "" : "es",
             (unsigned long long)sum.packets,
             cli_fmt_bytes(b, sizeof(b), (double)sum.bytes), output);
-    if (sum.procs == 0 && sum.failed == 0 && sum.unclean == 0)
+    if (sum.procs == 0 && sum.failed == 0 && sum.unclean == 0) {
+      char missing[4096];
+      bool some = cli_missing_libraries(cmd, missing, sizeof(missing)) > 0;
       fprintf(stderr,
               "gpuperf record: no process of '%s' did GPU work through "
               "gpuperf (the simulated GPUs, OpenCL, CUDA or Vulkan): "
-              "nothing was recorded\n",
-              cmd[0]);
+              "nothing was recorded%s%s\n",
+              cmd[0], some ? "; " : "", some ? missing : "");
+    }
     if (sum.unclean)
       fprintf(stderr,
               "gpuperf record: %u process%s (sequence %lu%s) ended without "

@@ -76,7 +76,9 @@ static void stat_usage(FILE *out) {
           "render stages on Vulkan devices) and of the host CPU's\n"
           "perf_event counters. CMD is a program that drives GPUs through\n"
           "libgpuperf (the simulated GPUs), OpenCL or Vulkan; libgpuperf,\n"
-          "libgpuperf-opencl.so and the Vulkan layer are preloaded into it.\n"
+          "libgpuperf-opencl.so and the Vulkan layer are preloaded into it\n"
+          "(a program that links an API whose gpuperf library is not built\n"
+          "is warned about).\n"
           "Exits with CMD's status; a run that crashed (killed by a signal,\n"
           "or no counts) is reported, left out of the figures, and gives\n"
           "its status.\n\n"
@@ -654,6 +656,7 @@ static int stat_run(char **names, size_t nnames, const char *output,
   setenv("GPUPERF_STAT_PERIOD_NS", pbuf, 1);
   unsetenv("GPUPERF_STAT_HOST_PID");
   preload_self();
+  cli_warn_missing_libraries("stat", cmd);
 
   double wall = 0, wsum = 0, wsq = 0;
   int rc = 0, status_out = 0, crashed = 0, partial_sig = 0;

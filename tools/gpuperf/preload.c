@@ -11,18 +11,18 @@
 
 #include "cli.h"
 
-/* Where libgpuperf-opencl.so is: $GPUPERF_OPENCL_LIB, else beside the
- * libgpuperf.so we run with (the build directory) or in its gpuperf/
- * subdirectory (an installation). Returns false if nowhere. */
-static bool find_opencl(char *buf, size_t size) {
+/* See cli.h. */
+bool cli_opencl_library(char *buf, size_t size) {
   const char *env = getenv("GPUPERF_OPENCL_LIB");
   if (env && *env) {
     snprintf(buf, size, "%s", env);
     return access(buf, R_OK) == 0;
   }
   Dl_info info;
-  if (!dladdr((void *)gp_version, &info) || !info.dli_fname)
+  if (!dladdr((void *)gp_version, &info) || !info.dli_fname) {
+    snprintf(buf, size, "libgpuperf-opencl.so");
     return false;
+  }
   const char *slash = strrchr(info.dli_fname, '/');
   int dir = slash ? (int)(slash - info.dli_fname) : 1;
   const char *base = slash ? info.dli_fname : ".";
@@ -50,7 +50,7 @@ void cli_preload_opencl(void) {
   if (off && strcmp(off, "0") == 0)
     return;
   char lib[4096] = "";
-  if (!find_opencl(lib, sizeof(lib))) {
+  if (!cli_opencl_library(lib, sizeof(lib))) {
     /* Silence here would be an empty trace later. */
     fprintf(stderr,
             "gpuperf: warning: %s not found (build it with 'make', or name "

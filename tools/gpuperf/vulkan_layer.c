@@ -1,10 +1,15 @@
 /*
  * vulkan_layer.c - making the programs that `gpuperf record` and `gpuperf
- * stat` run load the Vulkan layer, through the loader's environment: its
- * manifest's directory is added to VK_ADD_LAYER_PATH (which keeps the
- * system's layers, the validation layer among them, in view) and the
- * layer's name to VK_INSTANCE_LAYERS (which the Debian loader 1.3.239
- * honours; layers named there sit above those the program enables).
+ * stat` run load the Vulkan layer, without a word from the loader: the
+ * layer's implicit manifest (vulkan/implicit_layer.d/gpuperf_layer.json
+ * under the manifest directory) is enabled only by GPUPERF_VULKAN_LAYER=1,
+ * and the directory is put first in XDG_DATA_DIRS, where the loader (the
+ * Debian loader 1.3.239 too) looks for implicit layers. An implicit layer
+ * sits above the layers the program enables (the validation layer among
+ * them), as VK_INSTANCE_LAYERS would put it, but the loader tells the
+ * program's debug callbacks nothing about it (with VK_INSTANCE_LAYERS it
+ * warns "env var 'VK_INSTANCE_LAYERS' defined and adding layers" into
+ * them, changing the program's output).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -14,39 +19,43 @@
 
 #include "cli.h"
 
-#define LAYER_NAME "VK_LAYER_GPUPERF_trace"
+#define IMPLICIT "vulkan/implicit_layer.d/gpuperf_layer.json"
 
-/* The directory holding gpuperf_layer.json: $GPUPERF_VULKAN_LAYER_DIR,
- * else vulkan/ beside the libgpuperf.so we run with (the build directory)
- * or gpuperf/vulkan/ (an installation). False if nowhere. */
-static bool find_manifest_dir(char *buf, size_t size) {
+/* See cli.h. */
+bool cli_vulkan_manifest_dir(char *buf, size_t size) {
   const char *env = getenv("GPUPERF_VULKAN_LAYER_DIR");
   char probe[4200];
   if (env && *env) {
     snprintf(buf, size, "%s", env);
-    snprintf(probe, sizeof(probe), "%s/gpuperf_layer.json", buf);
+    snprintf(probe, sizeof(probe), "%s/" IMPLICIT, buf);
     return access(probe, R_OK) == 0;
   }
   Dl_info info;
-  if (!dladdr((void *)gp_version, &info) || !info.dli_fname)
+  if (!dladdr((void *)gp_version, &info) || !info.dli_fname) {
+    snprintf(buf, size, "(libgpuperf.so not located)");
     return false;
+  }
   const char *slash = strrchr(info.dli_fname, '/');
   int dir = slash ? (int)(slash - info.dli_fname) : 1;
   const char *base = slash ? info.dli_fname : ".";
   static const char *const where[] = {"%.*s/vulkan", "%.*s/gpuperf/vulkan"};
   for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
     snprintf(buf, size, where[i], dir, base);
-    snprintf(probe, sizeof(probe), "%s/gpuperf_layer.json", buf);
+    snprintf(probe, sizeof(probe), "%s/" IMPLICIT, buf);
     if (access(probe, R_OK) == 0)
       return true;
   }
+  snprintf(buf, size, "%.*s/vulkan", dir, base); /* where it was looked for */
   return false;
 }
 
 /* Prepends value to the ':'-separated list in variable name, unless it is
- * there already. */
-static void prepend(const char *name, const char *value) {
+ * there already; an unset or empty list is first given its default
+ * (fallback, may be NULL). */
+static void prepend(const char *name, const char *value, const char *fallback) {
   const char *old = getenv(name);
+  if (!old || !*old)
+    old = fallback;
   if (old && strstr(old, value))
     return;
   size_t len = strlen(value) + (old ? strlen(old) : 0) + 2;
@@ -71,8 +80,10 @@ void cli_enable_vulkan_layer(void) {
   if (off && strcmp(off, "0") == 0)
     return;
   char dir[4096];
-  if (!find_manifest_dir(dir, sizeof(dir)))
+  if (!cli_vulkan_manifest_dir(dir, sizeof(dir)))
     return;
-  prepend("VK_ADD_LAYER_PATH", dir);
-  prepend("VK_INSTANCE_LAYERS", LAYER_NAME);
+  /* The XDG default when unset, so that nothing else the program looks
+   * up there is lost. */
+  prepend("XDG_DATA_DIRS", dir, "/usr/local/share:/usr/share");
+  setenv("GPUPERF_VULKAN_LAYER", "1", 1);
 }

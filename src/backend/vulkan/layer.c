@@ -136,6 +136,31 @@ static bool has_ext(const char *const *names, uint32_t n, const char *want) {
   return false;
 }
 
+/* The instance extensions that let a Vulkan 1.0 instance ask for the
+ * device's properties2 with its ID properties, added to a copy of ci's
+ * list in *mine (those the program enabled are not added twice). Returns
+ * the new list (the caller frees it), or NULL when memory is short (*mine
+ * as ci). */
+static const char **add_props2_exts(const VkInstanceCreateInfo *ci,
+                                    VkInstanceCreateInfo *mine) {
+  static const char *const want[] = {
+      VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME,
+      VK_KHR_EXTERNAL_MEMORY_CAPABILITIES_EXTENSION_NAME};
+  const char **names = malloc((ci->enabledExtensionCount + 2) * sizeof(*names));
+  if (!names)
+    return NULL;
+  uint32_t n = ci->enabledExtensionCount;
+  for (uint32_t i = 0; i < n; i++)
+    names[i] = ci->ppEnabledExtensionNames[i];
+  for (size_t i = 0; i < GP_ARRAY_SIZE(want); i++)
+    if (!has_ext(ci->ppEnabledExtensionNames, ci->enabledExtensionCount,
+                 want[i]))
+      names[n++] = want[i];
+  mine->enabledExtensionCount = n;
+  mine->ppEnabledExtensionNames = names;
+  return names;
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL
 layer_CreateInstance(const VkInstanceCreateInfo *ci,
                      const VkAllocationCallbacks *alloc, VkInstance *out) {
@@ -149,7 +174,25 @@ layer_CreateInstance(const VkInstanceCreateInfo *ci,
   if (!create)
     return VK_ERROR_INITIALIZATION_FAILED;
   link->u.pLayerInfo = link->u.pLayerInfo->pNext; /* for the next layer */
-  VkResult r = create(ci, alloc, out);
+  uint32_t api = ci->pApplicationInfo && ci->pApplicationInfo->apiVersion
+                     ? ci->pApplicationInfo->apiVersion
+                     : VK_API_VERSION_1_0;
+  /* The device's UUID and driver are asked with
+   * vkGetPhysicalDeviceProperties2, which a Vulkan 1.0 instance may call
+   * only with these extensions (the validation layer below checks it). */
+  VkInstanceCreateInfo mine = *ci;
+  const char **names = NULL;
+  bool props2 = api >= VK_API_VERSION_1_1, khr = false;
+  if (!props2) {
+    names = add_props2_exts(ci, &mine);
+    khr = props2 = names != NULL;
+  }
+  VkResult r = create(&mine, alloc, out);
+  if (r != VK_SUCCESS && names) { /* as the program asked */
+    khr = props2 = false;
+    r = create(ci, alloc, out);
+  }
+  free(names);
   if (r != VK_SUCCESS)
     return r;
   gp__vk_core_load();
@@ -158,14 +201,18 @@ layer_CreateInstance(const VkInstanceCreateInfo *ci,
     return VK_SUCCESS; /* the program runs on, unrecorded */
   inst->handle = *out;
   inst->gipa = next;
-  inst->api_version = ci->pApplicationInfo && ci->pApplicationInfo->apiVersion
-                          ? ci->pApplicationInfo->apiVersion
-                          : VK_API_VERSION_1_0;
+  inst->api_version = api;
 #define GET(name) inst->name = (PFN_vk##name)next(*out, "vk" #name)
   GET(DestroyInstance);
   GET(EnumerateDeviceExtensionProperties);
   GET(GetPhysicalDeviceProperties);
-  GET(GetPhysicalDeviceProperties2);
+  if (khr)
+    inst->GetPhysicalDeviceProperties2 =
+        (PFN_vkGetPhysicalDeviceProperties2)next(
+            *out, "vkGetPhysicalDeviceProperties2KHR");
+  else if (props2)
+    GET(GetPhysicalDeviceProperties2);
+  inst->id_props = api >= VK_API_VERSION_1_1 || khr;
   GET(GetPhysicalDeviceQueueFamilyProperties);
   GET(GetPhysicalDeviceMemoryProperties);
   GET(GetPhysicalDeviceFeatures);
@@ -203,6 +250,9 @@ layer_DestroyInstance(VkInstance instance, const VkAllocationCallbacks *alloc) {
 /* ------------------------------------------------------------------ */
 /* Devices                                                              */
 
+static bool device_offers(gp__vk_instance *inst, VkPhysicalDevice phys,
+                          const char *name);
+
 /* Registers the physical device with the core once; its hardware queues
  * are its queues, family by family. */
 static void register_device(gp__vk_device *dev) {
@@ -234,19 +284,33 @@ static void register_device(gp__vk_device *dev) {
     dev->device_id = (uint32_t)(known - 1);
     return;
   }
+  /* The device's UUID (Vulkan 1.1 or the instance extensions the layer
+   * enables) and its driver (1.2 or VK_KHR_driver_properties), whatever
+   * version the program asked for. */
   VkPhysicalDeviceDriverProperties drv = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   VkPhysicalDeviceIDProperties ids = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES, .pNext = &drv};
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
   VkPhysicalDeviceProperties2 p2 = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &ids};
-  bool v12 = props.apiVersion >= VK_API_VERSION_1_2 &&
-             inst->api_version >= VK_API_VERSION_1_1 &&
-             inst->GetPhysicalDeviceProperties2;
-  if (v12)
-    inst->GetPhysicalDeviceProperties2(dev->phys, &p2);
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  bool have_ids = false, have_drv = false;
+  if (inst->GetPhysicalDeviceProperties2) {
+    have_drv =
+        props.apiVersion >= VK_API_VERSION_1_2 ||
+        device_offers(inst, dev->phys, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
+    have_ids = inst->id_props;
+    void **tail = &p2.pNext;
+    if (have_ids) {
+      *tail = &ids;
+      tail = &ids.pNext;
+    }
+    if (have_drv)
+      *tail = &drv;
+    if (have_ids || have_drv)
+      inst->GetPhysicalDeviceProperties2(dev->phys, &p2);
+  }
   char version[VK_MAX_DRIVER_INFO_SIZE + VK_MAX_DRIVER_NAME_SIZE + 32];
-  if (v12 && drv.driverName[0])
+  if (have_drv && drv.driverName[0])
     snprintf(version, sizeof(version), "%s %s", drv.driverName, drv.driverInfo);
   else
     snprintf(version, sizeof(version), "%u.%u.%u",
@@ -290,7 +354,7 @@ static void register_device(gp__vk_device *dev) {
   info.architecture =
       props.deviceType < GP_ARRAY_SIZE(kinds) ? kinds[props.deviceType] : "";
   info.driver_version = version;
-  if (v12)
+  if (have_ids)
     memcpy(info.uuid, ids.deviceUUID, 16);
   info.max_threads_per_block = props.limits.maxComputeWorkGroupInvocations;
   info.max_shared_memory_per_block = props.limits.maxComputeSharedMemorySize;
@@ -308,11 +372,10 @@ static void register_device(gp__vk_device *dev) {
   gp__vk_map_put(&phys_ids, (uint64_t)(uintptr_t)dev->phys,
                  (void *)(uintptr_t)(id + 1));
   pthread_mutex_unlock(&reg_lock);
-  VkPhysicalDeviceFeatures f;
-  memset(&f, 0, sizeof(f));
-  if (inst->GetPhysicalDeviceFeatures)
-    inst->GetPhysicalDeviceFeatures(dev->phys, &f);
-  gp__vk_pstats_publish(dev, f.pipelineStatisticsQuery != 0);
+  /* The statistics only where the feature is on: a device the driver
+   * would not create with it has Utilization alone, and a name that asks
+   * for a statistic is then reported as matching nothing. */
+  gp__vk_pstats_publish(dev, dev->pstats);
 }
 
 /* Enables pipelineStatisticsQuery in a copy of ci (*mine) if the device

@@ -1,22 +1,30 @@
 /*
- * pstats.c - pipeline-statistics counters per render stage.
+ * pstats.c - the counters of a Vulkan device: pipeline statistics per
+ * render stage and the derived `Utilization` per window, in one catalog.
  *
  * A Vulkan device whose driver offers pipelineStatisticsQuery publishes a
  * catalog of seven counters (the statistics lavapipe and most drivers
- * count) through the counters' backend table. They are instrumented only:
- * when a gpu.counters session selects some of them with
- * instrumented_sampling, each render pass and dispatch that the filter
- * pipeline lets through (name globs over its debug label, or "Render
- * pass" / "Compute"; TX ranges; skip/count) is bracketed by a
- * pipeline-statistics query of the layer's own, and its values become
- * COUNTER records of that stage (correlation id of its submission, window
- * = the stage's GPU times), written when the stage is read back.
+ * count) through the counters' backend table. They can only be measured
+ * per render stage: each render pass and dispatch the sampler lets
+ * through is bracketed by a pipeline-statistics query of the layer's own,
+ * and its values become COUNTER records of that stage (correlation id of
+ * its submission, window = the stage's GPU times), written when the stage
+ * is read back. With instrumented sampling the filter pipeline decides
+ * which stages (name globs over the debug label, or "Render pass" /
+ * "Compute"; TX ranges; skip/count); a periodic config that selects them
+ * (`gpuperf record -e ia_vertices`) measures every stage.
  *
  * The catalog's eighth counter is `Utilization`, periodic: the busy share
  * of each sampling window, derived from the command buffers' GPU times by
  * libgpuperf's derived counters (counters/derived.h, attached to this
- * catalog), as every device without hardware counters gets it. A device
- * without pipelineStatisticsQuery gets derived.c's own catalog instead.
+ * catalog), as every device without hardware counters gets it. It is
+ * sampled at the config's period, or at the default period when the
+ * config asked for instrumented sampling only. A device without
+ * pipelineStatisticsQuery gets derived.c's own catalog instead.
+ *
+ * So any mix of the eight is recorded in one session: each counter is
+ * sampled the one way it can be (gp__counter_def.sampled says which, for
+ * the session and the writer).
  *
  * The layer enables the feature at vkCreateDevice when the program did
  * not. A query of the program's own of the same type cannot be active at
@@ -54,7 +62,7 @@ static const VkQueryPipelineStatisticFlags stat_flags =
              .numerator_units = {u},                                           \
              .num_groups = 1,                                                  \
              .groups = {g}},                                                   \
-    .combine = GP__SUM                                                         \
+    .combine = GP__SUM, .sampled = GP__SAMPLED_INSTRUMENTED                    \
   }
 
 static const gp__counter_def defs[NDEFS] = {
@@ -86,7 +94,8 @@ static const gp__counter_def defs[NDEFS] = {
               .groups = {GP_COUNTER_GROUP_SYSTEM},
               .peak_value = 100.0,
               .select_by_default = true},
-     .combine = GP__RATIO},
+     .combine = GP__RATIO,
+     .sampled = GP__SAMPLED_PERIODIC},
 };
 
 static const gp_counter_block_info blocks[] = {
@@ -124,34 +133,77 @@ static const gp__catalog catalog = {.counters = defs,
                                     .supports_instrumented = 1,
                                     .has_scheduler = 0};
 
+/* The derived counters' period when the config gives none (instrumented
+ * sampling only): GP_DEFAULT_COUNTER_PERIOD_NS of session.h. */
+#define UTIL_PERIOD_NS 1000000ull
+
 /* The provider state of one core device. */
 typedef struct prov {
   uint32_t device_id;
   pthread_mutex_t lock;
-  gp__sampler *s;       /* instrumented sampling now, or NULL (lock) */
-  gp__sampler *derived; /* periodic sampling (derived.c's), or NULL */
+  gp__sampler *started; /* the sampler the counters layer started (lock) */
+  gp__sampler *s;       /* statistics per stage, or NULL (lock) */
+  bool every_stage;     /* s has no filter: every stage is measured */
+  gp__sampler *derived; /* Utilization (derived.c's sampling), or NULL */
 } prov;
 
 static prov provs[64];
 static const gp_counters_backend_ops *K;
 
+/* A periodic sampler of Utilization alone, beside the instrumented one s:
+ * derived.c samples windows of period_ns. NULL when out of memory. The
+ * counters layer frees it with its last put (gp__sampler_put). */
+static gp__sampler *util_sampler(const gp__sampler *s) {
+  gp__sampler *x = calloc(1, sizeof(*x));
+  uint32_t *ids = malloc(sizeof(*ids)), *index = malloc(sizeof(*index));
+  if (!x || !ids || !index) {
+    free(x);
+    free(ids);
+    free(index);
+    return NULL;
+  }
+  atomic_init(&x->refs, 1);
+  x->device_id = s->device_id;
+  x->period_ns = s->period_ns ? s->period_ns : UTIL_PERIOD_NS;
+  x->num_counters = 1;
+  x->ids = ids;
+  x->index = index;
+  ids[0] = defs[UTIL].info.id;
+  index[0] = UTIL;
+  x->cat = s->cat;
+  return x;
+}
+
+/* Starts what s selects, each counter its own way: the statistics per
+ * stage, Utilization per window (derived.c). */
 static int ps_start(void *p, gp__sampler *s) {
   prov *v = p;
-  if (s->period_ns && !s->instrumented) {
-    int rc = K->derived_sampling_start(v->device_id, s);
-    if (rc == 0) {
-      pthread_mutex_lock(&v->lock);
-      v->derived = s;
-      pthread_mutex_unlock(&v->lock);
-    }
-    return rc;
+  bool stats = false, util = false;
+  for (uint32_t k = 0; k < s->num_counters; k++) {
+    stats |= s->index[k] < NSTATS;
+    util |= s->index[k] == UTIL;
   }
-  if (s->period_ns || !s->instrumented)
-    return GP_ENOTSUP;
   pthread_mutex_lock(&v->lock);
-  if (v->s)
-    K->sampler_put(v->s);
-  v->s = K->sampler_get(s);
+  bool busy = v->started != NULL;
+  pthread_mutex_unlock(&v->lock);
+  if (busy)
+    return GP_EBUSY; /* defensive: the counters layer allows one */
+  gp__sampler *d = NULL;
+  if (util) {
+    d = s->period_ns && !s->instrumented ? K->sampler_get(s) : util_sampler(s);
+    if (!d)
+      return GP_ENOMEM;
+    int rc = K->derived_sampling_start(v->device_id, d);
+    if (rc != 0) {
+      K->sampler_put(d);
+      return rc;
+    }
+  }
+  pthread_mutex_lock(&v->lock);
+  v->started = s;
+  v->derived = d;
+  v->s = stats ? K->sampler_get(s) : NULL;
+  v->every_stage = !s->instrumented || !s->filter;
   pthread_mutex_unlock(&v->lock);
   return 0;
 }
@@ -159,20 +211,18 @@ static int ps_start(void *p, gp__sampler *s) {
 static void ps_stop(void *p, gp__sampler *s) {
   prov *v = p;
   pthread_mutex_lock(&v->lock);
-  bool derived = v->derived == s;
-  if (derived)
-    v->derived = NULL;
-  pthread_mutex_unlock(&v->lock);
-  if (derived) {
-    K->derived_sampling_stop(v->device_id, s);
+  if (v->started != s) {
+    pthread_mutex_unlock(&v->lock);
     return;
   }
-  pthread_mutex_lock(&v->lock);
-  if (v->s == s) {
-    K->sampler_put(v->s);
-    v->s = NULL;
-  }
+  gp__sampler *d = v->derived, *st = v->s;
+  v->started = v->derived = v->s = NULL;
   pthread_mutex_unlock(&v->lock);
+  if (d) {
+    K->derived_sampling_stop(v->device_id, d);
+    K->sampler_put(d);
+  }
+  K->sampler_put(st);
 }
 
 static const gp__provider_ops ops = {.sampling_start = ps_start,
@@ -197,26 +247,29 @@ void gp__vk_pstats_publish(gp__vk_device *dev, bool supported) {
     K->counters_announce(dev->device_id);
 }
 
-/* The sampler of dev's device with a reference, or NULL. */
-static gp__sampler *sampler(const gp__vk_device *dev) {
+/* The statistics sampler of dev's device with a reference, or NULL;
+ * *every: it measures every stage (no filter). */
+static gp__sampler *sampler(const gp__vk_device *dev, bool *every) {
   if (!K || dev->device_id >= 64 || !dev->pstats)
     return NULL;
   prov *v = &provs[dev->device_id];
   pthread_mutex_lock(&v->lock);
   gp__sampler *s = v->s ? K->sampler_get(v->s) : NULL;
+  *every = v->every_stage;
   pthread_mutex_unlock(&v->lock);
   return s;
 }
 
 /* See vkInt.h. */
 bool gp__vk_pstats_want(gp__vk_device *dev, uint32_t name_id, uint32_t stage) {
-  gp__sampler *s = sampler(dev);
+  bool every = false;
+  gp__sampler *s = sampler(dev, &every);
   if (!s)
     return false;
   const char *name = name_id ? gp_activity_string(name_id)
                      : stage == GP_RENDER_STAGE_COMPUTE ? "Compute"
                                                         : "Render pass";
-  bool want = K->sampler_instrument(s, name, NULL);
+  bool want = every || K->sampler_instrument(s, name, NULL);
   K->sampler_put(s);
   return want;
 }
@@ -248,7 +301,8 @@ void gp__vk_pstats_emit(gp__vk_device *dev, const gp__vk_cmdbuf *c,
   bool any = false;
   for (uint32_t i = 0; i < c->nregions && !any; i++)
     any = c->regions[i].stat_q != 0;
-  gp__sampler *s = any ? sampler(dev) : NULL;
+  bool every = false;
+  gp__sampler *s = any ? sampler(dev, &every) : NULL;
   if (!s)
     return;
   for (uint32_t i = 0; i < c->nregions; i++) {

@@ -87,7 +87,11 @@ typedef struct gp__vk_instance {
   PFN_vkDestroyInstance DestroyInstance;
   PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
   PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties;
+  /* vkGetPhysicalDeviceProperties2 where the instance may call it: the
+   * core one (Vulkan 1.1 instances) or the KHR one (1.0 instances, where
+   * the layer enables VK_KHR_get_physical_device_properties2); or NULL. */
   PFN_vkGetPhysicalDeviceProperties2 GetPhysicalDeviceProperties2;
+  bool id_props; /* VkPhysicalDeviceIDProperties may be asked for */
   PFN_vkGetPhysicalDeviceQueueFamilyProperties
       GetPhysicalDeviceQueueFamilyProperties;
   PFN_vkGetPhysicalDeviceMemoryProperties GetPhysicalDeviceMemoryProperties;
