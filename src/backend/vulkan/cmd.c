@@ -37,16 +37,14 @@ bool gp__vk_tracing(const gp__vk_device *dev) {
 
 /* See vkInt.h. */
 uint32_t gp__vk_timestamp_bits(gp__vk_device *dev, uint32_t f) {
-  if (!dev->ts_override) {
-    const char *e = getenv("GPUPERF_VULKAN_TEST_TIMESTAMP_BITS");
-    dev->ts_override = e && *e ? (uint32_t)strtoul(e, NULL, 10) + 1 : ~0u;
-  }
-  if (dev->ts_override != ~0u)
+  if (dev->ts_override) /* set with the first command pool */
     return dev->ts_override - 1;
   return f < 64 ? dev->timestamp_bits[f] : 0;
 }
 
-/* Looks up the functions the read-back needs, once (dev->lock held). */
+/* Looks up the functions the read-back needs and what the device's
+ * timestamps are like, once, at its first command pool (dev->lock
+ * held). */
 static void readback_fns(gp__vk_device *dev) {
   if (dev->readback_fns)
     return;
@@ -61,6 +59,8 @@ static void readback_fns(gp__vk_device *dev) {
   dev->inst->GetPhysicalDeviceProperties(dev->phys, &props);
   dev->ts_in_order = props.vendorID == VK_VENDOR_ID_MESA &&
                      props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const char *e = getenv("GPUPERF_VULKAN_TEST_TIMESTAMP_BITS");
+  dev->ts_override = e && *e ? (uint32_t)strtoul(e, NULL, 10) + 1 : 0;
   dev->readback_fns = true;
 }
 

@@ -320,9 +320,9 @@ void gp__vk_cmdbuf_free(gp__vk_device *dev, gp__vk_cmdbuf *c);
 bool gp__vk_tracing(const gp__vk_device *dev);
 
 /* The timestampValidBits of queue family f of dev (0: no timestamps). The
- * environment variable GPUPERF_VULKAN_TEST_TIMESTAMP_BITS, read once per
- * device, replaces the driver's value: a test double for devices without
- * timestamps, which lavapipe is not. */
+ * environment variable GPUPERF_VULKAN_TEST_TIMESTAMP_BITS, read at the
+ * device's first vkCreateCommandPool, replaces the driver's value: a test
+ * double for devices without timestamps, which lavapipe is not. */
 uint32_t gp__vk_timestamp_bits(gp__vk_device *dev, uint32_t f);
 
 /* Frees what cmd.c keeps for a device going away (dev->lock held). */
