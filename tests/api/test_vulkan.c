@@ -520,6 +520,43 @@ TEST(vulkan_record_secondary_command_buffers) {
   free(out);
 }
 
+/* Two queues of one device: the semaphore-linked submissions on each,
+ * every stage on its own queue, timed and linked as on one. Lavapipe has
+ * one queue: skipped there. */
+TEST(vulkan_record_two_queues) {
+  vk_env();
+  char sample[512];
+  built("tests/vulkan-sample", sample, sizeof(sample));
+  char *plain_argv[] = {sample, "--two-queues", NULL};
+  char *quiet[] = {"ASAN_OPTIONS=detect_leaks=0", NULL};
+  int rc = ocl_run(plain_argv, quiet, 120, NULL, NULL);
+  if (rc == 3)
+    SKIP("no Vulkan device");
+  if (rc == 4)
+    SKIP("the device has one queue (lavapipe does): nothing to test here");
+  ASSERT_EQ(rc, 0);
+  char *cmd[] = {sample, "--two-queues", NULL}, *out = NULL;
+  gp_tp *tp = record(cmd, config_with_log, &out);
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0", 7);
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0 AND dur > 0",
+       7);
+  Q_EQ(tp,
+       "SELECT count(DISTINCT hw_queue_id) FROM gpu_slice WHERE "
+       "submission_id > 0",
+       2);
+  Q_EQ(tp,
+       "SELECT count(DISTINCT submission_id) FROM (SELECT submission_id, "
+       "hw_queue_id FROM gpu_slice WHERE submission_id > 0 GROUP BY 1, 2)",
+       2);
+  Q_EQ(tp,
+       "SELECT count(*) > 0 FROM flow f JOIN gpu_slice a ON a.id = "
+       "f.slice_out JOIN gpu_slice b ON b.id = f.slice_in WHERE "
+       "a.submission_id = 1 AND b.name = 'Draw work'",
+       1);
+  gp_tp_close(tp);
+  free(out);
+}
+
 /* A queue without timestamps (timestampValidBits 0, made so here by the
  * layer's test double GPUPERF_VULKAN_TEST_TIMESTAMP_BITS, as lavapipe has
  * them): every stage is still there, at its submission, with no
@@ -1030,6 +1067,9 @@ TEST(vulkan_record_secondary_command_buffers) {
   SKIP("built without the trace processor");
 }
 TEST(vulkan_no_timestamps_marked) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_record_two_queues) {
   SKIP("built without the trace processor");
 }
 

@@ -48,6 +48,7 @@ static VkInstance inst;
 static VkPhysicalDevice phys;
 static VkDevice dev;
 static VkQueue queue;
+static VkQueue queue2; /* --two-queues: the second submission's */
 static VkPhysicalDeviceMemoryProperties memprops;
 static PFN_vkCmdBeginDebugUtilsLabelEXT begin_label;
 static PFN_vkCmdEndDebugUtilsLabelEXT end_label;
@@ -136,7 +137,7 @@ static void barrier(VkCommandBuffer cb, VkPipelineStageFlags src,
   vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
-static void setup(bool validation, bool sync2) {
+static void setup(bool validation, bool sync2, bool two_queues) {
   bool debug = has_instance_ext(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
   const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
@@ -160,9 +161,19 @@ static void setup(bool validation, bool sync2) {
     exit(3);
   }
   vkGetPhysicalDeviceMemoryProperties(phys, &memprops);
-  float prio = 1.0f;
+  float prio[2] = {1.0f, 1.0f};
   VkDeviceQueueCreateInfo qi = {
-      VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, 0, 1, &prio};
+      VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, 0, 1, prio};
+  if (two_queues) {
+    VkQueueFamilyProperties fam[1];
+    uint32_t nf = 1;
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &nf, fam);
+    if (nf == 0 || fam[0].queueCount < 2) {
+      fprintf(stderr, "sample: the first queue family has one queue\n");
+      exit(4);
+    }
+    qi.queueCount = 2;
+  }
   VkPhysicalDeviceFeatures feats = {.pipelineStatisticsQuery = VK_TRUE};
   VkPhysicalDeviceVulkan13Features v13 = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
@@ -174,6 +185,9 @@ static void setup(bool validation, bool sync2) {
                             .pEnabledFeatures = &feats};
   CHECK(vkCreateDevice(phys, &dci, NULL, &dev));
   vkGetDeviceQueue(dev, 0, 0, &queue);
+  queue2 = queue;
+  if (two_queues)
+    vkGetDeviceQueue(dev, 0, 1, &queue2);
   if (debug) {
     begin_label = (PFN_vkCmdBeginDebugUtilsLabelEXT)vkGetDeviceProcAddr(
         dev, "vkCmdBeginDebugUtilsLabelEXT");
@@ -186,7 +200,7 @@ static void setup(bool validation, bool sync2) {
 
 int main(int argc, char **argv) {
   bool validation = false, leak = false, query = true, sync2 = false;
-  bool secondary = false;
+  bool secondary = false, two_queues = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--validation") == 0)
       validation = true;
@@ -198,16 +212,18 @@ int main(int argc, char **argv) {
       sync2 = true;
     else if (strcmp(argv[i], "--secondary") == 0)
       secondary = true;
+    else if (strcmp(argv[i], "--two-queues") == 0)
+      two_queues = true;
     else {
       fprintf(stderr,
               "usage: vulkan-sample [--validation] [--leak] [--no-query] "
-              "[--submit2] [--secondary]\n");
+              "[--submit2] [--secondary] [--two-queues]\n");
       return 1;
     }
   }
   if (secondary) /* no query may be active across secondaries */
     query = false;
-  setup(validation, sync2);
+  setup(validation, sync2, two_queues);
 
   /* Buffers: storage (device), host readback, image readback. */
   VkDeviceMemory m_store, m_host, m_pix, m_img;
@@ -525,7 +541,7 @@ int main(int argc, char **argv) {
                      .pCommandBuffers = &cbs[1]};
   if (!sync2) {
     CHECK(vkQueueSubmit(queue, 1, &s1, VK_NULL_HANDLE));
-    CHECK(vkQueueSubmit(queue, 1, &s2, fence));
+    CHECK(vkQueueSubmit(queue2, 1, &s2, fence));
   } else { /* the same with vkQueueSubmit2 */
     VkSemaphoreSubmitInfo ss = {
         .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
@@ -547,7 +563,7 @@ int main(int argc, char **argv) {
                        .commandBufferInfoCount = 1,
                        .pCommandBufferInfos = &c1};
     CHECK(vkQueueSubmit2(queue, 1, &a, VK_NULL_HANDLE));
-    CHECK(vkQueueSubmit2(queue, 1, &b, fence));
+    CHECK(vkQueueSubmit2(queue2, 1, &b, fence));
   }
   CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
 
