@@ -565,6 +565,11 @@ void gp__tp_dma_fence_free(gp__tp_importer *imp);
 int gp__tp_ftrace_thread(gp__tp_importer *imp, uint32_t machine, uint32_t tid,
                          uint32_t *utid);
 
+/* That thread's track (type 'thread_execution', dimension utid), as
+ * Perfetto's InternThreadTrack makes it (parse_drm.c). */
+int gp__tp_ftrace_thread_track(gp__tp_importer *imp, uint32_t machine,
+                               uint32_t pid, uint32_t *track);
+
 /* A DRM vblank or GPU scheduler FtraceEvent payload f (fields 409..413,
  * 592..594) of an event of task pid (parse_drm_sched.c). */
 int gp__tp_parse_drm_sched(gp__tp_importer *imp, int64_t ts, uint32_t machine,

@@ -190,9 +190,10 @@ int gp__tp_ftrace_thread(gp__tp_importer *imp, uint32_t machine, uint32_t tid,
   return 0;
 }
 
-static int wait_event(gp__tp_importer *imp, int64_t ts, uint32_t machine,
-                      uint32_t pid, uint32_t field, const fence_ev *e) {
-  uint32_t utid, k_utid, track, slice;
+/* See import.h. */
+int gp__tp_ftrace_thread_track(gp__tp_importer *imp, uint32_t machine,
+                               uint32_t pid, uint32_t *track) {
+  uint32_t utid, k_utid;
   int rc;
   if ((rc = gp__tp_ftrace_thread(imp, machine, pid, &utid)) ||
       (rc = key(imp, "utid", &k_utid)))
@@ -212,7 +213,14 @@ static int wait_event(gp__tp_importer *imp, int64_t ts, uint32_t machine,
                             -1,
                             utid,
                             GP_TP_NONE};
-  if ((rc = gp__tp_track_intern(imp, &spec, &dims, &track, NULL)))
+  return gp__tp_track_intern(imp, &spec, &dims, track, NULL);
+}
+
+static int wait_event(gp__tp_importer *imp, int64_t ts, uint32_t machine,
+                      uint32_t pid, uint32_t field, const fence_ev *e) {
+  uint32_t track, slice;
+  int rc;
+  if ((rc = gp__tp_ftrace_thread_track(imp, machine, pid, &track)))
     return rc;
   if (field == GP_PB_FTRACE_DMA_FENCE_WAIT_END)
     return gp__tp_slice_end(imp, ts, track, &slice);

@@ -207,29 +207,11 @@ static int begin_front(gp__tp_importer *imp, int64_t ts, uint32_t ri) {
 
 static int queue_job(gp__tp_importer *imp, int64_t ts, uint32_t machine,
                      uint32_t pid, const drm_ev *e, const gp__tp_sched_job *j) {
-  uint32_t utid, k_utid, k_ring, ring_name, track, slice, ri;
+  uint32_t k_ring, ring_name, track, slice, ri;
   int rc;
-  if ((rc = gp__tp_ftrace_thread(imp, machine, pid, &utid)) ||
-      (rc = key(imp, "utid", &k_utid)) ||
+  if ((rc = gp__tp_ftrace_thread_track(imp, machine, pid, &track)) ||
       (rc = key(imp, "gpu sched ring", &k_ring)) ||
       (rc = gp__tp_intern(imp, e->name, e->name_len, &ring_name)))
-    return rc;
-  gp__tp_argb dims;
-  dims.n = 0;
-  dims.overflow = false;
-  gp__tp_argb_int(&dims, k_utid, utid);
-  gp__tp_track_spec spec = {"thread_execution",
-                            GP_TP_NONE,
-                            false,
-                            GP_TP_NONE,
-                            machine,
-                            NULL,
-                            -1,
-                            -1,
-                            -1,
-                            utid,
-                            GP_TP_NONE};
-  if ((rc = gp__tp_track_intern(imp, &spec, &dims, &track, NULL)))
     return rc;
   gp__tp_argb b;
   b.n = 0;
