@@ -1,7 +1,8 @@
 /*
  * test_vulkan.c - the Vulkan layer on lavapipe: `gpuperf record` of the
- * headless sample (tests/vulkan/sample.c) and of vkcube under Xvfb, read
- * back through the trace processor. Every stage the sample submits is
+ * headless sample (tests/vulkan/sample.c), read back through the trace
+ * processor (vkcube and other programs as a user runs them:
+ * test_vulkan_programs.c). Every stage the sample submits is
  * there with its name or debug label, inside its submission's host
  * window and inside its command buffer; the semaphore between the two
  * submissions is a flow; the validation layer's messages reach the GPU
@@ -16,67 +17,14 @@
 #include "harness.h"
 #include "opencl/oclutil.h"
 
-#if __has_include("gpuperf/tp.h")
+#include "api/vkutil.h"
+#if HAVE_TP
 #include "api/derived_check.h"
-#include "gpuperf/tp.h"
-#define HAVE_TP 1
-#else
-#define HAVE_TP 0
 #endif
-
-#define VALIDATION_MANIFEST                                                    \
-  "/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json"
-
-/* The path of a build output, skipping the test where it was not built. */
-static const char *built(const char *name, char *buf, size_t size) {
-  if (!ocl_build_path(name, buf, size))
-    SKIP("GPUPERF_BUILD is not set (run through `make test`)");
-  if (access(buf, X_OK) != 0 && access(buf, R_OK) != 0)
-    SKIP("%s was not built (libvulkan-dev or glslang-tools missing)", name);
-  return buf;
-}
-
-/* The CLI. In sanitizer builds `gpuperf record` enables no layer (an
- * instrumented layer cannot load into uninstrumented programs); the
- * sample is instrumented too, so with sample set the layer is enabled
- * here, by the loader's variables, and the recording is checked under
- * the sanitizers as well. */
-static const char *cli_path(bool sample) {
-  const char *cli = getenv("GPUPERF_CLI");
-  if (!cli || !*cli)
-    SKIP("GPUPERF_CLI is not set (run through `make test`)");
-#if defined(__SANITIZE_ADDRESS__)
-  if (!sample)
-    SKIP("gpuperf record loads no layer in a sanitizer build");
-  char dir[512];
-  built("vulkan/gpuperf_layer.json", dir, sizeof(dir));
-  *strrchr(dir, '/') = '\0';
-  setenv("VK_ADD_LAYER_PATH", dir, 1);
-  setenv("VK_INSTANCE_LAYERS", "VK_LAYER_GPUPERF_trace", 1);
-  setenv("ASAN_OPTIONS", "detect_leaks=0", 1); /* the driver's, not ours */
-#else
-  (void)sample;
-#endif
-  return cli;
-}
-
-/* Lavapipe only, quietly: no other driver, no stray layers. */
-static void vk_env(void) {
-  setenv("VK_ICD_FILENAMES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", 1);
-  setenv("VK_DRIVER_FILES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", 1);
-  unsetenv("VK_INSTANCE_LAYERS");
-  unsetenv("VK_ADD_LAYER_PATH");
-  unsetenv("VK_LOADER_DEBUG");
-  const char *xdg = gp_test_path(2, "xdg");
-  mkdir(xdg, 0700);
-  setenv("XDG_RUNTIME_DIR", xdg, 1);
-  if (access("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", R_OK) != 0)
-    SKIP("lavapipe is not installed (Debian mesa-vulkan-drivers)");
-}
 
 TEST(vulkan_layer_exports_only_entry_points) {
   char lib[512];
-  built("libgpuperf-vulkan.so", lib, sizeof(lib));
+  vk_built("libgpuperf-vulkan.so", lib, sizeof(lib));
   void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
   if (!h)
     gp_test_fail(__FILE__, __LINE__, "dlopen %s: %s", lib, dlerror());
@@ -87,7 +35,7 @@ TEST(vulkan_layer_exports_only_entry_points) {
   ASSERT(dlsym(h, "vkQueueSubmit") == NULL); /* never interposes */
   dlclose(h);
   char json[512];
-  built("vulkan/gpuperf_layer.json", json, sizeof(json));
+  vk_built("vulkan/gpuperf_layer.json", json, sizeof(json));
 }
 
 /* Runs the sample with the layer enabled by hand, unrecorded: same
@@ -95,8 +43,8 @@ TEST(vulkan_layer_exports_only_entry_points) {
 TEST(vulkan_layer_alone_changes_nothing) {
   vk_env();
   char sample[512], dir[512];
-  built("tests/vulkan-sample", sample, sizeof(sample));
-  built("vulkan/gpuperf_layer.json", dir, sizeof(dir));
+  vk_built("tests/vulkan-sample", sample, sizeof(sample));
+  vk_built("vulkan/gpuperf_layer.json", dir, sizeof(dir));
   *strrchr(dir, '/') = '\0';
   char *argv[] = {sample, NULL}, *plain = NULL, *layered = NULL;
   /* In sanitizer builds the sample is instrumented too, and lavapipe and
@@ -200,74 +148,6 @@ TEST(vulkan_memory_config_parses) {
 
 #if HAVE_TP
 
-static int64_t q_int(gp_tp *tp, const char *sql) {
-  gp_tp_rows *rows = NULL;
-  gp_tp_error err;
-  if (gp_tp_query(tp, sql, &rows, &err) != 0)
-    gp_test_fail(__FILE__, __LINE__, "%s\n    %s", sql, err.message);
-  int64_t v = 0;
-  int rc = gp_tp_rows_next(rows, &err);
-  if (rc < 0)
-    gp_test_fail(__FILE__, __LINE__, "%s\n    %s", sql, err.message);
-  if (rc == 1)
-    v = gp_tp_rows_int(rows, 0);
-  gp_tp_rows_destroy(rows);
-  return v;
-}
-
-#define Q_EQ(tp, sql, want)                                                    \
-  do {                                                                         \
-    int64_t got_ = q_int(tp, sql);                                             \
-    if (got_ != (int64_t)(want))                                               \
-      gp_test_fail(__FILE__, __LINE__, "%s\n    got %lld, want %lld", sql,     \
-                   (long long)got_, (long long)(want));                        \
-  } while (0)
-
-/* Records argv[0..] with `gpuperf record -c config` (NULL: default) and
- * the options in args (NULL-terminated, may be NULL) into the test's
- * trace; returns the opened trace, the program's stdout in *out. */
-static gp_tp *record_with(char *const *cmd, const char *config,
-                          char *const *args, char **out) {
-  const char *cli = cli_path(true);
-  static char trace[512], cfg[512];
-  snprintf(trace, sizeof(trace), "%s", gp_test_path(0, "trace.pftrace"));
-  char *argv[32] = {(char *)cli, "record", "-q", "-o", trace};
-  int n = 5;
-  for (int i = 0; args && args[i] && n < 16; i++)
-    argv[n++] = args[i];
-  if (config) {
-    snprintf(cfg, sizeof(cfg), "%s", gp_test_path(1, "config.txtpb"));
-    FILE *f = fopen(cfg, "w");
-    ASSERT_NOT_NULL(f);
-    fputs(config, f);
-    fclose(f);
-    argv[n++] = "-c";
-    argv[n++] = cfg;
-  }
-  argv[n++] = "--";
-  for (int i = 0; cmd[i] && n < 31; i++)
-    argv[n++] = cmd[i];
-  argv[n] = NULL;
-  char *err = NULL;
-  int rc = ocl_run(argv, NULL, 240, out, &err);
-  if (rc == 3)
-    SKIP("no Vulkan device");
-  if (rc != 0)
-    gp_test_fail(__FILE__, __LINE__, "gpuperf record exited %d:\n%s", rc,
-                 err ? err : "");
-  free(err);
-  gp_tp *tp = NULL;
-  gp_tp_error e;
-  if (gp_tp_open(trace, NULL, &tp, &e) != 0)
-    gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
-  return tp;
-}
-
-/* Records argv[0..] with `gpuperf record -c config` (NULL: default). */
-static gp_tp *record(char *const *cmd, const char *config, char **out) {
-  return record_with(cmd, config, NULL, out);
-}
-
 static const char *const config_with_log =
     "buffers { size_kb: 4096 }\n"
     "data_sources { config { name: \"gpu.renderstages\" } }\n"
@@ -348,26 +228,12 @@ static void check_sample_stages(gp_tp *tp, const char *submit) {
   Q_EQ(tp, "SELECT count(*) FROM gpu WHERE name LIKE 'llvmpipe%'", 1);
 }
 
-/* The GPU row: the device's UUID and its driver, whatever Vulkan version
- * the program asked for (vkcube asks for 1.0). */
-static void check_gpu_info(gp_tp *tp) {
-  Q_EQ(tp,
-       "SELECT count(*) FROM gpu WHERE name GLOB 'llvmpipe*' AND uuid IS NOT "
-       "NULL AND uuid != '00000000000000000000000000000000'",
-       1);
-  Q_EQ(tp,
-       "SELECT count(*) FROM gpu g JOIN args a USING (arg_set_id) WHERE "
-       "g.name GLOB 'llvmpipe*' AND a.key = 'driver_version' AND "
-       "a.display_value GLOB 'llvmpipe Mesa *'",
-       1);
-}
-
 TEST(vulkan_record_sample) {
   vk_env();
   char sample[512];
-  built("tests/vulkan-sample", sample, sizeof(sample));
+  vk_built("tests/vulkan-sample", sample, sizeof(sample));
   char *cmd[] = {sample, NULL}, *out = NULL;
-  gp_tp *tp = record(cmd, NULL, &out);
+  gp_tp *tp = vk_record(cmd, NULL, &out);
   ASSERT(strstr(out, "sample: ok vertices=3 ia_vertices=3 ") != NULL);
   check_sample_stages(tp, "vkQueueSubmit");
   /* Host calls, as many as the sample made. */
@@ -393,7 +259,7 @@ TEST(vulkan_record_sample) {
        "SELECT count(*) FROM vulkan_memory_allocations WHERE source = "
        "'DRIVER'",
        0);
-  check_gpu_info(tp);
+  vk_check_gpu_info(tp);
   Q_EQ(tp,
        "SELECT count(*) FROM stats WHERE severity IN ('error', 'data_loss') "
        "AND value > 0",
@@ -406,9 +272,9 @@ TEST(vulkan_record_sample) {
 TEST(vulkan_record_sample_submit2) {
   vk_env();
   char sample[512];
-  built("tests/vulkan-sample", sample, sizeof(sample));
+  vk_built("tests/vulkan-sample", sample, sizeof(sample));
   char *cmd[] = {sample, "--submit2", NULL}, *out = NULL;
-  gp_tp *tp = record(cmd, NULL, &out);
+  gp_tp *tp = vk_record(cmd, NULL, &out);
   ASSERT(strstr(out, "sample: ok vertices=3 ia_vertices=3 ") != NULL);
   check_sample_stages(tp, "vkQueueSubmit2");
   gp_tp_close(tp);
@@ -421,11 +287,11 @@ TEST(vulkan_record_sample_with_validation) {
     SKIP("the Khronos validation layer is not installed "
          "(Debian vulkan-validationlayers)");
   char sample[512];
-  built("tests/vulkan-sample", sample, sizeof(sample));
+  vk_built("tests/vulkan-sample", sample, sizeof(sample));
   char *cmd[] = {sample, "--validation", "--leak", NULL}, *out = NULL;
   /* gpu.log as configured, and in the default config. */
   for (int dflt = 0; dflt < 2; dflt++) {
-    gp_tp *tp = record(cmd, dflt ? NULL : config_with_log, &out);
+    gp_tp *tp = vk_record(cmd, dflt ? NULL : config_with_log, &out);
     ASSERT(strstr(out, "sample: ok ") != NULL);
     check_sample_stages(tp, "vkQueueSubmit");
     /* The leaked buffer, reported by the validation layer below us. */
@@ -449,17 +315,17 @@ TEST(vulkan_record_sample_with_validation) {
     char *cmd2[] = {sample, "--validation", i < 2 ? "--no-query" : NULL,
                     i == 1 ? "--submit2" : NULL, NULL};
     out = NULL;
-    tp = record(cmd2,
-                "buffers { size_kb: 4096 }\n"
-                "data_sources { config { name: \"gpu.renderstages\" } }\n"
-                "data_sources { config { name: \"gpu.log\" } }\n"
-                "data_sources { config { name: \"gpu.counters\" "
-                "gpu_counter_config { counter_names: \"*_invocations\" "
-                "instrumented_sampling: true } } }\n"
-                "data_sources { config { name: \"vulkan.memory_tracker\" "
-                "vulkan_memory_config { track_driver_memory_usage: true } } "
-                "}\n",
-                &out);
+    tp = vk_record(cmd2,
+                   "buffers { size_kb: 4096 }\n"
+                   "data_sources { config { name: \"gpu.renderstages\" } }\n"
+                   "data_sources { config { name: \"gpu.log\" } }\n"
+                   "data_sources { config { name: \"gpu.counters\" "
+                   "gpu_counter_config { counter_names: \"*_invocations\" "
+                   "instrumented_sampling: true } } }\n"
+                   "data_sources { config { name: \"vulkan.memory_tracker\" "
+                   "vulkan_memory_config { track_driver_memory_usage: true } } "
+                   "}\n",
+                   &out);
     ASSERT(strstr(out, "sample: ok ") != NULL);
     check_sample_stages(tp, i == 1 ? "vkQueueSubmit2" : "vkQueueSubmit");
     Q_EQ(tp,
@@ -485,9 +351,9 @@ TEST(vulkan_record_secondary_command_buffers) {
     SKIP("the Khronos validation layer is not installed "
          "(Debian vulkan-validationlayers)");
   char sample[512];
-  built("tests/vulkan-sample", sample, sizeof(sample));
+  vk_built("tests/vulkan-sample", sample, sizeof(sample));
   char *cmd[] = {sample, "--secondary", "--validation", NULL}, *out = NULL;
-  gp_tp *tp = record(cmd, config_with_log, &out);
+  gp_tp *tp = vk_record(cmd, config_with_log, &out);
   ASSERT(strstr(out, "sample: ok vertices=3 submits=2") != NULL);
   Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0", 7);
   Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0 AND dur > 0",
@@ -526,7 +392,7 @@ TEST(vulkan_record_secondary_command_buffers) {
 TEST(vulkan_record_two_queues) {
   vk_env();
   char sample[512];
-  built("tests/vulkan-sample", sample, sizeof(sample));
+  vk_built("tests/vulkan-sample", sample, sizeof(sample));
   char *plain_argv[] = {sample, "--two-queues", NULL};
   char *quiet[] = {"ASAN_OPTIONS=detect_leaks=0", NULL};
   int rc = ocl_run(plain_argv, quiet, 120, NULL, NULL);
@@ -536,7 +402,7 @@ TEST(vulkan_record_two_queues) {
     SKIP("the device has one queue (lavapipe does): nothing to test here");
   ASSERT_EQ(rc, 0);
   char *cmd[] = {sample, "--two-queues", NULL}, *out = NULL;
-  gp_tp *tp = record(cmd, config_with_log, &out);
+  gp_tp *tp = vk_record(cmd, config_with_log, &out);
   Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0", 7);
   Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0 AND dur > 0",
        7);
@@ -564,10 +430,10 @@ TEST(vulkan_record_two_queues) {
 TEST(vulkan_no_timestamps_marked) {
   vk_env();
   char sample[512];
-  built("tests/vulkan-sample", sample, sizeof(sample));
+  vk_built("tests/vulkan-sample", sample, sizeof(sample));
   setenv("GPUPERF_VULKAN_TEST_TIMESTAMP_BITS", "0", 1);
   char *cmd[] = {sample, NULL}, *out = NULL;
-  gp_tp *tp = record(cmd, config_with_log, &out);
+  gp_tp *tp = vk_record(cmd, config_with_log, &out);
   ASSERT(strstr(out, "sample: ok vertices=3 ") != NULL);
   Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0", 7);
   Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0 AND dur > 0",
@@ -593,16 +459,17 @@ TEST(vulkan_no_timestamps_marked) {
 TEST(vulkan_memory_events_balance) {
   vk_env();
   char sample[512];
-  built("tests/vulkan-sample", sample, sizeof(sample));
+  vk_built("tests/vulkan-sample", sample, sizeof(sample));
   char *cmd[] = {sample, NULL}, *out = NULL;
-  gp_tp *tp = record(cmd,
-                     "buffers { size_kb: 4096 }\n"
-                     "data_sources { config { name: \"gpu.renderstages\" } }\n"
-                     "data_sources { config { name: "
-                     "\"vulkan.memory_tracker\" vulkan_memory_config { "
-                     "track_driver_memory_usage: true "
-                     "track_device_memory_usage: true } } }\n",
-                     &out);
+  gp_tp *tp =
+      vk_record(cmd,
+                "buffers { size_kb: 4096 }\n"
+                "data_sources { config { name: \"gpu.renderstages\" } }\n"
+                "data_sources { config { name: "
+                "\"vulkan.memory_tracker\" vulkan_memory_config { "
+                "track_driver_memory_usage: true "
+                "track_device_memory_usage: true } } }\n",
+                &out);
   ASSERT(strstr(out, "sample: ok ") != NULL);
   /* The sample: 4 allocations, 3 buffers, 1 image, each bound. */
   Q_EQ(tp,
@@ -631,8 +498,8 @@ TEST(vulkan_memory_events_balance) {
   Q_EQ(tp,
        "SELECT count(*) FROM vulkan_memory_allocations WHERE source = "
        "'DRIVER' AND operation = 'CREATE' AND scope IS NOT NULL",
-       q_int(tp, "SELECT count(*) FROM vulkan_memory_allocations WHERE "
-                 "source = 'DRIVER' AND operation = 'DESTROY'"));
+       vk_q_int(tp, "SELECT count(*) FROM vulkan_memory_allocations WHERE "
+                    "source = 'DRIVER' AND operation = 'DESTROY'"));
   Q_EQ(tp,
        "SELECT count(*) > 0 FROM vulkan_memory_allocations WHERE source = "
        "'DRIVER'",
@@ -664,7 +531,7 @@ static int64_t stage_counter(gp_tp *tp, const char *name, const char *stage) {
            "t ON c.track_id = t.id WHERE t.name = '%s' AND c.ts = (SELECT ts "
            "FROM gpu_slice WHERE name = '%s')), -1)",
            name, stage);
-  return q_int(tp, sql);
+  return vk_q_int(tp, sql);
 }
 
 /* The layer's pipeline statistics of each measured stage equal what the
@@ -674,7 +541,7 @@ static int64_t stage_counter(gp_tp *tp, const char *name, const char *stage) {
 TEST(vulkan_pipeline_statistics_per_stage) {
   vk_env();
   char sample[512];
-  built("tests/vulkan-sample", sample, sizeof(sample));
+  vk_built("tests/vulkan-sample", sample, sizeof(sample));
   char *plain_argv[] = {sample, NULL}, *plain = NULL;
   char *quiet[] = {"ASAN_OPTIONS=detect_leaks=0", NULL};
   int rc = ocl_run(plain_argv, quiet, 120, &plain, NULL);
@@ -691,15 +558,16 @@ TEST(vulkan_pipeline_statistics_per_stage) {
               {"fs_invocations", "fs=", "Offscreen pass"},
               {"cs_invocations", "cs=", "Double values"}};
   char *cmd[] = {sample, "--no-query", NULL}, *out = NULL;
-  gp_tp *tp = record(cmd,
-                     "buffers { size_kb: 4096 }\n"
-                     "data_sources { config { name: \"gpu.renderstages\" } }\n"
-                     "data_sources { config { name: \"gpu.counters\" "
-                     "gpu_counter_config { counter_names: \"ia_*\" "
-                     "counter_names: \"*_invocations\" "
-                     "counter_names: \"clipping_primitives\" "
-                     "instrumented_sampling: true } } }\n",
-                     &out);
+  gp_tp *tp =
+      vk_record(cmd,
+                "buffers { size_kb: 4096 }\n"
+                "data_sources { config { name: \"gpu.renderstages\" } }\n"
+                "data_sources { config { name: \"gpu.counters\" "
+                "gpu_counter_config { counter_names: \"ia_*\" "
+                "counter_names: \"*_invocations\" "
+                "counter_names: \"clipping_primitives\" "
+                "instrumented_sampling: true } } }\n",
+                &out);
   ASSERT(strstr(out, "sample: ok vertices=3 submits=2") != NULL);
   for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
     int64_t own = field(plain, want[i].key);
@@ -718,15 +586,15 @@ TEST(vulkan_pipeline_statistics_per_stage) {
 
   /* Only the stages the name filter lets through are measured. */
   out = NULL;
-  tp = record(cmd,
-              "buffers { size_kb: 4096 }\n"
-              "data_sources { config { name: \"gpu.renderstages\" } }\n"
-              "data_sources { config { name: \"gpu.counters\" "
-              "gpu_counter_config { counter_names: \"ia_vertices\" "
-              "counter_names: \"cs_invocations\" "
-              "instrumented_sampling_config { activity_name_filters { "
-              "name_glob: \"Offscreen*\" } } } } }\n",
-              &out);
+  tp = vk_record(cmd,
+                 "buffers { size_kb: 4096 }\n"
+                 "data_sources { config { name: \"gpu.renderstages\" } }\n"
+                 "data_sources { config { name: \"gpu.counters\" "
+                 "gpu_counter_config { counter_names: \"ia_vertices\" "
+                 "counter_names: \"cs_invocations\" "
+                 "instrumented_sampling_config { activity_name_filters { "
+                 "name_glob: \"Offscreen*\" } } } } }\n",
+                 &out);
   ASSERT_EQ(stage_counter(tp, "ia_vertices", "Offscreen pass"), 3);
   Q_EQ(tp,
        "SELECT count(DISTINCT c.ts) FROM counter c JOIN counter_track t ON "
@@ -738,80 +606,6 @@ TEST(vulkan_pipeline_statistics_per_stage) {
   free(plain);
 }
 
-/* True if prog is found on PATH. */
-static bool on_path(const char *prog) {
-  const char *path = getenv("PATH");
-  char buf[1024];
-  for (const char *p = path; p && *p;) {
-    const char *c = strchr(p, ':');
-    size_t n = c ? (size_t)(c - p) : strlen(p);
-    snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, p, prog);
-    if (access(buf, X_OK) == 0)
-      return true;
-    p = c ? c + 1 : NULL;
-  }
-  return false;
-}
-
-TEST(vulkan_record_vkcube) {
-  vk_env();
-  if (!on_path("xvfb-run") || !on_path("Xvfb"))
-    SKIP("xvfb-run is not installed (Debian xvfb)");
-  if (!on_path("vkcube"))
-    SKIP("vkcube is not installed (Debian vulkan-tools)");
-  const char *cli = cli_path(false);
-  char trace[512];
-  snprintf(trace, sizeof(trace), "%s", gp_test_path(0, "cube.pftrace"));
-  char *argv[] = {"/usr/bin/xvfb-run",
-                  "-a",
-                  (char *)cli,
-                  "record",
-                  "-q",
-                  "-o",
-                  trace,
-                  "--",
-                  "vkcube",
-                  "--c",
-                  "100",
-                  NULL};
-  char *err = NULL;
-  int rc = ocl_run(argv, NULL, 240, NULL, &err);
-  if (rc != 0)
-    gp_test_fail(__FILE__, __LINE__, "xvfb-run gpuperf record vkcube: %d\n%s",
-                 rc, err ? err : "");
-  free(err);
-  gp_tp *tp = NULL;
-  gp_tp_error e;
-  if (gp_tp_open(trace, NULL, &tp, &e) != 0)
-    gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
-  /* 100 frames: a render pass and a present each. */
-  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Render pass'", 100);
-  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkQueuePresentKHR'", 100);
-  Q_EQ(tp,
-       "SELECT count(*) FROM gpu_slice WHERE name = 'Render pass' AND "
-       "render_pass != 0 AND render_target != 0 AND dur > 0",
-       100);
-  Q_EQ(tp,
-       "SELECT count(*) FROM stats WHERE severity IN ('error', 'data_loss') "
-       "AND value > 0",
-       0);
-  /* Everything cheap, with no config: API calls, memory, Utilization, and
-   * the device as it is. */
-  Q_EQ(tp, "SELECT count(*) > 0 FROM slice WHERE name = 'vkQueueSubmit'", 1);
-  Q_EQ(tp, "SELECT count(*) > 0 FROM vulkan_memory_allocations", 1);
-  Q_EQ(tp,
-       "SELECT count(*) > 0 FROM counter c JOIN gpu_counter_track t ON "
-       "c.track_id = t.id WHERE t.name = 'Utilization'",
-       1);
-  check_gpu_info(tp);
-  /* Utilization against the frames' own GPU times: every window, and the
-   * time-weighted mean within a point of the busy share of the slices. */
-  int64_t ugpu = q_int(tp, "SELECT id FROM gpu WHERE name GLOB 'llvmpipe*'");
-  size_t n = 0;
-  free(derived_check_windows(tp, ugpu, &n));
-  gp_tp_close(tp);
-}
-
 /* The Vulkan device's Utilization (derived from its command buffers'
  * GPU times, beside the pipeline statistics in one catalog) in a default
  * recording: every window equals the union of the device's stages in it,
@@ -819,10 +613,10 @@ TEST(vulkan_record_vkcube) {
 TEST(vulkan_derived_utilization) {
   vk_env();
   char sample[512];
-  built("tests/vulkan-sample", sample, sizeof(sample));
+  vk_built("tests/vulkan-sample", sample, sizeof(sample));
   char *cmd[] = {sample, NULL}, *out = NULL;
-  gp_tp *tp = record(cmd, NULL, &out);
-  int64_t ugpu = q_int(tp, "SELECT id FROM gpu WHERE name GLOB 'llvmpipe*'");
+  gp_tp *tp = vk_record(cmd, NULL, &out);
+  int64_t ugpu = vk_q_int(tp, "SELECT id FROM gpu WHERE name GLOB 'llvmpipe*'");
   Q_EQ(tp,
        "SELECT count(*) FROM gpu_counter_track WHERE name = 'Utilization' "
        "AND description LIKE 'Derived%'",
@@ -848,7 +642,7 @@ static int64_t track_samples(gp_tp *tp, const char *name) {
            "JOIN gpu_counter_track t ON c.track_id = t.id WHERE t.name = "
            "'%s') END",
            name, name);
-  return q_int(tp, sql);
+  return vk_q_int(tp, sql);
 }
 
 /* Pipeline statistics (per render stage) and Utilization (per window)
@@ -860,7 +654,7 @@ TEST(vulkan_counters_compose) {
 #endif
   vk_env();
   char sample[512];
-  built("tests/vulkan-sample", sample, sizeof(sample));
+  vk_built("tests/vulkan-sample", sample, sizeof(sample));
   char *cmd[] = {sample, "--no-query", NULL}, *out = NULL;
   static const char *const configs[] = {
       NULL, /* -e */
@@ -880,7 +674,7 @@ TEST(vulkan_counters_compose) {
       "counter_names: \"fs_invocations\" } } }\n"};
   for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
     char *args[] = {"-e", "Utilization,ia_vertices,fs_invocations", NULL};
-    gp_tp *tp = record_with(cmd, configs[i], configs[i] ? NULL : args, &out);
+    gp_tp *tp = vk_record_with(cmd, configs[i], configs[i] ? NULL : args, &out);
     ASSERT(strstr(out, "sample: ok ") != NULL);
     ASSERT_EQ(stage_counter(tp, "ia_vertices", "Offscreen pass"), 3);
     ASSERT_GE(stage_counter(tp, "fs_invocations", "Offscreen pass"), 1);
@@ -894,152 +688,16 @@ TEST(vulkan_counters_compose) {
   }
   /* One statistic alone: measured, and nothing else is sampled. */
   char *args[] = {"-e", "ia_vertices", NULL};
-  gp_tp *tp = record_with(cmd, NULL, args, &out);
+  gp_tp *tp = vk_record_with(cmd, NULL, args, &out);
   ASSERT_EQ(stage_counter(tp, "ia_vertices", "Offscreen pass"), 3);
   ASSERT_EQ(track_samples(tp, "Utilization"), -1);
   gp_tp_close(tp);
   free(out);
 }
 
-/* The output of vkcube with its validation messages, handles (which
- * differ from run to run) written as "0x?", without the lines of
- * xvfb-run itself (it sometimes fails to clean up its directory). */
-static char *vkcube_output(const char *cli, const char *trace) {
-  char *argv[16] = {"/usr/bin/xvfb-run", "-a"};
-  int n = 2;
-  if (cli) {
-    argv[n++] = (char *)cli;
-    argv[n++] = "record";
-    argv[n++] = "-q";
-    argv[n++] = "-o";
-    argv[n++] = (char *)trace;
-    argv[n++] = "--";
-  }
-  argv[n++] = "vkcube";
-  argv[n++] = "--c";
-  argv[n++] = "20";
-  argv[n++] = "--validate";
-  argv[n++] = "--force_errors";
-  argv[n] = NULL;
-  char *out = NULL, *err = NULL;
-  ocl_run(argv, NULL, 240, &out, &err);
-  size_t len = strlen(out) + strlen(err) + 2;
-  char *all = malloc(len), *w = all;
-  ASSERT_NOT_NULL(all);
-  snprintf(all, len, "%s\n%s", out, err);
-  for (const char *p = all; *p;) {
-    if ((p == all || p[-1] == '\n') && strncmp(p, "xvfb-run:", 9) == 0) {
-      const char *nl = strchr(p, '\n');
-      p = nl ? nl + 1 : p + strlen(p);
-      continue;
-    }
-    if (p[0] == '0' && p[1] == 'x') {
-      p += 2;
-      while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))
-        p++;
-      memcpy(w, "0x?", 3);
-      w += 3;
-    } else {
-      *w++ = *p++;
-    }
-  }
-  *w = '\0';
-  free(out);
-  free(err);
-  return all;
-}
-
-/* vkcube --validate prints what the validation layer tells its debug
- * callback: recorded, not a line of it changes (the loader adds nothing),
- * and the two errors --force_errors makes are in the GPU log. */
-TEST(vulkan_vkcube_output_unchanged) {
-  vk_env();
-  if (!on_path("xvfb-run") || !on_path("Xvfb"))
-    SKIP("xvfb-run is not installed (Debian xvfb)");
-  if (!on_path("vkcube"))
-    SKIP("vkcube is not installed (Debian vulkan-tools)");
-  if (access(VALIDATION_MANIFEST, R_OK) != 0)
-    SKIP("the Khronos validation layer is not installed "
-         "(Debian vulkan-validationlayers)");
-  const char *cli = cli_path(false);
-  char trace[512];
-  snprintf(trace, sizeof(trace), "%s", gp_test_path(0, "cube.pftrace"));
-  char *plain = vkcube_output(NULL, NULL);
-  char *recorded = vkcube_output(cli, trace);
-  ASSERT(strstr(plain, "VUID-") != NULL); /* it did print its errors */
-  ASSERT_STR_EQ(recorded, plain);
-  gp_tp *tp = NULL;
-  gp_tp_error e;
-  if (gp_tp_open(trace, NULL, &tp, &e) != 0)
-    gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
-  Q_EQ(tp,
-       "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
-       "WHERE t.name = 'GPU Log' AND s.name = 'ERROR'",
-       2);
-  gp_tp_close(tp);
-  free(plain);
-  free(recorded);
-}
-
-/* A Vulkan program recorded by a gpuperf whose layer is not there (not
- * built beside its libgpuperf, or not where GPUPERF_VULKAN_LAYER_DIR
- * says): record says so before the program runs, and again when nothing
- * was recorded, naming the fix. */
-TEST(vulkan_record_says_layer_missing) {
-  vk_env();
-  char sample[512], lib[512];
-  built("tests/vulkan-sample", sample, sizeof(sample));
-  const char *cli = cli_path(false);
-  built("libgpuperf.so", lib, sizeof(lib));
-  /* A CLI with its libgpuperf and nothing else: as a build without
-   * libvulkan-dev leaves it. */
-  const char *dir = gp_test_path(1, "bare");
-  char cmd[2048];
-  snprintf(cmd, sizeof(cmd),
-           "mkdir -p '%s' && cp '%s' '%s/' && cp '%s' '%s/' && "
-           "ln -sf libgpuperf.so '%s/libgpuperf.so.0'",
-           dir, cli, dir, lib, dir, dir);
-  ASSERT_EQ(system(cmd), 0);
-  char bare[600];
-  snprintf(bare, sizeof(bare), "%s/gpuperf", dir);
-  char *trace = strdup(gp_test_path(0, "t.pftrace"));
-  for (int env = 0; env < 2; env++) {
-    char *argv[] = {
-        env ? (char *)cli : bare, "record", "-o", trace, "--", sample, NULL};
-    char *envv[] = {env ? "GPUPERF_VULKAN_LAYER_DIR=/nonexistent" : NULL, NULL};
-    char *out = NULL, *err = NULL;
-    int rc = ocl_run(argv, envv, 120, &out, &err);
-    if (rc == 3)
-      SKIP("no Vulkan device");
-    ASSERT_EQ(rc, 0);
-    const char *want = env ? "GPUPERF_VULKAN_LAYER_DIR=/nonexistent has no "
-                             "vulkan/implicit_layer.d/gpuperf_layer.json"
-                           : "Vulkan layer (libgpuperf-vulkan.so) is not built";
-    char first[600];
-    snprintf(first, sizeof(first),
-             "gpuperf record: warning: '%s' uses Vulkan, but its Vulkan work "
-             "will not be recorded: ",
-             sample);
-    if (!strstr(err, first) || !strstr(err, want) ||
-        (!env && !strstr(err, "install libvulkan-dev")))
-      gp_test_fail(__FILE__, __LINE__, "want '%s' and '%s' in:\n%s", first,
-                   want, err);
-    ASSERT(strstr(err, "nothing was recorded; gpuperf's Vulkan layer") != NULL);
-    free(out);
-    free(err);
-  }
-  free(trace);
-}
-
 #else
 
 TEST(vulkan_counters_compose) {
-  SKIP("built without the trace processor");
-}
-TEST(vulkan_vkcube_output_unchanged) {
-  SKIP("built without the trace processor");
-}
-TEST(vulkan_record_says_layer_missing) {
   SKIP("built without the trace processor");
 }
 TEST(vulkan_record_sample) {
@@ -1049,9 +707,6 @@ TEST(vulkan_derived_utilization) {
   SKIP("built without the trace processor");
 }
 TEST(vulkan_record_sample_with_validation) {
-  SKIP("built without the trace processor");
-}
-TEST(vulkan_record_vkcube) {
   SKIP("built without the trace processor");
 }
 TEST(vulkan_memory_events_balance) {

@@ -1,0 +1,214 @@
+/*
+ * test_vulkan_programs.c - `gpuperf record` of Vulkan programs as a user
+ * runs them: vkcube under Xvfb (its frames, everything cheap recorded with
+ * no config, its own output unchanged by the recording) and a program
+ * whose layer is missing (record says so, naming the fix).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/vkutil.h"
+#include "harness.h"
+#include "opencl/oclutil.h"
+
+#if HAVE_TP
+#include "api/derived_check.h"
+
+TEST(vulkan_record_vkcube) {
+  vk_env();
+  vk_need_vkcube();
+  const char *cli = vk_cli_path(false);
+  char trace[512];
+  snprintf(trace, sizeof(trace), "%s", gp_test_path(0, "cube.pftrace"));
+  char *argv[] = {"/usr/bin/xvfb-run",
+                  "-a",
+                  (char *)cli,
+                  "record",
+                  "-q",
+                  "-o",
+                  trace,
+                  "--",
+                  "vkcube",
+                  "--c",
+                  "100",
+                  NULL};
+  char *err = NULL;
+  int rc = ocl_run(argv, NULL, 240, NULL, &err);
+  if (rc != 0)
+    gp_test_fail(__FILE__, __LINE__, "xvfb-run gpuperf record vkcube: %d\n%s",
+                 rc, err ? err : "");
+  free(err);
+  gp_tp *tp = NULL;
+  gp_tp_error e;
+  if (gp_tp_open(trace, NULL, &tp, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
+  /* 100 frames: a render pass and a present each. */
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Render pass'", 100);
+  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkQueuePresentKHR'", 100);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE name = 'Render pass' AND "
+       "render_pass != 0 AND render_target != 0 AND dur > 0",
+       100);
+  Q_EQ(tp,
+       "SELECT count(*) FROM stats WHERE severity IN ('error', 'data_loss') "
+       "AND value > 0",
+       0);
+  /* Everything cheap, with no config: API calls, memory, Utilization, and
+   * the device as it is. */
+  Q_EQ(tp, "SELECT count(*) > 0 FROM slice WHERE name = 'vkQueueSubmit'", 1);
+  Q_EQ(tp, "SELECT count(*) > 0 FROM vulkan_memory_allocations", 1);
+  Q_EQ(tp,
+       "SELECT count(*) > 0 FROM counter c JOIN gpu_counter_track t ON "
+       "c.track_id = t.id WHERE t.name = 'Utilization'",
+       1);
+  vk_check_gpu_info(tp);
+  /* Utilization against the frames' own GPU times: every window, and the
+   * time-weighted mean within a point of the busy share of the slices. */
+  int64_t ugpu = vk_q_int(tp, "SELECT id FROM gpu WHERE name GLOB 'llvmpipe*'");
+  size_t n = 0;
+  free(derived_check_windows(tp, ugpu, &n));
+  gp_tp_close(tp);
+}
+
+/* The output of vkcube with its validation messages, handles (which
+ * differ from run to run) written as "0x?", without the lines of
+ * xvfb-run itself (it sometimes fails to clean up its directory). */
+static char *vkcube_output(const char *cli, const char *trace) {
+  char *argv[16] = {"/usr/bin/xvfb-run", "-a"};
+  int n = 2;
+  if (cli) {
+    argv[n++] = (char *)cli;
+    argv[n++] = "record";
+    argv[n++] = "-q";
+    argv[n++] = "-o";
+    argv[n++] = (char *)trace;
+    argv[n++] = "--";
+  }
+  argv[n++] = "vkcube";
+  argv[n++] = "--c";
+  argv[n++] = "20";
+  argv[n++] = "--validate";
+  argv[n++] = "--force_errors";
+  argv[n] = NULL;
+  char *out = NULL, *err = NULL;
+  ocl_run(argv, NULL, 240, &out, &err);
+  size_t len = strlen(out) + strlen(err) + 2;
+  char *all = malloc(len), *w = all;
+  ASSERT_NOT_NULL(all);
+  snprintf(all, len, "%s\n%s", out, err);
+  for (const char *p = all; *p;) {
+    if ((p == all || p[-1] == '\n') && strncmp(p, "xvfb-run:", 9) == 0) {
+      const char *nl = strchr(p, '\n');
+      p = nl ? nl + 1 : p + strlen(p);
+      continue;
+    }
+    if (p[0] == '0' && p[1] == 'x') {
+      p += 2;
+      while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))
+        p++;
+      memcpy(w, "0x?", 3);
+      w += 3;
+    } else {
+      *w++ = *p++;
+    }
+  }
+  *w = '\0';
+  free(out);
+  free(err);
+  return all;
+}
+
+/* vkcube --validate prints what the validation layer tells its debug
+ * callback: recorded, not a line of it changes (the loader adds nothing),
+ * and the two errors --force_errors makes are in the GPU log. */
+TEST(vulkan_vkcube_output_unchanged) {
+  vk_env();
+  vk_need_vkcube();
+  if (access(VALIDATION_MANIFEST, R_OK) != 0)
+    SKIP("the Khronos validation layer is not installed "
+         "(Debian vulkan-validationlayers)");
+  const char *cli = vk_cli_path(false);
+  char trace[512];
+  snprintf(trace, sizeof(trace), "%s", gp_test_path(0, "cube.pftrace"));
+  char *plain = vkcube_output(NULL, NULL);
+  char *recorded = vkcube_output(cli, trace);
+  ASSERT(strstr(plain, "VUID-") != NULL); /* it did print its errors */
+  ASSERT_STR_EQ(recorded, plain);
+  gp_tp *tp = NULL;
+  gp_tp_error e;
+  if (gp_tp_open(trace, NULL, &tp, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
+  Q_EQ(tp,
+       "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
+       "WHERE t.name = 'GPU Log' AND s.name = 'ERROR'",
+       2);
+  gp_tp_close(tp);
+  free(plain);
+  free(recorded);
+}
+
+/* A Vulkan program recorded by a gpuperf whose layer is not there (not
+ * built beside its libgpuperf, or not where GPUPERF_VULKAN_LAYER_DIR
+ * says): record says so before the program runs, and again when nothing
+ * was recorded, naming the fix. */
+TEST(vulkan_record_says_layer_missing) {
+  vk_env();
+  char sample[512], lib[512];
+  vk_built("tests/vulkan-sample", sample, sizeof(sample));
+  const char *cli = vk_cli_path(false);
+  vk_built("libgpuperf.so", lib, sizeof(lib));
+  /* A CLI with its libgpuperf and nothing else: as a build without
+   * libvulkan-dev leaves it. */
+  const char *dir = gp_test_path(1, "bare");
+  char cmd[2048];
+  snprintf(cmd, sizeof(cmd),
+           "mkdir -p '%s' && cp '%s' '%s/' && cp '%s' '%s/' && "
+           "ln -sf libgpuperf.so '%s/libgpuperf.so.0'",
+           dir, cli, dir, lib, dir, dir);
+  ASSERT_EQ(system(cmd), 0);
+  char bare[600];
+  snprintf(bare, sizeof(bare), "%s/gpuperf", dir);
+  char *trace = strdup(gp_test_path(0, "t.pftrace"));
+  for (int env = 0; env < 2; env++) {
+    char *argv[] = {
+        env ? (char *)cli : bare, "record", "-o", trace, "--", sample, NULL};
+    char *envv[] = {env ? "GPUPERF_VULKAN_LAYER_DIR=/nonexistent" : NULL, NULL};
+    char *out = NULL, *err = NULL;
+    int rc = ocl_run(argv, envv, 120, &out, &err);
+    if (rc == 3)
+      SKIP("no Vulkan device");
+    ASSERT_EQ(rc, 0);
+    const char *want = env ? "GPUPERF_VULKAN_LAYER_DIR=/nonexistent has no "
+                             "vulkan/implicit_layer.d/gpuperf_layer.json"
+                           : "Vulkan layer (libgpuperf-vulkan.so) is not built";
+    char first[600];
+    snprintf(first, sizeof(first),
+             "gpuperf record: warning: '%s' uses Vulkan, but its Vulkan work "
+             "will not be recorded: ",
+             sample);
+    if (!strstr(err, first) || !strstr(err, want) ||
+        (!env && !strstr(err, "install libvulkan-dev")))
+      gp_test_fail(__FILE__, __LINE__, "want '%s' and '%s' in:\n%s", first,
+                   want, err);
+    ASSERT(strstr(err, "nothing was recorded; gpuperf's Vulkan layer") != NULL);
+    free(out);
+    free(err);
+  }
+  free(trace);
+}
+
+#else
+
+TEST(vulkan_record_vkcube) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_vkcube_output_unchanged) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_record_says_layer_missing) {
+  SKIP("built without the trace processor");
+}
+
+#endif
