@@ -694,6 +694,7 @@ typedef struct gp__tp_sorter {
   uint64_t out_of_order; /* entries dropped for coming after later ones */
   uint32_t *heap; /* queues with entries left but cur, by (head ts, index) */
   uint32_t nheap;
+  uint32_t *hpos; /* windows: each queue's slot in heap (UINT32_MAX: none) */
   bool has_cur;
   uint32_t cur;  /* the queue taking its turn */
   int64_t limit; /* its turn lasts while its head is at or before this */

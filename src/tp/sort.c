@@ -273,6 +273,13 @@ static bool queue_less(const gp__tp_sorter *s, uint32_t x, uint32_t y) {
   return tx < ty || (tx == ty && x < y);
 }
 
+/* Puts queue x at heap slot i, keeping its slot where windows need it. */
+static void heap_set(gp__tp_sorter *s, uint32_t i, uint32_t x) {
+  s->heap[i] = x;
+  if (s->hpos)
+    s->hpos[x] = i;
+}
+
 static void queue_sift_down(gp__tp_sorter *s, uint32_t i) {
   uint32_t x = s->heap[i];
   for (;;) {
@@ -283,22 +290,38 @@ static void queue_sift_down(gp__tp_sorter *s, uint32_t i) {
       c++;
     if (!queue_less(s, s->heap[c], x))
       break;
-    s->heap[i] = s->heap[c];
+    heap_set(s, i, s->heap[c]);
     i = c;
   }
-  s->heap[i] = x;
+  heap_set(s, i, x);
 }
 
-static void queue_push(gp__tp_sorter *s, uint32_t x) {
-  uint32_t i = s->nheap++;
+/* Moves queue x, at slot i, up to where its (earlier) head belongs. */
+static void queue_sift_up(gp__tp_sorter *s, uint32_t i, uint32_t x) {
   while (i > 0) {
     uint32_t p = (i - 1) / 2;
     if (!queue_less(s, x, s->heap[p]))
       break;
-    s->heap[i] = s->heap[p];
+    heap_set(s, i, s->heap[p]);
     i = p;
   }
-  s->heap[i] = x;
+  heap_set(s, i, x);
+}
+
+static void queue_push(gp__tp_sorter *s, uint32_t x) {
+  queue_sift_up(s, s->nheap++, x);
+}
+
+/* Takes the heap's first queue out. */
+static uint32_t queue_pop(gp__tp_sorter *s) {
+  uint32_t top = s->heap[0];
+  if (s->hpos)
+    s->hpos[top] = UINT32_MAX;
+  if (--s->nheap) {
+    heap_set(s, 0, s->heap[s->nheap]);
+    queue_sift_down(s, 0);
+  }
+  return top;
 }
 
 /* Applies window k's changes to the lengths in len. */
@@ -307,34 +330,38 @@ static void apply_window(const gp__tp_windows *w, size_t k, uint32_t *len) {
     len[w->changes.v[i].queue] = w->changes.v[i].len;
 }
 
+/* Makes queue q's entries up to len visible; its head can only come
+ * earlier, so it moves up in the heap of queues (or joins it). */
+static void show(gp__tp_sorter *s, uint32_t q, uint32_t len) {
+  gp__tp_wqueue *w = &s->wq[q];
+  if (len <= w->vis)
+    return;
+  wq_show(w, len);
+  if (s->hpos[q] == UINT32_MAX)
+    queue_push(s, q);
+  else
+    queue_sift_up(s, s->hpos[q], q);
+}
+
 /*
  * The next window: at read k of the service's buffers (k >= 1), Perfetto's
  * sorter has what was pushed by then, and hands out, in order, what had
  * been pushed by read k - 1 (the first read hands out nothing: what came
- * before the trace). After the last read, all the rest. Queues whose head
- * changes go back into the heap of queues.
+ * before the trace). After the last read, all the rest. Only the queues
+ * a window changed move in the heap of queues: O(changes log q).
  */
 static void next_window(gp__tp_sorter *s) {
   const gp__tp_windows *w = s->win;
-  s->has_cur = false;
+  s->has_cur = false; /* the caller put it back */
   if (s->phase < w->ends.n) {
     apply_window(w, s->phase - 1, s->lim);
     size_t k = s->phase++;
-    for (size_t i = k ? w->ends.v[k - 1] : 0; i < w->ends.v[k]; i++) {
-      gp__tp_wqueue *q = &s->wq[w->changes.v[i].queue];
-      wq_show(q, w->changes.v[i].len);
-    }
+    for (size_t i = k ? w->ends.v[k - 1] : 0; i < w->ends.v[k]; i++)
+      show(s, w->changes.v[i].queue, w->changes.v[i].len);
   } else {
     s->lim = NULL; /* the end of the trace: all */
-    for (size_t i = 0; i < s->nq; i++)
-      wq_show(&s->wq[i], s->wq[i].n);
-  }
-  /* Heads changed: the heap of queues again, from the queues with any. */
-  s->nheap = 0;
-  for (uint32_t i = 0; i < s->nq; i++) {
-    int64_t ts;
-    if (q_peek(s, i, &ts))
-      queue_push(s, i);
+    for (uint32_t i = 0; i < s->nq; i++)
+      show(s, i, (uint32_t)s->wq[i].n);
   }
 }
 
@@ -352,11 +379,15 @@ int gp__tp_sorter_init(gp__tp_sorter *s, gp__tp_queue *q, size_t nq,
   if (windows) {
     s->wq = calloc(nq1, sizeof(*s->wq));
     s->lim = s->lim_mem = calloc(nq1, sizeof(*s->lim));
+    s->hpos = malloc(nq1 * sizeof(*s->hpos));
+    if (s->hpos)
+      memset(s->hpos, 0xff, nq1 * sizeof(*s->hpos)); /* none in the heap */
   } else {
     s->q = calloc(nq1, sizeof(*s->q));
   }
-  int rc =
-      s->heap && (windows ? s->wq && s->lim : s->q != NULL) ? 0 : GP_ENOMEM;
+  int rc = s->heap && (windows ? s->wq && s->lim && s->hpos : s->q != NULL)
+               ? 0
+               : GP_ENOMEM;
   for (size_t i = 0; i < nq; i++) {
     gp__tp_entry *a = q[i].v;
     size_t cap = q[i].cap, n = q[i].n;
@@ -387,7 +418,7 @@ int gp__tp_sorter_init(gp__tp_sorter *s, gp__tp_queue *q, size_t nq,
   if (windows) {
     /* Window 0 is what read 0 saw: visible from read 1 on. */
     for (size_t i = 0; i < win->ends.v[0]; i++)
-      wq_show(&s->wq[win->changes.v[i].queue], win->changes.v[i].len);
+      show(s, win->changes.v[i].queue, win->changes.v[i].len);
     s->phase = 1;
     next_window(s);
   }
@@ -413,10 +444,7 @@ bool gp__tp_sorter_next(gp__tp_sorter *s, gp__tp_entry *out) {
         next_window(s); /* Perfetto's sorter stops at that head */
         continue;
       }
-      s->cur = s->heap[0];
-      s->heap[0] = s->heap[--s->nheap];
-      if (s->nheap)
-        queue_sift_down(s, 0);
+      s->cur = queue_pop(s);
       s->has_cur = true;
       s->limit = INT64_MAX;
       if (s->nheap)
@@ -458,5 +486,6 @@ void gp__tp_sorter_fini(gp__tp_sorter *s) {
   free(s->wq);
   free(s->heap);
   free(s->lim_mem);
+  free(s->hpos);
   memset(s, 0, sizeof(*s));
 }
