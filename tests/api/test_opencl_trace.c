@@ -13,28 +13,13 @@
 
 #if __has_include("gpuperf/tp.h")
 #include "gpuperf/tp.h"
+#include "tp/tputil.h"
 #define HAVE_TP 1
 #else
 #define HAVE_TP 0
 #endif
 
 #if HAVE_TP
-
-/* The first column of the first row of sql, as an integer. */
-static int64_t q_int(gp_tp *tp, const char *sql) {
-  gp_tp_rows *rows = NULL;
-  gp_tp_error err;
-  if (gp_tp_query(tp, sql, &rows, &err) != 0)
-    gp_test_fail(__FILE__, __LINE__, "%s\n    %s", sql, err.message);
-  int64_t v = 0;
-  int rc = gp_tp_rows_next(rows, &err);
-  if (rc < 0)
-    gp_test_fail(__FILE__, __LINE__, "%s\n    %s", sql, err.message);
-  if (rc == 1)
-    v = gp_tp_rows_int(rows, 0);
-  gp_tp_rows_destroy(rows);
-  return v;
-}
 
 static const char *build_file(const char *name, char *buf, size_t size) {
   if (!ocl_build_path(name, buf, size))
@@ -125,7 +110,7 @@ static void check_counts(gp_tp *tp, const char *out, const char *tag,
                " AND coalesce(extract_arg(s.arg_set_id, "
                "'launch__shared_mem_per_block_dynamic'), 0) = %u",
                name, where_p, g[0], g[1], g[2], b[0], b[1], b[2], local);
-      int64_t v = q_int(tp, sql);
+      int64_t v = tp_int(tp, sql);
       if (v / 1000000 != launches + failed || v % 1000000 != launches)
         gp_test_fail(__FILE__, __LINE__,
                      "kernel %s grid %u,%u,%u block %u,%u,%u: %lld slices, "
@@ -145,7 +130,7 @@ static void check_counts(gp_tp *tp, const char *out, const char *tag,
                "extract_arg(s.arg_set_id, 'bytes')), 0) FROM gpu_slice s "
                "WHERE s.name = 'Memcpy %s'%s",
                kind, where_p);
-      int64_t v = q_int(tp, sql);
+      int64_t v = tp_int(tp, sql);
       ASSERT_EQ(v / 1000000000000ll, n);
       ASSERT_EQ(v % 1000000000000ll, (int64_t)bytes);
     } else if (strncmp(rest, "memset ", 7) == 0) {
@@ -154,7 +139,7 @@ static void check_counts(gp_tp *tp, const char *out, const char *tag,
                "extract_arg(s.arg_set_id, 'bytes')), 0) FROM gpu_slice s "
                "WHERE s.name = 'Memset'%s",
                where_p);
-      int64_t v = q_int(tp, sql);
+      int64_t v = tp_int(tp, sql);
       ASSERT_EQ(v / 1000000000000ll, field(rest, "n="));
       ASSERT_EQ(v % 1000000000000ll, (int64_t)field(rest, "bytes="));
     } else if (strncmp(rest, "commands=", 9) == 0) {
@@ -169,18 +154,18 @@ static void check_counts(gp_tp *tp, const char *out, const char *tag,
            "SELECT count(*) FROM gpu_slice s WHERE s.track_id NOT IN (SELECT "
            "id FROM track WHERE name = 'GPU Log')%s",
            where_p);
-  ASSERT_EQ(q_int(tp, sql), commands);
+  ASSERT_EQ(tp_int(tp, sql), commands);
   snprintf(sql, sizeof(sql),
            "SELECT count(*) FROM gpu_slice s WHERE s.render_stage_category "
            "= 2%s",
            where_p);
-  ASSERT_EQ(q_int(tp, sql), kernels);
+  ASSERT_EQ(tp_int(tp, sql), kernels);
   /* Dependency flows: between GPU slices, one per wait the sample made. */
   snprintf(sql, sizeof(sql),
            "SELECT count(*) FROM flow f JOIN gpu_slice o ON o.id = "
            "f.slice_out JOIN gpu_slice s ON s.id = f.slice_in WHERE 1%s",
            where_p);
-  ASSERT_EQ(q_int(tp, sql), deps);
+  ASSERT_EQ(tp_int(tp, sql), deps);
   /* Correlation flows: every command from exactly one clEnqueue* call. */
   snprintf(sql, sizeof(sql),
            "SELECT count(*) * 1000000 + count(DISTINCT f.slice_in) FROM flow "
@@ -188,7 +173,7 @@ static void check_counts(gp_tp *tp, const char *out, const char *tag,
            "f.slice_in WHERE a.id NOT IN (SELECT id FROM gpu_slice) AND "
            "a.name LIKE 'clEnqueue%%'%s",
            where_p);
-  ASSERT_EQ(q_int(tp, sql), (int64_t)commands * 1000000 + (int64_t)commands);
+  ASSERT_EQ(tp_int(tp, sql), (int64_t)commands * 1000000 + (int64_t)commands);
 }
 
 TEST(opencl_trace_of_the_sample) {
@@ -197,17 +182,17 @@ TEST(opencl_trace_of_the_sample) {
   gp_tp *tp = record(args, 3, true, &out);
   check_counts(tp, out, "main", 0);
   /* Kernels ran for some time; the one that failed for none. */
-  ASSERT_EQ(q_int(tp, "SELECT count(*) FROM gpu_slice WHERE "
-                      "render_stage_category = 2 AND dur <= 0"),
+  ASSERT_EQ(tp_int(tp, "SELECT count(*) FROM gpu_slice WHERE "
+                       "render_stage_category = 2 AND dur <= 0"),
             1);
   /* The device, named as the driver names it, and no losses. */
-  ASSERT_EQ(q_int(tp, "SELECT count(*) FROM gpu WHERE name != ''"), 1);
-  ASSERT_EQ(q_int(tp, "SELECT count(*) FROM stats WHERE value > 0 AND "
-                      "severity IN ('data_loss', 'error')"),
+  ASSERT_EQ(tp_int(tp, "SELECT count(*) FROM gpu WHERE name != ''"), 1);
+  ASSERT_EQ(tp_int(tp, "SELECT count(*) FROM stats WHERE value > 0 AND "
+                       "severity IN ('data_loss', 'error')"),
             0);
   /* Every OpenCL call is a slice of the calling thread. */
-  ASSERT_GT(q_int(tp, "SELECT count(*) FROM slice WHERE name = "
-                      "'clSetKernelArg'"),
+  ASSERT_GT(tp_int(tp, "SELECT count(*) FROM slice WHERE name = "
+                       "'clSetKernelArg'"),
             0);
   gp_tp_close(tp);
   free(out);
@@ -217,9 +202,9 @@ TEST(opencl_trace_fork_and_exec) {
   char *fork_args[] = {"--fork", NULL};
   char *out = NULL;
   gp_tp *tp = record(fork_args, 0, false, &out);
-  ASSERT_EQ(q_int(tp, "SELECT count(DISTINCT upid) FROM gpu_slice"), 2);
-  int64_t a = q_int(tp, "SELECT min(upid) FROM gpu_slice");
-  int64_t b = q_int(tp, "SELECT max(upid) FROM gpu_slice");
+  ASSERT_EQ(tp_int(tp, "SELECT count(DISTINCT upid) FROM gpu_slice"), 2);
+  int64_t a = tp_int(tp, "SELECT min(upid) FROM gpu_slice");
+  int64_t b = tp_int(tp, "SELECT max(upid) FROM gpu_slice");
   /* Each process ran the same workload: the parent's counts fit both. */
   check_counts(tp, out, "parent", a);
   check_counts(tp, out, "parent", b);
@@ -228,9 +213,9 @@ TEST(opencl_trace_fork_and_exec) {
 
   char *exec_args[] = {"--exec", "--exit-status", "5", NULL};
   tp = record(exec_args, 5, true, &out);
-  ASSERT_EQ(q_int(tp, "SELECT count(DISTINCT upid) FROM gpu_slice"), 2);
-  a = q_int(tp, "SELECT min(upid) FROM gpu_slice");
-  b = q_int(tp, "SELECT max(upid) FROM gpu_slice");
+  ASSERT_EQ(tp_int(tp, "SELECT count(DISTINCT upid) FROM gpu_slice"), 2);
+  a = tp_int(tp, "SELECT min(upid) FROM gpu_slice");
+  b = tp_int(tp, "SELECT max(upid) FROM gpu_slice");
   /* The exec'd program ran the same workload as its parent. */
   check_counts(tp, out, "main", a);
   check_counts(tp, out, "main", b);

@@ -498,8 +498,8 @@ TEST(vulkan_memory_events_balance) {
   Q_EQ(tp,
        "SELECT count(*) FROM vulkan_memory_allocations WHERE source = "
        "'DRIVER' AND operation = 'CREATE' AND scope IS NOT NULL",
-       vk_q_int(tp, "SELECT count(*) FROM vulkan_memory_allocations WHERE "
-                    "source = 'DRIVER' AND operation = 'DESTROY'"));
+       tp_int(tp, "SELECT count(*) FROM vulkan_memory_allocations WHERE "
+                  "source = 'DRIVER' AND operation = 'DESTROY'"));
   Q_EQ(tp,
        "SELECT count(*) > 0 FROM vulkan_memory_allocations WHERE source = "
        "'DRIVER'",
@@ -531,7 +531,7 @@ static int64_t stage_counter(gp_tp *tp, const char *name, const char *stage) {
            "t ON c.track_id = t.id WHERE t.name = '%s' AND c.ts = (SELECT ts "
            "FROM gpu_slice WHERE name = '%s')), -1)",
            name, stage);
-  return vk_q_int(tp, sql);
+  return tp_int(tp, sql);
 }
 
 /* The layer's pipeline statistics of each measured stage equal what the
@@ -616,7 +616,7 @@ TEST(vulkan_derived_utilization) {
   vk_built("tests/vulkan-sample", sample, sizeof(sample));
   char *cmd[] = {sample, NULL}, *out = NULL;
   gp_tp *tp = vk_record(cmd, NULL, &out);
-  int64_t ugpu = vk_q_int(tp, "SELECT id FROM gpu WHERE name GLOB 'llvmpipe*'");
+  int64_t ugpu = tp_int(tp, "SELECT id FROM gpu WHERE name GLOB 'llvmpipe*'");
   Q_EQ(tp,
        "SELECT count(*) FROM gpu_counter_track WHERE name = 'Utilization' "
        "AND description LIKE 'Derived%'",
@@ -642,7 +642,7 @@ static int64_t track_samples(gp_tp *tp, const char *name) {
            "JOIN gpu_counter_track t ON c.track_id = t.id WHERE t.name = "
            "'%s') END",
            name, name);
-  return vk_q_int(tp, sql);
+  return tp_int(tp, sql);
 }
 
 /* Pipeline statistics (per render stage) and Utilization (per window)

@@ -66,7 +66,7 @@ TEST(vulkan_record_vkcube) {
   vk_check_gpu_info(tp);
   /* Utilization against the frames' own GPU times: every window, and the
    * time-weighted mean within a point of the busy share of the slices. */
-  int64_t ugpu = vk_q_int(tp, "SELECT id FROM gpu WHERE name GLOB 'llvmpipe*'");
+  int64_t ugpu = tp_int(tp, "SELECT id FROM gpu WHERE name GLOB 'llvmpipe*'");
   size_t n = 0;
   free(derived_check_windows(tp, ugpu, &n));
   gp_tp_close(tp);

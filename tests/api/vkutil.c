@@ -82,22 +82,6 @@ void vk_need_vkcube(void) {
 #if HAVE_TP
 
 /* See vkutil.h. */
-int64_t vk_q_int(gp_tp *tp, const char *sql) {
-  gp_tp_rows *rows = NULL;
-  gp_tp_error err;
-  if (gp_tp_query(tp, sql, &rows, &err) != 0)
-    gp_test_fail(__FILE__, __LINE__, "%s\n    %s", sql, err.message);
-  int64_t v = 0;
-  int rc = gp_tp_rows_next(rows, &err);
-  if (rc < 0)
-    gp_test_fail(__FILE__, __LINE__, "%s\n    %s", sql, err.message);
-  if (rc == 1)
-    v = gp_tp_rows_int(rows, 0);
-  gp_tp_rows_destroy(rows);
-  return v;
-}
-
-/* See vkutil.h. */
 gp_tp *vk_record_with(char *const *cmd, const char *config, char *const *args,
                       char **out) {
   const char *cli = vk_cli_path(true);

@@ -10,6 +10,7 @@
 
 #if __has_include("gpuperf/tp.h")
 #include "gpuperf/tp.h"
+#include "tp/tputil.h"
 #define HAVE_TP 1
 #else
 #define HAVE_TP 0
@@ -40,12 +41,9 @@ bool vk_on_path(const char *prog);
 void vk_need_vkcube(void);
 
 #if HAVE_TP
-/* The first cell of sql as an integer (0 without rows). */
-int64_t vk_q_int(gp_tp *tp, const char *sql);
-
 #define Q_EQ(tp, sql, want)                                                    \
   do {                                                                         \
-    int64_t got_ = vk_q_int(tp, sql);                                          \
+    int64_t got_ = tp_int(tp, sql);                                            \
     if (got_ != (int64_t)(want))                                               \
       gp_test_fail(__FILE__, __LINE__, "%s\n    got %lld, want %lld", sql,     \
                    (long long)got_, (long long)(want));                        \
