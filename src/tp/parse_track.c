@@ -139,7 +139,8 @@ static int decode_counter(gp__tp_importer *imp, const gp__pb_reader *parent,
  * The process of a process descriptor (descs[i], pid on machine), named
  * name: one descriptor uuid per process, so a second uuid for a pid is a
  * new process that reused it (Perfetto's track_event_tracker.cc); a uuid
- * described again keeps its process.
+ * described again keeps its process. A process new here gets its main
+ * thread at once, as Perfetto's GetOrCreateProcess gives it one.
  */
 static int descriptor_process(gp__tp_importer *imp, uint32_t machine,
                               int64_t pid, uint32_t name, uint32_t i,
@@ -147,7 +148,7 @@ static int descriptor_process(gp__tp_importer *imp, uint32_t machine,
   int rc;
   if (imp->descs.v[i].upid != GP_TP_NONE)
     *upid = imp->descs.v[i].upid;
-  else if ((rc = gp__tp_process_get(imp, machine, pid, upid)))
+  else if ((rc = gp__tp_process_get_main(imp, machine, pid, upid)))
     return rc;
   uint64_t uuid = imp->descs.v[i].uuid;
   bool ins;

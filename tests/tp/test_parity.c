@@ -214,10 +214,11 @@ TEST(tp_parity_track_descriptor_rules) {
             "s.track_id = t.id WHERE t.name IN ('B', 'K1') GROUP BY 1 "
             "ORDER BY 1",
             "\"name\",\"n\"\n\"B\",2\n\"K1\",2");
-  /* Names of threads and processes go to their tables, not the tracks. */
+  /* Names of threads and processes go to their tables, not the tracks;
+   * the process descriptor gave its process its main thread. */
   tp_expect(tp, "SELECT tid, name, is_idle FROM thread ORDER BY utid",
             "\"tid\",\"name\",\"is_idle\"\n0,\"swapper\",1\n"
-            "11,\"thread-name\",0");
+            "10,\"[NULL]\",0\n11,\"thread-name\",0");
   tp_expect(tp, "SELECT pid, name FROM process ORDER BY upid",
             "\"pid\",\"name\"\n0,\"[NULL]\"\n10,\"proc-name\"");
   gp_tp_close(tp);
