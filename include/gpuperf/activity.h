@@ -206,6 +206,24 @@ typedef struct gp_activity_api {
   int32_t return_value;
 } gp_activity_api;
 
+/* The API record of a queue submission whose render stages are recorded
+ * (GP_API_DOMAIN_VULKAN: vkQueueSubmit, vkQueueSubmit2) goes on past the
+ * gp_activity_api: hdr.size >= sizeof(gp_activity_api_submit) says so.
+ * The trace writes it as Perfetto's VulkanApiEvent.VkQueueSubmit too. */
+#define GP_ACTIVITY_SUBMIT_MAX_COMMAND_BUFFERS 1024u
+typedef struct gp_activity_api_submit {
+  gp_activity_api api;
+  uint64_t queue;         /* the API's queue handle */
+  uint32_t submission_id; /* the render stages' submission_id */
+  /* Command buffers submitted, in order; at most
+   * GP_ACTIVITY_SUBMIT_MAX_COMMAND_BUFFERS are listed of
+   * total_command_buffers. */
+  uint32_t num_command_buffers;
+  uint32_t total_command_buffers;
+  uint32_t reserved0;
+  uint64_t command_buffers[]; /* num_command_buffers handles */
+} gp_activity_api_submit;
+
 /* A user marker: instant, or the start or end of a range. */
 typedef struct gp_activity_marker {
   gp_activity hdr;

@@ -713,6 +713,8 @@ static void dispatch(gp__tw *w, const gp_activity *r) {
     break;
   case GP_ACTIVITY_KIND_API:
     gp__tw_api(w, (const gp_activity_api *)r);
+    if (r->size >= sizeof(gp_activity_api_submit) && w->o.render_stages)
+      gp__tw_vk_submit(w, (const gp_activity_api_submit *)r);
     break;
   case GP_ACTIVITY_KIND_MARKER:
     gp__tw_marker(w, (const gp_activity_marker *)r);

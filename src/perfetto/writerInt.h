@@ -437,6 +437,7 @@ uint64_t gp__tw_intern_string(gp__tw *w, tw_map *m, uint32_t kind,
 #define TW_COUNTER_OVERHEAD 2
 #define TW_COUNTER_UNTIMED 3
 void gp__tw_api(gp__tw *w, const gp_activity_api *a);
+void gp__tw_vk_submit(gp__tw *w, const gp_activity_api_submit *s);
 void gp__tw_sync(gp__tw *w, const gp_activity_sync *s);
 void gp__tw_marker(gp__tw *w, const gp_activity_marker *m);
 void gp__tw_dropped(gp__tw *w, const gp_activity_dropped *d);

@@ -498,6 +498,36 @@ void gp__tw_api(gp__tw *w, const gp_activity_api *a) {
   w->st.track_events += 2;
 }
 
+/* See writerInt.h: Perfetto's VulkanApiEvent.VkQueueSubmit beside the
+ * call's slice (written first, so its thread is known). Its
+ * submission_id is the render stages'. */
+void gp__tw_vk_submit(gp__tw *w, const gp_activity_api_submit *s) {
+  const gp_activity_api *a = &s->api;
+  uint32_t n = s->num_command_buffers;
+  if (a->return_value != 0 ||
+      s->api.hdr.size < sizeof(*s) + (uint64_t)n * sizeof(uint64_t))
+    return;
+  tw_entry *e = gp__tw_map_get(
+      &w->threads, ((uint64_t)a->process_id << 32) | a->thread_id, 0, NULL);
+  uint32_t tid = e ? written_tid(w, e, a->process_id, a->thread_id)
+                   : gp__tw_pid(w, a->thread_id);
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, a->start, 0);
+  gp__pb_short ev = gp__pb_begin_short(pb, GP_PB_PACKET_VULKAN_API_EVENT);
+  gp__pb_begin(pb, GP_PB_VKAPI_QUEUE_SUBMIT);
+  gp__pb_uint(pb, GP_PB_VKSUBMIT_DURATION_NS,
+              a->end > a->start ? a->end - a->start : 0);
+  gp__pb_uint(pb, GP_PB_VKSUBMIT_PID, gp__tw_pid(w, a->process_id));
+  gp__pb_uint(pb, GP_PB_VKSUBMIT_TID, tid);
+  gp__pb_uint(pb, GP_PB_VKSUBMIT_QUEUE, s->queue);
+  for (uint32_t i = 0; i < n; i++)
+    gp__pb_uint(pb, GP_PB_VKSUBMIT_COMMAND_BUFFERS, s->command_buffers[i]);
+  gp__pb_uint(pb, GP_PB_VKSUBMIT_SUBMISSION_ID, s->submission_id);
+  gp__pb_end(pb);
+  gp__pb_end_short(pb, ev);
+  gp__tw_packet_end(w);
+}
+
 /* See writerInt.h. */
 void gp__tw_sync(gp__tw *w, const gp_activity_sync *s) {
   gp__tw_saw_ts(w, s->end);

@@ -156,37 +156,36 @@ static const char *const config_with_log =
 /* The sample's seven stages, as the sample submitted them. */
 static void check_sample_stages(gp_tp *tp, const char *submit) {
   char sql[1024];
-  /* (gpu_slice also holds the GPU log's entries: no submission id) */
-  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0", 7);
+  Q_EQ(tp, "SELECT count(*) FROM stage WHERE submission_id > 0", 7);
   Q_EQ(tp,
-       "SELECT count(*) FROM gpu_slice WHERE submission_id = 1 AND name IN "
+       "SELECT count(*) FROM stage WHERE submission_id = 1 AND name IN "
        "('Compute work', 'Double values', 'Transfer')",
        4);
   Q_EQ(tp,
-       "SELECT count(*) FROM gpu_slice WHERE submission_id = 2 AND name IN "
+       "SELECT count(*) FROM stage WHERE submission_id = 2 AND name IN "
        "('Draw work', 'Offscreen pass', 'Transfer')",
        3);
-  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Transfer'", 3);
+  Q_EQ(tp, "SELECT count(*) FROM stage WHERE name = 'Transfer'", 3);
   /* Every stage took time, on the one queue. */
-  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE dur > 0", 7);
-  Q_EQ(tp, "SELECT count(DISTINCT hw_queue_id) FROM gpu_slice", 1);
+  Q_EQ(tp, "SELECT count(*) FROM stage WHERE dur > 0", 7);
+  Q_EQ(tp, "SELECT count(DISTINCT hw_queue_id) FROM stage", 1);
   /* Handles: the render pass and its framebuffer; one command buffer per
    * submission; the transfers name their destination. */
   Q_EQ(tp,
-       "SELECT count(*) FROM gpu_slice WHERE name = 'Offscreen pass' AND "
+       "SELECT count(*) FROM stage WHERE name = 'Offscreen pass' AND "
        "render_pass != 0 AND render_target != 0",
        1);
   Q_EQ(tp,
-       "SELECT count(DISTINCT command_buffer) FROM gpu_slice WHERE "
+       "SELECT count(DISTINCT command_buffer) FROM stage WHERE "
        "command_buffer != 0",
        2);
   Q_EQ(tp,
-       "SELECT count(*) FROM gpu_slice WHERE name = 'Transfer' AND "
+       "SELECT count(*) FROM stage WHERE name = 'Transfer' AND "
        "render_target != 0",
        3);
   /* Each part lies inside its command buffer's stage. */
   Q_EQ(tp,
-       "SELECT count(*) FROM gpu_slice r JOIN gpu_slice c ON "
+       "SELECT count(*) FROM stage r JOIN stage c ON "
        "c.command_buffer = r.command_buffer AND c.name IN ('Compute work', "
        "'Draw work') WHERE r.name NOT IN ('Compute work', 'Draw work') AND "
        "r.ts >= c.ts AND r.ts + r.dur <= c.ts + c.dur",
@@ -195,10 +194,10 @@ static void check_sample_stages(gp_tp *tp, const char *submit) {
    * program's wait for the fence ended. */
   snprintf(sql, sizeof(sql),
            "WITH sub AS (SELECT ts, row_number() OVER (ORDER BY ts) AS n FROM "
-           "slice WHERE name = '%s'), "
+           "host_call WHERE name = '%s'), "
            "w AS (SELECT max(ts + dur) AS e FROM slice WHERE name = "
            "'vkWaitForFences') "
-           "SELECT count(*) FROM gpu_slice g JOIN sub ON sub.n = "
+           "SELECT count(*) FROM stage g JOIN sub ON sub.n = "
            "g.submission_id, w WHERE g.ts >= sub.ts AND g.ts + g.dur <= w.e",
            submit);
   Q_EQ(tp, sql, 7);
@@ -206,24 +205,45 @@ static void check_sample_stages(gp_tp *tp, const char *submit) {
    * from the first submission's work into the second's. */
   snprintf(sql, sizeof(sql),
            "SELECT count(*) FROM flow f JOIN slice a ON a.id = f.slice_out "
-           "JOIN gpu_slice g ON g.id = f.slice_in WHERE a.name = '%s'",
+           "JOIN stage g ON g.id = f.slice_in WHERE a.name = '%s'",
            submit);
   Q_EQ(tp, sql, 7);
   Q_EQ(tp,
-       "SELECT count(*) > 0 FROM flow f JOIN gpu_slice a ON a.id = "
-       "f.slice_out JOIN gpu_slice b ON b.id = f.slice_in WHERE "
+       "SELECT count(*) > 0 FROM flow f JOIN stage a ON a.id = "
+       "f.slice_out JOIN stage b ON b.id = f.slice_in WHERE "
        "a.submission_id = 1 AND b.name = 'Draw work'",
        1);
   /* The program's object names (VulkanApiEvent), on the stages. */
   Q_EQ(tp,
-       "SELECT count(*) FROM gpu_slice WHERE name = 'Offscreen pass' AND "
+       "SELECT count(*) FROM stage WHERE name = 'Offscreen pass' AND "
        "render_pass_name = 'Main pass' AND render_target_name = 'Offscreen "
        "target' AND command_buffer_name = 'Draw work'",
        1);
   Q_EQ(tp,
-       "SELECT count(*) FROM gpu_slice WHERE command_buffer_name = "
+       "SELECT count(*) FROM stage WHERE command_buffer_name = "
        "'Compute work'",
        4);
+  /* Each call as Perfetto's VulkanApiEvent.VkQueueSubmit too, on the
+   * "Vulkan Events" track: its submission id, command buffer, thread and
+   * time are those of the call and its stages. */
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice g JOIN track t ON g.track_id = t.id "
+       "WHERE t.name = 'Vulkan Events' AND g.name = 'vkQueueSubmit'",
+       2);
+  snprintf(sql, sizeof(sql),
+           "WITH v AS (SELECT g.* FROM gpu_slice g JOIN track t ON g.track_id "
+           "= t.id WHERE t.name = 'Vulkan Events'), "
+           "h AS (SELECT c.ts, c.dur, th.tid, p.pid FROM host_call c JOIN "
+           "thread_track tt ON c.track_id = tt.id JOIN thread th USING (utid) "
+           "JOIN process p USING (upid) WHERE c.name = '%s') "
+           "SELECT count(*) FROM v JOIN h ON v.ts = h.ts AND v.dur = h.dur "
+           "WHERE extract_arg(v.arg_set_id, 'tid') = h.tid AND "
+           "extract_arg(v.arg_set_id, 'pid') = h.pid AND "
+           "(SELECT count(*) FROM stage s WHERE s.submission_id = "
+           "v.submission_id AND s.command_buffer = v.command_buffer) > 0 AND "
+           "extract_arg(v.arg_set_id, 'command_buffers[0]') = v.command_buffer",
+           submit);
+  Q_EQ(tp, sql, 2);
   /* The device. */
   Q_EQ(tp, "SELECT count(*) FROM gpu WHERE name LIKE 'llvmpipe%'", 1);
 }
@@ -237,7 +257,7 @@ TEST(vulkan_record_sample) {
   ASSERT(strstr(out, "sample: ok vertices=3 ia_vertices=3 ") != NULL);
   check_sample_stages(tp, "vkQueueSubmit");
   /* Host calls, as many as the sample made. */
-  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkQueueSubmit'", 2);
+  Q_EQ(tp, "SELECT count(*) FROM host_call WHERE name = 'vkQueueSubmit'", 2);
   Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'vkCreateShaderModule'", 3);
   Q_EQ(tp,
        "SELECT count(*) FROM slice WHERE name IN "
@@ -355,26 +375,25 @@ TEST(vulkan_record_secondary_command_buffers) {
   char *cmd[] = {sample, "--secondary", "--validation", NULL}, *out = NULL;
   gp_tp *tp = vk_record(cmd, config_with_log, &out);
   ASSERT(strstr(out, "sample: ok vertices=3 submits=2") != NULL);
-  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0", 7);
-  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0 AND dur > 0",
-       7);
+  Q_EQ(tp, "SELECT count(*) FROM stage WHERE submission_id > 0", 7);
+  Q_EQ(tp, "SELECT count(*) FROM stage WHERE submission_id > 0 AND dur > 0", 7);
   Q_EQ(tp,
-       "SELECT count(*) FROM gpu_slice WHERE submission_id = 2 AND name IN "
+       "SELECT count(*) FROM stage WHERE submission_id = 2 AND name IN "
        "('Draw work', 'Offscreen pass', 'Readback')",
        3);
   Q_EQ(tp,
-       "SELECT count(*) FROM gpu_slice WHERE name = 'Offscreen pass' AND "
+       "SELECT count(*) FROM stage WHERE name = 'Offscreen pass' AND "
        "render_pass != 0 AND render_target != 0",
        1);
   /* The copy is the secondary's, not a transfer of the primary's own. */
   Q_EQ(tp,
-       "SELECT count(*) FROM gpu_slice WHERE submission_id = 2 AND name = "
+       "SELECT count(*) FROM stage WHERE submission_id = 2 AND name = "
        "'Transfer'",
        0);
   /* Inside its primary, after the pass. */
   Q_EQ(tp,
-       "SELECT count(*) FROM gpu_slice r JOIN gpu_slice c ON c.name = 'Draw "
-       "work' JOIN gpu_slice p ON p.name = 'Offscreen pass' WHERE r.name = "
+       "SELECT count(*) FROM stage r JOIN stage c ON c.name = 'Draw "
+       "work' JOIN stage p ON p.name = 'Offscreen pass' WHERE r.name = "
        "'Readback' AND r.ts >= c.ts AND r.ts + r.dur <= c.ts + c.dur AND "
        "r.ts >= p.ts + p.dur",
        1);
@@ -403,20 +422,19 @@ TEST(vulkan_record_two_queues) {
   ASSERT_EQ(rc, 0);
   char *cmd[] = {sample, "--two-queues", NULL}, *out = NULL;
   gp_tp *tp = vk_record(cmd, config_with_log, &out);
-  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0", 7);
-  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0 AND dur > 0",
-       7);
+  Q_EQ(tp, "SELECT count(*) FROM stage WHERE submission_id > 0", 7);
+  Q_EQ(tp, "SELECT count(*) FROM stage WHERE submission_id > 0 AND dur > 0", 7);
   Q_EQ(tp,
-       "SELECT count(DISTINCT hw_queue_id) FROM gpu_slice WHERE "
+       "SELECT count(DISTINCT hw_queue_id) FROM stage WHERE "
        "submission_id > 0",
        2);
   Q_EQ(tp,
        "SELECT count(DISTINCT submission_id) FROM (SELECT submission_id, "
-       "hw_queue_id FROM gpu_slice WHERE submission_id > 0 GROUP BY 1, 2)",
+       "hw_queue_id FROM stage WHERE submission_id > 0 GROUP BY 1, 2)",
        2);
   Q_EQ(tp,
-       "SELECT count(*) > 0 FROM flow f JOIN gpu_slice a ON a.id = "
-       "f.slice_out JOIN gpu_slice b ON b.id = f.slice_in WHERE "
+       "SELECT count(*) > 0 FROM flow f JOIN stage a ON a.id = "
+       "f.slice_out JOIN stage b ON b.id = f.slice_in WHERE "
        "a.submission_id = 1 AND b.name = 'Draw work'",
        1);
   gp_tp_close(tp);
@@ -435,13 +453,12 @@ TEST(vulkan_no_timestamps_marked) {
   char *cmd[] = {sample, NULL}, *out = NULL;
   gp_tp *tp = vk_record(cmd, config_with_log, &out);
   ASSERT(strstr(out, "sample: ok vertices=3 ") != NULL);
-  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0", 7);
-  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE submission_id > 0 AND dur > 0",
-       0);
+  Q_EQ(tp, "SELECT count(*) FROM stage WHERE submission_id > 0", 7);
+  Q_EQ(tp, "SELECT count(*) FROM stage WHERE submission_id > 0 AND dur > 0", 0);
   /* At their submission's start: no made-up time. */
   Q_EQ(tp,
        "WITH sub AS (SELECT ts, row_number() OVER (ORDER BY ts) AS n FROM "
-       "slice WHERE name = 'vkQueueSubmit') SELECT count(*) FROM gpu_slice g "
+       "host_call WHERE name = 'vkQueueSubmit') SELECT count(*) FROM stage g "
        "JOIN sub ON sub.n = g.submission_id WHERE g.ts = sub.ts",
        7);
   Q_EQ(tp,
@@ -529,7 +546,7 @@ static int64_t stage_counter(gp_tp *tp, const char *name, const char *stage) {
   snprintf(sql, sizeof(sql),
            "SELECT coalesce((SELECT c.value FROM counter c JOIN counter_track "
            "t ON c.track_id = t.id WHERE t.name = '%s' AND c.ts = (SELECT ts "
-           "FROM gpu_slice WHERE name = '%s')), -1)",
+           "FROM stage WHERE name = '%s')), -1)",
            name, stage);
   return tp_int(tp, sql);
 }

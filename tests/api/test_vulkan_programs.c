@@ -199,12 +199,42 @@ TEST(vulkan_record_says_layer_missing) {
   free(trace);
 }
 
+/* The sample's trace read by Perfetto's own trace processor: the stages,
+ * the VkQueueSubmit events, their args, flows and tracks are the rows
+ * that it gives (the tp_parity_* queries), where GPUPERF_PERFETTO_TP names
+ * it. */
+TEST(vulkan_sample_parity_with_perfetto) {
+  const char *shell = getenv("GPUPERF_PERFETTO_TP");
+  if (!shell || access(shell, X_OK) != 0)
+    SKIP("GPUPERF_PERFETTO_TP does not name Perfetto's "
+         "trace_processor_shell");
+  vk_env();
+  char sample[512];
+  vk_built("tests/vulkan-sample", sample, sizeof(sample));
+  char *cmd[] = {sample, NULL}, *out = NULL;
+  gp_tp *tp = vk_record(cmd, NULL, &out);
+  ASSERT(strstr(out, "sample: ok ") != NULL);
+  const char *trace = gp_test_path(0, "trace.pftrace");
+  for (size_t i = 0; i < tp_parity_nqueries; i++) {
+    char *theirs = tp_perfetto_csv(shell, trace, tp_parity_queries[i].sql);
+    char *ours = tp_csv(tp, tp_parity_queries[i].sql);
+    tp_assert_csv(ours, theirs, tp_parity_queries[i].sql);
+    free(theirs);
+    free(ours);
+  }
+  gp_tp_close(tp);
+  free(out);
+}
+
 #else
 
 TEST(vulkan_record_vkcube) {
   SKIP("built without the trace processor");
 }
 TEST(vulkan_vkcube_output_unchanged) {
+  SKIP("built without the trace processor");
+}
+TEST(vulkan_sample_parity_with_perfetto) {
   SKIP("built without the trace processor");
 }
 TEST(vulkan_record_says_layer_missing) {

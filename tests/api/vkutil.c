@@ -116,6 +116,18 @@ gp_tp *vk_record_with(char *const *cmd, const char *config, char *const *args,
   gp_tp_error e;
   if (gp_tp_open(trace, NULL, &tp, &e) != 0)
     gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
+  /* gpu_slice also holds the "Vulkan Events" track's vkQueueSubmit slices
+   * and the GPU log: the stages alone, and the host's calls alone. */
+  gp_tp_rows *rows = NULL;
+  if (gp_tp_query(tp,
+                  "CREATE VIEW stage AS SELECT g.* FROM gpu_slice g JOIN "
+                  "track t ON g.track_id = t.id WHERE t.type = "
+                  "'gpu_render_stage'; CREATE VIEW host_call AS SELECT s.* "
+                  "FROM slice s JOIN thread_track t ON s.track_id = t.id",
+                  &rows, &e) != 0 ||
+      gp_tp_rows_next(rows, &e) < 0) /* the last statement runs here */
+    gp_test_fail(__FILE__, __LINE__, "views: %s", e.message);
+  gp_tp_rows_destroy(rows);
   return tp;
 }
 

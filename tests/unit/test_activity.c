@@ -36,6 +36,7 @@ TEST(activity_record_layout) {
   ASSERT_EQ(sizeof(gp_activity_memcpy) % 8, 0);
   ASSERT_EQ(sizeof(gp_activity_memset) % 8, 0);
   ASSERT_EQ(sizeof(gp_activity_api) % 8, 0);
+  ASSERT_EQ(sizeof(gp_activity_api_submit) % 8, 0);
   ASSERT_EQ(sizeof(gp_activity_marker) % 8, 0);
   ASSERT_EQ(sizeof(gp_activity_device) % 8, 0);
   ASSERT_EQ(sizeof(gp_activity_context) % 8, 0);

@@ -305,12 +305,15 @@ static const char *const api_names[] = {"",
                                         "vkCreateShaderModule",
                                         "vkQueueSubmit2"};
 
-/* See vkInt.h. */
-void gp__vk_api(uint32_t cbid, const char *name, uint64_t start, uint64_t end,
-                uint64_t corr, VkResult rv) {
+/* An API record of size bytes (a gp_activity_api and what follows it),
+ * reserved and filled but for what follows; NULL when API records are
+ * off or lost. */
+static gp_activity_api *api_record(uint32_t cbid, const char *name,
+                                   uint32_t size, uint64_t start, uint64_t end,
+                                   uint64_t corr, VkResult rv) {
   static _Atomic uint32_t ids[GP_ARRAY_SIZE(api_names)];
   if (!gp__vk_core->activity_enabled(GP_ACTIVITY_KIND_API, 0))
-    return;
+    return NULL;
   uint32_t id = cbid < GP_ARRAY_SIZE(ids) ? atomic_load(&ids[cbid]) : 0;
   if (!id) {
     id = gp__vk_core->string_intern(name);
@@ -318,9 +321,9 @@ void gp__vk_api(uint32_t cbid, const char *name, uint64_t start, uint64_t end,
       atomic_store(&ids[cbid], id);
   }
   gp_activity_api *r =
-      gp__vk_core->activity_reserve(GP_ACTIVITY_KIND_API, sizeof(*r), 0, 0);
+      gp__vk_core->activity_reserve(GP_ACTIVITY_KIND_API, size, 0, 0);
   if (!r)
-    return;
+    return NULL;
   r->correlation_id = corr;
   r->start = start;
   r->end = end;
@@ -330,7 +333,15 @@ void gp__vk_api(uint32_t cbid, const char *name, uint64_t start, uint64_t end,
   r->cbid = cbid;
   r->name_id = id;
   r->return_value = rv;
-  gp__vk_core->activity_commit(r);
+  return r;
+}
+
+/* See vkInt.h. */
+void gp__vk_api(uint32_t cbid, const char *name, uint64_t start, uint64_t end,
+                uint64_t corr, VkResult rv) {
+  gp_activity_api *r = api_record(cbid, name, sizeof(*r), start, end, corr, rv);
+  if (r)
+    gp__vk_core->activity_commit(r);
 }
 
 #define API(id, start, corr, rv)                                               \
@@ -430,38 +441,88 @@ static void unnote(gp__vk_device *dev, uint64_t corr) {
   }
 }
 
-/* Before a submission: reads back what finished and notes the new work
- * (v2: VkSubmitInfo2). Returns the submission's correlation id, 0 when
- * render stages are not recorded. */
-static uint64_t submit_begin(gp__vk_device *dev, VkQueue queue, uint32_t n,
-                             const void *infos, bool v2, uint64_t start) {
+/* A submission as its API record tells it. */
+typedef struct submit_call {
+  VkQueue queue;
+  uint32_t n;
+  const void *infos; /* VkSubmitInfo, or VkSubmitInfo2 when v2 */
+  bool v2;
+  uint64_t start;
+  uint64_t corr; /* 0: render stages not recorded */
+  uint32_t sid;
+} submit_call;
+
+/* Before a submission: reads back what finished and notes the new work,
+ * giving it a correlation and submission id (none when render stages are
+ * not recorded). */
+static void submit_begin(gp__vk_device *dev, submit_call *c) {
   if (!gp__vk_tracing(dev))
-    return 0;
-  submit_ctx x = {.corr = gp__vk_core->correlation_next(), .queued = start};
+    return;
+  submit_ctx x = {.corr = gp__vk_core->correlation_next(), .queued = c->start};
   pthread_mutex_lock(&dev->lock);
   gp__vk_calibrate(dev, false);
   gp__vk_resolve(dev, false, NULL);
   x.sid = atomic_fetch_add(&dev->submissions, 1) + 1;
-  x.qv = (uint64_t)(uintptr_t)gp__vk_map_get(&dev->queues, (uintptr_t)queue);
-  for (uint32_t i = 0; i < n; i++) {
-    if (v2)
-      note_submit2(dev, &((const VkSubmitInfo2 *)infos)[i], &x);
+  x.qv = (uint64_t)(uintptr_t)gp__vk_map_get(&dev->queues, (uintptr_t)c->queue);
+  for (uint32_t i = 0; i < c->n; i++) {
+    if (c->v2)
+      note_submit2(dev, &((const VkSubmitInfo2 *)c->infos)[i], &x);
     else
-      note_submit(dev, &((const VkSubmitInfo *)infos)[i], &x);
+      note_submit(dev, &((const VkSubmitInfo *)c->infos)[i], &x);
   }
   pthread_mutex_unlock(&dev->lock);
-  return x.corr;
+  c->corr = x.corr;
+  c->sid = x.sid;
 }
 
-/* After it: a refused submission leaves nothing pending. */
-static void submit_end(gp__vk_device *dev, uint64_t corr, VkResult r,
-                       uint32_t cbid, const char *name, uint64_t start) {
-  if (r != VK_SUCCESS && corr) {
+/* The command buffers of a submission, in order, into out (at most max);
+ * returns how many it has in all. */
+static uint32_t submit_cbs(const submit_call *c, uint64_t *out, uint32_t max) {
+  uint32_t total = 0;
+  for (uint32_t i = 0; i < c->n; i++) {
+    const VkSubmitInfo *s = c->v2 ? NULL : &((const VkSubmitInfo *)c->infos)[i];
+    const VkSubmitInfo2 *s2 =
+        c->v2 ? &((const VkSubmitInfo2 *)c->infos)[i] : NULL;
+    uint32_t m = s ? s->commandBufferCount : s2->commandBufferInfoCount;
+    for (uint32_t j = 0; j < m; j++, total++)
+      if (out && total < max)
+        out[total] =
+            (uint64_t)(uintptr_t)(s ? s->pCommandBuffers[j]
+                                    : s2->pCommandBufferInfos[j].commandBuffer);
+  }
+  return total;
+}
+
+/* After it: a refused submission leaves nothing pending. A recorded one's
+ * API record lists its queue and command buffers. */
+static void submit_end(gp__vk_device *dev, const submit_call *c, VkResult r,
+                       uint32_t cbid, const char *name) {
+  uint64_t end = gp_get_timestamp();
+  if (r != VK_SUCCESS && c->corr) {
     pthread_mutex_lock(&dev->lock);
-    unnote(dev, corr);
+    unnote(dev, c->corr);
     pthread_mutex_unlock(&dev->lock);
   }
-  gp__vk_api(cbid, name, start, gp_get_timestamp(), corr, r);
+  if (r != VK_SUCCESS || !c->corr) {
+    gp__vk_api(cbid, name, c->start, end, c->corr, r);
+    return;
+  }
+  uint32_t total = submit_cbs(c, NULL, 0);
+  uint32_t n = total < GP_ACTIVITY_SUBMIT_MAX_COMMAND_BUFFERS
+                   ? total
+                   : GP_ACTIVITY_SUBMIT_MAX_COMMAND_BUFFERS;
+  gp_activity_api_submit *s = (gp_activity_api_submit *)api_record(
+      cbid, name, (uint32_t)(sizeof(*s) + n * sizeof(uint64_t)), c->start, end,
+      c->corr, r);
+  if (!s)
+    return;
+  s->queue = (uint64_t)(uintptr_t)c->queue;
+  s->submission_id = c->sid;
+  s->num_command_buffers = n;
+  s->total_command_buffers = total;
+  s->reserved0 = 0;
+  submit_cbs(c, s->command_buffers, n);
+  gp__vk_core->activity_commit(s);
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit(VkQueue queue,
@@ -469,10 +530,10 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit(VkQueue queue,
                                                         const VkSubmitInfo *s,
                                                         VkFence fence) {
   gp__vk_device *dev = gp__vk_device_of(queue);
-  uint64_t start = gp_get_timestamp();
-  uint64_t corr = submit_begin(dev, queue, n, s, false, start);
+  submit_call c = {queue, n, s, false, gp_get_timestamp(), 0, 0};
+  submit_begin(dev, &c);
   VkResult r = dev->QueueSubmit(queue, n, s, fence);
-  submit_end(dev, corr, r, GP_VK_API_QUEUE_SUBMIT, "vkQueueSubmit", start);
+  submit_end(dev, &c, r, GP_VK_API_QUEUE_SUBMIT, "vkQueueSubmit");
   return r;
 }
 
@@ -481,20 +542,20 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit2(VkQueue queue,
                                                          const VkSubmitInfo2 *s,
                                                          VkFence fence) {
   gp__vk_device *dev = gp__vk_device_of(queue);
-  uint64_t start = gp_get_timestamp();
-  uint64_t corr = submit_begin(dev, queue, n, s, true, start);
+  submit_call c = {queue, n, s, true, gp_get_timestamp(), 0, 0};
+  submit_begin(dev, &c);
   VkResult r = dev->QueueSubmit2(queue, n, s, fence);
-  submit_end(dev, corr, r, GP_VK_API_QUEUE_SUBMIT2, "vkQueueSubmit2", start);
+  submit_end(dev, &c, r, GP_VK_API_QUEUE_SUBMIT2, "vkQueueSubmit2");
   return r;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit2KHR(
     VkQueue queue, uint32_t n, const VkSubmitInfo2 *s, VkFence fence) {
   gp__vk_device *dev = gp__vk_device_of(queue);
-  uint64_t start = gp_get_timestamp();
-  uint64_t corr = submit_begin(dev, queue, n, s, true, start);
+  submit_call c = {queue, n, s, true, gp_get_timestamp(), 0, 0};
+  submit_begin(dev, &c);
   VkResult r = dev->QueueSubmit2KHR(queue, n, s, fence);
-  submit_end(dev, corr, r, GP_VK_API_QUEUE_SUBMIT2, "vkQueueSubmit2", start);
+  submit_end(dev, &c, r, GP_VK_API_QUEUE_SUBMIT2, "vkQueueSubmit2");
   return r;
 }
 
