@@ -82,10 +82,7 @@ void gp__vk_cmdbuf_free(gp__vk_device *dev, gp__vk_cmdbuf *c) {
   gp__vk_map_del(&dev->cmdbufs, (uint64_t)(uintptr_t)c->handle);
   if (c->qpool)
     dev->DestroyQueryPool(dev->handle, c->qpool, NULL);
-  if (c->rbuf)
-    dev->DestroyBuffer(dev->handle, c->rbuf, NULL);
-  if (c->rmem)
-    dev->FreeMemory(dev->handle, c->rmem, NULL);
+  gp__vk_host_buffer_free(dev, &c->rbuf, &c->rmem);
   gp__vk_pstats_fini(dev, c);
   free(c->regions);
   free(c);
@@ -176,59 +173,27 @@ static VKAPI_ATTR void VKAPI_CALL layer_DestroyCommandPool(
   dev->DestroyCommandPool(device, pool, alloc);
 }
 
+/* See vkInt.h. */
+bool gp__vk_family_copies(gp__vk_device *dev, uint32_t family) {
+  VkQueueFamilyProperties fams[64];
+  uint32_t nf = 64;
+  dev->inst->GetPhysicalDeviceQueueFamilyProperties(dev->phys, &nf, fams);
+  return family < nf && dev->CmdCopyQueryPoolResults &&
+         (fams[family].queueFlags &
+          (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT));
+}
+
 /* Makes c's results buffer hold n queries (a value and an availability
  * word each), mapped; on failure c has none. Only for families that can
  * copy query results (graphics or compute). */
 static void ensure_results(gp__vk_device *dev, gp__vk_cmdbuf *c, uint32_t n) {
-  if (c->rbuf)
-    dev->DestroyBuffer(dev->handle, c->rbuf, NULL);
-  if (c->rmem)
-    dev->FreeMemory(dev->handle, c->rmem, NULL);
-  c->rbuf = VK_NULL_HANDLE;
-  c->rmem = VK_NULL_HANDLE;
+  gp__vk_host_buffer_free(dev, &c->rbuf, &c->rmem);
   c->results = NULL;
-  gp__vk_instance *inst = dev->inst;
-  VkQueueFamilyProperties fams[64];
-  uint32_t nf = 64;
-  inst->GetPhysicalDeviceQueueFamilyProperties(dev->phys, &nf, fams);
-  if (c->family >= nf || !dev->CmdCopyQueryPoolResults ||
-      !dev->CmdPipelineBarrier || !dev->MapMemory ||
-      !(fams[c->family].queueFlags &
-        (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)))
+  if (!gp__vk_family_copies(dev, c->family) || !dev->CmdPipelineBarrier)
     return;
-  VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                           .size = (VkDeviceSize)n * 16,
-                           .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT};
-  if (dev->CreateBuffer(dev->handle, &bi, NULL, &c->rbuf) != VK_SUCCESS) {
-    c->rbuf = VK_NULL_HANDLE;
+  void *map = gp__vk_host_buffer(dev, (VkDeviceSize)n * 16, &c->rbuf, &c->rmem);
+  if (!map)
     return;
-  }
-  VkMemoryRequirements req;
-  dev->GetBufferMemoryRequirements(dev->handle, c->rbuf, &req);
-  VkPhysicalDeviceMemoryProperties mp;
-  inst->GetPhysicalDeviceMemoryProperties(dev->phys, &mp);
-  const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                     VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  uint32_t t = 0;
-  while (t < mp.memoryTypeCount &&
-         !((req.memoryTypeBits & (1u << t)) &&
-           (mp.memoryTypes[t].propertyFlags & want) == want))
-    t++;
-  VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL,
-                             req.size, t};
-  void *map = NULL;
-  if (t == mp.memoryTypeCount ||
-      dev->AllocateMemory(dev->handle, &ai, NULL, &c->rmem) != VK_SUCCESS ||
-      dev->BindBufferMemory(dev->handle, c->rbuf, c->rmem, 0) != VK_SUCCESS ||
-      dev->MapMemory(dev->handle, c->rmem, 0, VK_WHOLE_SIZE, 0, &map) !=
-          VK_SUCCESS) {
-    if (c->rmem)
-      dev->FreeMemory(dev->handle, c->rmem, NULL);
-    dev->DestroyBuffer(dev->handle, c->rbuf, NULL);
-    c->rbuf = VK_NULL_HANDLE;
-    c->rmem = VK_NULL_HANDLE;
-    return;
-  }
   c->results = map;
   memset(c->results, 0, (size_t)n * 16);
 }
@@ -268,31 +233,14 @@ static bool ensure_pool(gp__vk_device *dev, gp__vk_cmdbuf *c, uint32_t want) {
 /* Says once per device and queue family, in the GPU log, that its
  * command buffers are recorded without times. */
 static void warn_untimed(gp__vk_device *dev, uint32_t family) {
-  uint32_t bit = family < 32 ? 1u << family : 1u << 31;
-  pthread_mutex_lock(&dev->lock);
-  bool said = dev->untimed_warned & bit;
-  dev->untimed_warned |= bit;
-  pthread_mutex_unlock(&dev->lock);
-  if (said || !gp__vk_core->activity_enabled(GP_ACTIVITY_KIND_GPU_LOG, 0))
-    return;
   char msg[192];
   snprintf(msg, sizeof(msg),
            "gpuperf: queue family %u has no timestamps (timestampValidBits "
            "0): its render stages are recorded without times, as instants "
            "at their submission",
            family);
-  gp_activity_gpu_log *r =
-      gp__vk_core->activity_reserve(GP_ACTIVITY_KIND_GPU_LOG, sizeof(*r), 0, 0);
-  if (!r)
-    return;
-  r->timestamp = gp_get_timestamp();
-  r->severity = GP_LOG_WARNING;
-  r->tag_id = gp__vk_core->string_intern("Vulkan");
-  r->message_id = gp__vk_core->string_intern(msg);
-  r->process_id = gp__vk_core->pid();
-  r->thread_id = gp__vk_core->tid();
-  r->reserved0 = 0;
-  gp__vk_core->activity_commit(r);
+  gp__vk_warn_once(dev, &dev->untimed_warned,
+                   family < 32 ? 1u << family : 1u << 31, msg);
 }
 
 /*
@@ -384,6 +332,7 @@ layer_EndCommandBuffer(VkCommandBuffer cb) {
       c->end_q = 1;
       stamp(dev, cb, c, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 1);
     }
+    gp__vk_pstats_copy(dev, cb, c);
     if (c->results) {
       /* The device waits for its timestamps (on its own timeline) and
        * copies them where the host reads them without the driver. */
@@ -454,13 +403,15 @@ static gp__vk_cmdbuf *region_open(gp__vk_device *dev, VkCommandBuffer cb,
    * render pass here: the reset is allowed). */
   if ((stage == GP_RENDER_STAGE_RENDER_PASS ||
        stage == GP_RENDER_STAGE_COMPUTE) &&
-      dev->pstats && !c->app_stats &&
-      gp__vk_pstats_want(dev, c->regions[i].name_id, stage) &&
-      gp__vk_pstats_pool(dev, c, c->qcap / 2)) {
-    dev->CmdResetQueryPool(cb, c->spool, i, 1);
-    dev->CmdBeginQuery(cb, c->spool, i, 0);
-    c->regions[i].stat_q = i + 1;
-    c->stat_open = true;
+      dev->pstats && gp__vk_pstats_want(dev, c->regions[i].name_id, stage)) {
+    if (c->app_stats) /* the program's query is active: ours cannot be */
+      gp__vk_pstats_lost(dev, GP_VK_PSTATS_LOST_APP_QUERY);
+    else if (gp__vk_pstats_pool(dev, c, c->qcap / 2)) {
+      dev->CmdResetQueryPool(cb, c->spool, i, 1);
+      dev->CmdBeginQuery(cb, c->spool, i, 0);
+      c->regions[i].stat_q = i + 1;
+      c->stat_open = true;
+    }
   }
   return c;
 }

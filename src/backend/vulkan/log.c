@@ -74,3 +74,24 @@ void gp__vk_log_detach(gp__vk_instance *inst, const VkAllocationCallbacks *a) {
     inst->DestroyDebugUtilsMessengerEXT(inst->handle, inst->messenger, a);
   inst->messenger = VK_NULL_HANDLE;
 }
+
+/* See vkInt.h. */
+void gp__vk_warn_once(gp__vk_device *dev, uint32_t *said, uint32_t bit,
+                      const char *msg) {
+  (void)dev;
+  bool before = __atomic_fetch_or(said, bit, __ATOMIC_RELAXED) & bit;
+  if (before || !gp__vk_core->activity_enabled(GP_ACTIVITY_KIND_GPU_LOG, 0))
+    return;
+  gp_activity_gpu_log *r =
+      gp__vk_core->activity_reserve(GP_ACTIVITY_KIND_GPU_LOG, sizeof(*r), 0, 0);
+  if (!r)
+    return;
+  r->timestamp = gp_get_timestamp();
+  r->severity = GP_LOG_WARNING;
+  r->tag_id = gp__vk_core->string_intern("Vulkan");
+  r->message_id = gp__vk_core->string_intern(msg);
+  r->process_id = gp__vk_core->pid();
+  r->thread_id = gp__vk_core->tid();
+  r->reserved0 = 0;
+  gp__vk_core->activity_commit(r);
+}

@@ -371,3 +371,59 @@ PFN_vkVoidFunction gp__vk_memory_intercept(const char *name) {
       return table[i].fn;
   return gp__vk_query_intercept(name);
 }
+
+/* ------------------------------------------------------------------ */
+/* Buffers of the layer's own (not tracked: made below the tracker)     */
+
+/* See vkInt.h. */
+void *gp__vk_host_buffer(gp__vk_device *dev, VkDeviceSize size, VkBuffer *buf,
+                         VkDeviceMemory *mem) {
+  *buf = VK_NULL_HANDLE;
+  *mem = VK_NULL_HANDLE;
+  if (!dev->MapMemory)
+    return NULL;
+  VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                           .size = size,
+                           .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT};
+  if (dev->CreateBuffer(dev->handle, &bi, NULL, buf) != VK_SUCCESS) {
+    *buf = VK_NULL_HANDLE;
+    return NULL;
+  }
+  VkMemoryRequirements req;
+  dev->GetBufferMemoryRequirements(dev->handle, *buf, &req);
+  VkPhysicalDeviceMemoryProperties mp;
+  dev->inst->GetPhysicalDeviceMemoryProperties(dev->phys, &mp);
+  const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                     VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  uint32_t t = 0;
+  while (t < mp.memoryTypeCount &&
+         !((req.memoryTypeBits & (1u << t)) &&
+           (mp.memoryTypes[t].propertyFlags & want) == want))
+    t++;
+  VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL,
+                             req.size, t};
+  void *map = NULL;
+  if (t == mp.memoryTypeCount ||
+      dev->AllocateMemory(dev->handle, &ai, NULL, mem) != VK_SUCCESS ||
+      dev->BindBufferMemory(dev->handle, *buf, *mem, 0) != VK_SUCCESS ||
+      dev->MapMemory(dev->handle, *mem, 0, VK_WHOLE_SIZE, 0, &map) !=
+          VK_SUCCESS) {
+    if (*mem)
+      dev->FreeMemory(dev->handle, *mem, NULL);
+    *mem = VK_NULL_HANDLE;
+    gp__vk_host_buffer_free(dev, buf, mem);
+    return NULL;
+  }
+  return map;
+}
+
+/* See vkInt.h. */
+void gp__vk_host_buffer_free(gp__vk_device *dev, VkBuffer *buf,
+                             VkDeviceMemory *mem) {
+  if (*buf)
+    dev->DestroyBuffer(dev->handle, *buf, NULL);
+  if (*mem)
+    dev->FreeMemory(dev->handle, *mem, NULL);
+  *buf = VK_NULL_HANDLE;
+  *mem = VK_NULL_HANDLE;
+}

@@ -274,23 +274,110 @@ bool gp__vk_pstats_want(gp__vk_device *dev, uint32_t name_id, uint32_t stage) {
   return want;
 }
 
+/* Words per query in a command buffer's statistics results buffer: the
+ * values, then the availability word. */
+#define SWORDS (NSTATS + 1)
+
+/* See vkInt.h. */
+void gp__vk_pstats_lost(gp__vk_device *dev, uint32_t why) {
+  const char *msg =
+      why == GP_VK_PSTATS_LOST_APP_QUERY
+          ? "gpuperf: a render stage inside the program's own "
+            "pipeline-statistics query is not measured (two such queries "
+            "cannot be active at once): its per-stage statistics are lost"
+      : why == GP_VK_PSTATS_LOST_ENDED
+          ? "gpuperf: a render stage's pipeline statistics ended early (the "
+            "program began its own query, or executed secondary command "
+            "buffers, inside it): its per-stage statistics are lost"
+      : why == GP_VK_PSTATS_LOST_NO_POOL
+          ? "gpuperf: no pipeline-statistics query pool could be made: "
+            "per-stage statistics are lost"
+          : "gpuperf: a render stage's pipeline statistics were never "
+            "available: its per-stage statistics are lost";
+  gp__vk_warn_once(dev, &dev->pstats_warned, why, msg);
+}
+
 /* See vkInt.h. */
 bool gp__vk_pstats_pool(gp__vk_device *dev, gp__vk_cmdbuf *c, uint32_t n) {
   if (c->spool && c->scap >= n)
     return true;
-  if (c->spool)
-    dev->DestroyQueryPool(dev->handle, c->spool, NULL);
-  c->spool = VK_NULL_HANDLE;
-  c->scap = 0;
+  gp__vk_pstats_fini(dev, c);
   VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                               .queryType = VK_QUERY_TYPE_PIPELINE_STATISTICS,
                               .queryCount = n,
                               .pipelineStatistics = stat_flags};
   if (dev->CreateQueryPool(dev->handle, &qi, NULL, &c->spool) != VK_SUCCESS) {
     c->spool = VK_NULL_HANDLE;
+    gp__vk_pstats_lost(dev, GP_VK_PSTATS_LOST_NO_POOL);
     return false;
   }
   c->scap = n;
+  /* Where the device copies them: read without calling the driver (whose
+   * vkGetQueryPoolResults may wait for the device to be idle). */
+  if (gp__vk_family_copies(dev, c->family))
+    c->sresults = gp__vk_host_buffer(
+        dev, (VkDeviceSize)n * SWORDS * sizeof(uint64_t), &c->sbuf, &c->smem);
+  if (c->sresults)
+    memset(c->sresults, 0, (size_t)n * SWORDS * sizeof(uint64_t));
+  return true;
+}
+
+/* See vkInt.h. */
+void gp__vk_pstats_copy(gp__vk_device *dev, VkCommandBuffer cb,
+                        gp__vk_cmdbuf *c) {
+  if (!c->sresults)
+    return;
+  bool any = false;
+  for (uint32_t i = 0; i < c->nregions; i++) {
+    uint32_t q = c->regions[i].stat_q;
+    if (!q || c->regions[i].stat_lost)
+      continue;
+    /* The device waits for the query on its own timeline, not the host. */
+    dev->CmdCopyQueryPoolResults(cb, c->spool, q - 1, 1, c->sbuf,
+                                 (VkDeviceSize)(q - 1) * SWORDS * 8, SWORDS * 8,
+                                 VK_QUERY_RESULT_64_BIT |
+                                     VK_QUERY_RESULT_WAIT_BIT |
+                                     VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+    any = true;
+  }
+  /* Made visible to the host by the timestamps' barrier, or this one. */
+  if (any && !c->results && !dev->ts_in_order && dev->CmdPipelineBarrier) {
+    VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
+                          VK_ACCESS_TRANSFER_WRITE_BIT,
+                          VK_ACCESS_HOST_READ_BIT};
+    dev->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                            VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0,
+                            NULL);
+  }
+}
+
+/* See vkInt.h. */
+void gp__vk_pstats_clear(gp__vk_cmdbuf *c) {
+  if (c->sresults)
+    for (uint32_t i = 0; i < c->nregions && i < c->scap; i++)
+      c->sresults[(size_t)i * SWORDS + NSTATS] = 0;
+}
+
+/* One measured region's statistics into v: from the results buffer, or
+ * (where there is none) from the driver without waiting. False if they
+ * are not there. */
+static bool region_stats(gp__vk_device *dev, const gp__vk_cmdbuf *c, uint32_t q,
+                         uint64_t *v) {
+  if (c->sresults) {
+    const uint64_t *w = &c->sresults[(size_t)q * SWORDS];
+    if (!__atomic_load_n(&w[NSTATS], __ATOMIC_ACQUIRE))
+      return false;
+    memcpy(v, w, NSTATS * sizeof(uint64_t));
+    return true;
+  }
+  uint64_t buf[SWORDS];
+  if (dev->GetQueryPoolResults(
+          dev->handle, c->spool, q, 1, sizeof(buf), buf, sizeof(buf),
+          VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT) !=
+          VK_SUCCESS ||
+      !buf[NSTATS])
+    return false;
+  memcpy(v, buf, NSTATS * sizeof(uint64_t));
   return true;
 }
 
@@ -307,13 +394,17 @@ void gp__vk_pstats_emit(gp__vk_device *dev, const gp__vk_cmdbuf *c,
     return;
   for (uint32_t i = 0; i < c->nregions; i++) {
     uint32_t q = c->regions[i].stat_q;
-    if (!q || c->regions[i].stat_lost)
+    if (!q)
       continue;
     uint64_t v[NSTATS];
-    if (dev->GetQueryPoolResults(
-            dev->handle, c->spool, q - 1, 1, sizeof(v), v, sizeof(v),
-            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
+    if (c->regions[i].stat_lost) {
+      gp__vk_pstats_lost(dev, GP_VK_PSTATS_LOST_ENDED);
       continue;
+    }
+    if (!region_stats(dev, c, q - 1, v)) {
+      gp__vk_pstats_lost(dev, GP_VK_PSTATS_LOST_UNAVAILABLE);
+      continue;
+    }
     for (uint32_t k = 0; k < s->num_counters; k++) {
       uint32_t idx = s->index[k];
       if (idx < NSTATS)
@@ -330,4 +421,6 @@ void gp__vk_pstats_fini(gp__vk_device *dev, gp__vk_cmdbuf *c) {
     dev->DestroyQueryPool(dev->handle, c->spool, NULL);
   c->spool = VK_NULL_HANDLE;
   c->scap = 0;
+  gp__vk_host_buffer_free(dev, &c->sbuf, &c->smem);
+  c->sresults = NULL;
 }

@@ -377,6 +377,7 @@ static void note_cb(gp__vk_device *dev, submit_ctx *x, VkCommandBuffer cb) {
    * host's writes before a submission are visible to its work. */
   if (c->results)
     memset(c->results, 0, (size_t)(2 + 2 * c->nregions) * 16);
+  gp__vk_pstats_clear(c);
   gp__vk_pending *p = &c->sub;
   p->next = NULL;
   p->cb = c;

@@ -146,6 +146,12 @@ struct gp__vk_cmdbuf {
   uint32_t labels[GP_VK_LABEL_DEPTH];
   VkQueryPool spool; /* pipeline statistics (pstats.c), or null */
   uint32_t scap;
+  /* spool's results, copied by the device at the recording's end as the
+   * timestamps are (a value per statistic and an availability word per
+   * query), mapped at sresults; null if it could not be made. */
+  VkBuffer sbuf;
+  VkDeviceMemory smem;
+  uint64_t *sresults;
   bool stat_open;   /* a query of ours is active */
   bool app_stats;   /* a pipeline-statistics query of the program's is */
   uint32_t name_id; /* object name given by the program */
@@ -268,6 +274,7 @@ struct gp__vk_device {
   gp__vk_map pools;
   uint32_t ts_override;    /* GPUPERF_VULKAN_TEST_TIMESTAMP_BITS + 1, or 0 */
   uint32_t untimed_warned; /* families whose lack of timestamps was logged */
+  uint32_t pstats_warned;  /* GP_VK_PSTATS_LOST_* reasons logged */
   PFN_vkCmdCopyQueryPoolResults CmdCopyQueryPoolResults;
   PFN_vkCmdPipelineBarrier CmdPipelineBarrier;
   PFN_vkCmdExecuteCommands CmdExecuteCommands;
@@ -383,7 +390,40 @@ gp__vk_driver_allocator(gp__vk_device *dev, const VkAllocationCallbacks *a);
 /* Frees what memory.c keeps for a device going away. */
 void gp__vk_memory_fini(gp__vk_device *dev);
 
+/* True if family's queues can copy query results (graphics, compute). */
+bool gp__vk_family_copies(gp__vk_device *dev, uint32_t family);
+
+/* A host-visible, coherent buffer of size bytes that transfers write,
+ * made and mapped: its mapping, or NULL (*buf, *mem null) if it cannot
+ * be made. */
+void *gp__vk_host_buffer(gp__vk_device *dev, VkDeviceSize size, VkBuffer *buf,
+                         VkDeviceMemory *mem);
+
+/* Frees a gp__vk_host_buffer (null handles are accepted) and nulls them. */
+void gp__vk_host_buffer_free(gp__vk_device *dev, VkBuffer *buf,
+                             VkDeviceMemory *mem);
+
 /* ---- pstats.c ---- */
+
+/* Why a stage's statistics were lost (bits of dev->pstats_warned). */
+enum {
+  GP_VK_PSTATS_LOST_APP_QUERY = 1u << 0, /* inside the program's query */
+  GP_VK_PSTATS_LOST_ENDED = 1u << 1,     /* ended early: program, secondaries */
+  GP_VK_PSTATS_LOST_NO_POOL = 1u << 2,   /* the pool could not be made */
+  GP_VK_PSTATS_LOST_UNAVAILABLE = 1u << 3 /* results never there */
+};
+
+/* Says once per device in the GPU log (tag "Vulkan") that per-stage
+ * statistics were lost, and why. */
+void gp__vk_pstats_lost(gp__vk_device *dev, uint32_t why);
+
+/* At the end of c's recording: the device copies its statistics into
+ * c's results buffer (see sbuf). */
+void gp__vk_pstats_copy(gp__vk_device *dev, VkCommandBuffer cb,
+                        gp__vk_cmdbuf *c);
+
+/* Before c is submitted: the last execution's statistics are forgotten. */
+void gp__vk_pstats_clear(gp__vk_cmdbuf *c);
 
 /* Publishes the pipeline-statistics catalog of dev's core device (once
  * per device; supported: the driver offers the feature). */
@@ -405,6 +445,11 @@ void gp__vk_pstats_emit(gp__vk_device *dev, const gp__vk_cmdbuf *c,
 void gp__vk_pstats_fini(gp__vk_device *dev, gp__vk_cmdbuf *c);
 
 /* ---- log.c ---- */
+
+/* A GPU log warning (tag "Vulkan") of msg, unless bit is set in *said;
+ * sets it. Takes no lock. */
+void gp__vk_warn_once(gp__vk_device *dev, uint32_t *said, uint32_t bit,
+                      const char *msg);
 
 /* Creates the layer's debug-utils messenger on an instance whose program
  * enabled VK_EXT_debug_utils; its messages become GPU_LOG records. */
