@@ -29,8 +29,10 @@
  * Data sources: gpu.renderstages (GPU work, API calls, user ranges),
  * gpu.counters (counter samples), gpu.log (failed calls and dropped
  * records as log messages), each optionally with a vendor suffix
- * ("gpu.counters.v3d": only devices whose name, vendor, model or
- * architecture contains "v3d", case-insensitively). gpuperf's own options
+ * ("gpu.counters.nvidia": for counters, only the devices whose vendor, or
+ * one word of it, is "nvidia", case-insensitively; a DRM card's vendor is
+ * its driver's name; others write no counters; gp_session_warning() says
+ * when a suffix named no device). gpuperf's own options
  * go in an extra top-level block that Perfetto's tools do not know:
  *
  *   gpuperf_options { counter_descriptor_mode: 1  machine_id: 7 }
@@ -95,13 +97,15 @@ typedef struct gp_data_source_info {
   const char *vendor; /* the suffix, "v3d"; "" if none */
   /* gpu.counters: what to sample, ready for gp_counters_start(). */
   gp_counter_config counters;
+  /* fix_gpu_clock, full_loadstore and trace_metrics are refused by the
+   * parser (no device gpuperf drives can honour them): always 0 here. */
   uint32_t fix_gpu_clock;
   /* gpu.renderstages */
   uint32_t full_loadstore;
   uint32_t
       low_overhead; /* GPU work on hardware queues only (no stream slices) */
   uint32_t num_trace_metrics;
-  const char *const *trace_metrics;
+  const char *const *trace_metrics; /* empty */
   /* vulkan.memory_tracker (vulkan_memory_config) */
   uint32_t track_driver_memory_usage; /* host allocations of the driver */
   uint32_t track_device_memory_usage; /* device memory, buffers, images */
@@ -245,6 +249,15 @@ typedef struct gp_session_stats {
 
 /* Fills *st (valid before and after stop). */
 GP_EXPORT int gp_session_get_stats(const gp_session *s, gp_session_stats *st);
+
+/*
+ * After the stop: what the session has to tell the user about its config,
+ * one line, or NULL if nothing: a gpu.counters data source whose vendor
+ * suffix named no device (it sampled nothing), or why counters were not
+ * sampled on a device. Owned by the session, valid until it is destroyed.
+ * Sessions started from GPUPERF_RECORD_DIR also print it on stderr.
+ */
+GP_EXPORT const char *gp_session_warning(const gp_session *s);
 
 /* Stops the session if needed and frees it. NULL is accepted. */
 GP_EXPORT void gp_session_destroy(gp_session *s);

@@ -94,7 +94,9 @@ struct gp_perfmon {
 };
 
 /* The filter pipeline of one gp_counters_start() call, shared by the
- * devices it started. Immutable but for `matched`. */
+ * devices it started (or of one data source of a session, shared by every
+ * device it starts: gp__counters_start_shared()). Immutable but for
+ * `matched`. */
 typedef struct gp__filter {
   _Atomic uint32_t refs;
   uint32_t num_names;
@@ -254,6 +256,24 @@ void gp__perfmon_count_switch(uint32_t device_id);
  */
 bool gp__sampler_instrument(gp__sampler *s, const char *mangled,
                             const char *demangled);
+
+/*
+ * gp_counters_start() on one device, with the filter pipeline *shared:
+ * the skip/count ranges then count the activities of every device started
+ * with the same *shared together, as Perfetto's gpu.counters data source
+ * counts them (for the data source as a whole). When *shared is NULL and
+ * the config is instrumented, a new pipeline is made from config and a
+ * reference stored in *shared; the caller drops it with
+ * gp__filter_put(). The same config must be given each time. On error
+ * nothing is started and *shared is as it was.
+ */
+int gp__counters_start_shared(uint32_t device_id,
+                              const gp_counter_config *config,
+                              gp__filter **shared);
+
+/* Drops a reference on a filter pipeline (the last frees it). NULL is
+ * accepted. */
+void gp__filter_put(gp__filter *f);
 
 /* Takes / drops a reference on a sampler (the last put frees it). */
 gp__sampler *gp__sampler_get(gp__sampler *s);

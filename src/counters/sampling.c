@@ -12,7 +12,9 @@
  *      against the exclude globs (any match excludes) and then the include
  *      globs (some enclosing range must match; none given: all pass);
  *   3. skip/count ranges over the activities that passed 1 and 2, counted
- *      once per gp_counters_start() call across its devices.
+ *      once per gp_counters_start() call across its devices, or across
+ *      every device a session's data source started
+ *      (gp__counters_start_shared()).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,7 +28,8 @@ static gp__sampler *active[GP__MAX_DEVICES];
 /* ------------------------------------------------------------------ */
 /* Filters                                                              */
 
-static void filter_put(gp__filter *f) {
+/* See countersInt.h. */
+void gp__filter_put(gp__filter *f) {
   if (!f || atomic_fetch_sub(&f->refs, 1) != 1)
     return;
   for (uint32_t i = 0; i < f->num_names; i++)
@@ -90,7 +93,7 @@ static gp__filter *filter_new(const gp_counter_config *c) {
     }
   }
   if (oom) {
-    filter_put(f);
+    gp__filter_put(f);
     return NULL;
   }
   return f;
@@ -279,7 +282,7 @@ gp__sampler *gp__sampler_get(gp__sampler *s) {
 void gp__sampler_put(gp__sampler *s) {
   if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
     return;
-  filter_put(s->filter);
+  gp__filter_put(s->filter);
   free(s->ids);
   free(s->index);
   free(s);
@@ -432,8 +435,10 @@ static int sampler_new(uint32_t dev, const gp_counter_config *c, bool many,
   return 0;
 }
 
-/* See counters.h. */
-int gp_counters_start(uint32_t device_id, const gp_counter_config *config) {
+/* gp_counters_start(), with the filter pipeline of *shared when shared
+ * is not NULL (see gp__counters_start_shared()). */
+static int start(uint32_t device_id, const gp_counter_config *config,
+                 gp__filter **shared) {
   int rc = check_config(config);
   if (rc != 0)
     return rc;
@@ -473,8 +478,10 @@ int gp_counters_start(uint32_t device_id, const gp_counter_config *config) {
     goto fail;
   }
   if (config->instrumented) {
-    filter = filter_new(config);
-    if (!filter) {
+    if (shared && *shared) {
+      filter = *shared;
+      atomic_fetch_add(&filter->refs, 1);
+    } else if (!(filter = filter_new(config))) {
       rc = GP_ENOMEM;
       goto fail;
     }
@@ -496,7 +503,10 @@ int gp_counters_start(uint32_t device_id, const gp_counter_config *config) {
     active[devs[started]] = s[started];
   }
   pthread_mutex_unlock(&session_lock);
-  filter_put(filter);
+  if (shared && !*shared)
+    *shared = filter; /* our reference becomes the caller's */
+  else
+    gp__filter_put(filter);
   return 0;
 
 fail_stop:
@@ -512,8 +522,22 @@ fail:
   pthread_mutex_unlock(&session_lock);
   for (uint32_t i = 0; i < ndev; i++)
     gp__sampler_put(s[i]);
-  filter_put(filter);
+  gp__filter_put(filter);
   return rc;
+}
+
+/* See counters.h. */
+int gp_counters_start(uint32_t device_id, const gp_counter_config *config) {
+  return start(device_id, config, NULL);
+}
+
+/* See countersInt.h. */
+int gp__counters_start_shared(uint32_t device_id,
+                              const gp_counter_config *config,
+                              gp__filter **shared) {
+  if (!shared || device_id == GP_ALL_DEVICES)
+    return GP_EINVAL;
+  return start(device_id, config, shared);
 }
 
 static void stop_one(uint32_t dev) {

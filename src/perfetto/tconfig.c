@@ -397,8 +397,13 @@ static int convert_counters(gp_trace_config *c, tc_source *s,
     s->period_set = true;
     cc->counter_period_ns = p->u;
   }
+  /* Perfetto's producers pin the GPU clock for steadier counters; no
+   * backend of gpuperf can (the simulated GPUs' clocks never move, the
+   * others are the driver's): refused, rather than accepted and ignored. */
   const gp__tp_node *fix = first_field(gcc, F_FIX_GPU_CLOCK);
-  s->info.fix_gpu_clock = fix ? (uint32_t)fix->u : 0;
+  if (fix && fix->u)
+    FAIL(fix, "fix_gpu_clock: gpuperf cannot fix a GPU's clock on any "
+              "device it drives; leave the field out (or false)");
   if (is)
     cc->instrumented = (uint32_t)is->u;
   if (isc) {
@@ -487,19 +492,23 @@ static int convert_source(gp_trace_config *c, const gp__tp_node *ds, char *err,
   }
   if (grc) {
     const gp__tp_node *x;
-    if ((x = first_field(grc->child, F_FULL_LOADSTORE)))
-      s->info.full_loadstore = (uint32_t)x->u;
+    /* Load and store operations of render passes, and the driver's own
+     * trace metrics, are what Android GPU drivers write into their
+     * render stages; no backend of gpuperf sees them: refused, rather
+     * than accepted and ignored. */
+    if ((x = first_field(grc->child, F_FULL_LOADSTORE)) && x->u)
+      FAIL(x, "full_loadstore: gpuperf sees no render pass load or store "
+              "operations on any device it drives; leave the field out (or "
+              "false)");
+    if ((x = first_field(grc->child, F_TRACE_METRICS)))
+      FAIL(x, "trace_metrics: gpuperf records no driver trace metrics "
+              "('%s'); leave the field out",
+           strlen(x->s) == x->len ? x->s : "?");
     if ((x = first_field(grc->child, F_LOW_OVERHEAD)))
       s->info.low_overhead = (uint32_t)x->u;
-    for (const gp__tp_node *m = grc->child; m; m = m->next)
-      if (m->field->id == F_TRACE_METRICS && strlen(m->s) != m->len)
-        FAIL(m, "trace_metrics: a name holds a NUL byte");
-    size_t n;
-    s->info.trace_metrics =
-        collect_strings(&c->arena, grc->child, F_TRACE_METRICS, &n);
+    s->info.trace_metrics = gp__arena_alloc(&c->arena, sizeof(char *));
     if (!s->info.trace_metrics)
       return GP_ENOMEM;
-    s->info.num_trace_metrics = (uint32_t)n;
     s->renderstages_config = true;
   }
   return 0;
@@ -750,6 +759,56 @@ int gp_trace_config_get_data_source(const gp_trace_config *c, uint32_t index,
       !s->info.counters.instrumented)
     info->counters.counter_period_ns = GP_DEFAULT_COUNTER_PERIOD_NS;
   return 0;
+}
+
+static bool alnum_ascii(char ch) {
+  return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
+         (ch >= 'A' && ch <= 'Z');
+}
+
+static char lower_ascii(char ch) {
+  return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch;
+}
+
+/* See tconfig.h. */
+bool gp__vendor_suffix_matches(const char *suffix, const gp_device_info *di) {
+  if (!*suffix || strcmp(suffix, "gpuperf") == 0)
+    return true;
+  const char *v = di->vendor ? di->vendor : "";
+  size_t n = strlen(suffix);
+  for (const char *p = v; *p;) {
+    size_t k = 0;
+    while (k < n && p[k] && lower_ascii(p[k]) == lower_ascii(suffix[k]))
+      k++;
+    /* p is where a word starts (or the string): the suffix must end
+     * where a word does. */
+    if (k == n && (!p[k] || !alnum_ascii(p[k]) || !alnum_ascii(p[k - 1])))
+      return true;
+    /* The next word. */
+    while (*p && alnum_ascii(*p))
+      p++;
+    while (*p && !alnum_ascii(*p))
+      p++;
+  }
+  return false;
+}
+
+/* See tconfig.h. */
+int gp__trace_config_counters_for(const gp_trace_config *c,
+                                  const gp_device_info *di) {
+  int generic = -1;
+  for (uint32_t i = 0; i < c->nsrc; i++) {
+    const gp_data_source_info *ds = &c->src[i].info;
+    if (ds->kind != GP_DATA_SOURCE_GPU_COUNTERS)
+      continue;
+    if (!*ds->vendor || strcmp(ds->vendor, "gpuperf") == 0) {
+      if (generic < 0)
+        generic = (int)i;
+    } else if (gp__vendor_suffix_matches(ds->vendor, di)) {
+      return (int)i;
+    }
+  }
+  return generic;
 }
 
 /* See session.h. */

@@ -5,9 +5,11 @@
 #ifndef GPUPERF_PERFETTO_TCONFIG_H
 #define GPUPERF_PERFETTO_TCONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpuperf/counters.h"
 #include "gpuperf/session.h"
 
 /*
@@ -23,5 +25,25 @@
 int gp__trace_config_from_source(const uint8_t *p, size_t n,
                                  gp_trace_config **out, char *err,
                                  size_t err_size);
+
+/*
+ * Whether a data source's vendor suffix names device di: the suffix equals,
+ * ignoring case, the device's vendor or one word of it (words are runs of
+ * letters and digits: "nvidia" names "NVIDIA Corporation", "v3d" a DRM
+ * card whose driver is v3d, "broadcom" the simulated V3D of vendor
+ * "Broadcom (simulated)"). The device's name, model and architecture are
+ * not looked at. The suffix "gpuperf" names gpuperf itself (its producer
+ * registers gpu.counters.gpuperf) and so every device.
+ */
+bool gp__vendor_suffix_matches(const char *suffix, const gp_device_info *di);
+
+/*
+ * The index of the gpu.counters data source of c that applies to device
+ * di: one whose vendor suffix names it, else one without a suffix (or the
+ * suffix "gpuperf"). -1 when none does: the device takes no part in the
+ * counters (no samples, no environment readings).
+ */
+int gp__trace_config_counters_for(const gp_trace_config *c,
+                                  const gp_device_info *di);
 
 #endif /* GPUPERF_PERFETTO_TCONFIG_H */

@@ -74,8 +74,6 @@ static void format_counters(sbuf *b, const tc_source *s) {
     put(b, "%scounter_ids: %u\n", in, cc->counter_ids[i]);
   for (size_t i = 0; i < cc->num_counter_names; i++)
     put_string(b, in, "counter_names", cc->counter_names[i]);
-  if (s->info.fix_gpu_clock)
-    put(b, "%sfix_gpu_clock: true\n", in);
   if (s->isc) {
     put(b, "%sinstrumented_sampling_config {\n", in);
     for (size_t i = 0; i < cc->num_name_filters; i++) {
@@ -132,12 +130,8 @@ int gp_trace_config_format(const gp_trace_config *c, char *buf, size_t size,
       format_counters(&b, s);
     if (s->renderstages_config) {
       put(&b, "    gpu_renderstages_config {\n");
-      if (s->info.full_loadstore)
-        put(&b, "      full_loadstore: true\n");
       if (s->info.low_overhead)
         put(&b, "      low_overhead: true\n");
-      for (uint32_t k = 0; k < s->info.num_trace_metrics; k++)
-        put_string(&b, "      ", "trace_metrics", s->info.trace_metrics[k]);
       put(&b, "    }\n");
     }
     if (s->vulkan_memory_config)

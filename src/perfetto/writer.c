@@ -697,6 +697,15 @@ int gp__tw_select_counters(gp__tw *w, uint32_t device_id, const uint32_t *ids,
   return rc;
 }
 
+/* See writer.h. */
+int gp__tw_counter_id_taken(gp__tw *w, uint32_t device_id, const uint32_t *ids,
+                            size_t n, uint32_t *id, uint32_t *other) {
+  pthread_mutex_lock(&w->lock);
+  int rc = gp__tw_counter_taken(w, device_id, ids, n, id, other);
+  pthread_mutex_unlock(&w->lock);
+  return rc;
+}
+
 static void dispatch(gp__tw *w, const gp_activity *r) {
   switch (r->kind) {
   case GP_ACTIVITY_KIND_KERNEL:

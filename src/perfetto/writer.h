@@ -82,6 +82,10 @@ typedef struct gp__tw_options {
   const gp__tw_context *ctx; /* NULL: this process (borrowed for the
                                 writer's life) */
   uint32_t pid;              /* the process written, 0: this one */
+  /* When not NULL (borrowed for the writer's life): the COUNTER and
+   * ENVIRONMENT records of a device no gpu.counters data source of it
+   * applies to (a vendor suffix names other devices) are left out. */
+  const struct gp_trace_config *counters_cfg;
 } gp__tw_options;
 
 /* What a writer did, for summaries, tests and the benchmark. */
@@ -121,6 +125,15 @@ void gp__tw_destroy(gp__tw *w);
  */
 int gp__tw_select_counters(gp__tw *w, uint32_t device_id, const uint32_t *ids,
                            size_t n, bool periodic, bool instrumented);
+
+/*
+ * In counter descriptor mode 1, where counter ids are global to a trace:
+ * whether one of ids[0..n) is already the id of a counter of another
+ * device than device_id. Returns 0 (none, or mode 2), or GP_EEXIST with
+ * the id in *id and that device in *other.
+ */
+int gp__tw_counter_id_taken(gp__tw *w, uint32_t device_id, const uint32_t *ids,
+                            size_t n, uint32_t *id, uint32_t *other);
 
 /*
  * Encodes the records of one completed buffer and writes the packets to

@@ -99,6 +99,7 @@ typedef struct tw_pending {
 typedef struct tw_spec {
   uint32_t id;      /* catalog counter id */
   uint32_t instr;   /* 1: per-activity values */
+  uint32_t out_id;  /* its counter_id in the trace (see make_out_id()) */
   uint64_t last_ts; /* periodic: timestamp of the last sample written */
   /* How each of its samples begins, encoded once: the GpuCounterEvent
    * `counters` tag, a length byte to fill in, the counter_id field. */
@@ -138,6 +139,7 @@ typedef struct tw_device {
   bool tracked; /* device track emitted */
   uint32_t api; /* gp_api */
   uint32_t clock_id;
+  bool no_counters; /* no gpu.counters data source applies to it */
   tw_counter_dev ctr;
 } tw_device;
 
@@ -493,6 +495,9 @@ void gp__tw_counter_record(gp__tw *w, const gp_activity_counter *c);
 int gp__tw_counter_select(gp__tw *w, uint32_t device_id, const uint32_t *ids,
                           size_t n, bool periodic, bool instrumented);
 void gp__tw_counter_write_pending(gp__tw *w, const tw_pending *p);
+int gp__tw_counter_taken(const gp__tw *w, uint32_t device_id,
+                         const uint32_t *ids, size_t n, uint32_t *id,
+                         uint32_t *other);
 void gp__tw_counter_fini(gp__tw *w);
 /* Writes the counter samples being grouped into a packet. */
 void gp__tw_counter_flush(gp__tw *w);

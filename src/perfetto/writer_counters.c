@@ -5,9 +5,15 @@
  * described by an InternedGpuCounterDescriptor whose iid the samples
  * reference; when a counter not yet described shows up, a new descriptor
  * (new iid, all counters so far) is interned. In mode 1 the descriptor is
- * written inside the first GpuCounterEvent that needs it, and counter ids
- * are global to the trace, so they are made from the gpu id:
- * ((gpu_id + 1) << 20) | (per-activity << 19) | counter id.
+ * written inside the first GpuCounterEvent that needs it, with gpu_id in
+ * the event; Perfetto reads its counter ids as global to the trace (the
+ * session refuses to sample one id on two devices: gp__tw_counter_id_taken).
+ *
+ * Counter ids. In both modes a counter's id in the trace is its catalog
+ * id, the one a config names and the producer's descriptor lists. The one
+ * exception is a counter sampled both ways on one device: of its two
+ * specs, the one made second (in a session, the per-activity one) has bit
+ * 31 set. The environment specs below have ids of their own.
  *
  * Periodic samples. Each value covers its sampling window and is written
  * at the window's end, BACKWARDS_LOOKING, as Perfetto expects; the trace
@@ -23,11 +29,12 @@
  * own, ids ENV_ID_BASE + n (outside any catalog's range), FORWARDS_LOOKING
  * since each is a reading at its timestamp.
  *
- * Per-activity (instrumented) values are written as samples of separate
- * specs in the COMPUTE group, FORWARDS_LOOKING, timestamped at the start
- * of the activity they measured: inside the kernel's [start, end), where
- * Perfetto's GPU compute view looks for them. The periodic specs leave
- * COMPUTE out of their groups so that the view does not add them in.
+ * Per-activity (instrumented) values are written as samples of specs of
+ * their own, FORWARDS_LOOKING, timestamped at the start of the activity
+ * they measured: inside the kernel's [start, end), where Perfetto's GPU
+ * compute view looks for them. Groups are the same for both kinds: a
+ * counter's fixed groups (spec.groups) and named or custom groups
+ * (counter_groups) are its catalog's, however it was sampled.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +44,14 @@
 
 #define INSTR_SUFFIX " (per activity)"
 
-/* Counter ids of the environment specs (19 bits, see spec_id()). */
+/* Counter ids of the environment specs (internal; in the trace see
+ * make_out_id()). */
 #define ENV_ID_BASE 0x7ff00u
+/* In mode 1 the environment specs of each device need ids of their own:
+ * ENV_ID_INLINE | device << 3 | which, above any catalog's ids. */
+#define ENV_ID_INLINE 0xfff00000u
+/* The second spec of a counter sampled both ways on one device. */
+#define TWIN_BIT 0x80000000u
 enum { ENV_MEM_CLOCK = 1, ENV_TEMP, ENV_POWER, ENV_POWER_LIMIT, ENV_FAN };
 
 static const struct {
@@ -63,10 +76,31 @@ static bool is_env(uint32_t id) {
   return id > ENV_ID_BASE && id - ENV_ID_BASE < GP_ARRAY_SIZE(env_specs);
 }
 
-static uint32_t spec_id(const gp__tw *w, uint32_t device, const tw_spec *s) {
-  if (w->o.descriptor_mode == GP_TW_DESCRIPTOR_INLINE)
-    return ((device + 1) << 20) | (s->instr << 19) | (s->id & 0x7ffff);
-  return s->instr ? (s->id | 0x80000000u) : s->id;
+static bool has_spec(const tw_counter_dev *d, uint32_t id, uint32_t instr,
+                     size_t below) {
+  for (size_t i = 0; i < below && i < d->n; i++)
+    if (d->specs[i].id == id && d->specs[i].instr == instr)
+      return true;
+  return false;
+}
+
+/* The counter_id in the trace of a new spec (id, instr) of device, d its
+ * specs so far (see the top of this file). */
+static uint32_t make_out_id(const gp__tw *w, uint32_t device,
+                            const tw_counter_dev *d, uint32_t id,
+                            uint32_t instr) {
+  if (is_env(id))
+    return w->o.descriptor_mode == GP_TW_DESCRIPTOR_INLINE
+               ? ENV_ID_INLINE | (device << 3) | (id - ENV_ID_BASE)
+               : id;
+  return has_spec(d, id, !instr, d->n) ? (id | TWIN_BIT) : id;
+}
+
+static inline uint32_t spec_id(const gp__tw *w, uint32_t device,
+                               const tw_spec *s) {
+  (void)w;
+  (void)device;
+  return s->out_id;
 }
 
 /* gp__tw_device_seen() without a call once the device is known: every
@@ -76,11 +110,13 @@ static inline void device_seen(gp__tw *w, uint32_t device) {
     gp__tw_device_seen(w, device);
 }
 
+/* The counter state of device, NULL when its counters are not written
+ * (an unknown device, or one no gpu.counters data source applies to). */
 static inline tw_counter_dev *counter_dev(gp__tw *w, uint32_t device) {
   if (device >= TW_MAX_DEVICES)
     return NULL;
   device_seen(w, device);
-  return &w->dev[device].ctr;
+  return w->dev[device].no_counters ? NULL : &w->dev[device].ctr;
 }
 
 /* Encodes how the samples of spec s of device begin (tw_spec.head). */
@@ -112,10 +148,12 @@ static tw_spec *find_spec_slow(const gp__tw *w, uint32_t device,
     d->specs = ns;
     d->cap = ncap;
   }
+  uint32_t out_id = make_out_id(w, device, d, id, instr);
   tw_spec *s = &d->specs[d->n++];
   d->next = d->n;
   s->id = id;
   s->instr = instr;
+  s->out_id = out_id;
   s->last_ts = 0;
   spec_head(w, device, s);
   d->dirty = true;
@@ -137,12 +175,25 @@ static inline tw_spec *find_spec(const gp__tw *w, uint32_t device,
   return find_spec_slow(w, device, d, id, instr);
 }
 
-static bool has_spec(const tw_counter_dev *d, uint32_t id, uint32_t instr,
-                     size_t below) {
-  for (size_t i = 0; i < below && i < d->n; i++)
-    if (d->specs[i].id == id && d->specs[i].instr == instr)
-      return true;
-  return false;
+/* See writerInt.h. */
+int gp__tw_counter_taken(const gp__tw *w, uint32_t device_id,
+                         const uint32_t *ids, size_t n, uint32_t *id,
+                         uint32_t *other) {
+  if (w->o.descriptor_mode != GP_TW_DESCRIPTOR_INLINE)
+    return 0;
+  for (uint32_t e = 0; e < TW_MAX_DEVICES; e++) {
+    const tw_counter_dev *d = &w->dev[e].ctr;
+    if (e == device_id || d->n == 0)
+      continue;
+    for (size_t i = 0; i < n; i++)
+      for (size_t k = 0; k < d->n; k++)
+        if (d->specs[k].out_id == ids[i]) {
+          *id = ids[i];
+          *other = e;
+          return GP_EEXIST;
+        }
+  }
+  return 0;
 }
 
 /* See writerInt.h. */
@@ -223,15 +274,10 @@ static void write_spec(gp__tw *w, uint32_t device, const tw_counter_dev *d,
     gp__pb_uint(pb, GP_PB_SPEC_DENOMINATOR_UNITS, ci.denominator_units[u]);
   if (known && ci.select_by_default)
     gp__pb_uint(pb, GP_PB_SPEC_SELECT_BY_DEFAULT, 1);
-  if (s->instr) {
-    gp__pb_uint(pb, GP_PB_SPEC_GROUPS, GP_COUNTER_GROUP_COMPUTE);
-  } else {
-    for (uint32_t g = 0;
-         known && g < ci.num_groups && g < GP_COUNTER_MAX_GROUPS; g++)
-      if (ci.groups[g] < GP_COUNTER_GROUP_FIRST_CUSTOM &&
-          ci.groups[g] != GP_COUNTER_GROUP_COMPUTE)
-        gp__pb_uint(pb, GP_PB_SPEC_GROUPS, ci.groups[g]);
-  }
+  for (uint32_t g = 0; known && g < ci.num_groups && g < GP_COUNTER_MAX_GROUPS;
+       g++)
+    if (ci.groups[g] < GP_COUNTER_GROUP_FIRST_CUSTOM)
+      gp__pb_uint(pb, GP_PB_SPEC_GROUPS, ci.groups[g]);
   gp__pb_uint(pb, GP_PB_SPEC_VALUE_DIRECTION,
               s->instr ? GP_PB_VALUE_DIRECTION_FORWARDS
                        : GP_PB_VALUE_DIRECTION_BACKWARDS);
@@ -279,13 +325,7 @@ static void write_blocks_and_groups(gp__tw *w, uint32_t device,
     for (size_t i = from; i < to; i++) {
       const tw_spec *s = &d->specs[i];
       gp_counter_info ci;
-      bool member;
-      if (gi.id == GP_COUNTER_GROUP_COMPUTE)
-        member = s->instr; /* see the top of this file */
-      else
-        member =
-            !s->instr && lookup(device, s->id, &ci) && in_group(&ci, gi.id);
-      if (!member)
+      if (!lookup(device, s->id, &ci) || !in_group(&ci, gi.id))
         continue;
       if (!any) { /* groups without a counter of ours are left out */
         gp__pb_begin(pb, GP_PB_GCD_COUNTER_GROUPS);
@@ -504,8 +544,10 @@ void gp__tw_environment(gp__tw *w, const gp_activity_environment *e) {
   gp__pb_writer *pb = &w->pb;
   uint32_t dev = e->device_id;
   uint64_t ts = e->timestamp;
-  gp__tw_saw_ts(w, ts);
   device_seen(w, dev);
+  if (w->dev[dev].no_counters)
+    return; /* excluded by a vendor suffix: nothing of it is written */
+  gp__tw_saw_ts(w, ts);
   switch (e->environment_kind) {
   case GP_ENVIRONMENT_SPEED:
     if (e->data.speed.core_clock_khz) {

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "tconfig.h"
 #include "writerInt.h"
 
 static void write_gpu(const gp__tw *w, gp__pb_writer *pb, uint32_t d) {
@@ -81,6 +82,8 @@ void gp__tw_device_seen(gp__tw *w, uint32_t device_id) {
   if (gp__tw_device_info(w, device_id, &di) == 0) {
     d->api = di.api;
     d->clock_id = di.clock_id;
+    d->no_counters = w->o.counters_cfg &&
+                     gp__trace_config_counters_for(w->o.counters_cfg, &di) < 0;
   }
   if (device_id + 1 > w->num_devices)
     w->num_devices = device_id + 1;

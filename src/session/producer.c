@@ -383,7 +383,8 @@ int gp_producer_probe(void) {
 
 /* The counter catalog of every device, as one GpuCounterDescriptor
  * (counter ids are catalog ids: a device that repeats an id is not listed
- * twice). Kept well under the frame limit. */
+ * twice), with its blocks and its named and custom groups. Kept well under
+ * the frame limit. */
 static void put_descriptor(gp__pb_writer *w) {
   uint32_t ndev = 0;
   gp_device_count(&ndev);
@@ -433,6 +434,31 @@ static void put_descriptor(gp__pb_writer *w) {
         gp_counter_info ci;
         if (gp_counter_get(d, i, &ci) == 0 && ci.block_id == bi.id)
           gp__pb_uint(w, 5, ci.id);
+      }
+      gp__pb_end(w);
+    }
+    /* The catalog's named and custom groups with their counters, as the
+     * trace's descriptors have them (GpuCounterGroupSpec). */
+    for (uint32_t g = 0; g < cat.num_groups; g++) {
+      gp_counter_group_info gi;
+      if (gp_counter_group_get(d, g, &gi) != 0 || gp__pb_size(w) > 96 * 1024)
+        continue;
+      gp__pb_begin(w, 6); /* counter_groups */
+      gp__pb_uint(w, 1, gi.id);
+      if (gi.name)
+        gp__pb_string(w, 2, gi.name);
+      if (gi.description && *gi.description)
+        gp__pb_string(w, 3, gi.description);
+      for (uint32_t i = 0; i < cat.num_counters; i++) {
+        gp_counter_info ci;
+        if (gp_counter_get(d, i, &ci) != 0)
+          continue;
+        for (uint32_t k = 0; k < ci.num_groups && k < GP_COUNTER_MAX_GROUPS;
+             k++)
+          if (ci.groups[k] == gi.id) {
+            gp__pb_uint(w, 4, ci.id);
+            break;
+          }
       }
       gp__pb_end(w);
     }

@@ -320,6 +320,7 @@ void gp__session_writer_options(const gp_trace_config *cfg, uint32_t seq,
   const char *hid = getenv("GPUPERF_HOST_IDENTITY");
   o->host_identity = !(hid && strcmp(hid, "0") == 0);
   o->fd = fd;
+  o->counters_cfg = cfg;
   gp_data_source_info ds;
   for (uint32_t i = 0; gp_trace_config_get_data_source(cfg, i, &ds) == 0; i++) {
     if (ds.kind == GP_DATA_SOURCE_GPU_RENDERSTAGES) {
@@ -492,6 +493,15 @@ static int session_stop(gp_session *s, bool from_helper) {
     pthread_join(s->helper, NULL);
     s->helper_running = false;
   }
+  /* A vendor suffix that named no device: said once, here. */
+  if (gp__session_counters_suffix_unmatched(s, s->warning,
+                                            sizeof(s->warning))) {
+    if (s->env)
+      env_warn("%s", s->warning);
+  } else if (s->counter_error && s->counter_why[0]) {
+    snprintf(s->warning, sizeof(s->warning), "counters not sampled: %s",
+             s->counter_why);
+  }
   char msg[256];
   if (gp__session_counters_unmatched(s, msg, sizeof(msg)) != 0) {
     if (s->counter_error == 0)
@@ -560,6 +570,11 @@ int gp_session_get_stats(const gp_session *s, gp_session_stats *st) {
   for (uint32_t d = 0; d < MAX_DEV; d++)
     st->counter_devices += (s->counters_ever >> d) & 1;
   return 0;
+}
+
+/* See session.h. */
+const char *gp_session_warning(const gp_session *s) {
+  return s && s->stopped && s->warning[0] ? s->warning : NULL;
 }
 
 /* See session.h. */

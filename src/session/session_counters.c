@@ -14,6 +14,7 @@
 #include "backend/linux/tracefs.h"
 #include "counters/countersInt.h"
 #include "counters/derived.h"
+#include "perfetto/tconfig.h"
 #include "sessionInt.h"
 
 /* Sessions that start counters on devices announced later (the simulated
@@ -54,54 +55,20 @@ void gp__session_counters_after_fork(void) {
 /* ------------------------------------------------------------------ */
 /* Counters                                                             */
 
-static bool contains_ci(const char *hay, const char *needle) {
-  if (!hay || !*needle)
-    return !*needle;
-  size_t n = strlen(needle);
-  for (; *hay; hay++) {
-    size_t i = 0;
-    while (i < n && hay[i] &&
-           tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
-      i++;
-    if (i == n)
-      return true;
-  }
-  return false;
-}
-
-/* The gpu.counters data source that applies to a device: one whose vendor
- * suffix the device matches, else the one without a suffix. The suffix
- * "gpuperf" names gpuperf itself (the name its producer registers beside
- * gpu.counters): it applies to every device, as no suffix does. */
-static bool counters_source_for(const gp_trace_config *cfg, uint32_t dev,
+/* The gpu.counters data source that applies to a device (tconfig.h: its
+ * vendor suffix names the device, else the one without a suffix). */
+static bool counters_source_for(gp_session *s, uint32_t dev,
                                 gp_data_source_info *out, uint32_t *index) {
   gp_device_info di;
   if (gp_device_get_info(dev, &di) != 0)
     return false;
-  bool generic = false;
-  uint32_t gi = 0;
-  gp_data_source_info ds, g;
-  for (uint32_t i = 0; gp_trace_config_get_data_source(cfg, i, &ds) == 0; i++) {
-    if (ds.kind != GP_DATA_SOURCE_GPU_COUNTERS)
-      continue;
-    if (!*ds.vendor || strcmp(ds.vendor, "gpuperf") == 0) {
-      g = ds;
-      gi = i;
-      generic = true;
-    } else if (contains_ci(di.name, ds.vendor) ||
-               contains_ci(di.vendor, ds.vendor) ||
-               contains_ci(di.model, ds.vendor) ||
-               contains_ci(di.architecture, ds.vendor)) {
-      *out = ds;
-      *index = i;
-      return true;
-    }
-  }
-  if (generic) {
-    *out = g;
-    *index = gi;
-  }
-  return generic;
+  int i = gp__trace_config_counters_for(s->cfg, &di);
+  if (i < 0 || gp_trace_config_get_data_source(s->cfg, (uint32_t)i, out) != 0)
+    return false;
+  *index = (uint32_t)i;
+  if (*out->vendor && *index < 64)
+    s->suffix_hit |= 1ull << *index;
+  return true;
 }
 
 /* Resolves the counters ds asks for on dev into ids. Returns how many,
@@ -207,7 +174,7 @@ int gp__session_counters_on(gp_session *s, uint32_t dev) {
   gp_counter_catalog_info cat;
   uint32_t index = 0;
   if (dev >= MAX_DEV || (s->counters_on & (1ull << dev)) ||
-      !counters_source_for(s->cfg, dev, &ds, &index))
+      !counters_source_for(s, dev, &ds, &index))
     return 0;
   if (gp_counter_catalog(dev, &cat) != 0)
     return 0; /* this device has no counters */
@@ -229,11 +196,39 @@ int gp__session_counters_on(gp_session *s, uint32_t dev) {
   cc.num_counter_ids = (size_t)n;
   cc.counter_names = NULL;
   cc.num_counter_names = 0;
-  int rc = gp_counters_start(dev, &cc);
+  /* In descriptor mode 1 Perfetto reads counter ids as global to the
+   * trace (the first device to describe one keeps it): an id sampled on
+   * two devices would put the second one's values on the first one's
+   * track. Refused, with what to do instead. */
+  uint32_t taken = 0, other = 0;
+  if (gp__tw_counter_id_taken(s->w, dev, ids, (size_t)n, &taken, &other)) {
+    gp_device_info a, b;
+    if (gp_device_get_info(dev, &a) != 0)
+      a.name = "?";
+    if (gp_device_get_info(other, &b) != 0)
+      b.name = "?";
+    if (!s->counter_why[0])
+      snprintf(s->counter_why, sizeof(s->counter_why),
+               "counter_descriptor_mode 1: counter id %u is sampled on %s "
+               "(device %u) and %s (device %u), and Perfetto reads mode 1 "
+               "ids as global to a trace: use mode 2, or a vendor suffix "
+               "that names one of them",
+               taken, b.name, other, a.name, dev);
+    return GP_EEXIST;
+  }
+  /* The writer learns the specs first, so that their order (and the ids
+   * of a counter sampled both ways) does not depend on which samples
+   * reach it first. */
+  select_for_writer(s, dev, ids, (size_t)n, &cc);
+  /* One filter pipeline per data source: its skip/count ranges count
+   * the activities of all its devices together, as the seed defines
+   * them (for the data source as a whole). */
+  int rc = index < GP_ARRAY_SIZE(s->filters)
+               ? gp__counters_start_shared(dev, &cc, &s->filters[index])
+               : gp_counters_start(dev, &cc);
   if (rc == GP_EBUSY) {
     /* Sampling runs already (another session, or the application): its
      * records reach every observer, this session's writer included. */
-    select_for_writer(s, dev, ids, (size_t)n, &cc);
     return 0;
   }
   if (rc != 0) {
@@ -242,7 +237,6 @@ int gp__session_counters_on(gp_session *s, uint32_t dev) {
   }
   s->counters_on |= 1ull << dev;
   s->counters_ever |= 1ull << dev;
-  select_for_writer(s, dev, ids, (size_t)n, &cc);
   return 0;
 }
 
@@ -271,6 +265,34 @@ int gp__session_counters_unmatched(const gp_session *s, char *msg,
     }
   }
   return 0;
+}
+
+/* See sessionInt.h. */
+bool gp__session_counters_suffix_unmatched(const gp_session *s, char *msg,
+                                           size_t size) {
+  gp_data_source_info ds;
+  for (uint32_t i = 0;
+       i < 64 && gp_trace_config_get_data_source(s->cfg, i, &ds) == 0; i++) {
+    if (ds.kind != GP_DATA_SOURCE_GPU_COUNTERS || !*ds.vendor ||
+        strcmp(ds.vendor, "gpuperf") == 0 || (s->suffix_hit >> i) & 1)
+      continue;
+    size_t o = (size_t)snprintf(msg, size,
+                                "%s: no device's vendor is '%s' (", ds.name,
+                                ds.vendor);
+    uint32_t ndev = 0;
+    gp_device_count(&ndev);
+    for (uint32_t d = 0; d < ndev && o < size; d++) {
+      gp_device_info di;
+      if (gp_device_get_info(d, &di) == 0)
+        o += (size_t)snprintf(msg + o, size - o, "%s%s: %s", d ? ", " : "",
+                              di.name, di.vendor ? di.vendor : "");
+    }
+    if (o < size)
+      snprintf(msg + o, size - o, "%s): it sampled nothing",
+               ndev ? "" : "no devices");
+    return true;
+  }
+  return false;
 }
 
 /* See sessionInt.h. */
@@ -319,8 +341,11 @@ int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
       pthread_mutex_unlock(&watch_lock);
       gp_device_info di;
       gp_device_get_info(d, &di);
-      gp__session_error(o, "cannot sample counters on device %u (%s): %s", d,
-                        di.name, gp_strerror(rc));
+      if (rc == GP_EEXIST)
+        gp__session_error(o, "%s", s->counter_why);
+      else
+        gp__session_error(o, "cannot sample counters on device %u (%s): %s",
+                          d, di.name, gp_strerror(rc));
       return rc;
     }
   }
@@ -350,4 +375,8 @@ void gp__session_counters_stop(gp_session *s) {
     if (s->counters_on & (1ull << d))
       gp_counters_stop(d);
   s->counters_on = 0;
+  for (size_t i = 0; i < GP_ARRAY_SIZE(s->filters); i++) {
+    gp__filter_put(s->filters[i]);
+    s->filters[i] = NULL;
+  }
 }

@@ -101,6 +101,12 @@ TEST(producer_demo_gives_the_rows_of_the_file) {
   const char *k = strstr(out, " specs ");
   ASSERT_NOT_NULL(k);
   ASSERT_GE(strtoull(k + 7, NULL, 10), 6);
+  /* With the catalogs' groups: the five `gpuperf list` shows for the
+   * simulated compute GPU (System, Compute, Compute Core, Memory, L2
+   * Cache), the custom ones included. */
+  k = strstr(out, " groups ");
+  ASSERT_NOT_NULL(k);
+  ASSERT_GE(strtoull(k + 8, NULL, 10), 5);
   free(out);
   snprintf(file, sizeof(file), "%s/file.pftrace", r.dir);
   char cmd[4096];

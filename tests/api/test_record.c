@@ -482,6 +482,37 @@ TEST(session_instrumented_counters_inside_kernels) {
   wt_trace t;
   wt_load(&t, path);
   wt_check_sequences(&t);
+  /* The counter's spec: its catalog id and groups (the fixed ones),
+   * forwards looking. */
+  gp_counter_info ci;
+  ASSERT_OK(gp_counter_lookup(0, 4, &ci));
+  ASSERT_STR_EQ(ci.name, "sm__cycles_active.avg");
+  bool spec_ok = false;
+  for (size_t i = 0; i < t.n && !spec_ok; i++) {
+    const uint8_t *e, *dd, *sp;
+    size_t en, dn, sn;
+    if (!t.p[i].interned ||
+        !wt_sub(t.p[i].interned, t.p[i].interned_size,
+                GP_PB_INTERNED_GPU_COUNTER_DESCRIPTORS, 0, &e, &en) ||
+        !wt_sub(e, en, GP_PB_IGCD_DESCRIPTOR, 0, &dd, &dn))
+      continue;
+    for (size_t k2 = 0; wt_sub(dd, dn, GP_PB_GCD_SPECS, k2, &sp, &sn); k2++) {
+      uint64_t id, dir;
+      if (!wt_u64(sp, sn, GP_PB_SPEC_COUNTER_ID, &id) || id != ci.id ||
+          !wt_u64(sp, sn, GP_PB_SPEC_VALUE_DIRECTION, &dir))
+        continue;
+      size_t fixed = 0;
+      for (uint32_t g = 0; g < ci.num_groups; g++)
+        fixed += ci.groups[g] < GP_COUNTER_GROUP_FIRST_CUSTOM;
+      uint64_t g0 = 0;
+      spec_ok = dir == GP_PB_VALUE_DIRECTION_FORWARDS &&
+                wt_str_is(sp, sn, GP_PB_SPEC_C_NAME, 0, ci.name) &&
+                wt_count(sp, sn, GP_PB_SPEC_GROUPS) == fixed &&
+                wt_u64(sp, sn, GP_PB_SPEC_GROUPS, &g0) &&
+                g0 == GP_COUNTER_GROUP_COMPUTE;
+    }
+  }
+  ASSERT(spec_ok);
   /* Every per-activity sample lies inside a busy_kernel's [start, end). */
   size_t samples = 0;
   for (size_t i = 0; i < t.n; i++) {
@@ -491,7 +522,7 @@ TEST(session_instrumented_counters_inside_kernels) {
     if (t.p[i].data_id != GP_PB_PACKET_GPU_COUNTER_EVENT ||
         !wt_sub(t.p[i].data, t.p[i].data_size, GP_PB_GCE_COUNTERS, 0, &c,
                 &cn) ||
-        !wt_u64(c, cn, GP_PB_GC_COUNTER_ID, &id) || !(id & 0x80000000u))
+        !wt_u64(c, cn, GP_PB_GC_COUNTER_ID, &id) || id != ci.id)
       continue;
     bool inside = false;
     for (size_t j = 0; j < t.n && !inside; j++) {
@@ -504,28 +535,6 @@ TEST(session_instrumented_counters_inside_kernels) {
     samples++;
   }
   ASSERT_EQ(samples, 5);
-  /* Their spec: COMPUTE group, forwards looking. */
-  bool spec_ok = false;
-  for (size_t i = 0; i < t.n && !spec_ok; i++) {
-    const uint8_t *e, *dd, *sp;
-    size_t en, dn, sn;
-    if (!t.p[i].interned ||
-        !wt_sub(t.p[i].interned, t.p[i].interned_size,
-                GP_PB_INTERNED_GPU_COUNTER_DESCRIPTORS, 0, &e, &en) ||
-        !wt_sub(e, en, GP_PB_IGCD_DESCRIPTOR, 0, &dd, &dn))
-      continue;
-    for (size_t k2 = 0; wt_sub(dd, dn, GP_PB_GCD_SPECS, k2, &sp, &sn); k2++) {
-      uint64_t id, g, dir;
-      if (wt_u64(sp, sn, GP_PB_SPEC_COUNTER_ID, &id) && (id & 0x80000000u) &&
-          wt_u64(sp, sn, GP_PB_SPEC_GROUPS, &g) &&
-          wt_u64(sp, sn, GP_PB_SPEC_VALUE_DIRECTION, &dir))
-        spec_ok =
-            g == GP_COUNTER_GROUP_COMPUTE &&
-            dir == GP_PB_VALUE_DIRECTION_FORWARDS &&
-            wt_str_is(sp, sn, GP_PB_SPEC_C_NAME, 0, "sm__cycles_active.avg");
-    }
-  }
-  ASSERT(spec_ok);
   wt_free(&t);
 }
 

@@ -17,6 +17,7 @@ GP_TEST_ENTRY(session_write_errors_are_reported, 20)
 
 /* unit: the TraceConfig text format */
 GP_TEST_ENTRY(tconfig_every_field_and_roundtrip, 10)
+GP_TEST_ENTRY(tconfig_unhonourable_fields_refused, 10)
 GP_TEST_ENTRY(tconfig_defaults_and_add_counters, 10)
 GP_TEST_ENTRY(tconfig_bad_input_names_line_and_column, 10)
 GP_TEST_ENTRY(tconfig_nothing_recorded_on_error, 10)
@@ -72,3 +73,10 @@ GP_TEST_ENTRY(producer_survives_a_restart_of_perfettos_service, 120)
 GP_TEST_ENTRY(producer_record_and_daemon_survive_a_restart_of_perfettos_service,
               120)
 GP_TEST_ENTRY(producer_shares_processes_with_traced_probes, 120)
+
+/* api: the gpu.counters config's rules (test_config_rules.c) */
+GP_TEST_ENTRY(config_activity_ranges_count_across_gpus, 60)
+GP_TEST_ENTRY(config_mode1_keeps_configured_ids, 60)
+GP_TEST_ENTRY(config_both_samplings_same_groups, 60)
+GP_TEST_ENTRY(config_unmatched_suffix_warns_once, 60)
+GP_TEST_ENTRY(config_vendor_suffix_rule, 10)

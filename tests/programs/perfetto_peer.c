@@ -29,10 +29,10 @@
  * and a summary line on stdout:
  *
  *   peer: producers P started S stopped T flushes F acks A chunks C
- *   packets N bytes B updates U specs K errors E
+ *   packets N bytes B updates U specs K groups G errors E
  *
  * (U: UpdateDataSource calls; K: the most counter specs a gpu.counters
- * descriptor held)
+ * descriptor held; G: the most counter_groups one held)
  *
  * and exits 0, or 1 if any protocol error was seen (each named on stderr).
  * With --mute 1 it answers nothing: a service that hangs.
@@ -134,6 +134,7 @@ static struct {
   uint64_t producers, started, stopped, flushes, chunks, packets, bytes, errors;
   uint64_t flush_acks, clears;
   uint64_t updates, specs; /* UpdateDataSource calls; most counter specs */
+  uint64_t groups;         /* most counter_groups in one descriptor */
 } st;
 static uint64_t pending_flush; /* request id awaiting its ack */
 static bool bound;             /* some connection bound the producer port */
@@ -445,7 +446,7 @@ static void on_register(conn *c, const uint8_t *a, size_t n, bool update) {
     if (x.id != 1 || x.wire_type != GP_PB_LEN)
       continue;
     gp__pb_reader_sub(&d, &r, &x);
-    uint64_t specs = 0;
+    uint64_t specs = 0, groups = 0;
     while (gp__pb_next(&d, &y) > 0) {
       if (y.id == 1 && y.wire_type == GP_PB_LEN && !update &&
           c->nnames < MAX_SRC)
@@ -453,11 +454,16 @@ static void on_register(conn *c, const uint8_t *a, size_t n, bool update) {
       if (y.id == 5 && y.wire_type == GP_PB_LEN) { /* gpu_counter_descriptor */
         gp__pb_reader_sub(&g, &d, &y);
         while (gp__pb_next(&g, &z) > 0)
+        {
           specs += z.id == 1;
+          groups += z.id == 6 && z.wire_type == GP_PB_LEN;
+        }
       }
     }
     if (specs > st.specs)
       st.specs = specs;
+    if (groups > st.groups)
+      st.groups = groups;
   }
   if (update)
     st.updates++;
@@ -843,12 +849,12 @@ int main(int argc, char **argv) {
   unlink(path);
   printf("peer: producers %llu started %llu stopped %llu flushes %llu "
          "acks %llu chunks %llu packets %llu bytes %llu updates %llu specs "
-         "%llu errors %llu\n",
+         "%llu groups %llu errors %llu\n",
          (unsigned long long)st.producers, (unsigned long long)st.started,
          (unsigned long long)st.stopped, (unsigned long long)st.flushes,
          (unsigned long long)st.flush_acks, (unsigned long long)st.chunks,
          (unsigned long long)st.packets, (unsigned long long)st.bytes,
          (unsigned long long)st.updates, (unsigned long long)st.specs,
-         (unsigned long long)st.errors);
+         (unsigned long long)st.groups, (unsigned long long)st.errors);
   return st.errors ? 1 : 0;
 }

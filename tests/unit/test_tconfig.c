@@ -44,12 +44,12 @@ static const char full[] =
     "      counter_ids: 1\n"
     "      counter_ids: [3, 0x6a]\n"
     "      instrumented_sampling: true\n"
-    "      fix_gpu_clock: true\n"
+    "      fix_gpu_clock: false\n"
     "    }\n"
     "  }\n"
     "}\n"
     "data_sources < config < name: \"gpu.renderstages\"\n"
-    "  gpu_renderstages_config { low_overhead: true trace_metrics: \"a\" } > "
+    "  gpu_renderstages_config { low_overhead: true full_loadstore: false } > "
     ">\n"
     "data_sources { config { name: \"gpu.log\" } }\n"
     "gpuperf_options { counter_descriptor_mode: 1 machine_id: 7 }\n";
@@ -103,13 +103,13 @@ static void check_full(const gp_trace_config *c) {
   ASSERT_EQ(ds.counters.counter_ids[2], 106);
   ASSERT_EQ(ds.counters.instrumented, 1);
   ASSERT_EQ(ds.counters.counter_period_ns, 0); /* instrumented only */
-  ASSERT_EQ(ds.fix_gpu_clock, 1);
+  ASSERT_EQ(ds.fix_gpu_clock, 0);
 
   ASSERT_OK(gp_trace_config_get_data_source(c, 2, &ds));
   ASSERT_EQ(ds.kind, GP_DATA_SOURCE_GPU_RENDERSTAGES);
   ASSERT_EQ(ds.low_overhead, 1);
-  ASSERT_EQ(ds.num_trace_metrics, 1);
-  ASSERT_STR_EQ(ds.trace_metrics[0], "a");
+  ASSERT_EQ(ds.num_trace_metrics, 0);
+  ASSERT_EQ(ds.full_loadstore, 0);
   ASSERT_OK(gp_trace_config_get_data_source(c, 3, &ds));
   ASSERT_EQ(ds.kind, GP_DATA_SOURCE_GPU_LOG);
   ASSERT_ERR(gp_trace_config_get_data_source(c, 4, &ds), GP_ENOENT);
@@ -319,4 +319,44 @@ TEST(tconfig_survives_mutated_input) {
     }
   }
   free(buf);
+}
+
+/* fix_gpu_clock, full_loadstore and trace_metrics ask for what no device
+ * gpuperf drives can do: each is refused with its name, line and column,
+ * never accepted and ignored. */
+TEST(tconfig_unhonourable_fields_refused) {
+  static const struct {
+    const char *text, *want;
+  } cases[] = {
+      {"data_sources { config { name: \"gpu.counters\"\n"
+       "  gpu_counter_config { fix_gpu_clock: true } } }\n",
+       "fix_gpu_clock: gpuperf cannot fix a GPU's clock"},
+      {"data_sources { config { name: \"gpu.renderstages\"\n"
+       "  gpu_renderstages_config { full_loadstore: true } } }\n",
+       "full_loadstore: gpuperf sees no render pass"},
+      {"data_sources { config { name: \"gpu.renderstages\"\n"
+       "  gpu_renderstages_config { trace_metrics: \"m1\" } } }\n",
+       "trace_metrics: gpuperf records no driver trace metrics ('m1')"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    gp_trace_config *c = NULL;
+    char err[256] = "";
+    ASSERT_ERR(gp_trace_config_parse(cases[i].text, strlen(cases[i].text), &c,
+                                     err, sizeof(err)),
+               GP_EPARSE);
+    ASSERT(c == NULL);
+    if (!strstr(err, cases[i].want) || strncmp(err, "line 2, ", 8) != 0)
+      gp_test_fail(__FILE__, __LINE__, "case %zu: '%s' lacks 'line 2, ...%s'",
+                   i, err, cases[i].want);
+  }
+  /* false is what leaving them out means: accepted. */
+  const char ok[] =
+      "data_sources { config { name: \"gpu.counters\"\n"
+      "  gpu_counter_config { fix_gpu_clock: false } } }\n"
+      "data_sources { config { name: \"gpu.renderstages\"\n"
+      "  gpu_renderstages_config { full_loadstore: false } } }\n";
+  gp_trace_config *c = NULL;
+  char err[256] = "";
+  ASSERT_OK(gp_trace_config_parse(ok, sizeof(ok) - 1, &c, err, sizeof(err)));
+  gp_trace_config_destroy(c);
 }

@@ -551,6 +551,9 @@ int cmd_demo(int argc, char **argv) {
         output, gp_strerror(src), kept ? "; the previous file is kept as " : "",
         kept ? old : "");
   }
+  if (session && gp_session_warning(session)) /* even with -q */
+    fprintf(stderr, "gpuperf demo: warning: %s\n",
+            gp_session_warning(session));
   if (!quiet)
     print_summary(opts.gpus, opts.steps);
   if (session && !quiet) {

@@ -1,0 +1,247 @@
+/*
+ * test_config_rules.c - the gpu.counters config means what the Perfetto
+ * seed says: activity_ranges count for the data source as a whole (not per
+ * GPU), counter ids in the trace are the configured ones (descriptor mode
+ * 1 included), both kinds of sampling put a counter in the same groups,
+ * and a vendor suffix names devices by vendor alone: the others write
+ * nothing, and a suffix that names no device is warned about once.
+ * Traces come from `gpuperf demo -c` on simulated GPUs; what they hold is
+ * read by Perfetto's own trace_processor_shell where it can say it, and
+ * the expected figures come from the configs.
+ */
+#include <unistd.h>
+
+#include "gpuperf/gpuperf.h"
+#include "harness.h"
+#include "perfetto/proto.h"
+#include "perfetto/tconfig.h"
+#include "unit/writer_util.h"
+
+static const char *cli(void) {
+  const char *c = getenv("GPUPERF_CLI");
+  if (!c || !*c)
+    SKIP("GPUPERF_CLI is not set (run through `make test`)");
+  return c;
+}
+
+static const char *perfetto_tp(void) {
+  const char *tp = getenv("GPUPERF_PERFETTO_TP");
+  if (!tp || !*tp)
+    SKIP("GPUPERF_PERFETTO_TP is not set (Perfetto's trace_processor_shell)");
+  return tp;
+}
+
+/* Runs `gpuperf demo -q --gpus N -c CONFIG -o NAME.pftrace` in the test's
+ * folder (stderr to NAME.err); returns the exit status. */
+static int demo(const char *name, unsigned gpus, const char *config) {
+  char cfg[1200], cmd[4096];
+  snprintf(cfg, sizeof(cfg), "%s/%s.cfg", gp_test_tmpdir(), name);
+  wt_write_text(cfg, config);
+  snprintf(cmd, sizeof(cmd),
+           "cd '%s' && '%s' demo -q --gpus %u --steps 2 -c '%s.cfg' -o "
+           "'%s.pftrace' >'%s.out' 2>'%s.err'",
+           gp_test_tmpdir(), cli(), gpus, name, name, name, name);
+  return wt_system(cmd);
+}
+
+/* The rows of sql on trace NAME.pftrace by Perfetto's trace processor, as
+ * CSV without the header, in a malloc'd string. */
+static char *ptp_rows(const char *name, const char *sql) {
+  char cmd[8192];
+  snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' -Q \"%s\" '%s.pftrace' "
+           "2>/dev/null | tail -n +2 > '%s.rows'",
+           gp_test_tmpdir(), perfetto_tp(), sql, name, name);
+  ASSERT_EQ(wt_system(cmd), 0);
+  char path[1200];
+  snprintf(path, sizeof(path), "%s/%s.rows", gp_test_tmpdir(), name);
+  size_t n = 0;
+  uint8_t *d = wt_read_file(path, &n);
+  char *s = malloc(n + 1);
+  memcpy(s, d, n);
+  s[n] = '\0';
+  free(d);
+  return s;
+}
+
+static size_t count_lines(const char *s, const char *needle) {
+  size_t n = 0;
+  for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+    n++;
+  return n;
+}
+
+/* `count: 3` instruments 3 kernels in all, on 2 GPUs together: the seed
+ * defines skip and count for the data source as a whole. */
+TEST(config_activity_ranges_count_across_gpus) {
+  ASSERT_EQ(demo("ranges", 2,
+                 "data_sources { config { name: \"gpu.renderstages\" } }\n"
+                 "data_sources { config { name: \"gpu.counters\"\n"
+                 "  gpu_counter_config { counter_names: "
+                 "\"sm__cycles_active.avg\"\n"
+                 "    instrumented_sampling_config {\n"
+                 "      activity_ranges { skip: 1 count: 3 } } } } }\n"),
+            0);
+  char *rows = ptp_rows(
+      "ranges", "select count(*), count(distinct t.gpu_id) from counter c "
+                "join gpu_counter_track t on c.track_id = t.id where t.name "
+                "= 'sm__cycles_active.avg'");
+  /* 3 values, from both GPUs (the demo alternates its kernels between
+   * them, so a count of 3 per GPU would have given 6). */
+  ASSERT_STR_EQ(rows, "3,2\n");
+  free(rows);
+}
+
+/* The counter_id fields of the specs of a trace's descriptors (inline and
+ * interned), into ids; how many. */
+static size_t spec_ids(const wt_trace *t, uint64_t *ids, size_t cap) {
+  size_t n = 0;
+  for (size_t i = 0; i < t->n; i++) {
+    const uint8_t *e, *d, *sp;
+    size_t en, dn, sn;
+    bool got = false;
+    if (t->p[i].interned &&
+        wt_sub(t->p[i].interned, t->p[i].interned_size,
+               GP_PB_INTERNED_GPU_COUNTER_DESCRIPTORS, 0, &e, &en))
+      got = wt_sub(e, en, GP_PB_IGCD_DESCRIPTOR, 0, &d, &dn);
+    else if (t->p[i].data_id == GP_PB_PACKET_GPU_COUNTER_EVENT)
+      got = wt_sub(t->p[i].data, t->p[i].data_size,
+                   GP_PB_GCE_COUNTER_DESCRIPTOR, 0, &d, &dn);
+    for (size_t k = 0; got && wt_sub(d, dn, GP_PB_GCD_SPECS, k, &sp, &sn);
+         k++)
+      if (n < cap && wt_u64(sp, sn, GP_PB_SPEC_COUNTER_ID, &ids[n]))
+        n++;
+  }
+  return n;
+}
+
+/* Descriptor mode 1: the ids in the trace are the ids of the config (and
+ * of the catalog), not rewritten; Perfetto's importer makes one track per
+ * counter of them. Two GPUs sampling the same id in mode 1 would share a
+ * track in Perfetto: refused, with a message that says what to do. */
+TEST(config_mode1_keeps_configured_ids) {
+  ASSERT_EQ(demo("mode1", 1,
+                 "data_sources { config { name: \"gpu.counters\"\n"
+                 "  gpu_counter_config { counter_period_ns: 200000\n"
+                 "    counter_ids: 1 counter_ids: 4 counter_ids: 10 } } }\n"
+                 "gpuperf_options { counter_descriptor_mode: 1 }\n"),
+            0);
+  wt_trace t;
+  char path[1200];
+  snprintf(path, sizeof(path), "%s/mode1.pftrace", gp_test_tmpdir());
+  wt_load(&t, path);
+  uint64_t ids[64];
+  size_t n = spec_ids(&t, ids, 64);
+  size_t hits = 0;
+  for (size_t i = 0; i < n; i++) {
+    hits += ids[i] == 1 || ids[i] == 4 || ids[i] == 10;
+    /* Anything else is an environment reading (temperature, power). */
+    if (ids[i] != 1 && ids[i] != 4 && ids[i] != 10 && ids[i] < 0xfff00000u)
+      gp_test_fail(__FILE__, __LINE__, "spec id %llu is not configured",
+                   (unsigned long long)ids[i]);
+  }
+  ASSERT_EQ(hits, 3);
+  wt_free(&t);
+  char *rows = ptp_rows("mode1", "select name from gpu_counter_track where "
+                                 "name in ('Utilization', "
+                                 "'sm__cycles_active.avg', "
+                                 "'dram__bytes_read.sum') order by name");
+  ASSERT_STR_EQ(rows, "\"Utilization\"\n\"dram__bytes_read.sum\"\n"
+                      "\"sm__cycles_active.avg\"\n");
+  free(rows);
+
+  /* The same on two GPUs: refused (exit status 2), said on stderr. */
+  ASSERT_EQ(demo("mode1x2", 2,
+                 "data_sources { config { name: \"gpu.counters\"\n"
+                 "  gpu_counter_config { counter_ids: 4 } } }\n"
+                 "gpuperf_options { counter_descriptor_mode: 1 }\n"),
+            2);
+  snprintf(path, sizeof(path), "%s/mode1x2.err", gp_test_tmpdir());
+  size_t en = 0;
+  char *err = (char *)wt_read_file(path, &en);
+  err = realloc(err, en + 1);
+  err[en] = '\0';
+  if (!strstr(err, "counter_descriptor_mode 1: counter id 4 is sampled on") ||
+      !strstr(err, "use mode 2"))
+    gp_test_fail(__FILE__, __LINE__, "stderr: %s", err);
+  free(err);
+}
+
+/* A counter sampled both ways (periodically and per kernel) is in the same
+ * groups on both of its tracks, as Perfetto's importer reads them. */
+TEST(config_both_samplings_same_groups) {
+  ASSERT_EQ(demo("groups", 1,
+                 "data_sources { config { name: \"gpu.counters\"\n"
+                 "  gpu_counter_config { counter_period_ns: 200000\n"
+                 "    counter_names: \"sm__cycles_active.avg\"\n"
+                 "    instrumented_sampling: true } } }\n"),
+            0);
+  const char *q = "select group_concat(g, ' ') from (select g.group_id || "
+                  "':' || ifnull(g.name, '') as g from gpu_counter_group g "
+                  "join gpu_counter_track t on g.track_id = t.id where t.name "
+                  "= '%s' order by 1)";
+  char sql[1024];
+  snprintf(sql, sizeof(sql), q, "sm__cycles_active.avg");
+  char *periodic = ptp_rows("groups", sql);
+  snprintf(sql, sizeof(sql), q, "sm__cycles_active.avg (per activity)");
+  char *instr = ptp_rows("groups", sql);
+  ASSERT_STR_EQ(periodic, instr);
+  /* The catalog's groups (gpuperf list): Compute (6) and a custom one. */
+  if (!strstr(periodic, "6:") || !strstr(periodic, "Compute Core"))
+    gp_test_fail(__FILE__, __LINE__, "groups: %s", periodic);
+  free(periodic);
+  free(instr);
+}
+
+/* A suffix that names no device: one warning, and no device writes
+ * counters, frequencies, temperatures or power. */
+TEST(config_unmatched_suffix_warns_once) {
+  ASSERT_EQ(demo("adreno", 2,
+                 "data_sources { config { name: \"gpu.renderstages\" } }\n"
+                 "data_sources { config { name: \"gpu.counters.adreno\" } }\n"),
+            0);
+  char path[1200];
+  snprintf(path, sizeof(path), "%s/adreno.err", gp_test_tmpdir());
+  size_t en = 0;
+  char *err = (char *)wt_read_file(path, &en);
+  err = realloc(err, en + 1);
+  err[en] = '\0';
+  ASSERT_EQ(count_lines(err, "warning"), 1);
+  ASSERT_EQ(count_lines(err, "gpu.counters.adreno: no device's vendor is "
+                             "'adreno'"),
+            1);
+  free(err);
+  char *rows = ptp_rows("adreno", "select (select count(*) from "
+                                  "gpu_counter_track) + (select count(*) "
+                                  "from counter_track where name = "
+                                  "'gpufreq'), (select count(*) from "
+                                  "gpu_slice)");
+  ASSERT(strncmp(rows, "0,", 2) == 0); /* nothing of the counters */
+  ASSERT(strcmp(rows, "0,0\n") != 0);  /* the GPU work is there */
+  free(rows);
+}
+
+/* The suffix is matched on the vendor (a DRM card's is its driver's name)
+ * alone, a whole word of it, ignoring case. */
+TEST(config_vendor_suffix_rule) {
+  gp_device_info di;
+  memset(&di, 0, sizeof(di));
+  di.name = "Adreno 740 (nvidia in its name)";
+  di.vendor = "NVIDIA Corporation";
+  di.model = "v3d";
+  di.architecture = "amd";
+  ASSERT(gp__vendor_suffix_matches("nvidia", &di));
+  ASSERT(gp__vendor_suffix_matches("Corporation", &di));
+  ASSERT(gp__vendor_suffix_matches("gpuperf", &di)); /* gpuperf's own */
+  ASSERT(!gp__vendor_suffix_matches("nvid", &di));
+  ASSERT(!gp__vendor_suffix_matches("adreno", &di)); /* the name */
+  ASSERT(!gp__vendor_suffix_matches("v3d", &di));    /* the model */
+  ASSERT(!gp__vendor_suffix_matches("amd", &di));    /* the architecture */
+  di.vendor = "v3d"; /* a DRM card: its driver */
+  ASSERT(gp__vendor_suffix_matches("V3D", &di));
+  di.vendor = "Broadcom (simulated)";
+  ASSERT(gp__vendor_suffix_matches("broadcom", &di));
+  ASSERT(gp__vendor_suffix_matches("simulated", &di));
+  ASSERT(!gp__vendor_suffix_matches("sim", &di));
+  di.vendor = NULL;
+  ASSERT(!gp__vendor_suffix_matches("x", &di));
+}
