@@ -10,6 +10,7 @@
 #define GPUPERF_CORE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -39,6 +40,18 @@ uint32_t gp__pid(void);
  * without flags. Returns true on a match.
  */
 bool gp__glob_match(const char *pattern, const char *name);
+
+/*
+ * A file written whole or not at all: gp__outfile_open() creates
+ * path.tmp-XXXXXX beside path (mode 0644) and returns it
+ * open for writing, the name in *tmp (malloc'd), or NULL with errno set;
+ * gp__outfile_close() closes it and, if ok and the close succeeded,
+ * renames it over path (0), else removes it and leaves path as it was
+ * (a negative errno; -EIO when ok was false). A link at path: the file
+ * it names is replaced.
+ */
+FILE *gp__outfile_open(const char *path, char **tmp);
+int gp__outfile_close(FILE *f, char *tmp, const char *path, bool ok);
 
 /* ---- clock.c ---- */
 

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core.h"
 #include "gpuperf/error.h"
 #include "gpuperf/merge.h"
 #include "mergeInt.h"
@@ -588,8 +589,11 @@ int gp_trace_merge(const char *const *inputs, size_t n, const char *output,
   }
   if (rc == 0)
     rc = align(in, n, opts, err, errsize);
+  /* Written beside output and renamed over it when whole: a failed
+   * merge leaves output as it was. */
   FILE *out = NULL;
-  if (rc == 0 && !(out = fopen(output, "wb"))) {
+  char *tmp = NULL;
+  if (rc == 0 && !(out = gp__outfile_open(output, &tmp))) {
     rc = -errno;
     seterr(err, errsize, "%s: %s", output, strerror(errno));
   }
@@ -607,9 +611,12 @@ int gp_trace_merge(const char *const *inputs, size_t n, const char *output,
     }
   }
   gp__mg_buf_fini(&pb);
-  if (out && fclose(out) != 0 && rc == 0) {
-    rc = -EIO;
-    seterr(err, errsize, "%s: cannot write: %s", output, strerror(errno));
+  if (out) {
+    int crc = gp__outfile_close(out, tmp, output, rc == 0);
+    if (crc != 0 && rc == 0) {
+      rc = crc;
+      seterr(err, errsize, "%s: cannot write: %s", output, strerror(-crc));
+    }
   }
   for (size_t k = 0; k < n; k++) {
     if (machines)
@@ -636,7 +643,8 @@ int gp_trace_retime(const char *input, const char *output, int64_t offset_ns,
   free(in.pts);
   if (rc)
     return rc;
-  FILE *out = fopen(output, "wb");
+  char *tmp = NULL;
+  FILE *out = gp__outfile_open(output, &tmp);
   if (!out) {
     seterr(err, errsize, "%s: %s", output, strerror(errno));
     return -errno;
@@ -669,8 +677,9 @@ int gp_trace_retime(const char *input, const char *output, int64_t offset_ns,
     rc = -EIO;
   gp__mg_buf_fini(&pb);
   gp__mg_map_free(&rw.seqs);
-  if (fclose(out) != 0 && rc == 0)
-    rc = -EIO;
+  int crc = gp__outfile_close(out, tmp, output, rc == 0);
+  if (rc == 0)
+    rc = crc;
   if (rc)
     seterr(err, errsize, "%s: cannot re-time into %s: %s", input, output,
            gp_strerror(rc));

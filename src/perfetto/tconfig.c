@@ -501,8 +501,9 @@ static int convert_source(gp_trace_config *c, const gp__tp_node *ds, char *err,
               "operations on any device it drives; leave the field out (or "
               "false)");
     if ((x = first_field(grc->child, F_TRACE_METRICS)))
-      FAIL(x, "trace_metrics: gpuperf records no driver trace metrics "
-              "('%s'); leave the field out",
+      FAIL(x,
+           "trace_metrics: gpuperf records no driver trace metrics "
+           "('%s'); leave the field out",
            strlen(x->s) == x->len ? x->s : "?");
     if ((x = first_field(grc->child, F_LOW_OVERHEAD)))
       s->info.low_overhead = (uint32_t)x->u;

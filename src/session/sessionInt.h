@@ -50,10 +50,10 @@ struct gp_session {
   /* per counters data source: its instrumented-sampling filters, shared
    * by every device it starts (skip/count count across them) */
   struct gp__filter *filters[8];
-  uint64_t suffix_hit;   /* counters data sources a device matched (bits) */
-  char warning[512];     /* gp_session_warning(), "" if none */
-  bool saw_catalog;       /* a device with counters was considered */
-  bool tracefs_on;        /* this session reads tracefs GPU events */
+  uint64_t suffix_hit; /* counters data sources a device matched (bits) */
+  char warning[512];   /* gp_session_warning(), "" if none */
+  bool saw_catalog;    /* a device with counters was considered */
+  bool tracefs_on;     /* this session reads tracefs GPU events */
   int counter_error;
   char counter_why[256]; /* the device, reason and counters of the first
                             failure to sample, "" if none */

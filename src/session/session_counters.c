@@ -276,9 +276,8 @@ bool gp__session_counters_suffix_unmatched(const gp_session *s, char *msg,
     if (ds.kind != GP_DATA_SOURCE_GPU_COUNTERS || !*ds.vendor ||
         strcmp(ds.vendor, "gpuperf") == 0 || (s->suffix_hit >> i) & 1)
       continue;
-    size_t o = (size_t)snprintf(msg, size,
-                                "%s: no device's vendor is '%s' (", ds.name,
-                                ds.vendor);
+    size_t o = (size_t)snprintf(msg, size, "%s: no device's vendor is '%s' (",
+                                ds.name, ds.vendor);
     uint32_t ndev = 0;
     gp_device_count(&ndev);
     for (uint32_t d = 0; d < ndev && o < size; d++) {
@@ -344,8 +343,8 @@ int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
       if (rc == GP_EEXIST)
         gp__session_error(o, "%s", s->counter_why);
       else
-        gp__session_error(o, "cannot sample counters on device %u (%s): %s",
-                          d, di.name, gp_strerror(rc));
+        gp__session_error(o, "cannot sample counters on device %u (%s): %s", d,
+                          di.name, gp_strerror(rc));
       return rc;
     }
   }

@@ -48,7 +48,8 @@ static int demo(const char *name, unsigned gpus, const char *config) {
  * CSV without the header, in a malloc'd string. */
 static char *ptp_rows(const char *name, const char *sql) {
   char cmd[8192];
-  snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' -Q \"%s\" '%s.pftrace' "
+  snprintf(cmd, sizeof(cmd),
+           "cd '%s' && '%s' -Q \"%s\" '%s.pftrace' "
            "2>/dev/null | tail -n +2 > '%s.rows'",
            gp_test_tmpdir(), perfetto_tp(), sql, name, name);
   ASSERT_EQ(wt_system(cmd), 0);
@@ -106,8 +107,7 @@ static size_t spec_ids(const wt_trace *t, uint64_t *ids, size_t cap) {
     else if (t->p[i].data_id == GP_PB_PACKET_GPU_COUNTER_EVENT)
       got = wt_sub(t->p[i].data, t->p[i].data_size,
                    GP_PB_GCE_COUNTER_DESCRIPTOR, 0, &d, &dn);
-    for (size_t k = 0; got && wt_sub(d, dn, GP_PB_GCD_SPECS, k, &sp, &sn);
-         k++)
+    for (size_t k = 0; got && wt_sub(d, dn, GP_PB_GCD_SPECS, k, &sp, &sn); k++)
       if (n < cap && wt_u64(sp, sn, GP_PB_SPEC_COUNTER_ID, &ids[n]))
         n++;
   }

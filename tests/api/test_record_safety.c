@@ -474,6 +474,119 @@ TEST(record_full_disk_is_an_error) {
   free(msg);
 }
 
+/* Runs argv (stdout and stderr to /dev/null); its exit status. */
+static int run_quietly(char *const *argv) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stdout) ||
+        !freopen("/dev/null", "w", stderr))
+      _exit(126);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  int st = 0;
+  while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return pid > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The parts folder beside out (out.parts-XXXXXX) into buf; false if none. */
+static bool parts_of(const char *dir, char *buf, size_t size) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  bool found = false;
+  while (d && !found && (e = readdir(d)) != NULL)
+    if (strstr(e->d_name, ".parts-")) {
+      snprintf(buf, size, "%s/%s", dir, e->d_name);
+      found = true;
+    }
+  if (d)
+    closedir(d);
+  return found;
+}
+
+/* A full disk while the parts are joined (issue 35's D2): the previous
+ * output stays as it was; what was written, whole packets only, is kept
+ * beside it; the RECOVER note's command (its paths quoted for the shell,
+ * one with a quote in it) makes the trace once there is room, and the
+ * previous file is then kept as .old. */
+TEST(record_full_disk_keeps_the_previous_output) {
+  const char *app = wt_build_path("tests/programs/sim_app");
+  char mnt[1024];
+  snprintf(mnt, sizeof(mnt), "%s/small", gp_test_tmpdir());
+  ASSERT_EQ(mkdir(mnt, 0755), 0);
+  if (mount("gpuperf-test", mnt, "tmpfs", 0, "size=2m") != 0)
+    SKIP("cannot mount a small tmpfs (%s): needs root", strerror(errno));
+  char out[1100], filler[1100], partial[1200], cmd[4096], parts[1300];
+  snprintf(out, sizeof(out), "%s/it's.pftrace", mnt);
+  snprintf(filler, sizeof(filler), "%s/filler", mnt);
+  snprintf(partial, sizeof(partial), "%s.partial", out);
+  FILE *f = fopen(filler, "wb");
+  ASSERT(f != NULL);
+  static char zero[1024];
+  for (int i = 0; i < 1100; i++)
+    fwrite(zero, 1, sizeof(zero), f);
+  fclose(f);
+  f = fopen(out, "w");
+  ASSERT(f != NULL);
+  fputs("precious\n", f);
+  ASSERT_EQ(fclose(f), 0);
+  char *argv[] = {(char *)cli(), "record",  "-o",  out, "--",
+                  (char *)app,   "--steps", "400", NULL};
+  int rc = run_quietly(argv);
+  char *kept = wt_read_text(out);
+  wt_trace t;
+  memset(&t, 0, sizeof(t));
+  bool have_partial = access(partial, R_OK) == 0;
+  if (have_partial)
+    wt_load(&t, partial);
+  bool have_parts = parts_of(mnt, parts, sizeof(parts));
+  char note[1400], *recover = NULL;
+  snprintf(note, sizeof(note), "%s/RECOVER", parts);
+  if (have_parts)
+    recover = wt_read_text(note);
+  unlink(filler);
+  unlink(partial);
+  int rrc = -1;
+  char *line = recover ? strstr(recover, "gpuperf record --recover") : NULL;
+  if (line) {
+    char *nl = strchr(line, '\n');
+    if (nl)
+      *nl = '\0';
+    /* The note's command as a user pastes it, with our CLI for "gpuperf". */
+    snprintf(cmd, sizeof(cmd), "'%s' %s", cli(), line + strlen("gpuperf "));
+    rrc = wt_system(cmd);
+  }
+  char old[1200];
+  snprintf(old, sizeof(old), "%s.old", out);
+  char *old_text = wt_read_text(old);
+  wt_trace r;
+  memset(&r, 0, sizeof(r));
+  bool have_new = rrc == 0 && access(out, R_OK) == 0;
+  if (have_new)
+    wt_load(&r, out);
+  umount2(mnt, MNT_DETACH);
+  ASSERT_EQ(rc, 2);
+  ASSERT(kept && strcmp(kept, "precious\n") == 0);
+  if (have_partial) {
+    ASSERT_EQ(t.valid, t.size); /* whole packets only */
+    ASSERT_GT(t.valid, 0);
+    wt_free(&t);
+  }
+  ASSERT(have_parts);
+  ASSERT(line != NULL);
+  ASSERT_EQ(rrc, 0);
+  ASSERT(old_text && strcmp(old_text, "precious\n") == 0);
+  ASSERT(have_new);
+  ASSERT_EQ(r.valid, r.size);
+  ASSERT_GT(r.size, 1000);
+  wt_free(&r);
+  free(kept);
+  free(recover);
+  free(old_text);
+}
+
 /* The recorder SIGKILLed: the program is told (SIGTERM, on which it
  * finishes its part), and --recover makes the trace from the parts. */
 TEST(record_killed_recorder_can_be_recovered) {

@@ -453,8 +453,7 @@ static void on_register(conn *c, const uint8_t *a, size_t n, bool update) {
         snprintf(c->names[c->nnames++], 64, "%.*s", (int)y.size, y.data);
       if (y.id == 5 && y.wire_type == GP_PB_LEN) { /* gpu_counter_descriptor */
         gp__pb_reader_sub(&g, &d, &y);
-        while (gp__pb_next(&g, &z) > 0)
-        {
+        while (gp__pb_next(&g, &z) > 0) {
           specs += z.id == 1;
           groups += z.id == 6 && z.wire_type == GP_PB_LEN;
         }

@@ -7,9 +7,11 @@
  * packed) made distinct, GPU and process names given the host, and the
  * "clock alignment" summary first.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "gpuperf/error.h"
 #include "gpuperf/merge.h"
@@ -325,4 +327,56 @@ TEST(merge_bad_arguments_change_nothing) {
   ASSERT(strstr(err, "none.pftrace"));
   FILE *f = fopen(out, "rb");
   ASSERT(f == NULL); /* nothing written before the inputs were read */
+}
+
+/* Writes the bytes of hex (pairs of digits) to path. */
+static void write_hex(const char *path, const char *hex) {
+  FILE *f = fopen(path, "wb");
+  ASSERT(f != NULL);
+  for (size_t i = 0; hex[i] && hex[i + 1]; i += 2) {
+    unsigned b;
+    ASSERT_EQ(sscanf(hex + i, "%2x", &b), 1);
+    fputc((int)b, f);
+  }
+  ASSERT_EQ(fclose(f), 0);
+}
+
+/* A merge that fails once writing has begun (the second input's times
+ * fall before the first's clock) leaves an existing output as it was and
+ * no temporary file beside it. */
+TEST(merge_failure_keeps_the_output) {
+  char a[1100], b[1100], out[1100];
+  snprintf(a, sizeof(a), "%s/A2", gp_test_tmpdir());
+  snprintf(b, sizeof(b), "%s/B2", gp_test_tmpdir());
+  snprintf(out, sizeof(out), "%s/o", gp_test_tmpdir());
+  write_hex(a, "0a1d32190a0908061080a094a58d1d0a0c080110808090bbbad6adf00d5063"
+               "0a184085a094a58d1d5001aa030c08011005180058008a01016b");
+  write_hex(b, "0a1d32190a0908061080a094a58d1d0a0c08011080c0e7f09f9cadf00d5063"
+               "0a184085a094a58d1d5001aa030c08011005180058008a01016b");
+  FILE *f = fopen(out, "w");
+  ASSERT(f != NULL);
+  fputs("precious\n", f);
+  ASSERT_EQ(fclose(f), 0);
+  const char *in[2] = {a, b};
+  char err[256] = "";
+  ASSERT(gp_trace_merge(in, 2, out, NULL, NULL, err, sizeof(err)) != 0);
+  ASSERT(strstr(err, "earliest recording first") != NULL);
+  char buf[64] = "";
+  f = fopen(out, "r");
+  ASSERT(f != NULL);
+  ASSERT(fgets(buf, sizeof(buf), f) != NULL);
+  fclose(f);
+  ASSERT_STR_EQ(buf, "precious\n");
+  DIR *d = opendir(gp_test_tmpdir());
+  ASSERT(d != NULL);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL)
+    ASSERT(strstr(e->d_name, ".tmp-") == NULL);
+  closedir(d);
+  /* The same inputs in the right order merge, over the old file. */
+  const char *in2[2] = {b, a};
+  ASSERT_EQ(gp_trace_merge(in2, 2, out, NULL, NULL, err, sizeof(err)), 0);
+  struct stat st;
+  ASSERT_EQ(stat(out, &st), 0);
+  ASSERT(st.st_size > 10);
 }

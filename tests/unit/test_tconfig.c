@@ -350,11 +350,10 @@ TEST(tconfig_unhonourable_fields_refused) {
                    i, err, cases[i].want);
   }
   /* false is what leaving them out means: accepted. */
-  const char ok[] =
-      "data_sources { config { name: \"gpu.counters\"\n"
-      "  gpu_counter_config { fix_gpu_clock: false } } }\n"
-      "data_sources { config { name: \"gpu.renderstages\"\n"
-      "  gpu_renderstages_config { full_loadstore: false } } }\n";
+  const char ok[] = "data_sources { config { name: \"gpu.counters\"\n"
+                    "  gpu_counter_config { fix_gpu_clock: false } } }\n"
+                    "data_sources { config { name: \"gpu.renderstages\"\n"
+                    "  gpu_renderstages_config { full_loadstore: false } } }\n";
   gp_trace_config *c = NULL;
   char err[256] = "";
   ASSERT_OK(gp_trace_config_parse(ok, sizeof(ok) - 1, &c, err, sizeof(err)));

@@ -552,8 +552,7 @@ int cmd_demo(int argc, char **argv) {
         kept ? old : "");
   }
   if (session && gp_session_warning(session)) /* even with -q */
-    fprintf(stderr, "gpuperf demo: warning: %s\n",
-            gp_session_warning(session));
+    fprintf(stderr, "gpuperf demo: warning: %s\n", gp_session_warning(session));
   if (!quiet)
     print_summary(opts.gpus, opts.steps);
   if (session && !quiet) {

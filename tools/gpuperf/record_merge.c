@@ -165,8 +165,10 @@ static bool is_zombie(int32_t pid) {
   return z;
 }
 
-static int write_all(int fd, const void *p, size_t n) {
+/* Writes n bytes; *done: how many reached fd (all, or fewer on error). */
+static int write_all(int fd, const void *p, size_t n, size_t *done) {
   const char *c = p;
+  *done = 0;
   while (n > 0) {
     ssize_t k = write(fd, c, n);
     if (k < 0) {
@@ -176,6 +178,7 @@ static int write_all(int fd, const void *p, size_t n) {
     }
     c += k;
     n -= (size_t)k;
+    *done += (size_t)k;
   }
   return 0;
 }
@@ -234,16 +237,23 @@ static int concat(const char *dir, int fd, bool quiet, rec_summary *sum,
     }
     if (len > 0)
       sum->procs++;
-    rc = write_all(fd, data, keep);
-    free(data);
+    size_t done = 0;
+    rc = write_all(fd, data, keep, &done);
     if (rc != 0) {
       *what = 0;
-      /* Keep what is whole: a packet may have been written in part. */
+      /* Keep what is whole: this part's packets that were written in
+       * full, not a packet cut in two. */
+      uint64_t whole = 0;
+      size_t upto = whole_packets(data, done, &whole);
+      sum->packets += whole;
+      sum->bytes += upto;
       if (ftruncate(fd, (off_t)sum->bytes) != 0) {
         /* Nothing more can be done; the reader skips a cut packet. */
       }
+      free(data);
       break;
     }
+    free(data);
     sum->packets += count;
     sum->bytes += keep;
   }
@@ -310,10 +320,35 @@ int rec_merge_into(const char *dir, const char *output, bool quiet,
     snprintf(err, err_size, "cannot read %s: %s", bad, strerror(-rc));
     return rc;
   }
-  /* Complete, or cut back to whole packets after a write error: either
-   * way it is a readable trace, and it replaces the output. */
   struct stat st;
-  if (lstat(output, &st) == 0 && S_ISREG(st.st_mode)) {
+  bool exists = lstat(output, &st) == 0;
+  if (rc != 0) {
+    /* Cut back to whole packets after a write error (a full disk): the
+     * output stays as it was, and what was written is kept beside it, or
+     * in its place where there was none. */
+    char partial[4400];
+    snprintf(partial, sizeof(partial), "%s.partial", output);
+    const char *to = exists ? partial : output;
+    bool kept = sum->packets > 0 && rename(tmp, to) == 0;
+    if (!kept)
+      unlink(tmp);
+    char shown[4500] = "";
+    if (kept)
+      snprintf(shown, sizeof(shown), "; its first %llu packets are in %s",
+               (unsigned long long)sum->packets, to);
+    snprintf(err, err_size,
+             "cannot write %s: %s: the trace is incomplete%s%s; the process "
+             "parts are kept in %s (gpuperf record --recover makes the trace "
+             "from them)",
+             output, strerror(-rc),
+             exists ? " and the previous file is "
+                      "unchanged"
+                    : "",
+             shown, dir);
+    return rc;
+  }
+  /* Complete: it replaces the output, which is kept as .old. */
+  if (exists && S_ISREG(st.st_mode)) {
     char old[4400];
     snprintf(old, sizeof(old), "%s.old", output);
     if (rename(output, old) != 0) {
@@ -331,12 +366,7 @@ int rec_merge_into(const char *dir, const char *output, bool quiet,
              strerror(e));
     return -e;
   }
-  if (rc != 0)
-    snprintf(err, err_size,
-             "cannot write %s: %s: the trace is incomplete (its first %llu "
-             "packets are readable; the process parts are kept in %s)",
-             output, strerror(-rc), (unsigned long long)sum->packets, dir);
-  return rc;
+  return 0;
 }
 
 /* See cli_record.h. */
@@ -363,6 +393,19 @@ bool rec_remove_parts(const char *dir) {
   return rmdir(dir) == 0;
 }
 
+/* s for a POSIX shell, between single quotes (a quote in it closed,
+ * escaped and reopened): pasted, it is one word, nothing run. */
+static void shell_quoted(FILE *f, const char *s) {
+  fputc('\'', f);
+  for (; *s; s++) {
+    if (*s == '\'')
+      fputs("'\\''", f);
+    else
+      fputc(*s, f);
+  }
+  fputc('\'', f);
+}
+
 /* See cli_record.h. */
 void rec_write_note(const char *dir, const char *output) {
   char path[4400];
@@ -370,11 +413,13 @@ void rec_write_note(const char *dir, const char *output) {
   FILE *f = fopen(path, "w");
   if (!f)
     return;
-  fprintf(f,
-          "This folder holds the per-process parts of a `gpuperf record`\n"
-          "that did not finish. Turn them into a trace with\n\n"
-          "  gpuperf record --recover '%s' -o '%s'\n",
-          dir, output);
+  fprintf(f, "This folder holds the per-process parts of a `gpuperf record`\n"
+             "that did not finish. Turn them into a trace with\n\n"
+             "  gpuperf record --recover ");
+  shell_quoted(f, dir);
+  fputs(" -o ", f);
+  shell_quoted(f, output);
+  fputc('\n', f);
   fclose(f);
 }
 
