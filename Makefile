@@ -41,7 +41,8 @@ LDLIBS_LIB = -lpthread -lm
 ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 
 # Library sources: every .c of each subsystem directory.
-LIB_DIRS = src/core src/session src/counters src/backend/sim src/backend/linux src/perfetto src/tp
+LIB_DIRS = src/core src/session src/counters src/backend/sim src/backend/linux src/perfetto src/tp \
+           src/report
 LIB_SRCS = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 
