@@ -41,7 +41,8 @@ LDLIBS_LIB = -lpthread -lm
 ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 
 # Library sources: every .c of each subsystem directory.
-LIB_DIRS = src/core src/session src/counters src/backend/sim src/backend/linux src/perfetto src/tp
+LIB_DIRS = src/core src/session src/counters src/backend/sim src/backend/linux src/perfetto src/tp \
+           src/report
 LIB_SRCS = $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 
@@ -136,21 +137,32 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(STATIC_LIB)
 demo: all
 	$(CLI) demo
 
+# The C suite's output is kept (tee, its status through a file: sh has no
+# pipefail) so that the closing line can count both suites.
 test: $(TEST_BIN) $(CLI) check-layers
-	GPUPERF_CLI=$(abspath $(CLI)) GPUPERF_SHARED=$(SHARED) \
-	  GPUPERF_BUILD=$(abspath $(BUILD)) $(TEST_BIN) $(TESTFLAGS)
+	@rm -f $(BUILD)/test-c.status
+	( GPUPERF_CLI=$(abspath $(CLI)) GPUPERF_SHARED=$(SHARED) \
+	  GPUPERF_BUILD=$(abspath $(BUILD)) $(TEST_BIN) $(TESTFLAGS); \
+	  echo $$? > $(BUILD)/test-c.status ) | tee $(BUILD)/test-c.log
+	@exit $$(cat $(BUILD)/test-c.status)
 ifeq ($(SAN),)
 	@$(MAKE) --no-print-directory test-python
+	@echo "make test: C $$(sed -n 's/^\([0-9]* passed, .*\) (.*s)$$/\1/p' \
+	  $(BUILD)/test-c.log | tail -n 1); Python $$(tail -n 1 \
+	  $(BUILD)/test-python.log | sed 's/ in [0-9.]*s.*$$//')"
 endif
 
 # The Python package (python/) with Debian's pytest, against this build.
 # Not under a sanitizer: the interpreter cannot load an instrumented
-# library. Its closing line counts the Python tests.
+# library. Its closing line (and `make test`'s) counts the Python tests.
 PYTHON ?= /usr/bin/python3
 test-python: $(SHARED_LIB) $(CLI)
-	@GPUPERF_CLI=$(abspath $(CLI)) GPUPERF_BUILD=$(abspath $(BUILD)) \
+	@rm -f $(BUILD)/test-python.status
+	@( GPUPERF_CLI=$(abspath $(CLI)) GPUPERF_BUILD=$(abspath $(BUILD)) \
 	  PYTHONPATH=$(abspath python) $(PYTHON) -m pytest -q -p no:cacheprovider \
-	  python/tests
+	  python/tests; echo $$? > $(BUILD)/test-python.status ) | \
+	  tee $(BUILD)/test-python.log
+	@exit $$(cat $(BUILD)/test-python.status)
 
 test-asan:
 	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 test

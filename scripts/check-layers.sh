@@ -40,6 +40,8 @@
 #   session     core, counters, perfetto, every backend
 #   tp          perfetto/pb.h, perfetto/proto.h   (decoding only; calls:
 #               pb.c)
+#   report      nothing else (the trace processor through its public API,
+#               gpuperf/tp.h, only)
 #   tools       the public headers only
 set -u
 
@@ -67,6 +69,7 @@ layer_of() { # layer_of PATH -> prints the layer, or nothing
   src/perfetto/*) echo perfetto ;;
   src/session/*) echo session ;;
   src/tp/*) echo tp ;;
+  src/report/*) echo report ;;
   src/backend/*/*) echo "$1" | cut -d/ -f2-3 ;;
   tools/*) echo tools ;;
   esac
@@ -154,7 +157,8 @@ trap 'rm -rf "$tmp"' EXIT
 if [ "${1:-}" = --self-test ]; then
   t="$tmp/tree"
   mkdir -p "$t/include/gpuperf" "$t/src/core" "$t/src/session" \
-    "$t/src/backend/a" "$t/src/backend/b" "$t/src/tp" "$t/src/perfetto"
+    "$t/src/backend/a" "$t/src/backend/b" "$t/src/tp" "$t/src/perfetto" \
+    "$t/src/report"
   : >"$t/include/gpuperf/gpuperf.h"
   printf '#include "gpuperf/gpuperf.h"\n' >"$t/src/core/core.h"
   printf '#include "core/core.h"\n' >"$t/src/session/sessionInt.h"
@@ -163,13 +167,16 @@ if [ "${1:-}" = --self-test ]; then
   : >"$t/src/perfetto/pb.h"
   : >"$t/src/perfetto/writer.h"
   printf '#include "perfetto/pb.h"\n' >"$t/src/tp/tp.c"
+  : >"$t/src/tp/tpInt.h"
+  printf '#include "gpuperf/gpuperf.h"\n' >"$t/src/report/report.c"
   fail() { echo "check-layers --self-test: $1" >&2; exit 1; }
   (check_tree "$t" >/dev/null) || fail "a clean tree was refused"
   # Each violation alone must be caught, and named.
   for v in "src/core/x.c session/sessionInt.h" \
     "src/core/y.c ../session/sessionInt.h" \
     "src/backend/a/z.c backend/b/b.h" \
-    "src/tp/w.c perfetto/writer.h"; do
+    "src/tp/w.c perfetto/writer.h" \
+    "src/report/v.c tp/tpInt.h"; do
     set -- $v
     : >"$t/src/backend/b/b.h"
     printf '#include "%s"\n' "$2" >"$t/$1"

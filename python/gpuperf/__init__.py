@@ -11,6 +11,14 @@ Python programs that ``gpuperf record`` records::
     with gpuperf.range("epoch"):
         train()
 
+The tables of ``gpuperf report`` and ``gpuperf diff``, computed by the
+library, as DataFrames::
+
+    tables = gpuperf.report("demo.pftrace", top=5)
+    print(tables["kernels"])          # kernel, count, total_ns, ...
+    changes = gpuperf.diff("before.pftrace", "after.pftrace")
+    print(changes[changes.hint == "significant"])
+
 SQL is PerfettoSQL, as in ``gpuperf query`` (docs/sql.md): tables and views
 have Perfetto's names (``gpu_slice``, ``counter``, ``track``, ...).
 pandas is optional: rows iterate as named tuples without it.
@@ -29,14 +37,20 @@ import re
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
 from ._lib import GpuperfError, TpError, lib, raise_for
+from ._report import Report, Table, diff, diff_table, report
 
 __all__ = [
     "GpuperfError",
     "QueryResult",
+    "Report",
+    "Table",
     "TraceProcessor",
     "batch",
+    "diff",
+    "diff_table",
     "instant",
     "range",
+    "report",
     "version",
 ]
 

@@ -10,7 +10,8 @@
  * queue, host calls and ranges on their process and thread, counters as
  * "C" events. Times are microseconds written exactly (ns / 1000 with
  * three decimals). csv writes one table as plain CSV: GPU work, host
- * slices or counter values. Both read the views report_build.c makes.
+ * slices or counter values. Both read the views of the library's report
+ * layer (gp_report_views).
  *
  * `--to clickhouse://...` (into a database) is a separate exporter,
  * export_clickhouse.c: any --to on the command line goes there.
@@ -304,8 +305,7 @@ int cmd_export(int argc, char **argv) {
   int rc = trace_open("export", trace, flags, NULL, &tp);
   if (rc)
     return rc;
-  report_filter flt = {INT64_MIN, INT64_MAX, NULL, -1, 0};
-  int64_t start, end;
+  gp_tp_error err = {0};
   FILE *f = stdout;
   /* -o: written beside OUT and renamed at the end, so that a failure
    * leaves no half-written file and an old OUT stays as it was. */
@@ -313,8 +313,9 @@ int cmd_export(int argc, char **argv) {
   if (out && snprintf(tmp, sizeof(tmp), "%s.tmp-%d", out, (int)getpid()) >=
                  (int)sizeof(tmp))
     rc = cli_error(CLI_USAGE, "export: -o: name too long");
-  if (!rc && !(rc = report_views(tp, &flt, &start, &end)) && out &&
-      !(f = fopen(tmp, "w")))
+  if (!rc && (rc = gp_report_views(tp, NULL, NULL, NULL, &err)))
+    rc = report_error("report", rc, &err);
+  if (!rc && out && !(f = fopen(tmp, "w")))
     rc = cli_error(CLI_BAD_INPUT, "%s: %s", out, strerror(errno));
   if (!rc)
     rc = strcmp(format, "csv") == 0 ? csv_table(tp, table, f)

@@ -7,8 +7,9 @@
  *
  * The sections (GPUs, queues, streams, kernels, copies and fills, host
  * API calls, user ranges, counters, gpuperf's overhead, losses) are built
- * by report_build.c and printed by report_fmt.c or report_html.c. This
- * file reads the command line and opens the trace.
+ * by the library (gpuperf/report.h, src/report) and printed by
+ * report_fmt.c or report_html.c. This file reads the command line and
+ * opens the trace.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "gpuperf/error.h"
 #include "report.h"
 #include "trace_open.h"
 
@@ -49,55 +51,21 @@ static void usage(FILE *f) {
       "Exit status: 0 success, 1 usage error, 2 bad or unreadable trace.\n");
 }
 
-typedef struct range_end {
-  bool found;
-  int64_t v;
-} range_end;
-
-static void range_row(gp_tp_rows *r, void *user) {
-  range_end *e = user;
-  if (gp_tp_rows_type(r, 0) != GP_TP_NULL) {
-    e->found = true;
-    e->v = gp_tp_rows_int(r, 0);
-  }
-}
-
 /* Resolves --from/--to: a time after the trace start, or the start (end)
  * of the first slice of that name. */
 static int resolve_time(gp_tp *tp, const char *opt, const char *s, bool end,
                         int64_t *out) {
-  int64_t ns;
-  gp_tp_info info;
-  gp_tp_get_info(tp, &info);
-  if (report_parse_time(s, &ns)) {
-    *out = ns > INT64_MAX - info.start_ts ? INT64_MAX : info.start_ts + ns;
-    return 0;
-  }
-  char sql[1024], lit[700];
-  size_t o = 0;
-  for (const char *p = s; *p && o + 2 < sizeof(lit); p++) {
-    if (*p == '\'')
-      lit[o++] = '\'';
-    lit[o++] = *p;
-  }
-  lit[o] = '\0';
-  snprintf(sql, sizeof(sql),
-           "SELECT %s FROM slice WHERE name = '%s' ORDER BY ts LIMIT 1",
-           end ? "ts + max(dur, 0)" : "ts", lit);
-  range_end e = {false, 0};
-  int rc = report_each_row(tp, "report", sql, range_row, &e);
-  if (rc)
-    return rc;
-  if (!e.found)
+  gp_tp_error err = {0};
+  int rc = gp_report_time(tp, s, end, out, &err);
+  if (rc == GP_ENOENT)
     return cli_error(CLI_USAGE,
                      "report: %s '%s' is neither a time (like 1.5ms) nor the "
                      "name of a range in the trace",
                      opt, s);
-  *out = e.v;
-  return 0;
+  return rc ? report_error("report", rc, &err) : 0;
 }
 
-static int write_html(const report *r, gp_tp *tp, const char *path) {
+static int write_html(const gp_report *r, gp_tp *tp, const char *path) {
   FILE *f = fopen(path, "w");
   if (!f)
     return cli_error(CLI_BAD_INPUT, "%s: %s", path, strerror(errno));
@@ -113,7 +81,8 @@ static int write_html(const report *r, gp_tp *tp, const char *path) {
 int cmd_report(int argc, char **argv) {
   const char *trace = NULL, *html = NULL, *db = NULL, *from = NULL, *to = NULL;
   const char *format = "text";
-  report_filter flt = {INT64_MIN, INT64_MAX, NULL, -1, 10};
+  gp_report_filter flt;
+  gp_report_filter_init(&flt);
   uint64_t v;
   uint32_t flags = 0;
   for (int i = 1; i < argc; i++) {
@@ -185,24 +154,27 @@ int cmd_report(int argc, char **argv) {
     gp_tp_close(tp);
     return rc;
   }
-  report r;
-  rc = report_build(tp, trace ? trace : TRACE_DEFAULT, &flt, &r);
+  gp_report *r = NULL;
+  gp_tp_error err = {0};
+  rc = gp_report_build(tp, trace ? trace : TRACE_DEFAULT, &flt, &r, &err);
+  if (rc)
+    rc = report_error("report", rc, &err);
   /* The page first: its timeline queries are the long part of a large
    * trace, and the progress line must end before the report is printed. */
   if (!rc && html)
-    rc = write_html(&r, tp, html);
+    rc = write_html(r, tp, html);
   trace_progress_end();
   if (!rc) {
     if (strcmp(format, "csv") == 0)
-      report_print_csv(&r, stdout);
+      report_print_csv(r, stdout);
     else if (strcmp(format, "json") == 0)
-      report_print_json(&r, stdout);
+      report_print_json(r, stdout);
     else
-      report_print_text(&r, stdout, isatty(1));
+      report_print_text(r, stdout, isatty(1));
     if (fflush(stdout) != 0)
       rc = cli_error(CLI_BAD_INPUT, "report: writing: %s", strerror(errno));
   }
-  report_free(&r);
+  gp_report_destroy(r);
   gp_tp_close(tp);
   return rc ? (rc == CLI_USAGE ? CLI_USAGE : CLI_BAD_INPUT) : CLI_OK;
 }

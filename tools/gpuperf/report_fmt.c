@@ -7,6 +7,10 @@
  * raw numbers (ns, bytes, bytes per second, percent) under column names
  * that say the unit ("total_ns"); CSV has one block per section, each
  * with its own header line, blocks separated by an empty line.
+ *
+ * The tables come from the library (gpuperf/report.h); what the CLI's
+ * report commands share besides the formats (errors, running SQL) is
+ * here too.
  */
 #include <ctype.h>
 #include <math.h>
@@ -15,6 +19,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gpuperf/error.h"
 #include "report.h"
 
 /* A plain number without an exponent: 3 significant digits, and an SI
@@ -42,24 +47,24 @@ static const char *human_num(char *buf, size_t size, double v) {
 }
 
 /* See report.h. */
-const char *report_fmt(char *buf, size_t size, rcol_kind k, double v,
+const char *report_fmt(char *buf, size_t size, gp_report_kind k, double v,
                        const char *unit) {
   if (isnan(v)) {
     snprintf(buf, size, "-");
     return buf;
   }
   switch (k) {
-  case RC_INT:
+  case GP_REPORT_INT:
     snprintf(buf, size, "%.0f", v);
     return buf;
-  case RC_NS:
+  case GP_REPORT_NS:
     return cli_fmt_ns(buf, size, v);
-  case RC_BYTES:
+  case GP_REPORT_BYTES:
     return cli_fmt_bytes(buf, size, v);
-  case RC_PCT:
+  case GP_REPORT_PCT:
     snprintf(buf, size, "%.1f%%", fabs(v) < 0.05 ? 0.0 : v);
     return buf;
-  case RC_BW:
+  case GP_REPORT_BW:
     if (v >= 1e9)
       snprintf(buf, size, "%.1f GB/s", v / 1e9);
     else if (v >= 1e6)
@@ -69,7 +74,7 @@ const char *report_fmt(char *buf, size_t size, rcol_kind k, double v,
     else
       snprintf(buf, size, "%.0f B/s", v);
     return buf;
-  case RC_VALUE:
+  case GP_REPORT_VALUE:
     if (unit && strcmp(unit, "B") == 0)
       return cli_fmt_bytes(buf, size, v);
     if (unit && strcmp(unit, "ns") == 0)
@@ -88,7 +93,7 @@ const char *report_fmt(char *buf, size_t size, rcol_kind k, double v,
       snprintf(buf + n, size - n, " %s", unit);
     }
     return buf;
-  case RC_TEXT:
+  case GP_REPORT_TEXT:
     break;
   }
   snprintf(buf, size, "?");
@@ -112,36 +117,52 @@ void report_put_clean(FILE *f, const char *s, int width, bool right) {
 }
 
 /* See report.h. */
-bool report_parse_time(const char *s, int64_t *ns) {
-  char *end;
-  if (!s || !*s)
-    return false;
-  double v = strtod(s, &end);
-  if (end == s || !isfinite(v) || v < 0)
-    return false;
-  double mul = 1;
-  if (strcmp(end, "") == 0 || strcmp(end, "ns") == 0)
-    mul = 1;
-  else if (strcmp(end, "us") == 0)
-    mul = 1e3;
-  else if (strcmp(end, "ms") == 0)
-    mul = 1e6;
-  else if (strcmp(end, "s") == 0)
-    mul = 1e9;
-  else
-    return false;
-  if (v * mul > 9e18)
-    return false;
-  *ns = (int64_t)llround(v * mul);
-  return true;
+int64_t report_sub_sat(int64_t a, int64_t b) {
+  if (b < 0 && a > INT64_MAX + b)
+    return INT64_MAX;
+  if (b > 0 && a < INT64_MIN + b)
+    return INT64_MIN;
+  return a - b;
 }
 
-static const char *cell_text(char *buf, size_t size, const rtable *t,
-                             const rcell *row, int c) {
-  if (t->cols[c].kind == RC_TEXT)
-    return row[c].s ? row[c].s : "";
-  const char *unit = t->unit_col >= 0 ? row[t->unit_col].s : NULL;
-  return report_fmt(buf, size, t->cols[c].kind, row[c].v, unit);
+/* See report.h. */
+double report_span(const gp_report *r) {
+  int64_t start, end;
+  gp_report_window(r, &start, &end);
+  return (double)report_sub_sat(end, start);
+}
+
+/* See report.h. */
+int report_error(const char *what, int rc, const gp_tp_error *err) {
+  const char *msg = err && err->message[0] ? err->message : gp_strerror(rc);
+  return cli_error(rc == GP_EINVAL ? CLI_USAGE : CLI_BAD_INPUT, "%s: %s", what,
+                   msg);
+}
+
+/* See report.h. */
+int report_each_row(gp_tp *tp, const char *what, const char *sql,
+                    void (*row)(gp_tp_rows *rows, void *user), void *user) {
+  gp_tp_rows *rows;
+  gp_tp_error err;
+  if (gp_tp_query(tp, sql, &rows, &err) != 0)
+    return cli_error(CLI_BAD_INPUT, "%s: %s", what, err.message);
+  int rc;
+  while ((rc = gp_tp_rows_next(rows, &err)) == 1)
+    if (row)
+      row(rows, user);
+  gp_tp_rows_destroy(rows);
+  if (rc < 0)
+    return cli_error(CLI_BAD_INPUT, "%s: %s", what, err.message);
+  return 0;
+}
+
+static const char *cell_text(char *buf, size_t size, const gp_report_table *t,
+                             const gp_report_cell *row, int c) {
+  gp_report_kind kind = gp_report_column_kind(t, c);
+  if (kind == GP_REPORT_TEXT)
+    return row[c].text ? row[c].text : "";
+  int u = gp_report_table_unit_column(t);
+  return report_fmt(buf, size, kind, row[c].value, u >= 0 ? row[u].text : NULL);
 }
 
 static int text_width(const char *s) {
@@ -152,58 +173,67 @@ static int text_width(const char *s) {
   return n;
 }
 
-static void print_table_text(const rtable *t, FILE *f) {
-  int w[RT_MAX_COLS];
+static void print_table_text(const gp_report_table *t, FILE *f) {
+  int ncols = gp_report_table_columns(t);
+  size_t nrows = gp_report_table_rows(t);
+  int *w = calloc((size_t)ncols + 1, sizeof(int));
   char buf[64];
-  for (int c = 0; c < t->ncols; c++)
-    w[c] = text_width(t->cols[c].head);
-  for (size_t i = 0; i < t->nrows; i++)
-    for (int c = 0; c < t->ncols; c++) {
+  if (!w) {
+    fputs("gpuperf: out of memory\n", stderr);
+    exit(CLI_BAD_INPUT);
+  }
+  for (int c = 0; c < ncols; c++)
+    w[c] = text_width(gp_report_column_head(t, c));
+  for (size_t i = 0; i < nrows; i++)
+    for (int c = 0; c < ncols; c++) {
       int l = text_width(
-          cell_text(buf, sizeof(buf), t, &t->cells[i * (size_t)t->ncols], c));
+          cell_text(buf, sizeof(buf), t, gp_report_table_row(t, i), c));
       if (l > w[c])
         w[c] = l;
     }
-  fprintf(f, "\n%s\n", t->title);
-  if (t->note)
-    fprintf(f, "  %s\n", t->note);
-  for (int c = 0; c < t->ncols; c++) {
-    bool last = c + 1 == t->ncols;
+  fprintf(f, "\n%s\n", gp_report_table_title(t));
+  if (gp_report_table_note(t))
+    fprintf(f, "  %s\n", gp_report_table_note(t));
+  for (int c = 0; c < ncols; c++) {
+    bool last = c + 1 == ncols;
     fputs("  ", f);
-    bool right = t->cols[c].kind != RC_TEXT;
-    report_put_clean(f, t->cols[c].head, last && !right ? 0 : w[c], right);
+    bool right = gp_report_column_kind(t, c) != GP_REPORT_TEXT;
+    report_put_clean(f, gp_report_column_head(t, c), last && !right ? 0 : w[c],
+                     right);
   }
   fputc('\n', f);
-  for (size_t i = 0; i < t->nrows; i++) {
-    const rcell *row = &t->cells[i * (size_t)t->ncols];
-    for (int c = 0; c < t->ncols; c++) {
-      bool last = c + 1 == t->ncols, right = t->cols[c].kind != RC_TEXT;
+  for (size_t i = 0; i < nrows; i++) {
+    const gp_report_cell *row = gp_report_table_row(t, i);
+    for (int c = 0; c < ncols; c++) {
+      bool last = c + 1 == ncols,
+           right = gp_report_column_kind(t, c) != GP_REPORT_TEXT;
       fputs("  ", f);
       report_put_clean(f, cell_text(buf, sizeof(buf), t, row, c),
                        last && !right ? 0 : w[c], right);
     }
     fputc('\n', f);
   }
-  if (!t->nrows)
+  if (!nrows)
     fputs("  (none)\n", f);
+  free(w);
 }
 
 /* See report.h. */
-void report_print_text(const report *r, FILE *f, bool tty) {
+void report_print_text(const gp_report *r, FILE *f, bool tty) {
   (void)tty;
   char b1[64], b2[64];
   fputs("gpuperf report: ", f);
-  report_put_clean(f, r->trace, 0, false);
+  report_put_clean(f, gp_report_name(r), 0, false);
   fprintf(f, " (%s; window %s)\n",
-          cli_fmt_bytes(b1, sizeof(b1), (double)r->trace_bytes),
-          cli_fmt_ns(b2, sizeof(b2), (double)report_sub_sat(r->end, r->start)));
+          cli_fmt_bytes(b1, sizeof(b1), (double)gp_report_trace_bytes(r)),
+          cli_fmt_ns(b2, sizeof(b2), report_span(r)));
   report_print_text_tables(r, f);
 }
 
 /* See report.h. */
-void report_print_text_tables(const report *r, FILE *f) {
-  for (size_t i = 0; i < r->ntabs; i++)
-    print_table_text(&r->tabs[i], f);
+void report_print_text_tables(const gp_report *r, FILE *f) {
+  for (size_t i = 0; i < gp_report_table_count(r); i++)
+    print_table_text(gp_report_table_at(r, i), f);
 }
 
 static void csv_str(FILE *f, const char *s) {
@@ -226,24 +256,25 @@ static void raw_num(FILE *f, double v, const char *null) {
 }
 
 /* See report.h. */
-void report_print_csv(const report *r, FILE *f) {
-  for (size_t i = 0; i < r->ntabs; i++) {
-    const rtable *t = &r->tabs[i];
+void report_print_csv(const gp_report *r, FILE *f) {
+  for (size_t i = 0; i < gp_report_table_count(r); i++) {
+    const gp_report_table *t = gp_report_table_at(r, i);
+    int ncols = gp_report_table_columns(t);
     if (i)
       fputc('\n', f);
     fputs("section", f);
-    for (int c = 0; c < t->ncols; c++)
-      fprintf(f, ",%s", t->cols[c].id);
+    for (int c = 0; c < ncols; c++)
+      fprintf(f, ",%s", gp_report_column_id(t, c));
     fputc('\n', f);
-    for (size_t j = 0; j < t->nrows; j++) {
-      const rcell *row = &t->cells[j * (size_t)t->ncols];
-      fputs(t->id, f);
-      for (int c = 0; c < t->ncols; c++) {
+    for (size_t j = 0; j < gp_report_table_rows(t); j++) {
+      const gp_report_cell *row = gp_report_table_row(t, j);
+      fputs(gp_report_table_id(t), f);
+      for (int c = 0; c < ncols; c++) {
         fputc(',', f);
-        if (t->cols[c].kind == RC_TEXT)
-          csv_str(f, row[c].s ? row[c].s : "");
+        if (gp_report_column_kind(t, c) == GP_REPORT_TEXT)
+          csv_str(f, row[c].text ? row[c].text : "");
         else
-          raw_num(f, row[c].v, "");
+          raw_num(f, row[c].value, "");
       }
       fputc('\n', f);
     }
@@ -264,30 +295,34 @@ static void json_str(FILE *f, const char *s) {
 }
 
 /* See report.h. */
-void report_print_json(const report *r, FILE *f) {
+void report_print_json(const gp_report *r, FILE *f) {
   fputs("{\"trace\": ", f);
-  json_str(f, r->trace);
+  json_str(f, gp_report_name(r));
+  int64_t start, end;
+  gp_report_window(r, &start, &end);
   fprintf(f,
           ", \"trace_bytes\": %llu, \"window\": {\"start_ns\": %lld, "
           "\"end_ns\": %lld},\n \"sections\": {",
-          (unsigned long long)r->trace_bytes, (long long)r->start,
-          (long long)r->end);
-  for (size_t i = 0; i < r->ntabs; i++) {
-    const rtable *t = &r->tabs[i];
-    fprintf(f, "%s\n  \"%s\": [", i ? "," : "", t->id);
-    for (size_t j = 0; j < t->nrows; j++) {
-      const rcell *row = &t->cells[j * (size_t)t->ncols];
+          (unsigned long long)gp_report_trace_bytes(r), (long long)start,
+          (long long)end);
+  for (size_t i = 0; i < gp_report_table_count(r); i++) {
+    const gp_report_table *t = gp_report_table_at(r, i);
+    int ncols = gp_report_table_columns(t);
+    size_t nrows = gp_report_table_rows(t);
+    fprintf(f, "%s\n  \"%s\": [", i ? "," : "", gp_report_table_id(t));
+    for (size_t j = 0; j < nrows; j++) {
+      const gp_report_cell *row = gp_report_table_row(t, j);
       fputs(j ? ",\n    {" : "\n    {", f);
-      for (int c = 0; c < t->ncols; c++) {
-        fprintf(f, "%s\"%s\": ", c ? ", " : "", t->cols[c].id);
-        if (t->cols[c].kind == RC_TEXT)
-          json_str(f, row[c].s ? row[c].s : "");
+      for (int c = 0; c < ncols; c++) {
+        fprintf(f, "%s\"%s\": ", c ? ", " : "", gp_report_column_id(t, c));
+        if (gp_report_column_kind(t, c) == GP_REPORT_TEXT)
+          json_str(f, row[c].text ? row[c].text : "");
         else
-          raw_num(f, row[c].v, "null");
+          raw_num(f, row[c].value, "null");
       }
       fputc('}', f);
     }
-    fputs(t->nrows ? "\n  ]" : "]", f);
+    fputs(nrows ? "\n  ]" : "]", f);
   }
   fputs("\n }\n}\n", f);
 }

@@ -54,8 +54,8 @@ static void esc(FILE *f, const char *s) {
 
 typedef struct lane_state {
   FILE *f;
-  const report *r;
-  double scale; /* SVG units per ns */
+  int64_t start; /* the window's */
+  double scale;  /* SVG units per ns */
   char key[512];
   int lanes;
   bool open;
@@ -102,7 +102,7 @@ static void lane_row(gp_tp_rows *r, void *user) {
     fputs("\">\n", s->f);
     s->open = true;
   }
-  double ts = (double)report_sub_sat(gp_tp_rows_int(r, 2), s->r->start);
+  double ts = (double)report_sub_sat(gp_tp_rows_int(r, 2), s->start);
   double dur = (double)gp_tp_rows_int(r, 3);
   double x0 = ts * s->scale, x1 = (ts + dur) * s->scale;
   const char *cls = gp_tp_rows_text(r, 5);
@@ -144,12 +144,12 @@ static const char lanes_sql[] =
     "h.track_id "
     "ORDER BY 1, 3";
 
-static int timeline(const report *r, gp_tp *tp, FILE *f) {
-  double span = (double)report_sub_sat(r->end, r->start);
+static int timeline(const gp_report *r, gp_tp *tp, FILE *f) {
+  double span = report_span(r);
   lane_state s;
   memset(&s, 0, sizeof(s));
   s.f = f;
-  s.r = r;
+  gp_report_window(r, &s.start, NULL);
   s.scale = span > 0 ? TL_W / span : 0;
   char sql[sizeof(lanes_sql) + 64];
   snprintf(sql, sizeof(sql), "SELECT DISTINCT k, l FROM (%s) ORDER BY k",
@@ -184,13 +184,6 @@ static int timeline(const report *r, gp_tp *tp, FILE *f) {
 /* ------------------------------------------------------------------ */
 /* Counter plots                                                        */
 
-typedef struct plot_state {
-  FILE *f;
-  const report *r;
-  gp_tp *tp;
-  int plots;
-} plot_state;
-
 typedef struct pts {
   FILE *f;
   double t0, span, lo, hi;
@@ -221,22 +214,23 @@ static void point_row(gp_tp_rows *r, void *user) {
   p->n++;
 }
 
-static int plots(const report *r, gp_tp *tp, FILE *f) {
-  const rtable *t = report_table(r, "counters");
+static int plots(const gp_report *r, gp_tp *tp, FILE *f) {
+  const gp_report_table *t = gp_report_table_find(r, "counters");
+  size_t n = t ? gp_report_table_rows(t) : 0;
   fputs("<h2>Counters</h2>\n<div class=plots>\n", f);
-  if (!t || !t->nrows)
+  if (!n)
     fputs("<p>(no counters in the window)</p>\n", f);
-  for (size_t i = 0; t && i < t->nrows; i++) {
-    const rcell *row = &t->cells[i * (size_t)t->ncols];
+  for (size_t i = 0; i < n; i++) {
+    const gp_report_cell *row = gp_report_table_row(t, i);
     char sql[1024], lit[600], b1[64], b2[64];
     size_t o = 0;
-    for (const char *p = row[0].s; p && *p && o + 2 < sizeof(lit); p++) {
+    for (const char *p = row[0].text; p && *p && o + 2 < sizeof(lit); p++) {
       if (*p == '\'')
         lit[o++] = '\'';
       lit[o++] = *p;
     }
     lit[o] = '\0';
-    if (isnan(row[1].v))
+    if (isnan(row[1].value))
       snprintf(sql, sizeof(sql),
                "SELECT ts, value FROM rp_counter WHERE name = '%s' AND gpu "
                "IS NULL ORDER BY track_id, ts",
@@ -245,25 +239,23 @@ static int plots(const report *r, gp_tp *tp, FILE *f) {
       snprintf(sql, sizeof(sql),
                "SELECT ts, value FROM rp_counter WHERE name = '%s' AND gpu = "
                "%.0f ORDER BY track_id, ts",
-               lit, row[1].v);
+               lit, row[1].value);
     fprintf(f, "<figure class=plot data-samples=\"%.0f\"><figcaption>",
-            row[3].v);
-    esc(f, row[0].s);
-    if (!isnan(row[1].v))
-      fprintf(f, " (GPU %.0f)", row[1].v);
-    fprintf(f, ": %s to ",
-            report_fmt(b1, sizeof(b1), RC_VALUE, row[4].v, row[2].s));
-    fprintf(f,
-            "%s</figcaption>\n<svg viewBox=\"0 0 1000 100\" "
-            "preserveAspectRatio=\"none\"><polyline points=\"",
-            report_fmt(b2, sizeof(b2), RC_VALUE, row[6].v, row[2].s));
-    pts p = {f,
-             (double)r->start,
-             (double)report_sub_sat(r->end, r->start),
-             row[4].v,
-             row[6].v,
-             0,
-             0,
+            row[3].value);
+    esc(f, row[0].text);
+    if (!isnan(row[1].value))
+      fprintf(f, " (GPU %.0f)", row[1].value);
+    fprintf(
+        f, ": %s to ",
+        report_fmt(b1, sizeof(b1), GP_REPORT_VALUE, row[4].value, row[2].text));
+    fprintf(
+        f,
+        "%s</figcaption>\n<svg viewBox=\"0 0 1000 100\" "
+        "preserveAspectRatio=\"none\"><polyline points=\"",
+        report_fmt(b2, sizeof(b2), GP_REPORT_VALUE, row[6].value, row[2].text));
+    int64_t start;
+    gp_report_window(r, &start, NULL);
+    pts p = {f, (double)start, report_span(r), row[4].value, row[6].value, 0, 0,
              0};
     int rc = report_each_row(tp, "report", sql, point_row, &p);
     if (rc)
@@ -279,42 +271,49 @@ static int plots(const report *r, gp_tp *tp, FILE *f) {
 /* ------------------------------------------------------------------ */
 /* Tables                                                               */
 
-static void html_table(const rtable *t, FILE *f) {
+static void html_table(const gp_report_table *t, FILE *f) {
   char b[64];
+  int ncols = gp_report_table_columns(t),
+      unit_col = gp_report_table_unit_column(t);
+  size_t nrows = gp_report_table_rows(t);
   fprintf(f, "<h2>");
-  esc(f, t->title);
+  esc(f, gp_report_table_title(t));
   fprintf(f, "</h2>\n");
-  if (t->note) {
+  if (gp_report_table_note(t)) {
     fputs("<p class=note>", f);
-    esc(f, t->note);
+    esc(f, gp_report_table_note(t));
     fputs("</p>\n", f);
   }
-  fprintf(f, "<table class=sortable data-section=\"%s\"><thead><tr>", t->id);
-  for (int c = 0; c < t->ncols; c++) {
-    fputs(t->cols[c].kind == RC_TEXT ? "<th>" : "<th class=n>", f);
-    esc(f, t->cols[c].head);
+  fprintf(f, "<table class=sortable data-section=\"%s\"><thead><tr>",
+          gp_report_table_id(t));
+  for (int c = 0; c < ncols; c++) {
+    fputs(gp_report_column_kind(t, c) == GP_REPORT_TEXT ? "<th>"
+                                                        : "<th class=n>",
+          f);
+    esc(f, gp_report_column_head(t, c));
     fputs("</th>", f);
   }
   fputs("</tr></thead><tbody>\n", f);
-  for (size_t i = 0; i < t->nrows; i++) {
-    const rcell *row = &t->cells[i * (size_t)t->ncols];
+  for (size_t i = 0; i < nrows; i++) {
+    const gp_report_cell *row = gp_report_table_row(t, i);
     fputs("<tr>", f);
-    for (int c = 0; c < t->ncols; c++) {
-      if (t->cols[c].kind == RC_TEXT) {
+    for (int c = 0; c < ncols; c++) {
+      gp_report_kind kind = gp_report_column_kind(t, c);
+      if (kind == GP_REPORT_TEXT) {
         fputs("<td>", f);
-        esc(f, row[c].s);
+        esc(f, row[c].text);
       } else {
-        const char *unit = t->unit_col >= 0 ? row[t->unit_col].s : NULL;
+        const char *unit = unit_col >= 0 ? row[unit_col].text : NULL;
         fprintf(f, "<td class=n data-v=\"%.17g\">",
-                isnan(row[c].v) ? -1e300 : row[c].v);
-        esc(f, report_fmt(b, sizeof(b), t->cols[c].kind, row[c].v, unit));
+                isnan(row[c].value) ? -1e300 : row[c].value);
+        esc(f, report_fmt(b, sizeof(b), kind, row[c].value, unit));
       }
       fputs("</td>", f);
     }
     fputs("</tr>\n", f);
   }
-  if (!t->nrows)
-    fprintf(f, "<tr><td colspan=%d>(none)</td></tr>\n", t->ncols);
+  if (!nrows)
+    fprintf(f, "<tr><td colspan=%d>(none)</td></tr>\n", ncols);
   fputs("</tbody></table>\n", f);
 }
 
@@ -367,33 +366,33 @@ static const char script[] =
     "document.body.dataset.ready='1'})();";
 
 /* See report.h. */
-int report_print_html(const report *r, gp_tp *tp, FILE *f) {
+int report_print_html(const gp_report *r, gp_tp *tp, FILE *f) {
   char b1[64], b2[64];
   fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=utf-8>"
              "<title>gpuperf report: ");
-  esc(f, r->trace);
+  esc(f, gp_report_name(r));
   fprintf(
       f, "</title><style>%s</style></head><body>\n<h1>gpuperf report: ", style);
-  esc(f, r->trace);
+  esc(f, gp_report_name(r));
   fprintf(f, "</h1>\n<p>%s trace, window of %s.</p>\n",
-          cli_fmt_bytes(b1, sizeof(b1), (double)r->trace_bytes),
-          cli_fmt_ns(b2, sizeof(b2), (double)report_sub_sat(r->end, r->start)));
+          cli_fmt_bytes(b1, sizeof(b1), (double)gp_report_trace_bytes(r)),
+          cli_fmt_ns(b2, sizeof(b2), report_span(r)));
   fputs("<p class=note>To see every event: open <b>https://ui.perfetto.dev"
         "</b>, choose <i>Open trace file</i> and pick <code>",
         f);
-  esc(f, r->trace);
+  esc(f, gp_report_name(r));
   fputs("</code> (the UI runs in the browser; the trace stays on this "
         "machine). Or query it: <code>gpuperf query ",
         f);
-  esc(f, r->trace);
+  esc(f, gp_report_name(r));
   fputs(" 'SELECT ...'</code>.</p>\n", f);
   int rc = timeline(r, tp, f);
   if (!rc)
     rc = plots(r, tp, f);
   if (rc)
     return -EIO;
-  for (size_t i = 0; i < r->ntabs; i++)
-    html_table(&r->tabs[i], f);
+  for (size_t i = 0; i < gp_report_table_count(r); i++)
+    html_table(gp_report_table_at(r, i), f);
   fprintf(f, "<script>%s</script>\n</body></html>\n", script);
   return ferror(f) ? -EIO : 0;
 }
