@@ -86,11 +86,29 @@ def _wheel(wheel_directory, entries):
     return name
 
 
+def _built_from():
+    """The build tree of the checkout the wheel is built from (its
+    libgpuperf.so is where an installed package looks after GPUPERF_LIB),
+    as a module of the wheel; None outside a checkout."""
+    build = os.path.join(os.path.dirname(HERE), "build")
+    if not os.path.isfile(os.path.join(HERE, "..", "Makefile")):
+        return None
+    return (f"{NAME}/_built_from.py",
+            ('"""Written by the build backend: the build tree of the checkout '
+             'this package was installed from."""\n'
+             f"BUILD = {build!r}\n").encode())
+
+
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     entries = []
     for arc, path in _files():
+        if arc == f"{NAME}/_built_from.py":
+            continue
         with open(path, "rb") as f:
             entries.append((arc, f.read()))
+    built = _built_from()
+    if built:
+        entries.append(built)
     return _wheel(wheel_directory, entries)
 
 

@@ -52,6 +52,11 @@ def _candidates() -> List[str]:
         os.path.abspath(__file__)))), "build", SONAME)
     if os.path.exists(tree):
         out.append(tree)
+    try:  # the checkout an installed package was built from
+        from ._built_from import BUILD
+        out.append(os.path.join(BUILD, SONAME))
+    except ImportError:
+        pass
     pkg = shutil.which("pkg-config")
     if pkg:
         try:
