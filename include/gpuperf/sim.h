@@ -87,6 +87,13 @@ typedef struct gp_sim_kernel_desc {
  */
 GP_EXPORT int gp_sim_init(const gp_sim_config *cfg);
 
+/* The configuration gp_sim_init(NULL) would use, from the environment
+ * (GPUPERF_SIM_DEVICES, GPUPERF_SIM_TIME) into *cfg; GP_EINVAL if it is
+ * bad. A tool that only looks at the devices changes time_mode to
+ * GP_SIM_TIME_REAL before gp_sim_init(): virtual time would become the
+ * clock of its whole process. */
+GP_EXPORT int gp_sim_config_from_env(gp_sim_config *cfg);
+
 /*
  * Retires all outstanding work, destroys every context and the devices'
  * simulator state. Device ids stay registered (records already written

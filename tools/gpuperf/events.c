@@ -34,7 +34,16 @@ static void default_ids(uint32_t d, uint32_t *ids, size_t *n) {
  */
 int cli_check_events(char **names, size_t n) {
   uint32_t ndev = 0, host = 0;
-  int rc = gp_sim_device_count(&ndev);
+  /* The simulated GPUs' catalogs, on the real clock: the recorder stamps
+   * the loss counters and salvaged records of its processes, which are on
+   * theirs (virtual time would become this process's clock). */
+  gp_sim_config sc;
+  int rc = gp_sim_config_from_env(&sc);
+  if (rc == 0) {
+    sc.time_mode = GP_SIM_TIME_REAL;
+    gp_sim_init(&sc); /* GP_EBUSY: made already */
+    rc = gp_sim_device_count(&ndev);
+  }
   if (rc != 0)
     return cli_error(CLI_BAD_INPUT,
                      "cannot start the simulated GPUs: %s "

@@ -85,7 +85,60 @@ static size_t whole_packets(const unsigned char *d, size_t n, uint64_t *count) {
 typedef struct part {
   unsigned long n;
   char name[300];
+  uint64_t last_ts; /* its latest packet time on the trace clock, 0: none */
 } part;
+
+/* Reads a varint at d[*p] (before end); false if cut or too long. */
+static bool get_varint(const unsigned char *d, size_t end, size_t *p,
+                       uint64_t *v) {
+  *v = 0;
+  for (int shift = 0; *p < end && shift < 64; shift += 7) {
+    unsigned char b = d[(*p)++];
+    *v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80))
+      return true;
+  }
+  return false;
+}
+
+/* The latest TracePacket.timestamp among the whole packets d[0..n) that
+ * are on the trace clock (no timestamp_clock_id), 0 if none: the last
+ * sign of life of the process that wrote them. */
+static uint64_t last_time(const unsigned char *d, size_t n) {
+  uint64_t last = 0, len, key, v;
+  size_t off = 0;
+  while (off < n) {
+    size_t p = off + 1;
+    if (!get_varint(d, n, &p, &len) || len > n - p)
+      break;
+    size_t end = p + (size_t)len;
+    uint64_t ts = 0;
+    bool other_clock = false;
+    while (p < end && get_varint(d, end, &p, &key)) {
+      uint32_t wt = (uint32_t)(key & 7);
+      if (wt == 0) {
+        if (!get_varint(d, end, &p, &v))
+          break;
+        if (key >> 3 == 8)
+          ts = v;
+        else if (key >> 3 == 58)
+          other_clock = true;
+      } else if (wt == 2) {
+        if (!get_varint(d, end, &p, &v) || v > end - p)
+          break;
+        p += (size_t)v;
+      } else if (wt == 1 || wt == 5) {
+        p += wt == 1 ? 8 : 4;
+      } else {
+        break;
+      }
+    }
+    if (!other_clock && ts > last)
+      last = ts;
+    off = end;
+  }
+  return last;
+}
 
 static int by_number(const void *a, const void *b) {
   const part *x = a, *y = b;
@@ -237,6 +290,7 @@ static int concat(const char *dir, int fd, bool quiet, rec_summary *sum,
     }
     if (len > 0)
       sum->procs++;
+    parts[i].last_ts = last_time(data, keep);
     size_t done = 0;
     rc = write_all(fd, data, keep, &done);
     if (rc != 0) {
@@ -258,7 +312,9 @@ static int concat(const char *dir, int fd, bool quiet, rec_summary *sum,
     sum->bytes += keep;
   }
   /* The parts whose process died unseen (SIGKILL): what it lost goes in
-   * the trace, on a counter track of the process. */
+   * the trace, on a counter track of the process, at its last sign of
+   * life (its latest packet, salvaged ones included), not at this moment
+   * (a --recover may come much later). */
   uint64_t now = gp_get_timestamp();
   for (size_t i = 0; i < np && rc == 0; i++) {
     uint64_t lost = 0;
@@ -278,7 +334,8 @@ static int concat(const char *dir, int fd, bool quiet, rec_summary *sum,
     if (r == GP_ERANGE)
       sum->lost_unknown++;
     sum->lost += lost;
-    if ((rc = gp_record_write_lost(fd, (uint32_t)parts[i].n, pid, now, lost)) !=
+    uint64_t at = parts[i].last_ts ? parts[i].last_ts : now;
+    if ((rc = gp_record_write_lost(fd, (uint32_t)parts[i].n, pid, at, lost)) !=
         0) {
       *what = 0;
       if (ftruncate(fd, (off_t)sum->bytes) != 0) {

@@ -297,6 +297,14 @@ static int init_locked(const gp_sim_config *cfg) {
 }
 
 /* See sim.h. */
+int gp_sim_config_from_env(gp_sim_config *cfg) {
+  if (!cfg)
+    return GP_EINVAL;
+  int rc = parse_env_config(cfg);
+  return rc != 0 ? rc : validate_config(cfg);
+}
+
+/* See sim.h. */
 int gp_sim_init(const gp_sim_config *cfg) {
   gp__activate();
   gp__sim_lock();
