@@ -422,7 +422,74 @@ TEST(tracefs_missing_warns_once) {
   gp_tp_close(tp);
 }
 
+/* As a user tracefs refuses (nobody, where tracefs is root's alone): one
+ * warning naming the cause and the fix, and the trace all the same. Run
+ * with `gpuperf demo -c` (a session in the CLI's own process). */
+TEST(tracefs_not_root_warns_once) {
+  const char *cli = getenv("GPUPERF_CLI");
+  if (!cli || !*cli)
+    SKIP("GPUPERF_CLI is not set (run through `make test`)");
+#if GP_TEST_SANITIZED
+  SKIP("setpriv runs the CLI without the sanitizer's runtime setup");
+#endif
+  if (geteuid() != 0)
+    SKIP("only root can run the CLI as another user here");
+  if (system("command -v setpriv >/dev/null 2>&1") != 0)
+    SKIP("no setpriv (util-linux) to run the CLI as nobody");
+  if (access("/sys/kernel/tracing/events", F_OK) != 0)
+    SKIP("tracefs is not mounted on /sys/kernel/tracing");
+  const char *as_nobody = "setpriv --reuid=65534 --regid=65534 "
+                          "--clear-groups";
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd), "%s test -r /sys/kernel/tracing/events/enable",
+           as_nobody);
+  if (system(cmd) == 0)
+    SKIP("nobody may read tracefs here: nothing to warn about");
+  char dir[] = "/tmp/gpuperf-ftrace-XXXXXX";
+  ASSERT_NOT_NULL(mkdtemp(dir));
+  ASSERT_EQ(chmod(dir, 0777), 0);
+  char cfg[128], trace[128], err[128];
+  snprintf(cfg, sizeof(cfg), "%s/c.txt", dir);
+  snprintf(trace, sizeof(trace), "%s/t.pftrace", dir);
+  snprintf(err, sizeof(err), "%s/err.txt", dir);
+  FILE *f = fopen(cfg, "w");
+  ASSERT_NOT_NULL(f);
+  fputs("data_sources { config { name: \"gpu.renderstages\" } }\n"
+        "data_sources { config { name: \"linux.ftrace\" ftrace_config { "
+        "ftrace_events: \"dma_fence/dma_fence_init\" } } }\n",
+        f);
+  fclose(f);
+  snprintf(cmd, sizeof(cmd),
+           "cd %s && env -u GPUPERF_TRACEFS %s '%s' demo -c %s -o %s "
+           ">/dev/null 2>%s",
+           dir, as_nobody, cli, cfg, trace, err);
+  int rc = system(cmd);
+  char *text = tp_read_file(err, NULL);
+  if (rc != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s exited %d:\n%s", cmd, rc,
+                 text ? text : "");
+  ASSERT_NOT_NULL(text);
+  if (lines_with(text, "linux.ftrace") != 1 ||
+      !strstr(text, "Permission denied") || !strstr(text, "as root"))
+    gp_test_fail(__FILE__, __LINE__, "expected one warning, got:\n%s", text);
+  free(text);
+  gp_tp *tp = NULL;
+  gp_tp_error e;
+  if (gp_tp_open(trace, NULL, &tp, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
+  ASSERT_GT(tp_int(tp, "SELECT count(*) FROM gpu_slice"), 0);
+  gp_tp_close(tp);
+  unlink(cfg);
+  unlink(trace);
+  unlink(err);
+  rmdir(dir);
+}
+
 #else
+
+TEST(tracefs_not_root_warns_once) {
+  SKIP("built without the trace processor");
+}
 
 TEST(tracefs_dma_fence_slices) {
   SKIP("built without the trace processor");
