@@ -326,6 +326,37 @@ TEST(tracefs_sched_jobs_as_perfetto) {
       "\"drm_sched_job_queue\",101200000000,\"job\",101200250000\n"
       "\"drm_sched_job_queue\",101200100000,\"job\",101201300000\n");
   gp_tp_close(tp);
+  /* The events no slice shows (dependencies), field by field as
+   * Perfetto's ftrace_event table reads them: the fixture's values. */
+  const char *shell = getenv("GPUPERF_PERFETTO_TP");
+  if (!shell || !*shell)
+    return;
+  char *theirs = tp_perfetto_csv(
+      shell, trace,
+      "SELECT e.name, e.ts, a.key, a.display_value AS v FROM ftrace_event e "
+      "JOIN args a USING (arg_set_id) WHERE e.name GLOB "
+      "'drm_sched_job_[au]*' ORDER BY e.ts, a.key");
+  tp_assert_csv(theirs,
+                "\"name\",\"ts\",\"key\",\"v\"\n"
+                "\"drm_sched_job_add_dep\",101200050000,\"ctx\",\"9\"\n"
+                "\"drm_sched_job_add_dep\",101200050000,\"fence_context\","
+                "\"10\"\n"
+                "\"drm_sched_job_add_dep\",101200050000,\"fence_seqno\",\"7\"\n"
+                "\"drm_sched_job_add_dep\",101200050000,\"seqno\",\"42\"\n"
+                "\"drm_sched_job_add_dep\",101200060000,\"ctx\",\"3\"\n"
+                "\"drm_sched_job_add_dep\",101200060000,\"fence_context\","
+                "\"10\"\n"
+                "\"drm_sched_job_add_dep\",101200060000,\"fence_seqno\",\"7\"\n"
+                "\"drm_sched_job_add_dep\",101200060000,\"seqno\",\"1\"\n"
+                "\"drm_sched_job_unschedulable\",101200200000,\"ctx\",\"9\"\n"
+                "\"drm_sched_job_unschedulable\",101200200000,"
+                "\"fence_context\",\"10\"\n"
+                "\"drm_sched_job_unschedulable\",101200200000,"
+                "\"fence_seqno\",\"7\"\n"
+                "\"drm_sched_job_unschedulable\",101200200000,\"seqno\","
+                "\"42\"\n",
+                "Perfetto's ftrace_event args");
+  free(theirs);
 }
 
 /* dma_fence events, imported as Perfetto's DrmTracker does: a track per
