@@ -49,6 +49,7 @@ struct gp_session {
   uint64_t matched[8];    /* per counters data source: names/ids matched */
   bool saw_catalog;       /* a device with counters was considered */
   bool tracefs_on;        /* this session reads the kernel's GPU events */
+  int tracefs_lock;       /* fd + 1 of its recording's folder, locked; 0 */
   int counter_error;
   char counter_why[256]; /* the device, reason and counters of the first
                             failure to sample, "" if none */

@@ -7,15 +7,24 @@
  * traced_probes would. GPUPERF_TRACEFS=PATH also names the tracefs to
  * read (a mount, or a test's fixture tree) for either.
  *
+ * The kernel's events are the machine's, not a process's: in a recording
+ * of several processes (gpuperf record, GPUPERF_RECORD_DIR) one process
+ * reads them, the first to lock the recording's folder (flock); the
+ * others leave them to it, so no event is written twice. Should that
+ * process end first, the events after its end are not read.
+ *
  * Tracefs is the kernel's and may not be there for us: not mounted, or
  * not ours to write (not root). The session then goes on without the
  * events, and one warning says why and what to do; so does one for the
  * events asked for that this kernel lacks.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "backend/linux/tracefs.h"
 #include "sessionInt.h"
@@ -80,14 +89,42 @@ static void warn_missing(const char *root, uint32_t asked, uint32_t avail) {
                    root, names, missing & (missing - 1) ? "them" : "it");
 }
 
+/* Whether this process is the one of its recording to read tracefs (a
+ * session not started from GPUPERF_RECORD_DIR always is): it holds a
+ * lock on the recording's folder, kept in s->tracefs_lock (fd + 1) until
+ * stop. */
+static bool claim_recording(gp_session *s) {
+  const char *dir = getenv("GPUPERF_RECORD_DIR");
+  if (!s->env || !dir || !*dir)
+    return true;
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return true; /* nothing to share it with */
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    return false;
+  }
+  s->tracefs_lock = fd + 1;
+  return true;
+}
+
+static void release_recording(gp_session *s) {
+  if (s->tracefs_lock) {
+    close(s->tracefs_lock - 1); /* and its lock */
+    s->tracefs_lock = 0;
+  }
+}
+
 /* See sessionInt.h. */
 void gp__session_ftrace_start(gp_session *s) {
   gp__tracefs_options o;
-  if (!gp__session_ftrace_wanted(s->cfg, &o))
+  if (!gp__session_ftrace_wanted(s->cfg, &o) || !claim_recording(s))
     return;
   char root[400] = "";
   int rc = gp__tracefs_start(&o, root, sizeof(root));
-  if (rc == GP_EBUSY) /* another session of this process reads it */
+  if (rc != 0)
+    release_recording(s); /* another may try */
+  if (rc == GP_EBUSY)     /* another session of this process reads it */
     return;
   if (rc == GP_ENOENT) {
     if (o.root && strcmp(o.root, "auto") != 0)
@@ -127,6 +164,7 @@ void gp__session_ftrace_stop(gp_session *s) {
     return;
   gp__tracefs_stop();
   s->tracefs_on = false;
+  release_recording(s);
   uint64_t bad = gp__tracefs_malformed();
   if (bad)
     gp__session_warn("linux.ftrace: %llu event line(s) of tracefs did not "

@@ -13,10 +13,12 @@
  * real program.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -516,7 +518,64 @@ TEST(tracefs_not_root_warns_once) {
   rmdir(dir);
 }
 
+/* Records one part of a recording in dir (a session started from
+ * GPUPERF_RECORD_DIR, as in each process `gpuperf record` runs) on the
+ * fixture, and returns how many gpufreq values its part holds. */
+static int64_t record_part(const char *dir, uint32_t seq) {
+  gp_session *s = NULL;
+  ASSERT_OK(gp_session_start_from_env(&s));
+  ASSERT_OK(gp_session_stop(s));
+  gp_session_destroy(s);
+  char part[600];
+  snprintf(part, sizeof(part), "%s/%u.pftrace", dir, seq);
+  gp_tp *tp = NULL;
+  gp_tp_error e;
+  if (gp_tp_open(part, NULL, &tp, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", part, e.message);
+  int64_t n = tp_int(tp, "SELECT count(*) FROM counter c JOIN counter_track "
+                         "t ON t.id = c.track_id WHERE t.type = "
+                         "'gpu_frequency'");
+  gp_tp_close(tp);
+  return n;
+}
+
+/* The kernel's events are the machine's: of the processes of one
+ * recording, only the one holding the lock on the recording's folder
+ * reads them (here the test holds it first, as another process would). */
+TEST(tracefs_one_reader_per_recording) {
+  char *root = realpath("tests/data/linux/tracefs", NULL);
+  if (!root)
+    SKIP("tests/data/linux not found (run from the source tree)");
+  const char *dir = gp_test_path(0, "parts");
+  ASSERT_EQ(mkdir(dir, 0755), 0);
+  char cfg[600];
+  snprintf(cfg, sizeof(cfg), "%s/config.pbtxt", dir);
+  FILE *f = fopen(cfg, "w");
+  ASSERT_NOT_NULL(f);
+  fputs("data_sources { config { name: \"linux.ftrace\" ftrace_config { "
+        "ftrace_events: \"power/gpu_frequency\" } } }\n",
+        f);
+  fclose(f);
+  setenv("GPUPERF_RECORD_DIR", dir, 1);
+  setenv("GPUPERF_RECORD_CONFIG", cfg, 1);
+  setenv("GPUPERF_TRACEFS", root, 1);
+  free(root);
+  int other = open(dir, O_RDONLY | O_DIRECTORY);
+  ASSERT(other >= 0);
+  ASSERT_EQ(flock(other, LOCK_EX | LOCK_NB), 0);
+  ASSERT_EQ(record_part(dir, 1), 0); /* the other process reads them */
+  close(other);
+  ASSERT_EQ(record_part(dir, 2), 2); /* none does: this one */
+  unsetenv("GPUPERF_RECORD_DIR");
+  unsetenv("GPUPERF_RECORD_CONFIG");
+  unsetenv("GPUPERF_TRACEFS");
+}
+
 #else
+
+TEST(tracefs_one_reader_per_recording) {
+  SKIP("built without the trace processor");
+}
 
 TEST(tracefs_not_root_warns_once) {
   SKIP("built without the trace processor");
