@@ -258,7 +258,7 @@ TEST(tconfig_bad_input_names_line_and_column) {
 }
 
 /* The mask of the events of a linux.ftrace data source parsed from
- * text (which must have one, the first). */
+ * text (which must have one, the first); its numbers into *ds. */
 static uint32_t ftrace_mask(const char *text, gp_data_source_info *ds) {
   gp_trace_config *c = NULL;
   char err[512];
@@ -266,7 +266,10 @@ static uint32_t ftrace_mask(const char *text, gp_data_source_info *ds) {
     gp_test_fail(__FILE__, __LINE__, "parsing <<%s>>: %s", text, err);
   ASSERT_OK(gp_trace_config_get_data_source(c, 0, ds));
   ASSERT_EQ(ds->kind, GP_DATA_SOURCE_LINUX_FTRACE);
+  ASSERT_STR_EQ(ds->name, "linux.ftrace");
+  ASSERT_STR_EQ(ds->vendor, "");
   uint32_t m = ds->ftrace_events;
+  ds->name = ds->vendor = NULL; /* the config's, freed below */
   gp_trace_config_destroy(c);
   return m;
 }
@@ -290,7 +293,6 @@ TEST(tconfig_linux_ftrace) {
       BIT(GP_FTRACE_DMA_FENCE_WAIT_END) | BIT(GP_FTRACE_GPU_FREQUENCY) |
       BIT(GP_FTRACE_GPU_MEM_TOTAL);
   ASSERT_EQ(ftrace_mask(text, &ds), want);
-  ASSERT_STR_EQ(ds.name, "linux.ftrace");
   ASSERT_EQ(ds.ftrace_buffer_size_kb, 4096);
   ASSERT_EQ(ds.ftrace_drain_period_ms, 250);
   ASSERT_EQ(ftrace_mask("data_sources { config { name: \"linux.ftrace\" "
