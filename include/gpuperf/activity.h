@@ -53,6 +53,7 @@ typedef enum gp_activity_kind {
   GP_ACTIVITY_KIND_GPU_LOG = 15,         /* gp_activity_gpu_log */
   GP_ACTIVITY_KIND_GPU_MEMORY = 16,      /* gp_activity_gpu_memory */
   GP_ACTIVITY_KIND_DMA_FENCE = 17,       /* gp_activity_dma_fence */
+  GP_ACTIVITY_KIND_GPU_FTRACE = 18,      /* gp_activity_gpu_ftrace */
   GP_ACTIVITY_KIND_COUNT                 /* one past the last kind */
 } gp_activity_kind;
 
@@ -554,6 +555,61 @@ typedef struct gp_activity_dma_fence {
   uint32_t timeline_id; /* string id: the timeline's name */
   uint32_t reserved0;
 } gp_activity_dma_fence;
+
+/* The kernel's GPU trace events (tracefs) that gpuperf reads: those
+ * Perfetto has a message for. The values are ours and stable: bit i of a
+ * linux.ftrace data source's ftrace_events is event i. The scheduler's
+ * events were renamed in Linux 6.16. The dma_fence events are DMA_FENCE
+ * records, the others GPU_FTRACE records. */
+typedef enum gp_ftrace_event {
+  GP_FTRACE_GPU_FREQUENCY = 0,               /* power/gpu_frequency */
+  GP_FTRACE_GPU_MEM_TOTAL = 1,               /* gpu_mem/gpu_mem_total */
+  GP_FTRACE_DRM_SCHED_JOB = 2,               /* gpu_scheduler/, to 6.15 */
+  GP_FTRACE_DRM_RUN_JOB = 3,                 /* gpu_scheduler/, to 6.15 */
+  GP_FTRACE_DRM_SCHED_PROCESS_JOB = 4,       /* gpu_scheduler/, to 6.15 */
+  GP_FTRACE_DRM_SCHED_JOB_QUEUE = 5,         /* gpu_scheduler/, 6.16 on */
+  GP_FTRACE_DRM_SCHED_JOB_RUN = 6,           /* gpu_scheduler/, 6.16 on */
+  GP_FTRACE_DRM_SCHED_JOB_DONE = 7,          /* gpu_scheduler/, 6.16 on */
+  GP_FTRACE_DRM_SCHED_JOB_ADD_DEP = 8,       /* gpu_scheduler/, 6.16 on */
+  GP_FTRACE_DRM_SCHED_JOB_UNSCHEDULABLE = 9, /* gpu_scheduler/, 6.16 on */
+  GP_FTRACE_DMA_FENCE_INIT = 10,             /* dma_fence/dma_fence_init */
+  GP_FTRACE_DMA_FENCE_EMIT = 11,             /* dma_fence/dma_fence_emit */
+  GP_FTRACE_DMA_FENCE_SIGNALED = 12,         /* dma_fence/dma_fence_signaled */
+  GP_FTRACE_DMA_FENCE_WAIT_START = 13, /* dma_fence/dma_fence_wait_start */
+  GP_FTRACE_DMA_FENCE_WAIT_END = 14,   /* dma_fence/dma_fence_wait_end */
+  GP_FTRACE_EVENT_COUNT = 15
+} gp_ftrace_event;
+
+/*
+ * One of the kernel's GPU trace events other than dma_fence's (those are
+ * DMA_FENCE records), with the fields Perfetto's message for it has
+ * (protos/perfetto/trace/ftrace/{power,gpu_mem,gpu_scheduler}.proto);
+ * fields an event does not have are 0. The trace writer writes it as
+ * traced_probes does: an FtraceEventBundle of the cpu, holding one
+ * FtraceEvent (timestamp, pid, the event's message).
+ */
+typedef struct gp_activity_gpu_ftrace {
+  gp_activity hdr;
+  uint64_t timestamp;
+  uint32_t event;       /* gp_ftrace_event */
+  uint32_t thread_id;   /* the task the kernel was running (ftrace pid) */
+  uint32_t cpu;         /* the CPU it ran on */
+  uint32_t gpu_id;      /* gpu_frequency, gpu_mem_total: the kernel's GPU */
+  uint64_t value;       /* gpu_frequency: state (kHz); gpu_mem_total: size */
+  uint32_t pid;         /* gpu_mem_total: the process (0: the whole GPU) */
+  uint32_t ring_id;     /* scheduler: string id of the ring ("name"), 0 none */
+  uint32_t dev_id;      /* scheduler, 6.16 on: string id of the device */
+  uint32_t job_count;   /* scheduler: jobs queued on the entity */
+  int32_t hw_job_count; /* scheduler: jobs on the hardware */
+  uint32_t reserved0;
+  uint64_t entity; /* to 6.15: the entity (a hashed pointer) */
+  uint64_t fence;  /* to 6.15: the job's fence (a hashed pointer) */
+  uint64_t job_id; /* to 6.15: the job's id */
+  uint64_t fence_context, fence_seqno; /* 6.16 on: the job's fence */
+  uint64_t dep_context, dep_seqno;     /* add_dep, unschedulable: the fence
+                                          the job waits for */
+  uint64_t client_id;                  /* 6.16 on: the DRM client */
+} gp_activity_gpu_ftrace;
 
 /* ------------------------------------------------------------------ */
 /* Collection                                                          */

@@ -81,7 +81,8 @@ typedef enum gp_data_source_kind {
   GP_DATA_SOURCE_GPU_COUNTERS = 1,     /* gpu.counters[.vendor] */
   GP_DATA_SOURCE_GPU_RENDERSTAGES = 2, /* gpu.renderstages[.vendor] */
   GP_DATA_SOURCE_GPU_LOG = 3,          /* gpu.log[.vendor] */
-  GP_DATA_SOURCE_VULKAN_MEMORY = 4     /* vulkan.memory_tracker */
+  GP_DATA_SOURCE_VULKAN_MEMORY = 4,    /* vulkan.memory_tracker */
+  GP_DATA_SOURCE_LINUX_FTRACE = 5      /* linux.ftrace: GPU events only */
 } gp_data_source_kind;
 
 /* Default sampling period of gpu.counters without counter_period_ns (and
@@ -109,6 +110,13 @@ typedef struct gp_data_source_info {
   /* vulkan.memory_tracker (vulkan_memory_config) */
   uint32_t track_driver_memory_usage; /* host allocations of the driver */
   uint32_t track_device_memory_usage; /* device memory, buffers, images */
+  /* linux.ftrace (ftrace_config): the kernel's GPU trace events to read
+   * from tracefs, bit e for gp_ftrace_event e (activity.h); the size of
+   * each CPU's tracefs buffer in KiB (0: the kernel's); how often tracefs
+   * is read, in ms (0: every 100 ms). */
+  uint32_t ftrace_events;
+  uint32_t ftrace_buffer_size_kb;
+  uint32_t ftrace_drain_period_ms;
 } gp_data_source_info;
 
 typedef struct gp_trace_config_info {

@@ -102,7 +102,7 @@ static const char *const kind_names[GP_ACTIVITY_KIND_COUNT] = {
     "API",        "MARKER",          "DEVICE",       "CONTEXT",
     "NAME",       "OVERHEAD",        "ENVIRONMENT",  "COUNTER",
     "DROPPED",    "SYNCHRONIZATION", "RENDER_STAGE", "GPU_LOG",
-    "GPU_MEMORY", "DMA_FENCE"};
+    "GPU_MEMORY", "DMA_FENCE",       "GPU_FTRACE"};
 
 /* See activity.h. */
 const char *gp_activity_kind_name(uint32_t kind) {

@@ -53,6 +53,18 @@ bool gp__glob_match(const char *pattern, const char *name);
 FILE *gp__outfile_open(const char *path, char **tmp);
 int gp__outfile_close(FILE *f, char *tmp, const char *path, bool ok);
 
+/* ---- ftrace_events.c ---- */
+
+/* "group/name" of the kernel's GPU trace event e (gp_ftrace_event), or
+ * NULL past the last. */
+const char *gp__ftrace_event_name(int e);
+
+/* The mask (bit e: gp_ftrace_event e) of the events spec names, as a
+ * linux.ftrace data source writes them: "group/name", the group and a
+ * star after its slash (every event of the group gpuperf reads) or a
+ * bare "name"; 0 if none. */
+uint32_t gp__ftrace_event_match(const char *spec);
+
 /* ---- clock.c ---- */
 
 /*

@@ -238,14 +238,37 @@ MSG(m_sched_free, {1, "comm", D_STRING, NULL}, {2, "pid", D_INT, NULL},
     {3, "prio", D_INT, NULL});
 MSG(m_dma_fence, {1, "context", D_UINT, NULL}, {2, "driver", D_STRING, NULL},
     {3, "seqno", D_UINT, NULL}, {4, "timeline", D_STRING, NULL});
+MSG(m_ftrace_gpu_freq, {1, "gpu_id", D_UINT, NULL}, {2, "state", D_UINT, NULL});
+MSG(m_drm_job, {1, "entity", D_UINT, NULL}, {2, "fence", D_UINT, NULL},
+    {3, "hw_job_count", D_INT, NULL}, {4, "id", D_UINT, NULL},
+    {5, "job_count", D_UINT, NULL}, {6, "name", D_STRING, NULL});
+MSG(m_drm_process_job, {1, "fence", D_UINT, NULL});
+MSG(m_drm_dep, {1, "fence_context", D_UINT, NULL},
+    {2, "fence_seqno", D_UINT, NULL}, {3, "ctx", D_UINT, NULL},
+    {4, "seqno", D_UINT, NULL});
+MSG(m_drm_done, {1, "fence_context", D_UINT, NULL},
+    {2, "fence_seqno", D_UINT, NULL});
+MSG(m_drm_queue, {1, "name", D_STRING, NULL}, {2, "job_count", D_UINT, NULL},
+    {3, "hw_job_count", D_INT, NULL}, {4, "dev", D_STRING, NULL},
+    {5, "fence_context", D_UINT, NULL}, {6, "fence_seqno", D_UINT, NULL},
+    {7, "client_id", D_UINT, NULL});
 MSG(m_ftrace_event, {1, "timestamp", D_UINT, NULL}, {2, "pid", D_UINT, NULL},
     {240, "sched_process_free", D_MSG, &m_sched_free},
+    {332, "gpu_frequency", D_MSG, &m_ftrace_gpu_freq},
     {340, "gpu_mem_total", D_MSG, &m_mem_total},
+    {411, "drm_sched_job", D_MSG, &m_drm_job},
+    {412, "drm_run_job", D_MSG, &m_drm_job},
+    {413, "drm_sched_process_job", D_MSG, &m_drm_process_job},
     {414, "dma_fence_init", D_MSG, &m_dma_fence},
     {415, "dma_fence_emit", D_MSG, &m_dma_fence},
     {416, "dma_fence_signaled", D_MSG, &m_dma_fence},
     {417, "dma_fence_wait_start", D_MSG, &m_dma_fence},
-    {418, "dma_fence_wait_end", D_MSG, &m_dma_fence});
+    {418, "dma_fence_wait_end", D_MSG, &m_dma_fence},
+    {591, "drm_sched_job_add_dep", D_MSG, &m_drm_dep},
+    {592, "drm_sched_job_done", D_MSG, &m_drm_done},
+    {593, "drm_sched_job_queue", D_MSG, &m_drm_queue},
+    {594, "drm_sched_job_run", D_MSG, &m_drm_queue},
+    {595, "drm_sched_job_unschedulable", D_MSG, &m_drm_dep});
 MSG(m_ftrace_bundle, {1, "cpu", D_UINT, NULL},
     {2, "event", D_MSG, &m_ftrace_event});
 MSG(m_packet, {1, "ftrace_events", D_MSG, &m_ftrace_bundle},

@@ -56,7 +56,11 @@ enum {
   F_MACHINE_ID,
   F_VULKAN_MEMORY_CONFIG,
   F_TRACK_DRIVER,
-  F_TRACK_DEVICE
+  F_TRACK_DEVICE,
+  F_FTRACE_CONFIG,
+  F_FTRACE_EVENTS,
+  F_FTRACE_BUFFER_SIZE_KB,
+  F_FTRACE_DRAIN_PERIOD_MS
 };
 
 /* See tconfigInt.h. */
@@ -123,6 +127,14 @@ static const gp__tp_field vmc_fields[] = {
     {NULL, 0, 0, false, NULL, NULL}};
 static const gp__tp_message vmc_msg = {"vulkan_memory_config", vmc_fields};
 
+/* FtraceConfig: what gpuperf reads of it (the GPU events only). */
+static const gp__tp_field ftc_fields[] = {
+    {"ftrace_events", F_FTRACE_EVENTS, GP_TP_STRING, true, NULL, NULL},
+    {"buffer_size_kb", F_FTRACE_BUFFER_SIZE_KB, GP_TP_U32, false, NULL, NULL},
+    {"drain_period_ms", F_FTRACE_DRAIN_PERIOD_MS, GP_TP_U32, false, NULL, NULL},
+    {NULL, 0, 0, false, NULL, NULL}};
+static const gp__tp_message ftc_msg = {"ftrace_config", ftc_fields};
+
 static const gp__tp_field dsc_fields[] = {
     {"name", F_NAME, GP_TP_STRING, false, NULL, NULL},
     {"target_buffer", F_TARGET_BUFFER, GP_TP_U32, false, NULL, NULL},
@@ -132,6 +144,7 @@ static const gp__tp_field dsc_fields[] = {
      &grc_msg, NULL},
     {"vulkan_memory_config", F_VULKAN_MEMORY_CONFIG, GP_TP_MESSAGE, false,
      &vmc_msg, NULL},
+    {"ftrace_config", F_FTRACE_CONFIG, GP_TP_MESSAGE, false, &ftc_msg, NULL},
     {NULL, 0, 0, false, NULL, NULL}};
 static const gp__tp_message dsc_msg = {"config", dsc_fields};
 
@@ -173,6 +186,10 @@ static const struct {
 
 /* The kind of a data source name and its vendor suffix; 0 if not ours. */
 static uint32_t source_kind(const char *name, const char **vendor) {
+  if (strcmp(name, "linux.ftrace") == 0) { /* no vendor suffix */
+    *vendor = "";
+    return GP_DATA_SOURCE_LINUX_FTRACE;
+  }
   for (size_t i = 0; i < GP_ARRAY_SIZE(source_kinds); i++) {
     size_t n = strlen(source_kinds[i].base);
     if (strncmp(name, source_kinds[i].base, n) != 0)
@@ -420,6 +437,31 @@ static int convert_counters(gp_trace_config *c, tc_source *s,
   return 0;
 }
 
+/* A linux.ftrace data source's ftrace_config: every event named must be
+ * a GPU event gpuperf reads (the others are traced_probes' to record). */
+static int convert_ftrace(tc_source *s, const gp__tp_node *ftc, char *err,
+                          size_t err_size) {
+  for (const gp__tp_node *x = ftc; x; x = x->next) {
+    if (x->field->id != F_FTRACE_EVENTS)
+      continue;
+    uint32_t m = strlen(x->s) == x->len ? gp__ftrace_event_match(x->s) : 0;
+    if (!m)
+      FAIL(x,
+           "ftrace_events: '%s' is not a GPU event gpuperf reads (it reads "
+           "power/gpu_frequency, gpu_mem/gpu_mem_total, gpu_scheduler/* and "
+           "dma_fence/*; record other events with Perfetto's traced_probes, "
+           "beside `gpuperf record --producer`)",
+           x->s);
+    s->info.ftrace_events |= m;
+  }
+  const gp__tp_node *x;
+  if ((x = first_field(ftc, F_FTRACE_BUFFER_SIZE_KB)))
+    s->info.ftrace_buffer_size_kb = (uint32_t)x->u;
+  if ((x = first_field(ftc, F_FTRACE_DRAIN_PERIOD_MS)))
+    s->info.ftrace_drain_period_ms = (uint32_t)x->u;
+  return 0;
+}
+
 static int convert_source(gp_trace_config *c, const gp__tp_node *ds, char *err,
                           size_t err_size) {
   const gp__tp_node *cfg = first_field(ds->child, F_CONFIG);
@@ -435,7 +477,7 @@ static int convert_source(gp_trace_config *c, const gp__tp_node *ds, char *err,
     FAIL(name,
          "data source '%s' is not one gpuperf records: use gpu.renderstages, "
          "gpu.counters, gpu.log or vulkan.memory_tracker, optionally with a "
-         "vendor suffix such as gpu.counters.v3d",
+         "vendor suffix such as gpu.counters.v3d, or linux.ftrace",
          name->s);
   const tc_source *dup = source_by_name(c, name->s);
   if (dup)
@@ -477,6 +519,20 @@ static int convert_source(gp_trace_config *c, const gp__tp_node *ds, char *err,
          "vulkan_memory_config belongs to a vulkan.memory_tracker data "
          "source, not to '%s'",
          name->s);
+  const gp__tp_node *ftc = first_field(cfg->child, F_FTRACE_CONFIG);
+  if (ftc && kind != GP_DATA_SOURCE_LINUX_FTRACE)
+    FAIL(ftc,
+         "ftrace_config belongs to a linux.ftrace data source, not to '%s'",
+         name->s);
+  if (kind == GP_DATA_SOURCE_LINUX_FTRACE) {
+    if (!ftc || !first_field(ftc->child, F_FTRACE_EVENTS))
+      FAIL(ftc ? ftc : name,
+           "linux.ftrace needs ftrace_config { ftrace_events: ... }, the GPU "
+           "events to read (\"power/gpu_frequency\", \"dma_fence/*\", ...)");
+    int rc = convert_ftrace(s, ftc->child, err, err_size);
+    if (rc != 0)
+      return rc;
+  }
   if (vmc) {
     const gp__tp_node *x;
     if ((x = first_field(vmc->child, F_TRACK_DRIVER)))
@@ -603,7 +659,8 @@ int gp_trace_config_parse(const char *text, size_t len, gp_trace_config **out,
 
 /* Protobuf field numbers of the schema's fields (Perfetto's
  * data_source_config.proto, gpu_counter_config.proto,
- * gpu_renderstages_config.proto, vulkan_memory_config.proto), for
+ * gpu_renderstages_config.proto, vulkan_memory_config.proto,
+ * ftrace_config.proto), for
  * configs that arrive encoded. */
 static const uint32_t field_numbers[] = {[F_NAME] = 1,
                                          [F_TARGET_BUFFER] = 2,
@@ -629,7 +686,11 @@ static const uint32_t field_numbers[] = {[F_NAME] = 1,
                                          [F_TRACE_METRICS] = 3,
                                          [F_TRACK_DRIVER] = 1,
                                          [F_TRACK_DEVICE] = 2,
-                                         [F_TRACK_DEVICE + 1] = 0};
+                                         [F_FTRACE_CONFIG] = 100,
+                                         [F_FTRACE_EVENTS] = 1,
+                                         [F_FTRACE_BUFFER_SIZE_KB] = 10,
+                                         [F_FTRACE_DRAIN_PERIOD_MS] = 11,
+                                         [F_FTRACE_DRAIN_PERIOD_MS + 1] = 0};
 
 /* See tconfig.h. */
 int gp__trace_config_from_source(const uint8_t *p, size_t n,

@@ -140,6 +140,17 @@ int gp_trace_config_format(const gp_trace_config *c, char *buf, size_t size,
           "track_device_memory_usage: %s }\n",
           s->info.track_driver_memory_usage ? "true" : "false",
           s->info.track_device_memory_usage ? "true" : "false");
+    if (s->info.kind == GP_DATA_SOURCE_LINUX_FTRACE) {
+      put(&b, "    ftrace_config {\n");
+      for (int e = 0; e < GP_FTRACE_EVENT_COUNT; e++)
+        if (s->info.ftrace_events & (1u << e))
+          put_string(&b, "      ", "ftrace_events", gp__ftrace_event_name(e));
+      if (s->info.ftrace_buffer_size_kb)
+        put(&b, "      buffer_size_kb: %u\n", s->info.ftrace_buffer_size_kb);
+      if (s->info.ftrace_drain_period_ms)
+        put(&b, "      drain_period_ms: %u\n", s->info.ftrace_drain_period_ms);
+      put(&b, "    }\n");
+    }
     put(&b, "  }\n}\n");
   }
   if (c->options_given || c->descriptor_mode != 2 || c->machine_id)

@@ -200,6 +200,8 @@ static uint64_t record_time(const gp_activity *r) {
     return ((const gp_activity_gpu_memory *)r)->timestamp;
   case GP_ACTIVITY_KIND_DMA_FENCE:
     return ((const gp_activity_dma_fence *)r)->timestamp;
+  case GP_ACTIVITY_KIND_GPU_FTRACE:
+    return ((const gp_activity_gpu_ftrace *)r)->timestamp;
   case GP_ACTIVITY_KIND_NAME:
     return r->size >= sizeof(gp_activity_name)
                ? ((const gp_activity_name *)r)->timestamp
@@ -764,6 +766,10 @@ static void dispatch(gp__tw *w, const gp_activity *r) {
   case GP_ACTIVITY_KIND_DMA_FENCE:
     if (r->size >= sizeof(gp_activity_dma_fence))
       gp__tw_dma_fence(w, (const gp_activity_dma_fence *)r);
+    break;
+  case GP_ACTIVITY_KIND_GPU_FTRACE:
+    if (r->size >= sizeof(gp_activity_gpu_ftrace))
+      gp__tw_gpu_ftrace(w, (const gp_activity_gpu_ftrace *)r);
     break;
   case GP_ACTIVITY_KIND_ENVIRONMENT:
     if (w->o.counters)

@@ -482,6 +482,9 @@ void gp__tw_gpu_memory(gp__tw *w, const gp_activity_gpu_memory *m);
  * writes it: an FtraceEventBundle with one DmaFence*FtraceEvent
  * (writer_host.c). */
 void gp__tw_dma_fence(gp__tw *w, const gp_activity_dma_fence *f);
+/* A GPU_FTRACE record as the FtraceEventBundle traced_probes writes for
+ * the kernel's event (writer_host.c). */
+void gp__tw_gpu_ftrace(gp__tw *w, const gp_activity_gpu_ftrace *f);
 void gp__tw_gpu_context(gp__tw *w, const gp_activity_context *c);
 void gp__tw_gpu_stream_name(gp__tw *w, const gp_activity_name *n);
 /* GpuInfo for devices seen since the last one (writer_devices.c). */

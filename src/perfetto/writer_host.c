@@ -330,31 +330,114 @@ static const uint32_t fence_field[] = {
     [GP_DMA_FENCE_WAIT_START] = GP_PB_FTRACE_DMA_FENCE_WAIT_START,
     [GP_DMA_FENCE_WAIT_END] = GP_PB_FTRACE_DMA_FENCE_WAIT_END};
 
-/* See writerInt.h: one FtraceEventBundle of one event, as Perfetto's
- * traced_probes writes the kernel's: the bundle's cpu, the event's
- * timestamp (boot clock, the bundle's default) and pid (the task). */
+/* Begins an FtraceEventBundle of one event, as Perfetto's traced_probes
+ * writes the kernel's: the bundle's cpu, the event's timestamp (boot
+ * clock, the bundle's default) and pid (the task); then the event's own
+ * message, field `field` of FtraceEvent. End it with ftrace_end(). */
+static void ftrace_begin(gp__tw *w, uint64_t ts, uint32_t cpu, uint32_t tid,
+                         uint32_t field, gp__pb_short *open) {
+  gp__tw_saw_ts(w, ts);
+  gp__pb_writer *pb = &w->pb;
+  gp__tw_packet_begin(w, ts, 0);
+  open[0] = gp__pb_begin_medium(pb, GP_PB_PACKET_FTRACE_EVENTS);
+  gp__pb_uint(pb, GP_PB_FTRACE_BUNDLE_CPU, cpu);
+  open[1] = gp__pb_begin_medium(pb, GP_PB_FTRACE_BUNDLE_EVENT);
+  gp__pb_uint(pb, GP_PB_FTRACE_EVENT_TIMESTAMP, ts);
+  gp__pb_uint(pb, GP_PB_FTRACE_EVENT_PID, gp__tw_pid(w, tid));
+  open[2] = gp__pb_begin_medium(pb, field);
+}
+
+static void ftrace_end(gp__tw *w, gp__pb_short *open) {
+  for (int i = 2; i >= 0; i--)
+    gp__pb_end_medium(&w->pb, open[i]);
+  gp__tw_packet_end(w);
+}
+
+/* See writerInt.h: one FtraceEventBundle of one event. */
 void gp__tw_dma_fence(gp__tw *w, const gp_activity_dma_fence *f) {
   if (f->event >= sizeof(fence_field) / sizeof(fence_field[0]) ||
       !fence_field[f->event])
     return;
-  gp__tw_saw_ts(w, f->timestamp);
   gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, f->timestamp, 0);
-  gp__pb_short b = gp__pb_begin_medium(pb, GP_PB_PACKET_FTRACE_EVENTS);
-  gp__pb_uint(pb, GP_PB_FTRACE_BUNDLE_CPU, f->cpu);
-  gp__pb_short e = gp__pb_begin_medium(pb, GP_PB_FTRACE_BUNDLE_EVENT);
-  gp__pb_uint(pb, GP_PB_FTRACE_EVENT_TIMESTAMP, f->timestamp);
-  gp__pb_uint(pb, GP_PB_FTRACE_EVENT_PID, gp__tw_pid(w, f->thread_id));
-  gp__pb_short m = gp__pb_begin_medium(pb, fence_field[f->event]);
+  gp__pb_short open[3];
+  ftrace_begin(w, f->timestamp, f->cpu, f->thread_id, fence_field[f->event],
+               open);
   gp__pb_uint(pb, GP_PB_DMA_FENCE_CONTEXT, f->context);
   gp__pb_string(pb, GP_PB_DMA_FENCE_DRIVER, gp_activity_string(f->driver_id));
   gp__pb_uint(pb, GP_PB_DMA_FENCE_SEQNO, f->seqno);
   gp__pb_string(pb, GP_PB_DMA_FENCE_TIMELINE,
                 gp_activity_string(f->timeline_id));
-  gp__pb_end_medium(pb, m);
-  gp__pb_end_medium(pb, e);
-  gp__pb_end_medium(pb, b);
-  gp__tw_packet_end(w);
+  ftrace_end(w, open);
+}
+
+/* The FtraceEvent field of each gp_ftrace_event a GPU_FTRACE record
+ * carries (0: none). */
+static const uint32_t gpu_ftrace_field[GP_FTRACE_EVENT_COUNT] = {
+    [GP_FTRACE_GPU_FREQUENCY] = GP_PB_FTRACE_GPU_FREQUENCY,
+    [GP_FTRACE_GPU_MEM_TOTAL] = GP_PB_FTRACE_GPU_MEM_TOTAL,
+    [GP_FTRACE_DRM_SCHED_JOB] = GP_PB_FTRACE_DRM_SCHED_JOB,
+    [GP_FTRACE_DRM_RUN_JOB] = GP_PB_FTRACE_DRM_RUN_JOB,
+    [GP_FTRACE_DRM_SCHED_PROCESS_JOB] = GP_PB_FTRACE_DRM_SCHED_PROCESS_JOB,
+    [GP_FTRACE_DRM_SCHED_JOB_QUEUE] = GP_PB_FTRACE_DRM_SCHED_JOB_QUEUE,
+    [GP_FTRACE_DRM_SCHED_JOB_RUN] = GP_PB_FTRACE_DRM_SCHED_JOB_RUN,
+    [GP_FTRACE_DRM_SCHED_JOB_DONE] = GP_PB_FTRACE_DRM_SCHED_JOB_DONE,
+    [GP_FTRACE_DRM_SCHED_JOB_ADD_DEP] = GP_PB_FTRACE_DRM_SCHED_JOB_ADD_DEP,
+    [GP_FTRACE_DRM_SCHED_JOB_UNSCHEDULABLE] =
+        GP_PB_FTRACE_DRM_SCHED_JOB_UNSCHEDULABLE};
+
+/* See writerInt.h. Every field of the event's message, in field order,
+ * as the kernel gave it. */
+void gp__tw_gpu_ftrace(gp__tw *w, const gp_activity_gpu_ftrace *f) {
+  if (f->event >= GP_FTRACE_EVENT_COUNT || !gpu_ftrace_field[f->event])
+    return;
+  gp__pb_writer *pb = &w->pb;
+  gp__pb_short open[3];
+  ftrace_begin(w, f->timestamp, f->cpu, f->thread_id,
+               gpu_ftrace_field[f->event], open);
+  switch (f->event) {
+  case GP_FTRACE_GPU_FREQUENCY:
+    gp__pb_uint(pb, GP_PB_FTRACE_GPU_FREQUENCY_GPU_ID, f->gpu_id);
+    gp__pb_uint(pb, GP_PB_FTRACE_GPU_FREQUENCY_STATE, f->value);
+    break;
+  case GP_FTRACE_GPU_MEM_TOTAL:
+    gp__pb_uint(pb, GP_PB_FTRACE_GPU_MEM_TOTAL_GPU_ID, f->gpu_id);
+    gp__pb_uint(pb, GP_PB_FTRACE_GPU_MEM_TOTAL_PID, f->pid);
+    gp__pb_uint(pb, GP_PB_FTRACE_GPU_MEM_TOTAL_SIZE, f->value);
+    break;
+  case GP_FTRACE_DRM_SCHED_JOB:
+  case GP_FTRACE_DRM_RUN_JOB:
+    gp__pb_uint(pb, GP_PB_DRM_JOB_ENTITY, f->entity);
+    gp__pb_uint(pb, GP_PB_DRM_JOB_FENCE, f->fence);
+    gp__pb_int(pb, GP_PB_DRM_JOB_HW_JOB_COUNT, f->hw_job_count);
+    gp__pb_uint(pb, GP_PB_DRM_JOB_ID, f->job_id);
+    gp__pb_uint(pb, GP_PB_DRM_JOB_JOB_COUNT, f->job_count);
+    gp__pb_string(pb, GP_PB_DRM_JOB_NAME, gp_activity_string(f->ring_id));
+    break;
+  case GP_FTRACE_DRM_SCHED_PROCESS_JOB:
+    gp__pb_uint(pb, GP_PB_DRM_PROCESS_JOB_FENCE, f->fence);
+    break;
+  case GP_FTRACE_DRM_SCHED_JOB_QUEUE:
+  case GP_FTRACE_DRM_SCHED_JOB_RUN:
+    gp__pb_string(pb, GP_PB_DRM_QUEUE_NAME, gp_activity_string(f->ring_id));
+    gp__pb_uint(pb, GP_PB_DRM_QUEUE_JOB_COUNT, f->job_count);
+    gp__pb_int(pb, GP_PB_DRM_QUEUE_HW_JOB_COUNT, f->hw_job_count);
+    gp__pb_string(pb, GP_PB_DRM_QUEUE_DEV, gp_activity_string(f->dev_id));
+    gp__pb_uint(pb, GP_PB_DRM_QUEUE_FENCE_CONTEXT, f->fence_context);
+    gp__pb_uint(pb, GP_PB_DRM_QUEUE_FENCE_SEQNO, f->fence_seqno);
+    gp__pb_uint(pb, GP_PB_DRM_QUEUE_CLIENT_ID, f->client_id);
+    break;
+  case GP_FTRACE_DRM_SCHED_JOB_DONE:
+    gp__pb_uint(pb, GP_PB_DRM_DONE_FENCE_CONTEXT, f->fence_context);
+    gp__pb_uint(pb, GP_PB_DRM_DONE_FENCE_SEQNO, f->fence_seqno);
+    break;
+  default: /* add_dep, unschedulable */
+    gp__pb_uint(pb, GP_PB_DRM_DEP_FENCE_CONTEXT, f->fence_context);
+    gp__pb_uint(pb, GP_PB_DRM_DEP_FENCE_SEQNO, f->fence_seqno);
+    gp__pb_uint(pb, GP_PB_DRM_DEP_CTX, f->dep_context);
+    gp__pb_uint(pb, GP_PB_DRM_DEP_SEQNO, f->dep_seqno);
+    break;
+  }
+  ftrace_end(w, open);
 }
 
 /* ------------------------------------------------------------------ */

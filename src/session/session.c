@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/linux/tracefs.h"
 #include "producer.h"
 #include "sessionInt.h"
 
@@ -171,8 +172,7 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
            (1ull << GP_ACTIVITY_KIND_CONTEXT) |
            (1ull << GP_ACTIVITY_KIND_NAME) |
            (1ull << GP_ACTIVITY_KIND_SYNCHRONIZATION) |
-           (1ull << GP_ACTIVITY_KIND_RENDER_STAGE) |
-           (1ull << GP_ACTIVITY_KIND_DMA_FENCE);
+           (1ull << GP_ACTIVITY_KIND_RENDER_STAGE);
       if (!deterministic)
         k |= 1ull << GP_ACTIVITY_KIND_OVERHEAD;
       break;
@@ -193,6 +193,10 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
       break;
     }
   }
+  gp__tracefs_options fo;
+  if (gp__session_ftrace_wanted(cfg, &fo))
+    k |= (1ull << GP_ACTIVITY_KIND_DMA_FENCE) |
+         (1ull << GP_ACTIVITY_KIND_GPU_FTRACE);
   return k | (1ull << GP_ACTIVITY_KIND_DROPPED);
 }
 
@@ -415,6 +419,7 @@ static int start(const gp_trace_config *cfg, const char *path,
     s->counter_error = hrc;
   if ((rc = gp__session_counters_start(s, opts)) != 0)
     goto fail_shared;
+  gp__session_ftrace_start(s);
   if (ti.duration_ms) {
     s->deadline_ns = mono_now() + (uint64_t)ti.duration_ms * 1000000ull;
     if (pthread_create(&s->helper, NULL, helper_main, s) == 0)
@@ -516,6 +521,7 @@ static int session_stop(gp_session *s, bool from_helper) {
   gp__session_counters_unwatch(s);
   gp__session_host_stop(s); /* its last sample while the writer is ours */
   if (s->slot >= 0 && slots[s->slot].s == s) {
+    gp__session_ftrace_stop(s);
     gp__session_counters_stop(s);
     gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
     gp__activity_remove_observer(observe, (void *)(intptr_t)s->slot);

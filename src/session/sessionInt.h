@@ -53,7 +53,8 @@ struct gp_session {
   uint64_t suffix_hit; /* counters data sources a device matched (bits) */
   char warning[512];   /* gp_session_warning(), "" if none */
   bool saw_catalog;    /* a device with counters was considered */
-  bool tracefs_on;     /* this session reads tracefs GPU events */
+  bool tracefs_on;     /* this session reads the kernel's GPU events */
+  int tracefs_lock;    /* fd + 1 of its recording's folder, locked; 0 */
   int counter_error;
   char counter_why[256]; /* the device, reason and counters of the first
                             failure to sample, "" if none */
@@ -140,6 +141,19 @@ bool gp__session_counters_suffix_unmatched(const gp_session *s, char *msg,
 
 /* Stops the sampling s started. */
 void gp__session_counters_stop(gp_session *s);
+
+/* session_ftrace.c: whether cfg (or GPUPERF_TRACEFS) asks for the
+ * kernel's GPU trace events, and what to read into *o. */
+struct gp__tracefs_options;
+bool gp__session_ftrace_wanted(const gp_trace_config *cfg,
+                               struct gp__tracefs_options *o);
+
+/* Starts reading them where asked; never fails the session: where tracefs
+ * cannot be read, one warning says why and how to fix it. */
+void gp__session_ftrace_start(gp_session *s);
+
+/* Stops reading them (idempotent). */
+void gp__session_ftrace_stop(gp_session *s);
 
 /* session_host.c: starts sampling the host CPU counters the config names
  * (s->host), marking those names matched; 0 when none are named. On

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "backend/linux/drm.h"
-#include "backend/linux/tracefs.h"
 #include "counters/countersInt.h"
 #include "counters/derived.h"
 #include "perfetto/tconfig.h"
@@ -309,18 +308,6 @@ int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
   if (!drm || strcmp(drm, "0") != 0)
     gp__drm_devices_register();
   gp__derived_enable();
-  /* The kernel's GPU trace events, where asked for (GPUPERF_TRACEFS=auto
-   * or a path): GPU frequency and memory totals. Not fatal. */
-  const char *tr = getenv("GPUPERF_TRACEFS");
-  if (tr && *tr && strcmp(tr, "0") != 0) {
-    int trc = gp__tracefs_start(tr);
-    if (trc == 0)
-      s->tracefs_on = true;
-    else if (trc != GP_EBUSY)
-      fprintf(stderr,
-              "gpuperf: GPUPERF_TRACEFS=%s: GPU trace events not read: %s\n",
-              tr, gp_strerror(trc));
-  }
   /* Watch first, under the same lock as the devices of now, so that no
    * announcement falls in between and none is handled twice. */
   pthread_mutex_lock(&watch_lock);
@@ -358,18 +345,6 @@ int gp__session_counters_start(gp_session *s, const gp_session_options *o) {
 
 /* See sessionInt.h. */
 void gp__session_counters_stop(gp_session *s) {
-  if (s->tracefs_on) {
-    gp__tracefs_stop();
-    s->tracefs_on = false;
-    uint64_t jobs, deps;
-    gp__tracefs_lost(&jobs, &deps);
-    if (jobs || deps)
-      fprintf(stderr,
-              "gpuperf: GPUPERF_TRACEFS: %llu scheduler job(s) never seen "
-              "done and %llu dependency(ies) on no job seen are not in the "
-              "trace\n",
-              (unsigned long long)jobs, (unsigned long long)deps);
-  }
   for (uint32_t d = 0; d < MAX_DEV; d++)
     if (s->counters_on & (1ull << d))
       gp_counters_stop(d);

@@ -393,6 +393,12 @@ int gp__tp_parse_ftrace_event(gp__tp_importer *imp, int64_t ts, uint64_t off,
       gp__tp_thread_end(imp, machine, (uint32_t)pid, ts);
       continue;
     }
+    /* Perfetto files the event under its task's thread first (the raw
+     * table), making that thread: a process's own gpu_mem_total finds
+     * it. */
+    uint32_t task_utid;
+    if ((rc2 = gp__tp_ftrace_thread(imp, machine, task, &task_utid)))
+      return rc2;
     uint32_t track;
     if (pid == 0) {
       rc2 = gpu_counter_track(imp, machine, "gpu_memory", "GPU Memory", "bytes",

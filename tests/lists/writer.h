@@ -20,6 +20,7 @@ GP_TEST_ENTRY(tconfig_every_field_and_roundtrip, 10)
 GP_TEST_ENTRY(tconfig_unhonourable_fields_refused, 10)
 GP_TEST_ENTRY(tconfig_defaults_and_add_counters, 10)
 GP_TEST_ENTRY(tconfig_bad_input_names_line_and_column, 10)
+GP_TEST_ENTRY(tconfig_linux_ftrace, 10)
 GP_TEST_ENTRY(tconfig_nothing_recorded_on_error, 10)
 
 /* api: sessions, `gpuperf record` and `gpuperf demo` */

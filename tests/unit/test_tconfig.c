@@ -6,6 +6,7 @@
  */
 #include "gpuperf/gpuperf.h"
 #include "harness.h"
+#include "perfetto/tconfig.h"
 
 static const char full[] =
     "# a config with every field gpuperf reads\n"
@@ -212,6 +213,8 @@ TEST(tconfig_bad_input_names_line_and_column) {
       "line 1, column 24:", "'ALWAYS' is not a value of 'fill_policy'");
   bad("duration_ms: 1 $", "line 1, column 16:", "unexpected character '$'");
   bad("data_sources { config { name: \"linux.ftrace\" } }",
+      "line 1, column 25:", "linux.ftrace needs ftrace_config");
+  bad("data_sources { config { name: \"linux.ftrace.x\" } }",
       "line 1, column 25:", "not one gpuperf records");
   bad("data_sources { config { name: \"gpu.counters.\" } }",
       "line 1, column 25:", "not one gpuperf records");
@@ -252,6 +255,105 @@ TEST(tconfig_bad_input_names_line_and_column) {
   bad("data_sources { config { name: \"a\\q\" } }",
       "line 1, column 31:", "unknown escape");
   bad("[perfetto.x] { }", "line 1, column 1:", "extensions are not supported");
+}
+
+/* The mask of the events of a linux.ftrace data source parsed from
+ * text (which must have one, the first); its numbers into *ds. */
+static uint32_t ftrace_mask(const char *text, gp_data_source_info *ds) {
+  gp_trace_config *c = NULL;
+  char err[512];
+  if (gp_trace_config_parse(text, strlen(text), &c, err, sizeof(err)) != 0)
+    gp_test_fail(__FILE__, __LINE__, "parsing <<%s>>: %s", text, err);
+  ASSERT_OK(gp_trace_config_get_data_source(c, 0, ds));
+  ASSERT_EQ(ds->kind, GP_DATA_SOURCE_LINUX_FTRACE);
+  ASSERT_STR_EQ(ds->name, "linux.ftrace");
+  ASSERT_STR_EQ(ds->vendor, "");
+  uint32_t m = ds->ftrace_events;
+  ds->name = ds->vendor = NULL; /* the config's, freed below */
+  gp_trace_config_destroy(c);
+  return m;
+}
+
+#define BIT(e) (1u << (e))
+
+/* linux.ftrace: the GPU events, by group/name, group/star or bare name;
+ * buffer_size_kb and drain_period_ms; written back and read again; any
+ * other event refused with the reason. */
+TEST(tconfig_linux_ftrace) {
+  gp_data_source_info ds;
+  const char text[] =
+      "data_sources { config { name: \"linux.ftrace\" ftrace_config {\n"
+      "  ftrace_events: \"dma_fence/*\"\n"
+      "  ftrace_events: \"power/gpu_frequency\"\n"
+      "  ftrace_events: \"gpu_mem_total\"\n"
+      "  buffer_size_kb: 4096 drain_period_ms: 250 } } }\n";
+  uint32_t want =
+      BIT(GP_FTRACE_DMA_FENCE_INIT) | BIT(GP_FTRACE_DMA_FENCE_EMIT) |
+      BIT(GP_FTRACE_DMA_FENCE_SIGNALED) | BIT(GP_FTRACE_DMA_FENCE_WAIT_START) |
+      BIT(GP_FTRACE_DMA_FENCE_WAIT_END) | BIT(GP_FTRACE_GPU_FREQUENCY) |
+      BIT(GP_FTRACE_GPU_MEM_TOTAL);
+  ASSERT_EQ(ftrace_mask(text, &ds), want);
+  ASSERT_EQ(ds.ftrace_buffer_size_kb, 4096);
+  ASSERT_EQ(ds.ftrace_drain_period_ms, 250);
+  ASSERT_EQ(ftrace_mask("data_sources { config { name: \"linux.ftrace\" "
+                        "ftrace_config { ftrace_events: \"gpu_scheduler/*\" "
+                        "} } }",
+                        &ds),
+            BIT(GP_FTRACE_DRM_SCHED_JOB) | BIT(GP_FTRACE_DRM_RUN_JOB) |
+                BIT(GP_FTRACE_DRM_SCHED_PROCESS_JOB) |
+                BIT(GP_FTRACE_DRM_SCHED_JOB_QUEUE) |
+                BIT(GP_FTRACE_DRM_SCHED_JOB_RUN) |
+                BIT(GP_FTRACE_DRM_SCHED_JOB_DONE) |
+                BIT(GP_FTRACE_DRM_SCHED_JOB_ADD_DEP) |
+                BIT(GP_FTRACE_DRM_SCHED_JOB_UNSCHEDULABLE));
+  ASSERT_EQ(ds.ftrace_buffer_size_kb, 0);
+  /* Written back, read again: the same. */
+  gp_trace_config *c = NULL;
+  ASSERT_OK(gp_trace_config_parse(text, strlen(text), &c, NULL, 0));
+  char out[2048];
+  size_t need = 0;
+  ASSERT_OK(gp_trace_config_format(c, out, sizeof(out), &need));
+  gp_trace_config_destroy(c);
+  ASSERT(strstr(out, "ftrace_events: \"dma_fence/dma_fence_wait_end\""));
+  ASSERT_EQ(ftrace_mask(out, &ds), want);
+  ASSERT_EQ(ds.ftrace_buffer_size_kb, 4096);
+  ASSERT_EQ(ds.ftrace_drain_period_ms, 250);
+  /* Sent encoded (DataSourceConfig: name 1, ftrace_config 100;
+   * FtraceConfig: ftrace_events 1, buffer_size_kb 10): the same. */
+  static const uint8_t bin[] = {
+      0x0a, 12,  'l',  'i',  'n', 'u',  'x', '.',  'f', 't', 'r', 'a',
+      'c',  'e', 0xa2, 0x06, 28,  0x0a, 24,  'd',  'm', 'a', '_', 'f',
+      'e',  'n', 'c',  'e',  '/', 'd',  'm', 'a',  '_', 'f', 'e', 'n',
+      'c',  'e', '_',  'i',  'n', 'i',  't', 0x50, 0x40};
+  char err[256];
+  ASSERT_OK(
+      gp__trace_config_from_source(bin, sizeof(bin), &c, err, sizeof(err)));
+  ASSERT_OK(gp_trace_config_get_data_source(c, 0, &ds));
+  ASSERT_EQ(ds.kind, GP_DATA_SOURCE_LINUX_FTRACE);
+  ASSERT_EQ(ds.ftrace_events, BIT(GP_FTRACE_DMA_FENCE_INIT));
+  ASSERT_EQ(ds.ftrace_buffer_size_kb, 64);
+  gp_trace_config_destroy(c);
+  /* Refused: events gpuperf does not read, a config without events, an
+   * ftrace_config elsewhere, fields gpuperf does not read. */
+  bad("data_sources { config { name: \"linux.ftrace\" ftrace_config {\n"
+      "  ftrace_events: \"sched/sched_switch\" } } }",
+      "line 2, column 3:",
+      "'sched/sched_switch' is not a GPU event gpuperf reads");
+  bad("data_sources { config { name: \"linux.ftrace\" ftrace_config {\n"
+      "  ftrace_events: \"dma_fence/dma_fence_destroy\" } } }",
+      "line 2, column 3:", "traced_probes");
+  bad("data_sources { config { name: \"linux.ftrace\" ftrace_config {\n"
+      "  ftrace_events: \"sched/*\" } } }",
+      "line 2, column 3:", "not a GPU event");
+  bad("data_sources { config { name: \"linux.ftrace\" ftrace_config {\n"
+      "  buffer_size_kb: 64 } } }",
+      "line 1, column 46:", "needs ftrace_config { ftrace_events");
+  bad("data_sources { config { name: \"gpu.log\"\n"
+      "  ftrace_config { ftrace_events: \"dma_fence/*\" } } }",
+      "line 2, column 3:", "ftrace_config belongs to a linux.ftrace");
+  bad("data_sources { config { name: \"linux.ftrace\" ftrace_config {\n"
+      "  atrace_categories: \"gfx\" } } }",
+      "line 2, column 3:", "unknown field 'atrace_categories'");
 }
 
 TEST(tconfig_nothing_recorded_on_error) {

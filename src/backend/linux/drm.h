@@ -113,16 +113,4 @@ void gp__drm_card_read(const gp__drm_card *c, gp__drm_reading *r);
  */
 int gp__drm_devices_register(void);
 
-/*
- * The device and queue of the DRM scheduler ring named ring (as the
- * kernel's gpu_scheduler events name it: "v3d_render", "gfx_0.0.0") on
- * the card whose PCI name is dev (NULL or "" when the event does not say:
- * then the only card registered). The queue is the engine whose name the
- * ring's contains, ended by the ring's end or one of "_-." (the longest
- * such), else queue 0. False when no card is registered (or dev names
- * none of several).
- */
-bool gp__drm_ring_queue(const char *ring, const char *dev, uint32_t *device,
-                        uint32_t *queue);
-
 #endif /* GPUPERF_LINUX_DRM_H */

@@ -449,36 +449,3 @@ int gp__drm_devices_register(void) {
   pthread_mutex_unlock(&reg_lock);
   return done;
 }
-
-/* See drm.h. */
-bool gp__drm_ring_queue(const char *ring, const char *dev, uint32_t *device,
-                        uint32_t *queue) {
-  pthread_mutex_lock(&reg_lock);
-  const card *cd = NULL;
-  for (size_t i = 0; i < num_on && !cd; i++)
-    if (dev && *dev && strcmp(cards_on[i]->c.pdev, dev) == 0)
-      cd = cards_on[i];
-  if (!cd && num_on > 0 && !(dev && *dev && num_on > 1))
-    cd = cards_on[0]; /* the only card, or no device named */
-  if (!cd) {
-    pthread_mutex_unlock(&reg_lock);
-    return false;
-  }
-  /* The engine whose name the ring's ends with ("v3d_render": render),
-   * the longest one if several do ("video-enhance" over "video"). */
-  uint32_t best = 0;
-  size_t best_len = 0;
-  for (uint32_t e = 0; e < cd->num_engines; e++) {
-    size_t el = strlen(cd->engines[e]);
-    const char *at = el ? strstr(ring, cd->engines[e]) : NULL;
-    if (at && el > best_len &&
-        (at[el] == '\0' || strchr("_-.", at[el]) != NULL)) {
-      best = e;
-      best_len = el;
-    }
-  }
-  *device = cd->device_id;
-  *queue = best;
-  pthread_mutex_unlock(&reg_lock);
-  return true;
-}

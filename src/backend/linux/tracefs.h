@@ -1,9 +1,9 @@
 /*
- * tracefs.h - the kernel's GPU trace events from tracefs (tracefs.c): GPU
- * frequency and memory totals into ENVIRONMENT records, DRM scheduler jobs
- * into GPU work on the DRM card's engines (waiting for the jobs they
- * depend on), dma_fence events into
- * DMA_FENCE records (written as Perfetto's ftrace events).
+ * tracefs.h - the kernel's GPU trace events from tracefs (tracefs.c),
+ * each as one record: dma_fence events as DMA_FENCE records, GPU
+ * frequency, memory totals and the DRM scheduler's events as GPU_FTRACE
+ * records; the trace writer writes both as traced_probes writes them
+ * (FtraceEventBundle).
  */
 #ifndef GPUPERF_LINUX_TRACEFS_H
 #define GPUPERF_LINUX_TRACEFS_H
@@ -11,8 +11,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define GP__TRACEFS_NUM_EVENTS 18
 
 /* One line of trace_pipe. */
 typedef struct gp__tracefs_event {
@@ -23,10 +21,6 @@ typedef struct gp__tracefs_event {
   char fields[512];
 } gp__tracefs_event;
 
-/* "system/event" of GPU event i (0 .. GP__TRACEFS_NUM_EVENTS-1), or
- * NULL. 0 is power/gpu_frequency, 1 gpu_mem/gpu_mem_total. */
-const char *gp__tracefs_event_name(int i);
-
 /*
  * Where tracefs is: want (a path, or NULL/"auto" to look at
  * /sys/kernel/tracing and /sys/kernel/debug/tracing) into buf. True if
@@ -34,13 +28,14 @@ const char *gp__tracefs_event_name(int i);
  */
 bool gp__tracefs_find(const char *want, char *buf, size_t size);
 
-/* Bit i set for each GPU event that root's events/ has. */
+/* Bit e set for each gp_ftrace_event e that root's events/ has. */
 uint32_t gp__tracefs_available(const char *root);
 
 /* Parses one trace_pipe line; false if it is not an event line. */
 bool gp__tracefs_parse(const char *line, gp__tracefs_event *ev);
 
-/* The number after "key=" or "key:" in ev's fields. */
+/* The number after "key=" or "key:" in ev's fields (strtoull base 0, so
+ * a signed field reads back through a cast). */
 bool gp__tracefs_field(const gp__tracefs_event *ev, const char *key,
                        uint64_t *v);
 
@@ -49,22 +44,33 @@ bool gp__tracefs_field(const gp__tracefs_event *ev, const char *key,
 bool gp__tracefs_token(const gp__tracefs_event *ev, const char *key, char *buf,
                        size_t size);
 
+/* What to read. */
+typedef struct gp__tracefs_options {
+  const char *root;         /* a path, or NULL/"auto" (gp__tracefs_find) */
+  uint32_t events;          /* the gp_ftrace_event mask to read */
+  uint32_t buffer_size_kb;  /* each CPU's buffer; 0: the kernel's */
+  uint32_t drain_period_ms; /* how often trace_pipe is read; 0: 100 */
+} gp__tracefs_options;
+
 /*
- * Starts reading (want as for gp__tracefs_find): on a real tracefs, in a
- * private instance with the GPU events that exist enabled. GP_ENOENT
- * without tracefs, GP_EBUSY if running, -errno when tracefs refuses (not
- * root). Stop disables the events, removes the instance; idempotent.
+ * Starts reading: on a real tracefs, in a private instance with those of
+ * the events asked for that the kernel has enabled; a root that is not
+ * a tracefs (a test fixture) is only read, its trace_pipe whole. Where
+ * it fails, *root_out (size bytes, may be 0) names the tracefs it tried.
+ * GP_ENOENT without tracefs, GP_EBUSY if running, -errno when tracefs
+ * refuses (not root: -EACCES also where it cannot even be looked into). Stop
+ * disables the events, removes the instance; idempotent.
  */
-int gp__tracefs_start(const char *want);
+int gp__tracefs_start(const gp__tracefs_options *o, char *root_out,
+                      size_t size);
 void gp__tracefs_stop(void);
 
-/* Events seen per GPU event since start into counts[NUM_EVENTS]; returns
- * the mask of those enabled. */
+/* Events read per gp_ftrace_event since start into
+ * counts[GP_FTRACE_EVENT_COUNT]; returns the mask of those read (the
+ * asked ones tracefs has). */
 uint32_t gp__tracefs_counts(uint64_t *counts);
 
-/* Since start: scheduler jobs not drawn (never seen done, or past the
- * jobs followed at once) into *jobs_lost; dependencies not drawn (on a fence
- * of no job seen, or past the dependencies kept per job) into *deps_lost. */
-void gp__tracefs_lost(uint64_t *jobs_lost, uint64_t *deps_lost);
+/* Events read since start whose fields did not parse (not written). */
+uint64_t gp__tracefs_malformed(void);
 
 #endif /* GPUPERF_LINUX_TRACEFS_H */
