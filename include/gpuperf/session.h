@@ -313,9 +313,11 @@ GP_EXPORT int gp_record_lost_at_death(const char *dir, uint32_t seq,
  * it in the note, so that gp_record_lost_at_death() no longer counts them;
  * a second call salvages nothing more. Call it only once the process has
  * ended. Returns 0, -ENOENT if there is no note, GP_ENOENT for a note
- * without salvageable records, GP_ECORRUPT for an unreadable one, or
+ * without salvageable records, GP_ECORRUPT for an unreadable or damaged
+ * one (*salvaged: the records before the damage, which were written), or
  * -errno / a GP_E* code if the part could not be written (what was
- * written is then whole packets).
+ * written is then whole packets). Time and memory are linear in the note
+ * whatever it holds.
  */
 GP_EXPORT int gp_record_salvage(const char *dir, uint32_t seq,
                                 uint64_t *salvaged);
@@ -323,9 +325,12 @@ GP_EXPORT int gp_record_salvage(const char *dir, uint32_t seq,
 /*
  * Appends to fd three packets that put lost, at time ts (trace clock), on
  * a counter track "gpuperf lost at process death" of process pid, in a
- * packet sequence of their own (2^23 + seq; seq < 2^23). Returns 0 or
- * -errno.
+ * packet sequence of their own (2^23 + seq; seq < 2^23). lost
+ * GP_RECORD_LOST_UNKNOWN says instead that records were lost and how many
+ * is not known (a damaged note): 1 on a track "gpuperf lost at process
+ * death, count unknown". Returns 0 or -errno.
  */
+#define GP_RECORD_LOST_UNKNOWN UINT64_MAX
 GP_EXPORT int gp_record_write_lost(int fd, uint32_t seq, int32_t pid,
                                    uint64_t ts, uint64_t lost);
 

@@ -473,6 +473,10 @@ static int overhead_and_losses(gp_tp *tp, gp_report *r, gp_tp_error *err) {
       "'records processes killed by SIGKILL had not written yet' FROM "
       "counter c JOIN counter_track t ON c.track_id = t.id WHERE t.name = "
       "'gpuperf lost at process death' HAVING count(*) > 0 "
+      "UNION ALL SELECT t.name, count(*), 'processes killed by SIGKILL whose "
+      "lost records could not be counted (damaged shared memory)' FROM "
+      "counter c JOIN counter_track t ON c.track_id = t.id WHERE t.name = "
+      "'gpuperf lost at process death, count unknown' HAVING count(*) > 0 "
       "UNION ALL SELECT name, value, description FROM stats WHERE value > 0 "
       "AND severity IN ('data_loss', 'error')",
       grouped_row, t, err);

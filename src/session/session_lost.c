@@ -400,11 +400,16 @@ int gp_record_write_lost(int fd, uint32_t seq, int32_t pid, uint64_t ts,
   /* A sequence of our own, beside the process's, and track ids no writer
    * gives (its uuids stay below 2^63). */
   uint32_t own_seq = (1u << 23) | seq;
+  bool unknown = lost == GP_RECORD_LOST_UNKNOWN;
   uint64_t proc_uuid = (1ull << 63) | ((uint64_t)seq << 8) | 1;
-  uint64_t track_uuid = (1ull << 63) | ((uint64_t)seq << 8) | 2;
+  uint64_t track_uuid = (1ull << 63) | ((uint64_t)seq << 8) | (unknown ? 3 : 2);
   uint8_t out[512], pkt[200], msg[160], sub[64];
   size_t o = 0, n, m, k;
-  static const char name[] = "gpuperf lost at process death";
+  const char *name = unknown ? "gpuperf lost at process death, count unknown"
+                             : "gpuperf lost at process death";
+  size_t name_len = strlen(name);
+  if (unknown)
+    lost = 1;
 
   /* The process's track: found again by its pid. */
   k = put_uint(sub, GP_PB_PD_PID, (uint64_t)(uint32_t)pid);
@@ -419,7 +424,7 @@ int gp_record_write_lost(int fd, uint32_t seq, int32_t pid, uint64_t ts,
   /* Its counter track. */
   k = put_uint(sub, GP_PB_CD_UNIT, GP_PB_COUNTER_UNIT_COUNT);
   m = put_uint(msg, GP_PB_TD_UUID, track_uuid);
-  m += put_len(msg + m, GP_PB_TD_NAME, name, sizeof(name) - 1);
+  m += put_len(msg + m, GP_PB_TD_NAME, name, name_len);
   m += put_uint(msg + m, GP_PB_TD_PARENT_UUID, proc_uuid);
   m += put_len(msg + m, GP_PB_TD_COUNTER, sub, k);
   n = put_uint(pkt, GP_PB_PACKET_SEQUENCE_ID, own_seq);

@@ -28,6 +28,8 @@
 #include "sessionInt.h"
 
 #define SALVAGE_SEQ_BIT (1u << 22)
+/* salvage_into(): written, from a page damaged in places. */
+#define GP_EDAMAGED_PAGE (-100000)
 
 typedef struct sv_str {
   char *s; /* NUL-terminated copy */
@@ -41,6 +43,7 @@ typedef struct salvage {
   uint32_t hmask;
   gp__death_device *devs; /* private copies, strings NUL-terminated */
   uint32_t ndev;
+  bool damaged; /* the string log or devices did not hold up: cut there */
 } salvage;
 
 static void hidx_put(salvage *v, uint32_t id) {
@@ -54,6 +57,8 @@ static void hidx_put(salvage *v, uint32_t id) {
 /* Room for one more string at id (ids grow by one); 0 or GP_ENOMEM. */
 static int sv_reserve(salvage *v, uint32_t id) {
   if (id >= v->capstr) {
+    if (id >= UINT32_MAX / 2)
+      return GP_ENOMEM;
     uint32_t cap = v->capstr ? v->capstr * 2 : 256;
     while (cap <= id)
       cap *= 2;
@@ -178,30 +183,39 @@ static void sv_free(salvage *v) {
   free(v->devs);
 }
 
-/* Reads the string log and the devices of the page (m, size bytes). */
+/*
+ * Reads the string log and the devices of the page (m, size bytes). The
+ * log holds ids 1, 2, 3, ... in order (gp__string_mirror), each entry at
+ * least 8 bytes: an entry that breaks the rule, or runs past the log, ends
+ * it there (v->damaged), so what is kept is bounded by the page's size.
+ * Devices that do not fit the page are dropped the same way.
+ */
 static int sv_load(salvage *v, const uint8_t *m, size_t size) {
   const gp__death_page *h = (const gp__death_page *)m;
   uint64_t used = h->str_used;
   if (h->str_offset > size || h->str_cap > size - h->str_offset ||
-      used > h->str_cap)
-    return GP_ECORRUPT;
+      used > h->str_cap) {
+    used = 0;
+    v->damaged = true;
+  }
   const uint8_t *log = m + h->str_offset;
   for (uint64_t at = 0; at + 8 <= used;) {
     uint32_t head[2];
     memcpy(head, log + at, 8);
-    if (head[0] == 0 || head[1] > used - at - 8)
-      return GP_ECORRUPT;
-    /* Ids come in order, each once; one out of order is not trusted. */
-    if (head[0] < v->capstr && v->strs[head[0]].s)
-      return GP_ECORRUPT;
+    if (head[0] != v->maxid + 1 || head[1] > used - at - 8) {
+      v->damaged = true;
+      break;
+    }
     if (sv_add(v, head[0], (const char *)log + at + 8, head[1]) != 0)
       return GP_ENOMEM;
     at += GP_ALIGN8(8 + (uint64_t)head[1]);
   }
   uint64_t nd = h->dev_count;
   if (nd > h->dev_max || h->dev_offset > size ||
-      nd * sizeof(gp__death_device) > size - h->dev_offset)
-    return GP_ECORRUPT;
+      nd * sizeof(gp__death_device) > size - h->dev_offset) {
+    nd = 0;
+    v->damaged = true;
+  }
   if (nd > 0) {
     v->devs = malloc(nd * sizeof(*v->devs));
     if (!v->devs)
@@ -398,6 +412,10 @@ static int salvage_into(const char *dir, uint32_t seq, uint8_t *m, size_t size,
       rc = *salvaged ? gp__tw_finish(w) : 0;
       gp__tw_destroy(w);
     }
+    /* Written, but the page did not hold up everywhere: said, and the
+     * records that could be trusted are kept. */
+    if (rc == 0 && v.damaged)
+      rc = GP_EDAMAGED_PAGE;
   }
   gp_trace_config_destroy(cfg);
   sv_free(&v);
@@ -439,7 +457,9 @@ int gp_record_salvage(const char *dir, uint32_t seq, uint64_t *salvaged) {
         rc = -errno;
       /* Noted whatever happened: a second try would write them twice.
        * Records that may not have been written whole stay counted lost. */
-      if (rc != 0)
+      if (rc == GP_EDAMAGED_PAGE)
+        rc = GP_ECORRUPT; /* the records that could be trusted are in */
+      else if (rc != 0)
         *salvaged = 0;
       uint32_t done = 1;
       uint64_t n = h->salvaged + *salvaged;

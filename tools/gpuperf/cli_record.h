@@ -32,8 +32,9 @@ typedef struct rec_summary {
  * existing output is first renamed to output.old. The parts are left in
  * dir. Returns 0, or -errno with a one-line reason in err (naming the file)
  * and sum saying what was written: on a write error the new file is cut
- * back to whole packets and still renamed to output (a readable, partial
- * trace); if it could not even be created, output is untouched.
+ * back to whole packets, and output is left as it was (the new file goes
+ * to output.partial, or to output where there was none); if it could not
+ * even be created, output is untouched.
  */
 int rec_merge_into(const char *dir, const char *output, bool quiet,
                    rec_summary *sum, char *err, size_t err_size);
@@ -46,8 +47,13 @@ bool rec_remove_parts(const char *dir);
  * does not get to do it. Best effort. */
 void rec_write_note(const char *dir, const char *output);
 
+/* Says on stderr what sum holds about processes that died unseen
+ * (SIGKILL): records salvaged, and lost (or of unknown count). */
+void rec_print_deaths(const rec_summary *sum);
+
 /* `gpuperf record --recover DIR [-o FILE]`: merges what a killed record
- * left in DIR. Returns the exit status. */
+ * left in DIR, and says what was salvaged and lost, as record does.
+ * Returns the exit status: 2 when records were lost. */
 int rec_recover(const char *dir, const char *output, bool quiet);
 
 /*

@@ -336,16 +336,7 @@ static int record_run(const char *config, char **names, size_t nnames,
               "nothing was recorded%s%s\n",
               cmd[0], some ? "; " : "", some ? missing : "");
     }
-    if (sum.unclean)
-      fprintf(stderr,
-              "gpuperf record: %u process%s (sequence %lu%s) ended without "
-              "finishing %s trace (killed by SIGKILL?): %llu records "
-              "salvaged, lost at process death: %llu%s records\n",
-              sum.unclean, sum.unclean == 1 ? "" : "es", sum.first_unclean,
-              sum.unclean > 1 ? " and others" : "",
-              sum.unclean == 1 ? "its" : "their",
-              (unsigned long long)sum.salvaged, (unsigned long long)sum.lost,
-              sum.lost_unknown ? " or more" : "");
+    rec_print_deaths(&sum);
     if (!removed && sum.failed == 0)
       fprintf(stderr, "gpuperf record: the process parts are left in %s\n",
               dir);

@@ -261,7 +261,13 @@ static int concat(const char *dir, int fd, bool quiet, rec_summary *sum,
       continue;
     r = gp_record_salvage(dir, (uint32_t)parts[i].n, &salvaged);
     sum->salvaged += salvaged;
-    if (r != 0 && r != GP_ENOENT && !quiet)
+    if (r == GP_ECORRUPT && !quiet)
+      fprintf(stderr,
+              "gpuperf record: sequence %lu: the shared memory of its killed "
+              "process is damaged: %llu records before the damage salvaged, "
+              "the rest lost\n",
+              parts[i].n, (unsigned long long)salvaged);
+    else if (r != 0 && r != GP_ENOENT && !quiet)
       fprintf(stderr,
               "gpuperf record: sequence %lu: cannot salvage the records of "
               "its killed process: %s\n",
@@ -320,23 +326,32 @@ static int concat(const char *dir, int fd, bool quiet, rec_summary *sum,
     uint64_t lost = 0;
     int32_t pid = 0;
     int r = gp_record_lost_at_death(dir, (uint32_t)parts[i].n, &lost, &pid);
-    if (r != 0 && r != GP_ERANGE) {
-      if (r != -ENOENT)
-        sum->lost_unknown++;
+    if (r == -ENOENT) /* finished: nothing lost */
       continue;
-    }
     if (pid > 0 && kill(pid, 0) == 0 && !is_zombie(pid)) {
       /* Still running (left behind by the program): not dead, nothing
        * lost yet; the summary names it. */
       sum->unclean--;
       continue;
     }
-    if (r == GP_ERANGE)
+    /* GP_ERANGE: lost is a lower bound; any other error: no count at all
+     * (a damaged page). Either way the trace says some count is unknown. */
+    bool counted = r == 0 || r == GP_ERANGE;
+    if (r != 0)
       sum->lost_unknown++;
-    sum->lost += lost;
+    if (!counted && !quiet)
+      fprintf(stderr,
+              "gpuperf record: sequence %lu: the shared memory of its killed "
+              "process (%lu.open) is damaged: %s; its lost records cannot be "
+              "counted\n",
+              parts[i].n, parts[i].n, gp_strerror(r));
+    if (counted)
+      sum->lost += lost;
     uint64_t at = parts[i].last_ts ? parts[i].last_ts : now;
-    if ((rc = gp_record_write_lost(fd, (uint32_t)parts[i].n, pid, at, lost)) !=
-        0) {
+    uint32_t seq = (uint32_t)parts[i].n;
+    if ((counted && (rc = gp_record_write_lost(fd, seq, pid, at, lost)) != 0) ||
+        (r != 0 && (rc = gp_record_write_lost(fd, seq, pid, at,
+                                              GP_RECORD_LOST_UNKNOWN)) != 0)) {
       *what = 0;
       if (ftruncate(fd, (off_t)sum->bytes) != 0) {
         /* as above */
@@ -481,6 +496,21 @@ void rec_write_note(const char *dir, const char *output) {
 }
 
 /* See cli_record.h. */
+void rec_print_deaths(const rec_summary *sum) {
+  if (!sum->unclean)
+    return;
+  fprintf(stderr,
+          "gpuperf record: %u process%s (sequence %lu%s) ended without "
+          "finishing %s trace (killed by SIGKILL?): %llu records salvaged, "
+          "lost at process death: %llu%s records\n",
+          sum->unclean, sum->unclean == 1 ? "" : "es", sum->first_unclean,
+          sum->unclean > 1 ? " and others" : "",
+          sum->unclean == 1 ? "its" : "their",
+          (unsigned long long)sum->salvaged, (unsigned long long)sum->lost,
+          sum->lost_unknown ? " or more" : "");
+}
+
+/* See cli_record.h. */
 int rec_recover(const char *dir, const char *output, bool quiet) {
   char def[4400];
   if (!output) {
@@ -515,8 +545,15 @@ int rec_recover(const char *dir, const char *output, bool quiet) {
             sum.procs, sum.procs == 1 ? "" : "es",
             (unsigned long long)sum.packets,
             cli_fmt_bytes(b, sizeof(b), (double)sum.bytes), output);
+    rec_print_deaths(&sum);
   }
   if (!rec_remove_parts(dir) && !quiet)
     fprintf(stderr, "gpuperf record: %s is not empty: left in place\n", dir);
+  if (sum.lost || sum.lost_unknown)
+    return cli_error(CLI_BAD_INPUT,
+                     "records were lost at process death (%llu%s): %s has "
+                     "the rest, and says so",
+                     (unsigned long long)sum.lost,
+                     sum.lost_unknown ? " or more" : "", output);
   return CLI_OK;
 }
