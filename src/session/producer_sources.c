@@ -9,6 +9,7 @@
  * packets are counted and not kept (producerInt.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -364,6 +365,17 @@ static void setup_tracing(const gp__ipc_command *c) {
   }
   struct stat st;
   size_t page = (size_t)c->page_size_kb * 1024;
+  /* A buffer the service could shrink under us would end the program
+   * with SIGBUS: as Perfetto's producers, only a memfd sealed against
+   * shrinking is used (Perfetto's service seals it so). */
+  int seals = fd >= 0 ? fcntl(fd, F_GET_SEALS) : -1;
+  if (fd >= 0 && (seals < 0 || !(seals & F_SEAL_SHRINK))) {
+    gp__prod_warn("the service's shared memory is not sealed against "
+                  "shrinking (F_SEAL_SHRINK): not used, nothing is traced "
+                  "through the service");
+    close(fd);
+    return;
+  }
   if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0) {
     gp__prod_warn("the service set up tracing without shared memory");
     if (fd >= 0)

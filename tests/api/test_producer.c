@@ -409,3 +409,26 @@ TEST(producer_hung_service_costs_at_most_the_handshake) {
   snprintf(trace, sizeof(trace), "%s/hung.pftrace", r.dir);
   ASSERT_EQ(wt_tp_one(trace, "SELECT count(*) FROM gpu_slice"), 90);
 }
+
+/* A service whose shared memory is not sealed, and that shrinks it to
+ * nothing (issue 35's D11): the producer does not use it (as Perfetto's
+ * producers, it wants F_SEAL_SHRINK), says so, and the program runs to
+ * its end normally instead of dying of SIGBUS. */
+TEST(producer_unsealed_shrinking_memory_is_refused) {
+  if (SANITIZED)
+    SKIP("sanitizer builds preload nothing");
+  char prog[2048];
+  snprintf(prog, sizeof(prog), "'%s' --steps 300 --sleep-ms 2",
+           wt_build_path("tests/programs/sim_app"));
+  peer_run r;
+  with_peer(&r, "shrink",
+            "--shrink-smb-after-ms 100 --stop-after-ms 3000 --source "
+            "gpu.renderstages",
+            prog);
+  char *perr = wt_read_text(r.prog_err), *out = wt_read_text(r.out);
+  if (r.status != 0 || !strstr(perr, "not sealed against shrinking"))
+    gp_test_fail(__FILE__, __LINE__, "status %d\npeer: %s\nprogram: %s",
+                 r.status, out, perr);
+  free(perr);
+  free(out);
+}

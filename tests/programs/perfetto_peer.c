@@ -10,7 +10,7 @@
  *                 [--counters PERIOD_NS:NAME,...] [--stop-after-ms N]
  *                 [--smb-kb N]
  *                 [--page-kb N] [--ready FILE] [--clear-after-ms N]
- *                 [--mute 1]
+ *                 [--mute 1] [--shrink-smb-after-ms N]
  *
  * It listens on PATH, accepts producers, and enables each data source
  * named by --source in every producer that registers it: SetupTracing
@@ -29,15 +29,19 @@
  * and a summary line on stdout:
  *
  *   peer: producers P started S stopped T flushes F acks A chunks C
- *   packets N bytes B updates U specs K groups G errors E
+ *   packets N bytes B updates U specs K groups G errors E shrinks S
  *
  * (U: UpdateDataSource calls; K: the most counter specs a gpu.counters
- * descriptor held; G: the most counter_groups one held)
+ * descriptor held; G: the most counter_groups one held; S: SMBs shrunk)
  *
  * and exits 0, or 1 if any protocol error was seen (each named on stderr).
- * With --mute 1 it answers nothing: a service that hangs.
+ * With --mute 1 it answers nothing: a service that hangs. The SMB is a
+ * memfd sealed against shrinking and growing, as Perfetto's service makes
+ * it; with --shrink-smb-after-ms N it is not sealed, and N ms after a data
+ * source starts the peer shrinks it to 0 bytes: a hostile service.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <poll.h>
 #include <signal.h>
@@ -100,6 +104,7 @@ typedef struct conn {
   size_t have;
   uint64_t async_id; /* request id of its GetAsyncCommand, 0 none */
   bool smb_sent;
+  int smb_fd; /* --shrink-smb-after-ms: the SMB's memfd until shrunk, else -1 */
   uint8_t *smb;
   size_t smb_size, page;
   size_t size_hint, page_hint; /* from InitializeConnection */
@@ -126,13 +131,13 @@ static struct {
   size_t len;
 } counters;
 static uint64_t next_instance = 1, next_seq = 1, next_flush = 1;
-static uint64_t stop_after_ms, clear_after_ms;
+static uint64_t stop_after_ms, clear_after_ms, shrink_after_ms;
 static size_t smb_kb, page_kb; /* 0: the producer's hints, as the service */
 static FILE *out;
 static volatile sig_atomic_t quit;
 static struct {
   uint64_t producers, started, stopped, flushes, chunks, packets, bytes, errors;
-  uint64_t flush_acks, clears;
+  uint64_t flush_acks, clears, shrinks;
   uint64_t updates, specs; /* UpdateDataSource calls; most counter specs */
   uint64_t groups;         /* most counter_groups in one descriptor */
 } st;
@@ -227,7 +232,11 @@ static void start_sources(conn *c) {
     gp__pb_writer w;
     gp__pb_writer_init(&w);
     if (!c->smb_sent) {
-      int fd = memfd_create("perfetto_peer_smb", MFD_CLOEXEC);
+      /* Sealed as Perfetto's service seals it, unless the peer is to
+       * shrink it (--shrink-smb-after-ms: a hostile service). */
+      int fd =
+          memfd_create("perfetto_peer_smb",
+                       MFD_CLOEXEC | (shrink_after_ms ? 0 : MFD_ALLOW_SEALING));
       c->smb_size = smb_kb         ? smb_kb * 1024
                     : c->size_hint ? c->size_hint
                                    : 256 * 1024;
@@ -240,13 +249,20 @@ static void start_sources(conn *c) {
       }
       if (fd < 0 || ftruncate(fd, (off_t)c->smb_size) != 0)
         error("memfd: %s", strerror(errno));
+      if (!shrink_after_ms &&
+          fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) !=
+              0)
+        error("memfd seals: %s", strerror(errno));
       c->smb =
           mmap(NULL, c->smb_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
       gp__pb_begin(&w, 3); /* setup_tracing */
       gp__pb_uint(&w, 1, c->page / 1024);
       gp__pb_end(&w);
       command(c, &w, fd);
-      close(fd);
+      if (shrink_after_ms)
+        c->smb_fd = fd; /* kept, to shrink it */
+      else
+        close(fd);
       c->smb_sent = true;
       gp__pb_writer_reset(&w);
     }
@@ -610,6 +626,19 @@ static void timers(void) {
     inst *in = &I[i];
     if (!in->used || in->stop_sent || !in->c)
       continue;
+    conn *sc = in->c;
+    if (shrink_after_ms && sc->smb_fd >= 0 &&
+        now - in->start_ns >= shrink_after_ms) {
+      /* The hostile service: the producer's buffer shrinks to nothing
+       * (the peer stops reading it first). */
+      munmap(sc->smb, sc->smb_size);
+      sc->smb = NULL;
+      if (ftruncate(sc->smb_fd, 0) != 0)
+        error("shrink: %s", strerror(errno));
+      close(sc->smb_fd);
+      sc->smb_fd = -1;
+      st.shrinks++;
+    }
     if (clear_after_ms && now - in->start_ns >= clear_after_ms && !st.clears) {
       gp__pb_writer w;
       gp__pb_writer_init(&w);
@@ -695,6 +724,8 @@ int main(int argc, char **argv) {
         return 2;
     } else if (!strcmp(a, "--stop-after-ms"))
       stop_after_ms = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--shrink-smb-after-ms"))
+      shrink_after_ms = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--clear-after-ms"))
       clear_after_ms = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--smb-kb"))
@@ -763,6 +794,7 @@ int main(int argc, char **argv) {
         if (!C[i]) {
           C[i] = calloc(1, sizeof(conn));
           C[i]->fd = fd;
+          C[i]->smb_fd = -1;
           fd = -1;
         }
       if (fd >= 0)
@@ -789,6 +821,8 @@ int main(int argc, char **argv) {
           if (I[i].c == c)
             I[i].c = NULL;
         close(c->fd);
+        if (c->smb_fd >= 0)
+          close(c->smb_fd);
         if (c->smb)
           munmap(c->smb, c->smb_size);
         free(c);
@@ -848,12 +882,13 @@ int main(int argc, char **argv) {
   unlink(path);
   printf("peer: producers %llu started %llu stopped %llu flushes %llu "
          "acks %llu chunks %llu packets %llu bytes %llu updates %llu specs "
-         "%llu groups %llu errors %llu\n",
+         "%llu groups %llu errors %llu shrinks %llu\n",
          (unsigned long long)st.producers, (unsigned long long)st.started,
          (unsigned long long)st.stopped, (unsigned long long)st.flushes,
          (unsigned long long)st.flush_acks, (unsigned long long)st.chunks,
          (unsigned long long)st.packets, (unsigned long long)st.bytes,
          (unsigned long long)st.updates, (unsigned long long)st.specs,
-         (unsigned long long)st.groups, (unsigned long long)st.errors);
+         (unsigned long long)st.groups, (unsigned long long)st.errors,
+         (unsigned long long)st.shrinks);
   return st.errors ? 1 : 0;
 }
