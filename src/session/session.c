@@ -670,6 +670,14 @@ int gp_session_start_from_env(gp_session **out) {
   } else if ((rc = gp_trace_config_default(&cfg)) != 0) {
     return rc;
   }
+  /* activity_ranges count the activities of every process of the
+   * recording together: the index is in a file they all map. */
+  char rpath[4200];
+  rc = gp__ranges_shared_map(dir, cfg, rpath, sizeof(rpath));
+  if (rc != 0)
+    env_warn("cannot map %s (%s): activity_ranges skip and count the "
+             "activities of this process alone, not of the whole recording",
+             rpath, gp_strerror(rc));
   uint32_t seq = 0;
   int fd = claim_file(dir, &seq);
   if (fd < 0) {
@@ -812,6 +820,7 @@ static void atfork_parent(void) {}
 
 static void atfork_child(void) {
   gp__session_counters_after_fork();
+  gp__ranges_after_fork();
   gp__producer_after_fork();
   gp__death_page_forget();
   for (int i = 0; i < MAX_SESSIONS; i++) {

@@ -222,9 +222,12 @@ int gp__session_counters_on(gp_session *s, uint32_t dev) {
   select_for_writer(s, dev, ids, (size_t)n, &cc);
   /* One filter pipeline per data source: its skip/count ranges count
    * the activities of all its devices together, as the seed defines
-   * them (for the data source as a whole). */
+   * them (for the data source as a whole); in a recorded process, those
+   * of the recording's other processes too (session_ranges.c). */
+  _Atomic uint64_t *cell =
+      s->env && cc.num_ranges ? gp__ranges_shared_cell(index) : NULL;
   int rc = index < GP_ARRAY_SIZE(s->filters)
-               ? gp__counters_start_shared(dev, &cc, &s->filters[index])
+               ? gp__counters_start_shared(dev, &cc, &s->filters[index], cell)
                : gp_counters_start(dev, &cc);
   if (rc == GP_EBUSY) {
     /* Sampling runs already (another session, or the application): its

@@ -1,13 +1,15 @@
 /*
  * test_config_rules.c - the gpu.counters config means what the Perfetto
  * seed says: activity_ranges count for the data source as a whole (not per
- * GPU), counter ids in the trace are the configured ones (descriptor mode
- * 1 included), both kinds of sampling put a counter in the same groups,
- * and a vendor suffix names devices by vendor alone: the others write
- * nothing, and a suffix that names no device is warned about once.
- * Traces come from `gpuperf demo -c` on simulated GPUs; what they hold is
- * read by Perfetto's own trace_processor_shell where it can say it, and
- * the expected figures come from the configs.
+ * GPU, nor per recorded process), counter ids in the trace are the
+ * configured ones (descriptor mode 1 included), both kinds of sampling put
+ * a counter in the same groups, and a vendor suffix names devices by
+ * vendor alone: the others write nothing, and a suffix that names no
+ * device is warned about once. Traces come from `gpuperf demo -c` on
+ * simulated GPUs, or `gpuperf record -c` of tests/programs/sim_app's
+ * processes; what they hold is read by Perfetto's own
+ * trace_processor_shell where it can say it, and the expected figures come
+ * from the configs.
  */
 #include <unistd.h>
 
@@ -48,7 +50,8 @@ static int demo(const char *name, unsigned gpus, const char *config) {
  * CSV without the header, in a malloc'd string. */
 static char *ptp_rows(const char *name, const char *sql) {
   char cmd[8192];
-  snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' -Q \"%s\" '%s.pftrace' "
+  snprintf(cmd, sizeof(cmd),
+           "cd '%s' && '%s' -Q \"%s\" '%s.pftrace' "
            "2>/dev/null | tail -n +2 > '%s.rows'",
            gp_test_tmpdir(), perfetto_tp(), sql, name, name);
   ASSERT_EQ(wt_system(cmd), 0);
@@ -91,6 +94,131 @@ TEST(config_activity_ranges_count_across_gpus) {
   free(rows);
 }
 
+/* A config whose per-activity counter values are those of the kernels
+ * that skip 1, count 3 let through. */
+static const char ranges_config[] =
+    "data_sources { config { name: \"gpu.renderstages\" } }\n"
+    "data_sources { config { name: \"gpu.counters\"\n"
+    "  gpu_counter_config { counter_names: \"sm__cycles_active.avg\"\n"
+    "    instrumented_sampling_config {\n"
+    "      activity_ranges { skip: 1 count: 3 } } } } }\n";
+
+/* Runs sim_app ARGS in the test's folder under `gpuperf record -c
+ * NAME.cfg -o NAME.pftrace`, ranges_config in NAME.cfg (stderr to
+ * NAME.err); returns the exit status. */
+static int record(const char *name, const char *args) {
+  char cfg[1200], cmd[4096];
+  snprintf(cfg, sizeof(cfg), "%s/%s.cfg", gp_test_tmpdir(), name);
+  wt_write_text(cfg, ranges_config);
+  snprintf(cmd, sizeof(cmd),
+           "cd '%s' && '%s' record -q -c '%s.cfg' -o '%s.pftrace' -- '%s' %s "
+           "2>'%s.err'",
+           gp_test_tmpdir(), cli(), name, name,
+           wt_build_path("tests/programs/sim_app"), args, name);
+  return wt_system(cmd);
+}
+
+/* The per-activity values of trace NAME.pftrace, by our trace processor
+ * and, where it is set, by Perfetto's (they must agree). */
+static int64_t instrumented(const char *name) {
+  static const char sql[] =
+      "select count(*) from counter c join gpu_counter_track t on "
+      "c.track_id = t.id where t.name = 'sm__cycles_active.avg'";
+  char path[1200];
+  snprintf(path, sizeof(path), "%s/%s.pftrace", gp_test_tmpdir(), name);
+  int64_t n = wt_tp_one(path, sql);
+  const char *tp = getenv("GPUPERF_PERFETTO_TP");
+  if (tp && *tp) {
+    char *rows = ptp_rows(name, sql);
+    ASSERT_EQ(strtoll(rows, NULL, 10), n);
+    free(rows);
+  }
+  return n;
+}
+
+/* What skip 1, count 3 leave of the kernels trace NAME.pftrace holds
+ * (render stage category 2, compute: Perfetto's own reading), counted
+ * over the whole recording (*whole) and per process, added up
+ * (*per_process); returns how many processes ran kernels. */
+static size_t ranges_expected(const char *name, int64_t *whole,
+                              int64_t *per_process) {
+  char path[1200];
+  snprintf(path, sizeof(path), "%s/%s.pftrace", gp_test_tmpdir(), name);
+  char *rows = wt_tp_rows(path, "select count(*) from gpu_slice where "
+                                "render_stage_category = 2 group by upid");
+  const int64_t skip = 1, count = 3;
+  int64_t total = 0;
+  size_t procs = 0;
+  *per_process = 0;
+  for (char *p = rows; *p; procs++) {
+    char *end;
+    int64_t k = strtoll(p, &end, 10);
+    ASSERT(end != p && *end == '\n');
+    total += k;
+    *per_process += k > skip ? (k - skip < count ? k - skip : count) : 0;
+    p = end + 1;
+  }
+  free(rows);
+  *whole = total > skip ? (total - skip < count ? total - skip : count) : 0;
+  return procs;
+}
+
+/* `count: 3` instruments 3 kernels in all across the processes of one
+ * recording too: each process joins on its own (forked before its GPU
+ * work, or exec'd), and they count in the index they share. */
+TEST(config_activity_ranges_count_across_processes) {
+  static const char *const args[] = {"--steps 2 --fork 1",
+                                     "--steps 2 --fork 1 --exec"};
+  for (size_t i = 0; i < 2; i++) {
+    char name[32];
+    snprintf(name, sizeof(name), "procs%zu", i);
+    ASSERT_EQ(record(name, args[i]), 0);
+    int64_t whole, per_process;
+    ASSERT_EQ(ranges_expected(name, &whole, &per_process), 2);
+    /* The figures tell the two rules apart (3 against 6). */
+    ASSERT_NE(whole, per_process);
+    ASSERT_EQ(instrumented(name), whole);
+    ASSERT_EQ(whole, 3);
+    /* Nothing of the shared index is left behind. */
+    char ls[1400];
+    snprintf(ls, sizeof(ls),
+             "ls -d '%s/%s.pftrace'.parts-* 2>/dev/null | "
+             "grep -q .",
+             gp_test_tmpdir(), name);
+    ASSERT_NE(wt_system(ls), 0);
+  }
+}
+
+/* Where the shared index cannot be mapped (here a folder is in its
+ * place), each process says so once and counts its own activities. */
+TEST(config_activity_ranges_unshared_warns) {
+  const char *tmp = gp_test_tmpdir();
+  char dir[1200], cfg[1200], cmd[6000];
+  snprintf(dir, sizeof(dir), "%s/solo.pftrace.parts-x", tmp);
+  snprintf(cfg, sizeof(cfg), "%s/solo.cfg", tmp);
+  wt_write_text(cfg, ranges_config);
+  snprintf(cmd, sizeof(cmd),
+           "mkdir -p '%s/activity_ranges' && cd '%s' && "
+           "GPUPERF_RECORD_DIR='%s' GPUPERF_RECORD_CONFIG='%s' '%s' --steps 2 "
+           "--fork 1 2>solo.err && '%s' record -q --recover '%s' -o "
+           "solo.pftrace",
+           dir, tmp, dir, cfg, wt_build_path("tests/programs/sim_app"), cli(),
+           dir);
+  ASSERT_EQ(wt_system(cmd), 0);
+  char path[1300];
+  snprintf(path, sizeof(path), "%s/solo.err", tmp);
+  char *err = wt_read_text(path);
+  ASSERT_EQ(count_lines(err, "\n"), 2);
+  ASSERT_EQ(count_lines(err, "activity_ranges skip and count the activities "
+                             "of this process alone"),
+            2);
+  free(err);
+  int64_t whole, per_process;
+  ASSERT_EQ(ranges_expected("solo", &whole, &per_process), 2);
+  ASSERT_NE(whole, per_process);
+  ASSERT_EQ(instrumented("solo"), per_process);
+}
+
 /* The counter_id fields of the specs of a trace's descriptors (inline and
  * interned), into ids; how many. */
 static size_t spec_ids(const wt_trace *t, uint64_t *ids, size_t cap) {
@@ -106,8 +234,7 @@ static size_t spec_ids(const wt_trace *t, uint64_t *ids, size_t cap) {
     else if (t->p[i].data_id == GP_PB_PACKET_GPU_COUNTER_EVENT)
       got = wt_sub(t->p[i].data, t->p[i].data_size,
                    GP_PB_GCE_COUNTER_DESCRIPTOR, 0, &d, &dn);
-    for (size_t k = 0; got && wt_sub(d, dn, GP_PB_GCD_SPECS, k, &sp, &sn);
-         k++)
+    for (size_t k = 0; got && wt_sub(d, dn, GP_PB_GCD_SPECS, k, &sp, &sn); k++)
       if (n < cap && wt_u64(sp, sn, GP_PB_SPEC_COUNTER_ID, &ids[n]))
         n++;
   }

@@ -76,6 +76,8 @@ GP_TEST_ENTRY(producer_shares_processes_with_traced_probes, 120)
 
 /* api: the gpu.counters config's rules (test_config_rules.c) */
 GP_TEST_ENTRY(config_activity_ranges_count_across_gpus, 60)
+GP_TEST_ENTRY(config_activity_ranges_count_across_processes, 60)
+GP_TEST_ENTRY(config_activity_ranges_unshared_warns, 60)
 GP_TEST_ENTRY(config_mode1_keeps_configured_ids, 60)
 GP_TEST_ENTRY(config_both_samplings_same_groups, 60)
 GP_TEST_ENTRY(config_unmatched_suffix_warns_once, 60)
