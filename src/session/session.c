@@ -320,12 +320,14 @@ void gp__session_writer_options(const gp_trace_config *cfg, uint32_t seq,
   const char *hid = getenv("GPUPERF_HOST_IDENTITY");
   o->host_identity = !(hid && strcmp(hid, "0") == 0);
   o->fd = fd;
-  o->counters_cfg = cfg;
+  o->sources_cfg = cfg;
   gp_data_source_info ds;
   for (uint32_t i = 0; gp_trace_config_get_data_source(cfg, i, &ds) == 0; i++) {
     if (ds.kind == GP_DATA_SOURCE_GPU_RENDERSTAGES) {
+      /* Each device's own data source says whether its work has
+       * stream slices (writer_devices.c); some may. */
       o->render_stages = true;
-      o->stream_slices = !ds.low_overhead;
+      o->stream_slices |= !ds.low_overhead;
     } else if (ds.kind == GP_DATA_SOURCE_GPU_COUNTERS) {
       o->counters = true;
     } else if (ds.kind == GP_DATA_SOURCE_GPU_LOG) {
@@ -494,8 +496,7 @@ static int session_stop(gp_session *s, bool from_helper) {
     s->helper_running = false;
   }
   /* A vendor suffix that named no device: said once, here. */
-  if (gp__session_counters_suffix_unmatched(s, s->warning,
-                                            sizeof(s->warning))) {
+  if (gp__session_suffix_unmatched(s, s->warning, sizeof(s->warning))) {
     if (s->env)
       env_warn("%s", s->warning);
   } else if (s->counter_error && s->counter_why[0]) {

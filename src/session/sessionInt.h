@@ -50,10 +50,10 @@ struct gp_session {
   /* per counters data source: its instrumented-sampling filters, shared
    * by every device it starts (skip/count count across them) */
   struct gp__filter *filters[8];
-  uint64_t suffix_hit;   /* counters data sources a device matched (bits) */
-  char warning[512];     /* gp_session_warning(), "" if none */
-  bool saw_catalog;       /* a device with counters was considered */
-  bool tracefs_on;        /* this session reads tracefs GPU events */
+  uint64_t suffix_hit; /* counters data sources a device matched (bits) */
+  char warning[512];   /* gp_session_warning(), "" if none */
+  bool saw_catalog;    /* a device with counters was considered */
+  bool tracefs_on;     /* this session reads tracefs GPU events */
   int counter_error;
   char counter_why[256]; /* the device, reason and counters of the first
                             failure to sample, "" if none */
@@ -132,11 +132,10 @@ int gp__session_counters_on(gp_session *s, uint32_t dev);
  * matched no device with counters so far; 0 otherwise. */
 int gp__session_counters_unmatched(const gp_session *s, char *msg, size_t size);
 
-/* Whether a gpu.counters data source with a vendor suffix has named no
- * device so far; if so, one line saying which, and what the devices'
- * vendors are, in msg. */
-bool gp__session_counters_suffix_unmatched(const gp_session *s, char *msg,
-                                           size_t size);
+/* Whether a gpu.counters or gpu.renderstages data source with a vendor
+ * suffix has named no device so far; if so, one line saying which (all
+ * such sources), and what the devices' vendors are, in msg. */
+bool gp__session_suffix_unmatched(const gp_session *s, char *msg, size_t size);
 
 /* Stops the sampling s started. */
 void gp__session_counters_stop(gp_session *s);

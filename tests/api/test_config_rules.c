@@ -347,6 +347,147 @@ TEST(config_unmatched_suffix_warns_once) {
   free(rows);
 }
 
+/* gpu.renderstages.adreno names no device: one warning, and no device
+ * writes GPU work; the counters, which no suffix limits, are there. */
+TEST(config_unmatched_renderstages_suffix_warns_once) {
+  ASSERT_EQ(demo("rsadreno", 2,
+                 "data_sources { config { name: \"gpu.renderstages.adreno\" } "
+                 "}\n"
+                 "data_sources { config { name: \"gpu.counters\" } }\n"),
+            0);
+  char path[1200];
+  snprintf(path, sizeof(path), "%s/rsadreno.err", gp_test_tmpdir());
+  char *err = wt_read_text(path);
+  ASSERT_EQ(count_lines(err, "warning"), 1);
+  ASSERT_EQ(count_lines(err, "gpu.renderstages.adreno: no device's vendor "
+                             "is 'adreno' ("),
+            1);
+  ASSERT_EQ(count_lines(err, "): it recorded no GPU work"), 1);
+  free(err);
+  snprintf(path, sizeof(path), "%s/rsadreno.pftrace", gp_test_tmpdir());
+  ASSERT_EQ(wt_tp_one(path, "select count(*) from gpu_slice"), 0);
+  ASSERT_GT(wt_tp_one(path, "select count(*) from gpu_counter_track"), 0);
+  const char *tp = getenv("GPUPERF_PERFETTO_TP");
+  if (tp && *tp) {
+    char *rows = ptp_rows("rsadreno", "select (select count(*) from "
+                                      "gpu_slice), (select count(*) > 0 from "
+                                      "gpu_counter_track)");
+    ASSERT_STR_EQ(rows, "0,1\n");
+    free(rows);
+  }
+}
+
+/* Runs n kernels "busy" on each of the simulated devices 0 .. ndev-1 in
+ * a session of config text writing NAME.pftrace; returns the session's
+ * warning (malloc'd, "" if none). */
+static char *sim_session(const char *name, const char *text, uint32_t ndev,
+                         unsigned n) {
+  gp_trace_config *cfg;
+  char err[256] = "";
+  ASSERT_OK(gp_trace_config_parse(text, strlen(text), &cfg, err, sizeof(err)));
+  gp_session_options o;
+  memset(&o, 0, sizeof(o));
+  o.flags = GP_SESSION_DETERMINISTIC;
+  o.error = err;
+  o.error_size = sizeof(err);
+  char path[1200];
+  snprintf(path, sizeof(path), "%s/%s.pftrace", gp_test_tmpdir(), name);
+  gp_session *s;
+  int rc = gp_session_start(cfg, path, &o, &s);
+  if (rc != 0)
+    gp_test_fail(__FILE__, __LINE__, "start: %s: %s", gp_error_name(rc), err);
+  gp_sim_kernel_desc d;
+  memset(&d, 0, sizeof(d));
+  d.name = "busy";
+  d.flops_per_thread = 100;
+  d.bytes_per_thread = 16;
+  d.read_fraction = 0.5;
+  gp_sim_kernel *k;
+  ASSERT_OK(gp_sim_kernel_create(&d, &k));
+  const gp_sim_dim3 grid = {64, 1, 1}, block = {64, 1, 1};
+  for (uint32_t dev = 0; dev < ndev; dev++) {
+    gp_sim_context *ctx;
+    ASSERT_OK(gp_sim_context_create(dev, &ctx));
+    for (unsigned i = 0; i < n; i++)
+      ASSERT_OK(gp_sim_launch(gp_sim_default_stream(ctx), k, grid, block, 0));
+    ASSERT_OK(gp_sim_context_synchronize(ctx));
+    ASSERT_OK(gp_sim_context_destroy(ctx));
+  }
+  gp_sim_kernel_destroy(k);
+  ASSERT_OK(gp_session_stop(s));
+  const char *w = gp_session_warning(s);
+  char *copy = strdup(w ? w : "");
+  gp_session_destroy(s);
+  gp_trace_config_destroy(cfg);
+  return copy;
+}
+
+/* The kernels of a trace per GPU ("gpu,count" rows, by gpu), by our trace
+ * processor and, where it is set, by Perfetto's (they must agree). */
+static char *kernels_per_gpu(const char *name) {
+  static const char sql[] =
+      "select a.int_value, count(*) from gpu_slice s join gpu_track t on "
+      "s.track_id = t.id join args a on a.arg_set_id = "
+      "t.dimension_arg_set_id and a.key = 'gpu' where s.name = 'busy' "
+      "group by 1 order by 1";
+  char path[1200];
+  snprintf(path, sizeof(path), "%s/%s.pftrace", gp_test_tmpdir(), name);
+  char *rows = wt_tp_rows(path, sql);
+  for (char *p = rows; *p; p++)
+    if (*p == '|')
+      *p = ',';
+  const char *tp = getenv("GPUPERF_PERFETTO_TP");
+  if (tp && *tp) {
+    char *theirs = ptp_rows(name, sql);
+    ASSERT_STR_EQ(theirs, rows);
+    free(theirs);
+  }
+  return rows;
+}
+
+/* gpu.renderstages.<vendor> as gpu.counters.<vendor>: only the devices
+ * whose vendor it names write GPU work, and where a suffixed and a plain
+ * data source both apply, each device's own says whether its work also
+ * has stream slices (low_overhead). Device 0 is a simulated compute GPU
+ * (vendor "gpuperf"), device 1 a simulated V3D ("Broadcom (simulated)"). */
+TEST(config_renderstages_suffix_names_devices) {
+  gp_sim_config sc;
+  memset(&sc, 0, sizeof(sc));
+  sc.num_devices = 2;
+  sc.models[0] = GP_SIM_MODEL_COMPUTE;
+  sc.models[1] = GP_SIM_MODEL_V3D;
+  ASSERT_OK(gp_sim_init(&sc));
+  char *w = sim_session(
+      "broadcom",
+      "data_sources { config { name: \"gpu.renderstages.broadcom\" } }\n", 2,
+      5);
+  ASSERT_STR_EQ(w, ""); /* it named a device */
+  free(w);
+  char *rows = kernels_per_gpu("broadcom");
+  ASSERT_STR_EQ(rows, "1,5\n");
+  free(rows);
+
+  w = sim_session("both",
+                  "data_sources { config { name: \"gpu.renderstages\"\n"
+                  "  gpu_renderstages_config { low_overhead: true } } }\n"
+                  "data_sources { config { name: "
+                  "\"gpu.renderstages.broadcom\" } }\n",
+                  2, 5);
+  ASSERT_STR_EQ(w, "");
+  free(w);
+  rows = kernels_per_gpu("both");
+  ASSERT_STR_EQ(rows, "0,5\n1,5\n");
+  free(rows);
+  /* Stream slices (slices of the kernel outside the GPU tracks): the V3D's
+   * only, whose data source is not low_overhead. */
+  char path[1200];
+  snprintf(path, sizeof(path), "%s/both.pftrace", gp_test_tmpdir());
+  ASSERT_EQ(wt_tp_one(path, "select count(*) from slice where name = "
+                            "'busy' and track_id not in (select id from "
+                            "gpu_track)"),
+            5);
+}
+
 /* The suffix is matched on the vendor (a DRM card's is its driver's name)
  * alone, a whole word of it, ignoring case. */
 TEST(config_vendor_suffix_rule) {
