@@ -64,6 +64,10 @@ typedef struct gp__tw_options {
   bool stream_slices;       /* GPU work also on the process's stream tracks
                                (of the devices whose gpu.renderstages data
                                source is not low_overhead: sources_cfg) */
+  bool work_by_vendor;      /* a gpu.renderstages data source of sources_cfg
+                               has a vendor suffix: whose GPU work is
+                               written, and with stream slices, is decided
+                               per device (false: the same for all) */
   bool counters;            /* COUNTER records */
   bool gpu_log;             /* failed calls and drops as GpuLog packets */
   bool vk_device_memory;    /* VulkanMemoryEvent: device memory, objects */

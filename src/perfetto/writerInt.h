@@ -371,7 +371,7 @@ void gp__tw_device_seen(gp__tw *w, uint32_t device_id);
 static inline bool gp__tw_work_written(gp__tw *w, uint32_t dev) {
   if (!w->o.render_stages)
     return false;
-  if (dev >= TW_MAX_DEVICES)
+  if (!w->o.work_by_vendor || dev >= TW_MAX_DEVICES)
     return true;
   if (!w->dev[dev].known)
     gp__tw_device_seen(w, dev);

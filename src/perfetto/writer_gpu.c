@@ -601,7 +601,8 @@ WORK_STEP uint64_t work_prepare(gp__tw *w, const gpu_work *g,
   /* A stream is on one device: whether it has slices is the same for
    * every op with this key. */
   bool slices = w->o.stream_slices &&
-                !(g->device < TW_MAX_DEVICES && w->dev[g->device].no_slices);
+                !(w->o.work_by_vendor && g->device < TW_MAX_DEVICES &&
+                  w->dev[g->device].no_slices);
   uint64_t stream_uuid = 0;
   if (slices)
     stream_uuid = stream_track(w, g->device, g->context, g->stream);

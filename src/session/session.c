@@ -328,6 +328,7 @@ void gp__session_writer_options(const gp_trace_config *cfg, uint32_t seq,
        * stream slices (writer_devices.c); some may. */
       o->render_stages = true;
       o->stream_slices |= !ds.low_overhead;
+      o->work_by_vendor |= *ds.vendor && strcmp(ds.vendor, "gpuperf") != 0;
     } else if (ds.kind == GP_DATA_SOURCE_GPU_COUNTERS) {
       o->counters = true;
     } else if (ds.kind == GP_DATA_SOURCE_GPU_LOG) {
