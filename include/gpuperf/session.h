@@ -31,8 +31,10 @@
  * records as log messages), each optionally with a vendor suffix
  * ("gpu.counters.nvidia": for counters, only the devices whose vendor, or
  * one word of it, is "nvidia", case-insensitively; a DRM card's vendor is
- * its driver's name; others write no counters; gp_session_warning() says
- * when a suffix named no device). gpuperf's own options
+ * its driver's name; others write no counters; the same for
+ * gpu.renderstages.nvidia and GPU work, API calls and user ranges staying
+ * the process's; gp_session_warning() says when a suffix named no
+ * device). gpuperf's own options
  * go in an extra top-level block that Perfetto's tools do not know:
  *
  *   gpuperf_options { counter_descriptor_mode: 1  machine_id: 7 }
@@ -260,10 +262,11 @@ GP_EXPORT int gp_session_get_stats(const gp_session *s, gp_session_stats *st);
 
 /*
  * After the stop: what the session has to tell the user about its config,
- * one line, or NULL if nothing: a gpu.counters data source whose vendor
- * suffix named no device (it sampled nothing), or why counters were not
- * sampled on a device. Owned by the session, valid until it is destroyed.
- * Sessions started from GPUPERF_RECORD_DIR also print it on stderr.
+ * one line, or NULL if nothing: the gpu.counters and gpu.renderstages
+ * data sources whose vendor suffix named no device (they recorded
+ * nothing), or why counters were not sampled on a device. Owned by the session,
+ * valid until it is destroyed. Sessions started from GPUPERF_RECORD_DIR also
+ * print it on stderr.
  */
 GP_EXPORT const char *gp_session_warning(const gp_session *s);
 

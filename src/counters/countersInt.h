@@ -96,7 +96,7 @@ struct gp_perfmon {
 /* The filter pipeline of one gp_counters_start() call, shared by the
  * devices it started (or of one data source of a session, shared by every
  * device it starts: gp__counters_start_shared()). Immutable but for
- * `matched`. */
+ * `matched` and the cell `index` points to. */
 typedef struct gp__filter {
   _Atomic uint32_t refs;
   uint32_t num_names;
@@ -106,6 +106,10 @@ typedef struct gp__filter {
   uint32_t num_ranges;
   gp_activity_range *ranges;
   _Atomic uint64_t matched; /* activities that passed names and ranges */
+  /* Where the skip/count ranges count those activities: &matched, or a
+   * cell the processes of one recording share (gp__counters_start_shared).
+   * Counted only when there are ranges. */
+  _Atomic uint64_t *index;
 } gp__filter;
 
 /* Sampling on one device. Reference counted: the provider may hold
@@ -266,10 +270,17 @@ bool gp__sampler_instrument(gp__sampler *s, const char *mangled,
  * reference stored in *shared; the caller drops it with
  * gp__filter_put(). The same config must be given each time. On error
  * nothing is started and *shared is as it was.
+ *
+ * cell, when not NULL, is where a new pipeline counts the activities its
+ * ranges skip and count, instead of a counter of its own: a cell in memory
+ * that other processes map too makes the ranges count theirs as well
+ * (one recording). Borrowed: it must stay mapped for the life of the
+ * process. Lock-free atomic adds on it are all that is done, and only
+ * when config has ranges.
  */
 int gp__counters_start_shared(uint32_t device_id,
                               const gp_counter_config *config,
-                              gp__filter **shared);
+                              gp__filter **shared, _Atomic uint64_t *cell);
 
 /* Drops a reference on a filter pipeline (the last frees it). NULL is
  * accepted. */

@@ -14,7 +14,9 @@
  *   3. skip/count ranges over the activities that passed 1 and 2, counted
  *      once per gp_counters_start() call across its devices, or across
  *      every device a session's data source started
- *      (gp__counters_start_shared()).
+ *      (gp__counters_start_shared()), and then possibly across the
+ *      processes of a recording too (a counter in shared memory).
+ * Without ranges, step 3 costs nothing; with them, one atomic add.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -66,6 +68,7 @@ static gp__filter *filter_new(const gp_counter_config *c) {
     return NULL;
   atomic_init(&f->refs, 1);
   atomic_init(&f->matched, 0);
+  f->index = &f->matched;
   bool oom = false;
   if (c->num_name_filters) {
     f->names = calloc(c->num_name_filters, sizeof(*f->names));
@@ -215,9 +218,11 @@ bool gp__sampler_instrument(gp__sampler *s, const char *mangled,
     demangled = mangled;
   if (!name_filters_pass(f, mangled, demangled) || !ranges_pass(f))
     return false;
-  uint64_t k = atomic_fetch_add_explicit(&f->matched, 1, memory_order_relaxed);
   if (f->num_ranges == 0)
     return true;
+  /* The activity's index among those that passed, in every process that
+   * counts in the same cell. */
+  uint64_t k = atomic_fetch_add_explicit(f->index, 1, memory_order_relaxed);
   for (uint32_t i = 0; i < f->num_ranges; i++) {
     uint64_t skip = f->ranges[i].skip;
     uint64_t count = f->ranges[i].count ? f->ranges[i].count : UINT32_MAX;
@@ -436,9 +441,9 @@ static int sampler_new(uint32_t dev, const gp_counter_config *c, bool many,
 }
 
 /* gp_counters_start(), with the filter pipeline of *shared when shared
- * is not NULL (see gp__counters_start_shared()). */
+ * is not NULL, counting in cell (see gp__counters_start_shared()). */
 static int start(uint32_t device_id, const gp_counter_config *config,
-                 gp__filter **shared) {
+                 gp__filter **shared, _Atomic uint64_t *cell) {
   int rc = check_config(config);
   if (rc != 0)
     return rc;
@@ -484,6 +489,8 @@ static int start(uint32_t device_id, const gp_counter_config *config,
     } else if (!(filter = filter_new(config))) {
       rc = GP_ENOMEM;
       goto fail;
+    } else if (cell) {
+      filter->index = cell;
     }
     for (uint32_t i = 0; i < ndev; i++)
       if (s[i] && s[i]->instrumented) {
@@ -528,16 +535,16 @@ fail:
 
 /* See counters.h. */
 int gp_counters_start(uint32_t device_id, const gp_counter_config *config) {
-  return start(device_id, config, NULL);
+  return start(device_id, config, NULL, NULL);
 }
 
 /* See countersInt.h. */
 int gp__counters_start_shared(uint32_t device_id,
                               const gp_counter_config *config,
-                              gp__filter **shared) {
+                              gp__filter **shared, _Atomic uint64_t *cell) {
   if (!shared || device_id == GP_ALL_DEVICES)
     return GP_EINVAL;
-  return start(device_id, config, shared);
+  return start(device_id, config, shared, cell);
 }
 
 static void stop_one(uint32_t dev) {

@@ -856,12 +856,12 @@ bool gp__vendor_suffix_matches(const char *suffix, const gp_device_info *di) {
 }
 
 /* See tconfig.h. */
-int gp__trace_config_counters_for(const gp_trace_config *c,
-                                  const gp_device_info *di) {
+int gp__trace_config_source_for(const gp_trace_config *c, uint32_t kind,
+                                const gp_device_info *di) {
   int generic = -1;
   for (uint32_t i = 0; i < c->nsrc; i++) {
     const gp_data_source_info *ds = &c->src[i].info;
-    if (ds->kind != GP_DATA_SOURCE_GPU_COUNTERS)
+    if (ds->kind != kind)
       continue;
     if (!*ds->vendor || strcmp(ds->vendor, "gpuperf") == 0) {
       if (generic < 0)

@@ -38,12 +38,14 @@ int gp__trace_config_from_source(const uint8_t *p, size_t n,
 bool gp__vendor_suffix_matches(const char *suffix, const gp_device_info *di);
 
 /*
- * The index of the gpu.counters data source of c that applies to device
- * di: one whose vendor suffix names it, else one without a suffix (or the
- * suffix "gpuperf"). -1 when none does: the device takes no part in the
- * counters (no samples, no environment readings).
+ * The index of the data source of kind `kind` (GP_DATA_SOURCE_GPU_COUNTERS
+ * or GP_DATA_SOURCE_GPU_RENDERSTAGES) of c that applies to device di: one
+ * whose vendor suffix names it, else one without a suffix (or the suffix
+ * "gpuperf"). -1 when none does: the device takes no part in that data
+ * source (counters: no samples, no environment readings; render stages:
+ * none of its GPU work is written).
  */
-int gp__trace_config_counters_for(const gp_trace_config *c,
-                                  const gp_device_info *di);
+int gp__trace_config_source_for(const gp_trace_config *c, uint32_t kind,
+                                const gp_device_info *di);
 
 #endif /* GPUPERF_PERFETTO_TCONFIG_H */

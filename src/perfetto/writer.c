@@ -711,15 +711,15 @@ int gp__tw_counter_id_taken(gp__tw *w, uint32_t device_id, const uint32_t *ids,
 static void dispatch(gp__tw *w, const gp_activity *r) {
   switch (r->kind) {
   case GP_ACTIVITY_KIND_KERNEL:
-    if (w->o.render_stages)
+    if (gp__tw_work_written(w, ((const gp_activity_kernel *)r)->device_id))
       gp__tw_gpu_kernel(w, (const gp_activity_kernel *)r);
     break;
   case GP_ACTIVITY_KIND_MEMCPY:
-    if (w->o.render_stages)
+    if (gp__tw_work_written(w, ((const gp_activity_memcpy *)r)->device_id))
       gp__tw_gpu_memcpy(w, (const gp_activity_memcpy *)r);
     break;
   case GP_ACTIVITY_KIND_MEMSET:
-    if (w->o.render_stages)
+    if (gp__tw_work_written(w, ((const gp_activity_memset *)r)->device_id))
       gp__tw_gpu_memset(w, (const gp_activity_memset *)r);
     break;
   case GP_ACTIVITY_KIND_API:
@@ -753,7 +753,8 @@ static void dispatch(gp__tw *w, const gp_activity *r) {
     gp__tw_sync(w, (const gp_activity_sync *)r);
     break;
   case GP_ACTIVITY_KIND_RENDER_STAGE:
-    if (w->o.render_stages)
+    if (gp__tw_work_written(w,
+                            ((const gp_activity_render_stage *)r)->device_id))
       gp__tw_gpu_render_stage(w, (const gp_activity_render_stage *)r);
     break;
   case GP_ACTIVITY_KIND_GPU_LOG:

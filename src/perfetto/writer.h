@@ -61,7 +61,13 @@ typedef struct gp__tw_options {
   uint32_t descriptor_mode; /* GP_TW_DESCRIPTOR_*, 0 = interned */
   bool deterministic;       /* no real-time values, pids or tids (see docs) */
   bool render_stages;       /* GPU work, API calls, user ranges */
-  bool stream_slices;       /* GPU work also on the process's stream tracks */
+  bool stream_slices;       /* GPU work also on the process's stream tracks
+                               (of the devices whose gpu.renderstages data
+                               source is not low_overhead: sources_cfg) */
+  bool work_by_vendor;      /* a gpu.renderstages data source of sources_cfg
+                               has a vendor suffix: whose GPU work is
+                               written, and with stream slices, is decided
+                               per device (false: the same for all) */
   bool counters;            /* COUNTER records */
   bool gpu_log;             /* failed calls and drops as GpuLog packets */
   bool vk_device_memory;    /* VulkanMemoryEvent: device memory, objects */
@@ -82,10 +88,14 @@ typedef struct gp__tw_options {
   const gp__tw_context *ctx; /* NULL: this process (borrowed for the
                                 writer's life) */
   uint32_t pid;              /* the process written, 0: this one */
-  /* When not NULL (borrowed for the writer's life): the COUNTER and
-   * ENVIRONMENT records of a device no gpu.counters data source of it
-   * applies to (a vendor suffix names other devices) are left out. */
-  const struct gp_trace_config *counters_cfg;
+  /* When not NULL (borrowed for the writer's life), the config whose data
+   * sources apply to devices by vendor suffix (tconfig.h): the COUNTER
+   * and ENVIRONMENT records of a device no gpu.counters data source of it
+   * applies to are left out, and so is the GPU work (kernels, copies,
+   * fills, render stages) of a device no gpu.renderstages data source
+   * applies to; the one that does decides on its stream slices
+   * (low_overhead). */
+  const struct gp_trace_config *sources_cfg;
 } gp__tw_options;
 
 /* What a writer did, for summaries, tests and the benchmark. */

@@ -139,7 +139,9 @@ typedef struct tw_device {
   bool tracked; /* device track emitted */
   uint32_t api; /* gp_api */
   uint32_t clock_id;
-  bool no_counters; /* no gpu.counters data source applies to it */
+  bool no_counters;      /* no gpu.counters data source applies to it */
+  bool no_render_stages; /* no gpu.renderstages data source applies to it */
+  bool no_slices;        /* the one that does is low_overhead */
   tw_counter_dev ctr;
 } tw_device;
 
@@ -363,6 +365,18 @@ void gp__tw_pend(gp__tw *w, uint32_t kind, uint64_t iid, uint64_t a, uint64_t b,
 /* Makes sure the device is known (GpuInfo written, clock followed;
  * writer_devices.c). */
 void gp__tw_device_seen(gp__tw *w, uint32_t device_id);
+
+/* Whether the GPU work of device dev is written: a gpu.renderstages data
+ * source applies to it (a vendor suffix may name other devices). */
+static inline bool gp__tw_work_written(gp__tw *w, uint32_t dev) {
+  if (!w->o.render_stages)
+    return false;
+  if (!w->o.work_by_vendor || dev >= TW_MAX_DEVICES)
+    return true;
+  if (!w->dev[dev].known)
+    gp__tw_device_seen(w, dev);
+  return !w->dev[dev].no_render_stages;
+}
 
 /* The pid and tid as written (virtual ones in deterministic mode). */
 uint32_t gp__tw_pid(gp__tw *w, uint32_t pid);

@@ -82,8 +82,19 @@ void gp__tw_device_seen(gp__tw *w, uint32_t device_id) {
   if (gp__tw_device_info(w, device_id, &di) == 0) {
     d->api = di.api;
     d->clock_id = di.clock_id;
-    d->no_counters = w->o.counters_cfg &&
-                     gp__trace_config_counters_for(w->o.counters_cfg, &di) < 0;
+    const gp_trace_config *cfg = w->o.sources_cfg;
+    if (cfg) {
+      d->no_counters = gp__trace_config_source_for(
+                           cfg, GP_DATA_SOURCE_GPU_COUNTERS, &di) < 0;
+      int rs = gp__trace_config_source_for(cfg, GP_DATA_SOURCE_GPU_RENDERSTAGES,
+                                           &di);
+      gp_data_source_info ds;
+      d->no_render_stages = rs < 0;
+      d->no_slices =
+          rs >= 0 &&
+          gp_trace_config_get_data_source(cfg, (uint32_t)rs, &ds) == 0 &&
+          ds.low_overhead;
+    }
   }
   if (device_id + 1 > w->num_devices)
     w->num_devices = device_id + 1;

@@ -598,8 +598,13 @@ WORK_STEP uint64_t work_prepare(gp__tw *w, const gpu_work *g,
   *site = NULL;
   if (g->device < TW_MAX_DEVICES && !w->dev[g->device].known)
     gp__tw_device_seen(w, g->device);
+  /* A stream is on one device: whether it has slices is the same for
+   * every op with this key. */
+  bool slices = w->o.stream_slices &&
+                !(w->o.work_by_vendor && g->device < TW_MAX_DEVICES &&
+                  w->dev[g->device].no_slices);
   uint64_t stream_uuid = 0;
-  if (w->o.stream_slices)
+  if (slices)
     stream_uuid = stream_track(w, g->device, g->context, g->stream);
   *ctx_iid = context_iid(w, g->context, g->device);
   *q_iid = queue_iid(w, g->device, g->queue);
@@ -613,7 +618,7 @@ WORK_STEP uint64_t work_prepare(gp__tw *w, const gpu_work *g,
       g->device >= TW_MAX_DEVICES || g->queue >= TW_DIRECT_QUEUES ||
       g->stage >= GP_ARRAY_SIZE(w->stage_gen))
     return stream_uuid;
-  if (w->o.stream_slices) {
+  if (slices) {
     if (c->key != key || !c->uuid)
       return stream_uuid;
   } else if (c->key != key) {

@@ -324,12 +324,15 @@ void gp__session_writer_options(const gp_trace_config *cfg, uint32_t seq,
   const char *hid = getenv("GPUPERF_HOST_IDENTITY");
   o->host_identity = !(hid && strcmp(hid, "0") == 0);
   o->fd = fd;
-  o->counters_cfg = cfg;
+  o->sources_cfg = cfg;
   gp_data_source_info ds;
   for (uint32_t i = 0; gp_trace_config_get_data_source(cfg, i, &ds) == 0; i++) {
     if (ds.kind == GP_DATA_SOURCE_GPU_RENDERSTAGES) {
+      /* Each device's own data source says whether its work has
+       * stream slices (writer_devices.c); some may. */
       o->render_stages = true;
-      o->stream_slices = !ds.low_overhead;
+      o->stream_slices |= !ds.low_overhead;
+      o->work_by_vendor |= *ds.vendor && strcmp(ds.vendor, "gpuperf") != 0;
     } else if (ds.kind == GP_DATA_SOURCE_GPU_COUNTERS) {
       o->counters = true;
     } else if (ds.kind == GP_DATA_SOURCE_GPU_LOG) {
@@ -499,8 +502,7 @@ static int session_stop(gp_session *s, bool from_helper) {
     s->helper_running = false;
   }
   /* A vendor suffix that named no device: said once, here. */
-  if (gp__session_counters_suffix_unmatched(s, s->warning,
-                                            sizeof(s->warning))) {
+  if (gp__session_suffix_unmatched(s, s->warning, sizeof(s->warning))) {
     if (s->env)
       env_warn("%s", s->warning);
   } else if (s->counter_error && s->counter_why[0]) {
@@ -676,6 +678,14 @@ int gp_session_start_from_env(gp_session **out) {
   } else if ((rc = gp_trace_config_default(&cfg)) != 0) {
     return rc;
   }
+  /* activity_ranges count the activities of every process of the
+   * recording together: the index is in a file they all map. */
+  char rpath[4200];
+  rc = gp__ranges_shared_map(dir, cfg, rpath, sizeof(rpath));
+  if (rc != 0)
+    env_warn("cannot map %s (%s): activity_ranges skip and count the "
+             "activities of this process alone, not of the whole recording",
+             rpath, gp_strerror(rc));
   uint32_t seq = 0;
   int fd = claim_file(dir, &seq);
   if (fd < 0) {
@@ -818,6 +828,7 @@ static void atfork_parent(void) {}
 
 static void atfork_child(void) {
   gp__session_counters_after_fork();
+  gp__ranges_after_fork();
   gp__producer_after_fork();
   gp__death_page_forget();
   for (int i = 0; i < MAX_SESSIONS; i++) {

@@ -133,11 +133,10 @@ int gp__session_counters_on(gp_session *s, uint32_t dev);
  * matched no device with counters so far; 0 otherwise. */
 int gp__session_counters_unmatched(const gp_session *s, char *msg, size_t size);
 
-/* Whether a gpu.counters data source with a vendor suffix has named no
- * device so far; if so, one line saying which, and what the devices'
- * vendors are, in msg. */
-bool gp__session_counters_suffix_unmatched(const gp_session *s, char *msg,
-                                           size_t size);
+/* Whether a gpu.counters or gpu.renderstages data source with a vendor
+ * suffix has named no device so far; if so, one line saying which (all
+ * such sources), and what the devices' vendors are, in msg. */
+bool gp__session_suffix_unmatched(const gp_session *s, char *msg, size_t size);
 
 /* Stops the sampling s started. */
 void gp__session_counters_stop(gp_session *s);
@@ -224,6 +223,30 @@ void gp__live_region_destroy(gp__live_region *r, bool remove);
  * _exit, abort and fatal signals; does nothing in a vfork child or
  * without such a session. */
 void gp__session_env_finish(void);
+
+/* session_ranges.c: the activity index the processes of a recording
+ * share, <dir>/activity_ranges (layout there; `gpuperf record` removes
+ * it with the parts). */
+#define GP_RANGES_FILE "activity_ranges"
+
+/*
+ * Maps <dir>/activity_ranges (making it if no process has yet) when some
+ * gpu.counters data source of cfg has activity_ranges; does nothing
+ * otherwise. The file's path goes in path, for messages. Returns 0, or
+ * -errno or GP_ENOTSUP: the data sources then count their ranges in this
+ * process alone. Either way what a process mapped for an earlier
+ * recording is no longer used.
+ */
+int gp__ranges_shared_map(const char *dir, const gp_trace_config *cfg,
+                          char *path, size_t path_size);
+
+/* The shared cell of data source `index` of the config mapped, or NULL
+ * (nothing mapped, or no cell for that index). Valid for the life of the
+ * process. */
+_Atomic uint64_t *gp__ranges_shared_cell(uint32_t index);
+
+/* In a child after fork(): resets the lock (the mapping is inherited). */
+void gp__ranges_after_fork(void);
 
 /* session_lost.c: the death page <dir>/<seq>.open of a recorded process,
  * and what it holds for session_salvage.c (layout in session_lost.c). */

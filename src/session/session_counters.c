@@ -2,10 +2,13 @@
  * session_counters.c - the counters side of tracing sessions: which
  * gpu.counters data source applies to a device (vendor suffixes), the
  * counter ids its names, globs or ids select there (or the catalog's
- * defaults), and starting and stopping sampling (counters.h).
+ * defaults), and starting and stopping sampling (counters.h); and what a
+ * session says of the vendor suffixes (of gpu.counters and
+ * gpu.renderstages) that named no device.
  */
 #include <ctype.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +64,7 @@ static bool counters_source_for(gp_session *s, uint32_t dev,
   gp_device_info di;
   if (gp_device_get_info(dev, &di) != 0)
     return false;
-  int i = gp__trace_config_counters_for(s->cfg, &di);
+  int i = gp__trace_config_source_for(s->cfg, GP_DATA_SOURCE_GPU_COUNTERS, &di);
   if (i < 0 || gp_trace_config_get_data_source(s->cfg, (uint32_t)i, out) != 0)
     return false;
   *index = (uint32_t)i;
@@ -221,9 +224,12 @@ int gp__session_counters_on(gp_session *s, uint32_t dev) {
   select_for_writer(s, dev, ids, (size_t)n, &cc);
   /* One filter pipeline per data source: its skip/count ranges count
    * the activities of all its devices together, as the seed defines
-   * them (for the data source as a whole). */
+   * them (for the data source as a whole); in a recorded process, those
+   * of the recording's other processes too (session_ranges.c). */
+  _Atomic uint64_t *cell =
+      s->env && cc.num_ranges ? gp__ranges_shared_cell(index) : NULL;
   int rc = index < GP_ARRAY_SIZE(s->filters)
-               ? gp__counters_start_shared(dev, &cc, &s->filters[index])
+               ? gp__counters_start_shared(dev, &cc, &s->filters[index], cell)
                : gp_counters_start(dev, &cc);
   if (rc == GP_EBUSY) {
     /* Sampling runs already (another session, or the application): its
@@ -266,31 +272,71 @@ int gp__session_counters_unmatched(const gp_session *s, char *msg,
   return 0;
 }
 
-/* See sessionInt.h. */
-bool gp__session_counters_suffix_unmatched(const gp_session *s, char *msg,
-                                           size_t size) {
-  gp_data_source_info ds;
-  for (uint32_t i = 0;
-       i < 64 && gp_trace_config_get_data_source(s->cfg, i, &ds) == 0; i++) {
-    if (ds.kind != GP_DATA_SOURCE_GPU_COUNTERS || !*ds.vendor ||
-        strcmp(ds.vendor, "gpuperf") == 0 || (s->suffix_hit >> i) & 1)
-      continue;
-    size_t o = (size_t)snprintf(msg, size, "%s: no device's vendor is '%s' (",
-                                ds.name, ds.vendor);
-    uint32_t ndev = 0;
-    gp_device_count(&ndev);
-    for (uint32_t d = 0; d < ndev && o < size; d++) {
-      gp_device_info di;
-      if (gp_device_get_info(d, &di) == 0)
-        o += (size_t)snprintf(msg + o, size - o, "%s%s: %s", d ? ", " : "",
-                              di.name, di.vendor ? di.vendor : "");
-    }
-    if (o < size)
-      snprintf(msg + o, size - o, "%s): it sampled nothing",
-               ndev ? "" : "no devices");
-    return true;
+/* Appends to msg[0..size) at *o, as snprintf; *o stops at size - 1. */
+static void append(char *msg, size_t size, size_t *o, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *msg, size_t size, size_t *o, const char *fmt, ...) {
+  if (*o + 1 >= size)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(msg + *o, size - *o, fmt, ap);
+  va_end(ap);
+  if (k > 0)
+    *o = *o + (size_t)k < size ? *o + (size_t)k : size - 1;
+}
+
+/* Whether some device of the process has a vendor the suffix names. */
+static bool suffix_names_a_device(const char *suffix) {
+  uint32_t ndev = 0;
+  gp_device_count(&ndev);
+  for (uint32_t d = 0; d < ndev; d++) {
+    gp_device_info di;
+    if (gp_device_get_info(d, &di) == 0 &&
+        gp__vendor_suffix_matches(suffix, &di))
+      return true;
   }
   return false;
+}
+
+/* See sessionInt.h. */
+bool gp__session_suffix_unmatched(const gp_session *s, char *msg, size_t size) {
+  gp_data_source_info ds;
+  size_t o = 0;
+  unsigned bad = 0;
+  const char *what = "";
+  for (uint32_t i = 0;
+       i < 64 && gp_trace_config_get_data_source(s->cfg, i, &ds) == 0; i++) {
+    if ((ds.kind != GP_DATA_SOURCE_GPU_COUNTERS &&
+         ds.kind != GP_DATA_SOURCE_GPU_RENDERSTAGES) ||
+        !*ds.vendor || strcmp(ds.vendor, "gpuperf") == 0)
+      continue;
+    /* Counters: a device took its samples from it. Render stages: a
+     * device's work was to be written by it (writer_devices.c). */
+    if (ds.kind == GP_DATA_SOURCE_GPU_COUNTERS
+            ? (s->suffix_hit >> i) & 1
+            : suffix_names_a_device(ds.vendor))
+      continue;
+    append(msg, size, &o, "%s%s: no device's vendor is '%s'", bad ? "; " : "",
+           ds.name, ds.vendor);
+    what = ds.kind == GP_DATA_SOURCE_GPU_COUNTERS ? "it sampled nothing"
+                                                  : "it recorded no GPU work";
+    bad++;
+  }
+  if (!bad)
+    return false;
+  append(msg, size, &o, " (");
+  uint32_t ndev = 0;
+  gp_device_count(&ndev);
+  for (uint32_t d = 0; d < ndev; d++) {
+    gp_device_info di;
+    if (gp_device_get_info(d, &di) == 0)
+      append(msg, size, &o, "%s%s: %s", d ? ", " : "", di.name,
+             di.vendor ? di.vendor : "");
+  }
+  append(msg, size, &o, "%s): %s", ndev ? "" : "no devices",
+         bad == 1 ? what : "they recorded nothing");
+  return true;
 }
 
 /* See sessionInt.h. */

@@ -78,7 +78,11 @@ GP_TEST_ENTRY(producer_shares_processes_with_traced_probes, 120)
 
 /* api: the gpu.counters config's rules (test_config_rules.c) */
 GP_TEST_ENTRY(config_activity_ranges_count_across_gpus, 60)
+GP_TEST_ENTRY(config_activity_ranges_count_across_processes, 60)
+GP_TEST_ENTRY(config_activity_ranges_unshared_warns, 60)
 GP_TEST_ENTRY(config_mode1_keeps_configured_ids, 60)
 GP_TEST_ENTRY(config_both_samplings_same_groups, 60)
 GP_TEST_ENTRY(config_unmatched_suffix_warns_once, 60)
+GP_TEST_ENTRY(config_unmatched_renderstages_suffix_warns_once, 60)
+GP_TEST_ENTRY(config_renderstages_suffix_names_devices, 60)
 GP_TEST_ENTRY(config_vendor_suffix_rule, 10)

@@ -39,7 +39,8 @@ typedef struct rec_summary {
 int rec_merge_into(const char *dir, const char *output, bool quiet,
                    rec_summary *sum, char *err, size_t err_size);
 
-/* Removes the parts, the config and the note of dir, then dir itself.
+/* Removes the parts, the config, the note and the activity index the
+ * processes shared (activity_ranges) of dir, then dir itself.
  * Returns false if dir is not empty afterwards (a process still writing). */
 bool rec_remove_parts(const char *dir);
 

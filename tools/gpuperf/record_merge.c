@@ -454,6 +454,7 @@ bool rec_remove_parts(const char *dir) {
                  (strcmp(end, ".pftrace") == 0 || strcmp(end, ".failed") == 0 ||
                   strcmp(end, ".open") == 0)) ||
                 strcmp(de->d_name, "config.pbtxt") == 0 ||
+                strcmp(de->d_name, "activity_ranges") == 0 ||
                 strcmp(de->d_name, "RECOVER") == 0;
     if (ours) {
       char path[4600];
