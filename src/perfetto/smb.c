@@ -82,12 +82,20 @@ static bool try_acquire(gp__smb_writer *w) {
   return false;
 }
 
+/* A free page, waiting as starved allows; after it once said stop, not
+ * again until a page was free: a buffer nobody drains (a service that
+ * died, or hangs) then costs one wait, not one for every chunk, so that a
+ * flush or the program's exit is never held for long. */
 static bool acquire(gp__smb_writer *w) {
   for (unsigned attempt = 0;; attempt++) {
-    if (try_acquire(w))
+    if (try_acquire(w)) {
+      w->gave_up = false;
       return true;
-    if (!w->starved || !w->starved(w->starved_user, attempt))
+    }
+    if (w->gave_up || !w->starved || !w->starved(w->starved_user, attempt)) {
+      w->gave_up = true;
       return false;
+    }
   }
 }
 

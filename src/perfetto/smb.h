@@ -102,6 +102,9 @@ typedef struct gp__smb_writer {
   size_t left;      /* bytes of the packet still to come */
   bool dropping;    /* the rest of the packet is dropped */
   size_t next_page; /* where the search for a free page starts */
+  bool gave_up;     /* starved said stop: no more waiting until a page is
+                       free again (a full buffer costs one wait, not one
+                       per chunk) */
   /* Complete chunks not yet committed. */
   gp__ipc_chunk_ref *done;
   size_t ndone, capdone;

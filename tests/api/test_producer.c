@@ -432,3 +432,31 @@ TEST(producer_unsealed_shrinking_memory_is_refused) {
   free(perr);
   free(out);
 }
+
+/* A service that never drains its 64 KiB buffer, asks for a flush, and
+ * dies 0.2 s later (issue 35's D12): the flush gives up on the full buffer
+ * after one wait, so the reader sees the service go, and the program runs
+ * to its end and exits normally (it hung for ever before). A hang fails
+ * the test through timeout(1) after 120 s; no tighter time is asserted. */
+TEST(producer_flush_into_a_full_buffer_then_death_does_not_hang) {
+  if (SANITIZED)
+    SKIP("sanitizer builds preload nothing");
+  char prog[2048];
+  snprintf(prog, sizeof(prog),
+           "(S=$(date +%%s%%N); timeout 120 '%s' --steps 600 --sleep-ms 10; "
+           "R=$?; E=$(date +%%s%%N); echo \"ran $(((E - S) / 1000000)) ms\" "
+           ">&2; exit $R)",
+           wt_build_path("tests/programs/sim_app"));
+  peer_run r;
+  with_peer(&r, "full-flush-death",
+            "--smb-kb 64 --no-drain 1 --flush-after-ms 1500 --exit-after-ms "
+            "1700 --source gpu.renderstages",
+            prog);
+  char *perr = wt_read_text(r.prog_err), *out = wt_read_text(r.out);
+  if (r.status != 0)
+    gp_test_fail(__FILE__, __LINE__, "status %d\npeer: %s\nprogram: %s",
+                 r.status, out, perr);
+  printf("%s", perr);
+  free(perr);
+  free(out);
+}

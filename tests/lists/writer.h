@@ -64,6 +64,7 @@ GP_TEST_ENTRY(producer_program_death_and_service_death, 60)
 GP_TEST_ENTRY(producer_record_vulkan, 120)
 GP_TEST_ENTRY(producer_hung_service_costs_at_most_the_handshake, 60)
 GP_TEST_ENTRY(producer_unsealed_shrinking_memory_is_refused, 60)
+GP_TEST_ENTRY(producer_flush_into_a_full_buffer_then_death_does_not_hang, 200)
 GP_TEST_ENTRY(producer_with_perfettos_service, 120)
 
 /* api: the producer through a restart of the service (the peer, and

@@ -10,7 +10,8 @@
  *                 [--counters PERIOD_NS:NAME,...] [--stop-after-ms N]
  *                 [--smb-kb N]
  *                 [--page-kb N] [--ready FILE] [--clear-after-ms N]
- *                 [--mute 1] [--shrink-smb-after-ms N]
+ *                 [--mute 1] [--shrink-smb-after-ms N] [--no-drain 1]
+ *                 [--flush-after-ms N] [--exit-after-ms N]
  *
  * It listens on PATH, accepts producers, and enables each data source
  * named by --source in every producer that registers it: SetupTracing
@@ -39,6 +40,10 @@
  * memfd sealed against shrinking and growing, as Perfetto's service makes
  * it; with --shrink-smb-after-ms N it is not sealed, and N ms after a data
  * source starts the peer shrinks it to 0 bytes: a hostile service.
+ * --no-drain 1 never frees a committed chunk (a full buffer stays full);
+ * --flush-after-ms N sends a Flush (alone) N ms after a data source
+ * starts; --exit-after-ms N then closes every connection and ends, as a
+ * service that dies.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -116,7 +121,7 @@ typedef struct conn {
 } conn;
 
 typedef struct inst {
-  bool used, stopped, stop_sent;
+  bool used, stopped, stop_sent, flush_sent;
   uint64_t id;
   conn *c;
   uint64_t start_ns;
@@ -132,6 +137,8 @@ static struct {
 } counters;
 static uint64_t next_instance = 1, next_seq = 1, next_flush = 1;
 static uint64_t stop_after_ms, clear_after_ms, shrink_after_ms;
+static uint64_t flush_after_ms, exit_after_ms; /* 0: never */
+static bool no_drain;
 static size_t smb_kb, page_kb; /* 0: the producer's hints, as the service */
 static FILE *out;
 static volatile sig_atomic_t quit;
@@ -282,7 +289,7 @@ static void start_sources(conn *c) {
     c->started[k] = true;
     for (int i = 0; i < MAX_INST; i++)
       if (!I[i].used) {
-        I[i] = (inst){true, false, false, id, c, now_ms()};
+        I[i] = (inst){.used = true, .id = id, .c = c, .start_ns = now_ms()};
         break;
       }
     st.started++;
@@ -444,7 +451,8 @@ static void on_commit(conn *c, const uint8_t *a, size_t n) {
         else if (y.id == 2)
           chunk = (uint32_t)y.value;
       }
-      read_chunk(c, page, chunk);
+      if (!no_drain) /* --no-drain: a service that never frees a chunk */
+        read_chunk(c, page, chunk);
     } else if (x.id == 3 && x.value) {
       if (x.value == pending_flush)
         st.flush_acks++;
@@ -639,6 +647,22 @@ static void timers(void) {
       sc->smb_fd = -1;
       st.shrinks++;
     }
+    if (flush_after_ms && now - in->start_ns >= flush_after_ms &&
+        !in->flush_sent) {
+      gp__pb_writer w;
+      gp__pb_writer_init(&w);
+      pending_flush = next_flush++;
+      gp__pb_begin(&w, 5); /* flush, and nothing else */
+      gp__pb_uint(&w, 1, in->id);
+      gp__pb_uint(&w, 2, pending_flush);
+      gp__pb_end(&w);
+      command(in->c, &w, -1);
+      gp__pb_writer_fini(&w);
+      st.flushes++;
+      in->flush_sent = true;
+    }
+    if (exit_after_ms && now - in->start_ns >= exit_after_ms)
+      quit = 1; /* a service that dies: every connection closed at once */
     if (clear_after_ms && now - in->start_ns >= clear_after_ms && !st.clears) {
       gp__pb_writer w;
       gp__pb_writer_init(&w);
@@ -724,6 +748,12 @@ int main(int argc, char **argv) {
         return 2;
     } else if (!strcmp(a, "--stop-after-ms"))
       stop_after_ms = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--flush-after-ms"))
+      flush_after_ms = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--exit-after-ms"))
+      exit_after_ms = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--no-drain"))
+      no_drain = strtoull(v, NULL, 10) != 0;
     else if (!strcmp(a, "--shrink-smb-after-ms"))
       shrink_after_ms = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--clear-after-ms"))
