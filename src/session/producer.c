@@ -273,9 +273,17 @@ static void *reader_main(void *arg) {
       off += (size_t)used;
     }
     if (used < 0) {
-      gp__prod_warn(
-          "the service sent a frame larger than %u bytes: disconnected",
-          GP_IPC_MAX_FRAME);
+      uint32_t n = have - off >= 4
+                       ? (uint32_t)buf[off] | (uint32_t)buf[off + 1] << 8 |
+                             (uint32_t)buf[off + 2] << 16 |
+                             (uint32_t)buf[off + 3] << 24
+                       : 0;
+      if (n == 0)
+        gp__prod_warn("the service sent a frame of 0 bytes: disconnected");
+      else
+        gp__prod_warn("the service sent a frame of %u bytes, larger than "
+                      "%u: disconnected",
+                      n, GP_IPC_MAX_FRAME - GP_IPC_HEADER);
       break;
     }
     memmove(buf, buf + off, have - off);

@@ -203,10 +203,20 @@ int gp_tp_open(const char *path, const gp_tp_options *opts, gp_tp **out,
     return gp__tp_set_error(err, -e, UINT64_MAX, "%s: %s", path, strerror(e));
   }
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    int e = S_ISDIR(st.st_mode) ? EISDIR : errno ? errno : EINVAL;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
     close(fd);
     return gp__tp_set_error(err, -e, UINT64_MAX, "%s: %s", path, strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    if (S_ISDIR(st.st_mode))
+      return gp__tp_set_error(err, -EISDIR, UINT64_MAX,
+                              "%s: is a directory, not a trace", path);
+    return gp__tp_set_error(err, -ENODEV, UINT64_MAX,
+                            "%s: not a regular file (a device or pipe): "
+                            "traces are read from files",
+                            path);
   }
   size_t size = (size_t)st.st_size;
   void *map = NULL;

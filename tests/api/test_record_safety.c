@@ -537,6 +537,19 @@ static bool parts_of(const char *dir, char *buf, size_t size) {
   return found;
 }
 
+/* -o naming a folder: said before the program runs, nothing left. */
+TEST(record_output_folder_is_refused_first) {
+  char dir[1100], parts[1300], cmd[4096];
+  snprintf(dir, sizeof(dir), "%s/out", gp_test_tmpdir());
+  ASSERT_EQ(mkdir(dir, 0755), 0);
+  char *argv[] = {(char *)cli(), "record", "-o", dir, "--", "/bin/true", NULL};
+  ASSERT_EQ(run_quietly(argv), 1);
+  ASSERT(!parts_of(gp_test_tmpdir(), parts, sizeof(parts)));
+  snprintf(cmd, sizeof(cmd), "ls '%s' | grep -q 'out\\.' && exit 1; exit 0",
+           gp_test_tmpdir());
+  ASSERT_EQ(wt_system(cmd), 0);
+}
+
 /* A full disk while the parts are joined (issue 35's D2): the previous
  * output stays as it was; what was written, whole packets only, is kept
  * beside it; the RECOVER note's command (its paths quoted for the shell,

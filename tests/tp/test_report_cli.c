@@ -128,6 +128,18 @@ TEST(report_cli_errors) {
   ASSERT(strstr(err, "empty") != NULL);
   free(out);
   free(err);
+  /* /dev/zero: an endless device that is no trace is refused at its first
+   * byte (it was read until memory ran out); query names it too. */
+  ASSERT_EQ(tp_cli(&out, &err, "report", "/dev/zero", NULL), 2);
+  one_line(err);
+  ASSERT(strstr(err, "not a Perfetto trace") != NULL);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "query", "/dev/zero", "SELECT 1", NULL), 2);
+  one_line(err);
+  ASSERT(strstr(err, "not a regular file") != NULL);
+  free(out);
+  free(err);
   /* A JSON trace is named as such. */
   const char *json = gp_test_path(1, "t.json");
   FILE *f = fopen(json, "w");

@@ -248,6 +248,12 @@ static unsigned name_leftovers(bool quiet) {
 static int record_run(const char *config, char **names, size_t nnames,
                       const char *output, bool quiet, char **cmd) {
   /* Everything is checked before anything runs or is written. */
+  struct stat ost;
+  if (stat(output, &ost) == 0 && S_ISDIR(ost.st_mode))
+    return cli_error(CLI_USAGE,
+                     "-o %s is a folder: name the trace file to write "
+                     "(e.g. %s/gpuperf.pftrace)",
+                     output, output);
   int status = cli_check_events(names, nnames);
   if (status != CLI_OK)
     return status;

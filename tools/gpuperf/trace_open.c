@@ -18,11 +18,40 @@
 #include "report.h"
 #include "trace_open.h"
 
-/* Reads all of f (malloc'ed); NULL on error with errno set. */
+/* What a stream may hold at most: half the machine's memory. */
+static size_t stream_limit(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0)
+    return (size_t)1 << 32;
+  return (size_t)pages / 2 * (size_t)page;
+}
+
+/* Whether the first byte can start a trace: a Trace's packet field (tag
+ * 0x0a), or the JSON that looks_json() names (a byte order mark, space, a
+ * brace or bracket). */
+static bool may_start_trace(unsigned char c) {
+  return c == 0x0a || c == 0xef || c == ' ' || c == '\n' || c == '\r' ||
+         c == '\t' || c == '{' || c == '[';
+}
+
+/* Reads all of f (malloc'ed); NULL on error with errno set: EILSEQ when
+ * its first byte cannot start a trace (/dev/zero, a binary that is not
+ * one: said at once, not after reading it all), EFBIG past
+ * stream_limit(). */
 static char *slurp(FILE *f, size_t *size) {
-  size_t n = 0, cap = 1 << 16;
+  size_t n = 0, cap = 1 << 16, limit = stream_limit();
   char *buf = malloc(cap);
   while (buf) {
+    if (n > 0 && !may_start_trace((unsigned char)buf[0])) {
+      free(buf);
+      errno = EILSEQ;
+      return NULL;
+    }
+    if (n >= limit) {
+      free(buf);
+      errno = EFBIG;
+      return NULL;
+    }
     if (n == cap) {
       char *p = realloc(buf, cap * 2);
       if (!p) {
@@ -141,6 +170,16 @@ int trace_open(const char *cmd, const char *path, uint32_t flags,
     int e = errno;
     if (!in)
       fclose(f);
+    if (!data && e == EILSEQ)
+      return cli_error(CLI_BAD_INPUT,
+                       "%s: not a Perfetto trace (its first byte cannot start "
+                       "one)",
+                       in ? "standard input" : path);
+    if (!data && e == EFBIG)
+      return cli_error(CLI_BAD_INPUT,
+                       "%s: more than %zu MiB from a stream, half this "
+                       "machine's memory: write it to a file and open that",
+                       in ? "standard input" : path, stream_limit() >> 20);
     if (!data)
       return cli_error(CLI_BAD_INPUT, "%s: %s", path, strerror(e));
     nhead = size < sizeof(head) ? size : sizeof(head);
