@@ -176,7 +176,8 @@ typedef struct gp__tp_desc {
   uint8_t child_ordering; /* ChildTracksOrdering: 0 unknown */
   bool has_rank;
   int64_t sibling_order_rank;
-  bool reserved; /* a descriptor was seen (not only a reference) */
+  bool reserved;    /* a descriptor was seen (not only a reference) */
+  uint8_t bad_tree; /* its ancestors: 1 loop, 2 too deep (events dropped) */
 } gp__tp_desc;
 
 /* How a child track merges with its siblings (Perfetto's reservation). */
@@ -518,6 +519,11 @@ typedef struct gp__tp_pkt {
   uint64_t data_off;
   size_t data_len;
 } gp__tp_pkt;
+
+/* A TrackDescriptor packet where it falls in the sorted order (its track
+ * was reserved when tokenized): as Perfetto's ParseTrackDescriptor, a tree
+ * of ancestors that cannot be resolved is counted (parse_track.c). */
+int gp__tp_parse_track_descriptor(gp__tp_importer *imp, const gp__tp_pkt *p);
 
 /* Parsers, by packet data field (parse_*.c). Each returns 0 or an error
  * recorded with gp__tp_fail. */

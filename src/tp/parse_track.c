@@ -22,7 +22,7 @@
 #include "gpuperf/error.h"
 #include "tp/import.h"
 
-#define MAX_PARENTS 16
+#define MAX_PARENTS 100 /* ancestors, as Perfetto's kMaxAncestors */
 #define MAX_EXTRA 64
 
 enum {
@@ -307,13 +307,76 @@ static int source_args(gp__tp_importer *imp, const gp__tp_desc *d, bool root,
   return 0;
 }
 
+/* Whether descriptor di's ancestors make a tree Perfetto resolves
+ * (track_event_tracker.cc, IsTrackHierarchyValid): each described, no
+ * loop, the root reached within MAX_PARENTS steps (at most 99 ancestors).
+ * Counts the stat of the fault: the event is dropped. A loop or a chain too
+ * deep cannot change (a uuid keeps its first descriptor's parent), so it is
+ * remembered; a parent not yet described may be later. */
+static bool tree_ok(gp__tp_importer *imp, uint32_t di) {
+  gp__tp_desc *d = &imp->descs.v[di];
+  if (d->bad_tree) {
+    gp__tp_stat(imp,
+                d->bad_tree == 1
+                    ? GP_TP_STAT_track_event_track_hierarchy_loop
+                    : GP_TP_STAT_track_event_track_hierarchy_too_deep,
+                1);
+    return false;
+  }
+  uint64_t seen[MAX_PARENTS];
+  uint64_t cur = d->uuid;
+  for (int i = 0; i < MAX_PARENTS; i++) {
+    if (cur == 0)
+      return true;
+    for (int j = 0; j < i; j++)
+      if (seen[j] == cur) {
+        d->bad_tree = 1;
+        gp__tp_stat(imp, GP_TP_STAT_track_event_track_hierarchy_loop, 1);
+        return false;
+      }
+    uint64_t *ci = gp__tp_map_get(&imp->desc_by_uuid, cur);
+    const gp__tp_desc *c = ci ? &imp->descs.v[*ci] : NULL;
+    if (i > 0 && (!c || !c->reserved)) {
+      gp__tp_stat(imp, GP_TP_STAT_track_hierarchy_missing_uuid, 1);
+      return false;
+    }
+    seen[i] = cur;
+    cur = c ? c->parent_uuid : 0;
+  }
+  d->bad_tree = 2;
+  gp__tp_stat(imp, GP_TP_STAT_track_event_track_hierarchy_too_deep, 1);
+  return false;
+}
+
+/* See import.h. */
+int gp__tp_parse_track_descriptor(gp__tp_importer *imp, const gp__tp_pkt *p) {
+  gp__pb_reader r;
+  gp__pb_field f;
+  gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
+  uint64_t uuid = 0;
+  int rc;
+  while ((rc = gp__tp_pb_next(&r, &f)) > 0)
+    if (f.id == 1 && f.wire_type == GP_PB_VARINT)
+      uuid = f.value;
+  uint64_t *di =
+      rc == 0 && uuid ? gp__tp_map_get(&imp->desc_by_uuid, uuid) : NULL;
+  if (di && imp->descs.v[*di].track == GP_TP_NONE)
+    tree_ok(imp, (uint32_t)*di);
+  return 0; /* a bad descriptor was counted when tokenized */
+}
+
 /* The track of descriptor di, made (with its parents) at the first event
- * on it, an event of sequence seq. */
+ * on it, an event of sequence seq; GP_TP_NONE (the event is dropped, and
+ * counted) where its ancestors do not make a tree (tree_ok). */
 static int desc_track(gp__tp_importer *imp, uint32_t di, int depth,
                       uint32_t seq, uint32_t *out) {
   gp__tp_desc d = imp->descs.v[di];
   if (d.track != GP_TP_NONE) {
     *out = d.track;
+    return 0;
+  }
+  if (depth == 0 && !tree_ok(imp, di)) {
+    *out = GP_TP_NONE;
     return 0;
   }
   uint32_t parent = GP_TP_NONE;
@@ -681,7 +744,7 @@ static int counter_value(gp__tp_importer *imp, uint32_t di, int64_t ts,
                          uint64_t uuid, bool with_args) {
   uint32_t track, row, args = GP_TP_NONE;
   int rc = desc_track(imp, di, 0, p->seq_id, &track);
-  if (rc)
+  if (rc || track == GP_TP_NONE)
     return rc;
   if (with_args) {
     uint32_t passthrough = GP_TP_NONE;
@@ -779,7 +842,7 @@ int gp__tp_parse_track_event(gp__tp_importer *imp, const gp__tp_pkt *p) {
   uint32_t track, cat, name = GP_TP_NONE, args, slice = GP_TP_NONE;
   uint32_t passthrough = GP_TP_NONE;
   if ((rc = desc_track(imp, d, 0, uuid ? p->seq_id : 0, &track)) ||
-      (rc = categories(imp, p, &e, &cat)) ||
+      track == GP_TP_NONE || (rc = categories(imp, p, &e, &cat)) ||
       (uuid && (rc = passthrough_utid(imp, p, track, &passthrough))))
     return rc;
   if (e.has_name_iid)

@@ -376,7 +376,9 @@ static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
                                     t->data_len);
   case PKT_TRACK_DESCRIPTOR: {
     int rc = tokenize_descriptor(imp, t, machine_row(imp, t));
-    return rc ? rc : push_skip(imp, gen, ts, lenoff);
+    if (rc || ts < 0) /* a negative time: as push_skip() */
+      return rc;
+    break; /* parsed in its place too: gp__tp_parse_track_descriptor() */
   }
   case PKT_TRACE_CONFIG: {
     int rc = gp__tp_tokenize_trace_config(imp, t->data, t->data_len);
@@ -685,6 +687,8 @@ static int parse_entry(gp__tp_importer *imp, const gp__tp_entry *e) {
     return gp__tp_parse_vulkan_api(imp, &pk);
   case PKT_TRACK_EVENT:
     return gp__tp_parse_track_event(imp, &pk);
+  case PKT_TRACK_DESCRIPTOR:
+    return gp__tp_parse_track_descriptor(imp, &pk);
   default:
     return 0;
   }

@@ -74,6 +74,12 @@ typedef struct gp__tp_arg {
     "Packets with previous_packet_dropped set: the producer lost data")        \
   X(track_event_parser_errors, "info", "analysis",                             \
     "Track events that could not be imported (unknown track uuid, ...)")       \
+  X(track_event_track_hierarchy_loop, "error", "analysis",                     \
+    "Track events dropped: their track is its own ancestor")                   \
+  X(track_event_track_hierarchy_too_deep, "error", "analysis",                 \
+    "Track events dropped: their track has more than 100 ancestors")           \
+  X(track_hierarchy_missing_uuid, "info", "analysis",                          \
+    "Track events dropped: an ancestor of their track was never described")    \
   X(track_event_tokenizer_errors, "info", "analysis",                          \
     "Track descriptors or events that could not be tokenized")                 \
   X(track_event_missing_timestamp, "error", "analysis",                        \

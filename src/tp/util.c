@@ -102,7 +102,9 @@ bool gp__tp_vec_grow(void **v, size_t *cap, size_t *ready, size_t n,
       make_ready(*v, *cap, ready, want, elem);
     return true;
   }
-  size_t ncap = *cap ? *cap : 2; /* many vectors hold one element: one per queue or track */
+  size_t ncap =
+      *cap ? *cap
+           : 2; /* many vectors hold one element: one per queue or track */
   while (ncap < want) {
     size_t next = ncap + ncap / 2 + 16;
     if (next < ncap)

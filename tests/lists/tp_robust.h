@@ -21,6 +21,7 @@ GP_TEST_ENTRY(tp_cli_terminal_output_escaped, 30)
 /* our tables against Perfetto v58.2's (test_parity.c) */
 GP_TEST_ENTRY(tp_parity_demo_tables, 60)
 GP_TEST_ENTRY(tp_parity_track_descriptor_rules, 20)
+GP_TEST_ENTRY(tp_parity_track_hierarchy_faults, 30)
 GP_TEST_ENTRY(tp_parity_recorded_opencl, 120)
 GP_TEST_ENTRY(tp_parity_conformance_tables, 120)
 GP_TEST_ENTRY(tp_parity_demo_all_tables, 60)

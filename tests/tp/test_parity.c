@@ -224,6 +224,50 @@ TEST(tp_parity_track_descriptor_rules) {
   gp_tp_close(tp);
 }
 
+/* Track trees Perfetto does not resolve (track_event_tracker.cc): chains
+ * of 99 ancestors and more, a loop, a parent never described. Their events
+ * are dropped and counted, a chain of 98 is kept; the rows are
+ * trace_processor_shell v58.2's on this trace. */
+TEST(tp_parity_track_hierarchy_faults) {
+  tg t;
+  tg_init(&t);
+  /* 1 <- 2 <- ... <- 101 (101 has 100 ancestors), 102 under 101. */
+  desc(&t, 1, 0, 0, 0, "root", false, -1, NULL);
+  for (uint64_t u = 2; u <= 102; u++)
+    desc(&t, u, u - 1, 0, 0,
+         u == 101   ? "deep100"
+         : u == 102 ? "deep101"
+                    : "c",
+         false, 2, NULL);
+  desc(&t, 200, 201, 0, 0, "loopA", false, -1, NULL); /* 200 <-> 201 */
+  desc(&t, 201, 200, 0, 0, "loopB", false, -1, NULL);
+  desc(&t, 300, 999, 0, 0, "orphan", false, -1, NULL); /* 999: never */
+  desc(&t, 400, 98, 0, 0, "ok", false, -1, NULL);      /* 98 ancestors */
+  event(&t, 90, 400, false);
+  event(&t, 100, 101, false);
+  event(&t, 110, 102, false);
+  event(&t, 120, 102, false);
+  event(&t, 130, 200, false);
+  event(&t, 140, 300, false);
+  gp_tp *tp = tp_open_tg(&t);
+  tg_fini(&t);
+  tp_expect(tp,
+            "SELECT t.name, count(*) AS n FROM slice s JOIN track t ON "
+            "s.track_id = t.id GROUP BY 1 ORDER BY 1",
+            "\"name\",\"n\"\n\"ok\",1");
+  /* Counted for each descriptor and each event of a bad tree: 100, 101
+   * and 102 have 99 or more ancestors (descriptors 3, events 3); the loop
+   * 2 + 1; the orphan 1 + 1. */
+  tp_expect(tp,
+            "SELECT name, value FROM stats WHERE name LIKE '%hierarchy%' "
+            "AND value > 0 ORDER BY name",
+            "\"name\",\"value\"\n"
+            "\"track_event_track_hierarchy_loop\",3\n"
+            "\"track_event_track_hierarchy_too_deep\",6\n"
+            "\"track_hierarchy_missing_uuid\",2");
+  gp_tp_close(tp);
+}
+
 /* Records the suite's OpenCL sample on PoCL into a trace; its path, or
  * NULL with *why set when it cannot be recorded here. */
 static const char *opencl_trace(const char **why) {
