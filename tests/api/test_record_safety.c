@@ -909,16 +909,17 @@ static void patch_scribble(gp__death_page *h, uint8_t *m, size_t size) {
   }
 }
 
-/* --recover of a SIGKILLed process's parts says what it salvaged and
- * lost, as record does; with its shared memory cut short (no count
- * possible), the trace and the exit status say that records were lost. */
-TEST(record_recover_says_what_was_lost) {
+/* The parts folder (path in src) of sim_app, 5 steps, recorded with
+ * render stages only and one flush a minute, SIGKILLed: its records are
+ * all in its death page. */
+static void killed_parts(char *src, size_t size) {
   const char *app = wt_build_path("tests/programs/sim_app");
-  char src[1100], cmd[4096], dir[1200], out[1300], err[1300];
-  snprintf(src, sizeof(src), "%s/parts", gp_test_tmpdir());
+  char cmd[4096];
+  snprintf(src, size, "%s/parts", gp_test_tmpdir());
   ASSERT_EQ(mkdir(src, 0755), 0);
   snprintf(cmd, sizeof(cmd), "%s/config.pbtxt", src);
   FILE *f = fopen(cmd, "w");
+  ASSERT(f != NULL);
   fprintf(f, "flush_period_ms: 60000\n"
              "data_sources { config { name: \"gpu.renderstages\" } }\n");
   fclose(f);
@@ -927,6 +928,14 @@ TEST(record_recover_says_what_was_lost) {
            "'%s' --steps 5 --die kill",
            src, src, app);
   ASSERT_EQ(wt_system(cmd), 128 + SIGKILL);
+}
+
+/* --recover of a SIGKILLed process's parts says what it salvaged and
+ * lost, as record does; with its shared memory cut short (no count
+ * possible), the trace and the exit status say that records were lost. */
+TEST(record_recover_says_what_was_lost) {
+  char src[1100], cmd[4096], dir[1200], out[1300], err[1300];
+  killed_parts(src, sizeof(src));
   for (int damaged = 0; damaged < 2; damaged++) {
     snprintf(dir, sizeof(dir), "%s/r%d", gp_test_tmpdir(), damaged);
     prepare_dir(src, dir);
@@ -974,20 +983,8 @@ TEST(record_recover_says_what_was_lost) {
  * records, never a read outside it; the real one gives every GPU event,
  * once. */
 TEST(record_salvage_checks_the_page) {
-  const char *app = wt_build_path("tests/programs/sim_app");
   char src[1100], cmd[4096], dir[1200];
-  snprintf(src, sizeof(src), "%s/parts", gp_test_tmpdir());
-  ASSERT_EQ(mkdir(src, 0755), 0);
-  snprintf(cmd, sizeof(cmd), "%s/config.pbtxt", src);
-  FILE *f = fopen(cmd, "w");
-  fprintf(f, "flush_period_ms: 60000\n"
-             "data_sources { config { name: \"gpu.renderstages\" } }\n");
-  fclose(f);
-  snprintf(cmd, sizeof(cmd),
-           "GPUPERF_RECORD_DIR='%s' GPUPERF_RECORD_CONFIG='%s/config.pbtxt' "
-           "'%s' --steps 5 --die kill",
-           src, src, app);
-  ASSERT_EQ(wt_system(cmd), 128 + SIGKILL);
+  killed_parts(src, sizeof(src));
   uint64_t n = 0;
   static const page_patch bad[] = {patch_str_used, patch_cells_out, patch_sizes,
                                    patch_noise, patch_truncate};
