@@ -3,7 +3,8 @@
 # The trace processor links SQLite and zlib; the importer has a libFuzzer
 # target (clang only): `make fuzz` builds build-fuzz/fuzz-importer, and
 # `make fuzz-run FUZZ_SECONDS=60` runs it over tests/fuzz/corpus/importer
-# with tests/fuzz/importer.dict (field tags, extreme varints).
+# with tests/fuzz/importer.dict (field tags, extreme varints), writing
+# new inputs to build-fuzz/fuzz-corpus.
 
 LDLIBS_LIB += -lsqlite3 -lz
 
@@ -33,11 +34,15 @@ $(FUZZ_BIN): tests/fuzz/fuzz_importer.c $(FUZZ_OBJS)
 	@$(if $(Q),echo "  FUZZLD  $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_LIB)
 
-# Runs the fuzzer; new interesting inputs land in the corpus directory.
+# Runs the fuzzer over the committed corpus; new interesting inputs land
+# in $(FUZZ_BUILD)/fuzz-corpus (libFuzzer writes into its first corpus
+# directory), not in the repository: merge the worth-keeping ones with
+# -merge=1 into tests/fuzz/corpus/importer by hand.
 fuzz-run: $(FUZZ_BIN)
+	@mkdir -p $(FUZZ_BUILD)/fuzz-corpus
 	$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 	  -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/importer.dict \
-	  tests/fuzz/corpus/importer
+	  $(FUZZ_BUILD)/fuzz-corpus tests/fuzz/corpus/importer
 
 -include $(FUZZ_OBJS:.o=.d)
 
