@@ -422,8 +422,7 @@ static int align(mg_input *in, size_t n, const gp_merge_options *o, char *err,
     in[k].map.slope = k ? (f->s - f0.s) / (1 + f0.s) : 0;
     in[k].resid = f->resid;
     in[k].m.snapshots = (uint32_t)in[k].npts;
-    in[k].m.uncertainty_ns =
-        k ? rt_err + ns_ceil(f->resid + f0.resid) : 0;
+    in[k].m.uncertainty_ns = k ? rt_err + ns_ceil(f->resid + f0.resid) : 0;
   }
   if (sync) {
     for (size_t k = 0; k < n; k++) {
