@@ -4,6 +4,8 @@
 #   make demo       run the simulated-GPU demo (the main job)
 #   make test       build and run the unit and API tests
 #   make test-asan  the same under AddressSanitizer + UBSan
+#   make ubsan-corpus  every CLI entry point over the fuzz corpus under
+#                   ASan + UBSan (scripts/ubsan-corpus.sh)
 #   make check-layers  no lower layer includes or calls a higher one
 #                   (docs/architecture.md)
 #   make test-tsan  the threaded tests under ThreadSanitizer (mk/tsan.mk)
@@ -65,7 +67,7 @@ CLI = $(BUILD)/gpuperf
 TEST_BIN = $(BUILD)/tests/gpuperf-tests
 DEPS_STAMP = $(BUILD)/.deps.mk
 
-.PHONY: all lib tests demo test test-python test-asan bench install uninstall clean deps \
+.PHONY: all lib tests demo test test-python test-asan ubsan-corpus bench install uninstall clean deps \
         format check-format check-layers
 
 # Keep objects of programs built by pattern rules.
@@ -166,6 +168,13 @@ test-python: $(SHARED_LIB) $(CLI)
 
 test-asan:
 	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 test
+
+# Every CLI entry point that reads a trace (query, report in each format,
+# export, diff, merge) over every file of the fuzz corpus, under ASan and
+# UBSan (the build of test-asan): fails on any sanitizer report.
+ubsan-corpus:
+	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 build-asan/gpuperf
+	scripts/ubsan-corpus.sh build-asan/gpuperf
 
 bench: $(BENCH_BINS)
 

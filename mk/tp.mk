@@ -1,9 +1,11 @@
 # mk/tp.mk - build steps of the trace processor (src/tp, tests/tp, fuzz).
 #
-# The trace processor links SQLite and zlib; the importer has a libFuzzer
-# target (clang only): `make fuzz` builds build-fuzz/fuzz-importer, and
-# `make fuzz-run FUZZ_SECONDS=60` runs it over tests/fuzz/corpus/importer
-# with tests/fuzz/importer.dict (field tags, extreme varints).
+# The trace processor links SQLite and zlib; the importer and the report
+# layer have libFuzzer targets (clang only): `make fuzz` builds
+# build-fuzz/fuzz-importer and build-fuzz/fuzz-report, and `make fuzz-run
+# FUZZ_SECONDS=60 [FUZZ_TARGET=report]` runs one over
+# tests/fuzz/corpus/importer with tests/fuzz/importer.dict (field tags,
+# extreme varints), writing new inputs to build-fuzz/fuzz-corpus-TARGET.
 
 LDLIBS_LIB += -lsqlite3 -lz
 
@@ -18,10 +20,14 @@ FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) -Iinclude -Isrc \
 FUZZ_SRCS = $(wildcard src/tp/*.c) src/perfetto/pb.c src/core/error.c
 FUZZ_OBJS = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
 FUZZ_BIN = $(FUZZ_BUILD)/fuzz-importer
+# The report layer's target reads the same corpus (traces).
+FUZZ_REPORT_OBJS = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(wildcard src/report/*.c))
+FUZZ_REPORT_BIN = $(FUZZ_BUILD)/fuzz-report
+FUZZ_TARGET ?= importer
 
 .PHONY: fuzz fuzz-run
 
-fuzz: $(FUZZ_BIN)
+fuzz: $(FUZZ_BIN) $(FUZZ_REPORT_BIN)
 
 $(FUZZ_BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -33,13 +39,24 @@ $(FUZZ_BIN): tests/fuzz/fuzz_importer.c $(FUZZ_OBJS)
 	@$(if $(Q),echo "  FUZZLD  $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_LIB)
 
-# Runs the fuzzer; new interesting inputs land in the corpus directory.
-fuzz-run: $(FUZZ_BIN)
-	$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
-	  -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/importer.dict \
-	  tests/fuzz/corpus/importer
+$(FUZZ_REPORT_BIN): tests/fuzz/fuzz_report.c $(FUZZ_OBJS) $(FUZZ_REPORT_OBJS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  FUZZLD  $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_LIB) -lm
 
--include $(FUZZ_OBJS:.o=.d)
+# Runs a fuzzer (FUZZ_TARGET=importer, the default, or report) over the
+# committed corpus; new interesting inputs land in
+# $(FUZZ_BUILD)/fuzz-corpus-$(FUZZ_TARGET) (libFuzzer writes into its
+# first corpus directory), not in the repository: merge the ones worth
+# keeping into tests/fuzz/corpus/importer with -merge=1 by hand.
+fuzz-run: $(FUZZ_BUILD)/fuzz-$(FUZZ_TARGET)
+	@mkdir -p $(FUZZ_BUILD)/fuzz-corpus-$(FUZZ_TARGET)
+	$(FUZZ_BUILD)/fuzz-$(FUZZ_TARGET) -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	  -dict=tests/fuzz/importer.dict \
+	  $(FUZZ_BUILD)/fuzz-corpus-$(FUZZ_TARGET) tests/fuzz/corpus/importer
+
+-include $(FUZZ_OBJS:.o=.d) $(FUZZ_REPORT_OBJS:.o=.d)
 
 # The fuzz corpus' seed traces (tests/fuzz/make_seeds.c).
 .PHONY: fuzz-seeds

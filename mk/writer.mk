@@ -32,22 +32,24 @@ $(BUILD)/tests/programs/perfetto_peer: $(BUILD)/obj/tests/programs/perfetto_peer
 
 -include $(BUILD)/obj/tests/programs/sim_app.d $(BUILD)/obj/tests/programs/tracedump.d
 
-# libFuzzer targets (clang): $(BUILD)/fuzz/fuzz_tconfig, fuzz_tracedump and
+# libFuzzer targets (clang): $(BUILD)/fuzz/fuzz_tconfig, fuzz_tracedump,
 # fuzz_ipc (the frames a tracing service sends a producer; its corpus is
-# tests/fuzz/corpus/ipc, replayed by the normal suite),
+# tests/fuzz/corpus/ipc, replayed by the normal suite) and fuzz_merge (two
+# traces merged and re-timed; tests/fuzz/fuzz_merge.c),
 # built by `make fuzz-writer` (not by `all`: they need clang).
 # Run one with e.g. build/fuzz/fuzz_tconfig -max_total_time=60.
 # (Its own variable: FUZZ_BUILD belongs to the importer's fuzzer, mk/tp.mk.)
 WRITER_FUZZ_BUILD = $(BUILD)
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-             -Iinclude -Isrc
+             -fno-sanitize-recover=undefined -Iinclude -Isrc
 WRITER_FUZZ_SRCS = $(foreach d,src/core src/session src/counters src/backend/sim \
                      src/backend/linux src/perfetto,$(wildcard $(d)/*.c))
 
 .PHONY: fuzz-writer
 fuzz-writer: $(WRITER_FUZZ_BUILD)/fuzz/fuzz_tconfig \
              $(WRITER_FUZZ_BUILD)/fuzz/fuzz_tracedump \
-             $(WRITER_FUZZ_BUILD)/fuzz/fuzz_ipc
+             $(WRITER_FUZZ_BUILD)/fuzz/fuzz_ipc \
+             $(WRITER_FUZZ_BUILD)/fuzz/fuzz_merge
 
 $(WRITER_FUZZ_BUILD)/fuzz/%: tests/fuzz/%.c $(WRITER_FUZZ_SRCS)
 	@mkdir -p $(@D)

@@ -195,6 +195,32 @@ GP_EXPORT int gp_tp_write_ex(gp_tp *tp, const char *sql, gp_tp_format format,
                              uint32_t flags, FILE *out,
                              gp_tp_write_stats *stats, gp_tp_error *err);
 
+/*
+ * The rules gp_tp_write_ex() writes text and numbers by, for tools that
+ * print trace strings or values themselves (gpuperf's report, export and
+ * batch query use them), so that every output follows one rule:
+ *
+ * gp_tp_put_escaped() writes s (NULL: "") as GP_TP_WRITE_ESCAPE shows
+ * text: control characters (C0, DEL, C1) as \n, \t, \r, \xNN or
+ * \u{NN}, bytes that are not UTF-8 as \xNN, the rest as it is; no byte
+ * of the output is a control character. Returns how many bytes were not
+ * UTF-8.
+ *
+ * gp_tp_put_json_string() writes s (NULL: "") as a JSON string, quotes
+ * included: control characters (C0, DEL, C1) escaped as \n, \t or
+ * \uNNNN, every byte that does not start a valid UTF-8 sequence as
+ * \ufffd. Returns how many bytes were replaced.
+ *
+ * gp_tp_put_json_number() writes v as a JSON number (%.17g, exact), or
+ * null when v is not finite (NaN, +Infinity, -Infinity): JSON has no
+ * spelling for them and every parser reads null.
+ *
+ * None of them takes ownership of out or s.
+ */
+GP_EXPORT uint64_t gp_tp_put_escaped(FILE *out, const char *s);
+GP_EXPORT uint64_t gp_tp_put_json_string(FILE *out, const char *s);
+GP_EXPORT void gp_tp_put_json_number(FILE *out, double v);
+
 #ifdef __cplusplus
 }
 #endif

@@ -331,6 +331,12 @@ static void fit(const double *x, const double *y, size_t n, double *c,
   *resid = r;
 }
 
+/* A residual in ns, rounded up, as an unsigned count (clamped: a fit of
+ * absurd clock snapshots may give any double). */
+static uint64_t ns_ceil(double r) {
+  return r > 0 ? (uint64_t)gp__mg_round_sat(ceil(r)) : 0;
+}
+
 /* REALTIME - BOOTTIME of one input as yref + c + s * (boot - pivot). */
 typedef struct rt_fit {
   int64_t pivot, yref;
@@ -348,8 +354,8 @@ static int fit_realtime(mg_input *in, rt_fit *f) {
   f->pivot = in->pts[0].x;
   f->yref = in->pts[0].y;
   for (size_t i = 0; i < n; i++) {
-    x[i] = (double)(in->pts[i].x - f->pivot);
-    y[i] = (double)(in->pts[i].y - f->yref);
+    x[i] = (double)gp__mg_sub_sat(in->pts[i].x, f->pivot);
+    y[i] = (double)gp__mg_sub_sat(in->pts[i].y, f->yref);
   }
   fit(x, y, n, &f->c, &f->s, &f->resid);
   free(x);
@@ -369,8 +375,8 @@ static int refine(mg_input *in, const mg_input *ref, uint64_t *uncert) {
   int64_t q = ref->ends[0];
   for (size_t i = 0; i < n; i++) {
     int64_t mapped = gp__mg_apply(&in->map, in->ends[i]);
-    x[i] = (double)(mapped - q);
-    y[i] = (double)(ref->ends[i] - mapped);
+    x[i] = (double)gp__mg_sub_sat(mapped, q);
+    y[i] = (double)gp__mg_sub_sat(ref->ends[i], mapped);
   }
   double c, s, r;
   fit(x, y, n, &c, &s, &r);
@@ -380,10 +386,13 @@ static int refine(mg_input *in, const mg_input *ref, uint64_t *uncert) {
    * (b - pivot). */
   mg_clock_map *m = &in->map;
   double s1 = m->slope;
-  m->off += (int64_t)llround(c + s * (double)(m->pivot + m->off - q));
+  m->off = gp__mg_add_sat(
+      m->off,
+      gp__mg_round_sat(
+          c + s * (double)gp__mg_sub_sat(gp__mg_add_sat(m->pivot, m->off), q)));
   m->slope = s1 + s + s1 * s;
   /* + 2 ns: the rounding of timestamps to whole ns, at both ends. */
-  *uncert = (uint64_t)ceil(r) + 2;
+  *uncert = ns_ceil(r) + 2;
   return 0;
 }
 
@@ -406,15 +415,14 @@ static int align(mg_input *in, size_t n, const gp_merge_options *o, char *err,
       return rc;
     const rt_fit *f = k ? &fk : &f0;
     /* boot0 = pk + (D + ck - c0 + s0 (p0 - pk)) / (1 + s0) at b = pk. */
-    double d = (double)(f->yref - f0.yref) + f->c - f0.c +
-               f0.s * (double)(f0.pivot - f->pivot);
+    double d = (double)gp__mg_sub_sat(f->yref, f0.yref) + f->c - f0.c +
+               f0.s * (double)gp__mg_sub_sat(f0.pivot, f->pivot);
     in[k].map.pivot = f->pivot;
-    in[k].map.off = k ? (int64_t)llround(d / (1 + f0.s)) : 0;
+    in[k].map.off = k ? gp__mg_round_sat(d / (1 + f0.s)) : 0;
     in[k].map.slope = k ? (f->s - f0.s) / (1 + f0.s) : 0;
     in[k].resid = f->resid;
     in[k].m.snapshots = (uint32_t)in[k].npts;
-    in[k].m.uncertainty_ns =
-        k ? rt_err + (uint64_t)ceil(f->resid + f0.resid) : 0;
+    in[k].m.uncertainty_ns = k ? rt_err + ns_ceil(f->resid + f0.resid) : 0;
   }
   if (sync) {
     for (size_t k = 0; k < n; k++) {
@@ -440,7 +448,7 @@ static int align(mg_input *in, size_t n, const gp_merge_options *o, char *err,
   }
   for (size_t k = 0; k < n; k++) {
     int64_t first = (int64_t)in[k].m.first_ts;
-    in[k].m.offset_ns = gp__mg_apply(&in[k].map, first) - first;
+    in[k].m.offset_ns = gp__mg_sub_sat(gp__mg_apply(&in[k].map, first), first);
     in[k].m.drift_ppm = in[k].map.slope * 1e6;
   }
   return 0;
@@ -506,7 +514,7 @@ static void write_summary(mg_buf *pb, const mg_input *in, size_t n,
     annotation_str(pb, "hostname", m->hostname);
     annotation_str(pb, "boot_id", m->boot_id);
     annotation_int(pb, "offset_ns", m->offset_ns);
-    annotation_int(pb, "drift_ppb", (int64_t)llround(m->drift_ppm * 1e3));
+    annotation_int(pb, "drift_ppb", gp__mg_round_sat(m->drift_ppm * 1e3));
     annotation_int(pb, "uncertainty_ns", (int64_t)m->uncertainty_ns);
     annotation_str(pb, "method", method);
     gp__mg_end(pb);
@@ -557,7 +565,13 @@ static int copy_input(mg_input *in, size_t k, uint32_t *next_seq, FILE *out,
            : rc == -EIO      ? "cannot write the output"
                              : gp_strerror(rc),
            (unsigned long long)rd.offset);
-  else if (rw.bad_time) {
+  else if (rw.huge_time) {
+    seterr(err, errsize,
+           "%s: a timestamp is past 2^63 - 1 ns, which no clock reaches; "
+           "the trace is damaged",
+           in->path);
+    rc = GP_ERANGE;
+  } else if (rw.bad_time) {
     seterr(err, errsize,
            "%s: its times fall before the start of %s's clock; put the "
            "earliest recording first",
@@ -671,7 +685,7 @@ int gp_trace_retime(const char *input, const char *output, int64_t offset_ns,
     }
     gp__mg_reader_close(&rd);
   }
-  if (rc == 0 && rw.bad_time)
+  if (rc == 0 && (rw.bad_time || rw.huge_time))
     rc = GP_ERANGE;
   if (rc == 0 && flush_out(&pb, out) != 0)
     rc = -EIO;

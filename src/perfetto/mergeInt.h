@@ -59,15 +59,41 @@ static inline void gp__mg_string(mg_buf *b, uint32_t field, const char *s) {
   gp__mg_bytes(b, field, s, strlen(s));
 }
 
-/* A linear clock map: t -> t + off + slope * (t - pivot). */
+/* a + b and a - b saturated to the int64 range: times and clock offsets
+ * come from the inputs, which may hold any 64-bit value. */
+static inline int64_t gp__mg_add_sat(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    return b > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+static inline int64_t gp__mg_sub_sat(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r))
+    return b < 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
+/* d rounded to the nearest integer, clamped to the int64 range (NaN: 0). */
+static inline int64_t gp__mg_round_sat(double d) {
+  if (!(d == d))
+    return 0;
+  if (d >= 9223372036854775807.0)
+    return INT64_MAX;
+  if (d <= -9223372036854775808.0)
+    return INT64_MIN;
+  return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+}
+
+/* A linear clock map: t -> t + off + slope * (t - pivot), saturated. */
 typedef struct mg_clock_map {
   int64_t pivot, off;
   double slope;
 } mg_clock_map;
 
 static inline int64_t gp__mg_apply(const mg_clock_map *m, int64_t t) {
-  double d = m->slope * (double)(t - m->pivot);
-  return t + m->off + (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+  double d = m->slope * (double)gp__mg_sub_sat(t, m->pivot);
+  return gp__mg_add_sat(gp__mg_add_sat(t, m->off), gp__mg_round_sat(d));
 }
 
 /* How one input's packets are rewritten. */
@@ -81,6 +107,7 @@ typedef struct mg_rewrite {
   uint32_t *next_seq;  /* the next free output sequence id */
   mg_map seqs;         /* input seq -> output seq | default clock << 32 */
   bool bad_time;       /* a timestamp fell before 0 */
+  bool huge_time;      /* a timestamp was past INT64_MAX (no clock has it) */
 } mg_rewrite;
 
 /*

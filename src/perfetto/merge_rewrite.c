@@ -346,6 +346,10 @@ static int prefix_name(mg_buf *o, const uint8_t *d, size_t n,
 }
 
 static uint64_t map_time(mg_rewrite *rw, uint64_t t) {
+  if (t > INT64_MAX) {
+    rw->huge_time = true;
+    return 0;
+  }
   int64_t v = gp__mg_apply(&rw->map, (int64_t)t);
   if (v < 0) {
     rw->bad_time = true;

@@ -323,11 +323,12 @@ typedef struct gp__pb_reader {
 } gp__pb_reader;
 
 /* Reads the fields of data[0..size). base_offset is where data starts in
- * the caller's input, for error offsets. */
+ * the caller's input, for error offsets. data may be NULL when size is 0
+ * (an empty packet). */
 static inline void gp__pb_reader_init(gp__pb_reader *r, const uint8_t *data,
                                       size_t size, uint64_t base_offset) {
   r->p = data;
-  r->end = data + size;
+  r->end = size ? data + size : data; /* NULL + 0 is undefined in C */
   r->base = data;
   r->base_offset = base_offset;
 }
@@ -381,6 +382,22 @@ static inline size_t gp__pb_get_varint(const uint8_t *p, const uint8_t *end,
     }
   }
   return 0;
+}
+
+/*
+ * Decodes a varint at p that was validated before (it is known to end
+ * within the data): a byte at a time, so that nothing past its last byte
+ * is read, as gp__pb_get_varint's 8-byte load would at the data's end.
+ * Returns the bytes used (at most 10).
+ */
+static inline size_t gp__pb_get_varint_known(const uint8_t *p, uint64_t *v) {
+  uint64_t r = 0;
+  size_t i = 0;
+  do
+    r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+  while ((p[i++] & 0x80) && i < 10);
+  *v = r;
+  return i;
 }
 
 /*

@@ -123,6 +123,15 @@ int64_t gp__report_sub_sat(int64_t a, int64_t b) {
   return a - b;
 }
 
+/* See reportInt.h. */
+int64_t gp__report_add_sat(int64_t a, int64_t b) {
+  if (b > 0 && a > INT64_MAX - b)
+    return INT64_MAX;
+  if (b < 0 && a < INT64_MIN - b)
+    return INT64_MIN;
+  return a + b;
+}
+
 /* ------------------------------------------------------------------ */
 /* Filters and views                                                    */
 
@@ -371,7 +380,7 @@ int gp_report_time(gp_tp *tp, const char *spec, bool end, int64_t *ns,
   if (parse_time(spec, &t)) {
     gp_tp_info info;
     gp_tp_get_info(tp, &info);
-    *ns = t > INT64_MAX - info.start_ts ? INT64_MAX : info.start_ts + t;
+    *ns = gp__report_add_sat(info.start_ts, t);
     return 0;
   }
   size_t n = strlen(spec);

@@ -78,8 +78,10 @@ int gp__report_each_row(gp_tp *tp, const char *sql,
 int gp__report_fail(gp_tp_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* a - b, saturated to the int64 range. */
+/* a - b and a + b, saturated to the int64 range: every sum or
+ * difference of times read from a trace goes through these. */
 int64_t gp__report_sub_sat(int64_t a, int64_t b);
+int64_t gp__report_add_sat(int64_t a, int64_t b);
 
 /* Builds the tables of r from the views gp_report_views made on tp
  * (sections.c). Returns 0 or an error with err filled. */

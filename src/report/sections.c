@@ -208,7 +208,7 @@ static void busy_close_interval(bstate *b) {
   int64_t a = b->cur0 > b->lo ? b->cur0 : b->lo;
   int64_t e = b->cur1 < b->hi ? b->cur1 : b->hi;
   if (e > a)
-    b->busy += (double)(e - a);
+    b->busy += (double)gp__report_sub_sat(e, a);
 }
 
 static void busy_flush(bstate *b) {
@@ -239,7 +239,7 @@ static void busy_row(gp_tp_rows *r, void *user) {
   const char *key = text(r, 0);
   int lc = b->label_cols;
   int64_t ts = gp_tp_rows_int(r, 1 + lc), dur = gp_tp_rows_int(r, 2 + lc);
-  int64_t te = dur > INT64_MAX - ts ? INT64_MAX : ts + dur;
+  int64_t te = gp__report_add_sat(ts, dur);
   if (!b->open || strcmp(key, b->key) != 0) {
     busy_flush(b);
     free(b->key);
@@ -364,8 +364,9 @@ static void counter_flush(cstate *s) {
   if (*s->t->oom) /* the row may be missing; the report is dropped */
     return;
   if (s->end > s->last_ts) {
-    s->wsum += s->last * (double)(s->end - s->last_ts);
-    s->wdur += (double)(s->end - s->last_ts);
+    double held = (double)gp__report_sub_sat(s->end, s->last_ts);
+    s->wsum += s->last * held;
+    s->wdur += held;
   }
   gp__rcell *row = &s->t->cells[(s->t->nrows - 1) * (size_t)s->t->ncols];
   row[3].value = (double)s->n;
@@ -394,8 +395,9 @@ static void counter_row(gp_tp_rows *r, void *user) {
     s->sum = s->wsum = s->wdur = 0;
     s->min = s->max = v;
   } else {
-    s->wsum += s->last * (double)(ts - s->last_ts);
-    s->wdur += (double)(ts - s->last_ts);
+    double held = (double)gp__report_sub_sat(ts, s->last_ts);
+    s->wsum += s->last * held;
+    s->wdur += held;
   }
   s->min = v < s->min ? v : s->min;
   s->max = v > s->max ? v : s->max;

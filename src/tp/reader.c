@@ -646,18 +646,21 @@ static int tokenize_packets(gp__tp_importer *imp, uint64_t off, uint64_t end,
 /* Parsing                                                               */
 
 static int parse_entry(gp__tp_importer *imp, const gp__tp_entry *e) {
+  /* A skipped packet's ref is its length varint, not a field: nothing
+   * to decode (decoding it as tag and length read past a packet that
+   * ended the input). */
+  if (gp__tp_ref_kind(e->ref) == GP_TP_ENT_SKIP)
+    return 0;
   uint64_t off = gp__tp_ref_off(e->ref);
   const uint8_t *p = gp__tp_src(imp, off);
   uint32_t gen = gp__tp_ref_gen(e->ref);
   /* The field was validated when tokenized: its tag and length varints
    * end before the data does, so they decode without a bound check. */
   uint64_t tag = 0, len = 0;
-  size_t nt = gp__pb_get_varint(p, p + 10, &tag);
-  size_t nl = gp__pb_get_varint(p + nt, p + nt + 10, &len);
+  size_t nt = gp__pb_get_varint_known(p, &tag);
+  size_t nl = gp__pb_get_varint_known(p + nt, &len);
   uint64_t data_off = off + nt + nl;
   const gp__tp_gen *g = &imp->gens.v[gen];
-  if (gp__tp_ref_kind(e->ref) == GP_TP_ENT_SKIP)
-    return 0;
   if (gp__tp_ref_kind(e->ref) == GP_TP_ENT_FTRACE)
     return gp__tp_parse_ftrace_event(imp, e->ts, data_off, (size_t)len,
                                      g->machine);
@@ -706,7 +709,7 @@ static int retry_deferred(gp__tp_importer *imp) {
     uint64_t off = gp__tp_ref_off(d->ref);
     const uint8_t *p = gp__tp_src(imp, off);
     uint64_t len = 0;
-    size_t nl = gp__pb_get_varint(p, p + 10, &len);
+    size_t nl = gp__pb_get_varint_known(p, &len);
     top t;
     int rc = decode_top(imp, p + nl, (size_t)len, &t);
     if (!rc)

@@ -11,7 +11,9 @@
  * output is a terminal) the table and CSV formats show control
  * characters (C0, DEL, C1) and invalid bytes escaped as \n, \t, \xNN or
  * \u{NN}; without it they are written as they are (CSV stays byte for
- * byte Perfetto's).
+ * byte Perfetto's). Doubles that are not finite are null in JSON. The
+ * same rules are public (gp_tp_put_escaped, gp_tp_put_json_string,
+ * gp_tp_put_json_number) so that every tool prints by them.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -133,6 +135,15 @@ static char *term_escape(const char *s, uint64_t *invalid) {
   return b.p;
 }
 
+/* See tp.h. */
+uint64_t gp_tp_put_escaped(FILE *out, const char *s) {
+  uint64_t invalid = 0;
+  char *e = term_escape(s ? s : "", &invalid);
+  fputs(e ? e : "?", out);
+  free(e);
+  return invalid;
+}
+
 typedef struct wctx {
   FILE *out;
   uint32_t flags;
@@ -141,13 +152,10 @@ typedef struct wctx {
 
 /* Writes s as the text of a cell: escaped if asked. */
 static void put_text(wctx *w, const char *s) {
-  if (!(w->flags & GP_TP_WRITE_ESCAPE)) {
+  if (!(w->flags & GP_TP_WRITE_ESCAPE))
     fputs(s, w->out);
-    return;
-  }
-  char *e = term_escape(s, &w->st->invalid_utf8);
-  fputs(e ? e : "?", w->out);
-  free(e);
+  else
+    w->st->invalid_utf8 += gp_tp_put_escaped(w->out, s);
 }
 
 /* A value as Perfetto's diff-test CSV writes it. */
@@ -174,17 +182,22 @@ static void csv_value(wctx *w, const gp_tp_rows *r, int c) {
   }
 }
 
-/* s as a JSON string: always valid UTF-8, invalid bytes as U+FFFD. */
-static void json_string(wctx *w, const char *s) {
-  FILE *out = w->out;
+/* See tp.h. */
+uint64_t gp_tp_put_json_string(FILE *out, const char *s) {
+  uint64_t invalid = 0;
+  if (!s)
+    s = "";
   const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
   fputc('"', out);
   while (p < end) {
     size_t n = utf8_len(p, end);
     if (n == 0) {
       fputs("\\ufffd", out);
-      w->st->invalid_utf8++;
+      invalid++;
       p++;
+    } else if (n == 2 && utf8_cp(p, n) < 0xa0) { /* C1 controls */
+      fprintf(out, "\\u%04x", utf8_cp(p, n));
+      p += n;
     } else if (n > 1) {
       fwrite(p, 1, n, out);
       p += n;
@@ -203,6 +216,20 @@ static void json_string(wctx *w, const char *s) {
     }
   }
   fputc('"', out);
+  return invalid;
+}
+
+/* See tp.h. */
+void gp_tp_put_json_number(FILE *out, double v) {
+  if (isfinite(v))
+    fprintf(out, "%.17g", v);
+  else
+    fputs("null", out);
+}
+
+/* s as a JSON string: always valid UTF-8, invalid bytes as U+FFFD. */
+static void json_string(wctx *w, const char *s) {
+  w->st->invalid_utf8 += gp_tp_put_json_string(w->out, s);
 }
 
 static void json_value(wctx *w, const gp_tp_rows *r, int c) {
@@ -211,14 +238,9 @@ static void json_value(wctx *w, const gp_tp_rows *r, int c) {
   case GP_TP_INT:
     fprintf(out, "%" PRId64, gp_tp_rows_int(r, c));
     break;
-  case GP_TP_REAL: {
-    double d = gp_tp_rows_real(r, c);
-    if (isfinite(d))
-      fprintf(out, "%.17g", d);
-    else
-      fputs("null", out);
+  case GP_TP_REAL:
+    gp_tp_put_json_number(out, gp_tp_rows_real(r, c));
     break;
-  }
   case GP_TP_TEXT:
     json_string(w, gp_tp_rows_text(r, c));
     break;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gpuperf/error.h"
 #include "gpuperf/merge.h"
@@ -379,4 +380,31 @@ TEST(merge_failure_keeps_the_output) {
   struct stat st;
   ASSERT_EQ(stat(out, &st), 0);
   ASSERT(st.st_size > 10);
+}
+
+/* Issue 35 D4: a render stage at ts 2^63 + 7 (B) once overflowed the
+ * clock map (signed, undefined: make test-asan's UBSan stops on it).
+ * Each order, and B with itself, is refused with the reason. A merges
+ * with itself (the time is ordinary there). */
+TEST(merge_time_past_int64_is_refused) {
+  char a[1100], b[1100], out[1100];
+  snprintf(a, sizeof(a), "%s/A", gp_test_tmpdir());
+  snprintf(b, sizeof(b), "%s/B", gp_test_tmpdir());
+  snprintf(out, sizeof(out), "%s/m", gp_test_tmpdir());
+  write_hex(a, "0a1c32180a080806108094ebdc030a0c080110808090bbbad6adf00d5063"
+               "0a17408594ebdc035001aa030c08011005180058008a01016b");
+  write_hex(b, "0a1c32180a080806108094ebdc030a0c080110808090bbbad6adf00d5063"
+               "0a1c40878080808080808080015001aa030c08011005180058008a01016b");
+  const char *pairs[3][2] = {{a, b}, {b, a}, {b, b}};
+  for (int i = 0; i < 3; i++) {
+    char err[256] = "";
+    ASSERT_EQ(gp_trace_merge(pairs[i], 2, out, NULL, NULL, err, sizeof(err)),
+              GP_ERANGE);
+    ASSERT(strstr(err, "past 2^63 - 1 ns") != NULL);
+    ASSERT(strncmp(err, b, strlen(b)) == 0);
+    ASSERT(access(out, F_OK) != 0);
+  }
+  const char *aa[2] = {a, a};
+  char err[256] = "";
+  ASSERT_EQ(gp_trace_merge(aa, 2, out, NULL, NULL, err, sizeof(err)), 0);
 }

@@ -84,9 +84,15 @@ void cli_enable_vulkan_layer(void);
  */
 bool cli_vulkan_manifest_dir(char *buf, size_t size);
 
-/* Prints "gpuperf: " and the message to stderr; returns status. */
+/* Prints "gpuperf: " and the message to stderr, control characters in it
+ * (from file names, trace strings) escaped as gp_tp_put_escaped() does
+ * and its own line breaks kept; returns status. */
 int cli_error(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* s (a file name, a trace string) escaped as gp_tp_put_escaped() does,
+ * cut to fit, into buf; returns buf. */
+const char *cli_escaped(char *buf, size_t size, const char *s);
 
 /*
  * Parses a whole decimal number in [min, max] into *out. Returns false (and

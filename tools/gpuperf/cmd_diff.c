@@ -155,11 +155,15 @@ int cmd_diff(int argc, char **argv) {
     }
   }
   if (strcmp(format, "csv") == 0) {
-    report_print_csv(d, stdout);
+    report_print_csv(d, stdout, isatty(STDOUT_FILENO));
   } else if (strcmp(format, "json") == 0) {
     report_print_json(d, stdout);
   } else {
-    printf("gpuperf diff: A = %s, B = %s\n", files[0], files[1]);
+    fputs("gpuperf diff: A = ", stdout);
+    report_put_clean(stdout, files[0], 0, false);
+    fputs(", B = ", stdout);
+    report_put_clean(stdout, files[1], 0, false);
+    fputc('\n', stdout);
     printf("kernel time %+.1f%%, copy time %+.1f%%, GPU busy %+.1f%%\n",
            change(ra, rb, "total"), change(ra, rb, "copies"),
            change(ra, rb, "busy"));

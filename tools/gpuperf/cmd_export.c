@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,19 +53,6 @@ static void usage(FILE *f) {
           "error.\n");
 }
 
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    if (*p == '"' || *p == '\\')
-      fprintf(f, "\\%c", *p);
-    else if (*p < 0x20)
-      fprintf(f, "\\u%04x", *p);
-    else
-      fputc(*p, f);
-  }
-  fputc('"', f);
-}
-
 /* ns as exact microseconds: "1234.567". */
 static void us(FILE *f, int64_t ns) {
   if (ns < 0) {
@@ -94,7 +82,7 @@ static void meta_row(gp_tp_rows *r, void *user) {
           ",\"args\":{\"name\":",
           proc ? "process_name" : "thread_name", gp_tp_rows_int(r, 0),
           gp_tp_rows_int(r, 1));
-  json_str(j->f, gp_tp_rows_text(r, 3));
+  gp_tp_put_json_string(j->f, gp_tp_rows_text(r, 3));
   fputs("}}", j->f);
 }
 
@@ -108,9 +96,9 @@ static void slice_row(gp_tp_rows *r, void *user) {
   fputs(",\"dur\":", j->f);
   us(j->f, gp_tp_rows_int(r, 3));
   fputs(",\"name\":", j->f);
-  json_str(j->f, gp_tp_rows_text(r, 4));
+  gp_tp_put_json_string(j->f, gp_tp_rows_text(r, 4));
   fputs(",\"cat\":", j->f);
-  json_str(j->f, gp_tp_rows_text(r, 5));
+  gp_tp_put_json_string(j->f, gp_tp_rows_text(r, 5));
   if (gp_tp_rows_type(r, 6) != GP_TP_NULL)
     fprintf(j->f, ",\"args\":{\"bytes\":%" PRId64 "}", gp_tp_rows_int(r, 6));
   fputc('}', j->f);
@@ -124,8 +112,10 @@ static void counter_row(gp_tp_rows *r, void *user) {
           "{\"ph\":\"C\",\"pid\":%" PRId64 ",\"ts\":", gp_tp_rows_int(r, 0));
   us(j->f, gp_tp_rows_int(r, 1));
   fputs(",\"name\":", j->f);
-  json_str(j->f, gp_tp_rows_text(r, 2));
-  fprintf(j->f, ",\"args\":{\"value\":%.17g}}", gp_tp_rows_real(r, 3));
+  gp_tp_put_json_string(j->f, gp_tp_rows_text(r, 2));
+  fputs(",\"args\":{\"value\":", j->f);
+  gp_tp_put_json_number(j->f, gp_tp_rows_real(r, 3));
+  fputs("}}", j->f);
 }
 
 #define STR(x) #x
@@ -192,7 +182,7 @@ static int chrome_json(gp_tp *tp, FILE *f) {
   return 0;
 }
 
-static int csv_table(gp_tp *tp, const char *table, FILE *f) {
+static int csv_table(gp_tp *tp, const char *table, FILE *f, bool escape) {
   const char *sql;
   if (strcmp(table, "work") == 0)
     sql = "SELECT w.ts AS ts_ns, w.dur AS dur_ns, coalesce(g.gpu, w.ugpu) AS "
@@ -225,19 +215,17 @@ static int csv_table(gp_tp *tp, const char *table, FILE *f) {
       case GP_TP_INT:
         fprintf(f, "%" PRId64, gp_tp_rows_int(r, c));
         break;
-      case GP_TP_REAL:
-        fprintf(f, "%.17g", gp_tp_rows_real(r, c));
-        break;
-      case GP_TP_TEXT: {
-        fputc('"', f);
-        for (const char *s = gp_tp_rows_text(r, c); *s; s++) {
-          if (*s == '"')
-            fputc('"', f);
-          fputc(*s, f);
-        }
-        fputc('"', f);
+      case GP_TP_REAL: {
+        double v = gp_tp_rows_real(r, c);
+        if (isinf(v)) /* as the report's CSV: what strtod reads */
+          fputs(v > 0 ? "inf" : "-inf", f);
+        else
+          fprintf(f, "%.17g", v);
         break;
       }
+      case GP_TP_TEXT:
+        report_put_csv_str(f, gp_tp_rows_text(r, c), escape);
+        break;
       default:
         break;
       }
@@ -318,8 +306,9 @@ int cmd_export(int argc, char **argv) {
   if (!rc && out && !(f = fopen(tmp, "w")))
     rc = cli_error(CLI_BAD_INPUT, "%s: %s", out, strerror(errno));
   if (!rc)
-    rc = strcmp(format, "csv") == 0 ? csv_table(tp, table, f)
-                                    : chrome_json(tp, f);
+    rc = strcmp(format, "csv") == 0
+             ? csv_table(tp, table, f, f == stdout && isatty(1))
+             : chrome_json(tp, f);
   if (f == stdout && fflush(stdout) != 0 && !rc)
     rc = cli_error(CLI_BAD_INPUT, "export: writing: %s", strerror(errno));
   if (f && f != stdout) {

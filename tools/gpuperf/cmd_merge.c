@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "gpuperf/merge.h"
+#include "gpuperf/tp.h"
 
 static void merge_usage(FILE *out) {
   fprintf(out,
@@ -55,11 +56,16 @@ static void print_machines(const char *const *inputs, size_t n,
     double off = (double)m[k].offset_ns;
     snprintf(b1, sizeof(b1), "%s%s", off < 0 ? "-" : "",
              cli_fmt_ns(b2, sizeof(b2), off < 0 ? -off : off));
-    printf("%-24.24s %-16.16s %10u %16s %9.3f ppm %14s  %s\n", inputs[k], host,
-           m[k].machine_id, b1, m[k].drift_ppm,
+    char in_s[256], host_s[256];
+    printf("%-24.24s %-16.16s %10u %16s %9.3f ppm %14s  %s\n",
+           cli_escaped(in_s, sizeof(in_s), inputs[k]),
+           cli_escaped(host_s, sizeof(host_s), host), m[k].machine_id, b1,
+           m[k].drift_ppm,
            cli_fmt_ns(b2, sizeof(b2), (double)m[k].uncertainty_ns), method);
   }
-  printf("merged %zu machine%s into %s\n", n, n == 1 ? "" : "s", output);
+  char out_s[4096];
+  printf("merged %zu machine%s into %s\n", n, n == 1 ? "" : "s",
+         cli_escaped(out_s, sizeof(out_s), output));
 }
 
 /* See cli.h. */

@@ -166,7 +166,7 @@ int cmd_report(int argc, char **argv) {
   trace_progress_end();
   if (!rc) {
     if (strcmp(format, "csv") == 0)
-      report_print_csv(r, stdout);
+      report_print_csv(r, stdout, isatty(STDOUT_FILENO));
     else if (strcmp(format, "json") == 0)
       report_print_json(r, stdout);
     else

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "cli_cuda.h"
+#include "gpuperf/tp.h"
 
 typedef struct command {
   const char *name;
@@ -79,12 +80,42 @@ static void usage(FILE *out) {
 /* See cli.h. */
 int cli_error(int status, const char *fmt, ...) {
   va_list ap;
-  fputs("gpuperf: ", stderr);
+  char *msg = NULL;
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  int n = vasprintf(&msg, fmt, ap);
   va_end(ap);
+  fputs("gpuperf: ", stderr);
+  if (n < 0) {
+    fputs(fmt, stderr); /* out of memory: at least what went wrong */
+  } else {
+    /* File names and trace strings in the message cannot drive the
+     * terminal; the message's own line breaks stay. */
+    for (char *line = msg, *nl; line; line = nl) {
+      if ((nl = strchr(line, '\n')))
+        *nl++ = '\0';
+      gp_tp_put_escaped(stderr, line);
+      if (nl)
+        fputc('\n', stderr);
+    }
+  }
+  free(msg);
   fputc('\n', stderr);
   return status;
+}
+
+/* See cli.h. */
+const char *cli_escaped(char *buf, size_t size, const char *s) {
+  FILE *m = size > 1 ? fmemopen(buf, size, "w") : NULL;
+  if (!m) {
+    if (size)
+      buf[0] = '\0';
+    return buf;
+  }
+  setvbuf(m, NULL, _IONBF, 0);
+  gp_tp_put_escaped(m, s);
+  fclose(m);
+  buf[size - 1] = '\0';
+  return buf;
 }
 
 /* See cli.h. */

@@ -11,6 +11,11 @@
  * without --keep-going the batch stops at the first failure and prints
  * nothing else, with it the others still answer. Exit status 2 whenever
  * one failed.
+ *
+ * File names and trace strings are shown as a single trace's query shows
+ * them: progress lines always, and the table and CSV on a terminal,
+ * escaped (gp_tp_put_escaped); JSON by gp_tp_put_json_string and
+ * gp_tp_put_json_number (non-finite numbers as null).
  */
 #include <errno.h>
 #include <glob.h>
@@ -23,6 +28,7 @@
 
 #include "cli.h"
 #include "gpuperf/tp.h"
+#include "report.h"
 
 typedef struct cell {
   gp_tp_type type;
@@ -153,12 +159,17 @@ static void *worker(void *arg) {
     if (j->error && !b->keep_going)
       b->stop = true;
     if (!b->quiet) {
-      if (j->error)
-        fprintf(stderr, "[%zu/%zu] FAILED %s\n", b->finished, b->njobs,
-                named_error(j));
-      else
-        fprintf(stderr, "[%zu/%zu] %s: %zu row%s in %.2f s\n", b->finished,
-                b->njobs, j->path, j->nrows, j->nrows == 1 ? "" : "s", j->secs);
+      /* A file name or a trace string cannot drive the terminal. */
+      if (j->error) {
+        fprintf(stderr, "[%zu/%zu] FAILED ", b->finished, b->njobs);
+        gp_tp_put_escaped(stderr, named_error(j));
+      } else {
+        fprintf(stderr, "[%zu/%zu] ", b->finished, b->njobs);
+        gp_tp_put_escaped(stderr, j->path);
+        fprintf(stderr, ": %zu row%s in %.2f s", j->nrows,
+                j->nrows == 1 ? "" : "s", j->secs);
+      }
+      fputc('\n', stderr);
     }
     pthread_mutex_unlock(&b->lock);
   }
@@ -187,48 +198,25 @@ static void cell_text(const cell *x, bool csv, char *buf, size_t size,
   }
 }
 
-static void csv_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"')
-      fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\')
-      fprintf(f, "\\%c", *p);
-    else if (*p < 0x20)
-      fprintf(f, "\\u%04x", *p);
-    else
-      fputc(*p, f);
-  }
-  fputc('"', f);
-}
-
-static void write_csv(FILE *f, const batch *b, const job *h) {
-  csv_str(f, "trace");
+static void write_csv(FILE *f, const batch *b, const job *h, bool escape) {
+  report_put_csv_str(f, "trace", escape);
   for (int c = 0; c < h->ncols; c++) {
     fputc(',', f);
-    csv_str(f, h->names[c]);
+    report_put_csv_str(f, h->names[c], escape);
   }
   fputc('\n', f);
   char buf[64];
   for (size_t k = 0; k < b->njobs; k++) {
     const job *j = &b->jobs[k];
     for (size_t r = 0; !j->error && r < j->nrows; r++) {
-      csv_str(f, j->path);
+      report_put_csv_str(f, j->path, escape);
       for (int c = 0; c < j->ncols; c++) {
         const cell *x = &j->cells[r * (size_t)j->ncols + c];
         const char *t;
         cell_text(x, true, buf, sizeof(buf), &t);
         fputc(',', f);
         if (x->type == GP_TP_TEXT)
-          csv_str(f, t);
+          report_put_csv_str(f, t, escape);
         else
           fputs(t, f);
       }
@@ -247,16 +235,18 @@ static void write_json(FILE *f, const batch *b, const job *h) {
       fputs(first ? "\n  {" : ",\n  {", f);
       first = false;
       fputs("\"trace\": ", f);
-      json_str(f, j->path);
+      gp_tp_put_json_string(f, j->path);
       for (int c = 0; c < j->ncols; c++) {
         const cell *x = &j->cells[r * (size_t)j->ncols + c];
         const char *t;
         cell_text(x, false, buf, sizeof(buf), &t);
         fputs(", ", f);
-        json_str(f, h->names[c]);
+        gp_tp_put_json_string(f, h->names[c]);
         fputs(": ", f);
         if (x->type == GP_TP_TEXT)
-          json_str(f, t);
+          gp_tp_put_json_string(f, t);
+        else if (x->type == GP_TP_REAL)
+          gp_tp_put_json_number(f, x->d);
         else if (x->type == GP_TP_NULL)
           fputs("null", f);
         else
@@ -268,38 +258,67 @@ static void write_json(FILE *f, const batch *b, const job *h) {
   fputs(first ? "]\n" : "\n]\n", f);
 }
 
-static void pad(FILE *f, const char *s, size_t w) {
-  fputs(s, f);
-  for (size_t n = strlen(s); n < w; n++)
-    fputc(' ', f);
+/* s as the table shows it (escaped for a terminal): malloc'ed, or NULL
+ * if memory runs out. */
+static char *shown(const char *s, bool escape) {
+  if (!escape)
+    return strdup(s);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  if (!m)
+    return NULL;
+  gp_tp_put_escaped(m, s);
+  if (fclose(m) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
 }
 
-static int write_table(FILE *f, const batch *b, const job *h) {
+static size_t shown_len(const char *s, bool escape) {
+  char *t = shown(s, escape);
+  size_t n = t ? strlen(t) : 1;
+  free(t);
+  return n;
+}
+
+static void pad(FILE *f, const char *s, size_t w, bool escape) {
+  char *t = shown(s, escape);
+  fputs(t ? t : "?", f);
+  for (size_t n = t ? strlen(t) : 1; n < w; n++)
+    fputc(' ', f);
+  free(t);
+}
+
+static int write_table(FILE *f, const batch *b, const job *h, bool escape) {
   size_t *w = calloc((size_t)h->ncols + 1, sizeof(size_t));
   if (!w)
     return -1;
   char buf[64];
   w[0] = strlen("trace");
   for (int c = 0; c < h->ncols; c++)
-    w[c + 1] = strlen(h->names[c]);
+    w[c + 1] = shown_len(h->names[c], escape);
   for (size_t k = 0; k < b->njobs; k++) {
     const job *j = &b->jobs[k];
+    size_t pl = j->error ? 0 : shown_len(j->path, escape);
     for (size_t r = 0; !j->error && r < j->nrows; r++) {
-      if (strlen(j->path) > w[0])
-        w[0] = strlen(j->path);
+      if (pl > w[0])
+        w[0] = pl;
       for (int c = 0; c < j->ncols; c++) {
         const char *t;
         cell_text(&j->cells[r * (size_t)j->ncols + c], false, buf, sizeof(buf),
                   &t);
-        if (strlen(t) > w[c + 1])
-          w[c + 1] = strlen(t);
+        size_t l = shown_len(t, escape);
+        if (l > w[c + 1])
+          w[c + 1] = l;
       }
     }
   }
-  pad(f, "trace", w[0]);
+  pad(f, "trace", w[0], escape);
   for (int c = 0; c < h->ncols; c++) {
     fputs("  ", f);
-    pad(f, h->names[c], w[c + 1]);
+    pad(f, h->names[c], w[c + 1], escape);
   }
   fputc('\n', f);
   for (int c = 0; c <= h->ncols; c++) {
@@ -312,13 +331,13 @@ static int write_table(FILE *f, const batch *b, const job *h) {
   for (size_t k = 0; k < b->njobs; k++) {
     const job *j = &b->jobs[k];
     for (size_t r = 0; !j->error && r < j->nrows; r++) {
-      pad(f, j->path, w[0]);
+      pad(f, j->path, w[0], escape);
       for (int c = 0; c < j->ncols; c++) {
         const char *t;
         cell_text(&j->cells[r * (size_t)j->ncols + c], false, buf, sizeof(buf),
                   &t);
         fputs("  ", f);
-        pad(f, t, w[c + 1]);
+        pad(f, t, w[c + 1], escape);
       }
       fputc('\n', f);
     }
@@ -354,7 +373,9 @@ static const job *check_columns(batch *b) {
       same = strcmp(j->names[c], h->names[c]) == 0;
     if (!same) {
       fail(j, "its result has other columns than the first trace's");
-      fprintf(stderr, "FAILED %s\n", named_error(j));
+      fputs("FAILED ", stderr);
+      gp_tp_put_escaped(stderr, named_error(j));
+      fputc('\n', stderr);
     }
   }
   return h;
@@ -418,12 +439,13 @@ int cli_query_batch(const char *pattern, const char *sql, int format,
                        "anyway)",
                        named_error((job *)first_fail));
   } else if (h) {
+    bool escape = isatty(STDOUT_FILENO);
     if (format == GP_TP_FORMAT_CSV)
-      write_csv(stdout, &b, h);
+      write_csv(stdout, &b, h, escape);
     else if (format == GP_TP_FORMAT_JSON)
       write_json(stdout, &b, h);
     else
-      write_table(stdout, &b, h);
+      write_table(stdout, &b, h, escape);
     if (fflush(stdout) != 0)
       status =
           cli_error(CLI_BAD_INPUT, "writing the result: %s", strerror(errno));

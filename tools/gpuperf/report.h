@@ -38,7 +38,8 @@ double report_span(const gp_report *r);
 
 /* Output formats of a built report. */
 void report_print_text(const gp_report *r, FILE *f, bool tty);
-void report_print_csv(const gp_report *r, FILE *f);
+/* escape: control characters in text shown escaped (for a terminal). */
+void report_print_csv(const gp_report *r, FILE *f, bool escape);
 void report_print_text_tables(const gp_report *r, FILE *f); /* no header */
 void report_print_json(const gp_report *r, FILE *f);
 /* The HTML page (its timeline and plots query tp); returns 0 or -errno. */
@@ -53,10 +54,18 @@ const char *report_fmt(char *buf, size_t size, gp_report_kind k, double v,
                        const char *unit);
 
 /*
- * Writes s to f with control characters (and, on a terminal, escape
- * sequences) shown as '?', so that a name in a trace cannot move the
+ * Writes s to f with control characters (C0, DEL, C1) and bytes that
+ * are not UTF-8 shown as '?', so that a name in a trace cannot move the
  * cursor or change colours.
  */
 void report_put_clean(FILE *f, const char *s, int width, bool right);
+
+/*
+ * Writes s as a quoted CSV field (quotes doubled). With escape (stdout is
+ * a terminal), control characters and bytes that are not UTF-8 are shown
+ * escaped as gp_tp_put_escaped() does, as `query` shows text; without
+ * it the bytes go as they are.
+ */
+void report_put_csv_str(FILE *f, const char *s, bool escape);
 
 #endif /* GPUPERF_CLI_REPORT_H */

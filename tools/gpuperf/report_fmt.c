@@ -6,7 +6,11 @@
  * names cleaned of control characters. CSV and JSON are for programs:
  * raw numbers (ns, bytes, bytes per second, percent) under column names
  * that say the unit ("total_ns"); CSV has one block per section, each
- * with its own header line, blocks separated by an empty line.
+ * with its own header line, blocks separated by an empty line. A value
+ * that is missing (NaN) is "-" in text, empty in CSV, null in JSON; an
+ * infinite one "inf" or "-inf" in text and CSV, null in JSON. On a
+ * terminal, CSV shows control characters escaped as `query` does; JSON
+ * strings are always valid UTF-8 with control characters escaped.
  *
  * The tables come from the library (gpuperf/report.h); what the CLI's
  * report commands share besides the formats (errors, running SQL) is
@@ -51,6 +55,10 @@ const char *report_fmt(char *buf, size_t size, gp_report_kind k, double v,
                        const char *unit) {
   if (isnan(v)) {
     snprintf(buf, size, "-");
+    return buf;
+  }
+  if (isinf(v)) { /* a counter can say Infinity: no unit fits it */
+    snprintf(buf, size, v > 0 ? "inf" : "-inf");
     return buf;
   }
   switch (k) {
@@ -100,6 +108,25 @@ const char *report_fmt(char *buf, size_t size, gp_report_kind k, double v,
   return buf;
 }
 
+/* The length of the UTF-8 character at p if a terminal may be shown it
+ * (1-4 bytes), or 0 for a control character (C0, DEL, C1: U+0080-U+009F,
+ * which some terminals obey as escapes) or a byte that does not start a
+ * valid sequence (a lone 0x9b is CSI to an 8-bit terminal). */
+static size_t utf8_shown(const unsigned char *p) {
+  if (p[0] < 0x80)
+    return p[0] < 0x20 || p[0] == 0x7f ? 0 : 1;
+  size_t n = p[0] >= 0xc2 && p[0] <= 0xdf   ? 2
+             : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+             : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+                                            : 0;
+  for (size_t i = 1; i < n; i++)
+    if ((p[i] & 0xc0) != 0x80)
+      return 0;
+  if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+    return 0;
+  return n;
+}
+
 /* See report.h. */
 void report_put_clean(FILE *f, const char *s, int width, bool right) {
   int n = 0;
@@ -109,8 +136,14 @@ void report_put_clean(FILE *f, const char *s, int width, bool right) {
   if (right)
     for (int i = n; i < width; i++)
       fputc(' ', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-    fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, f);
+  for (const unsigned char *p = (const unsigned char *)s; *p;) {
+    size_t len = utf8_shown(p);
+    if (len)
+      fwrite(p, 1, len, f);
+    else
+      fputc('?', f);
+    p += len ? len : 1;
+  }
   if (!right)
     for (int i = n; i < width; i++)
       fputc(' ', f);
@@ -236,27 +269,54 @@ void report_print_text_tables(const gp_report *r, FILE *f) {
     print_table_text(gp_report_table_at(r, i), f);
 }
 
-static void csv_str(FILE *f, const char *s) {
+/* See report.h. */
+void report_put_csv_str(FILE *f, const char *s, bool escape) {
   fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"')
-      fputc('"', f);
-    fputc(*s, f);
+  while (*s) {
+    size_t n = strcspn(s, "\"");
+    if (escape) {
+      char *part = strndup(s, n);
+      gp_tp_put_escaped(f, part ? part : "?");
+      free(part);
+    } else {
+      fwrite(s, 1, n, f);
+    }
+    s += n;
+    if (*s == '"') {
+      fputs("\"\"", f);
+      s++;
+    }
   }
   fputc('"', f);
 }
 
-static void raw_num(FILE *f, double v, const char *null) {
+/* A number of the CSV: integers without a point, NaN (no value) as an
+ * empty field, infinities as inf and -inf (what Python, pandas and
+ * strtod read). */
+static void csv_num(FILE *f, double v) {
   if (isnan(v))
-    fputs(null, f);
+    return;
+  if (isinf(v))
+    fputs(v > 0 ? "inf" : "-inf", f);
   else if (v == floor(v) && fabs(v) < 9e15)
     fprintf(f, "%.0f", v);
   else
     fprintf(f, "%.6f", v);
 }
 
+/* A number of the JSON: as the CSV's, but null for NaN and the
+ * infinities (gp_tp_put_json_number's rule: JSON cannot spell them). */
+static void json_num(FILE *f, double v) {
+  if (isfinite(v) && v == floor(v) && fabs(v) < 9e15)
+    fprintf(f, "%.0f", v);
+  else if (isfinite(v))
+    fprintf(f, "%.6f", v);
+  else
+    gp_tp_put_json_number(f, v);
+}
+
 /* See report.h. */
-void report_print_csv(const gp_report *r, FILE *f) {
+void report_print_csv(const gp_report *r, FILE *f, bool escape) {
   for (size_t i = 0; i < gp_report_table_count(r); i++) {
     const gp_report_table *t = gp_report_table_at(r, i);
     int ncols = gp_report_table_columns(t);
@@ -272,32 +332,19 @@ void report_print_csv(const gp_report *r, FILE *f) {
       for (int c = 0; c < ncols; c++) {
         fputc(',', f);
         if (gp_report_column_kind(t, c) == GP_REPORT_TEXT)
-          csv_str(f, row[c].text ? row[c].text : "");
+          report_put_csv_str(f, row[c].text ? row[c].text : "", escape);
         else
-          raw_num(f, row[c].value, "");
+          csv_num(f, row[c].value);
       }
       fputc('\n', f);
     }
   }
 }
 
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\')
-      fprintf(f, "\\%c", *p);
-    else if (*p < 0x20)
-      fprintf(f, "\\u%04x", *p);
-    else
-      fputc(*p, f);
-  }
-  fputc('"', f);
-}
-
 /* See report.h. */
 void report_print_json(const gp_report *r, FILE *f) {
   fputs("{\"trace\": ", f);
-  json_str(f, gp_report_name(r));
+  gp_tp_put_json_string(f, gp_report_name(r));
   int64_t start, end;
   gp_report_window(r, &start, &end);
   fprintf(f,
@@ -316,9 +363,9 @@ void report_print_json(const gp_report *r, FILE *f) {
       for (int c = 0; c < ncols; c++) {
         fprintf(f, "%s\"%s\": ", c ? ", " : "", gp_report_column_id(t, c));
         if (gp_report_column_kind(t, c) == GP_REPORT_TEXT)
-          json_str(f, row[c].text ? row[c].text : "");
+          gp_tp_put_json_string(f, row[c].text);
         else
-          raw_num(f, row[c].value, "null");
+          json_num(f, row[c].value);
       }
       fputc('}', f);
     }

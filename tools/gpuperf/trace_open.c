@@ -129,8 +129,9 @@ static void *progress_main(void *arg) {
       ;
     if (p->done)
       break;
-    fprintf(stderr, "\rgpuperf: reading %s (%.1f MiB)... %d s", p->name, p->mib,
-            s);
+    fputs("\rgpuperf: reading ", stderr);
+    gp_tp_put_escaped(stderr, p->name);
+    fprintf(stderr, " (%.1f MiB)... %d s", p->mib, s);
     p->printed = true;
   }
   if (p->printed)

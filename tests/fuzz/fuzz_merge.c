@@ -1,0 +1,74 @@
+/*
+ * fuzz_merge.c - libFuzzer target for `gpuperf merge` and the re-timing
+ * of `demo --machines` (src/perfetto/merge.c, merge_rewrite.c): their
+ * own packet reader, the clock alignment and the packet rewrite.
+ *
+ *   make fuzz-writer    builds build/fuzz/fuzz_merge (clang)
+ *   build/fuzz/fuzz_merge -max_total_time=60 build/fuzz/merge-corpus \
+ *       tests/fuzz/corpus/merge tests/fuzz/corpus/importer
+ *
+ * The input is two traces: its first two bytes (little-endian) say how
+ * long A is, A follows, B is the rest (a trace of the importer's corpus
+ * is A with B empty or cut, more or less). A and B are written to files
+ * (the merge reads paths) and merged both ways, with --sync-on for odd
+ * sizes; A is re-timed by an offset and a drift taken from its bytes.
+ * Built with ASan and UBSan: an overflow of a time (issue 35 D4), an
+ * out-of-bounds access or a leak is a finding.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpuperf/merge.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char dir[256], pa[300], pb[300], out[300];
+
+static int put(const char *path, const uint8_t *d, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return -1;
+  size_t w = n ? fwrite(d, 1, n, f) : 0;
+  return fclose(f) == 0 && w == n ? 0 : -1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (!dir[0]) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof(dir), "%s/fuzz-merge-XXXXXX", tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+      abort();
+    snprintf(pa, sizeof(pa), "%s/a", dir);
+    snprintf(pb, sizeof(pb), "%s/b", dir);
+    snprintf(out, sizeof(out), "%s/out", dir);
+  }
+  if (size < 2)
+    return 0;
+  size_t la = (size_t)(data[0] | data[1] << 8);
+  if (la > size - 2)
+    la = size - 2;
+  const uint8_t *a = data + 2, *b = a + la;
+  if (put(pa, a, la) || put(pb, b, size - 2 - la))
+    abort();
+  gp_merge_options o;
+  memset(&o, 0, sizeof(o));
+  o.size = sizeof(o);
+  o.sync_on = size & 1 ? "Kernel" : NULL;
+  char err[512];
+  const char *ab[2] = {pa, pb}, *ba[2] = {pb, pa};
+  gp_merge_machine m[2];
+  gp_trace_merge(ab, 2, out, &o, m, err, sizeof(err));
+  gp_trace_merge(ba, 2, out, &o, m, err, sizeof(err));
+  int64_t off = 0;
+  double drift = 0;
+  if (la >= 16) {
+    memcpy(&off, a, sizeof(off));
+    memcpy(&drift, a + 8, sizeof(drift));
+  }
+  gp_trace_retime(pa, out, off, drift, off, err, sizeof(err));
+  unlink(out);
+  return 0;
+}
