@@ -35,7 +35,8 @@ $(BUILD)/tests/programs/perfetto_peer: $(BUILD)/obj/tests/programs/perfetto_peer
 # libFuzzer targets (clang): $(BUILD)/fuzz/fuzz_tconfig, fuzz_tracedump,
 # fuzz_ipc (the frames a tracing service sends a producer; its corpus is
 # tests/fuzz/corpus/ipc, replayed by the normal suite) and fuzz_merge (two
-# traces merged and re-timed; tests/fuzz/fuzz_merge.c),
+# traces merged and re-timed; tests/fuzz/fuzz_merge.c) and fuzz_salvage (a
+# killed process's death page salvaged; tests/fuzz/fuzz_salvage.c),
 # built by `make fuzz-writer` (not by `all`: they need clang).
 # Run one with e.g. build/fuzz/fuzz_tconfig -max_total_time=60.
 # (Its own variable: FUZZ_BUILD belongs to the importer's fuzzer, mk/tp.mk.)
@@ -49,7 +50,8 @@ WRITER_FUZZ_SRCS = $(foreach d,src/core src/session src/counters src/backend/sim
 fuzz-writer: $(WRITER_FUZZ_BUILD)/fuzz/fuzz_tconfig \
              $(WRITER_FUZZ_BUILD)/fuzz/fuzz_tracedump \
              $(WRITER_FUZZ_BUILD)/fuzz/fuzz_ipc \
-             $(WRITER_FUZZ_BUILD)/fuzz/fuzz_merge
+             $(WRITER_FUZZ_BUILD)/fuzz/fuzz_merge \
+             $(WRITER_FUZZ_BUILD)/fuzz/fuzz_salvage
 
 $(WRITER_FUZZ_BUILD)/fuzz/%: tests/fuzz/%.c $(WRITER_FUZZ_SRCS)
 	@mkdir -p $(@D)

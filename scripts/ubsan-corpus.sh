@@ -7,7 +7,8 @@
 #
 # GPUPERF is a CLI built with -fsanitize=address,undefined (make SAN=1).
 # For each file F of the corpus directories (default tests/fuzz/corpus/*)
-# it runs: merge (a reference trace with F, F with itself), query
+# it runs: merge (a reference trace with F, F with itself), the salvage
+# of F as a killed process's death page (record --recover), query
 # (summary, a JSON query), report (text, csv, json with --html, a
 # --from/--to window), export (chrome-json, csv of work, host and
 # counters) and diff against the reference in text and JSON. When the
@@ -59,6 +60,12 @@ run() {
 A=--allow-truncated
 run "$GP" merge "$REF" "$F" -q -o "$D/m"
 run "$GP" merge "$F" "$F" -q -o "$D/m"
+# F as a SIGKILLed process's death page (its first 8 bytes made the
+# page's magic): `record --recover` salvages from it and counts the loss.
+mkdir -p "$D/p.parts-x"
+{ printf 'GPDEATH2'; tail -c +9 "$F"; } >"$D/p.parts-x/1.open"
+: >"$D/p.parts-x/1.pftrace"
+run "$GP" record --recover "$D/p.parts-x" -o "$D/rec.pftrace"
 run "$GP" query "$F" $A
 # report, export and diff import F as query does (gp_tp_open, the same
 # flags): a file the import refuses stops them all there.

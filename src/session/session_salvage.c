@@ -198,7 +198,7 @@ static int sv_load(salvage *v, const uint8_t *m, size_t size) {
     used = 0;
     v->damaged = true;
   }
-  const uint8_t *log = m + h->str_offset;
+  const uint8_t *log = used ? m + h->str_offset : m;
   for (uint64_t at = 0; at + 8 <= used;) {
     uint32_t head[2];
     memcpy(head, log + at, 8);
@@ -370,8 +370,8 @@ static int salvage_into(const char *dir, uint32_t seq, uint8_t *m, size_t size,
                         int part, uint64_t *salvaged) {
   const gp__death_page *h = (const gp__death_page *)m;
   if (h->area_offset > size || h->area_size > size - h->area_offset ||
-      h->ncells > (1u << 20) || h->stride < 32 || h->stride % 8 ||
-      h->cells_offset > size ||
+      h->area_offset % 8 || h->ncells > (1u << 20) || h->stride < 32 ||
+      h->stride % 8 || h->cells_offset > size || h->cells_offset % 8 ||
       (uint64_t)h->ncells * h->stride > size - h->cells_offset)
     return GP_ECORRUPT;
   salvage v;
