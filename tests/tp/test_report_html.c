@@ -3,8 +3,10 @@
  * on the 2000-step demo: loaded whole and zoomed to a 1 ms window (the
  * page reads #t0=..&t1=.. from its URL), its DOM read back after the
  * scripts ran and compared with the trace's own slices through SQL; two
- * screenshots decoded and compared. And the data embedded in the page
- * cannot end its <script> block, whatever the names in the trace.
+ * screenshots decoded and compared. The page driven by a script as a
+ * user would (wheel, keys, clicks, a flow link, a merged block). And the
+ * data embedded in the page cannot end its <script> block, whatever the
+ * names in the trace.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,9 +25,11 @@
 #define SHOT_W 1400
 #define SHOT_H 1000
 
-/* Runs headless Chromium on url with one more flag (--dump-dom or
- * --screenshot=PATH); stdout goes to out_path. Asserts it exits 0. */
-static void chromium(const char *url, const char *flag, const char *out_path) {
+/* Runs headless Chromium on url with a flag (--dump-dom or
+ * --screenshot=PATH) and maybe another (NULL: none); stdout goes to
+ * out_path. Asserts it exits 0. */
+static void chromium(const char *url, const char *flag, const char *flag2,
+                     const char *out_path) {
   char profile[600], size[64], pflag[700];
   snprintf(profile, sizeof(profile), "%s/chromium-profile", gp_test_tmpdir());
   snprintf(pflag, sizeof(pflag), "--user-data-dir=%s", profile);
@@ -42,7 +46,7 @@ static void chromium(const char *url, const char *flag, const char *out_path) {
     execl(CHROMIUM, CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
           "--disable-background-networking", "--disable-component-update",
           "--disable-sync", "--no-first-run", "--hide-scrollbars", pflag, size,
-          flag, url, (char *)NULL);
+          flag, flag2 ? flag2 : url, flag2 ? url : (char *)NULL, (char *)NULL);
     _exit(127);
   }
   int st;
@@ -54,7 +58,7 @@ static void chromium(const char *url, const char *flag, const char *out_path) {
 /* The DOM of url after its scripts ran (malloc'ed). */
 static char *dump_dom(const char *url, const char *name) {
   const char *path = gp_test_path(3, name);
-  chromium(url, "--dump-dom", path);
+  chromium(url, "--dump-dom", NULL, path);
   char *d = tp_read_file(path, NULL);
   ASSERT_NOT_NULL(d);
   ASSERT(strstr(d, "data-ready=\"1\"") != NULL); /* the scripts ran */
@@ -327,7 +331,7 @@ TEST(report_html_timeline_zooms) {
     const char *path = gp_test_path(2, shots[i]);
     snprintf(flag, sizeof(flag), "--screenshot=%s", path);
     snprintf(url, sizeof(url), "file://%s%s", html, i ? frag : "");
-    chromium(url, flag, gp_test_path(3, "shot.out"));
+    chromium(url, flag, NULL, gp_test_path(3, "shot.out"));
     png_read(gp_test_path(2, shots[i]), &img[i]);
     ASSERT_EQ(img[i].w, SHOT_W);
     ASSERT_EQ(img[i].h, SHOT_H);
@@ -400,5 +404,155 @@ TEST(report_html_data_cannot_end_its_script) {
   const char *k = strstr(d, "class=\"s c");
   ASSERT_NOT_NULL(k);
   ASSERT(strstr(k, "document.title='pwned'") != NULL);
+  free(d);
+}
+
+/* Drives the page as a user would, from a script appended to it: wheel,
+ * key, click on a kernel, its first flow link, a merged block. Each step
+ * appends "name v0 v1 selected-id flows" to <pre id=LOG>; the details
+ * panel's text is kept as the pre's data-det. Headless Chromium draws
+ * no frames, so requestAnimationFrame is a timer here. */
+static const char driver[] =
+    "<script>window.requestAnimationFrame=function(f){return "
+    "setTimeout(f,0)};(function(){var g=[],s=document.getElementById("
+    "'timeline'),det='';function st(n){var h=/sel=([0-9]+)/.exec("
+    "location.hash);g.push(n+' '+s.dataset.v0+' '+s.dataset.v1+' '+(h?h[1]:"
+    "'-')+' '+document.querySelectorAll('path.flow').length)}"
+    "function down(el,x,y){el.dispatchEvent(new MouseEvent('mousedown',"
+    "{clientX:x,clientY:y,bubbles:true}));window.dispatchEvent(new "
+    "MouseEvent('mouseup',{clientX:x,clientY:y,bubbles:true}))}"
+    "var q=[function(){st('start');var r=s.getBoundingClientRect();"
+    "s.dispatchEvent(new WheelEvent('wheel',{deltaY:-300,clientX:r.left+"
+    "r.width/2,clientY:r.top+40,bubbles:true,cancelable:true}))},"
+    "function(){st('wheel');document.dispatchEvent(new KeyboardEvent("
+    "'keydown',{key:'d',bubbles:true}))},function(){st('key');"
+    "var e=document.querySelector('rect.s.c0'),b=e.getBoundingClientRect();"
+    "down(e,b.left+1,b.top+2)},function(){st('click');det=document."
+    "getElementById('tldet').textContent;document.querySelector('#tldet "
+    "a').click()},function(){st('flow');document.getElementById('tlall')."
+    "click()},function(){st('all');var m=document.querySelector('rect.m'),"
+    "b=m.getBoundingClientRect();g.push('block '+m.dataset.t0+' '+m.dataset."
+    "t1);down(m,b.left,b.top+2)},function(){st('zoom');var p=document."
+    "createElement('pre');p.id='LOG';p.dataset.det=det;p.textContent="
+    "g.join('\\n');document.body.appendChild(p)}];function next(){q.shift()"
+    "();if(q.length)setTimeout(next,50)}setTimeout(next,50)})();</script>";
+
+typedef struct step {
+  double v0, v1;
+  long sel;
+  int flows;
+} step;
+
+/* The step called name in the log. */
+static step log_step(const char *log, const char *name) {
+  char k[32];
+  snprintf(k, sizeof(k), "\n%s ", name);
+  const char *p = strstr(log, k);
+  if (!p && strncmp(log, k + 1, strlen(k + 1)) == 0)
+    p = log - 1;
+  ASSERT_NOT_NULL(p);
+  step s;
+  char sel[32];
+  ASSERT_EQ(
+      sscanf(p + strlen(k), "%lf %lf %31s %d", &s.v0, &s.v1, sel, &s.flows), 4);
+  s.sel = sel[0] == '-' ? -1 : strtol(sel, NULL, 10);
+  return s;
+}
+
+TEST(report_html_timeline_interactions) {
+  if (access(CHROMIUM, X_OK) != 0)
+    SKIP("chromium is not installed (scripts/install-deps.sh installs it)");
+  const char *trace = gp_test_path(0, "demo.pftrace");
+  const char *html = gp_test_path(1, "report.html");
+  char *out, *err;
+  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "--steps", "3", "-o", trace, NULL),
+            0);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--html", html, NULL), 0);
+  free(out);
+  free(err);
+  /* The page with the driver appended. */
+  size_t n;
+  char *page = tp_read_file(html, &n);
+  ASSERT_NOT_NULL(page);
+  char *end = strstr(page, "</body></html>");
+  ASSERT_NOT_NULL(end);
+  *end = '\0';
+  const char *driven = gp_test_path(2, "driven.html");
+  FILE *f = fopen(driven, "w");
+  ASSERT_NOT_NULL(f);
+  fprintf(f, "%s%s</body></html>\n", page, driver);
+  ASSERT_EQ(fclose(f), 0);
+  free(page);
+  char url[700], dom[600];
+  snprintf(url, sizeof(url), "file://%s", driven);
+  snprintf(dom, sizeof(dom), "%s/driven-dom.html", gp_test_tmpdir());
+  /* Virtual time lets the driver's timers run before the DOM is read. */
+  chromium(url, "--dump-dom", "--virtual-time-budget=10000", dom);
+  char *d = tp_read_file(dom, NULL);
+  ASSERT_NOT_NULL(d);
+  char *log = strstr(d, "<pre id=\"LOG\"");
+  if (!log)
+    gp_test_fail(__FILE__, __LINE__, "the driver did not finish");
+  ASSERT_NOT_NULL(log);
+  log = strchr(log, '>') + 1;
+  gp_tp *tp;
+  ASSERT_EQ(gp_tp_open(trace, NULL, &tp, NULL), 0);
+  double span = (double)tp_int(tp, "SELECT end_ts - start_ts FROM "
+                                   "trace_bounds");
+  step s0 = log_step(log, "start"), sw = log_step(log, "wheel"),
+       sk = log_step(log, "key"), sc = log_step(log, "click"),
+       sf = log_step(log, "flow"), sa = log_step(log, "all"),
+       sz = log_step(log, "zoom");
+  ASSERT(s0.v0 == 0 && s0.v1 >= span - 1);
+  /* Wheel up zooms in around the pointer, D pans by a fifth. */
+  ASSERT(sw.v1 - sw.v0 < (s0.v1 - s0.v0) * 0.6);
+  ASSERT(sw.v0 < span / 2 && sw.v1 > span / 2);
+  double w = sw.v1 - sw.v0;
+  ASSERT(sk.v0 > sw.v0 + w * 0.19 && sk.v0 < sw.v0 + w * 0.21);
+  /* A click on a kernel selects it: its details hold its arguments from
+   * the args table, and its flows (from the flow table) are drawn. */
+  ASSERT(sc.sel >= 0);
+  char sql[400];
+  snprintf(sql, sizeof(sql),
+           "SELECT count(*) FROM flow WHERE slice_in = %ld OR slice_out = "
+           "%ld",
+           sc.sel, sc.sel);
+  ASSERT_EQ(sc.flows, (int)tp_int(tp, sql));
+  ASSERT(sc.flows >= 1);
+  snprintf(sql, sizeof(sql),
+           "SELECT a.display_value FROM slice s JOIN args a USING "
+           "(arg_set_id) WHERE s.id = %ld AND a.key = 'kernel_name'",
+           sc.sel);
+  gp_tp_rows *rows;
+  ASSERT_EQ(gp_tp_query(tp, sql, &rows, NULL), 0);
+  ASSERT_EQ(gp_tp_rows_next(rows, NULL), 1);
+  char *det = strstr(d, "data-det=\"");
+  ASSERT_NOT_NULL(det);
+  ASSERT(strstr(det, gp_tp_rows_text(rows, 0)) != NULL);
+  gp_tp_rows_destroy(rows);
+  /* Its first flow link selects the other end, a slice it has a flow
+   * with, and brings it into view. */
+  snprintf(sql, sizeof(sql),
+           "SELECT count(*) FROM flow WHERE (slice_in = %ld AND slice_out = "
+           "%ld) OR (slice_out = %ld AND slice_in = %ld)",
+           sc.sel, sf.sel, sc.sel, sf.sel);
+  ASSERT_EQ(tp_int(tp, sql), 1);
+  snprintf(sql, sizeof(sql),
+           "SELECT s.ts - b.start_ts FROM slice s, trace_bounds b WHERE "
+           "s.id = %ld",
+           sf.sel);
+  double ts = (double)tp_int(tp, sql);
+  ASSERT(ts >= sf.v0 && ts <= sf.v1);
+  /* The whole window, then a merged block zooms to itself. */
+  ASSERT(sa.v0 == 0 && sa.v1 >= span - 1);
+  double b0, b1;
+  const char *blk = strstr(log, "\nblock ");
+  ASSERT_NOT_NULL(blk);
+  ASSERT_EQ(sscanf(blk + 7, "%lf %lf", &b0, &b1), 2);
+  ASSERT(sz.v0 <= b0 && sz.v1 >= b1);
+  ASSERT(sz.v1 - sz.v0 < (b1 - b0) * 1.5 + 100);
+  gp_tp_close(tp);
   free(d);
 }
