@@ -1,6 +1,7 @@
 /*
  * test_report_cli.c - the report's HTML page loaded in headless Chromium
- * (timeline and plot elements counted against the trace), and each error
+ * (timeline and plot elements counted against the trace; the zoomed
+ * timeline is test_report_html.c's), and each error
  * case of report, query, record and demo as a user meets it: one line on
  * stderr, the documented exit status, the input file untouched.
  */
@@ -270,27 +271,33 @@ TEST(report_html_in_chromium) {
   ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   char *d = tp_read_file(dom, NULL);
   ASSERT_NOT_NULL(d);
-  /* The scripts ran: they mark the body and size the timeline. */
+  /* The scripts ran: they mark the body and draw the timeline. */
   ASSERT(strstr(d, "data-ready=\"1\"") != NULL);
+  char *script = strstr(d, "var TL="); /* what was drawn is before it */
+  ASSERT_NOT_NULL(script);
   gp_tp *tp;
   ASSERT_EQ(gp_tp_open(trace, NULL, &tp, NULL), 0);
-  /* One lane per GPU queue (gpu, queue name) and per host track. */
+  /* One lane per GPU queue (gpu, queue name) and per host track, but
+   * none for gpuperf's own 0 ns markers. */
+  static const char host_sql[] =
+      "FROM slice s JOIN track t ON s.track_id = t.id WHERE t.id NOT IN "
+      "(SELECT id FROM gpu_track) AND NOT EXISTS (SELECT 1 FROM track p "
+      "WHERE p.id = t.parent_id AND p.name GLOB 'Device #*') AND NOT "
+      "(s.name GLOB 'gpuperf *' AND s.dur = 0)";
+  char sql[512];
   int64_t gpu_lanes =
       q_int(tp, "SELECT count(*) FROM (SELECT DISTINCT extract_arg("
                 "t.dimension_arg_set_id, 'ugpu'), t.name FROM gpu_slice s "
                 "JOIN gpu_track t ON s.track_id = t.id)");
-  int64_t host_lanes =
-      q_int(tp, "SELECT count(*) FROM (SELECT DISTINCT s.track_id, "
-                "s.category IS NOT NULL FROM slice s JOIN track t ON "
-                "s.track_id = t.id WHERE t.id NOT IN (SELECT id FROM "
-                "gpu_track) AND NOT EXISTS (SELECT 1 FROM track p WHERE p.id = "
-                "t.parent_id AND p.name GLOB 'Device #*'))");
+  snprintf(sql, sizeof(sql), "SELECT count(DISTINCT s.track_id) %s", host_sql);
+  int64_t host_lanes = q_int(tp, sql);
+  *script = '\0';
   ASSERT_EQ(count(d, "<g class=\"lane\""), (int)(gpu_lanes + host_lanes));
-  char height[64];
-  snprintf(height, sizeof(height), "height=\"%d\"",
-           (int)(gpu_lanes + host_lanes) * 18);
-  ASSERT(strstr(d, height) != NULL);
-  /* The GPU lanes' rects stand for every GPU slice. */
+  /* Host lanes are named after their thread and process. */
+  ASSERT(strstr(d, "data-lane=\"gpuperf 1000 (gpuperf 1000)\"") ||
+         !q_int(tp, "SELECT count(*) FROM thread WHERE name = 'gpuperf'"));
+  /* The whole window is in view: the GPU lanes' rects stand for every
+   * GPU slice, the host lanes' for every host slice. */
   const char *first_host = NULL;
   for (const char *p = d; (p = strstr(p, "<g class=\"lane\" data-lane=\""));
        p++) {
@@ -303,6 +310,9 @@ TEST(report_html_in_chromium) {
   ASSERT_NOT_NULL(first_host);
   ASSERT_EQ(sum_n(strstr(d, "<svg id=\"timeline\""), first_host),
             (long)q_int(tp, "SELECT count(*) FROM gpu_slice"));
+  snprintf(sql, sizeof(sql), "SELECT count(*) %s", host_sql);
+  ASSERT_EQ(sum_n(first_host, strstr(d, "id=\"tlfl\"")), (long)q_int(tp, sql));
+  *script = 'v';
   /* One plot per counter track (gpuperf's own are not plotted), each
    * with its sample count. */
   int64_t tracks =
