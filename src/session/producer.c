@@ -521,7 +521,10 @@ static bool register_source(const char *name) {
  * has it. */
 static void on_device(uint32_t device_id) {
   (void)device_id;
-  if (gp__prod.fd < 0 || !gp__prod.counters_registered)
+  pthread_mutex_lock(&gp__prod.send_lock); /* fd is send_lock's */
+  bool connected = gp__prod.fd >= 0;
+  pthread_mutex_unlock(&gp__prod.send_lock);
+  if (!connected || !gp__prod.counters_registered)
     return;
   for (size_t i = 0; i < GP_ARRAY_SIZE(source_names); i++)
     if (strncmp(source_names[i], "gpu.counters", 12) == 0)
@@ -713,8 +716,11 @@ int gp_producer_start(const char *name, uint32_t flags, char *err,
                       size_t size) {
   if (!name || !*name)
     return fail(err, size, GP_EINVAL, "a producer needs a name");
+  pthread_mutex_lock(&gp__prod.send_lock); /* fd is send_lock's */
+  bool connected = gp__prod.fd >= 0;
+  pthread_mutex_unlock(&gp__prod.send_lock);
   pthread_mutex_lock(&gp__prod.lock);
-  bool running = gp__prod.fd >= 0 || gp__prod.keeper_running;
+  bool running = connected || gp__prod.keeper_running;
   pthread_mutex_unlock(&gp__prod.lock);
   if (running)
     return GP_EBUSY;
@@ -746,8 +752,11 @@ int gp_producer_start(const char *name, uint32_t flags, char *err,
 
 /* See producer.h. */
 void gp_producer_stop(void) {
+  pthread_mutex_lock(&gp__prod.send_lock); /* fd is send_lock's */
+  bool connected = gp__prod.fd >= 0;
+  pthread_mutex_unlock(&gp__prod.send_lock);
   pthread_mutex_lock(&gp__prod.lock);
-  bool active = gp__prod.fd >= 0 || gp__prod.keeper_running;
+  bool active = connected || gp__prod.keeper_running;
   gp__prod.stopping = true;
   pthread_cond_broadcast(&gp__prod.cond);
   pthread_mutex_unlock(&gp__prod.lock);
@@ -780,10 +789,13 @@ void gp_producer_stop(void) {
 int gp_producer_get_stats(gp_producer_stats *st) {
   if (!st)
     return GP_EINVAL;
+  pthread_mutex_lock(&gp__prod.send_lock); /* fd is send_lock's */
+  bool connected = gp__prod.fd >= 0;
+  pthread_mutex_unlock(&gp__prod.send_lock);
   pthread_mutex_lock(&gp__prod.lock);
   *st = gp__prod.st;
   st->connected =
-      gp__prod.fd >= 0 && !__atomic_load_n(&gp__prod.dead, __ATOMIC_ACQUIRE);
+      connected && !__atomic_load_n(&gp__prod.dead, __ATOMIC_ACQUIRE);
   st->running = 0;
   for (int i = 0; i < MAX_SESSIONS; i++)
     if (gp__prod.inst[i].used && gp__prod.inst[i].s && !gp__prod.inst[i].orphan)

@@ -415,8 +415,6 @@ TEST(producer_hung_service_costs_at_most_the_handshake) {
  * producers, it wants F_SEAL_SHRINK), says so, and the program runs to
  * its end normally instead of dying of SIGBUS. */
 TEST(producer_unsealed_shrinking_memory_is_refused) {
-  if (SANITIZED)
-    SKIP("sanitizer builds preload nothing");
   char prog[2048];
   snprintf(prog, sizeof(prog), "'%s' --steps 300 --sleep-ms 2",
            wt_build_path("tests/programs/sim_app"));
@@ -439,8 +437,6 @@ TEST(producer_unsealed_shrinking_memory_is_refused) {
  * to its end and exits normally (it hung for ever before). A hang fails
  * the test through timeout(1) after 120 s; no tighter time is asserted. */
 TEST(producer_flush_into_a_full_buffer_then_death_does_not_hang) {
-  if (SANITIZED)
-    SKIP("sanitizer builds preload nothing");
   char prog[2048];
   snprintf(prog, sizeof(prog),
            "(S=$(date +%%s%%N); timeout 120 '%s' --steps 600 --sleep-ms 10; "
