@@ -455,7 +455,8 @@ static int timeline_data(const gp_report *r, gp_tp *tp, FILE *f) {
   if (rc || s.oom)
     goto out;
   fputs("],\"f\":[", f);
-  qsort(s.ids, (size_t)s.nslices, sizeof(*s.ids), cmp_idmap);
+  if (s.nslices) /* qsort wants an array, even of none */
+    qsort(s.ids, (size_t)s.nslices, sizeof(*s.ids), cmp_idmap);
   rc = report_each_row(tp, "report",
                        "SELECT slice_out, slice_in FROM flow ORDER BY id",
                        flow_row, &s);
