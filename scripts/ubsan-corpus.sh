@@ -63,7 +63,7 @@ run "$GP" merge "$F" "$F" -q -o "$D/m"
 # F as a SIGKILLed process's death page (its first 8 bytes made the
 # page's magic): `record --recover` salvages from it and counts the loss.
 mkdir -p "$D/p.parts-x"
-{ printf 'GPDEATH2'; tail -c +9 "$F"; } >"$D/p.parts-x/1.open"
+{ printf 'GPDEATH3'; tail -c +9 "$F"; } >"$D/p.parts-x/1.open"
 : >"$D/p.parts-x/1.pftrace"
 run "$GP" record --recover "$D/p.parts-x" -o "$D/rec.pftrace"
 run "$GP" query "$F" $A

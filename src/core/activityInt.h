@@ -93,6 +93,8 @@ typedef struct gp__activity_state {
   pthread_t collector;
   bool collector_running, stop;
   bool collector_ready; /* the collector thread has started */
+  slot *collector_slot; /* the collector's own slot (its OVERHEAD records) */
+  bool give_back_own;   /* finalize: the collector gives its slot back */
   pthread_t collector_tid_self;
   /* Empty buffers kept for reuse (from exited threads). */
   pending *free_list;

@@ -438,6 +438,11 @@ static void emit_overhead(uint64_t start, uint64_t end, uint64_t bytes) {
       gp__activity_reserve(GP_ACTIVITY_KIND_OVERHEAD, sizeof(*r), 0, 0);
   if (!r)
     return;
+  if (!gp__act.collector_slot) { /* read by finalize under the lock */
+    pthread_mutex_lock(&gp__act.lock);
+    gp__act.collector_slot = gp__tls_slot;
+    pthread_mutex_unlock(&gp__act.lock);
+  }
   r->start = start;
   r->end = end;
   r->overhead_kind = GP_OVERHEAD_BUFFER_FLUSH;
@@ -550,10 +555,13 @@ static void drain_locked(void) {
   }
 }
 
+static void slot_give_back(slot *s);
+
 static void *collector_main(void *arg) {
   (void)arg;
   pthread_mutex_lock(&gp__act.lock);
   gp__act.collector_tid_self = pthread_self();
+  gp__act.collector_slot = NULL; /* ours is made at our first record */
   gp__act.collector_ready = true;
   pthread_cond_broadcast(&gp__act.done);
   uint64_t last_flush = gp_clock_read_host(GP_CLOCK_MONOTONIC);
@@ -572,6 +580,18 @@ static void *collector_main(void *arg) {
       pthread_cond_timedwait(&gp__act.work, &gp__act.lock, &ts);
     }
     drain_locked();
+    if (gp__act.give_back_own) {
+      /* Finalize: our own slot's application buffer, given back by us
+       * (no other thread may touch it while we may write into it). */
+      slot *own = gp__act.collector_slot;
+      pthread_mutex_unlock(&gp__act.lock);
+      if (own)
+        slot_give_back(own);
+      pthread_mutex_lock(&gp__act.lock);
+      gp__act.give_back_own = false;
+      pthread_cond_broadcast(&gp__act.done);
+      drain_locked();
+    }
     stock_spares_locked();
     uint64_t period = gp__act.flush_period_ms;
     uint64_t now = gp_clock_read_host(GP_CLOCK_MONOTONIC);
@@ -780,8 +800,20 @@ static void give_back_app_buffers(void) {
   gp__act.request = NULL;
   gp__act.complete = NULL;
   pthread_mutex_unlock(&gp__act.lock);
+  /* The collector's own slot it gives back itself, while it runs: it
+   * may be writing an OVERHEAD record into it right now. */
+  pthread_mutex_lock(&gp__act.lock);
+  slot *own = gp__act.collector_running ? gp__act.collector_slot : NULL;
+  if (own) {
+    gp__act.give_back_own = true;
+    pthread_cond_signal(&gp__act.work);
+    while (gp__act.give_back_own && gp__act.collector_running)
+      pthread_cond_wait(&gp__act.done, &gp__act.lock);
+  }
+  pthread_mutex_unlock(&gp__act.lock);
   for (slot *s = atomic_load(&gp__slots); s; s = atomic_load(&s->next))
-    slot_give_back(s);
+    if (s != own)
+      slot_give_back(s);
   pthread_mutex_lock(&gp__act.lock);
   pending *mine = NULL, **pp = &gp__act.free_list;
   while (*pp) {

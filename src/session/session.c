@@ -121,11 +121,10 @@ static void observe(void *user, const uint8_t *buffer, size_t valid) {
      * (session_salvage.c); what we wrote is not lost if we die. */
     gp__tw_stats st;
     gp__tw_get_stats(s->w, &st);
-    gp__death_page_part(false, st.bytes);
+    gp__death_page_write_begin(st.bytes, buffer, valid);
     gp__tw_consume(s->w, buffer, valid);
     gp__tw_get_stats(s->w, &st);
-    gp__death_page_part(true, st.bytes);
-    gp__death_page_written(buffer, valid);
+    gp__death_page_write_end(st.bytes);
   } else if (s) {
     gp__tw_consume(s->w, buffer, valid);
   }

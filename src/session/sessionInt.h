@@ -250,7 +250,7 @@ void gp__ranges_after_fork(void);
 
 /* session_lost.c: the death page <dir>/<seq>.open of a recorded process,
  * and what it holds for session_salvage.c (layout in session_lost.c). */
-#define GP_DEATH_MAGIC "GPDEATH2"
+#define GP_DEATH_MAGIC "GPDEATH3"
 #define GP_DEATH_DEV_QUEUES 16
 typedef struct gp__death_device {
   uint32_t id, api, clock_id, flags, num_queues, compute_units;
@@ -278,6 +278,9 @@ typedef struct gp__death_page {
   uint64_t dev_offset, dev_max, dev_count;
   gp__delivery delivery;
   char comm[64]; /* the process's name */
+  /* Of the delivery under way (valid once delivery.part_before is set):
+   * `written` before it, and the records it writes. */
+  uint64_t delivery_written, delivery_records;
 } gp__death_page;
 
 /* session_lost.c: the death page <dir>/<seq>.open of a recorded process.
@@ -286,12 +289,14 @@ typedef struct gp__death_page {
  * in_fork_child: called from a fork child handler. */
 int gp__death_page_open(const char *dir, uint32_t seq, bool in_fork_child);
 
-/* Adds the records of a buffer just written to the part to the page. */
-void gp__death_page_written(const uint8_t *buffer, size_t valid);
-
-/* Notes in the page's delivery record the size of the part before
- * (after = false) or after writing the records being delivered. */
-void gp__death_page_part(bool after, uint64_t bytes);
+/* Around the writing of a buffer's records (valid bytes) to the part,
+ * whose size is bytes before and after: the page says how far the part
+ * was written and, at the end, counts them written. A recorder salvaging
+ * after a death in between makes the count right again from what begin
+ * noted (session_salvage.c). */
+void gp__death_page_write_begin(uint64_t bytes, const uint8_t *buffer,
+                                size_t valid);
+void gp__death_page_write_end(uint64_t bytes);
 
 /* Stops counting and unmaps the page; removes it (the part is finished)
  * if remove. */

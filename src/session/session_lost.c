@@ -28,7 +28,7 @@
  * gp__death_page in sessionInt.h):
  *
  *   offset       size           field
- *        0       8              magic "GPDEATH2"
+ *        0       8              magic "GPDEATH3"
  *        8       4              ncells: thread cells that follow
  *       12       4              stride of a cell (64: one cache line each)
  *       16       4              cells_offset (4096)
@@ -43,6 +43,9 @@
  *      104      24              dev_offset, dev_max, dev_count
  *      128      56              delivery (gp__delivery, core.h)
  *      184      64              comm: the process's name
+ *      248      16              delivery_written, delivery_records: of
+ *                                the delivery under way, `written`
+ *                                before it and the records it writes
  *     4096      ncells * 64     the cells: words 0-3 as core.h says
  *   dev_offset  dev_max * 1432  gp__death_device, by device id
  *   str_offset  str_cap         the string log (gp__string_mirror)
@@ -252,7 +255,8 @@ int gp__death_page_open(const char *dir, uint32_t seq, bool in_fork_child) {
 }
 
 /* See sessionInt.h. */
-void gp__death_page_written(const uint8_t *buffer, size_t valid) {
+void gp__death_page_write_begin(uint64_t bytes, const uint8_t *buffer,
+                                size_t valid) {
   gp__death_page *p = atomic_load(&page);
   if (!p)
     return;
@@ -260,17 +264,24 @@ void gp__death_page_written(const uint8_t *buffer, size_t valid) {
   const gp_activity *r = NULL;
   while (gp_activity_get_next_record(buffer, valid, &r) == 0)
     n++;
-  p->written += n;
+  p->delivery_records = n;
+  if (p->pid != (int32_t)getpid() ||
+      __atomic_load_n(&p->delivery.state, __ATOMIC_ACQUIRE) != 1)
+    return;
+  p->delivery_written = p->written;
+  /* Last: it says the two words above are this delivery's. */
+  __atomic_store_n(&p->delivery.part_before, bytes, __ATOMIC_RELEASE);
 }
 
 /* See sessionInt.h. */
-void gp__death_page_part(bool after, uint64_t bytes) {
+void gp__death_page_write_end(uint64_t bytes) {
   gp__death_page *p = atomic_load(&page);
-  if (!p || p->pid != (int32_t)getpid() ||
-      __atomic_load_n(&p->delivery.state, __ATOMIC_ACQUIRE) != 1)
+  if (!p)
     return;
-  __atomic_store_n(after ? &p->delivery.part_after : &p->delivery.part_before,
-                   bytes, __ATOMIC_RELEASE);
+  if (p->pid == (int32_t)getpid() &&
+      __atomic_load_n(&p->delivery.state, __ATOMIC_ACQUIRE) == 1)
+    __atomic_store_n(&p->delivery.part_after, bytes, __ATOMIC_RELEASE);
+  p->written += p->delivery_records;
 }
 
 /* See sessionInt.h. */

@@ -281,11 +281,19 @@ static uint64_t *cell_of(uint8_t *m, const gp__death_page *h, uint64_t i) {
  * The delivery that was under way when the process died (core.h,
  * gp__delivery): if its records were written, its thread's cell says so
  * now; if they were being written, the part is cut back to where they
- * began (they are salvaged from the thread's buffer instead).
+ * began (they are salvaged from the thread's buffer instead). Either way
+ * the page's written count is made what it was before them, plus them if
+ * they were written (the process counts them only after writing them,
+ * and may have died in between).
  */
-static int settle_delivery(uint8_t *m, const gp__death_page *h, int part) {
+static int settle_delivery(uint8_t *m, gp__death_page *h, int part) {
   const gp__delivery *d = &h->delivery;
-  if (d->state != 1 || d->cell >= h->ncells)
+  if (d->state != 1)
+    return 0;
+  if (d->part_before != UINT64_MAX)
+    h->written = h->delivery_written +
+                 (d->part_after != UINT64_MAX ? h->delivery_records : 0);
+  if (d->cell >= h->ncells)
     return 0;
   uint64_t *c = cell_of(m, h, d->cell);
   if (c[1] != d->buf || c[2] != d->base)
@@ -386,7 +394,7 @@ static int salvage_into(const char *dir, uint32_t seq, uint8_t *m, size_t size,
   if (rc == 0 && !cfg)
     rc = GP_ENOMEM;
   if (rc == 0)
-    rc = settle_delivery(m, h, part);
+    rc = settle_delivery(m, (gp__death_page *)m, part);
   /* After the part's last whole packet (a write cut by the death may
    * have left half of one). */
   if (rc == 0 && (rc = part_whole(part, &whole)) == 0 &&
@@ -462,11 +470,13 @@ int gp_record_salvage(const char *dir, uint32_t seq, uint64_t *salvaged) {
       else if (rc != 0)
         *salvaged = 0;
       uint32_t done = 1;
-      uint64_t n = h->salvaged + *salvaged;
+      uint64_t n = h->salvaged + *salvaged, w = h->written;
       if (pwrite(fd, &done, sizeof(done), offsetof(gp__death_page, reserved)) !=
               sizeof(done) ||
           pwrite(fd, &n, sizeof(n), offsetof(gp__death_page, salvaged)) !=
-              sizeof(n))
+              sizeof(n) ||
+          pwrite(fd, &w, sizeof(w), offsetof(gp__death_page, written)) !=
+              sizeof(w))
         rc = rc ? rc : -errno;
     }
   }
