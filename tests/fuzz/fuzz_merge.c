@@ -23,24 +23,15 @@
 
 #include "gpuperf/merge.h"
 
+#include "fuzz_files.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char dir[256], pa[300], pb[300], out[300];
 
-static int put(const char *path, const uint8_t *d, size_t n) {
-  FILE *f = fopen(path, "wb");
-  if (!f)
-    return -1;
-  size_t w = n ? fwrite(d, 1, n, f) : 0;
-  return fclose(f) == 0 && w == n ? 0 : -1;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!dir[0]) {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof(dir), "%s/fuzz-merge-XXXXXX", tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir))
-      abort();
+    fuzz_make_dir(dir, sizeof(dir), "fuzz-merge");
     snprintf(pa, sizeof(pa), "%s/a", dir);
     snprintf(pb, sizeof(pb), "%s/b", dir);
     snprintf(out, sizeof(out), "%s/out", dir);
@@ -51,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (la > size - 2)
     la = size - 2;
   const uint8_t *a = data + 2, *b = a + la;
-  if (put(pa, a, la) || put(pb, b, size - 2 - la))
+  if (fuzz_put(pa, a, la) || fuzz_put(pb, b, size - 2 - la))
     abort();
   gp_merge_options o;
   memset(&o, 0, sizeof(o));

@@ -22,24 +22,15 @@
 #include "gpuperf/session.h"
 #include "session/sessionInt.h"
 
+#include "fuzz_files.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char dir[256], page[300], part[300];
 
-static int put(const char *path, const uint8_t *d, size_t n) {
-  FILE *f = fopen(path, "wb");
-  if (!f)
-    return -1;
-  size_t w = n ? fwrite(d, 1, n, f) : 0;
-  return fclose(f) == 0 && w == n ? 0 : -1;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!dir[0]) {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof(dir), "%s/fuzz-salvage-XXXXXX", tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir))
-      abort();
+    fuzz_make_dir(dir, sizeof(dir), "fuzz-salvage");
     snprintf(page, sizeof(page), "%s/1.open", dir);
     snprintf(part, sizeof(part), "%s/1.pftrace", dir);
   }
@@ -51,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memcpy(m, data, size);
   if (size >= 8)
     memcpy(m, GP_DEATH_MAGIC, 8);
-  int rc = put(page, m, size) | put(part, NULL, 0);
+  int rc = fuzz_put(page, m, size) | fuzz_put(part, NULL, 0);
   free(m);
   if (rc)
     abort();
