@@ -214,14 +214,7 @@ TEST(vulkan_sample_parity_with_perfetto) {
   char *cmd[] = {sample, NULL}, *out = NULL;
   gp_tp *tp = vk_record(cmd, NULL, &out);
   ASSERT(strstr(out, "sample: ok ") != NULL);
-  const char *trace = gp_test_path(0, "trace.pftrace");
-  for (size_t i = 0; i < tp_parity_nqueries; i++) {
-    char *theirs = tp_perfetto_csv(shell, trace, tp_parity_queries[i].sql);
-    char *ours = tp_csv(tp, tp_parity_queries[i].sql);
-    tp_assert_csv(ours, theirs, tp_parity_queries[i].sql);
-    free(theirs);
-    free(ours);
-  }
+  tp_parity_compare(shell, tp, gp_test_path(0, "trace.pftrace"));
   gp_tp_close(tp);
   free(out);
 }

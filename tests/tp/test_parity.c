@@ -347,13 +347,7 @@ TEST(tp_parity_recorded_opencl) {
 
 static void compare_live(const char *shell, const char *trace) {
   gp_tp *tp = open_path(trace);
-  for (size_t i = 0; i < tp_parity_nqueries; i++) {
-    char *theirs = tp_perfetto_csv(shell, trace, tp_parity_queries[i].sql);
-    char *ours = tp_csv(tp, tp_parity_queries[i].sql);
-    tp_assert_csv(ours, theirs, tp_parity_queries[i].sql);
-    free(theirs);
-    free(ours);
-  }
+  tp_parity_compare(shell, tp, trace);
   gp_tp_close(tp);
 }
 

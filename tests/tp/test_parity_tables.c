@@ -98,6 +98,17 @@ const tp_parity_query tp_parity_queries[] = {
 const size_t tp_parity_nqueries =
     sizeof(tp_parity_queries) / sizeof(tp_parity_queries[0]);
 
+/* See tputil.h. */
+void tp_parity_compare(const char *shell, gp_tp *tp, const char *trace) {
+  for (size_t i = 0; i < tp_parity_nqueries; i++) {
+    char *theirs = tp_perfetto_csv(shell, trace, tp_parity_queries[i].sql);
+    char *ours = tp_csv(tp, tp_parity_queries[i].sql);
+    tp_assert_csv(ours, theirs, tp_parity_queries[i].sql);
+    free(theirs);
+    free(ours);
+  }
+}
+
 /* The section of `table` in an expected file (malloc'ed), or NULL. */
 static char *section(const char *text, const char *table) {
   char head[128];

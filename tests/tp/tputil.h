@@ -94,4 +94,8 @@ typedef struct tp_parity_query {
 extern const tp_parity_query tp_parity_queries[];
 extern const size_t tp_parity_nqueries;
 
+/* Every tp_parity_queries row of tp (opened from trace) equals what
+ * Perfetto's trace_processor_shell (shell) gives on trace. */
+void tp_parity_compare(const char *shell, gp_tp *tp, const char *trace);
+
 #endif /* GPUPERF_TESTS_TPUTIL_H */
