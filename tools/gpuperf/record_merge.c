@@ -56,38 +56,6 @@ char *cli_slurp(const char *path, size_t *len) {
   return buf;
 }
 
-/* Length of the prefix of a trace made of whole `packet` fields. */
-static size_t whole_packets(const unsigned char *d, size_t n, uint64_t *count) {
-  size_t off = 0;
-  *count = 0;
-  while (off < n) {
-    size_t p = off;
-    if (d[p++] != 0x0a) /* field 1, length-delimited */
-      break;
-    uint64_t len = 0;
-    int shift = 0;
-    while (p < n && shift < 64) {
-      len |= (uint64_t)(d[p] & 0x7f) << shift;
-      shift += 7;
-      if (!(d[p++] & 0x80))
-        break;
-      if (p == n)
-        return off;
-    }
-    if (p > n || len > n - p)
-      break;
-    off = p + (size_t)len;
-    (*count)++;
-  }
-  return off;
-}
-
-typedef struct part {
-  unsigned long n;
-  char name[300];
-  uint64_t last_ts; /* its latest packet time on the trace clock, 0: none */
-} part;
-
 /* Reads a varint at d[*p] (before end); false if cut or too long. */
 static bool get_varint(const unsigned char *d, size_t end, size_t *p,
                        uint64_t *v) {
@@ -100,6 +68,28 @@ static bool get_varint(const unsigned char *d, size_t end, size_t *p,
   }
   return false;
 }
+
+/* Length of the prefix of a trace made of whole `packet` fields. */
+static size_t whole_packets(const unsigned char *d, size_t n, uint64_t *count) {
+  size_t off = 0;
+  *count = 0;
+  while (off < n) {
+    size_t p = off + 1;
+    uint64_t len;
+    if (d[off] != 0x0a || /* field 1, length-delimited */
+        !get_varint(d, n, &p, &len) || len > n - p)
+      break;
+    off = p + (size_t)len;
+    (*count)++;
+  }
+  return off;
+}
+
+typedef struct part {
+  unsigned long n;
+  char name[300];
+  uint64_t last_ts; /* its latest packet time on the trace clock, 0: none */
+} part;
 
 /* The latest TracePacket.timestamp among the whole packets d[0..n) that
  * are on the trace clock (no timestamp_clock_id), 0 if none: the last
