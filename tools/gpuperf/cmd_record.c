@@ -193,7 +193,7 @@ static pid_t spawn(char **argv, const char *dir, const char *cfg_path,
     setenv("GPUPERF_RECORD_DIR", dir, 1);
     setenv("GPUPERF_RECORD_CONFIG", cfg_path, 1);
     cli_cuda_record_env(); /* CUDA programs: the driver loads the collector */
-    cli_preload_opencl();  /* OpenCL programs are recorded too */
+    cli_preload_libraries(); /* OpenCL and OpenGL programs too */
     cli_enable_vulkan_layer(); /* and Vulkan programs */
     execvp(argv[0], argv);
     int e = errno;

@@ -549,7 +549,7 @@ static void preload_self(void) {
            old ? old : "");
   setenv("LD_PRELOAD", v, 1);
   free(v);
-  cli_preload_opencl(); /* OpenCL programs too */
+  cli_preload_libraries(); /* OpenCL and OpenGL programs too */
   cli_enable_vulkan_layer();
 }
 
