@@ -18,11 +18,12 @@ GL_OBJS = $(patsubst %.c,$(BUILD)/obj/%.o,$(GL_SRCS))
 GL_PRELOAD = $(BUILD)/libgpuperf-gl.so
 GL_MAP = src/backend/opengl/exports.map
 GL_SAMPLE = $(BUILD)/tests/gl-sample
+GL_DLSYM = $(BUILD)/tests/gl-dlsym
 
 all: $(GL_PRELOAD) $(GL_SAMPLE)
 check-layers: $(GL_OBJS)
-tests: $(GL_PRELOAD) $(GL_SAMPLE)
-test: $(GL_PRELOAD) $(GL_SAMPLE)
+tests: $(GL_PRELOAD) $(GL_SAMPLE) $(GL_DLSYM)
+test: $(GL_PRELOAD) $(GL_SAMPLE) $(GL_DLSYM)
 demo: $(GL_PRELOAD)
 
 # dlsym passes dlsym(RTLD_NEXT) on as a tail call (entry.c): the
@@ -49,11 +50,17 @@ $(GL_SAMPLE): $(BUILD)/obj/tests/gl/sample.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -lGL -lX11 -lm
 
+$(GL_DLSYM): $(BUILD)/obj/tests/gl/dlsym.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -Wl,--no-as-needed -lGL -ldl
+
 .PHONY: install-opengl
 install: install-opengl
 install-opengl: $(GL_PRELOAD)
 	install -d $(DESTDIR)$(PREFIX)/lib/gpuperf
 	install -m 755 $(GL_PRELOAD) $(DESTDIR)$(PREFIX)/lib/gpuperf/
 
--include $(GL_OBJS:.o=.d) $(BUILD)/obj/tests/gl/sample.d
+-include $(GL_OBJS:.o=.d) $(BUILD)/obj/tests/gl/sample.d \
+  $(BUILD)/obj/tests/gl/dlsym.d
 endif

@@ -12,6 +12,7 @@
 #include "lists/opencl.h"
 #include "lists/cuda.h"
 #include "lists/vulkan.h"
+#include "lists/opengl.h"
 #include "lists/gpulinux.h"
 #include "lists/multi.h"
 #include "lists/safety.h"

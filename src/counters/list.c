@@ -289,7 +289,7 @@ static void json_loaders(FILE *out) {
     const gp__loader_device *d = &l->devices[i];
     bool cl = d->api == GP_API_OPEN_CL;
     fprintf(out, "%s\n  {\"api\": \"%s\", \"platform\": ", i ? "," : "",
-            cl                          ? "OpenCL"
+            cl                         ? "OpenCL"
             : d->api == GP_API_OPEN_GL ? "OpenGL"
                                        : "Vulkan");
     json_string(out, cl ? l->platforms[d->platform].name : "");

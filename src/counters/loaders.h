@@ -28,7 +28,7 @@ typedef struct gp__loader_device {
   uint64_t memory_bytes;             /* OpenCL */
   uint32_t driver_version;           /* Vulkan */
   uint32_t num_counters;
-  const char *const *counters; /* num_counters names */
+  const char *const *counters;   /* num_counters names */
   const char *const *categories; /* OpenGL: each counter's; else NULL */
   const char *names[GP__LOADER_MAX_COUNTERS]; /* what counters may point to */
 } gp__loader_device;

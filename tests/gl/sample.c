@@ -23,8 +23,12 @@
 #define MAXTRI 4096
 
 /* Triangles of pass A and B in frame i (1-based). */
-static int tris_a(int i) { return 10 + (i % 7) * 10; }
-static int tris_b(int i) { return 5 + (i % 5) * 20; }
+static int tris_a(int i) {
+  return 10 + (i % 7) * 10;
+}
+static int tris_b(int i) {
+  return 5 + (i % 5) * 20;
+}
 
 int main(int argc, char **argv) {
   int frames = 60, w = 320, h = 240;
@@ -46,8 +50,15 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gl-sample: no X display\n");
     return 77;
   }
-  int attrs[] = {GLX_RGBA, GLX_DOUBLEBUFFER, GLX_RED_SIZE, 8, GLX_GREEN_SIZE,
-                 8, GLX_BLUE_SIZE, 8, None};
+  int attrs[] = {GLX_RGBA,
+                 GLX_DOUBLEBUFFER,
+                 GLX_RED_SIZE,
+                 8,
+                 GLX_GREEN_SIZE,
+                 8,
+                 GLX_BLUE_SIZE,
+                 8,
+                 None};
   XVisualInfo *vi = glXChooseVisual(dpy, DefaultScreen(dpy), attrs);
   if (!vi) {
     fprintf(stderr, "gl-sample: no double-buffered RGBA visual\n");
@@ -57,9 +68,9 @@ int main(int argc, char **argv) {
   XSetWindowAttributes swa;
   memset(&swa, 0, sizeof(swa));
   swa.colormap = XCreateColormap(dpy, root, vi->visual, AllocNone);
-  Window win = XCreateWindow(dpy, root, 0, 0, (unsigned)w, (unsigned)h, 0,
-                             vi->depth, InputOutput, vi->visual, CWColormap,
-                             &swa);
+  Window win =
+      XCreateWindow(dpy, root, 0, 0, (unsigned)w, (unsigned)h, 0, vi->depth,
+                    InputOutput, vi->visual, CWColormap, &swa);
   XMapWindow(dpy, win);
   GLXContext ctx = glXCreateContext(dpy, vi, NULL, True);
   if (!ctx || !glXMakeCurrent(dpy, win, ctx)) {

@@ -192,7 +192,7 @@ static pid_t spawn(char **argv, const char *dir, const char *cfg_path,
       _exit(128 + SIGTERM);
     setenv("GPUPERF_RECORD_DIR", dir, 1);
     setenv("GPUPERF_RECORD_CONFIG", cfg_path, 1);
-    cli_cuda_record_env(); /* CUDA programs: the driver loads the collector */
+    cli_cuda_record_env();   /* CUDA programs: the driver loads the collector */
     cli_preload_libraries(); /* OpenCL and OpenGL programs too */
     cli_enable_vulkan_layer(); /* and Vulkan programs */
     execvp(argv[0], argv);

@@ -62,8 +62,7 @@ static char *str_of(gp__gl_ctx *c, GLuint group, GLint counter) {
   if (counter < 0)
     c->fn.GetPerfMonitorGroupStringAMD(group, 0, &len, NULL);
   else
-    c->fn.GetPerfMonitorCounterStringAMD(group, (GLuint)counter, 0, &len,
-                                         NULL);
+    c->fn.GetPerfMonitorCounterStringAMD(group, (GLuint)counter, 0, &len, NULL);
   if (len <= 0 || len > 4096)
     return strdup("?");
   char *s = calloc((size_t)len + 1, 1);
@@ -72,8 +71,8 @@ static char *str_of(gp__gl_ctx *c, GLuint group, GLint counter) {
   if (counter < 0)
     c->fn.GetPerfMonitorGroupStringAMD(group, len + 1, NULL, s);
   else
-    c->fn.GetPerfMonitorCounterStringAMD(group, (GLuint)counter, len + 1,
-                                         NULL, s);
+    c->fn.GetPerfMonitorCounterStringAMD(group, (GLuint)counter, len + 1, NULL,
+                                         s);
   return s;
 }
 
@@ -342,7 +341,8 @@ bool gp__gl_amdpm_read(gp__gl_ctx *c, gp__gl_frame *f, double *values,
     w += 2;
     /* Which of ours, for its type (and so its size). */
     uint32_t k = 0;
-    while (k < a->n && (a->ctr[k].group != group || a->ctr[k].counter != counter))
+    while (k < a->n &&
+           (a->ctr[k].group != group || a->ctr[k].counter != counter))
       k++;
     if (k == a->n)
       break; /* unknown: its size cannot be known */

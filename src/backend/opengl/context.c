@@ -68,7 +68,9 @@ void gp__gl_core_load(void) {
 }
 
 /* See glInt.h. */
-gp__gl_ctx *gp__gl_current(void) { return cur; }
+gp__gl_ctx *gp__gl_current(void) {
+  return cur;
+}
 
 /* See glInt.h. */
 void gp__gl_warn_once(atomic_bool *flag, const char *msg) {
@@ -145,8 +147,7 @@ static void lookup_fns(gp__gl_ctx *c) {
   f->GenQueries = (PFNGLGENQUERIESPROC)fn(c, "glGenQueries", "glGenQueriesEXT");
   f->DeleteQueries =
       (PFNGLDELETEQUERIESPROC)fn(c, "glDeleteQueries", "glDeleteQueriesEXT");
-  f->BeginQuery =
-      (PFNGLBEGINQUERYPROC)fn(c, "glBeginQuery", "glBeginQueryEXT");
+  f->BeginQuery = (PFNGLBEGINQUERYPROC)fn(c, "glBeginQuery", "glBeginQueryEXT");
   f->EndQuery = (PFNGLENDQUERYPROC)fn(c, "glEndQuery", "glEndQueryEXT");
   f->GetQueryObjectiv = (PFNGLGETQUERYOBJECTIVPROC)fn(
       c, c->es ? "glGetQueryObjectivEXT" : "glGetQueryObjectiv",
@@ -229,9 +230,8 @@ static void init(gp__gl_ctx *c) {
   const char *vendor, *renderer, *version;
   if (!gp__gl_describe(c, &vendor, &renderer, &version))
     return;
-  c->timed = c->fn.GenQueries && c->fn.QueryCounter &&
-             c->fn.GetQueryObjectiv && c->fn.GetQueryObjectui64v &&
-             c->fn.GetInteger64v &&
+  c->timed = c->fn.GenQueries && c->fn.QueryCounter && c->fn.GetQueryObjectiv &&
+             c->fn.GetQueryObjectui64v && c->fn.GetInteger64v &&
              (c->es ? gp__gl_has_ext(c, "GL_EXT_disjoint_timer_query")
                     : (c->major > 3 || (c->major == 3 && c->minor >= 3) ||
                        gp__gl_has_ext(c, "GL_ARB_timer_query")));
@@ -318,8 +318,8 @@ void gp__gl_context_destroyed(void *handle) {
     /* Current nowhere (GL cannot be asked): its frames in flight are
      * lost, and counted. */
     gp__gl_core->activity_add_drops(GP_ACTIVITY_KIND_RENDER_STAGE,
-                                    GP_DROP_SOURCE, c->context_id,
-                                    1, c->frame_n + (c->frame_open ? 1 : 0));
+                                    GP_DROP_SOURCE, c->context_id, 1,
+                                    c->frame_n + (c->frame_open ? 1 : 0));
   }
   if (c->context_id)
     gp__gl_core->context_unregister(c->context_id);

@@ -33,7 +33,7 @@ void glBeginQueryEXT(GLenum target, GLuint id);
 void glEndQueryEXT(GLenum target);
 
 #define REAL(name) GP_GL_REAL(name)
-#define CBID(name) (uint32_t)GP_GL_CBID_##name
+#define CBID(name) (uint32_t) GP_GL_CBID_##name
 
 /* Exports wrapper gp__gl_w_<name> as <name>. */
 #define EXPORT_AS(name, ret, params)                                           \
@@ -100,12 +100,11 @@ gp__gl_w_glXMakeCurrent(Display *dpy, GLXDrawable d, GLXContext ctx) {
     gp__gl_made_current(ctx, false);
   return ok;
 }
-EXPORT_AS(glXMakeCurrent, Bool,
-          (Display * dpy, GLXDrawable d, GLXContext ctx))
+EXPORT_AS(glXMakeCurrent, Bool, (Display * dpy, GLXDrawable d, GLXContext ctx))
 
 __attribute__((visibility("hidden"))) Bool
-gp__gl_w_glXMakeContextCurrent(Display *dpy, GLXDrawable draw,
-                               GLXDrawable read, GLXContext ctx) {
+gp__gl_w_glXMakeContextCurrent(Display *dpy, GLXDrawable draw, GLXDrawable read,
+                               GLXContext ctx) {
   Bool ok = REAL(glXMakeContextCurrent)
                 ? REAL(glXMakeContextCurrent)(dpy, draw, read, ctx)
                 : False;
@@ -197,8 +196,7 @@ gp__gl_w_glDrawElementsInstanced(GLenum mode, GLsizei count, GLenum type,
             gp__gl_draw(c, mode, count, n));
 }
 EXPORT_AS(glDrawElementsInstanced, void,
-          (GLenum mode, GLsizei count, GLenum type, const void *idx,
-           GLsizei n))
+          (GLenum mode, GLsizei count, GLenum type, const void *idx, GLsizei n))
 
 __attribute__((visibility("hidden"))) void
 gp__gl_w_glDrawRangeElements(GLenum mode, GLuint lo, GLuint hi, GLsizei count,
@@ -217,7 +215,8 @@ gp__gl_w_glDrawElementsBaseVertex(GLenum mode, GLsizei count, GLenum type,
             gp__gl_draw(c, mode, count, 1));
 }
 EXPORT_AS(glDrawElementsBaseVertex, void,
-          (GLenum mode, GLsizei count, GLenum type, const void *idx, GLint base))
+          (GLenum mode, GLsizei count, GLenum type, const void *idx,
+           GLint base))
 
 __attribute__((visibility("hidden"))) void
 gp__gl_w_glMultiDrawArrays(GLenum mode, const GLint *first,
@@ -341,8 +340,7 @@ EXPORT_AS(glBindFramebuffer, void, (GLenum target, GLuint fb))
 
 __attribute__((visibility("hidden"))) void
 gp__gl_w_glBindFramebufferEXT(GLenum target, GLuint fb) {
-  bind_fbo(CBID(glBindFramebufferEXT), target, fb,
-           REAL(glBindFramebufferEXT));
+  bind_fbo(CBID(glBindFramebufferEXT), target, fb, REAL(glBindFramebufferEXT));
 }
 EXPORT_AS(glBindFramebufferEXT, void, (GLenum target, GLuint fb))
 
@@ -354,8 +352,8 @@ static void app_query(GLenum target, bool begin) {
     gp__gl_stats_app_query(c, target, begin);
 }
 
-__attribute__((visibility("hidden"))) void
-gp__gl_w_glBeginQuery(GLenum target, GLuint id) {
+__attribute__((visibility("hidden"))) void gp__gl_w_glBeginQuery(GLenum target,
+                                                                 GLuint id) {
   app_query(target, true);
   if (REAL(glBeginQuery))
     REAL(glBeginQuery)(target, id);

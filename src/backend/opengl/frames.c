@@ -41,8 +41,7 @@
 
 /* See glInt.h. */
 bool gp__gl_api_on(void) {
-  return gp__gl_core &&
-         gp__gl_core->activity_enabled(GP_ACTIVITY_KIND_API, 0);
+  return gp__gl_core && gp__gl_core->activity_enabled(GP_ACTIVITY_KIND_API, 0);
 }
 
 /* See glInt.h. */
@@ -133,9 +132,8 @@ static void drop_oldest(gp__gl_ctx *c) {
   c->mark_n -= f->n;
   gp__gl_stats_drop(c, f);
   gp__gl_amdpm_drop(c, f);
-  gp__gl_core->activity_add_drops(GP_ACTIVITY_KIND_RENDER_STAGE,
-                                  GP_DROP_SOURCE, c->context_id, 1,
-                                  1 + f->n / 2);
+  gp__gl_core->activity_add_drops(GP_ACTIVITY_KIND_RENDER_STAGE, GP_DROP_SOURCE,
+                                  c->context_id, 1, 1 + f->n / 2);
   c->frame_head = (c->frame_head + 1) % GP_GL_FRAMES;
   c->frame_n--;
 }
@@ -206,8 +204,7 @@ static uint64_t triangles(GLenum mode, int64_t count) {
 }
 
 /* See glInt.h. */
-void gp__gl_draw(gp__gl_ctx *c, GLenum mode, int64_t count,
-                 int64_t instances) {
+void gp__gl_draw(gp__gl_ctx *c, GLenum mode, int64_t count, int64_t instances) {
   gp__gl_frame *f = open_frame(c);
   if (!f)
     return;
@@ -274,8 +271,8 @@ static bool frame_ready(gp__gl_ctx *c, const gp__gl_frame *f) {
 }
 
 static void stage(gp__gl_ctx *c, uint32_t kind, uint64_t corr, uint64_t queued,
-                  uint64_t start, uint64_t end, uint32_t fbo,
-                  uint32_t name_id, uint32_t number) {
+                  uint64_t start, uint64_t end, uint32_t fbo, uint32_t name_id,
+                  uint32_t number) {
   gp__gpu_work w = {.correlation_id = corr,
                     .queued = queued,
                     .start = start,
@@ -317,8 +314,8 @@ static void write_frame(gp__gl_ctx *c, gp__gl_frame *f, bool times) {
   }
   if (n >= 2) {
     const gp__gl_mark *m0 = &c->marks[f->first];
-    stage(c, GP_RENDER_STAGE_COMMAND_BUFFER, f->corr, m0->cpu, t[0],
-          t[n - 1], 0, fname, (uint32_t)f->number);
+    stage(c, GP_RENDER_STAGE_COMMAND_BUFFER, f->corr, m0->cpu, t[0], t[n - 1],
+          0, fname, (uint32_t)f->number);
     for (uint32_t k = 0; k + 1 < n; k += 2) {
       const gp__gl_mark *m = &c->marks[(f->first + k) % GP_GL_MARKS];
       stage(c, GP_RENDER_STAGE_RENDER_PASS, m->corr, m->cpu, t[k], t[k + 1],

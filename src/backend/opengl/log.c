@@ -56,9 +56,10 @@ static void APIENTRY on_message(GLenum source, GLenum type, GLuint id,
       r->timestamp = gp_get_timestamp();
       r->severity = severity(type, sev);
       r->tag_id = gp__gl_core->string_intern(source_tag(source));
-      r->message_id = length >= 0 ? gp__gl_core->string_intern_n(
-                                        msg, strnlen(msg, (size_t)length))
-                                  : gp__gl_core->string_intern(msg);
+      r->message_id =
+          length >= 0
+              ? gp__gl_core->string_intern_n(msg, strnlen(msg, (size_t)length))
+              : gp__gl_core->string_intern(msg);
       r->process_id = gp__gl_core->pid();
       r->thread_id = gp__gl_core->tid();
       r->reserved0 = 0;

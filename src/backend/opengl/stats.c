@@ -44,16 +44,16 @@ static const struct {
      GP_COUNTER_GROUP_PRIMITIVES, true},
     {0x82F0, "vs_invocations", "vertex shader invocations", GP_UNIT_VERTEX,
      GP_COUNTER_GROUP_VERTICES, false},
-    {0x82F1, "tcs_patches", "tessellation control shader patches",
-     GP_UNIT_NONE, GP_COUNTER_GROUP_PRIMITIVES, false},
+    {0x82F1, "tcs_patches", "tessellation control shader patches", GP_UNIT_NONE,
+     GP_COUNTER_GROUP_PRIMITIVES, false},
     {0x82F2, "tes_invocations", "tessellation evaluation shader invocations",
      GP_UNIT_NONE, GP_COUNTER_GROUP_VERTICES, false},
     {0x887F, "gs_invocations", "geometry shader invocations", GP_UNIT_NONE,
      GP_COUNTER_GROUP_PRIMITIVES, false},
     {0x82F3, "gs_primitives", "primitives the geometry shaders emitted",
      GP_UNIT_PRIMITIVE, GP_COUNTER_GROUP_PRIMITIVES, false},
-    {0x82F4, "fs_invocations", "fragment shader invocations",
-     GP_UNIT_FRAGMENT, GP_COUNTER_GROUP_FRAGMENTS, true},
+    {0x82F4, "fs_invocations", "fragment shader invocations", GP_UNIT_FRAGMENT,
+     GP_COUNTER_GROUP_FRAGMENTS, true},
     {0x82F5, "cs_invocations", "compute shader invocations", GP_UNIT_NONE,
      GP_COUNTER_GROUP_COMPUTE, false},
     {0x82F6, "clipping_invocations", "primitives that reached clipping",
@@ -70,14 +70,14 @@ typedef struct gl_dev {
   gp__counter_def *defs;
   gp_counter_block_info blocks[3];
   gp_counter_group_info *groups;
-  uint32_t nstats;                    /* 0 or GP_GL_NSTATS */
+  uint32_t nstats;                         /* 0 or GP_GL_NSTATS */
   uint32_t i_draws, i_tris, i_amd, i_util; /* catalog indices */
   uint32_t namd;
   pthread_mutex_t lock;
   gp__sampler *started, *s, *derived; /* lock */
-  uint32_t wanted;   /* bits: statistics selected (lock) */
-  bool amd_wanted;   /* lock */
-  uint32_t *amd_sel; /* extension indices selected (lock) */
+  uint32_t wanted;                    /* bits: statistics selected (lock) */
+  bool amd_wanted;                    /* lock */
+  uint32_t *amd_sel;                  /* extension indices selected (lock) */
   uint32_t namd_sel;
   uint32_t gen; /* bumped at each start and stop (lock) */
 } gl_dev;
@@ -169,7 +169,7 @@ static const gp__provider_ops ops = {.sampling_start = gl_start,
   (gp__counter_def) {                                                          \
     .info = {.id = (i),                                                        \
              .name = (n),                                                      \
-             .description = (d),                                              \
+             .description = (d),                                               \
              .category = "pipeline statistics",                                \
              .type = GP_COUNTER_TYPE_INT64,                                    \
              .num_numerator_units = (u) != GP_UNIT_NONE,                       \
@@ -408,7 +408,9 @@ static void free_stats(gp__gl_ctx *c, gp__gl_frame *f) {
 }
 
 /* See glInt.h. */
-void gp__gl_stats_drop(gp__gl_ctx *c, gp__gl_frame *f) { free_stats(c, f); }
+void gp__gl_stats_drop(gp__gl_ctx *c, gp__gl_frame *f) {
+  free_stats(c, f);
+}
 
 /* See glInt.h. */
 void gp__gl_stats_emit(gp__gl_ctx *c, gp__gl_frame *f, uint64_t start,
