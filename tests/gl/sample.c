@@ -6,7 +6,11 @@
  * a recording can be checked against what the program drew, which it
  * prints per frame ("frame N passA T passB T").
  *
- *   gl-sample [--frames N] [--size WxH] [--quiet]
+ *   gl-sample [--frames N] [--size WxH] [--quiet] [--fps]
+ *
+ * --fps prints the frame rate of the frames after the first tenth (the
+ * driver compiles its shaders in the first), measured by the program
+ * itself: "fps F" (bench/gl.c reads it).
  *
  * Immediate mode is avoided: each pass is one glDrawArrays of
  * GL_TRIANGLES from a vertex buffer, so its triangles are the draw's
@@ -19,8 +23,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAXTRI 4096
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 /* Triangles of pass A and B in frame i (1-based). */
 static int tris_a(int i) {
@@ -32,7 +43,7 @@ static int tris_b(int i) {
 
 int main(int argc, char **argv) {
   int frames = 60, w = 320, h = 240;
-  int quiet = 0;
+  int quiet = 0, fps = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc)
       frames = atoi(argv[++i]);
@@ -40,8 +51,11 @@ int main(int argc, char **argv) {
       sscanf(argv[++i], "%dx%d", &w, &h);
     else if (strcmp(argv[i], "--quiet") == 0)
       quiet = 1;
+    else if (strcmp(argv[i], "--fps") == 0)
+      fps = 1;
     else {
-      fprintf(stderr, "usage: gl-sample [--frames N] [--size WxH] [--quiet]\n");
+      fprintf(stderr, "usage: gl-sample [--frames N] [--size WxH] [--quiet] "
+                      "[--fps]\n");
       return 2;
     }
   }
@@ -104,7 +118,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gl-sample: framebuffer incomplete\n");
     return 1;
   }
+  int warm = frames / 10;
+  double t0 = 0;
   for (int i = 1; i <= frames; i++) {
+    if (i == warm + 1)
+      t0 = now_s();
     glBindFramebuffer(GL_FRAMEBUFFER, fbo); /* pass A */
     glViewport(0, 0, w, h);
     glClearColor(0.1f, 0.2f, 0.3f, 1);
@@ -120,6 +138,8 @@ int main(int argc, char **argv) {
     if (!quiet)
       printf("frame %d passA %d passB %d\n", i, tris_a(i), tris_b(i));
   }
+  if (fps && frames > warm)
+    printf("fps %.1f\n", (frames - warm) / (now_s() - t0));
   fflush(stdout);
   glDeleteFramebuffers(1, &fbo);
   glXMakeCurrent(dpy, None, NULL);

@@ -377,4 +377,7 @@ void gp__gl_frames_fini(gp__gl_ctx *c) {
   if (c->nfree && c->fn.DeleteQueries)
     c->fn.DeleteQueries((GLsizei)c->nfree, c->free_q);
   c->nfree = 0;
+  if (c->nstatq && c->fn.DeleteQueries)
+    c->fn.DeleteQueries((GLsizei)c->nstatq, c->stat_q);
+  c->nstatq = 0;
 }

@@ -201,6 +201,7 @@ typedef struct gp__gl_frame {
 
 #define GP_GL_MARKS 1024 /* marks in flight per context */
 #define GP_GL_FRAMES 64  /* frames in flight per context */
+#define GP_GL_STATQ 64   /* pipeline-statistics queries kept for reuse */
 
 /* The library's state of one GL context. */
 typedef struct gp__gl_ctx {
@@ -222,6 +223,8 @@ typedef struct gp__gl_ctx {
   uint32_t frame_head, frame_n;
   GLuint free_q[GP_GL_MARKS]; /* query names to reuse */
   uint32_t nfree;
+  GLuint stat_q[GP_GL_STATQ]; /* statistics query names to reuse */
+  uint32_t nstatq;
   /* The frame being recorded (frames[(head + n - 1)], valid when open). */
   bool frame_open;
   bool in_run;       /* a run of work began and has not ended */

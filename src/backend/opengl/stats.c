@@ -15,8 +15,10 @@
  *    without a hardware busy counter (counters/derived.h).
  * All but Utilization are per-frame values (COUNTER records whose window
  * is the frame's GPU time, with the swap's correlation id); they are
- * measured only while a session selects them. The statistics, draws and
- * triangles are selected by default.
+ * measured only while a session selects them. `ia_primitives`, draws
+ * and triangles are selected by default: each statistic is a query begun
+ * and ended every frame, which costs llvmpipe some 28,000 instructions a
+ * frame (bench/gl.c), so the others are asked for by name (-e).
  *
  * A query of the program's own of a statistic's target cannot be active
  * at the same time as ours: a frame begun while the program measures a
@@ -39,7 +41,7 @@ static const struct {
   bool dflt;
 } stats[GP_GL_NSTATS] = {
     {0x82EE, "ia_vertices", "vertices submitted", GP_UNIT_VERTEX,
-     GP_COUNTER_GROUP_VERTICES, true},
+     GP_COUNTER_GROUP_VERTICES, false},
     {0x82EF, "ia_primitives", "primitives submitted", GP_UNIT_PRIMITIVE,
      GP_COUNTER_GROUP_PRIMITIVES, true},
     {0x82F0, "vs_invocations", "vertex shader invocations", GP_UNIT_VERTEX,
@@ -343,8 +345,9 @@ void gp__gl_stats_begin(gp__gl_ctx *c, gp__gl_frame *f, uint32_t wanted) {
     if (!(wanted & (1u << i)) || (c->app_queries & (1u << i)) ||
         !c->fn.GenQueries)
       continue;
-    GLuint q = 0;
-    c->fn.GenQueries(1, &q);
+    GLuint q = c->nstatq ? c->stat_q[--c->nstatq] : 0;
+    if (!q)
+      c->fn.GenQueries(1, &q);
     if (!q)
       continue;
     c->fn.BeginQuery(stats[i].target, q);
@@ -399,10 +402,14 @@ bool gp__gl_stats_ready(gp__gl_ctx *c, const gp__gl_frame *f) {
   return true;
 }
 
+/* Gives f's queries back to the context's pool (or deletes them). */
 static void free_stats(gp__gl_ctx *c, gp__gl_frame *f) {
   for (uint32_t i = 0; i < GP_GL_NSTATS; i++)
     if (f->stats[i]) {
-      c->fn.DeleteQueries(1, &f->stats[i]);
+      if (c->nstatq < GP_GL_STATQ)
+        c->stat_q[c->nstatq++] = f->stats[i];
+      else
+        c->fn.DeleteQueries(1, &f->stats[i]);
       f->stats[i] = 0;
     }
 }
