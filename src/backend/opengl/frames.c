@@ -102,7 +102,7 @@ static gp__gl_frame *open_frame(gp__gl_ctx *c) {
 
 /* Adds a mark to the open frame; false if the ring is full (the mark is
  * lost, and counted). */
-static bool mark(gp__gl_ctx *c, gp__gl_frame *f, bool end, bool frame_end) {
+static bool mark(gp__gl_ctx *c, gp__gl_frame *f, bool end) {
   if (c->mark_n == GP_GL_MARKS) {
     gp__gl_core->activity_add_drops(GP_ACTIVITY_KIND_RENDER_STAGE,
                                     GP_DROP_SOURCE, c->context_id, 1, 1);
@@ -113,8 +113,8 @@ static bool mark(gp__gl_ctx *c, gp__gl_frame *f, bool end, bool frame_end) {
   if (c->timed && (m->query = take_query(c)) != 0)
     c->fn.QueryCounter(m->query, GL_TIMESTAMP);
   m->cpu = gp_get_timestamp();
+  m->start = !end;
   m->end = end;
-  m->frame_end = frame_end;
   m->fbo = c->fbo;
   m->corr = c->run_corr;
   c->mark_n++;
@@ -176,8 +176,16 @@ uint64_t gp__gl_work(gp__gl_ctx *c) {
   if (c->in_run)
     return 0;
   c->run_corr = gp__gl_core->correlation_next();
-  if (!mark(c, f, false, false))
+  if (c->reusable) {
+    /* No GPU work since the switch's mark: the run starts there. */
+    gp__gl_mark *m = &c->marks[(c->mark_head + c->mark_n - 1) % GP_GL_MARKS];
+    m->start = true;
+    m->fbo = c->fbo;
+    m->corr = c->run_corr;
+    c->reusable = false;
+  } else if (!mark(c, f, false)) {
     return 0;
+  }
   c->in_run = true;
   return c->run_corr;
 }
@@ -214,17 +222,25 @@ void gp__gl_draw(gp__gl_ctx *c, GLenum mode, int64_t count, int64_t instances) {
 }
 
 /* Ends the open run (at a switch or the frame's end). */
-static void end_run(gp__gl_ctx *c, gp__gl_frame *f, bool frame_end) {
+static void end_run(gp__gl_ctx *c, gp__gl_frame *f, bool at_switch) {
   if (!c->in_run)
     return;
   c->in_run = false;
-  if (!mark(c, f, true, frame_end)) {
-    /* Its start mark has no end: given back, the run is lost. */
-    gp__gl_mark *m = &c->marks[(c->mark_head + c->mark_n - 1) % GP_GL_MARKS];
-    give_query(c, m->query);
-    c->mark_n--;
-    f->n--;
+  if (mark(c, f, true)) {
+    c->reusable = at_switch;
+    return;
   }
+  /* Its start mark has no end: the run is lost. A mark that only
+   * started it is given back; one that also ended the run before keeps
+   * that. */
+  gp__gl_mark *m = &c->marks[(c->mark_head + c->mark_n - 1) % GP_GL_MARKS];
+  if (m->end) {
+    m->start = false;
+    return;
+  }
+  give_query(c, m->query);
+  c->mark_n--;
+  f->n--;
 }
 
 /* See glInt.h. */
@@ -233,7 +249,7 @@ void gp__gl_bind_fbo(gp__gl_ctx *c, uint32_t fbo) {
     return;
   gp__gl_frame *f = open_frame(c);
   if (f)
-    end_run(c, f, false);
+    end_run(c, f, true);
   c->fbo = fbo;
 }
 
@@ -242,7 +258,8 @@ uint64_t gp__gl_frame_end(gp__gl_ctx *c) {
   gp__gl_frame *f = open_frame(c);
   if (!f)
     return 0;
-  end_run(c, f, true);
+  end_run(c, f, false);
+  c->reusable = false;
   gp__gl_stats_end(c, f);
   gp__gl_amdpm_end(c, f);
   f->corr = gp__gl_core->correlation_next();
@@ -316,16 +333,16 @@ static void write_frame(gp__gl_ctx *c, gp__gl_frame *f, bool times) {
     const gp__gl_mark *m0 = &c->marks[f->first];
     stage(c, GP_RENDER_STAGE_COMMAND_BUFFER, f->corr, m0->cpu, t[0], t[n - 1],
           0, fname, (uint32_t)f->number);
-    for (uint32_t k = 0; k + 1 < n; k += 2) {
+    for (uint32_t k = 0; k + 1 < n; k++) {
       const gp__gl_mark *m = &c->marks[(f->first + k) % GP_GL_MARKS];
-      stage(c, GP_RENDER_STAGE_RENDER_PASS, m->corr, m->cpu, t[k], t[k + 1],
-            m->fbo, 0, (uint32_t)f->number);
+      if (m->start)
+        stage(c, GP_RENDER_STAGE_RENDER_PASS, m->corr, m->cpu, t[k], t[k + 1],
+              m->fbo, 0, (uint32_t)f->number);
     }
   }
   if (n < f->n) /* runs past what one frame can list */
     gp__gl_core->activity_add_drops(GP_ACTIVITY_KIND_RENDER_STAGE,
-                                    GP_DROP_SOURCE, c->context_id, 1,
-                                    (f->n - n) / 2);
+                                    GP_DROP_SOURCE, c->context_id, 1, f->n - n);
   uint64_t start = n ? t[0] : 0, end = n ? t[n - 1] : 0;
   if (times && (!start || !end)) /* untimed: the CPU's view of the frame */
     start = end = 0;
@@ -377,7 +394,4 @@ void gp__gl_frames_fini(gp__gl_ctx *c) {
   if (c->nfree && c->fn.DeleteQueries)
     c->fn.DeleteQueries((GLsizei)c->nfree, c->free_q);
   c->nfree = 0;
-  if (c->nstatq && c->fn.DeleteQueries)
-    c->fn.DeleteQueries((GLsizei)c->nstatq, c->stat_q);
-  c->nstatq = 0;
 }

@@ -175,11 +175,11 @@ typedef struct gp__gl_fns {
 /* A timestamp query of ours and what it marks. */
 typedef struct gp__gl_mark {
   GLuint query;
-  uint32_t fbo;   /* the framebuffer its run of work drew into */
-  uint64_t corr;  /* the correlation id of that run */
-  uint64_t cpu;   /* the trace time it was issued at */
-  bool end;       /* the end of a run (else its start) */
-  bool frame_end; /* also the end of its frame (the swap) */
+  uint32_t fbo;  /* the framebuffer its run of work drew into */
+  uint64_t corr; /* the correlation id of that run */
+  uint64_t cpu;  /* the trace time it was issued at */
+  bool start;    /* a run starts here (it ends at the next mark) */
+  bool end;      /* a run ends here */
 } gp__gl_mark;
 
 /* A frame on its way to the trace: its marks are marks[first .. first +
@@ -201,7 +201,6 @@ typedef struct gp__gl_frame {
 
 #define GP_GL_MARKS 1024 /* marks in flight per context */
 #define GP_GL_FRAMES 64  /* frames in flight per context */
-#define GP_GL_STATQ 64   /* pipeline-statistics queries kept for reuse */
 
 /* The library's state of one GL context. */
 typedef struct gp__gl_ctx {
@@ -223,11 +222,11 @@ typedef struct gp__gl_ctx {
   uint32_t frame_head, frame_n;
   GLuint free_q[GP_GL_MARKS]; /* query names to reuse */
   uint32_t nfree;
-  GLuint stat_q[GP_GL_STATQ]; /* statistics query names to reuse */
-  uint32_t nstatq;
   /* The frame being recorded (frames[(head + n - 1)], valid when open). */
   bool frame_open;
   bool in_run;       /* a run of work began and has not ended */
+  bool reusable;     /* the frame's last mark ended a run at a framebuffer
+                        switch: the next run starts there */
   uint32_t fbo;      /* the draw framebuffer bound */
   uint64_t run_corr; /* the open run's correlation id */
   uint64_t frames_done;

@@ -345,9 +345,11 @@ void gp__gl_stats_begin(gp__gl_ctx *c, gp__gl_frame *f, uint32_t wanted) {
     if (!(wanted & (1u << i)) || (c->app_queries & (1u << i)) ||
         !c->fn.GenQueries)
       continue;
-    GLuint q = c->nstatq ? c->stat_q[--c->nstatq] : 0;
-    if (!q)
-      c->fn.GenQueries(1, &q);
+    /* A fresh query each frame: llvmpipe (Mesa 22.3) answers a
+     * pipeline-statistics query object begun again with wrong values
+     * (1040 primitives for 75 drawn, in opengl_record_sample). */
+    GLuint q = 0;
+    c->fn.GenQueries(1, &q);
     if (!q)
       continue;
     c->fn.BeginQuery(stats[i].target, q);
@@ -402,14 +404,10 @@ bool gp__gl_stats_ready(gp__gl_ctx *c, const gp__gl_frame *f) {
   return true;
 }
 
-/* Gives f's queries back to the context's pool (or deletes them). */
 static void free_stats(gp__gl_ctx *c, gp__gl_frame *f) {
   for (uint32_t i = 0; i < GP_GL_NSTATS; i++)
     if (f->stats[i]) {
-      if (c->nstatq < GP_GL_STATQ)
-        c->stat_q[c->nstatq++] = f->stats[i];
-      else
-        c->fn.DeleteQueries(1, &f->stats[i]);
+      c->fn.DeleteQueries(1, &f->stats[i]);
       f->stats[i] = 0;
     }
 }
