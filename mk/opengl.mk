@@ -19,11 +19,15 @@ GL_PRELOAD = $(BUILD)/libgpuperf-gl.so
 GL_MAP = src/backend/opengl/exports.map
 GL_SAMPLE = $(BUILD)/tests/gl-sample
 GL_DLSYM = $(BUILD)/tests/gl-dlsym
+GL_GETPROC = $(BUILD)/tests/gl-getproc
+# libepoxy's program only where its headers are (Debian libepoxy-dev).
+GL_EPOXY = $(if $(wildcard /usr/include/epoxy/gl.h),$(BUILD)/tests/gl-epoxy)
+GL_TEST_PROGS = $(GL_DLSYM) $(GL_GETPROC) $(GL_EPOXY)
 
 all: $(GL_PRELOAD) $(GL_SAMPLE)
 check-layers: $(GL_OBJS)
-tests: $(GL_PRELOAD) $(GL_SAMPLE) $(GL_DLSYM)
-test: $(GL_PRELOAD) $(GL_SAMPLE) $(GL_DLSYM)
+tests: $(GL_PRELOAD) $(GL_SAMPLE) $(GL_TEST_PROGS)
+test: $(GL_PRELOAD) $(GL_SAMPLE) $(GL_TEST_PROGS)
 demo: $(GL_PRELOAD)
 
 # dlsym passes dlsym(RTLD_NEXT) on as a tail call (entry.c): the
@@ -54,6 +58,17 @@ $(GL_DLSYM): $(BUILD)/obj/tests/gl/dlsym.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -Wl,--no-as-needed -lGL -ldl
+
+# It links libX11 only: libGL is opened and looked up at run time.
+$(GL_GETPROC): tests/gl/loaders.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lX11 -ldl
+
+$(BUILD)/tests/gl-epoxy: tests/gl/loaders.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -DGP_EPOXY $(ALL_LDFLAGS) -o $@ $< -lepoxy -lX11
 
 .PHONY: install-opengl
 install: install-opengl

@@ -228,7 +228,66 @@ TEST(opengl_record_es2gears) {
   gp_tp_close(tp);
 }
 
+/* Programs that reach GL as loaders do: through glXGetProcAddressARB
+ * taken from a libGL they opened themselves (GLAD, GLEW), and through
+ * libepoxy (dlsym on its own handle). Every frame is recorded. */
+TEST(opengl_record_loaders) {
+  need(NULL);
+  static const char *const progs[] = {"tests/gl-getproc", "tests/gl-epoxy"};
+  for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+    char path[512];
+    const char *build = getenv("GPUPERF_BUILD");
+    snprintf(path, sizeof(path), "%s/%s", build ? build : "build", progs[i]);
+    if (i == 1 && access(path, X_OK) != 0) {
+      fprintf(stderr, "      (gl-epoxy not built: no libepoxy-dev)\n");
+      continue;
+    }
+    vk_built(progs[i], path, sizeof(path));
+    char *cmd[] = {path, "25", NULL}, *out = NULL;
+    gp_tp *tp = record(cmd, NULL, &out, 0);
+    ASSERT(strstr(out, "frames 25") != NULL);
+    free(out);
+    Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Frame' AND dur > 0",
+         25);
+    Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'glDrawArrays'", 25);
+    Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'glXSwapBuffers'", 25);
+    no_errors(tp);
+    gp_tp_close(tp);
+  }
+}
+
+/* The sample's trace read by Perfetto's own trace processor: the stages,
+ * API slices, flows, counters and tracks are the rows it gives (the
+ * tp_parity_* queries), and no error stats, where GPUPERF_PERFETTO_TP
+ * names it. */
+TEST(opengl_sample_parity_with_perfetto) {
+  const char *shell = getenv("GPUPERF_PERFETTO_TP");
+  if (!shell || access(shell, X_OK) != 0)
+    SKIP("GPUPERF_PERFETTO_TP does not name Perfetto's "
+         "trace_processor_shell");
+  need(NULL);
+  char sample[512];
+  vk_built("tests/gl-sample", sample, sizeof(sample));
+  char *cmd[] = {sample, "--frames", "20", "--quiet", NULL};
+  gp_tp *tp = record(cmd, NULL, NULL, 0);
+  tp_parity_compare(shell, tp, gp_test_path(0, "gl.pftrace"));
+  char *csv = tp_perfetto_csv(
+      shell, gp_test_path(0, "gl.pftrace"),
+      "SELECT count(*) AS n FROM stats WHERE severity IN ('error', "
+      "'data_loss') AND value > 0;");
+  ASSERT(strstr(csv, "\n0") != NULL);
+  free(csv);
+  gp_tp_close(tp);
+}
+
 #else
+
+TEST(opengl_record_loaders) {
+  SKIP("built without the trace processor");
+}
+TEST(opengl_sample_parity_with_perfetto) {
+  SKIP("built without the trace processor");
+}
 
 TEST(opengl_record_sample) {
   SKIP("built without the trace processor");
