@@ -280,7 +280,38 @@ TEST(opengl_sample_parity_with_perfetto) {
   gp_tp_close(tp);
 }
 
+/* KHR_debug: the program's own callback still gets every message, with
+ * its own user pointer (its output is the same recorded or not), and the
+ * message is in the trace's GPU log. */
+TEST(opengl_debug_output) {
+  need(NULL);
+  char sample[512];
+  vk_built("tests/gl-sample", sample, sizeof(sample));
+  char *plain_argv[] = {"/usr/bin/xvfb-run", "-a",      sample, "--frames", "3",
+                        "--quiet",           "--debug", NULL};
+  char *plain = NULL;
+  ASSERT_EQ(ocl_run(plain_argv, NULL, 120, &plain, NULL), 0);
+  ASSERT(strstr(plain, "debug: GL_INVALID_ENUM") != NULL);
+  char *cmd[] = {sample, "--frames", "3", "--quiet", "--debug", NULL};
+  char *out = NULL;
+  gp_tp *tp = record(cmd, NULL, &out, 0);
+  ASSERT_STR_EQ(out, plain);
+  Q_EQ(tp,
+       "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id JOIN "
+       "args a ON a.arg_set_id = s.arg_set_id WHERE t.name = 'GPU Log' AND "
+       "s.name = 'ERROR' AND a.key = 'message' AND a.display_value GLOB "
+       "'GL_INVALID_ENUM*'",
+       1);
+  free(out);
+  free(plain);
+  gp_tp_close(tp);
+}
+
 #else
+
+TEST(opengl_debug_output) {
+  SKIP("built without the trace processor");
+}
 
 TEST(opengl_record_loaders) {
   SKIP("built without the trace processor");

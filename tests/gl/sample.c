@@ -8,6 +8,10 @@
  *
  *   gl-sample [--frames N] [--size WxH] [--quiet] [--fps]
  *
+ * --debug installs a KHR_debug callback that prints each message
+ * ("debug: ..."), enables GL_DEBUG_OUTPUT and, in the first frame, makes
+ * one GL error on purpose (glEnable of an invalid enum).
+ *
  * --fps prints the frame rate of the frames after the first tenth (the
  * driver compiles its shaders in the first), measured by the program
  * itself: "fps F" (bench/gl.c reads it).
@@ -27,6 +31,13 @@
 
 #define MAXTRI 4096
 
+static void APIENTRY on_debug(GLenum source, GLenum type, GLuint id,
+                              GLenum severity, GLsizei length,
+                              const GLchar *msg, const void *user) {
+  (void)source, (void)type, (void)id, (void)severity, (void)length;
+  printf("debug: %s (%s)\n", msg, (const char *)user);
+}
+
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -43,7 +54,7 @@ static int tris_b(int i) {
 
 int main(int argc, char **argv) {
   int frames = 60, w = 320, h = 240;
-  int quiet = 0, fps = 0;
+  int quiet = 0, fps = 0, debug = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc)
       frames = atoi(argv[++i]);
@@ -53,9 +64,11 @@ int main(int argc, char **argv) {
       quiet = 1;
     else if (strcmp(argv[i], "--fps") == 0)
       fps = 1;
+    else if (strcmp(argv[i], "--debug") == 0)
+      debug = 1;
     else {
       fprintf(stderr, "usage: gl-sample [--frames N] [--size WxH] [--quiet] "
-                      "[--fps]\n");
+                      "[--fps] [--debug]\n");
       return 2;
     }
   }
@@ -91,6 +104,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gl-sample: no GL context\n");
     return 77;
   }
+  if (debug) {
+    glEnable(GL_DEBUG_OUTPUT);
+    glDebugMessageCallback(on_debug, "sample's user pointer");
+  }
   /* Small triangles spread over the target, 3 vertices each. */
   static float v[MAXTRI * 6];
   for (int t = 0; t < MAXTRI; t++) {
@@ -123,6 +140,8 @@ int main(int argc, char **argv) {
   for (int i = 1; i <= frames; i++) {
     if (i == warm + 1)
       t0 = now_s();
+    if (debug && i == 1)
+      glEnable(0x7fff); /* an invalid enum: a KHR_debug error message */
     glBindFramebuffer(GL_FRAMEBUFFER, fbo); /* pass A */
     glViewport(0, 0, w, h);
     glClearColor(0.1f, 0.2f, 0.3f, 1);
