@@ -244,6 +244,19 @@ static double run_tiny(env *e, long n, double *cpu, double *tcpu) {
   return now_s() - t0;
 }
 
+/*
+ * The loop `make bench-instructions` counts (valgrind --tool=callgrind
+ * --toggle-collect=instr_enqueue): n tiny enqueues, nothing else. Never
+ * inlined, so that the tool finds it by name.
+ */
+__attribute__((noinline)) void instr_enqueue(env *e, long n);
+__attribute__((noinline)) void instr_enqueue(env *e, long n) {
+  const api *a = e->a;
+  size_t g = 64, l = 64;
+  for (long i = 0; i < n; i++)
+    CK(a->EnqueueNDRangeKernel(e->q1, e->tiny, 1, NULL, &g, &l, 0, NULL, NULL));
+}
+
 /* A small iterative solver's shape; returns the wall time in seconds. */
 static double run_realistic(env *e, int iterations) {
   const api *a = e->a;
@@ -342,11 +355,43 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/*
+ * --instr: n tiny enqueues one way, in chunks of 1000 each ended by a
+ * clFinish outside the counted loop (scripts/bench-instructions.sh).
+ */
+static int instr_main(const char *way, long n, const api *real,
+                      const api *wrapped) {
+  bool traced = strcmp(way, "traced") == 0;
+  if (!traced && strcmp(way, "plain") != 0) {
+    fprintf(stderr, "opencl: --instr plain or traced\n");
+    return 2;
+  }
+  env e;
+  env_init(&e, traced ? wrapped : real);
+  cl_mem b = tiny_setup(&e);
+  for (long done = 0; done < n;) {
+    long k = n - done < 1000 ? n - done : 1000;
+    instr_enqueue(&e, k);
+    CK(e.a->Finish(e.q1));
+    done += k;
+  }
+  e.a->ReleaseMemObject(b);
+  gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
+  size_t d = 0;
+  gp_activity_get_num_dropped_records(0, 0, &d);
+  printf("instr %s %ld enqueues, %lu records, %zu dropped\n", way, n,
+         (unsigned long)records, d);
+  env_fini(&e);
+  gp_activity_finalize();
+  return d != 0;
+}
+
 int main(int argc, char **argv) {
   long kernels = 100000;
   int runs = 5, iterations = 40;
   bool api_only = false, tiny_only = false, realistic_only = false;
   const char *one_way = NULL; /* "plain" or "traced": that way only */
+  const char *instr = NULL;   /* --instr plain|traced */
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--kernels") == 0 && i + 1 < argc)
       kernels = atol(argv[++i]);
@@ -362,12 +407,15 @@ int main(int argc, char **argv) {
       realistic_only = true;
     else if (strcmp(argv[i], "--one-way") == 0 && i + 1 < argc)
       one_way = argv[++i];
+    else if (strcmp(argv[i], "--instr") == 0 && i + 1 < argc)
+      instr = argv[++i];
     else if (strcmp(argv[i], "--buffer-kb") == 0 && i + 1 < argc)
       buffer_bytes = (size_t)atol(argv[++i]) << 10;
     else {
       fprintf(stderr, "usage: opencl [--kernels N] [--runs R] "
                       "[--iterations I] [--api-only] [--tiny-only] "
-                      "[--realistic-only]\n");
+                      "[--realistic-only]\n"
+                      "       opencl --instr plain|traced --kernels N\n");
       return 2;
     }
   }
@@ -388,6 +436,9 @@ int main(int argc, char **argv) {
       GP_ACTIVITY_KIND_MEMSET, GP_ACTIVITY_KIND_SYNCHRONIZATION};
   for (size_t i = 0; i < (api_only ? 1 : sizeof(kinds) / sizeof(kinds[0])); i++)
     gp_activity_enable(kinds[i]);
+
+  if (instr)
+    return instr_main(instr, kernels, &real, &wrapped);
 
   env plain, traced;
   env_init(&plain, &real);

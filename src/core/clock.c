@@ -303,6 +303,24 @@ uint64_t gp_get_timestamp(void) {
   return timestamp_slow();
 }
 
+/* See core.h. */
+const char *gp__clock_source_name(void) {
+  if (gp__clock_is_virtual())
+    return "virtual";
+#if GP_HAVE_TSC
+  switch (atomic_load_explicit(&tsc.state, memory_order_acquire)) {
+  case TSC_READY:
+    return "tsc";
+  case TSC_CALIBRATING:
+  case TSC_UNKNOWN:
+    return "clock_gettime (TSC calibrating)";
+  default:
+    break;
+  }
+#endif
+  return "clock_gettime (no invariant TSC)";
+}
+
 /* ------------------------------------------------------------------ */
 /* Device clocks                                                        */
 

@@ -87,6 +87,11 @@ bool gp__clock_is_virtual(void);
  */
 uint64_t gp__clock_slew_mult(uint64_t rate, int64_t err_ns);
 
+/* What gp_get_timestamp() reads now, in words: "tsc" (the calibrated
+ * line), "virtual", or which clock_gettime() fallback. For benches and
+ * diagnostics; a static string. */
+const char *gp__clock_source_name(void);
+
 /* Consumers of device clock snapshots open at once, and the snapshots a
  * clock keeps for those that lag (beyond its ring of 256). */
 #define GP_CLOCK_MAX_CONSUMERS 16
