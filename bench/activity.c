@@ -41,6 +41,7 @@
 #include <x86intrin.h>
 
 #include "core/core.h"
+#include "stats.h"
 
 #if GP_HAVE_LTTNG_UST
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
@@ -442,6 +443,9 @@ typedef struct result {
   uint64_t dropped;
   long faults;      /* in the producing threads, timed runs */
   long warm_faults; /* the same in the untimed first pass */
+  /* The same figures as "median [min..max]" of the runs. */
+  char s_per1[64], s_floor[64], s_ratio[64], s_per2[64], s_ts[64], s_cg[64];
+  char s_r1[64], s_r2[64];
 } result;
 
 static void measure(uint64_t records, int runs, result *out) {
@@ -497,6 +501,16 @@ static void measure(uint64_t records, int runs, result *out) {
   out->ts = median(ts_runs, runs);
   out->cg = median(cg_runs, runs);
   out->dropped = dropped;
+  bench_fmt(out->s_per1, 64, per1, runs, 1);
+  bench_fmt(out->s_floor, 64, fl, runs, 1);
+  bench_fmt(out->s_ratio, 64, ratio, runs, 2);
+  bench_fmt(out->s_per2, 64, per2, runs, 1);
+  bench_fmt(out->s_ts, 64, ts_runs, runs, 1);
+  bench_fmt(out->s_cg, 64, cg_runs, runs, 1);
+  for (int r = 0; r < runs; r++)
+    rate1[r] /= 1e6, rate2[r] /= 1e6;
+  bench_fmt(out->s_r1, 64, rate1, runs, 1);
+  bench_fmt(out->s_r2, 64, rate2, runs, 1);
   gp_activity_finalize();
 }
 
@@ -671,19 +685,18 @@ int main(int argc, char **argv) {
            res.faults);
     return 0;
   }
-  printf("bench/activity: %llu records per thread, median of %d runs, CPU "
-         "time per record\n",
+  printf("bench/activity: %llu records per thread, %d interleaved runs, CPU "
+         "time per record, median [min..max]\n",
          (unsigned long long)records, runs);
-  printf("  gp_get_timestamp()           %6.1f ns   (clock_gettime BOOTTIME "
-         "%.1f ns)\n",
-         res.ts, res.cg);
-  printf("  floor (rdtsc + 64 B store into a ring): %.1f ns/record\n",
-         res.floor);
-  printf("  1 thread:  %6.1f ns/record  %7.1f M records/s (wall)\n", res.per1,
-         res.r1 / 1e6);
-  printf("  ratio to the floor: %.2fx (target <= 1.15x)\n", res.ratio);
-  printf("  2 threads: %6.1f ns/record  %7.1f M records/s (wall)\n", res.per2,
-         res.r2 / 1e6);
+  printf("  gp_get_timestamp()  %s ns   (clock_gettime BOOTTIME %s ns)\n",
+         res.s_ts, res.s_cg);
+  printf("  1 thread:  %s ns/record   floor (rdtsc + 64 B store into a "
+         "ring, the same runs): %s ns\n",
+         res.s_per1, res.s_floor);
+  printf("  ratio to the floor: %s (target <= 1.15x)\n", res.s_ratio);
+  printf("  1 thread:  %s M records/s (wall)\n", res.s_r1);
+  printf("  2 threads: %s ns/record  %s M records/s (wall)\n", res.s_per2,
+         res.s_r2);
   printf("  2-thread speed-up: %.2fx   (target >= 1.9x on an idle machine)\n",
          res.r2 / res.r1);
   printf("  dropped records: %llu; page faults in the producing threads: "
