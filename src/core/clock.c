@@ -14,8 +14,9 @@
  * and every ~50 ms one reader measures a fresh pair and slews the line
  * towards it (never backwards; a gap of more than 5 ms, as after a
  * suspend, is jumped forwards). The line's parameters sit behind a
- * sequence lock; a thread-local floor keeps each thread's readings
- * monotonic across re-calibrations.
+ * sequence lock; each thread reads from a copy of its own, retaken at
+ * every re-measurement and started at the thread's own time, which keeps
+ * its readings monotonic across re-calibrations (tls_line below).
  *
  * Device clocks are registered with a read function; snapshots pair a
  * device reading with the trace clock, and conversion is piecewise linear
