@@ -508,6 +508,17 @@ gp__activity_reserve_slow(uint32_t kind, uint32_t size, uint32_t context_id,
   return rec;
 }
 
+/* See slot.h. */
+void *gp__activity_reserve_out(uint32_t kind, uint32_t size,
+                               uint32_t context_id, uint32_t stream_id) {
+  return gp__activity_reserve(kind, size, context_id, stream_id);
+}
+
+/* See slot.h. */
+void gp__activity_commit_out(void *record) {
+  gp__activity_commit(record);
+}
+
 /* See core.h. */
 void gp__activity_work_in_flight(int delta) {
   slot *s = gp__tls_slot;

@@ -104,4 +104,10 @@ gp__activity_commit(void *record) {
   atomic_store_explicit(&s->head, end, memory_order_release);
 }
 
+/* The same two, out of line: for the table that libraries outside
+ * libgpuperf.so reach the core through (backend.h). */
+void *gp__activity_reserve_out(uint32_t kind, uint32_t size,
+                               uint32_t context_id, uint32_t stream_id);
+void gp__activity_commit_out(void *record);
+
 #endif /* GPUPERF_SLOT_H */
