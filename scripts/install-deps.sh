@@ -31,6 +31,9 @@ PACKAGES="$PACKAGES chromium"
 # liblttng-ust-dev, lttng-tools: bench/activity's peer, an LTTng-UST
 # tracepoint recorded by a session daemon the bench starts (issue 15).
 PACKAGES="$PACKAGES liblttng-ust-dev lttng-tools"
+# valgrind: `make bench-instructions` counts instructions per record and
+# per enqueue with callgrind.
+PACKAGES="$PACKAGES valgrind"
 PACKAGES="$PACKAGES python3-pytest python3-pandas python3-venv"
 # libgl-dev, libegl-dev, libx11-dev: libgpuperf-gl.so and its test
 # programs; libgl1-mesa-dri, libegl-mesa0, libglx-mesa0: Mesa's llvmpipe,

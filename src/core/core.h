@@ -87,6 +87,11 @@ bool gp__clock_is_virtual(void);
  */
 uint64_t gp__clock_slew_mult(uint64_t rate, int64_t err_ns);
 
+/* What gp_get_timestamp() reads now, in words: "tsc" (the calibrated
+ * line), "virtual", or which clock_gettime() fallback. For benches and
+ * diagnostics; a static string. */
+const char *gp__clock_source_name(void);
+
 /* Consumers of device clock snapshots open at once, and the snapshots a
  * clock keeps for those that lag (beyond its ring of 256). */
 #define GP_CLOCK_MAX_CONSUMERS 16
@@ -158,19 +163,8 @@ void gp__string_mirror(uint8_t *log, size_t cap, uint64_t *used, uint64_t *full,
 
 /* ---- activity.c: producing records ---- */
 
-/*
- * Reserves size bytes (a multiple of 8, header included) for a record of
- * kind in the calling thread's buffer and fills in the header. Returns NULL
- * if the record is dropped (counted by kind and reason, against context_id
- * and stream_id). At most one reservation per thread may be open; finish it
- * with gp__activity_commit(). Lock-free and allocation-free unless the
- * thread's buffer is full.
- */
-void *gp__activity_reserve(uint32_t kind, uint32_t size, uint32_t context_id,
-                           uint32_t stream_id);
-
-/* Publishes the record reserved last on this thread. */
-void gp__activity_commit(void *record);
+/* gp__activity_reserve() and gp__activity_commit(): inline, in slot.h. */
+#include "slot.h"
 
 /*
  * Makes every thread count the records it commits (DROPPED records
