@@ -88,9 +88,12 @@ GP_EXPORT void gp_report_filter_init(gp_report_filter *f);
  * filter f (NULL: the defaults); name (copied; NULL: "trace") is what
  * the report calls the trace. On success *out is a new report (free
  * with gp_report_destroy). On failure returns GP_EINVAL (a bad filter:
- * wrong size, gpu < -1, a process name over 1000 bytes), GP_ESQL or
- * GP_ECORRUPT (from the trace processor) or GP_ENOMEM, with err (may be
- * NULL) filled; *out is untouched.
+ * wrong size, gpu < -1, a process name over 1000 bytes), GP_ERANGE (a
+ * filter that selects nothing: a window that ends where or before it
+ * begins, one wholly outside the trace, a GPU the trace does not have;
+ * err names the window and the trace's span, or the GPUs there are),
+ * GP_ESQL or GP_ECORRUPT (from the trace processor) or GP_ENOMEM, with
+ * err (may be NULL) filled; *out is untouched.
  *
  * The views of gp_report_views() are created (or replaced) on tp.
  */

@@ -149,6 +149,10 @@ def test_report_errors(traces, tmp_path):
         gpuperf.report(traces[0], from_="no such range")
     with pytest.raises(gpuperf.GpuperfError, match="gpu"):
         gpuperf.report(traces[0], gpu=-1)
+    with pytest.raises(gpuperf.GpuperfError, match="outside the trace"):
+        gpuperf.report(traces[0], from_="5s")
+    with pytest.raises(gpuperf.GpuperfError, match="GPU 7 is not"):
+        gpuperf.report(traces[0], gpu=7)
     with pytest.raises(gpuperf.GpuperfError, match="top"):
         gpuperf.report(traces[0], top=-1)
     with pytest.raises(gpuperf.GpuperfError, match="longer than"):

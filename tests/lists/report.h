@@ -2,6 +2,7 @@
 
 GP_TEST_ENTRY(report_sections_on_demo, 60)
 GP_TEST_ENTRY(report_window_and_filters, 60)
+GP_TEST_ENTRY(report_empty_selections, 60)
 GP_TEST_ENTRY(report_sections_on_gpu_compute_kernel, 30)
 GP_TEST_ENTRY(report_sections_on_opencl, 120)
 GP_TEST_ENTRY(report_cli_errors, 60)

@@ -98,6 +98,18 @@ TEST(report_api_filters_and_bounds) {
   ASSERT_EQ(gp_report_time(tp, "no such range", true, &ns, &err), GP_ENOENT);
   ASSERT(strstr(err.message, "no such range") != NULL);
 
+  /* A filter that selects nothing fails, and says why. */
+  gp_report_filter_init(&f);
+  f.from = start + 10 * 1000000000ll;
+  r = sentinel;
+  ASSERT_EQ(gp_report_build(tp, "t", &f, &r, &err), GP_ERANGE);
+  ASSERT(strstr(err.message, "outside the trace") != NULL);
+  ASSERT(r == sentinel);
+  gp_report_filter_init(&f);
+  f.gpu = 9;
+  ASSERT_EQ(gp_report_views(tp, &f, NULL, NULL, &err), GP_ERANGE);
+  ASSERT(strstr(err.message, "GPU 9") != NULL);
+
   /* The window of "short" alone. */
   gp_report_filter_init(&f);
   ASSERT_EQ(gp_report_time(tp, "short", false, &f.from, NULL), 0);
