@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "tp/tputil.h"
@@ -27,7 +28,9 @@ typedef struct jp {
   char ph[8], cat[64], name[256];
   double ts, dur;
   /* what was read */
-  long kernels, slices, counters, meta;
+  long kernels, slices, counters, meta, flow_starts, flow_ends;
+  long kernels_with_args; /* grid, block, registers, correlation id */
+  int kargs;              /* of those, in the event being read */
   double kernel_us;
 } jp;
 
@@ -77,6 +80,7 @@ static void object(jp *j, int depth) {
   if (depth == 2) {
     j->ph[0] = j->cat[0] = j->name[0] = '\0';
     j->ts = j->dur = NAN;
+    j->kargs = 0;
   }
   ws(j);
   if (*j->p == '}') {
@@ -106,11 +110,16 @@ static void object(jp *j, int depth) {
       if (strcmp(j->cat, "kernel") == 0) {
         j->kernels++;
         j->kernel_us += j->dur;
+        j->kernels_with_args += j->kargs == 4;
       }
     } else if (strcmp(j->ph, "C") == 0) {
       j->counters++;
     } else if (strcmp(j->ph, "M") == 0) {
       j->meta++;
+    } else if (strcmp(j->ph, "s") == 0) {
+      j->flow_starts++;
+    } else if (strcmp(j->ph, "f") == 0) {
+      j->flow_ends++;
     }
   }
 }
@@ -167,6 +176,12 @@ static void value(jp *j, int depth, const char *key) {
     if (end == j->p)
       j->bad = true;
     j->p = end;
+    if (depth == 3 && key &&
+        (strcmp(key, "launch__grid_size_x") == 0 ||
+         strcmp(key, "launch__block_size_x") == 0 ||
+         strcmp(key, "launch__registers_per_thread") == 0 ||
+         strcmp(key, "correlation_id") == 0))
+      j->kargs++;
     if (ev && strcmp(key, "ts") == 0)
       j->ts = v;
     else if (ev && strcmp(key, "dur") == 0)
@@ -204,20 +219,23 @@ TEST(export_chrome_json_round_trip) {
   ASSERT_EQ(llround(j.kernel_us * 1000),
             (long long)tp_int(tp, "SELECT sum(dur) FROM gpu_slice WHERE "
                                   "render_stage_category = 2"));
-  ASSERT_EQ(j.slices,
-            (long)tp_int(tp, "SELECT (SELECT count(*) FROM gpu_slice) + "
-                             "(SELECT count(*) FROM slice s JOIN track t ON "
-                             "s.track_id = t.id WHERE t.id NOT IN (SELECT id "
-                             "FROM gpu_track) AND NOT EXISTS (SELECT 1 FROM "
-                             "track p WHERE p.id = t.parent_id AND p.name "
-                             "GLOB 'Device #*'))"));
+  /* Every slice (the streams' mirrors of GPU work too), every flow,
+   * every kernel with its launch arguments and correlation id. */
+  ASSERT_EQ(j.slices, (long)tp_int(tp, "SELECT count(*) FROM slice"));
+  ASSERT_EQ(j.flow_starts, (long)tp_int(tp, "SELECT count(*) FROM flow"));
+  ASSERT_EQ(j.flow_ends, j.flow_starts);
+  ASSERT_EQ(j.kernels_with_args, j.kernels);
   ASSERT_EQ(j.counters, (long)tp_int(tp, "SELECT count(*) FROM counter"));
   ASSERT(j.meta >= 4); /* two GPUs, a process, a thread at least */
   gp_tp_close(tp);
   free(doc);
   /* CSV of the GPU work: a header and a row per slice. */
   ASSERT_EQ(tp_cli(&out, &err, "export", trace, "--format", "csv", NULL), 0);
-  ASSERT(strncmp(out, "ts_ns,dur_ns,gpu,queue,name,kind,bytes\n", 39) == 0);
+  static const char head[] =
+      "ts_ns,dur_ns,gpu,queue,name,kind,bytes,correlation_id,stream,grid_x,"
+      "grid_y,grid_z,block_x,block_y,block_z,shared_mem_static,"
+      "shared_mem_dynamic,registers\n";
+  ASSERT(strncmp(out, head, sizeof(head) - 1) == 0);
   int rows = 0;
   for (const char *p = out; (p = strchr(p, '\n')); p++)
     rows++;
@@ -291,4 +309,62 @@ TEST(diff_two_demo_runs) {
   ASSERT_EQ(tp_cli(&out, &err, "diff", a, b, "--fail-if", "total>5", NULL), 1);
   free(out);
   free(err);
+}
+
+/* The Chrome JSON loaded by Perfetto's own trace processor: as many
+ * slices and flows as Perfetto reads from the original trace, the same
+ * flows between the same names (a JSON flow goes from the earlier slice
+ * to the later, so each pair is compared without its direction), no
+ * flow its importer had to drop, and every kernel's launch arguments. */
+TEST(export_chrome_json_in_perfetto) {
+  const char *shell = getenv("GPUPERF_PERFETTO_TP");
+  if (!shell || access(shell, X_OK) != 0)
+    SKIP("GPUPERF_PERFETTO_TP does not name Perfetto's trace_processor_shell");
+  const char *trace = gp_test_path(3, "demo.pftrace");
+  const char *json = gp_test_path(4, "demo.json");
+  char *out, *err;
+  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "-o", trace, NULL), 0);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "export", trace, "--format", "chrome-json", "-o",
+                   json, NULL),
+            0);
+  ASSERT_STR_EQ(err, ""); /* no flow left out */
+  free(out);
+  free(err);
+  static const char counts[] =
+      "SELECT (SELECT count(*) FROM slice) AS slices, (SELECT count(*) FROM "
+      "flow) AS flows;";
+  static const char pairs[] =
+      "SELECT min(so.name, si.name) AS a, max(so.name, si.name) AS b, "
+      "count(*) AS n FROM flow f JOIN slice so ON so.id = f.slice_out JOIN "
+      "slice si ON si.id = f.slice_in GROUP BY a, b ORDER BY a, b;";
+  char *want = tp_perfetto_csv(shell, trace, counts);
+  char *got = tp_perfetto_csv(shell, json, counts);
+  ASSERT_STR_EQ(got, want);
+  ASSERT_STR_EQ(want, "\"slices\",\"flows\"\n799,280\n");
+  free(want);
+  free(got);
+  want = tp_perfetto_csv(shell, trace, pairs);
+  got = tp_perfetto_csv(shell, json, pairs);
+  ASSERT_STR_EQ(got, want);
+  free(want);
+  free(got);
+  got = tp_perfetto_csv(shell, json,
+                        "SELECT count(*) AS n FROM stats WHERE name GLOB "
+                        "'flow_*' AND value > 0;");
+  ASSERT_STR_EQ(got, "\"n\"\n0\n");
+  free(got);
+  want = tp_perfetto_csv(shell, trace,
+                         "SELECT count(*) AS n FROM gpu_slice WHERE "
+                         "render_stage_category = 2;");
+  got = tp_perfetto_csv(shell, json,
+                        "SELECT count(DISTINCT s.id) AS n FROM slice s JOIN "
+                        "args a USING (arg_set_id) WHERE s.category = "
+                        "'kernel' AND a.key IN ('args.launch__grid_size_x', "
+                        "'args.launch__registers_per_thread', "
+                        "'args.correlation_id');");
+  ASSERT_STR_EQ(got, want);
+  free(want);
+  free(got);
 }
