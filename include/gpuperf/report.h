@@ -198,8 +198,14 @@ GP_EXPORT gp_report_kind gp_report_column_kind(const gp_report_table *t, int c);
  * of the same row, or -1. */
 GP_EXPORT int gp_report_table_unit_column(const gp_report_table *t);
 
+/* The number of rows a ranking (kernels, API calls, ranges) left out
+ * after the filter's top N: 0 when every row is there. */
+GP_EXPORT size_t gp_report_table_cut(const gp_report_table *t);
+
 /* The row count, and row i: gp_report_table_columns(t) cells, owned by
- * the report (NULL past the end). */
+ * the report (NULL past the end). Rankings are ordered by total time,
+ * largest first, ties by name with numbers by value ("training step 2"
+ * before "training step 10"). */
 GP_EXPORT size_t gp_report_table_rows(const gp_report_table *t);
 GP_EXPORT const gp_report_cell *gp_report_table_row(const gp_report_table *t,
                                                     size_t i);

@@ -226,14 +226,15 @@ def _open(trace: Any):
     return TraceProcessor(os.fspath(trace)), True
 
 
-def report(trace: Any, *, top: int = 10, from_: Bound = None, to: Bound = None,
+def report(trace: Any, *, top: int = 0, from_: Bound = None, to: Bound = None,
            process: Union[str, int, None] = None,
            gpu: Optional[int] = None) -> Report:
     """The tables of ``gpuperf report`` for a trace.
 
     ``trace`` is a path or an open :class:`gpuperf.TraceProcessor`. The
     filters are those of the command line: ``top`` rows per ranking
-    (kernels, API calls, ranges; 0: all), the window ``from_``/``to`` (a
+    (kernels, API calls, ranges; 0, the default: all, as the CLI's JSON
+    and CSV), the window ``from_``/``to`` (a
     time after the trace start such as ``"1.5ms"`` or an int of ns, or the
     name of a user range: from its start, to its end), a ``process`` (pid
     or name) and a ``gpu`` number.

@@ -25,7 +25,7 @@ typedef struct keyed {
 } keyed;
 
 static int by_key(const void *a, const void *b) {
-  return strcmp(((const keyed *)a)->key, ((const keyed *)b)->key);
+  return gp__report_name_cmp(((const keyed *)a)->key, ((const keyed *)b)->key);
 }
 
 static void keys_free(keyed *k, size_t n) {
@@ -187,7 +187,9 @@ static void diff_section(gp_report *d, const gp_report *ra, const gp_report *rb,
     d->oom = true;
   size_t i = 0, j = 0;
   while (ka && kb && (i < na || j < nb)) {
-    int c = i == na ? 1 : j == nb ? -1 : strcmp(ka[i].key, kb[j].key);
+    int c = i == na   ? 1
+            : j == nb ? -1
+                      : gp__report_name_cmp(ka[i].key, kb[j].key);
     if (c == 0) {
       add_rows(t, s, ka[i].key, ka[i].row, kb[j].row, ta);
       i++;

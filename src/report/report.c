@@ -87,6 +87,40 @@ void gp__report_text(gp_report_table *t, gp__rcell *c, const char *s) {
 }
 
 /* See reportInt.h. */
+int gp__report_name_cmp(const char *a, const char *b) {
+  const unsigned char *p = (const unsigned char *)a,
+                      *q = (const unsigned char *)b;
+  while (*p && *q) {
+    if (*p >= '0' && *p <= '9' && *q >= '0' && *q <= '9') {
+      while (*p == '0')
+        p++;
+      while (*q == '0')
+        q++;
+      size_t m = 0, n = 0;
+      while (p[m] >= '0' && p[m] <= '9')
+        m++;
+      while (q[n] >= '0' && q[n] <= '9')
+        n++;
+      if (m != n) /* more digits without leading zeros: larger */
+        return m < n ? -1 : 1;
+      int c = memcmp(p, q, m);
+      if (c)
+        return c;
+      p += m;
+      q += n;
+      continue;
+    }
+    if (*p != *q)
+      return *p < *q ? -1 : 1;
+    p++;
+    q++;
+  }
+  if (*p || *q)
+    return *p ? 1 : -1;
+  return strcmp(a, b);
+}
+
+/* See reportInt.h. */
 int gp__report_fail(gp_tp_error *err, int code, const char *fmt, ...) {
   if (err) {
     va_list ap;
@@ -614,6 +648,11 @@ int gp_report_table_unit_column(const gp_report_table *t) {
 /* See gpuperf/report.h. */
 size_t gp_report_table_rows(const gp_report_table *t) {
   return t->nrows;
+}
+
+/* See gpuperf/report.h. */
+size_t gp_report_table_cut(const gp_report_table *t) {
+  return t->cut;
 }
 
 /* See gpuperf/report.h. */

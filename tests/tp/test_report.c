@@ -346,6 +346,83 @@ TEST(report_empty_selections) {
   free(err);
 }
 
+/* The rows of section sec in CSV text. */
+static int csv_rows(const char *csv, const char *sec) {
+  char pre[64];
+  int n = 0;
+  snprintf(pre, sizeof(pre), "\n%s,", sec);
+  for (const char *p = csv; (p = strstr(p, pre)); p++)
+    n++;
+  return n;
+}
+
+/* Rankings are not silently cut: CSV and JSON have every row unless
+ * --top says, --top 0 is every row in each format, and text says how
+ * many it left out. Ties are ordered by name with numbers by value.
+ * Units scale: a counter in kHz reads in GHz, bandwidth in GiB/s, both
+ * against SQL on the trace. */
+TEST(report_rows_units_and_order) {
+  const char *trace = gp_test_path(0, "demo.pftrace");
+  char *out, *err;
+  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "-o", trace, NULL), 0);
+  free(out);
+  free(err);
+  gp_tp *tp;
+  ASSERT_EQ(gp_tp_open(trace, NULL, &tp, NULL), 0);
+  int ranges = (int)sql_num(tp, "SELECT count(DISTINCT name) FROM slice "
+                                "WHERE category IS NOT NULL");
+  ASSERT_EQ(ranges, 12); /* 10 training steps, forward, backward */
+  char ghz[64], gib[64];
+  snprintf(ghz, sizeof(ghz), " %.3f GHz\n",
+           sql_num(tp, "SELECT max(value) FROM counter c JOIN counter_track "
+                       "t ON c.track_id = t.id WHERE t.name = 'gpufreq'") *
+               1e3 / 1e9);
+  snprintf(gib, sizeof(gib), " %.1f GiB/s\n",
+           sql_num(tp, "SELECT sum(extract_arg(arg_set_id, 'bytes')) * 1e9 / "
+                       "sum(dur) FROM gpu_slice WHERE name = 'Memcpy HtoD'") /
+               1073741824.0);
+  gp_tp_close(tp);
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--format", "csv", NULL), 0);
+  ASSERT_EQ(csv_rows(out, "ranges"), ranges);
+  /* "training step 2" before "training step 10". */
+  char *s2 = strstr(out, "\"training step 2\""),
+       *s10 = strstr(out, "\"training step 10\"");
+  ASSERT(s2 && s10 && s2 < s10);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--format", "csv", "--top", "3",
+                   NULL),
+            0);
+  ASSERT_EQ(csv_rows(out, "ranges"), 3);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--format", "json", NULL), 0);
+  ASSERT(strstr(out, "\"left_out\": {}") != NULL);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--format", "json", "--top",
+                   "4", NULL),
+            0);
+  ASSERT(strstr(out, "\"ranges\": 8") != NULL);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, NULL), 0);
+  ASSERT(strstr(out, "  (2 more not shown; --top 0 shows all)\n") != NULL);
+  ASSERT(strstr(out, ghz) != NULL);
+  ASSERT(strstr(out, gib) != NULL);
+  ASSERT(strstr(out, " M KHz") == NULL && strstr(out, " M kHz") == NULL);
+  s2 = strstr(out, "  training step 2 ");
+  s10 = strstr(out, "  training step 10 ");
+  ASSERT(s2 && s10 && s2 < s10);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--top", "0", NULL), 0);
+  ASSERT(strstr(out, "  backward ") != NULL);
+  ASSERT(strstr(out, "more not shown") == NULL);
+  free(out);
+  free(err);
+}
+
 /* Perfetto's own test trace: names from the kernel_name args, the GPU
  * named although the trace gives no name. */
 TEST(report_sections_on_gpu_compute_kernel) {
