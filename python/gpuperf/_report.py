@@ -301,13 +301,15 @@ def diff(a: Any, b: Any):
     Every row of both reports is compared (no top-N cut); rows are matched
     by key: kernels by name, copies by kind, queues by GPU and queue,
     counters by name and GPU. One row per metric, with the columns
-    ``section`` (kernels, copies, queues, counters), ``name``, ``metric``
-    (count, total, mean, bytes, busy), ``unit``, ``a``, ``b``,
-    ``change_pct`` (None where ``a`` is 0 or a side is missing) and
-    ``hint``: for a kernel's mean, ``significant`` when the change is 3 or
-    more standard errors of the difference (or there is no spread at all),
-    ``maybe`` from 1, ``noise`` under 1, ``same`` for no change; ``new in
-    B`` / ``gone in B`` for a key on one side only.
+    ``section`` (run, kernels, copies, queues, counters), ``name``,
+    ``metric`` (time, count, total, mean, bytes, busy), ``unit``, ``a``,
+    ``b``, ``change_pct`` (None where ``a`` is 0 or a side is missing) and
+    ``hint``: ``small`` for a change under 1% of A or, for a time, 50 ns
+    (never significant); past that, for a kernel's mean or total,
+    ``significant`` when the change is 3 or more standard errors (or there
+    is no spread at all), ``maybe`` from 1, ``noise`` under 1; ``changed``
+    for other metrics; ``same`` for no change; ``new in B`` / ``gone in
+    B`` for a key on one side only.
 
     Returns a pandas DataFrame, or a :class:`Table` without pandas.
     """

@@ -526,6 +526,12 @@ int gp_report_time(gp_tp *tp, const char *spec, bool end, int64_t *ns,
 /* ------------------------------------------------------------------ */
 /* Reports                                                              */
 
+static void work_span(gp_tp_rows *rows, void *user) {
+  gp_report *r = user;
+  r->work_start = gp_tp_rows_int(rows, 0);
+  r->work_end = gp_tp_rows_int(rows, 1);
+}
+
 /* See gpuperf/report.h. */
 int gp_report_build(gp_tp *tp, const char *name, const gp_report_filter *filter,
                     gp_report **out, gp_tp_error *err) {
@@ -541,7 +547,11 @@ int gp_report_build(gp_tp *tp, const char *name, const gp_report_filter *filter,
   gp_tp_info info;
   gp_tp_get_info(tp, &info);
   r->trace_bytes = info.trace_bytes;
-  if (!(rc = gp_report_views(tp, &f, &r->start, &r->end, err)))
+  if (!(rc = gp_report_views(tp, &f, &r->start, &r->end, err)) &&
+      !(rc = gp__report_each_row(tp,
+                                 "SELECT coalesce(min(ts), 0), "
+                                 "coalesce(max(ts + dur), 0) FROM rp_work",
+                                 work_span, r, err)))
     rc = gp__report_sections(tp, r, &f, err);
   if (!rc && r->oom)
     rc = gp__report_fail(err, GP_ENOMEM, "out of memory");

@@ -48,7 +48,9 @@ struct gp_report_table {
 struct gp_report {
   char *name;
   uint64_t trace_bytes;
-  int64_t start, end; /* the window actually reported (ns) */
+  int64_t start, end;           /* the window actually reported (ns) */
+  int64_t work_start, work_end; /* first GPU work's start, last one's end
+                                   in the window; both 0 if none */
   gp_report_table *tabs;
   size_t ntabs;
   bool oom; /* an allocation failed while building */

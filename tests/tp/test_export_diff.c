@@ -271,8 +271,11 @@ TEST(diff_two_demo_runs) {
   free(err);
   /* Twice the steps: twice the kernels, the same mean time. */
   ASSERT_EQ(tp_cli(&out, &err, "diff", a, b, "--format", "csv", NULL), 0);
+  /* A count has no spread: past the minimum effect it is "changed". */
   ASSERT(strstr(out, "kernels,\"matmul_kernel\",\"count\",\"count\",6,12,"
-                     "100,\"\"\n") != NULL);
+                     "100,\"changed\"\n") != NULL);
+  /* The wall time (the trace's span) is compared too. */
+  ASSERT(strstr(out, "run,\"wall\",\"time\",\"ns\",") != NULL);
   ASSERT(strstr(out, "kernels,\"matmul_kernel\",\"mean\",\"ns\",") != NULL);
   ASSERT(strstr(out, "copies,\"Memcpy HtoD\",\"bytes\",\"B\",50331648,"
                      "100663296,100,") != NULL);
@@ -294,7 +297,10 @@ TEST(diff_two_demo_runs) {
   ASSERT_EQ(tp_cli(&out, &err, "diff", a, a, "--fail-if", "total>+0%",
                    "--fail-if", "kernel:matmul_kernel>+0%", NULL),
             0);
-  ASSERT(strstr(out, "\nno change\n") != NULL);
+  ASSERT(strstr(out, "\nno change (by 1% and 50 ns or more)\n") != NULL);
+  /* Unchanged rows are hidden, and said to be. */
+  ASSERT(strstr(out, "matmul_kernel") == NULL);
+  ASSERT(strstr(out, "unchanged rows hidden; --all shows them") != NULL);
   ASSERT(strstr(out, "significant") == NULL);
   free(out);
   free(err);
@@ -367,4 +373,120 @@ TEST(export_chrome_json_in_perfetto) {
   ASSERT_STR_EQ(got, want);
   free(want);
   free(got);
+}
+
+/* Runs the CLI and returns its status; out and err freed. */
+static int diff_status(const char *a, const char *b, const char *opt,
+                       const char *val, const char *opt2, const char *val2,
+                       char **err_out) {
+  char *out, *err;
+  int rc = tp_cli(&out, &err, "diff", a, b, opt, val, opt2, val2, NULL);
+  free(out);
+  if (err_out)
+    *err_out = err;
+  else
+    free(err);
+  return rc;
+}
+
+/* diff separates change from noise. The runs come from the demo itself:
+ * --jitter makes each launch do up to +-2% more or less work (noise, a
+ * seeded draw), --slow a kernel do 10% more (a real change), --slow at
+ * 0.001% a 1 ns change of a mean in runs without spread (what the old
+ * diff called significant: a 0.26 ns change of a mean was). */
+TEST(diff_change_or_noise) {
+  const char *base = gp_test_path(0, "base.pftrace");
+  const char *tiny = gp_test_path(1, "tiny.pftrace");
+  const char *n1 = gp_test_path(2, "n1.pftrace");
+  const char *n2 = gp_test_path(3, "n2.pftrace");
+  char slow[1024]; /* gp_test_path has four slots */
+  snprintf(slow, sizeof(slow), "%s/slow.pftrace", gp_test_tmpdir());
+  char *out, *err;
+  const char *runs[][7] = {
+      {base, NULL},
+      {tiny, "--slow", "matmul_kernel=0.001", NULL},
+      {n1, "--jitter", "2", "--seed", "1", NULL},
+      {n2, "--jitter", "2", "--seed", "2", NULL},
+      {slow, "--jitter", "2", "--seed", "3", "--slow", "matmul_kernel=10"},
+  };
+  for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+    const char *const *r = runs[i];
+    ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "-o", r[0], r[1], r[2], r[3],
+                     r[4], r[5], r[6], NULL),
+              0);
+    free(out);
+    free(err);
+  }
+  /* 1 ns on a 126 us mean, no spread: small, not significant; the gate
+   * that requires significance holds still. */
+  ASSERT_EQ(tp_cli(&out, &err, "diff", base, tiny, "--format", "csv", NULL), 0);
+  ASSERT(strstr(out, "kernels,\"matmul_kernel\",\"mean\",\"ns\",125966,"
+                     "125967,0.000794,\"small\"\n") != NULL);
+  ASSERT(strstr(out, "significant") == NULL);
+  free(out);
+  free(err);
+  ASSERT_EQ(diff_status(base, tiny, "--fail-if", "kernel:matmul_kernel>+0%!",
+                        NULL, NULL, NULL),
+            0);
+  ASSERT_EQ(diff_status(base, tiny, "--fail-if", "kernel:matmul_kernel>+0%",
+                        NULL, NULL, NULL),
+            3);
+  /* Noise: softmax_kernel's mean moved +0.8% between two jittered runs.
+   * Past 0.5% but under the 1% minimum: a gate with '!' does not fire,
+   * one without does (the old behaviour); with no minimum the spread
+   * still says it is not significant (under 3 standard errors). */
+  ASSERT_EQ(tp_cli(&out, &err, "diff", n1, n2, "--format", "csv", NULL), 0);
+  ASSERT(strstr(out, "kernels,\"softmax_kernel\",\"mean\",\"ns\",50628.900000,"
+                     "51029.350000,0.790951,\"small\"\n") != NULL);
+  free(out);
+  free(err);
+  ASSERT_EQ(diff_status(n1, n2, "--fail-if", "kernel:softmax_kernel>+0.5%!",
+                        NULL, NULL, &err),
+            0);
+  ASSERT(strstr(err, "not held: +0.8% is small") != NULL);
+  free(err);
+  ASSERT_EQ(diff_status(n1, n2, "--fail-if", "kernel:softmax_kernel>+0.5%",
+                        NULL, NULL, NULL),
+            3);
+  ASSERT_EQ(diff_status(n1, n2, "--fail-if", "kernel:softmax_kernel>+0.5%!",
+                        "--min-pct", "0", &err),
+            0);
+  ASSERT(strstr(err, "is maybe") != NULL || strstr(err, "is noise") != NULL);
+  free(err);
+  ASSERT_EQ(diff_status(n1, n2, "--fail-if", "total>+0%!", NULL, NULL, NULL),
+            0);
+  /* A real +10% in one kernel, under the same noise: significant, and
+   * the gate fires; the kernel's total and all kernel time too. */
+  ASSERT_EQ(tp_cli(&out, &err, "diff", n1, slow, "--format", "csv", NULL), 0);
+  ASSERT(strstr(out, "kernels,\"matmul_kernel\",\"mean\",\"ns\",") != NULL);
+  char *row = strstr(out, "kernels,\"matmul_kernel\",\"mean\"");
+  ASSERT(row && strstr(row, ",\"significant\"\n") ==
+                    strchr(row, '\n') - strlen(",\"significant\""));
+  free(out);
+  free(err);
+  ASSERT_EQ(diff_status(n1, slow, "--fail-if", "kernel:matmul_kernel>+5%!",
+                        NULL, NULL, &err),
+            3);
+  ASSERT(strstr(err, "--fail-if held: kernel:matmul_kernel +10.") != NULL);
+  free(err);
+  ASSERT_EQ(diff_status(n1, slow, "--fail-if", "total>+2%!", NULL, NULL, NULL),
+            3);
+  ASSERT_EQ(diff_status(n1, slow, "--fail-if", "kernel:matmul_kernel>+15%!",
+                        NULL, NULL, NULL),
+            0);
+  /* A misspelt kernel is a usage error, not a gate that always passes;
+   * nothing is printed on stdout. */
+  ASSERT_EQ(tp_cli(&out, &err, "diff", n1, slow, "--fail-if",
+                   "kernel:matmul_kernal>+5%", NULL),
+            1);
+  ASSERT_STR_EQ(out, "");
+  ASSERT(strstr(err, "no kernel 'matmul_kernal' in A or B") != NULL);
+  free(out);
+  free(err);
+  /* --all shows the unchanged rows the text hides. */
+  ASSERT_EQ(tp_cli(&out, &err, "diff", base, base, "--all", NULL), 0);
+  ASSERT(strstr(out, "matmul_kernel") != NULL);
+  ASSERT(strstr(out, "hidden") == NULL);
+  free(out);
+  free(err);
 }

@@ -248,9 +248,14 @@ static int text_width(const char *s) {
   return n;
 }
 
-static void print_table_text(const gp_report_table *t, FILE *f) {
+/* Prints table t; keep (NULL: every row) says which rows; the others
+ * are counted into *hidden. */
+static void print_table_text(const gp_report_table *t, FILE *f,
+                             bool (*keep)(const gp_report_table *,
+                                          const gp_report_cell *),
+                             size_t *hidden) {
   int ncols = gp_report_table_columns(t);
-  size_t nrows = gp_report_table_rows(t);
+  size_t nrows = gp_report_table_rows(t), shown = 0;
   int *w = calloc((size_t)ncols + 1, sizeof(int));
   char buf[64];
   if (!w) {
@@ -259,13 +264,23 @@ static void print_table_text(const gp_report_table *t, FILE *f) {
   }
   for (int c = 0; c < ncols; c++)
     w[c] = text_width(gp_report_column_head(t, c));
-  for (size_t i = 0; i < nrows; i++)
+  for (size_t i = 0; i < nrows; i++) {
+    if (keep && !keep(t, gp_report_table_row(t, i)))
+      continue;
+    shown++;
     for (int c = 0; c < ncols; c++) {
       int l = text_width(
           cell_text(buf, sizeof(buf), t, gp_report_table_row(t, i), c));
       if (l > w[c])
         w[c] = l;
     }
+  }
+  if (hidden)
+    *hidden += nrows - shown;
+  if (keep && nrows && !shown) { /* nothing to show: not even the title */
+    free(w);
+    return;
+  }
   fprintf(f, "\n%s\n", gp_report_table_title(t));
   if (gp_report_table_note(t))
     fprintf(f, "  %s\n", gp_report_table_note(t));
@@ -279,6 +294,8 @@ static void print_table_text(const gp_report_table *t, FILE *f) {
   fputc('\n', f);
   for (size_t i = 0; i < nrows; i++) {
     const gp_report_cell *row = gp_report_table_row(t, i);
+    if (keep && !keep(t, row))
+      continue;
     for (int c = 0; c < ncols; c++) {
       bool last = c + 1 == ncols,
            right = gp_report_column_kind(t, c) != GP_REPORT_TEXT;
@@ -310,8 +327,16 @@ void report_print_text(const gp_report *r, FILE *f, bool tty) {
 
 /* See report.h. */
 void report_print_text_tables(const gp_report *r, FILE *f) {
+  report_print_text_tables_keep(r, f, NULL, NULL);
+}
+
+/* See report.h. */
+void report_print_text_tables_keep(const gp_report *r, FILE *f,
+                                   bool (*keep)(const gp_report_table *,
+                                                const gp_report_cell *),
+                                   size_t *hidden) {
   for (size_t i = 0; i < gp_report_table_count(r); i++)
-    print_table_text(gp_report_table_at(r, i), f);
+    print_table_text(gp_report_table_at(r, i), f, keep, hidden);
 }
 
 /* See report.h. */
