@@ -171,7 +171,8 @@ TEST(report_api_tables_and_diff) {
   ASSERT_EQ(gp_report_metric(r, "total"), (double)sum_all);
   ASSERT(isnan(gp_report_metric(r, "bogus")));
 
-  /* Against itself: nothing changed, every kernel's mean "same". */
+  /* Against itself: nothing changed, every row "same" (count and total
+   * had no hint before the minimum effect came). */
   ASSERT_EQ(gp_report_diff(r, r, &d), 0);
   ASSERT_STR_EQ(gp_report_name(d), "small.pftrace vs small.pftrace");
   const gp_report_table *dk = gp_report_table_find(d, "kernels");
@@ -179,8 +180,23 @@ TEST(report_api_tables_and_diff) {
   for (size_t i = 0; i < gp_report_table_rows(dk); i++) {
     const gp_report_cell *row = gp_report_table_row(dk, i);
     ASSERT_EQ(row[5].value, 0.0);
-    ASSERT_STR_EQ(row[6].text, strcmp(row[1].text, "mean") == 0 ? "same" : "");
+    ASSERT_STR_EQ(row[6].text, "same");
   }
+  /* The options: checked; the metric change judged as the rows are. */
+  gp_report_diff_options o;
+  gp_report_diff_options_init(&o);
+  ASSERT(o.min_pct == 1 && o.min_ns == 50);
+  o.min_pct = -1;
+  gp_report *d2 = NULL;
+  ASSERT_EQ(gp_report_diff_ex(r, r, &o, &d2), GP_EINVAL);
+  ASSERT(d2 == NULL);
+  gp_report_change ch;
+  ASSERT_EQ(gp_report_metric_change(r, r, "total", NULL, &ch), 0);
+  ASSERT_STR_EQ(ch.hint, "same");
+  ASSERT(!ch.significant && ch.pct == 0);
+  ASSERT_EQ(gp_report_metric_change(r, r, "kernel:nosuch", NULL, &ch),
+            GP_ENOENT);
+  ASSERT_EQ(gp_report_metric_change(r, r, "bogus", NULL, &ch), GP_EINVAL);
   ASSERT_EQ(gp_report_diff(r, NULL, &d), GP_EINVAL);
   gp_report_destroy(d);
   gp_report_destroy(r);
