@@ -111,6 +111,7 @@ static int open_report(const char *path, uint32_t flags, gp_report **r) {
   int rc = trace_open("diff", path, flags, NULL, &tp);
   if (rc)
     return rc;
+  trace_progress_phase("summarising", 0);
   gp_report_filter f;
   gp_report_filter_init(&f);
   f.top = 0; /* every row */

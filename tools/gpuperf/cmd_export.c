@@ -116,6 +116,7 @@ int cmd_export(int argc, char **argv) {
   if (out && snprintf(tmp, sizeof(tmp), "%s.tmp-%d", out, (int)getpid()) >=
                  (int)sizeof(tmp))
     rc = cli_error(CLI_USAGE, "export: -o: name too long");
+  trace_progress_phase("preparing the export of", 0);
   if (!rc && (rc = gp_report_views(tp, NULL, NULL, NULL, &err)))
     rc = report_error("report", rc, &err);
   if (!rc && out && !(f = fopen(tmp, "w")))

@@ -154,6 +154,7 @@ int cmd_report(int argc, char **argv) {
   int rc = trace_open("report", trace, flags, db, &tp);
   if (rc)
     return rc;
+  trace_progress_phase("summarising", 0);
   if ((from && (rc = resolve_time(tp, "--from", from, false, &flt.from))) ||
       (to && (rc = resolve_time(tp, "--to", to, true, &flt.to)))) {
     trace_progress_end();
@@ -167,8 +168,10 @@ int cmd_report(int argc, char **argv) {
     rc = report_error("report", rc, &err);
   /* The page first: its timeline queries are the long part of a large
    * trace, and the progress line must end before the report is printed. */
-  if (!rc && html)
+  if (!rc && html) {
+    trace_progress_phase("writing the page of", 0);
     rc = write_html(r, tp, html);
+  }
   trace_progress_end();
   if (!rc) {
     if (strcmp(format, "csv") == 0)

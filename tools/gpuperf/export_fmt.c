@@ -43,6 +43,7 @@
 #include "cli.h"
 #include "export_fmt.h"
 #include "report.h"
+#include "trace_open.h"
 
 /* The pid of GPU n's pseudo-process in the JSON (real pids are below). */
 #define GPU_PID_BASE 1073741824 /* 2^30 */
@@ -264,6 +265,7 @@ static void meta_row(gp_tp_rows *r, void *user) {
 /* Columns: pid, tid, ts, dur, name, cat, arg_set_id, corr, stream. */
 static void slice_row(gp_tp_rows *r, void *user) {
   jstate *j = user;
+  trace_progress_step(1);
   sep(j);
   fprintf(j->f, "{\"ph\":\"X\",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"ts\":",
           gp_tp_rows_int(r, 0), gp_tp_rows_int(r, 1));
@@ -307,6 +309,7 @@ static void slice_row(gp_tp_rows *r, void *user) {
 static void flow_row(gp_tp_rows *r, void *user) {
   jstate *j = user;
   int64_t id = gp_tp_rows_int(r, 0) + 1;
+  trace_progress_step(1);
   for (int end = 0; end < 2; end++) {
     sep(j);
     fprintf(j->f,
@@ -323,6 +326,7 @@ static void flow_row(gp_tp_rows *r, void *user) {
 /* Columns: pid, ts, name, value. */
 static void counter_row(gp_tp_rows *r, void *user) {
   jstate *j = user;
+  trace_progress_step(1);
   sep(j);
   fprintf(j->f,
           "{\"ph\":\"C\",\"pid\":%" PRId64 ",\"ts\":", gp_tp_rows_int(r, 0));
@@ -383,6 +387,14 @@ int export_chrome_json(gp_tp *tp, FILE *f, long long *lost_flows) {
     rc = cli_error(CLI_BAD_INPUT, "export: out of memory");
     goto done;
   }
+  long long events = 0;
+  if ((rc = report_each_row(tp, "export",
+                            "SELECT (SELECT count(*) FROM ex_slice) + (SELECT "
+                            "count(*) FROM flow) + (SELECT count(*) FROM "
+                            "rp_counter)",
+                            count_row, &events)))
+    goto done;
+  trace_progress_phase("exporting", (uint64_t)events);
   fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
   if ((rc = report_each_row(tp, "export", meta_sql, meta_row, &j)) ||
       (rc = report_each_row(tp, "export",
@@ -478,6 +490,19 @@ int export_csv(gp_tp *tp, const char *table, FILE *f, bool escape) {
                 : rc;
   gp_tp_rows *r;
   gp_tp_error err;
+  char *count_sql = malloc(strlen(sql) + 64);
+  long long total = 0;
+  if (count_sql) { /* the progress line's total; a failure shows below */
+    sprintf(count_sql, "SELECT count(*) FROM (%s)", sql);
+    gp_tp_rows *c;
+    if (gp_tp_query(tp, count_sql, &c, &err) == 0) {
+      if (gp_tp_rows_next(c, &err) == 1)
+        total = gp_tp_rows_int(c, 0);
+      gp_tp_rows_destroy(c);
+    }
+    free(count_sql);
+  }
+  trace_progress_phase("exporting", (uint64_t)total);
   if (gp_tp_query(tp, sql, &r, &err) != 0) {
     if (sql == any)
       return cli_error(CLI_USAGE,
@@ -491,6 +516,7 @@ int export_csv(gp_tp *tp, const char *table, FILE *f, bool escape) {
     fprintf(f, "%s%s", c ? "," : "", gp_tp_rows_name(r, c));
   fputc('\n', f);
   while ((rc = gp_tp_rows_next(r, &err)) == 1) {
+    trace_progress_step(1);
     for (int c = 0; c < n; c++) {
       if (c)
         fputc(',', f);
