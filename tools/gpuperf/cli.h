@@ -135,6 +135,12 @@ typedef struct demo_options {
   uint32_t gpus;
   uint32_t steps;
   bool collective; /* an "allreduce" range around each gradient exchange */
+  double jitter;   /* each launch's work varies by up to +-jitter %, drawn
+                      from seed: noise for `diff` tests, still
+                      deterministic; 0: none */
+  uint32_t seed;
+  const char *slow; /* this kernel (short name) does slow_pct % more work */
+  double slow_pct;
 } demo_options;
 
 /* Initialises the simulator with opts->gpus compute devices. */
