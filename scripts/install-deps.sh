@@ -32,6 +32,12 @@ PACKAGES="$PACKAGES chromium"
 # tracepoint recorded by a session daemon the bench starts (issue 15).
 PACKAGES="$PACKAGES liblttng-ust-dev lttng-tools"
 PACKAGES="$PACKAGES python3-pytest python3-pandas python3-venv"
+# The HUD in a GL window (issue 29): libgl-dev, libegl-dev, libx11-dev build
+# its test program (tests/programs/gl_hud_app.c); libgl1-mesa-dri,
+# libglx-mesa0, libegl-mesa0 (llvmpipe) run it on Xvfb; x11-apps has xwd,
+# which takes the screenshots the tests compare.
+PACKAGES="$PACKAGES libgl-dev libegl-dev libx11-dev libgl1-mesa-dri \
+libglx-mesa0 libegl-mesa0 x11-apps"
 
 if [ "${1:-}" = "--list" ]; then
   echo $PACKAGES

@@ -8,3 +8,10 @@ GP_TEST_ENTRY(hud_feed_frame_metrics, 10)
 GP_TEST_ENTRY(hud_view_syntax_errors, 10)
 GP_TEST_ENTRY(hud_help_lists_frame_metrics, 60)
 GP_TEST_ENTRY(hud_frame_metric_without_window, 120)
+
+/* api: the renderer on Xvfb, on screenshots (test_gl_hud.c) */
+GP_TEST_ENTRY(gl_hud_screen_glx_compat, 120)
+GP_TEST_ENTRY(gl_hud_screen_glx_core, 120)
+GP_TEST_ENTRY(gl_hud_screen_egl_es3, 120)
+GP_TEST_ENTRY(gl_hud_screen_gl2_path, 120)
+GP_TEST_ENTRY(gl_hud_screen_es2_path, 120)
