@@ -464,7 +464,8 @@ static void tick(bool last) {
   hud.seq++;
   uint64_t now = gp_get_timestamp();
   double fv[4];
-  unsigned got = gp__hud_frames_take(mono_ns(), fv);
+  /* At exit, no frame in progress: the program stopped drawing. */
+  unsigned got = gp__hud_frames_take(last ? 0 : mono_ns(), fv);
   for (int i = 0; i < hud.n; i++) {
     item *it = &hud.items[i];
     if (it->queue != -2 && !last) /* at exit: hud_exit() did it */

@@ -89,12 +89,14 @@ static void need_x(void) {
 }
 
 /*
- * Runs gl_hud_app with args on a new Xvfb screen of SCREEN_W x SCREEN_H,
+ * Runs gl_hud_app with args (and the environment entries env, "K=V ...")
+ * on a new Xvfb screen of SCREEN_W x SCREEN_H,
  * takes a screenshot of the whole screen once the program has drawn its
  * frames (it then waits for the test's word), and keeps the program's
  * output. Returns the program's exit status.
  */
-static int run_shot(const char *args, const char *xwd, char **out) {
+static int run_shot(const char *env, const char *args, const char *xwd,
+                    char **out) {
   const char *app = wt_built("tests/gl_hud_app");
   const char *script = gp_test_path(1, "shot.sh");
   wt_write_text(script,
@@ -114,9 +116,9 @@ static int run_shot(const char *args, const char *xwd, char **out) {
   const char *log = gp_test_path(2, "app.log");
   char cmd[2048];
   snprintf(cmd, sizeof(cmd),
-           "xvfb-run -a -s '-screen 0 %dx%dx24' sh %s %s %s --size 480x360 "
-           "%s > %s 2>&1",
-           SCREEN_W, SCREEN_H, script, xwd, app, args, log);
+           "env %s xvfb-run -a -s '-screen 0 %dx%dx24' sh %s %s %s --size "
+           "480x360 %s > %s 2>&1",
+           env, SCREEN_W, SCREEN_H, script, xwd, app, args, log);
   int rc = wt_system(cmd);
   *out = wt_read_text(log);
   printf("  gl_hud_app %s: status %d\n%s", args, rc, *out ? *out : "");
@@ -145,36 +147,17 @@ static int count_in(const shot *s, int x0, int y0, int x1, int y1,
   return n;
 }
 
-/* The checks (a), (b) and (c) for one kind of context. */
-static void screens(const char *args) {
-  need_x();
-  char with_args[512];
-  snprintf(with_args, sizeof(with_args), "%s --hud fixed --state", args);
-  char *out = NULL;
-  const char *a = gp_test_path(0, "without.xwd");
-  ASSERT_EQ(run_shot(args, a, &out), 0);
-  free(out);
-  shot off, on;
-  read_xwd(a, &off);
-  static char b[4096];
-  snprintf(b, sizeof(b), "%s", gp_test_path(0, "with.xwd"));
-  /* (c): the program's state reads back the same, no GL error. */
-  ASSERT_EQ(run_shot(with_args, b, &out), 0);
-  ASSERT(strstr(out, "state checks 30, differ 0, GL errors 0"));
-  free(out);
-  read_xwd(b, &on);
-  ASSERT_EQ(on.w, SCREEN_W);
-  ASSERT_EQ(on.h, SCREEN_H);
-  ASSERT_EQ(off.w, on.w);
-  ASSERT_EQ(off.h, on.h);
-  int r[4], py[2], ph[2];
-  fixed_rect(r, py, ph);
-  /* (b): outside the rectangle, every pixel the same; the differences'
-   * bounding box is inside it. */
-  int outside = 0, changed = 0, bx0 = on.w, by0 = on.h, bx1 = -1, by1 = -1;
-  for (int y = 0; y < on.h; y++)
-    for (int x = 0; x < on.w; x++) {
-      bool differs = on.px[y * on.w + x] != off.px[y * on.w + x];
+/* (b): outside the rectangle r, every pixel of on is off's; the
+ * differences' bounding box is inside it. */
+static void same_outside(const shot *on, const shot *off, const int r[4]) {
+  ASSERT_EQ(on->w, SCREEN_W);
+  ASSERT_EQ(on->h, SCREEN_H);
+  ASSERT_EQ(off->w, on->w);
+  ASSERT_EQ(off->h, on->h);
+  int outside = 0, changed = 0, bx0 = on->w, by0 = on->h, bx1 = -1, by1 = -1;
+  for (int y = 0; y < on->h; y++)
+    for (int x = 0; x < on->w; x++) {
+      bool differs = on->px[y * on->w + x] != off->px[y * on->w + x];
       bool in = x >= r[0] && x < r[0] + r[2] && y >= r[1] && y < r[1] + r[3];
       outside += differs && !in;
       changed += differs;
@@ -186,7 +169,31 @@ static void screens(const char *args) {
   printf("  HUD rectangle %d,%d %dx%d; %d pixels changed, bounding box "
          "%d,%d..%d,%d; %d outside\n",
          r[0], r[1], r[2], r[3], changed, bx0, by0, bx1, by1, outside);
+  ASSERT_GT(changed, r[2] * r[3] / 2);
   ASSERT_EQ(outside, 0);
+}
+
+/* The checks (a), (b) and (c) for one kind of context. */
+static void screens(const char *args) {
+  need_x();
+  char with_args[512];
+  snprintf(with_args, sizeof(with_args), "%s --hud fixed --state", args);
+  char *out = NULL;
+  const char *a = gp_test_path(0, "without.xwd");
+  ASSERT_EQ(run_shot("GPUPERF_HUD=", args, a, &out), 0);
+  free(out);
+  shot off, on;
+  read_xwd(a, &off);
+  static char b[4096];
+  snprintf(b, sizeof(b), "%s", gp_test_path(0, "with.xwd"));
+  /* (c): the program's state reads back the same, no GL error. */
+  ASSERT_EQ(run_shot("GPUPERF_HUD=", with_args, b, &out), 0);
+  ASSERT(strstr(out, "state checks 30, differ 0, GL errors 0"));
+  free(out);
+  read_xwd(b, &on);
+  int r[4], py[2], ph[2];
+  fixed_rect(r, py, ph);
+  same_outside(&on, &off, r);
   /* (a): each pane covers its box (a translucent background over the
    * scene changes nearly every pixel), its items' graphs are drawn in
    * their colours, the values in white text. */
@@ -248,4 +255,99 @@ TEST(gl_hud_screen_gl2_path) {
 
 TEST(gl_hud_screen_es2_path) {
   screens("--api es2 --as 2.0");
+}
+
+/* A field of a CSV row: the k-th after the first comma-separated ones. */
+static const char *field(const char *row, int k) {
+  for (; k > 0 && row; k--) {
+    row = strpbrk(row, ",\n");
+    row = row && *row == ',' ? row + 1 : NULL;
+  }
+  return row;
+}
+
+/*
+ * The live HUD: the program feeds its swaps (with the times it read) and
+ * draws the views the HUD gives. Its pixels outside the HUD are the
+ * scene's; the HUD's rows hold, for every period, a mean frame time
+ * within the program's own shortest and longest intervals, and fps equal
+ * to 1000 over it; gpu-frametime, never fed, has no value and is named
+ * at exit.
+ */
+TEST(gl_hud_live_values_and_rows) {
+  need_x();
+  const char *csv = gp_test_path(3, "hud.csv");
+  char env[600];
+  snprintf(env, sizeof(env),
+           "GPUPERF_HUD=fps+frametime,gpu-frametime GPUPERF_HUD_PERIOD_MS=100 "
+           "GPUPERF_HUD_FILE=%s",
+           csv);
+  char *out = NULL;
+  const char *a = gp_test_path(0, "without.xwd");
+  ASSERT_EQ(run_shot("GPUPERF_HUD=", "--frames 600", a, &out), 0);
+  free(out);
+  shot off, on;
+  read_xwd(a, &off);
+  static char b[4096];
+  snprintf(b, sizeof(b), "%s", gp_test_path(0, "with.xwd"));
+  ASSERT_EQ(run_shot(env, "--hud live --frames 600", b, &out), 0);
+  read_xwd(b, &on);
+  int r[4], py[2], ph[2];
+  fixed_rect(r, py, ph); /* the same panes: two items, then one */
+  same_outside(&on, &off, r);
+  ASSERT_GT(count_in(&on, r[0], py[0], r[0] + 100,
+                     py[0] + GP_GL_HUD_PAD + GP_GL_HUD_LINE_H, 0x5ae65a),
+            10);
+  const char *iv = strstr(out, "shortest ");
+  ASSERT_NOT_NULL(iv);
+  double lo = strtod(iv + 9, NULL),
+         hi = strtod(strstr(iv, "longest ") + 8, NULL);
+  const char *ls = strstr(out, "last swap at ");
+  ASSERT_NOT_NULL(ls);
+  double last = strtod(ls + 13, NULL);
+  ASSERT(strstr(out, "'gpu-frametime' had no value"));
+  ASSERT(strstr(out, "no GPU frame time was fed"));
+  free(out);
+  char *text = wt_read_text(csv);
+  ASSERT_NOT_NULL(text);
+  const char *head = "time_s,pid,fps,frametime,gpu-frametime\n";
+  ASSERT(strncmp(text, head, strlen(head)) == 0);
+  int rows = 0, valued = 0, after = 0;
+  for (const char *row = text + strlen(head); *row;
+       row = strchr(row, '\n') + 1, rows++) {
+    const char *f = field(row, 2), *ft = field(row, 3), *g = field(row, 4);
+    ASSERT(f && ft && g);
+    ASSERT(*g == '\n'); /* gpu-frametime: empty */
+    if (*f == ',')
+      continue; /* no frame yet */
+    double fps = strtod(f, NULL), ms = strtod(ft, NULL);
+    valued++;
+    ASSERT_NEAR(fps * ms, 1000.0, 1e-5);
+    /* After the last swap (the program waits for its screenshot), a
+     * period with no frame shows the frame still in progress: the time
+     * since that swap (the rows' times are taken just after). */
+    double t = strtod(row, NULL);
+    bool within = ms >= lo * (1 - 1e-8) && ms <= hi * (1 + 1e-8);
+    if (t > last && !within) {
+      after++;
+      if (!(ms <= (t - last) * 1000 + 1e-3))
+        gp_test_fail(__FILE__, __LINE__,
+                     "row %d at %.6f s, after the last swap at %.6f s: "
+                     "frametime %.9g ms",
+                     rows + 1, t, last, ms);
+      continue;
+    }
+    if (!within)
+      gp_test_fail(__FILE__, __LINE__,
+                   "row %d: frametime %.9g ms is outside the program's "
+                   "intervals [%.9g, %.9g]",
+                   rows + 1, ms, lo, hi);
+  }
+  printf("  %d rows, %d with frames, %d after the last swap; the program's "
+         "intervals %.3f .. %.3f ms\n",
+         rows, valued, after, lo, hi);
+  ASSERT_GE(valued, 1);
+  free(text);
+  free(on.px);
+  free(off.px);
 }

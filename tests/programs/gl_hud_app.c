@@ -7,12 +7,17 @@
  *   gl_hud_app [--api compat|core|es|es2] [--as MAJOR.MINOR]
  *              [--hud none|fixed|live] [--state] [--frames N]
  *              [--size WxH] [--ready FILE] [--hold FILE]
- *              [--bench ROUNDS]
+ *              [--bench ROUNDS] [--sim-first]
  *
  * --hud fixed draws a view built here (two panes: fps and frametime, then
  * gpu-frametime, with fixed values and histories); --hud live draws what
  * the process's HUD (GPUPERF_HUD) shows, feeding it each swap through the
- * backend table, as libgpuperf-gl.so does. --as tells the renderer the
+ * backend table, as libgpuperf-gl.so does, with the times it reads
+ * itself after each swap; it prints the shortest and the longest interval
+ * between two swaps, and the time of the last swap on the HUD's clock
+ * (seconds since GPUPERF_HUD_T0). --sim-first: before its first frame, the
+ * program uses a simulated GPU (a device: the HUD starts showing on the
+ * terminal) and waits 2 s. --as tells the renderer the
  * context is of that version (an older one than it is: its GL 2 / ES 2
  * paths). --state sets, after the scene and before the HUD, a state far
  * from GL's defaults (another program, vertex arrays, buffers, textures
@@ -41,6 +46,7 @@
 
 #include "backend/opengl/hud_gl.h"
 #include "core/backend.h"
+#include "gpuperf/gpuperf.h"
 #include "programs/gl_win.h"
 
 #define GL_CURRENT_VERTEX_ATTRIB_ 0x8626
@@ -479,11 +485,14 @@ int main(int argc, char **argv) {
   gl_win_api api = GL_WIN_COMPAT;
   const char *hud = "none", *ready = NULL, *hold = NULL;
   int frames = 30, as_major = 0, as_minor = 0, bench = 0;
-  bool state = false;
+  bool state = false, sim_first = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "--state") == 0) {
-      state = true;
+    if (strcmp(a, "--state") == 0 || strcmp(a, "--sim-first") == 0) {
+      if (strcmp(a, "--state") == 0)
+        state = true;
+      else
+        sim_first = true;
       continue;
     }
     if (!v)
@@ -550,15 +559,23 @@ int main(int argc, char **argv) {
     ops = gp_backend_interface(GP_BACKEND_INTERFACE_VERSION, sizeof(*ops));
     if (!ops)
       die("libgpuperf gives no backend table");
+    view.size = sizeof(view);
   } else {
     fixed_view();
   }
   gp__gl_hud *h = NULL;
   int differ = 0, errors = 0, checks = 0;
   double before[NQ][4], after[NQ][4];
-  if (bench) {
+  if (bench)
     frames = 0;
+  if (sim_first) {
+    gp_sim_context *ctx = NULL;
+    if (gp_sim_context_create(0, &ctx) != 0)
+      die("no simulated GPU");
+    usleep(2000000);
+    gp_sim_context_destroy(ctx);
   }
+  uint64_t last = 0, shortest = UINT64_MAX, longest = 0;
   for (int f = 0; f < frames; f++) {
     scene_draw();
     if (state) {
@@ -586,9 +603,25 @@ int main(int argc, char **argv) {
       }
     }
     gl_win_swap();
-    if (live)
-      ops->hud_feed(GP_HUD_FEED_SWAP, 0, 0);
+    if (live) {
+      uint64_t t = mono_ns();
+      ops->hud_feed(GP_HUD_FEED_SWAP, t, 0);
+      if (last) {
+        shortest = t - last < shortest ? t - last : shortest;
+        longest = t - last > longest ? t - last : longest;
+      }
+      last = t;
+    }
   }
+  if (live && longest)
+    printf("gl_hud_app: intervals between swaps: shortest %.9g ms, longest "
+           "%.9g ms\n",
+           (double)shortest / 1e6, (double)longest / 1e6);
+  /* The HUD's rows are timed from GPUPERF_HUD_T0 (CLOCK_MONOTONIC ns). */
+  const char *hud_t0 = getenv("GPUPERF_HUD_T0");
+  if (live && last && hud_t0)
+    printf("gl_hud_app: last swap at %.6f s\n",
+           (double)(last - strtoull(hud_t0, NULL, 10)) / 1e9);
   if (bench) {
     /* Rounds of frames without and with the HUD, the order alternating. */
     enum { BLOCK = 200 };
