@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/opengl/hud_gl.h"
 #include "harness.h"
@@ -350,4 +351,53 @@ TEST(gl_hud_live_values_and_rows) {
   free(text);
   free(on.px);
   free(off.px);
+}
+
+/* Runs gl_hud_app (args) on Xvfb with its stderr on a terminal of 24
+ * rows (script(1)), GPUPERF_HUD=fps,Utilization; the terminal's bytes in
+ * *out. */
+static void run_on_tty(const char *args, char **out) {
+  if (access("/usr/bin/script", X_OK) != 0)
+    SKIP("script(1) (util-linux) is not installed: no terminal to test in");
+  const char *app = wt_built("tests/gl_hud_app");
+  const char *log = gp_test_path(2, "tty.log");
+  char cmd[1600];
+  snprintf(cmd, sizeof(cmd),
+           "GPUPERF_HUD=fps,Utilization GPUPERF_HUD_PERIOD_MS=50 "
+           "/usr/bin/script -qfec \"stty rows 24 cols 80; xvfb-run -a -s "
+           "'-screen 0 640x480x24' %s --size 320x240 %s\" %s > /dev/null",
+           app, args, log);
+  ASSERT_EQ(wt_system(cmd), 0);
+  *out = wt_read_text(log);
+  ASSERT_NOT_NULL(*out);
+}
+
+/*
+ * A process whose window shows the HUD gives the terminal's line back at
+ * its first view: the line drawn while it only used a GPU (a simulated
+ * one, 2 s) stops at that moment. Without a window the line goes on to
+ * the exit.
+ */
+TEST(gl_hud_window_takes_over_the_terminal) {
+  need_x();
+  static const char draw[] = "\0337\033[24;1H", release[] = "\0337\033[r";
+  char *out = NULL;
+  run_on_tty("--sim-first --hud live --frames 50", &out);
+  const char *first = strstr(out, draw), *back = strstr(out, release),
+             *done = strstr(out, "gl_hud_app: frames 50");
+  if (!first)
+    SKIP("the HUD drew no line in the 2 s before the window (a machine "
+         "this loaded cannot show the hand-over)");
+  ASSERT_NOT_NULL(done);
+  ASSERT_NOT_NULL(back);
+  ASSERT(first < back); /* drawn, then given back */
+  ASSERT(back < done);  /* at the first frame, not at the exit */
+  ASSERT(strstr(back, draw) == NULL);
+  free(out);
+  /* The control: no window, the line goes on to the exit. */
+  run_on_tty("--sim-first --hud none --frames 50", &out);
+  done = strstr(out, "gl_hud_app: frames 50");
+  ASSERT_NOT_NULL(done);
+  ASSERT_NOT_NULL(strstr(done, draw));
+  free(out);
 }
