@@ -30,8 +30,9 @@
  * file and waits for the --hold file (at most 60 s) before exiting, so a
  * test can take a screenshot of the last frame. --bench ROUNDS: rounds
  * of 200 frames without and 200 with the HUD (the order alternating),
- * printing each mode's frame rate, median [min..max], and the median of
- * the rounds' ratios. Exit status 0; 3 when state differed or a GL error
+ * printing each mode's frame rate, median [min..max], the median of
+ * the rounds' ratios and of the HUD's cost per frame (the difference of
+ * the frame times). Exit status 0; 3 when state differed or a GL error
  * was raised; 2 on a usage error; 1 when GL is not there.
  */
 #include <math.h>
@@ -625,7 +626,7 @@ int main(int argc, char **argv) {
   if (bench) {
     /* Rounds of frames without and with the HUD, the order alternating. */
     enum { BLOCK = 200 };
-    double fps[2][64], ratio[64];
+    double fps[2][64], ratio[64], cost[64];
     if (!h)
       h = gp__gl_hud_create(gl_win_proc, es, major, minor);
     bench = bench > 64 ? 64 : bench;
@@ -643,6 +644,7 @@ int main(int argc, char **argv) {
         fps[with][r] = BLOCK * 1e9 / (double)(mono_ns() - t0);
       }
       ratio[r] = fps[1][r] / fps[0][r];
+      cost[r] = (1 / fps[1][r] - 1 / fps[0][r]) * 1e3;
     }
     double lo[2], hi[2], med[2];
     for (int m = 0; m < 2; m++) {
@@ -666,6 +668,14 @@ int main(int argc, char **argv) {
            hi[1]);
     printf("  ratio with/without: %.3f, median of the rounds' [%.3f..%.3f]\n",
            median(ratio, bench), rlo, rhi);
+    double clo = cost[0], chi = cost[0];
+    for (int r = 0; r < bench; r++) {
+      clo = cost[r] < clo ? cost[r] : clo;
+      chi = cost[r] > chi ? cost[r] : chi;
+    }
+    printf("  the HUD's cost per frame: %.3f ms, median of the rounds' "
+           "[%.3f..%.3f]\n",
+           median(cost, bench), clo, chi);
   }
   printf("gl_hud_app: frames %d, state checks %d, differ %d, GL errors %d\n",
          frames, checks, differ, errors);
