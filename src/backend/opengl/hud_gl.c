@@ -439,10 +439,12 @@ static bool make_program(gp__gl_hud *h, int major, int minor) {
   return true;
 }
 
-/* The font texture: white texels, the glyphs' bits in alpha. */
-static void make_font(gp__gl_hud *h) {
-  static uint8_t px[FONT_H][FONT_W][4];
-  memset(px, 0, sizeof(px));
+/* The font texture: white texels, the glyphs' bits in alpha. False when
+ * its pixels cannot be allocated. */
+static bool make_font(gp__gl_hud *h) {
+  uint8_t(*px)[FONT_W][4] = calloc(FONT_H, sizeof(*px));
+  if (!px)
+    return false;
   for (int c = 32; c < 128; c++) {
     int cx = (c % 16) * 8, cy = (c / 16) * 8;
     for (int r = 0; r < 8; r++)
@@ -472,6 +474,8 @@ static void make_font(gp__gl_hud *h) {
     h->BindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
   h->TexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, FONT_W, FONT_H, 0, GL_RGBA,
                 GL_UNSIGNED_BYTE, px);
+  free(px);
+  return true;
 }
 
 /* The vertex layout of the HUD's buffer, into the bound vertex array (or
@@ -557,7 +561,7 @@ gp__gl_hud *gp__gl_hud_create(gp__gl_getproc getproc, bool es, int major,
 #undef LOAD_OPT
   if (!ok)
     goto fail_free;
-  if (!(es && major >= 3) && !(!es && major >= 3))
+  if (major < 3)
     h->GetStringi = NULL; /* before 3.0 it may resolve yet not exist */
   capabilities(h, major, minor);
   if ((h->vao && (!h->GenVertexArrays || !h->BindVertexArray ||
@@ -570,9 +574,8 @@ gp__gl_hud *gp__gl_hud_create(gp__gl_getproc getproc, bool es, int major,
     goto fail_free;
   saved s;
   save(h, &s, true);
-  if (!make_program(h, major, minor))
+  if (!make_program(h, major, minor) || !make_font(h))
     goto fail_program;
-  make_font(h);
   h->GenBuffers(1, &h->vbo);
   h->BindBuffer(GL_ARRAY_BUFFER, h->vbo);
   h->BufferData(GL_ARRAY_BUFFER, MAX_VERTS * sizeof(vertex), NULL,
