@@ -261,6 +261,32 @@ TEST(gl_hud_screen_es2_path) {
   screens("--api es2 --as 2.0");
 }
 
+/* The largest view (16 items, the longest names, huge, negative and NaN
+ * values, full histories) in a window too short for it: the program's
+ * state kept, no GL error, nothing drawn outside the panes' column. */
+TEST(gl_hud_largest_view) {
+  need_x();
+  char *out = NULL;
+  const char *a = gp_test_path(0, "without.xwd");
+  ASSERT_EQ(run_shot("GPUPERF_HUD=", "--api core", a, &out), 0);
+  free(out);
+  shot off, on;
+  read_xwd(a, &off);
+  static char b[4096];
+  snprintf(b, sizeof(b), "%s", gp_test_path(0, "with.xwd"));
+  ASSERT_EQ(run_shot("GPUPERF_HUD=", "--api core --hud full --state", b, &out),
+            0);
+  ASSERT(strstr(out, "state checks 30, differ 0, GL errors 0"));
+  free(out);
+  read_xwd(b, &on);
+  /* The panes' column, down to the window's bottom (360 rows). */
+  int r[4] = {GP_GL_HUD_MARGIN, GP_GL_HUD_MARGIN, GP_GL_HUD_PANE_W,
+              360 - GP_GL_HUD_MARGIN};
+  same_outside(&on, &off, r);
+  free(on.px);
+  free(off.px);
+}
+
 /* A field of a CSV row: the k-th after the first comma-separated ones. */
 static const char *field(const char *row, int k) {
   for (; k > 0 && row; k--) {

@@ -5,12 +5,14 @@
  * screenshots of Xvfb with and without the HUD and the benchmark.
  *
  *   gl_hud_app [--api compat|core|es|es2] [--as MAJOR.MINOR]
- *              [--hud none|fixed|live] [--state] [--frames N]
+ *              [--hud none|fixed|full|live] [--state] [--frames N]
  *              [--size WxH] [--ready FILE] [--hold FILE]
  *              [--bench ROUNDS] [--sim-first]
  *
  * --hud fixed draws a view built here (two panes: fps and frametime, then
- * gpu-frametime, with fixed values and histories); --hud live draws what
+ * gpu-frametime, with fixed values and histories); --hud full the
+ * largest view there can be, every kind of value in it; --hud live draws
+ * what
  * the process's HUD (GPUPERF_HUD) shows, feeding it each swap through the
  * backend table, as libgpuperf-gl.so does, with the times it reads
  * itself after each swap; it prints the shortest and the longest interval
@@ -456,6 +458,31 @@ static void fixed_view(void) {
   }
 }
 
+/* The largest view: GP_HUD_VIEW_MAX_ITEMS items in panes of 4, 4, 4, 2
+ * and 2, names as long as they can be, values of every kind (huge,
+ * negative, not a number, none yet, above the top of the scale), full
+ * histories. */
+static void full_view(void) {
+  static const int panes[GP_HUD_VIEW_MAX_ITEMS] = {0, 0, 0, 0, 1, 1, 1, 1,
+                                                   2, 2, 2, 2, 3, 3, 4, 4};
+  memset(&view, 0, sizeof(view));
+  view.size = sizeof(view);
+  view.num_items = GP_HUD_VIEW_MAX_ITEMS;
+  view.num_panes = 5;
+  view.seq = 7;
+  for (int i = 0; i < GP_HUD_VIEW_MAX_ITEMS; i++) {
+    gp_hud_view_item *it = &view.items[i];
+    memset(it->name, 'a' + i, sizeof(it->name) - 1);
+    it->pane = (uint32_t)panes[i];
+    it->flags = i % 5 == 4 ? 0 : GP_HUD_VIEW_HAVE;
+    it->value = i % 3 == 0 ? -1.234e300 : i % 3 == 1 ? NAN : 123456789.0;
+    it->top = i % 2 ? 1.0 : 1e-300;
+    it->num_hist = GP_HUD_VIEW_HIST;
+    for (int k = 0; k < GP_HUD_VIEW_HIST; k++)
+      it->hist[k] = k % 7 == 3 ? NAN : k % 2 ? 1e300 : -1e300;
+  }
+}
+
 static uint64_t mono_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -477,7 +504,7 @@ static double median(double *v, int n) {
 static void usage(void) {
   fprintf(stderr,
           "usage: gl_hud_app [--api compat|core|es|es2] [--as MAJOR.MINOR] "
-          "[--hud none|fixed|live] [--state] [--frames N] [--size WxH] "
+          "[--hud none|fixed|full|live] [--state] [--frames N] [--size WxH] "
           "[--ready FILE] [--hold FILE] [--bench ROUNDS]\n");
   exit(2);
 }
@@ -521,7 +548,8 @@ int main(int argc, char **argv) {
     else
       usage();
   }
-  bool live = strcmp(hud, "live") == 0, fixed = strcmp(hud, "fixed") == 0;
+  bool live = strcmp(hud, "live") == 0, full = strcmp(hud, "full") == 0;
+  bool fixed = full || strcmp(hud, "fixed") == 0;
   if (!live && !fixed && strcmp(hud, "none") != 0)
     usage();
   if (!gl_win_open(api, width, height))
@@ -562,7 +590,10 @@ int main(int argc, char **argv) {
       die("libgpuperf gives no backend table");
     view.size = sizeof(view);
   } else {
-    fixed_view();
+    if (full)
+      full_view();
+    else
+      fixed_view();
   }
   gp__gl_hud *h = NULL;
   int differ = 0, errors = 0, checks = 0;

@@ -730,7 +730,7 @@ static void pane(builder *b, const gp_hud_view *view, uint32_t first,
     float px = 0, py = 0;
     for (uint32_t k = 0; k < nh; k++) {
       double f = it->hist[k] / top;
-      f = f < 0 ? 0 : f > 1 ? 1 : f;
+      f = f > 0 ? (f < 1 ? f : 1) : 0; /* NaN too: 0 */
       float qx = (float)(gx + gw - 2) - step * (float)(nh - 1 - k);
       float qy = (float)(gy + gh - 2) - (float)f * (float)(gh - 4);
       if (k)
