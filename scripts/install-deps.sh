@@ -36,11 +36,13 @@ PACKAGES="$PACKAGES liblttng-ust-dev lttng-tools"
 PACKAGES="$PACKAGES valgrind"
 PACKAGES="$PACKAGES python3-pytest python3-pandas python3-venv"
 # libgl-dev, libegl-dev, libx11-dev: libgpuperf-gl.so and its test
-# programs; libgl1-mesa-dri, libegl-mesa0, libglx-mesa0: Mesa's llvmpipe,
-# the GL driver the tests run on; mesa-utils: glxgears and es2gears_x11,
-# recorded by the tests; libepoxy-dev: the loader test's program.
+# programs (tests/gl, tests/programs/gl_hud_app.c); libgl1-mesa-dri,
+# libegl-mesa0, libglx-mesa0: Mesa's llvmpipe, the GL driver the tests run
+# on (Xvfb); mesa-utils: glxgears and es2gears_x11, recorded by the tests;
+# libepoxy-dev: the loader test's program; x11-apps: xwd, which takes the
+# screenshots the HUD tests compare.
 PACKAGES="$PACKAGES libgl-dev libegl-dev libx11-dev libgl1-mesa-dri \
-libegl-mesa0 libglx-mesa0 mesa-utils libepoxy-dev"
+libegl-mesa0 libglx-mesa0 mesa-utils libepoxy-dev x11-apps"
 
 if [ "${1:-}" = "--list" ]; then
   echo $PACKAGES

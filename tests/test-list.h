@@ -18,3 +18,4 @@
 #include "lists/safety.h"
 #include "lists/report.h"
 #include "lists/lifetime.h"
+#include "lists/glhud.h"

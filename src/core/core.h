@@ -503,6 +503,22 @@ typedef void (*gp__finalize_hook)(void);
 void gp__finalize_set_hook(gp__finalize_hook hook);
 void gp__finalizing(void);
 
+/*
+ * The HUD's two calls for libraries that draw it in a window (the backend
+ * table's hud_view and hud_feed; core/hud_view.h has the struct and the
+ * GP_HUD_FEED_* kinds). src/session's HUD installs them when it starts;
+ * without them gp__hud_view() returns GP_ENOENT and gp__hud_feed() does
+ * nothing, each after one acquire load.
+ */
+struct gp_hud_view;
+typedef struct gp__hud_hooks {
+  int (*view)(struct gp_hud_view *view);
+  void (*feed)(uint32_t what, uint64_t t_ns, double value);
+} gp__hud_hooks;
+void gp__hud_set_hooks(const gp__hud_hooks *hooks); /* NULL removes them */
+int gp__hud_view(struct gp_hud_view *view);
+void gp__hud_feed(uint32_t what, uint64_t t_ns, double value);
+
 /* ---- device.c: devices and contexts ---- */
 
 /*

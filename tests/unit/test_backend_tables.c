@@ -25,11 +25,18 @@ TEST(backend_tables_by_version_and_size) {
   ASSERT(c->activity_add_drops == gp__activity_add_drops);
   ASSERT(c->glob_match == gp__glob_match);
   ASSERT(c->activity_work_in_flight == gp__activity_work_in_flight);
+  ASSERT(c->hud_view == gp__hud_view);
+  ASSERT(c->hud_feed == gp__hud_feed);
   /* A library built for version 2 gets the same table, and reads the
    * prefix it knows. */
   ASSERT(gp_backend_interface(2, v2) == c);
   const size_t v3 = offsetof(gp_backend_ops, activity_work_in_flight);
   ASSERT(gp_backend_interface(3, v3) == c);
+  /* Version 5 ended before the HUD's entries (version 6). */
+  const size_t v5 = offsetof(gp_backend_ops, hud_view);
+  ASSERT(gp_backend_interface(5, v5) == c);
+  ASSERT(gp_backend_interface(5, sizeof(*c)) == NULL);
+  ASSERT(gp_backend_interface(GP_BACKEND_INTERFACE_VERSION, v5) == NULL);
   /* Anything else is another build. */
   ASSERT(gp_backend_interface(2, sizeof(*c)) == NULL);
   ASSERT(gp_backend_interface(GP_BACKEND_INTERFACE_VERSION, v2) == NULL);
