@@ -177,4 +177,17 @@ TEST(clickhouse_export_bad_input_is_named) {
   snprintf(want, sizeof(want), "ClickHouse at 127.0.0.1:%d", port);
   ASSERT(strstr(e, want));
   free(e);
+  /* The server is asked before the trace is read: a file that is not a
+   * trace gets the server's error, not its own. */
+  char bad[1100];
+  snprintf(bad, sizeof(bad), "%s/not-a-trace", gp_test_tmpdir());
+  FILE *f = fopen(bad, "w");
+  ASSERT_NOT_NULL(f);
+  fputs("not a trace\n", f);
+  fclose(f);
+  char *a3[] = {(char *)cli, "export", bad, "--to", url, NULL};
+  ASSERT_EQ(ch_wait(ch_spawn(a3, NULL, err)), 2);
+  e = ch_slurp(err);
+  ASSERT(strstr(e, want));
+  free(e);
 }

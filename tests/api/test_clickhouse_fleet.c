@@ -228,8 +228,16 @@ TEST(clickhouse_failed_reexport_keeps_the_old_copy) {
     ASSERT_EQ(after[i], before[i]);
   ASSERT_EQ(ch_num(0, "SELECT gen FROM traces WHERE trace = 'job'"), gen0);
 
-  /* A whole re-export replaces it, row for row. */
-  ASSERT_EQ(ch_run(exp, NULL), 0);
+  /* A whole re-export replaces it, row for row; started while the
+   * victim is down, it tries again (pauses 0.1 s, doubling) until the
+   * server is back. */
+  ch_stop(victim);
+  char *slow[] = {(char *)cli, "export",    merged,         "--to", url,
+                  "--cluster", "gp_test",   "--trace-name", "job",  "--retries",
+                  "9",         "--timeout", "120",          NULL};
+  pid = ch_spawn(slow, NULL, err);
+  ch_start(victim);
+  ASSERT_EQ(ch_wait(pid), 0);
   view_counts("job", after);
   for (size_t i = 0; i < NTABLES; i++)
     ASSERT_EQ(after[i], before[i]);
