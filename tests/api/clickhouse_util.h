@@ -32,6 +32,9 @@
 
 static pid_t ch_pids[2];
 static int ch_http[2], ch_tcp[2];
+/* Set before ch_start_two: server 0 also speaks HTTPS on ch_https, with
+ * cert.pem and key.pem of the test's folder. */
+static int ch_https;
 
 /* GPUPERF_CLI and the ClickHouse packages, or the test is skipped. */
 static inline const char *ch_need(void) {
@@ -150,6 +153,14 @@ static inline void ch_write_config(int i) {
         "</gpuser></users><quotas><default/></quotas></yandex>\n",
         f);
   fclose(f);
+  char tls[3000] = "";
+  if (i == 0 && ch_https)
+    snprintf(tls, sizeof(tls),
+             " <https_port>%d</https_port><openSSL><server>"
+             "<certificateFile>%s/cert.pem</certificateFile>"
+             "<privateKeyFile>%s/key.pem</privateKeyFile>"
+             "<verificationMode>none</verificationMode></server></openSSL>\n",
+             ch_https, dir, dir);
   snprintf(path, sizeof(path), "%s/server%d.xml", dir, i);
   f = fopen(path, "w");
   ASSERT_NOT_NULL(f);
@@ -159,6 +170,7 @@ static inline void ch_write_config(int i) {
           "<errorlog>%s/s%d/err</errorlog></logger>\n"
           " <http_port>%d</http_port><tcp_port>%d</tcp_port>\n"
           " <listen_host>127.0.0.1</listen_host>\n"
+          "%s"
           " <path>%s/s%d/</path><tmp_path>%s/s%d/tmp/</tmp_path>\n"
           " <user_files_path>%s/s%d/files/</user_files_path>\n"
           " <users_config>%s/users.xml</users_config>\n"
@@ -175,8 +187,8 @@ static inline void ch_write_config(int i) {
           "</shard>\n"
           " </gp_test></remote_servers>\n"
           "</yandex>\n",
-          dir, i, dir, i, ch_http[i], ch_tcp[i], dir, i, dir, i, dir, i, dir,
-          ch_tcp[0], ch_tcp[1]);
+          dir, i, dir, i, ch_http[i], ch_tcp[i], tls, dir, i, dir, i, dir, i,
+          dir, ch_tcp[0], ch_tcp[1]);
   fclose(f);
 }
 

@@ -191,3 +191,57 @@ TEST(clickhouse_export_bad_input_is_named) {
   ASSERT(strstr(e, want));
   free(e);
 }
+
+TEST(clickhouse_export_over_https) {
+  const char *cli = ch_need();
+  if (access("/usr/bin/openssl", X_OK) != 0)
+    SKIP("no /usr/bin/openssl to make the server's certificate (Debian "
+         "package openssl)");
+  const char *dir = gp_test_tmpdir();
+  char key[1100], cert[1100], trace[1100], url[256], err[1100];
+  snprintf(key, sizeof(key), "%s/key.pem", dir);
+  snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
+  snprintf(trace, sizeof(trace), "%s/t.pftrace", dir);
+  snprintf(err, sizeof(err), "%s/err", dir);
+  char *mk[] = {"/usr/bin/openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                key,
+                "-out",
+                cert,
+                "-days",
+                "2",
+                "-subj",
+                "/CN=127.0.0.1",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1",
+                NULL};
+  ASSERT_EQ(ch_run(mk, NULL), 0);
+  char *demo[] = {(char *)cli, "demo", "--steps", "3", "-o", trace, NULL};
+  ASSERT_EQ(ch_run(demo, NULL), 0);
+  ch_https = ch_free_port();
+  ch_start_two();
+  snprintf(url, sizeof(url), "clickhouses://127.0.0.1:%d/gpdb", ch_https);
+  /* The server's certificate is checked: unknown CA, refused... */
+  char *plain[] = {(char *)cli, "export", trace, "--to", url, NULL};
+  ASSERT_EQ(ch_wait(ch_spawn(plain, NULL, err)), 2);
+  char *e = ch_slurp(err);
+  ASSERT(strstr(e, "certificate"));
+  free(e);
+  /* ...and trusted with --cacert. */
+  char *exp[] = {(char *)cli, "export",   trace, "--to",
+                 url,         "--cacert", cert,  NULL};
+  ASSERT_EQ(ch_run(exp, NULL), 0);
+  gp_tp *tp = NULL;
+  gp_tp_error gerr;
+  ASSERT_OK(gp_tp_open(trace, NULL, &tp, &gerr));
+  char *n = ch_ours(tp, "SELECT count(*) FROM gpu_slice");
+  ASSERT_EQ(ch_num(0, "SELECT count() FROM gpu_slice"), atoll(n));
+  free(n);
+  gp_tp_close(tp);
+  ch_stop_all();
+}

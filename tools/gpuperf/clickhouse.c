@@ -134,7 +134,8 @@ int ch_connect(ch_target *t, const ch_table *tables, size_t n) {
                     t->connect_timeout_ms,
                     t->timeout_ms,
                     t->retries,
-                    "gpuperf-export/" GP_VERSION_STRING};
+                    "gpuperf-export/" GP_VERSION_STRING,
+                    t->cacert};
   char q[512], url[200], err[256];
   snprintf(q, sizeof(q),
            "SELECT name, engine FROM system.tables WHERE database = '%s' "

@@ -38,6 +38,7 @@ typedef struct ch_target {
   char db[128];
   char user[128]; /* "" if none */
   const char *cluster;
+  const char *cacert; /* --cacert FILE, or NULL */
   long connect_timeout_ms, timeout_ms;
   int retries;
   http_client *http[CH_MAX_HOSTS];

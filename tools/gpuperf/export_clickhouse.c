@@ -272,7 +272,8 @@ static void usage(FILE *out) {
           "                      [--cluster NAME] [--trace-name NAME] "
           "[--batch-rows N]\n"
           "                      [--timeout SECS] [--connect-timeout SECS] "
-          "[--retries N] [-q]\n\n"
+          "[--retries N]\n"
+          "                      [--cacert FILE] [-q]\n\n"
           "Writes the trace's main tables (gpu_slice, counter, track, slice, "
           "flow,\n"
           "gpu, machine, process; each row with its trace and machine) into\n"
@@ -302,6 +303,9 @@ static void usage(FILE *out) {
           "  --retries N         further tries of a failed request that may "
           "repeat\n"
           "                      (default 3, pauses from 0.1 s, doubling)\n"
+          "  --cacert FILE       with clickhouses://, trust the CA "
+          "certificates in FILE\n"
+          "                      (PEM) instead of the system's\n"
           "  -q, --quiet         no summary\n\n"
           "The user is USER, else GPUPERF_CLICKHOUSE_USER; the password is "
           "read from\n"
@@ -358,14 +362,16 @@ int cli_export_clickhouse(int argc, char **argv) {
       usage(stdout);
       return CLI_OK;
     } else if (strcmp(a, "--to") == 0 || strcmp(a, "--cluster") == 0 ||
-               strcmp(a, "--trace-name") == 0) {
+               strcmp(a, "--trace-name") == 0 || strcmp(a, "--cacert") == 0) {
       if (i + 1 >= argc)
         return cli_error(CLI_USAGE, "%s needs a value", a);
       const char *v = argv[++i];
       if (a[2] == 't' && a[3] == 'o')
         url = v;
-      else if (a[2] == 'c')
+      else if (a[2] == 'c' && a[3] == 'l')
         t.cluster = v;
+      else if (a[2] == 'c')
+        t.cacert = v;
       else
         name = v;
     } else if (strcmp(a, "--batch-rows") == 0 || strcmp(a, "--timeout") == 0 ||

@@ -76,8 +76,9 @@ int http_client_create(const char *base_url, const http_options *o,
     return -1;
   }
   c->o = *o;
-  /* The strings are copied: libcurl copies USERAGENT, headers below. */
-  c->o.user = c->o.password = c->o.user_agent = NULL;
+  /* The strings are copied: libcurl copies USERAGENT and CAINFO, the
+   * headers below. */
+  c->o.user = c->o.password = c->o.user_agent = c->o.cainfo = NULL;
   char h[600];
   /* An empty "Expect:" stops libcurl from waiting for 100-continue. */
   struct curl_slist *l = curl_slist_append(NULL, "Expect:");
@@ -104,6 +105,8 @@ int http_client_create(const char *base_url, const http_options *o,
   curl_easy_setopt(e, CURLOPT_POST, 1L);
   if (o->user_agent)
     curl_easy_setopt(e, CURLOPT_USERAGENT, o->user_agent);
+  if (o->cainfo)
+    curl_easy_setopt(e, CURLOPT_CAINFO, o->cainfo);
   *out = c;
   return 0;
 }

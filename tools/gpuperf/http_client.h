@@ -22,6 +22,7 @@ typedef struct http_options {
   long timeout_ms;         /* per request, all its tries together */
   int retries;             /* further tries of a request that may repeat */
   const char *user_agent;  /* NULL: libcurl's */
+  const char *cainfo;      /* CA certificates (PEM file); NULL: the system's */
 } http_options;
 
 /*
