@@ -2,6 +2,7 @@
  * `demo --machines`. */
 GP_TEST_ENTRY(multi_demo_machines_merge_on_one_clock, 60)
 GP_TEST_ENTRY(multi_merge_bad_input_is_named, 30)
+GP_TEST_ENTRY(multi_sync_on_refuses_a_shifted_window, 60)
 GP_TEST_ENTRY(multi_batch_query_names_the_failing_trace, 60)
 GP_TEST_ENTRY(clickhouse_two_shard_export_matches_ours, 120)
 GP_TEST_ENTRY(clickhouse_export_bad_input_is_named, 30)
