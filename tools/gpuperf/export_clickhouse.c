@@ -403,8 +403,8 @@ int cli_export_clickhouse(int argc, char **argv) {
   }
   if (!ch_parse_url(url, &t))
     return cli_error(CLI_USAGE,
-                     "--to: '%s' is not clickhouse[s]://[USER@]HOST:PORT[,...]"
-                     "/DB",
+                     "--to: '%s' is not clickhouse://HOST:PORT[,...]/DB "
+                     "(clickhouses:// for HTTPS; USER@ before HOST)",
                      url);
   if (t.cluster && !ch_ident_ok(t.cluster))
     return cli_error(CLI_USAGE, "--cluster: '%s' is not a cluster name",
