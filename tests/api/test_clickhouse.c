@@ -108,6 +108,18 @@ TEST(clickhouse_two_shard_export_matches_ours) {
                       "cityHash64(trace, machine) % 2 != 1"),
             0);
   ASSERT_EQ(s0 + s1, atoll(n));
+  /* A URL with fewer servers than the cluster's shards is refused
+   * before anything is written. */
+  char one[256], err1[1100];
+  snprintf(one, sizeof(one), "clickhouse://127.0.0.1:%d/gpdb", ch_http[0]);
+  snprintf(err1, sizeof(err1), "%s/err1", dir);
+  char *short_url[] = {(char *)cli, "export",    merged,    "--to",
+                       one,         "--cluster", "gp_test", NULL};
+  ASSERT_EQ(ch_wait(ch_spawn(short_url, NULL, err1)), 2);
+  char *e1 = ch_slurp(err1);
+  ASSERT(strstr(e1, "cluster 'gp_test' has 2 shards there, but the URL "
+                    "lists 1"));
+  free(e1);
   /* An unknown user is refused (the user really is sent)... */
   snprintf(url, sizeof(url),
            "clickhouse://nobody@127.0.0.1:%d,127.0.0.1:%d/gpdb", ch_http[0],

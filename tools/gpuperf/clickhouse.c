@@ -136,12 +136,20 @@ int ch_connect(ch_target *t, const ch_table *tables, size_t n) {
                     t->retries,
                     "gpuperf-export/" GP_VERSION_STRING,
                     t->cacert};
-  char q[512], url[200], err[256];
-  snprintf(q, sizeof(q),
-           "SELECT name, engine FROM system.tables WHERE database = '%s' "
-           "UNION ALL SELECT '', 'Database' FROM system.databases WHERE "
-           "name = '%s'",
-           t->db, t->db);
+  char q[768], url[200], err[256];
+  /* With a cluster, also how many shards the server knows it by: direct
+   * writes for a different count would not be where the Distributed
+   * tables look. */
+  int len = snprintf(q, sizeof(q),
+                     "SELECT name, engine FROM system.tables WHERE database "
+                     "= '%s' UNION ALL SELECT '', 'Database' FROM "
+                     "system.databases WHERE name = '%s'",
+                     t->db, t->db);
+  if (t->cluster)
+    snprintf(q + len, sizeof(q) - (size_t)len,
+             " UNION ALL SELECT '#shards', toString(count()) FROM "
+             "system.clusters WHERE cluster = '%s' AND replica_num = 1",
+             t->cluster);
   for (int h = 0; h < t->nhosts; h++) {
     snprintf(url, sizeof(url), "%s://%s:%s", t->tls ? "https" : "http",
              t->hosts[h], t->ports[h]);
@@ -149,6 +157,14 @@ int ch_connect(ch_target *t, const ch_table *tables, size_t n) {
       return cli_error(CLI_BAD_INPUT, "%s", err);
     if (ch_exec(t, h, q, NULL, 0, true, &t->existing[h]))
       return CLI_BAD_INPUT;
+    const char *shards = existing(t, h, "#shards");
+    if (t->cluster && (!shards || atoi(shards) != t->nhosts))
+      return cli_error(CLI_BAD_INPUT,
+                       "ClickHouse at %s:%s: cluster '%s' has %d shards "
+                       "there, but the URL lists %d servers (one per shard, "
+                       "in the order of its remote_servers entry)",
+                       t->hosts[h], t->ports[h], t->cluster,
+                       shards ? atoi(shards) : 0, t->nhosts);
     for (size_t i = 0; i < n; i++) {
       const char *engine = existing(t, h, tables[i].name);
       if (engine && strncmp(engine, "View\n", 5) != 0)
