@@ -54,10 +54,11 @@ static char *cli_rows(const char *cli, const char *file, const char *sql) {
         }
         p++;
       } else {
+        char *v0 = o;
         while (*p != ',' && *p != '}')
           *o++ = *p++;
-        if (strncmp(o - 4, "null", 4) == 0)
-          o -= 4;
+        if (o - v0 == 4 && strncmp(v0, "null", 4) == 0)
+          o = v0;
       }
       if (*p == ',')
         p += 2;
