@@ -26,6 +26,11 @@ libvulkan-dev mesa-vulkan-drivers glslang-tools vulkan-tools \
 vulkan-validationlayers xvfb xauth clpeak tmux"
 # gpuperf export --to clickhouse:// and its two-shard test
 PACKAGES="$PACKAGES clickhouse-server clickhouse-client"
+# libcurl4-openssl-dev: the export's HTTP(S) client (TLS, keep-alive,
+# timeouts); libssl-dev: SHA-256 (libcrypto) for its default trace names.
+PACKAGES="$PACKAGES libcurl4-openssl-dev libssl-dev"
+# openssl: the HTTPS export test makes its server's certificate.
+PACKAGES="$PACKAGES openssl"
 # The HTML report test loads the page in headless Chromium.
 PACKAGES="$PACKAGES chromium"
 # liblttng-ust-dev, lttng-tools: bench/activity's peer, an LTTng-UST
