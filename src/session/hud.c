@@ -100,6 +100,7 @@ typedef struct item {
   bool derived; /* its values are gp__derived_provisional()'s */
   int frame;    /* a frame metric (GP__HUD_FPS...), 0 for a counter */
   bool have, ever, checked;
+  bool periodic; /* it had a periodic value: per-activity ones are ignored */
   double value;
   double hist[HIST];
   uint64_t hist_t[HIST]; /* the trace time each bar was taken at */
@@ -178,8 +179,14 @@ static void observe(void *user, const uint8_t *buf, size_t size) {
     if (h->kind == GP_ACTIVITY_KIND_COUNTER &&
         h->size >= sizeof(gp_activity_counter)) {
       const gp_activity_counter *c = (const void *)h;
-      int i = c->correlation_id ? -1 : item_of(c->device_id, c->counter_id);
+      int i = item_of(c->device_id, c->counter_id);
       item *it = i >= 0 ? &hud.items[i] : NULL;
+      /* Values per activity (a kernel's, a GL frame's) only for a counter
+       * that has no periodic ones (a GL device's per-frame counters). */
+      if (it && !c->correlation_id)
+        it->periodic = true;
+      else if (it && it->periodic)
+        it = NULL;
       if (it && it->dev < 0)
         it->dev = (int)c->device_id;
       /* A derived item's records are seconds old: its ticks show the

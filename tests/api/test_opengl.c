@@ -7,7 +7,10 @@
  * RTLD_NEXT.
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,34 +22,84 @@
 
 #if HAVE_TP
 
-/* Skips unless xvfb-run and the program are there and the GL library was
+/* Skips unless Xvfb and the program are there and the GL library was
  * built. */
 static void need(const char *prog) {
-  if (access("/usr/bin/xvfb-run", X_OK) != 0)
-    SKIP("xvfb-run is not installed (Debian xvfb)");
+  if (!vk_on_path("Xvfb"))
+    SKIP("Xvfb is not installed (Debian xvfb)");
   if (prog && !vk_on_path(prog))
     SKIP("%s is not installed (Debian mesa-utils)", prog);
   char buf[512];
   vk_built("libgpuperf-gl.so", buf, sizeof(buf));
 }
 
-/* Records argv (NULL-terminated, a program on PATH or a path) under
- * xvfb-run into slot 0's trace; its stdout in *out. Opens the trace. */
+/* An X server of the test's own (xvfb-run sometimes fails to clean up
+ * its directory under load, and says so in its exit status): started on
+ * a free display, stopped by its PID (xvfb_stop), and told to die with
+ * the test should the test fail first. Returns "DISPLAY=:N". */
+static pid_t xvfb_pid;
+static char xvfb_env[32];
+
+static const char *xvfb_start(void) {
+  for (int k = 0; k < 64; k++) {
+    int d = 300 + (int)(((unsigned)getpid() + (unsigned)k * 7u) % 600u);
+    char lock[64], sock[64], dn[16];
+    snprintf(lock, sizeof(lock), "/tmp/.X%d-lock", d);
+    snprintf(sock, sizeof(sock), "/tmp/.X11-unix/X%d", d);
+    snprintf(dn, sizeof(dn), ":%d", d);
+    if (access(lock, F_OK) == 0 || access(sock, F_OK) == 0)
+      continue;
+    pid_t pid = fork();
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
+      int nul = open("/dev/null", O_WRONLY);
+      dup2(nul, 1);
+      dup2(nul, 2);
+      execlp("Xvfb", "Xvfb", dn, "-ac", "-screen", "0", "640x480x24",
+             "-nolisten", "tcp", (char *)NULL);
+      _exit(127);
+    }
+    if (pid < 0)
+      break;
+    for (int i = 0; i < 400; i++) { /* up to 20 s on a loaded machine */
+      if (access(sock, F_OK) == 0) {
+        xvfb_pid = pid;
+        snprintf(xvfb_env, sizeof(xvfb_env), "DISPLAY=%s", dn);
+        return xvfb_env;
+      }
+      if (waitpid(pid, NULL, WNOHANG) == pid) {
+        pid = 0;
+        break; /* lost a race for the display: the next one */
+      }
+      usleep(50000);
+    }
+    if (pid) {
+      kill(pid, SIGTERM);
+      waitpid(pid, NULL, 0);
+    }
+  }
+  SKIP("no Xvfb server could be started");
+  return NULL;
+}
+
+static void xvfb_stop(void) {
+  if (xvfb_pid > 0) {
+    kill(xvfb_pid, SIGTERM);
+    waitpid(xvfb_pid, NULL, 0);
+  }
+  xvfb_pid = 0;
+}
+
+/* Records argv (NULL-terminated, a program on PATH or a path) on the
+ * test's X server into slot 0's trace; its stdout in *out. Opens the
+ * trace. */
 static gp_tp *record(char *const *cmd, const char *extra, char **out,
                      int want_rc) {
   const char *cli = vk_cli_path(false);
   static char trace[512];
   snprintf(trace, sizeof(trace), "%s", gp_test_path(0, "gl.pftrace"));
-  char *argv[32] = {"/usr/bin/xvfb-run",
-                    "-a",
-                    "-s",
-                    "-screen 0 640x480x24",
-                    (char *)cli,
-                    "record",
-                    "-q",
-                    "-o",
-                    trace};
-  int n = 9;
+  char *argv[32] = {(char *)cli, "record", "-q", "-o", trace};
+  int n = 5;
   if (extra) {
     argv[n++] = "-e";
     argv[n++] = (char *)extra;
@@ -55,11 +108,12 @@ static gp_tp *record(char *const *cmd, const char *extra, char **out,
   for (int i = 0; cmd[i] && n < 31; i++)
     argv[n++] = cmd[i];
   argv[n] = NULL;
+  char *env[] = {(char *)(xvfb_pid ? xvfb_env : xvfb_start()), NULL};
   char *err = NULL;
-  int rc = ocl_run(argv, NULL, 240, out, &err);
+  int rc = ocl_run(argv, env, 240, out, &err);
   if (rc != want_rc)
-    gp_test_fail(__FILE__, __LINE__, "xvfb-run gpuperf record %s: %d\n%s",
-                 cmd[0], rc, err ? err : "");
+    gp_test_fail(__FILE__, __LINE__, "gpuperf record %s: %d\n%s", cmd[0], rc,
+                 err ? err : "");
   free(err);
   gp_tp *tp = NULL;
   gp_tp_error e;
@@ -168,6 +222,7 @@ TEST(opengl_record_sample) {
        1);
   no_errors(tp);
   gp_tp_close(tp);
+  xvfb_stop();
 }
 
 /* glxgears (GLX, display lists): a frame per swap, each with its
@@ -206,6 +261,7 @@ TEST(opengl_record_glxgears) {
        1); /* three display lists a frame, every frame */
   no_errors(tp);
   gp_tp_close(tp);
+  xvfb_stop();
 }
 
 /* es2gears_x11 (EGL, GLES 2 through libGLESv2): timed frames, and the
@@ -226,6 +282,7 @@ TEST(opengl_record_es2gears) {
   Q_EQ(tp, "SELECT count(*) > 0 FROM slice WHERE name = 'glDrawArrays'", 1);
   no_errors(tp);
   gp_tp_close(tp);
+  xvfb_stop();
 }
 
 /* Programs that reach GL as loaders do: through glXGetProcAddressARB
@@ -254,6 +311,7 @@ TEST(opengl_record_loaders) {
     no_errors(tp);
     gp_tp_close(tp);
   }
+  xvfb_stop();
 }
 
 /* The sample's trace read by Perfetto's own trace processor: the stages,
@@ -278,6 +336,7 @@ TEST(opengl_sample_parity_with_perfetto) {
   ASSERT(strstr(csv, "\n0") != NULL);
   free(csv);
   gp_tp_close(tp);
+  xvfb_stop();
 }
 
 /* KHR_debug: the program's own callback still gets every message, with
@@ -287,10 +346,10 @@ TEST(opengl_debug_output) {
   need(NULL);
   char sample[512];
   vk_built("tests/gl-sample", sample, sizeof(sample));
-  char *plain_argv[] = {"/usr/bin/xvfb-run", "-a",      sample, "--frames", "3",
-                        "--quiet",           "--debug", NULL};
+  char *dpy[] = {(char *)xvfb_start(), NULL};
+  char *plain_argv[] = {sample, "--frames", "3", "--quiet", "--debug", NULL};
   char *plain = NULL;
-  ASSERT_EQ(ocl_run(plain_argv, NULL, 120, &plain, NULL), 0);
+  ASSERT_EQ(ocl_run(plain_argv, dpy, 120, &plain, NULL), 0);
   ASSERT(strstr(plain, "debug: GL_INVALID_ENUM") != NULL);
   char *cmd[] = {sample, "--frames", "3", "--quiet", "--debug", NULL};
   char *out = NULL;
@@ -305,6 +364,7 @@ TEST(opengl_debug_output) {
   free(out);
   free(plain);
   gp_tp_close(tp);
+  xvfb_stop();
 }
 
 #else

@@ -79,8 +79,7 @@ static char *str_of(gp__gl_ctx *c, GLuint group, GLint counter) {
 /* See glInt.h. */
 void gp__gl_amdpm_init(gp__gl_ctx *c) {
   gp__gl_fns *f = &c->fn;
-#define AMD(name)                                                              \
-  f->name = (__typeof__(f->name))gp__gl_getproc("gl" #name, c->egl)
+#define AMD(name) f->name = (__typeof__(f->name))gp__gl_proc("gl" #name, c->egl)
   AMD(GetPerfMonitorGroupsAMD);
   AMD(GetPerfMonitorCountersAMD);
   AMD(GetPerfMonitorGroupStringAMD);

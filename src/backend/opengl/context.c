@@ -111,9 +111,9 @@ void gp__gl_calibrate(gp__gl_ctx *c, bool force) {
 }
 
 static void *fn(gp__gl_ctx *c, const char *name, const char *ext_name) {
-  void *p = gp__gl_getproc(name, c->egl);
+  void *p = gp__gl_proc(name, c->egl);
   if (!p && ext_name)
-    p = gp__gl_getproc(ext_name, c->egl);
+    p = gp__gl_proc(ext_name, c->egl);
   return p;
 }
 
@@ -309,6 +309,7 @@ void gp__gl_context_destroyed(void *handle) {
   pthread_mutex_unlock(&reg_lock);
   if (!c)
     return;
+  gp__gl_hud_fini(c, c == cur);
   if (c == cur) { /* current here: what it has is read first */
     gp__gl_frames_read(c, true);
     gp__gl_frames_fini(c);

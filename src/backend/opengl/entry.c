@@ -52,23 +52,64 @@ static inline void api_end(uint32_t cbid, uint64_t t0, uint64_t corr) {
 /* ------------------------------------------------------------------ */
 /* Frames: swaps                                                        */
 
-static void swap_before(gp__gl_ctx *c, uint64_t *t0, uint64_t *corr) {
+static void swap_before(gp__gl_ctx *c, uint64_t *t0, uint64_t *corr, int w,
+                        int h) {
   *t0 = api_start();
   *corr = gp__gl_frame_end(c);
+  gp__gl_hud_swap(c, w, h); /* after the frame's end: not measured in it */
 }
 
 static void swap_after(gp__gl_ctx *c, uint32_t cbid, uint64_t t0,
                        uint64_t corr) {
+  gp__gl_hud_swapped();
   api_end(cbid, t0, corr);
   gp__gl_frames_read(c, false);
+}
+
+/* The size of a GLX drawable or EGL surface (0 x 0 if it cannot be
+ * asked): the default framebuffer the HUD draws into. */
+static void glx_size(Display *dpy, GLXDrawable d, int *w, int *h) {
+  static void *_Atomic query;
+  void *q = atomic_load(&query);
+  if (!q && (q = gp__gl_real_dlsym(RTLD_NEXT, "glXQueryDrawable")))
+    atomic_store(&query, q);
+  unsigned uw = 0, uh = 0;
+  if (q) {
+    ((void (*)(Display *, GLXDrawable, int, unsigned *))q)(dpy, d, GLX_WIDTH,
+                                                           &uw);
+    ((void (*)(Display *, GLXDrawable, int, unsigned *))q)(dpy, d, GLX_HEIGHT,
+                                                           &uh);
+  }
+  *w = (int)uw;
+  *h = (int)uh;
+}
+
+static void egl_size(EGLDisplay dpy, EGLSurface s, int *w, int *h) {
+  static void *_Atomic query;
+  void *q = atomic_load(&query);
+  if (!q && (q = gp__gl_real_dlsym(RTLD_NEXT, "eglQuerySurface")))
+    atomic_store(&query, q);
+  EGLint ew = 0, eh = 0;
+  if (q) {
+    ((EGLBoolean(*)(EGLDisplay, EGLSurface, EGLint, EGLint *))q)(
+        dpy, s, EGL_WIDTH, &ew);
+    ((EGLBoolean(*)(EGLDisplay, EGLSurface, EGLint, EGLint *))q)(
+        dpy, s, EGL_HEIGHT, &eh);
+  }
+  *w = ew;
+  *h = eh;
 }
 
 __attribute__((visibility("hidden"))) void
 gp__gl_w_glXSwapBuffers(Display *dpy, GLXDrawable d) {
   gp__gl_ctx *c = gp__gl_current();
   uint64_t t0 = 0, corr = 0;
-  if (c)
-    swap_before(c, &t0, &corr);
+  if (c) {
+    int w = 0, h = 0;
+    if (c->hud || !c->hud_failed)
+      glx_size(dpy, d, &w, &h);
+    swap_before(c, &t0, &corr, w, h);
+  }
   if (REAL(glXSwapBuffers))
     REAL(glXSwapBuffers)(dpy, d);
   if (c)
@@ -80,8 +121,12 @@ __attribute__((visibility("hidden"))) EGLBoolean
 gp__gl_w_eglSwapBuffers(EGLDisplay dpy, EGLSurface s) {
   gp__gl_ctx *c = gp__gl_current();
   uint64_t t0 = 0, corr = 0;
-  if (c)
-    swap_before(c, &t0, &corr);
+  if (c) {
+    int w = 0, h = 0;
+    if (c->hud || !c->hud_failed)
+      egl_size(dpy, s, &w, &h);
+    swap_before(c, &t0, &corr, w, h);
+  }
   EGLBoolean ok =
       REAL(eglSwapBuffers) ? REAL(eglSwapBuffers)(dpy, s) : EGL_FALSE;
   if (c)

@@ -158,11 +158,13 @@ static gp__gl_frame *begin_frame(gp__gl_ctx *c) {
   return f;
 }
 
-/* Whether the stages are wanted now. */
+/* Whether frames are wanted now: their stages by a session, their
+ * counters by a session or the HUD, their GPU times by the HUD. */
 static bool recording(const gp__gl_ctx *c) {
   return c->ready && c->device_id != UINT32_MAX &&
-         gp__gl_core->activity_enabled(GP_ACTIVITY_KIND_RENDER_STAGE,
-                                       c->context_id);
+         (gp__gl_core->activity_enabled(GP_ACTIVITY_KIND_RENDER_STAGE,
+                                        c->context_id) ||
+          gp__gl_counters_sampled(c) || gp__gl_hud_on());
 }
 
 /* See glInt.h. */
@@ -298,6 +300,9 @@ static void stage(gp__gl_ctx *c, uint32_t kind, uint64_t corr, uint64_t queued,
                     .context_id = c->context_id,
                     .stream_id = 1,
                     .queue_id = 0};
+  if (!gp__gl_core->activity_enabled(GP_ACTIVITY_KIND_RENDER_STAGE,
+                                     c->context_id))
+    return; /* timed for the HUD or the counters only */
   uint32_t size = gp__gpu_work_size(GP_ACTIVITY_KIND_RENDER_STAGE, 0);
   gp_activity_render_stage *r = gp__gl_core->activity_reserve(
       GP_ACTIVITY_KIND_RENDER_STAGE, size, c->context_id, 1);
@@ -344,6 +349,8 @@ static void write_frame(gp__gl_ctx *c, gp__gl_frame *f, bool times) {
     gp__gl_core->activity_add_drops(GP_ACTIVITY_KIND_RENDER_STAGE,
                                     GP_DROP_SOURCE, c->context_id, 1, f->n - n);
   uint64_t start = n ? t[0] : 0, end = n ? t[n - 1] : 0;
+  if (start && end > start)
+    gp__gl_hud_gpu_frame(end - start);
   if (times && (!start || !end)) /* untimed: the CPU's view of the frame */
     start = end = 0;
   gp__gl_stats_emit(c, f, start, end);

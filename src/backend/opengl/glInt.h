@@ -124,7 +124,7 @@ void *gp__gl_intercept(const char *name, void *p);
 
 /* A GL function of the current context, through the real
  * glXGetProcAddressARB or eglGetProcAddress (es: the context is EGL's). */
-void *gp__gl_getproc(const char *name, bool egl);
+void *gp__gl_proc(const char *name, bool egl);
 
 /* The real dlsym (entry.c defines dlsym), for our own lookups. */
 void *gp__gl_real_dlsym(void *handle, const char *name);
@@ -169,8 +169,9 @@ typedef struct gp__gl_fns {
   PFNGLGETPERFMONITORCOUNTERDATAAMDPROC GetPerfMonitorCounterDataAMD;
 } gp__gl_fns;
 
-/* Pipeline statistics a frame may measure (stats.c). */
-#define GP_GL_NSTATS 11
+/* Queries a frame may measure (stats.c): the 11 pipeline statistics and
+ * GL_PRIMITIVES_GENERATED. */
+#define GP_GL_NSTATS 12
 
 /* A timestamp query of ours and what it marks. */
 typedef struct gp__gl_mark {
@@ -239,8 +240,9 @@ typedef struct gp__gl_ctx {
   bool debug_hooked;
   /* GL_AMD_performance_monitor (amdpm.c) */
   struct gp__gl_amdpm *amdpm;
-  /* GPUPERF_HUD in the window */
+  /* GPUPERF_HUD in the window (hud_glue.c) */
   struct gp__gl_hud *hud;
+  gp_hud_view *hud_view;
   bool hud_failed;
   uint64_t last_swap; /* trace time of the previous swap */
 } gp__gl_ctx;
@@ -312,10 +314,13 @@ void gp__gl_frames_fini(gp__gl_ctx *c);
  * once per device. */
 void gp__gl_counters_publish(gp__gl_ctx *c);
 
-/* The pipeline statistics c has (0, or GP_GL_NSTATS), and the name of
- * statistic i. */
-uint32_t gp__gl_stats_count(gp__gl_ctx *c);
-const char *gp__gl_stat_name(uint32_t i);
+/* The names of the per-frame queries c can measure, in catalog order,
+ * into names (room for GP_GL_NSTATS); returns how many. */
+uint32_t gp__gl_stats_names(gp__gl_ctx *c, const char **names);
+
+/* Whether a session (or the HUD) samples per-frame counters of c's
+ * device now. */
+bool gp__gl_counters_sampled(const gp__gl_ctx *c);
 
 /* Which statistics (bits of stats.c's table) the sessions want now on
  * c's device; 0 if none. amd: set when monitor counters are wanted. */
@@ -372,6 +377,22 @@ void gp__gl_amdpm_fini(gp__gl_ctx *c);
 void gp__gl_log_init(gp__gl_ctx *c);
 /* The program sets its callback (ours stays installed; its is chained). */
 void gp__gl_log_app_callback(gp__gl_ctx *c, GLDEBUGPROC cb, const void *user);
+
+/* ------------------------------------------------------------------ */
+/* GPUPERF_HUD in the window (hud_glue.c)                              */
+
+/* Before the real swap: draws the HUD over c's frame (width x height, the
+ * default framebuffer's size) if the process has one. */
+void gp__gl_hud_swap(gp__gl_ctx *c, int width, int height);
+/* Whether the process shows the HUD in its window (known after the
+ * first swap). */
+bool gp__gl_hud_on(void);
+/* After the real swap: the swap's time, for fps and frametime. */
+void gp__gl_hud_swapped(void);
+/* A frame's GPU time, when its timestamps are read (gpu-frametime). */
+void gp__gl_hud_gpu_frame(uint64_t ns);
+/* Frees c's renderer (current: its GL objects deleted too). */
+void gp__gl_hud_fini(gp__gl_ctx *c, bool current);
 
 /* Warns once per key with msg on stderr. */
 void gp__gl_warn_once(atomic_bool *flag, const char *msg);

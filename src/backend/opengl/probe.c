@@ -43,7 +43,8 @@ static int fail(gp__gl_probe_result *out, const char *why) {
 
 /* The names of c's counters, as stats.c publishes them, into out. */
 static int names(gp__gl_ctx *c, gp__gl_probe_result *out) {
-  uint32_t nstats = gp__gl_stats_count(c);
+  const char *snames[GP_GL_NSTATS];
+  uint32_t nstats = gp__gl_stats_names(c, snames);
   uint32_t namd = gp__gl_amdpm_count(c);
   uint32_t n = nstats + 2 + namd + 1;
   const char **nm = calloc(n, sizeof(*nm)), **cat = calloc(n, sizeof(*cat));
@@ -59,8 +60,8 @@ static int names(gp__gl_ctx *c, gp__gl_probe_result *out) {
   }
   uint32_t k = 0;
   for (uint32_t i = 0; i < nstats; i++, k++) {
-    nm[k] = gp__gl_stat_name(i);
-    cat[k] = "per frame, from pipeline-statistics queries";
+    nm[k] = snames[i];
+    cat[k] = "per frame, from queries";
   }
   nm[k] = "draws";
   cat[k++] = "per frame, from the draw calls";

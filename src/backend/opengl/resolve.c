@@ -84,7 +84,7 @@ static getproc_fn real_getproc(bool egl) {
 }
 
 /* See glInt.h. */
-void *gp__gl_getproc(const char *name, bool egl) {
+void *gp__gl_proc(const char *name, bool egl) {
   getproc_fn gp = real_getproc(egl);
   void *p = gp ? gp(name) : NULL;
   if (!p && !egl) { /* a GLX process may still have the EGL one */
@@ -104,7 +104,7 @@ void *gp__gl_real(int i) {
   if (!p)
     p = from_loaded(name);
   if (!p && name[0] == 'g' && name[1] == 'l' && name[2] != 'X')
-    p = gp__gl_getproc(name, false);
+    p = gp__gl_proc(name, false);
   if (p == (void *)fns[i].wrapper) /* never ourselves */
     p = NULL;
   if (p)

@@ -3,8 +3,9 @@
  *
  * Each GL device (a renderer, context.c) publishes one catalog:
  *  - the pipeline statistics of GL_ARB_pipeline_statistics_query (or GL
- *    4.6), where the context has them: one query per statistic, begun at
- *    the frame's first work and ended at its swap;
+ *    4.6), where the context has them, and `primitives-generated`
+ *    (GL_PRIMITIVES_GENERATED: GL 3.0, ES 3.2; GALLIUM_HUD's name): one
+ *    query each, begun at the frame's first work and ended at its swap;
  *  - `draws` and `triangles`: the frame's draw calls, and the triangles
  *    their arguments describe (display lists draw geometry we do not see:
  *    a glCallList counts as a draw of no known triangles; the statistics
@@ -62,7 +63,12 @@ static const struct {
      GP_UNIT_PRIMITIVE, GP_COUNTER_GROUP_PRIMITIVES, false},
     {0x82F7, "clipping_primitives", "primitives clipping let through",
      GP_UNIT_PRIMITIVE, GP_COUNTER_GROUP_PRIMITIVES, false},
+    /* GL_PRIMITIVES_GENERATED (GL 3.0, ES 3.2), GALLIUM_HUD's name */
+    {0x8C87, "primitives-generated",
+     "primitives the vertex or geometry stage generated", GP_UNIT_PRIMITIVE,
+     GP_COUNTER_GROUP_PRIMITIVES, false},
 };
+#define PRIMS_GENERATED 11
 
 /* The provider state and catalog of one GL device. */
 typedef struct gl_dev {
@@ -72,7 +78,8 @@ typedef struct gl_dev {
   gp__counter_def *defs;
   gp_counter_block_info blocks[3];
   gp_counter_group_info *groups;
-  uint32_t nstats;                         /* 0 or GP_GL_NSTATS */
+  uint32_t nstats;                         /* the queries c can measure */
+  uint8_t stat_of[GP_GL_NSTATS];           /* catalog index -> stats[] index */
   uint32_t i_draws, i_tris, i_amd, i_util; /* catalog indices */
   uint32_t namd;
   pthread_mutex_t lock;
@@ -109,7 +116,7 @@ static int gl_start(void *p, gp__sampler *s) {
   for (uint32_t k = 0; k < s->num_counters; k++) {
     uint32_t i = s->index[k];
     if (i < v->nstats)
-      wanted |= 1u << i;
+      wanted |= 1u << v->stat_of[i];
     else if (i == v->i_util)
       util = true;
     else if (v->namd && i >= v->i_amd && i < v->i_amd + v->namd)
@@ -189,14 +196,24 @@ static bool has_pstats(gp__gl_ctx *c) {
          gp__gl_has_ext(c, "GL_ARB_pipeline_statistics_query");
 }
 
-/* See glInt.h. */
-uint32_t gp__gl_stats_count(gp__gl_ctx *c) {
-  return has_pstats(c) ? GP_GL_NSTATS : 0;
+/* The stats[] indices c can measure, into idx; returns how many. */
+static uint32_t available(gp__gl_ctx *c, uint8_t *idx) {
+  uint32_t n = 0;
+  if (has_pstats(c))
+    for (uint32_t i = 0; i < PRIMS_GENERATED; i++)
+      idx[n++] = (uint8_t)i;
+  if (c->es ? c->major > 3 || (c->major == 3 && c->minor >= 2) : c->major >= 3)
+    idx[n++] = PRIMS_GENERATED;
+  return n;
 }
 
 /* See glInt.h. */
-const char *gp__gl_stat_name(uint32_t i) {
-  return i < GP_GL_NSTATS ? stats[i].name : "?";
+uint32_t gp__gl_stats_names(gp__gl_ctx *c, const char **names) {
+  uint8_t idx[GP_GL_NSTATS];
+  uint32_t n = available(c, idx);
+  for (uint32_t k = 0; k < n; k++)
+    names[k] = stats[idx[k]].name;
+  return n;
 }
 
 /* See glInt.h. */
@@ -217,7 +234,7 @@ void gp__gl_counters_publish(gp__gl_ctx *c) {
   if (!v)
     return;
   pthread_mutex_init(&v->lock, NULL);
-  v->nstats = has_pstats(c) ? GP_GL_NSTATS : 0;
+  v->nstats = available(c, v->stat_of);
   v->namd = gp__gl_amdpm_count(c);
   v->i_draws = v->nstats;
   v->i_tris = v->i_draws + 1;
@@ -233,9 +250,13 @@ void gp__gl_counters_publish(gp__gl_ctx *c) {
     return;
   }
   uint32_t id = 1;
-  for (uint32_t i = 0; i < v->nstats; i++, id++)
-    v->defs[i] = DEF(id, stats[i].name, stats[i].desc, stats[i].unit,
-                     stats[i].group, stats[i].dflt);
+  for (uint32_t i = 0; i < v->nstats; i++, id++) {
+    const uint32_t t = v->stat_of[i];
+    v->defs[i] = DEF(id, stats[t].name, stats[t].desc, stats[t].unit,
+                     stats[t].group, stats[t].dflt);
+    if (t == PRIMS_GENERATED)
+      v->defs[i].info.category = "primitive queries";
+  }
   v->defs[v->i_draws] =
       DEF(id++, "draws", "draw calls in the frame (a display list: one)",
           GP_UNIT_NONE, GP_COUNTER_GROUP_SYSTEM, true);
@@ -319,6 +340,17 @@ void gp__gl_counters_publish(gp__gl_ctx *c) {
 
 /* ------------------------------------------------------------------ */
 /* Per frame                                                            */
+
+/* See glInt.h. */
+bool gp__gl_counters_sampled(const gp__gl_ctx *c) {
+  gl_dev *v = dev_of(c->device_id);
+  if (!v)
+    return false;
+  pthread_mutex_lock(&v->lock);
+  bool on = v->s != NULL;
+  pthread_mutex_unlock(&v->lock);
+  return on;
+}
 
 /* See glInt.h. */
 uint32_t gp__gl_stats_wanted(gp__gl_ctx *c, bool *amd) {
@@ -438,10 +470,11 @@ void gp__gl_stats_emit(gp__gl_ctx *c, gp__gl_frame *f, uint64_t start,
       uint32_t i = s->index[k];
       double val = NAN;
       if (i < v->nstats) {
-        if (!f->stats[i] || (f->stats_lost & (1u << i)))
+        const uint32_t t = v->stat_of[i];
+        if (!f->stats[t] || (f->stats_lost & (1u << t)))
           continue;
         GLuint64 r = 0;
-        c->fn.GetQueryObjectui64v(f->stats[i], GL_QUERY_RESULT, &r);
+        c->fn.GetQueryObjectui64v(f->stats[t], GL_QUERY_RESULT, &r);
         val = (double)r;
       } else if (i == v->i_draws) {
         val = f->draws;
