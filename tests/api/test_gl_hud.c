@@ -98,8 +98,8 @@ static void need_x(void) {
  * frames (it then waits for the test's word), and keeps the program's
  * output. Returns the program's exit status.
  */
-static int run_shot(const char *env, const char *args, const char *xwd,
-                    char **out) {
+static int run_shot_as(const char *env, const char *prefix, const char *args,
+                       const char *xwd, char **out) {
   const char *app = wt_built("tests/gl_hud_app");
   const char *script = gp_test_path(1, "shot.sh");
   wt_write_text(script,
@@ -120,13 +120,18 @@ static int run_shot(const char *env, const char *args, const char *xwd,
   char cmd[2048];
   snprintf(cmd, sizeof(cmd),
            "env ASAN_OPTIONS=detect_leaks=0 %s xvfb-run -a -s '-screen 0 "
-           "%dx%dx24' sh %s %s %s --size "
+           "%dx%dx24' sh %s %s %s %s --size "
            "480x360 %s > %s 2>&1",
-           env, SCREEN_W, SCREEN_H, script, xwd, app, args, log);
+           env, SCREEN_W, SCREEN_H, script, xwd, prefix, app, args, log);
   int rc = wt_system(cmd);
   *out = wt_read_text(log);
   printf("  gl_hud_app %s: status %d\n%s", args, rc, *out ? *out : "");
   return rc;
+}
+
+static int run_shot(const char *env, const char *args, const char *xwd,
+                    char **out) {
+  return run_shot_as(env, "", args, xwd, out);
 }
 
 /* The HUD's rectangle for gl_hud_app's fixed view (two panes: two items,
@@ -235,6 +240,62 @@ static void screens(const char *args) {
       same += on.px[(py[0] + GP_GL_HUD_PAD + y) * on.w + r[0] + x] ==
               on.px[(py[1] + GP_GL_HUD_PAD + y) * on.w + r[0] + x];
   ASSERT_LT(same, 100 * GP_GL_HUD_LINE_H);
+  free(on.px);
+  free(off.px);
+}
+
+/* The HUD as a user gets it: GPUPERF_HUD=fps,primitives-generated in the
+ * environment of `gpuperf record -- PROGRAM`, drawn by libgpuperf-gl.so
+ * (preloaded by record) into the program's window at each swap. Against
+ * the same recording without GPUPERF_HUD: every pixel outside the two
+ * panes' rectangle is the same, and inside it the panes are drawn, with
+ * the graphs' colours and white value text. */
+TEST(gl_hud_drawn_by_the_recording) {
+  need_x();
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  SKIP("gpuperf record preloads no library in a sanitizer build");
+#endif
+  const char *cli = getenv("GPUPERF_CLI");
+  if (!cli || !*cli)
+    SKIP("GPUPERF_CLI is not set (run through `make test`)");
+  wt_built("libgpuperf-gl.so");
+  char prefix[1024];
+  /* Under record the HUD shows what the recording samples: -e adds it. */
+  snprintf(prefix, sizeof(prefix),
+           "%s record -q -e default,primitives-generated -o %s --", cli,
+           gp_test_path(3, "gl.pftrace"));
+  char *out = NULL;
+  static char a[4096];
+  snprintf(a, sizeof(a), "%s", gp_test_path(0, "without.xwd"));
+  ASSERT_EQ(run_shot_as("GPUPERF_HUD=", prefix, "--api compat", a, &out), 0);
+  free(out);
+  static char b[4096];
+  snprintf(b, sizeof(b), "%s", gp_test_path(0, "with.xwd"));
+  ASSERT_EQ(run_shot_as("GPUPERF_HUD=fps,primitives-generated", prefix,
+                        "--api compat --frames 600", b, &out),
+            0);
+  free(out);
+  shot off, on;
+  read_xwd(a, &off);
+  read_xwd(b, &on);
+  /* Two panes of one item each, from the layout hud_gl.h documents. */
+  int h = gp__gl_hud_pane_height(1);
+  int py[2] = {GP_GL_HUD_MARGIN, GP_GL_HUD_MARGIN + h + GP_GL_HUD_GAP};
+  int r[4] = {GP_GL_HUD_MARGIN, GP_GL_HUD_MARGIN, GP_GL_HUD_PANE_W,
+              py[1] + h - GP_GL_HUD_MARGIN};
+  same_outside(&on, &off, r);
+  static const uint32_t green = 0x5ae65a;
+  for (int p = 0; p < 2; p++) {
+    int x0 = r[0], x1 = r[0] + r[2], y0 = py[p], y1 = py[p] + h;
+    int text_y1 = y0 + GP_GL_HUD_PAD + GP_GL_HUD_LINE_H;
+    int graph = count_in(&on, x0, text_y1, x1, y1, green);
+    int white = count_in(&on, x1 - 60, y0, x1, text_y1, 0xffffff);
+    printf("  pane %d: graph pixels %d green; value text %d white\n", p, graph,
+           white);
+    ASSERT_GT(white, 10);
+    if (p == 0)
+      ASSERT_GT(graph, 0); /* fps has a history by the last frame */
+  }
   free(on.px);
   free(off.px);
 }

@@ -10,6 +10,7 @@ GP_TEST_ENTRY(hud_help_lists_frame_metrics, 60)
 GP_TEST_ENTRY(hud_frame_metric_without_window, 120)
 
 /* api: the renderer on Xvfb, on screenshots (test_gl_hud.c) */
+GP_TEST_ENTRY(gl_hud_drawn_by_the_recording, 180)
 GP_TEST_ENTRY(gl_hud_screen_glx_compat, 120)
 GP_TEST_ENTRY(gl_hud_screen_glx_core, 120)
 GP_TEST_ENTRY(gl_hud_screen_egl_es3, 120)

@@ -4,8 +4,9 @@
  * by hud_gl.c, and the frame metrics fed back (hud_feed): each swap's
  * time, and each frame's GPU time once its timestamps are read.
  *
- * A process without a HUD (hud_view answers GP_ENOENT) is not asked again:
- * the HUD starts when libgpuperf is loaded or never. A context whose
+ * A process without GPUPERF_HUD is not asked again once hud_view has
+ * answered GP_ENOENT; one with it is asked at each swap until its HUD
+ * has started. A context whose
  * renderer cannot be made (a GL below 2.0 or ES 2.0, a shader that does
  * not compile) draws nothing, and says so once.
  */
@@ -39,7 +40,11 @@ void gp__gl_hud_swap(gp__gl_ctx *c, int width, int height) {
     return;
   c->hud_view->size = sizeof(*c->hud_view);
   if (k->hud_view(c->hud_view) != 0) {
-    atomic_store(&hud_state, -1);
+    /* No HUD yet: for good where GPUPERF_HUD is not set; otherwise it may
+     * start a moment later (its thread shows nothing before a device). */
+    const char *spec = getenv("GPUPERF_HUD");
+    if (!spec || !*spec)
+      atomic_store(&hud_state, -1);
     return;
   }
   atomic_store(&hud_state, 1);
