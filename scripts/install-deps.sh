@@ -32,6 +32,11 @@ PACKAGES="$PACKAGES chromium"
 # tracepoint recorded by a session daemon the bench starts (issue 15).
 PACKAGES="$PACKAGES liblttng-ust-dev lttng-tools"
 PACKAGES="$PACKAGES python3-pytest python3-pandas python3-venv"
+# libgl-dev, libegl-dev: GL and EGL headers and link libraries for the
+# GL_AMD_performance_monitor test double and its GL program (tests/gl);
+# libgl1-mesa-dri, libegl-mesa0: llvmpipe and Mesa's EGL (surfaceless),
+# which they run on.
+PACKAGES="$PACKAGES libgl-dev libegl-dev libgl1-mesa-dri libegl-mesa0"
 
 if [ "${1:-}" = "--list" ]; then
   echo $PACKAGES

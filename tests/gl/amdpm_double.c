@@ -1,0 +1,842 @@
+/*
+ * amdpm_double.c - a TEST DOUBLE of GL_AMD_performance_monitor: an
+ * LD_PRELOAD library that exposes the extension over a desktop GL driver
+ * that lacks it (here Mesa's llvmpipe), so that code which forwards the
+ * extension (libgpuperf-gl.so) can be tested on this machine.
+ *
+ *   LD_PRELOAD=build/tests/libgl-amdpm-double.so PROGRAM
+ *
+ * It is not a driver and measures no GPU counter. No real driver with the
+ * extension (Mesa's V3D, radeonsi, freedreno, AMD's own) has been run
+ * here; what a client sees of the API is written from the extension's
+ * specification (Khronos registry, AMD/AMD_performance_monitor.txt), and
+ * the values are those of the model below.
+ *
+ * What it adds. "GL_AMD_performance_monitor" in glGetString(GL_EXTENSIONS)
+ * (compatibility contexts) and as the last of glGetStringi(GL_EXTENSIONS,
+ * i) / glGetIntegerv(GL_NUM_EXTENSIONS) (every context), for desktop GL
+ * contexts only (not OpenGL ES). The 11 entry points are exported and are
+ * returned by the wrapped glXGetProcAddress, glXGetProcAddressARB and
+ * eglGetProcAddress, as are its glGetString, glGetStringi, glGetIntegerv
+ * and glGetError. Each wrapper chains to the next definition
+ * (dlsym(RTLD_NEXT)), so another interposer before or after it in
+ * LD_PRELOAD still sees every call; names it does not own get what the
+ * next glXGetProcAddress(ARB)/eglGetProcAddress returns. Its errors are
+ * returned by glGetError before the driver's.
+ *
+ * Groups and counters. The 87 V3D 4.2 counters of
+ * src/backend/sim/v3dcounters.c (the kernel's table, the V3D seed's
+ * names), one group per category in order of first appearance (FEP 0,
+ * TLB 1, PTB 2, QPU 3, TMU 4, VPM 5, CLE 6, L2T 7, CORE 8, AXI 9, PSE 10,
+ * GMP 11). A counter's id is its V3D hardware index (0..86), valid only
+ * in its own group. Every counter is GL_UNSIGNED_INT64_AMD with the
+ * range [0, 2^64-1]; a group's maxActiveCounters is min(its size, 32),
+ * and Begin fails (INVALID_OPERATION) on a monitor with more than 32
+ * counters selected in all: V3D's 32 counters at once.
+ *
+ * The model. Between glBeginPerfMonitorAMD and glEndPerfMonitorAMD the
+ * double runs the driver's own queries (only those the selected counters
+ * need) and reports, for the work the driver saw in that interval:
+ *
+ *   PTB-primitives-binned                 GL_PRIMITIVES_SUBMITTED_ARB
+ *   FEP-valid-primitives-rendered-pixels  GL_CLIPPING_OUTPUT_PRIMITIVES_ARB
+ *   TLB-quads-passing-z-and-stencil-test  GL_FRAGMENT_SHADER_INVOCATIONS_ARB
+ *                                         / 4 (2x2 quads; the double
+ *                                         assumes every shaded fragment
+ *                                         passes and is written)
+ *   TLB-quads-written-to-color-buffer     the same
+ *   L2T-CLE-reads                         GL_VERTICES_SUBMITTED_ARB (one
+ *                                         control-list read per vertex)
+ *   cycle-count                           GL_TIMESTAMP difference (ns) x
+ *                                         0.5: V3D's 500 MHz on a Pi 4
+ *
+ * The other 81 counters cannot be modelled from what GL reports and
+ * always read 0. Note that llvmpipe counts fragment shader invocations
+ * per 4x4 block that a triangle touches, not per covered pixel: the quad
+ * counters equal covered pixels / 4 only where the covered area is made
+ * of whole 4x4 blocks (a scissor box aligned to 4 does it).
+ *
+ * Results. GL_PERFMON_RESULT_AVAILABLE_AMD asks each underlying query
+ * GL_QUERY_RESULT_AVAILABLE and never waits. GL_PERFMON_RESULT_SIZE_AMD
+ * is 16 bytes per selected counter once the monitor has ended (0 before,
+ * and after a new selection). GL_PERFMON_RESULT_AMD writes (group,
+ * counter, value) as two GLuint and one 64-bit value per counter, by
+ * group then counter id, whole entries up to dataSize; like GL's own
+ * GL_QUERY_RESULT it waits for the driver when read before available.
+ *
+ * Limits, chosen where the specification says nothing: monitor names are
+ * process-wide (not per context) and must be used in the context that
+ * began them; SelectPerfMonitorCountersAMD on the active monitor and an
+ * End of a monitor other than the active one are INVALID_OPERATION;
+ * Begin/End/GetPerfMonitorCounterData of a name that is not a monitor are
+ * INVALID_VALUE; Begin is INVALID_OPERATION when a query target it needs
+ * is already active (the program's own query of that target). Loaders
+ * that dlopen libGL and dlsym core functions (libepoxy) bypass the
+ * wrapped glGetString/glGetStringi/glGetIntegerv/glGetError.
+ */
+#define GL_GLEXT_PROTOTYPES 1
+#include <GL/gl.h>
+#include <GL/glext.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counters/countersInt.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define EXT_NAME "GL_AMD_performance_monitor"
+#define NUM_COUNTERS 87
+#define MAX_ACTIVE 32 /* V3D: counters at once */
+#define MAX_GROUPS 16
+
+extern const gp__counter_def gp__sim_v3d_counters[NUM_COUNTERS];
+
+typedef void (*gld_proc)(void);
+typedef gld_proc (*gld_gpa)(const GLubyte *);
+typedef gld_proc (*gld_egpa)(const char *);
+
+/* The declarations GL/glx.h and EGL/egl.h would give (without X11). */
+EXPORT gld_proc glXGetProcAddressARB(const GLubyte *name);
+EXPORT gld_proc glXGetProcAddress(const GLubyte *name);
+EXPORT gld_proc eglGetProcAddress(const char *name);
+
+/* ---- The driver's functions, as the next definition gives them ---- */
+
+typedef struct real_gl {
+  const GLubyte *(*GetString)(GLenum);
+  const GLubyte *(*GetStringi)(GLenum, GLuint);
+  void (*GetIntegerv)(GLenum, GLint *);
+  GLenum (*GetError)(void);
+  void (*GenQueries)(GLsizei, GLuint *);
+  void (*DeleteQueries)(GLsizei, const GLuint *);
+  void (*BeginQuery)(GLenum, GLuint);
+  void (*EndQuery)(GLenum);
+  void (*QueryCounter)(GLuint, GLenum);
+  void (*GetQueryiv)(GLenum, GLenum, GLint *);
+  void (*GetQueryObjectuiv)(GLuint, GLenum, GLuint *);
+  void (*GetQueryObjectui64v)(GLuint, GLenum, GLuint64 *);
+} real_gl;
+
+static const char *const real_names[] = {
+    "glGetString",  "glGetStringi",        "glGetIntegerv",
+    "glGetError",   "glGenQueries",        "glDeleteQueries",
+    "glBeginQuery", "glEndQuery",          "glQueryCounter",
+    "glGetQueryiv", "glGetQueryObjectuiv", "glGetQueryObjectui64v"};
+
+_Static_assert(sizeof(real_gl) ==
+                   sizeof(real_names) / sizeof(real_names[0]) * sizeof(void *),
+               "real_gl and real_names differ");
+static real_gl real;
+static atomic_int real_done;
+static pthread_mutex_t real_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static gld_proc own_proc(const char *name);
+
+/* The next glXGetProcAddressARB / eglGetProcAddress's answer for name,
+ * or NULL. */
+static gld_proc next_gpa(const char *name) {
+  gld_gpa gx = (gld_gpa)dlsym(RTLD_NEXT, "glXGetProcAddressARB");
+  if (gx && (void *)gx != (void *)glXGetProcAddressARB) {
+    gld_proc p = gx((const GLubyte *)name);
+    if (p)
+      return p;
+  }
+  gld_egpa eg = (gld_egpa)dlsym(RTLD_NEXT, "eglGetProcAddress");
+  if (eg && (void *)eg != (void *)eglGetProcAddress)
+    return eg(name);
+  return NULL;
+}
+
+/* The next definition of a GL function: the exported one after us, else
+ * what the next GetProcAddress returns. Never one of our own (an
+ * interposer whose dlsym wrapper loses RTLD_NEXT's caller could hand us
+ * ourselves back). */
+static void *next_gl(const char *name) {
+  void *p = dlsym(RTLD_NEXT, name);
+  gld_proc own = own_proc(name);
+  if (!p || (own && p == (void *)own))
+    p = (void *)next_gpa(name);
+  if (own && p == (void *)own)
+    p = NULL;
+  return p;
+}
+
+/* 1 when every driver function is known. Retried until it is: a program
+ * may load libGL after its first call through us. */
+static int real_ready(void) {
+  if (atomic_load_explicit(&real_done, memory_order_acquire))
+    return 1;
+  pthread_mutex_lock(&real_lock);
+  /* The struct's members are function pointers of one size, in the
+   * order of real_names; memcpy writes them whatever their types. */
+  char *slots = (char *)&real;
+  int all = 1;
+  for (size_t i = 0; i < sizeof(real_names) / sizeof(real_names[0]); i++) {
+    void *p;
+    memcpy(&p, slots + i * sizeof(p), sizeof(p));
+    if (!p)
+      p = next_gl(real_names[i]);
+    memcpy(slots + i * sizeof(p), &p, sizeof(p));
+    all &= p != NULL;
+  }
+  if (all)
+    atomic_store_explicit(&real_done, 1, memory_order_release);
+  pthread_mutex_unlock(&real_lock);
+  return all;
+}
+
+/* 1 for a desktop GL context, 0 for OpenGL ES or no context. */
+static int desktop_context(void) {
+  if (!real_ready())
+    return 0;
+  const char *v = (const char *)real.GetString(GL_VERSION);
+  return v && strncmp(v, "OpenGL ES", 9) != 0;
+}
+
+/* ---- Errors ---- */
+
+static _Atomic GLenum pending_error;
+
+/* Records err unless an error is already pending (GL keeps the first). */
+static void set_error(GLenum err) {
+  GLenum none = GL_NO_ERROR;
+  atomic_compare_exchange_strong(&pending_error, &none, err);
+}
+
+/* ---- The catalog: groups by category, counters by hardware index ---- */
+
+typedef struct group {
+  const char *name;
+  uint32_t num;
+  GLuint counters[NUM_COUNTERS];
+} group;
+
+static group groups[MAX_GROUPS];
+static uint32_t num_groups;
+static uint8_t group_of[NUM_COUNTERS];
+static pthread_once_t catalog_once = PTHREAD_ONCE_INIT;
+
+/* The modelled counters: what source each reads, times num / den. */
+enum { SRC_PRIMS, SRC_CLIPPED, SRC_FRAGS, SRC_VERTS, SRC_TIME, NUM_SRC };
+static const GLenum src_target[NUM_SRC - 1] = {
+    GL_PRIMITIVES_SUBMITTED_ARB, GL_CLIPPING_OUTPUT_PRIMITIVES_ARB,
+    GL_FRAGMENT_SHADER_INVOCATIONS_ARB, GL_VERTICES_SUBMITTED_ARB};
+
+typedef struct model {
+  const char *name;
+  int src;
+  uint32_t num, den;
+} model;
+
+static const model models[] = {
+    {"PTB-primitives-binned", SRC_PRIMS, 1, 1},
+    {"FEP-valid-primitives-rendered-pixels", SRC_CLIPPED, 1, 1},
+    {"TLB-quads-passing-z-and-stencil-test", SRC_FRAGS, 1, 4},
+    {"TLB-quads-written-to-color-buffer", SRC_FRAGS, 1, 4},
+    {"L2T-CLE-reads", SRC_VERTS, 1, 1},
+    {"cycle-count", SRC_TIME, 1, 2},
+};
+#define NUM_MODELS (sizeof(models) / sizeof(models[0]))
+
+static int8_t model_of[NUM_COUNTERS]; /* index into models, or -1 */
+
+static void catalog_init(void) {
+  for (uint32_t i = 0; i < NUM_COUNTERS; i++) {
+    const gp_counter_info *c = &gp__sim_v3d_counters[i].info;
+    uint32_t g = 0;
+    while (g < num_groups && strcmp(groups[g].name, c->category) != 0)
+      g++;
+    if (g == num_groups) {
+      if (num_groups == MAX_GROUPS)
+        abort(); /* the table has grown: raise MAX_GROUPS */
+      groups[num_groups++].name = c->category;
+    }
+    groups[g].counters[groups[g].num++] = i;
+    group_of[i] = (uint8_t)g;
+    model_of[i] = -1;
+    for (size_t m = 0; m < NUM_MODELS; m++)
+      if (strcmp(models[m].name, c->name) == 0)
+        model_of[i] = (int8_t)m;
+  }
+}
+
+static void catalog(void) {
+  pthread_once(&catalog_once, catalog_init);
+}
+
+static int valid_group(GLuint g) {
+  return g < num_groups;
+}
+static int valid_counter(GLuint g, GLuint c) {
+  return valid_group(g) && c < NUM_COUNTERS && group_of[c] == g;
+}
+static GLint max_active(GLuint g) {
+  return groups[g].num < MAX_ACTIVE ? (GLint)groups[g].num : MAX_ACTIVE;
+}
+
+/* ---- Monitors ---- */
+
+enum { M_IDLE, M_ACTIVE, M_ENDED };
+
+typedef struct monitor {
+  uint8_t live;
+  uint8_t state;
+  uint8_t have_values;
+  uint32_t nsel;
+  uint64_t sel[2];       /* bit i: hardware counter i selected */
+  uint32_t needs;        /* sources begun at the last Begin (1 << SRC_*) */
+  GLuint q[NUM_SRC + 1]; /* per source; SRC_TIME and NUM_SRC: 2 stamps */
+  uint64_t raw[NUM_SRC + 1];
+} monitor;
+
+static pthread_mutex_t mon_lock = PTHREAD_MUTEX_INITIALIZER;
+static monitor *mons; /* mons[id - 1] */
+static size_t num_mons, cap_mons;
+static GLuint active_id;
+
+static monitor *lookup(GLuint id) {
+  return id >= 1 && id <= num_mons && mons[id - 1].live ? &mons[id - 1] : NULL;
+}
+
+static int selected(const monitor *m, uint32_t c) {
+  return (m->sel[c / 64] >> (c % 64)) & 1;
+}
+
+static uint32_t needs_of(const monitor *m) {
+  uint32_t needs = 0;
+  for (uint32_t c = 0; c < NUM_COUNTERS; c++)
+    if (selected(m, c) && model_of[c] >= 0)
+      needs |= 1u << models[model_of[c]].src;
+  return needs;
+}
+
+/* ---- Extension strings ---- */
+
+typedef struct ext_string {
+  struct ext_string *next;
+  char *real; /* a copy of the driver's string */
+  char *ours; /* it, plus our name */
+} ext_string;
+
+static ext_string *ext_strings; /* kept for the process's life */
+
+/* The driver's extension string with ours appended, one copy per
+ * distinct string (contexts of several kinds), or real when out of
+ * memory. */
+static const GLubyte *with_ours(const char *real_s) {
+  pthread_mutex_lock(&real_lock);
+  ext_string *e = ext_strings;
+  while (e && strcmp(e->real, real_s) != 0)
+    e = e->next;
+  if (!e) {
+    size_t n = strlen(real_s);
+    e = calloc(1, sizeof(*e));
+    char *r = malloc(n + 1), *o = malloc(n + sizeof(EXT_NAME) + 1);
+    if (!e || !r || !o) {
+      free(e), free(r), free(o);
+      pthread_mutex_unlock(&real_lock);
+      return (const GLubyte *)real_s;
+    }
+    memcpy(r, real_s, n + 1);
+    memcpy(o, real_s, n);
+    size_t k = n;
+    if (k && o[k - 1] != ' ')
+      o[k++] = ' ';
+    memcpy(o + k, EXT_NAME, sizeof(EXT_NAME));
+    e->real = r, e->ours = o, e->next = ext_strings;
+    ext_strings = e;
+  }
+  pthread_mutex_unlock(&real_lock);
+  return (const GLubyte *)e->ours;
+}
+
+EXPORT const GLubyte *GLAPIENTRY glGetString(GLenum name) {
+  if (!real_ready())
+    return NULL;
+  const GLubyte *s = real.GetString(name);
+  if (name == GL_EXTENSIONS && s && desktop_context())
+    return with_ours((const char *)s);
+  return s;
+}
+
+EXPORT const GLubyte *GLAPIENTRY glGetStringi(GLenum name, GLuint index) {
+  if (!real_ready())
+    return NULL;
+  if (name == GL_EXTENSIONS && desktop_context()) {
+    GLint n = 0;
+    real.GetIntegerv(GL_NUM_EXTENSIONS, &n);
+    if (n >= 0 && index == (GLuint)n)
+      return (const GLubyte *)EXT_NAME;
+  }
+  return real.GetStringi(name, index);
+}
+
+EXPORT void GLAPIENTRY glGetIntegerv(GLenum pname, GLint *data) {
+  if (!real_ready())
+    return;
+  real.GetIntegerv(pname, data);
+  if (pname == GL_NUM_EXTENSIONS && data && desktop_context())
+    data[0]++;
+}
+
+EXPORT GLenum GLAPIENTRY glGetError(void) {
+  GLenum e = atomic_exchange(&pending_error, GL_NO_ERROR);
+  if (e != GL_NO_ERROR)
+    return e;
+  return real_ready() ? real.GetError() : GL_NO_ERROR;
+}
+
+/* ---- Enumeration ---- */
+
+/* Copies s into buf as the specification's string queries do. */
+static void copy_string(const char *s, GLsizei bufSize, GLsizei *length,
+                        GLchar *buf) {
+  GLsizei n = (GLsizei)strlen(s);
+  if (bufSize == 0 && !buf) {
+    if (length)
+      *length = n;
+    return;
+  }
+  if (bufSize > 0 && buf) {
+    if (n > bufSize - 1)
+      n = bufSize - 1;
+    memcpy(buf, s, (size_t)n);
+    buf[n] = '\0';
+  } else {
+    n = 0;
+  }
+  if (length)
+    *length = n;
+}
+
+EXPORT void GLAPIENTRY glGetPerfMonitorGroupsAMD(GLint *numGroups,
+                                                 GLsizei groupsSize,
+                                                 GLuint *out) {
+  catalog();
+  if (groupsSize < 0) {
+    set_error(GL_INVALID_VALUE);
+    return;
+  }
+  if (numGroups)
+    *numGroups = (GLint)num_groups;
+  if (groupsSize > 0 && out)
+    for (GLuint g = 0; g < num_groups && g < (GLuint)groupsSize; g++)
+      out[g] = g;
+}
+
+EXPORT void GLAPIENTRY glGetPerfMonitorCountersAMD(GLuint grp,
+                                                   GLint *numCounters,
+                                                   GLint *maxActiveCounters,
+                                                   GLsizei counterSize,
+                                                   GLuint *counters) {
+  catalog();
+  if (!valid_group(grp) || counterSize < 0) {
+    set_error(GL_INVALID_VALUE);
+    return;
+  }
+  if (numCounters)
+    *numCounters = (GLint)groups[grp].num;
+  if (maxActiveCounters)
+    *maxActiveCounters = max_active(grp);
+  if (counterSize > 0 && counters)
+    for (uint32_t i = 0; i < groups[grp].num && i < (uint32_t)counterSize; i++)
+      counters[i] = groups[grp].counters[i];
+}
+
+EXPORT void GLAPIENTRY glGetPerfMonitorGroupStringAMD(GLuint grp,
+                                                      GLsizei bufSize,
+                                                      GLsizei *length,
+                                                      GLchar *groupString) {
+  catalog();
+  if (!valid_group(grp) || bufSize < 0) {
+    set_error(GL_INVALID_VALUE);
+    return;
+  }
+  copy_string(groups[grp].name, bufSize, length, groupString);
+}
+
+EXPORT void GLAPIENTRY glGetPerfMonitorCounterStringAMD(GLuint grp,
+                                                        GLuint counter,
+                                                        GLsizei bufSize,
+                                                        GLsizei *length,
+                                                        GLchar *counterString) {
+  catalog();
+  if (!valid_counter(grp, counter) || bufSize < 0) {
+    set_error(GL_INVALID_VALUE);
+    return;
+  }
+  copy_string(gp__sim_v3d_counters[counter].info.name, bufSize, length,
+              counterString);
+}
+
+EXPORT void GLAPIENTRY glGetPerfMonitorCounterInfoAMD(GLuint grp,
+                                                      GLuint counter,
+                                                      GLenum pname,
+                                                      void *data) {
+  catalog();
+  if (!valid_counter(grp, counter)) {
+    set_error(GL_INVALID_VALUE);
+    return;
+  }
+  if (pname != GL_COUNTER_TYPE_AMD && pname != GL_COUNTER_RANGE_AMD) {
+    set_error(GL_INVALID_ENUM);
+    return;
+  }
+  if (!data) {
+    set_error(GL_INVALID_VALUE);
+    return;
+  }
+  if (pname == GL_COUNTER_TYPE_AMD) {
+    GLenum type = GL_UNSIGNED_INT64_AMD;
+    memcpy(data, &type, sizeof(type));
+  } else {
+    uint64_t range[2] = {0, UINT64_MAX}; /* in the counter's type */
+    memcpy(data, range, sizeof(range));
+  }
+}
+
+/* ---- Monitor objects ---- */
+
+EXPORT void GLAPIENTRY glGenPerfMonitorsAMD(GLsizei n, GLuint *monitors) {
+  if (n < 0 || (n > 0 && !monitors)) {
+    set_error(GL_INVALID_VALUE);
+    return;
+  }
+  pthread_mutex_lock(&mon_lock);
+  if (num_mons + (size_t)n > cap_mons) {
+    size_t cap = cap_mons ? cap_mons : 16;
+    while (cap < num_mons + (size_t)n)
+      cap *= 2;
+    monitor *grown = num_mons + (size_t)n <= UINT32_MAX
+                         ? realloc(mons, cap * sizeof(*mons))
+                         : NULL;
+    if (!grown) { /* names left as they were */
+      pthread_mutex_unlock(&mon_lock);
+      set_error(GL_OUT_OF_MEMORY);
+      return;
+    }
+    mons = grown, cap_mons = cap;
+  }
+  for (GLsizei i = 0; i < n; i++) {
+    memset(&mons[num_mons], 0, sizeof(*mons));
+    mons[num_mons].live = 1;
+    monitors[i] = (GLuint)++num_mons;
+  }
+  pthread_mutex_unlock(&mon_lock);
+}
+
+/* Ends m's driver queries (the monitor is active). */
+static void end_queries(monitor *m) {
+  for (int s = 0; s < SRC_TIME; s++)
+    if (m->needs & (1u << s))
+      real.EndQuery(src_target[s]);
+  if (m->needs & (1u << SRC_TIME))
+    real.QueryCounter(m->q[NUM_SRC], GL_TIMESTAMP);
+}
+
+EXPORT void GLAPIENTRY glDeletePerfMonitorsAMD(GLsizei n, GLuint *monitors) {
+  if (n < 0 || (n > 0 && !monitors)) {
+    set_error(GL_INVALID_VALUE);
+    return;
+  }
+  pthread_mutex_lock(&mon_lock);
+  for (GLsizei i = 0; i < n; i++)
+    if (!lookup(monitors[i])) {
+      pthread_mutex_unlock(&mon_lock);
+      set_error(GL_INVALID_VALUE); /* and nothing is deleted */
+      return;
+    }
+  for (GLsizei i = 0; i < n; i++) {
+    monitor *m = lookup(monitors[i]);
+    if (!m)
+      continue; /* named twice in the list */
+    if (real_ready()) {
+      if (monitors[i] == active_id)
+        end_queries(m);
+      for (int k = 0; k <= NUM_SRC; k++)
+        if (m->q[k])
+          real.DeleteQueries(1, &m->q[k]);
+    }
+    if (monitors[i] == active_id)
+      active_id = 0;
+    memset(m, 0, sizeof(*m));
+  }
+  pthread_mutex_unlock(&mon_lock);
+}
+
+EXPORT void GLAPIENTRY glSelectPerfMonitorCountersAMD(GLuint id,
+                                                      GLboolean enable,
+                                                      GLuint grp,
+                                                      GLint numCounters,
+                                                      GLuint *counterList) {
+  catalog();
+  pthread_mutex_lock(&mon_lock);
+  monitor *m = lookup(id);
+  GLenum err = GL_NO_ERROR;
+  if (!m || !valid_group(grp) || numCounters < 0 ||
+      (numCounters > 0 && !counterList))
+    err = GL_INVALID_VALUE;
+  for (GLint i = 0; !err && i < numCounters; i++)
+    if (!valid_counter(grp, counterList[i]))
+      err = GL_INVALID_VALUE;
+  if (!err && id == active_id)
+    err = GL_INVALID_OPERATION;
+  if (err) {
+    pthread_mutex_unlock(&mon_lock);
+    set_error(err);
+    return;
+  }
+  for (GLint i = 0; i < numCounters; i++) {
+    uint32_t c = counterList[i];
+    uint64_t bit = 1ull << (c % 64);
+    if (enable && !selected(m, c))
+      m->sel[c / 64] |= bit, m->nsel++;
+    else if (!enable && selected(m, c))
+      m->sel[c / 64] &= ~bit, m->nsel--;
+  }
+  m->state = M_IDLE; /* earlier results are invalidated */
+  m->have_values = 0;
+  pthread_mutex_unlock(&mon_lock);
+}
+
+/* 1 if the context has the query kinds the needed sources use. */
+static int context_has(uint32_t needs) {
+  int want_stats = (needs & ~(1u << SRC_TIME)) != 0;
+  int want_time = (needs & (1u << SRC_TIME)) != 0;
+  GLint n = 0;
+  real.GetIntegerv(GL_NUM_EXTENSIONS, &n);
+  for (GLint i = 0; i < n && (want_stats || want_time); i++) {
+    const char *e = (const char *)real.GetStringi(GL_EXTENSIONS, (GLuint)i);
+    if (!e)
+      break;
+    if (!strcmp(e, "GL_ARB_pipeline_statistics_query"))
+      want_stats = 0;
+    if (!strcmp(e, "GL_ARB_timer_query"))
+      want_time = 0;
+  }
+  return !want_stats && !want_time;
+}
+
+EXPORT void GLAPIENTRY glBeginPerfMonitorAMD(GLuint id) {
+  catalog();
+  pthread_mutex_lock(&mon_lock);
+  monitor *m = lookup(id);
+  GLenum err = GL_NO_ERROR;
+  uint32_t needs = 0;
+  if (!m)
+    err = GL_INVALID_VALUE;
+  else if (active_id != 0 || m->nsel > MAX_ACTIVE || !real_ready())
+    err = GL_INVALID_OPERATION;
+  else {
+    needs = needs_of(m);
+    if (needs && !context_has(needs))
+      err = GL_INVALID_OPERATION;
+    for (int s = 0; !err && s < SRC_TIME; s++) {
+      GLint cur = 0;
+      if (needs & (1u << s))
+        real.GetQueryiv(src_target[s], GL_CURRENT_QUERY, &cur);
+      if (cur != 0)
+        err = GL_INVALID_OPERATION; /* the program holds that target */
+    }
+  }
+  if (err) {
+    pthread_mutex_unlock(&mon_lock);
+    set_error(err);
+    return;
+  }
+  for (int k = 0; k <= NUM_SRC; k++)
+    if (!m->q[k] && (needs & (1u << (k == NUM_SRC ? SRC_TIME : k))))
+      real.GenQueries(1, &m->q[k]);
+  if (needs & (1u << SRC_TIME))
+    real.QueryCounter(m->q[SRC_TIME], GL_TIMESTAMP);
+  for (int s = 0; s < SRC_TIME; s++)
+    if (needs & (1u << s))
+      real.BeginQuery(src_target[s], m->q[s]);
+  m->needs = needs;
+  m->state = M_ACTIVE;
+  m->have_values = 0;
+  active_id = id;
+  pthread_mutex_unlock(&mon_lock);
+}
+
+EXPORT void GLAPIENTRY glEndPerfMonitorAMD(GLuint id) {
+  pthread_mutex_lock(&mon_lock);
+  monitor *m = lookup(id);
+  GLenum err = !m                ? GL_INVALID_VALUE
+               : id != active_id ? GL_INVALID_OPERATION
+                                 : GL_NO_ERROR;
+  if (!err) {
+    end_queries(m);
+    m->state = M_ENDED;
+    active_id = 0;
+  }
+  pthread_mutex_unlock(&mon_lock);
+  if (err)
+    set_error(err);
+}
+
+/* ---- Results ---- */
+
+/* Reads the driver's results into m->raw. Without wait, reads nothing
+ * and returns 0 unless every query is available; never waits then. */
+static int fetch(monitor *m, int wait) {
+  if (m->have_values)
+    return 1;
+  for (int k = 0; k <= NUM_SRC && !wait; k++) {
+    int s = k == NUM_SRC ? SRC_TIME : k;
+    if (!(m->needs & (1u << s)))
+      continue;
+    GLuint avail = 0;
+    real.GetQueryObjectuiv(m->q[k], GL_QUERY_RESULT_AVAILABLE, &avail);
+    if (!avail)
+      return 0;
+  }
+  for (int k = 0; k <= NUM_SRC; k++) {
+    int s = k == NUM_SRC ? SRC_TIME : k;
+    GLuint64 v = 0;
+    if (m->needs & (1u << s))
+      real.GetQueryObjectui64v(m->q[k], GL_QUERY_RESULT, &v);
+    m->raw[k] = v;
+  }
+  m->have_values = 1;
+  return 1;
+}
+
+/* The modelled value of hardware counter c (0 when not modelled). */
+static uint64_t value_of(const monitor *m, uint32_t c) {
+  if (model_of[c] < 0)
+    return 0;
+  const model *md = &models[model_of[c]];
+  uint64_t raw = m->raw[md->src];
+  if (md->src == SRC_TIME) {
+    uint64_t t0 = m->raw[SRC_TIME], t1 = m->raw[NUM_SRC];
+    raw = t1 > t0 ? t1 - t0 : 0;
+  }
+  return raw / md->den * md->num + raw % md->den * md->num / md->den;
+}
+
+static void write_u32(GLuint *data, GLsizei dataSize, GLint *bytesWritten,
+                      GLuint v) {
+  GLint n = 0;
+  if (dataSize >= (GLsizei)sizeof(GLuint)) {
+    data[0] = v;
+    n = sizeof(GLuint);
+  }
+  if (bytesWritten)
+    *bytesWritten = n;
+}
+
+EXPORT void GLAPIENTRY glGetPerfMonitorCounterDataAMD(GLuint id, GLenum pname,
+                                                      GLsizei dataSize,
+                                                      GLuint *data,
+                                                      GLint *bytesWritten) {
+  catalog();
+  pthread_mutex_lock(&mon_lock);
+  monitor *m = lookup(id);
+  GLenum err = GL_NO_ERROR;
+  if (!data)
+    err = GL_INVALID_OPERATION;
+  else if (!m || dataSize < 0)
+    err = GL_INVALID_VALUE;
+  else if (pname != GL_PERFMON_RESULT_AVAILABLE_AMD &&
+           pname != GL_PERFMON_RESULT_SIZE_AMD &&
+           pname != GL_PERFMON_RESULT_AMD)
+    err = GL_INVALID_ENUM;
+  else if (m->state == M_ENDED && !real_ready())
+    err = GL_INVALID_OPERATION;
+  if (err) {
+    pthread_mutex_unlock(&mon_lock);
+    set_error(err);
+    return;
+  }
+  int ended = m->state == M_ENDED;
+  if (pname == GL_PERFMON_RESULT_AVAILABLE_AMD) {
+    write_u32(data, dataSize, bytesWritten, ended && fetch(m, 0));
+  } else if (pname == GL_PERFMON_RESULT_SIZE_AMD) {
+    write_u32(data, dataSize, bytesWritten, ended ? 16 * m->nsel : 0);
+  } else {
+    GLint written = 0;
+    if (ended && fetch(m, 1))
+      for (uint32_t g = 0; g < num_groups; g++)
+        for (uint32_t i = 0; i < groups[g].num; i++) {
+          uint32_t c = groups[g].counters[i];
+          if (!selected(m, c) || dataSize - written < 16)
+            continue;
+          uint64_t v = value_of(m, c);
+          GLuint *out = data + written / 4;
+          out[0] = g;
+          out[1] = c;
+          memcpy(out + 2, &v, sizeof(v));
+          written += 16;
+        }
+    if (bytesWritten)
+      *bytesWritten = written;
+  }
+  pthread_mutex_unlock(&mon_lock);
+}
+
+/* ---- GetProcAddress ---- */
+
+static const struct {
+  const char *name;
+  gld_proc fn;
+} own[] = {
+    {"glGetPerfMonitorGroupsAMD", (gld_proc)glGetPerfMonitorGroupsAMD},
+    {"glGetPerfMonitorCountersAMD", (gld_proc)glGetPerfMonitorCountersAMD},
+    {"glGetPerfMonitorGroupStringAMD",
+     (gld_proc)glGetPerfMonitorGroupStringAMD},
+    {"glGetPerfMonitorCounterStringAMD",
+     (gld_proc)glGetPerfMonitorCounterStringAMD},
+    {"glGetPerfMonitorCounterInfoAMD",
+     (gld_proc)glGetPerfMonitorCounterInfoAMD},
+    {"glGenPerfMonitorsAMD", (gld_proc)glGenPerfMonitorsAMD},
+    {"glDeletePerfMonitorsAMD", (gld_proc)glDeletePerfMonitorsAMD},
+    {"glSelectPerfMonitorCountersAMD",
+     (gld_proc)glSelectPerfMonitorCountersAMD},
+    {"glBeginPerfMonitorAMD", (gld_proc)glBeginPerfMonitorAMD},
+    {"glEndPerfMonitorAMD", (gld_proc)glEndPerfMonitorAMD},
+    {"glGetPerfMonitorCounterDataAMD",
+     (gld_proc)glGetPerfMonitorCounterDataAMD},
+    {"glGetString", (gld_proc)glGetString},
+    {"glGetStringi", (gld_proc)glGetStringi},
+    {"glGetIntegerv", (gld_proc)glGetIntegerv},
+    {"glGetError", (gld_proc)glGetError},
+};
+
+static gld_proc own_proc(const char *name) {
+  if (!name)
+    return NULL;
+  for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+    if (strcmp(own[i].name, name) == 0)
+      return own[i].fn;
+  return NULL;
+}
+
+/* Ours for our names, else what the next definition of self returns. */
+static gld_proc chain_gpa(const char *self, void *self_addr, const char *name) {
+  gld_proc p = own_proc(name);
+  if (p)
+    return p;
+  void *next = dlsym(RTLD_NEXT, self);
+  if (!next || next == self_addr)
+    return NULL;
+  return ((gld_egpa)next)(name);
+}
+
+EXPORT gld_proc glXGetProcAddressARB(const GLubyte *name) {
+  return chain_gpa("glXGetProcAddressARB", (void *)glXGetProcAddressARB,
+                   (const char *)name);
+}
+
+EXPORT gld_proc glXGetProcAddress(const GLubyte *name) {
+  return chain_gpa("glXGetProcAddress", (void *)glXGetProcAddress,
+                   (const char *)name);
+}
+
+EXPORT gld_proc eglGetProcAddress(const char *name) {
+  return chain_gpa("eglGetProcAddress", (void *)eglGetProcAddress, name);
+}
