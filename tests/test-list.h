@@ -17,3 +17,4 @@
 #include "lists/safety.h"
 #include "lists/report.h"
 #include "lists/lifetime.h"
+#include "lists/gl_double.h"

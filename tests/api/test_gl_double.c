@@ -1,0 +1,241 @@
+/*
+ * test_gl_double.c - the GL_AMD_performance_monitor test double
+ * (tests/gl/amdpm_double.c) against a GL program written from the
+ * extension's specification (tests/gl/amdpm_client.c), on llvmpipe
+ * through EGL's surfaceless platform. The expectations come from the
+ * specification (errors, result layout), the V3D seed (names), the
+ * kernel's counter table and the client's own geometry (triangles drawn,
+ * pixels covered), never from the double.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "counters/countersInt.h"
+#include "harness.h"
+
+extern const gp__counter_def gp__sim_v3d_counters[87];
+
+#define SCISSOR 64 /* the client's scissor box, pixels a side */
+#define N1 10
+#define N2 25
+
+/* Runs the client (with the double preloaded or not) and returns its
+ * standard output (malloc'd); skips when it says it cannot run here. */
+static char *run_client(int preload) {
+  const char *build = getenv("GPUPERF_BUILD");
+  if (!build || !*build)
+    SKIP("GPUPERF_BUILD is not set (run through `make test`)");
+  char client[512], lib[512], cmd[2048];
+  snprintf(client, sizeof(client), "%s/tests/gl-amdpm-client", build);
+  snprintf(lib, sizeof(lib), "%s/tests/libgl-amdpm-double.so", build);
+  if (access(client, X_OK) != 0 || access(lib, R_OK) != 0)
+    SKIP("the GL double was not built (libgl-dev, libegl-dev missing)");
+  const char *err = gp_test_path(0, "client.err");
+  if (preload)
+    snprintf(cmd, sizeof(cmd), "LD_PRELOAD='%s' '%s' %d %d 2>'%s'", lib, client,
+             N1, N2, err);
+  else
+    snprintf(cmd, sizeof(cmd), "'%s' %d %d 2>'%s'", client, N1, N2, err);
+  setenv("LIBGL_ALWAYS_SOFTWARE", "1", 1);
+  FILE *p = popen(cmd, "r");
+  ASSERT_NOT_NULL(p);
+  size_t cap = 1 << 16, len = 0, got;
+  char *out = malloc(cap);
+  ASSERT_NOT_NULL(out);
+  while ((got = fread(out + len, 1, cap - 1 - len, p)) > 0) {
+    len += got;
+    if (len == cap - 1) {
+      cap *= 2;
+      out = realloc(out, cap);
+      ASSERT_NOT_NULL(out);
+    }
+  }
+  out[len] = '\0';
+  int status = pclose(p);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+    char why[256] = "the client cannot make a GL context here";
+    FILE *e = fopen(err, "r");
+    if (e) {
+      if (fgets(why, sizeof(why), e))
+        why[strcspn(why, "\n")] = '\0';
+      fclose(e);
+    }
+    SKIP("%s", why);
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    gp_test_fail(__FILE__, __LINE__, "client exited with status 0x%x:\n%s",
+                 status, out);
+  return out;
+}
+
+/* The value of line "KEY VALUE", or NULL. */
+static const char *value(const char *out, const char *key) {
+  size_t n = strlen(key);
+  for (const char *l = out; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l)
+    if (!strncmp(l, key, n) && l[n] == ' ')
+      return l + n + 1;
+  return NULL;
+}
+
+/* The number on line KEY; fails the test when there is none. */
+static long long num(const char *out, const char *key) {
+  const char *v = value(out, key);
+  if (!v)
+    gp_test_fail(__FILE__, __LINE__, "no \"%s\" in the client's output:\n%s",
+                 key, out);
+  return strtoll(v, NULL, 0);
+}
+
+TEST(gl_double_absent_without_preload) {
+  char *out = run_client(0);
+  ASSERT_EQ(num(out, "ext_absent"), 1);
+  ASSERT_EQ(num(out, "core_ext_index"), -1);
+  ASSERT_EQ(num(out, "compat_ext_in_string"), 0);
+  free(out);
+}
+
+TEST(gl_double_extension_and_entry_points) {
+  char *out = run_client(1);
+  ASSERT(value(out, "ext_absent") == NULL);
+  ASSERT_EQ(num(out, "compat_ext_in_string"), 1);
+  /* Core: listed once, last, and counted by GL_NUM_EXTENSIONS. */
+  ASSERT_EQ(num(out, "core_ext_index"), num(out, "core_num_extensions") - 1);
+  /* Not OpenGL ES (where the context could be made). */
+  if (value(out, "es_ext_index"))
+    ASSERT_EQ(num(out, "es_ext_index"), -1);
+  ASSERT_EQ(num(out, "procs_same_everywhere"), 1);
+  ASSERT_EQ(num(out, "other_names_chained"), 1);
+  free(out);
+}
+
+TEST(gl_double_catalog_is_v3d) {
+  char *out = run_client(1);
+  ASSERT_EQ(num(out, "counters_total"), 87);
+  ASSERT_EQ(num(out, "string_lengths_ok"), 1);
+  /* Each counter of the kernel's table, under its category, 64-bit. */
+  for (int i = 0; i < 87; i++) {
+    const gp_counter_info *c = &gp__sim_v3d_counters[i].info;
+    char line[256];
+    snprintf(line, sizeof(line), "counter %d %s %s 0x8bc2 0 %llu\n", i,
+             c->category, c->name, 18446744073709551615ull);
+    if (!strstr(out, line))
+      gp_test_fail(__FILE__, __LINE__, "no \"%.*s\" in:\n%s",
+                   (int)strlen(line) - 1, line, out);
+  }
+  /* One group per category, named by it, none empty. */
+  int groups = (int)num(out, "groups"), in_groups = 0;
+  for (int g = 0; g < groups; g++) {
+    char key[32], name[64];
+    int n = 0, max_active = 0;
+    snprintf(key, sizeof(key), "group %d", g);
+    const char *v = value(out, key);
+    ASSERT_NOT_NULL(v);
+    ASSERT_EQ(sscanf(v, "%63s %d %d", name, &n, &max_active), 3);
+    ASSERT_GT(n, 0);
+    ASSERT_EQ(max_active, n < 32 ? n : 32);
+    in_groups += n;
+  }
+  ASSERT_EQ(in_groups, 87);
+  /* The names the V3D seed uses, from the seed itself. */
+  const char *shared = getenv("GPUPERF_SHARED");
+  if (shared && *shared) {
+    char path[512];
+    static char text[1 << 16];
+    snprintf(path, sizeof(path),
+             "%s/reference/seeds/v3d-performance-counters.txt", shared);
+    FILE *f = fopen(path, "r");
+    ASSERT_NOT_NULL(f);
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    char *hud = strstr(text, "GALLIUM_HUD=L2T");
+    ASSERT_NOT_NULL(hud);
+    hud += strlen("GALLIUM_HUD=");
+    hud[strcspn(hud, " \n")] = '\0';
+    int names = 0;
+    for (char *s = strtok(hud, ","); s; s = strtok(NULL, ","), names++) {
+      char want[128];
+      snprintf(want, sizeof(want), " %s 0x8bc2", s);
+      if (!strstr(out, want))
+        gp_test_fail(__FILE__, __LINE__, "the seed's %s is not listed", s);
+    }
+    ASSERT_EQ(names, 3);
+  }
+  free(out);
+}
+
+TEST(gl_double_errors_as_specified) {
+  char *out = run_client(1);
+  static const char *const invalid_value[] = {
+      "err_counters_bad_group",         "err_group_string_bad_group",
+      "err_counter_string_bad_counter", "err_counter_info_bad_counter",
+      "err_counter_info_bad_group",     "err_select_bad_monitor",
+      "err_select_bad_group",           "err_select_negative_count",
+      "err_delete_bad_monitor"};
+  static const char *const invalid_operation[] = {
+      "err_end_not_started", "err_data_null", "err_begin_while_active",
+      "err_end_other_than_active", "err_begin_too_many"};
+  for (size_t i = 0; i < sizeof(invalid_value) / sizeof(*invalid_value); i++)
+    if (num(out, invalid_value[i]) != 0x501)
+      gp_test_fail(__FILE__, __LINE__, "%s: 0x%llx, not GL_INVALID_VALUE",
+                   invalid_value[i], num(out, invalid_value[i]));
+  for (size_t i = 0; i < sizeof(invalid_operation) / sizeof(*invalid_operation);
+       i++)
+    if (num(out, invalid_operation[i]) != 0x502)
+      gp_test_fail(__FILE__, __LINE__, "%s: 0x%llx, not INVALID_OPERATION",
+                   invalid_operation[i], num(out, invalid_operation[i]));
+  /* Correct calls leave no error behind. */
+  ASSERT_EQ(num(out, "selected_for_too_many"), 33);
+  ASSERT_EQ(num(out, "err_end_active"), 0);
+  ASSERT_EQ(num(out, "err_select_many"), 0);
+  ASSERT_EQ(num(out, "err_delete_ok"), 0);
+  ASSERT_EQ(num(out, "final_error"), 0);
+  free(out);
+}
+
+/* One monitor's figures against the geometry the client drew. */
+static void check_monitor(const char *out, const char *tag, int triangles) {
+  char key[128];
+#define K(suffix) (snprintf(key, sizeof(key), "%s.%s", tag, suffix), key)
+  ASSERT_EQ(num(out, K("error")), 0);
+  ASSERT_EQ(num(out, K("size_before")), 0);
+  ASSERT_EQ(num(out, K("available_before")), 0);
+  /* Six counters selected, 16 bytes each (group, counter, 64-bit). */
+  ASSERT_EQ(num(out, K("size")), 6 * 16);
+  ASSERT_EQ(num(out, K("available")), 1);
+  ASSERT_EQ(num(out, K("bytes_written")), 6 * 16);
+  ASSERT_EQ(num(out, K("bytes_written_short")), 2 * 16);
+  /* Triangles drawn, and each covers the whole scissor box: 2x2 quads. */
+  ASSERT_EQ(num(out, K("PTB-primitives-binned")), triangles);
+  ASSERT_EQ(num(out, K("FEP-valid-primitives-rendered-pixels")), triangles);
+  ASSERT_EQ(num(out, K("TLB-quads-passing-z-and-stencil-test")),
+            triangles * (SCISSOR * SCISSOR / 4));
+  ASSERT_EQ(num(out, K("L2T-CLE-reads")), 3 * triangles);
+  ASSERT_EQ(num(out, K("QPU-total-idle-clk-cycles")), 0);
+  ASSERT_EQ(num(out, K("L2T-CLE-reads.type")), 0x8bc2);
+  /* The monitor's time (500 MHz) holds the client's own stamps. */
+  long long cycles = num(out, K("cycle-count"));
+  ASSERT_GE(2 * cycles + 1, num(out, K("inner_ns")));
+  /* A new selection forgets the result. */
+  ASSERT_EQ(num(out, K("size_after_select")), 0);
+  ASSERT_EQ(num(out, K("available_after_select")), 0);
+  printf("  %s: %d triangles -> primitives %lld, quads %lld, CLE reads "
+         "%lld, cycles %lld; available after %lld frames%s\n",
+         tag, triangles, num(out, K("PTB-primitives-binned")),
+         num(out, K("TLB-quads-passing-z-and-stencil-test")),
+         num(out, K("L2T-CLE-reads")), cycles,
+         num(out, K("frames_until_available")),
+         num(out, K("needed_finish")) ? " and glFinish" : "");
+#undef K
+}
+
+TEST(gl_double_monitor_values) {
+  char *out = run_client(1);
+  ASSERT_EQ(num(out, "done"), 1);
+  check_monitor(out, "a", N1);
+  check_monitor(out, "b", N2);
+  free(out);
+}

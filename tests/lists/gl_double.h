@@ -1,0 +1,8 @@
+/* lists/gl_double.h - the GL_AMD_performance_monitor test double
+ * (tests/gl) against a GL program written from the specification. */
+
+GP_TEST_ENTRY(gl_double_absent_without_preload, 60)
+GP_TEST_ENTRY(gl_double_extension_and_entry_points, 60)
+GP_TEST_ENTRY(gl_double_catalog_is_v3d, 60)
+GP_TEST_ENTRY(gl_double_errors_as_specified, 60)
+GP_TEST_ENTRY(gl_double_monitor_values, 60)
