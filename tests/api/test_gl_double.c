@@ -22,25 +22,26 @@ extern const gp__counter_def gp__sim_v3d_counters[87];
 #define N1 10
 #define N2 25
 
-/* Runs the client (with the double preloaded or not) and returns its
- * standard output (malloc'd); skips when it says it cannot run here. */
-static char *run_client(int preload) {
+/* The path of a build output, or a skip saying why it is missing. */
+static const char *built(const char *name, char *buf, size_t size) {
   const char *build = getenv("GPUPERF_BUILD");
   if (!build || !*build)
     SKIP("GPUPERF_BUILD is not set (run through `make test`)");
-  char client[512], lib[512], cmd[2048];
-  snprintf(client, sizeof(client), "%s/tests/gl-amdpm-client", build);
-  snprintf(lib, sizeof(lib), "%s/tests/libgl-amdpm-double.so", build);
-  if (access(client, X_OK) != 0 || access(lib, R_OK) != 0)
-    SKIP("the GL double was not built (libgl-dev, libegl-dev missing)");
-  const char *err = gp_test_path(0, "client.err");
-  if (preload)
-    snprintf(cmd, sizeof(cmd), "LD_PRELOAD='%s' '%s' %d %d 2>'%s'", lib, client,
-             N1, N2, err);
-  else
-    snprintf(cmd, sizeof(cmd), "'%s' %d %d 2>'%s'", client, N1, N2, err);
+  snprintf(buf, size, "%s/tests/%s", build, name);
+  if (access(buf, R_OK) != 0)
+    SKIP("%s was not built (libgl-dev, libegl-dev missing)", name);
+  return buf;
+}
+
+/* Runs cmd through the shell, its stderr into a file of the test's, and
+ * returns its standard output (malloc'd). Exit status 77 is a skip, with
+ * the reason the program gave; any other but 0 fails the test. */
+static char *run(const char *cmd) {
+  const char *err = gp_test_path(0, "stderr");
+  char full[4096];
+  snprintf(full, sizeof(full), "%s 2>'%s'", cmd, err);
   setenv("LIBGL_ALWAYS_SOFTWARE", "1", 1);
-  FILE *p = popen(cmd, "r");
+  FILE *p = popen(full, "r");
   ASSERT_NOT_NULL(p);
   size_t cap = 1 << 16, len = 0, got;
   char *out = malloc(cap);
@@ -56,7 +57,7 @@ static char *run_client(int preload) {
   out[len] = '\0';
   int status = pclose(p);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
-    char why[256] = "the client cannot make a GL context here";
+    char why[256] = "the program cannot make a GL context here";
     FILE *e = fopen(err, "r");
     if (e) {
       if (fgets(why, sizeof(why), e))
@@ -66,9 +67,19 @@ static char *run_client(int preload) {
     SKIP("%s", why);
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    gp_test_fail(__FILE__, __LINE__, "client exited with status 0x%x:\n%s",
-                 status, out);
+    gp_test_fail(__FILE__, __LINE__, "%s: exit status 0x%x:\n%s", cmd, status,
+                 out);
   return out;
+}
+
+/* Runs the client, with the double preloaded or not. */
+static char *run_client(int preload) {
+  char client[512], lib[512], cmd[2048];
+  built("gl-amdpm-client", client, sizeof(client));
+  built("libgl-amdpm-double.so", lib, sizeof(lib));
+  snprintf(cmd, sizeof(cmd), "%s%s%s'%s' %d %d", preload ? "LD_PRELOAD='" : "",
+           preload ? lib : "", preload ? "' " : "", client, N1, N2);
+  return run(cmd);
 }
 
 /* The value of line "KEY VALUE", or NULL. */
@@ -238,4 +249,46 @@ TEST(gl_double_monitor_values) {
   check_monitor(out, "a", N1);
   check_monitor(out, "b", N2);
   free(out);
+}
+
+/* The extension's token in the three lists of glxinfo's output: core,
+ * compatibility, ES (a program not ours, through GLX under Xvfb). */
+static void glxinfo_counts(const char *out, int count[3]) {
+  static const char *const heads[3] = {"OpenGL core profile version string",
+                                       "OpenGL version string",
+                                       "OpenGL ES profile version string"};
+  count[0] = count[1] = count[2] = 0;
+  for (const char *p = out; (p = strstr(p, "GL_AMD_performance_monitor"));
+       p++) {
+    int section = -1;
+    for (int h = 0; h < 3; h++) {
+      const char *at = strstr(out, heads[h]);
+      if (at && at < p && (section < 0 || at > strstr(out, heads[section])))
+        section = h;
+    }
+    ASSERT_GE(section, 0);
+    count[section]++;
+  }
+}
+
+TEST(gl_double_glxinfo_lists_it) {
+  char lib[512], cmd[1024];
+  built("libgl-amdpm-double.so", lib, sizeof(lib));
+  if (system("command -v xvfb-run >/dev/null && command -v glxinfo "
+             ">/dev/null") != 0)
+    SKIP("xvfb-run or glxinfo is not installed (Debian xvfb, mesa-utils)");
+  int with[3], without[3];
+  snprintf(cmd, sizeof(cmd), "xvfb-run -a env LD_PRELOAD='%s' glxinfo", lib);
+  char *out = run(cmd);
+  if (!strstr(out, "OpenGL core profile version string"))
+    SKIP("glxinfo found no OpenGL under Xvfb");
+  glxinfo_counts(out, with);
+  free(out);
+  out = run("xvfb-run -a glxinfo");
+  glxinfo_counts(out, without);
+  free(out);
+  ASSERT_EQ(without[0] + without[1] + without[2], 0);
+  ASSERT_EQ(with[0], 1);
+  ASSERT_EQ(with[1], 1);
+  ASSERT_EQ(with[2], 0);
 }
