@@ -187,8 +187,9 @@ TEST(gl_double_errors_as_specified) {
       "err_select_bad_group",           "err_select_negative_count",
       "err_delete_bad_monitor"};
   static const char *const invalid_operation[] = {
-      "err_end_not_started", "err_data_null", "err_begin_while_active",
-      "err_end_other_than_active", "err_begin_too_many"};
+      "err_end_not_started",    "err_data_null",
+      "err_begin_while_active", "err_end_other_than_active",
+      "err_begin_too_many",     "err_begin_target_busy"};
   for (size_t i = 0; i < sizeof(invalid_value) / sizeof(*invalid_value); i++)
     if (num(out, invalid_value[i]) != 0x501)
       gp_test_fail(__FILE__, __LINE__, "%s: 0x%llx, not GL_INVALID_VALUE",

@@ -280,6 +280,16 @@ static void errors(void) {
     sel += take;
   }
   printf("selected_for_too_many %d\n", sel);
+  /* A target the monitor needs, held by the program's own query. */
+  GLuint pg, pc, own;
+  SelectCounters(m[0], GL_TRUE, (find("PTB-primitives-binned", &pg, &pc), pg),
+                 1, &pc);
+  glGenQueries(1, &own);
+  glBeginQuery(GL_PRIMITIVES_SUBMITTED_ARB, own);
+  BeginMonitor(m[0]);
+  error_is("begin_target_busy");
+  glEndQuery(GL_PRIMITIVES_SUBMITTED_ARB);
+  glDeleteQueries(1, &own);
   error_is("select_many");
   BeginMonitor(m[1]);
   error_is("begin_too_many");
