@@ -29,7 +29,7 @@ $(BUILD)/gl-obj/%.o: %.c | $(DEPS_STAMP)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(GLD_CFLAGS) -c $< -o $@
 
-$(GLD_LIB): $(BUILD)/gl-obj/tests/gl/amdpm_double.o \
+$(GLD_LIB): $(BUILD)/gl-obj/tests/gl/amdpm_double.o $(BUILD)/gl-obj/tests/gl/amdpm_gl.o \
     $(BUILD)/gl-obj/src/backend/sim/v3dcounters.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")

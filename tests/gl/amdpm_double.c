@@ -74,138 +74,20 @@
  * that dlopen libGL and dlsym core functions (libepoxy) bypass the
  * wrapped glGetString/glGetStringi/glGetIntegerv/glGetError.
  */
-#define GL_GLEXT_PROTOTYPES 1
-#include <GL/gl.h>
-#include <GL/glext.h>
+#include "amdpm.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "counters/countersInt.h"
 
-#define EXPORT __attribute__((visibility("default")))
-#define EXT_NAME "GL_AMD_performance_monitor"
 #define NUM_COUNTERS 87
 #define MAX_ACTIVE 32 /* V3D: counters at once */
 #define MAX_GROUPS 16
 
 extern const gp__counter_def gp__sim_v3d_counters[NUM_COUNTERS];
-
-typedef void (*gld_proc)(void);
-typedef gld_proc (*gld_gpa)(const GLubyte *);
-typedef gld_proc (*gld_egpa)(const char *);
-
-/* The declarations GL/glx.h and EGL/egl.h would give (without X11). */
-EXPORT gld_proc glXGetProcAddressARB(const GLubyte *name);
-EXPORT gld_proc glXGetProcAddress(const GLubyte *name);
-EXPORT gld_proc eglGetProcAddress(const char *name);
-
-/* ---- The driver's functions, as the next definition gives them ---- */
-
-typedef struct real_gl {
-  const GLubyte *(*GetString)(GLenum);
-  const GLubyte *(*GetStringi)(GLenum, GLuint);
-  void (*GetIntegerv)(GLenum, GLint *);
-  GLenum (*GetError)(void);
-  void (*GenQueries)(GLsizei, GLuint *);
-  void (*DeleteQueries)(GLsizei, const GLuint *);
-  void (*BeginQuery)(GLenum, GLuint);
-  void (*EndQuery)(GLenum);
-  void (*QueryCounter)(GLuint, GLenum);
-  void (*GetQueryiv)(GLenum, GLenum, GLint *);
-  void (*GetQueryObjectuiv)(GLuint, GLenum, GLuint *);
-  void (*GetQueryObjectui64v)(GLuint, GLenum, GLuint64 *);
-} real_gl;
-
-static const char *const real_names[] = {
-    "glGetString",  "glGetStringi",        "glGetIntegerv",
-    "glGetError",   "glGenQueries",        "glDeleteQueries",
-    "glBeginQuery", "glEndQuery",          "glQueryCounter",
-    "glGetQueryiv", "glGetQueryObjectuiv", "glGetQueryObjectui64v"};
-
-_Static_assert(sizeof(real_gl) ==
-                   sizeof(real_names) / sizeof(real_names[0]) * sizeof(void *),
-               "real_gl and real_names differ");
-static real_gl real;
-static atomic_int real_done;
-static pthread_mutex_t real_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static gld_proc own_proc(const char *name);
-
-/* The next glXGetProcAddressARB / eglGetProcAddress's answer for name,
- * or NULL. */
-static gld_proc next_gpa(const char *name) {
-  gld_gpa gx = (gld_gpa)dlsym(RTLD_NEXT, "glXGetProcAddressARB");
-  if (gx && (void *)gx != (void *)glXGetProcAddressARB) {
-    gld_proc p = gx((const GLubyte *)name);
-    if (p)
-      return p;
-  }
-  gld_egpa eg = (gld_egpa)dlsym(RTLD_NEXT, "eglGetProcAddress");
-  if (eg && (void *)eg != (void *)eglGetProcAddress)
-    return eg(name);
-  return NULL;
-}
-
-/* The next definition of a GL function: the exported one after us, else
- * what the next GetProcAddress returns. Never one of our own (an
- * interposer whose dlsym wrapper loses RTLD_NEXT's caller could hand us
- * ourselves back). */
-static void *next_gl(const char *name) {
-  void *p = dlsym(RTLD_NEXT, name);
-  gld_proc own = own_proc(name);
-  if (!p || (own && p == (void *)own))
-    p = (void *)next_gpa(name);
-  if (own && p == (void *)own)
-    p = NULL;
-  return p;
-}
-
-/* 1 when every driver function is known. Retried until it is: a program
- * may load libGL after its first call through us. */
-static int real_ready(void) {
-  if (atomic_load_explicit(&real_done, memory_order_acquire))
-    return 1;
-  pthread_mutex_lock(&real_lock);
-  /* The struct's members are function pointers of one size, in the
-   * order of real_names; memcpy writes them whatever their types. */
-  char *slots = (char *)&real;
-  int all = 1;
-  for (size_t i = 0; i < sizeof(real_names) / sizeof(real_names[0]); i++) {
-    void *p;
-    memcpy(&p, slots + i * sizeof(p), sizeof(p));
-    if (!p)
-      p = next_gl(real_names[i]);
-    memcpy(slots + i * sizeof(p), &p, sizeof(p));
-    all &= p != NULL;
-  }
-  if (all)
-    atomic_store_explicit(&real_done, 1, memory_order_release);
-  pthread_mutex_unlock(&real_lock);
-  return all;
-}
-
-/* 1 for a desktop GL context, 0 for OpenGL ES or no context. */
-static int desktop_context(void) {
-  if (!real_ready())
-    return 0;
-  const char *v = (const char *)real.GetString(GL_VERSION);
-  return v && strncmp(v, "OpenGL ES", 9) != 0;
-}
-
-/* ---- Errors ---- */
-
-static _Atomic GLenum pending_error;
-
-/* Records err unless an error is already pending (GL keeps the first). */
-static void set_error(GLenum err) {
-  GLenum none = GL_NO_ERROR;
-  atomic_compare_exchange_strong(&pending_error, &none, err);
-}
 
 /* ---- The catalog: groups by category, counters by hardware index ---- */
 
@@ -314,82 +196,6 @@ static uint32_t needs_of(const monitor *m) {
   return needs;
 }
 
-/* ---- Extension strings ---- */
-
-typedef struct ext_string {
-  struct ext_string *next;
-  char *real; /* a copy of the driver's string */
-  char *ours; /* it, plus our name */
-} ext_string;
-
-static ext_string *ext_strings; /* kept for the process's life */
-
-/* The driver's extension string with ours appended, one copy per
- * distinct string (contexts of several kinds), or real when out of
- * memory. */
-static const GLubyte *with_ours(const char *real_s) {
-  pthread_mutex_lock(&real_lock);
-  ext_string *e = ext_strings;
-  while (e && strcmp(e->real, real_s) != 0)
-    e = e->next;
-  if (!e) {
-    size_t n = strlen(real_s);
-    e = calloc(1, sizeof(*e));
-    char *r = malloc(n + 1), *o = malloc(n + sizeof(EXT_NAME) + 1);
-    if (!e || !r || !o) {
-      free(e), free(r), free(o);
-      pthread_mutex_unlock(&real_lock);
-      return (const GLubyte *)real_s;
-    }
-    memcpy(r, real_s, n + 1);
-    memcpy(o, real_s, n);
-    size_t k = n;
-    if (k && o[k - 1] != ' ')
-      o[k++] = ' ';
-    memcpy(o + k, EXT_NAME, sizeof(EXT_NAME));
-    e->real = r, e->ours = o, e->next = ext_strings;
-    ext_strings = e;
-  }
-  pthread_mutex_unlock(&real_lock);
-  return (const GLubyte *)e->ours;
-}
-
-EXPORT const GLubyte *GLAPIENTRY glGetString(GLenum name) {
-  if (!real_ready())
-    return NULL;
-  const GLubyte *s = real.GetString(name);
-  if (name == GL_EXTENSIONS && s && desktop_context())
-    return with_ours((const char *)s);
-  return s;
-}
-
-EXPORT const GLubyte *GLAPIENTRY glGetStringi(GLenum name, GLuint index) {
-  if (!real_ready())
-    return NULL;
-  if (name == GL_EXTENSIONS && desktop_context()) {
-    GLint n = 0;
-    real.GetIntegerv(GL_NUM_EXTENSIONS, &n);
-    if (n >= 0 && index == (GLuint)n)
-      return (const GLubyte *)EXT_NAME;
-  }
-  return real.GetStringi(name, index);
-}
-
-EXPORT void GLAPIENTRY glGetIntegerv(GLenum pname, GLint *data) {
-  if (!real_ready())
-    return;
-  real.GetIntegerv(pname, data);
-  if (pname == GL_NUM_EXTENSIONS && data && desktop_context())
-    data[0]++;
-}
-
-EXPORT GLenum GLAPIENTRY glGetError(void) {
-  GLenum e = atomic_exchange(&pending_error, GL_NO_ERROR);
-  if (e != GL_NO_ERROR)
-    return e;
-  return real_ready() ? real.GetError() : GL_NO_ERROR;
-}
-
 /* ---- Enumeration ---- */
 
 /* Copies s into buf as the specification's string queries do. */
@@ -418,7 +224,7 @@ EXPORT void GLAPIENTRY glGetPerfMonitorGroupsAMD(GLint *numGroups,
                                                  GLuint *out) {
   catalog();
   if (groupsSize < 0) {
-    set_error(GL_INVALID_VALUE);
+    gld_set_error(GL_INVALID_VALUE);
     return;
   }
   if (numGroups)
@@ -435,7 +241,7 @@ EXPORT void GLAPIENTRY glGetPerfMonitorCountersAMD(GLuint grp,
                                                    GLuint *counters) {
   catalog();
   if (!valid_group(grp) || counterSize < 0) {
-    set_error(GL_INVALID_VALUE);
+    gld_set_error(GL_INVALID_VALUE);
     return;
   }
   if (numCounters)
@@ -453,7 +259,7 @@ EXPORT void GLAPIENTRY glGetPerfMonitorGroupStringAMD(GLuint grp,
                                                       GLchar *groupString) {
   catalog();
   if (!valid_group(grp) || bufSize < 0) {
-    set_error(GL_INVALID_VALUE);
+    gld_set_error(GL_INVALID_VALUE);
     return;
   }
   copy_string(groups[grp].name, bufSize, length, groupString);
@@ -466,7 +272,7 @@ EXPORT void GLAPIENTRY glGetPerfMonitorCounterStringAMD(GLuint grp,
                                                         GLchar *counterString) {
   catalog();
   if (!valid_counter(grp, counter) || bufSize < 0) {
-    set_error(GL_INVALID_VALUE);
+    gld_set_error(GL_INVALID_VALUE);
     return;
   }
   copy_string(gp__sim_v3d_counters[counter].info.name, bufSize, length,
@@ -479,15 +285,15 @@ EXPORT void GLAPIENTRY glGetPerfMonitorCounterInfoAMD(GLuint grp,
                                                       void *data) {
   catalog();
   if (!valid_counter(grp, counter)) {
-    set_error(GL_INVALID_VALUE);
+    gld_set_error(GL_INVALID_VALUE);
     return;
   }
   if (pname != GL_COUNTER_TYPE_AMD && pname != GL_COUNTER_RANGE_AMD) {
-    set_error(GL_INVALID_ENUM);
+    gld_set_error(GL_INVALID_ENUM);
     return;
   }
   if (!data) {
-    set_error(GL_INVALID_VALUE);
+    gld_set_error(GL_INVALID_VALUE);
     return;
   }
   if (pname == GL_COUNTER_TYPE_AMD) {
@@ -503,7 +309,7 @@ EXPORT void GLAPIENTRY glGetPerfMonitorCounterInfoAMD(GLuint grp,
 
 EXPORT void GLAPIENTRY glGenPerfMonitorsAMD(GLsizei n, GLuint *monitors) {
   if (n < 0 || (n > 0 && !monitors)) {
-    set_error(GL_INVALID_VALUE);
+    gld_set_error(GL_INVALID_VALUE);
     return;
   }
   pthread_mutex_lock(&mon_lock);
@@ -516,7 +322,7 @@ EXPORT void GLAPIENTRY glGenPerfMonitorsAMD(GLsizei n, GLuint *monitors) {
                          : NULL;
     if (!grown) { /* names left as they were */
       pthread_mutex_unlock(&mon_lock);
-      set_error(GL_OUT_OF_MEMORY);
+      gld_set_error(GL_OUT_OF_MEMORY);
       return;
     }
     mons = grown, cap_mons = cap;
@@ -533,33 +339,33 @@ EXPORT void GLAPIENTRY glGenPerfMonitorsAMD(GLsizei n, GLuint *monitors) {
 static void end_queries(monitor *m) {
   for (int s = 0; s < SRC_TIME; s++)
     if (m->needs & (1u << s))
-      real.EndQuery(src_target[s]);
+      gld_real.EndQuery(src_target[s]);
   if (m->needs & (1u << SRC_TIME))
-    real.QueryCounter(m->q[NUM_SRC], GL_TIMESTAMP);
+    gld_real.QueryCounter(m->q[NUM_SRC], GL_TIMESTAMP);
 }
 
 EXPORT void GLAPIENTRY glDeletePerfMonitorsAMD(GLsizei n, GLuint *monitors) {
   if (n < 0 || (n > 0 && !monitors)) {
-    set_error(GL_INVALID_VALUE);
+    gld_set_error(GL_INVALID_VALUE);
     return;
   }
   pthread_mutex_lock(&mon_lock);
   for (GLsizei i = 0; i < n; i++)
     if (!lookup(monitors[i])) {
       pthread_mutex_unlock(&mon_lock);
-      set_error(GL_INVALID_VALUE); /* and nothing is deleted */
+      gld_set_error(GL_INVALID_VALUE); /* and nothing is deleted */
       return;
     }
   for (GLsizei i = 0; i < n; i++) {
     monitor *m = lookup(monitors[i]);
     if (!m)
       continue; /* named twice in the list */
-    if (real_ready()) {
+    if (gld_real_ready()) {
       if (monitors[i] == active_id)
         end_queries(m);
       for (int k = 0; k <= NUM_SRC; k++)
         if (m->q[k])
-          real.DeleteQueries(1, &m->q[k]);
+          gld_real.DeleteQueries(1, &m->q[k]);
     }
     if (monitors[i] == active_id)
       active_id = 0;
@@ -587,7 +393,7 @@ EXPORT void GLAPIENTRY glSelectPerfMonitorCountersAMD(GLuint id,
     err = GL_INVALID_OPERATION;
   if (err) {
     pthread_mutex_unlock(&mon_lock);
-    set_error(err);
+    gld_set_error(err);
     return;
   }
   for (GLint i = 0; i < numCounters; i++) {
@@ -608,9 +414,9 @@ static int context_has(uint32_t needs) {
   int want_stats = (needs & ~(1u << SRC_TIME)) != 0;
   int want_time = (needs & (1u << SRC_TIME)) != 0;
   GLint n = 0;
-  real.GetIntegerv(GL_NUM_EXTENSIONS, &n);
+  gld_real.GetIntegerv(GL_NUM_EXTENSIONS, &n);
   for (GLint i = 0; i < n && (want_stats || want_time); i++) {
-    const char *e = (const char *)real.GetStringi(GL_EXTENSIONS, (GLuint)i);
+    const char *e = (const char *)gld_real.GetStringi(GL_EXTENSIONS, (GLuint)i);
     if (!e)
       break;
     if (!strcmp(e, "GL_ARB_pipeline_statistics_query"))
@@ -629,7 +435,7 @@ EXPORT void GLAPIENTRY glBeginPerfMonitorAMD(GLuint id) {
   uint32_t needs = 0;
   if (!m)
     err = GL_INVALID_VALUE;
-  else if (active_id != 0 || m->nsel > MAX_ACTIVE || !real_ready())
+  else if (active_id != 0 || m->nsel > MAX_ACTIVE || !gld_real_ready())
     err = GL_INVALID_OPERATION;
   else {
     needs = needs_of(m);
@@ -638,24 +444,24 @@ EXPORT void GLAPIENTRY glBeginPerfMonitorAMD(GLuint id) {
     for (int s = 0; !err && s < SRC_TIME; s++) {
       GLint cur = 0;
       if (needs & (1u << s))
-        real.GetQueryiv(src_target[s], GL_CURRENT_QUERY, &cur);
+        gld_real.GetQueryiv(src_target[s], GL_CURRENT_QUERY, &cur);
       if (cur != 0)
         err = GL_INVALID_OPERATION; /* the program holds that target */
     }
   }
   if (err) {
     pthread_mutex_unlock(&mon_lock);
-    set_error(err);
+    gld_set_error(err);
     return;
   }
   for (int k = 0; k <= NUM_SRC; k++)
     if (!m->q[k] && (needs & (1u << (k == NUM_SRC ? SRC_TIME : k))))
-      real.GenQueries(1, &m->q[k]);
+      gld_real.GenQueries(1, &m->q[k]);
   if (needs & (1u << SRC_TIME))
-    real.QueryCounter(m->q[SRC_TIME], GL_TIMESTAMP);
+    gld_real.QueryCounter(m->q[SRC_TIME], GL_TIMESTAMP);
   for (int s = 0; s < SRC_TIME; s++)
     if (needs & (1u << s))
-      real.BeginQuery(src_target[s], m->q[s]);
+      gld_real.BeginQuery(src_target[s], m->q[s]);
   m->needs = needs;
   m->state = M_ACTIVE;
   m->have_values = 0;
@@ -676,7 +482,7 @@ EXPORT void GLAPIENTRY glEndPerfMonitorAMD(GLuint id) {
   }
   pthread_mutex_unlock(&mon_lock);
   if (err)
-    set_error(err);
+    gld_set_error(err);
 }
 
 /* ---- Results ---- */
@@ -691,7 +497,7 @@ static int fetch(monitor *m, int wait) {
     if (!(m->needs & (1u << s)))
       continue;
     GLuint avail = 0;
-    real.GetQueryObjectuiv(m->q[k], GL_QUERY_RESULT_AVAILABLE, &avail);
+    gld_real.GetQueryObjectuiv(m->q[k], GL_QUERY_RESULT_AVAILABLE, &avail);
     if (!avail)
       return 0;
   }
@@ -699,7 +505,7 @@ static int fetch(monitor *m, int wait) {
     int s = k == NUM_SRC ? SRC_TIME : k;
     GLuint64 v = 0;
     if (m->needs & (1u << s))
-      real.GetQueryObjectui64v(m->q[k], GL_QUERY_RESULT, &v);
+      gld_real.GetQueryObjectui64v(m->q[k], GL_QUERY_RESULT, &v);
     m->raw[k] = v;
   }
   m->have_values = 1;
@@ -746,11 +552,11 @@ EXPORT void GLAPIENTRY glGetPerfMonitorCounterDataAMD(GLuint id, GLenum pname,
            pname != GL_PERFMON_RESULT_SIZE_AMD &&
            pname != GL_PERFMON_RESULT_AMD)
     err = GL_INVALID_ENUM;
-  else if (m->state == M_ENDED && !real_ready())
+  else if (m->state == M_ENDED && !gld_real_ready())
     err = GL_INVALID_OPERATION;
   if (err) {
     pthread_mutex_unlock(&mon_lock);
-    set_error(err);
+    gld_set_error(err);
     return;
   }
   int ended = m->state == M_ENDED;
@@ -777,66 +583,4 @@ EXPORT void GLAPIENTRY glGetPerfMonitorCounterDataAMD(GLuint id, GLenum pname,
       *bytesWritten = written;
   }
   pthread_mutex_unlock(&mon_lock);
-}
-
-/* ---- GetProcAddress ---- */
-
-static const struct {
-  const char *name;
-  gld_proc fn;
-} own[] = {
-    {"glGetPerfMonitorGroupsAMD", (gld_proc)glGetPerfMonitorGroupsAMD},
-    {"glGetPerfMonitorCountersAMD", (gld_proc)glGetPerfMonitorCountersAMD},
-    {"glGetPerfMonitorGroupStringAMD",
-     (gld_proc)glGetPerfMonitorGroupStringAMD},
-    {"glGetPerfMonitorCounterStringAMD",
-     (gld_proc)glGetPerfMonitorCounterStringAMD},
-    {"glGetPerfMonitorCounterInfoAMD",
-     (gld_proc)glGetPerfMonitorCounterInfoAMD},
-    {"glGenPerfMonitorsAMD", (gld_proc)glGenPerfMonitorsAMD},
-    {"glDeletePerfMonitorsAMD", (gld_proc)glDeletePerfMonitorsAMD},
-    {"glSelectPerfMonitorCountersAMD",
-     (gld_proc)glSelectPerfMonitorCountersAMD},
-    {"glBeginPerfMonitorAMD", (gld_proc)glBeginPerfMonitorAMD},
-    {"glEndPerfMonitorAMD", (gld_proc)glEndPerfMonitorAMD},
-    {"glGetPerfMonitorCounterDataAMD",
-     (gld_proc)glGetPerfMonitorCounterDataAMD},
-    {"glGetString", (gld_proc)glGetString},
-    {"glGetStringi", (gld_proc)glGetStringi},
-    {"glGetIntegerv", (gld_proc)glGetIntegerv},
-    {"glGetError", (gld_proc)glGetError},
-};
-
-static gld_proc own_proc(const char *name) {
-  if (!name)
-    return NULL;
-  for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
-    if (strcmp(own[i].name, name) == 0)
-      return own[i].fn;
-  return NULL;
-}
-
-/* Ours for our names, else what the next definition of self returns. */
-static gld_proc chain_gpa(const char *self, void *self_addr, const char *name) {
-  gld_proc p = own_proc(name);
-  if (p)
-    return p;
-  void *next = dlsym(RTLD_NEXT, self);
-  if (!next || next == self_addr)
-    return NULL;
-  return ((gld_egpa)next)(name);
-}
-
-EXPORT gld_proc glXGetProcAddressARB(const GLubyte *name) {
-  return chain_gpa("glXGetProcAddressARB", (void *)glXGetProcAddressARB,
-                   (const char *)name);
-}
-
-EXPORT gld_proc glXGetProcAddress(const GLubyte *name) {
-  return chain_gpa("glXGetProcAddress", (void *)glXGetProcAddress,
-                   (const char *)name);
-}
-
-EXPORT gld_proc eglGetProcAddress(const char *name) {
-  return chain_gpa("eglGetProcAddress", (void *)eglGetProcAddress, name);
 }
