@@ -189,7 +189,8 @@ TEST(gl_double_errors_as_specified) {
   static const char *const invalid_operation[] = {
       "err_end_not_started",    "err_data_null",
       "err_begin_while_active", "err_end_other_than_active",
-      "err_begin_too_many",     "err_begin_target_busy"};
+      "err_begin_too_many",     "err_begin_target_busy",
+      "err_end_straddled",      "err_end_query_not_begun"};
   for (size_t i = 0; i < sizeof(invalid_value) / sizeof(*invalid_value); i++)
     if (num(out, invalid_value[i]) != 0x501)
       gp_test_fail(__FILE__, __LINE__, "%s: 0x%llx, not GL_INVALID_VALUE",
@@ -204,6 +205,11 @@ TEST(gl_double_errors_as_specified) {
   ASSERT_EQ(num(out, "err_end_active"), 0);
   ASSERT_EQ(num(out, "err_select_many"), 0);
   ASSERT_EQ(num(out, "err_delete_ok"), 0);
+  /* The program's straddling query was its own to end; the monitor that
+   * it straddled has no result rather than a wrong one. */
+  ASSERT_EQ(num(out, "err_own_query_after_straddle"), 0);
+  ASSERT_EQ(num(out, "straddled_size"), 0);
+  ASSERT_EQ(num(out, "err_end_after_not_begun"), 0);
   ASSERT_EQ(num(out, "final_error"), 0);
   free(out);
 }
@@ -249,6 +255,10 @@ TEST(gl_double_monitor_values) {
   ASSERT_EQ(num(out, "done"), 1);
   check_monitor(out, "a", N1);
   check_monitor(out, "b", N2);
+  /* b's middle 5 triangles were inside the program's own queries of the
+   * targets the monitor counts: both count them whole. */
+  ASSERT_EQ(num(out, "b.own_prims"), 5);
+  ASSERT_EQ(num(out, "b.own_frags"), 5 * SCISSOR * SCISSOR);
   free(out);
 }
 

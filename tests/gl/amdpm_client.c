@@ -217,6 +217,12 @@ static int find(const char *want, GLuint *group, GLuint *counter) {
   return 0;
 }
 
+static GLuint query_data_early(GLuint m) {
+  GLuint v = 12345;
+  GetCounterData(m, GL_PERFMON_RESULT_SIZE_AMD, sizeof(v), &v, NULL);
+  return v;
+}
+
 static void error_is(const char *what) {
   printf("err_%s 0x%x\n", what, glGetError());
 }
@@ -289,6 +295,20 @@ static void errors(void) {
   BeginMonitor(m[0]);
   error_is("begin_target_busy");
   glEndQuery(GL_PRIMITIVES_SUBMITTED_ARB);
+  /* The program's query begun inside the monitor and ended after it. */
+  BeginMonitor(m[0]);
+  glBeginQuery(GL_PRIMITIVES_SUBMITTED_ARB, own);
+  EndMonitor(m[0]);
+  error_is("end_straddled");
+  glEndQuery(GL_PRIMITIVES_SUBMITTED_ARB);
+  error_is("own_query_after_straddle");
+  printf("straddled_size %u\n", query_data_early(m[0]));
+  /* Ending a query the program did not begin, while the monitor counts. */
+  BeginMonitor(m[0]);
+  glEndQuery(GL_PRIMITIVES_SUBMITTED_ARB);
+  error_is("end_query_not_begun");
+  EndMonitor(m[0]);
+  error_is("end_after_not_begun");
   glDeleteQueries(1, &own);
   error_is("select_many");
   BeginMonitor(m[1]);
@@ -368,8 +388,10 @@ static GLuint query_data(GLuint m, GLenum pname) {
 
 /* One monitor around `triangles` triangles; prints what it reads as
  * "TAG.NAME VALUE", and the time between the client's own GL_TIMESTAMP
- * queries just inside the monitor. */
-static void measure(const char *tag, int triangles) {
+ * queries just inside the monitor. With nest, the middle `nest`
+ * triangles are drawn inside the client's own primitives-submitted and
+ * fragment-shader-invocations queries (TAG.own_prims, TAG.own_frags). */
+static void measure(const char *tag, int triangles, int nest) {
   GLuint m, g[NUM_MEASURED], c[NUM_MEASURED];
   GenMonitors(1, &m);
   for (int i = 0; i < NUM_MEASURED; i++) {
@@ -386,7 +408,20 @@ static void measure(const char *tag, int triangles) {
   glGenQueries(2, stamps);
   BeginMonitor(m);
   glQueryCounter(stamps[0], GL_TIMESTAMP);
-  glDrawArrays(GL_TRIANGLES, 0, 3 * triangles);
+  GLuint own[2];
+  glGenQueries(2, own);
+  if (nest) {
+    int before = (triangles - nest) / 2;
+    glDrawArrays(GL_TRIANGLES, 0, 3 * before);
+    glBeginQuery(GL_PRIMITIVES_SUBMITTED_ARB, own[0]);
+    glBeginQuery(GL_FRAGMENT_SHADER_INVOCATIONS_ARB, own[1]);
+    glDrawArrays(GL_TRIANGLES, 0, 3 * nest);
+    glEndQuery(GL_PRIMITIVES_SUBMITTED_ARB);
+    glEndQuery(GL_FRAGMENT_SHADER_INVOCATIONS_ARB);
+    glDrawArrays(GL_TRIANGLES, 0, 3 * (triangles - nest - before));
+  } else {
+    glDrawArrays(GL_TRIANGLES, 0, 3 * triangles);
+  }
   glQueryCounter(stamps[1], GL_TIMESTAMP);
   EndMonitor(m);
   printf("%s.error 0x%x\n", tag, glGetError());
@@ -430,6 +465,14 @@ static void measure(const char *tag, int triangles) {
   glGetQueryObjectui64v(stamps[0], GL_QUERY_RESULT, &t0);
   glGetQueryObjectui64v(stamps[1], GL_QUERY_RESULT, &t1);
   printf("%s.inner_ns %" PRId64 "\n", tag, (int64_t)(t1 - t0));
+  if (nest) {
+    GLuint64 p = 0, f = 0;
+    glGetQueryObjectui64v(own[0], GL_QUERY_RESULT, &p);
+    glGetQueryObjectui64v(own[1], GL_QUERY_RESULT, &f);
+    printf("%s.own_prims %" PRIu64 "\n%s.own_frags %" PRIu64 "\n", tag,
+           (uint64_t)p, tag, (uint64_t)f);
+  }
+  glDeleteQueries(2, own);
 
   /* A new selection invalidates the results. */
   SelectCounters(m, GL_FALSE, g[0], 1, &c[0]);
@@ -481,8 +524,8 @@ int main(int argc, char **argv) {
   enumerate();
   errors();
   setup(n1 > n2 ? n1 : n2);
-  measure("a", n1);
-  measure("b", n2);
+  measure("a", n1, 0);
+  measure("b", n2, 5);
   printf("final_error 0x%x\ndone 1\n", glGetError());
   eglMakeCurrent(d, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
   eglDestroyContext(d, core);

@@ -14,11 +14,12 @@
  *
  * What it adds. "GL_AMD_performance_monitor" in glGetString(GL_EXTENSIONS)
  * (compatibility contexts) and as the last of glGetStringi(GL_EXTENSIONS,
- * i) / glGetIntegerv(GL_NUM_EXTENSIONS) (every context), for desktop GL
- * contexts only (not OpenGL ES). The 11 entry points are exported and are
- * returned by the wrapped glXGetProcAddress, glXGetProcAddressARB and
- * eglGetProcAddress, as are its glGetString, glGetStringi, glGetIntegerv
- * and glGetError. Each wrapper chains to the next definition
+ * i) / glGetIntegerv(GL_NUM_EXTENSIONS) (core and compatibility), for
+ * desktop GL contexts only (not OpenGL ES). The 11 entry points are
+ * exported and are returned by the wrapped glXGetProcAddress,
+ * glXGetProcAddressARB and eglGetProcAddress, as are its glGetString,
+ * glGetStringi, glGetIntegerv, glGetError, glBeginQuery, glEndQuery and
+ * glDeleteQueries. Each wrapper chains to the next definition
  * (dlsym(RTLD_NEXT)), so another interposer before or after it in
  * LD_PRELOAD still sees every call; names it does not own get what the
  * next glXGetProcAddress(ARB)/eglGetProcAddress returns. Its errors are
@@ -64,15 +65,34 @@
  * group then counter id, whole entries up to dataSize; like GL's own
  * GL_QUERY_RESULT it waits for the driver when read before available.
  *
+ * The program's own queries. GL allows one active query per target, and
+ * a real driver's monitors use no GL query at all, so the double lets
+ * the program's queries of the targets it uses go first: it wraps
+ * glBeginQuery, glEndQuery and glDeleteQueries (exported and through
+ * GetProcAddress). A program's query begun inside an active monitor
+ * ends the monitor's own query of that target; the program's query then
+ * counts for both (the double reads its result too, before the program
+ * reuses or deletes it, waiting for it if need be), and the monitor's
+ * own resumes at the program's glEndQuery. So a program (or
+ * libgpuperf-gl.so, placed before the double in LD_PRELOAD) may take
+ * per-frame pipeline statistics inside monitors. Two cases cannot be
+ * counted and are refused: Begin while the program holds a target the
+ * monitor needs (INVALID_OPERATION: the specification's "unable to
+ * begin monitoring"), and End while a program's query begun inside the
+ * monitor is still active (INVALID_OPERATION at End, and the monitor
+ * has no result rather than a wrong one). glEndQuery of a target that
+ * only the monitor holds is the program's INVALID_OPERATION. Queries
+ * begun around the wrappers (glBeginQueryIndexed, glBeginQueryARB) are
+ * not seen.
+ *
  * Limits, chosen where the specification says nothing: monitor names are
  * process-wide (not per context) and must be used in the context that
  * began them; SelectPerfMonitorCountersAMD on the active monitor and an
  * End of a monitor other than the active one are INVALID_OPERATION;
  * Begin/End/GetPerfMonitorCounterData of a name that is not a monitor are
- * INVALID_VALUE; Begin is INVALID_OPERATION when a query target it needs
- * is already active (the program's own query of that target). Loaders
- * that dlopen libGL and dlsym core functions (libepoxy) bypass the
- * wrapped glGetString/glGetStringi/glGetIntegerv/glGetError.
+ * INVALID_VALUE. Loaders that dlopen libGL and dlsym core functions
+ * (libepoxy) bypass the wrapped glGetString, glGetStringi,
+ * glGetIntegerv, glGetError and query functions.
  */
 #include "amdpm.h"
 
@@ -163,22 +183,42 @@ static GLint max_active(GLuint g) {
 /* ---- Monitors ---- */
 
 enum { M_IDLE, M_ACTIVE, M_ENDED };
+#define NUM_TARGETS SRC_TIME /* the sources that are query targets */
+
+/* A query whose count is part of a monitor's: the double's own, or the
+ * program's own query of the same target, begun while the monitor was
+ * active (GL allows one active query per target). */
+typedef struct seg {
+  GLuint q;
+  uint8_t own;  /* ours (deleted with the monitor); else borrowed */
+  uint8_t have; /* v read */
+  uint64_t v;
+} seg;
+
+typedef struct chain {
+  seg *s;
+  uint32_t n, cap;
+} chain;
 
 typedef struct monitor {
   uint8_t live;
   uint8_t state;
   uint8_t have_values;
+  GLenum lost; /* why the active monitor cannot give a result, or 0 */
   uint32_t nsel;
-  uint64_t sel[2];       /* bit i: hardware counter i selected */
-  uint32_t needs;        /* sources begun at the last Begin (1 << SRC_*) */
-  GLuint q[NUM_SRC + 1]; /* per source; SRC_TIME and NUM_SRC: 2 stamps */
-  uint64_t raw[NUM_SRC + 1];
+  uint64_t sel[2]; /* bit i: hardware counter i selected */
+  uint32_t needs;  /* sources begun at the last Begin (1 << SRC_*) */
+  chain c[NUM_TARGETS];
+  GLuint stamp[2]; /* GL_TIMESTAMP queries at Begin and End */
+  uint64_t sum[NUM_TARGETS], t[2];
 } monitor;
 
 static pthread_mutex_t mon_lock = PTHREAD_MUTEX_INITIALIZER;
 static monitor *mons; /* mons[id - 1] */
 static size_t num_mons, cap_mons;
 static GLuint active_id;
+static GLuint app_q[NUM_TARGETS]; /* the program's active query per target */
+static size_t unread_borrowed;    /* borrowed segments not read yet */
 
 static monitor *lookup(GLuint id) {
   return id >= 1 && id <= num_mons && mons[id - 1].live ? &mons[id - 1] : NULL;
@@ -194,6 +234,156 @@ static uint32_t needs_of(const monitor *m) {
     if (selected(m, c) && model_of[c] >= 0)
       needs |= 1u << models[model_of[c]].src;
   return needs;
+}
+
+/* ---- Query segments ---- */
+
+/* Appends a segment to c; 0 when out of memory. */
+static int push_seg(chain *c, GLuint q, int own) {
+  if (c->n == c->cap) {
+    uint32_t cap = c->cap ? 2 * c->cap : 4;
+    seg *grown = cap > c->cap ? realloc(c->s, cap * sizeof(seg)) : NULL;
+    if (!grown)
+      return 0;
+    c->s = grown, c->cap = cap;
+  }
+  c->s[c->n++] = (seg){.q = q, .own = (uint8_t)own};
+  return 1;
+}
+
+/* Opens a segment of ours on target s of the active monitor m. */
+static void open_own(monitor *m, int s) {
+  GLuint q = 0;
+  gld_real.GenQueries(1, &q);
+  if (!push_seg(&m->c[s], q, 1)) {
+    gld_real.DeleteQueries(1, &q);
+    m->lost = GL_OUT_OF_MEMORY;
+    return;
+  }
+  gld_real.BeginQuery(src_target[s], q);
+}
+
+/* Forgets m's segments (its own queries are deleted). */
+static void drop_segs(monitor *m) {
+  for (int s = 0; s < NUM_TARGETS; s++) {
+    for (uint32_t i = 0; i < m->c[s].n; i++) {
+      seg *g = &m->c[s].s[i];
+      if (g->own)
+        gld_real.DeleteQueries(1, &g->q);
+      else if (!g->have)
+        unread_borrowed--;
+    }
+    m->c[s].n = 0;
+  }
+  m->have_values = 0;
+}
+
+/* Reads segment g's value, waiting for it if need be. */
+static void read_seg(seg *g) {
+  GLuint64 v = 0;
+  gld_real.GetQueryObjectui64v(g->q, GL_QUERY_RESULT, &v);
+  g->v = v;
+  g->have = 1;
+  if (!g->own)
+    unread_borrowed--;
+}
+
+/* Before the program reuses or deletes its queries: reads every
+ * borrowed segment not read yet that is query q (or all, for q 0), so
+ * that a monitor keeps the count it had. Linear in the live monitors'
+ * segments, and only while some are unread. */
+static void settle_borrowed(GLuint q) {
+  for (size_t i = 0; unread_borrowed && i < num_mons; i++)
+    for (int s = 0; mons[i].live && s < NUM_TARGETS; s++)
+      for (uint32_t k = 0; k < mons[i].c[s].n; k++) {
+        seg *g = &mons[i].c[s].s[k];
+        if (!g->own && !g->have && (q == 0 || g->q == q) && g->q != app_q[s])
+          read_seg(g);
+      }
+}
+
+static int target_index(GLenum target) {
+  for (int s = 0; s < NUM_TARGETS; s++)
+    if (src_target[s] == target)
+      return s;
+  return -1;
+}
+
+/* The active monitor if it counts target s, else NULL. */
+static monitor *counting(int s) {
+  monitor *m = active_id ? lookup(active_id) : NULL;
+  return m && (m->needs & (1u << s)) ? m : NULL;
+}
+
+/* The program's query of a target the active monitor counts: the
+ * monitor's own query yields to it and its count joins the monitor's,
+ * and the monitor's resumes at the program's glEndQuery. */
+EXPORT void GLAPIENTRY glBeginQuery(GLenum target, GLuint id) {
+  int s = target_index(target);
+  if (!gld_real_ready())
+    return;
+  if (s < 0) {
+    gld_real.BeginQuery(target, id);
+    return;
+  }
+  pthread_mutex_lock(&mon_lock);
+  settle_borrowed(id);
+  monitor *m = counting(s);
+  int ours = m && app_q[s] == 0; /* our segment is open on the target */
+  if (ours)
+    gld_real.EndQuery(target);
+  gld_real.BeginQuery(target, id);
+  GLint cur = 0;
+  gld_real.GetQueryiv(target, GL_CURRENT_QUERY, &cur);
+  if (id != 0 && (GLuint)cur == id && ours) {
+    app_q[s] = id;
+    if (push_seg(&m->c[s], id, 0))
+      unread_borrowed++;
+    else
+      m->lost = GL_OUT_OF_MEMORY;
+  } else if (id != 0 && (GLuint)cur == id) {
+    app_q[s] = id;
+  } else if (ours) {
+    open_own(m, s); /* the program's Begin failed: ours counts on */
+  }
+  pthread_mutex_unlock(&mon_lock);
+}
+
+EXPORT void GLAPIENTRY glEndQuery(GLenum target) {
+  int s = target_index(target);
+  if (!gld_real_ready())
+    return;
+  if (s < 0) {
+    gld_real.EndQuery(target);
+    return;
+  }
+  pthread_mutex_lock(&mon_lock);
+  monitor *m = counting(s);
+  if (m && app_q[s] == 0) {
+    /* The active query is the monitor's: the program has none. */
+    pthread_mutex_unlock(&mon_lock);
+    gld_set_error(GL_INVALID_OPERATION);
+    return;
+  }
+  gld_real.EndQuery(target);
+  if (app_q[s]) {
+    app_q[s] = 0;
+    if (m)
+      open_own(m, s);
+  }
+  pthread_mutex_unlock(&mon_lock);
+}
+
+/* Borrowed queries are read before the program deletes any query (this
+ * may wait for them). */
+EXPORT void GLAPIENTRY glDeleteQueries(GLsizei n, const GLuint *ids) {
+  if (!gld_real_ready())
+    return;
+  pthread_mutex_lock(&mon_lock);
+  if (n > 0 && ids && unread_borrowed)
+    settle_borrowed(0);
+  pthread_mutex_unlock(&mon_lock);
+  gld_real.DeleteQueries(n, ids);
 }
 
 /* ---- Enumeration ---- */
@@ -335,13 +525,20 @@ EXPORT void GLAPIENTRY glGenPerfMonitorsAMD(GLsizei n, GLuint *monitors) {
   pthread_mutex_unlock(&mon_lock);
 }
 
-/* Ends m's driver queries (the monitor is active). */
-static void end_queries(monitor *m) {
-  for (int s = 0; s < SRC_TIME; s++)
-    if (m->needs & (1u << s))
-      gld_real.EndQuery(src_target[s]);
+/* Ends the active monitor m's queries; 0 when the program holds a
+ * target m counts (its query began inside m and has not ended). */
+static int end_queries(monitor *m) {
+  int whole = 1;
+  for (int s = 0; s < NUM_TARGETS; s++)
+    if (m->needs & (1u << s)) {
+      if (app_q[s])
+        whole = 0;
+      else
+        gld_real.EndQuery(src_target[s]);
+    }
   if (m->needs & (1u << SRC_TIME))
-    gld_real.QueryCounter(m->q[NUM_SRC], GL_TIMESTAMP);
+    gld_real.QueryCounter(m->stamp[1], GL_TIMESTAMP);
+  return whole;
 }
 
 EXPORT void GLAPIENTRY glDeletePerfMonitorsAMD(GLsizei n, GLuint *monitors) {
@@ -363,12 +560,15 @@ EXPORT void GLAPIENTRY glDeletePerfMonitorsAMD(GLsizei n, GLuint *monitors) {
     if (gld_real_ready()) {
       if (monitors[i] == active_id)
         end_queries(m);
-      for (int k = 0; k <= NUM_SRC; k++)
-        if (m->q[k])
-          gld_real.DeleteQueries(1, &m->q[k]);
+      drop_segs(m);
+      for (int k = 0; k < 2; k++)
+        if (m->stamp[k])
+          gld_real.DeleteQueries(1, &m->stamp[k]);
     }
     if (monitors[i] == active_id)
       active_id = 0;
+    for (int s = 0; s < NUM_TARGETS; s++)
+      free(m->c[s].s);
     memset(m, 0, sizeof(*m));
   }
   pthread_mutex_unlock(&mon_lock);
@@ -404,6 +604,8 @@ EXPORT void GLAPIENTRY glSelectPerfMonitorCountersAMD(GLuint id,
     else if (!enable && selected(m, c))
       m->sel[c / 64] &= ~bit, m->nsel--;
   }
+  if (m->state == M_ENDED && gld_real_ready())
+    drop_segs(m);
   m->state = M_IDLE; /* earlier results are invalidated */
   m->have_values = 0;
   pthread_mutex_unlock(&mon_lock);
@@ -441,11 +643,11 @@ EXPORT void GLAPIENTRY glBeginPerfMonitorAMD(GLuint id) {
     needs = needs_of(m);
     if (needs && !context_has(needs))
       err = GL_INVALID_OPERATION;
-    for (int s = 0; !err && s < SRC_TIME; s++) {
+    for (int s = 0; !err && s < NUM_TARGETS; s++) {
       GLint cur = 0;
       if (needs & (1u << s))
         gld_real.GetQueryiv(src_target[s], GL_CURRENT_QUERY, &cur);
-      if (cur != 0)
+      if (cur != 0 || ((needs & (1u << s)) && app_q[s]))
         err = GL_INVALID_OPERATION; /* the program holds that target */
     }
   }
@@ -454,18 +656,20 @@ EXPORT void GLAPIENTRY glBeginPerfMonitorAMD(GLuint id) {
     gld_set_error(err);
     return;
   }
-  for (int k = 0; k <= NUM_SRC; k++)
-    if (!m->q[k] && (needs & (1u << (k == NUM_SRC ? SRC_TIME : k))))
-      gld_real.GenQueries(1, &m->q[k]);
-  if (needs & (1u << SRC_TIME))
-    gld_real.QueryCounter(m->q[SRC_TIME], GL_TIMESTAMP);
-  for (int s = 0; s < SRC_TIME; s++)
-    if (needs & (1u << s))
-      gld_real.BeginQuery(src_target[s], m->q[s]);
+  drop_segs(m); /* the last session's */
   m->needs = needs;
   m->state = M_ACTIVE;
-  m->have_values = 0;
+  m->lost = 0;
   active_id = id;
+  if (needs & (1u << SRC_TIME)) {
+    for (int k = 0; k < 2; k++)
+      if (!m->stamp[k])
+        gld_real.GenQueries(1, &m->stamp[k]);
+    gld_real.QueryCounter(m->stamp[0], GL_TIMESTAMP);
+  }
+  for (int s = 0; s < NUM_TARGETS; s++)
+    if (needs & (1u << s))
+      open_own(m, s);
   pthread_mutex_unlock(&mon_lock);
 }
 
@@ -476,9 +680,15 @@ EXPORT void GLAPIENTRY glEndPerfMonitorAMD(GLuint id) {
                : id != active_id ? GL_INVALID_OPERATION
                                  : GL_NO_ERROR;
   if (!err) {
-    end_queries(m);
+    if (!end_queries(m) && !m->lost)
+      m->lost = GL_INVALID_OPERATION; /* the program's query straddles End */
     m->state = M_ENDED;
     active_id = 0;
+    if (m->lost) { /* no result rather than a wrong one */
+      err = m->lost;
+      drop_segs(m);
+      m->state = M_IDLE;
+    }
   }
   pthread_mutex_unlock(&mon_lock);
   if (err)
@@ -487,26 +697,39 @@ EXPORT void GLAPIENTRY glEndPerfMonitorAMD(GLuint id) {
 
 /* ---- Results ---- */
 
-/* Reads the driver's results into m->raw. Without wait, reads nothing
+static int available(GLuint q) {
+  GLuint avail = 0;
+  gld_real.GetQueryObjectuiv(q, GL_QUERY_RESULT_AVAILABLE, &avail);
+  return avail != 0;
+}
+
+/* Reads the driver's results into m's sums. Without wait, reads nothing
  * and returns 0 unless every query is available; never waits then. */
 static int fetch(monitor *m, int wait) {
   if (m->have_values)
     return 1;
-  for (int k = 0; k <= NUM_SRC && !wait; k++) {
-    int s = k == NUM_SRC ? SRC_TIME : k;
-    if (!(m->needs & (1u << s)))
-      continue;
-    GLuint avail = 0;
-    gld_real.GetQueryObjectuiv(m->q[k], GL_QUERY_RESULT_AVAILABLE, &avail);
-    if (!avail)
+  int timed = (m->needs & (1u << SRC_TIME)) != 0;
+  if (!wait) {
+    for (int s = 0; s < NUM_TARGETS; s++)
+      for (uint32_t i = 0; i < m->c[s].n; i++)
+        if (!m->c[s].s[i].have && !available(m->c[s].s[i].q))
+          return 0;
+    if (timed && (!available(m->stamp[0]) || !available(m->stamp[1])))
       return 0;
   }
-  for (int k = 0; k <= NUM_SRC; k++) {
-    int s = k == NUM_SRC ? SRC_TIME : k;
-    GLuint64 v = 0;
-    if (m->needs & (1u << s))
-      gld_real.GetQueryObjectui64v(m->q[k], GL_QUERY_RESULT, &v);
-    m->raw[k] = v;
+  for (int s = 0; s < NUM_TARGETS; s++) {
+    m->sum[s] = 0;
+    for (uint32_t i = 0; i < m->c[s].n; i++) {
+      if (!m->c[s].s[i].have)
+        read_seg(&m->c[s].s[i]);
+      m->sum[s] += m->c[s].s[i].v;
+    }
+  }
+  for (int k = 0; k < 2; k++) {
+    GLuint64 t = 0;
+    if (timed)
+      gld_real.GetQueryObjectui64v(m->stamp[k], GL_QUERY_RESULT, &t);
+    m->t[k] = t;
   }
   m->have_values = 1;
   return 1;
@@ -517,11 +740,11 @@ static uint64_t value_of(const monitor *m, uint32_t c) {
   if (model_of[c] < 0)
     return 0;
   const model *md = &models[model_of[c]];
-  uint64_t raw = m->raw[md->src];
-  if (md->src == SRC_TIME) {
-    uint64_t t0 = m->raw[SRC_TIME], t1 = m->raw[NUM_SRC];
-    raw = t1 > t0 ? t1 - t0 : 0;
-  }
+  uint64_t raw;
+  if (md->src == SRC_TIME)
+    raw = m->t[1] > m->t[0] ? m->t[1] - m->t[0] : 0;
+  else
+    raw = m->sum[md->src];
   return raw / md->den * md->num + raw % md->den * md->num / md->den;
 }
 

@@ -203,6 +203,9 @@ static const struct {
     {"glGetStringi", (gld_proc)glGetStringi},
     {"glGetIntegerv", (gld_proc)glGetIntegerv},
     {"glGetError", (gld_proc)glGetError},
+    {"glBeginQuery", (gld_proc)glBeginQuery},
+    {"glEndQuery", (gld_proc)glEndQuery},
+    {"glDeleteQueries", (gld_proc)glDeleteQueries},
 };
 
 static gld_proc own_proc(const char *name) {
