@@ -5,6 +5,8 @@
 #                                          extension over llvmpipe
 #   $(BUILD)/tests/gl-amdpm-client         a GL program written from the
 #                                          extension's specification
+#   $(BUILD)/tests/libgl-tap.so            another GL interposer, put
+#                                          before or after the double
 #
 # Both are preloaded into or run as programs that are not ours, so they
 # are built without sanitizers even in build-asan (an ASan library cannot
@@ -18,11 +20,12 @@ GLD_HAVE := $(if $(wildcard /usr/include/GL/glext.h),$(if $(wildcard /usr/includ
 ifeq ($(GLD_HAVE),yes)
 GLD_LIB = $(BUILD)/tests/libgl-amdpm-double.so
 GLD_CLIENT = $(BUILD)/tests/gl-amdpm-client
+GLD_TAP = $(BUILD)/tests/libgl-tap.so
 GLD_CFLAGS = -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) -fPIC -fvisibility=hidden \
              -Iinclude -Isrc -MMD -MP $(CFLAGS)
 
-tests: $(GLD_LIB) $(GLD_CLIENT)
-test: $(GLD_LIB) $(GLD_CLIENT)
+tests: $(GLD_LIB) $(GLD_CLIENT) $(GLD_TAP)
+test: $(GLD_LIB) $(GLD_CLIENT) $(GLD_TAP)
 
 $(BUILD)/gl-obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -34,6 +37,11 @@ $(GLD_LIB): $(BUILD)/gl-obj/tests/gl/amdpm_double.o $(BUILD)/gl-obj/tests/gl/amd
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $^ -ldl -lpthread
+
+$(GLD_TAP): $(BUILD)/gl-obj/tests/gl/gltap.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $^ -ldl
 
 $(GLD_CLIENT): $(BUILD)/gl-obj/tests/gl/amdpm_client.o
 	@mkdir -p $(@D)

@@ -303,3 +303,50 @@ TEST(gl_double_glxinfo_lists_it) {
   ASSERT_EQ(with[1], 1);
   ASSERT_EQ(with[2], 0);
 }
+
+/* The count on line KEY of file path, or -1. */
+static long long file_num(const char *path, const char *key) {
+  FILE *f = fopen(path, "r");
+  char line[128];
+  long long v = -1;
+  size_t n = strlen(key);
+  while (f && fgets(line, sizeof(line), f))
+    if (!strncmp(line, key, n) && line[n] == ' ')
+      v = strtoll(line + n + 1, NULL, 10);
+  if (f)
+    fclose(f);
+  return v;
+}
+
+/* With another interposer before and after it in LD_PRELOAD: the client
+ * still sees the extension and right values, and the other still sees
+ * the client's calls (and, after the double, the double's own too). */
+TEST(gl_double_with_another_interposer) {
+  char client[512], lib[512], tap[512], cmd[2048];
+  built("gl-amdpm-client", client, sizeof(client));
+  built("libgl-amdpm-double.so", lib, sizeof(lib));
+  built("libgl-tap.so", tap, sizeof(tap));
+  const char *counts = gp_test_path(1, "tap.txt");
+  for (int tap_first = 1; tap_first >= 0; tap_first--) {
+    remove(counts);
+    snprintf(cmd, sizeof(cmd), "GLTAP_OUT='%s' LD_PRELOAD='%s:%s' '%s' %d %d",
+             counts, tap_first ? tap : lib, tap_first ? lib : tap, client, N1,
+             N2);
+    char *out = run(cmd);
+    ASSERT_EQ(num(out, "done"), 1);
+    ASSERT_EQ(num(out, "procs_same_everywhere"), 1);
+    ASSERT_EQ(num(out, "other_names_chained"), 1);
+    check_monitor(out, "a", N1);
+    check_monitor(out, "b", N2);
+    ASSERT_EQ(num(out, "b.own_prims"), 5);
+    long long client_begins = num(out, "client_begin_queries");
+    long long seen = file_num(counts, "glBeginQuery");
+    ASSERT_GT(client_begins, 0);
+    if (tap_first)
+      ASSERT_EQ(seen, client_begins);
+    else
+      ASSERT_GT(seen, client_begins); /* the double's own queries too */
+    ASSERT_GT(file_num(counts, "glGetString"), 0);
+    free(out);
+  }
+}

@@ -223,6 +223,13 @@ static GLuint query_data_early(GLuint m) {
   return v;
 }
 
+/* glBeginQuery, counted: the tests compare with what an interposer saw. */
+static int begin_queries;
+static void begin_query(GLenum target, GLuint id) {
+  begin_queries++;
+  glBeginQuery(target, id);
+}
+
 static void error_is(const char *what) {
   printf("err_%s 0x%x\n", what, glGetError());
 }
@@ -291,13 +298,13 @@ static void errors(void) {
   SelectCounters(m[0], GL_TRUE, (find("PTB-primitives-binned", &pg, &pc), pg),
                  1, &pc);
   glGenQueries(1, &own);
-  glBeginQuery(GL_PRIMITIVES_SUBMITTED_ARB, own);
+  begin_query(GL_PRIMITIVES_SUBMITTED_ARB, own);
   BeginMonitor(m[0]);
   error_is("begin_target_busy");
   glEndQuery(GL_PRIMITIVES_SUBMITTED_ARB);
   /* The program's query begun inside the monitor and ended after it. */
   BeginMonitor(m[0]);
-  glBeginQuery(GL_PRIMITIVES_SUBMITTED_ARB, own);
+  begin_query(GL_PRIMITIVES_SUBMITTED_ARB, own);
   EndMonitor(m[0]);
   error_is("end_straddled");
   glEndQuery(GL_PRIMITIVES_SUBMITTED_ARB);
@@ -413,8 +420,8 @@ static void measure(const char *tag, int triangles, int nest) {
   if (nest) {
     int before = (triangles - nest) / 2;
     glDrawArrays(GL_TRIANGLES, 0, 3 * before);
-    glBeginQuery(GL_PRIMITIVES_SUBMITTED_ARB, own[0]);
-    glBeginQuery(GL_FRAGMENT_SHADER_INVOCATIONS_ARB, own[1]);
+    begin_query(GL_PRIMITIVES_SUBMITTED_ARB, own[0]);
+    begin_query(GL_FRAGMENT_SHADER_INVOCATIONS_ARB, own[1]);
     glDrawArrays(GL_TRIANGLES, 0, 3 * nest);
     glEndQuery(GL_PRIMITIVES_SUBMITTED_ARB);
     glEndQuery(GL_FRAGMENT_SHADER_INVOCATIONS_ARB);
@@ -526,6 +533,7 @@ int main(int argc, char **argv) {
   setup(n1 > n2 ? n1 : n2);
   measure("a", n1, 0);
   measure("b", n2, 5);
+  printf("client_begin_queries %d\n", begin_queries);
   printf("final_error 0x%x\ndone 1\n", glGetError());
   eglMakeCurrent(d, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
   eglDestroyContext(d, core);
