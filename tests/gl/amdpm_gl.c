@@ -30,30 +30,80 @@ static pthread_mutex_t real_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static gld_proc own_proc(const char *name);
 
+typedef void *(*gld_dlsym_fn)(void *, const char *);
+
+/* dlsym itself, C library's: another interposer may wrap dlsym and hand
+ * out its own wrappers (which would call us back). Through a pointer,
+ * RTLD_NEXT still means "after the caller", and the caller is us. */
+static void *real_dlsym(void *handle, const char *name) {
+  static _Atomic(gld_dlsym_fn) fn;
+  gld_dlsym_fn f = atomic_load(&fn);
+  if (!f) {
+    f = (gld_dlsym_fn)dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.34");
+    if (!f)
+      f = (gld_dlsym_fn)dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.2.5");
+    if (!f)
+      f = dlsym;
+    atomic_store(&fn, f);
+  }
+  return f(handle, name);
+}
+
+/* Name's definition in a GL library already loaded (none is loaded
+ * here), or NULL: for programs and loaders that open libGL or libEGL
+ * themselves with RTLD_LOCAL, out of RTLD_NEXT's reach. */
+static void *from_loaded(const char *name) {
+  static const char *const libs[] = {"libOpenGL.so.0", "libGL.so.1",
+                                     "libGLX.so.0", "libEGL.so.1",
+                                     "libGLESv2.so.2"};
+  void *p = NULL;
+  for (size_t i = 0; !p && i < sizeof(libs) / sizeof(libs[0]); i++) {
+    void *h = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);
+    if (h) {
+      p = real_dlsym(h, name);
+      dlclose(h);
+    }
+  }
+  return p;
+}
+
+/* What a loaded library's own GetProcAddress function self (the GLX or
+ * the EGL one) answers for name, or NULL. */
+static gld_proc loaded_gpa(const char *self, const char *name) {
+  gld_egpa gpa = (gld_egpa)from_loaded(self);
+  return gpa ? gpa(name) : NULL;
+}
+
 /* The next glXGetProcAddressARB / eglGetProcAddress's answer for name,
  * or NULL. */
 static gld_proc next_gpa(const char *name) {
-  gld_gpa gx = (gld_gpa)dlsym(RTLD_NEXT, "glXGetProcAddressARB");
+  gld_gpa gx = (gld_gpa)real_dlsym(RTLD_NEXT, "glXGetProcAddressARB");
   if (gx && (void *)gx != (void *)glXGetProcAddressARB) {
     gld_proc p = gx((const GLubyte *)name);
     if (p)
       return p;
   }
-  gld_egpa eg = (gld_egpa)dlsym(RTLD_NEXT, "eglGetProcAddress");
+  gld_egpa eg = (gld_egpa)real_dlsym(RTLD_NEXT, "eglGetProcAddress");
   if (eg && (void *)eg != (void *)eglGetProcAddress)
     return eg(name);
   return NULL;
 }
 
 /* The next definition of a GL function: the exported one after us, else
- * what the next GetProcAddress returns. Never one of our own (an
- * interposer whose dlsym wrapper loses RTLD_NEXT's caller could hand us
- * ourselves back). */
+ * what the next GetProcAddress returns, else a loaded library's own.
+ * Never one of our own (an interposer whose dlsym wrapper loses
+ * RTLD_NEXT's caller could hand us ourselves back). */
 static void *next_gl(const char *name) {
-  void *p = dlsym(RTLD_NEXT, name);
+  void *p = real_dlsym(RTLD_NEXT, name);
   gld_proc own = own_proc(name);
   if (!p || (own && p == (void *)own))
     p = (void *)next_gpa(name);
+  if (!p || (own && p == (void *)own))
+    p = from_loaded(name);
+  if (!p || (own && p == (void *)own))
+    p = (void *)loaded_gpa("eglGetProcAddress", name);
+  if (!p || (own && p == (void *)own))
+    p = (void *)loaded_gpa("glXGetProcAddressARB", name);
   if (own && p == (void *)own)
     p = NULL;
   return p;
@@ -222,9 +272,9 @@ static gld_proc chain_gpa(const char *self, void *self_addr, const char *name) {
   gld_proc p = own_proc(name);
   if (p)
     return p;
-  void *next = dlsym(RTLD_NEXT, self);
+  void *next = real_dlsym(RTLD_NEXT, self);
   if (!next || next == self_addr)
-    return NULL;
+    return loaded_gpa(self, name); /* the library was opened locally */
   return ((gld_egpa)next)(name);
 }
 
