@@ -7,6 +7,8 @@
 #                                          extension's specification
 #   $(BUILD)/tests/libgl-tap.so            another GL interposer, put
 #                                          before or after the double
+#   $(BUILD)/tests/gl-local-probe          a GL program that opens libEGL
+#                                          itself (RTLD_LOCAL), links none
 #
 # Both are preloaded into or run as programs that are not ours, so they
 # are built without sanitizers even in build-asan (an ASan library cannot
@@ -21,11 +23,12 @@ ifeq ($(GLD_HAVE),yes)
 GLD_LIB = $(BUILD)/tests/libgl-amdpm-double.so
 GLD_CLIENT = $(BUILD)/tests/gl-amdpm-client
 GLD_TAP = $(BUILD)/tests/libgl-tap.so
+GLD_PROBE = $(BUILD)/tests/gl-local-probe
 GLD_CFLAGS = -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) -fPIC -fvisibility=hidden \
              -Iinclude -Isrc -MMD -MP $(CFLAGS)
 
-tests: $(GLD_LIB) $(GLD_CLIENT) $(GLD_TAP)
-test: $(GLD_LIB) $(GLD_CLIENT) $(GLD_TAP)
+tests: $(GLD_LIB) $(GLD_CLIENT) $(GLD_TAP) $(GLD_PROBE)
+test: $(GLD_LIB) $(GLD_CLIENT) $(GLD_TAP) $(GLD_PROBE)
 
 $(BUILD)/gl-obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -42,6 +45,11 @@ $(GLD_TAP): $(BUILD)/gl-obj/tests/gl/gltap.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $^ -ldl
+
+$(GLD_PROBE): $(BUILD)/gl-obj/tests/gl/local_probe.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< -ldl
 
 $(GLD_CLIENT): $(BUILD)/gl-obj/tests/gl/amdpm_client.o
 	@mkdir -p $(@D)

@@ -350,3 +350,23 @@ TEST(gl_double_with_another_interposer) {
     free(out);
   }
 }
+
+/* A program that opens libEGL itself (RTLD_LOCAL) and links no GL
+ * library, out of the double's RTLD_NEXT: the double finds the driver
+ * among the loaded libraries and still adds the extension. */
+TEST(gl_double_libegl_opened_locally) {
+  char probe[512], lib[512], cmd[2048];
+  built("gl-local-probe", probe, sizeof(probe));
+  built("libgl-amdpm-double.so", lib, sizeof(lib));
+  snprintf(cmd, sizeof(cmd), "'%s'", probe);
+  char *out = run(cmd);
+  ASSERT_EQ(num(out, "ext_index"), -1);
+  free(out);
+  snprintf(cmd, sizeof(cmd), "LD_PRELOAD='%s' '%s'", lib, probe);
+  out = run(cmd);
+  ASSERT_EQ(num(out, "global_gpa_is_libegl"), 0);
+  ASSERT(strncmp(value(out, "renderer"), "(null)", 6) != 0);
+  ASSERT_EQ(num(out, "ext_index"), num(out, "num_extensions") - 1);
+  ASSERT_EQ(num(out, "groups"), 12);
+  free(out);
+}
