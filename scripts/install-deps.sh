@@ -32,11 +32,12 @@ PACKAGES="$PACKAGES chromium"
 # tracepoint recorded by a session daemon the bench starts (issue 15).
 PACKAGES="$PACKAGES liblttng-ust-dev lttng-tools"
 PACKAGES="$PACKAGES python3-pytest python3-pandas python3-venv"
-# libgl-dev, libegl-dev: GL and EGL headers and link libraries for the
-# GL_AMD_performance_monitor test double and its GL program (tests/gl);
-# libgl1-mesa-dri, libegl-mesa0: llvmpipe and Mesa's EGL (surfaceless),
-# which they run on.
-PACKAGES="$PACKAGES libgl-dev libegl-dev libgl1-mesa-dri libegl-mesa0"
+# libgl-dev, libegl-dev, libx11-dev: libgpuperf-gl.so and its test
+# programs; libgl1-mesa-dri, libegl-mesa0, libglx-mesa0: Mesa's llvmpipe,
+# the GL driver the tests run on; mesa-utils: glxgears and es2gears_x11,
+# recorded by the tests; libepoxy-dev: the loader test's program.
+PACKAGES="$PACKAGES libgl-dev libegl-dev libx11-dev libgl1-mesa-dri \
+libegl-mesa0 libglx-mesa0 mesa-utils libepoxy-dev"
 
 if [ "${1:-}" = "--list" ]; then
   echo $PACKAGES
