@@ -40,6 +40,9 @@ SAN_LDFLAGS = -fsanitize=address,undefined
 endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS)
 LDLIBS_LIB = -lpthread -lm
+# The CLI alone: libcurl for the ClickHouse export's HTTP(S), libcrypto for
+# its content-hash trace names.
+LDLIBS_CLI = -lcurl -lcrypto
 ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 
 # Library sources: every .c of each subsystem directory.
@@ -121,7 +124,7 @@ $(SHARED_LIB): $(LIB_OBJS)
 $(CLI): $(CLI_OBJS) $(SHARED_LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) -L$(BUILD) -lgpuperf \
-	  -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib' $(LDLIBS_LIB)
+	  -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib' $(LDLIBS_CLI) $(LDLIBS_LIB)
 
 # Tests reach internals too, so they link the static library.
 $(TEST_BIN): $(TEST_OBJS) $(STATIC_LIB)

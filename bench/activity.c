@@ -41,6 +41,7 @@
 #include <x86intrin.h>
 
 #include "core/core.h"
+#include "stats.h"
 
 #if GP_HAVE_LTTNG_UST
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
@@ -206,6 +207,36 @@ static void *produce(void *arg) {
   j->faults = thread_faults() - f0;
   j->written = ok;
   return NULL;
+}
+
+/*
+ * The loops `make bench-instructions` counts (valgrind --tool=callgrind
+ * --toggle-collect=instr_*): the same work as the timed loops above, on
+ * one thread, nothing else inside. Never inlined, so that the tool finds
+ * them by name.
+ */
+__attribute__((noinline)) void instr_records(uint64_t records, uint32_t tid);
+__attribute__((noinline)) void instr_records(uint64_t records, uint32_t tid) {
+  for (uint64_t i = 0; i < records; i++) {
+    gp_activity_marker *r =
+        gp__activity_reserve(GP_ACTIVITY_KIND_MARKER, sizeof(*r), 0, 0);
+    if (GP_UNLIKELY(!r))
+      continue;
+    r->timestamp = gp_get_timestamp();
+    r->id = i;
+    r->flags = GP_ACTIVITY_FLAG_MARKER_INSTANT;
+    r->name_id = 1;
+    r->domain_id = 0;
+    r->process_id = 1;
+    r->thread_id = tid;
+    r->depth = 0;
+    gp__activity_commit(r);
+  }
+}
+
+__attribute__((noinline)) void instr_floor(uint64_t records);
+__attribute__((noinline)) void instr_floor(uint64_t records) {
+  (void)floor_run(records);
 }
 
 /* One run with n threads; returns records per second of wall time and
@@ -412,6 +443,9 @@ typedef struct result {
   uint64_t dropped;
   long faults;      /* in the producing threads, timed runs */
   long warm_faults; /* the same in the untimed first pass */
+  /* The same figures as "median [min..max]" of the runs. */
+  char s_per1[64], s_floor[64], s_ratio[64], s_per2[64], s_ts[64], s_cg[64];
+  char s_r1[64], s_r2[64];
 } result;
 
 static void measure(uint64_t records, int runs, result *out) {
@@ -467,6 +501,16 @@ static void measure(uint64_t records, int runs, result *out) {
   out->ts = median(ts_runs, runs);
   out->cg = median(cg_runs, runs);
   out->dropped = dropped;
+  bench_fmt(out->s_per1, 64, per1, runs, 1);
+  bench_fmt(out->s_floor, 64, fl, runs, 1);
+  bench_fmt(out->s_ratio, 64, ratio, runs, 2);
+  bench_fmt(out->s_per2, 64, per2, runs, 1);
+  bench_fmt(out->s_ts, 64, ts_runs, runs, 1);
+  bench_fmt(out->s_cg, 64, cg_runs, runs, 1);
+  for (int r = 0; r < runs; r++)
+    rate1[r] /= 1e6, rate2[r] /= 1e6;
+  bench_fmt(out->s_r1, 64, rate1, runs, 1);
+  bench_fmt(out->s_r2, 64, rate2, runs, 1);
   gp_activity_finalize();
 }
 
@@ -542,10 +586,47 @@ static int spread(const char *self, uint64_t records, int runs, int n,
   return 0;
 }
 
+/*
+ * --instr: one loop of `records` iterations for callgrind to count
+ * (scripts/bench-instructions.sh), set up as measure() does. The clock
+ * must be on its TSC line first, as in a program that has run for more
+ * than a millisecond: the loop waits for it (wall time, not counted).
+ */
+static int instr_main(const char *what, uint64_t records) {
+  size_t limit = 1024, sz = sizeof(limit);
+  gp_activity_set_attribute(GP_ACTIVITY_ATTR_BUFFER_POOL_LIMIT, &sz, &limit);
+  size_t bsize = BUF_SIZE;
+  sz = sizeof(bsize);
+  gp_activity_set_attribute(GP_ACTIVITY_ATTR_BUFFER_SIZE, &sz, &bsize);
+  gp_activity_register_callbacks(request, complete);
+  gp_activity_enable(GP_ACTIVITY_KIND_MARKER);
+  double t0 = now_ns();
+  while (now_ns() - t0 < 20e6)
+    (void)gp_get_timestamp();
+  uint32_t tid = gp__tid();
+  instr_records(1, tid); /* the thread's slot and first buffer */
+  if (strcmp(what, "record") == 0)
+    instr_records(records, tid);
+  else if (strcmp(what, "floor") == 0)
+    instr_floor(records);
+  else {
+    fprintf(stderr, "activity: --instr record or floor\n");
+    return 1;
+  }
+  gp_activity_flush_all(0);
+  size_t d = 0;
+  gp_activity_get_num_dropped_records(0, 0, &d);
+  printf("instr %s %llu records, %zu dropped, clock: %s\n", what,
+         (unsigned long long)records, d, gp__clock_source_name());
+  gp_activity_finalize();
+  return d != 0;
+}
+
 int main(int argc, char **argv) {
   uint64_t records = 10000000;
   int runs = 7, processes = 1, cpu = -1;
   bool child = false, lchild = false, pin = false;
+  const char *instr = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--records") == 0 && i + 1 < argc)
       records = strtoull(argv[++i], NULL, 10);
@@ -561,13 +642,18 @@ int main(int argc, char **argv) {
       child = true;
     else if (strcmp(argv[i], "--lttng-child") == 0)
       lchild = true;
+    else if (strcmp(argv[i], "--instr") == 0 && i + 1 < argc)
+      instr = argv[++i];
     else {
       fprintf(stderr,
-              "usage: %s [--records N] [--runs N] [--processes N [--pin]]\n",
-              argv[0]);
+              "usage: %s [--records N] [--runs N] [--processes N [--pin]]\n"
+              "       %s --instr record|floor --records N\n",
+              argv[0], argv[0]);
       return 1;
     }
   }
+  if (instr)
+    return instr_main(instr, records);
   if (runs < 1 || runs > MAX_RUNS || records == 0 || processes < 1 ||
       processes > MAX_RUNS) {
     fprintf(stderr,
@@ -599,19 +685,18 @@ int main(int argc, char **argv) {
            res.faults);
     return 0;
   }
-  printf("bench/activity: %llu records per thread, median of %d runs, CPU "
-         "time per record\n",
+  printf("bench/activity: %llu records per thread, %d interleaved runs, CPU "
+         "time per record, median [min..max]\n",
          (unsigned long long)records, runs);
-  printf("  gp_get_timestamp()           %6.1f ns   (clock_gettime BOOTTIME "
-         "%.1f ns)\n",
-         res.ts, res.cg);
-  printf("  floor (rdtsc + 64 B store into a ring): %.1f ns/record\n",
-         res.floor);
-  printf("  1 thread:  %6.1f ns/record  %7.1f M records/s (wall)\n", res.per1,
-         res.r1 / 1e6);
-  printf("  ratio to the floor: %.2fx (target <= 1.15x)\n", res.ratio);
-  printf("  2 threads: %6.1f ns/record  %7.1f M records/s (wall)\n", res.per2,
-         res.r2 / 1e6);
+  printf("  gp_get_timestamp()  %s ns   (clock_gettime BOOTTIME %s ns)\n",
+         res.s_ts, res.s_cg);
+  printf("  1 thread:  %s ns/record   floor (rdtsc + 64 B store into a "
+         "ring, the same runs): %s ns\n",
+         res.s_per1, res.s_floor);
+  printf("  ratio to the floor: %s (target <= 1.15x)\n", res.s_ratio);
+  printf("  1 thread:  %s M records/s (wall)\n", res.s_r1);
+  printf("  2 threads: %s ns/record  %s M records/s (wall)\n", res.s_per2,
+         res.s_r2);
   printf("  2-thread speed-up: %.2fx   (target >= 1.9x on an idle machine)\n",
          res.r2 / res.r1);
   printf("  dropped records: %llu; page faults in the producing threads: "

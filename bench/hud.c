@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stats.h"
+
 static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -71,16 +73,6 @@ static int run(const char *app, const char *launches, int mode,
   *cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
          (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof(*v), cmp);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int main(int argc, char **argv) {
@@ -154,12 +146,18 @@ int main(int argc, char **argv) {
   const char *label[3] = {
       "plain:         ", "sampled:       ", "sampled + HUD: "};
   for (int k = 0; k < 3; k++)
-    printf("  %s cpu %.4f s  wall %.4f s (medians)\n", label[k],
-           median(c[k], runs), median(w[k], runs));
-  printf("  HUD / sampled (median of turns): cpu %+.2f%%  wall %+.2f%%  "
-         "(target: within 2%%)\n",
-         (median(r_hud, runs) - 1) * 100, (median(wr_hud, runs) - 1) * 100);
-  printf("  sampled / plain: cpu %+.2f%%\n", (median(r_smp, runs) - 1) * 100);
+    printf("  %s cpu %s s  wall %s s (median [min..max])\n", label[k],
+           BENCH_FMT(c[k], runs, 4), BENCH_FMT(w[k], runs, 4));
+  for (int i = 0; i < runs; i++) {
+    r_hud[i] = (r_hud[i] - 1) * 100;
+    wr_hud[i] = (wr_hud[i] - 1) * 100;
+    r_smp[i] = (r_smp[i] - 1) * 100;
+  }
+  printf("  HUD / sampled, per turn, %%: cpu %s  wall %s  (target: within "
+         "2%%)\n",
+         BENCH_FMT(r_hud, runs, 2), BENCH_FMT(wr_hud, runs, 2));
+  printf("  sampled / plain, per turn, %%: cpu %s\n",
+         BENCH_FMT(r_smp, runs, 2));
   free(v);
   return 0;
 }

@@ -40,6 +40,7 @@
 #include <time.h>
 
 #include "gpuperf/gpuperf.h"
+#include "stats.h"
 
 /* The calls the workloads make, from one source or the other. */
 typedef struct api {
@@ -244,6 +245,19 @@ static double run_tiny(env *e, long n, double *cpu, double *tcpu) {
   return now_s() - t0;
 }
 
+/*
+ * The loop `make bench-instructions` counts (valgrind --tool=callgrind
+ * --toggle-collect=instr_enqueue): n tiny enqueues, nothing else. Never
+ * inlined, so that the tool finds it by name.
+ */
+__attribute__((noinline)) void instr_enqueue(env *e, long n);
+__attribute__((noinline)) void instr_enqueue(env *e, long n) {
+  const api *a = e->a;
+  size_t g = 64, l = 64;
+  for (long i = 0; i < n; i++)
+    CK(a->EnqueueNDRangeKernel(e->q1, e->tiny, 1, NULL, &g, &l, 0, NULL, NULL));
+}
+
 /* A small iterative solver's shape; returns the wall time in seconds. */
 static double run_realistic(env *e, int iterations) {
   const api *a = e->a;
@@ -342,11 +356,43 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/*
+ * --instr: n tiny enqueues one way, in chunks of 1000 each ended by a
+ * clFinish outside the counted loop (scripts/bench-instructions.sh).
+ */
+static int instr_main(const char *way, long n, const api *real,
+                      const api *wrapped) {
+  bool traced = strcmp(way, "traced") == 0;
+  if (!traced && strcmp(way, "plain") != 0) {
+    fprintf(stderr, "opencl: --instr plain or traced\n");
+    return 2;
+  }
+  env e;
+  env_init(&e, traced ? wrapped : real);
+  cl_mem b = tiny_setup(&e);
+  for (long done = 0; done < n;) {
+    long k = n - done < 1000 ? n - done : 1000;
+    instr_enqueue(&e, k);
+    CK(e.a->Finish(e.q1));
+    done += k;
+  }
+  e.a->ReleaseMemObject(b);
+  gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
+  size_t d = 0;
+  gp_activity_get_num_dropped_records(0, 0, &d);
+  printf("instr %s %ld enqueues, %lu records, %zu dropped\n", way, n,
+         (unsigned long)records, d);
+  env_fini(&e);
+  gp_activity_finalize();
+  return d != 0;
+}
+
 int main(int argc, char **argv) {
   long kernels = 100000;
   int runs = 5, iterations = 40;
   bool api_only = false, tiny_only = false, realistic_only = false;
   const char *one_way = NULL; /* "plain" or "traced": that way only */
+  const char *instr = NULL;   /* --instr plain|traced */
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--kernels") == 0 && i + 1 < argc)
       kernels = atol(argv[++i]);
@@ -362,12 +408,15 @@ int main(int argc, char **argv) {
       realistic_only = true;
     else if (strcmp(argv[i], "--one-way") == 0 && i + 1 < argc)
       one_way = argv[++i];
+    else if (strcmp(argv[i], "--instr") == 0 && i + 1 < argc)
+      instr = argv[++i];
     else if (strcmp(argv[i], "--buffer-kb") == 0 && i + 1 < argc)
       buffer_bytes = (size_t)atol(argv[++i]) << 10;
     else {
       fprintf(stderr, "usage: opencl [--kernels N] [--runs R] "
                       "[--iterations I] [--api-only] [--tiny-only] "
-                      "[--realistic-only]\n");
+                      "[--realistic-only]\n"
+                      "       opencl --instr plain|traced --kernels N\n");
       return 2;
     }
   }
@@ -388,6 +437,9 @@ int main(int argc, char **argv) {
       GP_ACTIVITY_KIND_MEMSET, GP_ACTIVITY_KIND_SYNCHRONIZATION};
   for (size_t i = 0; i < (api_only ? 1 : sizeof(kinds) / sizeof(kinds[0])); i++)
     gp_activity_enable(kinds[i]);
+
+  if (instr)
+    return instr_main(instr, kernels, &real, &wrapped);
 
   env plain, traced;
   env_init(&plain, &real);
@@ -443,14 +495,24 @@ int main(int argc, char **argv) {
   }
   gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
 
+  /* Per enqueue, each run's: spreads before median() sorts the arrays. */
+  double e_plain[100], e_traced[100], ec_plain[100], ec_traced[100];
+  for (int i = 0; i < runs; i++) {
+    e_plain[i] = t_plain[i] * 1e9 / (double)kernels;
+    e_traced[i] = t_traced[i] * 1e9 / (double)kernels;
+    ec_plain[i] = c_plain[i] * 1e9 / (double)kernels;
+    ec_traced[i] = c_traced[i] * 1e9 / (double)kernels;
+  }
   double tp = median(t_plain, runs), tt = median(t_traced, runs);
   double per_plain = tp * 1e9 / (double)kernels;
   double per_traced = tt * 1e9 / (double)kernels;
-  printf("tiny kernels: %ld enqueues per run each way\n", kernels);
-  printf("  without interception  %8.0f ns per enqueue (%.1f ms)\n", per_plain,
-         tp * 1e3);
-  printf("  with interception     %8.0f ns per enqueue (%.1f ms)\n", per_traced,
-         tt * 1e3);
+  printf("tiny kernels: %ld enqueues per run each way, median [min..max] of "
+         "%d interleaved runs\n",
+         kernels, runs);
+  printf("  without interception  %s ns per enqueue (wall)\n",
+         BENCH_FMT(e_plain, runs, 0));
+  printf("  with interception     %s ns per enqueue (wall)\n",
+         BENCH_FMT(e_traced, runs, 0));
   printf("  added                 %8.0f ns per enqueue (target <= 1000), "
          "ratio %.3f\n",
          per_traced - per_plain, tt / tp);
@@ -461,23 +523,27 @@ int main(int argc, char **argv) {
     /* median() sorts: the quartiles are read from the sorted array. */
     double m = median(chunk_tdiff, (int)nd) * 1e9;
     printf("  added CPU time of the application thread, paired chunks "
-           "%6.0f ns per enqueue (quartiles %.0f .. %.0f; target <= 500: "
-           "%s)\n",
-           m, chunk_tdiff[nd / 4] * 1e9, chunk_tdiff[(3 * nd) / 4] * 1e9,
+           "%6.0f ns per enqueue [min %.0f, quartiles %.0f .. %.0f, max %.0f]; "
+           "target <= 500: %s\n",
+           m, chunk_tdiff[0] * 1e9, chunk_tdiff[nd / 4] * 1e9,
+           chunk_tdiff[(3 * nd) / 4] * 1e9, chunk_tdiff[nd - 1] * 1e9,
            m <= 500 ? "met" : "NOT met");
   }
-  printf("  CPU time, all threads %8.0f -> %.0f ns per enqueue\n",
-         median(c_plain, runs) * 1e9 / (double)kernels,
-         median(c_traced, runs) * 1e9 / (double)kernels);
-  if (tiny_only)
-    r_plain[0] = r_traced[0] = 1, runs = 1;
-  double rp = median(r_plain, runs), rt = median(r_traced, runs);
-  printf("realistic: %d iterations (upload, 4 kernels, download) per run\n",
-         iterations);
-  printf("  without interception  %8.1f ms\n", rp * 1e3);
-  printf("  with interception     %8.1f ms\n", rt * 1e3);
-  printf("  overhead              %+7.2f %% (target <= 5 %%), ratio %.3f\n",
-         (rt / rp - 1) * 100, rt / rp);
+  printf("  CPU time, all threads: plain %s, traced %s ns per enqueue\n",
+         BENCH_FMT(ec_plain, runs, 0), BENCH_FMT(ec_traced, runs, 0));
+  if (!tiny_only) { /* --tiny-only ran no realistic workload */
+    double ms_plain[100], ms_traced[100];
+    for (int i = 0; i < runs; i++)
+      ms_plain[i] = r_plain[i] * 1e3, ms_traced[i] = r_traced[i] * 1e3;
+    double rp = median(r_plain, runs), rt = median(r_traced, runs);
+    printf("realistic: %d iterations (upload, 4 kernels, download) per run, "
+           "median [min..max]\n",
+           iterations);
+    printf("  without interception  %s ms\n", BENCH_FMT(ms_plain, runs, 1));
+    printf("  with interception     %s ms\n", BENCH_FMT(ms_traced, runs, 1));
+    printf("  overhead              %+7.2f %% (target <= 5 %%), ratio %.3f\n",
+           (rt / rp - 1) * 100, rt / rp);
+  }
   printf("records collected: %lu (tiny), %lu (all)\n", tiny_records,
          (unsigned long)records);
   env_fini(&plain);

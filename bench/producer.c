@@ -32,6 +32,7 @@
 
 #include "gpuperf/gpuperf.h"
 #include "gpuperf/tp.h"
+#include "stats.h"
 
 static char dir[256];
 static char cli[4096], peer[4096];
@@ -167,18 +168,31 @@ int main(int argc, char **argv) {
   char trace[300];
   snprintf(trace, sizeof(trace), "%s/service.pftrace", dir);
   int64_t nf = slices(file), np = slices(trace);
-  double n0 = median(none, runs), f = median(fil, runs), p = median(prod, runs),
-         s = median(svc, runs);
-  double per_f = (f - n0) / (double)nf, per_p = (p - n0) / (double)np;
+  int64_t nf_ = nf > 0 ? nf : 1, np_ = np > 0 ? np : 1;
+  /* Per run, in ms, and per event above that run's untraced CPU (the
+   * runs are interleaved: run r of each way saw the same load). */
+  double ms_none[100], ms_fil[100], ms_prod[100], ms_svc[100];
+  double ev_fil[100], ev_prod[100];
+  int k = runs < 100 ? runs : 100;
+  for (int r = 0; r < k; r++) {
+    ms_none[r] = none[r] * 1e3, ms_fil[r] = fil[r] * 1e3;
+    ms_prod[r] = prod[r] * 1e3, ms_svc[r] = svc[r] * 1e3;
+    ev_fil[r] = (fil[r] - none[r]) * 1e9 / (double)nf_;
+    ev_prod[r] = (prod[r] - none[r]) * 1e9 / (double)np_;
+  }
+  double n0 = median(none, runs), f = median(fil, runs), p = median(prod, runs);
+  double per_f = (f - n0) / (double)nf_, per_p = (p - n0) / (double)np_;
   printf("demo --steps %s (%lld GPU work events; %lld through the "
-         "service), median of %d runs:\n",
-         steps, (long long)nf, (long long)np, runs);
-  printf("  untraced       %8.1f ms CPU\n", n0 * 1e3);
-  printf("  file (-o)      %8.1f ms CPU  +%.0f ns per event\n", f * 1e3,
-         per_f * 1e9);
-  printf("  producer       %8.1f ms CPU  +%.0f ns per event  (the service "
-         "side: %.1f ms)\n",
-         p * 1e3, per_p * 1e9, s * 1e3);
+         "service), %d interleaved runs, median [min..max]:\n",
+         steps, (long long)nf, (long long)np, k);
+  printf("  untraced       %s ms CPU\n", BENCH_FMT(ms_none, k, 1));
+  printf("  file (-o)      %s ms CPU  %s ns per event above the same run's "
+         "untraced\n",
+         BENCH_FMT(ms_fil, k, 1), BENCH_FMT(ev_fil, k, 0));
+  printf("  producer       %s ms CPU  %s ns per event  (the service side: "
+         "%s ms)\n",
+         BENCH_FMT(ms_prod, k, 1), BENCH_FMT(ev_prod, k, 0),
+         BENCH_FMT(ms_svc, k, 1));
   printf("  producer / file per event: %.2fx\n",
          per_f > 0 ? per_p / per_f : 0.0);
   if (np != nf)

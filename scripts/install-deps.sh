@@ -26,18 +26,28 @@ libvulkan-dev mesa-vulkan-drivers glslang-tools vulkan-tools \
 vulkan-validationlayers xvfb xauth clpeak tmux"
 # gpuperf export --to clickhouse:// and its two-shard test
 PACKAGES="$PACKAGES clickhouse-server clickhouse-client"
+# libcurl4-openssl-dev: the export's HTTP(S) client (TLS, keep-alive,
+# timeouts); libssl-dev: SHA-256 (libcrypto) for its default trace names.
+PACKAGES="$PACKAGES libcurl4-openssl-dev libssl-dev"
+# openssl: the HTTPS export test makes its server's certificate.
+PACKAGES="$PACKAGES openssl"
 # The HTML report test loads the page in headless Chromium.
 PACKAGES="$PACKAGES chromium"
 # liblttng-ust-dev, lttng-tools: bench/activity's peer, an LTTng-UST
 # tracepoint recorded by a session daemon the bench starts (issue 15).
 PACKAGES="$PACKAGES liblttng-ust-dev lttng-tools"
+# valgrind: `make bench-instructions` counts instructions per record and
+# per enqueue with callgrind.
+PACKAGES="$PACKAGES valgrind"
 PACKAGES="$PACKAGES python3-pytest python3-pandas python3-venv"
 # libgl-dev, libegl-dev, libx11-dev: libgpuperf-gl.so and its test
-# programs; libgl1-mesa-dri, libegl-mesa0, libglx-mesa0: Mesa's llvmpipe,
-# the GL driver the tests run on; mesa-utils: glxgears and es2gears_x11,
-# recorded by the tests; libepoxy-dev: the loader test's program.
+# programs (tests/gl, tests/programs/gl_hud_app.c); libgl1-mesa-dri,
+# libegl-mesa0, libglx-mesa0: Mesa's llvmpipe, the GL driver the tests run
+# on (Xvfb); mesa-utils: glxgears and es2gears_x11, recorded by the tests;
+# libepoxy-dev: the loader test's program; x11-apps: xwd, which takes the
+# screenshots the HUD tests compare.
 PACKAGES="$PACKAGES libgl-dev libegl-dev libx11-dev libgl1-mesa-dri \
-libegl-mesa0 libglx-mesa0 mesa-utils libepoxy-dev"
+libegl-mesa0 libglx-mesa0 mesa-utils libepoxy-dev x11-apps"
 
 if [ "${1:-}" = "--list" ]; then
   echo $PACKAGES

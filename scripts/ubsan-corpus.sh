@@ -10,8 +10,8 @@
 # it runs: merge (a reference trace with F, F with itself), the salvage
 # of F as a killed process's death page (record --recover), query
 # (summary, a JSON query), report (text, csv, json with --html, a
-# --from/--to window), export (chrome-json, csv of work, host and
-# counters) and diff against the reference in text and JSON. When the
+# --from/--to window), export (chrome-json, csv of work, host,
+# counters and flows) and diff against the reference in text and JSON. When the
 # import refuses F (query exits 2), report, export and diff, which import
 # it the same way, are not run: they would stop at the same place. A bad trace is expected to be
 # refused (exit 1 or 2); what fails the run is a sanitizer report, a crash
@@ -83,6 +83,7 @@ run "$GP" export "$F" $A --format chrome-json
 run "$GP" export "$F" $A --format csv
 run "$GP" export "$F" $A --format csv --table host
 run "$GP" export "$F" $A --format csv --table counters
+run "$GP" export "$F" $A --format csv --table flows
 run "$GP" diff "$REF" "$F" $A
 run "$GP" diff "$F" "$REF" $A --format json
 rm -rf "$D"
@@ -91,7 +92,7 @@ chmod +x "$WORK/one.sh"
 export WORK
 
 n=$(find "$@" -maxdepth 1 -type f | wc -l)
-echo "ubsan-corpus: $n files, up to 14 commands each, $JOBS at a time"
+echo "ubsan-corpus: $n files, up to 15 commands each, $JOBS at a time"
 find "$@" -maxdepth 1 -type f -print0 |
   xargs -0 -r -n 1 -P "$JOBS" "$WORK/one.sh" "$GP" "$REF" >"$WORK/found"
 if [ -s "$WORK/found" ]; then

@@ -93,7 +93,8 @@ typedef enum gp_api_domain {
   GP_API_DOMAIN_CUDA_RUNTIME = 2,
   GP_API_DOMAIN_CUDA_DRIVER = 3,
   GP_API_DOMAIN_OPENCL = 4,
-  GP_API_DOMAIN_VULKAN = 5
+  GP_API_DOMAIN_VULKAN = 5,
+  GP_API_DOMAIN_OPENGL = 6 /* GL, GLX and EGL calls (libgpuperf-gl.so) */
 } gp_api_domain;
 
 /* Source and destination of a copy; values match CUPTI's. */

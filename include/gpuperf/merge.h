@@ -36,6 +36,11 @@ typedef struct gp_merge_options {
    * number of times on every machine, whose ends happened at the same
    * moment everywhere: the alignment is refined on them. NULL = none. */
   const char *sync_on;
+  /* Non-zero: apply sync_on's correction even where it moves a machine
+   * further than its REALTIME uncertainty allows (which is refused
+   * otherwise). Read only if size covers it. */
+  uint32_t force_sync;
+  uint32_t reserved; /* must be zero */
 } gp_merge_options;
 
 /* What the merge did with one input. */
@@ -62,8 +67,9 @@ typedef struct gp_merge_machine {
  * code is returned: GP_EINVAL (bad arguments, or an input that already
  * carries machine ids), GP_ECORRUPT (an input is
  * not a trace), GP_ENOENT (an input has no REALTIME snapshot, or sync_on
- * is missing on a machine), GP_ERANGE (sync_on counts differ, or a time
- * would fall before 0), -errno for I/O.
+ * is missing on a machine), GP_ERANGE (sync_on counts differ, sync_on's
+ * correction of a machine exceeds its REALTIME uncertainty without
+ * force_sync, or a time would fall before 0), -errno for I/O.
  */
 GP_EXPORT int gp_trace_merge(const char *const *inputs, size_t n,
                              const char *output, const gp_merge_options *opts,

@@ -88,9 +88,12 @@ GP_EXPORT void gp_report_filter_init(gp_report_filter *f);
  * filter f (NULL: the defaults); name (copied; NULL: "trace") is what
  * the report calls the trace. On success *out is a new report (free
  * with gp_report_destroy). On failure returns GP_EINVAL (a bad filter:
- * wrong size, gpu < -1, a process name over 1000 bytes), GP_ESQL or
- * GP_ECORRUPT (from the trace processor) or GP_ENOMEM, with err (may be
- * NULL) filled; *out is untouched.
+ * wrong size, gpu < -1, a process name over 1000 bytes), GP_ERANGE (a
+ * filter that selects nothing: a window that ends where or before it
+ * begins, one wholly outside the trace, a GPU the trace does not have;
+ * err names the window and the trace's span, or the GPUs there are),
+ * GP_ESQL or GP_ECORRUPT (from the trace processor) or GP_ENOMEM, with
+ * err (may be NULL) filled; *out is untouched.
  *
  * The views of gp_report_views() are created (or replaced) on tp.
  */
@@ -125,6 +128,20 @@ GP_EXPORT int gp_report_views(gp_tp *tp, const gp_report_filter *f,
 GP_EXPORT int gp_report_time(gp_tp *tp, const char *spec, bool end, int64_t *ns,
                              gp_tp_error *err);
 
+/* What a diff calls a change: below both minimums nothing is
+ * "significant". gp_report_diff_options_init() gives the defaults. */
+typedef struct gp_report_diff_options {
+  uint32_t size;      /* sizeof(gp_report_diff_options): lets it grow */
+  uint32_t reserved0; /* must be 0 */
+  double min_pct;     /* smallest change that counts, in percent of A
+                         (default 1) */
+  double min_ns;      /* smallest change of a time that counts, in ns
+                         (default 50) */
+} gp_report_diff_options;
+
+/* Fills *o with the defaults: 1% and 50 ns. */
+GP_EXPORT void gp_report_diff_options_init(gp_report_diff_options *o);
+
 /*
  * Compares two reports (borrowed; build both with top 0 for every row)
  * into a new report *out (free with gp_report_destroy) with the tables
@@ -137,16 +154,66 @@ GP_EXPORT int gp_report_time(gp_tp *tp, const char *spec, bool end, int64_t *ns,
  * "noise" under 1, "same" for no change; a key in one report only is
  * "new in B" or "gone in B". The diff is named "A vs B" after the two
  * reports. Returns 0 or GP_ENOMEM (*out untouched), GP_EINVAL for a NULL
- * report.
+ * report. The same as gp_report_diff_ex() with the default options.
  */
 GP_EXPORT int gp_report_diff(const gp_report *a, const gp_report *b,
                              gp_report **out);
 
 /*
+ * gp_report_diff() with options o (NULL: the defaults; GP_EINVAL for a
+ * wrong size, a reserved field set, a negative or NaN minimum). Its
+ * tables are run (the window's length, "wall", and the span from the
+ * first GPU work's start to the last one's end), kernels, copies, queues
+ * and counters. Each row's hint:
+ *   "same"         no change;
+ *   "small"        a change under o->min_pct percent of A, or for a time
+ *                  under o->min_ns: never significant, however steady;
+ *   "significant"  beyond the minimums and, where the spread of the
+ *                  durations is known (a kernel's mean and total), 3 or
+ *                  more standard errors (or no spread at all);
+ *   "maybe", "noise"  beyond the minimums, 1 to 3 and under 1 standard
+ *                  errors;
+ *   "changed"      beyond the minimums where no spread is known (counts,
+ *                  bytes, copies, busy, counters, run);
+ *   "new in B", "gone in B"  a key in one report only.
+ * Standard errors: a mean's sqrt(sd_a^2/n_a + sd_b^2/n_b), a total's
+ * sqrt(n_a sd_a^2 + n_b sd_b^2).
+ */
+GP_EXPORT int gp_report_diff_ex(const gp_report *a, const gp_report *b,
+                                const gp_report_diff_options *o,
+                                gp_report **out);
+
+/* The change of one metric between two reports (gp_report_metric_change). */
+typedef struct gp_report_change {
+  double a, b;      /* the metric in A and in B */
+  double pct;       /* the change in percent: as gp_report_change_pct, but
+                       +Infinity from 0 to more than 0 */
+  double z;         /* |b - a| over its standard error; +Infinity with no
+                       spread; NaN where the spread is not known */
+  const char *hint; /* static: as the diff's hints ("significant", ...) */
+  bool significant; /* hint is "significant", "changed", "new in B" or
+                       "gone in B" */
+} gp_report_change;
+
+/*
+ * The change of metric (as gp_report_metric: "total", "copies", "busy",
+ * "kernel:NAME", "wall") from report a to b (borrowed), judged with
+ * options o (NULL: the defaults) as the diff's hints are; the spread of
+ * "total" is that of every kernel, of "kernel:NAME" that kernel's.
+ * Returns 0 with *out filled, GP_ENOENT for a kernel that is in neither
+ * report, GP_EINVAL for another name or bad options.
+ */
+GP_EXPORT int gp_report_metric_change(const gp_report *a, const gp_report *b,
+                                      const char *metric,
+                                      const gp_report_diff_options *o,
+                                      gp_report_change *out);
+
+/*
  * A total of a report, as `gpuperf diff --fail-if` compares them:
  * "total" (all kernel time), "copies" (all copy and fill time), "busy"
- * (all GPUs' busy time) or "kernel:NAME" (that kernel's total time), in
- * ns; NaN for another name. Totals over the rows the report kept.
+ * (all GPUs' busy time), "kernel:NAME" (that kernel's total time) or
+ * "wall" (the window's length), in ns; NaN for another name. Totals over
+ * the rows the report kept.
  */
 GP_EXPORT double gp_report_metric(const gp_report *r, const char *metric);
 
@@ -195,8 +262,14 @@ GP_EXPORT gp_report_kind gp_report_column_kind(const gp_report_table *t, int c);
  * of the same row, or -1. */
 GP_EXPORT int gp_report_table_unit_column(const gp_report_table *t);
 
+/* The number of rows a ranking (kernels, API calls, ranges) left out
+ * after the filter's top N: 0 when every row is there. */
+GP_EXPORT size_t gp_report_table_cut(const gp_report_table *t);
+
 /* The row count, and row i: gp_report_table_columns(t) cells, owned by
- * the report (NULL past the end). */
+ * the report (NULL past the end). Rankings are ordered by total time,
+ * largest first, ties by name with numbers by value ("training step 2"
+ * before "training step 10"). */
 GP_EXPORT size_t gp_report_table_rows(const gp_report_table *t);
 GP_EXPORT const gp_report_cell *gp_report_table_row(const gp_report_table *t,
                                                     size_t i);

@@ -226,14 +226,15 @@ def _open(trace: Any):
     return TraceProcessor(os.fspath(trace)), True
 
 
-def report(trace: Any, *, top: int = 10, from_: Bound = None, to: Bound = None,
+def report(trace: Any, *, top: int = 0, from_: Bound = None, to: Bound = None,
            process: Union[str, int, None] = None,
            gpu: Optional[int] = None) -> Report:
     """The tables of ``gpuperf report`` for a trace.
 
     ``trace`` is a path or an open :class:`gpuperf.TraceProcessor`. The
     filters are those of the command line: ``top`` rows per ranking
-    (kernels, API calls, ranges; 0: all), the window ``from_``/``to`` (a
+    (kernels, API calls, ranges; 0, the default: all, as the CLI's JSON
+    and CSV), the window ``from_``/``to`` (a
     time after the trace start such as ``"1.5ms"`` or an int of ns, or the
     name of a user range: from its start, to its end), a ``process`` (pid
     or name) and a ``gpu`` number.
@@ -300,13 +301,15 @@ def diff(a: Any, b: Any):
     Every row of both reports is compared (no top-N cut); rows are matched
     by key: kernels by name, copies by kind, queues by GPU and queue,
     counters by name and GPU. One row per metric, with the columns
-    ``section`` (kernels, copies, queues, counters), ``name``, ``metric``
-    (count, total, mean, bytes, busy), ``unit``, ``a``, ``b``,
-    ``change_pct`` (None where ``a`` is 0 or a side is missing) and
-    ``hint``: for a kernel's mean, ``significant`` when the change is 3 or
-    more standard errors of the difference (or there is no spread at all),
-    ``maybe`` from 1, ``noise`` under 1, ``same`` for no change; ``new in
-    B`` / ``gone in B`` for a key on one side only.
+    ``section`` (run, kernels, copies, queues, counters), ``name``,
+    ``metric`` (time, count, total, mean, bytes, busy), ``unit``, ``a``,
+    ``b``, ``change_pct`` (None where ``a`` is 0 or a side is missing) and
+    ``hint``: ``small`` for a change under 1% of A or, for a time, 50 ns
+    (never significant); past that, for a kernel's mean or total,
+    ``significant`` when the change is 3 or more standard errors (or there
+    is no spread at all), ``maybe`` from 1, ``noise`` under 1; ``changed``
+    for other metrics; ``same`` for no change; ``new in B`` / ``gone in
+    B`` for a key on one side only.
 
     Returns a pandas DataFrame, or a :class:`Table` without pandas.
     """

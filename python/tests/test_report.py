@@ -149,6 +149,10 @@ def test_report_errors(traces, tmp_path):
         gpuperf.report(traces[0], from_="no such range")
     with pytest.raises(gpuperf.GpuperfError, match="gpu"):
         gpuperf.report(traces[0], gpu=-1)
+    with pytest.raises(gpuperf.GpuperfError, match="outside the trace"):
+        gpuperf.report(traces[0], from_="5s")
+    with pytest.raises(gpuperf.GpuperfError, match="GPU 7 is not"):
+        gpuperf.report(traces[0], gpu=7)
     with pytest.raises(gpuperf.GpuperfError, match="top"):
         gpuperf.report(traces[0], top=-1)
     with pytest.raises(gpuperf.GpuperfError, match="longer than"):
@@ -182,7 +186,8 @@ def test_diff_equals_the_cli_json(traces, order):
 
 
 def test_diff_hints_recomputed(traces):
-    """The significance hint, recomputed from the two reports' kernels."""
+    """The significance hint, recomputed from the two reports' kernels:
+    a change under the minimum effect is "small", else the spread decides."""
     a, b = traces
     ka = {r["kernel"]: r for r in cli_json("report", a, "--top", "100000")
           ["sections"]["kernels"]}
@@ -204,7 +209,11 @@ def test_diff_hints_recomputed(traces):
         d = abs(y["mean_ns"] - x["mean_ns"])
         se = math.sqrt(x["stddev_ns"] ** 2 / x["count"] +
                        y["stddev_ns"] ** 2 / y["count"])
-        want = ("same" if d == 0 else "significant" if se == 0 or d / se >= 3
+        # The minimum effect first (1% of A, 50 ns: the defaults), then
+        # the spread.
+        small = 100 * d / x["mean_ns"] < 1 or d < 50
+        want = ("same" if d == 0 else "small" if small
+                else "significant" if se == 0 or d / se >= 3
                 else "noise" if d / se < 1 else "maybe")
         # The JSON rounds to 6 decimals: skip the knife edges.
         if se and d and min(abs(d / se - 1), abs(d / se - 3)) < 1e-3:
@@ -218,7 +227,7 @@ def test_diff_hints_recomputed(traces):
 def test_diff_without_pandas_is_a_table(traces):
     t = gpuperf.diff_table(traces[0], traces[1])
     assert t.columns[0] == "section" and t.columns[-2:] == ["change_pct", "hint"]
-    assert {r[0] for r in t.rows()} <= {"kernels", "copies", "queues",
+    assert {r[0] for r in t.rows()} <= {"run", "kernels", "copies", "queues",
                                         "counters"}
     assert len(t.result()) == len(t)
 

@@ -269,6 +269,7 @@ static slot *slot_attach(void) {
   }
   s->tid = gp__tid();
   s->records_left = UINT32_MAX;
+  gp__slot_limit(s);
   gp__tls_slot = s;
   pthread_setspecific(slot_key, s);
   return s;
@@ -288,6 +289,8 @@ void gp__slot_release(slot *s) {
   s->buf = NULL;
   s->cap = 0;
   s->head_local = 0;
+  s->open = 0;
+  s->limit = 0;
   s->taken = 0;
   atomic_store_explicit(&s->head, 0, memory_order_release);
   /* Its records now go the way of the queue (not salvaged if the process
@@ -331,6 +334,7 @@ static void thread_exit(void *arg) {
   gp__slot_release(s);
   memset(s->drop_pend, 0, sizeof(s->drop_pend));
   s->has_drops = false;
+  gp__slot_limit(s);
   gp__tls_slot = NULL;
   atomic_store(&s->live, 0);
 }
@@ -371,6 +375,7 @@ static void count_drops(slot *s, uint32_t kind, int reason, uint32_t context_id,
     d->count += n;
     d->last = now;
     s->has_drops = true;
+    s->limit = 0; /* the next reserve writes them first */
   }
 }
 
@@ -391,7 +396,7 @@ void gp__activity_add_drops(uint32_t kind, uint32_t reason, uint32_t context_id,
   count_drops(s, kind, (int)reason, context_id, stream_id, count);
   /* A source's drops are news now: write the DROPPED record at once if the
    * thread holds a buffer (else with its next record). */
-  if (s && s->buf && s->open == 0)
+  if (s && s->buf && s->open == s->head_local)
     write_drop_records(s);
 }
 
@@ -432,19 +437,21 @@ static void write_drop_records(slot *s) {
     }
   }
   atomic_store_explicit(&s->head, s->head_local, memory_order_release);
+  s->open = s->head_local;
   s->has_drops = left;
+  gp__slot_limit(s);
 }
 
 /* ------------------------------------------------------------------ */
 /* Producing                                                            */
 
-/* Out of line (and never inlined into gp__activity_reserve(), whose
- * common path is then a leaf that saves no registers): attaching the
- * thread, a full or missing buffer, pending drop records. */
-static __attribute__((noinline, cold)) void *reserve_slow(uint32_t kind,
-                                                          uint32_t size,
-                                                          uint32_t context_id,
-                                                          uint32_t stream_id) {
+/* See slot.h. Out of line and cold, so that the inlined fast path stays
+ * small: attaching the thread, a full or missing buffer, pending drop
+ * records, a buffer with a budget of records (max_num_records: every
+ * reservation comes here and is counted against it). */
+__attribute__((noinline, cold)) void *
+gp__activity_reserve_slow(uint32_t kind, uint32_t size, uint32_t context_id,
+                          uint32_t stream_id) {
   slot *s = gp__tls_slot;
   if (!s && !(s = slot_attach())) {
     count_drop(NULL, kind, GP_DROP_NO_BUFFER, context_id, stream_id);
@@ -467,9 +474,11 @@ static __attribute__((noinline, cold)) void *reserve_slow(uint32_t kind,
     s->buf_complete = comp;
     s->cap = bsize > UINT32_MAX ? UINT32_MAX & ~7u : (uint32_t)(bsize & ~7ul);
     s->head_local = 0;
+    s->open = 0;
     s->taken = 0;
     s->records_left =
         maxr ? (maxr > UINT32_MAX ? UINT32_MAX : (uint32_t)maxr) : UINT32_MAX;
+    gp__slot_limit(s);
     atomic_store_explicit(&s->head, 0, memory_order_release);
     /* Where a reader finds the records of this buffer if we die (core.h):
      * word 1 last, once 2 and 3 are right. */
@@ -488,39 +497,26 @@ static __attribute__((noinline, cold)) void *reserve_slow(uint32_t kind,
   }
   if (s->head_local + size > s->cap || s->records_left == 0) {
     /* The drop records filled it: start over with a fresh buffer. */
-    return reserve_slow(kind, size, context_id, stream_id);
+    return gp__activity_reserve_slow(kind, size, context_id, stream_id);
   }
+  if (s->records_left != UINT32_MAX)
+    s->records_left--; /* a budget: counted here, not by commit */
   gp_activity *rec = (gp_activity *)(s->buf + s->head_local);
   rec->kind = kind;
   rec->size = size;
-  s->open = size;
+  s->open = s->head_local + size;
   return rec;
 }
 
-/* See core.h. */
-void *gp__activity_reserve(uint32_t kind, uint32_t size, uint32_t context_id,
-                           uint32_t stream_id) {
-  slot *s = gp__tls_slot;
-  if (GP_LIKELY(s != NULL && s->head_local + size <= s->cap &&
-                s->records_left != 0 && !s->has_drops)) {
-    gp_activity *rec = (gp_activity *)(s->buf + s->head_local);
-    rec->kind = kind;
-    rec->size = size;
-    s->open = size;
-    return rec;
-  }
-  return reserve_slow(kind, size, context_id, stream_id);
+/* See slot.h. */
+void *gp__activity_reserve_out(uint32_t kind, uint32_t size,
+                               uint32_t context_id, uint32_t stream_id) {
+  return gp__activity_reserve(kind, size, context_id, stream_id);
 }
 
-/* See core.h. */
-void gp__activity_commit(void *record) {
-  slot *s = gp__tls_slot;
-  (void)record;
-  s->head_local += s->open;
-  s->open = 0;
-  s->records_left--;
-  (*atomic_load_explicit(&s->count, memory_order_relaxed))++;
-  atomic_store_explicit(&s->head, s->head_local, memory_order_release);
+/* See slot.h. */
+void gp__activity_commit_out(void *record) {
+  gp__activity_commit(record);
 }
 
 /* See core.h. */
@@ -728,6 +724,8 @@ static void atfork_child(void) {
       atomic_store(&s->head, 0);
       atomic_store(&s->live, 0);
     }
+    s->open = s->head_local;
+    gp__slot_limit(s);
   }
   atomic_store(&gp__act.outstanding, held);
   /* The collector is restarted lazily, by the next hand-over or flush:

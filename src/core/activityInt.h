@@ -11,6 +11,10 @@
 
 #include "core.h"
 
+/* The slot (slot.h) by its short names, in the activity modules. */
+typedef gp__slot slot;
+typedef gp__drop_pending drop_pending;
+
 #define MIN_BUFFER_SIZE 1024u
 #define MAX_BUFFER_SIZE (1u << 30)
 #define DEFAULT_BUFFER_SIZE (1u << 20)
@@ -26,36 +30,6 @@
    (1ull << GP_ACTIVITY_KIND_SYNCHRONIZATION) |                                \
    (1ull << GP_ACTIVITY_KIND_COUNTER) |                                        \
    (1ull << GP_ACTIVITY_KIND_RENDER_STAGE))
-
-typedef struct drop_pending {
-  uint64_t count, first, last;
-} drop_pending;
-
-/* One thread's buffer state. */
-typedef struct slot {
-  /* Owner-only fast path fields. */
-  uint8_t *buf;
-  uint32_t cap;              /* usable bytes of buf */
-  uint32_t head_local;       /* end of the last committed record */
-  uint32_t open;             /* size of the open reservation */
-  uint32_t records_left;     /* max_num_records budget, UINT32_MAX = none */
-  bool has_drops;            /* drop_pend holds something to report */
-  _Atomic(uint64_t *) count; /* committed records are counted here: word 0
-                                of the thread's cell (core.h) */
-  uint64_t own_cell[5];      /* ... unless a shared cell was given */
-  uint32_t index;            /* order of creation, from 0 */
-  gp_buffer_complete_fn buf_complete; /* where buf goes back to */
-  size_t buf_size;                    /* size the request callback gave */
-  /* Shared: */
-  _Atomic uint32_t head; /* published end of committed records */
-  uint32_t taken;        /* records before this were delivered (lock) */
-  pthread_mutex_t lock;  /* taken by the owner to swap buffers */
-  _Atomic int live;      /* owned by a running thread */
-  uint32_t tid;
-  _Atomic uint64_t submitting; /* gp__activity_submitting(): 0 or a start */
-  drop_pending drop_pend[GP_ACTIVITY_KIND_COUNT][GP_DROP_REASON_COUNT];
-  struct slot *_Atomic next;
-} slot;
 
 /* A buffer waiting for the collector. */
 typedef struct pending {
@@ -130,7 +104,6 @@ extern gp__activity_state gp__act;
 extern _Atomic uint64_t gp__enabled_mask;
 
 extern slot *_Atomic gp__slots;
-extern GP_TLS slot *gp__tls_slot;
 
 /* activity.c */
 void gp__activity_init(void);

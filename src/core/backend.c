@@ -9,8 +9,8 @@ static const gp_backend_ops ops = {
     .version = GP_BACKEND_INTERFACE_VERSION,
     .size = sizeof(gp_backend_ops),
     .activity_enabled = gp__activity_enabled,
-    .activity_reserve = gp__activity_reserve,
-    .activity_commit = gp__activity_commit,
+    .activity_reserve = gp__activity_reserve_out,
+    .activity_commit = gp__activity_commit_out,
     .correlation_next = gp__correlation_next,
     .activity_add_flush_hook = gp__activity_add_flush_hook,
     .string_intern = gp__string_intern,
@@ -28,6 +28,8 @@ static const gp_backend_ops ops = {
     .activity_work_in_flight = gp__activity_work_in_flight,
     .device_set_frontier = gp__device_set_frontier,
     .activity_submitting = gp__activity_submitting,
+    .hud_view = gp__hud_view,
+    .hud_feed = gp__hud_feed,
 };
 
 /* The size of the table of each version it grew through. */
@@ -39,6 +41,8 @@ static size_t version_size(uint32_t version) {
     return offsetof(gp_backend_ops, activity_work_in_flight);
   case 4:
     return offsetof(gp_backend_ops, device_set_frontier);
+  case 5:
+    return offsetof(gp_backend_ops, hud_view);
   case GP_BACKEND_INTERFACE_VERSION:
     return sizeof(gp_backend_ops);
   default:

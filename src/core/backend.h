@@ -16,15 +16,17 @@
 #define GPUPERF_CORE_BACKEND_H
 
 #include "core/core.h"
+#include "core/hud_view.h"
 
 /*
  * Version 2: the OpenCL preload's needs. Version 3 (the CUDA injection
- * library), 4 (the OpenCL preload's work in flight) and 5 (device
- * frontiers, for derived counters) append the entries marked so. The table only
+ * library), 4 (the OpenCL preload's work in flight), 5 (device
+ * frontiers, for derived counters) and 6 (the HUD in a GL window,
+ * core/hud_view.h) append the entries marked so. The table only
  * ever grows at its end, so a library built for an older version gets the same
  * table and reads the prefix it knows.
  */
-#define GP_BACKEND_INTERFACE_VERSION 5u
+#define GP_BACKEND_INTERFACE_VERSION 6u
 
 /* Each entry is the core.h function of the same name (gp__ dropped). */
 typedef struct gp_backend_ops {
@@ -62,6 +64,9 @@ typedef struct gp_backend_ops {
   int (*device_set_frontier)(uint32_t device_id, gp__frontier_fn fn,
                              void *user);
   void (*activity_submitting)(uint64_t start);
+  /* since version 6 */
+  int (*hud_view)(gp_hud_view *view);
+  void (*hud_feed)(uint32_t what, uint64_t t_ns, double value);
 } gp_backend_ops;
 
 /*

@@ -85,6 +85,13 @@ static int off_frontier(uint32_t device_id, gp__frontier_fn fn, void *user) {
   (void)device_id, (void)fn, (void)user;
   return GP_ENODEV;
 }
+static int off_hud_view(gp_hud_view *view) {
+  (void)view;
+  return GP_ENOENT;
+}
+static void off_hud_feed(uint32_t what, uint64_t t_ns, double value) {
+  (void)what, (void)t_ns, (void)value;
+}
 
 /* Initializer of a gp_backend_ops that records nothing. */
 #define GP__BACKEND_OFF_INIT                                                   \
@@ -100,7 +107,8 @@ static int off_frontier(uint32_t device_id, gp__frontier_fn fn, void *user) {
     .activity_add_drops = off_drops, .string_intern_n = off_intern_n,          \
     .glob_match = off_glob, .activity_work_in_flight = off_in_flight,          \
     .device_set_frontier = off_frontier,                                       \
-    .activity_submitting = off_submitting,                                     \
+    .activity_submitting = off_submitting, .hud_view = off_hud_view,           \
+    .hud_feed = off_hud_feed,                                                  \
   }
 
 #endif /* GPUPERF_CORE_BACKEND_OFF_H */

@@ -14,8 +14,9 @@
  * and every ~50 ms one reader measures a fresh pair and slews the line
  * towards it (never backwards; a gap of more than 5 ms, as after a
  * suspend, is jumped forwards). The line's parameters sit behind a
- * sequence lock; a thread-local floor keeps each thread's readings
- * monotonic across re-calibrations.
+ * sequence lock; each thread reads from a copy of its own, retaken at
+ * every re-measurement and started at the thread's own time, which keeps
+ * its readings monotonic across re-calibrations (tls_line below).
  *
  * Device clocks are registered with a read function; snapshots pair a
  * device reading with the trace clock, and conversion is piecewise linear
@@ -260,10 +261,43 @@ static inline uint64_t line_ns(const tsc_line *l, uint64_t delta) {
 #endif
 
 /*
- * Everything but the calibrated TSC: a virtual clock, calibration still
- * under way or due, a line another thread just moved past our tick, no
- * TSC. Kept out of line so that gp_get_timestamp()'s common path is a
- * leaf that saves no registers (it runs once per record).
+ * Each thread reads the time from a copy of the line of its own (tls_line
+ * below): its fast path is an rdtsc, a subtraction, a compare, a multiply
+ * and an add, with no sequence lock and no clamp. The copy is taken in
+ * timestamp_slow() and is good for `span` ticks past its base: up to the
+ * moment the shared line is due to be re-measured, and never so far that
+ * delta * mult overflows 64 bits. A copy starts where the thread's time
+ * is (its base is the value returned when it was taken, never less than
+ * what the thread returned before), so a thread's readings are monotonic
+ * across re-calibrations without a floor check per reading.
+ */
+typedef struct tls_line_t {
+  uint64_t base_tsc; /* the line's tick at base_ns */
+  uint64_t span;     /* ticks past base_tsc it may be used for; 0: none */
+  uint64_t mult;     /* ns per tick, 32.32 */
+  uint64_t base_ns;
+} tls_line_t;
+static GP_TLS tls_line_t tls_line;
+
+#if GP_HAVE_TSC
+/* The thread's line at tick t: what its fast path returned for t, or the
+ * most it can have returned (at the end of its span) once t is past it. */
+static uint64_t tls_line_at(uint64_t t) {
+  const tls_line_t *l = &tls_line;
+  if (l->span == 0 || t < l->base_tsc)
+    return 0;
+  uint64_t d = t - l->base_tsc;
+  if (d >= l->span)
+    d = l->span - 1;
+  return l->base_ns + ((d * l->mult) >> 32);
+}
+#endif
+
+/*
+ * Everything but the thread's line: a virtual clock, the line past its
+ * span (a fresh copy is taken), calibration under way or due, no TSC.
+ * Kept out of line so that gp_get_timestamp()'s common path is a leaf
+ * that saves no registers (it runs once per record).
  */
 static __attribute__((noinline)) uint64_t timestamp_slow(void) {
   uint64_t (*vn)(void) =
@@ -276,9 +310,34 @@ static __attribute__((noinline)) uint64_t timestamp_slow(void) {
     uint64_t t = __rdtsc();
     tsc_line l = line_read();
     uint64_t delta = t > l.base_tsc ? t - l.base_tsc : 0;
-    if (delta > l.recal)
+    if (delta > l.recal) {
       calibrate();
-    return floor_clamp(line_ns(&l, delta));
+      t = __rdtsc();
+      l = line_read();
+      delta = t > l.base_tsc ? t - l.base_tsc : 0;
+    }
+    /* Never below what this thread's old copy gave (floor_clamp). */
+    uint64_t old = tls_line_at(t);
+    if (tls_floor < old)
+      tls_floor = old;
+    uint64_t v = floor_clamp(line_ns(&l, delta));
+    /* A copy from here to the shared line's next re-measurement (none if
+     * that is due: every reading comes here until somebody did it). */
+    uint64_t span = delta < l.recal ? l.recal - delta : 0;
+    uint64_t max_span = l.mult ? UINT64_MAX / l.mult : 0;
+    tls_line.base_tsc = t;
+    tls_line.base_ns = v;
+    tls_line.mult = l.mult;
+    tls_line.span = span < max_span ? span : max_span;
+    return v;
+  }
+  if (tls_line.span) {
+    /* The line was given up (a fork's child calibrates afresh): what the
+     * old copy gave is the floor. */
+    uint64_t old = tls_line_at(__rdtsc());
+    if (tls_floor < old)
+      tls_floor = old;
+    tls_line.span = 0;
   }
   if (st != TSC_ABSENT)
     calibrate();
@@ -290,17 +349,32 @@ static __attribute__((noinline)) uint64_t timestamp_slow(void) {
 uint64_t gp_get_timestamp(void) {
 #if GP_HAVE_TSC
   if (GP_LIKELY(atomic_load_explicit(&virtual_now, memory_order_relaxed) ==
-                    NULL &&
-                atomic_load_explicit(&tsc.state, memory_order_relaxed) ==
-                    TSC_READY)) {
-    uint64_t t = __rdtsc();
-    tsc_line l = line_read();
-    uint64_t delta = t - l.base_tsc;
-    if (GP_LIKELY(t > l.base_tsc && delta <= l.recal))
-      return floor_clamp(line_ns(&l, delta));
+                NULL)) {
+    uint64_t d = __rdtsc() - tls_line.base_tsc;
+    /* d < span also rules out a tick before the base (d wraps). */
+    if (GP_LIKELY(d < tls_line.span))
+      return tls_line.base_ns + ((d * tls_line.mult) >> 32);
   }
 #endif
   return timestamp_slow();
+}
+
+/* See core.h. */
+const char *gp__clock_source_name(void) {
+  if (gp__clock_is_virtual())
+    return "virtual";
+#if GP_HAVE_TSC
+  switch (atomic_load_explicit(&tsc.state, memory_order_acquire)) {
+  case TSC_READY:
+    return "tsc";
+  case TSC_CALIBRATING:
+  case TSC_UNKNOWN:
+    return "clock_gettime (TSC calibrating)";
+  default:
+    break;
+  }
+#endif
+  return "clock_gettime (no invariant TSC)";
 }
 
 /* ------------------------------------------------------------------ */

@@ -87,6 +87,11 @@ bool gp__clock_is_virtual(void);
  */
 uint64_t gp__clock_slew_mult(uint64_t rate, int64_t err_ns);
 
+/* What gp_get_timestamp() reads now, in words: "tsc" (the calibrated
+ * line), "virtual", or which clock_gettime() fallback. For benches and
+ * diagnostics; a static string. */
+const char *gp__clock_source_name(void);
+
 /* Consumers of device clock snapshots open at once, and the snapshots a
  * clock keeps for those that lag (beyond its ring of 256). */
 #define GP_CLOCK_MAX_CONSUMERS 16
@@ -158,19 +163,8 @@ void gp__string_mirror(uint8_t *log, size_t cap, uint64_t *used, uint64_t *full,
 
 /* ---- activity.c: producing records ---- */
 
-/*
- * Reserves size bytes (a multiple of 8, header included) for a record of
- * kind in the calling thread's buffer and fills in the header. Returns NULL
- * if the record is dropped (counted by kind and reason, against context_id
- * and stream_id). At most one reservation per thread may be open; finish it
- * with gp__activity_commit(). Lock-free and allocation-free unless the
- * thread's buffer is full.
- */
-void *gp__activity_reserve(uint32_t kind, uint32_t size, uint32_t context_id,
-                           uint32_t stream_id);
-
-/* Publishes the record reserved last on this thread. */
-void gp__activity_commit(void *record);
+/* gp__activity_reserve() and gp__activity_commit(): inline, in slot.h. */
+#include "slot.h"
 
 /*
  * Makes every thread count the records it commits (DROPPED records
@@ -508,6 +502,22 @@ void gp__activate_set_hook(gp__activate_hook hook);
 typedef void (*gp__finalize_hook)(void);
 void gp__finalize_set_hook(gp__finalize_hook hook);
 void gp__finalizing(void);
+
+/*
+ * The HUD's two calls for libraries that draw it in a window (the backend
+ * table's hud_view and hud_feed; core/hud_view.h has the struct and the
+ * GP_HUD_FEED_* kinds). src/session's HUD installs them when it starts;
+ * without them gp__hud_view() returns GP_ENOENT and gp__hud_feed() does
+ * nothing, each after one acquire load.
+ */
+struct gp_hud_view;
+typedef struct gp__hud_hooks {
+  int (*view)(struct gp_hud_view *view);
+  void (*feed)(uint32_t what, uint64_t t_ns, double value);
+} gp__hud_hooks;
+void gp__hud_set_hooks(const gp__hud_hooks *hooks); /* NULL removes them */
+int gp__hud_view(struct gp_hud_view *view);
+void gp__hud_feed(uint32_t what, uint64_t t_ns, double value);
 
 /* ---- device.c: devices and contexts ---- */
 

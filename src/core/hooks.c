@@ -7,7 +7,9 @@
  * loads the library. Rather than call src/session, the core owns a hook
  * that src/session fills in at load time (see core.h, gp__activate).
  * The counters layer's derived windows learn in the same way when a flush
- * has delivered what was committed before it (settle hooks).
+ * has delivered what was committed before it (settle hooks), and a
+ * library that draws the HUD in a window reaches the HUD's values (HUD
+ * hooks).
  */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -64,4 +66,26 @@ void gp__settle(int phase) {
     if (h)
       h(phase);
   }
+}
+
+static _Atomic(const gp__hud_hooks *) hud_hooks;
+
+/* See core.h. */
+void gp__hud_set_hooks(const gp__hud_hooks *hooks) {
+  atomic_store_explicit(&hud_hooks, hooks, memory_order_release);
+}
+
+/* See core.h. */
+int gp__hud_view(struct gp_hud_view *view) {
+  const gp__hud_hooks *h =
+      atomic_load_explicit(&hud_hooks, memory_order_acquire);
+  return h ? h->view(view) : GP_ENOENT;
+}
+
+/* See core.h. */
+void gp__hud_feed(uint32_t what, uint64_t t_ns, double value) {
+  const gp__hud_hooks *h =
+      atomic_load_explicit(&hud_hooks, memory_order_acquire);
+  if (h)
+    h->feed(what, t_ns, value);
 }

@@ -417,12 +417,12 @@ int gp__derived_register(uint32_t device_id) {
 
 /* Backends whose devices never publish a catalog of their own. CUDA
  * publishes its CUPTI catalog after registering the device and calls
- * gp__derived_register() itself when it has none. Vulkan devices are left
- * out: the layer publishes its pipeline-statistics catalog right after
- * registering the device, and a device has one catalog. */
+ * gp__derived_register() itself when it has none. Vulkan and OpenGL
+ * devices are left out: their libraries publish a catalog of their own
+ * right after registering the device (pipeline statistics, per-frame
+ * counters), and a device has one catalog. */
 static bool qualifies(const gp_device_info *di) {
-  return di->api == GP_API_OPEN_CL || di->api == GP_API_OPEN_GL ||
-         di->api == GP_API_HIP;
+  return di->api == GP_API_OPEN_CL || di->api == GP_API_HIP;
 }
 
 static void on_device(uint32_t device_id) {

@@ -289,7 +289,9 @@ static void json_loaders(FILE *out) {
     const gp__loader_device *d = &l->devices[i];
     bool cl = d->api == GP_API_OPEN_CL;
     fprintf(out, "%s\n  {\"api\": \"%s\", \"platform\": ", i ? "," : "",
-            cl ? "OpenCL" : "Vulkan");
+            cl                         ? "OpenCL"
+            : d->api == GP_API_OPEN_GL ? "OpenGL"
+                                       : "Vulkan");
     json_string(out, cl ? l->platforms[d->platform].name : "");
     fprintf(out, ", \"index\": %u, \"name\": ", d->index);
     json_string(out, d->name);
@@ -310,6 +312,8 @@ static void json_loaders(FILE *out) {
   json_string(out, l->opencl_status);
   fprintf(out, ", \"vulkan\": ");
   json_string(out, l->vulkan_status);
+  fprintf(out, ", \"opengl\": ");
+  json_string(out, l->opengl_status);
   fprintf(out, "}");
 }
 

@@ -31,6 +31,7 @@
 #include <fnmatch.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "countersInt.h"
@@ -130,8 +131,7 @@ static void cl_devices(get_info_fn dinfo, cl_id *devs, cl_uint nd,
     d->clock_mhz = mhz;
     d->memory_bytes = mem;
     d->num_counters = GP_ARRAY_SIZE(opencl_counters);
-    for (uint32_t k = 0; k < d->num_counters; k++)
-      d->counters[k] = opencl_counters[k];
+    d->counters = opencl_counters;
   }
 }
 
@@ -297,7 +297,8 @@ static void vk_devices(get_proc_fn gipa, vk_handle inst) {
     }
     size_t first = stats ? 0 : GP_ARRAY_SIZE(vulkan_counters) - 1;
     for (size_t k = first; k < GP_ARRAY_SIZE(vulkan_counters); k++)
-      d->counters[d->num_counters++] = vulkan_counters[k];
+      d->names[d->num_counters++] = vulkan_counters[k];
+    d->counters = d->names;
   }
 }
 
@@ -340,6 +341,58 @@ static void ask_vulkan(void) {
 }
 
 /* ------------------------------------------------------------------ */
+/* OpenGL                                                               */
+
+/* libgpuperf-gl.so: $GPUPERF_GL_LIB, else beside this libgpuperf or in
+ * its gpuperf/ subdirectory; its probe makes a context of its own (EGL,
+ * surfaceless) and says what a recorded program would get. */
+static void ask_opengl(void) {
+  char path[4096] = "";
+  const char *env = getenv("GPUPERF_GL_LIB");
+  void *h = NULL;
+  if (env && *env) {
+    snprintf(path, sizeof(path), "%s", env);
+    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  } else {
+    Dl_info info;
+    if (dladdr((void *)gp__loaders_get, &info) && info.dli_fname) {
+      const char *slash = strrchr(info.dli_fname, '/');
+      int dir = slash ? (int)(slash - info.dli_fname) : 1;
+      const char *base = slash ? info.dli_fname : ".";
+      static const char *const where[] = {"%.*s/libgpuperf-gl.so",
+                                          "%.*s/gpuperf/libgpuperf-gl.so"};
+      for (size_t i = 0; i < GP_ARRAY_SIZE(where) && !h; i++) {
+        snprintf(path, sizeof(path), where[i], dir, base);
+        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+      }
+    }
+  }
+  if (!h) {
+    snprintf(found.opengl_status, sizeof(found.opengl_status),
+             "libgpuperf-gl.so not found (it is built where the GL and EGL "
+             "headers are: libgl-dev, libegl-dev)");
+    return;
+  }
+  gp__gl_probe_fn probe = (gp__gl_probe_fn)dlsym(h, "gpuperf_gl_probe");
+  static gp__gl_probe_result r;
+  if (!probe || probe(&r) != 0) {
+    snprintf(found.opengl_status, sizeof(found.opengl_status), "%s",
+             probe ? r.error : "libgpuperf-gl.so has no probe (another build)");
+    return; /* kept loaded: its strings may be in use */
+  }
+  gp__loader_device *d = new_device(GP_API_OPEN_GL);
+  if (!d)
+    return;
+  snprintf(d->name, sizeof(d->name), "%s", r.name);
+  snprintf(d->vendor, sizeof(d->vendor), "%s", r.vendor);
+  snprintf(d->version, sizeof(d->version), "%s", r.version);
+  d->type = "OpenGL";
+  d->num_counters = r.num_counters;
+  d->counters = r.counters;
+  d->categories = r.categories;
+}
+
+/* ------------------------------------------------------------------ */
 /* Asking, matching, printing                                          */
 
 static void ask(void) {
@@ -350,10 +403,13 @@ static void ask(void) {
            "not listed in a sanitizer build");
   snprintf(found.vulkan_status, sizeof(found.vulkan_status),
            "not listed in a sanitizer build");
+  snprintf(found.opengl_status, sizeof(found.opengl_status),
+           "not listed in a sanitizer build");
   return;
 #endif
   ask_opencl();
   ask_vulkan();
+  ask_opengl();
 }
 
 /* See loaders.h. */
@@ -439,9 +495,39 @@ static void print_vulkan(FILE *out, const gp__loaders *l) {
   }
 }
 
+static void print_opengl(FILE *out, const gp__loaders *l) {
+  if (l->opengl_status[0]) {
+    fprintf(out, "\nOpenGL: %s\n", l->opengl_status);
+    return;
+  }
+  fprintf(out, "\nOpenGL (a context of libgpuperf-gl.so's own; `gpuperf "
+               "record` records frames, render passes, calls and debug "
+               "output):\n");
+  for (uint32_t i = 0; i < l->num_devices; i++) {
+    const gp__loader_device *d = &l->devices[i];
+    if (d->api != GP_API_OPEN_GL)
+      continue;
+    fprintf(out, "  device: %s, %s, %s\n", d->name, d->vendor, d->version);
+    /* Runs of one category: gpuperf's per-frame counters, the driver's
+     * GL_AMD_performance_monitor groups, then Utilization. */
+    for (uint32_t k = 0; k < d->num_counters;) {
+      const char *cat = d->categories ? d->categories[k] : "";
+      uint32_t e = k + 1;
+      while (e < d->num_counters && d->categories &&
+             strcmp(d->categories[e], cat) == 0)
+        e++;
+      char how[160];
+      snprintf(how, sizeof(how), "%s", cat);
+      print_counters(out, d, k, e, how);
+      k = e;
+    }
+  }
+}
+
 /* See loaders.h. */
 void gp__loaders_print(FILE *out) {
   const gp__loaders *l = gp__loaders_get();
   print_opencl(out, l);
   print_vulkan(out, l);
+  print_opengl(out, l);
 }

@@ -1,7 +1,7 @@
 /*
- * loaders.h - the OpenCL and Vulkan devices present on this machine, as
- * their loaders report them, and the counters a recorded program gets on
- * each (loaders.c).
+ * loaders.h - the OpenCL, Vulkan and OpenGL devices present on this
+ * machine, as their loaders (for GL: libgpuperf-gl.so's probe) report
+ * them, and the counters a recorded program gets on each (loaders.c).
  */
 #ifndef GPUPERF_COUNTERS_LOADERS_H
 #define GPUPERF_COUNTERS_LOADERS_H
@@ -19,7 +19,7 @@ typedef struct gp__loader_platform {
 } gp__loader_platform;
 
 typedef struct gp__loader_device {
-  uint32_t api;      /* GP_API_OPEN_CL or GP_API_VULKAN */
+  uint32_t api;      /* GP_API_OPEN_CL, GP_API_VULKAN or GP_API_OPEN_GL */
   uint32_t platform; /* OpenCL: its platform's index; Vulkan: 0 */
   uint32_t index;    /* within its platform (OpenCL) or instance (Vulkan) */
   char name[256], vendor[128], version[256];
@@ -28,8 +28,22 @@ typedef struct gp__loader_device {
   uint64_t memory_bytes;             /* OpenCL */
   uint32_t driver_version;           /* Vulkan */
   uint32_t num_counters;
-  const char *counters[GP__LOADER_MAX_COUNTERS];
+  const char *const *counters;   /* num_counters names */
+  const char *const *categories; /* OpenGL: each counter's; else NULL */
+  const char *names[GP__LOADER_MAX_COUNTERS]; /* what counters may point to */
 } gp__loader_device;
+
+/* What libgpuperf-gl.so's probe (gpuperf_gl_probe) says of the GL device
+ * of a context of its own (EGL, surfaceless), without registering it:
+ * 0 and the fields, or -1 and why in error. Strings live as long as the
+ * process. */
+typedef struct gp__gl_probe_result {
+  char name[256], vendor[128], version[256];
+  uint32_t num_counters;
+  const char **counters, **categories;
+  char error[160];
+} gp__gl_probe_result;
+typedef int (*gp__gl_probe_fn)(gp__gl_probe_result *out);
 
 /* What the loaders said: the devices, and for each API a line saying why
  * it has none ("" when it has some). */
@@ -37,7 +51,7 @@ typedef struct gp__loaders {
   uint32_t num_platforms, num_devices;
   gp__loader_platform platforms[GP__LOADER_MAX_PLATFORMS];
   gp__loader_device devices[GP__LOADER_MAX_DEVICES];
-  char opencl_status[160], vulkan_status[160];
+  char opencl_status[160], vulkan_status[160], opengl_status[200];
 } gp__loaders;
 
 /*

@@ -16,6 +16,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -396,11 +398,48 @@ static int refine(mg_input *in, const mg_input *ref, uint64_t *uncert) {
   return 0;
 }
 
+/*
+ * The sync ends pair the j-th end of each machine with the j-th of input
+ * 0; if the windows do not hold the same collectives (one node's starts a
+ * step later), that pairing is wrong by whole steps and the fit, exact
+ * as it looks, moves the machine by as much. REALTIME already places it
+ * within bound, so a correction larger than that is refused (unless
+ * forced): GP_ERANGE with the likely cause in err.
+ */
+static int check_correction(const mg_input *in, const mg_clock_map *before,
+                            uint64_t bound, const char *sync, bool force,
+                            char *err, size_t errsize) {
+  double worst = 0;
+  /* The maps are linear: the largest change is at an end of the span. */
+  int64_t span[2] = {(int64_t)in->m.first_ts, (int64_t)in->m.last_ts};
+  for (int i = 0; i < 2; i++) {
+    double d = fabs((double)gp__mg_sub_sat(gp__mg_apply(&in->map, span[i]),
+                                           gp__mg_apply(before, span[i])));
+    if (d > worst)
+      worst = d;
+  }
+  if (force || worst <= (double)bound)
+    return 0;
+  seterr(err, errsize,
+         "%s: aligning it on the ends of '%s' would move it by %.3f ms, "
+         "beyond the %.3f ms its REALTIME clock allows: the traces probably "
+         "do not cover the same '%s' events (the j-th end on each machine "
+         "is paired with the j-th: a window that starts or ends a step "
+         "earlier shifts them by whole steps), or REALTIME is further off "
+         "than --realtime-error; --force-sync applies it anyway",
+         in->path, sync, worst / 1e6, (double)bound / 1e6, sync);
+  return GP_ERANGE;
+}
+
 static int align(mg_input *in, size_t n, const gp_merge_options *o, char *err,
                  size_t errsize) {
   uint64_t rt_err = o && o->realtime_error_ns ? o->realtime_error_ns
                                               : DEFAULT_REALTIME_ERROR_NS;
   const char *sync = o ? o->sync_on : NULL;
+  bool force = o &&
+               o->size >= offsetof(gp_merge_options, force_sync) +
+                              sizeof(o->force_sync) &&
+               o->force_sync;
   rt_fit f0 = {0}, fk;
   int rc;
   for (size_t k = 0; k < n; k++) {
@@ -440,9 +479,14 @@ static int align(mg_input *in, size_t n, const gp_merge_options *o, char *err,
       }
     }
     for (size_t k = 1; k < n; k++) {
+      mg_clock_map before = in[k].map;
+      uint64_t bound = in[k].m.uncertainty_ns;
       if ((rc = refine(&in[k], &in[0], &in[k].m.uncertainty_ns)))
         return rc;
       in[k].m.sync_points = (uint32_t)in[k].nends;
+      if ((rc = check_correction(&in[k], &before, bound, sync, force, err,
+                                 errsize)))
+        return rc;
     }
     in[0].m.sync_points = (uint32_t)in[0].nends;
   }

@@ -452,6 +452,8 @@ static uint32_t gpu_api_of_domain(uint32_t domain) {
     return GP_API_OPEN_CL;
   case GP_API_DOMAIN_VULKAN:
     return GP_API_VULKAN;
+  case GP_API_DOMAIN_OPENGL:
+    return GP_API_OPEN_GL;
   default:
     return 0;
   }

@@ -87,6 +87,40 @@ void gp__report_text(gp_report_table *t, gp__rcell *c, const char *s) {
 }
 
 /* See reportInt.h. */
+int gp__report_name_cmp(const char *a, const char *b) {
+  const unsigned char *p = (const unsigned char *)a,
+                      *q = (const unsigned char *)b;
+  while (*p && *q) {
+    if (*p >= '0' && *p <= '9' && *q >= '0' && *q <= '9') {
+      while (*p == '0')
+        p++;
+      while (*q == '0')
+        q++;
+      size_t m = 0, n = 0;
+      while (p[m] >= '0' && p[m] <= '9')
+        m++;
+      while (q[n] >= '0' && q[n] <= '9')
+        n++;
+      if (m != n) /* more digits without leading zeros: larger */
+        return m < n ? -1 : 1;
+      int c = memcmp(p, q, m);
+      if (c)
+        return c;
+      p += m;
+      q += n;
+      continue;
+    }
+    if (*p != *q)
+      return *p < *q ? -1 : 1;
+    p++;
+    q++;
+  }
+  if (*p || *q)
+    return *p ? 1 : -1;
+  return strcmp(a, b);
+}
+
+/* See reportInt.h. */
 int gp__report_fail(gp_tp_error *err, int code, const char *fmt, ...) {
   if (err) {
     va_list ap;
@@ -287,6 +321,89 @@ static void views_sql(char *sql, size_t size, const gp_report_filter *f,
   cat(sql, size, ";\nSELECT 1");
 }
 
+/* A time of the trace as the window's messages show it: ns from the
+ * trace's start ts0, in the unit of its size ("5.000 s", "13.807 ms"). */
+static const char *rel_time(char *buf, size_t size, int64_t ts, int64_t ts0) {
+  double ns = (double)gp__report_sub_sat(ts, ts0), a = fabs(ns);
+  if (a >= 1e9)
+    snprintf(buf, size, "%.3f s", ns / 1e9);
+  else if (a >= 1e6)
+    snprintf(buf, size, "%.3f ms", ns / 1e6);
+  else if (a >= 1e3)
+    snprintf(buf, size, "%.3f us", ns / 1e3);
+  else
+    snprintf(buf, size, "%.0f ns", ns);
+  return buf;
+}
+
+typedef struct gpu_list {
+  char text[256];
+  bool found;
+  int64_t want;
+} gpu_list;
+
+static void gpu_row(gp_tp_rows *r, void *user) {
+  gpu_list *g = user;
+  int64_t n = gp_tp_rows_int(r, 0);
+  size_t l = strlen(g->text);
+  if (n == g->want)
+    g->found = true;
+  if (l + 32 < sizeof(g->text))
+    snprintf(g->text + l, sizeof(g->text) - l, "%s%" PRId64, l ? ", " : "", n);
+  else if (l + 4 < sizeof(g->text) && !strstr(g->text, "..."))
+    strcat(g->text, ", ...");
+}
+
+/* The GPU numbers the report's filter can select: the gpu table's, the
+ * counter tracks', the "Device #N" stream tracks'. */
+#define GPU_NUMBERS_SQL                                                        \
+  "SELECT DISTINCT n FROM (SELECT gpu AS n FROM gpu WHERE gpu IS NOT NULL "    \
+  "UNION SELECT gpu_id FROM gpu_counter_track WHERE gpu_id IS NOT NULL "       \
+  "UNION SELECT CAST(substr(name, 9) AS INT) FROM track WHERE name GLOB "      \
+  "'Device #[0-9]*') ORDER BY n"
+
+/*
+ * An explicit selection that selects nothing is an error, not an empty
+ * report: a window that ends before it begins, one wholly outside the
+ * trace [ts0, ts1], a GPU the trace does not have. The message names
+ * the window (times from the trace's start) and the trace's span, or the
+ * GPUs there are. Returns 0 or GP_ERANGE with err filled.
+ */
+static int selection_check(gp_tp *tp, const gp_report_filter *f, int64_t ts0,
+                           int64_t ts1, gp_tp_error *err) {
+  char a[48] = "its start", b[48] = "its end", s[48];
+  bool from = f->from != INT64_MIN, to = f->to != INT64_MAX;
+  if (from)
+    rel_time(a, sizeof(a), f->from, ts0);
+  if (to)
+    rel_time(b, sizeof(b), f->to, ts0);
+  if (from && to && f->to <= f->from)
+    return gp__report_fail(err, GP_ERANGE,
+                           "the window from %s to %s (times from the trace's "
+                           "start) is empty: it ends %s it begins",
+                           a, b, f->to == f->from ? "where" : "before");
+  /* Outside: no time of the trace in it, or only its one last instant. */
+  if ((from || to) && ((from && f->from >= ts1) || (to && f->to <= ts0)))
+    return gp__report_fail(err, GP_ERANGE,
+                           "the window from %s to %s is outside the trace, "
+                           "which spans 0 ns to %s (times from its start)",
+                           a, b, rel_time(s, sizeof(s), ts1, ts0));
+  if (f->gpu < 0)
+    return 0;
+  gpu_list g = {"", false, f->gpu};
+  int rc = gp__report_each_row(tp, GPU_NUMBERS_SQL, gpu_row, &g, err);
+  if (rc || g.found)
+    return rc;
+  if (!g.text[0])
+    return gp__report_fail(err, GP_ERANGE,
+                           "GPU %" PRId64 " is not in the trace, which has no "
+                           "GPUs",
+                           f->gpu);
+  return gp__report_fail(err, GP_ERANGE,
+                         "GPU %" PRId64 " is not in the trace; its GPUs: %s",
+                         f->gpu, g.text);
+}
+
 /* See gpuperf/report.h. */
 int gp_report_views(gp_tp *tp, const gp_report_filter *filter, int64_t *start,
                     int64_t *end, gp_tp_error *err) {
@@ -301,7 +418,8 @@ int gp_report_views(gp_tp *tp, const gp_report_filter *filter, int64_t *start,
       (rc = gp__report_each_row(tp,
                                 "SELECT EXISTS (SELECT 1 FROM gpu_slice WHERE "
                                 "render_stage_category = 2)",
-                                one_int, &has_compute, err)))
+                                one_int, &has_compute, err)) ||
+      (rc = selection_check(tp, &f, ts0, ts1, err)))
     return rc;
   int64_t lo = f.from == INT64_MIN ? ts0 : f.from;
   int64_t hi = f.to == INT64_MAX ? ts1 : f.to;
@@ -408,6 +526,12 @@ int gp_report_time(gp_tp *tp, const char *spec, bool end, int64_t *ns,
 /* ------------------------------------------------------------------ */
 /* Reports                                                              */
 
+static void work_span(gp_tp_rows *rows, void *user) {
+  gp_report *r = user;
+  r->work_start = gp_tp_rows_int(rows, 0);
+  r->work_end = gp_tp_rows_int(rows, 1);
+}
+
 /* See gpuperf/report.h. */
 int gp_report_build(gp_tp *tp, const char *name, const gp_report_filter *filter,
                     gp_report **out, gp_tp_error *err) {
@@ -423,7 +547,11 @@ int gp_report_build(gp_tp *tp, const char *name, const gp_report_filter *filter,
   gp_tp_info info;
   gp_tp_get_info(tp, &info);
   r->trace_bytes = info.trace_bytes;
-  if (!(rc = gp_report_views(tp, &f, &r->start, &r->end, err)))
+  if (!(rc = gp_report_views(tp, &f, &r->start, &r->end, err)) &&
+      !(rc = gp__report_each_row(tp,
+                                 "SELECT coalesce(min(ts), 0), "
+                                 "coalesce(max(ts + dur), 0) FROM rp_work",
+                                 work_span, r, err)))
     rc = gp__report_sections(tp, r, &f, err);
   if (!rc && r->oom)
     rc = gp__report_fail(err, GP_ENOMEM, "out of memory");
@@ -530,6 +658,11 @@ int gp_report_table_unit_column(const gp_report_table *t) {
 /* See gpuperf/report.h. */
 size_t gp_report_table_rows(const gp_report_table *t) {
   return t->nrows;
+}
+
+/* See gpuperf/report.h. */
+size_t gp_report_table_cut(const gp_report_table *t) {
+  return t->cut;
 }
 
 /* See gpuperf/report.h. */

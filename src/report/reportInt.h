@@ -41,13 +41,16 @@ struct gp_report_table {
   int unit_col;     /* the column naming GP_REPORT_VALUE's unit, or -1 */
   gp__rcell *cells; /* nrows * ncols */
   size_t nrows, cap;
-  bool *oom; /* the report's flag */
+  size_t cut; /* rows left out by the filter's top */
+  bool *oom;  /* the report's flag */
 };
 
 struct gp_report {
   char *name;
   uint64_t trace_bytes;
-  int64_t start, end; /* the window actually reported (ns) */
+  int64_t start, end;           /* the window actually reported (ns) */
+  int64_t work_start, work_end; /* first GPU work's start, last one's end
+                                   in the window; both 0 if none */
   gp_report_table *tabs;
   size_t ntabs;
   bool oom; /* an allocation failed while building */
@@ -67,6 +70,11 @@ gp__rcell *gp__report_row(gp_report_table *t);
 /* Sets cell c of t to a copy of s (NULL: empty); on failure the cell
  * keeps its text and the report's oom is set. */
 void gp__report_text(gp_report_table *t, gp__rcell *c, const char *s);
+
+/* Compares two names as people order them: runs of digits by their
+ * value ("step 2" before "step 10"), the rest byte by byte; names equal
+ * so ("a01", "a1") by strcmp. A total order, like strcmp. */
+int gp__report_name_cmp(const char *a, const char *b);
 
 /* Runs sql on tp and calls row() (may be NULL) for each row. Returns 0,
  * or the trace processor's error with err filled. */

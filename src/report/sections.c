@@ -24,14 +24,21 @@ static double num(gp_tp_rows *r, int c) {
   return gp_tp_rows_type(r, c) == GP_TP_NULL ? NAN : gp_tp_rows_real(r, c);
 }
 
+/* Largest first in column col, ties by the name in column 0. */
 static int by_col_desc(const void *a, const void *b, void *col) {
   int c = *(const int *)col;
-  double x = ((const gp__rcell *)a)[c].value,
-         y = ((const gp__rcell *)b)[c].value;
-  return x < y ? 1 : x > y ? -1 : 0;
+  const gp__rcell *ra = a, *rb = b;
+  double x = ra[c].value, y = rb[c].value;
+  if (x < y || (isnan(x) && !isnan(y)))
+    return 1;
+  if (x > y || (isnan(y) && !isnan(x)))
+    return -1;
+  return gp__report_name_cmp(ra[0].text ? ra[0].text : "",
+                             rb[0].text ? rb[0].text : "");
 }
 
-/* Sorts t's rows by column col, largest first, and keeps the first top. */
+/* Sorts t's rows by column col, largest first (ties by name, numbers by
+ * value), and keeps the first top; t->cut counts the rest. */
 static void sort_top(gp_report_table *t, int col, unsigned top) {
   if (!t->nrows)
     return;
@@ -46,6 +53,7 @@ static void sort_top(gp_report_table *t, int col, unsigned top) {
   qsort_r(tmp, t->nrows, rowsize, by_col_desc, &col);
   memcpy(t->cells, tmp, t->nrows * rowsize);
   free(tmp);
+  t->cut = t->nrows > top ? t->nrows - top : 0;
   while (t->nrows > top) {
     gp__rcell *row = &t->cells[--t->nrows * (size_t)t->ncols];
     for (int i = 0; i < t->ncols; i++)
@@ -184,10 +192,11 @@ static int host_table(gp_tp *tp, gp_report *r, const char *id,
   char sql[512];
   snprintf(sql, sizeof(sql),
            "SELECT name, count(*), sum(dur), min(dur), avg(dur), max(dur) "
-           "FROM rp_host WHERE kind = '%s' GROUP BY name ORDER BY sum(dur) "
-           "DESC, name LIMIT %u",
-           kind, top);
-  return gp__report_each_row(tp, sql, grouped_row, t, err);
+           "FROM rp_host WHERE kind = '%s' GROUP BY name",
+           kind);
+  int rc = gp__report_each_row(tp, sql, grouped_row, t, err);
+  sort_top(t, 2, top);
+  return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -442,25 +451,51 @@ static int counters(gp_tp *tp, gp_report *r, gp_tp_error *err) {
 /* ------------------------------------------------------------------ */
 /* gpuperf's own overhead and what was lost                             */
 
+static void one_int(gp_tp_rows *r, void *user) {
+  *(int64_t *)user = gp_tp_rows_int(r, 0);
+}
+
+/* gpuperf's own time: its slices ("gpuperf buffer completion"; not the
+ * 0 ns "gpuperf host" marker, which names the host and costs nothing),
+ * and the trace writer's CPU time from its cumulative counter, one per
+ * recorded process: what it grew by in the window. A deterministic trace
+ * (gpuperf demo's) holds no real-time figure: the row says "-" and the
+ * note why, never 0 ns. */
 static int overhead_and_losses(gp_tp *tp, gp_report *r, gp_tp_error *err) {
   static const gp__rcol ocols[] = {{"what", "what", GP_REPORT_TEXT},
                                    {"count", "count", GP_REPORT_INT},
                                    {"total_ns", "total", GP_REPORT_NS}};
+  int64_t has_writer = 0;
+  int rc = gp__report_each_row(tp,
+                               "SELECT EXISTS (SELECT 1 FROM counter_track "
+                               "WHERE name = 'gpuperf writer overhead')",
+                               one_int, &has_writer, err);
+  if (rc)
+    return rc;
   gp_report_table *t = gp__report_add_table(
       r, "overhead", "gpuperf's own overhead",
-      "time gpuperf spent in the recorded process", 3, ocols);
+      has_writer ? "time gpuperf spent in the recorded processes; the "
+                   "writer's: CPU time over the window, from its own counter"
+                 : "time gpuperf spent in the recorded processes; this trace "
+                   "has no writer figure (a deterministic trace, as gpuperf "
+                   "demo's, holds no real-time values: the demo prints it)",
+      3, ocols);
   static const gp__rcol lcols[] = {{"what", "what", GP_REPORT_TEXT},
                                    {"count", "count", GP_REPORT_INT},
                                    {"meaning", "meaning", GP_REPORT_TEXT}};
   if (!t)
     return 0;
-  int rc = gp__report_each_row(
-      tp,
-      "SELECT name, count(*), sum(dur) FROM rp_host WHERE kind = 'overhead' "
-      "GROUP BY name UNION ALL SELECT t.name, count(*), max(c.value) FROM "
-      "counter c JOIN counter_track t ON c.track_id = t.id WHERE t.name = "
-      "'gpuperf writer overhead' GROUP BY t.name",
-      grouped_row, t, err);
+  char sql[1024];
+  snprintf(sql, sizeof(sql),
+           "SELECT name, count(*), sum(dur) FROM rp_host WHERE kind = "
+           "'overhead' AND name <> 'gpuperf host' GROUP BY name UNION ALL "
+           "SELECT 'gpuperf writer overhead', NULL, sum(v) FROM (SELECT "
+           "max(CASE WHEN c.ts <= %lld THEN c.value END) - coalesce(max(CASE "
+           "WHEN c.ts < %lld THEN c.value END), 0) AS v FROM counter c JOIN "
+           "counter_track t ON c.track_id = t.id WHERE t.name = 'gpuperf "
+           "writer overhead' GROUP BY t.id)",
+           (long long)r->end, (long long)r->start);
+  rc = gp__report_each_row(tp, sql, grouped_row, t, err);
   if (rc || !(t = gp__report_add_table(
                   r, "losses", "Dropped or unusable records", NULL, 3, lcols)))
     return rc;

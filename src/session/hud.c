@@ -9,6 +9,7 @@
  *   GPUPERF_HUD_PERIOD_MS=N                refresh and sampling period
  *                                          (default 250)
  *   GPUPERF_HUD_FILE=PATH                  CSV rows instead of the line
+ *   GPUPERF_HUD=fps+frametime,gpu-frametime   a GL window's frame metrics
  *
  * GPUPERF_HUD=help is hud_help.c's. The HUD is a consumer of counters like
  * a session, so it sits with the sessions. Items are counter names (no
@@ -48,6 +49,13 @@
  * Otherwise, when stderr is a terminal, a line of sparklines at its
  * bottom (hud_term.c); nothing otherwise.
  *
+ * In a window. A library that owns a window (libgpuperf-gl.so) copies the
+ * panes at each frame (gp__hud_view(), through the backend table) and
+ * draws them in it; its first copy tells the HUD so, and the terminal's
+ * line stops (the CSV rows go on). It also feeds each frame's swap and
+ * GPU time (hud_frames.c), from which the frame metrics fps, frametime
+ * and gpu-frametime come: names that need no device.
+ *
  * Names are checked once a device with a catalog exists (the simulated
  * GPUs have theirs from first use on): a name no device has is reported
  * on stderr with the list of counters, and dropped; the program runs.
@@ -67,14 +75,16 @@
 #include <unistd.h>
 
 #include "backend/linux/drm.h"
+#include "core/hud_view.h"
 #include "counters/countersInt.h"
 #include "counters/derived.h"
 #include "gpuperf/hud.h"
 #include "counter_names.h"
 #include "hudInt.h"
 
-#define MAX_ITEMS 16
-#define HIST 24
+#define MAX_ITEMS GP_HUD_VIEW_MAX_ITEMS
+#define HIST GP_HUD_VIEW_HIST /* values kept per item */
+#define TERM_HIST 24          /* at most shown on the terminal's line */
 #define CACHE 256
 
 /* Defined by programs that start the HUD themselves (gpuperf/hud.h). */
@@ -88,6 +98,7 @@ typedef struct item {
   int queue;    /* derived: -1 the device, else a queue; -2 not derived
                  (-1 for any Utilization name until a device has it) */
   bool derived; /* its values are gp__derived_provisional()'s */
+  int frame;    /* a frame metric (GP__HUD_FPS...), 0 for a counter */
   bool have, ever, checked;
   double value;
   double hist[HIST];
@@ -110,6 +121,8 @@ static struct {
   bool root;       /* the first process of the run */
   bool shown;      /* a device to show appeared: shown from now on */
   bool ticked;     /* a period's tick showed something */
+  bool window;     /* a window draws the HUD (gp__hud_view() was called) */
+  uint64_t seq;    /* changes with what a view shows */
   int wake;        /* eventfd: stop, SIGWINCH */
   uint64_t ours;   /* devices the HUD started sampling */
   uint64_t failed; /* devices whose sampling failed */
@@ -144,7 +157,7 @@ static int item_of(uint32_t dev, uint32_t id) {
   int it = -1;
   if (gp_counter_lookup(dev, id, &ci) == 0)
     for (int i = 0; i < hud.n && it < 0; i++)
-      if (strcmp(ci.name, hud.items[i].name) == 0)
+      if (!hud.items[i].frame && strcmp(ci.name, hud.items[i].name) == 0)
         it = i;
   if (hud.ncache < CACHE) {
     hud.cache[hud.ncache].dev = dev;
@@ -294,8 +307,8 @@ static void draw_line(int width) {
   int hist = hud.n && (size_t)width > fixed
                  ? (int)(((size_t)width - fixed) / (size_t)hud.n)
                  : 0;
-  hist = hist > HIST ? HIST : hist;
-  char buf[MAX_ITEMS * (96 + 3 * HIST + 40)];
+  hist = hist > TERM_HIST ? TERM_HIST : hist;
+  char buf[MAX_ITEMS * (96 + 3 * TERM_HIST + 40)];
   size_t o = 0;
   for (int i = 0; i < hud.n; i++) {
     const item *it = &hud.items[i];
@@ -392,6 +405,7 @@ static void check_names(void) {
     for (int k = 0; k < hud.n; k++)
       hud.names[k] = hud.items[k].name;
     hud.ncache = 0; /* item indexes moved */
+    hud.seq++;
     i--;
   }
 }
@@ -432,9 +446,9 @@ static void tick(bool last) {
       sample_device(d);
   gp_activity_flush_all(0);
   pthread_mutex_lock(&hud.lock);
-  if (!hud.shown && has_device_to_show()) {
+  if (!hud.shown && (hud.window || has_device_to_show())) {
     hud.shown = true; /* from the first tick with a device on */
-    if (hud.want_tty)
+    if (hud.want_tty && !hud.window)
       hud.tty = gp__hud_term_claim(hud.wake);
     /* Again, to run before the exit handlers registered since (a
      * recording's), while what the HUD shows is still sampled. */
@@ -447,11 +461,19 @@ static void tick(bool last) {
   }
   check_names();
   hud.ticked |= !last;
+  hud.seq++;
   uint64_t now = gp_get_timestamp();
+  double fv[4];
+  /* At exit, no frame in progress: the program stopped drawing. */
+  unsigned got = gp__hud_frames_take(last ? 0 : mono_ns(), fv);
   for (int i = 0; i < hud.n; i++) {
     item *it = &hud.items[i];
     if (it->queue != -2 && !last) /* at exit: hud_exit() did it */
       provisional(it, now);
+    if (it->frame && (got & 1u << it->frame)) {
+      it->value = fv[it->frame];
+      it->have = it->ever = true;
+    }
     if (!it->have)
       continue;
     if (it->nhist == HIST) {
@@ -467,7 +489,8 @@ static void tick(bool last) {
   }
   if (hud.file)
     write_row();
-  else if (hud.tty && hud.n) { /* at exit too, given back right after */
+  else if (hud.tty && hud.n && !hud.window) { /* at exit too, given back
+                                                 right after */
     int width = gp__hud_term_check();
     if (width > 0)
       draw_line(width);
@@ -485,6 +508,64 @@ static void redraw(void) {
   }
   pthread_mutex_unlock(&hud.lock);
 }
+
+/* See hudInt.h. */
+void gp__hud_tick(void) {
+  tick(false);
+}
+
+/*
+ * The backend table's hud_view (core/hud_view.h): copies the panes into
+ * *v under the lock. Returns 0, GP_ENOENT when the HUD does not run in
+ * this process, GP_EINVAL when v->size is not sizeof(*v) (v unchanged).
+ * The first call marks the process as one with a window: the HUD shows
+ * from then on, and the terminal's line is given back.
+ */
+static int hud_view(gp_hud_view *v) {
+  if (!v || v->size != sizeof(*v))
+    return GP_EINVAL;
+  pthread_mutex_lock(&hud.lock);
+  if (!hud.on || getpid() != hud.pid) {
+    pthread_mutex_unlock(&hud.lock);
+    return GP_ENOENT;
+  }
+  if (!hud.window) {
+    hud.window = true;
+    hud.want_tty = false;
+    if (hud.tty)
+      gp__hud_term_release();
+    hud.tty = false;
+  }
+  v->num_items = (uint32_t)hud.n;
+  v->num_panes = hud.n ? (uint32_t)hud.items[hud.n - 1].pane + 1 : 0;
+  v->reserved = 0;
+  v->seq = hud.seq;
+  int pane = -1, panes = 0;
+  for (int i = 0; i < hud.n; i++) {
+    const item *it = &hud.items[i];
+    gp_hud_view_item *o = &v->items[i];
+    if (it->pane != pane) /* panes renumbered: dropped names leave gaps */
+      pane = it->pane, panes++;
+    snprintf(o->name, sizeof(o->name), "%s", it->name);
+    o->pane = (uint32_t)(panes - 1);
+    o->flags = (it->have ? GP_HUD_VIEW_HAVE : 0u) |
+               (it->max > 0 ? GP_HUD_VIEW_FIXED : 0u);
+    o->value = it->have ? it->value : 0;
+    double top = 0;
+    for (int k = 0; k < it->nhist; k++)
+      top = it->hist[k] > top ? it->hist[k] : top;
+    o->top = it->max > 0 ? it->max : top > 0 ? top : 1;
+    o->num_hist = (uint32_t)it->nhist;
+    o->reserved = 0;
+    memcpy(o->hist, it->hist, (size_t)it->nhist * sizeof(double));
+  }
+  v->num_panes = (uint32_t)panes;
+  pthread_mutex_unlock(&hud.lock);
+  return 0;
+}
+
+static const gp__hud_hooks hooks = {.view = hud_view,
+                                    .feed = gp__hud_frames_feed};
 
 static void *thread_main(void *arg) {
   (void)arg;
@@ -555,9 +636,17 @@ static void on_device(uint32_t dev) {
 /* Says why an item never had a value. Lock held. */
 static void report_silent(const item *it) {
   char why[256];
-  if (!hud.ticked || (!hud.file && !hud.tty))
+  if (!hud.ticked || (!hud.file && !hud.tty && !hud.window))
     return; /* nothing was shown, nor expected */
-  if (hud.failed && it->dev < 0)
+  if (it->frame == GP__HUD_GPU_FRAMETIME)
+    snprintf(why, sizeof(why),
+             "no GPU frame time was fed (it comes from the GL library's "
+             "timer queries, libgpuperf-gl.so)");
+  else if (it->frame)
+    snprintf(why, sizeof(why),
+             "no frame was shown (frame metrics come from the swaps of a GL "
+             "window, through libgpuperf-gl.so)");
+  else if (hud.failed && it->dev < 0)
     snprintf(why, sizeof(why), "sampling failed (%s)",
              gp_strerror(hud.fail_rc));
   else if (it->dev >= 0)
@@ -577,7 +666,10 @@ static void report_silent(const item *it) {
 static void hud_exit(void) {
   if (!hud.on || getpid() != hud.pid)
     return;
-  hud.on = false;
+  gp__hud_set_hooks(NULL);
+  pthread_mutex_lock(&hud.lock);
+  hud.on = false; /* under the lock: a view in progress ends first */
+  pthread_mutex_unlock(&hud.lock);
   gp__counters_remove_device_hook(on_device);
   if (hud.thread_on) {
     atomic_store(&hud.stop, true);
@@ -647,6 +739,11 @@ static bool parse(const char *spec) {
     if (colon)
       it->max = strtod(colon + 1, NULL);
     it->queue = strncmp(it->name, "Utilization", 11) == 0 ? -1 : -2;
+    it->frame = gp__hud_frame_metric(it->name);
+    if (it->frame) {
+      it->queue = -2;
+      it->checked = true; /* no device has it: none is asked */
+    }
     hud.names[hud.n] = it->name;
     hud.n++;
     p += len;
@@ -754,6 +851,7 @@ int gp_hud_start_from_env(void) {
     gp_activity_enable(GP_ACTIVITY_KIND_RENDER_STAGE);
   }
   hud.on = true;
+  gp__hud_set_hooks(&hooks);
   if (gp__counters_add_device_hook(on_device) != 0)
     fprintf(stderr, "gpuperf: GPUPERF_HUD: cannot follow new devices\n");
   const char *drm = getenv("GPUPERF_DRM");

@@ -1,13 +1,15 @@
 /*
  * hudInt.h - what the HUD's files share: hud.c (counters, values, the
- * thread, CSV rows, start and exit), hud_term.c (its line at the bottom
- * of a terminal) and hud_help.c (GPUPERF_HUD=help).
+ * thread, CSV rows, the view a window draws, start and exit), hud_term.c
+ * (its line at the bottom of a terminal), hud_frames.c (the frame
+ * metrics a window feeds) and hud_help.c (GPUPERF_HUD=help).
  */
 #ifndef GPUPERF_SESSION_HUD_INT_H
 #define GPUPERF_SESSION_HUD_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Claims the terminal on stderr for this process's HUD line: one process
@@ -46,5 +48,32 @@ void gp__hud_term_release(void);
 /* Puts back the default SIGWINCH action if the HUD's handler still holds
  * it (at a normal exit). */
 void gp__hud_term_unhook(void);
+
+/*
+ * The frame metrics (hud_frames.c): GP__HUD_FPS, GP__HUD_FRAMETIME,
+ * GP__HUD_GPU_FRAMETIME index the values gp__hud_frames_take() gives.
+ */
+enum { GP__HUD_FPS = 1, GP__HUD_FRAMETIME = 2, GP__HUD_GPU_FRAMETIME = 3 };
+
+/* The metric name names ("fps", "frametime", "gpu-frametime"), 0 for a
+ * name that is none of them. */
+int gp__hud_frame_metric(const char *name);
+
+/* Takes a frame (GP_HUD_FEED_SWAP at t_ns, CLOCK_MONOTONIC, 0: now) or a
+ * frame's GPU time (GP_HUD_FEED_GPU_FRAME, value ms); anything else is
+ * ignored. Any thread. */
+void gp__hud_frames_feed(uint32_t what, uint64_t t_ns, double value);
+
+/*
+ * Ends a period at now (CLOCK_MONOTONIC ns): stores in out[m] the
+ * period's value of each metric m that has one and returns the set of
+ * them (bit m), then starts the next period. hud_frames.c's top comment
+ * says how each is computed.
+ */
+unsigned gp__hud_frames_take(uint64_t now, double out[4]);
+
+/* One HUD period now, as the HUD's thread runs it (hud.c): for tests,
+ * which set a period long enough that the thread never ticks. */
+void gp__hud_tick(void);
 
 #endif /* GPUPERF_SESSION_HUD_INT_H */

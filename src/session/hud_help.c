@@ -6,7 +6,8 @@
  * GPUPERF_SIM_DEVICES configures them), the host CPU and the DRM cards,
  * brought up here so that their catalogs exist, then the OpenCL and
  * Vulkan devices their loaders report, with the counters a program gets
- * on them when `gpuperf record` runs it. A program run with
+ * on them when `gpuperf record` runs it; first, the frame metrics a GL
+ * window's HUD shows (hud_frames.c). A program run with
  * GPUPERF_HUD=help prints it and exits before main() (hud.c); under
  * `gpuperf record` or `stat` the command line prints it and runs the
  * program without the HUD.
@@ -27,7 +28,12 @@ int gp_hud_help_print(FILE *out) {
           "Show counters live with GPUPERF_HUD=NAME[,NAME...] (exact names), "
           "count them with\n'gpuperf stat -e NAME[,NAME...] -- PROGRAM' "
           "(names or globs), or record them with\ncounter_names in a "
-          "gpu.counters config.\n\n");
+          "gpu.counters config.\n\n"
+          "In a GL window (libgpuperf-gl.so draws the HUD in it), these "
+          "need no device:\n"
+          "  fps            frames per second\n"
+          "  frametime      CPU time between swaps, ms\n"
+          "  gpu-frametime  GPU time of a frame, ms\n\n");
   if (rc != 0)
     fprintf(out,
             "(no simulated GPUs: %s; check GPUPERF_SIM_DEVICES and "

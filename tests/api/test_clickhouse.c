@@ -1,228 +1,18 @@
 /*
  * test_clickhouse.c - `gpuperf export --to clickhouse://` on a real
- * two-shard cluster: two clickhouse-server processes on loopback ports,
- * data in the test's temporary folder, configs written here (a
- * remote_servers entry naming both as the shards of "gp_test"). A merged
- * `demo --machines 4` trace is exported through the Distributed tables;
- * the kernel table and a time-weighted utilization per GPU computed by
- * ClickHouse over the Distributed tables must equal ours, both shards
- * must hold rows, and exporting again must not duplicate any. Skipped
- * where the Debian packages clickhouse-server/-client are absent.
+ * two-shard cluster (clickhouse_util.h starts the servers). A merged
+ * `demo --machines 4` trace is exported to both shards; the kernel table
+ * and a time-weighted utilization per GPU computed by ClickHouse over the
+ * views of the Distributed tables must equal ours, both shards must hold
+ * rows, the export must use one connection per server (libcurl's count
+ * and the servers' query_log agree), a user and password are sent, and
+ * exporting again must not duplicate any row. Skipped where the Debian
+ * packages clickhouse-server/-client are absent.
  */
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <math.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "gpuperf/tp.h"
-#include "harness.h"
-
-#define SERVER "/usr/sbin/clickhouse-server"
-#define CLIENT "/usr/bin/clickhouse-client"
-
-static pid_t servers[2];
-
-static int free_port(void) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT(fd >= 0);
-  struct sockaddr_in a;
-  memset(&a, 0, sizeof(a));
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-  socklen_t len = sizeof(a);
-  ASSERT(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
-/* Runs argv, its stdout into out (if not NULL); returns the exit status. */
-static int run(char *const argv[], const char *out) {
-  pid_t pid = fork();
-  ASSERT(pid >= 0);
-  if (pid == 0) {
-    int fd = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int nul = open("/dev/null", O_WRONLY);
-    if (fd < 0 || nul < 0)
-      _exit(99);
-    dup2(fd, 1);
-    dup2(nul, 2);
-    execv(argv[0], argv);
-    _exit(98);
-  }
-  int ws = 0;
-  ASSERT(waitpid(pid, &ws, 0) == pid);
-  return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-}
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "r");
-  ASSERT_NOT_NULL(f);
-  char *b = malloc(1 << 20);
-  ASSERT_NOT_NULL(b);
-  size_t n = fread(b, 1, (1 << 20) - 1, f);
-  b[n] = '\0';
-  fclose(f);
-  return b;
-}
-
-/* Runs a query on server i's TCP port; returns its TSV output (malloc'd). */
-static char *ch(int tcp, const char *q) {
-  char port[16], out[1100];
-  snprintf(port, sizeof(port), "%d", tcp);
-  snprintf(out, sizeof(out), "%s/ch.out", gp_test_tmpdir());
-  char *argv[] = {CLIENT, "--host",  "127.0.0.1", "--port",
-                  port,   "--query", (char *)q,   NULL};
-  if (run(argv, out) != 0)
-    return NULL;
-  return slurp(out);
-}
-
-static void write_config(int i, const int http[2], const int tcp[2]) {
-  const char *dir = gp_test_tmpdir();
-  char path[1100];
-  snprintf(path, sizeof(path), "%s/users.xml", dir);
-  FILE *f = fopen(path, "w");
-  ASSERT_NOT_NULL(f);
-  fputs("<yandex><profiles><default/></profiles><users><default>"
-        "<password></password><networks><ip>127.0.0.1</ip></networks>"
-        "<profile>default</profile><quota>default</quota></default></users>"
-        "<quotas><default/></quotas></yandex>\n",
-        f);
-  fclose(f);
-  snprintf(path, sizeof(path), "%s/server%d.xml", dir, i);
-  f = fopen(path, "w");
-  ASSERT_NOT_NULL(f);
-  fprintf(f,
-          "<yandex>\n"
-          " <logger><level>warning</level><log>%s/s%d/log</log>"
-          "<errorlog>%s/s%d/err</errorlog></logger>\n"
-          " <http_port>%d</http_port><tcp_port>%d</tcp_port>\n"
-          " <listen_host>127.0.0.1</listen_host>\n"
-          " <path>%s/s%d/</path><tmp_path>%s/s%d/tmp/</tmp_path>\n"
-          " <user_files_path>%s/s%d/files/</user_files_path>\n"
-          " <users_config>%s/users.xml</users_config>\n"
-          " <default_profile>default</default_profile>\n"
-          " <default_database>default</default_database>\n"
-          " <mark_cache_size>67108864</mark_cache_size>\n"
-          " <remote_servers><gp_test>\n"
-          "  <shard><replica><host>127.0.0.1</host><port>%d</port></replica>"
-          "</shard>\n"
-          "  <shard><replica><host>127.0.0.1</host><port>%d</port></replica>"
-          "</shard>\n"
-          " </gp_test></remote_servers>\n"
-          "</yandex>\n",
-          dir, i, dir, i, http[i], tcp[i], dir, i, dir, i, dir, i, dir, tcp[0],
-          tcp[1]);
-  fclose(f);
-}
-
-static void stop_servers(void) {
-  for (int i = 0; i < 2; i++) {
-    if (servers[i] <= 0)
-      continue;
-    kill(servers[i], SIGTERM);
-    int ws;
-    for (int t = 0; t < 100 && waitpid(servers[i], &ws, WNOHANG) == 0; t++)
-      usleep(100000);
-    if (waitpid(servers[i], &ws, WNOHANG) == 0) {
-      kill(servers[i], SIGKILL);
-      waitpid(servers[i], &ws, 0);
-    }
-    servers[i] = 0;
-  }
-}
-
-static void start_server(int i, const int tcp[2]) {
-  char cfg[1100], arg[1200];
-  snprintf(cfg, sizeof(cfg), "%s/server%d.xml", gp_test_tmpdir(), i);
-  snprintf(arg, sizeof(arg), "--config-file=%s", cfg);
-  pid_t pid = fork();
-  ASSERT(pid >= 0);
-  if (pid == 0) {
-    /* A failed assertion ends the test with _exit(): the servers go too. */
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    int nul = open("/dev/null", O_WRONLY);
-    dup2(nul, 1);
-    dup2(nul, 2);
-    execl(SERVER, SERVER, arg, (char *)NULL);
-    _exit(98);
-  }
-  servers[i] = pid;
-  for (int t = 0; t < 300; t++) {
-    char *r = ch(tcp[i], "SELECT 1");
-    if (r) {
-      free(r);
-      return;
-    }
-    int ws;
-    if (waitpid(pid, &ws, WNOHANG) == pid) {
-      servers[i] = 0;
-      stop_servers();
-      ASSERT(!"clickhouse-server exited at start");
-    }
-    usleep(100000);
-  }
-  stop_servers();
-  ASSERT(!"clickhouse-server did not answer within 30 s");
-}
-
-/* Our rows of sql as TSV lines "a\tb\t...". */
-static char *ours(gp_tp *tp, const char *sql) {
-  gp_tp_rows *rows = NULL;
-  gp_tp_error err;
-  if (gp_tp_query(tp, sql, &rows, &err) != 0)
-    ASSERT(!"our query failed" || !sql);
-  size_t cap = 1 << 20, n = 0;
-  char *b = malloc(cap);
-  ASSERT_NOT_NULL(b);
-  b[0] = '\0';
-  int nc = gp_tp_rows_columns(rows);
-  while (gp_tp_rows_next(rows, &err) == 1) {
-    for (int c = 0; c < nc; c++) {
-      const char *v = gp_tp_rows_text(rows, c);
-      n += (size_t)snprintf(b + n, cap - n, "%s%s", c ? "\t" : "", v ? v : "");
-    }
-    n += (size_t)snprintf(b + n, cap - n, "\n");
-    ASSERT_LT(n, cap - 1024);
-  }
-  gp_tp_rows_destroy(rows);
-  return b;
-}
-
-/* Compares two TSV results line by line: the first columns exactly, the
- * last as a number within 1e-9 (relative). */
-static void same_numbers(const char *a, const char *b) {
-  while (*a && *b) {
-    const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
-    ASSERT(ea && eb);
-    const char *ta = memrchr(a, '\t', (size_t)(ea - a));
-    const char *tb = memrchr(b, '\t', (size_t)(eb - b));
-    ASSERT(ta && tb && ta - a == tb - b && memcmp(a, b, (size_t)(ta - a)) == 0);
-    double x = atof(ta + 1), y = atof(tb + 1);
-    ASSERT_NEAR(x, y, 1e-9 * fmax(1.0, fabs(x)));
-    a = ea + 1;
-    b = eb + 1;
-  }
-  ASSERT(!*a && !*b);
-}
+#include "clickhouse_util.h"
 
 TEST(clickhouse_two_shard_export_matches_ours) {
-  const char *cli = getenv("GPUPERF_CLI");
-  if (!cli || access(cli, X_OK) != 0)
-    SKIP("GPUPERF_CLI is not set (run through 'make test')");
-  if (access(SERVER, X_OK) != 0 || access(CLIENT, X_OK) != 0)
-    SKIP("ClickHouse is not installed (Debian packages clickhouse-server, "
-         "clickhouse-client)");
+  const char *cli = ch_need();
   const char *dir = gp_test_tmpdir();
   char base[1100], nodes[4][1100], merged[1100], url[256], export_out[1100];
   snprintf(base, sizeof(base), "%s/run.pftrace", dir);
@@ -232,30 +22,32 @@ TEST(clickhouse_two_shard_export_matches_ours) {
   snprintf(export_out, sizeof(export_out), "%s/export.out", dir);
   char *demo[] = {(char *)cli, "demo", "--machines", "4", "--gpus",
                   "2",         "-o",   base,         NULL};
-  ASSERT_EQ(run(demo, NULL), 0);
+  ASSERT_EQ(ch_run(demo, NULL), 0);
   char *merge[] = {(char *)cli, "merge",     nodes[0], nodes[1],
                    nodes[2],    nodes[3],    "-o",     merged,
                    "--sync-on", "allreduce", NULL};
-  ASSERT_EQ(run(merge, NULL), 0);
+  ASSERT_EQ(ch_run(merge, NULL), 0);
 
-  int http[2], tcp[2];
-  for (int i = 0; i < 2; i++) {
-    http[i] = free_port();
-    tcp[i] = free_port();
-  }
-  for (int i = 0; i < 2; i++)
-    write_config(i, http, tcp);
-  start_server(0, tcp);
-  start_server(1, tcp);
-
-  snprintf(url, sizeof(url), "clickhouse://127.0.0.1:%d,127.0.0.1:%d/gpdb",
-           http[0], http[1]);
+  ch_start_two();
+  ch_url(url, sizeof(url));
   char *exp[] = {(char *)cli, "export",       merged,    "--to",
                  url,         "--cluster",    "gp_test", "--trace-name",
                  "job1",      "--batch-rows", "500",     NULL};
-  ASSERT_EQ(run(exp, export_out), 0);
-  char *o = slurp(export_out);
+  ASSERT_EQ(ch_run(exp, export_out), 0);
+  char *o = ch_slurp(export_out);
   ASSERT(strstr(o, "rows/s"));
+  /* Keep-alive: one connection per server, by libcurl's count and by the
+   * servers' own log (distinct client ports of our requests). */
+  const char *conn = strstr(o, " over ");
+  ASSERT_NOT_NULL(conn);
+  ASSERT_EQ(atoi(conn + 6), 2);
+  long long seen = 0;
+  for (int i = 0; i < 2; i++) {
+    free(ch_q(i, "SYSTEM FLUSH LOGS"));
+    seen += ch_num(i, "SELECT uniqExact(port) FROM system.query_log WHERE "
+                      "http_user_agent LIKE 'gpuperf-export/%'");
+  }
+  ASSERT_EQ(seen, 2);
   free(o);
 
   gp_tp *tp = NULL;
@@ -263,19 +55,19 @@ TEST(clickhouse_two_shard_export_matches_ours) {
   ASSERT_OK(gp_tp_open(merged, NULL, &tp, &err));
 
   /* The kernel table (report's), over the Distributed table. */
-  char *want = ours(tp, "SELECT name, count(*), sum(dur), max(dur) FROM "
-                        "gpu_slice WHERE render_stage_category = 2 GROUP BY "
-                        "name ORDER BY name");
-  char *got = ch(tcp[0], "SELECT name, count(), sum(dur), max(dur) FROM "
-                         "gpdb.gpu_slice WHERE render_stage_category = 2 "
-                         "GROUP BY name ORDER BY name");
+  char *want = ch_ours(tp, "SELECT name, count(*), sum(dur), max(dur) FROM "
+                           "gpu_slice WHERE render_stage_category = 2 GROUP BY "
+                           "name ORDER BY name");
+  char *got = ch_q(0, "SELECT name, count(), sum(dur), max(dur) FROM "
+                      "gpdb.gpu_slice WHERE render_stage_category = 2 "
+                      "GROUP BY name ORDER BY name");
   ASSERT_NOT_NULL(got);
   ASSERT(strstr(want, "matmul_kernel"));
   ASSERT_STR_EQ(got, want);
   free(got);
 
   /* Time-weighted utilization of every GPU of every machine. */
-  char *wu = ours(
+  char *wu = ch_ours(
       tp, "WITH x AS (SELECT (SELECT raw_id FROM machine m WHERE m.id = "
           "t.machine_id) AS machine, c.track_id, c.ts, c.value, LEAD(c.ts) "
           "OVER (PARTITION BY c.track_id ORDER BY c.ts) AS nts FROM counter c "
@@ -283,8 +75,8 @@ TEST(clickhouse_two_shard_export_matches_ours) {
           "'Utilization') SELECT machine, track_id, sum(value * (nts - ts)) "
           "* 1.0 / sum(nts - ts) FROM x WHERE nts IS NOT NULL GROUP BY "
           "machine, track_id ORDER BY machine, track_id");
-  char *gu = ch(
-      tcp[0],
+  char *gu = ch_q(
+      0,
       "SELECT machine, track_id, arraySum(arrayMap((v, d) -> v * d, "
       "arrayPopBack(vs), ds)) / arraySum(ds) FROM (SELECT machine, track_id, "
       "arraySort(groupArray(ts)) AS t, arraySort((v, x) -> x, "
@@ -298,42 +90,64 @@ TEST(clickhouse_two_shard_export_matches_ours) {
   for (const char *p = wu; (p = strchr(p, '\n')); p++)
     lines++;
   ASSERT_EQ(lines, 8); /* 4 machines x 2 GPUs */
-  same_numbers(gu, wu);
+  ch_same_numbers(gu, wu);
   free(gu);
   free(wu);
 
-  /* Both shards hold rows; their sum is ours; again: no duplicates. */
-  char *n = ours(tp, "SELECT count(*) FROM gpu_slice");
-  char *s0 = ch(tcp[0], "SELECT count() FROM gpdb.gpu_slice_local");
-  char *s1 = ch(tcp[1], "SELECT count() FROM gpdb.gpu_slice_local");
-  ASSERT(s0 && s1);
-  ASSERT_GT(atoll(s0), 0);
-  ASSERT_GT(atoll(s1), 0);
-  ASSERT_EQ(atoll(s0) + atoll(s1), atoll(n));
-  free(s0);
-  free(s1);
+  /* Each shard holds exactly the rows whose (trace, machine) the
+   * sharding key, evaluated by the server, sends there (which shards
+   * 4 machines land on is the hash's business: test_clickhouse_fleet
+   * checks the balance); their sum is ours. */
+  char *n = ch_ours(tp, "SELECT count(*) FROM gpu_slice");
+  long long s0 = ch_num(0, "SELECT count() FROM gpu_slice_local");
+  long long s1 = ch_num(1, "SELECT count() FROM gpu_slice_local");
+  ASSERT_EQ(ch_num(0, "SELECT count() FROM gpu_slice_local WHERE "
+                      "cityHash64(trace, machine) % 2 != 0"),
+            0);
+  ASSERT_EQ(ch_num(1, "SELECT count() FROM gpu_slice_local WHERE "
+                      "cityHash64(trace, machine) % 2 != 1"),
+            0);
+  ASSERT_EQ(s0 + s1, atoll(n));
+  /* A URL with fewer servers than the cluster's shards is refused
+   * before anything is written. */
+  char one[256], err1[1100];
+  snprintf(one, sizeof(one), "clickhouse://127.0.0.1:%d/gpdb", ch_http[0]);
+  snprintf(err1, sizeof(err1), "%s/err1", dir);
+  char *short_url[] = {(char *)cli, "export",    merged,    "--to",
+                       one,         "--cluster", "gp_test", NULL};
+  ASSERT_EQ(ch_wait(ch_spawn(short_url, NULL, err1)), 2);
+  char *e1 = ch_slurp(err1);
+  ASSERT(strstr(e1, "cluster 'gp_test' has 2 shards there, but the URL "
+                    "lists 1"));
+  free(e1);
   /* An unknown user is refused (the user really is sent)... */
   snprintf(url, sizeof(url),
-           "clickhouse://nobody@127.0.0.1:%d,127.0.0.1:%d/gpdb", http[0],
-           http[1]);
-  ASSERT_EQ(run(exp, export_out), 2);
-  /* ...and again, naming the user: no duplicates. */
+           "clickhouse://nobody@127.0.0.1:%d,127.0.0.1:%d/gpdb", ch_http[0],
+           ch_http[1]);
+  ASSERT_EQ(ch_run(exp, export_out), 2);
+  /* ...a user with a password, from the environment only: refused
+   * without it... */
   snprintf(url, sizeof(url),
-           "clickhouse://default@127.0.0.1:%d,127.0.0.1:%d/gpdb", http[0],
-           http[1]);
-  ASSERT_EQ(run(exp, export_out), 0);
-  char *again = ch(tcp[1], "SELECT count() FROM gpdb.gpu_slice");
+           "clickhouse://gpuser@127.0.0.1:%d,127.0.0.1:%d/gpdb", ch_http[0],
+           ch_http[1]);
+  unsetenv("GPUPERF_CLICKHOUSE_PASSWORD");
+  ASSERT_EQ(ch_run(exp, export_out), 2);
+  /* ...and with it, again: the old copy replaced, no duplicates. */
+  setenv("GPUPERF_CLICKHOUSE_PASSWORD", "s3cret", 1);
+  ASSERT_EQ(ch_run(exp, export_out), 0);
+  unsetenv("GPUPERF_CLICKHOUSE_PASSWORD");
+  char *again = ch_q(1, "SELECT count() FROM gpdb.gpu_slice");
   ASSERT_NOT_NULL(again);
   ASSERT_EQ(atoll(again), atoll(n));
   free(again);
-  char *mach = ch(tcp[1], "SELECT hostname FROM gpdb.machine ORDER BY "
-                          "hostname");
+  char *mach = ch_q(1, "SELECT hostname FROM gpdb.machine ORDER BY "
+                       "hostname");
   ASSERT_STR_EQ(mach, "node-0\nnode-1\nnode-2\nnode-3\n");
   free(mach);
   free(n);
   free(want);
   gp_tp_close(tp);
-  stop_servers();
+  ch_stop_all();
 }
 
 TEST(clickhouse_export_bad_input_is_named) {
@@ -344,18 +158,18 @@ TEST(clickhouse_export_bad_input_is_named) {
   snprintf(trace, sizeof(trace), "%s/t.pftrace", gp_test_tmpdir());
   snprintf(out, sizeof(out), "%s/out", gp_test_tmpdir());
   char *demo[] = {(char *)cli, "demo", "--steps", "1", "-o", trace, NULL};
-  ASSERT_EQ(run(demo, NULL), 0);
+  ASSERT_EQ(ch_run(demo, NULL), 0);
   char *a1[] = {(char *)cli, "export", trace, "--to", "http://h:1/db", NULL};
-  ASSERT_EQ(run(a1, NULL), 1);
+  ASSERT_EQ(ch_run(a1, NULL), 1);
   char *a2[] = {(char *)cli,
                 "export",
                 trace,
                 "--to",
                 "clickhouse://127.0.0.1:1,127.0.0.1:2/db",
                 NULL};
-  ASSERT_EQ(run(a2, NULL), 1); /* several hosts need --cluster */
+  ASSERT_EQ(ch_run(a2, NULL), 1); /* several hosts need --cluster */
   /* Nothing listens on a free port: exit 2, the server named. */
-  int port = free_port();
+  int port = ch_free_port();
   char url[128], err[1100];
   snprintf(url, sizeof(url), "clickhouse://127.0.0.1:%d/db", port);
   snprintf(err, sizeof(err), "%s/err", gp_test_tmpdir());
@@ -370,9 +184,76 @@ TEST(clickhouse_export_bad_input_is_named) {
   int ws;
   ASSERT_EQ(waitpid(pid, &ws, 0), pid);
   ASSERT(WIFEXITED(ws) && WEXITSTATUS(ws) == 2);
-  char *e = slurp(err);
+  char *e = ch_slurp(err);
   char want[64];
   snprintf(want, sizeof(want), "ClickHouse at 127.0.0.1:%d", port);
   ASSERT(strstr(e, want));
   free(e);
+  /* The server is asked before the trace is read: a file that is not a
+   * trace gets the server's error, not its own. */
+  char bad[1100];
+  snprintf(bad, sizeof(bad), "%s/not-a-trace", gp_test_tmpdir());
+  FILE *f = fopen(bad, "w");
+  ASSERT_NOT_NULL(f);
+  fputs("not a trace\n", f);
+  fclose(f);
+  char *a3[] = {(char *)cli, "export", bad, "--to", url, NULL};
+  ASSERT_EQ(ch_wait(ch_spawn(a3, NULL, err)), 2);
+  e = ch_slurp(err);
+  ASSERT(strstr(e, want));
+  free(e);
+}
+
+TEST(clickhouse_export_over_https) {
+  const char *cli = ch_need();
+  if (access("/usr/bin/openssl", X_OK) != 0)
+    SKIP("no /usr/bin/openssl to make the server's certificate (Debian "
+         "package openssl)");
+  const char *dir = gp_test_tmpdir();
+  char key[1100], cert[1100], trace[1100], url[256], err[1100];
+  snprintf(key, sizeof(key), "%s/key.pem", dir);
+  snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
+  snprintf(trace, sizeof(trace), "%s/t.pftrace", dir);
+  snprintf(err, sizeof(err), "%s/err", dir);
+  char *mk[] = {"/usr/bin/openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                key,
+                "-out",
+                cert,
+                "-days",
+                "2",
+                "-subj",
+                "/CN=127.0.0.1",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1",
+                NULL};
+  ASSERT_EQ(ch_run(mk, NULL), 0);
+  char *demo[] = {(char *)cli, "demo", "--steps", "3", "-o", trace, NULL};
+  ASSERT_EQ(ch_run(demo, NULL), 0);
+  ch_https = ch_free_port();
+  ch_start_two();
+  snprintf(url, sizeof(url), "clickhouses://127.0.0.1:%d/gpdb", ch_https);
+  /* The server's certificate is checked: unknown CA, refused... */
+  char *plain[] = {(char *)cli, "export", trace, "--to", url, NULL};
+  ASSERT_EQ(ch_wait(ch_spawn(plain, NULL, err)), 2);
+  char *e = ch_slurp(err);
+  ASSERT(strstr(e, "certificate"));
+  free(e);
+  /* ...and trusted with --cacert. */
+  char *exp[] = {(char *)cli, "export",   trace, "--to",
+                 url,         "--cacert", cert,  NULL};
+  ASSERT_EQ(ch_run(exp, NULL), 0);
+  gp_tp *tp = NULL;
+  gp_tp_error gerr;
+  ASSERT_OK(gp_tp_open(trace, NULL, &tp, &gerr));
+  char *n = ch_ours(tp, "SELECT count(*) FROM gpu_slice");
+  ASSERT_EQ(ch_num(0, "SELECT count() FROM gpu_slice"), atoll(n));
+  free(n);
+  gp_tp_close(tp);
+  ch_stop_all();
 }

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gpuperf/merge.h"
 #include "gpuperf/tp.h"
 #include "harness.h"
 
@@ -262,6 +263,54 @@ TEST(multi_merge_bad_input_is_named) {
                 "-o",      (char *)junk, NULL};
   ASSERT_EQ(run(a5, out, err), 2);
   ASSERT(strstr(slurp(err), "already holds machine 1"));
+}
+
+/* --sync-on pairs the j-th end of each machine with the j-th of machine
+ * 0. A node whose window starts whole steps later (its trace re-timed
+ * with gp_trace_retime: BOOTTIME and REALTIME both later by those steps,
+ * as if recorded then) would be pulled back by them; REALTIME places it
+ * within 1 ms, so the merge refuses, naming the cause, unless forced. */
+TEST(multi_sync_on_refuses_a_shifted_window) {
+  const char *g = cli();
+  const char *out = gp_test_path(0, "out"), *err = gp_test_path(1, "err");
+  const char *base = gp_test_path(2, "w.pftrace");
+  const char *shifted = gp_test_path(3, "shifted.pftrace");
+  char node[2][1100], merged[1100];
+  for (int k = 0; k < 2; k++)
+    snprintf(node[k], sizeof(node[k]), "%s/w-node%d.pftrace", gp_test_tmpdir(),
+             k);
+  snprintf(merged, sizeof(merged), "%s/m.pftrace", gp_test_tmpdir());
+  char *demo[] = {(char *)g, "demo", "--machines", "2",          "--gpus", "1",
+                  "--steps", "12",   "-o",         (char *)base, NULL};
+  ASSERT_EQ(run(demo, out, err), 0);
+  gp_tp *tp = open_trace(node[1]);
+  int64_t step =
+      q_int(tp, "SELECT (SELECT ts + dur FROM slice WHERE name = 'allreduce' "
+                "ORDER BY ts LIMIT 1 OFFSET 1) - (SELECT ts + dur FROM slice "
+                "WHERE name = 'allreduce' ORDER BY ts LIMIT 1)");
+  gp_tp_close(tp);
+  ASSERT_GT(step, 0);
+  /* Whole steps, at least 2 ms: beyond REALTIME's 1 ms and the demo's
+   * REALTIME error (up to 0.4 ms) together. */
+  int64_t steps = (2000000 + step - 1) / step, shift = steps * step;
+  char e[256];
+  ASSERT_OK(gp_trace_retime(node[1], shifted, shift, 0, shift, e, sizeof(e)));
+  char *m[] = {(char *)g,   "merge",     node[0], (char *)shifted, "-o", merged,
+               "--sync-on", "allreduce", NULL};
+  ASSERT_EQ(run(m, out, err), 2);
+  const char *msg = slurp(err);
+  ASSERT(strstr(msg, "shifted.pftrace: aligning it on the ends of "
+                     "'allreduce' would move it by"));
+  ASSERT(strstr(msg, "do not cover the same 'allreduce' events"));
+  ASSERT_EQ(access(merged, F_OK), -1);
+  /* The unshifted node merges; the shifted one is taken when forced. */
+  char *ok[] = {(char *)g, "merge",     node[0],     node[1], "-o",
+                merged,    "--sync-on", "allreduce", NULL};
+  ASSERT_EQ(run(ok, out, err), 0);
+  char *forced[] = {(char *)g, "merge",     node[0],     (char *)shifted, "-o",
+                    merged,    "--sync-on", "allreduce", "--force-sync",  NULL};
+  ASSERT_EQ(run(forced, out, err), 0);
+  ASSERT(strstr(slurp(out), "sync points"));
 }
 
 TEST(multi_batch_query_names_the_failing_trace) {

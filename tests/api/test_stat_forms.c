@@ -46,18 +46,20 @@ TEST(stat_perf_like_forms) {
   }
   free(out);
   free(err);
-  /* -x, : value,unit,event,device,kernel,spread per line. */
+  /* -x, : perf stat's fields (value, unit, event, run time, percentage,
+   * metric, metric unit), then device and kernel. */
   ASSERT_EQ(tp_cli(&out, &err, "stat", "-x", ",", "-e", "dram__bytes_read.sum",
                    "--", app, "--launches", "3", NULL),
             0);
   ASSERT_NOT_NULL(
-      line_of(err, ",launches,Sim Compute GPU #0,saxpy,", line, sizeof(line)));
-  ASSERT(strncmp(line, "3,,launches,", 12) == 0);
-  ASSERT_NOT_NULL(line_of(err,
-                          ",bytes,dram__bytes_read.sum,Sim Compute GPU "
-                          "#0,,",
-                          line, sizeof(line)));
-  ASSERT(strstr(err, ",s,time-elapsed,,,") != NULL);
+      line_of(err, ",100.00,,,Sim Compute GPU #0,saxpy\n", line, sizeof(line)));
+  ASSERT_NOT_NULL(line_of(err, "3,,launches,", line, sizeof(line)));
+  ASSERT(strstr(line, ",100.00,,,Sim Compute GPU #0,saxpy") != NULL);
+  ASSERT_NOT_NULL(
+      line_of(err, ",bytes,dram__bytes_read.sum,", line, sizeof(line)));
+  ASSERT(strstr(line, ",100.00,,,Sim Compute GPU #0,") != NULL);
+  ASSERT_NOT_NULL(line_of(err, ",s,time-elapsed,", line, sizeof(line)));
+  ASSERT(strstr(line, ",100.00,,,,") != NULL);
   ASSERT(strstr(err, "Performance counter stats") == NULL);
   free(out);
   free(err);

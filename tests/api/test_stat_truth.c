@@ -246,17 +246,29 @@ TEST(stat_vulkan_gpu_section_vkcube) {
   free(err);
 }
 
-/* The value of the -x, line ending in ",EVENT,DEVICE,KERNEL,". */
+/* The value of the -x, line of EVENT on DEVICE for KERNEL: perf stat's
+ * fields (value, unit, event, ...), gpuperf's device and kernel last. */
 static double csv_value(const char *text, const char *event, const char *dev,
                         const char *kernel) {
-  char key[256];
-  snprintf(key, sizeof(key), ",%s,%s,%s,", event, dev, kernel);
-  const char *p = strstr(text, key);
-  if (!p)
-    gp_test_fail(__FILE__, __LINE__, "no %s in:\n%s", key, text);
-  while (p > text && p[-1] != '\n')
-    p--;
-  return strtod(p, NULL);
+  for (const char *line = text; *line;) {
+    size_t n = strcspn(line, "\n");
+    char buf[1024], *f[32];
+    int nf = 0;
+    snprintf(buf, sizeof(buf), "%.*s", (int)n, line);
+    for (char *p = buf, *c; nf < 32; p = c + 1) {
+      f[nf++] = p;
+      if (!(c = strchr(p, ',')))
+        break;
+      *c = '\0';
+    }
+    if (nf >= 5 && strcmp(f[2], event) == 0 && strcmp(f[nf - 2], dev) == 0 &&
+        strcmp(f[nf - 1], kernel) == 0)
+      return strtod(f[0], NULL);
+    line += n + (line[n] == '\n');
+  }
+  gp_test_fail(__FILE__, __LINE__, "no %s of %s on %s in:\n%s", event, kernel,
+               dev, text);
+  return 0;
 }
 
 TEST(stat_repeat_leaves_a_crashed_run_out) {

@@ -48,6 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(&o, 0, sizeof(o));
   o.size = sizeof(o);
   o.sync_on = size & 1 ? "Kernel" : NULL;
+  o.force_sync = size & 2 ? 1 : 0; /* past the REALTIME check too */
   char err[512];
   const char *ab[2] = {pa, pb}, *ba[2] = {pb, pa};
   gp_merge_machine m[2];

@@ -58,6 +58,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int64_t t;
   gp_report_time(tp, "1.5ms", false, &t, NULL);
   gp_report_time(tp, "Kernel", true, &t, NULL);
+  gp_report_change ch;
+  if (whole && window &&
+      gp_report_metric_change(whole, window, "kernel:Kernel", NULL, &ch) == 0)
+    sink = ch.pct + ch.z;
   if (whole && window && gp_report_diff(whole, window, &diff) == 0) {
     sink = gp_report_metric(diff, "total") + gp_report_metric(whole, "busy") +
            gp_report_change_pct(gp_report_metric(whole, "copies"),

@@ -222,7 +222,12 @@ TEST(tp_cli_report) {
   free(page);
   free(out);
   free(err);
-  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--top", "0", NULL), 1);
+  /* --top 0: every row (it was refused). */
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--top", "0", NULL), 0);
+  ASSERT(strstr(out, "gemm") != NULL && strstr(out, "more not shown") == NULL);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--top", "-1", NULL), 1);
   free(out);
   free(err);
 }

@@ -280,6 +280,149 @@ TEST(report_window_and_filters) {
   free(err);
 }
 
+/* A selection that selects nothing is an error (exit 2) whose one line
+ * names the window and the trace's span (read here with SQL), or the
+ * GPUs the trace has; before, each gave empty sections and exit 0. */
+TEST(report_empty_selections) {
+  const char *trace = gp_test_path(0, "demo.pftrace");
+  char *out, *err;
+  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "-o", trace, NULL), 0);
+  free(out);
+  free(err);
+  gp_tp *tp;
+  ASSERT_EQ(gp_tp_open(trace, NULL, &tp, NULL), 0);
+  char span[64], gpus[64];
+  snprintf(span, sizeof(span), "spans 0 ns to %.3f ms",
+           sql_num(tp, "SELECT end_ts - start_ts FROM trace_bounds") / 1e6);
+  int64_t ngpus = tp_int(tp, "SELECT count(*) FROM gpu");
+  ASSERT(ngpus >= 1 && ngpus < 7);
+  snprintf(gpus, sizeof(gpus), "its GPUs:");
+  for (int64_t i = 0; i < ngpus; i++) {
+    char sql[96];
+    snprintf(sql, sizeof(sql),
+             "SELECT gpu FROM gpu ORDER BY gpu LIMIT 1 "
+             "OFFSET %d",
+             (int)i);
+    size_t l = strlen(gpus);
+    snprintf(gpus + l, sizeof(gpus) - l, "%s %d", i ? "," : "",
+             (int)tp_int(tp, sql));
+  }
+  gp_tp_close(tp);
+  const struct {
+    const char *a[4], *says[2];
+  } cases[] = {
+      {{"--from", "5s"}, {"from 5.000 s to its end is outside", span}},
+      {{"--from", "10ms", "--to", "2ms"},
+       {"from 10.000 ms to 2.000 ms", "ends before it begins"}},
+      {{"--to", "0"}, {"from its start to 0 ns is outside", span}},
+      {{"--gpu", "7"}, {"GPU 7 is not in the trace", gpus}},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    const char *const *a = cases[i].a;
+    ASSERT_EQ(tp_cli(&out, &err, "report", trace, a[0], a[1], a[2], a[3], NULL),
+              2);
+    if (!strstr(err, cases[i].says[0]) || !strstr(err, cases[i].says[1]))
+      fprintf(stderr, "case %zu said: %s", i, err);
+    ASSERT(strstr(err, cases[i].says[0]) != NULL);
+    ASSERT(strstr(err, cases[i].says[1]) != NULL);
+    ASSERT_EQ(lines(err), 1);
+    ASSERT_STR_EQ(out, "");
+    free(out);
+    free(err);
+  }
+  /* The HTML page is not written for an empty selection either. */
+  const char *html = gp_test_path(1, "r.html");
+  ASSERT_EQ(
+      tp_cli(&out, &err, "report", trace, "--gpu", "2", "--html", html, NULL),
+      2);
+  ASSERT(access(html, F_OK) != 0);
+  free(out);
+  free(err);
+  /* A window that only overlaps the trace still reports. */
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--from", "13ms", "--to", "20s",
+                   "--format", "csv", NULL),
+            0);
+  free(out);
+  free(err);
+}
+
+/* The rows of section sec in CSV text. */
+static int csv_rows(const char *csv, const char *sec) {
+  char pre[64];
+  int n = 0;
+  snprintf(pre, sizeof(pre), "\n%s,", sec);
+  for (const char *p = csv; (p = strstr(p, pre)); p++)
+    n++;
+  return n;
+}
+
+/* Rankings are not silently cut: CSV and JSON have every row unless
+ * --top says, --top 0 is every row in each format, and text says how
+ * many it left out. Ties are ordered by name with numbers by value.
+ * Units scale: a counter in kHz reads in GHz, bandwidth in GiB/s, both
+ * against SQL on the trace. */
+TEST(report_rows_units_and_order) {
+  const char *trace = gp_test_path(0, "demo.pftrace");
+  char *out, *err;
+  ASSERT_EQ(tp_cli(&out, &err, "demo", "-q", "-o", trace, NULL), 0);
+  free(out);
+  free(err);
+  gp_tp *tp;
+  ASSERT_EQ(gp_tp_open(trace, NULL, &tp, NULL), 0);
+  int ranges = (int)sql_num(tp, "SELECT count(DISTINCT name) FROM slice "
+                                "WHERE category IS NOT NULL");
+  ASSERT_EQ(ranges, 12); /* 10 training steps, forward, backward */
+  char ghz[64], gib[64];
+  snprintf(ghz, sizeof(ghz), " %.3f GHz\n",
+           sql_num(tp, "SELECT max(value) FROM counter c JOIN counter_track "
+                       "t ON c.track_id = t.id WHERE t.name = 'gpufreq'") *
+               1e3 / 1e9);
+  snprintf(gib, sizeof(gib), " %.1f GiB/s\n",
+           sql_num(tp, "SELECT sum(extract_arg(arg_set_id, 'bytes')) * 1e9 / "
+                       "sum(dur) FROM gpu_slice WHERE name = 'Memcpy HtoD'") /
+               1073741824.0);
+  gp_tp_close(tp);
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--format", "csv", NULL), 0);
+  ASSERT_EQ(csv_rows(out, "ranges"), ranges);
+  /* "training step 2" before "training step 10". */
+  char *s2 = strstr(out, "\"training step 2\""),
+       *s10 = strstr(out, "\"training step 10\"");
+  ASSERT(s2 && s10 && s2 < s10);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--format", "csv", "--top", "3",
+                   NULL),
+            0);
+  ASSERT_EQ(csv_rows(out, "ranges"), 3);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--format", "json", NULL), 0);
+  ASSERT(strstr(out, "\"left_out\": {}") != NULL);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--format", "json", "--top",
+                   "4", NULL),
+            0);
+  ASSERT(strstr(out, "\"ranges\": 8") != NULL);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, NULL), 0);
+  ASSERT(strstr(out, "  (2 more not shown; --top 0 shows all)\n") != NULL);
+  ASSERT(strstr(out, ghz) != NULL);
+  ASSERT(strstr(out, gib) != NULL);
+  ASSERT(strstr(out, " M KHz") == NULL && strstr(out, " M kHz") == NULL);
+  s2 = strstr(out, "  training step 2 ");
+  s10 = strstr(out, "  training step 10 ");
+  ASSERT(s2 && s10 && s2 < s10);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--top", "0", NULL), 0);
+  ASSERT(strstr(out, "  backward ") != NULL);
+  ASSERT(strstr(out, "more not shown") == NULL);
+  free(out);
+  free(err);
+}
+
 /* Perfetto's own test trace: names from the kernel_name args, the GPU
  * named although the trace gives no name. */
 TEST(report_sections_on_gpu_compute_kernel) {

@@ -166,7 +166,7 @@ TEST(report_cli_errors) {
   free(err);
   /* Usage errors: one line each. */
   const char *bad[][3] = {{"--bogus", NULL, NULL},
-                          {"--top", "0", NULL},
+                          {"--top", "x", NULL},
                           {"--format", "xml", NULL},
                           {"--gpu", NULL, NULL},
                           {trace, "second.pftrace", NULL}};

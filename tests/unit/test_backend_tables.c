@@ -17,16 +17,26 @@ TEST(backend_tables_by_version_and_size) {
   ASSERT_NOT_NULL(c);
   ASSERT_EQ(c->version, GP_BACKEND_INTERFACE_VERSION);
   ASSERT_EQ(c->size, sizeof(*c));
-  ASSERT(c->activity_reserve == gp__activity_reserve);
+  /* (Reserve and commit are inline in the library; the table holds their
+   * out-of-line copies.) */
+  ASSERT(c->activity_reserve == gp__activity_reserve_out);
+  ASSERT(c->activity_commit == gp__activity_commit_out);
   ASSERT(c->activate == gp__activate);
   ASSERT(c->activity_add_drops == gp__activity_add_drops);
   ASSERT(c->glob_match == gp__glob_match);
   ASSERT(c->activity_work_in_flight == gp__activity_work_in_flight);
+  ASSERT(c->hud_view == gp__hud_view);
+  ASSERT(c->hud_feed == gp__hud_feed);
   /* A library built for version 2 gets the same table, and reads the
    * prefix it knows. */
   ASSERT(gp_backend_interface(2, v2) == c);
   const size_t v3 = offsetof(gp_backend_ops, activity_work_in_flight);
   ASSERT(gp_backend_interface(3, v3) == c);
+  /* Version 5 ended before the HUD's entries (version 6). */
+  const size_t v5 = offsetof(gp_backend_ops, hud_view);
+  ASSERT(gp_backend_interface(5, v5) == c);
+  ASSERT(gp_backend_interface(5, sizeof(*c)) == NULL);
+  ASSERT(gp_backend_interface(GP_BACKEND_INTERFACE_VERSION, v5) == NULL);
   /* Anything else is another build. */
   ASSERT(gp_backend_interface(2, sizeof(*c)) == NULL);
   ASSERT(gp_backend_interface(GP_BACKEND_INTERFACE_VERSION, v2) == NULL);

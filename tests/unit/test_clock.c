@@ -79,6 +79,58 @@ TEST(clock_monotonic_per_thread) {
   }
 }
 
+/* Each thread reads from a copy of the TSC line of its own, taken anew at
+ * every re-measurement (50 ms) and after an idle spell: in several
+ * threads at once, across many re-measurements, with pauses longer than
+ * a period, every reading lies within a bracket of CLOCK_BOOTTIME reads
+ * (a loaded CPU only widens the bracket) and no thread's time goes
+ * back. */
+typedef struct bracket_job {
+  int64_t worst;
+  uint64_t backwards, reads;
+} bracket_job;
+
+static void *bracket_reader(void *arg) {
+  bracket_job *j = arg;
+  uint64_t prev = gp_get_timestamp(), start = boottime();
+  for (int round = 0; boottime() - start < 400000000ull; round++) {
+    for (int i = 0; i < 20000; i++) {
+      uint64_t b0 = boottime();
+      uint64_t t = gp_get_timestamp();
+      uint64_t b1 = boottime();
+      j->backwards += t < prev;
+      prev = t;
+      int64_t err = t < b0 ? (int64_t)(b0 - t) : t > b1 ? (int64_t)(t - b1) : 0;
+      if (err > j->worst)
+        j->worst = err;
+      j->reads++;
+    }
+    if (round % 3 == 2)
+      usleep(70000); /* idle past a period: the copy has expired */
+  }
+  return NULL;
+}
+
+TEST(clock_threads_track_boottime) {
+  /* Calibrated (and settled) before the bracketed reads. */
+  uint64_t start = boottime();
+  while (boottime() - start < 30000000ull)
+    (void)gp_get_timestamp();
+  pthread_t t[3];
+  bracket_job jobs[3] = {{0}};
+  for (int i = 0; i < 3; i++)
+    ASSERT_OK(-pthread_create(&t[i], NULL, bracket_reader, &jobs[i]));
+  for (int i = 0; i < 3; i++) {
+    ASSERT_OK(-pthread_join(t[i], NULL));
+    printf("thread %d: %" PRIu64 " reads, worst distance from "
+           "CLOCK_BOOTTIME %" PRId64 " ns\n",
+           i, jobs[i].reads, jobs[i].worst);
+    ASSERT_EQ(jobs[i].backwards, 0);
+    ASSERT_GT(jobs[i].reads, 0);
+    ASSERT_LT(jobs[i].worst, 5000); /* as clock_tracks_boottime */
+  }
+}
+
 static uint64_t fake_device_now;
 static uint64_t read_fake(void *user) {
   (void)user;

@@ -33,12 +33,16 @@ int cmd_producer(int argc, char **argv);
 int cli_record_producer(char **cmd, bool quiet);
 
 /*
- * Adds libgpuperf-opencl.so (found beside the loaded libgpuperf, or named
- * by GPUPERF_OPENCL_LIB) to LD_PRELOAD, so that a program run next records
- * its OpenCL calls. Does nothing with GPUPERF_OPENCL=0, in sanitizer
- * builds, or if the library is not found.
+ * Adds libgpuperf-opencl.so and libgpuperf-gl.so (found beside the loaded
+ * libgpuperf, or named by GPUPERF_OPENCL_LIB and GPUPERF_GL_LIB) to
+ * LD_PRELOAD, so that a program run next records its OpenCL and OpenGL
+ * calls. GPUPERF_OPENCL=0 and GPUPERF_OPENGL=0 leave one out; sanitizer
+ * builds and libraries not found add nothing.
  */
-void cli_preload_opencl(void);
+void cli_preload_libraries(void);
+
+/* Like cli_opencl_library(), for libgpuperf-gl.so ($GPUPERF_GL_LIB). */
+bool cli_gl_library(char *buf, size_t size);
 
 /*
  * Stores in buf the path of libgpuperf-opencl.so: $GPUPERF_OPENCL_LIB,
@@ -51,7 +55,7 @@ bool cli_opencl_library(char *buf, size_t size);
 /*
  * For `gpuperf record` and `gpuperf stat`, before cmd runs: prints one
  * warning per GPU API that cmd's executable links (libvulkan, libcuda or
- * libcudart; OpenCL's is cli_preload_opencl's) whose gpuperf library is
+ * libcudart; OpenCL's is cli_preload_libraries') whose gpuperf library is
  * not built or not found, naming the fix. tool names the command in the
  * message ("record"). Returns how many it printed.
  */
@@ -131,6 +135,12 @@ typedef struct demo_options {
   uint32_t gpus;
   uint32_t steps;
   bool collective; /* an "allreduce" range around each gradient exchange */
+  double jitter;   /* each launch's work varies by up to +-jitter %, drawn
+                      from seed: noise for `diff` tests, still
+                      deterministic; 0: none */
+  uint32_t seed;
+  const char *slow; /* this kernel (short name) does slow_pct % more work */
+  double slow_pct;
 } demo_options;
 
 /* Initialises the simulator with opts->gpus compute devices. */

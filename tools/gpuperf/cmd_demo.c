@@ -11,6 +11,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -389,7 +391,8 @@ static void demo_usage(FILE *out) {
       out,
       "usage: gpuperf demo [-o FILE] [-c CONFIG] [--gpus N] [--steps N] "
       "[--no-trace] [-q]\n"
-      "                    [--machines N]\n\n"
+      "                    [--machines N] [--jitter PCT [--seed N]] "
+      "[--slow KERNEL=PCT]\n\n"
       "Runs a data-parallel training step on simulated GPUs (copies,\n"
       "matmul and softmax forward and backward, a peer-to-peer\n"
       "gradient exchange), writes a Perfetto trace of it and\n"
@@ -405,12 +408,17 @@ static void demo_usage(FILE *out) {
       "                     each on its own clocks; see gpuperf merge\n"
       "  --collective       an \"allreduce\" range around each gradient\n"
       "                     exchange (set by --machines)\n"
+      "  --jitter PCT       each kernel launch does up to +-PCT %% more or\n"
+      "                     less work, drawn from --seed N (default 0): runs\n"
+      "                     with noise, for gpuperf diff; still deterministic\n"
+      "  --slow KERNEL=PCT  that kernel (e.g. matmul_kernel) does PCT %%\n"
+      "                     more work: a real change, for gpuperf diff\n"
       "  -q, --quiet        no summary\n");
 }
 
 /* See cli.h. */
 int cmd_demo(int argc, char **argv) {
-  demo_options opts = {2, 10, false};
+  demo_options opts = {2, 10, false, 0, 0, NULL, 0};
   uint32_t machines = 0;
   const char *output = "demo.pftrace", *config = NULL;
   bool trace = true, quiet = false;
@@ -421,6 +429,9 @@ int cmd_demo(int argc, char **argv) {
       {"no-trace", no_argument, 0, 'n'},
       {"machines", required_argument, 0, 'm'},
       {"collective", no_argument, 0, 'C'},
+      {"jitter", required_argument, 0, 'J'},
+      {"seed", required_argument, 0, 'S'},
+      {"slow", required_argument, 0, 'W'},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
@@ -456,6 +467,36 @@ int cmd_demo(int argc, char **argv) {
     case 'C':
       opts.collective = true;
       break;
+    case 'J': {
+      char *end;
+      opts.jitter = strtod(optarg, &end);
+      if (end == optarg || *end || !(opts.jitter >= 0 && opts.jitter <= 50))
+        return cli_error(CLI_USAGE,
+                         "demo: --jitter '%s' is not a percent "
+                         "from 0 to 50",
+                         optarg);
+      break;
+    }
+    case 'S':
+      if (!cli_parse_u64("--seed", optarg, 0, UINT32_MAX, &v))
+        return CLI_USAGE;
+      opts.seed = (uint32_t)v;
+      break;
+    case 'W': {
+      const char *eq = strrchr(optarg, '=');
+      char *end;
+      opts.slow_pct = eq ? strtod(eq + 1, &end) : NAN;
+      if (!eq || eq == optarg || end == eq + 1 || *end ||
+          !(opts.slow_pct > -90 && opts.slow_pct <= 1000))
+        return cli_error(CLI_USAGE,
+                         "demo: --slow '%s' is not KERNEL=PCT "
+                         "(PCT from -90 to 1000)",
+                         optarg);
+      static char name[128];
+      snprintf(name, sizeof(name), "%.*s", (int)(eq - optarg), optarg);
+      opts.slow = name;
+      break;
+    }
     case 'q':
       quiet = true;
       break;

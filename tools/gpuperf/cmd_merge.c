@@ -16,7 +16,8 @@ static void merge_usage(FILE *out) {
   fprintf(out,
           "usage: gpuperf merge A.pftrace B.pftrace ... -o OUT [--sync-on "
           "NAME]\n"
-          "                     [--realtime-error NS] [-q]\n\n"
+          "                     [--realtime-error NS] [--force-sync] "
+          "[-q]\n\n"
           "Merges the traces of several machines into one: each input gets "
           "its own\n"
           "machine_id, its timestamps move onto the first input's clock "
@@ -34,6 +35,11 @@ static void merge_usage(FILE *out) {
           "  --realtime-error NS    how far apart REALTIME clocks may be "
           "(default\n"
           "                         1000000: NTP on a LAN)\n"
+          "  --force-sync           apply --sync-on's correction even beyond "
+          "what\n"
+          "                         REALTIME allows (refused otherwise: the "
+          "windows\n"
+          "                         probably hold different collectives)\n"
           "  -q, --quiet            no summary\n");
 }
 
@@ -74,6 +80,7 @@ int cmd_merge(int argc, char **argv) {
       {"output", required_argument, 0, 'o'},
       {"sync-on", required_argument, 0, 's'},
       {"realtime-error", required_argument, 0, 'r'},
+      {"force-sync", no_argument, 0, 'f'},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
@@ -99,6 +106,9 @@ int cmd_merge(int argc, char **argv) {
       if (!cli_parse_u64("--realtime-error", optarg, 1, 3600000000000ull, &v))
         return CLI_USAGE;
       o.realtime_error_ns = v;
+      break;
+    case 'f':
+      o.force_sync = 1;
       break;
     case 'q':
       quiet = true;

@@ -49,7 +49,7 @@ int cli_record_producer(char **cmd, bool quiet) {
     setenv("GPUPERF_PRODUCER", "perfetto", 1);
     unsetenv("GPUPERF_RECORD_DIR");
     cli_cuda_record_env();
-    cli_preload_opencl();
+    cli_preload_libraries();
     cli_enable_vulkan_layer();
     execvp(cmd[0], cmd);
     fprintf(stderr, "gpuperf record: cannot run %s: %s\n", cmd[0],

@@ -54,8 +54,9 @@ static void record_usage(FILE *out) {
       "Runs CMD and records what its processes do on GPUs into one\n"
       "Perfetto trace (open it in ui.perfetto.dev, or query it with\n"
       "gpuperf query). Programs that use libgpuperf, or OpenCL (through\n"
-      "libgpuperf-opencl.so, preloaded), or Vulkan (through the layer\n"
-      "VK_LAYER_GPUPERF_trace), are recorded; each process,\n"
+      "libgpuperf-opencl.so, preloaded), or OpenGL (libgpuperf-gl.so,\n"
+      "preloaded), or Vulkan (through the layer VK_LAYER_GPUPERF_trace),\n"
+      "are recorded; each process,\n"
       "children included, gets its own packet sequence. A program that\n"
       "links an API whose gpuperf library is not built is warned about.\n\n"
       "  -c, --config FILE     TraceConfig in the protobuf text format\n"
@@ -192,8 +193,8 @@ static pid_t spawn(char **argv, const char *dir, const char *cfg_path,
       _exit(128 + SIGTERM);
     setenv("GPUPERF_RECORD_DIR", dir, 1);
     setenv("GPUPERF_RECORD_CONFIG", cfg_path, 1);
-    cli_cuda_record_env(); /* CUDA programs: the driver loads the collector */
-    cli_preload_opencl();  /* OpenCL programs are recorded too */
+    cli_cuda_record_env();   /* CUDA programs: the driver loads the collector */
+    cli_preload_libraries(); /* OpenCL and OpenGL programs too */
     cli_enable_vulkan_layer(); /* and Vulkan programs */
     execvp(argv[0], argv);
     int e = errno;
@@ -338,7 +339,7 @@ static int record_run(const char *config, char **names, size_t nnames,
       bool some = cli_missing_libraries(cmd, missing, sizeof(missing)) > 0;
       fprintf(stderr,
               "gpuperf record: no process of '%s' did GPU work through "
-              "gpuperf (the simulated GPUs, OpenCL, CUDA or Vulkan): "
+              "gpuperf (the simulated GPUs, OpenCL, OpenGL, CUDA or Vulkan): "
               "nothing was recorded%s%s\n",
               cmd[0], some ? "; " : "", some ? missing : "");
     }

@@ -40,7 +40,8 @@ static void usage(FILE *f) {
       "  --format FMT       text (default), csv or json (raw ns and bytes)\n"
       "  --html OUT         also write a self-contained HTML report with a\n"
       "                     timeline, counter plots and sortable tables\n"
-      "  --top N            rows per ranking (default 10)\n"
+      "  --top N            rows per ranking, 0 for all (default: 10 in\n"
+      "                     text and HTML, all in csv and json)\n"
       "  --from T, --to T   window: a time from the trace start (120us,\n"
       "                     1.5ms, 2s, or ns) or a user range's name (from\n"
       "                     its start, to its end)\n"
@@ -85,6 +86,7 @@ int cmd_report(int argc, char **argv) {
   gp_report_filter_init(&flt);
   uint64_t v;
   uint32_t flags = 0;
+  bool top_given = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -100,9 +102,10 @@ int cmd_report(int argc, char **argv) {
       usage(stdout);
       return CLI_OK;
     } else if (strcmp(a, "--top") == 0) {
-      if (!cli_parse_u64("report: --top", val, 1, 100000, &v))
+      if (!cli_parse_u64("report: --top", val, 0, 100000, &v))
         return CLI_USAGE;
       flt.top = (unsigned)v;
+      top_given = true;
     } else if (strcmp(a, "--gpu") == 0) {
       if (!cli_parse_u64("report: --gpu", val, 0, 1000000, &v))
         return CLI_USAGE;
@@ -134,6 +137,9 @@ int cmd_report(int argc, char **argv) {
                        a);
     }
   }
+  /* CSV and JSON are for programs: every row unless --top says. */
+  if (!top_given && strcmp(format, "text") != 0)
+    flt.top = 0;
   const char *input = trace ? trace : TRACE_DEFAULT;
   if (html && (strcmp(html, "-") == 0 || trace_same_file(html, input)))
     return cli_error(CLI_USAGE,
@@ -148,6 +154,7 @@ int cmd_report(int argc, char **argv) {
   int rc = trace_open("report", trace, flags, db, &tp);
   if (rc)
     return rc;
+  trace_progress_phase("summarising", 0);
   if ((from && (rc = resolve_time(tp, "--from", from, false, &flt.from))) ||
       (to && (rc = resolve_time(tp, "--to", to, true, &flt.to)))) {
     trace_progress_end();
@@ -161,8 +168,10 @@ int cmd_report(int argc, char **argv) {
     rc = report_error("report", rc, &err);
   /* The page first: its timeline queries are the long part of a large
    * trace, and the progress line must end before the report is printed. */
-  if (!rc && html)
+  if (!rc && html) {
+    trace_progress_phase("writing the page of", 0);
     rc = write_html(r, tp, html);
+  }
   trace_progress_end();
   if (!rc) {
     if (strcmp(format, "csv") == 0)

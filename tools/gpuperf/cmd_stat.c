@@ -75,8 +75,9 @@ static void stat_usage(FILE *out) {
           "per kernel; Utilization on every device it used; submits and\n"
           "render stages on Vulkan devices) and of the host CPU's\n"
           "perf_event counters. CMD is a program that drives GPUs through\n"
-          "libgpuperf (the simulated GPUs), OpenCL or Vulkan; libgpuperf,\n"
-          "libgpuperf-opencl.so and the Vulkan layer are preloaded into it\n"
+          "libgpuperf (the simulated GPUs), OpenCL, OpenGL or Vulkan;\n"
+          "libgpuperf, libgpuperf-opencl.so, libgpuperf-gl.so and the\n"
+          "Vulkan layer are preloaded into it\n"
           "(a program that links an API whose gpuperf library is not built\n"
           "is warned about).\n"
           "Exits with CMD's status; a run that crashed (killed by a signal,\n"
@@ -93,8 +94,10 @@ static void stat_usage(FILE *out) {
           "                     (+- the standard error, in %% of the mean);\n"
           "                     a run that crashed is reported and left out\n"
           "  -x, --field-separator SEP\n"
-          "                     one line per value: value, unit, event,\n"
-          "                     device, kernel, spread, separated by SEP\n"
+          "                     one line per value, perf stat's fields in\n"
+          "                     its order: value, unit, event, run time (ns),\n"
+          "                     percentage running, variance (with -r),\n"
+          "                     metric, metric unit; then device, kernel\n"
           "      --json         one JSON object per value\n");
 }
 
@@ -289,12 +292,27 @@ static void json_str(FILE *out, const char *s) {
   fputc('"', out);
 }
 
-/* One value in the machine-readable forms (-x SEP, --json); runtime_ns
- * (--json only, as perf's "event-runtime"): the sampled time behind an
- * average, or NaN. */
-static void print_machine_rt(FILE *out, double v, const char *unit,
-                             const char *event, const char *dev,
-                             const char *kernel, double sp, double runtime_ns) {
+/* The elapsed time of the (mean) run in ns: the run time -x gives a
+ * counter that counted all along (set by print_report). */
+static double elapsed_ns;
+
+/*
+ * One value in the machine-readable forms (-x SEP, --json); runtime_ns:
+ * the sampled time behind an average, or NaN (then -x gives the run's
+ * elapsed time, --json nothing); metric and munit: perf's "metric" (the
+ * CPUs utilized, GHz), or NaN and "".
+ *
+ * -x writes perf stat's fields in the order `man perf-stat` ("CSV
+ * FORMAT") gives: value, unit, event, run time (ns), percentage of the
+ * time the counter ran (100.00: gpuperf never multiplexes), the variance
+ * with -r only ("1.23%"), metric value, metric unit; then gpuperf's own:
+ * device, kernel. (perf 6.1's own output puts the variance after the
+ * event name instead; the order documented is followed here.)
+ */
+static void print_machine_m(FILE *out, double v, const char *unit,
+                            const char *event, const char *dev,
+                            const char *kernel, double sp, double runtime_ns,
+                            double metric, const char *munit) {
   char k[256];
   short_name(k, sizeof(k), kernel);
   if (json) {
@@ -310,20 +328,29 @@ static void print_machine_rt(FILE *out, double v, const char *unit,
       fprintf(out, ", \"variance\": %.2f", sp);
     if (!isnan(runtime_ns))
       fprintf(out, ", \"event-runtime\": %.0f", runtime_ns);
+    if (!isnan(metric))
+      fprintf(out, ", \"metric-value\": %.3f, \"metric-unit\": \"%s\"", metric,
+              munit);
     fputs("}\n", out);
   } else {
-    fprintf(out, "%.15g%s%s%s%s%s%s%s%s%s", v, sep, unit, sep, event, sep,
-            dev ? dev : "", sep, k, sep);
-    if (!isnan(sp))
-      fprintf(out, "%.2f%%", sp);
-    fputc('\n', out);
+    double rt = isnan(runtime_ns) ? elapsed_ns : runtime_ns;
+    fprintf(out, "%.15g%s%s%s%s%s%.0f%s100.00%s", v, sep, unit, sep, event, sep,
+            rt, sep, sep);
+    if (repeats > 1) {
+      if (!isnan(sp))
+        fprintf(out, "%.2f%%", sp);
+      fputs(sep, out);
+    }
+    if (!isnan(metric))
+      fprintf(out, "%.3f", metric);
+    fprintf(out, "%s%s%s%s%s%s\n", sep, munit, sep, dev ? dev : "", sep, k);
   }
 }
 
 static void print_machine(FILE *out, double v, const char *unit,
                           const char *event, const char *dev,
                           const char *kernel, double sp) {
-  print_machine_rt(out, v, unit, event, dev, kernel, sp, NAN);
+  print_machine_m(out, v, unit, event, dev, kernel, sp, NAN, NAN, "");
 }
 
 /* A value in perf stat's units: ns as msec, bytes as bytes. */
@@ -362,9 +389,16 @@ static void print_value(FILE *out, const row *r, const char *indent,
   char num[48], note[64] = "";
   double v = r->value, sp = spread(r);
   const char *unit = human_unit(r, &v);
+  /* perf stat's metrics: CPUs utilized, GHz. */
+  double tc = host_value("task-clock"), metric = NAN;
+  const char *munit = "";
+  if (r->kind == 'h' && !strcmp(r->counter, "task-clock") && wall_s > 0)
+    metric = v / 1e3 / wall_s, munit = "CPUs utilized";
+  else if (r->kind == 'h' && !strcmp(r->counter, "cycles") && tc > 0)
+    metric = r->value / tc, munit = "GHz";
   if (sep || json) {
-    print_machine_rt(out, v, unit, r->counter, r->device, r->kernel, sp,
-                     r->avg ? r->weight : NAN);
+    print_machine_m(out, v, unit, r->counter, r->device, r->kernel, sp,
+                    r->avg ? r->weight : NAN, metric, munit);
     return;
   }
   if (!strcmp(unit, "%"))
@@ -373,12 +407,8 @@ static void print_value(FILE *out, const row *r, const char *indent,
     snprintf(num, sizeof(num), "%.2f msec", v);
   else
     fmt_num(num, sizeof(num), v);
-  /* perf stat's notes: CPUs utilized, GHz. */
-  double tc = host_value("task-clock");
-  if (r->kind == 'h' && !strcmp(r->counter, "task-clock") && wall_s > 0)
-    snprintf(note, sizeof(note), "#  %.3f CPUs utilized", v / 1e3 / wall_s);
-  else if (r->kind == 'h' && !strcmp(r->counter, "cycles") && tc > 0)
-    snprintf(note, sizeof(note), "#  %.3f GHz", r->value / tc);
+  if (!isnan(metric))
+    snprintf(note, sizeof(note), "#  %.3f %s", metric, munit);
   if (!isnan(sp)) {
     size_t n = strlen(note);
     snprintf(note + n, sizeof(note) - n, "%s( +- %.2f%% )", n ? "  " : "", sp);
@@ -442,6 +472,7 @@ static void print_stages(FILE *out, const char *dev) {
 
 static void print_report(FILE *out, char **argv, double wall_s,
                          double wall_spread, int crashed, int partial_sig) {
+  elapsed_ns = wall_s * 1e9;
   if (!sep && !json) {
     fprintf(out, "\n Performance counter stats for '");
     for (int i = 0; argv[i]; i++)
@@ -549,7 +580,7 @@ static void preload_self(void) {
            old ? old : "");
   setenv("LD_PRELOAD", v, 1);
   free(v);
-  cli_preload_opencl(); /* OpenCL programs too */
+  cli_preload_libraries(); /* OpenCL and OpenGL programs too */
   cli_enable_vulkan_layer();
 }
 

@@ -5,18 +5,14 @@
  *
  * The tables (gpu_slice, counter, track, slice, flow, gpu, machine,
  * process) are read from our trace processor, each row with the `trace`
- * it came from and its `machine` (the raw machine id, as in merged
- * traces), and sent through ClickHouse's HTTP interface as TabSeparated
- * INSERTs of --batch-rows rows (http_client.c). Every table is a
- * MergeTree partitioned by trace: exporting a trace again first drops its
- * partition, so rows are never duplicated. With --cluster the URL lists
- * the cluster's shards (HOST:PORT,HOST:PORT,...; HTTP ports): each gets
- * the MergeTree tables as NAME_local and a Distributed table NAME over
- * them, sharded by `machine` (so one machine's rows stay together); the
- * export writes each row straight into its shard's NAME_local (shard
- * machine % shards, the URL listing the shards in the cluster's order,
- * as the Distributed tables would send it). Written for ClickHouse 18.16 and
- * later (no window functions, no ON CLUSTER, which needs ZooKeeper).
+ * it came from, its `machine` (the raw machine id, as in merged traces),
+ * the export's generation and day, and sent through ClickHouse's HTTP
+ * interface as TabSeparated INSERTs of --batch-rows rows. With --cluster
+ * each row goes straight to the shard that the Distributed tables'
+ * sharding key gives its (trace, machine). Nothing is visible until the
+ * export commits (clickhouse.c): a trace appears whole or not at all.
+ * The default trace name is the file's name and the start of its
+ * SHA-256, so two files of one name never replace each other.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,16 +22,10 @@
 
 #include "cli.h"
 #include "gpuperf/tp.h"
-#include "http_client.h"
+#include "clickhouse.h"
+#include "trace_hash.h"
 
-#define MAX_HOSTS 64
-
-typedef struct ch_table {
-  const char *name;
-  const char *columns; /* after "trace String, machine UInt32, " */
-  const char *order;   /* ORDER BY, after "trace, machine" */
-  const char *sql;     /* on our trace processor: machine, then columns */
-} ch_table;
+#define NTABLES (sizeof(tables) / sizeof(tables[0]))
 
 /* The machine (raw id) of a track t. */
 #define MACHINE_OF(t)                                                          \
@@ -119,129 +109,6 @@ static const ch_table tables[] = {
      "FROM process p"},
 };
 
-typedef struct ch_target {
-  char hosts[MAX_HOSTS][128], ports[MAX_HOSTS][16];
-  int nhosts;
-  char db[128];
-  char auth[600]; /* "&user=...&password=..." (URL-encoded) or "" */
-  const char *cluster;
-} ch_target;
-
-static bool ident_ok(const char *s) {
-  if (!*s)
-    return false;
-  for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-          (*s >= '0' && *s <= '9') || *s == '_'))
-      return false;
-  return true;
-}
-
-/* clickhouse://[USER@]HOST:PORT[,HOST:PORT...]/DB; the password, if
- * any, from GPUPERF_CLICKHOUSE_PASSWORD (not on the command line). */
-static bool parse_url(const char *url, ch_target *t) {
-  static const char scheme[] = "clickhouse://";
-  if (strncmp(url, scheme, sizeof(scheme) - 1) != 0)
-    return false;
-  const char *p = url + sizeof(scheme) - 1, *slash = strchr(p, '/');
-  const char *at = strchr(p, '@');
-  if (at && slash && at < slash) {
-    char user[128];
-    if (at == p || at - p >= (long)sizeof(user))
-      return false;
-    snprintf(user, sizeof(user), "%.*s", (int)(at - p), p);
-    const char *pw = getenv("GPUPERF_CLICKHOUSE_PASSWORD");
-    strcpy(t->auth, "&user=");
-    if (!http_url_encode(t->auth, sizeof(t->auth), user))
-      return false;
-    if (pw && (strlen(t->auth) + 10 >= sizeof(t->auth) ||
-               !strcat(t->auth, "&password=") ||
-               !http_url_encode(t->auth, sizeof(t->auth), pw)))
-      return false;
-    p = at + 1;
-  }
-  if (!slash ||
-      snprintf(t->db, sizeof(t->db), "%s", slash + 1) >= (int)sizeof(t->db) ||
-      !ident_ok(t->db))
-    return false;
-  while (p < slash) {
-    const char *comma = memchr(p, ',', (size_t)(slash - p));
-    const char *end = comma ? comma : slash;
-    const char *colon = memchr(p, ':', (size_t)(end - p));
-    if (!colon || colon == p || colon + 1 == end || t->nhosts == MAX_HOSTS ||
-        colon - p >= 128 || end - colon - 1 >= 16)
-      return false;
-    snprintf(t->hosts[t->nhosts], 128, "%.*s", (int)(colon - p), p);
-    snprintf(t->ports[t->nhosts], 16, "%.*s", (int)(end - colon - 1),
-             colon + 1);
-    for (const char *d = t->ports[t->nhosts]; *d; d++)
-      if (*d < '0' || *d > '9')
-        return false;
-    t->nhosts++;
-    p = comma ? comma + 1 : slash;
-  }
-  return t->nhosts > 0;
-}
-
-/* Runs one statement on host h; body (may be NULL) is sent after it. */
-static int ch_exec(const ch_target *t, int h, const char *query,
-                   const char *params, const char *body, size_t len) {
-  char path[8192] = "/?query=";
-  if (!http_url_encode(path, sizeof(path), query))
-    return cli_error(CLI_BAD_INPUT, "ClickHouse statement too long");
-  if (params)
-    strncat(path, params, sizeof(path) - strlen(path) - 1);
-  strncat(path, t->auth, sizeof(path) - strlen(path) - 1);
-  char err[256] = "", *resp = NULL;
-  int status = http_post(t->hosts[h], t->ports[h], path, body ? body : "", len,
-                         &resp, err, sizeof(err));
-  if (status == 200) {
-    free(resp);
-    return 0;
-  }
-  if (status < 0)
-    cli_error(CLI_BAD_INPUT, "ClickHouse at %s", err);
-  else
-    cli_error(CLI_BAD_INPUT, "ClickHouse at %s:%s answered %d: %.300s",
-              t->hosts[h], t->ports[h], status, resp ? resp : "");
-  free(resp);
-  return CLI_BAD_INPUT;
-}
-
-/* Creates the tables on every host and drops the trace's old rows. */
-static int prepare(const ch_target *t, const char *trace) {
-  char q[2048];
-  for (int h = 0; h < t->nhosts; h++) {
-    snprintf(q, sizeof(q), "CREATE DATABASE IF NOT EXISTS %s", t->db);
-    if (ch_exec(t, h, q, NULL, NULL, 0))
-      return CLI_BAD_INPUT;
-    for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-      const ch_table *tb = &tables[i];
-      const char *suffix = t->cluster ? "_local" : "";
-      snprintf(q, sizeof(q),
-               "CREATE TABLE IF NOT EXISTS %s.%s%s (trace String, machine "
-               "UInt32, %s) ENGINE = MergeTree() PARTITION BY trace ORDER BY "
-               "(trace, machine, %s)",
-               t->db, tb->name, suffix, tb->columns, tb->order);
-      if (ch_exec(t, h, q, NULL, NULL, 0))
-        return CLI_BAD_INPUT;
-      if (t->cluster) {
-        snprintf(q, sizeof(q),
-                 "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = "
-                 "Distributed(%s, %s, %s_local, machine)",
-                 t->db, tb->name, t->db, tb->name, t->cluster, t->db, tb->name);
-        if (ch_exec(t, h, q, NULL, NULL, 0))
-          return CLI_BAD_INPUT;
-      }
-      snprintf(q, sizeof(q), "ALTER TABLE %s.%s%s DROP PARTITION '%s'", t->db,
-               tb->name, suffix, trace);
-      if (ch_exec(t, h, q, NULL, NULL, 0))
-        return CLI_BAD_INPUT;
-    }
-  }
-  return 0;
-}
-
 typedef struct tsv {
   char *p;
   size_t n, cap;
@@ -278,8 +145,10 @@ static void put_escaped(tsv *b, const char *s) {
   }
 }
 
-/* One TabSeparated row: trace, then the query's columns. */
-static void put_row(tsv *b, const char *trace, gp_tp_rows *rows, int ncols) {
+/* One TabSeparated row: trace, machine (the query's first column), then
+ * meta ("\tGEN\tDAY"), then the query's other columns. */
+static void put_row(tsv *b, const char *trace, const char *meta,
+                    gp_tp_rows *rows, int ncols) {
   char num[64];
   put_escaped(b, trace);
   for (int c = 0; c < ncols; c++) {
@@ -302,6 +171,8 @@ static void put_row(tsv *b, const char *trace, gp_tp_rows *rows, int ncols) {
       put(b, "0", 1);
       break;
     }
+    if (c == 0)
+      put(b, meta, strlen(meta));
   }
   put(b, "\n", 1);
 }
@@ -312,14 +183,15 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Sends host h's batch (n rows) and empties it. */
-static int flush_batch(const ch_target *t, int h, const char *q, tsv *b,
-                       uint64_t *n, uint64_t *total) {
+/* Sends host h's batch (n rows) and empties it. An INSERT is not tried
+ * again after an unclear failure: it could land twice. */
+static int flush_batch(ch_target *t, int h, const char *q, tsv *b, uint64_t *n,
+                       uint64_t *total) {
   if (b->oom)
     return cli_error(CLI_BAD_INPUT, "out of memory");
   if (*n == 0)
     return 0;
-  int status = ch_exec(t, h, q, NULL, b->p, b->n);
+  int status = ch_exec(t, h, q, b->p, b->n, false, NULL);
   if (!status)
     *total += *n;
   *n = 0;
@@ -328,28 +200,28 @@ static int flush_batch(const ch_target *t, int h, const char *q, tsv *b,
 }
 
 /*
- * Sends one table in batches of batch_rows; adds to *total. With a
- * cluster, each row goes straight to its shard's _local table: shard
- * machine % shards, as the Distributed tables' sharding key `machine`
- * (equal weights) would send it, without the second hop.
+ * Sends one table in batches of batch_rows; adds to *total. Each row goes
+ * straight into the _local table of its (trace, machine)'s shard, where
+ * the Distributed table would send it, without the second hop.
  */
-static int send_table(const ch_target *t, gp_tp *tp, const ch_table *tb,
-                      const char *trace, uint64_t batch_rows, uint64_t *total) {
+static int send_table(ch_target *t, gp_tp *tp, const ch_table *tb,
+                      const char *trace, const char *meta, uint64_t batch_rows,
+                      uint64_t *total) {
   gp_tp_rows *rows = NULL;
   gp_tp_error err;
   if (gp_tp_query(tp, tb->sql, &rows, &err) != 0)
     return cli_error(CLI_BAD_INPUT, "reading %s: %s", tb->name, err.message);
   char q[256];
-  snprintf(q, sizeof(q), "INSERT INTO %s.%s%s FORMAT TabSeparated", t->db,
-           tb->name, t->cluster ? "_local" : "");
+  snprintf(q, sizeof(q), "INSERT INTO %s.%s_local FORMAT TabSeparated", t->db,
+           tb->name);
   int ncols = gp_tp_rows_columns(rows), rc = 0, status = 0;
-  tsv b[MAX_HOSTS];
-  uint64_t in_batch[MAX_HOSTS];
+  tsv b[CH_MAX_HOSTS];
+  uint64_t in_batch[CH_MAX_HOSTS];
   memset(b, 0, sizeof(b));
   memset(in_batch, 0, sizeof(in_batch));
   while (!status && (rc = gp_tp_rows_next(rows, &err)) == 1) {
-    int h = (int)((uint64_t)gp_tp_rows_int(rows, 0) % (uint64_t)t->nhosts);
-    put_row(&b[h], trace, rows, ncols);
+    int h = ch_shard(t, (uint32_t)gp_tp_rows_int(rows, 0));
+    put_row(&b[h], trace, meta, rows, ncols);
     if (++in_batch[h] == batch_rows)
       status = flush_batch(t, h, q, &b[h], &in_batch[h], total);
   }
@@ -364,31 +236,116 @@ static int send_table(const ch_target *t, gp_tp *tp, const ch_table *tb,
   return status;
 }
 
+/* The trace's raw machine ids (0 for tracks of no machine), malloc'd. */
+static int trace_machines(gp_tp *tp, uint32_t **out, size_t *n) {
+  gp_tp_rows *rows = NULL;
+  gp_tp_error err;
+  *out = NULL;
+  *n = 0;
+  if (gp_tp_query(tp, "SELECT DISTINCT coalesce(raw_id, 0) FROM machine", &rows,
+                  &err) != 0)
+    return cli_error(CLI_BAD_INPUT, "reading machine: %s", err.message);
+  size_t cap = 0;
+  int rc;
+  while ((rc = gp_tp_rows_next(rows, &err)) == 1) {
+    if (*n == cap) {
+      cap = cap ? 2 * cap : 16;
+      uint32_t *p = realloc(*out, cap * sizeof(**out));
+      if (!p) {
+        gp_tp_rows_destroy(rows);
+        return cli_error(CLI_BAD_INPUT, "out of memory");
+      }
+      *out = p;
+    }
+    (*out)[(*n)++] = (uint32_t)gp_tp_rows_int(rows, 0);
+  }
+  gp_tp_rows_destroy(rows);
+  if (rc < 0)
+    return cli_error(CLI_BAD_INPUT, "reading machine: %s", err.message);
+  return 0;
+}
+
 static void usage(FILE *out) {
-  fprintf(
-      out,
-      "usage: gpuperf export FILE --to "
-      "clickhouse://[USER@]HOST:PORT[,HOST:PORT...]/DB\n"
-      "                      [--cluster NAME] [--trace-name NAME] "
-      "[--batch-rows N] [-q]\n\n"
-      "Writes the trace's main tables (gpu_slice, counter, track, slice, "
-      "flow,\n"
-      "gpu, machine, process; each row with its trace and machine) into\n"
-      "ClickHouse through its HTTP interface (PORT: the HTTP port, "
-      "8123 by\n"
-      "default). Tables are MergeTree, one partition per trace: "
-      "exporting a\n"
-      "trace again replaces its rows. docs/scale.md has the schema and "
-      "queries.\n\n"
-      "  --cluster NAME      HOSTs are the shards of cluster NAME, in the\n"
-      "                      order of its remote_servers entry: tables\n"
-      "                      NAME_local on each, rows by machine %% shards,\n"
-      "                      and Distributed tables over them\n"
-      "  --trace-name NAME   the trace column (default: the file's "
-      "name)\n"
-      "  --batch-rows N      rows per INSERT (default 100000)\n"
-      "  -q, --quiet         no summary\n\n"
-      "USER's password, if any, is read from GPUPERF_CLICKHOUSE_PASSWORD.\n");
+  fprintf(out,
+          "usage: gpuperf export FILE --to "
+          "clickhouse[s]://[USER@]HOST:PORT[,HOST:PORT...]/DB\n"
+          "                      [--cluster NAME] [--trace-name NAME] "
+          "[--batch-rows N]\n"
+          "                      [--timeout SECS] [--connect-timeout SECS] "
+          "[--retries N]\n"
+          "                      [--cacert FILE] [-q]\n\n"
+          "Writes the trace's main tables (gpu_slice, counter, track, slice, "
+          "flow,\n"
+          "gpu, machine, process; each row with its trace and machine) into\n"
+          "ClickHouse through its HTTP interface (PORT: the HTTP port, 8123; "
+          "with\n"
+          "clickhouses://, HTTPS, 8443). Rows are written under a new "
+          "generation\n"
+          "and made visible by one commit at the end: the views (gpu_slice, "
+          "...)\n"
+          "show a trace whole or not at all, and a failed export leaves the\n"
+          "previous copy as it was. docs/scale.md has the schema and "
+          "queries.\n\n"
+          "  --cluster NAME      HOSTs are the shards of cluster NAME, in the\n"
+          "                      order of its remote_servers entry: tables\n"
+          "                      NAME_local on each, rows by "
+          "cityHash64(trace,\n"
+          "                      machine) %% shards, Distributed NAME_all "
+          "over them\n"
+          "  --trace-name NAME   the trace column (default: the file's name, "
+          "'@' and\n"
+          "                      the first 12 hex digits of its SHA-256)\n"
+          "  --batch-rows N      rows per INSERT (default 100000)\n"
+          "  --timeout SECS      the most one request may take, its retries "
+          "included\n"
+          "                      (default 300)\n"
+          "  --connect-timeout SECS  per connection attempt (default 10)\n"
+          "  --retries N         further tries of a failed request that may "
+          "repeat\n"
+          "                      (default 3, pauses from 0.1 s, doubling)\n"
+          "  --cacert FILE       with clickhouses://, trust the CA "
+          "certificates in FILE\n"
+          "                      (PEM) instead of the system's\n"
+          "  -q, --quiet         no summary\n\n"
+          "The user is USER, else GPUPERF_CLICKHOUSE_USER; the password is "
+          "read from\n"
+          "GPUPERF_CLICKHOUSE_PASSWORD (never from the command line).\n");
+}
+
+/* The trace's default name, "BASENAME@HASH", into buf. */
+static int default_name(const char *file, char *buf, size_t size) {
+  char hex[65], err[300];
+  if (trace_sha256_hex(file, hex, err, sizeof(err)))
+    return cli_error(CLI_BAD_INPUT, "%s", err);
+  const char *slash = strrchr(file, '/');
+  snprintf(buf, size, "%s@%.12s", slash ? slash + 1 : file, hex);
+  return 0;
+}
+
+/* Sends every table of tp under generation gen, then commits it. */
+static int export_all(ch_target *t, gp_tp *tp, const char *name,
+                      const char *file, uint64_t batch_rows, uint64_t *total) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  uint64_t gen = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+  struct tm tm;
+  gmtime_r(&now.tv_sec, &tm);
+  char day[16], meta[64];
+  strftime(day, sizeof(day), "%Y-%m-%d", &tm);
+  snprintf(meta, sizeof(meta), "\t%llu\t%s", (unsigned long long)gen, day);
+  uint32_t *machines = NULL;
+  size_t nmachines = 0;
+  int status = trace_machines(tp, &machines, &nmachines);
+  if (!status)
+    status = ch_map_shards(t, name, machines, nmachines);
+  free(machines);
+  if (!status)
+    status = ch_create_layout(t, tables, NTABLES);
+  for (size_t i = 0; !status && i < NTABLES; i++)
+    status = send_table(t, tp, &tables[i], name, meta, batch_rows, total);
+  if (!status)
+    status = ch_commit(t, tables, NTABLES, name, gen, day, file, *total);
+  return status;
 }
 
 /* See cli.h. */
@@ -396,7 +353,8 @@ int cli_export_clickhouse(int argc, char **argv) {
   const char *file = NULL, *url = NULL, *name = NULL;
   ch_target t;
   memset(&t, 0, sizeof(t));
-  uint64_t batch_rows = 100000;
+  uint64_t batch_rows = 100000, timeout = 300, connect_timeout = 10,
+           retries = 3;
   bool quiet = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -404,18 +362,29 @@ int cli_export_clickhouse(int argc, char **argv) {
       usage(stdout);
       return CLI_OK;
     } else if (strcmp(a, "--to") == 0 || strcmp(a, "--cluster") == 0 ||
-               strcmp(a, "--trace-name") == 0 ||
-               strcmp(a, "--batch-rows") == 0) {
+               strcmp(a, "--trace-name") == 0 || strcmp(a, "--cacert") == 0) {
       if (i + 1 >= argc)
         return cli_error(CLI_USAGE, "%s needs a value", a);
       const char *v = argv[++i];
       if (a[2] == 't' && a[3] == 'o')
         url = v;
-      else if (a[2] == 'c')
+      else if (a[2] == 'c' && a[3] == 'l')
         t.cluster = v;
-      else if (a[2] == 't')
+      else if (a[2] == 'c')
+        t.cacert = v;
+      else
         name = v;
-      else if (!cli_parse_u64(a, v, 1, 10000000, &batch_rows))
+    } else if (strcmp(a, "--batch-rows") == 0 || strcmp(a, "--timeout") == 0 ||
+               strcmp(a, "--connect-timeout") == 0 ||
+               strcmp(a, "--retries") == 0) {
+      if (i + 1 >= argc)
+        return cli_error(CLI_USAGE, "%s needs a value", a);
+      const char *v = argv[++i];
+      bool ok = a[2] == 'b'   ? cli_parse_u64(a, v, 1, 10000000, &batch_rows)
+                : a[2] == 't' ? cli_parse_u64(a, v, 1, 86400, &timeout)
+                : a[2] == 'c' ? cli_parse_u64(a, v, 1, 3600, &connect_timeout)
+                              : cli_parse_u64(a, v, 0, 20, &retries);
+      if (!ok)
         return CLI_USAGE;
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
       quiet = true;
@@ -432,41 +401,57 @@ int cli_export_clickhouse(int argc, char **argv) {
     usage(stderr);
     return cli_error(CLI_USAGE, "export needs FILE and --to URL");
   }
-  if (!parse_url(url, &t))
+  if (!ch_parse_url(url, &t))
     return cli_error(CLI_USAGE,
-                     "--to: '%s' is not clickhouse://HOST:PORT[,...]/DB", url);
-  if (t.cluster && !ident_ok(t.cluster))
+                     "--to: '%s' is not clickhouse://HOST:PORT[,...]/DB "
+                     "(clickhouses:// for HTTPS; USER@ before HOST)",
+                     url);
+  if (t.cluster && !ch_ident_ok(t.cluster))
     return cli_error(CLI_USAGE, "--cluster: '%s' is not a cluster name",
                      t.cluster);
   if (t.nhosts > 1 && !t.cluster)
     return cli_error(CLI_USAGE, "several hosts need --cluster NAME");
-  if (!name) {
-    const char *slash = strrchr(file, '/');
-    name = slash ? slash + 1 : file;
-  }
-  for (const char *c = name; *c; c++)
+  for (const char *c = name ? name : ""; *c; c++)
     if (*c == '\'' || *c == '\\' || (unsigned char)*c < 0x20)
       return cli_error(CLI_USAGE,
                        "--trace-name: '%s' has a quote, backslash "
                        "or control character",
                        name);
+  t.timeout_ms = (long)timeout * 1000;
+  t.connect_timeout_ms = (long)connect_timeout * 1000;
+  t.retries = (int)retries;
+  double t0 = now_s();
+  /* Every server answers before the (long) import begins. */
+  int status = ch_connect(&t, tables, NTABLES);
+  char defname[1024];
+  if (!status && !name) {
+    status = default_name(file, defname, sizeof(defname));
+    name = defname;
+    for (const char *c = name; !status && *c; c++)
+      if (*c == '\'' || *c == '\\' || (unsigned char)*c < 0x20)
+        status = cli_error(CLI_USAGE,
+                           "%s: the file's name has a quote, backslash or "
+                           "control character: give --trace-name",
+                           file);
+  }
   gp_tp *tp = NULL;
   gp_tp_error err;
-  if (gp_tp_open(file, NULL, &tp, &err) != 0)
-    return cli_error(CLI_BAD_INPUT, "%s", err.message);
-  double t0 = now_s();
-  int status = prepare(&t, name);
+  if (!status && gp_tp_open(file, NULL, &tp, &err) != 0)
+    status = cli_error(CLI_BAD_INPUT, "%s", err.message);
   uint64_t total = 0;
-  for (size_t i = 0; !status && i < sizeof(tables) / sizeof(tables[0]); i++)
-    status = send_table(&t, tp, &tables[i], name, batch_rows, &total);
+  if (!status)
+    status = export_all(&t, tp, name, file, batch_rows, &total);
   double secs = now_s() - t0;
   gp_tp_close(tp);
   if (!status && !quiet)
-    printf("exported %s as trace '%s': %llu rows in %.2f s (%.0f rows/s) "
-           "into %s%s%s on %d server%s\n",
+    printf("exported %s as trace '%s': %llu rows in %.2f s (%.0f rows/s, "
+           "import included) into %s%s%s on %d server%s over %ld "
+           "connection%s\n",
            file, name, (unsigned long long)total, secs,
            secs > 0 ? (double)total / secs : 0.0, t.db,
            t.cluster ? ", cluster " : "", t.cluster ? t.cluster : "", t.nhosts,
-           t.nhosts == 1 ? "" : "s");
+           t.nhosts == 1 ? "" : "s", ch_connects(&t),
+           ch_connects(&t) == 1 ? "" : "s");
+  ch_close(&t);
   return status;
 }

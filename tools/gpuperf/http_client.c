@@ -1,153 +1,205 @@
 /*
- * http_client.c - a minimal HTTP/1.1 POST over TCP (see http_client.h),
- * enough for ClickHouse's HTTP interface: the request is written whole,
- * the response read to the end of the connection; bodies sent with
- * Content-Length or chunked are both understood.
+ * http_client.c - HTTP(S) POSTs through libcurl (see http_client.h).
+ *
+ * One easy handle per client, reused for every request, so libcurl keeps
+ * its connection open between requests (keep-alive) and reconnects by
+ * itself when the server has closed it. TLS, proxies from the environment
+ * and name resolution are libcurl's. What is ours: the deadline of each
+ * request over all its tries, which failures are tried again, and the
+ * count of connections for the export's summary.
  */
 #include "http_client.h"
 
-#include <errno.h>
-#include <netdb.h>
+#include <curl/curl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/types.h>
-#include <unistd.h>
+#include <time.h>
 
-static int connect_to(const char *host, const char *port, char *err,
-                      size_t errsize) {
-  struct addrinfo hints, *res = NULL;
-  memset(&hints, 0, sizeof(hints));
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  int rc = getaddrinfo(host, port, &hints, &res);
-  if (rc != 0) {
-    snprintf(err, errsize, "%s:%s: %s", host, port, gai_strerror(rc));
-    return -1;
-  }
-  int fd = -1, saved = 0;
-  for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-    fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-    if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-      saved = errno;
-      close(fd);
-      fd = -1;
+struct http_client {
+  CURL *curl;
+  struct curl_slist *headers;
+  char *base;
+  http_options o;
+  long connects;
+  char errbuf[CURL_ERROR_SIZE];
+};
+
+typedef struct buf {
+  char *p;
+  size_t n, cap;
+  bool oom;
+} buf;
+
+static size_t on_data(char *data, size_t size, size_t nmemb, void *arg) {
+  buf *b = arg;
+  size_t n = size * nmemb;
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (b->n + n + 1 > cap)
+      cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+      b->oom = true;
+      return 0; /* libcurl then fails the transfer */
     }
+    b->p = p;
+    b->cap = cap;
   }
-  freeaddrinfo(res);
-  if (fd < 0)
-    snprintf(err, errsize, "%s:%s: %s", host, port,
-             strerror(saved ? saved : ECONNREFUSED));
-  return fd;
+  memcpy(b->p + b->n, data, n);
+  b->n += n;
+  b->p[b->n] = '\0';
+  return n;
 }
 
-static bool send_all(int fd, const char *p, size_t n) {
-  while (n) {
-    ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return false;
-    p += w;
-    n -= (size_t)w;
-  }
-  return true;
-}
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_rc;
 
-/* Decodes a chunked body in place; returns its length. */
-static size_t dechunk(char *b, size_t n) {
-  size_t in = 0, out = 0;
-  while (in < n) {
-    char *end = NULL;
-    unsigned long len = strtoul(b + in, &end, 16);
-    char *nl = strstr(b + in, "\r\n");
-    if (!nl || len == 0)
-      break;
-    in = (size_t)(nl - b) + 2;
-    if (len > n - in)
-      len = n - in;
-    memmove(b + out, b + in, len);
-    out += len;
-    in += len + 2;
-  }
-  b[out] = '\0';
-  return out;
+static void global_init(void) {
+  global_rc = curl_global_init(CURL_GLOBAL_ALL);
 }
 
 /* See http_client.h. */
-int http_post(const char *host, const char *port, const char *path,
-              const char *body, size_t len, char **resp, char *err,
-              size_t errsize) {
+int http_client_create(const char *base_url, const http_options *o,
+                       http_client **out, char *err, size_t errsize) {
+  *out = NULL;
+  pthread_once(&global_once, global_init);
+  if (global_rc != CURLE_OK) {
+    snprintf(err, errsize, "libcurl: %s", curl_easy_strerror(global_rc));
+    return -1;
+  }
+  http_client *c = calloc(1, sizeof(*c));
+  if (!c || !(c->base = strdup(base_url)) || !(c->curl = curl_easy_init())) {
+    snprintf(err, errsize, "libcurl: cannot set up a connection");
+    http_client_destroy(c);
+    return -1;
+  }
+  c->o = *o;
+  /* The strings are copied: libcurl copies USERAGENT and CAINFO, the
+   * headers below. */
+  c->o.user = c->o.password = c->o.user_agent = c->o.cainfo = NULL;
+  char h[600];
+  /* An empty "Expect:" stops libcurl from waiting for 100-continue. */
+  struct curl_slist *l = curl_slist_append(NULL, "Expect:");
+  if (l && o->user &&
+      snprintf(h, sizeof(h), "X-ClickHouse-User: %s", o->user) < (int)sizeof(h))
+    l = curl_slist_append(l, h);
+  if (l && o->password &&
+      snprintf(h, sizeof(h), "X-ClickHouse-Key: %s", o->password) <
+          (int)sizeof(h))
+    l = curl_slist_append(l, h);
+  if (!l) {
+    snprintf(err, errsize, "libcurl: out of memory");
+    http_client_destroy(c);
+    return -1;
+  }
+  c->headers = l;
+  CURL *e = c->curl;
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->errbuf);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms);
+  curl_easy_setopt(e, CURLOPT_POST, 1L);
+  if (o->user_agent)
+    curl_easy_setopt(e, CURLOPT_USERAGENT, o->user_agent);
+  if (o->cainfo)
+    curl_easy_setopt(e, CURLOPT_CAINFO, o->cainfo);
+  *out = c;
+  return 0;
+}
+
+/* See http_client.h. */
+void http_client_destroy(http_client *c) {
+  if (!c)
+    return;
+  if (c->curl)
+    curl_easy_cleanup(c->curl);
+  curl_slist_free_all(c->headers);
+  free(c->base);
+  free(c);
+}
+
+/* See http_client.h. */
+long http_client_connects(const http_client *c) {
+  return c->connects;
+}
+
+static long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether a failed try may be repeated: a connection never made, always;
+ * one that broke or timed out, only if the request may run twice. */
+static bool may_retry(CURLcode rc, long status, bool idempotent) {
+  if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)
+    return true;
+  if (!idempotent)
+    return false;
+  if (rc == CURLE_OK)
+    return status == 502 || status == 503 || status == 504;
+  return rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_SEND_ERROR ||
+         rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING;
+}
+
+/* See http_client.h. */
+int http_post(http_client *c, const char *path, const char *body, size_t len,
+              bool idempotent, char **resp, char *err, size_t errsize) {
   if (resp)
     *resp = NULL;
-  int fd = connect_to(host, port, err, errsize);
-  if (fd < 0)
-    return -1;
-  size_t hsize = strlen(path) + strlen(host) + strlen(port) + 128;
-  char *head = malloc(hsize);
-  int hn = head ? snprintf(head, hsize,
-                           "POST %s HTTP/1.1\r\nHost: %s:%s\r\n"
-                           "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-                           path, host, port, len)
-                : -1;
-  bool sent = hn > 0 && (size_t)hn < hsize && send_all(fd, head, (size_t)hn) &&
-              (!len || send_all(fd, body, len));
-  free(head);
-  if (!sent) {
-    snprintf(err, errsize, "%s:%s: cannot send the request: %s", host, port,
-             errno ? strerror(errno) : "out of memory");
-    close(fd);
+  size_t ulen = strlen(c->base) + strlen(path) + 1;
+  char *url = malloc(ulen);
+  if (!url) {
+    snprintf(err, errsize, "%s: out of memory", c->base);
     return -1;
   }
-  shutdown(fd, SHUT_WR);
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
-  for (;;) {
-    if (!buf) {
-      snprintf(err, errsize, "out of memory");
-      close(fd);
-      return -1;
-    }
-    if (n + 1 >= cap) {
-      char *b = realloc(buf, cap * 2);
-      if (!b) {
-        free(buf);
-        buf = NULL;
-        continue;
-      }
-      buf = b;
-      cap *= 2;
-    }
-    ssize_t r = recv(fd, buf + n, cap - n - 1, 0);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
+  snprintf(url, ulen, "%s%s", c->base, path);
+  CURL *e = c->curl;
+  curl_easy_setopt(e, CURLOPT_URL, url);
+  curl_easy_setopt(e, CURLOPT_POSTFIELDS, body ? body : "");
+  curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+  long deadline = now_ms() + c->o.timeout_ms, pause_ms = 100, status = -1;
+  buf b = {0};
+  for (int attempt = 0;; attempt++) {
+    long left = deadline - now_ms();
+    if (left < 1)
+      left = 1;
+    b.n = 0;
+    if (b.p)
+      b.p[0] = '\0';
+    c->errbuf[0] = '\0';
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, left);
+    CURLcode rc = curl_easy_perform(e);
+    long nc = 0;
+    if (curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &nc) == CURLE_OK)
+      c->connects += nc;
+    status = -1;
+    if (rc == CURLE_OK)
+      curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    else if (b.oom)
+      snprintf(err, errsize, "%s: out of memory for the answer", c->base);
+    else
+      snprintf(err, errsize, "%s: %s%s%s%s", c->base, curl_easy_strerror(rc),
+               c->errbuf[0] ? " (" : "", c->errbuf, c->errbuf[0] ? ")" : "");
+    if (b.oom || attempt >= c->o.retries || !may_retry(rc, status, idempotent))
       break;
-    n += (size_t)r;
+    if (now_ms() + pause_ms >= deadline)
+      break;
+    struct timespec ts = {pause_ms / 1000, (pause_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    pause_ms *= 2;
   }
-  close(fd);
-  buf[n] = '\0';
-  int status = -1;
-  char *hdr_end = strstr(buf, "\r\n\r\n");
-  if (strncmp(buf, "HTTP/1.", 7) != 0 || !hdr_end ||
-      sscanf(buf + 8, " %d", &status) != 1) {
-    snprintf(err, errsize, "%s:%s: not an HTTP answer", host, port);
-    free(buf);
-    return -1;
-  }
-  *hdr_end = '\0';
-  bool chunked = strstr(buf, "chunked") != NULL;
-  char *b = hdr_end + 4;
-  size_t blen = n - (size_t)(b - buf);
-  memmove(buf, b, blen + 1);
-  if (chunked)
-    dechunk(buf, blen);
-  if (resp)
-    *resp = buf;
+  free(url);
+  if (status < 0 || !resp)
+    free(b.p);
   else
-    free(buf);
-  return status;
+    *resp = b.p;
+  return (int)status;
 }
 
 /* See http_client.h. */

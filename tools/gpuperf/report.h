@@ -41,6 +41,12 @@ void report_print_text(const gp_report *r, FILE *f, bool tty);
 /* escape: control characters in text shown escaped (for a terminal). */
 void report_print_csv(const gp_report *r, FILE *f, bool escape);
 void report_print_text_tables(const gp_report *r, FILE *f); /* no header */
+/* The same, only the rows keep() accepts (NULL: all); the number of the
+ * others is added to *hidden (may be NULL). */
+void report_print_text_tables_keep(const gp_report *r, FILE *f,
+                                   bool (*keep)(const gp_report_table *,
+                                                const gp_report_cell *),
+                                   size_t *hidden);
 void report_print_json(const gp_report *r, FILE *f);
 /* The HTML page (its timeline and plots query tp); returns 0 or -errno. */
 int report_print_html(const gp_report *r, gp_tp *tp, FILE *f);

@@ -1,6 +1,7 @@
 /*
  * report_fmt.c - the text, CSV and JSON forms of a built report, and
- * the human units they share ("1.234 ms", "48.0 MiB", "23.9 GB/s").
+ * the human units they share ("1.234 ms", "48.0 MiB", "22.3 GiB/s",
+ * "1.215 GHz").
  *
  * Text is for people: units chosen per value, never scientific notation,
  * names cleaned of control characters. CSV and JSON are for programs:
@@ -50,6 +51,52 @@ static const char *human_num(char *buf, size_t size, double v) {
   return buf;
 }
 
+/* Bytes per second in binary units, as byte counts are shown. */
+static const char *fmt_bw(char *buf, size_t size, double v) {
+  static const char *const units[] = {"B/s", "KiB/s", "MiB/s", "GiB/s",
+                                      "TiB/s"};
+  int u = 0;
+  while (fabs(v) >= 1024.0 && u < 4) {
+    v /= 1024.0;
+    u++;
+  }
+  snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
+/* A frequency in Hz with the prefix that fits: "1.215 GHz". */
+static const char *fmt_hz(char *buf, size_t size, double hz) {
+  double a = fabs(hz);
+  if (a >= 1e9)
+    snprintf(buf, size, "%.3f GHz", hz / 1e9);
+  else if (a >= 1e6)
+    snprintf(buf, size, "%.1f MHz", hz / 1e6);
+  else if (a >= 1e3)
+    snprintf(buf, size, "%.1f kHz", hz / 1e3);
+  else
+    snprintf(buf, size, "%.0f Hz", hz);
+  return buf;
+}
+
+/* The factor from unit to a base unit this file scales (Hz, ns, B, B/s)
+ * into *base, or 0 for a unit it shows as it is. */
+static double unit_scale(const char *unit, const char **base) {
+  static const struct {
+    const char *unit, *base;
+    double mul;
+  } t[] = {{"Hz", "Hz", 1},      {"kHz", "Hz", 1e3}, {"KHz", "Hz", 1e3},
+           {"MHz", "Hz", 1e6},   {"GHz", "Hz", 1e9}, {"ns", "ns", 1},
+           {"us", "ns", 1e3},    {"ms", "ns", 1e6},  {"s", "ns", 1e9},
+           {"B", "B", 1},        {"bytes", "B", 1},  {"B/s", "B/s", 1},
+           {"bytes/s", "B/s", 1}};
+  for (size_t i = 0; unit && i < sizeof(t) / sizeof(t[0]); i++)
+    if (strcmp(unit, t[i].unit) == 0) {
+      *base = t[i].base;
+      return t[i].mul;
+    }
+  return 0;
+}
+
 /* See report.h. */
 const char *report_fmt(char *buf, size_t size, gp_report_kind k, double v,
                        const char *unit) {
@@ -73,26 +120,20 @@ const char *report_fmt(char *buf, size_t size, gp_report_kind k, double v,
     snprintf(buf, size, "%.1f%%", fabs(v) < 0.05 ? 0.0 : v);
     return buf;
   case GP_REPORT_BW:
-    if (v >= 1e9)
-      snprintf(buf, size, "%.1f GB/s", v / 1e9);
-    else if (v >= 1e6)
-      snprintf(buf, size, "%.1f MB/s", v / 1e6);
-    else if (v >= 1e3)
-      snprintf(buf, size, "%.1f kB/s", v / 1e3);
-    else
-      snprintf(buf, size, "%.0f B/s", v);
-    return buf;
-  case GP_REPORT_VALUE:
-    if (unit && strcmp(unit, "B") == 0)
+    return fmt_bw(buf, size, v);
+  case GP_REPORT_VALUE: {
+    const char *base = NULL;
+    double mul = unit_scale(unit, &base);
+    if (mul > 0 && strcmp(base, "Hz") == 0)
+      return fmt_hz(buf, size, v * mul);
+    if (mul > 0 && strcmp(base, "ns") == 0)
+      return cli_fmt_ns(buf, size, v * mul);
+    if (mul > 0 && strcmp(base, "B") == 0)
       return cli_fmt_bytes(buf, size, v);
-    if (unit && strcmp(unit, "ns") == 0)
-      return cli_fmt_ns(buf, size, v);
+    if (mul > 0)
+      return fmt_bw(buf, size, v);
     if (unit && strcmp(unit, "%") == 0) {
       snprintf(buf, size, "%.1f%%", v);
-      return buf;
-    }
-    if (unit && strcmp(unit, "Hz") == 0 && v >= 1e6) {
-      snprintf(buf, size, "%.3f GHz", v / 1e9);
       return buf;
     }
     human_num(buf, size, v);
@@ -101,6 +142,7 @@ const char *report_fmt(char *buf, size_t size, gp_report_kind k, double v,
       snprintf(buf + n, size - n, " %s", unit);
     }
     return buf;
+  }
   case GP_REPORT_TEXT:
     break;
   }
@@ -206,9 +248,14 @@ static int text_width(const char *s) {
   return n;
 }
 
-static void print_table_text(const gp_report_table *t, FILE *f) {
+/* Prints table t; keep (NULL: every row) says which rows; the others
+ * are counted into *hidden. */
+static void print_table_text(const gp_report_table *t, FILE *f,
+                             bool (*keep)(const gp_report_table *,
+                                          const gp_report_cell *),
+                             size_t *hidden) {
   int ncols = gp_report_table_columns(t);
-  size_t nrows = gp_report_table_rows(t);
+  size_t nrows = gp_report_table_rows(t), shown = 0;
   int *w = calloc((size_t)ncols + 1, sizeof(int));
   char buf[64];
   if (!w) {
@@ -217,13 +264,23 @@ static void print_table_text(const gp_report_table *t, FILE *f) {
   }
   for (int c = 0; c < ncols; c++)
     w[c] = text_width(gp_report_column_head(t, c));
-  for (size_t i = 0; i < nrows; i++)
+  for (size_t i = 0; i < nrows; i++) {
+    if (keep && !keep(t, gp_report_table_row(t, i)))
+      continue;
+    shown++;
     for (int c = 0; c < ncols; c++) {
       int l = text_width(
           cell_text(buf, sizeof(buf), t, gp_report_table_row(t, i), c));
       if (l > w[c])
         w[c] = l;
     }
+  }
+  if (hidden)
+    *hidden += nrows - shown;
+  if (keep && nrows && !shown) { /* nothing to show: not even the title */
+    free(w);
+    return;
+  }
   fprintf(f, "\n%s\n", gp_report_table_title(t));
   if (gp_report_table_note(t))
     fprintf(f, "  %s\n", gp_report_table_note(t));
@@ -237,6 +294,8 @@ static void print_table_text(const gp_report_table *t, FILE *f) {
   fputc('\n', f);
   for (size_t i = 0; i < nrows; i++) {
     const gp_report_cell *row = gp_report_table_row(t, i);
+    if (keep && !keep(t, row))
+      continue;
     for (int c = 0; c < ncols; c++) {
       bool last = c + 1 == ncols,
            right = gp_report_column_kind(t, c) != GP_REPORT_TEXT;
@@ -248,6 +307,9 @@ static void print_table_text(const gp_report_table *t, FILE *f) {
   }
   if (!nrows)
     fputs("  (none)\n", f);
+  if (gp_report_table_cut(t))
+    fprintf(f, "  (%zu more not shown; --top 0 shows all)\n",
+            gp_report_table_cut(t));
   free(w);
 }
 
@@ -265,8 +327,16 @@ void report_print_text(const gp_report *r, FILE *f, bool tty) {
 
 /* See report.h. */
 void report_print_text_tables(const gp_report *r, FILE *f) {
+  report_print_text_tables_keep(r, f, NULL, NULL);
+}
+
+/* See report.h. */
+void report_print_text_tables_keep(const gp_report *r, FILE *f,
+                                   bool (*keep)(const gp_report_table *,
+                                                const gp_report_cell *),
+                                   size_t *hidden) {
   for (size_t i = 0; i < gp_report_table_count(r); i++)
-    print_table_text(gp_report_table_at(r, i), f);
+    print_table_text(gp_report_table_at(r, i), f, keep, hidden);
 }
 
 /* See report.h. */
@@ -371,5 +441,15 @@ void report_print_json(const gp_report *r, FILE *f) {
     }
     fputs(nrows ? "\n  ]" : "]", f);
   }
-  fputs("\n }\n}\n", f);
+  fputs("\n },\n \"left_out\": {", f);
+  bool first = true;
+  for (size_t i = 0; i < gp_report_table_count(r); i++) {
+    const gp_report_table *t = gp_report_table_at(r, i);
+    if (gp_report_table_cut(t)) {
+      fprintf(f, "%s\"%s\": %zu", first ? "" : ", ", gp_report_table_id(t),
+              gp_report_table_cut(t));
+      first = false;
+    }
+  }
+  fputs("}\n}\n", f);
 }

@@ -3,9 +3,12 @@
  * file, standard input, devices and pipes, the clear one-line errors for
  * what is not a Perfetto trace (empty, JSON, cut short), and a progress
  * line on a terminal when reading a trace (the import and the command's
- * queries on it) takes more than a second.
+ * queries on it) takes more than a second: named after its phase
+ * (reading, summarising, writing), with the percent done and the time
+ * left where the phase knows how much it has to do.
  */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,12 +98,72 @@ typedef struct progress {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   bool running, done, printed;
+  long first_ms;         /* when the line first appears */
+  struct timespec start; /* when the trace was opened (CLOCK_MONOTONIC) */
   char name[256];
   double mib;
+  const char *phase;      /* "reading", "summarising", "writing" */
+  uint64_t total;         /* the phase's units of work, 0: not known */
+  uint64_t steps;         /* done so far (atomic: the writer adds) */
+  struct timespec phase0; /* when the phase began (CLOCK_MONOTONIC) */
 } progress;
 
 /* One trace is read at a time; diff reads its two one after the other. */
 static progress the_progress;
+
+static double since(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - t0->tv_sec) +
+         (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* The line: the phase and the trace, then its percent and the time left
+ * where the phase knows its total (from the rate so far), else the
+ * seconds it has taken. \x1b[K clears what a longer line left. */
+static void progress_line(progress *p) {
+  fprintf(stderr, "\rgpuperf: %s ", p->phase);
+  gp_tp_put_escaped(stderr, p->name);
+  double t = since(&p->phase0);
+  uint64_t done = __atomic_load_n(&p->steps, __ATOMIC_RELAXED);
+  if (p->total && done) {
+    double f = done >= p->total ? 1 : (double)done / (double)p->total;
+    fprintf(stderr, ": %.0f%%, %.0f s left\x1b[K", 100 * f,
+            ceil(t * (1 - f) / f));
+  } else {
+    fprintf(stderr, " (%.1f MiB)... %.0f s\x1b[K", p->mib, t);
+  }
+  p->printed = true;
+}
+
+/* Whether the line is up, or due: the command has run past the delay
+ * before it appears. */
+static bool progress_due(const progress *p) {
+  return p->printed || since(&p->start) * 1000 >= (double)p->first_ms;
+}
+
+/* See trace_open.h. */
+void trace_progress_phase(const char *phase, uint64_t total) {
+  progress *p = &the_progress;
+  if (!p->running)
+    return;
+  pthread_mutex_lock(&p->mu);
+  p->phase = phase;
+  p->total = total;
+  __atomic_store_n(&p->steps, 0, __ATOMIC_RELAXED);
+  clock_gettime(CLOCK_MONOTONIC, &p->phase0);
+  /* Shown at once once the line is up (by the caller: not left to the
+   * thread's next turn). */
+  if (progress_due(p))
+    progress_line(p);
+  pthread_mutex_unlock(&p->mu);
+}
+
+/* See trace_open.h. */
+void trace_progress_step(uint64_t n) {
+  if (the_progress.running)
+    __atomic_fetch_add(&the_progress.steps, n, __ATOMIC_RELAXED);
+}
 
 /* See trace_open.h. */
 void trace_progress_end(void) {
@@ -109,6 +172,10 @@ void trace_progress_end(void) {
     return;
   pthread_mutex_lock(&p->mu);
   p->done = true;
+  if (progress_due(p)) { /* the last state, then done */
+    progress_line(p);
+    fputs(" done\n", stderr);
+  }
   pthread_cond_signal(&p->cv);
   pthread_mutex_unlock(&p->mu);
   pthread_join(p->thread, NULL);
@@ -119,23 +186,18 @@ void trace_progress_end(void) {
 
 static void *progress_main(void *arg) {
   progress *p = arg;
-  struct timespec t0;
-  clock_gettime(CLOCK_REALTIME, &t0);
+  struct timespec dl;
+  clock_gettime(CLOCK_REALTIME, &dl);
   pthread_mutex_lock(&p->mu);
-  for (int s = 1; !p->done; s++) {
-    struct timespec dl = t0;
-    dl.tv_sec += s;
+  for (long wait = p->first_ms; !p->done; wait = 500) {
+    dl.tv_nsec += (wait % 1000) * 1000000;
+    dl.tv_sec += wait / 1000 + dl.tv_nsec / 1000000000;
+    dl.tv_nsec %= 1000000000;
     while (!p->done && pthread_cond_timedwait(&p->cv, &p->mu, &dl) == 0)
       ;
-    if (p->done)
-      break;
-    fputs("\rgpuperf: reading ", stderr);
-    gp_tp_put_escaped(stderr, p->name);
-    fprintf(stderr, " (%.1f MiB)... %d s", p->mib, s);
-    p->printed = true;
+    if (!p->done)
+      progress_line(p);
   }
-  if (p->printed)
-    fputs(" done\n", stderr);
   pthread_mutex_unlock(&p->mu);
   return NULL;
 }
@@ -210,6 +272,14 @@ int trace_open(const char *cmd, const char *path, uint32_t flags,
   memset(p, 0, sizeof(*p));
   snprintf(p->name, sizeof(p->name), "%s", name);
   p->mib = (double)size / (1 << 20);
+  p->phase = "reading";
+  clock_gettime(CLOCK_MONOTONIC, &p->phase0);
+  p->start = p->phase0;
+  /* GPUPERF_PROGRESS_AFTER_MS: when the line first appears (tests). */
+  const char *after = getenv("GPUPERF_PROGRESS_AFTER_MS");
+  p->first_ms = after ? atol(after) : 1000;
+  if (p->first_ms < 0)
+    p->first_ms = 0;
   if (isatty(2) && !getenv("GPUPERF_NO_PROGRESS")) {
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);

@@ -29,6 +29,14 @@ int trace_open(const char *cmd, const char *path, uint32_t flags,
 /* Ends the progress line of the last trace_open (if any). */
 void trace_progress_end(void);
 
+/* Names the progress line's next phase ("summarising", "writing": static
+ * strings) and its total units of work (0: not known; the line then
+ * shows the seconds taken, else the percent and the time left). */
+void trace_progress_phase(const char *phase, uint64_t total);
+
+/* n more units of the phase's work done (cheap: an atomic add). */
+void trace_progress_step(uint64_t n);
+
 /* Whether a and b name the same existing file. */
 bool trace_same_file(const char *a, const char *b);
 

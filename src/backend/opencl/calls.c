@@ -38,9 +38,16 @@ static void name_thread(void) {
 
 /* See oclInt.h. */
 void gp__ocl_call_begin(gp__ocl_call *c, uint32_t id, bool want_corr) {
+  gp__ocl_call_begin_api(c, id, want_corr,
+                         GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0));
+}
+
+/* See oclInt.h. */
+void gp__ocl_call_begin_api(gp__ocl_call *c, uint32_t id, bool want_corr,
+                            bool api) {
   c->id = id;
-  c->api = GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0);
-  c->corr = (c->api || want_corr) ? GP_CORE->correlation_next() : 0;
+  c->api = api;
+  c->corr = (api || want_corr) ? GP_CORE->correlation_next() : 0;
   c->start = gp_get_timestamp();
 }
 

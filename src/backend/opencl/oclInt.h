@@ -119,6 +119,11 @@ typedef struct gp__ocl_call {
  */
 void gp__ocl_call_begin(gp__ocl_call *c, uint32_t id, bool want_corr);
 
+/* Same, with whether an API record is wanted already known (api: the API
+ * kind is enabled), so that an enqueue asks the core once. */
+void gp__ocl_call_begin_api(gp__ocl_call *c, uint32_t id, bool want_corr,
+                            bool api);
+
 /* Ends a call: writes its API record (if wanted) with return value rv. */
 void gp__ocl_call_end(gp__ocl_call *c, int32_t rv);
 
@@ -412,7 +417,8 @@ void gp__ocl_get_stats(gp__ocl_stats *out);
  */
 gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits);
 
-/* Makes e pending, to be watched (not for deferred entries, which their
+/* Makes e (a tracked command's: it counts as work in flight) pending, to
+ * be watched (not for deferred entries, which their
  * queue's reap list holds). Caller holds gp__ocl.lock (and may then give
  * e an evinfo before dropping it). */
 void gp__ocl_entry_link(gp__ocl_entry *e);

@@ -420,11 +420,12 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *user) {
 /* Counts a command whose record is wanted as GPU work in flight, in the
  * calling thread's cell of the core (core.h): what a recorded process
  * that is SIGKILLed had queued and not seen complete is then known. */
+/* Only tracked commands come here (track.c): their kind was found enabled
+ * for their context when the enqueue began, which is the decision that
+ * the command is recorded; it is not asked again. */
 static void count_in_flight(gp__ocl_entry *e) {
-  if (GP_CORE->activity_enabled(e->cmd.kind, e->context_id)) {
-    e->in_flight = true;
-    GP_CORE->activity_work_in_flight(1);
-  }
+  e->in_flight = true;
+  GP_CORE->activity_work_in_flight(1);
 }
 
 /* See oclInt.h. */

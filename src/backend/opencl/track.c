@@ -124,7 +124,10 @@ void gp__ocl_enqueue_begin(gp__ocl_enqueue *en, uint32_t id, cl_command_queue q,
   en->evp = app_event;
   en->anchor.raw = 0;
   en->kind = kind;
-  if (GP_LIKELY(gp__ocl_recording())) {
+  /* The API kind once: it decides the API record and, when on, that we
+   * are recording (gp__ocl_recording() asks for it first). */
+  bool api = GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0);
+  if (GP_LIKELY(api || gp__ocl_recording())) {
     en->q = gp__ocl_queue_get(q);
     if (en->q) {
       uint32_t ctx = en->q->context_id;
@@ -136,7 +139,7 @@ void gp__ocl_enqueue_begin(gp__ocl_enqueue *en, uint32_t id, cl_command_queue q,
                     GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MEMSET, ctx);
     }
   }
-  gp__ocl_call_begin(&en->call, id, en->track);
+  gp__ocl_call_begin_api(&en->call, id, en->track, api);
   if (en->track && kind != 0) {
     /* In flight from before the driver call until the command is pending
      * (frontier.c). */
@@ -218,7 +221,8 @@ static void track_command(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
   e->context_id = q->context_id;
   e->stream_id = q->stream_id;
   e->num_waits = n;
-  memcpy(e->waits, ids, 8u * n);
+  if (n)
+    memcpy(e->waits, ids, 8u * n);
   if (!deferred) {
     /* Pending before anyone can find it through the event. */
     gp__ocl_entry_link(e);

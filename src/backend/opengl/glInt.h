@@ -1,0 +1,379 @@
+/*
+ * glInt.h - what the modules of the OpenGL library share.
+ *
+ * libgpuperf-gl.so is preloaded (LD_PRELOAD) into the programs that
+ * `gpuperf record` and `gpuperf stat` run. It defines the GLX and EGL
+ * entry points that matter to a frame (glXSwapBuffers, eglSwapBuffers,
+ * the make-current calls) and the GL calls it records (draws, clears,
+ * framebuffer binds, uploads, shader compiles and links, finish and
+ * flush), so that a program linked to libGL, libOpenGL, libGLESv2 or
+ * libEGL calls ours first; glXGetProcAddress(ARB) and eglGetProcAddress
+ * hand out the same wrappers to programs and loaders (GLEW, GLAD, GLFW,
+ * SDL) that look the calls up, and dlsym does for loaders that look them
+ * up in a libGL they opened themselves (libepoxy; entry.c). Each wrapper
+ * calls the real function (resolve.c) and writes records into the
+ * process's one libgpuperf, reached through gp_backend_interface():
+ *  - contexts (context.c): a GL context made current the first time
+ *    becomes a gpuperf context of a device named by GL_RENDERER; its GL
+ *    clock is calibrated to the trace clock;
+ *  - frames (frames.c): a timestamp query at the first GPU work after each
+ *    swap or framebuffer switch and at the end of each run of work (the
+ *    swap, the next switch), read back at later frames without waiting,
+ *    give the GPU times of each render pass and frame;
+ *  - counters (stats.c, amdpm.c): pipeline statistics per frame, draws and
+ *    triangles per frame, and the driver's GL_AMD_performance_monitor
+ *    counters where it has the extension;
+ *  - debug output (log.c): KHR_debug messages as GPU log records, the
+ *    program's own callback still called.
+ *
+ * Threads. GL contexts are current on one thread at a time, and all the
+ * per-context state below is touched only by the thread that has the
+ * context current (or by the thread that destroys it, once it is current
+ * nowhere). The registry of contexts has its own lock.
+ */
+#ifndef GPUPERF_OPENGL_GLINT_H
+#define GPUPERF_OPENGL_GLINT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <GL/gl.h>
+#include <GL/glext.h>
+
+/* Core GL 1.0 functions have no PFN types in the headers. */
+typedef void(APIENTRY *gp_pfn_get_integerv)(GLenum, GLint *);
+typedef const GLubyte *(APIENTRY *gp_pfn_get_string)(GLenum);
+
+#include "core/backend.h"
+#include "counters/backend.h"
+
+#define GP_GL_EXPORT __attribute__((visibility("default")))
+
+/* The process's libgpuperf (context.c); never NULL after gp__gl_core_load. */
+extern const gp_backend_ops *gp__gl_core;
+/* Its counters' provider table, or NULL (another build). */
+extern const gp_counters_backend_ops *gp__gl_counters;
+void gp__gl_core_load(void);
+
+/* ------------------------------------------------------------------ */
+/* Real functions (resolve.c)                                          */
+
+/* The GL calls the library wraps, with their API record ids (cbid). Each
+ * X(name, cbid) has a wrapper gp__gl_w_<name> in entry.c, exported as
+ * <name>. */
+#define GP_GL_WRAPPED(X)                                                       \
+  X(glXSwapBuffers, 1)                                                         \
+  X(eglSwapBuffers, 2)                                                         \
+  X(glDrawArrays, 3)                                                           \
+  X(glDrawElements, 4)                                                         \
+  X(glDrawArraysInstanced, 5)                                                  \
+  X(glDrawElementsInstanced, 6)                                                \
+  X(glDrawRangeElements, 7)                                                    \
+  X(glCallList, 8)                                                             \
+  X(glCallLists, 9)                                                            \
+  X(glClear, 10)                                                               \
+  X(glFinish, 11)                                                              \
+  X(glFlush, 12)                                                               \
+  X(glBindFramebuffer, 13)                                                     \
+  X(glBufferData, 14)                                                          \
+  X(glBufferSubData, 15)                                                       \
+  X(glTexImage2D, 16)                                                          \
+  X(glTexSubImage2D, 17)                                                       \
+  X(glCompileShader, 18)                                                       \
+  X(glLinkProgram, 19)                                                         \
+  X(glBeginQuery, 20)                                                          \
+  X(glEndQuery, 21)                                                            \
+  X(glDebugMessageCallback, 22)                                                \
+  X(glDebugMessageCallbackKHR, 23)                                             \
+  X(glXMakeCurrent, 24)                                                        \
+  X(glXMakeContextCurrent, 25)                                                 \
+  X(eglMakeCurrent, 26)                                                        \
+  X(glXDestroyContext, 27)                                                     \
+  X(eglDestroyContext, 28)                                                     \
+  X(glDrawElementsBaseVertex, 29)                                              \
+  X(glMultiDrawArrays, 30)                                                     \
+  X(glBindFramebufferEXT, 31)                                                  \
+  X(glBeginQueryEXT, 32)                                                       \
+  X(glEndQueryEXT, 33)
+
+enum {
+#define GP_GL_ENUM(name, cbid) GP_GL_FN_##name,
+  GP_GL_WRAPPED(GP_GL_ENUM)
+#undef GP_GL_ENUM
+      GP_GL_FN_COUNT
+};
+enum {
+#define GP_GL_CB(name, cbid) GP_GL_CBID_##name = cbid,
+  GP_GL_WRAPPED(GP_GL_CB)
+#undef GP_GL_CB
+};
+
+/* The real function i (the next definition after ours), resolved on first
+ * use; NULL if the process has none. */
+void *gp__gl_real(int i);
+#define GP_GL_REAL(name) ((__typeof__(&name))gp__gl_real(GP_GL_FN_##name))
+
+/* The wrapper of GL function name, or NULL if we have none (used by the
+ * lookups: glXGetProcAddress, eglGetProcAddress, dlsym). */
+void *gp__gl_wrapper(const char *name);
+
+/* Records p as the real function of name if we wrap it and know none yet;
+ * returns our wrapper for name, or p when we have none. */
+void *gp__gl_intercept(const char *name, void *p);
+
+/* A GL function of the current context, through the real
+ * glXGetProcAddressARB or eglGetProcAddress (es: the context is EGL's). */
+void *gp__gl_getproc(const char *name, bool egl);
+
+/* The real dlsym (entry.c defines dlsym), for our own lookups. */
+void *gp__gl_real_dlsym(void *handle, const char *name);
+
+/* The real lookup k: 0 glXGetProcAddress, 1 glXGetProcAddressARB, 2
+ * eglGetProcAddress (entry.c); NULL if the process has none. */
+void *gp__gl_lookup_real(int k);
+
+/* The API record names, indexed by cbid. */
+const char *gp__gl_fn_name(uint32_t cbid);
+
+/* ------------------------------------------------------------------ */
+/* Contexts (context.c)                                                */
+
+/* GL functions the library calls itself, per context (desktop and ES
+ * contexts name some of them differently). */
+typedef struct gp__gl_fns {
+  PFNGLGENQUERIESPROC GenQueries;
+  PFNGLDELETEQUERIESPROC DeleteQueries;
+  PFNGLQUERYCOUNTERPROC QueryCounter;
+  PFNGLGETQUERYOBJECTIVPROC GetQueryObjectiv;
+  PFNGLGETQUERYOBJECTUI64VPROC GetQueryObjectui64v;
+  PFNGLGETINTEGER64VPROC GetInteger64v;
+  gp_pfn_get_integerv GetIntegerv;
+  gp_pfn_get_string GetString;
+  PFNGLGETSTRINGIPROC GetStringi;
+  PFNGLBEGINQUERYPROC BeginQuery;
+  PFNGLENDQUERYPROC EndQuery;
+  PFNGLBINDBUFFERPROC BindBuffer;
+  PFNGLDEBUGMESSAGECALLBACKPROC DebugMessageCallback;
+  /* GL_AMD_performance_monitor (amdpm.c), all NULL without it */
+  PFNGLGETPERFMONITORGROUPSAMDPROC GetPerfMonitorGroupsAMD;
+  PFNGLGETPERFMONITORCOUNTERSAMDPROC GetPerfMonitorCountersAMD;
+  PFNGLGETPERFMONITORGROUPSTRINGAMDPROC GetPerfMonitorGroupStringAMD;
+  PFNGLGETPERFMONITORCOUNTERSTRINGAMDPROC GetPerfMonitorCounterStringAMD;
+  PFNGLGETPERFMONITORCOUNTERINFOAMDPROC GetPerfMonitorCounterInfoAMD;
+  PFNGLGENPERFMONITORSAMDPROC GenPerfMonitorsAMD;
+  PFNGLDELETEPERFMONITORSAMDPROC DeletePerfMonitorsAMD;
+  PFNGLSELECTPERFMONITORCOUNTERSAMDPROC SelectPerfMonitorCountersAMD;
+  PFNGLBEGINPERFMONITORAMDPROC BeginPerfMonitorAMD;
+  PFNGLENDPERFMONITORAMDPROC EndPerfMonitorAMD;
+  PFNGLGETPERFMONITORCOUNTERDATAAMDPROC GetPerfMonitorCounterDataAMD;
+} gp__gl_fns;
+
+/* Pipeline statistics a frame may measure (stats.c). */
+#define GP_GL_NSTATS 11
+
+/* A timestamp query of ours and what it marks. */
+typedef struct gp__gl_mark {
+  GLuint query;
+  uint32_t fbo;  /* the framebuffer its run of work drew into */
+  uint64_t corr; /* the correlation id of that run */
+  uint64_t cpu;  /* the trace time it was issued at */
+  bool start;    /* a run starts here (it ends at the next mark) */
+  bool end;      /* a run ends here */
+} gp__gl_mark;
+
+/* A frame on its way to the trace: its marks are marks[first .. first +
+ * n) of the ring; its statistics and monitor queries are read with them. */
+typedef struct gp__gl_frame {
+  uint64_t number; /* 1, 2, ... per context */
+  uint64_t corr;   /* the swap's correlation id */
+  uint32_t first, n;
+  uint32_t draws;
+  uint64_t triangles;
+  bool counted;               /* a session wants its counters */
+  GLuint stats[GP_GL_NSTATS]; /* query names, 0: not measured */
+  uint32_t stats_lost;        /* bits: ended early by the program */
+  uint32_t stats_ended;       /* bits: ended (all, once the frame ends) */
+  GLuint monitor;             /* GL_AMD_performance_monitor, 0: none */
+  uint32_t monitor_gen;       /* the selection it was made with */
+  bool swapped;               /* ended by a swap (else by a flush) */
+} gp__gl_frame;
+
+#define GP_GL_MARKS 1024 /* marks in flight per context */
+#define GP_GL_FRAMES 64  /* frames in flight per context */
+
+/* The library's state of one GL context. */
+typedef struct gp__gl_ctx {
+  void *handle; /* GLXContext or EGLContext */
+  bool egl, es;
+  int major, minor;
+  bool ready;    /* initialized (first made current) */
+  bool timed;    /* timestamp queries work */
+  bool disjoint; /* ES: GL_GPU_DISJOINT_EXT exists */
+  uint32_t device_id, context_id;
+  gp__gl_fns fn;
+  /* Calibration: GL time g -> trace time g - gl_offset. */
+  int64_t gl_offset;
+  uint64_t cal_at; /* trace time of the last calibration, 0: never */
+  /* The ring of marks and frames in flight. */
+  gp__gl_mark marks[GP_GL_MARKS];
+  uint32_t mark_head, mark_n; /* oldest, count */
+  gp__gl_frame frames[GP_GL_FRAMES];
+  uint32_t frame_head, frame_n;
+  GLuint free_q[GP_GL_MARKS]; /* query names to reuse */
+  uint32_t nfree;
+  /* The frame being recorded (frames[(head + n - 1)], valid when open). */
+  bool frame_open;
+  bool in_run;       /* a run of work began and has not ended */
+  bool reusable;     /* the frame's last mark ended a run at a framebuffer
+                        switch: the next run starts there */
+  uint32_t fbo;      /* the draw framebuffer bound */
+  uint64_t run_corr; /* the open run's correlation id */
+  uint64_t frames_done;
+  uint64_t lost_frames; /* frames whose times could not be read */
+  uint32_t app_queries; /* bits of statistics the program has active */
+  bool app_timer;       /* the program has a GL_TIME_ELAPSED query active */
+  /* KHR_debug: the program's callback (log.c). */
+  GLDEBUGPROC app_debug;
+  const void *app_debug_user;
+  bool debug_hooked;
+  /* GL_AMD_performance_monitor (amdpm.c) */
+  struct gp__gl_amdpm *amdpm;
+  /* GPUPERF_HUD in the window */
+  struct gp__gl_hud *hud;
+  bool hud_failed;
+  uint64_t last_swap; /* trace time of the previous swap */
+} gp__gl_ctx;
+
+/* The context current on this thread, or NULL. */
+gp__gl_ctx *gp__gl_current(void);
+
+/* After a make-current call returned ok: handle is the context now
+ * current on this thread (NULL: none); egl: made current through EGL. */
+void gp__gl_made_current(void *handle, bool egl);
+
+/* Before a context is destroyed: forget it (its pending frames are
+ * written untimed and counted). */
+void gp__gl_context_destroyed(void *handle);
+
+/* Looks up c's functions and reads its strings and version (c current;
+ * registers nothing). False if it cannot be asked. */
+bool gp__gl_describe(gp__gl_ctx *c, const char **vendor, const char **renderer,
+                     const char **version);
+
+/* Whether c (current) has extension ext, asked the way its version
+ * allows (glGetStringi on 3.0 and later, so a core context sees no
+ * error). */
+bool gp__gl_has_ext(gp__gl_ctx *c, const char *ext);
+
+/* The trace time of GL time t (ns) in ctx. */
+uint64_t gp__gl_to_trace(const gp__gl_ctx *c, uint64_t t);
+
+/* Calibrates ctx's GL clock to the trace clock if force or due. */
+void gp__gl_calibrate(gp__gl_ctx *c, bool force);
+
+/* ------------------------------------------------------------------ */
+/* Frames (frames.c)                                                   */
+
+/* API record of a call that started at start (trace time), now ending;
+ * corr: its correlation id, 0 if none. */
+void gp__gl_api(uint32_t cbid, uint64_t start, uint64_t corr);
+
+/* Whether API records are wanted (cheap). */
+bool gp__gl_api_on(void);
+
+/* GPU work is about to be issued in c (a draw, a clear...): opens the
+ * frame and the run if none is open. Returns the run's correlation id if
+ * this call opened it (the API record's, for its flow), else 0. */
+uint64_t gp__gl_work(gp__gl_ctx *c);
+
+/* A draw of mode with count vertices, instances times. */
+void gp__gl_draw(gp__gl_ctx *c, GLenum mode, int64_t count, int64_t instances);
+
+/* The draw framebuffer changes to fbo. */
+void gp__gl_bind_fbo(gp__gl_ctx *c, uint32_t fbo);
+
+/* The frame ends (swap: before the real swap). Returns the swap's
+ * correlation id (0 if nothing was recorded). */
+uint64_t gp__gl_frame_end(gp__gl_ctx *c);
+
+/* Reads back what is available; forced: waits for all (the context is
+ * going away, or the session ends). */
+void gp__gl_frames_read(gp__gl_ctx *c, bool forced);
+
+/* Frees the context's queries (current). */
+void gp__gl_frames_fini(gp__gl_ctx *c);
+
+/* ------------------------------------------------------------------ */
+/* Counters (stats.c, amdpm.c)                                         */
+
+/* Publishes c's device catalog (pipeline statistics the context has,
+ * draws, triangles, GL_AMD_performance_monitor's counters, Utilization);
+ * once per device. */
+void gp__gl_counters_publish(gp__gl_ctx *c);
+
+/* The pipeline statistics c has (0, or GP_GL_NSTATS), and the name of
+ * statistic i. */
+uint32_t gp__gl_stats_count(gp__gl_ctx *c);
+const char *gp__gl_stat_name(uint32_t i);
+
+/* Which statistics (bits of stats.c's table) the sessions want now on
+ * c's device; 0 if none. amd: set when monitor counters are wanted. */
+uint32_t gp__gl_stats_wanted(gp__gl_ctx *c, bool *amd);
+
+/* Begins this frame's statistics queries (bits wanted). */
+void gp__gl_stats_begin(gp__gl_ctx *c, gp__gl_frame *f, uint32_t wanted);
+/* Ends them (at the frame's end). */
+void gp__gl_stats_end(gp__gl_ctx *c, gp__gl_frame *f);
+/* The program begins or ends a query of target: ends ours of that target
+ * first, or notes it to leave the target alone. */
+void gp__gl_stats_app_query(gp__gl_ctx *c, GLenum target, bool begin);
+/* True when f's statistics can be read without waiting. */
+bool gp__gl_stats_ready(gp__gl_ctx *c, const gp__gl_frame *f);
+/* Writes f's counters (statistics, draws, triangles) over [start, end]
+ * and frees its queries. */
+void gp__gl_stats_emit(gp__gl_ctx *c, gp__gl_frame *f, uint64_t start,
+                       uint64_t end);
+/* Frees f's queries without writing them. */
+void gp__gl_stats_drop(gp__gl_ctx *c, gp__gl_frame *f);
+
+/* GL_AMD_performance_monitor (amdpm.c). Counter k of the extension is
+ * catalog entry base + k of its device (stats.c keeps base). */
+/* Reads the extension's groups and counters in c (current); c->amdpm is
+ * NULL when it has none that work. */
+void gp__gl_amdpm_init(gp__gl_ctx *c);
+/* How many counters it has. */
+uint32_t gp__gl_amdpm_count(const gp__gl_ctx *c);
+/* Fills defs[0 .. count) (ids from id_base) and the groups they are in
+ * (custom group ids from group_base) into groups (room for count), their
+ * number in *ngroups. Names and strings live as long as the process. */
+void gp__gl_amdpm_defs(const gp__gl_ctx *c, gp__counter_def *defs,
+                       uint32_t id_base, uint32_t group_base,
+                       gp_counter_group_info *groups, uint32_t *ngroups);
+/* The counters (extension indices) monitored from the next frame on. */
+void gp__gl_amdpm_select(gp__gl_ctx *c, const uint32_t *idx, uint32_t n);
+/* Begins a monitor for f (at the frame's first work) and ends it (at its
+ * end). */
+void gp__gl_amdpm_begin(gp__gl_ctx *c, gp__gl_frame *f);
+void gp__gl_amdpm_end(gp__gl_ctx *c, gp__gl_frame *f);
+/* GL_PERFMON_RESULT_AVAILABLE_AMD of f's monitor (true if none). */
+bool gp__gl_amdpm_ready(gp__gl_ctx *c, const gp__gl_frame *f);
+/* Reads f's monitor: values[k] for the k-th selected counter, NAN where
+ * the driver gave none; frees the monitor. False if f has none. */
+bool gp__gl_amdpm_read(gp__gl_ctx *c, gp__gl_frame *f, double *values,
+                       uint32_t *idx, uint32_t *n);
+void gp__gl_amdpm_drop(gp__gl_ctx *c, gp__gl_frame *f);
+void gp__gl_amdpm_fini(gp__gl_ctx *c);
+
+/* ------------------------------------------------------------------ */
+/* Debug output (log.c)                                                */
+
+/* Installs our KHR_debug callback in c (current), if it has KHR_debug. */
+void gp__gl_log_init(gp__gl_ctx *c);
+/* The program sets its callback (ours stays installed; its is chained). */
+void gp__gl_log_app_callback(gp__gl_ctx *c, GLDEBUGPROC cb, const void *user);
+
+/* Warns once per key with msg on stderr. */
+void gp__gl_warn_once(atomic_bool *flag, const char *msg);
+
+#endif /* GPUPERF_OPENGL_GLINT_H */

@@ -1,0 +1,388 @@
+/*
+ * test_opengl.c - `gpuperf record` of GL programs as a user runs them,
+ * under Xvfb on Mesa's llvmpipe: our two-framebuffer sample (gl-sample,
+ * whose per-frame triangle counts it prints), glxgears (GLX, display
+ * lists) and es2gears_x11 (EGL, GLES 2), checked against what each
+ * program says of itself; `gpuperf list`'s GL device; and the dlsym hook's
+ * RTLD_NEXT.
+ */
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/vkutil.h"
+#include "harness.h"
+#include "opencl/oclutil.h"
+
+#if HAVE_TP
+
+/* Skips unless xvfb-run and the program are there and the GL library was
+ * built. */
+static void need(const char *prog) {
+  if (access("/usr/bin/xvfb-run", X_OK) != 0)
+    SKIP("xvfb-run is not installed (Debian xvfb)");
+  if (prog && !vk_on_path(prog))
+    SKIP("%s is not installed (Debian mesa-utils)", prog);
+  char buf[512];
+  vk_built("libgpuperf-gl.so", buf, sizeof(buf));
+}
+
+/* Records argv (NULL-terminated, a program on PATH or a path) under
+ * xvfb-run into slot 0's trace; its stdout in *out. Opens the trace. */
+static gp_tp *record(char *const *cmd, const char *extra, char **out,
+                     int want_rc) {
+  const char *cli = vk_cli_path(false);
+  static char trace[512];
+  snprintf(trace, sizeof(trace), "%s", gp_test_path(0, "gl.pftrace"));
+  char *argv[32] = {"/usr/bin/xvfb-run",
+                    "-a",
+                    "-s",
+                    "-screen 0 640x480x24",
+                    (char *)cli,
+                    "record",
+                    "-q",
+                    "-o",
+                    trace};
+  int n = 9;
+  if (extra) {
+    argv[n++] = "-e";
+    argv[n++] = (char *)extra;
+  }
+  argv[n++] = "--";
+  for (int i = 0; cmd[i] && n < 31; i++)
+    argv[n++] = cmd[i];
+  argv[n] = NULL;
+  char *err = NULL;
+  int rc = ocl_run(argv, NULL, 240, out, &err);
+  if (rc != want_rc)
+    gp_test_fail(__FILE__, __LINE__, "xvfb-run gpuperf record %s: %d\n%s",
+                 cmd[0], rc, err ? err : "");
+  free(err);
+  gp_tp *tp = NULL;
+  gp_tp_error e;
+  if (gp_tp_open(trace, NULL, &tp, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", trace, e.message);
+  return tp;
+}
+
+static void no_errors(gp_tp *tp) {
+  Q_EQ(tp,
+       "SELECT count(*) FROM stats WHERE severity IN ('error', 'data_loss') "
+       "AND value > 0",
+       0);
+}
+
+/* The values of counter track name, oldest first, into v (at most max). */
+static size_t counter_values(gp_tp *tp, const char *name, int64_t *v,
+                             size_t max) {
+  char sql[256];
+  snprintf(sql, sizeof(sql),
+           "SELECT c.value FROM counter c JOIN gpu_counter_track t ON "
+           "c.track_id = t.id WHERE t.name = '%s' ORDER BY c.ts",
+           name);
+  gp_tp_rows *rows = NULL;
+  gp_tp_error e;
+  if (gp_tp_query(tp, sql, &rows, &e) != 0)
+    gp_test_fail(__FILE__, __LINE__, "%s: %s", sql, e.message);
+  size_t n = 0;
+  while (gp_tp_rows_next(rows, &e) == 1 && n < max)
+    v[n++] = (int64_t)gp_tp_rows_real(rows, 0);
+  gp_tp_rows_destroy(rows);
+  return n;
+}
+
+#define FRAMES 40
+
+/* Our sample: two render passes a frame, the offscreen one into its
+ * framebuffer object and the other into the window; the triangles of
+ * each frame, as the program printed them, are the frame's primitives in
+ * the pipeline statistics and its `triangles`. */
+TEST(opengl_record_sample) {
+  need(NULL);
+  char sample[512];
+  vk_built("tests/gl-sample", sample, sizeof(sample));
+  char *out = NULL;
+  char *cmd[] = {sample, "--frames", "40", NULL};
+  gp_tp *tp = record(cmd, "default,ia_primitives,triangles,draws", &out, 0);
+  int64_t want[FRAMES];
+  int nf = 0;
+  for (const char *p = out; p && *p && nf < FRAMES;) {
+    int i, a, b;
+    if (sscanf(p, "frame %d passA %d passB %d", &i, &a, &b) == 3)
+      want[nf++] = a + b;
+    p = strchr(p, '\n');
+    p = p ? p + 1 : NULL;
+  }
+  ASSERT_EQ(nf, FRAMES);
+  free(out);
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Frame'", FRAMES);
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Render pass'",
+       2 * FRAMES);
+  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'glXSwapBuffers'", FRAMES);
+  /* Each frame: its two passes inside it, timed, the first into the
+   * framebuffer object and the second into the window. */
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice f WHERE f.name = 'Frame' AND f.dur > 0 "
+       "AND (SELECT count(*) FROM gpu_slice p WHERE p.name = 'Render pass' "
+       "AND p.submission_id = f.submission_id AND p.ts >= f.ts AND p.ts + "
+       "p.dur <= f.ts + f.dur AND p.dur > 0) = 2",
+       FRAMES);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice p WHERE p.name = 'Render pass' AND "
+       "p.render_target != 0 AND p.ts = (SELECT min(q.ts) FROM gpu_slice q "
+       "WHERE q.name = 'Render pass' AND q.submission_id = p.submission_id)",
+       FRAMES);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice p WHERE p.name = 'Render pass' AND "
+       "p.render_target = 0",
+       FRAMES);
+  /* Flows: each swap to its frame, each pass's first call to the pass. */
+  Q_EQ(tp,
+       "SELECT count(*) FROM flow f JOIN slice a ON f.slice_out = a.id JOIN "
+       "gpu_slice g ON f.slice_in = g.id WHERE a.name = 'glXSwapBuffers' AND "
+       "g.name = 'Frame'",
+       FRAMES);
+  Q_EQ(tp,
+       "SELECT count(*) FROM flow f JOIN slice a ON f.slice_out = a.id JOIN "
+       "gpu_slice g ON f.slice_in = g.id WHERE a.name = 'glClear' AND "
+       "g.name = 'Render pass'",
+       2 * FRAMES);
+  /* Per frame: what the program drew. */
+  int64_t got[FRAMES + 1];
+  ASSERT_EQ(counter_values(tp, "ia_primitives", got, FRAMES + 1), FRAMES);
+  for (int i = 0; i < FRAMES; i++)
+    ASSERT_EQ(got[i], want[i]);
+  ASSERT_EQ(counter_values(tp, "triangles", got, FRAMES + 1), FRAMES);
+  for (int i = 0; i < FRAMES; i++)
+    ASSERT_EQ(got[i], want[i]);
+  ASSERT_EQ(counter_values(tp, "draws", got, FRAMES + 1), FRAMES);
+  for (int i = 0; i < FRAMES; i++)
+    ASSERT_EQ(got[i], 2);
+  /* The device as GL names it. */
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu WHERE name GLOB 'llvmpipe*' AND vendor "
+       "GLOB 'Mesa*' AND architecture = 'OpenGL'",
+       1);
+  no_errors(tp);
+  gp_tp_close(tp);
+}
+
+/* glxgears (GLX, display lists): a frame per swap, each with its
+ * statistics, and at least the frames it reported. */
+TEST(opengl_record_glxgears) {
+  need("glxgears");
+  char *out = NULL;
+  char *cmd[] = {"timeout", "-s", "INT", "6", "glxgears", NULL};
+  gp_tp *tp = record(cmd, NULL, &out, 124); /* timeout's status */
+  int reported = 0;
+  const char *line = out ? strstr(out, " frames in ") : NULL;
+  if (line) {
+    while (line > out && line[-1] != '\n')
+      line--;
+    reported = atoi(line);
+  }
+  free(out);
+  int64_t frames =
+      tp_int(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Frame'");
+  int64_t swaps =
+      tp_int(tp, "SELECT count(*) FROM slice WHERE name = 'glXSwapBuffers'");
+  /* The last frame may be cut by the signal between its frame's end and
+   * its swap's record. */
+  ASSERT(frames >= reported && reported > 0);
+  ASSERT(swaps == frames || swaps + 1 == frames);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice WHERE name = 'Render pass' AND dur > 0",
+       frames);
+  int64_t stats = tp_int(tp, "SELECT count(*) FROM counter c JOIN "
+                             "gpu_counter_track t ON c.track_id = t.id WHERE "
+                             "t.name = 'ia_primitives'");
+  ASSERT(stats == frames || stats + 1 == frames);
+  Q_EQ(tp,
+       "SELECT count(DISTINCT c.value) FROM counter c JOIN gpu_counter_track "
+       "t ON c.track_id = t.id WHERE t.name = 'draws'",
+       1); /* three display lists a frame, every frame */
+  no_errors(tp);
+  gp_tp_close(tp);
+}
+
+/* es2gears_x11 (EGL, GLES 2 through libGLESv2): timed frames, and the
+ * triangles its strips describe. */
+TEST(opengl_record_es2gears) {
+  need("es2gears_x11");
+  char *cmd[] = {"timeout", "-s", "INT", "5", "es2gears_x11", NULL};
+  gp_tp *tp = record(cmd, NULL, NULL, 124); /* timeout's status */
+  int64_t frames =
+      tp_int(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Frame'");
+  int64_t swaps =
+      tp_int(tp, "SELECT count(*) FROM slice WHERE name = 'eglSwapBuffers'");
+  ASSERT(frames > 10);
+  ASSERT(swaps == frames || swaps + 1 == frames);
+  Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Frame' AND dur > 0",
+       frames);
+  Q_EQ(tp, "SELECT count(*) FROM gpu WHERE architecture = 'OpenGL ES'", 1);
+  Q_EQ(tp, "SELECT count(*) > 0 FROM slice WHERE name = 'glDrawArrays'", 1);
+  no_errors(tp);
+  gp_tp_close(tp);
+}
+
+/* Programs that reach GL as loaders do: through glXGetProcAddressARB
+ * taken from a libGL they opened themselves (GLAD, GLEW), and through
+ * libepoxy (dlsym on its own handle). Every frame is recorded. */
+TEST(opengl_record_loaders) {
+  need(NULL);
+  static const char *const progs[] = {"tests/gl-getproc", "tests/gl-epoxy"};
+  for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+    char path[512];
+    const char *build = getenv("GPUPERF_BUILD");
+    snprintf(path, sizeof(path), "%s/%s", build ? build : "build", progs[i]);
+    if (i == 1 && access(path, X_OK) != 0) {
+      fprintf(stderr, "      (gl-epoxy not built: no libepoxy-dev)\n");
+      continue;
+    }
+    vk_built(progs[i], path, sizeof(path));
+    char *cmd[] = {path, "25", NULL}, *out = NULL;
+    gp_tp *tp = record(cmd, NULL, &out, 0);
+    ASSERT(strstr(out, "frames 25") != NULL);
+    free(out);
+    Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Frame' AND dur > 0",
+         25);
+    Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'glDrawArrays'", 25);
+    Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'glXSwapBuffers'", 25);
+    no_errors(tp);
+    gp_tp_close(tp);
+  }
+}
+
+/* The sample's trace read by Perfetto's own trace processor: the stages,
+ * API slices, flows, counters and tracks are the rows it gives (the
+ * tp_parity_* queries), and no error stats, where GPUPERF_PERFETTO_TP
+ * names it. */
+TEST(opengl_sample_parity_with_perfetto) {
+  const char *shell = getenv("GPUPERF_PERFETTO_TP");
+  if (!shell || access(shell, X_OK) != 0)
+    SKIP("GPUPERF_PERFETTO_TP does not name Perfetto's "
+         "trace_processor_shell");
+  need(NULL);
+  char sample[512];
+  vk_built("tests/gl-sample", sample, sizeof(sample));
+  char *cmd[] = {sample, "--frames", "20", "--quiet", NULL};
+  gp_tp *tp = record(cmd, NULL, NULL, 0);
+  tp_parity_compare(shell, tp, gp_test_path(0, "gl.pftrace"));
+  char *csv = tp_perfetto_csv(
+      shell, gp_test_path(0, "gl.pftrace"),
+      "SELECT count(*) AS n FROM stats WHERE severity IN ('error', "
+      "'data_loss') AND value > 0;");
+  ASSERT(strstr(csv, "\n0") != NULL);
+  free(csv);
+  gp_tp_close(tp);
+}
+
+/* KHR_debug: the program's own callback still gets every message, with
+ * its own user pointer (its output is the same recorded or not), and the
+ * message is in the trace's GPU log. */
+TEST(opengl_debug_output) {
+  need(NULL);
+  char sample[512];
+  vk_built("tests/gl-sample", sample, sizeof(sample));
+  char *plain_argv[] = {"/usr/bin/xvfb-run", "-a",      sample, "--frames", "3",
+                        "--quiet",           "--debug", NULL};
+  char *plain = NULL;
+  ASSERT_EQ(ocl_run(plain_argv, NULL, 120, &plain, NULL), 0);
+  ASSERT(strstr(plain, "debug: GL_INVALID_ENUM") != NULL);
+  char *cmd[] = {sample, "--frames", "3", "--quiet", "--debug", NULL};
+  char *out = NULL;
+  gp_tp *tp = record(cmd, NULL, &out, 0);
+  ASSERT_STR_EQ(out, plain);
+  Q_EQ(tp,
+       "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id JOIN "
+       "args a ON a.arg_set_id = s.arg_set_id WHERE t.name = 'GPU Log' AND "
+       "s.name = 'ERROR' AND a.key = 'message' AND a.display_value GLOB "
+       "'GL_INVALID_ENUM*'",
+       1);
+  free(out);
+  free(plain);
+  gp_tp_close(tp);
+}
+
+#else
+
+TEST(opengl_debug_output) {
+  SKIP("built without the trace processor");
+}
+
+TEST(opengl_record_loaders) {
+  SKIP("built without the trace processor");
+}
+TEST(opengl_sample_parity_with_perfetto) {
+  SKIP("built without the trace processor");
+}
+
+TEST(opengl_record_sample) {
+  SKIP("built without the trace processor");
+}
+TEST(opengl_record_glxgears) {
+  SKIP("built without the trace processor");
+}
+TEST(opengl_record_es2gears) {
+  SKIP("built without the trace processor");
+}
+
+#endif /* HAVE_TP */
+
+/* `gpuperf list` names the GL device of a context of its own, with the
+ * per-frame counters; in JSON too. */
+TEST(opengl_list_device) {
+  char buf[512];
+  vk_built("libgpuperf-gl.so", buf, sizeof(buf));
+  const char *cli = getenv("GPUPERF_CLI");
+  if (!cli || !*cli)
+    SKIP("GPUPERF_CLI is not set (run through `make test`)");
+#if defined(__SANITIZE_ADDRESS__)
+  SKIP("the loaders are not listed in a sanitizer build");
+#endif
+  char *argv[] = {(char *)cli, "list", NULL};
+  char *out = NULL, *err = NULL;
+  ASSERT_EQ(ocl_run(argv, NULL, 120, &out, &err), 0);
+  const char *gl = strstr(out, "\nOpenGL");
+  ASSERT_NOT_NULL(gl);
+  if (strncmp(gl, "\nOpenGL:", 8) == 0)
+    SKIP("no GL device here: %.*s", (int)strcspn(gl + 1, "\n"), gl + 1);
+  ASSERT(strstr(gl, "llvmpipe") != NULL);
+  ASSERT(strstr(gl, "ia_primitives") != NULL);
+  ASSERT(strstr(gl, "triangles") != NULL);
+  free(out);
+  free(err);
+  char *jargv[] = {(char *)cli, "list", "--json", NULL};
+  ASSERT_EQ(ocl_run(jargv, NULL, 120, &out, &err), 0);
+  ASSERT(strstr(out, "\"api\": \"OpenGL\"") != NULL);
+  free(out);
+  free(err);
+}
+
+/* dlsym(RTLD_NEXT) through our dlsym is answered for its real caller: a
+ * program that looks up the next glXSwapBuffers after itself finds the
+ * first one after it in the search order (ours, preloaded), not the one
+ * after our library (libGL's). */
+TEST(opengl_dlsym_rtld_next) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  SKIP("an instrumented library cannot be preloaded into a plain program");
+#endif
+  char lib[512], prog[512];
+  vk_built("libgpuperf-gl.so", lib, sizeof(lib));
+  vk_built("tests/gl-dlsym", prog, sizeof(prog));
+  char env[600];
+  snprintf(env, sizeof(env), "LD_PRELOAD=%s", lib);
+  char *envp[] = {env, NULL};
+  char *argv[] = {prog, NULL};
+  char *out = NULL, *err = NULL;
+  int rc = ocl_run(argv, envp, 60, &out, &err);
+  if (rc != 0)
+    gp_test_fail(__FILE__, __LINE__, "gl-dlsym: %d\n%s%s", rc, out, err);
+  ASSERT(strstr(out, "next: libgpuperf-gl.so") != NULL);
+  ASSERT(strstr(out, "handle: libgpuperf-gl.so") != NULL);
+  free(out);
+  free(err);
+}
