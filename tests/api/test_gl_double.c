@@ -370,3 +370,77 @@ TEST(gl_double_libegl_opened_locally) {
   ASSERT_EQ(num(out, "groups"), 12);
   free(out);
 }
+
+/* One number from `gpuperf query FILE SQL` (csv, one row, one column). */
+static long long query_num(const char *cli, const char *trace,
+                           const char *sql) {
+  char cmd[2048];
+  snprintf(cmd, sizeof(cmd), "'%s' query '%s' \"%s\" --format csv", cli, trace,
+           sql);
+  char *out = run(cmd);
+  const char *row = strchr(out, '\n'); /* after the header */
+  if (!row || !row[1])
+    gp_test_fail(__FILE__, __LINE__, "%s: no row:\n%s", sql, out);
+  long long v = strtoll(row + 1, NULL, 10);
+  free(out);
+  return v;
+}
+
+/* The double through libgpuperf-gl.so (src/backend/opengl): `gpuperf
+ * list` shows its groups and counters, and a recording of glxgears gives
+ * per-frame counter tracks with the values the double's model predicts
+ * from the same frames' pipeline statistics (a second recording: the two
+ * cannot yet be taken at once, see tests/gl/README.md). */
+TEST(gl_double_through_libgpuperf_gl) {
+  char lib[512], gl[512], cmd[4096];
+  const char *cli = getenv("GPUPERF_CLI");
+  if (!cli || !*cli)
+    SKIP("GPUPERF_CLI is not set (run through `make test`)");
+  built("libgl-amdpm-double.so", lib, sizeof(lib));
+  snprintf(gl, sizeof(gl), "%s/libgpuperf-gl.so", getenv("GPUPERF_BUILD"));
+  if (access(gl, R_OK) != 0)
+    SKIP("libgpuperf-gl.so was not built");
+  snprintf(cmd, sizeof(cmd), "LD_PRELOAD='%s:%s' '%s' list", gl, lib, cli);
+  char *out = run(cmd);
+  const char *opengl = strstr(out, "\nOpenGL");
+  ASSERT_NOT_NULL(opengl);
+  ASSERT(strstr(opengl, "GL_AMD_performance_monitor group L2T") != NULL);
+  ASSERT(strstr(opengl, "L2T-CLE-reads") != NULL);
+  ASSERT(strstr(opengl, "TLB-quads-passing-z-and-stencil-test") != NULL);
+  free(out);
+
+  if (system("command -v xvfb-run >/dev/null && command -v glxgears "
+             ">/dev/null") != 0)
+    SKIP("xvfb-run or glxgears is not installed (Debian xvfb, mesa-utils)");
+  const char *amd = gp_test_path(1, "amd.pftrace");
+  const char *ia = gp_test_path(2, "ia.pftrace");
+  snprintf(cmd, sizeof(cmd),
+           "xvfb-run -a env LD_PRELOAD='%s' '%s' record -q -e "
+           "L2T-CLE-reads,PTB-primitives-binned -o '%s' -- timeout -s INT 3 "
+           "glxgears >/dev/null; "
+           "xvfb-run -a '%s' record -q -e ia_vertices,ia_primitives -o '%s' "
+           "-- timeout -s INT 3 glxgears >/dev/null; true",
+           lib, cli, amd, cli, ia);
+  free(run(cmd));
+#define PER_FRAME(file, name, what)                                            \
+  query_num(cli, file,                                                         \
+            "SELECT " what "(c.value) FROM counter c JOIN counter_track t "    \
+            "ON c.track_id = t.id WHERE t.name = '" name "'")
+  long long frames = PER_FRAME(amd, "L2T-CLE-reads", "count");
+  ASSERT_GT(frames, 10);
+  ASSERT_EQ(PER_FRAME(amd, "PTB-primitives-binned", "count"), frames);
+  /* glxgears submits the same geometry every frame. */
+  long long vertices = PER_FRAME(ia, "ia_vertices", "max");
+  long long primitives = PER_FRAME(ia, "ia_primitives", "max");
+  ASSERT_GT(vertices, 0);
+  ASSERT_EQ(PER_FRAME(ia, "ia_vertices", "min"), vertices);
+  ASSERT_EQ(PER_FRAME(amd, "L2T-CLE-reads", "min"), vertices);
+  ASSERT_EQ(PER_FRAME(amd, "L2T-CLE-reads", "max"), vertices);
+  ASSERT_EQ(PER_FRAME(amd, "PTB-primitives-binned", "min"), primitives);
+  ASSERT_EQ(PER_FRAME(amd, "PTB-primitives-binned", "max"), primitives);
+  printf("  glxgears: %lld frames, L2T-CLE-reads %lld (ia_vertices %lld), "
+         "PTB-primitives-binned %lld (ia_primitives %lld) per frame\n",
+         frames, PER_FRAME(amd, "L2T-CLE-reads", "max"), vertices,
+         PER_FRAME(amd, "PTB-primitives-binned", "max"), primitives);
+#undef PER_FRAME
+}
