@@ -19,3 +19,4 @@
 #include "lists/report.h"
 #include "lists/lifetime.h"
 #include "lists/glhud.h"
+#include "lists/gl_double.h"
