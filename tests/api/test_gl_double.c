@@ -389,8 +389,9 @@ static long long query_num(const char *cli, const char *trace,
 /* The double through libgpuperf-gl.so (src/backend/opengl): `gpuperf
  * list` shows its groups and counters, and a recording of glxgears gives
  * per-frame counter tracks with the values the double's model predicts
- * from the same frames' pipeline statistics (a second recording: the two
- * cannot yet be taken at once, see tests/gl/README.md). */
+ * from the same frames' pipeline statistics (from a second recording
+ * here; test_opengl.c's opengl_amd_counters_per_frame takes both in
+ * one). */
 TEST(gl_double_through_libgpuperf_gl) {
   char lib[512], gl[512], cmd[4096];
   const char *cli = getenv("GPUPERF_CLI");

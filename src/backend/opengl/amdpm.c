@@ -324,6 +324,12 @@ bool gp__gl_amdpm_read(gp__gl_ctx *c, gp__gl_frame *f, double *values,
   *n = 0;
   if (!f->monitor || !a)
     return false;
+  if (!gp__gl_amdpm_ready(c, f)) { /* a forced read: never waits on it */
+    gp__gl_amdpm_drop(c, f);
+    gp__gl_core->activity_add_drops(GP_ACTIVITY_KIND_COUNTER, GP_DROP_SOURCE,
+                                    c->context_id, 1, 1);
+    return false;
+  }
   GLuint size = 0;
   c->fn.GetPerfMonitorCounterDataAMD(f->monitor, PERFMON_RESULT_SIZE_AMD,
                                      sizeof(size), &size, NULL);

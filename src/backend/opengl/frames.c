@@ -151,10 +151,11 @@ static gp__gl_frame *begin_frame(gp__gl_ctx *c) {
   c->frame_open = true;
   bool amd = false;
   uint32_t wanted = gp__gl_stats_wanted(c, &amd);
-  if (wanted)
-    gp__gl_stats_begin(c, f, wanted);
+  /* The monitor outside the queries: begun first, ended last. */
   if (amd)
     gp__gl_amdpm_begin(c, f);
+  if (wanted)
+    gp__gl_stats_begin(c, f, wanted);
   return f;
 }
 
@@ -281,12 +282,33 @@ static bool query_ready(gp__gl_ctx *c, GLuint q) {
   return avail != 0;
 }
 
-static bool frame_ready(gp__gl_ctx *c, const gp__gl_frame *f) {
+/* Frames a monitor's results may take before it is given up. */
+#define MONITOR_PATIENCE 16
+
+static bool frame_ready(gp__gl_ctx *c, gp__gl_frame *f) {
   /* Timestamps complete in order: the last one says for all. */
   if (f->n &&
       !query_ready(c, c->marks[(f->first + f->n - 1) % GP_GL_MARKS].query))
     return false;
-  return gp__gl_stats_ready(c, f) && gp__gl_amdpm_ready(c, f);
+  if (!gp__gl_stats_ready(c, f))
+    return false;
+  if (gp__gl_amdpm_ready(c, f))
+    return true;
+  /* A monitor the driver never makes available (its Begin refused, say:
+   * GL reports that only through glGetError, which is the program's) is
+   * given up after a while, so the frame and those after it are written;
+   * its counters are lost, and said so. */
+  if (c->frames_done - f->number < MONITOR_PATIENCE)
+    return false;
+  gp__gl_amdpm_drop(c, f);
+  gp__gl_core->activity_add_drops(GP_ACTIVITY_KIND_COUNTER, GP_DROP_SOURCE,
+                                  c->context_id, 1, 1);
+  static atomic_bool warned;
+  gp__gl_warn_once(&warned,
+                   "gpuperf: a GL_AMD_performance_monitor monitor's results "
+                   "never became available (the driver refused it?): its "
+                   "frames' driver counters are lost");
+  return true;
 }
 
 static void stage(gp__gl_ctx *c, uint32_t kind, uint64_t corr, uint64_t queued,

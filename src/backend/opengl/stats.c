@@ -371,7 +371,6 @@ uint32_t gp__gl_stats_wanted(gp__gl_ctx *c, bool *amd) {
 /* See glInt.h. */
 void gp__gl_stats_begin(gp__gl_ctx *c, gp__gl_frame *f, uint32_t wanted) {
   f->stats_lost = 0;
-  f->monitor = 0;
   f->counted = true; /* draws and triangles, whatever else */
   for (uint32_t i = 0; i < GP_GL_NSTATS; i++) {
     if (!(wanted & (1u << i)) || (c->app_queries & (1u << i)) ||
