@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stats.h"
+
 #define MAXRUNS 64
 
 static char self_dir[4096];
@@ -71,16 +73,6 @@ static int run(char *const argv[], char *const env[], char *buf, size_t size) {
   int st = 0;
   waitpid(pid, &st, 0);
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof(*v), cmp);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* The frame rate a run printed, or -1. */
@@ -202,15 +194,19 @@ int main(int argc, char **argv) {
       fflush(stdout);
     }
   }
-  double med[3];
+  /* Each way's spread, and the ratio of each recorded run to the plain
+   * run of its own round (interleaved: the same machine state). */
+  double med0 = bench_spread_of(v[0], runs).med;
   for (int w = 0; w < 3; w++) {
-    double s[MAXRUNS];
-    memcpy(s, v[w], sizeof(double) * (size_t)runs);
-    med[w] = median(s, runs);
-    printf("%-13s %9.1f fps median [%.1f..%.1f]", ways[w], med[w], s[0],
-           s[runs - 1]);
-    if (w)
-      printf("  %.3fx plain", med[0] > 0 ? med[w] / med[0] : 0);
+    printf("%-13s %s fps", ways[w], BENCH_FMT(v[w], runs, 1));
+    if (w) {
+      double ratio[MAXRUNS];
+      for (int r = 0; r < runs; r++)
+        ratio[r] = v[0][r] > 0 ? v[w][r] / v[0][r] : 0;
+      printf("  %.3fx plain's median; per round %sx",
+             med0 > 0 ? bench_spread_of(v[w], runs).med / med0 : 0,
+             BENCH_FMT(ratio, runs, 3));
+    }
     printf("\n");
   }
   printf("targets: recorded >= 0.97x plain, with the HUD >= 0.9x\n");

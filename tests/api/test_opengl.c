@@ -152,6 +152,20 @@ static size_t counter_values(gp_tp *tp, const char *name, int64_t *v,
   return n;
 }
 
+/* The triangles of each frame that gl-sample printed ("frame N passA A
+ * passB B": A + B) into want (room for max); returns how many. */
+static int sample_triangles(const char *out, int64_t *want, int max) {
+  int nf = 0;
+  for (const char *p = out; p && *p && nf < max;) {
+    int i, a, b;
+    if (sscanf(p, "frame %d passA %d passB %d", &i, &a, &b) == 3)
+      want[nf++] = a + b;
+    p = strchr(p, '\n');
+    p = p ? p + 1 : NULL;
+  }
+  return nf;
+}
+
 #define FRAMES 40
 
 /* Our sample: two render passes a frame, the offscreen one into its
@@ -166,15 +180,7 @@ TEST(opengl_record_sample) {
   char *cmd[] = {sample, "--frames", "40", NULL};
   gp_tp *tp = record(cmd, "default,ia_primitives,triangles,draws", &out, 0);
   int64_t want[FRAMES];
-  int nf = 0;
-  for (const char *p = out; p && *p && nf < FRAMES;) {
-    int i, a, b;
-    if (sscanf(p, "frame %d passA %d passB %d", &i, &a, &b) == 3)
-      want[nf++] = a + b;
-    p = strchr(p, '\n');
-    p = p ? p + 1 : NULL;
-  }
-  ASSERT_EQ(nf, FRAMES);
+  ASSERT_EQ(sample_triangles(out, want, FRAMES), FRAMES);
   free(out);
   Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Frame'", FRAMES);
   Q_EQ(tp, "SELECT count(*) FROM gpu_slice WHERE name = 'Render pass'",
@@ -308,15 +314,7 @@ TEST(opengl_amd_counters_per_frame) {
       record(cmd, "L2T-CLE-reads,PTB-primitives-binned,ia_primitives", &out, 0);
   record_env = NULL;
   int64_t want[30];
-  int nf = 0;
-  for (const char *p = out; p && *p && nf < 30;) {
-    int i, a, b;
-    if (sscanf(p, "frame %d passA %d passB %d", &i, &a, &b) == 3)
-      want[nf++] = a + b;
-    p = strchr(p, '\n');
-    p = p ? p + 1 : NULL;
-  }
-  ASSERT_EQ(nf, 30);
+  ASSERT_EQ(sample_triangles(out, want, 30), 30);
   free(out);
   int64_t got[31];
   ASSERT_EQ(counter_values(tp, "PTB-primitives-binned", got, 31), 30);
