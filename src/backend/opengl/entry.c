@@ -106,7 +106,7 @@ gp__gl_w_glXSwapBuffers(Display *dpy, GLXDrawable d) {
   uint64_t t0 = 0, corr = 0;
   if (c) {
     int w = 0, h = 0;
-    if (c->hud || !c->hud_failed)
+    if (!c->hud_failed && gp__gl_hud_maybe())
       glx_size(dpy, d, &w, &h);
     swap_before(c, &t0, &corr, w, h);
   }
@@ -123,7 +123,7 @@ gp__gl_w_eglSwapBuffers(EGLDisplay dpy, EGLSurface s) {
   uint64_t t0 = 0, corr = 0;
   if (c) {
     int w = 0, h = 0;
-    if (c->hud || !c->hud_failed)
+    if (!c->hud_failed && gp__gl_hud_maybe())
       egl_size(dpy, s, &w, &h);
     swap_before(c, &t0, &corr, w, h);
   }

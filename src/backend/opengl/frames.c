@@ -423,4 +423,5 @@ void gp__gl_frames_fini(gp__gl_ctx *c) {
   if (c->nfree && c->fn.DeleteQueries)
     c->fn.DeleteQueries((GLsizei)c->nfree, c->free_q);
   c->nfree = 0;
+  gp__gl_stats_fini(c);
 }

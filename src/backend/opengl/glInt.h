@@ -202,6 +202,7 @@ typedef struct gp__gl_frame {
 
 #define GP_GL_MARKS 1024 /* marks in flight per context */
 #define GP_GL_FRAMES 64  /* frames in flight per context */
+#define GP_GL_STATQ 32   /* statistics query names made or deleted at once */
 
 /* The library's state of one GL context. */
 typedef struct gp__gl_ctx {
@@ -223,6 +224,10 @@ typedef struct gp__gl_ctx {
   uint32_t frame_head, frame_n;
   GLuint free_q[GP_GL_MARKS]; /* query names to reuse */
   uint32_t nfree;
+  /* Statistics queries are used once (stats.c): names not used yet, and
+   * names used and read, to delete. */
+  GLuint fresh[GP_GL_STATQ], used[GP_GL_STATQ];
+  uint32_t nfresh, nused;
   /* The frame being recorded (frames[(head + n - 1)], valid when open). */
   bool frame_open;
   bool in_run;       /* a run of work began and has not ended */
@@ -341,6 +346,8 @@ void gp__gl_stats_emit(gp__gl_ctx *c, gp__gl_frame *f, uint64_t start,
                        uint64_t end);
 /* Frees f's queries without writing them. */
 void gp__gl_stats_drop(gp__gl_ctx *c, gp__gl_frame *f);
+/* Deletes the context's statistics query names (current). */
+void gp__gl_stats_fini(gp__gl_ctx *c);
 
 /* GL_AMD_performance_monitor (amdpm.c). Counter k of the extension is
  * catalog entry base + k of its device (stats.c keeps base). */
@@ -381,6 +388,9 @@ void gp__gl_log_app_callback(gp__gl_ctx *c, GLDEBUGPROC cb, const void *user);
 /* ------------------------------------------------------------------ */
 /* GPUPERF_HUD in the window (hud_glue.c)                              */
 
+/* Whether the HUD may show in a window (GPUPERF_HUD is set and has not
+ * been found absent): the swap asks the window's size only then. */
+bool gp__gl_hud_maybe(void);
 /* Before the real swap: draws the HUD over c's frame (width x height, the
  * default framebuffer's size) if the process has one. */
 void gp__gl_hud_swap(gp__gl_ctx *c, int width, int height);

@@ -27,6 +27,19 @@ static void *getproc_egl(const char *name) {
 }
 
 /* See glInt.h. */
+bool gp__gl_hud_maybe(void) {
+  int st = atomic_load_explicit(&hud_state, memory_order_relaxed);
+  if (st == 0) {
+    const char *spec = getenv("GPUPERF_HUD");
+    if (!spec || !*spec) {
+      atomic_store(&hud_state, -1);
+      return false;
+    }
+  }
+  return st >= 0;
+}
+
+/* See glInt.h. */
 void gp__gl_hud_swap(gp__gl_ctx *c, int width, int height) {
   if (atomic_load_explicit(&hud_state, memory_order_relaxed) < 0 ||
       c->hud_failed || !c->ready || width <= 0 || height <= 0)

@@ -378,9 +378,15 @@ void gp__gl_stats_begin(gp__gl_ctx *c, gp__gl_frame *f, uint32_t wanted) {
       continue;
     /* A fresh query each frame: llvmpipe (Mesa 22.3) answers a
      * pipeline-statistics query object begun again with wrong values
-     * (1040 primitives for 75 drawn, in opengl_record_sample). */
-    GLuint q = 0;
-    c->fn.GenQueries(1, &q);
+     * (1040 primitives for 75 drawn, in opengl_record_sample). Names are
+     * made, and deleted, GP_GL_STATQ at a time. */
+    if (!c->nfresh) {
+      c->fn.GenQueries(GP_GL_STATQ, c->fresh);
+      c->nfresh = GP_GL_STATQ;
+      while (c->nfresh && !c->fresh[c->nfresh - 1])
+        c->nfresh--;
+    }
+    GLuint q = c->nfresh ? c->fresh[--c->nfresh] : 0;
     if (!q)
       continue;
     c->fn.BeginQuery(stats[i].target, q);
@@ -438,9 +444,22 @@ bool gp__gl_stats_ready(gp__gl_ctx *c, const gp__gl_frame *f) {
 static void free_stats(gp__gl_ctx *c, gp__gl_frame *f) {
   for (uint32_t i = 0; i < GP_GL_NSTATS; i++)
     if (f->stats[i]) {
-      c->fn.DeleteQueries(1, &f->stats[i]);
+      c->used[c->nused++] = f->stats[i];
       f->stats[i] = 0;
+      if (c->nused == GP_GL_STATQ) {
+        c->fn.DeleteQueries(GP_GL_STATQ, c->used);
+        c->nused = 0;
+      }
     }
+}
+
+/* See glInt.h. */
+void gp__gl_stats_fini(gp__gl_ctx *c) {
+  if (c->nused)
+    c->fn.DeleteQueries((GLsizei)c->nused, c->used);
+  if (c->nfresh)
+    c->fn.DeleteQueries((GLsizei)c->nfresh, c->fresh);
+  c->nused = c->nfresh = 0;
 }
 
 /* See glInt.h. */
