@@ -21,8 +21,31 @@ typedef struct range {
   uint32_t domain_id;
 } range;
 
-static GP_TLS range tls_stack[GP_RANGE_MAX_DEPTH];
+/* The thread's stack, on the heap from its first push (freed at the
+ * thread's exit): GP_RANGE_MAX_DEPTH ranges in static TLS (1 KiB) would
+ * leave too little of glibc's spare static TLS for a process that
+ * dlopens the library (core.h, GP_TLS). */
+static GP_TLS range *tls_stack;
 static GP_TLS uint32_t tls_depth;
+static pthread_key_t stack_key;
+static pthread_once_t stack_once = PTHREAD_ONCE_INIT;
+
+static void stack_key_make(void) {
+  pthread_key_create(&stack_key, free);
+}
+
+/* The thread's stack, allocated on first use; NULL if out of memory. */
+static range *stack(void) {
+  if (GP_LIKELY(tls_stack != NULL))
+    return tls_stack;
+  range *r = calloc(GP_RANGE_MAX_DEPTH, sizeof(*r));
+  if (!r)
+    return NULL;
+  pthread_once(&stack_once, stack_key_make);
+  pthread_setspecific(stack_key, r);
+  tls_stack = r;
+  return r;
+}
 static _Atomic uint64_t next_range_id;
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -66,7 +89,10 @@ int gp_range_push(const char *domain, const char *name) {
     return GP_EINVAL;
   if (tls_depth >= GP_RANGE_MAX_DEPTH)
     return GP_ENOSPC;
-  range *r = &tls_stack[tls_depth];
+  range *st = stack();
+  if (!st)
+    return GP_ENOMEM;
+  range *r = &st[tls_depth];
   r->id = atomic_fetch_add(&next_range_id, 1) + 1;
   r->name_id = gp__string_intern(name);
   r->domain_id = gp__string_intern(domain);

@@ -397,6 +397,10 @@ static long long query_num(const char *cli, const char *trace,
  * here; test_opengl.c's opengl_amd_counters_per_frame takes both in
  * one). */
 TEST(gl_double_through_libgpuperf_gl) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  SKIP("instrumented libraries cannot be preloaded before the sanitizer's "
+       "runtime");
+#endif
   char lib[512], gl[512], cmd[4096];
   const char *cli = getenv("GPUPERF_CLI");
   if (!cli || !*cli)
