@@ -201,7 +201,8 @@ TEST(clickhouse_doc_queries_per_trace) {
       char *got = rows_of(all, names[k], &n);
       char *want = cli_rows(cli, files[k], queries[i].ours);
       char what[512];
-      snprintf(what, sizeof(what), "%.200s on %.300s", queries[i].doc, names[k]);
+      snprintf(what, sizeof(what), "%.200s on %.300s", queries[i].doc,
+               names[k]);
       ASSERT_GT(n, 0);
       same_rows(what, got, want);
       seen += n;
