@@ -30,6 +30,30 @@ int gp__derived_register(uint32_t device_id);
 void gp__derived_enable(void);
 
 /*
+ * The catalog entry of such an attached `Utilization` counter (id_ and
+ * block_ in its catalog; what_: what the device's busy time is made of,
+ * "command buffers", "frames"), an initializer for a gp__counter_def.
+ */
+#define GP__DERIVED_UTILIZATION_DEF(id_, block_, what_)                        \
+  {                                                                            \
+    .info = {.id = (id_),                                                      \
+             .name = "Utilization",                                            \
+             .description = "Derived from the activity timeline: share of "    \
+                            "each sampling window during which the device "    \
+                            "ran " what_,                                      \
+             .category = "derived",                                            \
+             .type = GP_COUNTER_TYPE_PERCENT,                                  \
+             .block_id = (block_),                                             \
+             .num_numerator_units = 1,                                         \
+             .numerator_units = {GP_UNIT_PERCENT},                             \
+             .num_groups = 1,                                                  \
+             .groups = {GP_COUNTER_GROUP_SYSTEM},                              \
+             .peak_value = 100.0,                                              \
+             .select_by_default = true},                                       \
+    .combine = GP__RATIO, .sampled = GP__SAMPLED_PERIODIC                      \
+  }
+
+/*
  * For a device whose backend publishes a catalog of its own that also
  * holds a `Utilization` counter at `index` (ratio of percent, periodic):
  * derived.c computes it from the device's timeline (kernels, copies,

@@ -286,23 +286,8 @@ void gp__gl_counters_publish(gp__gl_ctx *c) {
     id += v->namd;
   }
   ngroups += nag;
-  v->defs[v->i_util] = (gp__counter_def){
-      .info = {.id = id,
-               .name = "Utilization",
-               .description = "Derived from the activity timeline: share of "
-                              "each sampling window during which the device "
-                              "ran frames",
-               .category = "derived",
-               .type = GP_COUNTER_TYPE_PERCENT,
-               .block_id = 2,
-               .num_numerator_units = 1,
-               .numerator_units = {GP_UNIT_PERCENT},
-               .num_groups = 1,
-               .groups = {GP_COUNTER_GROUP_SYSTEM},
-               .peak_value = 100.0,
-               .select_by_default = true},
-      .combine = GP__RATIO,
-      .sampled = GP__SAMPLED_PERIODIC};
+  v->defs[v->i_util] =
+      (gp__counter_def)GP__DERIVED_UTILIZATION_DEF(id, 2, "frames");
   v->blocks[0] = (gp_counter_block_info){
       .id = 0,
       .capacity = v->i_amd,

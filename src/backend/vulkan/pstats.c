@@ -80,22 +80,7 @@ static const gp__counter_def defs[NDEFS] = {
         GP_COUNTER_GROUP_FRAGMENTS),
     DEF(7, "cs_invocations", "compute shader invocations", GP_UNIT_NONE,
         GP_COUNTER_GROUP_COMPUTE),
-    {.info = {.id = 8,
-              .name = "Utilization",
-              .description = "Derived from the activity timeline: share of "
-                             "each sampling window during which the device "
-                             "ran command buffers",
-              .category = "derived",
-              .type = GP_COUNTER_TYPE_PERCENT,
-              .block_id = 1,
-              .num_numerator_units = 1,
-              .numerator_units = {GP_UNIT_PERCENT},
-              .num_groups = 1,
-              .groups = {GP_COUNTER_GROUP_SYSTEM},
-              .peak_value = 100.0,
-              .select_by_default = true},
-     .combine = GP__RATIO,
-     .sampled = GP__SAMPLED_PERIODIC},
+    GP__DERIVED_UTILIZATION_DEF(8, 1, "command buffers"),
 };
 
 static const gp_counter_block_info blocks[] = {
