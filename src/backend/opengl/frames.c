@@ -94,7 +94,8 @@ static void give_query(gp__gl_ctx *c, GLuint q) {
     c->fn.DeleteQueries(1, &q);
 }
 
-static gp__gl_frame *open_frame(gp__gl_ctx *c) {
+/* See glInt.h. */
+gp__gl_frame *gp__gl_open_frame(gp__gl_ctx *c) {
   return c->frame_open
              ? &c->frames[(c->frame_head + c->frame_n - 1) % GP_GL_FRAMES]
              : NULL;
@@ -170,7 +171,7 @@ static bool recording(const gp__gl_ctx *c) {
 
 /* See glInt.h. */
 uint64_t gp__gl_work(gp__gl_ctx *c) {
-  gp__gl_frame *f = open_frame(c);
+  gp__gl_frame *f = gp__gl_open_frame(c);
   if (!f) {
     if (!recording(c))
       return 0;
@@ -216,7 +217,7 @@ static uint64_t triangles(GLenum mode, int64_t count) {
 
 /* See glInt.h. */
 void gp__gl_draw(gp__gl_ctx *c, GLenum mode, int64_t count, int64_t instances) {
-  gp__gl_frame *f = open_frame(c);
+  gp__gl_frame *f = gp__gl_open_frame(c);
   if (!f)
     return;
   f->draws++;
@@ -250,7 +251,7 @@ static void end_run(gp__gl_ctx *c, gp__gl_frame *f, bool at_switch) {
 void gp__gl_bind_fbo(gp__gl_ctx *c, uint32_t fbo) {
   if (fbo == c->fbo)
     return;
-  gp__gl_frame *f = open_frame(c);
+  gp__gl_frame *f = gp__gl_open_frame(c);
   if (f)
     end_run(c, f, true);
   c->fbo = fbo;
@@ -258,7 +259,7 @@ void gp__gl_bind_fbo(gp__gl_ctx *c, uint32_t fbo) {
 
 /* See glInt.h. */
 uint64_t gp__gl_frame_end(gp__gl_ctx *c) {
-  gp__gl_frame *f = open_frame(c);
+  gp__gl_frame *f = gp__gl_open_frame(c);
   if (!f)
     return 0;
   end_run(c, f, false);
@@ -266,7 +267,6 @@ uint64_t gp__gl_frame_end(gp__gl_ctx *c) {
   gp__gl_stats_end(c, f);
   gp__gl_amdpm_end(c, f);
   f->corr = gp__gl_core->correlation_next();
-  f->swapped = true;
   c->frame_open = false;
   return f->corr;
 }

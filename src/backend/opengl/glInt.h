@@ -114,10 +114,6 @@ enum {
 void *gp__gl_real(int i);
 #define GP_GL_REAL(name) ((__typeof__(&name))gp__gl_real(GP_GL_FN_##name))
 
-/* The wrapper of GL function name, or NULL if we have none (used by the
- * lookups: glXGetProcAddress, eglGetProcAddress, dlsym). */
-void *gp__gl_wrapper(const char *name);
-
 /* Records p as the real function of name if we wrap it and know none yet;
  * returns our wrapper for name, or p when we have none. */
 void *gp__gl_intercept(const char *name, void *p);
@@ -197,7 +193,6 @@ typedef struct gp__gl_frame {
   uint32_t stats_ended;       /* bits: ended (all, once the frame ends) */
   GLuint monitor;             /* GL_AMD_performance_monitor, 0: none */
   uint32_t monitor_gen;       /* the selection it was made with */
-  bool swapped;               /* ended by a swap (else by a flush) */
 } gp__gl_frame;
 
 #define GP_GL_MARKS 1024 /* marks in flight per context */
@@ -236,9 +231,7 @@ typedef struct gp__gl_ctx {
   uint32_t fbo;      /* the draw framebuffer bound */
   uint64_t run_corr; /* the open run's correlation id */
   uint64_t frames_done;
-  uint64_t lost_frames; /* frames whose times could not be read */
   uint32_t app_queries; /* bits of statistics the program has active */
-  bool app_timer;       /* the program has a GL_TIME_ELAPSED query active */
   /* KHR_debug: the program's callback (log.c). */
   GLDEBUGPROC app_debug;
   const void *app_debug_user;
@@ -249,7 +242,6 @@ typedef struct gp__gl_ctx {
   struct gp__gl_hud *hud;
   gp_hud_view *hud_view;
   bool hud_failed;
-  uint64_t last_swap; /* trace time of the previous swap */
 } gp__gl_ctx;
 
 /* The context current on this thread, or NULL. */
@@ -293,6 +285,9 @@ bool gp__gl_api_on(void);
  * frame and the run if none is open. Returns the run's correlation id if
  * this call opened it (the API record's, for its flow), else 0. */
 uint64_t gp__gl_work(gp__gl_ctx *c);
+
+/* The frame being recorded in c, or NULL (none open). */
+gp__gl_frame *gp__gl_open_frame(gp__gl_ctx *c);
 
 /* A draw of mode with count vertices, instances times. */
 void gp__gl_draw(gp__gl_ctx *c, GLenum mode, int64_t count, int64_t instances);

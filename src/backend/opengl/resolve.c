@@ -113,12 +113,6 @@ void *gp__gl_real(int i) {
 }
 
 /* See glInt.h. */
-void *gp__gl_wrapper(const char *name) {
-  int i = index_of(name);
-  return i < 0 ? NULL : (void *)fns[i].wrapper;
-}
-
-/* See glInt.h. */
 void *gp__gl_intercept(const char *name, void *p) {
   int i = index_of(name);
   if (i < 0 || !p || p == (void *)fns[i].wrapper)

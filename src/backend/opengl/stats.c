@@ -398,10 +398,7 @@ void gp__gl_stats_app_query(gp__gl_ctx *c, GLenum target, bool begin) {
       return;
     }
     c->app_queries |= 1u << i;
-    gp__gl_frame *f =
-        c->frame_open
-            ? &c->frames[(c->frame_head + c->frame_n - 1) % GP_GL_FRAMES]
-            : NULL;
+    gp__gl_frame *f = gp__gl_open_frame(c);
     if (f && f->stats[i] && !(f->stats_ended & (1u << i))) {
       c->fn.EndQuery(target); /* ours ends first; its value is lost */
       f->stats_lost |= 1u << i;
