@@ -30,6 +30,9 @@ static const gp_backend_ops ops = {
     .activity_submitting = gp__activity_submitting,
     .hud_view = gp__hud_view,
     .hud_feed = gp__hud_feed,
+    .death_in_handler = gp__death_in_handler,
+    .death_set_defer = gp__death_set_defer,
+    .death_point = gp__death_point,
 };
 
 /* The size of the table of each version it grew through. */
@@ -43,6 +46,8 @@ static size_t version_size(uint32_t version) {
     return offsetof(gp_backend_ops, device_set_frontier);
   case 5:
     return offsetof(gp_backend_ops, hud_view);
+  case 6:
+    return offsetof(gp_backend_ops, death_in_handler);
   case GP_BACKEND_INTERFACE_VERSION:
     return sizeof(gp_backend_ops);
   default:

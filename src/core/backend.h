@@ -21,12 +21,13 @@
 /*
  * Version 2: the OpenCL preload's needs. Version 3 (the CUDA injection
  * library), 4 (the OpenCL preload's work in flight), 5 (device
- * frontiers, for derived counters) and 6 (the HUD in a GL window,
- * core/hud_view.h) append the entries marked so. The table only
+ * frontiers, for derived counters), 6 (the HUD in a GL window,
+ * core/hud_view.h) and 7 (signals finished at a safe point, core.h's
+ * gp__death_*) append the entries marked so. The table only
  * ever grows at its end, so a library built for an older version gets the same
  * table and reads the prefix it knows.
  */
-#define GP_BACKEND_INTERFACE_VERSION 6u
+#define GP_BACKEND_INTERFACE_VERSION 7u
 
 /* Each entry is the core.h function of the same name (gp__ dropped). */
 typedef struct gp_backend_ops {
@@ -67,6 +68,10 @@ typedef struct gp_backend_ops {
   /* since version 6 */
   int (*hud_view)(gp_hud_view *view);
   void (*hud_feed)(uint32_t what, uint64_t t_ns, double value);
+  /* since version 7 */
+  bool (*death_in_handler)(void);
+  void (*death_set_defer)(bool (*fn)(void));
+  void (*death_point)(void);
 } gp_backend_ops;
 
 /*

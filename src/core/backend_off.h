@@ -92,6 +92,13 @@ static int off_hud_view(gp_hud_view *view) {
 static void off_hud_feed(uint32_t what, uint64_t t_ns, double value) {
   (void)what, (void)t_ns, (void)value;
 }
+static bool off_in_handler(void) {
+  return false;
+}
+static void off_set_defer(bool (*fn)(void)) {
+  (void)fn;
+}
+static void off_point(void) {}
 
 /* Initializer of a gp_backend_ops that records nothing. */
 #define GP__BACKEND_OFF_INIT                                                   \
@@ -108,7 +115,8 @@ static void off_hud_feed(uint32_t what, uint64_t t_ns, double value) {
     .glob_match = off_glob, .activity_work_in_flight = off_in_flight,          \
     .device_set_frontier = off_frontier,                                       \
     .activity_submitting = off_submitting, .hud_view = off_hud_view,           \
-    .hud_feed = off_hud_feed,                                                  \
+    .hud_feed = off_hud_feed, .death_in_handler = off_in_handler,              \
+    .death_set_defer = off_set_defer, .death_point = off_point,                \
   }
 
 #endif /* GPUPERF_CORE_BACKEND_OFF_H */

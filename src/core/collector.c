@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "activityInt.h"
+#include "thread.h"
 
 /* ------------------------------------------------------------------ */
 /* Buffers                                                              */
@@ -625,7 +626,7 @@ int gp__collector_start_locked(void) {
     return 0;
   gp__act.stop = false;
   gp__act.collector_ready = false;
-  int rc = pthread_create(&gp__act.collector, NULL, collector_main, NULL);
+  int rc = gp__thread_start(&gp__act.collector, NULL, collector_main, NULL);
   if (rc != 0)
     return -rc;
   gp__act.collector_running = true;

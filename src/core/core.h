@@ -257,6 +257,19 @@ int gp__death_add_finisher(void (*fn)(void));
  * nothing may wait on another thread then. */
 bool gp__dying(void);
 
+/* True while a signal handler finishes the session: the thread it
+ * interrupted may be inside a driver, which must not be called then. */
+bool gp__death_in_handler(void);
+
+/* fn (async-signal-safe) says whether a safe point (gp__death_point) is
+ * near: then SIGINT, SIGTERM, SIGHUP and SIGQUIT finish the session there,
+ * outside their handler (death.c). NULL: never. */
+void gp__death_set_defer(bool (*fn)(void));
+
+/* A safe point: where a deferred signal is pending, finishes the session
+ * and raises it again (does not return then). One relaxed load if not. */
+void gp__death_point(void);
+
 /* Installs the fatal-signal handlers (docs/recording.md), once. */
 void gp__death_watch(void);
 

@@ -26,6 +26,16 @@
  *   then libc's. The OpenCL preload library, which comes before libc,
  *   defines the same three and calls gp_session_finish_recorded().
  *
+ * A graphics API cannot be called from a handler that may have
+ * interrupted the driver (llvmpipe then waits forever on a fence the
+ * interrupted thread had yet to flush). So where a backend says a safe
+ * point is near (gp__death_set_defer: the GL library, whose contexts swap
+ * every frame), SIGINT, SIGTERM, SIGHUP and SIGQUIT are only noted, and
+ * the session is finished at the next safe point (gp__death_point: after
+ * a swap), outside the handler, before the signal is raised again; after
+ * DEATH_DEFER_S without one, in the handler after all, the backend
+ * calling nothing (gp__death_in_handler) and counting what it loses.
+ *
  * SIGKILL cannot be seen from inside: its records since the last flush
  * are lost, and counted (session_lost.c) for the recorder to report.
  */
@@ -41,6 +51,7 @@
 #include "core.h"
 
 #define DEATH_WATCHDOG_S 5
+#define DEATH_DEFER_S 1
 
 static const int watched[] = {SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,
                               SIGABRT, SIGTRAP, SIGSYS,  SIGINT,
@@ -50,6 +61,9 @@ static const int watched[] = {SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,
 static _Atomic int dying_sig;       /* the signal being handled, 0 if none */
 static _Atomic pid_t finishing_tid; /* the thread finishing, 0 if none */
 static _Atomic bool armed;
+static _Atomic bool in_handler;  /* finishing inside a signal handler */
+static _Atomic int deferred_sig; /* noted, to finish at a safe point */
+static bool (*_Atomic defer_fn)(void);
 
 #define MAX_FINISHERS 4
 static void (*_Atomic finishers[MAX_FINISHERS])(void);
@@ -57,6 +71,16 @@ static void (*_Atomic finishers[MAX_FINISHERS])(void);
 /* See core.h. */
 bool gp__dying(void) {
   return atomic_load_explicit(&dying_sig, memory_order_relaxed) != 0;
+}
+
+/* See core.h. */
+bool gp__death_in_handler(void) {
+  return atomic_load_explicit(&in_handler, memory_order_relaxed);
+}
+
+/* See core.h. */
+void gp__death_set_defer(bool (*fn)(void)) {
+  atomic_store(&defer_fn, fn);
 }
 
 /* See core.h. */
@@ -78,6 +102,8 @@ static void finish_all(void) {
       fn();
   }
 }
+
+__attribute__((noreturn)) static void exit_group(int status);
 
 static void restore_default_and_raise(int sig) {
   struct sigaction sa;
@@ -101,7 +127,7 @@ static void on_watchdog(int unused) {
   _exit(128 + (sig ? sig : SIGKILL)); /* not reached */
 }
 
-static void on_fatal(int sig) {
+static void finish_in_handler(int sig) {
   int saved = errno;
   int expect = 0;
   pid_t self = (pid_t)syscall(SYS_gettid);
@@ -120,6 +146,7 @@ static void on_fatal(int sig) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGALRM, &sa, NULL);
     alarm(DEATH_WATCHDOG_S);
+    atomic_store(&in_handler, true);
     finish_all();
     alarm(0);
   }
@@ -127,6 +154,59 @@ static void on_fatal(int sig) {
   /* A fault re-raised by returning re-executes the faulting instruction
    * under the default action; a sent signal is raised again. */
   restore_default_and_raise(sig);
+}
+
+/* No safe point came in time: finished here after all. */
+static void on_defer_timeout(int unused) {
+  (void)unused;
+  finish_in_handler(atomic_load(&deferred_sig));
+}
+
+static void on_fatal(int sig) {
+  bool (*fn)(void) = atomic_load(&defer_fn);
+  bool async =
+      sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT;
+  int expect = 0;
+  if (async && fn && atomic_load(&dying_sig) == 0 && fn() &&
+      atomic_compare_exchange_strong(&deferred_sig, &expect, sig)) {
+    int saved = errno;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_defer_timeout;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    alarm(DEATH_DEFER_S);
+    errno = saved;
+    return; /* the program goes on to its next safe point */
+  }
+  if (expect != 0)
+    return; /* already noted: the first one is raised again */
+  finish_in_handler(sig);
+}
+
+/* See core.h. */
+void gp__death_point(void) {
+  int sig = atomic_load_explicit(&deferred_sig, memory_order_relaxed);
+  if (__builtin_expect(sig == 0, 1))
+    return;
+  /* The watchdog in place of the timeout, before the session is ours. */
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_watchdog;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, NULL);
+  alarm(DEATH_WATCHDOG_S);
+  int expect = 0;
+  if (!atomic_compare_exchange_strong(&dying_sig, &expect, sig)) {
+    alarm(0);
+    for (;;) /* the timeout's handler (or a fault) is finishing */
+      pause();
+  }
+  atomic_store(&finishing_tid, (pid_t)syscall(SYS_gettid));
+  finish_all();
+  alarm(0);
+  restore_default_and_raise(sig);
+  exit_group(128 + sig); /* not reached */
 }
 
 /* See core.h. */

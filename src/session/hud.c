@@ -81,6 +81,7 @@
 #include "gpuperf/hud.h"
 #include "counter_names.h"
 #include "hudInt.h"
+#include "core/thread.h"
 
 #define MAX_ITEMS GP_HUD_VIEW_MAX_ITEMS
 #define HIST GP_HUD_VIEW_HIST /* values kept per item */
@@ -870,7 +871,7 @@ int gp_hud_start_from_env(void) {
   for (uint32_t d = 0; d < ndev; d++)
     on_device(d);
   if (hud.wake >= 0 &&
-      pthread_create(&hud.thread, NULL, thread_main, NULL) == 0)
+      gp__thread_start(&hud.thread, NULL, thread_main, NULL) == 0)
     hud.thread_on = true;
   gp__death_add_finisher(hud_finish);
   gp__death_watch();

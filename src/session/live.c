@@ -54,6 +54,7 @@
 
 #include "counters/countersInt.h"
 #include "sessionInt.h"
+#include "core/thread.h"
 
 #define SLOTS 1024 /* hash slots per table (power of two) */
 #define WRITE_NS 1000000000ull
@@ -535,18 +536,11 @@ static void thread_start(void) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, wake_init);
   live.run = true;
-  pthread_attr_t a;
-  sigset_t all, old;
-  pthread_attr_init(&a);
   /* The program's signals are for its own threads. */
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  if (pthread_create(&live.thread, &a, publisher, NULL) == 0)
+  if (gp__thread_start(&live.thread, NULL, publisher, NULL) == 0)
     live.thread_pid = getpid();
   else
     live.run = false;
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  pthread_attr_destroy(&a);
 }
 
 /* Makes this process's region (a new one after a fork: the inherited

@@ -44,6 +44,7 @@
 #include "producer.h"
 #include "counters/countersInt.h"
 #include "producerInt.h"
+#include "core/thread.h"
 
 #define PAGE_HINT (32u * 1024u)
 #define SMB_HINT (2u * 1024u * 1024u)
@@ -592,8 +593,8 @@ static int handshake(char *err, size_t size) {
   gp__prod.async_request = 0;
   gp__prod.last_error[0] = '\0';
   pthread_mutex_unlock(&gp__prod.lock);
-  if (pthread_create(&gp__prod.reader, NULL, reader_main,
-                     (void *)(intptr_t)fd) != 0) {
+  if (gp__thread_start(&gp__prod.reader, NULL, reader_main,
+                       (void *)(intptr_t)fd) != 0) {
     disconnect();
     return fail(err, size, GP_ENOMEM, "cannot start the reader thread");
   }
@@ -737,7 +738,7 @@ int gp_producer_start(const char *name, uint32_t flags, char *err,
     return rc;
   }
   gp__counters_add_device_hook(on_device);
-  if (pthread_create(&gp__prod.keeper, NULL, keeper_main, NULL) == 0)
+  if (gp__thread_start(&gp__prod.keeper, NULL, keeper_main, NULL) == 0)
     gp__prod.keeper_running = true;
   else
     gp__prod_warn("no keeper thread: the connection is not made again if "

@@ -36,6 +36,7 @@
 #include "backend/linux/tracefs.h"
 #include "producer.h"
 #include "sessionInt.h"
+#include "core/thread.h"
 
 static struct {
   pthread_mutex_t lock;
@@ -424,7 +425,7 @@ static int start(const gp_trace_config *cfg, const char *path,
   gp__session_ftrace_start(s);
   if (ti.duration_ms) {
     s->deadline_ns = mono_now() + (uint64_t)ti.duration_ms * 1000000ull;
-    if (pthread_create(&s->helper, NULL, helper_main, s) == 0)
+    if (gp__thread_start(&s->helper, NULL, helper_main, s) == 0)
       s->helper_running = true;
   }
   *out = s;

@@ -30,6 +30,7 @@
 
 #include "backend/linux/perf.h"
 #include "sessionInt.h"
+#include "core/thread.h"
 
 #define HOST_MIN_PERIOD_NS 10000000ull /* 10 ms: one write per sample */
 
@@ -171,7 +172,7 @@ int gp__session_host_start(gp_session *s) {
                      "process are counted",
                      (int)(GP_PERF_MAX_FDS / h->n));
   if (gp__perf_set_read(h->set, h->base) != 0 ||
-      pthread_create(&h->thread, NULL, host_thread, h) != 0) {
+      gp__thread_start(&h->thread, NULL, host_thread, h) != 0) {
     host_free(h);
     return GP_ENOMEM;
   }

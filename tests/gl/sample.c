@@ -6,7 +6,11 @@
  * a recording can be checked against what the program drew, which it
  * prints per frame ("frame N passA T passB T").
  *
- *   gl-sample [--frames N] [--size WxH] [--quiet] [--fps]
+ *   gl-sample [--frames N] [--size WxH] [--quiet] [--fps] [--hold]
+ *
+ * --hold: after the last frame, the context stays current and the
+ * program waits for a signal to end it, swapping no more (what death.c
+ * does when no swap follows a SIGINT).
  *
  * --debug installs a KHR_debug callback that prints each message
  * ("debug: ..."), enables GL_DEBUG_OUTPUT and, in the first frame, makes
@@ -28,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAXTRI 4096
 
@@ -54,7 +59,7 @@ static int tris_b(int i) {
 
 int main(int argc, char **argv) {
   int frames = 60, w = 320, h = 240;
-  int quiet = 0, fps = 0, debug = 0;
+  int quiet = 0, fps = 0, debug = 0, hold = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc)
       frames = atoi(argv[++i]);
@@ -66,9 +71,11 @@ int main(int argc, char **argv) {
       fps = 1;
     else if (strcmp(argv[i], "--debug") == 0)
       debug = 1;
+    else if (strcmp(argv[i], "--hold") == 0)
+      hold = 1;
     else {
       fprintf(stderr, "usage: gl-sample [--frames N] [--size WxH] [--quiet] "
-                      "[--fps] [--debug]\n");
+                      "[--fps] [--debug] [--hold]\n");
       return 2;
     }
   }
@@ -160,6 +167,12 @@ int main(int argc, char **argv) {
   if (fps && frames > warm)
     printf("fps %.1f\n", (frames - warm) / (now_s() - t0));
   fflush(stdout);
+  if (hold) {
+    printf("holding\n");
+    fflush(stdout);
+    for (;;)
+      pause();
+  }
   glDeleteFramebuffers(1, &fbo);
   glXMakeCurrent(dpy, None, NULL);
   glXDestroyContext(dpy, ctx);

@@ -2,6 +2,7 @@
 
 GP_TEST_ENTRY(opengl_record_sample, 240)
 GP_TEST_ENTRY(opengl_record_glxgears, 240)
+GP_TEST_ENTRY(opengl_sigint_without_a_swap, 240)
 GP_TEST_ENTRY(opengl_record_es2gears, 240)
 GP_TEST_ENTRY(opengl_record_loaders, 240)
 GP_TEST_ENTRY(opengl_amd_counters_per_frame, 240)

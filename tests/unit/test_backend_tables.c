@@ -27,6 +27,8 @@ TEST(backend_tables_by_version_and_size) {
   ASSERT(c->activity_work_in_flight == gp__activity_work_in_flight);
   ASSERT(c->hud_view == gp__hud_view);
   ASSERT(c->hud_feed == gp__hud_feed);
+  ASSERT(c->death_in_handler == gp__death_in_handler);
+  ASSERT(c->death_point == gp__death_point);
   /* A library built for version 2 gets the same table, and reads the
    * prefix it knows. */
   ASSERT(gp_backend_interface(2, v2) == c);
@@ -37,6 +39,10 @@ TEST(backend_tables_by_version_and_size) {
   ASSERT(gp_backend_interface(5, v5) == c);
   ASSERT(gp_backend_interface(5, sizeof(*c)) == NULL);
   ASSERT(gp_backend_interface(GP_BACKEND_INTERFACE_VERSION, v5) == NULL);
+  /* Version 6 ended before the death entries (version 7). */
+  const size_t v6 = offsetof(gp_backend_ops, death_in_handler);
+  ASSERT(gp_backend_interface(6, v6) == c);
+  ASSERT(gp_backend_interface(GP_BACKEND_INTERFACE_VERSION, v6) == NULL);
   /* Anything else is another build. */
   ASSERT(gp_backend_interface(2, sizeof(*c)) == NULL);
   ASSERT(gp_backend_interface(GP_BACKEND_INTERFACE_VERSION, v2) == NULL);

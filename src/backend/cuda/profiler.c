@@ -44,6 +44,7 @@
 #include <cupti_target.h>
 
 #include "cudaInt.h"
+#include "core/thread.h"
 
 #define MAX_DEVS 64
 #define MAX_RANGES 64
@@ -650,7 +651,7 @@ int gp__cuda_sampling_start(uint32_t cupti_device,
     }
     if (!pm_running) {
       pm_stop = false;
-      pm_running = pthread_create(&pm_thread, NULL, pm_main, NULL) == 0;
+      pm_running = gp__thread_start(&pm_thread, NULL, pm_main, NULL) == 0;
     }
   }
   d->gen++;

@@ -28,6 +28,7 @@
 
 #include "counters/countersInt.h"
 #include "drm.h"
+#include "core/thread.h"
 
 #define MAX_CARDS 8
 #define MAX_CLIENTS 32
@@ -343,7 +344,7 @@ static int dp_sampling_start(void *prov, gp__sampler *s) {
   pthread_cond_init(&sm->cond, &ca);
   pthread_condattr_destroy(&ca);
   pthread_mutex_init(&sm->lock, NULL);
-  if (pthread_create(&sm->thread, NULL, thread_main, sm) != 0) {
+  if (gp__thread_start(&sm->thread, NULL, thread_main, sm) != 0) {
     pthread_cond_destroy(&sm->cond);
     pthread_mutex_destroy(&sm->lock);
     gp__sampler_put(sm->s);

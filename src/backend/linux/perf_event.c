@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "perf.h"
+#include "core/thread.h"
 
 typedef struct perf_event_def {
   uint32_t id;
@@ -501,7 +502,7 @@ static int pe_sampling_start(void *prov, gp__sampler *s) {
   ps->s = gp__sampler_get(s);
   ps->last_ts = gp_get_timestamp();
   gp__perf_set_read(ps->set, ps->last);
-  if (pthread_create(&ps->thread, NULL, pe_thread, ps) != 0) {
+  if (gp__thread_start(&ps->thread, NULL, pe_thread, ps) != 0) {
     rc = GP_ENOMEM;
     gp__sampler_put(ps->s);
     pthread_cond_destroy(&ps->cond);

@@ -54,6 +54,7 @@
 
 #include "core/core.h"
 #include "tracefs.h"
+#include "core/thread.h"
 
 #define TRACEFS_MAGIC 0x74726163
 
@@ -426,7 +427,7 @@ int gp__tracefs_start(const gp__tracefs_options *o, char *root_out,
   tfs.malformed = 0;
   tfs.npartial = 0;
   tfs.stop = false;
-  if (rc == 0 && pthread_create(&tfs.thread, NULL, reader, NULL) != 0)
+  if (rc == 0 && gp__thread_start(&tfs.thread, NULL, reader, NULL) != 0)
     rc = GP_ENOMEM;
   if (rc != 0) {
     if (tfs.fd >= 0)

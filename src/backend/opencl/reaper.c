@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "oclInt.h"
+#include "core/thread.h"
 
 #define REAP_PERIOD_NS 1000000
 
@@ -120,13 +121,8 @@ static bool reaper_start_locked(void) {
   reaper.failed = !reaper.at_exit_set; /* else it could outlive the driver */
   if (reaper.failed)
     return false;
-  /* The program's signals are for the program's threads. */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t t;
-  int rc = pthread_create(&t, NULL, reaper_main, NULL);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_t t; /* the program's signals are for the program's threads */
+  int rc = gp__thread_start(&t, NULL, reaper_main, NULL);
   if (rc != 0) {
     reaper.failed = true; /* not tried again on every batch */
     return false;

@@ -37,12 +37,29 @@ static __thread gp__gl_ctx *cur;
 
 /* Flush hook: what finished is written (a forced flush: the session ends,
  * so the current context's frames are waited for on this thread if it
- * is the one that has it current). */
+ * is the one that has it current). Not in a signal handler that finishes
+ * the session (core/death.c): the thread it interrupted may be inside GL,
+ * where llvmpipe then waits forever for a fence that thread had yet to
+ * flush, so GL is not called there; the frames in flight are lost, and
+ * counted. That happens only when no swap came within a second of the
+ * signal: a program that swaps has its session finished at its next
+ * swap (gp__gl_swapped). */
 static void flush_hook(void *user, bool forced) {
   (void)user;
   gp__gl_ctx *c = cur;
-  if (c && c->ready)
+  if (!c || !c->ready)
+    return;
+  if (forced && gp__gl_core->death_in_handler())
+    gp__gl_frames_lose(c);
+  else
     gp__gl_frames_read(c, forced);
+}
+
+/* Whether a context of the process swaps (a safe point for death.c comes
+ * with each swap); cleared when one is destroyed. Async-signal-safe. */
+static atomic_bool swaps_seen;
+static bool swapping(void) {
+  return atomic_load(&swaps_seen);
 }
 
 static void core_once(void) {
@@ -59,6 +76,14 @@ static void core_once(void) {
       GP_COUNTERS_BACKEND_VERSION, sizeof(gp_counters_backend_ops));
   c->activate();
   c->activity_add_flush_hook(flush_hook, NULL);
+  c->death_set_defer(swapping);
+}
+
+/* See glInt.h. */
+void gp__gl_swapped(gp__gl_ctx *c) {
+  if (c->ready && !atomic_load_explicit(&swaps_seen, memory_order_relaxed))
+    atomic_store(&swaps_seen, true);
+  gp__gl_core->death_point();
 }
 
 /* See glInt.h. */
@@ -309,6 +334,7 @@ void gp__gl_context_destroyed(void *handle) {
   pthread_mutex_unlock(&reg_lock);
   if (!c)
     return;
+  atomic_store(&swaps_seen, false); /* its swaps may have been the ones */
   gp__gl_hud_fini(c, c == cur);
   if (c == cur) { /* current here: what it has is read first */
     gp__gl_frames_read(c, true);
@@ -321,6 +347,9 @@ void gp__gl_context_destroyed(void *handle) {
     gp__gl_core->activity_add_drops(GP_ACTIVITY_KIND_RENDER_STAGE,
                                     GP_DROP_SOURCE, c->context_id, 1,
                                     c->frame_n + (c->frame_open ? 1 : 0));
+    for (uint32_t k = 0; k < c->frame_n; k++)
+      gp__gl_counters->sampler_put(
+          c->frames[(c->frame_head + k) % GP_GL_FRAMES].sampler);
   }
   if (c->context_id)
     gp__gl_core->context_unregister(c->context_id);

@@ -64,6 +64,7 @@ static void swap_after(gp__gl_ctx *c, uint32_t cbid, uint64_t t0,
   gp__gl_hud_swapped();
   api_end(cbid, t0, corr);
   gp__gl_frames_read(c, false);
+  gp__gl_swapped(c); /* a safe point: a signal noted meanwhile ends here */
 }
 
 /* The size of a GLX drawable or EGL surface (0 x 0 if it cannot be

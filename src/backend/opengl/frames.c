@@ -151,7 +151,7 @@ static gp__gl_frame *begin_frame(gp__gl_ctx *c) {
   c->frame_n++;
   c->frame_open = true;
   bool amd = false;
-  uint32_t wanted = gp__gl_stats_wanted(c, &amd);
+  uint32_t wanted = gp__gl_stats_wanted(c, &amd, &f->sampler);
   /* The monitor outside the queries: begun first, ended last. */
   if (amd)
     gp__gl_amdpm_begin(c, f);
@@ -414,6 +414,26 @@ void gp__gl_frames_read(gp__gl_ctx *c, bool forced) {
   }
   if (qbuf)
     c->fn.BindBuffer(GL_QUERY_BUFFER, (GLuint)qbuf);
+}
+
+/* See glInt.h. */
+void gp__gl_frames_lose(gp__gl_ctx *c) {
+  /* The open frame was never presented: like at exit(), it is not a
+   * frame (nor written, nor lost). */
+  uint32_t done = c->frame_n - (c->frame_open ? 1 : 0);
+  uint64_t stages = 0;
+  for (uint32_t k = 0; k < done; k++)
+    stages += 1 + c->frames[(c->frame_head + k) % GP_GL_FRAMES].n / 2;
+  if (stages)
+    gp__gl_core->activity_add_drops(GP_ACTIVITY_KIND_RENDER_STAGE,
+                                    GP_DROP_SOURCE, c->context_id, 1, stages);
+  /* Their queries and monitors stay allocated: the process is ending. */
+  c->frame_head = (c->frame_head + c->frame_n) % GP_GL_FRAMES;
+  c->frame_n = 0;
+  c->frame_open = false;
+  c->mark_head = (c->mark_head + c->mark_n) % GP_GL_MARKS;
+  c->mark_n = 0;
+  c->in_run = false;
 }
 
 /* See glInt.h. */

@@ -187,12 +187,13 @@ typedef struct gp__gl_frame {
   uint32_t first, n;
   uint32_t draws;
   uint64_t triangles;
-  bool counted;               /* a session wants its counters */
-  GLuint stats[GP_GL_NSTATS]; /* query names, 0: not measured */
-  uint32_t stats_lost;        /* bits: ended early by the program */
-  uint32_t stats_ended;       /* bits: ended (all, once the frame ends) */
-  GLuint monitor;             /* GL_AMD_performance_monitor, 0: none */
-  uint32_t monitor_gen;       /* the selection it was made with */
+  bool counted;                /* a session wants its counters */
+  struct gp__sampler *sampler; /* what they want: held from begin to write */
+  GLuint stats[GP_GL_NSTATS];  /* query names, 0: not measured */
+  uint32_t stats_lost;         /* bits: ended early by the program */
+  uint32_t stats_ended;        /* bits: ended (all, once the frame ends) */
+  GLuint monitor;              /* GL_AMD_performance_monitor, 0: none */
+  uint32_t monitor_gen;        /* the selection it was made with */
 } gp__gl_frame;
 
 #define GP_GL_MARKS 1024 /* marks in flight per context */
@@ -303,6 +304,13 @@ uint64_t gp__gl_frame_end(gp__gl_ctx *c);
  * going away, or the session ends). */
 void gp__gl_frames_read(gp__gl_ctx *c, bool forced);
 
+/* After a swap on c: a safe point for core/death.c (a SIGINT or the like
+ * noted since finishes the session here, and the process). */
+void gp__gl_swapped(gp__gl_ctx *c);
+
+/* Gives up c's frames in flight without calling GL (a signal handler
+ * finishing the session): counted as dropped. */
+void gp__gl_frames_lose(gp__gl_ctx *c);
 /* Frees the context's queries (current). */
 void gp__gl_frames_fini(gp__gl_ctx *c);
 
@@ -323,8 +331,12 @@ uint32_t gp__gl_stats_names(gp__gl_ctx *c, const char **names);
 bool gp__gl_counters_sampled(const gp__gl_ctx *c);
 
 /* Which statistics (bits of stats.c's table) the sessions want now on
- * c's device; 0 if none. amd: set when monitor counters are wanted. */
-uint32_t gp__gl_stats_wanted(gp__gl_ctx *c, bool *amd);
+ * c's device; 0 if none. amd: set when monitor counters are wanted.
+ * *sampler: a reference to the sampling that wants them (NULL if none),
+ * the frame's to keep: a frame begun while counters are sampled has its
+ * counters written even when the sampling stops before it is read. */
+uint32_t gp__gl_stats_wanted(gp__gl_ctx *c, bool *amd,
+                             struct gp__sampler **sampler);
 
 /* Begins this frame's statistics queries (bits wanted). */
 void gp__gl_stats_begin(gp__gl_ctx *c, gp__gl_frame *f, uint32_t wanted);

@@ -338,13 +338,15 @@ bool gp__gl_counters_sampled(const gp__gl_ctx *c) {
 }
 
 /* See glInt.h. */
-uint32_t gp__gl_stats_wanted(gp__gl_ctx *c, bool *amd) {
+uint32_t gp__gl_stats_wanted(gp__gl_ctx *c, bool *amd, gp__sampler **sampler) {
   *amd = false;
+  *sampler = NULL;
   gl_dev *v = dev_of(c->device_id);
   if (!v)
     return 0;
   pthread_mutex_lock(&v->lock);
   uint32_t w = v->s ? v->wanted | 0x80000000u : 0;
+  *sampler = v->s ? gp__gl_counters->sampler_get(v->s) : NULL;
   if (v->s && v->amd_wanted && c->amdpm) {
     *amd = true;
     gp__gl_amdpm_select(c, v->amd_sel, v->namd_sel);
@@ -447,6 +449,8 @@ void gp__gl_stats_fini(gp__gl_ctx *c) {
 /* See glInt.h. */
 void gp__gl_stats_drop(gp__gl_ctx *c, gp__gl_frame *f) {
   free_stats(c, f);
+  gp__gl_counters->sampler_put(f->sampler);
+  f->sampler = NULL;
 }
 
 /* See glInt.h. */
@@ -454,12 +458,7 @@ void gp__gl_stats_emit(gp__gl_ctx *c, gp__gl_frame *f, uint64_t start,
                        uint64_t end) {
   const gp_counters_backend_ops *K = gp__gl_counters;
   gl_dev *v = f->counted ? dev_of(c->device_id) : NULL;
-  gp__sampler *s = NULL;
-  if (v) {
-    pthread_mutex_lock(&v->lock);
-    s = v->s ? K->sampler_get(v->s) : NULL;
-    pthread_mutex_unlock(&v->lock);
-  }
+  gp__sampler *s = v ? f->sampler : NULL;
   double amdv[256];
   uint32_t amdi[256], namd = 256;
   bool amd = s && f->monitor && gp__gl_amdpm_read(c, f, amdv, amdi, &namd);
@@ -490,7 +489,6 @@ void gp__gl_stats_emit(gp__gl_ctx *c, gp__gl_frame *f, uint64_t start,
       K->counter_emit(&v->cat, c->device_id, i, val, 0.0, end, start, f->corr,
                       0, c->context_id);
     }
-    K->sampler_put(s);
   }
-  free_stats(c, f);
+  gp__gl_stats_drop(c, f);
 }
