@@ -114,6 +114,14 @@ TEST(report_cli_errors) {
   free(now);
   free(out);
   free(err);
+  /* --db is refused with its reason, and nothing is written. */
+  const char *db = gp_test_path(1, "t.db");
+  ASSERT_EQ(tp_cli(&out, &err, "report", trace, "--db", db, NULL), 1);
+  one_line(err);
+  ASSERT(strstr(err, "--db is refused") && strstr(err, "gpuperf query"));
+  ASSERT(access(db, F_OK) != 0);
+  free(out);
+  free(err);
   /* Standard input, by '-' and as /dev/stdin. */
   ASSERT_EQ(run_in(NULL, trace, &out, &err, "report", "-", NULL), 0);
   ASSERT(strstr(out, "matmul_kernel") != NULL);

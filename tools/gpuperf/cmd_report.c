@@ -3,13 +3,13 @@
  *
  *   gpuperf report [FILE] [--format text|csv|json] [--html OUT] [--top N]
  *                  [--from T] [--to T] [--process P] [--gpu N]
- *                  [--db FILE] [--allow-truncated]
+ *                  [--allow-truncated]
  *
  * The sections (GPUs, queues, streams, kernels, copies and fills, host
  * API calls, user ranges, counters, gpuperf's overhead, losses) are built
  * by the library (gpuperf/report.h, src/report) and printed by
  * report_fmt.c or report_html.c. This file reads the command line and
- * opens the trace.
+ * opens the trace. `--db` is refused, with its reason (below).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,7 +28,7 @@ static void usage(FILE *f) {
       f,
       "usage: gpuperf report [FILE] [--format text|csv|json] [--html OUT]\n"
       "                      [--top N] [--from T] [--to T] [--process P]\n"
-      "                      [--gpu N] [--db FILE] [--allow-truncated]\n\n"
+      "                      [--gpu N] [--allow-truncated]\n\n"
       "Summarises a Perfetto trace (FILE, '-' for standard input; default\n"
       "gpuperf.pftrace, what gpuperf record writes): GPUs, hardware queues\n"
       "and streams with their busy time, kernels (count, total, min, median,\n"
@@ -47,7 +47,6 @@ static void usage(FILE *f) {
       "                     its start, to its end)\n"
       "  --process P        only this process (pid or name)\n"
       "  --gpu N            only GPU number N\n"
-      "  --db FILE          keep/reuse the imported tables (see query)\n"
       "  --allow-truncated  read a trace whose last packet is incomplete\n\n"
       "Exit status: 0 success, 1 usage error, 2 bad or unreadable trace.\n");
 }
@@ -80,7 +79,7 @@ static int write_html(const gp_report *r, gp_tp *tp, const char *path) {
 
 /* See cli.h. */
 int cmd_report(int argc, char **argv) {
-  const char *trace = NULL, *html = NULL, *db = NULL, *from = NULL, *to = NULL;
+  const char *trace = NULL, *html = NULL, *from = NULL, *to = NULL;
   const char *format = "text";
   gp_report_filter flt;
   gp_report_filter_init(&flt);
@@ -113,7 +112,15 @@ int cmd_report(int argc, char **argv) {
     } else if (strcmp(a, "--html") == 0) {
       html = val;
     } else if (strcmp(a, "--db") == 0) {
-      db = val;
+      /* Measured on the 8000-step demo (44 MiB): the report 2.1 s from
+       * the trace, 3.4 s from a kept database of 476 MiB (7.9 s the run
+       * that writes it). A report reads every table whole, which the
+       * in-memory import's columns serve faster than SQLite's pages. */
+      return cli_error(CLI_USAGE,
+                       "report: --db is refused: a report reads every table "
+                       "whole, and importing the trace again is faster than "
+                       "reading a kept database (which is some 10 times the "
+                       "trace's size); --db pays for `gpuperf query`");
     } else if (strcmp(a, "--from") == 0) {
       from = val;
     } else if (strcmp(a, "--to") == 0) {
@@ -146,12 +153,8 @@ int cmd_report(int argc, char **argv) {
                      "report: --html %s would overwrite the trace; name "
                      "another file",
                      html);
-  if (db && trace_same_file(db, input))
-    return cli_error(CLI_USAGE,
-                     "report: --db %s is the trace itself; name another file",
-                     db);
   gp_tp *tp;
-  int rc = trace_open("report", trace, flags, db, &tp);
+  int rc = trace_open("report", trace, flags, NULL, &tp);
   if (rc)
     return rc;
   trace_progress_phase("summarising", 0);
