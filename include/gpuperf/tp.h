@@ -67,6 +67,15 @@ typedef struct gp_tp_options {
    * same size and modification time. Borrowed for the call.
    */
   const char *db_path;
+  /*
+   * If set, called now and then while opening, on the opening thread:
+   * phase names the work ("reading": the import; "saving": writing
+   * db_path), done of total units of it (total is fixed within a phase,
+   * done only grows). For a progress line; NULL: not called.
+   */
+  void (*progress)(void *user, const char *phase, uint64_t done,
+                   uint64_t total);
+  void *progress_user;
 } gp_tp_options;
 
 /* What opening cost. */

@@ -61,10 +61,11 @@ def test_export_progress_names_phases_and_ends_at_100(trace):
     assert "exporting" in phases and "preparing" in phases
     assert lines[-1].startswith("gpuperf: exporting ")
     assert lines[-1].endswith(": 100%, 0 s left done")
-    # Percent and time left only where the total is known.
+    # Percent and time left only where the total is known: the export's
+    # rows, the import's bytes.
     for ln in lines:
         if "%" in ln:
-            assert ln.startswith("gpuperf: exporting ")
+            assert ln.startswith(("gpuperf: exporting ", "gpuperf: reading "))
 
 
 def test_report_and_diff_progress_say_summarising(trace):

@@ -317,6 +317,11 @@ typedef struct gp__tp_importer {
    * peak memory down; touching them again reads the file again. */
   bool release_input;
   uint64_t released; /* bytes from the start dropped so far */
+  /* gp_tp_options.progress: the import's work is 2 x file_size units,
+   * the file's bytes framed, then the offsets parsed up to. */
+  void (*progress)(void *user, const char *phase, uint64_t done,
+                   uint64_t total);
+  void *progress_user;
 
   /* First error. */
   int err;

@@ -583,6 +583,9 @@ static int tokenize_packet(gp__tp_importer *imp, uint64_t lenoff,
   return tokenize_data(imp, &t, gen, ts, lenoff);
 }
 
+/* Bytes framed between two progress calls. */
+#define PROGRESS_BYTES (4u << 20)
+
 /* Frames the Trace message in [off, end) of the source. */
 static int tokenize_packets(gp__tp_importer *imp, uint64_t off, uint64_t end,
                             bool inflated) {
@@ -590,8 +593,13 @@ static int tokenize_packets(gp__tp_importer *imp, uint64_t off, uint64_t end,
   gp__pb_reader r;
   gp__pb_field f;
   gp__pb_reader_init(&r, base, (size_t)(end - off), off);
+  uint64_t said = off;
   for (;;) {
     uint64_t at = gp__pb_offset(&r);
+    if (imp->progress && !inflated && at - said >= PROGRESS_BYTES) {
+      imp->progress(imp->progress_user, "reading", at, 2 * imp->file_size);
+      said = at;
+    }
     int rc = gp__tp_pb_next(&r, &f);
     if (rc == 0)
       return 0;
@@ -783,11 +791,19 @@ static int parse_entries(gp__tp_importer *imp) {
   if (rc)
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory sorting events");
   gp__tp_entry e;
+  uint64_t said = 0;
   for (size_t i = 0; !rc && gp__tp_sorter_next(&m, &e); i++) {
     if (i % RELEASE_BLOCK == 0 && i) {
       uint64_t low = gp__tp_sorter_low_off(&m);
       if (low < imp->file_size)
         release_input(imp, low);
+      /* Parsed up to about low: entries come in time order, which
+       * follows file order closely (not exactly: done never goes back). */
+      if (imp->progress && low <= imp->file_size && low > said) {
+        imp->progress(imp->progress_user, "reading", imp->file_size + low,
+                      2 * imp->file_size);
+        said = low;
+      }
     }
     rc = parse_entry(imp, &e);
     imp->events++;

@@ -184,7 +184,8 @@ static int exec(sqlite3 *db, const char *sql, char *err, size_t errsize) {
 
 /* See sqlInt.h. */
 int gp__tp_db_save(gp_tp *tp, const char *path, const char *trace_path,
-                   char *err, size_t errsize) {
+                   const gp_tp_options *o, char *err, size_t errsize) {
+  bool say = o && o->size >= sizeof(gp_tp_options) && o->progress;
   struct stat st;
   if (stat(trace_path, &st) != 0) {
     snprintf(err, errsize, "%s: %s", trace_path, strerror(errno));
@@ -206,8 +207,22 @@ int gp__tp_db_save(gp_tp *tp, const char *path, const char *trace_path,
             "PRAGMA gp_out.journal_mode = OFF; PRAGMA gp_out.synchronous = "
             "OFF; BEGIN",
             err, errsize);
+  /* Progress in rows copied or indexed: a table's copy and each of its
+   * indexes cost about a pass over its rows. */
+  uint64_t total = 0, done = 0;
+  for (int t = 0; say && t < gp__tp_ntables; t++) {
+    const gp__tp_tabdef *def = gp__tp_tables[t];
+    uint64_t passes = 1;
+    for (int i = 0; def->db_indexes[i]; i++)
+      passes++;
+    total += (def->rows(tp->db) + 1) * passes;
+  }
   for (int t = 0; !rc && t < gp__tp_ntables; t++) {
     const gp__tp_tabdef *def = gp__tp_tables[t];
+    uint64_t rows = say ? def->rows(tp->db) + 1 : 0;
+    if (say)
+      o->progress(o->progress_user, "saving", done, total);
+    done += rows;
     char create[4096];
     size_t n = (size_t)snprintf(create, sizeof(create),
                                 "CREATE TABLE gp_out.%s(id INTEGER PRIMARY KEY",
@@ -228,6 +243,9 @@ int gp__tp_db_save(gp_tp *tp, const char *path, const char *trace_path,
       snprintf(fmt, sizeof(fmt), "%s", def->db_indexes[i]);
       /* "CREATE INDEX %s_x ON %s(...)": schema-qualify the index name. */
       snprintf(idx, sizeof(idx), fmt, def->name, def->name);
+      if (say)
+        o->progress(o->progress_user, "saving", done, total);
+      done += rows;
       sql = sqlite3_mprintf("CREATE INDEX gp_out.%s", idx + 13);
       rc = sql ? exec(tp->sql, sql, err, errsize) : GP_ENOMEM;
       sqlite3_free(sql);

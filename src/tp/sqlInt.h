@@ -148,9 +148,10 @@ int gp__tp_views_create(gp_tp *tp, const char *schema, char *err,
                         size_t errsize);
 
 /* Saves the tables to a database file (atomically) with the trace's
- * identity; loads one back if it matches. schema.c. */
+ * identity, telling o's progress callback (if any) table by table; loads
+ * one back if it matches. schema.c. */
 int gp__tp_db_save(gp_tp *tp, const char *path, const char *trace_path,
-                   char *err, size_t errsize);
+                   const gp_tp_options *o, char *err, size_t errsize);
 
 /*
  * Opens path if it holds tables of this trace (same size, mtime, content

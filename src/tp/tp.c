@@ -101,6 +101,10 @@ static int import_data(const void *data, size_t size, const char *name,
   gp__tp_importer imp;
   gp__tp_importer_init(&imp, tp->db, name, data, size);
   imp.allow_truncated = o && (o->flags & GP_TP_ALLOW_TRUNCATED);
+  if (o && o->size >= sizeof(gp_tp_options)) {
+    imp.progress = o->progress;
+    imp.progress_user = o->progress_user;
+  }
   imp.release_input = own_map;
   int rc = size == 0 ? GP_ECORRUPT : gp__tp_import(&imp);
   if (!rc && imp.packets == 0)
@@ -164,7 +168,9 @@ int gp_tp_open(const char *path, const gp_tp_options *opts, gp_tp **out,
   if (!path || !out || (opts && opts->size < sizeof(uint32_t) * 2))
     return gp__tp_set_error(err, GP_EINVAL, UINT64_MAX, "invalid argument");
   const char *db_path =
-      opts && opts->size >= sizeof(gp_tp_options) ? opts->db_path : NULL;
+      opts && opts->size >= offsetof(gp_tp_options, db_path) + sizeof(char *)
+          ? opts->db_path
+          : NULL;
   uint32_t flags = opts ? opts->flags : 0;
   char msg[400] = "", warn[512] = "";
   double t0 = now_s();
@@ -236,7 +242,8 @@ int gp_tp_open(const char *path, const gp_tp_options *opts, gp_tp **out,
     munmap(map, size);
   if (rc)
     return rc;
-  if (db_path && (rc = gp__tp_db_save(tp, db_path, path, msg, sizeof(msg)))) {
+  if (db_path &&
+      (rc = gp__tp_db_save(tp, db_path, path, opts, msg, sizeof(msg)))) {
     gp_tp_close(tp);
     return gp__tp_set_error(err, rc, UINT64_MAX, "%s: %s", db_path, msg);
   }

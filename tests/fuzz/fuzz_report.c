@@ -39,8 +39,9 @@ static void read_all(const gp_report *r) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  gp_tp_options opts = {sizeof(opts), (size & 1) ? GP_TP_ALLOW_TRUNCATED : 0,
-                        NULL};
+  gp_tp_options opts = {.size = sizeof(opts),
+                        .flags = (size & 1) ? GP_TP_ALLOW_TRUNCATED : 0,
+                        .db_path = NULL};
   gp_tp *tp;
   if (gp_tp_open_buffer(data, size, "fuzz", &opts, &tp, NULL) != 0)
     return 0;

@@ -18,6 +18,9 @@ GP_TEST_ENTRY(tp_db_damaged_table_rebuilt_by_query, 30)
 GP_TEST_ENTRY(tp_cli_json_is_valid_utf8, 30)
 GP_TEST_ENTRY(tp_cli_terminal_output_escaped, 30)
 
+/* the progress line on a terminal (test_progress.c) */
+GP_TEST_ENTRY(tp_progress_percent_and_time_left, 120)
+
 /* our tables against Perfetto v58.2's (test_parity.c) */
 GP_TEST_ENTRY(tp_parity_demo_tables, 60)
 GP_TEST_ENTRY(tp_parity_track_descriptor_rules, 20)

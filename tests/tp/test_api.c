@@ -99,7 +99,7 @@ TEST(tp_api_open_failures) {
   fclose(f);
   ASSERT_ERR(gp_tp_open(nopkt, NULL, &tp, &err), GP_ECORRUPT);
   ASSERT(strstr(err.message, "no trace packets") != NULL);
-  gp_tp_options bad = {4, 0, NULL};
+  gp_tp_options bad = {.size = 4, .flags = 0, .db_path = NULL};
   ASSERT_ERR(gp_tp_open(nopkt, &bad, &tp, &err), GP_EINVAL);
 }
 

@@ -15,7 +15,7 @@
 /* Opens bytes; returns the code, err filled. */
 static int try_open(const uint8_t *p, size_t n, uint32_t flags,
                     gp_tp_error *err) {
-  gp_tp_options o = {sizeof(o), flags, NULL};
+  gp_tp_options o = {.size = sizeof(o), .flags = flags, .db_path = NULL};
   gp_tp *tp = NULL;
   int rc = gp_tp_open_buffer(p, n, "bad.pftrace", &o, &tp, err);
   if (rc == 0) {

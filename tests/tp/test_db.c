@@ -80,7 +80,7 @@ static const char *const queries[] = {
 
 static void answers(const char *trace, const char *db, char **out,
                     bool *from_db) {
-  gp_tp_options o = {sizeof(o), 0, db};
+  gp_tp_options o = {.size = sizeof(o), .flags = 0, .db_path = db};
   gp_tp *tp;
   gp_tp_error err;
   if (gp_tp_open(trace, &o, &tp, &err) != 0)
@@ -167,7 +167,7 @@ TEST(tp_db_refuses_foreign_files) {
   FILE *f = fopen(db, "w");
   fputs("my precious notes\n", f);
   fclose(f);
-  gp_tp_options o = {sizeof(o), 0, db};
+  gp_tp_options o = {.size = sizeof(o), .flags = 0, .db_path = db};
   gp_tp *tp;
   gp_tp_error err;
   ASSERT_ERR(gp_tp_open(trace, &o, &tp, &err), GP_EEXIST);
@@ -176,7 +176,8 @@ TEST(tp_db_refuses_foreign_files) {
   ASSERT_STR_EQ(still, "my precious notes\n");
   free(still);
   /* An unwritable location fails cleanly and leaves nothing behind. */
-  gp_tp_options o2 = {sizeof(o2), 0, "/nonexistent-dir/x.db"};
+  gp_tp_options o2 = {
+      .size = sizeof(o2), .flags = 0, .db_path = "/nonexistent-dir/x.db"};
   ASSERT_NE(gp_tp_open(trace, &o2, &tp, &err), 0);
   ASSERT(strstr(err.message, "/nonexistent-dir/x.db") != NULL);
 }

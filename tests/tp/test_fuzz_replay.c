@@ -29,7 +29,7 @@ static int replay_dir(const char *dir) {
     if (!data)
       continue;
     for (uint32_t flags = 0; flags <= GP_TP_ALLOW_TRUNCATED; flags++) {
-      gp_tp_options o = {sizeof(o), flags, NULL};
+      gp_tp_options o = {.size = sizeof(o), .flags = flags, .db_path = NULL};
       gp_tp *tp;
       gp_tp_error err;
       int rc = gp_tp_open_buffer(data, size, e->d_name, &o, &tp, &err);

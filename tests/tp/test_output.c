@@ -37,7 +37,7 @@ static void stages_trace(const char *path, uint64_t mid_ts, const char *name) {
 }
 
 static int64_t max_ts(const char *trace, const char *db, bool *from_db) {
-  gp_tp_options o = {sizeof(o), 0, db};
+  gp_tp_options o = {.size = sizeof(o), .flags = 0, .db_path = db};
   gp_tp *tp;
   gp_tp_error err;
   if (gp_tp_open(trace, &o, &tp, &err) != 0)

@@ -17,17 +17,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "gpuperf/tp.h"
+#include "trace_open.h"
 
 static void usage(FILE *out) {
   fprintf(
       out,
       "usage: gpuperf query FILE [SQL | -f FILE.sql] [--format "
       "table|csv|json]\n"
-      "                     [--db FILE] [--allow-truncated]\n\n"
+      "                     [--db FILE] [--allow-truncated] [-q]\n\n"
       "Runs SQL on a Perfetto trace (any producer). Tables and views have\n"
       "Perfetto's names: gpu, gpu_track, gpu_slice, gpu_counter_track,\n"
       "gpu_counter_group, counter, track, slice, flow, args, process,\n"
@@ -41,7 +43,11 @@ static void usage(FILE *out) {
       "  --db FILE          keep the imported tables in this SQLite file and\n"
       "                     reuse it while the trace is unchanged\n"
       "  --allow-truncated  import a trace whose last packet is incomplete\n"
-      "                     (a killed recording) instead of failing\n\n"
+      "                     (a killed recording) instead of failing\n"
+      "  -q, --quiet        no progress line\n\n"
+      "On a terminal, a progress line on stderr after a second: the import's\n"
+      "percent and time left, then (when the result goes to a file or pipe)\n"
+      "the seconds the query has run.\n\n"
       "Many traces: FILE may be a glob ('runs/*.pftrace', quoted); the SQL\n"
       "runs on each in parallel and one result with a 'trace' column is\n"
       "printed, progress on stderr.\n"
@@ -197,14 +203,26 @@ int cmd_query(int argc, char **argv) {
     free(text);
     return st;
   }
-  gp_tp_options opts = {sizeof(opts), flags, db};
+  gp_tp_options opts = {.size = sizeof(opts), .flags = flags, .db_path = db};
+  struct stat st;
+  if (!quiet && stat(trace, &st) == 0 && S_ISREG(st.st_mode)) {
+    trace_progress_start(trace, (uint64_t)st.st_size);
+    opts.progress = trace_progress_tp;
+  }
   gp_tp *tp;
   gp_tp_error err;
   if (gp_tp_open(trace, &opts, &tp, &err) != 0) {
+    trace_progress_end();
     free(text);
     return cli_error(err.code == GP_EINVAL ? CLI_USAGE : CLI_BAD_INPUT, "%s",
                      err.message);
   }
+  /* Rows on the terminal end the line first; into a file or pipe, the
+   * query's seconds follow. */
+  if (isatty(STDOUT_FILENO))
+    trace_progress_end();
+  else
+    trace_progress_phase("querying", 0);
   if (gp_tp_warning(tp))
     fprintf(stderr, "gpuperf: warning: %s\n", gp_tp_warning(tp));
   int status = CLI_OK;
@@ -226,6 +244,7 @@ int cmd_query(int argc, char **argv) {
     rc = write_result(tp, sql ? sql : summary_sql, format, wflags, true, &ws,
                       &err);
   }
+  trace_progress_end();
   if (rc != 0) {
     fflush(stdout);
     status = cli_error(CLI_BAD_INPUT, "%s", err.message);

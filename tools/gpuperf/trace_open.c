@@ -106,6 +106,7 @@ typedef struct progress {
   uint64_t total;         /* the phase's units of work, 0: not known */
   uint64_t steps;         /* done so far (atomic: the writer adds) */
   struct timespec phase0; /* when the phase began (CLOCK_MONOTONIC) */
+  int shown_pct;          /* the percent last shown by trace_progress_tp */
 } progress;
 
 /* One trace is read at a time; diff reads its two one after the other. */
@@ -184,6 +185,32 @@ void trace_progress_end(void) {
   p->running = false;
 }
 
+/* See trace_open.h. */
+void trace_progress_tp(void *user, const char *phase, uint64_t done,
+                       uint64_t total) {
+  (void)user;
+  progress *p = &the_progress;
+  if (!p->running)
+    return;
+  pthread_mutex_lock(&p->mu);
+  const char *name =
+      strcmp(phase, "saving") == 0 ? "saving the tables of" : "reading";
+  if (p->phase != name || p->total != total) {
+    p->phase = name;
+    p->total = total;
+    p->shown_pct = -1;
+    clock_gettime(CLOCK_MONOTONIC, &p->phase0);
+  }
+  __atomic_store_n(&p->steps, done, __ATOMIC_RELAXED);
+  /* Once the line is up, each new percent is shown as it comes. */
+  int pct = total ? (int)(done >= total ? 100 : done * 100 / total) : -1;
+  if (pct > p->shown_pct && done && progress_due(p)) {
+    progress_line(p);
+    p->shown_pct = pct;
+  }
+  pthread_mutex_unlock(&p->mu);
+}
+
 static void *progress_main(void *arg) {
   progress *p = arg;
   struct timespec dl;
@@ -200,6 +227,32 @@ static void *progress_main(void *arg) {
   }
   pthread_mutex_unlock(&p->mu);
   return NULL;
+}
+
+/* See trace_open.h. */
+void trace_progress_start(const char *name, uint64_t size) {
+  progress *p = &the_progress;
+  trace_progress_end();
+  memset(p, 0, sizeof(*p));
+  snprintf(p->name, sizeof(p->name), "%s", name);
+  p->mib = (double)size / (1 << 20);
+  p->phase = "reading";
+  clock_gettime(CLOCK_MONOTONIC, &p->phase0);
+  p->start = p->phase0;
+  /* GPUPERF_PROGRESS_AFTER_MS: when the line first appears (tests). */
+  const char *after = getenv("GPUPERF_PROGRESS_AFTER_MS");
+  p->first_ms = after ? atol(after) : 1000;
+  if (p->first_ms < 0)
+    p->first_ms = 0;
+  if (isatty(2) && !getenv("GPUPERF_NO_PROGRESS")) {
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->running = pthread_create(&p->thread, NULL, progress_main, p) == 0;
+    if (!p->running) {
+      pthread_mutex_destroy(&p->mu);
+      pthread_cond_destroy(&p->cv);
+    }
+  }
 }
 
 /* See trace_open.h. */
@@ -267,29 +320,11 @@ int trace_open(const char *cmd, const char *path, uint32_t flags,
                      "Perfetto protobuf trace: open it in ui.perfetto.dev",
                      name);
   }
-  progress *p = &the_progress;
-  trace_progress_end();
-  memset(p, 0, sizeof(*p));
-  snprintf(p->name, sizeof(p->name), "%s", name);
-  p->mib = (double)size / (1 << 20);
-  p->phase = "reading";
-  clock_gettime(CLOCK_MONOTONIC, &p->phase0);
-  p->start = p->phase0;
-  /* GPUPERF_PROGRESS_AFTER_MS: when the line first appears (tests). */
-  const char *after = getenv("GPUPERF_PROGRESS_AFTER_MS");
-  p->first_ms = after ? atol(after) : 1000;
-  if (p->first_ms < 0)
-    p->first_ms = 0;
-  if (isatty(2) && !getenv("GPUPERF_NO_PROGRESS")) {
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->cv, NULL);
-    p->running = pthread_create(&p->thread, NULL, progress_main, p) == 0;
-    if (!p->running) {
-      pthread_mutex_destroy(&p->mu);
-      pthread_cond_destroy(&p->cv);
-    }
-  }
-  gp_tp_options opts = {sizeof(opts), flags, data ? NULL : db};
+  trace_progress_start(name, size);
+  gp_tp_options opts = {.size = sizeof(opts),
+                        .flags = flags,
+                        .db_path = data ? NULL : db,
+                        .progress = trace_progress_tp};
   gp_tp_error err;
   int rc = data ? gp_tp_open_buffer(data, size, name, &opts, out, &err)
                 : gp_tp_open(path, &opts, out, &err);

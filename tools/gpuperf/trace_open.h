@@ -26,6 +26,15 @@
 int trace_open(const char *cmd, const char *path, uint32_t flags,
                const char *db, gp_tp **out);
 
+/* Starts the progress line (stderr, a terminal only) of the trace name,
+ * size bytes, in its "reading" phase; trace_open calls it. */
+void trace_progress_start(const char *name, uint64_t size);
+
+/* gp_tp_options.progress for the line: the import's percent and time
+ * left ("reading"), then the database's ("saving the tables of"). */
+void trace_progress_tp(void *user, const char *phase, uint64_t done,
+                       uint64_t total);
+
 /* Ends the progress line of the last trace_open (if any). */
 void trace_progress_end(void);
 
