@@ -293,9 +293,15 @@ void gp__slot_release(slot *s) {
   s->limit = 0;
   s->taken = 0;
   atomic_store_explicit(&s->head, 0, memory_order_release);
-  /* Its records now go the way of the queue (not salvaged if the process
-   * dies before they are written: they are counted lost then). */
-  gp__cell_set(gp__slot_cell(s), 1, 0);
+  /* Its records now go the way of the queue: where the buffer is the
+   * area's, its queued entry says where they are until written (core.h),
+   * noted before the cell lets go of it. */
+  uint64_t *cell = gp__slot_cell(s);
+  uint64_t w1 = __atomic_load_n(&cell[1], __ATOMIC_RELAXED);
+  if (w1 && b && head > taken)
+    gp__area_queued_note(w1, __atomic_load_n(&cell[2], __ATOMIC_RELAXED),
+                         __atomic_load_n(&cell[3], __ATOMIC_RELAXED), head);
+  gp__cell_set(cell, 1, 0);
   /* Queued before the slot's lock is let go: a flush that finds the slot
    * empty then finds the buffer in the queue (core.h, settle hooks). */
   if (b && head > taken)

@@ -122,6 +122,12 @@ static inline void gp__cell_set(uint64_t *cell, int word, uint64_t v) {
 /* The offset of buf in the buffer area this process gives its buffers
  * from, + 1; 0 if it is not in it (or there is none). */
 uint64_t gp__area_word(const uint8_t *buf);
+
+/* A thread hands over buf (its cell's words 1 and 2: word and base), with
+ * committed records in bytes [from, to): noted in the area's queued
+ * entries (core.h) before the cell lets go of it. */
+void gp__area_queued_note(uint64_t word, uint64_t base, uint64_t from,
+                          uint64_t to);
 /* In a fork child: whether buf lies in an area of another process (the
  * parent's), which the child must not write. */
 bool gp__area_foreign(const uint8_t *buf);

@@ -58,6 +58,31 @@ uint64_t gp__area_word(const uint8_t *buf) {
   return (uint64_t)(buf - areas[i].a.base) + 1;
 }
 
+/* The queued entry (core.h) of the buffer at area offset word - 1 of
+ * this process's area, or NULL. */
+static uint64_t *queued_entry(uint64_t word) {
+  int i = atomic_load(&cur_area);
+  if (i < 0 || word == 0 || areas[i].pid != getpid() || !areas[i].a.queued ||
+      !areas[i].a.buf_size)
+    return NULL;
+  uint64_t k = (word - 1) / areas[i].a.buf_size;
+  return k < areas[i].a.nqueued ? areas[i].a.queued[k] : NULL;
+}
+
+/* See activityInt.h. */
+void gp__area_queued_note(uint64_t word, uint64_t base, uint64_t from,
+                          uint64_t to) {
+  uint64_t *e = queued_entry(word);
+  if (!e)
+    return;
+  /* Word 0 last: a reader trusts an entry whose word 0 is set. */
+  __atomic_store_n(&e[0], 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&e[1], base, __ATOMIC_RELAXED);
+  __atomic_store_n(&e[2], from, __ATOMIC_RELAXED);
+  __atomic_store_n(&e[3], to, __ATOMIC_RELAXED);
+  __atomic_store_n(&e[0], word, __ATOMIC_RELEASE);
+}
+
 /* See activityInt.h. */
 bool gp__area_foreign(const uint8_t *buf) {
   area_entry *e = area_of(buf);
@@ -457,15 +482,22 @@ static void emit_overhead(uint64_t start, uint64_t end, uint64_t bytes) {
 /* Says in the area which records the observers are about to write
  * (core.h, gp__delivery), so that a reader after our death knows whether
  * they were. */
-static gp__delivery *delivery_begin(const pending *p) {
+static gp__delivery *delivery_begin(const pending *p, const uint64_t *q) {
   gp__delivery *d = area_delivery();
   if (!d)
     return NULL;
   __atomic_store_n(&d->state, 0, __ATOMIC_RELEASE);
-  d->cell = p->src_cell ? p->src_index : UINT64_MAX;
-  d->buf = p->src_buf;
-  d->base = p->src_base;
-  d->to = p->src_to;
+  if (q) { /* a handed-over buffer's records */
+    d->cell = GP_DELIVERY_QUEUED;
+    d->buf = __atomic_load_n(&q[0], __ATOMIC_RELAXED);
+    d->base = __atomic_load_n(&q[1], __ATOMIC_RELAXED);
+    d->to = __atomic_load_n(&q[3], __ATOMIC_RELAXED);
+  } else {
+    d->cell = p->src_cell ? p->src_index : UINT64_MAX;
+    d->buf = p->src_buf;
+    d->base = p->src_base;
+    d->to = p->src_to;
+  }
   d->part_before = UINT64_MAX;
   d->part_after = UINT64_MAX;
   __atomic_store_n(&d->state, 1, __ATOMIC_RELEASE);
@@ -473,14 +505,31 @@ static gp__delivery *delivery_begin(const pending *p) {
 }
 
 /* The records of a flush's copy are written: the thread's cell says so,
- * if it still holds the buffer they were copied from. */
-static void delivery_end(gp__delivery *d, const pending *p) {
+ * if it still holds the buffer they were copied from, or else the queued
+ * entry of that buffer, handed over since. Those of a handed-over buffer
+ * (q): its entry is emptied, before the buffer can be used again. */
+static void delivery_end(gp__delivery *d, const pending *p, uint64_t *q) {
   uint64_t *c = p->src_cell;
   if (c && __atomic_load_n(&c[1], __ATOMIC_RELAXED) == p->src_buf &&
-      __atomic_load_n(&c[2], __ATOMIC_RELAXED) == p->src_base)
+      __atomic_load_n(&c[2], __ATOMIC_RELAXED) == p->src_base) {
     gp__cell_set(c, 3, p->src_to);
+  } else if (c) {
+    uint64_t *e = queued_entry(p->src_buf);
+    if (e && __atomic_load_n(&e[0], __ATOMIC_ACQUIRE) == p->src_buf &&
+        __atomic_load_n(&e[1], __ATOMIC_RELAXED) == p->src_base)
+      __atomic_store_n(&e[2], p->src_to, __ATOMIC_RELEASE);
+  }
+  if (q)
+    __atomic_store_n(&q[0], 0, __ATOMIC_RELEASE);
   if (d)
     __atomic_store_n(&d->state, 0, __ATOMIC_RELEASE);
+}
+
+/* p's queued entry, if p is a buffer of the area a thread handed over. */
+static uint64_t *handed_over(const pending *p) {
+  uint64_t w = p->src_cell ? 0 : gp__area_word(p->buf);
+  uint64_t *e = queued_entry(w);
+  return e && __atomic_load_n(&e[0], __ATOMIC_ACQUIRE) == w ? e : NULL;
 }
 
 /*
@@ -519,9 +568,10 @@ static bool complete_one(pending *p) {
   size_t valid = p->valid > p->offset ? p->valid - p->offset : 0;
   if (p->offset > 0 && valid > 0)
     memmove(p->buf, p->buf + p->offset, valid);
-  gp__delivery *d = delivery_begin(p);
+  uint64_t *q = handed_over(p);
+  gp__delivery *d = delivery_begin(p, q);
   run_observers(p->buf, valid);
-  delivery_end(d, p);
+  delivery_end(d, p, q);
   bool kept = recycle(p);
   if (!kept) {
     p->complete(p->buf, p->size, valid);
@@ -566,6 +616,11 @@ static void *collector_main(void *arg) {
   gp__act.collector_ready = true;
   pthread_cond_broadcast(&gp__act.done);
   uint64_t last_flush = gp_clock_read_host(GP_CLOCK_MONOTONIC);
+  /* For the tests of salvage only (tests/api/test_record_safety.c): the
+   * queue is never written, as if the process died before every delivery. */
+  const char *hold = getenv("GPUPERF_TEST_HOLD_DELIVERIES");
+  while (hold && *hold == '1' && !gp__act.stop)
+    pthread_cond_wait(&gp__act.work, &gp__act.lock);
   while (!gp__act.stop) {
     if (!gp__act.q_head) {
       struct timespec ts;

@@ -220,12 +220,37 @@ typedef struct gp__delivery {
   uint64_t part_after;  /* ... and after writing them; UINT64_MAX until */
 } gp__delivery;
 
+/* gp__delivery.cell of the delivery of a handed-over buffer's records
+ * (its buf and base: the queued entry's words 0 and 1, below). */
+#define GP_DELIVERY_QUEUED (UINT64_MAX - 1)
+
+/*
+ * A buffer of the area that a thread handed over full, queued for the
+ * collector: its records are no longer in the thread's cell, so the area
+ * says where they are until they are written, in an entry of `queued`
+ * (nqueued of them, one per buffer of buf_size bytes, by the buffer's
+ * place in the area), four 64-bit words:
+ *
+ *   word  meaning
+ *      0  the buffer's offset in the area + 1; 0: the entry is free
+ *      1  the thread's word 2 when it took the buffer (which records)
+ *      2  bytes at the buffer's start whose records are written
+ *      3  bytes of committed records in it when it was handed over
+ *
+ * Filled before the thread's cell lets go of the buffer (a reader that
+ * sees both takes the cell's), emptied once its records are written and
+ * before the buffer is used again. A delivery of them says
+ * GP_DELIVERY_QUEUED.
+ */
 typedef struct gp__buffer_area {
   uint8_t *base; /* the area: buffers lie in [base, base + size) */
   size_t size;
   uint8_t *(*alloc)(size_t size);
   void (*release)(uint8_t *buffer);
   gp__delivery *delivery; /* in the area's shared memory */
+  uint64_t (*queued)[4];  /* in it too; NULL: handed-over ones not kept */
+  uint32_t nqueued;
+  size_t buf_size;
 } gp__buffer_area;
 
 void gp__activity_share_buffers(const gp__buffer_area *area,

@@ -266,6 +266,8 @@ typedef struct gp__death_device {
   } queues[GP_DEATH_DEV_QUEUES];
 } gp__death_device;
 
+#define GP_DEATH_QUEUED 16 /* queued entries: one per buffer of the area */
+
 typedef struct gp__death_page {
   char magic[8];
   uint32_t ncells, stride, cells_offset;
@@ -281,6 +283,10 @@ typedef struct gp__death_page {
   /* Of the delivery under way (valid once delivery.part_before is set):
    * `written` before it, and the records it writes. */
   uint64_t delivery_written, delivery_records;
+  /* The buffers of the area handed over and not yet written (core.h,
+   * gp__buffer_area.queued): nqueued entries of four words. */
+  uint64_t nqueued;
+  uint64_t queued[GP_DEATH_QUEUED][4];
 } gp__death_page;
 
 /* session_lost.c: the death page <dir>/<seq>.open of a recorded process.

@@ -46,6 +46,9 @@
  *      248      16              delivery_written, delivery_records: of
  *                                the delivery under way, `written`
  *                                before it and the records it writes
+ *      264       8              nqueued: entries that follow
+ *      272     512              queued: 16 x 4 words, the buffers handed
+ *                                over and not yet written (core.h)
  *     4096      ncells * 64     the cells: words 0-3 as core.h says
  *   dev_offset  dev_max * 1432  gp__death_device, by device id
  *   str_offset  str_cap         the string log (gp__string_mirror)
@@ -78,6 +81,7 @@
 #define STR_CAP (1u << 20)
 #define AREA_OFFSET GP_ALIGN8(STR_OFFSET + STR_CAP)
 #define AREA_BUFFERS 16u
+_Static_assert(AREA_BUFFERS == GP_DEATH_QUEUED, "an entry per buffer");
 
 _Static_assert(sizeof(gp__death_device) == 1432, "the page layout above");
 _Static_assert(sizeof(gp__death_page) <= CELLS_OFFSET, "the header's room");
@@ -207,11 +211,16 @@ static void page_share(gp__death_page *p, int fd, size_t bsize,
   memset(area_used, 0, sizeof(area_used));
   memset(area_backed, 0, sizeof(area_backed));
   pthread_mutex_unlock(&area_lock);
+  memset(p->queued, 0, sizeof(p->queued));
+  p->nqueued = AREA_BUFFERS;
   gp__buffer_area a = {.base = (uint8_t *)p + AREA_OFFSET,
                        .size = p->area_size,
                        .alloc = area_alloc,
                        .release = area_release,
-                       .delivery = &p->delivery};
+                       .delivery = &p->delivery,
+                       .queued = p->queued,
+                       .nqueued = AREA_BUFFERS,
+                       .buf_size = bsize};
   gp__activity_share_buffers(&a, in_fork_child);
 }
 

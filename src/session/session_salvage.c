@@ -286,6 +286,16 @@ static uint64_t *cell_of(uint8_t *m, const gp__death_page *h, uint64_t i) {
  * they were written (the process counts them only after writing them,
  * and may have died in between).
  */
+/* The queued entry of the page (its private copy) for buffer word and
+ * base, or NULL. */
+static uint64_t *queued_of(gp__death_page *h, uint64_t word, uint64_t base) {
+  uint64_t n = h->nqueued < GP_DEATH_QUEUED ? h->nqueued : GP_DEATH_QUEUED;
+  for (uint64_t i = 0; word && i < n; i++)
+    if (h->queued[i][0] == word && h->queued[i][1] == base)
+      return h->queued[i];
+  return NULL;
+}
+
 static int settle_delivery(uint8_t *m, gp__death_page *h, int part) {
   const gp__delivery *d = &h->delivery;
   if (d->state != 1)
@@ -293,13 +303,25 @@ static int settle_delivery(uint8_t *m, gp__death_page *h, int part) {
   if (d->part_before != UINT64_MAX)
     h->written = h->delivery_written +
                  (d->part_after != UINT64_MAX ? h->delivery_records : 0);
-  if (d->cell >= h->ncells)
+  /* Where the records are now: the thread's cell, or the queued entry of
+   * a buffer handed over (since the copy was made, for a flush's). */
+  uint64_t *c = NULL, *q = NULL;
+  if (d->cell < h->ncells) {
+    c = cell_of(m, h, d->cell);
+    if (c[1] != d->buf || c[2] != d->base)
+      c = NULL;
+  }
+  if (!c && (d->cell < h->ncells || d->cell == GP_DELIVERY_QUEUED))
+    q = queued_of(h, d->buf, d->base);
+  if (!c && !q)
     return 0;
-  uint64_t *c = cell_of(m, h, d->cell);
-  if (c[1] != d->buf || c[2] != d->base)
-    return 0;
-  if (d->part_after != UINT64_MAX) {
-    c[3] = d->to;
+  if (d->part_after != UINT64_MAX) { /* written */
+    if (c)
+      c[3] = d->to;
+    else if (d->cell == GP_DELIVERY_QUEUED)
+      q[0] = 0; /* all of them */
+    else
+      q[2] = d->to;
     return 0;
   }
   struct stat st;
@@ -308,6 +330,45 @@ static int settle_delivery(uint8_t *m, gp__death_page *h, int part) {
       ftruncate(part, (off_t)d->part_before) != 0)
     return -errno;
   return 0;
+}
+
+/* Hands the writer the records of each buffer handed over and not yet
+ * written (those in bytes [from, to) of a queued entry), unless a cell
+ * still holds it (the thread died handing it over: the cell's then);
+ * counts them (not the kinds it does not write) in *n. */
+static void salvage_queued(gp__tw *w, uint8_t *m, const gp__death_page *h,
+                           uint64_t *n) {
+  uint64_t nq = h->nqueued < GP_DEATH_QUEUED ? h->nqueued : GP_DEATH_QUEUED;
+  for (uint64_t i = 0; i < nq; i++) {
+    const uint64_t *q = h->queued[i];
+    uint64_t boff = q[0] - 1, from = q[2], to = q[3];
+    if (q[0] == 0 || boff % 8 || boff > h->area_size ||
+        h->buf_size > h->area_size - boff || from % 8 || from >= to ||
+        to > h->buf_size)
+      continue;
+    bool held = false;
+    for (uint64_t c = 0; c < h->ncells && !held; c++) {
+      const uint64_t *cw = cell_of(m, h, c);
+      held = cw[1] == q[0] && cw[2] == q[1];
+    }
+    if (held)
+      continue;
+    const uint8_t *buf = m + h->area_offset + boff;
+    uint64_t off = from, keep = 0;
+    while (off + sizeof(gp_activity) <= to) {
+      const gp_activity *r = (const gp_activity *)(buf + off);
+      if (r->size < sizeof(gp_activity) || r->size % 8 || r->size > to - off)
+        break;
+      if (r->kind != GP_ACTIVITY_KIND_COUNTER &&
+          r->kind != GP_ACTIVITY_KIND_ENVIRONMENT)
+        keep++;
+      off += r->size;
+    }
+    if (off <= from)
+      continue;
+    gp__tw_consume(w, buf + from, (size_t)(off - from));
+    *n += keep;
+  }
 }
 
 /* Hands the writer the committed, unwritten records of every thread's
@@ -416,6 +477,7 @@ static int salvage_into(const char *dir, uint32_t seq, uint8_t *m, size_t size,
     o.ctx = &ctx;
     o.pid = (uint32_t)h->pid;
     if ((rc = gp__tw_create(&o, &w)) == 0) {
+      salvage_queued(w, m, h, salvaged); /* the older records first */
       salvage_cells(w, m, h, salvaged);
       rc = *salvaged ? gp__tw_finish(w) : 0;
       gp__tw_destroy(w);
