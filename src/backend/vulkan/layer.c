@@ -6,6 +6,7 @@
  * of each Vulkan device with the core (GpuInfo: name, vendor, driver,
  * UUID, one hardware queue per VkQueue) and its context.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,11 +44,51 @@ static void flush_one(gp__vk_device *dev, void *user) {
   pthread_mutex_unlock(&dev->lock);
 }
 
+/* In a signal handler finishing the session (core/death.c): the thread it
+ * interrupted may hold dev's lock or be inside the driver, so neither is
+ * touched unless the lock is free; the work in flight is lost, counted (a
+ * device whose lock is held counts one: a loss, of unknown size). */
+static void lose_one(gp__vk_device *dev, void *user) {
+  (void)user;
+  uint64_t n = 0;
+  if (pthread_mutex_trylock(&dev->lock) == 0) {
+    for (const gp__vk_pending *p = dev->pending; p; p = p->next)
+      n++;
+    pthread_mutex_unlock(&dev->lock);
+  } else {
+    n = 1;
+  }
+  if (n)
+    gp__vk_core->activity_add_drops(GP_ACTIVITY_KIND_RENDER_STAGE,
+                                    GP_DROP_SOURCE, 0, 0, n);
+}
+
 /* Flush hook: what finished is written; a forced flush waits for the rest
- * (the session is ending: their times are wanted). */
+ * (the session is ending: their times are wanted), except in a signal
+ * handler, which happens only when no present came within a second of
+ * the signal (gp__vk_presented()). */
 static void flush_hook(void *user, bool forced) {
   (void)user;
-  gp__vk_devices_each(flush_one, &forced);
+  if (forced && gp__vk_core->death_in_handler()) {
+    if (!gp__vk_devices_try_each(lose_one, NULL))
+      gp__vk_core->activity_add_drops(GP_ACTIVITY_KIND_RENDER_STAGE,
+                                      GP_DROP_SOURCE, 0, 0, 1);
+  } else
+    gp__vk_devices_each(flush_one, &forced);
+}
+
+/* Whether the program presents (a safe point for core/death.c comes with
+ * each present). Async-signal-safe. */
+static atomic_bool presents_seen;
+static bool presenting(void) {
+  return atomic_load(&presents_seen);
+}
+
+/* See vkInt.h. */
+void gp__vk_presented(void) {
+  if (!atomic_load_explicit(&presents_seen, memory_order_relaxed))
+    atomic_store(&presents_seen, true);
+  gp__vk_core->death_point();
 }
 
 static void core_once(void) {
@@ -62,6 +103,7 @@ static void core_once(void) {
   gp__vk_core = c;
   c->activate();
   c->activity_add_flush_hook(flush_hook, NULL);
+  c->death_set_defer(presenting);
 }
 
 /* See vkInt.h. */

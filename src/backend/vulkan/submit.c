@@ -574,6 +574,7 @@ layer_QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR *pi) {
   VkResult r = dev->QueuePresentKHR(queue, pi);
   API(GP_VK_API_QUEUE_PRESENT, start, 0, r);
   after_wait(dev);
+  gp__vk_presented(); /* a safe point: a signal noted meanwhile ends here */
   return r;
 }
 

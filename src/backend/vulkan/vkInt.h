@@ -298,6 +298,10 @@ gpuperf_GetDeviceProcAddr(VkDevice device, const char *name);
  * queue, command buffer), or NULL. */
 gp__vk_device *gp__vk_device_of(const void *dispatchable);
 
+/* After a present: a safe point for core/death.c (a SIGINT or the like
+ * noted since finishes the session here, and the process). */
+void gp__vk_presented(void);
+
 /* Every live device, for the flush hook: calls fn on each under the
  * registry lock. */
 void gp__vk_devices_each(void (*fn)(gp__vk_device *dev, void *user),
