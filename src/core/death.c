@@ -119,6 +119,16 @@ static void restore_default_and_raise(int sig) {
   pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
+/* SIGALRM to handler in seconds (async-signal-safe). */
+static void alarm_in(unsigned seconds, void (*handler)(int)) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, NULL);
+  alarm(seconds);
+}
+
 /* The flush hung (a lock held by the crashed code): die as planned. */
 static void on_watchdog(int unused) {
   (void)unused;
@@ -140,12 +150,7 @@ static void finish_in_handler(int sig) {
   }
   if (expect == 0) {
     atomic_store(&finishing_tid, self);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_watchdog;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGALRM, &sa, NULL);
-    alarm(DEATH_WATCHDOG_S);
+    alarm_in(DEATH_WATCHDOG_S, on_watchdog);
     atomic_store(&in_handler, true);
     finish_all();
     alarm(0);
@@ -170,12 +175,7 @@ static void on_fatal(int sig) {
   if (async && fn && atomic_load(&dying_sig) == 0 && fn() &&
       atomic_compare_exchange_strong(&deferred_sig, &expect, sig)) {
     int saved = errno;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_defer_timeout;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGALRM, &sa, NULL);
-    alarm(DEATH_DEFER_S);
+    alarm_in(DEATH_DEFER_S, on_defer_timeout);
     errno = saved;
     return; /* the program goes on to its next safe point */
   }
@@ -190,12 +190,7 @@ void gp__death_point(void) {
   if (__builtin_expect(sig == 0, 1))
     return;
   /* The watchdog in place of the timeout, before the session is ours. */
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = on_watchdog;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGALRM, &sa, NULL);
-  alarm(DEATH_WATCHDOG_S);
+  alarm_in(DEATH_WATCHDOG_S, on_watchdog);
   int expect = 0;
   if (!atomic_compare_exchange_strong(&dying_sig, &expect, sig)) {
     alarm(0);
