@@ -63,6 +63,10 @@ typedef struct v3d_dev {
   char name[32];  /* renderDN */
   int fd;
   int ver; /* 42, 71, ... */
+  /* The kernel perfmon this process made global, 0 none (under
+   * global_lock): CLEAR_GLOBAL clears whatever perfmon is global,
+   * another process's too, so only ours is ever cleared. */
+  uint32_t global_kid;
   uint32_t device_id;
   bool from_kernel; /* names from PERFMON_GET_COUNTER */
   gp__catalog cat;
@@ -87,6 +91,7 @@ typedef struct v3d_sampling {
 } v3d_sampling;
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t global_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool registered;
 static v3d_dev *devs[MAX_V3D];
 static size_t ndevs;
@@ -240,13 +245,22 @@ static int kperfmon_values(v3d_dev *d, uint32_t kid, uint64_t *values) {
   return xioctl(d->fd, GP__V3D_IOCTL_PERFMON_GET_VALUES, &g);
 }
 
-/* SET_GLOBAL (or CLEAR_GLOBAL) of kid; the kernel's refusals as gpuperf
- * errors: GP_EBUSY (someone holds the counters), GP_ENOTSUP (no such
- * ioctl). */
+/* SET_GLOBAL of kid, or CLEAR_GLOBAL if kid is the perfmon this process
+ * made global (GP_ESTATE if it is not: nothing is cleared); the kernel's
+ * refusals as gpuperf errors: GP_EBUSY (someone holds the counters),
+ * GP_ENOTSUP (no such ioctl). */
 static int kset_global(v3d_dev *d, uint32_t kid, bool clear) {
   gp__v3d_perfmon_set_global g = {clear ? GP__V3D_PERFMON_CLEAR_GLOBAL : 0,
                                   kid};
-  int rc = xioctl(d->fd, GP__V3D_IOCTL_PERFMON_SET_GLOBAL, &g);
+  pthread_mutex_lock(&global_lock);
+  int rc = GP_ESTATE;
+  if (clear ? d->global_kid == kid && kid : !d->global_kid)
+    rc = xioctl(d->fd, GP__V3D_IOCTL_PERFMON_SET_GLOBAL, &g);
+  else if (!clear)
+    rc = GP_EBUSY; /* this process holds it already */
+  if (rc == 0)
+    d->global_kid = clear ? 0 : kid;
+  pthread_mutex_unlock(&global_lock);
   if (rc == -ENOTTY || (rc == -EINVAL && !clear))
     return GP_ENOTSUP; /* our perfmon exists and flags are valid */
   if (rc == -EBUSY)
@@ -287,8 +301,7 @@ static int vp_set_global(void *prov, uint32_t device_id, gp_perfmon *pm,
   (void)device_id;
   if (pm)
     return kset_global(prov, (uint32_t)(uintptr_t)pm->hw, false);
-  int rc = kset_global(prov, (uint32_t)(uintptr_t)current->hw, true);
-  return rc == -EINVAL ? GP_ESTATE : rc; /* it was not the global one */
+  return kset_global(prov, (uint32_t)(uintptr_t)current->hw, true);
 }
 
 /* ------------------------------------------------------------------ */
