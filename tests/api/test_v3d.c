@@ -413,3 +413,58 @@ TEST(v3d_more_than_32_counters_refused) {
   free(err);
   ASSERT_EQ(read_state().jobs, 0);
 }
+
+#if HAVE_TP
+
+/* A GL program recorded with a V3D counter: the counter comes per frame
+ * through GL_AMD_performance_monitor (here the GL double, tests/gl),
+ * gpuperf says so, and the recorded program never takes the kernel's
+ * global perfmon (the double's state). */
+TEST(v3d_gl_program_counts_per_frame) {
+  setup();
+  char gl[512], amd[512], cmd[4096];
+  if (!ocl_build_path("libgpuperf-gl.so", gl, sizeof(gl)) ||
+      access(gl, R_OK) != 0)
+    SKIP("libgpuperf-gl.so was not built");
+  if (!ocl_build_path("tests/libgl-amdpm-double.so", amd, sizeof(amd)) ||
+      access(amd, R_OK) != 0)
+    SKIP("the GL_AMD_performance_monitor double was not built");
+  if (system("command -v xvfb-run >/dev/null && command -v glxgears "
+             ">/dev/null") != 0)
+    SKIP("xvfb-run or glxgears is not installed (Debian xvfb, mesa-utils)");
+  const char *trace = gp_test_path(1, "gl.pftrace");
+  const char *errp = gp_test_path(2, "gl.err");
+  snprintf(cmd, sizeof(cmd),
+           "xvfb-run -a env LD_PRELOAD='%s:%s' '%s' record -q -e "
+           "L2T-CLE-reads -o '%s' -- timeout -s INT 2 glxgears >/dev/null "
+           "2>'%s'",
+           amd, getenv("LD_PRELOAD"), cli, trace, errp);
+  int rc = system(cmd);
+  (void)rc; /* timeout's status: glxgears runs until told to stop */
+  char *err = slurp(errp);
+  expect_has(err, "its V3D counters are counted per frame through "
+                  "GL_AMD_performance_monitor");
+  free(err);
+  gp_tp *tp = open_trace(trace);
+  ASSERT_GT(tp_int(tp, "SELECT count(*) FROM counter c JOIN "
+                       "gpu_counter_track t ON t.id = c.track_id JOIN gpu g "
+                       "ON g.id = t.ugpu WHERE t.name = 'L2T-CLE-reads' AND "
+                       "g.name NOT LIKE 'V3D%'"),
+            10);
+  ASSERT_EQ(tp_int(tp, "SELECT count(*) FROM gpu_counter_track t JOIN gpu g "
+                       "ON g.id = t.ugpu WHERE g.name LIKE 'V3D%'"),
+            0);
+  gp_tp_close(tp);
+  v3dd_state s = read_state();
+  ASSERT_EQ(s.global, 0);
+  ASSERT_EQ(s.global_counted[57], 0);
+  ASSERT_EQ(s.refused_ebusy, 0);
+}
+
+#else
+
+TEST(v3d_gl_program_counts_per_frame) {
+  SKIP("built without the trace processor");
+}
+
+#endif

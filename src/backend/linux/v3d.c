@@ -43,6 +43,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,7 @@ typedef struct v3d_dev {
   gp__v3d_desc *descs; /* from the kernel, else NULL */
   char (*strings)[3][256];
   gp_counter_block_info block;
-  char arch[160];
+  char arch[320];
   char devname[64];
 } v3d_dev;
 
@@ -86,6 +87,7 @@ typedef struct v3d_sampling {
   pthread_mutex_t lock;
   pthread_cond_t cond;
   bool stop;
+  bool stood_down; /* the counters given to the per-job path */
   uint64_t last_ts;
   uint64_t prev[GP__V3D_MAX_PERF_COUNTERS];
 } v3d_sampling;
@@ -95,6 +97,18 @@ static pthread_mutex_t global_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool registered;
 static v3d_dev *devs[MAX_V3D];
 static size_t ndevs;
+static v3d_sampling *active[MAX_V3D]; /* running samplers (reg_lock) */
+
+/* Says once that this process's V3D counters take the per-job path. */
+static void note_perjob(void) {
+  static atomic_bool said;
+  if (!atomic_exchange(&said, true))
+    fprintf(stderr,
+            "gpuperf: this program draws with OpenGL: its V3D counters are "
+            "counted per frame through GL_AMD_performance_monitor (its own "
+            "jobs), not system-wide (the kernel gives them one way at a "
+            "time)\n");
+}
 
 /* ioctl, restarted when a signal interrupts it. Returns 0 or -errno. */
 static int xioctl(int fd, unsigned long req, void *arg) {
@@ -207,7 +221,10 @@ static int build_catalog(v3d_dev *d) {
   d->cat.min_period_ns = 1000000ull;     /* 1 ms: an ioctl a read */
   d->cat.max_period_ns = 60000000000ull; /* 60 s */
   d->cat.has_scheduler = 1;              /* a global perfmon */
-  snprintf(d->arch, sizeof(d->arch), "V3D %d.%d, %u counters from %s",
+  snprintf(d->arch, sizeof(d->arch),
+           "V3D %d.%d, %u counters from %s; counted system-wide (global "
+           "perfmon), or per frame through GL_AMD_performance_monitor in a "
+           "GL program",
            d->ver / 10, d->ver % 10, n,
            d->from_kernel ? "the kernel (DRM_IOCTL_V3D_PERFMON_GET_COUNTER)"
                           : "gpuperf's built-in table (this kernel has no "
@@ -337,7 +354,8 @@ static void *thread_main(void *arg) {
     while (!sm->stop &&
            pthread_cond_timedwait(&sm->cond, &sm->lock, &next) != ETIMEDOUT) {
     }
-    emit(sm); /* also the last, partial window at stop */
+    if (!sm->stood_down)
+      emit(sm); /* also the last, partial window at stop */
   }
   pthread_mutex_unlock(&sm->lock);
   return NULL;
@@ -347,6 +365,10 @@ static int vp_sampling_start(void *prov, gp__sampler *s) {
   v3d_dev *d = prov;
   if (s->instrumented || s->period_ns == 0)
     return GP_ENOTSUP; /* jobs of other processes cannot be told apart */
+  if (gp__counters_perjob_claimed("v3d")) {
+    note_perjob();
+    return GP_EBUSY; /* the session leaves the device out */
+  }
   v3d_sampling *sm = calloc(1, sizeof(*sm));
   if (!sm)
     return GP_ENOMEM;
@@ -370,6 +392,13 @@ static int vp_sampling_start(void *prov, gp__sampler *s) {
     goto fail_sync;
   }
   s->prov_data = sm;
+  pthread_mutex_lock(&reg_lock);
+  for (size_t i = 0; i < MAX_V3D; i++)
+    if (!active[i]) {
+      active[i] = sm;
+      break;
+    }
+  pthread_mutex_unlock(&reg_lock);
   return 0;
 
 fail_sync:
@@ -388,18 +417,44 @@ static void vp_sampling_stop(void *prov, gp__sampler *s) {
   v3d_sampling *sm = s->prov_data;
   if (!sm)
     return;
+  pthread_mutex_lock(&reg_lock);
+  for (size_t i = 0; i < MAX_V3D; i++)
+    if (active[i] == sm)
+      active[i] = NULL;
+  pthread_mutex_unlock(&reg_lock);
   pthread_mutex_lock(&sm->lock);
   sm->stop = true;
   pthread_cond_signal(&sm->cond);
   pthread_mutex_unlock(&sm->lock);
   pthread_join(sm->thread, NULL);
-  kset_global(prov, sm->kid, true);
+  kset_global(prov, sm->kid, true); /* GP_ESTATE if it stood down */
   kperfmon_destroy(prov, sm->kid);
   pthread_cond_destroy(&sm->cond);
   pthread_mutex_destroy(&sm->lock);
   s->prov_data = NULL;
   gp__sampler_put(sm->s);
   free(sm);
+}
+
+/* The GL backend claimed the per-job path while we hold the counters:
+ * the windows so far are written, and the global perfmon is given back
+ * before the program's first frame asks for its own. */
+static void stand_down(void) {
+  pthread_mutex_lock(&reg_lock);
+  for (size_t i = 0; i < MAX_V3D; i++) {
+    v3d_sampling *sm = active[i];
+    if (!sm)
+      continue;
+    pthread_mutex_lock(&sm->lock);
+    if (!sm->stood_down) {
+      emit(sm);
+      kset_global(sm->d, sm->kid, true);
+      sm->stood_down = true;
+      note_perjob();
+    }
+    pthread_mutex_unlock(&sm->lock);
+  }
+  pthread_mutex_unlock(&reg_lock);
 }
 
 static const gp__provider_ops v3d_provider = {
@@ -476,6 +531,7 @@ int gp__v3d_devices_register(void) {
     return 0;
   }
   registered = true;
+  gp__counters_perjob_on_claim("v3d", stand_down);
   char dir[512];
   gp__join(dir, sizeof(dir), gp__linux_root(), "/dev/dri");
   DIR *dd = opendir(dir);
