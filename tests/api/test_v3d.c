@@ -321,6 +321,28 @@ TEST(v3d_arbitration_says_who_and_exits_3) {
   v3dd_state s = read_state();
   ASSERT(s.global != 0); /* theirs, untouched */
   ASSERT_EQ(s.jobs, 0);  /* the program was not run */
+  /* The HUD has no command line to stop at: the program runs, and its
+   * counters are said not to be counted. */
+  char hud_file[700];
+  snprintf(hud_file, sizeof(hud_file), "GPUPERF_HUD_FILE=%s",
+           gp_test_path(2, "hud.csv"));
+  /* Long enough for the HUD's thread to tick (every 20 ms) many times. */
+  char *hud[] = {"/usr/bin/env",
+                 "GPUPERF_HUD=L2T-CLE-reads",
+                 "GPUPERF_HUD_PERIOD_MS=20",
+                 hud_file,
+                 jobs,
+                 "run",
+                 "300",
+                 NULL};
+  ASSERT_EQ(run(hud, NULL, &err), 0);
+  expect_has(err, "are in use (DRM_IOCTL_V3D_PERFMON_SET_GLOBAL: EBUSY)");
+  expect_has(err, "not counted in this process");
+  free(err);
+  s = read_state();
+  ASSERT(s.global != 0);
+  ASSERT_EQ(s.jobs, 300);
+  ASSERT_EQ(s.global_counted[57], 0); /* the holder counts counter 0 */
   stop_holder(h);
   /* A program's own per-job perfmon, active. */
   h = start_holder("hold-perjob");

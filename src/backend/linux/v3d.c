@@ -99,6 +99,8 @@ static v3d_dev *devs[MAX_V3D];
 static size_t ndevs;
 static v3d_sampling *active[MAX_V3D]; /* running samplers (reg_lock) */
 
+static void busy_message(const v3d_dev *d, char *msg, size_t size);
+
 /* Says once that this process's V3D counters take the per-job path. */
 static void note_perjob(void) {
   static atomic_bool said;
@@ -377,6 +379,13 @@ static int vp_sampling_start(void *prov, gp__sampler *s) {
   if (rc != 0)
     goto fail_free;
   rc = kset_global(d, sm->kid, false);
+  if (rc == GP_EBUSY) {
+    /* Taken since gpuperf asked (gp_drm_v3d_check): the session leaves
+     * this device out, so say it here. */
+    char msg[1024];
+    busy_message(d, msg, sizeof(msg));
+    fprintf(stderr, "gpuperf: %s; not counted in this process\n", msg);
+  }
   if (rc != 0)
     goto fail_destroy;
   sm->s = gp__sampler_get(s);
@@ -593,6 +602,24 @@ static void append_clients(char *msg, size_t size) {
              "fdinfo is readable by their owner and root)");
 }
 
+/* Why SET_GLOBAL said EBUSY, who may hold the counters, what to do. */
+static void busy_message(const v3d_dev *d, char *msg, size_t size) {
+  snprintf(msg, size,
+           "the V3D counters of %s are in use (DRM_IOCTL_V3D_PERFMON_"
+           "SET_GLOBAL: EBUSY): the kernel counts for one owner at a time, "
+           "either a program's own per-job perfmon while its monitor is "
+           "active (Mesa's GL_AMD_performance_monitor, "
+           "VK_KHR_performance_query) or one system-wide perfmon (another "
+           "gpuperf, Perfetto's V3D producer)",
+           d->node);
+  append_clients(msg, size);
+  size_t o = strlen(msg);
+  if (o < size)
+    snprintf(msg + o, size - o,
+             ". gpuperf does not stop them: run again when they are done, "
+             "or add --wait to wait until the counters are free");
+}
+
 /* See gpuperf/drm.h. */
 int gp_drm_v3d_check(uint32_t device_id, char *msg, size_t size) {
   v3d_dev *d = find_dev(device_id);
@@ -622,22 +649,9 @@ int gp_drm_v3d_check(uint32_t device_id, char *msg, size_t size) {
              "needed; per-job counters of a GL program still work through "
              "GL_AMD_performance_monitor)",
              d->node);
-  else if (rc == GP_EBUSY) {
-    snprintf(msg, size,
-             "the V3D counters of %s are in use (DRM_IOCTL_V3D_PERFMON_"
-             "SET_GLOBAL: EBUSY): the kernel counts for one owner at a time, "
-             "either a program's own per-job perfmon while its monitor is "
-             "active (Mesa's GL_AMD_performance_monitor, "
-             "VK_KHR_performance_query) or one system-wide perfmon (another "
-             "gpuperf, Perfetto's V3D producer)",
-             d->node);
-    append_clients(msg, size);
-    size_t o = strlen(msg);
-    if (o < size)
-      snprintf(msg + o, size - o,
-               ". gpuperf does not stop them: run again when they are done, "
-               "or add --wait to wait until the counters are free");
-  } else if (rc != 0)
+  else if (rc == GP_EBUSY)
+    busy_message(d, msg, size);
+  else if (rc != 0)
     snprintf(msg, size, "%s: DRM_IOCTL_V3D_PERFMON_SET_GLOBAL: %s", d->node,
              gp_strerror(rc));
   return rc;
