@@ -138,7 +138,7 @@ TEST(v3d_double_refuses_as_the_uapi_documents) {
   char *argv[] = {jobs, "abi", NULL};
   char *out = NULL;
   ASSERT_EQ(run(argv, &out, NULL), 0);
-  expect_has(out, "abi: 27 checks");
+  expect_has(out, "abi: 29 checks");
   free(out);
   v3dd_state s = read_state();
   ASSERT_EQ(s.refused_eagain, 1);

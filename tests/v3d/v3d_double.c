@@ -16,7 +16,8 @@
  *   PERFMON_CREATE            EINVAL for 0 or more than 32 counters, or a
  *                             counter past the table; ids per file from 1
  *   PERFMON_DESTROY           EINVAL for an id this file does not have
- *   PERFMON_GET_VALUES        EINVAL for pad or an unknown id; cumulative
+ *   PERFMON_GET_VALUES        EINVAL for pad or an unknown id, EFAULT for
+ *                             a NULL values_ptr; cumulative
  *   PERFMON_GET_COUNTER       EINVAL for reserved bytes or a counter past
  *                             the table
  *   PERFMON_SET_GLOBAL        EINVAL for unknown flags or id, or a clear
@@ -352,6 +353,8 @@ static int dispatch(uint32_t f, unsigned long req, void *arg) {
     int p = g->pad ? -1 : find(f, g->id);
     if (p < 0)
       return -EINVAL;
+    if (!g->values_ptr)
+      return -EFAULT; /* copy_to_user() of an address it cannot write */
     memcpy((void *)(uintptr_t)g->values_ptr, st->perfmons[p].values,
            st->perfmons[p].ncounters * sizeof(uint64_t));
     return 0;

@@ -98,6 +98,9 @@ static int abi(void) {
   g.id = id;
   g.pad = 1;
   EXPECT(io(GP__V3D_IOCTL_PERFMON_GET_VALUES, &g), EINVAL); /* pad */
+  g.pad = 0;
+  g.values_ptr = 0;
+  EXPECT(io(GP__V3D_IOCTL_PERFMON_GET_VALUES, &g), EFAULT);
   gp__v3d_perfmon_get_counter gc;
   memset(&gc, 0, sizeof(gc));
   gc.reserved[3] = 1;
@@ -136,6 +139,8 @@ static int abi(void) {
   d.id = other;
   EXPECT(io(GP__V3D_IOCTL_PERFMON_DESTROY, &d), 0);
   EXPECT(io(GP__V3D_IOCTL_PERFMON_DESTROY, &d), EINVAL); /* gone */
+  g = (gp__v3d_perfmon_get_values){other, 0, (uint64_t)(uintptr_t)v};
+  EXPECT(io(GP__V3D_IOCTL_PERFMON_GET_VALUES, &g), EINVAL);
   printf("abi: %d checks\n", checks);
   return 0;
 }
