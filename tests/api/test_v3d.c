@@ -490,3 +490,103 @@ TEST(v3d_gl_program_counts_per_frame) {
 }
 
 #endif
+
+/* Starts argv[0] with argv, stdout and stderr into log; returns its pid. */
+static pid_t spawn(char *const argv[], const char *log) {
+  pid_t pid = fork();
+  ASSERT(pid >= 0);
+  if (pid == 0) {
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+static int reap(pid_t pid) {
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* `gpuperf producer` with the double, into Perfetto's own traced (v58.2,
+ * GPUPERF_PERFETTO_BIN), read by Perfetto's trace processor: the counter
+ * tracks sum to what the double counted into the global perfmon. */
+TEST(v3d_producer_into_perfettos_traced) {
+  setup();
+  const char *bin = getenv("GPUPERF_PERFETTO_BIN");
+  if (!bin || !*bin)
+    SKIP("GPUPERF_PERFETTO_BIN is not set (a folder with Perfetto's traced, "
+         "perfetto and trace_processor_shell)");
+  char traced[600], perfetto[600], tps[600], cfg[600], out[600], cmd[4096];
+  snprintf(traced, sizeof(traced), "%s/traced", bin);
+  snprintf(perfetto, sizeof(perfetto), "%s/perfetto", bin);
+  snprintf(tps, sizeof(tps), "%s/trace_processor_shell", bin);
+  snprintf(cfg, sizeof(cfg), "%s/gpu.cfg", root);
+  snprintf(out, sizeof(out), "%s/service.pftrace", root);
+  FILE *f = fopen(cfg, "w");
+  ASSERT(f != NULL);
+  fprintf(f, "buffers { size_kb: 8192 }\nduration_ms: 20000\n"
+             "data_sources { config { name: \"gpu.counters\" "
+             "gpu_counter_config { counter_period_ns: 10000000 "
+             "counter_names: \"L2T-CLE-reads\" } } }\n");
+  fclose(f);
+  char sock[700];
+  snprintf(sock, sizeof(sock), "%s/p.sock", root);
+  setenv("PERFETTO_PRODUCER_SOCK_NAME", sock, 1);
+  snprintf(sock, sizeof(sock), "%s/c.sock", root);
+  setenv("PERFETTO_CONSUMER_SOCK_NAME", sock, 1);
+  /* The double is not for Perfetto's programs. */
+  char *lib = strdup(getenv("LD_PRELOAD"));
+  unsetenv("LD_PRELOAD");
+  char *tv[] = {traced, NULL};
+  pid_t t = spawn(tv, gp_test_path(2, "traced.log"));
+  /* traced listens once its socket is there. */
+  while (access(sock, F_OK) != 0) {
+    struct timespec ts = {0, 20000000L};
+    nanosleep(&ts, NULL);
+  }
+  setenv("LD_PRELOAD", lib, 1);
+  char *pv[] = {cli, "producer", "--duration", "60", NULL};
+  pid_t p = spawn(pv, gp_test_path(3, "producer.log"));
+  unsetenv("LD_PRELOAD");
+  char *cv[] = {perfetto, "--txt", "-c", cfg, "-o", out, NULL};
+  pid_t c = spawn(cv, gp_test_path(1, "perfetto.log"));
+  setenv("LD_PRELOAD", lib, 1);
+  /* Until the producer's data source holds the global perfmon. */
+  while (access(state_path, R_OK) != 0 || read_state().global == 0) {
+    struct timespec ts = {0, 20000000L};
+    nanosleep(&ts, NULL);
+  }
+  char *jv[] = {jobs, "run", "100", NULL};
+  ASSERT_EQ(run(jv, NULL, NULL), 0);
+  v3dd_state s = read_state();
+  /* End the session now rather than at its duration. */
+  kill(c, SIGTERM);
+  int prc = reap(c);
+  kill(p, SIGTERM);
+  reap(p);
+  kill(t, SIGTERM);
+  reap(t);
+  free(lib);
+  unsetenv("LD_PRELOAD");
+  ASSERT_EQ(prc, 0);
+  ASSERT_GT(s.global_counted[57], 0);
+  snprintf(cmd, sizeof(cmd),
+           "'%s' -Q \"SELECT CAST(sum(c.value) AS INT) FROM counter c JOIN "
+           "gpu_counter_track t ON c.track_id = t.id WHERE t.name = "
+           "'L2T-CLE-reads'\" '%s' 2>/dev/null | tail -1",
+           tps, out);
+  FILE *q = popen(cmd, "r");
+  ASSERT(q != NULL);
+  char line[128] = "";
+  char *got = fgets(line, sizeof(line), q);
+  pclose(q);
+  ASSERT(got != NULL);
+  printf("  Perfetto's trace processor: L2T-CLE-reads %s  the double: %llu\n",
+         strtok(line, "\n"), (unsigned long long)s.global_counted[57]);
+  ASSERT_EQ(strtoull(line, NULL, 10), s.global_counted[57]);
+}
