@@ -13,7 +13,7 @@
 # Both are preloaded into or run as programs that are not ours, so they
 # are built without sanitizers even in build-asan (an ASan library cannot
 # be preloaded into a program without ASan). The double reuses the V3D
-# counter table (src/backend/sim/v3dcounters.c), compiled again here with
+# counter table (src/counters/v3dtables.c), compiled again here with
 # the same flags. Built only where the GL and EGL headers are installed
 # (libgl-dev, libegl-dev); without them the tests skip, saying why.
 
@@ -36,7 +36,7 @@ $(BUILD)/gl-obj/%.o: %.c | $(DEPS_STAMP)
 	$(Q)$(CC) $(GLD_CFLAGS) -c $< -o $@
 
 $(GLD_LIB): $(BUILD)/gl-obj/tests/gl/amdpm_double.o $(BUILD)/gl-obj/tests/gl/amdpm_gl.o \
-    $(BUILD)/gl-obj/src/backend/sim/v3dcounters.o
+    $(BUILD)/gl-obj/src/counters/v3dtables.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $^ -ldl -lpthread
@@ -57,5 +57,5 @@ $(GLD_CLIENT): $(BUILD)/gl-obj/tests/gl/amdpm_client.o
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< -lEGL -lGL -ldl
 
 -include $(wildcard $(BUILD)/gl-obj/tests/gl/*.d \
-                    $(BUILD)/gl-obj/src/backend/sim/*.d)
+                    $(BUILD)/gl-obj/src/counters/*.d)
 endif

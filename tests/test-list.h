@@ -20,3 +20,4 @@
 #include "lists/lifetime.h"
 #include "lists/glhud.h"
 #include "lists/gl_double.h"
+#include "lists/v3d.h"

@@ -75,6 +75,21 @@ GP_EXPORT double gp_drm_engine_busy(const gp_drm_client *before,
                                     const gp_drm_client *after, uint32_t e,
                                     uint64_t wall_ns);
 
+/*
+ * Whether gpuperf can count system-wide on V3D device device_id now (one
+ * that gp_drm_register_devices() registered): it creates a kernel perfmon,
+ * makes it the global perfmon and at once clears and destroys it. Returns
+ * 0 if it could; GP_EBUSY if the kernel refused because someone holds the
+ * counters (a program's own per-job perfmon, or another global perfmon);
+ * GP_ENOTSUP if the kernel has no DRM_IOCTL_V3D_PERFMON_SET_GLOBAL;
+ * GP_ENODEV if device_id is not a V3D device; another negative error
+ * otherwise. Except for 0 and GP_ENODEV, writes into msg (size bytes; may
+ * be NULL) one line that says what happened, who may hold the counters
+ * (the processes with V3D open that /proc shows) and what to do. Nobody's
+ * counters are taken away: the kernel refuses, gpuperf reports.
+ */
+GP_EXPORT int gp_drm_v3d_check(uint32_t device_id, char *msg, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -22,6 +22,7 @@ static const gp_counters_backend_ops ops = {
     .derived_attach = gp__derived_attach,
     .derived_sampling_start = gp__derived_sampling_start,
     .derived_sampling_stop = gp__derived_sampling_stop,
+    .counters_perjob_claim = gp__counters_perjob_claim,
 };
 
 /* See backend.h. */

@@ -17,7 +17,7 @@
 #include "counters/countersInt.h"
 
 /* The table only ever grows at its end (see core/backend.h). */
-#define GP_COUNTERS_BACKEND_VERSION 1u
+#define GP_COUNTERS_BACKEND_VERSION 2u
 
 /* Each entry is the countersInt.h function of the same name (gp__
  * dropped). */
@@ -42,6 +42,8 @@ typedef struct gp_counters_backend_ops {
                         uint32_t index);
   int (*derived_sampling_start)(uint32_t device_id, gp__sampler *s);
   void (*derived_sampling_stop)(uint32_t device_id, gp__sampler *s);
+  /* since version 2 */
+  void (*counters_perjob_claim)(const char *driver);
 } gp_counters_backend_ops;
 
 /*

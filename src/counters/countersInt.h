@@ -317,6 +317,21 @@ void gp__counter_emit_n(const gp__catalog *cat, uint32_t device_id,
                         uint64_t window_start, uint64_t correlation_id,
                         uint32_t perfmon_id, uint32_t context_id);
 
+/* ---- perjob.c ---- */
+
+/*
+ * The per-job path of a driver's counters (driver: "v3d") in this
+ * process. The GL backend claims it when the process makes its first GL
+ * context current; a claim is for the life of the process, and runs the
+ * hooks registered for that driver (on the claiming thread, no lock
+ * held). A system-wide provider asks gp__counters_perjob_claimed() before
+ * it takes the counters, and registers a hook to give them back if the
+ * claim comes later. on_claim: GP_ENOSPC past 4 hooks.
+ */
+void gp__counters_perjob_claim(const char *driver);
+bool gp__counters_perjob_claimed(const char *driver);
+int gp__counters_perjob_on_claim(const char *driver, void (*fn)(void));
+
 /* Writes bytes as `gpuperf list` prints sizes ("512 B", "1.5 GiB") into
  * buf (list.c). */
 void gp__list_fmt_bytes(char *buf, size_t size, double bytes);

@@ -58,6 +58,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/linux/drm.h"
 #include "backend/linux/perf.h"
 #include "counters/busy.h"
 #include "counters/countersInt.h"
@@ -711,6 +712,11 @@ __attribute__((constructor)) static void stat_start(void) {
   st.on = true;
   if (gp__counters_add_device_hook(on_device) != 0)
     fprintf(stderr, "gpuperf stat: cannot follow new devices\n");
+  /* V3D GPUs count only the counters named (none is a default), so they
+   * are brought up only for -e; DRM cards are not stat's. */
+  const char *drm = getenv("GPUPERF_DRM");
+  if (getenv("GPUPERF_STAT_EVENTS") && (!drm || strcmp(drm, "0") != 0))
+    gp__v3d_devices_register();
   gp__derived_enable(); /* Utilization where there is nothing else */
   atexit(stat_exit);
   /* A program that crashes, aborts or _exit()s still has its counts. */

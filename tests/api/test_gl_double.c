@@ -16,7 +16,7 @@
 #include "counters/countersInt.h"
 #include "harness.h"
 
-extern const gp__counter_def gp__sim_v3d_counters[87];
+extern const gp__counter_def gp__v3d42_counters[87];
 
 #define SCISSOR 64 /* the client's scissor box, pixels a side */
 #define N1 10
@@ -128,7 +128,7 @@ TEST(gl_double_catalog_is_v3d) {
   ASSERT_EQ(num(out, "string_lengths_ok"), 1);
   /* Each counter of the kernel's table, under its category, 64-bit. */
   for (int i = 0; i < 87; i++) {
-    const gp_counter_info *c = &gp__sim_v3d_counters[i].info;
+    const gp_counter_info *c = &gp__v3d42_counters[i].info;
     char line[256];
     snprintf(line, sizeof(line), "counter %d %s %s 0x8bc2 0 %llu\n", i,
              c->category, c->name, 18446744073709551615ull);

@@ -26,7 +26,7 @@
  * returned by glGetError before the driver's.
  *
  * Groups and counters. The 87 V3D 4.2 counters of
- * src/backend/sim/v3dcounters.c (the kernel's table, the V3D seed's
+ * src/counters/v3dtables.c (the kernel's table, the V3D seed's
  * names), one group per category in order of first appearance (FEP 0,
  * TLB 1, PTB 2, QPU 3, TMU 4, VPM 5, CLE 6, L2T 7, CORE 8, AXI 9, PSE 10,
  * GMP 11). A counter's id is its V3D hardware index (0..86), valid only
@@ -107,7 +107,7 @@
 #define MAX_ACTIVE 32 /* V3D: counters at once */
 #define MAX_GROUPS 16
 
-extern const gp__counter_def gp__sim_v3d_counters[NUM_COUNTERS];
+extern const gp__counter_def gp__v3d42_counters[NUM_COUNTERS];
 
 /* ---- The catalog: groups by category, counters by hardware index ---- */
 
@@ -148,7 +148,7 @@ static int8_t model_of[NUM_COUNTERS]; /* index into models, or -1 */
 
 static void catalog_init(void) {
   for (uint32_t i = 0; i < NUM_COUNTERS; i++) {
-    const gp_counter_info *c = &gp__sim_v3d_counters[i].info;
+    const gp_counter_info *c = &gp__v3d42_counters[i].info;
     uint32_t g = 0;
     while (g < num_groups && strcmp(groups[g].name, c->category) != 0)
       g++;
@@ -465,7 +465,7 @@ EXPORT void GLAPIENTRY glGetPerfMonitorCounterStringAMD(GLuint grp,
     gld_set_error(GL_INVALID_VALUE);
     return;
   }
-  copy_string(gp__sim_v3d_counters[counter].info.name, bufSize, length,
+  copy_string(gp__v3d42_counters[counter].info.name, bufSize, length,
               counterString);
 }
 

@@ -11,10 +11,12 @@
 
 #include "gpuperf/gpuperf.h"
 
-/* Exit status: success, usage error, bad input. */
+/* Exit status: success, usage error, bad input, counters held by someone
+ * else (V3D: docs/gpu-linux.md). */
 #define CLI_OK 0
 #define CLI_USAGE 1
 #define CLI_BAD_INPUT 2
+#define CLI_BUSY 3
 
 int cmd_list(int argc, char **argv);
 int cmd_demo(int argc, char **argv);

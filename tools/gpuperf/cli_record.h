@@ -66,6 +66,11 @@ int rec_recover(const char *dir, const char *output, bool quiet);
  */
 int cli_check_events(char **names, size_t n);
 
+/* When true (record and stat --wait), cli_check_events() waits for
+ * counters someone else holds (a V3D GPU's) instead of returning
+ * CLI_BUSY. */
+extern bool cli_wait_counters;
+
 /* Splits a comma list into newly allocated names appended to names[]
  * (at most max in all). Returns CLI_OK, or the exit status after printing
  * why: CLI_USAGE for a list without a name, CLI_BAD_INPUT past max. */

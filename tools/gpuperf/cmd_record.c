@@ -49,7 +49,7 @@ static void record_usage(FILE *out) {
   fprintf(
       out,
       "usage: gpuperf record [-c CONFIG] [-e COUNTERS] [-o FILE] [-q] "
-      "[--] CMD [ARGS...]\n"
+      "[--wait] [--] CMD [ARGS...]\n"
       "       gpuperf record --producer [-q] [--] CMD [ARGS...]\n\n"
       "Runs CMD and records what its processes do on GPUs into one\n"
       "Perfetto trace (open it in ui.perfetto.dev, or query it with\n"
@@ -77,13 +77,17 @@ static void record_usage(FILE *out) {
       "      --recover DIR     make the trace from the FILE.parts-XXXXXX\n"
       "                        folder a killed record left (into -o, or\n"
       "                        FILE)\n"
+      "      --wait            wait until counters someone else holds\n"
+      "                        are free (a V3D GPU's: docs/gpu-linux.md)\n"
+      "                        instead of exiting with status 3\n"
       "      --producer        send CMD's GPU work to Perfetto's tracing\n"
       "                        service instead of a file (GPUPERF_PRODUCER=\n"
       "                        perfetto; the config given to `perfetto`\n"
       "                        decides what is recorded: docs/perfetto.md)\n\n"
       "Exit status: CMD's, 128 + the signal that ended it, 1 for a usage\n"
       "error, 2 for a bad config or a trace that could not be written\n"
-      "whole.\n");
+      "whole, 3 when counters asked for are held by another program\n"
+      "(CMD is not run).\n");
 }
 
 /* Reads the config (or the default) and adds the -e names; returns its
@@ -375,6 +379,7 @@ int cmd_record(int argc, char **argv) {
       {"quiet", no_argument, 0, 'q'},
       {"recover", required_argument, 0, 'R'},
       {"producer", no_argument, 0, 'P'},
+      {"wait", no_argument, 0, 'W'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   int c;
@@ -405,6 +410,9 @@ int cmd_record(int argc, char **argv) {
       break;
     case 'P':
       producer = true;
+      break;
+    case 'W':
+      cli_wait_counters = true;
       break;
     case 'h':
       record_usage(stdout);

@@ -70,7 +70,7 @@ static int repeats = 1;
 static void stat_usage(FILE *out) {
   fprintf(out,
           "usage: gpuperf stat [-e COUNTERS] [-o FILE] [--period NS] [-r N]\n"
-          "                    [-x SEP | --json] -- CMD [ARGS...]\n\n"
+          "                    [-x SEP | --json] [--wait] -- CMD [ARGS...]\n\n"
           "Runs CMD and prints the totals of GPU counters (per device and\n"
           "per kernel; Utilization on every device it used; submits and\n"
           "render stages on Vulkan devices) and of the host CPU's\n"
@@ -82,7 +82,8 @@ static void stat_usage(FILE *out) {
           "is warned about).\n"
           "Exits with CMD's status; a run that crashed (killed by a signal,\n"
           "or no counts) is reported, left out of the figures, and gives\n"
-          "its status.\n\n"
+          "its status; 3 when counters asked for are held by another\n"
+          "program (CMD is not run).\n\n"
           "  -e, --events LIST  counter names or globs, comma-separated, "
           "repeatable\n"
           "                     (default: each device's default counters;\n"
@@ -98,7 +99,9 @@ static void stat_usage(FILE *out) {
           "                     its order: value, unit, event, run time (ns),\n"
           "                     percentage running, variance (with -r),\n"
           "                     metric, metric unit; then device, kernel\n"
-          "      --json         one JSON object per value\n");
+          "      --json         one JSON object per value\n"
+          "      --wait         wait until counters someone else holds are\n"
+          "                     free (a V3D GPU's: docs/gpu-linux.md)\n");
 }
 
 /* ------------------------------------------------------------------ */
@@ -791,6 +794,7 @@ int cmd_stat(int argc, char **argv) {
       {"repeat", required_argument, 0, 'r'},
       {"field-separator", required_argument, 0, 'x'},
       {"json", no_argument, 0, 'j'},
+      {"wait", no_argument, 0, 'W'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   char *names[MAX_EVENTS];
@@ -834,6 +838,9 @@ int cmd_stat(int argc, char **argv) {
       break;
     case 'j':
       json = true;
+      break;
+    case 'W':
+      cli_wait_counters = true;
       break;
     case 'h':
       stat_usage(stdout);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "cli_record.h"
@@ -25,6 +26,38 @@ static void default_ids(uint32_t d, uint32_t *ids, size_t *n) {
     gp_counter_info ci;
     if (gp_counter_get(d, i, &ci) == 0 && ci.select_by_default)
       ids[(*n)++] = ci.id;
+  }
+}
+
+bool cli_wait_counters;
+
+/*
+ * The counters of a V3D GPU are counted system-wide through one global
+ * perfmon, which the kernel gives to one owner at a time: asks whether
+ * they are free now (gp_drm_v3d_check), and says who may hold them if
+ * not. With --wait, asks again every 100 ms until they are. Returns
+ * CLI_OK, CLI_BUSY or CLI_BAD_INPUT (a kernel without system-wide
+ * counters).
+ */
+static int check_v3d(uint32_t d) {
+  char msg[2048];
+  bool said = false;
+  for (;;) {
+    int rc = gp_drm_v3d_check(d, msg, sizeof(msg));
+    if (rc == 0 || rc == GP_ENODEV) {
+      if (said)
+        cli_error(0, "the V3D counters are free: starting");
+      return CLI_OK;
+    }
+    if (rc != GP_EBUSY)
+      return cli_error(CLI_BAD_INPUT, "%s", msg);
+    if (!cli_wait_counters)
+      return cli_error(CLI_BUSY, "%s", msg);
+    if (!said)
+      cli_error(0, "waiting (--wait): %s", msg);
+    said = true;
+    struct timespec t = {0, 100000000L};
+    nanosleep(&t, NULL);
   }
 }
 
@@ -101,6 +134,9 @@ int cli_check_events(char **names, size_t n) {
                        total, d, di.name, d);
     /* A refused host CPU is reported by the program's own session. */
     (void)host;
+    int status = rc == 0 ? check_v3d(d) : CLI_OK;
+    if (status != CLI_OK)
+      return status;
   }
   return CLI_OK;
 }

@@ -113,4 +113,11 @@ void gp__drm_card_read(const gp__drm_card *c, gp__drm_reading *r);
  */
 int gp__drm_devices_register(void);
 
+/*
+ * Registers one device per V3D render node under <root>/dev/dri (v3d.c),
+ * with its perfmon counters, once per process. Returns how many were
+ * registered.
+ */
+int gp__v3d_devices_register(void);
+
 #endif /* GPUPERF_LINUX_DRM_H */

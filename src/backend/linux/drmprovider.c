@@ -448,5 +448,6 @@ int gp__drm_devices_register(void) {
     }
   }
   pthread_mutex_unlock(&reg_lock);
-  return done;
+  int v3d = gp__v3d_devices_register(); /* V3D perfmons (v3d.c) */
+  return done + (v3d > 0 ? v3d : 0);
 }

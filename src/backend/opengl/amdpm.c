@@ -189,8 +189,8 @@ void gp__gl_amdpm_defs(const gp__gl_ctx *c, gp__counter_def *defs,
     gp_counter_info *i = &defs[k].info;
     i->id = id_base + k;
     i->name = x->name ? x->name : "?";
-    i->description = "a counter of the driver, through "
-                     "GL_AMD_performance_monitor";
+    i->description = "a counter of the driver, per frame of this program, "
+                     "through GL_AMD_performance_monitor";
     i->category = a->group_names[x->gi] ? a->group_names[x->gi] : "";
     i->type = x->type == PERCENTAGE_AMD ? GP_COUNTER_TYPE_PERCENT
               : x->type == GL_FLOAT     ? GP_COUNTER_TYPE_DOUBLE

@@ -74,6 +74,11 @@ static void core_once(void) {
   gp__gl_core = c;
   gp__gl_counters = gp_counters_backend_interface(
       GP_COUNTERS_BACKEND_VERSION, sizeof(gp_counters_backend_ops));
+  /* Before the session starts: a V3D GPU's counters are this program's,
+   * per frame (GL_AMD_performance_monitor), not system-wide, in a GL
+   * program (the kernel gives them one way at a time). */
+  if (gp__gl_counters)
+    gp__gl_counters->counters_perjob_claim("v3d");
   c->activate();
   c->activity_add_flush_hook(flush_hook, NULL);
   c->death_set_defer(swapping);

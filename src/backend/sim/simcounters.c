@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "simInt.h"
+#include "counters/v3d.h"
 
 /* ------------------------------------------------------------------ */
 /* The compute catalog                                                  */
@@ -138,43 +139,19 @@ static const gp__catalog compute_catalog = {
 /* ------------------------------------------------------------------ */
 /* The V3D 4.2 catalog                                                  */
 
-extern const gp__counter_def gp__sim_v3d_counters[87];
-
 static const gp_counter_block_info v3d_blocks[] = {
     {0, 32, 0, 0, "perfcnt",
      "the V3D performance counters: any 32 of the 87 at once "
      "(DRM_V3D_MAX_PERF_COUNTERS)"},
 };
 
-#define V3DG(k) (GP_COUNTER_GROUP_FIRST_CUSTOM + (k))
-static const gp_counter_group_info v3d_groups[] = {
-    {GP_COUNTER_GROUP_SYSTEM, 0, "System", "core and control lists"},
-    {GP_COUNTER_GROUP_VERTICES, 0, "Vertices", "vertex pipeline"},
-    {GP_COUNTER_GROUP_FRAGMENTS, 0, "Fragments", "fragment pipeline"},
-    {GP_COUNTER_GROUP_PRIMITIVES, 0, "Primitives", "primitive setup"},
-    {GP_COUNTER_GROUP_MEMORY, 0, "Memory", "caches, bus and memory"},
-    {GP_COUNTER_GROUP_COMPUTE, 0, "Compute", "the shader processors"},
-    {V3DG(0), 0, "FEP", "front-end pipeline"},
-    {V3DG(1), 0, "TLB", "tile buffer"},
-    {V3DG(2), 0, "PTB", "primitive tile binner"},
-    {V3DG(3), 0, "QPU", "quad processing units (shader cores)"},
-    {V3DG(4), 0, "TMU", "texture and memory lookup unit"},
-    {V3DG(5), 0, "VPM", "vertex pipeline memory"},
-    {V3DG(6), 0, "CLE", "control list executor"},
-    {V3DG(7), 0, "L2T", "level 2 texture cache"},
-    {V3DG(8), 0, "CORE", "the core"},
-    {V3DG(9), 0, "AXI", "AXI bus watches"},
-    {V3DG(10), 0, "PSE", "primitive setup engine"},
-    {V3DG(11), 0, "GMP", "memory protection"},
-};
-
 static const gp__catalog v3d_catalog = {
-    .counters = gp__sim_v3d_counters,
+    .counters = gp__v3d42_counters,
     .num_counters = 87,
     .num_blocks = 1,
     .blocks = v3d_blocks,
-    .groups = v3d_groups,
-    .num_groups = GP_ARRAY_SIZE(v3d_groups),
+    .groups = gp__v3d_groups,
+    .num_groups = GP__V3D_NUM_GROUPS,
     .max_active = 32,
     .min_period_ns = 10000,
     .max_period_ns = 10000000000ull,
