@@ -43,6 +43,11 @@ GP_TEST_ENTRY(stat_utilization_is_the_kernels_share_clpeak, 180)
 GP_TEST_ENTRY(stat_vulkan_gpu_section_vkcube, 300)
 GP_TEST_ENTRY(stat_repeat_leaves_a_crashed_run_out, 60)
 
+/* api: stat beside perf stat (issue 32 item 8) */
+GP_TEST_ENTRY(stat_repeat_keeps_thousands_separators, 60)
+GP_TEST_ENTRY(stat_user_and_sys_are_the_childrens_rusage, 60)
+GP_TEST_ENTRY(stat_rates_per_second, 60)
+
 /* api: the host CPU through perf_event */
 GP_TEST_ENTRY(perf_event_host_catalog_and_perfmon, 20)
 GP_TEST_ENTRY(perf_event_periodic_sampling, 20)

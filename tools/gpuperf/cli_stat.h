@@ -28,6 +28,10 @@ typedef struct stat_row {
    * their launches and weights */
   double rsum, rsq, lsum, wsum;
   int rn; /* runs counted that had this row */
+  /* Multiplexed counters: ns it counted of ns it was enabled, summed over
+   * the processes (and the runs, in runsum, ensum); 0, 0: counted all
+   * along */
+  double running, enabled, runsum, ensum;
 } stat_row;
 
 extern stat_row stat_rows[MAX_ROWS];
@@ -44,15 +48,23 @@ extern int stat_max_procs;
 /* Whether a and b are both NULL or equal strings. */
 bool stat_same(const char *a, const char *b);
 
+/* The times of the runs, in seconds: means over the runs timed, and the
+ * standard errors of those means (NaN for one run). user and sys are
+ * the CPU time of the command's process tree (wait4()'s rusage). */
+typedef struct stat_times {
+  double elapsed_s, user_s, sys_s;
+  double elapsed_se, user_se, sys_se;
+} stat_times;
+
 /*
  * Prints the totals in stat_rows (each row's mean over the runs) to out,
  * in the form stat_sep and stat_json ask: the header naming argv (text),
  * each device's counters and kernels, the host CPU's counters, and the
- * elapsed time of the (mean) run, wall_s, with its spread in % (NaN for
- * one run). crashed: runs left out; partial_sig: the signal that ended
- * the only run (-1: a process of it died of one; 0: none).
+ * times of the (mean) run t. crashed: runs left out; partial_sig: the
+ * signal that ended the only run (-1: a process of it died of one; 0:
+ * none).
  */
-void stat_print_report(FILE *out, char **argv, double wall_s,
-                       double wall_spread, int crashed, int partial_sig);
+void stat_print_report(FILE *out, char **argv, const stat_times *t, int crashed,
+                       int partial_sig);
 
 #endif

@@ -28,7 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -254,6 +256,10 @@ static void preload_self(void) {
   cli_enable_vulkan_layer();
 }
 
+static double tv_s(const struct timeval *tv) {
+  return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
+
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -359,7 +365,8 @@ static int stat_run(char **names, size_t nnames, const char *output,
   preload_self();
   cli_warn_missing_libraries("stat", cmd);
 
-  double wall = 0, wsum = 0, wsq = 0;
+  /* Wall, user and system time: the last run's, sums and squares. */
+  double last[3] = {0, 0, 0}, tsum[3] = {0, 0, 0}, tsq[3] = {0, 0, 0};
   int rc = 0, status_out = 0, crashed = 0, partial_sig = 0;
   for (int i = 0; i < stat_repeats; i++) {
     /* read_dir empties and removes the directory: make it anew. */
@@ -386,9 +393,13 @@ static int stat_run(char **names, size_t nnames, const char *output,
     signal(SIGINT, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
     int ws = 0;
-    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+    struct rusage ru;
+    memset(&ru, 0, sizeof(ru));
+    while (wait4(pid, &ws, 0, &ru) < 0 && errno == EINTR) {
     }
-    double t = now_s() - t0;
+    /* The run's times: wall, and the CPU time of CMD and the children it
+     * waited for. */
+    double t[3] = {now_s() - t0, tv_s(&ru.ru_utime), tv_s(&ru.ru_stime)};
     int sig = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
     rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : sig ? 128 + sig : 1;
     read_dir(dir);
@@ -406,7 +417,7 @@ static int stat_run(char **names, size_t nnames, const char *output,
       status_out = status_out ? status_out : rc ? rc : 1;
       if (partial) {
         partial_sig = sig;
-        wall = t;
+        memcpy(last, t, sizeof(last));
         run_done();
       } else {
         run_clear();
@@ -423,28 +434,34 @@ static int stat_run(char **names, size_t nnames, const char *output,
                 run_dying == 1 ? "its" : "their");
     if (run_dying && stat_repeats == 1)
       partial_sig = -1;
-    wall = t;
-    wsum += t;
-    wsq += t * t;
+    for (int k = 0; k < 3; k++) {
+      last[k] = t[k];
+      tsum[k] += t[k];
+      tsq[k] += t[k] * t[k];
+    }
     run_done();
     if (rc != 0) { /* a failing run ends the repeats, as in perf */
       status_out = status_out ? status_out : rc;
       break;
     }
   }
-  double wall_spread = NAN;
+  /* The times: of the only run when it was partial, else the means of
+   * those timed and their standard errors (perf's "+-"). */
+  double mean[3], se[3] = {NAN, NAN, NAN};
+  memcpy(mean, last, sizeof(mean));
   int timed = partial_sig > 0 ? 0 : stat_counted;
-  if (timed > 0) {
-    runs_mean();
-    wall = wsum / timed;
-    double var = timed > 1 ? (wsq - timed * wall * wall) / (timed - 1) : 0;
-    if (timed > 1 && wall > 0)
-      wall_spread = var > 0 ? 100.0 * sqrt(var / timed) / wall : 0;
-  } else if (stat_counted > 0) {
-    runs_mean();
+  for (int k = 0; k < 3 && timed > 0; k++) {
+    mean[k] = tsum[k] / timed;
+    double var =
+        timed > 1 ? (tsq[k] - timed * mean[k] * mean[k]) / (timed - 1) : 0;
+    if (timed > 1)
+      se[k] = var > 0 ? sqrt(var / timed) : 0;
   }
   if (stat_counted > 0)
-    stat_print_report(out, cmd, wall, wall_spread, crashed, partial_sig);
+    runs_mean();
+  stat_times times = {mean[0], mean[1], mean[2], se[0], se[1], se[2]};
+  if (stat_counted > 0)
+    stat_print_report(out, cmd, &times, crashed, partial_sig);
   else if (crashed > 1 || (crashed == 1 && stat_repeats > 1))
     cli_error(0, "no run of '%s' completed: nothing to show", cmd[0]);
   if (out != stderr && fclose(out) != 0)

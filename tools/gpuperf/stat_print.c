@@ -15,24 +15,32 @@
 /* ------------------------------------------------------------------ */
 /* Printing                                                             */
 
-/* 1234567 -> "1,234,567" (integers); others with 2 decimals. */
-static const char *stat_fmt_num(char *buf, size_t size, double v) {
-  if (fabs(v) < 9e15 && v == floor(v)) {
-    char tmp[32];
-    snprintf(tmp, sizeof(tmp), "%.0f", fabs(v));
-    size_t len = strlen(tmp), o = 0;
-    if (v < 0 && o < size - 1)
-      buf[o++] = '-';
-    for (size_t i = 0; i < len && o < size - 1; i++) {
-      if (i > 0 && (len - i) % 3 == 0 && o < size - 1)
-        buf[o++] = ',';
-      buf[o++] = tmp[i];
-    }
-    buf[o] = '\0';
-  } else {
-    snprintf(buf, size, "%.2f", v);
+/* v with `decimals` decimals and its integer part in groups of three,
+ * as perf stat prints with "%'.0f" and "%'.2f" in an English locale:
+ * 1234567.891 -> "1,234,567.89" (2), "1,234,568" (0). */
+static const char *stat_fmt_num(char *buf, size_t size, double v,
+                                int decimals) {
+  char tmp[64];
+  if (!(fabs(v) < 1e18)) { /* NaN, infinities and the huge: as printf does */
+    snprintf(buf, size, "%.*f", decimals, v);
+    return buf;
   }
+  snprintf(tmp, sizeof(tmp), "%.*f", decimals, fabs(v));
+  size_t len = strcspn(tmp, "."), o = 0;
+  if (v < 0 && strspn(tmp, "0.") != strlen(tmp) && o < size - 1)
+    buf[o++] = '-'; /* not "-0" for a value that rounds to zero */
+  for (size_t i = 0; tmp[i] && o < size - 1; i++) {
+    if (i > 0 && i < len && (len - i) % 3 == 0 && o < size - 1)
+      buf[o++] = ',';
+    buf[o++] = tmp[i];
+  }
+  buf[o] = '\0';
   return buf;
+}
+
+/* A count shown as perf shows counts: rounded, in groups of three. */
+static const char *fmt_count(char *buf, size_t size, double v) {
+  return stat_fmt_num(buf, size, v, 0);
 }
 
 /* The spread of r's runs: the standard error of the mean, in % of it
@@ -71,21 +79,23 @@ static double elapsed_ns;
 
 /*
  * One value in the machine-readable forms (-x SEP, --json); runtime_ns:
- * the sampled time behind an average, or NaN (then -x gives the run's
- * elapsed time, --json nothing); metric and munit: perf's "metric" (the
- * CPUs utilized, GHz), or NaN and "".
+ * the time the counter counted (the sampled time behind an average, the
+ * time a multiplexed counter was scheduled), or NaN (then -x gives the
+ * run's elapsed time, --json nothing); pct: the share of the time it
+ * counted, NaN for all of it (100.00); metric and munit: perf's "metric"
+ * (the CPUs utilized, GHz, a rate "/sec"), or NaN and "".
  *
  * -x writes perf stat's fields in the order `man perf-stat` ("CSV
  * FORMAT") gives: value, unit, event, run time (ns), percentage of the
- * time the counter ran (100.00: gpuperf never multiplexes), the variance
- * with -r only ("1.23%"), metric value, metric unit; then gpuperf's own:
- * device, kernel. (perf 6.1's own output puts the variance after the
- * event name instead; the order documented is followed here.)
+ * time the counter ran, the variance with -r only ("1.23%"), metric value,
+ * metric unit; then gpuperf's own: device, kernel. (perf 6.1's own output
+ * puts the variance after the event name instead; the order documented
+ * is followed here.)
  */
 static void print_machine_m(FILE *out, double v, const char *unit,
                             const char *event, const char *dev,
                             const char *kernel, double sp, double runtime_ns,
-                            double metric, const char *munit) {
+                            double pct, double metric, const char *munit) {
   char k[256];
   short_name(k, sizeof(k), kernel);
   if (stat_json) {
@@ -101,14 +111,15 @@ static void print_machine_m(FILE *out, double v, const char *unit,
       fprintf(out, ", \"variance\": %.2f", sp);
     if (!isnan(runtime_ns))
       fprintf(out, ", \"event-runtime\": %.0f", runtime_ns);
+    fprintf(out, ", \"pcnt-running\": %.2f", isnan(pct) ? 100.0 : pct);
     if (!isnan(metric))
       fprintf(out, ", \"metric-value\": %.3f, \"metric-unit\": \"%s\"", metric,
               munit);
     fputs("}\n", out);
   } else {
     double rt = isnan(runtime_ns) ? elapsed_ns : runtime_ns;
-    fprintf(out, "%.15g%s%s%s%s%s%.0f%s100.00%s", v, stat_sep, unit, stat_sep,
-            event, stat_sep, rt, stat_sep, stat_sep);
+    fprintf(out, "%.15g%s%s%s%s%s%.0f%s%.2f%s", v, stat_sep, unit, stat_sep,
+            event, stat_sep, rt, stat_sep, isnan(pct) ? 100.0 : pct, stat_sep);
     if (stat_repeats > 1) {
       if (!isnan(sp))
         fprintf(out, "%.2f%%", sp);
@@ -124,7 +135,7 @@ static void print_machine_m(FILE *out, double v, const char *unit,
 static void print_machine(FILE *out, double v, const char *unit,
                           const char *event, const char *dev,
                           const char *kernel, double sp) {
-  print_machine_m(out, v, unit, event, dev, kernel, sp, NAN, NAN, "");
+  print_machine_m(out, v, unit, event, dev, kernel, sp, NAN, NAN, NAN, "");
 }
 
 /* A value in perf stat's units: ns as msec, bytes as bytes. */
@@ -158,34 +169,74 @@ static double host_value(const char *counter) {
   return NAN;
 }
 
+/* A count per second, perf's "/sec" metric: count / seconds, with K, M
+ * or G past each thousand (perf's convert_unit_double()); munit gets
+ * "/sec", "K/sec", ... */
+static double per_second(double count, double seconds, char *munit,
+                         size_t size) {
+  static const char prefix[] = {'K', 'M', 'G'};
+  double v = count / seconds;
+  int p = -1;
+  while (p < 2 && v > 1000.0) {
+    v /= 1000.0;
+    p++;
+  }
+  if (p < 0)
+    snprintf(munit, size, "/sec");
+  else
+    snprintf(munit, size, "%c/sec", prefix[p]);
+  return v;
+}
+
+/*
+ * One counter's line. per_s: the seconds its count is a rate over (the
+ * elapsed time for a device's totals, the kernel's GPU time for a
+ * kernel's, task-clock for the host CPU's, as perf divides by it), or
+ * NaN; averages, percentages and times have no rate.
+ */
 static void print_value(FILE *out, const stat_row *r, const char *indent,
-                        double wall_s) {
-  char num[48], note[64] = "";
+                        double per_s) {
+  char num[64], note[96] = "", rate_unit[16];
   double v = r->value, sp = stat_spread(r);
   const char *unit = human_unit(r, &v);
-  /* perf stat's metrics: CPUs utilized, GHz. */
+  /* perf stat's metrics: CPUs utilized, GHz, and rates. */
   double tc = host_value("task-clock"), metric = NAN;
   const char *munit = "";
-  if (r->kind == 'h' && !strcmp(r->counter, "task-clock") && wall_s > 0)
-    metric = v / 1e3 / wall_s, munit = "CPUs utilized";
+  bool timed = r->units && (!strcmp(r->units, "NANOSECOND") ||
+                            !strcmp(r->units, "PERCENT"));
+  if (r->kind == 'h' && !strcmp(r->counter, "task-clock") && elapsed_ns > 0)
+    metric = r->value / elapsed_ns, munit = "CPUs utilized";
   else if (r->kind == 'h' && !strcmp(r->counter, "cycles") && tc > 0)
     metric = r->value / tc, munit = "GHz";
+  else if (!r->avg && !timed && per_s > 0)
+    metric = per_second(r->value, per_s, rate_unit, sizeof(rate_unit)),
+    munit = rate_unit;
+  /* Multiplexed: the share of the time it counted. */
+  double pct = r->enabled > 0 ? 100.0 * r->running / r->enabled : NAN;
   if (stat_sep || stat_json) {
-    print_machine_m(out, v, unit, r->counter, r->device, r->kernel, sp,
-                    r->avg ? r->weight : NAN, metric, munit);
+    double rt = r->enabled > 0 ? r->running : r->avg ? r->weight : NAN;
+    print_machine_m(out, v, unit, r->counter, r->device, r->kernel, sp, rt, pct,
+                    metric, munit);
     return;
   }
   if (!strcmp(unit, "%"))
     snprintf(num, sizeof(num), "%.2f %%", v);
-  else if (!strcmp(unit, "msec"))
-    snprintf(num, sizeof(num), "%.2f msec", v);
+  else if (!strcmp(unit, "msec")) {
+    stat_fmt_num(num, sizeof(num) - 8, v, 2);
+    strcat(num, " msec");
+  } else if (!r->avg)
+    fmt_count(num, sizeof(num), v);
   else
-    stat_fmt_num(num, sizeof(num), v);
+    stat_fmt_num(num, sizeof(num), v, v == floor(v) ? 0 : 2);
   if (!isnan(metric))
-    snprintf(note, sizeof(note), "#  %.3f %s", metric, munit);
+    snprintf(note, sizeof(note), "# %8.3f %s", metric, munit);
   if (!isnan(sp)) {
     size_t n = strlen(note);
-    snprintf(note + n, sizeof(note) - n, "%s( +- %.2f%% )", n ? "  " : "", sp);
+    snprintf(note + n, sizeof(note) - n, "%s( +-%6.2f%% )", n ? "  " : "", sp);
+  }
+  if (!isnan(pct)) {
+    size_t n = strlen(note);
+    snprintf(note + n, sizeof(note) - n, "%s(%.2f%%)", n ? "  " : "", pct);
   }
   bool unit_in_num = !strcmp(unit, "%") || !strcmp(unit, "msec");
   fprintf(out, "%s%20s  %-50s %s%s%s\n", indent, num, r->counter,
@@ -226,7 +277,7 @@ static void print_stages(FILE *out, const char *dev) {
       if (stat_sep || stat_json)
         print_machine(out, r->value, "", "submits", dev, NULL, stat_spread(r));
       else
-        fprintf(out, "%20s  %s\n", stat_fmt_num(num, sizeof(num), r->value),
+        fprintf(out, "%20s  %s\n", fmt_count(num, sizeof(num), r->value),
                 "submits");
     } else if (r->kind == 's') {
       const char *evn = stage_event(ev, sizeof(ev), r->kernel);
@@ -238,17 +289,60 @@ static void print_stages(FILE *out, const char *dev) {
                       stat_spread(r));
       } else {
         fprintf(out, "%20s  %-50s #  %s GPU time\n",
-                stat_fmt_num(num, sizeof(num), (double)r->launches), evn,
+                fmt_count(num, sizeof(num), (double)r->launches), evn,
                 cli_fmt_ns(t, sizeof(t), (double)r->time_ns));
       }
     }
   }
 }
 
+/* The digits perf stat gives a mean beside its standard deviation sd:
+ * two past the first significant one of sd (its get_precision() + 2). */
+static int precision_of(double sd) {
+  if (sd > 1)
+    return 2;
+  if (!(sd > 0))
+    return 9; /* no spread: perf's one-run precision */
+  int p = (int)lround(ceil(-log10(sd))) + 2;
+  return p > 9 ? 9 : p;
+}
+
+/*
+ * The times of the run: perf stat's footer in the text form ("seconds time
+ * elapsed", then "seconds user" and "seconds sys" for one run; the mean
+ * elapsed time "+-" its standard error for -r N, as perf prints it, without
+ * user and sys); in the machine forms, time-elapsed, time-user and
+ * time-sys values in seconds, with their spreads for -r.
+ */
+static void print_times(FILE *out, const stat_times *t) {
+  if (stat_sep || stat_json) {
+    double n = t->elapsed_s;
+    print_machine(out, t->elapsed_s, "s", "time-elapsed", "", NULL,
+                  n > 0 ? 100.0 * t->elapsed_se / n : NAN);
+    print_machine(out, t->user_s, "s", "time-user", "", NULL,
+                  t->user_s > 0 ? 100.0 * t->user_se / t->user_s : NAN);
+    print_machine(out, t->sys_s, "s", "time-sys", "", NULL,
+                  t->sys_s > 0 ? 100.0 * t->sys_se / t->sys_s : NAN);
+    return;
+  }
+  if (isnan(t->elapsed_se)) {
+    fprintf(out, "\n %17.9f seconds time elapsed\n\n", t->elapsed_s);
+    fprintf(out, " %17.9f seconds user\n", t->user_s);
+    fprintf(out, " %17.9f seconds sys\n\n", t->sys_s);
+    return;
+  }
+  int p = precision_of(t->elapsed_se);
+  fprintf(out, "\n %17.*f +- %.*f seconds time elapsed", p, t->elapsed_s, p,
+          t->elapsed_se);
+  if (t->elapsed_s > 0)
+    fprintf(out, "  ( +-%6.2f%% )", 100.0 * t->elapsed_se / t->elapsed_s);
+  fputs("\n\n", out);
+}
+
 /* See cli_stat.h. */
-void stat_print_report(FILE *out, char **argv, double wall_s,
-                       double wall_spread, int crashed, int partial_sig) {
-  elapsed_ns = wall_s * 1e9;
+void stat_print_report(FILE *out, char **argv, const stat_times *times,
+                       int crashed, int partial_sig) {
+  elapsed_ns = times->elapsed_s * 1e9;
   if (!stat_sep && !stat_json) {
     fprintf(out, "\n Performance counter stats for '");
     for (int i = 0; argv[i]; i++)
@@ -280,7 +374,7 @@ void stat_print_report(FILE *out, char **argv, double wall_s,
     for (size_t j = 0; j < stat_nrows; j++)
       if (stat_rows[j].kind == 'c' && stat_rows[j].rn &&
           stat_same(stat_rows[j].device, dev))
-        print_value(out, &stat_rows[j], "", wall_s);
+        print_value(out, &stat_rows[j], "", times->elapsed_s);
     print_stages(out, dev);
     const stat_row *ks[MAX_ROWS];
     size_t nk = 0;
@@ -303,14 +397,14 @@ void stat_print_report(FILE *out, char **argv, double wall_s,
                 ks[k]->launches == 1 ? "" : "es",
                 cli_fmt_ns(t, sizeof(t), (double)ks[k]->time_ns));
         if (!isnan(stat_spread(ks[k])))
-          fprintf(out, " ( +- %.2f%% )", stat_spread(ks[k]));
+          fprintf(out, " ( +-%6.2f%% )", stat_spread(ks[k]));
         fputc('\n', out);
       }
       for (size_t j = 0; j < stat_nrows; j++)
         if (stat_rows[j].kind == 'v' && stat_rows[j].rn &&
             stat_same(stat_rows[j].device, dev) &&
             stat_same(stat_rows[j].kernel, ks[k]->kernel))
-          print_value(out, &stat_rows[j], "  ", wall_s);
+          print_value(out, &stat_rows[j], "  ", (double)ks[k]->time_ns / 1e9);
     }
   }
   bool host = false;
@@ -320,13 +414,7 @@ void stat_print_report(FILE *out, char **argv, double wall_s,
     if (!host && !stat_sep && !stat_json)
       fprintf(out, "\n Host CPU (perf_event, the whole process tree):\n");
     host = true;
-    print_value(out, &stat_rows[i], "", wall_s);
+    print_value(out, &stat_rows[i], "", host_value("task-clock") / 1e9);
   }
-  if (stat_sep || stat_json)
-    print_machine(out, wall_s, "s", "time-elapsed", "", NULL, wall_spread);
-  else if (!isnan(wall_spread))
-    fprintf(out, "\n %20.9f seconds time elapsed  ( +- %.2f%% )\n\n", wall_s,
-            wall_spread);
-  else
-    fprintf(out, "\n %20.9f seconds time elapsed\n\n", wall_s);
+  print_times(out, times);
 }

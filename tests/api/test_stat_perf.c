@@ -1,0 +1,300 @@
+/*
+ * test_stat_perf.c - `gpuperf stat` beside `perf stat` (issue 32 item 8):
+ * thousands separators kept with -r, the "seconds user" and "seconds sys"
+ * lines (the children's rusage), rates per second in the metric column,
+ * and the shapes of those lines compared with what the perf installed
+ * here prints (skipped where perf cannot count software events).
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "gpuperf/gpuperf.h"
+#include "harness.h"
+#include "unit/writer_util.h"
+#include "tp/tputil.h"
+
+/* The line of text holding needle, copied into buf. */
+static const char *line_of(const char *text, const char *needle, char *buf,
+                           size_t size) {
+  const char *p = strstr(text, needle);
+  if (!p)
+    return NULL;
+  while (p > text && p[-1] != '\n')
+    p--;
+  snprintf(buf, size, "%.*s", (int)strcspn(p, "\n"), p);
+  return buf;
+}
+
+/* The offset in text of the start of the line p is in. */
+static size_t line_start(const char *text, const char *p) {
+  while (p > text && p[-1] != '\n')
+    p--;
+  return (size_t)(p - text);
+}
+
+/* The -x line of text holding a and ending with end (its newline
+ * included), copied into buf without it. */
+static const char *line_ending(const char *text, const char *a, const char *end,
+                               char *buf, size_t size) {
+  for (const char *p = strstr(text, a); p; p = strstr(p + 1, a)) {
+    const char *nl = strchr(p, '\n');
+    size_t n = strlen(end) - 1;
+    if (nl && (size_t)(nl - p) >= n && strncmp(nl - n, end, n + 1) == 0)
+      return line_of(text + line_start(text, p), a, buf, size);
+  }
+  return NULL;
+}
+
+/* The line of text holding both a and b, copied into buf. */
+static const char *line_with(const char *text, const char *a, const char *b,
+                             char *buf, size_t size) {
+  for (const char *p = strstr(text, a); p; p = strstr(p + 1, a))
+    if (line_of(text + line_start(text, p), a, buf, size) && strstr(buf, b))
+      return buf;
+  return NULL;
+}
+
+/* The shape of a line: each number (digits, ',' and '.') made "N", a
+ * K/M/G before "/sec" dropped, blanks collapsed to one. */
+static void shape(const char *line, char *out, size_t size) {
+  size_t o = 0;
+  for (const char *p = line; *p && o + 2 < size;) {
+    if (isdigit((unsigned char)*p)) {
+      while (isdigit((unsigned char)*p) || *p == ',' || *p == '.')
+        p++;
+      out[o++] = 'N';
+    } else if (isspace((unsigned char)*p)) {
+      while (isspace((unsigned char)*p))
+        p++;
+      if (o > 0 && *p)
+        out[o++] = ' ';
+    } else if (strchr("KMG", *p) && strncmp(p + 1, "/sec", 4) == 0) {
+      p++;
+    } else {
+      out[o++] = *p++;
+    }
+  }
+  out[o] = '\0';
+}
+
+/* perf stat's stderr for `perf stat ARGS`, or NULL if perf cannot count
+ * here (not installed, or refused). */
+static char *perf_stat(const char *args) {
+  const char *path = gp_test_path(7, "perf.err");
+  char cmd[1024];
+  snprintf(cmd, sizeof(cmd), "perf stat %s 2>%s >/dev/null", args, path);
+  if (system(cmd) != 0)
+    return NULL;
+  char *t = tp_read_file(path, NULL);
+  if (t && !strstr(t, "page-faults")) {
+    free(t);
+    return NULL;
+  }
+  return t;
+}
+
+/* 1234567 -> "1,234,567", written here without gpuperf's code. */
+static void grouped(long long v, char *buf, size_t size) {
+  char d[32];
+  snprintf(d, sizeof(d), "%lld", v);
+  size_t len = strlen(d), o = 0;
+  for (size_t i = 0; i < len && o + 2 < size; i++) {
+    if (i > 0 && (len - i) % 3 == 0)
+      buf[o++] = ',';
+    buf[o++] = d[i];
+  }
+  buf[o] = '\0';
+}
+
+/* The first field of the -x, line holding needle, as a number. */
+static double csv_value(const char *text, const char *needle) {
+  char line[512];
+  if (!line_of(text, needle, line, sizeof(line)))
+    return NAN;
+  return strtod(line, NULL);
+}
+
+/* Field i (from 0) of a -x, line, into buf. */
+static const char *csv_field(const char *line, int i, char *buf, size_t size) {
+  const char *p = line;
+  for (int k = 0; k < i && p; k++)
+    p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+  if (!p)
+    return NULL;
+  snprintf(buf, size, "%.*s", (int)strcspn(p, ","), p);
+  return buf;
+}
+
+TEST(stat_repeat_keeps_thousands_separators) {
+  const char *app = wt_built("tests/stat_app");
+  char *out, *err, line[512], num[64];
+  /* The simulated GPU's count, printed raw by -x (the same every run). */
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "-x", ",", "-e", "dram__bytes_read.sum",
+                   "--", app, "--launches", "6", NULL),
+            0);
+  double dram = NAN;
+  if (line_ending(err, ",bytes,dram__bytes_read.sum,", "GPU #0,\n", line,
+                  sizeof(line)))
+    dram = strtod(line, NULL);
+  free(out);
+  free(err);
+  ASSERT(dram > 1e6);
+  grouped((long long)dram, num, sizeof(num));
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "-r", "3", "-e",
+                   "dram__bytes_read.sum,page-faults", "--", app, "--launches",
+                   "6", NULL),
+            0);
+  ASSERT(strstr(err, "(3 runs):") != NULL);
+  ASSERT_NOT_NULL(line_of(err, "dram__bytes_read.sum", line, sizeof(line)));
+  ASSERT(strstr(line, num) != NULL);
+  ASSERT(strstr(line, "( +-  0.00% )") != NULL);
+  /* A mean of counts that differ run to run: rounded and grouped, as perf
+   * prints it ("%'.0f"), not "448.33". */
+  if (gp_host_perf_status(NULL, 0) == 0) {
+    ASSERT_NOT_NULL(line_of(err, " page-faults ", line, sizeof(line)));
+    const char *v = line + strspn(line, " ");
+    ASSERT(strcspn(v, " ") == strspn(v, "0123456789,"));
+  }
+  /* The footer: the mean elapsed time +- its spread, no user and sys. */
+  ASSERT_NOT_NULL(line_of(err, "seconds time elapsed", line, sizeof(line)));
+  char ours[512], theirs[512];
+  shape(line, ours, sizeof(ours));
+  ASSERT_STR_EQ(ours, "N +- N seconds time elapsed ( +- N% )");
+  ASSERT(strstr(err, "seconds user") == NULL);
+  char *perf = perf_stat("-r 3 -e page-faults true");
+  if (perf) {
+    /* The same shapes as perf's, line for line. */
+    ASSERT_NOT_NULL(line_of(perf, "seconds time elapsed", line, sizeof(line)));
+    shape(line, theirs, sizeof(theirs));
+    ASSERT_STR_EQ(ours, theirs);
+    ASSERT_NOT_NULL(line_of(perf, " page-faults ", line, sizeof(line)));
+    shape(line, theirs, sizeof(theirs));
+    if (gp_host_perf_status(NULL, 0) == 0) {
+      line_of(err, " page-faults ", line, sizeof(line));
+      shape(line, ours, sizeof(ours));
+      ASSERT_STR_EQ(ours, theirs);
+    }
+    free(perf);
+  }
+  free(out);
+  free(err);
+  if (!perf)
+    SKIP("perf stat cannot count page-faults here: shapes not compared");
+}
+
+/* A loop of the shell's that spends CPU time in user mode. */
+static char *burn[] = {
+    "sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done", NULL};
+
+TEST(stat_user_and_sys_are_the_childrens_rusage) {
+  char *out, *err, line[512];
+  struct rusage before, after;
+  getrusage(RUSAGE_CHILDREN, &before);
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "-e", "task-clock", "--", burn[0],
+                   burn[1], burn[2], NULL),
+            0);
+  getrusage(RUSAGE_CHILDREN, &after);
+  double user = NAN, sys = NAN;
+  ASSERT_NOT_NULL(line_of(err, " seconds user", line, sizeof(line)));
+  user = strtod(line, NULL);
+  ASSERT_NOT_NULL(line_of(err, " seconds sys", line, sizeof(line)));
+  sys = strtod(line, NULL);
+  /* The loop's CPU time is the command's, and is part of what this
+   * test's children (gpuperf and the loop) spent, by the kernel's count. */
+  double cu = (double)(after.ru_utime.tv_sec - before.ru_utime.tv_sec) +
+              (double)(after.ru_utime.tv_usec - before.ru_utime.tv_usec) / 1e6;
+  double cs = (double)(after.ru_stime.tv_sec - before.ru_stime.tv_sec) +
+              (double)(after.ru_stime.tv_usec - before.ru_stime.tv_usec) / 1e6;
+  ASSERT(user > 0.0);
+  ASSERT(user <= cu + 1e-6);
+  ASSERT(sys <= cs + 1e-6);
+  /* Their order: elapsed, a blank line, user, sys (perf's footer). */
+  const char *e = strstr(err, "seconds time elapsed\n\n");
+  ASSERT_NOT_NULL(e);
+  ASSERT(strstr(e, "seconds user\n") < strstr(e, "seconds sys\n"));
+  char ours[512], theirs[512];
+  shape(e + strlen("seconds time elapsed\n\n"), ours, sizeof(ours));
+  ASSERT_STR_EQ(ours, "N seconds user N seconds sys");
+  /* -x: time-user and time-sys values carry them too. */
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "-x", ",", "--", "true", NULL), 0);
+  ASSERT_NOT_NULL(line_of(err, ",s,time-user,", line, sizeof(line)));
+  ASSERT_NOT_NULL(line_of(err, ",s,time-sys,", line, sizeof(line)));
+  ASSERT(strstr(err, "seconds user") == NULL);
+  free(out);
+  free(err);
+  char *perf = perf_stat("-e page-faults true");
+  if (!perf)
+    SKIP("perf stat cannot count page-faults here: footer not compared");
+  e = strstr(perf, "seconds time elapsed\n\n");
+  ASSERT_NOT_NULL(e);
+  shape(e + strlen("seconds time elapsed\n\n"), theirs, sizeof(theirs));
+  free(perf);
+  ASSERT_STR_EQ(ours, theirs);
+}
+
+TEST(stat_rates_per_second) {
+  const char *app = wt_built("tests/stat_app");
+  char *out, *err, line[512], f[64];
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "-x", ",", "-e",
+                   "dram__bytes_read.sum,cycle-count,page-faults,task-clock",
+                   "--", app, "--launches", "6", NULL),
+            0);
+  /* A kernel's cycles per second of its GPU time: the V3D's clock, which
+   * the device's information gives (500 MHz). */
+  gp_sim_config sc;
+  ASSERT_EQ(gp_sim_config_from_env(&sc), 0);
+  ASSERT_EQ(gp_sim_init(&sc), 0);
+  gp_device_info di;
+  ASSERT_EQ(gp_device_get_info(2, &di), 0);
+  gp_sim_shutdown();
+  ASSERT_NOT_NULL(
+      line_with(err, ",,cycle-count,", ",csd_blur", line, sizeof(line)));
+  ASSERT_STR_EQ(csv_field(line, 6, f, sizeof(f)), "M/sec");
+  ASSERT_NEAR(strtod(csv_field(line, 5, f, sizeof(f)), NULL),
+              di.core_clock_khz / 1e3, 0.01);
+  /* A device's total: per second of the elapsed time. */
+  double elapsed = csv_value(err, ",s,time-elapsed,");
+  ASSERT_NOT_NULL(line_ending(err, ",bytes,dram__bytes_read.sum,", "GPU #0,\n",
+                              line, sizeof(line)));
+  double dram = strtod(line, NULL), rate = dram / elapsed;
+  const char *unit = rate > 1e9 ? "G/sec" : rate > 1e6 ? "M/sec" : "K/sec";
+  double scale = rate > 1e9 ? 1e9 : rate > 1e6 ? 1e6 : 1e3;
+  ASSERT_STR_EQ(csv_field(line, 6, f, sizeof(f)), unit);
+  ASSERT_NEAR(strtod(csv_field(line, 5, f, sizeof(f)), NULL), rate / scale,
+              0.0006);
+  /* The host CPU's: per second of task-clock, as perf divides. */
+  if (gp_host_perf_status(NULL, 0) == 0) {
+    double tc = csv_value(err, ",msec,task-clock,");
+    ASSERT_NOT_NULL(line_of(err, ",,page-faults,", line, sizeof(line)));
+    double pf = strtod(line, NULL);
+    ASSERT_STR_EQ(csv_field(line, 6, f, sizeof(f)), "K/sec");
+    ASSERT_NEAR(strtod(csv_field(line, 5, f, sizeof(f)), NULL), pf / tc,
+                0.0006);
+    char *perf = perf_stat("-x, -e task-clock,page-faults true");
+    if (perf) {
+      /* perf's fields: value, unit, event, run time, percentage, metric,
+       * metric unit; ours the same, then device and kernel. */
+      char p[512];
+      const char *pl = line_of(perf, ",page-faults,", p, sizeof(p));
+      ASSERT_NOT_NULL(pl);
+      for (int i = 0; i < 7; i++) {
+        char a[64], b[64], sa[64], sb[64];
+        ASSERT_NOT_NULL(csv_field(p, i, a, sizeof(a)));
+        ASSERT_NOT_NULL(csv_field(line, i, b, sizeof(b)));
+        shape(a, sa, sizeof(sa));
+        shape(b, sb, sizeof(sb));
+        ASSERT_STR_EQ(sb, sa);
+      }
+      free(perf);
+    }
+  }
+  free(out);
+  free(err);
+}
