@@ -50,9 +50,9 @@ TEST(sampling_config_validation) {
   c.counter_period_ns = 10; /* below the device's minimum */
   ASSERT_ERR(gp_counters_start(0, &c), GP_EINVAL);
   c.counter_period_ns = 100000;
-  c.reserved0 = 1;
+  c.multiplex = 2; /* 0 or 1 */
   ASSERT_ERR(gp_counters_start(0, &c), GP_EINVAL);
-  c.reserved0 = 0;
+  c.multiplex = 0;
   uint32_t unknown[] = {4242};
   c.counter_ids = unknown;
   ASSERT_ERR(gp_counters_start(0, &c), GP_ENOCOUNTER);

@@ -259,11 +259,14 @@ TEST(stat_rates_per_second) {
   ASSERT_STR_EQ(csv_field(line, 6, f, sizeof(f)), "M/sec");
   ASSERT_NEAR(strtod(csv_field(line, 5, f, sizeof(f)), NULL),
               di.core_clock_khz / 1e3, 0.01);
-  /* A device's total: per second of the elapsed time. */
+  /* A device's total: per second of the time the device was sampled,
+   * its run time (-x's fourth field; within the elapsed time). */
   double elapsed = csv_value(err, ",s,time-elapsed,");
   ASSERT_NOT_NULL(line_ending(err, ",bytes,dram__bytes_read.sum,", "GPU #0,\n",
                               line, sizeof(line)));
-  double dram = strtod(line, NULL), rate = dram / elapsed;
+  double sampled = strtod(csv_field(line, 3, f, sizeof(f)), NULL) / 1e9;
+  ASSERT(sampled > 0 && sampled < elapsed);
+  double dram = strtod(line, NULL), rate = dram / sampled;
   const char *unit = rate > 1e9 ? "G/sec" : rate > 1e6 ? "M/sec" : "K/sec";
   double scale = rate > 1e9 ? 1e9 : rate > 1e6 ? 1e6 : 1e3;
   ASSERT_STR_EQ(csv_field(line, 6, f, sizeof(f)), unit);
@@ -295,6 +298,97 @@ TEST(stat_rates_per_second) {
       free(perf);
     }
   }
+  free(out);
+  free(err);
+}
+
+/* The -x, line of a counter's total on a device (no kernel) or of a
+ * kernel's value, in buf; NULL if none. */
+static const char *value_line(const char *text, const char *counter,
+                              const char *dev, const char *kernel, char *buf,
+                              size_t size) {
+  char a[256], end[256];
+  snprintf(a, sizeof(a), ",%s,", counter);
+  snprintf(end, sizeof(end), ",%s,%s\n", dev, kernel ? kernel : "");
+  return line_ending(text, a, end, buf, size);
+}
+
+static const char *const dram[] = {
+    "dram__bytes_read.sum", "dram__bytes_write.sum",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed"};
+
+/*
+ * -e 'dram*' selects 3 counters of a block that counts 2 at once: stat
+ * multiplexes them, perf's way. Each counter's share of the time (-x's
+ * fifth field) is below 100 % and the shares add up to 2 x 100 %; a
+ * kernel's values, scaled by its time over the time counted, equal those
+ * counted without multiplexing (stat_app's launches of a kernel are
+ * alike).
+ */
+TEST(stat_multiplexes_beyond_capacity) {
+  const char *app = wt_built("tests/stat_app");
+  const char *dev = "Sim Compute GPU #0";
+  char *out, *err, *plain[2], line[512], f[64];
+  /* 10 us periods: 40 us slices, many in the run. */
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "-x", ",", "--period", "10000", "-e",
+                   "dram*", "--", app, "--launches", "30", NULL),
+            0);
+  free(out);
+  ASSERT_EQ(tp_cli(&out, &plain[0], "stat", "-x", ",", "-e",
+                   "dram__bytes_read.sum,dram__bytes_write.sum", "--", app,
+                   "--launches", "30", NULL),
+            0);
+  free(out);
+  ASSERT_EQ(tp_cli(&out, &plain[1], "stat", "-x", ",", "-e", dram[2], "--", app,
+                   "--launches", "30", NULL),
+            0);
+  free(out);
+  double shares = 0;
+  for (int i = 0; i < 3; i++) {
+    ASSERT_NOT_NULL(value_line(err, dram[i], dev, NULL, line, sizeof(line)));
+    double pct = strtod(csv_field(line, 4, f, sizeof(f)), NULL);
+    ASSERT(pct > 0.0 && pct < 100.0);
+    shares += pct;
+    /* The kernel saxpy: the same as counted alone. */
+    ASSERT_NOT_NULL(value_line(err, dram[i], dev, "saxpy", line, sizeof(line)));
+    double mux = strtod(line, NULL);
+    pct = strtod(csv_field(line, 4, f, sizeof(f)), NULL);
+    ASSERT(pct > 0.0 && pct < 100.0);
+    ASSERT_NOT_NULL(
+        value_line(plain[i / 2], dram[i], dev, "saxpy", line, sizeof(line)));
+    ASSERT_STR_EQ(csv_field(line, 4, f, sizeof(f)), "100.00");
+    double alone = strtod(line, NULL);
+    ASSERT(alone > 0);
+    ASSERT_NEAR(mux / alone, 1.0, 1e-4);
+  }
+  ASSERT_NEAR(shares, 200.0, 0.05);
+  free(err);
+  free(plain[0]);
+  free(plain[1]);
+  /* The text form: the share after the value, as perf prints it. */
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "--period", "10000", "-e", "dram*", "--",
+                   app, "--launches", "30", NULL),
+            0);
+  ASSERT_NOT_NULL(line_of(err, " dram__bytes_write.sum ", line, sizeof(line)));
+  size_t len = strlen(line);
+  ASSERT(len > 9 && line[len - 1] == ')' && line[len - 8] == '(');
+  ASSERT(line[len - 2] == '%');
+  free(out);
+  free(err);
+}
+
+/* With the default period (4 ms slices) a run of 1 ms of GPU time never
+ * reaches the second slice: the counter left out is "<not counted>", as
+ * perf says of an event that never ran. */
+TEST(stat_multiplexed_not_counted) {
+  const char *app = wt_built("tests/stat_app");
+  char *out, *err, line[512];
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "-x", ",", "-e", "dram*", "--", app,
+                   "--launches", "2", NULL),
+            0);
+  ASSERT_NOT_NULL(line_of(err, "<not counted>,,", line, sizeof(line)));
+  ASSERT(strstr(line, ",dram__throughput.avg.pct_of_peak_sustained_elapsed,"
+                      "0,0.00,") != NULL);
   free(out);
   free(err);
 }

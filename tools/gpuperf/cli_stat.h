@@ -15,7 +15,7 @@
 
 typedef struct stat_row {
   /* 'c' counter, 'k' kernel, 'v' kernel value, 'h' host, 's' render
-   * stage, 'u' submits */
+   * stage, 'u' submits, 'd' a device's sampled time */
   char kind;
   char *device;  /* device name ("" for host) */
   char *kernel;  /* kernel name ('k', 'v'), stage kind ('s') */

@@ -158,6 +158,14 @@ static void merge_value(stat_row *r, const char *units, const char *how,
   }
 }
 
+/* A multiplexed counter's ns counted and enabled (a "running" line). */
+static void add_running(stat_row *r, const char *running, const char *enabled) {
+  if (!r)
+    return;
+  r->running += strtod(running, NULL);
+  r->enabled += strtod(enabled, NULL);
+}
+
 /* Merges one stat file; returns false if it is not one. */
 static bool read_file(const char *path) {
   FILE *f = fopen(path, "r");
@@ -193,6 +201,13 @@ static bool read_file(const char *path) {
       }
     } else if (n == 3 && strcmp(fl[0], "submits") == 0) {
       merge_value(find_row('u', fl[1], NULL, "submits"), "-", "sum",
+                  strtod(fl[2], NULL), 0);
+    } else if (n == 5 && strcmp(fl[0], "running") == 0) {
+      add_running(find_row('c', fl[1], NULL, fl[2]), fl[3], fl[4]);
+    } else if (n == 6 && strcmp(fl[0], "krunning") == 0) {
+      add_running(find_row('v', fl[1], fl[2], fl[3]), fl[4], fl[5]);
+    } else if (n == 3 && strcmp(fl[0], "sampled") == 0) {
+      merge_value(find_row('d', fl[1], NULL, "sampled"), "NANOSECOND", "sum",
                   strtod(fl[2], NULL), 0);
     } else if (n >= 1 && strcmp(fl[0], "process") == 0) {
       run_procs++;
@@ -270,7 +285,7 @@ static double now_s(void) {
 static void run_clear(void) {
   for (size_t i = 0; i < stat_nrows; i++) {
     stat_row *r = &stat_rows[i];
-    r->value = r->weight = 0;
+    r->value = r->weight = r->running = r->enabled = 0;
     r->launches = r->time_ns = 0;
   }
   run_files = run_procs = run_dying = 0;
@@ -283,8 +298,10 @@ static void run_done(void) {
     stat_row *r = &stat_rows[i];
     bool k = r->kind == 'k' || r->kind == 's';
     double v = k ? (double)r->time_ns : r->value;
-    if (v != 0 || r->launches || r->weight > 0)
+    if (v != 0 || r->launches || r->weight > 0 || r->enabled > 0)
       r->rn++;
+    r->runsum += r->running;
+    r->ensum += r->enabled;
     r->rsum += v;
     r->rsq += v * v;
     r->lsum += (double)r->launches;
@@ -304,6 +321,8 @@ static void runs_mean(void) {
       continue;
     r->value = r->rsum / stat_counted;
     r->weight = r->wsum / stat_counted;
+    r->running = r->runsum / stat_counted;
+    r->enabled = r->ensum / stat_counted;
     if (r->kind == 'k' || r->kind == 's') {
       r->time_ns = (uint64_t)llround(r->value);
       r->launches = (uint64_t)llround(r->lsum / stat_counted);
@@ -335,7 +354,7 @@ static void report_crash(int i, const char *cmd, int sig, int status,
  * status of gpuperf. */
 static int stat_run(char **names, size_t nnames, const char *output,
                     uint64_t period, char **cmd) {
-  int status = cli_check_events(names, nnames);
+  int status = cli_check_events(names, nnames, true);
   if (status != CLI_OK)
     return status;
 

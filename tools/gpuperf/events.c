@@ -32,7 +32,7 @@ static void default_ids(uint32_t d, uint32_t *ids, size_t *n) {
  * See cli_record.h. What the names select on each device is checked by
  * creating, then destroying, a perfmon: its validation is the device's.
  */
-int cli_check_events(char **names, size_t n) {
+int cli_check_events(char **names, size_t n, bool multiplex) {
   uint32_t ndev = 0, host = 0;
   /* The simulated GPUs' catalogs, on the real clock: the recorder stamps
    * the loss counters and salvaged records of its processes, which are on
@@ -86,7 +86,9 @@ int cli_check_events(char **names, size_t n) {
           ids[total++] = got[k];
       }
     }
-    if (total == 0)
+    gp_counter_catalog_info ci;
+    if (total == 0 ||
+        (multiplex && gp_counter_catalog(d, &ci) == 0 && ci.supports_multiplex))
       continue;
     gp_perfmon *pm = NULL;
     rc = gp_perfmon_create(d, ids, total, &pm);

@@ -162,6 +162,16 @@ static const char *human_unit(const stat_row *r, double *v) {
   return r->units;
 }
 
+/* The seconds device dev was sampled (its periodic windows), or
+ * otherwise those elapsed. */
+static double sampled_s(const char *dev, double elapsed_s) {
+  for (size_t i = 0; i < stat_nrows; i++)
+    if (stat_rows[i].kind == 'd' && stat_same(stat_rows[i].device, dev) &&
+        stat_rows[i].value > 0)
+      return stat_rows[i].value / 1e9;
+  return elapsed_s;
+}
+
 static double host_value(const char *counter) {
   for (size_t i = 0; i < stat_nrows; i++)
     if (stat_rows[i].kind == 'h' && stat_same(stat_rows[i].counter, counter))
@@ -213,8 +223,32 @@ static void print_value(FILE *out, const stat_row *r, const char *indent,
     munit = rate_unit;
   /* Multiplexed: the share of the time it counted. */
   double pct = r->enabled > 0 ? 100.0 * r->running / r->enabled : NAN;
+  if (r->enabled > 0 && !(r->running > 0)) { /* never had its turn */
+    if (stat_json) {
+      fputs("{\"counter-value\": \"<not counted>\", \"event\": ", out);
+      json_str(out, r->counter);
+      fputs(", \"device\": ", out);
+      json_str(out, r->device);
+      fputs(", \"event-runtime\": 0, \"pcnt-running\": 0.00}\n", out);
+    } else if (stat_sep) {
+      fprintf(out, "<not counted>%s%s%s%s%s0%s0.00%s", stat_sep, "", stat_sep,
+              r->counter, stat_sep, stat_sep, stat_sep);
+      if (stat_repeats > 1)
+        fputs(stat_sep, out);
+      fprintf(out, "%s%s%s%s\n", stat_sep, stat_sep, r->device ? r->device : "",
+              stat_sep);
+    } else {
+      fprintf(out, "%s%20s  %s\n", indent, "<not counted>", r->counter);
+    }
+    return;
+  }
   if (stat_sep || stat_json) {
-    double rt = r->enabled > 0 ? r->running : r->avg ? r->weight : NAN;
+    /* The run time: a multiplexed counter's, an average's sampled time,
+     * a device's (sampled) or a kernel's (GPU) time behind a count. */
+    double rt = r->enabled > 0                ? r->running
+                : r->avg                      ? r->weight
+                : r->kind != 'h' && per_s > 0 ? per_s * 1e9
+                                              : NAN;
     print_machine_m(out, v, unit, r->counter, r->device, r->kernel, sp, rt, pct,
                     metric, munit);
     return;
@@ -234,7 +268,7 @@ static void print_value(FILE *out, const stat_row *r, const char *indent,
     size_t n = strlen(note);
     snprintf(note + n, sizeof(note) - n, "%s( +-%6.2f%% )", n ? "  " : "", sp);
   }
-  if (!isnan(pct)) {
+  if (pct < 100.0) { /* as perf, the share only when it is not all */
     size_t n = strlen(note);
     snprintf(note + n, sizeof(note) - n, "%s(%.2f%%)", n ? "  " : "", pct);
   }
@@ -374,7 +408,7 @@ void stat_print_report(FILE *out, char **argv, const stat_times *times,
     for (size_t j = 0; j < stat_nrows; j++)
       if (stat_rows[j].kind == 'c' && stat_rows[j].rn &&
           stat_same(stat_rows[j].device, dev))
-        print_value(out, &stat_rows[j], "", times->elapsed_s);
+        print_value(out, &stat_rows[j], "", sampled_s(dev, times->elapsed_s));
     print_stages(out, dev);
     const stat_row *ks[MAX_ROWS];
     size_t nk = 0;
