@@ -36,7 +36,19 @@
  *   stage    DEVICE-NAME  STAGE  COUNT  TIME-NS
  *   submits  DEVICE-NAME  COUNT
  *   host     COUNTER  UNITS  VALUE
+ *   sampled  DEVICE-NAME  NS
+ *   running  DEVICE-NAME  COUNTER  RUNNING-NS  ENABLED-NS
+ *   krunning DEVICE-NAME  KERNEL  COUNTER  RUNNING-NS  ENABLED-NS
  *   ended    signal
+ *
+ * "sampled" is the span of a device's periodic windows. A device given
+ * more counters than it counts at once multiplexes them
+ * (gp_counter_config.multiplex) where it can: then its counter and
+ * kvalue sums are perf's estimates, the value counted scaled by
+ * ENABLED-NS / RUNNING-NS (the device's sampled span, or the kernel's
+ * GPU time, over what the counter's records cover), and a "running" or
+ * "krunning" line follows each; a counter that never had its turn has
+ * only a "running" line with RUNNING-NS 0.
  *
  * "stage" lines count the render stages of a graphics API (Vulkan): STAGE
  * is "command-buffer", "render-pass", "compute" or "transfer", TIME-NS

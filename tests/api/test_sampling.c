@@ -60,6 +60,15 @@ TEST(sampling_config_validation) {
   c.counter_ids = dram;
   c.num_counter_ids = 3;
   ASSERT_ERR(gp_counters_start(0, &c), GP_ECAPACITY);
+  /* Multiplexed, the simulated GPU takes them (test_stat_perf.c checks
+   * what it counts). */
+  gp_counter_catalog_info ci;
+  ASSERT_EQ(gp_counter_catalog(0, &ci), 0);
+  ASSERT_EQ(ci.supports_multiplex, 1u);
+  c.multiplex = 1;
+  ASSERT_EQ(gp_counters_start(0, &c), 0);
+  ASSERT_EQ(gp_counters_stop(0), 0);
+  c.multiplex = 0;
   c.counter_ids = ids;
   c.num_counter_ids = 2;
   gp_activity_range r = {10, 5};
