@@ -394,11 +394,14 @@ void stat_print_report(FILE *out, char **argv, const stat_times *times,
   }
   /* Devices in order of first appearance. */
   for (size_t i = 0; i < stat_nrows; i++) {
-    if (stat_rows[i].kind == 'h' || !stat_rows[i].rn)
+    /* A device's sampled time alone does not make it a section. */
+    if (stat_rows[i].kind == 'h' || stat_rows[i].kind == 'd' ||
+        !stat_rows[i].rn)
       continue;
     bool seen = false;
     for (size_t j = 0; j < i && !seen; j++)
-      seen = stat_rows[j].kind != 'h' && stat_rows[j].rn &&
+      seen = stat_rows[j].kind != 'h' && stat_rows[j].kind != 'd' &&
+             stat_rows[j].rn &&
              stat_same(stat_rows[j].device, stat_rows[i].device);
     if (seen)
       continue;
