@@ -439,6 +439,10 @@ static void on_device(uint32_t dev) {
     int rc =
         gp__catalog_select(cat, (const char *const *)st.names, st.num_names,
                            true, ids, GP_PERFMON_MAX_COUNTERS, &n);
+    if (rc != 0)
+      fprintf(stderr, "gpuperf stat: cannot count on device %u: %s\n", dev,
+              rc == GP_ENOSPC ? "more counters than one sampling takes"
+                              : gp_strerror(rc));
     if (rc != 0 || n == 0)
       return;
   } else {

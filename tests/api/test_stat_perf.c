@@ -394,3 +394,37 @@ TEST(stat_multiplexed_not_counted) {
   free(out);
   free(err);
 }
+
+/* The V3D counts 32 of its 87 counters at once: 64 (the most one
+ * sampling takes) are multiplexed, each counting half the time in all;
+ * 68 are refused before the program runs. */
+TEST(stat_multiplexes_the_v3d) {
+  const char *app = wt_built("tests/stat_app");
+  const char *touched = gp_test_path(2, "touched");
+  char *out, *err;
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "-x", ",", "--period", "10000", "-e",
+                   "QPU*,TMU*,L2T*,TLB*,FEP*,PTB*,cycle-count", "--", app,
+                   "--launches", "30", NULL),
+            0);
+  int n = 0;
+  double shares = 0;
+  for (const char *p = strstr(err, ",Sim V3D 4.2 #2,\n"); p;
+       p = strstr(p + 1, ",Sim V3D 4.2 #2,\n")) {
+    char line[512], f[64];
+    line_of(err + line_start(err, p), ",", line, sizeof(line));
+    shares += strtod(csv_field(line, 4, f, sizeof(f)), NULL);
+    n++;
+  }
+  ASSERT_EQ(n, 64);
+  ASSERT_NEAR(shares, 32 * 100.0, 0.5);
+  free(out);
+  free(err);
+  ASSERT_EQ(tp_cli(&out, &err, "stat", "-e",
+                   "QPU*,TMU*,L2T*,TLB*,FEP*,PTB*,cycle-count,AXI-writes*",
+                   "--", app, "--touch", touched, NULL),
+            2);
+  ASSERT(strstr(err, "68 counters selected on device 2") != NULL);
+  ASSERT(access(touched, F_OK) != 0);
+  free(out);
+  free(err);
+}

@@ -49,6 +49,7 @@ GP_TEST_ENTRY(stat_user_and_sys_are_the_childrens_rusage, 60)
 GP_TEST_ENTRY(stat_rates_per_second, 60)
 GP_TEST_ENTRY(stat_multiplexes_beyond_capacity, 60)
 GP_TEST_ENTRY(stat_multiplexed_not_counted, 30)
+GP_TEST_ENTRY(stat_multiplexes_the_v3d, 30)
 
 /* api: the host CPU through perf_event */
 GP_TEST_ENTRY(perf_event_host_catalog_and_perfmon, 20)
