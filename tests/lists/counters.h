@@ -22,6 +22,7 @@ GP_TEST_ENTRY(monitor_results_match_jobs, 10)
 /* api: sampling and the filter pipeline */
 GP_TEST_ENTRY(sampling_config_validation, 10)
 GP_TEST_ENTRY(sampling_periodic_windows, 20)
+GP_TEST_ENTRY(sampling_multiplexed_takes_turns, 30)
 GP_TEST_ENTRY(sampling_seed_example_filter, 20)
 GP_TEST_ENTRY(sampling_exclude_beats_include, 10)
 GP_TEST_ENTRY(sampling_name_bases_and_ranges, 20)
