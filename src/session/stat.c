@@ -324,8 +324,8 @@ static void on_counter(const gp_activity_counter *c) {
   uint64_t w =
       c->timestamp > c->window_start ? c->timestamp - c->window_start : 0;
   uint32_t combine = cat->counters[idx].combine;
-  /* Periodic values, and those measured per render stage (a Vulkan
-   * device's pipeline statistics), make the device's totals. */
+  /* The span of the periodic windows: what a multiplexed counter could
+   * have counted, and what a device's rates are over. */
   if (c->correlation_id == 0 && c->device_id < GP__MAX_DEVICES) {
     uint32_t d = c->device_id;
     if (!st.to[d] || c->window_start < st.from[d])
@@ -333,6 +333,8 @@ static void on_counter(const gp_activity_counter *c) {
     if (c->timestamp > st.to[d])
       st.to[d] = c->timestamp;
   }
+  /* Periodic values, and those measured per render stage (a Vulkan
+   * device's pipeline statistics), make the device's totals. */
   if (c->correlation_id == 0 || api_of(c->device_id) == GP_API_VULKAN) {
     total *t = total_get(c->device_id, (uint32_t)idx);
     if (t)
