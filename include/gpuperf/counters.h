@@ -205,7 +205,9 @@ typedef struct gp_counter_catalog_info {
   uint64_t min_sampling_period_ns;
   uint64_t max_sampling_period_ns;
   uint32_t supports_instrumented; /* per-activity sampling possible */
-  uint32_t reserved0;
+  /* Sampling may time-multiplex more counters than max_active and the
+   * blocks' capacities allow (gp_counter_config.multiplex). */
+  uint32_t supports_multiplex;
 } gp_counter_catalog_info;
 
 /*
@@ -283,7 +285,15 @@ typedef struct gp_counter_config {
   const char *const *counter_names;
   size_t num_counter_names;
   uint32_t instrumented;
-  uint32_t reserved0;
+  /* 0 or 1. With 1, a selection larger than the device counts at once is
+   * time-multiplexed where the catalog supports_multiplex: the counters
+   * take turns, perf's way, in slices of GP_COUNTER_MUX_PERIODS sampling
+   * periods (4 ms without a period): slice k counts, from the k-th
+   * counter on (modulo their number, in the order given or selected),
+   * each that still fits. A periodic record covers one window within a
+   * slice, a per-activity one the activity, counted with the slice it
+   * started in; a counter has records only for what it counted. */
+  uint32_t multiplex;
   const gp_activity_name_filter *name_filters;
   size_t num_name_filters;
   const char *const *tx_include_globs;
@@ -300,7 +310,8 @@ typedef struct gp_counter_config {
  * correlation_id 0 and the window they cover; per-activity values carry the
  * activity's correlation id and its [start, end] as the window. Validates
  * the whole config first: GP_ENOCOUNTER for an unknown counter,
- * GP_ECAPACITY for more than the hardware can count at once, GP_EINVAL for
+ * GP_ECAPACITY for more than the hardware can count at once (unless
+ * multiplexed, see gp_counter_config.multiplex), GP_EINVAL for
  * a bad period or filter; nothing starts on error. GP_EBUSY if sampling
  * already runs on the device. GP_ENOTSUP if instrumented sampling is asked
  * of a device that cannot do it (the host CPU; with GP_ALL_DEVICES such a
@@ -309,6 +320,7 @@ typedef struct gp_counter_config {
  * those it has. Only kernels are instrumented.
  */
 #define GP_ALL_DEVICES UINT32_MAX
+#define GP_COUNTER_MUX_PERIODS 4
 GP_EXPORT int gp_counters_start(uint32_t device_id,
                                 const gp_counter_config *config);
 

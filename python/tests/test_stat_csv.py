@@ -81,3 +81,26 @@ def test_stat_x_is_perf_csv(repeat):
         assert tc["metric_unit"] == "CPUs utilized"
         want = float(tc["value"]) / 1e3 / float(el["value"])
         assert tc["metric"] == pytest.approx(want, rel=1e-2, abs=2e-3)
+
+
+def test_stat_x_multiplexed_is_perf_csv():
+    """`-e 'dram*'`: three counters of a block that counts two at once,
+    multiplexed; perf's run-time and percentage fields say for how long
+    and what share of the time each counted."""
+    lines = stat("--period", "10000", "-e", "dram*", "--", APP,
+                 "--launches", "30")
+    recs = [perf_csv_line(ln, ";", False) for ln in lines]
+    dev = [r for r in recs if r["event"].startswith("dram__")
+           and r["extra"] == ["Sim Compute GPU #0", ""]]
+    assert len(dev) == 3
+    sampled = max(r["runtime"] / (r["percent"] / 100) for r in dev)
+    for r in dev:
+        float(r["value"])
+        assert 0 < r["percent"] < 100
+        # the run time is the time counted: its share of the time sampled
+        assert r["runtime"] == pytest.approx(sampled * r["percent"] / 100,
+                                             rel=1e-3)
+    # two counted at any time
+    assert sum(r["percent"] for r in dev) == pytest.approx(200, abs=0.05)
+    rates = [r for r in dev if r["unit"] == "bytes"]
+    assert rates and all(r["metric_unit"].endswith("/sec") for r in rates)

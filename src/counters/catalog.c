@@ -225,6 +225,7 @@ int gp_counter_catalog(uint32_t device_id, gp_counter_catalog_info *info) {
   info->min_sampling_period_ns = c->min_period_ns;
   info->max_sampling_period_ns = c->max_period_ns;
   info->supports_instrumented = c->supports_instrumented;
+  info->supports_multiplex = c->supports_multiplex;
   return 0;
 }
 

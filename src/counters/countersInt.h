@@ -64,6 +64,8 @@ typedef struct gp__catalog {
   uint64_t min_period_ns, max_period_ns;
   uint32_t supports_instrumented;
   uint32_t has_scheduler; /* jobs, switching, a global perfmon */
+  /* Its provider emits through gp__sampler_emit(), which multiplexes. */
+  uint32_t supports_multiplex;
 } gp__catalog;
 
 /* period_ns brought within the periods cat can sample at. */
@@ -126,6 +128,14 @@ typedef struct gp__sampler {
   const gp__catalog *cat;
   gp__filter *filter; /* NULL unless instrumented */
   void *prov_data;    /* provider's sampling state */
+  /* Time-multiplexed (gp_counter_config.multiplex): mux_num schedules,
+   * each a mask of the counters (bit i: index[i]) that count in its
+   * slices of mux_slice_ns from mux_epoch (the provider's time at its
+   * start, set by the provider). mux_num 0: all count all along. */
+  uint32_t mux_num;
+  uint64_t mux_slice_ns;
+  uint64_t mux_epoch;
+  uint64_t *mux_mask;
 } gp__sampler;
 
 /* Hooks a provider gives with its catalog. Any may be NULL (not
@@ -155,6 +165,17 @@ typedef struct gp__provider_ops {
   int (*sampling_start)(void *prov, gp__sampler *s);
   void (*sampling_stop)(void *prov, gp__sampler *s);
 } gp__provider_ops;
+
+/*
+ * Emits the COUNTER records of one window (or activity) of s, as
+ * gp__counter_emit_n() with s's counters, leaving out those a
+ * multiplexed s does not count at time t (the provider's time at the
+ * window's or the activity's start).
+ */
+void gp__sampler_emit(const gp__sampler *s, uint64_t t, const double *num,
+                      const double *den, uint64_t timestamp,
+                      uint64_t window_start, uint64_t correlation_id,
+                      uint32_t perfmon_id, uint32_t context_id);
 
 /* ---- catalog.c ---- */
 

@@ -264,6 +264,32 @@ void gp__counter_emit_n(const gp__catalog *cat, uint32_t device_id,
 }
 
 /* See countersInt.h. */
+void gp__sampler_emit(const gp__sampler *s, uint64_t t, const double *num,
+                      const double *den, uint64_t timestamp,
+                      uint64_t window_start, uint64_t correlation_id,
+                      uint32_t perfmon_id, uint32_t context_id) {
+  if (!s->mux_num) {
+    gp__counter_emit_n(s->cat, s->device_id, s->index, s->num_counters, num,
+                       den, timestamp, window_start, correlation_id, perfmon_id,
+                       context_id);
+    return;
+  }
+  uint64_t slice = t > s->mux_epoch ? (t - s->mux_epoch) / s->mux_slice_ns : 0;
+  uint64_t mask = s->mux_mask[slice % s->mux_num];
+  uint32_t index[GP_PERFMON_MAX_COUNTERS], n = 0;
+  double nv[GP_PERFMON_MAX_COUNTERS], dv[GP_PERFMON_MAX_COUNTERS];
+  for (uint32_t i = 0; i < s->num_counters; i++) {
+    if (!(mask >> i & 1))
+      continue;
+    index[n] = s->index[i];
+    nv[n] = num[i];
+    dv[n++] = den[i];
+  }
+  gp__counter_emit_n(s->cat, s->device_id, index, n, nv, dv, timestamp,
+                     window_start, correlation_id, perfmon_id, context_id);
+}
+
+/* See countersInt.h. */
 void gp__counter_emit(const gp__catalog *cat, uint32_t device_id,
                       uint32_t index, double num, double den,
                       uint64_t timestamp, uint64_t window_start,
@@ -290,6 +316,7 @@ void gp__sampler_put(gp__sampler *s) {
   gp__filter_put(s->filter);
   free(s->ids);
   free(s->index);
+  free(s->mux_mask);
   free(s);
 }
 
@@ -379,7 +406,7 @@ static int check_all_known(const gp_counter_config *c, const uint32_t *devs,
 }
 
 static int check_config(const gp_counter_config *c) {
-  if (!c || c->reserved0 || c->instrumented > 1)
+  if (!c || c->multiplex > 1 || c->instrumented > 1)
     return GP_EINVAL;
   if ((c->num_counter_ids && c->num_counter_names) ||
       (c->num_counter_ids && !c->counter_ids) ||
@@ -391,6 +418,45 @@ static int check_config(const gp_counter_config *c) {
     if (!c->counter_names[i] || !*c->counter_names[i])
       return GP_EINVAL;
   return check_filters(c);
+}
+
+/*
+ * Makes s (its ids set, more than its device counts at once) a
+ * multiplexed sampler: its catalog indexes, and one schedule per
+ * counter, perf's rotation: schedule k takes, from the k-th counter on,
+ * each that still fits max_active and its block's capacity. GP_ECAPACITY
+ * if some counter never fits; GP_ENOMEM.
+ */
+static int mux_schedules(gp__sampler *s, uint64_t period_ns) {
+  const gp__catalog *cat = s->cat;
+  uint32_t n = s->num_counters;
+  s->mux_mask = calloc(n, sizeof(*s->mux_mask));
+  if (!s->mux_mask)
+    return GP_ENOMEM;
+  for (uint32_t i = 0; i < n; i++)
+    s->index[i] = (uint32_t)gp__catalog_find(cat, s->ids[i]);
+  uint64_t all = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t per_block[GP_PERFMON_MAX_COUNTERS] = {0}, total = 0;
+    for (uint32_t j = 0; j < n; j++) {
+      uint32_t i = (k + j) % n;
+      uint32_t b = cat->counters[s->index[i]].info.block_id;
+      if (total == cat->max_active || (b < GP_PERFMON_MAX_COUNTERS &&
+                                       per_block[b] == cat->blocks[b].capacity))
+        continue;
+      if (b < GP_PERFMON_MAX_COUNTERS)
+        per_block[b]++;
+      total++;
+      s->mux_mask[k] |= 1ull << i;
+    }
+    all |= s->mux_mask[k];
+  }
+  if (all != (n == 64 ? ~0ull : (1ull << n) - 1))
+    return GP_ECAPACITY;
+  s->mux_num = n;
+  s->mux_slice_ns =
+      period_ns ? period_ns * GP_COUNTER_MUX_PERIODS : 4000000; /* perf's */
+  return 0;
 }
 
 /* Builds the sampler of one device (nothing started). *s NULL when the
@@ -415,7 +481,8 @@ static int sampler_new(uint32_t dev, const gp_counter_config *c, bool many,
   if (n == 0)
     return many ? 0 : GP_ENOCOUNTER;
   rc = gp__catalog_check(cat, ids, n, NULL);
-  if (rc != 0)
+  bool mux = rc == GP_ECAPACITY && c->multiplex && cat->supports_multiplex;
+  if (rc != 0 && !mux)
     return rc;
   if (active[dev])
     return GP_EBUSY;
@@ -435,7 +502,15 @@ static int sampler_new(uint32_t dev, const gp_counter_config *c, bool many,
     return GP_ENOMEM;
   }
   memcpy(x->ids, ids, n * sizeof(*ids));
-  gp__catalog_check(cat, ids, n, x->index);
+  if (mux) {
+    rc = mux_schedules(x, period);
+    if (rc != 0) {
+      gp__sampler_put(x);
+      return rc;
+    }
+  } else {
+    gp__catalog_check(cat, ids, n, x->index);
+  }
   *s = x;
   return 0;
 }

@@ -36,7 +36,19 @@
  *   stage    DEVICE-NAME  STAGE  COUNT  TIME-NS
  *   submits  DEVICE-NAME  COUNT
  *   host     COUNTER  UNITS  VALUE
+ *   sampled  DEVICE-NAME  NS
+ *   running  DEVICE-NAME  COUNTER  RUNNING-NS  ENABLED-NS
+ *   krunning DEVICE-NAME  KERNEL  COUNTER  RUNNING-NS  ENABLED-NS
  *   ended    signal
+ *
+ * "sampled" is the span of a device's periodic windows. A device given
+ * more counters than it counts at once multiplexes them
+ * (gp_counter_config.multiplex) where it can: then its counter and
+ * kvalue sums are perf's estimates, the value counted scaled by
+ * ENABLED-NS / RUNNING-NS (the device's sampled span, or the kernel's
+ * GPU time, over what the counter's records cover), and a "running" or
+ * "krunning" line follows each; a counter that never had its turn has
+ * only a "running" line with RUNNING-NS 0.
  *
  * "stage" lines count the render stages of a graphics API (Vulkan): STAGE
  * is "command-buffer", "render-pass", "compute" or "transfer", TIME-NS
@@ -67,8 +79,9 @@
 #define MAX_NAMES 64
 
 typedef struct agg {
-  double sum;    /* sum counters: the total; averages: value x weight */
-  double weight; /* ns of sampled time (averages) */
+  double sum;     /* sum counters: the total; averages: value x weight */
+  double weight;  /* ns of sampled time (averages) */
+  double running; /* ns its records cover (sums and averages alike) */
 } agg;
 
 typedef struct total {
@@ -133,6 +146,12 @@ static struct {
   stage_total *stages[GP__MAX_DEVICES];
   uint32_t api[GP__MAX_DEVICES];   /* gp_api + 1 (0: not looked up) */
   busy_dev *busy[GP__MAX_DEVICES]; /* devices without a Utilization */
+  /* The span of each device's periodic windows, [from, to) (to 0: none
+   * yet), and whether its counters are time-multiplexed. */
+  uint64_t from[GP__MAX_DEVICES], to[GP__MAX_DEVICES];
+  bool mux[GP__MAX_DEVICES];
+  uint32_t *mux_ids[GP__MAX_DEVICES]; /* what a multiplexed device counts */
+  size_t num_mux_ids[GP__MAX_DEVICES];
   gp__perf_set *host;
   uint32_t host_index[GP_PERFMON_MAX_COUNTERS];
   size_t num_host;
@@ -143,6 +162,7 @@ static struct {
 /* Aggregation (collector thread)                                       */
 
 static void agg_add(agg *a, uint32_t combine, double v, uint64_t w) {
+  a->running += (double)w;
   if (combine == GP__SUM) {
     a->sum += v;
   } else {
@@ -305,6 +325,15 @@ static void on_counter(const gp_activity_counter *c) {
   uint64_t w =
       c->timestamp > c->window_start ? c->timestamp - c->window_start : 0;
   uint32_t combine = cat->counters[idx].combine;
+  /* The span of the periodic windows: what a multiplexed counter could
+   * have counted, and what a device's rates are over. */
+  if (c->correlation_id == 0 && c->device_id < GP__MAX_DEVICES) {
+    uint32_t d = c->device_id;
+    if (!st.to[d] || c->window_start < st.from[d])
+      st.from[d] = c->window_start;
+    if (c->timestamp > st.to[d])
+      st.to[d] = c->timestamp;
+  }
   /* Periodic values, and those measured per render stage (a Vulkan
    * device's pipeline statistics), make the device's totals. */
   if (c->correlation_id == 0 || api_of(c->device_id) == GP_API_VULKAN) {
@@ -362,6 +391,7 @@ static int start_on(uint32_t dev, const gp__catalog *cat, const uint32_t *ids,
   c.counter_ids = ids;
   c.num_counter_ids = n;
   c.instrumented = instrumented;
+  c.multiplex = 1; /* where the device can, as perf does */
   return gp_counters_start(dev, &c);
 }
 
@@ -412,6 +442,10 @@ static void on_device(uint32_t dev) {
     int rc =
         gp__catalog_select(cat, (const char *const *)st.names, st.num_names,
                            true, ids, GP_PERFMON_MAX_COUNTERS, &n);
+    if (rc != 0)
+      fprintf(stderr, "gpuperf stat: cannot count on device %u: %s\n", dev,
+              rc == GP_ENOSPC ? "more counters than one sampling takes"
+                              : gp_strerror(rc));
     if (rc != 0 || n == 0)
       return;
   } else {
@@ -421,6 +455,13 @@ static void on_device(uint32_t dev) {
         ids[n++] = cat->counters[i].info.id;
     if (n == 0)
       return;
+  }
+  if (dev < GP__MAX_DEVICES && cat->supports_multiplex &&
+      gp__catalog_check(cat, ids, n, NULL) == GP_ECAPACITY &&
+      (st.mux_ids[dev] = malloc(n * sizeof(*ids)))) {
+    memcpy(st.mux_ids[dev], ids, n * sizeof(*ids));
+    st.num_mux_ids[dev] = n;
+    st.mux[dev] = true;
   }
   int rc = start_on(dev, cat, ids, n, true, cat->supports_instrumented);
   if (rc == GP_ENOTSUP && cat->supports_instrumented) {
@@ -525,13 +566,18 @@ static const char *units_of(const gp_counter_info *c, char *buf, size_t n) {
   return buf;
 }
 
-static void put_value(FILE *f, const gp__counter_def *def, const agg *a) {
+/* Writes a's value; enabled: the ns it could have counted, of which it
+ * counted a->running (multiplexed: a sum is scaled by enabled / running,
+ * perf's estimate), or 0 (not multiplexed). */
+static void put_value(FILE *f, const gp__counter_def *def, const agg *a,
+                      double enabled) {
   char units[96];
   units_of(&def->info, units, sizeof(units));
   put_escaped(f, def->info.name);
   put_escaped(f, units);
+  double scale = enabled > 0 && a->running > 0 ? enabled / a->running : 1.0;
   if (def->combine == GP__SUM)
-    fprintf(f, "\tsum\t%.17g\t0\n", a->sum);
+    fprintf(f, "\tsum\t%.17g\t0\n", a->sum * scale);
   else
     fprintf(f, "\tavg\t%.17g\t%.17g\n", a->weight > 0 ? a->sum / a->weight : 0,
             a->weight);
@@ -543,6 +589,31 @@ static void device_name(uint32_t dev, char *buf, size_t size) {
     snprintf(buf, size, "%s", di.name);
   else
     snprintf(buf, size, "device %u", dev);
+}
+
+/* A "running" line with 0 ns for each counter of a multiplexed device that
+ * never had its turn (perf's "<not counted>"). Lock held. */
+static void put_not_counted(FILE *f) {
+  char name[256];
+  for (uint32_t d = 0; d < GP__MAX_DEVICES; d++) {
+    const gp__catalog *cat = st.mux[d] ? gp__catalog_get(d, NULL) : NULL;
+    if (!cat || st.to[d] <= st.from[d])
+      continue;
+    for (size_t i = 0; i < st.num_mux_ids[d]; i++) {
+      int idx = gp__catalog_find(cat, st.mux_ids[d][i]);
+      bool seen = idx < 0;
+      for (size_t j = 0; j < st.num_totals && !seen; j++)
+        seen =
+            st.totals[j].device_id == d && st.totals[j].index == (uint32_t)idx;
+      if (seen)
+        continue;
+      device_name(d, name, sizeof(name));
+      fputs("running", f);
+      put_escaped(f, name);
+      put_escaped(f, cat->counters[idx].info.name);
+      fprintf(f, "\t0\t%llu\n", (unsigned long long)(st.to[d] - st.from[d]));
+    }
+  }
 }
 
 static void write_file(void) {
@@ -569,9 +640,27 @@ static void write_file(void) {
     const total *t = &st.totals[i];
     const gp__catalog *cat = gp__catalog_get(t->device_id, NULL);
     device_name(t->device_id, name, sizeof(name));
+    uint32_t d = t->device_id;
+    bool mux = d < GP__MAX_DEVICES && st.mux[d] && st.to[d] > st.from[d];
+    double enabled = mux ? (double)(st.to[d] - st.from[d]) : 0;
     fputs("counter", f);
     put_escaped(f, name);
-    put_value(f, &cat->counters[t->index], &t->a);
+    put_value(f, &cat->counters[t->index], &t->a, enabled);
+    if (mux) {
+      fputs("running", f);
+      put_escaped(f, name);
+      put_escaped(f, cat->counters[t->index].info.name);
+      fprintf(f, "\t%.17g\t%.17g\n", t->a.running, enabled);
+    }
+  }
+  put_not_counted(f);
+  for (uint32_t d = 0; d < GP__MAX_DEVICES; d++) {
+    if (st.to[d] <= st.from[d])
+      continue;
+    device_name(d, name, sizeof(name));
+    fputs("sampled", f);
+    put_escaped(f, name);
+    fprintf(f, "\t%llu\n", (unsigned long long)(st.to[d] - st.from[d]));
   }
   for (size_t i = 0; i < st.num_kernels; i++) {
     const kernel_total *k = &st.kernels[i];
@@ -585,10 +674,19 @@ static void write_file(void) {
     for (uint32_t j = 0; j < k->num_vals; j++) {
       if (k->vals[j].sum == 0.0 && k->vals[j].weight == 0.0)
         continue;
+      bool mux = k->device_id < GP__MAX_DEVICES && st.mux[k->device_id];
+      double enabled = mux ? (double)k->time_ns : 0;
       fputs("kvalue", f);
       put_escaped(f, name);
       put_escaped(f, gp_activity_string(k->name_id));
-      put_value(f, &cat->counters[j], &k->vals[j]);
+      put_value(f, &cat->counters[j], &k->vals[j], enabled);
+      if (mux) {
+        fputs("krunning", f);
+        put_escaped(f, name);
+        put_escaped(f, gp_activity_string(k->name_id));
+        put_escaped(f, cat->counters[j].info.name);
+        fprintf(f, "\t%.17g\t%.17g\n", k->vals[j].running, enabled);
+      }
     }
   }
   uint64_t now = gp_get_timestamp();

@@ -50,9 +50,9 @@ TEST(sampling_config_validation) {
   c.counter_period_ns = 10; /* below the device's minimum */
   ASSERT_ERR(gp_counters_start(0, &c), GP_EINVAL);
   c.counter_period_ns = 100000;
-  c.reserved0 = 1;
+  c.multiplex = 2; /* 0 or 1 */
   ASSERT_ERR(gp_counters_start(0, &c), GP_EINVAL);
-  c.reserved0 = 0;
+  c.multiplex = 0;
   uint32_t unknown[] = {4242};
   c.counter_ids = unknown;
   ASSERT_ERR(gp_counters_start(0, &c), GP_ENOCOUNTER);
@@ -60,6 +60,15 @@ TEST(sampling_config_validation) {
   c.counter_ids = dram;
   c.num_counter_ids = 3;
   ASSERT_ERR(gp_counters_start(0, &c), GP_ECAPACITY);
+  /* Multiplexed, the simulated GPU takes them (test_stat_perf.c checks
+   * what it counts). */
+  gp_counter_catalog_info ci;
+  ASSERT_EQ(gp_counter_catalog(0, &ci), 0);
+  ASSERT_EQ(ci.supports_multiplex, 1u);
+  c.multiplex = 1;
+  ASSERT_EQ(gp_counters_start(0, &c), 0);
+  ASSERT_EQ(gp_counters_stop(0), 0);
+  c.multiplex = 0;
   c.counter_ids = ids;
   c.num_counter_ids = 2;
   gp_activity_range r = {10, 5};

@@ -22,6 +22,7 @@ GP_TEST_ENTRY(monitor_results_match_jobs, 10)
 /* api: sampling and the filter pipeline */
 GP_TEST_ENTRY(sampling_config_validation, 10)
 GP_TEST_ENTRY(sampling_periodic_windows, 20)
+GP_TEST_ENTRY(sampling_multiplexed_takes_turns, 30)
 GP_TEST_ENTRY(sampling_seed_example_filter, 20)
 GP_TEST_ENTRY(sampling_exclude_beats_include, 10)
 GP_TEST_ENTRY(sampling_name_bases_and_ranges, 20)
@@ -42,6 +43,14 @@ GP_TEST_ENTRY(stat_utilization_on_every_simulated_device, 60)
 GP_TEST_ENTRY(stat_utilization_is_the_kernels_share_clpeak, 180)
 GP_TEST_ENTRY(stat_vulkan_gpu_section_vkcube, 300)
 GP_TEST_ENTRY(stat_repeat_leaves_a_crashed_run_out, 60)
+
+/* api: stat beside perf stat (issue 32 item 8) */
+GP_TEST_ENTRY(stat_repeat_keeps_thousands_separators, 60)
+GP_TEST_ENTRY(stat_user_and_sys_are_the_childrens_rusage, 60)
+GP_TEST_ENTRY(stat_rates_per_second, 60)
+GP_TEST_ENTRY(stat_multiplexes_beyond_capacity, 60)
+GP_TEST_ENTRY(stat_multiplexed_not_counted, 30)
+GP_TEST_ENTRY(stat_multiplexes_the_v3d, 30)
 
 /* api: the host CPU through perf_event */
 GP_TEST_ENTRY(perf_event_host_catalog_and_perfmon, 20)

@@ -61,10 +61,12 @@ int rec_recover(const char *dir, const char *output, bool quiet);
  * Checks counter names as given to -e before a program runs: each must
  * match a counter of a device gpuperf knows here (the simulated GPUs and
  * the host CPU), and what they select on a device must fit what it counts
- * at once (record writes the host CPU's as process counter tracks, stat
- * counts them). Prints a one-line error and returns CLI_BAD_INPUT if not.
+ * at once, or, with multiplex (stat), be multiplexed there (the device's
+ * catalog supports_multiplex) (record writes the host CPU's as process
+ * counter tracks, stat counts them). Prints a one-line error and returns
+ * CLI_BAD_INPUT if not.
  */
-int cli_check_events(char **names, size_t n);
+int cli_check_events(char **names, size_t n, bool multiplex);
 
 /* When true (record and stat --wait), cli_check_events() waits for
  * counters someone else holds (a V3D GPU's) instead of returning

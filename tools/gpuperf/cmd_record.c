@@ -259,7 +259,7 @@ static int record_run(const char *config, char **names, size_t nnames,
                      "-o %s is a folder: name the trace file to write "
                      "(e.g. %s/gpuperf.pftrace)",
                      output, output);
-  int status = cli_check_events(names, nnames);
+  int status = cli_check_events(names, nnames, false);
   if (status != CLI_OK)
     return status;
   size_t len = 0;

@@ -28,44 +28,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cli_record.h"
+#include "cli_stat.h"
 
 #define MAX_EVENTS 64
-#define MAX_ROWS 4096
 
-typedef struct row {
-  /* 'c' counter, 'k' kernel, 'v' kernel value, 'h' host, 's' render
-   * stage, 'u' submits */
-  char kind;
-  char *device;  /* device name ("" for host) */
-  char *kernel;  /* kernel name ('k', 'v'), stage kind ('s') */
-  char *counter; /* counter name ('c', 'v', 'h') */
-  char *units;
-  bool avg;
-  double value, weight;       /* avg: weighted mean over weight ns */
-  uint64_t launches, time_ns; /* 'k', 's' (launches: the stage count) */
-  /* -r N: the values of the runs counted so far (time_ns for 'k', 's'),
-   * their launches and weights */
-  double rsum, rsq, lsum, wsum;
-  int rn; /* runs counted that had this row */
-} row;
-
-static row rows[MAX_ROWS];
-static size_t nrows;
+stat_row stat_rows[MAX_ROWS];
+size_t stat_nrows;
 /* The run being read: files, processes, processes that died of a signal. */
 static int run_files, run_procs, run_dying;
-static int max_procs; /* the most processes a counted run had */
+int stat_max_procs; /* the most processes a counted run had */
 
 /* How the totals are printed: perf stat's text, -x SEP, or --json. */
-static const char *sep;
-static bool json;
-static int repeats = 1;
+const char *stat_sep;
+bool stat_json;
+int stat_repeats = 1;
+int stat_counted;
 
 static void stat_usage(FILE *out) {
   fprintf(out,
@@ -83,22 +69,32 @@ static void stat_usage(FILE *out) {
           "Exits with CMD's status; a run that crashed (killed by a signal,\n"
           "or no counts) is reported, left out of the figures, and gives\n"
           "its status; 3 when counters asked for are held by another\n"
-          "program (CMD is not run).\n\n"
+          "program (CMD is not run). Counts show a rate per second after '#'\n"
+          "(a device's totals over the time it was sampled, a kernel's over\n"
+          "its GPU time, the host's over task-clock); more counters than a\n"
+          "device counts at once are multiplexed where it can (the simulated\n"
+          "GPUs), scaled, with the share of the time they counted: (66.67%%).\n"
+          "Then the elapsed time and, for one run, the user and system CPU\n"
+          "time of CMD's process tree.\n\n"
           "  -e, --events LIST  counter names or globs, comma-separated, "
           "repeatable\n"
           "                     (default: each device's default counters;\n"
           "                     see 'gpuperf list')\n"
           "  -o, --output FILE  write the totals to FILE instead of stderr\n"
           "      --period NS    sampling period of the totals (default "
-          "1000000)\n"
+          "1000000);\n"
+          "                     multiplexed counters take turns every 4\n"
+          "                     periods\n"
           "  -r, --repeat N     run CMD N times; print means and their spread\n"
-          "                     (+- the standard error, in %% of the mean);\n"
+          "                     (+- the standard error, in %% of the mean;\n"
+          "                     the elapsed time's +- in seconds);\n"
           "                     a run that crashed is reported and left out\n"
           "  -x, --field-separator SEP\n"
           "                     one line per value, perf stat's fields in\n"
           "                     its order: value, unit, event, run time (ns),\n"
           "                     percentage running, variance (with -r),\n"
-          "                     metric, metric unit; then device, kernel\n"
+          "                     metric, metric unit; then device, kernel;\n"
+          "                     time-elapsed, time-user, time-sys last\n"
           "      --json         one JSON object per value\n"
           "      --wait         wait until counters someone else holds are\n"
           "                     free (a V3D GPU's: docs/gpu-linux.md)\n");
@@ -137,19 +133,21 @@ static size_t split(const char *line, char **f, size_t max) {
   return n;
 }
 
-static bool same(const char *a, const char *b) {
+/* See cli_stat.h. */
+bool stat_same(const char *a, const char *b) {
   return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-static row *find_row(char kind, const char *dev, const char *kernel,
-                     const char *counter) {
-  for (size_t i = 0; i < nrows; i++)
-    if (rows[i].kind == kind && same(rows[i].device, dev) &&
-        same(rows[i].kernel, kernel) && same(rows[i].counter, counter))
-      return &rows[i];
-  if (nrows == MAX_ROWS)
+static stat_row *find_row(char kind, const char *dev, const char *kernel,
+                          const char *counter) {
+  for (size_t i = 0; i < stat_nrows; i++)
+    if (stat_rows[i].kind == kind && stat_same(stat_rows[i].device, dev) &&
+        stat_same(stat_rows[i].kernel, kernel) &&
+        stat_same(stat_rows[i].counter, counter))
+      return &stat_rows[i];
+  if (stat_nrows == MAX_ROWS)
     return NULL;
-  row *r = &rows[nrows++];
+  stat_row *r = &stat_rows[stat_nrows++];
   memset(r, 0, sizeof(*r));
   r->kind = kind;
   r->device = dev ? strdup(dev) : NULL;
@@ -158,8 +156,8 @@ static row *find_row(char kind, const char *dev, const char *kernel,
   return r;
 }
 
-static void merge_value(row *r, const char *units, const char *how, double v,
-                        double w) {
+static void merge_value(stat_row *r, const char *units, const char *how,
+                        double v, double w) {
   if (!r)
     return;
   if (!r->units)
@@ -171,6 +169,14 @@ static void merge_value(row *r, const char *units, const char *how, double v,
     r->value = (r->value * r->weight + v * w) / (r->weight + w);
     r->weight += w;
   }
+}
+
+/* A multiplexed counter's ns counted and enabled (a "running" line). */
+static void add_running(stat_row *r, const char *running, const char *enabled) {
+  if (!r)
+    return;
+  r->running += strtod(running, NULL);
+  r->enabled += strtod(enabled, NULL);
 }
 
 /* Merges one stat file; returns false if it is not one. */
@@ -189,7 +195,7 @@ static bool read_file(const char *path) {
       merge_value(find_row('c', fl[1], NULL, fl[2]), fl[3], fl[4],
                   strtod(fl[5], NULL), strtod(fl[6], NULL));
     } else if (n == 5 && strcmp(fl[0], "kernel") == 0) {
-      row *r = find_row('k', fl[1], fl[2], NULL);
+      stat_row *r = find_row('k', fl[1], fl[2], NULL);
       if (r) {
         r->launches += strtoull(fl[3], NULL, 10);
         r->time_ns += strtoull(fl[4], NULL, 10);
@@ -201,13 +207,20 @@ static bool read_file(const char *path) {
       merge_value(find_row('h', "", NULL, fl[1]), fl[2], "sum",
                   strtod(fl[3], NULL), 0);
     } else if (n == 5 && strcmp(fl[0], "stage") == 0) {
-      row *r = find_row('s', fl[1], fl[2], NULL);
+      stat_row *r = find_row('s', fl[1], fl[2], NULL);
       if (r) {
         r->launches += strtoull(fl[3], NULL, 10);
         r->time_ns += strtoull(fl[4], NULL, 10);
       }
     } else if (n == 3 && strcmp(fl[0], "submits") == 0) {
       merge_value(find_row('u', fl[1], NULL, "submits"), "-", "sum",
+                  strtod(fl[2], NULL), 0);
+    } else if (n == 5 && strcmp(fl[0], "running") == 0) {
+      add_running(find_row('c', fl[1], NULL, fl[2]), fl[3], fl[4]);
+    } else if (n == 6 && strcmp(fl[0], "krunning") == 0) {
+      add_running(find_row('v', fl[1], fl[2], fl[3]), fl[4], fl[5]);
+    } else if (n == 3 && strcmp(fl[0], "sampled") == 0) {
+      merge_value(find_row('d', fl[1], NULL, "sampled"), "NANOSECOND", "sum",
                   strtod(fl[2], NULL), 0);
     } else if (n >= 1 && strcmp(fl[0], "process") == 0) {
       run_procs++;
@@ -237,322 +250,6 @@ static void read_dir(const char *dir) {
   }
   closedir(d);
   rmdir(dir);
-}
-
-/* ------------------------------------------------------------------ */
-/* Printing                                                             */
-
-/* 1234567 -> "1,234,567" (integers); others with 2 decimals. */
-static const char *fmt_num(char *buf, size_t size, double v) {
-  if (fabs(v) < 9e15 && v == floor(v)) {
-    char tmp[32];
-    snprintf(tmp, sizeof(tmp), "%.0f", fabs(v));
-    size_t len = strlen(tmp), o = 0;
-    if (v < 0 && o < size - 1)
-      buf[o++] = '-';
-    for (size_t i = 0; i < len && o < size - 1; i++) {
-      if (i > 0 && (len - i) % 3 == 0 && o < size - 1)
-        buf[o++] = ',';
-      buf[o++] = tmp[i];
-    }
-    buf[o] = '\0';
-  } else {
-    snprintf(buf, size, "%.2f", v);
-  }
-  return buf;
-}
-
-/* Runs counted into the figures (those that did not crash). */
-static int counted;
-
-/* The spread of r's runs: the standard error of the mean, in % of it
- * (perf stat -r's "+- x%"); NaN for one run. A run without the row
- * counts as a zero. */
-static double spread(const row *r) {
-  if (counted < 2 || r->value == 0)
-    return NAN;
-  double n = counted, mean = r->rsum / n;
-  double var = (r->rsq - n * mean * mean) / (n - 1);
-  return var > 0 ? 100.0 * sqrt(var / n) / fabs(mean) : 0.0;
-}
-
-/* The function name of a kernel: the demangled name up to its parameter
- * list, as `gpuperf report` shows it. */
-static const char *short_name(char *buf, size_t size, const char *k) {
-  snprintf(buf, size, "%.*s", (int)strcspn(k ? k : "", "("), k ? k : "");
-  return buf;
-}
-
-static void json_str(FILE *out, const char *s) {
-  fputc('"', out);
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++)
-    if (*p == '"' || *p == '\\')
-      fprintf(out, "\\%c", *p);
-    else if (*p < 0x20)
-      fprintf(out, "\\u%04x", *p);
-    else
-      fputc(*p, out);
-  fputc('"', out);
-}
-
-/* The elapsed time of the (mean) run in ns: the run time -x gives a
- * counter that counted all along (set by print_report). */
-static double elapsed_ns;
-
-/*
- * One value in the machine-readable forms (-x SEP, --json); runtime_ns:
- * the sampled time behind an average, or NaN (then -x gives the run's
- * elapsed time, --json nothing); metric and munit: perf's "metric" (the
- * CPUs utilized, GHz), or NaN and "".
- *
- * -x writes perf stat's fields in the order `man perf-stat` ("CSV
- * FORMAT") gives: value, unit, event, run time (ns), percentage of the
- * time the counter ran (100.00: gpuperf never multiplexes), the variance
- * with -r only ("1.23%"), metric value, metric unit; then gpuperf's own:
- * device, kernel. (perf 6.1's own output puts the variance after the
- * event name instead; the order documented is followed here.)
- */
-static void print_machine_m(FILE *out, double v, const char *unit,
-                            const char *event, const char *dev,
-                            const char *kernel, double sp, double runtime_ns,
-                            double metric, const char *munit) {
-  char k[256];
-  short_name(k, sizeof(k), kernel);
-  if (json) {
-    fprintf(out, "{\"counter-value\": %.15g, \"unit\": ", v);
-    json_str(out, unit);
-    fputs(", \"event\": ", out);
-    json_str(out, event);
-    fputs(", \"device\": ", out);
-    json_str(out, dev);
-    fputs(", \"kernel\": ", out);
-    json_str(out, k);
-    if (!isnan(sp))
-      fprintf(out, ", \"variance\": %.2f", sp);
-    if (!isnan(runtime_ns))
-      fprintf(out, ", \"event-runtime\": %.0f", runtime_ns);
-    if (!isnan(metric))
-      fprintf(out, ", \"metric-value\": %.3f, \"metric-unit\": \"%s\"", metric,
-              munit);
-    fputs("}\n", out);
-  } else {
-    double rt = isnan(runtime_ns) ? elapsed_ns : runtime_ns;
-    fprintf(out, "%.15g%s%s%s%s%s%.0f%s100.00%s", v, sep, unit, sep, event, sep,
-            rt, sep, sep);
-    if (repeats > 1) {
-      if (!isnan(sp))
-        fprintf(out, "%.2f%%", sp);
-      fputs(sep, out);
-    }
-    if (!isnan(metric))
-      fprintf(out, "%.3f", metric);
-    fprintf(out, "%s%s%s%s%s%s\n", sep, munit, sep, dev ? dev : "", sep, k);
-  }
-}
-
-static void print_machine(FILE *out, double v, const char *unit,
-                          const char *event, const char *dev,
-                          const char *kernel, double sp) {
-  print_machine_m(out, v, unit, event, dev, kernel, sp, NAN, NAN, "");
-}
-
-/* A value in perf stat's units: ns as msec, bytes as bytes. */
-static const char *human_unit(const row *r, double *v) {
-  if (!r->units || !strcmp(r->units, "-"))
-    return "";
-  if (!strcmp(r->units, "NANOSECOND")) {
-    *v /= 1e6;
-    return "msec";
-  }
-  if (!strcmp(r->units, "PERCENT"))
-    return "%";
-  if (!strcmp(r->units, "BYTE"))
-    return "bytes";
-  if (!strcmp(r->units, "HERTZ"))
-    return "Hz";
-  static const char *const counts[][2] = {
-      {"VERTEX", "vertices"},      {"FRAGMENT", "fragments"},
-      {"PRIMITIVE", "primitives"}, {"TRIANGLE", "triangles"},
-      {"PIXEL", "pixels"},         {"INSTRUCTION", "instructions"}};
-  for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
-    if (!strcmp(r->units, counts[i][0]))
-      return counts[i][1];
-  return r->units;
-}
-
-static double host_value(const char *counter) {
-  for (size_t i = 0; i < nrows; i++)
-    if (rows[i].kind == 'h' && same(rows[i].counter, counter))
-      return rows[i].value;
-  return NAN;
-}
-
-static void print_value(FILE *out, const row *r, const char *indent,
-                        double wall_s) {
-  char num[48], note[64] = "";
-  double v = r->value, sp = spread(r);
-  const char *unit = human_unit(r, &v);
-  /* perf stat's metrics: CPUs utilized, GHz. */
-  double tc = host_value("task-clock"), metric = NAN;
-  const char *munit = "";
-  if (r->kind == 'h' && !strcmp(r->counter, "task-clock") && wall_s > 0)
-    metric = v / 1e3 / wall_s, munit = "CPUs utilized";
-  else if (r->kind == 'h' && !strcmp(r->counter, "cycles") && tc > 0)
-    metric = r->value / tc, munit = "GHz";
-  if (sep || json) {
-    print_machine_m(out, v, unit, r->counter, r->device, r->kernel, sp,
-                    r->avg ? r->weight : NAN, metric, munit);
-    return;
-  }
-  if (!strcmp(unit, "%"))
-    snprintf(num, sizeof(num), "%.2f %%", v);
-  else if (!strcmp(unit, "msec"))
-    snprintf(num, sizeof(num), "%.2f msec", v);
-  else
-    fmt_num(num, sizeof(num), v);
-  if (!isnan(metric))
-    snprintf(note, sizeof(note), "#  %.3f %s", metric, munit);
-  if (!isnan(sp)) {
-    size_t n = strlen(note);
-    snprintf(note + n, sizeof(note) - n, "%s( +- %.2f%% )", n ? "  " : "", sp);
-  }
-  bool unit_in_num = !strcmp(unit, "%") || !strcmp(unit, "msec");
-  fprintf(out, "%s%20s  %-50s %s%s%s\n", indent, num, r->counter,
-          unit_in_num ? "" : unit, *note && !unit_in_num && *unit ? "  " : "",
-          note);
-}
-
-static int cmp_kernel_time(const void *a, const void *b) {
-  const row *x = *(const row *const *)a, *y = *(const row *const *)b;
-  if (x->time_ns != y->time_ns)
-    return x->time_ns < y->time_ns ? 1 : -1;
-  return strcmp(x->kernel, y->kernel);
-}
-
-/* The event name of a count of render stages of a kind (the stat file's
- * STAGE field). */
-static const char *stage_event(char *buf, size_t size, const char *kind) {
-  static const char *const names[][2] = {{"command-buffer", "command-buffers"},
-                                         {"render-pass", "render-passes"},
-                                         {"compute", "compute-dispatches"},
-                                         {"transfer", "transfers"}};
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-    if (!strcmp(kind, names[i][0]))
-      return names[i][1];
-  snprintf(buf, size, "%s", kind); /* a kind of a later version */
-  return buf;
-}
-
-/* A graphics device's render stages and submissions (Vulkan). */
-static void print_stages(FILE *out, const char *dev) {
-  for (size_t j = 0; j < nrows; j++) {
-    const row *r = &rows[j];
-    if (!r->rn || !same(r->device, dev))
-      continue;
-    char num[48], ev[64], t[32];
-    if (r->kind == 'u') {
-      if (sep || json)
-        print_machine(out, r->value, "", "submits", dev, NULL, spread(r));
-      else
-        fprintf(out, "%20s  %s\n", fmt_num(num, sizeof(num), r->value),
-                "submits");
-    } else if (r->kind == 's') {
-      const char *evn = stage_event(ev, sizeof(ev), r->kernel);
-      if (sep || json) {
-        char tev[80];
-        snprintf(tev, sizeof(tev), "%s-time", r->kernel);
-        print_machine(out, (double)r->launches, "", evn, dev, NULL, NAN);
-        print_machine(out, (double)r->time_ns / 1e6, "msec", tev, dev, NULL,
-                      spread(r));
-      } else {
-        fprintf(out, "%20s  %-50s #  %s GPU time\n",
-                fmt_num(num, sizeof(num), (double)r->launches), evn,
-                cli_fmt_ns(t, sizeof(t), (double)r->time_ns));
-      }
-    }
-  }
-}
-
-static void print_report(FILE *out, char **argv, double wall_s,
-                         double wall_spread, int crashed, int partial_sig) {
-  elapsed_ns = wall_s * 1e9;
-  if (!sep && !json) {
-    fprintf(out, "\n Performance counter stats for '");
-    for (int i = 0; argv[i]; i++)
-      fprintf(out, "%s%s", i ? " " : "", argv[i]);
-    fprintf(out, "'%s", max_procs > 1 ? " (all its processes)" : "");
-    if (repeats > 1)
-      fprintf(out, " (%d run%s%s)", counted, counted == 1 ? "" : "s",
-              crashed ? ", crashed runs left out" : "");
-    if (partial_sig > 0)
-      fprintf(out, " (partial: killed by signal %d, %s)", partial_sig,
-              strsignal(partial_sig));
-    else if (partial_sig < 0)
-      fputs(" (partial: a process died of a signal)", out);
-    fputs(":\n", out);
-  }
-  /* Devices in order of first appearance. */
-  for (size_t i = 0; i < nrows; i++) {
-    if (rows[i].kind == 'h' || !rows[i].rn)
-      continue;
-    bool seen = false;
-    for (size_t j = 0; j < i && !seen; j++)
-      seen = rows[j].kind != 'h' && rows[j].rn &&
-             same(rows[j].device, rows[i].device);
-    if (seen)
-      continue;
-    const char *dev = rows[i].device;
-    if (!sep && !json)
-      fprintf(out, "\n %s:\n", dev);
-    for (size_t j = 0; j < nrows; j++)
-      if (rows[j].kind == 'c' && rows[j].rn && same(rows[j].device, dev))
-        print_value(out, &rows[j], "", wall_s);
-    print_stages(out, dev);
-    const row *ks[MAX_ROWS];
-    size_t nk = 0;
-    for (size_t j = 0; j < nrows; j++)
-      if (rows[j].kind == 'k' && rows[j].rn && same(rows[j].device, dev))
-        ks[nk++] = &rows[j];
-    qsort(ks, nk, sizeof(ks[0]), cmp_kernel_time);
-    for (size_t k = 0; k < nk; k++) {
-      char t[32], name[256];
-      short_name(name, sizeof(name), ks[k]->kernel);
-      if (sep || json) {
-        print_machine(out, (double)ks[k]->launches, "", "launches", dev,
-                      ks[k]->kernel, NAN);
-        print_machine(out, (double)ks[k]->time_ns / 1e6, "msec", "kernel-time",
-                      dev, ks[k]->kernel, spread(ks[k]));
-      } else {
-        fprintf(out, "\n   kernel %s: %llu launch%s, %s", name,
-                (unsigned long long)ks[k]->launches,
-                ks[k]->launches == 1 ? "" : "es",
-                cli_fmt_ns(t, sizeof(t), (double)ks[k]->time_ns));
-        if (!isnan(spread(ks[k])))
-          fprintf(out, " ( +- %.2f%% )", spread(ks[k]));
-        fputc('\n', out);
-      }
-      for (size_t j = 0; j < nrows; j++)
-        if (rows[j].kind == 'v' && rows[j].rn && same(rows[j].device, dev) &&
-            same(rows[j].kernel, ks[k]->kernel))
-          print_value(out, &rows[j], "  ", wall_s);
-    }
-  }
-  bool host = false;
-  for (size_t i = 0; i < nrows; i++) {
-    if (rows[i].kind != 'h' || !rows[i].rn)
-      continue;
-    if (!host && !sep && !json)
-      fprintf(out, "\n Host CPU (perf_event, the whole process tree):\n");
-    host = true;
-    print_value(out, &rows[i], "", wall_s);
-  }
-  if (sep || json)
-    print_machine(out, wall_s, "s", "time-elapsed", "", NULL, wall_spread);
-  else if (!isnan(wall_spread))
-    fprintf(out, "\n %20.9f seconds time elapsed  ( +- %.2f%% )\n\n", wall_s,
-            wall_spread);
-  else
-    fprintf(out, "\n %20.9f seconds time elapsed\n\n", wall_s);
 }
 
 /* ------------------------------------------------------------------ */
@@ -587,6 +284,10 @@ static void preload_self(void) {
   cli_enable_vulkan_layer();
 }
 
+static double tv_s(const struct timeval *tv) {
+  return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
+
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -595,9 +296,9 @@ static double now_s(void) {
 
 /* Clears each row's values of the run just read. */
 static void run_clear(void) {
-  for (size_t i = 0; i < nrows; i++) {
-    row *r = &rows[i];
-    r->value = r->weight = 0;
+  for (size_t i = 0; i < stat_nrows; i++) {
+    stat_row *r = &stat_rows[i];
+    r->value = r->weight = r->running = r->enabled = 0;
     r->launches = r->time_ns = 0;
   }
   run_files = run_procs = run_dying = 0;
@@ -606,34 +307,38 @@ static void run_clear(void) {
 /* Counts the run just read into each row's runs (a row it lacks counts
  * it as zero), then clears them for the next run. */
 static void run_done(void) {
-  for (size_t i = 0; i < nrows; i++) {
-    row *r = &rows[i];
+  for (size_t i = 0; i < stat_nrows; i++) {
+    stat_row *r = &stat_rows[i];
     bool k = r->kind == 'k' || r->kind == 's';
     double v = k ? (double)r->time_ns : r->value;
-    if (v != 0 || r->launches || r->weight > 0)
+    if (v != 0 || r->launches || r->weight > 0 || r->enabled > 0)
       r->rn++;
+    r->runsum += r->running;
+    r->ensum += r->enabled;
     r->rsum += v;
     r->rsq += v * v;
     r->lsum += (double)r->launches;
     r->wsum += r->weight;
   }
-  if (run_procs > max_procs)
-    max_procs = run_procs;
-  counted++;
+  if (run_procs > stat_max_procs)
+    stat_max_procs = run_procs;
+  stat_counted++;
   run_clear();
 }
 
 /* Sets each row's values to the mean of the counted runs. */
 static void runs_mean(void) {
-  for (size_t i = 0; i < nrows; i++) {
-    row *r = &rows[i];
-    if (!r->rn || !counted)
+  for (size_t i = 0; i < stat_nrows; i++) {
+    stat_row *r = &stat_rows[i];
+    if (!r->rn || !stat_counted)
       continue;
-    r->value = r->rsum / counted;
-    r->weight = r->wsum / counted;
+    r->value = r->rsum / stat_counted;
+    r->weight = r->wsum / stat_counted;
+    r->running = r->runsum / stat_counted;
+    r->enabled = r->ensum / stat_counted;
     if (r->kind == 'k' || r->kind == 's') {
       r->time_ns = (uint64_t)llround(r->value);
-      r->launches = (uint64_t)llround(r->lsum / counted);
+      r->launches = (uint64_t)llround(r->lsum / stat_counted);
     }
   }
 }
@@ -642,27 +347,27 @@ static void runs_mean(void) {
 static void report_crash(int i, const char *cmd, int sig, int status,
                          bool partial) {
   char which[48] = "";
-  if (repeats > 1)
-    snprintf(which, sizeof(which), "run %d of %d: ", i + 1, repeats);
+  if (stat_repeats > 1)
+    snprintf(which, sizeof(which), "run %d of %d: ", i + 1, stat_repeats);
   if (sig)
     cli_error(0, "%s'%s' was killed by signal %d (%s): %s", which, cmd, sig,
               strsignal(sig),
-              partial       ? "the counts below are partial"
-              : repeats > 1 ? "its counts are left out"
-                            : "it left no counts");
+              partial            ? "the counts below are partial"
+              : stat_repeats > 1 ? "its counts are left out"
+                                 : "it left no counts");
   else
     cli_error(0,
               "%s'%s' exited with status %d and left no counts (it did "
               "not load libgpuperf, or it was killed before it could write "
               "them)%s",
-              which, cmd, status, repeats > 1 ? ": left out" : "");
+              which, cmd, status, stat_repeats > 1 ? ": left out" : "");
 }
 
 /* Checks the names, runs cmd and prints its totals; returns the exit
  * status of gpuperf. */
 static int stat_run(char **names, size_t nnames, const char *output,
                     uint64_t period, char **cmd) {
-  int status = cli_check_events(names, nnames);
+  int status = cli_check_events(names, nnames, true);
   if (status != CLI_OK)
     return status;
 
@@ -692,9 +397,10 @@ static int stat_run(char **names, size_t nnames, const char *output,
   preload_self();
   cli_warn_missing_libraries("stat", cmd);
 
-  double wall = 0, wsum = 0, wsq = 0;
+  /* Wall, user and system time: the last run's, sums and squares. */
+  double last[3] = {0, 0, 0}, tsum[3] = {0, 0, 0}, tsq[3] = {0, 0, 0};
   int rc = 0, status_out = 0, crashed = 0, partial_sig = 0;
-  for (int i = 0; i < repeats; i++) {
+  for (int i = 0; i < stat_repeats; i++) {
     /* read_dir empties and removes the directory: make it anew. */
     if (i > 0 && mkdir(dir, 0700) != 0) {
       cli_error(0, "cannot make %s: %s", dir, strerror(errno));
@@ -719,9 +425,13 @@ static int stat_run(char **names, size_t nnames, const char *output,
     signal(SIGINT, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
     int ws = 0;
-    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+    struct rusage ru;
+    memset(&ru, 0, sizeof(ru));
+    while (wait4(pid, &ws, 0, &ru) < 0 && errno == EINTR) {
     }
-    double t = now_s() - t0;
+    /* The run's times: wall, and the CPU time of CMD and the children it
+     * waited for. */
+    double t[3] = {now_s() - t0, tv_s(&ru.ru_utime), tv_s(&ru.ru_stime)};
     int sig = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
     rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : sig ? 128 + sig : 1;
     read_dir(dir);
@@ -733,13 +443,13 @@ static int stat_run(char **names, size_t nnames, const char *output,
     if (sig || run_files == 0) {
       /* Crashed: reported, and kept out of the figures; one run alone
        * still shows what it counted, as partial. */
-      bool partial = repeats == 1 && run_files > 0;
+      bool partial = stat_repeats == 1 && run_files > 0;
       report_crash(i, cmd[0], sig, rc, partial);
       crashed++;
       status_out = status_out ? status_out : rc ? rc : 1;
       if (partial) {
         partial_sig = sig;
-        wall = t;
+        memcpy(last, t, sizeof(last));
         run_done();
       } else {
         run_clear();
@@ -754,31 +464,37 @@ static int stat_run(char **names, size_t nnames, const char *output,
                 "stop there",
                 i + 1, run_dying, run_dying == 1 ? "" : "es", cmd[0],
                 run_dying == 1 ? "its" : "their");
-    if (run_dying && repeats == 1)
+    if (run_dying && stat_repeats == 1)
       partial_sig = -1;
-    wall = t;
-    wsum += t;
-    wsq += t * t;
+    for (int k = 0; k < 3; k++) {
+      last[k] = t[k];
+      tsum[k] += t[k];
+      tsq[k] += t[k] * t[k];
+    }
     run_done();
     if (rc != 0) { /* a failing run ends the repeats, as in perf */
       status_out = status_out ? status_out : rc;
       break;
     }
   }
-  double wall_spread = NAN;
-  int timed = partial_sig > 0 ? 0 : counted;
-  if (timed > 0) {
-    runs_mean();
-    wall = wsum / timed;
-    double var = timed > 1 ? (wsq - timed * wall * wall) / (timed - 1) : 0;
-    if (timed > 1 && wall > 0)
-      wall_spread = var > 0 ? 100.0 * sqrt(var / timed) / wall : 0;
-  } else if (counted > 0) {
-    runs_mean();
+  /* The times: of the only run when it was partial, else the means of
+   * those timed and their standard errors (perf's "+-"). */
+  double mean[3], se[3] = {NAN, NAN, NAN};
+  memcpy(mean, last, sizeof(mean));
+  int timed = partial_sig > 0 ? 0 : stat_counted;
+  for (int k = 0; k < 3 && timed > 0; k++) {
+    mean[k] = tsum[k] / timed;
+    double var =
+        timed > 1 ? (tsq[k] - timed * mean[k] * mean[k]) / (timed - 1) : 0;
+    if (timed > 1)
+      se[k] = var > 0 ? sqrt(var / timed) : 0;
   }
-  if (counted > 0)
-    print_report(out, cmd, wall, wall_spread, crashed, partial_sig);
-  else if (crashed > 1 || (crashed == 1 && repeats > 1))
+  if (stat_counted > 0)
+    runs_mean();
+  stat_times times = {mean[0], mean[1], mean[2], se[0], se[1], se[2]};
+  if (stat_counted > 0)
+    stat_print_report(out, cmd, &times, crashed, partial_sig);
+  else if (crashed > 1 || (crashed == 1 && stat_repeats > 1))
     cli_error(0, "no run of '%s' completed: nothing to show", cmd[0]);
   if (out != stderr && fclose(out) != 0)
     cli_error(0, "cannot write %s: %s", output, strerror(errno));
@@ -826,7 +542,7 @@ int cmd_stat(int argc, char **argv) {
         status = CLI_USAGE;
         goto out;
       }
-      repeats = (int)n;
+      stat_repeats = (int)n;
       break;
     }
     case 'x':
@@ -834,10 +550,10 @@ int cmd_stat(int argc, char **argv) {
         status = cli_error(CLI_USAGE, "stat: -x needs a separator");
         goto out;
       }
-      sep = optarg;
+      stat_sep = optarg;
       break;
     case 'j':
-      json = true;
+      stat_json = true;
       break;
     case 'W':
       cli_wait_counters = true;
@@ -853,7 +569,7 @@ int cmd_stat(int argc, char **argv) {
       goto out;
     }
   }
-  if (sep && json) {
+  if (stat_sep && stat_json) {
     status = cli_error(CLI_USAGE, "stat: -x and --json: one or the other");
     goto out;
   }

@@ -14,6 +14,9 @@
 #include "cli.h"
 #include "cli_record.h"
 
+/* The most counters all names may select on a device, to be told. */
+#define MAX_SELECTED (GP_PERFMON_MAX_COUNTERS * 8)
+
 /* The counters device d samples by default (at most
  * GP_PERFMON_MAX_COUNTERS of them). */
 static void default_ids(uint32_t d, uint32_t *ids, size_t *n) {
@@ -65,7 +68,7 @@ static int check_v3d(uint32_t d) {
  * See cli_record.h. What the names select on each device is checked by
  * creating, then destroying, a perfmon: its validation is the device's.
  */
-int cli_check_events(char **names, size_t n) {
+int cli_check_events(char **names, size_t n, bool multiplex) {
   uint32_t ndev = 0, host = 0;
   /* The simulated GPUs' catalogs, on the real clock: the recorder stamps
    * the loss counters and salvaged records of its processes, which are on
@@ -95,7 +98,9 @@ int cli_check_events(char **names, size_t n) {
   if (n == 0)
     return CLI_OK;
   for (uint32_t d = 0; d < ndev; d++) {
-    uint32_t ids[GP_PERFMON_MAX_COUNTERS], total = 0;
+    /* All the names select, without duplicates (each name at most
+     * GP_PERFMON_MAX_COUNTERS). */
+    uint32_t ids[MAX_SELECTED], total = 0;
     for (size_t j = 0; j < n; j++) {
       uint32_t got[GP_PERFMON_MAX_COUNTERS];
       size_t cnt = 0;
@@ -106,26 +111,34 @@ int cli_check_events(char **names, size_t n) {
                                    &cnt) != 0) {
         if (gp_counter_select(d, one, 1, got, 0, &cnt) == GP_ENOSPC)
           return cli_error(CLI_BAD_INPUT,
-                           "'%s' selects more counters than device %u can "
-                           "count at once",
-                           names[j], d);
+                           "'%s' selects more than the %d counters one "
+                           "sampling of device %u takes, multiplexed or not",
+                           names[j], GP_PERFMON_MAX_COUNTERS, d);
         continue;
       }
       for (size_t k = 0; k < cnt; k++) {
         bool dup = false;
         for (uint32_t m = 0; m < total && !dup; m++)
           dup = ids[m] == got[k];
-        if (!dup && total < GP_PERFMON_MAX_COUNTERS)
+        if (!dup && total < MAX_SELECTED)
           ids[total++] = got[k];
       }
     }
-    if (total == 0)
+    gp_device_info di;
+    gp_device_get_info(d, &di);
+    if (total > GP_PERFMON_MAX_COUNTERS)
+      return cli_error(CLI_BAD_INPUT,
+                       "%s%u counters selected on device %u (%s): more than "
+                       "the %d one sampling takes, multiplexed or not",
+                       total == MAX_SELECTED ? "at least " : "", total, d,
+                       di.name, GP_PERFMON_MAX_COUNTERS);
+    gp_counter_catalog_info ci;
+    if (total == 0 ||
+        (multiplex && gp_counter_catalog(d, &ci) == 0 && ci.supports_multiplex))
       continue;
     gp_perfmon *pm = NULL;
     rc = gp_perfmon_create(d, ids, total, &pm);
     gp_perfmon_destroy(pm);
-    gp_device_info di;
-    gp_device_get_info(d, &di);
     if (rc == GP_ECAPACITY)
       return cli_error(CLI_BAD_INPUT,
                        "%u counters selected on device %u (%s): more than it "

@@ -812,9 +812,8 @@ static void emit_instrumented(const sim_op *op, const sim_device *d,
   double num[GP_PERFMON_MAX_COUNTERS], den[GP_PERFMON_MAX_COUNTERS];
   gp__sim_counter_eval_n(d->m, s->cat, s->index, s->num_counters, &a, dur, dur,
                          num, den);
-  gp__counter_emit_n(s->cat, d->device_id, s->index, s->num_counters, num, den,
-                     t->end, t->start, op->correlation_id, op->perfmon_id,
-                     op->context_id);
+  gp__sampler_emit(s, op->start, num, den, t->end, t->start, op->correlation_id,
+                   op->perfmon_id, op->context_id);
 }
 
 /* Emits one periodic window [t0, t1) of d (t0 is sm->win_start) and
@@ -857,8 +856,9 @@ static void emit_window(sim_device *d, uint64_t t0, uint64_t t1) {
   double num[GP_PERFMON_MAX_COUNTERS], den[GP_PERFMON_MAX_COUNTERS];
   gp__sim_counter_eval_n(d->m, s->cat, s->index, s->num_counters, &a,
                          (double)(t1 - t0), (double)busy, num, den);
-  gp__counter_emit_n(s->cat, d->device_id, s->index, s->num_counters, num, den,
-                     tt1, tt0, 0, 0, 0);
+  /* Multiplexed: the counters of t0's slice (a catch-up window, merged
+   * over many slices after a jump of virtual time, counts as its first). */
+  gp__sampler_emit(s, t0, num, den, tt1, tt0, 0, 0, 0);
   /* Forget the jobs that ended: those in front by moving the head; those
    * behind a job still running stay (windows skip them) until they
    * outnumber the others, and are then dropped in one pass. */

@@ -134,6 +134,7 @@ static const gp__catalog compute_catalog = {
     .max_period_ns = 10000000000ull,
     .supports_instrumented = 1,
     .has_scheduler = 1,
+    .supports_multiplex = 1, /* sched.c emits through gp__sampler_emit() */
 };
 
 /* ------------------------------------------------------------------ */
@@ -157,6 +158,7 @@ static const gp__catalog v3d_catalog = {
     .max_period_ns = 10000000000ull,
     .supports_instrumented = 1,
     .has_scheduler = 1,
+    .supports_multiplex = 1, /* sched.c emits through gp__sampler_emit() */
 };
 
 /* See simInt.h. */

@@ -140,6 +140,7 @@ static int sp_sampling_start(void *prov, gp__sampler *s) {
     memset(&d->smp, 0, sizeof(d->smp));
     d->smp.s = gp__sampler_get(s);
     d->smp.win_start = gp__sim_now();
+    s->mux_epoch = d->smp.win_start; /* slices align with the windows */
     gp__sim_sampling_seed(d);
   }
   if (locked)
