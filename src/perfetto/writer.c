@@ -400,15 +400,17 @@ void gp__tw_pend(gp__tw *w, uint32_t kind, uint64_t iid, uint64_t a, uint64_t b,
 
 static void write_name_entry(const gp__tw *w, gp__pb_writer *pb, uint32_t field,
                              uint64_t iid, uint32_t string_id) {
-  gp__pb_begin(pb, field);
+  gp__pb_short e = gp__pb_begin_long(pb, field);
   gp__pb_uint(pb, GP_PB_INTERNED_IID, iid);
   gp__pb_string(pb, GP_PB_INTERNED_NAME, gp__tw_string(w, string_id));
-  gp__pb_end(pb);
+  gp__pb_end_long(pb, e);
 }
 
+/* The packet's interned_data: the lengths as gp__pb_begin() puts them,
+ * without its calls (most such packets hold one short entry). */
 static void write_pending(gp__tw *w) {
   gp__pb_writer *pb = &w->pb;
-  gp__pb_begin(pb, GP_PB_PACKET_INTERNED_DATA);
+  gp__pb_short data = gp__pb_begin_long(pb, GP_PB_PACKET_INTERNED_DATA);
   for (int i = 0; i < w->npend; i++) {
     const tw_pending *p = &w->pend[i];
     switch (p->kind) {
@@ -432,7 +434,7 @@ static void write_pending(gp__tw *w) {
       break;
     }
   }
-  gp__pb_end(pb);
+  gp__pb_end_long(pb, data);
   w->npend = 0;
 }
 
@@ -564,23 +566,37 @@ static uint32_t trace_clock_id(uint32_t clock_id) {
   return clock_id;
 }
 
+/* Puts a ClockSnapshot.Clock at p (27 bytes reserved); returns its end. */
+static inline uint8_t *put_clock(uint8_t *p, uint32_t clock_id, uint64_t ts) {
+  _Static_assert(GP_PB_PACKET_CLOCK_SNAPSHOT < 16 &&
+                     GP_PB_CLOCK_SNAPSHOT_CLOCKS < 16,
+                 "one-byte tags");
+  *p++ = (GP_PB_CLOCK_SNAPSHOT_CLOCKS << 3) | GP_PB_LEN;
+  uint8_t *len = p;
+  p += 4;
+  p = gp__pb_put_uint(p, GP_PB_CLOCK_ID, clock_id);
+  p = gp__pb_put_uint(p, GP_PB_CLOCK_TIMESTAMP, ts);
+  gp__pb_put_len4(len, (uint64_t)(p - len - 4));
+  return p;
+}
+
 /* One device clock snapshot: BOOTTIME and the device clock. */
 static void write_device_snapshot(gp__tw *w, uint32_t clock_id,
                                   const gp_clock_snapshot *s) {
   clock_id = trace_clock_id(clock_id);
-  gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, s->trace_ts, 0);
-  gp__pb_begin(pb, GP_PB_PACKET_CLOCK_SNAPSHOT);
-  gp__pb_begin(pb, GP_PB_CLOCK_SNAPSHOT_CLOCKS);
-  gp__pb_uint(pb, GP_PB_CLOCK_ID, GP_CLOCK_BOOTTIME);
-  gp__pb_uint(pb, GP_PB_CLOCK_TIMESTAMP, s->trace_ts);
-  gp__pb_end(pb);
-  gp__pb_begin(pb, GP_PB_CLOCK_SNAPSHOT_CLOCKS);
-  gp__pb_uint(pb, GP_PB_CLOCK_ID, clock_id);
-  gp__pb_uint(pb, GP_PB_CLOCK_TIMESTAMP, s->device_ts);
-  gp__pb_end(pb);
-  gp__pb_end(pb);
-  gp__tw_packet_end(w);
+  /* In one reservation: the snapshot's tag and 4 length bytes, and two
+   * clocks of as many and two fields (11 each) at most; the lengths as
+   * gp__pb_begin() puts them. */
+  uint8_t *p = gp__tw_packet_open(w, s->trace_ts, 0, 5 + 2 * (5 + 22));
+  if (p) {
+    *p++ = (GP_PB_PACKET_CLOCK_SNAPSHOT << 3) | GP_PB_LEN;
+    uint8_t *len = p;
+    p += 4;
+    p = put_clock(p, GP_CLOCK_BOOTTIME, s->trace_ts);
+    p = put_clock(p, clock_id, s->device_ts);
+    gp__pb_put_len4(len, (uint64_t)(p - len - 4));
+  }
+  gp__tw_packet_close(w, p);
 }
 
 /*

@@ -116,6 +116,9 @@ typedef struct tw_counter_dev {
   uint32_t desc_gen; /* generation it was emitted in */
   bool dirty;        /* specs were added since the descriptor was made */
   size_t inline_n;   /* mode 1: specs [0, inline_n) already described */
+  /* The environment specs by which (writer_counters.c): index + 1 in
+   * specs where each was last found, 0: not yet. */
+  uint32_t env_at[8];
 } tw_counter_dev;
 
 /* Counter samples with one (device, timestamp), assembled into one
