@@ -25,7 +25,7 @@
 #define TW_MAX_PENDING 16  /* interned entries one packet may introduce */
 #define TW_STREAM_CACHE 16 /* streams remembered by stream_track() */
 #define TW_CTX_CACHE 16    /* contexts remembered by context_iid() */
-#define TW_KERNEL_CACHE 16 /* kernels remembered by kernel_iid() */
+#define TW_KERNEL_CACHE 64 /* kernels remembered by kernel_iid() */
 #define TW_TAIL_CACHE 64   /* encoded tails remembered by write_tail() */
 #define TW_TAIL_KEY 8      /* words of a tail's key */
 #define TW_SYNC_RING 256   /* recent SYNCHRONIZATION waits, by call */

@@ -473,9 +473,11 @@ typedef struct api_call {
 #define API_BEGIN_MAX 96
 
 /* Puts the TrackEvent of an API call's begin packet at p (API_BEGIN_MAX
- * bytes reserved); returns its end. */
-static uint8_t *put_api_begin(const gp__tw *w, uint8_t *p,
-                              const gp_activity_api *a, const api_call *c) {
+ * bytes reserved); returns its end. Inline: a call, its saves and the
+ * api_call in memory were a fifth of an API record's instructions. */
+static inline __attribute__((always_inline)) uint8_t *
+put_api_begin(const gp__tw *w, uint8_t *p, const gp_activity_api *a,
+              const api_call *c) {
   p = gp__pb_put_varint(p, (GP_PB_PACKET_TRACK_EVENT << 3) | GP_PB_LEN);
   uint8_t *te = p++;
   p = gp__pb_put_uint(p, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_BEGIN);
