@@ -1,8 +1,9 @@
 /*
  * writerInt.h - private state of the trace writer, shared by writer.c
- * (sequence, packets, sink, host tracks, API calls, ranges, logs, clocks),
+ * (sequence, packets, sink, host tracks, API calls, ranges, logs),
  * writer_gpu.c (GPU work, stream tracks), writer_devices.c (devices and
- * GpuInfo) and writer_counters.c (counter descriptors and samples).
+ * GpuInfo), writer_counters.c (counter descriptors and samples) and
+ * writer_clocks.c (clock snapshots).
  *
  * Interning. Every interned value has an iid that never changes for the
  * writer's life (iids of hardware queues and stages are even computed
@@ -450,6 +451,16 @@ void gp__tw_reset_incremental(gp__tw *w, bool lost);
  * this generation. */
 uint64_t gp__tw_intern_string(gp__tw *w, tw_map *m, uint32_t kind,
                               uint32_t string_id);
+
+/* ---- writer_clocks.c ---- */
+/* Writes a snapshot of the host clocks at the time hint in deterministic
+ * mode (0: now), and notes its time in host_snap_ts. A writer into a
+ * Perfetto service only notes the time. */
+void gp__tw_write_host_snapshot(gp__tw *w, uint64_t hint);
+/* Writes the device-clock snapshots taken since the last ones written,
+ * those before `bound` (trace time) only; snapshots lost meanwhile are
+ * marked in the next packet. */
+void gp__tw_write_device_snapshots(gp__tw *w, uint64_t bound);
 
 /* ---- writer_host.c ---- */
 #define TW_COUNTER_DROPPED 1 /* our own counter tracks */
