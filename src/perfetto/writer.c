@@ -248,7 +248,8 @@ uint32_t gp__tw_intern(const gp__tw *w, const char *s, size_t len) {
 }
 
 /* See writerInt.h. */
-uint32_t gp__tw_intern_cached(const gp__tw *w, uint32_t *cache, const char *s) {
+uint32_t gp__tw_intern_cached_slow(const gp__tw *w, uint32_t *cache,
+                                   const char *s) {
   if (w->o.ctx)
     return w->o.ctx->intern(w->o.ctx->user, s, strlen(s));
   uint32_t id = __atomic_load_n(cache, __ATOMIC_RELAXED);

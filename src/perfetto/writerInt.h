@@ -232,6 +232,10 @@ struct gp__tw {
   /* thread_track() cache: the last thread asked for (uuid 0: none) and
    * the track_uuid field of its track, encoded (writer_host.c). */
   uint64_t last_thread_key, last_thread_uuid;
+  /* slice_event()'s category cache: the last category's string id, iid
+   * and the generation it was looked up in (0: none). */
+  uint32_t last_cat_id, last_cat_gen;
+  uint64_t last_cat_iid;
   uint8_t last_thread_field[16];
   uint8_t last_thread_field_len;
   /* The sequence id field of every plain packet, encoded once (little
@@ -540,8 +544,21 @@ void gp__tw_environment(gp__tw *w, const gp_activity_environment *e);
  * gp__tw_context) or this process's core. */
 const char *gp__tw_string(const gp__tw *w, uint32_t id);
 uint32_t gp__tw_intern(const gp__tw *w, const char *s, size_t len);
-/* A string's id, cached in *cache when the core is asked. */
-uint32_t gp__tw_intern_cached(const gp__tw *w, uint32_t *cache, const char *s);
+/* gp__tw_intern_cached() when the id is not cached yet, or a context is
+ * asked. */
+uint32_t gp__tw_intern_cached_slow(const gp__tw *w, uint32_t *cache,
+                                   const char *s);
+/* A string's id, cached in *cache when the core is asked. Inline: every
+ * copy and fill asks for its stage's name. */
+static inline uint32_t gp__tw_intern_cached(const gp__tw *w, uint32_t *cache,
+                                            const char *s) {
+  if (!w->o.ctx) {
+    uint32_t id = __atomic_load_n(cache, __ATOMIC_RELAXED);
+    if (GP_LIKELY(id))
+      return id;
+  }
+  return gp__tw_intern_cached_slow(w, cache, s);
+}
 uint32_t gp__tw_device_count(const gp__tw *w);
 int gp__tw_device_info(const gp__tw *w, uint32_t device_id,
                        gp_device_info *info);

@@ -635,10 +635,20 @@ void gp__tw_sync(gp__tw *w, const gp_activity_sync *s) {
 static void slice_event(gp__tw *w, uint64_t ts, uint32_t type, uint64_t track,
                         uint32_t name_id, uint32_t category_id) {
   uint64_t name_iid = name_id ? gp__tw_event_name(w, name_id) : 0;
-  uint64_t cat_iid = category_id
-                         ? gp__tw_intern_string(w, &w->categories,
-                                                TW_PEND_CATEGORY, category_id)
-                         : 0;
+  uint64_t cat_iid = 0;
+  if (category_id) {
+    /* Ranges come in runs of one domain: its iid, queued or emitted in
+     * this generation already, without the hash map. */
+    if (category_id == w->last_cat_id && w->last_cat_gen == w->gen) {
+      cat_iid = w->last_cat_iid;
+    } else {
+      cat_iid = gp__tw_intern_string(w, &w->categories, TW_PEND_CATEGORY,
+                                     category_id);
+      w->last_cat_id = category_id;
+      w->last_cat_iid = cat_iid;
+      w->last_cat_gen = cat_iid ? w->gen : 0;
+    }
+  }
   /* One reservation for the packet: its TrackEvent's tag and length (2),
    * category (11), type (2), name (11) and track (11). */
   uint8_t *p = gp__tw_packet_open(
