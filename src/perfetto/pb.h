@@ -296,6 +296,37 @@ static inline void gp__pb_end_medium(gp__pb_writer *w, gp__pb_short s) {
   gp__pb_put_len2(s.len_at, len);
 }
 
+/*
+ * Long nested messages, inline: the four length bytes of gp__pb_begin(),
+ * so the same bytes as gp__pb_begin() ... gp__pb_end(), but the open
+ * message is the caller's to keep (in a gp__pb_short), not on the
+ * writer's stack, and neither step is a call. For the messages every
+ * counter group, clock snapshot and interned entry writes. The content
+ * may span chunks. Nothing opened with gp__pb_begin() may be left open
+ * across gp__pb_end_long().
+ */
+static inline gp__pb_short gp__pb_begin_long(gp__pb_writer *w, uint32_t field) {
+  gp__pb_short s = {NULL, 0};
+  if (!gp__pb_reserve(w, 16))
+    return s;
+  gp__pb_tag(w, field, GP_PB_LEN);
+  s.len_at = w->p;
+  w->p += 4;
+  s.start = gp__pb_pos(w);
+  return s;
+}
+
+static inline void gp__pb_end_long(gp__pb_writer *w, gp__pb_short s) {
+  if (!s.len_at || w->oom)
+    return;
+  uint64_t len = gp__pb_pos(w) - s.start;
+  if (len >= (1u << 28)) {
+    w->oom = true;
+    return;
+  }
+  gp__pb_put_len4(s.len_at, len);
+}
+
 /* Calls fn on each run of content bytes, in order; stops at the first
  * non-zero return and returns it. Nesting should be closed. */
 int gp__pb_for_each(const gp__pb_writer *w,

@@ -1,7 +1,8 @@
 /*
  * writer.c - the trace writer's sequence: packets and their sequence
  * flags, interned data, the sink (a file written after every buffer),
- * clock snapshots, the writer's life cycle, and the dispatch of records to
+ * the writer's life cycle (clock snapshots are writer_clocks.c's), and
+ * the dispatch of records to
  * writer_host.c (threads, API calls, ranges, drops, logs), writer_gpu.c
  * (GPU work), writer_devices.c (devices) and writer_counters.c
  * (counters).
@@ -247,7 +248,8 @@ uint32_t gp__tw_intern(const gp__tw *w, const char *s, size_t len) {
 }
 
 /* See writerInt.h. */
-uint32_t gp__tw_intern_cached(const gp__tw *w, uint32_t *cache, const char *s) {
+uint32_t gp__tw_intern_cached_slow(const gp__tw *w, uint32_t *cache,
+                                   const char *s) {
   if (w->o.ctx)
     return w->o.ctx->intern(w->o.ctx->user, s, strlen(s));
   uint32_t id = __atomic_load_n(cache, __ATOMIC_RELAXED);
@@ -400,15 +402,17 @@ void gp__tw_pend(gp__tw *w, uint32_t kind, uint64_t iid, uint64_t a, uint64_t b,
 
 static void write_name_entry(const gp__tw *w, gp__pb_writer *pb, uint32_t field,
                              uint64_t iid, uint32_t string_id) {
-  gp__pb_begin(pb, field);
+  gp__pb_short e = gp__pb_begin_long(pb, field);
   gp__pb_uint(pb, GP_PB_INTERNED_IID, iid);
   gp__pb_string(pb, GP_PB_INTERNED_NAME, gp__tw_string(w, string_id));
-  gp__pb_end(pb);
+  gp__pb_end_long(pb, e);
 }
 
+/* The packet's interned_data: the lengths as gp__pb_begin() puts them,
+ * without its calls (most such packets hold one short entry). */
 static void write_pending(gp__tw *w) {
   gp__pb_writer *pb = &w->pb;
-  gp__pb_begin(pb, GP_PB_PACKET_INTERNED_DATA);
+  gp__pb_short data = gp__pb_begin_long(pb, GP_PB_PACKET_INTERNED_DATA);
   for (int i = 0; i < w->npend; i++) {
     const tw_pending *p = &w->pend[i];
     switch (p->kind) {
@@ -432,7 +436,7 @@ static void write_pending(gp__tw *w) {
       break;
     }
   }
-  gp__pb_end(pb);
+  gp__pb_end_long(pb, data);
   w->npend = 0;
 }
 
@@ -511,117 +515,11 @@ uint64_t gp__tw_event_name_slow(gp__tw *w, uint32_t string_id) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Clocks                                                               */
-
-static void write_host_snapshot(gp__tw *w, uint64_t hint) {
-  uint64_t boot, mono, real;
-  if (w->o.deterministic || gp__clock_is_virtual()) {
-    boot = w->o.deterministic && hint ? hint : gp_get_timestamp();
-    mono = boot;
-    real = boot + TW_VIRTUAL_REALTIME_EPOCH;
-  } else {
-    boot = gp_get_timestamp();
-    mono = gp_clock_read_host(GP_CLOCK_MONOTONIC);
-    real = gp_clock_read_host(GP_CLOCK_REALTIME);
-  }
-  if (w->o.service_sequenced) {
-    /* A Perfetto service writes the host clocks' snapshots itself, on its
-     * own sequence. Ours beside them, from several writers whose chunks
-     * it reads in no set order, would make BOOTTIME in that clock family
-     * seem to go backwards ("the trace clock is not monotonic"). */
-    w->host_snap_ts = boot;
-    return;
-  }
-  gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, boot, 0);
-  gp__pb_begin(pb, GP_PB_PACKET_CLOCK_SNAPSHOT);
-  static const uint32_t ids[3] = {GP_CLOCK_BOOTTIME, GP_CLOCK_MONOTONIC,
-                                  GP_CLOCK_REALTIME};
-  const uint64_t vals[3] = {boot, mono, real};
-  for (int i = 0; i < 3; i++) {
-    gp__pb_begin(pb, GP_PB_CLOCK_SNAPSHOT_CLOCKS);
-    gp__pb_uint(pb, GP_PB_CLOCK_ID, ids[i]);
-    gp__pb_uint(pb, GP_PB_CLOCK_TIMESTAMP, vals[i]);
-    gp__pb_end(pb);
-  }
-  gp__pb_uint(pb, GP_PB_CLOCK_SNAPSHOT_PRIMARY_TRACE_CLOCK, GP_CLOCK_BOOTTIME);
-  gp__pb_end(pb);
-  gp__tw_packet_end(w);
-  w->host_snap_ts = boot;
-}
-
-/*
- * The id a device clock has in the trace: sequence-scoped (64 + n, for the
- * n-th registered clock), since a device clock is the process's that reads
- * it. As a global id (128 + n) two processes', or two writers' of one
- * process, would be one clock to Perfetto, whose snapshots then disagree
- * or seem to go backwards. Beyond 64 clocks: the global id, as before.
- */
-static uint32_t trace_clock_id(uint32_t clock_id) {
-  if (clock_id >= GP_CLOCK_FIRST_DEVICE &&
-      clock_id < GP_CLOCK_FIRST_DEVICE + 64)
-    return 64 + (clock_id - GP_CLOCK_FIRST_DEVICE);
-  return clock_id;
-}
-
-/* One device clock snapshot: BOOTTIME and the device clock. */
-static void write_device_snapshot(gp__tw *w, uint32_t clock_id,
-                                  const gp_clock_snapshot *s) {
-  clock_id = trace_clock_id(clock_id);
-  gp__pb_writer *pb = &w->pb;
-  gp__tw_packet_begin(w, s->trace_ts, 0);
-  gp__pb_begin(pb, GP_PB_PACKET_CLOCK_SNAPSHOT);
-  gp__pb_begin(pb, GP_PB_CLOCK_SNAPSHOT_CLOCKS);
-  gp__pb_uint(pb, GP_PB_CLOCK_ID, GP_CLOCK_BOOTTIME);
-  gp__pb_uint(pb, GP_PB_CLOCK_TIMESTAMP, s->trace_ts);
-  gp__pb_end(pb);
-  gp__pb_begin(pb, GP_PB_CLOCK_SNAPSHOT_CLOCKS);
-  gp__pb_uint(pb, GP_PB_CLOCK_ID, clock_id);
-  gp__pb_uint(pb, GP_PB_CLOCK_TIMESTAMP, s->device_ts);
-  gp__pb_end(pb);
-  gp__pb_end(pb);
-  gp__tw_packet_end(w);
-}
-
-/*
- * Writes the device-clock snapshots taken since the last ones written,
- * those before `bound` (trace time) only: later ones wait for a later
- * call. The writer's consumer (clock.c) keeps every snapshot until it is
- * read, however many the producer takes meanwhile, so which snapshots a
- * trace holds does not depend on when the collector runs. Snapshots the
- * clock could not keep (it keeps 65536 for a lagging reader) are a loss
- * the next packet reports.
- */
-static void write_device_snapshots(gp__tw *w, uint64_t bound) {
-  gp_clock_snapshot snaps[64];
-  if (!w->clock_consumer) /* another process's clocks: not ours to read */
-    return;
-  for (uint32_t d = 0; d < w->num_devices; d++) {
-    const tw_device *dv = &w->dev[d];
-    if (!dv->known || !dv->clock_id)
-      continue;
-    size_t n;
-    do {
-      uint64_t lost = 0;
-      if (gp__clock_consume(w->clock_consumer, dv->clock_id, bound, snaps,
-                            GP_ARRAY_SIZE(snaps), &n, &lost) != 0)
-        break;
-      if (lost) {
-        w->st.clock_lost += lost;
-        gp__tw_reset_incremental(w, true);
-      }
-      for (size_t i = 0; i < n; i++)
-        write_device_snapshot(w, dv->clock_id, &snaps[i]);
-    } while (n == GP_ARRAY_SIZE(snaps));
-  }
-}
-
-/* ------------------------------------------------------------------ */
 /* Life cycle                                                           */
 
 static void tw_begin(gp__tw *w, uint64_t hint) {
   w->began = true;
-  write_host_snapshot(w, hint);
+  gp__tw_write_host_snapshot(w, hint);
   gp__tw_process_track(w);
   if (w->o.host_identity)
     gp__tw_host_identity(w, w->host_snap_ts);
@@ -786,9 +684,9 @@ static void periodic(gp__tw *w) {
   gp__tw_counter_flush(w);
   gp__tw_untimed_flush(w);
   gp__tw_gpu_info(w);
-  write_device_snapshots(w, w->o.deterministic ? w->max_ts : UINT64_MAX);
+  gp__tw_write_device_snapshots(w, w->o.deterministic ? w->max_ts : UINT64_MAX);
   if (w->max_ts >= w->host_snap_ts + TW_HOST_SNAPSHOT_NS)
-    write_host_snapshot(w, w->max_ts);
+    gp__tw_write_host_snapshot(w, w->max_ts);
   if (!w->o.deterministic) {
     uint64_t now = mono_ns();
     if (now - w->last_overhead_real >= TW_OVERHEAD_PERIOD_NS) {
@@ -873,13 +771,13 @@ int gp__tw_finish(gp__tw *w) {
     tw_begin(w, 0);
   gp__tw_counter_flush(w);
   gp__tw_gpu_info(w);
-  write_device_snapshots(w, UINT64_MAX);
+  gp__tw_write_device_snapshots(w, UINT64_MAX);
   /* Nothing more is read: what the clocks kept for us goes now. */
   gp__clock_consumer_close(w->clock_consumer);
   w->clock_consumer = 0;
   uint64_t end = gp__tw_now_ts(w);
   if (end > w->host_snap_ts)
-    write_host_snapshot(w, end);
+    gp__tw_write_host_snapshot(w, end);
   gp__tw_own_counter(w, TW_COUNTER_DROPPED, end, w->st.dropped);
   gp__tw_untimed_flush(w);
   if (!w->o.deterministic)

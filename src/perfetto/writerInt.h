@@ -1,8 +1,9 @@
 /*
  * writerInt.h - private state of the trace writer, shared by writer.c
- * (sequence, packets, sink, host tracks, API calls, ranges, logs, clocks),
+ * (sequence, packets, sink, host tracks, API calls, ranges, logs),
  * writer_gpu.c (GPU work, stream tracks), writer_devices.c (devices and
- * GpuInfo) and writer_counters.c (counter descriptors and samples).
+ * GpuInfo), writer_counters.c (counter descriptors and samples) and
+ * writer_clocks.c (clock snapshots).
  *
  * Interning. Every interned value has an iid that never changes for the
  * writer's life (iids of hardware queues and stages are even computed
@@ -25,7 +26,7 @@
 #define TW_MAX_PENDING 16  /* interned entries one packet may introduce */
 #define TW_STREAM_CACHE 16 /* streams remembered by stream_track() */
 #define TW_CTX_CACHE 16    /* contexts remembered by context_iid() */
-#define TW_KERNEL_CACHE 16 /* kernels remembered by kernel_iid() */
+#define TW_KERNEL_CACHE 64 /* kernels remembered by kernel_iid() */
 #define TW_TAIL_CACHE 64   /* encoded tails remembered by write_tail() */
 #define TW_TAIL_KEY 8      /* words of a tail's key */
 #define TW_SYNC_RING 256   /* recent SYNCHRONIZATION waits, by call */
@@ -116,6 +117,9 @@ typedef struct tw_counter_dev {
   uint32_t desc_gen; /* generation it was emitted in */
   bool dirty;        /* specs were added since the descriptor was made */
   size_t inline_n;   /* mode 1: specs [0, inline_n) already described */
+  /* The environment specs by which (writer_counters.c): index + 1 in
+   * specs where each was last found, 0: not yet. */
+  uint32_t env_at[8];
 } tw_counter_dev;
 
 /* Counter samples with one (device, timestamp), assembled into one
@@ -228,6 +232,10 @@ struct gp__tw {
   /* thread_track() cache: the last thread asked for (uuid 0: none) and
    * the track_uuid field of its track, encoded (writer_host.c). */
   uint64_t last_thread_key, last_thread_uuid;
+  /* slice_event()'s category cache: the last category's string id, iid
+   * and the generation it was looked up in (0: none). */
+  uint32_t last_cat_id, last_cat_gen;
+  uint64_t last_cat_iid;
   uint8_t last_thread_field[16];
   uint8_t last_thread_field_len;
   /* The sequence id field of every plain packet, encoded once (little
@@ -448,6 +456,16 @@ void gp__tw_reset_incremental(gp__tw *w, bool lost);
 uint64_t gp__tw_intern_string(gp__tw *w, tw_map *m, uint32_t kind,
                               uint32_t string_id);
 
+/* ---- writer_clocks.c ---- */
+/* Writes a snapshot of the host clocks at the time hint in deterministic
+ * mode (0: now), and notes its time in host_snap_ts. A writer into a
+ * Perfetto service only notes the time. */
+void gp__tw_write_host_snapshot(gp__tw *w, uint64_t hint);
+/* Writes the device-clock snapshots taken since the last ones written,
+ * those before `bound` (trace time) only; snapshots lost meanwhile are
+ * marked in the next packet. */
+void gp__tw_write_device_snapshots(gp__tw *w, uint64_t bound);
+
 /* ---- writer_host.c ---- */
 #define TW_COUNTER_DROPPED 1 /* our own counter tracks */
 #define TW_COUNTER_OVERHEAD 2
@@ -526,8 +544,21 @@ void gp__tw_environment(gp__tw *w, const gp_activity_environment *e);
  * gp__tw_context) or this process's core. */
 const char *gp__tw_string(const gp__tw *w, uint32_t id);
 uint32_t gp__tw_intern(const gp__tw *w, const char *s, size_t len);
-/* A string's id, cached in *cache when the core is asked. */
-uint32_t gp__tw_intern_cached(const gp__tw *w, uint32_t *cache, const char *s);
+/* gp__tw_intern_cached() when the id is not cached yet, or a context is
+ * asked. */
+uint32_t gp__tw_intern_cached_slow(const gp__tw *w, uint32_t *cache,
+                                   const char *s);
+/* A string's id, cached in *cache when the core is asked. Inline: every
+ * copy and fill asks for its stage's name. */
+static inline uint32_t gp__tw_intern_cached(const gp__tw *w, uint32_t *cache,
+                                            const char *s) {
+  if (!w->o.ctx) {
+    uint32_t id = __atomic_load_n(cache, __ATOMIC_RELAXED);
+    if (GP_LIKELY(id))
+      return id;
+  }
+  return gp__tw_intern_cached_slow(w, cache, s);
+}
 uint32_t gp__tw_device_count(const gp__tw *w);
 int gp__tw_device_info(const gp__tw *w, uint32_t device_id,
                        gp_device_info *info);

@@ -53,6 +53,9 @@
 /* The second spec of a counter sampled both ways on one device. */
 #define TWIN_BIT 0x80000000u
 enum { ENV_MEM_CLOCK = 1, ENV_TEMP, ENV_POWER, ENV_POWER_LIMIT, ENV_FAN };
+_Static_assert(ENV_FAN <
+                   sizeof(((tw_counter_dev *)0)->env_at) / sizeof(uint32_t),
+               "tw_counter_dev.env_at has a slot for each environment spec");
 
 static const struct {
   const char *name, *description;
@@ -397,11 +400,28 @@ static void write_group(gp__tw *w, tw_group *g) {
       d->desc_gen = w->gen;
       gp__tw_pend(w, TW_PEND_COUNTER_DESC, d->desc_iid, g->device, 0, NULL);
     }
+    /* The whole packet in one reservation, the samples copied in one
+     * piece: the event's tag and 4 length bytes (as gp__pb_begin() puts
+     * them), the samples, the descriptor iid (11). */
+    uint8_t *p = gp__tw_packet_open(w, g->ts, GP_PB_SEQ_NEEDS_INCREMENTAL_STATE,
+                                    2 + 4 + g->len + 11);
+    if (p) {
+      p = gp__pb_put_varint(p, ((uint64_t)GP_PB_PACKET_GPU_COUNTER_EVENT << 3) |
+                                   GP_PB_LEN);
+      uint8_t *len = p;
+      p += 4;
+      memcpy(p, g->buf, g->len);
+      p += g->len;
+      p = gp__pb_put_uint(p, GP_PB_GCE_COUNTER_DESCRIPTOR_IID, d->desc_iid);
+      gp__pb_put_len4(len, (uint64_t)(p - len - 4));
+    }
+    gp__tw_packet_close(w, p);
+    w->st.counter_events++;
+    return;
   }
-  gp__tw_packet_begin(
-      w, g->ts, interned ? GP_PB_SEQ_NEEDS_INCREMENTAL_STATE : TW_PACKET_LARGE);
+  gp__tw_packet_begin(w, g->ts, TW_PACKET_LARGE);
   gp__pb_begin(pb, GP_PB_PACKET_GPU_COUNTER_EVENT);
-  if (!interned && inline_from < inline_to) {
+  if (inline_from < inline_to) {
     write_descriptor(w, GP_PB_GCE_COUNTER_DESCRIPTOR, g->device, d, inline_from,
                      inline_to);
     d->inline_n = inline_to;
@@ -411,10 +431,7 @@ static void write_group(gp__tw *w, tw_group *g) {
     memcpy(pb->p, g->buf, g->len);
     pb->p += g->len;
   }
-  if (interned)
-    gp__pb_uint(pb, GP_PB_GCE_COUNTER_DESCRIPTOR_IID, d->desc_iid);
-  else
-    gp__pb_int(pb, GP_PB_GCE_GPU_ID, (int32_t)g->device);
+  gp__pb_int(pb, GP_PB_GCE_GPU_ID, (int32_t)g->device);
   gp__pb_end(pb);
   gp__tw_packet_end(w);
   w->st.counter_events++;
@@ -524,24 +541,44 @@ void gp__tw_counter_record(gp__tw *w, const gp_activity_counter *c) {
 /* ------------------------------------------------------------------ */
 /* Environment                                                          */
 
-/* A sample of environment spec `which` of a device already seen. */
+/* A sample of environment spec `which` of a device already seen. Its
+ * spec is found by the index it was found at before (the samplers of
+ * periodic counters go by find_spec()'s guess of the next one, which
+ * environment samples in between made miss). */
 static void env_sample(gp__tw *w, uint32_t device, uint64_t ts, uint32_t which,
                        double value) {
-  tw_spec *s =
-      find_spec(w, device, &w->dev[device].ctr, ENV_ID_BASE + which, 0);
-  if (!s)
-    return;
+  tw_counter_dev *d = &w->dev[device].ctr;
+  uint32_t at = d->env_at[which];
+  tw_spec *s = at && at <= d->n ? &d->specs[at - 1] : NULL;
+  if (!s || s->id != ENV_ID_BASE + which || s->instr) {
+    s = find_spec_slow(w, device, d, ENV_ID_BASE + which, 0);
+    if (!s)
+      return;
+    d->env_at[which] = (uint32_t)(s - d->specs) + 1;
+  }
   uint64_t v;
   memcpy(&v, &value, sizeof(v));
   add_sample(w, &w->group, device, ts, s, true, v);
   s->last_ts = ts;
 }
 
+/* Opens a packet at ts and in it message `field`, with its tag and the 4
+ * length bytes gp__pb_begin() would put; returns where the message's
+ * content goes, 33 bytes reserved there (three fields), the length bytes
+ * just before it; NULL if memory ran out. The caller patches the length
+ * and closes the packet (gp__tw_packet_close()). */
+static uint8_t *env_open(gp__tw *w, uint64_t ts, uint32_t field) {
+  uint8_t *p = gp__tw_packet_open(w, ts, 0, 3 + 4 + 33);
+  if (!p)
+    return NULL;
+  p = gp__pb_put_varint(p, ((uint64_t)field << 3) | GP_PB_LEN);
+  return p + 4;
+}
+
 /* See writerInt.h. */
 void gp__tw_environment(gp__tw *w, const gp_activity_environment *e) {
   if (e->device_id >= TW_MAX_DEVICES)
     return;
-  gp__pb_writer *pb = &w->pb;
   uint32_t dev = e->device_id;
   uint64_t ts = e->timestamp;
   device_seen(w, dev);
@@ -551,12 +588,15 @@ void gp__tw_environment(gp__tw *w, const gp_activity_environment *e) {
   switch (e->environment_kind) {
   case GP_ENVIRONMENT_SPEED:
     if (e->data.speed.core_clock_khz) {
-      gp__tw_packet_begin(w, ts, 0);
-      gp__pb_begin(pb, GP_PB_PACKET_GPU_FREQUENCY);
-      gp__pb_uint(pb, GP_PB_GFREQ_GPU_ID, dev);
-      gp__pb_uint(pb, GP_PB_GFREQ_FREQUENCY_KHZ, e->data.speed.core_clock_khz);
-      gp__pb_end(pb);
-      gp__tw_packet_end(w);
+      uint8_t *p = env_open(w, ts, GP_PB_PACKET_GPU_FREQUENCY);
+      if (p) {
+        uint8_t *len = p - 4;
+        p = gp__pb_put_uint(p, GP_PB_GFREQ_GPU_ID, dev);
+        p = gp__pb_put_uint(p, GP_PB_GFREQ_FREQUENCY_KHZ,
+                            e->data.speed.core_clock_khz);
+        gp__pb_put_len4(len, (uint64_t)(p - len - 4));
+      }
+      gp__tw_packet_close(w, p);
     }
     if (e->data.speed.memory_clock_khz)
       env_sample(w, dev, ts, ENV_MEM_CLOCK, e->data.speed.memory_clock_khz);
@@ -574,15 +614,18 @@ void gp__tw_environment(gp__tw *w, const gp_activity_environment *e) {
   case GP_ENVIRONMENT_COOLING:
     env_sample(w, dev, ts, ENV_FAN, e->data.cooling.fan_speed_pct);
     break;
-  case GP_ENVIRONMENT_MEMORY:
-    gp__tw_packet_begin(w, ts, 0);
-    gp__pb_begin(pb, GP_PB_PACKET_GPU_MEM_TOTAL);
-    gp__pb_uint(pb, GP_PB_GMEM_GPU_ID, dev);
-    gp__pb_uint(pb, GP_PB_GMEM_PID, e->data.memory.pid);
-    gp__pb_uint(pb, GP_PB_GMEM_SIZE, e->data.memory.used_bytes);
-    gp__pb_end(pb);
-    gp__tw_packet_end(w);
+  case GP_ENVIRONMENT_MEMORY: {
+    uint8_t *p = env_open(w, ts, GP_PB_PACKET_GPU_MEM_TOTAL);
+    if (p) {
+      uint8_t *len = p - 4;
+      p = gp__pb_put_uint(p, GP_PB_GMEM_GPU_ID, dev);
+      p = gp__pb_put_uint(p, GP_PB_GMEM_PID, e->data.memory.pid);
+      p = gp__pb_put_uint(p, GP_PB_GMEM_SIZE, e->data.memory.used_bytes);
+      gp__pb_put_len4(len, (uint64_t)(p - len - 4));
+    }
+    gp__tw_packet_close(w, p);
     break;
+  }
   default:
     break;
   }
