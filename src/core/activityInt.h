@@ -118,10 +118,23 @@ static inline void gp__cell_set(uint64_t *cell, int word, uint64_t v) {
   __atomic_store_n(&cell[word], v, __ATOMIC_RELEASE);
 }
 
-/* collector.c */
+/* area.c */
 /* The offset of buf in the buffer area this process gives its buffers
  * from, + 1; 0 if it is not in it (or there is none). */
 uint64_t gp__area_word(const uint8_t *buf);
+/* A buffer of size bytes from this process's area, or NULL (none, or
+ * none free). */
+uint8_t *gp__area_alloc(size_t size);
+/* Gives buf back to its area (not when the area is another process's);
+ * false if buf lies in no area. */
+bool gp__area_release(uint8_t *buf);
+/* Whether buf lies in an area ever given. */
+bool gp__area_holds(const uint8_t *buf);
+/* The delivery record of this process's area, or NULL. */
+gp__delivery *gp__area_delivery(void);
+/* The queued entry (core.h) of the buffer at area offset word - 1 of
+ * this process's area, or NULL. */
+uint64_t *gp__area_queued(uint64_t word);
 
 /* A thread hands over buf (its cell's words 1 and 2: word and base), with
  * committed records in bytes [from, to): noted in the area's queued
@@ -133,6 +146,8 @@ void gp__area_queued_note(uint64_t word, uint64_t base, uint64_t from,
 bool gp__area_foreign(const uint8_t *buf);
 /* In a fork child: stops using the parent's area. */
 void gp__area_after_fork(void);
+
+/* collector.c */
 uint8_t *gp__buffer_get(size_t *size, size_t *max_records,
                         gp_buffer_complete_fn *complete, int *reason,
                         bool bypass_limit);

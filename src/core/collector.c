@@ -22,120 +22,11 @@
 /* ------------------------------------------------------------------ */
 /* Buffers                                                              */
 
-/*
- * Buffer areas (core.h, gp__activity_share_buffers). Areas are never
- * unmapped while the process runs, so a buffer from one stays valid after
- * the area was taken back; the areas ever given are remembered (a few: a
- * process and its forked children) to send such buffers back where they
- * came from. A forked child's copy of its parent's area is foreign: never
- * written, never given out, its buffers never released (the parent's free
- * list is the parent's).
- */
-#define MAX_AREAS 4
-typedef struct area_entry {
-  gp__buffer_area a;
-  pid_t pid; /* the process the area is for */
-} area_entry;
-static pthread_mutex_t area_lock = PTHREAD_MUTEX_INITIALIZER;
-static area_entry areas[MAX_AREAS]; /* an entry is filled, then counted */
-static _Atomic int num_areas;
-static _Atomic int cur_area = -1; /* index in areas, -1: none */
-
-static area_entry *area_of(const uint8_t *buf) {
-  int n = atomic_load(&num_areas);
-  for (int i = 0; i < n; i++)
-    if (buf >= areas[i].a.base && buf < areas[i].a.base + areas[i].a.size)
-      return &areas[i];
-  return NULL;
-}
-
-/* See activityInt.h. */
-uint64_t gp__area_word(const uint8_t *buf) {
-  int i = atomic_load(&cur_area);
-  if (i < 0 || !buf || buf < areas[i].a.base ||
-      buf >= areas[i].a.base + areas[i].a.size || areas[i].pid != getpid())
-    return 0;
-  return (uint64_t)(buf - areas[i].a.base) + 1;
-}
-
-/* The queued entry (core.h) of the buffer at area offset word - 1 of
- * this process's area, or NULL. */
-static uint64_t *queued_entry(uint64_t word) {
-  int i = atomic_load(&cur_area);
-  if (i < 0 || word == 0 || areas[i].pid != getpid() || !areas[i].a.queued ||
-      !areas[i].a.buf_size)
-    return NULL;
-  uint64_t k = (word - 1) / areas[i].a.buf_size;
-  return k < areas[i].a.nqueued ? areas[i].a.queued[k] : NULL;
-}
-
-/* See activityInt.h. */
-void gp__area_queued_note(uint64_t word, uint64_t base, uint64_t from,
-                          uint64_t to) {
-  uint64_t *e = queued_entry(word);
-  if (!e)
-    return;
-  /* Word 0 last: a reader trusts an entry whose word 0 is set. */
-  __atomic_store_n(&e[0], 0, __ATOMIC_RELEASE);
-  __atomic_store_n(&e[1], base, __ATOMIC_RELAXED);
-  __atomic_store_n(&e[2], from, __ATOMIC_RELAXED);
-  __atomic_store_n(&e[3], to, __ATOMIC_RELAXED);
-  __atomic_store_n(&e[0], word, __ATOMIC_RELEASE);
-}
-
-/* See activityInt.h. */
-bool gp__area_foreign(const uint8_t *buf) {
-  area_entry *e = area_of(buf);
-  return e && e->pid != getpid();
-}
-
-/* See activityInt.h. */
-void gp__area_after_fork(void) {
-  pthread_mutex_init(&area_lock, NULL);
-  int i = atomic_load(&cur_area);
-  if (i >= 0 && areas[i].pid != getpid())
-    atomic_store(&cur_area, -1);
-}
-
-/* See core.h. */
-void gp__activity_share_buffers(const gp__buffer_area *area,
-                                bool in_fork_child) {
-  if (!in_fork_child)
-    pthread_mutex_lock(&area_lock);
-  if (!area) {
-    atomic_store(&cur_area, -1);
-  } else {
-    int i, n = atomic_load(&num_areas);
-    /* The same memory again (a fork child's page where its parent's was):
-     * updated in place, while no other thread runs. */
-    for (i = 0; i < n; i++)
-      if (areas[i].a.base == area->base)
-        break;
-    if (i < MAX_AREAS) {
-      areas[i].a = *area;
-      areas[i].pid = getpid();
-      if (i == n)
-        atomic_store(&num_areas, n + 1);
-      atomic_store(&cur_area, i);
-    } /* else: no room to remember it; the heap it is */
-  }
-  if (!in_fork_child)
-    pthread_mutex_unlock(&area_lock);
-}
-
-/* The delivery record of this process's area, or NULL. */
-static gp__delivery *area_delivery(void) {
-  int i = atomic_load(&cur_area);
-  return i >= 0 && areas[i].pid == getpid() ? areas[i].a.delivery : NULL;
-}
-
 static void internal_request(uint8_t **buffer, size_t *size,
                              size_t *max_num_records) {
   *max_num_records = 0;
   *buffer = NULL;
-  int i = atomic_load(&cur_area);
-  if (i >= 0 && areas[i].pid == getpid() && areas[i].a.alloc)
-    *buffer = areas[i].a.alloc(*size);
+  *buffer = gp__area_alloc(*size);
   if (!*buffer)
     *buffer = aligned_alloc(8, GP_ALIGN8(*size));
 }
@@ -143,12 +34,8 @@ static void internal_request(uint8_t **buffer, size_t *size,
 static void internal_complete(uint8_t *buffer, size_t size, size_t valid_size) {
   (void)size;
   (void)valid_size;
-  area_entry *e = area_of(buffer);
-  if (!e)
+  if (!gp__area_release(buffer))
     free(buffer);
-  else if (e->pid == getpid() && e->a.release)
-    e->a.release(buffer);
-  /* else: the parent's; it is not ours to give back. */
 }
 
 static uint8_t *buffer_request(size_t *size, size_t *max_records,
@@ -483,7 +370,7 @@ static void emit_overhead(uint64_t start, uint64_t end, uint64_t bytes) {
  * (core.h, gp__delivery), so that a reader after our death knows whether
  * they were. */
 static gp__delivery *delivery_begin(const pending *p, const uint64_t *q) {
-  gp__delivery *d = area_delivery();
+  gp__delivery *d = gp__area_delivery();
   if (!d)
     return NULL;
   __atomic_store_n(&d->state, 0, __ATOMIC_RELEASE);
@@ -514,7 +401,7 @@ static void delivery_end(gp__delivery *d, const pending *p, uint64_t *q) {
       __atomic_load_n(&c[2], __ATOMIC_RELAXED) == p->src_base) {
     gp__cell_set(c, 3, p->src_to);
   } else if (c) {
-    uint64_t *e = queued_entry(p->src_buf);
+    uint64_t *e = gp__area_queued(p->src_buf);
     if (e && __atomic_load_n(&e[0], __ATOMIC_ACQUIRE) == p->src_buf &&
         __atomic_load_n(&e[1], __ATOMIC_RELAXED) == p->src_base)
       __atomic_store_n(&e[2], p->src_to, __ATOMIC_RELEASE);
@@ -528,7 +415,7 @@ static void delivery_end(gp__delivery *d, const pending *p, uint64_t *q) {
 /* p's queued entry, if p is a buffer of the area a thread handed over. */
 static uint64_t *handed_over(const pending *p) {
   uint64_t w = p->src_cell ? 0 : gp__area_word(p->buf);
-  uint64_t *e = queued_entry(w);
+  uint64_t *e = gp__area_queued(w);
   return e && __atomic_load_n(&e[0], __ATOMIC_ACQUIRE) == w ? e : NULL;
 }
 
@@ -544,7 +431,7 @@ static uint64_t *handed_over(const pending *p) {
 #define RECYCLE_MAX (SPARE_BUFFERS + 2)
 
 static bool recycle(pending *p) {
-  if (p->complete != internal_complete || area_of(p->buf))
+  if (p->complete != internal_complete || gp__area_holds(p->buf))
     return false;
   pthread_mutex_lock(&gp__act.lock);
   bool keep = !gp__act.stop && atomic_load(&gp__act.free_count) < RECYCLE_MAX &&
@@ -825,7 +712,7 @@ int gp_activity_flush_all(uint32_t flags) {
 /* True if buf came from the application's request callback (comp is the
  * completion it goes back through), not from us or a shared area. */
 static bool app_buffer(const uint8_t *buf, gp_buffer_complete_fn comp) {
-  return comp && comp != internal_complete && !area_of(buf);
+  return comp && comp != internal_complete && !gp__area_holds(buf);
 }
 
 /*
