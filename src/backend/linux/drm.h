@@ -11,9 +11,11 @@
 #ifndef GPUPERF_LINUX_DRM_H
 #define GPUPERF_LINUX_DRM_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define GP__DRM_MAX_ENGINES 16
 #define GP__DRM_MAX_REGIONS 8
@@ -104,6 +106,15 @@ typedef struct gp__drm_reading {
 } gp__drm_reading;
 
 void gp__drm_card_read(const gp__drm_card *c, gp__drm_reading *r);
+
+/*
+ * A sampling thread's wait for its next period: next (CLOCK_MONOTONIC)
+ * advanced by period_ns, then waits on cond (lock held) until that time
+ * or *stop (read under lock). drmprovider.c's and v3d.c's threads.
+ */
+void gp__drm_tick_wait(pthread_cond_t *cond, pthread_mutex_t *lock,
+                       const bool *stop, struct timespec *next,
+                       uint64_t period_ns);
 
 /*
  * Registers one device per DRM card found under the root, each with a

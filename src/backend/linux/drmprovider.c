@@ -312,18 +312,24 @@ static void emit(sampling *sm) {
   sm->last_ts = now;
 }
 
+/* See drm.h. */
+void gp__drm_tick_wait(pthread_cond_t *cond, pthread_mutex_t *lock,
+                       const bool *stop, struct timespec *next,
+                       uint64_t period_ns) {
+  uint64_t ns = (uint64_t)next->tv_nsec + period_ns;
+  next->tv_sec += (time_t)(ns / 1000000000ull);
+  next->tv_nsec = (long)(ns % 1000000000ull);
+  while (!*stop && pthread_cond_timedwait(cond, lock, next) != ETIMEDOUT) {
+  }
+}
+
 static void *thread_main(void *arg) {
   sampling *sm = arg;
   pthread_mutex_lock(&sm->lock);
   struct timespec next;
   clock_gettime(CLOCK_MONOTONIC, &next);
   while (!sm->stop) {
-    uint64_t ns = (uint64_t)next.tv_nsec + sm->s->period_ns;
-    next.tv_sec += (time_t)(ns / 1000000000ull);
-    next.tv_nsec = (long)(ns % 1000000000ull);
-    while (!sm->stop &&
-           pthread_cond_timedwait(&sm->cond, &sm->lock, &next) != ETIMEDOUT) {
-    }
+    gp__drm_tick_wait(&sm->cond, &sm->lock, &sm->stop, &next, sm->s->period_ns);
     emit(sm); /* also the last, partial window at stop */
   }
   pthread_mutex_unlock(&sm->lock);

@@ -350,12 +350,7 @@ static void *thread_main(void *arg) {
   struct timespec next;
   clock_gettime(CLOCK_MONOTONIC, &next);
   while (!sm->stop) {
-    uint64_t ns = (uint64_t)next.tv_nsec + sm->s->period_ns;
-    next.tv_sec += (time_t)(ns / 1000000000ull);
-    next.tv_nsec = (long)(ns % 1000000000ull);
-    while (!sm->stop &&
-           pthread_cond_timedwait(&sm->cond, &sm->lock, &next) != ETIMEDOUT) {
-    }
+    gp__drm_tick_wait(&sm->cond, &sm->lock, &sm->stop, &next, sm->s->period_ns);
     if (!sm->stood_down)
       emit(sm); /* also the last, partial window at stop */
   }
