@@ -136,3 +136,18 @@ gp_sim_kernel_desc tu_kernel_desc(const char *name, double flops,
   d.registers_per_thread = 32;
   return d;
 }
+
+/* See testutil.h. */
+gp_sim_dim3 tu_dim(uint32_t x) {
+  gp_sim_dim3 d = {x, 1, 1};
+  return d;
+}
+
+/* See testutil.h. */
+uint32_t tu_counter_id(uint32_t dev, const char *name) {
+  const char *names[1] = {name};
+  uint32_t id = 0;
+  size_t n = 0;
+  ASSERT_OK(gp_counter_select(dev, names, 1, &id, 1, &n));
+  return id;
+}

@@ -40,6 +40,12 @@ const gp_activity *tu_find(uint32_t kind, size_t i);
 /* Forgets everything captured so far. */
 void tu_clear(void);
 
+/* A one-dimensional grid or block of x. */
+gp_sim_dim3 tu_dim(uint32_t x);
+
+/* The id of counter name on device dev (asserts it exists). */
+uint32_t tu_counter_id(uint32_t dev, const char *name);
+
 /* A fixed, small kernel description for tests. */
 gp_sim_kernel_desc tu_kernel_desc(const char *name, double flops, double bytes);
 

@@ -8,11 +8,6 @@
 #include "harness.h"
 #include "testutil.h"
 
-static gp_sim_dim3 dim(uint32_t x) {
-  gp_sim_dim3 d = {x, 1, 1};
-  return d;
-}
-
 static void init_sim(void) {
   gp_sim_config cfg;
   memset(&cfg, 0, sizeof(cfg));
@@ -20,14 +15,6 @@ static void init_sim(void) {
   cfg.models[0] = GP_SIM_MODEL_COMPUTE;
   cfg.models[1] = GP_SIM_MODEL_V3D;
   ASSERT_OK(gp_sim_init(&cfg));
-}
-
-static uint32_t cid(uint32_t dev, const char *name) {
-  const char *names[1] = {name};
-  uint32_t id = 0;
-  size_t n = 0;
-  ASSERT_OK(gp_counter_select(dev, names, 1, &id, 1, &n));
-  return id;
 }
 
 TEST(sampling_config_validation) {
@@ -129,9 +116,10 @@ TEST(sampling_periodic_windows) {
   ASSERT_OK(gp_sim_context_create(0, &ctx));
   gp_sim_stream *s1 = gp_sim_default_stream(ctx), *s2;
   ASSERT_OK(gp_sim_stream_create(ctx, &s2));
-  uint32_t ids[] = {cid(0, "Utilization"), cid(0, "dram__bytes_read.sum"),
-                    cid(0, "sm__cycles_elapsed.avg"),
-                    cid(0, "sm__cycles_active.avg")};
+  uint32_t ids[] = {tu_counter_id(0, "Utilization"),
+                    tu_counter_id(0, "dram__bytes_read.sum"),
+                    tu_counter_id(0, "sm__cycles_elapsed.avg"),
+                    tu_counter_id(0, "sm__cycles_active.avg")};
   gp_counter_config c;
   memset(&c, 0, sizeof(c));
   const uint64_t period = 50000;
@@ -146,10 +134,10 @@ TEST(sampling_periodic_windows) {
   double dram = 0;
   for (int i = 0; i < 12; i++) {
     gp_sim_stream *s = i % 3 ? s1 : s2; /* two queues, overlapping */
-    ASSERT_OK(gp_sim_launch(s, k, dim(256 + 64 * i), dim(256), 0));
+    ASSERT_OK(gp_sim_launch(s, k, tu_dim(256 + 64 * i), tu_dim(256), 0));
     sim_work_stats st;
     gp__sim_kernel_cost(gp__sim_model_get(GP_SIM_MODEL_COMPUTE), &kd,
-                        dim(256 + 64 * i), dim(256), 0, &st);
+                        tu_dim(256 + 64 * i), tu_dim(256), 0, &st);
     dram += st.dram_read;
     ASSERT_OK(gp_sim_host_work(7000 * (uint64_t)(i % 4)));
   }
@@ -217,7 +205,7 @@ TEST(sampling_periodic_windows) {
 /* Launches one kernel and returns the correlation id of its launch (the
  * next one after `after`). */
 static uint64_t launch(gp_sim_stream *s, gp_sim_kernel *k) {
-  ASSERT_OK(gp_sim_launch(s, k, dim(32), dim(128), 0));
+  ASSERT_OK(gp_sim_launch(s, k, tu_dim(32), tu_dim(128), 0));
   return 0;
 }
 
@@ -331,7 +319,7 @@ TEST(sampling_seed_example_filter) {
   ASSERT_EQ(nt, 16);
 
   uint64_t got[64];
-  size_t ng = instrumented(got, 64, cid(0, "sm__cycles_elapsed.avg"));
+  size_t ng = instrumented(got, 64, tu_counter_id(0, "sm__cycles_elapsed.avg"));
   ASSERT_EQ(ng, 5);
   for (size_t i = 0; i < 5; i++)
     ASSERT_EQ(got[i], in_training[10 + i]);
@@ -365,7 +353,7 @@ TEST(sampling_exclude_beats_include) {
   gp_sim_kernel_desc kd = tu_kernel_desc("k", 100, 8);
   gp_sim_kernel *k;
   ASSERT_OK(gp_sim_kernel_create(&kd, &k));
-  uint32_t util = cid(0, "Utilization");
+  uint32_t util = tu_counter_id(0, "Utilization");
   const char *inc[] = {"training*"};
   const char *exc[] = {"*validation*"};
   gp_counter_config c;
@@ -448,7 +436,7 @@ TEST(sampling_name_bases_and_ranges) {
   kd.demangled_name = "void ns::myKernel<float>(float*)";
   gp_sim_kernel *k;
   ASSERT_OK(gp_sim_kernel_create(&kd, &k));
-  uint32_t util = cid(0, "Utilization");
+  uint32_t util = tu_counter_id(0, "Utilization");
   struct {
     const char *glob;
     uint32_t base;
@@ -534,13 +522,13 @@ TEST(sampling_instrumented_values) {
   c.instrumented = 1;
   c.counter_period_ns = 1000000; /* both kinds at once */
   ASSERT_OK(gp_counters_start(1, &c));
-  ASSERT_OK(gp_sim_launch(s, k, dim(48), dim(64), 0));
+  ASSERT_OK(gp_sim_launch(s, k, tu_dim(48), tu_dim(64), 0));
   ASSERT_OK(gp_sim_context_synchronize(ctx));
   ASSERT_OK(gp_counters_stop(1));
   ASSERT_OK(gp_activity_flush_all(0));
   sim_work_stats st;
   uint64_t ns = gp__sim_kernel_cost(gp__sim_model_get(GP_SIM_MODEL_V3D), &kd,
-                                    dim(48), dim(64), 0, &st);
+                                    tu_dim(48), tu_dim(64), 0, &st);
   const gp_activity *r;
   int per_activity = 0, periodic = 0;
   for (size_t i = 0; (r = tu_find(GP_ACTIVITY_KIND_COUNTER, i)); i++) {

@@ -10,19 +10,6 @@
 #include "harness.h"
 #include "testutil.h"
 
-static gp_sim_dim3 dim(uint32_t x) {
-  gp_sim_dim3 d = {x, 1, 1};
-  return d;
-}
-
-static uint32_t cid(const char *name) {
-  const char *names[1] = {name};
-  uint32_t id = 0;
-  size_t n = 0;
-  ASSERT_OK(gp_counter_select(0, names, 1, &id, 1, &n));
-  return id;
-}
-
 typedef struct window {
   uint64_t t0, t1;
   double util;
@@ -44,7 +31,8 @@ TEST(sampling_log_drops_jobs_ended_behind_a_long_one) {
   ASSERT_OK(gp_sim_context_create(0, &ctx));
   gp_sim_stream *s1 = gp_sim_default_stream(ctx), *s2;
   ASSERT_OK(gp_sim_stream_create(ctx, &s2));
-  uint32_t ids[] = {cid("Utilization"), cid("dram__bytes_read.sum")};
+  uint32_t ids[] = {tu_counter_id(0, "Utilization"),
+                    tu_counter_id(0, "dram__bytes_read.sum")};
   gp_counter_config c;
   memset(&c, 0, sizeof(c));
   const uint64_t period = 20000;
@@ -61,19 +49,21 @@ TEST(sampling_log_drops_jobs_ended_behind_a_long_one) {
   ASSERT_OK(gp_sim_kernel_create(&ld, &lk));
   ASSERT_OK(gp_sim_kernel_create(&sd, &sk));
   sim_work_stats st;
-  uint64_t long_ns = gp__sim_kernel_cost(m, &ld, dim(4096), dim(256), 0, &st);
+  uint64_t long_ns =
+      gp__sim_kernel_cost(m, &ld, tu_dim(4096), tu_dim(256), 0, &st);
   double dram = st.dram_read;
-  uint64_t short_ns = gp__sim_kernel_cost(m, &sd, dim(64), dim(256), 0, &st);
+  uint64_t short_ns =
+      gp__sim_kernel_cost(m, &sd, tu_dim(64), tu_dim(256), 0, &st);
   uint64_t gap = short_ns + 1000;
 
-  ASSERT_OK(gp_sim_launch(s2, lk, dim(4096), dim(256), 0));
+  ASSERT_OK(gp_sim_launch(s2, lk, tu_dim(4096), tu_dim(256), 0));
   gp__sim_lock();
   uint64_t long_end = s2->tail_end, long_start = long_end - long_ns;
   gp__sim_unlock();
   /* The short jobs all end while the long one runs. */
   ASSERT_GT(long_end, gp__sim_now() + 2 * SHORT_JOBS * gap);
   for (int i = 0; i < SHORT_JOBS; i++) {
-    ASSERT_OK(gp_sim_launch(s1, sk, dim(64), dim(256), 0));
+    ASSERT_OK(gp_sim_launch(s1, sk, tu_dim(64), tu_dim(256), 0));
     dram += st.dram_read;
     ASSERT_OK(gp_sim_host_work(gap));
   }

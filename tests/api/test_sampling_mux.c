@@ -27,19 +27,6 @@ typedef struct run {
   double k[MAX_K][3];
 } run;
 
-static gp_sim_dim3 dim(uint32_t x) {
-  gp_sim_dim3 d = {x, 1, 1};
-  return d;
-}
-
-static uint32_t cid(const char *name) {
-  const char *names[1] = {name};
-  uint32_t id = 0;
-  size_t n = 0;
-  ASSERT_OK(gp_counter_select(0, names, 1, &id, 1, &n));
-  return id;
-}
-
 /* Samples `n` of the three dram counters (ids) on device 0, periodically
  * and per kernel, over the same workload, and gathers the records. */
 static void sample(gp_sim_context *ctx, gp_sim_kernel *k, const uint32_t *all,
@@ -55,8 +42,8 @@ static void sample(gp_sim_context *ctx, gp_sim_kernel *k, const uint32_t *all,
   ASSERT_OK(gp_counters_start(0, &c));
   gp_sim_stream *s = gp_sim_default_stream(ctx);
   for (int i = 0; i < 40; i++) {
-    ASSERT_OK(
-        gp_sim_launch(s, k, dim(64 + 32 * (uint32_t)(i % 7)), dim(256), 0));
+    ASSERT_OK(gp_sim_launch(s, k, tu_dim(64 + 32 * (uint32_t)(i % 7)),
+                            tu_dim(256), 0));
     ASSERT_OK(gp_sim_host_work(9000 + 4000 * (uint64_t)(i % 5)));
   }
   ASSERT_OK(gp_sim_context_synchronize(ctx));
@@ -124,10 +111,11 @@ TEST(sampling_multiplexed_takes_turns) {
   gp_sim_kernel_desc kd = tu_kernel_desc("k", 4000, 256);
   gp_sim_kernel *k;
   ASSERT_OK(gp_sim_kernel_create(&kd, &k));
-  const uint32_t all[3] = {cid("dram__bytes_read.sum"),
-                           cid("dram__bytes_write.sum"),
-                           cid("dram__throughput.avg.pct_of_peak_sustained_"
-                               "elapsed")};
+  const uint32_t all[3] = {
+      tu_counter_id(0, "dram__bytes_read.sum"),
+      tu_counter_id(0, "dram__bytes_write.sum"),
+      tu_counter_id(0, "dram__throughput.avg.pct_of_peak_sustained_"
+                       "elapsed")};
   static run mux, rw, tp;
   sample(ctx, k, all, all, 3, true, &mux);
   sample(ctx, k, all, all, 2, false, &rw);

@@ -16,18 +16,6 @@
 #include "opencl/oclutil.h"
 #include "tp/tputil.h"
 
-/* The line of text holding needle, copied into buf. */
-static const char *line_of(const char *text, const char *needle, char *buf,
-                           size_t size) {
-  const char *p = strstr(text, needle);
-  if (!p)
-    return NULL;
-  while (p > text && p[-1] != '\n')
-    p--;
-  snprintf(buf, size, "%.*s", (int)strcspn(p, "\n"), p);
-  return buf;
-}
-
 TEST(stat_perf_like_forms) {
   const char *app = wt_built("tests/stat_app");
   char *out, *err, line[512];
@@ -40,7 +28,7 @@ TEST(stat_perf_like_forms) {
   ASSERT(strstr(err, "saxpy(") == NULL);
   ASSERT(strstr(err, "NANOSECOND") == NULL);
   if (gp_host_perf_status(NULL, 0) == 0) {
-    ASSERT_NOT_NULL(line_of(err, "task-clock", line, sizeof(line)));
+    ASSERT_NOT_NULL(tp_line_of(err, "task-clock", line, sizeof(line)));
     ASSERT(strstr(line, " msec") != NULL);
     ASSERT(strstr(line, "CPUs utilized") != NULL);
   }
@@ -51,15 +39,15 @@ TEST(stat_perf_like_forms) {
   ASSERT_EQ(tp_cli(&out, &err, "stat", "-x", ",", "-e", "dram__bytes_read.sum",
                    "--", app, "--launches", "3", NULL),
             0);
-  ASSERT_NOT_NULL(
-      line_of(err, ",100.00,,,Sim Compute GPU #0,saxpy\n", line, sizeof(line)));
-  ASSERT_NOT_NULL(line_of(err, "3,,launches,", line, sizeof(line)));
+  ASSERT_NOT_NULL(tp_line_of(err, ",100.00,,,Sim Compute GPU #0,saxpy\n", line,
+                             sizeof(line)));
+  ASSERT_NOT_NULL(tp_line_of(err, "3,,launches,", line, sizeof(line)));
   ASSERT(strstr(line, ",100.00,,,Sim Compute GPU #0,saxpy") != NULL);
   ASSERT_NOT_NULL(
-      line_of(err, ",bytes,dram__bytes_read.sum,", line, sizeof(line)));
+      tp_line_of(err, ",bytes,dram__bytes_read.sum,", line, sizeof(line)));
   ASSERT(strstr(line, ",100.00,") != NULL); /* then its rate */
   ASSERT(strstr(line, "/sec,Sim Compute GPU #0,") != NULL);
-  ASSERT_NOT_NULL(line_of(err, ",s,time-elapsed,", line, sizeof(line)));
+  ASSERT_NOT_NULL(tp_line_of(err, ",s,time-elapsed,", line, sizeof(line)));
   ASSERT(strstr(line, ",100.00,,,,") != NULL);
   ASSERT(strstr(err, "Performance counter stats") == NULL);
   free(out);
@@ -68,13 +56,13 @@ TEST(stat_perf_like_forms) {
   ASSERT_EQ(tp_cli(&out, &err, "stat", "--json", "-r", "3", "-e",
                    "dram__bytes_read.sum", "--", app, "--launches", "2", NULL),
             0);
-  ASSERT_NOT_NULL(line_of(err,
-                          "\"event\": \"launches\", \"device\": \"Sim "
-                          "Compute GPU #0\", \"kernel\": \"saxpy\"",
-                          line, sizeof(line)));
+  ASSERT_NOT_NULL(tp_line_of(err,
+                             "\"event\": \"launches\", \"device\": \"Sim "
+                             "Compute GPU #0\", \"kernel\": \"saxpy\"",
+                             line, sizeof(line)));
   ASSERT(strncmp(line, "{\"counter-value\": 2, ", 21) == 0);
   ASSERT_NOT_NULL(
-      line_of(err, "\"event\": \"time-elapsed\"", line, sizeof(line)));
+      tp_line_of(err, "\"event\": \"time-elapsed\"", line, sizeof(line)));
   ASSERT(strstr(line, "\"variance\": ") != NULL);
   free(out);
   free(err);

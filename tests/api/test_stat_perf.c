@@ -18,18 +18,6 @@
 #include "unit/writer_util.h"
 #include "tp/tputil.h"
 
-/* The line of text holding needle, copied into buf. */
-static const char *line_of(const char *text, const char *needle, char *buf,
-                           size_t size) {
-  const char *p = strstr(text, needle);
-  if (!p)
-    return NULL;
-  while (p > text && p[-1] != '\n')
-    p--;
-  snprintf(buf, size, "%.*s", (int)strcspn(p, "\n"), p);
-  return buf;
-}
-
 /* The offset in text of the start of the line p is in. */
 static size_t line_start(const char *text, const char *p) {
   while (p > text && p[-1] != '\n')
@@ -45,7 +33,7 @@ static const char *line_ending(const char *text, const char *a, const char *end,
     const char *nl = strchr(p, '\n');
     size_t n = strlen(end) - 1;
     if (nl && (size_t)(nl - p) >= n && strncmp(nl - n, end, n + 1) == 0)
-      return line_of(text + line_start(text, p), a, buf, size);
+      return tp_line_of(text + line_start(text, p), a, buf, size);
   }
   return NULL;
 }
@@ -54,7 +42,7 @@ static const char *line_ending(const char *text, const char *a, const char *end,
 static const char *line_with(const char *text, const char *a, const char *b,
                              char *buf, size_t size) {
   for (const char *p = strstr(text, a); p; p = strstr(p + 1, a))
-    if (line_of(text + line_start(text, p), a, buf, size) && strstr(buf, b))
+    if (tp_line_of(text + line_start(text, p), a, buf, size) && strstr(buf, b))
       return buf;
   return NULL;
 }
@@ -114,7 +102,7 @@ static void grouped(long long v, char *buf, size_t size) {
 /* The first field of the -x, line holding needle, as a number. */
 static double csv_value(const char *text, const char *needle) {
   char line[512];
-  if (!line_of(text, needle, line, sizeof(line)))
+  if (!tp_line_of(text, needle, line, sizeof(line)))
     return NAN;
   return strtod(line, NULL);
 }
@@ -152,18 +140,18 @@ TEST(stat_repeat_keeps_thousands_separators) {
   ASSERT(strstr(err, "(3 runs):") != NULL);
   /* GPU #1 does no work: counted nothing, it has no section. */
   ASSERT(strstr(err, "Sim Compute GPU #1:") == NULL);
-  ASSERT_NOT_NULL(line_of(err, "dram__bytes_read.sum", line, sizeof(line)));
+  ASSERT_NOT_NULL(tp_line_of(err, "dram__bytes_read.sum", line, sizeof(line)));
   ASSERT(strstr(line, num) != NULL);
   ASSERT(strstr(line, "( +-  0.00% )") != NULL);
   /* A mean of counts that differ run to run: rounded and grouped, as perf
    * prints it ("%'.0f"), not "448.33". */
   if (gp_host_perf_status(NULL, 0) == 0) {
-    ASSERT_NOT_NULL(line_of(err, " page-faults ", line, sizeof(line)));
+    ASSERT_NOT_NULL(tp_line_of(err, " page-faults ", line, sizeof(line)));
     const char *v = line + strspn(line, " ");
     ASSERT(strcspn(v, " ") == strspn(v, "0123456789,"));
   }
   /* The footer: the mean elapsed time +- its spread, no user and sys. */
-  ASSERT_NOT_NULL(line_of(err, "seconds time elapsed", line, sizeof(line)));
+  ASSERT_NOT_NULL(tp_line_of(err, "seconds time elapsed", line, sizeof(line)));
   char ours[512], theirs[512];
   shape(line, ours, sizeof(ours));
   ASSERT_STR_EQ(ours, "N +- N seconds time elapsed ( +- N% )");
@@ -171,13 +159,14 @@ TEST(stat_repeat_keeps_thousands_separators) {
   char *perf = perf_stat("-r 3 -e page-faults true");
   if (perf) {
     /* The same shapes as perf's, line for line. */
-    ASSERT_NOT_NULL(line_of(perf, "seconds time elapsed", line, sizeof(line)));
+    ASSERT_NOT_NULL(
+        tp_line_of(perf, "seconds time elapsed", line, sizeof(line)));
     shape(line, theirs, sizeof(theirs));
     ASSERT_STR_EQ(ours, theirs);
-    ASSERT_NOT_NULL(line_of(perf, " page-faults ", line, sizeof(line)));
+    ASSERT_NOT_NULL(tp_line_of(perf, " page-faults ", line, sizeof(line)));
     shape(line, theirs, sizeof(theirs));
     if (gp_host_perf_status(NULL, 0) == 0) {
-      line_of(err, " page-faults ", line, sizeof(line));
+      tp_line_of(err, " page-faults ", line, sizeof(line));
       shape(line, ours, sizeof(ours));
       ASSERT_STR_EQ(ours, theirs);
     }
@@ -206,9 +195,9 @@ TEST(stat_user_and_sys_are_the_childrens_rusage) {
             0);
   getrusage(RUSAGE_CHILDREN, &after);
   double user = NAN, sys = NAN;
-  ASSERT_NOT_NULL(line_of(err, " seconds user", line, sizeof(line)));
+  ASSERT_NOT_NULL(tp_line_of(err, " seconds user", line, sizeof(line)));
   user = strtod(line, NULL);
-  ASSERT_NOT_NULL(line_of(err, " seconds sys", line, sizeof(line)));
+  ASSERT_NOT_NULL(tp_line_of(err, " seconds sys", line, sizeof(line)));
   sys = strtod(line, NULL);
   /* The loop's CPU time is the command's, and is part of what this
    * test's children (gpuperf and the loop) spent, by the kernel's count. */
@@ -230,8 +219,8 @@ TEST(stat_user_and_sys_are_the_childrens_rusage) {
   free(out);
   free(err);
   ASSERT_EQ(tp_cli(&out, &err, "stat", "-x", ",", "--", "true", NULL), 0);
-  ASSERT_NOT_NULL(line_of(err, ",s,time-user,", line, sizeof(line)));
-  ASSERT_NOT_NULL(line_of(err, ",s,time-sys,", line, sizeof(line)));
+  ASSERT_NOT_NULL(tp_line_of(err, ",s,time-user,", line, sizeof(line)));
+  ASSERT_NOT_NULL(tp_line_of(err, ",s,time-sys,", line, sizeof(line)));
   ASSERT(strstr(err, "seconds user") == NULL);
   free(out);
   free(err);
@@ -281,7 +270,7 @@ TEST(stat_rates_per_second) {
   /* The host CPU's: per second of task-clock, as perf divides. */
   if (gp_host_perf_status(NULL, 0) == 0) {
     double tc = csv_value(err, ",msec,task-clock,");
-    ASSERT_NOT_NULL(line_of(err, ",,page-faults,", line, sizeof(line)));
+    ASSERT_NOT_NULL(tp_line_of(err, ",,page-faults,", line, sizeof(line)));
     double pf = strtod(line, NULL);
     ASSERT_STR_EQ(csv_field(line, 6, f, sizeof(f)), "K/sec");
     ASSERT_NEAR(strtod(csv_field(line, 5, f, sizeof(f)), NULL), pf / tc,
@@ -291,7 +280,7 @@ TEST(stat_rates_per_second) {
       /* perf's fields: value, unit, event, run time, percentage, metric,
        * metric unit; ours the same, then device and kernel. */
       char p[512];
-      const char *pl = line_of(perf, ",page-faults,", p, sizeof(p));
+      const char *pl = tp_line_of(perf, ",page-faults,", p, sizeof(p));
       ASSERT_NOT_NULL(pl);
       for (int i = 0; i < 7; i++) {
         char a[64], b[64], sa[64], sb[64];
@@ -375,7 +364,8 @@ TEST(stat_multiplexes_beyond_capacity) {
   ASSERT_EQ(tp_cli(&out, &err, "stat", "--period", "10000", "-e", "dram*", "--",
                    app, "--launches", "30", NULL),
             0);
-  ASSERT_NOT_NULL(line_of(err, " dram__bytes_write.sum ", line, sizeof(line)));
+  ASSERT_NOT_NULL(
+      tp_line_of(err, " dram__bytes_write.sum ", line, sizeof(line)));
   size_t len = strlen(line);
   ASSERT(len > 9 && line[len - 1] == ')' && line[len - 8] == '(');
   ASSERT(line[len - 2] == '%');
@@ -392,7 +382,7 @@ TEST(stat_multiplexed_not_counted) {
   ASSERT_EQ(tp_cli(&out, &err, "stat", "-x", ",", "-e", "dram*", "--", app,
                    "--launches", "2", NULL),
             0);
-  ASSERT_NOT_NULL(line_of(err, "<not counted>,,", line, sizeof(line)));
+  ASSERT_NOT_NULL(tp_line_of(err, "<not counted>,,", line, sizeof(line)));
   ASSERT(strstr(line, ",dram__throughput.avg.pct_of_peak_sustained_elapsed,"
                       "0,0.00,") != NULL);
   free(out);
@@ -415,7 +405,7 @@ TEST(stat_multiplexes_the_v3d) {
   for (const char *p = strstr(err, ",Sim V3D 4.2 #2,\n"); p;
        p = strstr(p + 1, ",Sim V3D 4.2 #2,\n")) {
     char line[512], f[64];
-    line_of(err + line_start(err, p), ",", line, sizeof(line));
+    tp_line_of(err + line_start(err, p), ",", line, sizeof(line));
     shares += strtod(csv_field(line, 4, f, sizeof(f)), NULL);
     n++;
   }

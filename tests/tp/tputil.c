@@ -322,3 +322,15 @@ void tp_each_conformance_trace(void (*fn)(const char *arg, const char *path),
   }
   closedir(d);
 }
+
+/* See tputil.h. */
+const char *tp_line_of(const char *text, const char *needle, char *buf,
+                       size_t size) {
+  const char *p = strstr(text, needle);
+  if (!p)
+    return NULL;
+  while (p > text && p[-1] != '\n')
+    p--;
+  snprintf(buf, size, "%.*s", (int)strcspn(p, "\n"), p);
+  return buf;
+}

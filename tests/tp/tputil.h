@@ -81,6 +81,11 @@ int tp_cli(char **out, char **err, const char *arg0, ...);
 /* Reads a whole file (malloc'ed, NUL-terminated), NULL if absent. */
 char *tp_read_file(const char *path, size_t *size);
 
+/* The line of text holding needle, copied into buf (size bytes); NULL if
+ * there is none. */
+const char *tp_line_of(const char *text, const char *needle, char *buf,
+                       size_t size);
+
 /* The shared reference directory ($GPUPERF_SHARED) or NULL. */
 const char *tp_shared(void);
 
