@@ -18,11 +18,13 @@
  *
  * An entry's ref packs what parse needs to find the data again:
  *
- *   bits 62..63  kind (GP_TP_ENT_PACKET, GP_TP_ENT_FTRACE, GP_TP_ENT_SKIP)
+ *   bits 62..63  kind (GP_TP_ENT_PACKET, GP_TP_ENT_FTRACE, GP_TP_ENT_SKIP,
+ *                GP_TP_ENT_COMPACT)
  *   bits 40..61  generation (sequence state the packet was tokenized in)
  *   bits  0..39  source offset of the tag of the field to parse: the
  *                packet's data field (gpu_render_stage_event, ...) or
- *                the FtraceEvent in its bundle
+ *                the FtraceEvent in its bundle; for a compact sched
+ *                event, its index in imp->csched
  *
  * Source offsets below file_size are in the file; above it, in the buffer
  * of data inflated from compressed_packets.
@@ -41,7 +43,9 @@
 
 #define GP_TP_ENT_PACKET 0u
 #define GP_TP_ENT_FTRACE 1u
-#define GP_TP_ENT_SKIP 2u /* an ftrace event not imported: ordering only */
+#define GP_TP_ENT_SKIP 2u    /* a packet not imported: ordering only */
+#define GP_TP_ENT_COMPACT 3u /* a compact sched event: off = index in csched   \
+                              */
 #define GP_TP_GEN_BITS 22
 #define GP_TP_OFF_BITS 40
 #define GP_TP_MAX_GENS (1u << GP_TP_GEN_BITS)
@@ -263,6 +267,17 @@ typedef struct gp__tp_sched_ring {
   gp__tp_map2 out_fence; /* (context, seqno) -> queue slice */
 } gp__tp_sched_ring;
 
+/* A compact sched_switch or sched_waking event, decoded when tokenized
+ * (as Perfetto's tokenizer makes its InlineSchedSwitch/Waking). */
+typedef struct gp__tp_csched {
+  int64_t prev_state;                /* switch */
+  int32_t pid;                       /* switch: next_pid; waking: pid */
+  int32_t prio;                      /* switch: next_prio; waking: prio */
+  uint32_t comm;                     /* string */
+  uint16_t target_cpu, common_flags; /* waking */
+  bool waking;
+} gp__tp_csched;
+
 /* Legacy (Specifications) hardware queues and stages. */
 typedef struct gp__tp_hwq {
   uint32_t name;
@@ -337,7 +352,9 @@ typedef struct gp__tp_importer {
   GP_TP_VEC(gp__tp_interned) interned;
   gp__tp_map2 interned_by_key; /* (ns << 32 | field, iid) -> index */
   int64_t max_ts;
-  GP_TP_VEC(gp__tp_queue) queues; /* in the order Perfetto makes them */
+  GP_TP_VEC(gp__tp_queue) queues;  /* in the order Perfetto makes them */
+  GP_TP_VEC(uint32_t) queue_cpu;   /* by queue: its ftrace CPU, or NONE */
+  GP_TP_VEC(gp__tp_csched) csched; /* compact sched events, as tokenized */
   /* Windows (queues.c): where Perfetto's sorter, in a trace with flushes
    * and buffer reads of the service, hands out what is in by then. */
   gp__tp_windows win;
@@ -558,9 +575,50 @@ typedef struct gp__tp_te_args {
  */
 int gp__tp_track_event_args(gp__tp_importer *imp, const gp__tp_pkt *p,
                             const gp__tp_te_args *a, uint32_t *set);
-/* One ftrace event (kind GP_TP_ENT_FTRACE). */
+/* One ftrace event (kind GP_TP_ENT_FTRACE) from CPU cpu. */
 int gp__tp_parse_ftrace_event(gp__tp_importer *imp, int64_t ts, uint64_t off,
-                              size_t len, uint32_t machine);
+                              size_t len, uint32_t machine, uint32_t cpu);
+
+/*
+ * What Perfetto keeps of an ftrace event at ts (parse_sched.c): all of it;
+ * only its ftrace_event row (SOFT: before the time from which every CPU's
+ * data is complete, FtraceEventBundle.previous_bundle_end_timestamp); or
+ * nothing (ALL: before the service started tracing, counted as
+ * ftrace_packet_before_tracing_start).
+ */
+enum { GP_TP_DROP_NONE, GP_TP_DROP_SOFT, GP_TP_DROP_ALL };
+int gp__tp_ftrace_drop(gp__tp_importer *imp, int64_t ts);
+
+/* The scheduling and task payloads f of an FtraceEvent of task pid from
+ * CPU cpu, read from parent: sched_switch, sched_waking,
+ * sched_process_free, task_newtask, task_rename (parse_sched.c). */
+int gp__tp_parse_sched(gp__tp_importer *imp, int64_t ts, uint32_t machine,
+                       uint32_t cpu, uint32_t pid, const gp__pb_reader *parent,
+                       const gp__pb_field *f);
+
+/* The ftrace_event row of field f (an event payload, or any other field
+ * of FtraceEvent but pid and timestamp) of an event at ts from CPU cpu,
+ * under thread utid, with f's fields as args (parse_raw.c). */
+int gp__tp_raw_event(gp__tp_importer *imp, int64_t ts, uint32_t machine,
+                     uint32_t cpu, uint32_t utid, const gp__pb_reader *parent,
+                     const gp__pb_field *f);
+
+/* A cpu_frequency or cpu_idle payload f: a value of the CPU's counter
+ * track (parse_raw.c). */
+int gp__tp_parse_cpu_power(gp__tp_importer *imp, int64_t ts, uint32_t machine,
+                           const gp__pb_reader *parent, const gp__pb_field *f);
+
+/* A gpu_mem_total, gpu_frequency or kgsl_gpu_frequency payload f of an
+ * event of task `task` (parse_other.c). */
+int gp__tp_parse_ftrace_gpu(gp__tp_importer *imp, int64_t ts, uint32_t machine,
+                            uint32_t task, const gp__pb_reader *parent,
+                            const gp__pb_field *f);
+
+/* One compact sched event (kind GP_TP_ENT_COMPACT) from CPU cpu
+ * (parse_sched.c). */
+int gp__tp_parse_compact_sched(gp__tp_importer *imp, int64_t ts,
+                               const gp__tp_csched *e, uint32_t machine,
+                               uint32_t cpu);
 
 /* A dma_fence FtraceEvent payload f (fields 414..418) of an event of
  * task pid, read from parent (parse_drm.c). */

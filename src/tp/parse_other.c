@@ -1,8 +1,7 @@
 /*
  * parse_other.c - the smaller GPU packets: GpuInfo, GpuLog, GPU memory
  * totals (proto and ftrace), GPU frequency, Vulkan API events and Vulkan
- * memory events, plus the ftrace sched_process_free that ends a thread
- * (ftrace's dma_fence events go on to parse_drm.c).
+ * memory events (ftrace's events are dispatched by parse_ftrace.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,96 +330,50 @@ static int ftrace_gpu_frequency(gp__tp_importer *imp, int64_t ts,
 }
 
 /* See import.h. */
-int gp__tp_parse_ftrace_event(gp__tp_importer *imp, int64_t ts, uint64_t off,
-                              size_t len, uint32_t machine) {
-  gp__pb_reader r, sub;
-  gp__pb_field f, g;
-  gp__tp_reader_at(imp, &r, off, len);
-  int rc;
-  uint32_t task = 0; /* the event's pid, wherever it comes */
-  while ((rc = gp__tp_pb_next(&r, &f)) > 0)
-    if (f.id == GP_PB_FTRACE_EVENT_PID && f.wire_type == GP_PB_VARINT)
-      task = (uint32_t)f.value;
-  if (rc < 0)
-    return gp__tp_corrupt(imp, &r, "FtraceEvent");
-  gp__tp_reader_at(imp, &r, off, len);
-  while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
-    if (f.wire_type == GP_PB_LEN && f.id >= GP_PB_FTRACE_DMA_FENCE_INIT &&
-        f.id <= GP_PB_FTRACE_DMA_FENCE_WAIT_END) {
-      int rc2 = gp__tp_parse_dma_fence(imp, ts, machine, task, &r, &f);
-      if (rc2)
-        return rc2;
+int gp__tp_parse_ftrace_gpu(gp__tp_importer *imp, int64_t ts, uint32_t machine,
+                            uint32_t task, const gp__pb_reader *parent,
+                            const gp__pb_field *f) {
+  if (f->id == GP_PB_FTRACE_GPU_FREQUENCY ||
+      f->id == GP_PB_FTRACE_KGSL_GPU_FREQUENCY)
+    return ftrace_gpu_frequency(imp, ts, machine, task, parent, f);
+  gp__pb_reader sub;
+  gp__pb_field g;
+  uint32_t gpu = 0;
+  int64_t pid = 0;
+  uint64_t size = 0;
+  gp__pb_reader_sub(&sub, parent, f);
+  int rc2;
+  while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
+    if (g.wire_type != GP_PB_VARINT)
       continue;
-    }
-    if (f.wire_type == GP_PB_LEN &&
-        ((f.id >= GP_PB_FTRACE_DRM_VBLANK_EVENT &&
-          f.id <= GP_PB_FTRACE_DRM_SCHED_PROCESS_JOB) ||
-         (f.id >= GP_PB_FTRACE_DRM_SCHED_JOB_DONE &&
-          f.id <= GP_PB_FTRACE_DRM_SCHED_JOB_RUN))) {
-      int rc2 = gp__tp_parse_drm_sched(imp, ts, machine, task, &r, &f);
-      if (rc2)
-        return rc2;
-      continue;
-    }
-    if (f.wire_type == GP_PB_LEN && (f.id == GP_PB_FTRACE_GPU_FREQUENCY ||
-                                     f.id == GP_PB_FTRACE_KGSL_GPU_FREQUENCY)) {
-      int rc2 = ftrace_gpu_frequency(imp, ts, machine, task, &r, &f);
-      if (rc2)
-        return rc2;
-      continue;
-    }
-    if (f.wire_type != GP_PB_LEN || (f.id != 340 && f.id != 240))
-      continue;
-    uint32_t gpu = 0;
-    int64_t pid = 0;
-    uint64_t size = 0;
-    gp__pb_reader_sub(&sub, &r, &f);
-    int rc2;
-    while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
-      if (g.wire_type != GP_PB_VARINT)
-        continue;
-      if (f.id == 340 && g.id == 1)
-        gpu = (uint32_t)g.value;
-      else if (g.id == 2)
-        pid = f.id == 340 ? (int64_t)(uint32_t)g.value
-                          : (int64_t)(int32_t)(uint32_t)g.value;
-      else if (f.id == 340 && g.id == 3)
-        size = g.value;
-    }
-    if (rc2 < 0)
-      return gp__tp_corrupt(imp, &sub, "ftrace event");
-    if (f.id == 240) {
-      gp__tp_thread_end(imp, machine, (uint32_t)pid, ts);
-      continue;
-    }
-    /* Perfetto files the event under its task's thread first (the raw
-     * table), making that thread: a process's own gpu_mem_total finds
-     * it. */
-    uint32_t task_utid;
-    if ((rc2 = gp__tp_ftrace_thread(imp, machine, task, &task_utid)))
-      return rc2;
-    uint32_t track;
-    if (pid == 0) {
-      rc2 = gpu_counter_track(imp, machine, "gpu_memory", "GPU Memory", "bytes",
-                              gpu, -1, &track);
-    } else {
-      /* The kernel emits these after a process died; they would invent a
-       * process, so they are dropped unless the thread is alive (with
-       * no stat: Perfetto's importer records none). */
-      uint32_t utid = gp__tp_thread_find(imp, machine, pid);
-      if (utid == GP_TP_NONE)
-        continue;
-      if ((rc2 = gp__tp_thread_update(imp, machine, pid, pid, &utid)))
-        return rc2;
-      uint32_t upid = imp->db->threads.v[utid].upid;
-      rc2 = gpu_counter_track(imp, machine, "process_gpu_memory", "GPU Memory",
-                              "bytes", gpu, upid, &track);
-    }
-    if (rc2 || (rc2 = gp__tp_counter_add(imp, ts, track, (double)size, NULL)))
-      return rc2;
+    if (g.id == 1)
+      gpu = (uint32_t)g.value;
+    else if (g.id == 2)
+      pid = (int64_t)(uint32_t)g.value;
+    else if (g.id == 3)
+      size = g.value;
   }
-  if (rc < 0)
-    return gp__tp_corrupt(imp, &r, "FtraceEvent");
+  if (rc2 < 0)
+    return gp__tp_corrupt(imp, &sub, "ftrace event");
+  uint32_t track;
+  if (pid == 0) {
+    rc2 = gpu_counter_track(imp, machine, "gpu_memory", "GPU Memory", "bytes",
+                            gpu, -1, &track);
+  } else {
+    /* The kernel emits these after a process died; they would invent a
+     * process, so they are dropped unless the thread is alive (with
+     * no stat: Perfetto's importer records none). */
+    uint32_t utid = gp__tp_thread_find(imp, machine, pid);
+    if (utid == GP_TP_NONE)
+      return 0;
+    if ((rc2 = gp__tp_thread_update(imp, machine, pid, pid, &utid)))
+      return rc2;
+    uint32_t upid = imp->db->threads.v[utid].upid;
+    rc2 = gpu_counter_track(imp, machine, "process_gpu_memory", "GPU Memory",
+                            "bytes", gpu, upid, &track);
+  }
+  if (rc2 || (rc2 = gp__tp_counter_add(imp, ts, track, (double)size, NULL)))
+    return rc2;
   return 0;
 }
 

@@ -17,9 +17,8 @@
  *    kind into a stream per CPU; the first push of a kind from CPU c makes
  *    that kind's streams for all CPUs up to c that it does not have yet.
  *
- * Every ftrace event goes into its queue, those this trace processor does
- * not import as GP_TP_ENT_SKIP entries: they are never parsed, but they
- * take their place in the order, as they do in Perfetto's.
+ * Every ftrace event is parsed: those no parser of its own takes still
+ * become rows of the ftrace_event table, as in Perfetto's.
  */
 #include <string.h>
 
@@ -43,6 +42,7 @@ enum {
 
 static int new_queue(gp__tp_importer *imp, uint32_t *idx, uint64_t off) {
   if (!gp__tp_vec_push(&imp->queues, ((gp__tp_queue){0})) ||
+      !gp__tp_vec_push(&imp->queue_cpu, GP_TP_NONE) ||
       !gp__tp_vec_push(&imp->win.dirty, 0))
     return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
   *idx = (uint32_t)(imp->queues.n - 1);
@@ -93,6 +93,8 @@ static int cpu_queue(gp__tp_importer *imp, uint32_t m, int k, uint32_t cpu,
       break;
     if (!gp__tp_vec_push(&q->cpu[k], made))
       rc = gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
+    else
+      imp->queue_cpu.v[made] = (uint32_t)(q->cpu[k].n - 1);
   }
   if (!rc)
     *idx = q->cpu[k].v[cpu];
@@ -140,7 +142,7 @@ static uint64_t packed_next(packed *pk) {
  * The compact sched_switch and sched_waking events of a CompactSched: as
  * many as every one of their packed fields has values for, up to the
  * first whose comm index is past the intern table, as Perfetto reads
- * them. None is imported; each takes its place in the order.
+ * them. Each is decoded into imp->csched, its entry naming it there.
  */
 static int compact_sched(gp__tp_importer *imp, const gp__pb_field *cs,
                          uint32_t m, uint32_t cpu, uint32_t seq, uint32_t gen,
@@ -150,19 +152,29 @@ static int compact_sched(gp__tp_importer *imp, const gp__pb_field *cs,
   static const uint8_t comm_id[2] = {CS_SWITCH_COMM, CS_WAKING_COMM};
   packed f[13];
   memset(f, 0, sizeof(f));
-  size_t ninterned = 0;
+  GP_TP_VEC(uint32_t) table = {0};
   gp__pb_reader r;
   gp__pb_field g;
   int rc;
   gp__pb_reader_init(&r, cs->data, cs->size, gp__tp_off(imp, cs->data));
   while ((rc = gp__tp_pb_next(&r, &g)) > 0) {
-    if (g.id == CS_INTERN_TABLE && g.wire_type == GP_PB_LEN)
-      ninterned++;
-    else if (g.id >= 1 && g.id <= 12 && g.wire_type == GP_PB_LEN)
+    if (g.id == CS_INTERN_TABLE && g.wire_type == GP_PB_LEN) {
+      uint32_t s;
+      if ((rc = gp__tp_intern(imp, g.data, g.size, &s)) != 0)
+        goto out;
+      if (!gp__tp_vec_push(&table, s)) {
+        rc = gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
+        goto out;
+      }
+    } else if (g.id >= 1 && g.id <= 12 && g.wire_type == GP_PB_LEN) {
       packed_init(&f[g.id], &g);
+    }
   }
-  if (rc < 0)
-    return gp__tp_corrupt(imp, &r, "compact_sched");
+  if (rc < 0) {
+    rc = gp__tp_corrupt(imp, &r, "compact_sched");
+    goto out;
+  }
+  rc = 0;
   for (int k = 0; k < 2; k++) {
     size_t n = SIZE_MAX;
     for (int i = first[k]; i <= last[k]; i++)
@@ -173,33 +185,41 @@ static int compact_sched(gp__tp_importer *imp, const gp__pb_field *cs,
     uint32_t q;
     if ((rc = cpu_queue(imp, m, k ? GP_TP_FQ_WAKING : GP_TP_FQ_SWITCH, cpu, &q,
                         off)) != 0)
-      return rc;
+      goto out;
     int64_t acc = 0;
     for (size_t i = 0; i < n; i++) {
+      gp__tp_csched e = {0};
       acc += (int64_t)packed_next(&f[ts_id[k]]);
-      if (packed_next(&f[comm_id[k]]) >= ninterned)
+      uint64_t comm = packed_next(&f[comm_id[k]]);
+      if (comm >= table.n)
         break;
-      rc = gp__tp_push_entry(imp, q, ftrace_time(imp, seq, acc),
-                             gp__tp_ref(GP_TP_ENT_SKIP, gen, off), off);
+      e.comm = table.v[comm];
+      e.waking = k == 1;
+      if (!k) {
+        e.prev_state = (int64_t)packed_next(&f[2]);
+        e.pid = (int32_t)packed_next(&f[3]);
+        e.prio = (int32_t)packed_next(&f[4]);
+      } else {
+        e.pid = (int32_t)packed_next(&f[8]);
+        e.target_cpu = (uint16_t)packed_next(&f[9]);
+        e.prio = (int32_t)(uint16_t)packed_next(&f[10]);
+        if (f[12].p < f[12].end)
+          e.common_flags = (uint16_t)packed_next(&f[12]);
+      }
+      if (!gp__tp_vec_push(&imp->csched, e)) {
+        rc = gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
+        goto out;
+      }
+      rc = gp__tp_push_entry(
+          imp, q, ftrace_time(imp, seq, acc),
+          gp__tp_ref(GP_TP_ENT_COMPACT, gen, imp->csched.n - 1), off);
       if (rc)
-        return rc;
+        goto out;
     }
   }
-  return 0;
-}
-
-/* Whether an FtraceEvent's payload is one this trace processor imports. */
-static bool imported(uint32_t id) {
-  return id == GP_PB_FTRACE_GPU_MEM_TOTAL ||
-         id == GP_PB_FTRACE_SCHED_PROCESS_FREE ||
-         id == GP_PB_FTRACE_GPU_FREQUENCY ||
-         id == GP_PB_FTRACE_KGSL_GPU_FREQUENCY ||
-         (id >= GP_PB_FTRACE_DRM_VBLANK_EVENT &&
-          id <= GP_PB_FTRACE_DRM_SCHED_PROCESS_JOB) ||
-         (id >= GP_PB_FTRACE_DRM_SCHED_JOB_DONE &&
-          id <= GP_PB_FTRACE_DRM_SCHED_JOB_RUN) ||
-         (id >= GP_PB_FTRACE_DMA_FENCE_INIT &&
-          id <= GP_PB_FTRACE_DMA_FENCE_WAIT_END);
+out:
+  gp__tp_vec_free(&table);
+  return rc;
 }
 
 /* See import.h. */
@@ -246,29 +266,24 @@ int gp__tp_tokenize_ftrace(gp__tp_importer *imp, const uint8_t *data,
     if (f.id != BUNDLE_EVENT || f.wire_type != GP_PB_LEN)
       continue;
     gp__pb_reader_sub(&sub, &r, &f);
-    bool has_ts = false, wanted = false;
+    bool has_ts = false;
     uint64_t ts = 0;
     int rc2;
     while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
       if (g.id == 1 && g.wire_type == GP_PB_VARINT) {
         has_ts = true;
         ts = g.value;
-      } else if (imported(g.id) && g.wire_type == GP_PB_LEN) {
-        wanted = true;
       }
     }
     if (rc2 < 0)
       return gp__tp_corrupt(imp, &sub, "FtraceEvent");
-    if (!wanted)
-      gp__tp_stat(imp, GP_TP_STAT_packet_type_not_imported, 1);
     if (!has_queue && (rc2 = cpu_queue(imp, m, GP_TP_FQ_EVENTS, (uint32_t)cpu,
                                        &queue, off)) != 0)
       return rc2;
     has_queue = true;
     int64_t tts = has_ts ? ftrace_time(imp, seq, (int64_t)ts) : imp->max_ts;
-    rc2 = gp__tp_push_entry(
-        imp, queue, tts,
-        gp__tp_ref(wanted ? GP_TP_ENT_FTRACE : GP_TP_ENT_SKIP, gen, at), off);
+    rc2 = gp__tp_push_entry(imp, queue, tts,
+                            gp__tp_ref(GP_TP_ENT_FTRACE, gen, at), off);
     if (rc2)
       return rc2;
   }
@@ -286,6 +301,8 @@ void gp__tp_queues_free(gp__tp_importer *imp) {
   for (size_t i = 0; i < imp->queues.n; i++)
     gp__tp_vec_free(&imp->queues.v[i]);
   gp__tp_vec_free(&imp->queues);
+  gp__tp_vec_free(&imp->queue_cpu);
+  gp__tp_vec_free(&imp->csched);
   for (size_t i = 0; i < imp->readerq.n; i++)
     for (int k = 0; k < GP_TP_FQ_KINDS; k++)
       gp__tp_vec_free(&imp->readerq.v[i].cpu[k]);

@@ -653,12 +653,18 @@ static int tokenize_packets(gp__tp_importer *imp, uint64_t off, uint64_t end,
 /* ------------------------------------------------------------------ */
 /* Parsing                                                               */
 
-static int parse_entry(gp__tp_importer *imp, const gp__tp_entry *e) {
+static int parse_entry(gp__tp_importer *imp, const gp__tp_entry *e,
+                       uint32_t queue) {
   /* A skipped packet's ref is its length varint, not a field: nothing
    * to decode (decoding it as tag and length read past a packet that
    * ended the input). */
   if (gp__tp_ref_kind(e->ref) == GP_TP_ENT_SKIP)
     return 0;
+  uint32_t cpu = queue < imp->queue_cpu.n ? imp->queue_cpu.v[queue] : 0;
+  if (gp__tp_ref_kind(e->ref) == GP_TP_ENT_COMPACT)
+    return gp__tp_parse_compact_sched(
+        imp, e->ts, &imp->csched.v[gp__tp_ref_off(e->ref)],
+        imp->gens.v[gp__tp_ref_gen(e->ref)].machine, cpu);
   uint64_t off = gp__tp_ref_off(e->ref);
   const uint8_t *p = gp__tp_src(imp, off);
   uint32_t gen = gp__tp_ref_gen(e->ref);
@@ -671,7 +677,7 @@ static int parse_entry(gp__tp_importer *imp, const gp__tp_entry *e) {
   const gp__tp_gen *g = &imp->gens.v[gen];
   if (gp__tp_ref_kind(e->ref) == GP_TP_ENT_FTRACE)
     return gp__tp_parse_ftrace_event(imp, e->ts, data_off, (size_t)len,
-                                     g->machine);
+                                     g->machine, cpu);
   gp__tp_pkt pk;
   pk.ts = e->ts;
   pk.has_ts = true;
@@ -805,7 +811,7 @@ static int parse_entries(gp__tp_importer *imp) {
         said = low;
       }
     }
-    rc = parse_entry(imp, &e);
+    rc = parse_entry(imp, &e, m.cur);
     imp->events++;
   }
   gp__tp_stat(imp, GP_TP_STAT_sorter_push_event_out_of_order,
