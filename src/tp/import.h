@@ -44,8 +44,7 @@
 #define GP_TP_ENT_PACKET 0u
 #define GP_TP_ENT_FTRACE 1u
 #define GP_TP_ENT_SKIP 2u    /* a packet not imported: ordering only */
-#define GP_TP_ENT_COMPACT 3u /* a compact sched event: off = index in csched   \
-                              */
+#define GP_TP_ENT_COMPACT 3u /* a compact sched event (imp->csched) */
 #define GP_TP_GEN_BITS 22
 #define GP_TP_OFF_BITS 40
 #define GP_TP_MAX_GENS (1u << GP_TP_GEN_BITS)
