@@ -38,6 +38,7 @@
 #include "perfetto/pb.h"
 #include "tp/clocks.h"
 #include "tp/pbfast.h"
+#include "tp/procs.h"
 #include "tp/store.h"
 #include "tp/util.h"
 
@@ -380,6 +381,7 @@ typedef struct gp__tp_importer {
   gp__tp_map upid_by_pid;         /* machine << 32 | pid -> upid */
   gp__tp_map uuid_by_upid;        /* upid -> its process descriptor's uuid */
   gp__tp_map utid_by_tid;         /* machine << 32 | tid -> utid (live) */
+  gp__tp_procs procs;             /* the rest of the process tracker */
   GP_TP_VEC(gp__tp_stack) stacks; /* by track id */
 
   /* GPU counters. */
@@ -629,7 +631,7 @@ void gp__tp_dma_fence_free(gp__tp_importer *imp);
 
 /* The thread of an ftrace event's task tid, as Perfetto's
  * GetOrCreateThread makes it for every event: the live one, else a new
- * thread of no known process (parse_drm.c). */
+ * thread of no known process (procs.c). */
 int gp__tp_ftrace_thread(gp__tp_importer *imp, uint32_t machine, uint32_t tid,
                          uint32_t *utid);
 
@@ -866,32 +868,74 @@ int gp__tp_stage_track(gp__tp_importer *imp, uint32_t ci,
                        const gp__tp_track_spec *spec, int64_t ts, int64_t dur,
                        uint32_t *out);
 
-/* Process of pid on machine (created on demand) -> upid. */
+/* ------------------------------------------------------------------ */
+/* Processes and threads (procs.c), as Perfetto's ProcessTracker        */
+
+/* GetOrCreateProcessWithoutMainThread: the process of pid -> upid. */
 int gp__tp_process_get(gp__tp_importer *imp, uint32_t machine, int64_t pid,
                        uint32_t *upid);
 
-/* The same, and a process created here gets its main thread (tid = pid),
- * as Perfetto's ProcessTracker::GetOrCreateProcess() does where its GPU
- * importer names a process (render stages, Vulkan memory events). */
-/* A new process for pid on machine (the old one's pid was reused): the
- * one pid finds from now on. */
-int gp__tp_process_new(gp__tp_importer *imp, uint32_t machine, int64_t pid,
-                       uint32_t *upid);
-
+/* GetOrCreateProcess: the same, and a process made here gets its main
+ * thread (UpdateThread(pid, pid)). */
 int gp__tp_process_get_main(gp__tp_importer *imp, uint32_t machine, int64_t pid,
                             uint32_t *upid);
 
-/* Thread tid of process pid (created/updated) -> utid. */
+/* StartNewProcess: a new process for pid (what pid meant is forgotten,
+ * its threads looked up again), started at ts (INT64_MIN: unknown), of
+ * parent parent_upid (NONE), named name (NONE) with thread name priority
+ * tprio for its main thread (made first when main_thread). */
+int gp__tp_process_start(gp__tp_importer *imp, uint32_t machine, int64_t ts,
+                         uint32_t parent_upid, int64_t pid, uint32_t name,
+                         int tprio, bool main_thread, uint32_t *upid);
+
+/* A process seen again under a new descriptor uuid (pid reused):
+ * gp__tp_process_start with no time, parent or name. */
+int gp__tp_process_new(gp__tp_importer *imp, uint32_t machine, int64_t pid,
+                       uint32_t *upid);
+
+/* AssociateCreatedProcessToParentThread: upid's parent is the process of
+ * parent_utid, now or once that thread's process is known. */
+int gp__tp_process_parent_thread(gp__tp_importer *imp, uint32_t upid,
+                                 uint32_t parent_utid);
+
+/* UpdateThread: thread tid of process pid (both made if needed) -> utid. */
 int gp__tp_thread_update(gp__tp_importer *imp, uint32_t machine, int64_t tid,
                          int64_t pid, uint32_t *utid);
 
-/* Live thread tid, or GP_TP_NONE. */
+/* StartNewThread: a new thread for tid, started at ts (INT64_MIN). */
+int gp__tp_thread_start(gp__tp_importer *imp, uint32_t machine, int64_t ts,
+                        int64_t tid, uint32_t *utid);
+
+/* The live thread of tid (GetThreadOrNull), or GP_TP_NONE. */
 uint32_t gp__tp_thread_find(gp__tp_importer *imp, uint32_t machine,
                             int64_t tid);
 
-/* Marks thread tid ended at ts (it can no longer be found). */
+/* EndThread: tid's live thread ends at ts (and its process, if it is the
+ * main thread); lookups of tid no longer find it. */
 void gp__tp_thread_end(gp__tp_importer *imp, uint32_t machine, int64_t tid,
                        int64_t ts);
+
+/* AssociateThreads: two threads of one process, whichever learns it. */
+int gp__tp_threads_pair(gp__tp_importer *imp, uint32_t utid1, uint32_t utid2,
+                        bool assoc_main);
+
+/* Names, kept if the new one's priority (GP_TP_TNAME_*, GP_TP_PNAME_*) is
+ * at least the current one's; NONE changes nothing. The third also names
+ * the process where utid is its main thread. */
+void gp__tp_thread_name(gp__tp_importer *imp, uint32_t utid, uint32_t name,
+                        int prio);
+void gp__tp_process_name(gp__tp_importer *imp, uint32_t upid, uint32_t name,
+                         int prio);
+void gp__tp_thread_and_process_name(gp__tp_importer *imp, uint32_t utid,
+                                    uint32_t name, int prio);
+
+/* Makes a machine's swapper rows (upid, utid) what pid and tid 0 mean on
+ * it (SetPidZeroIsUpidZeroIdleProcess). */
+int gp__tp_procs_swapper(gp__tp_importer *imp, uint32_t machine, uint32_t upid,
+                         uint32_t utid);
+
+/* Frees the tracker's state. */
+void gp__tp_procs_free(gp__tp_importer *imp);
 
 /* Appends a counter value; returns its row in *row (may be NULL). */
 int gp__tp_counter_add(gp__tp_importer *imp, int64_t ts, uint32_t track,

@@ -171,26 +171,6 @@ static int fence_event(gp__tp_importer *imp, int64_t ts, uint32_t machine,
 }
 
 /* See import.h. */
-int gp__tp_ftrace_thread(gp__tp_importer *imp, uint32_t machine, uint32_t tid,
-                         uint32_t *utid) {
-  if (tid == 0 && machine == 0) {
-    *utid = 0;
-    return 0;
-  }
-  *utid = gp__tp_thread_find(imp, machine, tid);
-  if (*utid != GP_TP_NONE)
-    return 0;
-  gp__tp_thread th = {tid,       GP_TP_NONE, GP_TP_NONE, INT64_MIN,
-                      INT64_MIN, machine,    false};
-  if (!gp__tp_vec_push(&imp->db->threads, th) ||
-      !gp__tp_map_put(&imp->utid_by_tid, (uint64_t)machine << 32 | tid,
-                      imp->db->threads.n - 1, NULL))
-    return nomem(imp);
-  *utid = (uint32_t)imp->db->threads.n - 1;
-  return 0;
-}
-
-/* See import.h. */
 int gp__tp_ftrace_thread_track(gp__tp_importer *imp, uint32_t machine,
                                uint32_t pid, uint32_t *track) {
   uint32_t utid, k_utid;

@@ -161,8 +161,7 @@ static int descriptor_process(gp__tp_importer *imp, uint32_t machine,
     if (!gp__tp_map_put(&imp->uuid_by_upid, *upid, uuid, NULL))
       return nomem(imp);
   }
-  if (name != GP_TP_NONE)
-    imp->db->processes.v[*upid].name = name;
+  gp__tp_process_name(imp, *upid, name, GP_TP_PNAME_TRACK_DESCRIPTOR);
   imp->descs.v[i].upid = *upid;
   return 0;
 }
@@ -236,8 +235,7 @@ int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
     uint32_t utid;
     if ((rc = gp__tp_thread_update(imp, machine, d.tid, tpid, &utid)))
       return rc;
-    if (tname != GP_TP_NONE)
-      imp->db->threads.v[utid].name = tname;
+    gp__tp_thread_name(imp, utid, tname, GP_TP_TNAME_TRACK_DESCRIPTOR);
   }
   uint32_t i;
   if ((rc = desc_get(imp, d.uuid, machine, &i)))

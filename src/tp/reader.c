@@ -223,13 +223,19 @@ static int tokenize_machine(gp__tp_importer *imp, const top *t, uint64_t off) {
     row = db->machines.n - 1;
     /* Each machine has its own swapper (pid and tid 0), as Perfetto's
      * importer makes one when it first sees the machine. */
-    uint32_t upid, utid;
-    if (gp__tp_process_get(imp, (uint32_t)row, 0, &upid) ||
-        gp__tp_thread_update(imp, (uint32_t)row, 0, 0, &utid))
+    gp__tp_process sp = {0,         GP_TP_NONE, GP_TP_NONE,    INT64_MIN,
+                         INT64_MIN, GP_TP_NONE, (uint32_t)row, INT64_MIN};
+    gp__tp_thread st = {0,         GP_TP_NONE, (uint32_t)db->processes.n,
+                        INT64_MIN, INT64_MIN,  (uint32_t)row,
+                        true,      1};
+    if (!gp__tp_vec_push(&db->processes, sp) ||
+        !gp__tp_vec_push(&db->threads, st))
       return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
-    db->threads.v[utid].name = db->k_swapper;
-    db->threads.v[utid].is_idle = true;
-    int rc = gp__tp_reader_queues(imp, (uint32_t)row, off);
+    int rc =
+        gp__tp_procs_swapper(imp, (uint32_t)row, (uint32_t)db->processes.n - 1,
+                             (uint32_t)db->threads.n - 1);
+    if (!rc)
+      rc = gp__tp_reader_queues(imp, (uint32_t)row, off);
     if (rc)
       return rc;
   }
@@ -824,6 +830,8 @@ static int parse_entries(gp__tp_importer *imp) {
 
 int gp__tp_import(gp__tp_importer *imp) {
   int rc = intern_keys(imp);
+  if (!rc)
+    rc = gp__tp_procs_swapper(imp, 0, 0, 0);
   if (!rc)
     rc = gp__tp_reader_queues(imp, 0, 0);
   if (!rc)

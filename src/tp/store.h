@@ -105,6 +105,8 @@ typedef struct gp__tp_arg {
     "Vulkan memory events naming an unknown interned string")                  \
   X(ftrace_bundle_tokenizer_errors, "error", "analysis",                       \
     "ftrace bundles without their CPU (skipped)")                              \
+  X(process_tracker_errors, "error", "analysis",                               \
+    "Threads that two events placed in two different processes")               \
   X(packet_type_not_imported, "info", "analysis",                              \
     "Packets of a type this trace processor does not import (skipped)")        \
   X(trace_truncated_bytes, "data_loss", "trace",                               \
@@ -157,6 +159,7 @@ typedef struct gp__tp_process {
   int64_t start_ts, end_ts; /* INT64_MIN = NULL */
   uint32_t parent_upid;
   uint32_t machine;
+  int64_t uid; /* INT64_MIN = NULL */
 } gp__tp_process;
 
 typedef struct gp__tp_thread {
@@ -165,7 +168,8 @@ typedef struct gp__tp_thread {
   uint32_t upid; /* GP_TP_NONE if unknown */
   int64_t start_ts, end_ts;
   uint32_t machine;
-  bool is_idle; /* a machine's swapper (tid 0), as Perfetto marks it */
+  bool is_idle;   /* a machine's swapper (tid 0), as Perfetto marks it */
+  int8_t is_main; /* is_main_thread: -1 NULL, 0, 1 */
 } gp__tp_thread;
 
 typedef struct gp__tp_counter_group {

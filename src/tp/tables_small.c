@@ -249,6 +249,15 @@ static void process_value(const gp__tp_db *db, uint64_t r, int col,
   case 5:
     res_id(ctx, p->parent_upid);
     break;
+  case 6: /* uid, and Android's app id and user id derived from it */
+    res_i64(ctx, p->uid, INT64_MIN);
+    break;
+  case 7:
+    res_i64(ctx, p->uid == INT64_MIN ? p->uid : p->uid % 100000, INT64_MIN);
+    break;
+  case 8:
+    res_i64(ctx, p->uid == INT64_MIN ? p->uid : p->uid / 100000, INT64_MIN);
+    break;
   case 9:
     res_str(db, ctx, p->cmdline);
     break;
@@ -300,10 +309,7 @@ static void thread_value(const gp__tp_db *db, uint64_t r, int col,
     res_id(ctx, t->upid);
     break;
   case 6:
-    if (t->upid == GP_TP_NONE)
-      sqlite3_result_null(ctx);
-    else
-      sqlite3_result_int64(ctx, db->processes.v[t->upid].pid == t->tid);
+    res_i64(ctx, t->is_main, -1);
     break;
   case 7:
     sqlite3_result_int64(ctx, t->machine);

@@ -103,112 +103,6 @@ int gp__tp_track_intern(gp__tp_importer *imp, const gp__tp_track_spec *spec,
 }
 
 /* ------------------------------------------------------------------ */
-/* Processes and threads                                                 */
-
-/* See import.h. */
-int gp__tp_process_get(gp__tp_importer *imp, uint32_t machine, int64_t pid,
-                       uint32_t *upid) {
-  if (pid == 0 && machine == 0) {
-    *upid = 0;
-    return 0;
-  }
-  gp__tp_db *db = imp->db;
-  uint64_t key = (uint64_t)machine << 32 | (uint32_t)pid;
-  bool ins;
-  uint64_t *slot =
-      gp__tp_map_put(&imp->upid_by_pid, key, db->processes.n, &ins);
-  if (!slot)
-    return nomem(imp);
-  if (ins) {
-    gp__tp_process p = {pid,       GP_TP_NONE, GP_TP_NONE, INT64_MIN,
-                        INT64_MIN, GP_TP_NONE, machine};
-    if (!gp__tp_vec_push(&db->processes, p))
-      return nomem(imp);
-  }
-  *upid = (uint32_t)*slot;
-  return 0;
-}
-
-/* See import.h. */
-int gp__tp_process_new(gp__tp_importer *imp, uint32_t machine, int64_t pid,
-                       uint32_t *upid) {
-  gp__tp_db *db = imp->db;
-  gp__tp_process p = {pid,       GP_TP_NONE, GP_TP_NONE, INT64_MIN,
-                      INT64_MIN, GP_TP_NONE, machine};
-  uint64_t key = (uint64_t)machine << 32 | (uint32_t)pid;
-  if (!gp__tp_vec_push(&db->processes, p) ||
-      !gp__tp_map_put(&imp->upid_by_pid, key, 0, NULL))
-    return nomem(imp);
-  *upid = (uint32_t)db->processes.n - 1;
-  *gp__tp_map_get(&imp->upid_by_pid, key) = *upid;
-  return 0;
-}
-
-/* See import.h. */
-int gp__tp_process_get_main(gp__tp_importer *imp, uint32_t machine, int64_t pid,
-                            uint32_t *upid) {
-  size_t before = imp->db->processes.n;
-  int rc = gp__tp_process_get(imp, machine, pid, upid);
-  if (rc || imp->db->processes.n == before)
-    return rc;
-  uint32_t utid;
-  return gp__tp_thread_update(imp, machine, pid, pid, &utid);
-}
-
-/* See import.h. */
-uint32_t gp__tp_thread_find(gp__tp_importer *imp, uint32_t machine,
-                            int64_t tid) {
-  uint64_t *slot = gp__tp_map_get(&imp->utid_by_tid,
-                                  (uint64_t)machine << 32 | (uint32_t)tid);
-  return slot ? (uint32_t)*slot : GP_TP_NONE;
-}
-
-/* See import.h. */
-int gp__tp_thread_update(gp__tp_importer *imp, uint32_t machine, int64_t tid,
-                         int64_t pid, uint32_t *utid) {
-  gp__tp_db *db = imp->db;
-  uint32_t upid;
-  int rc = gp__tp_process_get(imp, machine, pid, &upid);
-  if (rc)
-    return rc;
-  if (tid == 0 && machine == 0) {
-    *utid = 0;
-    return 0;
-  }
-  uint32_t t = gp__tp_thread_find(imp, machine, tid);
-  if (t != GP_TP_NONE &&
-      (db->threads.v[t].upid == GP_TP_NONE || db->threads.v[t].upid == upid)) {
-    db->threads.v[t].upid = upid;
-    *utid = t;
-    return 0;
-  }
-  /* New thread, or a reused tid now in another process. */
-  gp__tp_thread th = {tid,       GP_TP_NONE, upid, INT64_MIN,
-                      INT64_MIN, machine,    false};
-  if (!gp__tp_vec_push(&db->threads, th))
-    return nomem(imp);
-  t = (uint32_t)db->threads.n - 1;
-  uint64_t *slot = gp__tp_map_put(
-      &imp->utid_by_tid, (uint64_t)machine << 32 | (uint32_t)tid, t, NULL);
-  if (!slot)
-    return nomem(imp);
-  *slot = t;
-  *utid = t;
-  return 0;
-}
-
-/* See import.h. */
-void gp__tp_thread_end(gp__tp_importer *imp, uint32_t machine, int64_t tid,
-                       int64_t ts) {
-  uint64_t *slot = gp__tp_map_get(&imp->utid_by_tid,
-                                  (uint64_t)machine << 32 | (uint32_t)tid);
-  if (!slot || *slot == GP_TP_NONE)
-    return;
-  imp->db->threads.v[*slot].end_ts = ts;
-  *slot = GP_TP_NONE; /* no longer findable */
-}
-
-/* ------------------------------------------------------------------ */
 /* Counters                                                              */
 
 /* See import.h. */
@@ -444,6 +338,7 @@ void gp__tp_trackers_free(gp__tp_importer *imp) {
   gp__tp_map_free(&imp->upid_by_pid);
   gp__tp_map_free(&imp->uuid_by_upid);
   gp__tp_map_free(&imp->utid_by_tid);
+  gp__tp_procs_free(imp);
   for (size_t i = 0; i < imp->stacks.n; i++)
     gp__tp_vec_free(&imp->stacks.v[i].s);
   gp__tp_vec_free(&imp->stacks);
