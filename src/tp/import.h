@@ -176,6 +176,8 @@ typedef struct gp__tp_desc {
   uint8_t merge;          /* sibling_merge_behavior: GP_TP_MERGE_* */
   uint32_t merge_key;     /* string, for GP_TP_MERGE_BY_KEY */
   uint32_t upid;          /* the process a process descriptor named, or NONE */
+  uint32_t pt_name;       /* its process or thread descriptor's name */
+  bool is_process;        /* a process descriptor (pid, no thread) */
   uint32_t description;   /* string or NONE */
   uint8_t child_ordering; /* ChildTracksOrdering: 0 unknown */
   bool has_rank;
@@ -278,6 +280,25 @@ typedef struct gp__tp_csched {
   bool waking;
 } gp__tp_csched;
 
+/* What the last sched_switch on a CPU said (parse_sched.c). */
+typedef struct gp__tp_cpu_sched {
+  int64_t last_pid;
+  uint32_t slice;     /* its open sched slice, NONE */
+  uint32_t last_utid; /* NONE: no switch seen */
+  int32_t last_prio;
+} gp__tp_cpu_sched;
+
+/* Scheduling state of an import (parse_sched.c). */
+typedef struct gp__tp_sched_state {
+  GP_TP_VEC(gp__tp_cpu_sched) cpus;
+  gp__tp_map cpu_by_key;          /* machine << 32 | cpu -> index in cpus */
+  GP_TP_VEC(uint32_t) last_state; /* by utid: last thread_state row */
+  bool drops_known;
+  int64_t drop_before, soft_drop_before;
+  gp__tp_argb argb; /* the args of the row being made */
+  uint32_t k_sw[7], k_wk[4], k_running, k_runnable, k_switch, k_waking;
+} gp__tp_sched_state;
+
 /* Legacy (Specifications) hardware queues and stages. */
 typedef struct gp__tp_hwq {
   uint32_t name;
@@ -376,12 +397,18 @@ typedef struct gp__tp_importer {
   gp__tp_map machine_by_raw; /* raw machine id -> machine row */
 
   /* Parser: shared trackers. */
-  gp__tp_map gpu_by_num;          /* machine << 32 | gpu -> gpu row */
-  gp__tp_map track_by_dims;       /* type << 32 | dims set -> track */
-  gp__tp_map upid_by_pid;         /* machine << 32 | pid -> upid */
-  gp__tp_map uuid_by_upid;        /* upid -> its process descriptor's uuid */
-  gp__tp_map utid_by_tid;         /* machine << 32 | tid -> utid (live) */
-  gp__tp_procs procs;             /* the rest of the process tracker */
+  gp__tp_map gpu_by_num;    /* machine << 32 | gpu -> gpu row */
+  gp__tp_map track_by_dims; /* type << 32 | dims set -> track */
+  gp__tp_map upid_by_pid;   /* machine << 32 | pid -> upid */
+  gp__tp_map uuid_by_upid;  /* upid -> its process descriptor's uuid */
+  gp__tp_map utid_by_tid;   /* machine << 32 | tid -> utid (live) */
+  gp__tp_procs procs;       /* the rest of the process tracker */
+  gp__tp_sched_state sched;
+  /* When the service started tracing (TracingServiceEvent), and from
+   * when every CPU's ftrace data is complete (the latest first-bundle
+   * previous_bundle_end_timestamp); INT64_MIN: not said. */
+  int64_t tracing_started_ts, ftrace_data_start;
+  gp__tp_map ftrace_first; /* machine << 32 | cpu -> 1: first bundle seen */
   GP_TP_VEC(gp__tp_stack) stacks; /* by track id */
 
   /* GPU counters. */
@@ -576,6 +603,10 @@ typedef struct gp__tp_te_args {
  */
 int gp__tp_track_event_args(gp__tp_importer *imp, const gp__tp_pkt *p,
                             const gp__tp_te_args *a, uint32_t *set);
+/* linux.process_stats packets (parse_ps.c). */
+int gp__tp_parse_process_tree(gp__tp_importer *imp, const gp__tp_pkt *p);
+int gp__tp_parse_process_stats(gp__tp_importer *imp, const gp__tp_pkt *p);
+
 /* One ftrace event (kind GP_TP_ENT_FTRACE) from CPU cpu. */
 int gp__tp_parse_ftrace_event(gp__tp_importer *imp, int64_t ts, uint64_t off,
                               size_t len, uint32_t machine, uint32_t cpu);
@@ -614,6 +645,22 @@ int gp__tp_parse_cpu_power(gp__tp_importer *imp, int64_t ts, uint32_t machine,
 int gp__tp_parse_ftrace_gpu(gp__tp_importer *imp, int64_t ts, uint32_t machine,
                             uint32_t task, const gp__pb_reader *parent,
                             const gp__pb_field *f);
+
+/* The interned strings parse_sched.c uses; its state freed. */
+int gp__tp_sched_init(gp__tp_importer *imp);
+void gp__tp_sched_free(gp__tp_importer *imp);
+
+/* The cpu table's row (ucpu) of CPU cpu of machine, made on first use as
+ * Perfetto's CpuTracker::GetOrCreateCpu (parse_raw.c). */
+int gp__tp_cpu_get(gp__tp_importer *imp, uint32_t machine, uint32_t cpu,
+                   uint32_t *ucpu);
+
+/* An ftrace_event row made by a parser rather than from the event's own
+ * fields (sched_switch, compact sched_waking): name (a string), thread
+ * utid, common_flags (INT64_MIN: NULL) and args (parse_raw.c). */
+int gp__tp_raw_row(gp__tp_importer *imp, int64_t ts, uint32_t machine,
+                   uint32_t cpu, uint32_t utid, uint32_t name,
+                   int64_t common_flags, const gp__tp_argb *args);
 
 /* One compact sched event (kind GP_TP_ENT_COMPACT) from CPU cpu
  * (parse_sched.c). */
@@ -801,7 +848,7 @@ int gp__tp_tokenize_ftrace(gp__tp_importer *imp, const uint8_t *data,
 /* service.c: a TracingServiceEvent (data, len): flushes and buffer
  * reads. */
 int gp__tp_tokenize_service_event(gp__tp_importer *imp, const uint8_t *data,
-                                  size_t len, uint64_t off);
+                                  size_t len, int64_t ts, uint64_t off);
 
 /* service.c: a TraceConfig packet (data, len). */
 int gp__tp_tokenize_trace_config(gp__tp_importer *imp, const uint8_t *data,
@@ -928,6 +975,9 @@ void gp__tp_process_name(gp__tp_importer *imp, uint32_t upid, uint32_t name,
                          int prio);
 void gp__tp_thread_and_process_name(gp__tp_importer *imp, uint32_t utid,
                                     uint32_t name, int prio);
+
+/* The swapper thread of machine (its idle task, tid 0). */
+uint32_t gp__tp_swapper_utid(gp__tp_importer *imp, uint32_t machine);
 
 /* Makes a machine's swapper rows (upid, utid) what pid and tid 0 mean on
  * it (SetPidZeroIsUpidZeroIdleProcess). */

@@ -231,17 +231,12 @@ int gp__tp_tokenize_track_descriptor(gp__tp_importer *imp, uint32_t machine,
     *thread_pid = tpid;
     *thread_tid = d.tid;
   }
-  if (d.tid >= 0) {
-    uint32_t utid;
-    if ((rc = gp__tp_thread_update(imp, machine, d.tid, tpid, &utid)))
-      return rc;
-    gp__tp_thread_name(imp, utid, tname, GP_TP_TNAME_TRACK_DESCRIPTOR);
-  }
+  /* Its thread or process is made (and named) where the descriptor is
+   * parsed, in time order, as Perfetto's ParseTrackDescriptor does. */
+  d.is_process = d.tid < 0 && ppid >= 0;
+  d.pt_name = d.tid >= 0 ? tname : pname;
   uint32_t i;
   if ((rc = desc_get(imp, d.uuid, machine, &i)))
-    return rc;
-  if (d.tid < 0 && ppid >= 0 &&
-      (rc = descriptor_process(imp, machine, ppid, pname, i, &d.upid)))
     return rc;
   gp__tp_desc *o = &imp->descs.v[i];
   if (!o->reserved && o->track == GP_TP_NONE) {
@@ -358,9 +353,24 @@ int gp__tp_parse_track_descriptor(gp__tp_importer *imp, const gp__tp_pkt *p) {
       uuid = f.value;
   uint64_t *di =
       rc == 0 && uuid ? gp__tp_map_get(&imp->desc_by_uuid, uuid) : NULL;
-  if (di && imp->descs.v[*di].track == GP_TP_NONE)
-    tree_ok(imp, (uint32_t)*di);
-  return 0; /* a bad descriptor was counted when tokenized */
+  if (!di)
+    return 0; /* a bad descriptor was counted when tokenized */
+  uint32_t i = (uint32_t)*di;
+  if (imp->descs.v[i].track == GP_TP_NONE)
+    tree_ok(imp, i);
+  gp__tp_desc *d = &imp->descs.v[i];
+  if (d->tid >= 0) {
+    uint32_t utid, name = d->pt_name;
+    if ((rc = gp__tp_thread_update(imp, p->machine, d->tid, d->pid, &utid)))
+      return rc;
+    gp__tp_thread_name(imp, utid, name, GP_TP_TNAME_TRACK_DESCRIPTOR);
+  } else if (d->is_process) {
+    uint32_t upid;
+    if ((rc =
+             descriptor_process(imp, p->machine, d->pid, d->pt_name, i, &upid)))
+      return rc;
+  }
+  return 0;
 }
 
 /* The track of descriptor di, made (with its parents) at the first event

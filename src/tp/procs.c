@@ -413,6 +413,11 @@ int gp__tp_process_parent_thread(gp__tp_importer *imp, uint32_t upid,
 }
 
 /* See import.h. */
+uint32_t gp__tp_swapper_utid(gp__tp_importer *imp, uint32_t machine) {
+  return machine < imp->procs.swapper.n ? imp->procs.swapper.v[machine] : 0;
+}
+
+/* See import.h. */
 int gp__tp_procs_swapper(gp__tp_importer *imp, uint32_t machine, uint32_t upid,
                          uint32_t utid) {
   int rc = grow(imp);
@@ -425,6 +430,10 @@ int gp__tp_procs_swapper(gp__tp_importer *imp, uint32_t machine, uint32_t upid,
       (rc = store(imp, &imp->utid_by_tid, k, utid)) != 0 ||
       (rc = store(imp, &imp->upid_by_pid, k, upid)) != 0)
     return rc;
+  while (p->swapper.n <= machine)
+    if (!gp__tp_vec_push(&p->swapper, GP_TP_NONE))
+      return nomem(imp);
+  p->swapper.v[machine] = utid;
   associate(imp, utid, upid, true);
   gp__tp_thread_name(imp, utid, imp->db->k_swapper, GP_TP_TNAME_CONSTANT);
   return 0;
@@ -446,4 +455,5 @@ void gp__tp_procs_free(gp__tp_importer *imp) {
   gp__tp_vec_free(&p->edges);
   gp__tp_vec_free(&p->elinks);
   gp__tp_vec_free(&p->plinks);
+  gp__tp_vec_free(&p->swapper);
 }

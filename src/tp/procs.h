@@ -71,6 +71,7 @@ typedef struct gp__tp_procs {
   GP_TP_VEC(gp__tp_elink) elinks;
   /* Processes made by a thread whose own process is not known yet. */
   GP_TP_VEC(gp__tp_plink) plinks;
+  GP_TP_VEC(uint32_t) swapper; /* by machine: its swapper's utid */
 } gp__tp_procs;
 
 #endif /* GPUPERF_TP_PROCS_H */

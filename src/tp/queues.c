@@ -32,7 +32,10 @@
 enum {
   BUNDLE_CPU = 1,
   BUNDLE_EVENT = 2,
+  BUNDLE_LOST_EVENTS = 3,
   BUNDLE_COMPACT_SCHED = 4,
+  BUNDLE_LAST_READ_EVENT_TS = 9,
+  BUNDLE_PREVIOUS_BUNDLE_END_TS = 10,
   CS_SWITCH_TS = 1,
   CS_SWITCH_COMM = 6,
   CS_INTERN_TABLE = 5,
@@ -102,11 +105,17 @@ static int cpu_queue(gp__tp_importer *imp, uint32_t m, int k, uint32_t cpu,
 }
 
 /* ns of BOOTTIME (ftrace's clock) on sequence seq in trace time. */
-static int64_t ftrace_time(gp__tp_importer *imp, uint32_t seq, int64_t ns) {
+static int64_t ftrace_time_of(gp__tp_importer *imp, uint32_t seq, int64_t ns) {
   uint64_t key = gp__tp_clock_key(GP_TP_CLOCK_BOOTTIME, seq);
   int64_t abs = gp__tp_clocks_abs(&imp->clocks, key, ns), ts;
   if (gp__tp_clocks_convert(&imp->clocks, key, abs, &ts) != 0)
     ts = abs; /* no snapshot links BOOTTIME: it is the trace time */
+  return ts;
+}
+
+/* The same for an event's time, which the latest time follows. */
+static int64_t ftrace_time(gp__tp_importer *imp, uint32_t seq, int64_t ns) {
+  int64_t ts = ftrace_time_of(imp, seq, ns);
   if (ts > imp->max_ts)
     imp->max_ts = ts;
   return ts;
@@ -176,10 +185,14 @@ static int compact_sched(gp__tp_importer *imp, const gp__pb_field *cs,
   }
   rc = 0;
   for (int k = 0; k < 2; k++) {
-    size_t n = SIZE_MAX;
+    size_t n = SIZE_MAX, most = 0;
     for (int i = first[k]; i <= last[k]; i++)
-      if (i != CS_INTERN_TABLE && i != 12 && f[i].n < n)
-        n = f[i].n; /* waking's common flags are optional */
+      if (i != CS_INTERN_TABLE && i != 12) { /* common flags are optional */
+        n = f[i].n < n ? f[i].n : n;
+        most = f[i].n > most ? f[i].n : most;
+      }
+    if (n != most)
+      gp__tp_stat(imp, GP_TP_STAT_compact_sched_has_parse_errors, 1);
     if (!n || n == SIZE_MAX)
       continue;
     uint32_t q;
@@ -191,8 +204,10 @@ static int compact_sched(gp__tp_importer *imp, const gp__pb_field *cs,
       gp__tp_csched e = {0};
       acc += (int64_t)packed_next(&f[ts_id[k]]);
       uint64_t comm = packed_next(&f[comm_id[k]]);
-      if (comm >= table.n)
+      if (comm >= table.n) {
+        gp__tp_stat(imp, GP_TP_STAT_compact_sched_has_parse_errors, 1);
         break;
+      }
       e.comm = table.v[comm];
       e.waking = k == 1;
       if (!k) {
@@ -222,6 +237,16 @@ out:
   return rc;
 }
 
+/* The kernel overwrote events of CPU cpu between two reads: Perfetto
+ * sets an indexed stat to 1. */
+static int lost_events(gp__tp_importer *imp, uint32_t cpu) {
+  for (size_t i = 0; i < imp->db->istats.n; i++)
+    if (imp->db->istats.v[i].stat == GP_TP_STAT_ftrace_cpu_has_data_loss &&
+        imp->db->istats.v[i].idx == cpu)
+      return 0;
+  return gp__tp_stat_idx(imp, GP_TP_STAT_ftrace_cpu_has_data_loss, cpu, 1);
+}
+
 /* See import.h. */
 int gp__tp_tokenize_ftrace(gp__tp_importer *imp, const uint8_t *data,
                            size_t len, uint32_t seq, uint32_t gen,
@@ -229,8 +254,8 @@ int gp__tp_tokenize_ftrace(gp__tp_importer *imp, const uint8_t *data,
   gp__pb_reader r, sub;
   gp__pb_field f, g, cs = {0};
   int rc;
-  bool has_cpu = false, has_cs = false;
-  uint64_t cpu = 0;
+  bool has_cpu = false, has_cs = false, lost = false, has_start = false;
+  uint64_t cpu = 0, start = 0;
   gp__pb_reader_init(&r, data, len, gp__tp_off(imp, data));
   while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id == BUNDLE_CPU && f.wire_type == GP_PB_VARINT) {
@@ -239,6 +264,13 @@ int gp__tp_tokenize_ftrace(gp__tp_importer *imp, const uint8_t *data,
     } else if (f.id == BUNDLE_COMPACT_SCHED && f.wire_type == GP_PB_LEN) {
       has_cs = true;
       cs = f;
+    } else if (f.id == BUNDLE_LOST_EVENTS && f.wire_type == GP_PB_VARINT) {
+      lost = f.value != 0;
+    } else if ((f.id == BUNDLE_PREVIOUS_BUNDLE_END_TS ||
+                f.id == BUNDLE_LAST_READ_EVENT_TS) &&
+               f.wire_type == GP_PB_VARINT) {
+      has_start = true;
+      start = f.value;
     }
   }
   if (rc < 0)
@@ -253,6 +285,8 @@ int gp__tp_tokenize_ftrace(gp__tp_importer *imp, const uint8_t *data,
                        "trace can have (a corrupt trace?)",
                        (unsigned long long)cpu, MAX_FTRACE_CPUS);
   uint32_t m = imp->gens.v[gen].machine;
+  if (lost && (rc = lost_events(imp, (uint32_t)cpu)) != 0)
+    return rc;
   if (has_cs &&
       (rc = compact_sched(imp, &cs, m, (uint32_t)cpu, seq, gen, off)) != 0)
     return rc;
@@ -289,6 +323,16 @@ int gp__tp_tokenize_ftrace(gp__tp_importer *imp, const uint8_t *data,
   }
   if (rc < 0)
     return gp__tp_corrupt(imp, &r, "ftrace_events");
+  /* A CPU's first bundle says from when its data is complete (Perfetto
+   * v44+): the latest of these is where every CPU's data is. */
+  bool ins;
+  if (!gp__tp_map_put(&imp->ftrace_first, (uint64_t)m << 32 | cpu, 1, &ins))
+    return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
+  if (ins && has_start) {
+    int64_t t = ftrace_time_of(imp, seq, (int64_t)start);
+    if (imp->ftrace_data_start == INT64_MIN || t > imp->ftrace_data_start)
+      imp->ftrace_data_start = t;
+  }
   return 0;
 }
 

@@ -22,6 +22,8 @@
 /* TracePacket fields. */
 enum {
   PKT_FTRACE_EVENTS = 1,
+  PKT_PROCESS_TREE = 2,
+  PKT_PROCESS_STATS = 9,
   PKT_TRUSTED_UID = 3,
   PKT_CLOCK_SNAPSHOT = 6,
   PKT_TIMESTAMP = 8,
@@ -81,6 +83,8 @@ typedef struct top {
 static bool is_data_field(uint32_t id) {
   switch (id) {
   case PKT_FTRACE_EVENTS:
+  case PKT_PROCESS_TREE:
+  case PKT_PROCESS_STATS:
   case PKT_TRACK_EVENT:
   case PKT_GPU_COUNTER_EVENT:
   case PKT_GPU_RENDER_STAGE_EVENT:
@@ -396,7 +400,7 @@ static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
   case PKT_SYSTEM_INFO:
     return tokenize_system_info(imp, machine_row(imp, t), t->data, t->data_len);
   case PKT_SERVICE_EVENT:
-    return gp__tp_tokenize_service_event(imp, t->data, t->data_len, lenoff);
+    return gp__tp_tokenize_service_event(imp, t->data, t->data_len, ts, lenoff);
   case 0:
     return push_skip(imp, gen, ts, lenoff);
   default:
@@ -710,6 +714,10 @@ static int parse_entry(gp__tp_importer *imp, const gp__tp_entry *e,
     return gp__tp_parse_vulkan_api(imp, &pk);
   case PKT_TRACK_EVENT:
     return gp__tp_parse_track_event(imp, &pk);
+  case PKT_PROCESS_TREE:
+    return gp__tp_parse_process_tree(imp, &pk);
+  case PKT_PROCESS_STATS:
+    return gp__tp_parse_process_stats(imp, &pk);
   case PKT_TRACK_DESCRIPTOR:
     return gp__tp_parse_track_descriptor(imp, &pk);
   default:
@@ -833,6 +841,8 @@ int gp__tp_import(gp__tp_importer *imp) {
   if (!rc)
     rc = gp__tp_procs_swapper(imp, 0, 0, 0);
   if (!rc)
+    rc = gp__tp_sched_init(imp);
+  if (!rc)
     rc = gp__tp_reader_queues(imp, 0, 0);
   if (!rc)
     rc = tokenize_packets(imp, 0, imp->file_size, false);
@@ -860,6 +870,8 @@ void gp__tp_importer_init(gp__tp_importer *imp, gp__tp_db *db, const char *name,
   imp->gpu_log_track = GP_TP_NONE;
   imp->svc_major = -1;
   imp->vulkan_events_track = GP_TP_NONE;
+  imp->tracing_started_ts = INT64_MIN;
+  imp->ftrace_data_start = INT64_MIN;
 }
 
 /* See import.h. */
@@ -877,4 +889,6 @@ void gp__tp_importer_fini(gp__tp_importer *imp) {
   gp__tp_vec_free(&imp->deferred);
   gp__tp_map_free(&imp->istat_by_key);
   gp__tp_map_free(&imp->machine_by_raw);
+  gp__tp_map_free(&imp->ftrace_first);
+  gp__tp_sched_free(imp);
 }

@@ -97,6 +97,15 @@ static const struct {
     {"counters", "SELECT v.*, t.name, t.unit FROM counter AS v "
                  "JOIN counter_track AS t ON v.track_id = t.id ORDER BY ts"},
     {"trace_bounds", "SELECT trace_start() AS start_ts, trace_end() AS end_ts"},
+    /* Perfetto's: cpu is ucpu (one machine's CPUs are its cpu rows). */
+    {"sched", "SELECT id, ts, dur, ucpu AS cpu, utid, end_state, priority, "
+              "ucpu, ts + dur AS ts_end FROM __intrinsic_sched_slice"},
+    {"sched_slice", "SELECT id, ts, dur, cpu, utid, end_state, priority, ucpu "
+                    "FROM sched"},
+    {"thread_state",
+     "SELECT id, ts, dur, ucpu AS cpu, utid, state, io_wait, "
+     "blocked_function, waker_utid, waker_id, irq_context, ucpu "
+     "FROM __intrinsic_thread_state"},
 };
 
 /* See sqlInt.h. */

@@ -40,13 +40,13 @@ int gp__tp_stat_idx(gp__tp_importer *imp, int stat, int64_t idx, int64_t n) {
 }
 
 /* TracingServiceEvent fields */
-enum { SVC_ALL_FLUSHED = 3, SVC_READ_COMPLETED = 4 };
+enum { SVC_TRACING_STARTED = 2, SVC_ALL_FLUSHED = 3, SVC_READ_COMPLETED = 4 };
 
 /* See import.h. Perfetto's TraceSorter: NotifyFlushEvent and
  * NotifyReadBufferEvent, in file order. A window records the length of
  * each queue pushed since the window before. */
 int gp__tp_tokenize_service_event(gp__tp_importer *imp, const uint8_t *data,
-                                  size_t len, uint64_t off) {
+                                  size_t len, int64_t ts, uint64_t off) {
   gp__pb_reader r;
   gp__pb_field f;
   bool flushed = false, read = false;
@@ -56,6 +56,8 @@ int gp__tp_tokenize_service_event(gp__tp_importer *imp, const uint8_t *data,
     if (f.wire_type != GP_PB_VARINT || !f.value)
       continue;
     flushed |= f.id == SVC_ALL_FLUSHED;
+    if (f.id == SVC_TRACING_STARTED)
+      imp->tracing_started_ts = ts; /* where ftrace data may begin */
     read |= f.id == SVC_READ_COMPLETED;
   }
   if (rc < 0)

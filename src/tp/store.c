@@ -126,6 +126,8 @@ void gp__tp_db_fini(gp__tp_db *db) {
   gp__tp_vec_free(&db->gpu_contexts);
   gp__tp_vec_free(&db->vk_allocs);
   gp__tp_vec_free(&db->machines);
+  gp__tp_vec_free(&db->sched);
+  gp__tp_vec_free(&db->thread_states);
 }
 
 /* ------------------------------------------------------------------ */
@@ -447,7 +449,8 @@ int gp__tp_db_seal(gp__tp_db *db) {
   db->g_argrow.n = db->g_slice.n;
   db->nargs_total = row;
 
-  /* Trace bounds as Perfetto computes them: counters and slices. */
+  /* Trace bounds as Perfetto computes them: counters, slices and the
+   * scheduling tables (what lasts counts to its end). */
   int64_t start = INT64_MAX, end = 0;
   for (size_t i = 0; i < db->c_ts.n; i++) {
     if (db->c_ts.v[i] < start)
@@ -462,6 +465,18 @@ int gp__tp_db_seal(gp__tp_db *db) {
     int64_t e = gp__tp_sadd(ts, dur > 0 ? dur : 0);
     if (e > end)
       end = e;
+  }
+  for (size_t i = 0; i < db->sched.n; i++) {
+    const gp__tp_sched_slice *x = &db->sched.v[i];
+    start = x->ts < start ? x->ts : start;
+    int64_t e = gp__tp_sadd(x->ts, x->dur > 0 ? x->dur : 0);
+    end = e > end ? e : end;
+  }
+  for (size_t i = 0; i < db->thread_states.n; i++) {
+    const gp__tp_thread_state *x = &db->thread_states.v[i];
+    start = x->ts < start ? x->ts : start;
+    int64_t e = gp__tp_sadd(x->ts, x->dur > 0 ? x->dur : 0);
+    end = e > end ? e : end;
   }
   if (start == INT64_MAX) {
     start = end = 0;

@@ -105,6 +105,23 @@ typedef struct gp__tp_arg {
     "Vulkan memory events naming an unknown interned string")                  \
   X(ftrace_bundle_tokenizer_errors, "error", "analysis",                       \
     "ftrace bundles without their CPU (skipped)")                              \
+  X(task_state_invalid, "error", "analysis",                                   \
+    "sched_switch prev_state values not valid on the trace's kernel")          \
+  X(mismatched_sched_switch_tids, "error", "analysis",                         \
+    "sched_switch events whose prev_pid is not the task the CPU's previous "   \
+    "switch put there (the previous slice stays open)")                        \
+  X(compact_sched_switch_skipped, "info", "analysis",                          \
+    "First compact sched_switch of each CPU (only starts the chain)")          \
+  X(compact_sched_waking_skipped, "info", "analysis",                          \
+    "Compact sched_waking events before their CPU's first switch")             \
+  X(compact_sched_has_parse_errors, "error", "trace",                          \
+    "CompactSched bundles whose arrays did not decode whole")                  \
+  X(ftrace_packet_before_tracing_start, "info", "analysis",                    \
+    "ftrace events from before the service started tracing (dropped)")         \
+  X(ftrace_cpu_has_data_loss, "data_loss", "trace",                            \
+    "CPUs whose kernel buffer overwrote events between reads (idx: CPU)")      \
+  X(proc_stat_unknown_counters, "error", "analysis",                           \
+    "ProcessStats fields that are no known counter")                           \
   X(process_tracker_errors, "error", "analysis",                               \
     "Threads that two events placed in two different processes")               \
   X(packet_type_not_imported, "info", "analysis",                              \
@@ -171,6 +188,26 @@ typedef struct gp__tp_thread {
   bool is_idle;   /* a machine's swapper (tid 0), as Perfetto marks it */
   int8_t is_main; /* is_main_thread: -1 NULL, 0, 1 */
 } gp__tp_thread;
+
+/* A sched slice: utid ran on a CPU from ts for dur (-1: until the end). */
+typedef struct gp__tp_sched_slice {
+  int64_t ts, dur;
+  uint32_t utid;
+  uint32_t end_state; /* string, NONE = NULL */
+  uint32_t ucpu;
+  int32_t priority;
+} gp__tp_sched_slice;
+
+/* A thread's state from ts for dur (-1: open). */
+typedef struct gp__tp_thread_state {
+  int64_t ts, dur;
+  uint32_t utid;
+  uint32_t state;      /* string: "Running", "R", "S", ...; NONE = NULL */
+  uint32_t ucpu;       /* NONE = NULL */
+  uint32_t waker_utid; /* NONE = NULL */
+  uint32_t waker_id;   /* thread_state row of the waker, NONE = NULL */
+  int8_t irq_context;  /* -1 = NULL */
+} gp__tp_thread_state;
 
 typedef struct gp__tp_counter_group {
   int64_t group_id;
@@ -267,6 +304,8 @@ typedef struct gp__tp_db {
   GP_TP_VEC(gp__tp_gpu_context) gpu_contexts;
   GP_TP_VEC(gp__tp_vk_alloc) vk_allocs;
   GP_TP_VEC(gp__tp_machine) machines;
+  GP_TP_VEC(gp__tp_sched_slice) sched;
+  GP_TP_VEC(gp__tp_thread_state) thread_states;
   int64_t stats[GP_TP_NSTATS];
   GP_TP_VEC(gp__tp_istat) istats; /* indexed stats: rows after stats[] */
 

@@ -72,6 +72,7 @@ bool gp__tp_id_int(const gp__tp_db *db, uint64_t r, int col, int64_t *out,
 extern const char *const gp__tp_no_idx[];
 extern const uint8_t gp__tp_id_flags[32];
 
+extern const gp__tp_tabdef gp__tp_sched_tab, gp__tp_thread_state_tab;
 extern const gp__tp_tabdef gp__tp_slice_tab, gp__tp_gslice_tab,
     gp__tp_counter_tab, gp__tp_args_tab;
 

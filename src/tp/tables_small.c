@@ -588,6 +588,7 @@ const gp__tp_tabdef *const gp__tp_tables[] = {
     &thread_tab,         &stats_tab,
     &machine_tab,        &group_tab,
     &context_tab,        &vk_tab,
+    &gp__tp_sched_tab,   &gp__tp_thread_state_tab,
 };
 const int gp__tp_ntables =
     (int)(sizeof(gp__tp_tables) / sizeof(gp__tp_tables[0]));

@@ -400,7 +400,7 @@ TEST(tp_import_unknown_fields_skipped) {
   gp__pb_end(&t.w);
   tg_end(&t);
   tg_packet(&t, 11, 1, 0);
-  gp__pb_begin(&t.w, 2); /* ProcessTree: not imported, counted */
+  gp__pb_begin(&t.w, 38); /* BatteryCounters: not imported, counted */
   gp__pb_end(&t.w);
   tg_end(&t);
   gp_tp *tp = tp_open_tg(&t);
