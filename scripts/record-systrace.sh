@@ -100,7 +100,8 @@ stop_daemons() {
 }
 
 # Two threads that name themselves (prctl PR_SET_NAME: task_rename) and wake
-# each other ten times each.
+# each other ten times each. Read from stdin, so that the command line
+# (process.cmdline) stays one line.
 pythreads='
 import ctypes, threading, time
 prctl = ctypes.CDLL(None).prctl
@@ -130,7 +131,7 @@ workload() {
   local i
   for ((i = 0; i < $1; i++)); do
     if [ $((i % 40)) -eq 0 ]; then
-      "$python" -c "$pythreads"
+      "$python" - <<<"$pythreads"
     fi
     sh -c 'sleep 0.05; true'
     sh -c 'exec sleep 0.05'
