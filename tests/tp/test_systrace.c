@@ -23,7 +23,8 @@
 
 /* The queries of queries.txt compared here. */
 static const char *const compared[] = {
-    "thread", "process", "sched", "thread_state", "gpu_slice_process",
+    "thread",       "process",           "sched",
+    "thread_state", "gpu_slice_process", "gpu_launcher_state",
 };
 
 /* The SQL of query `name` in queries.txt (malloc'd), or NULL. */
