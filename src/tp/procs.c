@@ -79,19 +79,57 @@ static bool alive(gp__tp_importer *imp, uint32_t utid) {
   return cur == GP_TP_NONE || cur == t->upid;
 }
 
+/* Whether thread u can never be found again: it left its tid's list, or
+ * it or its process ended (neither restarts). */
+static bool gone(gp__tp_importer *imp, uint32_t u) {
+  const gp__tp_thread *t = &imp->db->threads.v[u];
+  return imp->procs.tid_gone.v[u] || t->end_ts != INT64_MIN ||
+         (t->upid != GP_TP_NONE &&
+          imp->db->processes.v[t->upid].end_ts != INT64_MIN);
+}
+
+/*
+ * The next thread of tid's list from u (u included) that is alive. Threads
+ * gone for good are unlinked on the way, so that a tid reused many times
+ * costs its lookups O(1) amortized rather than a walk past all its dead
+ * threads. (A thread whose process's pid now names another process is
+ * skipped but kept: that pid may come back to it, as in Perfetto.) *prev
+ * is the thread before u in the list (NONE: u is its head), and is moved
+ * along with u.
+ */
+static uint32_t next_live(gp__tp_importer *imp, uint64_t k, uint32_t *prev,
+                          uint32_t u) {
+  gp__tp_procs *p = &imp->procs;
+  while (u != GP_TP_NONE && !alive(imp, u)) {
+    uint32_t next = p->tid_prev.v[u];
+    if (gone(imp, u)) {
+      if (*prev == GP_TP_NONE) {
+        uint64_t *head = gp__tp_map_get(&p->tid_last, k);
+        if (head)
+          *head = next;
+      } else {
+        p->tid_prev.v[*prev] = next;
+      }
+    } else {
+      *prev = u;
+    }
+    u = next;
+  }
+  return u;
+}
+
 /* Perfetto's RefreshLiveTid: the newest live thread of tid, or none. */
 static void refresh_live(gp__tp_importer *imp, uint32_t machine, int64_t tid) {
-  gp__tp_procs *p = &imp->procs;
   uint64_t k = tkey(machine, tid);
-  for (uint32_t u = lookup(&p->tid_last, k); u != GP_TP_NONE;
-       u = p->tid_prev.v[u])
-    if (!p->tid_gone.v[u] && alive(imp, u)) {
-      uint64_t *live = gp__tp_map_get(&imp->utid_by_tid, k);
-      if (live) /* it has an entry: the thread was made with one */
-        *live = u;
-      return;
-    }
-  clear(&imp->utid_by_tid, k);
+  uint32_t prev = GP_TP_NONE;
+  uint32_t u = next_live(imp, k, &prev, lookup(&imp->procs.tid_last, k));
+  if (u == GP_TP_NONE) {
+    clear(&imp->utid_by_tid, k);
+    return;
+  }
+  uint64_t *live = gp__tp_map_get(&imp->utid_by_tid, k);
+  if (live) /* it has an entry: the thread was made with one */
+    *live = u;
 }
 
 /* Perfetto's InvalidateProcessThreads. */
@@ -106,13 +144,14 @@ static void invalidate(gp__tp_importer *imp, uint32_t upid) {
 static uint32_t find_in(gp__tp_importer *imp, uint32_t machine, int64_t tid,
                         int64_t pid) {
   gp__tp_procs *p = &imp->procs;
-  for (uint32_t u = lookup(&p->tid_last, tkey(machine, tid)); u != GP_TP_NONE;
-       u = p->tid_prev.v[u]) {
-    if (p->tid_gone.v[u] || !alive(imp, u))
-      continue;
+  uint64_t k = tkey(machine, tid);
+  uint32_t prev = GP_TP_NONE;
+  for (uint32_t u = next_live(imp, k, &prev, lookup(&p->tid_last, k));
+       u != GP_TP_NONE; u = next_live(imp, k, &prev, p->tid_prev.v[u])) {
     uint32_t up = imp->db->threads.v[u].upid;
     if (up == GP_TP_NONE || imp->db->processes.v[up].pid == pid)
       return u;
+    prev = u;
   }
   return GP_TP_NONE;
 }

@@ -4,6 +4,7 @@
  * Perfetto's trace processor. */
 GP_TEST_ENTRY(tp_hostile_overlapping_stages_linear, 120)
 GP_TEST_ENTRY(tp_hostile_descending_clocks_linear, 120)
+GP_TEST_ENTRY(tp_hostile_tid_reuse_linear, 120)
 GP_TEST_ENTRY(tp_hostile_clock_snapshots_any_order, 20)
 GP_TEST_ENTRY(tp_hostile_many_clocks_memory_proportional, 60)
 GP_TEST_ENTRY(tp_hostile_clock_series_extended, 20)

@@ -17,6 +17,10 @@
  *   tconfig     a TraceConfig with one data source per 48 bytes
  *   compressed  the overlap trace inside one compressed_packets packet
  *               (zlib), so the importer inflates `bytes` from far fewer
+ *   tid_reuse   ftrace: one tid made again and again as a new thread
+ *               (task_newtask) and freed, each time woken once (every
+ *               lookup of the tid meets all its ended threads, if they
+ *               are kept in its list)
  *
  * Header-only (static functions) so that the bench, which links only the
  * library, and the tests can both use it.
@@ -45,6 +49,46 @@ static inline void hostile_overlap(gp__pb_writer *w, size_t bytes) {
     gp__pb_uint(w, 2, 1000000000ull); /* duration: past every later one */
     gp__pb_uint(w, 3, 0);             /* hw_queue_id */
     gp__pb_uint(w, 4, 0);             /* stage_id */
+    gp__pb_end(w);
+    gp__pb_end(w);
+  }
+}
+
+/* One FtraceEvent of task pid at t, its payload field `event` begun (the
+ * caller writes the payload's fields and ends two levels). */
+static inline void hostile_ftrace_event(gp__pb_writer *w, uint64_t t,
+                                        uint32_t pid, uint32_t event) {
+  gp__pb_begin(w, 2);
+  gp__pb_uint(w, 1, t);
+  gp__pb_uint(w, 2, pid);
+  gp__pb_begin(w, event);
+}
+
+static inline void hostile_tid_reuse(gp__pb_writer *w, size_t bytes) {
+  uint64_t t = (uint64_t)HOSTILE_T0;
+  while (gp__pb_size(w) < bytes) {
+    gp__pb_begin(w, 1);
+    gp__pb_uint(w, 10, 1);
+    gp__pb_begin(w, 1);   /* ftrace_events */
+    gp__pb_uint(w, 1, 0); /* cpu */
+    for (int i = 0; i < 64; i++, t += 1000) {
+      hostile_ftrace_event(w, t, 1, 235); /* task_newtask by pid 1 */
+      gp__pb_uint(w, 1, 100);             /* pid: always the same */
+      gp__pb_string(w, 2, "worker");
+      gp__pb_uint(w, 3, 0x00010000); /* CLONE_THREAD */
+      gp__pb_end(w);
+      gp__pb_end(w);
+      hostile_ftrace_event(w, t + 100, 1, 20); /* sched_waking of it */
+      gp__pb_string(w, 1, "worker");
+      gp__pb_uint(w, 2, 100);
+      gp__pb_end(w);
+      gp__pb_end(w);
+      hostile_ftrace_event(w, t + 200, 100, 240); /* sched_process_free */
+      gp__pb_string(w, 1, "worker");
+      gp__pb_uint(w, 2, 100);
+      gp__pb_end(w);
+      gp__pb_end(w);
+    }
     gp__pb_end(w);
     gp__pb_end(w);
   }

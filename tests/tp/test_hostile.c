@@ -93,6 +93,35 @@ TEST(tp_hostile_overlapping_stages_linear) {
   free(buf);
 }
 
+/* A tid made and freed again and again: each lookup finds the newest
+ * live thread without walking past the ended ones. */
+TEST(tp_hostile_tid_reuse_linear) {
+  size_t n = 256u << 10;
+  expect_linear("one tid reused", import_time(hostile_tid_reuse, n),
+                import_time(hostile_tid_reuse, n * SIZE_RATIO));
+  gp__pb_writer w;
+  gp__pb_writer_init(&w);
+  hostile_tid_reuse(&w, 4096);
+  size_t sz = (size_t)gp__pb_size(&w);
+  uint8_t *buf = malloc(sz);
+  ASSERT_NOT_NULL(buf);
+  gp__pb_copy(&w, buf);
+  gp__pb_writer_fini(&w);
+  gp_tp *tp = tp_open_bytes(buf, sz);
+  /* Each made thread ended once, and was woken as its own row. */
+  int64_t made = tp_int(tp, "SELECT count(*) FROM thread WHERE tid = 100");
+  ASSERT_GT(made, 10);
+  ASSERT_EQ(tp_int(tp, "SELECT count(*) FROM thread WHERE tid = 100 AND "
+                       "end_ts IS NULL"),
+            0);
+  ASSERT_EQ(tp_int(tp, "SELECT count(DISTINCT utid) FROM thread_state "
+                       "WHERE utid IN (SELECT utid FROM thread WHERE tid = "
+                       "100)"),
+            made);
+  gp_tp_close(tp);
+  free(buf);
+}
+
 TEST(tp_hostile_descending_clocks_linear) {
   size_t n = 1u << 20;
   expect_linear("descending clock snapshots", import_time(hostile_clocks, n),
