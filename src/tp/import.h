@@ -123,6 +123,12 @@ typedef struct gp__tp_seq {
   bool td_valid;
   int64_t td_pid, td_tid;
   bool first_packet; /* a packet said first_packet_on_sequence */
+  /* For TraceStats.writer_stats (parse_stats.c): packets with
+   * previous_packet_dropped after the first, each loss cause bit
+   * (DATA_LOSS_READ_GAP = 2 ... DATA_LOSS_SMB_FULL = 256) among them, and
+   * packets needing incremental state, total and skipped. */
+  uint32_t dropped, loss[8], needs_state, needs_state_skipped;
+  bool ftrace_setup_seen; /* its ftrace setup errors were counted */
 } gp__tp_seq;
 
 /* An interned message: (ns, field, iid) -> where its bytes are. */
@@ -493,6 +499,15 @@ static inline void gp__tp_stat(gp__tp_importer *imp, int stat, int64_t n) {
 /* Increments an indexed stat's value for idx (service.c). */
 int gp__tp_stat_idx(gp__tp_importer *imp, int stat, int64_t idx, int64_t n);
 
+/* Sets an indexed stat's value for idx, adding its row if there is none,
+ * as Perfetto's SetIndexedStats (service.c). 0 or GP_ENOMEM. */
+int gp__tp_stat_idx_set(gp__tp_importer *imp, int stat, int64_t idx, int64_t v);
+
+/* Whether an indexed stat has a row for idx; its value into *v if so
+ * (service.c). */
+bool gp__tp_stat_idx_get(const gp__tp_importer *imp, int stat, int64_t idx,
+                         int64_t *v);
+
 /* ------------------------------------------------------------------ */
 /* Source access                                                         */
 
@@ -859,6 +874,21 @@ void gp__tp_service_version(gp__tp_importer *imp, const uint8_t *p, size_t n);
 
 /* service.c: the stats Perfetto records once all is parsed. */
 void gp__tp_service_finish(gp__tp_importer *imp);
+
+/* parse_stats.c: a TraceStats packet (data, len) into the traced_* stats,
+ * as Perfetto's reader does when it meets one (before the sort). Its
+ * writer_stats count the losses seen so far on each sequence. 0, or
+ * GP_ECORRUPT / GP_ENOMEM. */
+int gp__tp_tokenize_trace_stats(gp__tp_importer *imp, const uint8_t *data,
+                                size_t len);
+
+/* parse_stats.c: an FtraceStats packet (data, len) of sequence seq, at
+ * off, into the ftrace_cpu_* and ftrace_kprobe_* stats and
+ * ftrace_setup_errors. Fails with GP_ECORRUPT as Perfetto does on a
+ * phase other than start or end, and on kernel buffer parse errors
+ * other than zero-length records. */
+int gp__tp_tokenize_ftrace_stats(gp__tp_importer *imp, const uint8_t *data,
+                                 size_t len, uint32_t seq, uint64_t off);
 
 /* A packet waits for a clock snapshot: true if it may (the sorter has
  * handed out nothing yet: it sorts all at the end from now on), false if

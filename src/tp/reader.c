@@ -51,6 +51,11 @@ enum {
   PKT_SERVICE_EVENT = 69,
   PKT_GPU_INFO = 128,
   PKT_GENERIC_GPU_FREQUENCY_EVENT = 129,
+  PKT_FTRACE_STATS = 34,
+  PKT_TRACE_STATS = 35,
+  PKT_SYNCHRONIZATION_MARKER = 36,
+  PKT_TRACE_UUID = 89,
+  PKT_TRACE_PROVENANCE = 124,
 };
 
 #define SEQ_INCREMENTAL_STATE_CLEARED 1u
@@ -69,8 +74,10 @@ typedef struct top {
   uint64_t ts;
   uint32_t clock, seq, flags, dropped, machine;
   bool cleared;
-  const uint8_t *interned, *defaults, *snapshot, *compressed;
-  size_t interned_len, defaults_len, snapshot_len, compressed_len;
+  const uint8_t *interned, *defaults, *snapshot, *compressed, *trace_stats;
+  size_t interned_len, defaults_len, snapshot_len, compressed_len,
+      trace_stats_len;
+  bool sync_marker; /* synchronization_marker: no claim on the host */
   uint32_t data_id;
   const uint8_t *data;
   size_t data_len;
@@ -98,6 +105,8 @@ static bool is_data_field(uint32_t id) {
   case PKT_SYSTEM_INFO:
   case PKT_TRACE_CONFIG:
   case PKT_SERVICE_EVENT:
+  case PKT_FTRACE_STATS:
+  case PKT_TRACE_UUID:
     return true;
   default:
     return false;
@@ -177,6 +186,17 @@ static int decode_top(gp__tp_importer *imp, const uint8_t *p, size_t n,
         t->compressed_len = f.size;
       }
       break;
+    case PKT_TRACE_STATS: /* parsed before the sort, then sorted */
+      if (l) {
+        t->trace_stats = f.data;
+        t->trace_stats_len = f.size;
+      }
+      break;
+    case PKT_SYNCHRONIZATION_MARKER: /* sorted, nothing to parse */
+      t->sync_marker = true;
+      break;
+    case PKT_TRACE_PROVENANCE: /* sorted; used by ProtoVMs, not here */
+      break;
     case PKT_TRUSTED_UID:
     case PKT_TRUSTED_PID:
     case PKT_FIRST_PACKET_ON_SEQUENCE:
@@ -204,7 +224,7 @@ static int decode_top(gp__tp_importer *imp, const uint8_t *p, size_t n,
 /* The machine row of a packet (file order decides adoption). */
 static int tokenize_machine(gp__tp_importer *imp, const top *t, uint64_t off) {
   if (!t->has_machine || t->machine == 0) {
-    if (!imp->adopted)
+    if (!imp->adopted && !t->sync_marker)
       imp->host_used = true;
     return 0;
   }
@@ -362,7 +382,8 @@ static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
    * been read by then; ftrace events have times of their own). */
   bool sorted = t->data_id != PKT_FTRACE_EVENTS && t->data_id != PKT_GPU_INFO &&
                 t->data_id != PKT_SYSTEM_INFO &&
-                t->data_id != PKT_SERVICE_EVENT;
+                t->data_id != PKT_SERVICE_EVENT &&
+                t->data_id != PKT_FTRACE_STATS && t->data_id != PKT_TRACE_UUID;
   if (ts < 0 && sorted) {
     if (t->data_id == PKT_TRACK_EVENT) {
       gp__tp_stat(imp, GP_TP_STAT_track_event_invalid_timestamp, 1);
@@ -401,6 +422,11 @@ static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
     return tokenize_system_info(imp, machine_row(imp, t), t->data, t->data_len);
   case PKT_SERVICE_EVENT:
     return gp__tp_tokenize_service_event(imp, t->data, t->data_len, ts, lenoff);
+  case PKT_FTRACE_STATS:
+    return gp__tp_tokenize_ftrace_stats(imp, t->data, t->data_len, t->seq,
+                                        lenoff);
+  case PKT_TRACE_UUID:
+    return 0; /* Perfetto's metadata table, which gpuperf does not have */
   case 0:
     return push_skip(imp, gen, ts, lenoff);
   default:
@@ -500,8 +526,13 @@ static int tokenize_packet(gp__tp_importer *imp, uint64_t lenoff,
     return rc;
   if (t.first_on_seq)
     seq->first_packet = true;
-  if (t.has_seq && !fresh && t.dropped)
+  if (t.has_seq && !fresh && t.dropped) {
     gp__tp_stat(imp, GP_TP_STAT_sequence_previous_packet_dropped, 1);
+    /* for TraceStats.writer_stats: the causes are bits 1 to 8 */
+    seq->dropped++;
+    for (int i = 0; i < 8; i++)
+      seq->loss[i] += (t.dropped >> (i + 1)) & 1;
+  }
   if (t.cleared || (t.flags & SEQ_INCREMENTAL_STATE_CLEARED)) {
     uint32_t gen;
     if ((rc = gp__tp_seq_new_gen(imp, t.seq, NULL, &gen, lenoff)) != 0)
@@ -530,11 +561,16 @@ static int tokenize_packet(gp__tp_importer *imp, uint64_t lenoff,
   }
   if (t.snapshot)
     return gp__tp_seq_clock_snapshot(imp, t.seq, t.snapshot, t.snapshot_len);
+  if (t.trace_stats && (rc = gp__tp_tokenize_trace_stats(
+                            imp, t.trace_stats, t.trace_stats_len)) != 0)
+    return rc;
   if (t.flags & SEQ_NEEDS_INCREMENTAL_STATE) {
     if (t.seq == 0)
       return gp__tp_fail(imp, GP_ECORRUPT, lenoff,
                          "packet needs incremental state but has no "
                          "trusted_packet_sequence_id");
+    seq->needs_state++;
+    seq->needs_state_skipped += !seq->valid;
     if (!seq->valid) {
       gp__tp_stat(imp,
                   GP_TP_STAT_packet_skipped_seq_needs_incremental_state_invalid,

@@ -39,6 +39,28 @@ int gp__tp_stat_idx(gp__tp_importer *imp, int stat, int64_t idx, int64_t n) {
   return 0;
 }
 
+/* See import.h. */
+int gp__tp_stat_idx_set(gp__tp_importer *imp, int stat, int64_t idx,
+                        int64_t v) {
+  int rc = gp__tp_stat_idx(imp, stat, idx, 0);
+  if (rc)
+    return rc;
+  uint64_t *i =
+      gp__tp_map_get(&imp->istat_by_key, (uint64_t)stat << 32 | (uint32_t)idx);
+  imp->db->istats.v[*i].value = v;
+  return 0;
+}
+
+/* See import.h. */
+bool gp__tp_stat_idx_get(const gp__tp_importer *imp, int stat, int64_t idx,
+                         int64_t *v) {
+  const uint64_t *i =
+      gp__tp_map_get(&imp->istat_by_key, (uint64_t)stat << 32 | (uint32_t)idx);
+  if (i)
+    *v = imp->db->istats.v[*i].value;
+  return i != NULL;
+}
+
 /* TracingServiceEvent fields */
 enum { SVC_TRACING_STARTED = 2, SVC_ALL_FLUSHED = 3, SVC_READ_COMPLETED = 4 };
 

@@ -51,6 +51,162 @@ typedef struct gp__tp_arg {
   int64_t value;
 } gp__tp_arg;
 
+/* What the tracing service (TraceStats) and traced_probes (FtraceStats)
+ * wrote about their own work, as Perfetto names them (parse_stats.c).
+ * "idx" marks the indexed ones: by buffer (traced_buf_*) or CPU
+ * (ftrace_cpu_*); their rows with a NULL idx stay 0. */
+#define GP_TP_STATS_TRACE(X)                                                   \
+  X(traced_producers_connected, "info", "trace",                               \
+    "Producers connected to the service when it wrote its stats")              \
+  X(traced_producers_seen, "info", "trace",                                    \
+    "Producers that ever connected to the service")                            \
+  X(traced_data_sources_registered, "info", "trace",                           \
+    "Data sources registered with the service")                                \
+  X(traced_data_sources_seen, "info", "trace",                                 \
+    "Data sources the service ever saw registered")                            \
+  X(traced_tracing_sessions, "info", "trace",                                  \
+    "Tracing sessions the service was running")                                \
+  X(traced_total_buffers, "info", "trace",                                     \
+    "Buffers the service held across its sessions")                            \
+  X(traced_chunks_discarded, "info", "trace",                                  \
+    "Chunks the service discarded (all buffers)")                              \
+  X(traced_patches_discarded, "info", "trace",                                 \
+    "Patches the service discarded (all buffers)")                             \
+  X(traced_flushes_requested, "info", "trace",                                 \
+    "Flushes the service asked for")                                           \
+  X(traced_flushes_succeeded, "info", "trace",                                 \
+    "Flushes every data source answered")                                      \
+  X(traced_flushes_failed, "data_loss", "trace",                               \
+    "Flushes some data source did not answer in time: data may be missing")    \
+  X(traced_final_flush_succeeded, "info", "trace",                             \
+    "The flush at the end of the trace succeeded")                             \
+  X(traced_final_flush_failed, "data_loss", "trace",                           \
+    "The flush at the end of the trace failed: its last data may be missing")  \
+  X(filter_errors, "error", "trace", "Errors of the service's trace filter")   \
+  X(filter_input_bytes, "info", "trace", "Bytes before the trace filter")      \
+  X(filter_input_packets, "info", "trace", "Packets before the trace filter")  \
+  X(filter_output_bytes, "info", "trace", "Bytes after the trace filter")      \
+  X(filter_time_taken_ns, "info", "trace", "Time spent in the trace filter")   \
+  X(traced_buf_buffer_size, "info", "trace", "Buffer size in bytes (idx)")     \
+  X(traced_buf_bytes_written, "info", "trace", "Bytes written (idx: buffer)")  \
+  X(traced_buf_bytes_overwritten, "info", "trace",                             \
+    "Bytes overwritten before being read (idx: buffer)")                       \
+  X(traced_buf_bytes_read, "info", "trace", "Bytes read (idx: buffer)")        \
+  X(traced_buf_bytes_filtered_out, "info", "trace",                            \
+    "Bytes the trace filter removed (idx: buffer)")                            \
+  X(traced_buf_padding_bytes_written, "info", "trace",                         \
+    "Padding bytes written (idx: buffer)")                                     \
+  X(traced_buf_padding_bytes_cleared, "info", "trace",                         \
+    "Padding bytes cleared (idx: buffer)")                                     \
+  X(traced_buf_chunks_written, "info", "trace",                                \
+    "Chunks written (idx: buffer)")                                            \
+  X(traced_buf_chunks_rewritten, "info", "trace",                              \
+    "Chunks rewritten in place (idx: buffer)")                                 \
+  X(traced_buf_chunks_overwritten, "info", "trace",                            \
+    "Chunks overwritten before being read (idx: buffer)")                      \
+  X(traced_buf_chunks_discarded, "info", "trace",                              \
+    "Chunks discarded, the buffer being full (idx: buffer)")                   \
+  X(traced_buf_chunks_read, "info", "trace", "Chunks read (idx: buffer)")      \
+  X(traced_buf_chunks_relocated, "info", "trace",                              \
+    "Chunks moved to the write cursor (idx: buffer)")                          \
+  X(traced_buf_chunks_committed_out_of_order, "info", "trace",                 \
+    "Chunks committed out of order (idx: buffer)")                             \
+  X(traced_buf_write_wrap_count, "info", "trace",                              \
+    "Times the write cursor wrapped (idx: buffer)")                            \
+  X(traced_buf_patches_succeeded, "info", "trace",                             \
+    "Patches applied (idx: buffer)")                                           \
+  X(traced_buf_patches_failed, "data_loss", "trace",                           \
+    "Patches whose chunk was gone: data may be lost (idx: buffer)")            \
+  X(traced_buf_readaheads_succeeded, "info", "trace",                          \
+    "Read-aheads that succeeded (idx: buffer)")                                \
+  X(traced_buf_readaheads_failed, "info", "trace",                             \
+    "Read-aheads that failed (idx: buffer)")                                   \
+  X(traced_buf_abi_violations, "data_loss", "trace",                           \
+    "Chunks breaking the shared-memory ABI (idx: buffer)")                     \
+  X(traced_buf_trace_writer_packet_loss, "data_loss", "trace",                 \
+    "Packets the service saw lost in this buffer (idx: buffer)")               \
+  X(traced_buf_sequence_packet_loss, "data_loss", "analysis",                  \
+    "Packets marked previous_packet_dropped on the buffer's sequences "        \
+    "(idx: buffer)")                                                           \
+  X(traced_buf_incremental_sequences_dropped, "data_loss", "analysis",         \
+    "Sequences of the buffer all of whose packets needing incremental "        \
+    "state were dropped for want of it (idx: buffer)")                         \
+  X(traced_buf_data_loss_read_gap, "data_loss", "trace",                       \
+    "Sequence losses from a gap in chunk ids at read (idx: buffer)")           \
+  X(traced_buf_data_loss_chunk_corrupted, "data_loss", "trace",                \
+    "Sequence losses from chunks that did not decode (idx: buffer)")           \
+  X(traced_buf_data_loss_orphan_continuation, "data_loss", "trace",            \
+    "Sequence losses from a fragment without its beginning (idx: buffer)")     \
+  X(traced_buf_data_loss_reassembly_gap, "data_loss", "trace",                 \
+    "Sequence losses from a chunk id gap inside a fragmented packet "          \
+    "(idx: buffer)")                                                           \
+  X(traced_buf_data_loss_reassembly_broken_chain, "data_loss", "trace",        \
+    "Sequence losses from a broken fragment chain (idx: buffer)")              \
+  X(traced_buf_data_loss_overwrite, "data_loss", "trace",                      \
+    "Sequence losses from unread chunks overwritten (idx: buffer)")            \
+  X(traced_buf_data_loss_writer_abort, "data_loss", "trace",                   \
+    "Sequence losses from a writer abandoning a fragmented packet "            \
+    "(idx: buffer)")                                                           \
+  X(traced_buf_data_loss_smb_full, "data_loss", "trace",                       \
+    "Sequence losses from a full shared memory buffer (idx: buffer)")          \
+  X(ftrace_cpu_bytes_begin, "info", "trace",                                   \
+    "Kernel buffer bytes read, at "                                            \
+    "the start (idx: CPU)")                                                    \
+  X(ftrace_cpu_bytes_end, "info", "trace",                                     \
+    "Kernel buffer bytes read, at the end (idx: CPU)")                         \
+  X(ftrace_cpu_bytes_delta, "info", "trace",                                   \
+    "Kernel buffer bytes read, end minus start (idx: CPU)")                    \
+  X(ftrace_cpu_commit_overrun_begin, "info", "trace",                          \
+    "Kernel buffer commit overruns, at the start (idx: CPU)")                  \
+  X(ftrace_cpu_commit_overrun_end, "info", "trace",                            \
+    "Kernel buffer commit overruns, at the end (idx: CPU)")                    \
+  X(ftrace_cpu_commit_overrun_delta, "error", "trace",                         \
+    "Kernel buffer commit overruns, end minus start: events lost (idx: CPU)")  \
+  X(ftrace_cpu_dropped_events_begin, "info", "trace",                          \
+    "Kernel buffer events dropped, at the start (idx: CPU)")                   \
+  X(ftrace_cpu_dropped_events_end, "info", "trace",                            \
+    "Kernel buffer events dropped, at the end (idx: CPU)")                     \
+  X(ftrace_cpu_dropped_events_delta, "error", "trace",                         \
+    "Kernel buffer events dropped, end minus start: events lost (idx: CPU)")   \
+  X(ftrace_cpu_entries_begin, "info", "trace",                                 \
+    "Events in the kernel buffer, at the start (idx: CPU)")                    \
+  X(ftrace_cpu_entries_end, "info", "trace",                                   \
+    "Events in the kernel buffer, at the end (idx: CPU)")                      \
+  X(ftrace_cpu_entries_delta, "info", "trace",                                 \
+    "Events in the kernel buffer, end minus start (idx: CPU)")                 \
+  X(ftrace_cpu_now_ts_begin, "info", "trace",                                  \
+    "Kernel buffer clock in ns, at the start (idx: CPU)")                      \
+  X(ftrace_cpu_now_ts_end, "info", "trace",                                    \
+    "Kernel buffer clock in ns, at the end (idx: CPU)")                        \
+  X(ftrace_cpu_oldest_event_ts_begin, "info", "trace",                         \
+    "Oldest event in the kernel buffer, ns, at the start (idx: CPU)")          \
+  X(ftrace_cpu_oldest_event_ts_end, "info", "trace",                           \
+    "Oldest event in the kernel buffer, ns, at the end (idx: CPU)")            \
+  X(ftrace_cpu_overrun_begin, "info", "trace",                                 \
+    "Kernel buffer overruns, at the start (idx: CPU)")                         \
+  X(ftrace_cpu_overrun_end, "info", "trace",                                   \
+    "Kernel buffer overruns, at the end (idx: CPU)")                           \
+  X(ftrace_cpu_overrun_delta, "info", "trace",                                 \
+    "Kernel buffer overruns, end minus start (idx: CPU)")                      \
+  X(ftrace_cpu_read_events_begin, "info", "trace",                             \
+    "Events read from the kernel buffer, at the start (idx: CPU)")             \
+  X(ftrace_cpu_read_events_end, "info", "trace",                               \
+    "Events read from the kernel buffer, at the end (idx: CPU)")               \
+  X(ftrace_cpu_read_events_delta, "info", "trace",                             \
+    "Events read from the kernel buffer, end minus start (idx: CPU)")          \
+  X(ftrace_kprobe_hits_begin, "info", "trace", "kretprobe hits at the start")  \
+  X(ftrace_kprobe_hits_end, "info", "trace", "kretprobe hits at the end")      \
+  X(ftrace_kprobe_hits_delta, "info", "trace", "kretprobe hits while tracing") \
+  X(ftrace_kprobe_misses_begin, "info", "trace",                               \
+    "kretprobe misses at the start")                                           \
+  X(ftrace_kprobe_misses_end, "info", "trace", "kretprobe misses at the end")  \
+  X(ftrace_kprobe_misses_delta, "data_loss", "trace",                          \
+    "kretprobe events missed while tracing")                                   \
+  X(ftrace_setup_errors, "notice", "trace",                                    \
+    "ftrace events or atrace categories that could not be enabled")            \
+  X(ftrace_abi_errors_skipped_zero_data_length, "info", "analysis",            \
+    "Zero-length kernel buffer records traced_probes skipped")
+
 /* Stats: X(name, severity, source, description). */
 #define GP_TP_STATS(X)                                                         \
   X(gpu_counters_invalid_spec, "error", "analysis",                            \
@@ -120,6 +276,7 @@ typedef struct gp__tp_arg {
     "ftrace events from before the service started tracing (dropped)")         \
   X(ftrace_cpu_has_data_loss, "data_loss", "trace",                            \
     "CPUs whose kernel buffer overwrote events between reads (idx: CPU)")      \
+  GP_TP_STATS_TRACE(X)                                                         \
   X(proc_stat_unknown_counters, "error", "analysis",                           \
     "ProcessStats fields that are no known counter")                           \
   X(process_tracker_errors, "error", "analysis",                               \
