@@ -453,3 +453,50 @@ TEST(gl_double_through_libgpuperf_gl) {
          PER_FRAME(amd, "PTB-primitives-binned", "max"), primitives);
 #undef PER_FRAME
 }
+
+/* The GL_INTEL_performance_query double (libgl-intelpq-double.so) under
+ * libgpuperf-gl.so: `gpuperf list` shows its query types (the V3D
+ * categories) as groups and their counters. With both doubles preloaded
+ * (a context with both extensions) the AMD extension is the one
+ * forwarded, and the Intel one is not listed. */
+TEST(gl_intel_double_through_libgpuperf_gl) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  SKIP("instrumented libraries cannot be preloaded before the sanitizer's "
+       "runtime");
+#endif
+  char intel[512], amd[512], gl[512], cmd[4096];
+  const char *cli = getenv("GPUPERF_CLI");
+  if (!cli || !*cli)
+    SKIP("GPUPERF_CLI is not set (run through `make test`)");
+  built("libgl-intelpq-double.so", intel, sizeof(intel));
+  built("libgl-amdpm-double.so", amd, sizeof(amd));
+  snprintf(gl, sizeof(gl), "%s/libgpuperf-gl.so", getenv("GPUPERF_BUILD"));
+  if (access(gl, R_OK) != 0)
+    SKIP("libgpuperf-gl.so was not built");
+  snprintf(cmd, sizeof(cmd), "LD_PRELOAD='%s:%s' '%s' list", gl, intel, cli);
+  char *out = run(cmd);
+  const char *opengl = strstr(out, "\nOpenGL");
+  ASSERT_NOT_NULL(opengl);
+  static const char *const groups[] = {"FEP",  "TLB", "PTB", "QPU",
+                                       "TMU",  "VPM", "CLE", "L2T",
+                                       "CORE", "AXI", "PSE", "GMP"};
+  for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+    char want[128];
+    snprintf(want, sizeof(want),
+             "GL_INTEL_performance_query group %s):", groups[g]);
+    ASSERT(strstr(opengl, want) != NULL);
+  }
+  ASSERT(strstr(opengl, "L2T-CLE-reads") != NULL);
+  ASSERT(strstr(opengl, "TLB-quads-passing-z-and-stencil-test") != NULL);
+  ASSERT(strstr(opengl, "GL_AMD_performance_monitor") == NULL);
+  free(out);
+
+  snprintf(cmd, sizeof(cmd), "LD_PRELOAD='%s:%s:%s' '%s' list", gl, amd, intel,
+           cli);
+  out = run(cmd);
+  opengl = strstr(out, "\nOpenGL");
+  ASSERT_NOT_NULL(opengl);
+  ASSERT(strstr(opengl, "GL_AMD_performance_monitor group L2T") != NULL);
+  ASSERT(strstr(opengl, "GL_INTEL_performance_query") == NULL);
+  free(out);
+}
