@@ -13,7 +13,8 @@
  * for), its query types and their counters are read once, when the
  * context is first made current, and join the device's catalog
  * (stats.c): each counter under its own name and description, in a
- * custom group named after its query type. While a session selects some
+ * custom group named after its query type (a name an earlier type has
+ * already taken as "TYPE/NAME"). While a session selects some
  * of them, one instance of each query type they belong to (at most
  * MAX_TYPES types) is begun at each frame's first work, nested in
  * selection order, and ended at its swap in reverse order. Results are
@@ -123,7 +124,20 @@ static bool read_counters(gp__gl_ctx *c, gp__gl_intelpq *a, uint32_t qi,
     x->offset = offset;
     x->size = size;
     x->dtype = dtype;
-    x->name = strdup(name);
+    /* Query types often share counters (a GPU time in every set): a
+     * name an earlier type has taken gets its type's name before it, so
+     * that selecting it by name measures one set, not all of them. */
+    bool taken = false;
+    for (uint32_t j = 0; j < a->n && !taken; j++)
+      taken = strcmp(a->ctr[j].name, name) == 0;
+    if (taken) {
+      char *qn = malloc(strlen(q->name) + strlen(name) + 2);
+      if (qn)
+        sprintf(qn, "%s/%s", q->name, name);
+      x->name = qn;
+    } else {
+      x->name = strdup(name);
+    }
     x->desc = strdup(desc);
     if (!x->name || !x->desc)
       return false;
