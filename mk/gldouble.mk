@@ -8,6 +8,9 @@
 #                                          llvmpipe, on the AMD double's
 #                                          monitors (its two files built
 #                                          again with -DGLD_INTEL)
+#   $(BUILD)/tests/gl-intelpq-client       a GL program that uses
+#                                          GL_INTEL_performance_query as
+#                                          its specification describes
 #   $(BUILD)/tests/gl-amdpm-client         a GL program written from the
 #                                          extension's specification
 #   $(BUILD)/tests/libgl-tap.so            another GL interposer, put
@@ -28,13 +31,16 @@ ifeq ($(GLD_HAVE),yes)
 GLD_LIB = $(BUILD)/tests/libgl-amdpm-double.so
 GLD_INTEL_LIB = $(BUILD)/tests/libgl-intelpq-double.so
 GLD_CLIENT = $(BUILD)/tests/gl-amdpm-client
+GLD_INTEL_CLIENT = $(BUILD)/tests/gl-intelpq-client
 GLD_TAP = $(BUILD)/tests/libgl-tap.so
 GLD_PROBE = $(BUILD)/tests/gl-local-probe
 GLD_CFLAGS = -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) -fPIC -fvisibility=hidden \
              -Iinclude -Isrc -MMD -MP $(CFLAGS)
 
-tests: $(GLD_LIB) $(GLD_INTEL_LIB) $(GLD_CLIENT) $(GLD_TAP) $(GLD_PROBE)
-test: $(GLD_LIB) $(GLD_INTEL_LIB) $(GLD_CLIENT) $(GLD_TAP) $(GLD_PROBE)
+tests: $(GLD_LIB) $(GLD_INTEL_LIB) $(GLD_CLIENT) $(GLD_INTEL_CLIENT) \
+       $(GLD_TAP) $(GLD_PROBE)
+test: $(GLD_LIB) $(GLD_INTEL_LIB) $(GLD_CLIENT) $(GLD_INTEL_CLIENT) \
+      $(GLD_TAP) $(GLD_PROBE)
 
 $(BUILD)/gl-obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -74,6 +80,11 @@ $(GLD_CLIENT): $(BUILD)/gl-obj/tests/gl/amdpm_client.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< -lEGL -lGL -ldl
+
+$(GLD_INTEL_CLIENT): $(BUILD)/gl-obj/tests/gl/intelpq_client.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< -lEGL -lGL
 
 -include $(wildcard $(BUILD)/gl-obj/tests/gl/*.d \
                     $(BUILD)/gl-obj-intel/tests/gl/*.d \
