@@ -85,6 +85,12 @@
  * begun around the wrappers (glBeginQueryIndexed, glBeginQueryARB) are
  * not seen.
  *
+ * Built with GLD_INTEL (amdpm.h), these monitors serve the
+ * GL_INTEL_performance_query double (intelpq_double.c) instead, which
+ * may begin several at once (gld_begin_monitor): ones that need none of
+ * the same driver query targets and select at most 32 counters in all.
+ * Through this extension's own glBeginPerfMonitorAMD, one at a time.
+ *
  * Limits, chosen where the specification says nothing: monitor names are
  * process-wide (not per context) and must be used in the context that
  * began them; SelectPerfMonitorCountersAMD on the active monitor and an
