@@ -453,3 +453,116 @@ TEST(gl_double_through_libgpuperf_gl) {
          PER_FRAME(amd, "PTB-primitives-binned", "max"), primitives);
 #undef PER_FRAME
 }
+
+/* The GL_INTEL_performance_query double (libgl-intelpq-double.so) under
+ * libgpuperf-gl.so: `gpuperf list` shows its query types (the V3D
+ * categories) as groups and their counters. With both doubles preloaded
+ * (a context with both extensions) the AMD extension is the one
+ * forwarded, and the Intel one is not listed. */
+TEST(gl_intel_double_through_libgpuperf_gl) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  SKIP("instrumented libraries cannot be preloaded before the sanitizer's "
+       "runtime");
+#endif
+  char intel[512], amd[512], gl[512], cmd[4096];
+  const char *cli = getenv("GPUPERF_CLI");
+  if (!cli || !*cli)
+    SKIP("GPUPERF_CLI is not set (run through `make test`)");
+  built("libgl-intelpq-double.so", intel, sizeof(intel));
+  built("libgl-amdpm-double.so", amd, sizeof(amd));
+  snprintf(gl, sizeof(gl), "%s/libgpuperf-gl.so", getenv("GPUPERF_BUILD"));
+  if (access(gl, R_OK) != 0)
+    SKIP("libgpuperf-gl.so was not built");
+  snprintf(cmd, sizeof(cmd), "LD_PRELOAD='%s:%s' '%s' list", gl, intel, cli);
+  char *out = run(cmd);
+  const char *opengl = strstr(out, "\nOpenGL");
+  ASSERT_NOT_NULL(opengl);
+  static const char *const groups[] = {"FEP",  "TLB", "PTB", "QPU",
+                                       "TMU",  "VPM", "CLE", "L2T",
+                                       "CORE", "AXI", "PSE", "GMP"};
+  for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+    char want[128];
+    snprintf(want, sizeof(want),
+             "GL_INTEL_performance_query group %s):", groups[g]);
+    ASSERT(strstr(opengl, want) != NULL);
+  }
+  ASSERT(strstr(opengl, "L2T-CLE-reads") != NULL);
+  ASSERT(strstr(opengl, "TLB-quads-passing-z-and-stencil-test") != NULL);
+  ASSERT(strstr(opengl, "GL_AMD_performance_monitor") == NULL);
+  free(out);
+
+  snprintf(cmd, sizeof(cmd), "LD_PRELOAD='%s:%s:%s' '%s' list", gl, amd, intel,
+           cli);
+  out = run(cmd);
+  opengl = strstr(out, "\nOpenGL");
+  ASSERT_NOT_NULL(opengl);
+  ASSERT(strstr(opengl, "GL_AMD_performance_monitor group L2T") != NULL);
+  ASSERT(strstr(opengl, "GL_INTEL_performance_query") == NULL);
+  free(out);
+}
+
+/* The rest of line "KEY ...", without its newline (valid until the next
+ * call); fails the test when there is none. */
+static const char *text(const char *out, const char *key) {
+  static char buf[256];
+  const char *v = value(out, key);
+  if (!v)
+    gp_test_fail(__FILE__, __LINE__, "no \"%s\" in the client's output:\n%s",
+                 key, out);
+  size_t n = strcspn(v, "\n");
+  snprintf(buf, sizeof(buf), "%.*s", (int)n, v);
+  return buf;
+}
+
+/* gl-intelpq-client (tests/gl/intelpq_client.c) with the Intel double:
+ * 12 query types (the V3D categories) holding the 87 counters, each
+ * counter an 8-byte UINT64 EVENT at its offset; the errors the
+ * specification lists; PTB and L2T nested, TLB refused on top (over V3D's
+ * 32 counters), as is a second PTB; results not written at once without
+ * waiting (bytesWritten 0), written after two more frames of each type
+ * (and again when asked again), with the values of the double's model
+ * for N triangles over a 64x64 box; and written at once with
+ * PERFQUERY_WAIT_INTEL. Without the double, no extension. */
+TEST(gl_intel_double_client) {
+  char client[512], lib[512], cmd[2048];
+  built("gl-intelpq-client", client, sizeof(client));
+  built("libgl-intelpq-double.so", lib, sizeof(lib));
+  snprintf(cmd, sizeof(cmd), "'%s' %d", client, N1);
+  char *out = run(cmd);
+  ASSERT_EQ(num(out, "ext_absent"), 1);
+  free(out);
+  snprintf(cmd, sizeof(cmd), "LD_PRELOAD='%s' '%s' %d", lib, client, N1);
+  out = run(cmd);
+  ASSERT_EQ(num(out, "done"), 1);
+  ASSERT_EQ(num(out, "procs"), 1);
+  ASSERT_EQ(num(out, "queries"), 12);
+  ASSERT_EQ(num(out, "counters"), 87);
+  ASSERT_STR_EQ(text(out, "type.PTB"), "3 56 7 1024 0");
+  ASSERT_STR_EQ(text(out, "type.L2T"), "8 176 22 1024 0");
+  ASSERT_STR_EQ(text(out, "counter.PTB-primitives-binned"),
+                "24 8 0x94f0 0x94f9 0 1");
+  ASSERT_STR_EQ(text(out, "counter.L2T-CLE-reads"), "48 8 0x94f0 0x94f9 0 1");
+  static const char *const value_errors[] = {
+      "err.first_null",   "err.next_null",   "err.by_name_bad", "err.info_bad",
+      "err.counter_zero", "err.create_bad",  "err.delete_bad",  "err.begin_bad",
+      "err.data_null",    "err.written_null"};
+  for (size_t i = 0; i < sizeof(value_errors) / sizeof(value_errors[0]); i++)
+    ASSERT_EQ(num(out, value_errors[i]), 0x501);
+  ASSERT_STR_EQ(text(out, "err.next_bad"), "0x501 0");
+  ASSERT_EQ(num(out, "err.end_not_begun"), 0x502);
+  ASSERT_EQ(num(out, "err.none"), 0);
+  ASSERT_EQ(num(out, "nested.begin_error"), 0);
+  ASSERT_EQ(num(out, "nested.over_32_error"), 0x502);
+  ASSERT_EQ(num(out, "nested.same_type_error"), 0x502);
+  ASSERT_STR_EQ(text(out, "frame1.written_at_once"), "0 0");
+  ASSERT_EQ(num(out, "frame1.ptb_written"), 56);
+  ASSERT_EQ(num(out, "frame1.PTB-primitives-binned"), N1);
+  ASSERT_EQ(num(out, "frame1.l2t_written"), 176);
+  ASSERT_EQ(num(out, "frame1.L2T-CLE-reads"), 3 * N1);
+  ASSERT_EQ(num(out, "frame1.l2t_written_again"), 176);
+  ASSERT_EQ(num(out, "wait.written"), 88);
+  ASSERT_EQ(num(out, "wait.TLB-quads-passing-z-and-stencil-test"),
+            N1 * SCISSOR * SCISSOR / 4);
+  ASSERT_EQ(num(out, "final_error"), 0);
+  free(out);
+}

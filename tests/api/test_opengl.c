@@ -91,7 +91,7 @@ static void xvfb_stop(void) {
 }
 
 /* An environment entry ("K=V") for the next recordings, or NULL. */
-static const char *record_env;
+static const char *record_env, *record_env2;
 
 /* Records argv (NULL-terminated, a program on PATH or a path) on the
  * test's X server into slot 0's trace; its stdout in *out. Opens the
@@ -112,7 +112,7 @@ static gp_tp *record(char *const *cmd, const char *extra, char **out,
     argv[n++] = cmd[i];
   argv[n] = NULL;
   char *env[] = {(char *)(xvfb_pid ? xvfb_env : xvfb_start()),
-                 (char *)record_env, NULL};
+                 (char *)record_env, (char *)record_env2, NULL};
   char *err = NULL;
   int rc = ocl_run(argv, env, 240, out, &err);
   if (rc != want_rc)
@@ -356,6 +356,65 @@ TEST(opengl_amd_counters_per_frame) {
   xvfb_stop();
 }
 
+/* GL_INTEL_performance_query forwarded, against its test double
+ * (tests/gl: the V3D categories as query types over llvmpipe; no real
+ * driver with the extension exists here): two counters of two query
+ * types recorded per frame beside a pipeline statistic, with the values
+ * the double's model gives (as for the AMD double above). The double
+ * makes a result wait until two later frames have ended a query of its
+ * type, so every frame's results were first asked for while not there
+ * ("late" in its log) and read at a later frame, never with
+ * GL_PERFQUERY_WAIT_INTEL ("wait"); the sample's last two frames are
+ * still late when it exits, and are lost, counted, not waited for. */
+TEST(opengl_intel_counters_per_frame) {
+  need(NULL);
+  char sample[512], dbl[512];
+  vk_built("tests/gl-sample", sample, sizeof(sample));
+  vk_built("tests/libgl-intelpq-double.so", dbl, sizeof(dbl));
+  static char env[600], log_env[600];
+  const char *log = gp_test_path(1, "intelpq.log");
+  snprintf(env, sizeof(env), "LD_PRELOAD=%s", dbl);
+  snprintf(log_env, sizeof(log_env), "GLD_INTELPQ_LOG=%s", log);
+  unlink(log);
+  record_env = env;
+  record_env2 = log_env;
+  char *cmd[] = {sample, "--frames", "30", NULL}, *out = NULL;
+  gp_tp *tp =
+      record(cmd, "L2T-CLE-reads,PTB-primitives-binned,ia_primitives", &out, 0);
+  record_env = record_env2 = NULL;
+  int64_t want[30];
+  ASSERT_EQ(sample_triangles(out, want, 30), 30);
+  free(out);
+  int64_t got[31];
+  ASSERT_EQ(counter_values(tp, "PTB-primitives-binned", got, 31), 28);
+  for (int i = 0; i < 28; i++)
+    ASSERT_EQ(got[i], want[i]);
+  ASSERT_EQ(counter_values(tp, "L2T-CLE-reads", got, 31), 28);
+  for (int i = 0; i < 28; i++)
+    ASSERT_EQ(got[i], 3 * want[i]);
+  ASSERT_EQ(counter_values(tp, "ia_primitives", got, 31), 28);
+  for (int i = 0; i < 28; i++)
+    ASSERT_EQ(got[i], want[i]);
+  gp_tp_close(tp);
+  xvfb_stop();
+
+  FILE *f = fopen(log, "r");
+  ASSERT_NOT_NULL(f);
+  char line[128];
+  int late = 0, data = 0, waits = 0;
+  while (fgets(line, sizeof(line), f)) {
+    late += strncmp(line, "late ", 5) == 0;
+    data += strncmp(line, "data ", 5) == 0;
+    waits += strncmp(line, "wait ", 5) == 0;
+  }
+  fclose(f);
+  printf("  GetPerfQueryDataINTEL: %d late, %d with data, %d waiting\n", late,
+         data, waits);
+  ASSERT_GT(late, 0);
+  ASSERT_GE(data, 2 * 28); /* 28 frames' 2 queries */
+  ASSERT_EQ(waits, 0);
+}
+
 /* Programs that reach GL as loaders do: through glXGetProcAddressARB
  * taken from a libGL they opened themselves (GLAD, GLEW), and through
  * libepoxy (dlsym on its own handle). Every frame is recorded. */
@@ -449,6 +508,9 @@ TEST(opengl_record_loaders) {
   SKIP("built without the trace processor");
 }
 TEST(opengl_amd_counters_per_frame) {
+  SKIP("built without the trace processor");
+}
+TEST(opengl_intel_counters_per_frame) {
   SKIP("built without the trace processor");
 }
 TEST(opengl_sample_parity_with_perfetto) {

@@ -85,6 +85,12 @@
  * begun around the wrappers (glBeginQueryIndexed, glBeginQueryARB) are
  * not seen.
  *
+ * Built with GLD_INTEL (amdpm.h), these monitors serve the
+ * GL_INTEL_performance_query double (intelpq_double.c) instead, which
+ * may begin several at once (gld_begin_monitor): ones that need none of
+ * the same driver query targets and select at most 32 counters in all.
+ * Through this extension's own glBeginPerfMonitorAMD, one at a time.
+ *
  * Limits, chosen where the specification says nothing: monitor names are
  * process-wide (not per context) and must be used in the context that
  * began them; SelectPerfMonitorCountersAMD on the active monitor and an
@@ -216,9 +222,11 @@ typedef struct monitor {
 static pthread_mutex_t mon_lock = PTHREAD_MUTEX_INITIALIZER;
 static monitor *mons; /* mons[id - 1] */
 static size_t num_mons, cap_mons;
-static GLuint active_id;
-static GLuint app_q[NUM_TARGETS]; /* the program's active query per target */
-static size_t unread_borrowed;    /* borrowed segments not read yet */
+static GLuint holder[NUM_TARGETS]; /* the active monitor counting each */
+static uint32_t num_active;        /* monitors active */
+static uint32_t active_counters;   /* counters they have selected */
+static GLuint app_q[NUM_TARGETS];  /* the program's active query per target */
+static size_t unread_borrowed;     /* borrowed segments not read yet */
 
 static monitor *lookup(GLuint id) {
   return id >= 1 && id <= num_mons && mons[id - 1].live ? &mons[id - 1] : NULL;
@@ -311,7 +319,7 @@ static int target_index(GLenum target) {
 
 /* The active monitor if it counts target s, else NULL. */
 static monitor *counting(int s) {
-  monitor *m = active_id ? lookup(active_id) : NULL;
+  monitor *m = holder[s] ? lookup(holder[s]) : NULL;
   return m && (m->needs & (1u << s)) ? m : NULL;
 }
 
@@ -525,8 +533,9 @@ EXPORT void GLAPIENTRY glGenPerfMonitorsAMD(GLsizei n, GLuint *monitors) {
   pthread_mutex_unlock(&mon_lock);
 }
 
-/* Ends the active monitor m's queries; 0 when the program holds a
- * target m counts (its query began inside m and has not ended). */
+/* Ends the active monitor m's queries and makes it inactive; 0 when the
+ * program holds a target m counts (its query began inside m and has not
+ * ended). */
 static int end_queries(monitor *m) {
   int whole = 1;
   for (int s = 0; s < NUM_TARGETS; s++)
@@ -535,9 +544,12 @@ static int end_queries(monitor *m) {
         whole = 0;
       else
         gld_real.EndQuery(src_target[s]);
+      holder[s] = 0;
     }
   if (m->needs & (1u << SRC_TIME))
     gld_real.QueryCounter(m->stamp[1], GL_TIMESTAMP);
+  num_active--;
+  active_counters -= m->nsel;
   return whole;
 }
 
@@ -558,15 +570,13 @@ EXPORT void GLAPIENTRY glDeletePerfMonitorsAMD(GLsizei n, GLuint *monitors) {
     if (!m)
       continue; /* named twice in the list */
     if (gld_real_ready()) {
-      if (monitors[i] == active_id)
+      if (m->state == M_ACTIVE)
         end_queries(m);
       drop_segs(m);
       for (int k = 0; k < 2; k++)
         if (m->stamp[k])
           gld_real.DeleteQueries(1, &m->stamp[k]);
     }
-    if (monitors[i] == active_id)
-      active_id = 0;
     for (int s = 0; s < NUM_TARGETS; s++)
       free(m->c[s].s);
     memset(m, 0, sizeof(*m));
@@ -589,7 +599,7 @@ EXPORT void GLAPIENTRY glSelectPerfMonitorCountersAMD(GLuint id,
   for (GLint i = 0; !err && i < numCounters; i++)
     if (!valid_counter(grp, counterList[i]))
       err = GL_INVALID_VALUE;
-  if (!err && id == active_id)
+  if (!err && m->state == M_ACTIVE)
     err = GL_INVALID_OPERATION;
   if (err) {
     pthread_mutex_unlock(&mon_lock);
@@ -629,7 +639,8 @@ static int context_has(uint32_t needs) {
   return !want_stats && !want_time;
 }
 
-EXPORT void GLAPIENTRY glBeginPerfMonitorAMD(GLuint id) {
+/* See amdpm.h. */
+GLenum gld_begin_monitor(GLuint id, int nested) {
   catalog();
   pthread_mutex_lock(&mon_lock);
   monitor *m = lookup(id);
@@ -637,7 +648,8 @@ EXPORT void GLAPIENTRY glBeginPerfMonitorAMD(GLuint id) {
   uint32_t needs = 0;
   if (!m)
     err = GL_INVALID_VALUE;
-  else if (active_id != 0 || m->nsel > MAX_ACTIVE || !gld_real_ready())
+  else if ((num_active && !nested) || m->state == M_ACTIVE ||
+           active_counters + m->nsel > MAX_ACTIVE || !gld_real_ready())
     err = GL_INVALID_OPERATION;
   else {
     needs = needs_of(m);
@@ -654,13 +666,17 @@ EXPORT void GLAPIENTRY glBeginPerfMonitorAMD(GLuint id) {
   if (err) {
     pthread_mutex_unlock(&mon_lock);
     gld_set_error(err);
-    return;
+    return err;
   }
   drop_segs(m); /* the last session's */
   m->needs = needs;
   m->state = M_ACTIVE;
   m->lost = 0;
-  active_id = id;
+  num_active++;
+  active_counters += m->nsel;
+  for (int s = 0; s < NUM_TARGETS; s++)
+    if (needs & (1u << s))
+      holder[s] = id;
   if (needs & (1u << SRC_TIME)) {
     for (int k = 0; k < 2; k++)
       if (!m->stamp[k])
@@ -671,19 +687,24 @@ EXPORT void GLAPIENTRY glBeginPerfMonitorAMD(GLuint id) {
     if (needs & (1u << s))
       open_own(m, s);
   pthread_mutex_unlock(&mon_lock);
+  return GL_NO_ERROR;
 }
 
-EXPORT void GLAPIENTRY glEndPerfMonitorAMD(GLuint id) {
+EXPORT void GLAPIENTRY glBeginPerfMonitorAMD(GLuint id) {
+  gld_begin_monitor(id, 0);
+}
+
+/* See amdpm.h. */
+GLenum gld_end_monitor(GLuint id) {
   pthread_mutex_lock(&mon_lock);
   monitor *m = lookup(id);
-  GLenum err = !m                ? GL_INVALID_VALUE
-               : id != active_id ? GL_INVALID_OPERATION
-                                 : GL_NO_ERROR;
+  GLenum err = !m                     ? GL_INVALID_VALUE
+               : m->state != M_ACTIVE ? GL_INVALID_OPERATION
+                                      : GL_NO_ERROR;
   if (!err) {
     if (!end_queries(m) && !m->lost)
       m->lost = GL_INVALID_OPERATION; /* the program's query straddles End */
     m->state = M_ENDED;
-    active_id = 0;
     if (m->lost) { /* no result rather than a wrong one */
       err = m->lost;
       drop_segs(m);
@@ -693,6 +714,11 @@ EXPORT void GLAPIENTRY glEndPerfMonitorAMD(GLuint id) {
   pthread_mutex_unlock(&mon_lock);
   if (err)
     gld_set_error(err);
+  return err;
+}
+
+EXPORT void GLAPIENTRY glEndPerfMonitorAMD(GLuint id) {
+  gld_end_monitor(id);
 }
 
 /* ---- Results ---- */

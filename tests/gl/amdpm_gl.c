@@ -3,7 +3,10 @@
  * (amdpm_double.c says what it is): the driver's functions found through
  * the next definitions, the extension's name in the extension strings,
  * the double's errors through glGetError, and the GetProcAddress
- * functions that hand out the double's entry points.
+ * functions that hand out the double's entry points. Built twice: for
+ * the AMD double, and with GLD_INTEL for the GL_INTEL_performance_query
+ * double (intelpq_double.c), whose extension and entry points it then
+ * hands out instead (amdpm.h).
  */
 #include "amdpm.h"
 
@@ -233,6 +236,18 @@ static const struct {
   const char *name;
   gld_proc fn;
 } own[] = {
+#ifdef GLD_INTEL
+    {"glGetFirstPerfQueryIdINTEL", (gld_proc)glGetFirstPerfQueryIdINTEL},
+    {"glGetNextPerfQueryIdINTEL", (gld_proc)glGetNextPerfQueryIdINTEL},
+    {"glGetPerfQueryIdByNameINTEL", (gld_proc)glGetPerfQueryIdByNameINTEL},
+    {"glGetPerfQueryInfoINTEL", (gld_proc)glGetPerfQueryInfoINTEL},
+    {"glGetPerfCounterInfoINTEL", (gld_proc)glGetPerfCounterInfoINTEL},
+    {"glCreatePerfQueryINTEL", (gld_proc)glCreatePerfQueryINTEL},
+    {"glDeletePerfQueryINTEL", (gld_proc)glDeletePerfQueryINTEL},
+    {"glBeginPerfQueryINTEL", (gld_proc)glBeginPerfQueryINTEL},
+    {"glEndPerfQueryINTEL", (gld_proc)glEndPerfQueryINTEL},
+    {"glGetPerfQueryDataINTEL", (gld_proc)glGetPerfQueryDataINTEL},
+#else
     {"glGetPerfMonitorGroupsAMD", (gld_proc)glGetPerfMonitorGroupsAMD},
     {"glGetPerfMonitorCountersAMD", (gld_proc)glGetPerfMonitorCountersAMD},
     {"glGetPerfMonitorGroupStringAMD",
@@ -249,6 +264,7 @@ static const struct {
     {"glEndPerfMonitorAMD", (gld_proc)glEndPerfMonitorAMD},
     {"glGetPerfMonitorCounterDataAMD",
      (gld_proc)glGetPerfMonitorCounterDataAMD},
+#endif
     {"glGetString", (gld_proc)glGetString},
     {"glGetStringi", (gld_proc)glGetStringi},
     {"glGetIntegerv", (gld_proc)glGetIntegerv},

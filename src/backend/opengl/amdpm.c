@@ -14,6 +14,11 @@
  * GL_PERFMON_RESULT_AVAILABLE_AMD says they are there, never waiting,
  * and parsed from the extension's (group, counter, value) layout.
  *
+ * It is one of the two providers of gp__gl_pm_ops (glInt.h), the one a
+ * context uses where it has the extension, even if it also has
+ * GL_INTEL_performance_query (intelpq.c): a monitor counts just the
+ * counters asked for, where an Intel query counts all of its set.
+ *
  * No driver on the machines this was written on has the extension; the
  * tests run it against a test double over llvmpipe (tests/gl/).
  */
@@ -75,6 +80,9 @@ static char *str_of(gp__gl_ctx *c, GLuint group, GLint counter) {
                                          s);
   return s;
 }
+
+static const gp__gl_pm_ops amdpm_ops;
+static void amdpm_drop(gp__gl_ctx *c, gp__gl_frame *f);
 
 /* See glInt.h. */
 void gp__gl_amdpm_init(gp__gl_ctx *c) {
@@ -157,6 +165,7 @@ void gp__gl_amdpm_init(gp__gl_ctx *c) {
   a->max_active = max_active;
   a->group_names = gnames;
   c->amdpm = a;
+  c->pm = &amdpm_ops;
   return;
 fail:
   free(a);
@@ -166,13 +175,13 @@ fail:
   free(ctr);
 }
 
-/* See glInt.h. */
-uint32_t gp__gl_amdpm_count(const gp__gl_ctx *c) {
+/* gp__gl_pm_ops.count. */
+static uint32_t amdpm_count(const gp__gl_ctx *c) {
   return c->amdpm ? c->amdpm->n : 0;
 }
 
-/* See glInt.h. */
-void gp__gl_amdpm_defs(const gp__gl_ctx *c, gp__counter_def *defs,
+/* gp__gl_pm_ops.defs. */
+static void amdpm_defs(const gp__gl_ctx *c, gp__counter_def *defs,
                        uint32_t id_base, uint32_t group_base,
                        gp_counter_group_info *groups, uint32_t *ngroups) {
   const gp__gl_amdpm *a = c->amdpm;
@@ -207,8 +216,8 @@ void gp__gl_amdpm_defs(const gp__gl_ctx *c, gp__counter_def *defs,
   }
 }
 
-/* See glInt.h. */
-void gp__gl_amdpm_select(gp__gl_ctx *c, const uint32_t *idx, uint32_t n) {
+/* gp__gl_pm_ops.select. */
+static void amdpm_select(gp__gl_ctx *c, const uint32_t *idx, uint32_t n) {
   gp__gl_amdpm *a = c->amdpm;
   if (!a)
     return;
@@ -290,8 +299,8 @@ static void give_monitor(gp__gl_ctx *c, GLuint m, uint32_t gen) {
   }
 }
 
-/* See glInt.h. */
-void gp__gl_amdpm_begin(gp__gl_ctx *c, gp__gl_frame *f) {
+/* gp__gl_pm_ops.begin. */
+static void amdpm_begin(gp__gl_ctx *c, gp__gl_frame *f) {
   if (!c->amdpm || !c->amdpm->nsel)
     return;
   f->monitor = take_monitor(c);
@@ -300,14 +309,14 @@ void gp__gl_amdpm_begin(gp__gl_ctx *c, gp__gl_frame *f) {
   f->monitor_gen = c->amdpm->gen;
 }
 
-/* See glInt.h. */
-void gp__gl_amdpm_end(gp__gl_ctx *c, gp__gl_frame *f) {
+/* gp__gl_pm_ops.end. */
+static void amdpm_end(gp__gl_ctx *c, gp__gl_frame *f) {
   if (f->monitor)
     c->fn.EndPerfMonitorAMD(f->monitor);
 }
 
-/* See glInt.h. */
-bool gp__gl_amdpm_ready(gp__gl_ctx *c, const gp__gl_frame *f) {
+/* gp__gl_pm_ops.ready. */
+static bool amdpm_ready(gp__gl_ctx *c, const gp__gl_frame *f) {
   if (!f->monitor)
     return true;
   GLuint avail = 0;
@@ -316,16 +325,16 @@ bool gp__gl_amdpm_ready(gp__gl_ctx *c, const gp__gl_frame *f) {
   return avail != 0;
 }
 
-/* See glInt.h. */
-bool gp__gl_amdpm_read(gp__gl_ctx *c, gp__gl_frame *f, double *values,
+/* gp__gl_pm_ops.read. */
+static bool amdpm_read(gp__gl_ctx *c, gp__gl_frame *f, double *values,
                        uint32_t *idx, uint32_t *n) {
   gp__gl_amdpm *a = c->amdpm;
   uint32_t cap = *n;
   *n = 0;
   if (!f->monitor || !a)
     return false;
-  if (!gp__gl_amdpm_ready(c, f)) { /* a forced read: never waits on it */
-    gp__gl_amdpm_drop(c, f);
+  if (!amdpm_ready(c, f)) { /* a forced read: never waits on it */
+    amdpm_drop(c, f);
     gp__gl_core->activity_add_drops(GP_ACTIVITY_KIND_COUNTER, GP_DROP_SOURCE,
                                     c->context_id, 1, 1);
     return false;
@@ -381,15 +390,15 @@ bool gp__gl_amdpm_read(gp__gl_ctx *c, gp__gl_frame *f, double *values,
   return true;
 }
 
-/* See glInt.h. */
-void gp__gl_amdpm_drop(gp__gl_ctx *c, gp__gl_frame *f) {
+/* gp__gl_pm_ops.drop. */
+static void amdpm_drop(gp__gl_ctx *c, gp__gl_frame *f) {
   if (f->monitor)
     give_monitor(c, f->monitor, f->monitor_gen);
   f->monitor = 0;
 }
 
-/* See glInt.h. */
-void gp__gl_amdpm_fini(gp__gl_ctx *c) {
+/* gp__gl_pm_ops.fini. */
+static void amdpm_fini(gp__gl_ctx *c) {
   gp__gl_amdpm *a = c->amdpm;
   if (!a)
     return;
@@ -397,3 +406,16 @@ void gp__gl_amdpm_fini(gp__gl_ctx *c) {
     c->fn.DeletePerfMonitorsAMD((GLsizei)a->npool, a->pool);
   a->npool = 0;
 }
+
+static const gp__gl_pm_ops amdpm_ops = {
+    .ext = "GL_AMD_performance_monitor",
+    .unit = "the driver's counters, one monitor per frame",
+    .count = amdpm_count,
+    .defs = amdpm_defs,
+    .select = amdpm_select,
+    .begin = amdpm_begin,
+    .end = amdpm_end,
+    .ready = amdpm_ready,
+    .read = amdpm_read,
+    .drop = amdpm_drop,
+    .fini = amdpm_fini};

@@ -276,8 +276,7 @@ static void init(gp__gl_ctx *c) {
     return;
   gp__gl_core->context_register(c->device_id, GP_API_OPEN_GL, 1,
                                 &c->context_id);
-  if (gp__gl_has_ext(c, "GL_AMD_performance_monitor"))
-    gp__gl_amdpm_init(c);
+  gp__gl_pm_init(c);
   if (fresh)
     gp__gl_counters_publish(c);
   gp__gl_log_init(c);
@@ -344,7 +343,8 @@ void gp__gl_context_destroyed(void *handle) {
   if (c == cur) { /* current here: what it has is read first */
     gp__gl_frames_read(c, true);
     gp__gl_frames_fini(c);
-    gp__gl_amdpm_fini(c);
+    if (c->pm)
+      c->pm->fini(c);
     cur = NULL;
   } else if (c->frame_n || c->frame_open) {
     /* Current nowhere (GL cannot be asked): its frames in flight are
@@ -359,5 +359,6 @@ void gp__gl_context_destroyed(void *handle) {
   if (c->context_id)
     gp__gl_core->context_unregister(c->context_id);
   free(c->amdpm);
+  free(c->intelpq);
   free(c);
 }

@@ -132,7 +132,7 @@ static void drop_oldest(gp__gl_ctx *c) {
   c->mark_head = (c->mark_head + f->n) % GP_GL_MARKS;
   c->mark_n -= f->n;
   gp__gl_stats_drop(c, f);
-  gp__gl_amdpm_drop(c, f);
+  gp__gl_pm_drop(c, f);
   gp__gl_core->activity_add_drops(GP_ACTIVITY_KIND_RENDER_STAGE, GP_DROP_SOURCE,
                                   c->context_id, 1, 1 + f->n / 2);
   c->frame_head = (c->frame_head + 1) % GP_GL_FRAMES;
@@ -153,8 +153,8 @@ static gp__gl_frame *begin_frame(gp__gl_ctx *c) {
   bool amd = false;
   uint32_t wanted = gp__gl_stats_wanted(c, &amd, &f->sampler);
   /* The monitor outside the queries: begun first, ended last. */
-  if (amd)
-    gp__gl_amdpm_begin(c, f);
+  if (amd && c->pm)
+    c->pm->begin(c, f);
   if (wanted)
     gp__gl_stats_begin(c, f, wanted);
   return f;
@@ -265,7 +265,8 @@ uint64_t gp__gl_frame_end(gp__gl_ctx *c) {
   end_run(c, f, false);
   c->reusable = false;
   gp__gl_stats_end(c, f);
-  gp__gl_amdpm_end(c, f);
+  if (c->pm)
+    c->pm->end(c, f);
   f->corr = gp__gl_core->correlation_next();
   c->frame_open = false;
   return f->corr;
@@ -292,7 +293,7 @@ static bool frame_ready(gp__gl_ctx *c, gp__gl_frame *f) {
     return false;
   if (!gp__gl_stats_ready(c, f))
     return false;
-  if (gp__gl_amdpm_ready(c, f))
+  if (gp__gl_pm_ready(c, f))
     return true;
   /* A monitor the driver never makes available (its Begin refused, say:
    * GL reports that only through glGetError, which is the program's) is
@@ -300,14 +301,15 @@ static bool frame_ready(gp__gl_ctx *c, gp__gl_frame *f) {
    * its counters are lost, and said so. */
   if (c->frames_done - f->number < MONITOR_PATIENCE)
     return false;
-  gp__gl_amdpm_drop(c, f);
+  gp__gl_pm_drop(c, f);
   gp__gl_core->activity_add_drops(GP_ACTIVITY_KIND_COUNTER, GP_DROP_SOURCE,
                                   c->context_id, 1, 1);
   static atomic_bool warned;
   gp__gl_warn_once(&warned,
-                   "gpuperf: a GL_AMD_performance_monitor monitor's results "
-                   "never became available (the driver refused it?): its "
-                   "frames' driver counters are lost");
+                   "gpuperf: the driver counters' (GL_AMD_performance_monitor "
+                   "or GL_INTEL_performance_query) results of a frame never "
+                   "became available (the driver refused its monitor or "
+                   "query?): its frames' driver counters are lost");
   return true;
 }
 

@@ -20,8 +20,9 @@
  *    swap or framebuffer switch and at the end of each run of work (the
  *    swap, the next switch), read back at later frames without waiting,
  *    give the GPU times of each render pass and frame;
- *  - counters (stats.c, amdpm.c): pipeline statistics per frame, draws and
- *    triangles per frame, and the driver's GL_AMD_performance_monitor
+ *  - counters (stats.c, amdpm.c, intelpq.c): pipeline statistics per
+ *    frame, draws and triangles per frame, and the driver's
+ *    GL_AMD_performance_monitor or GL_INTEL_performance_query
  *    counters where it has the extension;
  *  - debug output (log.c): KHR_debug messages as GPU log records, the
  *    program's own callback still called.
@@ -163,6 +164,16 @@ typedef struct gp__gl_fns {
   PFNGLBEGINPERFMONITORAMDPROC BeginPerfMonitorAMD;
   PFNGLENDPERFMONITORAMDPROC EndPerfMonitorAMD;
   PFNGLGETPERFMONITORCOUNTERDATAAMDPROC GetPerfMonitorCounterDataAMD;
+  /* GL_INTEL_performance_query (intelpq.c), all NULL without it */
+  PFNGLGETFIRSTPERFQUERYIDINTELPROC GetFirstPerfQueryIdINTEL;
+  PFNGLGETNEXTPERFQUERYIDINTELPROC GetNextPerfQueryIdINTEL;
+  PFNGLGETPERFQUERYINFOINTELPROC GetPerfQueryInfoINTEL;
+  PFNGLGETPERFCOUNTERINFOINTELPROC GetPerfCounterInfoINTEL;
+  PFNGLCREATEPERFQUERYINTELPROC CreatePerfQueryINTEL;
+  PFNGLDELETEPERFQUERYINTELPROC DeletePerfQueryINTEL;
+  PFNGLBEGINPERFQUERYINTELPROC BeginPerfQueryINTEL;
+  PFNGLENDPERFQUERYINTELPROC EndPerfQueryINTEL;
+  PFNGLGETPERFQUERYDATAINTELPROC GetPerfQueryDataINTEL;
 } gp__gl_fns;
 
 /* Queries a frame may measure (stats.c): the 11 pipeline statistics and
@@ -192,7 +203,8 @@ typedef struct gp__gl_frame {
   GLuint stats[GP_GL_NSTATS];  /* query names, 0: not measured */
   uint32_t stats_lost;         /* bits: ended early by the program */
   uint32_t stats_ended;        /* bits: ended (all, once the frame ends) */
-  GLuint monitor;              /* GL_AMD_performance_monitor, 0: none */
+  GLuint monitor;              /* the driver counters' (gp__gl_pm_ops) */
+                               /* measurement of f, 0: none */
   uint32_t monitor_gen;        /* the selection it was made with */
 } gp__gl_frame;
 
@@ -237,8 +249,11 @@ typedef struct gp__gl_ctx {
   GLDEBUGPROC app_debug;
   const void *app_debug_user;
   bool debug_hooked;
-  /* GL_AMD_performance_monitor (amdpm.c) */
-  struct gp__gl_amdpm *amdpm;
+  /* The driver's counters (gp__gl_pm_ops): the provider and its state,
+   * NULL without one */
+  const struct gp__gl_pm_ops *pm;
+  struct gp__gl_amdpm *amdpm;     /* amdpm.c */
+  struct gp__gl_intelpq *intelpq; /* intelpq.c */
   /* GPUPERF_HUD in the window (hud_glue.c) */
   struct gp__gl_hud *hud;
   gp_hud_view *hud_view;
@@ -356,33 +371,73 @@ void gp__gl_stats_drop(gp__gl_ctx *c, gp__gl_frame *f);
 /* Deletes the context's statistics query names (current). */
 void gp__gl_stats_fini(gp__gl_ctx *c);
 
-/* GL_AMD_performance_monitor (amdpm.c). Counter k of the extension is
- * catalog entry base + k of its device (stats.c keeps base). */
-/* Reads the extension's groups and counters in c (current); c->amdpm is
- * NULL when it has none that work. */
+/* Driver counters forwarded from a GL extension, per frame: one provider
+ * per context (amdpm.c: GL_AMD_performance_monitor; intelpq.c:
+ * GL_INTEL_performance_query). Counter k of the provider is catalog entry
+ * base + k of its device (stats.c keeps base). Every function is called
+ * with c current. */
+typedef struct gp__gl_pm_ops {
+  const char *ext;  /* the extension's name */
+  const char *unit; /* what measures a frame: "one monitor per frame" */
+  /* How many counters it has. */
+  uint32_t (*count)(const gp__gl_ctx *c);
+  /* Fills defs[0 .. count) (ids from id_base) and the groups they are in
+   * (custom group ids from group_base) into groups (room for count), their
+   * number in *ngroups. Names and strings live as long as the process. */
+  void (*defs)(const gp__gl_ctx *c, gp__counter_def *defs, uint32_t id_base,
+               uint32_t group_base, gp_counter_group_info *groups,
+               uint32_t *ngroups);
+  /* The counters (provider indices) measured from the next frame on. */
+  void (*select)(gp__gl_ctx *c, const uint32_t *idx, uint32_t n);
+  /* Begins f's measurement (at the frame's first work) and ends it (at
+   * its end). */
+  void (*begin)(gp__gl_ctx *c, gp__gl_frame *f);
+  void (*end)(gp__gl_ctx *c, gp__gl_frame *f);
+  /* Whether f's results are there, asked without waiting (true if f has
+   * no measurement). */
+  bool (*ready)(gp__gl_ctx *c, const gp__gl_frame *f);
+  /* Reads f's results without waiting: values[j] of provider counter
+   * idx[j], j < *n (room for *n on entry); frees the measurement. False,
+   * and the measurement freed and counted as lost, if f has none or its
+   * results are not there. */
+  bool (*read)(gp__gl_ctx *c, gp__gl_frame *f, double *values, uint32_t *idx,
+               uint32_t *n);
+  /* Frees f's measurement without reading it. */
+  void (*drop)(gp__gl_ctx *c, gp__gl_frame *f);
+  /* Frees what the provider keeps in GL (c current). */
+  void (*fini)(gp__gl_ctx *c);
+} gp__gl_pm_ops;
+
+/* The two providers. Each init reads the extension's groups and counters
+ * in c (current) and sets c->pm (and its state) when it has some that
+ * work; otherwise c is left as it was. */
 void gp__gl_amdpm_init(gp__gl_ctx *c);
-/* How many counters it has. */
-uint32_t gp__gl_amdpm_count(const gp__gl_ctx *c);
-/* Fills defs[0 .. count) (ids from id_base) and the groups they are in
- * (custom group ids from group_base) into groups (room for count), their
- * number in *ngroups. Names and strings live as long as the process. */
-void gp__gl_amdpm_defs(const gp__gl_ctx *c, gp__counter_def *defs,
-                       uint32_t id_base, uint32_t group_base,
-                       gp_counter_group_info *groups, uint32_t *ngroups);
-/* The counters (extension indices) monitored from the next frame on. */
-void gp__gl_amdpm_select(gp__gl_ctx *c, const uint32_t *idx, uint32_t n);
-/* Begins a monitor for f (at the frame's first work) and ends it (at its
- * end). */
-void gp__gl_amdpm_begin(gp__gl_ctx *c, gp__gl_frame *f);
-void gp__gl_amdpm_end(gp__gl_ctx *c, gp__gl_frame *f);
-/* GL_PERFMON_RESULT_AVAILABLE_AMD of f's monitor (true if none). */
-bool gp__gl_amdpm_ready(gp__gl_ctx *c, const gp__gl_frame *f);
-/* Reads f's monitor: values[k] for the k-th selected counter, NAN where
- * the driver gave none; frees the monitor. False if f has none. */
-bool gp__gl_amdpm_read(gp__gl_ctx *c, gp__gl_frame *f, double *values,
-                       uint32_t *idx, uint32_t *n);
-void gp__gl_amdpm_drop(gp__gl_ctx *c, gp__gl_frame *f);
-void gp__gl_amdpm_fini(gp__gl_ctx *c);
+void gp__gl_intelpq_init(gp__gl_ctx *c);
+
+/* Chooses c's provider (c current): GL_AMD_performance_monitor where the
+ * context has it, else GL_INTEL_performance_query, else none. */
+static inline void gp__gl_pm_init(gp__gl_ctx *c) {
+  if (gp__gl_has_ext(c, "GL_AMD_performance_monitor"))
+    gp__gl_amdpm_init(c);
+  if (!c->pm && gp__gl_has_ext(c, "GL_INTEL_performance_query"))
+    gp__gl_intelpq_init(c);
+}
+
+/* The provider's calls, harmless where c has none. */
+static inline uint32_t gp__gl_pm_count(const gp__gl_ctx *c) {
+  return c->pm ? c->pm->count(c) : 0;
+}
+static inline bool gp__gl_pm_ready(gp__gl_ctx *c, const gp__gl_frame *f) {
+  return c->pm ? c->pm->ready(c, f) : true;
+}
+static inline void gp__gl_pm_drop(gp__gl_ctx *c, gp__gl_frame *f) {
+  if (c->pm)
+    c->pm->drop(c, f);
+  f->monitor = 0;
+}
+static inline const char *gp__gl_pm_ext(const gp__gl_ctx *c) {
+  return c->pm ? c->pm->ext : "";
+}
 
 /* ------------------------------------------------------------------ */
 /* Debug output (log.c)                                                */

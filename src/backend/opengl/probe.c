@@ -45,7 +45,7 @@ static int fail(gp__gl_probe_result *out, const char *why) {
 static int names(gp__gl_ctx *c, gp__gl_probe_result *out) {
   const char *snames[GP_GL_NSTATS];
   uint32_t nstats = gp__gl_stats_names(c, snames);
-  uint32_t namd = gp__gl_amdpm_count(c);
+  uint32_t namd = gp__gl_pm_count(c);
   uint32_t n = nstats + 2 + namd + 1;
   const char **nm = calloc(n, sizeof(*nm)), **cat = calloc(n, sizeof(*cat));
   gp__counter_def *defs = namd ? calloc(namd, sizeof(*defs)) : NULL;
@@ -69,13 +69,12 @@ static int names(gp__gl_ctx *c, gp__gl_probe_result *out) {
   cat[k++] = "per frame, from the draw calls";
   if (namd) {
     uint32_t ng = 0;
-    gp__gl_amdpm_defs(c, defs, 1, GP_COUNTER_GROUP_FIRST_CUSTOM, groups, &ng);
+    c->pm->defs(c, defs, 1, GP_COUNTER_GROUP_FIRST_CUSTOM, groups, &ng);
     for (uint32_t i = 0; i < namd; i++, k++) {
       nm[k] = defs[i].info.name;
       char *s = malloc(strlen(defs[i].info.category) + 64);
       if (s)
-        sprintf(s, "per frame, GL_AMD_performance_monitor group %s",
-                defs[i].info.category);
+        sprintf(s, "per frame, %s group %s", c->pm->ext, defs[i].info.category);
       cat[k] = s ? s : defs[i].info.category;
     }
     free(defs);
@@ -155,13 +154,12 @@ int gpuperf_gl_probe(gp__gl_probe_result *out) {
     snprintf(out->name, sizeof(out->name), "%s", renderer);
     snprintf(out->vendor, sizeof(out->vendor), "%s", vendor);
     snprintf(out->version, sizeof(out->version), "%s", version);
-    if (gp__gl_has_ext(c, "GL_AMD_performance_monitor"))
-      gp__gl_amdpm_init(c);
+    gp__gl_pm_init(c);
     rc = names(c, out);
   }
   e.MakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
   e.DestroyContext(dpy, ctx);
   e.Terminate(dpy);
-  free(c); /* its amdpm strings stay: the names point into them */
+  free(c); /* its driver counters' strings stay: the names point into them */
   return rc;
 }

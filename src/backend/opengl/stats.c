@@ -10,8 +10,9 @@
  *    their arguments describe (display lists draw geometry we do not see:
  *    a glCallList counts as a draw of no known triangles; the statistics
  *    have their primitives);
- *  - the counters of GL_AMD_performance_monitor where the driver has the
- *    extension (amdpm.c), a monitor per frame;
+ *  - the driver's counters where it has GL_AMD_performance_monitor
+ *    (amdpm.c, a monitor per frame) or GL_INTEL_performance_query
+ *    (intelpq.c, a query per counter set per frame);
  *  - `Utilization`, derived from the frames' GPU times like every device
  *    without a hardware busy counter (counters/derived.h).
  * All but Utilization are per-frame values (COUNTER records whose window
@@ -235,7 +236,7 @@ void gp__gl_counters_publish(gp__gl_ctx *c) {
     return;
   pthread_mutex_init(&v->lock, NULL);
   v->nstats = available(c, v->stat_of);
-  v->namd = gp__gl_amdpm_count(c);
+  v->namd = gp__gl_pm_count(c);
   v->i_draws = v->nstats;
   v->i_tris = v->i_draws + 1;
   v->i_amd = v->i_tris + 1;
@@ -279,8 +280,8 @@ void gp__gl_counters_publish(gp__gl_ctx *c) {
     v->groups[ngroups++] = fixed[i];
   uint32_t nag = 0;
   if (v->namd) {
-    gp__gl_amdpm_defs(c, v->defs + v->i_amd, id, GP_COUNTER_GROUP_FIRST_CUSTOM,
-                      v->groups + ngroups, &nag);
+    c->pm->defs(c, v->defs + v->i_amd, id, GP_COUNTER_GROUP_FIRST_CUSTOM,
+                v->groups + ngroups, &nag);
     for (uint32_t k = 0; k < v->namd; k++)
       v->defs[v->i_amd + k].info.block_id = 1;
     id += v->namd;
@@ -298,8 +299,8 @@ void gp__gl_counters_publish(gp__gl_ctx *c) {
       .id = 1,
       .capacity = v->namd,
       .num_counters = v->namd,
-      .name = "GL_AMD_performance_monitor",
-      .description = "the driver's counters, one monitor per frame"};
+      .name = c->pm ? c->pm->ext : "driver",
+      .description = c->pm ? c->pm->unit : "the driver's counters"};
   v->blocks[2] = (gp_counter_block_info){
       .id = 2,
       .capacity = 1,
@@ -347,9 +348,9 @@ uint32_t gp__gl_stats_wanted(gp__gl_ctx *c, bool *amd, gp__sampler **sampler) {
   pthread_mutex_lock(&v->lock);
   uint32_t w = v->s ? v->wanted | 0x80000000u : 0;
   *sampler = v->s ? gp__gl_counters->sampler_get(v->s) : NULL;
-  if (v->s && v->amd_wanted && c->amdpm) {
+  if (v->s && v->amd_wanted && c->pm) {
     *amd = true;
-    gp__gl_amdpm_select(c, v->amd_sel, v->namd_sel);
+    c->pm->select(c, v->amd_sel, v->namd_sel);
   }
   pthread_mutex_unlock(&v->lock);
   return w;
@@ -461,9 +462,9 @@ void gp__gl_stats_emit(gp__gl_ctx *c, gp__gl_frame *f, uint64_t start,
   gp__sampler *s = v ? f->sampler : NULL;
   double amdv[256];
   uint32_t amdi[256], namd = 256;
-  bool amd = s && f->monitor && gp__gl_amdpm_read(c, f, amdv, amdi, &namd);
+  bool amd = s && f->monitor && c->pm && c->pm->read(c, f, amdv, amdi, &namd);
   if (!amd)
-    gp__gl_amdpm_drop(c, f);
+    gp__gl_pm_drop(c, f);
   if (s) {
     for (uint32_t k = 0; k < s->num_counters; k++) {
       uint32_t i = s->index[k];
