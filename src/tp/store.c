@@ -37,8 +37,19 @@ const char *const gp__tp_arg_type_names[8] = {
 #define ALWAYS_ARGS 11
 
 /* See store.h. */
+/* Whether Perfetto keeps stat i by index (its kIndexed): per buffer
+ * (traced_buf_*), per CPU (ftrace_cpu_*), per buffer of the config. */
+static bool stat_indexed(int i) {
+  const char *n = gp__tp_stat_names[i];
+  return !strncmp(n, "traced_buf_", 11) || !strncmp(n, "ftrace_cpu_", 11) ||
+         !strcmp(n, "config_write_into_file_discard");
+}
+
 int gp__tp_db_init(gp__tp_db *db) {
   memset(db, 0, sizeof(*db));
+  for (int i = 0; i < GP_TP_NSTATS; i++)
+    if (!stat_indexed(i))
+      db->single[db->nsingle++] = (uint16_t)i;
   gp__tp_strpool *s = &db->strings;
   struct {
     uint32_t *dst;

@@ -465,6 +465,10 @@ typedef struct gp__tp_db {
   GP_TP_VEC(gp__tp_thread_state) thread_states;
   int64_t stats[GP_TP_NSTATS];
   GP_TP_VEC(gp__tp_istat) istats; /* indexed stats: rows after stats[] */
+  /* The stats with one value (not indexed): the stats table's first
+   * rows, zero or not; an indexed stat has only its rows with an idx. */
+  uint16_t single[GP_TP_NSTATS];
+  uint32_t nsingle;
 
   /* Set by gp__tp_db_seal(). */
   bool sealed;

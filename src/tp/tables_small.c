@@ -334,19 +334,19 @@ static const gp__tp_coldef stats_cols[] = {
 };
 
 static uint64_t stats_rows(const gp__tp_db *db) {
-  return GP_TP_NSTATS + db->istats.n;
+  return db->nsingle + db->istats.n;
 }
 
 static void stats_value(const gp__tp_db *db, uint64_t r, int col,
                         sqlite3_context *ctx, gp__tp_cache *c) {
   (void)c;
   const gp__tp_istat *is =
-      r >= GP_TP_NSTATS ? &db->istats.v[r - GP_TP_NSTATS] : NULL;
-  if (is && col != 0 && col != 2 && col != 5)
-    r = is->stat;
+      r >= db->nsingle ? &db->istats.v[r - db->nsingle] : NULL;
+  uint64_t id = r;
+  r = is ? is->stat : db->single[r];
   switch (col) {
   case 0:
-    sqlite3_result_int64(ctx, (int64_t)r);
+    sqlite3_result_int64(ctx, (int64_t)id);
     break;
   case 1:
     sqlite3_result_text(ctx, gp__tp_stat_names[r], -1, SQLITE_STATIC);
