@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Generates src/tp/ftrace_desc.c from Perfetto's protos.
+
+Usage: scripts/gen-ftrace-desc.py PERFETTO_PROTOS_DIR > src/tp/ftrace_desc.c
+
+PERFETTO_PROTOS_DIR is the folder holding Perfetto's "protos" tree (for
+v58.2: /work/perfetto/src/protos). Read from it:
+
+  perfetto/trace/ftrace/ftrace_event.proto  the oneof of FtraceEvent: each
+                                            event's field number, its
+                                            message type and name
+  perfetto/trace/ftrace/*.proto             each event message's fields:
+                                            number, name, type
+  perfetto/common/sys_stats_counters.proto  the VmstatCounters enum (the
+                                            vmstat key names)
+
+The output is data (names and numbers), described in src/tp/ftrace_desc.h.
+"""
+import os
+import re
+import sys
+
+SCALAR = {
+    "int32": "INT", "int64": "INT", "sfixed32": "INT", "sfixed64": "INT",
+    "bool": "INT",
+    "uint32": "UINT", "uint64": "UINT", "fixed32": "UINT", "fixed64": "UINT",
+    "sint32": "SINT", "sint64": "SINT",
+    "string": "STRING", "bytes": "STRING",
+    "double": "DOUBLE", "float": "FLOAT",
+}
+
+def strip_comments(text):
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def parse_messages(text):
+    """Messages, nested ones too: name -> [(number, name, type)], and the
+    names of the enums. Statements may span lines: the text is read as
+    tokens, a statement ending at ';', a block at '}'."""
+    msgs, enums = {}, set()
+    toks = re.sub(r"([{};=\[\]])", r" \1 ", strip_comments(text)).split()
+    stack = []  # (kind, name, fields)
+    stmt = []
+    for t in toks:
+        if t == "{":
+            kind, name = (stmt + ["", ""])[:2]
+            stack.append((kind, name, []))
+            if kind == "enum":
+                enums.add(name)
+            stmt = []
+        elif t == "}":
+            kind, name, fields = stack.pop()
+            if kind == "oneof" and stack:
+                stack[-1][2].extend(fields)
+            elif kind == "message":
+                msgs[name] = fields
+            stmt = []
+        elif t == ";":
+            if stack and stack[-1][0] in ("message", "oneof") and "=" in stmt:
+                lhs = stmt[:stmt.index("=")]
+                if lhs and lhs[0] in ("optional", "repeated", "required"):
+                    lhs = lhs[1:]
+                if len(lhs) == 2 and lhs[0] not in ("reserved", "option"):
+                    num = stmt[stmt.index("=") + 1]
+                    stack[-1][2].append((int(num), lhs[1], lhs[0]))
+            stmt = []
+        else:
+            stmt.append(t)
+    return msgs, enums
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    root = sys.argv[1]
+    fdir = os.path.join(root, "perfetto/trace/ftrace")
+    msgs, enums = {}, set()
+    for fn in sorted(os.listdir(fdir)):
+        if fn.endswith(".proto"):
+            with open(os.path.join(fdir, fn)) as f:
+                m, e = parse_messages(f.read())
+            msgs.update(m)
+            enums |= e
+    events = {}
+    for num, name, typ in msgs["FtraceEvent"]:
+        if typ in msgs and num not in (1, 2, 5):
+            events[num] = (name, typ)
+    with open(os.path.join(root, "perfetto/common/sys_stats_counters.proto")) as f:
+        sc = strip_comments(f.read())
+    body = sc[sc.index("enum VmstatCounters"):]
+    body = body[:body.index("}")]
+    vmstat = {int(v): k for k, v in re.findall(r"(VMSTAT_\w+)\s*=\s*(\d+)", body)}
+
+    strs, offs = [], {}
+
+    def s(x):
+        if x not in offs:
+            offs[x] = sum(len(t) + 1 for t in strs)
+            strs.append(x)
+        return offs[x]
+
+    s("")
+    nev = max(events) + 1
+    ev_rows, fields = [], []
+    for i in range(nev):
+        if i not in events:
+            ev_rows.append((0, 0, 0))
+            continue
+        name, typ = events[i]
+        flds = {n: (fname, ft) for n, fname, ft in msgs[typ]}
+        top = max(flds) if flds else 0
+        first = len(fields)
+        for n in range(1, top + 1):
+            if n not in flds:
+                fields.append((0, "NONE"))
+                continue
+            fname, ft = flds[n]
+            if ft in SCALAR:
+                fields.append((s(fname), SCALAR[ft]))
+            elif ft.split(".")[-1] in enums:
+                fields.append((s(fname), "INT"))
+            else:
+                fields.append((0, "NONE"))  # a message: not an arg
+        ev_rows.append((s(name), first, top))
+    vm_rows = []
+    for i in range(max(vmstat) + 1):
+        if i == 0:
+            vm_rows.append(s("VmstatUnspecified"))
+        elif i in vmstat:
+            vm_rows.append(s(vmstat[i][len("VMSTAT_"):].lower()))
+        else:
+            vm_rows.append(None)
+
+    out = []
+    w = out.append
+    w("/*")
+    w(" * ftrace_desc.c - GENERATED by scripts/gen-ftrace-desc.py from Perfetto")
+    w(" * v58.2's protos; do not edit. Regenerate with")
+    w(" *   scripts/gen-ftrace-desc.py /work/perfetto/src/protos > src/tp/ftrace_desc.c")
+    w(" * then make format. The names and field types of every event of")
+    w(" * FtraceEvent's oneof, and the vmstat key names (ftrace_desc.h).")
+    w(" */")
+    w('#include "tp/ftrace_desc.h"')
+    w("")
+    w("/* Every name, NUL-terminated, at the offsets the tables below give. */")
+    w("static const char names[] =")
+    for t in strs:
+        w('    "%s\\0"' % t)
+    w("    ;")
+    w("")
+    w("/* By event id: name offset, first field row, fields 1..top. */")
+    w("static const gp__tp_fdesc_event events[%d] = {" % nev)
+    for i, (n, f, t) in enumerate(ev_rows):
+        w("    {%d, %d, %d}, /* %d */" % (n, f, t, i))
+    w("};")
+    w("")
+    w("/* Field rows: name offset (0: not an arg) and value type. */")
+    w("static const gp__tp_fdesc_field fields[%d] = {" % len(fields))
+    for n, t in fields:
+        w("    {%d, GP_TP_FT_%s}," % (n, t))
+    w("};")
+    w("")
+    w("/* By VmstatCounters value: name offset, or -1 (no such value). */")
+    w("static const int32_t vmstat[%d] = {" % len(vm_rows))
+    w("    " + ", ".join(str(-1 if v is None else v) for v in vm_rows) + ",")
+    w("};")
+    w("")
+    w("const gp__tp_fdesc gp__tp_ftrace_desc = {names, events, %d, fields, %d," %
+      (nev, len(fields)))
+    w("                                        vmstat, %d};" % len(vm_rows))
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
