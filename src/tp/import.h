@@ -461,6 +461,11 @@ typedef struct gp__tp_importer {
   gp__tp_map2 busy_fence; /* running job (fence context, seqno) -> ring */
   gp__tp_map busy_global; /* running job (global id) -> ring */
 
+  /* ftrace_event (parse_raw.c): the interned names of the events and
+   * fields of ftrace_desc.c, string id + 1 (0: not interned yet), events
+   * by id then fields by row; allocated on first use. */
+  uint32_t *ft_names;
+
   /* Singleton tracks. */
   uint32_t gpu_log_track;
   uint32_t vulkan_events_track;
@@ -650,6 +655,53 @@ int gp__tp_raw_event(gp__tp_importer *imp, int64_t ts, uint32_t machine,
                      uint32_t cpu, uint32_t utid, const gp__pb_reader *parent,
                      const gp__pb_field *f);
 
+/*
+ * One row of the ftrace_event table, for an event whose parser makes it
+ * itself (sched_switch, compact sched_waking): at ts, from CPU cpu of
+ * machine (its cpu row made as gp__tp_cpu_get does), under thread utid,
+ * named by string id name, with common_flags (INT64_MIN: none, shown as
+ * 0, as Perfetto's column has no NULL) and the args in args (NULL or
+ * empty: none; copied). Returns 0, or an error recorded with gp__tp_fail
+ * (no memory, a CPU number past Perfetto's 4096).
+ */
+int gp__tp_raw_row(gp__tp_importer *imp, int64_t ts, uint32_t machine,
+                   uint32_t cpu, uint32_t utid, uint32_t name,
+                   int64_t common_flags, const gp__tp_argb *args);
+
+/*
+ * The interned name of field `field` of ftrace event `event` (FtraceEvent
+ * field numbers, e.g. GP_PB_FTRACE_SCHED_SWITCH and 1 for "prev_comm"),
+ * as ftrace_event args name it, into *key (GP_TP_NONE: the event has no
+ * such field, or it is not an arg). Returns 0 or GP_ENOMEM (recorded).
+ */
+int gp__tp_raw_key(gp__tp_importer *imp, uint32_t event, uint32_t field,
+                   uint32_t *key);
+
+/*
+ * The cpu row (ucpu) of CPU cpu of machine into *ucpu, as Perfetto's
+ * CpuTracker::GetOrCreateCpu gives it: machine * 4096 + cpu, the row
+ * shown in the cpu table from now on. Returns 0, or GP_ECORRUPT
+ * (recorded) for a cpu of 4096 or more, on which Perfetto stops.
+ */
+int gp__tp_cpu_get(gp__tp_importer *imp, uint32_t machine, uint32_t cpu,
+                   uint32_t *ucpu);
+
+/* The counter track of CPU cpu of machine (dimension cpu) of type (e.g.
+ * "cpu_frequency"), named name when new; the CPU's cpu row is made, as
+ * Perfetto marks it when it makes such a track (parse_sysstats.c).
+ * Returns 0 or an error recorded with gp__tp_fail. */
+int gp__tp_cpu_counter_track(gp__tp_importer *imp, uint32_t machine,
+                             uint32_t cpu, const char *type, const char *name,
+                             uint32_t *track);
+
+/* Frees parse_raw.c's state. */
+void gp__tp_raw_free(gp__tp_importer *imp);
+
+/* A SysStats packet (TracePacket.sys_stats): meminfo, vmstat, CPU times,
+ * interrupts, forks and the rest, as counters on Perfetto's tracks
+ * (parse_sysstats.c). */
+int gp__tp_parse_sys_stats(gp__tp_importer *imp, const gp__tp_pkt *p);
+
 /* A cpu_frequency or cpu_idle payload f: a value of the CPU's counter
  * track (parse_raw.c). */
 int gp__tp_parse_cpu_power(gp__tp_importer *imp, int64_t ts, uint32_t machine,
@@ -664,18 +716,6 @@ int gp__tp_parse_ftrace_gpu(gp__tp_importer *imp, int64_t ts, uint32_t machine,
 /* The interned strings parse_sched.c uses; its state freed. */
 int gp__tp_sched_init(gp__tp_importer *imp);
 void gp__tp_sched_free(gp__tp_importer *imp);
-
-/* The cpu table's row (ucpu) of CPU cpu of machine, made on first use as
- * Perfetto's CpuTracker::GetOrCreateCpu (parse_raw.c). */
-int gp__tp_cpu_get(gp__tp_importer *imp, uint32_t machine, uint32_t cpu,
-                   uint32_t *ucpu);
-
-/* An ftrace_event row made by a parser rather than from the event's own
- * fields (sched_switch, compact sched_waking): name (a string), thread
- * utid, common_flags (INT64_MIN: NULL) and args (parse_raw.c). */
-int gp__tp_raw_row(gp__tp_importer *imp, int64_t ts, uint32_t machine,
-                   uint32_t cpu, uint32_t utid, uint32_t name,
-                   int64_t common_flags, const gp__tp_argb *args);
 
 /* One compact sched event (kind GP_TP_ENT_COMPACT) from CPU cpu
  * (parse_sched.c). */

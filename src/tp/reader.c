@@ -26,6 +26,7 @@ enum {
   PKT_PROCESS_STATS = 9,
   PKT_TRUSTED_UID = 3,
   PKT_CLOCK_SNAPSHOT = 6,
+  PKT_SYS_STATS = 7,
   PKT_TIMESTAMP = 8,
   PKT_SEQ_ID = 10,
   PKT_TRACK_EVENT = 11,
@@ -100,6 +101,7 @@ static bool is_data_field(uint32_t id) {
   case PKT_GPU_LOG:
   case PKT_VULKAN_API_EVENT:
   case PKT_GPU_MEM_TOTAL_EVENT:
+  case PKT_SYS_STATS:
   case PKT_GPU_INFO:
   case PKT_GENERIC_GPU_FREQUENCY_EVENT:
   case PKT_SYSTEM_INFO:
@@ -742,6 +744,8 @@ static int parse_entry(gp__tp_importer *imp, const gp__tp_entry *e,
     return gp__tp_parse_gpu_log(imp, &pk);
   case PKT_GPU_MEM_TOTAL_EVENT:
     return gp__tp_parse_gpu_mem_total(imp, &pk);
+  case PKT_SYS_STATS:
+    return gp__tp_parse_sys_stats(imp, &pk);
   case PKT_GENERIC_GPU_FREQUENCY_EVENT:
     return gp__tp_parse_gpu_frequency(imp, &pk);
   case PKT_VULKAN_MEMORY_EVENT:
@@ -913,6 +917,7 @@ void gp__tp_importer_init(gp__tp_importer *imp, gp__tp_db *db, const char *name,
 /* See import.h. */
 void gp__tp_importer_fini(gp__tp_importer *imp) {
   gp__tp_trackers_free(imp);
+  gp__tp_raw_free(imp);
   gp__tp_clocks_fini(&imp->clocks);
   gp__tp_vec_free(&imp->inflated);
   gp__tp_vec_free(&imp->regions);

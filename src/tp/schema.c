@@ -54,6 +54,11 @@ static const struct {
      "SELECT id, name, type, parent_id, source_arg_set_id, machine_id, "
      "counter_unit AS unit, description, upid FROM __intrinsic_track "
      "WHERE event_type = 'counter' AND upid IS NOT NULL"},
+    {"cpu_counter_track",
+     "SELECT ct.id, ct.name, ct.type, ct.parent_id, ct.source_arg_set_id, "
+     "ct.machine_id, ct.unit, ct.description, a.int_value AS cpu "
+     "FROM counter_track AS ct JOIN args AS a "
+     "ON ct.dimension_arg_set_id = a.arg_set_id WHERE a.key = 'cpu'"},
     {"thread_counter_track",
      "SELECT id, name, type, parent_id, source_arg_set_id, machine_id, "
      "counter_unit AS unit, description, utid FROM __intrinsic_track "
@@ -96,6 +101,12 @@ static const struct {
      "SELECT * FROM __intrinsic_vulkan_memory_allocations"},
     {"counters", "SELECT v.*, t.name, t.unit FROM counter AS v "
                  "JOIN counter_track AS t ON v.track_id = t.id ORDER BY ts"},
+    {"ftrace_event",
+     "SELECT id, ts, name, ucpu AS cpu, utid, arg_set_id, common_flags, ucpu "
+     "FROM __intrinsic_ftrace_event"},
+    {"raw", "SELECT * FROM ftrace_event"},
+    {"cpu", "SELECT id, id AS ucpu, cpu, cluster_id, processor, machine_id, "
+            "capacity, arg_set_id FROM __intrinsic_cpu WHERE cpu IS NOT NULL"},
     {"trace_bounds", "SELECT trace_start() AS start_ts, trace_end() AS end_ts"},
     /* Perfetto's: cpu is ucpu (one machine's CPUs are its cpu rows). */
     {"sched", "SELECT id, ts, dur, ucpu AS cpu, utid, end_state, priority, "

@@ -22,7 +22,7 @@
 #include "tp/store.h"
 
 /* Bump when the tables of a saved database change meaning. */
-#define GP_TP_DB_FORMAT 3 /* 3: track_group_id, track_compressor_idx */
+#define GP_TP_DB_FORMAT 4 /* 4: ftrace_event, cpu */
 
 /* ------------------------------------------------------------------ */
 /* Table catalogue (tables.c)                                            */

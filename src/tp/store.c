@@ -127,6 +127,13 @@ void gp__tp_db_fini(gp__tp_db *db) {
   gp__tp_vec_free(&db->dict);
   gp__tp_map_free(&db->dict_map);
   gp__tp_vec_free(&db->g_argrow);
+  gp__tp_vec_free(&db->fe_ts);
+  gp__tp_vec_free(&db->fe_name);
+  gp__tp_vec_free(&db->fe_utid);
+  gp__tp_vec_free(&db->fe_args);
+  gp__tp_vec_free(&db->fe_ucpu);
+  gp__tp_vec_free(&db->fe_flags);
+  gp__tp_vec_free(&db->cpu_seen);
   gp__tp_vec_free(&db->f_out);
   gp__tp_vec_free(&db->f_in);
   gp__tp_vec_free(&db->tracks);

@@ -392,6 +392,9 @@ typedef struct gp__tp_machine {
   uint32_t uts[4]; /* SystemInfo.utsname: sysname, release, version, arch */
 } gp__tp_machine;
 
+/* The cpu rows of each machine (Perfetto's kMaxCpusPerMachine). */
+#define GP_TP_CPUS_PER_MACHINE 4096u
+
 /* Kinds of rows in the GPU-slice extension table. */
 enum { GP_TP_GEXT_RENDER_STAGE = 0, GP_TP_GEXT_OTHER = 1 };
 
@@ -448,6 +451,20 @@ typedef struct gp__tp_db {
   gp__tp_map dict_map;
   /* Built at seal: first args row id of each render-stage set. */
   GP_TP_VEC(uint64_t) g_argrow;
+
+  /* ftrace_event: one row per ftrace event (Perfetto's raw table), 26
+   * bytes a row plus its args. */
+  GP_TP_VEC(int64_t) fe_ts;
+  GP_TP_VEC(uint32_t) fe_name;  /* string (NONE: NULL) */
+  GP_TP_VEC(uint32_t) fe_utid;  /* thread */
+  GP_TP_VEC(uint32_t) fe_args;  /* stored arg set (NONE: NULL) */
+  GP_TP_VEC(uint32_t) fe_ucpu;  /* cpu row */
+  GP_TP_VEC(uint16_t) fe_flags; /* common_flags */
+
+  /* cpu: GP_TP_CPUS_PER_MACHINE rows per machine, as Perfetto's
+   * CpuTracker preallocates them (ucpu = machine * that + cpu); a row is
+   * shown (its cpu column set) once the CPU is seen. By ucpu: 1 if seen. */
+  GP_TP_VEC(uint8_t) cpu_seen;
 
   /* flow */
   GP_TP_VEC(uint32_t) f_out;

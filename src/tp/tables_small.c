@@ -581,14 +581,24 @@ static const gp__tp_tabdef vk_tab = {"__intrinsic_vulkan_memory_allocations",
                                      gp__tp_no_idx};
 
 const gp__tp_tabdef *const gp__tp_tables[] = {
-    &gp__tp_slice_tab,   &gp__tp_gslice_tab,
-    &gp__tp_counter_tab, &track_tab,
-    &gp__tp_args_tab,    &gpu_tab,
-    &flow_tab,           &process_tab,
-    &thread_tab,         &stats_tab,
-    &machine_tab,        &group_tab,
-    &context_tab,        &vk_tab,
-    &gp__tp_sched_tab,   &gp__tp_thread_state_tab,
+    &gp__tp_slice_tab,
+    &gp__tp_gslice_tab,
+    &gp__tp_counter_tab,
+    &track_tab,
+    &gp__tp_args_tab,
+    &gpu_tab,
+    &flow_tab,
+    &process_tab,
+    &thread_tab,
+    &stats_tab,
+    &machine_tab,
+    &group_tab,
+    &context_tab,
+    &vk_tab,
+    &gp__tp_sched_tab,
+    &gp__tp_thread_state_tab,
+    &gp__tp_ftrace_event_tab,
+    &gp__tp_cpu_tab,
 };
 const int gp__tp_ntables =
     (int)(sizeof(gp__tp_tables) / sizeof(gp__tp_tables[0]));
