@@ -236,8 +236,10 @@ static int cpu_times(gp__tp_importer *imp, int64_t ts, uint32_t machine,
     }
   if (rc < 0)
     return gp__tp_fail(imp, GP_ECORRUPT, 0, "corrupt SysStats.CpuTimes");
-  if (!has_cpu)
-    return 0; /* Perfetto counts it (invalid_cpu_times) */
+  if (!has_cpu) {
+    gp__tp_stat(imp, GP_TP_STAT_invalid_cpu_times, 1);
+    return 0;
+  }
   uint32_t cpu = (uint32_t)v[1], ucpu;
   if ((rc = gp__tp_cpu_get(imp, machine, cpu, &ucpu)) != 0)
     return rc;
@@ -320,16 +322,20 @@ static int pass(gp__tp_importer *imp, const gp__tp_pkt *p, uint32_t id,
       return gp__tp_fail(imp, GP_ECORRUPT, 0, "corrupt SysStats");
     switch (id) {
     case SS_MEMINFO:
-      if (k >= NMEMINFO)
-        continue; /* Perfetto counts it (meminfo_unknown_keys) */
+      if (k >= NMEMINFO) {
+        gp__tp_stat(imp, GP_TP_STAT_meminfo_unknown_keys, 1);
+        continue;
+      }
       rc = keyed(imp, p->ts, p->machine, "meminfo", "meminfo_key",
                  meminfo_names[k], strlen(meminfo_names[k]), NULL, "bytes",
                  (double)v * 1024);
       break;
     case SS_VMSTAT: {
       const char *vn = gp__tp_vmstat_name(k);
-      if (k >= gp__tp_ftrace_desc.nvmstat)
-        continue; /* Perfetto counts it (vmstat_unknown_keys) */
+      if (k >= gp__tp_ftrace_desc.nvmstat) {
+        gp__tp_stat(imp, GP_TP_STAT_vmstat_unknown_keys, 1);
+        continue;
+      }
       if (!vn)
         vn = "";
       rc = keyed(imp, p->ts, p->machine, "vmstat", "vmstat_key", vn, strlen(vn),
@@ -359,6 +365,7 @@ static int pass(gp__tp_importer *imp, const gp__tp_pkt *p, uint32_t id,
     }
     case SS_PSI:
       if (k >= sizeof(psi_keys) / sizeof(psi_keys[0])) {
+        gp__tp_stat(imp, GP_TP_STAT_psi_unknown_resource, 1);
         *stop = true; /* Perfetto gives up on the rest of the packet */
         return 0;
       }

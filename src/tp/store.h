@@ -292,7 +292,16 @@ typedef struct gp__tp_arg {
     "Buffers (idx) of a trace written into a file that discard when full")     \
   X(config_write_into_file_no_flush, "error", "trace",                         \
     "A trace written into a file without flush_period_ms, by a service "       \
-    "older than v54 (or of no known version)")
+    "older than v54 (or of no known version)")                                 \
+  X(meminfo_unknown_keys, "error", "analysis",                                 \
+    "SysStats meminfo values of a key this version does not know (skipped)")   \
+  X(vmstat_unknown_keys, "error", "analysis",                                  \
+    "SysStats vmstat values of a key this version does not know (skipped)")    \
+  X(invalid_cpu_times, "error", "analysis",                                    \
+    "SysStats CPU times without their CPU (skipped)")                          \
+  X(psi_unknown_resource, "error", "analysis",                                 \
+    "SysStats PSI samples of an unknown resource (the rest of the packet "     \
+    "skipped)")
 
 enum {
 #define GP_TP_STAT_ENUM(name, sev, src, desc) GP_TP_STAT_##name,

@@ -14,7 +14,8 @@
  *    and sched_waking, made by the sched importer), its args, the
  *    cpu_counter_track rows and the counters and counter tracks of the
  *    CPU and SysStats tracks, in id order but without their ids (which
- *    depend on rows other importers make) nor utids;
+ *    depend on rows other importers make) nor utids; and the stats of
+ *    FtraceStats and SysStats packets;
  *  - exactly: the queries of the folder's queries.txt against the CSVs
  *    byte for byte, once what the ids depend on is imported (sched_switch
  *    rows for ftrace_event; process memory counters for counter ids):
@@ -247,6 +248,27 @@ static char *cpu_track_view(char *text) {
   return b.s;
 }
 
+/* stats (name, idx, severity, source, value), taken (freed): the rows of
+ * the stats this importer sets (FtraceStats, SysStats). */
+static char *stats_view(char *text) {
+  static const char *const prefixes[] = {
+      "\"ftrace_cpu_",         "\"ftrace_kprobe_",    "\"meminfo_unknown_keys",
+      "\"vmstat_unknown_keys", "\"invalid_cpu_times", "\"psi_unknown_resource"};
+  lines l = to_lines(text);
+  buf b = {NULL, 0, 0};
+  put(&b, "");
+  for (size_t i = 0; i < l.n; i++)
+    for (size_t k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++)
+      if (!strncmp(l.l[i], prefixes[k], strlen(prefixes[k]))) {
+        put(&b, l.l[i]);
+        put(&b, "\n");
+        break;
+      }
+  free(l.l);
+  free(text);
+  return b.s;
+}
+
 /* ------------------------------------------------------------------ */
 /* Running the folder's queries                                          */
 
@@ -351,7 +373,7 @@ TEST(tp_systrace_ftrace_event_rows) {
   ASSERT_EQ(bad, 0);
 }
 
-TEST(tp_systrace_cpu_and_sys_stats_counters) {
+TEST(tp_systrace_cpu_and_sys_stats_counters_and_stats) {
   int bad = 0, seen = 0;
   for (size_t t = 0; t < NTRACES; t++) {
     gp_tp *tp = open_trace(traces[t]);
@@ -369,6 +391,12 @@ TEST(tp_systrace_cpu_and_sys_stats_counters) {
     ours = cpu_track_view(ours_csv(tp, "cpu_counter_track"));
     theirs = cpu_track_view(expected_csv(traces[t], "cpu_counter_track"));
     bad += same(traces[t], "cpu_counter_track", ours, theirs);
+    free(ours);
+    free(theirs);
+    ours = stats_view(ours_csv(tp, "stats"));
+    theirs = stats_view(expected_csv(traces[t], "stats"));
+    ASSERT(strlen(theirs) > 0);
+    bad += same(traces[t], "ftrace and sys_stats stats", ours, theirs);
     free(ours);
     free(theirs);
     gp_tp_close(tp);
