@@ -1,0 +1,250 @@
+/*
+ * test_raw.c - a small trace of ftrace events and a SysStats packet with
+ * what the recorded system traces lack (cpu_frequency, a legacy generic
+ * event, a field past number 31, a field given twice, an event number
+ * past the last known one, devfreq, cpufreq, interrupts, PSI, thermal
+ * zones, unknown meminfo and vmstat keys, CPU times without their CPU),
+ * against what Perfetto v58.2's trace_processor_shell printed for the
+ * same bytes (GPUPERF_RAW_OUT=FILE writes them, to run it again).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "perfetto/proto.h"
+#include "tp/tputil.h"
+
+/* FtraceEvent field numbers and payload fields used here
+ * (ftrace_event.proto, sched.proto, power.proto, generic.proto). */
+enum {
+  EV_TS = 1,
+  EV_PID = 2,
+  EV_SCHED_WAKEUP = 17, /* comm 1, pid 2, prio 3, success 4, target_cpu 5 */
+  EV_CPU_FREQUENCY = 11,
+  EV_CPU_IDLE = 13,
+  EV_GENERIC = 327, /* event_name 1, field 2 {name 1, str 3, int 4, uint 5} */
+  EV_UNKNOWN = 9000,
+};
+/* SysStats (sys_stats.proto). */
+enum { PKT_SYS_STATS = 7 };
+
+static void event_begin(tg *t, uint64_t ts, uint32_t pid, uint32_t field) {
+  gp__pb_begin(&t->w, GP_PB_FTRACE_BUNDLE_EVENT);
+  gp__pb_uint(&t->w, EV_TS, ts);
+  gp__pb_uint(&t->w, EV_PID, pid);
+  gp__pb_begin(&t->w, field);
+}
+
+static void event_end(tg *t) {
+  gp__pb_end(&t->w);
+  gp__pb_end(&t->w);
+}
+
+static void kv(tg *t, uint32_t field, uint64_t key, uint64_t value) {
+  gp__pb_begin(&t->w, field);
+  gp__pb_uint(&t->w, 1, key);
+  gp__pb_uint(&t->w, 2, value);
+  gp__pb_end(&t->w);
+}
+
+static void build(tg *t) {
+  tg_packet(t, 0, 1, 0);
+  gp__pb_begin(&t->w, GP_PB_PACKET_FTRACE_EVENTS);
+  gp__pb_uint(&t->w, GP_PB_FTRACE_BUNDLE_CPU, 1);
+  event_begin(t, 1000, 10, EV_CPU_FREQUENCY);
+  gp__pb_uint(&t->w, 1, 1800000);
+  gp__pb_uint(&t->w, 2, 3);
+  event_end(t);
+  event_begin(t, 1100, 10, EV_CPU_IDLE);
+  gp__pb_uint(&t->w, 1, 4294967295u);
+  gp__pb_uint(&t->w, 2, 0);
+  event_end(t);
+  event_begin(t, 1200, 11, EV_SCHED_WAKEUP);
+  gp__pb_string(&t->w, 1, "wakee");
+  gp__pb_uint(&t->w, 2, 12);
+  gp__pb_uint(&t->w, 3, 120);
+  gp__pb_uint(&t->w, 40, 7); /* past the 32 fields Perfetto reads */
+  gp__pb_uint(&t->w, 2, 13); /* pid again: the last value wins */
+  gp__pb_int(&t->w, 5, -1);
+  event_end(t);
+  event_begin(t, 1300, 11, EV_GENERIC);
+  gp__pb_string(&t->w, 1, "my_event");
+  gp__pb_begin(&t->w, 2);
+  gp__pb_string(&t->w, 1, "a");
+  gp__pb_int(&t->w, 4, -5);
+  gp__pb_end(&t->w);
+  gp__pb_begin(&t->w, 2);
+  gp__pb_string(&t->w, 1, "b");
+  gp__pb_uint(&t->w, 5, 7);
+  gp__pb_end(&t->w);
+  gp__pb_begin(&t->w, 2);
+  gp__pb_string(&t->w, 1, "c");
+  gp__pb_string(&t->w, 3, "x");
+  gp__pb_end(&t->w);
+  event_end(t);
+  event_begin(t, 1400, 11, EV_UNKNOWN);
+  gp__pb_uint(&t->w, 1, 1);
+  event_end(t);
+
+  gp__pb_end(&t->w);
+  tg_end(t);
+
+  tg_packet(t, 2000, 2, 0);
+  gp__pb_begin(&t->w, PKT_SYS_STATS);
+  kv(t, 1, 1, 100);       /* meminfo MemTotal, kB */
+  kv(t, 1, 99, 5);        /* an unknown meminfo key */
+  kv(t, 2, 1, 3);         /* vmstat nr_free_pages */
+  kv(t, 2, 999, 1);       /* an unknown vmstat key */
+  gp__pb_begin(&t->w, 3); /* cpu_stat */
+  gp__pb_uint(&t->w, 1, 1);
+  gp__pb_uint(&t->w, 2, 50);
+  gp__pb_uint(&t->w, 5, 70);
+  gp__pb_end(&t->w);
+  gp__pb_begin(&t->w, 3); /* cpu_stat without its cpu */
+  gp__pb_uint(&t->w, 2, 50);
+  gp__pb_end(&t->w);
+  gp__pb_uint(&t->w, 4, 9);   /* num_forks */
+  gp__pb_uint(&t->w, 5, 100); /* num_irq_total */
+  kv(t, 6, 3, 4);             /* num_irq */
+  gp__pb_uint(&t->w, 7, 6);   /* num_softirq_total */
+  kv(t, 8, 1, 2);             /* num_softirq */
+  gp__pb_begin(&t->w, 10);    /* devfreq */
+  gp__pb_string(&t->w, 1, "gpufreq");
+  gp__pb_uint(&t->w, 2, 500);
+  gp__pb_end(&t->w);
+  gp__pb_uint(&t->w, 11, 1000); /* cpufreq_khz of CPU 0, then 1 */
+  gp__pb_uint(&t->w, 11, 2000);
+  kv(t, 14, 1, 55);        /* psi cpu.some */
+  gp__pb_begin(&t->w, 15); /* thermal_zone */
+  gp__pb_string(&t->w, 1, "tz0");
+  gp__pb_uint(&t->w, 2, 42);
+  gp__pb_string(&t->w, 3, "cpu-thermal");
+  gp__pb_end(&t->w);
+  gp__pb_end(&t->w);
+  tg_end(t);
+}
+
+TEST(tp_import_raw_and_sys_stats) {
+  tg t;
+  tg_init(&t);
+  build(&t);
+  const char *out = getenv("GPUPERF_RAW_OUT");
+  if (out)
+    tg_write(&t, out);
+  gp_tp *tp = tp_open_tg(&t);
+  tg_fini(&t);
+  tp_expect(tp,
+            "select id, ts, name, cpu, common_flags, ucpu, (select tid from "
+            "thread where utid = f.utid) as tid from ftrace_event f order by "
+            "id",
+            "\"id\",\"ts\",\"name\",\"cpu\",\"common_flags\",\"ucpu\",\"tid\"\n"
+            "0,1000,\"cpu_frequency\",1,0,1,10\n"
+            "1,1100,\"cpu_idle\",1,0,1,10\n"
+            "2,1200,\"sched_wakeup\",1,0,1,11\n"
+            "3,1300,\"my_event\",1,0,1,11\n");
+  tp_expect(tp,
+            "select f.id, a.flat_key, a.key, a.value_type, a.display_value "
+            "from ftrace_event f join args a using (arg_set_id) order by f.id, "
+            "a.id",
+            "\"id\",\"flat_key\",\"key\",\"value_type\",\"display_value\"\n"
+            "0,\"state\",\"state\",\"uint\",\"1800000\"\n"
+            "0,\"cpu_id\",\"cpu_id\",\"uint\",\"3\"\n"
+            "1,\"state\",\"state\",\"uint\",\"4294967295\"\n"
+            "1,\"cpu_id\",\"cpu_id\",\"uint\",\"0\"\n"
+            "2,\"comm\",\"comm\",\"string\",\"wakee\"\n"
+            "2,\"pid\",\"pid\",\"int\",\"13\"\n"
+            "2,\"prio\",\"prio\",\"int\",\"120\"\n"
+            "2,\"target_cpu\",\"target_cpu\",\"int\",\"-1\"\n"
+            "3,\"a\",\"a\",\"int\",\"-5\"\n"
+            "3,\"b\",\"b\",\"int\",\"7\"\n"
+            "3,\"c\",\"c\",\"string\",\"x\"\n");
+  tp_expect(
+      tp,
+      "select t.id, t.name, t.type, t.unit, c.ts, c.value from counter c "
+      "join counter_track t on c.track_id = t.id order by c.id",
+      "\"id\",\"name\",\"type\",\"unit\",\"ts\",\"value\"\n"
+      "0,\"cpufreq\",\"cpu_frequency\",\"[NULL]\",1000,1800000.000000\n"
+      "1,\"cpuidle\",\"cpu_idle\",\"[NULL]\",1100,4294967295.000000\n"
+      "2,\"MemTotal\",\"meminfo\",\"bytes\",2000,102400.000000\n"
+      "3,\"gpufreq Frequency\",\"clock_frequency\",\"[NULL]\",2000,500.000000\n"
+      "4,\"cpufreq\",\"cpu_frequency\",\"[NULL]\",2000,1000.000000\n"
+      "5,\"cpufreq\",\"cpu_frequency\",\"[NULL]\",2000,2000.000000\n"
+      "6,\"nr_free_pages\",\"vmstat\",\"[NULL]\",2000,3.000000\n"
+      "7,\"cpu.times.user_ns\",\"cpustat\",\"[NULL]\",2000,50.000000\n"
+      "8,\"cpu.times.user_nice_ns\",\"cpustat\",\"[NULL]\",2000,0.000000\n"
+      "9,\"cpu.times.system_mode_ns\",\"cpustat\",\"[NULL]\",2000,0.000000\n"
+      "10,\"cpu.times.idle_ns\",\"cpustat\",\"[NULL]\",2000,70.000000\n"
+      "11,\"cpu.times.io_wait_ns\",\"cpustat\",\"[NULL]\",2000,0.000000\n"
+      "12,\"cpu.times.irq_ns\",\"cpustat\",\"[NULL]\",2000,0.000000\n"
+      "13,\"cpu.times.softirq_ns\",\"cpustat\",\"[NULL]\",2000,0.000000\n"
+      "14,\"cpu.times.steal_ns\",\"cpustat\",\"[NULL]\",2000,0.000000\n"
+      "15,\"num_irq (id: 3)\",\"num_irq\",\"[NULL]\",2000,4.000000\n"
+      "16,\"num_softirq (id: 1)\",\"num_softirq\",\"[NULL]\",2000,2.000000\n"
+      "17,\"num_forks\",\"num_forks\",\"[NULL]\",2000,9.000000\n"
+      "18,\"num_irq_total\",\"num_irq_total\",\"[NULL]\",2000,100.000000\n"
+      "19,\"num_softirq_total\",\"num_softirq_total\",\"[NULL]\",2000,6."
+      "000000\n"
+      "20,\"psi.cpu.some\",\"psi\",\"[NULL]\",2000,55.000000\n"
+      "21,\"cpu-thermal\",\"thermal_temperature_sys\",\"C\",2000,42.000000\n");
+  tp_expect(tp,
+            "select t.id, a.key, a.value_type, a.display_value from "
+            "counter_track t join args a on a.arg_set_id = "
+            "t.dimension_arg_set_id order by t.id, a.id",
+            "\"id\",\"key\",\"value_type\",\"display_value\"\n"
+            "0,\"cpu\",\"int\",\"3\"\n"
+            "1,\"cpu\",\"int\",\"0\"\n"
+            "2,\"meminfo_key\",\"string\",\"MemTotal\"\n"
+            "3,\"linux_device\",\"string\",\"gpufreq\"\n"
+            "4,\"cpu\",\"int\",\"0\"\n"
+            "5,\"cpu\",\"int\",\"1\"\n"
+            "6,\"vmstat_key\",\"string\",\"nr_free_pages\"\n"
+            "7,\"cpu\",\"int\",\"1\"\n"
+            "7,\"cpustat_key\",\"string\",\"user_ns\"\n"
+            "8,\"cpu\",\"int\",\"1\"\n"
+            "8,\"cpustat_key\",\"string\",\"user_nice_ns\"\n"
+            "9,\"cpu\",\"int\",\"1\"\n"
+            "9,\"cpustat_key\",\"string\",\"system_mode_ns\"\n"
+            "10,\"cpu\",\"int\",\"1\"\n"
+            "10,\"cpustat_key\",\"string\",\"idle_ns\"\n"
+            "11,\"cpu\",\"int\",\"1\"\n"
+            "11,\"cpustat_key\",\"string\",\"io_wait_ns\"\n"
+            "12,\"cpu\",\"int\",\"1\"\n"
+            "12,\"cpustat_key\",\"string\",\"irq_ns\"\n"
+            "13,\"cpu\",\"int\",\"1\"\n"
+            "13,\"cpustat_key\",\"string\",\"softirq_ns\"\n"
+            "14,\"cpu\",\"int\",\"1\"\n"
+            "14,\"cpustat_key\",\"string\",\"steal_ns\"\n"
+            "15,\"irq\",\"int\",\"3\"\n"
+            "16,\"irq\",\"int\",\"1\"\n"
+            "20,\"psi_resource\",\"string\",\"cpu.some\"\n"
+            "21,\"thermal_zone\",\"string\",\"cpu-thermal\"\n");
+  tp_expect(tp, "select id, name, type, cpu from cpu_counter_track order by id",
+            "\"id\",\"name\",\"type\",\"cpu\"\n"
+            "0,\"cpufreq\",\"cpu_frequency\",3\n"
+            "1,\"cpuidle\",\"cpu_idle\",0\n"
+            "4,\"cpufreq\",\"cpu_frequency\",0\n"
+            "5,\"cpufreq\",\"cpu_frequency\",1\n"
+            "7,\"cpu.times.user_ns\",\"cpustat\",1\n"
+            "8,\"cpu.times.user_nice_ns\",\"cpustat\",1\n"
+            "9,\"cpu.times.system_mode_ns\",\"cpustat\",1\n"
+            "10,\"cpu.times.idle_ns\",\"cpustat\",1\n"
+            "11,\"cpu.times.io_wait_ns\",\"cpustat\",1\n"
+            "12,\"cpu.times.irq_ns\",\"cpustat\",1\n"
+            "13,\"cpu.times.softirq_ns\",\"cpustat\",1\n"
+            "14,\"cpu.times.steal_ns\",\"cpustat\",1\n");
+  tp_expect(tp, "select id, ucpu, cpu, machine_id from cpu order by id",
+            "\"id\",\"ucpu\",\"cpu\",\"machine_id\"\n"
+            "0,0,0,0\n"
+            "1,1,1,0\n"
+            "3,3,3,0\n");
+  tp_expect(tp,
+            "select name, idx, value from stats where value != 0 and name in "
+            "('meminfo_unknown_keys', 'vmstat_unknown_keys', "
+            "'invalid_cpu_times', 'psi_unknown_resource') order by name",
+            "\"name\",\"idx\",\"value\"\n"
+            "\"invalid_cpu_times\",\"[NULL]\",1\n"
+            "\"meminfo_unknown_keys\",\"[NULL]\",1\n"
+            "\"vmstat_unknown_keys\",\"[NULL]\",1\n");
+  gp_tp_close(tp);
+}
