@@ -300,7 +300,7 @@ int gp__tp_tokenize_ftrace(gp__tp_importer *imp, const uint8_t *data,
     if (f.id != BUNDLE_EVENT || f.wire_type != GP_PB_LEN)
       continue;
     gp__pb_reader_sub(&sub, &r, &f);
-    bool has_ts = false;
+    bool has_ts = false, has_event = false;
     uint64_t ts = 0;
     int rc2;
     while ((rc2 = gp__tp_pb_next(&sub, &g)) > 0) {
@@ -308,14 +308,25 @@ int gp__tp_tokenize_ftrace(gp__tp_importer *imp, const uint8_t *data,
         has_ts = true;
         ts = g.value;
       }
+      has_event |= g.wire_type == GP_PB_LEN;
     }
     if (rc2 < 0)
       return gp__tp_corrupt(imp, &sub, "FtraceEvent");
+    /* As Perfetto's tokenizer: an event needs its time, and a payload
+     * (its first length-delimited field) to be an event at all. */
+    if (!has_ts) {
+      gp__tp_stat(imp, GP_TP_STAT_ftrace_bundle_tokenizer_errors, 1);
+      continue;
+    }
+    if (!has_event) {
+      gp__tp_stat(imp, GP_TP_STAT_ftrace_missing_event_id, 1);
+      continue;
+    }
     if (!has_queue && (rc2 = cpu_queue(imp, m, GP_TP_FQ_EVENTS, (uint32_t)cpu,
                                        &queue, off)) != 0)
       return rc2;
     has_queue = true;
-    int64_t tts = has_ts ? ftrace_time(imp, seq, (int64_t)ts) : imp->max_ts;
+    int64_t tts = ftrace_time(imp, seq, (int64_t)ts);
     rc2 = gp__tp_push_entry(imp, queue, tts,
                             gp__tp_ref(GP_TP_ENT_FTRACE, gen, at), off);
     if (rc2)

@@ -260,7 +260,7 @@ typedef struct gp__tp_arg {
   X(vulkan_allocations_invalid_string_id, "error", "trace",                    \
     "Vulkan memory events naming an unknown interned string")                  \
   X(ftrace_bundle_tokenizer_errors, "error", "analysis",                       \
-    "ftrace bundles without their CPU (skipped)")                              \
+    "ftrace bundles without their CPU, events without their time (skipped)")   \
   X(task_state_invalid, "error", "analysis",                                   \
     "sched_switch prev_state values not valid on the trace's kernel")          \
   X(mismatched_sched_switch_tids, "error", "analysis",                         \
@@ -301,7 +301,9 @@ typedef struct gp__tp_arg {
     "SysStats CPU times without their CPU (skipped)")                          \
   X(psi_unknown_resource, "error", "analysis",                                 \
     "SysStats PSI samples of an unknown resource (the rest of the packet "     \
-    "skipped)")
+    "skipped)")                                                                \
+  X(ftrace_missing_event_id, "info", "analysis",                               \
+    "ftrace events without a payload, which names the event (dropped)")
 
 enum {
 #define GP_TP_STAT_ENUM(name, sev, src, desc) GP_TP_STAT_##name,

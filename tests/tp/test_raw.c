@@ -20,6 +20,7 @@
 enum {
   EV_TS = 1,
   EV_PID = 2,
+  EV_COMMON_FLAGS = 5,
   EV_SCHED_WAKEUP = 17, /* comm 1, pid 2, prio 3, success 4, target_cpu 5 */
   EV_CPU_FREQUENCY = 11,
   EV_CPU_IDLE = 13,
@@ -86,6 +87,19 @@ static void build(tg *t) {
   event_begin(t, 1400, 11, EV_UNKNOWN);
   gp__pb_uint(&t->w, 1, 1);
   event_end(t);
+  /* common_flags alone: no payload, no event */
+  gp__pb_begin(&t->w, GP_PB_FTRACE_BUNDLE_EVENT);
+  gp__pb_uint(&t->w, EV_TS, 1500);
+  gp__pb_uint(&t->w, EV_PID, 11);
+  gp__pb_uint(&t->w, EV_COMMON_FLAGS, 3);
+  gp__pb_end(&t->w);
+  /* no time: no event either */
+  gp__pb_begin(&t->w, GP_PB_FTRACE_BUNDLE_EVENT);
+  gp__pb_uint(&t->w, EV_PID, 11);
+  gp__pb_begin(&t->w, EV_CPU_IDLE);
+  gp__pb_uint(&t->w, 1, 2);
+  gp__pb_end(&t->w);
+  gp__pb_end(&t->w);
 
   gp__pb_end(&t->w);
   tg_end(t);
@@ -241,8 +255,12 @@ TEST(tp_import_raw_and_sys_stats) {
   tp_expect(tp,
             "select name, idx, value from stats where value != 0 and name in "
             "('meminfo_unknown_keys', 'vmstat_unknown_keys', "
-            "'invalid_cpu_times', 'psi_unknown_resource') order by name",
+            "'invalid_cpu_times', 'psi_unknown_resource', "
+            "'ftrace_missing_event_id', 'ftrace_bundle_tokenizer_errors') "
+            "order by name",
             "\"name\",\"idx\",\"value\"\n"
+            "\"ftrace_bundle_tokenizer_errors\",\"[NULL]\",1\n"
+            "\"ftrace_missing_event_id\",\"[NULL]\",1\n"
             "\"invalid_cpu_times\",\"[NULL]\",1\n"
             "\"meminfo_unknown_keys\",\"[NULL]\",1\n"
             "\"vmstat_unknown_keys\",\"[NULL]\",1\n");
