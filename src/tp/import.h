@@ -694,6 +694,18 @@ int gp__tp_cpu_counter_track(gp__tp_importer *imp, uint32_t machine,
                              uint32_t cpu, const char *type, const char *name,
                              uint32_t *track);
 
+/* The cpu row (ucpu) of CPU cpu of machine, made (not shown) if new:
+ * gp__tp_cpu_get without marking the CPU seen. */
+int gp__tp_cpu_row(gp__tp_importer *imp, uint32_t machine, uint32_t cpu,
+                   uint32_t *ucpu);
+
+/* A CpuInfo packet (data, len) of machine, in file order: the cpu rows'
+ * processor, cluster_id, capacity and args, and the frequencies of
+ * cpu_available_frequencies (parse_cpuinfo.c). 0 or an error recorded
+ * with gp__tp_fail. */
+int gp__tp_tokenize_cpu_info(gp__tp_importer *imp, uint32_t machine,
+                             const uint8_t *data, size_t len);
+
 /* Frees parse_raw.c's state. */
 void gp__tp_raw_free(gp__tp_importer *imp);
 

@@ -63,7 +63,7 @@ static int cached_name(gp__tp_importer *imp, uint32_t *slot, const char *name,
 }
 
 /* See import.h. */
-int gp__tp_cpu_get(gp__tp_importer *imp, uint32_t machine, uint32_t cpu,
+int gp__tp_cpu_row(gp__tp_importer *imp, uint32_t machine, uint32_t cpu,
                    uint32_t *ucpu) {
   if (cpu >= GP_TP_CPUS_PER_MACHINE)
     return gp__tp_fail(imp, GP_ECORRUPT, 0,
@@ -73,16 +73,25 @@ int gp__tp_cpu_get(gp__tp_importer *imp, uint32_t machine, uint32_t cpu,
   uint64_t u = (uint64_t)machine * GP_TP_CPUS_PER_MACHINE + cpu;
   if (u >= UINT32_MAX)
     return gp__tp_fail(imp, GP_ERANGE, 0, "too many machines");
-  if (u >= db->cpu_seen.n) {
+  if (u >= db->cpus.n) {
     size_t want = (size_t)u + 1;
-    if (!gp__tp_vec_reserve(&db->cpu_seen, want - db->cpu_seen.n))
+    if (!gp__tp_vec_reserve(&db->cpus, want - db->cpus.n))
       return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
-    memset(db->cpu_seen.v + db->cpu_seen.n, 0, want - db->cpu_seen.n);
-    db->cpu_seen.n = want;
+    gp__tp_cpu none = {false, 0, GP_TP_NONE, -1, GP_TP_NONE};
+    while (db->cpus.n < want)
+      db->cpus.v[db->cpus.n++] = none;
   }
-  db->cpu_seen.v[u] = 1;
   *ucpu = (uint32_t)u;
   return 0;
+}
+
+/* See import.h. */
+int gp__tp_cpu_get(gp__tp_importer *imp, uint32_t machine, uint32_t cpu,
+                   uint32_t *ucpu) {
+  int rc = gp__tp_cpu_row(imp, machine, cpu, ucpu);
+  if (rc == 0)
+    imp->db->cpus.v[*ucpu].seen = true;
+  return rc;
 }
 
 /* See import.h. */

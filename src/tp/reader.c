@@ -27,6 +27,7 @@ enum {
   PKT_TRUSTED_UID = 3,
   PKT_CLOCK_SNAPSHOT = 6,
   PKT_SYS_STATS = 7,
+  PKT_CPU_INFO = 67,
   PKT_TIMESTAMP = 8,
   PKT_SEQ_ID = 10,
   PKT_TRACK_EVENT = 11,
@@ -102,6 +103,7 @@ static bool is_data_field(uint32_t id) {
   case PKT_VULKAN_API_EVENT:
   case PKT_GPU_MEM_TOTAL_EVENT:
   case PKT_SYS_STATS:
+  case PKT_CPU_INFO:
   case PKT_GPU_INFO:
   case PKT_GENERIC_GPU_FREQUENCY_EVENT:
   case PKT_SYSTEM_INFO:
@@ -212,9 +214,9 @@ static int decode_top(gp__tp_importer *imp, const uint8_t *p, size_t n,
         t->data_tag = at;
       } else {
         t->unknown = true;
-        /* cpu_info, interrupt_info, remote_clock_sync and
-         * extension_descriptor are read, never sorted */
-        t->unsorted |= f.id == 67 || f.id == 130 || f.id == 107 || f.id == 72;
+        /* interrupt_info, remote_clock_sync and extension_descriptor
+         * are read, never sorted */
+        t->unsorted |= f.id == 130 || f.id == 107 || f.id == 72;
       }
     }
   }
@@ -385,7 +387,8 @@ static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
   bool sorted = t->data_id != PKT_FTRACE_EVENTS && t->data_id != PKT_GPU_INFO &&
                 t->data_id != PKT_SYSTEM_INFO &&
                 t->data_id != PKT_SERVICE_EVENT &&
-                t->data_id != PKT_FTRACE_STATS && t->data_id != PKT_TRACE_UUID;
+                t->data_id != PKT_FTRACE_STATS &&
+                t->data_id != PKT_TRACE_UUID && t->data_id != PKT_CPU_INFO;
   if (ts < 0 && sorted) {
     if (t->data_id == PKT_TRACK_EVENT) {
       gp__tp_stat(imp, GP_TP_STAT_track_event_invalid_timestamp, 1);
@@ -429,6 +432,9 @@ static int tokenize_data(gp__tp_importer *imp, const top *t, uint32_t gen,
                                         lenoff);
   case PKT_TRACE_UUID:
     return 0; /* Perfetto's metadata table, which gpuperf does not have */
+  case PKT_CPU_INFO:
+    return gp__tp_tokenize_cpu_info(imp, machine_row(imp, t), t->data,
+                                    t->data_len);
   case 0:
     return push_skip(imp, gen, ts, lenoff);
   default:

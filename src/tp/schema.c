@@ -107,6 +107,8 @@ static const struct {
     {"raw", "SELECT * FROM ftrace_event"},
     {"cpu", "SELECT id, id AS ucpu, cpu, cluster_id, processor, machine_id, "
             "capacity, arg_set_id FROM __intrinsic_cpu WHERE cpu IS NOT NULL"},
+    {"cpu_available_frequencies",
+     "SELECT id, ucpu AS cpu, freq, ucpu FROM __intrinsic_cpu_freq"},
     {"trace_bounds", "SELECT trace_start() AS start_ts, trace_end() AS end_ts"},
     /* Perfetto's: cpu is ucpu (one machine's CPUs are its cpu rows). */
     {"sched", "SELECT id, ts, dur, ucpu AS cpu, utid, end_state, priority, "

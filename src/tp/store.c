@@ -133,7 +133,9 @@ void gp__tp_db_fini(gp__tp_db *db) {
   gp__tp_vec_free(&db->fe_args);
   gp__tp_vec_free(&db->fe_ucpu);
   gp__tp_vec_free(&db->fe_flags);
-  gp__tp_vec_free(&db->cpu_seen);
+  gp__tp_vec_free(&db->cpus);
+  gp__tp_vec_free(&db->cf_ucpu);
+  gp__tp_vec_free(&db->cf_freq);
   gp__tp_vec_free(&db->f_out);
   gp__tp_vec_free(&db->f_in);
   gp__tp_vec_free(&db->tracks);

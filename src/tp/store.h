@@ -302,6 +302,11 @@ typedef struct gp__tp_arg {
   X(psi_unknown_resource, "error", "analysis",                                 \
     "SysStats PSI samples of an unknown resource (the rest of the packet "     \
     "skipped)")                                                                \
+  X(cpu_info_empty, "error", "analysis",                                       \
+    "A CpuInfo packet without CPUs (/proc/cpuinfo unreadable where traced)")   \
+  X(cpu_info_unknown_cpu_features, "info", "analysis",                         \
+    "CpuInfo feature bits this version does not name (kept in "                \
+    "cpu_features.raw_bitmap)")                                                \
   X(ftrace_missing_event_id, "info", "analysis",                               \
     "ftrace events without a payload, which names the event (dropped)")
 
@@ -406,6 +411,15 @@ typedef struct gp__tp_machine {
 /* The cpu rows of each machine (Perfetto's kMaxCpusPerMachine). */
 #define GP_TP_CPUS_PER_MACHINE 4096u
 
+/* A cpu row: whether the CPU was seen, and what CpuInfo said of it. */
+typedef struct gp__tp_cpu {
+  bool seen;
+  uint32_t cluster;   /* cluster_id */
+  uint32_t processor; /* string, NONE: NULL */
+  int64_t capacity;   /* -1: NULL */
+  uint32_t args;      /* arg set, NONE: NULL */
+} gp__tp_cpu;
+
 /* Kinds of rows in the GPU-slice extension table. */
 enum { GP_TP_GEXT_RENDER_STAGE = 0, GP_TP_GEXT_OTHER = 1 };
 
@@ -474,8 +488,12 @@ typedef struct gp__tp_db {
 
   /* cpu: GP_TP_CPUS_PER_MACHINE rows per machine, as Perfetto's
    * CpuTracker preallocates them (ucpu = machine * that + cpu); a row is
-   * shown (its cpu column set) once the CPU is seen. By ucpu: 1 if seen. */
-  GP_TP_VEC(uint8_t) cpu_seen;
+   * shown (its cpu column set) once the CPU is seen. By ucpu, up to the
+   * last one seen or described. */
+  GP_TP_VEC(gp__tp_cpu) cpus;
+  /* cpu_freq: the frequencies CpuInfo lists, by CPU. */
+  GP_TP_VEC(uint32_t) cf_ucpu;
+  GP_TP_VEC(uint32_t) cf_freq;
 
   /* flow */
   GP_TP_VEC(uint32_t) f_out;

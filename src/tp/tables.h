@@ -76,6 +76,7 @@ extern const gp__tp_tabdef gp__tp_sched_tab, gp__tp_thread_state_tab;
 extern const gp__tp_tabdef gp__tp_slice_tab, gp__tp_gslice_tab,
     gp__tp_counter_tab, gp__tp_args_tab;
 /* tables_raw.c */
-extern const gp__tp_tabdef gp__tp_ftrace_event_tab, gp__tp_cpu_tab;
+extern const gp__tp_tabdef gp__tp_ftrace_event_tab, gp__tp_cpu_tab,
+    gp__tp_cpu_freq_tab;
 
 #endif /* GPUPERF_TP_TABLES_H */

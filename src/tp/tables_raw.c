@@ -1,9 +1,9 @@
 /*
  * tables_raw.c - the ftrace_event table (Perfetto's
- * __intrinsic_ftrace_event, every ftrace event) and the cpu table
+ * __intrinsic_ftrace_event, every ftrace event), the cpu table
  * (__intrinsic_cpu: GP_TP_CPUS_PER_MACHINE rows per machine, a row's cpu
- * set once that CPU was seen), read out of the columnar store for vtab.c
- * and schema.c as tables.c's are.
+ * set once that CPU was seen) and the CPUs' frequencies (cpu_freq), read out of
+ * the columnar store for vtab.c and schema.c as tables.c's are.
  */
 #include "tp/tables.h"
 
@@ -91,25 +91,31 @@ static uint64_t cpu_rows(const gp__tp_db *db) {
 static void cpu_value(const gp__tp_db *db, uint64_t r, int col,
                       sqlite3_context *ctx, gp__tp_cache *c) {
   (void)c;
-  bool seen = r < db->cpu_seen.n && db->cpu_seen.v[r];
+  const gp__tp_cpu *row = r < db->cpus.n ? &db->cpus.v[r] : NULL;
   switch (col) {
   case 0:
     sqlite3_result_int64(ctx, (int64_t)r);
     break;
   case 1:
-    if (seen)
+    if (row && row->seen)
       sqlite3_result_int64(ctx, (int64_t)(r % GP_TP_CPUS_PER_MACHINE));
     else
       sqlite3_result_null(ctx);
     break;
   case 2:
-    sqlite3_result_int64(ctx, 0);
+    sqlite3_result_int64(ctx, row ? row->cluster : 0);
+    break;
+  case 3:
+    res_str(db, ctx, row ? row->processor : GP_TP_NONE);
     break;
   case 4:
     sqlite3_result_int64(ctx, (int64_t)(r / GP_TP_CPUS_PER_MACHINE));
     break;
+  case 5:
+    res_i64(ctx, row ? row->capacity : -1, -1);
+    break;
   default:
-    sqlite3_result_null(ctx);
+    res_id(ctx, row ? row->args : GP_TP_NONE);
   }
 }
 
@@ -117,3 +123,25 @@ static void cpu_value(const gp__tp_db *db, uint64_t r, int col,
 const gp__tp_tabdef gp__tp_cpu_tab = {
     "__intrinsic_cpu", cpu_cols,     7, gp__tp_id_flags, cpu_rows, cpu_value,
     gp__tp_id_int,     gp__tp_no_idx};
+
+/* ------------------------------------------------------------------ */
+/* cpu_freq                                                              */
+
+static const gp__tp_coldef cf_cols[] = {{"id", I}, {"ucpu", I}, {"freq", I}};
+
+static uint64_t cf_rows(const gp__tp_db *db) {
+  return db->cf_ucpu.n;
+}
+
+static void cf_value(const gp__tp_db *db, uint64_t r, int col,
+                     sqlite3_context *ctx, gp__tp_cache *c) {
+  (void)c;
+  sqlite3_result_int64(ctx, col == 0   ? (int64_t)r
+                            : col == 1 ? (int64_t)db->cf_ucpu.v[r]
+                                       : (int64_t)db->cf_freq.v[r]);
+}
+
+/* See tables.h. */
+const gp__tp_tabdef gp__tp_cpu_freq_tab = {
+    "__intrinsic_cpu_freq", cf_cols,      3, gp__tp_id_flags, cf_rows, cf_value,
+    gp__tp_id_int,          gp__tp_no_idx};

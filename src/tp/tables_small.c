@@ -599,6 +599,7 @@ const gp__tp_tabdef *const gp__tp_tables[] = {
     &gp__tp_thread_state_tab,
     &gp__tp_ftrace_event_tab,
     &gp__tp_cpu_tab,
+    &gp__tp_cpu_freq_tab,
 };
 const int gp__tp_ntables =
     (int)(sizeof(gp__tp_tables) / sizeof(gp__tp_tables[0]));

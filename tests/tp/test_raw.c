@@ -3,7 +3,8 @@
  * what the recorded system traces lack (cpu_frequency, a legacy generic
  * event, a field past number 31, a field given twice, an event number
  * past the last known one, devfreq, cpufreq, interrupts, PSI, thermal
- * zones, unknown meminfo and vmstat keys, CPU times without their CPU),
+ * zones, unknown meminfo and vmstat keys, CPU times without their CPU,
+ * CpuInfo with capacities, ARM identifiers and feature bits),
  * against what Perfetto v58.2's trace_processor_shell printed for the
  * same bytes (GPUPERF_RAW_OUT=FILE writes them, to run it again).
  */
@@ -28,7 +29,7 @@ enum {
   EV_UNKNOWN = 9000,
 };
 /* SysStats (sys_stats.proto). */
-enum { PKT_SYS_STATS = 7 };
+enum { PKT_SYS_STATS = 7, PKT_CPU_INFO = 67 };
 
 static void event_begin(tg *t, uint64_t ts, uint32_t pid, uint32_t field) {
   gp__pb_begin(&t->w, GP_PB_FTRACE_BUNDLE_EVENT);
@@ -49,7 +50,43 @@ static void kv(tg *t, uint32_t field, uint64_t key, uint64_t value) {
   gp__pb_end(&t->w);
 }
 
+/* A CpuInfo.Cpu (cpu_info.proto): processor 1, frequencies 2, capacity
+ * 3 (0: none), arm_identifier 4 {implementer 1 .. revision 5}, features
+ * 5. */
+static void cpu_info_cpu(tg *t, const char *proc, uint32_t f0, uint32_t f1,
+                         uint32_t capacity, bool arm, uint64_t features) {
+  gp__pb_begin(&t->w, 1);
+  gp__pb_string(&t->w, 1, proc);
+  gp__pb_uint(&t->w, 2, f0);
+  gp__pb_uint(&t->w, 2, f1);
+  if (capacity)
+    gp__pb_uint(&t->w, 3, capacity);
+  if (arm) {
+    gp__pb_begin(&t->w, 4);
+    gp__pb_uint(&t->w, 1, 0x41);
+    gp__pb_uint(&t->w, 2, 8);
+    gp__pb_uint(&t->w, 4, 0xd05);
+    gp__pb_end(&t->w);
+  }
+  if (features)
+    gp__pb_uint(&t->w, 5, features);
+  gp__pb_end(&t->w);
+}
+
 static void build(tg *t) {
+  /* CPUs 0 and 2 of capacity 512, 1 of 1024; an empty CpuInfo */
+  tg_packet(t, 500, 3, 0);
+  gp__pb_begin(&t->w, PKT_CPU_INFO);
+  cpu_info_cpu(t, "little", 300000, 1800000, 512, true, 3);
+  cpu_info_cpu(t, "big", 300000, 2400000, 1024, false, 1u << 7);
+  cpu_info_cpu(t, "little", 300000, 1800000, 512, true, 0);
+  gp__pb_end(&t->w);
+  tg_end(t);
+  tg_packet(t, 600, 3, 0);
+  gp__pb_begin(&t->w, PKT_CPU_INFO);
+  gp__pb_end(&t->w);
+  tg_end(t);
+
   tg_packet(t, 0, 1, 0);
   gp__pb_begin(&t->w, GP_PB_PACKET_FTRACE_EVENTS);
   gp__pb_uint(&t->w, GP_PB_FTRACE_BUNDLE_CPU, 1);
@@ -251,14 +288,53 @@ TEST(tp_import_raw_and_sys_stats) {
             "\"id\",\"ucpu\",\"cpu\",\"machine_id\"\n"
             "0,0,0,0\n"
             "1,1,1,0\n"
+            "2,2,2,0\n"
             "3,3,3,0\n");
+  tp_expect(tp,
+            "select id, cpu, cluster_id, processor, capacity, machine_id from "
+            "cpu order by id",
+            "\"id\",\"cpu\",\"cluster_id\",\"processor\",\"capacity\","
+            "\"machine_id\"\n"
+            "0,0,0,\"little\",512,0\n"
+            "1,1,1,\"big\",1024,0\n"
+            "2,2,0,\"little\",512,0\n"
+            "3,3,0,\"[NULL]\",\"[NULL]\",0\n");
+  tp_expect(tp, "select * from cpu_available_frequencies order by id",
+            "\"id\",\"cpu\",\"freq\",\"ucpu\"\n"
+            "0,0,300000,0\n"
+            "1,0,1800000,0\n"
+            "2,2,300000,2\n"
+            "3,2,1800000,2\n"
+            "4,1,300000,1\n"
+            "5,1,2400000,1\n");
+  tp_expect(tp,
+            "select c.id, a.key, a.value_type, a.display_value from cpu c join "
+            "args a using (arg_set_id) order by c.id, a.key",
+            "\"id\",\"key\",\"value_type\",\"display_value\"\n"
+            "0,\"arm_cpu_architecture\",\"uint\",\"8\"\n"
+            "0,\"arm_cpu_implementer\",\"uint\",\"65\"\n"
+            "0,\"arm_cpu_part\",\"uint\",\"3333\"\n"
+            "0,\"arm_cpu_revision\",\"uint\",\"0\"\n"
+            "0,\"arm_cpu_variant\",\"uint\",\"0\"\n"
+            "0,\"cpu_features.mte\",\"bool\",\"true\"\n"
+            "0,\"cpu_features.mte3\",\"bool\",\"true\"\n"
+            "0,\"cpu_features.raw_bitmap\",\"uint\",\"3\"\n"
+            "1,\"cpu_features.raw_bitmap\",\"uint\",\"128\"\n"
+            "2,\"arm_cpu_architecture\",\"uint\",\"8\"\n"
+            "2,\"arm_cpu_implementer\",\"uint\",\"65\"\n"
+            "2,\"arm_cpu_part\",\"uint\",\"3333\"\n"
+            "2,\"arm_cpu_revision\",\"uint\",\"0\"\n"
+            "2,\"arm_cpu_variant\",\"uint\",\"0\"\n");
   tp_expect(tp,
             "select name, idx, value from stats where value != 0 and name in "
             "('meminfo_unknown_keys', 'vmstat_unknown_keys', "
             "'invalid_cpu_times', 'psi_unknown_resource', "
-            "'ftrace_missing_event_id', 'ftrace_bundle_tokenizer_errors') "
+            "'ftrace_missing_event_id', 'ftrace_bundle_tokenizer_errors', "
+            "'cpu_info_empty', 'cpu_info_unknown_cpu_features') "
             "order by name",
             "\"name\",\"idx\",\"value\"\n"
+            "\"cpu_info_empty\",\"[NULL]\",1\n"
+            "\"cpu_info_unknown_cpu_features\",\"[NULL]\",1\n"
             "\"ftrace_bundle_tokenizer_errors\",\"[NULL]\",1\n"
             "\"ftrace_missing_event_id\",\"[NULL]\",1\n"
             "\"invalid_cpu_times\",\"[NULL]\",1\n"
