@@ -465,6 +465,12 @@ typedef struct gp__tp_importer {
    * fields of ftrace_desc.c, string id + 1 (0: not interned yet), events
    * by id then fields by row; allocated on first use. */
   uint32_t *ft_names;
+  /* SysStats (parse_sysstats.c): SystemInfo.page_size (0 until one says,
+   * 4096 if one says 0), and each disk's last counters, by device name
+   * (a string) -> index in disks. */
+  uint32_t page_size;
+  gp__tp_map disk_by_name;
+  GP_TP_VEC(struct gp__tp_disk { int64_t prev[8]; }) disks;
 
   /* Singleton tracks. */
   uint32_t gpu_log_track;
@@ -705,6 +711,9 @@ int gp__tp_cpu_row(gp__tp_importer *imp, uint32_t machine, uint32_t cpu,
  * with gp__tp_fail. */
 int gp__tp_tokenize_cpu_info(gp__tp_importer *imp, uint32_t machine,
                              const uint8_t *data, size_t len);
+
+/* Frees parse_sysstats.c's state. */
+void gp__tp_sys_stats_free(gp__tp_importer *imp);
 
 /* Frees parse_raw.c's state. */
 void gp__tp_raw_free(gp__tp_importer *imp);

@@ -296,10 +296,13 @@ static int tokenize_system_info(gp__tp_importer *imp, uint32_t machine,
   gp__pb_reader r, u;
   gp__pb_field f, g;
   int rc;
+  uint32_t page_size = 0;
   gp__pb_reader_init(&r, p, n, gp__tp_off(imp, p));
   while ((rc = gp__tp_pb_next(&r, &f)) > 0) {
     if (f.id == 4 && f.wire_type == GP_PB_LEN) /* tracing_service_version */
       gp__tp_service_version(imp, f.data, f.size);
+    if (f.id == 6 && f.wire_type == GP_PB_VARINT) /* page_size */
+      page_size = (uint32_t)f.value;
     if (f.id != 1 || f.wire_type != GP_PB_LEN)
       continue;
     gp__pb_reader_sub(&u, &r, &f);
@@ -315,6 +318,8 @@ static int tokenize_system_info(gp__tp_importer *imp, uint32_t machine,
     if (rc < 0)
       return gp__tp_corrupt(imp, &u, "system_info");
   }
+  /* SysStats' buddy_info and slab_info sizes use it (0: 4096). */
+  imp->page_size = page_size ? page_size : 4096;
   return rc < 0 ? gp__tp_corrupt(imp, &r, "system_info") : 0;
 }
 
@@ -924,6 +929,7 @@ void gp__tp_importer_init(gp__tp_importer *imp, gp__tp_db *db, const char *name,
 void gp__tp_importer_fini(gp__tp_importer *imp) {
   gp__tp_trackers_free(imp);
   gp__tp_raw_free(imp);
+  gp__tp_sys_stats_free(imp);
   gp__tp_clocks_fini(&imp->clocks);
   gp__tp_vec_free(&imp->inflated);
   gp__tp_vec_free(&imp->regions);

@@ -4,7 +4,8 @@
  * event, a field past number 31, a field given twice, an event number
  * past the last known one, devfreq, cpufreq, interrupts, PSI, thermal
  * zones, unknown meminfo and vmstat keys, CPU times without their CPU,
- * CpuInfo with capacities, ARM identifiers and feature bits),
+ * CpuInfo with capacities, ARM identifiers and feature bits, buddy_info,
+ * disk_stat, cpuidle_state, gpufreq_mhz, slab_info),
  * against what Perfetto v58.2's trace_processor_shell printed for the
  * same bytes (GPUPERF_RAW_OUT=FILE writes them, to run it again).
  */
@@ -29,7 +30,7 @@ enum {
   EV_UNKNOWN = 9000,
 };
 /* SysStats (sys_stats.proto). */
-enum { PKT_SYS_STATS = 7, PKT_CPU_INFO = 67 };
+enum { PKT_SYS_STATS = 7, PKT_SYSTEM_INFO = 45, PKT_CPU_INFO = 67 };
 
 static void event_begin(tg *t, uint64_t ts, uint32_t pid, uint32_t field) {
   gp__pb_begin(&t->w, GP_PB_FTRACE_BUNDLE_EVENT);
@@ -73,7 +74,26 @@ static void cpu_info_cpu(tg *t, const char *proc, uint32_t f0, uint32_t f1,
   gp__pb_end(&t->w);
 }
 
+/* A SysStats.DiskStat of device "sda": read_sectors and read_time_ms as
+ * given, the rest fixed. */
+static void disk(tg *t, uint64_t sectors, uint64_t ms) {
+  gp__pb_begin(&t->w, 13);
+  gp__pb_string(&t->w, 1, "sda");
+  gp__pb_uint(&t->w, 2, sectors);
+  gp__pb_uint(&t->w, 3, ms);
+  gp__pb_uint(&t->w, 4, 2048);
+  gp__pb_uint(&t->w, 5, 0);
+  gp__pb_uint(&t->w, 8, 3);
+  gp__pb_end(&t->w);
+}
+
 static void build(tg *t) {
+  /* SystemInfo.page_size (buddy_info and slab_info sizes) */
+  tg_packet(t, 0, 3, 0);
+  gp__pb_begin(&t->w, PKT_SYSTEM_INFO);
+  gp__pb_uint(&t->w, 6, 16384);
+  gp__pb_end(&t->w);
+  tg_end(t);
   /* CPUs 0 and 2 of capacity 512, 1 of 1024; an empty CpuInfo */
   tg_packet(t, 500, 3, 0);
   gp__pb_begin(&t->w, PKT_CPU_INFO);
@@ -166,12 +186,39 @@ static void build(tg *t) {
   gp__pb_end(&t->w);
   gp__pb_uint(&t->w, 11, 1000); /* cpufreq_khz of CPU 0, then 1 */
   gp__pb_uint(&t->w, 11, 2000);
+  gp__pb_begin(&t->w, 12); /* buddy_info */
+  gp__pb_string(&t->w, 1, "Node 0");
+  gp__pb_string(&t->w, 2, "Normal");
+  gp__pb_uint(&t->w, 3, 11);
+  gp__pb_uint(&t->w, 3, 22);
+  gp__pb_end(&t->w);
+  disk(t, 100, 10);
   kv(t, 14, 1, 55);        /* psi cpu.some */
   gp__pb_begin(&t->w, 15); /* thermal_zone */
   gp__pb_string(&t->w, 1, "tz0");
   gp__pb_uint(&t->w, 2, 42);
   gp__pb_string(&t->w, 3, "cpu-thermal");
   gp__pb_end(&t->w);
+  gp__pb_begin(&t->w, 16); /* cpuidle_state of CPU 1 */
+  gp__pb_uint(&t->w, 1, 1);
+  gp__pb_begin(&t->w, 2);
+  gp__pb_string(&t->w, 1, "C1");
+  gp__pb_uint(&t->w, 2, 1234);
+  gp__pb_end(&t->w);
+  gp__pb_end(&t->w);
+  gp__pb_uint(&t->w, 17, 585); /* gpufreq_mhz */
+  gp__pb_begin(&t->w, 18);     /* slab_info */
+  gp__pb_string(&t->w, 1, "kmalloc-64");
+  gp__pb_uint(&t->w, 2, 2);
+  gp__pb_uint(&t->w, 3, 5);
+  gp__pb_end(&t->w);
+  gp__pb_end(&t->w);
+  tg_end(t);
+
+  /* a second disk sample: the first amounts and throughputs */
+  tg_packet(t, 3000, 2, 0);
+  gp__pb_begin(&t->w, PKT_SYS_STATS);
+  disk(t, 4196, 30);
   gp__pb_end(&t->w);
   tg_end(t);
 }
@@ -210,6 +257,12 @@ TEST(tp_import_raw_and_sys_stats) {
             "3,\"a\",\"a\",\"int\",\"-5\"\n"
             "3,\"b\",\"b\",\"int\",\"7\"\n"
             "3,\"c\",\"c\",\"string\",\"x\"\n");
+  tp_expect(tp,
+            "select c.id, a.key, a.value_type, a.display_value from counter c "
+            "join args a using (arg_set_id) order by c.id, a.key",
+            "\"id\",\"key\",\"value_type\",\"display_value\"\n"
+            "26,\"num_slabs\",\"uint\",\"5\"\n"
+            "26,\"pages_per_slab\",\"uint\",\"2\"\n");
   tp_expect(
       tp,
       "select t.id, t.name, t.type, t.unit, c.ts, c.value from counter c "
@@ -236,8 +289,27 @@ TEST(tp_import_raw_and_sys_stats) {
       "18,\"num_irq_total\",\"num_irq_total\",\"[NULL]\",2000,100.000000\n"
       "19,\"num_softirq_total\",\"num_softirq_total\",\"[NULL]\",2000,6."
       "000000\n"
-      "20,\"psi.cpu.some\",\"psi\",\"[NULL]\",2000,55.000000\n"
-      "21,\"cpu-thermal\",\"thermal_temperature_sys\",\"C\",2000,42.000000\n");
+      "20,\"mem.buddyinfo[Node 0][Normal][16 "
+      "kB]\",\"buddyinfo\",\"[NULL]\",2000,11.000000\n"
+      "21,\"mem.buddyinfo[Node 0][Normal][32 "
+      "kB]\",\"buddyinfo\",\"[NULL]\",2000,22.000000\n"
+      "22,\"psi.cpu.some\",\"psi\",\"[NULL]\",2000,55.000000\n"
+      "23,\"cpu-thermal\",\"thermal_temperature_sys\",\"C\",2000,42.000000\n"
+      "24,\"cpuidle1.C1\",\"cpu_idle_state\",\"us\",2000,1234.000000\n"
+      "25,\"gpufreq\",\"gpu_frequency\",\"kHz\",2000,585.000000\n"
+      "26,\"mem.slab.kmalloc-64\",\"slabinfo\",\"bytes\",2000,163840.000000\n"
+      "27,\"diskstat.[sda].read_amount\",\"diskstat\",\"MB\",3000,2.000000\n"
+      "28,\"diskstat.[sda].read_throughput\",\"diskstat\",\"MB/"
+      "s\",3000,100.000000\n"
+      "29,\"diskstat.[sda].write_amount\",\"diskstat\",\"MB\",3000,0.000000\n"
+      "30,\"diskstat.[sda].write_throughput\",\"diskstat\",\"MB/"
+      "s\",3000,0.000000\n"
+      "31,\"diskstat.[sda].discard_amount\",\"diskstat\",\"MB\",3000,0.000000\n"
+      "32,\"diskstat.[sda].discard_throughput\",\"diskstat\",\"MB/"
+      "s\",3000,0.000000\n"
+      "33,\"diskstat.[sda].flush_amount\",\"diskstat\",\"count\",3000,0."
+      "000000\n"
+      "34,\"diskstat.[sda].flush_time\",\"diskstat\",\"ms\",3000,0.000000\n");
   tp_expect(tp,
             "select t.id, a.key, a.value_type, a.display_value from "
             "counter_track t join args a on a.arg_set_id = "
@@ -268,8 +340,35 @@ TEST(tp_import_raw_and_sys_stats) {
             "14,\"cpustat_key\",\"string\",\"steal_ns\"\n"
             "15,\"irq\",\"int\",\"3\"\n"
             "16,\"irq\",\"int\",\"1\"\n"
-            "20,\"psi_resource\",\"string\",\"cpu.some\"\n"
-            "21,\"thermal_zone\",\"string\",\"cpu-thermal\"\n");
+            "20,\"buddyinfo_node\",\"string\",\"Node 0\"\n"
+            "20,\"buddyinfo_zone\",\"string\",\"Normal\"\n"
+            "20,\"buddyinfo_chunk_size_kb\",\"int\",\"16\"\n"
+            "21,\"buddyinfo_node\",\"string\",\"Node 0\"\n"
+            "21,\"buddyinfo_zone\",\"string\",\"Normal\"\n"
+            "21,\"buddyinfo_chunk_size_kb\",\"int\",\"32\"\n"
+            "22,\"psi_resource\",\"string\",\"cpu.some\"\n"
+            "23,\"thermal_zone\",\"string\",\"cpu-thermal\"\n"
+            "24,\"cpu\",\"int\",\"1\"\n"
+            "24,\"state\",\"string\",\"C1\"\n"
+            "25,\"ugpu\",\"int\",\"0\"\n"
+            "25,\"gpu\",\"int\",\"0\"\n"
+            "26,\"slab_name\",\"string\",\"kmalloc-64\"\n"
+            "27,\"device_name\",\"string\",\"sda\"\n"
+            "27,\"counter_name\",\"string\",\"read_amount\"\n"
+            "28,\"device_name\",\"string\",\"sda\"\n"
+            "28,\"counter_name\",\"string\",\"read_throughput\"\n"
+            "29,\"device_name\",\"string\",\"sda\"\n"
+            "29,\"counter_name\",\"string\",\"write_amount\"\n"
+            "30,\"device_name\",\"string\",\"sda\"\n"
+            "30,\"counter_name\",\"string\",\"write_throughput\"\n"
+            "31,\"device_name\",\"string\",\"sda\"\n"
+            "31,\"counter_name\",\"string\",\"discard_amount\"\n"
+            "32,\"device_name\",\"string\",\"sda\"\n"
+            "32,\"counter_name\",\"string\",\"discard_throughput\"\n"
+            "33,\"device_name\",\"string\",\"sda\"\n"
+            "33,\"counter_name\",\"string\",\"flush_amount\"\n"
+            "34,\"device_name\",\"string\",\"sda\"\n"
+            "34,\"counter_name\",\"string\",\"flush_time\"\n");
   tp_expect(tp, "select id, name, type, cpu from cpu_counter_track order by id",
             "\"id\",\"name\",\"type\",\"cpu\"\n"
             "0,\"cpufreq\",\"cpu_frequency\",3\n"
@@ -283,7 +382,8 @@ TEST(tp_import_raw_and_sys_stats) {
             "11,\"cpu.times.io_wait_ns\",\"cpustat\",1\n"
             "12,\"cpu.times.irq_ns\",\"cpustat\",1\n"
             "13,\"cpu.times.softirq_ns\",\"cpustat\",1\n"
-            "14,\"cpu.times.steal_ns\",\"cpustat\",1\n");
+            "14,\"cpu.times.steal_ns\",\"cpustat\",1\n"
+            "24,\"cpuidle1.C1\",\"cpu_idle_state\",1\n");
   tp_expect(tp, "select id, ucpu, cpu, machine_id from cpu order by id",
             "\"id\",\"ucpu\",\"cpu\",\"machine_id\"\n"
             "0,0,0,0\n"
