@@ -145,6 +145,7 @@ enum {
   GP_TP_IN_DEBUG_ANNOTATION_NAMES = 3,
   GP_TP_IN_FUNCTION_NAMES = 5,
   GP_TP_IN_VULKAN_MEMORY_KEYS = 22,
+  GP_TP_IN_KERNEL_SYMBOLS = 26,
   GP_TP_IN_GRAPHICS_CONTEXTS = 23,
   GP_TP_IN_GPU_SPECIFICATIONS = 24,
   GP_TP_IN_DEBUG_ANNOTATION_STRING_VALUES = 29,
@@ -465,6 +466,9 @@ typedef struct gp__tp_importer {
    * fields of ftrace_desc.c, string id + 1 (0: not interned yet), events
    * by id then fields by row; allocated on first use. */
   uint32_t *ft_names;
+  /* The generation of the ftrace event being parsed (reader.c), whose
+   * interned kernel symbols name its kernel function fields. */
+  uint32_t ftrace_gen;
   /* SysStats (parse_sysstats.c): SystemInfo.page_size (0 until one says,
    * 4096 if one says 0), and each disk's last counters, by device name
    * (a string) -> index in disks. */

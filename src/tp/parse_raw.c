@@ -14,9 +14,11 @@
  * event_name and has its name/value pairs as args. The names and types
  * come from ftrace_desc.c, generated from Perfetto's protos.
  *
+ * A field holding a kernel function's address is that function's name
+ * where the sequence interned it (kernel_symbols), as Perfetto names it.
+ *
  * Not done (no row): self-describing events (field numbers from 65536),
- * whose descriptors come in the bundle; kernel function fields are not
- * symbolized (their raw address is the arg).
+ * whose descriptors come in the bundle.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,28 @@ enum { GF_NAME = 1, GF_STR = 3, GF_INT = 4, GF_UINT = 5 };
 
 /* cpu_frequency (state 1, cpu_id 2) and cpu_idle (the same). */
 enum { POWER_STATE = 1, POWER_CPU_ID = 2 };
+
+/* The fields holding a kernel function's address, named by the
+ * sequence's interned kernel symbols where it has them (Perfetto's
+ * kKernelFunctionFields): sched_blocked_reason.caller, the workqueue
+ * events' function, funcgraph_entry/exit.func, mm_shrink_slab_start.shrink
+ * and hrtimer_expire_entry.function. */
+static const struct {
+  uint16_t event, field;
+} kernel_functions[] = {{18, 2},  {59, 2},  {56, 2},  {58, 2}, {57, 2},
+                        {437, 2}, {438, 3}, {443, 8}, {553, 3}};
+
+/* InternedString.str. */
+enum { IN_STR = 2 };
+
+static bool is_kernel_function(uint32_t event, uint32_t field) {
+  for (size_t i = 0; i < sizeof(kernel_functions) / sizeof(kernel_functions[0]);
+       i++)
+    if (kernel_functions[i].event == event &&
+        kernel_functions[i].field == field)
+      return true;
+  return false;
+}
 
 /* The cache of interned names: events by id, then fields by row. */
 static int names_cache(gp__tp_importer *imp) {
@@ -219,8 +243,22 @@ static int typed_args(gp__tp_importer *imp, uint32_t id, const uint8_t *data,
     if (type == GP_TP_FT_NONE)
       continue;
     if ((rc = cached_name(imp, &imp->ft_names[gp__tp_ftrace_desc.nevents + row],
-                          name, &key)) != 0 ||
-        (rc = field_arg(imp, b, key, type, &f)) != 0)
+                          name, &key)) != 0)
+      return rc;
+    if (type == GP_TP_FT_UINT && f.wire_type == GP_PB_VARINT &&
+        is_kernel_function(id, f.id)) {
+      /* The symbol if the sequence has it (a lookup that misses is
+       * counted, as Perfetto counts it), else the address. */
+      uint32_t sym = gp__tp_interned_str(
+          imp, imp->ftrace_gen, GP_TP_IN_KERNEL_SYMBOLS, f.value, IN_STR, &rc);
+      if (rc)
+        return rc;
+      if (sym != GP_TP_NONE) {
+        put_arg(b, key, GP_TP_ARG_STRING, sym);
+        continue;
+      }
+    }
+    if ((rc = field_arg(imp, b, key, type, &f)) != 0)
       return rc;
   }
   if (rc < 0)

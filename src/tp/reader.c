@@ -734,9 +734,11 @@ static int parse_entry(gp__tp_importer *imp, const gp__tp_entry *e,
   size_t nl = gp__pb_get_varint_known(p + nt, &len);
   uint64_t data_off = off + nt + nl;
   const gp__tp_gen *g = &imp->gens.v[gen];
-  if (gp__tp_ref_kind(e->ref) == GP_TP_ENT_FTRACE)
+  if (gp__tp_ref_kind(e->ref) == GP_TP_ENT_FTRACE) {
+    imp->ftrace_gen = gen;
     return gp__tp_parse_ftrace_event(imp, e->ts, data_off, (size_t)len,
                                      g->machine, cpu);
+  }
   gp__tp_pkt pk;
   pk.ts = e->ts;
   pk.has_ts = true;

@@ -189,6 +189,7 @@ int gp__tp_seq_interned(gp__tp_importer *imp, uint32_t ns, const uint8_t *data,
     case GP_TP_IN_DEBUG_ANNOTATION_NAMES:
     case GP_TP_IN_FUNCTION_NAMES:
     case GP_TP_IN_VULKAN_MEMORY_KEYS:
+    case GP_TP_IN_KERNEL_SYMBOLS:
     case GP_TP_IN_GRAPHICS_CONTEXTS:
     case GP_TP_IN_GPU_SPECIFICATIONS:
     case GP_TP_IN_DEBUG_ANNOTATION_STRING_VALUES:

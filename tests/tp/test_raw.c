@@ -5,7 +5,8 @@
  * past the last known one, devfreq, cpufreq, interrupts, PSI, thermal
  * zones, unknown meminfo and vmstat keys, CPU times without their CPU,
  * CpuInfo with capacities, ARM identifiers and feature bits, buddy_info,
- * disk_stat, cpuidle_state, gpufreq_mhz, slab_info),
+ * disk_stat, cpuidle_state, gpufreq_mhz, slab_info, a kernel function
+ * field named by the sequence's kernel symbols and one it does not name),
  * against what Perfetto v58.2's trace_processor_shell printed for the
  * same bytes (GPUPERF_RAW_OUT=FILE writes them, to run it again).
  */
@@ -26,6 +27,7 @@ enum {
   EV_SCHED_WAKEUP = 17, /* comm 1, pid 2, prio 3, success 4, target_cpu 5 */
   EV_CPU_FREQUENCY = 11,
   EV_CPU_IDLE = 13,
+  EV_WORKQUEUE_QUEUE_WORK = 59, /* work 1, function 2 */
   EV_GENERIC = 327, /* event_name 1, field 2 {name 1, str 3, int 4, uint 5} */
   EV_UNKNOWN = 9000,
 };
@@ -107,9 +109,28 @@ static void build(tg *t) {
   gp__pb_end(&t->w);
   tg_end(t);
 
+  /* kernel_symbols interned on the ftrace sequence: iid 1 only */
+  tg_packet(t, 0, 1, 1 /* incremental state cleared */);
+  gp__pb_begin(&t->w, 12);
+  gp__pb_begin(&t->w, 26);
+  gp__pb_uint(&t->w, 1, 1);
+  gp__pb_string(&t->w, 2, "my_work_fn");
+  gp__pb_end(&t->w);
+  gp__pb_end(&t->w);
+  tg_end(t);
+
   tg_packet(t, 0, 1, 0);
   gp__pb_begin(&t->w, GP_PB_PACKET_FTRACE_EVENTS);
   gp__pb_uint(&t->w, GP_PB_FTRACE_BUNDLE_CPU, 1);
+  /* a kernel function named, then one the sequence does not name */
+  event_begin(t, 900, 10, EV_WORKQUEUE_QUEUE_WORK);
+  gp__pb_uint(&t->w, 1, 7);
+  gp__pb_uint(&t->w, 2, 1);
+  event_end(t);
+  event_begin(t, 950, 10, EV_WORKQUEUE_QUEUE_WORK);
+  gp__pb_uint(&t->w, 1, 8);
+  gp__pb_uint(&t->w, 2, 2);
+  event_end(t);
   event_begin(t, 1000, 10, EV_CPU_FREQUENCY);
   gp__pb_uint(&t->w, 1, 1800000);
   gp__pb_uint(&t->w, 2, 3);
@@ -237,26 +258,32 @@ TEST(tp_import_raw_and_sys_stats) {
             "thread where utid = f.utid) as tid from ftrace_event f order by "
             "id",
             "\"id\",\"ts\",\"name\",\"cpu\",\"common_flags\",\"ucpu\",\"tid\"\n"
-            "0,1000,\"cpu_frequency\",1,0,1,10\n"
-            "1,1100,\"cpu_idle\",1,0,1,10\n"
-            "2,1200,\"sched_wakeup\",1,0,1,11\n"
-            "3,1300,\"my_event\",1,0,1,11\n");
+            "0,900,\"workqueue_queue_work\",1,0,1,10\n"
+            "1,950,\"workqueue_queue_work\",1,0,1,10\n"
+            "2,1000,\"cpu_frequency\",1,0,1,10\n"
+            "3,1100,\"cpu_idle\",1,0,1,10\n"
+            "4,1200,\"sched_wakeup\",1,0,1,11\n"
+            "5,1300,\"my_event\",1,0,1,11\n");
   tp_expect(tp,
             "select f.id, a.flat_key, a.key, a.value_type, a.display_value "
             "from ftrace_event f join args a using (arg_set_id) order by f.id, "
             "a.id",
             "\"id\",\"flat_key\",\"key\",\"value_type\",\"display_value\"\n"
-            "0,\"state\",\"state\",\"uint\",\"1800000\"\n"
-            "0,\"cpu_id\",\"cpu_id\",\"uint\",\"3\"\n"
-            "1,\"state\",\"state\",\"uint\",\"4294967295\"\n"
-            "1,\"cpu_id\",\"cpu_id\",\"uint\",\"0\"\n"
-            "2,\"comm\",\"comm\",\"string\",\"wakee\"\n"
-            "2,\"pid\",\"pid\",\"int\",\"13\"\n"
-            "2,\"prio\",\"prio\",\"int\",\"120\"\n"
-            "2,\"target_cpu\",\"target_cpu\",\"int\",\"-1\"\n"
-            "3,\"a\",\"a\",\"int\",\"-5\"\n"
-            "3,\"b\",\"b\",\"int\",\"7\"\n"
-            "3,\"c\",\"c\",\"string\",\"x\"\n");
+            "0,\"work\",\"work\",\"uint\",\"7\"\n"
+            "0,\"function\",\"function\",\"string\",\"my_work_fn\"\n"
+            "1,\"work\",\"work\",\"uint\",\"8\"\n"
+            "1,\"function\",\"function\",\"uint\",\"2\"\n"
+            "2,\"state\",\"state\",\"uint\",\"1800000\"\n"
+            "2,\"cpu_id\",\"cpu_id\",\"uint\",\"3\"\n"
+            "3,\"state\",\"state\",\"uint\",\"4294967295\"\n"
+            "3,\"cpu_id\",\"cpu_id\",\"uint\",\"0\"\n"
+            "4,\"comm\",\"comm\",\"string\",\"wakee\"\n"
+            "4,\"pid\",\"pid\",\"int\",\"13\"\n"
+            "4,\"prio\",\"prio\",\"int\",\"120\"\n"
+            "4,\"target_cpu\",\"target_cpu\",\"int\",\"-1\"\n"
+            "5,\"a\",\"a\",\"int\",\"-5\"\n"
+            "5,\"b\",\"b\",\"int\",\"7\"\n"
+            "5,\"c\",\"c\",\"string\",\"x\"\n");
   tp_expect(tp,
             "select c.id, a.key, a.value_type, a.display_value from counter c "
             "join args a using (arg_set_id) order by c.id, a.key",
@@ -430,13 +457,15 @@ TEST(tp_import_raw_and_sys_stats) {
             "('meminfo_unknown_keys', 'vmstat_unknown_keys', "
             "'invalid_cpu_times', 'psi_unknown_resource', "
             "'ftrace_missing_event_id', 'ftrace_bundle_tokenizer_errors', "
-            "'cpu_info_empty', 'cpu_info_unknown_cpu_features') "
+            "'cpu_info_empty', 'cpu_info_unknown_cpu_features', "
+            "'interned_data_tokenizer_errors') "
             "order by name",
             "\"name\",\"idx\",\"value\"\n"
             "\"cpu_info_empty\",\"[NULL]\",1\n"
             "\"cpu_info_unknown_cpu_features\",\"[NULL]\",1\n"
             "\"ftrace_bundle_tokenizer_errors\",\"[NULL]\",1\n"
             "\"ftrace_missing_event_id\",\"[NULL]\",1\n"
+            "\"interned_data_tokenizer_errors\",\"[NULL]\",1\n"
             "\"invalid_cpu_times\",\"[NULL]\",1\n"
             "\"meminfo_unknown_keys\",\"[NULL]\",1\n"
             "\"vmstat_unknown_keys\",\"[NULL]\",1\n");
