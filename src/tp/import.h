@@ -671,7 +671,8 @@ int gp__tp_raw_event(gp__tp_importer *imp, int64_t ts, uint32_t machine,
  * machine (its cpu row made as gp__tp_cpu_get does), under thread utid,
  * named by string id name, with common_flags (INT64_MIN: none, shown as
  * 0, as Perfetto's column has no NULL) and the args in args (NULL or
- * empty: none; copied). Returns 0, or an error recorded with gp__tp_fail
+ * empty: none, and arg_set_id 0, as Perfetto's column has no NULL
+ * either; copied). Returns 0, or an error recorded with gp__tp_fail
  * (no memory, a CPU number past Perfetto's 4096).
  */
 int gp__tp_raw_row(gp__tp_importer *imp, int64_t ts, uint32_t machine,

@@ -141,7 +141,8 @@ int gp__tp_raw_row(gp__tp_importer *imp, int64_t ts, uint32_t machine,
   db->fe_ts.v[db->fe_ts.n++] = ts;
   db->fe_name.v[db->fe_name.n++] = name;
   db->fe_utid.v[db->fe_utid.n++] = utid;
-  db->fe_args.v[db->fe_args.n++] = set;
+  /* Perfetto's column is not nullable: a row without args says 0. */
+  db->fe_args.v[db->fe_args.n++] = set == GP_TP_NONE ? 0 : set;
   db->fe_ucpu.v[db->fe_ucpu.n++] = ucpu;
   db->fe_flags.v[db->fe_flags.n++] =
       common_flags == INT64_MIN ? 0 : (uint16_t)common_flags;
