@@ -249,11 +249,18 @@ static char *cpu_track_view(char *text) {
 }
 
 /* stats (name, idx, severity, source, value), taken (freed): the rows of
- * the stats this importer sets (FtraceStats, SysStats). */
+ * the stats of the system packets (FtraceStats, TraceStats, SysStats,
+ * CpuInfo). */
 static char *stats_view(char *text) {
-  static const char *const prefixes[] = {
-      "\"ftrace_cpu_",         "\"ftrace_kprobe_",    "\"meminfo_unknown_keys",
-      "\"vmstat_unknown_keys", "\"invalid_cpu_times", "\"psi_unknown_resource"};
+  static const char *const prefixes[] = {"\"ftrace_cpu_",
+                                         "\"ftrace_kprobe_",
+                                         "\"meminfo_unknown_keys",
+                                         "\"vmstat_unknown_keys",
+                                         "\"invalid_cpu_times",
+                                         "\"psi_unknown_resource",
+                                         "\"traced_",
+                                         "\"filter_",
+                                         "\"cpu_info_"};
   lines l = to_lines(text);
   buf b = {NULL, 0, 0};
   put(&b, "");
