@@ -469,9 +469,13 @@ int gp__tp_db_seal(gp__tp_db *db) {
   db->g_argrow.n = db->g_slice.n;
   db->nargs_total = row;
 
-  /* Trace bounds as Perfetto computes them: counters, slices and the
-   * scheduling tables (what lasts counts to its end). */
+  /* Trace bounds as Perfetto computes them: counters, slices, the
+   * scheduling tables (what lasts counts to its end) and ftrace_event. */
   int64_t start = INT64_MAX, end = 0;
+  for (size_t i = 0; i < db->fe_ts.n; i++) {
+    start = db->fe_ts.v[i] < start ? db->fe_ts.v[i] : start;
+    end = db->fe_ts.v[i] > end ? db->fe_ts.v[i] : end;
+  }
   for (size_t i = 0; i < db->c_ts.n; i++) {
     if (db->c_ts.v[i] < start)
       start = db->c_ts.v[i];

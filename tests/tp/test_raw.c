@@ -437,6 +437,9 @@ TEST(tp_import_raw_and_sys_stats) {
             "14,\"cpu.times.softirq_ns\",\"cpustat\",1\n"
             "15,\"cpu.times.steal_ns\",\"cpustat\",1\n"
             "25,\"cpuidle1.C1\",\"cpu_idle_state\",1\n");
+  tp_expect(tp, "select start_ts, end_ts from trace_bounds",
+            "\"start_ts\",\"end_ts\"\n"
+            "900,3000\n");
   tp_expect(tp, "select id, ucpu, cpu, machine_id from cpu order by id",
             "\"id\",\"ucpu\",\"cpu\",\"machine_id\"\n"
             "0,0,0,0\n"

@@ -415,9 +415,9 @@ TEST(tp_systrace_cpu_and_sys_stats_counters_and_stats) {
 
 /* The queries byte for byte, once the rows the ids depend on are made. */
 TEST(tp_systrace_exact_tables) {
-  static const char *const names[] = {"ftrace_event", "ftrace_event_args",
-                                      "counter", "counter_track",
-                                      "cpu_counter_track"};
+  static const char *const names[] = {"ftrace_event",  "ftrace_event_args",
+                                      "trace_bounds",  "counter",
+                                      "counter_track", "cpu_counter_track"};
   int bad = 0, seen = 0, ran = 0;
   char why[256] = "";
   for (size_t t = 0; t < NTRACES; t++) {
@@ -430,7 +430,7 @@ TEST(tp_systrace_exact_tables) {
     bool procmem = tp_int(tp, "SELECT count(*) FROM counter_track WHERE "
                               "type = 'process_memory'") > 0;
     for (size_t q = 0; q < sizeof(names) / sizeof(names[0]); q++) {
-      bool raw = q < 2;
+      bool raw = q < 3;
       if ((raw && !sched) || (!raw && !procmem)) {
         snprintf(why, sizeof(why), "%s",
                  raw ? "no sched_switch rows yet"
