@@ -3,14 +3,8 @@
  * themselves (TraceStats from the tracing service, FtraceStats from
  * traced_probes) come out of the stats table as Perfetto v58.2's.
  *
- * tp_stats_systrace_match_perfetto: on the system traces recorded with
- * Perfetto's own traced and traced_probes (tests/data/systrace, or
- * $GPUPERF_SYSTRACE_DATA), our traced_* and ftrace_cpu_* rows equal the
- * ones in Perfetto's expected/<trace>/stats.csv, and no TraceStats,
- * FtraceStats, synchronization_marker, trace_uuid or trace_provenance
- * packet counts as not imported. Perfetto's other rows come from other
- * parsers, or are its bookkeeping (clock_sync_cache_miss,
- * *_duration_ns), which gpuperf does not reproduce.
+ * (On the system traces recorded with Perfetto's own programs, every
+ * stats row is compared in test_systrace.c.)
  *
  * tp_stats_trace_loss_match_perfetto: a trace built here whose service
  * and ftrace stats report every kind of loss (overwritten and discarded
@@ -29,7 +23,6 @@
  * trace_processor_shell on the same packets; a zero-length record alone
  * loads, counted in ftrace_abi_errors_skipped_zero_data_length).
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,103 +31,6 @@
 #include "gpuperf/error.h"
 #include "harness.h"
 #include "tp/tputil.h"
-
-#define OURS_SQL                                                               \
-  "SELECT name, idx, severity, source, value FROM stats WHERE value != 0 "     \
-  "AND (substr(name, 1, 7) = 'traced_' OR substr(name, 1, 11) = "              \
-  "'ftrace_cpu_') ORDER BY name, idx"
-
-/* The rows of Perfetto's stats.csv (header kept) whose name starts with
- * "traced_" or "ftrace_cpu_" (malloc'ed). */
-static char *expected_rows(const char *csv) {
-  char *out = malloc(strlen(csv) + 1);
-  ASSERT_NOT_NULL(out);
-  size_t n = 0;
-  bool header = true;
-  for (const char *p = csv; *p;) {
-    const char *e = strchr(p, '\n');
-    size_t len = e ? (size_t)(e - p) + 1 : strlen(p);
-    if (header || strncmp(p, "\"traced_", 8) == 0 ||
-        strncmp(p, "\"ftrace_cpu_", 12) == 0) {
-      memcpy(out + n, p, len);
-      n += len;
-    }
-    header = false;
-    p += len;
-  }
-  out[n] = 0;
-  return out;
-}
-
-/* TracePackets of the trace (data, size) carrying field 7 (SysStats),
- * which another parser imports. */
-static int64_t sys_stats_packets(const uint8_t *data, size_t size) {
-  gp__pb_reader r, p;
-  gp__pb_field f, g;
-  int64_t n = 0;
-  gp__pb_reader_init(&r, data, size, 0);
-  while (gp__pb_next(&r, &f) > 0) {
-    if (f.id != 1 || f.wire_type != GP_PB_LEN)
-      continue;
-    gp__pb_reader_sub(&p, &r, &f);
-    bool has = false;
-    while (gp__pb_next(&p, &g) > 0)
-      has |= g.id == 7;
-    n += has;
-  }
-  return n;
-}
-
-static void compare_systrace(const char *dir, const char *name) {
-  char trace[4096], csv[4096];
-  size_t len = strlen(name) - strlen(".pftrace");
-  snprintf(trace, sizeof(trace), "%s/%s", dir, name);
-  snprintf(csv, sizeof(csv), "%s/expected/%.*s/stats.csv", dir, (int)len, name);
-  char *want = tp_read_file(csv, NULL);
-  if (!want)
-    gp_test_fail(__FILE__, __LINE__, "%s: no %s", trace, csv);
-  size_t size;
-  uint8_t *data = (uint8_t *)tp_read_file(trace, &size);
-  ASSERT_NOT_NULL(data);
-  gp_tp *tp = tp_open_bytes(data, size);
-  char *ours = tp_csv(tp, OURS_SQL);
-  char *theirs = expected_rows(want);
-  tp_assert_csv(ours, theirs, trace);
-  /* SysStats packets are another parser's: until it is in, they are the
-   * only ones not imported */
-  int64_t skipped = tp_int(tp, "SELECT value FROM stats WHERE name = "
-                               "'packet_type_not_imported' AND idx IS NULL");
-  if (skipped != 0)
-    ASSERT_EQ(skipped, sys_stats_packets(data, size));
-  free(ours);
-  free(theirs);
-  free(want);
-  free(data);
-  gp_tp_close(tp);
-}
-
-TEST(tp_stats_systrace_match_perfetto) {
-  const char *dir = getenv("GPUPERF_SYSTRACE_DATA");
-  if (!dir || !*dir)
-    dir = "tests/data/systrace";
-  DIR *d = opendir(dir);
-  if (!d)
-    SKIP("no system traces at %s (run from the source tree, or set "
-         "GPUPERF_SYSTRACE_DATA)",
-         dir);
-  int n = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    size_t len = strlen(e->d_name);
-    if (len > 8 && strcmp(e->d_name + len - 8, ".pftrace") == 0) {
-      compare_systrace(dir, e->d_name);
-      n++;
-    }
-  }
-  closedir(d);
-  if (n == 0)
-    SKIP("no .pftrace in %s", dir);
-}
 
 #define GP_ONLY                                                                \
   "('packet_type_not_imported', 'trace_truncated_bytes', "                     \
