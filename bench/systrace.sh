@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # bench/systrace.sh - importing a system trace (sched, thread_state,
 # processes, ftrace events, system counters): gpuperf's trace processor
 # beside Perfetto's own, interleaved, on the same trace and query.
@@ -7,9 +7,9 @@
 #
 # TRACE defaults to tests/data/systrace/sys_30s.pftrace (30 s recorded with
 # Perfetto's traced_probes), RUNS to 7. Each run is one process that
-# imports the trace and counts the sched rows: wall time, CPU time
-# (user + system) and peak resident memory (/usr/bin/time), printed as
-# median [min..max]. GPUPERF_PERFETTO_TP names Perfetto's
+# imports the trace and counts the sched rows: wall time and CPU time
+# (user + system; bash's time, to the ms) and peak resident memory
+# (/usr/bin/time), printed as median [min..max]. GPUPERF_PERFETTO_TP names Perfetto's
 # trace_processor_shell; without it, only gpuperf's figures are printed.
 # Targets (issue 37): at least 2x faster, at most half the memory.
 set -eu
@@ -25,13 +25,18 @@ trap 'rm -rf "$DIR"' EXIT INT TERM
 SQL="select count(*) from sched"
 echo "$SQL" >"$DIR/q.sql"
 i=0
+TIMEFORMAT="%3R %3U %3S"
+# measure NAME CMD...: one run; "wall user sys rss_kb" into time_NAME.$i
+measure() {
+  name=$1
+  shift
+  { time /usr/bin/time -f "%M" -o "$DIR/rss" "$@" >"$DIR/out_$name" \
+      2>/dev/null; } 2>"$DIR/t"
+  echo "$(cat "$DIR/t") $(tail -n 1 "$DIR/rss")" >"$DIR/time_$name.$i"
+}
 while [ $i -lt "$RUNS" ]; do
-  /usr/bin/time -f "%e %U %S %M" -o "$DIR/time_g.$i" \
-    "$G" query "$TRACE" "$SQL" --format csv >"$DIR/out_g"
-  if [ -n "$TP" ]; then
-    /usr/bin/time -f "%e %U %S %M" -o "$DIR/time_p.$i" \
-      "$TP" -q "$DIR/q.sql" "$TRACE" >"$DIR/out_p" 2>/dev/null
-  fi
+  measure g "$G" query "$TRACE" "$SQL" --format csv
+  [ -z "$TP" ] || measure p "$TP" -q "$DIR/q.sql" "$TRACE"
   i=$((i + 1))
 done
 # median [min..max] of column c (1 wall, 2 cpu, 3 rss KB) of files $1.*
