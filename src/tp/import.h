@@ -1114,6 +1114,11 @@ int gp__tp_gext_add(gp__tp_importer *imp, uint32_t slice, uint8_t kind,
 /* Interns s (length n) or fails the import with GP_ENOMEM. */
 int gp__tp_intern(gp__tp_importer *imp, const void *s, size_t n, uint32_t *out);
 
+/* The same for a string of the trace, but an empty one is NONE (NULL in
+ * SQL), as Perfetto's string pool makes it. */
+int gp__tp_intern_text(gp__tp_importer *imp, const void *s, size_t n,
+                       uint32_t *out);
+
 /* Releases the parse-time trackers (called once parsing is over). */
 void gp__tp_trackers_free(gp__tp_importer *imp);
 

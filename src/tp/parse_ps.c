@@ -26,14 +26,6 @@ static int key(gp__tp_importer *imp, const char *k, uint32_t *out) {
   return gp__tp_intern(imp, k, strlen(k), out);
 }
 
-static int str(gp__tp_importer *imp, const void *s, size_t n, uint32_t *out) {
-  if (!n) {
-    *out = GP_TP_NONE;
-    return 0;
-  }
-  return gp__tp_intern(imp, s, n, out);
-}
-
 /* ns of BOOTTIME in trace time (BOOTTIME is the trace time when no
  * snapshot links them). */
 static int64_t boottime(gp__tp_importer *imp, int64_t ns) {
@@ -150,8 +142,8 @@ static int tree_process(gp__tp_importer *imp, uint32_t machine,
   uint32_t pupid, upid, name, cmdline;
   if ((rc = gp__tp_process_get_main(imp, machine, (int64_t)ppid, &pupid)) ||
       (rc = gp__tp_process_get_main(imp, machine, (int64_t)pid, &upid)) ||
-      (rc = str(imp, argv0, argv0_len, &name)) ||
-      (rc = str(imp, *buf, len, &cmdline)))
+      (rc = gp__tp_intern_text(imp, argv0, argv0_len, &name)) ||
+      (rc = gp__tp_intern_text(imp, *buf, len, &cmdline)))
     return rc;
   gp__tp_process *pr = &imp->db->processes.v[upid];
   if (pr->parent_upid == GP_TP_NONE)
@@ -201,7 +193,7 @@ static int tree_thread(gp__tp_importer *imp, uint32_t machine,
     return 0;
   if (tid == tgid && gp__tp_map_get(kthreads, tid))
     name_len = kworker_len(name, name_len);
-  if ((rc = str(imp, name, name_len, &s)) ||
+  if ((rc = gp__tp_intern_text(imp, name, name_len, &s)) ||
       (rc = gp__tp_ftrace_thread(imp, machine, (uint32_t)tid, &utid)))
     return rc;
   gp__tp_thread_name(imp, utid, s, GP_TP_TNAME_PROCESS_TREE);

@@ -33,15 +33,6 @@ static int key(gp__tp_importer *imp, const char *k, uint32_t *out) {
   return gp__tp_intern(imp, k, strlen(k), out);
 }
 
-/* A string of the trace, NONE when empty (as Perfetto's pool makes it). */
-static int str(gp__tp_importer *imp, const void *s, size_t n, uint32_t *out) {
-  if (!n) {
-    *out = GP_TP_NONE;
-    return 0;
-  }
-  return gp__tp_intern(imp, s, n, out);
-}
-
 /* ------------------------------------------------------------------ */
 /* Drops at the start of the trace                                      */
 
@@ -470,7 +461,7 @@ static int task_newtask(gp__tp_importer *imp, int64_t ts, uint32_t machine,
   uint32_t new_tid = (uint32_t)fl->v[1], flags = (uint32_t)fl->v[3];
   uint32_t comm, source, created, upid;
   int rc;
-  if ((rc = str(imp, fl->s[2], fl->n[2], &comm)) != 0)
+  if ((rc = gp__tp_intern_text(imp, fl->s[2], fl->n[2], &comm)) != 0)
     return rc;
   if (new_tid == 0)
     return 0; /* boot-time tracing: init making the idle tasks */
@@ -507,8 +498,8 @@ int gp__tp_parse_sched(gp__tp_importer *imp, int64_t ts, uint32_t machine,
   case GP_PB_FTRACE_SCHED_SWITCH:
     /* prev_comm 1, prev_pid 2, prev_prio 3, prev_state 4, next_comm 5,
      * next_pid 6, next_prio 7 */
-    if ((rc = str(imp, fl.s[1], fl.n[1], &a)) != 0 ||
-        (rc = str(imp, fl.s[5], fl.n[5], &b)) != 0)
+    if ((rc = gp__tp_intern_text(imp, fl.s[1], fl.n[1], &a)) != 0 ||
+        (rc = gp__tp_intern_text(imp, fl.s[5], fl.n[5], &b)) != 0)
       return rc;
     return sched_switch(imp, ts, machine, cpu, (uint32_t)fl.v[2], a,
                         (int32_t)fl.v[3], (int64_t)fl.v[4], (uint32_t)fl.v[6],
@@ -516,7 +507,7 @@ int gp__tp_parse_sched(gp__tp_importer *imp, int64_t ts, uint32_t machine,
   case GP_PB_FTRACE_SCHED_WAKING: {
     /* comm 1, pid 2, prio 3, success 4, target_cpu 5 */
     uint32_t wakee;
-    if ((rc = str(imp, fl.s[1], fl.n[1], &a)) != 0 ||
+    if ((rc = gp__tp_intern_text(imp, fl.s[1], fl.n[1], &a)) != 0 ||
         (rc = gp__tp_ftrace_thread(imp, machine, (uint32_t)fl.v[2], &wakee)))
       return rc;
     gp__tp_thread_name(imp, wakee, a, GP_TP_TNAME_FTRACE);
@@ -530,7 +521,7 @@ int gp__tp_parse_sched(gp__tp_importer *imp, int64_t ts, uint32_t machine,
   case GP_PB_FTRACE_TASK_NEWTASK: /* pid 1, comm 2, clone_flags 3 */
     return task_newtask(imp, ts, machine, pid, &fl);
   case GP_PB_FTRACE_TASK_RENAME: /* pid 1, oldcomm 2, newcomm 3 */
-    if ((rc = str(imp, fl.s[3], fl.n[3], &a)) != 0 ||
+    if ((rc = gp__tp_intern_text(imp, fl.s[3], fl.n[3], &a)) != 0 ||
         (rc = gp__tp_ftrace_thread(imp, machine, (uint32_t)fl.v[1], &utid)))
       return rc;
     gp__tp_thread_and_process_name(imp, utid, a, GP_TP_TNAME_FTRACE);

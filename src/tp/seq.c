@@ -127,6 +127,16 @@ int gp__tp_intern(gp__tp_importer *imp, const void *s, size_t n,
   return 0;
 }
 
+/* See import.h. */
+int gp__tp_intern_text(gp__tp_importer *imp, const void *s, size_t n,
+                       uint32_t *out) {
+  if (!n) {
+    *out = GP_TP_NONE;
+    return 0;
+  }
+  return gp__tp_intern(imp, s, n, out);
+}
+
 /* ------------------------------------------------------------------ */
 /* Sequences                                                             */
 
