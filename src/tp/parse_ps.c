@@ -9,7 +9,8 @@
  * '-' where kthreadd (pid 2) is the parent. Counters go on the process's
  * counter tracks: "mem.<key>" (type process_memory), "mem.smaps.<key>"
  * (smaps), "runtime.<key>" (proc_stat_runtime) and "oom_score_adj".
- * Process args (is_kthread) and file descriptors are not imported.
+ * A process's is_kthread goes into its args; file descriptors are not
+ * imported.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ enum {
   PR_CMDLINE = 3,
   PR_UID = 5,
   PR_START_FROM_BOOT = 7,
+  PR_IS_KTHREAD = 8,
   PR_CMDLINE_IS_COMM = 9,
   TH_TID = 1,
   TH_NAME = 2,
@@ -71,6 +73,7 @@ static int tree_process(gp__tp_importer *imp, uint32_t machine,
   int rc;
   uint64_t pid = 0, ppid = 0, uid = 0, start = 0;
   bool has_uid = false, has_start = false, is_comm = false;
+  int kthread = -1;
   size_t nargs = 0, total = 0;
   const uint8_t *argv0 = NULL;
   size_t argv0_len = 0;
@@ -93,6 +96,8 @@ static int tree_process(gp__tp_importer *imp, uint32_t machine,
         has_start = true, start = f.value;
       else if (f.id == PR_CMDLINE_IS_COMM)
         is_comm = f.value != 0;
+      else if (f.id == PR_IS_KTHREAD)
+        kthread = f.value != 0;
     }
   }
   if (rc < 0)
@@ -160,6 +165,18 @@ static int tree_process(gp__tp_importer *imp, uint32_t machine,
     pr->uid = (uint32_t)uid;
   if (has_start && pr->start_ts == INT64_MIN)
     pr->start_ts = boottime(imp, (int64_t)start);
+  if (kthread >= 0) {
+    gp__tp_argb b;
+    uint32_t k;
+    b.n = 0;
+    b.overflow = false;
+    if ((rc = key(imp, "is_kthread", &k)) != 0)
+      return rc;
+    gp__tp_argb_bool(&b, k, kthread);
+    if ((rc = gp__tp_argset_commit(imp->db, &b,
+                                   &imp->db->processes.v[upid].args)))
+      return nomem(imp);
+  }
   return 0;
 }
 

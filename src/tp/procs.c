@@ -361,8 +361,8 @@ static int process_get(gp__tp_importer *imp, uint32_t machine, int64_t pid,
   *upid = lookup(&imp->upid_by_pid, k);
   if (*upid != GP_TP_NONE)
     return 0;
-  gp__tp_process pr = {pid,       GP_TP_NONE, GP_TP_NONE, INT64_MIN,
-                       INT64_MIN, GP_TP_NONE, machine,    INT64_MIN};
+  gp__tp_process pr = {pid,        GP_TP_NONE, GP_TP_NONE, INT64_MIN, INT64_MIN,
+                       GP_TP_NONE, machine,    INT64_MIN,  GP_TP_NONE};
   if (!gp__tp_vec_push(&db->processes, pr))
     return nomem(imp);
   *upid = (uint32_t)db->processes.n - 1;

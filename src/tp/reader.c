@@ -252,7 +252,8 @@ static int tokenize_machine(gp__tp_importer *imp, const top *t, uint64_t off) {
     /* Each machine has its own swapper (pid and tid 0), as Perfetto's
      * importer makes one when it first sees the machine. */
     gp__tp_process sp = {0,         GP_TP_NONE, GP_TP_NONE,    INT64_MIN,
-                         INT64_MIN, GP_TP_NONE, (uint32_t)row, INT64_MIN};
+                         INT64_MIN, GP_TP_NONE, (uint32_t)row, INT64_MIN,
+                         GP_TP_NONE};
     gp__tp_thread st = {0,         GP_TP_NONE, (uint32_t)db->processes.n,
                         INT64_MIN, INT64_MIN,  (uint32_t)row,
                         true,      1};

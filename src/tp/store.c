@@ -78,8 +78,9 @@ int gp__tp_db_init(gp__tp_db *db) {
   if (!gp__tp_vec_push(&db->set_first, 0))
     goto nomem;
   gp__tp_machine host = {0, {GP_TP_NONE, GP_TP_NONE, GP_TP_NONE, GP_TP_NONE}};
-  gp__tp_process swapper = {0,         GP_TP_NONE, GP_TP_NONE, INT64_MIN,
-                            INT64_MIN, GP_TP_NONE, 0,          INT64_MIN};
+  gp__tp_process swapper = {0,         GP_TP_NONE, GP_TP_NONE,
+                            INT64_MIN, INT64_MIN,  GP_TP_NONE,
+                            0,         INT64_MIN,  GP_TP_NONE};
   gp__tp_thread idle = {0, db->k_swapper, 0, INT64_MIN, INT64_MIN, 0, true, 1};
   if (!gp__tp_vec_push(&db->machines, host) ||
       !gp__tp_vec_push(&db->processes, swapper) ||

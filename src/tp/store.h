@@ -349,7 +349,8 @@ typedef struct gp__tp_process {
   int64_t start_ts, end_ts; /* INT64_MIN = NULL */
   uint32_t parent_upid;
   uint32_t machine;
-  int64_t uid; /* INT64_MIN = NULL */
+  int64_t uid;   /* INT64_MIN = NULL */
+  uint32_t args; /* arg set (is_kthread), NONE = NULL */
 } gp__tp_process;
 
 typedef struct gp__tp_thread {

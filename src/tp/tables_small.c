@@ -261,6 +261,9 @@ static void process_value(const gp__tp_db *db, uint64_t r, int col,
   case 9:
     res_str(db, ctx, p->cmdline);
     break;
+  case 10:
+    res_id(ctx, p->args);
+    break;
   case 11:
     sqlite3_result_int64(ctx, p->machine);
     break;

@@ -27,6 +27,7 @@
 static const char *const compared[] = {
     "thread",
     "process",
+    "process_args",
     "sched",
     "thread_state",
     "counter",
