@@ -24,7 +24,7 @@
  *   bits  0..39  source offset of the tag of the field to parse: the
  *                packet's data field (gpu_render_stage_event, ...) or
  *                the FtraceEvent in its bundle; for a compact sched
- *                event, its index in imp->csched
+ *                event, its index in imp->cs (queues.c)
  *
  * Source offsets below file_size are in the file; above it, in the buffer
  * of data inflated from compressed_packets.
@@ -45,7 +45,7 @@
 #define GP_TP_ENT_PACKET 0u
 #define GP_TP_ENT_FTRACE 1u
 #define GP_TP_ENT_SKIP 2u    /* a packet not imported: ordering only */
-#define GP_TP_ENT_COMPACT 3u /* a compact sched event (imp->csched) */
+#define GP_TP_ENT_COMPACT 3u /* a compact sched event (imp->cs) */
 #define GP_TP_GEN_BITS 22
 #define GP_TP_OFF_BITS 40
 #define GP_TP_MAX_GENS (1u << GP_TP_GEN_BITS)
@@ -277,7 +277,8 @@ typedef struct gp__tp_sched_ring {
 } gp__tp_sched_ring;
 
 /* A compact sched_switch or sched_waking event, decoded when tokenized
- * (as Perfetto's tokenizer makes its InlineSchedSwitch/Waking). */
+ * (as Perfetto's tokenizer makes its InlineSchedSwitch/Waking): the form
+ * the parser reads. */
 typedef struct gp__tp_csched {
   int64_t prev_state;                /* switch */
   int32_t pid;                       /* switch: next_pid; waking: pid */
@@ -286,6 +287,30 @@ typedef struct gp__tp_csched {
   uint16_t target_cpu, common_flags; /* waking */
   bool waking;
 } gp__tp_csched;
+
+/* The form they wait in until parsed, 16 bytes: values that do not fit
+ * (wide) wait whole in gp__tp_cs.wide. */
+typedef struct gp__tp_cs_packed {
+  int32_t pid;
+  uint32_t comm;
+  int32_t state; /* switch: prev_state; waking: target_cpu << 16 | flags */
+  int16_t prio;
+  uint8_t waking;
+  uint8_t wide;
+} gp__tp_cs_packed;
+
+/* The compact sched events of an import, in chunks of GP_TP_CS_CHUNK; a
+ * chunk is freed once its last event is parsed, so that they are not all
+ * held beside the tables the parse makes. */
+#define GP_TP_CS_SHIFT 16
+#define GP_TP_CS_CHUNK (1u << GP_TP_CS_SHIFT)
+typedef struct gp__tp_cs {
+  GP_TP_VEC(gp__tp_cs_packed *) chunks;
+  GP_TP_VEC(uint32_t) left; /* by chunk: events not parsed yet */
+  uint64_t n;
+  gp__tp_map wide_at; /* index -> position in wide */
+  GP_TP_VEC(gp__tp_csched) wide;
+} gp__tp_cs;
 
 /* What the last sched_switch on a CPU said (parse_sched.c). */
 typedef struct gp__tp_cpu_sched {
@@ -300,6 +325,7 @@ typedef struct gp__tp_sched_state {
   GP_TP_VEC(gp__tp_cpu_sched) cpus;
   gp__tp_map cpu_by_key;          /* machine << 32 | cpu -> index in cpus */
   GP_TP_VEC(uint32_t) last_state; /* by utid: last thread_state row */
+  GP_TP_VEC(int) kernel;          /* by machine: its kernel version, 0 */
   bool drops_known;
   int64_t drop_before, soft_drop_before;
   gp__tp_argb argb; /* the args of the row being made */
@@ -380,9 +406,9 @@ typedef struct gp__tp_importer {
   GP_TP_VEC(gp__tp_interned) interned;
   gp__tp_map2 interned_by_key; /* (ns << 32 | field, iid) -> index */
   int64_t max_ts;
-  GP_TP_VEC(gp__tp_queue) queues;  /* in the order Perfetto makes them */
-  GP_TP_VEC(uint32_t) queue_cpu;   /* by queue: its ftrace CPU, or NONE */
-  GP_TP_VEC(gp__tp_csched) csched; /* compact sched events, as tokenized */
+  GP_TP_VEC(gp__tp_queue) queues; /* in the order Perfetto makes them */
+  GP_TP_VEC(uint32_t) queue_cpu;  /* by queue: its ftrace CPU, or NONE */
+  gp__tp_cs cs;                   /* compact sched events, as tokenized */
   /* Windows (queues.c): where Perfetto's sorter, in a trace with flushes
    * and buffer reads of the service, hands out what is in by then. */
   gp__tp_windows win;
@@ -742,6 +768,12 @@ int gp__tp_parse_ftrace_gpu(gp__tp_importer *imp, int64_t ts, uint32_t machine,
 /* The interned strings parse_sched.c uses; its state freed. */
 int gp__tp_sched_init(gp__tp_importer *imp);
 void gp__tp_sched_free(gp__tp_importer *imp);
+
+/* Appends e as event number imp->cs.n (queues.c). 0 or GP_ENOMEM. */
+int gp__tp_cs_push(gp__tp_importer *imp, const gp__tp_csched *e);
+/* Event i, into *e; its chunk is freed after its last event is taken
+ * (queues.c). Each event is taken once. */
+void gp__tp_cs_take(gp__tp_importer *imp, uint64_t i, gp__tp_csched *e);
 
 /* One compact sched event (kind GP_TP_ENT_COMPACT) from CPU cpu
  * (parse_sched.c). */

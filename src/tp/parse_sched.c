@@ -61,14 +61,22 @@ int gp__tp_ftrace_drop(gp__tp_importer *imp, int64_t ts) {
 /* ------------------------------------------------------------------ */
 /* Task states                                                           */
 
-/* The kernel version of a machine (SystemInfo.utsname.release) as
- * major * 1000 + minor; 4.4 when unknown, as Perfetto assumes. */
+/* The kernel version of a machine (SystemInfo.utsname.release, read when
+ * tokenized, so known before any event is parsed) as major * 1000 +
+ * minor; 4.4 when unknown, as Perfetto assumes. Read once per machine. */
 static int kernel_version(gp__tp_importer *imp, uint32_t machine) {
+  gp__tp_sched_state *s = &imp->sched;
+  if (machine < s->kernel.n && s->kernel.v[machine])
+    return s->kernel.v[machine];
   uint32_t rel = imp->db->machines.v[machine].uts[1];
   int major = 4, minor = 4;
   if (rel != GP_TP_NONE &&
       sscanf(gp__tp_str(&imp->db->strings, rel), "%d.%d", &major, &minor) != 2)
     major = 4, minor = 4;
+  while (s->kernel.n <= machine && gp__tp_vec_push(&s->kernel, 0))
+    ;
+  if (machine < s->kernel.n) /* else out of memory: read again next time */
+    s->kernel.v[machine] = major * 1000 + minor;
   return major * 1000 + minor;
 }
 
@@ -559,4 +567,5 @@ void gp__tp_sched_free(gp__tp_importer *imp) {
   gp__tp_vec_free(&s->cpus);
   gp__tp_map_free(&s->cpu_by_key);
   gp__tp_vec_free(&s->last_state);
+  gp__tp_vec_free(&s->kernel);
 }

@@ -20,6 +20,7 @@
  * Every ftrace event is parsed: those no parser of its own takes still
  * become rows of the ftrace_event table, as in Perfetto's.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpuperf/error.h"
@@ -151,7 +152,7 @@ static uint64_t packed_next(packed *pk) {
  * The compact sched_switch and sched_waking events of a CompactSched: as
  * many as every one of their packed fields has values for, up to the
  * first whose comm index is past the intern table, as Perfetto reads
- * them. Each is decoded into imp->csched, its entry naming it there.
+ * them. Each is decoded into imp->cs, its entry naming it there.
  */
 static int compact_sched(gp__tp_importer *imp, const gp__pb_field *cs,
                          uint32_t m, uint32_t cpu, uint32_t seq, uint32_t gen,
@@ -221,13 +222,11 @@ static int compact_sched(gp__tp_importer *imp, const gp__pb_field *cs,
         if (f[12].p < f[12].end)
           e.common_flags = (uint16_t)packed_next(&f[12]);
       }
-      if (!gp__tp_vec_push(&imp->csched, e)) {
-        rc = gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
+      if ((rc = gp__tp_cs_push(imp, &e)) != 0)
         goto out;
-      }
-      rc = gp__tp_push_entry(
-          imp, q, ftrace_time(imp, seq, acc),
-          gp__tp_ref(GP_TP_ENT_COMPACT, gen, imp->csched.n - 1), off);
+      rc = gp__tp_push_entry(imp, q, ftrace_time(imp, seq, acc),
+                             gp__tp_ref(GP_TP_ENT_COMPACT, gen, imp->cs.n - 1),
+                             off);
       if (rc)
         goto out;
     }
@@ -235,6 +234,59 @@ static int compact_sched(gp__tp_importer *imp, const gp__pb_field *cs,
 out:
   gp__tp_vec_free(&table);
   return rc;
+}
+
+/* See import.h. */
+int gp__tp_cs_push(gp__tp_importer *imp, const gp__tp_csched *e) {
+  gp__tp_cs *cs = &imp->cs;
+  uint64_t i = cs->n;
+  size_t c = (size_t)(i >> GP_TP_CS_SHIFT);
+  if (c >= cs->chunks.n) {
+    gp__tp_cs_packed *chunk = malloc(GP_TP_CS_CHUNK * sizeof(*chunk));
+    if (!chunk || !gp__tp_vec_push(&cs->chunks, chunk) ||
+        !gp__tp_vec_push(&cs->left, 0)) {
+      if (chunk && (cs->chunks.n <= c || cs->chunks.v[c] != chunk))
+        free(chunk);
+      return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
+    }
+  }
+  gp__tp_cs_packed *p = &cs->chunks.v[c][i & (GP_TP_CS_CHUNK - 1)];
+  p->pid = e->pid;
+  p->comm = e->comm;
+  p->waking = e->waking;
+  p->prio = (int16_t)e->prio;
+  p->state = e->waking
+                 ? (int32_t)((uint32_t)e->target_cpu << 16 | e->common_flags)
+                 : (int32_t)e->prev_state;
+  p->wide = p->prio != e->prio || (!e->waking && p->state != e->prev_state);
+  if (p->wide && (!gp__tp_map_put(&cs->wide_at, i, cs->wide.n, NULL) ||
+                  !gp__tp_vec_push(&cs->wide, *e)))
+    return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
+  cs->left.v[c]++;
+  cs->n++;
+  return 0;
+}
+
+/* See import.h. */
+void gp__tp_cs_take(gp__tp_importer *imp, uint64_t i, gp__tp_csched *e) {
+  gp__tp_cs *cs = &imp->cs;
+  size_t c = (size_t)(i >> GP_TP_CS_SHIFT);
+  const gp__tp_cs_packed *p = &cs->chunks.v[c][i & (GP_TP_CS_CHUNK - 1)];
+  if (p->wide) {
+    *e = cs->wide.v[*gp__tp_map_get(&cs->wide_at, i)];
+  } else {
+    e->pid = p->pid;
+    e->comm = p->comm;
+    e->waking = p->waking;
+    e->prio = p->prio;
+    e->prev_state = e->waking ? 0 : p->state;
+    e->target_cpu = e->waking ? (uint16_t)((uint32_t)p->state >> 16) : 0;
+    e->common_flags = e->waking ? (uint16_t)p->state : 0;
+  }
+  if (--cs->left.v[c] == 0) {
+    free(cs->chunks.v[c]);
+    cs->chunks.v[c] = NULL;
+  }
 }
 
 /* The kernel overwrote events of CPU cpu between two reads: Perfetto
@@ -357,7 +409,14 @@ void gp__tp_queues_free(gp__tp_importer *imp) {
     gp__tp_vec_free(&imp->queues.v[i]);
   gp__tp_vec_free(&imp->queues);
   gp__tp_vec_free(&imp->queue_cpu);
-  gp__tp_vec_free(&imp->csched);
+  gp__tp_cs *cs = &imp->cs;
+  for (size_t i = 0; i < cs->chunks.n; i++)
+    free(cs->chunks.v[i]);
+  gp__tp_vec_free(&cs->chunks);
+  gp__tp_vec_free(&cs->left);
+  gp__tp_map_free(&cs->wide_at);
+  gp__tp_vec_free(&cs->wide);
+  cs->n = 0;
   for (size_t i = 0; i < imp->readerq.n; i++)
     for (int k = 0; k < GP_TP_FQ_KINDS; k++)
       gp__tp_vec_free(&imp->readerq.v[i].cpu[k]);

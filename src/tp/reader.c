@@ -721,10 +721,12 @@ static int parse_entry(gp__tp_importer *imp, const gp__tp_entry *e,
   if (gp__tp_ref_kind(e->ref) == GP_TP_ENT_SKIP)
     return 0;
   uint32_t cpu = queue < imp->queue_cpu.n ? imp->queue_cpu.v[queue] : 0;
-  if (gp__tp_ref_kind(e->ref) == GP_TP_ENT_COMPACT)
+  if (gp__tp_ref_kind(e->ref) == GP_TP_ENT_COMPACT) {
+    gp__tp_csched cs;
+    gp__tp_cs_take(imp, gp__tp_ref_off(e->ref), &cs);
     return gp__tp_parse_compact_sched(
-        imp, e->ts, &imp->csched.v[gp__tp_ref_off(e->ref)],
-        imp->gens.v[gp__tp_ref_gen(e->ref)].machine, cpu);
+        imp, e->ts, &cs, imp->gens.v[gp__tp_ref_gen(e->ref)].machine, cpu);
+  }
   uint64_t off = gp__tp_ref_off(e->ref);
   const uint8_t *p = gp__tp_src(imp, off);
   uint32_t gen = gp__tp_ref_gen(e->ref);

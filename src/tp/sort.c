@@ -29,6 +29,16 @@
 #define MIN_RUN 64  /* shorter runs on average: sort blocks first */
 #define PIECE 16384 /* entries the merge gives back at once (256 KiB) */
 #define SPAN 2048   /* entries per count and least input offset kept */
+/* A taken entry's ref: kind compact, so that it reads no input. */
+#define TAKEN (~(uint64_t)0)
+
+/* Whether entry e reads the input at gp__tp_ref_off(e->ref): not once
+ * taken, nor a compact sched event (decoded when tokenized; its ref holds
+ * an index), nor a packet only kept for its place in the order. */
+static bool reads_input(const gp__tp_entry *e) {
+  uint32_t k = gp__tp_ref_kind(e->ref);
+  return k != GP_TP_ENT_COMPACT && k != GP_TP_ENT_SKIP;
+}
 _Static_assert(PIECE % SPAN == 0, "a piece is whole spans");
 
 /* Ties go to the entry earlier in the array: the merge is stable. */
@@ -126,6 +136,10 @@ int gp__tp_merge_init(gp__tp_merge *m, gp__tp_entry *a, size_t cap, size_t n) {
     size_t lo = p * SPAN, hi = lo + SPAN < n ? lo + SPAN : n;
     m->span_left[p] = (uint32_t)(hi - lo);
     for (size_t i = lo; i < hi; i++) {
+      /* A compact sched event was decoded when tokenized: it reads no
+       * input (its ref holds an index, not an offset). */
+      if (!reads_input(&a[i]))
+        continue;
       uint64_t off = gp__tp_ref_off(a[i].ref);
       low = off < low ? off : low;
     }
@@ -153,6 +167,7 @@ bool gp__tp_merge_next(gp__tp_merge *m, gp__tp_entry *out) {
   uint32_t top = m->heap[0];
   size_t at = m->pos[top]++;
   *out = m->a[at];
+  m->a[at].ref = TAKEN; /* for gp__tp_merge_low_off() */
   if (--m->span_left[at / SPAN] == 0) {
     /* The piece goes when its last span with entries left empties. */
     size_t p = at / PIECE, s = p * (PIECE / SPAN), e = s + PIECE / SPAN;
@@ -169,11 +184,21 @@ bool gp__tp_merge_next(gp__tp_merge *m, gp__tp_entry *out) {
   return true;
 }
 
-/* See import.h. */
+/* See import.h. The first span with entries left is looked at entry by
+ * entry (SPAN entries, once every RELEASE_BLOCK parsed): a queue whose
+ * entries are sparse in the file, and so span much of it, would otherwise
+ * hold the input back from its first entry to the last of that span. */
 uint64_t gp__tp_merge_low_off(gp__tp_merge *m) {
   while (m->live < m->nspans && m->span_left[m->live] == 0)
     m->live++;
-  return m->live < m->nspans ? m->smin[m->live] : UINT64_MAX;
+  if (m->live >= m->nspans)
+    return UINT64_MAX;
+  uint64_t low = m->live + 1 < m->nspans ? m->smin[m->live + 1] : UINT64_MAX;
+  size_t lo = m->live * SPAN, hi = lo + SPAN < m->n ? lo + SPAN : m->n;
+  for (size_t i = lo; i < hi; i++)
+    if (reads_input(&m->a[i]) && gp__tp_ref_off(m->a[i].ref) < low)
+      low = gp__tp_ref_off(m->a[i].ref);
+  return low;
 }
 
 /* The head of the merge: its next entry's ts; false when none is left. */
