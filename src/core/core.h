@@ -291,6 +291,10 @@ bool gp__death_in_handler(void);
  * outside their handler (death.c). NULL: never. */
 void gp__death_set_defer(bool (*fn)(void));
 
+/* The same, where no backend has set one yet (the simulator: a graphics
+ * library's, which knows its frames, comes first). */
+void gp__death_set_defer_if_unset(bool (*fn)(void));
+
 /* A safe point: where a deferred signal is pending, finishes the session
  * and raises it again (does not return then). One relaxed load if not. */
 void gp__death_point(void);

@@ -30,9 +30,11 @@
  * interrupted the driver (llvmpipe then waits forever on a fence the
  * interrupted thread had yet to flush). So where a backend says a safe
  * point is near (gp__death_set_defer: the GL library, whose contexts swap
- * every frame), SIGINT, SIGTERM, SIGHUP and SIGQUIT are only noted, and
- * the session is finished at the next safe point (gp__death_point: after
- * a swap), outside the handler, before the signal is raised again; after
+ * every frame; the Vulkan layer, at each present; the simulator, whose
+ * programs call it all the time), SIGINT, SIGTERM, SIGHUP and SIGQUIT are
+ * only noted, and the session is finished at the next safe point
+ * (gp__death_point: after a swap, a present, a simulator call), outside
+ * the handler, before the signal is raised again; after
  * DEATH_DEFER_S without one, in the handler after all, the backend
  * calling nothing (gp__death_in_handler) and counting what it loses.
  *
@@ -81,6 +83,12 @@ bool gp__death_in_handler(void) {
 /* See core.h. */
 void gp__death_set_defer(bool (*fn)(void)) {
   atomic_store(&defer_fn, fn);
+}
+
+/* See core.h. */
+void gp__death_set_defer_if_unset(bool (*fn)(void)) {
+  bool (*expect)(void) = NULL;
+  atomic_compare_exchange_strong(&defer_fn, &expect, fn);
 }
 
 /* See core.h. */
@@ -189,6 +197,9 @@ void gp__death_point(void) {
   int sig = atomic_load_explicit(&deferred_sig, memory_order_relaxed);
   if (__builtin_expect(sig == 0, 1))
     return;
+  pid_t self = (pid_t)syscall(SYS_gettid);
+  if (atomic_load(&dying_sig) != 0 && atomic_load(&finishing_tid) == self)
+    return; /* a safe point met while finishing: the finishing goes on */
   /* The watchdog in place of the timeout, before the session is ours. */
   alarm_in(DEATH_WATCHDOG_S, on_watchdog);
   int expect = 0;
@@ -197,7 +208,7 @@ void gp__death_point(void) {
     for (;;) /* the timeout's handler (or a fault) is finishing */
       pause();
   }
-  atomic_store(&finishing_tid, (pid_t)syscall(SYS_gettid));
+  atomic_store(&finishing_tid, self);
   finish_all();
   alarm(0);
   restore_default_and_raise(sig);

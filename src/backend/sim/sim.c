@@ -83,8 +83,16 @@ void gp__sim_announce(void) {
 }
 
 /* Takes the lock, initialising with the defaults if needed. */
+/* gp__death_set_defer's question: a program that uses the simulator
+ * calls it again soon, and each call is a safe point to finish the
+ * session (without DEATH_DEFER_S, finished in the handler after all). */
+static bool sim_calls_soon(void) {
+  return true;
+}
+
 int gp__sim_api_begin(sim_api_call *c, uint32_t cbid) {
-  gp__activate(); /* before the lock: it may start sampling */
+  gp__death_point(); /* no lock held: a signal noted since ends here */
+  gp__activate();    /* before the lock: it may start sampling */
   gp__sim_lock();
   if (!gp__sim.initialised) {
     int rc = init_locked(NULL);
@@ -143,6 +151,7 @@ int gp__sim_api_end(sim_api_call *c, int rc) {
   if (GP_UNLIKELY(
           atomic_load_explicit(&gp__sim.num_announce, memory_order_relaxed)))
     gp__sim_announce();
+  gp__death_point();
   return rc;
 }
 
@@ -293,6 +302,7 @@ static int init_locked(const gp_sim_config *cfg) {
   gp__sim.num_devices = cfg->num_devices;
   gp__activity_add_flush_hook(gp__sim_flush_hook, NULL);
   gp__sim.initialised = true;
+  gp__death_set_defer_if_unset(sim_calls_soon);
   return 0;
 }
 
