@@ -197,13 +197,20 @@ void gp__tp_argb_ptr(gp__tp_argb *b, uint32_t key, uint64_t v) {
   gp__tp_argb_add(b, key, key, GP_TP_ARG_POINTER, (int64_t)v);
 }
 
+/* A set's hash: a multiply and a shift per word, one full mix at the end
+ * (a collision only costs a comparison; every ftrace event's args come
+ * through here, so the per-arg cost is what counts). */
 static uint64_t args_hash(const gp__tp_arg *a, uint32_t n) {
   uint64_t h = 0x51ed270b27e5ull ^ n;
   for (uint32_t i = 0; i < n; i++) {
-    h = gp__tp_mix64(h ^ ((uint64_t)a[i].key << 32 | a[i].flat_key));
-    h = gp__tp_mix64(h ^ (uint64_t)a[i].value ^ ((uint64_t)a[i].type << 56));
+    h = (h ^ ((uint64_t)a[i].key << 32 | a[i].flat_key)) *
+        0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+    h = (h ^ (uint64_t)a[i].value ^ ((uint64_t)a[i].type << 56)) *
+        0xc2b2ae3d27d4eb4full;
+    h ^= h >> 32;
   }
-  return h;
+  return gp__tp_mix64(h);
 }
 
 static bool args_equal(const gp__tp_arg *a, const gp__tp_arg *b, uint32_t n) {
