@@ -952,6 +952,10 @@ uint32_t gp__tp_packet_queue(gp__tp_importer *imp, uint32_t m, bool te);
 int gp__tp_push_entry(gp__tp_importer *imp, uint32_t q, int64_t ts,
                       uint64_t ref, uint64_t off);
 
+/* ns of BOOTTIME (ftrace's clock, and /proc's) seen on sequence seq, in
+ * trace time; BOOTTIME itself where no snapshot links the two. */
+int64_t gp__tp_boottime(gp__tp_importer *imp, uint32_t seq, int64_t ns);
+
 /* Tokenizes an FtraceEventBundle (data, len) of sequence seq, generation
  * gen, whose packet is at off. */
 int gp__tp_tokenize_ftrace(gp__tp_importer *imp, const uint8_t *data,

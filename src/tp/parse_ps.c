@@ -27,16 +27,6 @@ static int key(gp__tp_importer *imp, const char *k, uint32_t *out) {
   return gp__tp_intern(imp, k, strlen(k), out);
 }
 
-/* ns of BOOTTIME in trace time (BOOTTIME is the trace time when no
- * snapshot links them). */
-static int64_t boottime(gp__tp_importer *imp, int64_t ns) {
-  uint64_t key = gp__tp_clock_key(GP_TP_CLOCK_BOOTTIME, 0);
-  int64_t ts;
-  if (gp__tp_clocks_convert(&imp->clocks, key, ns, &ts) != 0)
-    ts = ns;
-  return ts;
-}
-
 /* "kworker/1:2-events" -> "kworker/1:2": the length to keep. */
 static size_t kworker_len(const uint8_t *s, size_t n) {
   if (n < 8 || memcmp(s, "kworker/", 8) != 0)
@@ -63,9 +53,9 @@ enum {
   TH_TGID = 3,
 };
 
-/* One ProcessTree.Process; pid goes into *kthreads when its parent is
- * kthreadd. */
-static int tree_process(gp__tp_importer *imp, uint32_t machine,
+/* One ProcessTree.Process of a packet of sequence seq; pid goes into
+ * *kthreads when its parent is kthreadd. */
+static int tree_process(gp__tp_importer *imp, uint32_t machine, uint32_t seq,
                         const gp__pb_reader *parent, const gp__pb_field *pf,
                         gp__tp_map *kthreads, char **buf, size_t *cap) {
   gp__pb_reader r;
@@ -164,7 +154,7 @@ static int tree_process(gp__tp_importer *imp, uint32_t machine,
   if (has_uid)
     pr->uid = (uint32_t)uid;
   if (has_start && pr->start_ts == INT64_MIN)
-    pr->start_ts = boottime(imp, (int64_t)start);
+    pr->start_ts = gp__tp_boottime(imp, seq, (int64_t)start);
   if (kthread >= 0) {
     gp__tp_argb b;
     uint32_t k;
@@ -228,7 +218,8 @@ int gp__tp_parse_process_tree(gp__tp_importer *imp, const gp__tp_pkt *p) {
   gp__tp_reader_at(imp, &r, p->data_off, p->data_len);
   while (!rc2 && (rc = gp__tp_pb_next(&r, &f)) > 0)
     if (f.id == PT_PROCESSES && f.wire_type == GP_PB_LEN)
-      rc2 = tree_process(imp, p->machine, &r, &f, &kthreads, &buf, &cap);
+      rc2 = tree_process(imp, p->machine, p->seq_id, &r, &f, &kthreads, &buf,
+                         &cap);
   if (!rc2 && rc < 0)
     rc2 = gp__tp_corrupt(imp, &r, "ProcessTree");
   gp__tp_reader_at(imp, &r, p->data_off, p->data_len);

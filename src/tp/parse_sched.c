@@ -331,9 +331,7 @@ static int sched_switch(gp__tp_importer *imp, int64_t ts, uint32_t machine,
                        next_prio)) != 0 ||
       (rc = slice_start(imp, ts, machine, cpu, next_utid, next_prio, &slice)))
     return rc;
-  c = &imp->sched.cpus.v[*gp__tp_map_get(&imp->sched.cpu_by_key,
-                                         (uint64_t)machine << 32 | cpu)];
-  c->slice = slice;
+  c->slice = slice; /* c stays valid: only cpu_state() adds CPUs */
   c->last_pid = next_pid;
   c->last_utid = next_utid;
   c->last_prio = next_prio;
@@ -375,17 +373,12 @@ static int compact_switch(gp__tp_importer *imp, int64_t ts, uint32_t machine,
                        e->prio)) != 0)
     return rc;
   if (raw_only) {
-    imp->sched.cpus
-        .v[*gp__tp_map_get(&imp->sched.cpu_by_key,
-                           (uint64_t)machine << 32 | cpu)]
-        .slice = GP_TP_NONE;
+    c->slice = GP_TP_NONE; /* c stays valid: only cpu_state() adds CPUs */
     return 0;
   }
   if ((rc = slice_start(imp, ts, machine, cpu, next_utid, e->prio, &slice)))
     return rc;
-  imp->sched.cpus
-      .v[*gp__tp_map_get(&imp->sched.cpu_by_key, (uint64_t)machine << 32 | cpu)]
-      .slice = slice;
+  c->slice = slice;
   return ts_switch(imp, ts, machine, cpu, prev_utid, state, next_utid);
 }
 

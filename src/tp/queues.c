@@ -105,8 +105,8 @@ static int cpu_queue(gp__tp_importer *imp, uint32_t m, int k, uint32_t cpu,
   return rc;
 }
 
-/* ns of BOOTTIME (ftrace's clock) on sequence seq in trace time. */
-static int64_t ftrace_time_of(gp__tp_importer *imp, uint32_t seq, int64_t ns) {
+/* See import.h. */
+int64_t gp__tp_boottime(gp__tp_importer *imp, uint32_t seq, int64_t ns) {
   uint64_t key = gp__tp_clock_key(GP_TP_CLOCK_BOOTTIME, seq);
   int64_t abs = gp__tp_clocks_abs(&imp->clocks, key, ns), ts;
   if (gp__tp_clocks_convert(&imp->clocks, key, abs, &ts) != 0)
@@ -116,7 +116,7 @@ static int64_t ftrace_time_of(gp__tp_importer *imp, uint32_t seq, int64_t ns) {
 
 /* The same for an event's time, which the latest time follows. */
 static int64_t ftrace_time(gp__tp_importer *imp, uint32_t seq, int64_t ns) {
-  int64_t ts = ftrace_time_of(imp, seq, ns);
+  int64_t ts = gp__tp_boottime(imp, seq, ns);
   if (ts > imp->max_ts)
     imp->max_ts = ts;
   return ts;
@@ -392,7 +392,7 @@ int gp__tp_tokenize_ftrace(gp__tp_importer *imp, const uint8_t *data,
   if (!gp__tp_map_put(&imp->ftrace_first, (uint64_t)m << 32 | cpu, 1, &ins))
     return gp__tp_fail(imp, GP_ENOMEM, off, "out of memory");
   if (ins && has_start) {
-    int64_t t = ftrace_time_of(imp, seq, (int64_t)start);
+    int64_t t = gp__tp_boottime(imp, seq, (int64_t)start);
     if (imp->ftrace_data_start == INT64_MIN || t > imp->ftrace_data_start)
       imp->ftrace_data_start = t;
   }
