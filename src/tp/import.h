@@ -876,7 +876,9 @@ typedef struct gp__tp_merge {
   size_t nruns;
   /* Per span of entries (a few KB of input; a piece of the array given
    * back, a system call each, is 8 spans): the entries not yet taken,
-   * and the least input offset of the span's entries and those after. */
+   * and the least input offset that the span's entries and those after
+   * read (not counting compact sched events and skipped packets, which
+   * read none). A taken entry's ref is overwritten (sort.c's TAKEN). */
   uint32_t *span_left;
   uint64_t *smin;
   size_t nspans;
@@ -892,8 +894,9 @@ int gp__tp_merge_init(gp__tp_merge *m, gp__tp_entry *a, size_t cap, size_t n);
 bool gp__tp_merge_next(gp__tp_merge *m, gp__tp_entry *out);
 
 /* The input below the offset this returns is read by no entry not yet
- * taken (the least offset of the first span with entries left;
- * UINT64_MAX: none left), and may be released. */
+ * taken (the least offset that an entry of the first span with entries
+ * left, looked at one by one, or of a later span reads; UINT64_MAX: none),
+ * and may be released. */
 uint64_t gp__tp_merge_low_off(gp__tp_merge *m);
 
 void gp__tp_merge_fini(gp__tp_merge *m);
