@@ -191,7 +191,7 @@ static void *produce(void *arg) {
         gp__activity_reserve(GP_ACTIVITY_KIND_MARKER, sizeof(*r), 0, 0);
     if (GP_UNLIKELY(!r))
       continue;
-    r->timestamp = gp_get_timestamp();
+    r->timestamp = gp__now();
     r->id = i;
     r->flags = GP_ACTIVITY_FLAG_MARKER_INSTANT;
     r->name_id = 1;
@@ -222,7 +222,7 @@ __attribute__((noinline)) void instr_records(uint64_t records, uint32_t tid) {
         gp__activity_reserve(GP_ACTIVITY_KIND_MARKER, sizeof(*r), 0, 0);
     if (GP_UNLIKELY(!r))
       continue;
-    r->timestamp = gp_get_timestamp();
+    r->timestamp = gp__now();
     r->id = i;
     r->flags = GP_ACTIVITY_FLAG_MARKER_INSTANT;
     r->name_id = 1;

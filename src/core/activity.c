@@ -53,7 +53,9 @@ gp__activity_state gp__act = {
 };
 
 slot *_Atomic gp__slots;
-GP_TLS slot *gp__tls_slot;
+gp__slot gp__slot_none;
+/* The core's per-thread block (core.h); its line is clock.c's. */
+GP_TLS gp__tls_t gp__tls = {.slot = &gp__slot_none};
 
 /* Where committed records are counted (gp__activity_count_into). */
 static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -270,7 +272,7 @@ static slot *slot_attach(void) {
   s->tid = gp__tid();
   s->records_left = UINT32_MAX;
   gp__slot_limit(s);
-  gp__tls_slot = s;
+  gp__tls.slot = s;
   pthread_setspecific(slot_key, s);
   return s;
 }
@@ -278,21 +280,20 @@ static slot *slot_attach(void) {
 /* Hands the owner's current buffer to the collector (or keeps it for
  * reuse if nothing in it is undelivered). By the owner, or by another
  * thread while the owner produces nothing (finalize): the end is the
- * published head, which equals head_local between the owner's calls. */
+ * published head, which equals cur between the owner's calls. */
 void gp__slot_release(slot *s) {
   pthread_mutex_lock(&s->lock);
   uint8_t *b = s->buf;
   size_t size = s->buf_size;
   uint32_t taken = s->taken;
-  uint32_t head = atomic_load_explicit(&s->head, memory_order_acquire);
+  uint32_t head = gp__slot_head(s);
   gp_buffer_complete_fn comp = s->buf_complete;
   s->buf = NULL;
   s->cap = 0;
-  s->head_local = 0;
-  s->open = 0;
-  s->limit = 0;
+  gp__slot_set_cur(s, NULL);
+  s->open = NULL;
+  s->limit = NULL;
   s->taken = 0;
-  atomic_store_explicit(&s->head, 0, memory_order_release);
   /* Its records now go the way of the queue: where the buffer is the
    * area's, its queued entry says where they are until written (core.h),
    * noted before the cell lets go of it. */
@@ -313,7 +314,7 @@ void gp__slot_release(slot *s) {
 
 /* See core.h. */
 void gp__activity_submitting(uint64_t start) {
-  slot *s = gp__tls_slot;
+  slot *s = gp__slot_mine();
   if (GP_UNLIKELY(!s) && (start == 0 || !(s = slot_attach())))
     return;
   /* Release: the driver call that follows submits the work with later
@@ -341,7 +342,7 @@ static void thread_exit(void *arg) {
   memset(s->drop_pend, 0, sizeof(s->drop_pend));
   s->has_drops = false;
   gp__slot_limit(s);
-  gp__tls_slot = NULL;
+  gp__tls.slot = &gp__slot_none;
   atomic_store(&s->live, 0);
 }
 
@@ -375,7 +376,7 @@ static void count_drops(slot *s, uint32_t kind, int reason, uint32_t context_id,
   }
   if (s && kind != GP_ACTIVITY_KIND_DROPPED) {
     drop_pending *d = &s->drop_pend[kind][reason];
-    uint64_t now = gp_get_timestamp();
+    uint64_t now = gp__now();
     if (d->count == 0)
       d->first = now;
     d->count += n;
@@ -396,13 +397,13 @@ void gp__activity_add_drops(uint32_t kind, uint32_t reason, uint32_t context_id,
   if (count == 0 || kind >= GP_ACTIVITY_KIND_COUNT ||
       reason >= GP_DROP_REASON_COUNT)
     return;
-  slot *s = gp__tls_slot;
+  slot *s = gp__slot_mine();
   if (!s)
     s = slot_attach();
   count_drops(s, kind, (int)reason, context_id, stream_id, count);
   /* A source's drops are news now: write the DROPPED record at once if the
    * thread holds a buffer (else with its next record). */
-  if (s && s->buf && s->open == s->head_local)
+  if (s && s->buf && s->open == s->cur)
     write_drop_records(s);
 }
 
@@ -412,6 +413,7 @@ static void write_drop_records(slot *s) {
   bool want = (atomic_load_explicit(&gp__enabled_mask, memory_order_relaxed) &
                (1ull << GP_ACTIVITY_KIND_DROPPED)) != 0;
   bool left = false;
+  uint32_t h = gp__slot_off(s, s->cur);
   for (uint32_t k = 0; k < GP_ACTIVITY_KIND_COUNT; k++) {
     for (uint32_t r = 0; r < GP_DROP_REASON_COUNT; r++) {
       drop_pending *d = &s->drop_pend[k][r];
@@ -422,11 +424,11 @@ static void write_drop_records(slot *s) {
         continue;
       }
       uint32_t size = sizeof(gp_activity_dropped);
-      if (s->head_local + size > s->cap || s->records_left == 0) {
+      if (h + size > s->cap || s->records_left == 0) {
         left = true;
         continue;
       }
-      gp_activity_dropped *rec = (void *)(s->buf + s->head_local);
+      gp_activity_dropped *rec = (void *)(s->buf + h);
       memset(rec, 0, size);
       rec->hdr.kind = GP_ACTIVITY_KIND_DROPPED;
       rec->hdr.size = size;
@@ -436,14 +438,14 @@ static void write_drop_records(slot *s) {
       rec->dropped_kind = k;
       rec->reason = r;
       rec->thread_id = s->tid;
-      s->head_local += size;
+      h += size;
       s->records_left--;
       (*atomic_load_explicit(&s->count, memory_order_relaxed))++;
       memset(d, 0, sizeof(*d));
     }
   }
-  atomic_store_explicit(&s->head, s->head_local, memory_order_release);
-  s->open = s->head_local;
+  gp__slot_set_cur(s, s->buf + h);
+  s->open = s->cur;
   s->has_drops = left;
   gp__slot_limit(s);
 }
@@ -458,12 +460,13 @@ static void write_drop_records(slot *s) {
 __attribute__((noinline, cold)) void *
 gp__activity_reserve_slow(uint32_t kind, uint32_t size, uint32_t context_id,
                           uint32_t stream_id) {
-  slot *s = gp__tls_slot;
+  slot *s = gp__slot_mine();
   if (!s && !(s = slot_attach())) {
     count_drop(NULL, kind, GP_DROP_NO_BUFFER, context_id, stream_id);
     return NULL;
   }
-  if (s->buf && (s->head_local + size > s->cap || s->records_left == 0))
+  if (s->buf &&
+      (gp__slot_off(s, s->cur) + size > s->cap || s->records_left == 0))
     gp__slot_release(s);
   if (!s->buf) {
     size_t bsize = 0, maxr = 0;
@@ -479,13 +482,12 @@ gp__activity_reserve_slow(uint32_t kind, uint32_t size, uint32_t context_id,
     s->buf_size = bsize;
     s->buf_complete = comp;
     s->cap = bsize > UINT32_MAX ? UINT32_MAX & ~7u : (uint32_t)(bsize & ~7ul);
-    s->head_local = 0;
-    s->open = 0;
+    gp__slot_set_cur(s, b);
+    s->open = b;
     s->taken = 0;
     s->records_left =
         maxr ? (maxr > UINT32_MAX ? UINT32_MAX : (uint32_t)maxr) : UINT32_MAX;
     gp__slot_limit(s);
-    atomic_store_explicit(&s->head, 0, memory_order_release);
     /* Where a reader finds the records of this buffer if we die (core.h):
      * word 1 last, once 2 and 3 are right. */
     uint64_t *cell = gp__slot_cell(s);
@@ -501,16 +503,17 @@ gp__activity_reserve_slow(uint32_t kind, uint32_t size, uint32_t context_id,
     count_drop(s, kind, GP_DROP_TOO_LARGE, context_id, stream_id);
     return NULL;
   }
-  if (s->head_local + size > s->cap || s->records_left == 0) {
+  uint32_t h = gp__slot_off(s, s->cur);
+  if (h + size > s->cap || s->records_left == 0) {
     /* The drop records filled it: start over with a fresh buffer. */
     return gp__activity_reserve_slow(kind, size, context_id, stream_id);
   }
   if (s->records_left != UINT32_MAX)
     s->records_left--; /* a budget: counted here, not by commit */
-  gp_activity *rec = (gp_activity *)(s->buf + s->head_local);
+  gp_activity *rec = (gp_activity *)(s->buf + h);
   rec->kind = kind;
   rec->size = size;
-  s->open = s->head_local + size;
+  s->open = s->buf + h + size;
   return rec;
 }
 
@@ -527,7 +530,7 @@ void gp__activity_commit_out(void *record) {
 
 /* See core.h. */
 void gp__activity_work_in_flight(int delta) {
-  slot *s = gp__tls_slot;
+  slot *s = gp__slot_mine();
   if (!s && !(s = slot_attach()))
     return;
   uint64_t *c = gp__slot_cell(s);
@@ -711,26 +714,24 @@ static void atfork_child(void) {
     atomic_store(&s->submitting, 0); /* no thread but ours is submitting */
     memset(s->drop_pend, 0, sizeof(s->drop_pend));
     s->has_drops = false;
-    if (s == gp__tls_slot && s->buf && gp__area_foreign(s->buf)) {
+    if (s == gp__tls.slot && s->buf && gp__area_foreign(s->buf)) {
       /* Shared with the parent, who goes on writing it: not ours. */
       s->buf = NULL;
       s->cap = 0;
-      s->head_local = 0;
+      gp__slot_set_cur(s, NULL);
       s->taken = 0;
-      atomic_store(&s->head, 0);
-    } else if (s == gp__tls_slot) {
-      s->taken = s->head_local; /* the parent's records */
+    } else if (s == gp__tls.slot) {
+      s->taken = gp__slot_off(s, s->cur); /* the parent's records */
       if (s->buf)
         held++;
     } else {
       s->buf = NULL;
       s->cap = 0;
-      s->head_local = 0;
+      gp__slot_set_cur(s, NULL);
       s->taken = 0;
-      atomic_store(&s->head, 0);
       atomic_store(&s->live, 0);
     }
-    s->open = s->head_local;
+    s->open = s->cur;
     gp__slot_limit(s);
   }
   atomic_store(&gp__act.outstanding, held);

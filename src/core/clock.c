@@ -17,7 +17,7 @@
  * suspend, is jumped forwards). The line's parameters sit behind a
  * sequence lock; each thread reads from a copy of its own, retaken at
  * every re-measurement and started at the thread's own time, which keeps
- * its readings monotonic across re-calibrations (tls_line below).
+ * its readings monotonic across re-calibrations (gp__tls.line below).
 
  */
 #include <pthread.h>
@@ -201,9 +201,15 @@ static void calibrate(void) {
 }
 #endif /* GP_HAVE_TSC */
 
+static void lines_expire(void);
+
 /* See core.h. */
 void gp__clock_set_virtual(uint64_t (*now)(void)) {
-  atomic_store_explicit(&virtual_now, now, memory_order_release);
+  atomic_store_explicit(&virtual_now, now, memory_order_seq_cst);
+  atomic_thread_fence(memory_order_seq_cst);
+  /* Every thread's next reading goes where virtual_now says. */
+  if (now)
+    lines_expire();
 }
 
 /* See core.h. */
@@ -246,34 +252,114 @@ static inline uint64_t line_ns(const tsc_line *l, uint64_t delta) {
 #endif
 
 /*
- * Each thread reads the time from a copy of the line of its own (tls_line
- * below): its fast path is an rdtsc, a subtraction, a compare, a multiply
- * and an add, with no sequence lock and no clamp. The copy is taken in
- * timestamp_slow() and is good for `span` ticks past its base: up to the
- * moment the shared line is due to be re-measured, and never so far that
- * delta * mult overflows 64 bits. A copy starts where the thread's time
- * is (its base is the value returned when it was taken, never less than
- * what the thread returned before), so a thread's readings are monotonic
- * across re-calibrations without a floor check per reading.
+ * Each thread reads the time from a copy of the line of its own
+ * (gp__tls.line, core.h): its fast path, gp__now(), is an rdtsc, a
+ * subtraction, a compare, a multiply and an add, with no sequence lock, no
+ * clamp and no shared load. The copy is taken in gp__timestamp_slow() and
+ * is good for `span` ticks past its base: up to the moment the shared line
+ * is due to be re-measured, and never so far that delta * mult overflows
+ * 64 bits. A copy starts where the thread's time is (its base is the value
+ * returned when it was taken, never less than what the thread returned
+ * before), so a thread's readings are monotonic across re-calibrations
+ * without a floor check per reading.
+ *
+ * A virtual clock is not looked for on the fast path: every copy is in a
+ * list, and gp__clock_set_virtual() zeroes every copy's span, which sends
+ * each thread to the slow path, where the virtual clock is read.
  */
-typedef struct tls_line_t {
-  uint64_t base_tsc; /* the line's tick at base_ns */
-  uint64_t span;     /* ticks past base_tsc it may be used for; 0: none */
-  uint64_t mult;     /* ns per tick, 32.32 */
-  uint64_t base_ns;
-} tls_line_t;
-static GP_TLS tls_line_t tls_line;
+#define tls_line (gp__tls.line)
+
+static struct {
+  pthread_mutex_t lock;
+  gp__tls_line_t *head;
+  pthread_once_t once;
+  pthread_key_t key; /* unlists a thread's copy when it exits */
+} lines = {.lock = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT};
+
+static void line_unlist(gp__tls_line_t *l) {
+  if (l->prev)
+    l->prev->next = l->next;
+  else
+    lines.head = l->next;
+  if (l->next)
+    l->next->prev = l->prev;
+  l->prev = l->next = NULL;
+}
+
+/* Thread exit: the copy's memory goes with the thread. From here on the
+ * thread reads the time without a copy (listed -1). */
+static void line_exit(void *arg) {
+  gp__tls_line_t *l = arg;
+  pthread_mutex_lock(&lines.lock);
+  if (l->listed == 1)
+    line_unlist(l);
+  l->listed = -1;
+  atomic_store_explicit(&l->span, 0, memory_order_relaxed);
+  pthread_mutex_unlock(&lines.lock);
+}
+
+static void lines_prepare(void) {
+  pthread_mutex_lock(&lines.lock);
+}
+static void lines_parent(void) {
+  pthread_mutex_unlock(&lines.lock);
+}
+
+/* A fork's child has only the forking thread: the others' copies are not
+ * there to be zeroed. */
+static void lines_child(void) {
+  pthread_mutex_init(&lines.lock, NULL);
+  lines.head = NULL;
+  if (tls_line.listed == 1) {
+    tls_line.prev = tls_line.next = NULL;
+    lines.head = &tls_line;
+  }
+}
+
+static void lines_init(void) {
+  pthread_key_create(&lines.key, line_exit);
+  pthread_atfork(lines_prepare, lines_parent, lines_child);
+}
+
+/* Puts the calling thread's copy in the list; false if it may not have
+ * one (the thread is exiting, or the key could not be set). */
+static bool line_list(void) {
+  if (tls_line.listed)
+    return tls_line.listed == 1;
+  pthread_once(&lines.once, lines_init);
+  if (pthread_setspecific(lines.key, &tls_line) != 0)
+    return false;
+  pthread_mutex_lock(&lines.lock);
+  tls_line.prev = NULL;
+  tls_line.next = lines.head;
+  if (lines.head)
+    lines.head->prev = &tls_line;
+  lines.head = &tls_line;
+  tls_line.listed = 1;
+  pthread_mutex_unlock(&lines.lock);
+  return true;
+}
+
+/* Zeroes every thread's span (gp__clock_set_virtual). */
+static void lines_expire(void) {
+  pthread_once(&lines.once, lines_init);
+  pthread_mutex_lock(&lines.lock);
+  for (gp__tls_line_t *l = lines.head; l; l = l->next)
+    atomic_store_explicit(&l->span, 0, memory_order_relaxed);
+  pthread_mutex_unlock(&lines.lock);
+}
 
 #if GP_HAVE_TSC
 /* The thread's line at tick t: what its fast path returned for t, or the
  * most it can have returned (at the end of its span) once t is past it. */
 static uint64_t tls_line_at(uint64_t t) {
-  const tls_line_t *l = &tls_line;
-  if (l->span == 0 || t < l->base_tsc)
+  const gp__tls_line_t *l = &tls_line;
+  uint64_t span = atomic_load_explicit(&l->span, memory_order_relaxed);
+  if (span == 0 || t < l->base_tsc)
     return 0;
   uint64_t d = t - l->base_tsc;
-  if (d >= l->span)
-    d = l->span - 1;
+  if (d >= span)
+    d = span - 1;
   return l->base_ns + ((d * l->mult) >> 32);
 }
 #endif
@@ -281,10 +367,10 @@ static uint64_t tls_line_at(uint64_t t) {
 /*
  * Everything but the thread's line: a virtual clock, the line past its
  * span (a fresh copy is taken), calibration under way or due, no TSC.
- * Kept out of line so that gp_get_timestamp()'s common path is a leaf
- * that saves no registers (it runs once per record).
+ * Out of line, so that gp__now() inlined stays small and
+ * gp_get_timestamp()'s common path is a leaf that saves no registers.
  */
-static __attribute__((noinline)) uint64_t timestamp_slow(void) {
+__attribute__((noinline)) uint64_t gp__timestamp_slow(void) {
   uint64_t (*vn)(void) =
       atomic_load_explicit(&virtual_now, memory_order_relaxed);
   if (vn != NULL)
@@ -307,22 +393,35 @@ static __attribute__((noinline)) uint64_t timestamp_slow(void) {
       tls_floor = old;
     uint64_t v = floor_clamp(line_ns(&l, delta));
     /* A copy from here to the shared line's next re-measurement (none if
-     * that is due: every reading comes here until somebody did it). */
+     * that is due: every reading comes here until somebody did it), for a
+     * thread whose copy gp__clock_set_virtual() can reach. */
     uint64_t span = delta < l.recal ? l.recal - delta : 0;
     uint64_t max_span = l.mult ? UINT64_MAX / l.mult : 0;
+    if (!line_list())
+      span = 0;
     tls_line.base_tsc = t;
     tls_line.base_ns = v;
     tls_line.mult = l.mult;
-    tls_line.span = span < max_span ? span : max_span;
+    atomic_store_explicit(&tls_line.span, span < max_span ? span : max_span,
+                          memory_order_relaxed);
+    /* A virtual clock installed meanwhile may have zeroed the copies
+     * before this one was stored: look again (the setter stores the
+     * clock, then zeroes; one of the two sees the other). */
+    atomic_thread_fence(memory_order_seq_cst);
+    vn = atomic_load_explicit(&virtual_now, memory_order_relaxed);
+    if (GP_UNLIKELY(vn != NULL)) {
+      atomic_store_explicit(&tls_line.span, 0, memory_order_relaxed);
+      return vn();
+    }
     return v;
   }
-  if (tls_line.span) {
+  if (atomic_load_explicit(&tls_line.span, memory_order_relaxed)) {
     /* The line was given up (a fork's child calibrates afresh): what the
      * old copy gave is the floor. */
     uint64_t old = tls_line_at(__rdtsc());
     if (tls_floor < old)
       tls_floor = old;
-    tls_line.span = 0;
+    atomic_store_explicit(&tls_line.span, 0, memory_order_relaxed);
   }
   if (st != TSC_ABSENT)
     calibrate();
@@ -332,16 +431,7 @@ static __attribute__((noinline)) uint64_t timestamp_slow(void) {
 
 /* See clock.h. */
 uint64_t gp_get_timestamp(void) {
-#if GP_HAVE_TSC
-  if (GP_LIKELY(atomic_load_explicit(&virtual_now, memory_order_relaxed) ==
-                NULL)) {
-    uint64_t d = __rdtsc() - tls_line.base_tsc;
-    /* d < span also rules out a tick before the base (d wraps). */
-    if (GP_LIKELY(d < tls_line.span))
-      return tls_line.base_ns + ((d * tls_line.mult) >> 32);
-  }
-#endif
-  return timestamp_slow();
+  return gp__now();
 }
 
 /* See core.h. */

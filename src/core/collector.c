@@ -353,7 +353,7 @@ static void emit_overhead(uint64_t start, uint64_t end, uint64_t bytes) {
     return;
   if (!gp__act.collector_slot) { /* read by finalize under the lock */
     pthread_mutex_lock(&gp__act.lock);
-    gp__act.collector_slot = gp__tls_slot;
+    gp__act.collector_slot = gp__slot_mine();
     pthread_mutex_unlock(&gp__act.lock);
   }
   r->start = start;
@@ -554,8 +554,8 @@ static void *collector_main(void *arg) {
   }
   /* Our own records (overhead) go out with the rest before we leave. */
   pthread_mutex_unlock(&gp__act.lock);
-  if (gp__tls_slot)
-    gp__slot_release(gp__tls_slot);
+  if (gp__slot_mine())
+    gp__slot_release(gp__slot_mine());
   pthread_mutex_lock(&gp__act.lock);
   drain_locked();
   pthread_mutex_unlock(&gp__act.lock);
@@ -605,7 +605,7 @@ int gp_activity_register_callbacks(gp_buffer_request_fn request,
 bool gp__collect_slot(slot *s) {
   pthread_mutex_lock(&s->lock);
   for (;;) {
-    uint32_t head = atomic_load_explicit(&s->head, memory_order_acquire);
+    uint32_t head = gp__slot_head(s);
     if (!s->buf || head <= s->taken)
       break;
     size_t bsize = 0, maxr = 0;

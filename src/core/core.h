@@ -9,6 +9,7 @@
 #ifndef GPUPERF_CORE_H
 #define GPUPERF_CORE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stddef.h>
@@ -76,6 +77,73 @@ void gp__clock_set_virtual(uint64_t (*now)(void));
 
 /* True while a virtual time source is installed. */
 bool gp__clock_is_virtual(void);
+
+/*
+ * A thread's copy of the TSC line (clock.c): gp__now() reads
+ * the time from it with no call, no lock and no shared load. It is good
+ * for `span` ticks past base_tsc; span 0 sends every reading to
+ * gp__timestamp_slow(), which takes a fresh copy. span is atomic because
+ * gp__clock_set_virtual() zeroes it in every thread's copy (a virtual
+ * clock then takes over at once); the rest is the owner's alone.
+ */
+typedef struct gp__tls_line_t {
+  uint64_t base_tsc; /* the line's tick at base_ns */
+  _Atomic uint64_t span;
+  uint64_t mult; /* ns per tick, 32.32 */
+  uint64_t base_ns;
+  struct gp__tls_line_t *prev, *next; /* every thread's copy (clock.c) */
+  int listed;                         /* in that list; -1: thread exiting */
+} gp__tls_line_t;
+
+/* The core's per-thread words in one block, so that a record's slot and
+ * its timestamp's line are reached from one thread-pointer offset. */
+typedef struct gp__tls_t {
+  struct gp__slot *slot; /* the thread's slot (slot.h) */
+  gp__tls_line_t line;   /* its copy of the TSC line (clock.c) */
+} gp__tls_t;
+extern GP_TLS gp__tls_t gp__tls;
+
+/*
+ * span as gp__now() reads it: a relaxed load, which is one plain move on
+ * every machine the TSC line runs on. GCC treats even a relaxed atomic as
+ * a barrier to its other optimisations, and would then load the record's
+ * slot and position again after every timestamp; a volatile load is the
+ * same move without that (as Linux's READ_ONCE). Under ThreadSanitizer,
+ * which checks the C11 model, the atomic load itself.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define GP__TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define GP__TSAN 1
+#endif
+#endif
+static inline uint64_t gp__tls_span(gp__tls_line_t *l) {
+#if defined(GP__TSAN)
+  return atomic_load_explicit(&l->span, memory_order_relaxed);
+#else
+  return *(volatile uint64_t *)&l->span;
+#endif
+}
+
+/* Everything gp__now() does not do inline: a virtual clock, a copy past
+ * its span or none, calibration, no TSC. */
+uint64_t gp__timestamp_slow(void);
+
+/*
+ * gp_get_timestamp(), inlined into the library's own producers: an
+ * rdtsc, a subtraction, a compare, a multiply, a shift and an add.
+ */
+static inline __attribute__((always_inline)) uint64_t gp__now(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  gp__tls_line_t *l = &gp__tls.line;
+  uint64_t d = __builtin_ia32_rdtsc() - l->base_tsc;
+  /* d < span also rules out a tick before the base (d wraps). */
+  if (GP_LIKELY(d < gp__tls_span(l)))
+    return l->base_ns + ((d * l->mult) >> 32);
+#endif
+  return gp__timestamp_slow();
+}
 
 /* Period between re-measurements of the TSC line, ns. */
 #define GP_CLOCK_RECAL_NS 50000000ull

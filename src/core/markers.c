@@ -60,7 +60,7 @@ static void emit(uint32_t flags, uint64_t id, uint32_t name_id,
       gp__activity_reserve(GP_ACTIVITY_KIND_MARKER, sizeof(*r), 0, 0);
   if (!r)
     return;
-  r->timestamp = gp_get_timestamp();
+  r->timestamp = gp__now();
   r->id = id;
   r->flags = flags;
   r->name_id = name_id;

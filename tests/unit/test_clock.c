@@ -286,6 +286,59 @@ TEST(clock_readers_take_no_lock) {
   ASSERT_OK(gp_clock_unregister(lockfree_id));
 }
 
+/* A virtual clock takes over at once in threads that hold a copy of the
+ * TSC line: gp__now() does not look for it, so installing it must reach
+ * every copy (and none of exited threads, whose copies are gone). */
+static uint64_t virtual_42(void) {
+  return 42;
+}
+static pthread_barrier_t virt_bar;
+
+static void *line_holder(void *arg) {
+  uint64_t *got = arg;
+  for (int i = 0; i < 100000; i++)
+    (void)gp__now();
+  got[1] = gp__now();
+  pthread_barrier_wait(&virt_bar); /* holds its copy ... */
+  pthread_barrier_wait(&virt_bar); /* ... while the clock is installed */
+  got[2] = gp__now();
+  got[3] = gp_get_timestamp();
+  return NULL;
+}
+
+static void *read_and_exit(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 1000; i++)
+    (void)gp__now();
+  return NULL;
+}
+
+TEST(clock_virtual_reaches_threads_holding_a_line) {
+  pthread_t gone[32];
+  for (int i = 0; i < 32; i++)
+    ASSERT_EQ(pthread_create(&gone[i], NULL, read_and_exit, NULL), 0);
+  for (int i = 0; i < 32; i++)
+    pthread_join(gone[i], NULL);
+  uint64_t got[4] = {0};
+  pthread_t t;
+  ASSERT_EQ(pthread_barrier_init(&virt_bar, NULL, 2), 0);
+  ASSERT_EQ(pthread_create(&t, NULL, line_holder, got), 0);
+  pthread_barrier_wait(&virt_bar);
+  uint64_t before = gp__now();
+  gp__clock_set_virtual(virtual_42);
+  pthread_barrier_wait(&virt_bar);
+  uint64_t mine = gp__now();
+  pthread_join(t, NULL);
+  gp__clock_set_virtual(NULL);
+  pthread_barrier_destroy(&virt_bar);
+  ASSERT_GT(got[1], 42);
+  ASSERT_GT(before, 42);
+  ASSERT_EQ(got[2], 42);
+  ASSERT_EQ(got[3], 42);
+  ASSERT_EQ(mine, 42);
+  ASSERT_GE(gp__now(), before); /* the real clock again */
+}
+
 /* ------------------------------------------------------------------ */
 /* Consumers: every snapshot, in order, whatever the ring overwrote     */
 

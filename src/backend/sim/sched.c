@@ -34,7 +34,7 @@
 uint64_t gp__sim_now(void) {
   if (gp__sim.time_mode == GP_SIM_TIME_VIRTUAL)
     return atomic_load_explicit(&gp__sim.vnow, memory_order_acquire);
-  return gp_get_timestamp();
+  return gp__now();
 }
 
 /* Spends host time: virtual time moves; real time moves by itself. */
@@ -52,11 +52,11 @@ void gp__sim_wait_until(uint64_t t) {
     }
     return;
   }
-  uint64_t now = gp_get_timestamp();
+  uint64_t now = gp__now();
   if (now >= t)
     return;
   gp__sim_unlock();
-  while ((now = gp_get_timestamp()) < t) {
+  while ((now = gp__now()) < t) {
     uint64_t d = t - now;
     struct timespec ts = {(time_t)(d / 1000000000ull),
                           (long)(d % 1000000000ull)};
@@ -928,7 +928,7 @@ void gp__sim_retire(bool all) {
   uint64_t now = gp__sim_now();
   for (uint32_t i = 0; i < gp__sim.num_devices; i++) {
     sim_device *d = &gp__sim.devices[i];
-    if (d->last_snapshot + SNAPSHOT_EVERY_NS <= gp_get_timestamp())
+    if (d->last_snapshot + SNAPSHOT_EVERY_NS <= gp__now())
       gp__sim_clock_snapshot(d);
   }
   while (gp__sim.heap_n > 0 && (all || gp__sim.heap[0].end <= now)) {
