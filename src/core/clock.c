@@ -298,15 +298,11 @@ static void line_exit(void *arg) {
   pthread_mutex_unlock(&lines.lock);
 }
 
-static void lines_prepare(void) {
-  pthread_mutex_lock(&lines.lock);
-}
-static void lines_parent(void) {
-  pthread_mutex_unlock(&lines.lock);
-}
-
 /* A fork's child has only the forking thread: the others' copies are not
- * there to be zeroed. */
+ * there to be zeroed. The list is made afresh, not walked (another thread
+ * may have been changing it), and its lock too; the parent's lock is not
+ * taken before the fork, because other fork handlers read the time, and
+ * a thread's first reading lists its copy. */
 static void lines_child(void) {
   pthread_mutex_init(&lines.lock, NULL);
   lines.head = NULL;
@@ -318,7 +314,7 @@ static void lines_child(void) {
 
 static void lines_init(void) {
   pthread_key_create(&lines.key, line_exit);
-  pthread_atfork(lines_prepare, lines_parent, lines_child);
+  pthread_atfork(NULL, NULL, lines_child);
 }
 
 /* Puts the calling thread's copy in the list; false if it may not have
