@@ -252,8 +252,12 @@ typedef struct gp__ocl_queue {
   uint64_t frontier[GP_OCL_RECENT];
   /* In-order queues: commands with our own events, oldest first, read in
    * batches by the reaper (reaper.c), and on clFinish and flushes
-   * (pending.c). */
-  pthread_mutex_t reap_lock; /* the list */
+   * (pending.c): those of the queue's owner (the first thread that
+   * enqueued such a command) on its ring, without a lock; the others, and
+   * the owner's when the ring is full, on the list. */
+  _Atomic(void *) ring_owner;        /* that thread's token (pending.c) */
+  struct gp__ocl_ring *_Atomic ring; /* set once, by the owner */
+  pthread_mutex_t reap_lock;         /* the list */
   struct gp__ocl_entry *reap_head, *reap_tail;
   _Atomic uint64_t reap_n;              /* entries on the list */
   pthread_mutex_t reap_serial;          /* held by the one reading the list */
@@ -409,6 +413,30 @@ typedef struct gp__ocl_stats {
 void gp__ocl_get_stats(gp__ocl_stats *out);
 
 /* ---- pending.c: entries in flight ---- */
+
+/* Slots of a queue's ring of deferred commands (a power of two). */
+#define GP_OCL_RING 2048
+
+/*
+ * A queue's ring: the commands its owner enqueued with events of ours,
+ * oldest first, written by that one thread and read by the one holding
+ * the queue's reap_serial. The owner fills slot tail % GP_OCL_RING, then
+ * publishes it by storing tail + 1 (release); the reader takes slots from
+ * head and stores head past them once they count as finishing. Neither
+ * side takes a lock or does an atomic read-modify-write. tail never goes
+ * back: it is how many commands the ring ever took (stats).
+ */
+typedef struct gp__ocl_ring {
+  _Alignas(64) _Atomic uint64_t tail; /* written by the owner */
+  _Alignas(64) _Atomic uint64_t head; /* written by the reader */
+  _Alignas(64) struct {
+    gp__ocl_entry *_Atomic entry;
+    _Atomic uint64_t start; /* its host_start, for gp__ocl_pending_oldest */
+  } slot[GP_OCL_RING];
+} gp__ocl_ring;
+
+/* Commands waiting on q's ring and list. */
+uint64_t gp__ocl_reap_waiting(gp__ocl_queue *q);
 
 /*
  * A fresh entry with room for num_waits wait ids, holding two references

@@ -168,7 +168,9 @@ static inline void prefetch_entry(const gp__ocl_entry *e) {
 
 /* See oclInt.h. */
 gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
-  pthread_once(&shards_once, shards_init);
+  /* A thread with entries of its own has registered (own_register). */
+  if (GP_UNLIKELY(!own_free))
+    pthread_once(&shards_once, shards_init);
   gp__ocl_entry *e = own_free ? own_free : take_returned();
   if (e) {
     own_free = e->next;
@@ -484,15 +486,47 @@ void gp__ocl_entry_watch(gp__ocl_entry *e) {
 
 static void reap_hand(gp__ocl_queue *q, const gp__ocl_anchor *anchor);
 
-/* See oclInt.h. */
-void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q,
-                         const gp__ocl_anchor *anchor) {
+/* A token per thread: its address tells a queue's owner (while a thread
+ * lives, no other has its address). */
+static GP_TLS char ring_token;
+
+/* The calling thread's ring on q: q's ring if the thread owns q (making it
+ * the owner if q has none yet), NULL if another thread does or no ring
+ * could be had. */
+static gp__ocl_ring *own_ring(gp__ocl_queue *q) {
+  void *owner = atomic_load_explicit(&q->ring_owner, memory_order_relaxed);
+  if (GP_LIKELY(owner == &ring_token))
+    return atomic_load_explicit(&q->ring, memory_order_relaxed);
+  if (owner)
+    return NULL;
+  /* Once per queue (and again in a fork child, see reap_reset). A ring
+   * left by a fork's reset is empty: head == tail. */
+  gp__ocl_ring *r = atomic_load_explicit(&q->ring, memory_order_acquire);
+  bool fresh = r == NULL;
+  if (fresh && !(r = aligned_alloc(64, sizeof(*r))))
+    return NULL;
+  if (fresh) {
+    atomic_init(&r->tail, 0);
+    atomic_init(&r->head, 0);
+  }
+  void *none = NULL;
+  if (!atomic_compare_exchange_strong(&q->ring_owner, &none, &ring_token)) {
+    if (fresh)
+      free(r);
+    return NULL;
+  }
+  if (fresh)
+    atomic_store_explicit(&q->ring, r, memory_order_release);
+  return r;
+}
+
+/* Appends e to q's list (another thread's commands, or the owner's when
+ * its ring is full); returns how many the list holds. */
+static uint64_t list_append(gp__ocl_entry *e, gp__ocl_queue *q) {
   shard *s = shard_of(e);
-  count_in_flight(e);
   atomic_fetch_add_explicit(&s->tracked, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->internal, 1, memory_order_relaxed);
   pthread_mutex_lock(&q->reap_lock);
-  e->reap_next = NULL;
   if (q->reap_tail)
     q->reap_tail->reap_next = e;
   else
@@ -500,9 +534,73 @@ void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q,
   q->reap_tail = e;
   uint64_t n = atomic_fetch_add_explicit(&q->reap_n, 1, memory_order_relaxed);
   pthread_mutex_unlock(&q->reap_lock);
-  if (n + 1 >= GP_OCL_REAP_BATCH &&
+  return n + 1;
+}
+
+/* See oclInt.h. */
+void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q,
+                         const gp__ocl_anchor *anchor) {
+  count_in_flight(e);
+  e->reap_next = NULL;
+  /* Counted as tracked and internal by the ring's tail (gp__ocl_get_stats),
+   * or on the list's way. */
+  uint64_t n;
+  gp__ocl_ring *r = own_ring(q);
+  uint64_t t = r ? atomic_load_explicit(&r->tail, memory_order_relaxed) : 0;
+  uint64_t h = r ? atomic_load_explicit(&r->head, memory_order_acquire) : 0;
+  if (GP_LIKELY(r != NULL) && t - h < GP_OCL_RING) {
+    size_t i = t % GP_OCL_RING;
+    atomic_store_explicit(&r->slot[i].start, e->host_start,
+                          memory_order_relaxed);
+    atomic_store_explicit(&r->slot[i].entry, e, memory_order_relaxed);
+    atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+    n = t + 1 - h;
+  } else {
+    n = list_append(e, q);
+  }
+  if (n >= GP_OCL_REAP_BATCH &&
       !atomic_load_explicit(&q->reap_handed, memory_order_relaxed))
     reap_hand(q, anchor);
+}
+
+/* See oclInt.h. */
+uint64_t gp__ocl_reap_waiting(gp__ocl_queue *q) {
+  uint64_t n = atomic_load_explicit(&q->reap_n, memory_order_relaxed);
+  gp__ocl_ring *r = atomic_load_explicit(&q->ring, memory_order_acquire);
+  if (r)
+    n += atomic_load_explicit(&r->tail, memory_order_acquire) -
+         atomic_load_explicit(&r->head, memory_order_relaxed);
+  return n;
+}
+
+/* Takes up to max of the commands on q's ring that are done (with force:
+ * done or not), oldest first, counting them as finishing; links them
+ * through reap_next from *link on and returns how many. Caller holds
+ * q->reap_serial. */
+static unsigned ring_take(gp__ocl_queue *q, unsigned max, bool force,
+                          gp__ocl_entry ***link) {
+  gp__ocl_ring *r = atomic_load_explicit(&q->ring, memory_order_acquire);
+  if (!r)
+    return 0;
+  uint64_t h0 = atomic_load_explicit(&r->head, memory_order_relaxed);
+  uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+  uint64_t h = h0;
+  for (; h < t && h - h0 < max; h++) {
+    gp__ocl_entry *e = atomic_load_explicit(&r->slot[h % GP_OCL_RING].entry,
+                                            memory_order_relaxed);
+    cl_int st = event_status(e->event);
+    if (st > CL_COMPLETE && !force)
+      break;
+    e->swept_status = st;
+    /* Counted as finishing before it leaves the ring, as on the list. */
+    atomic_fetch_add_explicit(&shard_of(e)->finishing, 1, memory_order_relaxed);
+    e->reap_next = NULL;
+    **link = e;
+    *link = &e->reap_next;
+  }
+  if (h != h0)
+    atomic_store_explicit(&r->head, h, memory_order_release);
+  return (unsigned)(h - h0);
 }
 
 /* Writes the records of up to max of q's oldest commands that are done
@@ -511,6 +609,11 @@ void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q,
  * Caller holds q->reap_serial. */
 static unsigned reap_serial_locked(gp__ocl_queue *q, unsigned max, bool force,
                                    const gp__ocl_anchor *after) {
+  /* The ring's and the list's commands are each in the queue's order,
+   * which is the order they complete in; each is read from its oldest. */
+  gp__ocl_entry *taken = NULL, **link = &taken;
+  unsigned from_ring = ring_take(q, max, force, &link);
+  max -= from_ring;
   pthread_mutex_lock(&q->reap_lock);
   gp__ocl_entry *first = q->reap_head;
   uint64_t n = atomic_load_explicit(&q->reap_n, memory_order_relaxed);
@@ -532,22 +635,26 @@ static unsigned reap_serial_locked(gp__ocl_queue *q, unsigned max, bool force,
     last = e;
     e = ++k < n ? e->reap_next : NULL;
   }
-  if (k == 0)
+  if (k > 0) {
+    pthread_mutex_lock(&q->reap_lock);
+    q->reap_head = last->reap_next;
+    if (!q->reap_head)
+      q->reap_tail = NULL;
+    /* Off the list: no enqueue links to it any more. */
+    last->reap_next = NULL;
+    atomic_fetch_sub_explicit(&q->reap_n, k, memory_order_relaxed);
+    pthread_mutex_unlock(&q->reap_lock);
+    *link = first;
+  }
+  if (from_ring + k == 0)
     return 0;
-  pthread_mutex_lock(&q->reap_lock);
-  q->reap_head = last->reap_next;
-  if (!q->reap_head)
-    q->reap_tail = NULL;
-  atomic_fetch_sub_explicit(&q->reap_n, k, memory_order_relaxed);
-  pthread_mutex_unlock(&q->reap_lock);
   gp__ocl_anchor now;
   if (!after || !after->raw) {
     gp__ocl_anchor_take(&now); /* one for the batch, after all ended */
     after = &now;
   }
-  unsigned done = k;
-  for (e = first; k > 0; k--) {
-    gp__ocl_entry *next = k > 1 ? e->reap_next : NULL;
+  for (e = taken; e;) {
+    gp__ocl_entry *next = e->reap_next;
     e->reap_next = NULL;
     e->retired = true;
     cl_int st = e->swept_status;
@@ -555,7 +662,7 @@ static unsigned reap_serial_locked(gp__ocl_queue *q, unsigned max, bool force,
     entry_put(e); /* the reap list's reference */
     e = next;
   }
-  return done;
+  return from_ring + k;
 }
 
 /* See oclInt.h. */
@@ -590,8 +697,7 @@ static void reap_hand(gp__ocl_queue *q, const gp__ocl_anchor *anchor) {
 
 /* See oclInt.h. */
 void gp__ocl_reap_while_waiting(gp__ocl_queue *q) {
-  if (atomic_load_explicit(&q->reap_n, memory_order_relaxed) >=
-          GP_OCL_REAP_BATCH &&
+  if (gp__ocl_reap_waiting(q) >= GP_OCL_REAP_BATCH &&
       !atomic_load_explicit(&q->reap_handed, memory_order_relaxed))
     reap_hand(q, NULL);
 }
@@ -604,7 +710,14 @@ static void reap_all(void *user, const void *key, void *val) {
 
 static void count_waiting(void *user, const void *key, void *val) {
   (void)key;
-  *(uint64_t *)user += atomic_load(&((gp__ocl_queue *)val)->reap_n);
+  *(uint64_t *)user += gp__ocl_reap_waiting(val);
+}
+
+static void count_ringed(void *user, const void *key, void *val) {
+  (void)key;
+  gp__ocl_ring *r = atomic_load(&((gp__ocl_queue *)val)->ring);
+  if (r)
+    *(uint64_t *)user += atomic_load(&r->tail);
 }
 
 /* Commands on the queues' reap lists. */
@@ -724,6 +837,21 @@ static void oldest_reaped(void *user, const void *key, void *val) {
   if (q->reap_head && q->reap_head->host_start < acc[1])
     acc[1] = q->reap_head->host_start;
   pthread_mutex_unlock(&q->reap_lock);
+  gp__ocl_ring *r = atomic_load_explicit(&q->ring, memory_order_acquire);
+  if (!r)
+    return;
+  /* The ring's oldest, read without its reader's lock: the slot is only
+   * written again after head moved past it, so an unchanged head vouches
+   * for what was read; a command that left the ring is counted as
+   * finishing until written (see gp__ocl_pending_oldest). */
+  uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+  if (h == atomic_load_explicit(&r->tail, memory_order_acquire))
+    return;
+  uint64_t start = atomic_load_explicit(&r->slot[h % GP_OCL_RING].start,
+                                        memory_order_acquire);
+  if (atomic_load_explicit(&r->head, memory_order_acquire) == h &&
+      start < acc[1])
+    acc[1] = start;
 }
 
 /* See oclInt.h. */
@@ -766,6 +894,11 @@ void gp__ocl_get_stats(gp__ocl_stats *out) {
     out->released += atomic_load(&s->released);
   }
   out->pending += reap_waiting();
+  /* The rings' commands were counted by nothing else. */
+  uint64_t ringed = 0;
+  gp__ptrmap_each(&gp__ocl.queues, count_ringed, &ringed);
+  out->tracked += ringed;
+  out->internal += ringed;
 }
 
 /* ------------------------------------------------------------------ */
@@ -803,6 +936,19 @@ static void reap_reset(void *user, const void *key, void *val) {
   }
   q->reap_head = q->reap_tail = NULL;
   atomic_store(&q->reap_n, 0);
+  gp__ocl_ring *r = atomic_load(&q->ring);
+  if (r) {
+    for (uint64_t h = atomic_load(&r->head); h < atomic_load(&r->tail); h++) {
+      gp__ocl_entry *d = atomic_load(&r->slot[h % GP_OCL_RING].entry);
+      if (d->waits != d->inline_waits)
+        free(d->waits);
+      free(d);
+    }
+    atomic_store(&r->head, atomic_load(&r->tail));
+  }
+  /* Its owner may be a thread the child does not have: the next thread to
+   * enqueue becomes the owner (of the same, empty, ring). */
+  atomic_store(&q->ring_owner, NULL);
 }
 
 /* The commands in flight are the parent's: their callbacks will never run
