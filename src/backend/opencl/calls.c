@@ -17,6 +17,26 @@
 static GP_TLS bool thread_named;
 static _Atomic bool process_named;
 
+/* The calling thread's ids for its API records, asked of the core once
+ * (pid 0: not yet, and again in a fork's child). */
+static GP_TLS uint32_t my_pid, my_tid;
+static pthread_once_t my_once = PTHREAD_ONCE_INIT;
+
+/* In a fork's child, the one thread is the one that forked. */
+static void my_ids_forget(void) {
+  my_pid = 0;
+}
+
+static void my_ids_init(void) {
+  pthread_atfork(NULL, NULL, my_ids_forget);
+}
+
+static void my_ids_read(void) {
+  pthread_once(&my_once, my_ids_init);
+  my_pid = GP_CORE->pid();
+  my_tid = GP_CORE->tid();
+}
+
 /* See oclInt.h. */
 bool gp__ocl_recording(void) {
   return GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0) ||
@@ -64,20 +84,23 @@ void gp__ocl_call_end_at(gp__ocl_call *c, int32_t rv, uint64_t end) {
     name_id = GP_CORE->string_intern(gp__ocl_call_name(c->id));
     atomic_store_explicit(&name_ids[c->id], name_id, memory_order_relaxed);
   }
+  if (GP_UNLIKELY(my_pid == 0))
+    my_ids_read();
+  const gp_backend_ops *core = GP_CORE;
   gp_activity_api *r =
-      GP_CORE->activity_reserve(GP_ACTIVITY_KIND_API, sizeof(*r), 0, 0);
+      core->activity_reserve(GP_ACTIVITY_KIND_API, sizeof(*r), 0, 0);
   if (!r)
     return;
   r->correlation_id = c->corr;
   r->start = c->start;
   r->end = end;
-  r->process_id = GP_CORE->pid();
-  r->thread_id = GP_CORE->tid();
+  r->process_id = my_pid;
+  r->thread_id = my_tid;
   r->domain = GP_API_DOMAIN_OPENCL;
   r->cbid = c->id;
   r->name_id = name_id;
   r->return_value = rv;
-  GP_CORE->activity_commit(r);
+  core->activity_commit(r);
 }
 
 /* See oclInt.h. */

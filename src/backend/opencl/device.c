@@ -153,19 +153,6 @@ static void timer_tick(gp__ocl_device *d) {
 /* ------------------------------------------------------------------ */
 /* RAW and BRACKET                                                      */
 
-/* See oclInt.h. */
-bool gp__ocl_device_anchors(gp__ocl_device *d) {
-  return atomic_load_explicit(&d->clock_mode, memory_order_relaxed) ==
-         GP_OCL_CLOCK_RAW;
-}
-
-/* See oclInt.h. */
-bool gp__ocl_device_unverified(gp__ocl_device *d) {
-  return atomic_load_explicit(&d->clock_mode, memory_order_relaxed) ==
-             GP_OCL_CLOCK_RAW &&
-         atomic_load_explicit(&d->raw_verdict, memory_order_relaxed) == 0;
-}
-
 /* Decides, from a command bracketed with MONOTONIC_RAW readings, whether
  * the device's profiling clock is MONOTONIC_RAW. */
 static void judge_raw(gp__ocl_device *d, const gp__ocl_entry *e,

@@ -107,21 +107,20 @@ static void kernel_cmd(gp__ocl_cmd *c, cl_kernel kernel, cl_uint dims,
                        const size_t *global, const size_t *local) {
   memset(c, 0, sizeof(*c));
   c->kind = GP_ACTIVITY_KIND_KERNEL;
-  gp__ocl_kernel *k = gp__ocl_kernel_get(kernel);
+  gp__ocl_kernel *k = gp__ocl_kernel_find(kernel);
   c->name_id = k ? atomic_load_explicit(&k->name_id, memory_order_relaxed)
                  : GP_CORE->string_intern("[unknown kernel]");
-  for (cl_uint i = 0; i < 3; i++) {
-    size_t g = global && i < dims ? global[i] : 1;
-    if (local) {
-      size_t l = i < dims && local[i] ? local[i] : 1;
-      size_t n = (g + l - 1) / l;
-      c->grid[i] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-      c->block[i] = l > UINT32_MAX ? UINT32_MAX : (uint32_t)l;
-    } else {
-      c->grid[i] = g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
-      c->block[i] = 0;
-    }
-  }
+  /* As given: the grid and block are worked out when the record is
+   * written (gp__ocl_kernel_shape), off the program's thread. */
+  cl_uint n = dims < 3 ? dims : 3;
+  c->work[0] = c->work[1] = c->work[2] = 1;
+  if (global)
+    for (cl_uint i = 0; i < n; i++)
+      c->work[i] = global[i];
+  c->local = local != NULL;
+  if (local)
+    for (cl_uint i = 0; i < n; i++)
+      c->group[i] = local[i];
   if (k) {
     uint64_t shared =
         atomic_load_explicit(&k->local_total, memory_order_relaxed);
@@ -133,8 +132,9 @@ static void single_kernel_cmd(gp__ocl_cmd *c, uint32_t name_id) {
   memset(c, 0, sizeof(*c));
   c->kind = GP_ACTIVITY_KIND_KERNEL;
   c->name_id = name_id;
+  c->local = true;
   for (int i = 0; i < 3; i++)
-    c->grid[i] = c->block[i] = 1;
+    c->work[i] = c->group[i] = 1;
 }
 
 /* Is p inside an SVM allocation we saw made? Caller holds gp__ocl.lock. */
@@ -230,7 +230,7 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueTask(cl_command_queue command_queue,
                    event_wait_list, en.evp);
   gp__ocl_cmd cmd;
   if (en.track && rc == CL_SUCCESS) {
-    gp__ocl_kernel *k = gp__ocl_kernel_get(kernel);
+    gp__ocl_kernel *k = gp__ocl_kernel_find(kernel);
     single_kernel_cmd(&cmd, k ? atomic_load(&k->name_id)
                               : GP_CORE->string_intern("[unknown kernel]"));
   }

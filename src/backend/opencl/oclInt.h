@@ -190,11 +190,18 @@ gp__ocl_device *gp__ocl_device_get(cl_device_id dev);
 
 /* True if enqueues on d take an anchor before the driver call (the device
  * is, or may be, on CLOCK_MONOTONIC_RAW). */
-bool gp__ocl_device_anchors(gp__ocl_device *d);
+static inline bool gp__ocl_device_anchors(gp__ocl_device *d) {
+  return atomic_load_explicit(&d->clock_mode, memory_order_relaxed) ==
+         GP_OCL_CLOCK_RAW;
+}
 
 /* True while d's use of CLOCK_MONOTONIC_RAW is not confirmed yet: enqueues
  * also read that clock after the driver call. */
-bool gp__ocl_device_unverified(gp__ocl_device *d);
+static inline bool gp__ocl_device_unverified(gp__ocl_device *d) {
+  return atomic_load_explicit(&d->clock_mode, memory_order_relaxed) ==
+             GP_OCL_CLOCK_RAW &&
+         atomic_load_explicit(&d->raw_verdict, memory_order_relaxed) == 0;
+}
 
 /*
  * For tests: devices registered from now on start with clock mode mode
@@ -282,6 +289,34 @@ gp__ocl_queue *gp__ocl_queue_get(cl_command_queue q);
  * created out of our sight. NULL if out of memory. */
 gp__ocl_kernel *gp__ocl_kernel_get(cl_kernel k);
 
+/* The queue and the kernel the calling thread last looked up, and their
+ * records. A record, once made, stays its object's address's record for
+ * the life of the process (a new object at the same address updates it
+ * in place), so what a thread found once it may use again. */
+typedef struct gp__ocl_last {
+  cl_command_queue queue_cl;
+  gp__ocl_queue *queue;
+  cl_kernel kernel_cl;
+  gp__ocl_kernel *kernel;
+} gp__ocl_last;
+
+extern GP_TLS gp__ocl_last gp__ocl_last_used;
+
+/* gp__ocl_queue_get, without a table lookup for the thread's last queue. */
+static inline gp__ocl_queue *gp__ocl_queue_find(cl_command_queue q) {
+  if (GP_LIKELY(q == gp__ocl_last_used.queue_cl && q))
+    return gp__ocl_last_used.queue;
+  return gp__ocl_queue_get(q);
+}
+
+/* gp__ocl_kernel_get, without a table lookup for the thread's last
+ * kernel. */
+static inline gp__ocl_kernel *gp__ocl_kernel_find(cl_kernel k) {
+  if (GP_LIKELY(k == gp__ocl_last_used.kernel_cl && k))
+    return gp__ocl_last_used.kernel;
+  return gp__ocl_kernel_get(k);
+}
+
 /* The gpuperf context of (context, device), registering both if new; 0 if
  * it cannot be had. */
 uint32_t gp__ocl_context_id(cl_context ctx, gp__ocl_device *dev);
@@ -309,7 +344,12 @@ uint64_t gp__ocl_pending_oldest(uint32_t device_id, bool *writing);
 typedef struct gp__ocl_cmd {
   uint32_t kind; /* GP_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET; 0: none */
   uint32_t name_id;
-  uint32_t grid[3], block[3];
+  /* Kernels: the work sizes as enqueued, turned into the record's grid and
+   * block when it is written (gp__ocl_kernel_shape): work-items per
+   * dimension (1 past the dimensions) and the work-group size (local:
+   * the program gave one; a 0 in it counts as 1). */
+  uint64_t work[3], group[3];
+  bool local;
   uint32_t dynamic_shared;
   uint64_t bytes;
   uint32_t value;             /* memset: the fill pattern's first bytes */
@@ -317,6 +357,11 @@ typedef struct gp__ocl_cmd {
   uint8_t src_kind, dst_kind; /* gp_memory_kind; memset: dst_kind */
   bool src_host, dst_host;    /* memcpy side in host memory */
 } gp__ocl_cmd;
+
+/* A kernel command's grid (work-groups) and block (work-group size; 0
+ * when the driver chose it, and then the grid counts work-items). */
+void gp__ocl_kernel_shape(const gp__ocl_cmd *c, uint32_t grid[3],
+                          uint32_t block[3]);
 
 typedef struct gp__ocl_evinfo gp__ocl_evinfo;
 

@@ -309,17 +309,39 @@ begin_work(const gp__ocl_entry *e, const uint64_t ts[4], uint32_t kind,
   return r;
 }
 
+static uint32_t clamp32(uint64_t v) {
+  return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* See oclInt.h. */
+void gp__ocl_kernel_shape(const gp__ocl_cmd *c, uint32_t grid[3],
+                          uint32_t block[3]) {
+  for (int i = 0; i < 3; i++) {
+    uint64_t g = c->work[i];
+    if (c->local) {
+      uint64_t l = c->group[i] ? c->group[i] : 1;
+      grid[i] = clamp32((g + l - 1) / l);
+      block[i] = clamp32(l);
+    } else {
+      grid[i] = clamp32(g);
+      block[i] = 0;
+    }
+  }
+}
+
 static void emit_kernel(const gp__ocl_entry *e, const uint64_t ts[4]) {
   gp_activity_kernel *r = begin_work(e, ts, GP_ACTIVITY_KIND_KERNEL, 0);
   if (!r)
     return;
+  uint32_t grid[3], block[3];
+  gp__ocl_kernel_shape(&e->cmd, grid, block);
   r->name_id = e->cmd.name_id;
-  r->grid_x = e->cmd.grid[0];
-  r->grid_y = e->cmd.grid[1];
-  r->grid_z = e->cmd.grid[2];
-  r->block_x = e->cmd.block[0];
-  r->block_y = e->cmd.block[1];
-  r->block_z = e->cmd.block[2];
+  r->grid_x = grid[0];
+  r->grid_y = grid[1];
+  r->grid_z = grid[2];
+  r->block_x = block[0];
+  r->block_y = block[1];
+  r->block_z = block[2];
   r->dynamic_shared_memory = e->cmd.dynamic_shared;
   GP_CORE->activity_commit(r);
 }

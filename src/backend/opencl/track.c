@@ -124,26 +124,27 @@ void gp__ocl_enqueue_begin(gp__ocl_enqueue *en, uint32_t id, cl_command_queue q,
   en->evp = app_event;
   en->anchor.raw = 0;
   en->kind = kind;
+  const gp_backend_ops *core = GP_CORE;
   /* The API kind once: it decides the API record and, when on, that we
    * are recording (gp__ocl_recording() asks for it first). */
-  bool api = GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0);
+  bool api = core->activity_enabled(GP_ACTIVITY_KIND_API, 0);
   if (GP_LIKELY(api || gp__ocl_recording())) {
-    en->q = gp__ocl_queue_get(q);
+    en->q = gp__ocl_queue_find(q);
     if (en->q) {
       uint32_t ctx = en->q->context_id;
       if (kind != 0)
-        en->track = GP_CORE->activity_enabled(kind, ctx);
+        en->track = core->activity_enabled(kind, ctx);
       else
-        en->track = GP_CORE->activity_enabled(GP_ACTIVITY_KIND_KERNEL, ctx) ||
-                    GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MEMCPY, ctx) ||
-                    GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MEMSET, ctx);
+        en->track = core->activity_enabled(GP_ACTIVITY_KIND_KERNEL, ctx) ||
+                    core->activity_enabled(GP_ACTIVITY_KIND_MEMCPY, ctx) ||
+                    core->activity_enabled(GP_ACTIVITY_KIND_MEMSET, ctx);
     }
   }
   gp__ocl_call_begin_api(&en->call, id, en->track, api);
   if (en->track && kind != 0) {
     /* In flight from before the driver call until the command is pending
      * (frontier.c). */
-    GP_CORE->activity_submitting(en->call.start);
+    core->activity_submitting(en->call.start);
     if (!app_event)
       en->evp = &en->internal;
     /* Last, right before the driver call. While the device's clock is
@@ -181,15 +182,50 @@ static void track_passthrough(gp__ocl_enqueue *en, cl_uint num_waits,
   pthread_mutex_unlock(&gp__ocl.lock);
 }
 
+/* Fills e with what every tracked command's entry holds. */
+static inline void entry_fill(gp__ocl_entry *e, const gp__ocl_enqueue *en,
+                              const gp__ocl_cmd *cmd, cl_event ev, uint64_t end,
+                              uint64_t raw_after) {
+  const gp__ocl_queue *q = en->q;
+  e->event = ev;
+  e->dev = q->dev;
+  e->cmd = *cmd;
+  e->corr = en->call.corr;
+  e->host_start = en->call.start;
+  e->host_end = end;
+  e->anchor = en->anchor;
+  e->raw_after = raw_after;
+  e->device_id = q->device_id;
+  e->context_id = q->context_id;
+  e->stream_id = q->stream_id;
+}
+
+/* The common case of a busy loop: our own event on an in-order queue, with
+ * nothing to wait for. No event can name the command and the queue's
+ * state is one word, so the event table's lock is not needed; the entry
+ * goes on the queue's ring (pending.c). */
+static void track_deferred(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
+                           cl_event ev, uint64_t end, uint64_t raw_after) {
+  gp__ocl_entry *e = gp__ocl_entry_new(0);
+  if (GP_UNLIKELY(!e)) {
+    GP_CL_REAL(clReleaseEvent)(ev);
+    return; /* out of memory: the command goes unrecorded */
+  }
+  e->internal = true;
+  e->deferred = true;
+  entry_fill(e, en, cmd, ev, end, raw_after);
+  note_recent(en->q, e->corr);
+  gp__ocl_entry_defer(e, en->q, &en->anchor);
+}
+
 static void track_command(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
                           cl_uint num_waits, const cl_event *wait_list,
                           cl_event ev, bool internal, uint64_t end,
                           uint64_t raw_after) {
   uint64_t ids[GP_OCL_MAX_WAITS];
   gp__ocl_queue *q = en->q;
-  /* Our own event on an in-order queue, with nothing to wait for: no
-   * event can name it and the queue's state is one word, so the event
-   * table's lock is not needed (the common case of a busy loop). */
+  /* Our own event on an in-order queue: as track_deferred, but the wait
+   * list needs the event table. */
   bool deferred = internal && !q->out_of_order;
   bool locked = !deferred || (num_waits > 0 && wait_list);
   if (locked)
@@ -209,17 +245,7 @@ static void track_command(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
   }
   e->internal = internal;
   e->deferred = deferred;
-  e->event = ev;
-  e->dev = q->dev;
-  e->cmd = *cmd;
-  e->corr = en->call.corr;
-  e->host_start = en->call.start;
-  e->host_end = end;
-  e->anchor = en->anchor;
-  e->raw_after = raw_after;
-  e->device_id = q->device_id;
-  e->context_id = q->context_id;
-  e->stream_id = q->stream_id;
+  entry_fill(e, en, cmd, ev, end, raw_after);
   e->num_waits = n;
   if (n)
     memcpy(e->waits, ids, 8u * n);
@@ -253,6 +279,9 @@ void gp__ocl_enqueue_end(gp__ocl_enqueue *en, cl_int rc, const gp__ocl_cmd *cmd,
     if (en->kind == 0)
       track_passthrough(en, num_waits, wait_list, app_event ? *app_event : NULL,
                         barrier);
+    else if (en->evp == &en->internal && en->internal && !en->q->out_of_order &&
+             (num_waits == 0 || !wait_list))
+      track_deferred(en, cmd, en->internal, end, raw_after);
     else if (en->evp && *en->evp)
       track_command(en, cmd, num_waits, wait_list, *en->evp,
                     en->evp == &en->internal, end, raw_after);
