@@ -105,27 +105,28 @@ static void fill_cmd(gp__ocl_cmd *c, uint64_t bytes, const void *pattern,
 
 static void kernel_cmd(gp__ocl_cmd *c, cl_kernel kernel, cl_uint dims,
                        const size_t *global, const size_t *local) {
-  memset(c, 0, sizeof(*c));
+  /* Field by field, without memset or copy loops: this runs on every
+   * kernel enqueue (a library call each would cost more than the work). */
   c->kind = GP_ACTIVITY_KIND_KERNEL;
   gp__ocl_kernel *k = gp__ocl_kernel_find(kernel);
   c->name_id = k ? atomic_load_explicit(&k->name_id, memory_order_relaxed)
                  : GP_CORE->string_intern("[unknown kernel]");
   /* As given: the grid and block are worked out when the record is
    * written (gp__ocl_kernel_shape), off the program's thread. */
-  cl_uint n = dims < 3 ? dims : 3;
-  c->work[0] = c->work[1] = c->work[2] = 1;
-  if (global)
-    for (cl_uint i = 0; i < n; i++)
-      c->work[i] = global[i];
+  c->work[0] = global && dims > 0 ? global[0] : 1;
+  c->work[1] = global && dims > 1 ? global[1] : 1;
+  c->work[2] = global && dims > 2 ? global[2] : 1;
   c->local = local != NULL;
-  if (local)
-    for (cl_uint i = 0; i < n; i++)
-      c->group[i] = local[i];
-  if (k) {
-    uint64_t shared =
-        atomic_load_explicit(&k->local_total, memory_order_relaxed);
-    c->dynamic_shared = shared > UINT32_MAX ? UINT32_MAX : (uint32_t)shared;
-  }
+  c->group[0] = local && dims > 0 ? local[0] : 0;
+  c->group[1] = local && dims > 1 ? local[1] : 0;
+  c->group[2] = local && dims > 2 ? local[2] : 0;
+  uint64_t shared =
+      k ? atomic_load_explicit(&k->local_total, memory_order_relaxed) : 0;
+  c->dynamic_shared = shared > UINT32_MAX ? UINT32_MAX : (uint32_t)shared;
+  c->bytes = 0;
+  c->value = 0;
+  c->copy_kind = c->src_kind = c->dst_kind = 0;
+  c->src_host = c->dst_host = false;
 }
 
 static void single_kernel_cmd(gp__ocl_cmd *c, uint32_t name_id) {

@@ -68,7 +68,7 @@ static uint32_t add_previous(gp__ocl_queue *q, uint64_t *out, uint32_t n,
 
 /* Remembers that the queue ran command corr. Caller holds gp__ocl.lock
  * for an out-of-order queue. */
-static void note_recent(gp__ocl_queue *q, uint64_t corr) {
+static inline void note_recent(gp__ocl_queue *q, uint64_t corr) {
   if (!q->out_of_order) {
     atomic_store_explicit(&q->last, corr, memory_order_relaxed);
     return;
