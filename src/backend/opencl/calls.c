@@ -63,15 +63,6 @@ void gp__ocl_call_begin(gp__ocl_call *c, uint32_t id, bool want_corr) {
 }
 
 /* See oclInt.h. */
-void gp__ocl_call_begin_api(gp__ocl_call *c, uint32_t id, bool want_corr,
-                            bool api) {
-  c->id = id;
-  c->api = api;
-  c->corr = (api || want_corr) ? GP_CORE->correlation_next() : 0;
-  c->start = gp_get_timestamp();
-}
-
-/* See oclInt.h. */
 void gp__ocl_call_end_at(gp__ocl_call *c, int32_t rv, uint64_t end) {
   if (!c->api)
     return;

@@ -79,18 +79,12 @@ void gp__ocl_anchor_take(gp__ocl_anchor *a) {
   }
 }
 
-/* This thread's last anchor (trace 0: none). */
-static GP_TLS gp__ocl_anchor last_anchor;
+GP_TLS gp__ocl_anchor gp__ocl_last_anchor;
 
 /* See oclInt.h. */
-void gp__ocl_anchor_recent(gp__ocl_anchor *a, uint64_t now) {
-  if (last_anchor.trace && now >= last_anchor.trace &&
-      now - last_anchor.trace < GP_OCL_ANCHOR_REUSE_NS) {
-    *a = last_anchor;
-    return;
-  }
+void gp__ocl_anchor_renew(gp__ocl_anchor *a) {
   gp__ocl_anchor_take(a);
-  last_anchor = *a;
+  gp__ocl_last_anchor = *a;
 }
 
 static void note_error(gp__ocl_device *d, uint64_t err) {

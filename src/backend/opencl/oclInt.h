@@ -121,8 +121,13 @@ void gp__ocl_call_begin(gp__ocl_call *c, uint32_t id, bool want_corr);
 
 /* Same, with whether an API record is wanted already known (api: the API
  * kind is enabled), so that an enqueue asks the core once. */
-void gp__ocl_call_begin_api(gp__ocl_call *c, uint32_t id, bool want_corr,
-                            bool api);
+static inline void gp__ocl_call_begin_api(gp__ocl_call *c, uint32_t id,
+                                          bool want_corr, bool api) {
+  c->id = id;
+  c->api = api;
+  c->corr = (api || want_corr) ? gp__ocl_core()->correlation_next() : 0;
+  c->start = gp_get_timestamp();
+}
 
 /* Ends a call: writes its API record (if wanted) with return value rv. */
 void gp__ocl_call_end(gp__ocl_call *c, int32_t rv);
@@ -176,10 +181,22 @@ void gp__ocl_anchor_take(gp__ocl_anchor *a);
  * (the reaper's period) by a few percent. */
 #define GP_OCL_ANCHOR_REUSE_NS 50000
 
+/* The calling thread's last anchor (trace 0: none). */
+extern GP_TLS gp__ocl_anchor gp__ocl_last_anchor;
+
+/* Takes an anchor and keeps it as the thread's last. */
+void gp__ocl_anchor_renew(gp__ocl_anchor *a);
+
 /* Stores in a the calling thread's last anchor if it was taken less than
  * GP_OCL_ANCHOR_REUSE_NS before now (the trace clock, read just before),
  * else takes a new one. */
-void gp__ocl_anchor_recent(gp__ocl_anchor *a, uint64_t now);
+static inline void gp__ocl_anchor_recent(gp__ocl_anchor *a, uint64_t now) {
+  uint64_t t = gp__ocl_last_anchor.trace;
+  if (GP_LIKELY(t && now >= t && now - t < GP_OCL_ANCHOR_REUSE_NS))
+    *a = gp__ocl_last_anchor;
+  else
+    gp__ocl_anchor_renew(a);
+}
 
 /*
  * Returns the record of an OpenCL device, registering it (DEVICE record,
