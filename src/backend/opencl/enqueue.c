@@ -113,13 +113,20 @@ static void kernel_cmd(gp__ocl_cmd *c, cl_kernel kernel, cl_uint dims,
                  : GP_CORE->string_intern("[unknown kernel]");
   /* As given: the grid and block are worked out when the record is
    * written (gp__ocl_kernel_shape), off the program's thread. */
-  c->work[0] = global && dims > 0 ? global[0] : 1;
-  c->work[1] = global && dims > 1 ? global[1] : 1;
-  c->work[2] = global && dims > 2 ? global[2] : 1;
   c->local = local != NULL;
-  c->group[0] = local && dims > 0 ? local[0] : 0;
-  c->group[1] = local && dims > 1 ? local[1] : 0;
-  c->group[2] = local && dims > 2 ? local[2] : 0;
+  if (GP_LIKELY(dims == 1 && global)) {
+    c->work[0] = global[0];
+    c->work[1] = c->work[2] = 1;
+    c->group[0] = local ? local[0] : 0;
+    c->group[1] = c->group[2] = 0;
+  } else {
+    c->work[0] = global && dims > 0 ? global[0] : 1;
+    c->work[1] = global && dims > 1 ? global[1] : 1;
+    c->work[2] = global && dims > 2 ? global[2] : 1;
+    c->group[0] = local && dims > 0 ? local[0] : 0;
+    c->group[1] = local && dims > 1 ? local[1] : 0;
+    c->group[2] = local && dims > 2 ? local[2] : 0;
+  }
   uint64_t shared =
       k ? atomic_load_explicit(&k->local_total, memory_order_relaxed) : 0;
   c->dynamic_shared = shared > UINT32_MAX ? UINT32_MAX : (uint32_t)shared;
