@@ -27,7 +27,7 @@
  */
 #include <string.h>
 
-#include "oclInt.h"
+#include "track.h"
 
 #define BEGIN(name, queue, event, kind)                                        \
   __typeof__(&name) real = GP_CL_REAL(name);                                   \
@@ -212,19 +212,27 @@ static void unmap_cmd(gp__ocl_cmd *c, const void *ptr, uint8_t mem_kind) {
 /* ------------------------------------------------------------------ */
 /* Kernels                                                              */
 
+/* The entry point programs call most: the enqueue's path inline
+ * (track.h). */
 GP_CL_ENTRY cl_int CL_API_CALL clEnqueueNDRangeKernel(
     cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
     const size_t *global_work_offset, const size_t *global_work_size,
     const size_t *local_work_size, cl_uint num_events_in_wait_list,
     const cl_event *event_wait_list, cl_event *event) {
-  BEGIN(clEnqueueNDRangeKernel, command_queue, event, GP_ACTIVITY_KIND_KERNEL);
+  __typeof__(&clEnqueueNDRangeKernel) real = GP_CL_REAL(clEnqueueNDRangeKernel);
+  if (GP_UNLIKELY(!real))
+    return CL_INVALID_OPERATION;
+  gp__ocl_enqueue en;
+  gp__ocl_enqueue_begin_inline(&en, GP_CL_ID_clEnqueueNDRangeKernel,
+                               command_queue, event, GP_ACTIVITY_KIND_KERNEL);
   cl_int rc = real(command_queue, kernel, work_dim, global_work_offset,
                    global_work_size, local_work_size, num_events_in_wait_list,
                    event_wait_list, en.evp);
   gp__ocl_cmd cmd;
   if (en.track && rc == CL_SUCCESS)
     kernel_cmd(&cmd, kernel, work_dim, global_work_size, local_work_size);
-  END(rc, &cmd, num_events_in_wait_list, event_wait_list, event, false);
+  gp__ocl_enqueue_end_inline(&en, rc, &cmd, num_events_in_wait_list,
+                             event_wait_list, event, false);
   return rc;
 }
 
