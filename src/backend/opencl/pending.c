@@ -149,6 +149,21 @@ static void own_register(void) {
 }
 
 /* Takes every entry handed back so far, or NULL. */
+static gp__ocl_entry *take_returned(void);
+
+/* When the thread's own list is empty: the entries it has gathered to
+ * hand back (fewer than a batch, which no other thread can see yet), else
+ * every entry handed back so far; NULL if none. */
+static gp__ocl_entry *own_refill(void) {
+  gp__ocl_entry *e = out_head;
+  if (e) {
+    out_head = out_tail = NULL;
+    out_n = 0;
+    return e;
+  }
+  return take_returned();
+}
+
 static gp__ocl_entry *take_returned(void) {
   if (!atomic_load_explicit(&returned.top, memory_order_relaxed))
     return NULL;
@@ -171,13 +186,13 @@ gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
   /* A thread with entries of its own has registered (own_register). */
   if (GP_UNLIKELY(!own_free))
     pthread_once(&shards_once, shards_init);
-  gp__ocl_entry *e = own_free ? own_free : take_returned();
+  gp__ocl_entry *e = own_free ? own_free : own_refill();
   if (e) {
     own_free = e->next;
     if (own_free_n)
       own_free_n--;
     if (!own_free)
-      own_free = take_returned(); /* now, to fetch its first one ahead */
+      own_free = own_refill(); /* now, to fetch its first one ahead */
     prefetch_entry(own_free);
   } else if (!(e = malloc(sizeof(*e)))) {
     return NULL;
