@@ -129,6 +129,17 @@ static inline void gp__ocl_call_begin_api(gp__ocl_call *c, uint32_t id,
   c->start = gp_get_timestamp();
 }
 
+/* Same, with the core's table already read. */
+static inline void gp__ocl_call_begin_with(gp__ocl_call *c,
+                                           const gp_backend_ops *core,
+                                           uint32_t id, bool want_corr,
+                                           bool api) {
+  c->id = id;
+  c->api = api;
+  c->corr = (api || want_corr) ? core->correlation_next() : 0;
+  c->start = gp_get_timestamp();
+}
+
 /* Ends a call: writes its API record (if wanted) with return value rv. */
 void gp__ocl_call_end(gp__ocl_call *c, int32_t rv);
 
@@ -417,8 +428,10 @@ struct gp__ocl_evinfo {
 /* An enqueue in progress, between the driver call and its tracking. */
 typedef struct gp__ocl_enqueue {
   gp__ocl_call call;
+  const gp_backend_ops *core; /* GP_CORE, read once */
   gp__ocl_queue *q;
   bool track;        /* a GPU record is wanted */
+  bool unverified;   /* the device's clock was being checked (anchor) */
   cl_event internal; /* our event when the program passed none */
   cl_event *evp;     /* what to pass the driver as the event pointer */
   gp__ocl_anchor anchor;

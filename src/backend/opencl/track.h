@@ -90,7 +90,9 @@ gp__ocl_enqueue_begin_inline(gp__ocl_enqueue *en, uint32_t id,
   en->evp = app_event;
   en->anchor.raw = 0;
   en->kind = kind;
+  en->unverified = false;
   const gp_backend_ops *core = GP_CORE;
+  en->core = core;
   /* The API kind once: it decides the API record and, when on, that we
    * are recording (gp__ocl_recording() asks for it first). */
   bool api = core->activity_enabled(GP_ACTIVITY_KIND_API, 0);
@@ -106,7 +108,7 @@ gp__ocl_enqueue_begin_inline(gp__ocl_enqueue *en, uint32_t id,
                     core->activity_enabled(GP_ACTIVITY_KIND_MEMSET, ctx);
     }
   }
-  gp__ocl_call_begin_api(&en->call, id, en->track, api);
+  gp__ocl_call_begin_with(&en->call, core, id, en->track, api);
   if (en->track && kind != 0) {
     /* In flight from before the driver call until the command is pending
      * (frontier.c). */
@@ -116,10 +118,13 @@ gp__ocl_enqueue_begin_inline(gp__ocl_enqueue *en, uint32_t id,
     /* Last, right before the driver call. While the device's clock is
      * being checked, the bracket around this call must be tight. */
     gp__ocl_device *d = en->q->dev;
-    if (d && gp__ocl_device_unverified(d))
-      gp__ocl_anchor_take(&en->anchor);
-    else if (d && gp__ocl_device_anchors(d))
-      gp__ocl_anchor_recent(&en->anchor, en->call.start);
+    if (d && gp__ocl_device_anchors(d)) {
+      en->unverified = gp__ocl_device_unverified(d);
+      if (en->unverified)
+        gp__ocl_anchor_take(&en->anchor);
+      else
+        gp__ocl_anchor_recent(&en->anchor, en->call.start);
+    }
   }
 }
 
@@ -127,9 +132,9 @@ gp__ocl_enqueue_begin_inline(gp__ocl_enqueue *en, uint32_t id,
 static inline __attribute__((always_inline)) void gp__ocl_enqueue_end_inline(
     gp__ocl_enqueue *en, cl_int rc, const gp__ocl_cmd *cmd, cl_uint num_waits,
     const cl_event *wait_list, cl_event *app_event, bool barrier) {
-  uint64_t raw_after = en->anchor.raw && gp__ocl_device_unverified(en->q->dev)
-                           ? gp__ocl_raw_now()
-                           : 0;
+  /* While the device's clock is checked, the bracket closes right after
+   * the driver call. */
+  uint64_t raw_after = en->unverified ? gp__ocl_raw_now() : 0;
   uint64_t end = gp_get_timestamp();
   if (rc == CL_SUCCESS && en->track) {
     if (en->kind == 0)
@@ -143,7 +148,7 @@ static inline __attribute__((always_inline)) void gp__ocl_enqueue_end_inline(
                             en->evp == &en->internal, end, raw_after);
   }
   if (en->track && en->kind != 0)
-    GP_CORE->activity_submitting(0); /* pending now, or never to be */
+    en->core->activity_submitting(0); /* pending now, or never to be */
   gp__ocl_call_end_at(&en->call, rc, end);
 }
 
