@@ -130,10 +130,6 @@ static void kernel_cmd(gp__ocl_cmd *c, cl_kernel kernel, cl_uint dims,
   uint64_t shared =
       k ? atomic_load_explicit(&k->local_total, memory_order_relaxed) : 0;
   c->dynamic_shared = shared > UINT32_MAX ? UINT32_MAX : (uint32_t)shared;
-  c->bytes = 0;
-  c->value = 0;
-  c->copy_kind = c->src_kind = c->dst_kind = 0;
-  c->src_host = c->dst_host = false;
 }
 
 static void single_kernel_cmd(gp__ocl_cmd *c, uint32_t name_id) {

@@ -372,18 +372,24 @@ uint64_t gp__ocl_pending_oldest(uint32_t device_id, bool *writing);
 typedef struct gp__ocl_cmd {
   uint32_t kind; /* GP_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET; 0: none */
   uint32_t name_id;
-  /* Kernels: the work sizes as enqueued, turned into the record's grid and
-   * block when it is written (gp__ocl_kernel_shape): work-items per
-   * dimension (1 past the dimensions) and the work-group size (local:
-   * the program gave one; a 0 in it counts as 1). */
-  uint64_t work[3], group[3];
-  bool local;
-  uint32_t dynamic_shared;
-  uint64_t bytes;
-  uint32_t value;             /* memset: the fill pattern's first bytes */
-  uint8_t copy_kind;          /* gp_memcpy_kind */
-  uint8_t src_kind, dst_kind; /* gp_memory_kind; memset: dst_kind */
-  bool src_host, dst_host;    /* memcpy side in host memory */
+  union { /* by kind: an entry copies the command whole on every enqueue */
+    struct {
+      /* Kernels: the work sizes as enqueued, turned into the record's grid
+       * and block when it is written (gp__ocl_kernel_shape): work-items
+       * per dimension (1 past the dimensions) and the work-group size
+       * (local: the program gave one; a 0 in it counts as 1). */
+      uint64_t work[3], group[3];
+      bool local;
+      uint32_t dynamic_shared;
+    };
+    struct { /* MEMCPY and MEMSET */
+      uint64_t bytes;
+      uint32_t value;             /* memset: the fill pattern's first bytes */
+      uint8_t copy_kind;          /* gp_memcpy_kind */
+      uint8_t src_kind, dst_kind; /* gp_memory_kind; memset: dst_kind */
+      bool src_host, dst_host;    /* memcpy side in host memory */
+    };
+  };
 } gp__ocl_cmd;
 
 /* A kernel command's grid (work-groups) and block (work-group size; 0
