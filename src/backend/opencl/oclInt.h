@@ -519,6 +519,10 @@ typedef struct gp__ocl_ring {
 /* Commands waiting on q's ring and list. */
 uint64_t gp__ocl_reap_waiting(gp__ocl_queue *q);
 
+/* Hands q, whose ring or list has a batch waiting, to the reaper (or
+ * reads the batch here, with anchor, if there is none). */
+void gp__ocl_reap_hand(gp__ocl_queue *q, const gp__ocl_anchor *anchor);
+
 /*
  * A fresh entry with room for num_waits wait ids, holding two references
  * (its record's writer and its callback), or NULL if out of memory. The
@@ -542,6 +546,82 @@ void gp__ocl_entry_watch(gp__ocl_entry *e);
  * before the enqueue's driver call). */
 void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q,
                          const gp__ocl_anchor *anchor);
+
+/* The calling thread's free entries (pending.c), and how many of them it
+ * freed itself. */
+extern GP_TLS gp__ocl_entry *gp__ocl_own_free;
+extern GP_TLS unsigned gp__ocl_own_free_n;
+
+/* A token per thread: its address tells a queue's owner (while a thread
+ * lives, no other has its address). */
+extern GP_TLS char gp__ocl_ring_token;
+
+/* Starts fetching free entry e (if any) for the command after this one.
+ * It was last written on the thread that finished with it: read cold,
+ * each of its cache lines stalled the enqueue that took it; fetched now,
+ * they arrive during the driver's call. */
+static inline void gp__ocl_prefetch_entry(const gp__ocl_entry *e) {
+  if (e)
+    for (size_t off = 0; off < sizeof(*e); off += 64)
+      __builtin_prefetch((const char *)e + off, 1, 3);
+}
+
+/* Makes recycled entry e fresh (its waits set already). */
+static inline void gp__ocl_entry_init(gp__ocl_entry *e) {
+  e->prev = e->next = e->reap_next = NULL;
+  atomic_init(&e->refs, 2);
+  e->retired = false;
+  e->deferred = false;
+  e->in_flight = false;
+  e->evinfo = NULL;
+  e->num_waits = 0;
+}
+
+/* gp__ocl_entry_new(0), inline while the thread has a free entry after
+ * the one it takes (to fetch ahead). */
+static inline gp__ocl_entry *gp__ocl_entry_new0(void) {
+  gp__ocl_entry *e = gp__ocl_own_free;
+  if (GP_UNLIKELY(!e || !e->next))
+    return gp__ocl_entry_new(0);
+  gp__ocl_own_free = e->next;
+  if (gp__ocl_own_free_n)
+    gp__ocl_own_free_n--;
+  gp__ocl_prefetch_entry(e->next);
+  e->waits = e->inline_waits;
+  gp__ocl_entry_init(e);
+  return e;
+}
+
+/* gp__ocl_entry_defer, inline while e goes on the ring of q's owner, the
+ * calling thread, without filling it. */
+static inline void gp__ocl_entry_defer_inline(gp__ocl_entry *e,
+                                              gp__ocl_queue *q,
+                                              const gp__ocl_anchor *anchor) {
+  gp__ocl_ring *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
+  if (GP_UNLIKELY(atomic_load_explicit(&q->ring_owner, memory_order_relaxed) !=
+                      &gp__ocl_ring_token ||
+                  !r)) {
+    gp__ocl_entry_defer(e, q, anchor);
+    return;
+  }
+  uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+  uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+  if (GP_UNLIKELY(t - h >= GP_OCL_RING)) {
+    gp__ocl_entry_defer(e, q, anchor);
+    return;
+  }
+  /* As gp__ocl_entry_defer: work in flight first (the core's cell). */
+  e->in_flight = true;
+  gp__ocl_core()->activity_work_in_flight(1);
+  e->reap_next = NULL;
+  size_t i = t % GP_OCL_RING;
+  atomic_store_explicit(&r->slot[i].start, e->host_start, memory_order_relaxed);
+  atomic_store_explicit(&r->slot[i].entry, e, memory_order_relaxed);
+  atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+  if (t + 1 - h >= GP_OCL_REAP_BATCH &&
+      !atomic_load_explicit(&q->reap_handed, memory_order_relaxed))
+    gp__ocl_reap_hand(q, anchor);
+}
 
 /*
  * Writes the records of the commands of q's reap list that have completed

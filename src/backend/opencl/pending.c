@@ -71,7 +71,8 @@ static void adaptive_init(pthread_mutex_t *m) {
   pthread_mutexattr_destroy(&attr);
 }
 
-static pthread_key_t own_key; /* its destructor frees own_free (below) */
+static pthread_key_t
+    own_key; /* its destructor frees gp__ocl_own_free (below) */
 static void own_free_release(void *unused);
 
 static void shards_init(void) {
@@ -116,8 +117,10 @@ static cl_int event_status(cl_event ev) {
 static struct {
   gp__ocl_entry *_Atomic top;
 } __attribute__((aligned(64))) returned; /* a cache line of its own */
-static GP_TLS gp__ocl_entry *own_free, *out_head, *out_tail;
-static GP_TLS unsigned own_free_n, out_n;
+GP_TLS gp__ocl_entry *gp__ocl_own_free;
+GP_TLS unsigned gp__ocl_own_free_n;
+static GP_TLS gp__ocl_entry *out_head, *out_tail;
+static GP_TLS unsigned out_n;
 static GP_TLS bool own_registered; /* own_key set: freed at thread exit */
 #define OWN_FREE_MAX 64            /* kept by a thread before they go back */
 #define OUT_BATCH 64               /* handed back at once */
@@ -134,10 +137,10 @@ static void free_chain(gp__ocl_entry *e) {
  * reachable by every thread, is left for reuse). */
 static void own_free_release(void *unused) {
   (void)unused;
-  free_chain(own_free);
+  free_chain(gp__ocl_own_free);
   free_chain(out_head);
-  own_free = out_head = out_tail = NULL;
-  own_free_n = out_n = 0;
+  gp__ocl_own_free = out_head = out_tail = NULL;
+  gp__ocl_own_free_n = out_n = 0;
 }
 
 /* Arranges for own_free_release to run when this thread exits. */
@@ -171,46 +174,30 @@ static gp__ocl_entry *take_returned(void) {
   return atomic_exchange_explicit(&returned.top, NULL, memory_order_acquire);
 }
 
-/* Starts fetching free entry e (if any) for the command after this one.
- * It was last written on the thread that finished with it: read cold,
- * each of its cache lines stalled the enqueue that took it; fetched now,
- * they arrive during the driver's call. */
-static inline void prefetch_entry(const gp__ocl_entry *e) {
-  if (e)
-    for (size_t off = 0; off < sizeof(*e); off += 64)
-      __builtin_prefetch((const char *)e + off, 1, 3);
-}
-
 /* See oclInt.h. */
 gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
   /* A thread with entries of its own has registered (own_register). */
-  if (GP_UNLIKELY(!own_free))
+  if (GP_UNLIKELY(!gp__ocl_own_free))
     pthread_once(&shards_once, shards_init);
-  gp__ocl_entry *e = own_free ? own_free : own_refill();
+  gp__ocl_entry *e = gp__ocl_own_free ? gp__ocl_own_free : own_refill();
   if (e) {
-    own_free = e->next;
-    if (own_free_n)
-      own_free_n--;
-    if (!own_free)
-      own_free = own_refill(); /* now, to fetch its first one ahead */
-    prefetch_entry(own_free);
+    gp__ocl_own_free = e->next;
+    if (gp__ocl_own_free_n)
+      gp__ocl_own_free_n--;
+    if (!gp__ocl_own_free)
+      gp__ocl_own_free = own_refill(); /* now, to fetch its first one ahead */
+    gp__ocl_prefetch_entry(gp__ocl_own_free);
   } else if (!(e = malloc(sizeof(*e)))) {
     return NULL;
   }
   e->waits = e->inline_waits;
   if (num_waits > GP_OCL_INLINE_WAITS && !(e->waits = malloc(8u * num_waits))) {
     own_register();
-    e->next = own_free;
-    own_free = e;
+    e->next = gp__ocl_own_free;
+    gp__ocl_own_free = e;
     return NULL;
   }
-  e->prev = e->next = e->reap_next = NULL;
-  atomic_init(&e->refs, 2);
-  e->retired = false;
-  e->deferred = false;
-  e->in_flight = false;
-  e->evinfo = NULL;
-  e->num_waits = 0;
+  gp__ocl_entry_init(e);
   return e;
 }
 
@@ -220,12 +207,12 @@ static void entry_put(gp__ocl_entry *e) {
   if (e->waits != e->inline_waits)
     free(e->waits);
   own_register();
-  if (own_free_n < OWN_FREE_MAX) {
+  if (gp__ocl_own_free_n < OWN_FREE_MAX) {
     /* Freed where it will be made again (commands read on the program's
      * thread), or at most a few kept by another thread. */
-    e->next = own_free;
-    own_free = e;
-    own_free_n++;
+    e->next = gp__ocl_own_free;
+    gp__ocl_own_free = e;
+    gp__ocl_own_free_n++;
     return;
   }
   e->next = out_head;
@@ -523,16 +510,15 @@ void gp__ocl_entry_watch(gp__ocl_entry *e) {
 
 static void reap_hand(gp__ocl_queue *q, const gp__ocl_anchor *anchor);
 
-/* A token per thread: its address tells a queue's owner (while a thread
- * lives, no other has its address). */
-static GP_TLS char ring_token;
+/* See oclInt.h. */
+GP_TLS char gp__ocl_ring_token;
 
 /* The calling thread's ring on q: q's ring if the thread owns q (making it
  * the owner if q has none yet), NULL if another thread does or no ring
  * could be had. */
 static gp__ocl_ring *own_ring(gp__ocl_queue *q) {
   void *owner = atomic_load_explicit(&q->ring_owner, memory_order_relaxed);
-  if (GP_LIKELY(owner == &ring_token))
+  if (GP_LIKELY(owner == &gp__ocl_ring_token))
     return atomic_load_explicit(&q->ring, memory_order_relaxed);
   if (owner)
     return NULL;
@@ -547,7 +533,8 @@ static gp__ocl_ring *own_ring(gp__ocl_queue *q) {
     atomic_init(&r->head, 0);
   }
   void *none = NULL;
-  if (!atomic_compare_exchange_strong(&q->ring_owner, &none, &ring_token)) {
+  if (!atomic_compare_exchange_strong(&q->ring_owner, &none,
+                                      &gp__ocl_ring_token)) {
     if (fresh)
       free(r);
     return NULL;
@@ -730,6 +717,11 @@ static void reap_hand(gp__ocl_queue *q, const gp__ocl_anchor *anchor) {
    * rates). */
   atomic_store(&q->reap_handed, false);
   gp__ocl_reap_batch(q, GP_OCL_REAP_BATCH, false, anchor);
+}
+
+/* See oclInt.h. */
+void gp__ocl_reap_hand(gp__ocl_queue *q, const gp__ocl_anchor *anchor) {
+  reap_hand(q, anchor);
 }
 
 /* See oclInt.h. */

@@ -67,7 +67,7 @@ static inline void gp__ocl_entry_fill(gp__ocl_entry *e,
 static inline void gp__ocl_track_deferred(gp__ocl_enqueue *en,
                                           const gp__ocl_cmd *cmd, cl_event ev,
                                           uint64_t end, uint64_t raw_after) {
-  gp__ocl_entry *e = gp__ocl_entry_new(0);
+  gp__ocl_entry *e = gp__ocl_entry_new0();
   if (GP_UNLIKELY(!e)) {
     GP_CL_REAL(clReleaseEvent)(ev);
     return; /* out of memory: the command goes unrecorded */
@@ -76,7 +76,7 @@ static inline void gp__ocl_track_deferred(gp__ocl_enqueue *en,
   e->deferred = true;
   gp__ocl_entry_fill(e, en, cmd, ev, end, raw_after);
   gp__ocl_note_recent(en->q, e->corr);
-  gp__ocl_entry_defer(e, en->q, &en->anchor);
+  gp__ocl_entry_defer_inline(e, en->q, &en->anchor);
 }
 
 /* gp__ocl_enqueue_begin (oclInt.h), inline. */
