@@ -14,17 +14,15 @@
 
 #include "oclInt.h"
 
-static GP_TLS bool thread_named;
 static _Atomic bool process_named;
 
-/* The calling thread's ids for its API records, asked of the core once
- * (pid 0: not yet, and again in a fork's child). */
-static GP_TLS uint32_t my_pid, my_tid;
+GP_TLS gp__ocl_caller gp__ocl_me;
+_Atomic uint32_t gp__ocl_call_name_ids[GP_CL_ID_COUNT];
 static pthread_once_t my_once = PTHREAD_ONCE_INIT;
 
 /* In a fork's child, the one thread is the one that forked. */
 static void my_ids_forget(void) {
-  my_pid = 0;
+  gp__ocl_me.pid = 0;
 }
 
 static void my_ids_init(void) {
@@ -33,8 +31,8 @@ static void my_ids_init(void) {
 
 static void my_ids_read(void) {
   pthread_once(&my_once, my_ids_init);
-  my_pid = GP_CORE->pid();
-  my_tid = GP_CORE->tid();
+  gp__ocl_me.pid = GP_CORE->pid();
+  gp__ocl_me.tid = GP_CORE->tid();
 }
 
 /* See oclInt.h. */
@@ -47,7 +45,7 @@ bool gp__ocl_recording(void) {
 }
 
 static void name_thread(void) {
-  thread_named = true;
+  gp__ocl_me.named = true;
   if (!atomic_exchange(&process_named, true))
     GP_CORE->emit_name(GP_OBJECT_PROCESS, 0, 0, 0, 0,
                        program_invocation_short_name);
@@ -66,32 +64,18 @@ void gp__ocl_call_begin(gp__ocl_call *c, uint32_t id, bool want_corr) {
 void gp__ocl_call_end_at(gp__ocl_call *c, int32_t rv, uint64_t end) {
   if (!c->api)
     return;
-  if (GP_UNLIKELY(!thread_named))
+  if (GP_UNLIKELY(!gp__ocl_me.named))
     name_thread();
-  static _Atomic uint32_t name_ids[GP_CL_ID_COUNT];
   uint32_t name_id =
-      atomic_load_explicit(&name_ids[c->id], memory_order_relaxed);
+      atomic_load_explicit(&gp__ocl_call_name_ids[c->id], memory_order_relaxed);
   if (GP_UNLIKELY(name_id == 0)) {
     name_id = GP_CORE->string_intern(gp__ocl_call_name(c->id));
-    atomic_store_explicit(&name_ids[c->id], name_id, memory_order_relaxed);
+    atomic_store_explicit(&gp__ocl_call_name_ids[c->id], name_id,
+                          memory_order_relaxed);
   }
-  if (GP_UNLIKELY(my_pid == 0))
+  if (GP_UNLIKELY(gp__ocl_me.pid == 0))
     my_ids_read();
-  const gp_backend_ops *core = GP_CORE;
-  gp_activity_api *r =
-      core->activity_reserve(GP_ACTIVITY_KIND_API, sizeof(*r), 0, 0);
-  if (!r)
-    return;
-  r->correlation_id = c->corr;
-  r->start = c->start;
-  r->end = end;
-  r->process_id = my_pid;
-  r->thread_id = my_tid;
-  r->domain = GP_API_DOMAIN_OPENCL;
-  r->cbid = c->id;
-  r->name_id = name_id;
-  r->return_value = rv;
-  core->activity_commit(r);
+  gp__ocl_api_record(GP_CORE, c, rv, end, name_id);
 }
 
 /* See oclInt.h. */

@@ -146,6 +146,54 @@ void gp__ocl_call_end(gp__ocl_call *c, int32_t rv);
 /* Same, with the end time already read. */
 void gp__ocl_call_end_at(gp__ocl_call *c, int32_t rv, uint64_t end);
 
+/* What the calling thread's API records need once it wrote one: its NAME
+ * record is written (named), its ids (pid 0: not read yet, or a fork's
+ * child). */
+typedef struct gp__ocl_caller {
+  bool named;
+  uint32_t pid, tid;
+} gp__ocl_caller;
+
+extern GP_TLS gp__ocl_caller gp__ocl_me;
+
+/* The string ids of the calls' names, 0 until interned. */
+extern _Atomic uint32_t gp__ocl_call_name_ids[GP_CL_ID_COUNT];
+
+/* Writes c's API record, its name name_id, with core. */
+static inline void gp__ocl_api_record(const gp_backend_ops *core,
+                                      const gp__ocl_call *c, int32_t rv,
+                                      uint64_t end, uint32_t name_id) {
+  gp_activity_api *r =
+      core->activity_reserve(GP_ACTIVITY_KIND_API, sizeof(*r), 0, 0);
+  if (!r)
+    return;
+  r->correlation_id = c->corr;
+  r->start = c->start;
+  r->end = end;
+  r->process_id = gp__ocl_me.pid;
+  r->thread_id = gp__ocl_me.tid;
+  r->domain = GP_API_DOMAIN_OPENCL;
+  r->cbid = c->id;
+  r->name_id = name_id;
+  r->return_value = rv;
+  core->activity_commit(r);
+}
+
+/* gp__ocl_call_end_at, inline once the thread and the call's name are
+ * known, with the core's table already read. */
+static inline void gp__ocl_call_end_with(const gp_backend_ops *core,
+                                         gp__ocl_call *c, int32_t rv,
+                                         uint64_t end) {
+  if (!c->api)
+    return;
+  uint32_t name_id =
+      atomic_load_explicit(&gp__ocl_call_name_ids[c->id], memory_order_relaxed);
+  if (GP_UNLIKELY(!gp__ocl_me.named || gp__ocl_me.pid == 0 || name_id == 0))
+    gp__ocl_call_end_at(c, rv, end);
+  else
+    gp__ocl_api_record(core, c, rv, end, name_id);
+}
+
 /* True if any kind the library writes is collected at all. */
 bool gp__ocl_recording(void);
 
@@ -593,8 +641,9 @@ static inline gp__ocl_entry *gp__ocl_entry_new0(void) {
 }
 
 /* gp__ocl_entry_defer, inline while e goes on the ring of q's owner, the
- * calling thread, without filling it. */
-static inline void gp__ocl_entry_defer_inline(gp__ocl_entry *e,
+ * calling thread, without filling it; core: the core's table. */
+static inline void gp__ocl_entry_defer_inline(const gp_backend_ops *core,
+                                              gp__ocl_entry *e,
                                               gp__ocl_queue *q,
                                               const gp__ocl_anchor *anchor) {
   gp__ocl_ring *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
@@ -612,7 +661,7 @@ static inline void gp__ocl_entry_defer_inline(gp__ocl_entry *e,
   }
   /* As gp__ocl_entry_defer: work in flight first (the core's cell). */
   e->in_flight = true;
-  gp__ocl_core()->activity_work_in_flight(1);
+  core->activity_work_in_flight(1);
   e->reap_next = NULL;
   size_t i = t % GP_OCL_RING;
   atomic_store_explicit(&r->slot[i].start, e->host_start, memory_order_relaxed);

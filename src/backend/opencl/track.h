@@ -76,7 +76,7 @@ static inline void gp__ocl_track_deferred(gp__ocl_enqueue *en,
   e->deferred = true;
   gp__ocl_entry_fill(e, en, cmd, ev, end, raw_after);
   gp__ocl_note_recent(en->q, e->corr);
-  gp__ocl_entry_defer_inline(e, en->q, &en->anchor);
+  gp__ocl_entry_defer_inline(en->core, e, en->q, &en->anchor);
 }
 
 /* gp__ocl_enqueue_begin (oclInt.h), inline. */
@@ -149,7 +149,7 @@ static inline __attribute__((always_inline)) void gp__ocl_enqueue_end_inline(
   }
   if (en->track && en->kind != 0)
     en->core->activity_submitting(0); /* pending now, or never to be */
-  gp__ocl_call_end_at(&en->call, rc, end);
+  gp__ocl_call_end_with(en->core, &en->call, rc, end);
 }
 
 #endif /* GPUPERF_OPENCL_TRACK_H */
