@@ -543,8 +543,11 @@ void gp__ocl_get_stats(gp__ocl_stats *out);
 
 /* ---- pending.c: entries in flight ---- */
 
-/* Slots of a queue's ring of deferred commands (a power of two). */
+/* Slots of a queue's ring of deferred commands (a power of two; a build
+ * may choose fewer, to exercise a full ring). */
+#ifndef GP_OCL_RING
 #define GP_OCL_RING 2048
+#endif
 
 /*
  * A queue's ring: the commands its owner enqueued with events of ours,

@@ -494,6 +494,14 @@ void gp__ocl_entry_watch(gp__ocl_entry *e) {
  * leaves the driver's threads to the driver and spares a callback per
  * command; the times are the same, read from the same event.
  *
+ * The list is in two parts. The queue's owner, the first thread that
+ * enqueues such a command on it (usually the only one), appends to the
+ * queue's ring (gp__ocl_ring): a slot, then the tail, with no lock and no
+ * atomic read-modify-write, so that enqueueing threads share nothing on
+ * this path. Other threads, and the owner when the ring is full, append
+ * to the linked list under reap_lock. Each part is in the queue's order,
+ * so each is read from its oldest as above.
+ *
  * Who reads the lists. Reading a command (a status query, four profiling
  * times, the record, the release of our event) costs about a microsecond
  * on PoCL, most of it in the driver's locks, which its worker contends
