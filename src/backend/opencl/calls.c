@@ -14,8 +14,26 @@
 
 #include "oclInt.h"
 
-static GP_TLS bool thread_named;
 static _Atomic bool process_named;
+
+GP_TLS gp__ocl_caller gp__ocl_me;
+_Atomic uint32_t gp__ocl_call_name_ids[GP_CL_ID_COUNT];
+static pthread_once_t my_once = PTHREAD_ONCE_INIT;
+
+/* In a fork's child, the one thread is the one that forked. */
+static void my_ids_forget(void) {
+  gp__ocl_me.pid = 0;
+}
+
+static void my_ids_init(void) {
+  pthread_atfork(NULL, NULL, my_ids_forget);
+}
+
+static void my_ids_read(void) {
+  pthread_once(&my_once, my_ids_init);
+  gp__ocl_me.pid = GP_CORE->pid();
+  gp__ocl_me.tid = GP_CORE->tid();
+}
 
 /* See oclInt.h. */
 bool gp__ocl_recording(void) {
@@ -27,7 +45,7 @@ bool gp__ocl_recording(void) {
 }
 
 static void name_thread(void) {
-  thread_named = true;
+  gp__ocl_me.named = true;
   if (!atomic_exchange(&process_named, true))
     GP_CORE->emit_name(GP_OBJECT_PROCESS, 0, 0, 0, 0,
                        program_invocation_short_name);
@@ -43,41 +61,21 @@ void gp__ocl_call_begin(gp__ocl_call *c, uint32_t id, bool want_corr) {
 }
 
 /* See oclInt.h. */
-void gp__ocl_call_begin_api(gp__ocl_call *c, uint32_t id, bool want_corr,
-                            bool api) {
-  c->id = id;
-  c->api = api;
-  c->corr = (api || want_corr) ? GP_CORE->correlation_next() : 0;
-  c->start = gp_get_timestamp();
-}
-
-/* See oclInt.h. */
 void gp__ocl_call_end_at(gp__ocl_call *c, int32_t rv, uint64_t end) {
   if (!c->api)
     return;
-  if (GP_UNLIKELY(!thread_named))
+  if (GP_UNLIKELY(!gp__ocl_me.named))
     name_thread();
-  static _Atomic uint32_t name_ids[GP_CL_ID_COUNT];
   uint32_t name_id =
-      atomic_load_explicit(&name_ids[c->id], memory_order_relaxed);
+      atomic_load_explicit(&gp__ocl_call_name_ids[c->id], memory_order_relaxed);
   if (GP_UNLIKELY(name_id == 0)) {
     name_id = GP_CORE->string_intern(gp__ocl_call_name(c->id));
-    atomic_store_explicit(&name_ids[c->id], name_id, memory_order_relaxed);
+    atomic_store_explicit(&gp__ocl_call_name_ids[c->id], name_id,
+                          memory_order_relaxed);
   }
-  gp_activity_api *r =
-      GP_CORE->activity_reserve(GP_ACTIVITY_KIND_API, sizeof(*r), 0, 0);
-  if (!r)
-    return;
-  r->correlation_id = c->corr;
-  r->start = c->start;
-  r->end = end;
-  r->process_id = GP_CORE->pid();
-  r->thread_id = GP_CORE->tid();
-  r->domain = GP_API_DOMAIN_OPENCL;
-  r->cbid = c->id;
-  r->name_id = name_id;
-  r->return_value = rv;
-  GP_CORE->activity_commit(r);
+  if (GP_UNLIKELY(gp__ocl_me.pid == 0))
+    my_ids_read();
+  gp__ocl_api_record(GP_CORE, c, rv, end, name_id);
 }
 
 /* See oclInt.h. */

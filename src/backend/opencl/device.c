@@ -79,18 +79,12 @@ void gp__ocl_anchor_take(gp__ocl_anchor *a) {
   }
 }
 
-/* This thread's last anchor (trace 0: none). */
-static GP_TLS gp__ocl_anchor last_anchor;
+GP_TLS gp__ocl_anchor gp__ocl_last_anchor;
 
 /* See oclInt.h. */
-void gp__ocl_anchor_recent(gp__ocl_anchor *a, uint64_t now) {
-  if (last_anchor.trace && now >= last_anchor.trace &&
-      now - last_anchor.trace < GP_OCL_ANCHOR_REUSE_NS) {
-    *a = last_anchor;
-    return;
-  }
+void gp__ocl_anchor_renew(gp__ocl_anchor *a) {
   gp__ocl_anchor_take(a);
-  last_anchor = *a;
+  gp__ocl_last_anchor = *a;
 }
 
 static void note_error(gp__ocl_device *d, uint64_t err) {
@@ -152,19 +146,6 @@ static void timer_tick(gp__ocl_device *d) {
 
 /* ------------------------------------------------------------------ */
 /* RAW and BRACKET                                                      */
-
-/* See oclInt.h. */
-bool gp__ocl_device_anchors(gp__ocl_device *d) {
-  return atomic_load_explicit(&d->clock_mode, memory_order_relaxed) ==
-         GP_OCL_CLOCK_RAW;
-}
-
-/* See oclInt.h. */
-bool gp__ocl_device_unverified(gp__ocl_device *d) {
-  return atomic_load_explicit(&d->clock_mode, memory_order_relaxed) ==
-             GP_OCL_CLOCK_RAW &&
-         atomic_load_explicit(&d->raw_verdict, memory_order_relaxed) == 0;
-}
 
 /* Decides, from a command bracketed with MONOTONIC_RAW readings, whether
  * the device's profiling clock is MONOTONIC_RAW. */

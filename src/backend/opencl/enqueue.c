@@ -27,7 +27,7 @@
  */
 #include <string.h>
 
-#include "oclInt.h"
+#include "track.h"
 
 #define BEGIN(name, queue, event, kind)                                        \
   __typeof__(&name) real = GP_CL_REAL(name);                                   \
@@ -105,36 +105,40 @@ static void fill_cmd(gp__ocl_cmd *c, uint64_t bytes, const void *pattern,
 
 static void kernel_cmd(gp__ocl_cmd *c, cl_kernel kernel, cl_uint dims,
                        const size_t *global, const size_t *local) {
-  memset(c, 0, sizeof(*c));
+  /* Field by field, without memset or copy loops: this runs on every
+   * kernel enqueue (a library call each would cost more than the work). */
   c->kind = GP_ACTIVITY_KIND_KERNEL;
-  gp__ocl_kernel *k = gp__ocl_kernel_get(kernel);
+  gp__ocl_kernel *k = gp__ocl_kernel_find(kernel);
   c->name_id = k ? atomic_load_explicit(&k->name_id, memory_order_relaxed)
                  : GP_CORE->string_intern("[unknown kernel]");
-  for (cl_uint i = 0; i < 3; i++) {
-    size_t g = global && i < dims ? global[i] : 1;
-    if (local) {
-      size_t l = i < dims && local[i] ? local[i] : 1;
-      size_t n = (g + l - 1) / l;
-      c->grid[i] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-      c->block[i] = l > UINT32_MAX ? UINT32_MAX : (uint32_t)l;
-    } else {
-      c->grid[i] = g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
-      c->block[i] = 0;
-    }
+  /* As given: the grid and block are worked out when the record is
+   * written (gp__ocl_kernel_shape), off the program's thread. */
+  c->local = local != NULL;
+  if (GP_LIKELY(dims == 1 && global)) {
+    c->work[0] = global[0];
+    c->work[1] = c->work[2] = 1;
+    c->group[0] = local ? local[0] : 0;
+    c->group[1] = c->group[2] = 0;
+  } else {
+    c->work[0] = global && dims > 0 ? global[0] : 1;
+    c->work[1] = global && dims > 1 ? global[1] : 1;
+    c->work[2] = global && dims > 2 ? global[2] : 1;
+    c->group[0] = local && dims > 0 ? local[0] : 0;
+    c->group[1] = local && dims > 1 ? local[1] : 0;
+    c->group[2] = local && dims > 2 ? local[2] : 0;
   }
-  if (k) {
-    uint64_t shared =
-        atomic_load_explicit(&k->local_total, memory_order_relaxed);
-    c->dynamic_shared = shared > UINT32_MAX ? UINT32_MAX : (uint32_t)shared;
-  }
+  uint64_t shared =
+      k ? atomic_load_explicit(&k->local_total, memory_order_relaxed) : 0;
+  c->dynamic_shared = shared > UINT32_MAX ? UINT32_MAX : (uint32_t)shared;
 }
 
 static void single_kernel_cmd(gp__ocl_cmd *c, uint32_t name_id) {
   memset(c, 0, sizeof(*c));
   c->kind = GP_ACTIVITY_KIND_KERNEL;
   c->name_id = name_id;
+  c->local = true;
   for (int i = 0; i < 3; i++)
-    c->grid[i] = c->block[i] = 1;
+    c->work[i] = c->group[i] = 1;
 }
 
 /* Is p inside an SVM allocation we saw made? Caller holds gp__ocl.lock. */
@@ -204,19 +208,27 @@ static void unmap_cmd(gp__ocl_cmd *c, const void *ptr, uint8_t mem_kind) {
 /* ------------------------------------------------------------------ */
 /* Kernels                                                              */
 
+/* The entry point programs call most: the enqueue's path inline
+ * (track.h). */
 GP_CL_ENTRY cl_int CL_API_CALL clEnqueueNDRangeKernel(
     cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
     const size_t *global_work_offset, const size_t *global_work_size,
     const size_t *local_work_size, cl_uint num_events_in_wait_list,
     const cl_event *event_wait_list, cl_event *event) {
-  BEGIN(clEnqueueNDRangeKernel, command_queue, event, GP_ACTIVITY_KIND_KERNEL);
+  __typeof__(&clEnqueueNDRangeKernel) real = GP_CL_REAL(clEnqueueNDRangeKernel);
+  if (GP_UNLIKELY(!real))
+    return CL_INVALID_OPERATION;
+  gp__ocl_enqueue en;
+  gp__ocl_enqueue_begin_inline(&en, GP_CL_ID_clEnqueueNDRangeKernel,
+                               command_queue, event, GP_ACTIVITY_KIND_KERNEL);
   cl_int rc = real(command_queue, kernel, work_dim, global_work_offset,
                    global_work_size, local_work_size, num_events_in_wait_list,
                    event_wait_list, en.evp);
   gp__ocl_cmd cmd;
   if (en.track && rc == CL_SUCCESS)
     kernel_cmd(&cmd, kernel, work_dim, global_work_size, local_work_size);
-  END(rc, &cmd, num_events_in_wait_list, event_wait_list, event, false);
+  gp__ocl_enqueue_end_inline(&en, rc, &cmd, num_events_in_wait_list,
+                             event_wait_list, event, false);
   return rc;
 }
 
@@ -230,7 +242,7 @@ GP_CL_ENTRY cl_int CL_API_CALL clEnqueueTask(cl_command_queue command_queue,
                    event_wait_list, en.evp);
   gp__ocl_cmd cmd;
   if (en.track && rc == CL_SUCCESS) {
-    gp__ocl_kernel *k = gp__ocl_kernel_get(kernel);
+    gp__ocl_kernel *k = gp__ocl_kernel_find(kernel);
     single_kernel_cmd(&cmd, k ? atomic_load(&k->name_id)
                               : GP_CORE->string_intern("[unknown kernel]"));
   }

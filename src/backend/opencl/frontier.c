@@ -8,12 +8,12 @@
  * began, and until its record is written the command is in one of three
  * places: an enqueue in progress (marked in the core with the call's
  * start, gp__activity_submitting(), from before the driver call until the
- * command is pending), a pending list or a queue's reap list (each entry
- * holds the call's start, host_start), or being written (counted in its
- * list's `finishing`). The core reads the marks; the function here gives
- * the least start on the lists. While commands are being written their
- * times are unknown for a moment: the last answer is given again, which
- * is still true (a frontier once found stays a frontier).
+ * command is pending), a pending list or a queue's reap list or ring
+ * (each entry, and each ring slot, holds the call's start, host_start), or
+ * being written (counted in its list's `finishing`). The core reads the marks;
+ * the function here gives the least start on the lists. While commands are
+ * being written their times are unknown for a moment: the last answer is given
+ * again, which is still true (a frontier once found stays a frontier).
  */
 #include "oclInt.h"
 

@@ -216,11 +216,18 @@ static gp__ocl_queue *queue_register(cl_command_queue q, cl_context ctx,
   return r;
 }
 
+GP_TLS gp__ocl_last gp__ocl_last_used;
+
 /* See oclInt.h. */
 gp__ocl_queue *gp__ocl_queue_get(cl_command_queue q) {
   gp__ocl_queue *r = gp__ptrmap_get(&gp__ocl.queues, q);
-  if (GP_LIKELY(r != NULL) || !q)
+  if (GP_LIKELY(r != NULL)) {
+    gp__ocl_last_used.queue_cl = q;
+    gp__ocl_last_used.queue = r;
     return r;
+  }
+  if (!q)
+    return NULL;
   cl_context ctx = NULL;
   cl_device_id dev = NULL;
   cl_command_queue_properties props = 0;
@@ -494,9 +501,13 @@ static gp__ocl_kernel *kernel_register(cl_kernel k, const char *name,
 /* See oclInt.h. */
 gp__ocl_kernel *gp__ocl_kernel_get(cl_kernel k) {
   gp__ocl_kernel *r = gp__ptrmap_get(&gp__ocl.kernels, k);
-  if (GP_LIKELY(r != NULL) || !k)
-    return r;
-  return kernel_register(k, NULL, NULL);
+  if (GP_UNLIKELY(r == NULL) && k)
+    r = kernel_register(k, NULL, NULL);
+  if (GP_LIKELY(r != NULL)) {
+    gp__ocl_last_used.kernel_cl = k;
+    gp__ocl_last_used.kernel = r;
+  }
+  return r;
 }
 
 /* OpenCL entry point: forwarded; remembers the kernel's name. */

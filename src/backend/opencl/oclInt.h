@@ -121,14 +121,78 @@ void gp__ocl_call_begin(gp__ocl_call *c, uint32_t id, bool want_corr);
 
 /* Same, with whether an API record is wanted already known (api: the API
  * kind is enabled), so that an enqueue asks the core once. */
-void gp__ocl_call_begin_api(gp__ocl_call *c, uint32_t id, bool want_corr,
-                            bool api);
+static inline void gp__ocl_call_begin_api(gp__ocl_call *c, uint32_t id,
+                                          bool want_corr, bool api) {
+  c->id = id;
+  c->api = api;
+  c->corr = (api || want_corr) ? gp__ocl_core()->correlation_next() : 0;
+  c->start = gp_get_timestamp();
+}
+
+/* Same, with the core's table already read. */
+static inline void gp__ocl_call_begin_with(gp__ocl_call *c,
+                                           const gp_backend_ops *core,
+                                           uint32_t id, bool want_corr,
+                                           bool api) {
+  c->id = id;
+  c->api = api;
+  c->corr = (api || want_corr) ? core->correlation_next() : 0;
+  c->start = gp_get_timestamp();
+}
 
 /* Ends a call: writes its API record (if wanted) with return value rv. */
 void gp__ocl_call_end(gp__ocl_call *c, int32_t rv);
 
 /* Same, with the end time already read. */
 void gp__ocl_call_end_at(gp__ocl_call *c, int32_t rv, uint64_t end);
+
+/* What the calling thread's API records need once it wrote one: its NAME
+ * record is written (named), its ids (pid 0: not read yet, or a fork's
+ * child). */
+typedef struct gp__ocl_caller {
+  bool named;
+  uint32_t pid, tid;
+} gp__ocl_caller;
+
+extern GP_TLS gp__ocl_caller gp__ocl_me;
+
+/* The string ids of the calls' names, 0 until interned. */
+extern _Atomic uint32_t gp__ocl_call_name_ids[GP_CL_ID_COUNT];
+
+/* Writes c's API record, its name name_id, with core. */
+static inline void gp__ocl_api_record(const gp_backend_ops *core,
+                                      const gp__ocl_call *c, int32_t rv,
+                                      uint64_t end, uint32_t name_id) {
+  gp_activity_api *r =
+      core->activity_reserve(GP_ACTIVITY_KIND_API, sizeof(*r), 0, 0);
+  if (!r)
+    return;
+  r->correlation_id = c->corr;
+  r->start = c->start;
+  r->end = end;
+  r->process_id = gp__ocl_me.pid;
+  r->thread_id = gp__ocl_me.tid;
+  r->domain = GP_API_DOMAIN_OPENCL;
+  r->cbid = c->id;
+  r->name_id = name_id;
+  r->return_value = rv;
+  core->activity_commit(r);
+}
+
+/* gp__ocl_call_end_at, inline once the thread and the call's name are
+ * known, with the core's table already read. */
+static inline void gp__ocl_call_end_with(const gp_backend_ops *core,
+                                         gp__ocl_call *c, int32_t rv,
+                                         uint64_t end) {
+  if (!c->api)
+    return;
+  uint32_t name_id =
+      atomic_load_explicit(&gp__ocl_call_name_ids[c->id], memory_order_relaxed);
+  if (GP_UNLIKELY(!gp__ocl_me.named || gp__ocl_me.pid == 0 || name_id == 0))
+    gp__ocl_call_end_at(c, rv, end);
+  else
+    gp__ocl_api_record(core, c, rv, end, name_id);
+}
 
 /* True if any kind the library writes is collected at all. */
 bool gp__ocl_recording(void);
@@ -176,10 +240,22 @@ void gp__ocl_anchor_take(gp__ocl_anchor *a);
  * (the reaper's period) by a few percent. */
 #define GP_OCL_ANCHOR_REUSE_NS 50000
 
+/* The calling thread's last anchor (trace 0: none). */
+extern GP_TLS gp__ocl_anchor gp__ocl_last_anchor;
+
+/* Takes an anchor and keeps it as the thread's last. */
+void gp__ocl_anchor_renew(gp__ocl_anchor *a);
+
 /* Stores in a the calling thread's last anchor if it was taken less than
  * GP_OCL_ANCHOR_REUSE_NS before now (the trace clock, read just before),
  * else takes a new one. */
-void gp__ocl_anchor_recent(gp__ocl_anchor *a, uint64_t now);
+static inline void gp__ocl_anchor_recent(gp__ocl_anchor *a, uint64_t now) {
+  uint64_t t = gp__ocl_last_anchor.trace;
+  if (GP_LIKELY(t && now >= t && now - t < GP_OCL_ANCHOR_REUSE_NS))
+    *a = gp__ocl_last_anchor;
+  else
+    gp__ocl_anchor_renew(a);
+}
 
 /*
  * Returns the record of an OpenCL device, registering it (DEVICE record,
@@ -190,11 +266,18 @@ gp__ocl_device *gp__ocl_device_get(cl_device_id dev);
 
 /* True if enqueues on d take an anchor before the driver call (the device
  * is, or may be, on CLOCK_MONOTONIC_RAW). */
-bool gp__ocl_device_anchors(gp__ocl_device *d);
+static inline bool gp__ocl_device_anchors(gp__ocl_device *d) {
+  return atomic_load_explicit(&d->clock_mode, memory_order_relaxed) ==
+         GP_OCL_CLOCK_RAW;
+}
 
 /* True while d's use of CLOCK_MONOTONIC_RAW is not confirmed yet: enqueues
  * also read that clock after the driver call. */
-bool gp__ocl_device_unverified(gp__ocl_device *d);
+static inline bool gp__ocl_device_unverified(gp__ocl_device *d) {
+  return atomic_load_explicit(&d->clock_mode, memory_order_relaxed) ==
+             GP_OCL_CLOCK_RAW &&
+         atomic_load_explicit(&d->raw_verdict, memory_order_relaxed) == 0;
+}
 
 /*
  * For tests: devices registered from now on start with clock mode mode
@@ -252,8 +335,12 @@ typedef struct gp__ocl_queue {
   uint64_t frontier[GP_OCL_RECENT];
   /* In-order queues: commands with our own events, oldest first, read in
    * batches by the reaper (reaper.c), and on clFinish and flushes
-   * (pending.c). */
-  pthread_mutex_t reap_lock; /* the list */
+   * (pending.c): those of the queue's owner (the first thread that
+   * enqueued such a command) on its ring, without a lock; the others, and
+   * the owner's when the ring is full, on the list. */
+  _Atomic(void *) ring_owner;        /* that thread's token (pending.c) */
+  struct gp__ocl_ring *_Atomic ring; /* set once, by the owner */
+  pthread_mutex_t reap_lock;         /* the list */
   struct gp__ocl_entry *reap_head, *reap_tail;
   _Atomic uint64_t reap_n;              /* entries on the list */
   pthread_mutex_t reap_serial;          /* held by the one reading the list */
@@ -277,6 +364,34 @@ gp__ocl_queue *gp__ocl_queue_get(cl_command_queue q);
 /* Returns the kernel's record, asking the driver for its name if it was
  * created out of our sight. NULL if out of memory. */
 gp__ocl_kernel *gp__ocl_kernel_get(cl_kernel k);
+
+/* The queue and the kernel the calling thread last looked up, and their
+ * records. A record, once made, stays its object's address's record for
+ * the life of the process (a new object at the same address updates it
+ * in place), so what a thread found once it may use again. */
+typedef struct gp__ocl_last {
+  cl_command_queue queue_cl;
+  gp__ocl_queue *queue;
+  cl_kernel kernel_cl;
+  gp__ocl_kernel *kernel;
+} gp__ocl_last;
+
+extern GP_TLS gp__ocl_last gp__ocl_last_used;
+
+/* gp__ocl_queue_get, without a table lookup for the thread's last queue. */
+static inline gp__ocl_queue *gp__ocl_queue_find(cl_command_queue q) {
+  if (GP_LIKELY(q == gp__ocl_last_used.queue_cl && q))
+    return gp__ocl_last_used.queue;
+  return gp__ocl_queue_get(q);
+}
+
+/* gp__ocl_kernel_get, without a table lookup for the thread's last
+ * kernel. */
+static inline gp__ocl_kernel *gp__ocl_kernel_find(cl_kernel k) {
+  if (GP_LIKELY(k == gp__ocl_last_used.kernel_cl && k))
+    return gp__ocl_last_used.kernel;
+  return gp__ocl_kernel_get(k);
+}
 
 /* The gpuperf context of (context, device), registering both if new; 0 if
  * it cannot be had. */
@@ -305,14 +420,30 @@ uint64_t gp__ocl_pending_oldest(uint32_t device_id, bool *writing);
 typedef struct gp__ocl_cmd {
   uint32_t kind; /* GP_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET; 0: none */
   uint32_t name_id;
-  uint32_t grid[3], block[3];
-  uint32_t dynamic_shared;
-  uint64_t bytes;
-  uint32_t value;             /* memset: the fill pattern's first bytes */
-  uint8_t copy_kind;          /* gp_memcpy_kind */
-  uint8_t src_kind, dst_kind; /* gp_memory_kind; memset: dst_kind */
-  bool src_host, dst_host;    /* memcpy side in host memory */
+  union { /* by kind: an entry copies the command whole on every enqueue */
+    struct {
+      /* Kernels: the work sizes as enqueued, turned into the record's grid
+       * and block when it is written (gp__ocl_kernel_shape): work-items
+       * per dimension (1 past the dimensions) and the work-group size
+       * (local: the program gave one; a 0 in it counts as 1). */
+      uint64_t work[3], group[3];
+      bool local;
+      uint32_t dynamic_shared;
+    };
+    struct { /* MEMCPY and MEMSET */
+      uint64_t bytes;
+      uint32_t value;             /* memset: the fill pattern's first bytes */
+      uint8_t copy_kind;          /* gp_memcpy_kind */
+      uint8_t src_kind, dst_kind; /* gp_memory_kind; memset: dst_kind */
+      bool src_host, dst_host;    /* memcpy side in host memory */
+    };
+  };
 } gp__ocl_cmd;
+
+/* A kernel command's grid (work-groups) and block (work-group size; 0
+ * when the driver chose it, and then the grid counts work-items). */
+void gp__ocl_kernel_shape(const gp__ocl_cmd *c, uint32_t grid[3],
+                          uint32_t block[3]);
 
 typedef struct gp__ocl_evinfo gp__ocl_evinfo;
 
@@ -351,8 +482,10 @@ struct gp__ocl_evinfo {
 /* An enqueue in progress, between the driver call and its tracking. */
 typedef struct gp__ocl_enqueue {
   gp__ocl_call call;
+  const gp_backend_ops *core; /* GP_CORE, read once */
   gp__ocl_queue *q;
   bool track;        /* a GPU record is wanted */
+  bool unverified;   /* the device's clock was being checked (anchor) */
   cl_event internal; /* our event when the program passed none */
   cl_event *evp;     /* what to pass the driver as the event pointer */
   gp__ocl_anchor anchor;
@@ -410,6 +543,37 @@ void gp__ocl_get_stats(gp__ocl_stats *out);
 
 /* ---- pending.c: entries in flight ---- */
 
+/* Slots of a queue's ring of deferred commands (a power of two; a build
+ * may choose fewer, to exercise a full ring). */
+#ifndef GP_OCL_RING
+#define GP_OCL_RING 2048
+#endif
+
+/*
+ * A queue's ring: the commands its owner enqueued with events of ours,
+ * oldest first, written by that one thread and read by the one holding
+ * the queue's reap_serial. The owner fills slot tail % GP_OCL_RING, then
+ * publishes it by storing tail + 1 (release); the reader takes slots from
+ * head and stores head past them once they count as finishing. Neither
+ * side takes a lock or does an atomic read-modify-write. tail never goes
+ * back: it is how many commands the ring ever took (stats).
+ */
+typedef struct gp__ocl_ring {
+  _Alignas(64) _Atomic uint64_t tail; /* written by the owner */
+  _Alignas(64) _Atomic uint64_t head; /* written by the reader */
+  _Alignas(64) struct {
+    gp__ocl_entry *_Atomic entry;
+    _Atomic uint64_t start; /* its host_start, for gp__ocl_pending_oldest */
+  } slot[GP_OCL_RING];
+} gp__ocl_ring;
+
+/* Commands waiting on q's ring and list. */
+uint64_t gp__ocl_reap_waiting(gp__ocl_queue *q);
+
+/* Hands q, whose ring or list has a batch waiting, to the reaper (or
+ * reads the batch here, with anchor, if there is none). */
+void gp__ocl_reap_hand(gp__ocl_queue *q, const gp__ocl_anchor *anchor);
+
 /*
  * A fresh entry with room for num_waits wait ids, holding two references
  * (its record's writer and its callback), or NULL if out of memory. The
@@ -433,6 +597,83 @@ void gp__ocl_entry_watch(gp__ocl_entry *e);
  * before the enqueue's driver call). */
 void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q,
                          const gp__ocl_anchor *anchor);
+
+/* The calling thread's free entries (pending.c), and how many of them it
+ * freed itself. */
+extern GP_TLS gp__ocl_entry *gp__ocl_own_free;
+extern GP_TLS unsigned gp__ocl_own_free_n;
+
+/* A token per thread: its address tells a queue's owner (while a thread
+ * lives, no other has its address). */
+extern GP_TLS char gp__ocl_ring_token;
+
+/* Starts fetching free entry e (if any) for the command after this one.
+ * It was last written on the thread that finished with it: read cold,
+ * each of its cache lines stalled the enqueue that took it; fetched now,
+ * they arrive during the driver's call. */
+static inline void gp__ocl_prefetch_entry(const gp__ocl_entry *e) {
+  if (e)
+    for (size_t off = 0; off < sizeof(*e); off += 64)
+      __builtin_prefetch((const char *)e + off, 1, 3);
+}
+
+/* Makes recycled entry e fresh (its waits set already). */
+static inline void gp__ocl_entry_init(gp__ocl_entry *e) {
+  e->prev = e->next = e->reap_next = NULL;
+  atomic_init(&e->refs, 2);
+  e->retired = false;
+  e->deferred = false;
+  e->in_flight = false;
+  e->evinfo = NULL;
+  e->num_waits = 0;
+}
+
+/* gp__ocl_entry_new(0), inline while the thread has a free entry after
+ * the one it takes (to fetch ahead). */
+static inline gp__ocl_entry *gp__ocl_entry_new0(void) {
+  gp__ocl_entry *e = gp__ocl_own_free;
+  if (GP_UNLIKELY(!e || !e->next))
+    return gp__ocl_entry_new(0);
+  gp__ocl_own_free = e->next;
+  if (gp__ocl_own_free_n)
+    gp__ocl_own_free_n--;
+  gp__ocl_prefetch_entry(e->next);
+  e->waits = e->inline_waits;
+  gp__ocl_entry_init(e);
+  return e;
+}
+
+/* gp__ocl_entry_defer, inline while e goes on the ring of q's owner, the
+ * calling thread, without filling it; core: the core's table. */
+static inline void gp__ocl_entry_defer_inline(const gp_backend_ops *core,
+                                              gp__ocl_entry *e,
+                                              gp__ocl_queue *q,
+                                              const gp__ocl_anchor *anchor) {
+  gp__ocl_ring *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
+  if (GP_UNLIKELY(atomic_load_explicit(&q->ring_owner, memory_order_relaxed) !=
+                      &gp__ocl_ring_token ||
+                  !r)) {
+    gp__ocl_entry_defer(e, q, anchor);
+    return;
+  }
+  uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+  uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+  if (GP_UNLIKELY(t - h >= GP_OCL_RING)) {
+    gp__ocl_entry_defer(e, q, anchor);
+    return;
+  }
+  /* As gp__ocl_entry_defer: work in flight first (the core's cell). */
+  e->in_flight = true;
+  core->activity_work_in_flight(1);
+  e->reap_next = NULL;
+  size_t i = t % GP_OCL_RING;
+  atomic_store_explicit(&r->slot[i].start, e->host_start, memory_order_relaxed);
+  atomic_store_explicit(&r->slot[i].entry, e, memory_order_relaxed);
+  atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+  if (t + 1 - h >= GP_OCL_REAP_BATCH &&
+      !atomic_load_explicit(&q->reap_handed, memory_order_relaxed))
+    gp__ocl_reap_hand(q, anchor);
+}
 
 /*
  * Writes the records of the commands of q's reap list that have completed

@@ -71,7 +71,8 @@ static void adaptive_init(pthread_mutex_t *m) {
   pthread_mutexattr_destroy(&attr);
 }
 
-static pthread_key_t own_key; /* its destructor frees own_free (below) */
+static pthread_key_t
+    own_key; /* its destructor frees gp__ocl_own_free (below) */
 static void own_free_release(void *unused);
 
 static void shards_init(void) {
@@ -116,8 +117,10 @@ static cl_int event_status(cl_event ev) {
 static struct {
   gp__ocl_entry *_Atomic top;
 } __attribute__((aligned(64))) returned; /* a cache line of its own */
-static GP_TLS gp__ocl_entry *own_free, *out_head, *out_tail;
-static GP_TLS unsigned own_free_n, out_n;
+GP_TLS gp__ocl_entry *gp__ocl_own_free;
+GP_TLS unsigned gp__ocl_own_free_n;
+static GP_TLS gp__ocl_entry *out_head, *out_tail;
+static GP_TLS unsigned out_n;
 static GP_TLS bool own_registered; /* own_key set: freed at thread exit */
 #define OWN_FREE_MAX 64            /* kept by a thread before they go back */
 #define OUT_BATCH 64               /* handed back at once */
@@ -134,10 +137,10 @@ static void free_chain(gp__ocl_entry *e) {
  * reachable by every thread, is left for reuse). */
 static void own_free_release(void *unused) {
   (void)unused;
-  free_chain(own_free);
+  free_chain(gp__ocl_own_free);
   free_chain(out_head);
-  own_free = out_head = out_tail = NULL;
-  own_free_n = out_n = 0;
+  gp__ocl_own_free = out_head = out_tail = NULL;
+  gp__ocl_own_free_n = out_n = 0;
 }
 
 /* Arranges for own_free_release to run when this thread exits. */
@@ -149,6 +152,21 @@ static void own_register(void) {
 }
 
 /* Takes every entry handed back so far, or NULL. */
+static gp__ocl_entry *take_returned(void);
+
+/* When the thread's own list is empty: the entries it has gathered to
+ * hand back (fewer than a batch, which no other thread can see yet), else
+ * every entry handed back so far; NULL if none. */
+static gp__ocl_entry *own_refill(void) {
+  gp__ocl_entry *e = out_head;
+  if (e) {
+    out_head = out_tail = NULL;
+    out_n = 0;
+    return e;
+  }
+  return take_returned();
+}
+
 static gp__ocl_entry *take_returned(void) {
   if (!atomic_load_explicit(&returned.top, memory_order_relaxed))
     return NULL;
@@ -156,44 +174,30 @@ static gp__ocl_entry *take_returned(void) {
   return atomic_exchange_explicit(&returned.top, NULL, memory_order_acquire);
 }
 
-/* Starts fetching free entry e (if any) for the command after this one.
- * It was last written on the thread that finished with it: read cold,
- * each of its cache lines stalled the enqueue that took it; fetched now,
- * they arrive during the driver's call. */
-static inline void prefetch_entry(const gp__ocl_entry *e) {
-  if (e)
-    for (size_t off = 0; off < sizeof(*e); off += 64)
-      __builtin_prefetch((const char *)e + off, 1, 3);
-}
-
 /* See oclInt.h. */
 gp__ocl_entry *gp__ocl_entry_new(uint32_t num_waits) {
-  pthread_once(&shards_once, shards_init);
-  gp__ocl_entry *e = own_free ? own_free : take_returned();
+  /* A thread with entries of its own has registered (own_register). */
+  if (GP_UNLIKELY(!gp__ocl_own_free))
+    pthread_once(&shards_once, shards_init);
+  gp__ocl_entry *e = gp__ocl_own_free ? gp__ocl_own_free : own_refill();
   if (e) {
-    own_free = e->next;
-    if (own_free_n)
-      own_free_n--;
-    if (!own_free)
-      own_free = take_returned(); /* now, to fetch its first one ahead */
-    prefetch_entry(own_free);
+    gp__ocl_own_free = e->next;
+    if (gp__ocl_own_free_n)
+      gp__ocl_own_free_n--;
+    if (!gp__ocl_own_free)
+      gp__ocl_own_free = own_refill(); /* now, to fetch its first one ahead */
+    gp__ocl_prefetch_entry(gp__ocl_own_free);
   } else if (!(e = malloc(sizeof(*e)))) {
     return NULL;
   }
   e->waits = e->inline_waits;
   if (num_waits > GP_OCL_INLINE_WAITS && !(e->waits = malloc(8u * num_waits))) {
     own_register();
-    e->next = own_free;
-    own_free = e;
+    e->next = gp__ocl_own_free;
+    gp__ocl_own_free = e;
     return NULL;
   }
-  e->prev = e->next = e->reap_next = NULL;
-  atomic_init(&e->refs, 2);
-  e->retired = false;
-  e->deferred = false;
-  e->in_flight = false;
-  e->evinfo = NULL;
-  e->num_waits = 0;
+  gp__ocl_entry_init(e);
   return e;
 }
 
@@ -203,12 +207,12 @@ static void entry_put(gp__ocl_entry *e) {
   if (e->waits != e->inline_waits)
     free(e->waits);
   own_register();
-  if (own_free_n < OWN_FREE_MAX) {
+  if (gp__ocl_own_free_n < OWN_FREE_MAX) {
     /* Freed where it will be made again (commands read on the program's
      * thread), or at most a few kept by another thread. */
-    e->next = own_free;
-    own_free = e;
-    own_free_n++;
+    e->next = gp__ocl_own_free;
+    gp__ocl_own_free = e;
+    gp__ocl_own_free_n++;
     return;
   }
   e->next = out_head;
@@ -307,17 +311,39 @@ begin_work(const gp__ocl_entry *e, const uint64_t ts[4], uint32_t kind,
   return r;
 }
 
+static uint32_t clamp32(uint64_t v) {
+  return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* See oclInt.h. */
+void gp__ocl_kernel_shape(const gp__ocl_cmd *c, uint32_t grid[3],
+                          uint32_t block[3]) {
+  for (int i = 0; i < 3; i++) {
+    uint64_t g = c->work[i];
+    if (c->local) {
+      uint64_t l = c->group[i] ? c->group[i] : 1;
+      grid[i] = clamp32((g + l - 1) / l);
+      block[i] = clamp32(l);
+    } else {
+      grid[i] = clamp32(g);
+      block[i] = 0;
+    }
+  }
+}
+
 static void emit_kernel(const gp__ocl_entry *e, const uint64_t ts[4]) {
   gp_activity_kernel *r = begin_work(e, ts, GP_ACTIVITY_KIND_KERNEL, 0);
   if (!r)
     return;
+  uint32_t grid[3], block[3];
+  gp__ocl_kernel_shape(&e->cmd, grid, block);
   r->name_id = e->cmd.name_id;
-  r->grid_x = e->cmd.grid[0];
-  r->grid_y = e->cmd.grid[1];
-  r->grid_z = e->cmd.grid[2];
-  r->block_x = e->cmd.block[0];
-  r->block_y = e->cmd.block[1];
-  r->block_z = e->cmd.block[2];
+  r->grid_x = grid[0];
+  r->grid_y = grid[1];
+  r->grid_z = grid[2];
+  r->block_x = block[0];
+  r->block_y = block[1];
+  r->block_z = block[2];
   r->dynamic_shared_memory = e->cmd.dynamic_shared;
   GP_CORE->activity_commit(r);
 }
@@ -468,6 +494,14 @@ void gp__ocl_entry_watch(gp__ocl_entry *e) {
  * leaves the driver's threads to the driver and spares a callback per
  * command; the times are the same, read from the same event.
  *
+ * The list is in two parts. The queue's owner, the first thread that
+ * enqueues such a command on it (usually the only one), appends to the
+ * queue's ring (gp__ocl_ring): a slot, then the tail, with no lock and no
+ * atomic read-modify-write, so that enqueueing threads share nothing on
+ * this path. Other threads, and the owner when the ring is full, append
+ * to the linked list under reap_lock. Each part is in the queue's order,
+ * so each is read from its oldest as above.
+ *
  * Who reads the lists. Reading a command (a status query, four profiling
  * times, the record, the release of our event) costs about a microsecond
  * on PoCL, most of it in the driver's locks, which its worker contends
@@ -485,14 +519,46 @@ void gp__ocl_entry_watch(gp__ocl_entry *e) {
 static void reap_hand(gp__ocl_queue *q, const gp__ocl_anchor *anchor);
 
 /* See oclInt.h. */
-void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q,
-                         const gp__ocl_anchor *anchor) {
+GP_TLS char gp__ocl_ring_token;
+
+/* The calling thread's ring on q: q's ring if the thread owns q (making it
+ * the owner if q has none yet), NULL if another thread does or no ring
+ * could be had. */
+static gp__ocl_ring *own_ring(gp__ocl_queue *q) {
+  void *owner = atomic_load_explicit(&q->ring_owner, memory_order_relaxed);
+  if (GP_LIKELY(owner == &gp__ocl_ring_token))
+    return atomic_load_explicit(&q->ring, memory_order_relaxed);
+  if (owner)
+    return NULL;
+  /* Once per queue (and again in a fork child, see reap_reset). A ring
+   * left by a fork's reset is empty: head == tail. */
+  gp__ocl_ring *r = atomic_load_explicit(&q->ring, memory_order_acquire);
+  bool fresh = r == NULL;
+  if (fresh && !(r = aligned_alloc(64, sizeof(*r))))
+    return NULL;
+  if (fresh) {
+    atomic_init(&r->tail, 0);
+    atomic_init(&r->head, 0);
+  }
+  void *none = NULL;
+  if (!atomic_compare_exchange_strong(&q->ring_owner, &none,
+                                      &gp__ocl_ring_token)) {
+    if (fresh)
+      free(r);
+    return NULL;
+  }
+  if (fresh)
+    atomic_store_explicit(&q->ring, r, memory_order_release);
+  return r;
+}
+
+/* Appends e to q's list (another thread's commands, or the owner's when
+ * its ring is full); returns how many the list holds. */
+static uint64_t list_append(gp__ocl_entry *e, gp__ocl_queue *q) {
   shard *s = shard_of(e);
-  count_in_flight(e);
   atomic_fetch_add_explicit(&s->tracked, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->internal, 1, memory_order_relaxed);
   pthread_mutex_lock(&q->reap_lock);
-  e->reap_next = NULL;
   if (q->reap_tail)
     q->reap_tail->reap_next = e;
   else
@@ -500,9 +566,73 @@ void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q,
   q->reap_tail = e;
   uint64_t n = atomic_fetch_add_explicit(&q->reap_n, 1, memory_order_relaxed);
   pthread_mutex_unlock(&q->reap_lock);
-  if (n + 1 >= GP_OCL_REAP_BATCH &&
+  return n + 1;
+}
+
+/* See oclInt.h. */
+void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q,
+                         const gp__ocl_anchor *anchor) {
+  count_in_flight(e);
+  e->reap_next = NULL;
+  /* Counted as tracked and internal by the ring's tail (gp__ocl_get_stats),
+   * or on the list's way. */
+  uint64_t n;
+  gp__ocl_ring *r = own_ring(q);
+  uint64_t t = r ? atomic_load_explicit(&r->tail, memory_order_relaxed) : 0;
+  uint64_t h = r ? atomic_load_explicit(&r->head, memory_order_acquire) : 0;
+  if (GP_LIKELY(r != NULL) && t - h < GP_OCL_RING) {
+    size_t i = t % GP_OCL_RING;
+    atomic_store_explicit(&r->slot[i].start, e->host_start,
+                          memory_order_relaxed);
+    atomic_store_explicit(&r->slot[i].entry, e, memory_order_relaxed);
+    atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+    n = t + 1 - h;
+  } else {
+    n = list_append(e, q);
+  }
+  if (n >= GP_OCL_REAP_BATCH &&
       !atomic_load_explicit(&q->reap_handed, memory_order_relaxed))
     reap_hand(q, anchor);
+}
+
+/* See oclInt.h. */
+uint64_t gp__ocl_reap_waiting(gp__ocl_queue *q) {
+  uint64_t n = atomic_load_explicit(&q->reap_n, memory_order_relaxed);
+  gp__ocl_ring *r = atomic_load_explicit(&q->ring, memory_order_acquire);
+  if (r)
+    n += atomic_load_explicit(&r->tail, memory_order_acquire) -
+         atomic_load_explicit(&r->head, memory_order_relaxed);
+  return n;
+}
+
+/* Takes up to max of the commands on q's ring that are done (with force:
+ * done or not), oldest first, counting them as finishing; links them
+ * through reap_next from *link on and returns how many. Caller holds
+ * q->reap_serial. */
+static unsigned ring_take(gp__ocl_queue *q, unsigned max, bool force,
+                          gp__ocl_entry ***link) {
+  gp__ocl_ring *r = atomic_load_explicit(&q->ring, memory_order_acquire);
+  if (!r)
+    return 0;
+  uint64_t h0 = atomic_load_explicit(&r->head, memory_order_relaxed);
+  uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+  uint64_t h = h0;
+  for (; h < t && h - h0 < max; h++) {
+    gp__ocl_entry *e = atomic_load_explicit(&r->slot[h % GP_OCL_RING].entry,
+                                            memory_order_relaxed);
+    cl_int st = event_status(e->event);
+    if (st > CL_COMPLETE && !force)
+      break;
+    e->swept_status = st;
+    /* Counted as finishing before it leaves the ring, as on the list. */
+    atomic_fetch_add_explicit(&shard_of(e)->finishing, 1, memory_order_relaxed);
+    e->reap_next = NULL;
+    **link = e;
+    *link = &e->reap_next;
+  }
+  if (h != h0)
+    atomic_store_explicit(&r->head, h, memory_order_release);
+  return (unsigned)(h - h0);
 }
 
 /* Writes the records of up to max of q's oldest commands that are done
@@ -511,6 +641,11 @@ void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q,
  * Caller holds q->reap_serial. */
 static unsigned reap_serial_locked(gp__ocl_queue *q, unsigned max, bool force,
                                    const gp__ocl_anchor *after) {
+  /* The ring's and the list's commands are each in the queue's order,
+   * which is the order they complete in; each is read from its oldest. */
+  gp__ocl_entry *taken = NULL, **link = &taken;
+  unsigned from_ring = ring_take(q, max, force, &link);
+  max -= from_ring;
   pthread_mutex_lock(&q->reap_lock);
   gp__ocl_entry *first = q->reap_head;
   uint64_t n = atomic_load_explicit(&q->reap_n, memory_order_relaxed);
@@ -532,22 +667,26 @@ static unsigned reap_serial_locked(gp__ocl_queue *q, unsigned max, bool force,
     last = e;
     e = ++k < n ? e->reap_next : NULL;
   }
-  if (k == 0)
+  if (k > 0) {
+    pthread_mutex_lock(&q->reap_lock);
+    q->reap_head = last->reap_next;
+    if (!q->reap_head)
+      q->reap_tail = NULL;
+    /* Off the list: no enqueue links to it any more. */
+    last->reap_next = NULL;
+    atomic_fetch_sub_explicit(&q->reap_n, k, memory_order_relaxed);
+    pthread_mutex_unlock(&q->reap_lock);
+    *link = first;
+  }
+  if (from_ring + k == 0)
     return 0;
-  pthread_mutex_lock(&q->reap_lock);
-  q->reap_head = last->reap_next;
-  if (!q->reap_head)
-    q->reap_tail = NULL;
-  atomic_fetch_sub_explicit(&q->reap_n, k, memory_order_relaxed);
-  pthread_mutex_unlock(&q->reap_lock);
   gp__ocl_anchor now;
   if (!after || !after->raw) {
     gp__ocl_anchor_take(&now); /* one for the batch, after all ended */
     after = &now;
   }
-  unsigned done = k;
-  for (e = first; k > 0; k--) {
-    gp__ocl_entry *next = k > 1 ? e->reap_next : NULL;
+  for (e = taken; e;) {
+    gp__ocl_entry *next = e->reap_next;
     e->reap_next = NULL;
     e->retired = true;
     cl_int st = e->swept_status;
@@ -555,7 +694,7 @@ static unsigned reap_serial_locked(gp__ocl_queue *q, unsigned max, bool force,
     entry_put(e); /* the reap list's reference */
     e = next;
   }
-  return done;
+  return from_ring + k;
 }
 
 /* See oclInt.h. */
@@ -589,9 +728,13 @@ static void reap_hand(gp__ocl_queue *q, const gp__ocl_anchor *anchor) {
 }
 
 /* See oclInt.h. */
+void gp__ocl_reap_hand(gp__ocl_queue *q, const gp__ocl_anchor *anchor) {
+  reap_hand(q, anchor);
+}
+
+/* See oclInt.h. */
 void gp__ocl_reap_while_waiting(gp__ocl_queue *q) {
-  if (atomic_load_explicit(&q->reap_n, memory_order_relaxed) >=
-          GP_OCL_REAP_BATCH &&
+  if (gp__ocl_reap_waiting(q) >= GP_OCL_REAP_BATCH &&
       !atomic_load_explicit(&q->reap_handed, memory_order_relaxed))
     reap_hand(q, NULL);
 }
@@ -604,7 +747,14 @@ static void reap_all(void *user, const void *key, void *val) {
 
 static void count_waiting(void *user, const void *key, void *val) {
   (void)key;
-  *(uint64_t *)user += atomic_load(&((gp__ocl_queue *)val)->reap_n);
+  *(uint64_t *)user += gp__ocl_reap_waiting(val);
+}
+
+static void count_ringed(void *user, const void *key, void *val) {
+  (void)key;
+  gp__ocl_ring *r = atomic_load(&((gp__ocl_queue *)val)->ring);
+  if (r)
+    *(uint64_t *)user += atomic_load(&r->tail);
 }
 
 /* Commands on the queues' reap lists. */
@@ -724,6 +874,21 @@ static void oldest_reaped(void *user, const void *key, void *val) {
   if (q->reap_head && q->reap_head->host_start < acc[1])
     acc[1] = q->reap_head->host_start;
   pthread_mutex_unlock(&q->reap_lock);
+  gp__ocl_ring *r = atomic_load_explicit(&q->ring, memory_order_acquire);
+  if (!r)
+    return;
+  /* The ring's oldest, read without its reader's lock: the slot is only
+   * written again after head moved past it, so an unchanged head vouches
+   * for what was read; a command that left the ring is counted as
+   * finishing until written (see gp__ocl_pending_oldest). */
+  uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+  if (h == atomic_load_explicit(&r->tail, memory_order_acquire))
+    return;
+  uint64_t start = atomic_load_explicit(&r->slot[h % GP_OCL_RING].start,
+                                        memory_order_acquire);
+  if (atomic_load_explicit(&r->head, memory_order_acquire) == h &&
+      start < acc[1])
+    acc[1] = start;
 }
 
 /* See oclInt.h. */
@@ -766,6 +931,11 @@ void gp__ocl_get_stats(gp__ocl_stats *out) {
     out->released += atomic_load(&s->released);
   }
   out->pending += reap_waiting();
+  /* The rings' commands were counted by nothing else. */
+  uint64_t ringed = 0;
+  gp__ptrmap_each(&gp__ocl.queues, count_ringed, &ringed);
+  out->tracked += ringed;
+  out->internal += ringed;
 }
 
 /* ------------------------------------------------------------------ */
@@ -803,6 +973,19 @@ static void reap_reset(void *user, const void *key, void *val) {
   }
   q->reap_head = q->reap_tail = NULL;
   atomic_store(&q->reap_n, 0);
+  gp__ocl_ring *r = atomic_load(&q->ring);
+  if (r) {
+    for (uint64_t h = atomic_load(&r->head); h < atomic_load(&r->tail); h++) {
+      gp__ocl_entry *d = atomic_load(&r->slot[h % GP_OCL_RING].entry);
+      if (d->waits != d->inline_waits)
+        free(d->waits);
+      free(d);
+    }
+    atomic_store(&r->head, atomic_load(&r->tail));
+  }
+  /* Its owner may be a thread the child does not have: the next thread to
+   * enqueue becomes the owner (of the same, empty, ring). */
+  atomic_store(&q->ring_owner, NULL);
 }
 
 /* The commands in flight are the parent's: their callbacks will never run

@@ -57,7 +57,7 @@ static void reaper_round(gp__ocl_queue *list) {
     if (!go)
       continue;
     unsigned n = gp__ocl_reap_batch(q, UINT32_MAX, false, NULL);
-    if (n > 0 && atomic_load_explicit(&q->reap_n, memory_order_relaxed) > 0 &&
+    if (n > 0 && gp__ocl_reap_waiting(q) > 0 &&
         !atomic_exchange(&q->reap_handed, true)) {
       q->reap_todo_next = again;
       again = q;

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oclInt.h"
+#include "track.h"
 
 static _Atomic size_t events_live; /* entries in gp__ocl.events */
 
@@ -66,20 +66,6 @@ static uint32_t add_previous(gp__ocl_queue *q, uint64_t *out, uint32_t n,
   return add_ids(q->frontier, q->num_frontier, out, n, cap);
 }
 
-/* Remembers that the queue ran command corr. Caller holds gp__ocl.lock
- * for an out-of-order queue. */
-static void note_recent(gp__ocl_queue *q, uint64_t corr) {
-  if (!q->out_of_order) {
-    atomic_store_explicit(&q->last, corr, memory_order_relaxed);
-    return;
-  }
-  if (q->num_recent == GP_OCL_RECENT) {
-    memmove(q->recent, q->recent + 1, (GP_OCL_RECENT - 1) * sizeof(uint64_t));
-    q->num_recent--;
-  }
-  q->recent[q->num_recent++] = corr;
-}
-
 /* Gives the program's event ev the meaning info; frees what the address
  * meant before. Caller holds gp__ocl.lock. Takes ownership of info. */
 static void event_set_locked(cl_event ev, gp__ocl_evinfo *info) {
@@ -118,48 +104,13 @@ static gp__ocl_evinfo *evinfo_new(const gp__ocl_queue *q, const uint64_t *ids,
 /* See oclInt.h. */
 void gp__ocl_enqueue_begin(gp__ocl_enqueue *en, uint32_t id, cl_command_queue q,
                            cl_event *app_event, uint32_t kind) {
-  en->q = NULL;
-  en->track = false;
-  en->internal = NULL;
-  en->evp = app_event;
-  en->anchor.raw = 0;
-  en->kind = kind;
-  /* The API kind once: it decides the API record and, when on, that we
-   * are recording (gp__ocl_recording() asks for it first). */
-  bool api = GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0);
-  if (GP_LIKELY(api || gp__ocl_recording())) {
-    en->q = gp__ocl_queue_get(q);
-    if (en->q) {
-      uint32_t ctx = en->q->context_id;
-      if (kind != 0)
-        en->track = GP_CORE->activity_enabled(kind, ctx);
-      else
-        en->track = GP_CORE->activity_enabled(GP_ACTIVITY_KIND_KERNEL, ctx) ||
-                    GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MEMCPY, ctx) ||
-                    GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MEMSET, ctx);
-    }
-  }
-  gp__ocl_call_begin_api(&en->call, id, en->track, api);
-  if (en->track && kind != 0) {
-    /* In flight from before the driver call until the command is pending
-     * (frontier.c). */
-    GP_CORE->activity_submitting(en->call.start);
-    if (!app_event)
-      en->evp = &en->internal;
-    /* Last, right before the driver call. While the device's clock is
-     * being checked, the bracket around this call must be tight. */
-    gp__ocl_device *d = en->q->dev;
-    if (d && gp__ocl_device_unverified(d))
-      gp__ocl_anchor_take(&en->anchor);
-    else if (d && gp__ocl_device_anchors(d))
-      gp__ocl_anchor_recent(&en->anchor, en->call.start);
-  }
+  gp__ocl_enqueue_begin_inline(en, id, q, app_event, kind);
 }
 
-/* A marker or barrier: its event stands for what it waited on. */
-static void track_passthrough(gp__ocl_enqueue *en, cl_uint num_waits,
-                              const cl_event *wait_list, cl_event ev,
-                              bool barrier) {
+/* See track.h. */
+void gp__ocl_track_passthrough(gp__ocl_enqueue *en, cl_uint num_waits,
+                               const cl_event *wait_list, cl_event ev,
+                               bool barrier) {
   uint64_t ids[GP_OCL_MAX_WAITS];
   pthread_mutex_lock(&gp__ocl.lock);
   uint32_t n = resolve_waits(num_waits, wait_list, ids, 0, GP_OCL_MAX_WAITS);
@@ -181,15 +132,15 @@ static void track_passthrough(gp__ocl_enqueue *en, cl_uint num_waits,
   pthread_mutex_unlock(&gp__ocl.lock);
 }
 
-static void track_command(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
-                          cl_uint num_waits, const cl_event *wait_list,
-                          cl_event ev, bool internal, uint64_t end,
-                          uint64_t raw_after) {
+/* See track.h. */
+void gp__ocl_track_command(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
+                           cl_uint num_waits, const cl_event *wait_list,
+                           cl_event ev, bool internal, uint64_t end,
+                           uint64_t raw_after) {
   uint64_t ids[GP_OCL_MAX_WAITS];
   gp__ocl_queue *q = en->q;
-  /* Our own event on an in-order queue, with nothing to wait for: no
-   * event can name it and the queue's state is one word, so the event
-   * table's lock is not needed (the common case of a busy loop). */
+  /* Our own event on an in-order queue: as gp__ocl_track_deferred, but the
+   * wait list needs the event table. */
   bool deferred = internal && !q->out_of_order;
   bool locked = !deferred || (num_waits > 0 && wait_list);
   if (locked)
@@ -209,17 +160,7 @@ static void track_command(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
   }
   e->internal = internal;
   e->deferred = deferred;
-  e->event = ev;
-  e->dev = q->dev;
-  e->cmd = *cmd;
-  e->corr = en->call.corr;
-  e->host_start = en->call.start;
-  e->host_end = end;
-  e->anchor = en->anchor;
-  e->raw_after = raw_after;
-  e->device_id = q->device_id;
-  e->context_id = q->context_id;
-  e->stream_id = q->stream_id;
+  gp__ocl_entry_fill(e, en, cmd, ev, end, raw_after);
   e->num_waits = n;
   if (n)
     memcpy(e->waits, ids, 8u * n);
@@ -232,7 +173,7 @@ static void track_command(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
       event_set_locked(ev, info);
     }
   }
-  note_recent(q, e->corr);
+  gp__ocl_note_recent(q, e->corr);
   if (locked)
     pthread_mutex_unlock(&gp__ocl.lock);
   if (deferred)
@@ -245,21 +186,8 @@ static void track_command(gp__ocl_enqueue *en, const gp__ocl_cmd *cmd,
 void gp__ocl_enqueue_end(gp__ocl_enqueue *en, cl_int rc, const gp__ocl_cmd *cmd,
                          cl_uint num_waits, const cl_event *wait_list,
                          cl_event *app_event, bool barrier) {
-  uint64_t raw_after = en->anchor.raw && gp__ocl_device_unverified(en->q->dev)
-                           ? gp__ocl_raw_now()
-                           : 0;
-  uint64_t end = gp_get_timestamp();
-  if (rc == CL_SUCCESS && en->track) {
-    if (en->kind == 0)
-      track_passthrough(en, num_waits, wait_list, app_event ? *app_event : NULL,
-                        barrier);
-    else if (en->evp && *en->evp)
-      track_command(en, cmd, num_waits, wait_list, *en->evp,
-                    en->evp == &en->internal, end, raw_after);
-  }
-  if (en->track && en->kind != 0)
-    GP_CORE->activity_submitting(0); /* pending now, or never to be */
-  gp__ocl_call_end_at(&en->call, rc, end);
+  gp__ocl_enqueue_end_inline(en, rc, cmd, num_waits, wait_list, app_event,
+                             barrier);
 }
 
 /* ------------------------------------------------------------------ */
