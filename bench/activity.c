@@ -3,6 +3,7 @@
  * floor and a peer measured in the same run.
  *
  *   build/bench/activity [--records N] [--runs N] [--processes N [--pin]]
+ *                        [--no-instructions]
  *
  * Measures the producer hot path as backends use it: reserve a 48-byte
  * MARKER record, take a timestamp, fill it, commit; with buffers of 4 MiB
@@ -25,9 +26,15 @@
  * ran on). The floor is measured on the producing thread itself, just
  * before its records, so both sides of a ratio ran on the same CPU.
  *
- * Targets (issue 15): <= 1.15x the floor in every process; 2-thread
- * speed-up >= 1.9x on an idle machine.
+ * Last, the instructions per record and per floor iteration, counted by
+ * callgrind where valgrind is installed (this program run under it with
+ * --instr, twice per loop: (I(N2) - I(N1)) / (N2 - N1)), the figure a
+ * loaded machine does not move; --no-instructions leaves it out.
+ *
+ * Targets (issues 15, 36): <= 1.15x the floor in every process; 2-thread
+ * speed-up >= 1.9x on an idle machine; <= 30 instructions per record.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -622,10 +629,78 @@ static int instr_main(const char *what, uint64_t records) {
   return d != 0;
 }
 
+/* The instructions callgrind counts inside fn when self runs
+ * `--instr what --records n`; -1 if it could not. */
+static double callgrind_count(const char *self, const char *fn,
+                              const char *what, uint64_t n) {
+  char out[] = "/tmp/gpuperf-bench-cg.XXXXXX";
+  int fd = mkstemp(out);
+  if (fd < 0)
+    return -1;
+  close(fd);
+  char ofile[64], toggle[64], nrec[32];
+  snprintf(ofile, sizeof(ofile), "--callgrind-out-file=%s", out);
+  snprintf(toggle, sizeof(toggle), "--toggle-collect=%s", fn);
+  snprintf(nrec, sizeof(nrec), "%llu", (unsigned long long)n);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int dn = open("/dev/null", O_WRONLY);
+    if (dn >= 0) {
+      dup2(dn, 1);
+      dup2(dn, 2);
+    }
+    execlp("valgrind", "valgrind", "--tool=callgrind", ofile, toggle, self,
+           "--instr", what, "--records", nrec, (char *)NULL);
+    _exit(127);
+  }
+  int st = 0;
+  double total = -1;
+  if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+      WEXITSTATUS(st) == 0) {
+    FILE *f = fopen(out, "r");
+    char line[512];
+    while (f && fgets(line, sizeof(line), f))
+      if (strncmp(line, "totals:", 7) == 0)
+        total = strtod(line + 7, NULL);
+    if (f)
+      fclose(f);
+  }
+  unlink(out);
+  return total;
+}
+
+/* Prints the instructions per record and per floor iteration. */
+static void print_instructions(const char *argv0) {
+  const uint64_t n1 = 100000, n2 = 400000;
+  char self[4096];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (len > 0)
+    self[len] = '\0';
+  else
+    snprintf(self, sizeof(self), "%s", argv0);
+  double r1 = callgrind_count(self, "instr_records", "record", n1);
+  double r2 =
+      r1 < 0 ? -1 : callgrind_count(self, "instr_records", "record", n2);
+  double f1 = r2 < 0 ? -1 : callgrind_count(self, "instr_floor", "floor", n1);
+  double f2 = f1 < 0 ? -1 : callgrind_count(self, "instr_floor", "floor", n2);
+  if (f2 < 0) {
+    printf("  instructions per record: not counted (valgrind not installed "
+           "or its run failed; scripts/install-deps.sh installs it)\n");
+    return;
+  }
+  double rec = (r2 - r1) / (double)(n2 - n1),
+         fl = (f2 - f1) / (double)(n2 - n1);
+  printf("  instructions per record (callgrind, (I(%llu) - I(%llu)) / %llu): "
+         "%.1f, floor %.1f, %.2fx (target <= 30: %s)\n",
+         (unsigned long long)n2, (unsigned long long)n1,
+         (unsigned long long)(n2 - n1), rec, fl, rec / fl,
+         rec <= 30.05 ? "met" : "NOT met");
+}
+
 int main(int argc, char **argv) {
   uint64_t records = 10000000;
   int runs = 7, processes = 1, cpu = -1;
-  bool child = false, lchild = false, pin = false;
+  bool child = false, lchild = false, pin = false, instructions = true;
   const char *instr = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--records") == 0 && i + 1 < argc)
@@ -644,9 +719,12 @@ int main(int argc, char **argv) {
       lchild = true;
     else if (strcmp(argv[i], "--instr") == 0 && i + 1 < argc)
       instr = argv[++i];
+    else if (strcmp(argv[i], "--no-instructions") == 0)
+      instructions = false;
     else {
       fprintf(stderr,
-              "usage: %s [--records N] [--runs N] [--processes N [--pin]]\n"
+              "usage: %s [--records N] [--runs N] [--processes N [--pin]] "
+              "[--no-instructions]\n"
               "       %s --instr record|floor --records N\n",
               argv[0], argv[0]);
       return 1;
@@ -718,7 +796,10 @@ int main(int argc, char **argv) {
   printf("  LTTng-UST tracepoint: skipped: built without liblttng-ust-dev "
          "(scripts/install-deps.sh installs it)\n");
 #endif
+  int rc = 0;
   if (processes > 1)
-    return spread(argv[0], records, runs, processes, pin);
-  return 0;
+    rc = spread(argv[0], records, runs, processes, pin);
+  if (instructions)
+    print_instructions(argv[0]);
+  return rc;
 }
