@@ -34,6 +34,7 @@
 
 #include "core/core.h"
 #include "perfetto/writer.h"
+#include "stats.h"
 
 #define BUF_SIZE (1u << 20)
 
@@ -403,14 +404,23 @@ static void bench_demo(const char *argv0, int runs) {
   unlink(out);
   double ct = median(cpu_t, runs), cn = median(cpu_n, runs);
   double s = median(share, runs);
-  printf("demo --steps 1000: writer %.1f ms CPU of %.1f ms process CPU "
-         "(%.1f ms wall): %.1f%% (median of %d; target <= 20%%: %s, "
+  for (int r = 0; r < runs; r++) {
+    share[r] *= 100.0;
+    wr[r] *= 1e3;
+    cpu_t[r] *= 1e3;
+    cpu_n[r] *= 1e3;
+    wall_t[r] *= 1e3;
+  }
+  printf("demo --steps 1000: writer %s ms CPU of %s ms process CPU "
+         "(%s ms wall): %s%% (median [min..max] of %d; target <= 20%%: %s, "
          "ratio %.2f)\n",
-         median(wr, runs) * 1e3, ct * 1e3, median(wall_t, runs) * 1e3,
-         100.0 * s, runs, s <= 0.20 ? "met" : "NOT met", s / 0.20);
-  printf("demo --steps 1000: %.1f ms CPU with the trace, %.1f ms without "
-         "(+%.0f%%)\n",
-         ct * 1e3, cn * 1e3, cn > 0 ? 100.0 * (ct - cn) / cn : 0.0);
+         BENCH_FMT(wr, runs, 1), BENCH_FMT(cpu_t, runs, 1),
+         BENCH_FMT(wall_t, runs, 1), BENCH_FMT(share, runs, 1), runs,
+         s <= 0.20 ? "met" : "NOT met", s / 0.20);
+  printf("demo --steps 1000: %s ms CPU with the trace, %s ms without "
+         "(+%.0f%% in the medians)\n",
+         BENCH_FMT(cpu_t, runs, 1), BENCH_FMT(cpu_n, runs, 1),
+         cn > 0 ? 100.0 * (ct - cn) / cn : 0.0);
   free(share);
   free(cpu_t);
   free(cpu_n);
