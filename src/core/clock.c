@@ -272,9 +272,9 @@ static inline uint64_t line_ns(const tsc_line *l, uint64_t delta) {
 static struct {
   pthread_mutex_t lock;
   gp__tls_line_t *head;
-  pthread_once_t once;
-  pthread_key_t key; /* unlists a thread's copy when it exits */
-} lines = {.lock = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT};
+  pthread_key_t key;  /* unlists a thread's copy when it exits */
+  _Atomic bool ready; /* key made (at load): copies may be listed */
+} lines = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void line_unlist(gp__tls_line_t *l) {
   if (l->prev)
@@ -312,20 +312,28 @@ static void lines_child(void) {
   }
 }
 
-static void lines_init(void) {
-  pthread_key_create(&lines.key, line_exit);
+/* At load, not on a first reading: a first reading may be a signal
+ * handler's. */
+__attribute__((constructor)) static void lines_init(void) {
+  if (pthread_key_create(&lines.key, line_exit) != 0)
+    return; /* copies are never listed: every reading takes the slow path */
   pthread_atfork(NULL, NULL, lines_child);
+  atomic_store(&lines.ready, true);
 }
 
 /* Puts the calling thread's copy in the list; false if it may not have
- * one (the thread is exiting, or the key could not be set). */
+ * one now (the thread is exiting, the list is busy, or the library is
+ * still loading): its readings then take the slow path, which asks again.
+ * Never waits, since a signal handler may be the one asking. */
 static bool line_list(void) {
   if (tls_line.listed)
     return tls_line.listed == 1;
-  pthread_once(&lines.once, lines_init);
-  if (pthread_setspecific(lines.key, &tls_line) != 0)
+  if (!atomic_load(&lines.ready) || pthread_mutex_trylock(&lines.lock) != 0)
     return false;
-  pthread_mutex_lock(&lines.lock);
+  if (pthread_setspecific(lines.key, &tls_line) != 0) {
+    pthread_mutex_unlock(&lines.lock);
+    return false;
+  }
   tls_line.prev = NULL;
   tls_line.next = lines.head;
   if (lines.head)
@@ -338,7 +346,6 @@ static bool line_list(void) {
 
 /* Zeroes every thread's span (gp__clock_set_virtual). */
 static void lines_expire(void) {
-  pthread_once(&lines.once, lines_init);
   pthread_mutex_lock(&lines.lock);
   for (gp__tls_line_t *l = lines.head; l; l = l->next)
     atomic_store_explicit(&l->span, 0, memory_order_relaxed);
