@@ -265,7 +265,20 @@ TEST(opengl_record_glxgears) {
   int64_t stats = tp_int(tp, "SELECT count(*) FROM counter c JOIN "
                              "gpu_counter_track t ON c.track_id = t.id WHERE "
                              "t.name = 'ia_primitives'");
-  ASSERT(stats == frames || stats + 1 == frames);
+  /* At the end the counters stop before the stages do: the frames begun
+   * in between have no statistics, as many as a loaded machine lets pass
+   * (12 of 11,329 seen). They are a tail: no frame with statistics comes
+   * after one without, and at least the frames glxgears reported have
+   * them. */
+  ASSERT(stats >= reported && stats <= frames);
+  Q_EQ(tp,
+       "SELECT count(*) FROM gpu_slice f WHERE f.name = 'Frame' AND f.ts < "
+       "(SELECT max(c.ts) FROM counter c JOIN gpu_counter_track t ON "
+       "c.track_id = t.id WHERE t.name = 'ia_primitives') AND NOT EXISTS "
+       "(SELECT 1 FROM counter c JOIN gpu_counter_track t ON c.track_id = "
+       "t.id WHERE t.name = 'ia_primitives' AND c.ts >= f.ts AND c.ts <= "
+       "f.ts + f.dur)",
+       0);
   Q_EQ(tp,
        "SELECT count(DISTINCT c.value) FROM counter c JOIN gpu_counter_track "
        "t ON c.track_id = t.id WHERE t.name = 'draws'",
