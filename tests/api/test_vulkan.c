@@ -431,7 +431,7 @@ TEST(vulkan_record_frame_loop) {
   char *out = NULL;
   gp_tp *tp = vk_record(cmd, config_with_log, &out);
   ASSERT(strstr(out, "sample: ok ") != NULL);
-  ASSERT(strstr(out, "sample: frames=25\n") != NULL);
+  ASSERT(strstr(out, "sample: frames=25 submits=25\n") != NULL);
   Q_EQ(tp, "SELECT count(*) FROM stage WHERE name = 'Frame'", 25);
   Q_EQ(tp, "SELECT count(*) FROM stage WHERE name = 'Frame' AND dur > 0", 25);
   /* The sample's own two submissions come first. */
@@ -467,6 +467,20 @@ TEST(vulkan_record_frame_loop) {
        "SELECT count(*) FROM stats WHERE severity IN ('error', 'data_loss') "
        "AND value > 0",
        0);
+  gp_tp_close(tp);
+  free(out);
+
+  /* Each frame's command buffer submitted twice (ONE_TIME_SUBMIT
+   * notwithstanding, without the validation layer): every submission
+   * is there and timed, and the program ends. */
+  char *cmd2[] = {sample, "--frames", "6", "--twice", NULL};
+  tp = vk_record(cmd2, NULL, &out);
+  ASSERT(strstr(out, "sample: frames=6 submits=12\n") != NULL);
+  Q_EQ(tp, "SELECT count(*) FROM stage WHERE name = 'Frame' AND dur > 0", 12);
+  Q_EQ(tp,
+       "SELECT count(DISTINCT submission_id) FROM stage WHERE name = "
+       "'Frame'",
+       12);
   gp_tp_close(tp);
   free(out);
 }

@@ -202,6 +202,7 @@ int main(int argc, char **argv) {
   bool validation = false, leak = false, query = true, sync2 = false;
   bool secondary = false, two_queues = false;
   int frames = 0;
+  bool twice = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--validation") == 0)
       validation = true;
@@ -217,10 +218,13 @@ int main(int argc, char **argv) {
       two_queues = true;
     else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc)
       frames = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--twice") == 0)
+      twice = true;
     else {
-      fprintf(stderr,
-              "usage: vulkan-sample [--validation] [--leak] [--no-query] "
-              "[--submit2] [--secondary] [--two-queues] [--frames F]\n");
+      fprintf(
+          stderr,
+          "usage: vulkan-sample [--validation] [--leak] [--no-query] "
+          "[--submit2] [--secondary] [--two-queues] [--frames F [--twice]]\n");
       return 1;
     }
   }
@@ -584,7 +588,9 @@ int main(int argc, char **argv) {
   vkUnmapMemory(dev, m_pix);
   /* --frames F: then F frames of the render pass ("Frame"), two in
    * flight, each command buffer recorded again for each frame, as a
-   * presenting program renders. */
+   * presenting program renders. --twice: each submitted a second time
+   * once the first has run, ONE_TIME_SUBMIT notwithstanding (invalid,
+   * but some programs do it). */
   if (frames > 0) {
     VkCommandPoolCreateInfo fpi = {
         VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL,
@@ -621,13 +627,19 @@ int main(int argc, char **argv) {
                           .commandBufferCount = 1,
                           .pCommandBuffers = &fc};
       CHECK(vkQueueSubmit(queue, 1, &fsi, slot[f & 1]));
+      if (twice) {
+        CHECK(vkWaitForFences(dev, 1, &slot[f & 1], VK_TRUE, UINT64_MAX));
+        CHECK(vkResetFences(dev, 1, &slot[f & 1]));
+        CHECK(vkQueueSubmit(queue, 1, &fsi, slot[f & 1]));
+      }
     }
     CHECK(vkWaitForFences(dev, 2, slot, VK_TRUE, UINT64_MAX));
     for (int i = 0; i < 2; i++)
       vkDestroyFence(dev, slot[i], NULL);
     vkFreeCommandBuffers(dev, fpool, 2, fcbs);
     vkDestroyCommandPool(dev, fpool, NULL);
-    printf("sample: frames=%d\n", frames);
+    printf("sample: frames=%d submits=%d\n", frames,
+           twice ? 2 * frames : frames);
   }
   uint64_t st[2][7];
   memset(st, 0, sizeof(st));

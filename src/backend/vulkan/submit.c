@@ -416,6 +416,10 @@ static void note_cb(gp__vk_device *dev, submit_ctx *x, VkCommandBuffer cb) {
     return;
   if (c->pending) /* submitted again: the last execution is over */
     gp__vk_resolve(dev, true, c);
+  /* A recording with ONE_TIME_SUBMIT submitted again all the same: its
+   * held entry is this half's, still pending; read from the driver. */
+  if (c->pending & (1u << c->half))
+    gp__vk_resolve_all(dev, c);
   /* The last execution's copy is read: this one's is not there yet. The
    * host's writes before a submission are visible to its work. */
   uint32_t n = 2 + 2 * c->nregions;
