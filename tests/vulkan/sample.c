@@ -201,6 +201,8 @@ static void setup(bool validation, bool sync2, bool two_queues) {
 int main(int argc, char **argv) {
   bool validation = false, leak = false, query = true, sync2 = false;
   bool secondary = false, two_queues = false;
+  int frames = 0;
+  bool twice = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--validation") == 0)
       validation = true;
@@ -214,10 +216,15 @@ int main(int argc, char **argv) {
       secondary = true;
     else if (strcmp(argv[i], "--two-queues") == 0)
       two_queues = true;
+    else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc)
+      frames = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--twice") == 0)
+      twice = true;
     else {
-      fprintf(stderr,
-              "usage: vulkan-sample [--validation] [--leak] [--no-query] "
-              "[--submit2] [--secondary] [--two-queues]\n");
+      fprintf(
+          stderr,
+          "usage: vulkan-sample [--validation] [--leak] [--no-query] "
+          "[--submit2] [--secondary] [--two-queues] [--frames F [--twice]]\n");
       return 1;
     }
   }
@@ -579,6 +586,61 @@ int main(int argc, char **argv) {
   const uint8_t *mid = p + ((W / 2) * W + W / 2) * 4;
   bad += mid[0] != 255 || p[0] != 0; /* triangle in the middle, not a corner */
   vkUnmapMemory(dev, m_pix);
+  /* --frames F: then F frames of the render pass ("Frame"), two in
+   * flight, each command buffer recorded again for each frame, as a
+   * presenting program renders. --twice: each submitted a second time
+   * once the first has run, ONE_TIME_SUBMIT notwithstanding (invalid,
+   * but some programs do it). */
+  if (frames > 0) {
+    VkCommandPoolCreateInfo fpi = {
+        VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL,
+        VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, 0};
+    VkCommandPool fpool;
+    CHECK(vkCreateCommandPool(dev, &fpi, NULL, &fpool));
+    VkCommandBufferAllocateInfo fai = {
+        VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, fpool,
+        VK_COMMAND_BUFFER_LEVEL_PRIMARY, 2};
+    VkCommandBuffer fcbs[2];
+    CHECK(vkAllocateCommandBuffers(dev, &fai, fcbs));
+    name_object(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)fcbs[0],
+                "Slot 0");
+    name_object(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)fcbs[1],
+                "Slot 1");
+    VkFence slot[2];
+    VkFenceCreateInfo sf = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, NULL,
+                            VK_FENCE_CREATE_SIGNALED_BIT};
+    for (int i = 0; i < 2; i++)
+      CHECK(vkCreateFence(dev, &sf, NULL, &slot[i]));
+    for (int f = 0; f < frames; f++) {
+      VkCommandBuffer fc = fcbs[f & 1];
+      CHECK(vkWaitForFences(dev, 1, &slot[f & 1], VK_TRUE, UINT64_MAX));
+      CHECK(vkResetFences(dev, 1, &slot[f & 1]));
+      CHECK(vkBeginCommandBuffer(fc, &bi));
+      label(fc, "Frame");
+      vkCmdBeginRenderPass(fc, &rbi, VK_SUBPASS_CONTENTS_INLINE);
+      vkCmdBindPipeline(fc, VK_PIPELINE_BIND_POINT_GRAPHICS, gpipe);
+      vkCmdDraw(fc, 3, 1, 0, 0);
+      vkCmdEndRenderPass(fc);
+      unlabel(fc);
+      CHECK(vkEndCommandBuffer(fc));
+      VkSubmitInfo fsi = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                          .commandBufferCount = 1,
+                          .pCommandBuffers = &fc};
+      CHECK(vkQueueSubmit(queue, 1, &fsi, slot[f & 1]));
+      if (twice) {
+        CHECK(vkWaitForFences(dev, 1, &slot[f & 1], VK_TRUE, UINT64_MAX));
+        CHECK(vkResetFences(dev, 1, &slot[f & 1]));
+        CHECK(vkQueueSubmit(queue, 1, &fsi, slot[f & 1]));
+      }
+    }
+    CHECK(vkWaitForFences(dev, 2, slot, VK_TRUE, UINT64_MAX));
+    for (int i = 0; i < 2; i++)
+      vkDestroyFence(dev, slot[i], NULL);
+    vkFreeCommandBuffers(dev, fpool, 2, fcbs);
+    vkDestroyCommandPool(dev, fpool, NULL);
+    printf("sample: frames=%d submits=%d\n", frames,
+           twice ? 2 * frames : frames);
+  }
   uint64_t st[2][7];
   memset(st, 0, sizeof(st));
   if (query)

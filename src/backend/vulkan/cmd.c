@@ -14,6 +14,18 @@
  * the buffer (vkCmdCopyQueryPoolResults), where submit.c reads them
  * without calling the driver. Because the reset is part of the recording,
  * a command buffer submitted again measures each execution afresh.
+ *
+ * The deferred copy. On a device that runs command buffers in order on
+ * the host's threads (lavapipe), a copy after the recording's render
+ * passes costs its vkQueueSubmit several microseconds (WAIT or not). So
+ * there the pool has two halves, and a recording with ONE_TIME_SUBMIT
+ * (of a command buffer recorded and submitted before, without pipeline
+ * statistics) copies nothing at its end: its timestamps stay in its half
+ * ("held", submit.c) and the command buffer's next recording, which
+ * writes the other half, begins by copying them without WAIT (their work
+ * is over: a command buffer is recorded again only then). They are read
+ * once that recording has run; if none comes, when the command buffer is
+ * freed or at a forced flush, from the driver.
  * Secondary command buffers are not instrumented themselves: each is one
  * stage of the primary that executes it (inside a render pass, part of
  * the pass).
@@ -85,6 +97,7 @@ void gp__vk_cmdbuf_free(gp__vk_device *dev, gp__vk_cmdbuf *c) {
   gp__vk_host_buffer_free(dev, &c->rbuf, &c->rmem);
   gp__vk_pstats_fini(dev, c);
   free(c->regions);
+  free(c->spare);
   free(c);
 }
 
@@ -136,7 +149,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_AllocateCommandBuffers(
 /* Forgets a command buffer, reading back its submissions first. */
 static void forget(gp__vk_device *dev, gp__vk_cmdbuf *c) {
   if (c->pending)
-    gp__vk_resolve(dev, true, c);
+    gp__vk_resolve_all(dev, c);
   gp__vk_cmdbuf_free(dev, c);
 }
 
@@ -198,35 +211,49 @@ static void ensure_results(gp__vk_device *dev, gp__vk_cmdbuf *c, uint32_t n) {
   memset(c->results, 0, (size_t)n * 16);
 }
 
-/* Makes room for want regions (2 queries each, plus 2). False if none. A
- * command buffer without timestamps needs no pool: only its regions. */
+/* Makes room for want regions (2 queries each, plus 2) in c's regions
+ * and in each half of its pool. False if none. A command buffer without
+ * timestamps needs no pool: only its regions. On an in-order device whose
+ * timestamps are copied into a results buffer the pool has two halves
+ * (the deferred copy, at the top of this file), else one. */
 static bool ensure_pool(gp__vk_device *dev, gp__vk_cmdbuf *c, uint32_t want) {
   if (want > GP_VK_REGIONS_MAX)
     want = GP_VK_REGIONS_MAX;
   uint32_t need = 2 + 2 * want;
-  if ((c->qpool || c->untimed) && c->qcap >= need)
+  if (c->rcap < want) {
+    gp__vk_region *regions = realloc(c->regions, want * sizeof(*regions));
+    if (!regions)
+      return false;
+    c->regions = regions;
+    c->rcap = want;
+  }
+  if ((c->qpool || c->untimed) && c->qhalf >= need)
     return true;
+  if (c->pending) { /* what the old pool holds is read first */
+    pthread_mutex_lock(&dev->lock);
+    gp__vk_resolve_all(dev, c);
+    pthread_mutex_unlock(&dev->lock);
+  }
   if (c->qpool)
     dev->DestroyQueryPool(dev->handle, c->qpool, NULL);
   c->qpool = VK_NULL_HANDLE;
-  c->qcap = 0;
-  gp__vk_region *regions = realloc(c->regions, want * sizeof(*regions));
-  if (!regions)
-    return false;
-  c->regions = regions;
+  c->qcap = c->qhalf = c->half = 0;
   if (c->untimed) {
-    c->qcap = need;
+    c->qcap = c->qhalf = need;
     return true;
   }
+  uint32_t halves =
+      dev->ts_in_order && gp__vk_family_copies(dev, c->family) ? 2 : 1;
   VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                               .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                              .queryCount = need};
+                              .queryCount = halves * need};
   if (dev->CreateQueryPool(dev->handle, &qi, NULL, &c->qpool) != VK_SUCCESS) {
     c->qpool = VK_NULL_HANDLE;
     return false;
   }
-  c->qcap = need;
-  ensure_results(dev, c, need);
+  c->qcap = halves * need;
+  ensure_results(dev, c, c->qcap);
+  c->qhalf = c->results ? need : c->qcap;
   return true;
 }
 
@@ -261,16 +288,55 @@ static void stamp(gp__vk_device *dev, VkCommandBuffer cb, gp__vk_cmdbuf *c,
     return;
   if (dev->ts_in_order && (q < 2 || c->regions[(q - 2) / 2].inside))
     stage = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT;
+  uint32_t base = c->half * c->qhalf;
   if (c->start_due) {
     c->start_due = false;
     /* (one with nothing timed gets both: no duration of 0) */
     c->start_q = dev->ts_in_order && c->results && q != 1 ? q : 0;
     if (q != c->start_q)
       dev->CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, c->qpool,
-                             0);
+                             base);
   }
-  dev->CmdWriteTimestamp(cb, stage, c->qpool, q);
+  dev->CmdWriteTimestamp(cb, stage, c->qpool, base + q);
   c->last_q = q;
+}
+
+/* c's submission whose timestamps are held in its query pool, or NULL
+ * (dev->lock held). */
+static gp__vk_pending *held(gp__vk_cmdbuf *c) {
+  for (uint32_t i = 0; i < 2; i++)
+    if ((c->pending & (1u << i)) && c->sub[i].state == GP_VK_COPY_HELD)
+      return &c->sub[i];
+  return NULL;
+}
+
+/* Records the copy of the timestamps a recording wrote (the command
+ * buffer's start and end, its regions' n - 2), from its half of c's pool
+ * (first query base) into the same place in the results buffer. */
+static void copy_results(gp__vk_device *dev, VkCommandBuffer cb,
+                         gp__vk_cmdbuf *c, uint32_t base, uint32_t start_q,
+                         uint32_t end_q, uint32_t n, VkQueryResultFlags fl) {
+  if (start_q == 0 && end_q == 1) {
+    dev->CmdCopyQueryPoolResults(cb, c->qpool, base, n, c->rbuf,
+                                 (VkDeviceSize)base * 16, 16, fl);
+    return;
+  }
+  /* only those written: a copy waits for each */
+  for (uint32_t q = 0; q < 2; q++)
+    if (q == (q ? end_q : start_q))
+      dev->CmdCopyQueryPoolResults(cb, c->qpool, base + q, 1, c->rbuf,
+                                   (VkDeviceSize)(base + q) * 16, 16, fl);
+  if (n > 2)
+    dev->CmdCopyQueryPoolResults(cb, c->qpool, base + 2, n - 2, c->rbuf,
+                                 (VkDeviceSize)(base + 2) * 16, 16, fl);
+}
+
+/* True if a region of c's recording measures pipeline statistics. */
+static bool has_stats(const gp__vk_cmdbuf *c) {
+  for (uint32_t i = 0; i < c->nregions; i++)
+    if (c->regions[i].stat_q)
+      return true;
+  return false;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL layer_BeginCommandBuffer(
@@ -299,8 +365,24 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_BeginCommandBuffer(
   bool untimed = gp__vk_timestamp_bits(dev, c->family) == 0;
   if (untimed != c->untimed) { /* a pool of the other kind: start over */
     c->untimed = untimed;
-    c->qcap = 0;
+    c->qcap = c->qhalf = 0;
   }
+  c->one_time = (bi->flags & VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT) &&
+                !(bi->flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT);
+  c->defer = false;
+  c->copies = 0;
+  /* The regions of a submission still held in the pool are its own. */
+  pthread_mutex_lock(&dev->lock);
+  gp__vk_pending *h = held(c);
+  if (h && h->regions == c->regions) {
+    gp__vk_region *t = c->regions;
+    uint32_t cap = c->rcap;
+    c->regions = c->spare;
+    c->rcap = c->spare_cap;
+    c->spare = t;
+    c->spare_cap = cap;
+  }
+  pthread_mutex_unlock(&dev->lock);
   if (!ensure_pool(dev, c, want))
     return r;
   c->instrumented = true;
@@ -308,7 +390,22 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_BeginCommandBuffer(
     warn_untimed(dev, c->family);
     return r;
   }
-  dev->CmdResetQueryPool(cb, c->qpool, 0, c->qcap);
+  /* This recording writes the half the held submission is not in, and
+   * first copies the held timestamps into the results buffer: their work
+   * is over (the command buffer could not be recorded again before), so
+   * the copy needs no WAIT, and before any render pass it costs lavapipe
+   * little. */
+  pthread_mutex_lock(&dev->lock);
+  h = held(c);
+  c->half = h && c->qcap >= 2 * c->qhalf ? 1 - h->half : 0;
+  if (h && c->qcap >= 2 * c->qhalf && c->results) {
+    copy_results(dev, cb, c, h->base, h->start_q, h->end_q, 2 + 2 * h->nregions,
+                 VK_QUERY_RESULT_64_BIT |
+                     VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+    c->copies = h->half + 1;
+  }
+  pthread_mutex_unlock(&dev->lock);
+  dev->CmdResetQueryPool(cb, c->qpool, c->half * c->qhalf, c->qhalf);
   c->start_due = true;
   if (!dev->ts_in_order) /* else with the first timestamp after it */
     stamp(dev, cb, c, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0);
@@ -333,24 +430,24 @@ layer_EndCommandBuffer(VkCommandBuffer cb) {
       stamp(dev, cb, c, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 1);
     }
     gp__vk_pstats_copy(dev, cb, c);
-    if (c->results) {
+    /* On an in-order device (lavapipe), a copy after the render pass
+     * costs the submission its time (measured: +4 to +12 us in
+     * vkQueueSubmit at 800x600, with WAIT or without): a recording
+     * submitted once leaves its timestamps in the pool for the command
+     * buffer's next recording to copy at its beginning. Only in a command
+     * buffer recorded and submitted before (a frame's, not a one-off
+     * upload's, whose timestamps would wait in its pool until it is
+     * freed), and not where its regions measure pipeline statistics,
+     * which are copied here. */
+    c->defer = dev->ts_in_order && c->results && c->one_time &&
+               c->resubmitted && c->qcap >= 2 * c->qhalf && !has_stats(c);
+    if (c->results && !c->defer) {
       /* The device waits for its timestamps (on its own timeline) and
        * copies them where the host reads them without the driver. */
-      const VkQueryResultFlags fl = VK_QUERY_RESULT_64_BIT |
-                                    VK_QUERY_RESULT_WAIT_BIT |
-                                    VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
-      uint32_t n = 2 + 2 * c->nregions;
-      if (c->start_q == 0 && c->end_q == 1) {
-        dev->CmdCopyQueryPoolResults(cb, c->qpool, 0, n, c->rbuf, 0, 16, fl);
-      } else { /* only those written: a copy waits for each */
-        for (uint32_t q = 0; q < 2; q++)
-          if (q == (q ? c->end_q : c->start_q))
-            dev->CmdCopyQueryPoolResults(cb, c->qpool, q, 1, c->rbuf, q * 16,
-                                         16, fl);
-        if (n > 2)
-          dev->CmdCopyQueryPoolResults(cb, c->qpool, 2, n - 2, c->rbuf, 32, 16,
-                                       fl);
-      }
+      copy_results(dev, cb, c, c->half * c->qhalf, c->start_q, c->end_q,
+                   2 + 2 * c->nregions,
+                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT |
+                       VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
       /* The copy made visible to the host: where the device is the
        * host's own threads (lavapipe), its writes are the host's already,
        * and its barriers flush the work binned so far. */
@@ -385,7 +482,7 @@ static gp__vk_cmdbuf *region_open(gp__vk_device *dev, VkCommandBuffer cb,
   if (!c || !c->instrumented || c->open_region)
     return NULL;
   c->want++;
-  if (2 + 2 * (c->nregions + 1) > c->qcap)
+  if (2 + 2 * (c->nregions + 1) > c->qhalf)
     return NULL; /* counted in want: the next recording has room */
   uint32_t i = c->nregions++;
   c->regions[i].stage = stage;
@@ -406,7 +503,7 @@ static gp__vk_cmdbuf *region_open(gp__vk_device *dev, VkCommandBuffer cb,
       dev->pstats && gp__vk_pstats_want(dev, c->regions[i].name_id, stage)) {
     if (c->app_stats) /* the program's query is active: ours cannot be */
       gp__vk_pstats_lost(dev, GP_VK_PSTATS_LOST_APP_QUERY);
-    else if (gp__vk_pstats_pool(dev, c, c->qcap / 2)) {
+    else if (gp__vk_pstats_pool(dev, c, c->qhalf / 2)) {
       dev->CmdResetQueryPool(cb, c->spool, i, 1);
       dev->CmdBeginQuery(cb, c->spool, i, 0);
       c->regions[i].stat_q = i + 1;

@@ -11,7 +11,10 @@
  * command buffer is recorded again, freed or submitted again, the device
  * is destroyed) or at a forced flush. Each entry becomes one RENDER_STAGE
  * record for the command buffer (with the submissions its semaphores
- * waited for) and one per region.
+ * waited for) and one per region. On lavapipe the timestamps of a
+ * recording submitted once are copied by its command buffer's next
+ * recording (cmd.c, the deferred copy): its entry is "held" until that
+ * one is submitted, and read after it has run.
  *
  * Clocks. With VK_EXT_calibrated_timestamps the device clock is measured
  * against CLOCK_MONOTONIC (whose offset to the trace clock we measure)
@@ -101,9 +104,9 @@ static void stage_record(const gp__vk_device *dev, const gp__vk_pending *p,
   gp__vk_core->activity_commit(r);
 }
 
-/* Writes the records of one entry from its timestamps: query i at
- * q[i * stride] (untimed when q is NULL: the work's times could not be
- * read, or its queue has none). */
+/* Writes the records of one entry from its timestamps: query i of its
+ * recording at q[i * stride] (untimed when q is NULL: the work's times
+ * could not be read, or its queue has none). */
 static void write_entry(gp__vk_device *dev, const gp__vk_pending *p,
                         const uint64_t *q, size_t stride, uint32_t bits) {
   const gp__vk_cmdbuf *c = p->cb;
@@ -111,18 +114,20 @@ static void write_entry(gp__vk_device *dev, const gp__vk_pending *p,
   int64_t base = 0;
   if (q && !dev->calibrated)
     base = (int64_t)p->queued -
-           (int64_t)((double)(q[(size_t)c->start_q * stride] & mask) *
+           (int64_t)((double)(q[(size_t)p->start_q * stride] & mask) *
                      dev->period);
 #define T(i) (q ? to_trace(dev, q[(size_t)(i)*stride] & mask, base) : 0)
   stage_record(dev, p, GP_RENDER_STAGE_COMMAND_BUFFER, c->name_id,
-               T(c->start_q), T(c->end_q), 0, 0, true);
-  for (uint32_t i = 0; i < c->nregions; i++) {
-    const gp__vk_region *g = &c->regions[i];
+               T(p->start_q), T(p->end_q), 0, 0, true);
+  for (uint32_t i = 0; i < p->nregions; i++) {
+    const gp__vk_region *g = &p->regions[i];
     stage_record(dev, p, g->stage, g->name_id, T(2 + 2 * i), T(3 + 2 * i),
                  g->render_pass, g->render_target, false);
   }
-  /* Pipeline statistics of the measured stages, over their GPU times. */
-  if (q && c->spool) {
+  /* Pipeline statistics of the measured stages, over their GPU times
+   * (only a recording that copies its own timestamps measures them: its
+   * regions are the command buffer's). */
+  if (q && c->spool && p->state == GP_VK_COPY_OWN) {
     uint64_t st[64], en[64], *s = st, *e = en;
     if (c->nregions > 64) {
       s = malloc(c->nregions * sizeof(*s));
@@ -146,16 +151,31 @@ static void write_entry(gp__vk_device *dev, const gp__vk_pending *p,
 /* How read_entry may get an entry's timestamps. */
 enum {
   READ_READY, /* only if they are there: never waits */
-  READ_DONE,  /* the program has waited for the work: there, or never */
-  READ_WAIT   /* wait for them if need be (a forced flush, the device's end) */
+  READ_DONE,  /* the program has waited for the work: there, or never (an
+                 entry still held in the query pool stays) */
+  READ_WAIT   /* wait for them if need be (a forced flush, the device's end,
+                 a command buffer freed) */
 };
 
-/* True when the n timestamps the device copied into c's results buffer
- * are all there. Reads memory only: no call into the driver. */
-static bool results_ready(const gp__vk_cmdbuf *c, uint32_t n) {
+/* True when query i of p's recording was written (on an in-order device
+ * the command buffer's start and end may be its first and last pass's). */
+static bool written(const gp__vk_pending *p, uint32_t i) {
+  return i > 1 || i == (i ? p->end_q : p->start_q);
+}
+
+/* p's timestamps in its command buffer's results buffer: a value and an
+ * availability word per query. */
+static const uint64_t *entry_results(const gp__vk_pending *p) {
+  return p->cb->results + 2 * (size_t)p->base;
+}
+
+/* True when the n timestamps the device copied into p's part of the
+ * results buffer are all there. Reads memory only: no call into the
+ * driver. */
+static bool results_ready(const gp__vk_pending *p, uint32_t n) {
+  const uint64_t *r = entry_results(p);
   for (uint32_t i = n; i-- > 0;)
-    if ((i > 1 || i == (i ? c->end_q : c->start_q)) &&
-        !__atomic_load_n(&c->results[2 * i + 1], __ATOMIC_ACQUIRE))
+    if (written(p, i) && !__atomic_load_n(&r[2 * i + 1], __ATOMIC_ACQUIRE))
       return false;
   return true;
 }
@@ -177,12 +197,19 @@ static bool read_driver(gp__vk_device *dev, gp__vk_pending *p, uint32_t n,
   VkQueryResultFlags fl = VK_QUERY_RESULT_64_BIT;
   fl |= wait ? VK_QUERY_RESULT_WAIT_BIT : VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
   size_t stride = wait ? 8 : 16;
-  VkResult r = dev->GetQueryPoolResults(dev->handle, c->qpool, 0, n,
-                                        (size_t)n * stride, buf, stride, fl);
-  bool ok = r == VK_SUCCESS;
+  /* Only the queries written: one never written is never available. */
+  bool ok = true;
+  for (uint32_t i = 0; i < n && ok;) {
+    uint32_t k = i >= 2 || (written(p, 0) && written(p, 1)) ? n - i : 1;
+    if (written(p, i))
+      ok = dev->GetQueryPoolResults(dev->handle, c->qpool, p->base + i, k,
+                                    (size_t)k * stride, buf + i * stride / 8,
+                                    stride, fl) == VK_SUCCESS;
+    i += k;
+  }
   if (ok && !wait) /* [value, available] pairs: all there? */
     for (uint32_t i = 0; i < n; i++)
-      ok = ok && buf[2 * i + 1];
+      ok = ok && (!written(p, i) || buf[2 * i + 1]);
   if (!ok && !wait) {
     if (buf != small)
       free(buf);
@@ -197,15 +224,22 @@ static bool read_driver(gp__vk_device *dev, gp__vk_pending *p, uint32_t n,
 /* Reads an entry's timestamps; true when read (and written). */
 static bool read_entry(gp__vk_device *dev, gp__vk_pending *p, int how) {
   gp__vk_cmdbuf *c = p->cb;
-  uint32_t n = 2 + 2 * c->nregions;
+  uint32_t n = 2 + 2 * p->nregions;
   if (c->untimed) { /* its queue has no timestamps: stages without times */
     write_entry(dev, p, NULL, 1, 64);
     return true;
   }
   if (!c->results)
     return read_driver(dev, p, n, how);
-  if (results_ready(c, n)) {
-    write_entry(dev, p, c->results, 2,
+  if (p->state == GP_VK_COPY_HELD) {
+    /* In the query pool until the command buffer's next recording copies
+     * them; the driver is asked only where waiting is allowed. */
+    if (how != READ_WAIT)
+      return false;
+    return read_driver(dev, p, n, READ_WAIT);
+  }
+  if (results_ready(p, n)) {
+    write_entry(dev, p, entry_results(p), 2,
                 p->family < 64 ? dev->timestamp_bits[p->family] : 64);
     return true;
   }
@@ -231,12 +265,11 @@ static void unlink_entry(gp__vk_device *dev, gp__vk_pending **pp,
   if (dev->pending_tail == p)
     dev->pending_tail = prev;
   p->next = NULL;
-  p->cb->pending = 0;
+  p->cb->pending &= ~(1u << p->half);
 }
 
-/* See vkInt.h. */
-void gp__vk_resolve(gp__vk_device *dev, bool wait, const gp__vk_cmdbuf *only) {
-  int how = only ? READ_DONE : wait ? READ_WAIT : READ_READY;
+/* Reads back dev's pending entries (of only, if not NULL) as how says. */
+static void resolve(gp__vk_device *dev, int how, const gp__vk_cmdbuf *only) {
   uint32_t misses = 0;
   gp__vk_pending **pp = &dev->pending, *prev = NULL;
   while (*pp) {
@@ -244,15 +277,25 @@ void gp__vk_resolve(gp__vk_device *dev, bool wait, const gp__vk_cmdbuf *only) {
     bool mine = !only || p->cb == only;
     if (mine && read_entry(dev, p, how)) {
       unlink_entry(dev, pp, prev);
-      if (only) /* one entry per command buffer */
-        return;
       continue;
     }
-    if (mine && how == READ_READY && ++misses >= GP_VK_RESOLVE_MISSES)
+    /* (an entry held in its query pool is parked, not late) */
+    if (mine && how == READ_READY && p->state != GP_VK_COPY_HELD &&
+        ++misses >= GP_VK_RESOLVE_MISSES)
       return;
     prev = p;
     pp = &p->next;
   }
+}
+
+/* See vkInt.h. */
+void gp__vk_resolve(gp__vk_device *dev, bool wait, const gp__vk_cmdbuf *only) {
+  resolve(dev, only ? READ_DONE : wait ? READ_WAIT : READ_READY, only);
+}
+
+/* See vkInt.h. */
+void gp__vk_resolve_all(gp__vk_device *dev, const gp__vk_cmdbuf *c) {
+  resolve(dev, READ_WAIT, c);
 }
 
 /* The least submission time on dev's pending list into user[1], for the
@@ -373,12 +416,29 @@ static void note_cb(gp__vk_device *dev, submit_ctx *x, VkCommandBuffer cb) {
     return;
   if (c->pending) /* submitted again: the last execution is over */
     gp__vk_resolve(dev, true, c);
+  /* A recording with ONE_TIME_SUBMIT submitted again all the same: its
+   * held entry is this half's, still pending; read from the driver. */
+  if (c->pending & (1u << c->half))
+    gp__vk_resolve_all(dev, c);
   /* The last execution's copy is read: this one's is not there yet. The
    * host's writes before a submission are visible to its work. */
+  uint32_t n = 2 + 2 * c->nregions;
   if (c->results)
-    memset(c->results, 0, (size_t)(2 + 2 * c->nregions) * 16);
+    memset(c->results + 2 * (size_t)c->half * c->qhalf, 0, (size_t)n * 16);
+  /* This recording copies the timestamps a previous one left in the
+   * other half of the pool: they will be in the results buffer after it
+   * has run. */
+  gp__vk_pending *h = c->copies ? &c->sub[c->copies - 1] : NULL;
+  if (h && c->results && (c->pending & (1u << h->half)) &&
+      h->state == GP_VK_COPY_HELD) {
+    memset(c->results + 2 * (size_t)h->base, 0,
+           (size_t)(2 + 2 * h->nregions) * 16);
+    h->state = GP_VK_COPY_COPYING;
+    h->copied_by = x->corr;
+  }
   gp__vk_pstats_clear(c);
-  gp__vk_pending *p = &c->sub;
+  c->resubmitted = true;
+  gp__vk_pending *p = &c->sub[c->half];
   p->next = NULL;
   p->cb = c;
   p->corr = x->corr;
@@ -390,7 +450,14 @@ static void note_cb(gp__vk_device *dev, submit_ctx *x, VkCommandBuffer cb) {
   /* The semaphores' waits belong to the first command buffer. */
   p->nwaits = x->ncb++ == 0 ? x->nw : 0;
   memcpy(p->waits, x->waits, sizeof(x->waits));
-  c->pending = 1;
+  p->regions = c->regions;
+  p->nregions = c->nregions;
+  p->start_q = c->start_q;
+  p->end_q = c->end_q;
+  p->half = c->half;
+  p->base = c->half * c->qhalf;
+  p->state = c->defer ? GP_VK_COPY_HELD : GP_VK_COPY_OWN;
+  c->pending |= 1u << c->half;
   if (dev->pending_tail)
     dev->pending_tail->next = p;
   else
@@ -428,11 +495,14 @@ static void note_submit2(gp__vk_device *dev, const VkSubmitInfo2 *s,
     note_signal(dev, x, s->pSignalSemaphoreInfos[i].semaphore);
 }
 
-/* Drops the entries of a submission the driver refused. */
+/* Drops the entries of a submission the driver refused; what it was to
+ * copy is held again. */
 static void unnote(gp__vk_device *dev, uint64_t corr) {
   gp__vk_pending **pp = &dev->pending, *prev = NULL;
   while (*pp) {
     gp__vk_pending *p = *pp;
+    if (p->state == GP_VK_COPY_COPYING && p->copied_by == corr)
+      p->state = GP_VK_COPY_HELD;
     if (p->corr == corr) {
       unlink_entry(dev, pp, prev);
       continue;

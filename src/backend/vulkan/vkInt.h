@@ -115,16 +115,32 @@ typedef struct gp__vk_region {
 typedef struct gp__vk_device gp__vk_device;
 typedef struct gp__vk_cmdbuf gp__vk_cmdbuf;
 
+/* How a pending submission's timestamps reach its results buffer. */
+enum {
+  GP_VK_COPY_OWN,    /* its recording copies them at its end (WAIT) */
+  GP_VK_COPY_HELD,   /* still in the query pool: the command buffer's next
+                        recording copies them (cmd.c, deferred copy) */
+  GP_VK_COPY_COPYING /* that recording has been submitted */
+};
+
 /* A submitted command buffer waiting to be read back: part of its
- * gp__vk_cmdbuf (one per command buffer), so submitting allocates
- * nothing. */
+ * gp__vk_cmdbuf (two per command buffer, one per half of its query pool),
+ * so submitting allocates nothing. What it reads its timestamps with is
+ * its own: a deferred one is read after the command buffer has been
+ * recorded again. */
 typedef struct gp__vk_pending {
   struct gp__vk_pending *next;
   gp__vk_cmdbuf *cb;
   uint64_t corr, queued;
+  uint64_t copied_by; /* GP_VK_COPY_COPYING: that submission's corr */
   uint32_t submission_id, stream_id, queue_id, family;
   uint32_t nwaits;
   uint64_t waits[8];
+  const gp__vk_region *regions; /* of its recording */
+  uint32_t nregions, start_q, end_q;
+  uint32_t half;  /* of the query pool and results buffer: 0 or 1 */
+  uint32_t base;  /* its first query: half * qhalf */
+  uint32_t state; /* GP_VK_COPY_* */
 } gp__vk_pending;
 
 /* A command buffer of ours to know. */
@@ -135,13 +151,24 @@ struct gp__vk_cmdbuf {
   bool primary;
   bool instrumented; /* this recording writes timestamps */
   bool recorded;     /* ended successfully */
-  uint32_t pending;  /* 1 while sub is on the device's pending list */
+  uint32_t pending;  /* bit h set while sub[h] is on the pending list */
   VkQueryPool qpool;
   uint32_t qcap;        /* queries in qpool */
+  uint32_t qhalf;       /* queries a recording may use: qcap or qcap / 2 */
+  uint32_t half;        /* the half this recording writes (base qhalf*half) */
   uint32_t nregions;    /* timed regions of this recording */
   uint32_t want;        /* regions seen (past capacity too) */
   uint32_t open_region; /* index of the open region + 1, 0 if none */
   gp__vk_region *regions;
+  /* The other array of regions, and each one's capacity: a deferred
+   * submission keeps the regions of its recording while the next is
+   * recorded. */
+  gp__vk_region *spare;
+  uint32_t rcap, spare_cap;
+  bool defer;       /* this recording's timestamps are copied by the next */
+  bool one_time;    /* begun with ONE_TIME_SUBMIT, not SIMULTANEOUS_USE */
+  bool resubmitted; /* a recording of it was submitted (instrumented) */
+  uint32_t copies;  /* half + 1 whose held timestamps it copies, or 0 */
   uint32_t label_depth;
   uint32_t labels[GP_VK_LABEL_DEPTH];
   VkQueryPool spool; /* pipeline statistics (pstats.c), or null */
@@ -164,14 +191,14 @@ struct gp__vk_cmdbuf {
   VkBuffer rbuf;
   VkDeviceMemory rmem;
   uint64_t *results;
-  uint32_t family;    /* of its command pool */
-  bool untimed;       /* the family has no timestamps: stages without times */
-  gp__vk_pending sub; /* its last submission, while pending */
-  uint32_t kinds;     /* secondary: 1 << each gp_render_stage_kind seen */
-  bool start_due;     /* query 0 is still to be written (cmd.c stamp()) */
-  uint32_t last_q;    /* the query last written */
-  uint32_t start_q;   /* the query of its start: 0, or its first other */
-  uint32_t end_q;     /* the query of its end: 1, or its last pass's end */
+  uint32_t family; /* of its command pool */
+  bool untimed;    /* the family has no timestamps: stages without times */
+  gp__vk_pending sub[2]; /* its submissions, one per half, while pending */
+  uint32_t kinds;        /* secondary: 1 << each gp_render_stage_kind seen */
+  bool start_due;        /* query 0 is still to be written (cmd.c stamp()) */
+  uint32_t last_q;       /* the query last written */
+  uint32_t start_q;      /* the query of its start: 0, or its first other */
+  uint32_t end_q;        /* the query of its end: 1, or its last pass's end */
 };
 
 /* The device functions we call or intercept. */
@@ -351,9 +378,17 @@ uint64_t gp__vk_frontier(void *user, uint32_t device_id);
  * in order, and writes their records. wait: also those not ready yet,
  * waiting for them (used where the program has waited already, or at a
  * forced flush where their times are needed). only: if not NULL, reads
- * the submissions of that command buffer only (waiting). dev->lock held.
+ * the submissions of that command buffer only, whose work is over (one
+ * whose timestamps are still held in its query pool stays pending: the
+ * command buffer's next recording copies them). dev->lock held.
  */
 void gp__vk_resolve(gp__vk_device *dev, bool wait, const gp__vk_cmdbuf *only);
+
+/* Reads back every pending submission of c, waiting where need be (also
+ * those still held in its query pool, which the driver is asked for): c
+ * is being freed or its pool replaced, and its work is over. dev->lock
+ * held. */
+void gp__vk_resolve_all(gp__vk_device *dev, const gp__vk_cmdbuf *c);
 
 /* Re-measures the device clock against the trace clock (at most once per
  * second unless force). */
