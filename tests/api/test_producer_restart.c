@@ -94,21 +94,21 @@ TEST(producer_reconnects_to_a_restarted_peer) {
   snprintf(app, sizeof(app), "%s", wt_build_path("tests/programs/sim_app"));
   snprintf(peer, sizeof(peer), "%s",
            wt_build_path("tests/programs/perfetto_peer"));
-  snprintf(
-      cmd, sizeof(cmd),
-      "cd '%s' || exit 2; rm -f r1 r2 pid t1.pftrace t2.pftrace; "
-      "wait_for() { i=0; while ! eval \"$1\" && [ $i -lt 3000 ]; do "
-      "sleep 0.01; i=$((i+1)); done; }; "
-      "'%s' --socket p.sock --out t1.pftrace --ready r1 --source "
-      "gpu.renderstages >p1.out 2>p1.err & P1=$!; wait_for '[ -e r1 ]'; "
-      "PERFETTO_PRODUCER_SOCK_NAME=p.sock GPUPERF_PRODUCER=perfetto '%s' "
-      "--steps %d --sleep-ms 5 --pidfile pid >/dev/null 2>app.err & A=$!; "
-      "wait_for '[ -s pid ]'; sleep 0.5; kill -TERM $P1; wait $P1 || exit 3; "
-      "wait_for 'grep -q \"went away\" app.err'; sleep 0.3; "
-      "'%s' --socket p.sock --out t2.pftrace --ready r2 --source "
-      "gpu.renderstages >p2.out 2>p2.err & P2=$!; "
-      "wait $A; S=$?; wait $P2; W=$?; [ $S -ne 0 ] && exit 10; exit $W",
-      dir, peer, app, STEPS, peer);
+  snprintf(cmd, sizeof(cmd),
+           "cd '%s' || exit 2; rm -f r1 r2 g1 pid t1.pftrace t2.pftrace; "
+           "wait_for() { i=0; while ! eval \"$1\" && [ $i -lt 3000 ]; do "
+           "sleep 0.01; i=$((i+1)); done; }; "
+           "'%s' --socket p.sock --out t1.pftrace --ready r1 --got g1 --source "
+           "gpu.renderstages >p1.out 2>p1.err & P1=$!; wait_for '[ -e r1 ]'; "
+           "PERFETTO_PRODUCER_SOCK_NAME=p.sock GPUPERF_PRODUCER=perfetto '%s' "
+           "--steps %d --sleep-ms 5 --pidfile pid >/dev/null 2>app.err & A=$!; "
+           "wait_for '[ -s pid ]'; wait_for '[ -e g1 ]'; sleep 0.2; "
+           "kill -TERM $P1; wait $P1 || exit 3; "
+           "wait_for 'grep -q \"went away\" app.err'; sleep 0.3; "
+           "'%s' --socket p.sock --out t2.pftrace --ready r2 --source "
+           "gpu.renderstages >p2.out 2>p2.err & P2=$!; "
+           "wait $A; S=$?; wait $P2; W=$?; [ $S -ne 0 ] && exit 10; exit $W",
+           dir, peer, app, STEPS, peer);
   int status = wt_system(cmd);
   if (status != 0)
     fail_with_logs(dir, status, "the restart");

@@ -11,7 +11,7 @@
  *                 [--smb-kb N]
  *                 [--page-kb N] [--ready FILE] [--clear-after-ms N]
  *                 [--mute 1] [--shrink-smb-after-ms N] [--no-drain 1]
- *                 [--flush-after-ms N] [--exit-after-ms N]
+ *                 [--flush-after-ms N] [--exit-after-ms N] [--got FILE]
  *
  * It listens on PATH, accepts producers, and enables each data source
  * named by --source in every producer that registers it: SetupTracing
@@ -34,6 +34,9 @@
  *
  * (U: UpdateDataSource calls; K: the most counter specs a gpu.counters
  * descriptor held; G: the most counter_groups one held; S: SMBs shrunk)
+ *
+ * --got FILE is made when the first chunk is committed (a test waits for
+ * it rather than for a time that a loaded machine overruns).
  *
  * and exits 0, or 1 if any protocol error was seen (each named on stderr).
  * With --mute 1 it answers nothing: a service that hangs. The SMB is a
@@ -148,6 +151,7 @@ static struct {
   uint64_t updates, specs; /* UpdateDataSource calls; most counter specs */
   uint64_t groups;         /* most counter_groups in one descriptor */
 } st;
+static const char *got_path;   /* --got: made at the first chunk */
 static uint64_t pending_flush; /* request id awaiting its ack */
 static bool bound;             /* some connection bound the producer port */
 
@@ -386,7 +390,11 @@ static void read_chunk(conn *c, uint32_t page, uint32_t chunk) {
     error("writer %u: chunk %u after chunk %lld", wid, chunk_id,
           (long long)w->last_chunk);
   w->last_chunk = chunk_id;
-  st.chunks++;
+  if (st.chunks++ == 0 && got_path) {
+    FILE *g = fopen(got_path, "w");
+    if (g)
+      fclose(g);
+  }
   const uint8_t *p = ch + 8, *end = ch + csize;
   for (unsigned i = 0; i < count; i++) {
     if (end - p < 4) {
@@ -739,6 +747,8 @@ int main(int argc, char **argv) {
       outp = v;
     else if (!strcmp(a, "--ready"))
       ready = v;
+    else if (!strcmp(a, "--got"))
+      got_path = v;
     else if (!strcmp(a, "--mute"))
       mute = strcmp(v, "0") != 0;
     else if (!strcmp(a, "--source") && nsources < MAX_SRC)
