@@ -286,15 +286,18 @@ static void line_unlist(gp__tls_line_t *l) {
   l->prev = l->next = NULL;
 }
 
-/* Thread exit: the copy's memory goes with the thread. From here on the
- * thread reads the time without a copy (listed -1). */
+static void copy_drop(void);
+
+/* Thread exit (the destructor runs on the exiting thread): the copy's
+ * memory goes with the thread. From here on the thread reads the time
+ * without a copy (listed -1), never below what the copy gave. */
 static void line_exit(void *arg) {
   gp__tls_line_t *l = arg;
   pthread_mutex_lock(&lines.lock);
   if (l->listed == 1)
     line_unlist(l);
   l->listed = -1;
-  atomic_store_explicit(&l->span, 0, memory_order_relaxed);
+  copy_drop();
   pthread_mutex_unlock(&lines.lock);
 }
 
@@ -367,6 +370,17 @@ static uint64_t tls_line_at(uint64_t t) {
 }
 #endif
 
+/* Lets the calling thread's copy go: what it can have given so far
+ * becomes the floor of its later readings (floor_clamp). */
+static void copy_drop(void) {
+#if GP_HAVE_TSC
+  uint64_t old = tls_line_at(__rdtsc());
+  if (tls_floor < old)
+    tls_floor = old;
+#endif
+  atomic_store_explicit(&tls_line.span, 0, memory_order_relaxed);
+}
+
 /*
  * Everything but the thread's line: a virtual clock, the line past its
  * span (a fresh copy is taken), calibration under way or due, no TSC.
@@ -418,14 +432,9 @@ __attribute__((noinline)) uint64_t gp__timestamp_slow(void) {
     }
     return v;
   }
-  if (atomic_load_explicit(&tls_line.span, memory_order_relaxed)) {
-    /* The line was given up (a fork's child calibrates afresh): what the
-     * old copy gave is the floor. */
-    uint64_t old = tls_line_at(__rdtsc());
-    if (tls_floor < old)
-      tls_floor = old;
-    atomic_store_explicit(&tls_line.span, 0, memory_order_relaxed);
-  }
+  if (atomic_load_explicit(&tls_line.span, memory_order_relaxed))
+    copy_drop(); /* the line was given up (a fork's child calibrates
+                    afresh) */
   if (st != TSC_ABSENT)
     calibrate();
 #endif

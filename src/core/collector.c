@@ -554,8 +554,9 @@ static void *collector_main(void *arg) {
   }
   /* Our own records (overhead) go out with the rest before we leave. */
   pthread_mutex_unlock(&gp__act.lock);
-  if (gp__slot_mine())
-    gp__slot_release(gp__slot_mine());
+  slot *own = gp__slot_mine();
+  if (own)
+    gp__slot_release(own);
   pthread_mutex_lock(&gp__act.lock);
   drain_locked();
   pthread_mutex_unlock(&gp__act.lock);
