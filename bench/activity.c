@@ -29,7 +29,8 @@
  * Last, the instructions per record and per floor iteration, counted by
  * callgrind where valgrind is installed (this program run under it with
  * --instr, twice per loop: (I(N2) - I(N1)) / (N2 - N1)), the figure a
- * loaded machine does not move; --no-instructions leaves it out.
+ * loaded machine does not move; --no-instructions leaves it out, and
+ * --instructions-only prints it alone (`make bench-instructions`).
  *
  * Targets (issues 15, 36): <= 1.15x the floor in every process; 2-thread
  * speed-up >= 1.9x on an idle machine; <= 30 instructions per record.
@@ -669,8 +670,9 @@ static double callgrind_count(const char *self, const char *fn,
   return total;
 }
 
-/* Prints the instructions per record and per floor iteration. */
-static void print_instructions(const char *argv0) {
+/* Prints the instructions per record and per floor iteration; false if
+ * they could not be counted. */
+static bool print_instructions(const char *argv0) {
   const uint64_t n1 = 100000, n2 = 400000;
   char self[4096];
   ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -686,7 +688,7 @@ static void print_instructions(const char *argv0) {
   if (f2 < 0) {
     printf("  instructions per record: not counted (valgrind not installed "
            "or its run failed; scripts/install-deps.sh installs it)\n");
-    return;
+    return false;
   }
   double rec = (r2 - r1) / (double)(n2 - n1),
          fl = (f2 - f1) / (double)(n2 - n1);
@@ -695,12 +697,14 @@ static void print_instructions(const char *argv0) {
          (unsigned long long)n2, (unsigned long long)n1,
          (unsigned long long)(n2 - n1), rec, fl, rec / fl,
          rec <= 30.05 ? "met" : "NOT met");
+  return true;
 }
 
 int main(int argc, char **argv) {
   uint64_t records = 10000000;
   int runs = 7, processes = 1, cpu = -1;
-  bool child = false, lchild = false, pin = false, instructions = true;
+  bool child = false, lchild = false, pin = false, instructions = true,
+       only_instructions = false;
   const char *instr = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--records") == 0 && i + 1 < argc)
@@ -721,17 +725,22 @@ int main(int argc, char **argv) {
       instr = argv[++i];
     else if (strcmp(argv[i], "--no-instructions") == 0)
       instructions = false;
+    else if (strcmp(argv[i], "--instructions-only") == 0)
+      only_instructions = true;
     else {
       fprintf(stderr,
               "usage: %s [--records N] [--runs N] [--processes N [--pin]] "
               "[--no-instructions]\n"
+              "       %s --instructions-only\n"
               "       %s --instr record|floor --records N\n",
-              argv[0], argv[0]);
+              argv[0], argv[0], argv[0]);
       return 1;
     }
   }
   if (instr)
     return instr_main(instr, records);
+  if (only_instructions)
+    return print_instructions(argv[0]) ? 0 : 1;
   if (runs < 1 || runs > MAX_RUNS || records == 0 || processes < 1 ||
       processes > MAX_RUNS) {
     fprintf(stderr,
