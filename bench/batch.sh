@@ -9,6 +9,7 @@
 # 200, ROUNDS to 5. The traces are made in a temporary folder and removed. The speed-up
 # is bounded by the cores free: on a loaded machine it is lower.
 set -eu
+. "$(dirname "$0")/stats.sh"
 G=${1:-build/gpuperf}
 STEPS=${2:-200}
 ROUNDS=${3:-5}
@@ -37,23 +38,15 @@ while [ $r -lt "$ROUNDS" ]; do
   r=$((r + 1))
 done
 BYTES=$(cat "$DIR"/run*.pftrace | wc -c)
-awk -v bytes="$BYTES" -v load="$(cut -d" " -f1-3 /proc/loadavg)" \
-    -v rows="$(($(wc -l <"$DIR/one.csv") - 1))" -v cpus="$(nproc)" '
-function sort(a, n,   i, j, t) {
-  for (i = 2; i <= n; i++)
-    for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-}
-function spread(a, n, fmt,   m) {
-  sort(a, n)
-  m = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-  return sprintf(fmt " [" fmt ".." fmt "]", m, a[1], a[n])
-}
-{ n++; one[n] = $2 - $1; two[n] = $3 - $2; up[n] = one[n] / two[n];
-  r1[n] = bytes / 1048576 / one[n]; r2[n] = bytes / 1048576 / two[n] }
-END {
-  printf "batch query: 32 traces, %.1f MiB, %d result rows, %d CPUs online, load %s; %d interleaved rounds, median [min..max]\n",
-         bytes / 1048576, rows, cpus, load, n;
-  printf "  -j 1: %s s (%s MiB/s)\n", spread(one, n, "%.3f"), spread(r1, n, "%.1f");
-  printf "  -j 2: %s s (%s MiB/s)\n", spread(two, n, "%.3f"), spread(r2, n, "%.1f");
-  printf "  speed-up 1 -> 2 workers, per round: %sx\n", spread(up, n, "%.2f");
-}' "$DIR/times"
+MIB=$(awk -v b="$BYTES" 'BEGIN { print b / 1048576 }')
+# col EXPR: EXPR of each round's "t0 t1 t2" ($1 $2 $3), one a line.
+col() { awk "{ print $1 }" "$DIR/times"; }
+printf "batch query: 32 traces, %.1f MiB, %d result rows, %d CPUs online, load %s; %d interleaved rounds, median [min..max]\n" \
+  "$MIB" "$(($(wc -l <"$DIR/one.csv") - 1))" "$(nproc)" \
+  "$(cut -d" " -f1-3 /proc/loadavg)" "$ROUNDS"
+printf "  -j 1: %s s (%s MiB/s)\n" "$(col '$2 - $1' | spread %.3f)" \
+  "$(col "$MIB / (\$2 - \$1)" | spread %.1f)"
+printf "  -j 2: %s s (%s MiB/s)\n" "$(col '$3 - $2' | spread %.3f)" \
+  "$(col "$MIB / (\$3 - \$2)" | spread %.1f)"
+printf "  speed-up 1 -> 2 workers, per round: %sx\n" \
+  "$(col '($2 - $1) / ($3 - $2)' | spread %.2f)"

@@ -13,6 +13,7 @@
 # trace_processor_shell; without it, only gpuperf's figures are printed.
 # Targets (issue 37): at least 2x faster, at most half the memory.
 set -eu
+. "$(dirname "$0")/stats.sh"
 G=${GPUPERF:-build/gpuperf}
 TRACE=${1:-tests/data/systrace/sys_30s.pftrace}
 RUNS=${2:-7}
@@ -39,12 +40,11 @@ while [ $i -lt "$RUNS" ]; do
   [ -z "$TP" ] || measure p "$TP" -q "$DIR/q.sql" "$TRACE"
   i=$((i + 1))
 done
-# median [min..max] of column c (1 wall, 2 cpu, 3 rss KB) of files $1.*
+# "MED MIN MAX" of column c (1 wall, 2 cpu, 3 rss KB) of files $1.*
 stat() {
   for f in "$DIR/time_$1".*; do
-    awk '{ printf "%s %s %s\n", $1, $2 + $3, $4 }' "$f"
-  done | sort -n -k"$2" | awk -v c="$2" '{ v[NR] = $c } END {
-    printf "%s %s %s\n", v[int((NR + 1) / 2)], v[1], v[NR] }'
+    awk -v c="$2" '{ split($1 " " $2 + $3 " " $4, v, " "); print v[c] }' "$f"
+  done | stats_of
 }
 show() {
   set -- $(stat "$1" 1) $(stat "$1" 2) $(stat "$1" 3)
