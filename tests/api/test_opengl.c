@@ -126,13 +126,6 @@ static gp_tp *record(char *const *cmd, const char *extra, char **out,
   return tp;
 }
 
-static void no_errors(gp_tp *tp) {
-  Q_EQ(tp,
-       "SELECT count(*) FROM stats WHERE severity IN ('error', 'data_loss') "
-       "AND value > 0",
-       0);
-}
-
 /* The values of counter track name, oldest first, into v (at most max). */
 static size_t counter_values(gp_tp *tp, const char *name, int64_t *v,
                              size_t max) {
@@ -230,7 +223,7 @@ TEST(opengl_record_sample) {
        "SELECT count(*) FROM gpu WHERE name GLOB 'llvmpipe*' AND vendor "
        "GLOB 'Mesa*' AND architecture = 'OpenGL'",
        1);
-  no_errors(tp);
+  Q_NO_LOSS(tp);
   gp_tp_close(tp);
   xvfb_stop();
 }
@@ -283,7 +276,7 @@ TEST(opengl_record_glxgears) {
        "SELECT count(DISTINCT c.value) FROM counter c JOIN gpu_counter_track "
        "t ON c.track_id = t.id WHERE t.name = 'draws'",
        1); /* three display lists a frame, every frame */
-  no_errors(tp);
+  Q_NO_LOSS(tp);
   gp_tp_close(tp);
   xvfb_stop();
 }
@@ -309,7 +302,7 @@ TEST(opengl_sigint_without_a_swap) {
                        "gpu_counter_track t ON c.track_id = t.id WHERE "
                        "t.name = 'ia_primitives'"),
             20);
-  no_errors(tp);
+  Q_NO_LOSS(tp);
   gp_tp_close(tp);
   xvfb_stop();
 }
@@ -330,7 +323,7 @@ TEST(opengl_record_es2gears) {
        frames);
   Q_EQ(tp, "SELECT count(*) FROM gpu WHERE architecture = 'OpenGL ES'", 1);
   Q_EQ(tp, "SELECT count(*) > 0 FROM slice WHERE name = 'glDrawArrays'", 1);
-  no_errors(tp);
+  Q_NO_LOSS(tp);
   gp_tp_close(tp);
   xvfb_stop();
 }
@@ -364,7 +357,7 @@ TEST(opengl_amd_counters_per_frame) {
   for (int i = 0; i < 30; i++)
     ASSERT_EQ(got[i], 3 * want[i]);
   ASSERT_EQ(counter_values(tp, "ia_primitives", got, 31), 30);
-  no_errors(tp);
+  Q_NO_LOSS(tp);
   gp_tp_close(tp);
   xvfb_stop();
 }
@@ -451,7 +444,7 @@ TEST(opengl_record_loaders) {
          25);
     Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'glDrawArrays'", 25);
     Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'glXSwapBuffers'", 25);
-    no_errors(tp);
+    Q_NO_LOSS(tp);
     gp_tp_close(tp);
   }
   xvfb_stop();

@@ -49,6 +49,13 @@ void vk_need_vkcube(void);
                    (long long)got_, (long long)(want));                        \
   } while (0)
 
+/* No stat of tp says an error or lost data. */
+#define Q_NO_LOSS(tp)                                                          \
+  Q_EQ(tp,                                                                     \
+       "SELECT count(*) FROM stats WHERE severity IN ('error', 'data_loss') "  \
+       "AND value > 0",                                                        \
+       0)
+
 /* Records cmd with `gpuperf record -c config` (NULL: default) and the
  * options in args (NULL-terminated, may be NULL) into the test's trace;
  * returns the opened trace, the program's stdout in *out. */
