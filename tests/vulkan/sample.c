@@ -130,6 +130,23 @@ static void name_object(VkObjectType type, uint64_t handle, const char *name) {
   }
 }
 
+/* A command pool (flags) and two primary command buffers of it, named n0
+ * and n1. */
+static VkCommandPool two_cmdbufs(VkCommandPoolCreateFlags flags, const char *n0,
+                                 const char *n1, VkCommandBuffer cbs[2]) {
+  VkCommandPoolCreateInfo cpci = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                  NULL, flags, 0};
+  VkCommandPool pool;
+  CHECK(vkCreateCommandPool(dev, &cpci, NULL, &pool));
+  VkCommandBufferAllocateInfo cai = {
+      VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, pool,
+      VK_COMMAND_BUFFER_LEVEL_PRIMARY, 2};
+  CHECK(vkAllocateCommandBuffers(dev, &cai, cbs));
+  name_object(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)cbs[0], n0);
+  name_object(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)cbs[1], n1);
+  return pool;
+}
+
 static void barrier(VkCommandBuffer cb, VkPipelineStageFlags src,
                     VkAccessFlags sa, VkPipelineStageFlags dst,
                     VkAccessFlags da) {
@@ -415,19 +432,8 @@ int main(int argc, char **argv) {
   CHECK(vkCreateQueryPool(dev, &qpi, NULL, &stats));
 
   /* Command buffers. */
-  VkCommandPoolCreateInfo cpci = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                  NULL, 0, 0};
-  VkCommandPool pool;
-  CHECK(vkCreateCommandPool(dev, &cpci, NULL, &pool));
-  VkCommandBufferAllocateInfo cai = {
-      VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, pool,
-      VK_COMMAND_BUFFER_LEVEL_PRIMARY, 2};
   VkCommandBuffer cbs[2];
-  CHECK(vkAllocateCommandBuffers(dev, &cai, cbs));
-  name_object(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)cbs[0],
-              "Compute work");
-  name_object(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)cbs[1],
-              "Draw work");
+  VkCommandPool pool = two_cmdbufs(0, "Compute work", "Draw work", cbs);
   VkCommandBufferBeginInfo bi = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
@@ -592,20 +598,10 @@ int main(int argc, char **argv) {
    * once the first has run, ONE_TIME_SUBMIT notwithstanding (invalid,
    * but some programs do it). */
   if (frames > 0) {
-    VkCommandPoolCreateInfo fpi = {
-        VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL,
-        VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, 0};
-    VkCommandPool fpool;
-    CHECK(vkCreateCommandPool(dev, &fpi, NULL, &fpool));
-    VkCommandBufferAllocateInfo fai = {
-        VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, fpool,
-        VK_COMMAND_BUFFER_LEVEL_PRIMARY, 2};
     VkCommandBuffer fcbs[2];
-    CHECK(vkAllocateCommandBuffers(dev, &fai, fcbs));
-    name_object(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)fcbs[0],
-                "Slot 0");
-    name_object(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)fcbs[1],
-                "Slot 1");
+    VkCommandPool fpool =
+        two_cmdbufs(VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, "Slot 0",
+                    "Slot 1", fcbs);
     VkFence slot[2];
     VkFenceCreateInfo sf = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, NULL,
                             VK_FENCE_CREATE_SIGNALED_BIT};
