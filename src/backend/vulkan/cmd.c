@@ -331,6 +331,11 @@ static void copy_results(gp__vk_device *dev, VkCommandBuffer cb,
                                  (VkDeviceSize)(base + 2) * 16, 16, fl);
 }
 
+/* True if c's pool has two halves (the deferred copy). */
+static bool halved(const gp__vk_cmdbuf *c) {
+  return c->qcap >= 2 * c->qhalf;
+}
+
 /* True if a region of c's recording measures pipeline statistics. */
 static bool has_stats(const gp__vk_cmdbuf *c) {
   for (uint32_t i = 0; i < c->nregions; i++)
@@ -397,8 +402,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_BeginCommandBuffer(
    * little. */
   pthread_mutex_lock(&dev->lock);
   h = held(c);
-  c->half = h && c->qcap >= 2 * c->qhalf ? 1 - h->half : 0;
-  if (h && c->qcap >= 2 * c->qhalf && c->results) {
+  c->half = h && halved(c) ? 1 - h->half : 0;
+  if (h && halved(c) && c->results) {
     copy_results(dev, cb, c, h->base, h->start_q, h->end_q, 2 + 2 * h->nregions,
                  VK_QUERY_RESULT_64_BIT |
                      VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
@@ -440,7 +445,7 @@ layer_EndCommandBuffer(VkCommandBuffer cb) {
      * freed), and not where its regions measure pipeline statistics,
      * which are copied here. */
     c->defer = dev->ts_in_order && c->results && c->one_time &&
-               c->resubmitted && c->qcap >= 2 * c->qhalf && !has_stats(c);
+               c->resubmitted && halved(c) && !has_stats(c);
     if (c->results && !c->defer) {
       /* The device waits for its timestamps (on its own timeline) and
        * copies them where the host reads them without the driver. */
