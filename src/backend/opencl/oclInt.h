@@ -643,26 +643,16 @@ static inline gp__ocl_entry *gp__ocl_entry_new0(void) {
   return e;
 }
 
-/* gp__ocl_entry_defer, inline while e goes on the ring of q's owner, the
- * calling thread, without filling it; core: the core's table. */
-static inline void gp__ocl_entry_defer_inline(const gp_backend_ops *core,
-                                              gp__ocl_entry *e,
-                                              gp__ocl_queue *q,
-                                              const gp__ocl_anchor *anchor) {
-  gp__ocl_ring *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
-  if (GP_UNLIKELY(atomic_load_explicit(&q->ring_owner, memory_order_relaxed) !=
-                      &gp__ocl_ring_token ||
-                  !r)) {
-    gp__ocl_entry_defer(e, q, anchor);
-    return;
-  }
+/* Puts e on ring r, whose owner is the calling thread, its work counted
+ * in flight first (the core's cell; core: the core's table). Stores in *n
+ * how many commands then wait on the ring. False, doing nothing, if the
+ * ring is full. */
+static inline bool gp__ocl_ring_put(const gp_backend_ops *core, gp__ocl_ring *r,
+                                    gp__ocl_entry *e, uint64_t *n) {
   uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
   uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
-  if (GP_UNLIKELY(t - h >= GP_OCL_RING)) {
-    gp__ocl_entry_defer(e, q, anchor);
-    return;
-  }
-  /* As gp__ocl_entry_defer: work in flight first (the core's cell). */
+  if (GP_UNLIKELY(t - h >= GP_OCL_RING))
+    return false;
   e->in_flight = true;
   core->activity_work_in_flight(1);
   e->reap_next = NULL;
@@ -670,9 +660,34 @@ static inline void gp__ocl_entry_defer_inline(const gp_backend_ops *core,
   atomic_store_explicit(&r->slot[i].start, e->host_start, memory_order_relaxed);
   atomic_store_explicit(&r->slot[i].entry, e, memory_order_relaxed);
   atomic_store_explicit(&r->tail, t + 1, memory_order_release);
-  if (t + 1 - h >= GP_OCL_REAP_BATCH &&
+  *n = t + 1 - h;
+  return true;
+}
+
+/* Once n commands of q wait to be read: a batch is handed to the reaper
+ * (unless it has q already). */
+static inline void gp__ocl_reap_due(gp__ocl_queue *q, uint64_t n,
+                                    const gp__ocl_anchor *anchor) {
+  if (n >= GP_OCL_REAP_BATCH &&
       !atomic_load_explicit(&q->reap_handed, memory_order_relaxed))
     gp__ocl_reap_hand(q, anchor);
+}
+
+/* gp__ocl_entry_defer, inline while e goes on the ring of q's owner, the
+ * calling thread, without filling it; core: the core's table. */
+static inline void gp__ocl_entry_defer_inline(const gp_backend_ops *core,
+                                              gp__ocl_entry *e,
+                                              gp__ocl_queue *q,
+                                              const gp__ocl_anchor *anchor) {
+  gp__ocl_ring *r = atomic_load_explicit(&q->ring, memory_order_relaxed);
+  uint64_t n;
+  if (GP_UNLIKELY(atomic_load_explicit(&q->ring_owner, memory_order_relaxed) !=
+                      &gp__ocl_ring_token ||
+                  !r || !gp__ocl_ring_put(core, r, e, &n))) {
+    gp__ocl_entry_defer(e, q, anchor);
+    return;
+  }
+  gp__ocl_reap_due(q, n, anchor);
 }
 
 /*

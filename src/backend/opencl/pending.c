@@ -572,27 +572,16 @@ static uint64_t list_append(gp__ocl_entry *e, gp__ocl_queue *q) {
 /* See oclInt.h. */
 void gp__ocl_entry_defer(gp__ocl_entry *e, gp__ocl_queue *q,
                          const gp__ocl_anchor *anchor) {
-  count_in_flight(e);
-  e->reap_next = NULL;
   /* Counted as tracked and internal by the ring's tail (gp__ocl_get_stats),
    * or on the list's way. */
   uint64_t n;
   gp__ocl_ring *r = own_ring(q);
-  uint64_t t = r ? atomic_load_explicit(&r->tail, memory_order_relaxed) : 0;
-  uint64_t h = r ? atomic_load_explicit(&r->head, memory_order_acquire) : 0;
-  if (GP_LIKELY(r != NULL) && t - h < GP_OCL_RING) {
-    size_t i = t % GP_OCL_RING;
-    atomic_store_explicit(&r->slot[i].start, e->host_start,
-                          memory_order_relaxed);
-    atomic_store_explicit(&r->slot[i].entry, e, memory_order_relaxed);
-    atomic_store_explicit(&r->tail, t + 1, memory_order_release);
-    n = t + 1 - h;
-  } else {
+  if (!r || !gp__ocl_ring_put(GP_CORE, r, e, &n)) {
+    count_in_flight(e);
+    e->reap_next = NULL;
     n = list_append(e, q);
   }
-  if (n >= GP_OCL_REAP_BATCH &&
-      !atomic_load_explicit(&q->reap_handed, memory_order_relaxed))
-    reap_hand(q, anchor);
+  gp__ocl_reap_due(q, n, anchor);
 }
 
 /* See oclInt.h. */
