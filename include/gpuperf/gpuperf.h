@@ -18,6 +18,7 @@
 #include "gpuperf/markers.h"
 #include "gpuperf/perfmon.h"
 #include "gpuperf/session.h"
+#include "gpuperf/callback.h"
 #include "gpuperf/sim.h"
 
 #define GP_VERSION_MAJOR 0

@@ -33,6 +33,10 @@ static const gp_backend_ops ops = {
     .death_in_handler = gp__death_in_handler,
     .death_set_defer = gp__death_set_defer,
     .death_point = gp__death_point,
+    .callback_mask = &gp__cb_mask,
+    .callback_api = gp__callback_api,
+    .callback = gp__callback,
+    .callback_defer = gp__callback_defer,
 };
 
 /* The size of the table of each version it grew through. */
@@ -48,6 +52,8 @@ static size_t version_size(uint32_t version) {
     return offsetof(gp_backend_ops, hud_view);
   case 6:
     return offsetof(gp_backend_ops, death_in_handler);
+  case 7:
+    return offsetof(gp_backend_ops, callback_mask);
   case GP_BACKEND_INTERFACE_VERSION:
     return sizeof(gp_backend_ops);
   default:

@@ -22,12 +22,13 @@
  * Version 2: the OpenCL preload's needs. Version 3 (the CUDA injection
  * library), 4 (the OpenCL preload's work in flight), 5 (device
  * frontiers, for derived counters), 6 (the HUD in a GL window,
- * core/hud_view.h) and 7 (signals finished at a safe point, core.h's
- * gp__death_*) append the entries marked so. The table only
+ * core/hud_view.h), 7 (signals finished at a safe point, core.h's
+ * gp__death_*) and 8 (the callback API, gpuperf/callback.h) append the
+ * entries marked so. The table only
  * ever grows at its end, so a library built for an older version gets the same
  * table and reads the prefix it knows.
  */
-#define GP_BACKEND_INTERFACE_VERSION 7u
+#define GP_BACKEND_INTERFACE_VERSION 8u
 
 /* Each entry is the core.h function of the same name (gp__ dropped). */
 typedef struct gp_backend_ops {
@@ -72,6 +73,11 @@ typedef struct gp_backend_ops {
   bool (*death_in_handler)(void);
   void (*death_set_defer)(bool (*fn)(void));
   void (*death_point)(void);
+  /* since version 8: callback_mask points at gp__cb_mask */
+  const _Atomic uint32_t *callback_mask;
+  void (*callback_api)(gp__cb_api_call *c, uint32_t site, int32_t rc);
+  void (*callback)(uint32_t domain, uint32_t cbid, const void *data);
+  void (*callback_defer)(bool on);
 } gp_backend_ops;
 
 /*

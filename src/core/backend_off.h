@@ -99,6 +99,16 @@ static void off_set_defer(bool (*fn)(void)) {
   (void)fn;
 }
 static void off_point(void) {}
+static const _Atomic uint32_t off_cb_mask;
+static void off_cb_api(gp__cb_api_call *c, uint32_t site, int32_t rc) {
+  (void)c, (void)site, (void)rc;
+}
+static void off_cb(uint32_t domain, uint32_t cbid, const void *data) {
+  (void)domain, (void)cbid, (void)data;
+}
+static void off_cb_defer(bool on) {
+  (void)on;
+}
 
 /* Initializer of a gp_backend_ops that records nothing. */
 #define GP__BACKEND_OFF_INIT                                                   \
@@ -117,6 +127,8 @@ static void off_point(void) {}
     .activity_submitting = off_submitting, .hud_view = off_hud_view,           \
     .hud_feed = off_hud_feed, .death_in_handler = off_in_handler,              \
     .death_set_defer = off_set_defer, .death_point = off_point,                \
+    .callback_mask = &off_cb_mask, .callback_api = off_cb_api,                 \
+    .callback = off_cb, .callback_defer = off_cb_defer,                        \
   }
 
 #endif /* GPUPERF_CORE_BACKEND_OFF_H */

@@ -735,4 +735,41 @@ void gp__emit_name(uint32_t object_kind, uint32_t device_id,
                    uint32_t context_id, uint32_t stream_id, uint32_t thread_id,
                    const char *name);
 
+/* ------------------------------------------------------------------ */
+/* Callbacks (callback.c, gpuperf/callback.h)                           */
+
+/*
+ * The union of the subscribers' enables: bit d for domain d, and for the
+ * API domain also bit 8 + a for each API domain a (gp_api_domain). An
+ * entry point reads it (relaxed) and calls back only when its bit is set.
+ */
+extern _Atomic uint32_t gp__cb_mask;
+#define GP__CB_API_BIT(api_domain) (1u << (8 + (api_domain)))
+#define GP__CB_BIT(domain) (1u << (domain))
+
+/* An API call's callback data, from its entry to its exit, with each
+ * subscriber's correlation_data. Fill d (all but site, return_value and
+ * correlation_data) before the entry. */
+typedef struct gp__cb_api_call {
+  gp_callback_api_data d;
+  uint64_t data[GP_CALLBACK_MAX_SUBSCRIBERS];
+} gp__cb_api_call;
+
+/* Calls the subscribers that enabled the call, at site (gp_callback_site);
+ * rc: the call's status at the exit. */
+void gp__callback_api(gp__cb_api_call *c, uint32_t site, int32_t rc);
+
+/* Calls the subscribers that enabled (domain, cbid) with data (the
+ * domain's struct). */
+void gp__callback(uint32_t domain, uint32_t cbid, const void *data);
+
+/*
+ * While on (nested calls count), the RESOURCE and SYNCHRONIZE callbacks
+ * this thread raises are held (up to 8; more are delivered at once) and
+ * delivered, in order, when the outermost gp__callback_defer(false)
+ * comes: for a backend that raises them under a lock of its own, which a
+ * callback calling that backend would otherwise wait for forever.
+ */
+void gp__callback_defer(bool on);
+
 #endif /* GPUPERF_CORE_H */

@@ -25,6 +25,7 @@ typedef struct device {
 
 typedef struct context_entry {
   uint32_t device_id;
+  uint32_t api;
   bool live;
 } context_entry;
 
@@ -239,9 +240,16 @@ int gp__context_register(uint32_t device_id, uint32_t api,
   }
   uint32_t id = next_context++;
   contexts[id].device_id = device_id;
+  contexts[id].api = api;
   contexts[id].live = true;
   pthread_mutex_unlock(&lock);
   *context_id = id;
+  if (GP_UNLIKELY(atomic_load_explicit(&gp__cb_mask, memory_order_relaxed) &
+                  GP__CB_BIT(GP_CALLBACK_DOMAIN_RESOURCE))) {
+    gp_callback_resource_data d = {api, device_id, id, 0};
+    gp__callback(GP_CALLBACK_DOMAIN_RESOURCE,
+                 GP_CALLBACK_RESOURCE_CONTEXT_CREATED, &d);
+  }
   if (gp__activity_enabled(GP_ACTIVITY_KIND_CONTEXT, 0)) {
     gp_activity_context *r =
         gp__activity_reserve(GP_ACTIVITY_KIND_CONTEXT, sizeof(*r), id, 0);
@@ -261,7 +269,20 @@ int gp__context_register(uint32_t device_id, uint32_t api,
 /* See core.h. */
 void gp__context_unregister(uint32_t context_id) {
   pthread_mutex_lock(&lock);
-  if (context_id > 0 && context_id < next_context)
+  bool live =
+      context_id > 0 && context_id < next_context && contexts[context_id].live;
+  gp_callback_resource_data d = {0, 0, context_id, 0};
+  if (live)
+    d.api = contexts[context_id].api,
+    d.device_id = contexts[context_id].device_id;
+  pthread_mutex_unlock(&lock);
+  if (live &&
+      GP_UNLIKELY(atomic_load_explicit(&gp__cb_mask, memory_order_relaxed) &
+                  GP__CB_BIT(GP_CALLBACK_DOMAIN_RESOURCE)))
+    gp__callback(GP_CALLBACK_DOMAIN_RESOURCE,
+                 GP_CALLBACK_RESOURCE_CONTEXT_DESTROY_STARTING, &d);
+  pthread_mutex_lock(&lock);
+  if (live)
     contexts[context_id].live = false;
   pthread_mutex_unlock(&lock);
   gp__activity_forget_context(context_id);

@@ -71,6 +71,16 @@ static void emit(uint32_t flags, uint64_t id, uint32_t name_id,
   gp__activity_commit(r);
 }
 
+/* The MARKER callback of a successful marker call, if one is enabled. */
+static void marker_cb(uint32_t cbid, const char *domain, const char *name,
+                      uint64_t range_id) {
+  if (GP_LIKELY(!(atomic_load_explicit(&gp__cb_mask, memory_order_relaxed) &
+                  GP__CB_BIT(GP_CALLBACK_DOMAIN_MARKER))))
+    return;
+  gp_callback_marker_data d = {domain, name, range_id, gp__tid(), 0};
+  gp__callback(GP_CALLBACK_DOMAIN_MARKER, cbid, &d);
+}
+
 /* See markers.h. */
 int gp_marker_instant(const char *domain, const char *name) {
   gp__activate();
@@ -79,6 +89,7 @@ int gp_marker_instant(const char *domain, const char *name) {
   uint64_t id = atomic_fetch_add(&next_range_id, 1) + 1;
   emit(GP_ACTIVITY_FLAG_MARKER_INSTANT, id, gp__string_intern(name),
        gp__string_intern(domain), 0);
+  marker_cb(GP_CALLBACK_MARKER_INSTANT, domain, name, 0);
   return 0;
 }
 
@@ -99,6 +110,7 @@ int gp_range_push(const char *domain, const char *name) {
   tls_depth++;
   emit(GP_ACTIVITY_FLAG_MARKER_START, r->id, r->name_id, r->domain_id,
        tls_depth);
+  marker_cb(GP_CALLBACK_MARKER_RANGE_PUSH, domain, name, 0);
   return 0;
 }
 
@@ -109,6 +121,7 @@ int gp_range_pop(void) {
   range *r = &tls_stack[tls_depth - 1];
   emit(GP_ACTIVITY_FLAG_MARKER_END, r->id, 0, r->domain_id, tls_depth);
   tls_depth--;
+  marker_cb(GP_CALLBACK_MARKER_RANGE_POP, NULL, NULL, 0);
   return 0;
 }
 
@@ -134,6 +147,7 @@ int gp_range_start(const char *domain, const char *name, uint64_t *range_id) {
   *range_id = id;
   emit(GP_ACTIVITY_FLAG_MARKER_START, id, gp__string_intern(name),
        gp__string_intern(domain), 0);
+  marker_cb(GP_CALLBACK_MARKER_RANGE_START, domain, name, id);
   return 0;
 }
 
@@ -151,6 +165,7 @@ int gp_range_end(uint64_t range_id) {
   open_ids[i] = open_ids[--open_n];
   pthread_mutex_unlock(&open_lock);
   emit(GP_ACTIVITY_FLAG_MARKER_END, range_id, 0, 0, 0);
+  marker_cb(GP_CALLBACK_MARKER_RANGE_END, NULL, NULL, range_id);
   return 0;
 }
 

@@ -733,3 +733,136 @@ TEST(opencl_two_devices_one_context) {
   ASSERT_EQ(nw, 1); /* across devices */
   ASSERT_EQ(w[0], fill->correlation_id);
 }
+
+/* The callback API (gpuperf/callback.h) on the wrappers and PoCL: every
+ * OpenCL API record has its entry/exit pair with the same correlation id
+ * and call, an enqueue's pair names its queue's context and stream (those
+ * of its GPU record), and clFinish raises STREAM_SYNCHRONIZED. */
+typedef struct cb_seen {
+  uint32_t domain, cbid, site, call;
+  int32_t rc;
+  uint64_t corr, data;
+  uint32_t context, stream;
+} cb_seen;
+static cb_seen cb_log[1 << 14];
+static _Atomic int cb_n;
+
+static void on_ocl_cb(void *user, gp_callback_domain domain, uint32_t cbid,
+                      const void *data) {
+  (void)user;
+  int i = atomic_fetch_add(&cb_n, 1);
+  if (i >= (int)(sizeof(cb_log) / sizeof(cb_log[0])))
+    return;
+  cb_seen *e = &cb_log[i];
+  e->domain = domain;
+  e->cbid = cbid;
+  if (domain == GP_CALLBACK_DOMAIN_API) {
+    const gp_callback_api_data *d = data;
+    e->site = d->site;
+    e->call = d->cbid;
+    e->rc = d->return_value;
+    e->corr = d->correlation_id;
+    e->context = d->context_id;
+    e->stream = d->stream_id;
+    e->data = *d->correlation_data;
+    if (d->site == GP_CALLBACK_SITE_ENTER)
+      *d->correlation_data = d->correlation_id + 7;
+  } else if (domain == GP_CALLBACK_DOMAIN_SYNCHRONIZE) {
+    const gp_callback_sync_data *d = data;
+    e->context = d->context_id;
+    e->stream = d->stream_id;
+    e->corr = d->correlation_id;
+  }
+}
+
+static const cb_seen *cb_find(uint64_t corr, uint32_t site) {
+  int n = atomic_load(&cb_n);
+  for (int i = 0; i < n; i++)
+    if (cb_log[i].domain == GP_CALLBACK_DOMAIN_API && cb_log[i].corr == corr &&
+        cb_log[i].site == site)
+      return &cb_log[i];
+  return NULL;
+}
+
+TEST(opencl_callbacks_match_records) {
+  ocl_env();
+  ocl_require_device(); /* its calls: before the subscription */
+  ocl_capture_all();
+  gp_callback_subscriber *sub;
+  ASSERT_OK(gp_callback_subscribe(&sub, on_ocl_cb, NULL));
+  ASSERT_OK(gp_callback_enable_domain(sub, 1, GP_CALLBACK_DOMAIN_API));
+  ASSERT_OK(gp_callback_enable_domain(sub, 1, GP_CALLBACK_DOMAIN_RESOURCE));
+  ASSERT_OK(gp_callback_enable_domain(sub, 1, GP_CALLBACK_DOMAIN_SYNCHRONIZE));
+  wl_counts counts;
+  wl_options opt = {3, 4096, "t"};
+  FILE *wl_out = tmpfile();
+  ASSERT_NOT_NULL(wl_out);
+  ASSERT_EQ(wl_run(&opt, wl_out, &counts), 0);
+  fclose(wl_out);
+  ASSERT_OK(gp_callback_unsubscribe(sub));
+  ASSERT_OK(gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED));
+  int n = atomic_load(&cb_n);
+  ASSERT_LT(n, (int)(sizeof(cb_log) / sizeof(cb_log[0])));
+  /* Every OpenCL API record: its pair. */
+  int records = 0, enqueues = 0;
+  for (const gp_activity *r = NULL; ocl_next(&r);) {
+    if (r->kind == GP_ACTIVITY_KIND_API) {
+      const gp_activity_api *a = (const void *)r;
+      if (a->domain != GP_API_DOMAIN_OPENCL)
+        continue;
+      records++;
+      const cb_seen *in = cb_find(a->correlation_id, GP_CALLBACK_SITE_ENTER);
+      const cb_seen *out = cb_find(a->correlation_id, GP_CALLBACK_SITE_EXIT);
+      ASSERT_NOT_NULL(in);
+      ASSERT_NOT_NULL(out);
+      ASSERT_EQ(in->call, a->cbid);
+      ASSERT_EQ(out->call, a->cbid);
+      ASSERT_EQ(in->cbid, GP_CALLBACK_API_ID(GP_API_DOMAIN_OPENCL, a->cbid));
+      ASSERT_EQ(out->rc, a->return_value);
+      ASSERT_EQ(in->data, 0);
+      ASSERT_EQ(out->data, a->correlation_id + 7);
+    } else if (is_gpu_kind(r->kind)) {
+      uint64_t corr, ts[4];
+      gpu_fields(r, &corr, ts);
+      const cb_seen *in = cb_find(corr, GP_CALLBACK_SITE_ENTER);
+      ASSERT_NOT_NULL(in);
+      const gp_activity_kernel *k = (const void *)r;
+      const gp_activity_memcpy *m = (const void *)r;
+      const gp_activity_memset *s = (const void *)r;
+      uint32_t ctx = r->kind == GP_ACTIVITY_KIND_KERNEL   ? k->context_id
+                     : r->kind == GP_ACTIVITY_KIND_MEMCPY ? m->context_id
+                                                          : s->context_id;
+      uint32_t stream = r->kind == GP_ACTIVITY_KIND_KERNEL   ? k->stream_id
+                        : r->kind == GP_ACTIVITY_KIND_MEMCPY ? m->stream_id
+                                                             : s->stream_id;
+      ASSERT_EQ(in->context, ctx);
+      ASSERT_EQ(in->stream, stream);
+      ASSERT_NE(stream, 0);
+      enqueues++;
+    }
+  }
+  /* Nothing but pairs: as many entries and exits as records. */
+  int entries = 0, exits = 0, finishes = 0;
+  for (int i = 0; i < n; i++) {
+    entries += cb_log[i].domain == GP_CALLBACK_DOMAIN_API &&
+               cb_log[i].site == GP_CALLBACK_SITE_ENTER;
+    exits += cb_log[i].domain == GP_CALLBACK_DOMAIN_API &&
+             cb_log[i].site == GP_CALLBACK_SITE_EXIT;
+    if (cb_log[i].domain == GP_CALLBACK_DOMAIN_SYNCHRONIZE) {
+      ASSERT_EQ(cb_log[i].cbid, GP_CALLBACK_SYNC_STREAM_SYNCHRONIZED);
+      ASSERT_NE(cb_log[i].stream, 0);
+      finishes++;
+    }
+  }
+  ASSERT_GT(records, 20);
+  ASSERT_EQ(entries, records);
+  ASSERT_EQ(exits, records);
+  ASSERT_EQ(enqueues, (int)counts.commands);
+  ASSERT_GT(finishes, 0);
+  /* The context the workload made. */
+  int made = 0;
+  for (int i = 0; i < n; i++)
+    made += cb_log[i].domain == GP_CALLBACK_DOMAIN_RESOURCE &&
+            cb_log[i].cbid == GP_CALLBACK_RESOURCE_CONTEXT_CREATED;
+  ASSERT_GE(made, 1);
+}

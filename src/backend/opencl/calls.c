@@ -38,6 +38,7 @@ static void my_ids_read(void) {
 /* See oclInt.h. */
 bool gp__ocl_recording(void) {
   return GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0) ||
+         gp__ocl_cb_on(GP_CORE) ||
          GP_CORE->activity_enabled(GP_ACTIVITY_KIND_KERNEL, 0) ||
          GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MEMCPY, 0) ||
          GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MEMSET, 0) ||
@@ -61,7 +62,29 @@ void gp__ocl_call_begin(gp__ocl_call *c, uint32_t id, bool want_corr) {
 }
 
 /* See oclInt.h. */
+void gp__ocl_call_enter(gp__ocl_call *c, uint32_t context, uint32_t stream) {
+  if (GP_UNLIKELY(gp__ocl_me.pid == 0))
+    my_ids_read();
+  c->cbc.d = (gp_callback_api_data){.api_domain = GP_API_DOMAIN_OPENCL,
+                                    .cbid = c->id,
+                                    .function_name = gp__ocl_call_name(c->id),
+                                    .correlation_id = c->corr,
+                                    .context_id = context,
+                                    .stream_id = stream,
+                                    .thread_id = gp__ocl_me.tid};
+  GP_CORE->callback_api(&c->cbc, GP_CALLBACK_SITE_ENTER, 0);
+}
+
+/* See oclInt.h. */
+void gp__ocl_call_exit(gp__ocl_call *c, int32_t rv) {
+  c->cb = false; /* once */
+  GP_CORE->callback_api(&c->cbc, GP_CALLBACK_SITE_EXIT, rv);
+}
+
+/* See oclInt.h. */
 void gp__ocl_call_end_at(gp__ocl_call *c, int32_t rv, uint64_t end) {
+  if (GP_UNLIKELY(c->cb))
+    gp__ocl_call_exit(c, rv);
   if (!c->api)
     return;
   if (GP_UNLIKELY(!gp__ocl_me.named))
@@ -80,7 +103,7 @@ void gp__ocl_call_end_at(gp__ocl_call *c, int32_t rv, uint64_t end) {
 
 /* See oclInt.h. */
 void gp__ocl_call_end(gp__ocl_call *c, int32_t rv) {
-  if (c->api)
+  if (c->api || c->cb)
     gp__ocl_call_end_at(c, rv, gp_get_timestamp());
 }
 

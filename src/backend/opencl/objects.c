@@ -703,6 +703,17 @@ GP_CL_ENTRY cl_int CL_API_CALL clFinish(cl_command_queue command_queue) {
       gp__ocl_emit_sync(&c, end, GP_SYNC_STREAM_SYNCHRONIZE, r->device_id,
                         r->context_id, r->stream_id, 0);
   }
+  if (GP_UNLIKELY(
+          atomic_load_explicit(GP_CORE->callback_mask, memory_order_relaxed) &
+          GP__CB_BIT(GP_CALLBACK_DOMAIN_SYNCHRONIZE)) &&
+      rc == CL_SUCCESS) {
+    gp__ocl_queue *r = gp__ocl_queue_get(command_queue);
+    gp_callback_sync_data d = {r ? r->context_id : 0, r ? r->stream_id : 0,
+                               c.corr};
+    if (r)
+      GP_CORE->callback(GP_CALLBACK_DOMAIN_SYNCHRONIZE,
+                        GP_CALLBACK_SYNC_STREAM_SYNCHRONIZED, &d);
+  }
   gp__ocl_call_end_at(&c, rc, end);
   return rc;
 }

@@ -106,38 +106,63 @@ static inline const gp_backend_ops *gp__ocl_core(void) {
 /* calls.c: API records                                                 */
 
 typedef struct gp__ocl_call {
-  uint64_t corr;  /* correlation id, 0 when nothing is recorded */
-  uint64_t start; /* trace clock at entry */
-  uint32_t id;    /* call id */
-  bool api;       /* an API record is wanted */
+  uint64_t corr;       /* correlation id, 0 when nothing is recorded */
+  uint64_t start;      /* trace clock at entry */
+  uint32_t id;         /* call id */
+  bool api;            /* an API record is wanted */
+  bool cb;             /* the API callbacks were called at entry: at exit too */
+  gp__cb_api_call cbc; /* their data (set only when cb) */
 } gp__ocl_call;
+
+/* Whether a subscriber enabled an OpenCL API callback (gpuperf/callback.h). */
+static inline bool gp__ocl_cb_on(const gp_backend_ops *core) {
+  return GP_UNLIKELY(
+      atomic_load_explicit(core->callback_mask, memory_order_relaxed) &
+      GP__CB_API_BIT(GP_API_DOMAIN_OPENCL));
+}
+
+/* Calls the entry callbacks of c, which names context and stream (0:
+ * none). */
+void gp__ocl_call_enter(gp__ocl_call *c, uint32_t context, uint32_t stream);
+
+/* Calls the exit callbacks of c (entered), with status rv. */
+void gp__ocl_call_exit(gp__ocl_call *c, int32_t rv);
 
 /*
  * Starts a call: decides whether an API record is wanted, and gives the
- * call a correlation id if one is wanted or want_corr is set (enqueues
- * whose command is tracked). Reads the trace clock.
+ * call a correlation id if one is wanted, want_corr is set (enqueues
+ * whose command is tracked) or a subscriber wants its callbacks (then
+ * called here). Reads the trace clock.
  */
 void gp__ocl_call_begin(gp__ocl_call *c, uint32_t id, bool want_corr);
 
-/* Same, with whether an API record is wanted already known (api: the API
- * kind is enabled), so that an enqueue asks the core once. */
-static inline void gp__ocl_call_begin_api(gp__ocl_call *c, uint32_t id,
-                                          bool want_corr, bool api) {
+/* Same, with the core's table already read and whether an API record is
+ * wanted already known (api: the API kind is enabled), so that an
+ * enqueue asks the core once; context and stream: what the call names,
+ * for the callbacks (0: none). */
+static inline void gp__ocl_call_begin_on(gp__ocl_call *c,
+                                         const gp_backend_ops *core,
+                                         uint32_t id, bool want_corr, bool api,
+                                         uint32_t context, uint32_t stream) {
   c->id = id;
   c->api = api;
-  c->corr = (api || want_corr) ? gp__ocl_core()->correlation_next() : 0;
+  c->cb = gp__ocl_cb_on(core);
+  c->corr = (api || want_corr || c->cb) ? core->correlation_next() : 0;
+  if (GP_UNLIKELY(c->cb))
+    gp__ocl_call_enter(c, context, stream);
   c->start = gp_get_timestamp();
 }
 
-/* Same, with the core's table already read. */
+static inline void gp__ocl_call_begin_api(gp__ocl_call *c, uint32_t id,
+                                          bool want_corr, bool api) {
+  gp__ocl_call_begin_on(c, gp__ocl_core(), id, want_corr, api, 0, 0);
+}
+
 static inline void gp__ocl_call_begin_with(gp__ocl_call *c,
                                            const gp_backend_ops *core,
                                            uint32_t id, bool want_corr,
                                            bool api) {
-  c->id = id;
-  c->api = api;
-  c->corr = (api || want_corr) ? core->correlation_next() : 0;
-  c->start = gp_get_timestamp();
+  gp__ocl_call_begin_on(c, core, id, want_corr, api, 0, 0);
 }
 
 /* Ends a call: writes its API record (if wanted) with return value rv. */
@@ -184,6 +209,8 @@ static inline void gp__ocl_api_record(const gp_backend_ops *core,
 static inline void gp__ocl_call_end_with(const gp_backend_ops *core,
                                          gp__ocl_call *c, int32_t rv,
                                          uint64_t end) {
+  if (GP_UNLIKELY(c->cb))
+    gp__ocl_call_exit(c, rv);
   if (!c->api)
     return;
   uint32_t name_id =

@@ -16,7 +16,8 @@
     __typeof__(&name) real_ = GP_CL_REAL(name);                                \
     if (GP_UNLIKELY(!real_))                                                   \
       return CL_INVALID_OPERATION;                                             \
-    if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0))                   \
+    if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0) &&                 \
+        !gp__ocl_cb_on(GP_CORE))                                               \
       return real_ args;                                                       \
     gp__ocl_call c_;                                                           \
     gp__ocl_call_begin(&c_, GP_CL_ID_##name, false);                           \
@@ -33,7 +34,8 @@
         *errcode_ret = CL_INVALID_OPERATION;                                   \
       return NULL;                                                             \
     }                                                                          \
-    if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0))                   \
+    if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0) &&                 \
+        !gp__ocl_cb_on(GP_CORE))                                               \
       return real_ args;                                                       \
     gp__ocl_call c_;                                                           \
     gp__ocl_call_begin(&c_, GP_CL_ID_##name, false);                           \
@@ -50,7 +52,8 @@
     __typeof__(&name) real_ = GP_CL_REAL(name);                                \
     if (GP_UNLIKELY(!real_))                                                   \
       return NULL;                                                             \
-    if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0))                   \
+    if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0) &&                 \
+        !gp__ocl_cb_on(GP_CORE))                                               \
       return real_ args;                                                       \
     gp__ocl_call c_;                                                           \
     gp__ocl_call_begin(&c_, GP_CL_ID_##name, false);                           \
@@ -64,7 +67,8 @@
     __typeof__(&name) real_ = GP_CL_REAL(name);                                \
     if (GP_UNLIKELY(!real_))                                                   \
       return;                                                                  \
-    if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0)) {                 \
+    if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_API, 0) &&                 \
+        !gp__ocl_cb_on(GP_CORE)) {                                             \
       real_ args;                                                              \
       return;                                                                  \
     }                                                                          \

@@ -108,7 +108,9 @@ gp__ocl_enqueue_begin_inline(gp__ocl_enqueue *en, uint32_t id,
                     core->activity_enabled(GP_ACTIVITY_KIND_MEMSET, ctx);
     }
   }
-  gp__ocl_call_begin_with(&en->call, core, id, en->track, api);
+  gp__ocl_call_begin_on(&en->call, core, id, en->track, api,
+                        en->q ? en->q->context_id : 0,
+                        en->q ? en->q->stream_id : 0);
   if (en->track && kind != 0) {
     /* In flight from before the driver call until the command is pending
      * (frontier.c). */

@@ -90,14 +90,44 @@ static bool sim_calls_soon(void) {
   return true;
 }
 
-int gp__sim_api_begin(sim_api_call *c, uint32_t cbid) {
+/*
+ * Starts a call: its correlation id and start time, with the lock held
+ * from here to gp__sim_api_end. ctx and s: what the call names (either
+ * may be NULL), for the callbacks' data. The API callbacks are called at
+ * entry before the lock is taken and at exit after it is let go; RESOURCE
+ * and SYNCHRONIZE callbacks raised inside are held until then
+ * (gp__callback_defer), so that a callback may call the simulator.
+ */
+int gp__sim_api_begin_at(sim_api_call *c, uint32_t cbid,
+                         const gp_sim_context *ctx, const gp_sim_stream *s) {
   gp__death_point(); /* no lock held: a signal noted since ends here */
   gp__activate();    /* before the lock: it may start sampling */
+  c->cb = false;
+  c->correlation_id = 0;
+  if (GP_UNLIKELY(atomic_load_explicit(&gp__cb_mask, memory_order_relaxed) &
+                  GP__CB_API_BIT(GP_API_DOMAIN_SIM))) {
+    c->cb = true;
+    c->correlation_id = gp__correlation_next();
+    if (!ctx && s)
+      ctx = s->ctx;
+    c->api.d = (gp_callback_api_data){.api_domain = GP_API_DOMAIN_SIM,
+                                      .cbid = cbid,
+                                      .function_name = gp__sim_cbid_name(cbid),
+                                      .correlation_id = c->correlation_id,
+                                      .context_id = ctx ? ctx->id : 0,
+                                      .stream_id = s ? s->id : 0,
+                                      .thread_id = gp__tid()};
+    gp__callback_api(&c->api, GP_CALLBACK_SITE_ENTER, 0);
+  }
   gp__sim_lock();
+  gp__callback_defer(true);
   if (!gp__sim.initialised) {
     int rc = init_locked(NULL);
     if (rc != 0) {
       gp__sim_unlock();
+      gp__callback_defer(false);
+      if (c->cb)
+        gp__callback_api(&c->api, GP_CALLBACK_SITE_EXIT, rc);
       return rc;
     }
   }
@@ -108,7 +138,8 @@ int gp__sim_api_begin(sim_api_call *c, uint32_t cbid) {
     gp__emit_name(GP_OBJECT_THREAD, 0, 0, 0, gp__tid(), name);
   }
   c->cbid = cbid;
-  c->correlation_id = gp__correlation_next();
+  if (!c->correlation_id)
+    c->correlation_id = gp__correlation_next();
   c->start = gp__sim_now();
   return 0;
 }
@@ -148,6 +179,9 @@ int gp__sim_api_end(sim_api_call *c, int rc) {
   }
   gp__sim_retire(false);
   gp__sim_unlock();
+  gp__callback_defer(false);
+  if (c->cb)
+    gp__callback_api(&c->api, GP_CALLBACK_SITE_EXIT, rc);
   if (GP_UNLIKELY(
           atomic_load_explicit(&gp__sim.num_announce, memory_order_relaxed)))
     gp__sim_announce();
@@ -159,6 +193,17 @@ int gp__sim_api_end(sim_api_call *c, int rc) {
 void gp__sim_emit_sync(const sim_api_call *c, uint32_t kind, sim_device *d,
                        uint32_t context_id, uint32_t stream_id,
                        uint32_t event_id, uint64_t wait_id) {
+  if (GP_UNLIKELY(atomic_load_explicit(&gp__cb_mask, memory_order_relaxed) &
+                  GP__CB_BIT(GP_CALLBACK_DOMAIN_SYNCHRONIZE)) &&
+      (kind == GP_SYNC_STREAM_SYNCHRONIZE ||
+       kind == GP_SYNC_CONTEXT_SYNCHRONIZE)) {
+    gp_callback_sync_data sd = {context_id, stream_id, c->correlation_id};
+    gp__callback(GP_CALLBACK_DOMAIN_SYNCHRONIZE,
+                 kind == GP_SYNC_STREAM_SYNCHRONIZE
+                     ? GP_CALLBACK_SYNC_STREAM_SYNCHRONIZED
+                     : GP_CALLBACK_SYNC_CONTEXT_SYNCHRONIZED,
+                 &sd); /* delivered after the lock (deferred) */
+  }
   if (!gp__activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, context_id))
     return;
   gp_activity_sync *r = gp__activity_reserve(GP_ACTIVITY_KIND_SYNCHRONIZATION,
@@ -513,6 +558,8 @@ int gp_sim_context_create(uint32_t index, gp_sim_context **out) {
   gp__sim.contexts[gp__sim.num_contexts++] = ctx;
   gp__sim_clock_snapshot(ctx->dev);
   *out = ctx;
+  c.api.d.context_id = ctx->id; /* the exit's data names it */
+  c.api.d.stream_id = ctx->default_stream->id;
   return gp__sim_api_end(&c, 0);
 }
 
@@ -535,7 +582,7 @@ int gp_sim_context_destroy(gp_sim_context *ctx) {
   if (!ctx)
     return 0;
   sim_api_call c;
-  int rc = gp__sim_api_begin(&c, SIM_CBID_CONTEXT_DESTROY);
+  int rc = gp__sim_api_begin_at(&c, SIM_CBID_CONTEXT_DESTROY, ctx, NULL);
   if (rc != 0)
     return rc;
   if (!gp__sim_context_live(ctx))
@@ -552,10 +599,20 @@ uint32_t gp_sim_context_id(const gp_sim_context *ctx) {
   return ctx ? ctx->id : 0;
 }
 
+/* Raises a RESOURCE callback of stream s (delivered after the lock). */
+static void stream_event(const gp_sim_stream *s, uint32_t cbid) {
+  if (!GP_UNLIKELY(atomic_load_explicit(&gp__cb_mask, memory_order_relaxed) &
+                   GP__CB_BIT(GP_CALLBACK_DOMAIN_RESOURCE)))
+    return;
+  gp_callback_resource_data d = {GP_API_SIM, s->ctx->dev->device_id, s->ctx->id,
+                                 s->id};
+  gp__callback(GP_CALLBACK_DOMAIN_RESOURCE, cbid, &d);
+}
+
 /* See sim.h. */
 int gp_sim_stream_create(gp_sim_context *ctx, gp_sim_stream **out) {
   sim_api_call c;
-  int rc = gp__sim_api_begin(&c, SIM_CBID_STREAM_CREATE);
+  int rc = gp__sim_api_begin_at(&c, SIM_CBID_STREAM_CREATE, ctx, NULL);
   if (rc != 0)
     return rc;
   if (!ctx || !out || !gp__sim_context_live(ctx))
@@ -564,6 +621,8 @@ int gp_sim_stream_create(gp_sim_context *ctx, gp_sim_stream **out) {
   if (!s)
     return gp__sim_api_end(&c, GP_ENOMEM);
   *out = s;
+  c.api.d.stream_id = s->id; /* the exit's data names it */
+  stream_event(s, GP_CALLBACK_RESOURCE_STREAM_CREATED);
   return gp__sim_api_end(&c, 0);
 }
 
@@ -572,11 +631,12 @@ int gp_sim_stream_destroy(gp_sim_stream *s) {
   if (!s)
     return 0;
   sim_api_call c;
-  int rc = gp__sim_api_begin(&c, SIM_CBID_STREAM_DESTROY);
+  int rc = gp__sim_api_begin_at(&c, SIM_CBID_STREAM_DESTROY, NULL, s);
   if (rc != 0)
     return rc;
   if (s == s->ctx->default_stream)
     return gp__sim_api_end(&c, GP_EINVAL);
+  stream_event(s, GP_CALLBACK_RESOURCE_STREAM_DESTROY_STARTING);
   /* Work already scheduled carries its own copy of what it needs. */
   gp__sim_remove_ptr((void **)s->ctx->streams, &s->ctx->num_streams, s);
   stream_free(s);
@@ -596,7 +656,7 @@ uint32_t gp_sim_stream_id(const gp_sim_stream *s) {
 /* See sim.h. */
 int gp_sim_stream_set_name(gp_sim_stream *s, const char *name) {
   sim_api_call c;
-  int rc = gp__sim_api_begin(&c, SIM_CBID_STREAM_SET_NAME);
+  int rc = gp__sim_api_begin_at(&c, SIM_CBID_STREAM_SET_NAME, NULL, s);
   if (rc != 0)
     return rc;
   if (!s || !name)
@@ -609,7 +669,7 @@ int gp_sim_stream_set_name(gp_sim_stream *s, const char *name) {
 /* See sim.h. */
 int gp_sim_stream_set_perfmon(gp_sim_stream *s, gp_perfmon *pm) {
   sim_api_call c;
-  int rc = gp__sim_api_begin(&c, SIM_CBID_STREAM_SET_PERFMON);
+  int rc = gp__sim_api_begin_at(&c, SIM_CBID_STREAM_SET_PERFMON, NULL, s);
   if (rc != 0)
     return rc;
   if (!s || !gp__sim_context_live(s->ctx))
@@ -655,7 +715,7 @@ static uint64_t used_bytes(const sim_device *d) {
 /* See sim.h. */
 int gp_sim_malloc(gp_sim_context *ctx, uint64_t bytes, uint64_t *addr) {
   sim_api_call c;
-  int rc = gp__sim_api_begin(&c, SIM_CBID_MALLOC);
+  int rc = gp__sim_api_begin_at(&c, SIM_CBID_MALLOC, ctx, NULL);
   if (rc != 0)
     return rc;
   if (!ctx || !addr || bytes == 0 || !gp__sim_context_live(ctx))
@@ -676,7 +736,7 @@ int gp_sim_malloc(gp_sim_context *ctx, uint64_t bytes, uint64_t *addr) {
 /* See sim.h. */
 int gp_sim_free(gp_sim_context *ctx, uint64_t addr) {
   sim_api_call c;
-  int rc = gp__sim_api_begin(&c, SIM_CBID_FREE);
+  int rc = gp__sim_api_begin_at(&c, SIM_CBID_FREE, ctx, NULL);
   if (rc != 0)
     return rc;
   if (!ctx || !gp__sim_context_live(ctx))

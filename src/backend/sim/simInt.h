@@ -380,10 +380,16 @@ typedef struct sim_api_call {
   uint32_t cbid;
   uint64_t correlation_id;
   uint64_t start;
+  bool cb; /* the API callbacks were called at entry: at exit too */
+  gp__cb_api_call api;
 } sim_api_call;
 
 /* sim.c (see there for each contract) */
-int gp__sim_api_begin(sim_api_call *c, uint32_t cbid);
+int gp__sim_api_begin_at(sim_api_call *c, uint32_t cbid,
+                         const gp_sim_context *ctx, const gp_sim_stream *s);
+static inline int gp__sim_api_begin(sim_api_call *c, uint32_t cbid) {
+  return gp__sim_api_begin_at(c, cbid, NULL, NULL);
+}
 int gp__sim_api_end(sim_api_call *c, int rc);
 uint64_t gp__sim_api_cost(uint32_t cbid);
 void gp__sim_emit_sync(const sim_api_call *c, uint32_t kind, sim_device *d,
