@@ -702,6 +702,20 @@ GP_EXPORT const uint64_t *gp_activity_wait_ids(const gp_activity *record,
 GP_EXPORT int gp_activity_flush_all(uint32_t flags);
 
 /*
+ * Flushes for one context (and one of its streams; stream_id 0: all of
+ * them), as CUPTI's cuptiActivityFlush with a context: every record
+ * written so far is delivered, as by gp_activity_flush_all (buffers are
+ * per thread, not per context, so records of other contexts come too);
+ * with GP_ACTIVITY_FLUSH_FORCED, only the work of that context (stream)
+ * still in flight is forced into records, and other contexts' stays in
+ * flight. context_id 0 (stream_id 0) is gp_activity_flush_all. Returns
+ * GP_ENOENT for a context that is not registered and live, GP_EINVAL for
+ * unknown flags or a stream without a context, and flush_all's errors.
+ */
+GP_EXPORT int gp_activity_flush(uint32_t context_id, uint32_t stream_id,
+                                uint32_t flags);
+
+/*
  * Stores in *dropped the number of records dropped since the last call for
  * the same (context_id, stream_id), and resets that count. context_id 0
  * (with stream_id 0) counts every dropped record; a context id counts the

@@ -37,6 +37,7 @@ static const gp_backend_ops ops = {
     .callback_api = gp__callback_api,
     .callback = gp__callback,
     .callback_defer = gp__callback_defer,
+    .activity_flush_scope = gp__activity_flush_scope,
 };
 
 /* The size of the table of each version it grew through. */

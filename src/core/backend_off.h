@@ -109,6 +109,10 @@ static void off_cb(uint32_t domain, uint32_t cbid, const void *data) {
 static void off_cb_defer(bool on) {
   (void)on;
 }
+static bool off_scope(uint32_t *context_id, uint32_t *stream_id) {
+  *context_id = *stream_id = 0;
+  return false;
+}
 
 /* Initializer of a gp_backend_ops that records nothing. */
 #define GP__BACKEND_OFF_INIT                                                   \
@@ -129,6 +133,7 @@ static void off_cb_defer(bool on) {
     .death_set_defer = off_set_defer, .death_point = off_point,                \
     .callback_mask = &off_cb_mask, .callback_api = off_cb_api,                 \
     .callback = off_cb, .callback_defer = off_cb_defer,                        \
+    .activity_flush_scope = off_scope,                                         \
   }
 
 #endif /* GPUPERF_CORE_BACKEND_OFF_H */

@@ -661,10 +661,44 @@ bool gp__activity_on_collector(void) {
   return yes;
 }
 
+/* The scope of the flush this thread runs (its hooks read it): context
+ * and stream, 0 for all. */
+static __thread uint32_t scope_ctx, scope_stream;
+
+/* See core.h. */
+bool gp__activity_flush_scope(uint32_t *context_id, uint32_t *stream_id) {
+  *context_id = scope_ctx;
+  *stream_id = scope_stream;
+  return scope_ctx != 0;
+}
+
+static int flush(uint32_t flags);
+
 /* See activity.h. */
 int gp_activity_flush_all(uint32_t flags) {
+  return gp_activity_flush(0, 0, flags);
+}
+
+/* See activity.h. */
+int gp_activity_flush(uint32_t context_id, uint32_t stream_id,
+                      uint32_t flags) {
   if (flags & ~GP_ACTIVITY_FLUSH_FORCED)
     return GP_EINVAL;
+  if (!context_id && stream_id)
+    return GP_EINVAL;
+  if (context_id && !gp__context_exists(context_id))
+    return GP_ENOENT;
+  uint32_t was_ctx = scope_ctx, was_stream = scope_stream;
+  scope_ctx = context_id;
+  scope_stream = stream_id;
+  int rc = flush(flags);
+  scope_ctx = was_ctx;
+  scope_stream = was_stream;
+  return rc;
+}
+
+/* Runs the hooks (in this thread's scope), then delivers every slot. */
+static int flush(uint32_t flags) {
   pthread_mutex_lock(&gp__act.lock);
   bool have =
       gp__act.request != NULL || atomic_load(&gp__act.num_observers) > 0;

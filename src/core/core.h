@@ -386,6 +386,15 @@ uint64_t gp__correlation_next(void);
  * (and, if forced, what is still in flight) into records.
  */
 typedef void (*gp__flush_hook)(void *user, bool forced);
+
+/*
+ * Inside a flush hook: whether the flush is of one context (and stream),
+ * gp_activity_flush(); *context_id and *stream_id then say which (stream
+ * 0: all the context's). A forced flush of one context forces only the
+ * work of that context (and stream) still in flight; what has ended is
+ * retired whatever its context.
+ */
+bool gp__activity_flush_scope(uint32_t *context_id, uint32_t *stream_id);
 int gp__activity_add_flush_hook(gp__flush_hook hook, void *user);
 void gp__activity_remove_flush_hook(gp__flush_hook hook, void *user);
 

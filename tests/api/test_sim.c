@@ -454,6 +454,60 @@ TEST(sim_forced_flush_retires_work_in_flight) {
   ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_KERNEL), 1);
 }
 
+/* The kernel records captured so far on (context, stream). */
+static size_t kernels_on(uint32_t ctx, uint32_t stream) {
+  size_t n = 0;
+  for (size_t i = 0; tu_find(GP_ACTIVITY_KIND_KERNEL, i); i++) {
+    const gp_activity_kernel *k =
+        (const gp_activity_kernel *)tu_find(GP_ACTIVITY_KIND_KERNEL, i);
+    n += k->context_id == ctx && (!stream || k->stream_id == stream);
+  }
+  return n;
+}
+
+/* gp_activity_flush with a context (and stream), forced: only that
+ * context's (stream's) work in flight becomes records; the rest stays in
+ * flight until a flush that names it. */
+TEST(sim_forced_flush_of_one_context_and_stream) {
+  tu_capture(1 << 16, 0);
+  enable_gpu_kinds();
+  gp_sim_context *c1, *c2;
+  ASSERT_OK(gp_sim_context_create(0, &c1));
+  ASSERT_OK(gp_sim_context_create(1, &c2));
+  gp_sim_stream *s1 = gp_sim_default_stream(c1), *s2;
+  ASSERT_OK(gp_sim_stream_create(c1, &s2));
+  gp_sim_kernel_desc kd = tu_kernel_desc("long", 1e6, 0);
+  gp_sim_kernel *k;
+  ASSERT_OK(gp_sim_kernel_create(&kd, &k));
+  ASSERT_OK(gp_sim_launch(s1, k, dim(4096), dim(256), 0));
+  ASSERT_OK(gp_sim_launch(s2, k, dim(4096), dim(256), 0));
+  ASSERT_OK(gp_sim_launch(gp_sim_default_stream(c2), k, dim(4096), dim(256),
+                          0));
+  uint32_t id1 = gp_sim_context_id(c1), id2 = gp_sim_context_id(c2);
+  ASSERT_ERR(gp_activity_flush(id2 + 100, 0, 0), GP_ENOENT);
+  ASSERT_ERR(gp_activity_flush(0, gp_sim_stream_id(s1), 0), GP_EINVAL);
+  ASSERT_ERR(gp_activity_flush(id1, 0, 8), GP_EINVAL);
+  ASSERT_OK(gp_activity_flush(id1, 0, 0));
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_KERNEL), 0); /* all still running */
+  /* One stream of c1. */
+  ASSERT_OK(gp_activity_flush(id1, gp_sim_stream_id(s2),
+                              GP_ACTIVITY_FLUSH_FORCED));
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_KERNEL), 1);
+  ASSERT_EQ(kernels_on(id1, gp_sim_stream_id(s2)), 1);
+  /* The rest of c1. */
+  ASSERT_OK(gp_activity_flush(id1, 0, GP_ACTIVITY_FLUSH_FORCED));
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_KERNEL), 2);
+  ASSERT_EQ(kernels_on(id1, 0), 2);
+  ASSERT_EQ(kernels_on(id2, 0), 0);
+  /* c2's is still there, once. */
+  ASSERT_OK(gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED));
+  ASSERT_EQ(kernels_on(id2, 0), 1);
+  ASSERT_OK(gp_sim_context_synchronize(c1));
+  ASSERT_OK(gp_sim_context_synchronize(c2));
+  ASSERT_OK(gp_activity_flush_all(0));
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_KERNEL), 3);
+}
+
 TEST(sim_device_context_name_records) {
   tu_capture(1 << 16, 0);
   uint32_t n;

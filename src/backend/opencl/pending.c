@@ -728,10 +728,26 @@ void gp__ocl_reap_while_waiting(gp__ocl_queue *q) {
     reap_hand(q, NULL);
 }
 
+/* Which queues a flush forces: all, or one context's (one stream's). */
+typedef struct flush_scope {
+  bool scoped;
+  uint32_t context_id, stream_id;
+} flush_scope;
+
+static bool in_scope(const flush_scope *sc, uint32_t context_id,
+                     uint32_t stream_id) {
+  return !sc->scoped || (context_id == sc->context_id &&
+                         (!sc->stream_id || stream_id == sc->stream_id));
+}
+
 static void reap_all(void *user, const void *key, void *val) {
   (void)key;
-  /* forced: what is left, done or not */
-  gp__ocl_reap_batch(val, UINT32_MAX, user != NULL, NULL);
+  const gp__ocl_queue *q = val;
+  /* user: the scope of a forced flush, whose queues give up what is
+   * left, done or not; NULL: what is done only */
+  const flush_scope *sc = user;
+  gp__ocl_reap_batch(val, UINT32_MAX,
+                     sc && in_scope(sc, q->context_id, q->stream_id), NULL);
 }
 
 static void count_waiting(void *user, const void *key, void *val) {
@@ -826,7 +842,9 @@ static void flush_hook(void *user, bool forced) {
     sweep_internal();
   }
   /* What remains: ours to write with what we know. */
-  gp__ptrmap_each(&gp__ocl.queues, reap_all, (void *)1);
+  flush_scope sc;
+  sc.scoped = GP_CORE->activity_flush_scope(&sc.context_id, &sc.stream_id);
+  gp__ptrmap_each(&gp__ocl.queues, reap_all, &sc);
   gp__ocl_entry *left = NULL;
   pthread_mutex_lock(&gp__ocl.lock);
   for (int i = 0; i < SHARDS; i++) {
@@ -835,6 +853,8 @@ static void flush_hook(void *user, bool forced) {
     gp__ocl_entry *next;
     for (gp__ocl_entry *e = s->head; e; e = next) {
       next = e->next;
+      if (!in_scope(&sc, e->context_id, e->stream_id))
+        continue; /* another context's: stays in flight */
       retire_locked(e);
       e->next = left;
       left = e;

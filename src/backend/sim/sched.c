@@ -917,6 +917,73 @@ void gp__sim_sampling_seed(sim_device *d) {
   }
 }
 
+/* Writes the records of the op in slot (taken off the heap), then frees
+ * the slot. Nothing it calls schedules work, so the slot stays put. */
+static void retire_slot(uint32_t slot) {
+  const sim_op *op = &gp__sim.ops[slot];
+  const sim_device *d = &gp__sim.devices[op->dev_index];
+  sim_times t;
+  if (op->emit) {
+    trace_times(op, d, &t);
+    emit_op(op, &t);
+    gp__activity_work_in_flight(-1);
+  }
+  if (op->instr) {
+    /* Its record's start and end serve the values too. */
+    if (!op->emit) {
+      t.start = to_trace(d, op->start);
+      t.end = to_trace(d, op->end);
+    }
+    emit_instrumented(op, d, &t);
+    gp__sampler_put(op->instr);
+  }
+  free(op->waits_heap);
+  slot_free(slot);
+}
+
+static int key_cmp(const void *a, const void *b) {
+  return key_before(a, b) ? -1 : key_before(b, a) ? 1 : 0;
+}
+
+/*
+ * Retires the in-flight work of context ctx (of its stream stream, or of
+ * all its streams for 0), in order of end time; the other work stays on
+ * the heap, which is built again from what is left. O(n log n) in the
+ * work in flight; with no memory for the list, nothing is forced.
+ */
+static void retire_scoped(uint32_t ctx, uint32_t stream) {
+  sim_heap_key *h = gp__sim.heap;
+  size_t n = gp__sim.heap_n, keep = 0, take = 0;
+  sim_heap_key *t = malloc((n ? n : 1) * sizeof(*t));
+  if (!t)
+    return;
+  for (size_t i = 0; i < n; i++) {
+    const sim_op *op = &gp__sim.ops[h[i].slot];
+    if (op->context_id == ctx && (!stream || op->stream_id == stream))
+      t[take++] = h[i];
+    else
+      h[keep++] = h[i];
+  }
+  /* The kept keys, sifted up one by one into a heap again. */
+  gp__sim.heap_n = 0;
+  for (size_t k = 0; k < keep; k++) {
+    sim_heap_key x = h[k];
+    size_t i = gp__sim.heap_n++;
+    while (i > 0) {
+      size_t p = (i - 1) / 2;
+      if (!key_before(&x, &h[p]))
+        break;
+      h[i] = h[p];
+      i = p;
+    }
+    h[i] = x;
+  }
+  qsort(t, take, sizeof(*t), key_cmp);
+  for (size_t k = 0; k < take; k++)
+    retire_slot(t[k].slot);
+  free(t);
+}
+
 /*
  * Retires into records the work that has ended by now, or all in-flight
  * work if all is true, in order of end time; then samples the environment
@@ -931,29 +998,8 @@ void gp__sim_retire(bool all) {
     if (d->last_snapshot + SNAPSHOT_EVERY_NS <= gp__now())
       gp__sim_clock_snapshot(d);
   }
-  while (gp__sim.heap_n > 0 && (all || gp__sim.heap[0].end <= now)) {
-    /* Nothing below schedules work, so the slot stays put. */
-    uint32_t slot = heap_pop();
-    const sim_op *op = &gp__sim.ops[slot];
-    const sim_device *d = &gp__sim.devices[op->dev_index];
-    sim_times t;
-    if (op->emit) {
-      trace_times(op, d, &t);
-      emit_op(op, &t);
-      gp__activity_work_in_flight(-1);
-    }
-    if (op->instr) {
-      /* Its record's start and end serve the values too. */
-      if (!op->emit) {
-        t.start = to_trace(d, op->start);
-        t.end = to_trace(d, op->end);
-      }
-      emit_instrumented(op, d, &t);
-      gp__sampler_put(op->instr);
-    }
-    free(op->waits_heap);
-    slot_free(slot);
-  }
+  while (gp__sim.heap_n > 0 && (all || gp__sim.heap[0].end <= now))
+    retire_slot(heap_pop());
   for (uint32_t i = 0; i < gp__sim.num_devices; i++) {
     sim_device *d = &gp__sim.devices[i];
     sample_environment(d, now);
@@ -964,10 +1010,16 @@ void gp__sim_retire(bool all) {
   }
 }
 
-/* The flush hook: retire what is done, or everything when forced. */
+/* The flush hook: retire what is done, or everything when forced; a
+ * forced flush of one context forces only that context's (stream's)
+ * work. */
 void gp__sim_flush_hook(void *user, bool forced) {
   (void)user;
+  uint32_t ctx, stream;
+  bool scoped = gp__activity_flush_scope(&ctx, &stream);
   gp__sim_lock();
-  gp__sim_retire(forced);
+  if (forced && scoped && gp__sim.initialised)
+    retire_scoped(ctx, stream);
+  gp__sim_retire(forced && !scoped);
   gp__sim_unlock();
 }
