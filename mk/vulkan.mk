@@ -11,6 +11,7 @@
 #                                          ($(BUILD)/vulkan in XDG_DATA_DIRS:
 #                                          how `gpuperf record` loads it)
 #   $(BUILD)/tests/vulkan-sample           headless Vulkan sample (lavapipe)
+#   $(BUILD)/tests/vulkan-cb-probe         the callback API through the layer
 #   $(BUILD)/bench/vulkan                  the layer's cost per call
 #
 # Built only where the Vulkan headers and loader (libvulkan-dev) are
@@ -93,6 +94,16 @@ $(BUILD)/bench/vulkan: $(BUILD)/obj/bench/vulkan.o $(VK_LAYER) $(VK_MANIFEST)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD) -lgpuperf \
 	  -Wl,-rpath,'$$ORIGIN/..' -lvulkan $(LDLIBS_LIB)
 
+# The callback probe links libgpuperf.so too, and enables the layer itself.
+VK_CB_PROBE = $(BUILD)/tests/vulkan-cb-probe
+$(VK_CB_PROBE): $(BUILD)/obj/tests/vulkan/cb_probe.o $(VK_LAYER) $(VK_MANIFEST)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD) -lgpuperf \
+	  -Wl,-rpath,'$$ORIGIN/..' -lvulkan $(LDLIBS_LIB)
+tests: $(VK_CB_PROBE)
+test: $(VK_CB_PROBE)
+
 .PHONY: install-vulkan
 install: install-vulkan
 install-vulkan: $(VK_LAYER)
@@ -106,6 +117,7 @@ install-vulkan: $(VK_LAYER)
 	  > $(DESTDIR)$(PREFIX)/lib/gpuperf/vulkan/vulkan/implicit_layer.d/gpuperf_layer.json
 
 -include $(VK_OBJS:.o=.d) $(BUILD)/obj/tests/vulkan/sample.d \
+  $(BUILD)/obj/tests/vulkan/cb_probe.d \
   $(BUILD)/obj/bench/vulkan.d
 else
 # No Vulkan headers: the benchmark is not built.

@@ -680,8 +680,7 @@ int gp_activity_flush_all(uint32_t flags) {
 }
 
 /* See activity.h. */
-int gp_activity_flush(uint32_t context_id, uint32_t stream_id,
-                      uint32_t flags) {
+int gp_activity_flush(uint32_t context_id, uint32_t stream_id, uint32_t flags) {
   if (flags & ~GP_ACTIVITY_FLUSH_FORCED)
     return GP_EINVAL;
   if (!context_id && stream_id)

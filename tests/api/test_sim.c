@@ -481,8 +481,8 @@ TEST(sim_forced_flush_of_one_context_and_stream) {
   ASSERT_OK(gp_sim_kernel_create(&kd, &k));
   ASSERT_OK(gp_sim_launch(s1, k, dim(4096), dim(256), 0));
   ASSERT_OK(gp_sim_launch(s2, k, dim(4096), dim(256), 0));
-  ASSERT_OK(gp_sim_launch(gp_sim_default_stream(c2), k, dim(4096), dim(256),
-                          0));
+  ASSERT_OK(
+      gp_sim_launch(gp_sim_default_stream(c2), k, dim(4096), dim(256), 0));
   uint32_t id1 = gp_sim_context_id(c1), id2 = gp_sim_context_id(c2);
   ASSERT_ERR(gp_activity_flush(id2 + 100, 0, 0), GP_ENOENT);
   ASSERT_ERR(gp_activity_flush(0, gp_sim_stream_id(s1), 0), GP_EINVAL);
@@ -490,8 +490,8 @@ TEST(sim_forced_flush_of_one_context_and_stream) {
   ASSERT_OK(gp_activity_flush(id1, 0, 0));
   ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_KERNEL), 0); /* all still running */
   /* One stream of c1. */
-  ASSERT_OK(gp_activity_flush(id1, gp_sim_stream_id(s2),
-                              GP_ACTIVITY_FLUSH_FORCED));
+  ASSERT_OK(
+      gp_activity_flush(id1, gp_sim_stream_id(s2), GP_ACTIVITY_FLUSH_FORCED));
   ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_KERNEL), 1);
   ASSERT_EQ(kernels_on(id1, gp_sim_stream_id(s2)), 1);
   /* The rest of c1. */

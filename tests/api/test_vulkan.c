@@ -38,6 +38,30 @@ TEST(vulkan_layer_exports_only_entry_points) {
   vk_built("vulkan/gpuperf_layer.json", json, sizeof(json));
 }
 
+/* The callback API through the layer (tests/vulkan/cb_probe.c, a
+ * program linking libgpuperf.so): every Vulkan API record has its entry
+ * and exit callbacks with its correlation id, call and status; the waits
+ * raise their synchronisation callbacks. */
+TEST(vulkan_callbacks_match_records) {
+  vk_env();
+  char probe[512], dir[512];
+  vk_built("tests/vulkan-cb-probe", probe, sizeof(probe));
+  vk_built("vulkan/gpuperf_layer.json", dir, sizeof(dir));
+  *strrchr(dir, '/') = '\0';
+  char *argv[] = {probe, dir, NULL}, *out = NULL;
+  char *quiet[] = {"ASAN_OPTIONS=detect_leaks=0", NULL};
+  int rc = ocl_run(argv, quiet, 120, &out, NULL);
+  if (rc == 77) {
+    free(out);
+    SKIP("no Vulkan device");
+  }
+  if (rc != 0 || !out || strncmp(out, "ok ", 3) != 0)
+    gp_test_fail(__FILE__, __LINE__, "vulkan-cb-probe: status %d\n%s", rc,
+                 out ? out : "");
+  ASSERT_GE(atoi(out + 3), 6);
+  free(out);
+}
+
 /* Runs the sample with the layer enabled by hand, unrecorded: same
  * results, same output. */
 TEST(vulkan_layer_alone_changes_nothing) {

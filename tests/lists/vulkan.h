@@ -3,6 +3,7 @@
 GP_TEST_ENTRY(vulkan_layer_exports_only_entry_points, 30)
 GP_TEST_ENTRY(vulkan_render_stage_record_header, 30)
 GP_TEST_ENTRY(vulkan_layer_alone_changes_nothing, 120)
+GP_TEST_ENTRY(vulkan_callbacks_match_records, 120)
 GP_TEST_ENTRY(vulkan_record_sample, 240)
 GP_TEST_ENTRY(vulkan_record_sample_with_validation, 240)
 GP_TEST_ENTRY(vulkan_record_vkcube, 300)

@@ -66,10 +66,14 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 layer_AllocateMemory(VkDevice device, const VkMemoryAllocateInfo *ai,
                      const VkAllocationCallbacks *a, VkDeviceMemory *m) {
   gp__vk_device *dev = gp__vk_device_of(device);
+  gp__vk_call k;
+  uint64_t corr = gp__vk_enter(&k, dev, NULL, GP_VK_API_ALLOCATE_MEMORY,
+                               "vkAllocateMemory", 0);
   uint64_t start = gp_get_timestamp();
   VkResult r = dev->AllocateMemory(device, ai, a, m);
   gp__vk_api(GP_VK_API_ALLOCATE_MEMORY, "vkAllocateMemory", start,
-             gp_get_timestamp(), 0, r);
+             gp_get_timestamp(), corr, r);
+  gp__vk_exit(&k, r);
   if (r != VK_SUCCESS || !tracking())
     return r;
   mem_info *i = calloc(1, sizeof(*i));
@@ -96,13 +100,17 @@ layer_AllocateMemory(VkDevice device, const VkMemoryAllocateInfo *ai,
 static VKAPI_ATTR void VKAPI_CALL layer_FreeMemory(
     VkDevice device, VkDeviceMemory m, const VkAllocationCallbacks *a) {
   gp__vk_device *dev = gp__vk_device_of(device);
+  gp__vk_call k;
+  uint64_t corr =
+      gp__vk_enter(&k, dev, NULL, GP_VK_API_FREE_MEMORY, "vkFreeMemory", 0);
   uint64_t start = gp_get_timestamp();
   pthread_mutex_lock(&dev->lock);
   mem_info *i = gp__vk_map_del(&dev->memories, (uint64_t)(uintptr_t)m);
   pthread_mutex_unlock(&dev->lock);
   dev->FreeMemory(device, m, a);
   gp__vk_api(GP_VK_API_FREE_MEMORY, "vkFreeMemory", start, gp_get_timestamp(),
-             0, VK_SUCCESS);
+             corr, VK_SUCCESS);
+  gp__vk_exit(&k, VK_SUCCESS);
   if (i)
     emit(dev_key(dev), GP_GPU_MEMORY_SOURCE_DEVICE_MEMORY,
          GP_GPU_MEMORY_OP_DESTROY, (uint64_t)(uintptr_t)m, 0, 0, i->size,

@@ -390,6 +390,45 @@ void gp__vk_api(uint32_t cbid, const char *name, uint64_t start, uint64_t end,
 #define API(id, start, corr, rv)                                               \
   gp__vk_api(id, api_names[id], start, gp_get_timestamp(), corr, rv)
 
+/* The stream id of queue (0: none or unknown). */
+static uint32_t stream_of(gp__vk_device *dev, VkQueue queue) {
+  if (!queue)
+    return 0;
+  pthread_mutex_lock(&dev->lock);
+  uint32_t s = (uint32_t)(uintptr_t)gp__vk_map_get(&dev->queues,
+                                                   (uint64_t)(uintptr_t)queue);
+  pthread_mutex_unlock(&dev->lock);
+  return s;
+}
+
+/* See vkInt.h. */
+uint64_t gp__vk_call_enter(gp__vk_call *c, gp__vk_device *dev, VkQueue queue,
+                           uint32_t cbid, const char *name, uint64_t corr) {
+  if (!corr)
+    corr = gp__vk_core->correlation_next();
+  c->api.d =
+      (gp_callback_api_data){.api_domain = GP_API_DOMAIN_VULKAN,
+                             .cbid = cbid,
+                             .function_name = name,
+                             .correlation_id = corr,
+                             .context_id = dev ? dev->context_id : 0,
+                             .stream_id = dev ? stream_of(dev, queue) : 0,
+                             .thread_id = gp__vk_core->tid()};
+  gp__vk_core->callback_api(&c->api, GP_CALLBACK_SITE_ENTER, 0);
+  return corr;
+}
+
+/* See vkInt.h. */
+void gp__vk_synchronized(gp__vk_device *dev, VkQueue queue, uint32_t cbid,
+                         uint64_t corr) {
+  if (!GP_UNLIKELY(atomic_load_explicit(gp__vk_core->callback_mask,
+                                        memory_order_relaxed) &
+                   GP__CB_BIT(GP_CALLBACK_DOMAIN_SYNCHRONIZE)))
+    return;
+  gp_callback_sync_data d = {dev->context_id, stream_of(dev, queue), corr};
+  gp__vk_core->callback(GP_CALLBACK_DOMAIN_SYNCHRONIZE, cbid, &d);
+}
+
 /* ------------------------------------------------------------------ */
 /* Submission                                                           */
 
@@ -521,6 +560,7 @@ typedef struct submit_call {
   uint64_t start;
   uint64_t corr; /* 0: render stages not recorded */
   uint32_t sid;
+  uint64_t corr_cb; /* the API record's: corr, or the callbacks' own */
 } submit_call;
 
 /* Before a submission: reads back what finished and notes the new work,
@@ -575,7 +615,7 @@ static void submit_end(gp__vk_device *dev, const submit_call *c, VkResult r,
     pthread_mutex_unlock(&dev->lock);
   }
   if (r != VK_SUCCESS || !c->corr) {
-    gp__vk_api(cbid, name, c->start, end, c->corr, r);
+    gp__vk_api(cbid, name, c->start, end, c->corr_cb, r);
     return;
   }
   uint32_t total = submit_cbs(c, NULL, 0);
@@ -601,10 +641,14 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit(VkQueue queue,
                                                         const VkSubmitInfo *s,
                                                         VkFence fence) {
   gp__vk_device *dev = gp__vk_device_of(queue);
-  submit_call c = {queue, n, s, false, gp_get_timestamp(), 0, 0};
+  submit_call c = {queue, n, s, false, gp_get_timestamp(), 0, 0, 0};
   submit_begin(dev, &c);
+  gp__vk_call k;
+  c.corr_cb = gp__vk_enter(&k, dev, queue, GP_VK_API_QUEUE_SUBMIT,
+                           "vkQueueSubmit", c.corr);
   VkResult r = dev->QueueSubmit(queue, n, s, fence);
   submit_end(dev, &c, r, GP_VK_API_QUEUE_SUBMIT, "vkQueueSubmit");
+  gp__vk_exit(&k, r);
   return r;
 }
 
@@ -613,20 +657,28 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit2(VkQueue queue,
                                                          const VkSubmitInfo2 *s,
                                                          VkFence fence) {
   gp__vk_device *dev = gp__vk_device_of(queue);
-  submit_call c = {queue, n, s, true, gp_get_timestamp(), 0, 0};
+  submit_call c = {queue, n, s, true, gp_get_timestamp(), 0, 0, 0};
   submit_begin(dev, &c);
+  gp__vk_call k;
+  c.corr_cb = gp__vk_enter(&k, dev, queue, GP_VK_API_QUEUE_SUBMIT2,
+                           "vkQueueSubmit2", c.corr);
   VkResult r = dev->QueueSubmit2(queue, n, s, fence);
   submit_end(dev, &c, r, GP_VK_API_QUEUE_SUBMIT2, "vkQueueSubmit2");
+  gp__vk_exit(&k, r);
   return r;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit2KHR(
     VkQueue queue, uint32_t n, const VkSubmitInfo2 *s, VkFence fence) {
   gp__vk_device *dev = gp__vk_device_of(queue);
-  submit_call c = {queue, n, s, true, gp_get_timestamp(), 0, 0};
+  submit_call c = {queue, n, s, true, gp_get_timestamp(), 0, 0, 0};
   submit_begin(dev, &c);
+  gp__vk_call k;
+  c.corr_cb = gp__vk_enter(&k, dev, queue, GP_VK_API_QUEUE_SUBMIT2,
+                           "vkQueueSubmit2", c.corr);
   VkResult r = dev->QueueSubmit2KHR(queue, n, s, fence);
   submit_end(dev, &c, r, GP_VK_API_QUEUE_SUBMIT2, "vkQueueSubmit2");
+  gp__vk_exit(&k, r);
   return r;
 }
 
@@ -640,9 +692,13 @@ static void after_wait(gp__vk_device *dev) {
 static VKAPI_ATTR VkResult VKAPI_CALL
 layer_QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR *pi) {
   gp__vk_device *dev = gp__vk_device_of(queue);
+  gp__vk_call k;
+  uint64_t corr = gp__vk_enter(&k, dev, queue, GP_VK_API_QUEUE_PRESENT,
+                               api_names[GP_VK_API_QUEUE_PRESENT], 0);
   uint64_t start = gp_get_timestamp();
   VkResult r = dev->QueuePresentKHR(queue, pi);
-  API(GP_VK_API_QUEUE_PRESENT, start, 0, r);
+  API(GP_VK_API_QUEUE_PRESENT, start, corr, r);
+  gp__vk_exit(&k, r);
   after_wait(dev);
   gp__vk_presented(); /* a safe point: a signal noted meanwhile ends here */
   return r;
@@ -650,19 +706,31 @@ layer_QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR *pi) {
 
 static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueWaitIdle(VkQueue queue) {
   gp__vk_device *dev = gp__vk_device_of(queue);
+  gp__vk_call k;
+  uint64_t corr = gp__vk_enter(&k, dev, queue, GP_VK_API_QUEUE_WAIT_IDLE,
+                               api_names[GP_VK_API_QUEUE_WAIT_IDLE], 0);
   uint64_t start = gp_get_timestamp();
   VkResult r = dev->QueueWaitIdle(queue);
-  API(GP_VK_API_QUEUE_WAIT_IDLE, start, 0, r);
+  API(GP_VK_API_QUEUE_WAIT_IDLE, start, corr, r);
   after_wait(dev);
+  if (r == VK_SUCCESS)
+    gp__vk_synchronized(dev, queue, GP_CALLBACK_SYNC_STREAM_SYNCHRONIZED, corr);
+  gp__vk_exit(&k, r);
   return r;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL layer_DeviceWaitIdle(VkDevice device) {
   gp__vk_device *dev = gp__vk_device_of(device);
+  gp__vk_call k;
+  uint64_t corr = gp__vk_enter(&k, dev, NULL, GP_VK_API_DEVICE_WAIT_IDLE,
+                               api_names[GP_VK_API_DEVICE_WAIT_IDLE], 0);
   uint64_t start = gp_get_timestamp();
   VkResult r = dev->DeviceWaitIdle(device);
-  API(GP_VK_API_DEVICE_WAIT_IDLE, start, 0, r);
+  API(GP_VK_API_DEVICE_WAIT_IDLE, start, corr, r);
   after_wait(dev);
+  if (r == VK_SUCCESS)
+    gp__vk_synchronized(dev, NULL, GP_CALLBACK_SYNC_CONTEXT_SYNCHRONIZED, corr);
+  gp__vk_exit(&k, r);
   return r;
 }
 
@@ -672,11 +740,15 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_WaitForFences(VkDevice device,
                                                           VkBool32 all,
                                                           uint64_t timeout) {
   gp__vk_device *dev = gp__vk_device_of(device);
+  gp__vk_call k;
+  uint64_t corr = gp__vk_enter(&k, dev, NULL, GP_VK_API_WAIT_FOR_FENCES,
+                               api_names[GP_VK_API_WAIT_FOR_FENCES], 0);
   uint64_t start = gp_get_timestamp();
   VkResult r = dev->WaitForFences(device, n, f, all, timeout);
-  API(GP_VK_API_WAIT_FOR_FENCES, start, 0, r);
+  API(GP_VK_API_WAIT_FOR_FENCES, start, corr, r);
   if (r == VK_SUCCESS)
     after_wait(dev);
+  gp__vk_exit(&k, r);
   return r;
 }
 
@@ -688,9 +760,14 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_CreateGraphicsPipelines(
     const VkGraphicsPipelineCreateInfo *ci, const VkAllocationCallbacks *a,
     VkPipeline *out) {
   gp__vk_device *dev = gp__vk_device_of(device);
+  gp__vk_call k;
+  uint64_t corr =
+      gp__vk_enter(&k, dev, NULL, GP_VK_API_CREATE_GRAPHICS_PIPELINES,
+                   api_names[GP_VK_API_CREATE_GRAPHICS_PIPELINES], 0);
   uint64_t start = gp_get_timestamp();
   VkResult r = dev->CreateGraphicsPipelines(device, cache, n, ci, a, out);
-  API(GP_VK_API_CREATE_GRAPHICS_PIPELINES, start, 0, r);
+  API(GP_VK_API_CREATE_GRAPHICS_PIPELINES, start, corr, r);
+  gp__vk_exit(&k, r);
   return r;
 }
 
@@ -699,9 +776,14 @@ layer_CreateComputePipelines(VkDevice device, VkPipelineCache cache, uint32_t n,
                              const VkComputePipelineCreateInfo *ci,
                              const VkAllocationCallbacks *a, VkPipeline *out) {
   gp__vk_device *dev = gp__vk_device_of(device);
+  gp__vk_call k;
+  uint64_t corr =
+      gp__vk_enter(&k, dev, NULL, GP_VK_API_CREATE_COMPUTE_PIPELINES,
+                   api_names[GP_VK_API_CREATE_COMPUTE_PIPELINES], 0);
   uint64_t start = gp_get_timestamp();
   VkResult r = dev->CreateComputePipelines(device, cache, n, ci, a, out);
-  API(GP_VK_API_CREATE_COMPUTE_PIPELINES, start, 0, r);
+  API(GP_VK_API_CREATE_COMPUTE_PIPELINES, start, corr, r);
+  gp__vk_exit(&k, r);
   return r;
 }
 
@@ -709,9 +791,13 @@ static VKAPI_ATTR VkResult VKAPI_CALL
 layer_CreateShaderModule(VkDevice device, const VkShaderModuleCreateInfo *ci,
                          const VkAllocationCallbacks *a, VkShaderModule *m) {
   gp__vk_device *dev = gp__vk_device_of(device);
+  gp__vk_call k;
+  uint64_t corr = gp__vk_enter(&k, dev, NULL, GP_VK_API_CREATE_SHADER_MODULE,
+                               api_names[GP_VK_API_CREATE_SHADER_MODULE], 0);
   uint64_t start = gp_get_timestamp();
   VkResult r = dev->CreateShaderModule(device, ci, a, m);
-  API(GP_VK_API_CREATE_SHADER_MODULE, start, 0, r);
+  API(GP_VK_API_CREATE_SHADER_MODULE, start, corr, r);
+  gp__vk_exit(&k, r);
   return r;
 }
 

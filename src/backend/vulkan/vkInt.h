@@ -394,6 +394,41 @@ void gp__vk_resolve_all(gp__vk_device *dev, const gp__vk_cmdbuf *c);
  * second unless force). */
 void gp__vk_calibrate(gp__vk_device *dev, bool force);
 
+/* An entry point's API callbacks (gpuperf/callback.h). */
+typedef struct gp__vk_call {
+  bool cb; /* called at entry: at exit too */
+  gp__cb_api_call api;
+} gp__vk_call;
+
+/* The entry callbacks of call cbid (name) on dev, which names queue (or
+ * none); returns the call's correlation id: corr, or a new one when corr
+ * is 0. */
+uint64_t gp__vk_call_enter(gp__vk_call *c, gp__vk_device *dev, VkQueue queue,
+                           uint32_t cbid, const char *name, uint64_t corr);
+
+/* Calls the entry callbacks if a subscriber wants the Vulkan domain's;
+ * returns the correlation id for the call's API record (corr if none). */
+static inline uint64_t gp__vk_enter(gp__vk_call *c, gp__vk_device *dev,
+                                    VkQueue queue, uint32_t cbid,
+                                    const char *name, uint64_t corr) {
+  c->cb =
+      atomic_load_explicit(gp__vk_core->callback_mask, memory_order_relaxed) &
+      GP__CB_API_BIT(GP_API_DOMAIN_VULKAN);
+  return GP_UNLIKELY(c->cb) ? gp__vk_call_enter(c, dev, queue, cbid, name, corr)
+                            : corr;
+}
+
+/* The exit callbacks of a call entered. */
+static inline void gp__vk_exit(gp__vk_call *c, VkResult r) {
+  if (GP_UNLIKELY(c->cb))
+    gp__vk_core->callback_api(&c->api, GP_CALLBACK_SITE_EXIT, (int32_t)r);
+}
+
+/* Raises a SYNCHRONIZE callback (cbid) for dev's context and the stream
+ * of queue (or none), if one is enabled. */
+void gp__vk_synchronized(gp__vk_device *dev, VkQueue queue, uint32_t cbid,
+                         uint64_t corr);
+
 /* Writes an API record of the Vulkan domain; corr may be 0. */
 void gp__vk_api(uint32_t cbid, const char *name, uint64_t start, uint64_t end,
                 uint64_t corr, VkResult rv);

@@ -1,0 +1,195 @@
+/*
+ * cb_probe.c - the callback API (gpuperf/callback.h) through the Vulkan
+ * layer, in a program that links libgpuperf.so and enables the layer
+ * itself (VK_LAYER_GPUPERF_trace, manifest directory argv[1]).
+ *
+ *   vulkan-cb-probe MANIFEST_DIR
+ *
+ * Subscribes to the API and SYNCHRONIZE domains, collects API records,
+ * makes a few calls the layer wraps (memory, a submit, the three waits),
+ * then checks: every Vulkan API record has its entry and exit callbacks
+ * with its correlation id, call and status, and no callback is without
+ * its record; vkQueueWaitIdle raised STREAM_SYNCHRONIZED on the queue's
+ * stream and vkDeviceWaitIdle CONTEXT_SYNCHRONIZED, with the calls'
+ * correlation ids. Prints "ok N" (N records) and exits 0; a line naming
+ * what differed and 1; 77 without a Vulkan device.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vulkan/vulkan.h>
+
+#include "gpuperf/gpuperf.h"
+
+#define MAXEV 256
+
+typedef struct ev {
+  uint32_t domain, cbid, site, call;
+  int32_t rc;
+  uint64_t corr;
+  uint32_t context, stream;
+} ev;
+static ev evs[MAXEV];
+static int nev;
+
+static void on_cb(void *user, gp_callback_domain domain, uint32_t cbid,
+                  const void *data) {
+  (void)user;
+  if (nev >= MAXEV)
+    return;
+  ev *e = &evs[nev++];
+  memset(e, 0, sizeof(*e));
+  e->domain = domain;
+  e->cbid = cbid;
+  if (domain == GP_CALLBACK_DOMAIN_API) {
+    const gp_callback_api_data *d = data;
+    e->site = d->site;
+    e->call = d->cbid;
+    e->rc = d->return_value;
+    e->corr = d->correlation_id;
+    e->context = d->context_id;
+    e->stream = d->stream_id;
+  } else if (domain == GP_CALLBACK_DOMAIN_SYNCHRONIZE) {
+    const gp_callback_sync_data *d = data;
+    e->corr = d->correlation_id;
+    e->context = d->context_id;
+    e->stream = d->stream_id;
+  }
+}
+
+/* The API records delivered, copied out. */
+static gp_activity_api recs[MAXEV];
+static int nrec;
+
+static void request(uint8_t **buf, size_t *size, size_t *max) {
+  *size = 1 << 16;
+  *buf = aligned_alloc(8, *size);
+  *max = 0;
+}
+
+static void complete(uint8_t *buf, size_t size, size_t valid) {
+  (void)size;
+  const gp_activity *r = NULL;
+  while (gp_activity_get_next_record(buf, valid, &r) == 0)
+    if (r->kind == GP_ACTIVITY_KIND_API && nrec < MAXEV &&
+        ((const gp_activity_api *)r)->domain == GP_API_DOMAIN_VULKAN)
+      recs[nrec++] = *(const gp_activity_api *)r;
+  free(buf);
+}
+
+static int fail(const char *what) {
+  printf("mismatch: %s\n", what);
+  return 1;
+}
+
+static const ev *find(uint32_t domain, uint64_t corr, uint32_t site) {
+  for (int i = 0; i < nev; i++)
+    if (evs[i].domain == domain && evs[i].corr == corr &&
+        (domain != GP_CALLBACK_DOMAIN_API || evs[i].site == site))
+      return &evs[i];
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: vulkan-cb-probe MANIFEST_DIR\n");
+    return 2;
+  }
+  setenv("VK_ADD_LAYER_PATH", argv[1], 1);
+  gp_activity_register_callbacks(request, complete);
+  gp_activity_enable(GP_ACTIVITY_KIND_API);
+  gp_callback_subscriber *sub;
+  if (gp_callback_subscribe(&sub, on_cb, NULL) != 0 ||
+      gp_callback_enable_domain(sub, 1, GP_CALLBACK_DOMAIN_API) != 0 ||
+      gp_callback_enable_domain(sub, 1, GP_CALLBACK_DOMAIN_SYNCHRONIZE) != 0)
+    return fail("subscribe");
+
+  const char *layers[] = {"VK_LAYER_GPUPERF_trace"};
+  VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                           .apiVersion = VK_API_VERSION_1_1};
+  VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                              .pApplicationInfo = &app,
+                              .enabledLayerCount = 1,
+                              .ppEnabledLayerNames = layers};
+  VkInstance inst;
+  if (vkCreateInstance(&ici, NULL, &inst) != VK_SUCCESS)
+    return 77;
+  VkPhysicalDevice phys;
+  uint32_t n = 1;
+  VkResult r = vkEnumeratePhysicalDevices(inst, &n, &phys);
+  if ((r != VK_SUCCESS && r != VK_INCOMPLETE) || !n)
+    return 77;
+  float prio = 1;
+  VkDeviceQueueCreateInfo qi = {
+      VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, 0, 1, &prio};
+  VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                            .queueCreateInfoCount = 1,
+                            .pQueueCreateInfos = &qi};
+  VkDevice dev;
+  if (vkCreateDevice(phys, &dci, NULL, &dev) != VK_SUCCESS)
+    return fail("vkCreateDevice");
+  VkQueue q;
+  vkGetDeviceQueue(dev, 0, 0, &q);
+  VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, 4096,
+                             0};
+  VkDeviceMemory mem;
+  if (vkAllocateMemory(dev, &ai, NULL, &mem) != VK_SUCCESS)
+    return fail("vkAllocateMemory");
+  vkFreeMemory(dev, mem, NULL);
+  VkFenceCreateInfo fci = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, NULL, 0};
+  VkFence fence;
+  if (vkCreateFence(dev, &fci, NULL, &fence) != VK_SUCCESS ||
+      vkQueueSubmit(q, 0, NULL, fence) != VK_SUCCESS ||
+      vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX) != VK_SUCCESS ||
+      vkQueueWaitIdle(q) != VK_SUCCESS || vkDeviceWaitIdle(dev) != VK_SUCCESS)
+    return fail("a Vulkan call");
+  gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
+  gp_callback_unsubscribe(sub);
+  vkDestroyFence(dev, fence, NULL);
+  vkDestroyDevice(dev, NULL);
+  vkDestroyInstance(inst, NULL);
+
+  /* Each record: its pair. */
+  if (nrec < 6)
+    return fail("fewer than 6 Vulkan API records");
+  for (int i = 0; i < nrec; i++) {
+    const gp_activity_api *a = &recs[i];
+    const ev *in =
+        find(GP_CALLBACK_DOMAIN_API, a->correlation_id, GP_CALLBACK_SITE_ENTER);
+    const ev *out =
+        find(GP_CALLBACK_DOMAIN_API, a->correlation_id, GP_CALLBACK_SITE_EXIT);
+    if (!a->correlation_id || !in || !out)
+      return fail(gp_activity_string(a->name_id));
+    if (in->call != a->cbid || out->call != a->cbid ||
+        in->cbid != GP_CALLBACK_API_ID(GP_API_DOMAIN_VULKAN, a->cbid) ||
+        out->rc != a->return_value || !in->context)
+      return fail("a pair's call, status or context");
+  }
+  /* No callback without its record. */
+  int pairs = 0;
+  for (int i = 0; i < nev; i++)
+    pairs += evs[i].domain == GP_CALLBACK_DOMAIN_API &&
+             evs[i].site == GP_CALLBACK_SITE_EXIT;
+  if (pairs != nrec)
+    return fail("callbacks without records");
+  /* The waits. */
+  int stream_sync = 0, ctx_sync = 0;
+  for (int i = 0; i < nev; i++) {
+    const ev *e = &evs[i];
+    if (e->domain != GP_CALLBACK_DOMAIN_SYNCHRONIZE)
+      continue;
+    const ev *call =
+        find(GP_CALLBACK_DOMAIN_API, e->corr, GP_CALLBACK_SITE_ENTER);
+    if (!call || call->context != e->context)
+      return fail("a synchronisation's call");
+    if (e->cbid == GP_CALLBACK_SYNC_STREAM_SYNCHRONIZED)
+      stream_sync += e->stream != 0 && e->stream == call->stream;
+    else if (e->cbid == GP_CALLBACK_SYNC_CONTEXT_SYNCHRONIZED)
+      ctx_sync++;
+  }
+  if (stream_sync != 1 || ctx_sync != 1)
+    return fail("the synchronisations");
+  printf("ok %d\n", nrec);
+  return 0;
+}
