@@ -36,7 +36,6 @@ static const gp_backend_ops ops = {
     .callback_mask = &gp__cb_mask,
     .callback_api = gp__callback_api,
     .callback = gp__callback,
-    .callback_defer = gp__callback_defer,
     .activity_flush_scope = gp__activity_flush_scope,
 };
 

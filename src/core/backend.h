@@ -77,7 +77,6 @@ typedef struct gp_backend_ops {
   const _Atomic uint32_t *callback_mask;
   void (*callback_api)(gp__cb_api_call *c, uint32_t site, int32_t rc);
   void (*callback)(uint32_t domain, uint32_t cbid, const void *data);
-  void (*callback_defer)(bool on);
   bool (*activity_flush_scope)(uint32_t *context_id, uint32_t *stream_id);
 } gp_backend_ops;
 

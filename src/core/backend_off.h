@@ -106,9 +106,6 @@ static void off_cb_api(gp__cb_api_call *c, uint32_t site, int32_t rc) {
 static void off_cb(uint32_t domain, uint32_t cbid, const void *data) {
   (void)domain, (void)cbid, (void)data;
 }
-static void off_cb_defer(bool on) {
-  (void)on;
-}
 static bool off_scope(uint32_t *context_id, uint32_t *stream_id) {
   *context_id = *stream_id = 0;
   return false;
@@ -132,7 +129,7 @@ static bool off_scope(uint32_t *context_id, uint32_t *stream_id) {
     .hud_feed = off_hud_feed, .death_in_handler = off_in_handler,              \
     .death_set_defer = off_set_defer, .death_point = off_point,                \
     .callback_mask = &off_cb_mask, .callback_api = off_cb_api,                 \
-    .callback = off_cb, .callback_defer = off_cb_defer,                        \
+    .callback = off_cb,                                                        \
     .activity_flush_scope = off_scope,                                         \
   }
 

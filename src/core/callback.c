@@ -36,20 +36,13 @@ struct gp_callback_subscriber {
 
 static gp_callback_subscriber subs[NSUB];
 
-/* RESOURCE and SYNCHRONIZE callbacks raised while a backend holds a lock
- * of its own (gp__callback_defer), delivered when it lets go. */
-#define NDEFER 8
-typedef struct deferred {
-  uint32_t domain, cbid;
-  union {
-    gp_callback_resource_data r;
-    gp_callback_sync_data s;
-  } u;
-} deferred;
-static __thread uint32_t defer_depth, ndeferred;
-static __thread deferred deferred_q[NDEFER];
+/* The innermost list holding this thread's RESOURCE and SYNCHRONIZE
+ * callbacks (gp__callback_hold), NULL when none does. A pointer, not the
+ * list: libgpuperf's thread-local block stays small, for processes that
+ * dlopen it. */
+static __thread gp__cb_held *holding;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static GP_TLS uint32_t inside; /* bit i: this thread is in subs[i]'s fn */
+static __thread uint32_t inside; /* bit i: this thread is in subs[i]'s fn */
 
 _Atomic uint32_t gp__cb_mask;
 
@@ -274,16 +267,17 @@ static void call_one(uint32_t i, uint32_t domain, uint32_t cbid,
 void gp__callback(uint32_t domain, uint32_t cbid, const void *data) {
   if (!domain_ok(domain))
     return;
-  bool plain = domain == GP_CALLBACK_DOMAIN_RESOURCE ||
-               domain == GP_CALLBACK_DOMAIN_SYNCHRONIZE;
-  if (defer_depth && plain && ndeferred < NDEFER) {
-    deferred *q = &deferred_q[ndeferred++];
-    q->domain = domain;
-    q->cbid = cbid;
-    memcpy(&q->u, data,
+  gp__cb_held *h = holding;
+  if (h && h->n < GP__CB_HELD_MAX &&
+      (domain == GP_CALLBACK_DOMAIN_RESOURCE ||
+       domain == GP_CALLBACK_DOMAIN_SYNCHRONIZE)) {
+    h->q[h->n].domain = domain;
+    h->q[h->n].cbid = cbid;
+    memcpy(&h->q[h->n].u, data,
            domain == GP_CALLBACK_DOMAIN_RESOURCE
                ? sizeof(gp_callback_resource_data)
                : sizeof(gp_callback_sync_data));
+    h->n++;
     return;
   }
   for (uint32_t i = 0; i < NSUB; i++)
@@ -291,21 +285,21 @@ void gp__callback(uint32_t domain, uint32_t cbid, const void *data) {
 }
 
 /* See core.h. */
-void gp__callback_defer(bool on) {
-  if (on) {
-    defer_depth++;
-    return;
-  }
-  if (defer_depth && --defer_depth)
-    return;
-  /* Taken out first: a callback's own calls defer and deliver theirs. */
-  deferred q[NDEFER];
-  uint32_t n = ndeferred;
-  memcpy(q, deferred_q, n * sizeof(*q));
-  ndeferred = 0;
-  for (uint32_t k = 0; k < n; k++)
+void gp__callback_hold(gp__cb_held *h) {
+  h->n = 0;
+  h->outer = holding;
+  holding = h;
+}
+
+/* See core.h. */
+void gp__callback_release(gp__cb_held *h) {
+  holding = h->outer;
+  /* A callback's own calls hold and deliver theirs in lists of their
+   * own. */
+  for (uint32_t k = 0; k < h->n; k++)
     for (uint32_t i = 0; i < NSUB; i++)
-      call_one(i, q[k].domain, q[k].cbid, &q[k].u);
+      call_one(i, h->q[k].domain, h->q[k].cbid, &h->q[k].u);
+  h->n = 0;
 }
 
 /* See core.h. */

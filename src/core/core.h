@@ -773,12 +773,26 @@ void gp__callback_api(gp__cb_api_call *c, uint32_t site, int32_t rc);
 void gp__callback(uint32_t domain, uint32_t cbid, const void *data);
 
 /*
- * While on (nested calls count), the RESOURCE and SYNCHRONIZE callbacks
- * this thread raises are held (up to 8; more are delivered at once) and
- * delivered, in order, when the outermost gp__callback_defer(false)
- * comes: for a backend that raises them under a lock of its own, which a
- * callback calling that backend would otherwise wait for forever.
+ * RESOURCE and SYNCHRONIZE callbacks held back: for a backend that raises
+ * them under a lock of its own, which a callback calling that backend
+ * would otherwise wait for forever. Between gp__callback_hold(h) and
+ * gp__callback_release(h) (innermost first) the thread's callbacks of
+ * those domains go into h (up to GP__CB_HELD_MAX; more are delivered at
+ * once); the release delivers them, in order.
  */
-void gp__callback_defer(bool on);
+#define GP__CB_HELD_MAX 8
+typedef struct gp__cb_held {
+  uint32_t n;
+  struct gp__cb_held *outer;
+  struct {
+    uint32_t domain, cbid;
+    union {
+      gp_callback_resource_data r;
+      gp_callback_sync_data s;
+    } u;
+  } q[GP__CB_HELD_MAX];
+} gp__cb_held;
+void gp__callback_hold(gp__cb_held *h);
+void gp__callback_release(gp__cb_held *h);
 
 #endif /* GPUPERF_CORE_H */

@@ -424,6 +424,129 @@ TEST(cuda_api_names_and_demangling) {
   ASSERT_EQ(gp__cuda_demangle(NULL), 0);
 }
 
+/* The callback API (gpuperf/callback.h) gets CUPTI's API callbacks as
+ * its own: CUPTI's correlation ids (those of the translated API
+ * records), a driver call nested in a runtime call, the calls' statuses,
+ * each subscriber's correlation_data carried from entry to exit. */
+typedef struct fwd_seen {
+  uint32_t site, api, call;
+  int32_t rc;
+  uint64_t corr, data;
+  char name[48];
+} fwd_seen;
+static fwd_seen fwd[16];
+static int nfwd;
+
+static void on_fwd(void *user, gp_callback_domain domain, uint32_t cbid,
+                   const void *data) {
+  (void)user, (void)cbid;
+  const gp_callback_api_data *d = data;
+  if (domain != GP_CALLBACK_DOMAIN_API || nfwd == 16)
+    return;
+  fwd_seen *e = &fwd[nfwd++];
+  e->site = d->site;
+  e->api = d->api_domain;
+  e->call = d->cbid;
+  e->rc = d->return_value;
+  e->corr = d->correlation_id;
+  e->data = *d->correlation_data;
+  snprintf(e->name, sizeof(e->name), "%s", d->function_name);
+  if (d->site == GP_CALLBACK_SITE_ENTER)
+    *d->correlation_data = d->correlation_id + 1000;
+}
+
+/* A runtime launch (status rt_rc) with a driver launch nested in it. */
+static void launch_with_status(uint32_t corr, uint32_t drv_corr,
+                               int32_t rt_rc) {
+  cudaLaunchKernel_v7000_params rp;
+  memset(&rp, 0, sizeof(rp));
+  cuLaunchKernel_params dp;
+  memset(&dp, 0, sizeof(dp));
+  CUpti_CallbackData cb, nb;
+  memset(&cb, 0, sizeof(cb));
+  cb.functionParams = &rp;
+  cb.functionName = "cudaLaunchKernel";
+  cb.correlationId = corr;
+  cb.callbackSite = CUPTI_API_ENTER;
+  gp__cuda_callback(NULL, CUPTI_CB_DOMAIN_RUNTIME_API,
+                    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &cb);
+  CUresult drv_rc = CUDA_SUCCESS;
+  nb = cb;
+  nb.functionParams = &dp;
+  nb.functionName = "cuLaunchKernel";
+  nb.correlationId = drv_corr;
+  gp__cuda_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API,
+                    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &nb);
+  nb.callbackSite = CUPTI_API_EXIT;
+  nb.functionReturnValue = &drv_rc;
+  gp__cuda_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API,
+                    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &nb);
+  cb.callbackSite = CUPTI_API_EXIT;
+  cb.functionReturnValue = &rt_rc;
+  gp__cuda_callback(NULL, CUPTI_CB_DOMAIN_RUNTIME_API,
+                    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &cb);
+}
+
+TEST(cuda_callbacks_reach_subscribers) {
+  tu_capture(1 << 16, 0);
+  ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_API));
+  gp_callback_subscriber *sub;
+  ASSERT_OK(gp_callback_subscribe(&sub, on_fwd, NULL));
+  ASSERT_OK(gp_callback_enable_domain(sub, 1, GP_CALLBACK_DOMAIN_API));
+  launch_with_status(40, 41, 1 /* cudaErrorInvalidValue */);
+  ASSERT_EQ(nfwd, 4);
+  static const struct {
+    uint32_t site, api;
+    uint64_t corr, data;
+    int32_t rc;
+  } want[4] = {
+      {GP_CALLBACK_SITE_ENTER, GP_API_DOMAIN_CUDA_RUNTIME, 40, 0, 0},
+      {GP_CALLBACK_SITE_ENTER, GP_API_DOMAIN_CUDA_DRIVER, 41, 0, 0},
+      {GP_CALLBACK_SITE_EXIT, GP_API_DOMAIN_CUDA_DRIVER, 41, 1041, 0},
+      {GP_CALLBACK_SITE_EXIT, GP_API_DOMAIN_CUDA_RUNTIME, 40, 1040, 1}};
+  for (int i = 0; i < 4; i++) {
+    ASSERT_EQ(fwd[i].site, want[i].site);
+    ASSERT_EQ(fwd[i].api, want[i].api);
+    ASSERT_UEQ(fwd[i].corr, want[i].corr);
+    ASSERT_UEQ(fwd[i].data, want[i].data);
+    ASSERT_EQ(fwd[i].rc, want[i].rc);
+  }
+  ASSERT_EQ(fwd[0].call, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+  ASSERT_STR_EQ(fwd[0].name, "cudaLaunchKernel");
+  ASSERT_EQ(fwd[1].call, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
+  /* The runtime call's API record, as CUPTI will deliver it: the same
+   * correlation id as its callbacks. */
+  CUpti_ActivityAPI a;
+  memset(&a, 0, sizeof(a));
+  a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  a.correlationId = 40;
+  a.returnValue = 1;
+  ASSERT_OK(gp__cuda_translate((const CUpti_Activity *)&a));
+  ASSERT_OK(gp_activity_flush_all(0));
+  const gp_activity_api *r =
+      (const gp_activity_api *)tu_find(GP_ACTIVITY_KIND_API, 0);
+  ASSERT_NOT_NULL(r);
+  ASSERT_UEQ(r->correlation_id, fwd[0].corr);
+  ASSERT_EQ(r->cbid, fwd[0].call);
+  ASSERT_EQ(r->return_value, fwd[3].rc);
+  /* One call by id: the driver's launch only. */
+  nfwd = 0;
+  ASSERT_OK(gp_callback_enable_domain(sub, 0, GP_CALLBACK_DOMAIN_API));
+  ASSERT_OK(gp_callback_enable(
+      sub, 1, GP_CALLBACK_DOMAIN_API,
+      GP_CALLBACK_API_ID(GP_API_DOMAIN_CUDA_DRIVER,
+                         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)));
+  launch_with_status(50, 51, 0);
+  ASSERT_EQ(nfwd, 2);
+  ASSERT_UEQ(fwd[0].corr, 51);
+  ASSERT_UEQ(fwd[1].corr, 51);
+  ASSERT_OK(gp_callback_unsubscribe(sub));
+  nfwd = 0;
+  launch_with_status(60, 61, 0);
+  ASSERT_EQ(nfwd, 0);
+}
+
 #else /* !GP_HAVE_CUDA */
 
 #define NO_CUDA(name)                                                          \
@@ -435,5 +558,6 @@ NO_CUDA(cuda_event_dependencies_become_wait_ids)
 NO_CUDA(cuda_deps_table_is_bounded)
 NO_CUDA(cuda_nvtx_calls_become_ranges_and_markers)
 NO_CUDA(cuda_api_names_and_demangling)
+NO_CUDA(cuda_callbacks_reach_subscribers)
 
 #endif

@@ -312,8 +312,102 @@ static void apply(const api_op *op, const CUpti_CallbackData *cb) {
   }
 }
 
+/* Our subscribers' API callbacks (gpuperf/callback.h), from CUPTI's: the
+ * calls in progress on this thread (a driver call nests in a runtime
+ * call), each with its data from entry to exit, in a block of the
+ * thread's own on the heap (this library is dlopen'ed: its thread-local
+ * data must stay small), freed when the thread ends. Deeper calls are
+ * not forwarded. */
+#define FWD_DEPTH 8
+typedef struct fwd_stack {
+  uint32_t depth, skipped;
+  gp__cb_api_call calls[FWD_DEPTH];
+} fwd_stack;
+static __thread fwd_stack *fwd;
+static pthread_key_t fwd_key;
+static pthread_once_t fwd_once = PTHREAD_ONCE_INIT;
+
+static void fwd_key_make(void) {
+  pthread_key_create(&fwd_key, free);
+}
+
+static fwd_stack *fwd_get(void) {
+  if (GP_LIKELY(fwd != NULL))
+    return fwd;
+  pthread_once(&fwd_once, fwd_key_make);
+  fwd = calloc(1, sizeof(*fwd));
+  if (fwd)
+    pthread_setspecific(fwd_key, fwd);
+  return fwd;
+}
+
+/* Our context id (and the stream's CUPTI id) of the call cb, 0 unknown. */
+static void fwd_where(const CUpti_CallbackData *cb, const api_op *op,
+                      uint32_t *ctx, uint32_t *stream) {
+  *ctx = *stream = 0;
+  uint32_t cctx = 0, cdev = 0;
+  if (!cb->context || cuptiGetContextId(cb->context, &cctx) != CUPTI_SUCCESS ||
+      cuptiGetDeviceId(cb->context, &cdev) != CUPTI_SUCCESS)
+    return;
+  *ctx = gp__cuda_context(cctx, cdev, 0);
+  const void *st = op ? op_stream(op, cb->functionParams) : NULL;
+  uint32_t sid = 0;
+  if (st && cuptiGetStreamId(cb->context, (CUstream)(uintptr_t)st, &sid) ==
+                CUPTI_SUCCESS)
+    *stream = sid;
+}
+
+static void forward(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                    const CUpti_CallbackData *cb, const api_op *op) {
+  uint32_t api = domain == CUPTI_CB_DOMAIN_RUNTIME_API
+                     ? GP_API_DOMAIN_CUDA_RUNTIME
+                     : GP_API_DOMAIN_CUDA_DRIVER;
+  if (cb->callbackSite == CUPTI_API_ENTER) {
+    if (!(atomic_load_explicit(GP_CORE->callback_mask, memory_order_relaxed) &
+          GP__CB_API_BIT(api)))
+      return;
+    fwd_stack *f = fwd_get();
+    if (!f)
+      return;
+    if (f->depth == FWD_DEPTH) {
+      f->skipped++;
+      return;
+    }
+    gp__cb_api_call *c = &f->calls[f->depth++];
+    uint32_t ctx, stream;
+    fwd_where(cb, op, &ctx, &stream);
+    c->d = (gp_callback_api_data){
+        .api_domain = api,
+        .cbid = cbid,
+        .function_name = cb->functionName ? cb->functionName : "",
+        .correlation_id = cb->correlationId,
+        .context_id = ctx,
+        .stream_id = stream,
+        .thread_id = GP_CORE->tid()};
+    GP_CORE->callback_api(c, GP_CALLBACK_SITE_ENTER, 0);
+    return;
+  }
+  /* The exit of the innermost call entered (if it was). */
+  fwd_stack *f = fwd;
+  if (!f)
+    return;
+  if (f->skipped) {
+    f->skipped--;
+    return;
+  }
+  if (!f->depth ||
+      f->calls[f->depth - 1].d.correlation_id != cb->correlationId)
+    return; /* entered before a subscriber wanted it */
+  gp__cb_api_call *c = &f->calls[--f->depth];
+  int32_t rc = 0;
+  if (cb->functionReturnValue)
+    memcpy(&rc, cb->functionReturnValue, sizeof(rc));
+  GP_CORE->callback_api(c, GP_CALLBACK_SITE_EXIT, rc);
+}
+
 static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          const CUpti_CallbackData *cb) {
+  forward(domain, cbid, cb, find_op(domain, cbid));
   bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   bool enter = cb->callbackSite == CUPTI_API_ENTER;
   /* Track the runtime call in progress on this thread, whatever it is. */

@@ -96,7 +96,7 @@ static bool sim_calls_soon(void) {
  * may be NULL), for the callbacks' data. The API callbacks are called at
  * entry before the lock is taken and at exit after it is let go; RESOURCE
  * and SYNCHRONIZE callbacks raised inside are held until then
- * (gp__callback_defer), so that a callback may call the simulator.
+ * (gp__callback_hold), so that a callback may call the simulator.
  */
 int gp__sim_api_begin_at(sim_api_call *c, uint32_t cbid,
                          const gp_sim_context *ctx, const gp_sim_stream *s) {
@@ -120,12 +120,12 @@ int gp__sim_api_begin_at(sim_api_call *c, uint32_t cbid,
     gp__callback_api(&c->api, GP_CALLBACK_SITE_ENTER, 0);
   }
   gp__sim_lock();
-  gp__callback_defer(true);
+  gp__callback_hold(&c->held);
   if (!gp__sim.initialised) {
     int rc = init_locked(NULL);
     if (rc != 0) {
       gp__sim_unlock();
-      gp__callback_defer(false);
+      gp__callback_release(&c->held);
       if (c->cb)
         gp__callback_api(&c->api, GP_CALLBACK_SITE_EXIT, rc);
       return rc;
@@ -179,7 +179,7 @@ int gp__sim_api_end(sim_api_call *c, int rc) {
   }
   gp__sim_retire(false);
   gp__sim_unlock();
-  gp__callback_defer(false);
+  gp__callback_release(&c->held);
   if (c->cb)
     gp__callback_api(&c->api, GP_CALLBACK_SITE_EXIT, rc);
   if (GP_UNLIKELY(
@@ -202,7 +202,7 @@ void gp__sim_emit_sync(const sim_api_call *c, uint32_t kind, sim_device *d,
                  kind == GP_SYNC_STREAM_SYNCHRONIZE
                      ? GP_CALLBACK_SYNC_STREAM_SYNCHRONIZED
                      : GP_CALLBACK_SYNC_CONTEXT_SYNCHRONIZED,
-                 &sd); /* delivered after the lock (deferred) */
+                 &sd); /* delivered after the lock (held) */
   }
   if (!gp__activity_enabled(GP_ACTIVITY_KIND_SYNCHRONIZATION, context_id))
     return;

@@ -382,6 +382,7 @@ typedef struct sim_api_call {
   uint64_t start;
   bool cb; /* the API callbacks were called at entry: at exit too */
   gp__cb_api_call api;
+  gp__cb_held held; /* callbacks raised under the lock */
 } sim_api_call;
 
 /* sim.c (see there for each contract) */
