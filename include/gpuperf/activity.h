@@ -726,6 +726,37 @@ GP_EXPORT int gp_activity_get_num_dropped_records(uint32_t context_id,
                                                   uint32_t stream_id,
                                                   size_t *dropped);
 
+/*
+ * gpuperf's ids of an API's objects, as CUPTI's cuptiGetContextId,
+ * cuptiGetDeviceId and cuptiGetStreamId give them for CUDA's, for every
+ * API whose objects gpuperf saw made (api: gp_api):
+ *
+ *   api             context                  device             stream
+ *   GP_API_SIM      gp_sim_context *         -                  gp_sim_stream *
+ *   GP_API_OPEN_CL  cl_context, and its      cl_device_id cl_command_queue
+ *                   cl_device_id when it
+ *                   has several devices
+ *   GP_API_VULKAN   VkDevice                 -                  VkQueue
+ *   GP_API_CUDA     CUcontext                -                  CUstream
+ *
+ * gp_activity_get_device_id takes a device handle, or a context handle
+ * (device NULL) for its device. (A Vulkan layer never sees the
+ * program's VkPhysicalDevice handles: the loader wraps them.)
+ * gp_activity_get_stream_id checks that a context given is the stream's (NULL:
+ * not checked). Returns 0, GP_EINVAL for a NULL handle or output (or a stream
+ * of another context), GP_ENOENT for an object gpuperf did not see made or saw
+ * go (made before its library was loaded, say).
+ */
+GP_EXPORT int gp_activity_get_context_id(uint32_t api, const void *context,
+                                         const void *device,
+                                         uint32_t *context_id);
+GP_EXPORT int gp_activity_get_device_id(uint32_t api, const void *context,
+                                        const void *device,
+                                        uint32_t *device_id);
+GP_EXPORT int gp_activity_get_stream_id(uint32_t api, const void *context,
+                                        const void *stream,
+                                        uint32_t *stream_id);
+
 /* Cumulative drop counts by kind and reason (never reset). */
 typedef struct gp_activity_drop_stats {
   uint64_t count[GP_ACTIVITY_KIND_COUNT][GP_DROP_REASON_COUNT];

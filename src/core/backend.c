@@ -37,6 +37,8 @@ static const gp_backend_ops ops = {
     .callback_api = gp__callback_api,
     .callback = gp__callback,
     .activity_flush_scope = gp__activity_flush_scope,
+    .handle_put = gp__handle_put,
+    .handle_drop = gp__handle_drop,
 };
 
 /* The size of the table of each version it grew through. */

@@ -23,8 +23,9 @@
  * library), 4 (the OpenCL preload's work in flight), 5 (device
  * frontiers, for derived counters), 6 (the HUD in a GL window,
  * core/hud_view.h), 7 (signals finished at a safe point, core.h's
- * gp__death_*) and 8 (the callback API, gpuperf/callback.h, and the
- * scope of a flush of one context) append the entries marked so. The table only
+ * gp__death_*) and 8 (the callback API, gpuperf/callback.h, the scope
+ * of a flush of one context, and the API objects' ids) append the entries
+ * marked so. The table only
  * ever grows at its end, so a library built for an older version gets the same
  * table and reads the prefix it knows.
  */
@@ -78,6 +79,11 @@ typedef struct gp_backend_ops {
   void (*callback_api)(gp__cb_api_call *c, uint32_t site, int32_t rc);
   void (*callback)(uint32_t domain, uint32_t cbid, const void *data);
   bool (*activity_flush_scope)(uint32_t *context_id, uint32_t *stream_id);
+  int (*handle_put)(uint32_t api, uint32_t what, const void *handle,
+                    const void *aux, uint32_t device_id, uint32_t context_id,
+                    uint32_t stream_id);
+  void (*handle_drop)(uint32_t api, uint32_t what, const void *handle,
+                      const void *aux);
 } gp_backend_ops;
 
 /*

@@ -106,6 +106,17 @@ static void off_cb_api(gp__cb_api_call *c, uint32_t site, int32_t rc) {
 static void off_cb(uint32_t domain, uint32_t cbid, const void *data) {
   (void)domain, (void)cbid, (void)data;
 }
+static int off_handle_put(uint32_t api, uint32_t what, const void *handle,
+                          const void *aux, uint32_t device_id,
+                          uint32_t context_id, uint32_t stream_id) {
+  (void)api, (void)what, (void)handle, (void)aux, (void)device_id,
+      (void)context_id, (void)stream_id;
+  return GP_ENOTSUP;
+}
+static void off_handle_drop(uint32_t api, uint32_t what, const void *handle,
+                            const void *aux) {
+  (void)api, (void)what, (void)handle, (void)aux;
+}
 static bool off_scope(uint32_t *context_id, uint32_t *stream_id) {
   *context_id = *stream_id = 0;
   return false;
@@ -129,8 +140,8 @@ static bool off_scope(uint32_t *context_id, uint32_t *stream_id) {
     .hud_feed = off_hud_feed, .death_in_handler = off_in_handler,              \
     .death_set_defer = off_set_defer, .death_point = off_point,                \
     .callback_mask = &off_cb_mask, .callback_api = off_cb_api,                 \
-    .callback = off_cb,                                                        \
-    .activity_flush_scope = off_scope,                                         \
+    .callback = off_cb, .activity_flush_scope = off_scope,                     \
+    .handle_put = off_handle_put, .handle_drop = off_handle_drop,              \
   }
 
 #endif /* GPUPERF_CORE_BACKEND_OFF_H */

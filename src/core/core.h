@@ -795,4 +795,23 @@ typedef struct gp__cb_held {
 void gp__callback_hold(gp__cb_held *h);
 void gp__callback_release(gp__cb_held *h);
 
+/* ------------------------------------------------------------------ */
+/* An API's objects and gpuperf's ids (handles.c)                       */
+
+enum { GP__HANDLE_DEVICE = 1, GP__HANDLE_CONTEXT = 2, GP__HANDLE_STREAM = 3 };
+
+/*
+ * Notes an object of api (gp_api): what it is (GP__HANDLE_*), its handle
+ * and, for a context of several devices, the device's handle as aux
+ * (else NULL), with gpuperf's ids for it; replaces an earlier note of the
+ * same key. 0, GP_EINVAL for a NULL handle, GP_ENOMEM.
+ */
+int gp__handle_put(uint32_t api, uint32_t what, const void *handle,
+                   const void *aux, uint32_t device_id, uint32_t context_id,
+                   uint32_t stream_id);
+
+/* Forgets the object (nothing if it was not noted). */
+void gp__handle_drop(uint32_t api, uint32_t what, const void *handle,
+                     const void *aux);
+
 #endif /* GPUPERF_CORE_H */

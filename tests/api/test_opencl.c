@@ -866,3 +866,49 @@ TEST(opencl_callbacks_match_records) {
             cb_log[i].cbid == GP_CALLBACK_RESOURCE_CONTEXT_CREATED;
   ASSERT_GE(made, 1);
 }
+
+/* gp_activity_get_*_id on OpenCL's handles: the context, device and
+ * stream ids that the records of work on them carry. */
+TEST(opencl_object_ids_by_handle) {
+  ocl_env();
+  ocl_require_device();
+  ocl_capture_all();
+  cl_platform_id p;
+  cl_device_id dev;
+  ASSERT_EQ(clGetPlatformIDs(1, &p, NULL), CL_SUCCESS);
+  ASSERT_EQ(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev, NULL), CL_SUCCESS);
+  cl_int e = 0;
+  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, NULL, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  int one = 1;
+  ASSERT_EQ(clEnqueueFillBuffer(q, b, &one, 4, 0, 4096, 0, NULL, NULL),
+            CL_SUCCESS);
+  ASSERT_EQ(clFinish(q), CL_SUCCESS);
+  ASSERT_OK(gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED));
+  const gp_activity_memset *m = NULL;
+  for (const gp_activity *r = NULL; ocl_next(&r);)
+    if (r->kind == GP_ACTIVITY_KIND_MEMSET)
+      m = (const void *)r;
+  ASSERT_NOT_NULL(m);
+  uint32_t id = 0, did = 0, did2 = 0, sid = 0;
+  ASSERT_OK(gp_activity_get_context_id(GP_API_OPEN_CL, ctx, NULL, &id));
+  ASSERT_EQ(id, m->context_id);
+  ASSERT_OK(gp_activity_get_context_id(GP_API_OPEN_CL, ctx, dev, &id));
+  ASSERT_EQ(id, m->context_id);
+  ASSERT_OK(gp_activity_get_stream_id(GP_API_OPEN_CL, NULL, q, &sid));
+  ASSERT_EQ(sid, m->stream_id);
+  ASSERT_OK(gp_activity_get_stream_id(GP_API_OPEN_CL, ctx, q, &sid));
+  ASSERT_OK(gp_activity_get_device_id(GP_API_OPEN_CL, NULL, dev, &did));
+  ASSERT_EQ(did, m->device_id);
+  ASSERT_OK(gp_activity_get_device_id(GP_API_OPEN_CL, ctx, NULL, &did2));
+  ASSERT_EQ(did2, did);
+  ASSERT_ERR(gp_activity_get_stream_id(GP_API_OPEN_CL, NULL, b, &sid),
+             GP_ENOENT);
+  clReleaseMemObject(b);
+  clReleaseCommandQueue(q);
+  clReleaseContext(ctx);
+}

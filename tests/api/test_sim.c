@@ -508,6 +508,45 @@ TEST(sim_forced_flush_of_one_context_and_stream) {
   ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_KERNEL), 3);
 }
 
+/* gp_activity_get_*_id on the simulator's own handles: the ids its
+ * records and gp_sim_*_id carry, until the object goes. */
+TEST(sim_object_ids_by_handle) {
+  gp_sim_context *ctx;
+  ASSERT_OK(gp_sim_context_create(1, &ctx));
+  gp_sim_stream *s;
+  ASSERT_OK(gp_sim_stream_create(ctx, &s));
+  uint32_t id = 0, dev = 0, st = 0;
+  ASSERT_OK(gp_activity_get_context_id(GP_API_SIM, ctx, NULL, &id));
+  ASSERT_EQ(id, gp_sim_context_id(ctx));
+  ASSERT_OK(gp_activity_get_stream_id(GP_API_SIM, ctx, s, &st));
+  ASSERT_EQ(st, gp_sim_stream_id(s));
+  ASSERT_OK(gp_activity_get_stream_id(GP_API_SIM, NULL,
+                                      gp_sim_default_stream(ctx), &st));
+  ASSERT_EQ(st, gp_sim_stream_id(gp_sim_default_stream(ctx)));
+  ASSERT_OK(gp_activity_get_device_id(GP_API_SIM, ctx, NULL, &dev));
+  uint32_t want = 0;
+  ASSERT_OK(gp_sim_device_id(1, &want));
+  ASSERT_EQ(dev, want);
+  /* Another context's stream, an unknown handle, NULLs, another API. */
+  gp_sim_context *other;
+  ASSERT_OK(gp_sim_context_create(0, &other));
+  ASSERT_ERR(gp_activity_get_stream_id(GP_API_SIM, other, s, &st), GP_EINVAL);
+  ASSERT_ERR(gp_activity_get_context_id(GP_API_SIM, &want, NULL, &id),
+             GP_ENOENT);
+  ASSERT_ERR(gp_activity_get_context_id(GP_API_OPEN_CL, ctx, NULL, &id),
+             GP_ENOENT);
+  ASSERT_ERR(gp_activity_get_context_id(GP_API_SIM, NULL, NULL, &id),
+             GP_EINVAL);
+  ASSERT_ERR(gp_activity_get_stream_id(GP_API_SIM, NULL, s, NULL), GP_EINVAL);
+  /* Gone: forgotten. */
+  ASSERT_OK(gp_sim_stream_destroy(s));
+  ASSERT_ERR(gp_activity_get_stream_id(GP_API_SIM, NULL, s, &st), GP_ENOENT);
+  ASSERT_OK(gp_sim_context_destroy(ctx));
+  ASSERT_ERR(gp_activity_get_context_id(GP_API_SIM, ctx, NULL, &id), GP_ENOENT);
+  ASSERT_OK(gp_activity_get_context_id(GP_API_SIM, other, NULL, &id));
+  ASSERT_EQ(id, gp_sim_context_id(other));
+}
+
 TEST(sim_device_context_name_records) {
   tu_capture(1 << 16, 0);
   uint32_t n;

@@ -11,7 +11,9 @@
  * with its correlation id, call and status, and no callback is without
  * its record; vkQueueWaitIdle raised STREAM_SYNCHRONIZED on the queue's
  * stream and vkDeviceWaitIdle CONTEXT_SYNCHRONIZED, with the calls'
- * correlation ids. Prints "ok N" (N records) and exits 0; a line naming
+ * correlation ids; and gp_activity_get_*_id of the VkDevice and VkQueue
+ * give the ids of the queue's NAME record, as the callbacks' context and
+ * stream do. Prints "ok N" (N records) and exits 0; a line naming
  * what differed and 1; 77 without a Vulkan device.
  */
 #include <stdio.h>
@@ -58,9 +60,11 @@ static void on_cb(void *user, gp_callback_domain domain, uint32_t cbid,
   }
 }
 
-/* The API records delivered, copied out. */
+/* The API records delivered, copied out, and the queue's stream as its
+ * NAME record ("VkQueue 0.0") gives it. */
 static gp_activity_api recs[MAXEV];
 static int nrec;
+static uint32_t named_stream, named_context, named_device;
 
 static void request(uint8_t **buf, size_t *size, size_t *max) {
   *size = 1 << 16;
@@ -73,8 +77,17 @@ static void complete(uint8_t *buf, size_t size, size_t valid) {
   const gp_activity *r = NULL;
   while (gp_activity_get_next_record(buf, valid, &r) == 0)
     if (r->kind == GP_ACTIVITY_KIND_API && nrec < MAXEV &&
-        ((const gp_activity_api *)r)->domain == GP_API_DOMAIN_VULKAN)
+        ((const gp_activity_api *)r)->domain == GP_API_DOMAIN_VULKAN) {
       recs[nrec++] = *(const gp_activity_api *)r;
+    } else if (r->kind == GP_ACTIVITY_KIND_NAME) {
+      const gp_activity_name *n = (const gp_activity_name *)r;
+      if (n->object_kind == GP_OBJECT_STREAM &&
+          strcmp(gp_activity_string(n->name_id), "VkQueue 0.0") == 0) {
+        named_stream = n->stream_id;
+        named_context = n->context_id;
+        named_device = n->device_id;
+      }
+    }
   free(buf);
 }
 
@@ -99,6 +112,7 @@ int main(int argc, char **argv) {
   setenv("VK_ADD_LAYER_PATH", argv[1], 1);
   gp_activity_register_callbacks(request, complete);
   gp_activity_enable(GP_ACTIVITY_KIND_API);
+  gp_activity_enable(GP_ACTIVITY_KIND_NAME);
   gp_callback_subscriber *sub;
   if (gp_callback_subscribe(&sub, on_cb, NULL) != 0 ||
       gp_callback_enable_domain(sub, 1, GP_CALLBACK_DOMAIN_API) != 0 ||
@@ -146,6 +160,24 @@ int main(int argc, char **argv) {
     return fail("a Vulkan call");
   gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
   gp_callback_unsubscribe(sub);
+  /* The handles' ids (gp_activity_get_*_id) against the NAME record. */
+  uint32_t ctx_id = 0, stream_id = 0, dev_id = 0, dev_id2 = 0;
+  if (!named_stream)
+    return fail("no NAME record of the queue");
+  if (gp_activity_get_context_id(GP_API_VULKAN, dev, NULL, &ctx_id) != 0 ||
+      ctx_id != named_context)
+    return fail("gp_activity_get_context_id(VkDevice)");
+  if (gp_activity_get_stream_id(GP_API_VULKAN, dev, q, &stream_id) != 0 ||
+      stream_id != named_stream)
+    return fail("gp_activity_get_stream_id(VkQueue)");
+  if (gp_activity_get_device_id(GP_API_VULKAN, dev, NULL, &dev_id) != 0 ||
+      dev_id != named_device)
+    return fail("gp_activity_get_device_id(VkDevice)");
+  /* The loader hands the program and the layer different
+   * VkPhysicalDevice handles: that one is not known. */
+  if (gp_activity_get_device_id(GP_API_VULKAN, NULL, phys, &dev_id2) !=
+      GP_ENOENT)
+    return fail("gp_activity_get_device_id(VkPhysicalDevice)");
   vkDestroyFence(dev, fence, NULL);
   vkDestroyDevice(dev, NULL);
   vkDestroyInstance(inst, NULL);
@@ -163,7 +195,7 @@ int main(int argc, char **argv) {
       return fail(gp_activity_string(a->name_id));
     if (in->call != a->cbid || out->call != a->cbid ||
         in->cbid != GP_CALLBACK_API_ID(GP_API_DOMAIN_VULKAN, a->cbid) ||
-        out->rc != a->return_value || !in->context)
+        out->rc != a->return_value || in->context != named_context)
       return fail("a pair's call, status or context");
   }
   /* No callback without its record. */
@@ -184,7 +216,7 @@ int main(int argc, char **argv) {
     if (!call || call->context != e->context)
       return fail("a synchronisation's call");
     if (e->cbid == GP_CALLBACK_SYNC_STREAM_SYNCHRONIZED)
-      stream_sync += e->stream != 0 && e->stream == call->stream;
+      stream_sync += e->stream == named_stream && e->stream == call->stream;
     else if (e->cbid == GP_CALLBACK_SYNC_CONTEXT_SYNCHRONIZED)
       ctx_sync++;
   }

@@ -376,14 +376,14 @@ static void forward(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     gp__cb_api_call *c = &f->calls[f->depth++];
     uint32_t ctx, stream;
     fwd_where(cb, op, &ctx, &stream);
-    c->d = (gp_callback_api_data){
-        .api_domain = api,
-        .cbid = cbid,
-        .function_name = cb->functionName ? cb->functionName : "",
-        .correlation_id = cb->correlationId,
-        .context_id = ctx,
-        .stream_id = stream,
-        .thread_id = GP_CORE->tid()};
+    c->d = (gp_callback_api_data){.api_domain = api,
+                                  .cbid = cbid,
+                                  .function_name =
+                                      cb->functionName ? cb->functionName : "",
+                                  .correlation_id = cb->correlationId,
+                                  .context_id = ctx,
+                                  .stream_id = stream,
+                                  .thread_id = GP_CORE->tid()};
     GP_CORE->callback_api(c, GP_CALLBACK_SITE_ENTER, 0);
     return;
   }
@@ -395,8 +395,7 @@ static void forward(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     f->skipped--;
     return;
   }
-  if (!f->depth ||
-      f->calls[f->depth - 1].d.correlation_id != cb->correlationId)
+  if (!f->depth || f->calls[f->depth - 1].d.correlation_id != cb->correlationId)
     return; /* entered before a subscriber wanted it */
   gp__cb_api_call *c = &f->calls[--f->depth];
   int32_t rc = 0;
@@ -449,11 +448,29 @@ static void resource_callback(CUpti_CallbackId cbid,
         cuptiGetDeviceId(rd->context, &dev) != CUPTI_SUCCESS)
       return;
     gp__cuda_describe_device(dev);
-    gp__cuda_context(ctx_id, dev, 0);
+    uint32_t ours = gp__cuda_context(ctx_id, dev, 0);
+    if (ours) /* for gp_activity_get_*_id */
+      GP_CORE->handle_put(GP_API_CUDA, GP__HANDLE_CONTEXT, rd->context, NULL,
+                          gp__cuda_device(dev), ours, 0);
     gp__cuda_profiler_context(rd->context, true);
     break;
   }
+  case CUPTI_CBID_RESOURCE_STREAM_CREATED: {
+    uint32_t ctx_id = 0, dev = 0, sid = 0;
+    if (cuptiGetContextId(rd->context, &ctx_id) != CUPTI_SUCCESS ||
+        cuptiGetDeviceId(rd->context, &dev) != CUPTI_SUCCESS ||
+        cuptiGetStreamId(rd->context, rd->resourceHandle.stream, &sid) !=
+            CUPTI_SUCCESS)
+      return;
+    uint32_t ours = gp__cuda_context(ctx_id, dev, 0);
+    if (ours)
+      GP_CORE->handle_put(GP_API_CUDA, GP__HANDLE_STREAM,
+                          rd->resourceHandle.stream, NULL, gp__cuda_device(dev),
+                          ours, sid);
+    break;
+  }
   case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING: {
+    GP_CORE->handle_drop(GP_API_CUDA, GP__HANDLE_CONTEXT, rd->context, NULL);
     gp__cuda_profiler_context(rd->context, false);
     uint32_t ctx_id = 0;
     if (cuptiGetContextId(rd->context, &ctx_id) == CUPTI_SUCCESS)
@@ -461,6 +478,8 @@ static void resource_callback(CUpti_CallbackId cbid,
     break;
   }
   case CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING:
+    GP_CORE->handle_drop(GP_API_CUDA, GP__HANDLE_STREAM,
+                         rd->resourceHandle.stream, NULL);
     gp__cuda_deps_forget(rd->resourceHandle.stream);
     break;
   default:

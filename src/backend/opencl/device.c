@@ -388,6 +388,8 @@ gp__ocl_device *gp__ocl_device_get(cl_device_id dev) {
     goto fail;
   }
   gp__ocl_frontier_install(d->device_id);
+  GP_CORE->handle_put(GP_API_OPEN_CL, GP__HANDLE_DEVICE, dev, NULL,
+                      d->device_id, 0, 0);
   pthread_mutex_lock(&gp__ocl.objects_lock);
   int rc = gp__ptrmap_put(&gp__ocl.devices, dev, d, NULL);
   pthread_mutex_unlock(&gp__ocl.objects_lock);

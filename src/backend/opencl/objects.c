@@ -35,9 +35,13 @@ static void CL_CALLBACK context_destroyed(cl_context ctx, void *user) {
   if (gp__ptrmap_get(&gp__ocl.contexts, ctx) == c)
     gp__ptrmap_del(&gp__ocl.contexts, ctx);
   pthread_mutex_unlock(&gp__ocl.objects_lock);
-  for (uint32_t i = 0; i < c->num_devices; i++)
+  for (uint32_t i = 0; i < c->num_devices; i++) {
+    GP_CORE->handle_drop(GP_API_OPEN_CL, GP__HANDLE_CONTEXT, ctx,
+                         c->devices[i]);
     if (c->context_ids[i])
       GP_CORE->context_unregister(c->context_ids[i]);
+  }
+  GP_CORE->handle_drop(GP_API_OPEN_CL, GP__HANDLE_CONTEXT, ctx, NULL);
   /* c itself stays: a lock-free reader may still hold it. */
 }
 
@@ -68,8 +72,17 @@ static gp__ocl_context *context_register(cl_context ctx) {
       continue;
     cl30 = cl30 || d->version >= 300;
     if (GP_CORE->context_register(d->device_id, GP_API_OPEN_CL, 0, &ids[i]) !=
-        0)
+        0) {
       ids[i] = 0;
+      continue;
+    }
+    /* For gp_activity_get_*_id: by (context, device), and by the context
+     * alone where it has one device. */
+    GP_CORE->handle_put(GP_API_OPEN_CL, GP__HANDLE_CONTEXT, ctx, devs[i],
+                        d->device_id, ids[i], 0);
+    if (n == 1)
+      GP_CORE->handle_put(GP_API_OPEN_CL, GP__HANDLE_CONTEXT, ctx, NULL,
+                          d->device_id, ids[i], 0);
   }
   pthread_mutex_lock(&gp__ocl.objects_lock);
   int rc = gp__ptrmap_put(&gp__ocl.contexts, ctx, c, NULL);
@@ -206,6 +219,8 @@ static gp__ocl_queue *queue_register(cl_command_queue q, cl_context ctx,
     return NULL;
   }
   pthread_mutex_unlock(&gp__ocl.objects_lock);
+  GP_CORE->handle_put(GP_API_OPEN_CL, GP__HANDLE_STREAM, q, NULL, r->device_id,
+                      context_id, r->stream_id);
   if (forced)
     atomic_store(&any_forced, true);
   char name[64];

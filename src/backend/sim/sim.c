@@ -492,7 +492,14 @@ static gp_sim_stream *stream_new(gp_sim_context *ctx) {
   return s;
 }
 
+/* Notes stream s (of a registered context) for gp_activity_get_*_id. */
+static void stream_note(const gp_sim_stream *s) {
+  gp__handle_put(GP_API_SIM, GP__HANDLE_STREAM, s, NULL, s->ctx->dev->device_id,
+                 s->ctx->id, s->id);
+}
+
 static void stream_free(gp_sim_stream *s) {
+  gp__handle_drop(GP_API_SIM, GP__HANDLE_STREAM, s, NULL);
   gp_perfmon_put(s->pm);
   free(s->waits);
   free(s);
@@ -511,6 +518,7 @@ static void context_free(gp_sim_context *ctx) {
     if (d->allocs[i].context_id != ctx->id)
       d->allocs[k++] = d->allocs[i];
   d->num_allocs = k;
+  gp__handle_drop(GP_API_SIM, GP__HANDLE_CONTEXT, ctx, NULL);
   gp__context_unregister(ctx->id);
   gp_perfmon_put(ctx->pm);
   free(ctx);
@@ -556,6 +564,9 @@ int gp_sim_context_create(uint32_t index, gp_sim_context **out) {
     return gp__sim_api_end(&c, rc);
   }
   gp__sim.contexts[gp__sim.num_contexts++] = ctx;
+  gp__handle_put(GP_API_SIM, GP__HANDLE_CONTEXT, ctx, NULL, ctx->dev->device_id,
+                 ctx->id, ctx->default_stream->id);
+  stream_note(ctx->default_stream);
   gp__sim_clock_snapshot(ctx->dev);
   *out = ctx;
   c.api.d.context_id = ctx->id; /* the exit's data names it */
@@ -621,6 +632,7 @@ int gp_sim_stream_create(gp_sim_context *ctx, gp_sim_stream **out) {
   if (!s)
     return gp__sim_api_end(&c, GP_ENOMEM);
   *out = s;
+  stream_note(s);
   c.api.d.stream_id = s->id; /* the exit's data names it */
   stream_event(s, GP_CALLBACK_RESOURCE_STREAM_CREATED);
   return gp__sim_api_end(&c, 0);

@@ -552,6 +552,8 @@ layer_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *ci,
   register_device(dev);
   gp__vk_core->context_register(dev->device_id, GP_API_VULKAN, 1,
                                 &dev->context_id);
+  gp__vk_core->handle_put(GP_API_VULKAN, GP__HANDLE_CONTEXT, *out, NULL,
+                          dev->device_id, dev->context_id, 0);
   gp__vk_calibrate(dev, true);
   pthread_mutex_lock(&reg_lock);
   int rc = gp__vk_map_put(&devices, key_of(*out), dev);
@@ -585,6 +587,12 @@ layer_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc) {
   pthread_mutex_lock(&reg_lock);
   gp__vk_map_del(&devices, key_of(device));
   pthread_mutex_unlock(&reg_lock);
+  gp__vk_core->handle_drop(GP_API_VULKAN, GP__HANDLE_CONTEXT, device, NULL);
+  for (size_t i = 0; i < dev->queues.cap; i++)
+    if (dev->queues.keys[i])
+      gp__vk_core->handle_drop(GP_API_VULKAN, GP__HANDLE_STREAM,
+                               (const void *)(uintptr_t)dev->queues.keys[i],
+                               NULL);
   gp__vk_core->context_unregister(dev->context_id);
   /* The driver frees through our allocator, which needs dev: last. */
   dev->DestroyDevice(device, dev->own_allocator ? &dev->allocator : alloc);
@@ -616,6 +624,8 @@ static void note_queue(gp__vk_device *dev, uint32_t family, uint32_t index,
     snprintf(name, sizeof(name), "VkQueue %u.%u", family, index);
     gp__vk_core->emit_name(GP_OBJECT_STREAM, dev->device_id, dev->context_id,
                            stream, 0, name);
+    gp__vk_core->handle_put(GP_API_VULKAN, GP__HANDLE_STREAM, q, NULL,
+                            dev->device_id, dev->context_id, stream);
   }
   pthread_mutex_unlock(&dev->lock);
 }

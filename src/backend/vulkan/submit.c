@@ -395,10 +395,10 @@ static uint32_t stream_of(gp__vk_device *dev, VkQueue queue) {
   if (!queue)
     return 0;
   pthread_mutex_lock(&dev->lock);
-  uint32_t s = (uint32_t)(uintptr_t)gp__vk_map_get(&dev->queues,
+  uint64_t v = (uint64_t)(uintptr_t)gp__vk_map_get(&dev->queues,
                                                    (uint64_t)(uintptr_t)queue);
   pthread_mutex_unlock(&dev->lock);
-  return s;
+  return (uint32_t)(v >> 32); /* the stream: the high half (note_queue) */
 }
 
 /* See vkInt.h. */
