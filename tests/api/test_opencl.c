@@ -772,7 +772,22 @@ static void on_ocl_cb(void *user, gp_callback_domain domain, uint32_t cbid,
     e->context = d->context_id;
     e->stream = d->stream_id;
     e->corr = d->correlation_id;
+  } else if (domain == GP_CALLBACK_DOMAIN_RESOURCE) {
+    const gp_callback_resource_data *d = data;
+    e->context = d->context_id;
+    e->stream = d->stream_id;
   }
+}
+
+/* Whether a STREAM_CREATED callback named (context, stream). */
+static bool stream_made(uint32_t context, uint32_t stream) {
+  int n = atomic_load(&cb_n);
+  for (int i = 0; i < n; i++)
+    if (cb_log[i].domain == GP_CALLBACK_DOMAIN_RESOURCE &&
+        cb_log[i].cbid == GP_CALLBACK_RESOURCE_STREAM_CREATED &&
+        cb_log[i].context == context && cb_log[i].stream == stream)
+      return true;
+  return false;
 }
 
 static const cb_seen *cb_find(uint64_t corr, uint32_t site) {
@@ -838,6 +853,7 @@ TEST(opencl_callbacks_match_records) {
       ASSERT_EQ(in->context, ctx);
       ASSERT_EQ(in->stream, stream);
       ASSERT_NE(stream, 0);
+      ASSERT(stream_made(ctx, stream)); /* its queue: RESOURCE */
       enqueues++;
     }
   }

@@ -57,6 +57,10 @@ static void on_cb(void *user, gp_callback_domain domain, uint32_t cbid,
     e->corr = d->correlation_id;
     e->context = d->context_id;
     e->stream = d->stream_id;
+  } else if (domain == GP_CALLBACK_DOMAIN_RESOURCE) {
+    const gp_callback_resource_data *d = data;
+    e->context = d->context_id;
+    e->stream = d->stream_id;
   }
 }
 
@@ -116,7 +120,8 @@ int main(int argc, char **argv) {
   gp_callback_subscriber *sub;
   if (gp_callback_subscribe(&sub, on_cb, NULL) != 0 ||
       gp_callback_enable_domain(sub, 1, GP_CALLBACK_DOMAIN_API) != 0 ||
-      gp_callback_enable_domain(sub, 1, GP_CALLBACK_DOMAIN_SYNCHRONIZE) != 0)
+      gp_callback_enable_domain(sub, 1, GP_CALLBACK_DOMAIN_SYNCHRONIZE) != 0 ||
+      gp_callback_enable_domain(sub, 1, GP_CALLBACK_DOMAIN_RESOURCE) != 0)
     return fail("subscribe");
 
   const char *layers[] = {"VK_LAYER_GPUPERF_trace"};
@@ -222,6 +227,19 @@ int main(int argc, char **argv) {
   }
   if (stream_sync != 1 || ctx_sync != 1)
     return fail("the synchronisations");
+  /* The context and the queue, made. */
+  int made_ctx = 0, made_queue = 0;
+  for (int i = 0; i < nev; i++) {
+    if (evs[i].domain != GP_CALLBACK_DOMAIN_RESOURCE)
+      continue;
+    made_ctx += evs[i].cbid == GP_CALLBACK_RESOURCE_CONTEXT_CREATED &&
+                evs[i].context == named_context;
+    made_queue += evs[i].cbid == GP_CALLBACK_RESOURCE_STREAM_CREATED &&
+                  evs[i].context == named_context &&
+                  evs[i].stream == named_stream;
+  }
+  if (made_ctx != 1 || made_queue != 1)
+    return fail("the RESOURCE callbacks");
   printf("ok %d\n", nrec);
   return 0;
 }

@@ -610,6 +610,7 @@ static void note_queue(gp__vk_device *dev, uint32_t family, uint32_t index,
                        VkQueue q) {
   if (!q)
     return;
+  uint32_t made = 0; /* the stream of a queue first seen */
   pthread_mutex_lock(&dev->lock);
   if (!gp__vk_map_get(&dev->queues, (uint64_t)(uintptr_t)q)) {
     uint32_t hw =
@@ -626,8 +627,17 @@ static void note_queue(gp__vk_device *dev, uint32_t family, uint32_t index,
                            stream, 0, name);
     gp__vk_core->handle_put(GP_API_VULKAN, GP__HANDLE_STREAM, q, NULL,
                             dev->device_id, dev->context_id, stream);
+    made = stream;
   }
   pthread_mutex_unlock(&dev->lock);
+  if (made && GP_UNLIKELY(atomic_load_explicit(gp__vk_core->callback_mask,
+                                               memory_order_relaxed) &
+                          GP__CB_BIT(GP_CALLBACK_DOMAIN_RESOURCE))) {
+    gp_callback_resource_data d = {GP_API_VULKAN, dev->device_id,
+                                   dev->context_id, made};
+    gp__vk_core->callback(GP_CALLBACK_DOMAIN_RESOURCE,
+                          GP_CALLBACK_RESOURCE_STREAM_CREATED, &d);
+  }
 }
 
 static VKAPI_ATTR void VKAPI_CALL layer_GetDeviceQueue(VkDevice device,
