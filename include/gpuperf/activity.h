@@ -757,6 +757,22 @@ GP_EXPORT int gp_activity_get_stream_id(uint32_t api, const void *context,
                                         const void *stream,
                                         uint32_t *stream_id);
 
+/* A device's auto boost state (CUPTI's CUpti_ActivityAutoBoostState). */
+typedef struct gp_auto_boost_state {
+  uint32_t enabled; /* 1: the device raises its clocks on its own */
+  uint32_t pid;     /* the process that asked for this state; 0: none */
+} gp_auto_boost_state;
+
+/*
+ * The auto boost state of a context's device, as CUPTI's
+ * cuptiGetAutoBoostState: profiles taken while a GPU boosts its clocks on
+ * its own can differ from run to run. Returns 0, GP_EINVAL if state is
+ * NULL, GP_ENOENT for a context that is not live, GP_ENOTSUP where the
+ * device's backend cannot say (CUPTI_ERROR_NOT_SUPPORTED).
+ */
+GP_EXPORT int gp_activity_get_auto_boost_state(uint32_t context_id,
+                                               gp_auto_boost_state *state);
+
 /* Cumulative drop counts by kind and reason (never reset). */
 typedef struct gp_activity_drop_stats {
   uint64_t count[GP_ACTIVITY_KIND_COUNT][GP_DROP_REASON_COUNT];

@@ -711,6 +711,16 @@ typedef uint64_t (*gp__frontier_fn)(void *user, uint32_t device_id);
  * for a device not registered. */
 int gp__device_set_frontier(uint32_t device_id, gp__frontier_fn fn, void *user);
 
+/* Answers gp_activity_get_auto_boost_state for device_id: 0 with *state
+ * filled, or the backend's error. */
+typedef int (*gp__auto_boost_fn)(void *user, uint32_t device_id,
+                                 gp_auto_boost_state *state);
+
+/* Sets device_id's auto boost query (NULL: it cannot say, GP_ENOTSUP).
+ * 0 or GP_ENODEV. */
+int gp__device_set_auto_boost(uint32_t device_id, gp__auto_boost_fn fn,
+                              void *user);
+
 /* device_id's frontier now; false (and *t untouched) when its backend
  * installed no frontier function. */
 bool gp__device_frontier(uint32_t device_id, uint64_t *t);

@@ -21,6 +21,8 @@ typedef struct device {
   gp_device_queue_info *queues;
   gp__frontier_fn frontier; /* under lock */
   void *frontier_user;
+  gp__auto_boost_fn auto_boost; /* under lock; NULL: cannot say */
+  void *auto_boost_user;
 } device;
 
 typedef struct context_entry {
@@ -111,6 +113,39 @@ int gp__device_set_frontier(uint32_t device_id, gp__frontier_fn fn,
   }
   pthread_mutex_unlock(&lock);
   return rc;
+}
+
+/* See core.h. */
+int gp__device_set_auto_boost(uint32_t device_id, gp__auto_boost_fn fn,
+                              void *user) {
+  pthread_mutex_lock(&lock);
+  int rc = GP_ENODEV;
+  if (device_id < atomic_load(&num_devices)) {
+    devices[device_id].auto_boost = fn;
+    devices[device_id].auto_boost_user = user;
+    rc = 0;
+  }
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+/* See activity.h. */
+int gp_activity_get_auto_boost_state(uint32_t context_id,
+                                     gp_auto_boost_state *state) {
+  if (!state)
+    return GP_EINVAL;
+  pthread_mutex_lock(&lock);
+  if (context_id == 0 || context_id >= next_context ||
+      !contexts[context_id].live) {
+    pthread_mutex_unlock(&lock);
+    return GP_ENOENT;
+  }
+  uint32_t dev = contexts[context_id].device_id;
+  gp__auto_boost_fn fn = devices[dev].auto_boost;
+  void *user = devices[dev].auto_boost_user;
+  pthread_mutex_unlock(&lock);
+  /* Outside the lock: the backend may ask its driver. */
+  return fn ? fn(user, dev, state) : GP_ENOTSUP;
 }
 
 /* See core.h. */

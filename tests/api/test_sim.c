@@ -545,6 +545,14 @@ TEST(sim_object_ids_by_handle) {
   ASSERT_ERR(gp_activity_get_context_id(GP_API_SIM, ctx, NULL, &id), GP_ENOENT);
   ASSERT_OK(gp_activity_get_context_id(GP_API_SIM, other, NULL, &id));
   ASSERT_EQ(id, gp_sim_context_id(other));
+  /* Auto boost: a simulated GPU keeps its model's clocks. */
+  gp_auto_boost_state b = {9, 9};
+  ASSERT_OK(gp_activity_get_auto_boost_state(id, &b));
+  ASSERT_EQ(b.enabled, 0);
+  ASSERT_EQ(b.pid, 0);
+  ASSERT_ERR(gp_activity_get_auto_boost_state(gp_sim_context_id(ctx), &b),
+             GP_ENOENT); /* destroyed */
+  ASSERT_ERR(gp_activity_get_auto_boost_state(id, NULL), GP_EINVAL);
 }
 
 TEST(sim_device_context_name_records) {

@@ -230,6 +230,16 @@ static uint64_t device_clock_read(void *user) {
   return gp__sim_device_time(user, gp__sim_now());
 }
 
+/* A simulated GPU runs at its model's clocks, always (the ENVIRONMENT
+ * records show them): it never boosts on its own. */
+static int auto_boost(void *user, uint32_t device_id,
+                      gp_auto_boost_state *state) {
+  (void)user, (void)device_id;
+  state->enabled = 0;
+  state->pid = 0;
+  return 0;
+}
+
 static int parse_env_config(gp_sim_config *cfg) {
   memset(cfg, 0, sizeof(*cfg));
   const char *devs = getenv("GPUPERF_SIM_DEVICES");
@@ -338,6 +348,7 @@ static int init_locked(const gp_sim_config *cfg) {
                              &d->device_id);
     if (rc != 0)
       return rc;
+    gp__device_set_auto_boost(d->device_id, auto_boost, d);
     d->next_env = gp__sim_now();
     if (gp__counters_register(d->device_id, gp__sim_catalog(d->m->model),
                               &gp__sim_provider, NULL) == 0)
