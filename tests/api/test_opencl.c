@@ -924,6 +924,9 @@ TEST(opencl_object_ids_by_handle) {
   ASSERT_EQ(did2, did);
   ASSERT_ERR(gp_activity_get_stream_id(GP_API_OPEN_CL, NULL, b, &sid),
              GP_ENOENT);
+  /* OpenCL cannot tell whether a device boosts: CUPTI's NOT_SUPPORTED. */
+  gp_auto_boost_state boost;
+  ASSERT_ERR(gp_activity_get_auto_boost_state(id, &boost), GP_ENOTSUP);
   clReleaseMemObject(b);
   clReleaseCommandQueue(q);
   clReleaseContext(ctx);

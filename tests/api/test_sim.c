@@ -541,6 +541,7 @@ TEST(sim_object_ids_by_handle) {
   /* Gone: forgotten. */
   ASSERT_OK(gp_sim_stream_destroy(s));
   ASSERT_ERR(gp_activity_get_stream_id(GP_API_SIM, NULL, s, &st), GP_ENOENT);
+  uint32_t dead = gp_sim_context_id(ctx);
   ASSERT_OK(gp_sim_context_destroy(ctx));
   ASSERT_ERR(gp_activity_get_context_id(GP_API_SIM, ctx, NULL, &id), GP_ENOENT);
   ASSERT_OK(gp_activity_get_context_id(GP_API_SIM, other, NULL, &id));
@@ -550,7 +551,7 @@ TEST(sim_object_ids_by_handle) {
   ASSERT_OK(gp_activity_get_auto_boost_state(id, &b));
   ASSERT_EQ(b.enabled, 0);
   ASSERT_EQ(b.pid, 0);
-  ASSERT_ERR(gp_activity_get_auto_boost_state(gp_sim_context_id(ctx), &b),
+  ASSERT_ERR(gp_activity_get_auto_boost_state(dead, &b),
              GP_ENOENT); /* destroyed */
   ASSERT_ERR(gp_activity_get_auto_boost_state(id, NULL), GP_EINVAL);
 }
