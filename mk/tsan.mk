@@ -12,6 +12,7 @@
 # producer's reader thread, the collector and the program's threads).
 TSAN_TESTS ?= 'activity_[a-e]*' 'activity_[g-z]*' 'activity_four_*' \
               'clock_*' 'strings_*' 'opencl_*' 'markers_*' 'session_*' \
+              'callback_*' \
               'record_sim*' 'record_sigkill*' 'record_killed*' \
               'record_children*' 'producer_[d-z]*' 'lifetime_*'
 
