@@ -145,6 +145,15 @@ static bool locate(gp_callback_subscriber *s, uint32_t domain, uint32_t cbid,
   return true;
 }
 
+/* The same for a subscriber that may not be one: 0, GP_EINVAL for an
+ * unknown subscriber, GP_ERANGE for an id out of range. Under lock. */
+static int bit_of(gp_callback_subscriber *s, uint32_t domain, uint32_t cbid,
+                  _Atomic uint64_t **word, uint64_t *bit) {
+  if (slot_of(s) < 0)
+    return GP_EINVAL;
+  return locate(s, domain, cbid, word, bit) ? 0 : GP_ERANGE;
+}
+
 static bool domain_ok(uint32_t domain) {
   return domain > GP_CALLBACK_DOMAIN_INVALID &&
          domain < GP_CALLBACK_DOMAIN_COUNT;
@@ -156,16 +165,12 @@ int gp_callback_enable(gp_callback_subscriber *subscriber, uint32_t enable,
   if (!domain_ok(domain))
     return GP_EINVAL;
   pthread_mutex_lock(&lock);
-  int rc = 0;
   _Atomic uint64_t *w;
   uint64_t bit;
-  if (slot_of(subscriber) < 0)
-    rc = GP_EINVAL;
-  else if (!locate(subscriber, domain, cbid, &w, &bit))
-    rc = GP_ERANGE;
-  else if (enable)
+  int rc = bit_of(subscriber, domain, cbid, &w, &bit);
+  if (!rc && enable)
     atomic_fetch_or(w, bit);
-  else
+  else if (!rc)
     atomic_fetch_and(w, ~bit);
   if (!rc)
     remask();
@@ -221,14 +226,10 @@ int gp_callback_get_state(gp_callback_subscriber *subscriber,
   if (!enabled || !domain_ok(domain))
     return GP_EINVAL;
   pthread_mutex_lock(&lock);
-  int rc = 0;
   _Atomic uint64_t *w;
   uint64_t bit;
-  if (slot_of(subscriber) < 0)
-    rc = GP_EINVAL;
-  else if (!locate(subscriber, domain, cbid, &w, &bit))
-    rc = GP_ERANGE;
-  else
+  int rc = bit_of(subscriber, domain, cbid, &w, &bit);
+  if (!rc)
     *enabled = (atomic_load(w) & bit) != 0;
   pthread_mutex_unlock(&lock);
   return rc;

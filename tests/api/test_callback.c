@@ -8,66 +8,23 @@
 #include <pthread.h>
 
 #include "backend/sim/simInt.h"
+#include "cb_log.h"
 #include "harness.h"
 #include "testutil.h"
 
 #define MAXEV 4096
 
-/* One callback as seen. */
-typedef struct seen {
-  uint32_t domain, cbid, site, api_domain, call;
-  int32_t rc;
-  uint64_t corr, data_at_entry;
-  uint32_t context, stream, thread;
-  uint64_t range_id;
-} seen;
-
 typedef struct log_t {
-  int tag; /* what this subscriber stores in correlation_data */
-  seen ev[MAXEV];
+  int tag; /* what this subscriber leaves in correlation_data */
+  cb_event ev[MAXEV];
   int n;
 } log_t;
 
 static void on_cb(void *user, gp_callback_domain domain, uint32_t cbid,
                   const void *data) {
   log_t *l = user;
-  if (l->n >= MAXEV)
-    return;
-  seen *e = &l->ev[l->n++];
-  memset(e, 0, sizeof(*e));
-  e->domain = domain;
-  e->cbid = cbid;
-  if (domain == GP_CALLBACK_DOMAIN_API) {
-    const gp_callback_api_data *d = data;
-    e->site = d->site;
-    e->api_domain = d->api_domain;
-    e->call = d->cbid;
-    e->rc = d->return_value;
-    e->corr = d->correlation_id;
-    e->context = d->context_id;
-    e->stream = d->stream_id;
-    e->thread = d->thread_id;
-    if (d->site == GP_CALLBACK_SITE_ENTER) {
-      e->data_at_entry = *d->correlation_data;
-      *d->correlation_data = d->correlation_id * 10 + (uint64_t)l->tag;
-    } else {
-      e->data_at_entry = *d->correlation_data; /* what entry left */
-    }
-  } else if (domain == GP_CALLBACK_DOMAIN_RESOURCE) {
-    const gp_callback_resource_data *d = data;
-    e->context = d->context_id;
-    e->stream = d->stream_id;
-    e->api_domain = d->api;
-  } else if (domain == GP_CALLBACK_DOMAIN_SYNCHRONIZE) {
-    const gp_callback_sync_data *d = data;
-    e->context = d->context_id;
-    e->stream = d->stream_id;
-    e->corr = d->correlation_id;
-  } else if (domain == GP_CALLBACK_DOMAIN_MARKER) {
-    const gp_callback_marker_data *d = data;
-    e->range_id = d->range_id;
-    e->thread = d->thread_id;
-  }
+  if (l->n < MAXEV)
+    cb_note(&l->ev[l->n++], domain, cbid, data, (uint64_t)l->tag);
 }
 
 static int count(const log_t *l, uint32_t domain, uint32_t cbid) {
@@ -82,14 +39,14 @@ static int count(const log_t *l, uint32_t domain, uint32_t cbid) {
  * subscriber's correlation_data carried across; returns the pairs. */
 static int check_pairs(const log_t *l) {
   int pairs = 0;
-  const seen *open = NULL;
+  const cb_event *open = NULL;
   for (int i = 0; i < l->n; i++) {
-    const seen *e = &l->ev[i];
+    const cb_event *e = &l->ev[i];
     if (e->domain != GP_CALLBACK_DOMAIN_API)
       continue;
     if (e->site == GP_CALLBACK_SITE_ENTER) {
       ASSERT(open == NULL);
-      ASSERT_EQ(e->data_at_entry, 0);
+      ASSERT_EQ(e->data, 0);
       ASSERT_NE(e->corr, 0);
       open = e;
     } else {
@@ -97,7 +54,7 @@ static int check_pairs(const log_t *l) {
       ASSERT_EQ(e->cbid, open->cbid);
       ASSERT_EQ(e->corr, open->corr);
       ASSERT_EQ(e->thread, open->thread);
-      ASSERT_EQ(e->data_at_entry, open->corr * 10 + (uint64_t)l->tag);
+      ASSERT_EQ(e->data, cb_mark(open->corr, (uint64_t)l->tag));
       open = NULL;
       pairs++;
     }
@@ -107,7 +64,7 @@ static int check_pairs(const log_t *l) {
 }
 
 /* The exit event of the API call with correlation id corr, or NULL. */
-static const seen *exit_of(const log_t *l, uint64_t corr) {
+static const cb_event *exit_of(const log_t *l, uint64_t corr) {
   for (int i = 0; i < l->n; i++)
     if (l->ev[i].domain == GP_CALLBACK_DOMAIN_API &&
         l->ev[i].site == GP_CALLBACK_SITE_EXIT && l->ev[i].corr == corr)
@@ -163,7 +120,7 @@ TEST(callback_sim_pairs_match_activity_records) {
     if (a->domain != GP_API_DOMAIN_SIM)
       continue;
     records++;
-    const seen *x = exit_of(&lg, a->correlation_id);
+    const cb_event *x = exit_of(&lg, a->correlation_id);
     ASSERT_NOT_NULL(x);
     ASSERT_EQ(x->api_domain, GP_API_DOMAIN_SIM);
     ASSERT_EQ(x->call, a->cbid);
@@ -179,7 +136,7 @@ TEST(callback_sim_pairs_match_activity_records) {
   for (size_t i = 0; i < 3; i++) {
     const gp_activity_kernel *kr =
         (const gp_activity_kernel *)tu_find(GP_ACTIVITY_KIND_KERNEL, i);
-    const seen *x = exit_of(&lg, kr->correlation_id);
+    const cb_event *x = exit_of(&lg, kr->correlation_id);
     ASSERT_NOT_NULL(x);
     ASSERT_EQ(x->call, SIM_CBID_LAUNCH);
     ASSERT_EQ(x->context, kr->context_id);
@@ -213,7 +170,7 @@ TEST(callback_sim_pairs_match_activity_records) {
                   GP_CALLBACK_RESOURCE_STREAM_DESTROY_STARTING),
             1);
   for (int i = 0; i < lg.n; i++) {
-    const seen *e = &lg.ev[i];
+    const cb_event *e = &lg.ev[i];
     if (e->domain == GP_CALLBACK_DOMAIN_RESOURCE) {
       ASSERT_EQ(e->context, ctx_id);
       ASSERT_EQ(e->api_domain, GP_API_SIM);
@@ -230,7 +187,7 @@ TEST(callback_sim_pairs_match_activity_records) {
                   GP_CALLBACK_SYNC_CONTEXT_SYNCHRONIZED),
             1);
   for (int i = 1; i + 1 < lg.n; i++) {
-    const seen *e = &lg.ev[i];
+    const cb_event *e = &lg.ev[i];
     if (e->domain != GP_CALLBACK_DOMAIN_SYNCHRONIZE)
       continue;
     ASSERT_EQ(lg.ev[i - 1].site, GP_CALLBACK_SITE_ENTER);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "backend/opencl/oclInt.h"
+#include "cb_log.h"
 #include "harness.h"
 #include "opencl/oclutil.h"
 #include "opencl/workload.h"
@@ -329,13 +330,9 @@ TEST(opencl_dependencies_and_correlation) {
   ocl_env();
   ocl_require_device();
   ocl_capture_all();
-  cl_platform_id p;
   cl_device_id dev;
-  ASSERT_EQ(clGetPlatformIDs(1, &p, NULL), CL_SUCCESS);
-  ASSERT_EQ(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev, NULL), CL_SUCCESS);
+  cl_context ctx = ocl_first_context(&dev);
   cl_int e = 0;
-  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
-  ASSERT_EQ(e, CL_SUCCESS);
   cl_command_queue qa = clCreateCommandQueueWithProperties(ctx, dev, NULL, &e);
   cl_queue_properties ooo[] = {CL_QUEUE_PROPERTIES,
                                CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
@@ -738,45 +735,15 @@ TEST(opencl_two_devices_one_context) {
  * OpenCL API record has its entry/exit pair with the same correlation id
  * and call, an enqueue's pair names its queue's context and stream (those
  * of its GPU record), and clFinish raises STREAM_SYNCHRONIZED. */
-typedef struct cb_seen {
-  uint32_t domain, cbid, site, call;
-  int32_t rc;
-  uint64_t corr, data;
-  uint32_t context, stream;
-} cb_seen;
-static cb_seen cb_log[1 << 14];
+static cb_event cb_log[1 << 14];
 static _Atomic int cb_n;
 
 static void on_ocl_cb(void *user, gp_callback_domain domain, uint32_t cbid,
                       const void *data) {
   (void)user;
   int i = atomic_fetch_add(&cb_n, 1);
-  if (i >= (int)(sizeof(cb_log) / sizeof(cb_log[0])))
-    return;
-  cb_seen *e = &cb_log[i];
-  e->domain = domain;
-  e->cbid = cbid;
-  if (domain == GP_CALLBACK_DOMAIN_API) {
-    const gp_callback_api_data *d = data;
-    e->site = d->site;
-    e->call = d->cbid;
-    e->rc = d->return_value;
-    e->corr = d->correlation_id;
-    e->context = d->context_id;
-    e->stream = d->stream_id;
-    e->data = *d->correlation_data;
-    if (d->site == GP_CALLBACK_SITE_ENTER)
-      *d->correlation_data = d->correlation_id + 7;
-  } else if (domain == GP_CALLBACK_DOMAIN_SYNCHRONIZE) {
-    const gp_callback_sync_data *d = data;
-    e->context = d->context_id;
-    e->stream = d->stream_id;
-    e->corr = d->correlation_id;
-  } else if (domain == GP_CALLBACK_DOMAIN_RESOURCE) {
-    const gp_callback_resource_data *d = data;
-    e->context = d->context_id;
-    e->stream = d->stream_id;
-  }
+  if (i < (int)(sizeof(cb_log) / sizeof(cb_log[0])))
+    cb_note(&cb_log[i], domain, cbid, data, 7);
 }
 
 /* Whether a STREAM_CREATED callback named (context, stream). */
@@ -790,7 +757,7 @@ static bool stream_made(uint32_t context, uint32_t stream) {
   return false;
 }
 
-static const cb_seen *cb_find(uint64_t corr, uint32_t site) {
+static const cb_event *cb_find(uint64_t corr, uint32_t site) {
   int n = atomic_load(&cb_n);
   for (int i = 0; i < n; i++)
     if (cb_log[i].domain == GP_CALLBACK_DOMAIN_API && cb_log[i].corr == corr &&
@@ -826,8 +793,8 @@ TEST(opencl_callbacks_match_records) {
       if (a->domain != GP_API_DOMAIN_OPENCL)
         continue;
       records++;
-      const cb_seen *in = cb_find(a->correlation_id, GP_CALLBACK_SITE_ENTER);
-      const cb_seen *out = cb_find(a->correlation_id, GP_CALLBACK_SITE_EXIT);
+      const cb_event *in = cb_find(a->correlation_id, GP_CALLBACK_SITE_ENTER);
+      const cb_event *out = cb_find(a->correlation_id, GP_CALLBACK_SITE_EXIT);
       ASSERT_NOT_NULL(in);
       ASSERT_NOT_NULL(out);
       ASSERT_EQ(in->call, a->cbid);
@@ -835,11 +802,11 @@ TEST(opencl_callbacks_match_records) {
       ASSERT_EQ(in->cbid, GP_CALLBACK_API_ID(GP_API_DOMAIN_OPENCL, a->cbid));
       ASSERT_EQ(out->rc, a->return_value);
       ASSERT_EQ(in->data, 0);
-      ASSERT_EQ(out->data, a->correlation_id + 7);
+      ASSERT_EQ(out->data, cb_mark(a->correlation_id, 7));
     } else if (is_gpu_kind(r->kind)) {
       uint64_t corr, ts[4];
       gpu_fields(r, &corr, ts);
-      const cb_seen *in = cb_find(corr, GP_CALLBACK_SITE_ENTER);
+      const cb_event *in = cb_find(corr, GP_CALLBACK_SITE_ENTER);
       ASSERT_NOT_NULL(in);
       const gp_activity_kernel *k = (const void *)r;
       const gp_activity_memcpy *m = (const void *)r;
@@ -889,13 +856,9 @@ TEST(opencl_object_ids_by_handle) {
   ocl_env();
   ocl_require_device();
   ocl_capture_all();
-  cl_platform_id p;
   cl_device_id dev;
-  ASSERT_EQ(clGetPlatformIDs(1, &p, NULL), CL_SUCCESS);
-  ASSERT_EQ(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev, NULL), CL_SUCCESS);
+  cl_context ctx = ocl_first_context(&dev);
   cl_int e = 0;
-  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
-  ASSERT_EQ(e, CL_SUCCESS);
   cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &e);
   ASSERT_EQ(e, CL_SUCCESS);
   cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, NULL, &e);

@@ -103,13 +103,9 @@ static void clock_run(int mode, int64_t skew_ns, int expect_mode,
   ocl_require_device();
   gp__ocl_test_clock(mode, skew_ns);
   ocl_capture_all();
-  cl_platform_id p;
   cl_device_id dev;
-  ASSERT_EQ(clGetPlatformIDs(1, &p, NULL), CL_SUCCESS);
-  ASSERT_EQ(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev, NULL), CL_SUCCESS);
+  cl_context ctx = ocl_first_context(&dev);
   cl_int e = 0;
-  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
-  ASSERT_EQ(e, CL_SUCCESS);
   cl_command_queue qa = clCreateCommandQueueWithProperties(ctx, dev, NULL, &e);
   cl_queue_properties ooo[] = {CL_QUEUE_PROPERTIES,
                                CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};

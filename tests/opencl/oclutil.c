@@ -42,6 +42,16 @@ void ocl_env(void) {
 }
 
 /* See oclutil.h. */
+cl_context ocl_first_context(cl_device_id *dev) {
+  cl_platform_id p;
+  ASSERT_EQ(clGetPlatformIDs(1, &p, NULL), CL_SUCCESS);
+  ASSERT_EQ(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, dev, NULL), CL_SUCCESS);
+  cl_int e = 0;
+  cl_context ctx = clCreateContext(NULL, 1, dev, NULL, NULL, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  return ctx;
+}
+
 void ocl_require_device(void) {
   cl_platform_id p[4];
   cl_uint np = 0;

@@ -23,6 +23,14 @@ void ocl_env(void);
 /* Skips the test unless an OpenCL device can be found (after ocl_env). */
 void ocl_require_device(void);
 
+/* The first platform's first device in *dev, and a context of it alone
+ * (fails the test if either cannot be had). In OpenCL's own types
+ * (cl_context, cl_device_id *), named so that the tests that only run
+ * programs need no OpenCL header. */
+struct _cl_context;
+struct _cl_device_id;
+struct _cl_context *ocl_first_context(struct _cl_device_id **dev);
+
 /* Captures records (testutil) and enables every kind the library writes. */
 void ocl_capture_all(void);
 

@@ -22,46 +22,19 @@
 
 #include <vulkan/vulkan.h>
 
+#include "cb_log.h"
 #include "gpuperf/gpuperf.h"
 
 #define MAXEV 256
 
-typedef struct ev {
-  uint32_t domain, cbid, site, call;
-  int32_t rc;
-  uint64_t corr;
-  uint32_t context, stream;
-} ev;
-static ev evs[MAXEV];
+static cb_event evs[MAXEV];
 static int nev;
 
 static void on_cb(void *user, gp_callback_domain domain, uint32_t cbid,
                   const void *data) {
   (void)user;
-  if (nev >= MAXEV)
-    return;
-  ev *e = &evs[nev++];
-  memset(e, 0, sizeof(*e));
-  e->domain = domain;
-  e->cbid = cbid;
-  if (domain == GP_CALLBACK_DOMAIN_API) {
-    const gp_callback_api_data *d = data;
-    e->site = d->site;
-    e->call = d->cbid;
-    e->rc = d->return_value;
-    e->corr = d->correlation_id;
-    e->context = d->context_id;
-    e->stream = d->stream_id;
-  } else if (domain == GP_CALLBACK_DOMAIN_SYNCHRONIZE) {
-    const gp_callback_sync_data *d = data;
-    e->corr = d->correlation_id;
-    e->context = d->context_id;
-    e->stream = d->stream_id;
-  } else if (domain == GP_CALLBACK_DOMAIN_RESOURCE) {
-    const gp_callback_resource_data *d = data;
-    e->context = d->context_id;
-    e->stream = d->stream_id;
-  }
+  if (nev < MAXEV)
+    cb_note(&evs[nev++], domain, cbid, data, 1);
 }
 
 /* The API records delivered, copied out, and the queue's stream as its
@@ -100,7 +73,7 @@ static int fail(const char *what) {
   return 1;
 }
 
-static const ev *find(uint32_t domain, uint64_t corr, uint32_t site) {
+static const cb_event *find(uint32_t domain, uint64_t corr, uint32_t site) {
   for (int i = 0; i < nev; i++)
     if (evs[i].domain == domain && evs[i].corr == corr &&
         (domain != GP_CALLBACK_DOMAIN_API || evs[i].site == site))
@@ -192,9 +165,9 @@ int main(int argc, char **argv) {
     return fail("fewer than 6 Vulkan API records");
   for (int i = 0; i < nrec; i++) {
     const gp_activity_api *a = &recs[i];
-    const ev *in =
+    const cb_event *in =
         find(GP_CALLBACK_DOMAIN_API, a->correlation_id, GP_CALLBACK_SITE_ENTER);
-    const ev *out =
+    const cb_event *out =
         find(GP_CALLBACK_DOMAIN_API, a->correlation_id, GP_CALLBACK_SITE_EXIT);
     if (!a->correlation_id || !in || !out)
       return fail(gp_activity_string(a->name_id));
@@ -213,10 +186,10 @@ int main(int argc, char **argv) {
   /* The waits. */
   int stream_sync = 0, ctx_sync = 0;
   for (int i = 0; i < nev; i++) {
-    const ev *e = &evs[i];
+    const cb_event *e = &evs[i];
     if (e->domain != GP_CALLBACK_DOMAIN_SYNCHRONIZE)
       continue;
-    const ev *call =
+    const cb_event *call =
         find(GP_CALLBACK_DOMAIN_API, e->corr, GP_CALLBACK_SITE_ENTER);
     if (!call || call->context != e->context)
       return fail("a synchronisation's call");

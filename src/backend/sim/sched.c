@@ -143,11 +143,8 @@ static int heap_reserve(void) {
   return 0;
 }
 
-/* Pushes a copy of op (room reserved by heap_reserve()). */
-static void heap_push(const sim_op *op) {
-  uint32_t slot = gp__sim.free_slots[--gp__sim.num_free];
-  gp__sim.ops[slot] = *op;
-  sim_heap_key k = {op->end, op->correlation_id, slot};
+/* Adds key k to the heap (room reserved). */
+static void heap_add(sim_heap_key k) {
   sim_heap_key *h = gp__sim.heap;
   size_t i = gp__sim.heap_n++;
   while (i > 0) {
@@ -158,6 +155,13 @@ static void heap_push(const sim_op *op) {
     i = p;
   }
   h[i] = k;
+}
+
+/* Pushes a copy of op (room reserved by heap_reserve()). */
+static void heap_push(const sim_op *op) {
+  uint32_t slot = gp__sim.free_slots[--gp__sim.num_free];
+  gp__sim.ops[slot] = *op;
+  heap_add((sim_heap_key){op->end, op->correlation_id, slot});
 }
 
 /* Takes the earliest op off the heap and returns its slot, which the
@@ -964,20 +968,11 @@ static void retire_scoped(uint32_t ctx, uint32_t stream) {
     else
       h[keep++] = h[i];
   }
-  /* The kept keys, sifted up one by one into a heap again. */
+  /* The kept keys, added one by one into a heap again (each is read
+   * before the heap grows over its place). */
   gp__sim.heap_n = 0;
-  for (size_t k = 0; k < keep; k++) {
-    sim_heap_key x = h[k];
-    size_t i = gp__sim.heap_n++;
-    while (i > 0) {
-      size_t p = (i - 1) / 2;
-      if (!key_before(&x, &h[p]))
-        break;
-      h[i] = h[p];
-      i = p;
-    }
-    h[i] = x;
-  }
+  for (size_t k = 0; k < keep; k++)
+    heap_add(h[k]);
   qsort(t, take, sizeof(*t), key_cmp);
   for (size_t k = 0; k < take; k++)
     retire_slot(t[k].slot);

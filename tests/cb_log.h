@@ -1,0 +1,66 @@
+/*
+ * cb_log.h - what the tests of the callback API (gpuperf/callback.h)
+ * note of each callback: one flat event, whatever its domain. Header
+ * only: the test binary and tests/vulkan/cb_probe.c (a program of its
+ * own) both use it.
+ */
+#ifndef GPUPERF_TESTS_CB_LOG_H
+#define GPUPERF_TESTS_CB_LOG_H
+
+#include <string.h>
+
+#include "gpuperf/gpuperf.h"
+
+typedef struct cb_event {
+  uint32_t domain, cbid;
+  uint32_t site, api_domain, call; /* API (api_domain: RESOURCE's api) */
+  int32_t rc;                      /* API, at exit */
+  uint64_t corr;                   /* API, SYNCHRONIZE */
+  uint64_t data; /* API: *correlation_data as the callback found it */
+  uint32_t context, stream, thread;
+  uint64_t range_id; /* MARKER */
+} cb_event;
+
+/* The correlation_data a subscriber tagged tag leaves at an API entry. */
+static inline uint64_t cb_mark(uint64_t corr, uint64_t tag) {
+  return corr * 10 + tag;
+}
+
+/* Notes one callback into e; at an API entry, leaves cb_mark(corr, tag)
+ * in the subscriber's correlation_data. */
+static inline void cb_note(cb_event *e, uint32_t domain, uint32_t cbid,
+                           const void *data, uint64_t tag) {
+  memset(e, 0, sizeof(*e));
+  e->domain = domain;
+  e->cbid = cbid;
+  if (domain == GP_CALLBACK_DOMAIN_API) {
+    const gp_callback_api_data *d = data;
+    e->site = d->site;
+    e->api_domain = d->api_domain;
+    e->call = d->cbid;
+    e->rc = d->return_value;
+    e->corr = d->correlation_id;
+    e->context = d->context_id;
+    e->stream = d->stream_id;
+    e->thread = d->thread_id;
+    e->data = *d->correlation_data;
+    if (d->site == GP_CALLBACK_SITE_ENTER)
+      *d->correlation_data = cb_mark(d->correlation_id, tag);
+  } else if (domain == GP_CALLBACK_DOMAIN_RESOURCE) {
+    const gp_callback_resource_data *d = data;
+    e->api_domain = d->api;
+    e->context = d->context_id;
+    e->stream = d->stream_id;
+  } else if (domain == GP_CALLBACK_DOMAIN_SYNCHRONIZE) {
+    const gp_callback_sync_data *d = data;
+    e->context = d->context_id;
+    e->stream = d->stream_id;
+    e->corr = d->correlation_id;
+  } else if (domain == GP_CALLBACK_DOMAIN_MARKER) {
+    const gp_callback_marker_data *d = data;
+    e->range_id = d->range_id;
+    e->thread = d->thread_id;
+  }
+}
+
+#endif /* GPUPERF_TESTS_CB_LOG_H */
