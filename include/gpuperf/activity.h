@@ -306,7 +306,9 @@ typedef enum gp_overhead_kind {
   GP_OVERHEAD_UNKNOWN = 0,
   GP_OVERHEAD_BUFFER_FLUSH = 1,    /* completing buffers to the client */
   GP_OVERHEAD_INSTRUMENTATION = 2, /* per-activity counter sampling */
-  GP_OVERHEAD_RESOURCE = 3         /* creating and destroying our objects */
+  GP_OVERHEAD_RESOURCE = 3,        /* creating and destroying our objects */
+  GP_OVERHEAD_DRIVER_COMPILER = 4  /* the driver compiling code (JIT):
+                                      CUPTI's, the program's cost */
 } gp_overhead_kind;
 
 typedef struct gp_activity_overhead {
@@ -319,6 +321,16 @@ typedef struct gp_activity_overhead {
   uint32_t reserved0;
   uint64_t bytes; /* bytes moved, when that means something (flush) */
 } gp_activity_overhead;
+
+/* Why the clocks of an ENVIRONMENT SPEED record are held back, bits of
+ * its throttle_reasons; values as CUPTI's clocksThrottleReasons. */
+#define GP_THROTTLE_REASON_NONE 0x00000000u
+#define GP_THROTTLE_REASON_GPU_IDLE 0x00000001u
+#define GP_THROTTLE_REASON_USER_DEFINED_CLOCKS 0x00000002u
+#define GP_THROTTLE_REASON_SW_POWER_CAP 0x00000004u
+#define GP_THROTTLE_REASON_HW_SLOWDOWN 0x00000008u
+#define GP_THROTTLE_REASON_UNSUPPORTED 0x40000000u
+#define GP_THROTTLE_REASON_UNKNOWN 0x80000000u
 
 /* Environment samples: clocks, temperature, power, cooling. */
 typedef enum gp_environment_kind {
@@ -339,7 +351,7 @@ typedef struct gp_activity_environment {
     struct {
       uint32_t core_clock_khz;
       uint32_t memory_clock_khz;
-      uint32_t throttle_reasons;
+      uint32_t throttle_reasons; /* GP_THROTTLE_REASON_* */
       uint32_t reserved0;
     } speed;
     struct {

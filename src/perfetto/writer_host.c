@@ -724,8 +724,18 @@ void gp__tw_overhead(gp__tw *w, const gp_activity_overhead *o) {
   /* Real-time measurements: never part of a deterministic trace. */
   if (w->o.deterministic || !w->o.render_stages || o->end < o->start)
     return;
-  static uint32_t cache;
-  uint32_t name = gp__tw_intern_cached(w, &cache, "gpuperf buffer completion");
+  /* By kind: gpuperf's own work is named "gpuperf ..." (the report
+   * counts those as its overhead); the driver's compiling is the
+   * program's. */
+  static const char *const names[] = {
+      [GP_OVERHEAD_UNKNOWN] = "gpuperf overhead",
+      [GP_OVERHEAD_BUFFER_FLUSH] = "gpuperf buffer completion",
+      [GP_OVERHEAD_INSTRUMENTATION] = "gpuperf instrumentation",
+      [GP_OVERHEAD_RESOURCE] = "gpuperf resources",
+      [GP_OVERHEAD_DRIVER_COMPILER] = "driver compiler (JIT)"};
+  static uint32_t cache[GP_ARRAY_SIZE(names)];
+  uint32_t k = o->overhead_kind < GP_ARRAY_SIZE(names) ? o->overhead_kind : 0;
+  uint32_t name = gp__tw_intern_cached(w, &cache[k], names[k]);
   uint64_t track = thread_track(w, o->process_id, o->thread_id);
   slice_event(w, o->start, GP_PB_TE_TYPE_SLICE_BEGIN, track, name, 0);
   slice_event(w, o->end, GP_PB_TE_TYPE_SLICE_END, track, 0, 0);

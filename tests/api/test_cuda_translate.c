@@ -280,6 +280,15 @@ TEST(cuda_translate_every_kind) {
   ov->start = t0 + 12000;
   ov->end = t0 + 12500;
 
+  CUpti_ActivityOverhead3 *jit =
+      put(&b, sizeof(*jit), CUPTI_ACTIVITY_KIND_OVERHEAD);
+  jit->overheadKind = CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER;
+  jit->objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  jit->objectId.pt.processId = 4242;
+  jit->objectId.pt.threadId = 4251;
+  jit->start = t0 + 12600;
+  jit->end = t0 + 13000;
+
   CUpti_ActivityName *nt = put(&b, sizeof(*nt), CUPTI_ACTIVITY_KIND_NAME);
   nt->objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
   nt->objectId.pt.processId = 4242;
@@ -331,8 +340,8 @@ TEST(cuda_translate_every_kind) {
   gp__cuda_buffer_stats st;
   gp__cuda_buffers_stats(&st);
   ASSERT_EQ(st.completed, 1);
-  ASSERT_EQ(st.xlate.records, 22);
-  ASSERT_EQ(st.xlate.translated, 21);
+  ASSERT_EQ(st.xlate.records, 23);
+  ASSERT_EQ(st.xlate.translated, 22);
   ASSERT_EQ(st.xlate.unknown, 1);
   ASSERT_EQ(st.xlate.disabled, 0);
   ASSERT_EQ(st.outstanding, 0);
@@ -501,18 +510,22 @@ TEST(cuda_translate_every_kind) {
   ASSERT_EQ(mk->depth, 0);
 
   /* OVERHEAD: CUPTI's, and ours for translating the buffer */
-  const gp_activity_overhead *o = NULL;
+  const gp_activity_overhead *o = NULL, *jo = NULL;
   const gp_activity *r;
   bool ours = false;
   for (size_t i = 0; (r = tu_find(GP_ACTIVITY_KIND_OVERHEAD, i)); i++) {
     const gp_activity_overhead *x = (const void *)r;
     if (x->thread_id == 4250)
       o = x;
+    else if (x->thread_id == 4251)
+      jo = x;
     else if (x->bytes == b.used)
       ours = true;
   }
   ASSERT_NOT_NULL(o);
   ASSERT_EQ(o->overhead_kind, GP_OVERHEAD_BUFFER_FLUSH);
+  ASSERT_NOT_NULL(jo);
+  ASSERT_EQ(jo->overhead_kind, GP_OVERHEAD_DRIVER_COMPILER);
   ASSERT_EQ(o->process_id, 4242);
   ASSERT_UEQ(o->start, mapped(t0 + 12000));
   ASSERT_UEQ(o->end, mapped(t0 + 12500));

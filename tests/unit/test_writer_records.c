@@ -507,3 +507,57 @@ TEST(writer_time_zero_is_written) {
   gp_tp_close(tp);
   wt_free(&t);
 }
+
+/* OVERHEAD records become slices on their thread, named by kind: the
+ * kinds that are gpuperf's own "gpuperf ...", which the report counts,
+ * and the driver's compiling (CUPTI's DRIVER_COMPILER) by what it is. */
+TEST(writer_overhead_slices_named_by_kind) {
+  wt_membuf m = {NULL, 0, 0};
+  gp__tw_options o;
+  memset(&o, 0, sizeof(o));
+  o.sequence_id = 7;
+  o.render_stages = true; /* not deterministic: real-time overhead kept */
+  o.fd = -1;
+  o.sink = wt_mem_sink;
+  o.sink_user = &m;
+  gp__tw *w;
+  ASSERT_OK(gp__tw_create(&o, &w));
+  _Alignas(8) uint8_t buf[4096];
+  size_t off = 0;
+  static const uint32_t kinds[] = {
+      GP_OVERHEAD_BUFFER_FLUSH, GP_OVERHEAD_INSTRUMENTATION,
+      GP_OVERHEAD_RESOURCE, GP_OVERHEAD_DRIVER_COMPILER, 99};
+  for (size_t i = 0; i < GP_ARRAY_SIZE(kinds); i++) {
+    gp_activity_overhead *r = (gp_activity_overhead *)(buf + off);
+    memset(r, 0, sizeof(*r));
+    r->hdr.kind = GP_ACTIVITY_KIND_OVERHEAD;
+    r->hdr.size = sizeof(*r);
+    r->start = 1000 + 1000 * i;
+    r->end = r->start + 500;
+    r->overhead_kind = kinds[i];
+    r->process_id = 42;
+    r->thread_id = 43;
+    off += sizeof(*r);
+  }
+  gp__tw_consume(w, buf, off);
+  ASSERT_OK(gp__tw_finish(w));
+  gp__tw_destroy(w);
+  gp_tp *tp;
+  gp_tp_error err;
+  ASSERT_OK(gp_tp_open_buffer(m.p, m.n, "overhead", NULL, &tp, &err));
+  gp_tp_rows *rows;
+  ASSERT_OK(gp_tp_query(tp, "SELECT name FROM slice ORDER BY ts", &rows, &err));
+  static const char *const want[] = {
+      "gpuperf buffer completion", "gpuperf instrumentation",
+      "gpuperf resources", "driver compiler (JIT)", "gpuperf overhead"};
+  size_t n = 0;
+  while (gp_tp_rows_next(rows, &err) == 1) {
+    ASSERT_LT(n, GP_ARRAY_SIZE(want));
+    ASSERT_STR_EQ(gp_tp_rows_text(rows, 0), want[n]);
+    n++;
+  }
+  ASSERT_EQ(n, GP_ARRAY_SIZE(want));
+  gp_tp_rows_destroy(rows);
+  gp_tp_close(tp);
+  free(m.p);
+}
