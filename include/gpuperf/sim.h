@@ -57,6 +57,42 @@ typedef struct gp_sim_config {
   uint32_t reserved0;                  /* must be 0 */
 } gp_sim_config;
 
+/*
+ * The simulator's calls, as the cbid of their API records
+ * (GP_API_DOMAIN_SIM) and of their API callbacks (gpuperf/callback.h:
+ * GP_CALLBACK_API_ID(GP_API_DOMAIN_SIM, GP_SIM_CBID_LAUNCH), ...).
+ * Values are stable.
+ */
+typedef enum gp_sim_cbid {
+  GP_SIM_CBID_INVALID = 0,
+  GP_SIM_CBID_CONTEXT_CREATE,
+  GP_SIM_CBID_CONTEXT_DESTROY,
+  GP_SIM_CBID_STREAM_CREATE,
+  GP_SIM_CBID_STREAM_DESTROY,
+  GP_SIM_CBID_STREAM_SET_NAME,
+  GP_SIM_CBID_MALLOC,
+  GP_SIM_CBID_FREE,
+  GP_SIM_CBID_HOST_REGISTER,
+  GP_SIM_CBID_HOST_UNREGISTER,
+  GP_SIM_CBID_KERNEL_CREATE,
+  GP_SIM_CBID_KERNEL_DESTROY,
+  GP_SIM_CBID_LAUNCH,
+  GP_SIM_CBID_MEMCPY_ASYNC,
+  GP_SIM_CBID_MEMCPY,
+  GP_SIM_CBID_MEMSET_ASYNC,
+  GP_SIM_CBID_EVENT_CREATE,
+  GP_SIM_CBID_EVENT_DESTROY,
+  GP_SIM_CBID_EVENT_RECORD,
+  GP_SIM_CBID_STREAM_WAIT_EVENT,
+  GP_SIM_CBID_EVENT_QUERY,
+  GP_SIM_CBID_EVENT_SYNCHRONIZE,
+  GP_SIM_CBID_EVENT_ELAPSED,
+  GP_SIM_CBID_STREAM_SYNCHRONIZE,
+  GP_SIM_CBID_CONTEXT_SYNCHRONIZE,
+  GP_SIM_CBID_STREAM_SET_PERFMON,
+  GP_SIM_CBID_COUNT
+} gp_sim_cbid;
+
 typedef struct gp_sim_context gp_sim_context;
 typedef struct gp_sim_stream gp_sim_stream;
 typedef struct gp_sim_event gp_sim_event;

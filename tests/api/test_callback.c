@@ -7,7 +7,6 @@
  */
 #include <pthread.h>
 
-#include "backend/sim/simInt.h"
 #include "cb_log.h"
 #include "harness.h"
 #include "testutil.h"
@@ -138,7 +137,7 @@ TEST(callback_sim_pairs_match_activity_records) {
         (const gp_activity_kernel *)tu_find(GP_ACTIVITY_KIND_KERNEL, i);
     const cb_event *x = exit_of(&lg, kr->correlation_id);
     ASSERT_NOT_NULL(x);
-    ASSERT_EQ(x->call, SIM_CBID_LAUNCH);
+    ASSERT_EQ(x->call, GP_SIM_CBID_LAUNCH);
     ASSERT_EQ(x->context, kr->context_id);
     ASSERT_EQ(x->stream, kr->stream_id);
     ASSERT_EQ(x->context, ctx_id);
@@ -235,7 +234,7 @@ TEST(callback_enables_by_id_and_subscribers) {
   lg2.tag = 2, lg2.n = 0;
   ASSERT_OK(gp_callback_subscribe(&a, on_cb, &lg));
   ASSERT_OK(gp_callback_subscribe(&b, on_cb, &lg2));
-  uint32_t launch = GP_CALLBACK_API_ID(GP_API_DOMAIN_SIM, SIM_CBID_LAUNCH);
+  uint32_t launch = GP_CALLBACK_API_ID(GP_API_DOMAIN_SIM, GP_SIM_CBID_LAUNCH);
   ASSERT_STR_EQ(gp_callback_domain_name(GP_CALLBACK_DOMAIN_API), "API");
   /* a: the launches only; b: every simulator call. */
   ASSERT_OK(gp_callback_enable(a, 1, GP_CALLBACK_DOMAIN_API, launch));

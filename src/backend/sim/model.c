@@ -247,37 +247,37 @@ uint64_t gp__sim_fill_cost(const sim_model *m, uint64_t bytes) {
   return m->launch_ns / 2 + (uint64_t)llround((double)bytes / m->fill_bw * 1e9);
 }
 
-static const char *const cbid_names[SIM_CBID_COUNT] = {
-    [SIM_CBID_INVALID] = "gp_sim_invalid",
-    [SIM_CBID_CONTEXT_CREATE] = "gp_sim_context_create",
-    [SIM_CBID_CONTEXT_DESTROY] = "gp_sim_context_destroy",
-    [SIM_CBID_STREAM_CREATE] = "gp_sim_stream_create",
-    [SIM_CBID_STREAM_DESTROY] = "gp_sim_stream_destroy",
-    [SIM_CBID_STREAM_SET_NAME] = "gp_sim_stream_set_name",
-    [SIM_CBID_MALLOC] = "gp_sim_malloc",
-    [SIM_CBID_FREE] = "gp_sim_free",
-    [SIM_CBID_HOST_REGISTER] = "gp_sim_host_register",
-    [SIM_CBID_HOST_UNREGISTER] = "gp_sim_host_unregister",
-    [SIM_CBID_KERNEL_CREATE] = "gp_sim_kernel_create",
-    [SIM_CBID_KERNEL_DESTROY] = "gp_sim_kernel_destroy",
-    [SIM_CBID_LAUNCH] = "gp_sim_launch",
-    [SIM_CBID_MEMCPY_ASYNC] = "gp_sim_memcpy_async",
-    [SIM_CBID_MEMCPY] = "gp_sim_memcpy",
-    [SIM_CBID_MEMSET_ASYNC] = "gp_sim_memset_async",
-    [SIM_CBID_EVENT_CREATE] = "gp_sim_event_create",
-    [SIM_CBID_EVENT_DESTROY] = "gp_sim_event_destroy",
-    [SIM_CBID_EVENT_RECORD] = "gp_sim_event_record",
-    [SIM_CBID_STREAM_WAIT_EVENT] = "gp_sim_stream_wait_event",
-    [SIM_CBID_EVENT_QUERY] = "gp_sim_event_query",
-    [SIM_CBID_EVENT_SYNCHRONIZE] = "gp_sim_event_synchronize",
-    [SIM_CBID_EVENT_ELAPSED] = "gp_sim_event_elapsed",
-    [SIM_CBID_STREAM_SYNCHRONIZE] = "gp_sim_stream_synchronize",
-    [SIM_CBID_CONTEXT_SYNCHRONIZE] = "gp_sim_context_synchronize",
-    [SIM_CBID_STREAM_SET_PERFMON] = "gp_sim_stream_set_perfmon",
+static const char *const cbid_names[GP_SIM_CBID_COUNT] = {
+    [GP_SIM_CBID_INVALID] = "gp_sim_invalid",
+    [GP_SIM_CBID_CONTEXT_CREATE] = "gp_sim_context_create",
+    [GP_SIM_CBID_CONTEXT_DESTROY] = "gp_sim_context_destroy",
+    [GP_SIM_CBID_STREAM_CREATE] = "gp_sim_stream_create",
+    [GP_SIM_CBID_STREAM_DESTROY] = "gp_sim_stream_destroy",
+    [GP_SIM_CBID_STREAM_SET_NAME] = "gp_sim_stream_set_name",
+    [GP_SIM_CBID_MALLOC] = "gp_sim_malloc",
+    [GP_SIM_CBID_FREE] = "gp_sim_free",
+    [GP_SIM_CBID_HOST_REGISTER] = "gp_sim_host_register",
+    [GP_SIM_CBID_HOST_UNREGISTER] = "gp_sim_host_unregister",
+    [GP_SIM_CBID_KERNEL_CREATE] = "gp_sim_kernel_create",
+    [GP_SIM_CBID_KERNEL_DESTROY] = "gp_sim_kernel_destroy",
+    [GP_SIM_CBID_LAUNCH] = "gp_sim_launch",
+    [GP_SIM_CBID_MEMCPY_ASYNC] = "gp_sim_memcpy_async",
+    [GP_SIM_CBID_MEMCPY] = "gp_sim_memcpy",
+    [GP_SIM_CBID_MEMSET_ASYNC] = "gp_sim_memset_async",
+    [GP_SIM_CBID_EVENT_CREATE] = "gp_sim_event_create",
+    [GP_SIM_CBID_EVENT_DESTROY] = "gp_sim_event_destroy",
+    [GP_SIM_CBID_EVENT_RECORD] = "gp_sim_event_record",
+    [GP_SIM_CBID_STREAM_WAIT_EVENT] = "gp_sim_stream_wait_event",
+    [GP_SIM_CBID_EVENT_QUERY] = "gp_sim_event_query",
+    [GP_SIM_CBID_EVENT_SYNCHRONIZE] = "gp_sim_event_synchronize",
+    [GP_SIM_CBID_EVENT_ELAPSED] = "gp_sim_event_elapsed",
+    [GP_SIM_CBID_STREAM_SYNCHRONIZE] = "gp_sim_stream_synchronize",
+    [GP_SIM_CBID_CONTEXT_SYNCHRONIZE] = "gp_sim_context_synchronize",
+    [GP_SIM_CBID_STREAM_SET_PERFMON] = "gp_sim_stream_set_perfmon",
 };
 
 /* Returns the function name for an API cbid. */
 const char *gp__sim_cbid_name(uint32_t cbid) {
-  return cbid < SIM_CBID_COUNT && cbid_names[cbid] ? cbid_names[cbid]
-                                                   : "gp_sim_unknown";
+  return cbid < GP_SIM_CBID_COUNT && cbid_names[cbid] ? cbid_names[cbid]
+                                                      : "gp_sim_unknown";
 }

@@ -21,39 +21,39 @@ sim_state gp__sim = {.lock = PTHREAD_MUTEX_INITIALIZER};
 #define DEVICE_ADDR_SHIFT 40           /* device i owns [(i+1)<<40, ...) */
 
 /* Host cost of each call in virtual time, ns. */
-static const uint32_t api_cost[SIM_CBID_COUNT] = {
-    [SIM_CBID_CONTEXT_CREATE] = 120000,
-    [SIM_CBID_CONTEXT_DESTROY] = 40000,
-    [SIM_CBID_STREAM_CREATE] = 6000,
-    [SIM_CBID_STREAM_DESTROY] = 4000,
-    [SIM_CBID_STREAM_SET_NAME] = 300,
-    [SIM_CBID_MALLOC] = 9000,
-    [SIM_CBID_FREE] = 7000,
-    [SIM_CBID_HOST_REGISTER] = 25000,
-    [SIM_CBID_HOST_UNREGISTER] = 12000,
-    [SIM_CBID_KERNEL_CREATE] = 30000,
-    [SIM_CBID_KERNEL_DESTROY] = 2000,
-    [SIM_CBID_LAUNCH] = 3500,
-    [SIM_CBID_MEMCPY_ASYNC] = 2800,
-    [SIM_CBID_MEMCPY] = 3000,
-    [SIM_CBID_MEMSET_ASYNC] = 2600,
-    [SIM_CBID_EVENT_CREATE] = 1200,
-    [SIM_CBID_EVENT_DESTROY] = 800,
-    [SIM_CBID_EVENT_RECORD] = 1100,
-    [SIM_CBID_STREAM_WAIT_EVENT] = 900,
-    [SIM_CBID_EVENT_QUERY] = 400,
-    [SIM_CBID_EVENT_SYNCHRONIZE] = 700,
-    [SIM_CBID_EVENT_ELAPSED] = 300,
-    [SIM_CBID_STREAM_SYNCHRONIZE] = 900,
-    [SIM_CBID_CONTEXT_SYNCHRONIZE] = 1000,
-    [SIM_CBID_STREAM_SET_PERFMON] = 400,
+static const uint32_t api_cost[GP_SIM_CBID_COUNT] = {
+    [GP_SIM_CBID_CONTEXT_CREATE] = 120000,
+    [GP_SIM_CBID_CONTEXT_DESTROY] = 40000,
+    [GP_SIM_CBID_STREAM_CREATE] = 6000,
+    [GP_SIM_CBID_STREAM_DESTROY] = 4000,
+    [GP_SIM_CBID_STREAM_SET_NAME] = 300,
+    [GP_SIM_CBID_MALLOC] = 9000,
+    [GP_SIM_CBID_FREE] = 7000,
+    [GP_SIM_CBID_HOST_REGISTER] = 25000,
+    [GP_SIM_CBID_HOST_UNREGISTER] = 12000,
+    [GP_SIM_CBID_KERNEL_CREATE] = 30000,
+    [GP_SIM_CBID_KERNEL_DESTROY] = 2000,
+    [GP_SIM_CBID_LAUNCH] = 3500,
+    [GP_SIM_CBID_MEMCPY_ASYNC] = 2800,
+    [GP_SIM_CBID_MEMCPY] = 3000,
+    [GP_SIM_CBID_MEMSET_ASYNC] = 2600,
+    [GP_SIM_CBID_EVENT_CREATE] = 1200,
+    [GP_SIM_CBID_EVENT_DESTROY] = 800,
+    [GP_SIM_CBID_EVENT_RECORD] = 1100,
+    [GP_SIM_CBID_STREAM_WAIT_EVENT] = 900,
+    [GP_SIM_CBID_EVENT_QUERY] = 400,
+    [GP_SIM_CBID_EVENT_SYNCHRONIZE] = 700,
+    [GP_SIM_CBID_EVENT_ELAPSED] = 300,
+    [GP_SIM_CBID_STREAM_SYNCHRONIZE] = 900,
+    [GP_SIM_CBID_CONTEXT_SYNCHRONIZE] = 1000,
+    [GP_SIM_CBID_STREAM_SET_PERFMON] = 400,
 };
 
 static GP_TLS bool tls_thread_named;
 
 /* The virtual cost of a call, ns. */
 uint64_t gp__sim_api_cost(uint32_t cbid) {
-  return cbid < SIM_CBID_COUNT ? api_cost[cbid] : 0;
+  return cbid < GP_SIM_CBID_COUNT ? api_cost[cbid] : 0;
 }
 GP_TLS bool gp__sim_locked;
 
@@ -147,7 +147,7 @@ int gp__sim_api_begin_at(sim_api_call *c, uint32_t cbid,
 /* The string id of a call's name: interned once (ids live as long as the
  * process), not at every call. */
 static uint32_t cbid_name_id(uint32_t cbid) {
-  static _Atomic uint32_t ids[SIM_CBID_COUNT];
+  static _Atomic uint32_t ids[GP_SIM_CBID_COUNT];
   uint32_t id = atomic_load_explicit(&ids[cbid], memory_order_relaxed);
   if (GP_UNLIKELY(id == 0)) {
     id = gp__string_intern(gp__sim_cbid_name(cbid));
@@ -546,7 +546,7 @@ bool gp__sim_context_live(const gp_sim_context *ctx) {
 /* See sim.h. */
 int gp_sim_context_create(uint32_t index, gp_sim_context **out) {
   sim_api_call c;
-  int rc = gp__sim_api_begin(&c, SIM_CBID_CONTEXT_CREATE);
+  int rc = gp__sim_api_begin(&c, GP_SIM_CBID_CONTEXT_CREATE);
   if (rc != 0)
     return rc;
   if (!out)
@@ -604,7 +604,7 @@ int gp_sim_context_destroy(gp_sim_context *ctx) {
   if (!ctx)
     return 0;
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_CONTEXT_DESTROY, ctx, NULL);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_CONTEXT_DESTROY, ctx, NULL);
   if (rc != 0)
     return rc;
   if (!gp__sim_context_live(ctx))
@@ -634,7 +634,7 @@ static void stream_event(const gp_sim_stream *s, uint32_t cbid) {
 /* See sim.h. */
 int gp_sim_stream_create(gp_sim_context *ctx, gp_sim_stream **out) {
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_STREAM_CREATE, ctx, NULL);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_STREAM_CREATE, ctx, NULL);
   if (rc != 0)
     return rc;
   if (!ctx || !out || !gp__sim_context_live(ctx))
@@ -654,7 +654,7 @@ int gp_sim_stream_destroy(gp_sim_stream *s) {
   if (!s)
     return 0;
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_STREAM_DESTROY, NULL, s);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_STREAM_DESTROY, NULL, s);
   if (rc != 0)
     return rc;
   if (s == s->ctx->default_stream)
@@ -679,7 +679,7 @@ uint32_t gp_sim_stream_id(const gp_sim_stream *s) {
 /* See sim.h. */
 int gp_sim_stream_set_name(gp_sim_stream *s, const char *name) {
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_STREAM_SET_NAME, NULL, s);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_STREAM_SET_NAME, NULL, s);
   if (rc != 0)
     return rc;
   if (!s || !name)
@@ -692,7 +692,7 @@ int gp_sim_stream_set_name(gp_sim_stream *s, const char *name) {
 /* See sim.h. */
 int gp_sim_stream_set_perfmon(gp_sim_stream *s, gp_perfmon *pm) {
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_STREAM_SET_PERFMON, NULL, s);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_STREAM_SET_PERFMON, NULL, s);
   if (rc != 0)
     return rc;
   if (!s || !gp__sim_context_live(s->ctx))
@@ -738,7 +738,7 @@ static uint64_t used_bytes(const sim_device *d) {
 /* See sim.h. */
 int gp_sim_malloc(gp_sim_context *ctx, uint64_t bytes, uint64_t *addr) {
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_MALLOC, ctx, NULL);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_MALLOC, ctx, NULL);
   if (rc != 0)
     return rc;
   if (!ctx || !addr || bytes == 0 || !gp__sim_context_live(ctx))
@@ -759,7 +759,7 @@ int gp_sim_malloc(gp_sim_context *ctx, uint64_t bytes, uint64_t *addr) {
 /* See sim.h. */
 int gp_sim_free(gp_sim_context *ctx, uint64_t addr) {
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_FREE, ctx, NULL);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_FREE, ctx, NULL);
   if (rc != 0)
     return rc;
   if (!ctx || !gp__sim_context_live(ctx))
@@ -787,7 +787,7 @@ bool gp__sim_host_pinned(uint64_t addr, uint64_t bytes) {
 /* See sim.h. */
 int gp_sim_host_register(const void *ptr, uint64_t bytes) {
   sim_api_call c;
-  int rc = gp__sim_api_begin(&c, SIM_CBID_HOST_REGISTER);
+  int rc = gp__sim_api_begin(&c, GP_SIM_CBID_HOST_REGISTER);
   if (rc != 0)
     return rc;
   uint64_t a = GP_SIM_HOST(ptr);
@@ -808,7 +808,7 @@ int gp_sim_host_register(const void *ptr, uint64_t bytes) {
 /* See sim.h. */
 int gp_sim_host_unregister(const void *ptr) {
   sim_api_call c;
-  int rc = gp__sim_api_begin(&c, SIM_CBID_HOST_UNREGISTER);
+  int rc = gp__sim_api_begin(&c, GP_SIM_CBID_HOST_UNREGISTER);
   if (rc != 0)
     return rc;
   for (size_t i = 0; i < gp__sim.num_pinned; i++) {

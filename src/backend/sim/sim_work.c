@@ -23,7 +23,7 @@ static uint64_t last_kernel_serial;
 /* See sim.h. */
 int gp_sim_kernel_create(const gp_sim_kernel_desc *desc, gp_sim_kernel **out) {
   sim_api_call c;
-  int rc = gp__sim_api_begin(&c, SIM_CBID_KERNEL_CREATE);
+  int rc = gp__sim_api_begin(&c, GP_SIM_CBID_KERNEL_CREATE);
   if (rc != 0)
     return rc;
   if (!desc || !out || !desc->name || !*desc->name ||
@@ -56,7 +56,7 @@ int gp_sim_kernel_destroy(gp_sim_kernel *k) {
   if (!k)
     return 0;
   sim_api_call c;
-  int rc = gp__sim_api_begin(&c, SIM_CBID_KERNEL_DESTROY);
+  int rc = gp__sim_api_begin(&c, GP_SIM_CBID_KERNEL_DESTROY);
   if (rc != 0)
     return rc;
   free((char *)k->desc.name);
@@ -108,7 +108,7 @@ job_perfmon(const gp_sim_stream *s, sim_op *op) {
 int gp_sim_launch(gp_sim_stream *s, const gp_sim_kernel *k, gp_sim_dim3 grid,
                   gp_sim_dim3 block, uint32_t dynamic_shared_memory) {
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_LAUNCH, NULL, s);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_LAUNCH, NULL, s);
   if (rc != 0)
     return rc;
   if (!s || !k || !grid.x || !grid.y || !grid.z || !block.x || !block.y ||
@@ -233,7 +233,7 @@ static int copy_locked(const sim_api_call *c, gp_sim_stream *s, uint64_t dst,
 int gp_sim_memcpy_async(gp_sim_stream *s, uint64_t dst, uint64_t src,
                         uint64_t bytes, gp_memcpy_kind kind) {
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_MEMCPY_ASYNC, NULL, s);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_MEMCPY_ASYNC, NULL, s);
   if (rc != 0)
     return rc;
   return gp__sim_api_end(&c, copy_locked(&c, s, dst, src, bytes, kind, true));
@@ -243,7 +243,7 @@ int gp_sim_memcpy_async(gp_sim_stream *s, uint64_t dst, uint64_t src,
 int gp_sim_memcpy(gp_sim_stream *s, uint64_t dst, uint64_t src, uint64_t bytes,
                   gp_memcpy_kind kind) {
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_MEMCPY, NULL, s);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_MEMCPY, NULL, s);
   if (rc != 0)
     return rc;
   rc = copy_locked(&c, s, dst, src, bytes, kind, false);
@@ -256,7 +256,7 @@ int gp_sim_memcpy(gp_sim_stream *s, uint64_t dst, uint64_t src, uint64_t bytes,
 int gp_sim_memset_async(gp_sim_stream *s, uint64_t dst, uint32_t value,
                         uint64_t bytes) {
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_MEMSET_ASYNC, NULL, s);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_MEMSET_ASYNC, NULL, s);
   if (rc != 0)
     return rc;
   if (!s || bytes == 0 || gp__sim_device_of(dst) != s->ctx->dev ||
@@ -280,7 +280,7 @@ int gp_sim_memset_async(gp_sim_stream *s, uint64_t dst, uint32_t value,
 /* See sim.h. */
 int gp_sim_event_create(gp_sim_context *ctx, gp_sim_event **out) {
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_EVENT_CREATE, ctx, NULL);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_EVENT_CREATE, ctx, NULL);
   if (rc != 0)
     return rc;
   if (!ctx || !out || !gp__sim_context_live(ctx))
@@ -304,8 +304,8 @@ int gp_sim_event_destroy(gp_sim_event *e) {
   if (!e)
     return 0;
   sim_api_call c;
-  int rc =
-      gp__sim_api_begin_at(&c, SIM_CBID_EVENT_DESTROY, e ? e->ctx : NULL, NULL);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_EVENT_DESTROY,
+                                e ? e->ctx : NULL, NULL);
   if (rc != 0)
     return rc;
   gp__sim_remove_ptr((void **)e->ctx->events, &e->ctx->num_events, e);
@@ -316,7 +316,7 @@ int gp_sim_event_destroy(gp_sim_event *e) {
 /* See sim.h. */
 int gp_sim_event_record(gp_sim_event *e, gp_sim_stream *s) {
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_EVENT_RECORD, NULL, s);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_EVENT_RECORD, NULL, s);
   if (rc != 0)
     return rc;
   if (!e || !s)
@@ -336,7 +336,7 @@ int gp_sim_event_record(gp_sim_event *e, gp_sim_stream *s) {
 /* See sim.h. */
 int gp_sim_stream_wait_event(gp_sim_stream *s, gp_sim_event *e) {
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_STREAM_WAIT_EVENT, NULL, s);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_STREAM_WAIT_EVENT, NULL, s);
   if (rc != 0)
     return rc;
   if (!s || !e)
@@ -355,8 +355,8 @@ int gp_sim_stream_wait_event(gp_sim_stream *s, gp_sim_event *e) {
 /* See sim.h. */
 int gp_sim_event_query(gp_sim_event *e) {
   sim_api_call c;
-  int rc =
-      gp__sim_api_begin_at(&c, SIM_CBID_EVENT_QUERY, e ? e->ctx : NULL, NULL);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_EVENT_QUERY, e ? e->ctx : NULL,
+                                NULL);
   if (rc != 0)
     return rc;
   if (!e)
@@ -368,7 +368,7 @@ int gp_sim_event_query(gp_sim_event *e) {
 /* See sim.h. */
 int gp_sim_event_synchronize(gp_sim_event *e) {
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_EVENT_SYNCHRONIZE,
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_EVENT_SYNCHRONIZE,
                                 e ? e->ctx : NULL, NULL);
   if (rc != 0)
     return rc;
@@ -384,7 +384,7 @@ int gp_sim_event_synchronize(gp_sim_event *e) {
 /* See sim.h. */
 int gp_sim_event_elapsed(gp_sim_event *a, gp_sim_event *b, uint64_t *ns) {
   sim_api_call c;
-  int rc = gp__sim_api_begin(&c, SIM_CBID_EVENT_ELAPSED);
+  int rc = gp__sim_api_begin(&c, GP_SIM_CBID_EVENT_ELAPSED);
   if (rc != 0)
     return rc;
   if (!a || !b || !ns)
@@ -407,7 +407,7 @@ int gp_sim_event_elapsed(gp_sim_event *a, gp_sim_event *b, uint64_t *ns) {
 /* See sim.h. */
 int gp_sim_stream_synchronize(gp_sim_stream *s) {
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_STREAM_SYNCHRONIZE, NULL, s);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_STREAM_SYNCHRONIZE, NULL, s);
   if (rc != 0)
     return rc;
   if (!s)
@@ -422,7 +422,7 @@ int gp_sim_stream_synchronize(gp_sim_stream *s) {
 /* See sim.h. */
 int gp_sim_context_synchronize(gp_sim_context *ctx) {
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, SIM_CBID_CONTEXT_SYNCHRONIZE, ctx, NULL);
+  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_CONTEXT_SYNCHRONIZE, ctx, NULL);
   if (rc != 0)
     return rc;
   if (!ctx || !gp__sim_context_live(ctx))
