@@ -6,6 +6,9 @@
  * subscribers, a callback that calls the simulator, and unsubscribe.
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
 
 #include "cb_log.h"
 #include "harness.h"
