@@ -13,7 +13,7 @@
  * takes none. It counts itself in the slot's `busy` around the call, so
  * that unsubscribe can wait until no other thread is inside the
  * callback; a thread unsubscribing from its own callback does not wait
- * for itself (a thread-local mask of the slots it is inside).
+ * for itself (a thread-local count of the calls it is inside).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -42,7 +42,9 @@ static gp_callback_subscriber subs[NSUB];
  * dlopen it. */
 static __thread gp__cb_held *holding;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static __thread uint32_t inside; /* bit i: this thread is in subs[i]'s fn */
+/* How many calls of subs[i]'s fn this thread is inside (a callback may
+ * call back in, and be called again). */
+static __thread uint8_t inside[NSUB];
 
 _Atomic uint32_t gp__cb_mask;
 
@@ -115,7 +117,7 @@ int gp_callback_unsubscribe(gp_callback_subscriber *subscriber) {
   pthread_mutex_unlock(&lock);
   /* Dispatches that saw it active finish; this thread's own is not
    * waited for. */
-  uint32_t self = (inside >> i) & 1u;
+  uint32_t self = inside[i];
   while (atomic_load(&subscriber->busy) > self)
     sched_yield();
   return 0;
@@ -255,11 +257,10 @@ static void call_one(uint32_t i, uint32_t domain, uint32_t cbid,
   atomic_fetch_add(&s->busy, 1);
   /* Checked again after counting in: unsubscribe clears active, then
    * waits for busy, so either it sees us or we see it. */
-  if (atomic_load(&s->active)) {
-    uint32_t was = inside;
-    inside |= 1u << i;
+  if (atomic_load(&s->active) && inside[i] < UINT8_MAX) {
+    inside[i]++;
     s->fn(s->user, (gp_callback_domain)domain, cbid, data);
-    inside = was;
+    inside[i]--;
   }
   atomic_fetch_sub(&s->busy, 1);
 }

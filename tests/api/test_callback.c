@@ -361,3 +361,28 @@ TEST(callback_unsubscribe_waits_for_running_callbacks) {
   pthread_join(t, NULL);
   pthread_join(r, NULL);
 }
+
+/* A callback that calls back in (a marker inside the marker's callback)
+ * and unsubscribes from the inner call: it does not wait for itself. */
+static gp_callback_subscriber *nested_sub;
+static int nested_depth, nested_calls;
+static void on_nested(void *user, gp_callback_domain domain, uint32_t cbid,
+                      const void *data) {
+  (void)user, (void)domain, (void)cbid, (void)data;
+  nested_calls++;
+  if (nested_depth++ == 0)
+    gp_marker_instant(NULL, "inner");
+  else if (gp_callback_unsubscribe(nested_sub) != 0)
+    nested_calls = -100;
+  nested_depth--;
+}
+
+TEST(callback_unsubscribes_itself_from_a_nested_call) {
+  ASSERT_OK(gp_callback_subscribe(&nested_sub, on_nested, NULL));
+  ASSERT_OK(
+      gp_callback_enable_domain(nested_sub, 1, GP_CALLBACK_DOMAIN_MARKER));
+  ASSERT_OK(gp_marker_instant(NULL, "outer"));
+  ASSERT_EQ(nested_calls, 2);
+  ASSERT_OK(gp_marker_instant(NULL, "after")); /* unsubscribed */
+  ASSERT_EQ(nested_calls, 2);
+}
