@@ -799,6 +799,13 @@ typedef enum gp_activity_attr {
   GP_ACTIVITY_ATTR_BUFFER_SIZE = 0,       /* suggested size, default 1 MiB */
   GP_ACTIVITY_ATTR_BUFFER_POOL_LIMIT = 1, /* buffers held at once, default 64 */
   GP_ACTIVITY_ATTR_FLUSH_PERIOD_MS = 2,   /* periodic flush, 0 = off */
+  /* CUPTI's device-side buffers, where a backend keeps records on the GPU
+   * before they reach the host (the CUDA collector: CUPTI's attributes of
+   * the same names, set when it starts). 0, the default: the driver's own
+   * default (CUPTI 6.5's: 4 MiB, 8 MiB, 4 buffers). */
+  GP_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE = 3,       /* bytes per buffer */
+  GP_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_CDP = 4,   /* the same, CDP work */
+  GP_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT = 5, /* buffers per context */
   GP_ACTIVITY_ATTR_COUNT
 } gp_activity_attr;
 
@@ -813,8 +820,9 @@ GP_EXPORT int gp_activity_get_attribute(gp_activity_attr attr,
 
 /*
  * Writes an attribute. Same errors as get; GP_ERANGE for a value out of
- * range (buffer size below 1 KiB or above 1 GiB, pool limit 0). A failed
- * call changes nothing.
+ * range (buffer size below 1 KiB or above 1 GiB, pool limit 0; a device
+ * buffer size other than 0 below 64 KiB or above 1 GiB). A failed call
+ * changes nothing.
  */
 GP_EXPORT int gp_activity_set_attribute(gp_activity_attr attr,
                                         size_t *value_size, const void *value);

@@ -601,6 +601,13 @@ int gp_activity_get_drop_stats(gp_activity_drop_stats *stats) {
   return 0;
 }
 
+/* The device-side buffer attributes (GP_ACTIVITY_ATTR_DEVICE_*), for the
+ * backends that pass them on; 0: the driver's default. Under
+ * gp__act.lock. */
+static size_t device_attr[3];
+#define DEVICE_ATTR(attr)                                                      \
+  device_attr[(attr)-GP_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE]
+
 /* See activity.h. */
 int gp_activity_get_attribute(gp_activity_attr attr, size_t *value_size,
                               void *value) {
@@ -619,8 +626,11 @@ int gp_activity_get_attribute(gp_activity_attr attr, size_t *value_size,
   case GP_ACTIVITY_ATTR_BUFFER_POOL_LIMIT:
     v = gp__act.pool_limit;
     break;
-  default:
+  case GP_ACTIVITY_ATTR_FLUSH_PERIOD_MS:
     v = gp__act.flush_period_ms;
+    break;
+  default:
+    v = DEVICE_ATTR(attr);
     break;
   }
   pthread_mutex_unlock(&gp__act.lock);
@@ -649,8 +659,16 @@ int gp_activity_set_attribute(gp_activity_attr attr, size_t *value_size,
     if (v == 0)
       return GP_ERANGE;
     break;
-  default:
+  case GP_ACTIVITY_ATTR_FLUSH_PERIOD_MS:
     if (v > 3600000)
+      return GP_ERANGE;
+    break;
+  case GP_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT:
+    if (v > 65536)
+      return GP_ERANGE;
+    break;
+  default: /* the device buffer sizes */
+    if (v && (v < (64u << 10) || v > (1u << 30)))
       return GP_ERANGE;
     break;
   }
@@ -662,9 +680,12 @@ int gp_activity_set_attribute(gp_activity_attr attr, size_t *value_size,
   case GP_ACTIVITY_ATTR_BUFFER_POOL_LIMIT:
     atomic_store(&gp__act.pool_limit, v);
     break;
-  default:
+  case GP_ACTIVITY_ATTR_FLUSH_PERIOD_MS:
     gp__act.flush_period_ms = v;
     pthread_cond_signal(&gp__act.work);
+    break;
+  default:
+    DEVICE_ATTR(attr) = v;
     break;
   }
   pthread_mutex_unlock(&gp__act.lock);

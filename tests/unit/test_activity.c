@@ -253,6 +253,36 @@ TEST(activity_attributes) {
   ASSERT_OK(
       gp_activity_get_attribute(GP_ACTIVITY_ATTR_BUFFER_POOL_LIMIT, &sz, &v));
   ASSERT_EQ(v, 64);
+
+  /* The device-side buffers (CUPTI's): 0 until set, the driver's default;
+   * sizes 0 or 64 KiB to 1 GiB. */
+  static const gp_activity_attr dev[] = {
+      GP_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE,
+      GP_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_CDP,
+      GP_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT};
+  for (size_t i = 0; i < 3; i++) {
+    sz = sizeof(v);
+    ASSERT_OK(gp_activity_get_attribute(dev[i], &sz, &v));
+    ASSERT_EQ(v, 0);
+    size_t set = i < 2 ? (size_t)16 << 20 : 8;
+    ASSERT_OK(gp_activity_set_attribute(dev[i], &sz, &set));
+    ASSERT_OK(gp_activity_get_attribute(dev[i], &sz, &v));
+    ASSERT_EQ(v, set);
+  }
+  bad = 1000;
+  ASSERT_ERR(
+      gp_activity_set_attribute(GP_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &sz, &bad),
+      GP_ERANGE);
+  bad = 100000;
+  ASSERT_ERR(gp_activity_set_attribute(
+                 GP_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, &sz, &bad),
+             GP_ERANGE);
+  bad = 0; /* back to the driver's */
+  ASSERT_OK(gp_activity_set_attribute(GP_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &sz,
+                                      &bad));
+  ASSERT_OK(
+      gp_activity_get_attribute(GP_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &sz, &v));
+  ASSERT_EQ(v, 0);
 }
 
 TEST(activity_callbacks_required) {

@@ -363,6 +363,32 @@ static size_t env_size(const char *name, size_t dflt) {
   return *end == '\0' ? (size_t)v : dflt;
 }
 
+/* CUPTI's device buffer attributes from gpuperf's, where the program set
+ * them (0: CUPTI's own defaults stay). One CUPTI refuses is said, not
+ * fatal: records still come, through buffers of CUPTI's size. */
+static void device_buffers(void) {
+  static const struct {
+    gp_activity_attr ours;
+    CUpti_ActivityAttribute cupti;
+  } map[] = {{GP_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE,
+              CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE},
+             {GP_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_CDP,
+              CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_CDP},
+             {GP_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT,
+              CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT}};
+  for (size_t i = 0; i < GP_ARRAY_SIZE(map); i++) {
+    size_t v = 0, n = sizeof(v);
+    if (gp_activity_get_attribute(map[i].ours, &n, &v) != 0 || v == 0)
+      continue;
+    CUptiResult r = cuptiActivitySetAttribute(map[i].cupti, &n, &v);
+    if (r != CUPTI_SUCCESS)
+      fprintf(stderr,
+              "gpuperf-cuda: CUPTI refused device buffer attribute %d = %zu "
+              "(CUPTI error %d): its default stays\n",
+              (int)map[i].cupti, v, (int)r);
+  }
+}
+
 /* Subscribes, registers the buffers, enables the kinds. Caller holds
  * lock; the driver is known to be there. */
 static int cupti_start(void) {
@@ -397,6 +423,7 @@ static int cupti_start(void) {
     rc = gp__cuda_cupti_error("cuptiActivityRegisterCallbacks", r);
     goto unsubscribe;
   }
+  device_buffers();
   for (size_t i = 0; i < GP_ARRAY_SIZE(kinds); i++) {
     r = cuptiActivityEnable(kinds[i].kind);
     if (r != CUPTI_SUCCESS && !kinds[i].optional) {
