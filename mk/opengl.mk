@@ -70,6 +70,17 @@ $(BUILD)/tests/gl-epoxy: tests/gl/loaders.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -DGP_EPOXY $(ALL_LDFLAGS) -o $@ $< -lepoxy -lX11
 
+# The callback probe links libgpuperf.so and EGL/GL; run with the GL
+# library preloaded.
+GL_CB_PROBE = $(BUILD)/tests/gl-cb-probe
+$(GL_CB_PROBE): $(BUILD)/obj/tests/gl/cb_probe.o $(SHARED_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -L$(BUILD) -lgpuperf \
+	  -Wl,-rpath,'$$ORIGIN/..' -lEGL -lGL $(LDLIBS_LIB)
+tests: $(GL_CB_PROBE)
+test: $(GL_CB_PROBE)
+
 .PHONY: install-opengl
 install: install-opengl
 install-opengl: $(GL_PRELOAD)
@@ -77,5 +88,6 @@ install-opengl: $(GL_PRELOAD)
 	install -m 755 $(GL_PRELOAD) $(DESTDIR)$(PREFIX)/lib/gpuperf/
 
 -include $(GL_OBJS:.o=.d) $(BUILD)/obj/tests/gl/sample.d \
+  $(BUILD)/obj/tests/gl/cb_probe.d \
   $(BUILD)/obj/tests/gl/dlsym.d
 endif

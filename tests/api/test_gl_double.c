@@ -375,6 +375,25 @@ TEST(gl_double_libegl_opened_locally) {
   free(out);
 }
 
+/* The callback API through libgpuperf-gl.so (tests/gl/cb_probe.c, a
+ * program linking libgpuperf.so, on a surfaceless EGL context): every
+ * OpenGL API record has its entry and exit callbacks, with its
+ * correlation id, call and context, and the subscriber's data carried
+ * from one to the other. */
+TEST(opengl_callbacks_match_records) {
+  char probe[512], lib[1024], cmd[2048];
+  built("gl-cb-probe", probe, sizeof(probe));
+  snprintf(lib, sizeof(lib), "%s/libgpuperf-gl.so", getenv("GPUPERF_BUILD"));
+  if (access(lib, R_OK) != 0)
+    SKIP("libgpuperf-gl.so was not built");
+  snprintf(cmd, sizeof(cmd), "LD_PRELOAD='%s' '%s'", lib, probe);
+  char *out = run(cmd);
+  if (strncmp(out, "ok ", 3) != 0)
+    gp_test_fail(__FILE__, __LINE__, "gl-cb-probe: %s", out);
+  ASSERT_GE(atoi(out + 3), 5);
+  free(out);
+}
+
 /* One number from `gpuperf query FILE SQL` (csv, one row, one column). */
 static long long query_num(const char *cli, const char *trace,
                            const char *sql) {

@@ -49,6 +49,44 @@ static inline void api_end(uint32_t cbid, uint64_t t0, uint64_t corr) {
     gp__gl_api(cbid, t0, corr);
 }
 
+/* An entry point's API callbacks (gpuperf/callback.h). */
+typedef struct gl_cb {
+  bool on; /* called at entry: at exit too */
+  gp__cb_api_call api;
+} gl_cb;
+
+static uint64_t cb_enter_slow(gl_cb *k, uint32_t cbid, const gp__gl_ctx *c,
+                              uint64_t corr) {
+  if (!corr)
+    corr = gp__gl_core->correlation_next();
+  k->api.d = (gp_callback_api_data){.api_domain = GP_API_DOMAIN_OPENGL,
+                                    .cbid = cbid,
+                                    .function_name = gp__gl_fn_name(cbid),
+                                    .correlation_id = corr,
+                                    .context_id = c ? c->context_id : 0,
+                                    .thread_id = gp__gl_core->tid()};
+  gp__gl_core->callback_api(&k->api, GP_CALLBACK_SITE_ENTER, 0);
+  return corr;
+}
+
+/* The entry callbacks of call cbid in context c, if a subscriber wants
+ * GL's; returns the correlation id for the call's API record: corr, or
+ * a new one for a call that had none. */
+static inline uint64_t cb_enter(gl_cb *k, uint32_t cbid, const gp__gl_ctx *c,
+                                uint64_t corr) {
+  k->on = gp__gl_core && (atomic_load_explicit(gp__gl_core->callback_mask,
+                                               memory_order_relaxed) &
+                          GP__CB_API_BIT(GP_API_DOMAIN_OPENGL));
+  return GP_UNLIKELY(k->on) ? cb_enter_slow(k, cbid, c, corr) : corr;
+}
+
+/* The exit callbacks of a call entered (GL calls return no status: 0, as
+ * in their API records). */
+static inline void cb_exit(gl_cb *k) {
+  if (GP_UNLIKELY(k->on))
+    gp__gl_core->callback_api(&k->api, GP_CALLBACK_SITE_EXIT, 0);
+}
+
 /* ------------------------------------------------------------------ */
 /* Frames: swaps                                                        */
 
@@ -111,10 +149,15 @@ gp__gl_w_glXSwapBuffers(Display *dpy, GLXDrawable d) {
       glx_size(dpy, d, &w, &h);
     swap_before(c, &t0, &corr, w, h);
   }
+  gl_cb k;
+  k.on = false;
+  if (c)
+    corr = cb_enter(&k, CBID(glXSwapBuffers), c, corr);
   if (REAL(glXSwapBuffers))
     REAL(glXSwapBuffers)(dpy, d);
   if (c)
     swap_after(c, CBID(glXSwapBuffers), t0, corr);
+  cb_exit(&k);
 }
 EXPORT_AS(glXSwapBuffers, void, (Display * dpy, GLXDrawable d))
 
@@ -128,10 +171,15 @@ gp__gl_w_eglSwapBuffers(EGLDisplay dpy, EGLSurface s) {
       egl_size(dpy, s, &w, &h);
     swap_before(c, &t0, &corr, w, h);
   }
+  gl_cb k;
+  k.on = false;
+  if (c)
+    corr = cb_enter(&k, CBID(eglSwapBuffers), c, corr);
   EGLBoolean ok =
       REAL(eglSwapBuffers) ? REAL(eglSwapBuffers)(dpy, s) : EGL_FALSE;
   if (c)
     swap_after(c, CBID(eglSwapBuffers), t0, corr);
+  cb_exit(&k);
   return ok;
 }
 EXPORT_AS(eglSwapBuffers, EGLBoolean, (EGLDisplay dpy, EGLSurface s))
@@ -204,11 +252,13 @@ EXPORT_AS(eglDestroyContext, EGLBoolean, (EGLDisplay dpy, EGLContext ctx))
       return;                                                                  \
     }                                                                          \
     uint64_t t0 = api_start();                                                 \
-    uint64_t corr = gp__gl_work(c);                                            \
+    gl_cb k_;                                                                  \
+    uint64_t corr = cb_enter(&k_, CBID(name), c, gp__gl_work(c));              \
     if (REAL(name))                                                            \
       REAL(name) args;                                                         \
     draw_stmt;                                                                 \
     api_end(CBID(name), t0, corr);                                             \
+    cb_exit(&k_);                                                              \
   } while (0)
 
 __attribute__((visibility("hidden"))) void
@@ -302,10 +352,15 @@ EXPORT_AS(glClear, void, (GLbitfield mask))
 /* A call recorded as an API slice only. */
 #define API_CALL(name, args)                                                   \
   do {                                                                         \
-    uint64_t t0 = gp__gl_current() ? api_start() : 0;                          \
+    gp__gl_ctx *c_ = gp__gl_current();                                         \
+    uint64_t t0 = c_ ? api_start() : 0;                                        \
+    gl_cb k_;                                                                  \
+    k_.on = false;                                                             \
+    uint64_t corr_ = c_ ? cb_enter(&k_, CBID(name), c_, 0) : 0;                \
     if (REAL(name))                                                            \
       REAL(name) args;                                                         \
-    api_end(CBID(name), t0, 0);                                                \
+    api_end(CBID(name), t0, corr_);                                            \
+    cb_exit(&k_);                                                              \
   } while (0)
 
 __attribute__((visibility("hidden"))) void gp__gl_w_glFinish(void) {
@@ -371,11 +426,15 @@ static void bind_fbo(uint32_t cbid, GLenum target, GLuint fb,
                      void (*real)(GLenum, GLuint)) {
   gp__gl_ctx *c = gp__gl_current();
   uint64_t t0 = c ? api_start() : 0;
+  gl_cb k;
+  k.on = false;
+  uint64_t corr = c ? cb_enter(&k, cbid, c, 0) : 0;
   if (c && (target == GL_FRAMEBUFFER || target == GL_DRAW_FRAMEBUFFER))
     gp__gl_bind_fbo(c, fb);
   if (real)
     real(target, fb);
-  api_end(cbid, t0, 0);
+  api_end(cbid, t0, corr);
+  cb_exit(&k);
 }
 
 __attribute__((visibility("hidden"))) void

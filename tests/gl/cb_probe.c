@@ -1,0 +1,149 @@
+/*
+ * cb_probe.c - the callback API (gpuperf/callback.h) through
+ * libgpuperf-gl.so, in a GL program that links libgpuperf.so and is run
+ * with the GL library preloaded:
+ *
+ *   LD_PRELOAD=libgpuperf-gl.so gl-cb-probe
+ *
+ * On a surfaceless EGL context (no X server) it binds a framebuffer,
+ * clears it, uploads a buffer, flushes and finishes, subscribed to the API
+ * domain and collecting API records. Every OpenGL API record must have
+ * its entry and exit callbacks with its correlation id and call, in the
+ * context the trace gives the calls, and no callback be without its
+ * record. Prints "ok N" (N records) and exits 0; a line naming what
+ * differed and 1; 77 where no such context can be made.
+ */
+#define GL_GLEXT_PROTOTYPES 1
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <GL/gl.h>
+#include <GL/glext.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cb_log.h"
+#include "gpuperf/gpuperf.h"
+
+#define MAXEV 256
+
+static cb_event evs[MAXEV];
+static int nev;
+static gp_activity_api recs[MAXEV];
+static int nrec;
+
+static void on_cb(void *user, gp_callback_domain domain, uint32_t cbid,
+                  const void *data) {
+  (void)user;
+  if (nev < MAXEV)
+    cb_note(&evs[nev++], domain, cbid, data, 3);
+}
+
+static void request(uint8_t **buf, size_t *size, size_t *max) {
+  *size = 1 << 16;
+  *buf = aligned_alloc(8, *size);
+  *max = 0;
+}
+
+static void complete(uint8_t *buf, size_t size, size_t valid) {
+  (void)size;
+  const gp_activity *r = NULL;
+  while (gp_activity_get_next_record(buf, valid, &r) == 0)
+    if (r->kind == GP_ACTIVITY_KIND_API && nrec < MAXEV &&
+        ((const gp_activity_api *)r)->domain == GP_API_DOMAIN_OPENGL)
+      recs[nrec++] = *(const gp_activity_api *)r;
+  free(buf);
+}
+
+static const cb_event *find(uint64_t corr, uint32_t site) {
+  for (int i = 0; i < nev; i++)
+    if (evs[i].domain == GP_CALLBACK_DOMAIN_API && evs[i].corr == corr &&
+        evs[i].site == site)
+      return &evs[i];
+  return NULL;
+}
+
+static int fail(const char *what) {
+  printf("mismatch: %s\n", what);
+  return 1;
+}
+
+/* A surfaceless desktop GL 3.3 core context, current; 0 or 77. */
+static int make_context(void) {
+  PFNEGLGETPLATFORMDISPLAYEXTPROC get_display =
+      (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress(
+          "eglGetPlatformDisplayEXT");
+  EGLDisplay d = get_display ? get_display(EGL_PLATFORM_SURFACELESS_MESA,
+                                           EGL_DEFAULT_DISPLAY, NULL)
+                             : EGL_NO_DISPLAY;
+  if (d == EGL_NO_DISPLAY || !eglInitialize(d, NULL, NULL))
+    return 77;
+  EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION,
+                    3,
+                    EGL_CONTEXT_MINOR_VERSION,
+                    3,
+                    EGL_CONTEXT_OPENGL_PROFILE_MASK,
+                    EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
+                    EGL_NONE};
+  EGLContext c = EGL_NO_CONTEXT;
+  if (eglBindAPI(EGL_OPENGL_API))
+    c = eglCreateContext(d, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attrs);
+  if (c == EGL_NO_CONTEXT ||
+      !eglMakeCurrent(d, EGL_NO_SURFACE, EGL_NO_SURFACE, c))
+    return 77;
+  return 0;
+}
+
+int main(void) {
+  gp_activity_register_callbacks(request, complete);
+  gp_activity_enable(GP_ACTIVITY_KIND_API);
+  gp_callback_subscriber *sub;
+  if (gp_callback_subscribe(&sub, on_cb, NULL) != 0 ||
+      gp_callback_enable_domain(sub, 1, GP_CALLBACK_DOMAIN_API) != 0)
+    return fail("subscribe");
+  int rc = make_context();
+  if (rc)
+    return rc;
+  GLuint fb, rb, buf;
+  glGenFramebuffers(1, &fb);
+  glGenRenderbuffers(1, &rb);
+  glBindRenderbuffer(GL_RENDERBUFFER, rb);
+  glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, 64, 64);
+  glBindFramebuffer(GL_FRAMEBUFFER, fb);
+  glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0,
+                            GL_RENDERBUFFER, rb);
+  glClearColor(0.25f, 0.5f, 0.75f, 1);
+  glClear(GL_COLOR_BUFFER_BIT);
+  glGenBuffers(1, &buf);
+  glBindBuffer(GL_ARRAY_BUFFER, buf);
+  static const float data[64];
+  glBufferData(GL_ARRAY_BUFFER, sizeof(data), data, GL_STATIC_DRAW);
+  glFlush();
+  glFinish();
+  gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
+  gp_callback_unsubscribe(sub);
+
+  if (nrec < 5)
+    return fail("fewer than 5 OpenGL API records (is libgpuperf-gl.so "
+                "preloaded?)");
+  for (int i = 0; i < nrec; i++) {
+    const gp_activity_api *a = &recs[i];
+    const cb_event *in = find(a->correlation_id, GP_CALLBACK_SITE_ENTER);
+    const cb_event *out = find(a->correlation_id, GP_CALLBACK_SITE_EXIT);
+    if (!a->correlation_id || !in || !out)
+      return fail(gp_activity_string(a->name_id));
+    if (in->call != a->cbid || out->call != a->cbid ||
+        in->cbid != GP_CALLBACK_API_ID(GP_API_DOMAIN_OPENGL, a->cbid) ||
+        out->data != cb_mark(a->correlation_id, 3) || !in->context)
+      return fail("a pair's call, data or context");
+  }
+  int exits = 0;
+  for (int i = 0; i < nev; i++)
+    exits += evs[i].domain == GP_CALLBACK_DOMAIN_API &&
+             evs[i].site == GP_CALLBACK_SITE_EXIT;
+  if (exits != nrec)
+    return fail("callbacks without records");
+  printf("ok %d\n", nrec);
+  return 0;
+}
