@@ -137,7 +137,6 @@ int main(int argc, char **argv) {
       vkQueueWaitIdle(q) != VK_SUCCESS || vkDeviceWaitIdle(dev) != VK_SUCCESS)
     return fail("a Vulkan call");
   gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
-  gp_callback_unsubscribe(sub);
   /* The handles' ids (gp_activity_get_*_id) against the NAME record. */
   uint32_t ctx_id = 0, stream_id = 0, dev_id = 0, dev_id2 = 0;
   if (!named_stream)
@@ -157,7 +156,11 @@ int main(int argc, char **argv) {
       GP_ENOENT)
     return fail("gp_activity_get_device_id(VkPhysicalDevice)");
   vkDestroyFence(dev, fence, NULL);
-  vkDestroyDevice(dev, NULL);
+  vkDestroyDevice(dev, NULL); /* its queue and context end: RESOURCE */
+  if (gp_activity_get_context_id(GP_API_VULKAN, dev, NULL, &ctx_id) !=
+      GP_ENOENT)
+    return fail("a destroyed VkDevice still has a context id");
+  gp_callback_unsubscribe(sub);
   vkDestroyInstance(inst, NULL);
 
   /* Each record: its pair. */
@@ -211,7 +214,17 @@ int main(int argc, char **argv) {
                   evs[i].context == named_context &&
                   evs[i].stream == named_stream;
   }
-  if (made_ctx != 1 || made_queue != 1)
+  int ended_queue = 0, ended_ctx = 0;
+  for (int i = 0; i < nev; i++) {
+    if (evs[i].domain != GP_CALLBACK_DOMAIN_RESOURCE)
+      continue;
+    ended_queue +=
+        evs[i].cbid == GP_CALLBACK_RESOURCE_STREAM_DESTROY_STARTING &&
+        evs[i].stream == named_stream;
+    ended_ctx += evs[i].cbid == GP_CALLBACK_RESOURCE_CONTEXT_DESTROY_STARTING &&
+                 evs[i].context == named_context;
+  }
+  if (made_ctx != 1 || made_queue != 1 || ended_queue != 1 || ended_ctx != 1)
     return fail("the RESOURCE callbacks");
   printf("ok %d\n", nrec);
   return 0;

@@ -588,11 +588,23 @@ layer_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc) {
   gp__vk_map_del(&devices, key_of(device));
   pthread_mutex_unlock(&reg_lock);
   gp__vk_core->handle_drop(GP_API_VULKAN, GP__HANDLE_CONTEXT, device, NULL);
-  for (size_t i = 0; i < dev->queues.cap; i++)
-    if (dev->queues.keys[i])
-      gp__vk_core->handle_drop(GP_API_VULKAN, GP__HANDLE_STREAM,
-                               (const void *)(uintptr_t)dev->queues.keys[i],
-                               NULL);
+  bool cb =
+      atomic_load_explicit(gp__vk_core->callback_mask, memory_order_relaxed) &
+      GP__CB_BIT(GP_CALLBACK_DOMAIN_RESOURCE);
+  for (size_t i = 0; i < dev->queues.cap; i++) {
+    if (!dev->queues.keys[i])
+      continue;
+    gp__vk_core->handle_drop(GP_API_VULKAN, GP__HANDLE_STREAM,
+                             (const void *)(uintptr_t)dev->queues.keys[i],
+                             NULL);
+    if (GP_UNLIKELY(cb)) { /* the queues end with their device */
+      gp_callback_resource_data d = {
+          GP_API_VULKAN, dev->device_id, dev->context_id,
+          (uint32_t)((uint64_t)(uintptr_t)dev->queues.vals[i] >> 32)};
+      gp__vk_core->callback(GP_CALLBACK_DOMAIN_RESOURCE,
+                            GP_CALLBACK_RESOURCE_STREAM_DESTROY_STARTING, &d);
+    }
+  }
   gp__vk_core->context_unregister(dev->context_id);
   /* The driver frees through our allocator, which needs dev: last. */
   dev->DestroyDevice(device, dev->own_allocator ? &dev->allocator : alloc);
