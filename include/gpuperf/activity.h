@@ -54,7 +54,11 @@ typedef enum gp_activity_kind {
   GP_ACTIVITY_KIND_GPU_MEMORY = 16,      /* gp_activity_gpu_memory */
   GP_ACTIVITY_KIND_DMA_FENCE = 17,       /* gp_activity_dma_fence */
   GP_ACTIVITY_KIND_GPU_FTRACE = 18,      /* gp_activity_gpu_ftrace */
-  GP_ACTIVITY_KIND_COUNT                 /* one past the last kind */
+  GP_ACTIVITY_KIND_MODULE = 19,          /* gp_activity_module */
+  GP_ACTIVITY_KIND_FUNCTION = 20,        /* gp_activity_function */
+  /* gp_activity_device_attribute */
+  GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE = 21,
+  GP_ACTIVITY_KIND_COUNT /* one past the last kind */
 } gp_activity_kind;
 
 /* The header every record starts with. */
@@ -70,6 +74,9 @@ typedef struct gp_activity {
 #define GP_ACTIVITY_FLAG_MARKER_START (1u << 1)   /* MARKER */
 #define GP_ACTIVITY_FLAG_MARKER_END (1u << 2)     /* MARKER */
 #define GP_ACTIVITY_FLAG_DEVICE_CONCURRENT_KERNELS (1u << 0) /* DEVICE */
+#define GP_ACTIVITY_FLAG_MODULE_UNLOAD (1u << 0)             /* MODULE */
+/* DEVICE_ATTRIBUTE: the attribute is CUDA's CUdevice_attribute */
+#define GP_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE (1u << 0)
 
 /* Correlation id 0 means "no correlation". */
 #define GP_CORRELATION_ID_UNKNOWN 0u
@@ -624,6 +631,77 @@ typedef struct gp_activity_gpu_ftrace {
   uint64_t client_id;                  /* 6.16 on: the DRM client */
 } gp_activity_gpu_ftrace;
 
+/*
+ * A module of device code loaded into a context, or unloaded from it
+ * (GP_ACTIVITY_FLAG_MODULE_UNLOAD): CUPTI's CUpti_ActivityModule, for any
+ * runtime's loaded code. The simulator makes one module per kernel
+ * created (gp_sim_kernel_create) and unloads it when the kernel is
+ * destroyed; OpenCL, a program built; CUDA, a module CUPTI reports.
+ * (context_id, module_id) names the module: FUNCTION records refer to it.
+ */
+typedef struct gp_activity_module {
+  gp_activity hdr;
+  uint64_t timestamp;  /* when it was loaded or unloaded, 0 if unknown */
+  uint64_t size_bytes; /* the code's size (CUDA: the cubin's), 0 if unknown */
+  uint32_t context_id; /* 0: usable in any context (the simulator's) */
+  uint32_t module_id;
+  uint32_t flags;   /* GP_ACTIVITY_FLAG_MODULE_UNLOAD */
+  uint32_t name_id; /* string id of its name, 0 if it has none */
+} gp_activity_module;
+
+/*
+ * A function of a module that work can run (a kernel): CUPTI's
+ * CUpti_ActivityFunction. Simulated kernels (one per module), the kernels
+ * of an OpenCL program, CUDA's global functions. A KERNEL record of the
+ * same name (its name_id) ran this function.
+ */
+typedef struct gp_activity_function {
+  gp_activity hdr;
+  uint64_t timestamp; /* when the runtime made it known, 0 if unknown */
+  uint32_t id;        /* the function's id, unique in its backend */
+  uint32_t context_id;
+  uint32_t module_id;      /* the MODULE record's module_id */
+  uint32_t function_index; /* its index among the module's functions */
+  uint32_t name_id;        /* string id of its (mangled) name */
+  uint32_t reserved0;
+} gp_activity_function;
+
+/*
+ * The device attributes gpuperf gives for devices of every backend; the
+ * values are ours and stable. Each says the same as gp_device_info's
+ * field of that name, and a DEVICE_ATTRIBUTE record of it is written
+ * only where the device's backend knows it.
+ */
+typedef enum gp_device_attr {
+  GP_DEVICE_ATTR_UNKNOWN = 0,
+  GP_DEVICE_ATTR_COMPUTE_UNITS = 1,               /* SMs, CUs, QPUs */
+  GP_DEVICE_ATTR_MAX_THREADS_PER_BLOCK = 2,       /* OpenCL: work-group size */
+  GP_DEVICE_ATTR_GLOBAL_MEMORY_BYTES = 3,         /* device memory */
+  GP_DEVICE_ATTR_CORE_CLOCK_KHZ = 4,              /* the highest core clock */
+  GP_DEVICE_ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 5, /* OpenCL: local memory */
+  GP_DEVICE_ATTR_COUNT
+} gp_device_attr;
+
+/*
+ * One attribute of a device: CUPTI's CUpti_ActivityDeviceAttribute.
+ * Written for every device when DEVICE_ATTRIBUTE is enabled, and for each
+ * device registered afterwards. With
+ * GP_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE (CUDA only), attribute is
+ * CUDA's CUdevice_attribute as CUPTI gave it, and value an int64;
+ * otherwise it is a gp_device_attr.
+ */
+typedef struct gp_activity_device_attribute {
+  gp_activity hdr;
+  uint32_t device_id;
+  uint32_t attribute;  /* gp_device_attr, or CUdevice_attribute (flag) */
+  uint32_t flags;      /* GP_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE */
+  uint32_t value_type; /* gp_value_type */
+  union {
+    int64_t i64; /* GP_VALUE_INT64 */
+    double f64;  /* GP_VALUE_DOUBLE */
+  } value;
+} gp_activity_device_attribute;
+
 /* ------------------------------------------------------------------ */
 /* Collection                                                          */
 
@@ -835,6 +913,9 @@ GP_EXPORT const char *gp_activity_string(uint32_t string_id);
 
 /* Returns the name of a kind ("KERNEL"), or "UNKNOWN". */
 GP_EXPORT const char *gp_activity_kind_name(uint32_t kind);
+
+/* Returns the name of a gp_device_attr ("compute_units"), or "unknown". */
+GP_EXPORT const char *gp_device_attr_name(uint32_t attribute);
 
 /* Returns the name of a drop reason ("no_buffer"), or "unknown". */
 GP_EXPORT const char *gp_drop_reason_name(uint32_t reason);

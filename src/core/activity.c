@@ -104,11 +104,24 @@ static const char *const kind_names[GP_ACTIVITY_KIND_COUNT] = {
     "API",        "MARKER",          "DEVICE",       "CONTEXT",
     "NAME",       "OVERHEAD",        "ENVIRONMENT",  "COUNTER",
     "DROPPED",    "SYNCHRONIZATION", "RENDER_STAGE", "GPU_LOG",
-    "GPU_MEMORY", "DMA_FENCE",       "GPU_FTRACE"};
+    "GPU_MEMORY", "DMA_FENCE",       "GPU_FTRACE",   "MODULE",
+    "FUNCTION",   "DEVICE_ATTRIBUTE"};
 
 /* See activity.h. */
 const char *gp_activity_kind_name(uint32_t kind) {
   return kind < GP_ACTIVITY_KIND_COUNT ? kind_names[kind] : "UNKNOWN";
+}
+
+/* See activity.h. */
+const char *gp_device_attr_name(uint32_t attribute) {
+  static const char *const names[GP_DEVICE_ATTR_COUNT] = {
+      "unknown",
+      "compute_units",
+      "max_threads_per_block",
+      "global_memory_bytes",
+      "core_clock_khz",
+      "max_shared_memory_per_block"};
+  return attribute < GP_DEVICE_ATTR_COUNT ? names[attribute] : "unknown";
 }
 
 /* See activity.h. */
@@ -140,6 +153,8 @@ int gp_activity_enable(gp_activity_kind kind) {
   uint64_t old = atomic_fetch_or(&gp__enabled_mask, 1ull << kind);
   if (kind == GP_ACTIVITY_KIND_DEVICE && !(old & (1ull << kind)))
     gp__device_emit_all();
+  if (kind == GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE && !(old & (1ull << kind)))
+    gp__device_emit_all_attributes();
   return 0;
 }
 

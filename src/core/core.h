@@ -449,6 +449,8 @@ void gp__activity_forget_context(uint32_t context_id);
 
 /* Called when DEVICE is enabled, so devices already known are recorded. */
 void gp__device_emit_all(void);
+/* The same for DEVICE_ATTRIBUTE. */
+void gp__device_emit_all_attributes(void);
 
 /* ---- GPU work records: the header every backend fills alike ---- */
 
@@ -651,6 +653,10 @@ int gp__device_register(const gp_device_info *info,
 
 /* Emits a DEVICE record for one device (if enabled). */
 void gp__device_emit(uint32_t device_id);
+
+/* Emits the DEVICE_ATTRIBUTE records of one device (if enabled): one per
+ * gp_device_attr its registered info gives (is not 0). */
+void gp__device_emit_attributes(uint32_t device_id);
 
 /*
  * Calls fn(device_id) after each device registered from now on, on the

@@ -3,8 +3,8 @@
  *
  * Device ids are dense from 0 in registration order and never reused, so
  * they can stand for Perfetto's gpu_id. Contexts get process-unique ids
- * from 1. Both registries emit their records (DEVICE, CONTEXT, NAME) when
- * those kinds are enabled.
+ * from 1. Both registries emit their records (DEVICE, DEVICE_ATTRIBUTE,
+ * CONTEXT, NAME) when those kinds are enabled.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -79,6 +79,7 @@ int gp__device_register(const gp_device_info *info,
   pthread_mutex_unlock(&lock);
   *device_id = id;
   gp__device_emit(id);
+  gp__device_emit_attributes(id);
   for (int i = 0; i < MAX_HOOKS; i++) {
     void (*fn)(uint32_t) = atomic_load(&hooks[i]);
     if (fn)
@@ -252,6 +253,45 @@ void gp__device_emit_all(void) {
   uint32_t n = atomic_load(&num_devices);
   for (uint32_t i = 0; i < n; i++)
     gp__device_emit(i);
+}
+
+/* See core.h. The attributes are the registered gp_device_info's, so
+ * every backend gives the same ones the same way; a value of 0 is one
+ * the backend did not know, and gets no record. */
+void gp__device_emit_attributes(uint32_t device_id) {
+  if (device_id >= atomic_load(&num_devices) ||
+      !gp__activity_enabled(GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE, 0))
+    return;
+  const gp_device_info *in = &devices[device_id].info;
+  const uint64_t values[GP_DEVICE_ATTR_COUNT] = {
+      [GP_DEVICE_ATTR_COMPUTE_UNITS] = in->compute_units,
+      [GP_DEVICE_ATTR_MAX_THREADS_PER_BLOCK] = in->max_threads_per_block,
+      [GP_DEVICE_ATTR_GLOBAL_MEMORY_BYTES] = in->global_memory_bytes,
+      [GP_DEVICE_ATTR_CORE_CLOCK_KHZ] = in->core_clock_khz,
+      [GP_DEVICE_ATTR_MAX_SHARED_MEMORY_PER_BLOCK] =
+          in->max_shared_memory_per_block,
+  };
+  for (uint32_t a = 1; a < GP_DEVICE_ATTR_COUNT; a++) {
+    if (values[a] == 0)
+      continue;
+    gp_activity_device_attribute *r = gp__activity_reserve(
+        GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE, sizeof(*r), 0, 0);
+    if (!r)
+      return;
+    r->device_id = device_id;
+    r->attribute = a;
+    r->flags = 0;
+    r->value_type = GP_VALUE_INT64;
+    r->value.i64 = (int64_t)values[a];
+    gp__activity_commit(r);
+  }
+}
+
+/* See core.h. */
+void gp__device_emit_all_attributes(void) {
+  uint32_t n = atomic_load(&num_devices);
+  for (uint32_t i = 0; i < n; i++)
+    gp__device_emit_attributes(i);
 }
 
 /* See core.h. */

@@ -46,11 +46,28 @@ TEST(activity_record_layout) {
   ASSERT_EQ(sizeof(gp_activity_counter) % 8, 0);
   ASSERT_EQ(sizeof(gp_activity_dropped) % 8, 0);
   ASSERT_EQ(sizeof(gp_activity_sync) % 8, 0);
+  /* The code-object and attribute records: sizes readers skip by. */
+  ASSERT_EQ(sizeof(gp_activity_module), 40);
+  ASSERT_EQ(sizeof(gp_activity_function), 40);
+  ASSERT_EQ(sizeof(gp_activity_device_attribute), 32);
+  ASSERT_EQ(offsetof(gp_activity_device_attribute, value), 24);
   /* Fixed offsets readers depend on. */
   ASSERT_EQ(offsetof(gp_activity_kernel, correlation_id), 8);
   ASSERT_EQ(offsetof(gp_activity_api, correlation_id), 8);
   ASSERT_STR_EQ(gp_activity_kind_name(GP_ACTIVITY_KIND_KERNEL), "KERNEL");
   ASSERT_STR_EQ(gp_activity_kind_name(999), "UNKNOWN");
+  ASSERT_STR_EQ(gp_activity_kind_name(GP_ACTIVITY_KIND_GPU_FTRACE),
+                "GPU_FTRACE");
+  ASSERT_STR_EQ(gp_activity_kind_name(GP_ACTIVITY_KIND_MODULE), "MODULE");
+  ASSERT_STR_EQ(gp_activity_kind_name(GP_ACTIVITY_KIND_FUNCTION), "FUNCTION");
+  ASSERT_STR_EQ(gp_activity_kind_name(GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE),
+                "DEVICE_ATTRIBUTE");
+  ASSERT_STR_EQ(gp_activity_kind_name(GP_ACTIVITY_KIND_COUNT), "UNKNOWN");
+  ASSERT_STR_EQ(gp_device_attr_name(GP_DEVICE_ATTR_COMPUTE_UNITS),
+                "compute_units");
+  ASSERT_STR_EQ(gp_device_attr_name(GP_DEVICE_ATTR_MAX_SHARED_MEMORY_PER_BLOCK),
+                "max_shared_memory_per_block");
+  ASSERT_STR_EQ(gp_device_attr_name(GP_DEVICE_ATTR_COUNT), "unknown");
   ASSERT_STR_EQ(gp_memcpy_kind_name(GP_MEMCPY_PTOP), "PtoP");
   ASSERT_STR_EQ(gp_drop_reason_name(GP_DROP_DECLINED), "declined");
 }

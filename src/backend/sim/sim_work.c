@@ -16,6 +16,43 @@ static bool finite_nonneg(double v) {
   return v >= 0.0 && v < 1e300;
 }
 
+/*
+ * The MODULE (load, or unload) and FUNCTION records of kernel k, if
+ * enabled. A simulated kernel has no code and no context: it is its own
+ * module, of one function (index 0), usable in any context (context 0),
+ * and its module and function ids are its serial. Its size is unknown.
+ */
+static void emit_module(const gp_sim_kernel *k, bool unload) {
+  uint64_t now = gp__sim_now();
+  if (gp__activity_enabled(GP_ACTIVITY_KIND_MODULE, 0)) {
+    gp_activity_module *r =
+        gp__activity_reserve(GP_ACTIVITY_KIND_MODULE, sizeof(*r), 0, 0);
+    if (r) {
+      r->timestamp = now;
+      r->size_bytes = 0;
+      r->context_id = 0;
+      r->module_id = (uint32_t)k->serial;
+      r->flags = unload ? GP_ACTIVITY_FLAG_MODULE_UNLOAD : 0;
+      r->name_id = k->name_id;
+      gp__activity_commit(r);
+    }
+  }
+  if (unload || !gp__activity_enabled(GP_ACTIVITY_KIND_FUNCTION, 0))
+    return;
+  gp_activity_function *f =
+      gp__activity_reserve(GP_ACTIVITY_KIND_FUNCTION, sizeof(*f), 0, 0);
+  if (!f)
+    return;
+  f->timestamp = now;
+  f->id = (uint32_t)k->serial;
+  f->context_id = 0;
+  f->module_id = (uint32_t)k->serial;
+  f->function_index = 0;
+  f->name_id = k->name_id;
+  f->reserved0 = 0;
+  gp__activity_commit(f);
+}
+
 /* Serials of kernels: never reused (a kernel at a freed one's address is
  * another kernel to sim_job_key). Under the simulator lock. */
 static uint64_t last_kernel_serial;
@@ -47,6 +84,7 @@ int gp_sim_kernel_create(const gp_sim_kernel_desc *desc, gp_sim_kernel **out) {
   k->name_id = gp__string_intern(name);
   k->demangled_id = gp__string_intern(dem);
   k->serial = ++last_kernel_serial;
+  emit_module(k, false);
   *out = k;
   return gp__sim_api_end(&c, 0);
 }
@@ -59,6 +97,7 @@ int gp_sim_kernel_destroy(gp_sim_kernel *k) {
   int rc = gp__sim_api_begin(&c, GP_SIM_CBID_KERNEL_DESTROY);
   if (rc != 0)
     return rc;
+  emit_module(k, true);
   free((char *)k->desc.name);
   free((char *)k->desc.demangled_name);
   free(k);
