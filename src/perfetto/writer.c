@@ -4,7 +4,8 @@
  * the writer's life cycle (clock snapshots are writer_clocks.c's), and
  * the dispatch of records to
  * writer_host.c (threads, API calls, ranges, drops, logs), writer_gpu.c
- * (GPU work), writer_devices.c (devices) and writer_counters.c
+ * (GPU work), writer_devices.c (devices and their attributes),
+ * writer_code.c (modules and functions) and writer_counters.c
  * (counters).
  *
  * One writer is one packet sequence. Its first packet clears the
@@ -203,6 +204,14 @@ static uint64_t record_time(const gp_activity *r) {
     return ((const gp_activity_dma_fence *)r)->timestamp;
   case GP_ACTIVITY_KIND_GPU_FTRACE:
     return ((const gp_activity_gpu_ftrace *)r)->timestamp;
+  case GP_ACTIVITY_KIND_MODULE:
+    return r->size >= sizeof(gp_activity_module)
+               ? ((const gp_activity_module *)r)->timestamp
+               : 0;
+  case GP_ACTIVITY_KIND_FUNCTION:
+    return r->size >= sizeof(gp_activity_function)
+               ? ((const gp_activity_function *)r)->timestamp
+               : 0;
   case GP_ACTIVITY_KIND_NAME:
     return r->size >= sizeof(gp_activity_name)
                ? ((const gp_activity_name *)r)->timestamp
@@ -577,6 +586,7 @@ void gp__tw_destroy(gp__tw *w) {
   gp__tw_counter_fini(w);
   free(w->name_tab);
   free(w->tails);
+  free(w->attrs);
   tw_map *maps[] = {&w->names,     &w->categories, &w->debug_names, &w->kernels,
                     &w->contexts,  &w->queues,     &w->stages,      &w->threads,
                     &w->processes, &w->streams,    &w->apis,        &w->asyncs,
@@ -673,6 +683,18 @@ static void dispatch(gp__tw *w, const gp_activity *r) {
   case GP_ACTIVITY_KIND_ENVIRONMENT:
     if (w->o.counters)
       gp__tw_environment(w, (const gp_activity_environment *)r);
+    break;
+  case GP_ACTIVITY_KIND_MODULE:
+    if (r->size >= sizeof(gp_activity_module))
+      gp__tw_module(w, (const gp_activity_module *)r);
+    break;
+  case GP_ACTIVITY_KIND_FUNCTION:
+    if (r->size >= sizeof(gp_activity_function))
+      gp__tw_function(w, (const gp_activity_function *)r);
+    break;
+  case GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE:
+    if (r->size >= sizeof(gp_activity_device_attribute))
+      gp__tw_device_attribute(w, (const gp_activity_device_attribute *)r);
     break;
   default: /* kinds we do not know */
     break;

@@ -137,6 +137,15 @@ typedef struct tw_group {
 
 #define TW_DIRECT_QUEUES 32 /* queues with their emitted-generation inline */
 
+/* A DEVICE_ATTRIBUTE record, kept for the device's GpuInfo. */
+typedef struct tw_attr {
+  uint32_t device_id;
+  uint32_t attribute;  /* gp_device_attr, or CUDA's (flags) */
+  uint32_t flags;      /* GP_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_* */
+  uint32_t value_type; /* gp_value_type */
+  int64_t value;       /* the int64, or the double's bits */
+} tw_attr;
+
 typedef struct tw_device {
   bool known;
   uint32_t queue_gen[TW_DIRECT_QUEUES];
@@ -178,6 +187,9 @@ struct gp__tw {
   uint32_t clock_consumer;
   uint32_t num_devices; /* one past the largest device id seen */
   uint32_t gpu_info_n;  /* devices the last GpuInfo described */
+  /* DEVICE_ATTRIBUTE records, by device, flags and attribute. */
+  tw_attr *attrs;
+  uint32_t num_attrs, attrs_cap;
   tw_group lead, group; /* counter samples being assembled */
   /* Event names by string id (ids are dense): iid and generation. */
   struct tw_name {
@@ -519,8 +531,15 @@ void gp__tw_dma_fence(gp__tw *w, const gp_activity_dma_fence *f);
 void gp__tw_gpu_ftrace(gp__tw *w, const gp_activity_gpu_ftrace *f);
 void gp__tw_gpu_context(gp__tw *w, const gp_activity_context *c);
 void gp__tw_gpu_stream_name(gp__tw *w, const gp_activity_name *n);
-/* GpuInfo for devices seen since the last one (writer_devices.c). */
+/* GpuInfo for devices seen since the last one, or all of them again when
+ * an attribute of one described changed (writer_devices.c). */
 void gp__tw_gpu_info(gp__tw *w);
+/* Keeps a device attribute for its device's GpuInfo (writer_devices.c). */
+void gp__tw_device_attribute(gp__tw *w, const gp_activity_device_attribute *a);
+/* MODULE and FUNCTION records as instants on the process track
+ * (writer_code.c). */
+void gp__tw_module(gp__tw *w, const gp_activity_module *m);
+void gp__tw_function(gp__tw *w, const gp_activity_function *f);
 /* Writes the interned entries of GPU kinds (queue, stage, context,
  * kernel, arg names). */
 void gp__tw_gpu_write_pending(gp__tw *w, const tw_pending *p);

@@ -4,11 +4,50 @@
  * tracks and clock snapshots), and a GpuInfo packet describes devices
  * 0 .. n-1 (name, vendor, model, architecture, uuid, PCI address, and
  * sizes and clocks as extra_info), written again when more appear.
+ *
+ * DEVICE_ATTRIBUTE records are extra_info too. gpuperf's own attributes
+ * are the sizes and clocks the device info gives (compute_units,
+ * core_clock_khz, ...): a record's value is written under that key, in
+ * place of the device info's. CUDA's CUdevice attributes, which the
+ * device info does not have, follow as "cu_device_attribute_<n>" in
+ * the order of n. An attribute that changes after its device's GpuInfo
+ * was written has it written again.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tconfig.h"
 #include "writerInt.h"
+
+/* The attributes of device d: a sorted run of w->attrs; *n of them. */
+static const tw_attr *device_attrs(const gp__tw *w, uint32_t d, uint32_t *n) {
+  uint32_t i = 0;
+  while (i < w->num_attrs && w->attrs[i].device_id < d)
+    i++;
+  uint32_t j = i;
+  while (j < w->num_attrs && w->attrs[j].device_id == d)
+    j++;
+  *n = j - i;
+  return w->attrs + i;
+}
+
+static void attr_value_str(const tw_attr *a, char *buf, size_t size) {
+  if (a->value_type == GP_VALUE_DOUBLE) {
+    double v;
+    memcpy(&v, &a->value, sizeof(v));
+    snprintf(buf, size, "%.17g", v);
+  } else {
+    snprintf(buf, size, "%lld", (long long)a->value);
+  }
+}
+
+static void extra_info(gp__pb_writer *pb, const char *key, const char *value) {
+  gp__pb_begin(pb, GP_PB_GPU_EXTRA_INFO);
+  gp__pb_string(pb, GP_PB_KV_KEY, key);
+  gp__pb_string(pb, GP_PB_KV_VALUE, value);
+  gp__pb_end(pb);
+}
 
 static void write_gpu(const gp__tw *w, gp__pb_writer *pb, uint32_t d) {
   gp_device_info di;
@@ -27,29 +66,39 @@ static void write_gpu(const gp__tw *w, gp__pb_writer *pb, uint32_t d) {
   const struct {
     const char *key;
     uint64_t value;
+    uint32_t attr; /* the gp_device_attr that says the same, or 0 */
   } kv[] = {
-      {"compute_units", di.compute_units},
-      {"core_clock_khz", di.core_clock_khz},
-      {"memory_clock_khz", di.memory_clock_khz},
-      {"memory_bytes", di.global_memory_bytes},
-      {"memory_bandwidth_bytes_per_s", di.memory_bandwidth_bytes_per_s},
-      {"max_threads_per_block", di.max_threads_per_block},
-      {"max_shared_memory_per_block", di.max_shared_memory_per_block},
-      {"hardware_queues", di.num_queues},
+      {"compute_units", di.compute_units, GP_DEVICE_ATTR_COMPUTE_UNITS},
+      {"core_clock_khz", di.core_clock_khz, GP_DEVICE_ATTR_CORE_CLOCK_KHZ},
+      {"memory_clock_khz", di.memory_clock_khz, 0},
+      {"memory_bytes", di.global_memory_bytes,
+       GP_DEVICE_ATTR_GLOBAL_MEMORY_BYTES},
+      {"memory_bandwidth_bytes_per_s", di.memory_bandwidth_bytes_per_s, 0},
+      {"max_threads_per_block", di.max_threads_per_block,
+       GP_DEVICE_ATTR_MAX_THREADS_PER_BLOCK},
+      {"max_shared_memory_per_block", di.max_shared_memory_per_block,
+       GP_DEVICE_ATTR_MAX_SHARED_MEMORY_PER_BLOCK},
+      {"hardware_queues", di.num_queues, 0},
   };
-  if (di.driver_version && *di.driver_version) {
-    gp__pb_begin(pb, GP_PB_GPU_EXTRA_INFO);
-    gp__pb_string(pb, GP_PB_KV_KEY, "driver_version");
-    gp__pb_string(pb, GP_PB_KV_VALUE, di.driver_version);
-    gp__pb_end(pb);
-  }
+  if (di.driver_version && *di.driver_version)
+    extra_info(pb, "driver_version", di.driver_version);
+  uint32_t na;
+  const tw_attr *attrs = device_attrs(w, d, &na);
   for (size_t i = 0; i < GP_ARRAY_SIZE(kv); i++) {
-    char num[24];
+    char num[32];
     gp__tw_u64_to_str(kv[i].value, num);
-    gp__pb_begin(pb, GP_PB_GPU_EXTRA_INFO);
-    gp__pb_string(pb, GP_PB_KV_KEY, kv[i].key);
-    gp__pb_string(pb, GP_PB_KV_VALUE, num);
-    gp__pb_end(pb);
+    for (uint32_t j = 0; j < na && kv[i].attr; j++)
+      if (attrs[j].flags == 0 && attrs[j].attribute == kv[i].attr)
+        attr_value_str(&attrs[j], num, sizeof(num));
+    extra_info(pb, kv[i].key, num);
+  }
+  for (uint32_t j = 0; j < na; j++) {
+    if (!(attrs[j].flags & GP_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE))
+      continue;
+    char key[48], num[32];
+    snprintf(key, sizeof(key), "cu_device_attribute_%u", attrs[j].attribute);
+    attr_value_str(&attrs[j], num, sizeof(num));
+    extra_info(pb, key, num);
   }
   char bdf[16];
   if (gp_device_pci_bdf(&di, bdf, sizeof(bdf)) == 0)
@@ -99,4 +148,93 @@ void gp__tw_device_seen(gp__tw *w, uint32_t device_id) {
   if (device_id + 1 > w->num_devices)
     w->num_devices = device_id + 1;
   /* GpuInfo follows at the end of the buffer (gp__tw_gpu_info). */
+}
+
+/* The value of one of our attributes that device d's info gives. */
+static bool info_value(const gp__tw *w, uint32_t d, uint32_t attr, int64_t *v) {
+  gp_device_info di;
+  if (gp__tw_device_info(w, d, &di) != 0)
+    return false;
+  switch (attr) {
+  case GP_DEVICE_ATTR_COMPUTE_UNITS:
+    *v = di.compute_units;
+    return true;
+  case GP_DEVICE_ATTR_MAX_THREADS_PER_BLOCK:
+    *v = di.max_threads_per_block;
+    return true;
+  case GP_DEVICE_ATTR_GLOBAL_MEMORY_BYTES:
+    *v = (int64_t)di.global_memory_bytes;
+    return true;
+  case GP_DEVICE_ATTR_CORE_CLOCK_KHZ:
+    *v = di.core_clock_khz;
+    return true;
+  case GP_DEVICE_ATTR_MAX_SHARED_MEMORY_PER_BLOCK:
+    *v = di.max_shared_memory_per_block;
+    return true;
+  default:
+    return false;
+  }
+}
+
+static int attr_cmp(const tw_attr *a, uint32_t device_id, uint32_t flags,
+                    uint32_t attribute) {
+  if (a->device_id != device_id)
+    return a->device_id < device_id ? -1 : 1;
+  if (a->flags != flags)
+    return a->flags < flags ? -1 : 1;
+  if (a->attribute != attribute)
+    return a->attribute < attribute ? -1 : 1;
+  return 0;
+}
+
+/* See writerInt.h. Attributes are kept sorted by device, flags and
+ * attribute (devices report theirs once, so a linear insert does); if
+ * memory runs out, the attribute is left out of the GpuInfo. */
+void gp__tw_device_attribute(gp__tw *w, const gp_activity_device_attribute *a) {
+  if (a->device_id >= TW_MAX_DEVICES)
+    return;
+  gp__tw_device_seen(w, a->device_id);
+  uint32_t flags = a->flags & GP_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE;
+  int64_t value;
+  memcpy(&value, &a->value, sizeof(value));
+  uint32_t i = 0;
+  int c = -1;
+  while (i < w->num_attrs &&
+         (c = attr_cmp(&w->attrs[i], a->device_id, flags, a->attribute)) < 0)
+    i++;
+  bool found = i < w->num_attrs && c == 0;
+  /* What the GpuInfo says of it so far: the record kept, or for one of
+   * ours, the device info's value. */
+  int64_t before = 0;
+  uint32_t before_type = GP_VALUE_INT64;
+  bool known = false;
+  if (found) {
+    before = w->attrs[i].value;
+    before_type = w->attrs[i].value_type;
+    known = true;
+  } else if (flags == 0) {
+    known = info_value(w, a->device_id, a->attribute, &before);
+  }
+  bool same = known && before == value && before_type == a->value_type;
+  if (!found) {
+    if (w->num_attrs == w->attrs_cap) {
+      uint32_t cap = w->attrs_cap ? 2 * w->attrs_cap : 32;
+      tw_attr *n = realloc(w->attrs, cap * sizeof(*n));
+      if (!n)
+        return;
+      w->attrs = n;
+      w->attrs_cap = cap;
+    }
+    memmove(&w->attrs[i + 1], &w->attrs[i],
+            (w->num_attrs - i) * sizeof(w->attrs[0]));
+    w->num_attrs++;
+  }
+  tw_attr *t = &w->attrs[i];
+  t->device_id = a->device_id;
+  t->attribute = a->attribute;
+  t->flags = flags;
+  t->value_type = a->value_type;
+  t->value = value;
+  if (!same && a->device_id < w->gpu_info_n) /* described: again */
+    w->gpu_info_n = 0;
 }

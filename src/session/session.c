@@ -172,7 +172,10 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
            (1ull << GP_ACTIVITY_KIND_CONTEXT) |
            (1ull << GP_ACTIVITY_KIND_NAME) |
            (1ull << GP_ACTIVITY_KIND_SYNCHRONIZATION) |
-           (1ull << GP_ACTIVITY_KIND_RENDER_STAGE);
+           (1ull << GP_ACTIVITY_KIND_RENDER_STAGE) |
+           (1ull << GP_ACTIVITY_KIND_MODULE) |
+           (1ull << GP_ACTIVITY_KIND_FUNCTION) |
+           (1ull << GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE);
       if (!deterministic)
         k |= 1ull << GP_ACTIVITY_KIND_OVERHEAD;
       break;
@@ -181,6 +184,7 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
        * counters too: gpufreq, GPU Memory and their own counter tracks. */
       k |= (1ull << GP_ACTIVITY_KIND_COUNTER) |
            (1ull << GP_ACTIVITY_KIND_DEVICE) |
+           (1ull << GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE) |
            (1ull << GP_ACTIVITY_KIND_ENVIRONMENT);
       break;
     case GP_DATA_SOURCE_GPU_LOG:
