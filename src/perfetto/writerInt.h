@@ -144,6 +144,7 @@ typedef struct tw_attr {
   uint32_t flags;      /* GP_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_* */
   uint32_t value_type; /* gp_value_type */
   int64_t value;       /* the int64, or the double's bits */
+  bool written;        /* a GpuInfo said it */
 } tw_attr;
 
 typedef struct tw_device {
@@ -190,6 +191,7 @@ struct gp__tw {
   /* DEVICE_ATTRIBUTE records, by device, flags and attribute. */
   tw_attr *attrs;
   uint32_t num_attrs, attrs_cap;
+  bool attrs_pending;   /* some are not written yet */
   tw_group lead, group; /* counter samples being assembled */
   /* Event names by string id (ids are dense): iid and generation. */
   struct tw_name {

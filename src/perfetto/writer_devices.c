@@ -10,8 +10,11 @@
  * core_clock_khz, ...): a record's value is written under that key, in
  * place of the device info's. CUDA's CUdevice attributes, which the
  * device info does not have, follow as "cu_device_attribute_<n>" in
- * the order of n. An attribute that changes after its device's GpuInfo
- * was written has it written again.
+ * the order of n. Attributes that arrive after their device's GpuInfo
+ * was written, saying something it did not, go out in a GpuInfo of
+ * their own whose other entries are empty: an importer adds each
+ * extra_info to the gpu's args and keeps what it had, so only the news
+ * is written, not every key again.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +33,28 @@ static const tw_attr *device_attrs(const gp__tw *w, uint32_t d, uint32_t *n) {
     j++;
   *n = j - i;
   return w->attrs + i;
+}
+
+/* The extra_info key of one of our attributes: the device info's. */
+static const char *const attr_keys[GP_DEVICE_ATTR_COUNT] = {
+    [GP_DEVICE_ATTR_COMPUTE_UNITS] = "compute_units",
+    [GP_DEVICE_ATTR_MAX_THREADS_PER_BLOCK] = "max_threads_per_block",
+    [GP_DEVICE_ATTR_GLOBAL_MEMORY_BYTES] = "memory_bytes",
+    [GP_DEVICE_ATTR_CORE_CLOCK_KHZ] = "core_clock_khz",
+    [GP_DEVICE_ATTR_MAX_SHARED_MEMORY_PER_BLOCK] =
+        "max_shared_memory_per_block",
+};
+
+/* The extra_info key of attribute a into buf; false for none. */
+static bool attr_key(const tw_attr *a, char *buf, size_t size) {
+  if (a->flags & GP_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE) {
+    snprintf(buf, size, "cu_device_attribute_%u", a->attribute);
+    return true;
+  }
+  if (a->attribute >= GP_DEVICE_ATTR_COUNT || !attr_keys[a->attribute])
+    return false;
+  snprintf(buf, size, "%s", attr_keys[a->attribute]);
+  return true;
 }
 
 static void attr_value_str(const tw_attr *a, char *buf, size_t size) {
@@ -68,15 +93,13 @@ static void write_gpu(const gp__tw *w, gp__pb_writer *pb, uint32_t d) {
     uint64_t value;
     uint32_t attr; /* the gp_device_attr that says the same, or 0 */
   } kv[] = {
-      {"compute_units", di.compute_units, GP_DEVICE_ATTR_COMPUTE_UNITS},
-      {"core_clock_khz", di.core_clock_khz, GP_DEVICE_ATTR_CORE_CLOCK_KHZ},
+      {NULL, di.compute_units, GP_DEVICE_ATTR_COMPUTE_UNITS},
+      {NULL, di.core_clock_khz, GP_DEVICE_ATTR_CORE_CLOCK_KHZ},
       {"memory_clock_khz", di.memory_clock_khz, 0},
-      {"memory_bytes", di.global_memory_bytes,
-       GP_DEVICE_ATTR_GLOBAL_MEMORY_BYTES},
+      {NULL, di.global_memory_bytes, GP_DEVICE_ATTR_GLOBAL_MEMORY_BYTES},
       {"memory_bandwidth_bytes_per_s", di.memory_bandwidth_bytes_per_s, 0},
-      {"max_threads_per_block", di.max_threads_per_block,
-       GP_DEVICE_ATTR_MAX_THREADS_PER_BLOCK},
-      {"max_shared_memory_per_block", di.max_shared_memory_per_block,
+      {NULL, di.max_threads_per_block, GP_DEVICE_ATTR_MAX_THREADS_PER_BLOCK},
+      {NULL, di.max_shared_memory_per_block,
        GP_DEVICE_ATTR_MAX_SHARED_MEMORY_PER_BLOCK},
       {"hardware_queues", di.num_queues, 0},
   };
@@ -90,13 +113,13 @@ static void write_gpu(const gp__tw *w, gp__pb_writer *pb, uint32_t d) {
     for (uint32_t j = 0; j < na && kv[i].attr; j++)
       if (attrs[j].flags == 0 && attrs[j].attribute == kv[i].attr)
         attr_value_str(&attrs[j], num, sizeof(num));
-    extra_info(pb, kv[i].key, num);
+    extra_info(pb, kv[i].attr ? attr_keys[kv[i].attr] : kv[i].key, num);
   }
   for (uint32_t j = 0; j < na; j++) {
-    if (!(attrs[j].flags & GP_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE))
-      continue;
     char key[48], num[32];
-    snprintf(key, sizeof(key), "cu_device_attribute_%u", attrs[j].attribute);
+    if (!(attrs[j].flags & GP_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE) ||
+        !attr_key(&attrs[j], key, sizeof(key)))
+      continue;
     attr_value_str(&attrs[j], num, sizeof(num));
     extra_info(pb, key, num);
   }
@@ -106,19 +129,54 @@ static void write_gpu(const gp__tw *w, gp__pb_writer *pb, uint32_t d) {
   gp__pb_end(pb);
 }
 
-/* See writerInt.h: one GpuInfo for devices 0 .. num_devices-1 (the index
- * in `gpus` is the gpu_id), written again when more devices appear. */
-void gp__tw_gpu_info(gp__tw *w) {
-  if (w->num_devices == 0 || w->gpu_info_n == w->num_devices)
-    return;
+/* A GpuInfo of the attributes not written yet: devices without any get
+ * an empty entry, which adds nothing. */
+static void write_attr_news(gp__tw *w) {
   gp__pb_writer *pb = &w->pb;
+  uint32_t last = 0;
+  for (uint32_t i = 0; i < w->num_attrs; i++)
+    if (!w->attrs[i].written)
+      last = w->attrs[i].device_id;
   gp__tw_packet_begin(w, TW_NO_TS, TW_PACKET_LARGE);
   gp__pb_begin(pb, GP_PB_PACKET_GPU_INFO);
-  for (uint32_t d = 0; d < w->num_devices; d++)
-    write_gpu(w, pb, d);
+  uint32_t i = 0;
+  for (uint32_t d = 0; d <= last; d++) {
+    gp__pb_begin(pb, GP_PB_GPU_INFO_GPUS);
+    for (; i < w->num_attrs && w->attrs[i].device_id == d; i++) {
+      char key[48], num[32];
+      if (w->attrs[i].written || !attr_key(&w->attrs[i], key, sizeof(key)))
+        continue;
+      attr_value_str(&w->attrs[i], num, sizeof(num));
+      extra_info(pb, key, num);
+    }
+    gp__pb_end(pb);
+  }
   gp__pb_end(pb);
   gp__tw_packet_end(w);
-  w->gpu_info_n = w->num_devices;
+}
+
+/* See writerInt.h: one GpuInfo for devices 0 .. num_devices-1 (the index
+ * in `gpus` is the gpu_id), written again when more devices appear; or
+ * one of the attributes that came since. */
+void gp__tw_gpu_info(gp__tw *w) {
+  if (w->num_devices == 0)
+    return;
+  if (w->gpu_info_n == w->num_devices) {
+    if (w->attrs_pending)
+      write_attr_news(w);
+  } else {
+    gp__pb_writer *pb = &w->pb;
+    gp__tw_packet_begin(w, TW_NO_TS, TW_PACKET_LARGE);
+    gp__pb_begin(pb, GP_PB_PACKET_GPU_INFO);
+    for (uint32_t d = 0; d < w->num_devices; d++)
+      write_gpu(w, pb, d);
+    gp__pb_end(pb);
+    gp__tw_packet_end(w);
+    w->gpu_info_n = w->num_devices;
+  }
+  for (uint32_t i = 0; i < w->num_attrs; i++)
+    w->attrs[i].written = true;
+  w->attrs_pending = false;
 }
 
 /* See writerInt.h. */
@@ -189,7 +247,8 @@ static int attr_cmp(const tw_attr *a, uint32_t device_id, uint32_t flags,
 
 /* See writerInt.h. Attributes are kept sorted by device, flags and
  * attribute (devices report theirs once, so a linear insert does); if
- * memory runs out, the attribute is left out of the GpuInfo. */
+ * memory runs out, the attribute is left out of the GpuInfo. One that
+ * says what the trace said already is not written again. */
 void gp__tw_device_attribute(gp__tw *w, const gp_activity_device_attribute *a) {
   if (a->device_id >= TW_MAX_DEVICES)
     return;
@@ -235,6 +294,11 @@ void gp__tw_device_attribute(gp__tw *w, const gp_activity_device_attribute *a) {
   t->flags = flags;
   t->value_type = a->value_type;
   t->value = value;
-  if (!same && a->device_id < w->gpu_info_n) /* described: again */
-    w->gpu_info_n = 0;
+  /* Kept as it was if nothing changed; new to the trace otherwise. */
+  if (!found)
+    t->written = same;
+  if (!same) {
+    t->written = false;
+    w->attrs_pending = true;
+  }
 }
