@@ -581,6 +581,89 @@ TEST(cuda_translate_every_kind) {
   ASSERT_EQ(d->clock_id, gp__cuda_clock());
 }
 
+TEST(cuda_translate_code_and_device_attributes) {
+  tu_capture(1 << 16, 0);
+  enable_all();
+  uint64_t dev;
+  describe_device0(&dev);
+  cbuf b;
+  cbuf_init(&b);
+  CUpti_ActivityContext3 *cx =
+      put(&b, sizeof(*cx), CUPTI_ACTIVITY_KIND_CONTEXT);
+  cx->contextId = 1;
+  cx->deviceId = 0;
+  cx->computeApiKind = CUPTI_ACTIVITY_COMPUTE_API_CUDA;
+  CUpti_ActivityModule *m = put(&b, sizeof(*m), CUPTI_ACTIVITY_KIND_MODULE);
+  m->contextId = 1;
+  m->id = 2;
+  m->cubinSize = 123456;
+  CUpti_ActivityFunction *f = put(&b, sizeof(*f), CUPTI_ACTIVITY_KIND_FUNCTION);
+  char *fname = strdup("_Z6vecAddPKfS0_Pfi");
+  f->id = 3;
+  f->contextId = 1;
+  f->moduleId = 2;
+  f->functionIndex = 5;
+  f->name = fname;
+  /* A CUdevice attribute: its int in the union's low half, the rest of
+   * the union left as CUPTI found it. */
+  CUpti_ActivityDeviceAttribute *a =
+      put(&b, sizeof(*a), CUPTI_ACTIVITY_KIND_DEVICE_ATTRIBUTE);
+  a->flags = CUPTI_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE;
+  a->deviceId = 0;
+  a->attribute.cu = CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
+  a->value.vUint64 = 0xdeadbeef00000000ull;
+  a->value.vInt32 = 132;
+  /* One of CUPTI's own (event API) attributes: we have none like it. */
+  CUpti_ActivityDeviceAttribute *ca =
+      put(&b, sizeof(*ca), CUPTI_ACTIVITY_KIND_DEVICE_ATTRIBUTE);
+  ca->deviceId = 0;
+  ca->attribute.cupti = CUPTI_DEVICE_ATTR_MAX_EVENT_ID;
+  ca->value.vUint32 = 7;
+  complete(&b);
+  free(fname); /* CUPTI's memory, gone once the buffer is back */
+  gp__cuda_buffer_stats st;
+  gp__cuda_buffers_stats(&st);
+  ASSERT_EQ(st.xlate.unknown, 1);
+
+  uint32_t ctx = gp__cuda_context(1, 0, 0);
+  ASSERT_NE(ctx, 0);
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_MODULE), 1);
+  const gp_activity_module *mr = (const void *)nth(GP_ACTIVITY_KIND_MODULE, 0);
+  ASSERT_EQ(mr->hdr.size, sizeof(*mr));
+  ASSERT_EQ(mr->module_id, 2);
+  ASSERT_EQ(mr->context_id, ctx);
+  ASSERT_UEQ(mr->size_bytes, 123456);
+  ASSERT_EQ(mr->flags, 0);
+  ASSERT_EQ(mr->timestamp, 0); /* CUPTI's record has no time */
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_FUNCTION), 1);
+  const gp_activity_function *fr =
+      (const void *)nth(GP_ACTIVITY_KIND_FUNCTION, 0);
+  ASSERT_EQ(fr->id, 3);
+  ASSERT_EQ(fr->context_id, ctx);
+  ASSERT_EQ(fr->module_id, mr->module_id);
+  ASSERT_EQ(fr->function_index, 5);
+  ASSERT_STR_EQ(gp_activity_string(fr->name_id), "_Z6vecAddPKfS0_Pfi");
+  /* CUPTI's one, and ours of the device CUPTI described (the core's). */
+  const gp_activity_device_attribute *cu = NULL, *units = NULL;
+  const gp_activity *r;
+  for (size_t i = 0; (r = tu_find(GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE, i)); i++) {
+    const gp_activity_device_attribute *ar = (const void *)r;
+    ASSERT_EQ(ar->device_id, dev);
+    if (ar->flags == GP_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE) {
+      ASSERT(cu == NULL);
+      cu = ar;
+    } else if (ar->attribute == GP_DEVICE_ATTR_COMPUTE_UNITS) {
+      units = ar;
+    }
+  }
+  ASSERT_NOT_NULL(cu);
+  ASSERT_EQ(cu->attribute, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  ASSERT_EQ(cu->value_type, GP_VALUE_INT64);
+  ASSERT_EQ(cu->value.i64, 132);
+  ASSERT_NOT_NULL(units);
+  ASSERT_EQ(units->value.i64, 132);
+}
+
 TEST(cuda_kernel_names_are_not_trusted_by_address) {
   /* CUPTI reuses a name pointer for every launch of a kernel, and may
    * reuse its memory for another name later: the string decides. */

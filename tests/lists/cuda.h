@@ -3,6 +3,7 @@
 
 /* api: translation of CUPTI records (test_cuda_translate.c) */
 GP_TEST_ENTRY(cuda_translate_every_kind, 20)
+GP_TEST_ENTRY(cuda_translate_code_and_device_attributes, 20)
 GP_TEST_ENTRY(cuda_kernel_names_are_not_trusted_by_address, 20)
 GP_TEST_ENTRY(cuda_translate_timestamps_follow_the_cupti_clock, 20)
 GP_TEST_ENTRY(cuda_translate_disabled_and_unknown_kinds, 20)

@@ -72,6 +72,8 @@ static const struct {
     {CUPTI_ACTIVITY_KIND_CONTEXT, true},
     {CUPTI_ACTIVITY_KIND_NAME, true},
     {CUPTI_ACTIVITY_KIND_ENVIRONMENT, true},
+    {CUPTI_ACTIVITY_KIND_FUNCTION, true},
+    {CUPTI_ACTIVITY_KIND_DEVICE_ATTRIBUTE, true},
 };
 
 /* ------------------------------------------------------------------ */

@@ -4,8 +4,8 @@
  * One function per CUPTI record kind, each reading the struct version of
  * the installed toolkit (CUDA 13: Kernel10, Memcpy6, MemcpyPtoP4, Memset4,
  * API, Synchronization2, Marker2, Overhead3, Device5, Context3, Name,
- * Environment) and writing the matching record of include/gpuperf/
- * activity.h. What changes on the way:
+ * Environment, Function, Module, DeviceAttribute) and writing the
+ * matching record of include/gpuperf/activity.h. What changes on the way:
  *
  *   - timestamps go from CUPTI's timebase to the trace clock (ids.c);
  *     CUPTI_TIMESTAMP_UNKNOWN (0) stays 0;
@@ -62,6 +62,12 @@ uint32_t gp__cuda_kind_map(uint32_t cupti_kind) {
     return GP_ACTIVITY_KIND_NAME;
   case CUPTI_ACTIVITY_KIND_ENVIRONMENT:
     return GP_ACTIVITY_KIND_ENVIRONMENT;
+  case CUPTI_ACTIVITY_KIND_FUNCTION:
+    return GP_ACTIVITY_KIND_FUNCTION;
+  case CUPTI_ACTIVITY_KIND_MODULE:
+    return GP_ACTIVITY_KIND_MODULE;
+  case CUPTI_ACTIVITY_KIND_DEVICE_ATTRIBUTE:
+    return GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE;
   default:
     return GP_ACTIVITY_KIND_INVALID;
   }
@@ -588,6 +594,79 @@ static int environment(const CUpti_ActivityEnvironment *e) {
 }
 
 /* ------------------------------------------------------------------ */
+/* Code and device attributes                                           */
+
+/* Our context for a CUPTI context whose device CUPTI told us (records of
+ * code name no device); 0 if it never did. */
+static uint32_t known_context(uint32_t cupti_context) {
+  uint32_t d = gp__cuda_context_device(cupti_context);
+  return d == UINT32_MAX ? 0 : gp__cuda_context(cupti_context, d, 0);
+}
+
+static int function_rec(const CUpti_ActivityFunction *f) {
+  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_FUNCTION, 0))
+    return GP_ENOENT;
+  gp_activity_function *r =
+      GP_CORE->activity_reserve(GP_ACTIVITY_KIND_FUNCTION, sizeof(*r), 0, 0);
+  if (!r)
+    return GP_ENOSPC;
+  r->timestamp = 0; /* CUPTI says not when */
+  r->id = f->id;
+  r->context_id = known_context(f->contextId);
+  r->module_id = f->moduleId;
+  r->function_index = f->functionIndex;
+  r->name_id = f->name ? GP_CORE->string_intern(f->name) : 0;
+  r->reserved0 = 0;
+  GP_CORE->activity_commit(r);
+  return 0;
+}
+
+/* CUPTI defines the record but does not write it (a module callback's
+ * data, which a framework may store as one): translated when one comes,
+ * without the name and time it does not have. */
+static int module_rec(const CUpti_ActivityModule *m) {
+  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MODULE, 0))
+    return GP_ENOENT;
+  gp_activity_module *r =
+      GP_CORE->activity_reserve(GP_ACTIVITY_KIND_MODULE, sizeof(*r), 0, 0);
+  if (!r)
+    return GP_ENOSPC;
+  r->timestamp = 0;
+  r->size_bytes = m->cubinSize;
+  r->context_id = known_context(m->contextId);
+  r->module_id = m->id;
+  r->flags = 0;
+  r->name_id = 0;
+  GP_CORE->activity_commit(r);
+  return 0;
+}
+
+/* CUdevice attributes (CUPTI's flag) become ours with our flag; their
+ * values are ints (cuDeviceGetAttribute's), in the union's int32. CUPTI's
+ * own CUpti_DeviceAttribute ones are its event API's, which we have no
+ * attribute for: not translated. */
+static int device_attribute(const CUpti_ActivityDeviceAttribute *a) {
+  if (!(a->flags & CUPTI_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE))
+    return GP_EKIND;
+  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE, 0))
+    return GP_ENOENT;
+  uint32_t dev = gp__cuda_device(a->deviceId);
+  if (dev == UINT32_MAX)
+    return GP_ENOMEM;
+  gp_activity_device_attribute *r = GP_CORE->activity_reserve(
+      GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE, sizeof(*r), 0, 0);
+  if (!r)
+    return GP_ENOSPC;
+  r->device_id = dev;
+  r->attribute = (uint32_t)a->attribute.cu;
+  r->flags = GP_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE;
+  r->value_type = GP_VALUE_INT64;
+  r->value.i64 = a->value.vInt32;
+  GP_CORE->activity_commit(r);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* Dispatch                                                             */
 
 /* See cudaInt.h. */
@@ -621,6 +700,12 @@ int gp__cuda_translate(const CUpti_Activity *rec) {
     return name_rec((const CUpti_ActivityName *)rec);
   case CUPTI_ACTIVITY_KIND_ENVIRONMENT:
     return environment((const CUpti_ActivityEnvironment *)rec);
+  case CUPTI_ACTIVITY_KIND_FUNCTION:
+    return function_rec((const CUpti_ActivityFunction *)rec);
+  case CUPTI_ACTIVITY_KIND_MODULE:
+    return module_rec((const CUpti_ActivityModule *)rec);
+  case CUPTI_ACTIVITY_KIND_DEVICE_ATTRIBUTE:
+    return device_attribute((const CUpti_ActivityDeviceAttribute *)rec);
   default:
     return GP_EKIND;
   }
