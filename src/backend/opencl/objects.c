@@ -533,7 +533,8 @@ gp__ocl_kernel *gp__ocl_kernel_get(cl_kernel k) {
   return r;
 }
 
-/* OpenCL entry point: forwarded; remembers the kernel's name. */
+/* OpenCL entry point: forwarded; remembers the kernel's name and writes
+ * its FUNCTION records. */
 GP_CL_ENTRY cl_kernel CL_API_CALL clCreateKernel(cl_program program,
                                                  const char *kernel_name,
                                                  cl_int *errcode_ret) {
@@ -543,21 +544,24 @@ GP_CL_ENTRY cl_kernel CL_API_CALL clCreateKernel(cl_program program,
       *errcode_ret = CL_INVALID_OPERATION;
     return NULL;
   }
-  if (!gp__ocl_recording())
+  if (!gp__ocl_recording() &&
+      !GP_CORE->activity_enabled(GP_ACTIVITY_KIND_FUNCTION, 0))
     return real(program, kernel_name, errcode_ret);
   gp__ocl_call c;
   gp__ocl_call_begin(&c, GP_CL_ID_clCreateKernel, false);
   cl_int err = CL_SUCCESS;
   cl_kernel k = real(program, kernel_name, &err);
-  if (k)
-    kernel_register(k, kernel_name, NULL);
+  gp__ocl_kernel *r = k ? kernel_register(k, kernel_name, NULL) : NULL;
+  if (r)
+    gp__ocl_function_emit(program, atomic_load(&r->name_id));
   if (errcode_ret)
     *errcode_ret = err;
   gp__ocl_call_end(&c, err);
   return k;
 }
 
-/* OpenCL entry point: forwarded; remembers the kernels' names. */
+/* OpenCL entry point: forwarded; remembers the kernels' names and writes
+ * their FUNCTION records. */
 GP_CL_ENTRY cl_int CL_API_CALL
 clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
                          cl_kernel *kernels, cl_uint *num_kernels_ret) {
@@ -565,7 +569,8 @@ clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
       GP_CL_REAL(clCreateKernelsInProgram);
   if (!real)
     return CL_INVALID_OPERATION;
-  if (!gp__ocl_recording())
+  if (!gp__ocl_recording() &&
+      !GP_CORE->activity_enabled(GP_ACTIVITY_KIND_FUNCTION, 0))
     return real(program, num_kernels, kernels, num_kernels_ret);
   gp__ocl_call c;
   gp__ocl_call_begin(&c, GP_CL_ID_clCreateKernelsInProgram, false);
@@ -574,8 +579,11 @@ clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
   if (num_kernels_ret)
     *num_kernels_ret = made;
   if (rc == CL_SUCCESS && kernels)
-    for (cl_uint i = 0; i < made && i < num_kernels; i++)
-      kernel_register(kernels[i], NULL, NULL);
+    for (cl_uint i = 0; i < made && i < num_kernels; i++) {
+      gp__ocl_kernel *r = kernel_register(kernels[i], NULL, NULL);
+      if (r)
+        gp__ocl_function_emit(program, atomic_load(&r->name_id));
+    }
   gp__ocl_call_end(&c, rc);
   return rc;
 }

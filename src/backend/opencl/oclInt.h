@@ -770,6 +770,12 @@ void gp__ocl_finish(gp__ocl_entry *e, cl_int status, bool can_read);
 void gp__ocl_finish_at(gp__ocl_entry *e, cl_int status, bool can_read,
                        const gp__ocl_anchor *after);
 
+/*
+ * Writes the FUNCTION records of a kernel of program p named name_id, if
+ * that kind is enabled: one per device p was built for (programs.c).
+ */
+void gp__ocl_function_emit(cl_program p, uint32_t name_id);
+
 /* Registers the flush hook and fork handlers of pending.c (from init). */
 void gp__ocl_track_init(void);
 
@@ -791,6 +797,7 @@ typedef struct gp__ocl_state {
   gp__ptrmap kernels;   /* lock-free reads */
   gp__ptrmap contexts;  /* lock-free reads */
   gp__ptrmap devices;   /* lock-free reads */
+  gp__ptrmap programs;  /* cl_program -> module id; lock-free reads */
   pthread_mutex_t objects_lock; /* writers of the lock-free maps */
   _Atomic uint32_t next_stream;
 } gp__ocl_state;

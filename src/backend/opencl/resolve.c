@@ -128,6 +128,7 @@ gp__ocl_state gp__ocl = {
     .queues = {.lockfree_readers = true},
     .kernels = {.lockfree_readers = true},
     .contexts = {.lockfree_readers = true},
+    .programs = {.lockfree_readers = true},
     .devices = {.lockfree_readers = true},
 };
 
