@@ -13,7 +13,8 @@
  *               stream tracks): kind 'api' (the application's calls),
  *               'range' (user ranges: a category, or a process-scoped
  *               async track), 'overhead' (gpuperf's own "gpuperf ..."
- *               slices)
+ *               slices), 'code' (the instants of modules loaded and
+ *               functions made: no section counts them)
  *   rp_stream   GPU work as mirrored on the logical stream tracks
  *   rp_counter  counter values with their track's name, unit and gpu
  *
@@ -286,8 +287,10 @@ static void views_sql(char *sql, size_t size, const gp_report_filter *f,
   cat(sql, size,
       ";\nCREATE OR REPLACE PERFETTO VIEW rp_host AS SELECT s.id, s.ts, "
       "max(s.dur, 0) AS dur, s.name, s.category, s.depth, s.track_id, "
-      "CASE WHEN s.name GLOB 'gpuperf *' THEN 'overhead' WHEN s.category IS "
-      "NOT NULL OR pt.id IS NOT NULL THEN 'range' ELSE 'api' END AS kind, "
+      "CASE WHEN s.name GLOB 'gpuperf *' THEN 'overhead' WHEN s.name IN "
+      "('GPU module load', 'GPU module unload', 'GPU function') AND s.dur = "
+      "0 THEN 'code' WHEN s.category IS NOT NULL OR pt.id IS NOT NULL THEN "
+      "'range' ELSE 'api' END AS kind, "
       "coalesce(th.upid, pt.upid) AS upid FROM slice s JOIN track t ON "
       "s.track_id = t.id LEFT JOIN thread_track tt ON tt.id = t.id LEFT JOIN "
       "thread th ON th.utid = tt.utid LEFT JOIN process_track pt ON pt.id = "
