@@ -547,6 +547,41 @@ TEST(cuda_callbacks_reach_subscribers) {
   ASSERT_EQ(nfwd, 0);
 }
 
+/* CUPTI's resource callbacks of a module loaded and about to be unloaded
+ * (its data through resourceDescriptor, as CUPTI passes it) become MODULE
+ * records. Without a driver there is no context: CUPTI cannot name one,
+ * and the records say 0. */
+TEST(cuda_module_callbacks_become_module_records) {
+  tu_capture(1 << 16, 0);
+  ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_MODULE));
+  CUpti_ModuleResourceData md = {
+      .moduleId = 7, .cubinSize = 4096, .pCubin = NULL};
+  CUpti_ResourceData rd;
+  memset(&rd, 0, sizeof(rd));
+  rd.resourceDescriptor = &md;
+  uint64_t t0 = gp_get_timestamp();
+  gp__cuda_callback(NULL, CUPTI_CB_DOMAIN_RESOURCE,
+                    CUPTI_CBID_RESOURCE_MODULE_LOADED, &rd);
+  gp__cuda_callback(NULL, CUPTI_CB_DOMAIN_RESOURCE,
+                    CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING, &rd);
+  uint64_t t1 = gp_get_timestamp();
+  ASSERT_OK(gp_activity_disable(GP_ACTIVITY_KIND_MODULE));
+  gp__cuda_callback(NULL, CUPTI_CB_DOMAIN_RESOURCE,
+                    CUPTI_CBID_RESOURCE_MODULE_LOADED, &rd); /* not kept */
+  ASSERT_OK(gp_activity_flush_all(0));
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_MODULE), 2);
+  for (size_t i = 0; i < 2; i++) {
+    const gp_activity_module *m =
+        (const void *)tu_find(GP_ACTIVITY_KIND_MODULE, i);
+    ASSERT_EQ(m->module_id, 7);
+    ASSERT_UEQ(m->size_bytes, 4096);
+    ASSERT_EQ(m->context_id, 0);
+    ASSERT_EQ(m->flags, i ? GP_ACTIVITY_FLAG_MODULE_UNLOAD : 0);
+    ASSERT_GE(m->timestamp, t0);
+    ASSERT_LE(m->timestamp, t1);
+  }
+}
+
 #else /* !GP_HAVE_CUDA */
 
 #define NO_CUDA(name)                                                          \
@@ -559,5 +594,6 @@ NO_CUDA(cuda_deps_table_is_bounded)
 NO_CUDA(cuda_nvtx_calls_become_ranges_and_markers)
 NO_CUDA(cuda_api_names_and_demangling)
 NO_CUDA(cuda_callbacks_reach_subscribers)
+NO_CUDA(cuda_module_callbacks_become_module_records)
 
 #endif

@@ -861,6 +861,7 @@ TEST(cuda_buffer_pool_is_bounded) {
          "build time; see mk/cuda.mk (CUDA_HOME)");                            \
   }
 NO_CUDA(cuda_translate_every_kind)
+NO_CUDA(cuda_translate_code_and_device_attributes)
 NO_CUDA(cuda_kernel_names_are_not_trusted_by_address)
 NO_CUDA(cuda_translate_timestamps_follow_the_cupti_clock)
 NO_CUDA(cuda_translate_disabled_and_unknown_kinds)

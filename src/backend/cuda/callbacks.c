@@ -439,6 +439,31 @@ static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 /* ------------------------------------------------------------------ */
 /* Resources                                                            */
 
+/* A module loaded into a context, or about to be unloaded: a MODULE
+ * record, as CUPTI's resource callback describes it (CUPTI defines the
+ * activity record but never writes one). The context is ours where CUPTI
+ * can say which it is. */
+static void module_event(const CUpti_ResourceData *rd, bool unload) {
+  const CUpti_ModuleResourceData *m = rd->resourceDescriptor;
+  if (!m || !GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MODULE, 0))
+    return;
+  uint32_t ctx_id = 0, dev = 0, ours = 0;
+  if (rd->context && cuptiGetContextId(rd->context, &ctx_id) == CUPTI_SUCCESS &&
+      cuptiGetDeviceId(rd->context, &dev) == CUPTI_SUCCESS)
+    ours = gp__cuda_context(ctx_id, dev, 0);
+  gp_activity_module *r =
+      GP_CORE->activity_reserve(GP_ACTIVITY_KIND_MODULE, sizeof(*r), 0, 0);
+  if (!r)
+    return;
+  r->timestamp = gp_get_timestamp();
+  r->size_bytes = m->cubinSize;
+  r->context_id = ours;
+  r->module_id = m->moduleId;
+  r->flags = unload ? GP_ACTIVITY_FLAG_MODULE_UNLOAD : 0;
+  r->name_id = 0; /* CUDA modules have no name */
+  GP_CORE->activity_commit(r);
+}
+
 static void resource_callback(CUpti_CallbackId cbid,
                               const CUpti_ResourceData *rd) {
   switch (cbid) {
@@ -489,6 +514,10 @@ static void resource_callback(CUpti_CallbackId cbid,
     GP_CORE->handle_drop(GP_API_CUDA, GP__HANDLE_STREAM,
                          rd->resourceHandle.stream, NULL);
     gp__cuda_deps_forget(rd->resourceHandle.stream);
+    break;
+  case CUPTI_CBID_RESOURCE_MODULE_LOADED:
+  case CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING:
+    module_event(rd, cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
     break;
   default:
     break;

@@ -622,8 +622,9 @@ static int function_rec(const CUpti_ActivityFunction *f) {
 }
 
 /* CUPTI defines the record but does not write it (a module callback's
- * data, which a framework may store as one): translated when one comes,
- * without the name and time it does not have. */
+ * data, which a framework may store as one; our own MODULE records come
+ * from those callbacks, callbacks.c): translated when one comes, without
+ * the name and time it does not have. */
 static int module_rec(const CUpti_ActivityModule *m) {
   if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MODULE, 0))
     return GP_ENOENT;
