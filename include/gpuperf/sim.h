@@ -201,6 +201,8 @@ GP_EXPORT int gp_sim_host_unregister(const void *ptr);
 /*
  * Creates a kernel from desc (strings copied). GP_EINVAL if desc or name is
  * NULL, or a cost is negative or not finite, or a fraction is outside 0..1.
+ * A kernel is a module of one function: creating it writes a MODULE and a
+ * FUNCTION record (if enabled), destroying it the module's unload.
  */
 GP_EXPORT int gp_sim_kernel_create(const gp_sim_kernel_desc *desc,
                                    gp_sim_kernel **kernel);
