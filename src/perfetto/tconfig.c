@@ -54,6 +54,7 @@ enum {
   F_TRACE_METRICS,
   F_DESCRIPTOR_MODE,
   F_MACHINE_ID,
+  F_CODE_OBJECTS,
   F_VULKAN_MEMORY_CONFIG,
   F_TRACK_DRIVER,
   F_TRACK_DEVICE,
@@ -157,6 +158,7 @@ static const gp__tp_field opt_fields[] = {
     {"counter_descriptor_mode", F_DESCRIPTOR_MODE, GP_TP_U32, false, NULL,
      NULL},
     {"machine_id", F_MACHINE_ID, GP_TP_U32, false, NULL, NULL},
+    {"code_objects", F_CODE_OBJECTS, GP_TP_BOOL, false, NULL, NULL},
     {NULL, 0, 0, false, NULL, NULL}};
 static const gp__tp_message opt_msg = {"gpuperf_options", opt_fields};
 
@@ -621,6 +623,8 @@ static int convert(gp_trace_config *c, const gp__tp_node *root, char *err,
       }
       if ((x = first_field(n->child, F_MACHINE_ID)))
         c->machine_id = (uint32_t)x->u;
+      if ((x = first_field(n->child, F_CODE_OBJECTS)))
+        c->code_objects = x->u != 0;
       break;
     default:
       break;
@@ -806,6 +810,11 @@ int gp_trace_config_get_info(const gp_trace_config *c,
   info->counter_descriptor_mode = c->descriptor_mode;
   info->machine_id = c->machine_id;
   return 0;
+}
+
+/* See tconfig.h. */
+bool gp__trace_config_code_objects(const gp_trace_config *c) {
+  return c && c->code_objects;
 }
 
 /* See session.h. */

@@ -38,6 +38,15 @@ int gp__trace_config_from_source(const uint8_t *p, size_t n,
 bool gp__vendor_suffix_matches(const char *suffix, const gp_device_info *di);
 
 /*
+ * Whether the config asks for the records of code and devices in its
+ * trace (gpuperf_options { code_objects: true }): MODULE, FUNCTION and
+ * DEVICE_ATTRIBUTE. Off by default: what they add to a trace (instants on
+ * process tracks, GpuInfo extra_info) has not been read by Perfetto's own
+ * trace processor yet (docs/activity.md).
+ */
+bool gp__trace_config_code_objects(const gp_trace_config *c);
+
+/*
  * The index of the data source of kind `kind` (GP_DATA_SOURCE_GPU_COUNTERS
  * or GP_DATA_SOURCE_GPU_RENDERSTAGES) of c that applies to device di: one
  * whose vendor suffix names it, else one without a suffix (or the suffix

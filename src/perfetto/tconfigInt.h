@@ -48,6 +48,7 @@ struct gp_trace_config {
   uint32_t duration_ms, flush_period_ms, file_write_period_ms;
   int write_into_file; /* -1 unset */
   uint32_t descriptor_mode, machine_id;
+  bool code_objects; /* gpuperf_options.code_objects */
   bool options_given;
 };
 

@@ -684,16 +684,18 @@ static void dispatch(gp__tw *w, const gp_activity *r) {
     if (w->o.counters)
       gp__tw_environment(w, (const gp_activity_environment *)r);
     break;
+  /* Code and device attributes: only where the config asks (they are
+   * also collected for the program's own use, as by gpuperf demo). */
   case GP_ACTIVITY_KIND_MODULE:
-    if (r->size >= sizeof(gp_activity_module))
+    if (w->o.code_objects && r->size >= sizeof(gp_activity_module))
       gp__tw_module(w, (const gp_activity_module *)r);
     break;
   case GP_ACTIVITY_KIND_FUNCTION:
-    if (r->size >= sizeof(gp_activity_function))
+    if (w->o.code_objects && r->size >= sizeof(gp_activity_function))
       gp__tw_function(w, (const gp_activity_function *)r);
     break;
   case GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE:
-    if (r->size >= sizeof(gp_activity_device_attribute))
+    if (w->o.code_objects && r->size >= sizeof(gp_activity_device_attribute))
       gp__tw_device_attribute(w, (const gp_activity_device_attribute *)r);
     break;
   default: /* kinds we do not know */

@@ -69,6 +69,8 @@ typedef struct gp__tw_options {
                                written, and with stream slices, is decided
                                per device (false: the same for all) */
   bool counters;            /* COUNTER records */
+  bool code_objects;        /* MODULE, FUNCTION, DEVICE_ATTRIBUTE records
+                               (gpuperf_options.code_objects) */
   bool gpu_log;             /* failed calls and drops as GpuLog packets */
   bool vk_device_memory;    /* VulkanMemoryEvent: device memory, objects */
   bool vk_driver_memory;    /* VulkanMemoryEvent: the driver's host memory */

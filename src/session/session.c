@@ -37,6 +37,7 @@
 #include "producer.h"
 #include "sessionInt.h"
 #include "core/thread.h"
+#include "perfetto/tconfig.h"
 
 static struct {
   pthread_mutex_t lock;
@@ -160,6 +161,9 @@ static void slot_detach(int i) {
 
 static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
   uint64_t k = 0;
+  /* Modules, functions and device attributes only where the config asks
+   * (gp__trace_config_code_objects says why). */
+  bool code = gp__trace_config_code_objects(cfg);
   gp_data_source_info ds;
   for (uint32_t i = 0; gp_trace_config_get_data_source(cfg, i, &ds) == 0; i++) {
     switch (ds.kind) {
@@ -172,10 +176,11 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
            (1ull << GP_ACTIVITY_KIND_CONTEXT) |
            (1ull << GP_ACTIVITY_KIND_NAME) |
            (1ull << GP_ACTIVITY_KIND_SYNCHRONIZATION) |
-           (1ull << GP_ACTIVITY_KIND_RENDER_STAGE) |
-           (1ull << GP_ACTIVITY_KIND_MODULE) |
-           (1ull << GP_ACTIVITY_KIND_FUNCTION) |
-           (1ull << GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE);
+           (1ull << GP_ACTIVITY_KIND_RENDER_STAGE);
+      if (code)
+        k |= (1ull << GP_ACTIVITY_KIND_MODULE) |
+             (1ull << GP_ACTIVITY_KIND_FUNCTION) |
+             (1ull << GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE);
       if (!deterministic)
         k |= 1ull << GP_ACTIVITY_KIND_OVERHEAD;
       break;
@@ -184,8 +189,9 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
        * counters too: gpufreq, GPU Memory and their own counter tracks. */
       k |= (1ull << GP_ACTIVITY_KIND_COUNTER) |
            (1ull << GP_ACTIVITY_KIND_DEVICE) |
-           (1ull << GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE) |
            (1ull << GP_ACTIVITY_KIND_ENVIRONMENT);
+      if (code)
+        k |= 1ull << GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE;
       break;
     case GP_DATA_SOURCE_GPU_LOG:
       k |= (1ull << GP_ACTIVITY_KIND_API) | (1ull << GP_ACTIVITY_KIND_GPU_LOG);
@@ -329,6 +335,7 @@ void gp__session_writer_options(const gp_trace_config *cfg, uint32_t seq,
   o->host_identity = !(hid && strcmp(hid, "0") == 0);
   o->fd = fd;
   o->sources_cfg = cfg;
+  o->code_objects = gp__trace_config_code_objects(cfg);
   gp_data_source_info ds;
   for (uint32_t i = 0; gp_trace_config_get_data_source(cfg, i, &ds) == 0; i++) {
     if (ds.kind == GP_DATA_SOURCE_GPU_RENDERSTAGES) {

@@ -14,7 +14,8 @@
 #include "writer_util.h"
 
 static const char render_config[] =
-    "data_sources { config { name: \"gpu.renderstages\" } }\n";
+    "data_sources { config { name: \"gpu.renderstages\" } }\n"
+    "gpuperf_options { code_objects: true }\n";
 
 TEST(writer_module_function_instants_in_a_recorded_trace) {
   const char *path = gp_test_path(0, "code.pftrace");
@@ -110,7 +111,7 @@ TEST(writer_device_attributes_in_gpu_info) {
   sc.models[0] = GP_SIM_MODEL_COMPUTE;
   ASSERT_OK(gp_sim_init(&sc)); /* device 0: 108 units at 1410000 kHz */
   wt_membuf m = {NULL, 0, 0};
-  gp__tw *w = wt_mem_writer(&m, 0);
+  gp__tw *w = wt_mem_writer_code(&m);
   _Alignas(8) uint8_t buf[1024];
   /* What the device info says already: nothing to write again. */
   size_t off = 0;

@@ -396,9 +396,10 @@ int wt_mem_sink(void *user, const uint8_t *data, size_t len) {
   return 0;
 }
 
-gp__tw *wt_mem_writer(wt_membuf *m, uint32_t mode) {
+static gp__tw *mem_writer(wt_membuf *m, uint32_t mode, bool code) {
   gp__tw_options o;
   memset(&o, 0, sizeof(o));
+  o.code_objects = code;
   o.sequence_id = 7;
   o.descriptor_mode = mode;
   o.deterministic = true;
@@ -410,6 +411,14 @@ gp__tw *wt_mem_writer(wt_membuf *m, uint32_t mode) {
   gp__tw *w;
   ASSERT_OK(gp__tw_create(&o, &w));
   return w;
+}
+
+gp__tw *wt_mem_writer(wt_membuf *m, uint32_t mode) {
+  return mem_writer(m, mode, false);
+}
+
+gp__tw *wt_mem_writer_code(wt_membuf *m) {
+  return mem_writer(m, 0, true);
 }
 
 void wt_put_kernel(uint8_t *buf, size_t *off, uint64_t corr, uint64_t t) {

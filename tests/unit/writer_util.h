@@ -118,6 +118,10 @@ int wt_mem_sink(void *user, const uint8_t *data, size_t len);
  * mode. */
 gp__tw *wt_mem_writer(wt_membuf *m, uint32_t mode);
 
+/* The same, writing code and device attribute records too
+ * (gpuperf_options.code_objects). */
+gp__tw *wt_mem_writer_code(wt_membuf *m);
+
 /* Appends a 100 ns kernel record at t to buf at *off. */
 void wt_put_kernel(uint8_t *buf, size_t *off, uint64_t corr, uint64_t t);
 
