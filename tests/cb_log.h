@@ -7,6 +7,7 @@
 #ifndef GPUPERF_TESTS_CB_LOG_H
 #define GPUPERF_TESTS_CB_LOG_H
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpuperf/gpuperf.h"
@@ -61,6 +62,24 @@ static inline void cb_note(cb_event *e, uint32_t domain, uint32_t cbid,
     e->range_id = d->range_id;
     e->thread = d->thread_id;
   }
+}
+
+/* The API event of correlation id corr at site among ev[0..n), or NULL. */
+static inline const cb_event *cb_find(const cb_event *ev, int n, uint64_t corr,
+                                      uint32_t site) {
+  for (int i = 0; i < n; i++)
+    if (ev[i].domain == GP_CALLBACK_DOMAIN_API && ev[i].corr == corr &&
+        ev[i].site == site)
+      return &ev[i];
+  return NULL;
+}
+
+/* An activity buffer request callback: 64 KiB from the heap, which the
+ * completion callback frees. */
+static inline void cb_request(uint8_t **buf, size_t *size, size_t *max) {
+  *size = 1 << 16;
+  *buf = aligned_alloc(8, *size);
+  *max = 0;
 }
 
 #endif /* GPUPERF_TESTS_CB_LOG_H */

@@ -757,15 +757,6 @@ static bool stream_made(uint32_t context, uint32_t stream) {
   return false;
 }
 
-static const cb_event *cb_find(uint64_t corr, uint32_t site) {
-  int n = atomic_load(&cb_n);
-  for (int i = 0; i < n; i++)
-    if (cb_log[i].domain == GP_CALLBACK_DOMAIN_API && cb_log[i].corr == corr &&
-        cb_log[i].site == site)
-      return &cb_log[i];
-  return NULL;
-}
-
 TEST(opencl_callbacks_match_records) {
   ocl_env();
   ocl_require_device(); /* its calls: before the subscription */
@@ -793,8 +784,10 @@ TEST(opencl_callbacks_match_records) {
       if (a->domain != GP_API_DOMAIN_OPENCL)
         continue;
       records++;
-      const cb_event *in = cb_find(a->correlation_id, GP_CALLBACK_SITE_ENTER);
-      const cb_event *out = cb_find(a->correlation_id, GP_CALLBACK_SITE_EXIT);
+      const cb_event *in = cb_find(cb_log, atomic_load(&cb_n),
+                                   a->correlation_id, GP_CALLBACK_SITE_ENTER);
+      const cb_event *out = cb_find(cb_log, atomic_load(&cb_n),
+                                    a->correlation_id, GP_CALLBACK_SITE_EXIT);
       ASSERT_NOT_NULL(in);
       ASSERT_NOT_NULL(out);
       ASSERT_EQ(in->call, a->cbid);
@@ -806,7 +799,8 @@ TEST(opencl_callbacks_match_records) {
     } else if (is_gpu_kind(r->kind)) {
       uint64_t corr, ts[4];
       gpu_fields(r, &corr, ts);
-      const cb_event *in = cb_find(corr, GP_CALLBACK_SITE_ENTER);
+      const cb_event *in =
+          cb_find(cb_log, atomic_load(&cb_n), corr, GP_CALLBACK_SITE_ENTER);
       ASSERT_NOT_NULL(in);
       const gp_activity_kernel *k = (const void *)r;
       const gp_activity_memcpy *m = (const void *)r;

@@ -40,12 +40,6 @@ static void on_cb(void *user, gp_callback_domain domain, uint32_t cbid,
     cb_note(&evs[nev++], domain, cbid, data, 3);
 }
 
-static void request(uint8_t **buf, size_t *size, size_t *max) {
-  *size = 1 << 16;
-  *buf = aligned_alloc(8, *size);
-  *max = 0;
-}
-
 static void complete(uint8_t *buf, size_t size, size_t valid) {
   (void)size;
   const gp_activity *r = NULL;
@@ -54,14 +48,6 @@ static void complete(uint8_t *buf, size_t size, size_t valid) {
         ((const gp_activity_api *)r)->domain == GP_API_DOMAIN_OPENGL)
       recs[nrec++] = *(const gp_activity_api *)r;
   free(buf);
-}
-
-static const cb_event *find(uint64_t corr, uint32_t site) {
-  for (int i = 0; i < nev; i++)
-    if (evs[i].domain == GP_CALLBACK_DOMAIN_API && evs[i].corr == corr &&
-        evs[i].site == site)
-      return &evs[i];
-  return NULL;
 }
 
 static int fail(const char *what) {
@@ -96,7 +82,7 @@ static int make_context(void) {
 }
 
 int main(void) {
-  gp_activity_register_callbacks(request, complete);
+  gp_activity_register_callbacks(cb_request, complete);
   gp_activity_enable(GP_ACTIVITY_KIND_API);
   gp_callback_subscriber *sub;
   if (gp_callback_subscribe(&sub, on_cb, NULL) != 0 ||
@@ -129,8 +115,10 @@ int main(void) {
                 "preloaded?)");
   for (int i = 0; i < nrec; i++) {
     const gp_activity_api *a = &recs[i];
-    const cb_event *in = find(a->correlation_id, GP_CALLBACK_SITE_ENTER);
-    const cb_event *out = find(a->correlation_id, GP_CALLBACK_SITE_EXIT);
+    const cb_event *in =
+        cb_find(evs, nev, a->correlation_id, GP_CALLBACK_SITE_ENTER);
+    const cb_event *out =
+        cb_find(evs, nev, a->correlation_id, GP_CALLBACK_SITE_EXIT);
     if (!a->correlation_id || !in || !out)
       return fail(gp_activity_string(a->name_id));
     if (in->call != a->cbid || out->call != a->cbid ||

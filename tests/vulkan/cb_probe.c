@@ -43,12 +43,6 @@ static gp_activity_api recs[MAXEV];
 static int nrec;
 static uint32_t named_stream, named_context, named_device;
 
-static void request(uint8_t **buf, size_t *size, size_t *max) {
-  *size = 1 << 16;
-  *buf = aligned_alloc(8, *size);
-  *max = 0;
-}
-
 static void complete(uint8_t *buf, size_t size, size_t valid) {
   (void)size;
   const gp_activity *r = NULL;
@@ -73,21 +67,13 @@ static int fail(const char *what) {
   return 1;
 }
 
-static const cb_event *find(uint32_t domain, uint64_t corr, uint32_t site) {
-  for (int i = 0; i < nev; i++)
-    if (evs[i].domain == domain && evs[i].corr == corr &&
-        (domain != GP_CALLBACK_DOMAIN_API || evs[i].site == site))
-      return &evs[i];
-  return NULL;
-}
-
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: vulkan-cb-probe MANIFEST_DIR\n");
     return 2;
   }
   setenv("VK_ADD_LAYER_PATH", argv[1], 1);
-  gp_activity_register_callbacks(request, complete);
+  gp_activity_register_callbacks(cb_request, complete);
   gp_activity_enable(GP_ACTIVITY_KIND_API);
   gp_activity_enable(GP_ACTIVITY_KIND_NAME);
   gp_callback_subscriber *sub;
@@ -169,9 +155,9 @@ int main(int argc, char **argv) {
   for (int i = 0; i < nrec; i++) {
     const gp_activity_api *a = &recs[i];
     const cb_event *in =
-        find(GP_CALLBACK_DOMAIN_API, a->correlation_id, GP_CALLBACK_SITE_ENTER);
+        cb_find(evs, nev, a->correlation_id, GP_CALLBACK_SITE_ENTER);
     const cb_event *out =
-        find(GP_CALLBACK_DOMAIN_API, a->correlation_id, GP_CALLBACK_SITE_EXIT);
+        cb_find(evs, nev, a->correlation_id, GP_CALLBACK_SITE_EXIT);
     if (!a->correlation_id || !in || !out)
       return fail(gp_activity_string(a->name_id));
     if (in->call != a->cbid || out->call != a->cbid ||
@@ -192,8 +178,7 @@ int main(int argc, char **argv) {
     const cb_event *e = &evs[i];
     if (e->domain != GP_CALLBACK_DOMAIN_SYNCHRONIZE)
       continue;
-    const cb_event *call =
-        find(GP_CALLBACK_DOMAIN_API, e->corr, GP_CALLBACK_SITE_ENTER);
+    const cb_event *call = cb_find(evs, nev, e->corr, GP_CALLBACK_SITE_ENTER);
     if (!call || call->context != e->context)
       return fail("a synchronisation's call");
     if (e->cbid == GP_CALLBACK_SYNC_STREAM_SYNCHRONIZED)
