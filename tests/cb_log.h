@@ -74,6 +74,39 @@ static inline const cb_event *cb_find(const cb_event *ev, int n, uint64_t corr,
   return NULL;
 }
 
+/*
+ * Checks that each API record of recs[0..nrec) has its entry and exit
+ * among ev[0..n) (a subscriber tagged tag), with its correlation id,
+ * call, status and the subscriber's data carried across, in context
+ * (any context but 0 when context is 0), and that no exit is without its
+ * record. NULL when so, else what differed (a record's name, or a
+ * phrase).
+ */
+static inline const char *cb_check_pairs(const cb_event *ev, int n,
+                                         const gp_activity_api *recs, int nrec,
+                                         uint64_t tag, uint32_t context) {
+  for (int i = 0; i < nrec; i++) {
+    const gp_activity_api *a = &recs[i];
+    const cb_event *in =
+        cb_find(ev, n, a->correlation_id, GP_CALLBACK_SITE_ENTER);
+    const cb_event *out =
+        cb_find(ev, n, a->correlation_id, GP_CALLBACK_SITE_EXIT);
+    if (!a->correlation_id || !in || !out)
+      return gp_activity_string(a->name_id);
+    if (in->call != a->cbid || out->call != a->cbid ||
+        in->cbid != GP_CALLBACK_API_ID(a->domain, a->cbid) ||
+        out->rc != a->return_value ||
+        out->data != cb_mark(a->correlation_id, tag) ||
+        (context ? in->context != context : !in->context))
+      return "a pair's call, status, data or context";
+  }
+  int exits = 0;
+  for (int i = 0; i < n; i++)
+    exits += ev[i].domain == GP_CALLBACK_DOMAIN_API &&
+             ev[i].site == GP_CALLBACK_SITE_EXIT;
+  return exits == nrec ? NULL : "callbacks without records";
+}
+
 /* An activity buffer request callback: 64 KiB from the heap, which the
  * completion callback frees. */
 static inline void cb_request(uint8_t **buf, size_t *size, size_t *max) {

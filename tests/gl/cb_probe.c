@@ -113,25 +113,9 @@ int main(void) {
   if (nrec < 5)
     return fail("fewer than 5 OpenGL API records (is libgpuperf-gl.so "
                 "preloaded?)");
-  for (int i = 0; i < nrec; i++) {
-    const gp_activity_api *a = &recs[i];
-    const cb_event *in =
-        cb_find(evs, nev, a->correlation_id, GP_CALLBACK_SITE_ENTER);
-    const cb_event *out =
-        cb_find(evs, nev, a->correlation_id, GP_CALLBACK_SITE_EXIT);
-    if (!a->correlation_id || !in || !out)
-      return fail(gp_activity_string(a->name_id));
-    if (in->call != a->cbid || out->call != a->cbid ||
-        in->cbid != GP_CALLBACK_API_ID(GP_API_DOMAIN_OPENGL, a->cbid) ||
-        out->data != cb_mark(a->correlation_id, 3) || !in->context)
-      return fail("a pair's call, data or context");
-  }
-  int exits = 0;
-  for (int i = 0; i < nev; i++)
-    exits += evs[i].domain == GP_CALLBACK_DOMAIN_API &&
-             evs[i].site == GP_CALLBACK_SITE_EXIT;
-  if (exits != nrec)
-    return fail("callbacks without records");
+  const char *bad = cb_check_pairs(evs, nev, recs, nrec, 3, 0);
+  if (bad)
+    return fail(bad);
   printf("ok %d\n", nrec);
   return 0;
 }

@@ -149,29 +149,12 @@ int main(int argc, char **argv) {
   gp_callback_unsubscribe(sub);
   vkDestroyInstance(inst, NULL);
 
-  /* Each record: its pair. */
+  /* Each record: its pair; no callback without its record. */
   if (nrec < 6)
     return fail("fewer than 6 Vulkan API records");
-  for (int i = 0; i < nrec; i++) {
-    const gp_activity_api *a = &recs[i];
-    const cb_event *in =
-        cb_find(evs, nev, a->correlation_id, GP_CALLBACK_SITE_ENTER);
-    const cb_event *out =
-        cb_find(evs, nev, a->correlation_id, GP_CALLBACK_SITE_EXIT);
-    if (!a->correlation_id || !in || !out)
-      return fail(gp_activity_string(a->name_id));
-    if (in->call != a->cbid || out->call != a->cbid ||
-        in->cbid != GP_CALLBACK_API_ID(GP_API_DOMAIN_VULKAN, a->cbid) ||
-        out->rc != a->return_value || in->context != named_context)
-      return fail("a pair's call, status or context");
-  }
-  /* No callback without its record. */
-  int pairs = 0;
-  for (int i = 0; i < nev; i++)
-    pairs += evs[i].domain == GP_CALLBACK_DOMAIN_API &&
-             evs[i].site == GP_CALLBACK_SITE_EXIT;
-  if (pairs != nrec)
-    return fail("callbacks without records");
+  const char *bad = cb_check_pairs(evs, nev, recs, nrec, 1, named_context);
+  if (bad)
+    return fail(bad);
   /* The waits. */
   int stream_sync = 0, ctx_sync = 0;
   for (int i = 0; i < nev; i++) {
