@@ -381,6 +381,10 @@ TEST(gl_double_libegl_opened_locally) {
  * correlation id, call and context, and the subscriber's data carried
  * from one to the other. */
 TEST(opengl_callbacks_match_records) {
+#if GP_TEST_SANITIZED
+  SKIP("instrumented libraries cannot be preloaded before the sanitizer's "
+       "runtime");
+#endif
   char probe[512], lib[1024], cmd[2048];
   built("gl-cb-probe", probe, sizeof(probe));
   snprintf(lib, sizeof(lib), "%s/libgpuperf-gl.so", getenv("GPUPERF_BUILD"));
