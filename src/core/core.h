@@ -654,6 +654,12 @@ int gp__device_register(const gp_device_info *info,
 /* Emits a DEVICE record for one device (if enabled). */
 void gp__device_emit(uint32_t device_id);
 
+/* The value device info gives for gp_device_attr attr (the field of the
+ * same meaning; 0 where the backend did not know it); false for an
+ * attribute that is not one of ours. */
+bool gp__device_info_attr(const gp_device_info *info, uint32_t attr,
+                          uint64_t *value);
+
 /* Emits the DEVICE_ATTRIBUTE records of one device (if enabled): one per
  * gp_device_attr its registered info gives (is not 0). */
 void gp__device_emit_attributes(uint32_t device_id);

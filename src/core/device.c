@@ -255,6 +255,30 @@ void gp__device_emit_all(void) {
     gp__device_emit(i);
 }
 
+/* See core.h. */
+bool gp__device_info_attr(const gp_device_info *info, uint32_t attr,
+                          uint64_t *value) {
+  switch (attr) {
+  case GP_DEVICE_ATTR_COMPUTE_UNITS:
+    *value = info->compute_units;
+    return true;
+  case GP_DEVICE_ATTR_MAX_THREADS_PER_BLOCK:
+    *value = info->max_threads_per_block;
+    return true;
+  case GP_DEVICE_ATTR_GLOBAL_MEMORY_BYTES:
+    *value = info->global_memory_bytes;
+    return true;
+  case GP_DEVICE_ATTR_CORE_CLOCK_KHZ:
+    *value = info->core_clock_khz;
+    return true;
+  case GP_DEVICE_ATTR_MAX_SHARED_MEMORY_PER_BLOCK:
+    *value = info->max_shared_memory_per_block;
+    return true;
+  default:
+    return false;
+  }
+}
+
 /* See core.h. The attributes are the registered gp_device_info's, so
  * every backend gives the same ones the same way; a value of 0 is one
  * the backend did not know, and gets no record. */
@@ -263,16 +287,9 @@ void gp__device_emit_attributes(uint32_t device_id) {
       !gp__activity_enabled(GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE, 0))
     return;
   const gp_device_info *in = &devices[device_id].info;
-  const uint64_t values[GP_DEVICE_ATTR_COUNT] = {
-      [GP_DEVICE_ATTR_COMPUTE_UNITS] = in->compute_units,
-      [GP_DEVICE_ATTR_MAX_THREADS_PER_BLOCK] = in->max_threads_per_block,
-      [GP_DEVICE_ATTR_GLOBAL_MEMORY_BYTES] = in->global_memory_bytes,
-      [GP_DEVICE_ATTR_CORE_CLOCK_KHZ] = in->core_clock_khz,
-      [GP_DEVICE_ATTR_MAX_SHARED_MEMORY_PER_BLOCK] =
-          in->max_shared_memory_per_block,
-  };
   for (uint32_t a = 1; a < GP_DEVICE_ATTR_COUNT; a++) {
-    if (values[a] == 0)
+    uint64_t v = 0;
+    if (!gp__device_info_attr(in, a, &v) || v == 0)
       continue;
     gp_activity_device_attribute *r = gp__activity_reserve(
         GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE, sizeof(*r), 0, 0);
@@ -282,7 +299,7 @@ void gp__device_emit_attributes(uint32_t device_id) {
     r->attribute = a;
     r->flags = 0;
     r->value_type = GP_VALUE_INT64;
-    r->value.i64 = (int64_t)values[a];
+    r->value.i64 = (int64_t)v;
     gp__activity_commit(r);
   }
 }

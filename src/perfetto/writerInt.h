@@ -533,13 +533,18 @@ void gp__tw_dma_fence(gp__tw *w, const gp_activity_dma_fence *f);
 void gp__tw_gpu_ftrace(gp__tw *w, const gp_activity_gpu_ftrace *f);
 void gp__tw_gpu_context(gp__tw *w, const gp_activity_context *c);
 void gp__tw_gpu_stream_name(gp__tw *w, const gp_activity_name *n);
-/* GpuInfo for devices seen since the last one, or all of them again when
- * an attribute of one described changed (writer_devices.c). */
+/* GpuInfo for devices seen since the last one (all of them again), or
+ * one of the device attributes that came since (writer_devices.c). */
 void gp__tw_gpu_info(gp__tw *w);
 /* Keeps a device attribute for its device's GpuInfo (writer_devices.c). */
 void gp__tw_device_attribute(gp__tw *w, const gp_activity_device_attribute *a);
 /* MODULE and FUNCTION records as instants on the process track
  * (writer_code.c). */
+/* A named debug annotation of the TrackEvent open in pb (the slice's
+ * "debug.<name>" arg): a string, or an unsigned value (writer_code.c). */
+void gp__tw_annotate_string(gp__pb_writer *pb, const char *name, const char *v);
+void gp__tw_annotate_uint(gp__pb_writer *pb, const char *name, uint64_t v);
+
 void gp__tw_module(gp__tw *w, const gp_activity_module *m);
 void gp__tw_function(gp__tw *w, const gp_activity_function *f);
 /* Writes the interned entries of GPU kinds (queue, stage, context,

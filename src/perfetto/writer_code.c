@@ -21,14 +21,16 @@
  */
 #include "writerInt.h"
 
-static void annotate_uint(gp__pb_writer *pb, const char *name, uint64_t v) {
+/* See writerInt.h. */
+void gp__tw_annotate_uint(gp__pb_writer *pb, const char *name, uint64_t v) {
   gp__pb_begin(pb, GP_PB_TE_DEBUG_ANNOTATIONS);
   gp__pb_string(pb, GP_PB_DA_NAME, name);
   gp__pb_uint(pb, GP_PB_DA_UINT_VALUE, v);
   gp__pb_end(pb);
 }
 
-static void annotate_string(gp__pb_writer *pb, const char *name,
+/* See writerInt.h. */
+void gp__tw_annotate_string(gp__pb_writer *pb, const char *name,
                             const char *v) {
   gp__pb_begin(pb, GP_PB_TE_DEBUG_ANNOTATIONS);
   gp__pb_string(pb, GP_PB_DA_NAME, name);
@@ -63,11 +65,11 @@ void gp__tw_module(gp__tw *w, const gp_activity_module *m) {
   instant_begin(w, m->timestamp,
                 unload ? "GPU module unload" : "GPU module load");
   if (m->name_id)
-    annotate_string(&w->pb, "name", gp__tw_string(w, m->name_id));
-  annotate_uint(&w->pb, "module_id", m->module_id);
-  annotate_uint(&w->pb, "context_id", m->context_id);
+    gp__tw_annotate_string(&w->pb, "name", gp__tw_string(w, m->name_id));
+  gp__tw_annotate_uint(&w->pb, "module_id", m->module_id);
+  gp__tw_annotate_uint(&w->pb, "context_id", m->context_id);
   if (m->size_bytes)
-    annotate_uint(&w->pb, "size_bytes", m->size_bytes);
+    gp__tw_annotate_uint(&w->pb, "size_bytes", m->size_bytes);
   instant_end(w);
 }
 
@@ -77,10 +79,10 @@ void gp__tw_function(gp__tw *w, const gp_activity_function *f) {
   if (!w->o.render_stages)
     return;
   instant_begin(w, f->timestamp, "GPU function");
-  annotate_string(&w->pb, "name", gp__tw_string(w, f->name_id));
-  annotate_uint(&w->pb, "function_id", f->id);
-  annotate_uint(&w->pb, "module_id", f->module_id);
-  annotate_uint(&w->pb, "function_index", f->function_index);
-  annotate_uint(&w->pb, "context_id", f->context_id);
+  gp__tw_annotate_string(&w->pb, "name", gp__tw_string(w, f->name_id));
+  gp__tw_annotate_uint(&w->pb, "function_id", f->id);
+  gp__tw_annotate_uint(&w->pb, "module_id", f->module_id);
+  gp__tw_annotate_uint(&w->pb, "function_index", f->function_index);
+  gp__tw_annotate_uint(&w->pb, "context_id", f->context_id);
   instant_end(w);
 }

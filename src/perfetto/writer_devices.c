@@ -211,27 +211,12 @@ void gp__tw_device_seen(gp__tw *w, uint32_t device_id) {
 /* The value of one of our attributes that device d's info gives. */
 static bool info_value(const gp__tw *w, uint32_t d, uint32_t attr, int64_t *v) {
   gp_device_info di;
-  if (gp__tw_device_info(w, d, &di) != 0)
+  uint64_t u = 0;
+  if (gp__tw_device_info(w, d, &di) != 0 ||
+      !gp__device_info_attr(&di, attr, &u))
     return false;
-  switch (attr) {
-  case GP_DEVICE_ATTR_COMPUTE_UNITS:
-    *v = di.compute_units;
-    return true;
-  case GP_DEVICE_ATTR_MAX_THREADS_PER_BLOCK:
-    *v = di.max_threads_per_block;
-    return true;
-  case GP_DEVICE_ATTR_GLOBAL_MEMORY_BYTES:
-    *v = (int64_t)di.global_memory_bytes;
-    return true;
-  case GP_DEVICE_ATTR_CORE_CLOCK_KHZ:
-    *v = di.core_clock_khz;
-    return true;
-  case GP_DEVICE_ATTR_MAX_SHARED_MEMORY_PER_BLOCK:
-    *v = di.max_shared_memory_per_block;
-    return true;
-  default:
-    return false;
-  }
+  *v = (int64_t)u;
+  return true;
 }
 
 static int attr_cmp(const tw_attr *a, uint32_t device_id, uint32_t flags,

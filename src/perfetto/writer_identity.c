@@ -53,13 +53,6 @@ void gp__tw_host_id_get(char *host, size_t hsize, char *boot, size_t bsize) {
   boot[strcspn(boot, "\r\n")] = '\0';
 }
 
-static void annotation(gp__pb_writer *pb, const char *name, const char *v) {
-  gp__pb_begin(pb, GP_PB_TE_DEBUG_ANNOTATIONS);
-  gp__pb_string(pb, GP_PB_DA_NAME, name);
-  gp__pb_string(pb, GP_PB_DA_STRING_VALUE, v);
-  gp__pb_end(pb);
-}
-
 /* See writerInt.h. */
 void gp__tw_host_identity(gp__tw *w, uint64_t ts) {
   gp__pb_writer *pb = &w->pb;
@@ -84,8 +77,8 @@ void gp__tw_host_identity(gp__tw *w, uint64_t ts) {
   gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_INSTANT);
   gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, track);
   gp__pb_string(pb, GP_PB_TE_NAME, GP_TW_HOST_EVENT);
-  annotation(pb, "hostname", host);
-  annotation(pb, "boot_id", boot);
+  gp__tw_annotate_string(pb, "hostname", host);
+  gp__tw_annotate_string(pb, "boot_id", boot);
   gp__pb_end(pb);
   gp__tw_packet_end(w);
   w->st.track_events++;
