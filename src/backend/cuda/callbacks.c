@@ -341,15 +341,25 @@ static fwd_stack *fwd_get(void) {
   return fwd;
 }
 
+/* Our context id of CUDA context c (registered on first sight), and its
+ * CUPTI device in *dev; 0 where CUPTI cannot say which it is. */
+static uint32_t our_context(CUcontext c, uint32_t *dev) {
+  uint32_t cctx = 0;
+  *dev = 0;
+  if (!c || cuptiGetContextId(c, &cctx) != CUPTI_SUCCESS ||
+      cuptiGetDeviceId(c, dev) != CUPTI_SUCCESS)
+    return 0;
+  return gp__cuda_context(cctx, *dev, 0);
+}
+
 /* Our context id (and the stream's CUPTI id) of the call cb, 0 unknown. */
 static void fwd_where(const CUpti_CallbackData *cb, const api_op *op,
                       uint32_t *ctx, uint32_t *stream) {
-  *ctx = *stream = 0;
-  uint32_t cctx = 0, cdev = 0;
-  if (!cb->context || cuptiGetContextId(cb->context, &cctx) != CUPTI_SUCCESS ||
-      cuptiGetDeviceId(cb->context, &cdev) != CUPTI_SUCCESS)
+  uint32_t cdev;
+  *stream = 0;
+  *ctx = our_context(cb->context, &cdev);
+  if (!cb->context)
     return;
-  *ctx = gp__cuda_context(cctx, cdev, 0);
   const void *st = op ? op_stream(op, cb->functionParams) : NULL;
   uint32_t sid = 0;
   if (st && cuptiGetStreamId(cb->context, (CUstream)(uintptr_t)st, &sid) ==
@@ -447,10 +457,7 @@ static void module_event(const CUpti_ResourceData *rd, bool unload) {
   const CUpti_ModuleResourceData *m = rd->resourceDescriptor;
   if (!m || !GP_CORE->activity_enabled(GP_ACTIVITY_KIND_MODULE, 0))
     return;
-  uint32_t ctx_id = 0, dev = 0, ours = 0;
-  if (rd->context && cuptiGetContextId(rd->context, &ctx_id) == CUPTI_SUCCESS &&
-      cuptiGetDeviceId(rd->context, &dev) == CUPTI_SUCCESS)
-    ours = gp__cuda_context(ctx_id, dev, 0);
+  uint32_t dev, ours = our_context(rd->context, &dev);
   gp_activity_module *r =
       GP_CORE->activity_reserve(GP_ACTIVITY_KIND_MODULE, sizeof(*r), 0, 0);
   if (!r)
@@ -481,14 +488,10 @@ static void resource_callback(CUpti_CallbackId cbid,
     break;
   }
   case CUPTI_CBID_RESOURCE_STREAM_CREATED: {
-    uint32_t ctx_id = 0, dev = 0, sid = 0;
-    if (cuptiGetContextId(rd->context, &ctx_id) != CUPTI_SUCCESS ||
-        cuptiGetDeviceId(rd->context, &dev) != CUPTI_SUCCESS ||
-        cuptiGetStreamId(rd->context, rd->resourceHandle.stream, &sid) !=
-            CUPTI_SUCCESS)
-      return;
-    uint32_t ours = gp__cuda_context(ctx_id, dev, 0);
-    if (!ours)
+    uint32_t dev, sid = 0, ours = 0;
+    if (cuptiGetStreamId(rd->context, rd->resourceHandle.stream, &sid) !=
+            CUPTI_SUCCESS ||
+        !(ours = our_context(rd->context, &dev)))
       break;
     GP_CORE->handle_put(GP_API_CUDA, GP__HANDLE_STREAM,
                         rd->resourceHandle.stream, NULL, gp__cuda_device(dev),
