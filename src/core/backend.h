@@ -86,6 +86,20 @@ typedef struct gp_backend_ops {
                       const void *aux);
 } gp_backend_ops;
 
+/* gp__callback_resource (core.h) for a backend with the core's table. */
+static inline void gp__backend_callback_resource(const gp_backend_ops *core,
+                                                 uint32_t cbid, uint32_t api,
+                                                 uint32_t device_id,
+                                                 uint32_t context_id,
+                                                 uint32_t stream_id) {
+  if (GP_LIKELY(
+          !(atomic_load_explicit(core->callback_mask, memory_order_relaxed) &
+            GP__CB_BIT(GP_CALLBACK_DOMAIN_RESOURCE))))
+    return;
+  gp_callback_resource_data d = {api, device_id, context_id, stream_id};
+  core->callback(GP_CALLBACK_DOMAIN_RESOURCE, cbid, &d);
+}
+
 /*
  * Returns the core's producer functions if the caller was built for
  * version (2 to GP_BACKEND_INTERFACE_VERSION) with the table of that

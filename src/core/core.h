@@ -794,6 +794,19 @@ void gp__callback_api(gp__cb_api_call *c, uint32_t site, int32_t rc);
  * domain's struct). */
 void gp__callback(uint32_t domain, uint32_t cbid, const void *data);
 
+/* Raises a RESOURCE callback (cbid) of a context or stream, if a
+ * subscriber wants that domain. */
+static inline void gp__callback_resource(uint32_t cbid, uint32_t api,
+                                         uint32_t device_id,
+                                         uint32_t context_id,
+                                         uint32_t stream_id) {
+  if (GP_LIKELY(!(atomic_load_explicit(&gp__cb_mask, memory_order_relaxed) &
+                  GP__CB_BIT(GP_CALLBACK_DOMAIN_RESOURCE))))
+    return;
+  gp_callback_resource_data d = {api, device_id, context_id, stream_id};
+  gp__callback(GP_CALLBACK_DOMAIN_RESOURCE, cbid, &d);
+}
+
 /*
  * RESOURCE and SYNCHRONIZE callbacks held back: for a backend that raises
  * them under a lock of its own, which a callback calling that backend

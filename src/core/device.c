@@ -336,12 +336,8 @@ int gp__context_register(uint32_t device_id, uint32_t api,
   contexts[id].live = true;
   pthread_mutex_unlock(&lock);
   *context_id = id;
-  if (GP_UNLIKELY(atomic_load_explicit(&gp__cb_mask, memory_order_relaxed) &
-                  GP__CB_BIT(GP_CALLBACK_DOMAIN_RESOURCE))) {
-    gp_callback_resource_data d = {api, device_id, id, 0};
-    gp__callback(GP_CALLBACK_DOMAIN_RESOURCE,
-                 GP_CALLBACK_RESOURCE_CONTEXT_CREATED, &d);
-  }
+  gp__callback_resource(GP_CALLBACK_RESOURCE_CONTEXT_CREATED, api, device_id,
+                        id, 0);
   if (gp__activity_enabled(GP_ACTIVITY_KIND_CONTEXT, 0)) {
     gp_activity_context *r =
         gp__activity_reserve(GP_ACTIVITY_KIND_CONTEXT, sizeof(*r), id, 0);
@@ -363,16 +359,12 @@ void gp__context_unregister(uint32_t context_id) {
   pthread_mutex_lock(&lock);
   bool live =
       context_id > 0 && context_id < next_context && contexts[context_id].live;
-  gp_callback_resource_data d = {0, 0, context_id, 0};
-  if (live)
-    d.api = contexts[context_id].api,
-    d.device_id = contexts[context_id].device_id;
+  uint32_t api = live ? contexts[context_id].api : 0;
+  uint32_t device_id = live ? contexts[context_id].device_id : 0;
   pthread_mutex_unlock(&lock);
-  if (live &&
-      GP_UNLIKELY(atomic_load_explicit(&gp__cb_mask, memory_order_relaxed) &
-                  GP__CB_BIT(GP_CALLBACK_DOMAIN_RESOURCE)))
-    gp__callback(GP_CALLBACK_DOMAIN_RESOURCE,
-                 GP_CALLBACK_RESOURCE_CONTEXT_DESTROY_STARTING, &d);
+  if (live)
+    gp__callback_resource(GP_CALLBACK_RESOURCE_CONTEXT_DESTROY_STARTING, api,
+                          device_id, context_id, 0);
   pthread_mutex_lock(&lock);
   if (live)
     contexts[context_id].live = false;

@@ -496,13 +496,8 @@ static void resource_callback(CUpti_CallbackId cbid,
     GP_CORE->handle_put(GP_API_CUDA, GP__HANDLE_STREAM,
                         rd->resourceHandle.stream, NULL, gp__cuda_device(dev),
                         ours, sid);
-    if (atomic_load_explicit(GP_CORE->callback_mask, memory_order_relaxed) &
-        GP__CB_BIT(GP_CALLBACK_DOMAIN_RESOURCE)) {
-      gp_callback_resource_data d = {GP_API_CUDA, gp__cuda_device(dev), ours,
-                                     sid};
-      GP_CORE->callback(GP_CALLBACK_DOMAIN_RESOURCE,
-                        GP_CALLBACK_RESOURCE_STREAM_CREATED, &d);
-    }
+    gp__backend_callback_resource(GP_CORE, GP_CALLBACK_RESOURCE_STREAM_CREATED,
+                                  GP_API_CUDA, gp__cuda_device(dev), ours, sid);
     break;
   }
   case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING: {

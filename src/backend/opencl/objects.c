@@ -221,14 +221,10 @@ static gp__ocl_queue *queue_register(cl_command_queue q, cl_context ctx,
   pthread_mutex_unlock(&gp__ocl.objects_lock);
   GP_CORE->handle_put(GP_API_OPEN_CL, GP__HANDLE_STREAM, q, NULL, r->device_id,
                       context_id, r->stream_id);
-  if (fresh && GP_UNLIKELY(atomic_load_explicit(GP_CORE->callback_mask,
-                                                memory_order_relaxed) &
-                           GP__CB_BIT(GP_CALLBACK_DOMAIN_RESOURCE))) {
-    gp_callback_resource_data rd = {GP_API_OPEN_CL, r->device_id, context_id,
-                                    r->stream_id};
-    GP_CORE->callback(GP_CALLBACK_DOMAIN_RESOURCE,
-                      GP_CALLBACK_RESOURCE_STREAM_CREATED, &rd);
-  }
+  if (fresh)
+    gp__backend_callback_resource(GP_CORE, GP_CALLBACK_RESOURCE_STREAM_CREATED,
+                                  GP_API_OPEN_CL, r->device_id, context_id,
+                                  r->stream_id);
   if (forced)
     atomic_store(&any_forced, true);
   char name[64];

@@ -623,12 +623,8 @@ uint32_t gp_sim_context_id(const gp_sim_context *ctx) {
 
 /* Raises a RESOURCE callback of stream s (delivered after the lock). */
 static void stream_event(const gp_sim_stream *s, uint32_t cbid) {
-  if (!GP_UNLIKELY(atomic_load_explicit(&gp__cb_mask, memory_order_relaxed) &
-                   GP__CB_BIT(GP_CALLBACK_DOMAIN_RESOURCE)))
-    return;
-  gp_callback_resource_data d = {GP_API_SIM, s->ctx->dev->device_id, s->ctx->id,
-                                 s->id};
-  gp__callback(GP_CALLBACK_DOMAIN_RESOURCE, cbid, &d);
+  gp__callback_resource(cbid, GP_API_SIM, s->ctx->dev->device_id, s->ctx->id,
+                        s->id);
 }
 
 /* See sim.h. */

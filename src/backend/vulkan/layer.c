@@ -588,22 +588,17 @@ layer_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc) {
   gp__vk_map_del(&devices, key_of(device));
   pthread_mutex_unlock(&reg_lock);
   gp__vk_core->handle_drop(GP_API_VULKAN, GP__HANDLE_CONTEXT, device, NULL);
-  bool cb =
-      atomic_load_explicit(gp__vk_core->callback_mask, memory_order_relaxed) &
-      GP__CB_BIT(GP_CALLBACK_DOMAIN_RESOURCE);
   for (size_t i = 0; i < dev->queues.cap; i++) {
     if (!dev->queues.keys[i])
       continue;
     gp__vk_core->handle_drop(GP_API_VULKAN, GP__HANDLE_STREAM,
                              (const void *)(uintptr_t)dev->queues.keys[i],
                              NULL);
-    if (GP_UNLIKELY(cb)) { /* the queues end with their device */
-      gp_callback_resource_data d = {
-          GP_API_VULKAN, dev->device_id, dev->context_id,
-          (uint32_t)((uint64_t)(uintptr_t)dev->queues.vals[i] >> 32)};
-      gp__vk_core->callback(GP_CALLBACK_DOMAIN_RESOURCE,
-                            GP_CALLBACK_RESOURCE_STREAM_DESTROY_STARTING, &d);
-    }
+    /* The queues end with their device. */
+    gp__backend_callback_resource(
+        gp__vk_core, GP_CALLBACK_RESOURCE_STREAM_DESTROY_STARTING,
+        GP_API_VULKAN, dev->device_id, dev->context_id,
+        (uint32_t)((uint64_t)(uintptr_t)dev->queues.vals[i] >> 32));
   }
   gp__vk_core->context_unregister(dev->context_id);
   /* The driver frees through our allocator, which needs dev: last. */
@@ -642,14 +637,10 @@ static void note_queue(gp__vk_device *dev, uint32_t family, uint32_t index,
     made = stream;
   }
   pthread_mutex_unlock(&dev->lock);
-  if (made && GP_UNLIKELY(atomic_load_explicit(gp__vk_core->callback_mask,
-                                               memory_order_relaxed) &
-                          GP__CB_BIT(GP_CALLBACK_DOMAIN_RESOURCE))) {
-    gp_callback_resource_data d = {GP_API_VULKAN, dev->device_id,
-                                   dev->context_id, made};
-    gp__vk_core->callback(GP_CALLBACK_DOMAIN_RESOURCE,
-                          GP_CALLBACK_RESOURCE_STREAM_CREATED, &d);
-  }
+  if (made)
+    gp__backend_callback_resource(
+        gp__vk_core, GP_CALLBACK_RESOURCE_STREAM_CREATED, GP_API_VULKAN,
+        dev->device_id, dev->context_id, made);
 }
 
 static VKAPI_ATTR void VKAPI_CALL layer_GetDeviceQueue(VkDevice device,
