@@ -452,7 +452,7 @@ static void on_fwd(void *user, gp_callback_domain domain, uint32_t cbid,
   e->data = *d->correlation_data;
   snprintf(e->name, sizeof(e->name), "%s", d->function_name);
   if (d->site == GP_CALLBACK_SITE_ENTER)
-    *d->correlation_data = d->correlation_id + 1000;
+    *d->correlation_data = d->correlation_id + 1000 * d->api_domain;
 }
 
 /* A runtime launch (status rt_rc) with a driver launch nested in it. */
@@ -493,7 +493,10 @@ TEST(cuda_callbacks_reach_subscribers) {
   gp_callback_subscriber *sub;
   ASSERT_OK(gp_callback_subscribe(&sub, on_fwd, NULL));
   ASSERT_OK(gp_callback_enable_domain(sub, 1, GP_CALLBACK_DOMAIN_API));
-  launch_with_status(40, 41, 1 /* cudaErrorInvalidValue */);
+  /* The driver call the runtime makes inside carries the runtime call's
+   * correlation id, as CUPTI 13.0 gave it on an H200
+   * (scripts/device-check-cuda.sh): each of the two keeps its own data. */
+  launch_with_status(40, 40, 1 /* cudaErrorInvalidValue */);
   ASSERT_EQ(nfwd, 4);
   static const struct {
     uint32_t site, api;
@@ -501,9 +504,9 @@ TEST(cuda_callbacks_reach_subscribers) {
     int32_t rc;
   } want[4] = {
       {GP_CALLBACK_SITE_ENTER, GP_API_DOMAIN_CUDA_RUNTIME, 40, 0, 0},
-      {GP_CALLBACK_SITE_ENTER, GP_API_DOMAIN_CUDA_DRIVER, 41, 0, 0},
-      {GP_CALLBACK_SITE_EXIT, GP_API_DOMAIN_CUDA_DRIVER, 41, 1041, 0},
-      {GP_CALLBACK_SITE_EXIT, GP_API_DOMAIN_CUDA_RUNTIME, 40, 1040, 1}};
+      {GP_CALLBACK_SITE_ENTER, GP_API_DOMAIN_CUDA_DRIVER, 40, 0, 0},
+      {GP_CALLBACK_SITE_EXIT, GP_API_DOMAIN_CUDA_DRIVER, 40, 3040, 0},
+      {GP_CALLBACK_SITE_EXIT, GP_API_DOMAIN_CUDA_RUNTIME, 40, 2040, 1}};
   for (int i = 0; i < 4; i++) {
     ASSERT_EQ(fwd[i].site, want[i].site);
     ASSERT_EQ(fwd[i].api, want[i].api);
@@ -537,7 +540,7 @@ TEST(cuda_callbacks_reach_subscribers) {
       sub, 1, GP_CALLBACK_DOMAIN_API,
       GP_CALLBACK_API_ID(GP_API_DOMAIN_CUDA_DRIVER,
                          CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)));
-  launch_with_status(50, 51, 0);
+  launch_with_status(50, 51, 0); /* ids of their own (older CUPTIs) */
   ASSERT_EQ(nfwd, 2);
   ASSERT_UEQ(fwd[0].corr, 51);
   ASSERT_UEQ(fwd[1].corr, 51);
@@ -545,6 +548,67 @@ TEST(cuda_callbacks_reach_subscribers) {
   nfwd = 0;
   launch_with_status(60, 61, 0);
   ASSERT_EQ(nfwd, 0);
+}
+
+/* CUPTI's synchronisation callbacks, inside the call that waited (a
+ * driver call nested in the program's runtime call, as the runtime makes
+ * it), reach SYNCHRONIZE subscribers with the program's call's
+ * correlation id; one CUPTI makes outside any call has none. Without a
+ * driver CUPTI cannot name the context: 0. */
+static gp_callback_sync_data syncs[4];
+static uint32_t sync_ids[4];
+static int nsync;
+
+static void on_sync(void *user, gp_callback_domain domain, uint32_t cbid,
+                    const void *data) {
+  (void)user;
+  if (domain == GP_CALLBACK_DOMAIN_SYNCHRONIZE && nsync < 4) {
+    sync_ids[nsync] = cbid;
+    syncs[nsync++] = *(const gp_callback_sync_data *)data;
+  }
+}
+
+static void stream_sync_call(uint32_t corr, uint32_t drv_corr) {
+  CUpti_CallbackData cb;
+  memset(&cb, 0, sizeof(cb));
+  cb.correlationId = corr;
+  cb.callbackSite = CUPTI_API_ENTER;
+  gp__cuda_callback(NULL, CUPTI_CB_DOMAIN_RUNTIME_API,
+                    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &cb);
+  CUpti_CallbackData nb = cb;
+  nb.correlationId = drv_corr;
+  gp__cuda_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API,
+                    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, &nb);
+  CUpti_SynchronizeData sd = {NULL, NULL};
+  gp__cuda_callback(NULL, CUPTI_CB_DOMAIN_SYNCHRONIZE,
+                    CUPTI_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED, &sd);
+  nb.callbackSite = CUPTI_API_EXIT;
+  gp__cuda_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API,
+                    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, &nb);
+  cb.callbackSite = CUPTI_API_EXIT;
+  gp__cuda_callback(NULL, CUPTI_CB_DOMAIN_RUNTIME_API,
+                    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &cb);
+}
+
+TEST(cuda_sync_callbacks_name_their_call) {
+  tu_capture(1 << 16, 0);
+  nsync = 0;
+  gp_callback_subscriber *sub;
+  ASSERT_OK(gp_callback_subscribe(&sub, on_sync, NULL));
+  stream_sync_call(70, 71); /* nothing enabled: nothing */
+  ASSERT_EQ(nsync, 0);
+  ASSERT_OK(gp_callback_enable_domain(sub, 1, GP_CALLBACK_DOMAIN_SYNCHRONIZE));
+  stream_sync_call(80, 81);
+  CUpti_SynchronizeData sd = {NULL, NULL};
+  gp__cuda_callback(NULL, CUPTI_CB_DOMAIN_SYNCHRONIZE,
+                    CUPTI_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED, &sd);
+  ASSERT_OK(gp_callback_unsubscribe(sub));
+  ASSERT_EQ(nsync, 2);
+  ASSERT_EQ(sync_ids[0], GP_CALLBACK_SYNC_STREAM_SYNCHRONIZED);
+  ASSERT_UEQ(syncs[0].correlation_id, 80);
+  ASSERT_EQ(syncs[0].context_id, 0);
+  ASSERT_EQ(sync_ids[1], GP_CALLBACK_SYNC_CONTEXT_SYNCHRONIZED);
+  ASSERT_UEQ(syncs[1].correlation_id, 0);
 }
 
 /* CUPTI's resource callbacks of a module loaded and about to be unloaded
@@ -594,6 +658,7 @@ NO_CUDA(cuda_deps_table_is_bounded)
 NO_CUDA(cuda_nvtx_calls_become_ranges_and_markers)
 NO_CUDA(cuda_api_names_and_demangling)
 NO_CUDA(cuda_callbacks_reach_subscribers)
+NO_CUDA(cuda_sync_callbacks_name_their_call)
 NO_CUDA(cuda_module_callbacks_become_module_records)
 
 #endif

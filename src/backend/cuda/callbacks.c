@@ -276,6 +276,10 @@ static const void *op_event(const api_op *op, const void *params) {
 
 static GP_TLS uint32_t runtime_corr; /* runtime call in progress, or 0 */
 static GP_TLS uint32_t runtime_depth;
+/* The outermost call in progress on this thread, of either API (the
+ * program's own call), or 0: a synchronisation's call. */
+static GP_TLS uint32_t outer_corr;
+static GP_TLS uint32_t outer_depth;
 
 static void apply(const api_op *op, const CUpti_CallbackData *cb) {
   const void *params = cb->functionParams;
@@ -419,6 +423,12 @@ static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   forward(domain, cbid, cb, find_op(domain, cbid));
   bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   bool enter = cb->callbackSite == CUPTI_API_ENTER;
+  if (enter) {
+    if (outer_depth++ == 0)
+      outer_corr = cb->correlationId;
+  } else if (outer_depth > 0 && --outer_depth == 0) {
+    outer_corr = 0;
+  }
   /* Track the runtime call in progress on this thread, whatever it is. */
   if (runtime) {
     if (enter) {
@@ -444,6 +454,30 @@ static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     return;
   }
   apply(op, cb);
+}
+
+/* CUPTI's synchronisation callbacks, made after the wait inside the call
+ * that waited: our subscribers' SYNCHRONIZE callbacks, with the
+ * correlation id of the program's call (the outermost in progress; 0 if
+ * CUPTI made one outside any call). */
+static void sync_callback(CUpti_CallbackId cbid,
+                          const CUpti_SynchronizeData *sd) {
+  if (!(atomic_load_explicit(GP_CORE->callback_mask, memory_order_relaxed) &
+        GP__CB_BIT(GP_CALLBACK_DOMAIN_SYNCHRONIZE)))
+    return;
+  uint32_t id;
+  if (cbid == CUPTI_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED)
+    id = GP_CALLBACK_SYNC_STREAM_SYNCHRONIZED;
+  else if (cbid == CUPTI_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED)
+    id = GP_CALLBACK_SYNC_CONTEXT_SYNCHRONIZED;
+  else
+    return;
+  uint32_t dev, sid = 0;
+  gp_callback_sync_data d = {our_context(sd->context, &dev), 0, outer_corr};
+  if (id == GP_CALLBACK_SYNC_STREAM_SYNCHRONIZED && sd->context &&
+      cuptiGetStreamId(sd->context, sd->stream, &sid) == CUPTI_SUCCESS)
+    d.stream_id = sid;
+  GP_CORE->callback(GP_CALLBACK_DOMAIN_SYNCHRONIZE, id, &d);
 }
 
 /* ------------------------------------------------------------------ */
@@ -736,6 +770,9 @@ void CUPTIAPI gp__cuda_callback(void *userdata, CUpti_CallbackDomain domain,
     break;
   case CUPTI_CB_DOMAIN_NVTX:
     nvtx_callback(cbid, cbdata);
+    break;
+  case CUPTI_CB_DOMAIN_SYNCHRONIZE:
+    sync_callback(cbid, cbdata);
     break;
   default:
     break;
