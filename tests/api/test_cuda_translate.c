@@ -664,6 +664,41 @@ TEST(cuda_translate_code_and_device_attributes) {
   ASSERT_EQ(units->value.i64, 132);
 }
 
+/* The collector asks the driver for every CUdevice attribute itself
+ * (CUPTI 13.0 wrote no DEVICE_ATTRIBUTE record on an H200): once ours are
+ * written for a device, a record CUPTI writes of one of them would repeat
+ * it and is dropped; another device's still counts. */
+TEST(cuda_own_device_attributes_replace_cuptis) {
+  tu_capture(1 << 16, 0);
+  ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE));
+  CUpti_ActivityDeviceAttribute a;
+  memset(&a, 0, sizeof(a));
+  a.kind = CUPTI_ACTIVITY_KIND_DEVICE_ATTRIBUTE;
+  a.flags = CUPTI_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE;
+  a.attribute.cu = CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR;
+  a.value.vInt32 = 9;
+  a.deviceId = 41;
+  ASSERT_OK(gp__cuda_translate((const CUpti_Activity *)&a)); /* kept */
+  ASSERT_OK(gp__cuda_attribute_record(
+      40, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 9, true));
+  a.deviceId = 40;
+  ASSERT_ERR(gp__cuda_translate((const CUpti_Activity *)&a), GP_EEXIST);
+  ASSERT_OK(gp_activity_flush_all(0));
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE), 2);
+  for (size_t i = 0; i < 2; i++) {
+    const gp_activity_device_attribute *r =
+        (const void *)nth(GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE, i);
+    ASSERT_EQ(r->device_id, gp__cuda_device(i ? 40 : 41));
+    ASSERT_EQ(r->attribute, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    ASSERT_EQ(r->flags, GP_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE);
+    ASSERT_EQ(r->value.i64, 9);
+  }
+  ASSERT_OK(gp_activity_disable(GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE));
+  ASSERT_ERR(gp__cuda_attribute_record(
+                 40, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 9, true),
+             GP_ENOENT);
+}
+
 TEST(cuda_kernel_names_are_not_trusted_by_address) {
   /* CUPTI reuses a name pointer for every launch of a kernel, and may
    * reuse its memory for another name later: the string decides. */
@@ -688,6 +723,42 @@ TEST(cuda_kernel_names_are_not_trusted_by_address) {
   ASSERT_STR_EQ(gp_activity_string(r[1]->demangled_name_id), "foo(int)");
   ASSERT_STR_EQ(gp_activity_string(r[2]->name_id), "_Z3barv");
   ASSERT_STR_EQ(gp_activity_string(r[2]->demangled_name_id), "bar()");
+}
+
+/* CUPTI leaves a kernel it measured for per-kernel counters without
+ * times (start and end 0, seen on an H200): the record is placed at the
+ * host time its launch began, which the profiler noted by correlation id
+ * (its queued time; the writer draws such work as an instant there).
+ * Each noted time is taken once; a kernel whose launch was not measured,
+ * or whose slot a later launch took, stays untimed. */
+TEST(cuda_measured_kernels_are_placed_at_their_launch) {
+  tu_capture(1 << 16, 0);
+  ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_KERNEL));
+  CUpti_ActivityKernel10 k;
+  memset(&k, 0, sizeof(k));
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.contextId = 1;
+  k.name = "_Z5scalePfi";
+  gp__cuda_launch_time_put(900001, 123456789);
+  gp__cuda_launch_time_put(900002, 223456789);
+  gp__cuda_launch_time_put(900002 + 4096, 323456789); /* takes 900002's */
+  uint32_t corrs[4] = {900001, 900001, 900002, 900003};
+  for (int i = 0; i < 4; i++) {
+    k.correlationId = corrs[i];
+    ASSERT_OK(gp__cuda_translate((const CUpti_Activity *)&k));
+  }
+  ASSERT_OK(gp_activity_flush_all(0));
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_KERNEL), 4);
+  static const uint64_t want[4] = {123456789, 0, 0, 0};
+  for (int i = 0; i < 4; i++) {
+    const gp_activity_kernel *r =
+        (const void *)nth(GP_ACTIVITY_KIND_KERNEL, (size_t)i);
+    ASSERT_UEQ(r->correlation_id, corrs[i]);
+    ASSERT_UEQ(r->queued, want[i]);
+    ASSERT_UEQ(r->start, 0);
+    ASSERT_UEQ(r->end, 0);
+  }
+  ASSERT_UEQ(gp__cuda_launch_time_take(900002 + 4096), 323456789);
 }
 
 TEST(cuda_translate_timestamps_follow_the_cupti_clock) {
@@ -862,7 +933,9 @@ TEST(cuda_buffer_pool_is_bounded) {
   }
 NO_CUDA(cuda_translate_every_kind)
 NO_CUDA(cuda_translate_code_and_device_attributes)
+NO_CUDA(cuda_own_device_attributes_replace_cuptis)
 NO_CUDA(cuda_kernel_names_are_not_trusted_by_address)
+NO_CUDA(cuda_measured_kernels_are_placed_at_their_launch)
 NO_CUDA(cuda_translate_timestamps_follow_the_cupti_clock)
 NO_CUDA(cuda_translate_disabled_and_unknown_kinds)
 NO_CUDA(cuda_dropped_records_are_carried)

@@ -4,7 +4,9 @@
 /* api: translation of CUPTI records (test_cuda_translate.c) */
 GP_TEST_ENTRY(cuda_translate_every_kind, 20)
 GP_TEST_ENTRY(cuda_translate_code_and_device_attributes, 20)
+GP_TEST_ENTRY(cuda_own_device_attributes_replace_cuptis, 20)
 GP_TEST_ENTRY(cuda_kernel_names_are_not_trusted_by_address, 20)
+GP_TEST_ENTRY(cuda_measured_kernels_are_placed_at_their_launch, 20)
 GP_TEST_ENTRY(cuda_translate_timestamps_follow_the_cupti_clock, 20)
 GP_TEST_ENTRY(cuda_translate_disabled_and_unknown_kinds, 20)
 GP_TEST_ENTRY(cuda_dropped_records_are_carried, 20)
@@ -16,6 +18,7 @@ GP_TEST_ENTRY(cuda_deps_table_is_bounded, 60)
 GP_TEST_ENTRY(cuda_nvtx_calls_become_ranges_and_markers, 20)
 GP_TEST_ENTRY(cuda_api_names_and_demangling, 20)
 GP_TEST_ENTRY(cuda_callbacks_reach_subscribers, 20)
+GP_TEST_ENTRY(cuda_sync_callbacks_name_their_call, 20)
 GP_TEST_ENTRY(cuda_module_callbacks_become_module_records, 20)
 
 /* api: the collector, the catalogs, the CLI, the device check script

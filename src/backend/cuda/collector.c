@@ -305,6 +305,15 @@ void gp__cuda_describe_device(uint32_t ordinal) {
   uint32_t id;
   if (gp__cuda_device_describe(ordinal, &info, &id) != 0)
     return;
+  /* Every CUdevice attribute the driver answers, as DEVICE_ATTRIBUTE
+   * records: CUPTI defines them, but wrote none (CUPTI 13.0 on an H200,
+   * scripts/device-check-cuda.sh). */
+  if (GP_CORE->activity_enabled(GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE, 0))
+    for (int a = 1; a < CU_DEVICE_ATTRIBUTE_MAX; a++) {
+      int v = 0;
+      if (drv.get_attr(&v, (CUdevice_attribute)a, d) == CUDA_SUCCESS)
+        gp__cuda_attribute_record(ordinal, (uint32_t)a, v, true);
+    }
   /* Its metrics as a counter catalog (safe: the device is there). */
   CUpti_Device_GetChipName_Params cp;
   memset(&cp, 0, sizeof(cp));
@@ -411,7 +420,8 @@ static int cupti_start(void) {
     return gp__cuda_cupti_error("cuptiSubscribe", r);
   static const CUpti_CallbackDomain domains[] = {
       CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API,
-      CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CB_DOMAIN_NVTX};
+      CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CB_DOMAIN_NVTX,
+      CUPTI_CB_DOMAIN_SYNCHRONIZE};
   for (size_t i = 0; i < GP_ARRAY_SIZE(domains); i++) {
     r = cuptiEnableDomain(1, subscriber, domains[i]);
     if (r != CUPTI_SUCCESS) {

@@ -374,6 +374,19 @@ void gp__cuda_profiler_launch(CUcontext ctx, const char *name, uint32_t corr,
 /* Called when a context is created or about to be destroyed. */
 void gp__cuda_profiler_context(CUcontext ctx, bool created);
 
+/* A DEVICE_ATTRIBUTE record of CUdevice attribute cu_attribute of CUPTI
+ * device cupti_device, flagged GP_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE:
+ * ours (the collector asked the driver) or CUPTI's record. Once ours were
+ * written for a device, CUPTI's for it are not (GP_EEXIST). GP_ENOENT when
+ * the kind is off. */
+int gp__cuda_attribute_record(uint32_t cupti_device, uint32_t cu_attribute,
+                              int64_t value, bool ours);
+
+/* The host time a measured launch of correlation id corr began (put by
+ * the profiler), taken once by its kernel record: 0 if not known. */
+void gp__cuda_launch_time_put(uint32_t corr, uint64_t t0);
+uint64_t gp__cuda_launch_time_take(uint32_t corr);
+
 /* Writes out what is pending (flush; final: PM sampling too). */
 void gp__cuda_profiler_flush(bool final);
 

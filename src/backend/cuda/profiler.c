@@ -102,6 +102,9 @@ typedef struct rp_ctx {
 } rp_ctx;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* How many devices measure per kernel (instrumented sampling on): with
+ * none, a launch costs gp__cuda_profiler_launch one relaxed load. */
+static atomic_uint instrumented_devs;
 static dev_sampling devs[MAX_DEVS];
 static rp_ctx *contexts; /* prepended under lock, never removed */
 static bool profiler_initialized;
@@ -357,6 +360,45 @@ static bool wanted(uint32_t d, const char *name, uint32_t *gen) {
   return want(user, name, *dem ? dem : NULL);
 }
 
+/* When each measured launch began, by correlation id, for its kernel
+ * record: CUPTI does not time the kernels it measures (seen on an H200
+ * with CUPTI 13.0: their records come with start and end 0), so those
+ * are placed at their launch (gp__cuda_launch_time_take). Direct-mapped:
+ * a record that comes LAUNCH_SLOTS correlation ids later or more finds
+ * its slot taken, and its kernel stays untimed (the trace counts it).
+ * Made at the first measured launch; kept to the end of the process,
+ * since records may still be translated after the profiler stops. */
+#define LAUNCH_SLOTS 4096u
+typedef struct launch_slot {
+  uint32_t corr;
+  uint64_t t0;
+} launch_slot;
+static launch_slot *launch_slots;
+static pthread_mutex_t launch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* See cudaInt.h. */
+void gp__cuda_launch_time_put(uint32_t corr, uint64_t t0) {
+  pthread_mutex_lock(&launch_lock);
+  if (!launch_slots)
+    launch_slots = calloc(LAUNCH_SLOTS, sizeof(*launch_slots));
+  if (launch_slots && corr)
+    launch_slots[corr % LAUNCH_SLOTS] = (launch_slot){corr, t0};
+  pthread_mutex_unlock(&launch_lock);
+}
+
+/* See cudaInt.h. */
+uint64_t gp__cuda_launch_time_take(uint32_t corr) {
+  uint64_t t = 0;
+  pthread_mutex_lock(&launch_lock);
+  launch_slot *sl = launch_slots ? &launch_slots[corr % LAUNCH_SLOTS] : NULL;
+  if (sl && corr && sl->corr == corr) {
+    t = sl->t0;
+    sl->corr = 0;
+  }
+  pthread_mutex_unlock(&launch_lock);
+  return t;
+}
+
 /* See cudaInt.h. */
 void gp__cuda_profiler_launch(CUcontext ctx, const char *name, uint32_t corr,
                               bool enter) {
@@ -364,7 +406,8 @@ void gp__cuda_profiler_launch(CUcontext ctx, const char *name, uint32_t corr,
   if (!ctx)
     return;
   if (enter) {
-    if (open_ctx || !name)
+    if (open_ctx || !name ||
+        atomic_load_explicit(&instrumented_devs, memory_order_relaxed) == 0)
       return;
     rp_ctx *c = rp_find(ctx, true);
     uint32_t gen = 0;
@@ -399,6 +442,7 @@ void gp__cuda_profiler_launch(CUcontext ctx, const char *name, uint32_t corr,
     }
     c->corr[c->n] = corr;
     c->t0[c->n] = gp_get_timestamp();
+    gp__cuda_launch_time_put(corr, c->t0[c->n]);
     open_ctx = c;
     return; /* c->lock stays held until the launch returns */
   }
@@ -656,6 +700,8 @@ int gp__cuda_sampling_start(uint32_t cupti_device,
   }
   d->gen++;
   d->on = true;
+  if (d->instrumented)
+    atomic_fetch_add(&instrumented_devs, 1);
   pthread_mutex_unlock(&lock);
   return 0;
 }
@@ -672,6 +718,8 @@ void gp__cuda_sampling_stop(uint32_t cupti_device) {
   }
   d->on = false;
   d->gen++;
+  if (d->instrumented)
+    atomic_fetch_sub(&instrumented_devs, 1);
   rp_ctx *list = contexts;
   pthread_mutex_unlock(&lock);
   /* Each context's pending ranges go out under the configuration they

@@ -193,14 +193,32 @@ static uint32_t async_flag(uint32_t flags, uint32_t cupti_async) {
   return (flags & cupti_async) ? GP_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
 }
 
+/* Says once per process that measured kernels are placed at their
+ * launch, on the program's stderr (as the profiler's other notes). */
+static void untimed_kernel_note(void) {
+  static atomic_bool said;
+  if (!atomic_exchange(&said, true))
+    fprintf(stderr,
+            "gpuperf-cuda: CUPTI gives no GPU times for kernels measured "
+            "with per-kernel counters: they are drawn at their launch, "
+            "without duration (gpu__time_duration.sum has it)\n");
+}
+
 static int kernel(const CUpti_ActivityKernel10 *k) {
   uint32_t dev = gp__cuda_device(k->deviceId);
   uint32_t ctx = gp__cuda_context(k->contextId, k->deviceId, 0);
   if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_KERNEL, ctx))
     return GP_ENOENT;
   uint64_t waits[GP_CUDA_MAX_WAITS];
+  /* A kernel measured for per-kernel counters has no times from CUPTI:
+   * the writer draws it at the host time its launch began (its queued
+   * time), without duration. */
+  uint64_t launched = 0;
+  if (k->start == 0 && k->end == 0 && k->queued == 0 &&
+      (launched = gp__cuda_launch_time_take(k->correlationId)) != 0)
+    untimed_kernel_note();
   gp__gpu_work w = {.correlation_id = k->correlationId,
-                    .queued = gp__cuda_ts(k->queued),
+                    .queued = launched ? launched : gp__cuda_ts(k->queued),
                     .submitted = gp__cuda_ts(k->submitted),
                     .start = gp__cuda_ts(k->start),
                     .end = gp__cuda_ts(k->end),
@@ -642,16 +660,23 @@ static int module_rec(const CUpti_ActivityModule *m) {
   return 0;
 }
 
-/* CUdevice attributes (CUPTI's flag) become ours with our flag; their
- * values are ints (cuDeviceGetAttribute's), in the union's int32. CUPTI's
- * own CUpti_DeviceAttribute ones are its event API's, which we have no
- * attribute for: not translated. */
-static int device_attribute(const CUpti_ActivityDeviceAttribute *a) {
-  if (!(a->flags & CUPTI_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE))
-    return GP_EKIND;
+/* The CUPTI devices whose CUdevice attributes the collector wrote itself
+ * (gp__cuda_attribute_record): CUPTI's records of them would repeat. */
+#define ATTR_DEVICES 64u
+static atomic_bool attrs_ours[ATTR_DEVICES];
+
+/* See cudaInt.h. */
+int gp__cuda_attribute_record(uint32_t cupti_device, uint32_t cu_attribute,
+                              int64_t value, bool ours) {
   if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE, 0))
     return GP_ENOENT;
-  uint32_t dev = gp__cuda_device(a->deviceId);
+  if (cupti_device < ATTR_DEVICES) {
+    if (ours)
+      atomic_store(&attrs_ours[cupti_device], true);
+    else if (atomic_load(&attrs_ours[cupti_device]))
+      return GP_EEXIST;
+  }
+  uint32_t dev = gp__cuda_device(cupti_device);
   if (dev == UINT32_MAX)
     return GP_ENOMEM;
   gp_activity_device_attribute *r = GP_CORE->activity_reserve(
@@ -659,12 +684,23 @@ static int device_attribute(const CUpti_ActivityDeviceAttribute *a) {
   if (!r)
     return GP_ENOSPC;
   r->device_id = dev;
-  r->attribute = (uint32_t)a->attribute.cu;
+  r->attribute = cu_attribute;
   r->flags = GP_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE;
   r->value_type = GP_VALUE_INT64;
-  r->value.i64 = a->value.vInt32;
+  r->value.i64 = value;
   GP_CORE->activity_commit(r);
   return 0;
+}
+
+/* CUdevice attributes (CUPTI's flag) become ours with our flag; their
+ * values are ints (cuDeviceGetAttribute's), in the union's int32. CUPTI's
+ * own CUpti_DeviceAttribute ones are its event API's, which we have no
+ * attribute for: not translated. */
+static int device_attribute(const CUpti_ActivityDeviceAttribute *a) {
+  if (!(a->flags & CUPTI_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE))
+    return GP_EKIND;
+  return gp__cuda_attribute_record(a->deviceId, (uint32_t)a->attribute.cu,
+                                   a->value.vInt32, false);
 }
 
 /* ------------------------------------------------------------------ */
@@ -730,6 +766,7 @@ int gp__cuda_translate_buffer(const uint8_t *buffer, size_t valid_size,
         st.translated++;
         break;
       case GP_ENOENT:
+      case GP_EEXIST: /* one the collector wrote itself */
         st.disabled++;
         break;
       case GP_ENOSPC:
