@@ -3,11 +3,17 @@
 #
 # Builds tests/cuda/sample.cu with nvcc (kernels, async copies on two
 # streams, a fill, an event dependency between the streams, NVTX ranges),
-# records it with `gpuperf record`, and checks the trace with
-# `gpuperf query`: kernel names and counts, copies and fills, dependency
-# flows, API-to-kernel correlation flows, NVTX ranges, per-kernel
-# counters, nothing dropped. Everything under 5 minutes (each step has
-# its own timeout).
+# records it twice with `gpuperf record` (the timeline; then per-kernel
+# counters, apart because CUPTI does not time the kernels it measures),
+# and checks the traces with `gpuperf query`: kernel names and counts,
+# copies and fills, dependency flows, API-to-kernel correlation flows,
+# NVTX ranges, the sample's module and functions, the GPU against
+# nvidia-smi, per-kernel counters, nothing dropped or untimed. Then it
+# builds and runs tests/cuda/cb_probe.cu, which checks the callback API,
+# the handle lookups and the MODULE, FUNCTION and DEVICE_ATTRIBUTE
+# records against CUPTI's own records, the program's results and
+# cudaGetDeviceProperties. Everything under 5 minutes (each step has its
+# own timeout).
 #
 #   scripts/device-check-cuda.sh [BUILD_DIR]      (default: build)
 #   scripts/device-check-cuda.sh --check-trace TRACE ITERATIONS [BUILD_DIR]
@@ -83,16 +89,36 @@ if [ -z "$CHECK_ONLY" ]; then
   timeout 120 "$NVCC" -O2 -lineinfo -o "$SAMPLE" "$SRC" >"$DIR/nvcc.log" 2>&1 ||
     { cat "$DIR/nvcc.log" >&2; die 2 "nvcc failed (log in $DIR/nvcc.log)"; }
 
-  # The config: GPU work, API calls and ranges; the counters per kernel.
+  # The callback probe, built now so that a machine without a GPU
+  # checks that it builds (it links this build's libraries).
+  PROBE=$DIR/cb_probe
+  ABS_BUILD=$(cd "$BUILD" && pwd)
+  say "building the callback probe"
+  timeout 120 "$NVCC" -O2 -I"$(dirname "$0")/../include" \
+    -I"$(dirname "$0")/../tests" -o "$PROBE" \
+    "$(dirname "$0")/../tests/cuda/cb_probe.cu" -L"$ABS_BUILD" \
+    -lgpuperf-cuda -lgpuperf -ldl -Xlinker -rpath,"$ABS_BUILD" \
+    >"$DIR/nvcc-probe.log" 2>&1 ||
+    { cat "$DIR/nvcc-probe.log" >&2; die 2 "nvcc failed on the probe (log in $DIR/nvcc-probe.log)"; }
+
+  # The configs. The timeline: GPU work, API calls and ranges, the code
+  # the program loaded. The counters: the same with the metrics per
+  # kernel, recorded apart because CUPTI does not time the kernels it
+  # measures (gpuperf then draws them at their launch, docs/cuda.md).
   CONFIG=$DIR/config.pbtxt
   {
     echo 'data_sources { config { name: "gpu.renderstages" } }'
-    if [ -n "$METRICS" ]; then
+    echo 'gpuperf_options { code_objects: true }'
+  } >"$CONFIG"
+  CONFIG_COUNTERS=$DIR/config-counters.pbtxt
+  if [ -n "$METRICS" ]; then
+    {
+      echo 'data_sources { config { name: "gpu.renderstages" } }'
       echo 'data_sources { config { name: "gpu.counters" gpu_counter_config {'
       echo "$METRICS" | tr ',' '\n' | sed '/^$/d; s/.*/  counter_names: "&"/'
       echo '  instrumented_sampling: true } } }'
-    fi
-  } >"$CONFIG"
+    } >"$CONFIG_COUNTERS"
+  fi
 
   # --- 2. is there a GPU? -------------------------------------------------
   if ! timeout 60 "$CLI" cuda >"$DIR/devices.txt" 2>&1; then
@@ -106,29 +132,42 @@ if [ -z "$CHECK_ONLY" ]; then
   # --- 3. record it -------------------------------------------------------
   "$CLI" record --help >/dev/null 2>&1 ||
     die 2 "this gpuperf has no 'record' command"
-  say "recording $ITERATIONS iterations${METRICS:+ with $METRICS per kernel}"
-  timeout 120 "$CLI" record -c "$CONFIG" -o "$TRACE" -- \
-    "$SAMPLE" "$ITERATIONS" >"$DIR/record.log" 2>&1
-  rc=$?
-  sed 's/^/  /' "$DIR/record.log"
-  [ $rc -eq 0 ] || die 1 "FAIL: gpuperf record exited $rc (files in $DIR)"
-  [ -s "$TRACE" ] || die 1 "FAIL: no trace written (files in $DIR)"
+  # record CONFIG TRACE LOG WHAT
+  record() {
+    say "recording $ITERATIONS iterations: $4"
+    timeout 120 "$CLI" record -c "$1" -o "$2" -- \
+      "$SAMPLE" "$ITERATIONS" >"$3" 2>&1
+    rc=$?
+    sed 's/^/  /' "$3"
+    [ $rc -eq 0 ] || die 1 "FAIL: gpuperf record exited $rc (files in $DIR)"
+    [ -s "$2" ] || die 1 "FAIL: no trace written (files in $DIR)"
+  }
+  TRACE=$DIR/sample.pftrace
+  record "$CONFIG" "$TRACE" "$DIR/record.log" "the timeline"
+  TRACE_COUNTERS=
+  if [ -n "$METRICS" ]; then
+    TRACE_COUNTERS=$DIR/sample-counters.pftrace
+    record "$CONFIG_COUNTERS" "$TRACE_COUNTERS" "$DIR/record-counters.log" \
+      "$METRICS per kernel"
+  fi
 else
   TRACE=$CHECK_ONLY
+  TRACE_COUNTERS=
+  [ -n "$METRICS" ] && TRACE_COUNTERS=$CHECK_ONLY
 fi
 
 # --- 4. check the trace ---------------------------------------------------
 "$CLI" query --help >/dev/null 2>&1 ||
   die 2 "this gpuperf has no 'query' command"
 failures=0
-# q SQL: the query's single value (first column of the first row).
+# q SQL [TRACE]: the query's single value (first column of the first row).
 q() {
-  timeout 60 "$CLI" query "$TRACE" "$1" --format csv 2>>"$DIR/query.log" |
+  timeout 60 "$CLI" query "${2:-$TRACE}" "$1" --format csv 2>>"$DIR/query.log" |
     sed -n '2p' | cut -d, -f1 | tr -d '"'
 }
-# check NAME OP WANT SQL: OP is eq or ge.
+# check NAME OP WANT SQL [TRACE]: OP is eq or ge.
 check() {
-  got=$(q "$4")
+  got=$(q "$4" "${5:-}")
   case $2 in
     eq) [ "$got" = "$3" ] && ok=1 || ok=0 ;;
     ge) [ -n "$got" ] && [ "$got" -ge "$3" ] 2>/dev/null && ok=1 || ok=0 ;;
@@ -170,14 +209,72 @@ check "setup range" eq 1 \
   "SELECT COUNT(*) FROM slice WHERE name = 'setup'"
 check "kernels launched inside iterations" eq "$((2 * N))" \
   "SELECT COUNT(DISTINCT b.id) FROM slice r JOIN slice a ON a.ts >= r.ts AND a.ts < r.ts + r.dur AND a.name LIKE '%LaunchKernel%' JOIN flow f ON f.slice_out = a.id JOIN gpu_slice b ON f.slice_in = b.id WHERE r.name = 'iteration'"
-# Per-kernel counters, one value per kernel and metric.
-if [ -n "$METRICS" ]; then
-  nmetrics=$(echo "$METRICS" | tr ',' '\n' | grep -c .)
-  check "per-kernel counter values" ge "$((2 * N * nmetrics))" \
-    "SELECT COUNT(*) FROM counter c JOIN gpu_counter_track t ON c.track_id = t.id"
+DROPPED="SELECT CAST(COALESCE(MAX(c.value), 0) AS INT) FROM counter c JOIN counter_track t ON c.track_id = t.id WHERE t.name = 'gpuperf dropped records'"
+UNTIMED="SELECT CAST(COALESCE(MAX(c.value), 0) AS INT) FROM counter c JOIN counter_track t ON c.track_id = t.id WHERE t.name = 'gpuperf untimed GPU work'"
+check "nothing dropped" eq 0 "$DROPPED"
+check "no untimed GPU work" eq 0 "$UNTIMED"
+
+if [ -z "$CHECK_ONLY" ]; then
+  # --- 5. the code the sample loaded, the GPU as nvidia-smi sees it -------
+  # (the timeline config asks for them: a trace made elsewhere need not
+  # have them)
+  check "module loads" ge 1 \
+    "SELECT COUNT(*) FROM slice WHERE name = 'GPU module load'"
+  fn_check() {
+    check "$1 function" ge 1 \
+      "SELECT COUNT(*) FROM slice s JOIN args a USING (arg_set_id) WHERE s.name = 'GPU function' AND a.key = 'debug.name' AND a.display_value LIKE '%$1%'"
+  }
+  fn_check scale
+  fn_check add
+  # The trace's first GPU against the driver's own tool.
+  smi=$(timeout 30 nvidia-smi --id=0 --query-gpu=name,uuid,pci.bus_id,compute_cap,clocks.max.sm --format=csv,noheader,nounits 2>/dev/null | head -n 1)
+  if [ -z "$smi" ]; then
+    say "skip  the GPU against nvidia-smi: nvidia-smi did not answer"
+  else
+    say "nvidia-smi: $smi"
+    smi_field() { echo "$smi" | cut -d, -f"$1" | sed 's/^ *//; s/ *$//'; }
+    G="FROM gpu WHERE ugpu = 0"
+    check "GPU name" eq "$(smi_field 1)" "SELECT name $G"
+    check "GPU uuid" eq "$(smi_field 2 | sed 's/^GPU-//; s/-//g')" \
+      "SELECT uuid $G"
+    check "GPU PCI address" eq \
+      "$(smi_field 3 | sed 's/^0000//' | tr 'A-F' 'a-f')" "SELECT pci_bdf $G"
+    check "GPU architecture" eq "sm_$(smi_field 4 | tr -d .)" \
+      "SELECT architecture $G"
+    attr_sql() { echo "(SELECT a.display_value FROM gpu g JOIN args a USING (arg_set_id) WHERE g.ugpu = 0 AND a.key = 'cu_device_attribute_$1')"; }
+    check "compute capability (CUDA's attributes 75 and 76)" eq \
+      "$(smi_field 4)" "SELECT $(attr_sql 75) || '.' || $(attr_sql 76)"
+    check "GPU highest SM clock (kHz)" eq "$(($(smi_field 5) * 1000))" \
+      "SELECT a.display_value FROM gpu g JOIN args a USING (arg_set_id) WHERE g.ugpu = 0 AND a.key = 'core_clock_khz'"
+  fi
 fi
-check "nothing dropped" eq 0 \
-  "SELECT CAST(COALESCE(MAX(c.value), 0) AS INT) FROM counter c JOIN counter_track t ON c.track_id = t.id WHERE t.name = 'gpuperf dropped records'"
+
+# --- 6. per-kernel counters (their own recording on a GPU) ----------------
+if [ -n "$TRACE_COUNTERS" ]; then
+  nmetrics=$(echo "$METRICS" | tr ',' '\n' | grep -c .)
+  check "kernels (with counters)" eq "$((2 * N))" \
+    "SELECT COUNT(*) FROM gpu_slice WHERE name LIKE '%scale%' OR name LIKE '%add%'" \
+    "$TRACE_COUNTERS"
+  check "per-kernel counter values" ge "$((2 * N * nmetrics))" \
+    "SELECT COUNT(*) FROM counter c JOIN gpu_counter_track t ON c.track_id = t.id" \
+    "$TRACE_COUNTERS"
+  check "nothing dropped (with counters)" eq 0 "$DROPPED" "$TRACE_COUNTERS"
+  check "no untimed GPU work (with counters)" eq 0 "$UNTIMED" "$TRACE_COUNTERS"
+fi
+
+# --- 7. the callback API, the lookups, the code and attribute records -----
+if [ -z "$CHECK_ONLY" ]; then
+  say "running the callback probe ($ITERATIONS iterations)"
+  timeout 120 "$PROBE" "$ITERATIONS" >"$DIR/probe.log" 2>&1
+  rc=$?
+  sed 's/^/  /' "$DIR/probe.log"
+  if [ $rc -eq 0 ]; then
+    say "ok    callback probe"
+  else
+    say "FAIL  callback probe exited $rc"
+    failures=$((failures + 1))
+  fi
+fi
 
 elapsed=$(( $(date +%s) - started ))
 if [ $failures -ne 0 ]; then

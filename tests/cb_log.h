@@ -1,8 +1,8 @@
 /*
  * cb_log.h - what the tests of the callback API (gpuperf/callback.h)
  * note of each callback: one flat event, whatever its domain. Header
- * only: the test binary and tests/vulkan/cb_probe.c (a program of its
- * own) both use it.
+ * only, C and C++: the test binary and the probes tests/vulkan/cb_probe.c
+ * and tests/cuda/cb_probe.cu (programs of their own) use it.
  */
 #ifndef GPUPERF_TESTS_CB_LOG_H
 #define GPUPERF_TESTS_CB_LOG_H
@@ -35,7 +35,7 @@ static inline void cb_note(cb_event *e, uint32_t domain, uint32_t cbid,
   e->domain = domain;
   e->cbid = cbid;
   if (domain == GP_CALLBACK_DOMAIN_API) {
-    const gp_callback_api_data *d = data;
+    const gp_callback_api_data *d = (const gp_callback_api_data *)data;
     e->site = d->site;
     e->api_domain = d->api_domain;
     e->call = d->cbid;
@@ -48,17 +48,18 @@ static inline void cb_note(cb_event *e, uint32_t domain, uint32_t cbid,
     if (d->site == GP_CALLBACK_SITE_ENTER)
       *d->correlation_data = cb_mark(d->correlation_id, tag);
   } else if (domain == GP_CALLBACK_DOMAIN_RESOURCE) {
-    const gp_callback_resource_data *d = data;
+    const gp_callback_resource_data *d =
+        (const gp_callback_resource_data *)data;
     e->api_domain = d->api;
     e->context = d->context_id;
     e->stream = d->stream_id;
   } else if (domain == GP_CALLBACK_DOMAIN_SYNCHRONIZE) {
-    const gp_callback_sync_data *d = data;
+    const gp_callback_sync_data *d = (const gp_callback_sync_data *)data;
     e->context = d->context_id;
     e->stream = d->stream_id;
     e->corr = d->correlation_id;
   } else if (domain == GP_CALLBACK_DOMAIN_MARKER) {
-    const gp_callback_marker_data *d = data;
+    const gp_callback_marker_data *d = (const gp_callback_marker_data *)data;
     e->range_id = d->range_id;
     e->thread = d->thread_id;
   }
@@ -111,7 +112,7 @@ static inline const char *cb_check_pairs(const cb_event *ev, int n,
  * completion callback frees. */
 static inline void cb_request(uint8_t **buf, size_t *size, size_t *max) {
   *size = 1 << 16;
-  *buf = aligned_alloc(8, *size);
+  *buf = (uint8_t *)aligned_alloc(8, *size);
   *max = 0;
 }
 

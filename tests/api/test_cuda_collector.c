@@ -505,9 +505,24 @@ TEST(cuda_device_check_script_without_a_gpu) {
   ASSERT_EQ(run(cmd, out, sizeof(out)), 77);
   ASSERT(strstr(out, "device-check-cuda: building the sample with "));
   ASSERT(strstr(out, "device-check-cuda: SKIP: no CUDA device: "));
-  /* The config it would record with is one gpuperf accepts: GPU work,
-   * and its default counters per kernel. */
+  /* The configs it would record with are ones gpuperf accepts: GPU work
+   * (and the code loaded); GPU work and its default counters per kernel. */
   FILE *cf = fopen(gp_test_path(0, "check/config.pbtxt"), "r");
+  ASSERT_NOT_NULL(cf);
+  char timeline[1024];
+  size_t tn = fread(timeline, 1, sizeof(timeline) - 1, cf);
+  fclose(cf);
+  timeline[tn] = '\0';
+  ASSERT(strstr(timeline, "code_objects: true"));
+  gp_trace_config *tcfg = NULL;
+  char terr[256] = "";
+  ASSERT_OK(gp_trace_config_parse(timeline, tn, &tcfg, terr, sizeof(terr)));
+  gp_data_source_info tds;
+  ASSERT_OK(gp_trace_config_get_data_source(tcfg, 0, &tds));
+  ASSERT_EQ(tds.kind, GP_DATA_SOURCE_GPU_RENDERSTAGES);
+  ASSERT_ERR(gp_trace_config_get_data_source(tcfg, 1, &tds), GP_ENOENT);
+  gp_trace_config_destroy(tcfg);
+  cf = fopen(gp_test_path(0, "check/config-counters.pbtxt"), "r");
   ASSERT_NOT_NULL(cf);
   char text[2048];
   size_t tl = fread(text, 1, sizeof(text) - 1, cf);
