@@ -8,10 +8,41 @@
  * do not enable GL_DEBUG_OUTPUT: the messages are those the program (or a
  * debug context) asked the driver for. glGetPointerv(GL_DEBUG_CALLBACK_
  * FUNCTION) answers ours, not the program's (docs/opengl.md).
+ *
+ * Our callback's user pointer is the context's handle, not our record of
+ * it: the driver keeps the callback as long as its context lives, which
+ * can be longer than our record (eglDestroyContext of a context current
+ * on another thread is deferred; our record goes at the call), and a
+ * message then would have read a freed record. The program's callbacks
+ * are kept by handle in a table of their own that is never freed.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "glInt.h"
+
+#define LOG_CTXS 64
+static struct {
+  const void *handle;
+  GLDEBUGPROC app;
+  const void *user;
+} apps[LOG_CTXS]; /* apps_lock */
+static pthread_mutex_t apps_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The slot of handle (made if create and there is room), or -1. Under
+ * apps_lock. */
+static int app_slot(const void *handle, bool create) {
+  int free_slot = -1;
+  for (int i = 0; i < LOG_CTXS; i++) {
+    if (apps[i].handle == handle)
+      return i;
+    if (!apps[i].handle && free_slot < 0)
+      free_slot = i;
+  }
+  if (create && free_slot >= 0)
+    apps[free_slot].handle = handle;
+  return create ? free_slot : -1;
+}
 
 static const char *source_tag(GLenum source) {
   switch (source) {
@@ -48,7 +79,6 @@ static uint32_t severity(GLenum type, GLenum sev) {
 static void APIENTRY on_message(GLenum source, GLenum type, GLuint id,
                                 GLenum sev, GLsizei length, const GLchar *msg,
                                 const void *user) {
-  gp__gl_ctx *c = (gp__gl_ctx *)user;
   if (msg && gp__gl_core->activity_enabled(GP_ACTIVITY_KIND_GPU_LOG, 0)) {
     gp_activity_gpu_log *r = gp__gl_core->activity_reserve(
         GP_ACTIVITY_KIND_GPU_LOG, sizeof(*r), 0, 0);
@@ -66,8 +96,17 @@ static void APIENTRY on_message(GLenum source, GLenum type, GLuint id,
       gp__gl_core->activity_commit(r);
     }
   }
-  if (c && c->app_debug)
-    c->app_debug(source, type, id, sev, length, msg, c->app_debug_user);
+  GLDEBUGPROC app = NULL;
+  const void *app_user = NULL;
+  pthread_mutex_lock(&apps_lock);
+  int i = app_slot(user, false);
+  if (i >= 0) {
+    app = apps[i].app;
+    app_user = apps[i].user;
+  }
+  pthread_mutex_unlock(&apps_lock);
+  if (app)
+    app(source, type, id, sev, length, msg, app_user);
 }
 
 /* See glInt.h. */
@@ -80,12 +119,27 @@ void gp__gl_log_init(gp__gl_ctx *c) {
     khr = gp__gl_has_ext(c, "GL_KHR_debug");
   if (!khr)
     return;
-  c->fn.DebugMessageCallback(on_message, c);
+  /* A new context (or a handle used again): no program callback yet. */
+  pthread_mutex_lock(&apps_lock);
+  int i = app_slot(c->handle, true);
+  if (i >= 0) {
+    apps[i].app = NULL;
+    apps[i].user = NULL;
+  }
+  pthread_mutex_unlock(&apps_lock);
+  if (i < 0)
+    return; /* no room: the program's callbacks go to the driver */
+  c->fn.DebugMessageCallback(on_message, c->handle);
   c->debug_hooked = true;
 }
 
 /* See glInt.h. */
 void gp__gl_log_app_callback(gp__gl_ctx *c, GLDEBUGPROC cb, const void *user) {
-  c->app_debug = cb;
-  c->app_debug_user = user;
+  pthread_mutex_lock(&apps_lock);
+  int i = app_slot(c->handle, false);
+  if (i >= 0) {
+    apps[i].app = cb;
+    apps[i].user = user;
+  }
+  pthread_mutex_unlock(&apps_lock);
 }
