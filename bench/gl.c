@@ -4,7 +4,10 @@
  * drawing in its window (GPUPERF_HUD).
  *
  *   gl [--runs R] [--frames F] [--program PATH] [--glxgears SECONDS]
- *      [--hud SPEC]
+ *      [--hud SPEC] [--egl]
+ *
+ * --egl runs gl-sample --egl (an EGL pbuffer, no X server) and starts no
+ * Xvfb: for a GPU machine without a display.
  *
  * Starts an Xvfb server of its own (stopped by its PID at the end) and
  * runs tests/gl-sample (beside this program's build: ../tests/gl-sample)
@@ -38,6 +41,14 @@
 #define MAXRUNS 64
 
 static char self_dir[4096];
+
+/* Stops our Xvfb, if we started one. */
+static void stop_x(pid_t xvfb) {
+  if (xvfb > 0) {
+    kill(xvfb, SIGTERM);
+    waitpid(xvfb, NULL, 0);
+  }
+}
 
 static void dir_of_self(void) {
   ssize_t n = readlink("/proc/self/exe", self_dir, sizeof(self_dir) - 1);
@@ -91,7 +102,7 @@ static double fps_of(const char *out, bool gears) {
 }
 
 int main(int argc, char **argv) {
-  int runs = 5, frames = 3000, gears = 0;
+  int runs = 5, frames = 3000, gears = 0, egl = 0;
   const char *program = NULL, *hud = "fps,frametime";
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
@@ -104,9 +115,11 @@ int main(int argc, char **argv) {
       gears = atoi(argv[++i]);
     else if (strcmp(argv[i], "--hud") == 0 && i + 1 < argc)
       hud = argv[++i];
+    else if (strcmp(argv[i], "--egl") == 0)
+      egl = 1;
     else {
       fprintf(stderr, "usage: gl [--runs R] [--frames F] [--program PATH] "
-                      "[--glxgears SECONDS] [--hud SPEC]\n");
+                      "[--glxgears SECONDS] [--hud SPEC] [--egl]\n");
       return 2;
     }
   }
@@ -132,9 +145,12 @@ int main(int argc, char **argv) {
    * sign of a live one. */
   char dpy[32];
   int dfd[2];
+  pid_t xvfb = -1;
+  if (egl)
+    goto started;
   if (pipe(dfd) != 0)
     return 2;
-  pid_t xvfb = fork();
+  xvfb = fork();
   if (xvfb == 0) {
     int nul = open("/dev/null", 1);
     dup2(nul, 2);
@@ -165,6 +181,7 @@ int main(int argc, char **argv) {
   }
   snprintf(dpy, sizeof(dpy), ":%d", atoi(num));
   setenv("DISPLAY", dpy, 1);
+started:;
   char nframes[32], secs[32];
   snprintf(nframes, sizeof(nframes), "%d", frames);
   snprintf(secs, sizeof(secs), "%d", gears > 0 ? gears : 6);
@@ -173,7 +190,8 @@ int main(int argc, char **argv) {
     char *g[] = {"timeout", "-s", "INT", secs, "glxgears", NULL};
     memcpy(prog_argv, g, sizeof(g));
   } else {
-    char *g[] = {sample, "--frames", nframes, "--quiet", "--fps", NULL};
+    char *g[] = {sample,  "--frames",           nframes, "--quiet",
+                 "--fps", egl ? "--egl" : NULL, NULL};
     memcpy(prog_argv, g, sizeof(g));
   }
   /* The fourth way is the yardstick from outside our code: the program
@@ -210,8 +228,7 @@ int main(int argc, char **argv) {
       if (v[w][r] < 0) {
         fprintf(stderr, "gl: the %s run printed no frame rate:\n%s\n", ways[w],
                 out);
-        kill(xvfb, SIGTERM);
-        waitpid(xvfb, NULL, 0);
+        stop_x(xvfb);
         return 1;
       }
       printf("  run %d %-13s %9.1f fps\n", r + 1, ways[w], v[w][r]);
@@ -236,7 +253,6 @@ int main(int argc, char **argv) {
   printf("targets: recorded >= 0.97x plain, with the HUD >= 0.9x "
          "(GALLIUM_HUD: Mesa's own HUD, unrecorded, for scale)\n");
   unlink(trace);
-  kill(xvfb, SIGTERM);
-  waitpid(xvfb, NULL, 0);
+  stop_x(xvfb);
   return 0;
 }

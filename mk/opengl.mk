@@ -52,7 +52,7 @@ $(GL_PRELOAD): $(GL_OBJS) $(SHARED_LIB) $(GL_MAP)
 $(GL_SAMPLE): $(BUILD)/obj/tests/gl/sample.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -lGL -lX11 -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -lGL -lEGL -lX11 -lm
 
 $(GL_DLSYM): $(BUILD)/obj/tests/gl/dlsym.o
 	@mkdir -p $(@D)

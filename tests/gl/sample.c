@@ -6,7 +6,12 @@
  * a recording can be checked against what the program drew, which it
  * prints per frame ("frame N passA T passB T").
  *
- *   gl-sample [--frames N] [--size WxH] [--quiet] [--fps] [--hold]
+ *   gl-sample [--frames N] [--size WxH] [--quiet] [--fps] [--hold] [--egl]
+ *
+ * --egl: no window and no X server: an EGL pbuffer of the first EGL
+ * device (EGL_EXT_platform_device; else the default display), desktop GL,
+ * swapped with eglSwapBuffers. How bench/gl measures a GPU machine that
+ * has no display (headless NVIDIA).
  *
  * --hold: after the last frame, the context stays current and the
  * program waits for a signal to end it, swapping no more (what death.c
@@ -28,6 +33,8 @@
 #include <GL/gl.h>
 #include <GL/glext.h>
 #include <GL/glx.h>
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,9 +64,54 @@ static int tris_b(int i) {
   return 5 + (i % 5) * 20;
 }
 
+/* The --egl way: a pbuffer of w x h on the first EGL device, desktop GL
+ * current. 0, or 77 where there is none. */
+static int egl_setup(int w, int h, EGLDisplay *pd, EGLSurface *ps,
+                     EGLContext *pc) {
+  EGLDisplay d = EGL_NO_DISPLAY;
+  PFNEGLQUERYDEVICESEXTPROC query =
+      (PFNEGLQUERYDEVICESEXTPROC)eglGetProcAddress("eglQueryDevicesEXT");
+  PFNEGLGETPLATFORMDISPLAYEXTPROC platform =
+      (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress(
+          "eglGetPlatformDisplayEXT");
+  EGLDeviceEXT devs[8];
+  EGLint n = 0;
+  if (query && platform && query(8, devs, &n) && n > 0)
+    d = platform(EGL_PLATFORM_DEVICE_EXT, devs[0], NULL);
+  if (d == EGL_NO_DISPLAY)
+    d = eglGetDisplay(EGL_DEFAULT_DISPLAY);
+  if (d == EGL_NO_DISPLAY || !eglInitialize(d, NULL, NULL))
+    return 77;
+  EGLint ca[] = {EGL_SURFACE_TYPE,
+                 EGL_PBUFFER_BIT,
+                 EGL_RED_SIZE,
+                 8,
+                 EGL_GREEN_SIZE,
+                 8,
+                 EGL_BLUE_SIZE,
+                 8,
+                 EGL_RENDERABLE_TYPE,
+                 EGL_OPENGL_BIT,
+                 EGL_NONE};
+  EGLConfig cfg;
+  EGLint nc = 0;
+  EGLint pa[] = {EGL_WIDTH, w, EGL_HEIGHT, h, EGL_NONE};
+  if (!eglChooseConfig(d, ca, &cfg, 1, &nc) || nc < 1 ||
+      !eglBindAPI(EGL_OPENGL_API))
+    return 77;
+  *ps = eglCreatePbufferSurface(d, cfg, pa);
+  *pc = eglCreateContext(d, cfg, EGL_NO_CONTEXT, NULL);
+  if (*ps == EGL_NO_SURFACE || *pc == EGL_NO_CONTEXT ||
+      !eglMakeCurrent(d, *ps, *ps, *pc))
+    return 77;
+  *pd = d;
+  printf("egl: %s\n", (const char *)glGetString(GL_RENDERER));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int frames = 60, w = 320, h = 240;
-  int quiet = 0, fps = 0, debug = 0, hold = 0;
+  int quiet = 0, fps = 0, debug = 0, hold = 0, egl = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc)
       frames = atoi(argv[++i]);
@@ -73,13 +125,28 @@ int main(int argc, char **argv) {
       debug = 1;
     else if (strcmp(argv[i], "--hold") == 0)
       hold = 1;
+    else if (strcmp(argv[i], "--egl") == 0)
+      egl = 1;
     else {
       fprintf(stderr, "usage: gl-sample [--frames N] [--size WxH] [--quiet] "
-                      "[--fps] [--debug] [--hold]\n");
+                      "[--fps] [--debug] [--hold] [--egl]\n");
       return 2;
     }
   }
-  Display *dpy = XOpenDisplay(NULL);
+  EGLDisplay edpy = EGL_NO_DISPLAY;
+  EGLSurface esurf = EGL_NO_SURFACE;
+  EGLContext ectx = EGL_NO_CONTEXT;
+  Display *dpy = NULL;
+  Window win = 0;
+  GLXContext ctx = NULL;
+  if (egl) {
+    if (egl_setup(w, h, &edpy, &esurf, &ectx) != 0) {
+      fprintf(stderr, "gl-sample: no EGL pbuffer with desktop GL\n");
+      return 77;
+    }
+    goto ready;
+  }
+  dpy = XOpenDisplay(NULL);
   if (!dpy) {
     fprintf(stderr, "gl-sample: no X display\n");
     return 77;
@@ -102,15 +169,15 @@ int main(int argc, char **argv) {
   XSetWindowAttributes swa;
   memset(&swa, 0, sizeof(swa));
   swa.colormap = XCreateColormap(dpy, root, vi->visual, AllocNone);
-  Window win =
-      XCreateWindow(dpy, root, 0, 0, (unsigned)w, (unsigned)h, 0, vi->depth,
-                    InputOutput, vi->visual, CWColormap, &swa);
+  win = XCreateWindow(dpy, root, 0, 0, (unsigned)w, (unsigned)h, 0, vi->depth,
+                      InputOutput, vi->visual, CWColormap, &swa);
   XMapWindow(dpy, win);
-  GLXContext ctx = glXCreateContext(dpy, vi, NULL, True);
+  ctx = glXCreateContext(dpy, vi, NULL, True);
   if (!ctx || !glXMakeCurrent(dpy, win, ctx)) {
     fprintf(stderr, "gl-sample: no GL context\n");
     return 77;
   }
+ready:
   if (debug) {
     glEnable(GL_DEBUG_OUTPUT);
     glDebugMessageCallback(on_debug, "sample's user pointer");
@@ -160,7 +227,10 @@ int main(int argc, char **argv) {
     glClear(GL_COLOR_BUFFER_BIT);
     glColor3f(0, 1, 0.5f);
     glDrawArrays(GL_TRIANGLES, 0, 3 * tris_b(i));
-    glXSwapBuffers(dpy, win);
+    if (egl)
+      eglSwapBuffers(edpy, esurf);
+    else
+      glXSwapBuffers(dpy, win);
     if (!quiet)
       printf("frame %d passA %d passB %d\n", i, tris_a(i), tris_b(i));
   }
@@ -174,6 +244,13 @@ int main(int argc, char **argv) {
       pause();
   }
   glDeleteFramebuffers(1, &fbo);
+  if (egl) {
+    eglMakeCurrent(edpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+    eglDestroyContext(edpy, ectx);
+    eglDestroySurface(edpy, esurf);
+    eglTerminate(edpy);
+    return 0;
+  }
   glXMakeCurrent(dpy, None, NULL);
   glXDestroyContext(dpy, ctx);
   XCloseDisplay(dpy);

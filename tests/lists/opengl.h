@@ -1,6 +1,7 @@
 /* lists/opengl.h - tests of libgpuperf-gl.so, under Xvfb on llvmpipe. */
 
 GP_TEST_ENTRY(opengl_record_sample, 240)
+GP_TEST_ENTRY(opengl_record_sample_egl_pbuffer, 240)
 GP_TEST_ENTRY(opengl_record_glxgears, 240)
 GP_TEST_ENTRY(opengl_sigint_without_a_swap, 240)
 GP_TEST_ENTRY(opengl_record_es2gears, 240)

@@ -292,6 +292,13 @@ static void init(gp__gl_ctx *c) {
 }
 
 /* See glInt.h. */
+void gp__gl_releasing(void) {
+  gp__gl_ctx *c = cur;
+  if (c && c->ready)
+    gp__gl_frames_read(c, true);
+}
+
+/* See glInt.h. */
 void gp__gl_made_current(void *handle, bool egl) {
   if (!handle) {
     cur = NULL;

@@ -189,6 +189,8 @@ EXPORT_AS(eglSwapBuffers, EGLBoolean, (EGLDisplay dpy, EGLSurface s))
 
 __attribute__((visibility("hidden"))) Bool
 gp__gl_w_glXMakeCurrent(Display *dpy, GLXDrawable d, GLXContext ctx) {
+  if (!ctx)
+    gp__gl_releasing();
   Bool ok = REAL(glXMakeCurrent) ? REAL(glXMakeCurrent)(dpy, d, ctx) : False;
   if (ok)
     gp__gl_made_current(ctx, false);
@@ -199,6 +201,8 @@ EXPORT_AS(glXMakeCurrent, Bool, (Display * dpy, GLXDrawable d, GLXContext ctx))
 __attribute__((visibility("hidden"))) Bool
 gp__gl_w_glXMakeContextCurrent(Display *dpy, GLXDrawable draw, GLXDrawable read,
                                GLXContext ctx) {
+  if (!ctx)
+    gp__gl_releasing();
   Bool ok = REAL(glXMakeContextCurrent)
                 ? REAL(glXMakeContextCurrent)(dpy, draw, read, ctx)
                 : False;
@@ -212,6 +216,8 @@ EXPORT_AS(glXMakeContextCurrent, Bool,
 __attribute__((visibility("hidden"))) EGLBoolean
 gp__gl_w_eglMakeCurrent(EGLDisplay dpy, EGLSurface draw, EGLSurface read,
                         EGLContext ctx) {
+  if (ctx == EGL_NO_CONTEXT)
+    gp__gl_releasing();
   EGLBoolean ok = REAL(eglMakeCurrent)
                       ? REAL(eglMakeCurrent)(dpy, draw, read, ctx)
                       : EGL_FALSE;

@@ -349,8 +349,8 @@ static void write_frame(gp__gl_ctx *c, gp__gl_frame *f, bool times) {
     fname = gp__gl_core->string_intern("Frame");
     atomic_store(&frame_name, fname);
   }
-  uint64_t t[GP_GL_MARKS / 8];
-  uint32_t n = f->n < GP_GL_MARKS / 8 ? f->n : GP_GL_MARKS / 8;
+  uint64_t t[GP_GL_FRAME_MARKS];
+  uint32_t n = f->n < GP_GL_FRAME_MARKS ? f->n : GP_GL_FRAME_MARKS;
   for (uint32_t k = 0; k < n; k++) {
     GLuint q = c->marks[(f->first + k) % GP_GL_MARKS].query;
     GLuint64 v = 0;

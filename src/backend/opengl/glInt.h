@@ -208,9 +208,16 @@ typedef struct gp__gl_frame {
   uint32_t monitor_gen;        /* the selection it was made with */
 } gp__gl_frame;
 
-#define GP_GL_MARKS 1024 /* marks in flight per context */
-#define GP_GL_FRAMES 64  /* frames in flight per context */
-#define GP_GL_STATQ 32   /* statistics query names made or deleted at once */
+/* Frames in flight per context, and their marks. A swap of a window
+ * throttles a program to a few frames in flight; one of an EGL pbuffer
+ * does not, and on an H200 (NVIDIA's driver) a program rendering 37,000
+ * frames a second had hundreds in flight: with 64 of them, 86 to 99% of
+ * its frames were dropped, with 1024 1 to 2% (bench/gl --egl). About
+ * 0.7 MB per context. */
+#define GP_GL_FRAMES 1024
+#define GP_GL_MARKS 16384
+#define GP_GL_FRAME_MARKS 128 /* marks one frame can list */
+#define GP_GL_STATQ 32 /* statistics query names made or deleted at once */
 
 /* The library's state of one GL context. */
 typedef struct gp__gl_ctx {
@@ -246,8 +253,6 @@ typedef struct gp__gl_ctx {
   uint64_t frames_done;
   uint32_t app_queries; /* bits of statistics the program has active */
   /* KHR_debug: the program's callback (log.c). */
-  GLDEBUGPROC app_debug;
-  const void *app_debug_user;
   bool debug_hooked;
   /* The driver's counters (gp__gl_pm_ops): the provider and its state,
    * NULL without one */
@@ -262,6 +267,12 @@ typedef struct gp__gl_ctx {
 
 /* The context current on this thread, or NULL. */
 gp__gl_ctx *gp__gl_current(void);
+
+/* Before a make-current call that leaves no context current on this
+ * thread (the program's teardown, or a hand-over to another thread):
+ * what the current context has in flight is read, waiting for it (its
+ * last frames would otherwise be lost when it is destroyed elsewhere). */
+void gp__gl_releasing(void);
 
 /* After a make-current call returned ok: handle is the context now
  * current on this thread (NULL: none); egl: made current through EGL. */
