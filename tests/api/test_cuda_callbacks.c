@@ -16,6 +16,7 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include "core/core.h"
 #include "cudaInt.h"
 
 #include <generated_nvtx_meta.h>
@@ -611,6 +612,54 @@ TEST(cuda_sync_callbacks_name_their_call) {
   ASSERT_UEQ(syncs[1].correlation_id, 0);
 }
 
+/* A CUDA stream about to be destroyed (CUPTI's resource callback) raises
+ * STREAM_DESTROY_STARTING with the ids it was noted with when it was made
+ * (here noted by hand: without a driver CUPTI cannot name a stream), and
+ * its ids are forgotten. A stream never noted raises nothing. */
+static gp_callback_resource_data ends[4];
+static int nends;
+
+static void on_resource(void *user, gp_callback_domain domain, uint32_t cbid,
+                        const void *data) {
+  (void)user;
+  if (domain == GP_CALLBACK_DOMAIN_RESOURCE &&
+      cbid == GP_CALLBACK_RESOURCE_STREAM_DESTROY_STARTING && nends < 4)
+    ends[nends++] = *(const gp_callback_resource_data *)data;
+}
+
+TEST(cuda_stream_end_reaches_resource_subscribers) {
+  tu_capture(1 << 16, 0);
+  nends = 0;
+  static int ctx_obj, stream_obj, other_obj;
+  CUcontext ctx = (CUcontext)&ctx_obj;
+  CUstream st = (CUstream)&stream_obj;
+  ASSERT_OK(
+      gp__handle_put(GP_API_CUDA, GP__HANDLE_CONTEXT, ctx, NULL, 3, 7, 0));
+  ASSERT_OK(gp__handle_put(GP_API_CUDA, GP__HANDLE_STREAM, st, NULL, 3, 7, 13));
+  gp_callback_subscriber *sub;
+  ASSERT_OK(gp_callback_subscribe(&sub, on_resource, NULL));
+  ASSERT_OK(gp_callback_enable_domain(sub, 1, GP_CALLBACK_DOMAIN_RESOURCE));
+  CUpti_ResourceData rd;
+  memset(&rd, 0, sizeof(rd));
+  rd.context = ctx;
+  rd.resourceHandle.stream = (CUstream)&other_obj; /* never noted */
+  gp__cuda_callback(NULL, CUPTI_CB_DOMAIN_RESOURCE,
+                    CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING, &rd);
+  ASSERT_EQ(nends, 0);
+  rd.resourceHandle.stream = st;
+  gp__cuda_callback(NULL, CUPTI_CB_DOMAIN_RESOURCE,
+                    CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING, &rd);
+  ASSERT_OK(gp_callback_unsubscribe(sub));
+  ASSERT_EQ(nends, 1);
+  ASSERT_EQ(ends[0].api, GP_API_CUDA);
+  ASSERT_EQ(ends[0].device_id, 3);
+  ASSERT_EQ(ends[0].context_id, 7);
+  ASSERT_EQ(ends[0].stream_id, 13);
+  uint32_t sid = 0;
+  ASSERT_ERR(gp_activity_get_stream_id(GP_API_CUDA, ctx, st, &sid), GP_ENOENT);
+  gp__handle_drop(GP_API_CUDA, GP__HANDLE_CONTEXT, ctx, NULL);
+}
+
 /* CUPTI's resource callbacks of a module loaded and about to be unloaded
  * (its data through resourceDescriptor, as CUPTI passes it) become MODULE
  * records. Without a driver there is no context: CUPTI cannot name one,
@@ -659,6 +708,7 @@ NO_CUDA(cuda_nvtx_calls_become_ranges_and_markers)
 NO_CUDA(cuda_api_names_and_demangling)
 NO_CUDA(cuda_callbacks_reach_subscribers)
 NO_CUDA(cuda_sync_callbacks_name_their_call)
+NO_CUDA(cuda_stream_end_reaches_resource_subscribers)
 NO_CUDA(cuda_module_callbacks_become_module_records)
 
 #endif

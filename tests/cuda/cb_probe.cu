@@ -425,7 +425,7 @@ int main(int argc, char **argv) {
         "%d of %d", launch_ok, 2 * iters);
 
   /* 5. RESOURCE: the context and the stream, made. */
-  int made_ctx = 0, made_stream = 0;
+  int made_ctx = 0, made_stream = 0, ended_stream = 0;
   for (size_t i = 0; i < evs.size(); i++) {
     const cb_event *e = &evs[i].e;
     if (e->domain != GP_CALLBACK_DOMAIN_RESOURCE)
@@ -434,11 +434,14 @@ int main(int argc, char **argv) {
                 e->context == kctx && e->api_domain == GP_API_CUDA;
     made_stream += e->cbid == GP_CALLBACK_RESOURCE_STREAM_CREATED &&
                    e->context == kctx && e->stream == kstream;
+    ended_stream += e->cbid == GP_CALLBACK_RESOURCE_STREAM_DESTROY_STARTING &&
+                    e->context == kctx && e->stream == kstream;
   }
-  check(made_ctx == 1 && made_stream == 1, "RESOURCE callbacks",
-        "CONTEXT_CREATED of context %u: %d, STREAM_CREATED of stream %u: %d "
-        "(want 1 each)",
-        kctx, made_ctx, kstream, made_stream);
+  check(made_ctx == 1 && made_stream == 1 && ended_stream == 1,
+        "RESOURCE callbacks",
+        "CONTEXT_CREATED of context %u: %d, STREAM_CREATED of stream %u: %d, "
+        "its STREAM_DESTROY_STARTING: %d (want 1 each)",
+        kctx, made_ctx, kstream, made_stream, ended_stream);
 
   /* 6. SYNCHRONIZE: the stream's and the device's, each with its call. */
   const gp_activity_api *ssync = api_named("cudaStreamSynchronize", t0, t1);

@@ -19,6 +19,7 @@ GP_TEST_ENTRY(cuda_nvtx_calls_become_ranges_and_markers, 20)
 GP_TEST_ENTRY(cuda_api_names_and_demangling, 20)
 GP_TEST_ENTRY(cuda_callbacks_reach_subscribers, 20)
 GP_TEST_ENTRY(cuda_sync_callbacks_name_their_call, 20)
+GP_TEST_ENTRY(cuda_stream_end_reaches_resource_subscribers, 20)
 GP_TEST_ENTRY(cuda_module_callbacks_become_module_records, 20)
 
 /* api: the collector, the catalogs, the CLI, the device check script

@@ -542,11 +542,22 @@ static void resource_callback(CUpti_CallbackId cbid,
       gp__cuda_context_gone(ctx_id);
     break;
   }
-  case CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING:
+  case CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING: {
+    /* Its ids as noted when it was made (the lookups of
+     * gp_activity_get_*_id), for the subscribers; then forgotten. */
+    uint32_t sid = 0, ctx = 0, dev = 0;
+    if (gp_activity_get_stream_id(GP_API_CUDA, rd->context,
+                                  rd->resourceHandle.stream, &sid) == 0 &&
+        gp_activity_get_context_id(GP_API_CUDA, rd->context, NULL, &ctx) == 0 &&
+        gp_activity_get_device_id(GP_API_CUDA, rd->context, NULL, &dev) == 0)
+      gp__backend_callback_resource(
+          GP_CORE, GP_CALLBACK_RESOURCE_STREAM_DESTROY_STARTING, GP_API_CUDA,
+          dev, ctx, sid);
     GP_CORE->handle_drop(GP_API_CUDA, GP__HANDLE_STREAM,
                          rd->resourceHandle.stream, NULL);
     gp__cuda_deps_forget(rd->resourceHandle.stream);
     break;
+  }
   case CUPTI_CBID_RESOURCE_MODULE_LOADED:
   case CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING:
     module_event(rd, cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
