@@ -885,6 +885,24 @@ TEST(opencl_object_ids_by_handle) {
   gp_auto_boost_state boost;
   ASSERT_ERR(gp_activity_get_auto_boost_state(id, &boost), GP_ENOTSUP);
   clReleaseMemObject(b);
-  clReleaseCommandQueue(q);
+  /* The release that ends the queue, and only that one, raises
+   * STREAM_DESTROY_STARTING with the queue's ids; they are forgotten. */
+  atomic_store(&cb_n, 0);
+  gp_callback_subscriber *sub;
+  ASSERT_OK(gp_callback_subscribe(&sub, on_ocl_cb, NULL));
+  ASSERT_OK(gp_callback_enable_domain(sub, 1, GP_CALLBACK_DOMAIN_RESOURCE));
+  ASSERT_EQ(clRetainCommandQueue(q), CL_SUCCESS);
+  ASSERT_EQ(clReleaseCommandQueue(q), CL_SUCCESS); /* the retain's */
+  ASSERT_EQ(atomic_load(&cb_n), 0);
+  ASSERT_OK(gp_activity_get_stream_id(GP_API_OPEN_CL, NULL, q, &sid));
+  ASSERT_EQ(clReleaseCommandQueue(q), CL_SUCCESS);
+  ASSERT_OK(gp_callback_unsubscribe(sub));
+  ASSERT_EQ(atomic_load(&cb_n), 1);
+  ASSERT_EQ(cb_log[0].cbid, GP_CALLBACK_RESOURCE_STREAM_DESTROY_STARTING);
+  ASSERT_EQ(cb_log[0].api_domain, GP_API_OPEN_CL);
+  ASSERT_EQ(cb_log[0].context, m->context_id);
+  ASSERT_EQ(cb_log[0].stream, m->stream_id);
+  ASSERT_ERR(gp_activity_get_stream_id(GP_API_OPEN_CL, NULL, q, &sid),
+             GP_ENOENT);
   clReleaseContext(ctx);
 }

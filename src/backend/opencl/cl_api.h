@@ -43,7 +43,7 @@
   X(P, INT, clSetContextDestructorCallback, cl_int, (cl_context context, void (*pfn_notify)(cl_context context, void *user_data), void *user_data), (context, pfn_notify, user_data)) \
   X(S, OBJ, clCreateCommandQueueWithProperties, cl_command_queue, (cl_context context, cl_device_id device, const cl_queue_properties *properties, cl_int *errcode_ret), (context, device, properties, errcode_ret)) \
   X(P, INT, clRetainCommandQueue, cl_int, (cl_command_queue command_queue), (command_queue)) \
-  X(P, INT, clReleaseCommandQueue, cl_int, (cl_command_queue command_queue), (command_queue)) \
+  X(S, INT, clReleaseCommandQueue, cl_int, (cl_command_queue command_queue), (command_queue)) \
   X(S, INT, clGetCommandQueueInfo, cl_int, (cl_command_queue command_queue, cl_command_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret), (command_queue, param_name, param_value_size, param_value, param_value_size_ret)) \
   X(P, OBJ, clCreateBuffer, cl_mem, (cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret), (context, flags, size, host_ptr, errcode_ret)) \
   X(P, OBJ, clCreateSubBuffer, cl_mem, (cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret), (buffer, flags, buffer_create_type, buffer_create_info, errcode_ret)) \

@@ -745,6 +745,38 @@ GP_CL_ENTRY cl_int CL_API_CALL clFinish(cl_command_queue command_queue) {
   return rc;
 }
 
+/* OpenCL entry point: forwarded. The release that ends the queue (its
+ * reference count 1 just before: OpenCL has no destructor callback for
+ * queues) raises RESOURCE STREAM_DESTROY_STARTING with its ids, and its
+ * handle's ids are forgotten. Our record of it stays: commands of it may
+ * still be read. */
+GP_CL_ENTRY cl_int CL_API_CALL
+clReleaseCommandQueue(cl_command_queue command_queue) {
+  __typeof__(&clReleaseCommandQueue) real = GP_CL_REAL(clReleaseCommandQueue);
+  if (!real)
+    return CL_INVALID_OPERATION;
+  gp__ocl_call c;
+  gp__ocl_call_begin(&c, GP_CL_ID_clReleaseCommandQueue, false);
+  __typeof__(&clGetCommandQueueInfo) info = GP_CL_REAL(clGetCommandQueueInfo);
+  cl_uint refs = 0;
+  gp__ocl_queue *r = NULL;
+  if (info &&
+      info(command_queue, CL_QUEUE_REFERENCE_COUNT, sizeof(refs), &refs,
+           NULL) == CL_SUCCESS &&
+      refs == 1)
+    r = gp__ptrmap_get(&gp__ocl.queues, command_queue); /* seen: noted */
+  if (r) {
+    gp__backend_callback_resource(
+        GP_CORE, GP_CALLBACK_RESOURCE_STREAM_DESTROY_STARTING, GP_API_OPEN_CL,
+        r->device_id, r->context_id, r->stream_id);
+    GP_CORE->handle_drop(GP_API_OPEN_CL, GP__HANDLE_STREAM, command_queue,
+                         NULL);
+  }
+  cl_int rc = real(command_queue);
+  gp__ocl_call_end(&c, rc);
+  return rc;
+}
+
 /* ------------------------------------------------------------------ */
 /* Shared virtual memory: which pointers are SVM, for copy kinds        */
 
