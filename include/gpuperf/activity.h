@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "gpuperf/export.h"
+#include "gpuperf/markers.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,7 +59,8 @@ typedef enum gp_activity_kind {
   GP_ACTIVITY_KIND_FUNCTION = 20,        /* gp_activity_function */
   /* gp_activity_device_attribute */
   GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE = 21,
-  GP_ACTIVITY_KIND_COUNT /* one past the last kind */
+  GP_ACTIVITY_KIND_MARKER_DATA = 22, /* gp_activity_marker_data */
+  GP_ACTIVITY_KIND_COUNT             /* one past the last kind */
 } gp_activity_kind;
 
 /* The header every record starts with. */
@@ -77,6 +79,9 @@ typedef struct gp_activity {
 #define GP_ACTIVITY_FLAG_MODULE_UNLOAD (1u << 0)             /* MODULE */
 /* DEVICE_ATTRIBUTE: the attribute is CUDA's CUdevice_attribute */
 #define GP_ACTIVITY_FLAG_DEVICE_ATTRIBUTE_CUDEVICE (1u << 0)
+/* MARKER_DATA: whether the marker has a colour (CUPTI's two flags) */
+#define GP_ACTIVITY_FLAG_MARKER_COLOR_NONE (1u << 0)
+#define GP_ACTIVITY_FLAG_MARKER_COLOR_ARGB (1u << 1)
 
 /* Correlation id 0 means "no correlation". */
 #define GP_CORRELATION_ID_UNKNOWN 0u
@@ -245,6 +250,22 @@ typedef struct gp_activity_marker {
   uint32_t thread_id;
   uint32_t depth; /* nesting depth of push/pop ranges, 0 otherwise */
 } gp_activity_marker;
+
+/*
+ * What a marker carried besides its name (gpuperf/markers.h's attributes,
+ * NVTX's event attributes): CUPTI's CUpti_ActivityMarkerData. Written just
+ * before the MARKER record (INSTANT or START) of the same id, by the same
+ * thread, only for a marker given attributes.
+ */
+typedef struct gp_activity_marker_data {
+  gp_activity hdr;
+  uint64_t id;           /* the MARKER record's id */
+  uint32_t flags;        /* GP_ACTIVITY_FLAG_MARKER_COLOR_NONE or _ARGB */
+  uint32_t color;        /* 0xAARRGGBB with _ARGB, else 0 */
+  uint32_t category;     /* 0: none */
+  uint32_t payload_kind; /* gp_marker_payload_kind */
+  gp_marker_payload payload;
+} gp_activity_marker_data;
 
 /* A device, emitted when it appears or when DEVICE is enabled. */
 typedef struct gp_activity_device {

@@ -23,6 +23,39 @@ extern "C" {
 /* Deepest push/pop nesting kept per thread; deeper pushes fail. */
 #define GP_RANGE_MAX_DEPTH 64
 
+/*
+ * What a marker or range can carry besides its name, as NVTX's event
+ * attributes do: a colour, a category, a payload. Given to the *_ex calls;
+ * each becomes a MARKER_DATA record (CUPTI's CUpti_ActivityMarkerData)
+ * just before the marker's MARKER record, with the same id, and args of
+ * the marker's slice in a trace ("debug.color", "debug.category",
+ * "debug.payload").
+ */
+typedef enum gp_marker_payload_kind {
+  GP_MARKER_PAYLOAD_NONE = 0,
+  GP_MARKER_PAYLOAD_UINT64 = 1,
+  GP_MARKER_PAYLOAD_INT64 = 2,
+  GP_MARKER_PAYLOAD_DOUBLE = 3
+} gp_marker_payload_kind;
+
+/* A payload's value, by its gp_marker_payload_kind. */
+typedef union gp_marker_payload {
+  uint64_t u64;
+  int64_t i64;
+  double f64;
+} gp_marker_payload;
+
+#define GP_MARKER_ATTR_COLOR (1u << 0)    /* color is set */
+#define GP_MARKER_ATTR_CATEGORY (1u << 1) /* category is set */
+
+typedef struct gp_marker_attrs {
+  uint32_t flags;        /* GP_MARKER_ATTR_* */
+  uint32_t color;        /* 0xAARRGGBB, with GP_MARKER_ATTR_COLOR */
+  uint32_t category;     /* with GP_MARKER_ATTR_CATEGORY */
+  uint32_t payload_kind; /* gp_marker_payload_kind */
+  gp_marker_payload payload;
+} gp_marker_attrs;
+
 /* Marks an instant. Returns GP_EINVAL if name is NULL. */
 GP_EXPORT int gp_marker_instant(const char *domain, const char *name);
 
@@ -44,6 +77,19 @@ GP_EXPORT int gp_range_start(const char *domain, const char *name,
 
 /* Ends a range started with gp_range_start(). GP_ENOENT if not open. */
 GP_EXPORT int gp_range_end(uint64_t range_id);
+
+/*
+ * gp_marker_instant, gp_range_push and gp_range_start with attributes
+ * (attrs may be NULL: none). GP_EINVAL also for an unknown payload kind or
+ * flag.
+ */
+GP_EXPORT int gp_marker_instant_ex(const char *domain, const char *name,
+                                   const gp_marker_attrs *attrs);
+GP_EXPORT int gp_range_push_ex(const char *domain, const char *name,
+                               const gp_marker_attrs *attrs);
+GP_EXPORT int gp_range_start_ex(const char *domain, const char *name,
+                                const gp_marker_attrs *attrs,
+                                uint64_t *range_id);
 
 /*
  * Returns the depth of the calling thread's push/pop stack, and stores up to

@@ -71,6 +71,35 @@ static void emit(uint32_t flags, uint64_t id, uint32_t name_id,
   gp__activity_commit(r);
 }
 
+/* Whether attrs (NULL: none) are ones a marker can carry. */
+static bool attrs_ok(const gp_marker_attrs *a) {
+  return !a ||
+         (!(a->flags & ~(GP_MARKER_ATTR_COLOR | GP_MARKER_ATTR_CATEGORY)) &&
+          a->payload_kind <= GP_MARKER_PAYLOAD_DOUBLE);
+}
+
+/* The MARKER_DATA record of marker id, before its MARKER record (the
+ * writer attaches it to the marker that follows on the thread). */
+static void emit_data(uint64_t id, const gp_marker_attrs *a) {
+  if (!a || !gp__activity_enabled(GP_ACTIVITY_KIND_MARKER_DATA, 0))
+    return;
+  gp_activity_marker_data *r =
+      gp__activity_reserve(GP_ACTIVITY_KIND_MARKER_DATA, sizeof(*r), 0, 0);
+  if (!r)
+    return;
+  bool color = (a->flags & GP_MARKER_ATTR_COLOR) != 0;
+  r->id = id;
+  r->flags = color ? GP_ACTIVITY_FLAG_MARKER_COLOR_ARGB
+                   : GP_ACTIVITY_FLAG_MARKER_COLOR_NONE;
+  r->color = color ? a->color : 0;
+  r->category = (a->flags & GP_MARKER_ATTR_CATEGORY) ? a->category : 0;
+  r->payload_kind = a->payload_kind;
+  r->payload = a->payload;
+  if (!a->payload_kind)
+    r->payload.u64 = 0;
+  gp__activity_commit(r);
+}
+
 /* The MARKER callback of a successful marker call, if one is enabled. */
 static void marker_cb(uint32_t cbid, const char *domain, const char *name,
                       uint64_t range_id) {
@@ -83,10 +112,17 @@ static void marker_cb(uint32_t cbid, const char *domain, const char *name,
 
 /* See markers.h. */
 int gp_marker_instant(const char *domain, const char *name) {
+  return gp_marker_instant_ex(domain, name, NULL);
+}
+
+/* See markers.h. */
+int gp_marker_instant_ex(const char *domain, const char *name,
+                         const gp_marker_attrs *attrs) {
   gp__activate();
-  if (!name)
+  if (!name || !attrs_ok(attrs))
     return GP_EINVAL;
   uint64_t id = atomic_fetch_add(&next_range_id, 1) + 1;
+  emit_data(id, attrs);
   emit(GP_ACTIVITY_FLAG_MARKER_INSTANT, id, gp__string_intern(name),
        gp__string_intern(domain), 0);
   marker_cb(GP_CALLBACK_MARKER_INSTANT, domain, name, 0);
@@ -95,8 +131,14 @@ int gp_marker_instant(const char *domain, const char *name) {
 
 /* See markers.h. */
 int gp_range_push(const char *domain, const char *name) {
+  return gp_range_push_ex(domain, name, NULL);
+}
+
+/* See markers.h. */
+int gp_range_push_ex(const char *domain, const char *name,
+                     const gp_marker_attrs *attrs) {
   gp__activate();
-  if (!name)
+  if (!name || !attrs_ok(attrs))
     return GP_EINVAL;
   if (tls_depth >= GP_RANGE_MAX_DEPTH)
     return GP_ENOSPC;
@@ -108,6 +150,7 @@ int gp_range_push(const char *domain, const char *name) {
   r->name_id = gp__string_intern(name);
   r->domain_id = gp__string_intern(domain);
   tls_depth++;
+  emit_data(r->id, attrs);
   emit(GP_ACTIVITY_FLAG_MARKER_START, r->id, r->name_id, r->domain_id,
        tls_depth);
   marker_cb(GP_CALLBACK_MARKER_RANGE_PUSH, domain, name, 0);
@@ -127,8 +170,14 @@ int gp_range_pop(void) {
 
 /* See markers.h. */
 int gp_range_start(const char *domain, const char *name, uint64_t *range_id) {
+  return gp_range_start_ex(domain, name, NULL, range_id);
+}
+
+/* See markers.h. */
+int gp_range_start_ex(const char *domain, const char *name,
+                      const gp_marker_attrs *attrs, uint64_t *range_id) {
   gp__activate();
-  if (!name || !range_id)
+  if (!name || !range_id || !attrs_ok(attrs))
     return GP_EINVAL;
   uint64_t id = atomic_fetch_add(&next_range_id, 1) + 1;
   pthread_mutex_lock(&open_lock);
@@ -145,6 +194,7 @@ int gp_range_start(const char *domain, const char *name, uint64_t *range_id) {
   open_ids[open_n++] = id;
   pthread_mutex_unlock(&open_lock);
   *range_id = id;
+  emit_data(id, attrs);
   emit(GP_ACTIVITY_FLAG_MARKER_START, id, gp__string_intern(name),
        gp__string_intern(domain), 0);
   marker_cb(GP_CALLBACK_MARKER_RANGE_START, domain, name, id);

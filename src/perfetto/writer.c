@@ -638,6 +638,10 @@ static void dispatch(gp__tw *w, const gp_activity *r) {
   case GP_ACTIVITY_KIND_MARKER:
     gp__tw_marker(w, (const gp_activity_marker *)r);
     break;
+  case GP_ACTIVITY_KIND_MARKER_DATA:
+    if (r->size >= sizeof(gp_activity_marker_data))
+      gp__tw_marker_data(w, (const gp_activity_marker_data *)r);
+    break;
   case GP_ACTIVITY_KIND_DEVICE:
     gp__tw_device_seen(w, ((const gp_activity_device *)r)->device_id);
     break;

@@ -250,6 +250,9 @@ struct gp__tw {
    * and the generation it was looked up in (0: none). */
   uint32_t last_cat_id, last_cat_gen;
   uint64_t last_cat_iid;
+  /* The MARKER_DATA record waiting for its marker, the next MARKER record
+   * of its thread (marker_data.id 0: none). */
+  gp_activity_marker_data marker_data;
   uint8_t last_thread_field[16];
   uint8_t last_thread_field_len;
   /* The sequence id field of every plain packet, encoded once (little
@@ -488,6 +491,9 @@ void gp__tw_api(gp__tw *w, const gp_activity_api *a);
 void gp__tw_vk_submit(gp__tw *w, const gp_activity_api_submit *s);
 void gp__tw_sync(gp__tw *w, const gp_activity_sync *s);
 void gp__tw_marker(gp__tw *w, const gp_activity_marker *m);
+/* Keeps what a marker carried for the MARKER record of its id, which
+ * follows it (writer_host.c). */
+void gp__tw_marker_data(gp__tw *w, const gp_activity_marker_data *d);
 void gp__tw_dropped(gp__tw *w, const gp_activity_dropped *d);
 void gp__tw_overhead(gp__tw *w, const gp_activity_overhead *o);
 void gp__tw_name(gp__tw *w, const gp_activity_name *n);

@@ -669,22 +669,79 @@ static void slice_event(gp__tw *w, uint64_t ts, uint32_t type, uint64_t track,
 }
 
 /* See writerInt.h. */
+void gp__tw_marker_data(gp__tw *w, const gp_activity_marker_data *d) {
+  w->marker_data = *d;
+}
+
+/* A marker's INSTANT or SLICE_BEGIN event with what it carried (d) as
+ * debug annotations: "color" ("#aarrggbb"), "category", "payload". Its
+ * name and domain as strings: the event is rare, not worth the interned
+ * fast path of slice_event(). */
+static void marker_event_with_data(gp__tw *w, const gp_activity_marker *m,
+                                   uint32_t type, uint64_t track,
+                                   const gp_activity_marker_data *d) {
+  gp__tw_packet_begin(w, m->timestamp, TW_PACKET_LARGE);
+  gp__pb_begin(&w->pb, GP_PB_PACKET_TRACK_EVENT);
+  if (m->domain_id)
+    gp__pb_string(&w->pb, GP_PB_TE_CATEGORIES, gp__tw_string(w, m->domain_id));
+  gp__pb_uint(&w->pb, GP_PB_TE_TYPE, type);
+  gp__pb_uint(&w->pb, GP_PB_TE_TRACK_UUID, track);
+  gp__pb_string(&w->pb, GP_PB_TE_NAME, gp__tw_string(w, m->name_id));
+  if (d->flags & GP_ACTIVITY_FLAG_MARKER_COLOR_ARGB) {
+    char hex[16];
+    snprintf(hex, sizeof(hex), "#%08x", (unsigned)d->color);
+    gp__tw_annotate_string(&w->pb, "color", hex);
+  }
+  if (d->category)
+    gp__tw_annotate_uint(&w->pb, "category", d->category);
+  if (d->payload_kind != GP_MARKER_PAYLOAD_NONE) {
+    gp__pb_begin(&w->pb, GP_PB_TE_DEBUG_ANNOTATIONS);
+    gp__pb_string(&w->pb, GP_PB_DA_NAME, "payload");
+    if (d->payload_kind == GP_MARKER_PAYLOAD_INT64)
+      gp__pb_int(&w->pb, GP_PB_DA_INT_VALUE, d->payload.i64);
+    else if (d->payload_kind == GP_MARKER_PAYLOAD_DOUBLE)
+      gp__pb_double(&w->pb, GP_PB_DA_DOUBLE_VALUE, d->payload.f64);
+    else
+      gp__pb_uint(&w->pb, GP_PB_DA_UINT_VALUE, d->payload.u64);
+    gp__pb_end(&w->pb);
+  }
+  gp__pb_end(&w->pb);
+  gp__tw_packet_end(w);
+  w->st.track_events++;
+}
+
+/* See writerInt.h. */
 void gp__tw_marker(gp__tw *w, const gp_activity_marker *m) {
   gp__tw_saw_ts(w, m->timestamp);
+  /* What it carried, if the record before it on its thread said so (the
+   * two are adjacent in their buffer; should a buffer end between them
+   * and another thread's marker data come first, the args are lost). */
+  gp_activity_marker_data d = {0};
+  if (w->marker_data.id && w->marker_data.id == m->id) {
+    if (!(m->flags & GP_ACTIVITY_FLAG_MARKER_END))
+      d = w->marker_data;
+    w->marker_data.id = 0;
+  }
   if (!w->o.render_stages)
     return;
   if (m->flags & GP_ACTIVITY_FLAG_MARKER_INSTANT) {
-    slice_event(w, m->timestamp, GP_PB_TE_TYPE_INSTANT,
-                thread_track(w, m->process_id, m->thread_id), m->name_id,
-                m->domain_id);
+    uint64_t track = thread_track(w, m->process_id, m->thread_id);
+    if (d.id)
+      marker_event_with_data(w, m, GP_PB_TE_TYPE_INSTANT, track, &d);
+    else
+      slice_event(w, m->timestamp, GP_PB_TE_TYPE_INSTANT, track, m->name_id,
+                  m->domain_id);
     return;
   }
   bool start = (m->flags & GP_ACTIVITY_FLAG_MARKER_START) != 0;
   if (m->depth > 0) { /* push/pop: nests on the thread's track */
-    slice_event(w, m->timestamp,
-                start ? GP_PB_TE_TYPE_SLICE_BEGIN : GP_PB_TE_TYPE_SLICE_END,
-                thread_track(w, m->process_id, m->thread_id),
-                start ? m->name_id : 0, start ? m->domain_id : 0);
+    uint64_t track = thread_track(w, m->process_id, m->thread_id);
+    if (start && d.id)
+      marker_event_with_data(w, m, GP_PB_TE_TYPE_SLICE_BEGIN, track, &d);
+    else
+      slice_event(w, m->timestamp,
+                  start ? GP_PB_TE_TYPE_SLICE_BEGIN : GP_PB_TE_TYPE_SLICE_END,
+                  track, start ? m->name_id : 0, start ? m->domain_id : 0);
     return;
   }
   /* start/end ranges may cross threads and overlap: a track each. */
@@ -692,6 +749,10 @@ void gp__tw_marker(gp__tw *w, const gp_activity_marker *m) {
   if (start) {
     uint64_t parent = process_track(w, m->process_id);
     gp__tw_track_descriptor(w, track, parent, gp__tw_string(w, m->name_id));
+  }
+  if (start && d.id) {
+    marker_event_with_data(w, m, GP_PB_TE_TYPE_SLICE_BEGIN, track, &d);
+    return;
   }
   slice_event(w, m->timestamp,
               start ? GP_PB_TE_TYPE_SLICE_BEGIN : GP_PB_TE_TYPE_SLICE_END,

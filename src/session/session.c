@@ -172,6 +172,7 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
            (1ull << GP_ACTIVITY_KIND_MEMCPY) |
            (1ull << GP_ACTIVITY_KIND_MEMSET) | (1ull << GP_ACTIVITY_KIND_API) |
            (1ull << GP_ACTIVITY_KIND_MARKER) |
+           (1ull << GP_ACTIVITY_KIND_MARKER_DATA) |
            (1ull << GP_ACTIVITY_KIND_DEVICE) |
            (1ull << GP_ACTIVITY_KIND_CONTEXT) |
            (1ull << GP_ACTIVITY_KIND_NAME) |

@@ -384,6 +384,65 @@ TEST(cuda_nvtx_calls_become_ranges_and_markers) {
     ASSERT_LE(marker(i - 1)->timestamp, marker(i)->timestamp);
 }
 
+/* NVTX's colour, category and payload (every payload type) become the
+ * markers' MARKER_DATA, right before each MARKER record; an Ex call
+ * without any of them gives none. */
+TEST(cuda_nvtx_attributes_become_marker_data) {
+  tu_capture(1 << 16, 0);
+  ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_MARKER));
+  ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_MARKER_DATA));
+  nvtxEventAttributes_t a = attr_ascii("colored");
+  a.colorType = NVTX_COLOR_ARGB;
+  a.color = 0xff112233u;
+  a.category = 5;
+  a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT32;
+  a.payload.uiValue = 9;
+  nvtxRangePushEx_params push = {.eventAttrib = &a};
+  nvtx(CUPTI_CBID_NVTX_nvtxRangePushEx, &push, NULL);
+  nvtx(CUPTI_CBID_NVTX_nvtxRangePop, &push, NULL);
+  nvtxEventAttributes_t f = attr_ascii("float");
+  f.payloadType = NVTX_PAYLOAD_TYPE_FLOAT;
+  f.payload.fValue = 1.5f;
+  nvtxMarkEx_params mark = {.eventAttrib = &f};
+  nvtx(CUPTI_CBID_NVTX_nvtxMarkEx, &mark, NULL);
+  nvtxEventAttributes_t i = attr_ascii("int");
+  i.payloadType = NVTX_PAYLOAD_TYPE_INT32;
+  i.payload.iValue = -4;
+  nvtxRangeStartEx_params start = {.eventAttrib = &i};
+  nvtxRangeId_t rid = 77;
+  nvtx(CUPTI_CBID_NVTX_nvtxRangeStartEx, &start, &rid);
+  nvtxEventAttributes_t none = attr_ascii("none");
+  nvtxMarkEx_params mark2 = {.eventAttrib = &none};
+  nvtx(CUPTI_CBID_NVTX_nvtxMarkEx, &mark2, NULL);
+  nvtxRangeEnd_params end = {.id = rid};
+  nvtx(CUPTI_CBID_NVTX_nvtxRangeEnd, &end, NULL);
+  ASSERT_OK(gp_activity_flush_all(0));
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_MARKER_DATA), 3);
+  const gp_activity_marker_data *d[3];
+  for (size_t k = 0; k < 3; k++)
+    d[k] = (const void *)tu_find(GP_ACTIVITY_KIND_MARKER_DATA, k);
+  ASSERT_EQ(d[0]->flags, GP_ACTIVITY_FLAG_MARKER_COLOR_ARGB);
+  ASSERT_EQ(d[0]->color, 0xff112233u);
+  ASSERT_EQ(d[0]->category, 5);
+  ASSERT_EQ(d[0]->payload_kind, GP_MARKER_PAYLOAD_UINT64);
+  ASSERT_UEQ(d[0]->payload.u64, 9);
+  ASSERT_EQ(d[1]->flags, GP_ACTIVITY_FLAG_MARKER_COLOR_NONE);
+  ASSERT_EQ(d[1]->payload_kind, GP_MARKER_PAYLOAD_DOUBLE);
+  ASSERT(d[1]->payload.f64 == 1.5);
+  ASSERT_EQ(d[2]->payload_kind, GP_MARKER_PAYLOAD_INT64);
+  ASSERT_EQ(d[2]->payload.i64, -4);
+  /* Each the id of a marker that starts or marks. */
+  for (size_t k = 0; k < 3; k++) {
+    bool found = false;
+    for (size_t j = 0; j < tu_count(GP_ACTIVITY_KIND_MARKER); j++) {
+      const gp_activity_marker *m =
+          (const void *)tu_find(GP_ACTIVITY_KIND_MARKER, j);
+      found |= m->id == d[k]->id && !(m->flags & GP_ACTIVITY_FLAG_MARKER_END);
+    }
+    ASSERT(found);
+  }
+}
+
 TEST(cuda_api_names_and_demangling) {
   static const struct {
     uint32_t domain, cbid;
@@ -705,6 +764,7 @@ TEST(cuda_module_callbacks_become_module_records) {
 NO_CUDA(cuda_event_dependencies_become_wait_ids)
 NO_CUDA(cuda_deps_table_is_bounded)
 NO_CUDA(cuda_nvtx_calls_become_ranges_and_markers)
+NO_CUDA(cuda_nvtx_attributes_become_marker_data)
 NO_CUDA(cuda_api_names_and_demangling)
 NO_CUDA(cuda_callbacks_reach_subscribers)
 NO_CUDA(cuda_sync_callbacks_name_their_call)

@@ -485,6 +485,21 @@ TEST(cuda_cli_says_no_cuda_device) {
   ASSERT(!strstr(out, "CUDA:"));
 }
 
+/* The device check's config file name (under the test's folder), read
+ * into text (size bytes) and parsed. */
+static gp_trace_config *check_config(const char *name, char *text,
+                                     size_t size) {
+  FILE *f = fopen(gp_test_path(0, name), "r");
+  ASSERT_NOT_NULL(f);
+  size_t n = fread(text, 1, size - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  gp_trace_config *cfg = NULL;
+  char err[256] = "";
+  ASSERT_OK(gp_trace_config_parse(text, n, &cfg, err, sizeof(err)));
+  return cfg;
+}
+
 TEST(cuda_device_check_script_without_a_gpu) {
   skip_if_driver();
   const char *build = env_or_skip("GPUPERF_BUILD");
@@ -507,30 +522,15 @@ TEST(cuda_device_check_script_without_a_gpu) {
   ASSERT(strstr(out, "device-check-cuda: SKIP: no CUDA device: "));
   /* The configs it would record with are ones gpuperf accepts: GPU work
    * (and the code loaded); GPU work and its default counters per kernel. */
-  FILE *cf = fopen(gp_test_path(0, "check/config.pbtxt"), "r");
-  ASSERT_NOT_NULL(cf);
-  char timeline[1024];
-  size_t tn = fread(timeline, 1, sizeof(timeline) - 1, cf);
-  fclose(cf);
-  timeline[tn] = '\0';
-  ASSERT(strstr(timeline, "code_objects: true"));
-  gp_trace_config *tcfg = NULL;
-  char terr[256] = "";
-  ASSERT_OK(gp_trace_config_parse(timeline, tn, &tcfg, terr, sizeof(terr)));
-  gp_data_source_info tds;
-  ASSERT_OK(gp_trace_config_get_data_source(tcfg, 0, &tds));
-  ASSERT_EQ(tds.kind, GP_DATA_SOURCE_GPU_RENDERSTAGES);
-  ASSERT_ERR(gp_trace_config_get_data_source(tcfg, 1, &tds), GP_ENOENT);
-  gp_trace_config_destroy(tcfg);
-  cf = fopen(gp_test_path(0, "check/config-counters.pbtxt"), "r");
-  ASSERT_NOT_NULL(cf);
   char text[2048];
-  size_t tl = fread(text, 1, sizeof(text) - 1, cf);
-  fclose(cf);
-  text[tl] = '\0';
-  gp_trace_config *cfg = NULL;
-  char err[256] = "";
-  ASSERT_OK(gp_trace_config_parse(text, tl, &cfg, err, sizeof(err)));
+  gp_trace_config *cfg = check_config("check/config.pbtxt", text, sizeof(text));
+  ASSERT(strstr(text, "code_objects: true"));
+  gp_data_source_info tds;
+  ASSERT_OK(gp_trace_config_get_data_source(cfg, 0, &tds));
+  ASSERT_EQ(tds.kind, GP_DATA_SOURCE_GPU_RENDERSTAGES);
+  ASSERT_ERR(gp_trace_config_get_data_source(cfg, 1, &tds), GP_ENOENT);
+  gp_trace_config_destroy(cfg);
+  cfg = check_config("check/config-counters.pbtxt", text, sizeof(text));
   gp_data_source_info ds;
   ASSERT_OK(gp_trace_config_get_data_source(cfg, 0, &ds));
   ASSERT_EQ(ds.kind, GP_DATA_SOURCE_GPU_RENDERSTAGES);

@@ -62,3 +62,76 @@ TEST(markers_depth_limit) {
     ASSERT_OK(gp_range_pop());
   ASSERT_EQ(gp_range_stack(NULL, 0), 0);
 }
+
+/* Markers with attributes (NVTX's colour, category and payload): each
+ * gives a MARKER_DATA record just before its MARKER record, with the
+ * same id; a marker without gives none; bad attributes are refused and
+ * push nothing. */
+TEST(markers_carry_their_attributes) {
+  tu_capture(1 << 16, 0);
+  ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_MARKER));
+  ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_MARKER_DATA));
+  gp_marker_attrs a = {.flags = GP_MARKER_ATTR_COLOR | GP_MARKER_ATTR_CATEGORY,
+                       .color = 0xff00ff80u,
+                       .category = 7,
+                       .payload_kind = GP_MARKER_PAYLOAD_UINT64,
+                       .payload.u64 = 42};
+  ASSERT_OK(gp_range_push_ex("app", "step", &a));
+  gp_marker_attrs b = {.payload_kind = GP_MARKER_PAYLOAD_DOUBLE,
+                       .payload.f64 = 0.25};
+  ASSERT_OK(gp_marker_instant_ex(NULL, "loss", &b));
+  ASSERT_OK(gp_marker_instant(NULL, "plain"));
+  ASSERT_OK(gp_range_pop());
+  gp_marker_attrs c = {.payload_kind = GP_MARKER_PAYLOAD_INT64,
+                       .payload.i64 = -3};
+  uint64_t rid;
+  ASSERT_OK(gp_range_start_ex("io", "load", &c, &rid));
+  ASSERT_OK(gp_range_end(rid));
+  gp_marker_attrs bad = {.payload_kind = 9};
+  ASSERT_ERR(gp_range_push_ex(NULL, "x", &bad), GP_EINVAL);
+  bad = (gp_marker_attrs){.flags = 1u << 5};
+  ASSERT_ERR(gp_marker_instant_ex(NULL, "x", &bad), GP_EINVAL);
+  ASSERT_EQ(gp_range_stack(NULL, 0), 0);
+  ASSERT_OK(gp_activity_flush_all(0));
+
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_MARKER_DATA), 3);
+  ASSERT_EQ(tu_count(GP_ACTIVITY_KIND_MARKER), 6);
+  /* In the order written: each data record right before its marker. */
+  size_t size = 0;
+  const uint8_t *log = tu_log(&size);
+  const gp_activity *r = NULL, *prev = NULL;
+  int paired = 0;
+  while (gp_activity_get_next_record((uint8_t *)log, size, &r) == 0) {
+    if (r->kind == GP_ACTIVITY_KIND_MARKER && prev &&
+        prev->kind == GP_ACTIVITY_KIND_MARKER_DATA) {
+      const gp_activity_marker *m = (const void *)r;
+      const gp_activity_marker_data *d = (const void *)prev;
+      ASSERT_UEQ(d->id, m->id);
+      ASSERT(m->flags &
+             (GP_ACTIVITY_FLAG_MARKER_START | GP_ACTIVITY_FLAG_MARKER_INSTANT));
+      paired++;
+    }
+    prev = r;
+  }
+  ASSERT_EQ(paired, 3);
+  const gp_activity_marker_data *d0 =
+      (const void *)tu_find(GP_ACTIVITY_KIND_MARKER_DATA, 0);
+  ASSERT_EQ(d0->flags, GP_ACTIVITY_FLAG_MARKER_COLOR_ARGB);
+  ASSERT_EQ(d0->color, 0xff00ff80u);
+  ASSERT_EQ(d0->category, 7);
+  ASSERT_EQ(d0->payload_kind, GP_MARKER_PAYLOAD_UINT64);
+  ASSERT_UEQ(d0->payload.u64, 42);
+  const gp_activity_marker_data *d1 =
+      (const void *)tu_find(GP_ACTIVITY_KIND_MARKER_DATA, 1);
+  ASSERT_EQ(d1->flags, GP_ACTIVITY_FLAG_MARKER_COLOR_NONE);
+  ASSERT_EQ(d1->color, 0);
+  ASSERT_EQ(d1->category, 0);
+  ASSERT_EQ(d1->payload_kind, GP_MARKER_PAYLOAD_DOUBLE);
+  ASSERT(d1->payload.f64 == 0.25);
+  const gp_activity_marker_data *d2 =
+      (const void *)tu_find(GP_ACTIVITY_KIND_MARKER_DATA, 2);
+  ASSERT_UEQ(d2->id, rid);
+  ASSERT_EQ(d2->payload.i64, -3);
+  ASSERT_STR_EQ(gp_activity_kind_name(GP_ACTIVITY_KIND_MARKER_DATA),
+                "MARKER_DATA");
+}

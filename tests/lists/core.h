@@ -48,6 +48,7 @@ GP_TEST_ENTRY(pb_varints_of_every_length, 10)
 /* api: markers and the simulated GPUs */
 GP_TEST_ENTRY(markers_ranges_and_records, 10)
 GP_TEST_ENTRY(markers_depth_limit, 10)
+GP_TEST_ENTRY(markers_carry_their_attributes, 10)
 GP_TEST_ENTRY(sim_api_kernel_correlation, 20)
 GP_TEST_ENTRY(sim_dependency_waits_and_overlap, 20)
 GP_TEST_ENTRY(sim_copy_kinds, 20)

@@ -43,6 +43,7 @@ GP_TEST_ENTRY(writer_dump_survives_corrupt_traces, 60)
 GP_TEST_ENTRY(writer_untimed_gpu_work, 20)
 GP_TEST_ENTRY(writer_overhead_slices_named_by_kind, 20)
 GP_TEST_ENTRY(writer_module_function_instants_in_a_recorded_trace, 20)
+GP_TEST_ENTRY(writer_marker_attributes_as_args, 20)
 GP_TEST_ENTRY(writer_device_attributes_in_gpu_info, 20)
 GP_TEST_ENTRY(record_processes_without_gpu_work_leave_no_trace, 60)
 

@@ -17,18 +17,24 @@ static const char render_config[] =
     "data_sources { config { name: \"gpu.renderstages\" } }\n"
     "gpuperf_options { code_objects: true }\n";
 
-TEST(writer_module_function_instants_in_a_recorded_trace) {
-  const char *path = gp_test_path(0, "code.pftrace");
+/* A deterministic recording session of config into path. */
+static gp_session *recording(const char *config, const char *path) {
   gp_trace_config *cfg;
   char err[256];
-  ASSERT_OK(gp_trace_config_parse(render_config, strlen(render_config), &cfg,
-                                  err, sizeof(err)));
+  ASSERT_OK(
+      gp_trace_config_parse(config, strlen(config), &cfg, err, sizeof(err)));
   gp_session_options o;
   memset(&o, 0, sizeof(o));
   o.flags = GP_SESSION_DETERMINISTIC;
   gp_session *s;
   ASSERT_OK(gp_session_start(cfg, path, &o, &s));
   gp_trace_config_destroy(cfg);
+  return s;
+}
+
+TEST(writer_module_function_instants_in_a_recorded_trace) {
+  const char *path = gp_test_path(0, "code.pftrace");
+  gp_session *s = recording(render_config, path);
   gp_sim_kernel_desc kd = tu_kernel_desc("_Z5scalePfi", 8, 8);
   gp_sim_kernel *k1, *k2;
   ASSERT_OK(gp_sim_kernel_create(&kd, &k1));
@@ -145,4 +151,45 @@ TEST(writer_device_attributes_in_gpu_info) {
   ASSERT_STR_EQ(gpu_arg(&m, "core_clock_khz"), "1410000;1200000;");
   ASSERT_STR_EQ(gpu_arg(&m, "memory_bytes"), "85899345920;");
   free(m.p);
+}
+
+/* What markers carried (MARKER_DATA) becomes args of their slices in a
+ * recorded trace: a colour, a category and a payload of each kind, on
+ * a push/pop range, an instant and a start/end range; a marker without
+ * attributes has none. */
+TEST(writer_marker_attributes_as_args) {
+  const char *path = gp_test_path(0, "markers.pftrace");
+  gp_session *s = recording(
+      "data_sources { config { name: \"gpu.renderstages\" } }\n", path);
+  gp_marker_attrs a = {.flags = GP_MARKER_ATTR_COLOR | GP_MARKER_ATTR_CATEGORY,
+                       .color = 0xff336699u,
+                       .category = 4,
+                       .payload_kind = GP_MARKER_PAYLOAD_UINT64,
+                       .payload.u64 = 17};
+  ASSERT_OK(gp_range_push_ex("app", "step", &a));
+  gp_marker_attrs b = {.payload_kind = GP_MARKER_PAYLOAD_DOUBLE,
+                       .payload.f64 = 0.5};
+  ASSERT_OK(gp_marker_instant_ex("app", "loss", &b));
+  ASSERT_OK(gp_marker_instant("app", "plain"));
+  ASSERT_OK(gp_range_pop());
+  gp_marker_attrs c = {.payload_kind = GP_MARKER_PAYLOAD_INT64,
+                       .payload.i64 = -8};
+  uint64_t rid;
+  ASSERT_OK(gp_range_start_ex("io", "load", &c, &rid));
+  ASSERT_OK(gp_range_end(rid));
+  ASSERT_OK(gp_session_stop(s));
+  gp_session_destroy(s);
+
+  char *rows = wt_tp_rows(
+      path, "SELECT s.name, s.category, s.dur > 0, a.key, a.display_value "
+            "FROM slice s LEFT JOIN args a ON a.arg_set_id = s.arg_set_id "
+            "AND a.key GLOB 'debug.*' WHERE s.name IN ('step', 'loss', "
+            "'plain', 'load') ORDER BY s.ts, a.key");
+  ASSERT_STR_EQ(rows, "step|app|1|debug.category|4\n"
+                      "step|app|1|debug.color|#ff336699\n"
+                      "step|app|1|debug.payload|17\n"
+                      "loss|app|0|debug.payload|0.5\n"
+                      "plain|app|0||\n"
+                      "load|io|1|debug.payload|-8\n");
+  free(rows);
 }

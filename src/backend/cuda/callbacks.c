@@ -653,9 +653,57 @@ static const char *attr_message(const nvtxEventAttributes_t *a, char *wide,
   }
 }
 
-static void range_start(const char *domain, const char *msg, const void *ret) {
+/* NVTX's colour, category and payload as a marker's attributes (into
+ * *out); NULL where the event has none of them. Payloads of 32 bits and
+ * floats widen to the 64-bit kinds. */
+static const gp_marker_attrs *attrs_of(const nvtxEventAttributes_t *a,
+                                       gp_marker_attrs *out) {
+  if (!a)
+    return NULL;
+  memset(out, 0, sizeof(*out));
+  if (a->colorType == NVTX_COLOR_ARGB) {
+    out->flags |= GP_MARKER_ATTR_COLOR;
+    out->color = a->color;
+  }
+  if (a->category) {
+    out->flags |= GP_MARKER_ATTR_CATEGORY;
+    out->category = a->category;
+  }
+  switch (a->payloadType) {
+  case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
+    out->payload_kind = GP_MARKER_PAYLOAD_UINT64;
+    out->payload.u64 = a->payload.ullValue;
+    break;
+  case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
+    out->payload_kind = GP_MARKER_PAYLOAD_UINT64;
+    out->payload.u64 = a->payload.uiValue;
+    break;
+  case NVTX_PAYLOAD_TYPE_INT64:
+    out->payload_kind = GP_MARKER_PAYLOAD_INT64;
+    out->payload.i64 = a->payload.llValue;
+    break;
+  case NVTX_PAYLOAD_TYPE_INT32:
+    out->payload_kind = GP_MARKER_PAYLOAD_INT64;
+    out->payload.i64 = a->payload.iValue;
+    break;
+  case NVTX_PAYLOAD_TYPE_DOUBLE:
+    out->payload_kind = GP_MARKER_PAYLOAD_DOUBLE;
+    out->payload.f64 = a->payload.dValue;
+    break;
+  case NVTX_PAYLOAD_TYPE_FLOAT:
+    out->payload_kind = GP_MARKER_PAYLOAD_DOUBLE;
+    out->payload.f64 = a->payload.fValue;
+    break;
+  default:
+    break;
+  }
+  return out->flags || out->payload_kind ? out : NULL;
+}
+
+static void range_start(const char *domain, const char *msg,
+                        const gp_marker_attrs *attrs, const void *ret) {
   uint64_t ours = 0;
-  if (gp_range_start(domain, msg ? msg : "", &ours) != 0 || !ret)
+  if (gp_range_start_ex(domain, msg ? msg : "", attrs, &ours) != 0 || !ret)
     return;
   nvtxRangeId_t id;
   memcpy(&id, ret, sizeof(id));
@@ -676,6 +724,7 @@ static void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d) {
   const void *p = d->functionParams;
   const void *ret = d->functionReturnValue;
   char wide[256];
+  gp_marker_attrs at;
   if (!p)
     return;
   switch (cbid) {
@@ -683,15 +732,17 @@ static void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d) {
     gp_marker_instant(NULL, ((const nvtxMarkA_params *)p)->message);
     break;
   case CUPTI_CBID_NVTX_nvtxMarkEx: {
-    const char *m = attr_message(((const nvtxMarkEx_params *)p)->eventAttrib,
-                                 wide, sizeof(wide));
-    gp_marker_instant(NULL, m ? m : "");
+    const nvtxEventAttributes_t *e =
+        ((const nvtxMarkEx_params *)p)->eventAttrib;
+    const char *m = attr_message(e, wide, sizeof(wide));
+    gp_marker_instant_ex(NULL, m ? m : "", attrs_of(e, &at));
     break;
   }
   case CUPTI_CBID_NVTX_nvtxDomainMarkEx: {
     const nvtxDomainMarkEx_params *q = p;
     const char *m = attr_message(q->core.eventAttrib, wide, sizeof(wide));
-    gp_marker_instant(domain_name(q->domain), m ? m : "");
+    gp_marker_instant_ex(domain_name(q->domain), m ? m : "",
+                         attrs_of(q->core.eventAttrib, &at));
     break;
   }
   case CUPTI_CBID_NVTX_nvtxRangePushA: {
@@ -700,15 +751,17 @@ static void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d) {
     break;
   }
   case CUPTI_CBID_NVTX_nvtxRangePushEx: {
-    const char *m = attr_message(
-        ((const nvtxRangePushEx_params *)p)->eventAttrib, wide, sizeof(wide));
-    gp_range_push(NULL, m ? m : "");
+    const nvtxEventAttributes_t *e =
+        ((const nvtxRangePushEx_params *)p)->eventAttrib;
+    const char *m = attr_message(e, wide, sizeof(wide));
+    gp_range_push_ex(NULL, m ? m : "", attrs_of(e, &at));
     break;
   }
   case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
     const nvtxDomainRangePushEx_params *q = p;
     const char *m = attr_message(q->core.eventAttrib, wide, sizeof(wide));
-    gp_range_push(domain_name(q->domain), m ? m : "");
+    gp_range_push_ex(domain_name(q->domain), m ? m : "",
+                     attrs_of(q->core.eventAttrib, &at));
     break;
   }
   case CUPTI_CBID_NVTX_nvtxRangePop:
@@ -716,18 +769,20 @@ static void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d) {
     gp_range_pop();
     break;
   case CUPTI_CBID_NVTX_nvtxRangeStartA:
-    range_start(NULL, ((const nvtxRangeStartA_params *)p)->message, ret);
+    range_start(NULL, ((const nvtxRangeStartA_params *)p)->message, NULL, ret);
     break;
-  case CUPTI_CBID_NVTX_nvtxRangeStartEx:
-    range_start(NULL,
-                attr_message(((const nvtxRangeStartEx_params *)p)->eventAttrib,
-                             wide, sizeof(wide)),
+  case CUPTI_CBID_NVTX_nvtxRangeStartEx: {
+    const nvtxEventAttributes_t *e =
+        ((const nvtxRangeStartEx_params *)p)->eventAttrib;
+    range_start(NULL, attr_message(e, wide, sizeof(wide)), attrs_of(e, &at),
                 ret);
     break;
+  }
   case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
     const nvtxDomainRangeStartEx_params *q = p;
     range_start(domain_name(q->domain),
-                attr_message(q->core.eventAttrib, wide, sizeof(wide)), ret);
+                attr_message(q->core.eventAttrib, wide, sizeof(wide)),
+                attrs_of(q->core.eventAttrib, &at), ret);
     break;
   }
   case CUPTI_CBID_NVTX_nvtxRangeEnd:
