@@ -7,8 +7,9 @@
 # counters, apart because CUPTI does not time the kernels it measures),
 # and checks the traces with `gpuperf query`: kernel names and counts,
 # copies and fills, dependency flows, API-to-kernel correlation flows,
-# NVTX ranges, the sample's module and functions, the GPU against
-# nvidia-smi, per-kernel counters, nothing dropped or untimed. Then it
+# NVTX ranges and their colours and payloads, the sample's module and
+# functions, the GPU against nvidia-smi, per-kernel counters, nothing
+# dropped or untimed. Then it
 # builds and runs tests/cuda/cb_probe.cu, which checks the callback API,
 # the handle lookups and the MODULE, FUNCTION and DEVICE_ATTRIBUTE
 # records against CUPTI's own records, the program's results and
@@ -207,6 +208,11 @@ check "iteration ranges" eq "$N" \
   "SELECT COUNT(*) FROM slice WHERE name = 'iteration'"
 check "setup range" eq 1 \
   "SELECT COUNT(*) FROM slice WHERE name = 'setup'"
+# What the sample's nvtxRangePushEx gave each iteration (MARKER_DATA).
+check "iteration colours" eq "$N" \
+  "SELECT COUNT(*) FROM slice s JOIN args a USING (arg_set_id) WHERE s.name = 'iteration' AND a.key = 'debug.color' AND a.display_value = '#ff00c000'"
+check "iteration payloads" eq "$N" \
+  "SELECT COUNT(DISTINCT a.display_value) FROM slice s JOIN args a USING (arg_set_id) WHERE s.name = 'iteration' AND a.key = 'debug.payload'"
 check "kernels launched inside iterations" eq "$((2 * N))" \
   "SELECT COUNT(DISTINCT b.id) FROM slice r JOIN slice a ON a.ts >= r.ts AND a.ts < r.ts + r.dur AND a.name LIKE '%LaunchKernel%' JOIN flow f ON f.slice_out = a.id JOIN gpu_slice b ON f.slice_in = b.id WHERE r.name = 'iteration'"
 DROPPED="SELECT CAST(COALESCE(MAX(c.value), 0) AS INT) FROM counter c JOIN counter_track t ON c.track_id = t.id WHERE t.name = 'gpuperf dropped records'"

@@ -148,7 +148,18 @@ static void sample_run(fake *f) {
   nvtx(CUPTI_CBID_NVTX_nvtxRangePushA, &(nvtxRangePushA_params){"setup"});
   nvtx(CUPTI_CBID_NVTX_nvtxRangePop, &(nvtxRangePop_params){0});
   for (int i = 0; i < ITERATIONS; i++) {
-    nvtx(CUPTI_CBID_NVTX_nvtxRangePushA, &(nvtxRangePushA_params){"iteration"});
+    /* As the sample pushes it: green, its index as payload. */
+    nvtxEventAttributes_t attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.version = NVTX_VERSION;
+    attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    attr.colorType = NVTX_COLOR_ARGB;
+    attr.color = 0xff00c000u;
+    attr.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+    attr.payload.ullValue = (uint64_t)i;
+    attr.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    attr.message.ascii = "iteration";
+    nvtx(CUPTI_CBID_NVTX_nvtxRangePushEx, &(nvtxRangePushEx_params){&attr});
     copy(f, 1, s1, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
     launch(f, 1, s1, "_Z5scalePfif");
     cudaEventRecord_v3020_params er = {.event = ev, .stream = s1};

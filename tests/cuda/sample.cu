@@ -6,7 +6,8 @@
 // (add) that reads what scale wrote, and a device-to-host copy back. So a
 // trace of N iterations holds exactly N scale and N add kernels, 3N
 // copies (2N HtoD, N DtoH), N fills, N event dependencies (add waits for
-// scale) and N+1 NVTX ranges ("setup" once). The program checks its own
+// scale) and N+1 NVTX ranges ("setup" once; each "iteration" green,
+// 0xff00c000, with its index as payload). The program checks its own
 // results and prints what it did; exit 77 when there is no CUDA device.
 //
 //   sample [ITERATIONS]   (default 10)
@@ -74,7 +75,16 @@ int main(int argc, char **argv) {
 
   const int block = 256, grid = (n + block - 1) / block;
   for (int it = 0; it < iters; it++) {
-    nvtxRangePushA("iteration");
+    nvtxEventAttributes_t attr = {};
+    attr.version = NVTX_VERSION;
+    attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    attr.colorType = NVTX_COLOR_ARGB;
+    attr.color = 0xff00c000u;
+    attr.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+    attr.payload.ullValue = (unsigned long long)it;
+    attr.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    attr.message.ascii = "iteration";
+    nvtxRangePushEx(&attr);
     CHECK(cudaMemcpyAsync(da, ha, bytes, cudaMemcpyHostToDevice, s1));
     scale<<<grid, block, 0, s1>>>(da, n, 3.0f);
     CHECK(cudaGetLastError());
