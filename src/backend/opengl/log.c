@@ -44,6 +44,19 @@ static int app_slot(const void *handle, bool create) {
   return create ? free_slot : -1;
 }
 
+/* Sets handle's program callback (made if create); its slot, or -1. */
+static int app_set(const void *handle, bool create, GLDEBUGPROC cb,
+                   const void *user) {
+  pthread_mutex_lock(&apps_lock);
+  int i = app_slot(handle, create);
+  if (i >= 0) {
+    apps[i].app = cb;
+    apps[i].user = user;
+  }
+  pthread_mutex_unlock(&apps_lock);
+  return i;
+}
+
 static const char *source_tag(GLenum source) {
   switch (source) {
   case GL_DEBUG_SOURCE_API:
@@ -120,14 +133,7 @@ void gp__gl_log_init(gp__gl_ctx *c) {
   if (!khr)
     return;
   /* A new context (or a handle used again): no program callback yet. */
-  pthread_mutex_lock(&apps_lock);
-  int i = app_slot(c->handle, true);
-  if (i >= 0) {
-    apps[i].app = NULL;
-    apps[i].user = NULL;
-  }
-  pthread_mutex_unlock(&apps_lock);
-  if (i < 0)
+  if (app_set(c->handle, true, NULL, NULL) < 0)
     return; /* no room: the program's callbacks go to the driver */
   c->fn.DebugMessageCallback(on_message, c->handle);
   c->debug_hooked = true;
@@ -135,11 +141,5 @@ void gp__gl_log_init(gp__gl_ctx *c) {
 
 /* See glInt.h. */
 void gp__gl_log_app_callback(gp__gl_ctx *c, GLDEBUGPROC cb, const void *user) {
-  pthread_mutex_lock(&apps_lock);
-  int i = app_slot(c->handle, false);
-  if (i >= 0) {
-    apps[i].app = cb;
-    apps[i].user = user;
-  }
-  pthread_mutex_unlock(&apps_lock);
+  app_set(c->handle, false, cb, user);
 }
