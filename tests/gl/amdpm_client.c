@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "surfaceless.h"
+
 #define SIZE 256   /* framebuffer, pixels a side */
 #define SCISSOR 64 /* scissor box at the origin, inside every triangle */
 #define MAX_FRAMES 1000
@@ -50,41 +52,11 @@ static void skip(const char *why) {
 }
 
 static EGLDisplay display(void) {
-  const char *ext = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
-  if (!ext || !strstr(ext, "EGL_MESA_platform_surfaceless"))
-    skip("EGL has no EGL_MESA_platform_surfaceless");
-  PFNEGLGETPLATFORMDISPLAYEXTPROC get =
-      (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress(
-          "eglGetPlatformDisplayEXT");
-  EGLDisplay d =
-      get ? get(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL)
-          : EGL_NO_DISPLAY;
-  if (d == EGL_NO_DISPLAY || !eglInitialize(d, NULL, NULL))
-    skip("no surfaceless EGL display");
+  const char *why = NULL;
+  EGLDisplay d = sl_display(&why);
+  if (d == EGL_NO_DISPLAY)
+    skip(why);
   return d;
-}
-
-/* A current context of the API and profile asked for, without a config
- * (EGL_KHR_no_config_context) or surface; NULL when EGL refuses. */
-static EGLContext context(EGLDisplay d, EGLenum api, int major, int minor,
-                          EGLint profile) {
-  EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION,
-                    major,
-                    EGL_CONTEXT_MINOR_VERSION,
-                    minor,
-                    profile ? EGL_CONTEXT_OPENGL_PROFILE_MASK : EGL_NONE,
-                    profile,
-                    EGL_NONE};
-  if (!eglBindAPI(api))
-    return NULL;
-  EGLContext c = eglCreateContext(d, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attrs);
-  if (c == EGL_NO_CONTEXT)
-    return NULL;
-  if (!eglMakeCurrent(d, EGL_NO_SURFACE, EGL_NO_SURFACE, c)) {
-    eglDestroyContext(d, c);
-    return NULL;
-  }
-  return c;
 }
 
 /* 1 if the extension is a whole token of the GL_EXTENSIONS string. */
@@ -500,22 +472,22 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   EGLDisplay d = display();
 
-  EGLContext es = context(d, EGL_OPENGL_ES_API, 3, 0, 0);
+  EGLContext es = sl_context(d, EGL_OPENGL_ES_API, 3, 0, 0);
   if (es) {
     GLint num = 0;
     printf("es_ext_index %d\n", in_list(&num));
     eglMakeCurrent(d, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
     eglDestroyContext(d, es);
   }
-  EGLContext compat = context(d, EGL_OPENGL_API, 3, 0,
-                              EGL_CONTEXT_OPENGL_COMPATIBILITY_PROFILE_BIT);
+  EGLContext compat = sl_context(d, EGL_OPENGL_API, 3, 0,
+                                 EGL_CONTEXT_OPENGL_COMPATIBILITY_PROFILE_BIT);
   if (compat) {
     printf("compat_ext_in_string %d\n", in_string());
     eglMakeCurrent(d, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
     eglDestroyContext(d, compat);
   }
   EGLContext core =
-      context(d, EGL_OPENGL_API, 3, 3, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT);
+      sl_context(d, EGL_OPENGL_API, 3, 3, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT);
   if (!core)
     skip("no desktop OpenGL 3.3 core context on surfaceless EGL");
   printf("renderer %s\n", (const char *)glGetString(GL_RENDERER));

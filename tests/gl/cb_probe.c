@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cb_log.h"
+#include "surfaceless.h"
 #include "gpuperf/gpuperf.h"
 
 #define MAXEV 256
@@ -57,28 +58,14 @@ static int fail(const char *what) {
 
 /* A surfaceless desktop GL 3.3 core context, current; 0 or 77. */
 static int make_context(void) {
-  PFNEGLGETPLATFORMDISPLAYEXTPROC get_display =
-      (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress(
-          "eglGetPlatformDisplayEXT");
-  EGLDisplay d = get_display ? get_display(EGL_PLATFORM_SURFACELESS_MESA,
-                                           EGL_DEFAULT_DISPLAY, NULL)
-                             : EGL_NO_DISPLAY;
-  if (d == EGL_NO_DISPLAY || !eglInitialize(d, NULL, NULL))
-    return 77;
-  EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION,
-                    3,
-                    EGL_CONTEXT_MINOR_VERSION,
-                    3,
-                    EGL_CONTEXT_OPENGL_PROFILE_MASK,
-                    EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
-                    EGL_NONE};
-  EGLContext c = EGL_NO_CONTEXT;
-  if (eglBindAPI(EGL_OPENGL_API))
-    c = eglCreateContext(d, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attrs);
-  if (c == EGL_NO_CONTEXT ||
-      !eglMakeCurrent(d, EGL_NO_SURFACE, EGL_NO_SURFACE, c))
-    return 77;
-  return 0;
+  const char *why = NULL;
+  EGLDisplay d = sl_display(&why);
+  return d != EGL_NO_DISPLAY &&
+                 sl_context(d, EGL_OPENGL_API, 3, 3,
+                            EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT) !=
+                     EGL_NO_CONTEXT
+             ? 0
+             : 77;
 }
 
 int main(void) {

@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "surfaceless.h"
+
 #define SIZE 256
 #define SCISSOR 64
 
@@ -50,29 +52,12 @@ static void skip(const char *why) {
 /* A current desktop GL 3.3 core context without surface; exits 77 if
  * EGL cannot make one. */
 static void make_context(void) {
-  const char *ext = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
-  if (!ext || !strstr(ext, "EGL_MESA_platform_surfaceless"))
-    skip("EGL has no EGL_MESA_platform_surfaceless");
-  PFNEGLGETPLATFORMDISPLAYEXTPROC get =
-      (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress(
-          "eglGetPlatformDisplayEXT");
-  EGLDisplay d =
-      get ? get(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL)
-          : EGL_NO_DISPLAY;
-  if (d == EGL_NO_DISPLAY || !eglInitialize(d, NULL, NULL))
-    skip("no surfaceless EGL display");
-  EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION,
-                    3,
-                    EGL_CONTEXT_MINOR_VERSION,
-                    3,
-                    EGL_CONTEXT_OPENGL_PROFILE_MASK,
-                    EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
-                    EGL_NONE};
-  EGLContext c = EGL_NO_CONTEXT;
-  if (eglBindAPI(EGL_OPENGL_API))
-    c = eglCreateContext(d, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attrs);
-  if (c == EGL_NO_CONTEXT ||
-      !eglMakeCurrent(d, EGL_NO_SURFACE, EGL_NO_SURFACE, c))
+  const char *why = NULL;
+  EGLDisplay d = sl_display(&why);
+  if (d == EGL_NO_DISPLAY)
+    skip(why);
+  if (sl_context(d, EGL_OPENGL_API, 3, 3,
+                 EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT) == EGL_NO_CONTEXT)
     skip("no desktop OpenGL 3.3 core context on surfaceless EGL");
 }
 
