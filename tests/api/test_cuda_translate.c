@@ -42,6 +42,18 @@ static void *put(cbuf *b, size_t size, uint32_t kind) {
   return p;
 }
 
+/* An OVERHEAD record of kind on thread tid of process 4242. */
+static void put_overhead(cbuf *b, uint32_t kind, uint32_t tid, uint64_t start,
+                         uint64_t end) {
+  CUpti_ActivityOverhead3 *o = put(b, sizeof(*o), CUPTI_ACTIVITY_KIND_OVERHEAD);
+  o->overheadKind = kind;
+  o->objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  o->objectId.pt.processId = 4242;
+  o->objectId.pt.threadId = tid;
+  o->start = start;
+  o->end = end;
+}
+
 /* Completes the buffer as CUPTI does and flushes our records out. */
 static void complete(cbuf *b) {
   gp__cuda_buffer_complete(NULL, 0, b->buf, b->size, b->used);
@@ -271,23 +283,10 @@ TEST(cuda_translate_every_kind) {
   m4->name = "checkpoint";
   m4->domain = NULL;
 
-  CUpti_ActivityOverhead3 *ov =
-      put(&b, sizeof(*ov), CUPTI_ACTIVITY_KIND_OVERHEAD);
-  ov->overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
-  ov->objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
-  ov->objectId.pt.processId = 4242;
-  ov->objectId.pt.threadId = 4250;
-  ov->start = t0 + 12000;
-  ov->end = t0 + 12500;
-
-  CUpti_ActivityOverhead3 *jit =
-      put(&b, sizeof(*jit), CUPTI_ACTIVITY_KIND_OVERHEAD);
-  jit->overheadKind = CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER;
-  jit->objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
-  jit->objectId.pt.processId = 4242;
-  jit->objectId.pt.threadId = 4251;
-  jit->start = t0 + 12600;
-  jit->end = t0 + 13000;
+  put_overhead(&b, CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH, 4250, t0 + 12000,
+               t0 + 12500);
+  put_overhead(&b, CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER, 4251, t0 + 12600,
+               t0 + 13000);
 
   CUpti_ActivityName *nt = put(&b, sizeof(*nt), CUPTI_ACTIVITY_KIND_NAME);
   nt->objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;

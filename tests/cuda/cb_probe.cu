@@ -177,20 +177,21 @@ static const gp_activity_api *api_of(uint32_t api, uint64_t corr) {
   return NULL;
 }
 
-static const cb_event *enter_of(uint32_t api, uint64_t corr) {
+/* The API callback of correlation id corr in api at site, or NULL. */
+static const cb_event *api_event(uint32_t api, uint64_t corr, uint32_t site) {
   for (size_t i = 0; i < evs.size(); i++)
     if (evs[i].e.domain == GP_CALLBACK_DOMAIN_API && evs[i].e.corr == corr &&
-        evs[i].e.api_domain == api && evs[i].e.site == GP_CALLBACK_SITE_ENTER)
+        evs[i].e.api_domain == api && evs[i].e.site == site)
       return &evs[i].e;
   return NULL;
 }
 
+static const cb_event *enter_of(uint32_t api, uint64_t corr) {
+  return api_event(api, corr, GP_CALLBACK_SITE_ENTER);
+}
+
 static const cb_event *exit_of(uint32_t api, uint64_t corr) {
-  for (size_t i = 0; i < evs.size(); i++)
-    if (evs[i].e.domain == GP_CALLBACK_DOMAIN_API && evs[i].e.corr == corr &&
-        evs[i].e.api_domain == api && evs[i].e.site == GP_CALLBACK_SITE_EXIT)
-      return &evs[i].e;
-  return NULL;
+  return api_event(api, corr, GP_CALLBACK_SITE_EXIT);
 }
 
 /* The API record named name (version suffixes gone) in [t0, t1], or
@@ -382,13 +383,9 @@ int main(int argc, char **argv) {
       continue;
     if (ev->e.api_domain == GP_API_DOMAIN_CUDA_DRIVER &&
         api_of(GP_API_DOMAIN_CUDA_RUNTIME, ev->e.corr)) {
-      const event *in = NULL, *out = NULL;
-      for (size_t j = 0; j < evs.size(); j++)
-        if (evs[j].e.domain == GP_CALLBACK_DOMAIN_API &&
-            evs[j].e.api_domain == GP_API_DOMAIN_CUDA_RUNTIME &&
-            evs[j].e.corr == ev->e.corr)
-          *(evs[j].e.site == GP_CALLBACK_SITE_ENTER ? &in : &out) = &evs[j];
-      if (in && out && in < ev && ev < out) {
+      const cb_event *in = enter_of(GP_API_DOMAIN_CUDA_RUNTIME, ev->e.corr);
+      const cb_event *out = exit_of(GP_API_DOMAIN_CUDA_RUNTIME, ev->e.corr);
+      if (in && out && in < &ev->e && &ev->e < out) {
         nested++;
         continue;
       }
