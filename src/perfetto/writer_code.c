@@ -38,22 +38,29 @@ void gp__tw_annotate_string(gp__pb_writer *pb, const char *name,
   gp__pb_end(pb);
 }
 
-/* Opens the TrackEvent of an instant called event on the process track,
- * at ts (0: the latest time known); the caller adds its annotations and
- * calls instant_end(). */
-static void instant_begin(gp__tw *w, uint64_t ts, const char *event) {
-  uint64_t track = gp__tw_process_track(w);
+/* See writerInt.h. */
+void gp__tw_event_begin(gp__tw *w, uint64_t ts, uint32_t type, uint64_t track,
+                        const char *category, const char *name) {
   gp__tw_packet_begin(w, ts ? ts : gp__tw_now_ts(w), TW_PACKET_LARGE);
   gp__pb_begin(&w->pb, GP_PB_PACKET_TRACK_EVENT);
-  gp__pb_uint(&w->pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_INSTANT);
+  if (category)
+    gp__pb_string(&w->pb, GP_PB_TE_CATEGORIES, category);
+  gp__pb_uint(&w->pb, GP_PB_TE_TYPE, type);
   gp__pb_uint(&w->pb, GP_PB_TE_TRACK_UUID, track);
-  gp__pb_string(&w->pb, GP_PB_TE_NAME, event);
+  gp__pb_string(&w->pb, GP_PB_TE_NAME, name);
 }
 
-static void instant_end(gp__tw *w) {
+/* See writerInt.h. */
+void gp__tw_event_end(gp__tw *w) {
   gp__pb_end(&w->pb);
   gp__tw_packet_end(w);
   w->st.track_events++;
+}
+
+/* An instant called event on the process track (see gp__tw_event_begin). */
+static void instant_begin(gp__tw *w, uint64_t ts, const char *event) {
+  gp__tw_event_begin(w, ts, GP_PB_TE_TYPE_INSTANT, gp__tw_process_track(w),
+                     NULL, event);
 }
 
 /* See writerInt.h. */
@@ -70,7 +77,7 @@ void gp__tw_module(gp__tw *w, const gp_activity_module *m) {
   gp__tw_annotate_uint(&w->pb, "context_id", m->context_id);
   if (m->size_bytes)
     gp__tw_annotate_uint(&w->pb, "size_bytes", m->size_bytes);
-  instant_end(w);
+  gp__tw_event_end(w);
 }
 
 /* See writerInt.h. */
@@ -84,5 +91,5 @@ void gp__tw_function(gp__tw *w, const gp_activity_function *f) {
   gp__tw_annotate_uint(&w->pb, "module_id", f->module_id);
   gp__tw_annotate_uint(&w->pb, "function_index", f->function_index);
   gp__tw_annotate_uint(&w->pb, "context_id", f->context_id);
-  instant_end(w);
+  gp__tw_event_end(w);
 }

@@ -680,13 +680,9 @@ void gp__tw_marker_data(gp__tw *w, const gp_activity_marker_data *d) {
 static void marker_event_with_data(gp__tw *w, const gp_activity_marker *m,
                                    uint32_t type, uint64_t track,
                                    const gp_activity_marker_data *d) {
-  gp__tw_packet_begin(w, m->timestamp, TW_PACKET_LARGE);
-  gp__pb_begin(&w->pb, GP_PB_PACKET_TRACK_EVENT);
-  if (m->domain_id)
-    gp__pb_string(&w->pb, GP_PB_TE_CATEGORIES, gp__tw_string(w, m->domain_id));
-  gp__pb_uint(&w->pb, GP_PB_TE_TYPE, type);
-  gp__pb_uint(&w->pb, GP_PB_TE_TRACK_UUID, track);
-  gp__pb_string(&w->pb, GP_PB_TE_NAME, gp__tw_string(w, m->name_id));
+  gp__tw_event_begin(w, m->timestamp, type, track,
+                     m->domain_id ? gp__tw_string(w, m->domain_id) : NULL,
+                     gp__tw_string(w, m->name_id));
   if (d->flags & GP_ACTIVITY_FLAG_MARKER_COLOR_ARGB) {
     char hex[16];
     snprintf(hex, sizeof(hex), "#%08x", (unsigned)d->color);
@@ -705,9 +701,7 @@ static void marker_event_with_data(gp__tw *w, const gp_activity_marker *m,
       gp__pb_uint(&w->pb, GP_PB_DA_UINT_VALUE, d->payload.u64);
     gp__pb_end(&w->pb);
   }
-  gp__pb_end(&w->pb);
-  gp__tw_packet_end(w);
-  w->st.track_events++;
+  gp__tw_event_end(w);
 }
 
 /* See writerInt.h. */
