@@ -60,7 +60,12 @@ typedef enum gp_activity_kind {
   /* gp_activity_device_attribute */
   GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE = 21,
   GP_ACTIVITY_KIND_MARKER_DATA = 22, /* gp_activity_marker_data */
-  GP_ACTIVITY_KIND_COUNT             /* one past the last kind */
+  /* gp_activity_cdp_kernel (activity_cdp.h) */
+  GP_ACTIVITY_KIND_CDP_KERNEL = 28,
+  GP_ACTIVITY_KIND_PREEMPTION = 29, /* gp_activity_preemption */
+  /* gp_activity_um_counter (activity_um.h) */
+  GP_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER = 30,
+  GP_ACTIVITY_KIND_COUNT /* one past the last kind */
 } gp_activity_kind;
 
 /* The header every record starts with. */
@@ -961,5 +966,9 @@ GP_EXPORT int gp_activity_finalize(void);
 #ifdef __cplusplus
 }
 #endif
+
+/* The kinds whose records have headers of their own. */
+#include "gpuperf/activity_cdp.h"
+#include "gpuperf/activity_um.h"
 
 #endif /* GPUPERF_ACTIVITY_H */

@@ -90,6 +90,8 @@ typedef enum gp_sim_cbid {
   GP_SIM_CBID_STREAM_SYNCHRONIZE,
   GP_SIM_CBID_CONTEXT_SYNCHRONIZE,
   GP_SIM_CBID_STREAM_SET_PERFMON,
+  GP_SIM_CBID_MALLOC_MANAGED,
+  GP_SIM_CBID_HOST_ACCESS,
   GP_SIM_CBID_COUNT
 } gp_sim_cbid;
 
@@ -191,6 +193,31 @@ GP_EXPORT int gp_sim_malloc(gp_sim_context *ctx, uint64_t bytes,
 /* Frees device memory. GP_ENOENT if addr is not an allocation of ctx. */
 GP_EXPORT int gp_sim_free(gp_sim_context *ctx, uint64_t addr);
 
+/*
+ * Allocates managed memory on ctx's device (as cudaMallocManaged): one
+ * address for the host and the device, moved between them a page
+ * (GP_SIM_UM_PAGE bytes) at a time by whoever touches it
+ * (gp_sim_launch_ex's managed ranges, gp_sim_host_access). No page is
+ * anywhere until first touched. Freed by gp_sim_free. GP_EINVAL for a
+ * bad ctx, addr NULL or bytes 0; GP_ENOMEM past the device's memory.
+ */
+GP_EXPORT int gp_sim_malloc_managed(gp_sim_context *ctx, uint64_t bytes,
+                                    uint64_t *addr);
+
+/* The simulator's page of managed memory, in bytes. */
+#define GP_SIM_UM_PAGE 65536u
+
+/*
+ * The host reads or writes [addr, addr + bytes) of ctx's managed memory
+ * (access: gp_um_access READ or WRITE). It first waits for ctx's queued
+ * work, as a program synchronises before touching memory its kernels
+ * use; pages on the device then fault and migrate back (the host waits
+ * for them), untouched ones fault and are populated on the host. GP_EINVAL
+ * if the range is not inside one managed allocation of ctx.
+ */
+GP_EXPORT int gp_sim_host_access(gp_sim_context *ctx, uint64_t addr,
+                                 uint64_t bytes, uint32_t access);
+
 /* Marks host memory as pinned (copies from and to it are faster). */
 GP_EXPORT int gp_sim_host_register(const void *ptr, uint64_t bytes);
 GP_EXPORT int gp_sim_host_unregister(const void *ptr);
@@ -216,6 +243,56 @@ GP_EXPORT int gp_sim_kernel_destroy(gp_sim_kernel *kernel);
 GP_EXPORT int gp_sim_launch(gp_sim_stream *stream, const gp_sim_kernel *kernel,
                             gp_sim_dim3 grid, gp_sim_dim3 block,
                             uint32_t dynamic_shared_memory);
+
+/* A range of managed memory a kernel touches, and how (gp_um_access:
+ * READ, WRITE or ATOMIC). */
+typedef struct gp_sim_managed_range {
+  uint64_t addr, bytes;
+  uint32_t access;
+  uint32_t reserved0; /* must be 0 */
+} gp_sim_managed_range;
+
+/*
+ * What a launch does besides its kernel's work (gp_sim_launch_ex).
+ *
+ * managed[0, num_managed): managed memory (gp_sim_malloc_managed) the
+ * kernel touches. Pages it finds on the host fault and migrate to the
+ * device before its work starts; untouched pages fault and are
+ * populated there. UNIFIED_MEMORY_COUNTER records say so.
+ *
+ * cdp_blocks > 0: dynamic parallelism. The first cdp_blocks blocks of the
+ * grid each launch one grid of cdp_child (cdp_grid x cdp_block,
+ * cdp_dynamic_shared bytes) from the device, halfway through the
+ * parent's work; the children run one after another, and the parent
+ * completes when they have. With cdp_sync, each launching block waits
+ * for its child: it is preempted (saved) at the launch and restored
+ * when its child ends, and the parent's second half runs after the last
+ * one. CDP_KERNEL and PREEMPTION records say so. docs/sim.md has the
+ * model.
+ */
+typedef struct gp_sim_launch_attrs {
+  const gp_sim_managed_range *managed; /* borrowed for the call */
+  uint32_t num_managed;
+  uint32_t cdp_blocks; /* <= the grid's blocks; 0: no child grids */
+  const gp_sim_kernel *cdp_child;
+  gp_sim_dim3 cdp_grid, cdp_block;
+  uint32_t cdp_dynamic_shared;
+  uint32_t cdp_sync;    /* 1: launching blocks wait for their child */
+  uint32_t reserved[4]; /* must be 0 */
+} gp_sim_launch_attrs;
+
+/*
+ * gp_sim_launch, with what attrs adds (NULL: nothing). GP_EINVAL as
+ * gp_sim_launch, and for a managed range that is not inside one managed
+ * allocation of the stream's device, an access that is not READ, WRITE
+ * or ATOMIC, cdp_blocks over the grid's blocks, a child grid that
+ * gp_sim_launch would refuse, or a reserved field set.
+ */
+GP_EXPORT int gp_sim_launch_ex(gp_sim_stream *stream,
+                               const gp_sim_kernel *kernel, gp_sim_dim3 grid,
+                               gp_sim_dim3 block,
+                               uint32_t dynamic_shared_memory,
+                               const gp_sim_launch_attrs *attrs);
 
 /*
  * Copies bytes on a stream. kind says which side is which: device addresses

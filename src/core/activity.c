@@ -99,17 +99,39 @@ void gp__activity_init(void) {
 /* ------------------------------------------------------------------ */
 /* Names                                                                */
 
+/* Indexed by kind; NULL for the numbers no kind has. */
 static const char *const kind_names[GP_ACTIVITY_KIND_COUNT] = {
-    "INVALID",    "KERNEL",           "MEMCPY",       "MEMSET",
-    "API",        "MARKER",           "DEVICE",       "CONTEXT",
-    "NAME",       "OVERHEAD",         "ENVIRONMENT",  "COUNTER",
-    "DROPPED",    "SYNCHRONIZATION",  "RENDER_STAGE", "GPU_LOG",
-    "GPU_MEMORY", "DMA_FENCE",        "GPU_FTRACE",   "MODULE",
-    "FUNCTION",   "DEVICE_ATTRIBUTE", "MARKER_DATA"};
+    "INVALID",
+    "KERNEL",
+    "MEMCPY",
+    "MEMSET",
+    "API",
+    "MARKER",
+    "DEVICE",
+    "CONTEXT",
+    "NAME",
+    "OVERHEAD",
+    "ENVIRONMENT",
+    "COUNTER",
+    "DROPPED",
+    "SYNCHRONIZATION",
+    "RENDER_STAGE",
+    "GPU_LOG",
+    "GPU_MEMORY",
+    "DMA_FENCE",
+    "GPU_FTRACE",
+    "MODULE",
+    "FUNCTION",
+    "DEVICE_ATTRIBUTE",
+    "MARKER_DATA",
+    [GP_ACTIVITY_KIND_CDP_KERNEL] = "CDP_KERNEL",
+    [GP_ACTIVITY_KIND_PREEMPTION] = "PREEMPTION",
+    [GP_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER] = "UNIFIED_MEMORY_COUNTER"};
 
 /* See activity.h. */
 const char *gp_activity_kind_name(uint32_t kind) {
-  return kind < GP_ACTIVITY_KIND_COUNT ? kind_names[kind] : "UNKNOWN";
+  return kind < GP_ACTIVITY_KIND_COUNT && kind_names[kind] ? kind_names[kind]
+                                                           : "UNKNOWN";
 }
 
 /* See activity.h. */
@@ -143,7 +165,8 @@ const char *gp_memcpy_kind_name(uint32_t kind) {
 /* Enabling                                                             */
 
 static bool kind_valid(uint32_t kind) {
-  return kind > GP_ACTIVITY_KIND_INVALID && kind < GP_ACTIVITY_KIND_COUNT;
+  return kind > GP_ACTIVITY_KIND_INVALID && kind < GP_ACTIVITY_KIND_COUNT &&
+         kind_names[kind] != NULL;
 }
 
 /* See activity.h. */

@@ -733,6 +733,14 @@ typedef int (*gp__auto_boost_fn)(void *user, uint32_t device_id,
 int gp__device_set_auto_boost(uint32_t device_id, gp__auto_boost_fn fn,
                               void *user);
 
+/* How many devices are registered: ids 0 .. n - 1 are valid. */
+uint32_t gp__device_count(void);
+
+/* Whether UNIFIED_MEMORY_COUNTER records of counter kind `kind`
+ * (gp_um_counter_kind) about device_id are wanted by the configuration
+ * (um.c; the activity kind's enable is asked separately). */
+bool gp__um_wanted(uint32_t kind, uint32_t device_id);
+
 /* device_id's frontier now; false (and *t untouched) when its backend
  * installed no frontier function. */
 bool gp__device_frontier(uint32_t device_id, uint64_t *t);

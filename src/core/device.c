@@ -103,6 +103,11 @@ int gp__device_add_hook(void (*fn)(uint32_t device_id)) {
 }
 
 /* See core.h. */
+uint32_t gp__device_count(void) {
+  return atomic_load(&num_devices);
+}
+
+/* See core.h. */
 int gp__device_set_frontier(uint32_t device_id, gp__frontier_fn fn,
                             void *user) {
   pthread_mutex_lock(&lock);

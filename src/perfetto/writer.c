@@ -208,6 +208,18 @@ static uint64_t record_time(const gp_activity *r) {
     return r->size >= sizeof(gp_activity_module)
                ? ((const gp_activity_module *)r)->timestamp
                : 0;
+  case GP_ACTIVITY_KIND_CDP_KERNEL:
+    return r->size >= sizeof(gp_activity_cdp_kernel)
+               ? ((const gp_activity_cdp_kernel *)r)->start
+               : 0;
+  case GP_ACTIVITY_KIND_PREEMPTION:
+    return r->size >= sizeof(gp_activity_preemption)
+               ? ((const gp_activity_preemption *)r)->timestamp
+               : 0;
+  case GP_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
+    return r->size >= sizeof(gp_activity_um_counter)
+               ? ((const gp_activity_um_counter *)r)->start
+               : 0;
   case GP_ACTIVITY_KIND_FUNCTION:
     return r->size >= sizeof(gp_activity_function)
                ? ((const gp_activity_function *)r)->timestamp
@@ -687,6 +699,19 @@ static void dispatch(gp__tw *w, const gp_activity *r) {
   case GP_ACTIVITY_KIND_ENVIRONMENT:
     if (w->o.counters)
       gp__tw_environment(w, (const gp_activity_environment *)r);
+    break;
+  case GP_ACTIVITY_KIND_CDP_KERNEL:
+    if (r->size >= sizeof(gp_activity_cdp_kernel) &&
+        gp__tw_work_written(w, ((const gp_activity_cdp_kernel *)r)->device_id))
+      gp__tw_gpu_cdp_kernel(w, (const gp_activity_cdp_kernel *)r);
+    break;
+  case GP_ACTIVITY_KIND_PREEMPTION:
+    if (r->size >= sizeof(gp_activity_preemption))
+      gp__tw_preemption(w, (const gp_activity_preemption *)r);
+    break;
+  case GP_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
+    if (r->size >= sizeof(gp_activity_um_counter))
+      gp__tw_um_counter(w, (const gp_activity_um_counter *)r);
     break;
   /* Code and device attributes: only where the config asks (they are
    * also collected for the program's own use, as by gpuperf demo). */

@@ -47,7 +47,8 @@ enum {
   TW_TRACK_DEVICE = 4,
   TW_TRACK_STREAM = 5,
   TW_TRACK_COUNTER = 6,
-  TW_TRACK_ASYNC = 7
+  TW_TRACK_ASYNC = 7,
+  TW_TRACK_UM = 8 /* a device's unified memory (key: device id) */
 };
 /* The uuid of track (kind, key): numbered in order of first use, with the
  * sequence id in the low 12 bits (or, past 4095 sequences, bits 40 and
@@ -525,6 +526,10 @@ void gp__tw_untimed_flush(gp__tw *w);
 
 /* ---- writer_gpu.c ---- */
 void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k);
+/* A CDP child grid as a kernel's slice on its parent's stream, nested in
+ * the parent's slice, with its grid ids and launching block as extra
+ * data. */
+void gp__tw_gpu_cdp_kernel(gp__tw *w, const gp_activity_cdp_kernel *c);
 void gp__tw_gpu_memcpy(gp__tw *w, const gp_activity_memcpy *m);
 void gp__tw_gpu_memset(gp__tw *w, const gp_activity_memset *m);
 void gp__tw_gpu_render_stage(gp__tw *w, const gp_activity_render_stage *r);
@@ -560,6 +565,10 @@ void gp__tw_event_end(gp__tw *w);
 
 void gp__tw_module(gp__tw *w, const gp_activity_module *m);
 void gp__tw_function(gp__tw *w, const gp_activity_function *f);
+/* PREEMPTION records as instants on the process track, UNIFIED_MEMORY_
+ * COUNTER records as slices on a track per device (writer_um.c). */
+void gp__tw_preemption(gp__tw *w, const gp_activity_preemption *p);
+void gp__tw_um_counter(gp__tw *w, const gp_activity_um_counter *u);
 /* Writes the interned entries of GPU kinds (queue, stage, context,
  * kernel, arg names). */
 void gp__tw_gpu_write_pending(gp__tw *w, const tw_pending *p);

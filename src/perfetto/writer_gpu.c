@@ -785,8 +785,11 @@ static void encode_memset_extra(gp__pb_writer *pb, const void *record) {
   extra(pb, "value", m->value);
 }
 
-/* See writerInt.h. */
-void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
+/* A kernel's slice; cdp: the CDP record it was made from, or NULL.
+ * Inlined into both callers, so a kernel's slice pays nothing for it. */
+static inline __attribute__((always_inline)) void
+kernel_slice(gp__tw *w, const gp_activity_kernel *k,
+             const gp_activity_cdp_kernel *cdp) {
   uint64_t start = k->start, end = k->end;
   if (gp__tw_untimed(w, k->queued, &start, &end))
     return;
@@ -819,7 +822,48 @@ void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
   /* Not by site: a stream's kernels alternate between launch shapes, and
    * the guess missed more often than it saved the hash. */
   write_tail(w, NULL, key, encode_launch, k);
+  if (cdp) { /* a child grid: which grid and block launched it */
+    extra(&w->pb, "grid_id", (uint64_t)cdp->grid_id);
+    extra(&w->pb, "parent_grid_id", (uint64_t)cdp->parent_grid_id);
+    char b[40];
+    snprintf(b, sizeof(b), "%u,%u,%u", cdp->parent_block_x, cdp->parent_block_y,
+             cdp->parent_block_z);
+    extra_str(&w->pb, "parent_block", b);
+  }
   work_end(w, &g, site, stream_uuid);
+}
+
+/* See writerInt.h. */
+void gp__tw_gpu_kernel(gp__tw *w, const gp_activity_kernel *k) {
+  kernel_slice(w, k, NULL);
+}
+
+/* See writerInt.h. */
+void gp__tw_gpu_cdp_kernel(gp__tw *w, const gp_activity_cdp_kernel *c) {
+  /* The grid id stands for the correlation id: unique (the simulator
+   * takes it from the same counter), and no API call has it, so no flow
+   * leads to a child grid. */
+  gp_activity_kernel k = {.hdr = {GP_ACTIVITY_KIND_KERNEL, sizeof(k)},
+                          .correlation_id = (uint64_t)c->grid_id,
+                          .queued = c->queued,
+                          .submitted = c->submitted,
+                          .start = c->start,
+                          .end = c->end,
+                          .device_id = c->device_id,
+                          .context_id = c->context_id,
+                          .stream_id = c->stream_id,
+                          .queue_id = c->queue_id,
+                          .name_id = c->name_id,
+                          .grid_x = c->grid_x,
+                          .grid_y = c->grid_y,
+                          .grid_z = c->grid_z,
+                          .block_x = c->block_x,
+                          .block_y = c->block_y,
+                          .block_z = c->block_z,
+                          .static_shared_memory = c->static_shared_memory,
+                          .dynamic_shared_memory = c->dynamic_shared_memory,
+                          .registers_per_thread = c->registers_per_thread};
+  kernel_slice(w, &k, c);
 }
 
 /* See writerInt.h. */

@@ -177,7 +177,10 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
            (1ull << GP_ACTIVITY_KIND_CONTEXT) |
            (1ull << GP_ACTIVITY_KIND_NAME) |
            (1ull << GP_ACTIVITY_KIND_SYNCHRONIZATION) |
-           (1ull << GP_ACTIVITY_KIND_RENDER_STAGE);
+           (1ull << GP_ACTIVITY_KIND_RENDER_STAGE) |
+           (1ull << GP_ACTIVITY_KIND_CDP_KERNEL) |
+           (1ull << GP_ACTIVITY_KIND_PREEMPTION) |
+           (1ull << GP_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
       if (code)
         k |= (1ull << GP_ACTIVITY_KIND_MODULE) |
              (1ull << GP_ACTIVITY_KIND_FUNCTION) |

@@ -75,3 +75,9 @@ GP_TEST_ENTRY(callback_markers, 10)
 GP_TEST_ENTRY(callback_unsubscribe_waits_for_running_callbacks, 20)
 GP_TEST_ENTRY(callback_unsubscribes_itself_from_a_nested_call, 20)
 GP_TEST_ENTRY(handles_survive_many_puts_and_drops, 20)
+
+/* managed memory and dynamic parallelism (test_um_cdp.c) */
+GP_TEST_ENTRY(sim_managed_memory_faults_and_migrates, 10)
+GP_TEST_ENTRY(sim_managed_memory_follows_the_configuration, 10)
+GP_TEST_ENTRY(sim_cdp_children_and_preemptions, 10)
+GP_TEST_ENTRY(sim_cdp_without_sync_overlaps_the_parent, 10)

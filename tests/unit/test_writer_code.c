@@ -17,24 +17,9 @@ static const char render_config[] =
     "data_sources { config { name: \"gpu.renderstages\" } }\n"
     "gpuperf_options { code_objects: true }\n";
 
-/* A deterministic recording session of config into path. */
-static gp_session *recording(const char *config, const char *path) {
-  gp_trace_config *cfg;
-  char err[256];
-  ASSERT_OK(
-      gp_trace_config_parse(config, strlen(config), &cfg, err, sizeof(err)));
-  gp_session_options o;
-  memset(&o, 0, sizeof(o));
-  o.flags = GP_SESSION_DETERMINISTIC;
-  gp_session *s;
-  ASSERT_OK(gp_session_start(cfg, path, &o, &s));
-  gp_trace_config_destroy(cfg);
-  return s;
-}
-
 TEST(writer_module_function_instants_in_a_recorded_trace) {
   const char *path = gp_test_path(0, "code.pftrace");
-  gp_session *s = recording(render_config, path);
+  gp_session *s = wt_recording(render_config, path);
   gp_sim_kernel_desc kd = tu_kernel_desc("_Z5scalePfi", 8, 8);
   gp_sim_kernel *k1, *k2;
   ASSERT_OK(gp_sim_kernel_create(&kd, &k1));
@@ -159,7 +144,7 @@ TEST(writer_device_attributes_in_gpu_info) {
  * attributes has none. */
 TEST(writer_marker_attributes_as_args) {
   const char *path = gp_test_path(0, "markers.pftrace");
-  gp_session *s = recording(
+  gp_session *s = wt_recording(
       "data_sources { config { name: \"gpu.renderstages\" } }\n", path);
   gp_marker_attrs a = {.flags = GP_MARKER_ATTR_COLOR | GP_MARKER_ATTR_CATEGORY,
                        .color = 0xff336699u,

@@ -487,3 +487,18 @@ int64_t wt_tp_one(const char *path, const char *sql) {
   free(s);
   return v;
 }
+
+/* See writer_util.h. */
+gp_session *wt_recording(const char *config, const char *path) {
+  gp_trace_config *cfg;
+  char err[256];
+  ASSERT_OK(
+      gp_trace_config_parse(config, strlen(config), &cfg, err, sizeof(err)));
+  gp_session_options o;
+  memset(&o, 0, sizeof(o));
+  o.flags = GP_SESSION_DETERMINISTIC;
+  gp_session *s;
+  ASSERT_OK(gp_session_start(cfg, path, &o, &s));
+  gp_trace_config_destroy(cfg);
+  return s;
+}

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpuperf/session.h"
 #include "perfetto/writer.h"
 
 /* One TracePacket, with the fields the checks need. */
@@ -42,6 +43,10 @@ uint8_t *wt_read_file(const char *path, size_t *size);
 /* A file's text, NUL-terminated and malloc'ed; "" if the file is missing
  * (a program's stderr that it never wrote). */
 char *wt_read_text(const char *path);
+
+/* A deterministic recording session of the TraceConfig text config into
+ * path; fails the test if it cannot start. */
+gp_session *wt_recording(const char *config, const char *path);
 
 /* Every row of sql on the trace at path by our trace processor, cells
  * separated by '|', rows by '\n' (malloc'ed); fails the test on error. */

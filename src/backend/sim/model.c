@@ -274,6 +274,8 @@ static const char *const cbid_names[GP_SIM_CBID_COUNT] = {
     [GP_SIM_CBID_STREAM_SYNCHRONIZE] = "gp_sim_stream_synchronize",
     [GP_SIM_CBID_CONTEXT_SYNCHRONIZE] = "gp_sim_context_synchronize",
     [GP_SIM_CBID_STREAM_SET_PERFMON] = "gp_sim_stream_set_perfmon",
+    [GP_SIM_CBID_MALLOC_MANAGED] = "gp_sim_malloc_managed",
+    [GP_SIM_CBID_HOST_ACCESS] = "gp_sim_host_access",
 };
 
 /* Returns the function name for an API cbid. */

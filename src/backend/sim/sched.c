@@ -109,6 +109,11 @@ static uint64_t to_trace(const sim_device *d, uint64_t h) {
   return t;
 }
 
+/* See simInt.h. */
+uint64_t gp__sim_to_trace(const sim_device *d, uint64_t h) {
+  return to_trace(d, h);
+}
+
 /* ------------------------------------------------------------------ */
 /* The in-flight heap                                                   */
 
@@ -940,6 +945,10 @@ static void retire_slot(uint32_t slot) {
     }
     emit_instrumented(op, d, &t);
     gp__sampler_put(op->instr);
+  }
+  if (op->extra) {
+    gp__sim_extra_emit(op, d);
+    free(op->extra);
   }
   free(op->waits_heap);
   slot_free(slot);

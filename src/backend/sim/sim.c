@@ -47,6 +47,8 @@ static const uint32_t api_cost[GP_SIM_CBID_COUNT] = {
     [GP_SIM_CBID_STREAM_SYNCHRONIZE] = 900,
     [GP_SIM_CBID_CONTEXT_SYNCHRONIZE] = 1000,
     [GP_SIM_CBID_STREAM_SET_PERFMON] = 400,
+    [GP_SIM_CBID_MALLOC_MANAGED] = 5000,
+    [GP_SIM_CBID_HOST_ACCESS] = 200,
 };
 
 static GP_TLS bool tls_thread_named;
@@ -419,6 +421,8 @@ int gp_sim_shutdown(void) {
   gp__sim.num_pinned = gp__sim.cap_pinned = 0;
   for (uint32_t i = 0; i < gp__sim.num_devices; i++) {
     gp_clock_unregister(gp__sim.devices[i].clock_id);
+    for (size_t j = 0; j < gp__sim.devices[i].num_allocs; j++)
+      free(gp__sim.devices[i].allocs[j].where);
     free(gp__sim.devices[i].allocs);
   }
   gp__sim.num_devices = 0;
@@ -525,9 +529,12 @@ static void context_free(gp_sim_context *ctx) {
   free(ctx->events);
   sim_device *d = ctx->dev;
   size_t k = 0;
-  for (size_t i = 0; i < d->num_allocs; i++)
+  for (size_t i = 0; i < d->num_allocs; i++) {
     if (d->allocs[i].context_id != ctx->id)
       d->allocs[k++] = d->allocs[i];
+    else
+      free(d->allocs[i].where);
+  }
   d->num_allocs = k;
   gp__handle_drop(GP_API_SIM, GP__HANDLE_CONTEXT, ctx, NULL);
   gp__context_unregister(ctx->id);
@@ -731,10 +738,12 @@ static uint64_t used_bytes(const sim_device *d) {
   return n;
 }
 
-/* See sim.h. */
-int gp_sim_malloc(gp_sim_context *ctx, uint64_t bytes, uint64_t *addr) {
+/* gp_sim_malloc and gp_sim_malloc_managed: call cbid; managed memory
+ * starts with every page nowhere. */
+static int sim_malloc(uint32_t cbid, gp_sim_context *ctx, uint64_t bytes,
+                      uint64_t *addr) {
   sim_api_call c;
-  int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_MALLOC, ctx, NULL);
+  int rc = gp__sim_api_begin_at(&c, cbid, ctx, NULL);
   if (rc != 0)
     return rc;
   if (!ctx || !addr || bytes == 0 || !gp__sim_context_live(ctx))
@@ -742,14 +751,32 @@ int gp_sim_malloc(gp_sim_context *ctx, uint64_t bytes, uint64_t *addr) {
   sim_device *d = ctx->dev;
   if (bytes > d->m->memory_bytes - used_bytes(d))
     return gp__sim_api_end(&c, GP_ENOMEM);
-  if (gp__sim_grow((void **)&d->allocs, &d->cap_allocs, d->num_allocs + 1,
-                   sizeof(*d->allocs)) != 0)
+  uint8_t *where = NULL;
+  if (cbid == GP_SIM_CBID_MALLOC_MANAGED &&
+      !(where = calloc((bytes + GP_SIM_UM_PAGE - 1) / GP_SIM_UM_PAGE, 1)))
     return gp__sim_api_end(&c, GP_ENOMEM);
-  uint64_t a = (d->next_addr + 255) & ~255ull;
+  if (gp__sim_grow((void **)&d->allocs, &d->cap_allocs, d->num_allocs + 1,
+                   sizeof(*d->allocs)) != 0) {
+    free(where);
+    return gp__sim_api_end(&c, GP_ENOMEM);
+  }
+  /* Managed ranges start on a page, so pages are the allocation's own. */
+  uint64_t align = where ? GP_SIM_UM_PAGE : 256;
+  uint64_t a = (d->next_addr + align - 1) & ~(align - 1);
   d->next_addr = a + bytes;
-  d->allocs[d->num_allocs++] = (sim_alloc){a, bytes, ctx->id};
+  d->allocs[d->num_allocs++] = (sim_alloc){a, bytes, ctx->id, where};
   *addr = a;
   return gp__sim_api_end(&c, 0);
+}
+
+/* See sim.h. */
+int gp_sim_malloc(gp_sim_context *ctx, uint64_t bytes, uint64_t *addr) {
+  return sim_malloc(GP_SIM_CBID_MALLOC, ctx, bytes, addr);
+}
+
+/* See sim.h. */
+int gp_sim_malloc_managed(gp_sim_context *ctx, uint64_t bytes, uint64_t *addr) {
+  return sim_malloc(GP_SIM_CBID_MALLOC_MANAGED, ctx, bytes, addr);
 }
 
 /* See sim.h. */
@@ -763,6 +790,7 @@ int gp_sim_free(gp_sim_context *ctx, uint64_t addr) {
   sim_device *d = ctx->dev;
   for (size_t i = 0; i < d->num_allocs; i++) {
     if (d->allocs[i].addr == addr && d->allocs[i].context_id == ctx->id) {
+      free(d->allocs[i].where);
       d->allocs[i] = d->allocs[--d->num_allocs];
       return gp__sim_api_end(&c, 0);
     }

@@ -218,7 +218,44 @@ typedef struct sim_op {
   uint64_t waits_inline[SIM_INLINE_WAITS];
   uint64_t *waits_heap; /* when num_waits > SIM_INLINE_WAITS */
   sim_work_stats stats;
+  struct sim_extra *extra; /* gp_sim_launch_ex's additions (owned), or NULL */
 } sim_op;
+
+/* One managed range's faults at a kernel's start (sim_managed.c). */
+typedef struct sim_um_fault {
+  uint64_t addr;   /* the first faulting page */
+  uint64_t pages;  /* pages that faulted */
+  uint64_t bytes;  /* of them, bytes migrated from the host */
+  uint64_t t0, t1; /* when serviced: offsets from the op's start, ns */
+  uint32_t access; /* gp_um_access */
+  uint32_t reserved0;
+} sim_um_fault;
+
+/* One child grid of a CDP launch (sim_cdp.c); times are offsets from the
+ * op's start, ns. */
+typedef struct sim_cdp_child {
+  int64_t grid_id;
+  uint64_t queued, submitted, start, end;
+  uint32_t parent_block; /* the launching block, linear index */
+  uint32_t reserved0;
+} sim_cdp_child;
+
+/*
+ * What gp_sim_launch_ex adds to a kernel op, written when it retires
+ * (gp__sim_extra_emit). One allocation: the struct, then nfaults faults,
+ * then nchildren children.
+ */
+typedef struct sim_extra {
+  uint32_t nfaults, nchildren;
+  sim_um_fault *faults;
+  sim_cdp_child *children;
+  /* The children's kernel and launch. */
+  uint32_t child_name_id, child_static_shared, child_registers;
+  uint32_t child_dynamic_shared;
+  gp_sim_dim3 child_grid, child_block;
+  gp_sim_dim3 parent_grid; /* to name the launching blocks */
+  bool sync;               /* launching blocks waited: preempted */
+} sim_extra;
 
 typedef struct sim_heap_key {
   uint64_t end, correlation_id;
@@ -234,7 +271,14 @@ typedef struct sim_queue {
 typedef struct sim_alloc {
   uint64_t addr, bytes;
   uint32_t context_id;
+  /* Managed memory (gp_sim_malloc_managed): where each GP_SIM_UM_PAGE
+   * page is (SIM_UM_*); NULL for device memory. */
+  uint8_t *where;
 } sim_alloc;
+
+#define SIM_UM_NOWHERE 0 /* never touched */
+#define SIM_UM_HOST 1
+#define SIM_UM_DEVICE 2
 
 typedef struct sim_device {
   const sim_model *m;
@@ -403,6 +447,23 @@ void gp__sim_sampling_seed(sim_device *d);
 
 /* sim.c */
 void gp__sim_announce(void);
+
+/* sched.c: trace time of host time h on device d. */
+uint64_t gp__sim_to_trace(const sim_device *d, uint64_t h);
+
+/* sim_managed.c (with gp__sim.lock held) */
+int gp__sim_um_faults(gp_sim_stream *s, const gp_sim_managed_range *r,
+                      uint32_t n, sim_um_fault *out, uint64_t *ns);
+bool gp__sim_um_check(const gp_sim_stream *s, const gp_sim_managed_range *r,
+                      uint32_t n);
+/* The UNIFIED_MEMORY_COUNTER records of a retired kernel op's faults. */
+void gp__sim_um_emit(const sim_op *op, const sim_device *d);
+
+/* sim_cdp.c (with gp__sim.lock held) */
+uint64_t gp__sim_cdp_plan(const sim_model *m, uint64_t parent_ns,
+                          uint64_t child_ns, uint32_t n, bool sync,
+                          sim_cdp_child *out);
+void gp__sim_extra_emit(const sim_op *op, const sim_device *d);
 
 /* simcounters.c */
 const gp__catalog *gp__sim_catalog(uint32_t model);

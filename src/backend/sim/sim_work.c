@@ -143,9 +143,92 @@ job_perfmon(const gp_sim_stream *s, sim_op *op) {
   return 0;
 }
 
-/* See sim.h. */
-int gp_sim_launch(gp_sim_stream *s, const gp_sim_kernel *k, gp_sim_dim3 grid,
-                  gp_sim_dim3 block, uint32_t dynamic_shared_memory) {
+/* Whether launch attributes a are all valid for a launch of grid on s
+ * (a reserved field, a managed range, the child launch). */
+static bool attrs_valid(const gp_sim_stream *s, gp_sim_dim3 grid,
+                        const gp_sim_launch_attrs *a) {
+  for (size_t i = 0; i < GP_ARRAY_SIZE(a->reserved); i++)
+    if (a->reserved[i])
+      return false;
+  if (a->num_managed &&
+      (!a->managed || !gp__sim_um_check(s, a->managed, a->num_managed)))
+    return false;
+  if (!a->cdp_blocks)
+    return true;
+  const sim_model *m = s->ctx->dev->m;
+  const gp_sim_kernel *k = a->cdp_child;
+  gp_sim_dim3 g = a->cdp_grid, b = a->cdp_block;
+  if (!k || (uint64_t)a->cdp_blocks > (uint64_t)grid.x * grid.y * grid.z ||
+      !g.x || !g.y || !g.z || !b.x || !b.y || !b.z || a->cdp_sync > 1)
+    return false;
+  return (uint64_t)b.x * b.y * b.z <= m->max_threads_per_block &&
+         (uint64_t)k->desc.static_shared_memory + a->cdp_dynamic_shared <=
+             m->shared_per_block;
+}
+
+/*
+ * What attrs (valid) add to a kernel op on s that takes *dur alone: the
+ * managed memory's faults before its work, the child grids, their work
+ * in op->stats; *dur becomes the whole. op->extra gets them (NULL if
+ * none). GP_ENOMEM with nothing changed if memory runs out.
+ */
+static int launch_extra(gp_sim_stream *s, sim_op *op, gp_sim_dim3 grid,
+                        const gp_sim_launch_attrs *a, uint64_t *dur) {
+  uint32_t nf = a->num_managed, nc = a->cdp_blocks;
+  if (!nf && !nc)
+    return 0;
+  sim_extra *x = calloc(1, sizeof(*x) + nf * sizeof(sim_um_fault) +
+                               nc * sizeof(sim_cdp_child));
+  if (!x)
+    return GP_ENOMEM;
+  x->nfaults = nf;
+  x->nchildren = nc;
+  x->faults = (sim_um_fault *)(x + 1);
+  x->children = (sim_cdp_child *)(x->faults + nf);
+  uint64_t fault_ns = 0;
+  if (nf)
+    gp__sim_um_faults(s, a->managed, nf, x->faults, &fault_ns);
+  uint64_t work = *dur;
+  if (nc) {
+    const gp_sim_kernel *k = a->cdp_child;
+    sim_work_stats cs;
+    uint64_t child =
+        gp__sim_kernel_cost(s->ctx->dev->m, &k->desc, a->cdp_grid, a->cdp_block,
+                            a->cdp_dynamic_shared, &cs);
+    work = gp__sim_cdp_plan(s->ctx->dev->m, work, child, nc, a->cdp_sync != 0,
+                            x->children);
+    for (uint32_t i = 0; i < nc; i++) {
+      sim_cdp_child *c = &x->children[i];
+      c->queued += fault_ns;
+      c->submitted += fault_ns;
+      c->start += fault_ns;
+      c->end += fault_ns;
+    }
+    double *dst = (double *)&op->stats;
+    const double *src = (const double *)&cs;
+    for (size_t i = 1; i < sizeof(cs) / sizeof(double); i++)
+      dst[i] += src[i] * nc; /* not `kernels`: one launch */
+    x->child_name_id = k->name_id;
+    x->child_static_shared = k->desc.static_shared_memory;
+    x->child_registers = k->desc.registers_per_thread;
+    x->child_dynamic_shared = a->cdp_dynamic_shared;
+    x->child_grid = a->cdp_grid;
+    x->child_block = a->cdp_block;
+    x->parent_grid = grid;
+    x->sync = a->cdp_sync != 0;
+  }
+  *dur = fault_ns + work;
+  op->extra = x;
+  /* Not a repeat of any launch: its work and time depend on more than
+   * the key (sim_job_key). */
+  op->key.kernel = 0;
+  return 0;
+}
+
+/* gp_sim_launch and gp_sim_launch_ex (attrs NULL: none). */
+static int launch(gp_sim_stream *s, const gp_sim_kernel *k, gp_sim_dim3 grid,
+                  gp_sim_dim3 block, uint32_t dynamic_shared_memory,
+                  const gp_sim_launch_attrs *attrs) {
   sim_api_call c;
   int rc = gp__sim_api_begin_at(&c, GP_SIM_CBID_LAUNCH, NULL, s);
   if (rc != 0)
@@ -157,7 +240,8 @@ int gp_sim_launch(gp_sim_stream *s, const gp_sim_kernel *k, gp_sim_dim3 grid,
   uint64_t tpb = (uint64_t)block.x * block.y * block.z;
   if (tpb > m->max_threads_per_block ||
       (uint64_t)k->desc.static_shared_memory + dynamic_shared_memory >
-          m->shared_per_block)
+          m->shared_per_block ||
+      (attrs && !attrs_valid(s, grid, attrs)))
     return gp__sim_api_end(&c, GP_EINVAL);
   sim_op op;
   op_init(&op, GP_ACTIVITY_KIND_KERNEL, &c, s, compute_queue(s));
@@ -174,14 +258,31 @@ int gp_sim_launch(gp_sim_stream *s, const gp_sim_kernel *k, gp_sim_dim3 grid,
     return gp__sim_api_end(&c, rc);
   uint64_t dur = gp__sim_kernel_cost(m, &k->desc, grid, block,
                                      dynamic_shared_memory, &op.stats);
+  if (attrs && (rc = launch_extra(s, &op, grid, attrs, &dur)) != 0)
+    return gp__sim_api_end(&c, rc);
   gp__sampler *smp = s->ctx->dev->smp.s;
   if (GP_UNLIKELY(smp != NULL) && smp->instrumented &&
       gp__sampler_instrument(smp, k->desc.name, k->desc.demangled_name))
     op.instr = gp__sampler_get(smp);
   rc = gp__sim_schedule(s, &op, dur);
-  if (rc != 0)
+  if (rc != 0) {
     gp__sampler_put(op.instr);
+    free(op.extra);
+  }
   return gp__sim_api_end(&c, rc);
+}
+
+/* See sim.h. */
+int gp_sim_launch(gp_sim_stream *s, const gp_sim_kernel *k, gp_sim_dim3 grid,
+                  gp_sim_dim3 block, uint32_t dynamic_shared_memory) {
+  return launch(s, k, grid, block, dynamic_shared_memory, NULL);
+}
+
+/* See sim.h. */
+int gp_sim_launch_ex(gp_sim_stream *s, const gp_sim_kernel *k, gp_sim_dim3 grid,
+                     gp_sim_dim3 block, uint32_t dynamic_shared_memory,
+                     const gp_sim_launch_attrs *attrs) {
+  return launch(s, k, grid, block, dynamic_shared_memory, attrs);
 }
 
 /* ------------------------------------------------------------------ */
