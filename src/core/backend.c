@@ -39,6 +39,8 @@ static const gp_backend_ops ops = {
     .activity_flush_scope = gp__activity_flush_scope,
     .handle_put = gp__handle_put,
     .handle_drop = gp__handle_drop,
+    .um_wanted = gp__um_wanted,
+    .device_set_auto_boost = gp__device_set_auto_boost,
 };
 
 /* The size of the table of each version it grew through. */
@@ -56,6 +58,8 @@ static size_t version_size(uint32_t version) {
     return offsetof(gp_backend_ops, death_in_handler);
   case 7:
     return offsetof(gp_backend_ops, callback_mask);
+  case 8:
+    return offsetof(gp_backend_ops, um_wanted);
   case GP_BACKEND_INTERFACE_VERSION:
     return sizeof(gp_backend_ops);
   default:

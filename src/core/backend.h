@@ -23,13 +23,14 @@
  * library), 4 (the OpenCL preload's work in flight), 5 (device
  * frontiers, for derived counters), 6 (the HUD in a GL window,
  * core/hud_view.h), 7 (signals finished at a safe point, core.h's
- * gp__death_*) and 8 (the callback API, gpuperf/callback.h, the scope
- * of a flush of one context, and the API objects' ids) append the entries
- * marked so. The table only
+ * gp__death_*), 8 (the callback API, gpuperf/callback.h, the scope
+ * of a flush of one context, and the API objects' ids) and 9 (unified
+ * memory counters' configuration, a device's auto boost query) append
+ * the entries marked so. The table only
  * ever grows at its end, so a library built for an older version gets the same
  * table and reads the prefix it knows.
  */
-#define GP_BACKEND_INTERFACE_VERSION 8u
+#define GP_BACKEND_INTERFACE_VERSION 9u
 
 /* Each entry is the core.h function of the same name (gp__ dropped). */
 typedef struct gp_backend_ops {
@@ -84,6 +85,10 @@ typedef struct gp_backend_ops {
                     uint32_t stream_id);
   void (*handle_drop)(uint32_t api, uint32_t what, const void *handle,
                       const void *aux);
+  /* since version 9 */
+  bool (*um_wanted)(uint32_t kind, uint32_t device_id);
+  int (*device_set_auto_boost)(uint32_t device_id, gp__auto_boost_fn fn,
+                               void *user);
 } gp_backend_ops;
 
 /* gp__callback_resource (core.h) for a backend with the core's table. */

@@ -121,6 +121,15 @@ static bool off_scope(uint32_t *context_id, uint32_t *stream_id) {
   *context_id = *stream_id = 0;
   return false;
 }
+static bool off_um_wanted(uint32_t kind, uint32_t device_id) {
+  (void)kind, (void)device_id;
+  return false;
+}
+static int off_auto_boost(uint32_t device_id, gp__auto_boost_fn fn,
+                          void *user) {
+  (void)device_id, (void)fn, (void)user;
+  return GP_ENODEV;
+}
 
 /* Initializer of a gp_backend_ops that records nothing. */
 #define GP__BACKEND_OFF_INIT                                                   \
@@ -142,6 +151,7 @@ static bool off_scope(uint32_t *context_id, uint32_t *stream_id) {
     .callback_mask = &off_cb_mask, .callback_api = off_cb_api,                 \
     .callback = off_cb, .activity_flush_scope = off_scope,                     \
     .handle_put = off_handle_put, .handle_drop = off_handle_drop,              \
+    .um_wanted = off_um_wanted, .device_set_auto_boost = off_auto_boost,       \
   }
 
 #endif /* GPUPERF_CORE_BACKEND_OFF_H */

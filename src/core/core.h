@@ -723,9 +723,10 @@ typedef uint64_t (*gp__frontier_fn)(void *user, uint32_t device_id);
  * for a device not registered. */
 int gp__device_set_frontier(uint32_t device_id, gp__frontier_fn fn, void *user);
 
-/* Answers gp_activity_get_auto_boost_state for device_id: 0 with *state
- * filled, or the backend's error. */
+/* Answers gp_activity_get_auto_boost_state for context_id, a live
+ * context of device_id: 0 with *state filled, or the backend's error. */
 typedef int (*gp__auto_boost_fn)(void *user, uint32_t device_id,
+                                 uint32_t context_id,
                                  gp_auto_boost_state *state);
 
 /* Sets device_id's auto boost query (NULL: it cannot say, GP_ENOTSUP).

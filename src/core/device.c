@@ -151,7 +151,7 @@ int gp_activity_get_auto_boost_state(uint32_t context_id,
   void *user = devices[dev].auto_boost_user;
   pthread_mutex_unlock(&lock);
   /* Outside the lock: the backend may ask its driver. */
-  return fn ? fn(user, dev, state) : GP_ENOTSUP;
+  return fn ? fn(user, dev, context_id, state) : GP_ENOTSUP;
 }
 
 /* See core.h. */

@@ -10,6 +10,9 @@ GP_TEST_ENTRY(cuda_measured_kernels_are_placed_at_their_launch, 20)
 GP_TEST_ENTRY(cuda_translate_timestamps_follow_the_cupti_clock, 20)
 GP_TEST_ENTRY(cuda_translate_disabled_and_unknown_kinds, 20)
 GP_TEST_ENTRY(cuda_dropped_records_are_carried, 20)
+/* api: CDP kernels, preemptions, unified memory (test_cuda_translate_dp.c) */
+GP_TEST_ENTRY(cuda_translate_cdp_kernels_and_preemptions, 20)
+GP_TEST_ENTRY(cuda_translate_unified_memory_counters, 20)
 GP_TEST_ENTRY(cuda_buffer_pool_is_bounded, 20)
 
 /* api: what the callbacks feed (test_cuda_callbacks.c) */

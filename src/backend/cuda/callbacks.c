@@ -515,9 +515,11 @@ static void resource_callback(CUpti_CallbackId cbid,
       return;
     gp__cuda_describe_device(dev);
     uint32_t ours = gp__cuda_context(ctx_id, dev, 0);
-    if (ours) /* for gp_activity_get_*_id */
+    if (ours) { /* for gp_activity_get_*_id and the auto boost query */
       GP_CORE->handle_put(GP_API_CUDA, GP__HANDLE_CONTEXT, rd->context, NULL,
                           gp__cuda_device(dev), ours, 0);
+      gp__cuda_boost_context(ours, gp__cuda_device(dev), rd->context);
+    }
     gp__cuda_profiler_context(rd->context, true);
     break;
   }
@@ -537,7 +539,8 @@ static void resource_callback(CUpti_CallbackId cbid,
   case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING: {
     GP_CORE->handle_drop(GP_API_CUDA, GP__HANDLE_CONTEXT, rd->context, NULL);
     gp__cuda_profiler_context(rd->context, false);
-    uint32_t ctx_id = 0;
+    uint32_t ctx_id = 0, dev;
+    gp__cuda_boost_context(our_context(rd->context, &dev), 0, NULL);
     if (cuptiGetContextId(rd->context, &ctx_id) == CUPTI_SUCCESS)
       gp__cuda_context_gone(ctx_id);
     break;

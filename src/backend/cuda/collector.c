@@ -53,6 +53,7 @@ static char status[512];
 static bool running;
 static bool atexit_done;
 static CUpti_SubscriberHandle subscriber;
+static bool um_on; /* CUPTI's unified memory counters are enabled */
 
 /* The CUPTI kinds we enable; optional ones may be refused by a device
  * or driver without failing the start. */
@@ -74,7 +75,30 @@ static const struct {
     {CUPTI_ACTIVITY_KIND_ENVIRONMENT, true},
     {CUPTI_ACTIVITY_KIND_FUNCTION, true},
     {CUPTI_ACTIVITY_KIND_DEVICE_ATTRIBUTE, true},
+    {CUPTI_ACTIVITY_KIND_PREEMPTION, true},
 };
+
+/*
+ * Asks CUPTI for every unified memory counter and enables the kind; the
+ * configuration of gp_activity_configure_unified_memory_counter filters
+ * the records as they are translated (translate_dp.c). A driver that
+ * refuses the later kinds gets the four of CUPTI 6.5; one that refuses
+ * those too records none, and `status` says so. Returns whether the kind
+ * is on.
+ */
+static bool um_counters_enable(void) {
+  CUpti_ActivityUnifiedMemoryCounterConfig c[GP_UM_COUNTER_KIND_COUNT - 1];
+  for (uint32_t k = 1; k < GP_UM_COUNTER_KIND_COUNT; k++)
+    c[k - 1] = (CUpti_ActivityUnifiedMemoryCounterConfig){
+        CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_ALL_DEVICES,
+        (CUpti_ActivityUnifiedMemoryCounterKind)k, 0, 1};
+  if (cuptiActivityConfigureUnifiedMemoryCounter(c, GP_UM_COUNTER_KIND_COUNT -
+                                                        1) != CUPTI_SUCCESS &&
+      cuptiActivityConfigureUnifiedMemoryCounter(c, 4) != CUPTI_SUCCESS)
+    return false;
+  return cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) ==
+         CUPTI_SUCCESS;
+}
 
 /* ------------------------------------------------------------------ */
 /* Status                                                               */
@@ -443,6 +467,7 @@ static int cupti_start(void) {
       goto disable;
     }
   }
+  um_on = um_counters_enable();
   /* Queued and submitted times of kernels; optional. */
   cuptiActivityEnableLatencyTimestamps(1);
   cuptiActivityFlushPeriod(
@@ -457,6 +482,9 @@ static int cupti_start(void) {
 disable:
   for (size_t i = 0; i < GP_ARRAY_SIZE(kinds); i++)
     cuptiActivityDisable(kinds[i].kind);
+  if (um_on)
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+  um_on = false;
 unsubscribe:
   cuptiUnsubscribe(subscriber);
   subscriber = NULL;
@@ -522,6 +550,9 @@ int gp_cuda_stop(void) {
   GP_CORE->activity_remove_flush_hook(flush_hook, NULL);
   for (size_t i = 0; i < GP_ARRAY_SIZE(kinds); i++)
     cuptiActivityDisable(kinds[i].kind);
+  if (um_on)
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+  um_on = false;
   cuptiUnsubscribe(subscriber);
   subscriber = NULL;
   gp__cuda_clock_refresh(0);

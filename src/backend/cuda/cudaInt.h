@@ -151,6 +151,23 @@ typedef struct gp__cuda_xlate_stats {
  */
 int gp__cuda_translate(const CUpti_Activity *record);
 
+/* ---- boost.c ---- */
+
+/* Notes handle as our context context_id of our device device_id, for
+ * the auto boost query (and makes the device answer it), or with handle
+ * NULL forgets the context. */
+void gp__cuda_boost_context(uint32_t context_id, uint32_t device_id,
+                            CUcontext handle);
+
+/* ---- translate_dp.c ---- */
+
+/* CUPTI's CDP kernel, preemption and unified memory counter records into
+ * ours: 0, GP_ENOENT (the kind is not enabled), GP_ENOSPC (no room),
+ * GP_EKIND (a counter kind we do not know), as gp__cuda_translate. */
+int gp__cuda_cdp_kernel(const CUpti_ActivityCdpKernel *c);
+int gp__cuda_preemption(const CUpti_ActivityPreemption *p);
+int gp__cuda_um_counter(const CUpti_ActivityUnifiedMemoryCounter3 *u);
+
 /*
  * Translates every record of a CUPTI buffer (valid_size bytes), walking it
  * with cuptiActivityGetNextRecord(). Adds to *stats if not NULL. Returns 0,

@@ -4,7 +4,8 @@
  * One function per CUPTI record kind, each reading the struct version of
  * the installed toolkit (CUDA 13: Kernel10, Memcpy6, MemcpyPtoP4, Memset4,
  * API, Synchronization2, Marker2, Overhead3, Device5, Context3, Name,
- * Environment, Function, Module, DeviceAttribute) and writing the
+ * Environment, Function, Module, DeviceAttribute; CdpKernel, Preemption
+ * and UnifiedMemoryCounter3 in translate_dp.c) and writing the
  * matching record of include/gpuperf/activity.h. What changes on the way:
  *
  *   - timestamps go from CUPTI's timebase to the trace clock (ids.c);
@@ -68,6 +69,12 @@ uint32_t gp__cuda_kind_map(uint32_t cupti_kind) {
     return GP_ACTIVITY_KIND_MODULE;
   case CUPTI_ACTIVITY_KIND_DEVICE_ATTRIBUTE:
     return GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE;
+  case CUPTI_ACTIVITY_KIND_CDP_KERNEL:
+    return GP_ACTIVITY_KIND_CDP_KERNEL;
+  case CUPTI_ACTIVITY_KIND_PREEMPTION:
+    return GP_ACTIVITY_KIND_PREEMPTION;
+  case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
+    return GP_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER;
   default:
     return GP_ACTIVITY_KIND_INVALID;
   }
@@ -743,6 +750,13 @@ int gp__cuda_translate(const CUpti_Activity *rec) {
     return module_rec((const CUpti_ActivityModule *)rec);
   case CUPTI_ACTIVITY_KIND_DEVICE_ATTRIBUTE:
     return device_attribute((const CUpti_ActivityDeviceAttribute *)rec);
+  case CUPTI_ACTIVITY_KIND_CDP_KERNEL:
+    return gp__cuda_cdp_kernel((const CUpti_ActivityCdpKernel *)rec);
+  case CUPTI_ACTIVITY_KIND_PREEMPTION:
+    return gp__cuda_preemption((const CUpti_ActivityPreemption *)rec);
+  case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
+    return gp__cuda_um_counter(
+        (const CUpti_ActivityUnifiedMemoryCounter3 *)rec);
   default:
     return GP_EKIND;
   }

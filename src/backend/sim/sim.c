@@ -234,9 +234,9 @@ static uint64_t device_clock_read(void *user) {
 
 /* A simulated GPU runs at its model's clocks, always (the ENVIRONMENT
  * records show them): it never boosts on its own. */
-static int auto_boost(void *user, uint32_t device_id,
+static int auto_boost(void *user, uint32_t device_id, uint32_t context_id,
                       gp_auto_boost_state *state) {
-  (void)user, (void)device_id;
+  (void)user, (void)device_id, (void)context_id;
   state->enabled = 0;
   state->pid = 0;
   return 0;
