@@ -11,8 +11,9 @@
 # functions, the GPU against nvidia-smi, per-kernel counters, nothing
 # dropped or untimed. Then it
 # builds and runs tests/cuda/cb_probe.cu, which checks the callback API,
-# the handle lookups and the MODULE, FUNCTION and DEVICE_ATTRIBUTE
-# records against CUPTI's own records, the program's results and
+# the handle lookups, the MODULE, FUNCTION, DEVICE_ATTRIBUTE and
+# UNIFIED_MEMORY_COUNTER records and the auto boost state against
+# CUPTI's own records and answers, the program's results and
 # cudaGetDeviceProperties. Everything under 5 minutes (each step has its
 # own timeout).
 #

@@ -13,7 +13,11 @@
  * collector itself (gp_cuda_start). It subscribes to the API, RESOURCE
  * and SYNCHRONIZE domains, makes its context, then (the window checked)
  * a stream, copies, ITERATIONS x two kernels on the stream, a stream and
- * a device synchronisation, and destroys the stream. Every check prints
+ * a device synchronisation, and destroys the stream. After the window it
+ * fills managed memory on the host, has a kernel add to it and reads it
+ * back (UNIFIED_MEMORY_COUNTER records against the bytes the program
+ * moved), and asks for the context's auto boost state (ours against
+ * cuptiGetAutoBoostState's own answer). Every check prints
  * "ok  WHAT: detail" or "FAIL WHAT: detail", and all of them run.
  * Built and run by scripts/device-check-cuda.sh.
  *
@@ -22,6 +26,7 @@
  */
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <cupti_result.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -41,6 +46,12 @@ __global__ void cbp_scale(float *x, float a, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n)
     x[i] *= a;
+}
+
+__global__ void cbp_touch(float *m, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    m[i] += 1.0f;
 }
 
 __global__ void cbp_add(float *x, const float *y, int n) {
@@ -74,6 +85,7 @@ static std::vector<gp_activity_memcpy> copies;
 static std::vector<gp_activity_module> modules;
 static std::vector<named_function> functions;
 static std::vector<gp_activity_device_attribute> attrs;
+static std::vector<gp_activity_um_counter> ums;
 
 static void on_cb(void *user, gp_callback_domain domain, uint32_t cbid,
                   const void *data) {
@@ -133,6 +145,9 @@ static void complete(uint8_t *buf, size_t size, size_t valid) {
     }
     case GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE:
       attrs.push_back(*(const gp_activity_device_attribute *)r);
+      break;
+    case GP_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
+      ums.push_back(*(const gp_activity_um_counter *)r);
       break;
     default:
       break;
@@ -230,7 +245,8 @@ int main(int argc, char **argv) {
   static const gp_activity_kind kinds[] = {
       GP_ACTIVITY_KIND_API,      GP_ACTIVITY_KIND_KERNEL,
       GP_ACTIVITY_KIND_MEMCPY,   GP_ACTIVITY_KIND_MODULE,
-      GP_ACTIVITY_KIND_FUNCTION, GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE};
+      GP_ACTIVITY_KIND_FUNCTION, GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE,
+      GP_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER};
   for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
     if (gp_activity_enable(kinds[i]) != 0) {
       printf("FAIL enable: kind %d\n", (int)kinds[i]);
@@ -300,6 +316,28 @@ int main(int argc, char **argv) {
   gp_callback_unsubscribe(sub);
   CU(cudaFree(x));
   CU(cudaFree(y));
+  /* Managed memory, after the window: the host fills it, a kernel adds
+   * to all of it, the host reads it back. */
+  const int mn = 2 << 20;
+  const uint64_t um_bytes = (uint64_t)mn * sizeof(float);
+  float *m = NULL;
+  CU(cudaMallocManaged(&m, um_bytes));
+  for (int i = 0; i < mn; i++)
+    m[i] = 1.0f;
+  cbp_touch<<<(mn + 255) / 256, 256>>>(m, mn);
+  CU(cudaGetLastError());
+  CU(cudaDeviceSynchronize());
+  double um_sum = 0;
+  for (int i = 0; i < mn; i++)
+    um_sum += m[i];
+  CU(cudaFree(m));
+  /* The auto boost state, ours and CUPTI's own. */
+  gp_auto_boost_state boost = {0, 0};
+  int rc_boost = gp_activity_get_auto_boost_state(look_ctx, &boost);
+  typedef int (*boost_fn)(CUcontext, void *);
+  boost_fn cupti_boost = (boost_fn)dlsym(RTLD_DEFAULT, "cuptiGetAutoBoostState");
+  uint32_t cb_state[2] = {0, 0};
+  int rc_cupti = cupti_boost ? cupti_boost(ctx, cb_state) : -1;
   gp_cuda_stop();
   gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
   pthread_mutex_lock(&lock);
@@ -551,7 +589,39 @@ int main(int argc, char **argv) {
   check(ncopies == 3, "copy records with their calls' callbacks", "%d (want 3)",
         ncopies);
 
-  /* 11. Nothing was lost on the way. */
+  /* 11. Unified memory: every byte the host wrote moved to the GPU for
+   *     the kernel (its pages faulted there), and back for the host's
+   *     read; the program's own sum says the kernel ran on all of it. */
+  uint64_t htod = 0, dtoh = 0, gpu_faults = 0, cpu_faults = 0;
+  for (size_t i = 0; i < ums.size(); i++) {
+    const gp_activity_um_counter *u = &ums[i];
+    htod += u->counter_kind == GP_UM_COUNTER_BYTES_TRANSFER_HTOD ? u->value : 0;
+    dtoh += u->counter_kind == GP_UM_COUNTER_BYTES_TRANSFER_DTOH ? u->value : 0;
+    gpu_faults += u->counter_kind == GP_UM_COUNTER_GPU_PAGE_FAULT;
+    cpu_faults += u->counter_kind == GP_UM_COUNTER_CPU_PAGE_FAULT_COUNT;
+  }
+  check(um_sum == 2.0 * mn && htod >= um_bytes && dtoh > 0 && gpu_faults > 0 &&
+            cpu_faults > 0,
+        "UNIFIED_MEMORY_COUNTER records",
+        "%zu records: %llu bytes host to device, %llu device to host (the "
+        "program moved %llu each way), %llu GPU fault records, %llu CPU "
+        "faults; the program's sum %.0f (want %d)",
+        ums.size(), (unsigned long long)htod, (unsigned long long)dtoh,
+        (unsigned long long)um_bytes, (unsigned long long)gpu_faults,
+        (unsigned long long)cpu_faults, um_sum, 2 * mn);
+
+  /* 12. The auto boost state: what CUPTI itself answers for the context. */
+  bool boost_same =
+      rc_cupti == CUPTI_ERROR_NOT_SUPPORTED
+          ? rc_boost == GP_ENOTSUP
+          : rc_cupti == CUPTI_SUCCESS && rc_boost == 0 &&
+                boost.enabled == cb_state[0] && boost.pid == cb_state[1];
+  check(boost_same, "auto boost state",
+        "ours %d (enabled %u, pid %u), CUPTI's %d (enabled %u, pid %u)",
+        rc_boost, boost.enabled, boost.pid, rc_cupti, cb_state[0],
+        cb_state[1]);
+
+  /* 13. Nothing was lost on the way. */
   size_t dropped = 0;
   gp_activity_get_num_dropped_records(0, 0, &dropped);
   check(dropped == 0, "nothing dropped", "%zu records dropped", dropped);
