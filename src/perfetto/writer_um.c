@@ -10,8 +10,9 @@
  *   UNIFIED_MEMORY_COUNTER    slice over [start, end], named   "Unified
  *                             by its kind ("GPU page faults",  memory (GPU
  *                             "UM HtoD", ...)                  n, stream
- *     args: value, address, src, dst (device id or "host"),    s)" or "(GPU
- *           access (faults) or cause (transfers)               n, host)",
+ *     args: value, address, src, dst (device id or "host"),    s)", or "(GPU
+ *           access (faults) or cause (transfers)               n)" without
+ *                                                              a stream;
  *                                                              children of
  *                                                              the process
  * A record whose interval would cross the latest slice on its track is an
@@ -90,7 +91,7 @@ static uint64_t um_track(gp__tw *w, uint32_t device, uint32_t stream,
       snprintf(name, sizeof(name), "Unified memory (GPU %u, stream %u)", device,
                stream);
     else
-      snprintf(name, sizeof(name), "Unified memory (GPU %u, host)", device);
+      snprintf(name, sizeof(name), "Unified memory (GPU %u)", device);
     gp__tw_track_descriptor(w, uuid, gp__tw_process_track(w), name);
   }
   return uuid;

@@ -91,7 +91,7 @@ TEST(writer_cdp_and_unified_memory_in_a_recorded_trace) {
             "WHERE t.name GLOB 'Unified memory*' ORDER BY s.ts, s.depth");
   char want[512];
   snprintf(want, sizeof(want),
-           "Unified memory (GPU 0, host)|CPU page faults|1|3\n"
+           "Unified memory (GPU 0)|CPU page faults|1|3\n"
            "Unified memory (GPU 0, stream %u)|GPU page faults|1|3\n"
            "Unified memory (GPU 0, stream %u)|UM HtoD|1|%u\n",
            1u, 1u, 3 * GP_SIM_UM_PAGE);
