@@ -87,6 +87,9 @@ typedef struct gp_activity {
 /* MARKER_DATA: whether the marker has a colour (CUPTI's two flags) */
 #define GP_ACTIVITY_FLAG_MARKER_COLOR_NONE (1u << 0)
 #define GP_ACTIVITY_FLAG_MARKER_COLOR_ARGB (1u << 1)
+/* CONTEXT: a CUDA context of a client of the Multi-Process Service
+ * (CUPTI's compute API kind CUDA_MPS). */
+#define GP_ACTIVITY_FLAG_CONTEXT_CUDA_MPS (1u << 0)
 
 /* Correlation id 0 means "no correlation". */
 #define GP_CORRELATION_ID_UNKNOWN 0u
@@ -295,7 +298,10 @@ typedef struct gp_activity_device {
   uint8_t uuid[16];
 } gp_activity_device;
 
-/* A context, emitted when created. */
+/* A context, emitted when created; again where its backend learns more of
+ * it later (the flags: CUPTI says a context runs under MPS only in its
+ * own CONTEXT record, after the context was made): the later record
+ * holds. */
 typedef struct gp_activity_context {
   gp_activity hdr;
   uint32_t context_id;
@@ -303,7 +309,7 @@ typedef struct gp_activity_context {
   uint32_t api; /* gp_api */
   uint32_t default_stream_id;
   uint32_t process_id;
-  uint32_t reserved0;
+  uint32_t flags; /* GP_ACTIVITY_FLAG_CONTEXT_CUDA_MPS */
 } gp_activity_context;
 
 /* What a NAME record names. */

@@ -41,6 +41,7 @@ static const gp_backend_ops ops = {
     .handle_drop = gp__handle_drop,
     .um_wanted = gp__um_wanted,
     .device_set_auto_boost = gp__device_set_auto_boost,
+    .context_describe = gp__context_describe,
 };
 
 /* The size of the table of each version it grew through. */

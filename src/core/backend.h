@@ -25,7 +25,8 @@
  * core/hud_view.h), 7 (signals finished at a safe point, core.h's
  * gp__death_*), 8 (the callback API, gpuperf/callback.h, the scope
  * of a flush of one context, and the API objects' ids) and 9 (unified
- * memory counters' configuration, a device's auto boost query) append
+ * memory counters' configuration, a device's auto boost query, a
+ * context described again) append
  * the entries marked so. The table only
  * ever grows at its end, so a library built for an older version gets the same
  * table and reads the prefix it knows.
@@ -89,6 +90,8 @@ typedef struct gp_backend_ops {
   bool (*um_wanted)(uint32_t kind, uint32_t device_id);
   int (*device_set_auto_boost)(uint32_t device_id, gp__auto_boost_fn fn,
                                void *user);
+  void (*context_describe)(uint32_t context_id, uint32_t default_stream_id,
+                           uint32_t flags);
 } gp_backend_ops;
 
 /* gp__callback_resource (core.h) for a backend with the core's table. */

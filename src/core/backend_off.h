@@ -130,6 +130,9 @@ static int off_auto_boost(uint32_t device_id, gp__auto_boost_fn fn,
   (void)device_id, (void)fn, (void)user;
   return GP_ENODEV;
 }
+static void off_describe(uint32_t context_id, uint32_t stream, uint32_t f) {
+  (void)context_id, (void)stream, (void)f;
+}
 
 /* Initializer of a gp_backend_ops that records nothing. */
 #define GP__BACKEND_OFF_INIT                                                   \
@@ -152,6 +155,7 @@ static int off_auto_boost(uint32_t device_id, gp__auto_boost_fn fn,
     .callback = off_cb, .activity_flush_scope = off_scope,                     \
     .handle_put = off_handle_put, .handle_drop = off_handle_drop,              \
     .um_wanted = off_um_wanted, .device_set_auto_boost = off_auto_boost,       \
+    .context_describe = off_describe,                                          \
   }
 
 #endif /* GPUPERF_CORE_BACKEND_OFF_H */

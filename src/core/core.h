@@ -734,6 +734,13 @@ typedef int (*gp__auto_boost_fn)(void *user, uint32_t device_id,
 int gp__device_set_auto_boost(uint32_t device_id, gp__auto_boost_fn fn,
                               void *user);
 
+/* Writes live context context_id's CONTEXT record again, with
+ * default_stream_id and flags (GP_ACTIVITY_FLAG_CONTEXT_*): for what a
+ * backend learns of a context after registering it. Nothing for a
+ * context that is not live. */
+void gp__context_describe(uint32_t context_id, uint32_t default_stream_id,
+                          uint32_t flags);
+
 /* How many devices are registered: ids 0 .. n - 1 are valid. */
 uint32_t gp__device_count(void);
 

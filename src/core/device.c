@@ -316,6 +316,24 @@ void gp__device_emit_all_attributes(void) {
     gp__device_emit_attributes(i);
 }
 
+/* Writes a CONTEXT record (if enabled). */
+static void context_record(uint32_t id, uint32_t device_id, uint32_t api,
+                           uint32_t default_stream_id, uint32_t flags) {
+  if (!gp__activity_enabled(GP_ACTIVITY_KIND_CONTEXT, 0))
+    return;
+  gp_activity_context *r =
+      gp__activity_reserve(GP_ACTIVITY_KIND_CONTEXT, sizeof(*r), id, 0);
+  if (!r)
+    return;
+  r->context_id = id;
+  r->device_id = device_id;
+  r->api = api;
+  r->default_stream_id = default_stream_id;
+  r->process_id = gp__pid();
+  r->flags = flags;
+  gp__activity_commit(r);
+}
+
 /* See core.h. */
 int gp__context_register(uint32_t device_id, uint32_t api,
                          uint32_t default_stream_id, uint32_t *context_id) {
@@ -343,20 +361,21 @@ int gp__context_register(uint32_t device_id, uint32_t api,
   *context_id = id;
   gp__callback_resource(GP_CALLBACK_RESOURCE_CONTEXT_CREATED, api, device_id,
                         id, 0);
-  if (gp__activity_enabled(GP_ACTIVITY_KIND_CONTEXT, 0)) {
-    gp_activity_context *r =
-        gp__activity_reserve(GP_ACTIVITY_KIND_CONTEXT, sizeof(*r), id, 0);
-    if (r) {
-      r->context_id = id;
-      r->device_id = device_id;
-      r->api = api;
-      r->default_stream_id = default_stream_id;
-      r->process_id = gp__pid();
-      r->reserved0 = 0;
-      gp__activity_commit(r);
-    }
-  }
+  context_record(id, device_id, api, default_stream_id, 0);
   return 0;
+}
+
+/* See core.h. */
+void gp__context_describe(uint32_t context_id, uint32_t default_stream_id,
+                          uint32_t flags) {
+  pthread_mutex_lock(&lock);
+  bool live =
+      context_id && context_id < next_context && contexts[context_id].live;
+  uint32_t dev = live ? contexts[context_id].device_id : 0;
+  uint32_t api = live ? contexts[context_id].api : 0;
+  pthread_mutex_unlock(&lock);
+  if (live)
+    context_record(context_id, dev, api, default_stream_id, flags);
 }
 
 /* See core.h. */

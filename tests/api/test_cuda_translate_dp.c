@@ -199,6 +199,53 @@ TEST(cuda_translate_unified_memory_counters) {
             GP_UM_COUNTER_BYTES_TRANSFER_HTOD);
 }
 
+/* The CONTEXT records of our context ctx, in order, into out[0, 4). */
+static size_t contexts_of(uint32_t ctx, const gp_activity_context **out) {
+  size_t n = 0;
+  const gp_activity *r;
+  for (size_t i = 0; (r = tu_find(GP_ACTIVITY_KIND_CONTEXT, i)) && n < 4; i++)
+    if (((const gp_activity_context *)r)->context_id == ctx)
+      out[n++] = (const gp_activity_context *)r;
+  return n;
+}
+
+TEST(cuda_translate_mps_contexts) {
+  tu_capture(1 << 20, 0);
+  enable_all();
+  uint64_t dev;
+  describe_device0(&dev);
+  /* Both contexts made (as the resource callback registers them), then
+   * CUPTI's records: one plain CUDA, one a client of MPS. */
+  uint32_t plain = gp__cuda_context(21, 0, 0);
+  uint32_t mps = gp__cuda_context(22, 0, 0);
+  ASSERT(plain && mps && plain != mps);
+  cbuf b;
+  cbuf_init(&b);
+  CUpti_ActivityContext3 *cx =
+      put(&b, sizeof(*cx), CUPTI_ACTIVITY_KIND_CONTEXT);
+  cx->contextId = 21;
+  cx->deviceId = 0;
+  cx->nullStreamId = 7;
+  cx->computeApiKind = CUPTI_ACTIVITY_COMPUTE_API_CUDA;
+  cx = put(&b, sizeof(*cx), CUPTI_ACTIVITY_KIND_CONTEXT);
+  cx->contextId = 22;
+  cx->deviceId = 0;
+  cx->nullStreamId = 9;
+  cx->computeApiKind = CUPTI_ACTIVITY_COMPUTE_API_CUDA_MPS;
+  complete(&b);
+  const gp_activity_context *c[4];
+  ASSERT_EQ(contexts_of(plain, c), 1);
+  ASSERT_EQ(c[0]->flags, 0);
+  ASSERT_EQ(c[0]->api, GP_API_CUDA);
+  /* Described again, the later record with the flag. */
+  ASSERT_EQ(contexts_of(mps, c), 2);
+  ASSERT_EQ(c[0]->flags, 0);
+  ASSERT_EQ(c[1]->flags, GP_ACTIVITY_FLAG_CONTEXT_CUDA_MPS);
+  ASSERT_EQ(c[1]->api, GP_API_CUDA);
+  ASSERT_EQ(c[1]->device_id, (uint32_t)dev);
+  ASSERT_EQ(c[1]->default_stream_id, 9);
+}
+
 #else /* !GP_HAVE_CUDA */
 
 #define NO_CUDA(name)                                                          \
@@ -208,5 +255,6 @@ TEST(cuda_translate_unified_memory_counters) {
   }
 NO_CUDA(cuda_translate_cdp_kernels_and_preemptions)
 NO_CUDA(cuda_translate_unified_memory_counters)
+NO_CUDA(cuda_translate_mps_contexts)
 
 #endif

@@ -13,6 +13,7 @@ GP_TEST_ENTRY(cuda_dropped_records_are_carried, 20)
 /* api: CDP kernels, preemptions, unified memory (test_cuda_translate_dp.c) */
 GP_TEST_ENTRY(cuda_translate_cdp_kernels_and_preemptions, 20)
 GP_TEST_ENTRY(cuda_translate_unified_memory_counters, 20)
+GP_TEST_ENTRY(cuda_translate_mps_contexts, 20)
 GP_TEST_ENTRY(cuda_buffer_pool_is_bounded, 20)
 
 /* api: what the callbacks feed (test_cuda_callbacks.c) */

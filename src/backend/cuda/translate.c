@@ -530,9 +530,14 @@ static int device(const CUpti_ActivityDevice5 *d) {
 }
 
 static int context(const CUpti_ActivityContext3 *c) {
-  return gp__cuda_context(c->contextId, c->deviceId, c->nullStreamId)
-             ? 0
-             : GP_ENOMEM;
+  uint32_t ours = gp__cuda_context(c->contextId, c->deviceId, c->nullStreamId);
+  if (!ours)
+    return GP_ENOMEM;
+  /* Registered when it was made, as CUDA: CUPTI says MPS only here. */
+  if (c->computeApiKind == CUPTI_ACTIVITY_COMPUTE_API_CUDA_MPS)
+    GP_CORE->context_describe(ours, c->nullStreamId,
+                              GP_ACTIVITY_FLAG_CONTEXT_CUDA_MPS);
+  return 0;
 }
 
 static int name_rec(const CUpti_ActivityName *n) {
