@@ -4,7 +4,8 @@
  * One function per CUPTI record kind, each reading the struct version of
  * the installed toolkit (CUDA 13: Kernel10, Memcpy6, MemcpyPtoP4, Memset4,
  * API, Synchronization2, Marker2, Overhead3, Device5, Context3, Name,
- * Environment, Function, Module, DeviceAttribute) and writing the
+ * Environment, Function, Module, DeviceAttribute; Event, EventInstance,
+ * Metric, MetricInstance in translate_events.c) and writing the
  * matching record of include/gpuperf/activity.h. What changes on the way:
  *
  *   - timestamps go from CUPTI's timebase to the trace clock (ids.c);
@@ -68,6 +69,14 @@ uint32_t gp__cuda_kind_map(uint32_t cupti_kind) {
     return GP_ACTIVITY_KIND_MODULE;
   case CUPTI_ACTIVITY_KIND_DEVICE_ATTRIBUTE:
     return GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE;
+  case CUPTI_ACTIVITY_KIND_EVENT:
+    return GP_ACTIVITY_KIND_EVENT;
+  case CUPTI_ACTIVITY_KIND_EVENT_INSTANCE:
+    return GP_ACTIVITY_KIND_EVENT_INSTANCE;
+  case CUPTI_ACTIVITY_KIND_METRIC:
+    return GP_ACTIVITY_KIND_METRIC;
+  case CUPTI_ACTIVITY_KIND_METRIC_INSTANCE:
+    return GP_ACTIVITY_KIND_METRIC_INSTANCE;
   default:
     return GP_ACTIVITY_KIND_INVALID;
   }
@@ -743,6 +752,11 @@ int gp__cuda_translate(const CUpti_Activity *rec) {
     return module_rec((const CUpti_ActivityModule *)rec);
   case CUPTI_ACTIVITY_KIND_DEVICE_ATTRIBUTE:
     return device_attribute((const CUpti_ActivityDeviceAttribute *)rec);
+  case CUPTI_ACTIVITY_KIND_EVENT:
+  case CUPTI_ACTIVITY_KIND_EVENT_INSTANCE:
+  case CUPTI_ACTIVITY_KIND_METRIC:
+  case CUPTI_ACTIVITY_KIND_METRIC_INSTANCE:
+    return gp__cuda_translate_events(rec); /* translate_events.c */
   default:
     return GP_EKIND;
   }
