@@ -22,8 +22,11 @@
  * They are written for the kernels that counter sampling instruments
  * (gp_counters_start with instrumented = 1: the same counters, the same
  * kernels as the COUNTER records with a correlation id, which stay as
- * they are), each kind when it is enabled. The values are the kernel's
- * own, as if it ran alone; records follow their kernel's KERNEL record.
+ * they are), each kind when it is enabled: by the simulated GPUs, whose
+ * values are the kernel's own as if it ran alone and whose records
+ * follow their kernel's KERNEL record; by the CUDA collector, METRIC
+ * records of its range profiler's values (NVIDIA's metrics, device-wide).
+ * CUPTI's own records of these kinds are translated (docs/cuda.md).
  */
 #ifndef GPUPERF_ACTIVITY_EVENTS_H
 #define GPUPERF_ACTIVITY_EVENTS_H
@@ -110,7 +113,9 @@ typedef struct gp_activity_metric {
   gp_activity hdr;
   uint64_t correlation_id; /* the kernel measured */
   gp_metric_value value;   /* by value_kind; 0 with METRIC_VALUE_INVALID */
-  uint64_t start, end;     /* the kernel's, trace clock; 0: unknown */
+  uint64_t start, end;     /* the span measured, trace clock: the kernel's
+                              (the simulator's), its launch call (the CUDA
+                              collector's); 0: unknown (CUPTI's records) */
   uint32_t device_id;      /* UINT32_MAX: unknown (CUPTI's) */
   uint32_t metric_id;      /* the counter's id in the device's catalog;
                               CUDA: CUPTI's CUpti_MetricID */
