@@ -65,7 +65,14 @@ typedef enum gp_activity_kind {
   GP_ACTIVITY_KIND_PREEMPTION = 29, /* gp_activity_preemption */
   /* gp_activity_um_counter (activity_um.h) */
   GP_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER = 30,
-  GP_ACTIVITY_KIND_COUNT /* one past the last kind */
+  /* activity_events.h: per-kernel event and metric values */
+  GP_ACTIVITY_KIND_EVENT = 31,           /* gp_activity_event */
+  GP_ACTIVITY_KIND_METRIC = 32,          /* gp_activity_metric */
+  GP_ACTIVITY_KIND_EVENT_INSTANCE = 33,  /* gp_activity_event_instance */
+  GP_ACTIVITY_KIND_METRIC_INSTANCE = 34, /* gp_activity_metric_instance */
+  GP_ACTIVITY_KIND_COUNT /* one past the last kind; not every value below
+                            it is a kind (gp_activity_kind_name() says
+                            "UNKNOWN" for those that are not) */
 } gp_activity_kind;
 
 /* The header every record starts with. */
@@ -73,6 +80,8 @@ typedef struct gp_activity {
   uint32_t kind; /* gp_activity_kind */
   uint32_t size; /* bytes in the whole record, a multiple of 8 */
 } gp_activity;
+
+#include "gpuperf/activity_events.h"
 
 /* Record flags, per kind. */
 #define GP_ACTIVITY_FLAG_NONE 0u

@@ -99,34 +99,42 @@ void gp__activity_init(void) {
 /* ------------------------------------------------------------------ */
 /* Names                                                                */
 
-/* Indexed by kind; NULL for the numbers no kind has. */
+/* By value: the kinds are not every value below GP_ACTIVITY_KIND_COUNT
+ * (NULL: not a kind). */
 static const char *const kind_names[GP_ACTIVITY_KIND_COUNT] = {
-    "INVALID",
-    "KERNEL",
-    "MEMCPY",
-    "MEMSET",
-    "API",
-    "MARKER",
-    "DEVICE",
-    "CONTEXT",
-    "NAME",
-    "OVERHEAD",
-    "ENVIRONMENT",
-    "COUNTER",
-    "DROPPED",
-    "SYNCHRONIZATION",
-    "RENDER_STAGE",
-    "GPU_LOG",
-    "GPU_MEMORY",
-    "DMA_FENCE",
-    "GPU_FTRACE",
-    "MODULE",
-    "FUNCTION",
-    "DEVICE_ATTRIBUTE",
-    "MARKER_DATA",
+    [GP_ACTIVITY_KIND_INVALID] = "INVALID",
+    [GP_ACTIVITY_KIND_KERNEL] = "KERNEL",
+    [GP_ACTIVITY_KIND_MEMCPY] = "MEMCPY",
+    [GP_ACTIVITY_KIND_MEMSET] = "MEMSET",
+    [GP_ACTIVITY_KIND_API] = "API",
+    [GP_ACTIVITY_KIND_MARKER] = "MARKER",
+    [GP_ACTIVITY_KIND_DEVICE] = "DEVICE",
+    [GP_ACTIVITY_KIND_CONTEXT] = "CONTEXT",
+    [GP_ACTIVITY_KIND_NAME] = "NAME",
+    [GP_ACTIVITY_KIND_OVERHEAD] = "OVERHEAD",
+    [GP_ACTIVITY_KIND_ENVIRONMENT] = "ENVIRONMENT",
+    [GP_ACTIVITY_KIND_COUNTER] = "COUNTER",
+    [GP_ACTIVITY_KIND_DROPPED] = "DROPPED",
+    [GP_ACTIVITY_KIND_SYNCHRONIZATION] = "SYNCHRONIZATION",
+    [GP_ACTIVITY_KIND_RENDER_STAGE] = "RENDER_STAGE",
+    [GP_ACTIVITY_KIND_GPU_LOG] = "GPU_LOG",
+    [GP_ACTIVITY_KIND_GPU_MEMORY] = "GPU_MEMORY",
+    [GP_ACTIVITY_KIND_DMA_FENCE] = "DMA_FENCE",
+    [GP_ACTIVITY_KIND_GPU_FTRACE] = "GPU_FTRACE",
+    [GP_ACTIVITY_KIND_MODULE] = "MODULE",
+    [GP_ACTIVITY_KIND_FUNCTION] = "FUNCTION",
+    [GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE] = "DEVICE_ATTRIBUTE",
+    [GP_ACTIVITY_KIND_MARKER_DATA] = "MARKER_DATA",
     [GP_ACTIVITY_KIND_CDP_KERNEL] = "CDP_KERNEL",
     [GP_ACTIVITY_KIND_PREEMPTION] = "PREEMPTION",
-    [GP_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER] = "UNIFIED_MEMORY_COUNTER"};
+    [GP_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER] = "UNIFIED_MEMORY_COUNTER",
+    [GP_ACTIVITY_KIND_EVENT] = "EVENT",
+    [GP_ACTIVITY_KIND_METRIC] = "METRIC",
+    [GP_ACTIVITY_KIND_EVENT_INSTANCE] = "EVENT_INSTANCE",
+    [GP_ACTIVITY_KIND_METRIC_INSTANCE] = "METRIC_INSTANCE",
+};
+_Static_assert(GP_ACTIVITY_KIND_COUNT <= 64,
+               "enable masks are uint64_t, bit k for kind k");
 
 /* See activity.h. */
 const char *gp_activity_kind_name(uint32_t kind) {

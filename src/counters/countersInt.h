@@ -66,6 +66,10 @@ typedef struct gp__catalog {
   uint32_t has_scheduler; /* jobs, switching, a global perfmon */
   /* Its provider emits through gp__sampler_emit(), which multiplexes. */
   uint32_t supports_multiplex;
+  /* Width of the hardware counters that count one job, in bits: a count
+   * over one kernel wraps past 2^counter_bits - 1 (EVENT records flag
+   * it). 0: 64, none wraps. */
+  uint32_t counter_bits;
 } gp__catalog;
 
 /* period_ns brought within the periods cat can sample at. */
@@ -165,6 +169,15 @@ typedef struct gp__provider_ops {
   int (*sampling_start)(void *prov, gp__sampler *s);
   void (*sampling_stop)(void *prov, gp__sampler *s);
 } gp__provider_ops;
+
+/* Which of s's counters count at time t (the provider's time): bit i for
+ * index[i]; all of them unless s is multiplexed. */
+static inline uint64_t gp__sampler_mask(const gp__sampler *s, uint64_t t) {
+  if (!s->mux_num)
+    return s->num_counters >= 64 ? ~0ull : (1ull << s->num_counters) - 1;
+  uint64_t slice = t > s->mux_epoch ? (t - s->mux_epoch) / s->mux_slice_ns : 0;
+  return s->mux_mask[slice % s->mux_num];
+}
 
 /*
  * Emits the COUNTER records of one window (or activity) of s, as

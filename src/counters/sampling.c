@@ -274,8 +274,7 @@ void gp__sampler_emit(const gp__sampler *s, uint64_t t, const double *num,
                        context_id);
     return;
   }
-  uint64_t slice = t > s->mux_epoch ? (t - s->mux_epoch) / s->mux_slice_ns : 0;
-  uint64_t mask = s->mux_mask[slice % s->mux_num];
+  uint64_t mask = gp__sampler_mask(s, t);
   uint32_t index[GP_PERFMON_MAX_COUNTERS], n = 0;
   double nv[GP_PERFMON_MAX_COUNTERS], dv[GP_PERFMON_MAX_COUNTERS];
   for (uint32_t i = 0; i < s->num_counters; i++) {

@@ -361,7 +361,8 @@ enum {
   GP_PB_DA_INT_VALUE = 4,
   GP_PB_DA_DOUBLE_VALUE = 5,
   GP_PB_DA_STRING_VALUE = 6,
-  GP_PB_DA_NAME = 10
+  GP_PB_DA_NAME = 10,
+  GP_PB_DA_ARRAY_VALUES = 12 /* repeated DebugAnnotation, without names */
 };
 /* GenericGpuFrequencyEvent */
 enum { GP_PB_GFREQ_GPU_ID = 1, GP_PB_GFREQ_FREQUENCY_KHZ = 2 };

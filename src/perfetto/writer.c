@@ -596,6 +596,7 @@ void gp__tw_destroy(gp__tw *w) {
     return;
   gp__clock_consumer_close(w->clock_consumer);
   gp__tw_counter_fini(w);
+  gp__tw_events_fini(w);
   free(w->name_tab);
   free(w->tails);
   free(w->attrs);
@@ -727,6 +728,23 @@ static void dispatch(gp__tw *w, const gp_activity *r) {
     if (w->o.code_objects && r->size >= sizeof(gp_activity_device_attribute))
       gp__tw_device_attribute(w, (const gp_activity_device_attribute *)r);
     break;
+  /* Per-kernel events and metrics (writer_events.c). */
+  case GP_ACTIVITY_KIND_EVENT:
+    if (r->size >= sizeof(gp_activity_event))
+      gp__tw_event_record(w, (const gp_activity_event *)r);
+    break;
+  case GP_ACTIVITY_KIND_METRIC:
+    if (r->size >= sizeof(gp_activity_metric))
+      gp__tw_metric_record(w, (const gp_activity_metric *)r);
+    break;
+  case GP_ACTIVITY_KIND_EVENT_INSTANCE:
+    if (r->size >= sizeof(gp_activity_event_instance))
+      gp__tw_event_instance(w, (const gp_activity_event_instance *)r);
+    break;
+  case GP_ACTIVITY_KIND_METRIC_INSTANCE:
+    if (r->size >= sizeof(gp_activity_metric_instance))
+      gp__tw_metric_instance(w, (const gp_activity_metric_instance *)r);
+    break;
   default: /* kinds we do not know */
     break;
   }
@@ -822,6 +840,7 @@ int gp__tw_finish(gp__tw *w) {
   uint64_t t0 = cpu_ns();
   if (!w->began)
     tw_begin(w, 0);
+  gp__tw_events_flush(w);
   gp__tw_counter_flush(w);
   gp__tw_gpu_info(w);
   gp__tw_write_device_snapshots(w, UINT64_MAX);

@@ -254,6 +254,9 @@ struct gp__tw {
   /* The MARKER_DATA record waiting for its marker, the next MARKER record
    * of its thread (marker_data.id 0: none). */
   gp_activity_marker_data marker_data;
+  /* The EVENT or METRIC instant held open for its instances
+   * (writer_events.c); NULL until the first. */
+  struct tw_kev *kev;
   uint8_t last_thread_field[16];
   uint8_t last_thread_field_len;
   /* The sequence id field of every plain packet, encoded once (little
@@ -564,6 +567,21 @@ void gp__tw_event_begin(gp__tw *w, uint64_t ts, uint32_t type, uint64_t track,
 void gp__tw_event_end(gp__tw *w);
 
 void gp__tw_module(gp__tw *w, const gp_activity_module *m);
+
+/* writer_events.c: EVENT and METRIC records as instants on the device's
+ * track, each with the instance records that follow it (held open until
+ * something else begins: gp__tw_events_flush writes it). _fini frees
+ * what the writer held for them. */
+void gp__tw_event_record(gp__tw *w, const gp_activity_event *e);
+void gp__tw_metric_record(gp__tw *w, const gp_activity_metric *m);
+void gp__tw_event_instance(gp__tw *w, const gp_activity_event_instance *e);
+void gp__tw_metric_instance(gp__tw *w, const gp_activity_metric_instance *m);
+void gp__tw_events_flush(gp__tw *w);
+void gp__tw_events_fini(gp__tw *w);
+
+/* The uuid of the "Device #N" track of the process (under its API's
+ * track), described the first time (writer_gpu.c). */
+uint64_t gp__tw_device_track(gp__tw *w, uint32_t device_id);
 void gp__tw_function(gp__tw *w, const gp_activity_function *f);
 /* PREEMPTION records as instants on the process track, UNIFIED_MEMORY_
  * COUNTER records as slices on a track per device (writer_um.c). */

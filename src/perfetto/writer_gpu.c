@@ -156,6 +156,11 @@ static uint64_t device_track(gp__tw *w, uint32_t device_id) {
   return uuid;
 }
 
+/* See writerInt.h. */
+uint64_t gp__tw_device_track(gp__tw *w, uint32_t device_id) {
+  return device_track(w, device_id);
+}
+
 static void stream_descriptor(gp__tw *w, const tw_entry *e, uint64_t uuid) {
   uint32_t stream = (uint32_t)e->k1;
   char name[96];

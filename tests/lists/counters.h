@@ -31,6 +31,13 @@ GP_TEST_ENTRY(sampling_log_drops_jobs_ended_behind_a_long_one, 20)
 GP_TEST_ENTRY(counter_round_matches_llround, 10)
 GP_TEST_ENTRY(sim_device_time_matches_128_bit_formula, 10)
 
+/* api: EVENT, METRIC and their instances (test_event_kinds.c) */
+GP_TEST_ENTRY(sim_events_add_up_from_their_instances, 20)
+GP_TEST_ENTRY(sim_metrics_follow_from_their_events, 20)
+GP_TEST_ENTRY(sim_metric_without_requests_is_invalid, 20)
+GP_TEST_ENTRY(sim_v3d_event_overflows_its_32_bits, 20)
+GP_TEST_ENTRY(sim_event_kinds_follow_their_enables, 20)
+
 /* cli: list, GPUPERF_HUD=help, stat */
 GP_TEST_ENTRY(cli_list_counters, 20)
 GP_TEST_ENTRY(cli_hud_help_prints_list, 60)

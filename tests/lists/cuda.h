@@ -16,6 +16,11 @@ GP_TEST_ENTRY(cuda_translate_unified_memory_counters, 20)
 GP_TEST_ENTRY(cuda_translate_mps_contexts, 20)
 GP_TEST_ENTRY(cuda_buffer_pool_is_bounded, 20)
 
+/* api: events and metrics (test_cuda_translate_events.c) */
+GP_TEST_ENTRY(cuda_translate_events_and_metrics, 20)
+GP_TEST_ENTRY(cuda_cupti_refuses_buffers_of_events, 20)
+GP_TEST_ENTRY(cuda_measured_values_become_metric_records, 20)
+
 /* api: what the callbacks feed (test_cuda_callbacks.c) */
 GP_TEST_ENTRY(cuda_event_dependencies_become_wait_ids, 20)
 GP_TEST_ENTRY(cuda_deps_table_is_bounded, 60)

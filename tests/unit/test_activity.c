@@ -51,6 +51,11 @@ TEST(activity_record_layout) {
   ASSERT_EQ(sizeof(gp_activity_function), 40);
   ASSERT_EQ(sizeof(gp_activity_device_attribute), 32);
   ASSERT_EQ(offsetof(gp_activity_device_attribute, value), 24);
+  ASSERT_EQ(sizeof(gp_activity_event), 72);
+  ASSERT_EQ(sizeof(gp_activity_event_instance), 48);
+  ASSERT_EQ(sizeof(gp_activity_metric), 72);
+  ASSERT_EQ(sizeof(gp_activity_metric_instance), 48);
+  ASSERT_EQ(offsetof(gp_activity_metric, value), 16);
   /* Fixed offsets readers depend on. */
   ASSERT_EQ(offsetof(gp_activity_kernel, correlation_id), 8);
   ASSERT_EQ(offsetof(gp_activity_api, correlation_id), 8);
@@ -62,6 +67,9 @@ TEST(activity_record_layout) {
   ASSERT_STR_EQ(gp_activity_kind_name(GP_ACTIVITY_KIND_FUNCTION), "FUNCTION");
   ASSERT_STR_EQ(gp_activity_kind_name(GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE),
                 "DEVICE_ATTRIBUTE");
+  ASSERT_STR_EQ(gp_activity_kind_name(GP_ACTIVITY_KIND_EVENT), "EVENT");
+  ASSERT_STR_EQ(gp_activity_kind_name(GP_ACTIVITY_KIND_METRIC_INSTANCE),
+                "METRIC_INSTANCE");
   ASSERT_STR_EQ(gp_activity_kind_name(GP_ACTIVITY_KIND_COUNT), "UNKNOWN");
   ASSERT_STR_EQ(gp_device_attr_name(GP_DEVICE_ATTR_COMPUTE_UNITS),
                 "compute_units");
@@ -151,6 +159,12 @@ TEST(activity_enable_disable_global) {
   for (uint32_t k = 1; k < GP_ACTIVITY_KIND_COUNT; k++) {
     if (k == GP_ACTIVITY_KIND_DROPPED)
       continue;
+    if (strcmp(gp_activity_kind_name(k), "UNKNOWN") == 0) {
+      /* A value between kinds (kinds are not every value below COUNT). */
+      ASSERT_ERR(gp_activity_enable((gp_activity_kind)k), GP_EKIND);
+      ASSERT_ERR(gp_activity_is_enabled(0, (gp_activity_kind)k), GP_EKIND);
+      continue;
+    }
     ASSERT_EQ(gp_activity_is_enabled(0, (gp_activity_kind)k), 0);
     ASSERT_OK(gp_activity_enable((gp_activity_kind)k));
     ASSERT_EQ(gp_activity_is_enabled(0, (gp_activity_kind)k), 1);

@@ -528,7 +528,8 @@ int cmd_demo(int argc, char **argv) {
                      gp_strerror(rc));
   rc = gp_activity_register_callbacks(request, complete);
   for (uint32_t k = 1; rc == 0 && k < GP_ACTIVITY_KIND_COUNT; k++)
-    rc = gp_activity_enable((gp_activity_kind)k);
+    if (strcmp(gp_activity_kind_name(k), "UNKNOWN") != 0) /* not a kind */
+      rc = gp_activity_enable((gp_activity_kind)k);
   if (rc != 0)
     return cli_error(CLI_BAD_INPUT, "demo failed: %s", gp_strerror(rc));
 

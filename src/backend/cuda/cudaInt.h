@@ -176,6 +176,23 @@ int gp__cuda_um_counter(const CUpti_ActivityUnifiedMemoryCounter3 *u);
 int gp__cuda_translate_buffer(const uint8_t *buffer, size_t valid_size,
                               gp__cuda_xlate_stats *stats);
 
+/* ---- translate_events.c ---- */
+
+/* gp__cuda_translate() of CUPTI's EVENT, EVENT_INSTANCE, METRIC and
+ * METRIC_INSTANCE records (its returns); GP_EKIND for other kinds. */
+int gp__cuda_translate_events(const CUpti_Activity *record);
+
+/*
+ * Writes the METRIC record of one value the collector measured over one
+ * kernel (the range profiler's): counter info of device device_id, value,
+ * the kernel's [start, end) in trace time and its correlation id. A
+ * value that is not a number is flagged METRIC_VALUE_INVALID. Returns 0,
+ * GP_ENOENT if METRIC is disabled, GP_ENOSPC if the record was dropped.
+ */
+int gp__cuda_metric_record(uint32_t device_id, const gp_counter_info *info,
+                           double value, uint64_t start, uint64_t end,
+                           uint64_t correlation_id);
+
 /* The gp_activity_kind a CUPTI kind becomes, 0 for none. */
 uint32_t gp__cuda_kind_map(uint32_t cupti_kind);
 

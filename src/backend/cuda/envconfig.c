@@ -70,13 +70,25 @@ static bool env_want(void *user, const char *mangled, const char *demangled) {
   return false;
 }
 
-/* Writes a COUNTER record; user tells the first counter id (1 or 1001). */
+/* Writes a COUNTER record, and a kernel's value as a METRIC record too;
+ * user tells the first counter id (1 or 1001). */
 static void env_emit(void *user, uint32_t cupti_device, size_t metric,
                      double value, uint64_t timestamp, uint64_t window_start,
                      uint64_t corr) {
-  if (!GP_CORE->activity_enabled(GP_ACTIVITY_KIND_COUNTER, 0))
+  bool as_metric = corr && metric < env_range.n &&
+                   GP_CORE->activity_enabled(GP_ACTIVITY_KIND_METRIC, 0);
+  bool as_counter = GP_CORE->activity_enabled(GP_ACTIVITY_KIND_COUNTER, 0);
+  if (!as_metric && !as_counter)
     return;
   uint32_t device = gp__cuda_device(cupti_device);
+  if (as_metric) {
+    gp_counter_info ci = {.id = (uint32_t)(uintptr_t)user + (uint32_t)metric,
+                          .name = env_range.v[metric],
+                          .type = GP_COUNTER_TYPE_DOUBLE};
+    gp__cuda_metric_record(device, &ci, value, window_start, timestamp, corr);
+  }
+  if (!as_counter)
+    return;
   gp_activity_counter *r =
       GP_CORE->activity_reserve(GP_ACTIVITY_KIND_COUNTER, sizeof(*r), 0, 0);
   if (!r)

@@ -209,6 +209,10 @@ static void sampler_emit(void *user, uint32_t cupti_device, size_t metric,
     return;
   GP_COUNTERS->counter_emit(&cs->c->cat, cs->device_id, cs->s->index[metric],
                             value, 0.0, timestamp, window_start, corr, 0, 0);
+  if (corr) /* a kernel's: also a METRIC (translate_events.c) */
+    gp__cuda_metric_record(cs->device_id,
+                           &cs->c->defs[cs->s->index[metric]].info, value,
+                           window_start, timestamp, corr);
 }
 
 static int cp_sampling_start(void *prov, gp__sampler *s) {

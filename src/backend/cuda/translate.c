@@ -5,7 +5,8 @@
  * the installed toolkit (CUDA 13: Kernel10, Memcpy6, MemcpyPtoP4, Memset4,
  * API, Synchronization2, Marker2, Overhead3, Device5, Context3, Name,
  * Environment, Function, Module, DeviceAttribute; CdpKernel, Preemption
- * and UnifiedMemoryCounter3 in translate_dp.c) and writing the
+ * and UnifiedMemoryCounter3 in translate_dp.c; Event, EventInstance,
+ * Metric, MetricInstance in translate_events.c) and writing the
  * matching record of include/gpuperf/activity.h. What changes on the way:
  *
  *   - timestamps go from CUPTI's timebase to the trace clock (ids.c);
@@ -75,6 +76,14 @@ uint32_t gp__cuda_kind_map(uint32_t cupti_kind) {
     return GP_ACTIVITY_KIND_PREEMPTION;
   case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
     return GP_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER;
+  case CUPTI_ACTIVITY_KIND_EVENT:
+    return GP_ACTIVITY_KIND_EVENT;
+  case CUPTI_ACTIVITY_KIND_EVENT_INSTANCE:
+    return GP_ACTIVITY_KIND_EVENT_INSTANCE;
+  case CUPTI_ACTIVITY_KIND_METRIC:
+    return GP_ACTIVITY_KIND_METRIC;
+  case CUPTI_ACTIVITY_KIND_METRIC_INSTANCE:
+    return GP_ACTIVITY_KIND_METRIC_INSTANCE;
   default:
     return GP_ACTIVITY_KIND_INVALID;
   }
@@ -762,6 +771,11 @@ int gp__cuda_translate(const CUpti_Activity *rec) {
   case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
     return gp__cuda_um_counter(
         (const CUpti_ActivityUnifiedMemoryCounter3 *)rec);
+  case CUPTI_ACTIVITY_KIND_EVENT:
+  case CUPTI_ACTIVITY_KIND_EVENT_INSTANCE:
+  case CUPTI_ACTIVITY_KIND_METRIC:
+  case CUPTI_ACTIVITY_KIND_METRIC_INSTANCE:
+    return gp__cuda_translate_events(rec); /* translate_events.c */
   default:
     return GP_EKIND;
   }

@@ -823,6 +823,7 @@ static void emit_instrumented(const sim_op *op, const sim_device *d,
                          num, den);
   gp__sampler_emit(s, op->start, num, den, t->end, t->start, op->correlation_id,
                    op->perfmon_id, op->context_id);
+  gp__sim_emit_events(op, d, s, num, den, t->start, t->end);
 }
 
 /* Emits one periodic window [t0, t1) of d (t0 is sm->win_start) and

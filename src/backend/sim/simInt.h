@@ -479,6 +479,17 @@ void gp__sim_counter_eval_n(const sim_model *m, const gp__catalog *cat,
                             double *den);
 sim_device *gp__sim_device_by_id(uint32_t device_id);
 
+/*
+ * simevents.c: writes the EVENT, METRIC, EVENT_INSTANCE and
+ * METRIC_INSTANCE records (those enabled) of kernel op of device d,
+ * instrumented by s, whose counters' values over it are (num[i], den[i])
+ * for s->index[i]; start and end are the kernel's in trace time. Nothing
+ * for copies and fills, nor when none of the four kinds is enabled.
+ */
+void gp__sim_emit_events(const sim_op *op, const sim_device *d,
+                         const gp__sampler *s, const double *num,
+                         const double *den, uint64_t start, uint64_t end);
+
 /* Adds scale times *src to *dst, sum by sum. Inline and unrolled: in a
  * loop over jobs the sums of *dst stay in registers (or pair up into
  * vector operations, whose lanes round as the scalar ones do: the sums

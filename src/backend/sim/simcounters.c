@@ -159,6 +159,9 @@ static const gp__catalog v3d_catalog = {
     .supports_instrumented = 1,
     .has_scheduler = 1,
     .supports_multiplex = 1, /* sched.c emits through gp__sampler_emit() */
+    /* The V3D_PCTR_0_PCTRn registers the kernel reads at each job's end
+     * are 32 bits wide (v3d_perfmon.c adds them into 64-bit values). */
+    .counter_bits = 32,
 };
 
 /* See simInt.h. */
