@@ -44,15 +44,20 @@ const char *vk_cli_path(bool sample) {
 
 /* See vkutil.h. */
 void vk_env(void) {
-  setenv("VK_ICD_FILENAMES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", 1);
-  setenv("VK_DRIVER_FILES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", 1);
+  /* GPUPERF_TEST_VK_ICD: another driver's ICD manifest (a real GPU's, as
+   * scripts run on a lent GPU machine), instead of lavapipe. */
+  const char *icd = getenv("GPUPERF_TEST_VK_ICD");
+  if (!icd || !*icd)
+    icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+  setenv("VK_ICD_FILENAMES", icd, 1);
+  setenv("VK_DRIVER_FILES", icd, 1);
   unsetenv("VK_INSTANCE_LAYERS");
   unsetenv("VK_ADD_LAYER_PATH");
   unsetenv("VK_LOADER_DEBUG");
   const char *xdg = gp_test_path(2, "xdg");
   mkdir(xdg, 0700);
   setenv("XDG_RUNTIME_DIR", xdg, 1);
-  if (access("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", R_OK) != 0)
+  if (access(icd, R_OK) != 0)
     SKIP("lavapipe is not installed (Debian mesa-vulkan-drivers)");
 }
 

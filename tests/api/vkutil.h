@@ -31,7 +31,9 @@ const char *vk_built(const char *name, char *buf, size_t size);
  * skipped. */
 const char *vk_cli_path(bool sample);
 
-/* Lavapipe only, quietly: no other driver, no stray layers. */
+/* Lavapipe only, quietly: no other driver, no stray layers. With
+ * GPUPERF_TEST_VK_ICD set, that ICD manifest's driver instead (a real
+ * GPU's, where one is lent). */
 void vk_env(void);
 
 /* True if prog is found on PATH. */
