@@ -60,7 +60,13 @@ typedef enum gp_activity_kind {
   /* gp_activity_device_attribute */
   GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE = 21,
   GP_ACTIVITY_KIND_MARKER_DATA = 22, /* gp_activity_marker_data */
-  GP_ACTIVITY_KIND_COUNT             /* one past the last kind */
+  /* Source level (gpuperf/activity_source.h) */
+  GP_ACTIVITY_KIND_SOURCE_LOCATOR = 23,        /* .._source_locator */
+  GP_ACTIVITY_KIND_GLOBAL_ACCESS = 24,         /* .._global_access */
+  GP_ACTIVITY_KIND_SHARED_ACCESS = 25,         /* .._shared_access */
+  GP_ACTIVITY_KIND_BRANCH = 26,                /* .._branch */
+  GP_ACTIVITY_KIND_INSTRUCTION_EXECUTION = 27, /* .._instruction_execution */
+  GP_ACTIVITY_KIND_COUNT                       /* one past the last kind */
 } gp_activity_kind;
 
 /* The header every record starts with. */
@@ -68,6 +74,9 @@ typedef struct gp_activity {
   uint32_t kind; /* gp_activity_kind */
   uint32_t size; /* bytes in the whole record, a multiple of 8 */
 } gp_activity;
+
+/* The source-level records (they use gp_activity). */
+#include "gpuperf/activity_source.h"
 
 /* Record flags, per kind. */
 #define GP_ACTIVITY_FLAG_NONE 0u
