@@ -100,37 +100,23 @@ void gp__activity_init(void) {
 /* Names                                                                */
 
 static const char *const kind_names[GP_ACTIVITY_KIND_COUNT] = {
-    "INVALID",
-    "KERNEL",
-    "MEMCPY",
-    "MEMSET",
-    "API",
-    "MARKER",
-    "DEVICE",
-    "CONTEXT",
-    "NAME",
-    "OVERHEAD",
-    "ENVIRONMENT",
-    "COUNTER",
-    "DROPPED",
-    "SYNCHRONIZATION",
-    "RENDER_STAGE",
-    "GPU_LOG",
-    "GPU_MEMORY",
-    "DMA_FENCE",
-    "GPU_FTRACE",
-    "MODULE",
-    "FUNCTION",
-    "DEVICE_ATTRIBUTE",
-    "MARKER_DATA",
-    [GP_ACTIVITY_KIND_SOURCE_LOCATOR] = "SOURCE_LOCATOR",
-    [GP_ACTIVITY_KIND_GLOBAL_ACCESS] = "GLOBAL_ACCESS",
-    [GP_ACTIVITY_KIND_SHARED_ACCESS] = "SHARED_ACCESS",
-    [GP_ACTIVITY_KIND_BRANCH] = "BRANCH",
-    [GP_ACTIVITY_KIND_INSTRUCTION_EXECUTION] = "INSTRUCTION_EXECUTION"};
+    "INVALID",    "KERNEL",           "MEMCPY",       "MEMSET",
+    "API",        "MARKER",           "DEVICE",       "CONTEXT",
+    "NAME",       "OVERHEAD",         "ENVIRONMENT",  "COUNTER",
+    "DROPPED",    "SYNCHRONIZATION",  "RENDER_STAGE", "GPU_LOG",
+    "GPU_MEMORY", "DMA_FENCE",        "GPU_FTRACE",   "MODULE",
+    "FUNCTION",   "DEVICE_ATTRIBUTE", "MARKER_DATA"};
+
+/* The source-level kinds (activity_source.h), from SOURCE_LOCATOR on. */
+static const char *const source_kind_names[] = {
+    "SOURCE_LOCATOR", "GLOBAL_ACCESS", "SHARED_ACCESS", "BRANCH",
+    "INSTRUCTION_EXECUTION"};
 
 /* See activity.h. */
 const char *gp_activity_kind_name(uint32_t kind) {
+  if (kind >= GP_ACTIVITY_KIND_SOURCE_LOCATOR &&
+      kind <= GP_ACTIVITY_KIND_INSTRUCTION_EXECUTION)
+    return source_kind_names[kind - GP_ACTIVITY_KIND_SOURCE_LOCATOR];
   return kind < GP_ACTIVITY_KIND_COUNT ? kind_names[kind] : "UNKNOWN";
 }
 
