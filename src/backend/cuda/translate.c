@@ -69,7 +69,7 @@ uint32_t gp__cuda_kind_map(uint32_t cupti_kind) {
   case CUPTI_ACTIVITY_KIND_DEVICE_ATTRIBUTE:
     return GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE;
   default:
-    return GP_ACTIVITY_KIND_INVALID;
+    return gp__cuda_source_kind_map(cupti_kind);
   }
 }
 
@@ -744,7 +744,7 @@ int gp__cuda_translate(const CUpti_Activity *rec) {
   case CUPTI_ACTIVITY_KIND_DEVICE_ATTRIBUTE:
     return device_attribute((const CUpti_ActivityDeviceAttribute *)rec);
   default:
-    return GP_EKIND;
+    return gp__cuda_translate_source(rec); /* or GP_EKIND */
   }
 }
 
