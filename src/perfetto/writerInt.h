@@ -47,7 +47,8 @@ enum {
   TW_TRACK_DEVICE = 4,
   TW_TRACK_STREAM = 5,
   TW_TRACK_COUNTER = 6,
-  TW_TRACK_ASYNC = 7
+  TW_TRACK_ASYNC = 7,
+  TW_TRACK_SOURCE = 8 /* the process's source-level records */
 };
 /* The uuid of track (kind, key): numbered in order of first use, with the
  * sequence id in the low 12 bits (or, past 4095 sequences, bits 40 and
@@ -260,6 +261,7 @@ struct gp__tw {
   uint8_t seq_head_len;
   uint64_t seq_head;
   gp__tw_stats st;
+  struct tw_source *source; /* writer_source.c's, NULL until used */
 };
 
 /* ---- writer.c: packets ---- */
@@ -559,6 +561,14 @@ void gp__tw_event_begin(gp__tw *w, uint64_t ts, uint32_t type, uint64_t track,
 void gp__tw_event_end(gp__tw *w);
 
 void gp__tw_module(gp__tw *w, const gp_activity_module *m);
+/* ---- writer_source.c: the source-level records (source_level) ---- */
+/* Remembers a kernel's end and name for the records that count it. */
+void gp__tw_source_kernel(gp__tw *w, const gp_activity_kernel *k);
+/* A SOURCE_LOCATOR (kept), GLOBAL_ACCESS, SHARED_ACCESS, BRANCH or
+ * INSTRUCTION_EXECUTION record (an instant); other kinds are ignored. */
+void gp__tw_source_record(gp__tw *w, const gp_activity *r);
+/* Frees what writer_source.c kept. */
+void gp__tw_source_fini(gp__tw *w);
 void gp__tw_function(gp__tw *w, const gp_activity_function *f);
 /* Writes the interned entries of GPU kinds (queue, stage, context,
  * kernel, arg names). */

@@ -45,6 +45,8 @@ GP_TEST_ENTRY(writer_overhead_slices_named_by_kind, 20)
 GP_TEST_ENTRY(writer_module_function_instants_in_a_recorded_trace, 20)
 GP_TEST_ENTRY(writer_marker_attributes_as_args, 20)
 GP_TEST_ENTRY(writer_device_attributes_in_gpu_info, 20)
+GP_TEST_ENTRY(writer_source_level_instants_in_a_recorded_trace, 20)
+GP_TEST_ENTRY(writer_source_level_is_off_by_default, 20)
 GP_TEST_ENTRY(record_processes_without_gpu_work_leave_no_trace, 60)
 
 /* unit: Perfetto's producer protocol against the documented bytes */
