@@ -175,9 +175,11 @@ void gp__sim_source_prepare(sim_op *op, const gp_sim_kernel_desc *k) {
              {GP_ACTIVITY_KIND_SHARED_ACCESS, K_SHARED},
              {GP_ACTIVITY_KIND_BRANCH, K_BRANCH},
              {GP_ACTIVITY_KIND_INSTRUCTION_EXECUTION, K_INSTR}};
+  /* Not settable per context (gp_activity_enable_context): asked without
+   * one, which never takes the overrides' lock. */
   uint8_t kinds = 0;
   for (size_t i = 0; i < GP_ARRAY_SIZE(map); i++)
-    if (gp__activity_enabled(map[i].kind, op->context_id))
+    if (gp__activity_enabled(map[i].kind, 0))
       kinds |= map[i].bit;
   /* Locators alone say nothing: they come with the records that use them. */
   if (!(kinds & ~K_LOCATOR))
