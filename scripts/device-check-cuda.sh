@@ -8,7 +8,8 @@
 # and checks the traces with `gpuperf query`: kernel names and counts,
 # copies and fills, dependency flows, API-to-kernel correlation flows,
 # NVTX ranges and their colours and payloads, the sample's module and
-# functions, the GPU against nvidia-smi, per-kernel counters, nothing
+# functions, the source-level kinds (refused once each by CUDA 13, or
+# instants), the GPU against nvidia-smi, per-kernel counters, nothing
 # dropped or untimed. Then it
 # builds and runs tests/cuda/cb_probe.cu, which checks the callback API,
 # the handle lookups, the MODULE, FUNCTION, DEVICE_ATTRIBUTE and
@@ -110,7 +111,7 @@ if [ -z "$CHECK_ONLY" ]; then
   CONFIG=$DIR/config.pbtxt
   {
     echo 'data_sources { config { name: "gpu.renderstages" } }'
-    echo 'gpuperf_options { code_objects: true }'
+    echo 'gpuperf_options { code_objects: true source_level: true }'
   } >"$CONFIG"
   CONFIG_COUNTERS=$DIR/config-counters.pbtxt
   if [ -n "$METRICS" ]; then
@@ -233,6 +234,23 @@ if [ -z "$CHECK_ONLY" ]; then
   }
   fn_check scale
   fn_check add
+  # The source-level kinds (the config asks for them): CUDA 13 refuses
+  # them, and the collector says so once per kind and records on
+  # (docs/cuda.md); a CUPTI that gives them puts instants in the trace.
+  refused=$(grep -c 'CUPTI refused the source-level kind' "$DIR/record.log")
+  if [ "$refused" -gt 0 ]; then
+    if [ "$refused" -eq 5 ]; then
+      say "ok    source-level kinds refused by CUPTI, each said once: $refused"
+      grep 'CUPTI refused the source-level kind' "$DIR/record.log" |
+        head -n 1 | sed 's/^/  /'
+    else
+      say "FAIL  source-level refusals: got $refused lines, want 5 (one per kind)"
+      failures=$((failures + 1))
+    fi
+  else
+    check "source-level instants" ge 1 \
+      "SELECT COUNT(*) FROM slice WHERE name = 'GPU instruction'"
+  fi
   # The trace's first GPU against the driver's own tool.
   smi=$(timeout 30 nvidia-smi --id=0 --query-gpu=name,uuid,pci.bus_id,compute_cap,clocks.max.sm --format=csv,noheader,nounits 2>/dev/null | head -n 1)
   if [ -z "$smi" ]; then

@@ -60,6 +60,12 @@ typedef enum gp_activity_kind {
   /* gp_activity_device_attribute */
   GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE = 21,
   GP_ACTIVITY_KIND_MARKER_DATA = 22, /* gp_activity_marker_data */
+  /* Source level (gpuperf/activity_source.h) */
+  GP_ACTIVITY_KIND_SOURCE_LOCATOR = 23,        /* .._source_locator */
+  GP_ACTIVITY_KIND_GLOBAL_ACCESS = 24,         /* .._global_access */
+  GP_ACTIVITY_KIND_SHARED_ACCESS = 25,         /* .._shared_access */
+  GP_ACTIVITY_KIND_BRANCH = 26,                /* .._branch */
+  GP_ACTIVITY_KIND_INSTRUCTION_EXECUTION = 27, /* .._instruction_execution */
   /* gp_activity_cdp_kernel (activity_cdp.h) */
   GP_ACTIVITY_KIND_CDP_KERNEL = 28,
   GP_ACTIVITY_KIND_PREEMPTION = 29, /* gp_activity_preemption */
@@ -70,9 +76,7 @@ typedef enum gp_activity_kind {
   GP_ACTIVITY_KIND_METRIC = 32,          /* gp_activity_metric */
   GP_ACTIVITY_KIND_EVENT_INSTANCE = 33,  /* gp_activity_event_instance */
   GP_ACTIVITY_KIND_METRIC_INSTANCE = 34, /* gp_activity_metric_instance */
-  GP_ACTIVITY_KIND_COUNT /* one past the last kind; not every value below
-                            it is a kind (gp_activity_kind_name() says
-                            "UNKNOWN" for those that are not) */
+  GP_ACTIVITY_KIND_COUNT                 /* one past the last kind */
 } gp_activity_kind;
 
 /* The header every record starts with. */
@@ -82,6 +86,8 @@ typedef struct gp_activity {
 } gp_activity;
 
 #include "gpuperf/activity_events.h"
+/* The source-level records (they use gp_activity). */
+#include "gpuperf/activity_source.h"
 
 /* Record flags, per kind. */
 #define GP_ACTIVITY_FLAG_NONE 0u

@@ -238,7 +238,9 @@ GP_EXPORT int gp_sim_kernel_destroy(gp_sim_kernel *kernel);
 /*
  * Launches a kernel on a stream. GP_EINVAL for a zero dimension, a block
  * over the device's max threads per block, or shared memory over its
- * limit.
+ * limit. With source-level kinds enabled (activity_source.h), the kernel
+ * gives their records when it retires, from an instruction model
+ * (docs/sim.md).
  */
 GP_EXPORT int gp_sim_launch(gp_sim_stream *stream, const gp_sim_kernel *kernel,
                             gp_sim_dim3 grid, gp_sim_dim3 block,

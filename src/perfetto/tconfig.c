@@ -55,6 +55,7 @@ enum {
   F_DESCRIPTOR_MODE,
   F_MACHINE_ID,
   F_CODE_OBJECTS,
+  F_SOURCE_LEVEL,
   F_VULKAN_MEMORY_CONFIG,
   F_TRACK_DRIVER,
   F_TRACK_DEVICE,
@@ -159,6 +160,7 @@ static const gp__tp_field opt_fields[] = {
      NULL},
     {"machine_id", F_MACHINE_ID, GP_TP_U32, false, NULL, NULL},
     {"code_objects", F_CODE_OBJECTS, GP_TP_BOOL, false, NULL, NULL},
+    {"source_level", F_SOURCE_LEVEL, GP_TP_BOOL, false, NULL, NULL},
     {NULL, 0, 0, false, NULL, NULL}};
 static const gp__tp_message opt_msg = {"gpuperf_options", opt_fields};
 
@@ -625,6 +627,8 @@ static int convert(gp_trace_config *c, const gp__tp_node *root, char *err,
         c->machine_id = (uint32_t)x->u;
       if ((x = first_field(n->child, F_CODE_OBJECTS)))
         c->code_objects = x->u != 0;
+      if ((x = first_field(n->child, F_SOURCE_LEVEL)))
+        c->source_level = x->u != 0;
       break;
     default:
       break;
@@ -815,6 +819,11 @@ int gp_trace_config_get_info(const gp_trace_config *c,
 /* See tconfig.h. */
 bool gp__trace_config_code_objects(const gp_trace_config *c) {
   return c && c->code_objects;
+}
+
+/* See tconfig.h. */
+bool gp__trace_config_source_level(const gp_trace_config *c) {
+  return c && c->source_level;
 }
 
 /* See session.h. */

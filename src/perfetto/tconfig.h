@@ -47,6 +47,15 @@ bool gp__vendor_suffix_matches(const char *suffix, const gp_device_info *di);
 bool gp__trace_config_code_objects(const gp_trace_config *c);
 
 /*
+ * Whether the config asks for the source-level records in its trace
+ * (gpuperf_options { source_level: true }): SOURCE_LOCATOR, GLOBAL_ACCESS,
+ * SHARED_ACCESS, BRANCH and INSTRUCTION_EXECUTION, as instants with their
+ * counts (writer_source.c). Off by default: a kernel launch can bring a
+ * dozen.
+ */
+bool gp__trace_config_source_level(const gp_trace_config *c);
+
+/*
  * The index of the data source of kind `kind` (GP_DATA_SOURCE_GPU_COUNTERS
  * or GP_DATA_SOURCE_GPU_RENDERSTAGES) of c that applies to device di: one
  * whose vendor suffix names it, else one without a suffix (or the suffix

@@ -49,6 +49,7 @@ struct gp_trace_config {
   int write_into_file; /* -1 unset */
   uint32_t descriptor_mode, machine_id;
   bool code_objects; /* gpuperf_options.code_objects */
+  bool source_level; /* gpuperf_options.source_level */
   bool options_given;
 };
 

@@ -154,11 +154,12 @@ int gp_trace_config_format(const gp_trace_config *c, char *buf, size_t size,
     put(&b, "  }\n}\n");
   }
   if (c->options_given || c->descriptor_mode != 2 || c->machine_id ||
-      c->code_objects)
+      c->code_objects || c->source_level)
     put(&b,
-        "gpuperf_options { counter_descriptor_mode: %u machine_id: %u%s }\n",
+        "gpuperf_options { counter_descriptor_mode: %u machine_id: %u%s%s }\n",
         c->descriptor_mode, c->machine_id,
-        c->code_objects ? " code_objects: true" : "");
+        c->code_objects ? " code_objects: true" : "",
+        c->source_level ? " source_level: true" : "");
   if (b.oom) {
     free(b.p);
     return GP_ENOMEM;

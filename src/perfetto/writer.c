@@ -597,6 +597,7 @@ void gp__tw_destroy(gp__tw *w) {
   gp__clock_consumer_close(w->clock_consumer);
   gp__tw_counter_fini(w);
   gp__tw_events_fini(w);
+  gp__tw_source_fini(w);
   free(w->name_tab);
   free(w->tails);
   free(w->attrs);
@@ -632,6 +633,8 @@ int gp__tw_counter_id_taken(gp__tw *w, uint32_t device_id, const uint32_t *ids,
 static void dispatch(gp__tw *w, const gp_activity *r) {
   switch (r->kind) {
   case GP_ACTIVITY_KIND_KERNEL:
+    if (w->o.source_level)
+      gp__tw_source_kernel(w, (const gp_activity_kernel *)r);
     if (gp__tw_work_written(w, ((const gp_activity_kernel *)r)->device_id))
       gp__tw_gpu_kernel(w, (const gp_activity_kernel *)r);
     break;
@@ -745,7 +748,9 @@ static void dispatch(gp__tw *w, const gp_activity *r) {
     if (r->size >= sizeof(gp_activity_metric_instance))
       gp__tw_metric_instance(w, (const gp_activity_metric_instance *)r);
     break;
-  default: /* kinds we do not know */
+  default: /* the source-level kinds where asked; kinds we do not know */
+    if (w->o.source_level)
+      gp__tw_source_record(w, r);
     break;
   }
 }

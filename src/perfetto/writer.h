@@ -71,6 +71,9 @@ typedef struct gp__tw_options {
   bool counters;            /* COUNTER records */
   bool code_objects;        /* MODULE, FUNCTION, DEVICE_ATTRIBUTE records
                                (gpuperf_options.code_objects) */
+  bool source_level;        /* SOURCE_LOCATOR, GLOBAL_ACCESS, SHARED_ACCESS,
+                               BRANCH, INSTRUCTION_EXECUTION records
+                               (gpuperf_options.source_level) */
   bool gpu_log;             /* failed calls and drops as GpuLog packets */
   bool vk_device_memory;    /* VulkanMemoryEvent: device memory, objects */
   bool vk_driver_memory;    /* VulkanMemoryEvent: the driver's host memory */

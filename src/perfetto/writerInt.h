@@ -48,7 +48,8 @@ enum {
   TW_TRACK_STREAM = 5,
   TW_TRACK_COUNTER = 6,
   TW_TRACK_ASYNC = 7,
-  TW_TRACK_UM = 8 /* a device's unified memory (key: device id) */
+  TW_TRACK_SOURCE = 8, /* the process's source-level records */
+  TW_TRACK_UM = 9      /* a stream's unified memory (key: device, stream) */
 };
 /* The uuid of track (kind, key): numbered in order of first use, with the
  * sequence id in the low 12 bits (or, past 4095 sequences, bits 40 and
@@ -264,6 +265,7 @@ struct gp__tw {
   uint8_t seq_head_len;
   uint64_t seq_head;
   gp__tw_stats st;
+  struct tw_source *source; /* writer_source.c's, NULL until used */
 };
 
 /* ---- writer.c: packets ---- */
@@ -582,6 +584,14 @@ void gp__tw_events_fini(gp__tw *w);
 /* The uuid of the "Device #N" track of the process (under its API's
  * track), described the first time (writer_gpu.c). */
 uint64_t gp__tw_device_track(gp__tw *w, uint32_t device_id);
+/* ---- writer_source.c: the source-level records (source_level) ---- */
+/* Remembers a kernel's end and name for the records that count it. */
+void gp__tw_source_kernel(gp__tw *w, const gp_activity_kernel *k);
+/* A SOURCE_LOCATOR (kept), GLOBAL_ACCESS, SHARED_ACCESS, BRANCH or
+ * INSTRUCTION_EXECUTION record (an instant); other kinds are ignored. */
+void gp__tw_source_record(gp__tw *w, const gp_activity *r);
+/* Frees what writer_source.c kept. */
+void gp__tw_source_fini(gp__tw *w);
 void gp__tw_function(gp__tw *w, const gp_activity_function *f);
 /* PREEMPTION records as instants on the process track, UNIFIED_MEMORY_
  * COUNTER records as slices on a track per device (writer_um.c). */

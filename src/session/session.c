@@ -164,6 +164,7 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
   /* Modules, functions and device attributes only where the config asks
    * (gp__trace_config_code_objects says why). */
   bool code = gp__trace_config_code_objects(cfg);
+  bool source = gp__trace_config_source_level(cfg); /* the same */
   gp_data_source_info ds;
   for (uint32_t i = 0; gp_trace_config_get_data_source(cfg, i, &ds) == 0; i++) {
     switch (ds.kind) {
@@ -185,6 +186,12 @@ static uint64_t kinds_for(const gp_trace_config *cfg, bool deterministic) {
         k |= (1ull << GP_ACTIVITY_KIND_MODULE) |
              (1ull << GP_ACTIVITY_KIND_FUNCTION) |
              (1ull << GP_ACTIVITY_KIND_DEVICE_ATTRIBUTE);
+      if (source) /* with the kernels whose ends place them */
+        k |= (1ull << GP_ACTIVITY_KIND_SOURCE_LOCATOR) |
+             (1ull << GP_ACTIVITY_KIND_GLOBAL_ACCESS) |
+             (1ull << GP_ACTIVITY_KIND_SHARED_ACCESS) |
+             (1ull << GP_ACTIVITY_KIND_BRANCH) |
+             (1ull << GP_ACTIVITY_KIND_INSTRUCTION_EXECUTION);
       if (!deterministic)
         k |= 1ull << GP_ACTIVITY_KIND_OVERHEAD;
       break;
@@ -340,6 +347,7 @@ void gp__session_writer_options(const gp_trace_config *cfg, uint32_t seq,
   o->fd = fd;
   o->sources_cfg = cfg;
   o->code_objects = gp__trace_config_code_objects(cfg);
+  o->source_level = gp__trace_config_source_level(cfg);
   gp_data_source_info ds;
   for (uint32_t i = 0; gp_trace_config_get_data_source(cfg, i, &ds) == 0; i++) {
     if (ds.kind == GP_DATA_SOURCE_GPU_RENDERSTAGES) {

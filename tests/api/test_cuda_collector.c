@@ -525,6 +525,7 @@ TEST(cuda_device_check_script_without_a_gpu) {
   char text[2048];
   gp_trace_config *cfg = check_config("check/config.pbtxt", text, sizeof(text));
   ASSERT(strstr(text, "code_objects: true"));
+  ASSERT(strstr(text, "source_level: true"));
   gp_data_source_info tds;
   ASSERT_OK(gp_trace_config_get_data_source(cfg, 0, &tds));
   ASSERT_EQ(tds.kind, GP_DATA_SOURCE_GPU_RENDERSTAGES);

@@ -20,6 +20,10 @@ GP_TEST_ENTRY(cuda_buffer_pool_is_bounded, 20)
 GP_TEST_ENTRY(cuda_translate_events_and_metrics, 20)
 GP_TEST_ENTRY(cuda_cupti_refuses_buffers_of_events, 20)
 GP_TEST_ENTRY(cuda_measured_values_become_metric_records, 20)
+/* api: the source-level records (test_cuda_translate_source.c) */
+GP_TEST_ENTRY(cuda_translate_source_level_records, 20)
+GP_TEST_ENTRY(cuda_source_level_records_in_a_cupti_buffer, 20)
+GP_TEST_ENTRY(cuda_source_level_refusal_is_said_once, 20)
 
 /* api: what the callbacks feed (test_cuda_callbacks.c) */
 GP_TEST_ENTRY(cuda_event_dependencies_become_wait_ids, 20)

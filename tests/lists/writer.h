@@ -47,6 +47,8 @@ GP_TEST_ENTRY(writer_marker_attributes_as_args, 20)
 GP_TEST_ENTRY(writer_device_attributes_in_gpu_info, 20)
 GP_TEST_ENTRY(writer_events_and_metrics_in_a_recorded_trace, 30)
 GP_TEST_ENTRY(writer_instances_without_their_event, 30)
+GP_TEST_ENTRY(writer_source_level_instants_in_a_recorded_trace, 20)
+GP_TEST_ENTRY(writer_source_level_is_off_by_default, 20)
 GP_TEST_ENTRY(record_processes_without_gpu_work_leave_no_trace, 60)
 
 /* unit: Perfetto's producer protocol against the documented bytes */

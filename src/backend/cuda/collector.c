@@ -468,6 +468,7 @@ static int cupti_start(void) {
     }
   }
   um_on = um_counters_enable();
+  gp__cuda_source_enable(); /* refusals are said, not fatal */
   /* Queued and submitted times of kernels; optional. */
   cuptiActivityEnableLatencyTimestamps(1);
   cuptiActivityFlushPeriod(
@@ -480,6 +481,7 @@ static int cupti_start(void) {
   return 0;
 
 disable:
+  gp__cuda_source_disable();
   for (size_t i = 0; i < GP_ARRAY_SIZE(kinds); i++)
     cuptiActivityDisable(kinds[i].kind);
   if (um_on)
@@ -548,6 +550,7 @@ int gp_cuda_stop(void) {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   in_flush = false;
   GP_CORE->activity_remove_flush_hook(flush_hook, NULL);
+  gp__cuda_source_disable();
   for (size_t i = 0; i < GP_ARRAY_SIZE(kinds); i++)
     cuptiActivityDisable(kinds[i].kind);
   if (um_on)

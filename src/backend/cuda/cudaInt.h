@@ -167,6 +167,26 @@ void gp__cuda_boost_context(uint32_t context_id, uint32_t device_id,
 int gp__cuda_cdp_kernel(const CUpti_ActivityCdpKernel *c);
 int gp__cuda_preemption(const CUpti_ActivityPreemption *p);
 int gp__cuda_um_counter(const CUpti_ActivityUnifiedMemoryCounter3 *u);
+/* ---- translate_source.c ---- */
+
+/* gp__cuda_translate() for CUPTI's source-level kinds (SOURCE_LOCATOR,
+ * GLOBAL_ACCESS, SHARED_ACCESS, BRANCH, INSTRUCTION_EXECUTION); GP_EKIND
+ * for any other kind. */
+int gp__cuda_translate_source(const CUpti_Activity *record);
+
+/* Our kind for one of those CUPTI kinds, GP_ACTIVITY_KIND_INVALID else. */
+uint32_t gp__cuda_source_kind_map(uint32_t cupti_kind);
+
+/*
+ * Asks CUPTI for the source-level kinds whose kind of ours is enabled
+ * (at the collector's start). A kind CUPTI refuses (CUDA 13 removed them)
+ * is said once per process on stderr; the session goes on without it.
+ * Returns the refused ones as bits, in the order of the list above.
+ */
+uint32_t gp__cuda_source_enable(void);
+
+/* Gives back to CUPTI the kinds gp__cuda_source_enable() got. */
+void gp__cuda_source_disable(void);
 
 /*
  * Translates every record of a CUPTI buffer (valid_size bytes), walking it

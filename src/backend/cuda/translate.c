@@ -85,7 +85,7 @@ uint32_t gp__cuda_kind_map(uint32_t cupti_kind) {
   case CUPTI_ACTIVITY_KIND_METRIC_INSTANCE:
     return GP_ACTIVITY_KIND_METRIC_INSTANCE;
   default:
-    return GP_ACTIVITY_KIND_INVALID;
+    return gp__cuda_source_kind_map(cupti_kind);
   }
 }
 
@@ -777,7 +777,7 @@ int gp__cuda_translate(const CUpti_Activity *rec) {
   case CUPTI_ACTIVITY_KIND_METRIC_INSTANCE:
     return gp__cuda_translate_events(rec); /* translate_events.c */
   default:
-    return GP_EKIND;
+    return gp__cuda_translate_source(rec); /* or GP_EKIND */
   }
 }
 

@@ -578,7 +578,8 @@ int gp__sim_schedule(gp_sim_stream *s, sim_op *op, uint64_t duration) {
     gp__sim_op_acc(op, d->m, &j->acc);
   }
   heap_push(op);
-  if (op->emit) /* a record once it is retired (lost if we die first) */
+  /* records once it is retired (lost if we die first) */
+  if (op->emit || op->src.kinds)
     gp__activity_work_in_flight(1);
   return 0;
 }
@@ -936,8 +937,11 @@ static void retire_slot(uint32_t slot) {
   if (op->emit) {
     trace_times(op, d, &t);
     emit_op(op, &t);
-    gp__activity_work_in_flight(-1);
   }
+  if (op->src.kinds)
+    gp__sim_source_emit(op, d->m);
+  if (op->emit || op->src.kinds)
+    gp__activity_work_in_flight(-1);
   if (op->instr) {
     /* Its record's start and end serve the values too. */
     if (!op->emit) {

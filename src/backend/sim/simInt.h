@@ -219,6 +219,12 @@ typedef struct sim_op {
   uint64_t *waits_heap; /* when num_waits > SIM_INLINE_WAITS */
   sim_work_stats stats;
   struct sim_extra *extra; /* gp_sim_launch_ex's additions (owned), or NULL */
+  /* The source-level records of a kernel (sim_source.c): which kinds
+   * (0: none), and its instruction model's trip counts. */
+  struct sim_source_work {
+    uint32_t loads, stores, fmas;
+    uint8_t kinds, cached;
+  } src;
 } sim_op;
 
 /* One managed range's faults at a kernel's start (sim_managed.c). */
@@ -429,6 +435,12 @@ uint64_t gp__sim_copy_cost(const sim_model *m, uint32_t copy_kind,
                            uint64_t bytes);
 uint64_t gp__sim_fill_cost(const sim_model *m, uint64_t bytes);
 const char *gp__sim_cbid_name(uint32_t cbid);
+
+/* sim_source.c (with gp__sim.lock held): at launch, which source-level
+ * kinds a kernel op records and its model's counts; at retirement, its
+ * records. */
+void gp__sim_source_prepare(sim_op *op, const gp_sim_kernel_desc *k);
+void gp__sim_source_emit(const sim_op *op, const sim_model *m);
 
 /* sched.c (all with gp__sim.lock held) */
 uint64_t gp__sim_now(void);

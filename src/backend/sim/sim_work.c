@@ -253,6 +253,7 @@ static int launch(gp_sim_stream *s, const gp_sim_kernel *k, gp_sim_dim3 grid,
   op.key.dynamic_shared = dynamic_shared_memory;
   op.static_shared = k->desc.static_shared_memory;
   op.registers = k->desc.registers_per_thread;
+  gp__sim_source_prepare(&op, &k->desc);
   rc = job_perfmon(s, &op);
   if (rc != 0)
     return gp__sim_api_end(&c, rc);
