@@ -15,7 +15,8 @@
 # the handle lookups, the MODULE, FUNCTION, DEVICE_ATTRIBUTE and
 # UNIFIED_MEMORY_COUNTER records and the auto boost state against
 # CUPTI's own records and answers, the program's results and
-# cudaGetDeviceProperties. Everything under 5 minutes (each step has its
+# cudaGetDeviceProperties, and (--metrics) the per-kernel METRIC records
+# against CUDA events around each kernel. Everything under 5 minutes (each step has its
 # own timeout).
 #
 #   scripts/device-check-cuda.sh [BUILD_DIR]      (default: build)
@@ -297,6 +298,16 @@ if [ -z "$CHECK_ONLY" ]; then
     say "ok    callback probe"
   else
     say "FAIL  callback probe exited $rc"
+    failures=$((failures + 1))
+  fi
+  say "running the callback probe's per-kernel metrics ($ITERATIONS kernels)"
+  timeout 120 "$PROBE" --metrics "$ITERATIONS" >"$DIR/probe-metrics.log" 2>&1
+  rc=$?
+  sed 's/^/  /' "$DIR/probe-metrics.log"
+  if [ $rc -eq 0 ]; then
+    say "ok    per-kernel METRIC records"
+  else
+    say "FAIL  the probe's metrics exited $rc"
     failures=$((failures + 1))
   fi
 fi

@@ -8,6 +8,7 @@
  * (cudaGetDeviceProperties).
  *
  *   cuda-cb-probe [ITERATIONS]      (default 10)
+ *   cuda-cb-probe --metrics [N]      per-kernel METRIC records instead
  *
  * The program links libgpuperf-cuda and libgpuperf and starts the
  * collector itself (gp_cuda_start). It subscribes to the API, RESOURCE
@@ -86,6 +87,7 @@ static std::vector<gp_activity_module> modules;
 static std::vector<named_function> functions;
 static std::vector<gp_activity_device_attribute> attrs;
 static std::vector<gp_activity_um_counter> ums;
+static std::vector<gp_activity_metric> metrics;
 
 static void on_cb(void *user, gp_callback_domain domain, uint32_t cbid,
                   const void *data) {
@@ -148,6 +150,9 @@ static void complete(uint8_t *buf, size_t size, size_t valid) {
       break;
     case GP_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
       ums.push_back(*(const gp_activity_um_counter *)r);
+      break;
+    case GP_ACTIVITY_KIND_METRIC:
+      metrics.push_back(*(const gp_activity_metric *)r);
       break;
     default:
       break;
@@ -234,7 +239,87 @@ static int64_t attr_of(uint32_t dev, uint32_t attr, uint32_t flags,
   return 0;
 }
 
+/*
+ * --metrics: the collector's per-kernel metric (GPUPERF_CUDA_METRICS,
+ * gpu__time_duration.sum) as METRIC records, one per kernel, against the
+ * program's own clock of each kernel: CUDA events recorded on the stream
+ * just before and after it, between which the kernel's GPU time must
+ * lie. Returns the exit status.
+ */
+static int metrics_mode(int iters) {
+  setenv("GPUPERF_CUDA_METRICS", "gpu__time_duration.sum", 1);
+  gp_activity_register_callbacks(cb_request, complete);
+  if (gp_activity_enable(GP_ACTIVITY_KIND_KERNEL) != 0 ||
+      gp_activity_enable(GP_ACTIVITY_KIND_METRIC) != 0) {
+    printf("FAIL enable\n");
+    return 1;
+  }
+  int rc = gp_cuda_start(0);
+  if (rc == GP_ENODEV) {
+    printf("cuda-cb-probe: %s\n", gp_cuda_status());
+    return 77;
+  }
+  if (rc != 0) {
+    printf("FAIL gp_cuda_start: %d (%s)\n", rc, gp_cuda_status());
+    return 1;
+  }
+  const int n = 1 << 22;
+  float *x;
+  CU(cudaMalloc(&x, n * sizeof(float)));
+  CU(cudaMemset(x, 0, n * sizeof(float)));
+  cudaStream_t s;
+  CU(cudaStreamCreate(&s));
+  std::vector<cudaEvent_t> ev(2 * iters);
+  for (int i = 0; i < 2 * iters; i++)
+    CU(cudaEventCreate(&ev[i]));
+  for (int i = 0; i < iters; i++) {
+    CU(cudaEventRecord(ev[2 * i], s));
+    cbp_scale<<<(n + 255) / 256, 256, 0, s>>>(x, 0.5f, n);
+    CU(cudaEventRecord(ev[2 * i + 1], s));
+  }
+  CU(cudaStreamSynchronize(s));
+  std::vector<double> event_ns(iters);
+  for (int i = 0; i < iters; i++) {
+    float ms = 0;
+    CU(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+    event_ns[i] = ms * 1e6;
+  }
+  gp_cuda_stop();
+  gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
+  pthread_mutex_lock(&lock);
+  /* The kernels' METRIC records, in launch order (correlation ids grow). */
+  std::vector<gp_activity_metric> mine;
+  for (size_t i = 0; i < metrics.size(); i++)
+    if (strcmp(str(metrics[i].name_id), "gpu__time_duration.sum") == 0)
+      mine.push_back(metrics[i]);
+  for (size_t i = 1; i < mine.size(); i++)
+    for (size_t j = i; j > 0 && mine[j].correlation_id < mine[j - 1].correlation_id; j--)
+      std::swap(mine[j], mine[j - 1]);
+  int inside = 0;
+  double worst = 0;
+  for (size_t i = 0; i < mine.size() && i < (size_t)iters; i++) {
+    double v = mine[i].value.f64;
+    /* The events' clock ticks at about 0.5 us. */
+    inside += v > 0 && v <= event_ns[i] + 1000 &&
+              mine[i].value_kind == GP_METRIC_VALUE_DOUBLE &&
+              !(mine[i].flags & GP_ACTIVITY_FLAG_METRIC_VALUE_INVALID);
+    if (event_ns[i] > 0 && v / event_ns[i] > worst)
+      worst = v / event_ns[i];
+  }
+  check((int)mine.size() == iters && inside == iters,
+        "METRIC records of gpu__time_duration.sum",
+        "%zu for %d kernels, %d of them within their CUDA events (first: %.0f "
+        "ns, events %.0f ns; largest share of the events' time %.2f)",
+        mine.size(), iters, inside, mine.empty() ? 0.0 : mine[0].value.f64,
+        event_ns[0], worst);
+  printf("cuda-cb-probe --metrics: %d failed checks\n", failures);
+  pthread_mutex_unlock(&lock);
+  return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--metrics") == 0)
+    return metrics_mode(argc > 2 ? atoi(argv[2]) : 10);
   int iters = argc > 1 ? atoi(argv[1]) : 10;
   if (iters < 1 || iters > 10000) {
     fprintf(stderr, "usage: cuda-cb-probe [ITERATIONS 1..10000]\n");
