@@ -2,7 +2,8 @@
  * test_vulkan_programs.c - `gpuperf record` of Vulkan programs as a user
  * runs them: vkcube under Xvfb (its frames, everything cheap recorded with
  * no config, its own output unchanged by the recording) and a program
- * whose layer is missing (record says so, naming the fix).
+ * whose layer is missing (record says so, naming the fix); the sample's
+ * shader modules and pipeline stages as MODULE and FUNCTION records.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,8 +217,97 @@ TEST(vulkan_sample_parity_with_perfetto) {
   free(out);
 }
 
+/* The SPIR-V size of shader file name (tests/vulkan/shaders/), compiled
+ * here by glslangValidator as the build compiled it; -1 if it cannot be. */
+static long spirv_size(const char *name) {
+  char out[600], cmd[1400];
+  snprintf(out, sizeof(out), "%s/%s.spv", gp_test_path(0, ""), name);
+  snprintf(cmd, sizeof(cmd),
+           "glslangValidator -s -V -o '%s' '%s/tests/vulkan/shaders/%s' "
+           ">/dev/null 2>&1",
+           out, getenv("GPUPERF_SRC") ? getenv("GPUPERF_SRC") : ".", name);
+  if (system(cmd) != 0)
+    return -1;
+  FILE *f = fopen(out, "rb");
+  if (!f)
+    return -1;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fclose(f);
+  return n;
+}
+
+/* The sample's three shader modules are modules of the sizes their
+ * SPIR-V has (compiled again here, not read from the layer), each
+ * unloaded when the sample destroys it; its two pipelines' three stages
+ * are functions named by their entry points, of those modules. */
+TEST(vulkan_shader_modules_are_modules) {
+  vk_env();
+  char sample[512];
+  vk_built("tests/vulkan-sample", sample, sizeof(sample));
+  static const char *const shaders[] = {"sample.vert", "sample.frag",
+                                        "sample.comp"};
+  long size[3];
+  for (int i = 0; i < 3; i++)
+    if ((size[i] = spirv_size(shaders[i])) <= 0)
+      SKIP("glslangValidator cannot compile tests/vulkan/shaders/%s (run "
+           "from the source tree, or set GPUPERF_SRC)",
+           shaders[i]);
+  char *cmd[] = {sample, NULL}, *out = NULL;
+  gp_tp *tp =
+      vk_record(cmd,
+                "data_sources { config { name: \"gpu.renderstages\" } }\n"
+                "gpuperf_options { code_objects: true }\n",
+                &out);
+  ASSERT(strstr(out, "sample: ok ") != NULL);
+  static const char arg[] = "(SELECT int_value FROM args a WHERE "
+                            "a.arg_set_id = s.arg_set_id AND a.key = ";
+  char sql[1024];
+  Q_EQ(tp, "SELECT count(*) FROM slice WHERE name = 'GPU module load'", 3);
+  for (int i = 0; i < 3; i++) {
+    int same = 0;
+    for (int j = 0; j < 3; j++)
+      same += size[j] == size[i];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM slice s WHERE s.name = 'GPU module load' "
+             "AND %s'debug.size_bytes') = %ld",
+             arg, size[i]);
+    Q_EQ(tp, sql, same);
+  }
+  /* Each unloaded, after its load. */
+  snprintf(sql, sizeof(sql),
+           "SELECT count(*) FROM slice s JOIN slice u ON u.name = 'GPU "
+           "module unload' AND %s'debug.module_id') = (SELECT int_value FROM "
+           "args b WHERE b.arg_set_id = u.arg_set_id AND b.key = "
+           "'debug.module_id') AND u.ts >= s.ts WHERE s.name = 'GPU module "
+           "load'",
+           arg);
+  Q_EQ(tp, sql, 3);
+  /* The stages: two of the graphics pipeline (indexes 0 and 1), one of
+   * the compute pipeline, each of a module loaded, named "main". */
+  snprintf(sql, sizeof(sql),
+           "SELECT count(*) FROM slice s WHERE s.name = 'GPU function' AND "
+           "(SELECT display_value FROM args a WHERE a.arg_set_id = "
+           "s.arg_set_id AND a.key = 'debug.name') = 'main' AND "
+           "%s'debug.module_id') IN (SELECT int_value FROM args b JOIN slice "
+           "l ON l.arg_set_id = b.arg_set_id WHERE l.name = 'GPU module "
+           "load' AND b.key = 'debug.module_id')",
+           arg);
+  Q_EQ(tp, sql, 3);
+  snprintf(sql, sizeof(sql),
+           "SELECT sum(%s'debug.function_index')) FROM slice s WHERE s.name "
+           "= 'GPU function'",
+           arg);
+  Q_EQ(tp, sql, 1);
+  gp_tp_close(tp);
+  free(out);
+}
+
 #else
 
+TEST(vulkan_shader_modules_are_modules) {
+  SKIP("built without the trace processor");
+}
 TEST(vulkan_record_vkcube) {
   SKIP("built without the trace processor");
 }

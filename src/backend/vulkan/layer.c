@@ -606,6 +606,7 @@ layer_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc) {
   gp__vk_map_fini(&dev->cmdbufs);
   gp__vk_map_fini(&dev->queues);
   gp__vk_map_fini(&dev->signals);
+  gp__vk_map_fini(&dev->shaders);
   gp__vk_memory_fini(dev);
   gp__vk_map_fini(&dev->stat_pools);
   pthread_mutex_destroy(&dev->lock);

@@ -767,6 +767,8 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_CreateGraphicsPipelines(
   uint64_t start = gp_get_timestamp();
   VkResult r = dev->CreateGraphicsPipelines(device, cache, n, ci, a, out);
   API(GP_VK_API_CREATE_GRAPHICS_PIPELINES, start, corr, r);
+  for (uint32_t i = 0; r == VK_SUCCESS && i < n; i++)
+    gp__vk_pipeline_stages(dev, ci[i].pStages, ci[i].stageCount);
   gp__vk_exit(&k, r);
   return r;
 }
@@ -783,6 +785,8 @@ layer_CreateComputePipelines(VkDevice device, VkPipelineCache cache, uint32_t n,
   uint64_t start = gp_get_timestamp();
   VkResult r = dev->CreateComputePipelines(device, cache, n, ci, a, out);
   API(GP_VK_API_CREATE_COMPUTE_PIPELINES, start, corr, r);
+  for (uint32_t i = 0; r == VK_SUCCESS && i < n; i++)
+    gp__vk_pipeline_stages(dev, &ci[i].stage, 1);
   gp__vk_exit(&k, r);
   return r;
 }
@@ -797,6 +801,8 @@ layer_CreateShaderModule(VkDevice device, const VkShaderModuleCreateInfo *ci,
   uint64_t start = gp_get_timestamp();
   VkResult r = dev->CreateShaderModule(device, ci, a, m);
   API(GP_VK_API_CREATE_SHADER_MODULE, start, corr, r);
+  if (r == VK_SUCCESS)
+    gp__vk_shader_created(dev, *m, ci->codeSize);
   gp__vk_exit(&k, r);
   return r;
 }
@@ -823,5 +829,5 @@ PFN_vkVoidFunction gp__vk_submit_intercept(const char *name) {
   for (size_t i = 0; i < GP_ARRAY_SIZE(table); i++)
     if (strcmp(name, table[i].name) == 0)
       return table[i].fn;
-  return gp__vk_memory_intercept(name);
+  return gp__vk_code_intercept(name);
 }

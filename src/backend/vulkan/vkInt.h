@@ -269,6 +269,7 @@ struct gp__vk_device {
   X(CreateGraphicsPipelines)                                                   \
   X(CreateComputePipelines)                                                    \
   X(CreateShaderModule)                                                        \
+  X(DestroyShaderModule)                                                       \
   X(GetCalibratedTimestampsEXT)
 #define GP_VK_FN_FIELD(name) PFN_vk##name name;
   GP_VK_DEVICE_FNS(GP_VK_FN_FIELD)
@@ -280,6 +281,7 @@ struct gp__vk_device {
   gp__vk_map signals;  /* VkSemaphore -> correlation id of its signal */
   gp__vk_map memories; /* VkDeviceMemory -> what memory.c knows (lock) */
   gp__vk_map objects;  /* VkBuffer, VkImage -> the same (lock) */
+  gp__vk_map shaders;  /* VkShaderModule -> its module id (code.c, lock) */
   uint32_t mem_heap[VK_MAX_MEMORY_TYPES]; /* heap of each memory type */
   VkAllocationCallbacks allocator;        /* ours, for the driver */
   bool own_allocator;                     /* the device was created with it */
@@ -452,6 +454,21 @@ enum {
 
 /* Device memory, buffer and image calls (the rest of the table). */
 PFN_vkVoidFunction gp__vk_memory_intercept(const char *name);
+
+/* ---- code.c: shader modules and pipeline stages as MODULE and FUNCTION
+ * records ---- */
+
+/* A shader module m of code_size bytes made on dev: its module id, and
+ * its MODULE record if wanted. */
+void gp__vk_shader_created(gp__vk_device *dev, VkShaderModule m,
+                           size_t code_size);
+/* The stages[0, n) of a pipeline made on dev: a FUNCTION record each, if
+ * wanted. */
+void gp__vk_pipeline_stages(gp__vk_device *dev,
+                            const VkPipelineShaderStageCreateInfo *stages,
+                            uint32_t n);
+/* The device-level entry points of code.c, else memory.c's. */
+PFN_vkVoidFunction gp__vk_code_intercept(const char *name);
 
 /* The program's queries (cmd.c, asked last). */
 PFN_vkVoidFunction gp__vk_query_intercept(const char *name);
