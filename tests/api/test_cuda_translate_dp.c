@@ -16,14 +16,20 @@
 
 #include "cuda_xlate.h"
 
-TEST(cuda_translate_cdp_kernels_and_preemptions) {
+/* Every kind captured, device 0 described, CUPTI's clock now in *t0, and
+ * an empty buffer. */
+static void begin(uint64_t *dev, uint64_t *t0, cbuf *b) {
   tu_capture(1 << 20, 0);
   enable_all();
-  uint64_t dev;
-  describe_device0(&dev);
-  uint64_t t0 = cupti_now();
+  describe_device0(dev);
+  *t0 = cupti_now();
+  cbuf_init(b);
+}
+
+TEST(cuda_translate_cdp_kernels_and_preemptions) {
+  uint64_t dev, t0;
   cbuf b;
-  cbuf_init(&b);
+  begin(&dev, &t0, &b);
   CUpti_ActivityCdpKernel *c =
       put(&b, sizeof(*c), CUPTI_ACTIVITY_KIND_CDP_KERNEL);
   c->registersPerThread = 40;
@@ -120,13 +126,9 @@ put_um(cbuf *b, uint32_t k, uint64_t value, uint64_t start, uint64_t end,
 }
 
 TEST(cuda_translate_unified_memory_counters) {
-  tu_capture(1 << 20, 0);
-  enable_all();
-  uint64_t dev;
-  describe_device0(&dev);
-  uint64_t t0 = cupti_now();
+  uint64_t dev, t0;
   cbuf b;
-  cbuf_init(&b);
+  begin(&dev, &t0, &b);
   /* Host (CPU 0) to device 0; device 0 to host; a GPU fault; a CPU fault
    * (its value the faulting instruction's address, its end to ignore);
    * thrashing (end to ignore); a kind CUPTI may add later. */

@@ -24,16 +24,7 @@ static const char config[] =
 
 TEST(writer_events_and_metrics_in_a_recorded_trace) {
   const char *path = gp_test_path(0, "events.pftrace");
-  gp_trace_config *cfg;
-  char err[256];
-  ASSERT_OK(
-      gp_trace_config_parse(config, strlen(config), &cfg, err, sizeof(err)));
-  gp_session_options o;
-  memset(&o, 0, sizeof(o));
-  o.flags = GP_SESSION_DETERMINISTIC;
-  gp_session *s;
-  ASSERT_OK(gp_session_start(cfg, path, &o, &s));
-  gp_trace_config_destroy(cfg);
+  gp_session *s = wt_recording(config, path);
   /* The program's own enables, CUPTI-style. */
   ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_EVENT));
   ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_EVENT_INSTANCE));
@@ -106,16 +97,7 @@ TEST(writer_events_and_metrics_in_a_recorded_trace) {
  * the program enables none of them. */
 TEST(writer_instances_without_their_event) {
   const char *path = gp_test_path(0, "inst.pftrace");
-  gp_trace_config *cfg;
-  char err[256];
-  ASSERT_OK(
-      gp_trace_config_parse(config, strlen(config), &cfg, err, sizeof(err)));
-  gp_session_options o;
-  memset(&o, 0, sizeof(o));
-  o.flags = GP_SESSION_DETERMINISTIC;
-  gp_session *s;
-  ASSERT_OK(gp_session_start(cfg, path, &o, &s));
-  gp_trace_config_destroy(cfg);
+  gp_session *s = wt_recording(config, path);
   ASSERT_OK(gp_activity_enable(GP_ACTIVITY_KIND_EVENT_INSTANCE));
   gp_sim_kernel_desc kd = tu_kernel_desc("_Z4workPf", 500, 64);
   gp_sim_kernel *k;

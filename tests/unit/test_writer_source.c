@@ -19,16 +19,7 @@
  * kernel of 8 flops and 16 bytes (3/4 read) per thread and shared memory;
  * *collected: whether the session collected GLOBAL_ACCESS records. */
 static void record(const char *config, const char *path, int *collected) {
-  gp_trace_config *cfg;
-  char err[256];
-  ASSERT_OK(
-      gp_trace_config_parse(config, strlen(config), &cfg, err, sizeof(err)));
-  gp_session_options o;
-  memset(&o, 0, sizeof(o));
-  o.flags = GP_SESSION_DETERMINISTIC;
-  gp_session *s;
-  ASSERT_OK(gp_session_start(cfg, path, &o, &s));
-  gp_trace_config_destroy(cfg);
+  gp_session *s = wt_recording(config, path);
   *collected = gp_activity_is_enabled(0, GP_ACTIVITY_KIND_GLOBAL_ACCESS);
   gp_sim_kernel_desc kd = tu_kernel_desc("_Z7stencilPKfPf", 8, 16);
   kd.read_fraction = 0.75;
