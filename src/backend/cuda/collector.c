@@ -79,7 +79,8 @@ static const struct {
 };
 
 /*
- * Asks CUPTI for every unified memory counter and enables the kind; the
+ * Asks CUPTI for every unified memory counter and enables the kind (when
+ * ours is enabled at the collector's start); the
  * configuration of gp_activity_configure_unified_memory_counter filters
  * the records as they are translated (translate_dp.c). A driver that
  * refuses the later kinds gets the four of CUPTI 6.5; one that refuses
@@ -467,7 +468,9 @@ static int cupti_start(void) {
       goto disable;
     }
   }
-  um_on = um_counters_enable();
+  /* As the source-level kinds: only when ours is wanted as we start. */
+  if (GP_CORE->activity_enabled(GP_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER, 0))
+    um_on = um_counters_enable();
   gp__cuda_source_enable(); /* refusals are said, not fatal */
   /* Queued and submitted times of kernels; optional. */
   cuptiActivityEnableLatencyTimestamps(1);
