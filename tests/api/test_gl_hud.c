@@ -428,6 +428,11 @@ TEST(gl_hud_live_values_and_rows) {
                      rows + 1, t, last, ms);
       continue;
     }
+    /* The first row with a frame may come when only the first swap has
+     * happened: no interval has ended, and it shows the frame in
+     * progress, shorter than any whole one (seen under load). */
+    if (!within && valued == 1 && ms > 0 && ms <= hi * (1 + 1e-8))
+      continue;
     if (!within)
       gp_test_fail(__FILE__, __LINE__,
                    "row %d: frametime %.9g ms is outside the program's "
