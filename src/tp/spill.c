@@ -229,6 +229,13 @@ void *gp__tp_spill_map(size_t len) {
   void *p = MAP_FAILED;
   if (fd >= 0 && file_size(fd, 0, len) == 0)
     p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  /* Before the first access: the page cache then holds the file in
+   * small pages (no readahead), and a fault maps 16 of them (the
+   * kernel's fault-around), not a large folio of up to 2 MiB. Measured
+   * on Linux 6.18: 1,000 reads at random in 256 MiB made 240 MB
+   * resident without, 56 MB with. */
+  if (p != MAP_FAILED)
+    madvise(p, len, MADV_RANDOM);
   if (p != MAP_FAILED && !add(p, len, fd)) {
     munmap(p, len);
     p = MAP_FAILED;

@@ -138,8 +138,12 @@ static int import_data(const void *data, size_t size, const char *name,
       gp__tp_set_error(err, rc, imp.err_off, "%s: offset %" PRIu64 ": %s", name,
                        imp.err_off, imp.errmsg);
     else
-      gp__tp_set_error(err, rc, UINT64_MAX, "%s: %s", name,
-                       imp.errmsg[0] ? imp.errmsg : gp_strerror(rc));
+      gp__tp_set_error(err, rc, UINT64_MAX, "%s: %s%s", name,
+                       imp.errmsg[0] ? imp.errmsg : gp_strerror(rc),
+                       spill && rc == GP_ENOMEM
+                           ? " (or no room left for the temporary files: "
+                             "$TMPDIR, else /var/tmp)"
+                           : "");
     gp__tp_importer_fini(&imp);
     tp_free(tp);
     return rc;
