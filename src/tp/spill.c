@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #define POLL_NS 2000000 /* the watcher's period: 2 ms */
-#define POLL_CALLS 256  /* gp__tp_spill_poll calls between checks */
+#define POLL_CALLS 64   /* gp__tp_spill_poll calls between checks */
 
 typedef struct spill_map {
   char *p;

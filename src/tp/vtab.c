@@ -400,9 +400,12 @@ const gp__tp_colindex *gp__tp_index(gp_tp *tp, int table, int col) {
   if (m && span < 4 * m + 1024 && span < (1u << 26)) {
     /* Counting sort: few distinct small values (track ids, ...). */
     uint64_t nb = span + 1;
-    uint32_t *start = calloc(nb + 1, sizeof(uint32_t));
+    /* Where the import spills, a spilled array too: nb reaches the
+     * table's size (slice ids that flows name). */
+    uint32_t *start = gp__tp_array_alloc(nb + 1, sizeof(uint32_t));
     if (!start)
       goto nomem;
+    memset(start, 0, (nb + 1) * sizeof(uint32_t));
     for (uint64_t r = 0; r < n; r++) {
       gp__tp_spill_poll();
       int64_t v;
@@ -420,7 +423,7 @@ const gp__tp_colindex *gp__tp_index(gp_tp *tp, int table, int col) {
         ix->vals[at] = v;
       }
     }
-    free(start);
+    gp__tp_array_free(start, nb + 1, sizeof(uint32_t));
   } else if (m) {
     pair *p = gp__tp_array_alloc(m, sizeof(pair));
     if (!p)
