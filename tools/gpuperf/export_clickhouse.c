@@ -323,7 +323,7 @@ static void usage(FILE *out) {
           "default the\n"
           "                      import's arrays live in temporary files in "
           "$TMPDIR\n"
-          "                      (else /var/tmp), about 1.6 bytes of disk a "
+          "                      (else /var/tmp), up to 2.2 bytes of disk a "
           "byte of\n"
           "                      trace, and the export stays under 64 MB "
           "resident\n"
