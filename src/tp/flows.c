@@ -14,6 +14,7 @@
 
 #include "gpuperf/error.h"
 #include "tp/import.h"
+#include "tp/spill.h"
 
 static uint64_t evflow_id(const gp__tp_evflow *f) {
   return (uint64_t)f->id_hi << 32 | f->id_lo;
@@ -24,10 +25,14 @@ static bool index_evflows(gp__tp_importer *imp, size_t nslots) {
   GP_TP_VEC(gp__tp_flow_slot) slots = {0};
   if (!gp__tp_vec_reserve(&slots, nslots))
     return false;
-  for (size_t i = 0; i < nslots; i++)
+  for (size_t i = 0; i < nslots; i++) {
+    if (i % 512 == 0)
+      gp__tp_spill_poll();
     slots.v[i].e = GP_TP_NONE;
+  }
   slots.n = nslots;
   for (uint32_t e = 0; e < imp->evflows.n; e++) {
+    gp__tp_spill_poll();
     uint64_t h = gp__tp_mix64(evflow_id(&imp->evflows.v[e]));
     size_t i = (size_t)h & (nslots - 1);
     while (slots.v[i].e != GP_TP_NONE)
@@ -52,6 +57,7 @@ static bool index_evflows(gp__tp_importer *imp, size_t nslots) {
 static int evflow(gp__tp_importer *imp, uint64_t event_id,
                   gp__tp_evflow **out) {
   size_t n = imp->evflows.n, nslots = imp->flow_slots.n;
+  gp__tp_spill_poll();
   if ((n + 1) * 4 > nslots * 3 &&
       (n >= GP_TP_NONE - 1 || !index_evflows(imp, nslots ? nslots * 2 : 1024)))
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");

@@ -242,11 +242,12 @@ int gp__tp_cs_push(gp__tp_importer *imp, const gp__tp_csched *e) {
   uint64_t i = cs->n;
   size_t c = (size_t)(i >> GP_TP_CS_SHIFT);
   if (c >= cs->chunks.n) {
-    gp__tp_cs_packed *chunk = malloc(GP_TP_CS_CHUNK * sizeof(*chunk));
+    gp__tp_cs_packed *chunk =
+        gp__tp_array_alloc(GP_TP_CS_CHUNK, sizeof(*chunk));
     if (!chunk || !gp__tp_vec_push(&cs->chunks, chunk) ||
         !gp__tp_vec_push(&cs->left, 0)) {
       if (chunk && (cs->chunks.n <= c || cs->chunks.v[c] != chunk))
-        free(chunk);
+        gp__tp_array_free(chunk, GP_TP_CS_CHUNK, sizeof(*chunk));
       return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
     }
   }
@@ -284,7 +285,8 @@ void gp__tp_cs_take(gp__tp_importer *imp, uint64_t i, gp__tp_csched *e) {
     e->common_flags = e->waking ? (uint16_t)p->state : 0;
   }
   if (--cs->left.v[c] == 0) {
-    free(cs->chunks.v[c]);
+    gp__tp_array_free(cs->chunks.v[c], GP_TP_CS_CHUNK,
+                      sizeof(*cs->chunks.v[c]));
     cs->chunks.v[c] = NULL;
   }
 }
@@ -411,7 +413,8 @@ void gp__tp_queues_free(gp__tp_importer *imp) {
   gp__tp_vec_free(&imp->queue_cpu);
   gp__tp_cs *cs = &imp->cs;
   for (size_t i = 0; i < cs->chunks.n; i++)
-    free(cs->chunks.v[i]);
+    gp__tp_array_free(cs->chunks.v[i], GP_TP_CS_CHUNK,
+                      sizeof(*cs->chunks.v[i]));
   gp__tp_vec_free(&cs->chunks);
   gp__tp_vec_free(&cs->left);
   gp__tp_map_free(&cs->wide_at);

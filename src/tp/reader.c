@@ -18,6 +18,7 @@
 #include "gpuperf/error.h"
 #include "perfetto/proto.h"
 #include "tp/import.h"
+#include "tp/spill.h"
 
 /* TracePacket fields. */
 enum {
@@ -655,6 +656,7 @@ static int tokenize_packets(gp__tp_importer *imp, uint64_t off, uint64_t end,
   gp__pb_reader_init(&r, base, (size_t)(end - off), off);
   uint64_t said = off;
   for (;;) {
+    gp__tp_spill_poll();
     uint64_t at = gp__pb_offset(&r);
     if (imp->progress && !inflated && at - said >= PROGRESS_BYTES) {
       imp->progress(imp->progress_user, "reading", at, 2 * imp->file_size);
@@ -881,6 +883,7 @@ static int parse_entries(gp__tp_importer *imp) {
         said = low;
       }
     }
+    gp__tp_spill_poll();
     rc = parse_entry(imp, &e, m.cur);
     imp->events++;
   }

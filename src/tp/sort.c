@@ -18,17 +18,27 @@
  * cache, which leaves at most n / BLOCK runs for the heap: O(n log n) in
  * all, and the heap stays small enough to live in cache. Both steps are
  * stable.
+ *
+ * While the import spills (spill.h), the merge reads the head of every
+ * run in turn: n / BLOCK runs are as many pages, 170 MB for a 450 MB
+ * trace, which a few MiB of resident pages would read again from the page
+ * cache for nearly every entry. There, chunks of CHUNK entries are sorted
+ * first (block sorts, then stable merges through a buffer of one chunk,
+ * all within a chunk's 1 MiB): n / CHUNK runs, a page each. Stable merges
+ * of stably sorted pieces: the same order.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpuperf/error.h"
 #include "tp/import.h"
+#include "tp/spill.h"
 
 #define BLOCK 256   /* entries a block sort puts in order, in cache */
 #define MIN_RUN 64  /* shorter runs on average: sort blocks first */
 #define PIECE 16384 /* entries the merge gives back at once (256 KiB) */
 #define SPAN 2048   /* entries per count and least input offset kept */
+#define CHUNK 65536 /* entries a spilling import sorts before the merge */
 /* A taken entry's ref: kind compact, so that it reads no input. */
 #define TAKEN (~(uint64_t)0)
 
@@ -97,10 +107,46 @@ static void sort_block(gp__tp_entry *a, size_t m, gp__tp_entry *tmp) {
     memcpy(a, src, m * sizeof(*a));
 }
 
+/* Sorts each chunk of CHUNK entries of a[0..n) stably by ts: its blocks,
+ * then bottom-up merges through tmp (CHUNK entries). */
+static void sort_chunks(gp__tp_entry *a, size_t n, gp__tp_entry *tmp) {
+  gp__tp_entry btmp[BLOCK];
+  for (size_t lo = 0; lo < n; lo += BLOCK) {
+    gp__tp_spill_poll();
+    sort_block(a + lo, n - lo < BLOCK ? n - lo : BLOCK, btmp);
+  }
+  for (size_t c = 0; c < n; c += CHUNK) {
+    size_t m = n - c < CHUNK ? n - c : CHUNK;
+    gp__tp_entry *src = a + c, *dst = tmp;
+    for (size_t w = BLOCK; w < m; w *= 2) {
+      for (size_t lo = 0; lo < m; lo += 2 * w) {
+        gp__tp_spill_poll();
+        size_t mid = lo + w < m ? lo + w : m;
+        size_t hi = lo + 2 * w < m ? lo + 2 * w : m;
+        size_t i = lo, j = mid, o = lo;
+        while (i < mid && j < hi)
+          dst[o++] = src[j].ts < src[i].ts ? src[j++] : src[i++];
+        while (i < mid)
+          dst[o++] = src[i++];
+        while (j < hi)
+          dst[o++] = src[j++];
+      }
+      gp__tp_entry *t = src;
+      src = dst;
+      dst = t;
+    }
+    if (src != a + c)
+      memcpy(a + c, src, m * sizeof(*a));
+  }
+}
+
 static size_t count_runs(const gp__tp_entry *a, size_t n) {
   size_t nruns = 1;
-  for (size_t i = 1; i < n; i++)
+  for (size_t i = 1; i < n; i++) {
+    if (i % 256 == 0)
+      gp__tp_spill_poll();
     nruns += a[i].ts < a[i - 1].ts;
+  }
   return nruns;
 }
 
@@ -116,6 +162,17 @@ int gp__tp_merge_init(gp__tp_merge *m, gp__tp_entry *a, size_t cap, size_t n) {
     gp__tp_entry tmp[BLOCK];
     for (size_t lo = 0; lo < n; lo += BLOCK)
       sort_block(a + lo, n - lo < BLOCK ? n - lo : BLOCK, tmp);
+    nruns = count_runs(a, n);
+  }
+  if (nruns > (n + CHUNK - 1) / CHUNK && gp__tp_spill_on()) {
+    gp__tp_entry *tmp = gp__tp_array_alloc(CHUNK, sizeof(*tmp));
+    if (!tmp) {
+      gp__tp_vec_release(a, cap, sizeof(*a));
+      memset(m, 0, sizeof(*m));
+      return GP_ENOMEM;
+    }
+    sort_chunks(a, n, tmp);
+    gp__tp_array_free(tmp, CHUNK, sizeof(*tmp));
     nruns = count_runs(a, n);
   }
   /* The bookkeeping lives in its own mappings (gp__tp_array_alloc) where
@@ -135,6 +192,7 @@ int gp__tp_merge_init(gp__tp_merge *m, gp__tp_entry *a, size_t cap, size_t n) {
   for (size_t p = ns; p-- > 0;) {
     size_t lo = p * SPAN, hi = lo + SPAN < n ? lo + SPAN : n;
     m->span_left[p] = (uint32_t)(hi - lo);
+    gp__tp_spill_poll();
     for (size_t i = lo; i < hi; i++) {
       /* A compact sched event was decoded when tokenized: it reads no
        * input (its ref holds an index, not an offset). */
@@ -428,7 +486,7 @@ int gp__tp_sorter_init(gp__tp_sorter *s, gp__tp_queue *q, size_t nq,
       w->a = a;
       w->cap = cap;
       w->n = n;
-      w->h = n ? malloc(n * sizeof(*w->h)) : NULL;
+      w->h = n ? gp__tp_array_alloc(n, sizeof(*w->h)) : NULL;
       rc = n && !w->h ? GP_ENOMEM : 0;
     } else {
       rc = gp__tp_merge_init(&s->q[i], a, cap, n);
@@ -502,7 +560,7 @@ void gp__tp_sorter_fini(gp__tp_sorter *s) {
   for (size_t i = 0; i < s->nq; i++) {
     if (s->wq) {
       gp__tp_vec_release(s->wq[i].a, s->wq[i].cap, sizeof(*s->wq[i].a));
-      free(s->wq[i].h);
+      gp__tp_array_free(s->wq[i].h, s->wq[i].n, sizeof(*s->wq[i].h));
     } else {
       gp__tp_merge_fini(&s->q[i]);
     }

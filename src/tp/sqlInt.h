@@ -120,6 +120,7 @@ struct gp_tp {
   uint32_t live_rows; /* gp_tp_rows not yet destroyed: bufs may be in use */
   char warning[512];  /* gp_tp_warning(); "" = none */
   char *db_path;      /* the database file the tables come from, or NULL */
+  bool spilled;       /* opened with GP_TP_SPILL: ends it when closed */
 };
 
 /* Frees the buffers aggregates handed over (at the end of a query). */

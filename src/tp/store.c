@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "gpuperf/error.h"
+#include "tp/spill.h"
 
 const char *const gp__tp_stat_names[GP_TP_NSTATS] = {
 #define GP_TP_STAT_NAME(name, sev, src, desc) #name,
@@ -471,6 +472,7 @@ int gp__tp_db_seal(gp__tp_db *db) {
     return GP_ENOMEM;
   uint64_t row = db->args.n;
   for (uint32_t g = 0; g < db->g_slice.n; g++) {
+    gp__tp_spill_poll();
     db->g_argrow.v[g] = row;
     row += derived_size(db, g);
   }
@@ -481,16 +483,19 @@ int gp__tp_db_seal(gp__tp_db *db) {
    * scheduling tables (what lasts counts to its end) and ftrace_event. */
   int64_t start = INT64_MAX, end = 0;
   for (size_t i = 0; i < db->fe_ts.n; i++) {
+    gp__tp_spill_poll();
     start = db->fe_ts.v[i] < start ? db->fe_ts.v[i] : start;
     end = db->fe_ts.v[i] > end ? db->fe_ts.v[i] : end;
   }
   for (size_t i = 0; i < db->c_ts.n; i++) {
+    gp__tp_spill_poll();
     if (db->c_ts.v[i] < start)
       start = db->c_ts.v[i];
     if (db->c_ts.v[i] > end)
       end = db->c_ts.v[i];
   }
   for (size_t i = 0; i < db->s_ts.n; i++) {
+    gp__tp_spill_poll();
     int64_t ts = db->s_ts.v[i], dur = db->s_dur.v[i];
     if (ts < start)
       start = ts;

@@ -19,7 +19,12 @@
 #include "gpuperf/error.h"
 #include "gpuperf/tp.h"
 #include "tp/import.h"
+#include "tp/spill.h"
 #include "tp/sqlInt.h"
+
+/* With GP_TP_SPILL: the resident pages of spilled arrays and of the trace
+ * file's mapping that the process may hold before they are dropped. */
+#define SPILL_KEEP (24u << 20)
 
 struct gp_tp_rows {
   gp_tp *tp;
@@ -66,7 +71,10 @@ static void tp_free(gp_tp *tp) {
     free(tp->db);
   }
   free(tp->db_path);
+  bool spilled = tp->spilled;
   free(tp);
+  if (spilled)
+    gp__tp_spill_end();
 }
 
 /* Registers what every connection needs (memory or database mode). */
@@ -88,9 +96,22 @@ static int import_data(const void *data, size_t size, const char *name,
                        const gp_tp_options *o, bool own_map, gp_tp **out,
                        gp_tp_error *err) {
   double t0 = now_s();
+  bool spill = o && (o->flags & GP_TP_SPILL);
+  if (spill) {
+    int rc = gp__tp_spill_begin(NULL, SPILL_KEEP);
+    if (rc)
+      return gp__tp_set_error(
+          err, rc, UINT64_MAX, "cannot make temporary files in %s: %s",
+          getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/var/tmp",
+          strerror(-rc));
+  }
   gp_tp *tp = calloc(1, sizeof(*tp));
-  if (!tp)
+  if (!tp) {
+    if (spill)
+      gp__tp_spill_end();
     return gp__tp_set_error(err, GP_ENOMEM, UINT64_MAX, "out of memory");
+  }
+  tp->spilled = spill;
   tp->db = malloc(sizeof(*tp->db));
   if (!tp->db || gp__tp_db_init(tp->db) != 0) {
     free(tp->db);
@@ -117,8 +138,12 @@ static int import_data(const void *data, size_t size, const char *name,
       gp__tp_set_error(err, rc, imp.err_off, "%s: offset %" PRIu64 ": %s", name,
                        imp.err_off, imp.errmsg);
     else
-      gp__tp_set_error(err, rc, UINT64_MAX, "%s: %s", name,
-                       imp.errmsg[0] ? imp.errmsg : gp_strerror(rc));
+      gp__tp_set_error(err, rc, UINT64_MAX, "%s: %s%s", name,
+                       imp.errmsg[0] ? imp.errmsg : gp_strerror(rc),
+                       spill && rc == GP_ENOMEM
+                           ? " (or no room left for the temporary files: "
+                             "$TMPDIR, else /var/tmp)"
+                           : "");
     gp__tp_importer_fini(&imp);
     tp_free(tp);
     return rc;
@@ -226,20 +251,29 @@ int gp_tp_open(const char *path, const gp_tp_options *opts, gp_tp **out,
   }
   size_t size = (size_t)st.st_size;
   void *map = NULL;
+  /* Spilling, the file's pages come as they are read and go with the
+   * spilled arrays' (MAP_POPULATE would make all of them resident). */
+  bool spill = flags & GP_TP_SPILL;
   if (size) {
-    map = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    map = mmap(NULL, size, PROT_READ, MAP_PRIVATE | (spill ? 0 : MAP_POPULATE),
+               fd, 0);
     if (map == MAP_FAILED) {
       int e = errno;
       close(fd);
       return gp__tp_set_error(err, -e, UINT64_MAX, "%s: %s", path, strerror(e));
     }
     madvise(map, size, MADV_SEQUENTIAL);
+    if (spill)
+      gp__tp_spill_watch(map, size);
   }
   close(fd);
   gp_tp *tp = NULL;
   int rc = import_data(map, size, path, opts, true, &tp, err);
-  if (map)
+  if (map) {
+    if (spill)
+      gp__tp_spill_unwatch(map);
     munmap(map, size);
+  }
   if (rc)
     return rc;
   if (db_path &&
@@ -311,6 +345,7 @@ int gp_tp_query(gp_tp *tp, const char *sql, gp_tp_rows **out,
 
 /* See tp.h. */
 int gp_tp_rows_next(gp_tp_rows *rows, gp_tp_error *err) {
+  gp__tp_spill_poll();
   if (!rows)
     return gp__tp_set_error(err, GP_EINVAL, UINT64_MAX, "invalid argument");
   if (rows->done)

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "tp/spill.h"
+
 #define BIG (64u << 10)
 #define PAGE 4096u
 
@@ -39,6 +41,11 @@ static size_t map_len(size_t bytes) {
  * address space is short.
  */
 static void *map_huge(size_t len, void *old, size_t old_len) {
+  void *moved;
+  if (old && gp__tp_spill_remap(old, len, &moved))
+    return moved;
+  if (!old && gp__tp_spill_on())
+    return gp__tp_spill_map(len);
   size_t span = len + HUGE;
   if (span < len)
     return MAP_FAILED;
@@ -77,6 +84,13 @@ static void make_ready(char *v, size_t cap, size_t *ready, size_t want,
     to = cap;
   if (to <= *ready)
     return;
+  gp__tp_spill_poll();
+  /* Spilled arrays are not made present ahead: a big reservation (a
+   * hash index rebuilt) would be resident all at once. */
+  if (gp__tp_spill_on()) {
+    *ready = to;
+    return;
+  }
   uintptr_t a = ((uintptr_t)v + *ready * elem) & ~(uintptr_t)(PAGE - 1);
   uintptr_t b = ((uintptr_t)v + to * elem + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
   uintptr_t end = (uintptr_t)v + map_len(cap * elem);
@@ -129,8 +143,10 @@ bool gp__tp_vec_grow(void **v, size_t *cap, size_t *ready, size_t n,
     nready = ncap;
   } else if (old >= BIG) {
     /* In place where the addresses after it are free (keeps the huge
-     * pages and their alignment), else moved to a new aligned range. */
-    p = mremap(*v, map_len(old), map_len(bytes), 0);
+     * pages and their alignment), else moved to a new aligned range. A
+     * spilled array grows with its file. */
+    if (!gp__tp_spill_remap(*v, map_len(bytes), &p))
+      p = mremap(*v, map_len(old), map_len(bytes), 0);
     if (p == MAP_FAILED) {
       p = map_huge(map_len(bytes), *v, map_len(old));
       if (p == MAP_FAILED)
@@ -159,10 +175,12 @@ bool gp__tp_vec_grow(void **v, size_t *cap, size_t *ready, size_t n,
 void gp__tp_vec_release(void *v, size_t cap, size_t elem) {
   if (!v)
     return;
-  if (cap * elem >= BIG)
-    munmap(v, map_len(cap * elem));
-  else
+  if (cap * elem >= BIG) {
+    if (!gp__tp_spill_unmap(v))
+      munmap(v, map_len(cap * elem));
+  } else {
     free(v);
+  }
 }
 
 /* See util.h. */
@@ -185,7 +203,7 @@ void gp__tp_array_free(void *p, size_t n, size_t elem) {
   size_t bytes = (n ? n : 1) * elem;
   if (bytes < BIG)
     free(p);
-  else
+  else if (!gp__tp_spill_unmap(p))
     munmap(p, map_len(bytes));
 }
 
@@ -208,7 +226,7 @@ void gp__tp_vec_drop(void *v, size_t cap, size_t elem, size_t from, size_t to) {
   uintptr_t a =
       ((uintptr_t)v + from * elem + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
   uintptr_t b = ((uintptr_t)v + to * elem) & ~(uintptr_t)(PAGE - 1);
-  if (b > a)
+  if (b > a && !gp__tp_spill_punch(v, a - (uintptr_t)v, b - a))
     madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
@@ -229,47 +247,72 @@ uint64_t gp__tp_hash_bytes(const void *data, size_t n, uint64_t seed) {
   return gp__tp_mix64(h ^ w ^ 0x5bd1e995u);
 }
 
+/* bytes of zeroed memory for a hash map's or the string pool's arrays:
+ * a spilled mapping while spilling (from BIG up), else the C heap. */
+static void *big_calloc(size_t bytes) {
+  if (bytes >= BIG && gp__tp_spill_on()) {
+    void *p = gp__tp_spill_map(map_len(bytes));
+    return p == MAP_FAILED ? NULL : p;
+  }
+  return calloc(1, bytes ? bytes : 1);
+}
+
+static void big_free(void *p) {
+  if (p && !gp__tp_spill_unmap(p))
+    free(p);
+}
+
+/* big_calloc's realloc: old_bytes of p kept, the rest undefined. */
+static void *big_realloc(void *p, size_t old_bytes, size_t bytes) {
+  void *q;
+  if (p && gp__tp_spill_remap(p, map_len(bytes), &q))
+    return q == MAP_FAILED ? NULL : q;
+  if (bytes < BIG || !gp__tp_spill_on())
+    return realloc(p, bytes);
+  if (!(q = big_calloc(bytes)))
+    return NULL;
+  if (old_bytes)
+    memcpy(q, p, old_bytes);
+  free(p);
+  return q;
+}
+
 /* ------------------------------------------------------------------ */
 /* Hash map                                                              */
 
+/* Where key (not 0) is, or the empty slot where it would go. */
 static size_t map_slot(const gp__tp_map *m, uint64_t key) {
   size_t mask = m->cap - 1;
   size_t i = (size_t)gp__tp_mix64(key) & mask;
-  while (m->used[i] && m->keys[i] != key)
+  while (m->slots[i].key && m->slots[i].key != key)
     i = (i + 1) & mask;
   return i;
 }
 
 /* See util.h. */
 uint64_t *gp__tp_map_get(const gp__tp_map *m, uint64_t key) {
+  gp__tp_spill_poll();
+  if (!key)
+    return m->has0 ? (uint64_t *)(uintptr_t)&m->val0 : NULL;
   if (!m->cap)
     return NULL;
   size_t i = map_slot(m, key);
-  return m->used[i] ? &m->vals[i] : NULL;
+  return m->slots[i].key ? &m->slots[i].val : NULL;
 }
 
 static bool map_rehash(gp__tp_map *m, size_t ncap) {
-  gp__tp_map n = {0};
-  n.keys = malloc(ncap * sizeof(uint64_t));
-  n.vals = malloc(ncap * sizeof(uint64_t));
-  n.used = calloc(ncap, 1);
-  if (!n.keys || !n.vals || !n.used) {
-    free(n.keys);
-    free(n.vals);
-    free(n.used);
+  gp__tp_map n = *m;
+  n.slots = big_calloc(ncap * sizeof(*n.slots));
+  if (!n.slots)
     return false;
-  }
   n.cap = ncap;
   for (size_t i = 0; i < m->cap; i++) {
-    if (!m->used[i])
-      continue;
-    size_t j = map_slot(&n, m->keys[i]);
-    n.used[j] = 1;
-    n.keys[j] = m->keys[i];
-    n.vals[j] = m->vals[i];
+    if (i % 256 == 0)
+      gp__tp_spill_poll();
+    if (m->slots[i].key)
+      n.slots[map_slot(&n, m->slots[i].key)] = m->slots[i];
   }
-  n.n = m->n;
-  gp__tp_map_free(m);
+  big_free(m->slots);
   *m = n;
   return true;
 }
@@ -277,25 +320,33 @@ static bool map_rehash(gp__tp_map *m, size_t ncap) {
 /* See util.h. */
 uint64_t *gp__tp_map_put(gp__tp_map *m, uint64_t key, uint64_t init,
                          bool *inserted) {
+  gp__tp_spill_poll();
+  if (!key) {
+    if (inserted)
+      *inserted = !m->has0;
+    if (!m->has0) {
+      m->has0 = true;
+      m->val0 = init;
+      m->n++;
+    }
+    return &m->val0;
+  }
   if ((m->n + 1) * 4 > m->cap * 3 && !map_rehash(m, m->cap ? m->cap * 2 : 64))
     return NULL;
   size_t i = map_slot(m, key);
   if (inserted)
-    *inserted = !m->used[i];
-  if (!m->used[i]) {
-    m->used[i] = 1;
-    m->keys[i] = key;
-    m->vals[i] = init;
+    *inserted = !m->slots[i].key;
+  if (!m->slots[i].key) {
+    m->slots[i].key = key;
+    m->slots[i].val = init;
     m->n++;
   }
-  return &m->vals[i];
+  return &m->slots[i].val;
 }
 
 /* See util.h. */
 void gp__tp_map_free(gp__tp_map *m) {
-  free(m->keys);
-  free(m->vals);
-  free(m->used);
+  big_free(m->slots);
   memset(m, 0, sizeof(*m));
 }
 
@@ -307,50 +358,46 @@ static size_t map2_slot(const gp__tp_map2 *m, uint64_t k1, uint64_t k2) {
   size_t i =
       (size_t)gp__tp_mix64(k1 ^ gp__tp_mix64(k2 + 0x632be59bd9b4e019ull)) &
       mask;
-  while (m->used[i] && (m->k1[i] != k1 || m->k2[i] != k2))
+  while ((m->slots[i].k1 || m->slots[i].k2) &&
+         (m->slots[i].k1 != k1 || m->slots[i].k2 != k2))
     i = (i + 1) & mask;
   return i;
 }
 
+static bool used2(const gp__tp_mslot2 *s) {
+  return s->k1 || s->k2;
+}
+
 /* See util.h. */
 uint64_t *gp__tp_map2_get(const gp__tp_map2 *m, uint64_t k1, uint64_t k2) {
+  gp__tp_spill_poll();
+  if (!k1 && !k2)
+    return m->has0 ? (uint64_t *)(uintptr_t)&m->val0 : NULL;
   if (!m->cap)
     return NULL;
   size_t i = map2_slot(m, k1, k2);
-  return m->used[i] ? &m->vals[i] : NULL;
+  return used2(&m->slots[i]) ? &m->slots[i].val : NULL;
 }
 
 /* See util.h. */
 void gp__tp_map2_free(gp__tp_map2 *m) {
-  free(m->k1);
-  free(m->k2);
-  free(m->vals);
-  free(m->used);
+  big_free(m->slots);
   memset(m, 0, sizeof(*m));
 }
 
 static bool map2_rehash(gp__tp_map2 *m, size_t ncap) {
-  gp__tp_map2 n = {0};
-  n.k1 = malloc(ncap * sizeof(uint64_t));
-  n.k2 = malloc(ncap * sizeof(uint64_t));
-  n.vals = malloc(ncap * sizeof(uint64_t));
-  n.used = calloc(ncap, 1);
-  if (!n.k1 || !n.k2 || !n.vals || !n.used) {
-    gp__tp_map2_free(&n);
+  gp__tp_map2 n = *m;
+  n.slots = big_calloc(ncap * sizeof(*n.slots));
+  if (!n.slots)
     return false;
-  }
   n.cap = ncap;
   for (size_t i = 0; i < m->cap; i++) {
-    if (!m->used[i])
-      continue;
-    size_t j = map2_slot(&n, m->k1[i], m->k2[i]);
-    n.used[j] = 1;
-    n.k1[j] = m->k1[i];
-    n.k2[j] = m->k2[i];
-    n.vals[j] = m->vals[i];
+    if (i % 256 == 0)
+      gp__tp_spill_poll();
+    if (used2(&m->slots[i]))
+      n.slots[map2_slot(&n, m->slots[i].k1, m->slots[i].k2)] = m->slots[i];
   }
-  n.n = m->n;
-  gp__tp_map2_free(m);
+  big_free(m->slots);
   *m = n;
   return true;
 }
@@ -358,19 +405,29 @@ static bool map2_rehash(gp__tp_map2 *m, size_t ncap) {
 /* See util.h. */
 uint64_t *gp__tp_map2_put(gp__tp_map2 *m, uint64_t k1, uint64_t k2,
                           uint64_t init, bool *inserted) {
+  gp__tp_spill_poll();
+  if (!k1 && !k2) {
+    if (inserted)
+      *inserted = !m->has0;
+    if (!m->has0) {
+      m->has0 = true;
+      m->val0 = init;
+      m->n++;
+    }
+    return &m->val0;
+  }
   if ((m->n + 1) * 4 > m->cap * 3 && !map2_rehash(m, m->cap ? m->cap * 2 : 64))
     return NULL;
   size_t i = map2_slot(m, k1, k2);
   if (inserted)
-    *inserted = !m->used[i];
-  if (!m->used[i]) {
-    m->used[i] = 1;
-    m->k1[i] = k1;
-    m->k2[i] = k2;
-    m->vals[i] = init;
+    *inserted = !used2(&m->slots[i]);
+  if (!used2(&m->slots[i])) {
+    m->slots[i].k1 = k1;
+    m->slots[i].k2 = k2;
+    m->slots[i].val = init;
     m->n++;
   }
-  return &m->vals[i];
+  return &m->slots[i].val;
 }
 
 /* ------------------------------------------------------------------ */
@@ -395,11 +452,11 @@ static size_t str_slot(const gp__tp_strpool *p, const char *s, size_t n,
 }
 
 static bool str_reindex(gp__tp_strpool *p, size_t nslots) {
-  uint32_t *slots = malloc(nslots * sizeof(uint32_t));
+  uint32_t *slots = big_calloc(nslots * sizeof(uint32_t));
   if (!slots)
     return false;
   memset(slots, 0xff, nslots * sizeof(uint32_t));
-  free(p->slots);
+  big_free(p->slots);
   p->slots = slots;
   p->nslots = nslots;
   for (uint32_t id = 0; id < p->off.n; id++) {
@@ -432,7 +489,7 @@ uint32_t gp__tp_str_intern(gp__tp_strpool *p, const char *s, size_t n) {
     size_t ncap = p->cap ? p->cap : 65536;
     while (ncap < p->used + n + 1)
       ncap *= 2;
-    char *a = realloc(p->arena, ncap);
+    char *a = big_realloc(p->arena, p->used, ncap);
     if (!a)
       return GP_TP_NONE;
     p->arena = a;
@@ -452,9 +509,9 @@ uint32_t gp__tp_str_intern(gp__tp_strpool *p, const char *s, size_t n) {
 
 /* See util.h. */
 void gp__tp_strpool_free(gp__tp_strpool *p) {
-  free(p->arena);
+  big_free(p->arena);
   gp__tp_vec_free(&p->off);
   gp__tp_vec_free(&p->len);
-  free(p->slots);
+  big_free(p->slots);
   memset(p, 0, sizeof(*p));
 }

@@ -150,12 +150,19 @@ uint64_t gp__tp_hash_bytes(const void *data, size_t n, uint64_t seed);
 /* ------------------------------------------------------------------ */
 /* Hash map: uint64 key -> uint64 value                                  */
 
+/* A slot holds its key and value together, so that a probe reads one
+ * place (one cache line; one page, where the map is spilled): key 0 marks
+ * an empty slot, and the key 0 itself is kept beside the slots. */
+typedef struct gp__tp_mslot {
+  uint64_t key, val;
+} gp__tp_mslot;
+
 typedef struct gp__tp_map {
-  uint64_t *keys;
-  uint64_t *vals;
-  uint8_t *used;
+  gp__tp_mslot *slots;
   size_t cap; /* power of two, or 0 */
-  size_t n;
+  size_t n;   /* keys, the key 0 included */
+  bool has0;  /* the key 0 is in, with value val0 */
+  uint64_t val0;
 } gp__tp_map;
 
 /* Returns a pointer to the value of key, or NULL if absent. */
@@ -174,10 +181,16 @@ void gp__tp_map_free(gp__tp_map *m);
 /* ------------------------------------------------------------------ */
 /* Hash map: (uint64, uint64) key -> uint64 value                        */
 
+/* As gp__tp_map: the key (0, 0) marks an empty slot, and is kept beside. */
+typedef struct gp__tp_mslot2 {
+  uint64_t k1, k2, val;
+} gp__tp_mslot2;
+
 typedef struct gp__tp_map2 {
-  uint64_t *k1, *k2, *vals;
-  uint8_t *used;
+  gp__tp_mslot2 *slots;
   size_t cap, n;
+  bool has0;
+  uint64_t val0;
 } gp__tp_map2;
 
 uint64_t *gp__tp_map2_get(const gp__tp_map2 *m, uint64_t k1, uint64_t k2);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "gpuperf/error.h"
+#include "tp/spill.h"
 #include "tp/sqlInt.h"
 
 enum { PLAN_FULL = 0, PLAN_ID = 1, PLAN_RANGE = 2, PLAN_INDEX = 3 };
@@ -310,6 +311,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
 
 static int vt_next(sqlite3_vtab_cursor *cur) {
   cursor *c = (cursor *)cur;
+  gp__tp_spill_poll();
   if (c->use_list)
     c->li++;
   else
@@ -379,6 +381,7 @@ const gp__tp_colindex *gp__tp_index(gp_tp *tp, int table, int col) {
   uint64_t m = 0;
   int64_t min = INT64_MAX, max = INT64_MIN;
   for (uint64_t r = 0; r < n; r++) {
+    gp__tp_spill_poll();
     int64_t v;
     if (def->int_value(tp->db, r, col, &v, &cache)) {
       m++;
@@ -397,10 +400,14 @@ const gp__tp_colindex *gp__tp_index(gp_tp *tp, int table, int col) {
   if (m && span < 4 * m + 1024 && span < (1u << 26)) {
     /* Counting sort: few distinct small values (track ids, ...). */
     uint64_t nb = span + 1;
-    uint32_t *start = calloc(nb + 1, sizeof(uint32_t));
+    /* Where the import spills, a spilled array too: nb reaches the
+     * table's size (slice ids that flows name). */
+    uint32_t *start = gp__tp_array_alloc(nb + 1, sizeof(uint32_t));
     if (!start)
       goto nomem;
+    memset(start, 0, (nb + 1) * sizeof(uint32_t));
     for (uint64_t r = 0; r < n; r++) {
+      gp__tp_spill_poll();
       int64_t v;
       if (def->int_value(tp->db, r, col, &v, &cache))
         start[(uint64_t)v - (uint64_t)min + 1]++;
@@ -408,6 +415,7 @@ const gp__tp_colindex *gp__tp_index(gp_tp *tp, int table, int col) {
     for (uint64_t b = 0; b < nb; b++)
       start[b + 1] += start[b];
     for (uint64_t r = 0; r < n; r++) {
+      gp__tp_spill_poll();
       int64_t v;
       if (def->int_value(tp->db, r, col, &v, &cache)) {
         uint32_t at = start[(uint64_t)v - (uint64_t)min]++;
@@ -415,13 +423,14 @@ const gp__tp_colindex *gp__tp_index(gp_tp *tp, int table, int col) {
         ix->vals[at] = v;
       }
     }
-    free(start);
+    gp__tp_array_free(start, nb + 1, sizeof(uint32_t));
   } else if (m) {
     pair *p = gp__tp_array_alloc(m, sizeof(pair));
     if (!p)
       goto nomem;
     uint64_t k = 0;
     for (uint64_t r = 0; r < n; r++) {
+      gp__tp_spill_poll();
       int64_t v;
       if (def->int_value(tp->db, r, col, &v, &cache)) {
         p[k].val = v;

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -26,6 +27,12 @@
 #include "trace_hash.h"
 
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))
+
+/* The bytes of rows held for sending, all servers' batches together: a
+ * batch goes at --batch-rows rows or at its share of this, whichever
+ * comes first, so that what the export holds does not grow with the
+ * number of servers or the length of the rows. */
+#define BATCH_BYTES (8u << 20)
 
 /* The machine (raw id) of a track t. */
 #define MACHINE_OF(t)                                                          \
@@ -219,10 +226,11 @@ static int send_table(ch_target *t, gp_tp *tp, const ch_table *tb,
   uint64_t in_batch[CH_MAX_HOSTS];
   memset(b, 0, sizeof(b));
   memset(in_batch, 0, sizeof(in_batch));
+  size_t max_bytes = BATCH_BYTES / (size_t)t->nhosts;
   while (!status && (rc = gp_tp_rows_next(rows, &err)) == 1) {
     int h = ch_shard(t, (uint32_t)gp_tp_rows_int(rows, 0));
     put_row(&b[h], trace, meta, rows, ncols);
-    if (++in_batch[h] == batch_rows)
+    if (++in_batch[h] == batch_rows || b[h].n >= max_bytes)
       status = flush_batch(t, h, q, &b[h], &in_batch[h], total);
   }
   if (rc < 0 && !status)
@@ -273,7 +281,7 @@ static void usage(FILE *out) {
           "[--batch-rows N]\n"
           "                      [--timeout SECS] [--connect-timeout SECS] "
           "[--retries N]\n"
-          "                      [--cacert FILE] [-q]\n\n"
+          "                      [--cacert FILE] [--in-memory] [-q]\n\n"
           "Writes the trace's main tables (gpu_slice, counter, track, slice, "
           "flow,\n"
           "gpu, machine, process; each row with its trace and machine) into\n"
@@ -295,7 +303,10 @@ static void usage(FILE *out) {
           "  --trace-name NAME   the trace column (default: the file's name, "
           "'@' and\n"
           "                      the first 12 hex digits of its SHA-256)\n"
-          "  --batch-rows N      rows per INSERT (default 100000)\n"
+          "  --batch-rows N      rows per INSERT, at most (default 100000; "
+          "fewer where\n"
+          "                      the rows for one server pass 8 MB / "
+          "servers)\n"
           "  --timeout SECS      the most one request may take, its retries "
           "included\n"
           "                      (default 300)\n"
@@ -306,6 +317,16 @@ static void usage(FILE *out) {
           "  --cacert FILE       with clickhouses://, trust the CA "
           "certificates in FILE\n"
           "                      (PEM) instead of the system's\n"
+          "  --in-memory         import the trace in memory: faster, but the "
+          "memory\n"
+          "                      grows with the trace (1.6 bytes a byte); by "
+          "default the\n"
+          "                      import's arrays live in temporary files in "
+          "$TMPDIR\n"
+          "                      (else /var/tmp), up to 2.2 bytes of disk a "
+          "byte of\n"
+          "                      trace, and the export stays under 64 MB "
+          "resident\n"
           "  -q, --quiet         no summary\n\n"
           "The user is USER, else GPUPERF_CLICKHOUSE_USER; the password is "
           "read from\n"
@@ -355,7 +376,7 @@ int cli_export_clickhouse(int argc, char **argv) {
   memset(&t, 0, sizeof(t));
   uint64_t batch_rows = 100000, timeout = 300, connect_timeout = 10,
            retries = 3;
-  bool quiet = false;
+  bool quiet = false, in_memory = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -388,6 +409,8 @@ int cli_export_clickhouse(int argc, char **argv) {
         return CLI_USAGE;
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
       quiet = true;
+    } else if (strcmp(a, "--in-memory") == 0) {
+      in_memory = true;
     } else if (a[0] == '-' && a[1]) {
       usage(stderr);
       return cli_error(CLI_USAGE, "export: unknown option '%s'", a);
@@ -401,6 +424,16 @@ int cli_export_clickhouse(int argc, char **argv) {
     usage(stderr);
     return cli_error(CLI_USAGE, "export needs FILE and --to URL");
   }
+  /* The trace is read twice (its hash, then the import) and mapped: a
+   * pipe would have to be copied to disk first, which the user can do
+   * as well as we can. */
+  struct stat st;
+  if (strcmp(file, "-") == 0 || (stat(file, &st) == 0 && !S_ISREG(st.st_mode)))
+    return cli_error(CLI_USAGE,
+                     "export: %s: not a regular file; export reads a trace "
+                     "file, not a pipe or standard input (save it to a file "
+                     "first)",
+                     file);
   if (!ch_parse_url(url, &t))
     return cli_error(CLI_USAGE,
                      "--to: '%s' is not clickhouse://HOST:PORT[,...]/DB "
@@ -436,7 +469,9 @@ int cli_export_clickhouse(int argc, char **argv) {
   }
   gp_tp *tp = NULL;
   gp_tp_error err;
-  if (!status && gp_tp_open(file, NULL, &tp, &err) != 0)
+  gp_tp_options opts = {sizeof(opts), in_memory ? 0 : GP_TP_SPILL, NULL, NULL,
+                        NULL};
+  if (!status && gp_tp_open(file, &opts, &tp, &err) != 0)
     status = cli_error(CLI_BAD_INPUT, "%s", err.message);
   uint64_t total = 0;
   if (!status)
