@@ -73,22 +73,17 @@ static void sift_down(gp__tp_merge *m, uint32_t i) {
   m->heap[i] = x;
 }
 
-/* Sorts a[0..m) (m <= BLOCK) stably by ts: insertion sorts of 8 entries,
- * then bottom-up merges through tmp (BLOCK entries). */
-static void sort_block(gp__tp_entry *a, size_t m, gp__tp_entry *tmp) {
-  for (size_t lo = 0; lo < m; lo += 8) {
-    size_t hi = lo + 8 < m ? lo + 8 : m;
-    for (size_t i = lo + 1; i < hi; i++) {
-      gp__tp_entry x = a[i];
-      size_t j = i;
-      for (; j > lo && a[j - 1].ts > x.ts; j--)
-        a[j] = a[j - 1];
-      a[j] = x;
-    }
-  }
+/* Merges the sorted runs of w entries of a[0..m) bottom-up, stably by
+ * ts, through tmp (m entries), until a[0..m) is one run; poll: let the
+ * spill drop pages between merges (a chunk's merges touch more than it
+ * keeps resident). */
+static void merge_runs(gp__tp_entry *a, size_t m, size_t w, gp__tp_entry *tmp,
+                       bool poll) {
   gp__tp_entry *src = a, *dst = tmp;
-  for (size_t w = 8; w < m; w *= 2) {
+  for (; w < m; w *= 2) {
     for (size_t lo = 0; lo < m; lo += 2 * w) {
+      if (poll)
+        gp__tp_spill_poll();
       size_t mid = lo + w < m ? lo + w : m;
       size_t hi = lo + 2 * w < m ? lo + 2 * w : m;
       size_t i = lo, j = mid, o = lo;
@@ -107,6 +102,22 @@ static void sort_block(gp__tp_entry *a, size_t m, gp__tp_entry *tmp) {
     memcpy(a, src, m * sizeof(*a));
 }
 
+/* Sorts a[0..m) (m <= BLOCK) stably by ts: insertion sorts of 8 entries,
+ * then bottom-up merges through tmp (BLOCK entries). */
+static void sort_block(gp__tp_entry *a, size_t m, gp__tp_entry *tmp) {
+  for (size_t lo = 0; lo < m; lo += 8) {
+    size_t hi = lo + 8 < m ? lo + 8 : m;
+    for (size_t i = lo + 1; i < hi; i++) {
+      gp__tp_entry x = a[i];
+      size_t j = i;
+      for (; j > lo && a[j - 1].ts > x.ts; j--)
+        a[j] = a[j - 1];
+      a[j] = x;
+    }
+  }
+  merge_runs(a, m, 8, tmp, false);
+}
+
 /* Sorts each chunk of CHUNK entries of a[0..n) stably by ts: its blocks,
  * then bottom-up merges through tmp (CHUNK entries). */
 static void sort_chunks(gp__tp_entry *a, size_t n, gp__tp_entry *tmp) {
@@ -115,29 +126,8 @@ static void sort_chunks(gp__tp_entry *a, size_t n, gp__tp_entry *tmp) {
     gp__tp_spill_poll();
     sort_block(a + lo, n - lo < BLOCK ? n - lo : BLOCK, btmp);
   }
-  for (size_t c = 0; c < n; c += CHUNK) {
-    size_t m = n - c < CHUNK ? n - c : CHUNK;
-    gp__tp_entry *src = a + c, *dst = tmp;
-    for (size_t w = BLOCK; w < m; w *= 2) {
-      for (size_t lo = 0; lo < m; lo += 2 * w) {
-        gp__tp_spill_poll();
-        size_t mid = lo + w < m ? lo + w : m;
-        size_t hi = lo + 2 * w < m ? lo + 2 * w : m;
-        size_t i = lo, j = mid, o = lo;
-        while (i < mid && j < hi)
-          dst[o++] = src[j].ts < src[i].ts ? src[j++] : src[i++];
-        while (i < mid)
-          dst[o++] = src[i++];
-        while (j < hi)
-          dst[o++] = src[j++];
-      }
-      gp__tp_entry *t = src;
-      src = dst;
-      dst = t;
-    }
-    if (src != a + c)
-      memcpy(a + c, src, m * sizeof(*a));
-  }
+  for (size_t c = 0; c < n; c += CHUNK)
+    merge_runs(a + c, n - c < CHUNK ? n - c : CHUNK, BLOCK, tmp, true);
 }
 
 static size_t count_runs(const gp__tp_entry *a, size_t n) {
