@@ -506,6 +506,12 @@ static int log_room(sim_sampling *sm) {
   return 0;
 }
 
+/* Whether op writes records when it is retired: its own, its source-level
+ * ones, or those of what gp_sim_launch_ex added. */
+static bool op_records(const sim_op *op) {
+  return op->emit || op->src.kinds || (op->extra && op->extra->records);
+}
+
 /*
  * Places op (with queued, queue and everything else but the times filled
  * in; op->pm its effective perfmon, borrowed) on its stream and queue,
@@ -579,7 +585,7 @@ int gp__sim_schedule(gp_sim_stream *s, sim_op *op, uint64_t duration) {
   }
   heap_push(op);
   /* records once it is retired (lost if we die first) */
-  if (op->emit || op->src.kinds)
+  if (op_records(op))
     gp__activity_work_in_flight(1);
   return 0;
 }
@@ -940,7 +946,7 @@ static void retire_slot(uint32_t slot) {
   }
   if (op->src.kinds)
     gp__sim_source_emit(op, d->m);
-  if (op->emit || op->src.kinds)
+  if (op_records(op))
     gp__activity_work_in_flight(-1);
   if (op->instr) {
     /* Its record's start and end serve the values too. */

@@ -261,6 +261,7 @@ typedef struct sim_extra {
   gp_sim_dim3 child_grid, child_block;
   gp_sim_dim3 parent_grid; /* to name the launching blocks */
   bool sync;               /* launching blocks waited: preempted */
+  bool records;            /* some of its records are enabled (at launch) */
 } sim_extra;
 
 typedef struct sim_heap_key {

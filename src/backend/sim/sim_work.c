@@ -218,6 +218,14 @@ static int launch_extra(gp_sim_stream *s, sim_op *op, gp_sim_dim3 grid,
     x->sync = a->cdp_sync != 0;
   }
   *dur = fault_ns + work;
+  uint32_t ctx = s->ctx->id;
+  x->records =
+      (nf &&
+       gp__activity_enabled(GP_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER, ctx)) ||
+      (nc &&
+       (gp__activity_enabled(GP_ACTIVITY_KIND_KERNEL, ctx) ||
+        gp__activity_enabled(GP_ACTIVITY_KIND_CDP_KERNEL, ctx) ||
+        (x->sync && gp__activity_enabled(GP_ACTIVITY_KIND_PREEMPTION, ctx))));
   op->extra = x;
   /* Not a repeat of any launch: its work and time depend on more than
    * the key (sim_job_key). */
