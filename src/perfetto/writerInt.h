@@ -561,7 +561,7 @@ void gp__tw_device_attribute(gp__tw *w, const gp_activity_device_attribute *a);
 void gp__tw_annotate_string(gp__pb_writer *pb, const char *name, const char *v);
 void gp__tw_annotate_uint(gp__pb_writer *pb, const char *name, uint64_t v);
 /* Opens a TrackEvent of type (GP_PB_TE_TYPE_*) on track at ts (0: the
- * latest time known), its category (NULL: none) and name as strings, not
+ * latest time known), its category and name (NULL: none) as strings, not
  * interned: for rare events that carry debug annotations, which the caller
  * adds before gp__tw_event_end() (writer_code.c). */
 void gp__tw_event_begin(gp__tw *w, uint64_t ts, uint32_t type, uint64_t track,

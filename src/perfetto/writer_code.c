@@ -47,7 +47,8 @@ void gp__tw_event_begin(gp__tw *w, uint64_t ts, uint32_t type, uint64_t track,
     gp__pb_string(&w->pb, GP_PB_TE_CATEGORIES, category);
   gp__pb_uint(&w->pb, GP_PB_TE_TYPE, type);
   gp__pb_uint(&w->pb, GP_PB_TE_TRACK_UUID, track);
-  gp__pb_string(&w->pb, GP_PB_TE_NAME, name);
+  if (name)
+    gp__pb_string(&w->pb, GP_PB_TE_NAME, name);
 }
 
 /* See writerInt.h. */

@@ -138,11 +138,6 @@ void gp__tw_um_counter(gp__tw *w, const gp_activity_um_counter *u) {
   if (!slice)
     return;
   /* An unnamed end: the slice opened last on the track ends first. */
-  gp__tw_packet_begin(w, end, 0);
-  gp__pb_begin(pb, GP_PB_PACKET_TRACK_EVENT);
-  gp__pb_uint(pb, GP_PB_TE_TYPE, GP_PB_TE_TYPE_SLICE_END);
-  gp__pb_uint(pb, GP_PB_TE_TRACK_UUID, track);
-  gp__pb_end(pb);
-  gp__tw_packet_end(w);
-  w->st.track_events++;
+  gp__tw_event_begin(w, end, GP_PB_TE_TYPE_SLICE_END, track, NULL, NULL);
+  gp__tw_event_end(w);
 }
