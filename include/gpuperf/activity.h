@@ -85,9 +85,13 @@ typedef struct gp_activity {
   uint32_t size; /* bytes in the whole record, a multiple of 8 */
 } gp_activity;
 
+/* The kinds whose records have headers of their own (they use
+ * gp_activity): events and metrics, source level, dynamic parallelism,
+ * unified memory. */
+#include "gpuperf/activity_cdp.h"
 #include "gpuperf/activity_events.h"
-/* The source-level records (they use gp_activity). */
 #include "gpuperf/activity_source.h"
+#include "gpuperf/activity_um.h"
 
 /* Record flags, per kind. */
 #define GP_ACTIVITY_FLAG_NONE 0u
@@ -987,9 +991,5 @@ GP_EXPORT int gp_activity_finalize(void);
 #ifdef __cplusplus
 }
 #endif
-
-/* The kinds whose records have headers of their own. */
-#include "gpuperf/activity_cdp.h"
-#include "gpuperf/activity_um.h"
 
 #endif /* GPUPERF_ACTIVITY_H */

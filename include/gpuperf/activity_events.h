@@ -4,8 +4,7 @@
  * (CUpti_ActivityEvent, _EventInstance, _Metric, _MetricInstance), for
  * any device whose counters can be measured over one kernel.
  *
- * Included by gpuperf/activity.h (which defines gp_activity); do not
- * include it alone.
+ * Included by gpuperf/activity.h; include that instead.
  *
  * What is an event and what a metric. A device's counter catalog
  * (gpuperf/counters.h) has raw counts (a GP_COUNTER_TYPE_INT64 counter
@@ -32,6 +31,8 @@
 #define GPUPERF_ACTIVITY_EVENTS_H
 
 #include <stdint.h>
+
+#include "gpuperf/activity.h"
 
 /* EVENT, EVENT_INSTANCE: the hardware counter wrapped its width while
  * counting (a 32-bit V3D counter over a long kernel); value is what the

@@ -27,6 +27,7 @@
 
 #include <stdint.h>
 
+#include "gpuperf/activity.h"
 #include "gpuperf/export.h"
 
 #ifdef __cplusplus
