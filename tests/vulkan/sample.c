@@ -18,13 +18,23 @@
  * --no-query leaves its own statistics queries out (a layer that measures
  * the same statistics cannot while they are active) and prints
  * "sample: ok vertices=3 submits=2".
+ * --frames F renders F more frames (below); --size S makes the image
+ * S x S (64 by default); --timed waits for each frame as soon as it is
+ * submitted and prints its time from before vkQueueSubmit to after
+ * vkWaitForFences, "sample: frame F window_ns=N raster_ns=R
+ * raster_threads=T", on the host's clock, with the CPU time that
+ * lavapipe's T rasterizer threads (llvmpipe-N) ran in that window, as the
+ * kernel counts it (/proc/self/task/.../schedstat): work the device did
+ * for the frame, measured without the device's timestamps.
  * Exit 0 on success, 1 on a usage error, 3 without a Vulkan device.
  */
+#include <dirent.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <vulkan/vulkan.h>
 
@@ -32,8 +42,9 @@
 #include "sample.frag.h"
 #include "sample.vert.h"
 
-#define N 256 /* values in the storage buffer */
-#define W 64  /* image side */
+#define N 256              /* values in the storage buffer */
+static uint32_t side = 64; /* image side (--size) */
+#define W side
 
 #define CHECK(x)                                                               \
   do {                                                                         \
@@ -96,6 +107,35 @@ static VkBuffer make_buffer(VkDeviceSize size, VkBufferUsageFlags usage,
   *m = bind_memory(req, want);
   CHECK(vkBindBufferMemory(dev, b, *m, 0));
   return b;
+}
+
+/* The CPU time the kernel counted for this process's threads named
+ * llvmpipe-N (lavapipe's rasterizers), in ns; *n: how many. */
+static long long raster_cpu_ns(int *n) {
+  long long sum = 0;
+  *n = 0;
+  DIR *d = opendir("/proc/self/task");
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    char path[300], comm[32] = "";
+    snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+      continue;
+    bool raster =
+        fgets(comm, sizeof(comm), f) && strncmp(comm, "llvmpipe-", 9) == 0;
+    fclose(f);
+    snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", e->d_name);
+    long long ns = 0;
+    if (raster && (f = fopen(path, "r"))) {
+      if (fscanf(f, "%lld", &ns) == 1)
+        sum += ns, (*n)++;
+      fclose(f);
+    }
+  }
+  if (d)
+    closedir(d);
+  return sum;
 }
 
 static VkShaderModule shader(const uint32_t *code, size_t size) {
@@ -219,7 +259,7 @@ int main(int argc, char **argv) {
   bool validation = false, leak = false, query = true, sync2 = false;
   bool secondary = false, two_queues = false;
   int frames = 0;
-  bool twice = false;
+  bool twice = false, timed = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--validation") == 0)
       validation = true;
@@ -237,11 +277,16 @@ int main(int argc, char **argv) {
       frames = atoi(argv[++i]);
     else if (strcmp(argv[i], "--twice") == 0)
       twice = true;
+    else if (strcmp(argv[i], "--timed") == 0)
+      timed = true;
+    else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc &&
+             atoi(argv[i + 1]) >= 1 && atoi(argv[i + 1]) <= 4096)
+      side = (uint32_t)atoi(argv[++i]);
     else {
-      fprintf(
-          stderr,
-          "usage: vulkan-sample [--validation] [--leak] [--no-query] "
-          "[--submit2] [--secondary] [--two-queues] [--frames F [--twice]]\n");
+      fprintf(stderr,
+              "usage: vulkan-sample [--validation] [--leak] [--no-query] "
+              "[--submit2] [--secondary] [--two-queues] [--frames F [--twice] "
+              "[--timed]] [--size S]\n");
       return 1;
     }
   }
@@ -622,7 +667,22 @@ int main(int argc, char **argv) {
       VkSubmitInfo fsi = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                           .commandBufferCount = 1,
                           .pCommandBuffers = &fc};
+      struct timespec t0, t1;
+      int nr = 0;
+      long long r0 = timed ? raster_cpu_ns(&nr) : 0;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
       CHECK(vkQueueSubmit(queue, 1, &fsi, slot[f & 1]));
+      if (timed) {
+        CHECK(vkWaitForFences(dev, 1, &slot[f & 1], VK_TRUE, UINT64_MAX));
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        long long r1 = raster_cpu_ns(&nr);
+        printf("sample: frame %d window_ns=%lld raster_ns=%lld "
+               "raster_threads=%d\n",
+               f,
+               (long long)(t1.tv_sec - t0.tv_sec) * 1000000000ll +
+                   (t1.tv_nsec - t0.tv_nsec),
+               r1 - r0, nr);
+      }
       if (twice) {
         CHECK(vkWaitForFences(dev, 1, &slot[f & 1], VK_TRUE, UINT64_MAX));
         CHECK(vkResetFences(dev, 1, &slot[f & 1]));

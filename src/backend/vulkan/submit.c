@@ -104,6 +104,39 @@ static void stage_record(const gp__vk_device *dev, const gp__vk_pending *p,
   gp__vk_core->activity_commit(r);
 }
 
+/* The order of stream s's queue on dev, or NULL when all four slots are
+ * other queues' (add: claim a free one). */
+static gp__vk_queue_order *queue_order(gp__vk_device *dev, uint32_t s,
+                                       bool add) {
+  for (uint32_t i = 0; i < GP_ARRAY_SIZE(dev->order); i++) {
+    gp__vk_queue_order *o = &dev->order[i];
+    if (o->stream == s + 1)
+      return o;
+    if (!o->stream && add) {
+      o->stream = s + 1;
+      return o;
+    }
+  }
+  return NULL;
+}
+
+/*
+ * Where a stage of an in-order device (lavapipe) began, from its first
+ * timestamp t and the end of the work before it. There a timestamp is a
+ * command in every tile of the framebuffer and reads as the latest
+ * tile's time, so one at the beginning of a render pass (where the layer
+ * writes it: one before the pass would cost the frame a pass over the
+ * tiles of its own, +80 us at 800x600) is the start of the pass's last
+ * tile: a pass that clears 800x600 measured 0.0 us. The device takes up
+ * a stage when what came before it on its queue has ended (the previous
+ * stage of the command buffer, or for its first, the queue's previous
+ * work or its submission, whichever is later), and began it by then:
+ * that start, but never after t.
+ */
+static uint64_t in_order_start(uint64_t t, uint64_t before) {
+  return before && before < t ? before : t;
+}
+
 /* Writes the records of one entry from its timestamps: query i of its
  * recording at q[i * stride] (untimed when q is NULL: the work's times
  * could not be read, or its queue has none). */
@@ -117,34 +150,54 @@ static void write_entry(gp__vk_device *dev, const gp__vk_pending *p,
            (int64_t)((double)(q[(size_t)p->start_q * stride] & mask) *
                      dev->period);
 #define T(i) (q ? to_trace(dev, q[(size_t)(i)*stride] & mask, base) : 0)
-  stage_record(dev, p, GP_RENDER_STAGE_COMMAND_BUFFER, c->name_id,
-               T(p->start_q), T(p->end_q), 0, 0, true);
-  for (uint32_t i = 0; i < p->nregions; i++) {
-    const gp__vk_region *g = &p->regions[i];
-    stage_record(dev, p, g->stage, g->name_id, T(2 + 2 * i), T(3 + 2 * i),
-                 g->render_pass, g->render_target, false);
-  }
+  /* An in-order device's first stage starts with its command buffer,
+   * whose start is its first timestamp there (start_q != 0): see
+   * in_order_start(). What came before on the queue is known when the
+   * submission before it there was the last written. */
+  bool in_order = q && dev->ts_in_order;
+  gp__vk_queue_order *o =
+      in_order && p->seq ? queue_order(dev, p->stream_id, false) : NULL;
+  uint64_t before = 0;
+  if (o && o->written + 1 == p->seq)
+    before = o->end > p->queued ? o->end : p->queued;
+  uint64_t cb_start = T(p->start_q), cb_end = T(p->end_q);
+  if (in_order && p->start_q)
+    cb_start = in_order_start(cb_start, before);
+  stage_record(dev, p, GP_RENDER_STAGE_COMMAND_BUFFER, c->name_id, cb_start,
+               cb_end, 0, 0, true);
   /* Pipeline statistics of the measured stages, over their GPU times
    * (only a recording that copies its own timestamps measures them: its
    * regions are the command buffer's). */
-  if (q && c->spool && p->state == GP_VK_COPY_OWN) {
-    uint64_t st[64], en[64], *s = st, *e = en;
-    if (c->nregions > 64) {
-      s = malloc(c->nregions * sizeof(*s));
-      e = malloc(c->nregions * sizeof(*e));
-    }
-    if (s && e) {
-      for (uint32_t i = 0; i < c->nregions; i++) {
-        s[i] = T(2 + 2 * i);
-        e[i] = T(3 + 2 * i);
-      }
-      gp__vk_pstats_emit(dev, c, p->corr, s, e);
-    }
-    if (s != st)
-      free(s);
-    if (e != en)
-      free(e);
+  bool stats =
+      q && c->spool && p->state == GP_VK_COPY_OWN && p->nregions == c->nregions;
+  uint64_t st[64], en[64], *s = st, *e = en;
+  if (stats && p->nregions > 64) {
+    s = malloc(p->nregions * sizeof(*s));
+    e = malloc(p->nregions * sizeof(*e));
+    stats = s && e;
   }
+  uint64_t prev_end = cb_start;
+  for (uint32_t i = 0; i < p->nregions; i++) {
+    const gp__vk_region *g = &p->regions[i];
+    uint64_t start = T(2 + 2 * i), end = T(3 + 2 * i);
+    if (in_order && g->inside)
+      start = in_order_start(start, i ? prev_end : cb_start);
+    stage_record(dev, p, g->stage, g->name_id, start, end, g->render_pass,
+                 g->render_target, false);
+    if (stats)
+      s[i] = start, e[i] = end;
+    prev_end = end;
+  }
+  if (o && p->seq > o->written) {
+    o->written = p->seq;
+    o->end = cb_end;
+  }
+  if (stats)
+    gp__vk_pstats_emit(dev, c, p->corr, s, e);
+  if (s != st)
+    free(s);
+  if (e != en)
+    free(e);
 #undef T
 }
 
@@ -268,13 +321,23 @@ static void unlink_entry(gp__vk_device *dev, gp__vk_pending **pp,
   p->cb->pending &= ~(1u << p->half);
 }
 
-/* Reads back dev's pending entries (of only, if not NULL) as how says. */
+/* Reads back dev's pending entries (of only, if not NULL) as how says.
+ * On an in-order device, those submitted before only's last are read
+ * first, so that each stage follows what came before it on its queue
+ * (write_entry()). */
 static void resolve(gp__vk_device *dev, int how, const gp__vk_cmdbuf *only) {
   uint32_t misses = 0;
+  const gp__vk_pending *upto = NULL;
+  for (const gp__vk_pending *p = dev->pending; only && dev->ts_in_order && p;
+       p = p->next)
+    if (p->cb == only)
+      upto = p;
   gp__vk_pending **pp = &dev->pending, *prev = NULL;
   while (*pp) {
     gp__vk_pending *p = *pp;
-    bool mine = !only || p->cb == only;
+    bool mine = !only || p->cb == only || upto;
+    if (p == upto)
+      upto = NULL;
     if (mine && read_entry(dev, p, how)) {
       unlink_entry(dev, pp, prev);
       continue;
@@ -486,6 +549,9 @@ static void note_cb(gp__vk_device *dev, submit_ctx *x, VkCommandBuffer cb) {
   p->stream_id = (uint32_t)(x->qv >> 32);
   p->queue_id = x->qv ? ((uint32_t)x->qv & 0xffffu) - 1 : 0;
   p->family = (uint32_t)(x->qv >> 16) & 0xffffu;
+  gp__vk_queue_order *o =
+      dev->ts_in_order ? queue_order(dev, p->stream_id, true) : NULL;
+  p->seq = o ? ++o->noted : 0;
   /* The semaphores' waits belong to the first command buffer. */
   p->nwaits = x->ncb++ == 0 ? x->nw : 0;
   memcpy(p->waits, x->waits, sizeof(x->waits));

@@ -112,6 +112,14 @@ typedef struct gp__vk_region {
   bool inside;        /* its timestamps are inside its render pass */
 } gp__vk_region;
 
+/* The order of an in-order device's queue (submit.c): its stream id + 1
+ * (0: a free slot), the submissions noted on it and written of it (each
+ * counts them), and where the last one written ended. */
+typedef struct gp__vk_queue_order {
+  uint32_t stream, noted, written;
+  uint64_t end;
+} gp__vk_queue_order;
+
 typedef struct gp__vk_device gp__vk_device;
 typedef struct gp__vk_cmdbuf gp__vk_cmdbuf;
 
@@ -141,6 +149,7 @@ typedef struct gp__vk_pending {
   uint32_t half;  /* of the query pool and results buffer: 0 or 1 */
   uint32_t base;  /* its first query: half * qhalf */
   uint32_t state; /* GP_VK_COPY_* */
+  uint32_t seq;   /* in its queue's order (in-order devices), from 1; 0 */
 } gp__vk_pending;
 
 /* A command buffer of ours to know. */
@@ -311,6 +320,9 @@ struct gp__vk_device {
   PFN_vkMapMemory MapMemory;
   bool readback_fns; /* the five above were looked up */
   bool ts_in_order;  /* runs command buffers in order on the host (cmd.c) */
+  /* submit.c, for an in-order device: what was submitted to and written
+   * of each of its first four queues (lock) */
+  gp__vk_queue_order order[4];
 };
 
 /* ---- layer.c ---- */
