@@ -155,10 +155,9 @@ static void write_entry(gp__vk_device *dev, const gp__vk_pending *p,
    * in_order_start(). What came before on the queue is known when the
    * submission before it there was the last written. */
   bool in_order = q && dev->ts_in_order;
-  gp__vk_queue_order *o =
-      in_order && p->seq ? queue_order(dev, p->stream_id, false) : NULL;
+  gp__vk_queue_order *o = p->seq ? queue_order(dev, p->stream_id, false) : NULL;
   uint64_t before = 0;
-  if (o && o->written + 1 == p->seq)
+  if (o && o->written + 1 == p->seq && o->end)
     before = o->end > p->queued ? o->end : p->queued;
   uint64_t cb_start = T(p->start_q), cb_end = T(p->end_q);
   if (in_order && p->start_q)
@@ -188,7 +187,7 @@ static void write_entry(gp__vk_device *dev, const gp__vk_pending *p,
       s[i] = start, e[i] = end;
     prev_end = end;
   }
-  if (o && p->seq > o->written) {
+  if (o && p->seq > o->written) { /* (an untimed one's end is not known) */
     o->written = p->seq;
     o->end = cb_end;
   }
@@ -322,9 +321,9 @@ static void unlink_entry(gp__vk_device *dev, gp__vk_pending **pp,
 }
 
 /* Reads back dev's pending entries (of only, if not NULL) as how says.
- * On an in-order device, those submitted before only's last are read
- * first, so that each stage follows what came before it on its queue
- * (write_entry()). */
+ * On an in-order device, those submitted before only's last on its queue
+ * are read first where they can be, so that each stage follows what came
+ * before it there (write_entry()). */
 static void resolve(gp__vk_device *dev, int how, const gp__vk_cmdbuf *only) {
   uint32_t misses = 0;
   const gp__vk_pending *upto = NULL;
@@ -335,9 +334,17 @@ static void resolve(gp__vk_device *dev, int how, const gp__vk_cmdbuf *only) {
   gp__vk_pending **pp = &dev->pending, *prev = NULL;
   while (*pp) {
     gp__vk_pending *p = *pp;
-    bool mine = !only || p->cb == only || upto;
+    bool mine = !only || p->cb == only;
+    /* One before only's on its queue: read as far as the program's wait
+     * allows (it waited for only's work, not for what is still to copy
+     * this one's timestamps). */
+    bool before = !mine && upto && p->stream_id == upto->stream_id;
     if (p == upto)
       upto = NULL;
+    if (before && read_entry(dev, p, how == READ_WAIT ? how : READ_READY)) {
+      unlink_entry(dev, pp, prev);
+      continue;
+    }
     if (mine && read_entry(dev, p, how)) {
       unlink_entry(dev, pp, prev);
       continue;

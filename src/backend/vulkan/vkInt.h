@@ -114,7 +114,7 @@ typedef struct gp__vk_region {
 
 /* The order of an in-order device's queue (submit.c): its stream id + 1
  * (0: a free slot), the submissions noted on it and written of it (each
- * counts them), and where the last one written ended. */
+ * counts them), and where the last one written ended (0: not known). */
 typedef struct gp__vk_queue_order {
   uint32_t stream, noted, written;
   uint64_t end;
