@@ -272,21 +272,25 @@ static void warn_untimed(gp__vk_device *dev, uint32_t family) {
 
 /*
  * Writes timestamp q of c. On a device that runs each command buffer in
- * order on the host (lavapipe), the command buffer's and its render
- * passes' timestamps are top of pipe, the latter inside the pass: its
- * rasterizer takes a timestamp when it reaches it, after what came
- * before, while a bottom-of-pipe one first flushes the work binned so
- * far, and one outside the pass starts another pass over the tiles; and
- * the
- * command buffer's start (query 0) is written with its first other
- * timestamp, not at its beginning, where it would make a pass of its own
- * (with the previous framebuffer) before the first render pass.
+ * order on the host (lavapipe), every timestamp is top of pipe: one at
+ * the bottom of the pipe first runs the work binned so far, a pass of the
+ * rasterizer threads that the submission waits for (vkmark's clear
+ * scene, a transfer a frame, lost half its frame rate to three of them).
+ * A timestamp is a command in every tile, read as the latest tile's
+ * time, run when the work binned with it is: in a render pass, with it
+ * (so a pass's last timestamp goes inside it), outside, at the next
+ * flush (the next render pass, or the copy of the timestamps). That
+ * ends a stage, but does not begin one: submit.c takes a stage's start
+ * from the end of the work before it. The command buffer's start (query
+ * 0) is written with its first other timestamp, not at its beginning,
+ * where it would make a pass of its own (with the previous framebuffer)
+ * before the first render pass's.
  */
 static void stamp(gp__vk_device *dev, VkCommandBuffer cb, gp__vk_cmdbuf *c,
                   VkPipelineStageFlagBits stage, uint32_t q) {
   if (c->untimed)
     return;
-  if (dev->ts_in_order && (q < 2 || c->regions[(q - 2) / 2].inside))
+  if (dev->ts_in_order)
     stage = VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT;
   uint32_t base = c->half * c->qhalf;
   if (c->start_due) {
@@ -422,13 +426,12 @@ layer_EndCommandBuffer(VkCommandBuffer cb) {
   gp__vk_device *dev = gp__vk_device_of(cb);
   gp__vk_cmdbuf *c = gp__vk_cmdbuf_get(dev, cb);
   if (c && c->instrumented && !c->untimed) {
-    /* On an in-order device, a command buffer that ends with a render
-     * pass ends with it: another timestamp would be another pass over
-     * the tiles. Not where its timestamps are read from the driver (query
-     * 1 would never be available). */
+    /* On an in-order device, a command buffer whose last timed stage
+     * ends it ends with that stage: another timestamp would be another
+     * pass over the tiles. Not where its timestamps are read from the
+     * driver (query 1 would never be available). */
     uint32_t last = c->last_q;
-    if (dev->ts_in_order && c->results && last >= 3 && last % 2 == 1 &&
-        c->regions[(last - 2) / 2].inside) {
+    if (dev->ts_in_order && c->results && last >= 3 && last % 2 == 1) {
       c->end_q = last;
     } else {
       c->end_q = 1;

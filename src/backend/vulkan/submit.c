@@ -127,11 +127,13 @@ static gp__vk_queue_order *queue_order(gp__vk_device *dev, uint32_t s,
  * tile's time, so one at the beginning of a render pass (where the layer
  * writes it: one before the pass would cost the frame a pass over the
  * tiles of its own, +80 us at 800x600) is the start of the pass's last
- * tile: a pass that clears 800x600 measured 0.0 us. The device takes up
- * a stage when what came before it on its queue has ended (the previous
- * stage of the command buffer, or for its first, the queue's previous
- * work or its submission, whichever is later), and began it by then:
- * that start, but never after t.
+ * tile: a pass that clears 800x600 measured 0.0 us. The device takes
+ * up a stage when what came before it on its queue has ended (the
+ * previous stage of the command buffer, or for its first, the queue's
+ * previous work or its submission, whichever is later), and began it by
+ * then: that start, but never after t. (Outside a pass, a timestamp is
+ * the time it was run, right away where no framebuffer is bound, else
+ * with the work binned with it: cmd.c.)
  */
 static uint64_t in_order_start(uint64_t t, uint64_t before) {
   return before && before < t ? before : t;
