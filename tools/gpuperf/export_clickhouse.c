@@ -11,6 +11,10 @@
  * each row goes straight to the shard that the Distributed tables'
  * sharding key gives its (trace, machine). Nothing is visible until the
  * export commits (clickhouse.c): a trace appears whole or not at all.
+ * gpu_slice and counter, the big tables, are sent while the trace is
+ * read: the import hands their rows over as they become final
+ * (gp_tp_options.stream) and a sender thread sends them; the other
+ * tables are read by SQL after the import.
  * The default trace name is the file's name and the start of its
  * SHA-256, so two files of one name never replace each other.
  */
@@ -431,7 +435,8 @@ static void usage(FILE *out) {
           "[--batch-rows N]\n"
           "                      [--timeout SECS] [--connect-timeout SECS] "
           "[--retries N]\n"
-          "                      [--cacert FILE] [--in-memory] [-q]\n\n"
+          "                      [--cacert FILE] [--in-memory] [--no-stream] "
+          "[-q]\n\n"
           "Writes the trace's main tables (gpu_slice, counter, track, slice, "
           "flow,\n"
           "gpu, machine, process; each row with its trace and machine) into\n"
@@ -477,6 +482,11 @@ static void usage(FILE *out) {
           "byte of\n"
           "                      trace, and the export stays under 64 MB "
           "resident\n"
+          "  --no-stream         send every table after the import, by "
+          "SQL (by default\n"
+          "                      gpu_slice and counter rows are sent while "
+          "the trace is\n"
+          "                      read); the same rows, later\n"
           "  -q, --quiet         no summary\n\n"
           "The user is USER, else GPUPERF_CLICKHOUSE_USER; the password is "
           "read from\n"
