@@ -69,6 +69,47 @@ typedef struct gp_tp_error {
  */
 #define GP_TP_SPILL 0x4u
 
+/* The tables of gp_tp_stream_row.table. */
+typedef enum gp_tp_stream_table {
+  GP_TP_STREAM_MACHINE = 1,   /* a machine row: id and machine (its raw id) */
+  GP_TP_STREAM_GPU_SLICE = 2, /* a gpu_slice row on a gpu_track */
+  GP_TP_STREAM_COUNTER = 3,   /* a counter row on a counter_track */
+} gp_tp_stream_table;
+
+/* Bits of gp_tp_stream_row.nulls: the integer columns that are NULL. */
+#define GP_TP_STREAM_NULL_GPU 0x1u /* no gpu row: ugpu and gpu */
+#define GP_TP_STREAM_NULL_CONTEXT_ID 0x2u
+#define GP_TP_STREAM_NULL_SUBMISSION_ID 0x4u
+#define GP_TP_STREAM_NULL_UPID 0x8u
+#define GP_TP_STREAM_NULL_CATEGORY 0x10u /* render_stage_category */
+
+/*
+ * One row handed to gp_tp_options.stream while the trace is imported,
+ * with what a query would join to it. Valid for the call only (strings
+ * too; NULL for an SQL NULL). A gpu_slice row has the columns of
+ *
+ *   SELECT s.id, s.ts, s.dur, s.track_id, s.name, s.context_id,
+ *          s.submission_id, s.upid, s.render_stage_category,
+ *          t.name, m.raw_id, g.id, g.gpu, g.name
+ *   FROM gpu_slice s JOIN gpu_track t ON s.track_id = t.id
+ *   JOIN machine m ON m.id = t.machine_id
+ *   LEFT JOIN gpu g ON g.id = extract_arg(t.dimension_arg_set_id, 'ugpu')
+ *
+ * a counter row those of c.id, c.ts, c.track_id, c.value and m.raw_id
+ * (counter c JOIN counter_track t, the machine as above).
+ */
+typedef struct gp_tp_stream_row {
+  uint32_t table; /* gp_tp_stream_table */
+  uint32_t nulls; /* GP_TP_STREAM_NULL_* */
+  int64_t id;
+  int64_t machine; /* the raw machine id (of the row's track) */
+  int64_t ts, dur, track_id;
+  double value;
+  const char *name, *track_name, *gpu_name;
+  int64_t ugpu, gpu; /* gpu.id and gpu.gpu of the track's GPU */
+  int64_t context_id, submission_id, upid, render_stage_category;
+} gp_tp_stream_row;
+
 typedef struct gp_tp_options {
   uint32_t size; /* sizeof(gp_tp_options): lets the struct grow */
   uint32_t flags;
@@ -87,6 +128,20 @@ typedef struct gp_tp_options {
   void (*progress)(void *user, const char *phase, uint64_t done,
                    uint64_t total);
   void *progress_user;
+  /*
+   * If set, called on the opening thread while the trace is imported with
+   * every row of gpu_slice and counter (each once, in no set order), as
+   * soon as no later event of the trace can change it: most when they
+   * are parsed, a few (a backwards-looking GPU counter's sample, whose
+   * value comes with the next one; a slice on a hardware queue that a
+   * later packet may name) at the end of the import. Before any of them,
+   * each machine row. The rows equal those the tables give after the
+   * import; a consumer can send them on while the rest is read. Returns
+   * 0, or a negative GP_E* code that stops the import: gp_tp_open then
+   * fails with it. Not called when the tables come from db_path.
+   */
+  int (*stream)(void *user, const gp_tp_stream_row *row);
+  void *stream_user;
 } gp_tp_options;
 
 /* What opening cost. */

@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gpuperf/tp.h"
 #include "perfetto/pb.h"
 #include "tp/clocks.h"
 #include "tp/pbfast.h"
@@ -391,6 +392,12 @@ typedef struct gp__tp_importer {
   void (*progress)(void *user, const char *phase, uint64_t done,
                    uint64_t total);
   void *progress_user;
+  /* gp_tp_options.stream (stream.c): what each track's rows wait for,
+   * by track id (GP_TP_STREAM_*), and whether any waits for the end. */
+  int (*stream)(void *user, const gp_tp_stream_row *row);
+  void *stream_user;
+  GP_TP_VEC(uint8_t) stream_track;
+  bool stream_deferred;
 
   /* First error. */
   int err;
@@ -1122,9 +1129,15 @@ int gp__tp_procs_swapper(gp__tp_importer *imp, uint32_t machine, uint32_t upid,
 /* Frees the tracker's state. */
 void gp__tp_procs_free(gp__tp_importer *imp);
 
-/* Appends a counter value; returns its row in *row (may be NULL). */
+/* Appends a counter value; returns its row in *row (may be NULL). The
+ * row is streamed (stream.c) now: its value is final. */
 int gp__tp_counter_add(gp__tp_importer *imp, int64_t ts, uint32_t track,
                        double value, uint32_t *row);
+
+/* The same for a row whose value the track's next sample sets (a
+ * backwards-looking GPU counter): the caller streams it then. */
+int gp__tp_counter_add_open(gp__tp_importer *imp, int64_t ts, uint32_t track,
+                            uint32_t *row);
 
 /*
  * Slices. scoped: a complete slice [ts, ts+dur). begin: an open one,
@@ -1149,6 +1162,36 @@ int gp__tp_flow_add(gp__tp_importer *imp, uint32_t out_slice,
  * extension row (columns set by the caller for render stages). */
 int gp__tp_gext_add(gp__tp_importer *imp, uint32_t slice, uint8_t kind,
                     uint32_t *row);
+
+/* ------------------------------------------------------------------ */
+/* Streaming rows while importing (stream.c; gp_tp_options.stream)      */
+
+/* What a track's gpu_slice rows wait for (imp->stream_track). */
+enum {
+  GP_TP_STREAM_UNSEEN = 0,  /* no row yet */
+  GP_TP_STREAM_NOW = 1,     /* streamed as they are made */
+  GP_TP_STREAM_AT_END = 2,  /* the track may be renamed: at the end */
+  GP_TP_STREAM_NOT_GPU = 3, /* not a gpu_track: not streamed */
+};
+
+/* Hands the machine rows to the stream, before the parse makes any row.
+ * 0, or the callback's or a memory error (the import fails with it). */
+int gp__tp_stream_begin(gp__tp_importer *imp);
+
+/* Streams gpu_slice row g (its columns all set), unless its track waits
+ * for the end. */
+int gp__tp_stream_gpu_slice(gp__tp_importer *imp, uint32_t g);
+
+/* Streams counter row `row`, if its track is a counter track. */
+int gp__tp_stream_counter(gp__tp_importer *imp, uint32_t row);
+
+/* Marks track's gpu_slice rows as waiting for the end of the parse (the
+ * track may still be renamed). Fails if some were streamed already. */
+int gp__tp_stream_defer(gp__tp_importer *imp, uint32_t track);
+
+/* At the end of the parse: the rows that waited (open counter values,
+ * slices of deferred tracks). */
+int gp__tp_stream_finish(gp__tp_importer *imp);
 
 /* Interns s (length n) or fails the import with GP_ENOMEM. */
 int gp__tp_intern(gp__tp_importer *imp, const void *s, size_t n, uint32_t *out);

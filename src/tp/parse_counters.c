@@ -419,14 +419,17 @@ static int push_value(gp__tp_importer *imp, int64_t ts, double value,
     imp->last_counter_row.n = cs->track + 1;
   }
   uint32_t row;
-  int rc = gp__tp_counter_add(imp, ts, cs->track, 0, &row);
+  int rc = gp__tp_counter_add_open(imp, ts, cs->track, &row);
   if (rc)
     return rc;
+  /* The previous row's value is final now: it can be streamed. */
   uint32_t *last = &imp->last_counter_row.v[cs->track];
-  if (*last != GP_TP_NONE)
+  if (*last != GP_TP_NONE) {
     db->c_value.v[*last] = value;
+    rc = gp__tp_stream_counter(imp, *last);
+  }
   *last = row;
-  return 0;
+  return rc;
 }
 
 /* The spec of counter id for a packet (descriptor iid in ns, or the

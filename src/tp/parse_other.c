@@ -203,8 +203,9 @@ int gp__tp_parse_gpu_log(gp__tp_importer *imp, const gp__tp_pkt *p) {
   if ((rc = gp__tp_slice_scoped(imp, p->ts, 0, imp->gpu_log_track, GP_TP_NONE,
                                 name, set, &slice)))
     return rc;
-  if (slice != GP_TP_NONE)
-    rc = gp__tp_gext_add(imp, slice, GP_TP_GEXT_OTHER, &g);
+  if (slice != GP_TP_NONE &&
+      !(rc = gp__tp_gext_add(imp, slice, GP_TP_GEXT_OTHER, &g)))
+    rc = gp__tp_stream_gpu_slice(imp, g);
   return rc;
 }
 
@@ -469,8 +470,9 @@ static int vk_queue_submit(gp__tp_importer *imp, const gp__tp_pkt *p,
                                 imp->vulkan_events_track, GP_TP_NONE, name, set,
                                 &slice)))
     goto out;
-  if (slice != GP_TP_NONE)
-    rc = gp__tp_gext_add(imp, slice, GP_TP_GEXT_OTHER, &g);
+  if (slice != GP_TP_NONE &&
+      !(rc = gp__tp_gext_add(imp, slice, GP_TP_GEXT_OTHER, &g)))
+    rc = gp__tp_stream_gpu_slice(imp, g);
 out:
   free(b);
   return rc;

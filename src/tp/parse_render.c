@@ -656,6 +656,7 @@ int gp__tp_parse_render_stage(gp__tp_importer *imp, const gp__tp_pkt *p) {
   /* The hardware queue: its name, description and track dimensions. */
   uint32_t qname = GP_TP_NONE, qdesc = GP_TP_NONE, dim_name = GP_TP_NONE;
   uint64_t hwq;
+  bool placeholder = false; /* a later Specifications may name the queue */
   if (e.has_hwq_iid) {
     bool found;
     int64_t cat;
@@ -678,13 +679,15 @@ int gp__tp_parse_render_stage(gp__tp_importer *imp, const gp__tp_pkt *p) {
         return rc;
       if (!gp__tp_map_put(&imp->hwq_placeholder, hwq, 1, NULL))
         return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory");
+      placeholder = true;
     }
   }
   uint32_t ugpu, track, ci = 0;
   if ((rc = gp__tp_gpu_get(imp, p->machine, gpu, &ugpu)) ||
       (rc = cset_for(imp, ugpu, gpu, e.has_hwq_iid, hwq, dim_name, &ci)) ||
       (rc = stage_track(imp, ci, qname, qdesc, p->machine, ugpu, gpu, p->ts,
-                        (int64_t)e.duration, &track)))
+                        (int64_t)e.duration, &track)) ||
+      (placeholder && (rc = gp__tp_stream_defer(imp, track))))
     return rc;
 
   /* The slice's name, and the stage's args. */
@@ -789,7 +792,8 @@ int gp__tp_parse_render_stage(gp__tp_importer *imp, const gp__tp_pkt *p) {
       (rc = rare(
            imp, g, GP_TP_RARE_CB_NAME,
            gp__tp_debug_name_get(imp, VK_OBJECT_TYPE_COMMAND_BUFFER, e.cb))) ||
-      (rc = rare(imp, g, GP_TP_RARE_SUBPASSES, sp)))
+      (rc = rare(imp, g, GP_TP_RARE_SUBPASSES, sp)) ||
+      (rc = gp__tp_stream_gpu_slice(imp, g)))
     goto out;
 
   if ((rc = gp__tp_flow_gpu_slice(imp, e.event_id, slice)))

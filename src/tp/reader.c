@@ -870,6 +870,9 @@ static int parse_entries(gp__tp_importer *imp) {
     return gp__tp_fail(imp, GP_ENOMEM, 0, "out of memory sorting events");
   gp__tp_entry e;
   uint64_t said = 0;
+  /* Every machine is known (tokenizing made them): a stream that sends
+   * rows by machine learns them before the first row. */
+  rc = gp__tp_stream_begin(imp);
   for (size_t i = 0; !rc && gp__tp_sorter_next(&m, &e); i++) {
     if (i % RELEASE_BLOCK == 0 && i) {
       uint64_t low = gp__tp_sorter_low_off(&m);
@@ -892,6 +895,8 @@ static int parse_entries(gp__tp_importer *imp) {
   gp__tp_sorter_fini(&m);
   if (!rc)
     gp__tp_service_finish(imp);
+  if (!rc)
+    rc = gp__tp_stream_finish(imp);
   return rc;
 }
 

@@ -207,7 +207,9 @@ static int exec(sqlite3 *db, const char *sql, char *err, size_t errsize) {
 /* See sqlInt.h. */
 int gp__tp_db_save(gp_tp *tp, const char *path, const char *trace_path,
                    const gp_tp_options *o, char *err, size_t errsize) {
-  bool say = o && o->size >= sizeof(gp_tp_options) && o->progress;
+  bool say =
+      o && o->size >= offsetof(gp_tp_options, progress_user) + sizeof(void *) &&
+      o->progress;
   struct stat st;
   if (stat(trace_path, &st) != 0) {
     snprintf(err, errsize, "%s: %s", trace_path, strerror(errno));

@@ -122,9 +122,13 @@ static int import_data(const void *data, size_t size, const char *name,
   gp__tp_importer imp;
   gp__tp_importer_init(&imp, tp->db, name, data, size);
   imp.allow_truncated = o && (o->flags & GP_TP_ALLOW_TRUNCATED);
-  if (o && o->size >= sizeof(gp_tp_options)) {
+  if (o && o->size >= offsetof(gp_tp_options, progress_user) + sizeof(void *)) {
     imp.progress = o->progress;
     imp.progress_user = o->progress_user;
+  }
+  if (o && o->size >= offsetof(gp_tp_options, stream_user) + sizeof(void *)) {
+    imp.stream = o->stream;
+    imp.stream_user = o->stream_user;
   }
   imp.release_input = own_map;
   int rc = size == 0 ? GP_ECORRUPT : gp__tp_import(&imp);

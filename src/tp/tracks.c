@@ -105,9 +105,9 @@ int gp__tp_track_intern(gp__tp_importer *imp, const gp__tp_track_spec *spec,
 /* ------------------------------------------------------------------ */
 /* Counters                                                              */
 
-/* See import.h. */
-int gp__tp_counter_add(gp__tp_importer *imp, int64_t ts, uint32_t track,
-                       double value, uint32_t *row) {
+/* Appends a counter row; its id in *row (may be NULL). */
+static int counter_append(gp__tp_importer *imp, int64_t ts, uint32_t track,
+                          double value, uint32_t *row) {
   gp__tp_db *db = imp->db;
   if (db->c_ts.n >= GP_TP_NONE - 1 || !gp__tp_vec_push(&db->c_ts, ts) ||
       !gp__tp_vec_reserve(&db->c_track, 1) ||
@@ -121,6 +121,21 @@ int gp__tp_counter_add(gp__tp_importer *imp, int64_t ts, uint32_t track,
   if (row)
     *row = (uint32_t)db->c_ts.n - 1;
   return 0;
+}
+
+/* See import.h. */
+int gp__tp_counter_add(gp__tp_importer *imp, int64_t ts, uint32_t track,
+                       double value, uint32_t *row) {
+  int rc = counter_append(imp, ts, track, value, row);
+  if (!rc)
+    rc = gp__tp_stream_counter(imp, (uint32_t)imp->db->c_ts.n - 1);
+  return rc;
+}
+
+/* See import.h. */
+int gp__tp_counter_add_open(gp__tp_importer *imp, int64_t ts, uint32_t track,
+                            uint32_t *row) {
+  return counter_append(imp, ts, track, 0, row);
 }
 
 /* ------------------------------------------------------------------ */
@@ -347,6 +362,7 @@ void gp__tp_trackers_free(gp__tp_importer *imp) {
   gp__tp_map2_free(&imp->desc_done);
   gp__tp_vec_free(&imp->ctr_specs);
   gp__tp_vec_free(&imp->last_counter_row);
+  gp__tp_vec_free(&imp->stream_track);
   gp__tp_vec_free(&imp->hwq_legacy);
   gp__tp_map_free(&imp->hwq_placeholder);
   gp__tp_vec_free(&imp->stage_legacy);

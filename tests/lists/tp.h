@@ -6,6 +6,8 @@ GP_TEST_ENTRY(tp_conformance_all_cases, 120)
 /* import: diff tests on small traces */
 GP_TEST_ENTRY(tp_import_compressed_packets, 20)
 GP_TEST_ENTRY(tp_spill_gives_the_same_rows, 60)
+GP_TEST_ENTRY(tp_stream_rows_equal_the_tables, 60)
+GP_TEST_ENTRY(tp_stream_failure_stops_the_import, 20)
 GP_TEST_ENTRY(tp_import_clocks, 20)
 GP_TEST_ENTRY(tp_import_incremental_state, 20)
 GP_TEST_ENTRY(tp_import_flows_both_orders, 20)

@@ -309,6 +309,12 @@ int ch_shard(const ch_target *t, uint32_t m) {
   return f ? t->shard_of[f - t->machines] : 0;
 }
 
+/* See clickhouse.h. */
+bool ch_knows_machine(const ch_target *t, uint32_t m) {
+  return t->nmachines &&
+         bsearch(&m, t->machines, t->nmachines, sizeof(m), cmp_u32) != NULL;
+}
+
 /* Deletes trace's rows older than gen on server h, table by table, where
  * a cheap count finds any. */
 static int clean(ch_target *t, int h, const ch_table *tables, size_t n,

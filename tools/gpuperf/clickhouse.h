@@ -88,6 +88,9 @@ int ch_map_shards(ch_target *t, const char *trace, const uint32_t *machines,
 /* The server that holds machine m's rows (after ch_map_shards). */
 int ch_shard(const ch_target *t, uint32_t m);
 
+/* Whether ch_map_shards placed machine m (ch_shard knows its server). */
+bool ch_knows_machine(const ch_target *t, uint32_t m);
+
 /*
  * Runs one statement on server h; body (may be NULL) is sent after it.
  * idempotent: whether it may be tried again after an unclear failure.

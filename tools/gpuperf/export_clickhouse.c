@@ -11,6 +11,10 @@
  * each row goes straight to the shard that the Distributed tables'
  * sharding key gives its (trace, machine). Nothing is visible until the
  * export commits (clickhouse.c): a trace appears whole or not at all.
+ * gpu_slice and counter, the big tables, are sent while the trace is
+ * read: the import hands their rows over as they become final
+ * (gp_tp_options.stream) and a sender thread sends them; the other
+ * tables are read by SQL after the import.
  * The default trace name is the file's name and the start of its
  * SHA-256, so two files of one name never replace each other.
  */
@@ -21,6 +25,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "ch_stream.h"
 #include "cli.h"
 #include "gpuperf/tp.h"
 #include "clickhouse.h"
@@ -33,6 +38,9 @@
  * comes first, so that what the export holds does not grow with the
  * number of servers or the length of the rows. */
 #define BATCH_BYTES (8u << 20)
+
+/* The two tables sent while the trace is read (tables[0] and [1]). */
+#define NSTREAMED 2
 
 /* The machine (raw id) of a track t. */
 #define MACHINE_OF(t)                                                          \
@@ -244,6 +252,152 @@ static int send_table(ch_target *t, gp_tp *tp, const ch_table *tb,
   return status;
 }
 
+/*
+ * Streaming: gpu_slice and counter rows come from the import as soon as
+ * they are final (gp_tp_options.stream), are written as the queries of
+ * tables[0] and [1] would write them, and go to a sender thread
+ * (ch_stream.c) in batches while the import goes on. The batches being
+ * filled hold at most BATCH_BYTES / 2, the sender's queue the other
+ * half: the same 8 MB as the batches of a table sent after the import.
+ */
+typedef struct live {
+  ch_target *t;
+  const char *trace, *meta;
+  uint64_t batch_rows;
+  size_t max_bytes; /* of one batch being filled */
+  uint32_t *machines;
+  size_t nmachines, cap;
+  bool mapped;
+  int status; /* the first failure: an exit status, printed */
+  ch_stream *stream;
+  char q[NSTREAMED][256];
+  tsv b[NSTREAMED][CH_MAX_HOSTS];
+  uint64_t n[NSTREAMED][CH_MAX_HOSTS];
+  uint64_t rows[NSTREAMED]; /* handed over by the import, by table */
+  double import_end_s;
+} live;
+
+static void put_int(tsv *b, int64_t v) {
+  char num[32];
+  put(b, "\t", 1);
+  put(b, num, (size_t)snprintf(num, sizeof(num), "%lld", (long long)v));
+}
+
+static void put_text(tsv *b, const char *s) {
+  put(b, "\t", 1);
+  put_escaped(b, s ? s : "");
+}
+
+/* One row as put_row writes tables[k]'s query's row (coalesce(x, -1),
+ * coalesce(s, '')). */
+static void put_stream_row(tsv *b, const live *L, const gp_tp_stream_row *r) {
+  char num[64];
+  put_escaped(b, L->trace);
+  put(b, num,
+      (size_t)snprintf(num, sizeof(num), "\t%lld", (long long)r->machine));
+  put(b, L->meta, strlen(L->meta));
+  put_int(b, r->id);
+  put_int(b, r->ts);
+  if (r->table == GP_TP_STREAM_COUNTER) {
+    put_int(b, r->track_id);
+    put(b, num, (size_t)snprintf(num, sizeof(num), "\t%.17g", r->value));
+    put(b, "\n", 1);
+    return;
+  }
+  bool gpu = !(r->nulls & GP_TP_STREAM_NULL_GPU);
+  put_int(b, r->dur);
+  put_int(b, r->track_id);
+  put_text(b, r->name);
+  put_int(b, gpu ? r->ugpu : -1);
+  put_int(b, gpu ? r->gpu : -1);
+  put_text(b, gpu ? r->gpu_name : NULL);
+  put_text(b, r->track_name);
+  put_int(b, r->nulls & GP_TP_STREAM_NULL_CATEGORY ? -1
+                                                   : r->render_stage_category);
+  put_int(b, r->nulls & GP_TP_STREAM_NULL_CONTEXT_ID ? -1 : r->context_id);
+  put_int(b,
+          r->nulls & GP_TP_STREAM_NULL_SUBMISSION_ID ? -1 : r->submission_id);
+  put_int(b, r->nulls & GP_TP_STREAM_NULL_UPID ? -1 : r->upid);
+  put(b, "\n", 1);
+}
+
+/* Hands batch (k, h) to the sender; the next one starts empty. */
+static int live_flush(live *L, int k, int h) {
+  tsv *b = &L->b[k][h];
+  if (b->oom)
+    return cli_error(CLI_BAD_INPUT, "out of memory");
+  if (L->n[k][h] == 0)
+    return 0;
+  int st = ch_stream_put(L->stream, h, L->q[k], b->p, b->n, L->n[k][h]);
+  memset(b, 0, sizeof(*b));
+  L->n[k][h] = 0;
+  return st;
+}
+
+/* The first row: every machine is known, so the shards are; then the
+ * sender starts (it has the connections to itself from here). */
+static int live_begin(live *L) {
+  L->mapped = true;
+  int st = ch_map_shards(L->t, L->trace, L->machines, L->nmachines);
+  if (!st)
+    st = ch_stream_start(L->t, BATCH_BYTES / 2, &L->stream);
+  return st;
+}
+
+/* gp_tp_options.stream: a row of gpu_slice or counter, or a machine. */
+static int on_row(void *user, const gp_tp_stream_row *r) {
+  live *L = user;
+  if (L->status)
+    return GP_ESTATE;
+  if (r->table == GP_TP_STREAM_MACHINE) {
+    if (L->nmachines == L->cap) {
+      size_t cap = L->cap ? 2 * L->cap : 16;
+      uint32_t *p = realloc(L->machines, cap * sizeof(*p));
+      if (!p)
+        return GP_ENOMEM;
+      L->machines = p;
+      L->cap = cap;
+    }
+    L->machines[L->nmachines++] = (uint32_t)r->machine;
+    return 0;
+  }
+  if (!L->mapped && (L->status = live_begin(L)))
+    return GP_EIO;
+  if (!ch_knows_machine(L->t, (uint32_t)r->machine)) {
+    L->status = cli_error(CLI_BAD_INPUT,
+                          "internal: a row of machine %lld, unknown when "
+                          "the rows began",
+                          (long long)r->machine);
+    return GP_ESTATE;
+  }
+  int k = r->table == GP_TP_STREAM_GPU_SLICE ? 0 : 1;
+  int h = ch_shard(L->t, (uint32_t)r->machine);
+  put_stream_row(&L->b[k][h], L, r);
+  L->rows[k]++;
+  if (++L->n[k][h] == L->batch_rows || L->b[k][h].n >= L->max_bytes)
+    L->status = live_flush(L, k, h);
+  else if (L->n[k][h] % 4096 == 0)
+    L->status = ch_stream_status(L->stream); /* stop soon after a failure */
+  return L->status ? GP_EIO : 0;
+}
+
+/* After the import: the last batches, then the sender stops. *sent gets
+ * the rows it sent. */
+static int live_end(live *L, int status, uint64_t *sent, double *first_s) {
+  for (int k = 0; k < NSTREAMED; k++)
+    for (int h = 0; h < L->t->nhosts; h++) {
+      if (!status && L->stream)
+        status = live_flush(L, k, h);
+      free(L->b[k][h].p);
+      memset(&L->b[k][h], 0, sizeof(L->b[k][h]));
+    }
+  int st = ch_stream_finish(L->stream, sent, first_s);
+  L->stream = NULL;
+  free(L->machines);
+  L->machines = NULL;
+  return status ? status : st;
+}
+
 /* The trace's raw machine ids (0 for tracks of no machine), malloc'd. */
 static int trace_machines(gp_tp *tp, uint32_t **out, size_t *n) {
   gp_tp_rows *rows = NULL;
@@ -281,7 +435,8 @@ static void usage(FILE *out) {
           "[--batch-rows N]\n"
           "                      [--timeout SECS] [--connect-timeout SECS] "
           "[--retries N]\n"
-          "                      [--cacert FILE] [--in-memory] [-q]\n\n"
+          "                      [--cacert FILE] [--in-memory] [--no-stream] "
+          "[-q]\n\n"
           "Writes the trace's main tables (gpu_slice, counter, track, slice, "
           "flow,\n"
           "gpu, machine, process; each row with its trace and machine) into\n"
@@ -327,6 +482,11 @@ static void usage(FILE *out) {
           "byte of\n"
           "                      trace, and the export stays under 64 MB "
           "resident\n"
+          "  --no-stream         send every table after the import, by "
+          "SQL (by default\n"
+          "                      gpu_slice and counter rows are sent while "
+          "the trace is\n"
+          "                      read); the same rows, later\n"
           "  -q, --quiet         no summary\n\n"
           "The user is USER, else GPUPERF_CLICKHOUSE_USER; the password is "
           "read from\n"
@@ -343,26 +503,62 @@ static int default_name(const char *file, char *buf, size_t size) {
   return 0;
 }
 
-/* Sends every table of tp under generation gen, then commits it. */
-static int export_all(ch_target *t, gp_tp *tp, const char *name,
-                      const char *file, uint64_t batch_rows, uint64_t *total) {
+/* The export's generation (ns since 1970), its UTC day, and the two as
+ * the columns after machine ("\tGEN\tDAY"). */
+static uint64_t make_gen(char day[16], char meta[64]) {
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   uint64_t gen = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
   struct tm tm;
   gmtime_r(&now.tv_sec, &tm);
-  char day[16], meta[64];
-  strftime(day, sizeof(day), "%Y-%m-%d", &tm);
-  snprintf(meta, sizeof(meta), "\t%llu\t%s", (unsigned long long)gen, day);
-  uint32_t *machines = NULL;
-  size_t nmachines = 0;
-  int status = trace_machines(tp, &machines, &nmachines);
-  if (!status)
-    status = ch_map_shards(t, name, machines, nmachines);
-  free(machines);
-  if (!status)
-    status = ch_create_layout(t, tables, NTABLES);
-  for (size_t i = 0; !status && i < NTABLES; i++)
+  strftime(day, 16, "%Y-%m-%d", &tm);
+  snprintf(meta, 64, "\t%llu\t%s", (unsigned long long)gen, day);
+  return gen;
+}
+
+/* Whether the rows streamed of tables[k] are as many as its query gives
+ * (a cheap guard, checked before the commit: counts, not values). */
+static int check_count(gp_tp *tp, int k, uint64_t streamed) {
+  static const char *const count[NSTREAMED] = {
+      "SELECT count(*) FROM gpu_slice s JOIN gpu_track t ON s.track_id = t.id",
+      "SELECT count(*) FROM counter c JOIN counter_track t ON c.track_id = "
+      "t.id"};
+  gp_tp_rows *rows = NULL;
+  gp_tp_error err;
+  if (gp_tp_query(tp, count[k], &rows, &err) != 0 ||
+      gp_tp_rows_next(rows, &err) != 1) {
+    gp_tp_rows_destroy(rows);
+    return cli_error(CLI_BAD_INPUT, "counting %s: %s", tables[k].name,
+                     err.message);
+  }
+  uint64_t want = (uint64_t)gp_tp_rows_int(rows, 0);
+  gp_tp_rows_destroy(rows);
+  if (want != streamed)
+    return cli_error(CLI_BAD_INPUT,
+                     "internal: %llu %s rows streamed, but the table has "
+                     "%llu (nothing was committed)",
+                     (unsigned long long)streamed, tables[k].name,
+                     (unsigned long long)want);
+  return 0;
+}
+
+/* Sends the tables of tp not streamed already (all if L is NULL) under
+ * generation gen, then commits it; *total counts every row sent. */
+static int export_rest(ch_target *t, gp_tp *tp, live *L, const char *name,
+                       const char *file, uint64_t gen, const char *day,
+                       const char *meta, uint64_t batch_rows, uint64_t *total) {
+  int status = 0;
+  for (int k = 0; L && k < NSTREAMED && !status; k++)
+    status = check_count(tp, k, L->rows[k]);
+  if (!status && !(L && L->mapped)) {
+    uint32_t *machines = NULL;
+    size_t nmachines = 0;
+    status = trace_machines(tp, &machines, &nmachines);
+    if (!status)
+      status = ch_map_shards(t, name, machines, nmachines);
+    free(machines);
+  }
+  for (size_t i = L ? NSTREAMED : 0; !status && i < NTABLES; i++)
     status = send_table(t, tp, &tables[i], name, meta, batch_rows, total);
   if (!status)
     status = ch_commit(t, tables, NTABLES, name, gen, day, file, *total);
@@ -376,7 +572,7 @@ int cli_export_clickhouse(int argc, char **argv) {
   memset(&t, 0, sizeof(t));
   uint64_t batch_rows = 100000, timeout = 300, connect_timeout = 10,
            retries = 3;
-  bool quiet = false, in_memory = false;
+  bool quiet = false, in_memory = false, stream = true;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -409,6 +605,8 @@ int cli_export_clickhouse(int argc, char **argv) {
         return CLI_USAGE;
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
       quiet = true;
+    } else if (strcmp(a, "--no-stream") == 0) {
+      stream = false;
     } else if (strcmp(a, "--in-memory") == 0) {
       in_memory = true;
     } else if (a[0] == '-' && a[1]) {
@@ -467,17 +665,50 @@ int cli_export_clickhouse(int argc, char **argv) {
                            "control character: give --trace-name",
                            file);
   }
+  /* The layout first: rows are sent while the trace is read. */
+  char day[16], meta[64];
+  uint64_t gen = make_gen(day, meta);
+  if (!status)
+    status = ch_create_layout(&t, tables, NTABLES);
+  live L;
+  memset(&L, 0, sizeof(L));
+  L.t = &t;
+  L.trace = name;
+  L.meta = meta;
+  L.batch_rows = batch_rows;
+  L.max_bytes = BATCH_BYTES / 4 / (size_t)t.nhosts;
+  for (int k = 0; k < NSTREAMED; k++)
+    snprintf(L.q[k], sizeof(L.q[k]),
+             "INSERT INTO %s.%s_local FORMAT TabSeparated", t.db,
+             tables[k].name);
   gp_tp *tp = NULL;
   gp_tp_error err;
   gp_tp_options opts = {sizeof(opts), in_memory ? 0 : GP_TP_SPILL, NULL, NULL,
-                        NULL};
-  if (!status && gp_tp_open(file, &opts, &tp, &err) != 0)
-    status = cli_error(CLI_BAD_INPUT, "%s", err.message);
+                        NULL,         stream ? on_row : NULL,      &L};
+  double import_s = 0, first_s = 0;
+  uint64_t sent_during = 0;
   uint64_t total = 0;
+  if (!status) {
+    int rc = gp_tp_open(file, &opts, &tp, &err);
+    import_s = now_s();
+    sent_during = ch_stream_sent(L.stream);
+    /* The sender's own failure was printed: not the import's echo of it. */
+    if (rc != 0 && !L.status)
+      status = cli_error(CLI_BAD_INPUT, "%s", err.message);
+    status = live_end(&L, status ? status : L.status, &total, &first_s);
+  }
   if (!status)
-    status = export_all(&t, tp, name, file, batch_rows, &total);
+    status = export_rest(&t, tp, stream ? &L : NULL, name, file, gen, day, meta,
+                         batch_rows, &total);
   double secs = now_s() - t0;
   gp_tp_close(tp);
+  if (!status && !quiet && stream)
+    printf("streamed %llu gpu_slice and counter rows, %llu of them sent "
+           "before the import ended (%.2f s into the export; the first "
+           "INSERT at %.2f s)\n",
+           (unsigned long long)(L.rows[0] + L.rows[1]),
+           (unsigned long long)sent_during, import_s - t0,
+           first_s > 0 ? first_s - t0 : -1.0);
   if (!status && !quiet)
     printf("exported %s as trace '%s': %llu rows in %.2f s (%.0f rows/s, "
            "import included) into %s%s%s on %d server%s over %ld "
