@@ -11,7 +11,9 @@
 # presents; at 200x150 it renders thousands of frames a second. For each
 # scene the FPS that vkmark itself prints, as median [min..max] of the
 # runs, plain and recorded, with the ratio of the medians and the time
-# recording adds to a frame. GPUPERF names the CLI (build/gpuperf).
+# recording adds to a frame. GPUPERF names the CLI (build/gpuperf);
+# GPUPERF_B, if set, a second one (another build, for an A/B of two
+# versions), run in the same rotation and printed as "recorded B".
 set -eu
 . "$(dirname "$0")/stats.sh"
 G=${GPUPERF:-build/gpuperf}
@@ -43,14 +45,26 @@ run() {
     echo "$f" >>"$DIR/fps_${way}_$s"
   done
 }
+B=${GPUPERF_B:-}
+[ -z "$B" ] || [ -x "$B" ] || { echo "bench/vkmark.sh: $B is not a program" >&2; exit 1; }
+WAYS="plain rec${B:+ recb}"
+# way WAY: one run of it
+way() {
+  case $1 in
+  plain) run plain "$V" "${ARGS[@]}" ;;
+  rec) run rec "$G" record -q -o "$DIR/t.pftrace" -- "$V" "${ARGS[@]}" ;;
+  recb) run recb "$B" record -q -o "$DIR/t.pftrace" -- "$V" "${ARGS[@]}" ;;
+  esac
+}
+# each run starts the rotation one way further, so that no way is always
+# first (the first of a round runs colder)
 for i in $(seq 1 "$RUNS"); do
-  if [ $((i % 2)) = 1 ]; then
-    run plain "$V" "${ARGS[@]}"
-    run rec "$G" record -q -o "$DIR/t.pftrace" -- "$V" "${ARGS[@]}"
-  else
-    run rec "$G" record -q -o "$DIR/t.pftrace" -- "$V" "${ARGS[@]}"
-    run plain "$V" "${ARGS[@]}"
-  fi
+  set -- $WAYS
+  shift $(((i - 1) % $#)) || true
+  for w in "$@"; do way "$w"; done
+  set -- $WAYS
+  n=$(((i - 1) % $#))
+  while [ "$n" -gt 0 ]; do way "$1"; shift; n=$((n - 1)); done
 done
 echo "vkmark $SIZE, $RUNS runs each, alternating, FPS median [min..max]:"
 for s in $SCENES; do
@@ -61,5 +75,11 @@ for s in $SCENES; do
   awk -v s="$s" -v p="$p" -v r="$r" -v pm="$pm" -v rm="$rm_" 'BEGIN {
     printf "  %-8s plain %s  recorded %s  ratio %.3f  %+.1f us per frame\n",
       s, p, r, rm / pm, 1e6 / rm - 1e6 / pm }'
+  [ -n "$B" ] || continue
+  r=$(spread %.0f <"$DIR/fps_recb_$s")
+  rm_=$(stats_of <"$DIR/fps_recb_$s" | cut -d' ' -f1)
+  awk -v s="$s" -v r="$r" -v pm="$pm" -v rm="$rm_" 'BEGIN {
+    printf "  %-8s recorded B %s  ratio %.3f  %+.1f us per frame\n",
+      s, r, rm / pm, 1e6 / rm - 1e6 / pm }'
 done
 echo "target: recorded >= 0.95 of plain"
