@@ -121,19 +121,27 @@ static void track_columns(const gp__tp_importer *imp, const gp__tp_track *t,
   }
 }
 
+/* Starts *r: a row of table with its id, ts and track, and the track's
+ * machine and GPU columns; the rest zero. */
+static void row_begin(const gp__tp_importer *imp, gp_tp_stream_row *r,
+                      uint32_t table, int64_t id, int64_t ts, uint32_t track) {
+  memset(r, 0, sizeof(*r));
+  r->table = table;
+  r->id = id;
+  r->ts = ts;
+  r->track_id = track;
+  track_columns(imp, &imp->db->tracks.v[track], r);
+}
+
 /* Hands gpu_slice row g over, whatever its track waits for. */
 static int emit_gpu_slice(gp__tp_importer *imp, uint32_t g) {
   const gp__tp_db *db = imp->db;
   uint32_t s = db->g_slice.v[g];
   gp_tp_stream_row r;
-  memset(&r, 0, sizeof(r));
-  r.table = GP_TP_STREAM_GPU_SLICE;
-  r.id = s;
-  r.ts = db->s_ts.v[s];
+  row_begin(imp, &r, GP_TP_STREAM_GPU_SLICE, s, db->s_ts.v[s],
+            db->s_track.v[s]);
   r.dur = db->s_dur.v[s];
-  r.track_id = db->s_track.v[s];
   r.name = str_or_null(db, db->s_name.v[s]);
-  track_columns(imp, &db->tracks.v[r.track_id], &r);
   if (db->g_kind.v[g] == GP_TP_GEXT_RENDER_STAGE) {
     r.context_id = (int64_t)db->dict.v[db->g_ctx.v[g]];
     r.submission_id = db->g_sub.v[g];
@@ -222,13 +230,9 @@ int gp__tp_stream_counter(gp__tp_importer *imp, uint32_t row) {
   if (!t->is_counter)
     return 0; /* not in counter JOIN counter_track */
   gp_tp_stream_row r;
-  memset(&r, 0, sizeof(r));
-  r.table = GP_TP_STREAM_COUNTER;
-  r.id = row;
-  r.ts = db->c_ts.v[row];
-  r.track_id = db->c_track.v[row];
+  row_begin(imp, &r, GP_TP_STREAM_COUNTER, row, db->c_ts.v[row],
+            db->c_track.v[row]);
   r.value = db->c_value.v[row];
-  track_columns(imp, t, &r);
   return emit(imp, &r);
 }
 
