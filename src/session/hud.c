@@ -14,7 +14,7 @@
  * GPUPERF_HUD=help is hud_help.c's. The HUD is a consumer of counters like
  * a session, so it sits with the sessions. Items are counter names (no
  * globs), looked up on every device that has a catalog; an item shows the
- * counter of the first device that reports it.
+ * counter of the lowest-numbered device that reports it.
  *
  * Which processes show it. The HUD starts when the library is loaded
  * (unless the program says otherwise: gpuperf/hud.h), in every process of
@@ -188,7 +188,10 @@ static void observe(void *user, const uint8_t *buf, size_t size) {
         it->periodic = true;
       else if (it && it->periodic)
         it = NULL;
-      if (it && it->dev < 0)
+      /* The lowest-numbered device that reports it: the samplers of
+       * several devices start on one tick, and which of their first
+       * records arrives first must not decide what the line shows. */
+      if (it && (it->dev < 0 || (!it->derived && (int)c->device_id < it->dev)))
         it->dev = (int)c->device_id;
       /* A derived item's records are seconds old: its ticks show the
        * provisional value instead. */
