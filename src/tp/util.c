@@ -280,6 +280,20 @@ static void *big_realloc(void *p, size_t old_bytes, size_t bytes) {
 /* ------------------------------------------------------------------ */
 /* Hash map                                                              */
 
+/* A map's put of the key that marks an empty slot (0, or (0, 0)), kept
+ * beside the slots: has0, val0 and the map's count n. */
+static uint64_t *put_zero(bool *has0, uint64_t *val0, size_t *n, uint64_t init,
+                          bool *inserted) {
+  if (inserted)
+    *inserted = !*has0;
+  if (!*has0) {
+    *has0 = true;
+    *val0 = init;
+    (*n)++;
+  }
+  return val0;
+}
+
 /* Where key (not 0) is, or the empty slot where it would go. */
 static size_t map_slot(const gp__tp_map *m, uint64_t key) {
   size_t mask = m->cap - 1;
@@ -321,16 +335,8 @@ static bool map_rehash(gp__tp_map *m, size_t ncap) {
 uint64_t *gp__tp_map_put(gp__tp_map *m, uint64_t key, uint64_t init,
                          bool *inserted) {
   gp__tp_spill_poll();
-  if (!key) {
-    if (inserted)
-      *inserted = !m->has0;
-    if (!m->has0) {
-      m->has0 = true;
-      m->val0 = init;
-      m->n++;
-    }
-    return &m->val0;
-  }
+  if (!key)
+    return put_zero(&m->has0, &m->val0, &m->n, init, inserted);
   if ((m->n + 1) * 4 > m->cap * 3 && !map_rehash(m, m->cap ? m->cap * 2 : 64))
     return NULL;
   size_t i = map_slot(m, key);
@@ -353,19 +359,18 @@ void gp__tp_map_free(gp__tp_map *m) {
 /* ------------------------------------------------------------------ */
 /* Hash map with two-word keys                                           */
 
+static bool used2(const gp__tp_mslot2 *s) {
+  return s->k1 || s->k2;
+}
+
 static size_t map2_slot(const gp__tp_map2 *m, uint64_t k1, uint64_t k2) {
   size_t mask = m->cap - 1;
   size_t i =
       (size_t)gp__tp_mix64(k1 ^ gp__tp_mix64(k2 + 0x632be59bd9b4e019ull)) &
       mask;
-  while ((m->slots[i].k1 || m->slots[i].k2) &&
-         (m->slots[i].k1 != k1 || m->slots[i].k2 != k2))
+  while (used2(&m->slots[i]) && (m->slots[i].k1 != k1 || m->slots[i].k2 != k2))
     i = (i + 1) & mask;
   return i;
-}
-
-static bool used2(const gp__tp_mslot2 *s) {
-  return s->k1 || s->k2;
 }
 
 /* See util.h. */
@@ -406,16 +411,8 @@ static bool map2_rehash(gp__tp_map2 *m, size_t ncap) {
 uint64_t *gp__tp_map2_put(gp__tp_map2 *m, uint64_t k1, uint64_t k2,
                           uint64_t init, bool *inserted) {
   gp__tp_spill_poll();
-  if (!k1 && !k2) {
-    if (inserted)
-      *inserted = !m->has0;
-    if (!m->has0) {
-      m->has0 = true;
-      m->val0 = init;
-      m->n++;
-    }
-    return &m->val0;
-  }
+  if (!k1 && !k2)
+    return put_zero(&m->has0, &m->val0, &m->n, init, inserted);
   if ((m->n + 1) * 4 > m->cap * 3 && !map2_rehash(m, m->cap ? m->cap * 2 : 64))
     return NULL;
   size_t i = map2_slot(m, k1, k2);
