@@ -11,7 +11,7 @@
  * timestamps (top of pipe before, bottom of pipe after) and noted as a
  * region with the debug label then in effect; the end writes the last
  * timestamp and copies the timestamps used, with their availability, into
- * the buffer (vkCmdCopyQueryPoolResults), where submit.c reads them
+ * the buffer (vkCmdCopyQueryPoolResults), where readback.c reads them
  * without calling the driver. Because the reset is part of the recording,
  * a command buffer submitted again measures each execution afresh.
  *
@@ -21,7 +21,7 @@
  * there the pool has two halves, and a recording with ONE_TIME_SUBMIT
  * (of a command buffer recorded and submitted before, without pipeline
  * statistics) copies nothing at its end: its timestamps stay in its half
- * ("held", submit.c) and the command buffer's next recording, which
+ * ("held", readback.c) and the command buffer's next recording, which
  * writes the other half, begins by copying them without WAIT (their work
  * is over: a command buffer is recorded again only then). They are read
  * once that recording has run; if none comes, when the command buffer is
@@ -280,7 +280,7 @@ static void warn_untimed(gp__vk_device *dev, uint32_t family) {
  * time, run when the work binned with it is: in a render pass, with it
  * (so a pass's last timestamp goes inside it), outside, at the next
  * flush (the next render pass, or the copy of the timestamps). That
- * ends a stage, but does not begin one: submit.c takes a stage's start
+ * ends a stage, but does not begin one: readback.c takes a stage's start
  * from the end of the work before it. The command buffer's start (query
  * 0) is written with its first other timestamp, not at its beginning,
  * where it would make a pass of its own (with the previous framebuffer)

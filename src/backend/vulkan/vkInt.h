@@ -380,7 +380,17 @@ uint32_t gp__vk_timestamp_bits(gp__vk_device *dev, uint32_t f);
 /* Frees what cmd.c keeps for a device going away (dev->lock held). */
 void gp__vk_cmd_fini(gp__vk_device *dev);
 
-/* ---- submit.c ---- */
+/* ---- readback.c ---- */
+
+/* The order of an in-order device's queue of stream s, or NULL when all
+ * four slots are other queues' (add: claim a free one). dev->lock held. */
+gp__vk_queue_order *gp__vk_queue_order_of(gp__vk_device *dev, uint32_t s,
+                                          bool add);
+
+/* Takes *pp (which follows prev, NULL at the head) off dev's pending
+ * list. dev->lock held. */
+void gp__vk_pending_unlink(gp__vk_device *dev, gp__vk_pending **pp,
+                           gp__vk_pending *prev);
 
 /* The frontier of the Vulkan device device_id (core.h, gp__frontier_fn):
  * the least submission time of its command buffers not yet read back,
@@ -407,6 +417,8 @@ void gp__vk_resolve_all(gp__vk_device *dev, const gp__vk_cmdbuf *c);
 /* Re-measures the device clock against the trace clock (at most once per
  * second unless force). */
 void gp__vk_calibrate(gp__vk_device *dev, bool force);
+
+/* ---- submit.c ---- */
 
 /* An entry point's API callbacks (gpuperf/callback.h). */
 typedef struct gp__vk_call {
