@@ -26,6 +26,16 @@
  * is over: a command buffer is recorded again only then). They are read
  * once that recording has run; if none comes, when the command buffer is
  * freed or at a forced flush, from the driver.
+ *
+ * The prologue. Lavapipe skips a command buffer's leading pipeline
+ * barrier (a render pass begins with one) only while nothing comes
+ * before it; else it flushes there and waits for all the work before
+ * (counted in its own Gallium trace: one flush a frame more). So on such
+ * a device a recording's first commands (the copy of the held timestamps
+ * and the reset) go into a command buffer of ours, made once from a pool
+ * of its own and recorded again with each recording; submit.c gives it
+ * to the driver just before the program's, in the same batch (in a batch
+ * of its own just before, where the batch has a mask per command buffer).
  * Secondary command buffers are not instrumented themselves: each is one
  * stage of the primary that executes it (inside a render pass, part of
  * the pass).
@@ -96,6 +106,10 @@ void gp__vk_cmdbuf_free(gp__vk_device *dev, gp__vk_cmdbuf *c) {
     dev->DestroyQueryPool(dev->handle, c->qpool, NULL);
   gp__vk_host_buffer_free(dev, &c->rbuf, &c->rmem);
   gp__vk_pstats_fini(dev, c);
+  if (c->pro_pool) { /* with the prologue */
+    dev->DestroyCommandPool(dev->handle, c->pro_pool, NULL);
+    atomic_fetch_sub(&dev->prologues, 1);
+  }
   free(c->regions);
   free(c->spare);
   free(c);
@@ -348,6 +362,71 @@ static bool has_stats(const gp__vk_cmdbuf *c) {
   return false;
 }
 
+/* Begins recording c's prologue for a recording begun with flags: the
+ * command buffer to write its first commands into, or null (then they go
+ * into c's own). Its pool and command buffer are made once. */
+static VkCommandBuffer prologue_begin(gp__vk_device *dev, gp__vk_cmdbuf *c,
+                                      VkCommandBufferUsageFlags flags) {
+  c->pro_armed = false;
+  if (!dev->ts_in_order || c->pro_failed)
+    return VK_NULL_HANDLE;
+  if (!c->pro) {
+    VkCommandPoolCreateInfo pi = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+        .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT |
+                 VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+        .queueFamilyIndex = c->family};
+    VkCommandBufferAllocateInfo ai = {
+        VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, VK_NULL_HANDLE,
+        VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+    c->pro_failed = true; /* unless all goes well */
+    if (!dev->set_loader_data || !dev->CreateCommandPool ||
+        dev->CreateCommandPool(dev->handle, &pi, NULL, &c->pro_pool) !=
+            VK_SUCCESS) {
+      c->pro_pool = VK_NULL_HANDLE;
+      return VK_NULL_HANDLE;
+    }
+    atomic_fetch_add(&dev->prologues, 1);
+    ai.commandPool = c->pro_pool;
+    if (dev->AllocateCommandBuffers(dev->handle, &ai, &c->pro) != VK_SUCCESS ||
+        dev->set_loader_data(dev->handle, c->pro) != VK_SUCCESS)
+      return c->pro = VK_NULL_HANDLE; /* the pool goes with c */
+    c->pro_failed = false;
+  }
+  VkCommandBufferBeginInfo bi = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+      .flags = flags & (VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT |
+                        VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT)};
+  return dev->BeginCommandBuffer(c->pro, &bi) == VK_SUCCESS ? c->pro
+                                                            : VK_NULL_HANDLE;
+}
+
+/* See vkInt.h. */
+VkCommandBuffer gp__vk_prologue_of(gp__vk_device *dev, VkCommandBuffer cb) {
+  gp__vk_cmdbuf *c = gp__vk_map_get(&dev->cmdbufs, (uint64_t)(uintptr_t)cb);
+  return c && c->pro_armed && c->instrumented && c->recorded ? c->pro
+                                                             : VK_NULL_HANDLE;
+}
+
+/* Writes what a recording of c begins with into into (c's prologue or cb
+ * itself): the copy of the timestamps its previous recording left in the
+ * pool (deferred copy), then the reset of the half it writes. */
+static void first_commands(gp__vk_device *dev, VkCommandBuffer into,
+                           gp__vk_cmdbuf *c) {
+  pthread_mutex_lock(&dev->lock);
+  gp__vk_pending *h = held(c);
+  c->half = h && halved(c) ? 1 - h->half : 0;
+  c->copies = 0;
+  if (h && halved(c) && c->results) {
+    copy_results(
+        dev, into, c, h->base, h->start_q, h->end_q, 2 + 2 * h->nregions,
+        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+    c->copies = h->half + 1;
+  }
+  pthread_mutex_unlock(&dev->lock);
+  dev->CmdResetQueryPool(into, c->qpool, c->half * c->qhalf, c->qhalf);
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL layer_BeginCommandBuffer(
     VkCommandBuffer cb, const VkCommandBufferBeginInfo *bi) {
   gp__vk_device *dev = gp__vk_device_of(cb);
@@ -362,6 +441,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_BeginCommandBuffer(
   uint32_t want = c->want > GP_VK_REGIONS_FIRST ? c->want : GP_VK_REGIONS_FIRST;
   c->instrumented = false;
   c->recorded = false;
+  c->pro_armed = false;
   c->nregions = c->want = c->open_region = 0;
   c->label_depth = 0;
   c->stat_open = c->app_stats = false;
@@ -402,19 +482,18 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_BeginCommandBuffer(
   /* This recording writes the half the held submission is not in, and
    * first copies the held timestamps into the results buffer: their work
    * is over (the command buffer could not be recorded again before), so
-   * the copy needs no WAIT, and before any render pass it costs lavapipe
-   * little. */
-  pthread_mutex_lock(&dev->lock);
-  h = held(c);
-  c->half = h && halved(c) ? 1 - h->half : 0;
-  if (h && halved(c) && c->results) {
-    copy_results(dev, cb, c, h->base, h->start_q, h->end_q, 2 + 2 * h->nregions,
-                 VK_QUERY_RESULT_64_BIT |
-                     VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
-    c->copies = h->half + 1;
-  }
-  pthread_mutex_unlock(&dev->lock);
-  dev->CmdResetQueryPool(cb, c->qpool, c->half * c->qhalf, c->qhalf);
+   * the copy needs no WAIT. On an in-order device both go into the
+   * prologue: lavapipe skips a command buffer's leading pipeline barrier
+   * (a render pass begins with one) only while nothing comes before it,
+   * else it flushes there and waits for all the work before (measured:
+   * +4 context switches and up to a fifth of the frame rate of a loop of
+   * render passes). */
+  VkCommandBuffer pro = prologue_begin(dev, c, bi->flags);
+  first_commands(dev, pro ? pro : cb, c);
+  if (pro && dev->EndCommandBuffer(pro) == VK_SUCCESS)
+    c->pro_armed = true;
+  else if (pro) /* not recorded: in the command buffer after all */
+    first_commands(dev, cb, c);
   c->start_due = true;
   if (!dev->ts_in_order) /* else with the first timestamp after it */
     stamp(dev, cb, c, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0);

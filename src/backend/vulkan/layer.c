@@ -454,10 +454,12 @@ static bool enable_pstats(gp__vk_instance *inst, VkPhysicalDevice phys,
   return true;
 }
 
-static VkLayerDeviceCreateInfo *device_link(const VkDeviceCreateInfo *ci) {
+/* The loader's VkLayerDeviceCreateInfo of that function in ci, or NULL. */
+static VkLayerDeviceCreateInfo *device_link(const VkDeviceCreateInfo *ci,
+                                            VkLayerFunction function) {
   for (const VkBaseInStructure *p = ci->pNext; p; p = p->pNext) {
     if (p->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO &&
-        ((const VkLayerDeviceCreateInfo *)p)->function == VK_LAYER_LINK_INFO)
+        ((const VkLayerDeviceCreateInfo *)p)->function == function)
       return (VkLayerDeviceCreateInfo *)p;
   }
   return NULL;
@@ -485,7 +487,8 @@ static bool device_offers(gp__vk_instance *inst, VkPhysicalDevice phys,
 static VKAPI_ATTR VkResult VKAPI_CALL
 layer_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *ci,
                    const VkAllocationCallbacks *alloc, VkDevice *out) {
-  VkLayerDeviceCreateInfo *link = device_link(ci);
+  VkLayerDeviceCreateInfo *link = device_link(ci, VK_LAYER_LINK_INFO);
+  VkLayerDeviceCreateInfo *data = device_link(ci, VK_LOADER_DATA_CALLBACK);
   gp__vk_instance *inst = instance_of(phys);
   if (!link || !link->u.pLayerInfo || !inst)
     return VK_ERROR_INITIALIZATION_FAILED;
@@ -543,6 +546,7 @@ layer_CreateDevice(VkPhysicalDevice phys, const VkDeviceCreateInfo *ci,
   dev->phys = phys;
   dev->inst = inst;
   dev->gdpa = gdpa;
+  dev->set_loader_data = data ? data->u.pfnSetDeviceLoaderData : NULL;
   pthread_mutex_init(&dev->lock, NULL);
 #define GP_VK_FN_GET(name) dev->name = (PFN_vk##name)gdpa(*out, "vk" #name);
   GP_VK_DEVICE_FNS(GP_VK_FN_GET)

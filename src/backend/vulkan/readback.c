@@ -132,9 +132,34 @@ static uint64_t in_order_start(uint64_t t, uint64_t before) {
   return before && before < t ? before : t;
 }
 
+/* How far outside its submission and the present an entry's times may
+ * lie: the error of the device clock's mapping, generously. */
+#define TIMES_MARGIN_NS 100000000ull
+
+/* True if the times p reads (query i at q[i * stride]) lie between its
+ * submission and now. One outside is no time at all: lavapipe under
+ * Gallium's trace wrapper (GALLIUM_TRACE) gave a timestamp of 0 as
+ * available, which maps to 2^64 - 11 ns, and a trace whose Utilization
+ * counted windows up to it grew without end. */
+static bool times_hold(const gp__vk_device *dev, const gp__vk_pending *p,
+                       const uint64_t *q, size_t stride, uint64_t mask,
+                       int64_t base) {
+  uint64_t lo = p->queued > TIMES_MARGIN_NS ? p->queued - TIMES_MARGIN_NS : 0;
+  uint64_t hi = gp_get_timestamp() + TIMES_MARGIN_NS;
+  for (uint32_t i = 0; i < 2 + 2 * p->nregions; i++) {
+    if (i < 2 && i != (i ? p->end_q : p->start_q))
+      continue; /* not written (written(), below) */
+    uint64_t t = to_trace(dev, q[(size_t)i * stride] & mask, base);
+    if (t < lo || t > hi)
+      return false;
+  }
+  return true;
+}
+
 /* Writes the records of one entry from its timestamps: query i of its
  * recording at q[i * stride] (untimed when q is NULL: the work's times
- * could not be read, or its queue has none). */
+ * could not be read, or its queue has none; and when they cannot be,
+ * times_hold(), which the GPU log says once). */
 static void write_entry(gp__vk_device *dev, const gp__vk_pending *p,
                         const uint64_t *q, size_t stride, uint32_t bits) {
   const gp__vk_cmdbuf *c = p->cb;
@@ -144,6 +169,14 @@ static void write_entry(gp__vk_device *dev, const gp__vk_pending *p,
     base = (int64_t)p->queued -
            (int64_t)((double)(q[(size_t)p->start_q * stride] & mask) *
                      dev->period);
+  if (q && !times_hold(dev, p, q, stride, mask, base)) {
+    q = NULL;
+    gp__vk_warn_once(dev, &dev->odd_warned, 1,
+                     "gpuperf: the driver gave timestamps outside their "
+                     "submission's time (0, or past the present): those "
+                     "command buffers' stages are recorded without times, "
+                     "as instants at their submission");
+  }
 #define T(i) (q ? to_trace(dev, q[(size_t)(i)*stride] & mask, base) : 0)
   /* An in-order device's first stage starts with its command buffer,
    * whose start is its first timestamp there (start_q != 0): see

@@ -7,7 +7,9 @@
  * readback.c reads back and turns into records. On lavapipe the
  * timestamps of a recording submitted once are copied by its command
  * buffer's next recording (cmd.c, the deferred copy): its entry is "held"
- * until that one is submitted, and read after it has run.
+ * until that one is submitted, and read after it has run. There, too, a
+ * recording's first commands are in its prologue (cmd.c), which the
+ * driver is given just before it in the same batch (with_prologues).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -322,6 +324,154 @@ static void submit_end(gp__vk_device *dev, const submit_call *c, VkResult r,
   gp__vk_core->activity_commit(s);
 }
 
+/* ------------------------------------------------------------------ */
+/* Prologues                                                            */
+
+/* Batches and command buffers handed to the driver with prologues: on the
+ * stack up to these counts (a frame's few), else allocated for the call. */
+#define PRO_INFOS 8
+#define PRO_CBS 32
+
+/* What a submission gives the driver: the program's batches, or copies of
+ * them with each prologue before its command buffer. */
+typedef struct pro_submit {
+  uint32_t n;             /* command buffers in all */
+  uint32_t armed;         /* of them with a prologue */
+  VkCommandBuffer *pro;   /* per command buffer: its prologue, or null */
+  void *infos;            /* n_infos VkSubmitInfo or VkSubmitInfo2 */
+  void *cbs;              /* n + armed VkCommandBuffer(SubmitInfo)s */
+  VkCommandBuffer *apart; /* prologues submitted in a batch of their own */
+  uint32_t napart;
+  VkCommandBuffer pro_buf[PRO_CBS];
+  VkSubmitInfo2 info_buf[PRO_INFOS]; /* the larger of the two */
+  VkCommandBufferSubmitInfo cb_buf[PRO_CBS * 2];
+  VkCommandBuffer apart_buf[PRO_CBS];
+  void *heap[4];
+} pro_submit;
+
+static void *pro_room(pro_submit *ps, void *stack, size_t have, size_t need,
+                      size_t size, int slot) {
+  if (need <= have)
+    return stack;
+  ps->heap[slot] = malloc(need * size);
+  return ps->heap[slot];
+}
+
+static void pro_done(pro_submit *ps) {
+  for (int i = 0; i < 4; i++)
+    free(ps->heap[i]);
+}
+
+/* Looks up each command buffer's prologue; false if none has one (then
+ * the program's batches go to the driver as they are). */
+static bool pro_find(gp__vk_device *dev, const submit_call *c, pro_submit *ps) {
+  memset(ps->heap, 0, sizeof(ps->heap));
+  ps->armed = ps->napart = 0;
+  if (!atomic_load_explicit(&dev->prologues, memory_order_relaxed))
+    return false;
+  ps->n = submit_cbs(c, NULL, 0);
+  ps->pro =
+      pro_room(ps, ps->pro_buf, PRO_CBS, ps->n, sizeof(VkCommandBuffer), 0);
+  if (!ps->pro)
+    return false; /* (the recordings' first commands are lost: no times) */
+  uint32_t k = 0;
+  pthread_mutex_lock(&dev->lock);
+  for (uint32_t i = 0; i < c->n; i++) {
+    const VkSubmitInfo *s = c->v2 ? NULL : &((const VkSubmitInfo *)c->infos)[i];
+    const VkSubmitInfo2 *s2 =
+        c->v2 ? &((const VkSubmitInfo2 *)c->infos)[i] : NULL;
+    uint32_t m = s ? s->commandBufferCount : s2->commandBufferInfoCount;
+    for (uint32_t j = 0; j < m; j++, k++) {
+      ps->pro[k] =
+          gp__vk_prologue_of(dev, s ? s->pCommandBuffers[j]
+                                    : s2->pCommandBufferInfos[j].commandBuffer);
+      ps->armed += ps->pro[k] != VK_NULL_HANDLE;
+    }
+  }
+  pthread_mutex_unlock(&dev->lock);
+  return ps->armed > 0;
+}
+
+/* True if batch s carries a struct with an entry per command buffer
+ * (device masks): then its prologues are submitted apart. */
+static bool per_cb_chain(const VkSubmitInfo *s) {
+  for (const VkBaseInStructure *p = s->pNext; p; p = p->pNext)
+    if (p->sType == VK_STRUCTURE_TYPE_DEVICE_GROUP_SUBMIT_INFO)
+      return true;
+  return false;
+}
+
+/* Builds the batches for the driver (ps->infos); false if out of memory. */
+static bool with_prologues(const submit_call *c, pro_submit *ps) {
+  size_t isz = c->v2 ? sizeof(VkSubmitInfo2) : sizeof(VkSubmitInfo);
+  size_t csz =
+      c->v2 ? sizeof(VkCommandBufferSubmitInfo) : sizeof(VkCommandBuffer);
+  ps->infos =
+      pro_room(ps, ps->info_buf, sizeof(ps->info_buf) / isz, c->n, isz, 1);
+  ps->cbs = pro_room(ps, ps->cb_buf, sizeof(ps->cb_buf) / csz,
+                     ps->n + ps->armed, csz, 2);
+  ps->apart = pro_room(ps, ps->apart_buf, PRO_CBS, ps->armed,
+                       sizeof(VkCommandBuffer), 3);
+  if (!ps->infos || !ps->cbs || !ps->apart)
+    return false;
+  memcpy(ps->infos, c->infos, c->n * isz);
+  uint32_t k = 0, out = 0;
+  for (uint32_t i = 0; i < c->n; i++) {
+    if (c->v2) {
+      VkSubmitInfo2 *s2 = &((VkSubmitInfo2 *)ps->infos)[i];
+      VkCommandBufferSubmitInfo *o = (VkCommandBufferSubmitInfo *)ps->cbs + out;
+      uint32_t m = 0;
+      for (uint32_t j = 0; j < s2->commandBufferInfoCount; j++, k++) {
+        if (ps->pro[k]) {
+          o[m] = s2->pCommandBufferInfos[j];
+          o[m].pNext = NULL;
+          o[m++].commandBuffer = ps->pro[k];
+        }
+        o[m++] = s2->pCommandBufferInfos[j];
+      }
+      s2->pCommandBufferInfos = o;
+      s2->commandBufferInfoCount = m;
+      out += m;
+      continue;
+    }
+    VkSubmitInfo *s = &((VkSubmitInfo *)ps->infos)[i];
+    bool apart = per_cb_chain(s);
+    VkCommandBuffer *o = (VkCommandBuffer *)ps->cbs + out;
+    uint32_t m = 0;
+    for (uint32_t j = 0; j < s->commandBufferCount; j++, k++) {
+      if (ps->pro[k] && apart)
+        ps->apart[ps->napart++] = ps->pro[k];
+      else if (ps->pro[k])
+        o[m++] = ps->pro[k];
+      o[m++] = s->pCommandBuffers[j];
+    }
+    s->pCommandBuffers = o;
+    s->commandBufferCount = m;
+    out += m;
+  }
+  return true;
+}
+
+/* Submits the batches of c with their prologues (else as they are). */
+static VkResult submit_driver(gp__vk_device *dev, const submit_call *c,
+                              PFN_vkQueueSubmit2 submit2, VkFence fence) {
+  pro_submit ps;
+  bool pro = pro_find(dev, c, &ps) && with_prologues(c, &ps);
+  const void *infos = pro ? ps.infos : c->infos;
+  VkResult r = VK_SUCCESS;
+  if (pro && ps.napart) {
+    VkSubmitInfo a = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                      .commandBufferCount = ps.napart,
+                      .pCommandBuffers = ps.apart};
+    r = dev->QueueSubmit(c->queue, 1, &a, VK_NULL_HANDLE);
+  }
+  if (r == VK_SUCCESS)
+    r = c->v2 ? submit2(c->queue, c->n, infos, fence)
+              : dev->QueueSubmit(c->queue, c->n, infos, fence);
+  pro_done(&ps);
+  return r;
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit(VkQueue queue,
                                                         uint32_t n,
                                                         const VkSubmitInfo *s,
@@ -332,7 +482,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit(VkQueue queue,
   gp__vk_call k;
   c.corr_cb = gp__vk_enter(&k, dev, queue, GP_VK_API_QUEUE_SUBMIT,
                            "vkQueueSubmit", c.corr);
-  VkResult r = dev->QueueSubmit(queue, n, s, fence);
+  VkResult r = submit_driver(dev, &c, NULL, fence);
   submit_end(dev, &c, r, GP_VK_API_QUEUE_SUBMIT, "vkQueueSubmit");
   gp__vk_exit(&k, r);
   return r;
@@ -348,7 +498,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit2(VkQueue queue,
   gp__vk_call k;
   c.corr_cb = gp__vk_enter(&k, dev, queue, GP_VK_API_QUEUE_SUBMIT2,
                            "vkQueueSubmit2", c.corr);
-  VkResult r = dev->QueueSubmit2(queue, n, s, fence);
+  VkResult r = submit_driver(dev, &c, dev->QueueSubmit2, fence);
   submit_end(dev, &c, r, GP_VK_API_QUEUE_SUBMIT2, "vkQueueSubmit2");
   gp__vk_exit(&k, r);
   return r;
@@ -362,7 +512,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_QueueSubmit2KHR(
   gp__vk_call k;
   c.corr_cb = gp__vk_enter(&k, dev, queue, GP_VK_API_QUEUE_SUBMIT2,
                            "vkQueueSubmit2", c.corr);
-  VkResult r = dev->QueueSubmit2KHR(queue, n, s, fence);
+  VkResult r = submit_driver(dev, &c, dev->QueueSubmit2KHR, fence);
   submit_end(dev, &c, r, GP_VK_API_QUEUE_SUBMIT2, "vkQueueSubmit2");
   gp__vk_exit(&k, r);
   return r;

@@ -208,6 +208,14 @@ struct gp__vk_cmdbuf {
   uint32_t last_q;       /* the query last written */
   uint32_t start_q;      /* the query of its start: 0, or its first other */
   uint32_t end_q;        /* the query of its end: 1, or its last pass's end */
+  /* The prologue (cmd.c, in-order devices): a command buffer of ours,
+   * from a pool of its own, holding what this recording would otherwise
+   * begin with (the reset of its half, the copy of the held timestamps);
+   * the submission runs it just before (submit.c). armed: this recording
+   * has one; failed: none can be made, the recording begins with them. */
+  VkCommandPool pro_pool;
+  VkCommandBuffer pro;
+  bool pro_armed, pro_failed;
 };
 
 /* The device functions we call or intercept. */
@@ -312,6 +320,7 @@ struct gp__vk_device {
   gp__vk_map pools;
   uint32_t ts_override;    /* GPUPERF_VULKAN_TEST_TIMESTAMP_BITS + 1, or 0 */
   uint32_t untimed_warned; /* families whose lack of timestamps was logged */
+  uint32_t odd_warned;     /* timestamps that cannot be were logged (1) */
   uint32_t pstats_warned;  /* GP_VK_PSTATS_LOST_* reasons logged */
   PFN_vkCmdCopyQueryPoolResults CmdCopyQueryPoolResults;
   PFN_vkCmdPipelineBarrier CmdPipelineBarrier;
@@ -319,7 +328,11 @@ struct gp__vk_device {
   PFN_vkCreateCommandPool CreateCommandPool;
   PFN_vkMapMemory MapMemory;
   bool readback_fns; /* the five above were looked up */
-  bool ts_in_order;  /* runs command buffers in order on the host (cmd.c) */
+  /* The loader's, to make a command buffer of ours dispatchable (from
+   * VkLayerDeviceCreateInfo), or NULL. */
+  PFN_vkSetDeviceLoaderData set_loader_data;
+  _Atomic uint32_t prologues; /* command buffers with a prologue made */
+  bool ts_in_order; /* runs command buffers in order on the host (cmd.c) */
   /* submit.c, for an in-order device: what was submitted to and written
    * of each of its first four queues (lock) */
   gp__vk_queue_order order[4];
@@ -379,6 +392,10 @@ uint32_t gp__vk_timestamp_bits(gp__vk_device *dev, uint32_t f);
 
 /* Frees what cmd.c keeps for a device going away (dev->lock held). */
 void gp__vk_cmd_fini(gp__vk_device *dev);
+
+/* The prologue cb's recording is to run just before it, or null
+ * (dev->lock held). */
+VkCommandBuffer gp__vk_prologue_of(gp__vk_device *dev, VkCommandBuffer cb);
 
 /* ---- readback.c ---- */
 
