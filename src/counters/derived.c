@@ -94,7 +94,8 @@ static bool hooked;
 /* Windows                                                              */
 
 /* Emits d's windows that end at or before `until` (all of them, the last
- * one partial, when final). Lock held. */
+ * one partial, when final). Lock held, or d is the caller's own copy
+ * (dp_sampling_stop()). */
 static void emit_until(dstate *d, uint64_t until, bool final) {
   gp__sampler *s = d->s;
   uint64_t p = s->period_ns;
@@ -127,7 +128,17 @@ static void emit_until(dstate *d, uint64_t until, bool final) {
   }
 }
 
-static void note_work(dstate *d, uint32_t queue, uint64_t s, uint64_t e) {
+/* How far past the present a record's end may lie: work read back has
+ * ended, so only the error of the device clock's mapping. */
+#define FUTURE_MARGIN_NS 1000000000ull
+
+static void note_work(dstate *d, uint32_t queue, uint64_t s, uint64_t e,
+                      uint64_t now) {
+  /* An end past the present is no time at all (a driver's 0 taken for a
+   * timestamp maps to 2^64 - 11 ns): counting to it would make the last
+   * windows endless, a trace of 76 GB and rising. Cut at the present. */
+  if (e > now + FUTURE_MARGIN_NS)
+    e = now + FUTURE_MARGIN_NS;
   if (e <= s)
     return;
   if (e > d->last_end)
@@ -147,6 +158,7 @@ static void note_work(dstate *d, uint32_t queue, uint64_t s, uint64_t e) {
 /* The buffer observer: the work of sampling devices. */
 static void observe(void *user, const uint8_t *buf, size_t size) {
   (void)user;
+  uint64_t now = gp_get_timestamp();
   pthread_mutex_lock(&lock);
   for (size_t off = 0; off + sizeof(gp_activity) <= size;) {
     const gp_activity *h = (const gp_activity *)(buf + off);
@@ -174,7 +186,7 @@ static void observe(void *user, const uint8_t *buf, size_t size) {
         dev = r->device_id, q = r->queue_id, s = r->start, e = r->end;
     }
     if (dev < GP__MAX_DEVICES && states[dev] && states[dev]->s)
-      note_work(states[dev], q, s, e);
+      note_work(states[dev], q, s, e, now);
     off += h->size;
   }
   /* Windows made final by a flush on another thread (settle_end()). */
@@ -295,17 +307,24 @@ static void dp_sampling_stop(void *prov, gp__sampler *s) {
   /* Bring in every record the backends hold (the OpenCL one emits work it
    * has not asked about yet on a forced flush). */
   gp_activity_flush_all(GP_ACTIVITY_FLUSH_FORCED);
+  /* The last windows are written without the lock, from d's state taken
+   * out of it: writing a record may wait for the collector to give a
+   * buffer back, and the collector's observer takes the lock (a program
+   * whose buffers were all in flight at its end hung here). */
   pthread_mutex_lock(&lock);
   uint64_t until = gp_get_timestamp();
   if (d->last_end > until)
     until = d->last_end;
-  emit_until(d, until, true);
-  gp__busy_free(&d->all);
-  for (uint32_t q = 0; q < MAX_QUEUES; q++)
-    gp__busy_free(&d->q[q]);
+  dstate tail = *d; /* its intervals move to tail */
+  memset(&d->all, 0, sizeof(d->all));
+  memset(d->q, 0, sizeof(d->q));
   d->s = NULL;
   bool last = --num_sampling == 0;
   pthread_mutex_unlock(&lock);
+  emit_until(&tail, until, true);
+  gp__busy_free(&tail.all);
+  for (uint32_t q = 0; q < MAX_QUEUES; q++)
+    gp__busy_free(&tail.q[q]);
   if (last)
     gp__activity_remove_observer(observe, NULL);
   gp__sampler_put(s);
