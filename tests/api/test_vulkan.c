@@ -506,6 +506,36 @@ TEST(vulkan_record_frame_loop) {
        12);
   gp_tp_close(tp);
   free(out);
+
+  /* Recorded with SIMULTANEOUS_USE (as vkmark's frames are): deferred
+   * like ONE_TIME_SUBMIT's while each recording is submitted once; with
+   * --twice (valid here), under the validation layer, every submission
+   * still timed, and nothing said. */
+  for (int twice = 0; twice < 2; twice++) {
+    char *cmd3[8] = {sample, "--frames", "10", "--simultaneous"};
+    int k = 4;
+    if (twice)
+      cmd3[k++] = "--twice";
+    if (validation)
+      cmd3[k++] = "--validation";
+    cmd3[k] = NULL;
+    tp = vk_record(cmd3, config_with_log, &out);
+    int n = twice ? 20 : 10;
+    char want[64];
+    snprintf(want, sizeof(want), "sample: frames=10 submits=%d\n", n);
+    ASSERT(strstr(out, want) != NULL);
+    Q_EQ(tp, "SELECT count(*) FROM stage WHERE name = 'Frame' AND dur > 0", n);
+    Q_EQ(tp,
+         "SELECT count(DISTINCT submission_id) FROM stage WHERE name = "
+         "'Frame'",
+         n);
+    Q_EQ(tp,
+         "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
+         "WHERE t.name = 'GPU Log'",
+         0);
+    gp_tp_close(tp);
+    free(out);
+  }
 }
 
 /* The number after key in line (-1 if absent). */

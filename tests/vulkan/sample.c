@@ -255,11 +255,38 @@ static void setup(bool validation, bool sync2, bool two_queues) {
   }
 }
 
+/* vkmark's clear scene's frame: the image made a transfer's target,
+ * cleared, and made ready for what reads it next, a barrier last. */
+static void clear_frame(VkCommandBuffer cb, VkImage img) {
+  VkImageSubresourceRange all = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  VkImageMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
+                            .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                            .oldLayout = VK_IMAGE_LAYOUT_UNDEFINED,
+                            .newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                            .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                            .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                            .image = img,
+                            .subresourceRange = all};
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0, NULL, 1,
+                       &b);
+  VkClearColorValue color = {.float32 = {0.2f, 0.4f, 0.6f, 1}};
+  vkCmdClearColorImage(cb, img, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &color, 1,
+                       &all);
+  b.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  b.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+  b.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+  b.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0, NULL, 1,
+                       &b);
+}
+
 int main(int argc, char **argv) {
   bool validation = false, leak = false, query = true, sync2 = false;
   bool secondary = false, two_queues = false;
   int frames = 0;
-  bool twice = false, timed = false;
+  bool twice = false, timed = false, simultaneous = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--validation") == 0)
       validation = true;
@@ -279,6 +306,8 @@ int main(int argc, char **argv) {
       twice = true;
     else if (strcmp(argv[i], "--timed") == 0)
       timed = true;
+    else if (strcmp(argv[i], "--simultaneous") == 0)
+      simultaneous = true;
     else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc &&
              atoi(argv[i + 1]) >= 1 && atoi(argv[i + 1]) <= 4096)
       side = (uint32_t)atoi(argv[++i]);
@@ -286,7 +315,7 @@ int main(int argc, char **argv) {
       fprintf(stderr,
               "usage: vulkan-sample [--validation] [--leak] [--no-query] "
               "[--submit2] [--secondary] [--two-queues] [--frames F [--twice] "
-              "[--timed]] [--size S]\n");
+              "[--timed] [--simultaneous]] [--size S]\n");
       return 1;
     }
   }
@@ -318,7 +347,8 @@ int main(int argc, char **argv) {
                           .samples = VK_SAMPLE_COUNT_1_BIT,
                           .tiling = VK_IMAGE_TILING_OPTIMAL,
                           .usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT |
-                                   VK_IMAGE_USAGE_TRANSFER_SRC_BIT};
+                                   VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                                   VK_IMAGE_USAGE_TRANSFER_DST_BIT};
   VkImage img;
   CHECK(vkCreateImage(dev, &ii, NULL, &img));
   VkMemoryRequirements req;
@@ -641,7 +671,10 @@ int main(int argc, char **argv) {
    * flight, each command buffer recorded again for each frame, as a
    * presenting program renders. --twice: each submitted a second time
    * once the first has run, ONE_TIME_SUBMIT notwithstanding (invalid,
-   * but some programs do it). */
+   * but some programs do it). --simultaneous: recorded with
+   * SIMULTANEOUS_USE instead of ONE_TIME_SUBMIT, each frame a clear of
+   * the image between two barriers, as vkmark's clear scene renders
+   * (clear_frame()); --twice is valid then. */
   if (frames > 0) {
     VkCommandBuffer fcbs[2];
     VkCommandPool fpool =
@@ -656,12 +689,19 @@ int main(int argc, char **argv) {
       VkCommandBuffer fc = fcbs[f & 1];
       CHECK(vkWaitForFences(dev, 1, &slot[f & 1], VK_TRUE, UINT64_MAX));
       CHECK(vkResetFences(dev, 1, &slot[f & 1]));
-      CHECK(vkBeginCommandBuffer(fc, &bi));
+      VkCommandBufferBeginInfo frame_bi = bi;
+      if (simultaneous)
+        frame_bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+      CHECK(vkBeginCommandBuffer(fc, &frame_bi));
       label(fc, "Frame");
-      vkCmdBeginRenderPass(fc, &rbi, VK_SUBPASS_CONTENTS_INLINE);
-      vkCmdBindPipeline(fc, VK_PIPELINE_BIND_POINT_GRAPHICS, gpipe);
-      vkCmdDraw(fc, 3, 1, 0, 0);
-      vkCmdEndRenderPass(fc);
+      if (simultaneous) {
+        clear_frame(fc, img);
+      } else {
+        vkCmdBeginRenderPass(fc, &rbi, VK_SUBPASS_CONTENTS_INLINE);
+        vkCmdBindPipeline(fc, VK_PIPELINE_BIND_POINT_GRAPHICS, gpipe);
+        vkCmdDraw(fc, 3, 1, 0, 0);
+        vkCmdEndRenderPass(fc);
+      }
       unlabel(fc);
       CHECK(vkEndCommandBuffer(fc));
       VkSubmitInfo fsi = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,

@@ -368,6 +368,7 @@ static bool has_stats(const gp__vk_cmdbuf *c) {
 static VkCommandBuffer prologue_begin(gp__vk_device *dev, gp__vk_cmdbuf *c,
                                       VkCommandBufferUsageFlags flags) {
   c->pro_armed = false;
+  c->submits = 0;
   if (!dev->ts_in_order || c->pro_failed)
     return VK_NULL_HANDLE;
   if (!c->pro) {
@@ -525,8 +526,15 @@ layer_EndCommandBuffer(VkCommandBuffer cb) {
      * buffer recorded and submitted before (a frame's, not a one-off
      * upload's, whose timestamps would wait in its pool until it is
      * freed), and not where its regions measure pipeline statistics,
-     * which are copied here. */
-    c->defer = dev->ts_in_order && c->results && c->one_time &&
+     * which are copied here. Begun with ONE_TIME_SUBMIT, or not but
+     * recorded again for each submission so far (vkmark records its
+     * frames with SIMULTANEOUS_USE): once a recording of it is submitted
+     * twice (vkcube's, recorded once), its recordings copy at their end,
+     * and the recording submitted again is read from the driver first
+     * (submit.c). Also after the program's last barrier, which lavapipe
+     * then runs as a flush and a wait (a barrier last in a command buffer
+     * it skips). */
+    c->defer = dev->ts_in_order && c->results && (c->one_time || !c->multi) &&
                c->resubmitted && halved(c) && !has_stats(c);
     if (c->results && !c->defer) {
       /* The device waits for its timestamps (on its own timeline) and

@@ -138,6 +138,8 @@ static void note_cb(gp__vk_device *dev, submit_ctx *x, VkCommandBuffer cb) {
   gp__vk_cmdbuf *c = gp__vk_map_get(&dev->cmdbufs, (uint64_t)(uintptr_t)cb);
   if (!c || !c->instrumented || !c->recorded)
     return;
+  if (c->submits++ > 0) /* its recordings are not deferred from now on */
+    c->multi = true;
   if (c->pending) /* submitted again: the last execution is over */
     gp__vk_resolve(dev, true, c);
   /* A recording with ONE_TIME_SUBMIT submitted again all the same: its

@@ -177,6 +177,8 @@ struct gp__vk_cmdbuf {
   bool defer;       /* this recording's timestamps are copied by the next */
   bool one_time;    /* begun with ONE_TIME_SUBMIT, not SIMULTANEOUS_USE */
   bool resubmitted; /* a recording of it was submitted (instrumented) */
+  uint32_t submits; /* submissions of this recording */
+  bool multi;       /* a recording of it was submitted more than once */
   uint32_t copies;  /* half + 1 whose held timestamps it copies, or 0 */
   uint32_t label_depth;
   uint32_t labels[GP_VK_LABEL_DEPTH];
