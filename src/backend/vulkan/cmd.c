@@ -368,7 +368,6 @@ static bool has_stats(const gp__vk_cmdbuf *c) {
 static VkCommandBuffer prologue_begin(gp__vk_device *dev, gp__vk_cmdbuf *c,
                                       VkCommandBufferUsageFlags flags) {
   c->pro_armed = false;
-  c->submits = 0;
   if (!dev->ts_in_order || c->pro_failed)
     return VK_NULL_HANDLE;
   if (!c->pro) {
@@ -443,6 +442,9 @@ static VKAPI_ATTR VkResult VKAPI_CALL layer_BeginCommandBuffer(
   c->instrumented = false;
   c->recorded = false;
   c->pro_armed = false;
+  c->submits = 0;
+  c->simultaneous =
+      (bi->flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0;
   c->nregions = c->want = c->open_region = 0;
   c->label_depth = 0;
   c->stat_open = c->app_stats = false;

@@ -326,6 +326,8 @@ static bool read_entry(gp__vk_device *dev, gp__vk_pending *p, int how) {
   }
   if (how == READ_READY)
     return false;
+  if (how == READ_DONE && p->state == GP_VK_COPY_COPYING)
+    return false; /* copied by a later submission, perhaps not yet run */
   if (how == READ_DONE) { /* overlapping executions (SIMULTANEOUS_USE) */
     write_entry(dev, p, NULL, 1, 64);
     return true;
@@ -395,6 +397,21 @@ void gp__vk_resolve(gp__vk_device *dev, bool wait, const gp__vk_cmdbuf *only) {
 /* See vkInt.h. */
 void gp__vk_resolve_all(gp__vk_device *dev, const gp__vk_cmdbuf *c) {
   resolve(dev, READ_WAIT, c);
+}
+
+/* See vkInt.h. */
+void gp__vk_resolve_untimed(gp__vk_device *dev, const gp__vk_cmdbuf *c) {
+  gp__vk_pending **pp = &dev->pending, *prev = NULL;
+  while (*pp) {
+    gp__vk_pending *p = *pp;
+    if (p->cb == c && p->half == c->half) {
+      write_entry(dev, p, NULL, 1, 64);
+      gp__vk_pending_unlink(dev, pp, prev);
+      continue;
+    }
+    prev = p;
+    pp = &p->next;
+  }
 }
 
 /* The least submission time on dev's pending list into user[1], for the

@@ -142,9 +142,14 @@ static void note_cb(gp__vk_device *dev, submit_ctx *x, VkCommandBuffer cb) {
     c->multi = true;
   if (c->pending) /* submitted again: the last execution is over */
     gp__vk_resolve(dev, true, c);
-  /* A recording with ONE_TIME_SUBMIT submitted again all the same: its
-   * held entry is this half's, still pending; read from the driver. */
-  if (c->pending & (1u << c->half))
+  /* A recording submitted again: its held entry is this half's, still
+   * pending. With SIMULTANEOUS_USE its run may not even have begun (it
+   * may be in this very submission, or wait for a semaphore yet to be
+   * signalled): written without times, never waited for. Else (with
+   * ONE_TIME_SUBMIT all the same) it is over: read from the driver. */
+  if ((c->pending & (1u << c->half)) && c->simultaneous)
+    gp__vk_resolve_untimed(dev, c);
+  else if (c->pending & (1u << c->half))
     gp__vk_resolve_all(dev, c);
   /* The last execution's copy is read: this one's is not there yet. The
    * host's writes before a submission are visible to its work. */
@@ -345,7 +350,7 @@ typedef struct pro_submit {
   VkCommandBuffer *apart; /* prologues submitted in a batch of their own */
   uint32_t napart;
   VkCommandBuffer pro_buf[PRO_CBS];
-  VkSubmitInfo2 info_buf[PRO_INFOS]; /* the larger of the two */
+  VkSubmitInfo info_buf[PRO_INFOS]; /* (or as many VkSubmitInfo2) */
   VkCommandBufferSubmitInfo cb_buf[PRO_CBS * 2];
   VkCommandBuffer apart_buf[PRO_CBS];
   void *heap[4];
@@ -364,18 +369,19 @@ static void pro_done(pro_submit *ps) {
     free(ps->heap[i]);
 }
 
-/* Looks up each command buffer's prologue; false if none has one (then
- * the program's batches go to the driver as they are). */
-static bool pro_find(gp__vk_device *dev, const submit_call *c, pro_submit *ps) {
+/* Looks up each command buffer's prologue: 1 if one has one, 0 if none
+ * has (the program's batches go to the driver as they are), -1 if it
+ * cannot say for want of memory (submit_apart()). */
+static int pro_find(gp__vk_device *dev, const submit_call *c, pro_submit *ps) {
   memset(ps->heap, 0, sizeof(ps->heap));
   ps->armed = ps->napart = 0;
   if (!atomic_load_explicit(&dev->prologues, memory_order_relaxed))
-    return false;
+    return 0;
   ps->n = submit_cbs(c, NULL, 0);
   ps->pro =
       pro_room(ps, ps->pro_buf, PRO_CBS, ps->n, sizeof(VkCommandBuffer), 0);
   if (!ps->pro)
-    return false; /* (the recordings' first commands are lost: no times) */
+    return -1;
   uint32_t k = 0;
   pthread_mutex_lock(&dev->lock);
   for (uint32_t i = 0; i < c->n; i++) {
@@ -454,14 +460,41 @@ static bool with_prologues(const submit_call *c, pro_submit *ps) {
   return true;
 }
 
+/* Without memory for the batches: each prologue in a batch of its own,
+ * before them (query commands on one queue run in submission order). */
+static VkResult submit_apart(gp__vk_device *dev, const submit_call *c) {
+  for (uint32_t i = 0; i < c->n; i++) {
+    const VkSubmitInfo *s = c->v2 ? NULL : &((const VkSubmitInfo *)c->infos)[i];
+    const VkSubmitInfo2 *s2 =
+        c->v2 ? &((const VkSubmitInfo2 *)c->infos)[i] : NULL;
+    uint32_t m = s ? s->commandBufferCount : s2->commandBufferInfoCount;
+    for (uint32_t j = 0; j < m; j++) {
+      pthread_mutex_lock(&dev->lock);
+      VkCommandBuffer pro =
+          gp__vk_prologue_of(dev, s ? s->pCommandBuffers[j]
+                                    : s2->pCommandBufferInfos[j].commandBuffer);
+      pthread_mutex_unlock(&dev->lock);
+      VkSubmitInfo a = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                        .commandBufferCount = 1,
+                        .pCommandBuffers = &pro};
+      VkResult r =
+          pro ? dev->QueueSubmit(c->queue, 1, &a, VK_NULL_HANDLE) : VK_SUCCESS;
+      if (r != VK_SUCCESS)
+        return r;
+    }
+  }
+  return VK_SUCCESS;
+}
+
 /* Submits the batches of c with their prologues (else as they are). */
 static VkResult submit_driver(gp__vk_device *dev, const submit_call *c,
                               PFN_vkQueueSubmit2 submit2, VkFence fence) {
   pro_submit ps;
-  bool pro = pro_find(dev, c, &ps) && with_prologues(c, &ps);
+  int found = pro_find(dev, c, &ps);
+  bool pro = found > 0 && with_prologues(c, &ps);
   const void *infos = pro ? ps.infos : c->infos;
-  VkResult r = VK_SUCCESS;
-  if (pro && ps.napart) {
+  VkResult r = found && !pro ? submit_apart(dev, c) : VK_SUCCESS;
+  if (r == VK_SUCCESS && pro && ps.napart) {
     VkSubmitInfo a = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                       .commandBufferCount = ps.napart,
                       .pCommandBuffers = ps.apart};

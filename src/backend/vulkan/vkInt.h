@@ -174,12 +174,13 @@ struct gp__vk_cmdbuf {
    * recorded. */
   gp__vk_region *spare;
   uint32_t rcap, spare_cap;
-  bool defer;       /* this recording's timestamps are copied by the next */
-  bool one_time;    /* begun with ONE_TIME_SUBMIT, not SIMULTANEOUS_USE */
-  bool resubmitted; /* a recording of it was submitted (instrumented) */
-  uint32_t submits; /* submissions of this recording */
-  bool multi;       /* a recording of it was submitted more than once */
-  uint32_t copies;  /* half + 1 whose held timestamps it copies, or 0 */
+  bool defer;        /* this recording's timestamps are copied by the next */
+  bool one_time;     /* begun with ONE_TIME_SUBMIT, not SIMULTANEOUS_USE */
+  bool resubmitted;  /* a recording of it was submitted (instrumented) */
+  uint32_t submits;  /* submissions of this recording */
+  bool simultaneous; /* this recording: SIMULTANEOUS_USE */
+  bool multi;        /* a recording of it was submitted more than once */
+  uint32_t copies;   /* half + 1 whose held timestamps it copies, or 0 */
   uint32_t label_depth;
   uint32_t labels[GP_VK_LABEL_DEPTH];
   VkQueryPool spool; /* pipeline statistics (pstats.c), or null */
@@ -432,6 +433,11 @@ void gp__vk_resolve(gp__vk_device *dev, bool wait, const gp__vk_cmdbuf *only);
  * is being freed or its pool replaced, and its work is over. dev->lock
  * held. */
 void gp__vk_resolve_all(gp__vk_device *dev, const gp__vk_cmdbuf *c);
+
+/* Writes c's entry of its current half without times (a recording
+ * submitted again while its last run may still be pending: its held
+ * timestamps are never waited for). dev->lock held. */
+void gp__vk_resolve_untimed(gp__vk_device *dev, const gp__vk_cmdbuf *c);
 
 /* Re-measures the device clock against the trace clock (at most once per
  * second unless force). */
