@@ -136,10 +136,8 @@ static void note_work(dstate *d, uint32_t queue, uint64_t s, uint64_t e,
                       uint64_t now) {
   /* An end past the present is no time at all (a driver's 0 taken for a
    * timestamp maps to 2^64 - 11 ns): counting to it would make the last
-   * windows endless, a trace of 76 GB and rising. Cut at the present. */
-  if (e > now + FUTURE_MARGIN_NS)
-    e = now + FUTURE_MARGIN_NS;
-  if (e <= s)
+   * windows endless, a trace of 76 GB and rising. Such work is left out. */
+  if (e <= s || e > now + FUTURE_MARGIN_NS)
     return;
   if (e > d->last_end)
     d->last_end = e;
