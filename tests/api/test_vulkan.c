@@ -376,10 +376,7 @@ TEST(vulkan_record_sample_with_validation) {
     check_sample_stages(tp, i == 1 ? "vkQueueSubmit2" : "vkQueueSubmit");
     /* Nothing from the validation layer; where the sample's own query
      * took the statistics of a stage, one warning says they were lost. */
-    Q_EQ(tp,
-         "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
-         "WHERE t.name = 'GPU Log'",
-         i == 2 ? 1 : 0);
+    Q_GPU_LOG_ROWS(tp, i == 2 ? 1 : 0);
     Q_EQ(tp,
          "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
          "WHERE t.name = 'GPU Log' AND s.name = 'WARNING' AND "
@@ -431,10 +428,7 @@ TEST(vulkan_record_secondary_command_buffers) {
        "'Readback' AND r.ts >= c.ts AND r.ts + r.dur <= c.ts + c.dur AND "
        "r.ts >= p.ts + p.dur",
        1);
-  Q_EQ(tp,
-       "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
-       "WHERE t.name = 'GPU Log'",
-       0);
+  Q_GPU_LOG_ROWS(tp, 0);
   gp_tp_close(tp);
   free(out);
 }
@@ -485,10 +479,7 @@ TEST(vulkan_record_frame_loop) {
        "AS prev FROM stage WHERE name = 'Frame') "
        "SELECT count(*) FROM f WHERE prev IS NULL OR ts >= prev",
        25);
-  Q_EQ(tp,
-       "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
-       "WHERE t.name = 'GPU Log'",
-       0);
+  Q_GPU_LOG_ROWS(tp, 0);
   Q_NO_LOSS(tp);
   gp_tp_close(tp);
   free(out);
@@ -533,10 +524,7 @@ TEST(vulkan_record_frame_loop) {
          "'Frame'",
          10);
     Q_EQ(tp, "SELECT count(*) FROM stage WHERE name = 'Frame' AND dur > 0", 10);
-    Q_EQ(tp,
-         "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "
-         "WHERE t.name = 'GPU Log'",
-         0);
+    Q_GPU_LOG_ROWS(tp, 0);
     gp_tp_close(tp);
     free(out);
   }

@@ -58,6 +58,14 @@ void vk_need_vkcube(void);
        "AND value > 0",                                                        \
        0)
 
+/* The GPU log of tp holds n rows (0: nothing the validation layer or
+ * the layer said). */
+#define Q_GPU_LOG_ROWS(tp, n)                                                  \
+  Q_EQ(tp,                                                                     \
+       "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id "       \
+       "WHERE t.name = 'GPU Log'",                                             \
+       n)
+
 /* Records cmd with `gpuperf record -c config` (NULL: default) and the
  * options in args (NULL-terminated, may be NULL) into the test's trace;
  * returns the opened trace, the program's stdout in *out. */
