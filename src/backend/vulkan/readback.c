@@ -132,6 +132,12 @@ static uint64_t in_order_start(uint64_t t, uint64_t before) {
   return before && before < t ? before : t;
 }
 
+/* True when query i of p's recording was written (on an in-order device
+ * the command buffer's start and end may be its first and last pass's). */
+static bool written(const gp__vk_pending *p, uint32_t i) {
+  return i > 1 || i == (i ? p->end_q : p->start_q);
+}
+
 /* How far outside its submission and the present an entry's times may
  * lie: the error of the device clock's mapping, generously. */
 #define TIMES_MARGIN_NS 100000000ull
@@ -147,8 +153,8 @@ static bool times_hold(const gp__vk_device *dev, const gp__vk_pending *p,
   uint64_t lo = p->queued > TIMES_MARGIN_NS ? p->queued - TIMES_MARGIN_NS : 0;
   uint64_t hi = gp_get_timestamp() + TIMES_MARGIN_NS;
   for (uint32_t i = 0; i < 2 + 2 * p->nregions; i++) {
-    if (i < 2 && i != (i ? p->end_q : p->start_q))
-      continue; /* not written (written(), below) */
+    if (!written(p, i))
+      continue;
     uint64_t t = to_trace(dev, q[(size_t)i * stride] & mask, base);
     if (t < lo || t > hi)
       return false;
@@ -237,12 +243,6 @@ enum {
   READ_WAIT   /* wait for them if need be (a forced flush, the device's end,
                  a command buffer freed) */
 };
-
-/* True when query i of p's recording was written (on an in-order device
- * the command buffer's start and end may be its first and last pass's). */
-static bool written(const gp__vk_pending *p, uint32_t i) {
-  return i > 1 || i == (i ? p->end_q : p->start_q);
-}
 
 /* p's timestamps in its command buffer's results buffer: a value and an
  * availability word per query. */
