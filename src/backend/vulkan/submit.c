@@ -281,21 +281,28 @@ static void submit_begin(gp__vk_device *dev, submit_call *c) {
   c->sid = x.sid;
 }
 
+/* How many command buffers batch i of c has. */
+static uint32_t batch_count(const submit_call *c, uint32_t i) {
+  return c->v2 ? ((const VkSubmitInfo2 *)c->infos)[i].commandBufferInfoCount
+               : ((const VkSubmitInfo *)c->infos)[i].commandBufferCount;
+}
+
+/* Command buffer j of batch i of c. */
+static VkCommandBuffer batch_cb(const submit_call *c, uint32_t i, uint32_t j) {
+  return c->v2 ? ((const VkSubmitInfo2 *)c->infos)[i]
+                     .pCommandBufferInfos[j]
+                     .commandBuffer
+               : ((const VkSubmitInfo *)c->infos)[i].pCommandBuffers[j];
+}
+
 /* The command buffers of a submission, in order, into out (at most max);
  * returns how many it has in all. */
 static uint32_t submit_cbs(const submit_call *c, uint64_t *out, uint32_t max) {
   uint32_t total = 0;
-  for (uint32_t i = 0; i < c->n; i++) {
-    const VkSubmitInfo *s = c->v2 ? NULL : &((const VkSubmitInfo *)c->infos)[i];
-    const VkSubmitInfo2 *s2 =
-        c->v2 ? &((const VkSubmitInfo2 *)c->infos)[i] : NULL;
-    uint32_t m = s ? s->commandBufferCount : s2->commandBufferInfoCount;
-    for (uint32_t j = 0; j < m; j++, total++)
+  for (uint32_t i = 0; i < c->n; i++)
+    for (uint32_t j = 0; j < batch_count(c, i); j++, total++)
       if (out && total < max)
-        out[total] =
-            (uint64_t)(uintptr_t)(s ? s->pCommandBuffers[j]
-                                    : s2->pCommandBufferInfos[j].commandBuffer);
-  }
+        out[total] = (uint64_t)(uintptr_t)batch_cb(c, i, j);
   return total;
 }
 
@@ -384,18 +391,11 @@ static int pro_find(gp__vk_device *dev, const submit_call *c, pro_submit *ps) {
     return -1;
   uint32_t k = 0;
   pthread_mutex_lock(&dev->lock);
-  for (uint32_t i = 0; i < c->n; i++) {
-    const VkSubmitInfo *s = c->v2 ? NULL : &((const VkSubmitInfo *)c->infos)[i];
-    const VkSubmitInfo2 *s2 =
-        c->v2 ? &((const VkSubmitInfo2 *)c->infos)[i] : NULL;
-    uint32_t m = s ? s->commandBufferCount : s2->commandBufferInfoCount;
-    for (uint32_t j = 0; j < m; j++, k++) {
-      ps->pro[k] =
-          gp__vk_prologue_of(dev, s ? s->pCommandBuffers[j]
-                                    : s2->pCommandBufferInfos[j].commandBuffer);
+  for (uint32_t i = 0; i < c->n; i++)
+    for (uint32_t j = 0; j < batch_count(c, i); j++, k++) {
+      ps->pro[k] = gp__vk_prologue_of(dev, batch_cb(c, i, j));
       ps->armed += ps->pro[k] != VK_NULL_HANDLE;
     }
-  }
   pthread_mutex_unlock(&dev->lock);
   return ps->armed > 0;
 }
@@ -463,16 +463,10 @@ static bool with_prologues(const submit_call *c, pro_submit *ps) {
 /* Without memory for the batches: each prologue in a batch of its own,
  * before them (query commands on one queue run in submission order). */
 static VkResult submit_apart(gp__vk_device *dev, const submit_call *c) {
-  for (uint32_t i = 0; i < c->n; i++) {
-    const VkSubmitInfo *s = c->v2 ? NULL : &((const VkSubmitInfo *)c->infos)[i];
-    const VkSubmitInfo2 *s2 =
-        c->v2 ? &((const VkSubmitInfo2 *)c->infos)[i] : NULL;
-    uint32_t m = s ? s->commandBufferCount : s2->commandBufferInfoCount;
-    for (uint32_t j = 0; j < m; j++) {
+  for (uint32_t i = 0; i < c->n; i++)
+    for (uint32_t j = 0; j < batch_count(c, i); j++) {
       pthread_mutex_lock(&dev->lock);
-      VkCommandBuffer pro =
-          gp__vk_prologue_of(dev, s ? s->pCommandBuffers[j]
-                                    : s2->pCommandBufferInfos[j].commandBuffer);
+      VkCommandBuffer pro = gp__vk_prologue_of(dev, batch_cb(c, i, j));
       pthread_mutex_unlock(&dev->lock);
       VkSubmitInfo a = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                         .commandBufferCount = 1,
@@ -482,7 +476,6 @@ static VkResult submit_apart(gp__vk_device *dev, const submit_call *c) {
       if (r != VK_SUCCESS)
         return r;
     }
-  }
   return VK_SUCCESS;
 }
 
