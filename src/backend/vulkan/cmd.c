@@ -87,11 +87,6 @@ static void readback_fns(gp__vk_device *dev) {
 }
 
 /* See vkInt.h. */
-void gp__vk_cmd_fini(gp__vk_device *dev) {
-  gp__vk_map_fini(&dev->pools);
-}
-
-/* See vkInt.h. */
 gp__vk_cmdbuf *gp__vk_cmdbuf_get(gp__vk_device *dev, VkCommandBuffer cb) {
   pthread_mutex_lock(&dev->lock);
   gp__vk_cmdbuf *c = gp__vk_map_get(&dev->cmdbufs, (uint64_t)(uintptr_t)cb);
@@ -167,6 +162,25 @@ static void forget(gp__vk_device *dev, gp__vk_cmdbuf *c) {
   gp__vk_cmdbuf_free(dev, c);
 }
 
+/* Forgets dev's command buffers of pool, or all of them when pool is
+ * null. Scanning the table is linear in the command buffers alive.
+ * dev->lock held. */
+static void forget_pool(gp__vk_device *dev, VkCommandPool pool) {
+  for (size_t i = 0; i < dev->cmdbufs.cap;) {
+    gp__vk_cmdbuf *c = dev->cmdbufs.vals[i];
+    if (dev->cmdbufs.keys[i] && (!pool || c->pool == pool))
+      forget(dev, c); /* the slot may now hold a shifted entry: look again */
+    else
+      i++;
+  }
+}
+
+/* See vkInt.h. */
+void gp__vk_cmd_fini(gp__vk_device *dev) {
+  forget_pool(dev, VK_NULL_HANDLE);
+  gp__vk_map_fini(&dev->pools);
+}
+
 static VKAPI_ATTR void VKAPI_CALL
 layer_FreeCommandBuffers(VkDevice device, VkCommandPool pool, uint32_t n,
                          const VkCommandBuffer *cbs) {
@@ -186,15 +200,7 @@ static VKAPI_ATTR void VKAPI_CALL layer_DestroyCommandPool(
     VkDevice device, VkCommandPool pool, const VkAllocationCallbacks *alloc) {
   gp__vk_device *dev = gp__vk_device_of(device);
   pthread_mutex_lock(&dev->lock);
-  /* A pool's buffers go with it. Scanning the table is linear in the
-   * command buffers alive, once per pool destroyed. */
-  for (size_t i = 0; i < dev->cmdbufs.cap;) {
-    gp__vk_cmdbuf *c = dev->cmdbufs.vals[i];
-    if (dev->cmdbufs.keys[i] && c->pool == pool)
-      forget(dev, c); /* the slot may now hold a shifted entry: look again */
-    else
-      i++;
-  }
+  forget_pool(dev, pool); /* a pool's buffers go with it */
   gp__vk_map_del(&dev->pools, (uint64_t)(uintptr_t)pool);
   pthread_mutex_unlock(&dev->lock);
   dev->DestroyCommandPool(device, pool, alloc);

@@ -582,13 +582,6 @@ layer_DestroyDevice(VkDevice device, const VkAllocationCallbacks *alloc) {
    * idle): read back what is left, then free our command buffers. */
   pthread_mutex_lock(&dev->lock);
   gp__vk_resolve(dev, true, NULL);
-  for (size_t i = 0; i < dev->cmdbufs.cap;) {
-    if (dev->cmdbufs.keys[i])
-      gp__vk_cmdbuf_free(dev, dev->cmdbufs.vals[i]); /* (may shift the next
-                                                         into slot i) */
-    else
-      i++;
-  }
   gp__vk_cmd_fini(dev);
   pthread_mutex_unlock(&dev->lock);
   /* Off the registry (so the flush hook cannot reach it) before freeing. */

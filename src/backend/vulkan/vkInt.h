@@ -393,7 +393,8 @@ bool gp__vk_tracing(const gp__vk_device *dev);
  * double for devices without timestamps, which lavapipe is not. */
 uint32_t gp__vk_timestamp_bits(gp__vk_device *dev, uint32_t f);
 
-/* Frees what cmd.c keeps for a device going away (dev->lock held). */
+/* Frees what cmd.c keeps for a device going away, every command
+ * buffer's state with it (dev->lock held). */
 void gp__vk_cmd_fini(gp__vk_device *dev);
 
 /* The prologue cb's recording is to run just before it, or null
